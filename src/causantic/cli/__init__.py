@@ -1,0 +1,6 @@
+"""Command-line interface: a thin skin of click + rich over the services.
+
+Each command parses its arguments, calls one service, and renders the result as a table for a
+person or JSON (``--json``) for a script. Domain errors become ``click.ClickException`` here and
+nowhere else.
+"""

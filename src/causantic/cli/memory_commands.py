@@ -1,0 +1,100 @@
+"""`causantic stats`, `list-projects`, `list-sessions`: what memory holds."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import click
+
+from causantic.cli.output import as_utc, domain_errors, emit_json, json_option, short_time, table
+from causantic.retrieval.listing import list_projects, list_sessions, stats
+from causantic.services import open_services
+
+
+@click.command("stats")
+@json_option
+def stats_command(as_json: bool) -> None:
+    """Counts of chunks, edges by type, sessions, projects, agents and store sizes.
+
+    Example: causantic stats --json
+    """
+    with domain_errors(), open_services() as services:
+        result = stats(services.store)
+        result["vectors"] = services.vectors.count()
+        result["vector_bytes"] = services.vectors.size_bytes()
+    if as_json:
+        emit_json(result)
+        return
+    edges = result["edges"]
+    assert isinstance(edges, dict)
+    rows = [
+        ("chunks", result["chunks"]),
+        ("vectors", result["vectors"]),
+        ("edges", edges["total"]),
+        *((f"  {kind}", count) for kind, count in sorted(edges["by_type"].items())),
+        ("sessions", result["sessions"]),
+        ("projects", result["projects"]),
+        ("agents (besides main)", result["agents"]),
+        ("clusters", result["clusters"]),
+        ("skipped transcript lines", result["skipped_lines"]),
+        ("keyword index", result["keyword_index"]),
+        ("SQLite size", f"{int(result['sqlite_bytes']) / 1e6:.1f} MB"),  # type: ignore[call-overload]
+        ("vector store size", f"{int(result['vector_bytes']) / 1e6:.1f} MB"),  # type: ignore[call-overload]
+    ]
+    table("Memory", [("", "left"), ("", "right")], rows)
+
+
+@click.command("list-projects")
+@json_option
+def list_projects_command(as_json: bool) -> None:
+    """Projects in memory with chunk counts and date ranges.
+
+    Example: causantic list-projects
+    """
+    with domain_errors(), open_services() as services:
+        projects = list_projects(services.store)
+    if as_json:
+        emit_json(projects)
+        return
+    if not projects:
+        click.echo("No projects in memory yet. Run `causantic batch-ingest` first.")
+        return
+    table(None, [("project", "left"), ("chunks", "right"), ("sessions", "right"), ("first", "left"),
+                 ("last", "left"), ("path", "left")],
+          [(p.name, p.chunks, p.sessions, short_time(p.first_seen), short_time(p.last_seen), p.path)
+           for p in projects])
+
+
+@click.command("list-sessions")
+@click.argument("project")
+@click.option("--from", "since", type=click.DateTime(), help="Only sessions starting at or after this time.")
+@click.option("--to", "until", type=click.DateTime(), help="Only sessions starting before this time.")
+@click.option("--days-back", type=float, help="Only sessions from the last N days.")
+@click.option("--limit", default=30, show_default=True, help="Most sessions to show.")
+@json_option
+def list_sessions_command(project: str, since: datetime | None, until: datetime | None,
+                          days_back: float | None, limit: int, as_json: bool) -> None:
+    """Sessions of one project, newest first.
+
+    Example: causantic list-sessions myapp --days-back 7
+    """
+    with domain_errors(), open_services() as services:
+        proj, sessions, total = list_sessions(services.store, project, since=as_utc(since), until=as_utc(until),
+                                              days_back=days_back, limit=limit)
+    if as_json:
+        emit_json({"project": proj.name, "total": total, "sessions": sessions})
+        return
+    if not sessions:
+        click.echo(f"No sessions found for project {proj.name!r}.")
+        return
+    table(f"{proj.name}: {len(sessions)} of {total} sessions",
+          [("session", "left"), ("start", "left"), ("end", "left"), ("chunks", "right"), ("tokens", "right"),
+           ("agents", "left")],
+          [(s.session_id[:8], short_time(s.started_at), short_time(s.ended_at), s.chunks, s.tokens,
+            ", ".join(s.agents)) for s in sessions])
+    if total > len(sessions):
+        click.echo(f"(showing {len(sessions)} of {total}; use --from/--to or --limit to see more)")
+
+
+
+COMMANDS = [stats_command, list_projects_command, list_sessions_command]

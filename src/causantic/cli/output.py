@@ -1,0 +1,76 @@
+"""Rendering helpers shared by every command: JSON for scripts, rich tables for people."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, is_dataclass
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from causantic.errors import CausanticError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+def json_option(func: F) -> F:
+    """The shared ``--json`` flag."""
+    return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(func)
+
+
+def emit_json(value: Any) -> None:
+    click.echo(json.dumps(_plain(value), indent=2, ensure_ascii=False, default=str))
+
+
+def _plain(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return {k: _plain(v) for k, v in asdict(value).items()}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]) -> None:
+    """Print an aligned table; ``columns`` are (header, justify) pairs."""
+    out = Table(title=title, title_justify="left", show_edge=False, header_style="bold")
+    for header, justify in columns:
+        out.add_column(header, justify=justify)  # type: ignore[arg-type]
+    for row in rows:
+        out.add_row(*(str(cell) for cell in row))
+    console.print(out)
+
+
+def short_time(iso_text: str | None) -> str:
+    """'2026-05-01T10:20:30.000000Z' -> '2026-05-01 10:20'."""
+    if not iso_text:
+        return "-"
+    return iso_text[:16].replace("T", " ")
+
+
+@contextmanager
+def domain_errors() -> Iterator[None]:
+    """Turn expected failures into a one-line error and exit code 1, never a traceback."""
+    try:
+        yield
+    except CausanticError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def is_terminal() -> bool:
+    return sys.stdout.isatty()
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    """click.DateTime gives naive datetimes; Causantic's times are UTC."""
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value

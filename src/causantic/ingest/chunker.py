@@ -1,0 +1,147 @@
+"""Turn-based, code-block-aware chunking.
+
+A chunk never spans two turns, so every chunk belongs to one prompt and the causal graph stays a
+clean sequence. A turn longer than ``max_tokens`` is split between sections (prompt, assistant
+text, tool lines); a section that alone is too long is split between paragraphs, never inside a
+fenced code block unless that block alone is over the limit, in which case it is split by lines.
+
+Tokens are approximated as characters / 3.5 (the budget unit everywhere in Causantic). The default
+``chunking.maxTokens`` of 400 (≈ 1,400 characters) keeps a chunk within two 256-word-piece windows
+of the default embedding model, which embeds every window, so no part of a chunk is invisible to
+vector search; small chunks also let retrieval spend a token budget on the relevant turns only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass
+
+from causantic.ingest.render import RenderedTurn, Section
+
+CHARS_PER_TOKEN = 3.5
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def approx_tokens(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN) if text else 0
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkDraft:
+    """A chunk before it is tied to a session: text plus the sections it came from."""
+
+    turn_index: int
+    part: int
+    text: str
+    sections: tuple[Section, ...]
+
+
+def chunk_turn(turn: RenderedTurn, max_tokens: int) -> list[ChunkDraft]:
+    max_chars = int(max_tokens * CHARS_PER_TOKEN)
+    pieces: list[Section] = []
+    for section in turn.sections:
+        if len(section.text) <= max_chars:
+            pieces.append(section)
+        else:
+            pieces.extend(_replace_text(section, part) for part in split_text(section.text, max_chars))
+    drafts: list[ChunkDraft] = []
+    current: list[Section] = []
+    size = 0
+    for piece in pieces:
+        added = len(piece.text) + (2 if current else 0)
+        if current and size + added > max_chars:
+            drafts.append(_draft(turn, len(drafts), current))
+            current, size = [], 0
+            added = len(piece.text)
+        current.append(piece)
+        size += added
+    if current:
+        drafts.append(_draft(turn, len(drafts), current))
+    return drafts
+
+
+def split_text(text: str, max_chars: int) -> list[str]:
+    """Split at paragraph breaks outside code fences; split an oversized fence by lines."""
+    blocks = _paragraphs_and_fences(text)
+    out: list[str] = []
+    current = ""
+    for block in blocks:
+        candidates = [block] if len(block) <= max_chars else _split_lines(block, max_chars)
+        for piece in candidates:
+            joined = f"{current}\n\n{piece}" if current else piece
+            if current and len(joined) > max_chars:
+                out.append(current)
+                current = piece
+            else:
+                current = joined
+    if current:
+        out.append(current)
+    return out
+
+
+def _paragraphs_and_fences(text: str) -> list[str]:
+    """Paragraphs, with each fenced code block (and its fences) kept as one unit."""
+    blocks: list[str] = []
+    current: list[str] = []
+    in_fence = False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            if not in_fence and current:
+                blocks.append("\n".join(current))
+                current = []
+            current.append(line)
+            if in_fence:
+                blocks.append("\n".join(current))
+                current = []
+            in_fence = not in_fence
+            continue
+        if not in_fence and not line.strip():
+            if current:
+                blocks.append("\n".join(current))
+                current = []
+            continue
+        current.append(line)
+    if current:
+        blocks.append("\n".join(current))
+    return blocks
+
+
+def _split_lines(block: str, max_chars: int) -> list[str]:
+    out: list[str] = []
+    current = ""
+    for line in block.split("\n"):
+        while len(line) > max_chars:  # a single enormous line (minified code, base64)
+            if current:
+                out.append(current)
+                current = ""
+            out.append(line[:max_chars])
+            line = line[max_chars:]
+        joined = f"{current}\n{line}" if current else line
+        if current and len(joined) > max_chars:
+            out.append(current)
+            current = line
+        else:
+            current = joined
+    if current:
+        out.append(current)
+    return out
+
+
+def _replace_text(section: Section, text: str) -> Section:
+    return Section(text, section.message_uuid, section.timestamp, section.tool_call_id, section.tool_result_id)
+
+
+def _draft(turn: RenderedTurn, part: int, sections: list[Section]) -> ChunkDraft:
+    return ChunkDraft(turn.turn_index, part, "\n\n".join(s.text for s in sections), tuple(sections))
+
+
+def chunk_id(session_id: str, agent_key: str, anchor: str, part: int) -> str:
+    """Stable identity of a turn's part: the same turn keeps its id when a session grows."""
+    digest = hashlib.sha256(f"{session_id}\x1f{agent_key}\x1f{anchor}\x1f{part}".encode()).hexdigest()
+    return digest[:24]
+
+
+def content_hash(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()

@@ -1,0 +1,180 @@
+"""Writing plans to the store: idempotent, incremental, crash-safe; batch ingest on both cores.
+
+Each session group (a main file with its sub-agent files) is written in one transaction together
+with the marks of its files, so a process killed at any point leaves the store as it was before
+that group, and the next run, seeing the files unmarked, does the group again. An unchanged file
+(same size and modification time) is not even parsed; a grown one is re-read whole and its turns
+upserted by their stable ids, so appended lines become new chunks linked to the previous last one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from causantic.errors import TranscriptError
+from causantic.ingest.edges import cross_session_edges
+from causantic.ingest.plan import GroupPlan, PlanSettings, group_paths, plan_group
+from causantic.store.memory import MemoryStore
+from causantic.transcripts.discovery import SessionFiles, discover
+
+SESSION_EDGE_TYPES = ("within-chain", "brief", "debrief", "team-spawn", "team-report", "peer-message")
+
+
+@dataclass(slots=True)
+class IngestReport:
+    files: int = 0
+    files_unchanged: int = 0
+    bytes_read: int = 0
+    sessions: int = 0
+    chunks_added: int = 0
+    chunks_updated: int = 0
+    edges_added: Counter[str] = field(default_factory=Counter)
+    skipped_lines: Counter[str] = field(default_factory=Counter)
+    subagent_streams: int = 0
+    linked_subagents: int = 0
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+    new_chunk_ids: list[str] = field(default_factory=list)
+    vectors_added: int | None = None  # None: embedding deferred
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "files": self.files,
+            "files_unchanged": self.files_unchanged,
+            "bytes_read": self.bytes_read,
+            "sessions": self.sessions,
+            "chunks_added": self.chunks_added,
+            "chunks_updated": self.chunks_updated,
+            "edges_added": {"total": sum(self.edges_added.values()), "by_type": dict(self.edges_added)},
+            "skipped_lines": {"total": sum(self.skipped_lines.values()), "by_reason": dict(self.skipped_lines)},
+            "subagent_streams": self.subagent_streams,
+            "linked_subagents": self.linked_subagents,
+            "errors": [{"path": p, "error": e} for p, e in self.errors],
+            "vectors_added": self.vectors_added,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+ProgressCallback = Callable[[int, int, int], None]  # (files done, bytes done, chunks added so far)
+
+
+def ingest(store: MemoryStore, targets: Iterable[Path], settings: PlanSettings, *, workers: int = 2,
+           force: bool = False, on_progress: ProgressCallback | None = None,
+           on_discovered: Callable[[int, int], None] | None = None) -> IngestReport:
+    """Ingest transcript files and folders; returns what changed."""
+    started = time.perf_counter()
+    report = IngestReport()
+    groups = _discover_all(targets)
+    todo: list[SessionFiles] = []
+    for group in groups:
+        report.files += len(group_paths(group))
+        if not force and all(_unchanged(store, p) for p in group_paths(group)):
+            report.files_unchanged += len(group_paths(group))
+        else:
+            todo.append(group)
+    if on_discovered:
+        on_discovered(sum(len(group_paths(g)) for g in todo), sum(_size(p) for g in todo for p in group_paths(g)))
+    touched_projects: set[int] = set()
+    files_done = 0
+    for group, outcome in _plan_all(todo, settings, workers):
+        files_done += len(group_paths(group))
+        if isinstance(outcome, BaseException):
+            report.errors.append((str(group_paths(group)[0]), f"{type(outcome).__name__}: {outcome}"))
+        else:
+            touched_projects |= write_plan(store, outcome, report)
+        if on_progress:
+            on_progress(files_done, report.bytes_read, report.chunks_added)
+    for project_id in sorted(touched_projects):
+        report.edges_added["cross-session"] += relink_sessions(store, project_id)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def write_plan(store: MemoryStore, plan: GroupPlan, report: IngestReport) -> set[int]:
+    """Save one group in one transaction; return the ids of the projects it touched."""
+    projects: set[int] = set()
+    with store.atomic():
+        for session in plan.sessions:
+            project = store.resolve_project(session.cwd, session.project_path)
+            projects.add(project.id)
+            existing = set(store.session_chunk_ids(session.session_id))
+            new, changed = store.save_session(project, session.session_id, session.chunks)
+            added = store.replace_edges([c.id for c in session.chunks], SESSION_EDGE_TYPES, session.edges)
+            report.sessions += 1
+            report.chunks_added += new
+            report.chunks_updated += changed
+            report.new_chunk_ids += [c.id for c in session.chunks if c.id not in existing]
+            report.subagent_streams += session.subagent_streams
+            report.linked_subagents += session.linked_subagents
+            report.edges_added.update(e.reference_type for e in added)
+        store.mark_files(plan.files)
+    report.bytes_read += plan.bytes_read
+    report.skipped_lines.update(plan.skipped)
+    return projects
+
+
+def relink_sessions(store: MemoryStore, project_id: int) -> int:
+    """Recompute a project's cross-session edges from its sessions' order; return edges added."""
+    with store.atomic():
+        rows = store.session_endpoints(project_id)
+        edges = cross_session_edges([(r["first_id"], r["last_id"]) for r in rows])
+        return len(store.replace_edges(store.project_chunk_ids(project_id), ("cross-session",), edges))
+
+
+def _discover_all(targets: Iterable[Path]) -> list[SessionFiles]:
+    groups: list[SessionFiles] = []
+    for target in targets:
+        path = Path(target).expanduser()
+        if not path.exists():
+            raise TranscriptError(f"{path} does not exist. Pass a transcript file or a folder of them.")
+        groups.extend(discover(path))
+    return groups
+
+
+def _unchanged(store: MemoryStore, path: Path) -> bool:
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    return store.file_unchanged(str(path), st.st_size, st.st_mtime_ns)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _plan_all(groups: list[SessionFiles], settings: PlanSettings, workers: int
+              ) -> Iterator[tuple[SessionFiles, GroupPlan | BaseException]]:
+    """Plans in completion order; parsing runs in ``workers`` processes when there is enough work."""
+    if workers <= 1 or len(groups) < 2:
+        for group in groups:
+            try:
+                yield group, plan_group(group, settings)
+            except Exception as exc:  # a bug in planning must not stop the other files
+                yield group, exc
+        return
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        pending: dict[Future[GroupPlan], SessionFiles] = {}
+        queue = iter(groups)
+        window = workers * 4  # bounded, so plans never pile up in memory
+        while True:
+            while len(pending) < window:
+                group = next(queue, None)
+                if group is None:
+                    break
+                pending[pool.submit(plan_group, group, settings)] = group
+            if not pending:
+                return
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                group = pending.pop(future)
+                exc = future.exception()
+                yield group, (exc if exc is not None else future.result())

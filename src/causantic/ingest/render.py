@@ -1,0 +1,108 @@
+"""A turn's messages as compact text sections, in the order they happened.
+
+What gets indexed is what a person would want to find again: the prompt, the assistant's words,
+one line per tool call (``[Tool:Bash] pytest -q``) and the head of each tool result. Thinking
+blocks are left out entirely (seed 001: removing them improved topic detection by +0.063 AUC, and
+they often restate the prompt); the chunk only records that the turn had them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from causantic.transcripts.model import TextBlock, ThinkingBlock, ToolCall, ToolResult, Turn
+
+SPAWN_TOOLS = frozenset({"Task", "Agent"})
+
+# The input field that says most about a call, per tool; others fall back to compact JSON.
+_SUMMARY_FIELDS = ("command", "file_path", "path", "pattern", "query", "url", "description", "prompt",
+                   "notebook_path", "skill", "subject", "recipient")
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One rendered piece of a turn, with where it came from."""
+
+    text: str
+    message_uuid: str
+    timestamp: datetime | None
+    tool_call_id: str | None = None  # set on a tool-call line
+    tool_result_id: str | None = None  # set on a tool-result section
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedTurn:
+    turn_index: int
+    prompt: str
+    sections: tuple[Section, ...]
+    has_thinking: bool
+    tool_use_count: int
+    anchor: str  # the first message uuid: a stable identity for the turn
+
+
+def render_turn(turn: Turn, *, tool_result_max_chars: int, tool_input_max_chars: int,
+                redact: Callable[[str], str]) -> RenderedTurn:
+    sections: list[Section] = []
+    tool_names: dict[str, str] = {}
+    has_thinking = False
+    tool_uses = 0
+    speaker = ""
+    for message in turn.messages:
+        if message.is_meta:
+            continue
+        for block in message.blocks:
+            text = ""
+            call_id = result_id = None
+            if isinstance(block, ThinkingBlock):
+                has_thinking = True
+                continue
+            if isinstance(block, TextBlock):
+                body = block.text.strip()
+                if not body:
+                    continue
+                role = "User" if message.role == "user" else "Assistant"
+                text = body if speaker == role else f"[{role}]\n{body}"
+                speaker = role
+            elif isinstance(block, ToolCall):
+                tool_uses += 1
+                tool_names[block.id] = block.name
+                text = f"[Tool:{block.name}] {_summarise(block, tool_input_max_chars)}".rstrip()
+                call_id = block.id
+                speaker = "Tool"
+            elif isinstance(block, ToolResult):
+                name = tool_names.get(block.tool_use_id, "tool")
+                label = "Error" if block.is_error else "Result"
+                text = f"[{label}:{name}] {_truncate(block.text.strip(), tool_result_max_chars)}".rstrip()
+                result_id = block.tool_use_id
+                speaker = "Tool"
+            if text:
+                sections.append(Section(redact(text), message.uuid, message.timestamp, call_id, result_id))
+    anchor = turn.messages[0].uuid if turn.messages else f"turn-{turn.index}"
+    return RenderedTurn(turn.index, turn.prompt, tuple(sections), has_thinking, tool_uses, anchor)
+
+
+def _summarise(call: ToolCall, limit: int) -> str:
+    data = call.input if isinstance(call.input, dict) else {}
+    if call.name in SPAWN_TOOLS:
+        kind = data.get("subagent_type") or data.get("name") or "agent"
+        what = data.get("description") or ""
+        prompt = str(data.get("prompt") or "")
+        return _truncate(f"{kind}: {what} — {prompt}".strip(" —:"), limit)
+    for key in _SUMMARY_FIELDS:
+        value = data.get(key)
+        if isinstance(value, str) and value.strip():
+            extra = data.get("pattern") if key == "path" and data.get("pattern") else None
+            text = f"{value} {extra}" if extra else value
+            return _truncate(" ".join(text.split()), limit)
+    if not data:
+        return ""
+    return _truncate(json.dumps(data, ensure_ascii=False, separators=(",", ":")), limit)
+
+
+def _truncate(text: str, limit: int) -> str:
+    if limit <= 0 or len(text) <= limit:
+        return text
+    return text[:limit].rstrip() + " …[truncated]"

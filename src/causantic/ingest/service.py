@@ -1,0 +1,29 @@
+"""The ingest service: transcripts into chunks and edges, then vectors, as one user-facing step."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from causantic.ingest.indexing import sync_vectors
+from causantic.ingest.pipeline import IngestReport, ProgressCallback, ingest
+from causantic.ingest.plan import PlanSettings
+from causantic.services import Services
+
+
+def ingest_paths(services: Services, paths: Sequence[Path], *, force: bool = False, embed: bool = True,
+                 workers: int = 2, on_progress: ProgressCallback | None = None,
+                 on_discovered: Callable[[int, int], None] | None = None,
+                 on_embed_progress: Callable[[int, int], None] | None = None) -> IngestReport:
+    """Ingest files and folders; embed new chunks unless ``embed`` is off or deferred by config."""
+    report = ingest(services.store, paths, PlanSettings.from_config(services.config), workers=workers,
+                    force=force, on_progress=on_progress, on_discovered=on_discovered)
+    if embed and services.config.embedding.eager:
+        report.vectors_added = embed_pending(services, on_progress=on_embed_progress)
+    return report
+
+
+def embed_pending(services: Services, on_progress: Callable[[int, int], None] | None = None) -> int:
+    """Embed every chunk that has no vector for the configured model (resumable at any point)."""
+    return sync_vectors(services.store, services.vectors, lambda texts: services.embedder.embed_documents(texts),
+                        batch_size=max(services.config.embedding.batch_size * 8, 64), on_progress=on_progress)

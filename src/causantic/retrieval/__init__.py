@@ -1,0 +1,4 @@
+"""Retrieval: everything that reads memory back.
+
+- ``listing``: projects, sessions and statistics.
+"""

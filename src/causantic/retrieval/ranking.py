@@ -1,0 +1,66 @@
+"""Ranking primitives: Reciprocal Rank Fusion, recency boost, Maximal Marginal Relevance.
+
+Pure functions over ids, scores and vectors; the search pipeline composes them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def reciprocal_rank_fusion(rankings: Mapping[str, Sequence[str]], k: int = 60) -> list[tuple[str, float, tuple[str, ...]]]:
+    """Fuse ranked id lists: score(d) = Σ 1 / (k + rank), rank counted from 1.
+
+    Returns (id, score, names of the lists that contained it), best first; ties keep first-seen order.
+    """
+    scores: dict[str, float] = {}
+    sources: dict[str, list[str]] = {}
+    for name, ranking in rankings.items():
+        for rank, item in enumerate(ranking, start=1):
+            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
+            sources.setdefault(item, []).append(name)
+    order = sorted(scores, key=lambda item: -scores[item])
+    return [(item, scores[item], tuple(sources[item])) for item in order]
+
+
+def recency_factor(start_time: datetime, now: datetime, decay_factor: float, half_life_hours: float) -> float:
+    """1 + decay · 2^(-age / half-life): recent work counts a little more, old work never less than 1×."""
+    age_hours = max(0.0, (now - start_time).total_seconds() / 3600)
+    return 1.0 + decay_factor * math.exp(-age_hours * math.log(2) / half_life_hours)
+
+
+def mmr_order(relevance: Sequence[float], vectors: np.ndarray | None, lam: float, limit: int) -> list[int]:
+    """Indices in Maximal Marginal Relevance order: λ·relevance − (1−λ)·max similarity to the picked.
+
+    ``relevance`` is normalised to [0, 1] by its maximum; rows of ``vectors`` are unit vectors (a
+    zero row, for a candidate without a vector, is similar to nothing). The first pick is always
+    the most relevant candidate.
+    """
+    import numpy as np
+
+    n = len(relevance)
+    if n == 0:
+        return []
+    rel = np.asarray(relevance, dtype=np.float64)
+    top = rel.max()
+    rel = rel / top if top > 0 else rel
+    if vectors is None or lam >= 1.0:
+        return list(np.argsort(-rel, kind="stable")[:limit])
+    sims = vectors @ vectors.T
+    chosen: list[int] = []
+    max_sim = np.zeros(n)
+    available = np.ones(n, dtype=bool)
+    for _ in range(min(limit, n)):
+        score = lam * rel - (1 - lam) * max_sim
+        score[~available] = -np.inf
+        pick = int(np.argmax(score))
+        chosen.append(pick)
+        available[pick] = False
+        max_sim = np.maximum(max_sim, sims[pick])
+    return chosen

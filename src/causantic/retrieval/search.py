@@ -1,0 +1,241 @@
+"""The search pipeline (seed 002): find past context by meaning and by exact words.
+
+    query ─┬─ embed → vector search ─┐
+           └─ BM25 keyword search ────┴─ RRF (k=60) → expanders (cluster siblings)
+              → recency boost → de-duplication → MMR (λ=0.7) → token budget, whole chunks only
+
+Vector and keyword search run concurrently. Without vectors (nothing embedded yet) the pipeline
+runs keyword-only; without FTS5 it runs vector-only; the result says which (``mode``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from causantic.config import ClusterExpansionConfig, RetrievalConfig
+from causantic.ingest.chunker import approx_tokens
+from causantic.retrieval.listing import resolve_project
+from causantic.retrieval.ranking import mmr_order, recency_factor, reciprocal_rank_fusion
+from causantic.store.memory import MemoryStore
+from causantic.store.records import StoredChunk, iso, parse_iso
+from causantic.store.vectors import VectorIndex
+
+if TYPE_CHECKING:
+    import numpy as np
+
+Mode = Literal["hybrid", "keyword", "vector"]
+HEADER_TOKENS = 30  # the per-hit header line, in approximate tokens
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    query: str
+    project: str | None = None
+    agent: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    limit: int | None = None  # most hits; default retrieval.defaultLimit
+    max_tokens: int | None = None  # budget; default tokens.mcpMaxResponse
+    mode: Mode | None = None  # default retrieval.primary
+    mmr: bool | None = None
+    expand: bool | None = None  # cluster expansion
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    chunk_id: str
+    score: float
+    sources: tuple[str, ...]  # "vector", "keyword", "cluster"
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    chunk: StoredChunk
+    relevance: float  # 0..1, the best hit is 1
+    sources: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class SearchResult:
+    hits: list[Hit]
+    mode: str  # what actually ran: hybrid, keyword-only, vector-only
+    seeds: list[str]  # top fused ids before recency and MMR: chain-walk seeds
+    tokens: int
+    candidates: int
+    notes: list[str] = field(default_factory=list)
+    query_vector: np.ndarray | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchScope:
+    project_ids: tuple[int, ...] | None
+    agent: str | None
+
+
+class CandidateExpander(Protocol):
+    """Adds candidates after fusion (cluster siblings); the pipeline's extension point."""
+
+    def expand(self, fused: list[Candidate], scope: SearchScope, query_vector: np.ndarray | None) -> list[Candidate]:
+        ...
+
+
+class Searcher:
+    def __init__(self, store: MemoryStore, vectors: Callable[[], VectorIndex], embed_query: Callable[[str], np.ndarray],
+                 config: RetrievalConfig, expansion: ClusterExpansionConfig, max_tokens: int,
+                 expanders: Sequence[CandidateExpander] = ()) -> None:
+        self.store = store
+        self._vectors = vectors
+        self._embed_query = embed_query
+        self.config = config
+        self.expansion = expansion
+        self.max_tokens = max_tokens
+        self.expanders = list(expanders)
+
+    # ---- public ---------------------------------------------------------------------------
+
+    def search(self, request: SearchRequest) -> SearchResult:
+        cfg = self.config
+        scope = self.scope(request)
+        mode, notes = self._mode(request.mode or cfg.primary)
+        pool = max(cfg.vector_search_limit, cfg.keyword_search_limit, (request.limit or 0) * 3)
+        query_vector, vector_ids, keyword_ids = self._candidates(request.query, mode, scope, pool)
+        rankings = {name: ids for name, ids in (("vector", vector_ids), ("keyword", keyword_ids)) if ids}
+        fused = [Candidate(i, s, src) for i, s, src in reciprocal_rank_fusion(rankings, cfg.rrf_k)]
+        if request.expand if request.expand is not None else self.expansion.enabled:
+            for expander in self.expanders:
+                fused = expander.expand(fused, scope, query_vector)
+        chunks = self.store.get_chunks([c.chunk_id for c in fused])
+        fused = [c for c in fused if c.chunk_id in chunks and _in_range(chunks[c.chunk_id], request)]
+        seeds = [c.chunk_id for c in fused[: cfg.seed_count]]
+        ranked = self._rerank(fused, chunks, request, query_vector)
+        hits, tokens = self._fit(ranked, chunks, request)
+        if not fused:
+            notes.append("no matching chunks")
+        return SearchResult(hits, mode, seeds, tokens, len(fused), notes, query_vector)
+
+    def scope(self, request: SearchRequest) -> SearchScope:
+        project_ids = (resolve_project(self.store, request.project).id,) if request.project else None
+        return SearchScope(project_ids, request.agent)
+
+    def query_vector(self, query: str) -> np.ndarray | None:
+        """The query's embedding when vectors exist for the active model, else None."""
+        return self._embed_query(query) if self._vectors().count() > 0 else None
+
+    # ---- stages ---------------------------------------------------------------------------
+
+    def _mode(self, wanted: Mode) -> tuple[str, list[str]]:
+        notes: list[str] = []
+        has_vectors = wanted != "keyword" and self._vectors().count() > 0
+        has_keywords = wanted != "vector" and self.store.fts_enabled
+        if wanted == "hybrid" and has_vectors and has_keywords:
+            return "hybrid", notes
+        if has_vectors and not has_keywords:
+            if wanted != "vector":
+                notes.append("keyword index unavailable (SQLite without FTS5): vector-only")
+            return "vector-only", notes
+        if has_keywords:
+            if wanted != "keyword":
+                notes.append("no vectors yet (run `causantic embed`): keyword-only")
+            return "keyword-only", notes
+        notes.append("neither vectors nor a keyword index are available")
+        return "none", notes
+
+    def _candidates(self, query: str, mode: str, scope: SearchScope, pool: int
+                    ) -> tuple[np.ndarray | None, list[str], list[str]]:
+        project_ids = list(scope.project_ids) if scope.project_ids else None
+
+        def vector_side() -> tuple[np.ndarray | None, list[str]]:
+            if mode not in ("hybrid", "vector-only"):
+                return None, []
+            vector = self._embed_query(query)
+            matches = self._vectors().search(vector, limit=pool, project_ids=project_ids, agent=scope.agent)
+            return vector, [m.chunk_id for m in matches]
+
+        def keyword_side() -> list[str]:
+            if mode not in ("hybrid", "keyword-only"):
+                return []
+            hits = self.store.keyword_search(query, project_ids=project_ids, agent=scope.agent, limit=pool)
+            return [chunk_id for chunk_id, _ in hits]
+
+        if mode == "hybrid":
+            with ThreadPoolExecutor(max_workers=1) as pool_executor:
+                keyword_future = pool_executor.submit(keyword_side)
+                vector, vector_ids = vector_side()
+                return vector, vector_ids, keyword_future.result()
+        vector, vector_ids = vector_side()
+        return vector, vector_ids, keyword_side()
+
+    def _rerank(self, fused: list[Candidate], chunks: dict[str, StoredChunk], request: SearchRequest,
+                query_vector: np.ndarray | None) -> list[Candidate]:
+        cfg = self.config
+        now = datetime.now(UTC)
+        boosted = [
+            replace(c, score=c.score * recency_factor(parse_iso(chunks[c.chunk_id].start_time), now,
+                                                      cfg.recency_decay_factor, cfg.recency_half_life_hours))
+            for c in fused
+        ]
+        boosted.sort(key=lambda c: -c.score)
+        boosted = _drop_exact_duplicates(boosted, chunks)
+        use_mmr = request.mmr if request.mmr is not None else cfg.mmr_enabled
+        if len(boosted) < 2 or query_vector is None:
+            return boosted
+        import numpy as np
+
+        stored = self._vectors().vectors([c.chunk_id for c in boosted])
+        dims = len(query_vector)
+        matrix = np.stack([stored.get(c.chunk_id, np.zeros(dims, np.float32)) for c in boosted])
+        boosted = _drop_near_duplicates(boosted, matrix, cfg.dedup_threshold)
+        if not use_mmr:
+            return boosted
+        matrix = np.stack([stored.get(c.chunk_id, np.zeros(dims, np.float32)) for c in boosted])
+        order = mmr_order([c.score for c in boosted], matrix, cfg.mmr_lambda, len(boosted))
+        return [boosted[i] for i in order]
+
+    def _fit(self, ranked: list[Candidate], chunks: dict[str, StoredChunk], request: SearchRequest
+             ) -> tuple[list[Hit], int]:
+        """Whole chunks in order while they fit the budget; a chunk too big is skipped, not cut."""
+        budget = request.max_tokens or self.max_tokens
+        limit = request.limit or self.config.default_limit
+        top = ranked[0].score if ranked else 1.0
+        hits: list[Hit] = []
+        used = 0
+        for candidate in ranked:
+            chunk = chunks[candidate.chunk_id]
+            cost = approx_tokens(chunk.content) + HEADER_TOKENS
+            if used + cost > budget:
+                continue
+            hits.append(Hit(chunk, candidate.score / top if top else 0.0, candidate.sources))
+            used += cost
+            if len(hits) >= limit:
+                break
+        return hits, used
+
+
+def _in_range(chunk: StoredChunk, request: SearchRequest) -> bool:
+    if request.since is not None and chunk.start_time < iso(request.since):
+        return False
+    return not (request.until is not None and chunk.start_time >= iso(request.until))
+
+
+def _drop_exact_duplicates(candidates: list[Candidate], chunks: dict[str, StoredChunk]) -> list[Candidate]:
+    seen: set[str] = set()
+    out = []
+    for c in candidates:
+        digest = chunks[c.chunk_id].content_hash
+        if digest not in seen:
+            seen.add(digest)
+            out.append(c)
+    return out
+
+
+def _drop_near_duplicates(candidates: list[Candidate], matrix: np.ndarray, threshold: float) -> list[Candidate]:
+    """Drop a candidate whose vector is almost identical to a better one already kept."""
+    kept: list[int] = []
+    for i in range(len(candidates)):
+        if not matrix[i].any() or all(float(matrix[i] @ matrix[j]) < threshold for j in kept):
+            kept.append(i)
+    return [candidates[i] for i in kept]

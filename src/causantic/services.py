@@ -1,0 +1,78 @@
+"""Composition root: configuration in, opened stores and services out.
+
+CLI commands, the MCP server, hooks and the dashboard all start here and call the same services,
+so a behaviour fixed once is fixed everywhere. Only this module (through :func:`open_services`)
+reads configuration. The embedding model and the vector index open on first use, so commands that
+need no vectors never pay for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from causantic.config import Config, db_path, load_config, vector_path
+from causantic.store.memory import MemoryStore
+from causantic.store.vectors import VectorIndex
+
+if TYPE_CHECKING:
+    from causantic.embedding import Embedder
+    from causantic.retrieval.chains import ChainWalker
+    from causantic.retrieval.search import Searcher
+
+
+@dataclass(slots=True)
+class Services:
+    config: Config
+    store: MemoryStore
+    _embedder: Embedder | None = field(default=None, repr=False)
+    _vectors: VectorIndex | None = field(default=None, repr=False)
+    _searcher: Searcher | None = field(default=None, repr=False)
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            from causantic.embedding import load_embedder
+
+            cfg = self.config.embedding
+            self._embedder = load_embedder(cfg.model, batch_size=cfg.batch_size, threads=cfg.threads)
+        return self._embedder
+
+    @property
+    def vectors(self) -> VectorIndex:
+        if self._vectors is None:
+            from causantic.embedding.models import model_spec
+
+            spec = model_spec(self.config.embedding.model)
+            self._vectors = VectorIndex(vector_path(self.config), spec.id, spec.dims)
+        return self._vectors
+
+    @property
+    def searcher(self) -> Searcher:
+        if self._searcher is None:
+            from causantic.retrieval.search import Searcher
+
+            cfg = self.config
+            self._searcher = Searcher(
+                self.store, lambda: self.vectors, lambda text: self.embedder.embed_query(text),
+                cfg.retrieval, cfg.cluster_expansion, cfg.tokens.mcp_max_response,
+            )
+        return self._searcher
+
+    @property
+    def chains(self) -> ChainWalker:
+        from causantic.retrieval.chains import ChainWalker
+
+        return ChainWalker(self.store, self.searcher, self.vectors, self.config.traversal.max_depth)
+
+
+@contextmanager
+def open_services(config: Config | None = None) -> Iterator[Services]:
+    config = config or load_config()
+    store = MemoryStore(db_path(config), busy_timeout_ms=config.storage.busy_timeout_ms)
+    try:
+        yield Services(config, store)
+    finally:
+        store.close()

@@ -1,0 +1,76 @@
+"""Keyword-index text preparation and safe FTS5 query building.
+
+The FTS5 tokenizer (unicode61) already splits ``snake_case``, ``file.py`` and ``a/b/c`` into
+parts, and a quoted phrase query matches those parts in order, so the exact identifier is found.
+It keeps ``camelCase`` whole, though: :func:`identifier_terms` adds the parts of such identifiers
+(``getUserName`` → ``get user name``) to a second indexed column, so a query for "user name"
+finds it too.
+
+User text never reaches ``MATCH`` raw: :func:`match_query` quotes every term, so ``foo-bar "x``,
+``AND``, ``*`` or ``NEAR(`` are searched as words, never parsed as FTS5 syntax.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CAMEL_IDENT = re.compile(r"\b[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+[A-Za-z0-9]*\b|\b[A-Z]{2,}[a-z][A-Za-z0-9]*\b")
+_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_QUERY_TERM = re.compile(r"[\w][\w.\-/:]*[\w]|[\w]", re.UNICODE)
+
+# Words that carry no meaning for keyword matching; dropped from queries (not from the index),
+# because terms are OR-ed and BM25 would otherwise reward chunks full of "the" and "how".
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is it its itself just
+    me more most my myself no nor not now of off on once only or other our ours ourselves out over
+    own same she should so some such than that the their theirs them themselves then there these
+    they this those through to too under until up very was we were what when where which while who
+    whom why will with would you your yours yourself yourselves""".split()
+)
+
+
+def identifier_terms(text: str, limit: int = 400) -> str:
+    """Space-separated parts of camelCase/PascalCase identifiers in ``text`` (deduplicated)."""
+    seen: dict[str, None] = {}
+    for match in _CAMEL_IDENT.finditer(text):
+        for part in _CAMEL_PART.findall(match.group()):
+            if len(part) > 1:
+                seen.setdefault(part.lower(), None)
+        if len(seen) >= limit:
+            break
+    return " ".join(seen)
+
+
+def query_terms(text: str) -> list[str]:
+    """The meaningful terms of a user query, in order, without duplicates or stop words."""
+    terms: dict[str, None] = {}
+    for raw in _QUERY_TERM.findall(text):
+        term = raw.strip(".-/:")
+        if not term or term.lower() in STOPWORDS:
+            continue
+        terms.setdefault(term, None)
+    return list(terms)
+
+
+def match_query(text: str) -> str | None:
+    """An FTS5 MATCH expression: each term quoted, OR-ed; None when nothing searchable remains.
+
+    Terms are OR-ed rather than AND-ed: natural-language questions rarely share every word with
+    the answer, and BM25 already ranks chunks that match more (and rarer) terms first. A camelCase
+    term is also searched by its parts.
+    """
+    clauses: list[str] = []
+    for term in query_terms(text):
+        clauses.append(_quote(term))
+        parts = identifier_terms(term).split()
+        if len(parts) > 1:
+            clauses.append(_quote(" ".join(parts)))
+    if not clauses:
+        return None
+    return " OR ".join(dict.fromkeys(clauses))
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'

@@ -1,0 +1,452 @@
+"""MemoryStore: every SQL statement Causantic runs against ``memory.db``, named for intent.
+
+Writes are idempotent (``ON CONFLICT``), grouped with :meth:`MemoryStore.atomic`, and one session
+is always saved in one transaction, so a killed ingest leaves the store as it was before that
+session and the next run completes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+
+from causantic.store import sqlite as sqlite_util
+from causantic.store.fts import match_query
+from causantic.store.migrations import migrate
+from causantic.store.records import ChunkRecord, EdgeRecord, FileMark, Project, StoredChunk
+
+_CHUNK_COLUMNS = (
+    "c.id, c.session_id, c.project_id, p.name AS project, c.agent, c.turn_index, c.part, c.start_time,"
+    " c.end_time, c.content, c.content_hash, c.approx_tokens, c.message_uuids"
+)
+_SQL_VARIABLE_BATCH = 500
+
+
+class MemoryStore(AbstractContextManager["MemoryStore"]):
+    """The SQLite half of memory. Use as a context manager, or call :meth:`close`."""
+
+    def __init__(self, path: Path, *, busy_timeout_ms: int = 30_000) -> None:
+        self.path = path
+        self.conn = sqlite_util.connect(path, busy_timeout_ms=busy_timeout_ms)
+        migrate(self.conn)
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'fts5'").fetchone()
+        self.fts_enabled = bool(row and row[0] == "available")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def atomic(self) -> AbstractContextManager[sqlite3.Connection]:
+        return sqlite_util.atomic(self.conn)
+
+    # ---- projects -------------------------------------------------------------------------
+
+    def resolve_project(self, cwd: str, canonical_path: str) -> Project:
+        """The project for a cwd, created on first sight; the cwd is remembered as an alias."""
+        row = self.conn.execute(
+            "SELECT p.id, p.path, p.name FROM project_aliases a JOIN projects p ON p.id = a.project_id"
+            " WHERE a.cwd = ?",
+            (cwd,),
+        ).fetchone()
+        if row:
+            return Project(row["id"], row["path"], row["name"])
+        with self.atomic():
+            project = self._project_by_path(canonical_path) or self._create_project(canonical_path)
+            self.conn.execute(
+                "INSERT OR IGNORE INTO project_aliases(cwd, project_id) VALUES (?, ?)", (cwd, project.id)
+            )
+        return project
+
+    def _project_by_path(self, path: str) -> Project | None:
+        row = self.conn.execute("SELECT id, path, name FROM projects WHERE path = ?", (path,)).fetchone()
+        return Project(row["id"], row["path"], row["name"]) if row else None
+
+    def _create_project(self, path: str) -> Project:
+        parts = [p for p in path.replace("\\", "/").split("/") if p] or [path]
+        taken = {r[0] for r in self.conn.execute("SELECT name FROM projects")}
+        name = parts[-1]
+        depth = 1
+        while name in taken and depth < len(parts):
+            depth += 1
+            name = "/".join(parts[-depth:])
+        if name in taken:
+            name = path
+        if parts[-1] in taken:
+            # Two projects now share a folder name: lengthen the older one's name too, so neither
+            # name silently means "the first one ingested".
+            self._lengthen_names(parts[-1])
+        cur = self.conn.execute(
+            "INSERT INTO projects(path, name, created_at) VALUES (?, ?, ?)", (path, name, _now())
+        )
+        assert cur.lastrowid is not None
+        return Project(cur.lastrowid, path, name)
+
+    def _lengthen_names(self, short: str) -> None:
+        for row in self.conn.execute("SELECT id, path FROM projects WHERE name = ?", (short,)).fetchall():
+            parts = [p for p in row["path"].split("/") if p]
+            if len(parts) >= 2:
+                self.conn.execute(
+                    "UPDATE projects SET name = ? WHERE id = ?", ("/".join(parts[-2:]), row["id"])
+                )
+
+    def find_projects(self, text: str) -> list[Project]:
+        """Projects whose name or path equals ``text``; else whose name ends with it."""
+        rows = self.conn.execute(
+            "SELECT id, path, name FROM projects WHERE name = ? OR path = ?"
+            " UNION SELECT p.id, p.path, p.name FROM project_aliases a JOIN projects p"
+            " ON p.id = a.project_id WHERE a.cwd = ?",
+            (text, text.rstrip("/") or text, text),
+        ).fetchall()
+        if not rows:
+            rows = self.conn.execute(
+                "SELECT id, path, name FROM projects WHERE name LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\'",
+                ("%/" + _like_escape(text), "%/" + _like_escape(text)),
+            ).fetchall()
+        return [Project(r["id"], r["path"], r["name"]) for r in rows]
+
+    def project_for_cwd(self, cwd: str) -> Project | None:
+        row = self.conn.execute(
+            "SELECT p.id, p.path, p.name FROM project_aliases a JOIN projects p ON p.id = a.project_id"
+            " WHERE a.cwd = ?",
+            (cwd,),
+        ).fetchone()
+        return Project(row["id"], row["path"], row["name"]) if row else None
+
+    def project_by_path(self, path: str) -> Project | None:
+        return self._project_by_path(path)
+
+    def project_summaries(self) -> list[sqlite3.Row]:
+        return self.conn.execute(
+            "SELECT p.id, p.name, p.path, COUNT(c.rowid) AS chunks, COUNT(DISTINCT c.session_id) AS sessions,"
+            " MIN(c.start_time) AS first_seen, MAX(c.end_time) AS last_seen"
+            " FROM projects p JOIN chunks c ON c.project_id = p.id GROUP BY p.id ORDER BY last_seen DESC"
+        ).fetchall()
+
+    def session_summaries(self, project_id: int, *, since: str | None = None,
+                          until: str | None = None) -> list[sqlite3.Row]:
+        """Per session: first/last time, chunk and token counts, agents; newest first."""
+        where, params = ["c.project_id = ?"], [project_id]
+        if since is not None:
+            where.append("c.start_time >= ?")
+            params.append(since)
+        if until is not None:
+            where.append("c.start_time < ?")
+            params.append(until)
+        return self.conn.execute(
+            "SELECT c.session_id, MIN(c.start_time) AS started, MAX(c.end_time) AS ended, COUNT(*) AS chunks,"
+            " SUM(c.approx_tokens) AS tokens, GROUP_CONCAT(DISTINCT c.agent) AS agents"
+            f" FROM chunks c WHERE {' AND '.join(where)} GROUP BY c.session_id ORDER BY started DESC",
+            params,
+        ).fetchall()
+
+    # ---- files (ingest checkpoints) -------------------------------------------------------
+
+    def file_unchanged(self, path: str, size: int, mtime_ns: int) -> bool:
+        row = self.conn.execute("SELECT size, mtime_ns FROM files WHERE path = ?", (path,)).fetchone()
+        return bool(row and row["size"] == size and row["mtime_ns"] == mtime_ns)
+
+    def mark_files(self, marks: Iterable[FileMark]) -> None:
+        self.conn.executemany(
+            "INSERT INTO files(path, size, mtime_ns, skipped_lines, ingested_at) VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns,"
+            " skipped_lines = excluded.skipped_lines, ingested_at = excluded.ingested_at",
+            [(m.path, m.size, m.mtime_ns, m.skipped_lines, _now()) for m in marks],
+        )
+
+    # ---- sessions, chunks, edges ----------------------------------------------------------
+
+    def save_session(self, project: Project, session_id: str, chunks: Sequence[ChunkRecord],
+                     team_name: str | None = None) -> tuple[int, int]:
+        """Upsert a session and its chunks; return (new chunks, changed chunks).
+
+        Call inside :meth:`atomic` together with the session's edges and file marks.
+        """
+        starts = [c.start_time for c in chunks]
+        ends = [c.end_time for c in chunks]
+        self.conn.execute(
+            "INSERT INTO sessions(id, project_id, started_at, ended_at, team_name) VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT(id) DO UPDATE SET"
+            " started_at = MIN(COALESCE(sessions.started_at, excluded.started_at), excluded.started_at),"
+            " ended_at = MAX(COALESCE(sessions.ended_at, excluded.ended_at), excluded.ended_at),"
+            " team_name = COALESCE(excluded.team_name, sessions.team_name)",
+            (session_id, project.id, min(starts) if starts else None, max(ends) if ends else None, team_name),
+        )
+        chunks = self._without_forgotten(chunks)
+        existing = self._existing_hashes([c.id for c in chunks])
+        new = [c for c in chunks if c.id not in existing]
+        changed = [c for c in chunks if c.id in existing and existing[c.id] != c.content_hash]
+        now = _now()
+        self.conn.executemany(
+            "INSERT INTO chunks(id, session_id, project_id, agent, agent_id, team_name, turn_index, part,"
+            " start_time, end_time, content, search_terms, content_hash, approx_tokens, tool_use_count,"
+            " code_block_count, has_thinking, message_uuids, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT(id) DO UPDATE SET end_time = excluded.end_time, content = excluded.content,"
+            " search_terms = excluded.search_terms, content_hash = excluded.content_hash,"
+            " approx_tokens = excluded.approx_tokens, tool_use_count = excluded.tool_use_count,"
+            " code_block_count = excluded.code_block_count, has_thinking = excluded.has_thinking,"
+            " message_uuids = excluded.message_uuids, agent = excluded.agent, team_name = excluded.team_name",
+            [
+                (c.id, c.session_id, project.id, c.agent, c.agent_id, c.team_name, c.turn_index, c.part,
+                 c.start_time, c.end_time, c.content, c.search_terms, c.content_hash, c.approx_tokens,
+                 c.tool_use_count, c.code_block_count, int(c.has_thinking), json.dumps(c.message_uuids), now)
+                for c in [*new, *changed]
+            ],
+        )
+        return len(new), len(changed)
+
+    def _without_forgotten(self, chunks: Sequence[ChunkRecord]) -> list[ChunkRecord]:
+        gone: set[str] = set()
+        for batch in _batches([c.id for c in chunks]):
+            marks = ",".join("?" * len(batch))
+            gone.update(r[0] for r in self.conn.execute(
+                f"SELECT chunk_id FROM forgotten WHERE chunk_id IN ({marks})", batch))
+        return [c for c in chunks if c.id not in gone] if gone else list(chunks)
+
+    def delete_chunks(self, ids: Sequence[str]) -> int:
+        """Remove chunks with their edges, keyword-index rows, vector marks and cluster memberships.
+
+        The ids are remembered so a later ingest of the same transcript does not restore them.
+        Sessions left without chunks are removed too. Vectors live in LanceDB: the caller deletes them.
+        """
+        now = _now()
+        removed = 0
+        with self.atomic():
+            for batch in _batches(ids):
+                marks = ",".join("?" * len(batch))
+                self.conn.executemany("INSERT OR IGNORE INTO forgotten(chunk_id, forgotten_at) VALUES (?, ?)",
+                                      [(i, now) for i in batch])
+                removed += self.conn.execute(f"DELETE FROM chunks WHERE id IN ({marks})", batch).rowcount
+            self.conn.execute("DELETE FROM sessions WHERE id NOT IN (SELECT DISTINCT session_id FROM chunks)")
+            self.conn.execute(
+                "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters m WHERE m.cluster_id = clusters.id)")
+        return removed
+
+    def _existing_hashes(self, ids: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for batch in _batches(ids):
+            marks = ",".join("?" * len(batch))
+            out.update(self.conn.execute(
+                f"SELECT id, content_hash FROM chunks WHERE id IN ({marks})", batch).fetchall())
+        return out
+
+    def replace_edges(self, scope_chunk_ids: Sequence[str], reference_types: Sequence[str],
+                      edges: Sequence[EdgeRecord]) -> list[EdgeRecord]:
+        """Make the stored edges of these types that start in the scope exactly ``edges``.
+
+        Returns the edges that were added. Stale edges (a turn that grew a part, a session
+        ingested between two others) are removed; existing ones are left untouched.
+        """
+        wanted = {(e.source, e.target, e.reference_type): e for e in edges}
+        type_marks = ",".join("?" * len(reference_types))
+        stored: set[tuple[str, str, str]] = set()
+        for batch in _batches(scope_chunk_ids):
+            marks = ",".join("?" * len(batch))
+            stored.update(
+                (r[0], r[1], r[2]) for r in self.conn.execute(
+                    f"SELECT source_chunk_id, target_chunk_id, reference_type FROM edges"
+                    f" WHERE source_chunk_id IN ({marks}) AND reference_type IN ({type_marks})",
+                    [*batch, *reference_types],
+                )
+            )
+        stale = stored - wanted.keys()
+        if stale:
+            self.conn.executemany(
+                "DELETE FROM edges WHERE source_chunk_id = ? AND target_chunk_id = ? AND reference_type = ?",
+                list(stale),
+            )
+        new = [e for key, e in wanted.items() if key not in stored and e.source != e.target]
+        self.add_edges(new)
+        return new
+
+    def add_edges(self, edges: Sequence[EdgeRecord]) -> int:
+        before = self.conn.total_changes
+        now = _now()
+        self.conn.executemany(
+            "INSERT INTO edges(source_chunk_id, target_chunk_id, edge_type, reference_type, initial_weight,"
+            " created_at) VALUES (?, ?, 'forward', ?, ?, ?) ON CONFLICT DO NOTHING",
+            [(e.source, e.target, e.reference_type, e.weight, now) for e in edges if e.source != e.target],
+        )
+        return self.conn.total_changes - before
+
+    def session_chunk_ids(self, session_id: str) -> list[str]:
+        return [r[0] for r in self.conn.execute(
+            "SELECT id FROM chunks WHERE session_id = ? ORDER BY start_time, turn_index, part", (session_id,))]
+
+    def session_endpoints(self, project_id: int) -> list[sqlite3.Row]:
+        """Each session's first and last main-agent chunk in a project, oldest session first."""
+        return self.conn.execute(
+            "WITH ordered AS (SELECT id, session_id, start_time,"
+            "  ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY start_time, turn_index, part) AS first_rank,"
+            "  ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY start_time DESC, turn_index DESC,"
+            "   part DESC) AS last_rank"
+            "  FROM chunks WHERE project_id = ? AND agent = 'main')"
+            " SELECT f.session_id, f.id AS first_id, f.start_time AS started_at, l.id AS last_id"
+            " FROM ordered f JOIN ordered l ON l.session_id = f.session_id AND l.last_rank = 1"
+            " WHERE f.first_rank = 1 ORDER BY f.start_time, f.session_id",
+            (project_id,),
+        ).fetchall()
+
+    def project_chunk_ids(self, project_id: int) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE project_id = ?", (project_id,))]
+
+    # ---- embeddings bookkeeping ----------------------------------------------------------
+
+    def chunks_needing_vectors(self, model: str, limit: int) -> list[sqlite3.Row]:
+        """Chunks with no vector for ``model``, or whose text changed since it was embedded."""
+        return self.conn.execute(
+            "SELECT c.id, c.project_id, c.agent, c.content, c.content_hash FROM chunks c"
+            " LEFT JOIN embeddings e ON e.chunk_id = c.id AND e.model = ?"
+            " WHERE e.chunk_id IS NULL OR e.content_hash != c.content_hash ORDER BY c.rowid LIMIT ?",
+            (model, limit),
+        ).fetchall()
+
+    def count_chunks_needing_vectors(self, model: str) -> int:
+        return self.conn.execute(
+            "SELECT COUNT(*) FROM chunks c LEFT JOIN embeddings e ON e.chunk_id = c.id AND e.model = ?"
+            " WHERE e.chunk_id IS NULL OR e.content_hash != c.content_hash",
+            (model,),
+        ).fetchone()[0]
+
+    def mark_embedded(self, model: str, items: Sequence[tuple[str, str]]) -> None:
+        """Record (chunk id, content hash) pairs whose vectors are now in the vector index."""
+        with self.atomic():
+            self.conn.executemany(
+                "INSERT INTO embeddings(chunk_id, model, content_hash) SELECT ?, ?, ?"
+                " WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)"
+                " ON CONFLICT(chunk_id, model) DO UPDATE SET content_hash = excluded.content_hash",
+                [(cid, model, h, cid) for cid, h in items],
+            )
+
+    def missing_chunk_ids(self, ids: Iterable[str]) -> set[str]:
+        """The ids among ``ids`` that name no chunk (vectors left behind by a crash or a delete)."""
+        ids = list(ids)
+        present: set[str] = set()
+        for batch in _batches(ids):
+            marks = ",".join("?" * len(batch))
+            present.update(r[0] for r in self.conn.execute(f"SELECT id FROM chunks WHERE id IN ({marks})", batch))
+        return set(ids) - present
+
+    def embedded_count(self, model: str) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM embeddings WHERE model = ?", (model,)).fetchone()[0]
+
+    # ---- reads ----------------------------------------------------------------------------
+
+    def get_chunks(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
+        out: dict[str, StoredChunk] = {}
+        for batch in _batches(ids):
+            marks = ",".join("?" * len(batch))
+            for row in self.conn.execute(
+                f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id"
+                f" WHERE c.id IN ({marks})", batch,
+            ):
+                out[row["id"]] = _stored_chunk(row)
+        return out
+
+    def iter_chunks(self, where: str = "1=1", params: Sequence[object] = (),
+                    order: str = "c.start_time, c.turn_index, c.part", limit: int | None = None
+                    ) -> Iterator[StoredChunk]:
+        """Chunks matching a SQL condition over ``c`` (chunks) and ``p`` (projects)."""
+        sql = (f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id"
+               f" WHERE {where} ORDER BY {order}")
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        for row in self.conn.execute(sql, list(params)):
+            yield _stored_chunk(row)
+
+    def neighbours(self, chunk_id: str, direction: str) -> list[tuple[str, str]]:
+        """(next chunk id, reference type) along forward edges, or against them for 'backward'."""
+        if direction == "forward":
+            sql = ("SELECT target_chunk_id, reference_type FROM edges WHERE source_chunk_id = ?"
+                   " AND edge_type = 'forward' ORDER BY id")
+        else:
+            sql = ("SELECT source_chunk_id, reference_type FROM edges WHERE target_chunk_id = ?"
+                   " AND edge_type = 'forward' ORDER BY id")
+        return [(r[0], r[1]) for r in self.conn.execute(sql, (chunk_id,))]
+
+    def keyword_search(self, query: str, *, project_ids: Sequence[int] | None = None,
+                       agent: str | None = None, limit: int = 50) -> list[tuple[str, float]]:
+        """BM25 hits as (chunk id, score), best first; higher is better. Empty without FTS5."""
+        expression = match_query(query)
+        if not self.fts_enabled or expression is None:
+            return []
+        where, params = ["chunks_fts MATCH ?"], [expression]
+        if project_ids:
+            where.append(f"c.project_id IN ({','.join('?' * len(project_ids))})")
+            params.extend(project_ids)
+        if agent:
+            where.append("c.agent = ?")
+            params.append(agent)
+        sql = (f"SELECT c.id, bm25(chunks_fts, 1.0, 0.5) AS rank FROM chunks_fts"
+               f" JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE {' AND '.join(where)}"
+               f" ORDER BY rank LIMIT ?")
+        try:
+            rows = self.conn.execute(sql, [*params, limit]).fetchall()
+        except sqlite3.OperationalError as exc:
+            # Second guard behind match_query's quoting: a query FTS5 still rejects yields no
+            # keyword hits rather than an error for the user.
+            if "fts5" in str(exc).lower() or "syntax" in str(exc).lower():
+                return []
+            raise
+        return [(r[0], -float(r[1])) for r in rows]
+
+    def counts(self) -> dict[str, object]:
+        one = self.conn.execute
+        by_type = dict(one("SELECT reference_type, COUNT(*) FROM edges GROUP BY reference_type").fetchall())
+        agents = [r[0] for r in one("SELECT DISTINCT agent FROM chunks WHERE agent != 'main'")]
+        return {
+            "chunks": one("SELECT COUNT(*) FROM chunks").fetchone()[0],
+            "edges": {"total": sum(by_type.values()), "by_type": by_type},
+            "sessions": one("SELECT COUNT(*) FROM sessions").fetchone()[0],
+            "projects": one("SELECT COUNT(*) FROM projects WHERE id IN (SELECT project_id FROM chunks)"
+                            ).fetchone()[0],
+            "agents": len(agents),
+            "clusters": one("SELECT COUNT(*) FROM clusters").fetchone()[0],
+            "files": one("SELECT COUNT(*) FROM files").fetchone()[0],
+            "skipped_lines": one("SELECT COALESCE(SUM(skipped_lines), 0) FROM files").fetchone()[0],
+            "keyword_index": "on" if self.fts_enabled else "off (SQLite has no FTS5)",
+        }
+
+    def size_bytes(self) -> int:
+        return sum(os.path.getsize(p) for p in (self.path, Path(f"{self.path}-wal")) if os.path.exists(p))
+
+
+def _stored_chunk(row: sqlite3.Row) -> StoredChunk:
+    return StoredChunk(
+        id=row["id"], session_id=row["session_id"], project_id=row["project_id"], project=row["project"],
+        agent=row["agent"], turn_index=row["turn_index"], part=row["part"], start_time=row["start_time"],
+        end_time=row["end_time"], content=row["content"], content_hash=row["content_hash"],
+        approx_tokens=row["approx_tokens"], message_uuids=tuple(json.loads(row["message_uuids"])),
+    )
+
+
+def _batches(items: Sequence[str]) -> Iterator[list[str]]:
+    items = list(items)
+    for start in range(0, len(items), _SQL_VARIABLE_BATCH):
+        yield items[start:start + _SQL_VARIABLE_BATCH]
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@contextmanager
+def open_store(path: Path, *, busy_timeout_ms: int = 30_000) -> Iterator[MemoryStore]:
+    store = MemoryStore(path, busy_timeout_ms=busy_timeout_ms)
+    try:
+        yield store
+    finally:
+        store.close()

@@ -1,0 +1,194 @@
+"""Numbered schema migrations, applied in order, each in its own transaction.
+
+Never edit a migration that has shipped; add the next one. ``schema_migrations`` records what ran,
+so opening an up-to-date database costs one query.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from causantic.store.sqlite import atomic, fts5_available
+
+
+def m001_core_tables(conn: sqlite3.Connection) -> None:
+    _run_script(conn, 
+        """
+        CREATE TABLE projects (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,          -- canonical path: git root, worktrees resolved
+            name TEXT NOT NULL,                 -- display name, unique (parents added on collision)
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE project_aliases (          -- every cwd seen, resolved once
+            cwd TEXT PRIMARY KEY,
+            project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE
+        );
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+            started_at TEXT,
+            ended_at TEXT,
+            team_name TEXT
+        );
+        CREATE INDEX sessions_project ON sessions(project_id, started_at);
+        CREATE TABLE files (                    -- ingest checkpoints
+            path TEXT PRIMARY KEY,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            skipped_lines INTEGER NOT NULL DEFAULT 0,
+            ingested_at TEXT NOT NULL
+        );
+        CREATE TABLE chunks (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+            agent TEXT NOT NULL DEFAULT 'main',  -- 'main', or the agent's name
+            agent_id TEXT,                       -- raw sub-agent id from the transcript
+            team_name TEXT,
+            turn_index INTEGER NOT NULL,
+            part INTEGER NOT NULL,
+            start_time TEXT NOT NULL,            -- ISO 8601 UTC, fixed width: sorts as text
+            end_time TEXT NOT NULL,
+            content TEXT NOT NULL,
+            search_terms TEXT NOT NULL DEFAULT '',  -- identifier parts for the keyword index
+            content_hash TEXT NOT NULL,
+            approx_tokens INTEGER NOT NULL,
+            tool_use_count INTEGER NOT NULL DEFAULT 0,
+            code_block_count INTEGER NOT NULL DEFAULT 0,
+            has_thinking INTEGER NOT NULL DEFAULT 0,
+            message_uuids TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX chunks_session ON chunks(session_id, start_time);
+        CREATE INDEX chunks_project_time ON chunks(project_id, start_time);
+        CREATE INDEX chunks_agent ON chunks(agent, start_time);
+        CREATE TABLE edges (
+            id INTEGER PRIMARY KEY,
+            source_chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            target_chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            edge_type TEXT NOT NULL DEFAULT 'forward',
+            reference_type TEXT NOT NULL,
+            initial_weight REAL NOT NULL DEFAULT 1.0,
+            created_at TEXT NOT NULL,
+            UNIQUE (source_chunk_id, target_chunk_id, reference_type)
+        );
+        CREATE INDEX edges_target ON edges(target_chunk_id);
+        CREATE INDEX edges_type ON edges(reference_type);
+        CREATE TABLE embeddings (               -- which chunk texts have a vector in LanceDB
+            chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            PRIMARY KEY (chunk_id, model)
+        );
+        CREATE TABLE clusters (
+            id INTEGER PRIMARY KEY,
+            label TEXT NOT NULL,
+            model TEXT NOT NULL,
+            centroid BLOB NOT NULL,
+            size INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE chunk_clusters (
+            chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            cluster_id INTEGER NOT NULL REFERENCES clusters(id) ON DELETE CASCADE,
+            distance REAL NOT NULL,
+            PRIMARY KEY (chunk_id, cluster_id)
+        );
+        CREATE INDEX chunk_clusters_cluster ON chunk_clusters(cluster_id, distance);
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        """
+    )
+
+
+def m002_keyword_index(conn: sqlite3.Connection) -> None:
+    """FTS5 over chunk text and identifier parts, kept in step by triggers.
+
+    Trigger: SQLite built without FTS5. Why: keyword search is an enhancement, not a requirement
+    (seed 002, graceful degradation). Outcome: the migration records itself and search runs
+    vector-only; ``meta.fts5`` says which.
+    """
+    if not fts5_available(conn):
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('fts5', 'unavailable')")
+        return
+    _run_script(conn, 
+        """
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            content, search_terms,
+            content='chunks', content_rowid='rowid',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts(rowid, content, search_terms)
+            VALUES (new.rowid, new.content, new.search_terms);
+        END;
+        CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, content, search_terms)
+            VALUES ('delete', old.rowid, old.content, old.search_terms);
+        END;
+        CREATE TRIGGER chunks_fts_update AFTER UPDATE OF content, search_terms ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, content, search_terms)
+            VALUES ('delete', old.rowid, old.content, old.search_terms);
+            INSERT INTO chunks_fts(rowid, content, search_terms)
+            VALUES (new.rowid, new.content, new.search_terms);
+        END;
+        INSERT OR REPLACE INTO meta(key, value) VALUES ('fts5', 'available');
+        """
+    )
+
+
+def m003_forgotten(conn: sqlite3.Connection) -> None:
+    """Tombstones: a forgotten chunk is not brought back when its transcript is ingested again."""
+    _run_script(conn, 
+        """
+        CREATE TABLE forgotten (
+            chunk_id TEXT PRIMARY KEY,
+            forgotten_at TEXT NOT NULL
+        );
+        """
+    )
+
+
+def _run_script(conn: sqlite3.Connection, script: str) -> None:
+    """Run statements one by one: ``executescript`` would commit the migration's transaction."""
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            conn.execute(statement)
+            statement = ""
+    if statement.strip():
+        conn.execute(statement)
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    m001_core_tables,
+    m002_keyword_index,
+    m003_forgotten,
+)
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply pending migrations; return the schema version now in force."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+        " applied_at TEXT NOT NULL)"
+    )
+    done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+    for version, migration in enumerate(MIGRATIONS, start=1):
+        if version in done:
+            continue
+        with atomic(conn):
+            # Another process may have applied it while we waited for the write lock.
+            if conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)).fetchone():
+                continue
+            migration(conn)
+            conn.execute(
+                "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
+                (version, migration.__name__, datetime.now(UTC).isoformat()),
+            )
+    return len(MIGRATIONS)

@@ -1,0 +1,151 @@
+"""VectorIndex: chunk embeddings in LanceDB, one table per embedding model.
+
+Vectors of two models never mix: the table name carries the model id, so changing
+``embedding.model`` starts an empty table and ``causantic reindex`` fills it. Rows are keyed by
+chunk id and carry the chunk's content hash (the embedding cache: identical text is never embedded
+twice), project id and agent (for filtered search). The index never calls the embedder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+_ID_BATCH = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class VectorRecord:
+    chunk_id: str
+    project_id: int
+    agent: str
+    content_hash: str
+    vector: Any  # np.ndarray (dims,), float32, unit length
+
+
+@dataclass(frozen=True, slots=True)
+class VectorMatch:
+    chunk_id: str
+    similarity: float  # cosine similarity, 1 = same direction
+
+
+class VectorIndex:
+    """Opened lazily: constructing it imports nothing heavy; the first call opens LanceDB."""
+
+    def __init__(self, folder: Path, model_id: str, dims: int) -> None:
+        self.folder = folder
+        self.model_id = model_id
+        self.dims = dims
+        self.table_name = "chunks_" + re.sub(r"[^A-Za-z0-9_]", "_", model_id)
+        self._table: Any = None
+
+    @property
+    def table(self) -> Any:
+        if self._table is None:
+            os.environ.setdefault("LANCE_LOG", "error")  # lance logs routine notices as warnings
+            import lancedb
+            import pyarrow as pa
+
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            db = lancedb.connect(str(self.folder))
+            schema = pa.schema([
+                pa.field("id", pa.string()),
+                pa.field("project_id", pa.int64()),
+                pa.field("agent", pa.string()),
+                pa.field("content_hash", pa.string()),
+                pa.field("vector", pa.list_(pa.float32(), self.dims)),
+            ], metadata={"model": self.model_id})
+            self._table = db.create_table(self.table_name, schema=schema, exist_ok=True)
+        return self._table
+
+    def upsert(self, records: Sequence[VectorRecord]) -> None:
+        if not records:
+            return
+        import numpy as np
+        import pyarrow as pa
+
+        matrix = np.stack([np.asarray(r.vector, dtype=np.float32) for r in records])
+        data = pa.table({
+            "id": [r.chunk_id for r in records],
+            "project_id": pa.array([r.project_id for r in records], pa.int64()),
+            "agent": [r.agent for r in records],
+            "content_hash": [r.content_hash for r in records],
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), self.dims),
+        })
+        (self.table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(data))
+
+    def search(self, vector: np.ndarray, *, limit: int, project_ids: Sequence[int] | None = None,
+               agent: str | None = None) -> list[VectorMatch]:
+        if self.count() == 0:
+            return []
+        query = self.table.search(vector).distance_type("cosine").limit(limit).select(["id", "_distance"])
+        conditions = []
+        if project_ids:
+            conditions.append(f"project_id IN ({', '.join(str(int(p)) for p in project_ids)})")
+        if agent:
+            conditions.append(f"agent = {_sql_string(agent)}")
+        if conditions:
+            query = query.where(" AND ".join(conditions), prefilter=True)
+        result = query.to_arrow()
+        return [
+            VectorMatch(cid, 1.0 - float(dist))
+            for cid, dist in zip(result["id"].to_pylist(), result["_distance"].to_pylist(), strict=True)
+        ]
+
+    def vectors(self, chunk_ids: Iterable[str]) -> dict[str, np.ndarray]:
+        return self._fetch("id", list(chunk_ids))
+
+    def vectors_by_content(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        """Stored vectors keyed by content hash: the cache that spares re-embedding identical text."""
+        return self._fetch("content_hash", list(hashes))
+
+    def _fetch(self, column: str, keys: list[str]) -> dict[str, np.ndarray]:
+        import numpy as np
+
+        out: dict[str, np.ndarray] = {}
+        if not keys or self.count() == 0:
+            return out
+        for start in range(0, len(keys), _ID_BATCH):
+            batch = keys[start:start + _ID_BATCH]
+            where = f"{column} IN ({', '.join(_sql_string(k) for k in batch)})"
+            result = self.table.search().where(where).select([column, "vector"]).limit(len(batch) * 4).to_arrow()
+            vectors = result["vector"].combine_chunks()
+            flat = np.asarray(vectors.values.to_numpy(zero_copy_only=False), dtype=np.float32)
+            matrix = flat.reshape(-1, self.dims)
+            for key, row in zip(result[column].to_pylist(), matrix, strict=True):
+                out.setdefault(key, row)
+        return out
+
+    def ids(self) -> set[str]:
+        if self.count() == 0:
+            return set()
+        return set(self.table.search().select(["id"]).limit(self.count() + 1).to_arrow()["id"].to_pylist())
+
+    def delete(self, chunk_ids: Iterable[str]) -> int:
+        ids = list(chunk_ids)
+        for start in range(0, len(ids), _ID_BATCH):
+            batch = ids[start:start + _ID_BATCH]
+            self.table.delete(f"id IN ({', '.join(_sql_string(i) for i in batch)})")
+        return len(ids)
+
+    def count(self) -> int:
+        return int(self.table.count_rows())
+
+    def compact(self) -> None:
+        """Merge the small fragments many appends leave behind, so searches stay fast."""
+        self.table.optimize()
+
+    def size_bytes(self) -> int:
+        path = self.folder / f"{self.table_name}.lance"
+        return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.exists() else 0
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"

@@ -1,0 +1,59 @@
+"""Chunking is turn-based, respects code fences, and keeps ids stable as a session grows."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from causantic.ingest.chunker import approx_tokens, chunk_id, chunk_turn, split_text
+from causantic.ingest.render import RenderedTurn, Section
+
+
+def _turn(*texts: str) -> RenderedTurn:
+    sections = tuple(Section(t, f"uuid-{i}", None) for i, t in enumerate(texts))
+    return RenderedTurn(0, texts[0] if texts else "", sections, False, 0, "uuid-0")
+
+
+def test_a_short_turn_is_one_chunk() -> None:
+    drafts = chunk_turn(_turn("[User]\nhello", "[Assistant]\nhi there"), max_tokens=400)
+    assert len(drafts) == 1
+    assert drafts[0].text == "[User]\nhello\n\n[Assistant]\nhi there"
+
+
+def test_a_long_turn_splits_between_sections_within_the_limit() -> None:
+    sections = [f"[Assistant]\n{'word ' * 100}{i}" for i in range(10)]
+    drafts = chunk_turn(_turn(*sections), max_tokens=400)
+    assert len(drafts) > 1
+    assert all(approx_tokens(d.text) <= 400 for d in drafts)
+    assert [d.part for d in drafts] == list(range(len(drafts)))
+    assert "".join(d.text for d in drafts).count("word") == 1000
+
+
+def test_a_code_block_is_never_split_when_it_fits() -> None:
+    code = "```python\n" + "\n".join(f"x_{i} = {i}" for i in range(60)) + "\n```"
+    text = ("intro paragraph\n\n" * 30) + code + "\n\noutro"
+    pieces = split_text(text, max_chars=1400)
+    holding = [p for p in pieces if "x_0 = 0" in p]
+    assert len(holding) == 1 and "x_59 = 59" in holding[0]
+
+
+def test_an_oversized_code_block_is_split_by_lines() -> None:
+    code = "```\n" + "\n".join(f"line {i} " + "y" * 50 for i in range(200)) + "\n```"
+    pieces = split_text(code, max_chars=1400)
+    assert len(pieces) > 1
+    assert all(len(p) <= 1400 for p in pieces)
+    assert all(p.split("\n")[-1].endswith("y") or p.endswith("```") for p in pieces)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=0, max_size=5000), st.integers(min_value=50, max_value=2000))
+def test_splitting_never_loses_words_or_exceeds_the_limit(text: str, max_chars: int) -> None:
+    pieces = split_text(text, max_chars)
+    assert all(len(p) <= max_chars for p in pieces)
+    assert "".join("".join(p.split()) for p in pieces) == "".join(text.split())
+
+
+def test_chunk_ids_are_stable_and_distinct() -> None:
+    assert chunk_id("s", "main", "u1", 0) == chunk_id("s", "main", "u1", 0)
+    assert len({chunk_id("s", "main", "u1", 0), chunk_id("s", "main", "u1", 1),
+                chunk_id("s", "agent", "u1", 0), chunk_id("t", "main", "u1", 0)}) == 4
