@@ -10,9 +10,9 @@ upserted by their stable ids, so appended lines become new chunks linked to the 
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,43 +79,83 @@ def ingest(store: MemoryStore, targets: Iterable[Path], settings: PlanSettings, 
             todo.append(group)
     if on_discovered:
         on_discovered(sum(len(group_paths(g)) for g in todo), sum(_size(p) for g in todo for p in group_paths(g)))
-    touched_projects: set[int] = set()
     files_done = 0
-    for group, outcome in _plan_all(todo, settings, workers):
-        files_done += len(group_paths(group))
-        if isinstance(outcome, BaseException):
-            report.errors.append((str(group_paths(group)[0]), f"{type(outcome).__name__}: {outcome}"))
-        else:
-            touched_projects |= write_plan(store, outcome, report)
-        if on_progress:
-            on_progress(files_done, report.bytes_read, report.chunks_added)
-    for project_id in sorted(touched_projects):
+    committer = _GroupCommitter(store)
+    try:
+        for group, outcome in _plan_all(todo, settings, workers):
+            files_done += len(group_paths(group))
+            if isinstance(outcome, BaseException):
+                report.errors.append((str(group_paths(group)[0]), f"{type(outcome).__name__}: {outcome}"))
+            else:
+                committer.begin()
+                write_plan(store, outcome, report)
+                committer.maybe_commit()
+            if on_progress:
+                on_progress(files_done, report.bytes_read, report.chunks_added)
+        committer.commit()
+    except BaseException:
+        committer.rollback()
+        raise
+    # Projects flagged in the same transactions as their sessions: a run killed before this point
+    # leaves the flags set, and the next run finishes the linking even if it reads no file.
+    for project_id in store.projects_to_relink():
         report.edges_added["cross-session"] += relink_sessions(store, project_id)
     report.seconds = time.perf_counter() - started
     return report
 
 
-def write_plan(store: MemoryStore, plan: GroupPlan, report: IngestReport) -> set[int]:
-    """Save one group in one transaction; return the ids of the projects it touched."""
-    projects: set[int] = set()
+def write_plan(store: MemoryStore, plan: GroupPlan, report: IngestReport) -> None:
+    """Save one group in one transaction, flagging its projects for cross-session relinking."""
     with store.atomic():
         for session in plan.sessions:
             project = store.resolve_project(session.cwd, session.project_path)
-            projects.add(project.id)
-            existing = set(store.session_chunk_ids(session.session_id))
+            store.mark_relink(project.id)
             new, changed = store.save_session(project, session.session_id, session.chunks)
             added = store.replace_edges([c.id for c in session.chunks], SESSION_EDGE_TYPES, session.edges)
             report.sessions += 1
-            report.chunks_added += new
+            report.chunks_added += len(new)
             report.chunks_updated += changed
-            report.new_chunk_ids += [c.id for c in session.chunks if c.id not in existing]
+            report.new_chunk_ids += new
             report.subagent_streams += session.subagent_streams
             report.linked_subagents += session.linked_subagents
             report.edges_added.update(e.reference_type for e in added)
         store.mark_files(plan.files)
     report.bytes_read += plan.bytes_read
     report.skipped_lines.update(plan.skipped)
-    return projects
+
+
+class _GroupCommitter:
+    """Commits several groups per transaction, at most every ``interval`` seconds.
+
+    One transaction per small session would spend most of batch ingest committing. Each group is
+    still all-or-nothing (a savepoint inside), and file marks commit with their chunks, so a kill
+    loses at most the uncommitted groups, which the next run redoes. Other writers wait at most
+    ``interval`` for the lock.
+    """
+
+    def __init__(self, store: MemoryStore, interval: float = 0.5) -> None:
+        self.store = store
+        self.interval = interval
+        self.started: float | None = None
+
+    def begin(self) -> None:
+        if self.started is None:
+            self.store.conn.execute("BEGIN IMMEDIATE")
+            self.started = time.perf_counter()
+
+    def maybe_commit(self) -> None:
+        if self.started is not None and time.perf_counter() - self.started >= self.interval:
+            self.commit()
+
+    def commit(self) -> None:
+        if self.started is not None:
+            self.store.conn.execute("COMMIT")
+            self.started = None
+
+    def rollback(self) -> None:
+        if self.started is not None and self.store.conn.in_transaction:
+            self.store.conn.execute("ROLLBACK")
+        self.started = None
 
 
 def relink_sessions(store: MemoryStore, project_id: int) -> int:
@@ -123,7 +163,9 @@ def relink_sessions(store: MemoryStore, project_id: int) -> int:
     with store.atomic():
         rows = store.session_endpoints(project_id)
         edges = cross_session_edges([(r["first_id"], r["last_id"]) for r in rows])
-        return len(store.replace_edges(store.project_chunk_ids(project_id), ("cross-session",), edges))
+        added = store.replace_edges(store.project_chunk_ids(project_id), ("cross-session",), edges)
+        store.clear_relink(project_id)
+        return len(added)
 
 
 def _discover_all(targets: Iterable[Path]) -> list[SessionFiles]:
@@ -153,7 +195,12 @@ def _size(path: Path) -> int:
 
 def _plan_all(groups: list[SessionFiles], settings: PlanSettings, workers: int
               ) -> Iterator[tuple[SessionFiles, GroupPlan | BaseException]]:
-    """Plans in completion order; parsing runs in ``workers`` processes when there is enough work."""
+    """Plans in discovery order; parsing runs in ``workers`` processes when there is enough work.
+
+    Writing in a fixed order makes the result independent of which worker finishes first, so a
+    run that was killed and resumed ends in exactly the state of one uninterrupted run, even when
+    two files hold copies of the same session.
+    """
     if workers <= 1 or len(groups) < 2:
         for group in groups:
             try:
@@ -162,19 +209,17 @@ def _plan_all(groups: list[SessionFiles], settings: PlanSettings, workers: int
                 yield group, exc
         return
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        pending: dict[Future[GroupPlan], SessionFiles] = {}
+        pending: deque[tuple[SessionFiles, Future[GroupPlan]]] = deque()
         queue = iter(groups)
-        window = workers * 4  # bounded, so plans never pile up in memory
+        window = workers * 8  # bounded, so plans never pile up in memory
         while True:
             while len(pending) < window:
                 group = next(queue, None)
                 if group is None:
                     break
-                pending[pool.submit(plan_group, group, settings)] = group
+                pending.append((group, pool.submit(plan_group, group, settings)))
             if not pending:
                 return
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                group = pending.pop(future)
-                exc = future.exception()
-                yield group, (exc if exc is not None else future.result())
+            group, future = pending.popleft()
+            exc = future.exception()
+            yield group, (exc if exc is not None else future.result())

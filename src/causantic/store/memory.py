@@ -124,6 +124,16 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def project_by_path(self, path: str) -> Project | None:
         return self._project_by_path(path)
 
+    def mark_relink(self, project_id: int) -> None:
+        """Flag a project whose sessions changed; cleared once its cross-session edges are redone."""
+        self.conn.execute("UPDATE projects SET needs_relink = 1 WHERE id = ?", (project_id,))
+
+    def projects_to_relink(self) -> list[int]:
+        return [r[0] for r in self.conn.execute("SELECT id FROM projects WHERE needs_relink = 1 ORDER BY id")]
+
+    def clear_relink(self, project_id: int) -> None:
+        self.conn.execute("UPDATE projects SET needs_relink = 0 WHERE id = ?", (project_id,))
+
     def project_summaries(self) -> list[sqlite3.Row]:
         return self.conn.execute(
             "SELECT p.id, p.name, p.path, COUNT(c.rowid) AS chunks, COUNT(DISTINCT c.session_id) AS sessions,"
@@ -165,8 +175,8 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     # ---- sessions, chunks, edges ----------------------------------------------------------
 
     def save_session(self, project: Project, session_id: str, chunks: Sequence[ChunkRecord],
-                     team_name: str | None = None) -> tuple[int, int]:
-        """Upsert a session and its chunks; return (new chunks, changed chunks).
+                     team_name: str | None = None) -> tuple[list[str], int]:
+        """Upsert a session and its chunks; return (ids of new chunks, number of changed chunks).
 
         Call inside :meth:`atomic` together with the session's edges and file marks.
         """
@@ -202,7 +212,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
                 for c in [*new, *changed]
             ],
         )
-        return len(new), len(changed)
+        return [c.id for c in new], len(changed)
 
     def _without_forgotten(self, chunks: Sequence[ChunkRecord]) -> list[ChunkRecord]:
         gone: set[str] = set()

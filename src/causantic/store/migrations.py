@@ -20,6 +20,7 @@ def m001_core_tables(conn: sqlite3.Connection) -> None:
             id INTEGER PRIMARY KEY,
             path TEXT NOT NULL UNIQUE,          -- canonical path: git root, worktrees resolved
             name TEXT NOT NULL,                 -- display name, unique (parents added on collision)
+            needs_relink INTEGER NOT NULL DEFAULT 0,  -- cross-session edges to recompute
             created_at TEXT NOT NULL
         );
         CREATE TABLE project_aliases (          -- every cwd seen, resolved once

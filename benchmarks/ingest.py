@@ -1,0 +1,93 @@
+"""Ingest throughput on real transcripts, beside plain ``json.loads`` over the same lines.
+
+Usage: python benchmarks/ingest.py [PATH] [--json OUT] [--workers N]
+
+PATH defaults to ../shared/corpus/claude-code; any folder of transcripts works, whatever its file
+names. Ingestion runs with embeddings off (chunks, edges, keyword index), into a fresh store in a
+temporary CAUSANTIC_HOME. The baseline, measured in the same run, parses every line of the same
+files with ``json.loads`` and nothing else; the goal is at least 25 MB/s and at least 1/5 of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "claude-code"
+
+
+def json_baseline(files: list[Path]) -> tuple[float, int]:
+    """Seconds and bytes to json.loads every line of every file (bad lines ignored)."""
+    total = 0
+    started = time.perf_counter()
+    for path in files:
+        with path.open("rb") as handle:
+            data = handle.read()
+        total += len(data)
+        for line in data.split(b"\n"):
+            if line.strip():
+                try:
+                    json.loads(line)
+                except ValueError:
+                    pass
+    return time.perf_counter() - started, total
+
+
+def run_ingest(path: Path, workers: int) -> dict[str, object]:
+    from causantic.config import Config
+    from causantic.ingest.service import ingest_paths
+    from causantic.services import open_services
+
+    with open_services(Config()) as services:
+        report = ingest_paths(services, [path], embed=False, workers=workers)
+        stats = services.store.counts()
+    return {"report": report, "chunks_total": stats["chunks"]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--json", dest="json_out", type=Path)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    if not args.path.exists():
+        print(f"{args.path} does not exist", file=sys.stderr)
+        return 2
+    files = sorted(p for p in args.path.rglob("*.jsonl") if p.is_file())
+    baseline_s, total_bytes = json_baseline(files)
+    with tempfile.TemporaryDirectory(prefix="causantic-bench-") as home:
+        os.environ["CAUSANTIC_HOME"] = home
+        started = time.perf_counter()
+        result = run_ingest(args.path, args.workers)
+        seconds = time.perf_counter() - started
+    report = result["report"]
+    mb = total_bytes / 1e6
+    figures = {
+        "mb_per_s": round(mb / seconds, 2),
+        "chunks_per_s": round(report.chunks_added / seconds, 1),  # type: ignore[attr-defined]
+        "baseline_json_mb_per_s": round(mb / baseline_s, 2),
+        "files": len(files),
+        "skipped_lines": sum(report.skipped_lines.values()),  # type: ignore[attr-defined]
+        "chunks": report.chunks_added,  # type: ignore[attr-defined]
+        "seconds": round(seconds, 3),
+        "megabytes": round(mb, 2),
+    }
+    ratio = figures["mb_per_s"] / figures["baseline_json_mb_per_s"]
+    print(f"transcripts      {len(files)} files, {mb:.1f} MB, {figures['skipped_lines']} lines skipped")
+    print(f"json.loads       {figures['baseline_json_mb_per_s']:>8.1f} MB/s   (baseline, same files, same run)")
+    print(f"causantic ingest {figures['mb_per_s']:>8.1f} MB/s   {figures['chunks_per_s']:.0f} chunks/s, "
+          f"{figures['chunks']} chunks in {seconds:.2f} s")
+    print(f"ratio            {ratio:>8.2f}      (goal ≥ 0.20 and ≥ 25 MB/s)")
+    if args.json_out:
+        args.json_out.write_text(json.dumps(figures, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

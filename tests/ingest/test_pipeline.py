@@ -1,0 +1,216 @@
+"""Ingestion on real transcripts: counts, idempotence, growth, crash recovery, privacy."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from causantic.config import Config
+from causantic.ingest.service import ingest_paths
+from causantic.services import Services, open_services
+from causantic.transcripts.model import TextBlock, ThinkingBlock, ToolResult
+from causantic.transcripts.reader import read_file
+
+REPO = Path(__file__).resolve().parents[2]
+TEAM_SESSION = "daaain__claude-code-log/test/test_data/real_projects/-experiments-worktrees"
+LARGE_REAL = "marot__spotter/test/fixtures/transcripts/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+
+
+def _ingest(services: Services, *paths: Path, workers: int = 1):  # type: ignore[no-untyped-def]
+    return ingest_paths(services, list(paths), embed=False, workers=workers)
+
+
+def _graph(services: Services) -> tuple[set[str], set[tuple[str, str, str]]]:
+    conn = services.store.conn
+    chunks = {r[0] for r in conn.execute("SELECT id FROM chunks")}
+    edges = {(r[0], r[1], r[2]) for r in conn.execute(
+        "SELECT source_chunk_id, target_chunk_id, reference_type FROM edges")}
+    return chunks, edges
+
+
+def test_every_corpus_transcript_ingests_without_an_error(corpus_dir: Path) -> None:
+    with open_services(Config()) as services:
+        report = _ingest(services, corpus_dir, workers=2)
+        counts = services.store.counts()
+    assert report.errors == []
+    assert report.files >= 400
+    assert counts["chunks"] > 3000
+    assert counts["sessions"] > 150
+    assert counts["edges"]["by_type"]["within-chain"] > 2500  # type: ignore[index]
+
+
+def test_the_team_session_yields_its_turns_sub_agents_and_brief_debrief_edges(corpus_dir: Path) -> None:
+    with open_services(Config()) as services:
+        report = _ingest(services, corpus_dir / TEAM_SESSION)
+        counts = services.store.counts()
+        agents = {r[0] for r in services.store.conn.execute("SELECT DISTINCT agent FROM chunks")}
+    assert report.sessions == 1
+    assert report.subagent_streams == 6 and report.linked_subagents == 6
+    assert counts["edges"]["by_type"]["brief"] == 6  # type: ignore[index]
+    assert counts["edges"]["by_type"]["debrief"] == 6  # type: ignore[index]
+    assert {"main", "alice", "bob", "carol", "alice2", "bob2", "carol2"} <= agents
+    assert report.chunks_added == 66
+
+
+def test_ingesting_the_same_files_twice_adds_nothing(corpus_dir: Path) -> None:
+    with open_services(Config()) as services:
+        first = _ingest(services, corpus_dir / TEAM_SESSION)
+        before = _graph(services)
+        second = _ingest(services, corpus_dir / TEAM_SESSION)
+        forced = ingest_paths(services, [corpus_dir / TEAM_SESSION], embed=False, force=True, workers=1)
+        after = _graph(services)
+    assert first.chunks_added > 0
+    assert second.files_unchanged == second.files and second.chunks_added == 0
+    assert forced.chunks_added == 0 and sum(forced.edges_added.values()) == 0
+    assert before == after
+
+
+def test_lines_appended_to_a_session_become_new_chunks_linked_to_the_old_last_one(
+        corpus_dir: Path, tmp_path: Path) -> None:
+    source = corpus_dir / LARGE_REAL
+    lines = source.read_bytes().splitlines(keepends=True)
+    growing = tmp_path / "projects" / "p" / source.name
+    growing.parent.mkdir(parents=True)
+    growing.write_bytes(b"".join(lines[: len(lines) // 2]))
+    with open_services(Config()) as services:
+        _ingest(services, growing)
+        old_chunks, _ = _graph(services)
+        old_last = services.store.session_chunk_ids(_session_id(services))[-1]
+        with growing.open("ab") as handle:
+            handle.write(b"".join(lines[len(lines) // 2:]))
+        report = _ingest(services, growing)
+        grown = _graph(services)
+        followers = {t for s, t, kind in grown[1] if s == old_last and kind == "within-chain"}
+    assert report.chunks_added > 0
+    assert old_chunks <= grown[0] | set()  # no earlier chunk disappeared
+    assert followers, "the previous last chunk must link forward to what was appended"
+    fresh_home = tmp_path / "fresh"
+    os.environ["CAUSANTIC_HOME"] = str(fresh_home)
+    whole = tmp_path / "whole" / "p" / source.name
+    whole.parent.mkdir(parents=True)
+    shutil.copy(source, whole)
+    with open_services(Config()) as fresh:
+        _ingest(fresh, whole)
+        assert _graph(fresh) == grown
+
+
+def _session_id(services: Services) -> str:
+    return services.store.conn.execute("SELECT id FROM sessions").fetchone()[0]
+
+
+def test_a_killed_batch_ingest_leaves_a_consistent_store_that_the_next_run_completes(
+        corpus_dir: Path, tmp_path: Path, causantic_home: Path) -> None:
+    subset = tmp_path / "subset"
+    for name in ("marot__spotter", "daaain__claude-code-log", "randlee__claude-history"):
+        shutil.copytree(corpus_dir / name, subset / name)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    command = [sys.executable, "-m", "causantic", "batch-ingest", str(subset), "--no-embed", "--json"]
+    partial_counts = []
+    for delay in (1.0, 1.4, 1.8, 2.2):
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        if not (causantic_home / "memory.db").exists():
+            continue  # killed before the store was created
+        conn = sqlite3.connect(causantic_home / "memory.db")
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        partial_counts.append(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+        dangling = conn.execute(
+            "SELECT COUNT(*) FROM edges WHERE source_chunk_id NOT IN (SELECT id FROM chunks)"
+            " OR target_chunk_id NOT IN (SELECT id FROM chunks)").fetchone()[0]
+        assert dangling == 0
+        conn.close()
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout)["errors"] == []
+    with open_services(Config()) as resumed:
+        resumed_graph = _graph(resumed)
+    assert any(0 < n < len(resumed_graph[0]) for n in partial_counts), (
+        f"no kill landed mid-ingest (chunk counts seen: {partial_counts})")
+    os.environ["CAUSANTIC_HOME"] = str(tmp_path / "clean")
+    with open_services(Config()) as clean:
+        _ingest(clean, subset, workers=2)
+        assert _graph(clean) == resumed_graph
+
+
+def test_thinking_text_is_never_searchable(corpus_dir: Path) -> None:
+    path = corpus_dir / "marot__spotter/test/fixtures/transcripts/tool_heavy.jsonl"
+    transcripts, _ = read_file(path)
+    thinking, visible = [], []
+    for transcript in transcripts:
+        for message in transcript.messages:
+            for block in message.blocks:
+                if isinstance(block, ThinkingBlock):
+                    thinking.append(block.text)
+                elif isinstance(block, TextBlock | ToolResult):
+                    visible.append(block.text)
+    visible_words = set(re.findall(r"[a-z]{7,}", " ".join(visible).lower()))
+    private = sorted(set(re.findall(r"[a-z]{7,}", " ".join(thinking).lower())) - visible_words)
+    assert len(private) >= 3, "the fixture must have words only its thinking blocks use"
+    with open_services(Config()) as services:
+        _ingest(services, path)
+        # The keyword index holds exactly these two columns; stemming makes a search for the word
+        # itself match visible relatives ("catching" -> "catch"), so the columns are checked.
+        for word in private[:50]:
+            assert not services.store.conn.execute(
+                "SELECT 1 FROM chunks WHERE lower(content) LIKE ? OR lower(search_terms) LIKE ?",
+                (f"%{word}%", f"%{word}%")).fetchone(), word
+
+
+def test_a_planted_secret_is_stored_redacted_and_cannot_be_found(tmp_path: Path) -> None:
+    key = "AKIA" + "Z7Q2" * 4
+    token = "ghp_" + "Q9w8E7r6T5y4" * 3
+    records = [
+        {"type": "user", "uuid": "u1", "sessionId": "s-secret", "cwd": "/tmp/secret-proj",
+         "timestamp": "2026-01-01T10:00:00Z",
+         "message": {"role": "user", "content": f"deploy with AWS key {key} and token {token}"}},
+        {"type": "assistant", "uuid": "a1", "sessionId": "s-secret", "cwd": "/tmp/secret-proj",
+         "timestamp": "2026-01-01T10:00:05Z",
+         "message": {"id": "m1", "role": "assistant", "content": [
+             {"type": "text", "text": 'Set DB_PASSWORD="tr0ub4dor&3horse" in the deploy env.'}]}},
+    ]
+    path = tmp_path / "s-secret.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    with open_services(Config()) as services:
+        _ingest(services, path)
+        content = "\n".join(r[0] for r in services.store.conn.execute("SELECT content FROM chunks"))
+        assert key not in content and token not in content and "tr0ub4dor" not in content
+        assert "[REDACTED:aws-access-key]" in content and "DB_PASSWORD" in content
+        for probe in (key, token, "tr0ub4dor"):
+            assert services.store.keyword_search(probe) == []
+
+
+def test_two_projects_with_the_same_folder_name_stay_apart(tmp_path: Path) -> None:
+    paths = []
+    for i, cwd in enumerate(("/home/a/work/api", "/home/b/clients/api")):
+        record = {"type": "user", "uuid": f"u{i}", "sessionId": f"s{i}", "cwd": cwd,
+                  "timestamp": f"2026-01-0{i + 1}T10:00:00Z", "message": {"role": "user", "content": f"hello {i}"}}
+        path = tmp_path / f"s{i}.jsonl"
+        path.write_text(json.dumps(record) + "\n")
+        paths.append(path)
+    with open_services(Config()) as services:
+        _ingest(services, *paths)
+        names = sorted(r[0] for r in services.store.conn.execute("SELECT name FROM projects"))
+    assert names == ["clients/api", "work/api"]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_parallel_and_serial_ingest_build_the_same_graph(corpus_dir: Path, tmp_path: Path, workers: int) -> None:
+    with open_services(Config()) as services:
+        _ingest(services, corpus_dir / "randlee__claude-history", workers=workers)
+        graph = _graph(services)
+    assert len(graph[0]) > 50
+    os.environ["CAUSANTIC_HOME"] = str(tmp_path / f"other-{workers}")
+    with open_services(Config()) as other:
+        _ingest(other, corpus_dir / "randlee__claude-history", workers=3 - workers)
+        assert _graph(other) == graph
