@@ -43,9 +43,9 @@ class Services:
     @property
     def vectors(self) -> VectorIndex:
         if self._vectors is None:
-            from causantic.embedding.models import model_spec
+            from causantic.embedding.models import get_spec
 
-            spec = model_spec(self.config.embedding.model)
+            spec = get_spec(self.config.embedding.model)
             self._vectors = VectorIndex(vector_path(self.config), spec.id, spec.dims)
         return self._vectors
 

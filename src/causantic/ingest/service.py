@@ -4,11 +4,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
+from causantic.config import Config
 from causantic.ingest.indexing import sync_vectors
 from causantic.ingest.pipeline import IngestReport, ProgressCallback, ingest
 from causantic.ingest.plan import PlanSettings
-from causantic.services import Services
+from causantic.store.memory import MemoryStore
+from causantic.store.vectors import VectorIndex
+
+if TYPE_CHECKING:
+    from causantic.embedding import Embedder
+
+
+class Services(Protocol):
+    """What ingestion needs from the composition root (``causantic.services.Services`` has it)."""
+
+    config: Config
+    store: MemoryStore
+
+    @property
+    def vectors(self) -> VectorIndex: ...
+
+    @property
+    def embedder(self) -> Embedder: ...
 
 
 def ingest_paths(services: Services, paths: Sequence[Path], *, force: bool = False, embed: bool = True,
@@ -27,3 +46,10 @@ def embed_pending(services: Services, on_progress: Callable[[int, int], None] | 
     """Embed every chunk that has no vector for the configured model (resumable at any point)."""
     return sync_vectors(services.store, services.vectors, lambda texts: services.embedder.embed_documents(texts),
                         batch_size=max(services.config.embedding.batch_size * 8, 64), on_progress=on_progress)
+
+
+def reindex(services: Services, on_progress: Callable[[int, int], None] | None = None) -> int:
+    """Re-embed every chunk with the configured model, from scratch."""
+    services.vectors.drop()
+    services.store.forget_embeddings(services.vectors.model_id)
+    return embed_pending(services, on_progress=on_progress)

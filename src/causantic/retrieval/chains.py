@@ -10,10 +10,10 @@
     the search results and say why.
 
 Branch points (a chunk with several edges in the walking direction, as at a sub-agent fork or a
-debrief) are resolved by staying on the stream being followed: an edge to a chunk of the same
-agent and session first, then a cross-session edge, then brief/debrief/team edges. A chain thus
-reads as one continuous narrative and enters a sub-agent's work only where the walk has no other
-way to go on (or starts inside it).
+debrief) are resolved by staying close: an edge within the same agent's stream first, then an
+edge into another agent of the same session (a sub-agent's work that fed this result, or the
+lead that spawned it), and only then a cross-session edge. A chain thus tells one session's story
+before it reaches into earlier or later sessions.
 
 A chunk without a vector (embedding deferred) gets no similarity score: it is shown, but left out
 of its chain's median, and a chain with no scored node ranks below every chain with one. The
@@ -163,8 +163,11 @@ class ChainWalker:
         def preference(option: tuple[str, str]) -> tuple[int, int]:
             cid, kind = option
             other = others.get(cid)
-            same_stream = other is not None and other.agent == chunk.agent and other.session_id == chunk.session_id
-            return (0 if same_stream else 1, _EDGE_PREFERENCE.get(kind, 9))
+            if other is None or other.session_id != chunk.session_id:
+                closeness = 2
+            else:
+                closeness = 0 if other.agent == chunk.agent else 1
+            return (closeness, _EDGE_PREFERENCE.get(kind, 9))
 
         return min(options, key=preference)[0]
 

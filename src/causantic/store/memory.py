@@ -337,6 +337,11 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
                 [(cid, model, h, cid) for cid, h in items],
             )
 
+    def forget_embeddings(self, model: str) -> None:
+        """Drop the record of which chunks have vectors for ``model`` (before re-embedding them all)."""
+        with self.atomic():
+            self.conn.execute("DELETE FROM embeddings WHERE model = ?", (model,))
+
     def missing_chunk_ids(self, ids: Iterable[str]) -> set[str]:
         """The ids among ``ids`` that name no chunk (vectors left behind by a crash or a delete)."""
         ids = list(ids)

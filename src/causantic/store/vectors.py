@@ -135,6 +135,15 @@ class VectorIndex:
             self.table.delete(f"id IN ({', '.join(_sql_string(i) for i in batch)})")
         return len(ids)
 
+    def drop(self) -> None:
+        """Delete this model's whole table (``causantic reindex`` rebuilds it)."""
+        import lancedb
+
+        db = lancedb.connect(str(self.folder))
+        if self.table_name in db.table_names():
+            db.drop_table(self.table_name)
+        self._table = None
+
     def count(self) -> int:
         return int(self.table.count_rows())
 

@@ -1,0 +1,116 @@
+"""`causantic embed`, `reindex`, `config` and `models`: the vector index and settings."""
+
+from __future__ import annotations
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from causantic.cli.output import console, domain_errors, emit_json, json_option, table
+from causantic.config import config_keys, load_config
+from causantic.ingest.service import embed_pending, reindex
+from causantic.services import open_services
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=console, transient=True)
+
+
+def _run_with_bar(description: str, action) -> int:  # type: ignore[no-untyped-def]
+    with _progress() as progress:
+        task = progress.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        return int(action(update))
+
+
+@click.command("embed")
+@json_option
+def embed_command(as_json: bool) -> None:
+    """Embed every chunk that has no vector yet (after `--no-embed`, or to resume an interrupted run).
+
+    Example: causantic embed
+    """
+    with domain_errors(), open_services() as services:
+        if as_json:
+            count = embed_pending(services)
+        else:
+            count = _run_with_bar("Embedding chunks", lambda cb: embed_pending(services, on_progress=cb))
+        total = services.vectors.count()
+    if as_json:
+        emit_json({"vectors_added": count, "vectors": total})
+    else:
+        console.print(f"Embedded {count} chunks; {total} vectors in the index.")
+
+
+@click.command("reindex")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@json_option
+def reindex_command(yes: bool, as_json: bool) -> None:
+    """Re-embed all chunks with the configured model (after changing `embedding.model`).
+
+    Example: CAUSANTIC_EMBEDDING_MODEL=bge-small-en-v1.5 causantic reindex --yes
+    """
+    if not yes and not as_json:
+        click.confirm("Re-embed every chunk with the configured model?", abort=True)
+    with domain_errors(), open_services() as services:
+        if as_json:
+            count = reindex(services)
+        else:
+            count = _run_with_bar("Re-embedding chunks", lambda cb: reindex(services, on_progress=cb))
+        model = services.vectors.model_id
+    if as_json:
+        emit_json({"model": model, "vectors": count})
+    else:
+        console.print(f"Re-embedded {count} chunks with {model}.")
+
+
+@click.command("config")
+@json_option
+def config_command(as_json: bool) -> None:
+    """Show every setting: its value now, its default and what it does.
+
+    Example: causantic config --json
+    """
+    with domain_errors():
+        config = load_config()
+    current = config.model_dump(by_alias=True)
+    rows = []
+    for key, (default, description) in config_keys().items():
+        section, name = key.split(".")
+        rows.append((key, current[section][name], default, description))
+    if as_json:
+        emit_json({key: {"value": value, "default": default, "description": description}
+                   for key, value, default, description in rows})
+        return
+    table(None, [("key", "left"), ("value", "left"), ("default", "left"), ("description", "left")],
+          [(k, _short(v), _short(d), desc) for k, v, d, desc in rows])
+
+
+def _short(value: object) -> str:
+    text = str(value)
+    return text if len(text) <= 30 else text[:27] + "…"
+
+
+@click.command("models")
+@json_option
+def models_command(as_json: bool) -> None:
+    """Embedding models Causantic knows, and whether each can load on this machine.
+
+    Example: causantic models
+    """
+    from causantic.embedding.models import MODELS, is_available
+
+    rows = [{"id": spec.id, "dims": spec.dims, "source": spec.hf_repo,
+             "status": "ready" if is_available(spec.id) else "not on this machine", "note": spec.note}
+            for spec in MODELS.values()]
+    if as_json:
+        emit_json(rows)
+        return
+    table(None, [("model", "left"), ("dims", "right"), ("status", "left"), ("note", "left")],
+          [(r["id"], r["dims"], r["status"], r["note"]) for r in rows])
+
+
+COMMANDS = [embed_command, reindex_command, config_command, models_command]
