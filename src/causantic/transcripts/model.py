@@ -98,7 +98,7 @@ class Transcript:
 class SkipReport:
     """Lines the reader passed over, counted by reason. Never fatal."""
 
-    counts: Counter[str] = field(default_factory=Counter)
+    counts: Counter[str] = field(default_factory=Counter[str])
 
     def add(self, reason: str, n: int = 1) -> None:
         self.counts[reason] += n

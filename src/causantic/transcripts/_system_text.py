@@ -1,0 +1,113 @@
+"""Telling what a user typed apart from what Claude Code injected into a user record.
+
+Claude Code writes several kinds of text as `user` records that nobody typed as a prompt: the
+local-command caveat, slash-command wrappers (``<command-name>/clear</command-name>``), command
+output (``<local-command-stdout>``), ``!`` shell-mode input and output (``<bash-input>``,
+``<bash-stdout>``), hook reminders (``<system-reminder>``), background-task notices
+(``<task-notification>``), IDE context (``<ide_opened_file>``) and compaction summaries. This module
+owns that knowledge; :mod:`reader` uses it to set ``Message.is_meta`` and :mod:`turns` to extract a
+turn's prompt. Nothing here looks at JSON.
+
+Two deliberate exceptions:
+
+- A slash command **with arguments** (``/review fix the flaky test``) is the user's request, so it
+  reads as the prompt ``"/review fix the flaky test"``. A bare command (``/clear``) and Claude Code's
+  own local commands (``/model sonnet``, ``/compact focus on X``), which never reach the model as a
+  prompt, are injected.
+- ``<teammate-message>`` is the prompt of an agent-team member (and of the lead when a teammate
+  reports back), so it stays prompt text: team linking looks for it in turn prompts.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Elements whose whole content is injected by the harness (see the module docstring).
+_INJECTED_TAGS = (
+    "system-reminder",
+    "local-command-caveat",
+    "local-command-stdout",
+    "local-command-stderr",
+    "command-name",
+    "command-message",
+    "command-args",
+    "command-contents",
+    "bash-input",
+    "bash-stdout",
+    "bash-stderr",
+    "task-notification",
+    "ide_opened_file",
+    "ide_selection",
+    "ide_diagnostics",
+    "user-prompt-submit-hook",
+    "user-memory-input",
+)
+_TAG_ALTERNATION = "|".join(re.escape(tag) for tag in _INJECTED_TAGS)
+_INJECTED_ELEMENT = re.compile(rf"<({_TAG_ALTERNATION})(?:\s[^>]*)?>.*?</\1\s*>", re.DOTALL)
+_UNCLOSED_AT_START = re.compile(rf"\s*<(?:{_TAG_ALTERNATION})(?:\s[^>]*)?>")
+_COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.DOTALL)
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+
+# Built-in commands handled by Claude Code itself; their arguments are settings, not prompts.
+# Prompt-type built-ins (/init, /review, /pr-comments, /security-review) are left out on purpose.
+_LOCAL_COMMANDS = frozenset(
+    """add-dir agents allowed-tools approved-tools bashes bug clear compact config context cost
+    doctor effort exit export fast feedback help hooks ide install-github-app keybindings login
+    logout mcp memory migrate-installer model output-style permissions plugin privacy-settings quit
+    release-notes resume rewind sandbox stats status statusline tasks terminal-setup theme todos
+    upgrade usage vim""".split()
+)
+_COMPACT_SUMMARY_PREFIX = "This session is being continued from a previous conversation"
+_INTERRUPT_PREFIX = "[Request interrupted"
+
+
+def _without_injected(text: str) -> str:
+    """`text` with every injected part removed; a slash command with arguments becomes "/name args"."""
+    s = text.strip()
+    if not s:
+        return ""
+    head = s[:200].lower()
+    if head.startswith("caveat:") and "messages below" in head:
+        return ""
+    if s.startswith(_COMPACT_SUMMARY_PREFIX) or s.startswith("<task-notification>"):
+        # A task notification ends with a harness-written instruction ("Read the output file…").
+        return ""
+    if s.startswith(("<command-name>", "<command-message>", "<command-args>")):
+        args_match = _COMMAND_ARGS.search(s)
+        args = args_match.group(1).strip() if args_match else ""
+        if not args:
+            return ""
+        name_match = _COMMAND_NAME.search(s)
+        name = name_match.group(1).strip() if name_match else ""
+        if name.lstrip("/") in _LOCAL_COMMANDS:
+            return ""
+        if name and not name.startswith("/"):
+            name = "/" + name
+        return f"{name} {args}".strip()
+    if "<" not in s:
+        return s
+    s = _INJECTED_ELEMENT.sub("", s).strip()
+    if _UNCLOSED_AT_START.match(s):
+        # Trigger: an injected element that was never closed (cut output). Why: its tail is still
+        # harness output. Outcome: the whole remainder counts as injected.
+        return ""
+    return s
+
+
+def is_injected(text: str) -> bool:
+    """True when `text` is non-empty and consists only of harness-injected content.
+
+    Interruption markers ("[Request interrupted by user]") are not injected text: they record
+    something the user did, and :func:`prompt_text_of` drops them instead.
+    """
+    return bool(text.strip()) and not _without_injected(text)
+
+
+def prompt_text_of(text: str) -> str:
+    """The part of one user text block that is a prompt: injected content and a leading
+    interruption marker removed, surrounding whitespace stripped ("" when nothing is left)."""
+    s = _without_injected(text)
+    if s.startswith(_INTERRUPT_PREFIX):
+        end = s.find("]")
+        s = s[end + 1 :].strip() if end >= 0 else ""
+    return s

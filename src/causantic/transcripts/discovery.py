@@ -1,0 +1,226 @@
+"""Finding sessions under a folder, whatever its layout and file names, and reading each one.
+
+Layouts handled (all seen in real Claude Code data):
+
+- main session file ``<folder>/<sessionId>.jsonl``; any other ``*.jsonl`` name is a main file too
+  (``full.jsonl``, ``session.jsonl``), its session id taken from its first record;
+- flat sub-agent files ``agent-<id>.jsonl`` beside the sessions (Claude Code 2.0.x) or in a
+  sub-folder of them (exports): their records carry the parent's ``sessionId``, which pairs them
+  with the main file of the same session in the same folder or its parent;
+- ``<folder>/<sessionId>/subagents/**/*.jsonl`` (2.1.x), with optional ``agent-<id>.meta.json``
+  companions, read into :class:`~causantic.transcripts.model.AgentMeta`;
+- sidechains inline in the main file (1.0.x), which :mod:`reader` splits out.
+
+Folders whose name starts with ``.`` and ``node_modules`` are not entered. A sub-agent file whose
+session file is absent still forms a session (``main=None``). JSONL of other tools (Codex, Gemini)
+holds no Claude Code message record and yields no transcript. Results are sorted by path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, cast
+
+from causantic.errors import TranscriptError
+from causantic.transcripts.model import AgentMeta, SessionTranscripts, SkipReport, Transcript
+from causantic.transcripts.reader import SkipReason, read_file
+
+__all__ = ["SessionFiles", "discover", "read_session"]
+
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.IGNORECASE)
+_PEEK_MAX_LINES = 200
+_PEEK_MAX_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFiles:
+    """The files that make up one session, found by :func:`discover`."""
+
+    session_id: str  # from the file or folder name, else the first record's sessionId
+    main: Path | None  # None when only sub-agent files of the session are present
+    subagents: tuple[Path, ...]
+    folder: Path  # the folder holding the session: a project folder under ~/.claude/projects
+
+
+def discover(root: Path) -> list[SessionFiles]:
+    """Every session under `root` (a folder, or a single ``.jsonl`` file), sorted by path.
+
+    Raises :class:`TranscriptError` when `root` does not exist.
+    """
+    if root.is_file():
+        session = _session_id_of_main(root)
+        return [SessionFiles(session, root, (), root.parent)]
+    if not root.is_dir():
+        raise TranscriptError(f"No transcript folder at {root}. Pass a folder of .jsonl files.")
+
+    mains: list[tuple[Path, str]] = []
+    nested: dict[tuple[Path, str], list[Path]] = defaultdict(list)  # <session>/subagents/ files
+    flat: list[tuple[Path, str]] = []  # agent-*.jsonl outside a subagents/ folder
+    for path in _jsonl_files(root):
+        owner = _subagents_owner(root, path)
+        if owner is not None:
+            nested[owner].append(path)
+        elif path.name.startswith("agent-"):
+            flat.append((path, _peek_session_id(path) or path.stem))
+        else:
+            mains.append((path, _session_id_of_main(path)))
+
+    main_by_key: dict[tuple[Path, str], Path] = {}
+    for path, session in mains:
+        main_by_key.setdefault((path.parent, session), path)
+    attached: dict[Path, list[Path]] = defaultdict(list)
+    orphans: dict[tuple[Path, str], list[Path]] = defaultdict(list)
+    for key, paths in nested.items():
+        main = main_by_key.get(key)
+        (attached[main] if main is not None else orphans[key]).extend(paths)
+    for path, session in flat:
+        main = main_by_key.get((path.parent, session)) or main_by_key.get((path.parent.parent, session))
+        if main is not None:
+            attached[main].append(path)
+        else:
+            orphans[(path.parent, session)].append(path)
+
+    found = [
+        SessionFiles(session, path, tuple(sorted(attached.get(path, ()))), path.parent)
+        for path, session in mains
+    ]
+    found += [
+        SessionFiles(session, None, tuple(sorted(paths)), folder)
+        for (folder, session), paths in orphans.items()
+    ]
+    found.sort(key=lambda s: str(s.main if s.main is not None else s.subagents[0]))
+    return found
+
+
+def read_session(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipReport]:
+    """Read a session's files into one :class:`SessionTranscripts` per session id found.
+
+    Usually that is one; a resumed session's file can also hold records of the session it resumed.
+    Sub-agent files belong to ``files.session_id`` whatever their records say. Sub-agent
+    transcripts keep their file order (main file's inline sidechains first). Raises
+    :class:`TranscriptError` when one of the files cannot be read at all.
+    """
+    report = SkipReport()
+    found: list[Transcript] = []
+    if files.main is not None:
+        transcripts, skipped = read_file(files.main)
+        report.merge(skipped)
+        found += transcripts
+    for path in files.subagents:
+        transcripts, skipped = read_file(
+            path, agent_id=_agent_id_from_name(path), session_id=files.session_id
+        )
+        report.merge(skipped)
+        meta = _read_agent_meta(path, report)
+        found += [replace(t, meta=meta) for t in transcripts] if meta is not None else transcripts
+
+    by_session: dict[str, list[Transcript]] = {}
+    for transcript in found:
+        by_session.setdefault(transcript.session_id, []).append(transcript)
+    sessions: list[SessionTranscripts] = []
+    for session_id, transcripts in by_session.items():
+        main = next((t for t in transcripts if t.agent_id is None), None)
+        subagents = tuple(t for t in transcripts if t.agent_id is not None)
+        cwd = next((t.cwd for t in transcripts if t.cwd), None) if main is None or not main.cwd else main.cwd
+        paths = tuple(dict.fromkeys(t.path for t in transcripts))
+        sessions.append(SessionTranscripts(session_id, main, subagents, cwd, paths))
+    return sessions, report
+
+
+# --- walking ----------------------------------------------------------------------------------------
+
+
+def _jsonl_files(root: Path) -> list[Path]:
+    out: list[Path] = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules")
+        out += (Path(folder, name) for name in sorted(names) if name.endswith(".jsonl"))
+    return out
+
+
+def _subagents_owner(root: Path, path: Path) -> tuple[Path, str] | None:
+    """(session folder, session id) when `path` lies in a ``<session>/subagents/`` tree, else None.
+
+    Only folders at or below `root` count, plus `root` itself being a ``subagents`` folder, so a
+    ``subagents`` folder higher up the user's own path is not mistaken for the layout.
+    """
+    dirs = path.relative_to(root).parts[:-1]
+    for k in range(len(dirs) - 1, -1, -1):
+        if dirs[k] == "subagents":
+            if k >= 1:
+                return root.joinpath(*dirs[: k - 1]), dirs[k - 1]
+            return root.parent, root.name
+    if root.name == "subagents":
+        return root.parent.parent, root.parent.name
+    return None
+
+
+def _session_id_of_main(path: Path) -> str:
+    if _UUID.match(path.stem):
+        return path.stem
+    return _peek_session_id(path) or path.stem
+
+
+def _peek_session_id(path: Path) -> str | None:
+    """The ``sessionId`` of the first top-level record that has one, reading as little as possible."""
+    try:
+        with path.open("rb") as f:
+            read = 0
+            for _ in range(_PEEK_MAX_LINES):
+                line = f.readline()
+                if not line or read > _PEEK_MAX_BYTES:
+                    return None
+                read += len(line)
+                if b'"sessionId"' not in line:
+                    continue
+                try:
+                    record: Any = json.loads(line)
+                except (ValueError, RecursionError):
+                    continue
+                sid: Any = cast("dict[str, Any]", record).get("sessionId") if type(record) is dict else None
+                if isinstance(sid, str) and sid:
+                    return sid
+    except OSError:
+        return None
+    return None
+
+
+# --- sub-agent files -------------------------------------------------------------------------------
+
+
+def _agent_id_from_name(path: Path) -> str:
+    """``agent-<id>.jsonl`` → ``<id>``; any other name → its stem."""
+    stem = path.stem
+    return stem[len("agent-") :] if stem.startswith("agent-") and len(stem) > len("agent-") else stem
+
+
+def _read_agent_meta(path: Path, report: SkipReport) -> AgentMeta | None:
+    meta_path = path.with_name(path.stem + ".meta.json")
+    try:
+        text = meta_path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    try:
+        raw: Any = json.loads(text)
+    except (ValueError, RecursionError):
+        raw = None
+    if type(raw) is not dict:
+        report.add(SkipReason.INVALID_AGENT_META)
+        return None
+    fields = cast("dict[str, Any]", raw)
+
+    def text_field(key: str) -> str | None:
+        value = fields.get(key)
+        return value if isinstance(value, str) and value else None
+
+    return AgentMeta(
+        agent_type=text_field("agentType"),
+        description=text_field("description"),
+        tool_use_id=text_field("toolUseId"),
+        worktree_path=text_field("worktreePath"),
+    )

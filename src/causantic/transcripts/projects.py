@@ -1,0 +1,145 @@
+"""Project identity: which project a session (or a hook call) belongs to, from its ``cwd``.
+
+A project is the canonical path of the working directory: the git root above it, and for a linked
+worktree (``.git`` is a file ``gitdir: <main>/.git/worktrees/<name>``) the main checkout, so that
+sessions run in worktrees share their project. Resolution reads files only (no ``git`` process),
+and is cached per ``cwd``.
+
+A ``cwd`` that does not exist on this machine (transcripts copied from elsewhere) cannot be
+resolved through git; it is normalised and, as the one heuristic, a Claude Code agent worktree
+(``<project>/.claude/worktrees/<name>``, where ``isolation: "worktree"`` agents run) maps to
+``<project>``. Display names and collisions between same-named projects are the store's concern.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+__all__ = ["canonical_project_path", "project_key_for_folder"]
+
+_CLAUDE_WORKTREES = "/.claude/worktrees/"
+
+
+@lru_cache(maxsize=4096)
+def canonical_project_path(cwd: str) -> str:
+    """The project path for `cwd` (rules in the module docstring); ``""`` for an empty `cwd`.
+
+    A ``.git`` in the home directory (a dotfiles repository) is ignored unless `cwd` is the home
+    directory itself: otherwise every non-repository folder under home would become one project.
+    """
+    path = _normalise(cwd)
+    if not path:
+        return ""
+    if not os.path.isdir(path):
+        return _outside_claude_worktree(path)
+    root = _git_root(path)
+    if root is None:
+        return path
+    return _main_checkout(root)
+
+
+def project_key_for_folder(encoded_dir_name: str) -> str:
+    """Opaque project key for a session without any ``cwd``: its folder name under
+    ``~/.claude/projects`` (e.g. ``"-Users-x-proj"``), never decoded (hyphens make it ambiguous).
+
+    A path is accepted too; its last component is used. Keys cannot collide with canonical paths,
+    which are absolute.
+    """
+    name = encoded_dir_name.rstrip("/\\")
+    return name.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
+
+
+def _normalise(cwd: str) -> str:
+    path = cwd.strip()
+    if not path:
+        return ""
+    if path.startswith("/"):
+        path = os.path.normpath(path)
+        if path.startswith("//"):  # normpath keeps a POSIX-special leading "//"
+            path = "/" + path.lstrip("/")
+    return path
+
+
+def _outside_claude_worktree(path: str) -> str:
+    cut = path.find(_CLAUDE_WORKTREES)
+    return path[:cut] if cut > 0 else path
+
+
+def _git_root(path: str) -> str | None:
+    """The nearest folder at or above `path` holding a ``.git`` entry, skipping a home-dir repo."""
+    home = os.path.expanduser("~")
+    current = path
+    while True:
+        if (current != home or current == path) and os.path.lexists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _main_checkout(root: str) -> str:
+    """`root` itself, or the main checkout when `root` is a linked worktree."""
+    dot_git = os.path.join(root, ".git")
+    if not os.path.isfile(dot_git):
+        return root
+    git_dir = _read_gitdir(dot_git, root)
+    if git_dir is None:
+        return root
+    common = _common_dir(git_dir)
+    if common is None:  # a submodule, or a plain separate git dir: its own project
+        return root
+    name = os.path.basename(common)
+    if name.startswith("."):  # <main>/.git, or a "<project>/.bare" style container
+        return os.path.dirname(common)
+    worktree = _core_worktree(common)
+    return worktree if worktree is not None else common  # a bare repository stands for itself
+
+
+def _read_gitdir(dot_git: str, root: str) -> str | None:
+    try:
+        with open(dot_git, encoding="utf-8", errors="replace") as f:
+            first = f.readline().strip()
+    except OSError:
+        return None
+    if not first.startswith("gitdir:"):
+        return None
+    target = first[len("gitdir:") :].strip()
+    if not target:
+        return None
+    return os.path.normpath(os.path.join(root, target))
+
+
+def _common_dir(git_dir: str) -> str | None:
+    """The shared git directory of a linked worktree's `git_dir`, or None when it is not one."""
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8", errors="replace") as f:
+            relative = f.readline().strip()
+        if relative:
+            return os.path.normpath(os.path.join(git_dir, relative))
+    except OSError:
+        pass
+    parent = os.path.dirname(git_dir)
+    if os.path.basename(parent) == "worktrees":  # the worktree's git dir was removed or moved
+        return os.path.dirname(parent)
+    return None
+
+
+def _core_worktree(common: str) -> str | None:
+    """``core.worktree`` from `common`'s config (how a submodule's git dir names its checkout)."""
+    try:
+        with open(os.path.join(common, "config"), encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    section = ""
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("["):
+            section = stripped.strip("[]").strip().lower()
+            continue
+        key, sep, value = stripped.partition("=")
+        if section == "core" and sep and key.strip().lower() == "worktree" and value.strip():
+            return os.path.normpath(os.path.join(common, value.strip()))
+    return None

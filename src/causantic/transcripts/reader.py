@@ -1,0 +1,576 @@
+"""Reading one Claude Code JSONL file into typed transcripts; bad lines are skipped and counted.
+
+This module owns the byte-and-record level of the format: splitting lines, recovering several JSON
+records written on one line, telling message records from the many other record kinds, parsing
+content blocks, merging the records Claude Code writes for one API message, and splitting a file
+into conversation streams. Finding the files of a session is :mod:`discovery`'s job, and grouping
+messages into turns is :mod:`turns`'.
+
+Stream rules (one :class:`Transcript` per stream, in order of first appearance in the file):
+
+- Main stream: records that are not sidechains, one stream per ``sessionId``. One correction: a
+  user prompt that is the last message of its session id and whose answer (the next assistant
+  record, pointing at it through ``parentUuid``) carries another session id moves to the answer's
+  session. Claude Code writes the "Implement the following plan" prompt of plan mode's
+  clear-context option under the old session id (entireio ``8c/fa910f8ef9/5/full.jsonl``).
+- Sub-agent streams: records of a file read with ``agent_id=`` (a sub-agent file), and
+  ``isSidechain: true`` records of other files. The stream id is the record's ``agentId``, else the
+  file's ``agent_id``, else (old inline sidechains, which have no ``agentId``) the synthetic id
+  ``"sidechain-" + <first uuid of the run>[:8]``. A sidechain record joins the run of its
+  ``parentUuid``; a sidechain user record without a parent starts a new run; any other record
+  continues the run right before it, or starts one. A sub-agent stream keeps one session id: the
+  ``session_id=`` it is read with, else the first one it shows. A resumed session can re-stamp an
+  agent's later records, and splitting there would separate the agent's prompt from its answer
+  (kfischer ``agent-a2b48bc.jsonl``). Records with an ``agentId`` but no ``isSidechain`` flag in a
+  main file stay in the main stream.
+
+Within a stream, assistant records sharing ``message.id`` become one :class:`Message` at the first
+record's position, without exact-duplicate blocks; a repeated ``uuid`` is dropped. The order is
+file order, not timestamp order (timestamps are not monotonic in resumed sessions).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, cast
+
+from causantic.errors import TranscriptError
+from causantic.transcripts._system_text import is_injected
+from causantic.transcripts.model import (
+    AgentProgress,
+    Block,
+    Message,
+    SkipReport,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+    ToolResult,
+    Transcript,
+)
+
+__all__ = ["BROKEN_LINE_REASONS", "SkipReason", "read_file"]
+
+
+class SkipReason(StrEnum):
+    """Why a line or record was passed over; the keys of :class:`SkipReport` counts."""
+
+    INVALID_JSON = "invalid json"
+    INVALID_UTF8 = "invalid utf-8"
+    TRUNCATED_LAST_LINE = "truncated last line"  # usually a session still being written
+    NOT_AN_OBJECT = "not a json object"
+    MALFORMED_MESSAGE = "malformed message"  # a user/assistant record without a usable message
+    EMPTY_MESSAGE = "empty message"  # a message with no block we keep (e.g. only redacted thinking)
+    DUPLICATE_RECORD = "duplicate record"  # same uuid seen before in the stream
+    NON_MESSAGE = "non-message record"  # summary, system, snapshots, progress, attachment, ...: normal
+    INVALID_AGENT_META = "invalid agent meta file"  # an agent-<id>.meta.json that is not a JSON object
+
+
+# Reasons that mean a damaged file rather than an ignored kind of record.
+BROKEN_LINE_REASONS = frozenset(
+    {
+        SkipReason.INVALID_JSON,
+        SkipReason.INVALID_UTF8,
+        SkipReason.TRUNCATED_LAST_LINE,
+        SkipReason.NOT_AN_OBJECT,
+        SkipReason.MALFORMED_MESSAGE,
+    }
+)
+
+_BOM = b"\xef\xbb\xbf"
+_WHITESPACE = re.compile(r"[ \t\r\n]*")
+_DECODER = json.JSONDecoder()
+# JSONDecoder.__init__ sets `scan_once`, the C scanner behind json.loads; typeshed does not declare it.
+_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
+_MAIN, _AGENT = "main", "agent"  # stream kinds: streams are keyed by (kind, session or agent id)
+
+
+def read_file(
+    path: Path, *, agent_id: str | None = None, session_id: str | None = None
+) -> tuple[list[Transcript], SkipReport]:
+    """Parse one transcript file into its conversation streams.
+
+    `agent_id` says the file is a sub-agent file (``agent-<id>.jsonl``) of that agent: its records
+    form sub-agent streams even when they lack ``isSidechain``/``agentId``. `session_id`, when
+    given, is the session every sub-agent stream of the file belongs to, whatever its records say
+    (discovery knows it from the ``<session>/subagents/`` folder). Content problems are never
+    raised; they are counted in the returned :class:`SkipReport`. Streams without any message are
+    not returned, so a file holding no Claude Code message records yields ``[]``.
+
+    Raises :class:`TranscriptError` only when the file cannot be read at all.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise TranscriptError(
+            f"Cannot read transcript file {path}: {e.strerror or e}. Check that it exists and is readable."
+        ) from e
+    report = SkipReport()
+    records = _decode_lines(data, report)
+    return _Assembler(path, agent_id, session_id, report).run(records), report
+
+
+# --- lines → records ------------------------------------------------------------------------------
+
+
+def _decode_lines(data: bytes, report: SkipReport) -> list[tuple[int, int, dict[str, Any]]]:
+    """(line number, index on the line, record) for every JSON object in `data`.
+
+    The fast path hands each line to the C scanner behind ``json.loads`` directly (same grammar,
+    strict strings), which skips ``json.loads``' encoding sniffing and Python-level wrappers.
+    """
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    lines = data.split(b"\n")
+    last_line_no = len(lines)  # when data ends with "\n" this last element is empty
+    scan = _SCAN
+    out: list[tuple[int, int, dict[str, Any]]] = []
+    append = out.append
+    for line_no, raw in enumerate(lines, 1):
+        if not raw or raw.isspace():
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            cut_text = _before_cut_character(raw, e)
+            if cut_text is None:
+                report.add(SkipReason.INVALID_UTF8)
+            else:  # the line was cut inside a character: a cut record, not an encoding problem
+                _recover_line(cut_text, line_no, line_no == last_line_no, out, report, cut=True)
+            continue
+        try:
+            value, end = scan(text, 0)
+        except (StopIteration, ValueError, RecursionError):
+            value, end = None, -1
+        if end != len(text) and (end < 0 or not text[end:].isspace()):
+            _recover_line(text, line_no, line_no == last_line_no, out, report)
+        elif type(value) is dict:
+            append((line_no, 0, cast("dict[str, Any]", value)))
+        else:
+            report.add(SkipReason.NOT_AN_OBJECT)
+    return out
+
+
+def _before_cut_character(raw: bytes, error: UnicodeDecodeError) -> str | None:
+    """The text of `raw` before an incomplete UTF-8 sequence at its very end, else None."""
+    if error.reason != "unexpected end of data" or error.end != len(raw):
+        return None
+    try:
+        return raw[: error.start].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _recover_line(
+    text: str,
+    line_no: int,
+    is_last: bool,
+    out: list[tuple[int, int, dict[str, Any]]],
+    report: SkipReport,
+    *,
+    cut: bool = False,
+) -> None:
+    """Slow path for a line that is not exactly one JSON value: keep every complete value, and
+    count an undecodable rest once (`cut`: the line is known to end in a broken record).
+
+    Claude Code 2.1.7-2.1.12 sometimes wrote two records with no newline between them.
+    """
+    index, end, sub = 0, len(text), 0
+    while True:
+        gap = _WHITESPACE.match(text, index)
+        index = gap.end() if gap else index
+        if index >= end and not cut:
+            return
+        try:
+            if index >= end:
+                raise ValueError("the line ends inside a character")
+            value, index = _DECODER.raw_decode(text, index)
+        except (ValueError, RecursionError):
+            report.add(SkipReason.TRUNCATED_LAST_LINE if is_last else SkipReason.INVALID_JSON)
+            return
+        if type(value) is dict:
+            out.append((line_no, sub, cast("dict[str, Any]", value)))
+            sub += 1
+        else:
+            report.add(SkipReason.NOT_AN_OBJECT)
+
+
+# --- records → transcripts ------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A message being assembled from one or more records."""
+
+    uuid: str
+    role: str
+    timestamp: datetime | None
+    line_no: int
+    is_sidechain: bool
+    is_meta_flag: bool
+    tool_use_result: Any
+    blocks: list[Block]
+
+
+@dataclass(slots=True)
+class _Stream:
+    session_id: str
+    agent_id: str | None
+    first_line: int
+    cwd: str | None = None
+    pending: list[_Pending] = field(default_factory=list[_Pending])
+    by_message_id: dict[str, _Pending] = field(default_factory=dict[str, _Pending])
+    uuids: set[str] = field(default_factory=set[str])
+    progress: list[AgentProgress] = field(default_factory=list[AgentProgress])
+    progress_keys: set[tuple[str, str]] = field(default_factory=set[tuple[str, str]])
+
+
+class _Assembler:
+    """Turns decoded records of one file into transcripts (see the module docstring for the rules)."""
+
+    def __init__(self, path: Path, agent_id: str | None, session_id: str | None, report: SkipReport) -> None:
+        self.path = path
+        self.file_agent_id = agent_id
+        self.file_session_id = session_id
+        self.report = report
+
+    def run(self, records: list[tuple[int, int, dict[str, Any]]]) -> list[Transcript]:
+        messages: list[tuple[int, int, dict[str, Any]]] = []
+        progress: list[tuple[int, dict[str, Any]]] = []
+        skip = self.report.add
+        for line_no, sub, rec in records:
+            kind = rec.get("type")
+            if kind == "user" or kind == "assistant":
+                message = _object(rec.get("message"))
+                if message is not None and isinstance(message.get("content"), str | list):
+                    messages.append((line_no, sub, rec))
+                else:
+                    skip(SkipReason.MALFORMED_MESSAGE)
+            elif kind == "progress" and _is_agent_progress(rec):
+                progress.append((line_no, rec))
+            else:
+                skip(SkipReason.NON_MESSAGE)
+        if not messages:
+            return []
+
+        keys = self._stream_keys(messages)
+        streams: dict[tuple[str, str], _Stream] = {}
+        for (line_no, sub, rec), (kind, stream_id, session_id) in zip(messages, keys, strict=True):
+            stream = streams.get((kind, stream_id))
+            if stream is None:
+                agent = None if kind == _MAIN else stream_id
+                stream = streams[(kind, stream_id)] = _Stream(session_id, agent, line_no)
+            self._add_message(stream, line_no, sub, rec)
+        for line_no, rec in progress:
+            self._add_progress(streams, line_no, rec)
+
+        transcripts: list[Transcript] = []
+        for stream in sorted(streams.values(), key=lambda s: s.first_line):
+            built = tuple(self._finish(stream, p) for p in stream.pending if p.blocks)
+            empty = len(stream.pending) - len(built)
+            if empty:
+                skip(SkipReason.EMPTY_MESSAGE, empty)
+            if built:
+                transcripts.append(
+                    Transcript(
+                        path=self.path,
+                        session_id=stream.session_id,
+                        agent_id=stream.agent_id,
+                        messages=built,
+                        cwd=stream.cwd,
+                        progress=tuple(stream.progress),
+                    )
+                )
+        return transcripts
+
+    # -- stream assignment --
+
+    def _stream_keys(self, messages: list[tuple[int, int, dict[str, Any]]]) -> list[tuple[str, str, str]]:
+        """(kind, stream id, session id) per message record."""
+        default_session = next(
+            (s for _, _, r in messages if isinstance(s := r.get("sessionId"), str) and s), self.path.stem
+        )
+        keys: list[tuple[str, str, str]] = []
+        run_of_uuid: dict[str, str] = {}  # inline sidechain record uuid → its run's synthetic id
+        previous_run: str | None = None
+        agent_sessions: dict[str, str] = {}
+        last_main_session = default_session
+        for line_no, _, rec in messages:
+            session = rec.get("sessionId")
+            if not isinstance(session, str) or not session:
+                session = None
+            agent = rec.get("agentId")
+            agent = agent if isinstance(agent, str) and agent else None
+            if self.file_agent_id is not None or rec.get("isSidechain") is True:
+                if agent is None:
+                    agent = self.file_agent_id
+                if agent is None:
+                    agent = self._sidechain_run(rec, line_no, run_of_uuid, previous_run)
+                    previous_run = agent
+                else:
+                    previous_run = None
+                agent_session = agent_sessions.setdefault(
+                    agent, self.file_session_id or session or last_main_session
+                )
+                keys.append((_AGENT, agent, agent_session))
+            else:
+                previous_run = None
+                last_main_session = session or last_main_session
+                keys.append((_MAIN, last_main_session, last_main_session))
+        _move_handed_over_prompts(messages, keys)
+        return keys
+
+    @staticmethod
+    def _sidechain_run(
+        rec: dict[str, Any], line_no: int, run_of_uuid: dict[str, str], previous_run: str | None
+    ) -> str:
+        parent = rec.get("parentUuid")
+        run = run_of_uuid.get(parent) if isinstance(parent, str) else None
+        if run is None:
+            starts_chain = not parent and rec.get("type") == "user"
+            if previous_run is not None and not starts_chain:
+                run = previous_run
+            else:
+                uuid = rec.get("uuid")
+                run = "sidechain-" + (uuid[:8] if isinstance(uuid, str) and uuid else f"L{line_no}")
+        uuid = rec.get("uuid")
+        if isinstance(uuid, str):
+            run_of_uuid.setdefault(uuid, run)
+        return run
+
+    # -- messages --
+
+    def _add_message(self, stream: _Stream, line_no: int, sub: int, rec: dict[str, Any]) -> None:
+        uuid = rec.get("uuid")
+        if isinstance(uuid, str) and uuid:
+            if uuid in stream.uuids:
+                self.report.add(SkipReason.DUPLICATE_RECORD)
+                return
+            stream.uuids.add(uuid)
+        else:
+            uuid = f"line-{line_no}" if sub == 0 else f"line-{line_no}.{sub}"
+        if stream.cwd is None:
+            cwd = rec.get("cwd")
+            if isinstance(cwd, str) and cwd:
+                stream.cwd = cwd
+        message = rec["message"]
+        role = rec["type"]
+        blocks = _parse_blocks(message["content"])
+        message_id = message.get("id") if role == "assistant" else None
+        if isinstance(message_id, str) and message_id:
+            earlier = stream.by_message_id.get(message_id)
+            if earlier is not None:
+                for block in blocks:
+                    if block not in earlier.blocks:
+                        earlier.blocks.append(block)
+                return
+        pending = _Pending(
+            uuid=uuid,
+            role=role,
+            timestamp=_parse_time(rec.get("timestamp")),
+            line_no=line_no,
+            is_sidechain=rec.get("isSidechain") is True,
+            is_meta_flag=role == "user"
+            and (
+                rec.get("isMeta") is True
+                or rec.get("isCompactSummary") is True
+                or rec.get("isVisibleInTranscriptOnly") is True
+            ),
+            tool_use_result=rec.get("toolUseResult"),
+            blocks=blocks,
+        )
+        stream.pending.append(pending)
+        if isinstance(message_id, str) and message_id:
+            stream.by_message_id[message_id] = pending
+
+    def _finish(self, stream: _Stream, p: _Pending) -> Message:
+        blocks = tuple(p.blocks)
+        return Message(
+            uuid=p.uuid,
+            role="user" if p.role == "user" else "assistant",
+            timestamp=p.timestamp,
+            blocks=blocks,
+            session_id=stream.session_id,
+            line_no=p.line_no,
+            agent_id=stream.agent_id,
+            is_sidechain=p.is_sidechain,
+            is_meta=p.role == "user" and (p.is_meta_flag or _all_injected(blocks)),
+            tool_use_result=p.tool_use_result,
+        )
+
+    # -- progress --
+
+    def _add_progress(
+        self, streams: dict[tuple[str, str], _Stream], line_no: int, rec: dict[str, Any]
+    ) -> None:
+        own = rec.get("agentId")
+        own = own if isinstance(own, str) and own else None
+        if self.file_agent_id is not None or (rec.get("isSidechain") is True and own):
+            stream = streams.get((_AGENT, own or self.file_agent_id or ""))
+        else:
+            session = rec.get("sessionId")
+            if isinstance(session, str) and session:
+                stream = streams.get((_MAIN, session))
+            else:
+                stream = next((s for k, s in streams.items() if k[0] == _MAIN), None)
+        if stream is None:
+            self.report.add(SkipReason.NON_MESSAGE)
+            return
+        data = rec["data"]
+        key = (data["agentId"], rec["parentToolUseID"])
+        if key in stream.progress_keys:
+            return
+        stream.progress_keys.add(key)
+        stream.progress.append(AgentProgress(key[0], key[1], _parse_time(rec.get("timestamp"))))
+
+
+def _is_agent_progress(rec: dict[str, Any]) -> bool:
+    data = _object(rec.get("data"))
+    return (
+        data is not None
+        and data.get("type") == "agent_progress"
+        and isinstance(data.get("agentId"), str)
+        and bool(data["agentId"])
+        and isinstance(rec.get("parentToolUseID"), str)
+    )
+
+
+def _move_handed_over_prompts(
+    messages: list[tuple[int, int, dict[str, Any]]], keys: list[tuple[str, str, str]]
+) -> None:
+    """Apply the plan-mode hand-over correction described in the module docstring, in place."""
+    main = [i for i, k in enumerate(keys) if k[0] == _MAIN]
+    if len({keys[i][2] for i in main}) < 2:
+        return
+    last_of_session = {keys[i][2]: i for i in main}
+    for here, after in zip(main, main[1:], strict=False):
+        rec, nxt = messages[here][2], messages[after][2]
+        session, next_session = keys[here][2], keys[after][2]
+        if (
+            session != next_session
+            and last_of_session[session] == here
+            and rec.get("type") == "user"
+            and nxt.get("type") == "assistant"
+            and isinstance(rec.get("uuid"), str)
+            and nxt.get("parentUuid") == rec.get("uuid")
+        ):
+            keys[here] = (_MAIN, next_session, next_session)
+
+
+# --- content ----------------------------------------------------------------------------------------
+
+
+def _parse_blocks(content: str | list[Any]) -> list[Block]:
+    """Typed blocks of `message.content`; unknown block kinds are dropped."""
+    if isinstance(content, str):
+        return [TextBlock(content)] if content.strip() else []
+    blocks: list[Block] = []
+    for value in content:
+        item = _object(value)
+        if item is None:
+            if isinstance(value, str) and value.strip():
+                blocks.append(TextBlock(value))
+            continue
+        kind = item.get("type")
+        if kind == "text":
+            text = item.get("text")
+            if isinstance(text, str) and text.strip():
+                blocks.append(TextBlock(text))
+        elif kind == "tool_use":
+            raw_input = item.get("input")
+            tool_input = _object(raw_input)
+            if tool_input is None:
+                tool_input = {} if raw_input is None else {"input": raw_input}
+            blocks.append(ToolCall(_str(item.get("id")), _str(item.get("name")), tool_input))
+        elif kind == "tool_result":
+            blocks.append(
+                ToolResult(
+                    _str(item.get("tool_use_id")),
+                    _flatten_result(item.get("content")),
+                    item.get("is_error") is True,
+                )
+            )
+        elif kind == "thinking":
+            text = item.get("thinking")
+            if not isinstance(text, str):
+                text = item.get("text")
+            if isinstance(text, str) and text.strip():
+                blocks.append(ThinkingBlock(text))
+        elif kind == "image":
+            blocks.append(TextBlock("[image]"))
+        elif kind == "document":
+            blocks.append(TextBlock("[document]"))
+        # redacted_thinking, fallback, server tool blocks and future kinds carry nothing to index.
+    return blocks
+
+
+def _flatten_result(content: Any) -> str:
+    """Text of a tool_result's content: a string, or a list of blocks (images become "[image]")."""
+    if isinstance(content, str):
+        return content
+    values = _array(content)
+    if values is not None:
+        parts: list[str] = []
+        for value in values:
+            if isinstance(value, str):
+                parts.append(value)
+            elif (item := _object(value)) is not None:
+                kind = item.get("type")
+                if kind == "image":
+                    parts.append("[image]")
+                elif kind == "document":
+                    parts.append("[document]")
+                elif kind == "tool_reference":
+                    parts.append(f"[tool: {_str(item.get('tool_name'))}]")
+                elif isinstance(text := item.get("text"), str):
+                    parts.append(text)
+        return "\n".join(parts)
+    item = _object(content)
+    if item is not None and isinstance(text := item.get("text"), str):
+        return text
+    return ""
+
+
+def _all_injected(blocks: tuple[Block, ...]) -> bool:
+    """True for a user message whose text is all harness-injected and that carries no tool result."""
+    texts = 0
+    for block in blocks:
+        if type(block) is TextBlock:
+            if not is_injected(block.text):
+                return False
+            texts += 1
+        elif type(block) is ToolResult:
+            return False
+    return texts > 0
+
+
+def _object(value: Any) -> dict[str, Any] | None:
+    """`value` when it is a JSON object, else None."""
+    return cast("dict[str, Any]", value) if type(value) is dict else None
+
+
+def _array(value: Any) -> list[Any] | None:
+    """`value` when it is a JSON array, else None."""
+    return cast("list[Any]", value) if type(value) is list else None
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _parse_time(value: Any) -> datetime | None:
+    """ISO-8601 text → timezone-aware UTC datetime (naive values are taken as UTC), else None."""
+    if type(value) is not str:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
