@@ -99,7 +99,7 @@ def render_report(report: IngestReport) -> None:
         ("chunks updated", report.chunks_updated),
         ("edges added", ", ".join(f"{k} {v}" for k, v in sorted(edges.items()) if v) or "0"),
         ("sub-agents linked", f"{report.linked_subagents} of {report.subagent_streams}"),
-        ("skipped lines", ", ".join(f"{k} {v}" for k, v in sorted(report.skipped_lines.items())) or "0"),
+        ("damaged lines skipped", ", ".join(f"{k} {v}" for k, v in sorted(report.as_dict()["skipped_lines"]["by_reason"].items())) or "0"),  # type: ignore[index]
         ("vectors added", report.vectors_added if report.vectors_added is not None else "deferred (--no-embed)"),
         ("time", f"{report.seconds:.1f} s"),
     ]

@@ -5,7 +5,16 @@ from __future__ import annotations
 import click
 
 from causantic import __version__
-from causantic.cli import episodic_commands, index_commands, ingest_commands, memory_commands, search_commands
+from causantic.cli import (
+    episodic_commands,
+    hook_commands,
+    index_commands,
+    ingest_commands,
+    memory_commands,
+    search_commands,
+    serve_commands,
+    setup_commands,
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -20,7 +29,8 @@ def cli() -> None:
     """
 
 
-for module in (ingest_commands, memory_commands, search_commands, episodic_commands, index_commands):
+for module in (ingest_commands, memory_commands, search_commands, episodic_commands, index_commands,
+               serve_commands, hook_commands, setup_commands):
     for command in module.COMMANDS:
         cli.add_command(command)
 

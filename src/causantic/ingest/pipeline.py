@@ -20,6 +20,7 @@ from causantic.errors import TranscriptError
 from causantic.ingest.edges import cross_session_edges
 from causantic.ingest.plan import GroupPlan, PlanSettings, group_paths, plan_group
 from causantic.store.memory import MemoryStore
+from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, discover
 
 SESSION_EDGE_TYPES = ("within-chain", "brief", "debrief", "team-spawn", "team-report", "peer-message")
@@ -34,13 +35,21 @@ class IngestReport:
     chunks_added: int = 0
     chunks_updated: int = 0
     edges_added: Counter[str] = field(default_factory=Counter)
-    skipped_lines: Counter[str] = field(default_factory=Counter)
+    skipped_lines: Counter[str] = field(default_factory=Counter)  # every reason, broken or ignored
     subagent_streams: int = 0
     linked_subagents: int = 0
     errors: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     new_chunk_ids: list[str] = field(default_factory=list)
     vectors_added: int | None = None  # None: embedding deferred
+
+    def _broken(self) -> Counter[str]:
+        return Counter({k: v for k, v in self.skipped_lines.items() if k in BROKEN_LINE_REASONS})
+
+    @property
+    def broken_lines(self) -> int:
+        """Damaged lines skipped (invalid JSON, truncated, …), not the record kinds ignored by design."""
+        return sum(self._broken().values())
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -51,7 +60,8 @@ class IngestReport:
             "chunks_added": self.chunks_added,
             "chunks_updated": self.chunks_updated,
             "edges_added": {"total": sum(self.edges_added.values()), "by_type": dict(self.edges_added)},
-            "skipped_lines": {"total": sum(self.skipped_lines.values()), "by_reason": dict(self.skipped_lines)},
+            "skipped_lines": {"total": self.broken_lines, "by_reason": dict(self._broken())},
+            "ignored_records": {k: v for k, v in self.skipped_lines.items() if k not in BROKEN_LINE_REASONS},
             "subagent_streams": self.subagent_streams,
             "linked_subagents": self.linked_subagents,
             "errors": [{"path": p, "error": e} for p, e in self.errors],

@@ -21,6 +21,7 @@ from causantic.ingest.render import RenderedTurn, render_turn
 from causantic.ingest.subagents import Spawn, find_spawns, link_subagents
 from causantic.store.fts import identifier_terms
 from causantic.store.records import ChunkRecord, EdgeRecord, FileMark, iso
+from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, read_session
 from causantic.transcripts.model import SessionTranscripts, Transcript
 from causantic.transcripts.projects import canonical_project_path
@@ -84,9 +85,10 @@ def plan_group(files: SessionFiles, settings: PlanSettings) -> GroupPlan:
     marks = tuple(
         FileMark(str(p), st.st_size, st.st_mtime_ns, 0) for p, st in stats.items()
     )
-    if marks and report.total:
+    broken = sum(n for reason, n in report.counts.items() if reason in BROKEN_LINE_REASONS)
+    if marks and broken:
         first = marks[0]
-        marks = (FileMark(first.path, first.size, first.mtime_ns, report.total), *marks[1:])
+        marks = (FileMark(first.path, first.size, first.mtime_ns, broken), *marks[1:])
     fallback_time = datetime.fromtimestamp(max((s.st_mtime for s in stats.values()), default=0), UTC)
     plans = tuple(
         plan for session in sessions

@@ -19,6 +19,12 @@ if TYPE_CHECKING:
     import numpy as np
 
 _ID_BATCH = 1000
+# Below this many rows an exact scan is fast enough and exact; above it an ANN index keeps a
+# query in milliseconds (an exact scan of 100k 384-d vectors takes hundreds of ms here).
+ANN_INDEX_MIN_ROWS = 20_000
+# Rebuild the index when more than this share of rows arrived after it was built (Lance scans
+# unindexed rows exactly and merges them, so they are found meanwhile, only more slowly).
+ANN_REBUILD_SHARE = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +91,8 @@ class VectorIndex:
                agent: str | None = None) -> list[VectorMatch]:
         if self.count() == 0:
             return []
-        query = self.table.search(vector).distance_type("cosine").limit(limit).select(["id", "_distance"])
+        query = (self.table.search(vector).distance_type("cosine").limit(limit).nprobes(16)
+                 .select(["id", "_distance"]))
         conditions = []
         if project_ids:
             conditions.append(f"project_id IN ({', '.join(str(int(p)) for p in project_ids)})")
@@ -148,8 +155,31 @@ class VectorIndex:
         return int(self.table.count_rows())
 
     def compact(self) -> None:
-        """Merge the small fragments many appends leave behind, so searches stay fast."""
+        """Merge small fragments many appends leave behind, and keep the ANN index current."""
         self.table.optimize()
+        self.ensure_ann_index()
+
+    def ensure_ann_index(self) -> bool:
+        """Build (or rebuild) the IVF-HNSW index once the table is large; True when (re)built."""
+        rows = self.count()
+        if rows < ANN_INDEX_MIN_ROWS:
+            return False
+        indexed = self._indexed_rows()
+        if indexed is not None and rows - indexed <= ANN_REBUILD_SHARE * rows:
+            return False
+        from lancedb.index import IvfHnswSq
+
+        partitions = max(1, min(256, rows // 4096))
+        self.table.create_index("vector", config=IvfHnswSq(distance_type="cosine", num_partitions=partitions),
+                                replace=True)
+        return True
+
+    def _indexed_rows(self) -> int | None:
+        for index in self.table.list_indices():
+            if "vector" in getattr(index, "columns", []):
+                stats = self.table.index_stats(index.name)
+                return int(stats.num_indexed_rows) if stats is not None else None
+        return None
 
     def size_bytes(self) -> int:
         path = self.folder / f"{self.table_name}.lance"

@@ -1,0 +1,73 @@
+"""`causantic hook …`: the Claude Code hooks by hand, and their last runs.
+
+Claude Code itself runs ``python -m causantic.hooks <name>`` (what ``causantic init`` registers),
+which skips this CLI's imports; both run the same code.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from causantic.cli.output import emit_json, json_option, table
+from causantic.hooks.runner import HOOKS, WORKER, run_hook, run_worker
+from causantic.hooks.status import read_status
+
+
+@click.group("hook")
+def hook_group() -> None:
+    """Run a Claude Code hook with its JSON on stdin (always exits 0; see `causantic hook status`).
+
+    Example: echo '{"session_id": "s1", "cwd": "'$PWD'"}' | causantic hook session-start
+    """
+
+
+def _hook_command(name: str) -> click.Command:
+    def run() -> None:
+        sys.exit(run_hook(name))
+
+    run.__doc__ = f"The {name} hook: reads Claude Code's hook JSON on stdin."
+    return click.Command(name, callback=run, help=run.__doc__)
+
+
+for _name in HOOKS:
+    hook_group.add_command(_hook_command(_name))
+
+
+@hook_group.command(WORKER, hidden=True)
+@click.argument("hook")
+@click.argument("event_json")
+def worker_command(hook: str, event_json: str) -> None:
+    """The detached ingest started by pre-compact and session-end."""
+    sys.exit(run_worker(hook, event_json))
+
+
+@hook_group.command("status")
+@json_option
+def status_command(as_json: bool) -> None:
+    """When each hook last ran and how it went (also the `hook-status` MCP tool)."""
+    runs = read_status()
+    if as_json:
+        emit_json(runs)
+        return
+    if not runs:
+        click.echo("No hook has run yet.")
+        return
+    table(
+        None,
+        [("hook", "left"), ("last run", "left"), ("result", "left"), ("ms", "right"), ("outcome", "left")],
+        [
+            (
+                name,
+                r.get("lastRun", "?")[:19].replace("T", " "),
+                "ok" if r.get("success") else "FAILED",
+                r.get("durationMs", ""),
+                r.get("error") or r.get("outcome", ""),
+            )
+            for name, r in sorted(runs.items())
+        ],
+    )
+
+
+COMMANDS = [hook_group]

@@ -1,0 +1,31 @@
+"""`causantic serve`: the MCP server (stdio for Claude Code, or streamable HTTP on localhost)."""
+
+from __future__ import annotations
+
+import click
+
+DEFAULT_PORT = 8765
+
+
+@click.command("serve")
+@click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
+@click.option(
+    "--port", type=click.IntRange(1, 65535), help=f"HTTP port (default {DEFAULT_PORT}; needs --http)."
+)
+@click.option("--no-warm", is_flag=True, help="Do not preload the embedding model after start-up.")
+def serve_command(use_http: bool, port: int | None, no_warm: bool) -> None:
+    """Run the MCP server. Claude Code starts it itself (see `causantic init`).
+
+    Over stdio by default; --http serves http://127.0.0.1:PORT/mcp for other local clients (it never
+    listens beyond this machine).
+
+    Example: causantic serve --http --port 8765
+    """
+    if port is not None and not use_http:
+        raise click.UsageError("--port applies to --http only.")
+    from causantic.mcp.server import run
+
+    run("http" if use_http else "stdio", port=port or DEFAULT_PORT, warm=not no_warm)
+
+
+COMMANDS = [serve_command]

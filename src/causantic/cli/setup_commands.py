@@ -1,0 +1,121 @@
+"""`causantic init` and `causantic uninstall`: register with Claude Code, and take it out again."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import click
+
+from causantic.cli.ingest_commands import batch_ingest_command
+from causantic.cli.output import console, domain_errors, table
+from causantic.config import causantic_home
+from causantic.integration.claude_files import claude_paths
+from causantic.integration.entries import HOOKS, SERVER_NAME, this_launcher
+from causantic.integration.install import Report, install, uninstall
+
+# What --purge deletes: the memory and the files hooks keep; never backups or config.json.
+DATA = (
+    "memory.db",
+    "memory.db-wal",
+    "memory.db-shm",
+    "vectors",
+    "hooks",
+    "locks",
+    "logs",
+    "hook-status.json",
+)
+
+
+@click.command("init")
+@click.option("--yes", "-y", is_flag=True, help="Answer yes to every question (register, then ingest).")
+@click.option("--no-ingest", is_flag=True, help="Do not ingest the existing sessions.")
+@click.option("--no-check", is_flag=True, help="Skip the health check at the end.")
+@click.pass_context
+def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool) -> None:
+    """Register Causantic with Claude Code: MCP server, hooks, first ingest, health check.
+
+    \b
+    Adds the user-scope MCP server "causantic" to ~/.claude.json and three hooks (SessionStart,
+    PreCompact, SessionEnd) to ~/.claude/settings.json ($CLAUDE_CONFIG_DIR is honoured), merged
+    with what is there; backups go to <home>/backups. Running it again is safe.
+    `causantic uninstall` removes exactly what it added.
+
+    Example: causantic init --yes
+    """
+    paths = claude_paths()
+    launcher = this_launcher()
+    console.print(
+        f"Causantic will register [bold]{launcher.python} -m causantic.mcp[/bold] as MCP server "
+        f"{SERVER_NAME!r} in {paths.claude_json}"
+    )
+    console.print(f"and hooks {', '.join(HOOKS)} (… -m causantic.hooks <name>) in {paths.settings}.")
+    if launcher.env:
+        console.print("With environment: " + ", ".join(f"{k}={v}" for k, v in sorted(launcher.env.items())))
+    if not yes and not click.confirm("Go ahead?", default=True):
+        raise click.Abort()
+    with domain_errors():
+        report = install(paths, launcher)
+    _render(report)
+
+    if not no_ingest and paths.projects.is_dir():
+        if yes or click.confirm(f"Ingest the sessions already in {paths.projects} now?", default=True):
+            ctx.invoke(
+                batch_ingest_command,
+                folder=paths.projects,
+                force=False,
+                no_embed=False,
+                workers=2,
+                as_json=False,
+            )
+    if not no_check:
+        from causantic.integration.health import run_checks
+
+        checks = run_checks(launcher, Path.cwd())
+        table(
+            "Health check",
+            [("", "left"), ("", "left"), ("", "left")],
+            [("✓" if c.ok else "✗", c.name, c.detail) for c in checks],
+        )
+    console.print(
+        "Restart Claude Code so it loads the server and the hooks (run /mcp and /hooks to see them)."
+    )
+
+
+@click.command("uninstall")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--purge", is_flag=True, help="Also delete the stored memory (backups and config.json stay).")
+def uninstall_command(yes: bool, purge: bool) -> None:
+    """Remove what `causantic init` added to Claude Code's files. Memory stays unless --purge.
+
+    Example: causantic uninstall --yes
+    """
+    paths = claude_paths()
+    what = f"the causantic MCP server from {paths.claude_json} and its hooks from {paths.settings}"
+    if purge:
+        what += f", then delete the memory in {causantic_home()}"
+    if not yes and not click.confirm(f"Remove {what}?", default=False):
+        raise click.Abort()
+    with domain_errors():
+        report = uninstall(paths)
+    _render(report)
+    if purge:
+        home = causantic_home()
+        for name in DATA:
+            target = home / name
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+        console.print(f"Deleted the memory in {home}.")
+
+
+def _render(report: Report) -> None:
+    table(
+        None,
+        [("file", "left"), ("", "left"), ("what", "left"), ("backup", "left")],
+        [(str(c.path), c.action, c.detail, str(c.backup or "")) for c in report.changes],
+    )
+
+
+COMMANDS = [init_command, uninstall_command]
