@@ -75,6 +75,9 @@ def _run(paths: list[Path], *, force: bool, no_embed: bool, as_json: bool, worke
                                   on_discovered=discovered, on_progress=advanced,
                                   on_embed_progress=_embed_progress(progress))
         render_report(report)
+        if not services.store.fts_enabled:
+            console.print("[yellow]note[/yellow] this SQLite has no FTS5: keyword search is off, search runs on "
+                          "vectors alone.")
 
 
 def _embed_progress(progress: Progress):  # type: ignore[no-untyped-def]

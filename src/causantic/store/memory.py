@@ -256,7 +256,10 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         Returns the edges that were added. Stale edges (a turn that grew a part, a session
         ingested between two others) are removed; existing ones are left untouched.
         """
-        wanted = {(e.source, e.target, e.reference_type): e for e in edges}
+        present = self._existing_hashes(list({i for e in edges for i in (e.source, e.target)}))
+        # An edge into a forgotten chunk has no end to point at: it is left out.
+        wanted = {(e.source, e.target, e.reference_type): e for e in edges
+                  if e.source in present and e.target in present}
         type_marks = ",".join("?" * len(reference_types))
         stored: set[tuple[str, str, str]] = set()
         for batch in _batches(scope_chunk_ids):
@@ -353,6 +356,113 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def embedded_count(self, model: str) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM embeddings WHERE model = ?", (model,)).fetchone()[0]
+
+    # ---- clusters -------------------------------------------------------------------------
+
+    def cluster_members(self, model: str) -> dict[int, set[str]]:
+        members: dict[int, set[str]] = {}
+        for cluster_id, chunk_id in self.conn.execute(
+                "SELECT m.cluster_id, m.chunk_id FROM chunk_clusters m JOIN clusters c ON c.id = m.cluster_id"
+                " WHERE c.model = ?", (model,)):
+            members.setdefault(cluster_id, set()).add(chunk_id)
+        return members
+
+    def cluster_rows(self, model: str) -> list[sqlite3.Row]:
+        return self.conn.execute(
+            "SELECT id, label, centroid, size, created_at, updated_at FROM clusters WHERE model = ? ORDER BY id",
+            (model,)).fetchall()
+
+    def replace_clusters(self, model: str, clusters: Sequence[tuple[int | None, str, bytes,
+                                                                   Sequence[tuple[str, float]]]]) -> list[int]:
+        """Swap in a full clustering: (kept id or None, label, centroid blob, [(chunk id, distance)]).
+
+        Clusters not kept are deleted with their memberships; ids of kept clusters survive, so a
+        topic keeps its identity across reclusters. Returns the ids in input order.
+        """
+        now = _now()
+        ids: list[int] = []
+        with self.atomic():
+            keep = {cid for cid, *_ in clusters if cid is not None}
+            stale = [r[0] for r in self.conn.execute("SELECT id FROM clusters WHERE model = ?", (model,))
+                     if r[0] not in keep]
+            self.conn.executemany("DELETE FROM clusters WHERE id = ?", [(i,) for i in stale])
+            for cluster_id, label, centroid, members in clusters:
+                if cluster_id is None:
+                    cur = self.conn.execute(
+                        "INSERT INTO clusters(label, model, centroid, size, created_at, updated_at)"
+                        " VALUES (?, ?, ?, ?, ?, ?)", (label, model, centroid, len(members), now, now))
+                    assert cur.lastrowid is not None
+                    cluster_id = cur.lastrowid
+                else:
+                    self.conn.execute("UPDATE clusters SET label = ?, centroid = ?, size = ?, updated_at = ?"
+                                      " WHERE id = ?", (label, centroid, len(members), now, cluster_id))
+                    self.conn.execute("DELETE FROM chunk_clusters WHERE cluster_id = ?", (cluster_id,))
+                self.conn.executemany(
+                    "INSERT OR REPLACE INTO chunk_clusters(chunk_id, cluster_id, distance) VALUES (?, ?, ?)",
+                    [(chunk_id, cluster_id, float(d)) for chunk_id, d in members])
+                ids.append(cluster_id)
+            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('clustered_at', ?)", (now,))
+        return ids
+
+    def add_cluster_members(self, members: Sequence[tuple[str, int, float]]) -> None:
+        """Join chunks to existing clusters: (chunk id, cluster id, distance)."""
+        with self.atomic():
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO chunk_clusters(chunk_id, cluster_id, distance) VALUES (?, ?, ?)", members)
+            self.conn.executemany(
+                "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters WHERE cluster_id = ?) WHERE id = ?",
+                [(cid, cid) for cid in {m[1] for m in members}])
+
+    def clusters_of(self, chunk_ids: Sequence[str]) -> dict[str, list[tuple[int, float]]]:
+        """Each chunk's clusters with its distance to their centroids, nearest first."""
+        out: dict[str, list[tuple[int, float]]] = {}
+        for batch in _batches(chunk_ids):
+            marks = ",".join("?" * len(batch))
+            for chunk_id, cluster_id, distance in self.conn.execute(
+                    f"SELECT chunk_id, cluster_id, distance FROM chunk_clusters WHERE chunk_id IN ({marks})"
+                    " ORDER BY distance", batch):
+                out.setdefault(chunk_id, []).append((cluster_id, distance))
+        return out
+
+    def cluster_siblings(self, cluster_id: int, *, limit: int, project_ids: Sequence[int] | None = None,
+                         agent: str | None = None) -> list[tuple[str, float]]:
+        """Members of a cluster nearest its centroid first, within the search scope."""
+        where, params = ["m.cluster_id = ?"], [cluster_id]
+        if project_ids:
+            where.append(f"c.project_id IN ({','.join('?' * len(project_ids))})")
+            params.extend(project_ids)
+        if agent:
+            where.append("c.agent = ?")
+            params.append(agent)
+        return [(r[0], r[1]) for r in self.conn.execute(
+            "SELECT m.chunk_id, m.distance FROM chunk_clusters m JOIN chunks c ON c.id = m.chunk_id"
+            f" WHERE {' AND '.join(where)} ORDER BY m.distance LIMIT ?", [*params, limit])]
+
+    def cluster_summaries(self, model: str, project_id: int | None = None) -> list[sqlite3.Row]:
+        where, params = ["k.model = ?"], [model]
+        if project_id is not None:
+            where.append("c.project_id = ?")
+            params.append(project_id)
+        return self.conn.execute(
+            "SELECT k.id, k.label, COUNT(c.rowid) AS size, MIN(c.start_time) AS first_seen,"
+            " MAX(c.end_time) AS last_seen, GROUP_CONCAT(DISTINCT p.name) AS projects"
+            " FROM clusters k JOIN chunk_clusters m ON m.cluster_id = k.id JOIN chunks c ON c.id = m.chunk_id"
+            f" JOIN projects p ON p.id = c.project_id WHERE {' AND '.join(where)}"
+            " GROUP BY k.id ORDER BY size DESC", params).fetchall()
+
+    def chunk_texts(self, ids: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for batch in _batches(ids):
+            marks = ",".join("?" * len(batch))
+            out.update(self.conn.execute(f"SELECT id, content FROM chunks WHERE id IN ({marks})", batch).fetchall())
+        return out
+
+    def meta_value(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
     # ---- reads ----------------------------------------------------------------------------
 

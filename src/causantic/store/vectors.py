@@ -130,6 +130,16 @@ class VectorIndex:
                 out.setdefault(key, row)
         return out
 
+    def all_vectors(self) -> tuple[list[str], np.ndarray]:
+        """Every (chunk id, vector) of this model, as ids and one matrix (for clustering)."""
+        import numpy as np
+
+        if self.count() == 0:
+            return [], np.zeros((0, self.dims), dtype=np.float32)
+        data = self.table.to_arrow().select(["id", "vector"])
+        flat = data["vector"].combine_chunks().values.to_numpy(zero_copy_only=False)
+        return data["id"].to_pylist(), np.asarray(flat, dtype=np.float32).reshape(-1, self.dims)
+
     def ids(self) -> set[str]:
         if self.count() == 0:
             return set()
@@ -147,8 +157,7 @@ class VectorIndex:
         import lancedb
 
         db = lancedb.connect(str(self.folder))
-        if self.table_name in db.table_names():
-            db.drop_table(self.table_name)
+        db.drop_table(self.table_name, ignore_missing=True)
         self._table = None
 
     def count(self) -> int:

@@ -1,0 +1,70 @@
+"""The search pipeline on the example sessions: meaning, exact words, filters, budgets, safety."""
+
+from __future__ import annotations
+
+import pytest
+
+from causantic.errors import ProjectNotFound
+from causantic.ingest.chunker import approx_tokens
+from causantic.retrieval.search import HEADER_TOKENS, SearchRequest
+from causantic.services import Services
+
+
+def test_a_question_in_other_words_finds_the_fix(examples: Services) -> None:
+    result = examples.searcher.search(SearchRequest("why were users bounced back to the sign-in page on Safari"))
+    assert result.mode == "hybrid"
+    assert "SameSite" in result.hits[0].chunk.content or "Safari" in result.hits[0].chunk.content
+
+
+def test_an_exact_identifier_is_found_by_keyword(examples: Services) -> None:
+    result = examples.searcher.search(SearchRequest("test_invoice_due_date", mode="keyword"))
+    assert result.mode == "keyword-only"
+    assert "test_invoice_due_date" in result.hits[0].chunk.content
+    fused = examples.searcher.search(SearchRequest("rate-limiter-flexible"))
+    assert "rate-limiter-flexible" in fused.hits[0].chunk.content
+    assert "keyword" in fused.hits[0].sources
+
+
+@pytest.mark.parametrize("query", ['foo-bar "x', "AND", "*", "NEAR(", "日本語 ünïcode", "src/auth/session.ts",
+                                   "OR NOT (", "'; DROP TABLE chunks; --"])
+def test_hostile_queries_answer_without_errors(examples: Services, query: str) -> None:
+    examples.searcher.search(SearchRequest(query))
+
+
+def test_the_token_budget_holds_whole_chunks_only(examples: Services) -> None:
+    result = examples.searcher.search(SearchRequest("tests", max_tokens=500, limit=50))
+    assert result.tokens <= 500
+    assert sum(approx_tokens(h.chunk.content) + HEADER_TOKENS for h in result.hits) == result.tokens
+    stored = examples.store.get_chunks([h.chunk.id for h in result.hits])
+    assert all(stored[h.chunk.id].content == h.chunk.content for h in result.hits)
+
+
+def test_filters_by_project_and_agent(examples: Services) -> None:
+    only_agent = examples.searcher.search(SearchRequest("billing date today", agent="Explore", limit=20))
+    assert only_agent.hits and all(h.chunk.agent == "Explore" for h in only_agent.hits)
+    in_project = examples.searcher.search(SearchRequest("redirect", project="acme-shop"))
+    assert all(h.chunk.project == "acme-shop" for h in in_project.hits)
+    with pytest.raises(ProjectNotFound, match="list-projects"):
+        examples.searcher.search(SearchRequest("redirect", project="no-such-project"))
+
+
+def test_results_are_ranked_and_labelled(examples: Services) -> None:
+    result = examples.searcher.search(SearchRequest("flaky test on CI", limit=5))
+    assert result.hits[0].relevance == pytest.approx(1.0)
+    assert all(0 <= h.relevance <= 1.0 + 1e-9 for h in result.hits)
+    assert len({h.chunk.id for h in result.hits}) == len(result.hits)
+    assert result.seeds and result.seeds[0] in {h.chunk.id for h in result.hits}
+
+
+def test_without_vectors_search_runs_keyword_only_and_says_so(examples: Services) -> None:
+    examples.vectors.drop()
+    examples.store.forget_embeddings(examples.vectors.model_id)
+    try:
+        result = examples.searcher.search(SearchRequest("Safari redirect"))
+        assert result.mode == "keyword-only"
+        assert any("no vectors" in note for note in result.notes)
+        assert result.hits
+    finally:
+        from causantic.ingest.service import embed_pending
+
+        assert embed_pending(examples) > 0
