@@ -88,6 +88,8 @@ class EmbeddingConfig(_Section):
 class RetrievalConfig(_Section):
     primary: Literal["hybrid", "keyword", "vector"] = Field("hybrid", description="Candidate generation.")
     rrf_k: int = Field(60, ge=1, description="Reciprocal Rank Fusion constant.")
+    vector_weight: float = Field(1.0, ge=0, description="Weight of the vector ranking in the fusion.")
+    keyword_weight: float = Field(1.0, ge=0, description="Weight of the BM25 ranking in the fusion.")
     vector_search_limit: int = Field(50, ge=1, description="Candidates from vector search.")
     keyword_search_limit: int = Field(50, ge=1, description="Candidates from BM25 search.")
     mmr_lambda: float = Field(0.7, ge=0, le=1, description="MMR trade-off: 1 = relevance only.")

@@ -49,17 +49,20 @@ def test_every_corpus_transcript_ingests_without_an_error(corpus_dir: Path) -> N
     assert counts["edges"]["by_type"]["within-chain"] > 2500  # type: ignore[index]
 
 
-def test_the_team_session_yields_its_turns_sub_agents_and_brief_debrief_edges(corpus_dir: Path) -> None:
+def test_the_team_session_yields_its_turns_teammates_and_team_edges(corpus_dir: Path) -> None:
+    # The six agents are spawned with a `name`, so they are teammates: team-spawn/team-report edges
+    # replace brief/debrief (tests/teams checks where each edge points).
     with open_services(Config()) as services:
         report = _ingest(services, corpus_dir / TEAM_SESSION)
         counts = services.store.counts()
         agents = {r[0] for r in services.store.conn.execute("SELECT DISTINCT agent FROM chunks")}
     assert report.sessions == 1
-    assert report.subagent_streams == 6 and report.linked_subagents == 6
-    assert counts["edges"]["by_type"]["brief"] == 6  # type: ignore[index]
-    assert counts["edges"]["by_type"]["debrief"] == 6  # type: ignore[index]
+    assert report.subagent_streams == 6 and report.linked_subagents == 6 and report.teammates == 6
+    by_type = counts["edges"]["by_type"]  # type: ignore[index]
+    assert by_type["team-spawn"] == 6 and by_type["team-report"] == 6
+    assert "brief" not in by_type and "debrief" not in by_type
     assert {"main", "alice", "bob", "carol", "alice2", "bob2", "carol2"} <= agents
-    assert report.chunks_added == 66
+    assert report.chunks_added == 67  # 66 before SendMessage calls showed their message text
 
 
 def test_ingesting_the_same_files_twice_adds_nothing(corpus_dir: Path) -> None:
@@ -116,13 +119,12 @@ def test_a_killed_batch_ingest_leaves_a_consistent_store_that_the_next_run_compl
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     command = [sys.executable, "-m", "causantic", "batch-ingest", str(subset), "--no-embed", "--json"]
     partial_counts = []
-    for delay in (1.0, 1.4, 1.8, 2.2):
+    for extra_delay in (0.0, 0.3, 0.6):
         proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(delay)
+        _wait_for_first_commit(causantic_home / "memory.db", proc)
+        time.sleep(extra_delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        if not (causantic_home / "memory.db").exists():
-            continue  # killed before the store was created
         conn = sqlite3.connect(causantic_home / "memory.db")
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         partial_counts.append(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
@@ -141,6 +143,20 @@ def test_a_killed_batch_ingest_leaves_a_consistent_store_that_the_next_run_compl
     with open_services(Config()) as clean:
         _ingest(clean, subset, workers=2)
         assert _graph(clean) == resumed_graph
+
+
+def _wait_for_first_commit(db: Path, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    """Block until the ingest has committed some chunks (or ended), so the kill lands mid-run."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if db.exists():
+            try:
+                with sqlite3.connect(db, timeout=1) as conn:
+                    if conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] > 0:
+                        return
+            except sqlite3.OperationalError:
+                pass  # schema not created yet
+        time.sleep(0.02)
 
 
 def test_thinking_text_is_never_searchable(corpus_dir: Path) -> None:

@@ -6,7 +6,8 @@
   topic continuity is best detected from those two signals.
 - cross-session: the last main-agent chunk of a project's session to the first of the next one.
 - brief / debrief: a spawning chunk to its sub-agent's first chunk, and the sub-agent's last
-  chunk back to the chunk where its result arrived.
+  chunk back to the chunk where its result arrived (rules in :mod:`subagents`); team-spawn,
+  team-report and peer-message between an agent team's lead and teammates (:mod:`teams`).
 
 Every edge is one ``forward`` row; direction is chosen when walking.
 """

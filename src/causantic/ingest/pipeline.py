@@ -9,6 +9,7 @@ upserted by their stable ids, so appended lines become new chunks linked to the 
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
@@ -36,8 +37,10 @@ class IngestReport:
     chunks_updated: int = 0
     edges_added: Counter[str] = field(default_factory=Counter)
     skipped_lines: Counter[str] = field(default_factory=Counter)  # every reason, broken or ignored
-    subagent_streams: int = 0
-    linked_subagents: int = 0
+    subagent_streams: int = 0  # sub-agent streams ingested (stubs and warm-ups are skipped)
+    linked_subagents: int = 0  # of those, the ones joined to another agent by a brief/debrief or team edge
+    skipped_subagents: Counter[str] = field(default_factory=Counter)  # by kind: stub, warm-up
+    teammates: int = 0  # agent-team members among the ingested sub-agent streams
     errors: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     new_chunk_ids: list[str] = field(default_factory=list)
@@ -64,6 +67,8 @@ class IngestReport:
             "ignored_records": {k: v for k, v in self.skipped_lines.items() if k not in BROKEN_LINE_REASONS},
             "subagent_streams": self.subagent_streams,
             "linked_subagents": self.linked_subagents,
+            "skipped_subagents": dict(self.skipped_subagents),
+            "teammates": self.teammates,
             "errors": [{"path": p, "error": e} for p, e in self.errors],
             "vectors_added": self.vectors_added,
             "seconds": round(self.seconds, 3),
@@ -118,9 +123,12 @@ def write_plan(store: MemoryStore, plan: GroupPlan, report: IngestReport) -> Non
     """Save one group in one transaction, flagging its projects for cross-session relinking."""
     with store.atomic():
         for session in plan.sessions:
+            report.skipped_subagents.update(session.skipped_subagents)
+            if not session.chunks:  # only skipped sub-agent streams (stubs, warm-ups)
+                continue
             project = store.resolve_project(session.cwd, session.project_path)
             store.mark_relink(project.id)
-            new, changed = store.save_session(project, session.session_id, session.chunks)
+            new, changed = store.save_session(project, session.session_id, session.chunks, session.team_name)
             added = store.replace_edges([c.id for c in session.chunks], SESSION_EDGE_TYPES, session.edges)
             report.sessions += 1
             report.chunks_added += len(new)
@@ -128,6 +136,7 @@ def write_plan(store: MemoryStore, plan: GroupPlan, report: IngestReport) -> Non
             report.new_chunk_ids += new
             report.subagent_streams += session.subagent_streams
             report.linked_subagents += session.linked_subagents
+            report.teammates += session.teammates
             report.edges_added.update(e.reference_type for e in added)
         store.mark_files(plan.files)
     report.bytes_read += plan.bytes_read
@@ -218,7 +227,9 @@ def _plan_all(groups: list[SessionFiles], settings: PlanSettings, workers: int
             except Exception as exc:  # a bug in planning must not stop the other files
                 yield group, exc
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # "spawn", not fork: a long-lived process (MCP server, dashboard) may already hold LanceDB's
+    # threads, and forking those can deadlock.
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         pending: deque[tuple[SessionFiles, Future[GroupPlan]]] = deque()
         queue = iter(groups)
         window = workers * 8  # bounded, so plans never pile up in memory

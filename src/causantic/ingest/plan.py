@@ -2,7 +2,8 @@
 
 Planning is pure and picklable, so batch ingest runs it in worker processes (both cores) while the
 parent process does the writing. Everything a plan needs from configuration is in
-:class:`PlanSettings`.
+:class:`PlanSettings`. Turning one stream into chunks is :mod:`streams`' job; which sub-agent
+streams to keep and how they link is :mod:`subagents`'; agent teams are :mod:`teams`'.
 """
 
 from __future__ import annotations
@@ -10,44 +11,56 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from causantic.config import Config
-from causantic.ingest.chunker import ChunkDraft, approx_tokens, chunk_id, chunk_turn, content_hash
 from causantic.ingest.edges import Gating, make_gating, within_chain_edges
-from causantic.ingest.redact import Redactor, make_redactor
-from causantic.ingest.render import RenderedTurn, render_turn
-from causantic.ingest.subagents import Spawn, find_spawns, link_subagents
-from causantic.store.fts import identifier_terms
-from causantic.store.records import ChunkRecord, EdgeRecord, FileMark, iso
+from causantic.ingest.redact import make_redactor
+from causantic.ingest.streams import MAIN_AGENT, PlannedStream, RenderSettings, plan_stream
+from causantic.ingest.subagents import (
+    Link,
+    agent_label,
+    ambient_edges,
+    brief_debrief,
+    find_spawns,
+    link_subagents,
+    triage,
+)
+from causantic.ingest.teams import Team, detect_team, team_edges
+from causantic.store.records import ChunkRecord, EdgeRecord, FileMark
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, read_session
-from causantic.transcripts.model import SessionTranscripts, Transcript
+from causantic.transcripts.model import SessionTranscripts
 from causantic.transcripts.projects import canonical_project_path
-from causantic.transcripts.turns import assemble_turns
 
-MAIN_AGENT = "main"
+# Edges that join an agent's stream to another agent's: a sub-agent counts as linked when it has one.
+LINK_TYPES = frozenset({"brief", "debrief", "team-spawn", "team-report", "peer-message"})
+_DEFAULT_LINK_WINDOW = timedelta(minutes=30)  # when graph.timeGapMinutes is 0 (never break on time)
 
 
 @dataclass(frozen=True, slots=True)
 class PlanSettings:
-    max_tokens: int
-    tool_result_max_chars: int
-    tool_input_max_chars: int
+    render: RenderSettings
     gating: Gating
-    redactor: Redactor
 
     @classmethod
     def from_config(cls, config: Config) -> PlanSettings:
         g = config.graph
         return cls(
-            max_tokens=config.chunking.max_tokens,
-            tool_result_max_chars=config.chunking.tool_result_max_chars,
-            tool_input_max_chars=config.chunking.tool_input_max_chars,
+            render=RenderSettings(
+                max_tokens=config.chunking.max_tokens,
+                tool_result_max_chars=config.chunking.tool_result_max_chars,
+                tool_input_max_chars=config.chunking.tool_input_max_chars,
+                redactor=make_redactor(config.redaction.enabled, config.redaction.extra_patterns),
+            ),
             gating=make_gating(g.time_gap_minutes, g.topic_shift_gating, g.topic_shift_patterns),
-            redactor=make_redactor(config.redaction.enabled, config.redaction.extra_patterns),
         )
+
+    @property
+    def link_window(self) -> timedelta:
+        """How far apart in time two agents' chunks may be and still be linked by timing alone."""
+        return self.gating.time_gap or _DEFAULT_LINK_WINDOW
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +70,11 @@ class SessionPlan:
     project_path: str  # canonical project identity
     chunks: tuple[ChunkRecord, ...]
     edges: tuple[EdgeRecord, ...]
-    subagent_streams: int
-    linked_subagents: int
+    subagent_streams: int  # sub-agent streams ingested (stubs and warm-ups are not)
+    linked_subagents: int  # of those, the ones with a brief/debrief or team edge
+    skipped_subagents: Counter[str] = field(default_factory=Counter)  # by kind: stub, warm-up
+    teammates: int = 0  # sub-agent streams that are agent-team members
+    team_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,15 +83,6 @@ class GroupPlan:
     sessions: tuple[SessionPlan, ...]
     skipped: Counter[str] = field(default_factory=Counter)
     bytes_read: int = 0
-
-
-@dataclass(slots=True)
-class _Stream:
-    agent: str
-    agent_id: str | None
-    turns: list[RenderedTurn]
-    drafts: list[ChunkDraft]
-    records: list[ChunkRecord]
 
 
 def plan_group(files: SessionFiles, settings: PlanSettings) -> GroupPlan:
@@ -97,33 +104,39 @@ def plan_group(files: SessionFiles, settings: PlanSettings) -> GroupPlan:
     return GroupPlan(marks, plans, report.counts, sum(st.st_size for st in stats.values()))
 
 
-def plan_session(session: SessionTranscripts, settings: PlanSettings, fallback_time: datetime) -> SessionPlan | None:
-    streams: list[_Stream] = []
-    spawns: list[Spawn] = []
-    links: dict[str, Spawn] = {}
+def plan_session(session: SessionTranscripts, settings: PlanSettings,
+                 fallback_time: datetime) -> SessionPlan | None:
+    """A session's chunks and edges: its main stream, the sub-agent streams worth keeping (stubs and
+    warm-ups are skipped, see :mod:`subagents`), every agent named, and the graph between them.
+
+    None when the session has nothing at all; a plan without chunks only reports skipped streams."""
+    main_path = session.main.path if session.main is not None else None
+    subs, skipped = triage(session.subagents, main_path)
+    transcripts = [t for t in (session.main, *subs) if t is not None]
+    spawns = find_spawns(transcripts)
+    links = link_subagents(transcripts, spawns)
+    team = detect_team(session.main, subs, spawns, links)
+    render = settings.render
+    streams: list[PlannedStream] = []
     if session.main is not None:
-        streams.append(_plan_stream(session.main, MAIN_AGENT, None, session.session_id, settings, fallback_time))
-        spawns = find_spawns(session.main)
-        links = link_subagents(session.main, spawns, list(session.subagents))
-    for sub in session.subagents:
-        spawn = links.get(sub.agent_id or "")
-        name = _agent_name(sub, spawn)
-        streams.append(_plan_stream(sub, name, sub.agent_id, session.session_id, settings, fallback_time))
+        streams.append(plan_stream(session.main, MAIN_AGENT, None, session.session_id, render, fallback_time))
+    for sub in subs:
+        link = links.get(sub.agent_id or "")
+        teammate = team.members.get(sub.agent_id or "") if team is not None else None
+        agent = teammate or agent_label(sub, link.spawn if link is not None else None)
+        team_name = team.name if team is not None and teammate is not None else None
+        streams.append(plan_stream(sub, agent, team_name, session.session_id, render, fallback_time))
     streams = [s for s in streams if s.records]
-    if not streams:
+    if not streams and not skipped:
         return None
     edges: list[EdgeRecord] = []
     for stream in streams:
         prompts = {t.turn_index: t.prompt for t in stream.turns}
         edges += within_chain_edges(stream.records, prompts, settings.gating)
-    main = streams[0] if streams[0].agent == MAIN_AGENT else None
-    linked = 0
-    if main is not None:
-        for stream in streams[1:]:
-            spawn = links.get(stream.agent_id or "")
-            if spawn is not None:
-                edges += _brief_debrief(main, stream, spawn)
-                linked += 1
+    edges += _agent_edges(streams, links, team, settings.link_window)
+    sub_streams = [s for s in streams if s.agent_id is not None]
+    touched = {e.source for e in edges if e.reference_type in LINK_TYPES}
+    touched |= {e.target for e in edges if e.reference_type in LINK_TYPES}
     cwd = session.cwd or str(session.files[0].parent)
     project_path = canonical_project_path(session.cwd) if session.cwd else str(session.files[0].parent)
     return SessionPlan(
@@ -132,75 +145,32 @@ def plan_session(session: SessionTranscripts, settings: PlanSettings, fallback_t
         project_path=project_path,
         chunks=tuple(r for s in streams for r in s.records),
         edges=tuple(edges),
-        subagent_streams=len(session.subagents),
-        linked_subagents=linked,
+        subagent_streams=len(sub_streams),
+        linked_subagents=sum(1 for s in sub_streams if any(r.id in touched for r in s.records)),
+        skipped_subagents=skipped,
+        teammates=sum(1 for s in sub_streams if team is not None and s.agent_id in team.members),
+        team_name=team.name if team is not None else None,
     )
 
 
-def _agent_name(sub: Transcript, spawn: Spawn | None) -> str:
-    if spawn is not None:
-        for key in ("name", "subagent_type"):
-            value = spawn.input.get(key)
-            if isinstance(value, str) and value.strip():
-                return value.strip()
-    return sub.agent_id or "subagent"
-
-
-def _plan_stream(transcript: Transcript, agent: str, agent_id: str | None, session_id: str,
-                 settings: PlanSettings, fallback_time: datetime) -> _Stream:
-    turns = [
-        render_turn(t, tool_result_max_chars=settings.tool_result_max_chars,
-                    tool_input_max_chars=settings.tool_input_max_chars, redact=settings.redactor)
-        for t in assemble_turns(transcript)
-    ]
-    drafts: list[ChunkDraft] = []
-    records: list[ChunkRecord] = []
-    agent_key = agent_id or MAIN_AGENT
-    last_time = fallback_time
-    for turn in turns:
-        for draft in chunk_turn(turn, settings.max_tokens):
-            times = [s.timestamp for s in draft.sections if s.timestamp is not None]
-            start = min(times) if times else last_time
-            end = max(times) if times else start
-            last_time = end
-            uuids = tuple(dict.fromkeys(s.message_uuid for s in draft.sections))
-            drafts.append(draft)
-            records.append(ChunkRecord(
-                id=chunk_id(session_id, agent_key, turn.anchor, draft.part),
-                session_id=session_id,
-                agent=agent,
-                agent_id=agent_id,
-                team_name=None,
-                turn_index=turn.turn_index,
-                part=draft.part,
-                start_time=iso(start),
-                end_time=iso(end),
-                content=draft.text,
-                search_terms=identifier_terms(draft.text),
-                content_hash=content_hash(draft.text),
-                approx_tokens=approx_tokens(draft.text),
-                tool_use_count=sum(1 for s in draft.sections if s.tool_call_id),
-                code_block_count=draft.text.count("```") // 2,
-                has_thinking=turn.has_thinking and draft.part == 0,
-                message_uuids=uuids,
-            ))
-    return _Stream(agent, agent_id, turns, drafts, records)
-
-
-def _brief_debrief(main: _Stream, sub: _Stream, spawn: Spawn) -> list[EdgeRecord]:
-    spawn_index = next(
-        (i for i, d in enumerate(main.drafts) if any(s.tool_call_id == spawn.call_id for s in d.sections)), None
-    )
-    if spawn_index is None:
-        return []
-    edges = [EdgeRecord(main.records[spawn_index].id, sub.records[0].id, "brief")]
-    return_index = next(
-        (i for i, d in enumerate(main.drafts) if any(s.tool_result_id == spawn.call_id for s in d.sections)), None
-    )
-    if return_index is None and spawn_index + 1 < len(main.records):
-        return_index = spawn_index + 1
-    if return_index is not None:
-        edges.append(EdgeRecord(sub.records[-1].id, main.records[return_index].id, "debrief"))
+def _agent_edges(streams: list[PlannedStream], links: dict[str, Link], team: Team | None,
+                 window: timedelta) -> list[EdgeRecord]:
+    """Brief/debrief for ordinary sub-agents (by their spawn, else the ambient rule), team edges
+    for teammates."""
+    by_id = {s.agent_id: s for s in streams}
+    main = by_id.get(None)
+    edges: list[EdgeRecord] = []
+    for stream in streams:
+        if stream.agent_id is None or (team is not None and stream.agent_id in team.members):
+            continue
+        link = links.get(stream.agent_id)
+        caller = by_id.get(link.spawn.owner) if link is not None else None
+        if link is not None and caller is not None:
+            edges += brief_debrief(caller, stream, link.spawn, window)
+        elif main is not None:
+            edges += ambient_edges(main, stream, window)
+    if team is not None:
+        edges += team_edges(streams, team, links, window)
     return edges
 
 

@@ -91,6 +91,12 @@ def _summarise(call: ToolCall, limit: int) -> str:
         what = data.get("description") or ""
         prompt = str(data.get("prompt") or "")
         return _truncate(f"{kind}: {what} — {prompt}".strip(" —:"), limit)
+    if call.name == "SendMessage":  # an agent-team message: its words are what a search must find
+        broadcast = "all" if data.get("type") == "broadcast" else ""
+        to = _text(data.get("recipient")) or _text(data.get("to")) or broadcast
+        summary, body = _text(data.get("summary")), _text(data.get("content")) or _text(data.get("message"))
+        text = f"to {to}" + (f": {summary}" if summary else "") + (f" — {body}" if body else "")
+        return _truncate(" ".join(text.split()), limit)
     for key in _SUMMARY_FIELDS:
         value = data.get(key)
         if isinstance(value, str) and value.strip():
@@ -100,6 +106,10 @@ def _summarise(call: ToolCall, limit: int) -> str:
     if not data:
         return ""
     return _truncate(json.dumps(data, ensure_ascii=False, separators=(",", ":")), limit)
+
+
+def _text(value: object) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
 
 
 def _truncate(text: str, limit: int) -> str:

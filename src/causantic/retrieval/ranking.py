@@ -14,16 +14,18 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-def reciprocal_rank_fusion(rankings: Mapping[str, Sequence[str]], k: int = 60) -> list[tuple[str, float, tuple[str, ...]]]:
-    """Fuse ranked id lists: score(d) = Σ 1 / (k + rank), rank counted from 1.
+def reciprocal_rank_fusion(rankings: Mapping[str, Sequence[str]], k: int = 60,
+                           weights: Mapping[str, float] | None = None) -> list[tuple[str, float, tuple[str, ...]]]:
+    """Fuse ranked id lists: score(d) = Σ weight / (k + rank), rank counted from 1.
 
     Returns (id, score, names of the lists that contained it), best first; ties keep first-seen order.
     """
     scores: dict[str, float] = {}
     sources: dict[str, list[str]] = {}
     for name, ranking in rankings.items():
+        weight = 1.0 if weights is None else weights.get(name, 1.0)
         for rank, item in enumerate(ranking, start=1):
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
             sources.setdefault(item, []).append(name)
     order = sorted(scores, key=lambda item: -scores[item])
     return [(item, scores[item], tuple(sources[item])) for item in order]
@@ -38,9 +40,11 @@ def recency_factor(start_time: datetime, now: datetime, decay_factor: float, hal
 def mmr_order(relevance: Sequence[float], vectors: np.ndarray | None, lam: float, limit: int) -> list[int]:
     """Indices in Maximal Marginal Relevance order: λ·relevance − (1−λ)·max similarity to the picked.
 
-    ``relevance`` is normalised to [0, 1] by its maximum; rows of ``vectors`` are unit vectors (a
-    zero row, for a candidate without a vector, is similar to nothing). The first pick is always
-    the most relevant candidate.
+    ``relevance`` is rescaled to [0, 1] between its minimum and maximum, so the trade-off is between
+    the candidates at hand: fused scores are flat (RRF gives 1/61 and 1/62 to ranks 1 and 2), and
+    dividing by the maximum alone would leave every candidate near 1 and let diversity override
+    relevance. Rows of ``vectors`` are unit vectors (a zero row, for a candidate without a vector,
+    is similar to nothing). The first pick is always the most relevant candidate.
     """
     import numpy as np
 
@@ -48,8 +52,8 @@ def mmr_order(relevance: Sequence[float], vectors: np.ndarray | None, lam: float
     if n == 0:
         return []
     rel = np.asarray(relevance, dtype=np.float64)
-    top = rel.max()
-    rel = rel / top if top > 0 else rel
+    spread = rel.max() - rel.min()
+    rel = (rel - rel.min()) / spread if spread > 0 else np.ones_like(rel)
     if vectors is None or lam >= 1.0:
         return list(np.argsort(-rel, kind="stable")[:limit])
     sims = vectors @ vectors.T

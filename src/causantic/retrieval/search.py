@@ -104,12 +104,15 @@ class Searcher:
         pool = max(cfg.vector_search_limit, cfg.keyword_search_limit, (request.limit or 0) * 3)
         query_vector, vector_ids, keyword_ids = self._candidates(request.query, mode, scope, pool)
         rankings = {name: ids for name, ids in (("vector", vector_ids), ("keyword", keyword_ids)) if ids}
-        fused = [Candidate(i, s, src) for i, s, src in reciprocal_rank_fusion(rankings, cfg.rrf_k)]
+        weights = {"vector": cfg.vector_weight, "keyword": cfg.keyword_weight}
+        fused = [Candidate(i, s, src) for i, s, src in reciprocal_rank_fusion(rankings, cfg.rrf_k, weights)]
         if request.expand if request.expand is not None else self.expansion.enabled:
             for expander in self.expanders:
                 fused = expander.expand(fused, scope, query_vector)
         chunks = self.store.get_chunks([c.chunk_id for c in fused])
-        fused = [c for c in fused if c.chunk_id in chunks and _in_range(chunks[c.chunk_id], request)]
+        # Expanders may add other agents' chunks; the agent filter holds for every hit and every seed.
+        fused = [c for c in fused if c.chunk_id in chunks and _in_range(chunks[c.chunk_id], request)
+                 and (not request.agent or chunks[c.chunk_id].agent == request.agent)]
         seeds = [c.chunk_id for c in fused[: cfg.seed_count]]
         ranked = self._rerank(fused, chunks, request, query_vector)
         hits, tokens = self._fit(ranked, chunks, request)

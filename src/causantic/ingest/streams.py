@@ -1,0 +1,156 @@
+"""One agent stream turned into chunk records, and where things happened among those chunks.
+
+A :class:`PlannedStream` is a transcript (the main agent's, or one sub-agent's) rendered, chunked
+and given record ids. Edge rules never look at turn indices across streams (each sub-agent file
+restarts them at 0); they ask a stream which of *its own* chunks holds a tool call, a tool result,
+a message, a file line or a moment, and get an index into that stream's records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from causantic.ingest.chunker import ChunkDraft, approx_tokens, chunk_id, chunk_turn, content_hash
+from causantic.ingest.redact import Redactor
+from causantic.ingest.render import RenderedTurn, render_turn
+from causantic.store.fts import identifier_terms
+from causantic.store.records import ChunkRecord, iso, parse_iso
+from causantic.transcripts.model import Transcript
+from causantic.transcripts.turns import assemble_turns
+
+MAIN_AGENT = "main"
+
+
+@dataclass(frozen=True, slots=True)
+class RenderSettings:
+    max_tokens: int
+    tool_result_max_chars: int
+    tool_input_max_chars: int
+    redactor: Redactor
+
+
+@dataclass(slots=True)
+class PlannedStream:
+    """A stream's chunks, in order, with the drafts they were made from."""
+
+    transcript: Transcript
+    agent: str  # "main", a teammate's name, or a sub-agent's type
+    agent_id: str | None  # None for the main stream
+    turns: list[RenderedTurn]
+    drafts: list[ChunkDraft]
+    records: list[ChunkRecord]
+    _by_message: dict[str, int] = field(default_factory=dict)  # message uuid → first chunk showing it
+    _position: dict[str, int] = field(default_factory=dict)  # message uuid → index in the transcript
+
+    def __post_init__(self) -> None:
+        for index, draft in enumerate(self.drafts):
+            for section in draft.sections:
+                self._by_message.setdefault(section.message_uuid, index)
+        self._position = {m.uuid: i for i, m in enumerate(self.transcript.messages)}
+
+    # ---- where something happened ----------------------------------------------------------
+
+    def chunk_with_call(self, call_id: str) -> int | None:
+        """The chunk showing the tool call ``call_id``."""
+        return next((i for i, d in enumerate(self.drafts)
+                     if any(s.tool_call_id == call_id for s in d.sections)), None)
+
+    def chunk_with_result(self, call_id: str) -> int | None:
+        """The chunk showing the result of tool call ``call_id``."""
+        return next((i for i, d in enumerate(self.drafts)
+                     if any(s.tool_result_id == call_id for s in d.sections)), None)
+
+    def chunk_with_message(self, uuid: str) -> int | None:
+        """The chunk showing message ``uuid``; for a message that is not shown (harness-injected
+        text such as a task notification), the first chunk after it, else the last one before it."""
+        if uuid in self._by_message:
+            return self._by_message[uuid]
+        position = self._position.get(uuid)
+        if position is None:
+            return None
+        messages, shown = self.transcript.messages, self._by_message
+        after = (shown[m.uuid] for m in messages[position + 1:] if m.uuid in shown)
+        before = (shown[m.uuid] for m in reversed(messages[:position]) if m.uuid in shown)
+        return next(after, next(before, None))
+
+    def chunk_before_line(self, line_no: int) -> int | None:
+        """The chunk showing the last message that starts before file line ``line_no``."""
+        shown = [self._by_message[m.uuid] for m in self.transcript.messages
+                 if m.line_no < line_no and m.uuid in self._by_message]
+        return max(shown) if shown else None
+
+    def chunk_after_line(self, line_no: int) -> int | None:
+        """The chunk showing the first message that starts after file line ``line_no``."""
+        shown = [self._by_message[m.uuid] for m in self.transcript.messages
+                 if m.line_no > line_no and m.uuid in self._by_message]
+        return min(shown) if shown else None
+
+    def chunk_at(self, moment: datetime, window: timedelta) -> int | None:
+        """The chunk in progress at ``moment``: the latest one that started at or before it and ended
+        no more than ``window`` before it. Ties go to the later chunk in stream order."""
+        best: tuple[datetime, int] | None = None
+        for index, record in enumerate(self.records):
+            start, end = parse_iso(record.start_time), parse_iso(record.end_time)
+            if start <= moment and moment - end <= window and (best is None or start >= best[0]):
+                best = (start, index)
+        return best[1] if best else None
+
+    def first_chunk_from(self, moment: datetime, window: timedelta) -> int | None:
+        """The first chunk that starts at or after ``moment``, at most ``window`` later. Ties go to
+        the earlier chunk in stream order."""
+        best: tuple[datetime, int] | None = None
+        for index, record in enumerate(self.records):
+            start = parse_iso(record.start_time)
+            if moment <= start <= moment + window and (best is None or start < best[0]):
+                best = (start, index)
+        return best[1] if best else None
+
+    @property
+    def started(self) -> datetime:
+        return parse_iso(self.records[0].start_time)
+
+    @property
+    def ended(self) -> datetime:
+        return parse_iso(self.records[-1].end_time)
+
+
+def plan_stream(transcript: Transcript, agent: str, team_name: str | None, session_id: str,
+                settings: RenderSettings, fallback_time: datetime) -> PlannedStream:
+    """Render, chunk and identify one stream. A chunk's id is stable across re-reads (see chunk_id)."""
+    turns = [
+        render_turn(t, tool_result_max_chars=settings.tool_result_max_chars,
+                    tool_input_max_chars=settings.tool_input_max_chars, redact=settings.redactor)
+        for t in assemble_turns(transcript)
+    ]
+    drafts: list[ChunkDraft] = []
+    records: list[ChunkRecord] = []
+    agent_key = transcript.agent_id or MAIN_AGENT
+    last_time = fallback_time
+    for turn in turns:
+        for draft in chunk_turn(turn, settings.max_tokens):
+            times = [s.timestamp for s in draft.sections if s.timestamp is not None]
+            start = min(times) if times else last_time
+            end = max(times) if times else start
+            last_time = end
+            drafts.append(draft)
+            records.append(ChunkRecord(
+                id=chunk_id(session_id, agent_key, turn.anchor, draft.part),
+                session_id=session_id,
+                agent=agent,
+                agent_id=transcript.agent_id,
+                team_name=team_name,
+                turn_index=turn.turn_index,
+                part=draft.part,
+                start_time=iso(start),
+                end_time=iso(end),
+                content=draft.text,
+                search_terms=identifier_terms(draft.text),
+                content_hash=content_hash(draft.text),
+                approx_tokens=approx_tokens(draft.text),
+                tool_use_count=sum(1 for s in draft.sections if s.tool_call_id),
+                code_block_count=draft.text.count("```") // 2,
+                has_thinking=turn.has_thinking and draft.part == 0,
+                message_uuids=tuple(dict.fromkeys(s.message_uuid for s in draft.sections)),
+            ))
+    return PlannedStream(transcript, agent, transcript.agent_id, turns, drafts, records)
