@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from causantic.cli.ingest_commands import batch_ingest_command
-from causantic.cli.output import console, domain_errors, table
+from causantic.cli.output import domain_errors
 from causantic.config import causantic_home
 from causantic.integration.claude_files import claude_paths
 from causantic.integration.entries import HOOKS, SERVER_NAME, this_launcher
@@ -45,13 +45,15 @@ def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool)
     """
     paths = claude_paths()
     launcher = this_launcher()
-    console.print(
-        f"Causantic will register [bold]{launcher.python} -m causantic.mcp[/bold] as MCP server "
-        f"{SERVER_NAME!r} in {paths.claude_json}"
+    click.echo(
+        f"Causantic will register {launcher.python} -m causantic.mcp as MCP server {SERVER_NAME!r} "
+        f"in {paths.claude_json},"
     )
-    console.print(f"and hooks {', '.join(HOOKS)} (… -m causantic.hooks <name>) in {paths.settings}.")
+    click.echo(
+        f"and hooks {', '.join(HOOKS)} ({launcher.python} -m causantic.hooks <name>) in {paths.settings}."
+    )
     if launcher.env:
-        console.print("With environment: " + ", ".join(f"{k}={v}" for k, v in sorted(launcher.env.items())))
+        click.echo("With environment: " + ", ".join(f"{k}={v}" for k, v in sorted(launcher.env.items())))
     if not yes and not click.confirm("Go ahead?", default=True):
         raise click.Abort()
     with domain_errors():
@@ -60,26 +62,14 @@ def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool)
 
     if not no_ingest and paths.projects.is_dir():
         if yes or click.confirm(f"Ingest the sessions already in {paths.projects} now?", default=True):
-            ctx.invoke(
-                batch_ingest_command,
-                folder=paths.projects,
-                force=False,
-                no_embed=False,
-                workers=2,
-                as_json=False,
-            )
+            ctx.invoke(batch_ingest_command, folder=paths.projects)
     if not no_check:
         from causantic.integration.health import run_checks
 
-        checks = run_checks(launcher, Path.cwd())
-        table(
-            "Health check",
-            [("", "left"), ("", "left"), ("", "left")],
-            [("✓" if c.ok else "✗", c.name, c.detail) for c in checks],
-        )
-    console.print(
-        "Restart Claude Code so it loads the server and the hooks (run /mcp and /hooks to see them)."
-    )
+        click.echo("Health check:")
+        for check in run_checks(launcher, Path.cwd()):
+            click.echo(f"  {'✓' if check.ok else '✗'} {check.name}: {check.detail}")
+    click.echo("Restart Claude Code so it loads the server and the hooks (/mcp and /hooks list them).")
 
 
 @click.command("uninstall")
@@ -107,15 +97,13 @@ def uninstall_command(yes: bool, purge: bool) -> None:
                 shutil.rmtree(target)
             elif target.exists():
                 target.unlink()
-        console.print(f"Deleted the memory in {home}.")
+        click.echo(f"Deleted the memory in {home}.")
 
 
 def _render(report: Report) -> None:
-    table(
-        None,
-        [("file", "left"), ("", "left"), ("what", "left"), ("backup", "left")],
-        [(str(c.path), c.action, c.detail, str(c.backup or "")) for c in report.changes],
-    )
+    for change in report.changes:
+        backup = f" (backup: {change.backup})" if change.backup else ""
+        click.echo(f"{change.action:>9}  {change.path}: {change.detail}{backup}")
 
 
 COMMANDS = [init_command, uninstall_command]

@@ -15,6 +15,10 @@ from dataclasses import asdict, dataclass
 STDIN_TIMEOUT_S = 2.0
 
 
+class HookProblem(Exception):
+    """An expected reason a hook could not do its work (bad input, missing file); no traceback."""
+
+
 @dataclass(frozen=True, slots=True)
 class HookEvent:
     hook_event_name: str = ""
@@ -42,8 +46,11 @@ def parse_event(text: str) -> HookEvent:
         data = None
     if not isinstance(data, dict):
         return HookEvent()
-    fields = {name: value for name in HookEvent.__dataclass_fields__
-              if name != "parsed" and isinstance(value := data.get(name), str)}
+    fields = {
+        name: value
+        for name in HookEvent.__dataclass_fields__
+        if name != "parsed" and isinstance(value := data.get(name), str)
+    }
     return HookEvent(**fields, parsed=True)
 
 

@@ -1,0 +1,142 @@
+"""Pre-compact and session-end: ingest the session's transcript without making Claude Code wait.
+
+The hook only checks that the transcript exists, starts ``python -m causantic.hooks ingest-worker``
+detached (a new session, stdin and stdout on /dev/null, stderr to the hook log) and returns:
+Claude Code gives all SessionEnd hooks 1.5 s by default and kills what is still attached after.
+
+The worker ingests the transcript's project folder (the session with its sub-agent files; files
+unchanged since the last ingest are skipped by size and mtime) while holding a lock named after
+that folder, so two ingests of one session never overlap: a second one waits, then reads what was
+appended meanwhile. It embeds new chunks under one lock for all workers, because concurrent writers
+to the vector table duplicate rows and fail compactions (lance commit conflicts).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
+
+from causantic.config import causantic_home
+from causantic.hooks.event import HookEvent, HookProblem
+from causantic.hooks.status import file_lock, log, secure_dir
+
+if TYPE_CHECKING:
+    from causantic.services import Services
+
+LOCK_WAIT_S = 600.0
+
+
+@dataclass(slots=True)
+class WorkerResult:
+    outcome: str
+    project: str | None = None
+    details: dict[str, int] = field(default_factory=dict)
+    success: bool = True
+
+
+def spawn_worker(hook: str, event: HookEvent) -> int:
+    """Start the detached worker for ``hook``; returns its pid."""
+    command = [sys.executable, "-m", "causantic.hooks", "ingest-worker", hook, event.to_json()]
+    windows = os.name == "nt"
+    flags = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP if windows else 0  # type: ignore[attr-defined,unused-ignore]
+    with _log_stream() as stderr:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            close_fds=True,
+            start_new_session=not windows,
+            creationflags=flags,
+            cwd=event.cwd if os.path.isdir(event.cwd) else None,
+        )
+    return process.pid
+
+
+def run_worker(event: HookEvent) -> WorkerResult:
+    """Ingest the transcript's folder, embed what is new, refresh an opted-in CLAUDE.md block."""
+    from causantic.ingest.service import embed_pending, ingest_paths
+    from causantic.services import open_services
+
+    transcript = transcript_of(event)
+    target = _ingest_target(transcript)
+    locks = causantic_home() / "locks"
+    key = hashlib.sha256(str(target).encode()).hexdigest()[:16]
+    with file_lock(locks / f"ingest-{key}.lock", timeout=LOCK_WAIT_S) as locked:
+        if not locked:
+            raise HookProblem(f"another ingest of {target} held its lock for {LOCK_WAIT_S:.0f} s")
+        with open_services() as services:
+            report = ingest_paths(services, [target], embed=False, workers=1)
+            if report.errors:
+                path, error = report.errors[0]
+                raise HookProblem(
+                    f"{len(report.errors)} file(s) could not be ingested; first: {path}: {error}"
+                )
+            result = WorkerResult(
+                f"ingested {report.chunks_added} new and {report.chunks_updated} changed chunks",
+                details={
+                    "files": report.files - report.files_unchanged,
+                    "chunks": report.chunks_added,
+                    "updated": report.chunks_updated,
+                    "edges": sum(report.edges_added.values()),
+                },
+            )
+            if services.config.embedding.eager:
+                try:
+                    with file_lock(locks / "vectors.lock", timeout=LOCK_WAIT_S):
+                        result.details["vectors"] = embed_pending(services)
+                except Exception as exc:  # chunks are safe in SQLite; `causantic embed` catches up
+                    log(f"embedding after ingest deferred: {exc}", error=exc)
+                    result.outcome += f"; embedding deferred ({type(exc).__name__}: {exc})"
+            result.project = _refresh_claude_md(services, event)
+    return result
+
+
+def _refresh_claude_md(services: Services, event: HookEvent) -> str | None:
+    """Update the CLAUDE.md block if the user opted in; return the session's project name."""
+    from causantic.errors import ProjectNotFound
+    from causantic.hooks.briefing import build_briefing
+    from causantic.hooks.claude_md import find_claude_md, update_claude_md
+    from causantic.retrieval.listing import resolve_project
+
+    try:
+        project = resolve_project(services.store, event.working_dir)
+    except ProjectNotFound:
+        return None
+    if services.config.hooks.claude_md:
+        path = find_claude_md(project.path)
+        briefing = build_briefing(
+            services, event.working_dir, exclude_session=None, budget=services.config.tokens.claude_md_budget
+        )
+        if path is not None and briefing is not None and update_claude_md(path, briefing.text):
+            log(f"memory block updated in {path}")
+    return project.name
+
+
+def transcript_of(event: HookEvent) -> Path:
+    """The transcript to ingest; HookProblem when stdin names none or it does not exist."""
+    if not event.transcript_path:
+        raise HookProblem("no transcript_path on stdin; nothing to ingest")
+    path = Path(event.transcript_path).expanduser()
+    if not path.is_file():
+        raise HookProblem(f"transcript {path} does not exist (yet); nothing to ingest")
+    return path
+
+
+def _ingest_target(transcript: Path) -> Path:
+    """The project folder in Claude Code's layout (``…/projects/<project>/<id>.jsonl``), else the file."""
+    return transcript.parent if transcript.parent.parent.name == "projects" else transcript
+
+
+def _log_stream() -> BinaryIO:
+    """The hook log, opened for appending, for the worker's stderr (else /dev/null)."""
+    try:
+        path = secure_dir(causantic_home() / "logs") / "hooks.log"
+        return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
+    except OSError:
+        return open(os.devnull, "wb")  # closed by the caller's with-block

@@ -1,0 +1,162 @@
+"""One entry point per hook. Whatever happens, the hook exits 0 (PreCompact treats exit 2 as "block
+compaction", SessionStart shows other codes as errors), logs what went wrong and records its run.
+
+session-start prints ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext":
+…}}`` and nothing else on stdout, or nothing at all when there is nothing to say.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from causantic.hooks.event import HookEvent, HookProblem, parse_event, read_stdin
+from causantic.hooks.status import log, record
+
+HOOKS = ("session-start", "pre-compact", "session-end")
+WORKER = "ingest-worker"
+MAX_CONTEXT_CHARS = 9_500  # Claude Code moves hook output over 10,000 characters into a file
+
+
+def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str | None]:
+    from causantic.config import causantic_home, db_path, load_config
+    from causantic.hooks.briefing import cached_briefing
+    from causantic.services import open_services
+
+    folder = Path(event.working_dir)
+    config = load_config(cwd=folder if folder.is_dir() else None)
+    if not db_path(config).exists():
+        return "no memory yet (nothing ingested)", None
+    with open_services(config) as services:
+        briefing = cached_briefing(
+            services, causantic_home(), event.working_dir, event.session_id, config.tokens.claude_md_budget
+        )
+    if briefing is None:
+        return "no memory of this project", None
+    output = {
+        "hookSpecificOutput": {
+            "hookEventName": "SessionStart",
+            "additionalContext": briefing.text[:MAX_CONTEXT_CHARS],
+        }
+    }
+    sys.stdout.write(json.dumps(output) + "\n")  # ASCII: safe whatever the locale's encoding
+    sys.stdout.flush()
+    return f"briefing of {len(briefing.text)} characters", briefing.project
+
+
+def ingest_hook(name: str, event: HookEvent, started: float) -> None:
+    """Record the start first: the worker records its outcome under the same name, maybe before we return."""
+    from causantic.hooks.ingest import spawn_worker, transcript_of
+
+    transcript = transcript_of(event)
+    record(
+        name,
+        success=True,
+        started=started,
+        outcome=f"ingest of {transcript.name} started in the background",
+        session_id=event.session_id,
+    )
+    spawn_worker(name, event)
+
+
+# A handler returns (outcome, project) to record, or None when it recorded its run itself.
+HANDLERS: dict[str, Callable[[str, HookEvent, float], tuple[str, str | None] | None]] = {
+    "session-start": session_start,
+    "pre-compact": ingest_hook,
+    "session-end": ingest_hook,
+}
+
+
+def run_hook(name: str, stdin_text: str | None = None) -> int:
+    """Run hook ``name`` on the stdin JSON (read from stdin when not given); always returns 0."""
+    started = time.perf_counter()
+    event = HookEvent()
+    try:
+        event = parse_event(read_stdin() if stdin_text is None else stdin_text)
+        if not event.parsed:
+            log(f"{name}: stdin held no JSON object; running with an empty event")
+        done = HANDLERS[name](name, event, started)
+        if done is not None:
+            outcome, project = done
+            record(
+                name,
+                success=True,
+                started=started,
+                outcome=outcome,
+                project=project,
+                session_id=event.session_id,
+            )
+    except HookProblem as problem:
+        log(f"{name}: {problem}")
+        record(
+            name,
+            success=False,
+            started=started,
+            outcome="skipped",
+            error=str(problem),
+            session_id=event.session_id,
+        )
+    except BaseException as exc:  # fail open: no error may reach Claude Code
+        log(f"{name}: failed", error=exc)
+        record(
+            name,
+            success=False,
+            started=started,
+            outcome="failed",
+            error=f"{type(exc).__name__}: {exc}",
+            session_id=event.session_id,
+        )
+    return 0
+
+
+def run_worker(hook: str, event_json: str) -> int:
+    """The detached half of pre-compact / session-end; records the hook's final outcome."""
+    from causantic.hooks.ingest import run_worker as ingest
+
+    started = time.perf_counter()
+    event = parse_event(event_json)
+    try:
+        result = ingest(event)
+        record(
+            hook,
+            success=result.success,
+            started=started,
+            outcome=result.outcome,
+            project=result.project,
+            session_id=event.session_id,
+            details=result.details,
+        )
+    except HookProblem as problem:
+        log(f"{hook} worker: {problem}")
+        record(
+            hook,
+            success=False,
+            started=started,
+            outcome="skipped",
+            error=str(problem),
+            session_id=event.session_id,
+        )
+    except BaseException as exc:
+        log(f"{hook} worker: failed", error=exc)
+        record(
+            hook,
+            success=False,
+            started=started,
+            outcome="failed",
+            error=f"{type(exc).__name__}: {exc}",
+            session_id=event.session_id,
+        )
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    """``python -m causantic.hooks <hook>``, the fast path Claude Code's settings call."""
+    if len(argv) == 3 and argv[0] == WORKER:
+        return run_worker(argv[1], argv[2])
+    if len(argv) != 1 or argv[0] not in HOOKS:
+        sys.stderr.write(f"usage: python -m causantic.hooks {{{','.join(HOOKS)}}} < hook-input.json\n")
+        return 0
+    return run_hook(argv[0])

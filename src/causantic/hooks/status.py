@@ -1,0 +1,165 @@
+"""Owner-only files the hooks keep under ``<home>``: a log, the last run of each hook, lock files.
+
+``hook-status.json`` maps a hook name to its last run (:class:`HookRun`). Hooks run in parallel
+processes, so the read-modify-write happens under an exclusive lock and the new file replaces the
+old one atomically; a reader never sees half a file. Nothing here raises: a hook that cannot write
+its log or status (read-only home, full disk) still does its job and exits 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+import traceback
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TypedDict, cast
+
+from causantic.config import causantic_home
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; the store's own transactions still hold
+    fcntl = None  # type: ignore[assignment]
+
+STATUS_FILE = "hook-status.json"
+LOG_MAX_BYTES = 1_000_000
+
+
+class HookRun(TypedDict, total=False):
+    lastRun: str  # ISO 8601 UTC
+    success: bool
+    durationMs: int
+    outcome: str
+    project: str
+    sessionId: str
+    error: str
+    details: dict[str, int]
+
+
+def secure_dir(path: Path) -> Path:
+    """Create ``path`` and any missing parent owner-only (``mkdir -p`` would leave parents 0755)."""
+    for folder in reversed([path, *path.parents]):
+        if not folder.exists():
+            folder.mkdir(mode=0o700, exist_ok=True)
+    with contextlib.suppress(OSError):
+        path.chmod(0o700)
+    return path
+
+
+def atomic_write(path: Path, text: str, mode: int = 0o600) -> None:
+    """Write beside the target, then rename over it: readers see the old file or the new one."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+@contextlib.contextmanager
+def file_lock(path: Path, timeout: float | None = None) -> Iterator[bool]:
+    """Hold an exclusive lock on ``path``; yields False if ``timeout`` seconds passed without it.
+
+    The kernel releases the lock when the holder exits, so a crashed holder never leaves it stale.
+    """
+    secure_dir(path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if fcntl is None:
+            yield True
+            return
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if deadline is not None else 0))
+                break
+            except BlockingIOError:
+                if deadline is not None and time.monotonic() >= deadline:
+                    yield False
+                    return
+                time.sleep(0.05)
+        try:
+            yield True
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def log(message: str, *, error: BaseException | None = None, file: str = "hooks.log") -> None:
+    """Append one line (plus a traceback for an error) to ``<home>/logs/<file>``; never raises."""
+    try:
+        path = secure_dir(causantic_home() / "logs") / file
+        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
+            os.replace(path, path.with_suffix(".log.1"))
+        line = f"{_now()} [{os.getpid()}] {message}\n"
+        if error is not None:
+            line += "".join(traceback.format_exception(error))
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as handle:
+            handle.write(line)
+    except Exception:  # logging must never break a hook
+        pass
+
+
+def record(
+    hook: str,
+    *,
+    success: bool,
+    started: float,
+    outcome: str,
+    project: str | None = None,
+    session_id: str | None = None,
+    error: str | None = None,
+    details: dict[str, int] | None = None,
+) -> None:
+    """Save this run as the hook's last run; never raises."""
+    run: HookRun = {
+        "lastRun": _now(),
+        "success": success,
+        "durationMs": round((time.perf_counter() - started) * 1000),
+        "outcome": outcome,
+    }
+    if project:
+        run["project"] = project
+    if session_id:
+        run["sessionId"] = session_id
+    if error:
+        run["error"] = error
+    if details:
+        run["details"] = details
+    try:
+        home = secure_dir(causantic_home())
+        with file_lock(home / "locks" / "hook-status.lock", timeout=5) as locked:
+            if not locked:
+                log(f"{hook}: hook-status.json stayed locked; this run is not recorded")
+                return
+            runs = read_status()
+            runs[hook] = run
+            atomic_write(home / STATUS_FILE, json.dumps(runs, indent=2, sort_keys=True) + "\n")
+    except Exception as exc:
+        log(f"{hook}: cannot record status", error=exc)
+
+
+def read_status() -> dict[str, HookRun]:
+    """Each hook's last run; empty when no hook has run (or the file is unreadable)."""
+    try:
+        data = json.loads((causantic_home() / STATUS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: cast(HookRun, v) for k, v in data.items() if isinstance(v, dict)}
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"

@@ -1,0 +1,78 @@
+"""What the server holds while it runs: the services, opened once in the lifespan.
+
+Tools are plain functions the SDK runs on worker threads; :meth:`AppContext.call` runs one at a
+time over the shared SQLite connection and turns every failure into a ``ToolError`` whose message
+the model can act on, so a bad request never takes the server down. The embedding model and the
+vector index load on first need, or ahead of it in a background thread once the client has listed
+the tools (so loading never delays the handshake).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+from causantic.config import causantic_home
+from causantic.errors import CausanticError
+from causantic.hooks.status import log
+from causantic.services import Services, open_services
+
+T = TypeVar("T")
+LOG_FILE = "mcp.log"
+
+
+@dataclass(slots=True)
+class AppContext:
+    services: Services
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    _warm_started: bool = False
+
+    def call(self, tool: str, work: Callable[[Services], T]) -> T:
+        with self.lock:
+            try:
+                return work(self.services)
+            except ToolError:
+                raise
+            except CausanticError as exc:
+                raise ToolError(str(exc)) from exc
+            except sqlite3.OperationalError as exc:
+                log(f"{tool}: {exc}", error=exc, file=LOG_FILE)
+                if "locked" in str(exc) or "busy" in str(exc):
+                    raise ToolError(
+                        "The memory database stayed busy (another process is writing a large "
+                        "ingest); try again in a moment."
+                    ) from exc
+                raise ToolError(f"{tool} failed: {exc}.") from exc
+            except Exception as exc:
+                log(f"{tool}: unexpected error", error=exc, file=LOG_FILE)
+                raise ToolError(
+                    f"{tool} failed unexpectedly ({type(exc).__name__}: {exc}). The traceback is in "
+                    f"{causantic_home() / 'logs' / LOG_FILE}."
+                ) from exc
+
+    def start_warmup(self) -> None:
+        """Open the vector index and load the embedding model in the background, once."""
+        if self._warm_started:
+            return
+        self._warm_started = True
+        threading.Thread(target=self._warm, name="causantic-warmup", daemon=True).start()
+
+    def _warm(self) -> None:
+        try:
+            with self.lock:
+                if self.services.vectors.count() > 0:
+                    self.services.embedder.embed_query("warm up")
+        except Exception as exc:  # a later tool call reports the same problem to the model
+            log(f"warm-up skipped: {exc}", file=LOG_FILE)
+
+
+@asynccontextmanager
+async def lifespan(_server: Any) -> AsyncIterator[AppContext]:
+    with open_services() as services:
+        yield AppContext(services)

@@ -1,0 +1,118 @@
+"""Structured output of the MCP tools (pydantic, so each tool publishes an output schema).
+
+The model reads a tool's text content; these values ride along as ``structuredContent`` for
+clients that want data. They carry identifiers, times and scores plus a short preview of each
+chunk, not the whole text again, so an answer's size stays close to its token budget.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+PREVIEW_CHARS = 160
+
+
+class ChunkRef(BaseModel):
+    id: str
+    project: str
+    session_id: str
+    agent: str
+    date: str = Field(description="When the chunk's turn started, ISO 8601 UTC.")
+    score: float | None = Field(None, description="Relevance (search) or similarity (chains), 0..1.")
+    tokens: int
+    preview: str
+
+
+class SearchOutput(BaseModel):
+    mode: str = Field(description="What ran: hybrid, keyword-only or vector-only.")
+    tokens: int
+    notes: list[str]
+    hits: list[ChunkRef]
+
+
+class EpisodicOutput(BaseModel):
+    mode: str = Field(description="'chain' (a walked causal chain) or 'search' (fallback to search results).")
+    tokens: int
+    chain_median: float | None
+    fallback_reason: str | None
+    chunks: list[ChunkRef]
+
+
+class ReconstructOutput(BaseModel):
+    project: str
+    mode: str
+    tokens: int
+    truncated: bool
+    sessions: list[str]
+    chunks: list[ChunkRef]
+
+
+class ProjectInfo(BaseModel):
+    name: str
+    path: str
+    chunks: int
+    sessions: int
+    first_seen: str
+    last_seen: str
+
+
+class ProjectsOutput(BaseModel):
+    projects: list[ProjectInfo]
+
+
+class SessionInfo(BaseModel):
+    session_id: str
+    started_at: str
+    ended_at: str
+    chunks: int
+    tokens: int
+    agents: list[str]
+
+
+class SessionsOutput(BaseModel):
+    project: str
+    total: int
+    sessions: list[SessionInfo]
+
+
+class StatsOutput(BaseModel):
+    version: str
+    chunks: int
+    vectors: int | None
+    edges: dict[str, int]
+    sessions: int
+    projects: int
+    agents: int
+    clusters: int
+    keyword_index: str
+    projects_detail: list[ProjectInfo]
+
+
+class ForgetPreview(BaseModel):
+    id: str
+    date: str
+    similarity: float | None
+    first_line: str = Field(description="The chunk's first 100 characters, on one line.")
+
+
+class ForgetOutput(BaseModel):
+    project: str
+    dry_run: bool
+    count: int = Field(description="Chunks matched by the filters.")
+    deleted: int
+    preview: list[ForgetPreview]
+
+
+class HookRunInfo(BaseModel):
+    last_run: str
+    success: bool
+    duration_ms: int | None = None
+    outcome: str = ""
+    project: str | None = None
+    session_id: str | None = None
+    error: str | None = None
+    details: dict[str, int] = Field(default_factory=dict)
+
+
+class HookStatusOutput(BaseModel):
+    hooks: dict[str, HookRunInfo]

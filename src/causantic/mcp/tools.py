@@ -1,0 +1,631 @@
+"""The MCP tools: each parses typed arguments, calls one service, renders text plus structured data.
+
+The docstring of each tool is its description, written so the model picks the right one: temporal
+questions go to ``reconstruct``, "how / why did we…" to ``recall``, discovery to ``search``, "what
+comes next" to ``predict``. Bad arguments and domain failures raise (the client gets
+``isError`` with the message); nothing returns an error string.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any, Literal, cast
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from causantic import __version__
+from causantic.cli.output import short_time
+from causantic.hooks.status import file_lock, read_status
+from causantic.mcp.app import AppContext
+from causantic.mcp.models import (
+    PREVIEW_CHARS,
+    ChunkRef,
+    EpisodicOutput,
+    ForgetOutput,
+    ForgetPreview,
+    HookRunInfo,
+    HookStatusOutput,
+    ProjectInfo,
+    ProjectsOutput,
+    ReconstructOutput,
+    SearchOutput,
+    SessionInfo,
+    SessionsOutput,
+    StatsOutput,
+)
+from causantic.services import Services
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+DESTRUCTIVE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+
+Project = Annotated[
+    str,
+    Field(
+        min_length=1,
+        description=(
+            "Project name (see list-projects), its path, or any folder inside it such as the current working "
+            "directory."
+        ),
+    ),
+]
+OptionalProject = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        description=(
+            "Only this project: name, path, or a folder inside it (the current working directory works). "
+            "Omit to use every project."
+        ),
+    ),
+]
+Agent = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        description=("Only chunks written by this agent: 'main' or a sub-agent / teammate name."),
+    ),
+]
+MaxTokens = Annotated[
+    int | None,
+    Field(
+        ge=200, le=25_000, description=("Token budget of the answer (default tokens.mcpMaxResponse, 20000).")
+    ),
+]
+From = Annotated[
+    datetime | None,
+    Field(
+        validation_alias="from",
+        description=(
+            "Start of a time range, ISO 8601 (e.g. 2026-03-01 or 2026-03-01T09:00:00Z); UTC when no offset."
+        ),
+    ),
+]
+To = Annotated[
+    datetime | None,
+    Field(
+        validation_alias="to", description=("End of a time range (exclusive), ISO 8601; UTC when no offset.")
+    ),
+]
+DaysBack = Annotated[float | None, Field(gt=0, le=3650, description="The last N days (fractions allowed).")]
+
+
+# ---- retrieval -------------------------------------------------------------------------------
+
+
+def search(
+    ctx: Context,
+    query: Annotated[str, Field(min_length=1, description="What to look for, in words.")],
+    project: OptionalProject = None,
+    agent: Agent = None,
+    limit: Annotated[int | None, Field(ge=1, le=50, description="Most results (default 10).")] = None,
+    max_tokens: MaxTokens = None,
+    from_: From = None,
+    to: To = None,
+    days_back: DaysBack = None,
+    mode: Annotated[
+        Literal["hybrid", "keyword", "vector"] | None,
+        Field(
+            description=(
+                "hybrid (default) fuses meaning and exact words; keyword for identifiers and error strings."
+            )
+        ),
+    ] = None,
+) -> Annotated[CallToolResult, SearchOutput]:
+    """Find past context by meaning and exact words across stored Claude Code sessions.
+
+    Use for discovery, when you do not know where or when something happened: "have we dealt with
+    flaky CI before?", "anything about the rate limiter?", "where did we touch the billing webhook?".
+    Returns the best-matching chunks, most relevant first, each with project, session and date.
+    For how/why something was done use recall; for what happened at a time (yesterday, last
+    session) use reconstruct; for what usually comes next use predict.
+    """
+    from causantic.retrieval.format import render_search
+    from causantic.retrieval.search import SearchRequest
+
+    since, until = _window(from_, to, days_back)
+    request = SearchRequest(
+        query,
+        project=project,
+        agent=agent,
+        since=since,
+        until=until,
+        limit=limit,
+        max_tokens=max_tokens,
+        mode=mode,
+    )
+    result = _app(ctx).call("search", lambda s: s.searcher.search(request))
+    output = SearchOutput(
+        mode=result.mode,
+        tokens=result.tokens,
+        notes=result.notes,
+        hits=[_ref(h.chunk, h.relevance) for h in result.hits],
+    )
+    return _result(render_search(result), output)
+
+
+def recall(
+    ctx: Context,
+    query: Annotated[
+        str,
+        Field(
+            min_length=1,
+            description=("The thing whose story you want, e.g. 'the Safari login redirect loop fix'."),
+        ),
+    ],
+    project: OptionalProject = None,
+    agent: Agent = None,
+    max_tokens: MaxTokens = None,
+) -> Annotated[CallToolResult, EpisodicOutput]:
+    """Tell the story behind something, in order: how and why it was done, and what led up to it.
+
+    Use for "how did we fix X?", "why did we choose Y?", "what led to Z?", "how did we set up …?".
+    Finds the best matches, then walks the causal chain of turns backwards from them and returns
+    it oldest first, across sessions when one continued another. Falls back to plain search
+    results (and says so) when no chain is found.
+    """
+    return _episodic(ctx, "recall", query, project, agent, max_tokens)
+
+
+def predict(
+    ctx: Context,
+    context: Annotated[
+        str, Field(min_length=1, description=("What is being worked on now, in a sentence or two."))
+    ],
+    project: OptionalProject = None,
+    agent: Agent = None,
+    max_tokens: MaxTokens = None,
+) -> Annotated[CallToolResult, EpisodicOutput]:
+    """What tended to come next after work like the current one (walks the causal chain forward).
+
+    Use when planning the next step: "what usually follows a schema migration here?", "what did we
+    do after adding the cache last time?", "what problems came up after similar changes?".
+    """
+    return _episodic(ctx, "predict", context, project, agent, max_tokens)
+
+
+def reconstruct(
+    ctx: Context,
+    project: Project,
+    session_id: Annotated[
+        str | None, Field(min_length=4, description=("One session, by id or id prefix (see list-sessions)."))
+    ] = None,
+    from_: From = None,
+    to: To = None,
+    days_back: DaysBack = None,
+    previous_session: Annotated[
+        bool, Field(description=("The session before current_session_id: how the last session ended."))
+    ] = False,
+    current_session_id: Annotated[
+        str | None,
+        Field(
+            min_length=4,
+            description=("The session you are in now (default: this server's CLAUDE_CODE_SESSION_ID)."),
+        ),
+    ] = None,
+    keep_newest: Annotated[
+        bool,
+        Field(
+            description=("When everything does not fit the budget, keep the newest chunks (else the oldest).")
+        ),
+    ] = True,
+    agent: Agent = None,
+    max_tokens: MaxTokens = None,
+) -> Annotated[CallToolResult, ReconstructOutput]:
+    """Replay a project's sessions in time order: what happened when.
+
+    Use for temporal questions: "what did we do yesterday / last week?" (days_back), "where did I
+    leave off?" or "summarise the last session" (previous_session=true), "what happened between
+    Monday and Wednesday?" (from/to), "show session 3f2a…" (session_id). With only a project it
+    returns the most recent history. Not for topic questions: use search or recall for those.
+    """
+    from causantic.retrieval.reconstruct import ReconstructRequest, render_reconstruction
+    from causantic.retrieval.reconstruct import reconstruct as run
+
+    since, until = _window(from_, to, days_back)
+    current = current_session_id or (os.environ.get("CLAUDE_CODE_SESSION_ID") if previous_session else None)
+    request = ReconstructRequest(
+        project,
+        session_id=session_id,
+        since=since,
+        until=until,
+        previous_session=previous_session,
+        current_session_id=current,
+        keep_newest=keep_newest,
+        agent=agent,
+        max_tokens=max_tokens,
+    )
+    result = _app(ctx).call("reconstruct", lambda s: run(s.store, request, s.config.tokens.mcp_max_response))
+    output = ReconstructOutput(
+        project=result.project,
+        mode=result.mode,
+        tokens=result.tokens,
+        truncated=result.truncated,
+        sessions=result.sessions,
+        chunks=[_ref(c, None) for c in result.chunks],
+    )
+    return _result(render_reconstruction(result), output)
+
+
+# ---- what memory holds -----------------------------------------------------------------------
+
+
+def list_projects(ctx: Context) -> Annotated[CallToolResult, ProjectsOutput]:
+    """List the projects in memory with chunk and session counts and the dates they cover.
+
+    Use to find the name to pass as project, or to see what memory knows about.
+    """
+    from causantic.retrieval.listing import list_projects as run
+
+    projects = [_project(p) for p in _app(ctx).call("list-projects", lambda s: run(s.store))]
+    if not projects:
+        text = "No projects in memory yet (run `causantic batch-ingest`)."
+    else:
+        text = "Projects in memory:\n" + "\n".join(
+            f"- {p.name} ({p.chunks} chunks, {p.sessions} sessions, "
+            f"{_day(p.first_seen)} – {_day(p.last_seen)}) {p.path}"
+            for p in projects
+        )
+    return _result(text, ProjectsOutput(projects=projects))
+
+
+def list_sessions(
+    ctx: Context,
+    project: Project,
+    from_: From = None,
+    to: To = None,
+    days_back: DaysBack = None,
+    limit: Annotated[int, Field(ge=1, le=500, description="Most sessions listed.")] = 30,
+) -> Annotated[CallToolResult, SessionsOutput]:
+    """List a project's sessions, newest first, with their time span and size.
+
+    Use to pick a session for reconstruct, or to see when work happened.
+    """
+    from causantic.retrieval.listing import list_sessions as run
+
+    since, until = _window(from_, to, days_back)
+    proj, sessions, total = _app(ctx).call(
+        "list-sessions", lambda s: run(s.store, project, since=since, until=until, limit=limit)
+    )
+    infos = [
+        SessionInfo(
+            session_id=x.session_id,
+            started_at=x.started_at,
+            ended_at=x.ended_at,
+            chunks=x.chunks,
+            tokens=x.tokens,
+            agents=list(x.agents),
+        )
+        for x in sessions
+    ]
+    if not infos:
+        text = f"No sessions found for project {proj.name!r} in that range."
+    else:
+        lines = [
+            f"- {x.session_id} ({short_time(x.started_at)} – {short_time(x.ended_at)}, "
+            f"{x.chunks} chunks, {x.tokens} tokens{_agents(x.agents)})"
+            for x in infos
+        ]
+        text = f"Sessions of {proj.name} ({len(infos)} of {total}, newest first):\n" + "\n".join(lines)
+        if total > len(infos):
+            text += f"\n(showing {len(infos)} of {total} sessions; use from/to or limit to see others)"
+    return _result(text, SessionsOutput(project=proj.name, total=total, sessions=infos))
+
+
+def stats(ctx: Context) -> Annotated[CallToolResult, StatsOutput]:
+    """Memory statistics: chunks, vectors, edges by type, sessions, projects, agents, clusters."""
+    from causantic.retrieval.listing import list_projects as projects_of
+    from causantic.retrieval.listing import stats as run
+
+    def work(s: Services) -> tuple[dict[str, Any], int | None, list[ProjectInfo]]:
+        counts = run(s.store)
+        try:
+            vectors: int | None = s.vectors.count()
+        except Exception:  # no usable vector index: report the rest
+            vectors = None
+        return counts, vectors, [_project(p) for p in projects_of(s.store)]
+
+    counts, vectors, projects = _app(ctx).call("stats", work)
+    edges = counts["edges"]
+    output = StatsOutput(
+        version=__version__,
+        chunks=counts["chunks"],
+        vectors=vectors,
+        edges={"total": edges["total"], **edges["by_type"]},
+        sessions=counts["sessions"],
+        projects=counts["projects"],
+        agents=counts["agents"],
+        clusters=counts["clusters"],
+        keyword_index=counts["keyword_index"],
+        projects_detail=projects,
+    )
+    lines = [
+        f"Causantic v{__version__}",
+        "",
+        "Memory Statistics:",
+        f"- Chunks: {output.chunks}",
+        f"- Vectors: {vectors if vectors is not None else 'unavailable'}",
+        f"- Edges: {edges['total']}"
+        + "".join(f"\n  - {k}: {v}" for k, v in sorted(edges["by_type"].items())),
+        f"- Sessions: {output.sessions}",
+        f"- Projects: {output.projects}",
+        f"- Agents besides main: {output.agents}",
+        f"- Clusters: {output.clusters}",
+        f"- Keyword index: {output.keyword_index}",
+    ]
+    if projects:
+        lines += ["", "Projects:"] + [
+            f"- {p.name}: {p.chunks} chunks ({_day(p.first_seen)} – {_day(p.last_seen)})" for p in projects
+        ]
+    return _result("\n".join(lines), output)
+
+
+def forget(
+    ctx: Context,
+    project: Project,
+    before: Annotated[datetime | None, Field(description="Chunks before this time (ISO 8601).")] = None,
+    after: Annotated[datetime | None, Field(description="Chunks at or after this time (ISO 8601).")] = None,
+    session_id: Annotated[str | None, Field(min_length=4, description="One session (id or prefix).")] = None,
+    query: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            description=("Chunks similar in meaning to this text (needs vectors); see threshold."),
+        ),
+    ] = None,
+    threshold: Annotated[
+        float,
+        Field(
+            gt=0,
+            le=1,
+            description=(
+                "Cosine similarity a query match must reach (0.6 default; raise it to forget less)."
+            ),
+        ),
+    ] = 0.6,
+    dry_run: Annotated[
+        bool,
+        Field(
+            description=(
+                "Only preview what would be deleted (default). Set false, after the user confirms, to delete."
+            )
+        ),
+    ] = True,
+) -> Annotated[CallToolResult, ForgetOutput]:
+    """Delete chosen memories of one project; by default only previews what would go.
+
+    Use only when the user asks to forget something (a leaked secret, a wrong approach, an old
+    period). Filters combine: before/after (time), session_id, query (meaning). Show the preview
+    to the user and call again with dry_run=false only after they confirm.
+    """
+    from causantic.config import causantic_home
+    from causantic.retrieval.forget import ForgetRequest
+    from causantic.retrieval.forget import forget as run
+
+    request = ForgetRequest(project, _utc(before), _utc(after), session_id, query, threshold, dry_run)
+
+    def work(s: Services) -> Any:
+        if query and s.vectors.count() == 0:
+            raise ToolError(
+                "Forgetting by query compares meanings, and no vectors are stored yet (run `causantic "
+                "embed`); use before, after or session_id instead."
+            )
+        embed = s.embedder.embed_query if query else None
+        if dry_run:
+            return run(s.store, s.vectors, embed, request)
+        with file_lock(causantic_home() / "locks" / "vectors.lock", timeout=120) as locked:
+            if not locked:
+                raise ToolError("The vector index is busy with a large ingest; try forget again in a minute.")
+            return run(s.store, s.vectors, embed, request)
+
+    result = _app(ctx).call("forget", work)
+    preview = [
+        ForgetPreview(
+            id=c.id, date=c.start_time, similarity=sim, first_line=" ".join(c.content.split())[:100]
+        )
+        for c, sim in result.preview
+    ]
+    output = ForgetOutput(
+        project=result.project,
+        dry_run=result.dry_run,
+        count=result.count,
+        deleted=result.deleted,
+        preview=preview,
+    )
+    lines = [
+        f'  {i}. {_percent(p.similarity)}"{p.first_line[:80]}" ({_day(p.date)})'
+        for i, p in enumerate(preview, start=1)
+    ]
+    if result.dry_run:
+        text = (
+            f"Dry run: {result.count} chunk(s) would be deleted from project {result.project!r}."
+            + ("\n" + "\n".join(lines) if lines else "")
+            + ("\nSet dry_run=false to delete them." if result.count else "")
+        )
+    else:
+        text = f"Deleted {result.deleted} chunk(s) from project {result.project!r}." + (
+            "\n" + "\n".join(lines[:3]) if lines else ""
+        )
+    return _result(text, output)
+
+
+def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOutput]:
+    """When each Causantic hook (session-start, pre-compact, session-end) last ran, and how it went.
+
+    Use when memory seems stale or a briefing is missing, to see whether ingestion is working.
+    """
+    runs = {
+        name: HookRunInfo(
+            last_run=r.get("lastRun", ""),
+            success=bool(r.get("success")),
+            duration_ms=r.get("durationMs"),
+            outcome=r.get("outcome", ""),
+            project=r.get("project"),
+            session_id=r.get("sessionId"),
+            error=r.get("error"),
+            details=r.get("details", {}),
+        )
+        for name, r in sorted(read_status().items())
+    }
+    if not runs:
+        return _result("Hook Status: (no hooks have run yet)", HookStatusOutput(hooks={}))
+    now = datetime.now(UTC)
+    lines = ["Hook Status:"]
+    for name, run in runs.items():
+        line = f"- {name}: last ran {_ago(run.last_run, now)} ({'success' if run.success else 'FAILED'}"
+        line += f", {run.duration_ms} ms)" if run.duration_ms is not None else ")"
+        line += f" for {run.project}" if run.project else ""
+        line += f", session {run.session_id[:8]}" if run.session_id else ""
+        line += f" — {run.error or run.outcome}" if (run.error or run.outcome) else ""
+        lines.append(line)
+    return _result("\n".join(lines), HookStatusOutput(hooks=runs))
+
+
+TOOLS: Sequence[tuple[Callable[..., Any], str, ToolAnnotations]] = (
+    (search, "search", READ_ONLY),
+    (recall, "recall", READ_ONLY),
+    (predict, "predict", READ_ONLY),
+    (reconstruct, "reconstruct", READ_ONLY),
+    (list_projects, "list-projects", READ_ONLY),
+    (list_sessions, "list-sessions", READ_ONLY),
+    (stats, "stats", READ_ONLY),
+    (forget, "forget", DESTRUCTIVE),
+    (hook_status, "hook-status", READ_ONLY),
+)
+
+
+def register(server: MCPServer[AppContext]) -> None:
+    for function, name, hints in TOOLS:
+        server.tool(name=name, annotations=hints)(function)
+
+
+# ---- helpers ---------------------------------------------------------------------------------
+
+
+def _app(ctx: Context) -> AppContext:
+    return cast(AppContext, ctx.request_context.lifespan_context)
+
+
+def _episodic(
+    ctx: Context, tool: str, text: str, project: str | None, agent: str | None, max_tokens: int | None
+) -> CallToolResult:
+    from causantic.retrieval.format import chunk_header
+    from causantic.retrieval.search import SearchRequest
+
+    request = SearchRequest(text, project=project, agent=agent, max_tokens=max_tokens)
+
+    def walk(s: Services) -> Any:
+        return s.chains.recall(request) if tool == "recall" else s.chains.predict(request)
+
+    result = _app(ctx).call(tool, walk)
+    diagnostics = result.diagnostics
+    output = EpisodicOutput(
+        mode=result.mode,
+        tokens=result.tokens,
+        chain_median=result.chain_median,
+        fallback_reason=diagnostics.fallback_reason,
+        chunks=[_ref(c, s) for c, s in zip(result.chunks, result.scores, strict=True)],
+    )
+    if not result.chunks:
+        body = (
+            "No relevant memory found."
+            if tool == "recall"
+            else "No predictions available based on current context."
+        )
+    else:
+        total = len(result.chunks)
+        head = (
+            f"Found {total} relevant memory chunks ({result.tokens} tokens)"
+            if tool == "recall"
+            else f"Potentially relevant context ({total} items, {result.tokens} tokens)"
+        )
+        kind = (
+            "a causal chain, oldest first"
+            if result.mode == "chain" and tool == "recall"
+            else ("a causal chain, in order" if result.mode == "chain" else "search results (no chain found)")
+        )
+        body = f"{head}, as {kind}:\n\n" + "\n\n---\n\n".join(
+            f"{chunk_header(c, s, f'{i}/{total}')}\n{c.content}"
+            for i, (c, s) in enumerate(zip(result.chunks, result.scores, strict=True), start=1)
+        )
+    if diagnostics.fallback_reason:
+        body += "\n\n" + diagnostics.line(len(result.search.hits))
+    return _result(body, output)
+
+
+def _result(text: str, output: BaseModel) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=output.model_dump(mode="json")
+    )
+
+
+def _ref(chunk: Any, score: float | None) -> ChunkRef:
+    preview = " ".join(chunk.content.split())
+    return ChunkRef(
+        id=chunk.id,
+        project=chunk.project,
+        session_id=chunk.session_id,
+        agent=chunk.agent,
+        date=chunk.start_time,
+        score=None if score is None else round(min(score, 1.0), 4),
+        tokens=chunk.approx_tokens,
+        preview=preview[:PREVIEW_CHARS],
+    )
+
+
+def _project(p: Any) -> ProjectInfo:
+    return ProjectInfo(
+        name=p.name,
+        path=p.path,
+        chunks=p.chunks,
+        sessions=p.sessions,
+        first_seen=p.first_seen,
+        last_seen=p.last_seen,
+    )
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+
+
+def _window(
+    since: datetime | None, until: datetime | None, days_back: float | None
+) -> tuple[datetime | None, datetime | None]:
+    since, until = _utc(since), _utc(until)
+    if days_back is not None:
+        if since is not None:
+            raise ToolError("Give either days_back or from, not both.")
+        since = datetime.now(UTC) - timedelta(days=days_back)
+    if since is not None and until is not None and until <= since:
+        raise ToolError(f"'to' ({until.isoformat()}) must be later than 'from' ({since.isoformat()}).")
+    return since, until
+
+
+def _day(iso_text: str | None) -> str:
+    return iso_text[:10] if iso_text else "?"
+
+
+def _agents(agents: Sequence[str]) -> str:
+    others = [a for a in agents if a and a != "main"]
+    return f", agents: main + {', '.join(others)}" if others else ""
+
+
+def _percent(similarity: float | None) -> str:
+    return f"[{round(similarity * 100)}%] " if similarity is not None else ""
+
+
+def _ago(iso_text: str, now: datetime) -> str:
+    try:
+        seconds = (now - datetime.fromisoformat(iso_text.replace("Z", "+00:00"))).total_seconds()
+    except ValueError:
+        return iso_text or "at an unknown time"
+    for unit, size in (("d", 86_400), ("h", 3_600), ("min", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)} {unit} ago"
+    return f"{int(seconds)} s ago"

@@ -1,0 +1,130 @@
+"""pre-compact and session-end: return at once, ingest in a detached worker, never collide."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+from hook_payloads import ingest_payload, relocated_examples
+from process_support import run_hook, wait_for, worker_pids
+
+from causantic.hooks.status import read_status
+
+
+def chunk_ids(home: Path) -> list[str]:
+    with sqlite3.connect(f"file:{home / 'memory.db'}?mode=ro", uri=True) as conn:
+        return sorted(r[0] for r in conn.execute("SELECT id FROM chunks"))
+
+
+def wait_for_workers(marker: Path) -> None:
+    wait_for(lambda: not worker_pids(str(marker)), timeout=120)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return tmp_path / "src" / "acme-shop"
+
+
+@pytest.fixture
+def sessions(tmp_path: Path, project: Path) -> Path:
+    """The example project's transcripts in a Claude Code projects folder, recorded in ``project``."""
+    return relocated_examples(tmp_path / "user", project)
+
+
+@pytest.mark.slow  # the worker embeds with the real model
+@pytest.mark.parametrize(("hook", "event"), [("pre-compact", "PreCompact"), ("session-end", "SessionEnd")])
+def test_the_hook_returns_at_once_and_a_detached_worker_ingests_the_session(
+    causantic_home: Path,
+    sessions: Path,
+    project: Path,
+    hook: str,
+    event: str,
+    record_property: pytest.RecordProperty,
+) -> None:
+    transcript = sessions / "7a378dd6-f9b6-52f1-ad8d-dd8aa785f035.jsonl"
+    done, seconds = run_hook(hook, ingest_payload(transcript, event, cwd=str(project)))
+    record_property(f"{hook}_return_s", round(seconds, 3))
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+    assert worker_pids(str(transcript)) or read_status()[hook]["outcome"].startswith("ingested")
+    wait_for_workers(transcript)
+    run = read_status()[hook]
+    assert run["success"], run
+    stored = chunk_ids(causantic_home)  # the project folder: this session with its sub-agent, and the others
+    assert len(stored) >= 6 and run["details"]["chunks"] == len(stored)
+    assert run["outcome"].startswith(f"ingested {len(stored)} new and 0 changed chunks")
+    assert run["details"]["vectors"] == len(stored)  # embedded too (embedding.eager is on by default)
+    assert run["project"] == "acme-shop" and run["sessionId"] == transcript.stem
+
+
+def test_a_grown_transcript_is_ingested_again_and_nothing_twice(
+    causantic_home: Path, sessions: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CAUSANTIC_EMBEDDING_EAGER", "false")
+    transcript = sessions / "2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec.jsonl"
+    full = transcript.read_text(encoding="utf-8").splitlines(keepends=True)
+    transcript.write_text("".join(full[:8]), encoding="utf-8")  # mid-session, before compaction
+    run_hook("pre-compact", ingest_payload(transcript, "PreCompact"))
+    wait_for_workers(transcript)
+    before = chunk_ids(causantic_home)
+    transcript.write_text("".join(full), encoding="utf-8")
+    run_hook("session-end", ingest_payload(transcript, "SessionEnd"))
+    wait_for_workers(transcript)
+    after = chunk_ids(causantic_home)
+    assert set(before) < set(after) and len(after) == len(set(after))
+    assert read_status()["session-end"]["details"]["chunks"] == len(after) - len(before)
+
+
+def test_two_ingests_of_one_session_at_once_take_turns(
+    causantic_home: Path, sessions: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CAUSANTIC_EMBEDDING_EAGER", "false")
+    transcript = sessions / "4005b823-fa0d-5890-9dc8-e686765e4267.jsonl"
+    for hook, event in (
+        ("pre-compact", "PreCompact"),
+        ("session-end", "SessionEnd"),
+        ("pre-compact", "PreCompact"),
+    ):
+        done, _ = run_hook(hook, ingest_payload(transcript, event))
+        assert done.returncode == 0
+    wait_for_workers(transcript)
+    runs = read_status()
+    assert runs["pre-compact"]["success"] and runs["session-end"]["success"], runs
+    assert len(chunk_ids(causantic_home)) >= 6
+    log = (
+        (causantic_home / "logs" / "hooks.log").read_text()
+        if (causantic_home / "logs" / "hooks.log").exists()
+        else ""
+    )
+    assert "locked" not in log and "Traceback" not in log
+
+
+def test_a_missing_transcript_is_recorded_as_skipped_and_exits_zero(
+    causantic_home: Path, tmp_path: Path
+) -> None:
+    done, _ = run_hook("session-end", ingest_payload(tmp_path / "gone.jsonl", "SessionEnd"))
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+    run = read_status()["session-end"]
+    assert run["success"] is False and "does not exist" in run["error"]
+    assert not worker_pids(str(tmp_path))
+
+
+def test_a_payload_without_transcript_path_is_skipped(causantic_home: Path) -> None:
+    done, _ = run_hook("pre-compact", {"session_id": "x", "hook_event_name": "PreCompact"})
+    assert done.returncode == 0 and done.stdout == ""
+    assert "no transcript_path" in read_status()["pre-compact"]["error"]
+
+
+@pytest.mark.slow  # the worker embeds with the real model, so LanceDB's folder is there too
+def test_hook_files_are_owner_only(causantic_home: Path, sessions: Path) -> None:
+    transcript = sessions / "4005b823-fa0d-5890-9dc8-e686765e4267.jsonl"
+    run_hook("session-end", ingest_payload(transcript, "SessionEnd"))
+    run_hook("session-start", {"session_id": "s", "cwd": str(sessions), "hook_event_name": "SessionStart"})
+    wait_for_workers(transcript)
+    for path in [causantic_home, *causantic_home.rglob("*")]:
+        if path.suffix == ".lance" or "vectors" in path.parts:
+            continue  # LanceDB's own files; its folder is owner-only
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+        assert mode & 0o077 == 0, f"{path} is {oct(mode)}"

@@ -1,0 +1,165 @@
+"""The session-start hook, run as Claude Code runs it: a process with the hook JSON on stdin."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import pytest
+from hook_payloads import LAST_SESSION, relocated_examples, start_payload
+from process_support import EXAMPLES, run_hook, subprocess_env
+
+from causantic.hooks.status import read_status
+
+
+def context_of(stdout: str) -> str:
+    output = json.loads(stdout)
+    assert list(output) == ["hookSpecificOutput"]
+    assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert set(output["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+    return str(output["hookSpecificOutput"]["additionalContext"])
+
+
+def test_a_known_project_gets_a_briefing_of_where_work_stopped_and_recent_sessions(acme_memory: Path) -> None:
+    done, _ = run_hook("session-start", start_payload("0b9b4a6e-1111-4aaa-8bbb-000000000001"))
+    assert done.returncode == 0 and done.stderr == ""
+    context = context_of(done.stdout)
+    assert "acme-shop" in context
+    assert "Where work stopped (session 4005b823" in context
+    assert "make sure the limiter reads it from the environment" in context  # the last request
+    assert "Safari" in context and "test_invoice_due_date" in context  # earlier sessions' topics
+    assert context.count("4005b823") == 2  # in "where work stopped" and once among recent sessions
+    assert len(context) / 3.5 <= 500  # tokens.claudeMdBudget
+    run = read_status()["session-start"]
+    assert run["success"] and run["project"] == "acme-shop"
+
+
+def test_the_briefing_is_identical_on_resume_and_compact_of_the_same_session(
+    acme_memory: Path, corpus_dir: Path
+) -> None:
+    session = "0b9b4a6e-1111-4aaa-8bbb-000000000002"
+    first, _ = run_hook("session-start", start_payload(session))
+    from causantic.ingest.service import ingest_paths
+    from causantic.services import open_services
+
+    with open_services() as services:  # memory changes in between (a pre-compact ingest, say)
+        ingest_paths(
+            services,
+            [corpus_dir / "daaain__claude-code-log/test/test_data/real_projects/-experiments-ideas"],
+            embed=False,
+            workers=1,
+        )
+    resumed, _ = run_hook("session-start", start_payload(session, source="resume"))
+    compacted, _ = run_hook("session-start", start_payload(session, source="compact"))
+    assert first.stdout and first.stdout == resumed.stdout == compacted.stdout
+
+
+def test_the_briefing_leaves_out_the_session_being_started(acme_memory: Path) -> None:
+    done, _ = run_hook("session-start", start_payload(LAST_SESSION, source="resume"))
+    context = context_of(done.stdout)
+    assert "4005b823" not in context
+    assert "Where work stopped (session 7a378dd6" in context
+
+
+def test_a_folder_inside_the_project_gets_the_projects_briefing(causantic_home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "work" / "acme-shop"
+    sessions = relocated_examples(tmp_path / "user", project)
+    (project / "src" / "api").mkdir(parents=True)
+    from causantic.ingest.service import ingest_paths
+    from causantic.services import open_services
+
+    with open_services() as services:
+        ingest_paths(services, [sessions], embed=False, workers=1)
+    done, _ = run_hook(
+        "session-start",
+        start_payload("0b9b4a6e-1111-4aaa-8bbb-000000000003", cwd=str(project / "src" / "api")),
+    )
+    context = context_of(done.stdout)
+    assert "acme-shop" in context and "Where work stopped (session 4005b823" in context
+
+
+def test_a_project_memory_has_never_seen_gets_no_output_at_all(acme_memory: Path, tmp_path: Path) -> None:
+    done, _ = run_hook(
+        "session-start", start_payload("0b9b4a6e-1111-4aaa-8bbb-000000000004", cwd=str(tmp_path))
+    )
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+    assert read_status()["session-start"]["outcome"] == "no memory of this project"
+
+
+def test_before_any_ingest_there_is_no_output_and_no_database_is_created(causantic_home: Path) -> None:
+    done, _ = run_hook("session-start", start_payload("0b9b4a6e-1111-4aaa-8bbb-000000000005"))
+    assert done.returncode == 0 and done.stdout == ""
+    assert not (causantic_home / "memory.db").exists()
+
+
+def test_a_smaller_budget_gives_a_shorter_briefing(acme_memory: Path) -> None:
+    env = subprocess_env(CAUSANTIC_TOKENS_CLAUDE_MD_BUDGET="120")
+    done, _ = run_hook("session-start", start_payload("0b9b4a6e-1111-4aaa-8bbb-000000000006"), env=env)
+    context = context_of(done.stdout)
+    assert len(context) / 3.5 <= 120
+    assert "Where work stopped" in context  # the most useful part is kept first
+
+
+@pytest.mark.parametrize(
+    "stdin", ["", "not json at all", "[1, 2, 3]", '{"session_id": 42, "cwd": null}', "{"]
+)
+def test_malformed_stdin_fails_open(acme_memory: Path, tmp_path: Path, stdin: str) -> None:
+    done, _ = run_hook("session-start", stdin, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+
+
+def test_a_damaged_store_fails_open_and_the_failure_is_logged_and_recorded(causantic_home: Path) -> None:
+    causantic_home.mkdir(parents=True)
+    (causantic_home / "memory.db").write_bytes(b"this is not a SQLite database" * 100)
+    done, _ = run_hook("session-start", start_payload("0b9b4a6e-1111-4aaa-8bbb-000000000007"))
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+    run = read_status()["session-start"]
+    assert run["success"] is False
+    assert "StoreError" in run["error"] or "DatabaseError" in run["error"]
+    assert "Traceback" in (causantic_home / "logs" / "hooks.log").read_text()
+
+
+def test_an_unwritable_home_fails_open(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    env = subprocess_env(CAUSANTIC_HOME=str(blocker / "home"))
+    for hook in ("session-start", "pre-compact", "session-end"):
+        done, _ = run_hook(hook, start_payload("0b9b4a6e-1111-4aaa-8bbb-000000000008"), env=env)
+        assert (hook, done.returncode, done.stdout, done.stderr) == (hook, 0, "", "")
+
+
+def test_an_unknown_hook_name_prints_usage_and_exits_zero() -> None:
+    done, _ = run_hook("user-prompt-submit", "{}")
+    assert done.returncode == 0 and done.stdout == "" and "usage:" in done.stderr
+
+
+def test_the_hook_loads_neither_lancedb_nor_the_embedding_runtime(acme_memory: Path) -> None:
+    code = (
+        "import json, sys; from causantic.hooks.runner import run_hook; "
+        f"run_hook('session-start', json.dumps({start_payload('0b9b4a6e-1111-4aaa-8bbb-000000000009')!r})); "
+        "print([m for m in ('lancedb', 'pyarrow', 'numpy', 'onnxruntime', 'tokenizers', 'sklearn', 'mcp')"
+        " if m in sys.modules], file=sys.stderr)"
+    )
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env())
+    assert context_of(done.stdout)
+    assert done.stderr.strip() == "[]"
+
+
+def test_session_start_latency_is_reported(acme_memory: Path, record_property: pytest.RecordProperty) -> None:
+    """Timing is reported, not asserted (machines differ); benchmarks/hooks.py measures it properly."""
+    times = []
+    for number in range(5):
+        done, seconds = run_hook(
+            "session-start", start_payload(f"0b9b4a6e-1111-4aaa-8bbb-00000000010{number}")
+        )
+        assert done.returncode == 0 and done.stdout
+        times.append(seconds)
+    record_property("session_start_median_s", round(statistics.median(times), 3))
+    print(
+        f"session-start: median {statistics.median(times) * 1000:.0f} ms over {len(times)} runs "
+        f"(example store of {EXAMPLES.name})"
+    )

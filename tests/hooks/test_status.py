@@ -1,0 +1,41 @@
+"""hook-status.json: hooks in parallel processes record their runs without losing or tearing any."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+from process_support import subprocess_env
+
+from causantic.hooks.status import read_status
+
+RECORD = (
+    "import time, sys; from causantic.hooks.status import record\n"
+    "for i in range(15): record(sys.argv[1], success=i % 2 == 0, started=time.perf_counter(), outcome=str(i))"
+)
+
+
+def test_parallel_records_keep_every_hook_and_the_file_stays_valid_json(causantic_home: Path) -> None:
+    names = [f"hook-{n}" for n in range(8)]
+    processes = [
+        subprocess.Popen([sys.executable, "-c", RECORD, name], env=subprocess_env()) for name in names
+    ]
+    assert [p.wait(timeout=120) for p in processes] == [0] * len(names)
+    runs = read_status()
+    assert sorted(runs) == names
+    assert all(run["outcome"] == "14" and run["success"] for run in runs.values())
+    path = causantic_home / "hook-status.json"
+    json.loads(path.read_text())
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert not list(causantic_home.glob(".hook-status.json.*.tmp"))
+
+
+def test_reading_status_before_any_hook_ran_gives_nothing(causantic_home: Path) -> None:
+    assert read_status() == {}
+    causantic_home.mkdir(parents=True)
+    (causantic_home / "hook-status.json").write_text("{torn")
+    assert read_status() == {}

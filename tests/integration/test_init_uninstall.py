@@ -1,0 +1,247 @@
+"""`causantic init` and `causantic uninstall`, run for real on copies of realistic Claude Code files.
+
+Each test gets its own HOME (and CAUSANTIC_HOME); the commands run as subprocesses, as a user
+runs them. Init followed by uninstall must give back the original files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from process_support import EXAMPLES, McpProcess, causantic, subprocess_env
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+EVENTS = {
+    "SessionStart": ("session-start", 10),
+    "PreCompact": ("pre-compact", 30),
+    "SessionEnd": ("session-end", 10),
+}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+def place(home: Path, settings: str | None = "settings.json", claude: str | None = "claude.json") -> None:
+    if settings:
+        (home / ".claude").mkdir(exist_ok=True)
+        shutil.copyfile(FIXTURES / settings, home / ".claude" / "settings.json")
+    if claude:
+        shutil.copyfile(FIXTURES / claude, home / ".claude.json")
+        (home / ".claude.json").chmod(0o600)
+
+
+def run(home: Path, *args: str, input: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    return causantic(*args, input=input, env=subprocess_env(HOME=str(home), **env), cwd=home)
+
+
+def snapshot(home: Path) -> dict[str, bytes]:
+    files = [home / ".claude" / "settings.json", home / ".claude.json"]
+    return {str(p): p.read_bytes() for p in files if p.exists()}
+
+
+def read(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def ours(settings: dict[str, Any], event: str) -> list[dict[str, Any]]:
+    return [
+        (g, h) for g in settings["hooks"].get(event, []) for h in g["hooks"] if "causantic" in h["command"]
+    ]
+
+
+@pytest.mark.parametrize(
+    ("settings", "claude"),
+    [
+        ("settings.json", "claude.json"),
+        ("settings-4-space-indent.json", "claude.json"),
+        ("settings.json", None),
+        (None, "claude.json"),
+        (None, None),
+    ],
+)
+def test_init_then_uninstall_gives_back_the_original_files_byte_for_byte(
+    home: Path, settings: str | None, claude: str | None
+) -> None:
+    place(home, settings, claude)
+    before = snapshot(home)
+    done = run(home, "init", "--yes", "--no-ingest", "--no-check")
+    assert done.returncode == 0, done.stderr
+    assert snapshot(home) != before
+    done = run(home, "uninstall", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert snapshot(home) == before
+
+
+def test_hand_formatted_settings_come_back_with_the_same_content(home: Path) -> None:
+    place(home, "settings-hand-formatted.json")
+    original = read(home / ".claude" / "settings.json")
+    assert run(home, "init", "--yes", "--no-ingest", "--no-check").returncode == 0
+    assert run(home, "uninstall", "--yes").returncode == 0
+    assert read(home / ".claude" / "settings.json") == original
+
+
+def test_init_writes_the_documented_entries_and_keeps_everything_else(
+    home: Path, causantic_home: Path
+) -> None:
+    place(home)
+    original_settings, original_claude = read(FIXTURES / "settings.json"), read(FIXTURES / "claude.json")
+    assert run(home, "init", "--yes", "--no-ingest", "--no-check").returncode == 0
+    settings, claude = read(home / ".claude" / "settings.json"), read(home / ".claude.json")
+
+    for event, (hook, timeout) in EVENTS.items():
+        [(group, handler)] = ours(settings, event)
+        assert handler["type"] == "command" and handler["timeout"] == timeout
+        assert handler["command"].endswith(f" -m causantic.hooks {hook}")
+        assert f"CAUSANTIC_HOME={causantic_home.resolve()}" in handler["command"]
+        assert group.get("matcher", None) == ("" if event == "PreCompact" else None)
+    entry = claude["mcpServers"]["causantic"]
+    assert entry["type"] == "stdio" and entry["args"] == ["-m", "causantic.mcp"]
+    assert Path(entry["command"]).is_absolute() and os.access(entry["command"], os.X_OK)
+    assert entry["env"]["CAUSANTIC_HOME"] == str(causantic_home.resolve())
+
+    for key, value in original_settings.items():  # nothing of the user's is lost or changed
+        if key != "hooks":
+            assert settings[key] == value
+    for event, groups in original_settings["hooks"].items():
+        assert settings["hooks"][event][: len(groups)] == groups
+    assert {k: v for k, v in claude.items() if k != "mcpServers"} == {
+        k: v for k, v in original_claude.items() if k != "mcpServers"
+    }
+    assert {k: v for k, v in claude["mcpServers"].items() if k != "causantic"} == original_claude[
+        "mcpServers"
+    ]
+    assert stat.S_IMODE(os.stat(home / ".claude.json").st_mode) == 0o600
+    backups = list((causantic_home / "backups").iterdir())
+    assert len(backups) == 2 and all(stat.S_IMODE(os.stat(b).st_mode) == 0o600 for b in backups)
+
+
+def test_running_init_again_changes_nothing_and_makes_no_new_backup(home: Path, causantic_home: Path) -> None:
+    place(home)
+    assert run(home, "init", "--yes", "--no-ingest", "--no-check").returncode == 0
+    after_first = snapshot(home)
+    backups = sorted((causantic_home / "backups").iterdir())
+    done = run(home, "init", "--yes", "--no-ingest", "--no-check")
+    assert done.returncode == 0 and "unchanged" in done.stdout
+    assert snapshot(home) == after_first
+    assert sorted((causantic_home / "backups").iterdir()) == backups
+    assert run(home, "uninstall", "--yes").returncode == 0  # the first run's record still applies
+    assert snapshot(home)[str(home / ".claude.json")] == (FIXTURES / "claude.json").read_bytes()
+
+
+def test_init_replaces_the_earlier_causantic_hooks_instead_of_running_both(home: Path) -> None:
+    place(home, "settings-earlier-causantic.json", None)
+    assert run(home, "init", "--yes", "--no-ingest", "--no-check").returncode == 0
+    settings = read(home / ".claude" / "settings.json")
+    commands = [h["command"] for groups in settings["hooks"].values() for g in groups for h in g["hooks"]]
+    assert not any(
+        c.startswith("npx causantic hook session") or c == "npx causantic hook pre-compact" for c in commands
+    )
+    for event in EVENTS:
+        assert len(ours(settings, event)) == (
+            2 if event == "SessionEnd" else 1
+        )  # + claudemd-generator, not ours
+    assert "npx causantic hook claudemd-generator" in commands
+
+
+def test_init_leaves_a_broken_settings_file_untouched_and_says_how_to_fix_it(home: Path) -> None:
+    place(home, None)
+    (home / ".claude").mkdir()
+    broken = '{"permissions": {"allow": ["Bash(ls)",]}}\n'  # trailing comma: Claude Code rejects it too
+    (home / ".claude" / "settings.json").write_text(broken)
+    before = snapshot(home)
+    done = run(home, "init", "--yes", "--no-ingest", "--no-check")
+    assert done.returncode == 1
+    assert "is not valid JSON" in done.stderr and "left untouched" in done.stderr
+    assert snapshot(home) == before
+
+
+def test_a_broken_claude_json_stops_init_before_any_file_changes(home: Path) -> None:
+    place(home, "settings.json", None)
+    (home / ".claude.json").write_text('{"numStartups": 3, "mcpServers": {')  # cut short by a crash
+    before = snapshot(home)
+    done = run(home, "init", "--yes", "--no-ingest", "--no-check")
+    assert done.returncode == 1 and ".claude.json is not valid JSON" in done.stderr
+    assert snapshot(home) == before
+
+
+def test_init_honours_claude_config_dir(home: Path, tmp_path: Path) -> None:
+    config = tmp_path / "claude-config"
+    done = run(home, "init", "--yes", "--no-ingest", "--no-check", CLAUDE_CONFIG_DIR=str(config))
+    assert done.returncode == 0, done.stderr
+    assert "causantic" in read(config / ".claude.json")["mcpServers"]
+    assert ours(read(config / "settings.json"), "SessionStart")
+    assert not (home / ".claude.json").exists() and not (home / ".claude").exists()
+    assert run(home, "uninstall", "--yes", CLAUDE_CONFIG_DIR=str(config)).returncode == 0
+    assert not (config / ".claude.json").exists() and not (config / "settings.json").exists()
+
+
+def test_uninstall_without_a_record_removes_only_causantic_entries(home: Path, causantic_home: Path) -> None:
+    place(home)
+    assert run(home, "init", "--yes", "--no-ingest", "--no-check").returncode == 0
+    (causantic_home / "integration.json").unlink()  # e.g. the data folder was deleted
+    assert run(home, "uninstall", "--yes").returncode == 0
+    assert read(home / ".claude" / "settings.json") == read(FIXTURES / "settings.json")
+    assert read(home / ".claude.json") == read(FIXTURES / "claude.json")
+
+
+def test_init_asks_first_and_a_no_changes_nothing(home: Path) -> None:
+    place(home)
+    before = snapshot(home)
+    done = run(home, "init", "--no-ingest", "--no-check", input="n\n")
+    assert done.returncode == 1 and "Go ahead?" in done.stdout
+    assert snapshot(home) == before
+
+
+def test_the_registered_server_and_hook_run_the_way_claude_code_runs_them(
+    home: Path, causantic_home: Path
+) -> None:
+    place(home)
+    assert run(home, "ingest", "--no-embed", str(EXAMPLES)).returncode == 0
+    assert run(home, "init", "--yes", "--no-ingest", "--no-check").returncode == 0
+    settings, claude = read(home / ".claude" / "settings.json"), read(home / ".claude.json")
+
+    [(_, handler)] = ours(settings, "SessionStart")
+    payload = json.dumps(
+        {"session_id": "5d0f-health", "cwd": "/home/dev/acme-shop", "hook_event_name": "SessionStart"}
+    )
+    clean_env = {"PATH": os.environ["PATH"], "HOME": str(home)}  # only what the command itself carries
+    done = subprocess.run(
+        ["sh", "-c", handler["command"]],
+        input=payload,
+        capture_output=True,
+        text=True,
+        env=clean_env,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "acme-shop" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+    entry = claude["mcpServers"]["causantic"]
+    assert entry["command"] == os.path.abspath(sys.executable)  # this interpreter, venv symlink kept
+    with McpProcess(args=entry["args"], env={**clean_env, **entry["env"]}) as server:
+        result = server.call("list-projects")
+        assert "acme-shop" in result.content[0].text
+
+
+def test_full_init_ingests_the_existing_sessions_and_passes_its_health_check(home: Path) -> None:
+    place(home)
+    shutil.copytree(EXAMPLES, home / ".claude" / "projects")
+    done = run(home, "init", "--yes", CAUSANTIC_EMBEDDING_EAGER="false")
+    assert done.returncode == 0, done.stderr
+    assert "Ingest summary" in done.stdout and "chunks added" in done.stdout
+    checks = done.stdout.split("Health check:\n", 1)[1].splitlines()[:4]
+    assert all(line.startswith("  ✓ ") for line in checks), done.stdout
+    assert "✓ MCP server: answered tools/list with 9 tools" in done.stdout
+    assert "✓ session-start hook: ran in" in done.stdout

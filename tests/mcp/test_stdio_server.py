@@ -1,0 +1,204 @@
+"""`causantic serve` as a real subprocess, driven over stdio by the official SDK's client.
+
+One server process serves every test in this module, on a store ingested from the example
+sessions and three real projects of the shared corpus (keyword search: no vectors).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from process_support import McpProcess, run_hook, subprocess_env
+
+TOOLS = {
+    "search",
+    "recall",
+    "predict",
+    "reconstruct",
+    "list-projects",
+    "list-sessions",
+    "stats",
+    "forget",
+    "hook-status",
+}
+
+
+def text(result: Any) -> str:
+    assert result.content and result.content[0].type == "text"
+    return str(result.content[0].text)
+
+
+def ok(server: McpProcess, tool: str, arguments: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    result = server.call(tool, arguments)
+    assert not result.is_error, text(result)
+    return text(result), result.structured_content
+
+
+def test_the_server_lists_nine_tools_with_schemas_descriptions_and_hints(served: McpProcess) -> None:
+    tools = {t.name: t for t in served.list_tools().tools}
+    assert set(tools) == TOOLS
+    for name, tool in tools.items():
+        assert tool.description and len(tool.description) < 2048, name
+        assert tool.input_schema["type"] == "object"
+        assert tool.output_schema is not None, name
+        assert tool.annotations.open_world_hint is False
+        assert tool.annotations.read_only_hint is (name != "forget"), name
+    assert tools["forget"].annotations.destructive_hint is True
+    assert {
+        "from",
+        "to",
+        "days_back",
+        "previous_session",
+        "current_session_id",
+        "keep_newest",
+        "agent",
+        "max_tokens",
+        "session_id",
+    } <= set(tools["reconstruct"].input_schema["properties"])
+    assert tools["reconstruct"].input_schema["required"] == ["project"]
+    assert "yesterday" in tools["reconstruct"].description
+    assert "how" in tools["recall"].description.lower() and "why" in tools["recall"].description.lower()
+
+
+def test_the_server_introduces_itself_with_guidance_on_which_tool_to_use(served: McpProcess) -> None:
+    info = served.initialized
+    assert info.server_info.name == "causantic"
+    assert "reconstruct" in info.instructions and "recall" in info.instructions
+    assert len(info.instructions) < 2048
+
+
+def test_search_finds_the_safari_redirect_loop_in_the_acme_shop_project(served: McpProcess) -> None:
+    body, data = ok(served, "search", {"query": "Safari redirect loop", "project": "acme-shop"})
+    assert body.startswith("Found ")
+    assert "Safari" in body and "[Project: acme-shop" in body
+    assert data["hits"] and all(h["project"] == "acme-shop" for h in data["hits"])
+    assert data["mode"] == "keyword-only"
+
+
+def test_search_across_projects_finds_a_real_session_by_its_words(served: McpProcess) -> None:
+    body, data = ok(served, "search", {"query": "dev-docs work folder convention clmail", "limit": 3})
+    assert len(data["hits"]) <= 3
+    assert {h["project"] for h in data["hits"]} == {"project"}
+    assert "clmail" in body
+
+
+def test_recall_tells_the_story_oldest_first(served: McpProcess) -> None:
+    body, data = ok(
+        served, "recall", {"query": "regression test for the Safari redirect loop", "project": "acme-shop"}
+    )
+    main_dates = [c["date"] for c in data["chunks"] if c["agent"] == "main"]
+    assert data["chunks"] and main_dates == sorted(main_dates)
+    if data["mode"] == "chain":
+        assert "oldest first" in body and "[1/" in body
+    else:
+        assert "[Chain walk: fell back to search" in body
+
+
+def test_predict_answers_from_memory(served: McpProcess) -> None:
+    body, data = ok(
+        served,
+        "predict",
+        {"context": "users stuck in a login redirect loop on Safari", "project": "acme-shop"},
+    )
+    assert data["chunks"]
+    assert body.startswith("Potentially relevant context")
+
+
+def test_reconstruct_replays_a_project_in_time_order(served: McpProcess) -> None:
+    body, data = ok(served, "reconstruct", {"project": "acme-shop"})
+    assert body.startswith("Reconstructed ")
+    assert len(data["sessions"]) == 3 and data["mode"] == "timeline"
+    assert body.index("Safari") < body.index("rate limiting")  # Nov 2 before Nov 4
+
+
+def test_reconstruct_gives_the_session_before_the_current_one(served: McpProcess) -> None:
+    _, data = ok(
+        served,
+        "reconstruct",
+        {
+            "project": "acme-shop",
+            "previous_session": True,
+            "current_session_id": "4005b823-fa0d-5890-9dc8-e686765e4267",
+        },
+    )
+    assert data["mode"] == "previous-session"
+    assert data["sessions"] == ["7a378dd6-f9b6-52f1-ad8d-dd8aa785f035"]
+
+
+def test_list_projects_names_every_ingested_project(served: McpProcess) -> None:
+    body, data = ok(served, "list-projects")
+    names = {p["name"] for p in data["projects"]}
+    assert {"acme-shop", "JSSoundRecorder", "worktrees", "project"} <= names
+    assert body.startswith("Projects in memory:")
+
+
+def test_list_sessions_lists_newest_first_and_says_when_it_cut(served: McpProcess) -> None:
+    body, data = ok(served, "list-sessions", {"project": "acme-shop", "limit": 2})
+    assert data["total"] == 3 and len(data["sessions"]) == 2
+    starts = [s["started_at"] for s in data["sessions"]]
+    assert starts == sorted(starts, reverse=True)
+    assert "showing 2 of 3" in body
+
+
+def test_stats_counts_what_was_ingested(served: McpProcess) -> None:
+    body, data = ok(served, "stats")
+    assert data["chunks"] > 100 and data["projects"] == 4 and data["edges"]["total"] > 0
+    assert f"- Chunks: {data['chunks']}" in body
+
+
+def test_forget_only_previews_unless_dry_run_is_false(served: McpProcess) -> None:
+    body, data = ok(served, "forget", {"project": "acme-shop", "before": "2026-11-03T00:00:00Z"})
+    assert data["dry_run"] is True and data["count"] == 2 and data["deleted"] == 0
+    assert "Set dry_run=false" in body
+    _, after = ok(served, "stats")
+    assert after["projects"] == 4 and after["chunks"] > 100
+
+
+def test_hook_status_shows_the_hooks_last_runs(served: McpProcess) -> None:
+    payload = {
+        "session_id": "9e0c1d2e-0000-4000-8000-000000000001",
+        "cwd": "/home/dev/acme-shop",
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+    done, _ = run_hook("session-start", payload, env=subprocess_env(CAUSANTIC_HOME=str(served.home)))
+    assert (
+        done.returncode == 0
+        and json.loads(done.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    )
+    body, data = ok(served, "hook-status")
+    run = data["hooks"]["session-start"]
+    assert run["success"] is True and run["project"] == "acme-shop"
+    assert "session-start: last ran" in body and "success" in body
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("search", {"query": ""}, "at least 1 character"),
+        ("search", {"query": "x", "limit": 0}, "greater than or equal to 1"),
+        ("search", {"query": "x", "mode": "telepathy"}, "hybrid"),
+        ("recall", {}, "query"),
+        ("reconstruct", {"project": "acme-shop", "from": "last tuesday"}, "from"),
+        (
+            "reconstruct",
+            {"project": "acme-shop", "from": "2026-11-04", "to": "2026-11-01"},
+            "must be later than",
+        ),
+        ("reconstruct", {"project": "acme-shop", "previous_session": True}, "current_session_id"),
+        ("reconstruct", {"project": "no-such-project"}, "No project named 'no-such-project'"),
+        ("list-sessions", {"project": "acme-shop", "days_back": -1}, "greater than 0"),
+        ("forget", {"project": "acme-shop"}, "Name what to forget"),
+        ("forget", {"project": "acme-shop", "query": "redis"}, "no vectors are stored"),
+        ("no-such-tool", {}, "Unknown tool"),
+    ],
+)
+def test_bad_arguments_come_back_as_tool_errors_and_the_server_keeps_serving(
+    served: McpProcess, tool: str, arguments: dict[str, Any], message: str
+) -> None:
+    result = served.call(tool, arguments)
+    assert result.is_error
+    assert message in text(result)
+    assert not served.call("stats").is_error

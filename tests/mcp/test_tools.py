@@ -1,0 +1,113 @@
+"""The MCP tools in-process (the SDK's in-memory client): behaviours that change the store or need
+their own setup, and one run with real vectors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from causantic.mcp.server import build_server
+
+
+def call_all(*calls: tuple[str, dict[str, Any]]) -> list[Any]:
+    """Run tool calls in order on one fresh in-process server; returns their results."""
+
+    async def run() -> list[Any]:
+        async with Client(build_server(warm=False), mode="legacy") as client:
+            return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+    return anyio.run(run)
+
+
+def text(result: Any) -> str:
+    return str(result.content[0].text)
+
+
+def test_forget_deletes_a_session_only_when_dry_run_is_false(memory: Path) -> None:
+    session = {"project": "acme-shop", "session_id": "4005b823"}
+    preview, deleted, search, listing = call_all(
+        ("forget", session),
+        ("forget", {**session, "dry_run": False}),
+        ("search", {"query": "REDIS_URL rate limiting", "project": "acme-shop"}),
+        ("list-sessions", {"project": "acme-shop"}),
+    )
+    assert preview.structured_content["count"] == 2 and preview.structured_content["deleted"] == 0
+    assert deleted.structured_content == {**deleted.structured_content, "dry_run": False, "deleted": 2}
+    assert text(deleted).startswith("Deleted 2 chunk(s)")
+    assert all(
+        h["session_id"] != "4005b823-fa0d-5890-9dc8-e686765e4267" for h in search.structured_content["hits"]
+    )
+    assert listing.structured_content["total"] == 2
+
+
+def test_reconstruct_by_time_range_and_by_session(memory: Path) -> None:
+    ranged, one = call_all(
+        ("reconstruct", {"project": "acme-shop", "from": "2026-11-03", "to": "2026-11-04"}),
+        ("reconstruct", {"project": "/home/dev/acme-shop", "session_id": "2a2ee33e"}),
+    )
+    assert ranged.structured_content["sessions"] == ["7a378dd6-f9b6-52f1-ad8d-dd8aa785f035"]
+    assert one.structured_content["sessions"] == ["2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec"]
+    assert "Safari" in text(one)
+
+
+def test_previous_session_defaults_to_the_servers_claude_code_session(
+    memory: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "7a378dd6-f9b6-52f1-ad8d-dd8aa785f035")
+    (result,) = call_all(("reconstruct", {"project": "acme-shop", "previous_session": True}))
+    assert result.structured_content["sessions"] == ["2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec"]
+
+
+def test_answers_stay_within_the_token_budget(memory: Path) -> None:
+    results = call_all(
+        ("search", {"query": "recorder audio worklet", "max_tokens": 1000}),
+        ("reconstruct", {"project": "JSSoundRecorder", "max_tokens": 1000}),
+        ("recall", {"query": "recorder audio worklet", "max_tokens": 1000}),
+    )
+    for result in results:
+        assert not result.is_error, text(result)
+        assert 0 < result.structured_content["tokens"] <= 1000
+        assert len(text(result)) / 3.5 <= 1000 * 1.2  # headers on top of the chunks' budget
+    assert results[1].structured_content["truncated"] is True
+
+
+def test_search_filters_by_agent(memory: Path) -> None:
+    (result,) = call_all(("search", {"query": "billing date timezone", "agent": "Explore"}))
+    hits = result.structured_content["hits"]
+    assert hits and {h["agent"] for h in hits} == {"Explore"}
+
+
+def test_a_store_error_reaches_the_model_as_a_tool_error(memory: Path) -> None:
+    """A project name that matches two projects is the model's to fix: the message says how."""
+    (result,) = call_all(("list-sessions", {"project": "o"}))
+    assert result.is_error
+    assert "No project named 'o'" in text(result) or "matches several projects" in text(result)
+
+
+@pytest.mark.slow
+def test_with_real_vectors_search_runs_hybrid_and_forget_matches_by_meaning(
+    causantic_home: Path, corpus_dir: Path
+) -> None:
+    from process_support import EXAMPLES
+
+    from causantic.ingest.service import ingest_paths
+    from causantic.services import open_services
+
+    with open_services() as services:
+        report = ingest_paths(services, [EXAMPLES], embed=True, workers=1)
+    assert report.vectors_added == 6
+    search, forget = call_all(
+        ("search", {"query": "browser keeps bouncing between sign-in and home page", "project": "acme-shop"}),
+        (
+            "forget",
+            {"project": "acme-shop", "query": "Redis connection string for the limiter", "threshold": 0.3},
+        ),
+    )
+    assert search.structured_content["mode"] == "hybrid"
+    assert "Safari" in search.structured_content["hits"][0]["preview"]
+    assert forget.structured_content["count"] >= 1 and forget.structured_content["dry_run"] is True
+    assert "REDIS_URL" in text(forget) or "rate limiting" in text(forget)
