@@ -23,7 +23,7 @@ ALLOWED: dict[str, set[str]] = {
     "examples": set(),
 }
 INTERFACES = {"cli", "mcp", "hooks", "integration", "dashboard"}
-BASE = {"config", "errors", "__init__", "__main__"}
+BASE = {"config", "errors", "files", "__init__", "__main__"}
 
 
 def _imports(path: Path) -> set[str]:

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from causantic.errors import ProjectNotFound
-from causantic.hooks.status import atomic_write, secure_dir
+from causantic.files import atomic_write, secure_dir
 from causantic.ingest.chunker import approx_tokens
 from causantic.retrieval.listing import list_sessions, resolve_project
 from causantic.retrieval.reconstruct import ReconstructRequest, reconstruct

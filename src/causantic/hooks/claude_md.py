@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from causantic.hooks.status import atomic_write
+from causantic.files import atomic_write
 
 START = "<!-- MEMORY_START -->"
 END = "<!-- MEMORY_END -->"

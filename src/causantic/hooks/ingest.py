@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from causantic.config import causantic_home
+from causantic.files import file_lock, secure_dir
 from causantic.hooks.event import HookEvent, HookProblem
-from causantic.hooks.status import file_lock, log, secure_dir
+from causantic.hooks.status import log
 
 if TYPE_CHECKING:
     from causantic.services import Services
@@ -88,8 +89,7 @@ def run_worker(event: HookEvent) -> WorkerResult:
             )
             if services.config.embedding.eager:
                 try:
-                    with file_lock(locks / "vectors.lock", timeout=LOCK_WAIT_S):
-                        result.details["vectors"] = embed_pending(services)
+                    result.details["vectors"] = embed_pending(services)
                 except Exception as exc:  # chunks are safe in SQLite; `causantic embed` catches up
                     log(f"embedding after ingest deferred: {exc}", error=exc)
                     result.outcome += f"; embedding deferred ({type(exc).__name__}: {exc})"

@@ -16,7 +16,16 @@ from causantic.store.vectors import VectorIndex, VectorRecord
 
 def sync_vectors(store: MemoryStore, index: VectorIndex, embed_documents: Callable[[list[str]], object],
                  *, batch_size: int = 256, on_progress: Callable[[int, int], None] | None = None) -> int:
-    """Embed what is missing, drop what is orphaned; return the number of vectors written."""
+    """Embed what is missing, drop what is orphaned; return the number of vectors written.
+
+    Holds the index's write lock throughout, so two processes never embed the same chunks twice.
+    """
+    with index.writing():
+        return _sync(store, index, embed_documents, batch_size, on_progress)
+
+
+def _sync(store: MemoryStore, index: VectorIndex, embed_documents: Callable[[list[str]], object],
+          batch_size: int, on_progress: Callable[[int, int], None] | None) -> int:
     removed_orphans(store, index)
     total = store.count_chunks_needing_vectors(index.model_id)
     done = 0

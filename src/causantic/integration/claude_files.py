@@ -22,7 +22,7 @@ from typing import Any
 
 from causantic.config import causantic_home
 from causantic.errors import CausanticError
-from causantic.hooks.status import atomic_write, secure_dir
+from causantic.files import atomic_write, secure_dir
 
 
 @dataclass(frozen=True, slots=True)

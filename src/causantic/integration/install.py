@@ -17,7 +17,7 @@ from typing import Any
 
 from causantic.config import causantic_home
 from causantic.errors import CausanticError
-from causantic.hooks.status import atomic_write, secure_dir
+from causantic.files import atomic_write, secure_dir
 from causantic.integration.claude_files import ClaudePaths, backup, read_json, write_json
 from causantic.integration.entries import (
     SERVER_NAME,

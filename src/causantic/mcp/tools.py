@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from causantic import __version__
 from causantic.cli.output import short_time
-from causantic.hooks.status import file_lock, read_status
+from causantic.hooks.status import read_status
 from causantic.mcp.app import AppContext
 from causantic.mcp.models import (
     PREVIEW_CHARS,
@@ -404,7 +404,6 @@ def forget(
     period). Filters combine: before/after (time), session_id, query (meaning). Show the preview
     to the user and call again with dry_run=false only after they confirm.
     """
-    from causantic.config import causantic_home
     from causantic.retrieval.forget import ForgetRequest
     from causantic.retrieval.forget import forget as run
 
@@ -417,12 +416,7 @@ def forget(
                 "embed`); use before, after or session_id instead."
             )
         embed = s.embedder.embed_query if query else None
-        if dry_run:
-            return run(s.store, s.vectors, embed, request)
-        with file_lock(causantic_home() / "locks" / "vectors.lock", timeout=120) as locked:
-            if not locked:
-                raise ToolError("The vector index is busy with a large ingest; try forget again in a minute.")
-            return run(s.store, s.vectors, embed, request)
+        return run(s.store, s.vectors, embed, request)
 
     result = _app(ctx).call("forget", work)
     preview = [

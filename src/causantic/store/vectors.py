@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from causantic.files import file_lock
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,7 +47,14 @@ class VectorMatch:
 
 
 class VectorIndex:
-    """Opened lazily: constructing it imports nothing heavy; the first call opens LanceDB."""
+    """Opened lazily: constructing it imports nothing heavy; the first call opens LanceDB.
+
+    Several processes write the same table (an MCP server per Claude Code session, hook workers,
+    the CLI). Lance commits optimistically: two concurrent merge-inserts can both add a row for the
+    same id, and compaction beside a delete fails with a commit conflict. So every write runs under
+    one cross-process file lock (:meth:`writing`, re-entrant within a process) and first refreshes
+    the table to the latest committed version.
+    """
 
     def __init__(self, folder: Path, model_id: str, dims: int) -> None:
         self.folder = folder
@@ -51,6 +62,29 @@ class VectorIndex:
         self.dims = dims
         self.table_name = "chunks_" + re.sub(r"[^A-Za-z0-9_]", "_", model_id)
         self._table: Any = None
+        self._write_depth = 0
+        self._thread_lock = threading.RLock()
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the table's write lock (other processes wait); nested calls share it."""
+        with self._thread_lock:
+            if self._write_depth:
+                self._write_depth += 1
+                try:
+                    yield
+                finally:
+                    self._write_depth -= 1
+                return
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            with file_lock(self.folder / f".{self.table_name}.write.lock"):
+                self._write_depth = 1
+                try:
+                    if self._table is not None:
+                        self._table.checkout_latest()
+                    yield
+                finally:
+                    self._write_depth = 0
 
     @property
     def table(self) -> Any:
@@ -85,7 +119,8 @@ class VectorIndex:
             "content_hash": [r.content_hash for r in records],
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), self.dims),
         })
-        (self.table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(data))
+        with self.writing():
+            self.table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(data)
 
     def search(self, vector: np.ndarray, *, limit: int, project_ids: Sequence[int] | None = None,
                agent: str | None = None) -> list[VectorMatch]:
@@ -147,26 +182,29 @@ class VectorIndex:
 
     def delete(self, chunk_ids: Iterable[str]) -> int:
         ids = list(chunk_ids)
-        for start in range(0, len(ids), _ID_BATCH):
-            batch = ids[start:start + _ID_BATCH]
-            self.table.delete(f"id IN ({', '.join(_sql_string(i) for i in batch)})")
+        with self.writing():
+            for start in range(0, len(ids), _ID_BATCH):
+                batch = ids[start:start + _ID_BATCH]
+                self.table.delete(f"id IN ({', '.join(_sql_string(i) for i in batch)})")
         return len(ids)
 
     def drop(self) -> None:
         """Delete this model's whole table (``causantic reindex`` rebuilds it)."""
         import lancedb
 
-        db = lancedb.connect(str(self.folder))
-        db.drop_table(self.table_name, ignore_missing=True)
-        self._table = None
+        with self.writing():
+            db = lancedb.connect(str(self.folder))
+            db.drop_table(self.table_name, ignore_missing=True)
+            self._table = None
 
     def count(self) -> int:
         return int(self.table.count_rows())
 
     def compact(self) -> None:
         """Merge small fragments many appends leave behind, and keep the ANN index current."""
-        self.table.optimize()
-        self.ensure_ann_index()
+        with self.writing():
+            self.table.optimize()
+            self.ensure_ann_index()
 
     def ensure_ann_index(self) -> bool:
         """Build (or rebuild) the IVF-HNSW index once the table is large; True when (re)built."""
