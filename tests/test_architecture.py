@@ -17,7 +17,7 @@ ALLOWED: dict[str, set[str]] = {
     "store": set(),
     "embedding": set(),
     "cluster": set(),
-    "ingest": {"transcripts", "store", "embedding"},
+    "ingest": {"transcripts", "store", "embedding", "cluster"},
     "retrieval": {"store", "ingest", "cluster", "embedding", "transcripts"},
     "services": {"store", "embedding", "retrieval", "ingest", "cluster"},
     "examples": set(),

@@ -52,12 +52,14 @@ class Services:
     @property
     def searcher(self) -> Searcher:
         if self._searcher is None:
+            from causantic.retrieval.expansion import ClusterExpander
             from causantic.retrieval.search import Searcher
 
             cfg = self.config
             self._searcher = Searcher(
                 self.store, lambda: self.vectors, lambda text: self.embedder.embed_query(text),
                 cfg.retrieval, cfg.cluster_expansion, cfg.tokens.mcp_max_response,
+                expanders=[ClusterExpander(self.store, cfg.cluster_expansion)],
             )
         return self._searcher
 

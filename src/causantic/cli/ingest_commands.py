@@ -104,6 +104,7 @@ def render_report(report: IngestReport) -> None:
         ("sub-agents linked", f"{report.linked_subagents} of {report.subagent_streams}"),
         ("damaged lines skipped", ", ".join(f"{k} {v}" for k, v in sorted(report.as_dict()["skipped_lines"]["by_reason"].items())) or "0"),  # type: ignore[index]
         ("vectors added", report.vectors_added if report.vectors_added is not None else "deferred (--no-embed)"),
+        ("topics", report.topics or "-"),
         ("time", f"{report.seconds:.1f} s"),
     ]
     table("Ingest summary", [("", "left"), ("", "right")], rows)

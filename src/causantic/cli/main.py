@@ -14,6 +14,7 @@ from causantic.cli import (
     search_commands,
     serve_commands,
     setup_commands,
+    topic_commands,
 )
 
 
@@ -30,7 +31,7 @@ def cli() -> None:
 
 
 for module in (ingest_commands, memory_commands, search_commands, episodic_commands, index_commands,
-               serve_commands, hook_commands, setup_commands):
+               serve_commands, hook_commands, setup_commands, topic_commands):
     for command in module.COMMANDS:
         cli.add_command(command)
 

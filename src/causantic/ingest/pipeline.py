@@ -45,6 +45,7 @@ class IngestReport:
     seconds: float = 0.0
     new_chunk_ids: list[str] = field(default_factory=list)
     vectors_added: int | None = None  # None: embedding deferred
+    topics: str | None = None  # what topic maintenance did, when vectors were added
 
     def _broken(self) -> Counter[str]:
         return Counter({k: v for k, v in self.skipped_lines.items() if k in BROKEN_LINE_REASONS})
@@ -71,6 +72,7 @@ class IngestReport:
             "teammates": self.teammates,
             "errors": [{"path": p, "error": e} for p, e in self.errors],
             "vectors_added": self.vectors_added,
+            "topics": self.topics,
             "seconds": round(self.seconds, 3),
         }
 

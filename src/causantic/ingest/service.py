@@ -10,6 +10,7 @@ from causantic.config import Config
 from causantic.ingest.indexing import sync_vectors
 from causantic.ingest.pipeline import IngestReport, ProgressCallback, ingest
 from causantic.ingest.plan import PlanSettings
+from causantic.ingest.topics import maintain_topics
 from causantic.store.memory import MemoryStore
 from causantic.store.vectors import VectorIndex
 
@@ -39,6 +40,8 @@ def ingest_paths(services: Services, paths: Sequence[Path], *, force: bool = Fal
                     force=force, on_progress=on_progress, on_discovered=on_discovered)
     if embed and services.config.embedding.eager:
         report.vectors_added = embed_pending(services, on_progress=on_embed_progress)
+        report.topics = maintain_topics(services.store, services.vectors, services.config.clustering,
+                                        report.new_chunk_ids)
     return report
 
 

@@ -72,6 +72,22 @@ def list_sessions(store: MemoryStore, project: str, *, since: datetime | None = 
     return proj, sessions[:limit], len(sessions)
 
 
+@dataclass(frozen=True, slots=True)
+class TopicSummary:
+    id: int
+    label: str
+    size: int
+    first_seen: str
+    last_seen: str
+    projects: str
+
+
+def list_topics(store: MemoryStore, model: str, project: str | None = None) -> list[TopicSummary]:
+    project_id = resolve_project(store, project).id if project else None
+    return [TopicSummary(r["id"], r["label"], r["size"], r["first_seen"], r["last_seen"], r["projects"] or "")
+            for r in store.cluster_summaries(model, project_id)]
+
+
 def stats(store: MemoryStore) -> dict[str, object]:
     counts = store.counts()
     counts["sqlite_bytes"] = store.size_bytes()

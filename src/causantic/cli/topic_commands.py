@@ -1,0 +1,56 @@
+"""`causantic cluster` and `causantic clusters`: topics found by HDBSCAN."""
+
+from __future__ import annotations
+
+import click
+
+from causantic.cli.output import console, domain_errors, emit_json, json_option, short_time, table
+from causantic.ingest.topics import recluster
+from causantic.retrieval.listing import list_topics
+from causantic.services import open_services
+
+
+@click.command("cluster")
+@json_option
+def cluster_command(as_json: bool) -> None:
+    """Group all embedded chunks into topics (a full HDBSCAN run; ids of continuing topics are kept).
+
+    Example: causantic cluster
+    """
+    with domain_errors(), open_services() as services:
+        if as_json:
+            report = recluster(services.store, services.vectors, services.config.clustering)
+        else:
+            with console.status("Clustering…") as status:
+                report = recluster(services.store, services.vectors, services.config.clustering,
+                                   on_progress=lambda msg: status.update(msg.capitalize() + "…"))
+    if as_json:
+        emit_json(report)
+        return
+    console.print(f"{report.clusters} topics over {report.clustered_chunks} chunks "
+                  f"({report.noise_chunks} left as noise, {report.kept_identities} topics continued) "
+                  f"in {report.seconds:.1f} s.")
+
+
+@click.command("clusters")
+@click.option("--project", help="Only topics with chunks of this project (sizes count that project only).")
+@json_option
+def clusters_command(project: str | None, as_json: bool) -> None:
+    """List topics with a readable label, size and date range.
+
+    Example: causantic clusters --project myapp
+    """
+    with domain_errors(), open_services() as services:
+        topics = list_topics(services.store, services.vectors.model_id, project)
+    if as_json:
+        emit_json(topics)
+        return
+    if not topics:
+        click.echo("No topics yet. They appear after `causantic cluster` (or a batch ingest with enough chunks).")
+        return
+    table(None, [("id", "right"), ("topic", "left"), ("chunks", "right"), ("first", "left"), ("last", "left"),
+                 ("projects", "left")],
+          [(t.id, t.label, t.size, short_time(t.first_seen), short_time(t.last_seen), t.projects) for t in topics])
+
+
+COMMANDS = [cluster_command, clusters_command]

@@ -1,0 +1,107 @@
+"""Keeping topic clusters current: full reclusters and the cheap assignment in between.
+
+- :func:`recluster` runs HDBSCAN over every vector of the active model, keeps each continuing
+  topic's id (a new cluster inherits an old one when most of its members came from it), labels
+  topics offline by their distinctive terms, and stores memberships with each member's angular
+  distance to its centroid.
+- :func:`assign_new_chunks` puts chunks embedded since the last full run into the nearest topic
+  when they are within ``clustering.threshold`` of its centroid (seed 001), else leaves them noise.
+- :func:`maintain_topics` decides which of the two an ingest needs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from causantic.config import ClusteringConfig
+from causantic.store.memory import MemoryStore
+from causantic.store.vectors import VectorIndex
+
+_LABEL_SAMPLE = 60  # member texts per topic read for its label (nearest the centroid first)
+_META_LAST_COUNT = "clustered_vectors"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterReport:
+    clusters: int
+    clustered_chunks: int
+    noise_chunks: int
+    kept_identities: int
+    seconds: float
+
+
+def recluster(store: MemoryStore, index: VectorIndex, config: ClusteringConfig,
+              on_progress: Callable[[str], None] | None = None) -> ClusterReport:
+    import numpy as np
+
+    from causantic.cluster import angular_distances, carry_over, centroids, cluster_labels, cluster_vectors
+
+    started = time.perf_counter()
+    say = on_progress or (lambda _msg: None)
+    say("reading vectors")
+    ids, matrix = index.all_vectors()
+    say(f"clustering {len(ids)} vectors")
+    labels = cluster_vectors(matrix, config.min_cluster_size) if len(ids) else np.zeros(0, np.int64)
+    centres = centroids(matrix, labels) if len(ids) else {}
+    members: dict[int, list[tuple[str, float]]] = {}
+    for label, centre in centres.items():
+        rows = np.flatnonzero(labels == label)
+        distances = angular_distances(matrix[rows], centre[None, :])[:, 0]
+        order = np.argsort(distances)
+        members[label] = [(ids[rows[i]], float(distances[i])) for i in order]
+    say("labelling topics")
+    texts = store.chunk_texts([cid for group in members.values() for cid, _ in group[:_LABEL_SAMPLE]])
+    names = cluster_labels({label: [texts[c] for c, _ in group[:_LABEL_SAMPLE] if c in texts]
+                            for label, group in members.items()})
+    inherited = carry_over(store.cluster_members(index.model_id),
+                           {label: {c for c, _ in group} for label, group in members.items()})
+    rows = [
+        (inherited.get(label), names.get(label) or f"topic {label}", centres[label].astype(np.float32).tobytes(),
+         group)
+        for label, group in sorted(members.items())
+    ]
+    store.replace_clusters(index.model_id, rows)
+    store.set_meta(_META_LAST_COUNT, str(len(ids)))
+    clustered = sum(len(g) for g in members.values())
+    return ClusterReport(len(rows), clustered, len(ids) - clustered, len(inherited),
+                         time.perf_counter() - started)
+
+
+def assign_new_chunks(store: MemoryStore, index: VectorIndex, chunk_ids: Sequence[str], threshold: float) -> int:
+    """Join chunks to existing topics within ``threshold`` of a centroid; return how many joined."""
+    import numpy as np
+
+    from causantic.cluster import angular_distances, assign_new
+
+    clusters = store.cluster_rows(index.model_id)
+    if not clusters or not chunk_ids:
+        return 0
+    centres = {r["id"]: np.frombuffer(r["centroid"], dtype=np.float32) for r in clusters}
+    vectors = index.vectors(chunk_ids)
+    ids = [c for c in chunk_ids if c in vectors]
+    if not ids:
+        return 0
+    matrix = np.stack([vectors[c] for c in ids])
+    labels = assign_new(matrix, centres, threshold)
+    joined = []
+    for chunk_id, label, row in zip(ids, labels, matrix, strict=True):
+        if label >= 0:
+            distance = float(angular_distances(row[None, :], centres[int(label)][None, :])[0, 0])
+            joined.append((chunk_id, int(label), distance))
+    store.add_cluster_members(joined)
+    return len(joined)
+
+
+def maintain_topics(store: MemoryStore, index: VectorIndex, config: ClusteringConfig,
+                    new_chunk_ids: Sequence[str]) -> str:
+    """After an ingest: a full recluster once enough new vectors arrived, else cheap assignment."""
+    total = index.count()
+    last = int(store.meta_value(_META_LAST_COUNT) or 0)
+    threshold = config.recluster_after_new_chunks
+    if threshold and total >= config.min_cluster_size * 2 and total - last >= threshold:
+        report = recluster(store, index, config)
+        return f"reclustered: {report.clusters} topics over {report.clustered_chunks} chunks"
+    joined = assign_new_chunks(store, index, new_chunk_ids, config.threshold)
+    return f"{joined} new chunks joined existing topics"
