@@ -14,7 +14,7 @@ from causantic.errors import ConfigError
 def test_defaults_follow_the_design_documents() -> None:
     config = load_config()
     assert config.retrieval.mmr_lambda == 0.7
-    assert config.retrieval.rrf_k == 60
+    assert config.retrieval.rrf_k == 5
     assert config.clustering.min_cluster_size == 4
     assert config.clustering.threshold == 0.09
     assert config.traversal.max_depth == 50
