@@ -90,7 +90,8 @@ EPISODIC_RETRIEVERS = ("recall", "recall_prewalk", "search_same_budget")
 ALL_RETRIEVERS = RANKED_RETRIEVERS + EPISODIC_RETRIEVERS
 NEEDS_VECTORS = frozenset(ALL_RETRIEVERS) - {"bm25"}
 EXPECTED_MODE = {"bm25": "keyword-only", "vector": "vector-only", "hybrid": "hybrid",
-                 "hybrid_no_mmr": "hybrid", "hybrid_no_cluster_expansion": "hybrid", "recall": "hybrid", "recall_prewalk": "hybrid",
+                 "hybrid_no_mmr": "hybrid", "hybrid_no_cluster_expansion": "hybrid", "recall": "hybrid",
+                 "recall_prewalk": "hybrid",
                  "search_same_budget": "hybrid"}
 
 # LoCoMo paper (ACL 2024) Table 3, retriever DRAGON: "Dialog" rows (k turns) and "Summary" rows (k sessions).

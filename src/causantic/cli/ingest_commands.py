@@ -91,6 +91,11 @@ def _embed_progress(progress: Progress):  # type: ignore[no-untyped-def]
     return update
 
 
+def _damaged(report: IngestReport) -> str:
+    reasons = report.as_dict()["skipped_lines"]["by_reason"]  # type: ignore[index]
+    return ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) or "0"
+
+
 def render_report(report: IngestReport) -> None:
     edges = report.edges_added
     rows = [
@@ -102,7 +107,7 @@ def render_report(report: IngestReport) -> None:
         ("chunks updated", report.chunks_updated),
         ("edges added", ", ".join(f"{k} {v}" for k, v in sorted(edges.items()) if v) or "0"),
         ("sub-agents linked", f"{report.linked_subagents} of {report.subagent_streams}"),
-        ("damaged lines skipped", ", ".join(f"{k} {v}" for k, v in sorted(report.as_dict()["skipped_lines"]["by_reason"].items())) or "0"),  # type: ignore[index]
+        ("damaged lines skipped", _damaged(report)),
         ("vectors added", report.vectors_added if report.vectors_added is not None else "deferred (--no-embed)"),
         ("topics", report.topics or "-"),
         ("time", f"{report.seconds:.1f} s"),

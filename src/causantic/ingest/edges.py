@@ -30,7 +30,9 @@ class Gating:
 
 def make_gating(time_gap_minutes: float, topic_shift_gating: bool, patterns: Sequence[str]) -> Gating:
     gap = timedelta(minutes=time_gap_minutes) if time_gap_minutes > 0 else None
-    shift = re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE) if topic_shift_gating and patterns else None
+    shift = None
+    if topic_shift_gating and patterns:
+        shift = re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
     return Gating(gap, shift)
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from causantic.ingest.chunker import approx_tokens
-from causantic.retrieval.search import HEADER_TOKENS, SearchRequest, SearchResult, Searcher
+from causantic.retrieval.search import HEADER_TOKENS, Searcher, SearchRequest, SearchResult
 from causantic.store.memory import MemoryStore
 from causantic.store.records import StoredChunk
 from causantic.store.vectors import VectorIndex

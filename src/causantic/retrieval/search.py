@@ -191,11 +191,11 @@ class Searcher:
         stored = self._vectors().vectors([c.chunk_id for c in boosted])
         dims = len(query_vector)
         matrix = np.stack([stored.get(c.chunk_id, np.zeros(dims, np.float32)) for c in boosted])
-        boosted = _drop_near_duplicates(boosted, matrix, cfg.dedup_threshold)
+        kept = _near_duplicate_free_rows(matrix, cfg.dedup_threshold)
+        boosted = [boosted[i] for i in kept]
         if not use_mmr:
             return boosted
-        matrix = np.stack([stored.get(c.chunk_id, np.zeros(dims, np.float32)) for c in boosted])
-        order = mmr_order([c.score for c in boosted], matrix, cfg.mmr_lambda, len(boosted))
+        order = mmr_order([c.score for c in boosted], matrix[kept], cfg.mmr_lambda, len(boosted))
         return [boosted[i] for i in order]
 
     def _fit(self, ranked: list[Candidate], chunks: dict[str, StoredChunk], request: SearchRequest
@@ -237,8 +237,17 @@ def _drop_exact_duplicates(candidates: list[Candidate], chunks: dict[str, Stored
 
 def _drop_near_duplicates(candidates: list[Candidate], matrix: np.ndarray, threshold: float) -> list[Candidate]:
     """Drop a candidate whose vector is almost identical to a better one already kept."""
+    return [candidates[i] for i in _near_duplicate_free_rows(matrix, threshold)]
+
+
+def _near_duplicate_free_rows(matrix: np.ndarray, threshold: float) -> list[int]:
+    """Rows kept, in order: a row goes when its similarity to a row kept before it reaches the
+    threshold; a zero row (a candidate without a vector) is always kept. One matrix product, not a
+    Python loop over pairs."""
+    sims = matrix @ matrix.T
+    has_vector = matrix.any(axis=1)
     kept: list[int] = []
-    for i in range(len(candidates)):
-        if not matrix[i].any() or all(float(matrix[i] @ matrix[j]) < threshold for j in kept):
+    for i in range(len(matrix)):
+        if not has_vector[i] or not kept or float(sims[i, kept].max()) < threshold:
             kept.append(i)
-    return [candidates[i] for i in kept]
+    return kept
