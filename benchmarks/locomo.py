@@ -25,9 +25,10 @@ What happens (``../shared/reference/benchmarks.md`` §1.3–§1.4):
 Retrievers (``SearchRequest`` fields; everything else is the product default configuration):
 
 - ``bm25`` (``mode="keyword"``), ``vector`` (``mode="vector"``), ``hybrid`` (the default pipeline),
-  ``hybrid_no_mmr`` (``mmr=False``), ``hybrid_no_cluster_expansion`` (``expand=False``): ``limit=50``
-  chunks, a 200,000-token budget. Ingestion clusters each conversation as the product does after a
-  batch ingest, so ``hybrid`` includes cluster-guided expansion.
+  ``hybrid_no_mmr`` (``mmr=False``), ``hybrid_no_cluster_expansion`` (``expand=False``) and
+  ``hybrid_cluster_expansion`` (``expand=True``): ``limit=50`` chunks, a 200,000-token budget.
+  Ingestion clusters each conversation as the product does after a batch ingest; whether ``hybrid``
+  expands through clusters follows ``clusterExpansion.enabled`` (off by default, as measured here).
 - ``recall``: ``ChainWalker.recall`` with the request the ``recall`` command sends (defaults: 10 search
   hits, 20,000 tokens); its final chunk list (chronological, as the product returns it) is scored,
   plus ``fallback_rate`` and ``chain_length_median``. ``recall_prewalk`` scores the search list the
@@ -85,12 +86,14 @@ CATEGORY_ORDER = (4, 1, 2, 3, 5)  # the paper's column order
 SHORT_NAMES = {"single-hop": "SH", "multi-hop": "MH", "temporal": "Temp", "open-domain": "OD",
                "adversarial": "Adv"}
 
-RANKED_RETRIEVERS = ("bm25", "vector", "hybrid", "hybrid_no_mmr", "hybrid_no_cluster_expansion")
+RANKED_RETRIEVERS = ("bm25", "vector", "hybrid", "hybrid_no_mmr", "hybrid_no_cluster_expansion",
+                     "hybrid_cluster_expansion")
 EPISODIC_RETRIEVERS = ("recall", "recall_prewalk", "search_same_budget")
 ALL_RETRIEVERS = RANKED_RETRIEVERS + EPISODIC_RETRIEVERS
 NEEDS_VECTORS = frozenset(ALL_RETRIEVERS) - {"bm25"}
 EXPECTED_MODE = {"bm25": "keyword-only", "vector": "vector-only", "hybrid": "hybrid",
-                 "hybrid_no_mmr": "hybrid", "hybrid_no_cluster_expansion": "hybrid", "recall": "hybrid",
+                 "hybrid_no_mmr": "hybrid", "hybrid_no_cluster_expansion": "hybrid",
+                 "hybrid_cluster_expansion": "hybrid", "recall": "hybrid",
                  "recall_prewalk": "hybrid",
                  "search_same_budget": "hybrid"}
 
@@ -627,7 +630,8 @@ class Runner:
         seconds: dict[str, float] = defaultdict(float)
         outcomes: list[Outcome] = []
         ranked = {"bm25": {"mode": "keyword"}, "vector": {"mode": "vector"}, "hybrid": {},
-                  "hybrid_no_mmr": {"mmr": False}, "hybrid_no_cluster_expansion": {"expand": False}}
+                  "hybrid_no_mmr": {"mmr": False}, "hybrid_no_cluster_expansion": {"expand": False},
+                  "hybrid_cluster_expansion": {"expand": True}}
         last_log = time.perf_counter()
         for n, question in enumerate(questions, start=1):
             for name in retrievers:

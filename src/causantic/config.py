@@ -109,7 +109,11 @@ class RetrievalConfig(_Section):
 
 
 class ClusterExpansionConfig(_Section):
-    enabled: bool = Field(True, description="Add cluster siblings of the top hits as candidates.")
+    enabled: bool = Field(
+        False,
+        description=("Add cluster siblings of the top hits as candidates. Off by default: on LoCoMo it lowered "
+                     "turn recall at every budget (benchmarks/locomo.py, retriever hybrid_cluster_expansion)."),
+    )
     max_clusters: int = Field(3, ge=0, description="Clusters expanded per query.")
     max_siblings: int = Field(5, ge=0, description="Siblings added per expanded cluster.")
 
