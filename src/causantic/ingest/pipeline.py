@@ -10,6 +10,7 @@ upserted by their stable ids, so appended lines become new chunks linked to the 
 from __future__ import annotations
 
 import multiprocessing
+import sys
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
@@ -214,6 +215,17 @@ def _size(path: Path) -> int:
         return 0
 
 
+def _worker_context() -> multiprocessing.context.BaseContext:
+    """Fork while this process runs no threads of LanceDB or onnxruntime; spawn once it may.
+
+    Trigger: a long-lived process (MCP server, hook worker) that already opened LanceDB. Why:
+    forking a process holding those libraries' threads can deadlock the child. Outcome: such a
+    process pays the slower start of spawned workers; a plain batch ingest forks and starts at once.
+    """
+    threaded = any(name in sys.modules for name in ("lancedb", "onnxruntime", "lance"))
+    return multiprocessing.get_context("spawn" if threaded else "fork")
+
+
 def _plan_all(groups: list[SessionFiles], settings: PlanSettings, workers: int
               ) -> Iterator[tuple[SessionFiles, GroupPlan | BaseException]]:
     """Plans in discovery order; parsing runs in ``workers`` processes when there is enough work.
@@ -229,9 +241,7 @@ def _plan_all(groups: list[SessionFiles], settings: PlanSettings, workers: int
             except Exception as exc:  # a bug in planning must not stop the other files
                 yield group, exc
         return
-    # "spawn", not fork: a long-lived process (MCP server, dashboard) may already hold LanceDB's
-    # threads, and forking those can deadlock.
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_worker_context()) as pool:
         pending: deque[tuple[SessionFiles, Future[GroupPlan]]] = deque()
         queue = iter(groups)
         window = workers * 8  # bounded, so plans never pile up in memory
