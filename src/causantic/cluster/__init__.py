@@ -1,0 +1,40 @@
+"""Topics: HDBSCAN clusters of chunk embeddings, their centroids, identities and labels.
+
+Pure algorithms over numpy arrays and texts; reading vectors and writing clusters is the store's
+business, and wiring the two together is the ingest and maintenance code's.
+
+- ``density``: :func:`cluster_vectors`, scikit-learn's HDBSCAN fed a sparse neighbour graph so that
+  tens of thousands of vectors cluster in seconds.
+- ``geometry``: angular distance, :func:`centroids`, and :func:`assign_new` for the vectors that
+  arrive between two full reclusters (nearest centroid, under a threshold, else noise).
+- ``identity``: :func:`carry_over`, which new cluster continues which old one (majority, one-to-one).
+- ``labels``: offline labels, a few distinctive terms per cluster by class-based TF-IDF.
+
+Importing this package is cheap: numpy, scipy and scikit-learn load inside the functions.
+"""
+
+from causantic.cluster.density import cluster_vectors
+from causantic.cluster.geometry import (
+    NOISE,
+    angular_distance,
+    angular_distances,
+    assign_new,
+    centroids,
+    normalise,
+)
+from causantic.cluster.identity import carry_over
+from causantic.cluster.labels import cluster_labels, cluster_terms, tokenize
+
+__all__ = [
+    "NOISE",
+    "angular_distance",
+    "angular_distances",
+    "assign_new",
+    "carry_over",
+    "centroids",
+    "cluster_labels",
+    "cluster_terms",
+    "cluster_vectors",
+    "normalise",
+    "tokenize",
+]

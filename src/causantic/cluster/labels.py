@@ -1,0 +1,212 @@
+"""Offline cluster labels: a few distinctive terms per cluster, by class-based TF-IDF.
+
+Each cluster's member texts form one class. A term scores by how many of the cluster's texts use it
+(each text counts once, so one chunk repeating a word cannot name a cluster) times an inverse
+frequency over all classes, ``log(1 + average class size / term frequency across classes)``
+(c-TF-IDF as in BERTopic). Texts outside any cluster may be passed as a background class: they make
+common words less distinctive but get no label themselves.
+
+The tokeniser keeps code identifiers whole (``cluster_vectors``, ``minClusterSize``, ``config.py``)
+and drops what names nothing: stop words and agent filler, rendering markers (``[User]``,
+``[Tool:Bash]``), uuids, hex hashes, numbers and random-looking ids. LLM-written names are not here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Hashable, Mapping, Sequence
+from functools import cache, lru_cache
+from typing import TypeVar
+
+K = TypeVar("K", bound=Hashable)
+
+DEFAULT_TERMS = 3
+
+_MARKER = re.compile(r"\[[A-Za-z][\w -]{0,30}(?::[^\]\n]{0,80})?\](?!\()")
+_UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+_URL_SCHEME = re.compile(r"\b[a-z][a-z0-9+.-]*://")
+# A token starts at a letter or underscore that does not continue a number or a word ("0x1f",
+# "3rd" give nothing), and may carry dotted parts ("config.py", "np.ndarray").
+_TOKEN = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*")
+_CAMEL_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_HEX = re.compile(r"[0-9a-f]{7,}")
+_DIGIT = re.compile(r"[0-9]")
+_ALNUM_RUN = re.compile(r"[0-9]+|[a-z]+")
+# A home folder and the user name in it name nobody's topic: /home/alex/, /Users/alex/, C:\Users\alex\.
+_HOME = re.compile(r"(?:/home|/Users|[A-Za-z]:\\Users)[/\\][^/\\\s]+")
+_FILE_EXTENSIONS = frozenset(
+    "py pyi ipynb js mjs cjs jsx ts tsx json jsonl toml yaml yml md rst txt csv tsv ini cfg conf env "
+    "lock sql db sh bash zsh fish ps1 rs go java kt kts swift c h cc cpp hpp cs rb php lua ex exs erl "
+    "hs ml scala clj dart vue svelte html htm css scss less xml svg proto graphql tf mk cmake gradle "
+    "dockerfile log diff patch".split()
+)
+_TOP_LEVEL_DOMAINS = frozenset("com org net io ly me dev ai app co uk de sh gg so to pm us eu".split())
+_MAX_TOKEN_CHARS = 40
+
+_EXTRA_STOP_WORDS = frozenset(
+    """
+    let ll ve re don didn doesn isn wasn aren won shouldn couldn wouldn hasn haven okay ok sure yes
+    yeah thanks thank please need needs want wants like just now going look looks looking check
+    checking also make makes making use uses using used got get gets getting good great right know
+    think way thing things here there let's ready done actually really maybe probably instead
+    user assistant thinking tool result results truncated redacted
+    http https www com org io html
+    true false none null nil undefined self cls this def return returns import from const var
+    function func fn class else elif str int bool float string number object void new
+    div span li ul ol br td tr th href endif endfor nbsp amp quot lt gt
+    """.split()
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """The label-worthy terms of ``text``, in order, repeats kept.
+
+    Plain words are lower-cased; identifiers keep their spelling. Dotted names are kept whole only
+    when they end in a file extension (``labels.py``); otherwise they split into their parts.
+    """
+    text = _MARKER.sub(" ", text)
+    text = _UUID.sub(" ", text)
+    text = _URL_SCHEME.sub(" ", text)
+    text = _HOME.sub(" ", text)
+    out: list[str] = []
+    for token in _TOKEN.findall(text):
+        out += _terms_of(token)
+    return out
+
+
+def cluster_terms(
+    texts_by_cluster: Mapping[K, Sequence[str]],
+    *,
+    terms: int = DEFAULT_TERMS,
+    background: Sequence[str] = (),
+) -> dict[K, list[str]]:
+    """The ``terms`` most distinctive terms of each cluster, best first (fewer when its texts
+    have fewer)."""
+    import numpy as np
+    import scipy.sparse as sp
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    keys = list(texts_by_cluster)
+    docs: list[str] = []
+    owner: list[int] = []
+    for index, key in enumerate(keys):
+        docs.extend(texts_by_cluster[key])
+        owner.extend([index] * len(texts_by_cluster[key]))
+    docs.extend(background)
+    owner.extend([len(keys)] * len(background))
+    result: dict[K, list[str]] = {key: [] for key in keys}
+    if not keys or not docs:
+        return result
+
+    vectorizer = CountVectorizer(tokenizer=tokenize, lowercase=False, token_pattern=None, binary=True)
+    try:
+        doc_terms = vectorizer.fit_transform(docs)
+    except ValueError:  # Trigger: no text has a single term. Outcome: no cluster gets a label.
+        return result
+    vocabulary = vectorizer.get_feature_names_out()
+
+    # Class-by-term counts (how many of a class's texts use each term), kept sparse: thousands of
+    # clusters times a vocabulary of 100,000 terms would not fit in memory as a dense matrix.
+    rows = np.asarray(owner)
+    membership = sp.csr_matrix((np.ones(len(owner)), (rows, np.arange(len(owner)))), shape=(len(keys) + 1, len(docs)))
+    counts = (membership @ doc_terms).tocsr()
+    class_sizes = np.asarray(counts.sum(axis=1)).ravel()
+    average_size = class_sizes[class_sizes > 0].mean()
+    idf = np.log1p(average_size / np.maximum(np.asarray(counts.sum(axis=0)).ravel(), 1.0))
+    n_docs = np.bincount(rows, minlength=len(keys) + 1)
+
+    for index, key in enumerate(keys):
+        row = slice(counts.indptr[index], counts.indptr[index + 1])
+        term_ids, used = counts.indices[row], counts.data[row]
+        scores = used / max(class_sizes[index], 1.0) * idf[term_ids]
+        # A term must recur in two of the cluster's texts (when it has two) to name it.
+        eligible = np.flatnonzero(used >= min(2, n_docs[index]))
+        # Best score first; ties in alphabetical order, so labels do not depend on dict order.
+        ranked = sorted(eligible.tolist(), key=lambda i: (-scores[i], vocabulary[term_ids[i]]))
+        chosen: list[str] = []
+        for i in ranked:
+            term = str(vocabulary[term_ids[i]])
+            if not any(_same_term(term, c) for c in chosen):
+                chosen.append(term)
+                if len(chosen) == terms:
+                    break
+        result[key] = chosen
+    return result
+
+
+def cluster_labels(
+    texts_by_cluster: Mapping[K, Sequence[str]],
+    *,
+    terms: int = DEFAULT_TERMS,
+    background: Sequence[str] = (),
+) -> dict[K, str]:
+    """A short readable label per cluster, its best terms joined by ", " ("" when it has none)."""
+    found = cluster_terms(texts_by_cluster, terms=terms, background=background)
+    return {key: ", ".join(words) for key, words in found.items()}
+
+
+@lru_cache(maxsize=1 << 16)
+def _terms_of(token: str) -> tuple[str, ...]:
+    """The terms of one regex token (cached: tokens repeat a lot)."""
+    parts = [token] if _is_file_name(token) else _dotted_parts(token)
+    return tuple(term for term in map(_term, parts) if term is not None)
+
+
+def _dotted_parts(token: str) -> list[str]:
+    """``np.linalg.norm`` -> its parts; a web address loses its top-level domain (``pris.ly``)."""
+    parts = token.split(".")
+    if len(parts) > 1 and parts[-1].lower() in _TOP_LEVEL_DOMAINS:
+        parts.pop()
+    return parts
+
+
+def _is_file_name(token: str) -> bool:
+    stem, dot, extension = token.rpartition(".")
+    return bool(dot) and bool(stem) and "." not in stem and extension.lower() in _FILE_EXTENSIONS
+
+
+def _term(token: str) -> str | None:
+    """The term for one part of a token, or None when it names nothing."""
+    core = token.strip("_") if not token.startswith("__") else token
+    if len(core) < 2 or len(core) > _MAX_TOKEN_CHARS:
+        return None
+    lower = core.lower()
+    if lower in _stop_words():
+        return None
+    stem = lower.rsplit(".", 1)[0]
+    if _DIGIT.search(stem):
+        if _HEX.fullmatch(stem):  # commit ids, content hashes
+            return None
+        runs = _ALNUM_RUN.findall(stem)
+        if sum(len(r) for r in runs if r[0].isdigit()) >= 4 or len(runs) >= 4:
+            return None  # request ids, tool-use ids, base64 runs: many digits, or a1b2-like
+    if sum(ch.isalpha() for ch in core) < 2:
+        return None
+    if "_" not in core and "." not in core and len(core) >= 10 and _mean_word_length(core) < 3:
+        return None  # random mixed-case strings such as api keys or blob ids
+    plain = core.isalpha() and (core.islower() or core.isupper() or core.istitle())
+    return lower if plain else core
+
+
+def _mean_word_length(token: str) -> float:
+    """Mean length of the camelCase words of a token: short for random strings ("xKq9TzWv")."""
+    words = _CAMEL_WORD.findall(token)
+    return sum(map(len, words)) / len(words) if words else 0.0
+
+
+def _same_term(a: str, b: str) -> bool:
+    """Spellings of one term: case, a plural "s", or a file named after it ("readme", "README.md")."""
+    a, b = _bare(a), _bare(b)
+    return a == b or a == b + "s" or b == a + "s"
+
+
+def _bare(term: str) -> str:
+    term = term.lower()
+    return term.rpartition(".")[0] if _is_file_name(term) else term
+
+
+@cache
+def _stop_words() -> frozenset[str]:
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS) | _EXTRA_STOP_WORDS

@@ -1,0 +1,104 @@
+from __future__ import annotations
+
+import re
+
+from causantic.cluster import cluster_labels, cluster_terms, tokenize
+
+PYTEST = [
+    "[User]\nThe fixture in conftest.py leaks a tmp_path between tests",
+    "[Assistant]\nI'll make the fixture function-scoped in conftest.py so pytest gives each test a tmp_path",
+    "[Tool:Bash]\npytest tests/store -k fixture -x",
+    "[Result:Bash]\n3 passed in 0.4s, the conftest.py fixture now yields a fresh tmp_path",
+]
+DOCKER = [
+    "[User]\nThe docker compose stack fails: postgres is unhealthy",
+    "[Assistant]\nThe healthcheck in docker-compose.yml runs before postgres listens; add start_period",
+    "[Tool:Bash]\ndocker compose up -d postgres && docker compose ps",
+    "[Result:Bash]\npostgres healthy; the docker-compose.yml healthcheck passes now",
+]
+NOISE = [
+    "[Assistant]\nLet me check the session 550e8400-e29b-41d4-a716-446655440000 and commit 3f9a2c1d0be7",
+    "[Tool:Read]\n/tmp/notes.txt 12 34 5678",
+]
+
+
+def test_tokenize_keeps_code_identifiers_whole() -> None:
+    terms = tokenize("Call cluster_vectors(minClusterSize=4) from src/causantic/cluster/density.py")
+    assert {"cluster_vectors", "minClusterSize", "density.py", "causantic"} <= set(terms)
+
+
+def test_tokenize_splits_attribute_chains_but_not_file_names() -> None:
+    assert tokenize("np.linalg.norm in config.json") == ["np", "linalg", "norm", "config.json"]
+
+
+def test_tokenize_drops_uuids_hashes_numbers_markers_and_stop_words() -> None:
+    text = (
+        "[User]\n[Assistant]\n[Tool:Bash]\n[Result:Bash]\n...[truncated]\n"
+        "The 550e8400-e29b-41d4-a716-446655440000 "
+        "at 3f9a2c1d0be7 took 1234 ms, 0x1F, toolu_01A2b3C4d5E6 and req_011CY4p6wvSLjiJyWSJ2VXzB then"
+    )
+    assert tokenize(text) == ["took", "ms"]
+
+
+def test_tokenize_lowercases_words_but_keeps_identifier_spelling() -> None:
+    assert tokenize("HDBSCAN Clusters ClusterManager MAX_TOKENS") == [
+        "hdbscan",
+        "clusters",
+        "ClusterManager",
+        "MAX_TOKENS",
+    ]
+
+
+def test_each_cluster_is_labelled_by_a_few_of_its_distinctive_terms() -> None:
+    labels = cluster_labels({"tests": PYTEST, "infra": DOCKER}, background=NOISE)
+    assert set(labels) == {"tests", "infra"}
+    for label, expected in (
+        (labels["tests"], {"conftest.py", "fixture", "tmp_path", "pytest"}),
+        (labels["infra"], {"docker", "postgres", "compose", "docker-compose.yml", "healthcheck", "yml"}),
+    ):
+        terms = label.split(", ")
+        assert 2 <= len(terms) <= 4
+        assert set(terms) <= expected, label
+
+
+def test_labels_never_contain_uuids_hashes_or_rendering_markers() -> None:
+    noisy = {
+        0: [
+            f"[Tool:Bash]\nrun {u} 9f86d081884c7d65 flaky retry"
+            for u in (
+                "550e8400-e29b-41d4-a716-446655440000",
+                "6ba7b810-9dad-11d1-80b4-00c04fd430c8",
+                "6ba7b811-9dad-11d1-80b4-00c04fd430c8",
+            )
+        ],
+        1: ["[Assistant]\nthe migration adds an index", "[User]\nrun the migration index script"],
+    }
+    for terms in cluster_terms(noisy).values():
+        for term in terms:
+            assert not re.search(r"[0-9a-f]{8}|Tool|Bash|Assistant|User", term), term
+
+
+def test_a_term_from_a_single_text_does_not_name_a_cluster() -> None:
+    texts = ["refactor the parser", "refactor the lexer", "zeppelin zeppelin zeppelin zeppelin"]
+    assert "zeppelin" not in cluster_terms({0: texts, 1: ["unrelated words here"]})[0]
+
+
+def test_a_cluster_without_usable_terms_gets_an_empty_label() -> None:
+    assert cluster_labels({0: ["[User]", "12 34"], 1: []}) == {0: "", 1: ""}
+
+
+def test_tokenize_drops_home_folders_user_names_and_top_level_domains() -> None:
+    assert tokenize("/home/alex/projects/app.js and /Users/dain/workspace/site see pris.ly/d/client") == [
+        "projects",
+        "app.js",
+        "workspace",
+        "site",
+        "pris",
+        "client",
+    ]
+
+
+def test_a_file_and_the_word_it_is_named_after_count_as_one_term() -> None:
+    texts = ["update the README.md readme", "the readme and README.md again", "README.md readme intro"]
+    terms = cluster_terms({0: texts, 1: ["something else entirely", "else again"]}, terms=4)[0]
+    assert len([t for t in terms if t.lower().startswith("readme")]) == 1
