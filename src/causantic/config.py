@@ -80,7 +80,11 @@ class RedactionConfig(_Section):
 
 class EmbeddingConfig(_Section):
     model: str = Field("all-minilm-l6-v2", description="Model id from the registry (`causantic models`).")
-    batch_size: int = Field(32, ge=1, le=1024, description="Texts per inference batch.")
+    batch_size: int = Field(
+        1, ge=1, le=1024,
+        description=("Model windows per inference batch. 1 makes a text's vector depend on that text alone "
+                     "(the int8 model quantises activations per batch) and is no slower here."),
+    )
     eager: bool = Field(True, description="Embed during ingest; false defers to `causantic embed`.")
     threads: int = Field(0, ge=0, description="Inference threads; 0 lets the runtime choose.")
 
