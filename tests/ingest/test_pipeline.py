@@ -208,7 +208,8 @@ def test_a_planted_secret_is_stored_redacted_and_cannot_be_found(tmp_path: Path)
 
 def test_two_projects_with_the_same_folder_name_stay_apart(tmp_path: Path) -> None:
     paths = []
-    for i, cwd in enumerate(("/home/a/work/api", "/home/b/clients/api")):
+    for i, cwd in enumerate(("/home/a/work/api", "/home/b/clients/api", "/home/user/project",
+                             "/Users/user/project")):
         record = {"type": "user", "uuid": f"u{i}", "sessionId": f"s{i}", "cwd": cwd,
                   "timestamp": f"2026-01-0{i + 1}T10:00:00Z", "message": {"role": "user", "content": f"hello {i}"}}
         path = tmp_path / f"s{i}.jsonl"
@@ -217,7 +218,7 @@ def test_two_projects_with_the_same_folder_name_stay_apart(tmp_path: Path) -> No
     with open_services(Config()) as services:
         _ingest(services, *paths)
         names = sorted(r[0] for r in services.store.conn.execute("SELECT name FROM projects"))
-    assert names == ["clients/api", "work/api"]
+    assert names == ["Users/user/project", "clients/api", "home/user/project", "work/api"]
 
 
 @pytest.mark.parametrize("workers", [1, 2])

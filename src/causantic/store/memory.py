@@ -71,32 +71,30 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         return Project(row["id"], row["path"], row["name"]) if row else None
 
     def _create_project(self, path: str) -> Project:
-        parts = [p for p in path.replace("\\", "/").split("/") if p] or [path]
-        taken = {r[0] for r in self.conn.execute("SELECT name FROM projects")}
-        name = parts[-1]
-        depth = 1
-        while name in taken and depth < len(parts):
-            depth += 1
-            name = "/".join(parts[-depth:])
-        if name in taken:
-            name = path
-        if parts[-1] in taken:
-            # Two projects now share a folder name: lengthen the older one's name too, so neither
-            # name silently means "the first one ingested".
-            self._lengthen_names(parts[-1])
         cur = self.conn.execute(
-            "INSERT INTO projects(path, name, created_at) VALUES (?, ?, ?)", (path, name, _now())
-        )
+            "INSERT INTO projects(path, name, created_at) VALUES (?, ?, ?)", (path, path, _now()))
         assert cur.lastrowid is not None
-        return Project(cur.lastrowid, path, name)
+        names = self._name_family(_path_parts(path)[-1])
+        return Project(cur.lastrowid, path, names[cur.lastrowid])
 
-    def _lengthen_names(self, short: str) -> None:
-        for row in self.conn.execute("SELECT id, path FROM projects WHERE name = ?", (short,)).fetchall():
-            parts = [p for p in row["path"].split("/") if p]
-            if len(parts) >= 2:
-                self.conn.execute(
-                    "UPDATE projects SET name = ? WHERE id = ?", ("/".join(parts[-2:]), row["id"])
-                )
+    def _name_family(self, basename: str) -> dict[int, str]:
+        """Give every project with this folder name the shortest unique trailing part of its path.
+
+        One project is just ``api``; two become ``work/api`` and ``clients/api``, and so on, so that
+        no name silently means "the first one ingested". Returns the names by project id.
+        """
+        family = [(r["id"], r["path"]) for r in self.conn.execute("SELECT id, path FROM projects")
+                  if _path_parts(r["path"])[-1] == basename]
+        longest = max(len(_path_parts(p)) for _, p in family)
+        names: dict[int, str] = {}
+        for depth in range(1, longest + 1):
+            names = {pid: "/".join(_path_parts(p)[-depth:]) for pid, p in family}
+            if len(set(names.values())) == len(names):
+                break
+        else:
+            names = dict(family)
+        self.conn.executemany("UPDATE projects SET name = ? WHERE id = ?", [(n, pid) for pid, n in names.items()])
+        return names
 
     def find_projects(self, text: str) -> list[Project]:
         """Projects whose name or path equals ``text``; else whose name ends with it."""
@@ -550,6 +548,10 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def size_bytes(self) -> int:
         return sum(os.path.getsize(p) for p in (self.path, Path(f"{self.path}-wal")) if os.path.exists(p))
+
+
+def _path_parts(path: str) -> list[str]:
+    return [part for part in path.replace("\\", "/").split("/") if part] or [path]
 
 
 def _stored_chunk(row: sqlite3.Row) -> StoredChunk:
