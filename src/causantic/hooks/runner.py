@@ -89,26 +89,8 @@ def run_hook(name: str, stdin_text: str | None = None) -> int:
                 project=project,
                 session_id=event.session_id,
             )
-    except HookProblem as problem:
-        log(f"{name}: {problem}")
-        record(
-            name,
-            success=False,
-            started=started,
-            outcome="skipped",
-            error=str(problem),
-            session_id=event.session_id,
-        )
     except BaseException as exc:  # fail open: no error may reach Claude Code
-        log(f"{name}: failed", error=exc)
-        record(
-            name,
-            success=False,
-            started=started,
-            outcome="failed",
-            error=f"{type(exc).__name__}: {exc}",
-            session_id=event.session_id,
-        )
+        _record_failure(name, name, started, event.session_id, exc)
     return 0
 
 
@@ -129,27 +111,20 @@ def run_worker(hook: str, event_json: str) -> int:
             session_id=event.session_id,
             details=result.details,
         )
-    except HookProblem as problem:
-        log(f"{hook} worker: {problem}")
-        record(
-            hook,
-            success=False,
-            started=started,
-            outcome="skipped",
-            error=str(problem),
-            session_id=event.session_id,
-        )
     except BaseException as exc:
-        log(f"{hook} worker: failed", error=exc)
-        record(
-            hook,
-            success=False,
-            started=started,
-            outcome="failed",
-            error=f"{type(exc).__name__}: {exc}",
-            session_id=event.session_id,
-        )
+        _record_failure(hook, f"{hook} worker", started, event.session_id, exc)
     return 0
+
+
+def _record_failure(hook: str, who: str, started: float, session_id: str | None, exc: BaseException) -> None:
+    """Log and record a run that did not finish: skipped for a known problem, failed otherwise."""
+    if isinstance(exc, HookProblem):
+        log(f"{who}: {exc}")
+        outcome, error = "skipped", str(exc)
+    else:
+        log(f"{who}: failed", error=exc)
+        outcome, error = "failed", f"{type(exc).__name__}: {exc}"
+    record(hook, success=False, started=started, outcome=outcome, error=error, session_id=session_id)
 
 
 def main(argv: list[str]) -> int:
