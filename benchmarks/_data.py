@@ -50,14 +50,16 @@ class CorpusText:
     files: int
 
 
-def corpus_text(root: Path) -> CorpusText:
-    from causantic.transcripts._system_text import prompt_text_of
-
+def transcript_files(root: Path) -> list[Path]:
+    """Every ``*.jsonl`` under ``root``, sorted; exits with a message when there is none."""
     files = sorted(p for p in root.rglob("*.jsonl") if p.is_file())
     if not files:
-        raise SystemExit(f"No *.jsonl transcripts under {root}.")
-    prompts: dict[str, None] = {}
-    pieces: dict[str, None] = {}
+        raise SystemExit(f"No *.jsonl transcripts under {root}; pass --corpus.")
+    return files
+
+
+def message_records(files: Sequence[Path]) -> Iterator[dict[str, Any]]:
+    """The user and assistant records of ``files``, in file order; unparseable lines are skipped."""
     for path in files:
         with path.open(encoding="utf-8", errors="replace") as handle:
             for line in handle:
@@ -65,20 +67,29 @@ def corpus_text(root: Path) -> CorpusText:
                     record = json.loads(line)
                 except json.JSONDecodeError:
                     continue
-                if not isinstance(record, dict) or record.get("type") not in ("user", "assistant"):
-                    continue
-                message = record.get("message")
-                if not isinstance(message, dict):
-                    continue
-                for label, text in _labelled_blocks(message, bool(record.get("isMeta"))):
-                    if label == "[User]":
-                        text = prompt_text_of(text)
-                        if PROMPT_MIN_CHARS <= len(text) <= PROMPT_MAX_CHARS and len(text.split()) >= 3:
-                            prompts.setdefault(text, None)
-                    for piece in _split(text):
-                        if sum(ch.isalpha() for ch in piece) >= PIECE_MIN_CHARS // 2:
-                            sep = "\n" if label in ("[User]", "[Assistant]") else " "
-                            pieces.setdefault(f"{label}{sep}{piece}", None)
+                if isinstance(record, dict) and record.get("type") in ("user", "assistant"):
+                    yield record
+
+
+def corpus_text(root: Path) -> CorpusText:
+    from causantic.transcripts._system_text import prompt_text_of
+
+    files = transcript_files(root)
+    prompts: dict[str, None] = {}
+    pieces: dict[str, None] = {}
+    for record in message_records(files):
+        message = record.get("message")
+        if not isinstance(message, dict):
+            continue
+        for label, text in _labelled_blocks(message, bool(record.get("isMeta"))):
+            if label == "[User]":
+                text = prompt_text_of(text)
+                if PROMPT_MIN_CHARS <= len(text) <= PROMPT_MAX_CHARS and len(text.split()) >= 3:
+                    prompts.setdefault(text, None)
+            for piece in _split(text):
+                if sum(ch.isalpha() for ch in piece) >= PIECE_MIN_CHARS // 2:
+                    sep = "\n" if label in ("[User]", "[Assistant]") else " "
+                    pieces.setdefault(f"{label}{sep}{piece}", None)
     return CorpusText(list(prompts), list(pieces), len(files))
 
 
@@ -101,16 +112,17 @@ def _labelled_blocks(message: dict[str, Any], is_meta: bool) -> Iterator[tuple[s
             summary = " ".join(v for v in block["input"].values() if isinstance(v, str))[:200]
             yield f"[Tool:{block.get('name', 'tool')}]", summary
         elif kind == "tool_result":
-            yield "[Result:tool]", _flatten(block.get("content"))[:TOOL_RESULT_MAX_CHARS]
+            yield "[Result:tool]", flatten_content(block.get("content"))[:TOOL_RESULT_MAX_CHARS]
 
 
-def _flatten(value: Any) -> str:
+def flatten_content(value: Any) -> str:
+    """The text of a message or tool-result content: a string, a block list, or a text block."""
     if isinstance(value, str):
         return value
     if isinstance(value, list):
-        return "\n".join(_flatten(v) for v in value)
+        return "\n".join(flatten_content(v) for v in value)
     if isinstance(value, dict):
-        return _flatten(value.get("text", ""))
+        return flatten_content(value.get("text", ""))
     return ""
 
 

@@ -41,6 +41,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO / "src") not in sys.path:
     sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _data import flatten_content, message_records, transcript_files  # noqa: E402
+
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "claude-code"
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "causantic-bench"
 PIECE_MAX_CHARS = 200
@@ -72,23 +76,13 @@ def _block_texts(record: dict[str, Any]) -> Iterator[str]:
             continue
         kind = block.get("type")
         if kind == "text":
-            yield _flatten(block.get("text"))
+            yield flatten_content(block.get("text"))
         elif kind == "thinking":
-            yield _flatten(block.get("thinking"))
+            yield flatten_content(block.get("thinking"))
         elif kind == "tool_result":
-            yield _flatten(block.get("content"))
+            yield flatten_content(block.get("content"))
         elif kind == "tool_use" and isinstance(block.get("input"), dict):
             yield "\n".join(v for v in block["input"].values() if isinstance(v, str))
-
-
-def _flatten(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(_flatten(v) for v in value)
-    if isinstance(value, dict):
-        return _flatten(value.get("text", ""))
-    return ""
 
 
 def _split(text: str, max_chars: int) -> Iterator[str]:
@@ -117,19 +111,9 @@ def _split(text: str, max_chars: int) -> Iterator[str]:
 
 def corpus_pieces(root: Path, max_chars: int = PIECE_MAX_CHARS) -> list[str]:
     """Unique pieces of transcript text, in a deterministic order (sorted files, then file order)."""
-    files = sorted(root.rglob("*.jsonl"))
-    if not files:
-        raise SystemExit(f"No *.jsonl transcripts under {root}; pass --corpus.")
     blocks: dict[str, None] = {}
-    for path in files:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if isinstance(record, dict) and record.get("type") in ("user", "assistant"):
-                    blocks.update(dict.fromkeys(_block_texts(record)))
+    for record in message_records(transcript_files(root)):
+        blocks.update(dict.fromkeys(_block_texts(record)))
     pieces: dict[str, None] = {}
     for block in blocks:
         for piece in _split(block, max_chars):
