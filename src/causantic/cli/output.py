@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
@@ -65,10 +64,6 @@ def domain_errors() -> Iterator[None]:
         yield
     except CausanticError as exc:
         raise click.ClickException(str(exc)) from exc
-
-
-def is_terminal() -> bool:
-    return sys.stdout.isatty()
 
 
 def as_utc(value: datetime | None) -> datetime | None:

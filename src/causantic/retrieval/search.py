@@ -235,11 +235,6 @@ def _drop_exact_duplicates(candidates: list[Candidate], chunks: dict[str, Stored
     return out
 
 
-def _drop_near_duplicates(candidates: list[Candidate], matrix: np.ndarray, threshold: float) -> list[Candidate]:
-    """Drop a candidate whose vector is almost identical to a better one already kept."""
-    return [candidates[i] for i in _near_duplicate_free_rows(matrix, threshold)]
-
-
 def _near_duplicate_free_rows(matrix: np.ndarray, threshold: float) -> list[int]:
     """Rows kept, in order: a row goes when its similarity to a row kept before it reaches the
     threshold; a zero row (a candidate without a vector) is always kept. One matrix product, not a

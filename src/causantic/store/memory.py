@@ -11,7 +11,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -19,7 +19,7 @@ from types import TracebackType
 from causantic.store import sqlite as sqlite_util
 from causantic.store.fts import match_query
 from causantic.store.migrations import migrate
-from causantic.store.records import ChunkRecord, EdgeRecord, FileMark, Project, StoredChunk
+from causantic.store.records import ChunkRecord, EdgeRecord, FileMark, Project, StoredChunk, iso
 
 _CHUNK_COLUMNS = (
     "c.id, c.session_id, c.project_id, p.name AS project, c.agent, c.turn_index, c.part, c.start_time,"
@@ -110,14 +110,6 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
                 ("%/" + _like_escape(text), "%/" + _like_escape(text)),
             ).fetchall()
         return [Project(r["id"], r["path"], r["name"]) for r in rows]
-
-    def project_for_cwd(self, cwd: str) -> Project | None:
-        row = self.conn.execute(
-            "SELECT p.id, p.path, p.name FROM project_aliases a JOIN projects p ON p.id = a.project_id"
-            " WHERE a.cwd = ?",
-            (cwd,),
-        ).fetchone()
-        return Project(row["id"], row["path"], row["name"]) if row else None
 
     def project_by_path(self, path: str) -> Project | None:
         return self._project_by_path(path)
@@ -352,11 +344,6 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             present.update(r[0] for r in self.conn.execute(f"SELECT id FROM chunks WHERE id IN ({marks})", batch))
         return set(ids) - present
 
-    def embedded_count(self, model: str) -> int:
-        return self.conn.execute("SELECT COUNT(*) FROM embeddings WHERE model = ?", (model,)).fetchone()[0]
-
-    # ---- clusters -------------------------------------------------------------------------
-
     def cluster_members(self, model: str) -> dict[int, set[str]]:
         members: dict[int, set[str]] = {}
         for cluster_id, chunk_id in self.conn.execute(
@@ -574,13 +561,4 @@ def _like_escape(text: str) -> str:
 
 
 def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-@contextmanager
-def open_store(path: Path, *, busy_timeout_ms: int = 30_000) -> Iterator[MemoryStore]:
-    store = MemoryStore(path, busy_timeout_ms=busy_timeout_ms)
-    try:
-        yield store
-    finally:
-        store.close()
+    return iso(datetime.now(UTC))

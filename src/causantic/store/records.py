@@ -15,17 +15,6 @@ def parse_iso(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-REFERENCE_TYPES = (
-    "within-chain",
-    "cross-session",
-    "brief",
-    "debrief",
-    "team-spawn",
-    "team-report",
-    "peer-message",
-)
-
-
 @dataclass(frozen=True, slots=True)
 class ChunkRecord:
     """A chunk as ingestion produces it; the project is attached when its session is saved."""
