@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from causantic.ingest.render import RenderedTurn, Section
@@ -64,21 +65,9 @@ def chunk_turn(turn: RenderedTurn, max_tokens: int) -> list[ChunkDraft]:
 
 def split_text(text: str, max_chars: int) -> list[str]:
     """Split at paragraph breaks outside code fences; split an oversized fence by lines."""
-    blocks = _paragraphs_and_fences(text)
-    out: list[str] = []
-    current = ""
-    for block in blocks:
-        candidates = [block] if len(block) <= max_chars else _split_lines(block, max_chars)
-        for piece in candidates:
-            joined = f"{current}\n\n{piece}" if current else piece
-            if current and len(joined) > max_chars:
-                out.append(current)
-                current = piece
-            else:
-                current = joined
-    if current:
-        out.append(current)
-    return out
+    pieces = (piece for block in _paragraphs_and_fences(text)
+              for piece in ([block] if len(block) <= max_chars else _split_lines(block, max_chars)))
+    return _pack(pieces, "\n\n", max_chars)
 
 
 def _paragraphs_and_fences(text: str) -> list[str]:
@@ -109,19 +98,31 @@ def _paragraphs_and_fences(text: str) -> list[str]:
 
 
 def _split_lines(block: str, max_chars: int) -> list[str]:
+    return _pack(_cut_long_lines(block, max_chars), "\n", max_chars)
+
+
+def _cut_long_lines(block: str, max_chars: int) -> Iterator[str]:
+    """The block's lines, a line longer than ``max_chars`` (minified code, base64) cut into slices."""
+    for line in block.split("\n"):
+        if len(line) <= max_chars:
+            yield line
+            continue
+        while len(line) > max_chars:
+            yield line[:max_chars]
+            line = line[max_chars:]
+        if line:
+            yield line
+
+
+def _pack(pieces: Iterable[str], sep: str, max_chars: int) -> list[str]:
+    """Join consecutive pieces with ``sep`` while the run stays within ``max_chars``."""
     out: list[str] = []
     current = ""
-    for line in block.split("\n"):
-        while len(line) > max_chars:  # a single enormous line (minified code, base64)
-            if current:
-                out.append(current)
-                current = ""
-            out.append(line[:max_chars])
-            line = line[max_chars:]
-        joined = f"{current}\n{line}" if current else line
+    for piece in pieces:
+        joined = f"{current}{sep}{piece}" if current else piece
         if current and len(joined) > max_chars:
             out.append(current)
-            current = line
+            current = piece
         else:
             current = joined
     if current:
