@@ -185,7 +185,7 @@ def relink_sessions(store: MemoryStore, project_id: int) -> int:
     with store.atomic():
         rows = store.session_endpoints(project_id)
         edges = cross_session_edges([(r["first_id"], r["last_id"]) for r in rows])
-        added = store.replace_edges(store.project_chunk_ids(project_id), ("cross-session",), edges)
+        added = store.replace_project_edges(project_id, "cross-session", edges)
         store.clear_relink(project_id)
         return len(added)
 

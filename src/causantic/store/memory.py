@@ -246,10 +246,6 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         Returns the edges that were added. Stale edges (a turn that grew a part, a session
         ingested between two others) are removed; existing ones are left untouched.
         """
-        present = self._existing_hashes(list({i for e in edges for i in (e.source, e.target)}))
-        # An edge into a forgotten chunk has no end to point at: it is left out.
-        wanted = {(e.source, e.target, e.reference_type): e for e in edges
-                  if e.source in present and e.target in present}
         type_marks = ",".join("?" * len(reference_types))
         stored: set[tuple[str, str, str]] = set()
         for batch in _batches(scope_chunk_ids):
@@ -261,6 +257,24 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
                     [*batch, *reference_types],
                 )
             )
+        return self._apply_edges(stored, edges)
+
+    def replace_project_edges(self, project_id: int, reference_type: str,
+                              edges: Sequence[EdgeRecord]) -> list[EdgeRecord]:
+        """:meth:`replace_edges` for one edge type over a whole project, read with one indexed join
+        (a project can hold 100k chunks: listing their ids to scope the query would cost far more)."""
+        stored = {(r[0], r[1], r[2]) for r in self.conn.execute(
+            "SELECT e.source_chunk_id, e.target_chunk_id, e.reference_type FROM edges e"
+            " JOIN chunks c ON c.id = e.source_chunk_id WHERE c.project_id = ? AND e.reference_type = ?",
+            (project_id, reference_type))}
+        return self._apply_edges(stored, edges)
+
+    def _apply_edges(self, stored: set[tuple[str, str, str]], edges: Sequence[EdgeRecord]) -> list[EdgeRecord]:
+        """Delete ``stored`` edges not in ``edges``, insert the new ones; return those inserted."""
+        present = self._existing_hashes(list({i for e in edges for i in (e.source, e.target)}))
+        # An edge into a forgotten chunk has no end to point at: it is left out.
+        wanted = {(e.source, e.target, e.reference_type): e for e in edges
+                  if e.source in present and e.target in present}
         stale = stored - wanted.keys()
         if stale:
             self.conn.executemany(
@@ -298,11 +312,6 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             " WHERE f.first_rank = 1 ORDER BY f.start_time, f.session_id",
             (project_id,),
         ).fetchall()
-
-    def project_chunk_ids(self, project_id: int) -> list[str]:
-        return [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE project_id = ?", (project_id,))]
-
-    # ---- embeddings bookkeeping ----------------------------------------------------------
 
     def chunks_needing_vectors(self, model: str, limit: int) -> list[sqlite3.Row]:
         """Chunks with no vector for ``model``, or whose text changed since it was embedded."""
