@@ -103,6 +103,12 @@ class RetrievalConfig(_Section):
     keyword_weight: float = Field(1.0, ge=0, description="Weight of the BM25 ranking in the fusion.")
     vector_search_limit: int = Field(50, ge=1, description="Candidates from vector search.")
     keyword_search_limit: int = Field(50, ge=1, description="Candidates from BM25 search.")
+    keyword_score_budget: int = Field(
+        8000, ge=0,
+        description=("Chunks BM25 may score per query before the commonest query words stop selecting "
+                     "candidates (they still count in the score); bounds keyword search time on large "
+                     "stores. 0 scores every chunk with any query word."),
+    )
     mmr_lambda: float = Field(0.7, ge=0, le=1, description="MMR trade-off: 1 = relevance only.")
     mmr_enabled: bool = Field(True, description="Rerank with Maximal Marginal Relevance.")
     dedup_threshold: float = Field(0.97, ge=0, le=1, description="Cosine above which two hits are duplicates.")

@@ -161,7 +161,8 @@ class Searcher:
         def keyword_side() -> list[str]:
             if mode not in ("hybrid", "keyword-only"):
                 return []
-            hits = self.store.keyword_search(query, project_ids=project_ids, agent=scope.agent, limit=pool)
+            hits = self.store.keyword_search(query, project_ids=project_ids, agent=scope.agent, limit=pool,
+                                             score_budget=self.config.keyword_score_budget)
             return [chunk_id for chunk_id, _ in hits]
 
         if mode == "hybrid":

@@ -13,6 +13,7 @@ User text never reaches ``MATCH`` raw: :func:`match_query` quotes every term, so
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 
 _CAMEL_IDENT = re.compile(r"\b[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+[A-Za-z0-9]*\b|\b[A-Z]{2,}[a-z][A-Za-z0-9]*\b")
 _CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -54,22 +55,54 @@ def query_terms(text: str) -> list[str]:
     return list(terms)
 
 
-def match_query(text: str) -> str | None:
-    """An FTS5 MATCH expression: each term quoted, OR-ed; None when nothing searchable remains.
-
-    Terms are OR-ed rather than AND-ed: natural-language questions rarely share every word with
-    the answer, and BM25 already ranks chunks that match more (and rarer) terms first. A camelCase
-    term is also searched by its parts.
-    """
+def match_phrases(text: str) -> list[str]:
+    """The query's FTS5 phrases, each quoted, without duplicates; a camelCase term is also searched
+    by its parts."""
     clauses: list[str] = []
     for term in query_terms(text):
         clauses.append(_quote(term))
         parts = identifier_terms(term).split()
         if len(parts) > 1:
             clauses.append(_quote(" ".join(parts)))
-    if not clauses:
-        return None
-    return " OR ".join(dict.fromkeys(clauses))
+    return list(dict.fromkeys(clauses))
+
+
+def any_of(phrases: Sequence[str]) -> str:
+    return " OR ".join(phrases)
+
+
+def match_query(text: str) -> str | None:
+    """An FTS5 MATCH expression: each term quoted, OR-ed; None when nothing searchable remains.
+
+    Terms are OR-ed rather than AND-ed: natural-language questions rarely share every word with
+    the answer, and BM25 already ranks chunks that match more (and rarer) terms first.
+    """
+    phrases = match_phrases(text)
+    return any_of(phrases) if phrases else None
+
+
+def split_by_scoring_budget(phrases: Sequence[str], doc_counts: Mapping[str, int], budget: int
+                            ) -> tuple[list[str], list[str]]:
+    """Split phrases into (rare, common): the rarest phrases whose chunk counts together stay within
+    ``budget`` (at least one), and the rest. ``budget`` 0 keeps every phrase rare.
+
+    Scoring every chunk that contains any query word is what makes BM25 slow on a large store:
+    a typical question has a word or two found in tens of thousands of chunks. Those words have
+    the lowest IDF, so a chunk that contains nothing but them ranks low. The keyword search
+    therefore ranks only chunks with a rare phrase, scoring each with every phrase of the query
+    (see ``MemoryStore.keyword_search``); that ranking is exact for them.
+    """
+    ordered = sorted(phrases, key=lambda p: doc_counts[p])
+    if budget <= 0:
+        return ordered, []
+    rare: list[str] = []
+    total = 0
+    for phrase in ordered:
+        if rare and total + doc_counts[phrase] > budget:
+            break
+        rare.append(phrase)
+        total += doc_counts[phrase]
+    return rare, ordered[len(rare):]
 
 
 def _quote(term: str) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 
 from causantic.store import sqlite as sqlite_util
-from causantic.store.fts import match_query
+from causantic.store.keyword import KeywordSearch
 from causantic.store.migrations import migrate
 from causantic.store.records import ChunkRecord, EdgeRecord, FileMark, Project, StoredChunk, iso
 
@@ -34,11 +34,13 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def __init__(self, path: Path, *, busy_timeout_ms: int = 30_000) -> None:
         self.path = path
         self.conn = sqlite_util.connect(path, busy_timeout_ms=busy_timeout_ms)
+        self._keywords = KeywordSearch(path, busy_timeout_ms)
         migrate(self.conn)
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'fts5'").fetchone()
         self.fts_enabled = bool(row and row[0] == "available")
 
     def close(self) -> None:
+        self._keywords.close()
         self.conn.close()
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -421,7 +423,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def cluster_siblings(self, cluster_id: int, *, limit: int, project_ids: Sequence[int] | None = None,
                          agent: str | None = None) -> list[tuple[str, float]]:
         """Members of a cluster nearest its centroid first, within the search scope."""
-        where, params = _scope(["m.cluster_id = ?"], [cluster_id], project_ids, agent)
+        where, params = sqlite_util.scoped(["m.cluster_id = ?"], [cluster_id], project_ids, agent)
         return [(r[0], r[1]) for r in self.conn.execute(
             "SELECT m.chunk_id, m.distance FROM chunk_clusters m JOIN chunks c ON c.id = m.chunk_id"
             f" WHERE {' AND '.join(where)} ORDER BY m.distance LIMIT ?", [*params, limit])]
@@ -487,31 +489,20 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         return [(r[0], r[1]) for r in self.conn.execute(sql, (chunk_id,))]
 
     def keyword_search(self, query: str, *, project_ids: Sequence[int] | None = None,
-                       agent: str | None = None, limit: int = 50) -> list[tuple[str, float]]:
-        """BM25 hits as (chunk id, score), best first; higher is better. Empty without FTS5."""
-        expression = match_query(query)
-        if not self.fts_enabled or expression is None:
+                       agent: str | None = None, limit: int = 50, score_budget: int = 0) -> list[tuple[str, float]]:
+        """BM25 hits as (chunk id, score), best first; higher is better. Empty without FTS5.
+        ``score_budget`` bounds the work on large stores (:mod:`causantic.store.keyword`)."""
+        if not self.fts_enabled:
             return []
-        where, params = _scope(["chunks_fts MATCH ?"], [expression], project_ids, agent)
-        if len(where) == 1:
-            # No filter: rank inside the keyword index and look up only the best rows' ids. Joining
-            # first would read the chunks row of every match (tens of thousands for common words).
-            sql = ("SELECT c.id, f.rank FROM (SELECT rowid, bm25(chunks_fts, 1.0, 0.5) AS rank FROM chunks_fts"
-                   " WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN chunks c ON c.rowid = f.rowid"
-                   " ORDER BY f.rank")
-        else:
-            sql = (f"SELECT c.id, bm25(chunks_fts, 1.0, 0.5) AS rank FROM chunks_fts"
-                   f" JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE {' AND '.join(where)}"
-                   f" ORDER BY rank LIMIT ?")
         try:
-            rows = self.conn.execute(sql, [*params, limit]).fetchall()
+            return self._keywords.search(query, project_ids=project_ids, agent=agent, limit=limit,
+                                         score_budget=score_budget)
         except sqlite3.OperationalError as exc:
-            # Second guard behind match_query's quoting: a query FTS5 still rejects yields no
+            # Second guard behind match_phrases' quoting: a query FTS5 still rejects yields no
             # keyword hits rather than an error for the user.
             if "fts5" in str(exc).lower() or "syntax" in str(exc).lower():
                 return []
             raise
-        return [(r[0], -float(r[1])) for r in rows]
 
     def counts(self) -> dict[str, object]:
         one = self.conn.execute
@@ -532,18 +523,6 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def size_bytes(self) -> int:
         return sum(os.path.getsize(p) for p in (self.path, Path(f"{self.path}-wal")) if os.path.exists(p))
-
-
-def _scope(where: list[str], params: list[object], project_ids: Sequence[int] | None,
-           agent: str | None) -> tuple[list[str], list[object]]:
-    """Add the search scope (projects, agent) over chunks aliased ``c`` to a WHERE clause."""
-    if project_ids:
-        where.append(f"c.project_id IN ({','.join('?' * len(project_ids))})")
-        params.extend(project_ids)
-    if agent:
-        where.append("c.agent = ?")
-        params.append(agent)
-    return where, params
 
 
 def _path_parts(path: str) -> list[str]:
