@@ -1,7 +1,7 @@
 """The search pipeline (seed 002): find past context by meaning and by exact words.
 
     query ─┬─ embed → vector search ─┐
-           └─ BM25 keyword search ────┴─ RRF (k=60) → expanders (cluster siblings)
+           └─ BM25 keyword search ────┴─ RRF (retrieval.rrfK) → expanders (cluster siblings)
               → recency boost → de-duplication → MMR (λ=0.7) → token budget, whole chunks only
 
 Vector and keyword search run concurrently. Without vectors (nothing embedded yet) the pipeline
@@ -23,7 +23,7 @@ from causantic.retrieval.listing import resolve_project
 from causantic.retrieval.ranking import mmr_order, recency_factor, reciprocal_rank_fusion
 from causantic.store.memory import MemoryStore
 from causantic.store.records import StoredChunk, iso, parse_iso
-from causantic.store.vectors import VectorIndex
+from causantic.store.vectors import VectorIndex, VectorMatch
 
 if TYPE_CHECKING:
     import numpy as np
@@ -107,19 +107,28 @@ class Searcher:
         scope = self.scope(request)
         mode, notes = self._mode(request.mode or cfg.primary)
         pool = max(cfg.vector_search_limit, cfg.keyword_search_limit, (request.limit or 0) * 3)
-        query_vector, vector_ids, keyword_ids = self._candidates(request.query, mode, scope, pool)
-        rankings = {name: ids for name, ids in (("vector", vector_ids), ("keyword", keyword_ids)) if ids}
-        weights = {"vector": cfg.vector_weight, "keyword": cfg.keyword_weight}
-        fused = [Candidate(i, s, src) for i, s, src in reciprocal_rank_fusion(rankings, cfg.rrf_k, weights)]
-        if request.expand if request.expand is not None else self.expansion.enabled:
-            for expander in self.expanders:
-                fused = expander.expand(fused, scope, query_vector)
-        chunks = self.store.get_chunks([c.chunk_id for c in fused])
+        # One helper thread: keyword search runs beside the embedding and vector search, then the
+        # lookup of missing candidate vectors (LanceDB) beside the chunk lookup (SQLite).
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="causantic-search") as helper:
+            query_vector, vector_matches, keyword_ids = self._candidates(request.query, mode, scope, pool, helper)
+            rankings = {name: ids for name, ids in (("vector", [m.chunk_id for m in vector_matches]),
+                                                    ("keyword", keyword_ids)) if ids}
+            weights = {"vector": cfg.vector_weight, "keyword": cfg.keyword_weight}
+            fused = [Candidate(i, s, src) for i, s, src in reciprocal_rank_fusion(rankings, cfg.rrf_k, weights)]
+            if request.expand if request.expand is not None else self.expansion.enabled:
+                for expander in self.expanders:
+                    fused = expander.expand(fused, scope, query_vector)
+            vectors = {m.chunk_id: m.vector for m in vector_matches}
+            missing = [c.chunk_id for c in fused if c.chunk_id not in vectors] if query_vector is not None else []
+            fetched = helper.submit(self._vectors().vectors, missing) if missing else None
+            chunks = self.store.get_chunks([c.chunk_id for c in fused])
+            if fetched is not None:
+                vectors.update(fetched.result())
         # Expanders may add other agents' chunks; the agent filter holds for every hit and every seed.
         fused = [c for c in fused if c.chunk_id in chunks and _in_range(chunks[c.chunk_id], request)
                  and (not request.agent or chunks[c.chunk_id].agent == request.agent)]
         seeds = [c.chunk_id for c in fused[: cfg.seed_count]]
-        ranked = self._rerank(fused, chunks, request, query_vector)
+        ranked = self._rerank(fused, chunks, vectors, request, query_vector)
         hits, tokens = self._fit(ranked, chunks, request)
         if not fused:
             notes.append("no matching chunks")
@@ -152,16 +161,9 @@ class Searcher:
         notes.append("neither vectors nor a keyword index are available")
         return "none", notes
 
-    def _candidates(self, query: str, mode: str, scope: SearchScope, pool: int
-                    ) -> tuple[np.ndarray | None, list[str], list[str]]:
+    def _candidates(self, query: str, mode: str, scope: SearchScope, pool: int, helper: ThreadPoolExecutor
+                    ) -> tuple[np.ndarray | None, list[VectorMatch], list[str]]:
         project_ids = list(scope.project_ids) if scope.project_ids else None
-
-        def vector_side() -> tuple[np.ndarray | None, list[str]]:
-            if mode not in ("hybrid", "vector-only"):
-                return None, []
-            vector = self._embed_query(query)
-            matches = self._vectors().search(vector, limit=pool, project_ids=project_ids, agent=scope.agent)
-            return vector, [m.chunk_id for m in matches]
 
         def keyword_side() -> list[str]:
             if mode not in ("hybrid", "keyword-only"):
@@ -170,16 +172,16 @@ class Searcher:
                                              score_budget=self.config.keyword_score_budget)
             return [chunk_id for chunk_id, _ in hits]
 
-        if mode == "hybrid":
-            with ThreadPoolExecutor(max_workers=1) as pool_executor:
-                keyword_future = pool_executor.submit(keyword_side)
-                vector, vector_ids = vector_side()
-                return vector, vector_ids, keyword_future.result()
-        vector, vector_ids = vector_side()
-        return vector, vector_ids, keyword_side()
+        keyword = helper.submit(keyword_side)
+        if mode not in ("hybrid", "vector-only"):
+            return None, [], keyword.result()
+        vector = self._embed_query(query)
+        matches = self._vectors().search(vector, limit=pool, project_ids=project_ids, agent=scope.agent,
+                                         with_vectors=True)
+        return vector, matches, keyword.result()
 
-    def _rerank(self, fused: list[Candidate], chunks: dict[str, StoredChunk], request: SearchRequest,
-                query_vector: np.ndarray | None) -> list[Candidate]:
+    def _rerank(self, fused: list[Candidate], chunks: dict[str, StoredChunk], vectors: dict[str, np.ndarray],
+                request: SearchRequest, query_vector: np.ndarray | None) -> list[Candidate]:
         cfg = self.config
         now = datetime.now(UTC)
         boosted = [
@@ -194,9 +196,8 @@ class Searcher:
             return boosted
         import numpy as np
 
-        stored = self._vectors().vectors([c.chunk_id for c in boosted])
         dims = len(query_vector)
-        matrix = np.stack([stored.get(c.chunk_id, np.zeros(dims, np.float32)) for c in boosted])
+        matrix = np.stack([vectors.get(c.chunk_id, np.zeros(dims, np.float32)) for c in boosted])
         kept = _near_duplicate_free_rows(matrix, cfg.dedup_threshold)
         boosted = [boosted[i] for i in kept]
         if not use_mmr:

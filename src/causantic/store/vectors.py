@@ -44,6 +44,7 @@ class VectorRecord:
 class VectorMatch:
     chunk_id: str
     similarity: float  # cosine similarity, 1 = same direction
+    vector: Any = None  # np.ndarray (dims,) when asked for with ``with_vectors``
 
 
 class VectorIndex:
@@ -123,11 +124,14 @@ class VectorIndex:
             self.table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(data)
 
     def search(self, vector: np.ndarray, *, limit: int, project_ids: Sequence[int] | None = None,
-               agent: str | None = None) -> list[VectorMatch]:
+               agent: str | None = None, with_vectors: bool = False) -> list[VectorMatch]:
+        """Nearest chunks first; ``with_vectors`` also returns each match's vector (about half
+        the cost of looking them up by id afterwards)."""
+
         # No count() guard: an empty table answers with no rows, and each LanceDB call is a
         # round trip to its runtime thread, which costs milliseconds on a busy machine.
-        query = (self.table.search(vector).distance_type("cosine").limit(limit).nprobes(16)
-                 .select(["id", "_distance"]))
+        columns = ["id", "_distance", "vector"] if with_vectors else ["id", "_distance"]
+        query = self.table.search(vector).distance_type("cosine").limit(limit).nprobes(16).select(columns)
         conditions = []
         if project_ids:
             conditions.append(f"project_id IN ({', '.join(str(int(p)) for p in project_ids)})")
@@ -136,10 +140,11 @@ class VectorIndex:
         if conditions:
             query = query.where(" AND ".join(conditions), prefilter=True)
         result = query.to_arrow()
-        return [
-            VectorMatch(cid, 1.0 - float(dist))
-            for cid, dist in zip(result["id"].to_pylist(), result["_distance"].to_pylist(), strict=True)
-        ]
+        ids, distances = result["id"].to_pylist(), result["_distance"].to_pylist()
+        rows: list[Any] = [None] * len(ids)
+        if with_vectors and ids:
+            rows = list(_matrix(result["vector"], self.dims))
+        return [VectorMatch(cid, 1.0 - float(dist), row) for cid, dist, row in zip(ids, distances, rows, strict=True)]
 
     def vectors(self, chunk_ids: Iterable[str]) -> dict[str, np.ndarray]:
         return self._fetch("id", list(chunk_ids))
@@ -149,7 +154,6 @@ class VectorIndex:
         return self._fetch("content_hash", list(hashes))
 
     def _fetch(self, column: str, keys: list[str]) -> dict[str, np.ndarray]:
-        import numpy as np
 
         out: dict[str, np.ndarray] = {}
         if not keys:
@@ -158,10 +162,7 @@ class VectorIndex:
             batch = keys[start:start + _ID_BATCH]
             where = f"{column} IN ({', '.join(_sql_string(k) for k in batch)})"
             result = self.table.search().where(where).select([column, "vector"]).limit(len(batch) * 4).to_arrow()
-            vectors = result["vector"].combine_chunks()
-            flat = np.asarray(vectors.values.to_numpy(zero_copy_only=False), dtype=np.float32)
-            matrix = flat.reshape(-1, self.dims)
-            for key, row in zip(result[column].to_pylist(), matrix, strict=True):
+            for key, row in zip(result[column].to_pylist(), _matrix(result["vector"], self.dims), strict=True):
                 out.setdefault(key, row)
         return out
 
@@ -172,8 +173,7 @@ class VectorIndex:
         if self.count() == 0:
             return [], np.zeros((0, self.dims), dtype=np.float32)
         data = self.table.to_arrow().select(["id", "vector"])
-        flat = data["vector"].combine_chunks().values.to_numpy(zero_copy_only=False)
-        return data["id"].to_pylist(), np.asarray(flat, dtype=np.float32).reshape(-1, self.dims)
+        return data["id"].to_pylist(), _matrix(data["vector"], self.dims)
 
     def ids(self) -> set[str]:
         if self.count() == 0:
@@ -244,6 +244,14 @@ class VectorIndex:
     def size_bytes(self) -> int:
         path = self.folder / f"{self.table_name}.lance"
         return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.exists() else 0
+
+
+def _matrix(column: Any, dims: int) -> np.ndarray:
+    """A fixed-size-list vector column as one float32 matrix, a row per vector."""
+    import numpy as np
+
+    flat = column.combine_chunks().values.to_numpy(zero_copy_only=False)
+    return np.asarray(flat, dtype=np.float32).reshape(-1, dims)
 
 
 def _sql_string(value: str) -> str:
