@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from causantic.config import ClusterExpansionConfig, RetrievalConfig
 from causantic.ingest.chunker import approx_tokens
-from causantic.retrieval.blas import one_blas_thread
+from causantic.retrieval.blas import use_one_blas_thread
 from causantic.retrieval.listing import resolve_project
 from causantic.retrieval.ranking import mmr_order, recency_factor, reciprocal_rank_fusion
 from causantic.store.memory import MemoryStore
@@ -99,10 +99,7 @@ class Searcher:
     # ---- public ---------------------------------------------------------------------------
 
     def search(self, request: SearchRequest) -> SearchResult:
-        with one_blas_thread():
-            return self._search(request)
-
-    def _search(self, request: SearchRequest) -> SearchResult:
+        use_one_blas_thread()
         cfg = self.config
         scope = self.scope(request)
         mode, notes = self._mode(request.mode or cfg.primary)

@@ -1,0 +1,34 @@
+"""A process that searches keeps numpy's BLAS on one thread, so no idle BLAS worker spins beside
+the next search's SQLite, LanceDB and ONNX work."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+
+def test_a_search_limits_blas_to_one_thread_for_the_process() -> None:
+    script = textwrap.dedent("""
+        import threading
+        from threadpoolctl import threadpool_info
+        from causantic.config import Config
+        from causantic.retrieval.search import SearchRequest
+        from causantic.services import open_services
+
+        def blas_threads():
+            return sorted({lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"})
+
+        import numpy
+        before = blas_threads()
+        with open_services(Config()) as services:
+            # MCP tools run in worker threads: the limit must hold for the whole process.
+            worker = threading.Thread(
+                target=lambda: services.searcher.search(SearchRequest("anything", mode="keyword")))
+            worker.start()
+            worker.join()
+        print(before, blas_threads())
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    before, after = out.stdout.strip().split("] [")
+    assert before.strip("[") and after.strip("]") == "1", out.stdout
