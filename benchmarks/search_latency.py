@@ -27,6 +27,9 @@ What it does (all numbers come from the product's own code paths):
    the rounds' values (the best round is reported too); the load average is printed with each round,
    because other jobs may share the machine. A further pass times each stage of the pipeline.
    The one-time model load (import + tokenizer + ONNX session) is measured in a fresh subprocess.
+   A last pass repeats the unfiltered queries with exact BM25 scoring (``retrieval.keywordScoreBudget``
+   0) as the baseline, and reports the share of its keyword top 50 and final top 10 that the
+   default (bounded) scoring keeps.
 5. **Embedding rate.** Chunks/s of ``Embedder.embed_documents`` (batch 32) on 256 real texts of
    280–320 word pieces (product windows: two per text; sentence-transformers truncates at 256) and on
    128 texts of 200–250 word pieces (one window for both), against sentence-transformers' torch fp32
@@ -272,6 +275,38 @@ def stage_profile(services: Any, queries: Sequence[str], projects: Sequence[str]
             "stages": stages}
 
 
+def keyword_fidelity(services: Any, queries: Sequence[str]) -> dict[str, Any]:
+    """What the keyword score budget costs and saves: the pipeline timed once more with exact BM25
+    scoring (``keywordScoreBudget`` 0, the baseline), and how much of the exact keyword top 50 and
+    of the exact final top 10 the default keeps."""
+    from causantic.retrieval.search import SearchRequest
+
+    searcher, store = services.searcher, services.store
+    budget = searcher.config.keyword_score_budget
+
+    def results(score_budget: int) -> tuple[list[set[str]], list[set[str]]]:
+        keyword = [{i for i, _ in store.keyword_search(q, limit=50, score_budget=score_budget)} for q in queries]
+        final = [{h.chunk.id for h in searcher.search(SearchRequest(q, limit=10)).hits} for q in queries]
+        return keyword, final
+
+    bounded_keyword, bounded_final = results(budget)
+    default_config = searcher.config
+    searcher.config = default_config.model_copy(update={"keyword_score_budget": 0})
+    try:
+        exact_pass = timed_pass(searcher, queries, None)
+        exact_keyword, exact_final = results(0)
+    finally:
+        searcher.config = default_config
+
+    def overlap(got: list[set[str]], want: list[set[str]]) -> float:
+        shares = [len(g & w) / len(w) for g, w in zip(got, want, strict=True) if w]
+        return round(statistics.fmean(shares), 3) if shares else 1.0
+
+    return {"score_budget": budget, "exact_p50_ms": exact_pass["p50_ms"], "exact_p95_ms": exact_pass["p95_ms"],
+            "keyword_top50_overlap": overlap(bounded_keyword, exact_keyword),
+            "final_top10_overlap": overlap(bounded_final, exact_final)}
+
+
 def ann_recall(services: Any, queries: Sequence[str], k: int = 50) -> float | None:
     """Share of the exact top-k (brute force) that the indexed vector search returns."""
     index = services.vectors
@@ -338,6 +373,7 @@ def measure_size(size: int, pieces: Sequence[str], vectors: Any, queries: Sequen
         profile = {"all": stage_profile(services, queries, None),
                    "project": stage_profile(services, queries, names)}
         recall = ann_recall(services, queries[:30])
+        fidelity = keyword_fidelity(services, queries)
         cprofile = run_cprofile(services.searcher, queries) if args.profile else None
     os.environ.pop("CAUSANTIC_HOME", None)
 
@@ -354,6 +390,7 @@ def measure_size(size: int, pieces: Sequence[str], vectors: Any, queries: Sequen
         "project_p50_ms": summary("project", "p50_ms"), "project_p95_ms": summary("project", "p95_ms"),
         "project_p95_ms_best": best("project", "p95_ms"),
         "cpu_p50_ms": summary("all", "cpu_p50_ms"), "ann_recall_at_50": recall, "stage_profile": profile,
+        "keyword_fidelity": fidelity,
         "cprofile": cprofile,
     }
 
@@ -617,6 +654,15 @@ def report(results: dict[int, dict[str, Any]], loaded: dict[str, float], embed: 
         figures[f"rounds_{tag}"] = r["rounds"]
         figures[f"store_{tag}"] = r["store"]
         figures[f"stage_profile_{tag}"] = r["stage_profile"]
+        figures[f"exact_bm25_p95_ms_{tag}"] = r["keyword_fidelity"]["exact_p95_ms"]
+        figures[f"keyword_fidelity_{tag}"] = r["keyword_fidelity"]
+    print(f"\n{'baseline: exact BM25 (keywordScoreBudget 0)':<44}{'p50 ms':>8}{'p95 ms':>8}{'default/exact p95':>19}"
+          f"{'kw top50 kept':>15}{'top10 kept':>12}")
+    for size, r in results.items():
+        f = r["keyword_fidelity"]
+        print(f"{f'{size:,} chunks':<44}{f['exact_p50_ms']:>8.1f}{f['exact_p95_ms']:>8.1f}"
+              f"{r['p95_ms'] / f['exact_p95_ms']:>18.2f}x{f['keyword_top50_overlap']:>15.3f}"
+              f"{f['final_top10_overlap']:>12.3f}")
     print(f"{'model load (fresh process)':<38}{loaded['model_load_s']:>9.2f} s   first query "
           f"{loaded['first_query_ms']:.1f} ms, warm query {loaded['warm_query_ms']:.1f} ms")
     figures["model_load_s"] = round(loaded["model_load_s"], 3)
