@@ -96,3 +96,13 @@ def test_split_keeps_the_rarest_phrases_within_the_budget_and_always_one() -> No
 def test_phrases_are_quoted_words_without_stop_words() -> None:
     assert match_phrases("How did we fix getUserName?") == ['"fix"', '"getUserName"', '"get user name"']
     assert all(re.fullmatch(r'"[^"]+"', p) for p in match_phrases('foo-bar "x AND *'))
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(), budget=st.sampled_from([0, 1, 30, CHUNKS]))
+def test_hostile_query_text_never_turns_into_an_error_or_an_empty_answer(
+        skewed_store: tuple[MemoryStore, dict[str, str]], text: str, budget: int) -> None:
+    store, _ = skewed_store
+    assert len(store.keyword_search(text, limit=10, score_budget=budget)) <= 10
+    # Beside a word most chunks hold, hostile text still leaves hits: nothing was swallowed as an error.
+    assert store.keyword_search(f"{text} {WORDS[0]} NEAR( AND \"x*", limit=10, score_budget=budget)
