@@ -91,16 +91,22 @@ class EmbeddingConfig(_Section):
 
 class RetrievalConfig(_Section):
     primary: Literal["hybrid", "keyword", "vector"] = Field("hybrid", description="Candidate generation.")
+    fusion: Literal["convex", "rrf"] = Field(
+        "convex",
+        description=("How vector and keyword candidates combine. convex: each list's scores divided by its best, "
+                     "weighted by vectorWeight and keywordWeight; rrf: Reciprocal Rank Fusion (the seeds' choice), "
+                     "by rank alone. On LoCoMo convex recalled more at every turn budget (benchmarks/locomo.py)."),
+    )
     rrf_k: int = Field(
         5, ge=1,
-        description=("Reciprocal Rank Fusion constant. The seeds used 60; on LoCoMo 5 ranks better at every "
-                     "budget (benchmarks/locomo.py), because a small k lets a top hit of either list count."),
+        description=("Reciprocal Rank Fusion constant (fusion rrf). The seeds used 60; on LoCoMo 5 ranks better at "
+                     "every budget, because a small k lets a top hit of either list count."),
     )
     vector_weight: float = Field(
-        0.4, ge=0,
-        description="Weight of the vector ranking in the fusion (BM25 is the stronger signal with MiniLM).",
+        0.5, ge=0,
+        description="Weight of the vector list in the fusion (BM25 is the stronger signal with MiniLM).",
     )
-    keyword_weight: float = Field(1.0, ge=0, description="Weight of the BM25 ranking in the fusion.")
+    keyword_weight: float = Field(1.0, ge=0, description="Weight of the BM25 list in the fusion.")
     vector_search_limit: int = Field(50, ge=1, description="Candidates from vector search.")
     keyword_search_limit: int = Field(50, ge=1, description="Candidates from BM25 search.")
     keyword_score_budget: int = Field(

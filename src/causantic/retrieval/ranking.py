@@ -1,4 +1,4 @@
-"""Ranking primitives: Reciprocal Rank Fusion, recency boost, Maximal Marginal Relevance.
+"""Ranking primitives: rank and score fusion, recency boost, Maximal Marginal Relevance.
 
 Pure functions over ids, scores and vectors; the search pipeline composes them.
 """
@@ -26,6 +26,29 @@ def reciprocal_rank_fusion(rankings: Mapping[str, Sequence[str]], k: int = 60,
         weight = 1.0 if weights is None else weights.get(name, 1.0)
         for rank, item in enumerate(ranking, start=1):
             scores[item] = scores.get(item, 0.0) + weight / (k + rank)
+            sources.setdefault(item, []).append(name)
+    order = sorted(scores, key=lambda item: -scores[item])
+    return [(item, scores[item], tuple(sources[item])) for item in order]
+
+
+def convex_fusion(scored: Mapping[str, Sequence[tuple[str, float]]], weights: Mapping[str, float]
+                  ) -> list[tuple[str, float, tuple[str, ...]]]:
+    """Fuse scored lists: score(d) = Σ weight · s(d) / max s, over the lists holding d, / Σ weight.
+
+    Each list's scores are divided by its best (BM25 and cosine have unrelated scales; both are
+    zero at worst, so zero stays the floor); a list that lacks d adds nothing for it. Unlike RRF
+    this keeps how far apart the scores are: a keyword hit far ahead of the rest stays ahead.
+    Returns (id, score, names of the lists that contained it), best first; ties keep first-seen order.
+    """
+    total = sum(weights.get(name, 1.0) for name in scored) or 1.0
+    scores: dict[str, float] = {}
+    sources: dict[str, list[str]] = {}
+    for name, hits in scored.items():
+        best = max((score for _, score in hits), default=0.0)
+        weight = weights.get(name, 1.0) / total
+        for item, score in hits:
+            share = max(score, 0.0) / best if best > 0 else 1.0
+            scores[item] = scores.get(item, 0.0) + weight * share
             sources.setdefault(item, []).append(name)
     order = sorted(scores, key=lambda item: -scores[item])
     return [(item, scores[item], tuple(sources[item])) for item in order]

@@ -1,7 +1,7 @@
 """The search pipeline (seed 002): find past context by meaning and by exact words.
 
     query ─┬─ embed → vector search ─┐
-           └─ BM25 keyword search ────┴─ RRF (retrieval.rrfK) → expanders (cluster siblings)
+           └─ BM25 keyword search ────┴─ fusion (convex or RRF) → expanders (cluster siblings)
               → recency boost → de-duplication → MMR (λ=0.7) → token budget, whole chunks only
 
 Vector and keyword search run concurrently. Without vectors (nothing embedded yet) the pipeline
@@ -20,7 +20,7 @@ from causantic.config import ClusterExpansionConfig, RetrievalConfig
 from causantic.ingest.chunker import approx_tokens
 from causantic.retrieval.blas import use_one_blas_thread
 from causantic.retrieval.listing import resolve_project
-from causantic.retrieval.ranking import mmr_order, recency_factor, reciprocal_rank_fusion
+from causantic.retrieval.ranking import convex_fusion, mmr_order, recency_factor, reciprocal_rank_fusion
 from causantic.store.memory import MemoryStore
 from causantic.store.records import StoredChunk, iso, parse_iso
 from causantic.store.vectors import VectorIndex, VectorMatch
@@ -107,11 +107,8 @@ class Searcher:
         # One helper thread: keyword search runs beside the embedding and vector search, then the
         # lookup of missing candidate vectors (LanceDB) beside the chunk lookup (SQLite).
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="causantic-search") as helper:
-            query_vector, vector_matches, keyword_ids = self._candidates(request.query, mode, scope, pool, helper)
-            rankings = {name: ids for name, ids in (("vector", [m.chunk_id for m in vector_matches]),
-                                                    ("keyword", keyword_ids)) if ids}
-            weights = {"vector": cfg.vector_weight, "keyword": cfg.keyword_weight}
-            fused = [Candidate(i, s, src) for i, s, src in reciprocal_rank_fusion(rankings, cfg.rrf_k, weights)]
+            query_vector, vector_matches, keyword_hits = self._candidates(request.query, mode, scope, pool, helper)
+            fused = self._fuse([(m.chunk_id, m.similarity) for m in vector_matches], keyword_hits)
             if request.expand if request.expand is not None else self.expansion.enabled:
                 for expander in self.expanders:
                     fused = expander.expand(fused, scope, query_vector)
@@ -159,15 +156,14 @@ class Searcher:
         return "none", notes
 
     def _candidates(self, query: str, mode: str, scope: SearchScope, pool: int, helper: ThreadPoolExecutor
-                    ) -> tuple[np.ndarray | None, list[VectorMatch], list[str]]:
+                    ) -> tuple[np.ndarray | None, list[VectorMatch], list[tuple[str, float]]]:
         project_ids = list(scope.project_ids) if scope.project_ids else None
 
-        def keyword_side() -> list[str]:
+        def keyword_side() -> list[tuple[str, float]]:
             if mode not in ("hybrid", "keyword-only"):
                 return []
-            hits = self.store.keyword_search(query, project_ids=project_ids, agent=scope.agent, limit=pool,
+            return self.store.keyword_search(query, project_ids=project_ids, agent=scope.agent, limit=pool,
                                              score_budget=self.config.keyword_score_budget)
-            return [chunk_id for chunk_id, _ in hits]
 
         keyword = helper.submit(keyword_side)
         if mode not in ("hybrid", "vector-only"):
@@ -176,6 +172,18 @@ class Searcher:
         matches = self._vectors().search(vector, limit=pool, project_ids=project_ids, agent=scope.agent,
                                          with_vectors=True)
         return vector, matches, keyword.result()
+
+    def _fuse(self, vector_hits: list[tuple[str, float]], keyword_hits: list[tuple[str, float]]
+              ) -> list[Candidate]:
+        cfg = self.config
+        scored = {name: hits for name, hits in (("vector", vector_hits), ("keyword", keyword_hits)) if hits}
+        weights = {"vector": cfg.vector_weight, "keyword": cfg.keyword_weight}
+        if cfg.fusion == "convex":
+            fused = convex_fusion(scored, weights)
+        else:
+            fused = reciprocal_rank_fusion({name: [i for i, _ in hits] for name, hits in scored.items()},
+                                           cfg.rrf_k, weights)
+        return [Candidate(i, score, sources) for i, score, sources in fused]
 
     def _rerank(self, fused: list[Candidate], chunks: dict[str, StoredChunk], vectors: dict[str, np.ndarray],
                 request: SearchRequest, query_vector: np.ndarray | None) -> list[Candidate]:
