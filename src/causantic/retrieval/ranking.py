@@ -37,7 +37,8 @@ def convex_fusion(scored: Mapping[str, Sequence[tuple[str, float]]], weights: Ma
 
     Each list's scores are divided by its best (BM25 and cosine have unrelated scales; both are
     zero at worst, so zero stays the floor); a list that lacks d adds nothing for it. Unlike RRF
-    this keeps how far apart the scores are: a keyword hit far ahead of the rest stays ahead.
+    this keeps how far apart the scores are: a keyword hit far ahead of the rest stays ahead. An
+    item scoring zero in every list (a vector "match" pointing away from the query) is left out.
     Returns (id, score, names of the lists that contained it), best first; ties keep first-seen order.
     """
     total = sum(weights.get(name, 1.0) for name in scored) or 1.0
@@ -50,7 +51,7 @@ def convex_fusion(scored: Mapping[str, Sequence[tuple[str, float]]], weights: Ma
             share = max(score, 0.0) / best if best > 0 else 1.0
             scores[item] = scores.get(item, 0.0) + weight * share
             sources.setdefault(item, []).append(name)
-    order = sorted(scores, key=lambda item: -scores[item])
+    order = sorted((item for item in scores if scores[item] > 0), key=lambda item: -scores[item])
     return [(item, scores[item], tuple(sources[item])) for item in order]
 
 
