@@ -10,12 +10,14 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from causantic.errors import StoreError
 from causantic.store.fts import match_phrases, split_by_scoring_budget
 from causantic.store.memory import MemoryStore
 from causantic.store.records import ChunkRecord
@@ -23,28 +25,47 @@ from causantic.store.records import ChunkRecord
 WORDS = [f"t{i}k" for i in range(150)]  # porter leaves these as they are
 CHUNKS = 500
 RARE = "parseConfigE0425"
+ELSEWHERE = "zebraQuux42"
 
 
-def _chunk(i: int, text: str) -> ChunkRecord:
+@dataclass(frozen=True)
+class Corpus:
+    store: MemoryStore
+    texts: dict[str, str]
+    projects: dict[str, int]  # chunk id -> project id
+    agents: dict[str, str]  # chunk id -> agent
+
+
+def _chunk(i: int, text: str, session: str, agent: str) -> ChunkRecord:
     return ChunkRecord(
-        id=f"c{i}", session_id="s1", agent="main", agent_id=None, team_name=None, turn_index=i, part=0,
-        start_time=f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z", end_time=f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z",
-        content=text, search_terms="", content_hash=f"h{i}", approx_tokens=len(text) // 4, tool_use_count=0,
-        code_block_count=0, has_thinking=False, message_uuids=(f"u{i}",),
+        id=f"c{i}", session_id=session, agent=agent, agent_id=None if agent == "main" else f"x{agent}",
+        team_name=None, turn_index=i, part=0, start_time=f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z",
+        end_time=f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z", content=text, search_terms="",
+        content_hash=f"h{i}", approx_tokens=len(text) // 4, tool_use_count=0, code_block_count=0,
+        has_thinking=False, message_uuids=(f"u{i}",),
     )
 
 
 @pytest.fixture(scope="module")
-def skewed_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MemoryStore, dict[str, str]]]:
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
+    """Two projects (a third of the chunks in the second) and two agents, over Zipf-like text."""
     rng = random.Random(7)
     weights = [1 / (rank + 1) ** 1.1 for rank in range(len(WORDS))]  # Zipf-like, as in prose
     texts = {f"c{i}": " ".join(rng.choices(WORDS, weights, k=rng.randint(5, 40))) for i in range(CHUNKS - 1)}
     texts[f"c{CHUNKS - 1}"] = f"{WORDS[0]} {WORDS[1]} {WORDS[2]} {RARE} {WORDS[0]}"  # one rare identifier
+    texts[f"c{CHUNKS - 2}"] = f"{WORDS[3]} {ELSEWHERE} {WORDS[8]}"  # another, in the second project (498 % 3 == 0)
     store = MemoryStore(Path(tmp_path_factory.mktemp("kw")) / "memory.db")
-    project = store.resolve_project("/work/demo", "/work/demo")
+    demo = store.resolve_project("/work/demo", "/work/demo")
+    other = store.resolve_project("/work/other", "/work/other")
+    projects, agents = {}, {}
     with store.atomic():
-        store.save_session(project, "s1", [_chunk(i, texts[f"c{i}"]) for i in range(CHUNKS)])
-    yield store, texts
+        for project, session, keep in ((demo, "s1", lambda i: i % 3 != 0), (other, "s2", lambda i: i % 3 == 0)):
+            chunks = [_chunk(i, texts[f"c{i}"], session, "Explore" if i % 4 == 0 else "main")
+                      for i in range(CHUNKS) if keep(i)]
+            store.save_session(project, session, chunks)
+            projects.update((c.id, project.id) for c in chunks)
+            agents.update((c.id, c.agent) for c in chunks)
+    yield Corpus(store, texts, projects, agents)
     store.close()
 
 
@@ -52,32 +73,49 @@ def _holds(text: str, phrase: str) -> bool:
     return phrase.strip('"') in text.split()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=8, unique=True),
     budget=st.integers(1, CHUNKS),
     limit=st.integers(1, 40),
+    scope=st.sampled_from(["all", "project 1", "project 2", "agent Explore", "project 2 + agent main"]),
 )
 def test_bounded_search_is_the_exact_ranking_of_chunks_with_a_rare_word(
-        skewed_store: tuple[MemoryStore, dict[str, str]], words: list[str], budget: int, limit: int) -> None:
-    store, texts = skewed_store
+        corpus: Corpus, words: list[str], budget: int, limit: int, scope: str) -> None:
+    project_ids = [int(scope.split()[1])] if scope.startswith("project") else None
+    agent = scope.split()[-1] if "agent" in scope else None
+    in_scope = {cid: text for cid, text in corpus.texts.items()
+                if (project_ids is None or corpus.projects[cid] in project_ids)
+                and (agent is None or corpus.agents[cid] == agent)}
     query = " ".join(words)
     phrases = match_phrases(query)
-    counts = {p: sum(_holds(t, p) for t in texts.values()) for p in phrases}
+    counts = {p: sum(_holds(t, p) for t in in_scope.values()) for p in phrases}  # rarity within the scope
     rare, _ = split_by_scoring_budget([p for p in phrases if counts[p]], counts, budget)
 
-    exact = store.keyword_search(query, limit=CHUNKS, score_budget=0)
-    eligible = [(cid, score) for cid, score in exact if any(_holds(texts[cid], p) for p in rare)]
-    bounded = store.keyword_search(query, limit=limit, score_budget=budget)
+    search = corpus.store.keyword_search
+    exact = search(query, project_ids=project_ids, agent=agent, limit=CHUNKS, score_budget=0)
+    assert {cid for cid, _ in exact} <= set(in_scope)
+    eligible = [(cid, score) for cid, score in exact if any(_holds(in_scope[cid], p) for p in rare)]
+    bounded = search(query, project_ids=project_ids, agent=agent, limit=limit, score_budget=budget)
 
     assert [round(s, 9) for _, s in bounded] == [round(s, 9) for _, s in eligible[:limit]]
     exact_scores = dict(exact)
     assert all(abs(exact_scores[cid] - score) < 1e-9 for cid, score in bounded)
 
 
-def test_a_rare_identifier_beside_common_words_ranks_first_either_way(
-        skewed_store: tuple[MemoryStore, dict[str, str]]) -> None:
-    store, texts = skewed_store
+def test_a_word_rare_in_the_store_but_absent_from_the_project_does_not_empty_the_answer(corpus: Corpus) -> None:
+    # The identifier is rare store-wide but only the other project holds it; the demo project's
+    # chunks with the common word are still ranked.
+    demo = corpus.projects["c1"]
+    assert corpus.projects[f"c{CHUNKS - 2}"] != demo
+    query = f"{WORDS[8]} {ELSEWHERE}"
+    exact = corpus.store.keyword_search(query, project_ids=[demo], limit=10, score_budget=0)
+    bounded = corpus.store.keyword_search(query, project_ids=[demo], limit=10, score_budget=20)
+    assert len(exact) == 10 and bounded == exact
+
+
+def test_a_rare_identifier_beside_common_words_ranks_first_either_way(corpus: Corpus) -> None:
+    store, texts = corpus.store, corpus.texts
     query = f"{WORDS[0]} {WORDS[1]} {RARE}"
     exact = store.keyword_search(query, limit=5, score_budget=0)
     bounded = store.keyword_search(query, limit=5, score_budget=20)
@@ -101,8 +139,41 @@ def test_phrases_are_quoted_words_without_stop_words() -> None:
 @settings(max_examples=150, deadline=None)
 @given(text=st.text(), budget=st.sampled_from([0, 1, 30, CHUNKS]))
 def test_hostile_query_text_never_turns_into_an_error_or_an_empty_answer(
-        skewed_store: tuple[MemoryStore, dict[str, str]], text: str, budget: int) -> None:
-    store, _ = skewed_store
+        corpus: Corpus, text: str, budget: int) -> None:
+    store = corpus.store
     assert len(store.keyword_search(text, limit=10, score_budget=budget)) <= 10
     # Beside a word most chunks hold, hostile text still leaves hits: nothing was swallowed as an error.
     assert store.keyword_search(f"{text} {WORDS[0]} NEAR( AND \"x*", limit=10, score_budget=budget)
+
+
+def test_a_closed_store_refuses_to_search_instead_of_reopening(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "memory.db")
+    project = store.resolve_project("/work/demo", "/work/demo")
+    with store.atomic():
+        store.save_session(project, "s1", [_chunk(0, f"{WORDS[0]} {RARE}", "s1", "main")])
+    assert store.keyword_search(RARE, score_budget=10)
+    store.close()
+    with pytest.raises(StoreError, match="closed"):
+        store.keyword_search(RARE, score_budget=10)
+
+
+def test_a_store_from_before_the_scope_column_upgrades_and_filters(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from causantic.store import migrations
+
+    monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:3])  # the schema before m004
+    old = MemoryStore(tmp_path / "memory.db")
+    demo, other = (old.resolve_project(p, p) for p in ("/work/demo", "/work/other"))
+    with old.atomic():
+        old.save_session(demo, "s1", [_chunk(0, f"{WORDS[0]} {RARE}", "s1", "main")])
+        old.save_session(other, "s2", [_chunk(1, f"{WORDS[0]} {RARE}", "s2", "Explore")])
+    old.close()
+    monkeypatch.undo()
+
+    store = MemoryStore(tmp_path / "memory.db")
+    try:
+        assert [cid for cid, _ in store.keyword_search(RARE, project_ids=[other.id], score_budget=10)] == ["c1"]
+        assert [cid for cid, _ in store.keyword_search(RARE, agent="main", score_budget=0)] == ["c0"]
+        store.conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
+    finally:
+        store.close()

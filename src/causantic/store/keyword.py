@@ -13,8 +13,12 @@ thousands of chunks, and one query took over 100 ms. So, with a score budget:
 
 Merged, A's and B's top ``limit`` are the exact top ``limit`` of every chunk with a rare phrase: a
 chunk left out of both has ``limit`` chunks at least as good in one of them. Only chunks holding
-nothing but common phrases go unranked, and those phrases have the lowest IDF. The counts and
-the two queries run on two read-only connections at once, so both cores share a long query.
+nothing but common phrases go unranked, and those phrases have the lowest IDF. A project or agent
+filter is part of every FTS5 query (:meth:`Scope.match`), so rarity is counted within it: a word
+rare in the store may be absent from the project.
+
+The counts and the two queries run on two read-only connections at once, so both cores share one
+long query; concurrent searches share the connections, which SQLite serialises.
 """
 
 from __future__ import annotations
@@ -23,16 +27,19 @@ import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from causantic.errors import StoreError
 from causantic.store import sqlite as sqlite_util
 from causantic.store.fts import any_of, match_phrases, split_by_scoring_budget
 
 T = TypeVar("T")
 R = TypeVar("R")
-# Column weights: the text counts fully, the camelCase parts beside it (search_terms) half.
-_BM25 = "bm25(chunks_fts, 1.0, 0.5)"
+# Column weights: the text counts fully, the camelCase parts beside it (search_terms) half, the
+# scope tokens (project, agent) not at all.
+_BM25 = "bm25(chunks_fts, 1.0, 0.5, 0.0)"
 
 
 class KeywordSearch:
@@ -42,9 +49,15 @@ class KeywordSearch:
         self._readers: list[sqlite3.Connection] = []
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._running = 0  # searches in progress, in any thread
+        self._closed = False
 
     def close(self) -> None:
+        """Close the connections once no search uses them; later searches raise StoreError."""
         with self._lock:
+            self._closed = True
+            self._idle.wait_for(lambda: self._running == 0)
             if self._pool is not None:
                 self._pool.shutdown(wait=True)
                 self._pool = None
@@ -58,11 +71,25 @@ class KeywordSearch:
         phrases = match_phrases(query)
         if not phrases:
             return []
+        with self._lock:
+            if self._closed:
+                raise StoreError("The memory store is closed; open it again to search.")
+            self._running += 1
+        try:
+            return self._search(phrases, Scope(project_ids, agent), limit, score_budget)
+        finally:
+            with self._lock:
+                self._running -= 1
+                self._idle.notify_all()
+
+    def _search(self, phrases: list[str], scope: Scope, limit: int, score_budget: int) -> list[tuple[str, float]]:
+        if score_budget > 0 and self._fits(phrases, score_budget, scope):
+            score_budget = 0
         if score_budget > 0:
             # Counting stops past the budget: such a phrase is common however far past it goes...
-            counts = self._counts(phrases, score_budget + 1)
+            counts = self._counts(phrases, score_budget + 1, scope)
             if min(counts.values()) > score_budget:
-                counts = self._counts(phrases, None)  # ...unless all are: then the rarest leads
+                counts = self._counts(phrases, None, scope)  # ...unless all are: then the rarest leads
         else:
             counts = dict.fromkeys(phrases, 1)
         rare, common = split_by_scoring_budget([p for p in phrases if counts[p]], counts, score_budget)
@@ -70,12 +97,20 @@ class KeywordSearch:
             return []
         expressions = [any_of(rare)] + ([f"({any_of(rare)}) AND ({any_of(common)})"] if common else [])
         scores: dict[str, float] = {}
-        for hits in self._on_both(lambda c, e: _bm25(c, e, project_ids, agent, limit), expressions):
+        for hits in self._on_both(lambda c, e: _bm25(c, e, scope, limit), expressions):
             scores.update(hits)  # B after A: a chunk in both gets its full score
         return sorted(scores.items(), key=lambda hit: -hit[1])[:limit]
 
-    def _counts(self, phrases: list[str], most: int | None) -> dict[str, int]:
-        return dict(zip(phrases, self._on_both(lambda conn, p: _count(conn, p, most), phrases), strict=True))
+    def _fits(self, phrases: list[str], budget: int, scope: Scope) -> bool:
+        """Whether every chunk with a query word fits the budget (a small store, or a small project
+        of a large one), so exact ranking costs no more than bounded ranking."""
+        reader = self._resources()[0]
+        if (reader.execute("SELECT max(rowid) FROM chunks").fetchone()[0] or 0) <= budget:
+            return True
+        return scope.filtered and _count(reader, any_of(phrases), budget + 1, scope) <= budget
+
+    def _counts(self, phrases: list[str], most: int | None, scope: Scope) -> dict[str, int]:
+        return dict(zip(phrases, self._on_both(lambda conn, p: _count(conn, p, most, scope), phrases), strict=True))
 
     def _on_both(self, work: Callable[[sqlite3.Connection, T], R], items: Sequence[T]) -> list[R]:
         """``work(connection, item)`` for every item, in order; half of them on the pool thread."""
@@ -92,7 +127,7 @@ class KeywordSearch:
         return out
 
     def _resources(self) -> tuple[sqlite3.Connection, sqlite3.Connection, ThreadPoolExecutor]:
-        with self._lock:
+        with self._lock:  # a search holds _running, so close() cannot run between here and its end
             if self._pool is None:
                 self._readers = [sqlite_util.connect(self._path, busy_timeout_ms=self._busy_timeout_ms,
                                                      read_only=True) for _ in range(2)]
@@ -100,22 +135,39 @@ class KeywordSearch:
             return self._readers[0], self._readers[1], self._pool
 
 
-def _count(conn: sqlite3.Connection, phrase: str, most: int | None) -> int:
-    """Chunks containing ``phrase``, counted up to ``most`` (all when None)."""
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Which chunks a search covers: some projects, one agent, or (the default) all."""
+
+    project_ids: Sequence[int] | None = None
+    agent: str | None = None
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.project_ids or self.agent)
+
+    def match(self, expression: str) -> str:
+        """``expression`` limited to the scope through the index's ``scope_terms`` column, whose
+        tokens (``p<project id>``, ``a<hex of agent>``) migration m004 generates; FTS5 intersects
+        them with the match instead of testing every matching row against ``chunks``."""
+        parts = [f"({expression})"]
+        if self.project_ids:
+            parts.append("scope_terms : (" + " OR ".join(f'"p{int(p)}"' for p in self.project_ids) + ")")
+        if self.agent:
+            parts.append(f'scope_terms : "a{self.agent.encode("utf-8").hex()}"')
+        return " AND ".join(parts)
+
+
+def _count(conn: sqlite3.Connection, phrase: str, most: int | None, scope: Scope) -> int:
+    """Chunks in ``scope`` containing ``phrase``, counted up to ``most`` (all when None)."""
     sql = "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)"
-    return int(conn.execute(sql, (phrase, -1 if most is None else most)).fetchone()[0])
+    return int(conn.execute(sql, (scope.match(phrase), -1 if most is None else most)).fetchone()[0])
 
 
-def _bm25(conn: sqlite3.Connection, expression: str, project_ids: Sequence[int] | None, agent: str | None,
-          limit: int) -> list[tuple[str, float]]:
-    where, params = sqlite_util.scoped(["chunks_fts MATCH ?"], [expression], project_ids, agent)
-    if len(where) == 1:
-        # No filter: rank inside the keyword index and look up only the best rows' ids. Joining
-        # first would read the chunks row of every match.
-        sql = (f"SELECT c.id, f.rank FROM (SELECT rowid, {_BM25} AS rank FROM chunks_fts"
-               " WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN chunks c ON c.rowid = f.rowid"
-               " ORDER BY f.rank")
-    else:
-        sql = (f"SELECT c.id, {_BM25} AS rank FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid"
-               f" WHERE {' AND '.join(where)} ORDER BY rank LIMIT ?")
-    return [(r[0], -float(r[1])) for r in conn.execute(sql, [*params, limit])]
+def _bm25(conn: sqlite3.Connection, expression: str, scope: Scope, limit: int) -> list[tuple[str, float]]:
+    # Rank inside the keyword index and look up only the best rows' ids: joining first would read
+    # the chunks row of every match.
+    sql = (f"SELECT c.id, f.rank FROM (SELECT rowid, {_BM25} AS rank FROM chunks_fts"
+           " WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN chunks c ON c.rowid = f.rowid"
+           " ORDER BY f.rank")
+    return [(r[0], -float(r[1])) for r in conn.execute(sql, (scope.match(expression), limit))]

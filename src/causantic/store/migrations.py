@@ -154,6 +154,50 @@ def m003_forgotten(conn: sqlite3.Connection) -> None:
     )
 
 
+def m004_keyword_scope(conn: sqlite3.Connection) -> None:
+    """The keyword index learns each chunk's project and agent, as tokens in a third column.
+
+    Why: a project or agent filter used to join every keyword match to ``chunks`` to test it (tens
+    of thousands of lookups for a common word); FTS5 now intersects the match with the scope's
+    tokens itself, and counts a word within a project as cheaply as in the whole store. The column
+    is generated from ``project_id`` and ``agent`` (``p<id> a<hex of agent>``), weighs nothing in
+    BM25, and the index is rebuilt once.
+    """
+    row = conn.execute("SELECT value FROM meta WHERE key = 'fts5'").fetchone()
+    if not row or row[0] != "available":
+        return
+    _run_script(conn, 
+        """
+        ALTER TABLE chunks ADD COLUMN scope_terms TEXT
+            GENERATED ALWAYS AS ('p' || project_id || ' a' || hex(agent)) VIRTUAL;
+        DROP TRIGGER chunks_fts_insert;
+        DROP TRIGGER chunks_fts_delete;
+        DROP TRIGGER chunks_fts_update;
+        DROP TABLE chunks_fts;
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            content, search_terms, scope_terms,
+            content='chunks', content_rowid='rowid',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts(rowid, content, search_terms, scope_terms)
+            VALUES (new.rowid, new.content, new.search_terms, new.scope_terms);
+        END;
+        CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, content, search_terms, scope_terms)
+            VALUES ('delete', old.rowid, old.content, old.search_terms, old.scope_terms);
+        END;
+        CREATE TRIGGER chunks_fts_update AFTER UPDATE OF content, search_terms, project_id, agent ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, content, search_terms, scope_terms)
+            VALUES ('delete', old.rowid, old.content, old.search_terms, old.scope_terms);
+            INSERT INTO chunks_fts(rowid, content, search_terms, scope_terms)
+            VALUES (new.rowid, new.content, new.search_terms, new.scope_terms);
+        END;
+        INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
+        """
+    )
+
+
 def _run_script(conn: sqlite3.Connection, script: str) -> None:
     """Run statements one by one: ``executescript`` would commit the migration's transaction."""
     statement = ""
@@ -170,6 +214,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_core_tables,
     m002_keyword_index,
     m003_forgotten,
+    m004_keyword_scope,
 )
 
 
