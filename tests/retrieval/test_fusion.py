@@ -29,6 +29,9 @@ def test_scores_are_weighted_shares_of_each_lists_best() -> None:
     assert fused["b"] == pytest.approx(0.25 * 0.5)  # half the vector list's best, in a list weighing a quarter
     opposite = convex_fusion({"vector": [("a", 0.5), ("away", -0.1)]}, {"vector": 1.0})
     assert [i for i, *_ in opposite] == ["a"]  # pointing away from the query is no evidence
+    all_away = convex_fusion({"vector": [("b", -0.05), ("c", -0.6)], "keyword": [("k", 12.0), ("j", 1.0)]},
+                             {"vector": 0.5, "keyword": 1.0})
+    assert [i for i, *_ in all_away] == ["k", "j"]
     only_keyword = convex_fusion({"keyword": [("x", 2.0), ("y", 1.0)]}, {"keyword": 1.0, "vector": 0.5})
     assert [(i, round(s, 6)) for i, s, _ in only_keyword] == [("x", 1.0), ("y", 0.5)]
 

@@ -7,7 +7,7 @@ import sqlite3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from causantic.store.fts import identifier_terms, match_query
+from causantic.store.fts import any_of, identifier_terms, match_phrases
 
 
 def _fts_table() -> sqlite3.Connection:
@@ -26,10 +26,10 @@ def _fts_table() -> sqlite3.Connection:
 
 
 def _hits(conn: sqlite3.Connection, query: str) -> list[str]:
-    expression = match_query(query)
-    if expression is None:
+    phrases = match_phrases(query)
+    if not phrases:
         return []
-    return [r[0] for r in conn.execute("SELECT content FROM t WHERE t MATCH ? ORDER BY rank", (expression,))]
+    return [r[0] for r in conn.execute("SELECT content FROM t WHERE t MATCH ? ORDER BY rank", (any_of(phrases),))]
 
 
 def test_snake_case_camel_case_paths_and_error_codes_are_found() -> None:
@@ -55,4 +55,4 @@ def test_any_text_becomes_a_valid_match_expression(query: str) -> None:
 
 
 def test_a_query_of_only_stop_words_searches_nothing() -> None:
-    assert match_query("how did we do the") is None
+    assert match_phrases("how did we do the") == []

@@ -35,21 +35,20 @@ def convex_fusion(scored: Mapping[str, Sequence[tuple[str, float]]], weights: Ma
                   ) -> list[tuple[str, float, tuple[str, ...]]]:
     """Fuse scored lists: score(d) = Σ weight · s(d) / max s, over the lists holding d, / Σ weight.
 
-    Each list's scores are divided by its best (BM25 and cosine have unrelated scales; both are
-    zero at worst, so zero stays the floor); a list that lacks d adds nothing for it. Unlike RRF
-    this keeps how far apart the scores are: a keyword hit far ahead of the rest stays ahead. An
-    item scoring zero in every list (a vector "match" pointing away from the query) is left out.
-    Returns (id, score, names of the lists that contained it), best first; ties keep first-seen order.
+    Each list's scores are divided by its best (BM25 and cosine have unrelated scales), with zero
+    as the floor: a cosine of zero or below counts as no evidence, and so does a list whose best is
+    not positive. Unlike RRF this keeps how far apart the scores are: a keyword hit far ahead of the
+    rest stays ahead. Items scoring zero overall are left out. Returns (id, score, names of the
+    lists holding it), best first; ties keep first-seen order.
     """
     total = sum(weights.get(name, 1.0) for name in scored) or 1.0
     scores: dict[str, float] = {}
     sources: dict[str, list[str]] = {}
     for name, hits in scored.items():
         best = max((score for _, score in hits), default=0.0)
-        weight = weights.get(name, 1.0) / total
+        weight = weights.get(name, 1.0) / total if best > 0 else 0.0
         for item, score in hits:
-            share = max(score, 0.0) / best if best > 0 else 1.0
-            scores[item] = scores.get(item, 0.0) + weight * share
+            scores[item] = scores.get(item, 0.0) + (weight * max(score, 0.0) / best if weight else 0.0)
             sources.setdefault(item, []).append(name)
     order = sorted((item for item in scores if scores[item] > 0), key=lambda item: -scores[item])
     return [(item, scores[item], tuple(sources[item])) for item in order]

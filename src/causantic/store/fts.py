@@ -6,7 +6,7 @@ It keeps ``camelCase`` whole, though: :func:`identifier_terms` adds the parts of
 (``getUserName`` → ``get user name``) to a second indexed column, so a query for "user name"
 finds it too.
 
-User text never reaches ``MATCH`` raw: :func:`match_query` quotes every term, so ``foo-bar "x``,
+User text never reaches ``MATCH`` raw: :func:`match_phrases` quotes every term, so ``foo-bar "x``,
 ``AND``, ``*`` or ``NEAR(`` are searched as words, never parsed as FTS5 syntax.
 """
 
@@ -68,17 +68,9 @@ def match_phrases(text: str) -> list[str]:
 
 
 def any_of(phrases: Sequence[str]) -> str:
+    """Phrases OR-ed, not AND-ed: natural-language questions rarely share every word with the
+    answer, and BM25 already ranks chunks that match more (and rarer) terms first."""
     return " OR ".join(phrases)
-
-
-def match_query(text: str) -> str | None:
-    """An FTS5 MATCH expression: each term quoted, OR-ed; None when nothing searchable remains.
-
-    Terms are OR-ed rather than AND-ed: natural-language questions rarely share every word with
-    the answer, and BM25 already ranks chunks that match more (and rarer) terms first.
-    """
-    phrases = match_phrases(text)
-    return any_of(phrases) if phrases else None
 
 
 def split_by_scoring_budget(phrases: Sequence[str], doc_counts: Mapping[str, int], budget: int
@@ -90,7 +82,7 @@ def split_by_scoring_budget(phrases: Sequence[str], doc_counts: Mapping[str, int
     a typical question has a word or two found in tens of thousands of chunks. Those words have
     the lowest IDF, so a chunk that contains nothing but them ranks low. The keyword search
     therefore ranks only chunks with a rare phrase, scoring each with every phrase of the query
-    (see ``MemoryStore.keyword_search``); that ranking is exact for them.
+    (:mod:`causantic.store.keyword`); that ranking is exact for them.
     """
     ordered = sorted(phrases, key=lambda p: doc_counts[p])
     if budget <= 0:

@@ -127,7 +127,6 @@ class VectorIndex:
                agent: str | None = None, with_vectors: bool = False) -> list[VectorMatch]:
         """Nearest chunks first; ``with_vectors`` also returns each match's vector (about half
         the cost of looking them up by id afterwards)."""
-
         # No count() guard: an empty table answers with no rows, and each LanceDB call is a
         # round trip to its runtime thread, which costs milliseconds on a busy machine.
         columns = ["id", "_distance", "vector"] if with_vectors else ["id", "_distance"]
@@ -154,7 +153,6 @@ class VectorIndex:
         return self._fetch("content_hash", list(hashes))
 
     def _fetch(self, column: str, keys: list[str]) -> dict[str, np.ndarray]:
-
         out: dict[str, np.ndarray] = {}
         if not keys:
             return out
@@ -250,7 +248,7 @@ def _matrix(column: Any, dims: int) -> np.ndarray:
     """A fixed-size-list vector column as one float32 matrix, a row per vector."""
     import numpy as np
 
-    flat = column.combine_chunks().values.to_numpy(zero_copy_only=False)
+    flat = column.combine_chunks().flatten().to_numpy(zero_copy_only=False)  # flatten() honours slices
     return np.asarray(flat, dtype=np.float32).reshape(-1, dims)
 
 
