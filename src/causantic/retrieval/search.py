@@ -169,8 +169,7 @@ class Searcher:
         if mode not in ("hybrid", "vector-only"):
             return None, [], keyword.result()
         vector = self._embed_query(query)
-        matches = self._vectors().search(vector, limit=pool, project_ids=project_ids, agent=scope.agent,
-                                         with_vectors=True)
+        matches = self._vectors().search(vector, limit=pool, project_ids=project_ids, agent=scope.agent)
         return vector, matches, keyword.result()
 
     def _fuse(self, vector_hits: list[tuple[str, float]], keyword_hits: list[tuple[str, float]]

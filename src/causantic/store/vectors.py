@@ -44,7 +44,7 @@ class VectorRecord:
 class VectorMatch:
     chunk_id: str
     similarity: float  # cosine similarity, 1 = same direction
-    vector: Any = None  # np.ndarray (dims,) when asked for with ``with_vectors``
+    vector: Any  # np.ndarray (dims,), float32, unit length
 
 
 class VectorIndex:
@@ -124,13 +124,19 @@ class VectorIndex:
             self.table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(data)
 
     def search(self, vector: np.ndarray, *, limit: int, project_ids: Sequence[int] | None = None,
-               agent: str | None = None, with_vectors: bool = False) -> list[VectorMatch]:
-        """Nearest chunks first; ``with_vectors`` also returns each match's vector (about half
-        the cost of looking them up by id afterwards)."""
+               agent: str | None = None) -> list[VectorMatch]:
+        """Nearest chunks first (by exact cosine), each with its vector and its cosine similarity.
+
+        The similarity is computed from the returned vectors, not from Lance's ``_distance``: with
+        the IVF-HNSW-SQ index that is the squared L2 distance (2 − 2·cos for unit vectors), without
+        it the cosine distance (1 − cos), so one formula cannot serve both.
+        """
+        import numpy as np
+
         # No count() guard: an empty table answers with no rows, and each LanceDB call is a
         # round trip to its runtime thread, which costs milliseconds on a busy machine.
-        columns = ["id", "_distance", "vector"] if with_vectors else ["id", "_distance"]
-        query = self.table.search(vector).distance_type("cosine").limit(limit).nprobes(16).select(columns)
+        query = (self.table.search(vector).distance_type("cosine").limit(limit).nprobes(16)
+                 .select(["id", "vector"]))
         conditions = []
         if project_ids:
             conditions.append(f"project_id IN ({', '.join(str(int(p)) for p in project_ids)})")
@@ -139,11 +145,15 @@ class VectorIndex:
         if conditions:
             query = query.where(" AND ".join(conditions), prefilter=True)
         result = query.to_arrow()
-        ids, distances = result["id"].to_pylist(), result["_distance"].to_pylist()
-        rows: list[Any] = [None] * len(ids)
-        if with_vectors and ids:
-            rows = list(_matrix(result["vector"], self.dims))
-        return [VectorMatch(cid, 1.0 - float(dist), row) for cid, dist, row in zip(ids, distances, rows, strict=True)]
+        ids = result["id"].to_pylist()
+        if not ids:
+            return []
+        matrix = _matrix(result["vector"], self.dims)
+        unit = np.asarray(vector, dtype=np.float32)
+        similarities = matrix @ (unit / (np.linalg.norm(unit) or 1.0))
+        # The index ranks by quantised vectors; the exact similarities put near ties right.
+        order = np.argsort(-similarities, kind="stable")
+        return [VectorMatch(ids[i], float(similarities[i]), matrix[i]) for i in order]
 
     def vectors(self, chunk_ids: Iterable[str]) -> dict[str, np.ndarray]:
         return self._fetch("id", list(chunk_ids))
