@@ -136,7 +136,7 @@ class VectorIndex:
         # No count() guard: an empty table answers with no rows, and each LanceDB call is a
         # round trip to its runtime thread, which costs milliseconds on a busy machine.
         query = (self.table.search(vector).distance_type("cosine").limit(limit).nprobes(16)
-                 .select(["id", "vector"]))
+                 .select(["id", "vector", "_distance"]))  # naming _distance keeps lance from warning
         conditions = []
         if project_ids:
             conditions.append(f"project_id IN ({', '.join(str(int(p)) for p in project_ids)})")
