@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from causantic.errors import StoreError
@@ -80,6 +80,8 @@ def _holds(text: str, phrase: str) -> bool:
     limit=st.integers(1, 40),
     scope=st.sampled_from(["all", "project 1", "project 2", "agent Explore", "project 2 + agent main"]),
 )
+# A word the scope lacks beside words all over the budget: the rarest of those must lead.
+@example(words=[WORDS[5], WORDS[20], ELSEWHERE], budget=1, limit=10, scope="project 1")
 def test_bounded_search_is_the_exact_ranking_of_chunks_with_a_rare_word(
         corpus: Corpus, words: list[str], budget: int, limit: int, scope: str) -> None:
     project_ids = [int(scope.split()[1])] if scope.startswith("project") else None

@@ -88,8 +88,8 @@ class KeywordSearch:
         if score_budget > 0:
             # Counting stops past the budget: such a phrase is common however far past it goes...
             counts = self._counts(phrases, score_budget + 1, scope)
-            if min(counts.values()) > score_budget:
-                counts = self._counts(phrases, None, scope)  # ...unless all are: then the rarest leads
+            if min((n for n in counts.values() if n), default=0) > score_budget:
+                counts = self._counts(phrases, None, scope)  # ...unless all found are: the rarest leads
         else:
             counts = dict.fromkeys(phrases, 1)
         rare, common = split_by_scoring_budget([p for p in phrases if counts[p]], counts, score_budget)
