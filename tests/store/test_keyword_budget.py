@@ -97,7 +97,10 @@ def test_bounded_search_is_the_exact_ranking_of_chunks_with_a_rare_word(
     search = corpus.store.keyword_search
     exact = search(query, project_ids=project_ids, agent=agent, limit=CHUNKS, score_budget=0)
     assert {cid for cid, _ in exact} <= set(in_scope)
-    eligible = [(cid, score) for cid, score in exact if any(_holds(in_scope[cid], p) for p in rare)]
+    if CHUNKS <= budget or (project_ids or agent) and len(exact) <= budget:
+        eligible = exact  # every chunk with a query word fits the budget: ranked exactly
+    else:
+        eligible = [(cid, score) for cid, score in exact if any(_holds(in_scope[cid], p) for p in rare)]
     bounded = search(query, project_ids=project_ids, agent=agent, limit=limit, score_budget=budget)
 
     assert [round(s, 9) for _, s in bounded] == [round(s, 9) for _, s in eligible[:limit]]
@@ -114,6 +117,15 @@ def test_a_word_rare_in_the_store_but_absent_from_the_project_does_not_empty_the
     exact = corpus.store.keyword_search(query, project_ids=[demo], limit=10, score_budget=0)
     bounded = corpus.store.keyword_search(query, project_ids=[demo], limit=10, score_budget=20)
     assert len(exact) == 10 and bounded == exact
+
+
+def test_query_words_never_match_the_scope_tokens(corpus: Corpus) -> None:
+    demo = corpus.projects["c1"]
+    tokens = (f"zzp{demo}zz", f"ZZP{demo}ZZ", "zza" + b"main".hex() + "zz", "zzà" + b"main".hex() + "zz")
+    for word in (f"p{demo}", f"P{demo}", *tokens):  # the scope column's own tokens, as a user might type them
+        assert corpus.store.keyword_search(word, score_budget=0) == []
+        assert corpus.store.keyword_search(f"{word} {RARE}", project_ids=[demo], score_budget=20) == [
+            (f"c{CHUNKS - 1}", pytest.approx(corpus.store.keyword_search(RARE, score_budget=0)[0][1]))]
 
 
 def test_a_rare_identifier_beside_common_words_ranks_first_either_way(corpus: Corpus) -> None:

@@ -160,8 +160,8 @@ def m004_keyword_scope(conn: sqlite3.Connection) -> None:
     Why: a project or agent filter used to join every keyword match to ``chunks`` to test it (tens
     of thousands of lookups for a common word); FTS5 now intersects the match with the scope's
     tokens itself, and counts a word within a project as cheaply as in the whole store. The column
-    is generated from ``project_id`` and ``agent`` (``p<id> a<hex of agent>``), weighs nothing in
-    BM25, and the index is rebuilt once.
+    is generated from ``project_id`` and ``agent`` (``zzp<id>zz zza<hex of agent>zz``: tokens no
+    stemming changes and prose never holds), weighs nothing in BM25, and the index is rebuilt once.
     """
     row = conn.execute("SELECT value FROM meta WHERE key = 'fts5'").fetchone()
     if not row or row[0] != "available":
@@ -169,7 +169,7 @@ def m004_keyword_scope(conn: sqlite3.Connection) -> None:
     _run_script(conn, 
         """
         ALTER TABLE chunks ADD COLUMN scope_terms TEXT
-            GENERATED ALWAYS AS ('p' || project_id || ' a' || hex(agent)) VIRTUAL;
+            GENERATED ALWAYS AS ('zzp' || project_id || 'zz zza' || hex(agent) || 'zz') VIRTUAL;
         DROP TRIGGER chunks_fts_insert;
         DROP TRIGGER chunks_fts_delete;
         DROP TRIGGER chunks_fts_update;
