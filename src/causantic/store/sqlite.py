@@ -15,9 +15,16 @@ from pathlib import Path
 
 from causantic.errors import StoreError
 
+# Generated columns (the keyword index's scope column, migration m004) arrived in SQLite 3.31.
+MIN_SQLITE = (3, 31, 0)
+
 
 def connect(path: Path, *, busy_timeout_ms: int = 30_000, read_only: bool = False) -> sqlite3.Connection:
     """Open (creating the folder, owner-only) and configure a connection in autocommit mode."""
+    if sqlite3.sqlite_version_info < MIN_SQLITE:
+        raise StoreError(f"Causantic needs SQLite {'.'.join(map(str, MIN_SQLITE))} or newer; this Python links "
+                         f"SQLite {sqlite3.sqlite_version}. Use a Python build with a newer SQLite (3.11 from "
+                         "python.org or a current distribution has one).")
     try:
         if not read_only:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
