@@ -423,7 +423,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def cluster_siblings(self, cluster_id: int, *, limit: int, project_ids: Sequence[int] | None = None,
                          agent: str | None = None) -> list[tuple[str, float]]:
         """Members of a cluster nearest its centroid first, within the search scope."""
-        where, params = sqlite_util.scoped(["m.cluster_id = ?"], [cluster_id], project_ids, agent)
+        where, params = _scope(["m.cluster_id = ?"], [cluster_id], project_ids, agent)
         return [(r[0], r[1]) for r in self.conn.execute(
             "SELECT m.chunk_id, m.distance FROM chunk_clusters m JOIN chunks c ON c.id = m.chunk_id"
             f" WHERE {' AND '.join(where)} ORDER BY m.distance LIMIT ?", [*params, limit])]
@@ -523,6 +523,18 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def size_bytes(self) -> int:
         return sum(os.path.getsize(p) for p in (self.path, Path(f"{self.path}-wal")) if os.path.exists(p))
+
+
+def _scope(where: list[str], params: list[object], project_ids: Sequence[int] | None,
+           agent: str | None) -> tuple[list[str], list[object]]:
+    """Add the search scope (projects, agent) over chunks aliased ``c`` to a WHERE clause."""
+    if project_ids:
+        where.append(f"c.project_id IN ({','.join('?' * len(project_ids))})")
+        params.extend(project_ids)
+    if agent:
+        where.append("c.agent = ?")
+        params.append(agent)
+    return where, params
 
 
 def _path_parts(path: str) -> list[str]:

@@ -9,7 +9,7 @@ deadlock on a read-to-write lock upgrade (which busy_timeout cannot resolve).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -90,14 +90,3 @@ def fts5_available(conn: sqlite3.Connection) -> bool:
     except sqlite3.OperationalError:
         return False
 
-
-def scoped(where: list[str], params: list[object], project_ids: Sequence[int] | None,
-           agent: str | None) -> tuple[list[str], list[object]]:
-    """Add the search scope (projects, agent) over chunks aliased ``c`` to a WHERE clause."""
-    if project_ids:
-        where.append(f"c.project_id IN ({','.join('?' * len(project_ids))})")
-        params.extend(project_ids)
-    if agent:
-        where.append("c.agent = ?")
-        params.append(agent)
-    return where, params
