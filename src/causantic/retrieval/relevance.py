@@ -30,6 +30,7 @@ from causantic.store.memory import MemoryStore
 _WORD = re.compile(r"\w+", re.UNICODE)
 _LONG_RUN = re.compile(r"\S{60,}")  # a run no prose has: base64, hashes, minified code, SVG paths
 _PROSE_WORD = re.compile(r"\b[A-Za-z]{2,}\b")
+_JSON_PAIR = re.compile(r'"[^"\n]{1,80}"\s*:')  # "key": as in JSON, HAR logs and API dumps
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,13 +111,16 @@ _SUFFIXES = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("ly", ""), ("s"
 
 
 def bulk_share(text: str) -> float:
-    """The share of ``text`` that is not prose: long unbroken runs, and lines with almost no words."""
+    """The share of ``text`` that is not prose: long unbroken runs (base64, SVG paths, minified code),
+    lines with almost no words, and lines of JSON key-value pairs (HAR logs, API and config dumps)."""
     if not text:
         return 0.0
     runs = sum(len(m.group()) for m in _LONG_RUN.finditer(text))
-    wordless = sum(len(line) for line in text.splitlines()
-                   if len(line) > 40 and len(_PROSE_WORD.findall(line)) * 12 < len(line))
-    return min(1.0, max(runs, wordless) / len(text))
+    payload_lines = sum(len(line) for line in text.splitlines()
+                        if (len(line) > 40 and len(_PROSE_WORD.findall(line)) * 12 < len(line))
+                        or line.lstrip().startswith('"') and _JSON_PAIR.search(line)
+                        or len(_JSON_PAIR.findall(line)) >= 2)
+    return min(1.0, max(runs, payload_lines) / len(text))
 
 
 def query_absent_share(profile: QueryProfile | None, config: RelevanceConfig) -> float:

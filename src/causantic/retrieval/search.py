@@ -237,9 +237,12 @@ class Searcher:
                 request: SearchRequest, query_vector: np.ndarray | None) -> list[Candidate]:
         cfg = self.config
         now = datetime.now(UTC)
+        # Recent work counts a little more; a chunk that is mostly payload (SVG, base64, a JSON dump)
+        # a little less, so it stays findable by its words but never leads when prose says the same.
         boosted = [
             replace(c, score=c.score * recency_factor(parse_iso(chunks[c.chunk_id].start_time), now,
-                                                      cfg.recency_decay_factor, cfg.recency_half_life_hours))
+                                                      cfg.recency_decay_factor, cfg.recency_half_life_hours)
+                    * (1.0 - 0.5 * bulk_share(chunks[c.chunk_id].content)))
             for c in fused
         ]
         boosted.sort(key=lambda c: -c.score)
