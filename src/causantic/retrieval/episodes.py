@@ -114,25 +114,20 @@ class EpisodeBuilder:
         if search.nothing_relevant:
             return EpisodeAnswer(kind, "episodes", (), search, tuple(search.notes))
         hits = {h.chunk.id: h for h in search.hits}
-        walks = {h.chunk.id: self._walk(h.chunk, kind) for h in search.hits}
-        context_ids = {cid for walk in walks.values() for cid in walk} - hits.keys()
-        context = self.store.get_chunks(list(context_ids))
-        vectors = self.vectors.vectors(list(context_ids)) if search.query_vector is not None else {}
-        scores = {cid: self.searcher.score(chunk, vectors.get(cid), search.query_vector, search.profile)[0]
-                  for cid, chunk in context.items()}
-        scores.update({cid: h.relevance for cid, h in hits.items()})
-        chunks = {**context, **{cid: h.chunk for cid, h in hits.items()}}
-
+        scores = {cid: h.relevance for cid, h in hits.items()}
+        chunks = {cid: h.chunk for cid, h in hits.items()}
         episodes: list[list[str]] = []  # chunk ids, anchor first then context outward
         owner: dict[str, int] = {}
         for hit in search.hits:  # best first
             if hit.chunk.id in owner:
                 continue  # already told by an earlier episode
-            ids = [hit.chunk.id] + self._cut(kind, hit.relevance, walks[hit.chunk.id], scores, chunks)
+            if len(episodes) >= cfg.max_episodes:
+                break
+            walk = self._walk(hit.chunk, kind)
+            self._score_context([cid for cid in walk if cid not in chunks], search, chunks, scores)
+            ids = [hit.chunk.id] + self._cut(kind, hit.relevance, walk, scores, chunks)
             joined = next((owner[i] for i in ids if i in owner), None)
             if joined is None:
-                if len(episodes) >= cfg.max_episodes:
-                    continue
                 episodes.append([])
                 joined = len(episodes) - 1
             for cid in ids:
@@ -145,6 +140,17 @@ class EpisodeBuilder:
         return EpisodeAnswer(kind, "episodes", tuple(built), search, notes)
 
     # ---- walking ---------------------------------------------------------------------------
+
+    def _score_context(self, ids: list[str], search: SearchResult, chunks: dict[str, StoredChunk],
+                       scores: dict[str, float]) -> None:
+        """Read and score chunks a walk reached that search did not return (one lookup each)."""
+        if not ids:
+            return
+        found = self.store.get_chunks(ids)
+        vectors = self.vectors.vectors(list(found)) if search.query_vector is not None else {}
+        for cid, chunk in found.items():
+            chunks[cid] = chunk
+            scores[cid] = self.searcher.score(chunk, vectors.get(cid), search.query_vector, search.profile)[0]
 
     def _walk(self, start: StoredChunk, kind: Kind) -> list[str]:
         """Up to ``contextChunks`` chunk ids from ``start`` outward along edges (into it for recall,
