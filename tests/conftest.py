@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from shared_data import require_shared
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = (REPO / ".." / "shared").resolve()
@@ -17,7 +19,7 @@ def causantic_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "causantic-home"
     monkeypatch.setenv("CAUSANTIC_HOME", str(home))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    for name in list(__import__("os").environ):
+    for name in list(os.environ):
         if name.startswith("CAUSANTIC_") and name != "CAUSANTIC_HOME":
             monkeypatch.delenv(name)
     monkeypatch.chdir(tmp_path)
@@ -26,6 +28,11 @@ def causantic_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture(scope="session")
 def corpus_dir() -> Path:
-    if not CORPUS.is_dir():
-        pytest.fail(f"The shared corpus is missing at {CORPUS}; tests need ../shared beside the repo.")
-    return CORPUS
+    return require_shared(CORPUS, "The shared transcript corpus")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Tests that read ../shared carry the `shared` marker, so `-m "not shared"` runs the rest.
+    for item in items:
+        if "corpus_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.shared)

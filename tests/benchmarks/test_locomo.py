@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shared_data import require_shared
 
 from causantic.transcripts.discovery import discover, read_session
 from causantic.transcripts.turns import assemble_turns
@@ -203,9 +204,7 @@ def test_summaries_are_means_per_category_and_overall_in_percent() -> None:
 
 def _small_dev_file(tmp_path: Path) -> Path:
     """conv-26 cut to its first 3 sessions, with 4 of its questions answerable there and one made up."""
-    if not DEV_FILE.is_file():
-        pytest.fail(f"The LoCoMo development file is missing at {DEV_FILE}; tests need ../shared beside "
-                    "the repo.")
+    require_shared(DEV_FILE, "The LoCoMo development file")
     sample = json.loads(DEV_FILE.read_text())[0]
     conv = sample["conversation"]
     for key in [k for k in conv if k.startswith("session_")]:
