@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from causantic.config import config_keys, load_config
+from causantic.config import Config, ConfigWarning, config_keys, load_config
 from causantic.errors import ConfigError
 
 
@@ -43,10 +45,34 @@ def test_an_out_of_range_value_names_the_key() -> None:
         load_config(environ={"CAUSANTIC_RETRIEVAL_MMR_LAMBDA": "3"})
 
 
-def test_an_unknown_key_in_a_file_lists_the_known_ones(tmp_path: Path) -> None:
-    (tmp_path / "causantic.config.json").write_text(json.dumps({"retrieval": {"mmrLamda": 0.5}}))
-    with pytest.raises(ConfigError, match="unknown key 'retrieval.mmrLamda'.*mmrLambda"):
-        load_config(cwd=tmp_path)
+def test_an_unknown_key_in_a_file_is_ignored_with_a_warning_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "causantic.config.json").write_text(json.dumps({"retrieval": {"mmrLamda": 0.5},
+                                                                "llm": {"enableLabelling": True}}))
+    with pytest.warns(ConfigWarning) as caught:
+        config = load_config(cwd=tmp_path)
+    messages = [str(w.message) for w in caught]
+    assert any("'retrieval.mmrLamda'" in m and "did you mean 'retrieval.mmrLambda'" in m for m in messages)
+    assert any("'llm.enableLabelling'" in m for m in messages)
+    assert config.retrieval.mmr_lambda == Config().retrieval.mmr_lambda
+
+
+def test_a_key_of_the_earlier_implementation_moves_to_its_new_name(tmp_path: Path) -> None:
+    (tmp_path / "causantic.config.json").write_text(json.dumps({"recency": {"decayFactor": 0.3}}))
+    with pytest.warns(ConfigWarning, match="'recency.decayFactor' is now 'retrieval.recencyDecayFactor'"):
+        config = load_config(cwd=tmp_path)
+    assert config.retrieval.recency_decay_factor == 0.3
+
+
+def test_a_config_file_of_the_earlier_implementation_never_stops_a_command(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "causantic.config.json").write_text(json.dumps({"recency": {"decayFactor": 0.3},
+                                                                "semanticIndex": {"enabled": False}}))
+    monkeypatch.chdir(tmp_path)
+    run = subprocess.run([sys.executable, "-m", "causantic", "stats", "--json"], capture_output=True, text=True,
+                         check=False, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "causantic: warning:" in run.stderr and "'semanticIndex.enabled'" in run.stderr
+    assert json.loads(run.stdout)["chunks"] == 0
 
 
 def test_broken_json_says_which_file(tmp_path: Path) -> None:

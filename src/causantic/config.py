@@ -249,8 +249,27 @@ def vector_path(config: Config) -> Path:
     return causantic_home() / "vectors"
 
 
+class ConfigWarning(UserWarning):
+    """A configuration file or variable names a key Causantic does not know (it is ignored)."""
+
+
+# Keys of the earlier implementation whose meaning lives on under another name.
+RENAMED_KEYS = {
+    "recency.decayFactor": "retrieval.recencyDecayFactor",
+    "recency.halfLifeHours": "retrieval.recencyHalfLifeHours",
+    "hybridSearch.rrfK": "retrieval.rrfK",
+    "hybridSearch.vectorWeight": "retrieval.vectorWeight",
+    "hybridSearch.keywordWeight": "retrieval.keywordWeight",
+    "hybridSearch.keywordSearchLimit": "retrieval.keywordSearchLimit",
+}
+
+
 def load_config(cwd: Path | None = None, environ: dict[str, str] | None = None) -> Config:
-    """Merge defaults, the user file, the project file and the environment; validate the result."""
+    """Merge defaults, the user file, the project file and the environment; validate the result.
+
+    A key Causantic does not know is ignored with a :class:`ConfigWarning` naming it (and its new
+    name, where it was renamed), so a file written for another version never stops a command.
+    """
     env = os.environ if environ is None else environ
     data: dict[str, Any] = Config().model_dump(by_alias=True)
     for path in (causantic_home() / "config.json", (cwd or Path.cwd()) / "causantic.config.json"):
@@ -261,7 +280,7 @@ def load_config(cwd: Path | None = None, environ: dict[str, str] | None = None) 
             continue
         key = _env_key(name)
         if key is not None:
-            _set_dotted(data, key, _parse_env_value(raw), f"environment variable {name}")
+            _set_known(data, key, _parse_env_value(raw), f"environment variable {name}")
     return _validate(data, "configuration")
 
 
@@ -288,12 +307,45 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 def _merge(into: dict[str, Any], new: dict[str, Any], source: str) -> None:
     for section, values in new.items():
-        if section not in into:
-            raise ConfigError(f"{source}: unknown section {section!r}; known: {', '.join(sorted(into))}.")
         if not isinstance(values, dict):
-            raise ConfigError(f"{source}: section {section!r} must be an object.")
+            if section in into:
+                raise ConfigError(f"{source}: section {section!r} must be an object.")
+            _warn_unknown(section, source)
+            continue
         for key, value in values.items():
-            _set_dotted(into, f"{section}.{key}", value, source)
+            _set_known(into, f"{section}.{key}", value, source)
+
+
+def _set_known(data: dict[str, Any], dotted: str, value: Any, source: str) -> None:
+    """Set a key read from a file or the environment: a renamed key moves to its new name, an
+    unknown one is ignored; both with a warning naming the key."""
+    if _is_unknown(data, dotted):
+        renamed = RENAMED_KEYS.get(dotted)
+        if renamed is None:
+            _warn_unknown(dotted, source)
+            return
+        _warn(f"{source}: configuration key {dotted!r} is now {renamed!r}; its value is used under that name.")
+        dotted = renamed
+    _set_dotted(data, dotted, value, source)
+
+
+def _is_unknown(data: dict[str, Any], dotted: str) -> bool:
+    section, _, key = dotted.partition(".")
+    return not isinstance(data.get(section), dict) or key not in data[section]
+
+
+def _warn_unknown(dotted: str, source: str) -> None:
+    import difflib
+
+    close = difflib.get_close_matches(dotted, list(config_keys()), n=1)
+    hint = f"did you mean {close[0]!r}?" if close else "`causantic config` lists the keys"
+    _warn(f"{source}: ignoring unknown configuration key {dotted!r} ({hint}).")
+
+
+def _warn(message: str) -> None:
+    import warnings
+
+    warnings.warn(message, ConfigWarning, stacklevel=5)
 
 
 def _set_dotted(data: dict[str, Any], dotted: str, value: Any, source: str) -> None:

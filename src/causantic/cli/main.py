@@ -37,4 +37,16 @@ for module in (ingest_commands, memory_commands, search_commands, episodic_comma
 
 
 def main() -> None:
+    _show_warnings_plainly()
     cli()
+
+
+def _show_warnings_plainly() -> None:
+    """A configuration warning reads as one line on stderr, not as Python's file:line report."""
+    import warnings
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None,
+             line: str | None = None) -> None:
+        click.echo(f"causantic: warning: {message}", err=True)
+
+    warnings.showwarning = show
