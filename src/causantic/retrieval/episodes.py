@@ -230,6 +230,7 @@ class EpisodeBuilder:
         notes = (result.diagnostics.line(len(result.search.hits)),) if result.diagnostics.fallback_reason else ()
         if not members:
             return EpisodeAnswer(kind, "chain", (), result.search, notes)
+        episodes: tuple[Episode, ...]
         if result.mode == "chain":
             episodes = (Episode(tuple(members), result.chain_median or 0.0),)
         else:
