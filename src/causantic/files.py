@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
-
-try:
-    import fcntl
-except ImportError:  # Windows: no advisory locks; the stores' own transactions still hold
-    fcntl = None  # type: ignore[assignment]
 
 
 def secure_dir(path: Path) -> Path:
@@ -43,27 +37,19 @@ def atomic_write(path: Path, text: str, mode: int = 0o600) -> None:
 def file_lock(path: Path, timeout: float | None = None) -> Iterator[bool]:
     """Hold an exclusive lock on ``path``; yields False if ``timeout`` seconds passed without it.
 
-    The kernel releases the lock when the holder exits, so a crashed holder never leaves it stale.
+    filelock takes the operating system's lock (``flock`` on POSIX, ``msvcrt`` on Windows), which
+    the kernel releases when the holder exits, so a crashed holder never leaves it stale.
     """
+    from filelock import FileLock, Timeout
+
     secure_dir(path.parent)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    lock = FileLock(path, timeout=-1 if timeout is None else timeout, mode=0o600)
     try:
-        if fcntl is None:
-            yield True
-            return
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if deadline is not None else 0))
-                break
-            except BlockingIOError:
-                if deadline is not None and time.monotonic() >= deadline:
-                    yield False
-                    return
-                time.sleep(0.05)
-        try:
-            yield True
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+        lock.acquire(poll_interval=0.05)
+    except Timeout:
+        yield False
+        return
+    try:
+        yield True
     finally:
-        os.close(fd)
+        lock.release()

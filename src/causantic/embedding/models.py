@@ -211,11 +211,8 @@ def verify_file(path: Path, expected_sha256: str | None) -> None:
 
 
 def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as f:
-        while block := f.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _damaged_install(detail: str) -> ModelUnavailable:
