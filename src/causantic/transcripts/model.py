@@ -14,9 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-# Which coding agent wrote a transcript. Stored with every session and chunk.
-Source = Literal["claude-code", "codex", "gemini"]
-SOURCES: tuple[Source, ...] = ("claude-code", "codex", "gemini")
+from causantic.config import Source
 
 
 @dataclass(frozen=True, slots=True)
