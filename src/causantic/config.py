@@ -28,6 +28,7 @@ from causantic.errors import ConfigError
 # Which coding agent wrote a transcript; recorded with every session and chunk.
 Source = Literal["claude-code", "codex", "gemini"]
 SOURCES: tuple[Source, ...] = ("claude-code", "codex", "gemini")
+SOURCE_NAMES: dict[str, str] = {"claude-code": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}
 
 
 class _Section(BaseModel):

@@ -7,8 +7,8 @@ Every sub-agent stream of a session falls in one of four kinds:
 - **warm-up** — first prompt ``Warmup``: Claude Code 2.0.x warms the prompt cache of each agent
   type at start-up, and the reply is boilerplate. Not ingested, and not a spawned sub-agent.
 - **spawned** — started by a tool call (``Task``, ``Agent``, Codex CLI's ``spawn_agent``, or
-  ``Workflow`` for its run's agents) in the main stream or in another sub-agent's stream. Linked by brief/debrief, or by team edges
-  when the call makes it a teammate (:mod:`teams`).
+  ``Workflow`` for its run's agents) in the main stream or in another sub-agent's stream. Linked
+  by brief/debrief, or by team edges when the call makes it a teammate (:mod:`teams`).
 - **ambient** — run by Claude Code itself with no tool call: compaction (``acompact-…``), prompt
   suggestion (``aprompt_suggestion-…``) and any other stream no call claims. Linked by the
   *ambient* rule: brief from the main chunk it forked from, debrief into the main chunk that
@@ -32,8 +32,9 @@ Edges (chunk ids, never turn indices, so streams that restart turn numbering can
 
 - brief: the chunk holding the call → the stream's first chunk;
 - debrief: the stream's last chunk → where its result reached the caller: for a background agent the
-  ``<task-notification>`` (Codex: ``<subagent_notification>``) naming it, else the call's result; failing both, the caller's first chunk
-  after the spawning one that starts once the agent has ended (within the time gap).
+  ``<task-notification>`` (Codex: ``<subagent_notification>``) naming it, else the call's result;
+  failing both, the caller's first chunk after the spawning one that starts once the agent has
+  ended (within the time gap).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from causantic.store.records import StoredChunk
 def chunk_header(chunk: StoredChunk, relevance: float | None = None, position: str | None = None) -> str:
     parts = [position] if position else []
     parts += [f"Project: {chunk.project}", f"Session: {chunk.session_id[:8]}",
-              f"Date: {chunk.start_time[:16].replace('T', ' ')}"]
+              f"Date: {chunk.start_time[:16].replace('T', ' ')}", f"Source: {chunk.source}"]
     if chunk.agent != "main":
         parts.append(f"Agent: {chunk.agent}")
     if relevance is not None:

@@ -159,7 +159,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             params.append(until)
         return self.conn.execute(
             "SELECT c.session_id, MIN(c.start_time) AS started, MAX(c.end_time) AS ended, COUNT(*) AS chunks,"
-            " SUM(c.approx_tokens) AS tokens, GROUP_CONCAT(DISTINCT c.agent) AS agents"
+            " SUM(c.approx_tokens) AS tokens, GROUP_CONCAT(DISTINCT c.agent) AS agents, MIN(c.source) AS source"
             f" FROM chunks c WHERE {' AND '.join(where)} GROUP BY c.session_id ORDER BY started DESC",
             params,
         ).fetchall()
