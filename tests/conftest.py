@@ -29,3 +29,12 @@ def corpus_dir() -> Path:
     if not CORPUS.is_dir():
         pytest.fail(f"The shared corpus is missing at {CORPUS}; tests need ../shared beside the repo.")
     return CORPUS
+
+
+@pytest.fixture(scope="session")
+def agents_corpus() -> Path:
+    """The shared corpus root, for tests of the Codex CLI and Gemini CLI files in it."""
+    root = SHARED / "corpus"
+    if not (root / "codex").is_dir() or not (root / "gemini").is_dir():
+        pytest.skip(f"The shared corpus is missing at {root}; these tests read its codex/ and gemini/ folders.")
+    return root
