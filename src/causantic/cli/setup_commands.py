@@ -76,7 +76,8 @@ def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool)
         click.echo("Health check:")
         for check in run_checks(launcher, Path.cwd()):
             click.echo(f"  {'✓' if check.ok else '✗'} {check.name}: {check.detail}")
-    click.echo("Restart Claude Code so it loads the server and the hooks (/mcp and /hooks list them).")
+    click.echo("Restart Claude Code so it loads the server and the hooks (/mcp and /hooks list them)"
+               + ("; restart Codex / Gemini CLI too." if agents else "."))
 
 
 @click.command("uninstall")
