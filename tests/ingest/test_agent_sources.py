@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import pytest
 from process_support import causantic, subprocess_env
 
 from causantic.config import Config
@@ -15,6 +21,8 @@ from causantic.retrieval.search import SearchRequest
 from causantic.services import Services, open_services
 
 POMODORO = "codex/yoavf__ai-sessions/examples/codex-pomodor-timer.jsonl"
+ENTIRE = "codex/blackgirlbytes__entire-token-costs-benchmark-tests/a7/1156299398/0/full.jsonl"
+ENTIRE_THREAD = "019ef35b-2300-75e0-98d6-8e4dce14050f"
 POMODORO_CWD = "/Users/yoavfarhi/dev/pomodoro/codex"
 SPAWNS = "codex/ConfabulousDev__confab-web/backend/internal/codex/testdata/sample_rollout_parent_with_spawns.jsonl"
 EXAMPLES = Path(__file__).resolve().parents[2] / "src" / "causantic" / "examples" / "sessions"
@@ -189,3 +197,54 @@ def test_a_growing_rollout_adds_only_its_new_turns(agents_corpus: Path, tmp_path
     shutil.copyfile(agents_corpus / POMODORO, fresh)
     with open_services(Config().with_overrides({"storage.dbPath": str(tmp_path / "fresh.db")})) as clean:
         assert _ingest(clean, fresh).chunks_added == total
+
+
+def _graph(db: Path) -> tuple[set[str], set[tuple[str, str, str]]]:
+    with sqlite3.connect(db) as conn:
+        chunks = {r[0] for r in conn.execute("SELECT id FROM chunks")}
+        edges = set(conn.execute("SELECT source_chunk_id, target_chunk_id, reference_type FROM edges"))
+    return chunks, edges
+
+
+@pytest.mark.slow
+def test_a_killed_ingest_of_codex_rollouts_leaves_a_consistent_store_that_the_next_run_completes(
+        agents_corpus: Path, tmp_path: Path, causantic_home: Path) -> None:
+    # Eight threads of the real 3 MB Codex session in the ~/.codex/sessions layout.
+    folder = tmp_path / "sessions"
+    text = (agents_corpus / ENTIRE).read_text(encoding="utf-8")
+    for day in range(10, 18):
+        thread = ENTIRE_THREAD[:-2] + f"{day:02d}"
+        target = folder / "2026" / "06" / f"{day}" / f"rollout-2026-06-{day}T07-21-36-{thread}.jsonl"
+        target.parent.mkdir(parents=True)
+        target.write_text(text.replace(ENTIRE_THREAD, thread), encoding="utf-8")
+    db = causantic_home / "memory.db"
+    env = subprocess_env(CAUSANTIC_HOME=str(causantic_home))
+    command = [sys.executable, "-m", "causantic", "batch-ingest", str(folder), "--no-embed", "--json"]
+    partial = []
+    for delay in (0.0, 0.5):
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:  # until the first commit
+            try:
+                with sqlite3.connect(db, timeout=1) as conn:
+                    if conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]:
+                        break
+            except sqlite3.OperationalError:
+                pass  # not created yet
+            time.sleep(0.02)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            assert conn.execute("SELECT COUNT(*) FROM edges WHERE source_chunk_id NOT IN (SELECT id FROM chunks)"
+                                " OR target_chunk_id NOT IN (SELECT id FROM chunks)").fetchone()[0] == 0
+            partial.append(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout)["errors"] == []
+    resumed = _graph(db)
+    assert any(0 < n < len(resumed[0]) for n in partial), f"no kill landed mid-ingest: {partial}"
+    clean_home = tmp_path / "clean"
+    subprocess.run(command, env={**env, "CAUSANTIC_HOME": str(clean_home)}, capture_output=True, check=True)
+    assert _graph(clean_home / "memory.db") == resumed
+    assert len(resumed[0]) == 8 * 265
