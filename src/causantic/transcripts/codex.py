@@ -32,7 +32,7 @@ links the child rollout (whose meta names this thread as ``parent_thread_id``) b
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -184,8 +184,9 @@ class _Builder:
 
     def _item(self, item: dict[str, Any], when: datetime | None, line_no: int, sub: int) -> None:
         kind = item.get("type") or ("message" if "role" in item else None)
-        uuid = as_str(item.get("id")) if kind == "message" else ""
-        uuid = uuid or (f"line-{line_no}" if sub == 0 else f"line-{line_no}.{sub}")
+        # Identity by position: item ids are optional and repeat when a thread is resumed or forked,
+        # while a rollout only ever grows, so a line keeps its number (and its turn its chunk ids).
+        uuid = f"line-{line_no}" if sub == 0 else f"line-{line_no}.{sub}"
         if kind == "message":
             self._message(item, when, line_no, uuid)
         elif kind == "reasoning":
@@ -255,8 +256,7 @@ class _Builder:
                 ids = {b.tool_use_id for b in m.blocks if type(b) is ToolResult}
                 thread = next((self.spawned[i] for i in ids if i in self.spawned), None)
                 result = {"agentId": thread, "isAsync": True} if thread else None
-            out.append(Message(m.uuid, m.role, m.timestamp, m.blocks, session_id, m.line_no, m.agent_id,
-                               m.is_sidechain, m.is_meta, result))
+            out.append(replace(m, session_id=session_id, tool_use_result=result))
         return out
 
 
