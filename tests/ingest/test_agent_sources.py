@@ -16,7 +16,9 @@ import pytest
 from process_support import causantic, subprocess_env
 
 from causantic.config import Config
+from causantic.hooks.briefing import build_briefing
 from causantic.ingest.service import ingest_paths
+from causantic.retrieval.reconstruct import ReconstructRequest, reconstruct, render_reconstruction
 from causantic.retrieval.search import SearchRequest
 from causantic.services import Services, open_services
 
@@ -87,6 +89,15 @@ def test_claude_code_and_gemini_sessions_of_one_repository_share_its_project_in_
             ids = [sid for _, _, sid in sessions]
             assert {(a, b) for a, b in zip(ids, ids[1:], strict=False)} <= pairs  # each to the next, across agents
         assert any(a[1] != b[1] for a, b in zip(test_dir, test_dir[1:], strict=False))
+
+        # Which agent did what: reconstruct heads each session with it, so does the briefing.
+        replay = render_reconstruction(reconstruct(services.store, ReconstructRequest("test-dir"), 20_000))
+        headers = [line for line in replay.splitlines() if line.startswith("=== Session")]
+        assert len(headers) == 7 and sum("· Gemini CLI (" in h for h in headers) == 6
+        assert sum("· Claude Code (" in h for h in headers) == 1
+        briefing = build_briefing(services, "/Users/ninawork/entire/test-repos/test-repo/test-dir",
+                                  exclude_session=None, budget=2000)
+        assert briefing is not None and "Claude Code" in briefing.text and "Gemini CLI" in briefing.text
 
 
 def _retarget(source: Path, target: Path, old_cwd: str, new_cwd: str) -> None:
