@@ -100,6 +100,24 @@ def test_claude_code_and_gemini_sessions_of_one_repository_share_its_project_in_
         assert briefing is not None and "Claude Code" in briefing.text and "Gemini CLI" in briefing.text
 
 
+def test_gemini_sessions_ingested_before_the_other_agents_join_their_project_later(agents_corpus: Path) -> None:
+    with open_services(Config()) as services:
+        _ingest(services, agents_corpus / "gemini" / "computermode__test-repo")
+        stand_ins = {name for name in _sessions_by_project(services) if name.startswith("gemini:")}
+        assert len(stand_ins) == 3  # three cwds, known only by their hash
+        _ingest(services, agents_corpus / "claude-code" / "computermode__test-repo")
+        projects = _sessions_by_project(services)
+        assert [name for name in projects if name.startswith("gemini:")] == ["gemini:c0f4b0739a6f116c"]
+        assert [source for _, source, _ in projects["test-dir"]] == ["gemini"] * 6 + ["claude-code"]
+        ids = [sid for _, _, sid in projects["test-dir"]]
+        assert {(a, b) for a, b in zip(ids, ids[1:], strict=False)} <= _cross_session_pairs(services)
+        moved = services.store.conn.execute(
+            "SELECT COUNT(*) FROM chunks c JOIN projects p ON p.id = c.project_id WHERE p.name = 'test-dir'"
+            " AND c.source = 'gemini'").fetchone()[0]
+        assert moved == 7 and services.store.keyword_search("readme", project_ids=[
+            services.store.find_projects("test-dir")[0].id])  # the keyword index follows the move
+
+
 def _retarget(source: Path, target: Path, old_cwd: str, new_cwd: str) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(source.read_text(encoding="utf-8").replace(old_cwd, new_cwd), encoding="utf-8")

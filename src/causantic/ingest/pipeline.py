@@ -9,6 +9,7 @@ upserted by their stable ids, so appended lines become new chunks linked to the 
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 import sys
 import time
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from causantic.errors import TranscriptError
 from causantic.ingest.edges import cross_session_edges
-from causantic.ingest.plan import GroupPlan, PlanSettings, group_paths, plan_group
+from causantic.ingest.plan import GroupPlan, PlanSettings, group_paths, plan_group, stand_in_project
 from causantic.store.memory import MemoryStore
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, discover
@@ -131,6 +132,9 @@ def write_plan(store: MemoryStore, plan: GroupPlan, report: IngestReport) -> Non
                 continue
             project = (session.cwd_hash and store.project_for_cwd_hash(session.cwd_hash)) or store.resolve_project(
                 session.cwd, session.project_path)
+            if not session.cwd_hash:  # Gemini sessions ingested before any that named this cwd join it now
+                for path in {session.cwd, project.path}:
+                    store.absorb_project(stand_in_project(hashlib.sha256(path.encode()).hexdigest()), project)
             store.mark_relink(project.id)
             new, changed = store.save_session(project, session.session_id, session.chunks, session.team_name,
                                               session.source)

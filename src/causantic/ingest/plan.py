@@ -142,7 +142,7 @@ def plan_session(session: SessionTranscripts, settings: PlanSettings,
     if session.cwd:
         cwd, project_path = session.cwd, canonical_project_path(session.cwd)
     elif session.project_hash:  # Gemini CLI: until a project matches the hash, the hash stands for it
-        cwd, project_path = f"gemini:{session.project_hash}", f"gemini:{session.project_hash[:16]}"
+        cwd, project_path = f"gemini:{session.project_hash}", stand_in_project(session.project_hash)
     else:
         cwd = project_path = str(session.files[0].parent)
     return SessionPlan(
@@ -180,6 +180,12 @@ def _agent_edges(streams: list[PlannedStream], links: dict[str, Link], team: Tea
     if team is not None:
         edges += team_edges(streams, team, links, window)
     return edges
+
+
+def stand_in_project(cwd_hash: str) -> str:
+    """The path of the project that stands for a cwd known only by its sha256 (Gemini CLI's
+    ``projectHash``) until a session names the cwd itself; see :func:`pipeline.write_plan`."""
+    return f"gemini:{cwd_hash[:16]}"
 
 
 def group_paths(files: SessionFiles) -> list[Path]:

@@ -118,6 +118,28 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def project_by_path(self, path: str) -> Project | None:
         return self._project_by_path(path)
 
+    def absorb_project(self, path: str, into: Project) -> int:
+        """Move the sessions, chunks and cwds of the project at ``path`` into ``into``, then delete it;
+        returns the sessions moved (0 when there is no such project).
+
+        For a stand-in project (Gemini CLI sessions known only by a hash of their cwd) once a session
+        names that cwd. The moved chunks lose their vector marks, so the next embedding pass writes
+        their vectors again (from the stored ones: same text) under the new project. Call inside
+        :meth:`atomic`; ``into`` is flagged for relinking.
+        """
+        old = self._project_by_path(path)
+        if old is None or old.id == into.id:
+            return 0
+        self.conn.execute("DELETE FROM embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE project_id = ?)",
+                          (old.id,))
+        self.conn.execute("UPDATE chunks SET project_id = ? WHERE project_id = ?", (into.id, old.id))
+        moved = self.conn.execute("UPDATE sessions SET project_id = ? WHERE project_id = ?",
+                                  (into.id, old.id)).rowcount
+        self.conn.execute("UPDATE project_aliases SET project_id = ? WHERE project_id = ?", (into.id, old.id))
+        self.conn.execute("DELETE FROM projects WHERE id = ?", (old.id,))
+        self.mark_relink(into.id)
+        return moved
+
     def project_for_cwd_hash(self, digest: str) -> Project | None:
         """The project of a cwd known only by its sha256 hex digest (Gemini CLI's ``projectHash``):
         the project whose path, or one of whose recorded cwds, hashes to it."""
