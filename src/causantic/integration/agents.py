@@ -32,7 +32,7 @@ from causantic.errors import CausanticError
 from causantic.files import atomic_write, secure_dir
 from causantic.integration.claude_files import backup, read_json
 from causantic.integration.entries import SERVER_NAME, Launcher
-from causantic.integration.install import Change
+from causantic.integration.install import Change, load_manifest
 
 MANIFEST = "agents-integration.json"
 Agent = Literal["codex", "gemini"]
@@ -263,11 +263,7 @@ def _manifest_path() -> Path:
 
 
 def _load_manifest() -> dict[str, Any]:
-    try:
-        data = json.loads(_manifest_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return load_manifest(_manifest_path())
 
 
 def _save_manifest(manifest: dict[str, Any]) -> None:

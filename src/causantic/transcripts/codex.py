@@ -37,7 +37,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from causantic.errors import TranscriptError
 from causantic.transcripts.model import (
     Block,
     Message,
@@ -48,7 +47,15 @@ from causantic.transcripts.model import (
     ToolResult,
     Transcript,
 )
-from causantic.transcripts.reader import SkipReason, as_array, as_object, as_str, decode_lines, parse_time
+from causantic.transcripts.reader import (
+    SkipReason,
+    as_array,
+    as_object,
+    as_str,
+    decode_lines,
+    parse_time,
+    read_bytes,
+)
 
 __all__ = ["SPAWN_TOOL", "RolloutMeta", "is_rollout_head", "peek_rollout_meta", "read_rollout"]
 
@@ -110,12 +117,7 @@ def read_rollout(path: Path, *, agent_id: str | None = None,
 
     Raises :class:`TranscriptError` only when the file cannot be read at all.
     """
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise TranscriptError(
-            f"Cannot read Codex rollout {path}: {e.strerror or e}. Check that it exists and is readable."
-        ) from e
+    data = read_bytes(path)
     report = SkipReport()
     builder = _Builder(agent_id, report)
     for index, (line_no, sub, record) in enumerate(decode_lines(data, report)):

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from causantic.errors import TranscriptError
 from causantic.transcripts.model import (
     Block,
     Message,
@@ -34,7 +33,15 @@ from causantic.transcripts.model import (
     ToolResult,
     Transcript,
 )
-from causantic.transcripts.reader import SkipReason, as_array, as_object, as_str, decode_lines, parse_time
+from causantic.transcripts.reader import (
+    SkipReason,
+    as_array,
+    as_object,
+    as_str,
+    decode_lines,
+    parse_time,
+    read_bytes,
+)
 
 __all__ = ["GeminiSession", "looks_like_gemini", "read_gemini"]
 
@@ -59,12 +66,7 @@ def read_gemini(path: Path) -> tuple[GeminiSession, SkipReport]:
 
     Raises :class:`TranscriptError` only when the file cannot be read at all.
     """
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise TranscriptError(
-            f"Cannot read Gemini session {path}: {e.strerror or e}. Check that it exists and is readable."
-        ) from e
+    data = read_bytes(path)
     report = SkipReport()
     header, records = _records(data, report)
     session_id = as_str(header.get("sessionId")) or path.stem

@@ -62,6 +62,7 @@ __all__ = [
     "as_str",
     "decode_lines",
     "parse_time",
+    "read_bytes",
     "read_file",
 ]
 
@@ -114,15 +115,20 @@ def read_file(
 
     Raises :class:`TranscriptError` only when the file cannot be read at all.
     """
+    data = read_bytes(path)
+    report = SkipReport()
+    records = decode_lines(data, report)
+    return _Assembler(path, agent_id, session_id, report).run(records), report
+
+
+def read_bytes(path: Path) -> bytes:
+    """A transcript file's bytes; :class:`TranscriptError` (saying what to check) when unreadable."""
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as e:
         raise TranscriptError(
             f"Cannot read transcript file {path}: {e.strerror or e}. Check that it exists and is readable."
         ) from e
-    report = SkipReport()
-    records = decode_lines(data, report)
-    return _Assembler(path, agent_id, session_id, report).run(records), report
 
 
 # --- lines → records ------------------------------------------------------------------------------
