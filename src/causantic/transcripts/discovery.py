@@ -44,7 +44,7 @@ __all__ = ["SessionFiles", "discover", "read_session", "source_of"]
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.IGNORECASE)
 _PEEK_MAX_LINES = 200
 _PEEK_MAX_BYTES = 16 * 1024 * 1024
-_SNIFF_BYTES = 64 * 1024
+_SNIFF_BYTES = 4096  # enough for every first line seen but a Codex meta, told by its start
 
 
 @dataclass(frozen=True, slots=True)

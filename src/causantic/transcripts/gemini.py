@@ -57,8 +57,10 @@ class GeminiSession:
 
 
 def looks_like_gemini(head: bytes) -> bool:
-    """True when a file's first bytes are those of a Gemini CLI session document."""
-    return b'"projectHash"' in head or (b'"sessionId"' in head and b'"messages"' in head)
+    """True when a file's first bytes are those of a Gemini CLI session document. Some versions
+    write the keys sorted, so ``sessionId`` and ``projectHash`` can come after all the messages."""
+    return b'"projectHash"' in head or (
+        b'"messages"' in head and any(k in head for k in (b'"sessionId"', b'"lastUpdated"', b'"startTime"')))
 
 
 def read_gemini(path: Path) -> tuple[GeminiSession, SkipReport]:
