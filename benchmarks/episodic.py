@@ -1,14 +1,15 @@
-"""Episodic retrieval on the real corpus: how often recall finds a chain, and how fast it answers.
+"""Episodic retrieval on the real corpus: how often recall answers, how big its answers are, how fast.
 
 Usage: python benchmarks/episodic.py [PATH] [--queries N] [--store DIR] [--json OUT]
 
 PATH defaults to ../shared/corpus/claude-code. The corpus is ingested with embeddings into a store
 (``--store DIR`` keeps it for reruns; default a temporary folder). Queries are real user prompts
 from the transcripts (first line, 20–200 characters), sampled with a fixed seed. For each query the
-script runs ``recall`` and ``predict`` (chain walking) and ``reconstruct`` of the prompt's project,
-then prints the share of recalls that returned a qualifying chain, the chain lengths, and warm
-p50/p95 latencies, beside the latency of a plain ``search`` measured in the same run (the walk's
-own cost is the difference). Goal: recall and reconstruct p95 ≤ 100 ms warm.
+script runs ``recall`` and ``predict`` (episodes around the best search hits) and ``reconstruct`` of
+the prompt's project, then prints the share of recalls that answered (a prompt is real work, so
+memory should hold it), the answers' sizes in episodes, chunks and tokens, and warm p50/p95
+latencies, beside the latency of a plain ``search`` measured in the same run (the episodes' own
+cost is the difference). Goal: recall and reconstruct p95 ≤ 100 ms warm.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -71,13 +71,12 @@ def main() -> int:
               f"{services.vectors.count()} vectors; ingest {time.perf_counter() - started:.0f} s, "
               f"{report.chunks_added} new)", file=sys.stderr)
         queries = sample_prompts(services.store, args.queries)
-        walker = services.chains
-        for prompt, _ in queries[:3]:  # warm-up: model, LanceDB, SQLite caches
-            walker.recall(SearchRequest(prompt))
+        episodes = services.episodes
+        for prompt, _ in queries[:3]:  # warm-up: model, vector index, SQLite caches
+            episodes.recall(SearchRequest(prompt))
         timings: dict[str, list[float]] = {"search": [], "recall": [], "predict": [], "reconstruct": []}
-        lengths: list[int] = []
-        reasons: Counter[str] = Counter()
-        chains = 0
+        sizes: dict[str, list[int]] = {"episodes": [], "chunks": [], "tokens": []}
+        answered = 0
         budget = services.config.tokens.mcp_max_response
         for prompt, project in queries:
             request = SearchRequest(prompt)
@@ -85,34 +84,30 @@ def main() -> int:
             services.searcher.search(request)
             timings["search"].append(time.perf_counter() - t)
             t = time.perf_counter()
-            result = walker.recall(request)
+            answer = episodes.recall(request)
             timings["recall"].append(time.perf_counter() - t)
             t = time.perf_counter()
-            walker.predict(request)
+            episodes.predict(request)
             timings["predict"].append(time.perf_counter() - t)
             t = time.perf_counter()
             reconstruct(services.store, ReconstructRequest(project), budget)
             timings["reconstruct"].append(time.perf_counter() - t)
-            if result.mode == "chain":
-                chains += 1
-                lengths.append(len(result.chunks))
-            else:
-                reasons[result.diagnostics.fallback_reason or "?"] += 1
+            if not answer.nothing_relevant:
+                answered += 1
+                sizes["episodes"].append(len(answer.episodes))
+                sizes["chunks"].append(len(answer.chunks))
+                sizes["tokens"].append(answer.tokens)
     n = len(queries)
-    figures: dict[str, object] = {
-        "queries": n,
-        "chain_share": round(chains / n, 3) if n else 0.0,
-        "chain_length_median": statistics.median(lengths) if lengths else 0,
-        "chain_length_p95": percentile([float(x) for x in lengths], 0.95) if lengths else 0,
-        "fallback_reasons": dict(reasons),
-    }
+    figures: dict[str, object] = {"queries": n, "answered_share": round(answered / n, 3) if n else 0.0}
+    for name, values in sizes.items():
+        figures[f"{name}_median"] = statistics.median(values) if values else 0
     for name, values in timings.items():
         figures[f"{name}_p50_ms"] = round(1000 * percentile(values, 0.5), 1)
         figures[f"{name}_p95_ms"] = round(1000 * percentile(values, 0.95), 1)
     print(f"queries          {n} real user prompts")
-    print(f"qualifying chain {chains} of {n} ({100 * chains / max(n, 1):.0f}%); "
-          f"fallbacks: {dict(reasons) or 'none'}")
-    print(f"chain length     median {figures['chain_length_median']}, p95 {figures['chain_length_p95']} chunks")
+    print(f"answered         {answered} of {n} ({100 * answered / max(n, 1):.0f}%); the rest: nothing relevant")
+    print(f"answer size      median {figures['episodes_median']} episodes, {figures['chunks_median']} chunks, "
+          f"{figures['tokens_median']} tokens")
     base = figures["search_p95_ms"]
     for name in ("search", "recall", "predict", "reconstruct"):
         p50, p95 = figures[f"{name}_p50_ms"], figures[f"{name}_p95_ms"]

@@ -26,13 +26,17 @@ Retrievers (``SearchRequest`` fields; everything else is the product default con
 
 - ``bm25`` (``mode="keyword"``), ``vector`` (``mode="vector"``), ``hybrid`` (the default pipeline),
   ``hybrid_no_mmr`` (``mmr=False``), ``hybrid_no_cluster_expansion`` (``expand=False``) and
-  ``hybrid_cluster_expansion`` (``expand=True``): ``limit=50`` chunks, a 200,000-token budget.
+  ``hybrid_cluster_expansion`` (``expand=True``): ``limit=50`` chunks, a 200,000-token budget, and no
+  relevance floor (``floor=0``), so every retriever is scored at the same depth; ``hybrid_floor`` is
+  ``hybrid`` with the floor, as a person is shown it (fewer chunks when weak ones are left out).
   Ingestion clusters each conversation as the product does after a batch ingest; whether ``hybrid``
   expands through clusters follows ``clusterExpansion.enabled`` (off by default, as measured here).
-- ``recall``: ``ChainWalker.recall`` with the request the ``recall`` command sends (defaults: 10 search
-  hits, 20,000 tokens); its final chunk list (chronological, as the product returns it) is scored,
-  plus ``fallback_rate`` and ``chain_length_median``. ``recall_prewalk`` scores the search list the
-  walk started from (comes free with ``recall``).
+- ``recall``: the product's ``recall`` (episodes around the best search hits, ``episodes.mode``
+  ``episodes``) with the request the ``recall`` command sends (product defaults); its whole answer is
+  scored in the order the product returns it (chronological), plus ``chronological_share`` (answers
+  whose chunks never go back in time) and ``median_tokens``.
+- ``recall_chain``: the same with ``episodes.mode`` ``chain``, the seeds' single best chain by median
+  similarity (the baseline the episodes replace), plus ``fallback_rate`` and ``chain_length_median``.
 - ``search_same_budget``: the hybrid search given, per question, the token budget that question's
   recall answer used (``limit=200`` so tokens, not the hit count, bind).
 
@@ -86,15 +90,15 @@ CATEGORY_ORDER = (4, 1, 2, 3, 5)  # the paper's column order
 SHORT_NAMES = {"single-hop": "SH", "multi-hop": "MH", "temporal": "Temp", "open-domain": "OD",
                "adversarial": "Adv"}
 
-RANKED_RETRIEVERS = ("bm25", "vector", "hybrid", "hybrid_no_mmr", "hybrid_no_cluster_expansion",
+RANKED_RETRIEVERS = ("bm25", "vector", "hybrid", "hybrid_floor", "hybrid_no_mmr", "hybrid_no_cluster_expansion",
                      "hybrid_cluster_expansion")
-EPISODIC_RETRIEVERS = ("recall", "recall_prewalk", "search_same_budget")
+EPISODIC_RETRIEVERS = ("recall", "recall_chain", "search_same_budget")
 ALL_RETRIEVERS = RANKED_RETRIEVERS + EPISODIC_RETRIEVERS
 NEEDS_VECTORS = frozenset(ALL_RETRIEVERS) - {"bm25"}
 EXPECTED_MODE = {"bm25": "keyword-only", "vector": "vector-only", "hybrid": "hybrid",
-                 "hybrid_no_mmr": "hybrid", "hybrid_no_cluster_expansion": "hybrid",
+                 "hybrid_floor": "hybrid", "hybrid_no_mmr": "hybrid", "hybrid_no_cluster_expansion": "hybrid",
                  "hybrid_cluster_expansion": "hybrid", "recall": "hybrid",
-                 "recall_prewalk": "hybrid",
+                 "recall_chain": "hybrid",
                  "search_same_budget": "hybrid"}
 
 # LoCoMo paper (ACL 2024) Table 3, retriever DRAGON: "Dialog" rows (k turns) and "Summary" rows (k sessions).
@@ -626,12 +630,16 @@ class Runner:
         from causantic.retrieval.search import SearchRequest
 
         searcher = services.searcher
-        walker = services.chains if any(r in EPISODIC_RETRIEVERS for r in retrievers) else None
+        episodes = services.episodes if any(r in EPISODIC_RETRIEVERS for r in retrievers) else None
         seconds: dict[str, float] = defaultdict(float)
         outcomes: list[Outcome] = []
-        ranked = {"bm25": {"mode": "keyword"}, "vector": {"mode": "vector"}, "hybrid": {},
-                  "hybrid_no_mmr": {"mmr": False}, "hybrid_no_cluster_expansion": {"expand": False},
-                  "hybrid_cluster_expansion": {"expand": True}}
+        # Ranking is scored at a fixed depth, so the relevance floor is off (floor 0) except in
+        # hybrid_floor, which returns what a person is shown: only hits above the floor.
+        unfloored = {"floor": 0.0}
+        ranked = {"bm25": {"mode": "keyword", **unfloored}, "vector": {"mode": "vector", **unfloored},
+                  "hybrid": unfloored, "hybrid_floor": {}, "hybrid_no_mmr": {"mmr": False, **unfloored},
+                  "hybrid_no_cluster_expansion": {"expand": False, **unfloored},
+                  "hybrid_cluster_expansion": {"expand": True, **unfloored}}
         last_log = time.perf_counter()
         for n, question in enumerate(questions, start=1):
             for name in retrievers:
@@ -644,38 +652,50 @@ class Runner:
                 seconds[name] += elapsed
                 outcomes.append(self._outcome(question, name, [h.chunk for h in result.hits], conv,
                                               result.mode, elapsed, result.tokens))
-            if walker is not None and {"recall", "recall_prewalk", "search_same_budget"} & set(retrievers):
-                started = time.perf_counter()
-                episodic = walker.recall(SearchRequest(question.question))
-                elapsed = time.perf_counter() - started
-                seconds["recall"] += elapsed
-                chain_len = len(episodic.chunks) if episodic.mode == "chain" else None
-                extra = {"fallback": episodic.mode != "chain", "chain_length": chain_len,
-                         "fallback_reason": episodic.diagnostics.fallback_reason}
-                if "recall" in retrievers:
-                    outcomes.append(self._outcome(question, "recall", episodic.chunks, conv,
-                                                  episodic.search.mode, elapsed, episodic.tokens, extra))
-                if "recall_prewalk" in retrievers:
-                    prewalk = [h.chunk for h in episodic.search.hits]
-                    outcomes.append(self._outcome(question, "recall_prewalk", prewalk, conv,
-                                                  episodic.search.mode, 0.0, episodic.search.tokens))
-                if "search_same_budget" in retrievers:
-                    started = time.perf_counter()
-                    if episodic.tokens > 0:
-                        same = searcher.search(SearchRequest(question.question, limit=SAME_BUDGET_LIMIT,
-                                                             max_tokens=episodic.tokens))
-                        hits, mode, tokens = [h.chunk for h in same.hits], same.mode, same.tokens
-                    else:  # the recall answer was empty: an equal budget is an empty answer
-                        hits, mode, tokens = [], "hybrid", 0
-                    elapsed = time.perf_counter() - started
-                    seconds["search_same_budget"] += elapsed
-                    outcomes.append(self._outcome(question, "search_same_budget", hits, conv, mode, elapsed,
-                                                  tokens, {"budget": episodic.tokens}))
+            if episodes is not None:
+                self._ask_episodic(searcher, episodes, question, conv, retrievers, outcomes, seconds)
             now = time.perf_counter()
             if now - last_log > 10 or n == len(questions):
                 last_log = now
                 self.log(f"    asked {n}/{len(questions)} questions")
         return outcomes, dict(seconds)
+
+    def _ask_episodic(self, searcher: Any, episodes: Any, question: Question, conv: Conversation,
+                      retrievers: list[str], outcomes: list[Outcome], seconds: dict[str, float]) -> None:
+        from causantic.retrieval.search import SearchRequest
+
+        recall_tokens = 0
+        for name, mode in (("recall", "episodes"), ("recall_chain", "chain")):
+            if name not in retrievers and not (name == "recall" and "search_same_budget" in retrievers):
+                continue
+            started = time.perf_counter()
+            answer = episodes.recall(SearchRequest(question.question), mode)
+            elapsed = time.perf_counter() - started
+            chunks = answer.chunks
+            times = [c.start_time for c in chunks]
+            extra = {"chronological": times == sorted(times), "nothing_relevant": answer.nothing_relevant}
+            if name == "recall_chain":
+                chain = answer.episodes and len(answer.episodes) == 1 and len(answer.episodes[0].chunks) > 1
+                extra |= {"fallback": not chain, "chain_length": len(chunks) if chain else None,
+                          "fallback_reason": None if chain else (answer.notes[0] if answer.notes else "none")}
+            else:
+                recall_tokens = answer.tokens
+            if name in retrievers:
+                seconds[name] += elapsed
+                outcomes.append(self._outcome(question, name, chunks, conv, answer.search.mode, elapsed,
+                                              answer.tokens, extra))
+        if "search_same_budget" in retrievers:
+            started = time.perf_counter()
+            if recall_tokens > 0:
+                same = searcher.search(SearchRequest(question.question, limit=SAME_BUDGET_LIMIT,
+                                                     max_tokens=recall_tokens))
+                hits, mode, tokens = [h.chunk for h in same.hits], same.mode, same.tokens
+            else:  # the recall answer was empty: an equal budget is an empty answer
+                hits, mode, tokens = [], "hybrid", 0
+            elapsed = time.perf_counter() - started
+            seconds["search_same_budget"] += elapsed
+            outcomes.append(self._outcome(question, "search_same_budget", hits, conv, mode, elapsed, tokens,
+                                          {"budget": recall_tokens}))
 
     @staticmethod
     def _outcome(question: Question, name: str, chunks: Sequence[Any], conv: Conversation, mode: str,
@@ -782,11 +802,16 @@ def render_episodic(summaries: dict[str, dict[str, Any]], extras: dict[str, Any]
         ratio = f" (ratio {a / b:.2f})" if b else ""
         lines.append(f"recall − search_same_budget: {a - b:+.1f} points of answer recall at equal token "
                      f"budgets{ratio}")
-    if "recall" in extras:
-        e = extras["recall"]
+    for name in ("recall", "recall_chain"):
+        if name in summaries:
+            s = summaries[name]
+            lines.append(f"{name}: chronological {s['chronological_share']:.1f}% of answers, median "
+                         f"{s['median_tokens']:.0f} tokens, nothing relevant for {s['nothing_relevant_share']:.1f}%")
+    if "recall_chain" in extras:
+        e = extras["recall_chain"]
         median = e["chain_length_median"]
         reasons = ", ".join(f"{k}: {v}" for k, v in e["fallback_reasons"].items()) or "none"
-        lines.append(f"recall: fell back to search for {e['fallback_rate']:.1f}% of questions ({reasons}); "
+        lines.append(f"recall_chain: fell back to search for {e['fallback_rate']:.1f}% of questions ({reasons}); "
                      f"median chain length {median if median is not None else '–'} chunks")
     return lines
 
@@ -801,7 +826,13 @@ def build_report(path: Path, runs: Sequence[ConversationRun], stats: DatasetStat
         summary = summarize([(o.question, o.score) for o in mine])
         summary["modes"] = dict(Counter(o.mode for o in mine))
         summary["query_seconds"] = round(sum(o.seconds for o in mine), 2)
-        if name == "recall":
+        if name in ("recall", "recall_chain"):
+            summary["chronological_share"] = round(
+                100 * sum(1 for o in mine if o.extra.get("chronological")) / len(mine), 2) if mine else 0.0
+            summary["nothing_relevant_share"] = round(
+                100 * sum(1 for o in mine if o.extra.get("nothing_relevant")) / len(mine), 2) if mine else 0.0
+            summary["median_tokens"] = statistics.median(o.score.tokens for o in mine) if mine else 0
+        if name == "recall_chain":
             fallbacks = [o for o in mine if o.extra.get("fallback")]
             lengths = [o.extra["chain_length"] for o in mine if o.extra.get("chain_length") is not None]
             summary["fallback_rate"] = round(100 * len(fallbacks) / len(mine), 2) if mine else 0.0
@@ -825,7 +856,8 @@ def build_report(path: Path, runs: Sequence[ConversationRun], stats: DatasetStat
         "note": SYNTHETIC_NOTE,
         "retrieval_settings": {
             "ranked": {"limit": SEARCH_LIMIT, "max_tokens": SEARCH_MAX_TOKENS},
-            "recall": "SearchRequest(question) with product defaults",
+            "recall": "SearchRequest(question) with product defaults (episodes.mode episodes)",
+            "recall_chain": "SearchRequest(question), episodes.mode chain",
             "search_same_budget": {"limit": SAME_BUDGET_LIMIT, "max_tokens": "that question's recall tokens"},
         },
         "config": runner.config.model_dump(by_alias=True, mode="json"),

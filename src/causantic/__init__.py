@@ -5,3 +5,13 @@ scikit-learn) load inside the functions that need them, so hooks and `--help` st
 """
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    # ``from causantic import Memory`` loads the facade on first use, so importing the package
+    # (as every hook and `causantic --help` does) stays cheap.
+    if name == "Memory":
+        from causantic.facade import Memory
+
+        return Memory
+    raise AttributeError(f"module 'causantic' has no attribute {name!r}")

@@ -130,6 +130,58 @@ class RetrievalConfig(_Section):
     seed_count: int = Field(5, ge=1, description="Top search hits used as chain-walk seeds.")
 
 
+class RelevanceConfig(_Section):
+    floor: float = Field(
+        0.5, ge=0, le=1,
+        description=("Calibrated relevance (0-1) below which a hit is not shown; an answer with no hit above it "
+                     "says nothing relevant is in memory. 0 shows everything (benchmarks/relevance_floor.py)."),
+    )
+    intercept: float = Field(-1.929, description="Relevance model: intercept (benchmarks/relevance_floor.py --fit).")
+    cosine_weight: float = Field(12.726, description="Relevance model: weight of the query-chunk cosine similarity.")
+    coverage_weight: float = Field(
+        6.086, description="Relevance model: weight of the IDF-weighted share of query words found in the chunk."
+    )
+    missing_cosine: float = Field(
+        0.35, ge=-1, le=1, description="Cosine assumed for a chunk without a vector (keyword-only search)."
+    )
+    bulk_penalty: float = Field(
+        3.132, ge=0, description="Relevance model: penalty per unit share of non-prose payload (SVG, base64, dumps)."
+    )
+    absent_penalty: float = Field(
+        5.091, ge=0, description="Relevance model: penalty per unit share of query words found nowhere in memory."
+    )
+    absent_min_chunks: int = Field(
+        100, ge=0,
+        description="Words absent from memory count against a hit only in a scope of at least this many chunks.",
+    )
+    absent_prior: float = Field(
+        0.12, ge=0, le=1,
+        description=("Share of absent words assumed in a smaller scope: its mean over relevant hits on the "
+                     "development sets (benchmarks/relevance_floor.py)."),
+    )
+    most_counted: int = Field(
+        20_000, ge=1, description="Chunks counted per query word when weighing it (bounds the cost on large stores)."
+    )
+
+
+class EpisodesConfig(_Section):
+    mode: Literal["episodes", "chain"] = Field(
+        "episodes",
+        description=("How recall and predict answer. episodes: the turns around the best search hits, merged and "
+                     "ordered in time; chain: the seeds' single best chain by median similarity (seed 000)."),
+    )
+    max_tokens: int = Field(2_500, ge=100, description="Token budget of a recall or predict answer.")
+    max_episodes: int = Field(5, ge=1, description="Most episodes (distinct stories) in one answer.")
+    context_chunks: int = Field(
+        4, ge=0, description="Most chunks an episode adds before its hit (recall) or after it (predict)."
+    )
+    context_relevance: float = Field(
+        0.5, ge=0, le=1,
+        description=("Recall extends an episode backward while a chunk's relevance is at least this share of its "
+                     "hit's; the story is cut where relevance drops."),
+    )
+
+
 class ClusterExpansionConfig(_Section):
     enabled: bool = Field(
         False,
@@ -177,6 +229,8 @@ class Config(_Section):
     redaction: RedactionConfig = RedactionConfig()
     embedding: EmbeddingConfig = EmbeddingConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
+    relevance: RelevanceConfig = RelevanceConfig()
+    episodes: EpisodesConfig = EpisodesConfig()
     cluster_expansion: ClusterExpansionConfig = ClusterExpansionConfig()
     clustering: ClusteringConfig = ClusteringConfig()
     traversal: TraversalConfig = TraversalConfig()

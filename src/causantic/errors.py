@@ -27,3 +27,7 @@ class ProjectNotFound(CausanticError):
 
 class ModelUnavailable(CausanticError):
     """The configured embedding model cannot be loaded on this machine."""
+
+
+class InvalidQuery(CausanticError):
+    """A query with nothing to search for (empty, blank or control characters only)."""

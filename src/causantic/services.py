@@ -20,6 +20,7 @@ from causantic.store.vectors import VectorIndex
 if TYPE_CHECKING:
     from causantic.embedding import Embedder
     from causantic.retrieval.chains import ChainWalker
+    from causantic.retrieval.episodes import EpisodeBuilder
     from causantic.retrieval.search import Searcher
 
 
@@ -59,7 +60,7 @@ class Services:
             self._searcher = Searcher(
                 self.store, lambda: self.vectors, lambda text: self.embedder.embed_query(text),
                 cfg.retrieval, cfg.cluster_expansion, cfg.tokens.mcp_max_response,
-                expanders=[ClusterExpander(self.store, cfg.cluster_expansion)],
+                expanders=[ClusterExpander(self.store, cfg.cluster_expansion)], relevance=cfg.relevance,
             )
         return self._searcher
 
@@ -69,11 +70,21 @@ class Services:
 
         return ChainWalker(self.store, self.searcher, self.vectors, self.config.traversal.max_depth)
 
+    @property
+    def episodes(self) -> EpisodeBuilder:
+        from causantic.retrieval.episodes import EpisodeBuilder
+
+        return EpisodeBuilder(self.store, self.searcher, self.vectors, self.config.episodes, self.chains)
+
+
+def open_store(config: Config) -> MemoryStore:
+    return MemoryStore(db_path(config), busy_timeout_ms=config.storage.busy_timeout_ms)
+
 
 @contextmanager
 def open_services(config: Config | None = None) -> Iterator[Services]:
     config = config or load_config()
-    store = MemoryStore(db_path(config), busy_timeout_ms=config.storage.busy_timeout_ms)
+    store = open_store(config)
     try:
         yield Services(config, store)
     finally:

@@ -88,12 +88,10 @@ def test_recall_tells_the_story_oldest_first(served: McpProcess) -> None:
     body, data = ok(
         served, "recall", {"query": "regression test for the Safari redirect loop", "project": "acme-shop"}
     )
-    main_dates = [c["date"] for c in data["chunks"] if c["agent"] == "main"]
-    assert data["chunks"] and main_dates == sorted(main_dates)
-    if data["mode"] == "chain":
-        assert "oldest first" in body and "[1/" in body
-    else:
-        assert "[Chain walk: fell back to search" in body
+    dates = [c["date"] for e in data["episodes"] for c in e["chunks"]]
+    assert dates and dates == sorted(dates) and not data["nothing_relevant"]
+    assert data["mode"] == "episodes" and body.startswith("Recall: the story behind it")
+    assert "Safari" in body and "== Episode 1 of" in body
 
 
 def test_predict_answers_from_memory(served: McpProcess) -> None:
@@ -102,8 +100,14 @@ def test_predict_answers_from_memory(served: McpProcess) -> None:
         "predict",
         {"context": "users stuck in a login redirect loop on Safari", "project": "acme-shop"},
     )
-    assert data["chunks"]
-    assert body.startswith("Potentially relevant context")
+    assert data["episodes"] and data["kind"] == "predict"
+    assert body.startswith("Predict: what came next")
+
+
+def test_nothing_relevant_is_an_answer_not_an_error(served: McpProcess) -> None:
+    body, data = ok(served, "recall", {"query": "zzqx nonexistent gibberish qqq"})
+    assert data["nothing_relevant"] is True and data["episodes"] == []
+    assert body.startswith("Nothing relevant in memory")
 
 
 def test_reconstruct_replays_a_project_in_time_order(served: McpProcess) -> None:

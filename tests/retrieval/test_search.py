@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from causantic.errors import ProjectNotFound
+from causantic.errors import InvalidQuery, ProjectNotFound
 from causantic.ingest.chunker import approx_tokens
 from causantic.retrieval.search import HEADER_TOKENS, SearchRequest
 from causantic.services import Services
@@ -25,10 +25,18 @@ def test_an_exact_identifier_is_found_by_keyword(examples: Services) -> None:
     assert "keyword" in fused.hits[0].sources
 
 
-@pytest.mark.parametrize("query", ['foo-bar "x', "AND", "*", "NEAR(", "日本語 ünïcode", "src/auth/session.ts",
+@pytest.mark.parametrize("query", ['foo-bar "x', "AND", "NEAR(", "日本語 ünïcode", "src/auth/session.ts",
                                    "OR NOT (", "'; DROP TABLE chunks; --"])
-def test_hostile_queries_answer_without_errors(examples: Services, query: str) -> None:
-    examples.searcher.search(SearchRequest(query))
+def test_hostile_queries_are_searched_as_words(examples: Services, query: str) -> None:
+    result = examples.searcher.search(SearchRequest(query, floor=0.0))
+    # FTS5 syntax in the query is searched as words, so the keyword side answers, never raises
+    assert result.mode == "hybrid" and result.candidates > 0
+
+
+@pytest.mark.parametrize("query", ["*", "'; --", ""])
+def test_queries_without_words_are_refused_clearly(examples: Services, query: str) -> None:
+    with pytest.raises(InvalidQuery, match="The query is empty"):
+        examples.searcher.search(SearchRequest(query))
 
 
 def test_the_token_budget_holds_whole_chunks_only(examples: Services) -> None:
@@ -50,8 +58,7 @@ def test_filters_by_project_and_agent(examples: Services) -> None:
 
 def test_results_are_ranked_and_labelled(examples: Services) -> None:
     result = examples.searcher.search(SearchRequest("flaky test on CI", limit=5))
-    assert result.hits[0].relevance == pytest.approx(1.0)
-    assert all(0 <= h.relevance <= 1.0 + 1e-9 for h in result.hits)
+    assert result.hits and all(0 <= h.relevance <= 1.0 for h in result.hits)
     assert len({h.chunk.id for h in result.hits}) == len(result.hits)
     assert result.seeds and result.seeds[0] in {h.chunk.id for h in result.hits}
 

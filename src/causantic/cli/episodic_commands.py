@@ -8,63 +8,46 @@ import click
 from rich.text import Text
 
 from causantic.cli.output import as_utc, console, domain_errors, emit_json, json_option
-from causantic.retrieval.chains import EpisodicResult
+from causantic.retrieval.episodes import EpisodeAnswer
 from causantic.retrieval.forget import ForgetRequest, forget
-from causantic.retrieval.format import chunk_header
+from causantic.retrieval.format import chunk_heading, episode_heading, episodes_heading, nothing_relevant
+from causantic.retrieval.output import episodic_out
 from causantic.retrieval.reconstruct import ReconstructRequest, reconstruct, render_reconstruction
 from causantic.retrieval.search import SearchRequest
 from causantic.services import open_services
 
 
-def episodic_dict(result: EpisodicResult) -> dict[str, object]:
-    d = result.diagnostics
-    return {
-        "mode": result.mode,
-        "tokens": result.tokens,
-        "chain_median": result.chain_median,
-        "chunks": [
-            {"id": c.id, "project": c.project, "session_id": c.session_id, "date": c.start_time, "agent": c.agent,
-             "score": s, "content": c.content}
-            for c, s in zip(result.chunks, result.scores, strict=True)
-        ],
-        "diagnostics": {"search_hits": d.search_hits, "seeds": d.seeds, "chains_attempted": d.chains_attempted,
-                        "chain_lengths": d.chain_lengths, "unscored_nodes": d.unscored_nodes,
-                        "fallback_reason": d.fallback_reason},
-    }
-
-
-def _print_episodic(result: EpisodicResult, title: str) -> None:
-    if not result.chunks:
-        console.print("No relevant memory found.")
-    else:
-        kind = "chain" if result.mode == "chain" else "search results (fallback)"
-        console.print(f"[bold]{title}[/bold]: {len(result.chunks)} chunks as a {kind}, {result.tokens} tokens")
-        total = len(result.chunks)
-        for i, (chunk, score) in enumerate(zip(result.chunks, result.scores, strict=True), start=1):
-            console.print()
-            console.print(Text(chunk_header(chunk, score, f"{i}/{total}"), style="cyan"))
-            console.print(chunk.content, markup=False)
-    if result.diagnostics.fallback_reason:
+def _print_episodes(answer: EpisodeAnswer) -> None:
+    if answer.nothing_relevant:
+        click.echo(nothing_relevant(answer.notes))
+        return
+    console.print(Text(episodes_heading(answer) + ":", style="bold"), soft_wrap=True)
+    for i, episode in enumerate(answer.episodes):
         console.print()
-        console.print(Text(result.diagnostics.line(len(result.search.hits)), style="dim"))
+        console.print(Text(episode_heading(answer, i), style="bold magenta"), soft_wrap=True)
+        for j, member in enumerate(episode.chunks):
+            console.print()
+            console.print(Text(chunk_heading(answer, i, j), style="cyan"), soft_wrap=True)
+            console.print(member.chunk.content, markup=False, soft_wrap=True)
 
 
-def _episodic(direction: str, text: str, project: str | None, agent: str | None, max_tokens: int | None,
+def _episodic(kind: str, text: str, project: str | None, agent: str | None, max_tokens: int | None,
               as_json: bool) -> None:
     request = SearchRequest(text, project=project, agent=agent, max_tokens=max_tokens)
     with domain_errors(), open_services() as services:
-        walker = services.chains
-        result = walker.recall(request) if direction == "backward" else walker.predict(request)
+        episodes = services.episodes
+        answer = episodes.recall(request) if kind == "recall" else episodes.predict(request)
     if as_json:
-        emit_json(episodic_dict(result))
+        emit_json(episodic_out(text, answer, content=True).model_dump(mode="json"))
     else:
-        _print_episodic(result, "Recall" if direction == "backward" else "Predict")
+        _print_episodes(answer)
 
 
 _common = [
     click.option("--project", help="Only this project (name, path, or a folder inside it)."),
-    click.option("--agent", help="Choose seeds from this agent's chunks only; chains then cross agents."),
-    click.option("--max-tokens", type=click.IntRange(100, 200_000), help="Token budget."),
+    click.option("--agent", help="Start from this agent's chunks only; the story may then cross agents."),
+    click.option("--max-tokens", type=click.IntRange(100, 200_000),
+                 help="Token budget of the answer (default: episodes.maxTokens)."),
 ]
 
 
@@ -84,7 +67,7 @@ def recall_command(query: str, project: str | None, agent: str | None, max_token
 
     Example: causantic recall "how did we fix the Safari login loop"
     """
-    _episodic("backward", query, project, agent, max_tokens, as_json)
+    _episodic("recall", query, project, agent, max_tokens, as_json)
 
 
 @click.command("predict")
@@ -93,11 +76,11 @@ def recall_command(query: str, project: str | None, agent: str | None, max_token
 @json_option
 def predict_command(context: str, project: str | None, agent: str | None, max_tokens: int | None,
                     as_json: bool) -> None:
-    """What usually came next after work like this (walks the graph forward).
+    """What came next after work like this: the turns that followed the best matches, in order.
 
     Example: causantic predict "added a rate limiter to the search endpoint"
     """
-    _episodic("forward", context, project, agent, max_tokens, as_json)
+    _episodic("predict", context, project, agent, max_tokens, as_json)
 
 
 @click.command("reconstruct")

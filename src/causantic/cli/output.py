@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
@@ -17,7 +18,10 @@ from causantic.errors import CausanticError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-console = Console(highlight=False)
+# Piped output is read in a pager or a file, not a window 80 columns wide: rich would wrap tables
+# and truncate names at 80, so a pipe gets room for a whole row (a terminal keeps its own width).
+PIPE_WIDTH = 200
+console = Console(highlight=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
 err_console = Console(stderr=True, highlight=False)
 
 

@@ -7,19 +7,10 @@ from rich.text import Text
 
 from causantic.cli.output import console, domain_errors, emit_json, json_option
 from causantic.config import SOURCES
-from causantic.retrieval.format import chunk_header
-from causantic.retrieval.search import SearchRequest, SearchResult
+from causantic.retrieval.format import chunk_header, nothing_relevant, search_heading
+from causantic.retrieval.output import search_out
+from causantic.retrieval.search import SearchRequest
 from causantic.services import open_services
-
-
-def hit_dicts(result: SearchResult) -> list[dict[str, object]]:
-    return [
-        {"id": h.chunk.id, "project": h.chunk.project, "session_id": h.chunk.session_id,
-         "date": h.chunk.start_time, "source": h.chunk.source, "agent": h.chunk.agent,
-         "relevance": round(h.relevance, 4),
-         "sources": list(h.sources), "tokens": h.chunk.approx_tokens, "content": h.chunk.content}
-        for h in result.hits
-    ]
 
 
 @click.command("search")
@@ -42,18 +33,16 @@ def search_command(query: str, project: str | None, agent: str | None, source: s
     with domain_errors(), open_services() as services:
         result = services.searcher.search(request)
     if as_json:
-        emit_json({"query": query, "mode": result.mode, "notes": result.notes, "tokens": result.tokens,
-                   "hits": hit_dicts(result)})
+        emit_json(search_out(query, result, content=True).model_dump(mode="json"))
         return
-    if not result.hits:
-        click.echo("No relevant memory found." + (f" ({'; '.join(result.notes)})" if result.notes else ""))
+    if result.nothing_relevant:
+        click.echo(nothing_relevant(result.notes))
         return
-    console.print(f"[bold]{len(result.hits)} results[/bold] ({result.mode}, {result.tokens} tokens)"
-                  + (f" — {'; '.join(result.notes)}" if result.notes else ""))
-    for hit in result.hits:
+    console.print(Text(search_heading(result) + ":", style="bold"), soft_wrap=True)
+    for hit, shown in zip(result.hits, result.shown_relevance, strict=True):
         console.print()
-        console.print(Text(chunk_header(hit.chunk, hit.relevance), style="cyan"))
-        console.print(hit.chunk.content, markup=False)
+        console.print(Text(chunk_header(hit.chunk, shown), style="cyan"), soft_wrap=True)
+        console.print(hit.chunk.content, markup=False, soft_wrap=True)
 
 
 COMMANDS = [search_command]

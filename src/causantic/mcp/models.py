@@ -24,21 +24,6 @@ class ChunkRef(BaseModel):
     preview: str
 
 
-class SearchOutput(BaseModel):
-    mode: str = Field(description="What ran: hybrid, keyword-only or vector-only.")
-    tokens: int
-    notes: list[str]
-    hits: list[ChunkRef]
-
-
-class EpisodicOutput(BaseModel):
-    mode: str = Field(description="'chain' (a walked causal chain) or 'search' (fallback to search results).")
-    tokens: int
-    chain_median: float | None
-    fallback_reason: str | None
-    chunks: list[ChunkRef]
-
-
 class ReconstructOutput(BaseModel):
     project: str
     mode: str

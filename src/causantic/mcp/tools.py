@@ -25,7 +25,6 @@ from causantic.mcp.app import AppContext
 from causantic.mcp.models import (
     PREVIEW_CHARS,
     ChunkRef,
-    EpisodicOutput,
     ForgetOutput,
     ForgetPreview,
     HookRunInfo,
@@ -33,11 +32,11 @@ from causantic.mcp.models import (
     ProjectInfo,
     ProjectsOutput,
     ReconstructOutput,
-    SearchOutput,
     SessionInfo,
     SessionsOutput,
     StatsOutput,
 )
+from causantic.retrieval.output import EpisodicOut, SearchOut
 from causantic.services import Services
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -122,16 +121,18 @@ def search(
             )
         ),
     ] = None,
-) -> Annotated[CallToolResult, SearchOutput]:
+) -> Annotated[CallToolResult, SearchOut]:
     """Find past context by meaning and exact words across stored sessions (Claude Code, Codex, Gemini).
 
     Use for discovery, when you do not know where or when something happened: "have we dealt with
     flaky CI before?", "anything about the rate limiter?", "where did we touch the billing webhook?".
-    Returns the best-matching chunks, most relevant first, each with project, session and date.
-    For how/why something was done use recall; for what happened at a time (yesterday, last
+    Returns the best-matching chunks, most relevant first, each with project, session, date and a
+    relevance from 0 to 100%; says plainly when nothing in memory is relevant. For how/why
+    something was done use recall; for what happened at a time (yesterday, last
     session) use reconstruct; for what usually comes next use predict.
     """
     from causantic.retrieval.format import render_search
+    from causantic.retrieval.output import search_out
     from causantic.retrieval.search import SearchRequest
 
     since, until = _window(from_, to, days_back)
@@ -147,13 +148,7 @@ def search(
         mode=mode,
     )
     result = _app(ctx).call("search", lambda s: s.searcher.search(request))
-    output = SearchOutput(
-        mode=result.mode,
-        tokens=result.tokens,
-        notes=result.notes,
-        hits=[_ref(h.chunk, h.relevance) for h in result.hits],
-    )
-    return _result(render_search(result), output)
+    return _result(render_search(result), search_out(query, result))
 
 
 def recall(
@@ -168,13 +163,13 @@ def recall(
     project: OptionalProject = None,
     agent: Agent = None,
     max_tokens: MaxTokens = None,
-) -> Annotated[CallToolResult, EpisodicOutput]:
+) -> Annotated[CallToolResult, EpisodicOut]:
     """Tell the story behind something, in order: how and why it was done, and what led up to it.
 
     Use for "how did we fix X?", "why did we choose Y?", "what led to Z?", "how did we set up …?".
-    Finds the best matches, then walks the causal chain of turns backwards from them and returns
-    it oldest first, across sessions when one continued another. Falls back to plain search
-    results (and says so) when no chain is found.
+    Finds the best matches and, for each, the turns of its session that led up to it (cut where
+    they stop being about the question); returns these episodes oldest first, compact. Says
+    plainly when nothing in memory is relevant.
     """
     return _episodic(ctx, "recall", query, project, agent, max_tokens)
 
@@ -187,8 +182,8 @@ def predict(
     project: OptionalProject = None,
     agent: Agent = None,
     max_tokens: MaxTokens = None,
-) -> Annotated[CallToolResult, EpisodicOutput]:
-    """What tended to come next after work like the current one (walks the causal chain forward).
+) -> Annotated[CallToolResult, EpisodicOut]:
+    """What came next after work like the current one: the turns that followed the best matches.
 
     Use when planning the next step: "what usually follows a schema migration here?", "what did we
     do after adding the cache last time?", "what problems came up after similar changes?".
@@ -519,48 +514,17 @@ def _app(ctx: Context) -> AppContext:
 def _episodic(
     ctx: Context, tool: str, text: str, project: str | None, agent: str | None, max_tokens: int | None
 ) -> CallToolResult:
-    from causantic.retrieval.format import chunk_header
+    from causantic.retrieval.format import render_episodes
+    from causantic.retrieval.output import episodic_out
     from causantic.retrieval.search import SearchRequest
 
     request = SearchRequest(text, project=project, agent=agent, max_tokens=max_tokens)
 
-    def walk(s: Services) -> Any:
-        return s.chains.recall(request) if tool == "recall" else s.chains.predict(request)
+    def answer(s: Services) -> Any:
+        return s.episodes.recall(request) if tool == "recall" else s.episodes.predict(request)
 
-    result = _app(ctx).call(tool, walk)
-    diagnostics = result.diagnostics
-    output = EpisodicOutput(
-        mode=result.mode,
-        tokens=result.tokens,
-        chain_median=result.chain_median,
-        fallback_reason=diagnostics.fallback_reason,
-        chunks=[_ref(c, s) for c, s in zip(result.chunks, result.scores, strict=True)],
-    )
-    if not result.chunks:
-        body = (
-            "No relevant memory found."
-            if tool == "recall"
-            else "No predictions available based on current context."
-        )
-    else:
-        total = len(result.chunks)
-        head = (
-            f"Found {total} relevant memory chunks ({result.tokens} tokens)"
-            if tool == "recall"
-            else f"Potentially relevant context ({total} items, {result.tokens} tokens)"
-        )
-        kind = (
-            "a causal chain, oldest first"
-            if result.mode == "chain" and tool == "recall"
-            else ("a causal chain, in order" if result.mode == "chain" else "search results (no chain found)")
-        )
-        body = f"{head}, as {kind}:\n\n" + "\n\n---\n\n".join(
-            f"{chunk_header(c, s, f'{i}/{total}')}\n{c.content}"
-            for i, (c, s) in enumerate(zip(result.chunks, result.scores, strict=True), start=1)
-        )
-    if diagnostics.fallback_reason:
-        body += "\n\n" + diagnostics.line(len(result.search.hits))
-    return _result(body, output)
+    result = _app(ctx).call(tool, answer)
+    return _result(render_episodes(result), episodic_out(text, result))
 
 
 def _result(text: str, output: BaseModel) -> CallToolResult:

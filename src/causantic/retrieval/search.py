@@ -2,10 +2,17 @@
 
     query ─┬─ embed → vector search ─┐
            └─ BM25 keyword search ────┴─ fusion (convex or RRF) → expanders (cluster siblings)
-              → recency boost → de-duplication → MMR (λ=0.7) → token budget, whole chunks only
+              → recency boost → de-duplication → MMR (λ=0.7) → relevance floor → token budget
 
 Vector and keyword search run concurrently. Without vectors (nothing embedded yet) the pipeline
 runs keyword-only; without FTS5 it runs vector-only; the result says which (``mode``).
+
+Every hit carries its calibrated relevance (:mod:`causantic.retrieval.relevance`), an absolute
+score in [0, 1]; hits below ``relevance.floor`` are left out, and a search whose every candidate
+falls below it answers ``nothing_relevant``. The order stays the fused, diversified ranking (it
+recalled more on LoCoMo than ordering by the calibrated score: 80.5 against 78.3 evidence turns in
+25); what people read is :attr:`SearchResult.shown_relevance`, the calibrated scores made monotone
+along that order.
 """
 
 from __future__ import annotations
@@ -16,11 +23,19 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from causantic.config import ClusterExpansionConfig, RetrievalConfig
+from causantic.config import ClusterExpansionConfig, RelevanceConfig, RetrievalConfig
+from causantic.errors import InvalidQuery
 from causantic.ingest.chunker import approx_tokens
 from causantic.retrieval.blas import use_one_blas_thread
 from causantic.retrieval.listing import resolve_project
-from causantic.retrieval.ranking import convex_fusion, mmr_order, recency_factor, reciprocal_rank_fusion
+from causantic.retrieval.ranking import (
+    convex_fusion,
+    mmr_order,
+    non_increasing,
+    recency_factor,
+    reciprocal_rank_fusion,
+)
+from causantic.retrieval.relevance import QueryProfile, bulk_share, profile_query, query_absent_share, relevance
 from causantic.store.memory import MemoryStore
 from causantic.store.records import StoredChunk, iso, parse_iso
 from causantic.store.vectors import VectorIndex, VectorMatch
@@ -46,6 +61,7 @@ class SearchRequest:
     mode: Mode | None = None  # default retrieval.primary
     mmr: bool | None = None
     expand: bool | None = None  # cluster expansion
+    floor: float | None = None  # relevance floor; default relevance.floor
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +74,10 @@ class Candidate:
 @dataclass(frozen=True, slots=True)
 class Hit:
     chunk: StoredChunk
-    relevance: float  # 0..1, the best hit is 1
+    relevance: float  # calibrated, 0..1 (see causantic.retrieval.relevance)
     sources: tuple[str, ...]
+    cosine: float | None = None  # similarity to the query; None without a vector
+    coverage: float = 0.0  # IDF-weighted share of the query's words in the chunk
 
 
 @dataclass(slots=True)
@@ -71,6 +89,18 @@ class SearchResult:
     candidates: int
     notes: list[str] = field(default_factory=list)
     query_vector: np.ndarray | None = None
+    below_floor: int = 0  # candidates left out for scoring under the relevance floor
+    profile: QueryProfile | None = None  # the query's weighed terms, for scoring more chunks later
+
+    @property
+    def nothing_relevant(self) -> bool:
+        """True when memory holds nothing that clears the relevance floor for this query."""
+        return not self.hits
+
+    @property
+    def shown_relevance(self) -> list[float]:
+        """The hits' relevance as shown to people: non-increasing down the list, in [0, 1]."""
+        return non_increasing([h.relevance for h in self.hits])
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,11 +119,12 @@ class CandidateExpander(Protocol):
 class Searcher:
     def __init__(self, store: MemoryStore, vectors: Callable[[], VectorIndex], embed_query: Callable[[str], np.ndarray],
                  config: RetrievalConfig, expansion: ClusterExpansionConfig, max_tokens: int,
-                 expanders: Sequence[CandidateExpander] = ()) -> None:
+                 expanders: Sequence[CandidateExpander] = (), relevance: RelevanceConfig | None = None) -> None:
         self.store = store
         self._vectors = vectors
         self._embed_query = embed_query
         self.config = config
+        self.relevance = relevance or RelevanceConfig()
         self.expansion = expansion
         self.max_tokens = max_tokens
         self.expanders = list(expanders)
@@ -101,6 +132,7 @@ class Searcher:
     # ---- public ---------------------------------------------------------------------------
 
     def search(self, request: SearchRequest) -> SearchResult:
+        check_query(request.query)
         use_one_blas_thread()
         cfg = self.config
         scope = self.scope(request)
@@ -108,10 +140,12 @@ class Searcher:
         pool = max(cfg.vector_search_limit, cfg.keyword_search_limit, (request.limit or 0) * 3)
         if request.source:  # filtered after retrieval (the indexes know no source): draw from a wider pool
             pool *= SOURCE_POOL_FACTOR
-        # One helper thread: keyword search runs beside the embedding and vector search, then the
-        # lookup of missing candidate vectors (LanceDB) beside the chunk lookup (SQLite).
+        # One helper thread: keyword search (then weighing the query's words) runs beside the
+        # embedding and vector search, then the lookup of missing candidate vectors (LanceDB)
+        # beside the chunk lookup (SQLite).
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="causantic-search") as helper:
-            query_vector, vector_matches, keyword_hits = self._candidates(request.query, mode, scope, pool, helper)
+            query_vector, vector_matches, keyword_hits, profile = self._candidates(request.query, mode, scope, pool,
+                                                                                   helper)
             fused = self._fuse([(m.chunk_id, m.similarity) for m in vector_matches], keyword_hits)
             if request.expand if request.expand is not None else self.expansion.enabled:
                 for expander in self.expanders:
@@ -126,12 +160,25 @@ class Searcher:
         fused = [c for c in fused if c.chunk_id in chunks and _in_range(chunks[c.chunk_id], request)
                  and (not request.agent or chunks[c.chunk_id].agent == request.agent)
                  and (not request.source or chunks[c.chunk_id].source == request.source)]
-        seeds = [c.chunk_id for c in fused[: cfg.seed_count]]
+        scored = {c.chunk_id: self.score(chunks[c.chunk_id], vectors.get(c.chunk_id), query_vector, profile)
+                  for c in fused}
+        floor = self.relevance.floor if request.floor is None else request.floor
+        seeds = [c.chunk_id for c in fused if scored[c.chunk_id][0] >= floor][: cfg.seed_count]
         ranked = self._rerank(fused, chunks, vectors, request, query_vector)
-        hits, tokens = self._fit(ranked, chunks, request)
+        hits, tokens, below = self._fit(ranked, chunks, scored, floor, request)
         if not fused:
             notes.append("no matching chunks")
-        return SearchResult(hits, mode, seeds, tokens, len(fused), notes, query_vector)
+        elif below and not hits:
+            notes.append(f"{below} weak match(es) below the relevance floor")
+        return SearchResult(hits, mode, seeds, tokens, len(fused), notes, query_vector, below, profile)
+
+    def score(self, chunk: StoredChunk, vector: np.ndarray | None, query_vector: np.ndarray | None,
+              profile: QueryProfile | None) -> tuple[float, float | None, float]:
+        """(calibrated relevance, cosine, coverage) of one chunk for the query."""
+        cosine = float(vector @ query_vector) if vector is not None and query_vector is not None else None
+        coverage = profile.coverage(chunk.content) if profile is not None else 0.0
+        absent = query_absent_share(profile, self.relevance)
+        return relevance(cosine, coverage, bulk_share(chunk.content), absent, self.relevance), cosine, coverage
 
     def scope(self, request: SearchRequest) -> SearchScope:
         project_ids = (resolve_project(self.store, request.project).id,) if request.project else None
@@ -161,21 +208,23 @@ class Searcher:
         return "none", notes
 
     def _candidates(self, query: str, mode: str, scope: SearchScope, pool: int, helper: ThreadPoolExecutor
-                    ) -> tuple[np.ndarray | None, list[VectorMatch], list[tuple[str, float]]]:
+                    ) -> tuple[np.ndarray | None, list[VectorMatch], list[tuple[str, float]], QueryProfile]:
         project_ids = list(scope.project_ids) if scope.project_ids else None
 
-        def keyword_side() -> list[tuple[str, float]]:
-            if mode not in ("hybrid", "keyword-only"):
-                return []
-            return self.store.keyword_search(query, project_ids=project_ids, agent=scope.agent, limit=pool,
-                                             score_budget=self.config.keyword_score_budget)
+        def keyword_side() -> tuple[list[tuple[str, float]], QueryProfile]:
+            hits = [] if mode not in ("hybrid", "keyword-only") else self.store.keyword_search(
+                query, project_ids=project_ids, agent=scope.agent, limit=pool,
+                score_budget=self.config.keyword_score_budget)
+            profile = profile_query(self.store, query, project_ids=project_ids, agent=scope.agent,
+                                    most_counted=self.relevance.most_counted)
+            return hits, profile
 
         keyword = helper.submit(keyword_side)
         if mode not in ("hybrid", "vector-only"):
-            return None, [], keyword.result()
+            return None, [], *keyword.result()
         vector = self._embed_query(query)
         matches = self._vectors().search(vector, limit=pool, project_ids=project_ids, agent=scope.agent)
-        return vector, matches, keyword.result()
+        return vector, matches, *keyword.result()
 
     def _fuse(self, vector_hits: list[tuple[str, float]], keyword_hits: list[tuple[str, float]]
               ) -> list[Candidate]:
@@ -193,9 +242,12 @@ class Searcher:
                 request: SearchRequest, query_vector: np.ndarray | None) -> list[Candidate]:
         cfg = self.config
         now = datetime.now(UTC)
+        # Recent work counts a little more; a chunk that is mostly payload (SVG, base64, a JSON dump)
+        # a little less, so it stays findable by its words but never leads when prose says the same.
         boosted = [
             replace(c, score=c.score * recency_factor(parse_iso(chunks[c.chunk_id].start_time), now,
-                                                      cfg.recency_decay_factor, cfg.recency_half_life_hours))
+                                                      cfg.recency_decay_factor, cfg.recency_half_life_hours)
+                    * (1.0 - 0.5 * bulk_share(chunks[c.chunk_id].content)))
             for c in fused
         ]
         boosted.sort(key=lambda c: -c.score)
@@ -214,24 +266,36 @@ class Searcher:
         order = mmr_order([c.score for c in boosted], matrix[kept], cfg.mmr_lambda, len(boosted))
         return [boosted[i] for i in order]
 
-    def _fit(self, ranked: list[Candidate], chunks: dict[str, StoredChunk], request: SearchRequest
-             ) -> tuple[list[Hit], int]:
-        """Whole chunks in order while they fit the budget; a chunk too big is skipped, not cut."""
+    def _fit(self, ranked: list[Candidate], chunks: dict[str, StoredChunk],
+             scored: dict[str, tuple[float, float | None, float]], floor: float, request: SearchRequest
+             ) -> tuple[list[Hit], int, int]:
+        """Whole chunks that clear the floor, in ranked order while they fit the budget (a chunk too
+        big is skipped, not cut); also how many fell below the floor."""
         budget = request.max_tokens or self.max_tokens
         limit = request.limit or self.config.default_limit
-        top = ranked[0].score if ranked else 1.0
         hits: list[Hit] = []
-        used = 0
+        used = below = 0
         for candidate in ranked:
             chunk = chunks[candidate.chunk_id]
+            score, cosine, coverage = scored[candidate.chunk_id]
+            if score < floor:
+                below += 1
+                continue
             cost = approx_tokens(chunk.content) + HEADER_TOKENS
             if used + cost > budget:
                 continue
-            hits.append(Hit(chunk, candidate.score / top if top else 0.0, candidate.sources))
+            hits.append(Hit(chunk, score, candidate.sources, cosine, coverage))
             used += cost
             if len(hits) >= limit:
                 break
-        return hits, used
+        return hits, used, below
+
+
+def check_query(query: str) -> None:
+    """Refuse a query with nothing to search for, with a message saying so."""
+    if not query or not any(ch.isalnum() for ch in query):
+        raise InvalidQuery("The query is empty: give some words to search for, e.g. "
+                           "`causantic search \"login redirect loop\"`.")
 
 
 def _in_range(chunk: StoredChunk, request: SearchRequest) -> bool:

@@ -60,10 +60,10 @@ def match_phrases(text: str) -> list[str]:
     by its parts."""
     clauses: list[str] = []
     for term in query_terms(text):
-        clauses.append(_quote(term))
+        clauses.append(quote_phrase(term))
         parts = identifier_terms(term).split()
         if len(parts) > 1:
-            clauses.append(_quote(" ".join(parts)))
+            clauses.append(quote_phrase(" ".join(parts)))
     return list(dict.fromkeys(clauses))
 
 
@@ -97,5 +97,6 @@ def split_by_scoring_budget(phrases: Sequence[str], doc_counts: Mapping[str, int
     return rare, ordered[len(rare):]
 
 
-def _quote(term: str) -> str:
+def quote_phrase(term: str) -> str:
+    """``term`` as one quoted FTS5 phrase: searched as words, never parsed as query syntax."""
     return '"' + term.replace('"', '""') + '"'

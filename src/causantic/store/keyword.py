@@ -27,8 +27,9 @@ import re
 import sqlite3
 import threading
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -74,12 +75,28 @@ class KeywordSearch:
         phrases = [text_only(p) for p in match_phrases(query)]
         if not phrases:
             return []
+        with self._in_use():
+            return self._search(phrases, Scope(project_ids, agent), limit, score_budget)
+
+    def document_counts(self, phrases: Sequence[str], *, project_ids: Sequence[int] | None, agent: str | None,
+                        most: int) -> list[int]:
+        """How many chunks in the scope hold each quoted phrase (as :func:`match_phrases` makes them),
+        counted up to ``most``: the document frequencies a relevance score weighs query words by."""
+        if not phrases:
+            return []
+        with self._in_use():
+            counts = self._counts([text_only(p) for p in phrases], most, Scope(project_ids, agent))
+        return list(counts.values())
+
+    @contextmanager
+    def _in_use(self) -> Iterator[None]:
+        """Hold the connections for one call; :meth:`close` waits for every holder to finish."""
         with self._lock:
             if self._closed:
                 raise StoreError("The memory store is closed; open it again to search.")
             self._running += 1
         try:
-            return self._search(phrases, Scope(project_ids, agent), limit, score_budget)
+            yield
         finally:
             with self._lock:
                 self._running -= 1

@@ -543,6 +543,18 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
                 return []
             raise
 
+    def keyword_document_counts(self, phrases: Sequence[str], *, project_ids: Sequence[int] | None = None,
+                                agent: str | None = None, most: int = 100_000) -> list[int]:
+        """Chunks in the scope holding each FTS5 phrase (counted up to ``most``); zeros without FTS5."""
+        if not self.fts_enabled:
+            return [0] * len(phrases)
+        return self._keywords.document_counts(phrases, project_ids=project_ids, agent=agent, most=most)
+
+    def chunk_count(self, *, project_ids: Sequence[int] | None = None, agent: str | None = None) -> int:
+        where, params = _scope(["1=1"], [], project_ids, agent)
+        return int(self.conn.execute(f"SELECT COUNT(*) FROM chunks c WHERE {' AND '.join(where)}", params
+                                     ).fetchone()[0])
+
     def counts(self) -> dict[str, object]:
         one = self.conn.execute
         by_type = dict(one("SELECT reference_type, COUNT(*) FROM edges GROUP BY reference_type").fetchall())

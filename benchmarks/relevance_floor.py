@@ -1,0 +1,358 @@
+"""The relevance floor: does memory say "nothing relevant" when it should, and only then?
+
+Usage::
+
+    python benchmarks/relevance_floor.py [--work DIR] [--json OUT] [--fit] [--set key=value ...]
+
+Stores, built through the product's real ingestion (``--work DIR`` keeps them for reruns): the coding
+project of ``../shared/benchdata/coding`` (``corpus/claude-code/entireio__cli``) and each LoCoMo
+development conversation, converted as ``benchmarks/locomo.py`` does.
+
+- **Answerable**: the coding queries against the coding store, the LoCoMo questions against their
+  conversation. A question is *lost* when search without a floor returned a relevant hit in its
+  first ``--limit`` results (coding: a chunk of the session that made the commit; LoCoMo: a chunk
+  holding an evidence turn) and search with the floor returns none.
+- **Unanswerable** (at least 200): gibberish, questions from other walks of life, and questions about
+  software projects memory never saw, each asked of the coding store and of one LoCoMo
+  conversation; a *false answer* is any hit at all.
+
+``--fit`` refits the relevance model (:mod:`causantic.retrieval.relevance`) by logistic regression
+on the hits of a floorless search: the relevant hits of answerable questions against every hit of
+unanswerable ones, then prints the coefficients and the rates at several floors, for
+``relevance.*`` in ``config.py``. Goals: false answers ≤ 5%, answerable lost ≤ 2%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from coding import CORPUS, DEFAULT_QUERIES, PROJECT_FOLDER, build_store, load_queries  # noqa: E402
+from locomo import Conversation, DatasetStats, parse_conversation, parse_questions, safe_name, write_sessions  # noqa: E402
+
+LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "benchdata" / "locomo" / "locomo10-dev.json"
+LIMIT = 10
+
+OTHER_DOMAINS = """\
+What temperature should I bake sourdough bread at for a crispy crust?
+How long do I boil an egg for a runny yolk?
+Which wine goes best with grilled salmon?
+What is a good substitute for buttermilk in pancakes?
+How do I keep basil plants alive indoors during winter?
+When is the best time to prune apple trees?
+How often should tomato seedlings be watered?
+What causes yellow leaves on a fiddle leaf fig?
+Who won the football World Cup in 1998?
+How many players are on a rugby union team?
+What are the rules of the offside trap in hockey?
+Which marathon has the fastest course record?
+When did the Roman Empire fall in the west?
+Who was the first emperor of the Ming dynasty?
+What started the Thirty Years' War?
+Why did the Library of Alexandria decline?
+What is the capital of Mongolia?
+How tall is Mount Kilimanjaro?
+Which river flows through Budapest?
+What is the best time of year to visit Patagonia?
+How do I get a Schengen visa as a tourist?
+Which train goes from Zurich to Milan through the Alps?
+What are the symptoms of vitamin D deficiency?
+How much sleep does a teenager need?
+Is ibuprofen or paracetamol better for a fever?
+How do I treat a sprained ankle at home?
+What is the difference between a Roth IRA and a traditional IRA?
+How are capital gains taxed on a house sale?
+Should I pay off my mortgage early or invest?
+What does a yield curve inversion signal?
+How do I tune a guitar to drop D?
+Who composed the Brandenburg Concertos?
+What key is Beethoven's Moonlight Sonata in?
+How do I learn to sight read piano music faster?
+How often should I feed a six month old kitten?
+Why does my dog chew on furniture when left alone?
+What vaccines does a puppy need in its first year?
+How do I change the oil on a 2012 Honda Civic?
+What tire pressure is right for a road bike?
+Why does my car make a squealing noise when braking?
+How do I remove a red wine stain from a carpet?
+What is the best way to clean a cast iron pan?
+How do I fix a leaking kitchen faucet?
+How many coats of paint does a bedroom wall need?
+What is the plot of Pride and Prejudice?
+Who wrote One Hundred Years of Solitude?
+Which novel begins with "Call me Ishmael"?
+What is the meaning of the green light in The Great Gatsby?
+How do black holes evaporate through Hawking radiation?
+Why is the sky blue during the day?
+What is the speed of sound at sea level?
+How does photosynthesis convert light into sugar?
+How do I write a cover letter for a nursing job?
+What questions should I ask at the end of a job interview?
+How do I negotiate a higher starting salary?
+What is a good beginner workout routine for the gym?
+How many calories are in a banana?
+What stretches help with lower back pain?
+How do I plan a budget wedding for 80 guests?
+What should I pack for a week of camping in the mountains?
+How do I teach a toddler to ride a balance bike?
+What is the best age to start learning a second language?
+Which houseplants are safe for cats?
+How do I knit a cable stitch?
+What is the difference between espresso and ristretto?
+How do I descale a coffee machine with vinegar?
+Who painted The Garden of Earthly Delights?
+What is chiaroscuro in Renaissance painting?
+How do volcanoes form along the Ring of Fire?
+What was the population of Tokyo in 1950?
+"""
+
+UNKNOWN_PROJECTS = """\
+How did we fix the Kubernetes ingress TLS certificate renewal in the payments cluster?
+Why did the Terraform plan keep recreating the RDS instance in staging?
+How did we migrate the Django billing app from Celery to RQ?
+What was the fix for the React Native Android build failing on Hermes?
+How did we speed up the pandas notebook that aggregates sales by region?
+Why was the Spark job on EMR running out of executor memory?
+How did we set up the Unity shader for the water reflections in level three?
+What did we change in the iOS provisioning profile to fix the TestFlight upload?
+How did we fix the Rust embedded firmware panicking on the STM32 board?
+Why did the Flutter app crash on startup on Samsung devices?
+How did we add OAuth login with Keycloak to the Spring Boot admin portal?
+What was the cause of the memory leak in the Node.js websocket chat server?
+How did we shard the MongoDB orders collection?
+Why did the Elasticsearch cluster go red after the snapshot restore?
+How did we configure Nginx rate limiting for the public GraphQL endpoint?
+How did we fix the Laravel queue workers dying on deploy?
+What did we do about the Airflow DAG that backfilled twice?
+How did we tune the PostgreSQL autovacuum on the events table in the analytics warehouse?
+Why was the Jenkins pipeline for the mobile app stuck on the signing stage?
+How did we port the Angular dashboard to Vue 3?
+How did we fix the Kafka consumer lag on the fraud detection topic?
+How did we get the Raspberry Pi camera streaming over RTSP?
+Why did the Ansible playbook fail on the Ubuntu 24.04 hosts?
+How did we implement the shopping cart discount codes in the Magento store?
+What was the fix for the Swift UI list flickering when scrolling?
+How did we deploy the Streamlit model demo to Hugging Face Spaces?
+How did we train the YOLO model to detect forklifts in warehouse footage?
+Why did the PyTorch training loss become NaN after the learning rate change?
+How did we fix the WordPress plugin conflict with WooCommerce checkout?
+How did we set up the Helm chart for the Redis sentinel cluster?
+How did we fix the Unreal Engine packaging error for the PS5 build?
+Why was the Salesforce Apex trigger hitting governor limits?
+How did we add dark mode to the Electron note-taking app?
+How did we migrate the Heroku Postgres database to Supabase?
+How did we fix the CUDA out of memory error when fine-tuning the LLaMA adapter?
+Why did the Shopify theme break after the Dawn update?
+How did we build the Chrome extension that blocks tracking pixels?
+How did we set up Prometheus alerts for the Cassandra nodes?
+How did we fix the Xamarin Forms navigation stack bug?
+How did we configure SAML single sign-on for the Confluence server?
+Why did the Haskell build fail after upgrading GHC to 9.8?
+How did we implement the leaderboard in the Godot multiplayer game?
+How did we fix the race condition in the C++ audio mixer thread?
+How did we set up the Jupyter hub for the biology lab?
+Why did the COBOL batch job abend with S0C7 on the mainframe?
+How did we fix the Svelte store not updating the cart badge?
+How did we configure Varnish caching for the news site homepage?
+How did we add Stripe subscriptions to the Ruby on Rails SaaS app?
+How did we fix the Excel VBA macro that imports the supplier invoices?
+How did we migrate the on-prem Exchange mailboxes to Microsoft 365?
+Why did the Arduino sketch stop reading the DHT22 humidity sensor?
+How did we set up Firebase push notifications for the Ionic app?
+How did we fix the Blender rig so the character's elbows stop bending backwards?
+How did we secure the MQTT broker for the smart thermostat fleet?
+How did we fix the SAP ABAP report timing out at month end?
+Why did the Scala Akka actors deadlock under load?
+How did we implement the PDF invoice generator in the .NET MAUI app?
+How did we fix the Minecraft mod crashing with Forge 1.20?
+How did we tune the Solr relevance for the legal documents search?
+How did we set up the Raspberry Pi Kubernetes cluster with k3s?
+How did we fix the timezone bug in the Perl payroll script?
+How did we add accessibility labels to the Kotlin Compose screens?
+Why did the Dockerized Oracle database refuse connections after restart?
+How did we implement the recommendation engine for the music streaming app?
+How did we fix the R Shiny app that plots the clinical trial data?
+How did we configure the Cloudflare worker that rewrites image URLs?
+How did we migrate the Perforce depot to Git LFS for the game studio?
+How did we fix the Elixir Phoenix LiveView form losing focus?
+How did we set up the HL7 interface between the hospital EHR and the lab system?
+How did we fix the MATLAB simulation of the drone flight controller?
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Trial:
+    store: str  # key of the store asked
+    query: str
+    answerable: bool
+    is_relevant: Callable[[Any], bool]  # chunk -> relevant to this question
+
+
+def gibberish(count: int, seed: int = 11) -> list[str]:
+    rng = random.Random(seed)
+    letters = "bcdfghjklmnpqrstvwxz"
+    vowels = "aeiouy"
+    out = []
+    for i in range(count):
+        if i % 5 == 4:
+            out.append("".join(rng.choice("qwertyuiopasdfghjklzxcvbnm;'/.,") for _ in range(rng.randint(8, 24))))
+            continue
+        words = []
+        for _ in range(rng.randint(2, 5)):
+            word = "".join(rng.choice(letters) + (rng.choice(vowels) if rng.random() < 0.5 else "")
+                           for _ in range(rng.randint(2, 4)))
+            words.append(word)
+        out.append(" ".join(words))
+    return out
+
+
+def unanswerable() -> list[str]:
+    lines = [*OTHER_DOMAINS.splitlines(), *UNKNOWN_PROJECTS.splitlines()]
+    return [q for q in lines if q.strip()] + gibberish(70)
+
+
+def locomo_stores(work: Path, log: Callable[[str], None]) -> dict[str, tuple[Conversation, list[Any]]]:
+    """Each LoCoMo conversation ingested into a store of its own: key -> (conversation, questions)."""
+    samples = json.loads(LOCOMO.read_text(encoding="utf-8"))
+    out: dict[str, tuple[Conversation, list[Any]]] = {}
+    for ordinal, sample in enumerate(samples):
+        stats = DatasetStats()
+        conv = parse_conversation(sample, stats)
+        name = f"locomo-{ordinal:02d}-{safe_name(conv.sample_id)}"
+        folder = work / "transcripts" / name
+        write_sessions(conv, folder, cwd=f"/locomo/{name}")
+        build_store(work / name, [folder], log)
+        out[name] = (conv, parse_questions(sample, conv, stats))
+    return out
+
+
+def trials(work: Path, log: Callable[[str], None]) -> list[Trial]:
+    out: list[Trial] = []
+    coding_home = "coding"
+    build_store(work / coding_home, [CORPUS / PROJECT_FOLDER], log)
+    out += [Trial(coding_home, q.text, True, lambda c, rel=q.relevant: c.session_id in rel)
+            for q in load_queries(DEFAULT_QUERIES)]
+    locomo = locomo_stores(work, log)
+    for name, (conv, questions) in locomo.items():
+        for question in questions:
+            uuids = {conv.turn_by_dia[d].uuid for d in question.evidence if d in conv.turn_by_dia}
+            out.append(Trial(name, question.question, True,
+                             lambda c, u=frozenset(uuids): bool(u.intersection(c.message_uuids))))
+    names = list(locomo)
+    for i, text in enumerate(unanswerable()):
+        out.append(Trial(coding_home, text, False, lambda c: False))
+        out.append(Trial(names[i % len(names)], text, False, lambda c: False))
+    return out
+
+
+@dataclass(slots=True)
+class Observed:
+    trial: Trial
+    features: list[tuple[float | None, float, float, float]]  # (cosine, coverage, bulk, absent) of each hit
+    relevant: list[bool]
+    scores: list[float]  # calibrated relevance of each floorless hit, as configured
+
+
+def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) -> list[Observed]:
+    from causantic import Memory
+    from causantic.retrieval.relevance import bulk_share, query_absent_share
+
+    out: list[Observed] = []
+    by_store: dict[str, list[Trial]] = {}
+    for t in all_trials:
+        by_store.setdefault(t.store, []).append(t)
+    for store, group in by_store.items():
+        with Memory(work / store, overrides={**overrides, "relevance.floor": 0}) as memory:
+            for t in group:
+                result = memory.search(t.query, limit=LIMIT)
+                absent = query_absent_share(result.profile, memory.config.relevance)
+                out.append(Observed(t, [(h.cosine, h.coverage, bulk_share(h.chunk.content), absent)
+                                        for h in result.hits],
+                                    [t.is_relevant(h.chunk) for h in result.hits], [h.relevance for h in result.hits]))
+    return out
+
+
+def rates(observed: Sequence[Observed], floor: float) -> dict[str, float]:
+    answerable = [o for o in observed if o.trial.answerable and any(o.relevant)]
+    unanswerable = [o for o in observed if not o.trial.answerable]
+    lost = sum(1 for o in answerable if not any(r and s >= floor for r, s in zip(o.relevant, o.scores, strict=True)))
+    false = sum(1 for o in unanswerable if any(s >= floor for s in o.scores))
+    silent = sum(1 for o in observed if o.trial.answerable and not any(s >= floor for s in o.scores))
+    n_answerable = sum(1 for o in observed if o.trial.answerable)
+    return {"false_answer_rate": round(100 * false / max(len(unanswerable), 1), 2),
+            "answerable_lost_rate": round(100 * lost / max(len(answerable), 1), 2),
+            "answerable_silenced_rate": round(100 * silent / max(n_answerable, 1), 2)}
+
+
+def fit(observed: Sequence[Observed], missing_cosine: float) -> dict[str, float]:
+    """Logistic regression: relevant hits of answerable questions against hits of unanswerable ones."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    rows, labels = [], []
+    for o in observed:
+        for (cos, cov, bulk, absent), rel in zip(o.features, o.relevant, strict=True):
+            if o.trial.answerable and not rel:
+                continue  # a hit without evidence may still be on topic: not a clean negative
+            rows.append([missing_cosine if cos is None else cos, cov, bulk, absent])
+            labels.append(1 if rel else 0)
+    model = LogisticRegression(C=1.0, class_weight="balanced", max_iter=1000)
+    model.fit(np.array(rows), np.array(labels))
+    cos_w, cov_w, bulk_w, absent_w = (float(w) for w in model.coef_[0])
+    return {"relevance.intercept": round(float(model.intercept_[0]), 3), "relevance.cosineWeight": round(cos_w, 3),
+            "relevance.coverageWeight": round(cov_w, 3), "relevance.bulkPenalty": round(max(0.0, -bulk_w), 3),
+            "relevance.absentPenalty": round(max(0.0, -absent_w), 3)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", type=Path, help="keep (or reuse) the stores in this folder")
+    parser.add_argument("--json", dest="json_out", type=Path)
+    parser.add_argument("--fit", action="store_true", help="refit the relevance model and print it")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    args = parser.parse_args()
+    if not LOCOMO.is_file() or not CORPUS.is_dir():
+        print("Needs ../shared beside the repository.", file=sys.stderr)
+        return 2
+    overrides = dict(item.split("=", 1) for item in args.set)
+
+    def log(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    work = args.work or Path(tempfile.mkdtemp(prefix="causantic-floor-"))
+    all_trials = trials(work, log)
+    from causantic.config import load_config
+
+    config = load_config().with_overrides(overrides).relevance
+    if args.fit:
+        fitted = fit(observe(work, all_trials, overrides), config.missing_cosine)
+        print("fitted:", " ".join(f"{k}={v}" for k, v in fitted.items()))
+        overrides = {**overrides, **{k: str(v) for k, v in fitted.items()}}
+    observed = observe(work, all_trials, overrides)
+    floor = float(overrides.get("relevance.floor", config.floor))
+    print(f"{'floor':>6} {'false answers %':>16} {'answerable lost %':>18} {'answerable silenced %':>22}")
+    for candidate in sorted({0.3, 0.4, 0.5, 0.6, 0.7, floor}):
+        r = rates(observed, candidate)
+        mark = "  <- configured" if candidate == floor else ""
+        print(f"{candidate:6.2f} {r['false_answer_rate']:16.1f} {r['answerable_lost_rate']:18.1f}"
+              f" {r['answerable_silenced_rate']:22.1f}{mark}")
+    result = rates(observed, floor) | {
+        "n_unanswerable": sum(1 for o in observed if not o.trial.answerable),
+        "n_answerable": sum(1 for o in observed if o.trial.answerable), "floor": floor}
+    print(json.dumps(result))
+    if args.json_out:
+        args.json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

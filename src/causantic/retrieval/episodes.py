@@ -1,0 +1,247 @@
+"""Episodic answers: the story around the best search hits (``recall``) or what followed them (``predict``).
+
+Seed 000 walked one chain from the search seeds and kept the chain with the best median
+similarity. Measured, that answer held a quarter of the evidence plain search found at the same
+token budget, and often a side story. Here the graph gives order and neighbourhood, and relevance
+comes from search (seed 001's lesson):
+
+1. search, with the relevance floor: no hit above it is a plain "nothing relevant";
+2. each hit, best first, anchors an episode: ``recall`` follows the edges *into* it (the turns that
+   led to it), ``predict`` the edges *out of* it (what came next), within the hit's session: its
+   agent's stream first, then the sub-agent or lead it exchanged work with;
+3. ``recall`` cuts the walk where relevance drops below ``episodes.contextRelevance`` of the hit's
+   (the story starts there); ``predict`` keeps up to ``episodes.contextChunks`` chunks of the same
+   session, relevant or not (what came next need not resemble the question);
+4. episodes that overlap are merged; a hit already told by an earlier episode anchors no new one;
+5. episodes are added best first while they fit one token budget, the far end of an episode's
+   context giving way first; the answer lists them, and their chunks, in time order.
+
+``episodes.mode = "chain"`` answers with the seeds' chain walk instead (:mod:`chains`), so the
+benchmarks can compare both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
+
+from causantic.config import EpisodesConfig
+from causantic.ingest.chunker import approx_tokens
+from causantic.retrieval.search import HEADER_TOKENS, Searcher, SearchRequest, SearchResult
+from causantic.store.memory import MemoryStore
+from causantic.store.records import StoredChunk
+from causantic.store.vectors import VectorIndex
+
+if TYPE_CHECKING:
+    from causantic.retrieval.chains import ChainWalker
+
+Kind = Literal["recall", "predict"]
+# At a branch, the edge that stays closest to the chunk's own story is followed.
+_EDGE_PREFERENCE = {"within-chain": 0, "debrief": 1, "brief": 1, "team-report": 2, "team-spawn": 2,
+                    "peer-message": 2, "cross-session": 3}
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeChunk:
+    chunk: StoredChunk
+    relevance: float | None  # calibrated relevance to the query (None: not scored, e.g. no vector)
+    is_hit: bool  # a search hit, rather than context around one
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    chunks: tuple[EpisodeChunk, ...]  # in time order
+    relevance: float  # the best hit's
+
+    @property
+    def tokens(self) -> int:
+        return sum(chunk_cost(c.chunk) for c in self.chunks)
+
+    @property
+    def start(self) -> str:
+        return self.chunks[0].chunk.start_time
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeAnswer:
+    kind: Kind
+    mode: Literal["episodes", "chain"]
+    episodes: tuple[Episode, ...]  # in time order
+    search: SearchResult
+    notes: tuple[str, ...] = ()
+
+    @property
+    def chunks(self) -> list[StoredChunk]:
+        return [c.chunk for e in self.episodes for c in e.chunks]
+
+    @property
+    def tokens(self) -> int:
+        return sum(e.tokens for e in self.episodes)
+
+    @property
+    def nothing_relevant(self) -> bool:
+        return not self.episodes
+
+
+def chunk_cost(chunk: StoredChunk) -> int:
+    return approx_tokens(chunk.content) + HEADER_TOKENS
+
+
+class EpisodeBuilder:
+    def __init__(self, store: MemoryStore, searcher: Searcher, vectors: VectorIndex, config: EpisodesConfig,
+                 chain_walker: ChainWalker | None = None) -> None:
+        self.store = store
+        self.searcher = searcher
+        self.vectors = vectors
+        self.config = config
+        self.chain_walker = chain_walker
+
+    def recall(self, request: SearchRequest, mode: Literal["episodes", "chain"] | None = None) -> EpisodeAnswer:
+        return self.answer("recall", request, mode)
+
+    def predict(self, request: SearchRequest, mode: Literal["episodes", "chain"] | None = None) -> EpisodeAnswer:
+        return self.answer("predict", request, mode)
+
+    def answer(self, kind: Kind, request: SearchRequest, mode: Literal["episodes", "chain"] | None = None
+               ) -> EpisodeAnswer:
+        cfg = self.config
+        budget = request.max_tokens or cfg.max_tokens
+        if (mode or cfg.mode) == "chain":
+            return self._chain(kind, replace(request, max_tokens=budget))
+        search = self.searcher.search(replace(request, limit=max(request.limit or 0, cfg.max_episodes * 4),
+                                              max_tokens=max(budget, 50_000)))
+        if search.nothing_relevant:
+            return EpisodeAnswer(kind, "episodes", (), search, tuple(search.notes))
+        hits = {h.chunk.id: h for h in search.hits}
+        scores = {cid: h.relevance for cid, h in hits.items()}
+        chunks = {cid: h.chunk for cid, h in hits.items()}
+        episodes: list[list[str]] = []  # chunk ids, anchor first then context outward
+        owner: dict[str, int] = {}
+        for hit in search.hits:  # best first
+            if hit.chunk.id in owner:
+                continue  # already told by an earlier episode
+            if len(episodes) >= cfg.max_episodes:
+                break
+            walk = self._walk(hit.chunk, kind)
+            self._score_context([cid for cid in walk if cid not in chunks], search, chunks, scores)
+            ids = [hit.chunk.id] + self._cut(kind, hit.relevance, walk, scores, chunks)
+            joined = next((owner[i] for i in ids if i in owner), None)
+            if joined is None:
+                episodes.append([])
+                joined = len(episodes) - 1
+            for cid in ids:
+                if cid not in owner:
+                    owner[cid] = joined
+                    episodes[joined].append(cid)
+        built = self._fit(episodes, chunks, scores, set(hits), budget)
+        built.sort(key=lambda e: e.start)
+        notes = tuple(search.notes)
+        return EpisodeAnswer(kind, "episodes", tuple(built), search, notes)
+
+    # ---- walking ---------------------------------------------------------------------------
+
+    def _score_context(self, ids: list[str], search: SearchResult, chunks: dict[str, StoredChunk],
+                       scores: dict[str, float]) -> None:
+        """Read and score chunks a walk reached that search did not return (one lookup each)."""
+        if not ids:
+            return
+        found = self.store.get_chunks(ids)
+        vectors = self.vectors.vectors(list(found)) if search.query_vector is not None else {}
+        for cid, chunk in found.items():
+            chunks[cid] = chunk
+            scores[cid] = self.searcher.score(chunk, vectors.get(cid), search.query_vector, search.profile)[0]
+
+    def _walk(self, start: StoredChunk, kind: Kind) -> list[str]:
+        """Up to ``contextChunks`` chunk ids from ``start`` outward along edges (into it for recall,
+        out of it for predict), the same agent's stream first, then its sub-agents or lead; never
+        into another session: an episode is one session's story, and another session that holds
+        more of it is found by search as an episode of its own."""
+        direction = "backward" if kind == "recall" else "forward"
+        seen = {start.id}
+        out: list[str] = []
+        current = start
+        while len(out) < self.config.context_chunks:
+            options = [(cid, kind_) for cid, kind_ in self.store.neighbours(current.id, direction) if cid not in seen]
+            if not options:
+                break
+            others = self.store.get_chunks([cid for cid, _ in options])
+            best_id, _ = min(options, key=lambda option: _closeness(option, current, others))
+            best = others.get(best_id)
+            if best is None or best.session_id != start.session_id:
+                break
+            seen.add(best_id)
+            out.append(best_id)
+            current = best
+        return out
+
+    def _cut(self, kind: Kind, hit_relevance: float, walk: Sequence[str], scores: dict[str, float],
+             chunks: dict[str, StoredChunk]) -> list[str]:
+        """The walk up to where the story starts: recall stops before the first chunk whose relevance
+        falls under ``contextRelevance`` of the hit's; predict keeps the walk."""
+        if kind == "predict":
+            return [cid for cid in walk if cid in chunks]
+        bar = hit_relevance * self.config.context_relevance
+        kept: list[str] = []
+        for cid in walk:
+            if cid not in chunks or scores.get(cid, 0.0) < bar:
+                break
+            kept.append(cid)
+        return kept
+
+    # ---- fitting ---------------------------------------------------------------------------
+
+    def _fit(self, episodes: list[list[str]], chunks: dict[str, StoredChunk], scores: dict[str, float],
+             hits: set[str], budget: int) -> list[Episode]:
+        """Spend the budget on every episode's hits first (best episode first), so the answer names
+        each strong match, then on context, nearest first; a story is never left with a gap."""
+        chosen: list[list[str]] = [[] for _ in episodes]
+        used = 0
+        for picked, ids in zip(chosen, episodes, strict=True):
+            for cid in ids:
+                if cid in hits and used + chunk_cost(chunks[cid]) <= budget:
+                    picked.append(cid)
+                    used += chunk_cost(chunks[cid])
+        for picked, ids in zip(chosen, episodes, strict=True):
+            if not picked:
+                continue
+            for cid in ids:
+                if cid in hits:
+                    continue
+                if used + chunk_cost(chunks[cid]) > budget:
+                    break
+                picked.append(cid)
+                used += chunk_cost(chunks[cid])
+        out: list[Episode] = []
+        for picked in chosen:
+            if not picked:
+                continue
+            ordered = sorted(picked, key=lambda i: (chunks[i].start_time, chunks[i].turn_index, chunks[i].part))
+            members = tuple(EpisodeChunk(chunks[i], scores.get(i), i in hits) for i in ordered)
+            out.append(Episode(members, max(scores.get(i, 0.0) for i in picked if i in hits)))
+        return out
+
+    def _chain(self, kind: Kind, request: SearchRequest) -> EpisodeAnswer:
+        """The seeds' chain walk, shaped as one episode (or its search fallback, one per hit)."""
+        if self.chain_walker is None:
+            raise RuntimeError("episodes.mode = chain needs a chain walker")
+        result = self.chain_walker.run(request, "backward" if kind == "recall" else "forward")
+        members = [EpisodeChunk(c, s, False) for c, s in zip(result.chunks, result.scores, strict=True)]
+        notes = (result.diagnostics.line(len(result.search.hits)),) if result.diagnostics.fallback_reason else ()
+        if not members:
+            return EpisodeAnswer(kind, "chain", (), result.search, notes)
+        if result.mode == "chain":
+            episodes = (Episode(tuple(members), result.chain_median or 0.0),)
+        else:
+            episodes = tuple(Episode((m,), m.relevance or 0.0) for m in members)
+        return EpisodeAnswer(kind, "chain", episodes, result.search, notes)
+
+
+def _closeness(option: tuple[str, str], here: StoredChunk, others: dict[str, StoredChunk]) -> tuple[int, int]:
+    """How far an edge leads from ``here``'s story: same agent, same session, then elsewhere."""
+    other = others.get(option[0])
+    if other is None or other.session_id != here.session_id:
+        distance = 2
+    else:
+        distance = 0 if other.agent == here.agent else 1
+    return distance, _EDGE_PREFERENCE.get(option[1], 9)

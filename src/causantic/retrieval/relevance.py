@@ -1,0 +1,142 @@
+"""How relevant a chunk is to a query, on an absolute scale: the relevance floor's measure.
+
+Fused search scores are relative (each list is divided by its best, or ranked), so the first hit
+of any query, gibberish included, used to show "100%". This module scores a chunk against the
+query itself, from two pieces of evidence that mean the same thing in every store:
+
+- **cosine**: the embedding similarity of the chunk and the query (None without vectors);
+- **coverage**: the share of the query's meaningful words found in the chunk, each word weighted
+  by its inverse document frequency in the searched scope, so a rare identifier counts for much
+  and a word found everywhere for little; a word found nowhere in memory counts fully against.
+
+A logistic model turns them into a probability-like relevance in [0, 1]; its coefficients are
+configuration (``relevance.*``) fitted on the development sets by ``benchmarks/relevance_floor.py``.
+A hit below ``relevance.floor`` is not shown, and an answer with none above it says "nothing
+relevant". Bulky payloads (SVG paths, base64, minified code, JSON or HAR dumps) are searchable but
+score lower (``relevance.bulkPenalty``), so they never lead an answer when prose says the same.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from causantic.config import RelevanceConfig
+from causantic.store.fts import identifier_terms, query_terms, quote_phrase
+from causantic.store.memory import MemoryStore
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_LONG_RUN = re.compile(r"\S{60,}")  # a run no prose has: base64, hashes, minified code, SVG paths
+_PROSE_WORD = re.compile(r"\b[A-Za-z]{2,}\b")
+_JSON_PAIR = re.compile(r'"[^"\n]{1,80}"\s*:')  # "key": as in JSON, HAR logs and API dumps
+
+
+@dataclass(frozen=True, slots=True)
+class QueryTerm:
+    tokens: tuple[str, ...]  # stems of the term as the keyword index splits it ("step_count" -> step, count)
+    parts: tuple[str, ...]  # stems of its camelCase parts ("StepCount" -> step, count), or ()
+    weight: float  # inverse document frequency in the searched scope
+    absent: bool  # found in no chunk of the scope
+
+
+@dataclass(frozen=True, slots=True)
+class QueryProfile:
+    """What a query asks for, weighed against the store it is asked of."""
+
+    terms: tuple[QueryTerm, ...]
+    scope_chunks: int = 0  # chunks in the searched scope
+
+    def absent_share(self, min_chunks: int, prior: float) -> float:
+        """IDF-weighted share of the query's terms that no chunk in the scope holds: a question
+        about a thing memory has never seen (a framework, a person, a project) scores high. In a
+        scope of fewer than ``min_chunks`` chunks most words of any question are absent, so there
+        the share is not measured and ``prior`` (its mean over relevant hits) stands in."""
+        total = sum(t.weight for t in self.terms)
+        if total <= 0:
+            return 0.0
+        if self.scope_chunks < min_chunks:
+            return prior
+        return sum(t.weight for t in self.terms if t.absent) / total
+
+    def coverage(self, text: str) -> float:
+        """IDF-weighted share of the query's terms present in ``text`` (0 when it has none); words
+        are compared by a light stem, so "camped" finds "camping"."""
+        total = sum(t.weight for t in self.terms)
+        if total <= 0:
+            return 0.0
+        words = {stem(w) for w in _WORD.findall(text.casefold())}
+        found = sum(t.weight for t in self.terms
+                    if words.issuperset(t.tokens) or (t.parts and words.issuperset(t.parts)))
+        return found / total
+
+
+def profile_query(store: MemoryStore, query: str, *, project_ids: Sequence[int] | None, agent: str | None,
+                  most_counted: int) -> QueryProfile:
+    """Weigh each meaningful query term by its inverse document frequency in the scope.
+
+    Counting stops at ``most_counted`` chunks per term (it reads postings), so on a large store a
+    very common word's weight is slightly overstated; such words weigh little either way.
+    """
+    terms = query_terms(query)
+    if not terms:
+        return QueryProfile(())
+    counts = store.keyword_document_counts([quote_phrase(t) for t in terms], project_ids=project_ids, agent=agent,
+                                           most=most_counted)
+    total = max(store.chunk_count(project_ids=project_ids, agent=agent), 1)
+    out: list[QueryTerm] = []
+    for term, count in zip(terms, counts, strict=True):
+        tokens = tuple(stem(w) for w in _WORD.findall(term.casefold()))
+        if not tokens:
+            continue
+        parts = tuple(stem(p) for p in identifier_terms(term).split())
+        weight = math.log(1.0 + (total - count + 0.5) / (count + 0.5))
+        out.append(QueryTerm(tokens, parts if len(parts) > 1 else (), weight, count == 0))
+    return QueryProfile(tuple(out), total)
+
+
+def stem(word: str) -> str:
+    """A light English stem (plural, -ing, -ed, -ly), enough to match a question's inflection of a
+    word to the transcript's; identifiers and short words are left alone."""
+    if len(word) <= 4 or not word.isalpha():
+        return word
+    for suffix, keep in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: len(word) - len(suffix)] + keep
+    return word
+
+
+_SUFFIXES = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("ly", ""), ("s", ""))
+
+
+def bulk_share(text: str) -> float:
+    """The share of ``text`` that is not prose: long unbroken runs (base64, SVG paths, minified code),
+    lines with almost no words, and lines of JSON key-value pairs (HAR logs, API and config dumps)."""
+    if not text:
+        return 0.0
+    runs = sum(len(m.group()) for m in _LONG_RUN.finditer(text))
+    payload_lines = sum(len(line) for line in text.splitlines()
+                        if (len(line) > 40 and len(_PROSE_WORD.findall(line)) * 12 < len(line))
+                        or line.lstrip().startswith('"') and _JSON_PAIR.search(line)
+                        or len(_JSON_PAIR.findall(line)) >= 2)
+    return min(1.0, max(runs, payload_lines) / len(text))
+
+
+def query_absent_share(profile: QueryProfile | None, config: RelevanceConfig) -> float:
+    """The query's share of words absent from memory, as the relevance model reads it."""
+    return profile.absent_share(config.absent_min_chunks, config.absent_prior) if profile is not None else 0.0
+
+
+def relevance(cosine: float | None, coverage: float, bulk: float, absent: float, config: RelevanceConfig) -> float:
+    """The calibrated relevance in [0, 1]: a logistic model of the cosine, the coverage, the share of
+    non-prose payload and the query's share of words absent from memory.
+
+    Without a vector (embedding deferred, keyword-only search) the cosine term is replaced by the
+    configured mean cosine of a relevant hit, so coverage decides alone.
+    """
+    cos = config.missing_cosine if cosine is None else cosine
+    z = config.intercept + config.cosine_weight * cos + config.coverage_weight * coverage
+    z -= config.bulk_penalty * bulk + config.absent_penalty * absent
+    return 1.0 / (1.0 + math.exp(-z))
+
