@@ -31,8 +31,17 @@ def corpus_dir() -> Path:
     return require_shared(CORPUS, "The shared transcript corpus")
 
 
+@pytest.fixture(scope="session")
+def agents_corpus() -> Path:
+    """The shared corpus root, for tests of the Codex CLI and Gemini CLI files in it."""
+    root = SHARED / "corpus"
+    require_shared(root / "codex", "The shared Codex CLI corpus")
+    require_shared(root / "gemini", "The shared Gemini CLI corpus")
+    return root
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # Tests that read ../shared carry the `shared` marker, so `-m "not shared"` runs the rest.
     for item in items:
-        if "corpus_dir" in getattr(item, "fixturenames", ()):
+        if {"corpus_dir", "agents_corpus"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.shared)

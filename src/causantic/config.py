@@ -25,6 +25,11 @@ from pydantic.alias_generators import to_camel
 
 from causantic.errors import ConfigError
 
+# Which coding agent wrote a transcript; recorded with every session and chunk.
+Source = Literal["claude-code", "codex", "gemini"]
+SOURCES: tuple[Source, ...] = ("claude-code", "codex", "gemini")
+SOURCE_NAMES: dict[str, str] = {"claude-code": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
@@ -210,6 +215,13 @@ class HooksConfig(_Section):
     claude_md: bool = Field(False, description="Maintain a memory block in the project's existing CLAUDE.md.")
 
 
+class SourcesConfig(_Section):
+    codex_sessions: str | None = Field(
+        None, description="Codex CLI rollouts batch-ingest reads; default $CODEX_HOME/sessions or ~/.codex/sessions.")
+    gemini_sessions: str | None = Field(
+        None, description="Gemini CLI sessions batch-ingest reads; default ~/.gemini/tmp (its chats folders).")
+
+
 class Config(_Section):
     storage: StorageConfig = StorageConfig()
     chunking: ChunkingConfig = ChunkingConfig()
@@ -224,6 +236,7 @@ class Config(_Section):
     traversal: TraversalConfig = TraversalConfig()
     tokens: TokensConfig = TokensConfig()
     hooks: HooksConfig = HooksConfig()
+    sources: SourcesConfig = SourcesConfig()
 
     def with_overrides(self, overrides: dict[str, Any]) -> Config:
         """A copy with dotted-key overrides applied (``{"retrieval.mmrLambda": 0.5}``)."""
@@ -247,6 +260,23 @@ def vector_path(config: Config) -> Path:
     if config.storage.vector_path:
         return Path(config.storage.vector_path).expanduser()
     return causantic_home() / "vectors"
+
+
+def codex_sessions_dir(config: Config, environ: dict[str, str] | None = None) -> Path:
+    """Where Codex CLI writes rollouts: ``sources.codexSessions``, else ``$CODEX_HOME/sessions``, else
+    ``~/.codex/sessions``."""
+    if config.sources.codex_sessions:
+        return Path(config.sources.codex_sessions).expanduser()
+    env = os.environ if environ is None else environ
+    home = env.get("CODEX_HOME")
+    return (Path(home).expanduser() if home else Path.home() / ".codex") / "sessions"
+
+
+def gemini_sessions_dir(config: Config) -> Path:
+    """Where Gemini CLI writes sessions: ``sources.geminiSessions``, else ``~/.gemini/tmp``."""
+    if config.sources.gemini_sessions:
+        return Path(config.sources.gemini_sessions).expanduser()
+    return Path.home() / ".gemini" / "tmp"
 
 
 class ConfigWarning(UserWarning):

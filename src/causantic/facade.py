@@ -23,7 +23,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
-from causantic.config import Config, load_config
+from causantic.config import Config, Source, load_config
 from causantic.services import Services, open_store
 
 if TYPE_CHECKING:
@@ -71,12 +71,13 @@ class Memory:
         return ingest_paths(self._services, [Path(p).expanduser() for p in paths], embed=embed, workers=workers)
 
     def search(self, query: str, *, project: str | None = None, agent: str | None = None, limit: int | None = None,
-               max_tokens: int | None = None, mode: Literal["hybrid", "keyword", "vector"] | None = None
-               ) -> SearchResult:
+               max_tokens: int | None = None, mode: Literal["hybrid", "keyword", "vector"] | None = None,
+               source: Source | None = None) -> SearchResult:
+        """``source`` keeps the sessions of one coding agent: claude-code, codex or gemini."""
         from causantic.retrieval.search import SearchRequest
 
         return self._services.searcher.search(SearchRequest(query, project=project, agent=agent, limit=limit,
-                                                            max_tokens=max_tokens, mode=mode))
+                                                            max_tokens=max_tokens, mode=mode, source=source))
 
     def recall(self, query: str, *, project: str | None = None, agent: str | None = None,
                max_tokens: int | None = None, mode: Literal["episodes", "chain"] | None = None) -> EpisodeAnswer:

@@ -111,3 +111,25 @@ def test_with_real_vectors_search_runs_hybrid_and_forget_matches_by_meaning(
     assert "Safari" in search.structured_content["hits"][0]["preview"]
     assert forget.structured_content["count"] >= 1 and forget.structured_content["dry_run"] is True
     assert "REDIS_URL" in text(forget) or "rate limiting" in text(forget)
+
+
+def test_search_narrows_to_one_coding_agent_and_stats_count_each(memory: Path, agents_corpus: Path) -> None:
+    from causantic.ingest.service import ingest_paths
+    from causantic.services import open_services
+
+    with open_services() as services:  # Codex and Gemini sessions beside the Claude Code ones
+        ingest_paths(services, [agents_corpus / "codex", agents_corpus / "gemini"], embed=False, workers=1)
+    both, codex, gemini, stats = call_all(
+        ("search", {"query": "readme file test", "limit": 50}),
+        ("search", {"query": "readme file test", "source": "codex", "limit": 50}),
+        ("search", {"query": "readme file test", "source": "gemini", "limit": 50}),
+        ("stats", {}),
+    )
+    assert len({h["source"] for h in both.structured_content["hits"]}) > 1
+    assert codex.structured_content["hits"] and {h["source"] for h in codex.structured_content["hits"]} == {"codex"}
+    assert gemini.structured_content["hits"]
+    assert {h["source"] for h in gemini.structured_content["hits"]} == {"gemini"}
+    assert "Source: gemini" in text(gemini)
+    sources = stats.structured_content["sources"]
+    assert sources["codex"] == {"sessions": 11, "chunks": 292} and sources["gemini"] == {"sessions": 11, "chunks": 21}
+    assert sources["claude-code"]["sessions"] > 0

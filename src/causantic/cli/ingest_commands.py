@@ -8,6 +8,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from causantic.cli.output import console, domain_errors, emit_json, json_option, table
+from causantic.config import Config, codex_sessions_dir, gemini_sessions_dir
 from causantic.ingest.pipeline import IngestReport
 from causantic.ingest.service import ingest_paths
 from causantic.services import open_services
@@ -35,24 +36,35 @@ def ingest_command(paths: tuple[Path, ...], force: bool, no_embed: bool, as_json
 @click.option("--workers", default=2, show_default=True, help="Parsing processes.")
 @json_option
 def batch_ingest_command(folder: Path | None, force: bool, no_embed: bool, workers: int, as_json: bool) -> None:
-    """Ingest every Claude Code session under a folder (default: ~/.claude/projects).
+    """Ingest every session under a folder; by default every agent's own folder that exists:
+    ~/.claude/projects (Claude Code), sources.codexSessions (Codex CLI: $CODEX_HOME/sessions or
+    ~/.codex/sessions) and sources.geminiSessions (Gemini CLI: ~/.gemini/tmp).
 
     Example: causantic batch-ingest ~/.claude/projects
     """
-    target = folder or DEFAULT_PROJECTS
-    if folder is None and not target.exists():
-        from causantic.examples import SESSIONS_DIR
-
-        click.echo(f"No Claude Code sessions at {target}; ingesting the bundled example sessions instead.",
-                   err=True)
-        target = SESSIONS_DIR
-    if not target.exists():
-        raise click.ClickException(f"{target} does not exist. Pass the folder that holds your transcripts.")
-    _run([target], force=force, no_embed=no_embed, as_json=as_json, workers=workers)
+    if folder is not None and not folder.exists():
+        raise click.ClickException(f"{folder} does not exist. Pass the folder that holds your transcripts.")
+    _run([folder] if folder is not None else None, force=force, no_embed=no_embed, as_json=as_json,
+         workers=workers)
 
 
-def _run(paths: list[Path], *, force: bool, no_embed: bool, as_json: bool, workers: int) -> None:
+def _agent_folders(config: Config) -> list[Path]:
+    """The folders where Claude Code, Codex CLI and Gemini CLI keep sessions, those that exist; the
+    bundled example sessions when there is none."""
+    found = [p for p in (DEFAULT_PROJECTS, codex_sessions_dir(config), gemini_sessions_dir(config)) if p.is_dir()]
+    if found:
+        return found
+    from causantic.examples import SESSIONS_DIR
+
+    click.echo(f"No agent sessions at {DEFAULT_PROJECTS}, {codex_sessions_dir(config)} or "
+               f"{gemini_sessions_dir(config)}; ingesting the bundled example sessions instead.", err=True)
+    return [SESSIONS_DIR]
+
+
+def _run(paths: list[Path] | None, *, force: bool, no_embed: bool, as_json: bool, workers: int) -> None:
     with domain_errors(), open_services() as services:
+        if paths is None:
+            paths = _agent_folders(services.config)
         if as_json:
             report = ingest_paths(services, paths, force=force, embed=not no_embed, workers=workers)
             emit_json(report.as_dict())

@@ -33,6 +33,8 @@ def stats_command(as_json: bool) -> None:
         ("edges", edges["total"]),
         *((f"  {kind}", count) for kind, count in sorted(edges["by_type"].items())),
         ("sessions", result["sessions"]),
+        *((f"  {source}", f"{c['sessions']} sessions, {c['chunks']} chunks")
+          for source, c in result["sources"].items()),  # type: ignore[union-attr]
         ("projects", result["projects"]),
         ("agents (besides main)", result["agents"]),
         ("clusters", result["clusters"]),
@@ -88,9 +90,9 @@ def list_sessions_command(project: str, since: datetime | None, until: datetime 
         click.echo(f"No sessions found for project {proj.name!r}.")
         return
     table(f"{proj.name}: {len(sessions)} of {total} sessions",
-          [("session", "left"), ("start", "left"), ("end", "left"), ("chunks", "right"), ("tokens", "right"),
-           ("agents", "left")],
-          [(s.session_id[:8], short_time(s.started_at), short_time(s.ended_at), s.chunks, s.tokens,
+          [("session", "left"), ("source", "left"), ("start", "left"), ("end", "left"), ("chunks", "right"),
+           ("tokens", "right"), ("agents", "left")],
+          [(s.session_id[:8], s.source, short_time(s.started_at), short_time(s.ended_at), s.chunks, s.tokens,
             ", ".join(s.agents)) for s in sessions])
     if total > len(sessions):
         click.echo(f"(showing {len(sessions)} of {total}; use --from/--to or --limit to see more)")

@@ -6,6 +6,7 @@ import click
 from rich.text import Text
 
 from causantic.cli.output import console, domain_errors, emit_json, json_option
+from causantic.config import SOURCES
 from causantic.retrieval.format import chunk_header, nothing_relevant, search_heading
 from causantic.retrieval.output import search_out
 from causantic.retrieval.search import SearchRequest
@@ -16,18 +17,19 @@ from causantic.services import open_services
 @click.argument("query")
 @click.option("--project", help="Only this project (name, path, or a folder inside it).")
 @click.option("--agent", help="Only chunks written by this agent (e.g. a sub-agent or teammate name).")
+@click.option("--source", type=click.Choice(SOURCES), help="Only sessions of this coding agent.")
 @click.option("--limit", type=click.IntRange(1, 200), help="Most results (default: retrieval.defaultLimit).")
 @click.option("--max-tokens", type=click.IntRange(100, 200_000), help="Token budget of the answer.")
 @click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), help="Override retrieval.primary.")
 @json_option
-def search_command(query: str, project: str | None, agent: str | None, limit: int | None,
+def search_command(query: str, project: str | None, agent: str | None, source: str | None, limit: int | None,
                    max_tokens: int | None, mode: str | None, as_json: bool) -> None:
     """Find past context by meaning and exact words (vector + BM25, fused, diversified).
 
-    Example: causantic search "how did we fix the login redirect" --project myapp
+    Example: causantic search "how did we fix the login redirect" --project myapp --source codex
     """
-    request = SearchRequest(query, project=project, agent=agent, limit=limit, max_tokens=max_tokens,
-                            mode=mode)  # type: ignore[arg-type]
+    request = SearchRequest(query, project=project, agent=agent, source=source, limit=limit,
+                            max_tokens=max_tokens, mode=mode)  # type: ignore[arg-type]
     with domain_errors(), open_services() as services:
         result = services.searcher.search(request)
     if as_json:

@@ -10,6 +10,7 @@ import click
 from causantic.cli.ingest_commands import batch_ingest_command
 from causantic.cli.output import domain_errors
 from causantic.config import causantic_home
+from causantic.integration.agents import agent_files, install_agents, uninstall_agents
 from causantic.integration.claude_files import claude_paths
 from causantic.integration.entries import HOOKS, SERVER_NAME, this_launcher
 from causantic.integration.install import Report, install, uninstall
@@ -38,7 +39,9 @@ def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool)
     \b
     Adds the user-scope MCP server "causantic" to ~/.claude.json and three hooks (SessionStart,
     PreCompact, SessionEnd) to ~/.claude/settings.json ($CLAUDE_CONFIG_DIR is honoured), merged
-    with what is there; backups go to <home>/backups. Running it again is safe.
+    with what is there; where Codex CLI or Gemini CLI is installed, the same server goes into
+    [mcp_servers.causantic] of ~/.codex/config.toml ($CODEX_HOME honoured) and mcpServers of
+    ~/.gemini/settings.json. Backups go to <home>/backups. Running it again is safe.
     `causantic uninstall` removes exactly what it added.
 
     Example: causantic init --yes
@@ -52,12 +55,16 @@ def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool)
     click.echo(
         f"and hooks {', '.join(HOOKS)} ({launcher.python} -m causantic.hooks <name>) in {paths.settings}."
     )
+    agents = [f for f in agent_files() if f.installed]
+    for agent in agents:
+        click.echo(f"The same MCP server will be registered with {agent.agent} in {agent.path}.")
     if launcher.env:
         click.echo("With environment: " + ", ".join(f"{k}={v}" for k, v in sorted(launcher.env.items())))
     if not yes and not click.confirm("Go ahead?", default=True):
         raise click.Abort()
     with domain_errors():
         report = install(paths, launcher)
+        report.changes += install_agents(agents, launcher)
     _render(report)
 
     if not no_ingest and paths.projects.is_dir():
@@ -69,25 +76,29 @@ def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool)
         click.echo("Health check:")
         for check in run_checks(launcher, Path.cwd()):
             click.echo(f"  {'✓' if check.ok else '✗'} {check.name}: {check.detail}")
-    click.echo("Restart Claude Code so it loads the server and the hooks (/mcp and /hooks list them).")
+    click.echo("Restart Claude Code so it loads the server and the hooks (/mcp and /hooks list them)"
+               + ("; restart Codex / Gemini CLI too." if agents else "."))
 
 
 @click.command("uninstall")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--purge", is_flag=True, help="Also delete the stored memory (backups and config.json stay).")
 def uninstall_command(yes: bool, purge: bool) -> None:
-    """Remove what `causantic init` added to Claude Code's files. Memory stays unless --purge.
+    """Remove what `causantic init` added to Claude Code's, Codex's and Gemini's files. Memory stays
+    unless --purge.
 
     Example: causantic uninstall --yes
     """
     paths = claude_paths()
     what = f"the causantic MCP server from {paths.claude_json} and its hooks from {paths.settings}"
+    what += "".join(f", the server from {a.path}" for a in agent_files() if a.path.exists())
     if purge:
         what += f", then delete the memory in {causantic_home()}"
     if not yes and not click.confirm(f"Remove {what}?", default=False):
         raise click.Abort()
     with domain_errors():
         report = uninstall(paths)
+        report.changes += uninstall_agents(agent_files())
     _render(report)
     if purge:
         home = causantic_home()

@@ -14,6 +14,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from causantic.config import SOURCE_NAMES
 from causantic.errors import ProjectNotFound
 from causantic.files import atomic_write, secure_dir
 from causantic.ingest.chunker import approx_tokens
@@ -82,16 +83,17 @@ def build_briefing(
     stopped = _where_stopped(tail)
     open_threads = _open_threads(tail)
     recent = [
-        f"- {_when(s.started_at)} · {s.session_id[:8]} · {s.chunks} chunks: "
+        f"- {_when(s.started_at)} · {s.session_id[:8]} · {SOURCE_NAMES.get(s.source, s.source)} · {s.chunks} chunks: "
         f"{_line(_topic(chunks(s.session_id, False)), 160)}"
         for s in sessions
     ]
     header = (
-        f"Memory of earlier Claude Code sessions in this project ({project.name}; {total} session(s) "
+        f"Memory of earlier coding-agent sessions in this project ({project.name}; {total} session(s) "
         f"stored), from Causantic."
     )
     titled = [
-        (f"Where work stopped (session {latest.session_id[:8]}, {_when(latest.ended_at)} UTC):", stopped),
+        (f"Where work stopped (session {latest.session_id[:8]}, {SOURCE_NAMES.get(latest.source, latest.source)}, "
+         f"{_when(latest.ended_at)} UTC):", stopped),
         ("Open threads from that session:", open_threads),
         ("Recent sessions:", recent),
     ]

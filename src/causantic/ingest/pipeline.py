@@ -9,6 +9,7 @@ upserted by their stable ids, so appended lines become new chunks linked to the 
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 import sys
 import time
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from causantic.errors import TranscriptError
 from causantic.ingest.edges import cross_session_edges
-from causantic.ingest.plan import GroupPlan, PlanSettings, group_paths, plan_group
+from causantic.ingest.plan import GroupPlan, PlanSettings, group_paths, plan_group, stand_in_project
 from causantic.store.memory import MemoryStore
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, discover
@@ -129,9 +130,14 @@ def write_plan(store: MemoryStore, plan: GroupPlan, report: IngestReport) -> Non
             report.skipped_subagents.update(session.skipped_subagents)
             if not session.chunks:  # only skipped sub-agent streams (stubs, warm-ups)
                 continue
-            project = store.resolve_project(session.cwd, session.project_path)
+            project = (session.cwd_hash and store.project_for_cwd_hash(session.cwd_hash)) or store.resolve_project(
+                session.cwd, session.project_path)
+            if not session.cwd_hash:  # Gemini sessions ingested before any that named this cwd join it now
+                for path in {session.cwd, project.path}:
+                    store.absorb_project(stand_in_project(hashlib.sha256(path.encode()).hexdigest()), project)
             store.mark_relink(project.id)
-            new, changed = store.save_session(project, session.session_id, session.chunks, session.team_name)
+            new, changed = store.save_session(project, session.session_id, session.chunks, session.team_name,
+                                              session.source)
             added = store.replace_edges([c.id for c in session.chunks], SESSION_EDGE_TYPES, session.edges)
             report.sessions += 1
             report.chunks_added += len(new)
@@ -197,7 +203,9 @@ def _discover_all(targets: Iterable[Path]) -> list[SessionFiles]:
         if not path.exists():
             raise TranscriptError(f"{path} does not exist. Pass a transcript file or a folder of them.")
         groups.extend(discover(path))
-    return groups
+    # Gemini sessions go last: one that names its project only by a hash of its cwd is matched
+    # against the projects known, so the other agents' sessions of this run must be there first.
+    return sorted(groups, key=lambda g: g.source == "gemini")
 
 
 def _unchanged(store: MemoryStore, path: Path) -> bool:

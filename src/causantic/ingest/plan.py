@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from causantic.config import Config
+from causantic.config import Config, Source
 from causantic.ingest.edges import Gating, make_gating, within_chain_edges
 from causantic.ingest.redact import make_redactor
 from causantic.ingest.streams import MAIN_AGENT, PlannedStream, RenderSettings, plan_stream
@@ -75,6 +75,8 @@ class SessionPlan:
     skipped_subagents: Counter[str] = field(default_factory=Counter)  # by kind: stub, warm-up
     teammates: int = 0  # sub-agent streams that are agent-team members
     team_name: str | None = None
+    source: Source = "claude-code"
+    cwd_hash: str | None = None  # no cwd recorded, only its sha256 (Gemini CLI): matched when written
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,8 +139,12 @@ def plan_session(session: SessionTranscripts, settings: PlanSettings,
     sub_streams = [s for s in streams if s.agent_id is not None]
     touched = {e.source for e in edges if e.reference_type in LINK_TYPES}
     touched |= {e.target for e in edges if e.reference_type in LINK_TYPES}
-    cwd = session.cwd or str(session.files[0].parent)
-    project_path = canonical_project_path(session.cwd) if session.cwd else str(session.files[0].parent)
+    if session.cwd:
+        cwd, project_path = session.cwd, canonical_project_path(session.cwd)
+    elif session.project_hash:  # Gemini CLI: until a project matches the hash, the hash stands for it
+        cwd, project_path = f"gemini:{session.project_hash}", stand_in_project(session.project_hash)
+    else:
+        cwd = project_path = str(session.files[0].parent)
     return SessionPlan(
         session_id=session.session_id,
         cwd=cwd,
@@ -150,6 +156,8 @@ def plan_session(session: SessionTranscripts, settings: PlanSettings,
         skipped_subagents=skipped,
         teammates=sum(1 for s in sub_streams if team is not None and s.agent_id in team.members),
         team_name=team.name if team is not None else None,
+        source=session.source,
+        cwd_hash=session.project_hash if not session.cwd else None,
     )
 
 
@@ -172,6 +180,12 @@ def _agent_edges(streams: list[PlannedStream], links: dict[str, Link], team: Tea
     if team is not None:
         edges += team_edges(streams, team, links, window)
     return edges
+
+
+def stand_in_project(cwd_hash: str) -> str:
+    """The path of the project that stands for a cwd known only by its sha256 (Gemini CLI's
+    ``projectHash``) until a session names the cwd itself; see :func:`pipeline.write_plan`."""
+    return f"gemini:{cwd_hash[:16]}"
 
 
 def group_paths(files: SessionFiles) -> list[Path]:

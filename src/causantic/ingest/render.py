@@ -15,7 +15,7 @@ from datetime import datetime
 
 from causantic.transcripts.model import TextBlock, ThinkingBlock, ToolCall, ToolResult, Turn
 
-SPAWN_TOOLS = frozenset({"Task", "Agent"})
+SPAWN_TOOLS = frozenset({"Task", "Agent", "spawn_agent"})  # spawn_agent: Codex CLI
 
 # The input field that says most about a call, per tool; others fall back to compact JSON.
 _SUMMARY_FIELDS = ("command", "file_path", "path", "pattern", "query", "url", "description", "prompt",
@@ -87,9 +87,9 @@ def render_turn(turn: Turn, *, tool_result_max_chars: int, tool_input_max_chars:
 def _summarise(call: ToolCall, limit: int) -> str:
     data = call.input if isinstance(call.input, dict) else {}
     if call.name in SPAWN_TOOLS:
-        kind = data.get("subagent_type") or data.get("name") or "agent"
+        kind = data.get("subagent_type") or data.get("agent_type") or data.get("name") or "agent"
         what = data.get("description") or ""
-        prompt = str(data.get("prompt") or "")
+        prompt = str(data.get("prompt") or data.get("message") or "")
         return _truncate(f"{kind}: {what} — {prompt}".strip(" —:"), limit)
     if call.name == "SendMessage":  # an agent-team message: its words are what a search must find
         broadcast = "all" if data.get("type") == "broadcast" else ""

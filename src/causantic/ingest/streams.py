@@ -152,5 +152,6 @@ def plan_stream(transcript: Transcript, agent: str, team_name: str | None, sessi
                 code_block_count=draft.text.count("```") // 2,
                 has_thinking=turn.has_thinking and draft.part == 0,
                 message_uuids=tuple(dict.fromkeys(s.message_uuid for s in draft.sections)),
+                source=transcript.source,
             ))
     return PlannedStream(transcript, agent, transcript.agent_id, turns, drafts, records)

@@ -6,9 +6,9 @@ Every sub-agent stream of a session falls in one of four kinds:
   when several messages reach an agent at once, or when a start is abandoned). Not ingested.
 - **warm-up** — first prompt ``Warmup``: Claude Code 2.0.x warms the prompt cache of each agent
   type at start-up, and the reply is boilerplate. Not ingested, and not a spawned sub-agent.
-- **spawned** — started by a tool call (``Task``, ``Agent``, or ``Workflow`` for its run's agents)
-  in the main stream or in another sub-agent's stream. Linked by brief/debrief, or by team edges
-  when the call makes it a teammate (:mod:`teams`).
+- **spawned** — started by a tool call (``Task``, ``Agent``, Codex CLI's ``spawn_agent``, or
+  ``Workflow`` for its run's agents) in the main stream or in another sub-agent's stream. Linked
+  by brief/debrief, or by team edges when the call makes it a teammate (:mod:`teams`).
 - **ambient** — run by Claude Code itself with no tool call: compaction (``acompact-…``), prompt
   suggestion (``aprompt_suggestion-…``) and any other stream no call claims. Linked by the
   *ambient* rule: brief from the main chunk it forked from, debrief into the main chunk that
@@ -32,8 +32,9 @@ Edges (chunk ids, never turn indices, so streams that restart turn numbering can
 
 - brief: the chunk holding the call → the stream's first chunk;
 - debrief: the stream's last chunk → where its result reached the caller: for a background agent the
-  ``<task-notification>`` naming it, else the call's result; failing both, the caller's first chunk
-  after the spawning one that starts once the agent has ended (within the time gap).
+  ``<task-notification>`` (Codex: ``<subagent_notification>``) naming it, else the call's result;
+  failing both, the caller's first chunk after the spawning one that starts once the agent has
+  ended (within the time gap).
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ WARMUP_PROMPT = "Warmup"
 STUB_MAX_LINES = 2
 _AGENT_ID_IN_TEXT = re.compile(r"agentId:\s*([A-Za-z0-9_\-]+)")
 _TASK_NOTIFICATION = re.compile(r"<task-notification>.*?<task-id>\s*([^<\s]+)\s*</task-id>", re.DOTALL)
+# Codex CLI's equivalent: <subagent_notification>{"agent_path": "<thread id>", "status": …}
+_CODEX_NOTIFICATION = re.compile(r'<subagent_notification>\s*\{[^<]*?"agent_path"\s*:\s*"([^"]+)"')
 _ASYNC_STATUSES = frozenset({"async_launched", "spawned", "teammate_spawned"})
 # Agents Claude Code runs on its own, recognised by their id prefix; the value is the agent label.
 _AMBIENT_PREFIXES = {"acompact-": "compaction", "aprompt_suggestion-": "prompt-suggestion"}
@@ -192,8 +195,8 @@ def is_ambient(sub: Transcript) -> bool:
 
 def agent_label(sub: Transcript, spawn: Spawn | None) -> str:
     """What an ordinary (not team) sub-agent's chunks are attributed to: its type, else its kind."""
-    if spawn is not None and spawn.text("subagent_type"):
-        return spawn.text("subagent_type")
+    if spawn is not None and (spawn.text("subagent_type") or spawn.text("agent_type")):
+        return spawn.text("subagent_type") or spawn.text("agent_type")  # agent_type: Codex spawn_agent
     if sub.meta is not None and sub.meta.agent_type:
         return sub.meta.agent_type
     for prefix, label in _AMBIENT_PREFIXES.items():
@@ -283,7 +286,7 @@ def _is_stub(sub: Transcript, *, inline: bool) -> bool:
 
 def _notified_ids(blocks: Sequence[object]) -> set[str]:
     return {match.group(1) for block in blocks if isinstance(block, TextBlock)
-            for match in _TASK_NOTIFICATION.finditer(block.text)}
+            for pattern in (_TASK_NOTIFICATION, _CODEX_NOTIFICATION) for match in pattern.finditer(block.text)}
 
 
 def _agent_id_in(text: str) -> str | None:

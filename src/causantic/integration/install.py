@@ -48,9 +48,10 @@ def manifest_path() -> Path:
     return causantic_home() / MANIFEST
 
 
-def load_manifest() -> dict[str, Any]:
+def load_manifest(path: Path | None = None) -> dict[str, Any]:
+    """The manifest at ``path`` (default: Claude Code's, :func:`manifest_path`); ``{}`` when absent or unreadable."""
     try:
-        data = json.loads(manifest_path().read_text(encoding="utf-8"))
+        data = json.loads((path or manifest_path()).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

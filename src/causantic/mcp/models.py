@@ -16,6 +16,7 @@ class ChunkRef(BaseModel):
     id: str
     project: str
     session_id: str
+    source: str = Field(description="The coding agent whose session it is: claude-code, codex or gemini.")
     agent: str
     date: str = Field(description="When the chunk's turn started, ISO 8601 UTC.")
     score: float | None = Field(None, description="Relevance (search) or similarity (chains), 0..1.")
@@ -47,6 +48,7 @@ class ProjectsOutput(BaseModel):
 
 class SessionInfo(BaseModel):
     session_id: str
+    source: str = Field(description="The coding agent of the session: claude-code, codex or gemini.")
     started_at: str
     ended_at: str
     chunks: int
@@ -70,6 +72,8 @@ class StatsOutput(BaseModel):
     agents: int
     clusters: int
     keyword_index: str
+    sources: dict[str, dict[str, int]] = Field(
+        description="Sessions and chunks per coding agent: {source: {sessions, chunks}}.")
     projects_detail: list[ProjectInfo]
 
 

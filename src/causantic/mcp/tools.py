@@ -71,6 +71,10 @@ Agent = Annotated[
         description=("Only chunks written by this agent: 'main' or a sub-agent / teammate name."),
     ),
 ]
+SourceFilter = Annotated[
+    Literal["claude-code", "codex", "gemini"] | None,
+    Field(description="Only sessions of this coding agent (Claude Code, Codex CLI, Gemini CLI). Omit for all."),
+]
 MaxTokens = Annotated[
     int | None,
     Field(
@@ -103,6 +107,7 @@ def search(
     query: Annotated[str, Field(min_length=1, description="What to look for, in words.")],
     project: OptionalProject = None,
     agent: Agent = None,
+    source: SourceFilter = None,
     limit: Annotated[int | None, Field(ge=1, le=50, description="Most results (default 10).")] = None,
     max_tokens: MaxTokens = None,
     from_: From = None,
@@ -117,7 +122,7 @@ def search(
         ),
     ] = None,
 ) -> Annotated[CallToolResult, SearchOut]:
-    """Find past context by meaning and exact words across stored Claude Code sessions.
+    """Find past context by meaning and exact words across stored sessions (Claude Code, Codex, Gemini).
 
     Use for discovery, when you do not know where or when something happened: "have we dealt with
     flaky CI before?", "anything about the rate limiter?", "where did we touch the billing webhook?".
@@ -135,6 +140,7 @@ def search(
         query,
         project=project,
         agent=agent,
+        source=source,
         since=since,
         until=until,
         limit=limit,
@@ -291,6 +297,7 @@ def list_sessions(
     infos = [
         SessionInfo(
             session_id=x.session_id,
+            source=x.source,
             started_at=x.started_at,
             ended_at=x.ended_at,
             chunks=x.chunks,
@@ -303,7 +310,7 @@ def list_sessions(
         text = f"No sessions found for project {proj.name!r} in that range."
     else:
         lines = [
-            f"- {x.session_id} ({short_time(x.started_at)} – {short_time(x.ended_at)}, "
+            f"- {x.session_id} ({x.source}, {short_time(x.started_at)} – {short_time(x.ended_at)}, "
             f"{x.chunks} chunks, {x.tokens} tokens{_agents(x.agents)})"
             for x in infos
         ]
@@ -338,6 +345,7 @@ def stats(ctx: Context) -> Annotated[CallToolResult, StatsOutput]:
         agents=counts["agents"],
         clusters=counts["clusters"],
         keyword_index=counts["keyword_index"],
+        sources=counts["sources"],
         projects_detail=projects,
     )
     lines = [
@@ -351,6 +359,8 @@ def stats(ctx: Context) -> Annotated[CallToolResult, StatsOutput]:
         f"- Sessions: {output.sessions}",
         f"- Projects: {output.projects}",
         f"- Agents besides main: {output.agents}",
+        "- Sessions by source: "
+        + ", ".join(f"{k} {v['sessions']} ({v['chunks']} chunks)" for k, v in output.sources.items()),
         f"- Clusters: {output.clusters}",
         f"- Keyword index: {output.keyword_index}",
     ]
@@ -529,6 +539,7 @@ def _ref(chunk: Any, score: float | None) -> ChunkRef:
         id=chunk.id,
         project=chunk.project,
         session_id=chunk.session_id,
+        source=chunk.source,
         agent=chunk.agent,
         date=chunk.start_time,
         score=None if score is None else round(min(score, 1.0), 4),

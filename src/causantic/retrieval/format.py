@@ -17,7 +17,8 @@ def when(iso_text: str) -> str:
 def chunk_header(chunk: StoredChunk, relevance: float | None = None, position: str | None = None,
                  *, marker: str | None = None) -> str:
     parts = [position] if position else []
-    parts += [f"Project: {chunk.project}", f"Session: {chunk.session_id[:8]}", f"Date: {when(chunk.start_time)}"]
+    parts += [f"Project: {chunk.project}", f"Session: {chunk.session_id[:8]}", f"Date: {when(chunk.start_time)}",
+              f"Source: {chunk.source}"]
     if chunk.agent != "main":
         parts.append(f"Agent: {chunk.agent}")
     if relevance is not None:

@@ -28,6 +28,7 @@ class SessionSummary:
     chunks: int
     tokens: int
     agents: tuple[str, ...]
+    source: str = "claude-code"  # the coding agent of the session
 
 
 def list_projects(store: MemoryStore) -> list[ProjectSummary]:
@@ -66,7 +67,7 @@ def list_sessions(store: MemoryStore, project: str, *, since: datetime | None = 
                                    until=iso(until) if until else None)
     sessions = [
         SessionSummary(r["session_id"], r["started"], r["ended"], r["chunks"], r["tokens"] or 0,
-                       tuple(sorted((r["agents"] or "").split(","))))
+                       tuple(sorted((r["agents"] or "").split(","))), r["source"])
         for r in rows
     ]
     return proj, sessions[:limit], len(sessions)

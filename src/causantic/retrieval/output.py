@@ -20,6 +20,7 @@ class ChunkOut(BaseModel):
     id: str
     project: str
     session_id: str
+    source: str = Field(description="The coding agent whose session it is: claude-code, codex or gemini.")
     agent: str
     date: str = Field(description="When the chunk's turn started, ISO 8601 UTC.")
     relevance: float | None = Field(None, description="Calibrated relevance to the query, 0..1.")
@@ -59,7 +60,8 @@ class EpisodicOut(BaseModel):
 
 
 def chunk_out(chunk: StoredChunk, relevance: float | None, *, is_hit: bool = True, content: bool = False) -> ChunkOut:
-    return ChunkOut(id=chunk.id, project=chunk.project, session_id=chunk.session_id, agent=chunk.agent,
+    return ChunkOut(id=chunk.id, project=chunk.project, session_id=chunk.session_id, source=chunk.source,
+                    agent=chunk.agent,
                     date=chunk.start_time, relevance=None if relevance is None else round(relevance, 4),
                     is_hit=is_hit, tokens=chunk.approx_tokens, preview=" ".join(chunk.content.split())[:PREVIEW_CHARS],
                     content=chunk.content if content else None)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from causantic.config import SOURCE_NAMES
 from causantic.errors import CausanticError
 from causantic.ingest.chunker import approx_tokens
 from causantic.retrieval.listing import resolve_project
@@ -133,7 +134,8 @@ def render_reconstruction(result: Reconstruction) -> str:
         if chunk.session_id != session:
             session, agent = chunk.session_id, None
             bounds = [c for c in result.chunks if c.session_id == session]
-            lines.append(f"\n=== Session {session[:8]} ({bounds[0].start_time[:16].replace('T', ' ')} – "
+            lines.append(f"\n=== Session {session[:8]} · {SOURCE_NAMES.get(chunk.source, chunk.source)} "
+                         f"({bounds[0].start_time[:16].replace('T', ' ')} – "
                          f"{bounds[-1].end_time[:16].replace('T', ' ')}) ===")
         if multi_agent and chunk.agent != agent:
             agent = chunk.agent

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 Mode = Literal["hybrid", "keyword", "vector"]
 HEADER_TOKENS = 30  # the per-hit header line, in approximate tokens
+SOURCE_POOL_FACTOR = 4  # candidate pool widening under a source filter
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +53,7 @@ class SearchRequest:
     query: str
     project: str | None = None
     agent: str | None = None
+    source: str | None = None  # only chunks written by this coding agent: claude-code, codex, gemini
     since: datetime | None = None
     until: datetime | None = None
     limit: int | None = None  # most hits; default retrieval.defaultLimit
@@ -136,6 +138,8 @@ class Searcher:
         scope = self.scope(request)
         mode, notes = self._mode(request.mode or cfg.primary)
         pool = max(cfg.vector_search_limit, cfg.keyword_search_limit, (request.limit or 0) * 3)
+        if request.source:  # filtered after retrieval (the indexes know no source): draw from a wider pool
+            pool *= SOURCE_POOL_FACTOR
         # One helper thread: keyword search (then weighing the query's words) runs beside the
         # embedding and vector search, then the lookup of missing candidate vectors (LanceDB)
         # beside the chunk lookup (SQLite).
@@ -154,7 +158,8 @@ class Searcher:
                 vectors.update(fetched.result())
         # Expanders may add other agents' chunks; the agent filter holds for every hit and every seed.
         fused = [c for c in fused if c.chunk_id in chunks and _in_range(chunks[c.chunk_id], request)
-                 and (not request.agent or chunks[c.chunk_id].agent == request.agent)]
+                 and (not request.agent or chunks[c.chunk_id].agent == request.agent)
+                 and (not request.source or chunks[c.chunk_id].source == request.source)]
         scored = {c.chunk_id: self.score(chunks[c.chunk_id], vectors.get(c.chunk_id), query_vector, profile)
                   for c in fused}
         floor = self.relevance.floor if request.floor is None else request.floor

@@ -7,6 +7,7 @@ session and the next run completes it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -16,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
+from causantic.config import SOURCES
 from causantic.store import sqlite as sqlite_util
 from causantic.store.keyword import KeywordSearch
 from causantic.store.migrations import migrate
@@ -23,7 +25,7 @@ from causantic.store.records import ChunkRecord, EdgeRecord, FileMark, Project, 
 
 _CHUNK_COLUMNS = (
     "c.id, c.session_id, c.project_id, p.name AS project, c.agent, c.turn_index, c.part, c.start_time,"
-    " c.end_time, c.content, c.content_hash, c.approx_tokens, c.message_uuids"
+    " c.end_time, c.content, c.content_hash, c.approx_tokens, c.message_uuids, c.source"
 )
 _SQL_VARIABLE_BATCH = 500
 
@@ -116,6 +118,40 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def project_by_path(self, path: str) -> Project | None:
         return self._project_by_path(path)
 
+    def absorb_project(self, path: str, into: Project) -> int:
+        """Move the sessions, chunks and cwds of the project at ``path`` into ``into``, then delete it;
+        returns the sessions moved (0 when there is no such project).
+
+        For a stand-in project (Gemini CLI sessions known only by a hash of their cwd) once a session
+        names that cwd. The moved chunks lose their vector marks, so the next embedding pass writes
+        their vectors again (from the stored ones: same text) under the new project. Call inside
+        :meth:`atomic`; ``into`` is flagged for relinking.
+        """
+        old = self._project_by_path(path)
+        if old is None or old.id == into.id:
+            return 0
+        self.conn.execute("DELETE FROM embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE project_id = ?)",
+                          (old.id,))
+        self.conn.execute("UPDATE chunks SET project_id = ? WHERE project_id = ?", (into.id, old.id))
+        moved = self.conn.execute("UPDATE sessions SET project_id = ? WHERE project_id = ?",
+                                  (into.id, old.id)).rowcount
+        self.conn.execute("UPDATE project_aliases SET project_id = ? WHERE project_id = ?", (into.id, old.id))
+        self.conn.execute("DELETE FROM projects WHERE id = ?", (old.id,))
+        self.mark_relink(into.id)
+        return moved
+
+    def project_for_cwd_hash(self, digest: str) -> Project | None:
+        """The project of a cwd known only by its sha256 hex digest (Gemini CLI's ``projectHash``):
+        the project whose path, or one of whose recorded cwds, hashes to it."""
+        rows = self.conn.execute(
+            "SELECT p.id, p.path, p.name, a.cwd FROM projects p LEFT JOIN project_aliases a ON a.project_id = p.id"
+        ).fetchall()
+        for row in rows:
+            for candidate in (row["cwd"], row["path"]):
+                if candidate and hashlib.sha256(candidate.encode()).hexdigest() == digest:
+                    return Project(row["id"], row["path"], row["name"])
+        return None
+
     def mark_relink(self, project_id: int) -> None:
         """Flag a project whose sessions changed; cleared once its cross-session edges are redone."""
         self.conn.execute("UPDATE projects SET needs_relink = 1 WHERE id = ?", (project_id,))
@@ -145,7 +181,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             params.append(until)
         return self.conn.execute(
             "SELECT c.session_id, MIN(c.start_time) AS started, MAX(c.end_time) AS ended, COUNT(*) AS chunks,"
-            " SUM(c.approx_tokens) AS tokens, GROUP_CONCAT(DISTINCT c.agent) AS agents"
+            " SUM(c.approx_tokens) AS tokens, GROUP_CONCAT(DISTINCT c.agent) AS agents, MIN(c.source) AS source"
             f" FROM chunks c WHERE {' AND '.join(where)} GROUP BY c.session_id ORDER BY started DESC",
             params,
         ).fetchall()
@@ -167,20 +203,22 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     # ---- sessions, chunks, edges ----------------------------------------------------------
 
     def save_session(self, project: Project, session_id: str, chunks: Sequence[ChunkRecord],
-                     team_name: str | None = None) -> tuple[list[str], int]:
+                     team_name: str | None = None, source: str = "claude-code") -> tuple[list[str], int]:
         """Upsert a session and its chunks; return (ids of new chunks, number of changed chunks).
 
-        Call inside :meth:`atomic` together with the session's edges and file marks.
+        ``source`` is the coding agent that wrote the session. Call inside :meth:`atomic` together
+        with the session's edges and file marks.
         """
         starts = [c.start_time for c in chunks]
         ends = [c.end_time for c in chunks]
         self.conn.execute(
-            "INSERT INTO sessions(id, project_id, started_at, ended_at, team_name) VALUES (?, ?, ?, ?, ?)"
+            "INSERT INTO sessions(id, project_id, started_at, ended_at, team_name, source) VALUES (?, ?, ?, ?, ?, ?)"
             " ON CONFLICT(id) DO UPDATE SET"
             " started_at = MIN(COALESCE(sessions.started_at, excluded.started_at), excluded.started_at),"
             " ended_at = MAX(COALESCE(sessions.ended_at, excluded.ended_at), excluded.ended_at),"
-            " team_name = COALESCE(excluded.team_name, sessions.team_name)",
-            (session_id, project.id, min(starts) if starts else None, max(ends) if ends else None, team_name),
+            " team_name = COALESCE(excluded.team_name, sessions.team_name), source = excluded.source",
+            (session_id, project.id, min(starts) if starts else None, max(ends) if ends else None, team_name,
+             source),
         )
         chunks = self._without_forgotten(chunks)
         existing = self._existing_hashes([c.id for c in chunks])
@@ -190,8 +228,8 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         self.conn.executemany(
             "INSERT INTO chunks(id, session_id, project_id, agent, agent_id, team_name, turn_index, part,"
             " start_time, end_time, content, search_terms, content_hash, approx_tokens, tool_use_count,"
-            " code_block_count, has_thinking, message_uuids, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " code_block_count, has_thinking, message_uuids, created_at, source)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT(id) DO UPDATE SET end_time = excluded.end_time, content = excluded.content,"
             " search_terms = excluded.search_terms, content_hash = excluded.content_hash,"
             " approx_tokens = excluded.approx_tokens, tool_use_count = excluded.tool_use_count,"
@@ -200,7 +238,8 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             [
                 (c.id, c.session_id, project.id, c.agent, c.agent_id, c.team_name, c.turn_index, c.part,
                  c.start_time, c.end_time, c.content, c.search_terms, c.content_hash, c.approx_tokens,
-                 c.tool_use_count, c.code_block_count, int(c.has_thinking), json.dumps(c.message_uuids), now)
+                 c.tool_use_count, c.code_block_count, int(c.has_thinking), json.dumps(c.message_uuids), now,
+                 source)
                 for c in [*new, *changed]
             ],
         )
@@ -530,8 +569,17 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             "clusters": one("SELECT COUNT(*) FROM clusters").fetchone()[0],
             "files": one("SELECT COUNT(*) FROM files").fetchone()[0],
             "skipped_lines": one("SELECT COALESCE(SUM(skipped_lines), 0) FROM files").fetchone()[0],
+            "sources": self.source_counts(),
             "keyword_index": "on" if self.fts_enabled else "off (SQLite has no FTS5)",
         }
+
+    def source_counts(self) -> dict[str, dict[str, int]]:
+        """Sessions and chunks per coding agent; every known source is listed, even when empty."""
+        out = {source: {"sessions": 0, "chunks": 0} for source in SOURCES}
+        for source, sessions, chunks in self.conn.execute(
+                "SELECT source, COUNT(DISTINCT session_id), COUNT(*) FROM chunks GROUP BY source"):
+            out[source] = {"sessions": sessions, "chunks": chunks}
+        return out
 
     def size_bytes(self) -> int:
         return sum(os.path.getsize(p) for p in (self.path, Path(f"{self.path}-wal")) if os.path.exists(p))
@@ -559,6 +607,7 @@ def _stored_chunk(row: sqlite3.Row) -> StoredChunk:
         agent=row["agent"], turn_index=row["turn_index"], part=row["part"], start_time=row["start_time"],
         end_time=row["end_time"], content=row["content"], content_hash=row["content_hash"],
         approx_tokens=row["approx_tokens"], message_uuids=tuple(json.loads(row["message_uuids"])),
+        source=row["source"],
     )
 
 

@@ -198,6 +198,18 @@ def m004_keyword_scope(conn: sqlite3.Connection) -> None:
     )
 
 
+def m006_sources(conn: sqlite3.Connection) -> None:
+    """Which coding agent wrote each session and chunk: ``claude-code`` (all earlier rows), ``codex``
+    or ``gemini``. Kept on chunks too, so a source filter and per-source counts need no join."""
+    _run_script(conn,
+        """
+        ALTER TABLE sessions ADD COLUMN source TEXT NOT NULL DEFAULT 'claude-code';
+        ALTER TABLE chunks ADD COLUMN source TEXT NOT NULL DEFAULT 'claude-code';
+        CREATE INDEX chunks_source ON chunks(source, start_time);
+        """
+    )
+
+
 def _run_script(conn: sqlite3.Connection, script: str) -> None:
     """Run statements one by one: ``executescript`` would commit the migration's transaction."""
     statement = ""
@@ -215,6 +227,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m002_keyword_index,
     m003_forgotten,
     m004_keyword_scope,
+    m006_sources,  # numbered 6: m005 and m007 come from concurrent branches; renumber on merge
 )
 
 

@@ -36,6 +36,7 @@ class ChunkRecord:
     code_block_count: int
     has_thinking: bool
     message_uuids: tuple[str, ...]
+    source: str = "claude-code"  # the coding agent that wrote the transcript: claude-code, codex, gemini
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,3 +81,4 @@ class StoredChunk:
     content_hash: str
     approx_tokens: int
     message_uuids: tuple[str, ...]
+    source: str = "claude-code"

@@ -11,9 +11,16 @@ Layouts handled (all seen in real Claude Code data):
   companions, read into :class:`~causantic.transcripts.model.AgentMeta`;
 - sidechains inline in the main file (1.0.x), which :mod:`reader` splits out.
 
-Folders whose name starts with ``.`` and ``node_modules`` are not entered. A sub-agent file whose
-session file is absent still forms a session (``main=None``). JSONL of other tools (Codex, Gemini)
-holds no Claude Code message record and yields no transcript. Results are sorted by path.
+Other agents' files are told apart by their first bytes (:func:`source_of`), wherever they lie:
+
+- a Codex CLI rollout (:mod:`codex`) is a session of its own, except a spawned agent's rollout whose
+  parent thread's rollout is found too: it joins the parent's session as a sub-agent file;
+- a Gemini CLI session (:mod:`gemini`): ``*.jsonl`` like the others, or ``session-*.json`` in a
+  ``chats`` folder (where Gemini CLI writes them).
+
+Folders whose name starts with ``.`` and ``node_modules`` are not entered (a root given by the user
+may itself be one, as ``~/.codex/sessions`` is). A sub-agent file whose session file is absent still
+forms a session (``main=None``). Results are sorted by path.
 """
 
 from __future__ import annotations
@@ -27,14 +34,17 @@ from pathlib import Path
 from typing import Any, cast
 
 from causantic.errors import TranscriptError
-from causantic.transcripts.model import AgentMeta, SessionTranscripts, SkipReport, Transcript
+from causantic.transcripts.codex import is_rollout_head, peek_rollout_meta, read_rollout
+from causantic.transcripts.gemini import looks_like_gemini, read_gemini
+from causantic.transcripts.model import AgentMeta, SessionTranscripts, SkipReport, Source, Transcript
 from causantic.transcripts.reader import SkipReason, read_file
 
-__all__ = ["SessionFiles", "discover", "read_session"]
+__all__ = ["SessionFiles", "discover", "read_session", "source_of"]
 
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.IGNORECASE)
 _PEEK_MAX_LINES = 200
 _PEEK_MAX_BYTES = 16 * 1024 * 1024
+_SNIFF_BYTES = 4096  # enough for every first line seen but a Codex meta, told by its start
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +55,7 @@ class SessionFiles:
     main: Path | None  # None when only sub-agent files of the session are present
     subagents: tuple[Path, ...]
     folder: Path  # the folder holding the session: a project folder under ~/.claude/projects
+    source: Source = "claude-code"
 
 
 def discover(root: Path) -> list[SessionFiles]:
@@ -53,6 +64,9 @@ def discover(root: Path) -> list[SessionFiles]:
     Raises :class:`TranscriptError` when `root` does not exist.
     """
     if root.is_file():
+        source = source_of(root)
+        if source != "claude-code":
+            return _other_sessions([(root, source)])
         session = _session_id_of_main(root)
         return [SessionFiles(session, root, (), root.parent)]
     if not root.is_dir():
@@ -61,7 +75,12 @@ def discover(root: Path) -> list[SessionFiles]:
     mains: list[tuple[Path, str]] = []
     nested: dict[tuple[Path, str], list[Path]] = defaultdict(list)  # <session>/subagents/ files
     flat: list[tuple[Path, str]] = []  # agent-*.jsonl outside a subagents/ folder
+    others: list[tuple[Path, Source]] = []
     for path in _jsonl_files(root):
+        source = source_of(path)
+        if source != "claude-code":
+            others.append((path, source))
+            continue
         owner = _subagents_owner(root, path)
         if owner is not None:
             nested[owner].append(path)
@@ -93,6 +112,7 @@ def discover(root: Path) -> list[SessionFiles]:
         SessionFiles(session, None, tuple(sorted(paths)), folder)
         for (folder, session), paths in orphans.items()
     ]
+    found += _other_sessions(others)
     found.sort(key=lambda s: str(s.main if s.main is not None else s.subagents[0]))
     return found
 
@@ -105,6 +125,10 @@ def read_session(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRep
     transcripts keep their file order (main file's inline sidechains first). Raises
     :class:`TranscriptError` when one of the files cannot be read at all.
     """
+    if files.source == "codex":
+        return _read_codex(files)
+    if files.source == "gemini":
+        return _read_gemini(files)
     report = SkipReport()
     found: list[Transcript] = []
     if files.main is not None:
@@ -132,14 +156,102 @@ def read_session(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRep
     return sessions, report
 
 
+# --- other agents ---------------------------------------------------------------------------------
+
+
+def source_of(path: Path) -> Source:
+    """Which agent wrote a transcript file, from its first bytes; Claude Code unless recognised."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(_SNIFF_BYTES)
+    except OSError:
+        return "claude-code"
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not text.startswith(b"{"):
+        return "claude-code"
+    if text[1:2] in (b"\n", b"\r") or path.suffix == ".json":
+        return "gemini" if looks_like_gemini(text) else "claude-code"
+    line = text.split(b"\n", 1)[0]
+    if b'"payload"' in line or b'"instructions"' in line:
+        record: Any = None
+        if b"\n" in text or len(head) < _SNIFF_BYTES:
+            try:
+                record = json.loads(line)
+            except (ValueError, RecursionError):
+                record = None
+        elif b'"session_meta"' in line[:300]:  # a 0.14x meta embedding its tool catalogue: too long to parse
+            record = {"type": "session_meta"}
+        elif line.startswith(b'{"id":'):  # a legacy meta line with long instructions
+            record = {"id": "", "instructions": None}
+        if type(record) is dict and is_rollout_head(cast("dict[str, Any]", record)):
+            return "codex"
+    if looks_like_gemini(line) and b'"type"' not in line:
+        return "gemini"  # a JSON-lines Gemini session: its header record first
+    return "claude-code"
+
+
+def _other_sessions(files: list[tuple[Path, Source]]) -> list[SessionFiles]:
+    """Sessions of Codex and Gemini files; a spawned Codex thread joins its parent's session."""
+    found: list[SessionFiles] = []
+    codex = {path: peek_rollout_meta(path) for path, source in files if source == "codex"}
+    by_thread = {m.thread_id: p for p, m in codex.items() if m.thread_id}
+    children: dict[Path, list[Path]] = defaultdict(list)
+    for path, meta in codex.items():
+        parent = by_thread.get(meta.parent_thread_id or "")
+        if parent is not None and parent != path:
+            children[parent].append(path)
+    attached = {p for paths in children.values() for p in paths}
+    for path, meta in codex.items():
+        if path not in attached:
+            found.append(SessionFiles(meta.thread_id or path.stem, path, tuple(sorted(children.get(path, ()))),
+                                      path.parent, "codex"))
+    found += [SessionFiles(path.stem, path, (), path.parent, "gemini") for path, source in files
+              if source == "gemini"]
+    return found
+
+
+def _read_codex(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipReport]:
+    report = SkipReport()
+    main, meta = None, None
+    if files.main is not None:
+        main, meta, skipped = read_rollout(files.main)
+        report.merge(skipped)
+    session_id = (meta.thread_id if meta else None) or files.session_id
+    subagents: list[Transcript] = []
+    for path in files.subagents:
+        child_meta = peek_rollout_meta(path)
+        sub, _, skipped = read_rollout(path, agent_id=child_meta.thread_id or path.stem, session_id=session_id)
+        report.merge(skipped)
+        if sub is not None:
+            label = AgentMeta(agent_type=child_meta.role, description=child_meta.nickname)
+            subagents.append(replace(sub, meta=label))
+    if main is None and not subagents:
+        return [], report
+    cwd = (main.cwd if main else None) or next((s.cwd for s in subagents if s.cwd), None)
+    paths = tuple(t.path for t in (main, *subagents) if t is not None)
+    return [SessionTranscripts(session_id, main, tuple(subagents), cwd, paths, "codex")], report
+
+
+def _read_gemini(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipReport]:
+    assert files.main is not None
+    session, report = read_gemini(files.main)
+    if session.transcript is None:
+        return [], report
+    return [SessionTranscripts(session.session_id, session.transcript, (), session.cwd, (files.main,),
+                               "gemini", session.project_hash)], report
+
+
 # --- walking ----------------------------------------------------------------------------------------
 
 
 def _jsonl_files(root: Path) -> list[Path]:
+    """Transcript candidates: every ``*.jsonl``, and ``session-*.json`` in a ``chats`` folder."""
     out: list[Path] = []
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules")
-        out += (Path(folder, name) for name in sorted(names) if name.endswith(".jsonl"))
+        chats = os.path.basename(folder) == "chats"
+        out += (Path(folder, name) for name in sorted(names)
+                if name.endswith(".jsonl") or (chats and name.startswith("session-") and name.endswith(".json")))
     return out
 
 

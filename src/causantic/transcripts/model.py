@@ -14,6 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from causantic.config import Source
+
 
 @dataclass(frozen=True, slots=True)
 class TextBlock:
@@ -92,6 +94,7 @@ class Transcript:
     cwd: str | None = None
     progress: tuple[AgentProgress, ...] = ()
     meta: AgentMeta | None = None  # from the sub-agent's .meta.json companion, when there is one
+    source: Source = "claude-code"
 
 
 @dataclass(slots=True)
@@ -120,6 +123,9 @@ class SessionTranscripts:
     subagents: tuple[Transcript, ...]
     cwd: str | None  # first cwd seen in the session's records
     files: tuple[Path, ...]  # every file that contributed
+    source: Source = "claude-code"
+    # Gemini CLI records no cwd, only sha256(cwd): the project is matched by it when ingested.
+    project_hash: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

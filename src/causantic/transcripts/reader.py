@@ -54,7 +54,17 @@ from causantic.transcripts.model import (
     Transcript,
 )
 
-__all__ = ["BROKEN_LINE_REASONS", "SkipReason", "read_file"]
+__all__ = [
+    "BROKEN_LINE_REASONS",
+    "SkipReason",
+    "as_array",
+    "as_object",
+    "as_str",
+    "decode_lines",
+    "parse_time",
+    "read_bytes",
+    "read_file",
+]
 
 
 class SkipReason(StrEnum):
@@ -68,6 +78,7 @@ class SkipReason(StrEnum):
     EMPTY_MESSAGE = "empty message"  # a message with no block we keep (e.g. only redacted thinking)
     DUPLICATE_RECORD = "duplicate record"  # same uuid seen before in the stream
     NON_MESSAGE = "non-message record"  # summary, system, snapshots, progress, attachment, ...: normal
+    UNKNOWN_RECORD = "unknown record type"  # Codex/Gemini record kinds no reader knows yet: skipped
     INVALID_AGENT_META = "invalid agent meta file"  # an agent-<id>.meta.json that is not a JSON object
 
 
@@ -104,21 +115,26 @@ def read_file(
 
     Raises :class:`TranscriptError` only when the file cannot be read at all.
     """
+    data = read_bytes(path)
+    report = SkipReport()
+    records = decode_lines(data, report)
+    return _Assembler(path, agent_id, session_id, report).run(records), report
+
+
+def read_bytes(path: Path) -> bytes:
+    """A transcript file's bytes; :class:`TranscriptError` (saying what to check) when unreadable."""
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as e:
         raise TranscriptError(
             f"Cannot read transcript file {path}: {e.strerror or e}. Check that it exists and is readable."
         ) from e
-    report = SkipReport()
-    records = _decode_lines(data, report)
-    return _Assembler(path, agent_id, session_id, report).run(records), report
 
 
 # --- lines → records ------------------------------------------------------------------------------
 
 
-def _decode_lines(data: bytes, report: SkipReport) -> list[tuple[int, int, dict[str, Any]]]:
+def decode_lines(data: bytes, report: SkipReport) -> list[tuple[int, int, dict[str, Any]]]:
     """(line number, index on the line, record) for every JSON object in `data`.
 
     The fast path hands each line to the C scanner behind ``json.loads`` directly (same grammar,
@@ -246,7 +262,7 @@ class _Assembler:
         for line_no, sub, rec in records:
             kind = rec.get("type")
             if kind == "user" or kind == "assistant":
-                message = _object(rec.get("message"))
+                message = as_object(rec.get("message"))
                 if message is not None and isinstance(message.get("content"), str | list):
                     messages.append((line_no, sub, rec))
                 else:
@@ -372,7 +388,7 @@ class _Assembler:
         pending = _Pending(
             uuid=uuid,
             role=role,
-            timestamp=_parse_time(rec.get("timestamp")),
+            timestamp=parse_time(rec.get("timestamp")),
             line_no=line_no,
             is_sidechain=rec.get("isSidechain") is True,
             is_meta_flag=role == "user"
@@ -426,11 +442,11 @@ class _Assembler:
         if key in stream.progress_keys:
             return
         stream.progress_keys.add(key)
-        stream.progress.append(AgentProgress(key[0], key[1], _parse_time(rec.get("timestamp"))))
+        stream.progress.append(AgentProgress(key[0], key[1], parse_time(rec.get("timestamp"))))
 
 
 def _is_agent_progress(rec: dict[str, Any]) -> bool:
-    data = _object(rec.get("data"))
+    data = as_object(rec.get("data"))
     return (
         data is not None
         and data.get("type") == "agent_progress"
@@ -471,7 +487,7 @@ def _parse_blocks(content: str | list[Any]) -> list[Block]:
         return [TextBlock(content)] if content.strip() else []
     blocks: list[Block] = []
     for value in content:
-        item = _object(value)
+        item = as_object(value)
         if item is None:
             if isinstance(value, str) and value.strip():
                 blocks.append(TextBlock(value))
@@ -483,14 +499,14 @@ def _parse_blocks(content: str | list[Any]) -> list[Block]:
                 blocks.append(TextBlock(text))
         elif kind == "tool_use":
             raw_input = item.get("input")
-            tool_input = _object(raw_input)
+            tool_input = as_object(raw_input)
             if tool_input is None:
                 tool_input = {} if raw_input is None else {"input": raw_input}
-            blocks.append(ToolCall(_str(item.get("id")), _str(item.get("name")), tool_input))
+            blocks.append(ToolCall(as_str(item.get("id")), as_str(item.get("name")), tool_input))
         elif kind == "tool_result":
             blocks.append(
                 ToolResult(
-                    _str(item.get("tool_use_id")),
+                    as_str(item.get("tool_use_id")),
                     _flatten_result(item.get("content")),
                     item.get("is_error") is True,
                 )
@@ -513,24 +529,24 @@ def _flatten_result(content: Any) -> str:
     """Text of a tool_result's content: a string, or a list of blocks (images become "[image]")."""
     if isinstance(content, str):
         return content
-    values = _array(content)
+    values = as_array(content)
     if values is not None:
         parts: list[str] = []
         for value in values:
             if isinstance(value, str):
                 parts.append(value)
-            elif (item := _object(value)) is not None:
+            elif (item := as_object(value)) is not None:
                 kind = item.get("type")
                 if kind == "image":
                     parts.append("[image]")
                 elif kind == "document":
                     parts.append("[document]")
                 elif kind == "tool_reference":
-                    parts.append(f"[tool: {_str(item.get('tool_name'))}]")
+                    parts.append(f"[tool: {as_str(item.get('tool_name'))}]")
                 elif isinstance(text := item.get("text"), str):
                     parts.append(text)
         return "\n".join(parts)
-    item = _object(content)
+    item = as_object(content)
     if item is not None and isinstance(text := item.get("text"), str):
         return text
     return ""
@@ -549,21 +565,21 @@ def _all_injected(blocks: tuple[Block, ...]) -> bool:
     return texts > 0
 
 
-def _object(value: Any) -> dict[str, Any] | None:
+def as_object(value: Any) -> dict[str, Any] | None:
     """`value` when it is a JSON object, else None."""
     return cast("dict[str, Any]", value) if type(value) is dict else None
 
 
-def _array(value: Any) -> list[Any] | None:
+def as_array(value: Any) -> list[Any] | None:
     """`value` when it is a JSON array, else None."""
     return cast("list[Any]", value) if type(value) is list else None
 
 
-def _str(value: Any) -> str:
+def as_str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _parse_time(value: Any) -> datetime | None:
+def parse_time(value: Any) -> datetime | None:
     """ISO-8601 text → timezone-aware UTC datetime (naive values are taken as UTC), else None."""
     if type(value) is not str:
         return None

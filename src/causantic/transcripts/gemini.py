@@ -1,0 +1,190 @@
+"""Reading one Gemini CLI session (``~/.gemini/tmp/<project>/chats/session-*.json``).
+
+A session is one JSON document: ``{sessionId, projectHash, startTime, lastUpdated, messages: [...]}``
+(Entire checkpoints keep the same document, pretty-printed, as ``full.jsonl``). A file of one JSON
+record per line holding the same fields (a header with ``sessionId``, then message records) is read
+too. Messages:
+
+- ``user``: ``content`` is text or a list of parts (``{"text"}``; other parts are skipped);
+- ``gemini`` (also ``model``): ``content`` text; ``thoughts`` (``{subject, description}``) become
+  :class:`ThinkingBlock` (never indexed); each of ``toolCalls`` (``{id, name, args, result, status}``)
+  becomes a tool call, and its ``result`` (``functionResponse.response.output`` or ``.error``) a tool
+  result in a following user message, as Claude Code records them;
+- ``info``, ``warning``, ``error``: CLI notices, skipped; other kinds are counted as unknown.
+
+Gemini CLI records no working directory, only ``projectHash`` = sha256 of it. Newer versions name
+the project folder instead and keep its path in ``<folder>/.project_root``, which is read when present.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from causantic.transcripts.model import (
+    Block,
+    Message,
+    SkipReport,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+    ToolResult,
+    Transcript,
+)
+from causantic.transcripts.reader import (
+    SkipReason,
+    as_array,
+    as_object,
+    as_str,
+    decode_lines,
+    parse_time,
+    read_bytes,
+)
+
+__all__ = ["GeminiSession", "looks_like_gemini", "read_gemini"]
+
+_NOTICES = frozenset({"info", "warning", "error"})
+
+
+@dataclass(frozen=True, slots=True)
+class GeminiSession:
+    transcript: Transcript | None  # None when the session holds no message
+    session_id: str
+    project_hash: str | None
+    cwd: str | None  # from ``.project_root``, when the CLI wrote one
+
+
+def looks_like_gemini(head: bytes) -> bool:
+    """True when a file's first bytes are those of a Gemini CLI session document. Some versions
+    write the keys sorted, so ``sessionId`` and ``projectHash`` can come after all the messages."""
+    return b'"projectHash"' in head or (
+        b'"messages"' in head and any(k in head for k in (b'"sessionId"', b'"lastUpdated"', b'"startTime"')))
+
+
+def read_gemini(path: Path) -> tuple[GeminiSession, SkipReport]:
+    """Parse one session file; problems inside it are counted, never raised.
+
+    Raises :class:`TranscriptError` only when the file cannot be read at all.
+    """
+    data = read_bytes(path)
+    report = SkipReport()
+    header, records = _records(data, report)
+    session_id = as_str(header.get("sessionId")) or path.stem
+    project_hash = as_str(header.get("projectHash")) or None
+    messages: list[Message] = []
+    for line_no, record in records:
+        messages += _messages(record, line_no, session_id, report)
+    transcript = None
+    cwd = _project_root(path)
+    if messages:
+        transcript = Transcript(path, session_id, None, tuple(messages), cwd=cwd, source="gemini")
+    return GeminiSession(transcript, session_id, project_hash, cwd), report
+
+
+def _records(data: bytes, report: SkipReport) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any]]]]:
+    """(session header, [(position, message record)]) from a document or from JSON lines."""
+    try:
+        document: Any = json.loads(data)
+    except (ValueError, RecursionError):
+        document = None
+    whole = as_object(document)
+    if whole is not None and isinstance(whole.get("messages"), list):
+        items = whole["messages"]
+        records = [(i, obj) for i, value in enumerate(items, 1) if (obj := as_object(value)) is not None]
+        if len(records) < len(items):
+            report.add(SkipReason.NOT_AN_OBJECT, len(items) - len(records))
+        return whole, records
+    header: dict[str, Any] = {}
+    records = []
+    for line_no, _, record in decode_lines(data, report):
+        if "type" in record:
+            records.append((line_no, record))
+        elif not header and "sessionId" in record:
+            header = record
+        else:
+            report.add(SkipReason.NON_MESSAGE)
+    return header, records
+
+
+def _messages(record: dict[str, Any], position: int, session_id: str, report: SkipReport) -> list[Message]:
+    kind = record.get("type")
+    uuid = as_str(record.get("id")) or f"message-{position}"
+    when = parse_time(record.get("timestamp"))
+
+    def message(role: str, blocks: list[Block], suffix: str = "") -> Message:
+        return Message(uuid + suffix, "user" if role == "user" else "assistant", when, tuple(blocks),
+                       session_id, position)
+
+    if kind in _NOTICES:
+        report.add(SkipReason.NON_MESSAGE)
+        return []
+    if kind == "user":
+        blocks = _content(record.get("content"))
+        if not blocks:
+            report.add(SkipReason.EMPTY_MESSAGE)
+            return []
+        return [message("user", blocks)]
+    if kind not in ("gemini", "model"):
+        report.add(SkipReason.UNKNOWN_RECORD)
+        return []
+    blocks = [ThinkingBlock(text) for t in as_array(record.get("thoughts")) or []
+              if (thought := as_object(t)) is not None and (text := _thought(thought))]
+    blocks += _content(record.get("content"))
+    results: list[Block] = []
+    for value in as_array(record.get("toolCalls")) or []:
+        call = as_object(value)
+        if call is None:
+            continue
+        call_id = as_str(call.get("id")) or f"{uuid}-call-{len(results)}"
+        blocks.append(ToolCall(call_id, as_str(call.get("name")), as_object(call.get("args")) or {}))
+        results.append(ToolResult(call_id, _result_text(call), call.get("status") == "error"))
+    if not blocks:
+        report.add(SkipReason.EMPTY_MESSAGE)
+        return []
+    out = [message("assistant", blocks)]
+    if results:
+        out.append(message("user", results, "-results"))
+    return out
+
+
+def _content(content: Any) -> list[Block]:
+    if isinstance(content, str):
+        return [TextBlock(content)] if content.strip() else []
+    texts = [as_str(part.get("text")) for value in as_array(content) or []
+             if (part := as_object(value)) is not None]
+    return [TextBlock(t) for t in texts if t.strip()]
+
+
+def _thought(thought: dict[str, Any]) -> str:
+    subject, description = as_str(thought.get("subject")), as_str(thought.get("description"))
+    return f"{subject}: {description}" if subject and description else subject or description
+
+
+def _result_text(call: dict[str, Any]) -> str:
+    parts: list[str] = []
+    for value in as_array(call.get("result")) or []:
+        item = as_object(value) or {}
+        response = as_object((as_object(item.get("functionResponse")) or {}).get("response"))
+        if response is None:
+            continue
+        for key in ("output", "error", "content"):
+            text = response.get(key)
+            if isinstance(text, str) and text:
+                parts.append(text)
+                break
+        else:
+            parts.append(json.dumps(response, ensure_ascii=False))
+    if not parts and isinstance(call.get("resultDisplay"), str):
+        parts.append(call["resultDisplay"])
+    return "\n".join(parts)
+
+
+def _project_root(path: Path) -> str | None:
+    folder = path.parent.parent if path.parent.name == "chats" else path.parent
+    try:
+        text = (folder / ".project_root").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return text if text.startswith("/") else None

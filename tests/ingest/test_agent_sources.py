@@ -1,0 +1,279 @@
+"""Ingesting Codex CLI and Gemini CLI sessions beside Claude Code's: counts on the real corpus,
+one project per repository whichever agent worked in it, spawned Codex agents, the source filter."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from process_support import causantic, subprocess_env
+
+from causantic.config import Config
+from causantic.hooks.briefing import build_briefing
+from causantic.ingest.service import ingest_paths
+from causantic.retrieval.reconstruct import ReconstructRequest, reconstruct, render_reconstruction
+from causantic.retrieval.search import SearchRequest
+from causantic.services import Services, open_services
+
+POMODORO = "codex/yoavf__ai-sessions/examples/codex-pomodor-timer.jsonl"
+ENTIRE = "codex/blackgirlbytes__entire-token-costs-benchmark-tests/a7/1156299398/0/full.jsonl"
+ENTIRE_THREAD = "019ef35b-2300-75e0-98d6-8e4dce14050f"
+POMODORO_CWD = "/Users/yoavfarhi/dev/pomodoro/codex"
+SPAWNS = "codex/ConfabulousDev__confab-web/backend/internal/codex/testdata/sample_rollout_parent_with_spawns.jsonl"
+EXAMPLES = Path(__file__).resolve().parents[2] / "src" / "causantic" / "examples" / "sessions"
+
+
+def _ingest(services: Services, *paths: Path):  # type: ignore[no-untyped-def]
+    return ingest_paths(services, list(paths), embed=False, workers=1)
+
+
+def _sessions_by_project(services: Services) -> dict[str, list[tuple[str, str, str]]]:
+    """Project name → (start, source, session id) of its sessions, in time order."""
+    out: dict[str, list[tuple[str, str, str]]] = {}
+    for name, started, source, sid in services.store.conn.execute(
+            "SELECT p.name, s.started_at, s.source, s.id FROM sessions s JOIN projects p ON p.id = s.project_id"
+            " ORDER BY s.started_at"):
+        out.setdefault(name, []).append((started, source, sid))
+    return out
+
+
+def _cross_session_pairs(services: Services) -> set[tuple[str, str]]:
+    """(source session, target session) of every cross-session edge."""
+    return {(a, b) for a, b in services.store.conn.execute(
+        "SELECT s.session_id, t.session_id FROM edges e JOIN chunks s ON s.id = e.source_chunk_id"
+        " JOIN chunks t ON t.id = e.target_chunk_id WHERE e.reference_type = 'cross-session'")}
+
+
+def test_the_codex_and_gemini_corpus_ingests_with_these_counts_and_again_changes_nothing(
+        agents_corpus: Path) -> None:
+    with open_services(Config()) as services:
+        report = _ingest(services, agents_corpus / "codex", agents_corpus / "gemini")
+        assert report.errors == []
+        assert (report.files, report.sessions, report.chunks_added) == (31, 23, 313)
+        assert report.broken_lines == 0
+        assert report.skipped_lines["unknown record type"] == 3
+        assert report.skipped_lines["empty message"] == 216
+        stats = services.store.counts()
+        # Two Confab fixtures share a thread id: 12 rollouts with messages are 11 sessions.
+        assert stats["sources"] == {"claude-code": {"sessions": 0, "chunks": 0},
+                                    "codex": {"sessions": 11, "chunks": 292},
+                                    "gemini": {"sessions": 11, "chunks": 21}}
+        again = _ingest(services, agents_corpus / "codex", agents_corpus / "gemini")
+        assert (again.files_unchanged, again.chunks_added, again.chunks_updated) == (31, 0, 0)
+        assert services.store.counts()["sources"] == stats["sources"]
+
+
+def test_claude_code_and_gemini_sessions_of_one_repository_share_its_project_in_time_order(
+        agents_corpus: Path) -> None:
+    # Real sessions of one test repository (computermode/test-repo) by both agents. Gemini CLI records
+    # only sha256(cwd); Claude Code's sessions name the cwds, so the hashes find their projects.
+    with open_services(Config()) as services:
+        report = _ingest(services, agents_corpus / "claude-code" / "computermode__test-repo",
+                         agents_corpus / "gemini" / "computermode__test-repo")
+        assert report.errors == []
+        projects = _sessions_by_project(services)
+        test_dir = projects["test-dir"]
+        assert [source for _, source, _ in test_dir] == ["gemini"] * 6 + ["claude-code"]
+        test_repo = [source for _, source, _ in projects["test-repo"]]
+        assert test_repo.count("claude-code") == 27 and test_repo.count("gemini") == 1
+        assert test_repo.index("gemini") == 6  # between the Claude Code sessions of 18 March and 1 April
+        pairs = _cross_session_pairs(services)
+        for sessions in (test_dir, projects["test-repo"]):
+            ids = [sid for _, _, sid in sessions]
+            assert {(a, b) for a, b in zip(ids, ids[1:], strict=False)} <= pairs  # each to the next, across agents
+        assert any(a[1] != b[1] for a, b in zip(test_dir, test_dir[1:], strict=False))
+
+        # Which agent did what: reconstruct heads each session with it, so does the briefing.
+        replay = render_reconstruction(reconstruct(services.store, ReconstructRequest("test-dir"), 20_000))
+        headers = [line for line in replay.splitlines() if line.startswith("=== Session")]
+        assert len(headers) == 7 and sum("· Gemini CLI (" in h for h in headers) == 6
+        assert sum("· Claude Code (" in h for h in headers) == 1
+        briefing = build_briefing(services, "/Users/ninawork/entire/test-repos/test-repo/test-dir",
+                                  exclude_session=None, budget=2000)
+        assert briefing is not None and "Claude Code" in briefing.text and "Gemini CLI" in briefing.text
+
+
+def test_gemini_sessions_ingested_before_the_other_agents_join_their_project_later(agents_corpus: Path) -> None:
+    with open_services(Config()) as services:
+        _ingest(services, agents_corpus / "gemini" / "computermode__test-repo")
+        stand_ins = {name for name in _sessions_by_project(services) if name.startswith("gemini:")}
+        assert len(stand_ins) == 3  # three cwds, known only by their hash
+        _ingest(services, agents_corpus / "claude-code" / "computermode__test-repo")
+        projects = _sessions_by_project(services)
+        assert [name for name in projects if name.startswith("gemini:")] == ["gemini:c0f4b0739a6f116c"]
+        assert [source for _, source, _ in projects["test-dir"]] == ["gemini"] * 6 + ["claude-code"]
+        ids = [sid for _, _, sid in projects["test-dir"]]
+        assert {(a, b) for a, b in zip(ids, ids[1:], strict=False)} <= _cross_session_pairs(services)
+        moved = services.store.conn.execute(
+            "SELECT COUNT(*) FROM chunks c JOIN projects p ON p.id = c.project_id WHERE p.name = 'test-dir'"
+            " AND c.source = 'gemini'").fetchone()[0]
+        assert moved == 7 and services.store.keyword_search("readme", project_ids=[
+            services.store.find_projects("test-dir")[0].id])  # the keyword index follows the move
+
+
+def _retarget(source: Path, target: Path, old_cwd: str, new_cwd: str) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(source.read_text(encoding="utf-8").replace(old_cwd, new_cwd), encoding="utf-8")
+
+
+def test_claude_code_and_codex_sessions_of_one_repository_link_and_search_narrows_by_source(
+        agents_corpus: Path, tmp_path: Path, causantic_home: Path) -> None:
+    repo = tmp_path / "pomodoro"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "web").mkdir()
+    # The real Codex session, run in a folder of the repository; a Claude Code session in its root.
+    _retarget(agents_corpus / POMODORO, tmp_path / "codex" / "rollout.jsonl", POMODORO_CWD, str(repo / "web"))
+    claude_session = sorted(EXAMPLES.glob("*/*.jsonl"))[0]
+    old_cwd = json.loads(next(line for line in claude_session.read_text().splitlines() if '"cwd"' in line))["cwd"]
+    _retarget(claude_session, tmp_path / "claude" / "p" / claude_session.name, old_cwd, str(repo))
+    with open_services(Config()) as services:
+        report = _ingest(services, tmp_path / "claude", tmp_path / "codex")
+        assert report.errors == []
+        [(name, sessions)] = _sessions_by_project(services).items()
+        assert name == "pomodoro" and {source for _, source, _ in sessions} == {"claude-code", "codex"}
+        ids = [sid for _, _, sid in sessions]
+        assert (ids[0], ids[1]) in _cross_session_pairs(services)
+
+        query = "const files tests updated"  # words both sessions use
+        both = services.searcher.search(SearchRequest(query, mode="keyword", limit=50))
+        assert {h.chunk.source for h in both.hits} == {"codex", "claude-code"}
+        for source in ("codex", "claude-code"):
+            narrowed = services.searcher.search(SearchRequest(query, mode="keyword", source=source, limit=50))
+            assert narrowed.hits and {h.chunk.source for h in narrowed.hits} == {source}
+        assert services.searcher.search(SearchRequest(query, mode="keyword", source="gemini")).hits == []
+
+    done = causantic("search", "Pomodoro timer", "--source", "codex", "--json",
+                     env=subprocess_env(CAUSANTIC_HOME=str(causantic_home)), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    hits = json.loads(done.stdout)["hits"]
+    assert hits and {h["source"] for h in hits} == {"codex"}
+    done = causantic("stats", "--json", env=subprocess_env(CAUSANTIC_HOME=str(causantic_home)), cwd=tmp_path)
+    sources = json.loads(done.stdout)["sources"]
+    assert sources["codex"]["sessions"] == 1 and sources["claude-code"]["sessions"] == 1
+    assert sources["gemini"] == {"sessions": 0, "chunks": 0}
+
+
+def test_a_spawned_codex_agent_is_linked_to_the_call_that_started_it(agents_corpus: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "sessions" / "2026" / "05" / "13"
+    folder.mkdir(parents=True)
+    parent = folder / "rollout-2026-05-13T01-00-00-019e-parent.jsonl"
+    shutil.copyfile(agents_corpus / SPAWNS, parent)
+    # The child thread's rollout, as Codex writes it: its meta names the parent thread.
+    meta = {"id": "019e-child-1", "timestamp": "2026-05-13T01:00:00.300Z", "cwd": "/Users/dev/example",
+            "source": {"subagent": {"thread_spawn": {"parent_thread_id": "019e-parent", "depth": 1,
+                                                     "agent_nickname": "Hubble", "agent_role": "default"}}},
+            "agent_nickname": "Hubble", "agent_role": "default", "cli_version": "0.130.0"}
+    records = [
+        {"timestamp": "2026-05-13T01:00:00.300Z", "type": "session_meta", "payload": meta},
+        {"timestamp": "2026-05-13T01:00:00.400Z", "type": "response_item",
+         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text",
+                                                                      "text": "Write a short poem"}]}},
+        {"timestamp": "2026-05-13T01:00:03.000Z", "type": "response_item",
+         "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text",
+                                                                           "text": "Here is the poem"}]}},
+    ]
+    (folder / "rollout-2026-05-13T01-00-00-019e-child-1.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in records))
+    with open_services(Config()) as services:
+        report = _ingest(services, tmp_path / "sessions")
+        assert report.errors == [] and report.sessions == 1
+        assert (report.subagent_streams, report.linked_subagents) == (1, 1)
+        assert report.edges_added["brief"] == 1 and report.edges_added["debrief"] == 1
+        agents = dict(services.store.conn.execute("SELECT agent, source FROM chunks WHERE agent != 'main'"))
+        assert agents == {"default": "codex"}
+
+
+def test_secrets_in_codex_shell_output_are_redacted(tmp_path: Path) -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    records = [
+        {"timestamp": "2026-01-01T10:00:00Z", "type": "session_meta", "payload": {"id": "t1", "cwd": "/w/app"}},
+        {"timestamp": "2026-01-01T10:00:01Z", "type": "response_item", "payload": {
+            "type": "message", "role": "user", "content": [{"type": "input_text", "text": "print my env"}]}},
+        {"timestamp": "2026-01-01T10:00:02Z", "type": "response_item", "payload": {
+            "type": "function_call", "name": "shell", "call_id": "c1",
+            "arguments": json.dumps({"command": ["bash", "-lc", f"GITHUB_TOKEN={token} env"]})}},
+        {"timestamp": "2026-01-01T10:00:03Z", "type": "response_item", "payload": {
+            "type": "function_call_output", "call_id": "c1",
+            "output": json.dumps({"output": f"GITHUB_TOKEN={token}\n", "metadata": {"exit_code": 0}})}},
+    ]
+    path = tmp_path / "rollout-2026-01-01T10-00-00-t1.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    with open_services(Config()) as services:
+        assert _ingest(services, path).chunks_added == 1
+        [content] = [r[0] for r in services.store.conn.execute("SELECT content FROM chunks")]
+    assert token not in content and "print my env" in content and "[Tool:shell]" in content
+
+
+def test_a_growing_rollout_adds_only_its_new_turns(agents_corpus: Path, tmp_path: Path) -> None:
+    lines = (agents_corpus / POMODORO).read_bytes().split(b"\n")
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(b"\n".join(lines[:60]) + b"\n")
+    with open_services(Config()) as services:
+        first = _ingest(services, path)
+        path.write_bytes(b"\n".join(lines))
+        grown = _ingest(services, path)
+        assert first.chunks_added > 0 and grown.chunks_added > 0
+        total = services.store.counts()["chunks"]
+    fresh = tmp_path / "fresh" / "rollout.jsonl"
+    fresh.parent.mkdir()
+    shutil.copyfile(agents_corpus / POMODORO, fresh)
+    with open_services(Config().with_overrides({"storage.dbPath": str(tmp_path / "fresh.db")})) as clean:
+        assert _ingest(clean, fresh).chunks_added == total
+
+
+def _graph(db: Path) -> tuple[set[str], set[tuple[str, str, str]]]:
+    with sqlite3.connect(db) as conn:
+        chunks = {r[0] for r in conn.execute("SELECT id FROM chunks")}
+        edges = set(conn.execute("SELECT source_chunk_id, target_chunk_id, reference_type FROM edges"))
+    return chunks, edges
+
+
+@pytest.mark.slow
+def test_a_killed_ingest_of_codex_rollouts_leaves_a_consistent_store_that_the_next_run_completes(
+        agents_corpus: Path, tmp_path: Path, causantic_home: Path) -> None:
+    # Eight threads of the real 3 MB Codex session in the ~/.codex/sessions layout.
+    folder = tmp_path / "sessions"
+    text = (agents_corpus / ENTIRE).read_text(encoding="utf-8")
+    for day in range(10, 18):
+        thread = ENTIRE_THREAD[:-2] + f"{day:02d}"
+        target = folder / "2026" / "06" / f"{day}" / f"rollout-2026-06-{day}T07-21-36-{thread}.jsonl"
+        target.parent.mkdir(parents=True)
+        target.write_text(text.replace(ENTIRE_THREAD, thread), encoding="utf-8")
+    db = causantic_home / "memory.db"
+    env = subprocess_env(CAUSANTIC_HOME=str(causantic_home))
+    command = [sys.executable, "-m", "causantic", "batch-ingest", str(folder), "--no-embed", "--json"]
+    partial = []
+    for delay in (0.0, 0.5):
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:  # until the first commit
+            try:
+                with sqlite3.connect(db, timeout=1) as conn:
+                    if conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]:
+                        break
+            except sqlite3.OperationalError:
+                pass  # not created yet
+            time.sleep(0.02)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            assert conn.execute("SELECT COUNT(*) FROM edges WHERE source_chunk_id NOT IN (SELECT id FROM chunks)"
+                                " OR target_chunk_id NOT IN (SELECT id FROM chunks)").fetchone()[0] == 0
+            partial.append(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout)["errors"] == []
+    resumed = _graph(db)
+    assert any(0 < n < len(resumed[0]) for n in partial), f"no kill landed mid-ingest: {partial}"
+    clean_home = tmp_path / "clean"
+    subprocess.run(command, env={**env, "CAUSANTIC_HOME": str(clean_home)}, capture_output=True, check=True)
+    assert _graph(clean_home / "memory.db") == resumed
+    assert len(resumed[0]) == 8 * 265

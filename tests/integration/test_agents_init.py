@@ -1,0 +1,130 @@
+"""`causantic init` / `uninstall` with Codex CLI and Gemini CLI installed, on realistic files.
+
+Each test gets its own HOME with ``~/.codex`` and ``~/.gemini`` folders (how init tells the agents
+are installed) holding copies of real-looking configurations: the user's own MCP servers, comments,
+odd spacing. The commands run as subprocesses, as a user runs them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+from process_support import causantic, subprocess_env
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    (path / ".codex").mkdir(parents=True)
+    (path / ".gemini").mkdir()
+    return path
+
+
+def place(home: Path, codex: str | None, gemini: str | None) -> tuple[Path, Path]:
+    toml, settings = home / ".codex" / "config.toml", home / ".gemini" / "settings.json"
+    if codex:
+        shutil.copyfile(FIXTURES / codex, toml)
+    if gemini:
+        shutil.copyfile(FIXTURES / gemini, settings)
+    return toml, settings
+
+
+def run(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    done = causantic(*args, env=subprocess_env(HOME=str(home), **env), cwd=home)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def snapshot(*paths: Path) -> dict[Path, bytes | None]:
+    return {p: p.read_bytes() if p.exists() else None for p in paths}
+
+
+@pytest.mark.parametrize(
+    ("codex", "gemini"),
+    [
+        ("codex-config.toml", "gemini-settings.json"),
+        ("codex-config-no-servers.toml", "gemini-settings-no-servers.json"),
+        (None, None),
+    ],
+)
+def test_init_registers_with_both_agents_and_uninstall_gives_the_files_back_byte_for_byte(
+    home: Path, codex: str | None, gemini: str | None
+) -> None:
+    toml, settings = place(home, codex, gemini)
+    before = snapshot(toml, settings)
+
+    run(home, "init", "--yes", "--no-ingest", "--no-check")
+    server = tomllib.loads(toml.read_text())["mcp_servers"]["causantic"]
+    assert server["args"] == ["-m", "causantic.mcp"] and Path(server["command"]).name.startswith("python")
+    assert json.loads(settings.read_text())["mcpServers"]["causantic"]["args"] == ["-m", "causantic.mcp"]
+    if codex == "codex-config.toml":  # the user's servers, comments and spacing are all still there
+        text = toml.read_text()
+        assert "# MCP servers I use every day" in text and 'args    = [ "@playwright/mcp@latest" ]' in text
+        assert set(tomllib.loads(text)["mcp_servers"]) == {"github", "playwright", "causantic"}
+        assert json.loads(settings.read_text())["mcpServers"]["github"]["trust"] is False
+
+    run(home, "uninstall", "--yes")
+    assert snapshot(toml, settings) == before
+
+
+def test_init_twice_changes_nothing_the_second_time_and_one_uninstall_undoes_both(home: Path) -> None:
+    toml, settings = place(home, "codex-config.toml", "gemini-settings.json")
+    before = snapshot(toml, settings)
+    run(home, "init", "--yes", "--no-ingest", "--no-check")
+    once = snapshot(toml, settings)
+    second = run(home, "init", "--yes", "--no-ingest", "--no-check")
+    assert snapshot(toml, settings) == once
+    assert f"unchanged  {toml}" in second.stdout and f"unchanged  {settings}" in second.stdout
+    run(home, "uninstall", "--yes")
+    assert snapshot(toml, settings) == before
+
+
+def test_uninstall_after_the_user_edited_the_files_keeps_their_edits_and_takes_out_only_ours(home: Path) -> None:
+    toml, settings = place(home, "codex-config.toml", "gemini-settings.json")
+    run(home, "init", "--yes", "--no-ingest", "--no-check")
+    toml.write_text(toml.read_text() + '\n[mcp_servers.notes]\ncommand = "notes-mcp"  # added after init\n')
+    data = json.loads(settings.read_text())
+    data["theme"] = "Dracula"
+    settings.write_text(json.dumps(data, indent=2) + "\n")
+
+    run(home, "uninstall", "--yes")
+    text = toml.read_text()
+    assert "[mcp_servers.causantic]" not in text and "# added after init" in text
+    assert "# MCP servers I use every day" in text
+    assert set(tomllib.loads(text)["mcp_servers"]) == {"github", "playwright", "notes"}
+    after = json.loads(settings.read_text())
+    assert after["theme"] == "Dracula" and set(after["mcpServers"]) == {"github"}
+
+
+def test_an_agent_that_is_not_installed_gets_no_file(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    run(home, "init", "--yes", "--no-ingest", "--no-check", PATH="/usr/bin:/bin")
+    assert not (home / ".codex").exists() and not (home / ".gemini").exists()
+
+
+def test_codex_home_is_honoured(tmp_path: Path) -> None:
+    home, codex_home = tmp_path / "home", tmp_path / "elsewhere" / "codex"
+    home.mkdir()
+    codex_home.mkdir(parents=True)
+    shutil.copyfile(FIXTURES / "codex-config.toml", codex_home / "config.toml")
+    before = (codex_home / "config.toml").read_bytes()
+    run(home, "init", "--yes", "--no-ingest", "--no-check", CODEX_HOME=str(codex_home))
+    assert "causantic" in tomllib.loads((codex_home / "config.toml").read_text())["mcp_servers"]
+    run(home, "uninstall", "--yes", CODEX_HOME=str(codex_home))
+    assert (codex_home / "config.toml").read_bytes() == before
+
+
+def test_a_broken_codex_config_is_left_untouched_with_a_clear_error(home: Path) -> None:
+    toml, _ = place(home, None, None)
+    toml.write_text('model = "gpt-5"\n[mcp_servers\n')
+    done = causantic("init", "--yes", "--no-ingest", "--no-check", env=subprocess_env(HOME=str(home)), cwd=home)
+    assert done.returncode != 0 and "not valid TOML" in done.stderr
+    assert toml.read_text() == 'model = "gpt-5"\n[mcp_servers\n'

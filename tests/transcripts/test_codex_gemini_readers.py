@@ -1,0 +1,171 @@
+"""The Codex CLI and Gemini CLI readers on every real file of the shared corpus.
+
+Counts are those of the files as stored (SOURCES.md describes them); a change in a count means the
+reader now reads a file differently, which is worth a look.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from causantic.transcripts.codex import peek_rollout_meta, read_rollout
+from causantic.transcripts.discovery import discover, read_session, source_of
+from causantic.transcripts.gemini import read_gemini
+from causantic.transcripts.model import TextBlock, ThinkingBlock, ToolCall, ToolResult
+from causantic.transcripts.turns import assemble_turns
+
+POMODORO = "codex/yoavf__ai-sessions/examples/codex-pomodor-timer.jsonl"  # real, Codex 0.47
+ENTIRE = "codex/blackgirlbytes__entire-token-costs-benchmark-tests/a7/1156299398/0/full.jsonl"  # real, 0.142
+AI_BLAME = ("codex/ai4curation__ai-blame/tests/data/mixed-traces/codex-sessions/2025/12/29/"
+            "rollout-2025-12-29T11-54-27-019b6b08-58f3-7580-9dca-fe3f30a10650.jsonl")  # real, 0.77
+SPAWNS = "codex/ConfabulousDev__confab-web/backend/internal/codex/testdata/sample_rollout_parent_with_spawns.jsonl"
+FUTURE = "codex/ConfabulousDev__confab-web/frontend/src/test-fixtures/codex-rollout.jsonl"
+LEGACY = "codex/jazzyalex__agent-sessions/Resources/Fixtures"
+DRIFT = "codex/jazzyalex__agent-sessions/Resources/Fixtures/stage0/agents/codex/large.jsonl"
+GEMINI_LONG = "gemini/entireio__cli/ab/2b9748b105/0/full.jsonl"
+
+
+def test_every_codex_and_gemini_file_is_read_without_an_exception(agents_corpus: Path) -> None:
+    read = {"codex": 0, "gemini": 0, "claude-code": 0}
+    for kind in ("codex", "gemini"):
+        for files in discover(agents_corpus / kind):
+            sessions, _ = read_session(files)
+            read[files.source] += len(sessions)
+    # 21 Codex files: 2 companions (not .jsonl), 17 rollouts of which 5 hold no message (usage-only
+    # and legacy fixtures), 2 files of other tools (no session marker). 12 Gemini sessions, one of
+    # them a lone CLI warning.
+    assert read == {"codex": 12, "gemini": 11, "claude-code": 0}
+
+
+@pytest.mark.parametrize(
+    ("path", "messages", "turns", "prompts"),
+    [
+        (POMODORO, 63, 4, ["Build a simple Pomodoro timer web app", "add smooth transitions between states",
+                           "add a Pause/Resume feature"]),
+        (AI_BLAME, 29, 4, None),
+        (ENTIRE, 1165, 29, None),
+    ],
+)
+def test_a_real_rollout_becomes_its_prompts_replies_and_tool_calls(
+        agents_corpus: Path, path: str, messages: int, turns: int, prompts: list[str] | None) -> None:
+    transcript, meta, report = read_rollout(agents_corpus / path)
+    assert transcript is not None and transcript.source == "codex"
+    assert transcript.session_id == meta.thread_id and transcript.cwd == meta.cwd and meta.cwd
+    assert len(transcript.messages) == messages
+    built = assemble_turns(transcript)
+    assert len(built) == turns
+    if prompts:
+        assert [t.prompt.split("\n")[0][:len(want)] for t, want in zip(built[1:], prompts, strict=True)] == prompts
+    assert built[0].prompt == ""  # the injected <environment_context> opens every rollout: never a prompt
+    calls = {b.id for m in transcript.messages for b in m.blocks if isinstance(b, ToolCall)}
+    results = {b.tool_use_id for m in transcript.messages for b in m.blocks if isinstance(b, ToolResult)}
+    assert calls and results <= calls
+    assert report.total > 0 and not {"invalid json", "truncated last line"} & set(report.counts)
+
+
+def test_reasoning_is_kept_as_thinking_and_encrypted_reasoning_is_dropped(agents_corpus: Path) -> None:
+    transcript, _, report = read_rollout(agents_corpus / POMODORO)
+    assert transcript is not None
+    thinking = [b.text for m in transcript.messages for b in m.blocks if isinstance(b, ThinkingBlock)]
+    assert len(thinking) == 20 and "**Examining repository structure**" in thinking
+    texts = " ".join(b.text for m in transcript.messages for b in m.blocks if isinstance(b, TextBlock))
+    assert "gAAAAAB" not in texts  # encrypted_content never becomes text
+    entire, _, entire_report = read_rollout(agents_corpus / ENTIRE)
+    assert entire is not None
+    assert entire_report.counts["empty message"] == 213  # reasoning items holding only encrypted content
+
+
+def test_legacy_and_usage_only_rollouts_name_their_thread_and_hold_no_message(agents_corpus: Path) -> None:
+    for name, skipped in (("codex_050_legacy", 4), ("codex_051_usage", 2), ("codex_052_raw", 5),
+                          ("codex_053_rate_limit", 4)):
+        path = agents_corpus / LEGACY / f"{name}.jsonl"
+        assert source_of(path) == "codex"
+        transcript, meta, report = read_rollout(path)
+        assert transcript is None and meta.cwd == "/tmp/test" and meta.thread_id
+        assert report.total == skipped and report.counts["non-message record"] == skipped
+
+
+def test_unknown_record_and_item_types_are_counted_and_skipped(agents_corpus: Path) -> None:
+    transcript, _, report = read_rollout(agents_corpus / FUTURE)
+    assert transcript is not None and len(transcript.messages) == 12
+    assert report.counts["unknown record type"] == 2  # a future top-level type and a future item type
+
+
+def test_drifted_tool_records_pair_their_call_and_result(agents_corpus: Path) -> None:
+    transcript, _, _ = read_rollout(agents_corpus / DRIFT)
+    assert transcript is not None
+    [call] = [b for m in transcript.messages for b in m.blocks if isinstance(b, ToolCall)]
+    [result] = [b for m in transcript.messages for b in m.blocks if isinstance(b, ToolResult)]
+    assert call.name == "run_shell_command" and call.input["command"].startswith("printf")
+    assert result.tool_use_id == call.id and "line1" in result.text
+
+
+def test_a_spawning_rollout_names_the_threads_it_started(agents_corpus: Path) -> None:
+    transcript, meta, _ = read_rollout(agents_corpus / SPAWNS)
+    assert transcript is not None and meta.thread_id == "019e-parent"
+    spawned = [m.tool_use_result["agentId"] for m in transcript.messages if m.tool_use_result]
+    assert spawned == ["019e-child-1", "019e-child-2"]
+    assert peek_rollout_meta(agents_corpus / SPAWNS).thread_id == "019e-parent"
+
+
+def test_damaged_lines_are_counted_and_the_rest_is_read(agents_corpus: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "rollout.jsonl"
+    good = (agents_corpus / POMODORO).read_bytes()
+    lines = good.split(b"\n")
+    copy.write_bytes(b"\n".join([*lines[:5], b"{not json", b"\xff\xfe\xfd", *lines[5:-1]]) + b"\n"
+                     + b'{"timestamp":"2025-10-21T20:20:00Z","type":"response_item","payload":{"type":"mes')
+    transcript, _, report = read_rollout(copy)
+    original, _, _ = read_rollout(agents_corpus / POMODORO)
+    assert transcript is not None and original is not None
+    assert len(transcript.messages) == len(original.messages)
+    assert report.counts["invalid json"] == 1 and report.counts["invalid utf-8"] == 1
+    assert report.counts["truncated last line"] == 1
+
+
+@pytest.mark.parametrize(
+    ("path", "messages", "turns", "tool_calls", "thoughts"),
+    [
+        (GEMINI_LONG, 21, 1, 9, 15),
+        ("gemini/entireio__cli/12/cbfeaa512b/0/full.jsonl", 8, 2, 2, 6),
+        ("gemini/computermode__test-repo/e6/b2f769a273/0/full.jsonl", 10, 2, 6, 0),
+    ],
+)
+def test_a_real_gemini_session_becomes_prompts_replies_and_tool_calls(
+        agents_corpus: Path, path: str, messages: int, turns: int, tool_calls: int, thoughts: int) -> None:
+    session, report = read_gemini(agents_corpus / path)
+    transcript = session.transcript
+    assert transcript is not None and transcript.source == "gemini"
+    assert len(transcript.messages) == messages and len(assemble_turns(transcript)) == turns
+    calls = [b for m in transcript.messages for b in m.blocks if isinstance(b, ToolCall)]
+    results = [b for m in transcript.messages for b in m.blocks if isinstance(b, ToolResult)]
+    assert len(calls) == tool_calls and [r.tool_use_id for r in results] == [c.id for c in calls]
+    assert session.project_hash and len(session.project_hash) == 64 and session.cwd is None
+    assert sum(isinstance(b, ThinkingBlock) for m in transcript.messages for b in m.blocks) == thoughts
+    assert not {"invalid json", "truncated last line"} & set(report.counts)
+
+
+def test_a_gemini_session_of_cli_notices_only_yields_no_transcript(agents_corpus: Path) -> None:
+    session, report = read_gemini(agents_corpus / "gemini/entireio__cli/ec/38b74f08e3/2/full.jsonl")
+    assert session.transcript is None and session.session_id == "29eb990e-c773-4302-a4e7-317f0af0001f"
+    assert report.counts["non-message record"] == 1
+
+
+def test_a_damaged_gemini_file_is_counted_not_raised(tmp_path: Path) -> None:
+    path = tmp_path / "session-2026-01-01T10-00-abcd1234.json"
+    path.write_text('{"sessionId": "s1", "projectHash": "ab", "messages": [{"type": "user", "content": "hi"')
+    session, report = read_gemini(path)
+    assert session.transcript is None and report.counts["truncated last line"] == 1
+
+
+def test_gemini_reads_the_project_root_newer_versions_write(tmp_path: Path, agents_corpus: Path) -> None:
+    chats = tmp_path / "tmp" / "myapp" / "chats"
+    chats.mkdir(parents=True)
+    (chats.parent / ".project_root").write_text("/home/dev/myapp\n")
+    target = chats / "session-2026-01-10T02-08-faff42ab.json"
+    target.write_bytes((agents_corpus / "gemini/entireio__cli/12/cbfeaa512b/0/full.jsonl").read_bytes())
+    [files] = discover(tmp_path)
+    assert files.source == "gemini"
+    [session], _ = read_session(files)
+    assert session.cwd == "/home/dev/myapp" and session.session_id == "faff42ab-6ea5-4f78-b8c4-f7dd6272af08"
