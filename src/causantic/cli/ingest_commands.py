@@ -105,8 +105,11 @@ def render_report(report: IngestReport) -> None:
         ("sessions", report.sessions),
         ("chunks added", report.chunks_added),
         ("chunks updated", report.chunks_updated),
+        *([("chunks removed", f"{report.chunks_removed} (warm-up agents stored by an older version)")]
+          if report.chunks_removed else []),
         ("edges added", ", ".join(f"{k} {v}" for k, v in sorted(edges.items()) if v) or "0"),
         ("sub-agents linked", f"{report.linked_subagents} of {report.subagent_streams}"),
+        ("sub-agents skipped", ", ".join(f"{k} {v}" for k, v in sorted(report.skipped_subagents.items())) or "0"),
         ("damaged lines skipped", _damaged(report)),
         ("vectors added", report.vectors_added if report.vectors_added is not None else "deferred (--no-embed)"),
         ("topics", report.topics or "-"),

@@ -36,6 +36,7 @@ class IngestReport:
     sessions: int = 0
     chunks_added: int = 0
     chunks_updated: int = 0
+    chunks_removed: int = 0  # stored chunks that current rules leave out (warm-up agents of older stores)
     edges_added: Counter[str] = field(default_factory=Counter)
     skipped_lines: Counter[str] = field(default_factory=Counter)  # every reason, broken or ignored
     subagent_streams: int = 0  # sub-agent streams ingested (stubs and warm-ups are skipped)
@@ -64,6 +65,7 @@ class IngestReport:
             "sessions": self.sessions,
             "chunks_added": self.chunks_added,
             "chunks_updated": self.chunks_updated,
+            "chunks_removed": self.chunks_removed,
             "edges_added": {"total": sum(self.edges_added.values()), "by_type": dict(self.edges_added)},
             "skipped_lines": {"total": self.broken_lines, "by_reason": dict(self._broken())},
             "ignored_records": {k: v for k, v in self.skipped_lines.items() if k not in BROKEN_LINE_REASONS},
@@ -127,11 +129,16 @@ def write_plan(store: MemoryStore, plan: GroupPlan, report: IngestReport) -> Non
     with store.atomic():
         for session in plan.sessions:
             report.skipped_subagents.update(session.skipped_subagents)
+            # A store written by older rules may hold streams these rules skip (warm-ups): drop them.
+            left_out = store.agent_chunk_ids(session.session_id, session.skipped_agent_ids)
+            if left_out:
+                report.chunks_removed += store.delete_chunks(left_out)
             if not session.chunks:  # only skipped sub-agent streams (stubs, warm-ups)
                 continue
             project = store.resolve_project(session.cwd, session.project_path)
             store.mark_relink(project.id)
-            new, changed = store.save_session(project, session.session_id, session.chunks, session.team_name)
+            new, changed = store.save_session(project, session.session_id, session.chunks, session.team_name,
+                                              session.title)
             added = store.replace_edges([c.id for c in session.chunks], SESSION_EDGE_TYPES, session.edges)
             report.sessions += 1
             report.chunks_added += len(new)

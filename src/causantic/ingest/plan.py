@@ -28,6 +28,7 @@ from causantic.ingest.subagents import (
     triage,
 )
 from causantic.ingest.teams import Team, detect_team, team_edges
+from causantic.ingest.titles import session_title
 from causantic.store.records import ChunkRecord, EdgeRecord, FileMark
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, read_session
@@ -75,6 +76,8 @@ class SessionPlan:
     skipped_subagents: Counter[str] = field(default_factory=Counter)  # by kind: stub, warm-up
     teammates: int = 0  # sub-agent streams that are agent-team members
     team_name: str | None = None
+    skipped_agent_ids: tuple[str, ...] = ()  # sub-agent streams left out (an older store may hold them)
+    title: str | None = None  # the first real prompt of the session's main stream
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +114,8 @@ def plan_session(session: SessionTranscripts, settings: PlanSettings,
 
     None when the session has nothing at all; a plan without chunks only reports skipped streams."""
     main_path = session.main.path if session.main is not None else None
-    subs, skipped = triage(session.subagents, main_path)
+    triaged = triage(session.subagents, main_path)
+    subs, skipped = triaged.kept, triaged.skipped
     transcripts = [t for t in (session.main, *subs) if t is not None]
     spawns = find_spawns(transcripts)
     links = link_subagents(transcripts, spawns)
@@ -150,6 +154,8 @@ def plan_session(session: SessionTranscripts, settings: PlanSettings,
         skipped_subagents=skipped,
         teammates=sum(1 for s in sub_streams if team is not None and s.agent_id in team.members),
         team_name=team.name if team is not None else None,
+        skipped_agent_ids=triaged.skipped_ids,
+        title=session_title([s.transcript for s in streams], render.redactor),
     )
 
 

@@ -167,20 +167,26 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     # ---- sessions, chunks, edges ----------------------------------------------------------
 
     def save_session(self, project: Project, session_id: str, chunks: Sequence[ChunkRecord],
-                     team_name: str | None = None) -> tuple[list[str], int]:
+                     team_name: str | None = None, title: str | None = None) -> tuple[list[str], int]:
         """Upsert a session and its chunks; return (ids of new chunks, number of changed chunks).
 
-        Call inside :meth:`atomic` together with the session's edges and file marks.
+        Call inside :meth:`atomic` together with the session's edges and file marks. When several
+        files hold parts of one session (a resumed session), the title of the part that starts
+        first wins.
         """
         starts = [c.start_time for c in chunks]
         ends = [c.end_time for c in chunks]
         self.conn.execute(
-            "INSERT INTO sessions(id, project_id, started_at, ended_at, team_name) VALUES (?, ?, ?, ?, ?)"
+            "INSERT INTO sessions(id, project_id, started_at, ended_at, team_name, title) VALUES (?, ?, ?, ?, ?, ?)"
             " ON CONFLICT(id) DO UPDATE SET"
             " started_at = MIN(COALESCE(sessions.started_at, excluded.started_at), excluded.started_at),"
             " ended_at = MAX(COALESCE(sessions.ended_at, excluded.ended_at), excluded.ended_at),"
-            " team_name = COALESCE(excluded.team_name, sessions.team_name)",
-            (session_id, project.id, min(starts) if starts else None, max(ends) if ends else None, team_name),
+            " team_name = COALESCE(excluded.team_name, sessions.team_name),"
+            " title = CASE WHEN excluded.title IS NOT NULL AND (sessions.title IS NULL"
+            "  OR excluded.started_at <= COALESCE(sessions.started_at, excluded.started_at))"
+            "  THEN excluded.title ELSE sessions.title END",
+            (session_id, project.id, min(starts) if starts else None, max(ends) if ends else None, team_name,
+             title),
         )
         chunks = self._without_forgotten(chunks)
         existing = self._existing_hashes([c.id for c in chunks])
@@ -232,6 +238,14 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             self.conn.execute(
                 "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters m WHERE m.cluster_id = clusters.id)")
         return removed
+
+    def agent_chunk_ids(self, session_id: str, agent_ids: Sequence[str]) -> list[str]:
+        """Ids of the chunks one session holds from these sub-agent streams."""
+        if not agent_ids:
+            return []
+        marks = ",".join("?" * len(agent_ids))
+        return [r[0] for r in self.conn.execute(
+            f"SELECT id FROM chunks WHERE session_id = ? AND agent_id IN ({marks})", [session_id, *agent_ids])]
 
     def _existing_hashes(self, ids: Sequence[str]) -> dict[str, str]:
         out: dict[str, str] = {}
