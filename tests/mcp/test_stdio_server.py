@@ -108,9 +108,10 @@ def test_predict_answers_from_memory(served: McpProcess) -> None:
 
 def test_reconstruct_replays_a_project_in_time_order(served: McpProcess) -> None:
     body, data = ok(served, "reconstruct", {"project": "acme-shop"})
-    assert body.startswith("Reconstructed ")
-    assert len(data["sessions"]) == 3 and data["mode"] == "timeline"
+    assert body.startswith("acme-shop: 3 session(s), oldest first")
+    assert len(data["sessions"]) == 3 and data["mode"] == "timeline" and data["view"] == "timeline"
     assert body.index("Safari") < body.index("rate limiting")  # Nov 2 before Nov 4
+    assert all(s["title"] for s in data["sessions"]) and not data["chunks"]
 
 
 def test_reconstruct_gives_the_session_before_the_current_one(served: McpProcess) -> None:
@@ -124,7 +125,7 @@ def test_reconstruct_gives_the_session_before_the_current_one(served: McpProcess
         },
     )
     assert data["mode"] == "previous-session"
-    assert data["sessions"] == ["7a378dd6-f9b6-52f1-ad8d-dd8aa785f035"]
+    assert [s["session_id"] for s in data["sessions"]] == ["7a378dd6-f9b6-52f1-ad8d-dd8aa785f035"]
 
 
 def test_list_projects_names_every_ingested_project(served: McpProcess) -> None:

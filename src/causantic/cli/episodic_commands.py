@@ -11,7 +11,12 @@ from causantic.cli.output import as_utc, console, domain_errors, emit_json, json
 from causantic.retrieval.chains import EpisodicResult
 from causantic.retrieval.forget import ForgetRequest, forget
 from causantic.retrieval.format import chunk_header
-from causantic.retrieval.reconstruct import ReconstructRequest, reconstruct, render_reconstruction
+from causantic.retrieval.reconstruct import (
+    Reconstruction,
+    ReconstructRequest,
+    reconstruct,
+    render_reconstruction,
+)
 from causantic.retrieval.search import SearchRequest
 from causantic.services import open_services
 
@@ -102,34 +107,55 @@ def predict_command(context: str, project: str | None, agent: str | None, max_to
 
 @click.command("reconstruct")
 @click.argument("project")
-@click.option("--session", "session_id", help="One session (id or id prefix).")
+@click.option("--session", "session_id", help="The text of one session (id or id prefix).")
+@click.option("--full", is_flag=True, help="The chunks' text instead of one line per session.")
 @click.option("--from", "since", type=click.DateTime(), help="Start of a time range (UTC).")
 @click.option("--to", "until", type=click.DateTime(), help="End of a time range (UTC), or where a timeline ends.")
 @click.option("--days-back", type=float, help="The last N days.")
-@click.option("--previous-session", is_flag=True, help="The session before --current-session.")
+@click.option("--previous-session", is_flag=True, help="The text of the session before --current-session.")
 @click.option("--current-session", "current_session_id", help="The session you are in now.")
-@click.option("--keep-oldest", is_flag=True, help="When over budget keep the oldest chunks, not the newest.")
-@click.option("--agent", help="Only this agent's chunks.")
-@click.option("--max-tokens", type=click.IntRange(100, 200_000), help="Token budget.")
+@click.option("--page", default=1, show_default=True, type=click.IntRange(1),
+              help="1 is the most recent part; 2 the part before it, and so on.")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 500),
+              help="Sessions per page of the timeline.")
+@click.option("--keep-oldest", is_flag=True, help="Text pages start from the oldest chunk, not the newest.")
+@click.option("--agent", help="Only this agent's chunks (timeline: sessions it took part in).")
+@click.option("--max-tokens", type=click.IntRange(100, 200_000), help="Token budget of one page.")
 @json_option
-def reconstruct_command(project: str, session_id: str | None, since: datetime | None, until: datetime | None,
-                        days_back: float | None, previous_session: bool, current_session_id: str | None,
-                        keep_oldest: bool, agent: str | None, max_tokens: int | None, as_json: bool) -> None:
-    """Replay a project's sessions in order (timeline, time range, one session, or the previous one).
+def reconstruct_command(project: str, session_id: str | None, full: bool, since: datetime | None,
+                        until: datetime | None, days_back: float | None, previous_session: bool,
+                        current_session_id: str | None, page: int, limit: int, keep_oldest: bool, agent: str | None,
+                        max_tokens: int | None, as_json: bool) -> None:
+    """A project's sessions in time order: one line each (oldest first, newest last), or their text.
 
-    Example: causantic reconstruct myapp --days-back 1
+    Examples: causantic reconstruct myapp · causantic reconstruct myapp --session 3f2a1b
+    · causantic reconstruct myapp --days-back 1 --full
     """
+    if previous_session and not current_session_id:
+        raise click.UsageError("--previous-session needs --current-session (the id of the session you are in now).")
     request = ReconstructRequest(project, session_id, as_utc(since), as_utc(until), days_back, previous_session,
-                                 current_session_id, not keep_oldest, agent, max_tokens)
+                                 current_session_id, not keep_oldest, agent, max_tokens, full, page, limit)
     with domain_errors(), open_services() as services:
         result = reconstruct(services.store, request, services.config.tokens.mcp_max_response)
     if as_json:
-        emit_json({"project": result.project, "mode": result.mode, "tokens": result.tokens,
-                   "truncated": result.truncated, "sessions": result.sessions,
-                   "chunks": [{"id": c.id, "session_id": c.session_id, "date": c.start_time, "agent": c.agent,
-                               "content": c.content} for c in result.chunks]})
+        emit_json(reconstruction_dict(result))
         return
-    console.print(render_reconstruction(result), markup=False)
+    console.print(render_reconstruction(result, page_hint="--page {page}"), markup=False, soft_wrap=True)
+    if result.view == "timeline" and result.sessions:
+        console.print(Text(f"The text of one session: causantic reconstruct {project} --session ID "
+                           "(ID from the second column); of this page: add --full.", style="dim"))
+
+
+def reconstruction_dict(result: Reconstruction) -> dict[str, object]:
+    """The --json shape (the MCP reconstruct tool returns the same fields)."""
+    return {
+        "project": result.project, "mode": result.mode, "view": result.view, "page": result.page,
+        "pages": result.pages, "earlier": result.earlier, "later": result.later, "tokens": result.tokens,
+        "truncated": result.truncated, "split_sessions": list(result.split),
+        "sessions": list(result.sessions),
+        "chunks": [{"id": c.id, "session_id": c.session_id, "date": c.start_time, "agent": c.agent,
+                    "content": c.content} for c in result.chunks],
+    }
 
 
 @click.command("forget")

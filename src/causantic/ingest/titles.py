@@ -16,15 +16,16 @@ from causantic.transcripts.model import Transcript
 from causantic.transcripts.turns import prompt_of
 
 TITLE_MAX_CHARS = 200
-# Placeholders for pasted images and documents, and Claude Code's "[Image #1]" references to them.
-_PLACEHOLDER = re.compile(r"\[(?:image|document)\]|\[Image #\d+\]")
+# Placeholders for pasted images and documents, Claude Code's "[Image #1]" references to them, and
+# the backslash a terminal user types before a newline.
+_NOISE = re.compile(r"\[(?:image|document)\]|\[Image #\d+\]|\\(?=\n)")
 
 
 def session_title(streams: Iterable[Transcript], redact: Callable[[str], str]) -> str | None:
     """The first real prompt among ``streams`` (main stream first), on one line, redacted; else None."""
     for stream in streams:
         for message in stream.messages:
-            prompt = " ".join(_PLACEHOLDER.sub(" ", prompt_of(message)).split())
+            prompt = " ".join(_NOISE.sub(" ", prompt_of(message)).split())
             if prompt:
                 return _cut(redact(prompt))
     return None

@@ -135,7 +135,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def session_summaries(self, project_id: int, *, since: str | None = None,
                           until: str | None = None) -> list[sqlite3.Row]:
-        """Per session: first/last time, chunk and token counts, agents; newest first."""
+        """Per session: first/last time, chunk and token counts, agents, title; newest first."""
         where, params = ["c.project_id = ?"], [project_id]
         if since is not None:
             where.append("c.start_time >= ?")
@@ -145,10 +145,22 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             params.append(until)
         return self.conn.execute(
             "SELECT c.session_id, MIN(c.start_time) AS started, MAX(c.end_time) AS ended, COUNT(*) AS chunks,"
-            " SUM(c.approx_tokens) AS tokens, GROUP_CONCAT(DISTINCT c.agent) AS agents"
-            f" FROM chunks c WHERE {' AND '.join(where)} GROUP BY c.session_id ORDER BY started DESC",
+            " SUM(c.approx_tokens) AS tokens, GROUP_CONCAT(DISTINCT c.agent) AS agents,"
+            " (SELECT s.title FROM sessions s WHERE s.id = c.session_id) AS title"
+            f" FROM chunks c WHERE {' AND '.join(where)} GROUP BY c.session_id ORDER BY started DESC, c.session_id",
             params,
         ).fetchall()
+
+    def first_chunk_texts(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """Each session's first chunk text, main agent first: a title for sessions stored untitled."""
+        out: dict[str, str] = {}
+        for batch in _batches(session_ids):
+            marks = ",".join("?" * len(batch))
+            out.update(self.conn.execute(
+                "SELECT session_id, content FROM (SELECT session_id, content, ROW_NUMBER() OVER (PARTITION BY"
+                " session_id ORDER BY agent != 'main', start_time, turn_index, part) AS rank FROM chunks"
+                f" WHERE session_id IN ({marks})) WHERE rank = 1", batch).fetchall())
+        return out
 
     # ---- files (ingest checkpoints) -------------------------------------------------------
 
@@ -491,6 +503,12 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             sql += f" LIMIT {int(limit)}"
         for row in self.conn.execute(sql, list(params)):
             yield _stored_chunk(row)
+
+    def count_chunks(self, where: str = "1=1", params: Sequence[object] = ()) -> int:
+        """How many chunks :meth:`iter_chunks` would yield for the same condition."""
+        return self.conn.execute(
+            f"SELECT COUNT(*) FROM chunks c JOIN projects p ON p.id = c.project_id WHERE {where}", list(params)
+        ).fetchone()[0]
 
     def neighbours(self, chunk_id: str, direction: str) -> list[tuple[str, str]]:
         """(next chunk id, reference type) along forward edges, or against them for 'backward'."""
