@@ -152,7 +152,7 @@ def test_stats_counts_what_was_ingested(served: McpProcess) -> None:
 def test_forget_only_previews_unless_dry_run_is_false(served: McpProcess) -> None:
     body, data = ok(served, "forget", {"project": "acme-shop", "before": "2026-11-03T00:00:00Z"})
     assert data["dry_run"] is True and data["count"] == 2 and data["deleted"] == 0
-    assert "Set dry_run=false" in body
+    assert "call again with dry_run=false and expected_count=2" in body
     _, after = ok(served, "stats")
     assert after["projects"] == 4 and after["chunks"] > 100
 
@@ -191,7 +191,8 @@ def test_hook_status_shows_the_hooks_last_runs(served: McpProcess) -> None:
         ("reconstruct", {"project": "acme-shop", "previous_session": True}, "current_session_id"),
         ("reconstruct", {"project": "no-such-project"}, "No project named 'no-such-project'"),
         ("list-sessions", {"project": "acme-shop", "days_back": -1}, "greater than 0"),
-        ("forget", {"project": "acme-shop"}, "Name what to forget"),
+        ("forget", {"project": "acme-shop", "dry_run": False}, "needs expected_count"),
+        ("forget", {"project": "acme-shop", "dry_run": False, "expected_count": 1}, "not the 1 previewed"),
         ("forget", {"project": "acme-shop", "query": "redis"}, "no vectors are stored"),
         ("no-such-tool", {}, "Unknown tool"),
     ],

@@ -117,5 +117,9 @@ def test_forget_previews_then_removes_exactly_the_matches(tmp_path: Path) -> Non
         assert not any(e.split(">")[0] in doomed or e.split(">")[1] in doomed for e in after["edges"])
         again = ingest_paths(services, [SESSIONS_DIR], workers=1, force=True)
         assert again.chunks_added == 0  # forgotten stays forgotten
-        with pytest.raises(CausanticError, match="Name what to forget"):
-            forget(services.store, services.vectors, embed, ForgetRequest("acme-shop"))
+        whole = forget(services.store, services.vectors, embed, ForgetRequest("acme-shop"))
+        assert whole.dry_run and whole.whole_project and whole.count == len(after["chunks"])
+        assert _all_store_ids(services) == after  # no filter is a whole-project preview, nothing deleted
+        with pytest.raises(CausanticError, match="takes no filter"):
+            forget(services.store, services.vectors, embed,
+                   ForgetRequest("acme-shop", session_id="4005b823", whole_project=True))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import datetime
 
 import click
@@ -9,7 +10,7 @@ from rich.text import Text
 
 from causantic.cli.output import as_utc, console, domain_errors, emit_json, json_option
 from causantic.retrieval.chains import EpisodicResult
-from causantic.retrieval.forget import ForgetRequest, forget
+from causantic.retrieval.forget import ForgetRequest, ForgetResult, delete_previewed, forget
 from causantic.retrieval.format import chunk_header
 from causantic.retrieval.reconstruct import (
     Reconstruction,
@@ -128,8 +129,7 @@ def reconstruct_command(project: str, session_id: str | None, full: bool, since:
                         max_tokens: int | None, as_json: bool) -> None:
     """A project's sessions in time order: one line each (oldest first, newest last), or their text.
 
-    Examples: causantic reconstruct myapp · causantic reconstruct myapp --session 3f2a1b
-    · causantic reconstruct myapp --days-back 1 --full
+    Example: causantic reconstruct myapp   (then: --session 3f2a1b, or --days-back 1 --full)
     """
     if previous_session and not current_session_id:
         raise click.UsageError("--previous-session needs --current-session (the id of the session you are in now).")
@@ -166,33 +166,53 @@ def reconstruction_dict(result: Reconstruction) -> dict[str, object]:
 @click.option("--query", help="Chunks similar to this text (see --threshold).")
 @click.option("--threshold", default=0.6, show_default=True, type=click.FloatRange(0.01, 1.0),
               help="Cosine similarity a --query match must reach.")
-@click.option("--yes", is_flag=True, help="Really delete (without it, only a preview is shown).")
+@click.option("--all", "whole_project", is_flag=True,
+              help="The whole project (also what no filter means); refuses filters beside it.")
+@click.option("--yes", is_flag=True, help="Delete what the preview shows, without asking.")
 @json_option
 def forget_command(project: str, before: datetime | None, after: datetime | None, session_id: str | None,
-                   query: str | None, threshold: float, yes: bool, as_json: bool) -> None:
-    """Delete chosen memories of a project. A preview unless --yes is given.
+                   query: str | None, threshold: float, whole_project: bool, yes: bool, as_json: bool) -> None:
+    """Delete chosen memories of a project, or all of it. Always previews first; deletes only with --yes
+    or when you confirm at the prompt (in a terminal), and never more than the preview showed.
 
     Example: causantic forget myapp --query "staging credentials" --threshold 0.7 --yes
+    (or: causantic forget acme-shop — the whole project: a preview, then confirm)
     """
-    request = ForgetRequest(project, as_utc(before), as_utc(after), session_id, query, threshold, dry_run=not yes)
+    request = ForgetRequest(project, as_utc(before), as_utc(after), session_id, query, threshold, dry_run=not yes,
+                            whole_project=whole_project)
     with domain_errors(), open_services() as services:
         result = forget(services.store, services.vectors, services.embedder.embed_query if query else None,
                         request)
-    if as_json:
-        emit_json({"project": result.project, "dry_run": result.dry_run, "count": result.count,
-                   "deleted": result.deleted,
-                   "preview": [{"id": c.id, "date": c.start_time, "similarity": s, "first_line":
-                                c.content.splitlines()[0][:100] if c.content else ""} for c, s in result.preview]})
-        return
-    verb = "would be deleted" if result.dry_run else "deleted"
-    console.print(f"{result.count if result.dry_run else result.deleted} chunk(s) of {result.project!r} {verb}.")
+        if as_json:
+            emit_json({"project": result.project, "dry_run": result.dry_run, "whole_project": result.whole_project,
+                       "count": result.count, "sessions": result.sessions, "deleted": result.deleted,
+                       "preview": [{"id": c.id, "date": c.start_time, "similarity": s, "first_line":
+                                    c.content.splitlines()[0][:100] if c.content else ""}
+                                   for c, s in result.preview]})
+            return
+        _print_forget(result)
+        if result.dry_run and result.count:
+            if sys.stdin.isatty() and sys.stdout.isatty() and click.confirm(
+                    f"Delete these {result.count} chunk(s) of {result.project!r}?", default=False):
+                done = delete_previewed(services.store, services.vectors, result)
+                console.print(f"{done.deleted} chunk(s) of {done.project!r} deleted.", markup=False)
+            else:
+                console.print("Nothing was deleted. Add --yes to delete.")
+
+
+def _print_forget(result: ForgetResult) -> None:
+    scope = "the whole project " if result.whole_project else ""
+    if result.dry_run:
+        head = f"{result.count} chunk(s) in {result.sessions} session(s) of {scope}{result.project!r} would be deleted."
+    else:
+        head = f"{result.deleted} chunk(s) in {result.sessions} session(s) of {scope}{result.project!r} deleted."
+    console.print(head, markup=False)
     for chunk, similarity in result.preview:
         score = f"[{similarity * 100:.0f}%] " if similarity is not None else ""
         first = chunk.content.splitlines()[0][:80] if chunk.content else ""
         console.print(Text(f"  {score}{chunk.start_time[:16].replace('T', ' ')}  {first}"))
-    if result.dry_run and result.count:
-        console.print("Nothing was deleted. Add --yes to delete.")
-
+    if result.count > len(result.preview):
+        console.print(f"  … and {result.count - len(result.preview)} more", markup=False)
 
 
 COMMANDS = [recall_command, predict_command, reconstruct_command, forget_command]

@@ -9,7 +9,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from causantic.cli.output import console, domain_errors, emit_json, json_option, table
 from causantic.ingest.pipeline import IngestReport
-from causantic.ingest.service import ingest_paths
+from causantic.ingest.service import holds_real_sessions, ingest_paths
 from causantic.services import open_services
 
 DEFAULT_PROJECTS = Path.home() / ".claude" / "projects"
@@ -41,20 +41,36 @@ def batch_ingest_command(folder: Path | None, force: bool, no_embed: bool, worke
     """
     target = folder or DEFAULT_PROJECTS
     if folder is None and not target.exists():
-        from causantic.examples import SESSIONS_DIR
-
-        click.echo(f"No Claude Code sessions at {target}; ingesting the bundled example sessions instead.",
-                   err=True)
-        target = SESSIONS_DIR
+        _quick_start(target, force=force, no_embed=no_embed, as_json=as_json, workers=workers)
+        return
     if not target.exists():
         raise click.ClickException(f"{target} does not exist. Pass the folder that holds your transcripts.")
     _run([target], force=force, no_embed=no_embed, as_json=as_json, workers=workers)
 
 
-def _run(paths: list[Path], *, force: bool, no_embed: bool, as_json: bool, workers: int) -> None:
+def _quick_start(missing: Path, *, force: bool, no_embed: bool, as_json: bool, workers: int) -> None:
+    """No sessions on this machine: show memory at work on the bundled examples, kept apart from
+    real memory (they are only added to an empty store, and leave it when real sessions arrive)."""
+    from causantic.examples import SESSIONS_DIR
+
+    with domain_errors(), open_services() as services:
+        real = holds_real_sessions(services.store)
+    if real:
+        click.echo(f"No Claude Code sessions at {missing}. Memory already holds real sessions, so the bundled "
+                   "example sessions are not added. Pass a folder of transcripts to ingest it.", err=True)
+        return
+    click.echo(f"No Claude Code sessions at {missing}; ingesting the bundled example sessions (project "
+               "acme-shop) so you can try Causantic. They are not your memory: the first ingest of real "
+               "sessions removes them (or now: causantic forget acme-shop).", err=True)
+    _run([SESSIONS_DIR], force=force, no_embed=no_embed, as_json=as_json, workers=workers, as_examples=True)
+
+
+def _run(paths: list[Path], *, force: bool, no_embed: bool, as_json: bool, workers: int,
+         as_examples: bool = False) -> None:
     with domain_errors(), open_services() as services:
         if as_json:
-            report = ingest_paths(services, paths, force=force, embed=not no_embed, workers=workers)
+            report = ingest_paths(services, paths, force=force, embed=not no_embed, workers=workers,
+                                  as_examples=as_examples)
             emit_json(report.as_dict())
             return
         progress = Progress(
@@ -73,7 +89,7 @@ def _run(paths: list[Path], *, force: bool, no_embed: bool, as_json: bool, worke
 
             report = ingest_paths(services, paths, force=force, embed=not no_embed, workers=workers,
                                   on_discovered=discovered, on_progress=advanced,
-                                  on_embed_progress=_embed_progress(progress))
+                                  on_embed_progress=_embed_progress(progress), as_examples=as_examples)
         render_report(report)
         if not services.store.fts_enabled:
             console.print("[yellow]note[/yellow] this SQLite has no FTS5: keyword search is off, search runs on "
@@ -118,6 +134,9 @@ def render_report(report: IngestReport) -> None:
     table("Ingest summary", [("", "left"), ("", "right")], rows)
     for path, error in report.errors:
         console.print(f"[red]error[/red] {path}: {error}")
+    if report.examples_removed:
+        console.print(f"Removed the bundled example sessions ({', '.join(report.examples_removed)}) now that "
+                      "memory holds your own sessions.", markup=False)
 
 
 COMMANDS = [ingest_command, batch_ingest_command]

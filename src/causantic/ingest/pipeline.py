@@ -13,10 +13,11 @@ import multiprocessing
 import sys
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from causantic.errors import TranscriptError
 from causantic.ingest.edges import cross_session_edges
@@ -24,6 +25,9 @@ from causantic.ingest.plan import GroupPlan, PlanSettings, group_paths, plan_gro
 from causantic.store.memory import MemoryStore
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, discover
+
+if TYPE_CHECKING:
+    from causantic.store.vectors import VectorIndex
 
 SESSION_EDGE_TYPES = ("within-chain", "brief", "debrief", "team-spawn", "team-report", "peer-message")
 
@@ -46,6 +50,8 @@ class IngestReport:
     errors: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     new_chunk_ids: list[str] = field(default_factory=list)
+    project_ids: set[int] = field(default_factory=set)  # projects that got sessions in this run
+    examples_removed: list[str] = field(default_factory=list)  # example projects dropped for real memory
     vectors_added: int | None = None  # None: embedding deferred
     topics: str | None = None  # what topic maintenance did, when vectors were added
 
@@ -69,6 +75,7 @@ class IngestReport:
             "edges_added": {"total": sum(self.edges_added.values()), "by_type": dict(self.edges_added)},
             "skipped_lines": {"total": self.broken_lines, "by_reason": dict(self._broken())},
             "ignored_records": {k: v for k, v in self.skipped_lines.items() if k not in BROKEN_LINE_REASONS},
+            "examples_removed": self.examples_removed,
             "subagent_streams": self.subagent_streams,
             "linked_subagents": self.linked_subagents,
             "skipped_subagents": dict(self.skipped_subagents),
@@ -136,6 +143,7 @@ def write_plan(store: MemoryStore, plan: GroupPlan, report: IngestReport) -> Non
             if not session.chunks:  # only skipped sub-agent streams (stubs, warm-ups)
                 continue
             project = store.resolve_project(session.cwd, session.project_path)
+            report.project_ids.add(project.id)
             store.mark_relink(project.id)
             new, changed = store.save_session(project, session.session_id, session.chunks, session.team_name,
                                               session.title)
@@ -185,6 +193,20 @@ class _GroupCommitter:
         if self.started is not None and self.store.conn.in_transaction:
             self.store.conn.execute("ROLLBACK")
         self.started = None
+
+
+def remove_chunks(store: MemoryStore, vectors: VectorIndex, ids: Sequence[str]) -> int:
+    """Delete chunks from SQLite and the vector index, then re-link the sessions left in their projects.
+
+    Exactly ``ids`` go (a caller that previewed them deletes no more than it showed). Returns how
+    many chunks were deleted.
+    """
+    projects = store.projects_of_chunks(ids)
+    deleted = store.delete_chunks(ids)
+    vectors.delete(ids)
+    for project_id in projects:
+        relink_sessions(store, project_id)
+    return deleted
 
 
 def relink_sessions(store: MemoryStore, project_id: int) -> int:

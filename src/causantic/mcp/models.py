@@ -107,6 +107,8 @@ class ForgetPreview(BaseModel):
 class ForgetOutput(BaseModel):
     project: str
     dry_run: bool
+    whole_project: bool = Field(description="True when no filter narrowed it: the whole project.")
+    sessions: int = Field(description="Sessions the matched chunks belong to.")
     count: int = Field(description="Chunks matched by the filters.")
     deleted: int
     preview: list[ForgetPreview]

@@ -392,6 +392,9 @@ def forget(
             ),
         ),
     ] = 0.6,
+    whole_project: Annotated[
+        bool, Field(description="Everything in the project (also what no filter means); takes no filter.")
+    ] = False,
     dry_run: Annotated[
         bool,
         Field(
@@ -400,17 +403,34 @@ def forget(
             )
         ),
     ] = True,
+    expected_count: Annotated[
+        int | None,
+        Field(
+            ge=0,
+            description=(
+                "With dry_run=false: the count the preview reported; nothing is deleted if the matches differ. "
+                "Required to delete a whole project."
+            ),
+        ),
+    ] = None,
 ) -> Annotated[CallToolResult, ForgetOutput]:
-    """Delete chosen memories of one project; by default only previews what would go.
+    """Delete chosen memories of one project, or the whole project; by default only previews what would go.
 
     Use only when the user asks to forget something (a leaked secret, a wrong approach, an old
-    period). Filters combine: before/after (time), session_id, query (meaning). Show the preview
-    to the user and call again with dry_run=false only after they confirm.
+    period, a project). Filters combine: before/after (time), session_id, query (meaning); no filter
+    means the whole project. Show the preview to the user and call again with dry_run=false and
+    expected_count set to the previewed count only after they confirm.
     """
     from causantic.retrieval.forget import ForgetRequest
     from causantic.retrieval.forget import forget as run
 
-    request = ForgetRequest(project, _utc(before), _utc(after), session_id, query, threshold, dry_run)
+    if not dry_run and expected_count is None and not any((before, after, session_id, query)):
+        raise ToolError(
+            "Deleting a whole project needs expected_count: preview first (dry_run=true), show the user the "
+            "count, and pass it as expected_count once they confirm."
+        )
+    request = ForgetRequest(project, _utc(before), _utc(after), session_id, query, threshold, dry_run,
+                            whole_project=whole_project, expected=expected_count)
 
     def work(s: Services) -> Any:
         if query and s.vectors.count() == 0:
@@ -431,6 +451,8 @@ def forget(
     output = ForgetOutput(
         project=result.project,
         dry_run=result.dry_run,
+        whole_project=result.whole_project,
+        sessions=result.sessions,
         count=result.count,
         deleted=result.deleted,
         preview=preview,
@@ -439,14 +461,17 @@ def forget(
         f'  {i}. {_percent(p.similarity)}"{p.first_line[:80]}" ({_day(p.date)})'
         for i, p in enumerate(preview, start=1)
     ]
+    scope = "the whole project" if result.whole_project else "project"
     if result.dry_run:
         text = (
-            f"Dry run: {result.count} chunk(s) would be deleted from project {result.project!r}."
+            f"Dry run: {result.count} chunk(s) in {result.sessions} session(s) would be deleted from {scope} "
+            f"{result.project!r}."
             + ("\n" + "\n".join(lines) if lines else "")
-            + ("\nSet dry_run=false to delete them." if result.count else "")
+            + (f"\nAfter the user confirms, call again with dry_run=false and expected_count={result.count}."
+               if result.count else "")
         )
     else:
-        text = f"Deleted {result.deleted} chunk(s) from project {result.project!r}." + (
+        text = f"Deleted {result.deleted} chunk(s) from {scope} {result.project!r}." + (
             "\n" + "\n".join(lines[:3]) if lines else ""
         )
     return _result(text, output)

@@ -116,6 +116,14 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def project_by_path(self, path: str) -> Project | None:
         return self._project_by_path(path)
 
+    def projects_with_chunks(self) -> list[int]:
+        return [r[0] for r in self.conn.execute("SELECT DISTINCT project_id FROM chunks")]
+
+    def projects_by_id(self, ids: Iterable[int]) -> list[Project]:
+        rows = (self.conn.execute("SELECT id, path, name FROM projects WHERE id = ?", (i,)).fetchone()
+                for i in sorted(ids))
+        return [Project(r["id"], r["path"], r["name"]) for r in rows if r is not None]
+
     def mark_relink(self, project_id: int) -> None:
         """Flag a project whose sessions changed; cleared once its cross-session edges are redone."""
         self.conn.execute("UPDATE projects SET needs_relink = 1 WHERE id = ?", (project_id,))
@@ -250,6 +258,17 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             self.conn.execute(
                 "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters m WHERE m.cluster_id = clusters.id)")
         return removed
+
+    def projects_of_chunks(self, ids: Sequence[str]) -> set[int]:
+        out: set[int] = set()
+        for batch in _batches(ids):
+            marks = ",".join("?" * len(batch))
+            out.update(r[0] for r in self.conn.execute(
+                f"SELECT DISTINCT project_id FROM chunks WHERE id IN ({marks})", batch))
+        return out
+
+    def project_chunk_ids(self, project_id: int) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE project_id = ?", (project_id,))]
 
     def agent_chunk_ids(self, session_id: str, agent_ids: Sequence[str]) -> list[str]:
         """Ids of the chunks one session holds from these sub-agent streams."""
@@ -479,6 +498,9 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def set_meta(self, key: str, value: str) -> None:
         self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def delete_meta(self, key: str) -> None:
+        self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
 
     # ---- reads ----------------------------------------------------------------------------
 
