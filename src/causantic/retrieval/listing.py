@@ -67,13 +67,15 @@ def resolve_project(store: MemoryStore, name: str) -> Project:
 
 def list_sessions(store: MemoryStore, project: str, *, since: datetime | None = None,
                   until: datetime | None = None, days_back: float | None = None,
-                  limit: int = 30, offset: int = 0) -> tuple[Project, list[SessionSummary], int]:
-    """Sessions of a project, newest first, from ``offset``; also returns how many matched in all."""
+                  limit: int = 30, offset: int = 0, agent: str | None = None
+                  ) -> tuple[Project, list[SessionSummary], int]:
+    """Sessions of a project, newest first, from ``offset``; also returns how many matched in all.
+    With ``agent``, the sessions that agent took part in (their counts are its chunks)."""
     proj = resolve_project(store, project)
     if days_back and since is None and until is None:
         since = datetime.now(UTC) - timedelta(days=days_back)
     rows = store.session_summaries(proj.id, since=iso(since) if since else None,
-                                   until=iso(until) if until else None)
+                                   until=iso(until) if until else None, agent=agent)
     page = rows[offset:offset + limit]
     fallback = store.first_chunk_texts([r["session_id"] for r in page if not r["title"]])
     sessions = [

@@ -106,9 +106,7 @@ def _timeline(store: MemoryStore, project: Project, mode: str, since: datetime |
     size = max(1, min(request.limit, budget // TIMELINE_LINE_TOKENS))
     offset = (request.page - 1) * size
     _, newest_first, total = list_sessions(store, project.path, since=since, until=until, limit=size,
-                                           offset=offset)
-    if request.agent:
-        newest_first = [s for s in newest_first if request.agent in s.agents]
+                                           offset=offset, agent=request.agent)
     shown = tuple(reversed(newest_first))
     earlier, later = max(0, total - offset - size), min(offset, total)
     return Reconstruction(
@@ -135,12 +133,12 @@ def _text(store: MemoryStore, project: Project, mode: str, session_id: str | Non
     condition = " AND ".join(where)
     order = "c.start_time DESC, c.turn_index DESC, c.part DESC" if request.keep_newest else \
         "c.start_time, c.turn_index, c.part"
-    before: int = 0  # chunks on the pages nearer the kept end
+    before = 0  # chunks on the pages nearer the kept end
     page: list[StoredChunk] = []
-    tokens = 0
-    for number, (window, cost) in enumerate(_windows(store.iter_chunks(condition, params, order=order), budget),
-                                            start=1):
-        if number == request.page:
+    tokens = windows = 0
+    for window, cost in _windows(store.iter_chunks(condition, params, order=order), budget):
+        windows += 1
+        if windows == request.page:
             page, tokens = window, cost
             break
         before += len(window)
@@ -153,13 +151,15 @@ def _text(store: MemoryStore, project: Project, mode: str, session_id: str | Non
     else:
         earlier, later, earlier_page, later_page = before, beyond, nearer_page, further_page
     ids = list(dict.fromkeys(c.session_id for c in page))
-    _, listed, _ = list_sessions(store, project.path, limit=len(ids) + 10_000)
-    by_id = {s.session_id: s for s in listed if s.session_id in ids}
+    by_id: dict[str, SessionSummary] = {}
+    if ids:
+        _, listed, _ = list_sessions(store, project.path, limit=1_000_000, agent=request.agent)
+        by_id = {s.session_id: s for s in listed if s.session_id in ids}
     sessions = tuple(by_id[i] for i in ids if i in by_id)
-    filtered = bool(request.agent or since or until)  # a partial session is then expected, not a cut
+    filtered = bool(since or until)  # a partial session is then expected, not a cut
     split = () if filtered else tuple(
         s.session_id for s in sessions if sum(1 for c in page if c.session_id == s.session_id) < s.chunks)
-    pages = request.page if not (earlier or later) or further_page is None else None
+    pages = None if further_page else max(windows, 1)  # unknown while more lies beyond this page
     return Reconstruction(project.name, mode, "text", sessions, tuple(page), tokens, request.page, pages,
                           earlier, later, earlier_page, later_page, split)
 
@@ -205,6 +205,9 @@ def timeline_line(session: SessionSummary) -> str:
 def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={page}") -> str:
     """The result as text for a person or an agent; ``page_hint`` says how to ask for another page
     in the caller's own terms (``--page {page}`` on the command line, ``page={page}`` for a tool)."""
+    if not result.sessions and result.page > 1:
+        hint = page_hint.format(page=result.pages or 1)
+        return f"Page {result.page} is past the end: {result.project!r} has {result.pages} page(s) here; use {hint}."
     if not result.sessions:
         return f"No session data found for project {result.project!r} in the requested range."
     of = f" (page {result.page} of {result.pages})" if result.pages and result.pages > 1 else \

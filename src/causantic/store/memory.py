@@ -141,10 +141,14 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             " FROM projects p JOIN chunks c ON c.project_id = p.id GROUP BY p.id ORDER BY last_seen DESC"
         ).fetchall()
 
-    def session_summaries(self, project_id: int, *, since: str | None = None,
-                          until: str | None = None) -> list[sqlite3.Row]:
-        """Per session: first/last time, chunk and token counts, agents, title; newest first."""
+    def session_summaries(self, project_id: int, *, since: str | None = None, until: str | None = None,
+                          agent: str | None = None) -> list[sqlite3.Row]:
+        """Per session: first/last time, chunk and token counts, agents, title; newest first.
+        With ``agent``, only sessions it took part in, counting its chunks."""
         where, params = ["c.project_id = ?"], [project_id]
+        if agent is not None:
+            where.append("c.agent = ?")
+            params.append(agent)
         if since is not None:
             where.append("c.start_time >= ?")
             params.append(since)
