@@ -115,3 +115,21 @@ def test_with_real_vectors_search_runs_hybrid_and_forget_matches_by_meaning(
     assert "Safari" in search.structured_content["hits"][0]["preview"]
     assert forget.structured_content["count"] >= 1 and forget.structured_content["dry_run"] is True
     assert "REDIS_URL" in text(forget) or "rate limiting" in text(forget)
+
+
+def test_forget_with_no_filter_previews_a_whole_project_and_deletes_only_the_previewed_count(memory: Path) -> None:
+    project = {"project": "acme-shop"}
+    preview, refused, deleted, projects = call_all(
+        ("forget", project),
+        ("forget", {**project, "dry_run": False}),
+        ("forget", {**project, "dry_run": False, "expected_count": 6}),
+        ("list-projects", {}),
+    )
+    content = preview.structured_content
+    assert content["whole_project"] is True and content["count"] == 6 and content["deleted"] == 0
+    assert [s["title"][:24] for s in content["preview_sessions"]] == [
+        "Let's add rate limiting ", "The invoice test `test_i", "After logging in, users "]
+    assert "expected_count=6" in text(preview) and "the whole project" in text(preview)
+    assert refused.is_error and "needs expected_count" in text(refused)
+    assert deleted.structured_content["deleted"] == 6
+    assert "acme-shop" not in {p["name"] for p in projects.structured_content["projects"]}

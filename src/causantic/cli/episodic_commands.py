@@ -8,9 +8,9 @@ from datetime import datetime
 import click
 from rich.text import Text
 
-from causantic.cli.output import as_utc, console, domain_errors, emit_json, json_option
+from causantic.cli.output import as_utc, console, domain_errors, emit_json, json_option, short_time
 from causantic.retrieval.chains import EpisodicResult
-from causantic.retrieval.forget import ForgetRequest, ForgetResult, delete_previewed, forget
+from causantic.retrieval.forget import ForgetRequest, ForgetResult, delete_previewed, forget, preview_line
 from causantic.retrieval.format import chunk_header
 from causantic.retrieval.reconstruct import (
     Reconstruction,
@@ -186,9 +186,9 @@ def forget_command(project: str, before: datetime | None, after: datetime | None
         if as_json:
             emit_json({"project": result.project, "dry_run": result.dry_run, "whole_project": result.whole_project,
                        "count": result.count, "sessions": result.sessions, "deleted": result.deleted,
-                       "preview": [{"id": c.id, "date": c.start_time, "similarity": s, "first_line":
-                                    c.content.splitlines()[0][:100] if c.content else ""}
-                                   for c, s in result.preview]})
+                       "preview": [{"id": c.id, "date": c.start_time, "similarity": s,
+                                    "first_line": preview_line(c, 100)} for c, s in result.preview],
+                       "preview_sessions": list(result.session_summaries)})
             return
         _print_forget(result)
         if result.dry_run and result.count:
@@ -207,10 +207,17 @@ def _print_forget(result: ForgetResult) -> None:
     else:
         head = f"{result.deleted} chunk(s) in {result.sessions} session(s) of {scope}{result.project!r} deleted."
     console.print(head, markup=False)
+    if result.whole_project:  # a project is best recognised by its sessions
+        for session in result.session_summaries:
+            console.print(Text(f"  {short_time(session.started_at)}  {session.session_id[:8]}  {session.chunks} chunks"
+                               f"  {session.short_title(70)}"))
+        shown = len(result.session_summaries)
+        if result.sessions > shown:
+            console.print(f"  … and {result.sessions - shown} more session(s)", markup=False)
+        return
     for chunk, similarity in result.preview:
         score = f"[{similarity * 100:.0f}%] " if similarity is not None else ""
-        first = chunk.content.splitlines()[0][:80] if chunk.content else ""
-        console.print(Text(f"  {score}{chunk.start_time[:16].replace('T', ' ')}  {first}"))
+        console.print(Text(f"  {score}{short_time(chunk.start_time)}  {preview_line(chunk, 80)}"))
     if result.count > len(result.preview):
         console.print(f"  … and {result.count - len(result.preview)} more", markup=False)
 

@@ -109,6 +109,7 @@ class ForgetOutput(BaseModel):
     dry_run: bool
     whole_project: bool = Field(description="True when no filter narrowed it: the whole project.")
     sessions: int = Field(description="Sessions the matched chunks belong to.")
+    preview_sessions: list[SessionInfo] = Field(description="Whole project: its newest sessions, by title.")
     count: int = Field(description="Chunks matched by the filters.")
     deleted: int
     preview: list[ForgetPreview]

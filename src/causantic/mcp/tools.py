@@ -421,7 +421,7 @@ def forget(
     means the whole project. Show the preview to the user and call again with dry_run=false and
     expected_count set to the previewed count only after they confirm.
     """
-    from causantic.retrieval.forget import ForgetRequest
+    from causantic.retrieval.forget import ForgetRequest, preview_line
     from causantic.retrieval.forget import forget as run
 
     if not dry_run and expected_count is None and not any((before, after, session_id, query)):
@@ -444,7 +444,7 @@ def forget(
     result = _app(ctx).call("forget", work)
     preview = [
         ForgetPreview(
-            id=c.id, date=c.start_time, similarity=sim, first_line=" ".join(c.content.split())[:100]
+            id=c.id, date=c.start_time, similarity=sim, first_line=preview_line(c, 100)
         )
         for c, sim in result.preview
     ]
@@ -453,6 +453,7 @@ def forget(
         dry_run=result.dry_run,
         whole_project=result.whole_project,
         sessions=result.sessions,
+        preview_sessions=[_session(x) for x in result.session_summaries],
         count=result.count,
         deleted=result.deleted,
         preview=preview,
@@ -461,6 +462,9 @@ def forget(
         f'  {i}. {_percent(p.similarity)}"{p.first_line[:80]}" ({_day(p.date)})'
         for i, p in enumerate(preview, start=1)
     ]
+    if result.whole_project:  # a project is best recognised by its sessions
+        lines = [f"  - {x.session_id[:8]} ({_day(x.started_at)}, {x.chunks} chunks): {x.short_title(80)}"
+                 for x in result.session_summaries]
     scope = "the whole project" if result.whole_project else "project"
     if result.dry_run:
         text = (

@@ -19,7 +19,7 @@ from datetime import datetime
 
 from causantic.errors import CausanticError
 from causantic.ingest.pipeline import remove_chunks
-from causantic.retrieval.listing import resolve_project
+from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
 from causantic.store.memory import MemoryStore
 from causantic.store.records import StoredChunk, iso
 from causantic.store.vectors import VectorIndex
@@ -48,6 +48,12 @@ class ForgetResult:
     whole_project: bool = False
     sessions: int = 0  # sessions the matches belong to
     ids: tuple[str, ...] = ()  # every matched chunk, so a confirmed preview deletes exactly these
+    session_summaries: tuple[SessionSummary, ...] = ()  # whole project: its sessions, newest first
+
+
+def preview_line(chunk: StoredChunk, width: int) -> str:
+    """A chunk's opening words on one line, for a preview."""
+    return " ".join(chunk.content.split())[:width]
 
 
 def forget(store: MemoryStore, vectors: VectorIndex, embed_query: object, request: ForgetRequest,
@@ -79,8 +85,9 @@ def forget(store: MemoryStore, vectors: VectorIndex, embed_query: object, reques
         similarity = {h.chunk_id: h.similarity for h in hits if h.similarity >= request.threshold}
         matches = sorted((c for c in matches if c.id in similarity), key=lambda c: -similarity[c.id])
     preview = tuple((c, similarity.get(c.id)) for c in matches[:preview_size])
+    summaries = tuple(list_sessions(store, project.path, limit=preview_size)[1]) if not filtered else ()
     result = ForgetResult(project.name, True, len(matches), preview, 0, not filtered,
-                          len({c.session_id for c in matches}), tuple(c.id for c in matches))
+                          len({c.session_id for c in matches}), tuple(c.id for c in matches), summaries)
     if request.dry_run or not matches:
         return replace(result, dry_run=request.dry_run)
     if request.expected is not None and request.expected != len(matches):

@@ -242,8 +242,9 @@ def _text_lines(result: Reconstruction) -> list[str]:
             part = " (only part of this session is on this page)" if session in result.split else ""
             lines.append(f"\n=== Session {session[:8]} ({_when(bounds[0].start_time)} – "
                          f"{_when(bounds[-1].end_time)}){part} ===")
-            if titles.get(session):
-                lines.append(f"Title: {titles[session]}")
+            title = titles.get(session, "")
+            if title and not " ".join(chunk.content.split()).startswith(f"[User] {title[:60]}"):
+                lines.append(f"Title: {title}")  # the session's first prompt is not on show here
         if multi_agent and chunk.agent != agent:
             agent = chunk.agent
             lines.append(f"--- Agent: {agent} ---")
