@@ -158,3 +158,39 @@ def test_a_forced_re_ingest_removes_a_stored_chunk_of_a_stream_the_rules_now_ski
         store.save_session(project, SOUND_SESSION, [stale])
     report = _ingest(services, tmp_path / "sound", force=True)
     assert report.chunks_removed == 1 and not store.get_chunks(["stale"])
+
+
+def test_a_turn_that_shrank_loses_its_stale_trailing_part_but_another_files_turn_is_kept(
+        corpus: Path, services: Services) -> None:
+    _ingest(services, corpus / SOUND)
+    store = services.store
+    row = store.conn.execute(
+        "SELECT turn_index, MAX(part) AS part, message_uuids, start_time FROM chunks WHERE agent_id IS NULL"
+        " GROUP BY turn_index ORDER BY turn_index DESC LIMIT 1").fetchone()
+    project = store.resolve_project("/Users/dain/workspace/JSSoundRecorder", "/Users/dain/workspace/JSSoundRecorder")
+
+    def extra(chunk_id: str, uuids: tuple[str, ...]) -> ChunkRecord:
+        return ChunkRecord(
+            id=chunk_id, session_id=SOUND_SESSION, agent="main", agent_id=None, team_name=None,
+            turn_index=row["turn_index"], part=row["part"] + 1, start_time=row["start_time"],
+            end_time=row["start_time"], content="[Result:Read] x\n\n<system-reminder>malware</system-reminder>",
+            search_terms="", content_hash=chunk_id, approx_tokens=9, tool_use_count=0, code_block_count=0,
+            has_thinking=False, message_uuids=uuids)
+
+    # As an older version stored it: one more part of the last turn, sharing its messages.
+    stale = extra("stale-part", tuple(json.loads(row["message_uuids"]))[-1:])
+    # Same turn number, other messages: a turn of the same session read from another file.
+    other = extra("other-file", ("some-other-message",))
+    with store.atomic():
+        store.save_session(project, SOUND_SESSION, [stale, other])
+    report = _ingest(services, corpus / SOUND, force=True)
+    assert report.chunks_removed == 1
+    assert set(store.get_chunks(["stale-part", "other-file"])) == {"other-file"}
+
+
+def test_the_injected_text_markers_are_the_ones_the_hooks_write() -> None:
+    from causantic.hooks.briefing import BRIEFING_OPENING as written_opening
+    from causantic.hooks.claude_md import END, START
+
+    assert (START, END) == (MEMORY_BLOCK_START, MEMORY_BLOCK_END)
+    assert written_opening == BRIEFING_OPENING

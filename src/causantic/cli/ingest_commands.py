@@ -121,7 +121,7 @@ def render_report(report: IngestReport) -> None:
         ("sessions", report.sessions),
         ("chunks added", report.chunks_added),
         ("chunks updated", report.chunks_updated),
-        *([("chunks removed", f"{report.chunks_removed} (warm-up agents stored by an older version)")]
+        *([("chunks removed", f"{report.chunks_removed} (stored by an older version: warm-ups, stale parts)")]
           if report.chunks_removed else []),
         ("edges added", ", ".join(f"{k} {v}" for k, v in sorted(edges.items()) if v) or "0"),
         ("sub-agents linked", f"{report.linked_subagents} of {report.subagent_streams}"),

@@ -9,7 +9,9 @@ upserted by their stable ids, so appended lines become new chunks linked to the 
 
 from __future__ import annotations
 
+import json
 import multiprocessing
+import sqlite3
 import sys
 import time
 from collections import Counter, deque
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from causantic.errors import TranscriptError
 from causantic.ingest.edges import cross_session_edges
-from causantic.ingest.plan import GroupPlan, PlanSettings, group_paths, plan_group
+from causantic.ingest.plan import GroupPlan, PlanSettings, SessionPlan, group_paths, plan_group
 from causantic.store.memory import MemoryStore
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, discover
@@ -40,7 +42,7 @@ class IngestReport:
     sessions: int = 0
     chunks_added: int = 0
     chunks_updated: int = 0
-    chunks_removed: int = 0  # stored chunks that current rules leave out (warm-up agents of older stores)
+    chunks_removed: int = 0  # stored chunks these rules no longer produce (warm-ups, parts of shrunk turns)
     edges_added: Counter[str] = field(default_factory=Counter)
     skipped_lines: Counter[str] = field(default_factory=Counter)  # every reason, broken or ignored
     subagent_streams: int = 0  # sub-agent streams ingested (stubs and warm-ups are skipped)
@@ -136,10 +138,9 @@ def write_plan(store: MemoryStore, plan: GroupPlan, report: IngestReport) -> Non
     with store.atomic():
         for session in plan.sessions:
             report.skipped_subagents.update(session.skipped_subagents)
-            # A store written by older rules may hold streams these rules skip (warm-ups): drop them.
-            left_out = store.agent_chunk_ids(session.session_id, session.skipped_agent_ids)
-            if left_out:
-                report.chunks_removed += store.delete_chunks(left_out)
+            superseded = _superseded(store.session_chunk_keys(session.session_id), session)
+            if superseded:
+                report.chunks_removed += store.drop_superseded(session.session_id, superseded)
             if not session.chunks:  # only skipped sub-agent streams (stubs, warm-ups)
                 continue
             project = store.resolve_project(session.cwd, session.project_path)
@@ -159,6 +160,35 @@ def write_plan(store: MemoryStore, plan: GroupPlan, report: IngestReport) -> Non
         store.mark_files(plan.files)
     report.bytes_read += plan.bytes_read
     report.skipped_lines.update(plan.skipped)
+
+
+def _superseded(stored: Sequence[sqlite3.Row], session: SessionPlan) -> list[str]:
+    """Stored chunks of a session that today's rules no longer produce from the same transcript.
+
+    Two kinds, both left by an older version of these rules: chunks of sub-agent streams now skipped
+    (warm-ups), and trailing parts of a turn whose text shrank (injected text now left out), so it
+    splits into fewer parts. A stored chunk is a part of a planned turn only when it shares a message
+    with it; a turn read from another file of a resumed session is never touched.
+    """
+    if not stored:
+        return []
+    skipped = set(session.skipped_agent_ids)
+    planned_ids = {c.id for c in session.chunks}
+    parts: dict[tuple[str | None, int], int] = {}
+    messages: dict[tuple[str | None, int], set[str]] = {}
+    for chunk in session.chunks:
+        key = (chunk.agent_id, chunk.turn_index)
+        parts[key] = max(parts.get(key, 0), chunk.part + 1)
+        messages.setdefault(key, set()).update(chunk.message_uuids)
+    out: list[str] = []
+    for row in stored:
+        key = (row["agent_id"], row["turn_index"])
+        if row["agent_id"] in skipped:
+            out.append(row["id"])
+        elif (key in parts and row["id"] not in planned_ids and row["part"] >= parts[key]
+              and messages[key] & set(json.loads(row["message_uuids"]))):
+            out.append(row["id"])
+    return out
 
 
 class _GroupCommitter:

@@ -274,13 +274,24 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def project_chunk_ids(self, project_id: int) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE project_id = ?", (project_id,))]
 
-    def agent_chunk_ids(self, session_id: str, agent_ids: Sequence[str]) -> list[str]:
-        """Ids of the chunks one session holds from these sub-agent streams."""
-        if not agent_ids:
-            return []
-        marks = ",".join("?" * len(agent_ids))
-        return [r[0] for r in self.conn.execute(
-            f"SELECT id FROM chunks WHERE session_id = ? AND agent_id IN ({marks})", [session_id, *agent_ids])]
+    def session_chunk_keys(self, session_id: str) -> list[sqlite3.Row]:
+        """Where each stored chunk of a session sits: id, agent_id, turn_index, part, message_uuids."""
+        return self.conn.execute(
+            "SELECT id, agent_id, turn_index, part, message_uuids FROM chunks WHERE session_id = ?", (session_id,)
+        ).fetchall()
+
+    def drop_superseded(self, session_id: str, ids: Sequence[str]) -> int:
+        """Delete chunks that ingest no longer produces, with their edges, keyword-index rows and vector
+        marks (cascades), and the session row if nothing is left. Unlike :meth:`delete_chunks` nothing is
+        remembered as forgotten: the text may come back in another form. Call inside :meth:`atomic`."""
+        removed = 0
+        for batch in _batches(ids):
+            marks = ",".join("?" * len(batch))
+            removed += self.conn.execute(
+                f"DELETE FROM chunks WHERE session_id = ? AND id IN ({marks})", [session_id, *batch]).rowcount
+        self.conn.execute("DELETE FROM sessions WHERE id = ? AND NOT EXISTS"
+                          " (SELECT 1 FROM chunks WHERE session_id = ?)", (session_id, session_id))
+        return removed
 
     def _existing_hashes(self, ids: Sequence[str]) -> dict[str, str]:
         out: dict[str, str] = {}
