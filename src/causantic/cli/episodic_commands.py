@@ -178,6 +178,11 @@ def forget_command(project: str, before: datetime | None, after: datetime | None
     Example: causantic forget myapp --query "staging credentials" --threshold 0.7 --yes
     (or: causantic forget acme-shop — the whole project: a preview, then confirm)
     """
+    if whole_project and any((before, after, session_id, query)):
+        raise click.UsageError("--all takes no filter: drop --before/--after/--session/--query, or drop --all to "
+                               "forget only what they match.")
+    if query is not None and not query.strip():
+        raise click.UsageError("--query is empty: give the words to match, or use --before/--after/--session.")
     request = ForgetRequest(project, as_utc(before), as_utc(after), session_id, query, threshold, dry_run=not yes,
                             whole_project=whole_project)
     with domain_errors(), open_services() as services:
