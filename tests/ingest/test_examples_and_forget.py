@@ -58,6 +58,9 @@ def test_the_quick_start_says_the_examples_are_not_memory_and_real_sessions_repl
     assert _projects() == {"JSSoundRecorder"}
     search = _run("search", "Safari login redirect loop", "--mode", "keyword", "--json")
     assert "acme-shop" not in search
+    _run("forget", "JSSoundRecorder", "--yes")  # an emptied store gets the quick start again
+    _run("batch-ingest", "--no-embed")
+    assert _projects() == {"acme-shop"}
 
 
 def test_the_examples_are_never_added_to_a_store_that_holds_real_sessions(no_sessions_here: Path) -> None:

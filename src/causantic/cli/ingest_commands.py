@@ -41,14 +41,14 @@ def batch_ingest_command(folder: Path | None, force: bool, no_embed: bool, worke
     """
     target = folder or DEFAULT_PROJECTS
     if folder is None and not target.exists():
-        _quick_start(target, force=force, no_embed=no_embed, as_json=as_json, workers=workers)
+        _quick_start(target, no_embed=no_embed, as_json=as_json, workers=workers)
         return
     if not target.exists():
         raise click.ClickException(f"{target} does not exist. Pass the folder that holds your transcripts.")
     _run([target], force=force, no_embed=no_embed, as_json=as_json, workers=workers)
 
 
-def _quick_start(missing: Path, *, force: bool, no_embed: bool, as_json: bool, workers: int) -> None:
+def _quick_start(missing: Path, *, no_embed: bool, as_json: bool, workers: int) -> None:
     """No sessions on this machine: show memory at work on the bundled examples, kept apart from
     real memory (they are only added to an empty store, and leave it when real sessions arrive)."""
     from causantic.examples import SESSIONS_DIR
@@ -62,7 +62,8 @@ def _quick_start(missing: Path, *, force: bool, no_embed: bool, as_json: bool, w
     click.echo(f"No Claude Code sessions at {missing}; ingesting the bundled example sessions (project "
                "acme-shop) so you can try Causantic. They are not your memory: the first ingest of real "
                "sessions removes them (or now: causantic forget acme-shop).", err=True)
-    _run([SESSIONS_DIR], force=force, no_embed=no_embed, as_json=as_json, workers=workers, as_examples=True)
+    # Always read (they are tiny): files marked from an earlier quick start may since have been removed.
+    _run([SESSIONS_DIR], force=True, no_embed=no_embed, as_json=as_json, workers=workers, as_examples=True)
 
 
 def _run(paths: list[Path], *, force: bool, no_embed: bool, as_json: bool, workers: int,

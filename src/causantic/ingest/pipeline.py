@@ -225,14 +225,15 @@ class _GroupCommitter:
         self.started = None
 
 
-def remove_chunks(store: MemoryStore, vectors: VectorIndex, ids: Sequence[str]) -> int:
+def remove_chunks(store: MemoryStore, vectors: VectorIndex, ids: Sequence[str], *, remember: bool = True) -> int:
     """Delete chunks from SQLite and the vector index, then re-link the sessions left in their projects.
 
-    Exactly ``ids`` go (a caller that previewed them deletes no more than it showed). Returns how
+    Exactly ``ids`` go (a caller that previewed them deletes no more than it showed). ``remember``:
+    keep them forgotten, so ingesting their transcript again does not bring them back. Returns how
     many chunks were deleted.
     """
     projects = store.projects_of_chunks(ids)
-    deleted = store.delete_chunks(ids)
+    deleted = store.delete_chunks(ids, remember=remember)
     vectors.delete(ids)
     for project_id in projects:
         relink_sessions(store, project_id)

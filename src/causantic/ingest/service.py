@@ -87,8 +87,8 @@ def remove_examples(services: Services) -> list[str]:
     store = services.store
     projects = list(example_projects(store).values())
     ids = [i for project in projects for i in store.project_chunk_ids(project.id)]
-    if ids:
-        remove_chunks(store, services.vectors, ids)
+    if ids:  # not remembered as forgotten: a later quick start on an emptied store shows them again
+        remove_chunks(store, services.vectors, ids, remember=False)
     store.delete_meta(EXAMPLES_KEY)
     return [project.name for project in projects]
 

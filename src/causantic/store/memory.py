@@ -244,19 +244,21 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
                 f"SELECT chunk_id FROM forgotten WHERE chunk_id IN ({marks})", batch))
         return [c for c in chunks if c.id not in gone] if gone else list(chunks)
 
-    def delete_chunks(self, ids: Sequence[str]) -> int:
+    def delete_chunks(self, ids: Sequence[str], *, remember: bool = True) -> int:
         """Remove chunks with their edges, keyword-index rows, vector marks and cluster memberships.
 
-        The ids are remembered so a later ingest of the same transcript does not restore them.
-        Sessions left without chunks are removed too. Vectors live in LanceDB: the caller deletes them.
+        With ``remember`` the ids are kept as forgotten, so a later ingest of the same transcript does
+        not restore them. Sessions left without chunks are removed too. Vectors live in LanceDB: the
+        caller deletes them.
         """
         now = _now()
         removed = 0
         with self.atomic():
             for batch in _batches(ids):
                 marks = ",".join("?" * len(batch))
-                self.conn.executemany("INSERT OR IGNORE INTO forgotten(chunk_id, forgotten_at) VALUES (?, ?)",
-                                      [(i, now) for i in batch])
+                if remember:
+                    self.conn.executemany("INSERT OR IGNORE INTO forgotten(chunk_id, forgotten_at) VALUES (?, ?)",
+                                          [(i, now) for i in batch])
                 removed += self.conn.execute(f"DELETE FROM chunks WHERE id IN ({marks})", batch).rowcount
             self.conn.execute("DELETE FROM sessions WHERE id NOT IN (SELECT DISTINCT session_id FROM chunks)")
             self.conn.execute(
