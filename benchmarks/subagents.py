@@ -11,8 +11,9 @@ of the product's own classification, straight from the transcript reader, per la
 - ``subagents/``: ``<session>/subagents/**/agent-<id>.jsonl`` files (2.1.x).
 
 Per layout it prints the streams (and files), the dead-end stubs (no assistant message and at most
-2 lines), the warm-up requests (first prompt ``Warmup``), how many of the rest have their parent
-session present, and how many of those were linked with brief/debrief or team edges. The goal is
+2 lines), the warm-up requests (first prompt ``Warmup``, or a lone greeting with no prompt), how many
+of the rest have their parent session present, and how many of those were linked with brief/debrief
+or team edges. The goal is
 100 % of non-stub, non-warm-up streams whose parent is present. Unlinked streams are listed.
 """
 
@@ -79,7 +80,7 @@ def survey(root: Path, db: Path) -> list[StreamRow]:
                     session_id=session.session_id,
                     agent_id=sub.agent_id or "",
                     stub=_is_stub(sub),
-                    warmup=_first_prompt(sub) == "Warmup",
+                    warmup=_is_warm_up(sub),
                     parent_present=parent,
                     ingested=key in stored,
                     linked=key in linked,
@@ -116,6 +117,20 @@ def _is_stub(sub: object) -> bool:
         with path.open("rb") as handle:
             return sum(1 for line in handle if line.strip()) <= 2
     return len(messages) <= 2
+
+
+def _is_warm_up(sub: object) -> bool:
+    """First prompt ``Warmup``; or, where 2.0.x never wrote that line, a file holding no prompt and
+    a single reply that calls no tool (a greeting). Compaction and prompt-suggestion agents excepted."""
+    from causantic.transcripts.model import ToolCall
+
+    prompt = _first_prompt(sub)
+    if prompt:
+        return prompt == "Warmup"
+    agent = sub.agent_id or ""  # type: ignore[attr-defined]
+    replies = [m for m in sub.messages if m.role == "assistant"]  # type: ignore[attr-defined]
+    return (not agent.startswith(("acompact-", "aprompt_suggestion-")) and len(replies) == 1
+            and not any(isinstance(b, ToolCall) for b in replies[0].blocks))
 
 
 def _first_prompt(sub: object) -> str:

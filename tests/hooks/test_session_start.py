@@ -163,3 +163,56 @@ def test_session_start_latency_is_reported(acme_memory: Path, record_property: p
         f"session-start: median {statistics.median(times) * 1000:.0f} ms over {len(times)} runs "
         f"(example store of {EXAMPLES.name})"
     )
+
+
+REAL_PROJECTS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "claude-code" / (
+    "daaain__claude-code-log/test/test_data/real_projects")
+
+
+@pytest.fixture
+def real_memory(causantic_home: Path) -> Path:
+    """Three real projects as Claude Code left them: warm-up agent files, IDE wrappers, long sessions."""
+    if not REAL_PROJECTS.is_dir():
+        pytest.skip(f"the shared corpus is absent ({REAL_PROJECTS})")
+    from causantic.ingest.service import ingest_paths
+    from causantic.services import open_services
+
+    folders = ("-Users-dain-workspace-JSSoundRecorder", "-Users-dain-workspace-coderabbit-review-helper",
+               "-Users-dain-workspace-claude-code-log-sample")
+    with open_services() as services:
+        ingest_paths(services, [REAL_PROJECTS / f for f in folders], embed=False, workers=1)
+    return causantic_home
+
+
+def _briefing(cwd: str) -> str:
+    done, _ = run_hook("session-start", start_payload("0b9b4a6e-1111-4aaa-8bbb-00000000000a", cwd=cwd))
+    assert done.returncode == 0 and done.stderr == ""
+    return context_of(done.stdout)
+
+
+def test_a_real_briefing_names_real_work_not_warm_up_greetings_or_ide_wrappers(real_memory: Path) -> None:
+    context = _briefing("/Users/dain/workspace/JSSoundRecorder")
+    assert "ready to help" not in context and "Hello!" not in context and "<ide_" not in context
+    assert "1 session(s) stored" in context  # two sessions existed only for their warm-up replies
+    assert "- Last request: Let's also Migrate to AudioWorklet" in context
+    assert "7acd37a8 · Claude Code · 36 chunks: OK, so this was just so you know what there is now" in context
+    assert len(context) / 3.5 <= 500
+
+
+def test_recent_sessions_are_the_users_sessions_with_their_first_prompts(real_memory: Path) -> None:
+    context = _briefing("/Users/dain/workspace/coderabbit-review-helper")
+    recent = context.split("Recent sessions:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert len(recent) == 2
+    assert recent[0].endswith("How can I make this possible to install as a library with `uv` so I can run from "
+                              "any directory?")
+    assert "Where work stopped (session cb2e607c" in context
+    assert "- Last request: Let's update readme with the working reinstall" in context
+
+
+def test_where_work_stopped_reaches_back_to_the_last_request_of_a_long_final_turn(real_memory: Path) -> None:
+    context = _briefing("/Users/dain/workspace/claude-code-log")
+    stopped = context.split("Where work stopped", 1)[1].split("\n\n", 1)[0]
+    assert "- Last request: We've just done a big refactoring (Phase 2" in stopped
+    assert "Only one test is still failing" not in context  # fixed later in that session
+    assert '{"todos"' not in context
+    assert len(context) / 3.5 <= 500

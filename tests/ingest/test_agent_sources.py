@@ -91,7 +91,9 @@ def test_claude_code_and_gemini_sessions_of_one_repository_share_its_project_in_
         assert any(a[1] != b[1] for a, b in zip(test_dir, test_dir[1:], strict=False))
 
         # Which agent did what: reconstruct heads each session with it, so does the briefing.
-        replay = render_reconstruction(reconstruct(services.store, ReconstructRequest("test-dir"), 20_000))
+        timeline = render_reconstruction(reconstruct(services.store, ReconstructRequest("test-dir"), 20_000))
+        assert sum("  Gemini CLI  [" in line for line in timeline.splitlines()) == 6
+        replay = render_reconstruction(reconstruct(services.store, ReconstructRequest("test-dir", full=True), 20_000))
         headers = [line for line in replay.splitlines() if line.startswith("=== Session")]
         assert len(headers) == 7 and sum("· Gemini CLI (" in h for h in headers) == 6
         assert sum("· Claude Code (" in h for h in headers) == 1

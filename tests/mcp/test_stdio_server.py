@@ -112,9 +112,10 @@ def test_nothing_relevant_is_an_answer_not_an_error(served: McpProcess) -> None:
 
 def test_reconstruct_replays_a_project_in_time_order(served: McpProcess) -> None:
     body, data = ok(served, "reconstruct", {"project": "acme-shop"})
-    assert body.startswith("Reconstructed ")
-    assert len(data["sessions"]) == 3 and data["mode"] == "timeline"
+    assert body.startswith("acme-shop: 3 session(s), oldest first")
+    assert len(data["sessions"]) == 3 and data["mode"] == "timeline" and data["view"] == "timeline"
     assert body.index("Safari") < body.index("rate limiting")  # Nov 2 before Nov 4
+    assert all(s["title"] for s in data["sessions"]) and not data["chunks"]
 
 
 def test_reconstruct_gives_the_session_before_the_current_one(served: McpProcess) -> None:
@@ -128,7 +129,7 @@ def test_reconstruct_gives_the_session_before_the_current_one(served: McpProcess
         },
     )
     assert data["mode"] == "previous-session"
-    assert data["sessions"] == ["7a378dd6-f9b6-52f1-ad8d-dd8aa785f035"]
+    assert [s["session_id"] for s in data["sessions"]] == ["7a378dd6-f9b6-52f1-ad8d-dd8aa785f035"]
 
 
 def test_list_projects_names_every_ingested_project(served: McpProcess) -> None:
@@ -155,7 +156,7 @@ def test_stats_counts_what_was_ingested(served: McpProcess) -> None:
 def test_forget_only_previews_unless_dry_run_is_false(served: McpProcess) -> None:
     body, data = ok(served, "forget", {"project": "acme-shop", "before": "2026-11-03T00:00:00Z"})
     assert data["dry_run"] is True and data["count"] == 2 and data["deleted"] == 0
-    assert "Set dry_run=false" in body
+    assert "call again with dry_run=false and expected_count=2" in body
     _, after = ok(served, "stats")
     assert after["projects"] == 4 and after["chunks"] > 100
 
@@ -194,7 +195,8 @@ def test_hook_status_shows_the_hooks_last_runs(served: McpProcess) -> None:
         ("reconstruct", {"project": "acme-shop", "previous_session": True}, "current_session_id"),
         ("reconstruct", {"project": "no-such-project"}, "No project named 'no-such-project'"),
         ("list-sessions", {"project": "acme-shop", "days_back": -1}, "greater than 0"),
-        ("forget", {"project": "acme-shop"}, "Name what to forget"),
+        ("forget", {"project": "acme-shop", "dry_run": False}, "needs expected_count"),
+        ("forget", {"project": "acme-shop", "dry_run": False, "expected_count": 1}, "not the 1 previewed"),
         ("forget", {"project": "acme-shop", "query": "redis"}, "no vectors are stored"),
         ("no-such-tool", {}, "Unknown tool"),
     ],

@@ -49,8 +49,10 @@ def test_reconstruct_by_time_range_and_by_session(memory: Path) -> None:
         ("reconstruct", {"project": "acme-shop", "from": "2026-11-03", "to": "2026-11-04"}),
         ("reconstruct", {"project": "/home/dev/acme-shop", "session_id": "2a2ee33e"}),
     )
-    assert ranged.structured_content["sessions"] == ["7a378dd6-f9b6-52f1-ad8d-dd8aa785f035"]
-    assert one.structured_content["sessions"] == ["2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec"]
+    assert [s["session_id"] for s in ranged.structured_content["sessions"]] == [
+        "7a378dd6-f9b6-52f1-ad8d-dd8aa785f035"
+    ]
+    assert [s["session_id"] for s in one.structured_content["sessions"]] == ["2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec"]
     assert "Safari" in text(one)
 
 
@@ -59,13 +61,15 @@ def test_previous_session_defaults_to_the_servers_claude_code_session(
 ) -> None:
     monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "7a378dd6-f9b6-52f1-ad8d-dd8aa785f035")
     (result,) = call_all(("reconstruct", {"project": "acme-shop", "previous_session": True}))
-    assert result.structured_content["sessions"] == ["2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec"]
+    assert [s["session_id"] for s in result.structured_content["sessions"]] == [
+        "2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec"
+    ]
 
 
 def test_answers_stay_within_the_token_budget(memory: Path) -> None:
     results = call_all(
         ("search", {"query": "recorder audio worklet", "max_tokens": 1000}),
-        ("reconstruct", {"project": "JSSoundRecorder", "max_tokens": 1000}),
+        ("reconstruct", {"project": "JSSoundRecorder", "full": True, "max_tokens": 1000}),
         ("recall", {"query": "recorder audio worklet", "max_tokens": 1000}),
     )
     for result in results:
@@ -133,3 +137,19 @@ def test_search_narrows_to_one_coding_agent_and_stats_count_each(memory: Path, a
     sources = stats.structured_content["sources"]
     assert sources["codex"] == {"sessions": 11, "chunks": 292} and sources["gemini"] == {"sessions": 11, "chunks": 21}
     assert sources["claude-code"]["sessions"] > 0
+def test_forget_with_no_filter_previews_a_whole_project_and_deletes_only_the_previewed_count(memory: Path) -> None:
+    project = {"project": "acme-shop"}
+    preview, refused, deleted, projects = call_all(
+        ("forget", project),
+        ("forget", {**project, "dry_run": False}),
+        ("forget", {**project, "dry_run": False, "expected_count": 6}),
+        ("list-projects", {}),
+    )
+    content = preview.structured_content
+    assert content["whole_project"] is True and content["count"] == 6 and content["deleted"] == 0
+    assert [s["title"][:24] for s in content["preview_sessions"]] == [
+        "Let's add rate limiting ", "The invoice test `test_i", "After logging in, users "]
+    assert "expected_count=6" in text(preview) and "the whole project" in text(preview)
+    assert refused.is_error and "needs expected_count" in text(refused)
+    assert deleted.structured_content["deleted"] == 6
+    assert "acme-shop" not in {p["name"] for p in projects.structured_content["projects"]}

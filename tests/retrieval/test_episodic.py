@@ -90,16 +90,19 @@ def test_best_chain_is_the_highest_median_of_at_least_two() -> None:
 def test_reconstruct_modes(examples: Services) -> None:
     budget = examples.config.tokens.mcp_max_response
     timeline = reconstruct(examples.store, ReconstructRequest("acme-shop"), budget)
-    assert timeline.mode == "timeline" and len(timeline.sessions) == 3
-    assert [c.start_time for c in timeline.chunks] == sorted(c.start_time for c in timeline.chunks)
-    small = reconstruct(examples.store, ReconstructRequest("acme-shop", max_tokens=400), budget)
-    assert small.truncated and small.chunks[-1].id == timeline.chunks[-1].id  # newest kept
-    sessions = timeline.sessions
+    assert timeline.mode == "timeline" and timeline.view == "timeline" and len(timeline.sessions) == 3
+    assert not timeline.chunks and not timeline.truncated
+    sessions = [s.session_id for s in timeline.sessions]
+    assert [s.started_at for s in timeline.sessions] == sorted(s.started_at for s in timeline.sessions)
+    full = reconstruct(examples.store, ReconstructRequest("acme-shop", full=True), budget)
+    assert [c.start_time for c in full.chunks] == sorted(c.start_time for c in full.chunks)
+    small = reconstruct(examples.store, ReconstructRequest("acme-shop", full=True, max_tokens=400), budget)
+    assert small.truncated and small.chunks[-1].id == full.chunks[-1].id  # newest kept
     one = reconstruct(examples.store, ReconstructRequest("acme-shop", session_id=sessions[1][:8]), budget)
-    assert set(one.sessions) == {sessions[1]}
+    assert [s.session_id for s in one.sessions] == [sessions[1]] and one.view == "text"
     previous = reconstruct(examples.store, ReconstructRequest(
         "acme-shop", previous_session=True, current_session_id=sessions[2]), budget)
-    assert previous.sessions == [sessions[1]]
+    assert [s.session_id for s in previous.sessions] == [sessions[1]]
     text = render_reconstruction(one)
     assert "=== Session" in text and "--- Agent: Explore ---" in text
     with pytest.raises(CausanticError, match="current_session_id"):
@@ -145,8 +148,12 @@ def test_forget_previews_then_removes_exactly_the_matches(tmp_path: Path) -> Non
         assert not any(e.split(">")[0] in doomed or e.split(">")[1] in doomed for e in after["edges"])
         again = ingest_paths(services, [SESSIONS_DIR], workers=1, force=True)
         assert again.chunks_added == 0  # forgotten stays forgotten
-        with pytest.raises(CausanticError, match="Name what to forget"):
-            forget(services.store, services.vectors, embed, ForgetRequest("acme-shop"))
+        whole = forget(services.store, services.vectors, embed, ForgetRequest("acme-shop"))
+        assert whole.dry_run and whole.whole_project and whole.count == len(after["chunks"])
+        assert _all_store_ids(services) == after  # no filter is a whole-project preview, nothing deleted
+        with pytest.raises(CausanticError, match="takes no filter"):
+            forget(services.store, services.vectors, embed,
+                   ForgetRequest("acme-shop", session_id="4005b823", whole_project=True))
 
 
 def test_shown_relevance_moves_each_score_as_little_as_possible() -> None:

@@ -178,15 +178,15 @@ def test_a_store_from_before_the_scope_column_upgrades_and_filters(tmp_path: Pat
     monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:3])  # the schema before m004
     old = MemoryStore(tmp_path / "memory.db")
     demo, other = (old.resolve_project(p, p) for p in ("/work/demo", "/work/other"))
-    with old.atomic():  # in SQL: today's save_session writes columns later migrations added
+    with old.atomic():  # rows as that schema held them (today's save_session writes later columns)
         for project, chunk in ((demo, _chunk(0, f"{WORDS[0]} {RARE}", "s1", "main")),
                                (other, _chunk(1, f"{WORDS[0]} {RARE}", "s2", "Explore"))):
             old.conn.execute("INSERT INTO sessions(id, project_id) VALUES (?, ?)", (chunk.session_id, project.id))
             old.conn.execute(
                 "INSERT INTO chunks(id, session_id, project_id, agent, turn_index, part, start_time, end_time,"
-                " content, content_hash, approx_tokens, created_at) VALUES (?, ?, ?, ?, 0, 0, ?, ?, ?, ?, 1, ?)",
-                (chunk.id, chunk.session_id, project.id, chunk.agent, chunk.start_time, chunk.end_time,
-                 chunk.content, chunk.content_hash, chunk.start_time))
+                " content, content_hash, approx_tokens, created_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, 1, ?)",
+                (chunk.id, chunk.session_id, project.id, chunk.agent, chunk.turn_index, chunk.start_time,
+                 chunk.end_time, chunk.content, chunk.content_hash, chunk.start_time))
     old.close()
     monkeypatch.undo()
 

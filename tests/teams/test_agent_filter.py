@@ -70,8 +70,8 @@ def test_reconstruct_for_one_agent_keeps_only_its_chunks_and_marks_agent_boundar
     ingest_graph(docs_team)
     with open_services(Config()) as services:
         project = _project(services)
-        ben = reconstruct(services.store, ReconstructRequest(project, agent="ben"), 20_000)
-        everyone = reconstruct(services.store, ReconstructRequest(project), 20_000)
+        ben = reconstruct(services.store, ReconstructRequest(project, agent="ben", full=True), 20_000)
+        everyone = reconstruct(services.store, ReconstructRequest(project, full=True), 20_000)
     assert ben.chunks and {c.agent for c in ben.chunks} == {"ben"}
     assert "--- Agent:" not in render_reconstruction(ben)
     text = render_reconstruction(everyone)

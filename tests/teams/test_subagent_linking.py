@@ -121,9 +121,7 @@ def test_every_non_stub_sub_agent_whose_parent_runs_within_the_time_gap_is_linke
     rows = bench.survey(corpus_dir, db_path(Config()))
     eligible = [r for r in rows if not r.stub and not r.warmup and r.parent_present]
     unlinked = sorted(r.path.rsplit("/", 1)[-1] for r in eligible if not r.linked)
-    # Known exceptions, all far from their parent in time (see benchmarks/subagents.py output):
-    # two mock agents dated four days before their session, two warm-up replies (prompt line
-    # trimmed) written a day after their session's last record.
-    assert unlinked == ["agent-388fb764.jsonl", "agent-8d27fe83.jsonl",
-                        "agent-test-hash-123.jsonl", "agent-test-hash-456.jsonl"]
-    assert len(eligible) >= 60
+    # Known exceptions (see benchmarks/subagents.py output): two mock agents dated four days before
+    # their session. Warm-up replies whose prompt line was trimmed are warm-ups, not sub-agents.
+    assert unlinked == ["agent-test-hash-123.jsonl", "agent-test-hash-456.jsonl"]
+    assert len(eligible) >= 55  # 59 once lone warm-up greetings stopped counting as sub-agents

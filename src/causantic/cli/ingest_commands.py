@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from causantic.cli.output import console, domain_errors, emit_json, json_option, table
 from causantic.config import Config, codex_sessions_dir, gemini_sessions_dir
 from causantic.ingest.pipeline import IngestReport
-from causantic.ingest.service import ingest_paths
+from causantic.ingest.service import holds_real_sessions, ingest_paths
 from causantic.services import open_services
 
 DEFAULT_PROJECTS = Path.home() / ".claude" / "projects"
@@ -42,31 +42,50 @@ def batch_ingest_command(folder: Path | None, force: bool, no_embed: bool, worke
 
     Example: causantic batch-ingest ~/.claude/projects
     """
-    if folder is not None and not folder.exists():
-        raise click.ClickException(f"{folder} does not exist. Pass the folder that holds your transcripts.")
-    _run([folder] if folder is not None else None, force=force, no_embed=no_embed, as_json=as_json,
-         workers=workers)
+    if folder is not None:
+        if not folder.exists():
+            raise click.ClickException(f"{folder} does not exist. Pass the folder that holds your transcripts.")
+        _run([folder], force=force, no_embed=no_embed, as_json=as_json, workers=workers)
+        return
+    with domain_errors(), open_services() as services:
+        folders = _agent_folders(services.config)
+    if not folders:
+        _quick_start(no_embed=no_embed, as_json=as_json, workers=workers)
+        return
+    _run(folders, force=force, no_embed=no_embed, as_json=as_json, workers=workers)
 
 
 def _agent_folders(config: Config) -> list[Path]:
-    """The folders where Claude Code, Codex CLI and Gemini CLI keep sessions, those that exist; the
-    bundled example sessions when there is none."""
-    found = [p for p in (DEFAULT_PROJECTS, codex_sessions_dir(config), gemini_sessions_dir(config)) if p.is_dir()]
-    if found:
-        return found
+    """The folders where Claude Code, Codex CLI and Gemini CLI keep sessions, those holding any."""
+    folders = (DEFAULT_PROJECTS, codex_sessions_dir(config), gemini_sessions_dir(config))
+    return [p for p in folders if p.is_dir() and next(p.rglob("*.json*"), None) is not None]
+
+
+def _quick_start(*, no_embed: bool, as_json: bool, workers: int) -> None:
+    """No sessions on this machine: show memory at work on the bundled examples, kept apart from
+    real memory (they are only added to an empty store, and leave it when real sessions arrive)."""
     from causantic.examples import SESSIONS_DIR
 
-    click.echo(f"No agent sessions at {DEFAULT_PROJECTS}, {codex_sessions_dir(config)} or "
-               f"{gemini_sessions_dir(config)}; ingesting the bundled example sessions instead.", err=True)
-    return [SESSIONS_DIR]
-
-
-def _run(paths: list[Path] | None, *, force: bool, no_embed: bool, as_json: bool, workers: int) -> None:
+    where = f"{DEFAULT_PROJECTS} (nor Codex CLI or Gemini CLI sessions)"
     with domain_errors(), open_services() as services:
-        if paths is None:
-            paths = _agent_folders(services.config)
+        real = holds_real_sessions(services.store)
+    if real:
+        click.echo(f"No agent sessions at {where}. Memory already holds real sessions, so the bundled "
+                   "example sessions are not added. Pass a folder of transcripts to ingest it.", err=True)
+        return
+    click.echo(f"No agent sessions at {where}; ingesting the bundled example sessions (project "
+               "acme-shop) so you can try Causantic. They are not your memory: the first ingest of real "
+               "sessions removes them (or now: causantic forget acme-shop).", err=True)
+    # Always read (they are tiny): files marked from an earlier quick start may since have been removed.
+    _run([SESSIONS_DIR], force=True, no_embed=no_embed, as_json=as_json, workers=workers, as_examples=True)
+
+
+def _run(paths: list[Path], *, force: bool, no_embed: bool, as_json: bool, workers: int,
+         as_examples: bool = False) -> None:
+    with domain_errors(), open_services() as services:
         if as_json:
-            report = ingest_paths(services, paths, force=force, embed=not no_embed, workers=workers)
+            report = ingest_paths(services, paths, force=force, embed=not no_embed, workers=workers,
+                                  as_examples=as_examples)
             emit_json(report.as_dict())
             return
         progress = Progress(
@@ -85,7 +104,7 @@ def _run(paths: list[Path] | None, *, force: bool, no_embed: bool, as_json: bool
 
             report = ingest_paths(services, paths, force=force, embed=not no_embed, workers=workers,
                                   on_discovered=discovered, on_progress=advanced,
-                                  on_embed_progress=_embed_progress(progress))
+                                  on_embed_progress=_embed_progress(progress), as_examples=as_examples)
         render_report(report)
         if not services.store.fts_enabled:
             console.print("[yellow]note[/yellow] this SQLite has no FTS5: keyword search is off, search runs on "
@@ -117,8 +136,11 @@ def render_report(report: IngestReport) -> None:
         ("sessions", report.sessions),
         ("chunks added", report.chunks_added),
         ("chunks updated", report.chunks_updated),
+        *([("chunks removed", f"{report.chunks_removed} (stored by an older version: warm-ups, stale parts)")]
+          if report.chunks_removed else []),
         ("edges added", ", ".join(f"{k} {v}" for k, v in sorted(edges.items()) if v) or "0"),
         ("sub-agents linked", f"{report.linked_subagents} of {report.subagent_streams}"),
+        ("sub-agents skipped", ", ".join(f"{k} {v}" for k, v in sorted(report.skipped_subagents.items())) or "0"),
         ("damaged lines skipped", _damaged(report)),
         ("vectors added", report.vectors_added if report.vectors_added is not None else "deferred (--no-embed)"),
         ("topics", report.topics or "-"),
@@ -127,6 +149,9 @@ def render_report(report: IngestReport) -> None:
     table("Ingest summary", [("", "left"), ("", "right")], rows)
     for path, error in report.errors:
         console.print(f"[red]error[/red] {path}: {error}")
+    if report.examples_removed:
+        console.print(f"Removed the bundled example sessions ({', '.join(report.examples_removed)}) now that "
+                      "memory holds your own sessions.", markup=False)
 
 
 COMMANDS = [ingest_command, batch_ingest_command]

@@ -10,6 +10,8 @@ from causantic.cli.output import as_utc, domain_errors, emit_json, json_option, 
 from causantic.retrieval.listing import list_projects, list_sessions, stats
 from causantic.services import open_services
 
+LIST_TITLE_CHARS = 80
+
 
 @click.command("stats")
 @json_option
@@ -76,7 +78,7 @@ def list_projects_command(as_json: bool) -> None:
 @json_option
 def list_sessions_command(project: str, since: datetime | None, until: datetime | None,
                           days_back: float | None, limit: int, as_json: bool) -> None:
-    """Sessions of one project, newest first.
+    """Sessions of one project, newest first, each with its title (its first real prompt).
 
     Example: causantic list-sessions myapp --days-back 7
     """
@@ -89,11 +91,11 @@ def list_sessions_command(project: str, since: datetime | None, until: datetime 
     if not sessions:
         click.echo(f"No sessions found for project {proj.name!r}.")
         return
-    table(f"{proj.name}: {len(sessions)} of {total} sessions",
-          [("session", "left"), ("source", "left"), ("start", "left"), ("end", "left"), ("chunks", "right"),
-           ("tokens", "right"), ("agents", "left")],
-          [(s.session_id[:8], s.source, short_time(s.started_at), short_time(s.ended_at), s.chunks, s.tokens,
-            ", ".join(s.agents)) for s in sessions])
+    table(f"{proj.name}: {len(sessions)} of {total} sessions, newest first",
+          [("session", "left"), ("source", "left"), ("start", "left"), ("chunks", "right"), ("agents", "left"),
+           ("title", "left")],
+          [(s.session_id[:8], s.source, short_time(s.started_at), s.chunks, ", ".join(s.agents),
+            s.short_title(LIST_TITLE_CHARS)) for s in sessions])
     if total > len(sessions):
         click.echo(f"(showing {len(sessions)} of {total}; use --from/--to or --limit to see more)")
 

@@ -1,6 +1,10 @@
 """The session-start briefing: where work stopped, open threads and recent sessions of a project.
 
 Built from SQLite alone (listing and reconstruct), so no embedding model or vector index loads.
+Sessions are named by their titles (the first real prompt, stored at ingest); "where work stopped"
+reads the end of the newest session the user worked in, back to its last real request. Chunk text
+holds no IDE wrappers, reminders or warm-up agents (ingest leaves them out), and the briefing's
+own opening (:data:`BRIEFING_OPENING`) is what ingest recognises to keep it out of memory.
 It describes *earlier* sessions only (the current one is left out), fits ``tokens.claudeMdBudget``,
 and is cached per session id, so a resumed or compacted session gets the same text again instead
 of a second, different briefing. A project memory has never seen gets no briefing at all.
@@ -18,9 +22,10 @@ from causantic.config import SOURCE_NAMES
 from causantic.errors import ProjectNotFound
 from causantic.files import atomic_write, secure_dir
 from causantic.ingest.chunker import approx_tokens
-from causantic.retrieval.listing import list_sessions, resolve_project
+from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
 from causantic.retrieval.reconstruct import ReconstructRequest, reconstruct
 from causantic.services import Services
+from causantic.transcripts import BRIEFING_OPENING
 
 RECENT_SESSIONS = 5
 CACHE_DAYS = 30
@@ -32,6 +37,9 @@ _OPEN_LINE = re.compile(
 )
 _OPEN_TODO = re.compile(r'"content":"((?:[^"\\]|\\.)+)","status":"(pending|in_progress)"')
 _SAFE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+TITLE_CHARS = 160
+TAIL_TOKENS = 2000  # one page of a session's end
+TAIL_PAGES = 4  # how far back to look for the last request
 FOOTER = (
     "More detail: the causantic memory tools reconstruct (what happened when), recall (how and why "
     "something was done) and search (anything else)."
@@ -72,23 +80,18 @@ def build_briefing(
     sessions = [s for s in sessions if s.session_id != exclude_session][:RECENT_SESSIONS]
     if not sessions:
         return None
-
-    def chunks(session_id: str, newest: bool) -> list[tuple[str, list[tuple[str, str]]]]:
-        """(agent, sections) of the session's newest or oldest chunks, in time order."""
-        request = ReconstructRequest(project.path, session_id=session_id, keep_newest=newest, max_tokens=2000)
-        return [(c.agent, sections(c.content)) for c in reconstruct(store, request, 2000).chunks]
-
-    latest = sessions[0]
-    tail = [section for _, parts in chunks(latest.session_id, True) for section in parts]
+    # Where work stopped: the newest session the user worked in (not one only sub-agents left behind).
+    latest = next((s for s in sessions if "main" in s.agents), sessions[0])
+    tail = _tail(services, project.path, latest)
     stopped = _where_stopped(tail)
     open_threads = _open_threads(tail)
     recent = [
         f"- {_when(s.started_at)} · {s.session_id[:8]} · {SOURCE_NAMES.get(s.source, s.source)} · {s.chunks} chunks: "
-        f"{_line(_topic(chunks(s.session_id, False)), 160)}"
+        f"{s.short_title(TITLE_CHARS)}"
         for s in sessions
     ]
     header = (
-        f"Memory of earlier coding-agent sessions in this project ({project.name}; {total} session(s) "
+        f"{BRIEFING_OPENING} ({project.name}; {total} session(s) "
         f"stored), from Causantic."
     )
     titled = [
@@ -98,6 +101,20 @@ def build_briefing(
         ("Recent sessions:", recent),
     ]
     return Briefing(project.name, _fit(header, titled, budget))
+
+
+def _tail(services: Services, project: str, session: SessionSummary) -> list[tuple[str, str]]:
+    """The end of a session's main-agent text, reaching back to its last request (a few pages at most)."""
+    agent = "main" if "main" in session.agents else None
+    tail: list[tuple[str, str]] = []
+    for page in range(1, TAIL_PAGES + 1):
+        request = ReconstructRequest(project, session_id=session.session_id, agent=agent, max_tokens=TAIL_TOKENS,
+                                     page=page)
+        result = reconstruct(services.store, request, TAIL_TOKENS)
+        tail = [section for c in result.chunks for section in sections(c.content)] + tail
+        if not result.earlier or any(role == "User" and _is_request(text) for role, text in tail):
+            break
+    return tail
 
 
 def sections(content: str) -> list[tuple[str, str]]:
@@ -114,24 +131,19 @@ def sections(content: str) -> list[tuple[str, str]]:
     return out or [("", "")]
 
 
-def _topic(head: list[tuple[str, list[tuple[str, str]]]]) -> str:
-    """What a session was about: its first prompt (the main agent's first), else its first reply."""
-    ordered = sorted(head, key=lambda item: item[0] != "main")  # stable: main agent first
-    for wanted in ("User", "Assistant"):
-        for _, parts in ordered:
-            text = next((text for role, text in parts if role == wanted and text.strip()), "")
-            if text:
-                return text if wanted == "User" else f"(reply) {text}"
-    return "(no text recorded)"
+def _is_request(text: str) -> bool:
+    """A user section that asks for something (not just an interruption marker or a pasted image)."""
+    words = " ".join(text.split())
+    return bool(words) and not words.startswith("[Request interrupted") and words not in ("[image]", "[document]")
 
 
 def _where_stopped(tail: list[tuple[str, str]]) -> list[str]:
-    last_user = max((i for i, (role, _) in enumerate(tail) if role == "User"), default=-1)
+    last_user = max((i for i, (role, text) in enumerate(tail) if role == "User" and _is_request(text)), default=-1)
     turn = tail[last_user:] if last_user >= 0 else tail
     lines = []
     if last_user >= 0:
         lines.append(f"- Last request: {_line(tail[last_user][1], 240)}")
-    steps = [f"{role[5:]} {_line(text, 60)}".strip() for role, text in turn if role.startswith("Tool:")][-3:]
+    steps = [_step(role[5:], text) for role, text in turn if role.startswith("Tool:")][-3:]
     if steps:
         lines.append(f"- Last steps: {'; '.join(steps)}")
     reply = next((text for role, text in reversed(turn) if role == "Assistant"), "")
@@ -140,15 +152,24 @@ def _where_stopped(tail: list[tuple[str, str]]) -> list[str]:
     return lines
 
 
+def _step(tool: str, text: str) -> str:
+    """One tool call as a step: its tool and subject (a todo list update is just that)."""
+    return tool if tool == "TodoWrite" else f"{tool} {_line(text, 60)}".strip()
+
+
 def _open_threads(tail: list[tuple[str, str]]) -> list[str]:
+    """Unfinished todo items, and what the last request and final reply say is still open. Earlier
+    replies are left out: their "still failing" is usually fixed by the end of the session."""
     found: list[str] = []
     todo_writes = [text for role, text in tail if role == "Tool:TodoWrite"]
     if todo_writes:
         for content, status in _OPEN_TODO.findall(todo_writes[-1]):
             found.append(f"{_unescape(content)} ({status.replace('_', ' ')})")
-    for role, text in tail:
-        if role in ("User", "Assistant"):
-            found += [ln.strip(" -*•\t") for ln in text.splitlines() if _OPEN_LINE.search(ln)]
+    last_user = max((i for i, (role, text) in enumerate(tail) if role == "User" and _is_request(text)), default=-1)
+    final_reply = max((i for i, (role, _) in enumerate(tail) if role == "Assistant"), default=-1)
+    for index in (last_user, final_reply):
+        if index >= 0:
+            found += [ln.strip(" -*•\t") for ln in tail[index][1].splitlines() if _OPEN_LINE.search(ln)]
     unique = list(dict.fromkeys(_line(item, 160) for item in found if item.strip()))
     return [f"- {item}" for item in unique[-4:]]
 

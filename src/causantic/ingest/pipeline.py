@@ -10,21 +10,27 @@ upserted by their stable ids, so appended lines become new chunks linked to the 
 from __future__ import annotations
 
 import hashlib
+import json
 import multiprocessing
+import sqlite3
 import sys
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from causantic.errors import TranscriptError
 from causantic.ingest.edges import cross_session_edges
-from causantic.ingest.plan import GroupPlan, PlanSettings, group_paths, plan_group, stand_in_project
+from causantic.ingest.plan import GroupPlan, PlanSettings, SessionPlan, group_paths, plan_group, stand_in_project
 from causantic.store.memory import MemoryStore
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, discover
+
+if TYPE_CHECKING:
+    from causantic.store.vectors import VectorIndex
 
 SESSION_EDGE_TYPES = ("within-chain", "brief", "debrief", "team-spawn", "team-report", "peer-message")
 
@@ -37,6 +43,7 @@ class IngestReport:
     sessions: int = 0
     chunks_added: int = 0
     chunks_updated: int = 0
+    chunks_removed: int = 0  # stored chunks these rules no longer produce (warm-ups, parts of shrunk turns)
     edges_added: Counter[str] = field(default_factory=Counter)
     skipped_lines: Counter[str] = field(default_factory=Counter)  # every reason, broken or ignored
     subagent_streams: int = 0  # sub-agent streams ingested (stubs and warm-ups are skipped)
@@ -46,6 +53,8 @@ class IngestReport:
     errors: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     new_chunk_ids: list[str] = field(default_factory=list)
+    project_ids: set[int] = field(default_factory=set)  # projects that got sessions in this run
+    examples_removed: list[str] = field(default_factory=list)  # example projects dropped for real memory
     vectors_added: int | None = None  # None: embedding deferred
     topics: str | None = None  # what topic maintenance did, when vectors were added
 
@@ -65,9 +74,11 @@ class IngestReport:
             "sessions": self.sessions,
             "chunks_added": self.chunks_added,
             "chunks_updated": self.chunks_updated,
+            "chunks_removed": self.chunks_removed,
             "edges_added": {"total": sum(self.edges_added.values()), "by_type": dict(self.edges_added)},
             "skipped_lines": {"total": self.broken_lines, "by_reason": dict(self._broken())},
             "ignored_records": {k: v for k, v in self.skipped_lines.items() if k not in BROKEN_LINE_REASONS},
+            "examples_removed": self.examples_removed,
             "subagent_streams": self.subagent_streams,
             "linked_subagents": self.linked_subagents,
             "skipped_subagents": dict(self.skipped_subagents),
@@ -128,6 +139,9 @@ def write_plan(store: MemoryStore, plan: GroupPlan, report: IngestReport) -> Non
     with store.atomic():
         for session in plan.sessions:
             report.skipped_subagents.update(session.skipped_subagents)
+            superseded = _superseded(store.session_chunk_keys(session.session_id), session)
+            if superseded:
+                report.chunks_removed += store.drop_superseded(session.session_id, superseded)
             if not session.chunks:  # only skipped sub-agent streams (stubs, warm-ups)
                 continue
             project = (session.cwd_hash and store.project_for_cwd_hash(session.cwd_hash)) or store.resolve_project(
@@ -135,9 +149,10 @@ def write_plan(store: MemoryStore, plan: GroupPlan, report: IngestReport) -> Non
             if not session.cwd_hash:  # Gemini sessions ingested before any that named this cwd join it now
                 for path in {session.cwd, project.path}:
                     store.absorb_project(stand_in_project(hashlib.sha256(path.encode()).hexdigest()), project)
+            report.project_ids.add(project.id)
             store.mark_relink(project.id)
             new, changed = store.save_session(project, session.session_id, session.chunks, session.team_name,
-                                              session.source)
+                                              session.source, session.title)
             added = store.replace_edges([c.id for c in session.chunks], SESSION_EDGE_TYPES, session.edges)
             report.sessions += 1
             report.chunks_added += len(new)
@@ -150,6 +165,35 @@ def write_plan(store: MemoryStore, plan: GroupPlan, report: IngestReport) -> Non
         store.mark_files(plan.files)
     report.bytes_read += plan.bytes_read
     report.skipped_lines.update(plan.skipped)
+
+
+def _superseded(stored: Sequence[sqlite3.Row], session: SessionPlan) -> list[str]:
+    """Stored chunks of a session that today's rules no longer produce from the same transcript.
+
+    Two kinds, both left by an older version of these rules: chunks of sub-agent streams now skipped
+    (warm-ups), and trailing parts of a turn whose text shrank (injected text now left out), so it
+    splits into fewer parts. A stored chunk is a part of a planned turn only when it shares a message
+    with it; a turn read from another file of a resumed session is never touched.
+    """
+    if not stored:
+        return []
+    skipped = set(session.skipped_agent_ids)
+    planned_ids = {c.id for c in session.chunks}
+    parts: dict[tuple[str | None, int], int] = {}
+    messages: dict[tuple[str | None, int], set[str]] = {}
+    for chunk in session.chunks:
+        key = (chunk.agent_id, chunk.turn_index)
+        parts[key] = max(parts.get(key, 0), chunk.part + 1)
+        messages.setdefault(key, set()).update(chunk.message_uuids)
+    out: list[str] = []
+    for row in stored:
+        key = (row["agent_id"], row["turn_index"])
+        if row["agent_id"] in skipped:
+            out.append(row["id"])
+        elif (key in parts and row["id"] not in planned_ids and row["part"] >= parts[key]
+              and messages[key] & set(json.loads(row["message_uuids"]))):
+            out.append(row["id"])
+    return out
 
 
 class _GroupCommitter:
@@ -184,6 +228,21 @@ class _GroupCommitter:
         if self.started is not None and self.store.conn.in_transaction:
             self.store.conn.execute("ROLLBACK")
         self.started = None
+
+
+def remove_chunks(store: MemoryStore, vectors: VectorIndex, ids: Sequence[str], *, remember: bool = True) -> int:
+    """Delete chunks from SQLite and the vector index, then re-link the sessions left in their projects.
+
+    Exactly ``ids`` go (a caller that previewed them deletes no more than it showed). ``remember``:
+    keep them forgotten, so ingesting their transcript again does not bring them back. Returns how
+    many chunks were deleted.
+    """
+    projects = store.projects_of_chunks(ids)
+    deleted = store.delete_chunks(ids, remember=remember)
+    vectors.delete(ids)
+    for project_id in projects:
+        relink_sessions(store, project_id)
+    return deleted
 
 
 def relink_sessions(store: MemoryStore, project_id: int) -> int:

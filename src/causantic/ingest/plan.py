@@ -28,6 +28,7 @@ from causantic.ingest.subagents import (
     triage,
 )
 from causantic.ingest.teams import Team, detect_team, team_edges
+from causantic.ingest.titles import session_title
 from causantic.store.records import ChunkRecord, EdgeRecord, FileMark
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, read_session
@@ -77,6 +78,8 @@ class SessionPlan:
     team_name: str | None = None
     source: Source = "claude-code"
     cwd_hash: str | None = None  # no cwd recorded, only its sha256 (Gemini CLI): matched when written
+    skipped_agent_ids: tuple[str, ...] = ()  # sub-agent streams left out (an older store may hold them)
+    title: str | None = None  # the first real prompt of the session's main stream
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +116,8 @@ def plan_session(session: SessionTranscripts, settings: PlanSettings,
 
     None when the session has nothing at all; a plan without chunks only reports skipped streams."""
     main_path = session.main.path if session.main is not None else None
-    subs, skipped = triage(session.subagents, main_path)
+    triaged = triage(session.subagents, main_path)
+    subs, skipped = triaged.kept, triaged.skipped
     transcripts = [t for t in (session.main, *subs) if t is not None]
     spawns = find_spawns(transcripts)
     links = link_subagents(transcripts, spawns)
@@ -158,6 +162,8 @@ def plan_session(session: SessionTranscripts, settings: PlanSettings,
         team_name=team.name if team is not None else None,
         source=session.source,
         cwd_hash=session.project_hash if not session.cwd else None,
+        skipped_agent_ids=triaged.skipped_ids,
+        title=session_title([s.transcript for s in streams], render.redactor),
     )
 
 

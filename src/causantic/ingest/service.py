@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from causantic.config import Config
 from causantic.ingest.indexing import sync_vectors
-from causantic.ingest.pipeline import IngestReport, ProgressCallback, ingest
+from causantic.ingest.pipeline import IngestReport, ProgressCallback, ingest, remove_chunks
 from causantic.ingest.plan import PlanSettings
 from causantic.ingest.topics import maintain_topics
 from causantic.store.memory import MemoryStore
+from causantic.store.records import Project
 from causantic.store.vectors import VectorIndex
 
 if TYPE_CHECKING:
@@ -34,10 +36,22 @@ class Services(Protocol):
 def ingest_paths(services: Services, paths: Sequence[Path], *, force: bool = False, embed: bool = True,
                  workers: int = 2, on_progress: ProgressCallback | None = None,
                  on_discovered: Callable[[int, int], None] | None = None,
-                 on_embed_progress: Callable[[int, int], None] | None = None) -> IngestReport:
-    """Ingest files and folders; embed new chunks unless ``embed`` is off or deferred by config."""
+                 on_embed_progress: Callable[[int, int], None] | None = None,
+                 as_examples: bool = False) -> IngestReport:
+    """Ingest files and folders; embed new chunks unless ``embed`` is off or deferred by config.
+
+    ``as_examples``: these are the bundled example sessions (the quick start on a machine without
+    sessions). Their projects are recorded as examples, and the first ingest that brings sessions of
+    any other project removes them, so examples never mix with real memory.
+    """
     report = ingest(services.store, paths, PlanSettings.from_config(services.config), workers=workers,
                     force=force, on_progress=on_progress, on_discovered=on_discovered)
+    examples = example_projects(services.store)
+    if as_examples:
+        paths_now = {p.path for p in services.store.projects_by_id(report.project_ids)}
+        services.store.set_meta(EXAMPLES_KEY, json.dumps(sorted(paths_now | set(examples))))
+    elif examples and report.project_ids - {p.id for p in examples.values()}:
+        report.examples_removed = remove_examples(services)
     if embed and services.config.embedding.eager:
         report.vectors_added = embed_pending(services, on_progress=on_embed_progress)
         report.topics = maintain_topics(services.store, services.vectors, services.config.clustering,
@@ -56,3 +70,30 @@ def reindex(services: Services, on_progress: Callable[[int, int], None] | None =
     services.vectors.drop()
     services.store.forget_embeddings(services.vectors.model_id)
     return embed_pending(services, on_progress=on_progress)
+
+
+EXAMPLES_KEY = "example_projects"  # meta: JSON list of the paths of projects holding example sessions
+
+
+def example_projects(store: MemoryStore) -> dict[str, Project]:
+    """The projects that hold only the bundled example sessions, by path."""
+    raw = store.meta_value(EXAMPLES_KEY)
+    paths: list[str] = json.loads(raw) if raw else []
+    return {path: project for path in paths if (project := store.project_by_path(path)) is not None}
+
+
+def remove_examples(services: Services) -> list[str]:
+    """Delete the example projects' chunks and vectors; return their names."""
+    store = services.store
+    projects = list(example_projects(store).values())
+    ids = [i for project in projects for i in store.project_chunk_ids(project.id)]
+    if ids:  # not remembered as forgotten: a later quick start on an emptied store shows them again
+        remove_chunks(store, services.vectors, ids, remember=False)
+    store.delete_meta(EXAMPLES_KEY)
+    return [project.name for project in projects]
+
+
+def holds_real_sessions(store: MemoryStore) -> bool:
+    """True when memory holds sessions of any project besides the bundled examples."""
+    examples = {p.id for p in example_projects(store).values()}
+    return any(project_id not in examples for project_id in store.projects_with_chunks())

@@ -5,7 +5,11 @@ Every sub-agent stream of a session falls in one of four kinds:
 - **stub** — a dead-end file: no assistant message and at most 2 lines (Claude Code writes one
   when several messages reach an agent at once, or when a start is abandoned). Not ingested.
 - **warm-up** — first prompt ``Warmup``: Claude Code 2.0.x warms the prompt cache of each agent
-  type at start-up, and the reply is boilerplate. Not ingested, and not a spawned sub-agent.
+  type at start-up, and the reply is boilerplate. Not ingested, and not a spawned sub-agent. Some
+  2.0.x files hold only the reply (the ``Warmup`` line was never written): a sub-agent file with no
+  prompt at all and a single assistant message that calls no tool is a warm-up too. A real sub-agent
+  always starts from a prompt, and one reply without a tool call is only a greeting
+  (daaain ``real_projects/-Users-dain-workspace-JSSoundRecorder/agent-*.jsonl``).
 - **spawned** — started by a tool call (``Task``, ``Agent``, Codex CLI's ``spawn_agent``, or
   ``Workflow`` for its run's agents) in the main stream or in another sub-agent's stream. Linked
   by brief/debrief, or by team edges when the call makes it a teammate (:mod:`teams`).
@@ -91,18 +95,29 @@ class Link:
     rule: str  # which rule of the module docstring paired them
 
 
-def triage(subagents: Sequence[Transcript], main_path: Path | None) -> tuple[list[Transcript], Counter[str]]:
-    """The sub-agent streams worth ingesting, and how many were skipped by kind (stub, warm-up)."""
+@dataclass(frozen=True, slots=True)
+class Triage:
+    kept: list[Transcript]  # the sub-agent streams worth ingesting
+    skipped: Counter[str]  # how many were left out, by kind (stub, warm-up)
+    skipped_ids: tuple[str, ...]  # agent ids of those left out, so a store can drop what it kept of them
+
+
+def triage(subagents: Sequence[Transcript], main_path: Path | None) -> Triage:
+    """Sort a session's sub-agent streams into those to ingest and those to skip (stubs, warm-ups)."""
     kept: list[Transcript] = []
     skipped: Counter[str] = Counter()
+    skipped_ids: list[str] = []
     for sub in subagents:
         if _is_stub(sub, inline=sub.path == main_path):
             skipped["stub"] += 1
-        elif first_prompt(sub) == WARMUP_PROMPT:
+        elif _is_warm_up(sub):
             skipped["warm-up"] += 1
         else:
             kept.append(sub)
-    return kept, skipped
+            continue
+        if sub.agent_id:
+            skipped_ids.append(sub.agent_id)
+    return Triage(kept, skipped, tuple(skipped_ids))
 
 
 def find_spawns(streams: Sequence[Transcript]) -> list[Spawn]:
@@ -282,6 +297,16 @@ def _is_stub(sub: Transcript, *, inline: bool) -> bool:
             return sum(1 for line in handle if line.strip()) <= STUB_MAX_LINES
     except OSError:
         return True  # unreadable now: nothing worth keeping
+
+
+def _is_warm_up(sub: Transcript) -> bool:
+    prompt = first_prompt(sub)
+    if prompt:
+        return prompt == WARMUP_PROMPT
+    if is_ambient(sub):
+        return False  # compaction and prompt suggestion run without a prompt of their own
+    replies = [m for m in sub.messages if m.role == "assistant"]
+    return len(replies) == 1 and not any(isinstance(b, ToolCall) for b in replies[0].blocks)
 
 
 def _notified_ids(blocks: Sequence[object]) -> set[str]:

@@ -26,10 +26,16 @@ class ChunkRef(BaseModel):
 
 class ReconstructOutput(BaseModel):
     project: str
-    mode: str
+    mode: str = Field(description="timeline, time-range, session or previous-session.")
+    view: str = Field(description="'timeline' (one entry per session, no chunks) or 'text' (the chunks).")
+    page: int = Field(description="1 is the part nearest the kept end (the newest, unless keep_newest is off).")
+    pages: int | None = Field(description="How many pages there are, when known.")
+    earlier: int = Field(description="Sessions (timeline) or chunks (text) older than this page, not shown.")
+    later: int = Field(description="Sessions or chunks newer than this page, not shown.")
     tokens: int
     truncated: bool
-    sessions: list[str]
+    split_sessions: list[str] = Field(description="Text view: sessions only partly on this page.")
+    sessions: list[SessionInfo] = Field(description="The sessions shown, oldest first.")
     chunks: list[ChunkRef]
 
 
@@ -54,6 +60,7 @@ class SessionInfo(BaseModel):
     chunks: int
     tokens: int
     agents: list[str]
+    title: str = Field(description="The session's first real prompt (or a fallback when none was recorded).")
 
 
 class SessionsOutput(BaseModel):
@@ -87,6 +94,9 @@ class ForgetPreview(BaseModel):
 class ForgetOutput(BaseModel):
     project: str
     dry_run: bool
+    whole_project: bool = Field(description="True when no filter narrowed it: the whole project.")
+    sessions: int = Field(description="Sessions the matched chunks belong to.")
+    preview_sessions: list[SessionInfo] = Field(description="Whole project: its newest sessions, by title.")
     count: int = Field(description="Chunks matched by the filters.")
     deleted: int
     preview: list[ForgetPreview]

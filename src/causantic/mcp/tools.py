@@ -195,13 +195,16 @@ def reconstruct(
     ctx: Context,
     project: Project,
     session_id: Annotated[
-        str | None, Field(min_length=4, description=("One session, by id or id prefix (see list-sessions)."))
+        str | None, Field(min_length=4, description=("The text of one session, by id or id prefix."))
     ] = None,
+    full: Annotated[
+        bool, Field(description="The chunks' text instead of one line per session (implied by session_id).")
+    ] = False,
     from_: From = None,
     to: To = None,
     days_back: DaysBack = None,
     previous_session: Annotated[
-        bool, Field(description=("The session before current_session_id: how the last session ended."))
+        bool, Field(description=("The text of the session before current_session_id: how the last one ended."))
     ] = False,
     current_session_id: Annotated[
         str | None,
@@ -210,21 +213,22 @@ def reconstruct(
             description=("The session you are in now (default: this server's CLAUDE_CODE_SESSION_ID)."),
         ),
     ] = None,
+    page: Annotated[int, Field(ge=1, description="1 is the most recent part; 2 the part before it, …")] = 1,
+    limit: Annotated[int, Field(ge=1, le=500, description="Sessions per page of the timeline.")] = 20,
     keep_newest: Annotated[
         bool,
-        Field(
-            description=("When everything does not fit the budget, keep the newest chunks (else the oldest).")
-        ),
+        Field(description=("Text pages count back from the newest chunk (else forward from the oldest).")),
     ] = True,
     agent: Agent = None,
     max_tokens: MaxTokens = None,
 ) -> Annotated[CallToolResult, ReconstructOutput]:
-    """Replay a project's sessions in time order: what happened when.
+    """A project's sessions in time order: one line each (date, agents, title, size), or their text.
 
-    Use for temporal questions: "what did we do yesterday / last week?" (days_back), "where did I
-    leave off?" or "summarise the last session" (previous_session=true), "what happened between
-    Monday and Wednesday?" (from/to), "show session 3f2a…" (session_id). With only a project it
-    returns the most recent history. Not for topic questions: use search or recall for those.
+    Use for temporal questions: "what did we do yesterday / last week?" (days_back), "where did I leave off?"
+    (previous_session=true), "what happened between Monday and Wednesday?" (from/to), "show
+    session 3f2a…" (session_id). Without session_id or full it lists sessions, oldest first, so the
+    newest is last; pick one and call again with its session_id for the story. Not for topic
+    questions: use search or recall for those.
     """
     from causantic.retrieval.reconstruct import ReconstructRequest, render_reconstruction
     from causantic.retrieval.reconstruct import reconstruct as run
@@ -241,17 +245,26 @@ def reconstruct(
         keep_newest=keep_newest,
         agent=agent,
         max_tokens=max_tokens,
+        full=full,
+        page=page,
+        limit=limit,
     )
     result = _app(ctx).call("reconstruct", lambda s: run(s.store, request, s.config.tokens.mcp_max_response))
     output = ReconstructOutput(
         project=result.project,
         mode=result.mode,
+        view=result.view,
+        page=result.page,
+        pages=result.pages,
+        earlier=result.earlier,
+        later=result.later,
         tokens=result.tokens,
         truncated=result.truncated,
-        sessions=result.sessions,
+        split_sessions=list(result.split),
+        sessions=[_session(x) for x in result.sessions],
         chunks=[_ref(c, None) for c in result.chunks],
     )
-    return _result(render_reconstruction(result), output)
+    return _result(render_reconstruction(result, page_hint="page={page}"), output)
 
 
 # ---- what memory holds -----------------------------------------------------------------------
@@ -284,7 +297,7 @@ def list_sessions(
     days_back: DaysBack = None,
     limit: Annotated[int, Field(ge=1, le=500, description="Most sessions listed.")] = 30,
 ) -> Annotated[CallToolResult, SessionsOutput]:
-    """List a project's sessions, newest first, with their time span and size.
+    """List a project's sessions, newest first, with their time span, size and title (first prompt).
 
     Use to pick a session for reconstruct, or to see when work happened.
     """
@@ -294,25 +307,14 @@ def list_sessions(
     proj, sessions, total = _app(ctx).call(
         "list-sessions", lambda s: run(s.store, project, since=since, until=until, limit=limit)
     )
-    infos = [
-        SessionInfo(
-            session_id=x.session_id,
-            source=x.source,
-            started_at=x.started_at,
-            ended_at=x.ended_at,
-            chunks=x.chunks,
-            tokens=x.tokens,
-            agents=list(x.agents),
-        )
-        for x in sessions
-    ]
+    infos = [_session(x) for x in sessions]
     if not infos:
         text = f"No sessions found for project {proj.name!r} in that range."
     else:
         lines = [
             f"- {x.session_id} ({x.source}, {short_time(x.started_at)} – {short_time(x.ended_at)}, "
-            f"{x.chunks} chunks, {x.tokens} tokens{_agents(x.agents)})"
-            for x in infos
+            f"{x.chunks} chunks, {x.tokens} tokens{_agents(x.agents)}): {x.short_title(120)}"
+            for x in sessions
         ]
         text = f"Sessions of {proj.name} ({len(infos)} of {total}, newest first):\n" + "\n".join(lines)
         if total > len(infos):
@@ -394,6 +396,9 @@ def forget(
             ),
         ),
     ] = 0.6,
+    whole_project: Annotated[
+        bool, Field(description="Everything in the project (also what no filter means); takes no filter.")
+    ] = False,
     dry_run: Annotated[
         bool,
         Field(
@@ -402,17 +407,34 @@ def forget(
             )
         ),
     ] = True,
+    expected_count: Annotated[
+        int | None,
+        Field(
+            ge=0,
+            description=(
+                "With dry_run=false: the count the preview reported; nothing is deleted if the matches differ. "
+                "Required to delete a whole project."
+            ),
+        ),
+    ] = None,
 ) -> Annotated[CallToolResult, ForgetOutput]:
-    """Delete chosen memories of one project; by default only previews what would go.
+    """Delete chosen memories of one project, or the whole project; by default only previews what would go.
 
     Use only when the user asks to forget something (a leaked secret, a wrong approach, an old
-    period). Filters combine: before/after (time), session_id, query (meaning). Show the preview
-    to the user and call again with dry_run=false only after they confirm.
+    period, a project). Filters combine: before/after (time), session_id, query (meaning); no filter
+    means the whole project. Show the preview to the user and call again with dry_run=false and
+    expected_count set to the previewed count only after they confirm.
     """
-    from causantic.retrieval.forget import ForgetRequest
+    from causantic.retrieval.forget import ForgetRequest, preview_line
     from causantic.retrieval.forget import forget as run
 
-    request = ForgetRequest(project, _utc(before), _utc(after), session_id, query, threshold, dry_run)
+    if not dry_run and expected_count is None and not any((before, after, session_id, query)):
+        raise ToolError(
+            "Deleting a whole project needs expected_count: preview first (dry_run=true), show the user the "
+            "count, and pass it as expected_count once they confirm."
+        )
+    request = ForgetRequest(project, _utc(before), _utc(after), session_id, query, threshold, dry_run,
+                            whole_project=whole_project, expected=expected_count)
 
     def work(s: Services) -> Any:
         if query and s.vectors.count() == 0:
@@ -426,13 +448,16 @@ def forget(
     result = _app(ctx).call("forget", work)
     preview = [
         ForgetPreview(
-            id=c.id, date=c.start_time, similarity=sim, first_line=" ".join(c.content.split())[:100]
+            id=c.id, date=c.start_time, similarity=sim, first_line=preview_line(c, 100)
         )
         for c, sim in result.preview
     ]
     output = ForgetOutput(
         project=result.project,
         dry_run=result.dry_run,
+        whole_project=result.whole_project,
+        sessions=result.sessions,
+        preview_sessions=[_session(x) for x in result.session_summaries],
         count=result.count,
         deleted=result.deleted,
         preview=preview,
@@ -441,14 +466,20 @@ def forget(
         f'  {i}. {_percent(p.similarity)}"{p.first_line[:80]}" ({_day(p.date)})'
         for i, p in enumerate(preview, start=1)
     ]
+    if result.whole_project:  # a project is best recognised by its sessions
+        lines = [f"  - {x.session_id[:8]} ({_day(x.started_at)}, {x.chunks} chunks): {x.short_title(80)}"
+                 for x in result.session_summaries]
+    scope = "the whole project" if result.whole_project else "project"
     if result.dry_run:
         text = (
-            f"Dry run: {result.count} chunk(s) would be deleted from project {result.project!r}."
+            f"Dry run: {result.count} chunk(s) in {result.sessions} session(s) would be deleted from {scope} "
+            f"{result.project!r}."
             + ("\n" + "\n".join(lines) if lines else "")
-            + ("\nSet dry_run=false to delete them." if result.count else "")
+            + (f"\nAfter the user confirms, call again with dry_run=false and expected_count={result.count}."
+               if result.count else "")
         )
     else:
-        text = f"Deleted {result.deleted} chunk(s) from project {result.project!r}." + (
+        text = f"Deleted {result.deleted} chunk(s) from {scope} {result.project!r}." + (
             "\n" + "\n".join(lines[:3]) if lines else ""
         )
     return _result(text, output)
@@ -546,6 +577,11 @@ def _ref(chunk: Any, score: float | None) -> ChunkRef:
         tokens=chunk.approx_tokens,
         preview=preview[:PREVIEW_CHARS],
     )
+
+
+def _session(x: Any) -> SessionInfo:
+    return SessionInfo(session_id=x.session_id, source=x.source, started_at=x.started_at, ended_at=x.ended_at,
+                       chunks=x.chunks, tokens=x.tokens, agents=list(x.agents), title=x.title)
 
 
 def _project(p: Any) -> ProjectInfo:

@@ -1,18 +1,25 @@
-"""Forgetting: delete chosen chunks of one project from every store, after a preview.
+"""Forgetting: delete chosen chunks of one project, or the whole project, after a preview.
 
 Filters combine (AND): ``before``/``after`` on chunk time, ``session_id``, and a semantic
-``query`` whose matches must reach ``threshold`` cosine similarity. A dry run (the default) only
-says what would go. A real run removes the chunks with their edges, keyword-index rows, vectors and
-cluster memberships — nothing else — and re-links the project's remaining sessions in order.
+``query`` whose matches must reach ``threshold`` cosine similarity. No filter means the whole
+project (``whole_project`` says so explicitly and refuses filters beside it). A dry run (the
+default) only says what would go. A real run removes the chunks with their edges, keyword-index
+rows, vectors and cluster memberships — nothing else — and re-links the project's remaining
+sessions in order.
+
+Never more than was previewed: :func:`delete_previewed` deletes exactly the chunks a dry run
+listed, and a real run given ``expected`` (the count a dry run reported) refuses when the
+matches have grown since, e.g. because the current session kept being ingested.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from causantic.errors import CausanticError
-from causantic.retrieval.listing import resolve_project
+from causantic.ingest.pipeline import remove_chunks
+from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
 from causantic.store.memory import MemoryStore
 from causantic.store.records import StoredChunk, iso
 from causantic.store.vectors import VectorIndex
@@ -27,6 +34,8 @@ class ForgetRequest:
     query: str | None = None
     threshold: float = 0.6
     dry_run: bool = True
+    whole_project: bool = False  # explicit "everything in the project"; no filter means the same
+    expected: int | None = None  # a real run deletes nothing unless the matches number exactly this
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +45,15 @@ class ForgetResult:
     count: int
     preview: tuple[tuple[StoredChunk, float | None], ...]  # top matches (with similarity for a query)
     deleted: int
+    whole_project: bool = False
+    sessions: int = 0  # sessions the matches belong to
+    ids: tuple[str, ...] = ()  # every matched chunk, so a confirmed preview deletes exactly these
+    session_summaries: tuple[SessionSummary, ...] = ()  # whole project: its sessions, newest first
+
+
+def preview_line(chunk: StoredChunk, width: int) -> str:
+    """A chunk's opening words on one line, for a preview."""
+    return " ".join(chunk.content.split())[:width]
 
 
 def forget(store: MemoryStore, vectors: VectorIndex, embed_query: object, request: ForgetRequest,
@@ -44,9 +62,10 @@ def forget(store: MemoryStore, vectors: VectorIndex, embed_query: object, reques
         raise CausanticError("The forget query is empty; give a query or use before/after/session_id.")
     if not 0 < request.threshold <= 1:
         raise CausanticError("threshold must be a cosine similarity in (0, 1], e.g. 0.6.")
-    if not any((request.before, request.after, request.session_id, request.query)):
-        raise CausanticError("Name what to forget: before, after, session_id or query (the whole project is "
-                             "never deleted by accident).")
+    filtered = any((request.before, request.after, request.session_id, request.query))
+    if request.whole_project and filtered:
+        raise CausanticError("Forgetting the whole project takes no filter; drop before/after/session_id/query, "
+                             "or drop the whole-project switch to forget only what they match.")
     project = resolve_project(store, request.project)
     where, params = ["c.project_id = ?"], [project.id]
     if request.before:
@@ -66,12 +85,19 @@ def forget(store: MemoryStore, vectors: VectorIndex, embed_query: object, reques
         similarity = {h.chunk_id: h.similarity for h in hits if h.similarity >= request.threshold}
         matches = sorted((c for c in matches if c.id in similarity), key=lambda c: -similarity[c.id])
     preview = tuple((c, similarity.get(c.id)) for c in matches[:preview_size])
+    summaries = tuple(list_sessions(store, project.path, limit=preview_size)[1]) if not filtered else ()
+    result = ForgetResult(project.name, True, len(matches), preview, 0, not filtered,
+                          len({c.session_id for c in matches}), tuple(c.id for c in matches), summaries)
     if request.dry_run or not matches:
-        return ForgetResult(project.name, request.dry_run, len(matches), preview, 0)
-    ids = [c.id for c in matches]
-    deleted = store.delete_chunks(ids)
-    vectors.delete(ids)
-    from causantic.ingest.pipeline import relink_sessions
+        return replace(result, dry_run=request.dry_run)
+    if request.expected is not None and request.expected != len(matches):
+        raise CausanticError(
+            f"{len(matches)} chunk(s) of {project.name!r} match now, not the {request.expected} previewed "
+            "(memory changed since). Nothing was deleted; preview again.")
+    return delete_previewed(store, vectors, result)
 
-    relink_sessions(store, project.id)
-    return ForgetResult(project.name, False, len(matches), preview, deleted)
+
+def delete_previewed(store: MemoryStore, vectors: VectorIndex, preview: ForgetResult) -> ForgetResult:
+    """Delete exactly the chunks a dry run matched (any added since are left alone)."""
+    deleted = remove_chunks(store, vectors, preview.ids) if preview.ids else 0
+    return replace(preview, dry_run=False, deleted=deleted)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from causantic.errors import ProjectNotFound
 from causantic.store.memory import MemoryStore
 from causantic.store.records import Project, iso
+from causantic.transcripts import without_injected
+
+_ROLE_MARKER = re.compile(r"\[(User|Assistant|Tool:[^\]\n]*|Result:[^\]\n]*)\]\n?")
+_TITLE_MAX = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +33,13 @@ class SessionSummary:
     chunks: int
     tokens: int
     agents: tuple[str, ...]
+    title: str  # the first real prompt, stored at ingest; else a fallback from the first chunk
     source: str = "claude-code"  # the coding agent of the session
+
+    def short_title(self, limit: int) -> str:
+        """The title cut to ``limit`` characters (an ellipsis marks the cut)."""
+        return self.title if len(self.title) <= limit else self.title[: limit - 1].rstrip() + "…"
+
 
 
 def list_projects(store: MemoryStore) -> list[ProjectSummary]:
@@ -58,19 +69,35 @@ def resolve_project(store: MemoryStore, name: str) -> Project:
 
 def list_sessions(store: MemoryStore, project: str, *, since: datetime | None = None,
                   until: datetime | None = None, days_back: float | None = None,
-                  limit: int = 30) -> tuple[Project, list[SessionSummary], int]:
-    """Sessions of a project, newest first; also returns how many matched before ``limit``."""
+                  limit: int = 30, offset: int = 0, agent: str | None = None
+                  ) -> tuple[Project, list[SessionSummary], int]:
+    """Sessions of a project, newest first, from ``offset``; also returns how many matched in all.
+    With ``agent``, the sessions that agent took part in (their counts are its chunks)."""
     proj = resolve_project(store, project)
     if days_back and since is None and until is None:
         since = datetime.now(UTC) - timedelta(days=days_back)
     rows = store.session_summaries(proj.id, since=iso(since) if since else None,
-                                   until=iso(until) if until else None)
+                                   until=iso(until) if until else None, agent=agent)
+    page = rows[offset:offset + limit]
+    fallback = store.first_chunk_texts([r["session_id"] for r in page if not r["title"]])
     sessions = [
         SessionSummary(r["session_id"], r["started"], r["ended"], r["chunks"], r["tokens"] or 0,
-                       tuple(sorted((r["agents"] or "").split(","))), r["source"])
-        for r in rows
+                       tuple(sorted((r["agents"] or "").split(","))),
+                       r["title"] or _fallback_title(fallback.get(r["session_id"], "")), r["source"])
+        for r in page
     ]
-    return proj, sessions[:limit], len(sessions)
+    return proj, sessions, len(rows)
+
+
+def _fallback_title(first_chunk: str) -> str:
+    """A title for a session stored without one (its transcript is gone): the first chunk's words."""
+    match = _ROLE_MARKER.match(first_chunk)
+    role = match.group(1) if match else ""
+    words = " ".join(without_injected(first_chunk[match.end():] if match else first_chunk).split())
+    if not words:
+        return "(no prompt recorded)"
+    text = words if role == "User" else f"(no prompt recorded) {words}"
+    return text if len(text) <= _TITLE_MAX else text[: _TITLE_MAX - 1].rstrip() + "…"
 
 
 @dataclass(frozen=True, slots=True)

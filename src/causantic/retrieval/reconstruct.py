@@ -1,29 +1,38 @@
-"""Session reconstruction: replay what happened in a project, in order, within a token budget.
+"""Session reconstruction: what happened in a project, in order, within a token budget.
 
-Modes (first that applies):
-- ``session_id``: that one session;
-- ``previous_session``: the session before ``current_session_id`` (how the last one ended);
-- a time range: ``since``/``until``, or ``days_back`` from now;
-- timeline (the project alone, optionally ``until``): the most recent history, walking back.
+Two views:
 
-When everything does not fit, ``keep_newest`` (default) keeps the most recent chunks, else the
-oldest; the result says it was truncated.
+- **timeline** (the default): one line per session — when, which agents, its title (the first
+  real prompt), how many chunks — oldest first, so the newest is last. Paged by sessions: page 1 is
+  the most recent ``limit`` sessions, page 2 the ones before them, and so on.
+- **text** (``full``, or one session by ``session_id``/``previous_session``): the chunks
+  themselves, in time order, paged by the token budget. Page 1 ends with the newest chunk (or, with
+  ``keep_newest`` off, starts with the oldest); each further page reaches further from it.
+
+Which sessions or chunks: ``session_id`` (one session), ``previous_session`` (the one before
+``current_session_id``), a time range (``since``/``until`` or ``days_back``), else the whole
+project (``until`` may end it). A budget never cuts silently: the result says how many sessions
+or chunks lie beyond the page on either side, and a session split across pages is marked.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from causantic.config import SOURCE_NAMES
 from causantic.errors import CausanticError
 from causantic.ingest.chunker import approx_tokens
-from causantic.retrieval.listing import resolve_project
+from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
 from causantic.store.memory import MemoryStore
-from causantic.store.records import StoredChunk, iso
+from causantic.store.records import Project, StoredChunk, iso
 
 CHUNK_OVERHEAD_TOKENS = 5
 SESSION_HEADER_TOKENS = 20
+TIMELINE_LINE_TOKENS = 60  # one timeline line at most (titles are cut to fit)
+TIMELINE_TITLE_CHARS = 120
+DEFAULT_TIMELINE_SESSIONS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,81 +47,142 @@ class ReconstructRequest:
     keep_newest: bool = True
     agent: str | None = None
     max_tokens: int | None = None
+    full: bool = False  # the chunks' text rather than the timeline (implied by one session)
+    page: int = 1  # 1: the part nearest the kept end (the newest, unless keep_newest is off)
+    limit: int = DEFAULT_TIMELINE_SESSIONS  # sessions per timeline page
 
 
 @dataclass(frozen=True, slots=True)
 class Reconstruction:
     project: str
-    mode: str
-    chunks: tuple[StoredChunk, ...]
+    mode: str  # timeline | time-range | session | previous-session
+    view: str  # "timeline" (one line per session) or "text" (the chunks)
+    sessions: tuple[SessionSummary, ...]  # the sessions shown, oldest first
+    chunks: tuple[StoredChunk, ...]  # text view only, oldest first
     tokens: int
-    truncated: bool
+    page: int
+    pages: int | None  # known for a timeline; a text view only says what lies beyond
+    earlier: int  # sessions (timeline) or chunks (text) older than this page, not shown
+    later: int  # newer than this page, not shown
+    earlier_page: int | None = None  # the page that holds what comes just before this one
+    later_page: int | None = None
+    split: tuple[str, ...] = ()  # text view: sessions only partly on this page
 
     @property
-    def sessions(self) -> list[str]:
-        return list(dict.fromkeys(c.session_id for c in self.chunks))
+    def truncated(self) -> bool:
+        return bool(self.earlier or self.later)
+
+    @property
+    def unit(self) -> str:
+        return "session" if self.view == "timeline" else "chunk"
 
 
 def reconstruct(store: MemoryStore, request: ReconstructRequest, default_budget: int) -> Reconstruction:
+    if request.page < 1:
+        raise CausanticError("page counts from 1 (the most recent part).")
     project = resolve_project(store, request.project)
     budget = request.max_tokens or default_budget
-    where, params = ["c.project_id = ?"], [project.id]
-    if request.agent:
-        where.append("c.agent = ?")
-        params.append(request.agent)
+    since, until = request.since, request.until
+    if request.days_back and since is None:
+        since = datetime.now(UTC) - timedelta(days=request.days_back)
+    session_id: str | None = None
     if request.session_id:
-        mode = "session"
-        where.append("c.session_id LIKE ? || '%'")
-        params.append(request.session_id)
+        mode, session_id = "session", request.session_id
     elif request.previous_session:
         mode = "previous-session"
         if not request.current_session_id:
             raise CausanticError("previous_session needs current_session_id (the session you are in now).")
-        previous = _previous_session(store, project.id, request.current_session_id)
-        if previous is None:
-            return Reconstruction(project.name, mode, (), 0, False)
-        where.append("c.session_id = ?")
-        params.append(previous)
-    elif request.since or request.days_back:
-        mode = "time-range"
-        since = request.since or datetime.now(UTC) - timedelta(days=request.days_back or 0)
+        session_id = _previous_session(store, project.id, request.current_session_id)
+        if session_id is None:
+            return Reconstruction(project.name, mode, "text", (), (), 0, 1, 1, 0, 0)
+    else:
+        mode = "time-range" if since else "timeline"
+    if session_id is None and not request.full:
+        return _timeline(store, project, mode, since, until, request, budget)
+    return _text(store, project, mode, session_id, since, until, request, budget)
+
+
+def _timeline(store: MemoryStore, project: Project, mode: str, since: datetime | None,
+              until: datetime | None, request: ReconstructRequest, budget: int) -> Reconstruction:
+    size = max(1, min(request.limit, budget // TIMELINE_LINE_TOKENS))
+    offset = (request.page - 1) * size
+    _, newest_first, total = list_sessions(store, project.path, since=since, until=until, limit=size,
+                                           offset=offset, agent=request.agent)
+    shown = tuple(reversed(newest_first))
+    earlier, later = max(0, total - offset - size), min(offset, total)
+    return Reconstruction(
+        project.name, mode, "timeline", shown, (), sum(approx_tokens(timeline_line(s)) for s in shown),
+        request.page, max(1, -(-total // size)), earlier, later,
+        earlier_page=request.page + 1 if earlier else None, later_page=request.page - 1 if later else None)
+
+
+def _text(store: MemoryStore, project: Project, mode: str, session_id: str | None, since: datetime | None,
+          until: datetime | None, request: ReconstructRequest, budget: int) -> Reconstruction:
+    where, params = ["c.project_id = ?"], [project.id]
+    if request.agent:
+        where.append("c.agent = ?")
+        params.append(request.agent)
+    if session_id:
+        where.append("c.session_id LIKE ? || '%'" if mode == "session" else "c.session_id = ?")
+        params.append(session_id)
+    if since:
         where.append("c.start_time >= ?")
         params.append(iso(since))
-        if request.until:
-            where.append("c.start_time < ?")
-            params.append(iso(request.until))
-    else:
-        mode = "timeline"
-        if request.until:
-            where.append("c.start_time < ?")
-            params.append(iso(request.until))
-        newest_first = store.iter_chunks(" AND ".join(where), params,
-                                         order="c.start_time DESC, c.turn_index DESC, c.part DESC")
-        kept, tokens, truncated = _fill(newest_first, budget)
-        kept.reverse()
-        return Reconstruction(project.name, mode, tuple(kept), tokens, truncated)
+    if until:
+        where.append("c.start_time < ?")
+        params.append(iso(until))
+    condition = " AND ".join(where)
     order = "c.start_time DESC, c.turn_index DESC, c.part DESC" if request.keep_newest else \
         "c.start_time, c.turn_index, c.part"
-    kept, tokens, truncated = _fill(store.iter_chunks(" AND ".join(where), params, order=order), budget)
+    before = 0  # chunks on the pages nearer the kept end
+    page: list[StoredChunk] = []
+    tokens = windows = 0
+    for window, cost in _windows(store.iter_chunks(condition, params, order=order), budget):
+        windows += 1
+        if windows == request.page:
+            page, tokens = window, cost
+            break
+        before += len(window)
+    beyond = max(0, store.count_chunks(condition, params) - before - len(page))
+    nearer_page = request.page - 1 if before else None
+    further_page = request.page + 1 if beyond else None
     if request.keep_newest:
-        kept.reverse()
-    return Reconstruction(project.name, mode, tuple(kept), tokens, truncated)
+        page.reverse()
+        earlier, later, earlier_page, later_page = beyond, before, further_page, nearer_page
+    else:
+        earlier, later, earlier_page, later_page = before, beyond, nearer_page, further_page
+    ids = list(dict.fromkeys(c.session_id for c in page))
+    by_id: dict[str, SessionSummary] = {}
+    if ids:
+        _, listed, _ = list_sessions(store, project.path, limit=1_000_000, agent=request.agent)
+        by_id = {s.session_id: s for s in listed if s.session_id in ids}
+    sessions = tuple(by_id[i] for i in ids if i in by_id)
+    filtered = bool(since or until)  # a partial session is then expected, not a cut
+    split = () if filtered else tuple(
+        s.session_id for s in sessions if sum(1 for c in page if c.session_id == s.session_id) < s.chunks)
+    pages = None if further_page else max(windows, 1)  # unknown while more lies beyond this page
+    return Reconstruction(project.name, mode, "text", sessions, tuple(page), tokens, request.page, pages,
+                          earlier, later, earlier_page, later_page, split)
 
 
-def _fill(chunks: object, budget: int) -> tuple[list[StoredChunk], int, bool]:
-    kept: list[StoredChunk] = []
+def _windows(chunks: Iterable[StoredChunk], budget: int) -> Iterator[tuple[list[StoredChunk], int]]:
+    """Consecutive runs of ``chunks`` that each fit ``budget`` (a chunk larger than it stands alone)."""
+    window: list[StoredChunk] = []
     used = 0
     sessions: set[str] = set()
-    for chunk in chunks:  # type: ignore[attr-defined]
+    for chunk in chunks:
         cost = approx_tokens(chunk.content) + CHUNK_OVERHEAD_TOKENS
         if chunk.session_id not in sessions:
             cost += SESSION_HEADER_TOKENS
-        if used + cost > budget:
-            return kept, used, True
+        if window and used + cost > budget:
+            yield window, used
+            window, used, sessions = [], 0, set()
+            cost = approx_tokens(chunk.content) + CHUNK_OVERHEAD_TOKENS + SESSION_HEADER_TOKENS
         sessions.add(chunk.session_id)
-        kept.append(chunk)
+        window.append(chunk)
         used += cost
-    return kept, used, False
+    if window:
+        yield window, used
 
 
 def _previous_session(store: MemoryStore, project_id: int, current: str) -> str | None:
@@ -123,24 +193,67 @@ def _previous_session(store: MemoryStore, project_id: int, current: str) -> str 
     return sessions[0] if sessions else None
 
 
-def render_reconstruction(result: Reconstruction) -> str:
-    if not result.chunks:
+# ---- rendering ------------------------------------------------------------------------------------
+
+
+def timeline_line(session: SessionSummary) -> str:
+    """One session on one line: start, id, coding agent, agents, chunk count, title."""
+    agents = ", ".join(session.agents)
+    source = SOURCE_NAMES.get(session.source, session.source)
+    return (f"{_when(session.started_at)}  {session.session_id[:8]}  {source}  [{agents}]  {session.chunks} chunks  "
+            f"{session.short_title(TIMELINE_TITLE_CHARS)}")
+
+
+def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={page}") -> str:
+    """The result as text for a person or an agent; ``page_hint`` says how to ask for another page
+    in the caller's own terms (``--page {page}`` on the command line, ``page={page}`` for a tool)."""
+    if not result.sessions and result.page > 1:
+        hint = page_hint.format(page=result.pages or 1)
+        return f"Page {result.page} is past the end: {result.project!r} has {result.pages} page(s) here; use {hint}."
+    if not result.sessions:
         return f"No session data found for project {result.project!r} in the requested range."
-    lines = [f"Reconstructed {len(result.chunks)} chunks from {len(result.sessions)} session(s) "
-             f"({result.tokens} tokens)" + (" [truncated to fit the token budget]" if result.truncated else "")]
+    of = f" (page {result.page} of {result.pages})" if result.pages and result.pages > 1 else \
+        (f" (page {result.page})" if result.page > 1 else "")
+    if result.view == "timeline":
+        lines = [f"{result.project}: {len(result.sessions)} session(s), oldest first{of}"]
+    else:
+        lines = [f"{result.project}: {len(result.chunks)} chunks from {len(result.sessions)} session(s), "
+                 f"{result.tokens} tokens{of}"]
+    if result.earlier:
+        lines.append(f"… {result.earlier} earlier {result.unit}(s) not shown; use "
+                     + page_hint.format(page=result.earlier_page))
+    if result.view == "timeline":
+        lines.extend(timeline_line(s) for s in result.sessions)
+    else:
+        lines.extend(_text_lines(result))
+    if result.later:
+        lines.append(f"… {result.later} later {result.unit}(s) not shown; use "
+                     + page_hint.format(page=result.later_page))
+    return "\n".join(lines)
+
+
+def _text_lines(result: Reconstruction) -> list[str]:
+    lines: list[str] = []
+    titles = {s.session_id: s.title for s in result.sessions}
     multi_agent = len({c.agent for c in result.chunks}) > 1
     session = agent = None
     for chunk in result.chunks:
         if chunk.session_id != session:
             session, agent = chunk.session_id, None
             bounds = [c for c in result.chunks if c.session_id == session]
+            part = " (only part of this session is on this page)" if session in result.split else ""
             lines.append(f"\n=== Session {session[:8]} · {SOURCE_NAMES.get(chunk.source, chunk.source)} "
-                         f"({bounds[0].start_time[:16].replace('T', ' ')} – "
-                         f"{bounds[-1].end_time[:16].replace('T', ' ')}) ===")
+                         f"({_when(bounds[0].start_time)} – {_when(bounds[-1].end_time)}){part} ===")
+            title = titles.get(session, "")
+            if title and not " ".join(chunk.content.split()).startswith(f"[User] {title[:60]}"):
+                lines.append(f"Title: {title}")  # the session's first prompt is not on show here
         if multi_agent and chunk.agent != agent:
             agent = chunk.agent
             lines.append(f"--- Agent: {agent} ---")
         lines.append(chunk.content)
         lines.append("---")
-    return "\n".join(lines)
+    return lines
 
+
+def _when(iso_text: str) -> str:
+    return iso_text[:16].replace("T", " ") if iso_text else "?"

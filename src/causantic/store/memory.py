@@ -151,6 +151,13 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
                 if candidate and hashlib.sha256(candidate.encode()).hexdigest() == digest:
                     return Project(row["id"], row["path"], row["name"])
         return None
+    def projects_with_chunks(self) -> list[int]:
+        return [r[0] for r in self.conn.execute("SELECT DISTINCT project_id FROM chunks")]
+
+    def projects_by_id(self, ids: Iterable[int]) -> list[Project]:
+        rows = (self.conn.execute("SELECT id, path, name FROM projects WHERE id = ?", (i,)).fetchone()
+                for i in sorted(ids))
+        return [Project(r["id"], r["path"], r["name"]) for r in rows if r is not None]
 
     def mark_relink(self, project_id: int) -> None:
         """Flag a project whose sessions changed; cleared once its cross-session edges are redone."""
@@ -169,10 +176,14 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             " FROM projects p JOIN chunks c ON c.project_id = p.id GROUP BY p.id ORDER BY last_seen DESC"
         ).fetchall()
 
-    def session_summaries(self, project_id: int, *, since: str | None = None,
-                          until: str | None = None) -> list[sqlite3.Row]:
-        """Per session: first/last time, chunk and token counts, agents; newest first."""
+    def session_summaries(self, project_id: int, *, since: str | None = None, until: str | None = None,
+                          agent: str | None = None) -> list[sqlite3.Row]:
+        """Per session: first/last time, chunk and token counts, agents, title; newest first.
+        With ``agent``, only sessions it took part in, counting its chunks."""
         where, params = ["c.project_id = ?"], [project_id]
+        if agent is not None:
+            where.append("c.agent = ?")
+            params.append(agent)
         if since is not None:
             where.append("c.start_time >= ?")
             params.append(since)
@@ -181,10 +192,22 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             params.append(until)
         return self.conn.execute(
             "SELECT c.session_id, MIN(c.start_time) AS started, MAX(c.end_time) AS ended, COUNT(*) AS chunks,"
-            " SUM(c.approx_tokens) AS tokens, GROUP_CONCAT(DISTINCT c.agent) AS agents, MIN(c.source) AS source"
-            f" FROM chunks c WHERE {' AND '.join(where)} GROUP BY c.session_id ORDER BY started DESC",
+            " SUM(c.approx_tokens) AS tokens, GROUP_CONCAT(DISTINCT c.agent) AS agents, MIN(c.source) AS source,"
+            " (SELECT s.title FROM sessions s WHERE s.id = c.session_id) AS title"
+            f" FROM chunks c WHERE {' AND '.join(where)} GROUP BY c.session_id ORDER BY started DESC, c.session_id",
             params,
         ).fetchall()
+
+    def first_chunk_texts(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """Each session's first chunk text, main agent first: a title for sessions stored untitled."""
+        out: dict[str, str] = {}
+        for batch in _batches(session_ids):
+            marks = ",".join("?" * len(batch))
+            out.update(self.conn.execute(
+                "SELECT session_id, content FROM (SELECT session_id, content, ROW_NUMBER() OVER (PARTITION BY"
+                " session_id ORDER BY agent != 'main', start_time, turn_index, part) AS rank FROM chunks"
+                f" WHERE session_id IN ({marks})) WHERE rank = 1", batch).fetchall())
+        return out
 
     # ---- files (ingest checkpoints) -------------------------------------------------------
 
@@ -203,22 +226,28 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     # ---- sessions, chunks, edges ----------------------------------------------------------
 
     def save_session(self, project: Project, session_id: str, chunks: Sequence[ChunkRecord],
-                     team_name: str | None = None, source: str = "claude-code") -> tuple[list[str], int]:
+                     team_name: str | None = None, source: str = "claude-code", title: str | None = None
+                     ) -> tuple[list[str], int]:
         """Upsert a session and its chunks; return (ids of new chunks, number of changed chunks).
 
         ``source`` is the coding agent that wrote the session. Call inside :meth:`atomic` together
-        with the session's edges and file marks.
+        with the session's edges and file marks. When several files hold parts of one session (a
+        resumed session), the title of the part that starts first wins.
         """
         starts = [c.start_time for c in chunks]
         ends = [c.end_time for c in chunks]
         self.conn.execute(
-            "INSERT INTO sessions(id, project_id, started_at, ended_at, team_name, source) VALUES (?, ?, ?, ?, ?, ?)"
+            "INSERT INTO sessions(id, project_id, started_at, ended_at, team_name, source, title)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT(id) DO UPDATE SET"
             " started_at = MIN(COALESCE(sessions.started_at, excluded.started_at), excluded.started_at),"
             " ended_at = MAX(COALESCE(sessions.ended_at, excluded.ended_at), excluded.ended_at),"
-            " team_name = COALESCE(excluded.team_name, sessions.team_name), source = excluded.source",
+            " team_name = COALESCE(excluded.team_name, sessions.team_name), source = excluded.source,"
+            " title = CASE WHEN excluded.title IS NOT NULL AND (sessions.title IS NULL"
+            "  OR excluded.started_at <= COALESCE(sessions.started_at, excluded.started_at))"
+            "  THEN excluded.title ELSE sessions.title END",
             (session_id, project.id, min(starts) if starts else None, max(ends) if ends else None, team_name,
-             source),
+             source, title),
         )
         chunks = self._without_forgotten(chunks)
         existing = self._existing_hashes([c.id for c in chunks])
@@ -253,23 +282,55 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
                 f"SELECT chunk_id FROM forgotten WHERE chunk_id IN ({marks})", batch))
         return [c for c in chunks if c.id not in gone] if gone else list(chunks)
 
-    def delete_chunks(self, ids: Sequence[str]) -> int:
+    def delete_chunks(self, ids: Sequence[str], *, remember: bool = True) -> int:
         """Remove chunks with their edges, keyword-index rows, vector marks and cluster memberships.
 
-        The ids are remembered so a later ingest of the same transcript does not restore them.
-        Sessions left without chunks are removed too. Vectors live in LanceDB: the caller deletes them.
+        With ``remember`` the ids are kept as forgotten, so a later ingest of the same transcript does
+        not restore them. Sessions left without chunks are removed too. Vectors live in LanceDB: the
+        caller deletes them.
         """
         now = _now()
         removed = 0
         with self.atomic():
             for batch in _batches(ids):
                 marks = ",".join("?" * len(batch))
-                self.conn.executemany("INSERT OR IGNORE INTO forgotten(chunk_id, forgotten_at) VALUES (?, ?)",
-                                      [(i, now) for i in batch])
+                if remember:
+                    self.conn.executemany("INSERT OR IGNORE INTO forgotten(chunk_id, forgotten_at) VALUES (?, ?)",
+                                          [(i, now) for i in batch])
                 removed += self.conn.execute(f"DELETE FROM chunks WHERE id IN ({marks})", batch).rowcount
             self.conn.execute("DELETE FROM sessions WHERE id NOT IN (SELECT DISTINCT session_id FROM chunks)")
             self.conn.execute(
                 "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters m WHERE m.cluster_id = clusters.id)")
+        return removed
+
+    def projects_of_chunks(self, ids: Sequence[str]) -> set[int]:
+        out: set[int] = set()
+        for batch in _batches(ids):
+            marks = ",".join("?" * len(batch))
+            out.update(r[0] for r in self.conn.execute(
+                f"SELECT DISTINCT project_id FROM chunks WHERE id IN ({marks})", batch))
+        return out
+
+    def project_chunk_ids(self, project_id: int) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE project_id = ?", (project_id,))]
+
+    def session_chunk_keys(self, session_id: str) -> list[sqlite3.Row]:
+        """Where each stored chunk of a session sits: id, agent_id, turn_index, part, message_uuids."""
+        return self.conn.execute(
+            "SELECT id, agent_id, turn_index, part, message_uuids FROM chunks WHERE session_id = ?", (session_id,)
+        ).fetchall()
+
+    def drop_superseded(self, session_id: str, ids: Sequence[str]) -> int:
+        """Delete chunks that ingest no longer produces, with their edges, keyword-index rows and vector
+        marks (cascades), and the session row if nothing is left. Unlike :meth:`delete_chunks` nothing is
+        remembered as forgotten: the text may come back in another form. Call inside :meth:`atomic`."""
+        removed = 0
+        for batch in _batches(ids):
+            marks = ",".join("?" * len(batch))
+            removed += self.conn.execute(
+                f"DELETE FROM chunks WHERE session_id = ? AND id IN ({marks})", [session_id, *batch]).rowcount
+        self.conn.execute("DELETE FROM sessions WHERE id = ? AND NOT EXISTS"
+                          " (SELECT 1 FROM chunks WHERE session_id = ?)", (session_id, session_id))
         return removed
 
     def _existing_hashes(self, ids: Sequence[str]) -> dict[str, str]:
@@ -493,6 +554,9 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def set_meta(self, key: str, value: str) -> None:
         self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
+    def delete_meta(self, key: str) -> None:
+        self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+
     # ---- reads ----------------------------------------------------------------------------
 
     def get_chunks(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
@@ -516,6 +580,12 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             sql += f" LIMIT {int(limit)}"
         for row in self.conn.execute(sql, list(params)):
             yield _stored_chunk(row)
+
+    def count_chunks(self, where: str = "1=1", params: Sequence[object] = ()) -> int:
+        """How many chunks :meth:`iter_chunks` would yield for the same condition."""
+        return self.conn.execute(
+            f"SELECT COUNT(*) FROM chunks c JOIN projects p ON p.id = c.project_id WHERE {where}", list(params)
+        ).fetchone()[0]
 
     def neighbours(self, chunk_id: str, direction: str) -> list[tuple[str, str]]:
         """(next chunk id, reference type) along forward edges, or against them for 'backward'."""

@@ -210,6 +210,23 @@ def m006_sources(conn: sqlite3.Connection) -> None:
     )
 
 
+def m008_session_titles(conn: sqlite3.Connection) -> None:
+    """Sessions get a title (their first real prompt), and every transcript is read again once.
+
+    Why re-read: titles come from transcripts, and the ingest rules that ship with this migration
+    also leave out warm-up sub-agents stored before, and IDE wrappers, system reminders and
+    Causantic's own briefing that older chunk text holds. Forgetting the file checkpoints makes
+    the next ingest re-read each file (chunk ids are stable, so chunks are updated in place, not
+    duplicated). Sessions whose transcripts are gone keep their chunks and show a fallback title.
+    """
+    _run_script(conn,
+        """
+        ALTER TABLE sessions ADD COLUMN title TEXT;
+        DELETE FROM files;
+        """
+    )
+
+
 def _run_script(conn: sqlite3.Connection, script: str) -> None:
     """Run statements one by one: ``executescript`` would commit the migration's transaction."""
     statement = ""
@@ -227,7 +244,8 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m002_keyword_index,
     m003_forgotten,
     m004_keyword_scope,
-    m006_sources,  # numbered 6: m005 and m007 come from concurrent branches; renumber on merge
+    m006_sources,
+    m008_session_titles,  # functions keep their branch numbers until the merge settles the order
 )
 
 

@@ -16,6 +16,11 @@ Two deliberate exceptions:
   prompt, are injected.
 - ``<teammate-message>`` is the prompt of an agent-team member (and of the lead when a teammate
   reports back), so it stays prompt text: team linking looks for it in turn prompts.
+
+Causantic's own output is injected text too: its session-start briefing (which Claude Code may
+echo into the transcript as hook output) and the memory block it can keep in a CLAUDE.md. Memory
+must never feed on itself, so both are recognised here by the fixed text they open or are fenced
+with (:data:`BRIEFING_OPENING`, :data:`MEMORY_BLOCK_START`/``END``; the hooks use the same constants).
 """
 
 from __future__ import annotations
@@ -58,13 +63,33 @@ _LOCAL_COMMANDS = frozenset(
     upgrade usage vim""".split()
 )
 _COMPACT_SUMMARY_PREFIX = "This session is being continued from a previous conversation"
+
+# Causantic's own injected text (see the module docstring).
+BRIEFING_OPENING = "Memory of earlier coding-agent sessions in this project"
+# What briefings of earlier versions opened with: transcripts recorded then still hold them.
+_EARLIER_BRIEFING_OPENINGS = ("Memory of earlier Claude Code sessions in this project",)
+MEMORY_BLOCK_START = "<!-- MEMORY_START -->"
+MEMORY_BLOCK_END = "<!-- MEMORY_END -->"
+_MEMORY_BLOCK = re.compile(re.escape(MEMORY_BLOCK_START) + r".*?" + re.escape(MEMORY_BLOCK_END), re.DOTALL)
+# Hook output as older Claude Code versions echo it: "SessionStart:startup hook success: <stdout>".
+_HOOK_ECHO = re.compile(
+    r"\s*(?:SessionStart|SessionEnd|UserPromptSubmit|PreToolUse|PostToolUse|Stop|SubagentStop|PreCompact"
+    r"|Notification)(?::[a-z_]+)? hook (?:success|additional context):"
+)
+# Claude Code appends a reminder to some tool results (e.g. Read's malware notice).
+_TRAILING_REMINDER = re.compile(r"\s*<system-reminder>(?:(?!<system-reminder>).)*?</system-reminder>\s*\Z",
+                                re.DOTALL)
 _INTERRUPT_PREFIX = "[Request interrupted"
 
 
-def _without_injected(text: str) -> str:
+def without_injected(text: str) -> str:
     """`text` with every injected part removed; a slash command with arguments becomes "/name args"."""
     s = text.strip()
     if not s:
+        return ""
+    if MEMORY_BLOCK_START in s:
+        s = _MEMORY_BLOCK.sub("", s).strip()
+    if _HOOK_ECHO.match(s) or s.startswith((BRIEFING_OPENING, *_EARLIER_BRIEFING_OPENINGS)):
         return ""
     head = s[:200].lower()
     if head.startswith("caveat:") and "messages below" in head:
@@ -100,14 +125,24 @@ def is_injected(text: str) -> bool:
     Interruption markers ("[Request interrupted by user]") are not injected text: they record
     something the user did, and :func:`prompt_text_of` drops them instead.
     """
-    return bool(text.strip()) and not _without_injected(text)
+    return bool(text.strip()) and not without_injected(text)
 
 
 def prompt_text_of(text: str) -> str:
     """The part of one user text block that is a prompt: injected content and a leading
     interruption marker removed, surrounding whitespace stripped ("" when nothing is left)."""
-    s = _without_injected(text)
+    s = without_injected(text)
     if s.startswith(_INTERRUPT_PREFIX):
         end = s.find("]")
         s = s[end + 1 :].strip() if end >= 0 else ""
     return s
+
+
+def without_trailing_reminders(text: str) -> str:
+    """A tool result's text without the ``<system-reminder>`` notes Claude Code appends to it."""
+    while text.rstrip().endswith("</system-reminder>"):
+        cut = _TRAILING_REMINDER.sub("", text, count=1)
+        if cut == text:
+            break
+        text = cut
+    return text

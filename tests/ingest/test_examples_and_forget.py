@@ -1,0 +1,151 @@
+"""The bundled example sessions never mix with real memory, and a whole project can be forgotten
+after a preview and an explicit confirmation — never more than the preview showed."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from causantic.cli import ingest_commands
+from causantic.cli.main import cli
+from causantic.config import Config
+from causantic.examples import SESSIONS_DIR
+from causantic.ingest.service import ingest_paths
+from causantic.retrieval.forget import ForgetRequest, delete_previewed, forget
+from causantic.services import open_services
+
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "claude-code"
+SOUND = "daaain__claude-code-log/test/test_data/real_projects/-Users-dain-workspace-JSSoundRecorder"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def no_sessions_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A machine without ~/.claude/projects."""
+    missing = tmp_path / "home" / ".claude" / "projects"
+    monkeypatch.setattr(ingest_commands, "DEFAULT_PROJECTS", missing)
+    return missing
+
+
+def _run(*args: str) -> str:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _projects() -> set[str]:
+    with open_services(Config()) as services:
+        return {r["name"] for r in services.store.project_summaries()}
+
+
+def test_the_quick_start_says_the_examples_are_not_memory_and_real_sessions_replace_them(
+        no_sessions_here: Path) -> None:
+    if not CORPUS.is_dir():
+        pytest.skip(f"the shared corpus is absent ({CORPUS})")
+    out = _run("batch-ingest", "--no-embed")
+    assert "bundled example sessions (project acme-shop)" in out and "removes them" in out
+    assert _projects() == {"acme-shop"}
+    out = _run("batch-ingest", str(CORPUS / SOUND), "--no-embed")
+    assert "Removed the bundled example sessions (acme-shop)" in out
+    assert _projects() == {"JSSoundRecorder"}
+    search = _run("search", "Safari login redirect loop", "--mode", "keyword", "--json")
+    assert "acme-shop" not in search
+    _run("forget", "JSSoundRecorder", "--yes")  # an emptied store gets the quick start again
+    _run("batch-ingest", "--no-embed")
+    assert _projects() == {"acme-shop"}
+
+
+def test_the_examples_are_never_added_to_a_store_that_holds_real_sessions(no_sessions_here: Path) -> None:
+    if not CORPUS.is_dir():
+        pytest.skip(f"the shared corpus is absent ({CORPUS})")
+    _run("batch-ingest", str(CORPUS / SOUND), "--no-embed")
+    out = _run("batch-ingest", "--no-embed")
+    assert "Memory already holds real sessions, so the bundled example sessions are not added" in out
+    assert _projects() == {"JSSoundRecorder"}
+
+
+def test_forget_with_no_filter_previews_the_whole_project_and_deletes_it_only_with_yes(
+        no_sessions_here: Path) -> None:
+    _run("batch-ingest", "--no-embed")
+    preview = _run("forget", "acme-shop")
+    assert "6 chunk(s) in 3 session(s) of the whole project 'acme-shop' would be deleted." in preview
+    assert "Nothing was deleted. Add --yes to delete." in preview
+    assert _projects() == {"acme-shop"}
+    done = _run("forget", "acme-shop", "--all", "--yes")
+    assert "6 chunk(s) in 3 session(s) of the whole project 'acme-shop' deleted." in done
+    assert _projects() == set()
+    result = CliRunner().invoke(cli, ["forget", "acme-shop", "--all", "--session", "4005b823"])
+    assert result.exit_code == 2 and "--all takes no filter: drop --before/--after/--session/--query" in result.output
+
+
+def test_a_real_run_never_deletes_more_than_the_preview_showed(tmp_path: Path) -> None:
+    with open_services(Config()) as services:
+        ingest_paths(services, [SESSIONS_DIR / "-home-dev-acme-shop" / "2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec.jsonl"],
+                     embed=False, workers=1)
+        preview = forget(services.store, services.vectors, None, ForgetRequest("acme-shop"))
+        # The project grows between the preview and the confirmation (the current session is ingested).
+        ingest_paths(services, [SESSIONS_DIR], embed=False, workers=1)
+        with pytest.raises(Exception, match=f"not the {preview.count} previewed"):
+            forget(services.store, services.vectors, None,
+                   ForgetRequest("acme-shop", dry_run=False, expected=preview.count))
+        done = delete_previewed(services.store, services.vectors, preview)
+        assert done.deleted == preview.count == 2
+        left = services.store.count_chunks("c.project_id = (SELECT id FROM projects WHERE name = 'acme-shop')")
+        assert left == 4
+
+
+def _in_a_terminal(args: list[str], answer: str, env: dict[str, str]) -> str:
+    """Run the CLI on a pseudo-terminal, type ``answer`` at its prompt, return what it printed."""
+    main, child = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "causantic", *args], stdin=child, stdout=child,
+                               stderr=child, env=env, close_fds=True)
+    os.close(child)
+    output, answered = b"", False
+    while True:
+        ready, _, _ = select.select([main], [], [], 60)
+        if not ready:
+            process.kill()
+            raise AssertionError(f"no output for 60 s; so far: {output!r}")
+        try:
+            data = os.read(main, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        output += data
+        if not answered and b"[y/N]" in output:
+            os.write(main, answer.encode() + b"\n")
+            answered = True
+    process.wait(timeout=60)
+    os.close(main)
+    return output.decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize(("answer", "left"), [("n", {"acme-shop"}), ("y", set())])
+def test_in_a_terminal_forget_asks_before_deleting_a_whole_project(
+        answer: str, left: set[str], causantic_home: Path) -> None:
+    with open_services(Config()) as services:
+        ingest_paths(services, [SESSIONS_DIR], embed=False, workers=1)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "COLUMNS": "100"}
+    out = _in_a_terminal(["forget", "acme-shop"], answer, env)
+    assert "would be deleted" in out and "Delete these 6 chunk(s) of 'acme-shop'?" in out
+    assert _projects() == left
+    assert ("6 chunk(s) of 'acme-shop' deleted." in out) == (answer == "y")
+
+
+def test_examples_copied_elsewhere_are_ordinary_sessions(tmp_path: Path) -> None:
+    """Only the quick start marks examples: a user ingesting a folder gets what they asked for."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"the shared corpus is absent ({CORPUS})")
+    shutil.copytree(SESSIONS_DIR, tmp_path / "mine")
+    _run("batch-ingest", str(tmp_path / "mine"), "--no-embed")
+    _run("batch-ingest", str(CORPUS / SOUND), "--no-embed")
+    assert _projects() == {"acme-shop", "JSSoundRecorder"}

@@ -1,0 +1,100 @@
+"""`reconstruct` as a timeline a person can read, paged text, and session titles, on real sessions."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from causantic.cli.main import cli
+from causantic.config import Config
+from causantic.ingest.service import ingest_paths
+from causantic.services import open_services
+
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "claude-code"
+REAL = "daaain__claude-code-log/test/test_data/real_projects"
+SAMPLE = f"{REAL}/-Users-dain-workspace-claude-code-log-sample"  # 12 sessions with chunks
+SOUND = f"{REAL}/-Users-dain-workspace-JSSoundRecorder"  # prompts behind IDE wrappers
+LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d  [0-9a-f]{8}  Claude Code  \[[^\]]+\]  \d+ chunks  \S")
+
+
+@pytest.fixture
+def store_home() -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip(f"the shared corpus is absent ({CORPUS})")
+    with open_services(Config()) as services:
+        ingest_paths(services, [CORPUS / SAMPLE, CORPUS / SOUND], embed=False, workers=1)
+    return CORPUS
+
+
+def _run(*args: str) -> str:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_reconstruct_defaults_to_one_line_per_session_oldest_first_with_titles(store_home: Path) -> None:
+    out = _run("reconstruct", "claude-code-log")
+    lines = out.splitlines()
+    assert lines[0] == "claude-code-log: 12 session(s), oldest first"
+    sessions = [line for line in lines if LINE.match(line)]
+    assert len(sessions) == 12
+    assert sessions == sorted(sessions)  # oldest first, the newest last
+    assert "Hey Claude, can you please add a Github Action to run tests and linting?" in sessions[0]
+    assert not any(marker in out for marker in ("[Tool:", "[Result:", "[Assistant]"))  # no chunk text
+    assert len(out.splitlines()) < 20
+
+
+def test_a_timeline_page_says_how_many_sessions_lie_beyond_it_and_how_to_see_them(store_home: Path) -> None:
+    first = _run("reconstruct", "claude-code-log", "--limit", "5").splitlines()
+    assert first[0] == "claude-code-log: 5 session(s), oldest first (page 1 of 3)"
+    assert first[1] == "… 7 earlier session(s) not shown; use --page 2"
+    last = _run("reconstruct", "claude-code-log", "--limit", "5", "--page", "3")
+    assert "… 10 later session(s) not shown; use --page 2" in last
+    ids = [line.split()[2] for page in ("1", "2", "3")
+           for line in _run("reconstruct", "claude-code-log", "--limit", "5", "--page", page).splitlines()
+           if LINE.match(line)]
+    assert len(ids) == len(set(ids)) == 12
+
+
+def test_the_text_of_one_session_is_paged_from_the_end_and_never_cut_without_saying_so(store_home: Path) -> None:
+    session = "326189cf"  # 8 chunks
+    first = _run("reconstruct", "claude-code-log", "--session", session, "--max-tokens", "1500", "--json")
+    page1 = json.loads(first)
+    assert page1["view"] == "text" and page1["earlier"] > 0 and page1["later"] == 0
+    assert page1["split_sessions"] == [page1["sessions"][0]["session_id"]]
+    text = _run("reconstruct", "claude-code-log", "--session", session, "--max-tokens", "1500")
+    assert f"… {page1['earlier']} earlier chunk(s) not shown; use --page 2" in text
+    assert "(only part of this session is on this page)" in text
+    seen = [c["id"] for c in page1["chunks"]]
+    page = 2
+    while True:
+        data = json.loads(_run("reconstruct", "claude-code-log", "--session", session, "--max-tokens", "1500",
+                               "--page", str(page), "--json"))
+        seen = [c["id"] for c in data["chunks"]] + seen
+        if not data["earlier"]:
+            break
+        page += 1
+    full = json.loads(_run("reconstruct", "claude-code-log", "--session", session, "--max-tokens", "50000",
+                           "--json"))
+    assert seen == [c["id"] for c in full["chunks"]] and not full["truncated"]
+
+
+def test_previous_session_errors_name_the_command_line_flags(store_home: Path) -> None:
+    result = CliRunner().invoke(cli, ["reconstruct", "claude-code-log", "--previous-session"])
+    assert result.exit_code == 2
+    assert "--previous-session needs --current-session" in result.output
+    assert "current_session_id" not in result.output
+
+
+def test_list_sessions_and_the_json_timeline_carry_the_same_titles(store_home: Path) -> None:
+    listed = json.loads(_run("list-sessions", "JSSoundRecorder", "--json"))
+    (session,) = listed["sessions"]
+    assert session["title"].startswith("OK, so this was just so you know what there is now")
+    timeline = json.loads(_run("reconstruct", "JSSoundRecorder", "--json"))
+    assert [s["title"] for s in timeline["sessions"]] == [session["title"]]
+    table = _run("list-sessions", "JSSoundRecorder")
+    assert "OK, so this" in table and "ide_opened_file" not in table
