@@ -46,7 +46,8 @@ class Services:
             from causantic.embedding.models import get_spec
 
             spec = get_spec(self.config.embedding.model)
-            self._vectors = VectorIndex(vector_path(self.config), spec.id, spec.dims)
+            self._vectors = VectorIndex(db_path(self.config), vector_path(self.config), spec.id, spec.dims,
+                                        busy_timeout_ms=self.config.storage.busy_timeout_ms)
         return self._vectors
 
     @property
@@ -74,7 +75,10 @@ class Services:
 def open_services(config: Config | None = None) -> Iterator[Services]:
     config = config or load_config()
     store = MemoryStore(db_path(config), busy_timeout_ms=config.storage.busy_timeout_ms)
+    services = Services(config, store)
     try:
-        yield Services(config, store)
+        yield services
     finally:
+        if services._vectors is not None:
+            services._vectors.close()
         store.close()

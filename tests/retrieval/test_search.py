@@ -58,7 +58,6 @@ def test_results_are_ranked_and_labelled(examples: Services) -> None:
 
 def test_without_vectors_search_runs_keyword_only_and_says_so(examples: Services) -> None:
     examples.vectors.drop()
-    examples.store.forget_embeddings(examples.vectors.model_id)
     try:
         result = examples.searcher.search(SearchRequest("Safari redirect"))
         assert result.mode == "keyword-only"

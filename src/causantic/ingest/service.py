@@ -54,5 +54,4 @@ def embed_pending(services: Services, on_progress: Callable[[int, int], None] | 
 def reindex(services: Services, on_progress: Callable[[int, int], None] | None = None) -> int:
     """Re-embed every chunk with the configured model, from scratch."""
     services.vectors.drop()
-    services.store.forget_embeddings(services.vectors.model_id)
     return embed_pending(services, on_progress=on_progress)

@@ -23,7 +23,7 @@ from causantic.retrieval.listing import resolve_project
 from causantic.retrieval.ranking import convex_fusion, mmr_order, recency_factor, reciprocal_rank_fusion
 from causantic.store.memory import MemoryStore
 from causantic.store.records import StoredChunk, iso, parse_iso
-from causantic.store.vectors import VectorIndex, VectorMatch
+from causantic.store.vectors import VectorHealth, VectorIndex, VectorMatch
 
 if TYPE_CHECKING:
     import numpy as np
@@ -105,7 +105,7 @@ class Searcher:
         mode, notes = self._mode(request.mode or cfg.primary)
         pool = max(cfg.vector_search_limit, cfg.keyword_search_limit, (request.limit or 0) * 3)
         # One helper thread: keyword search runs beside the embedding and vector search, then the
-        # lookup of missing candidate vectors (LanceDB) beside the chunk lookup (SQLite).
+        # lookup of missing candidate vectors beside the chunk lookup.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="causantic-search") as helper:
             query_vector, vector_matches, keyword_hits = self._candidates(request.query, mode, scope, pool, helper)
             fused = self._fuse([(m.chunk_id, m.similarity) for m in vector_matches], keyword_hits)
@@ -134,14 +134,16 @@ class Searcher:
 
     def query_vector(self, query: str) -> np.ndarray | None:
         """The query's embedding when vectors exist for the active model, else None."""
-        return self._embed_query(query) if self._vectors().count() > 0 else None
+        return self._embed_query(query) if self._vectors().has_vectors() else None
 
     # ---- stages ---------------------------------------------------------------------------
 
     def _mode(self, wanted: Mode) -> tuple[str, list[str]]:
         notes: list[str] = []
-        has_vectors = wanted != "keyword" and self._vectors().count() > 0
+        has_vectors = wanted != "keyword" and self._vectors().has_vectors()
         has_keywords = wanted != "vector" and self.store.fts_enabled
+        if has_vectors:
+            notes.extend(vector_health_notes(self._vectors().health()))
         if wanted == "hybrid" and has_vectors and has_keywords:
             return "hybrid", notes
         if has_vectors and not has_keywords:
@@ -227,6 +229,19 @@ class Searcher:
             if len(hits) >= limit:
                 break
         return hits, used
+
+
+def vector_health_notes(health: VectorHealth) -> list[str]:
+    """What a search result should say about vectors it could not use."""
+    notes = []
+    if health.missing:
+        share = health.missing / health.chunks
+        notes.append(f"{health.missing} of {health.chunks} chunks ({share:.0%}) have no vector yet, so vector "
+                     "search cannot find them (`causantic embed` adds them)")
+    if health.ann == "missing":
+        notes.append("the vector index file is missing: vector search scans every vector until "
+                     "`causantic embed` rebuilds it")
+    return notes
 
 
 def _in_range(chunk: StoredChunk, request: SearchRequest) -> bool:

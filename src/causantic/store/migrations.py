@@ -198,6 +198,32 @@ def m004_keyword_scope(conn: sqlite3.Connection) -> None:
     )
 
 
+def m005_vectors_in_sqlite(conn: sqlite3.Connection) -> None:
+    """Vectors move from LanceDB into SQLite, one row per (chunk, model), deleted with their chunk.
+
+    ``seq`` grows with every write (AUTOINCREMENT never reuses a value), so the derived ANN index
+    knows which rows it holds: those up to the ``seq`` it was built at. The old ``embeddings``
+    bookkeeping table said which chunks had a vector in LanceDB; the rows themselves now say it.
+    Its chunks are embedded again by the next ``causantic embed`` or ingest (or copied over from an
+    old LanceDB folder when lancedb is still installed: ``store/legacy_vectors.py``).
+    """
+    _run_script(conn,
+        """
+        CREATE TABLE vectors (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            content_hash TEXT NOT NULL,          -- the chunk text's hash when it was embedded
+            vector BLOB NOT NULL,                -- float32, unit length, little-endian
+            UNIQUE (chunk_id, model)
+        );
+        CREATE INDEX vectors_model_seq ON vectors(model, seq);
+        CREATE INDEX vectors_model_hash ON vectors(model, content_hash);
+        DROP TABLE embeddings;
+        """
+    )
+
+
 def _run_script(conn: sqlite3.Connection, script: str) -> None:
     """Run statements one by one: ``executescript`` would commit the migration's transaction."""
     statement = ""
@@ -215,6 +241,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m002_keyword_index,
     m003_forgotten,
     m004_keyword_scope,
+    m005_vectors_in_sqlite,
 )
 
 
