@@ -108,7 +108,7 @@ def assign_new_chunks(store: MemoryStore, index: VectorIndex, chunk_ids: Sequenc
 def maintain_topics(store: MemoryStore, index: VectorIndex, config: ClusteringConfig,
                     new_chunk_ids: Sequence[str]) -> str:
     """After an ingest: a full recluster once enough new vectors arrived, else cheap assignment."""
-    from causantic.cluster import TOPICS_HINT, topics_available
+    from causantic.cluster import topics_available
 
     if not topics_available():
         return "off (needs scikit-learn: `pip install scikit-learn`)"
