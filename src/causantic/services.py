@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from causantic.config import Config, db_path, load_config, vector_path
+from causantic.config import Config, causantic_home, db_path, load_config, vector_path
 from causantic.store.memory import MemoryStore
 from causantic.store.vectors import VectorIndex
 
@@ -37,7 +37,9 @@ class Services:
             from causantic.embedding import load_embedder
 
             cfg = self.config.embedding
-            self._embedder = load_embedder(cfg.model, batch_size=cfg.batch_size, threads=cfg.threads)
+            self._embedder = load_embedder(cfg.model, batch_size=cfg.batch_size, threads=cfg.threads,
+                                           max_windows=cfg.max_windows, document_word_pieces=cfg.document_word_pieces,
+                                           cache_dir=causantic_home() / "cache")
         return self._embedder
 
     @property

@@ -9,6 +9,7 @@ time: each batch of vectors commits on its own, so an interrupted run resumes wh
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from causantic.store.memory import MemoryStore
@@ -49,3 +50,33 @@ def _sync(store: MemoryStore, index: VectorIndex, embed_documents: Callable[[lis
             on_progress(done, total)
     index.ensure_ann_index()
     return done
+
+
+_SECTION = re.compile(r"^\[(?:User|Assistant|Tool:[^\]]*|Result:[^\]]*|Error:[^\]]*)\]")
+
+
+def embedding_text(content: str, tool_result_chars: int) -> str:
+    """What of a chunk the embedding model reads: its words, not its payloads.
+
+    Each tool result keeps its label and first ``tool_result_chars`` characters (file dumps and logs
+    cost model time and say little a query asks for; keyword search still has all of it); a line
+    repeated within the chunk and a line without a letter are left out.
+    """
+    out: list[str] = []
+    seen: set[str] = set()
+    budget = -1  # characters of the current tool result still to keep; -1: not in a tool result
+    for line in content.split("\n"):
+        label = _SECTION.match(line)
+        if label:
+            budget = tool_result_chars if line.startswith(("[Result:", "[Error:")) else -1
+        if budget >= 0:
+            if budget == 0:
+                continue
+            line = line[:budget]
+            budget -= len(line)
+        key = line.strip()
+        if key and (key in seen or not any(ch.isalpha() for ch in key)):
+            continue
+        seen.add(key)
+        out.append(line)
+    return "\n".join(out)

@@ -43,7 +43,8 @@ class IngestReport:
     skipped_subagents: Counter[str] = field(default_factory=Counter)  # by kind: stub, warm-up
     teammates: int = 0  # agent-team members among the ingested sub-agent streams
     errors: list[tuple[str, str]] = field(default_factory=list)
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall time of the whole run, embedding and topics included
+    embed_seconds: float = 0.0  # of which embedding new chunks
     new_chunk_ids: list[str] = field(default_factory=list)
     vectors_added: int | None = None  # None: embedding deferred
     topics: str | None = None  # what topic maintenance did, when vectors were added
@@ -75,6 +76,7 @@ class IngestReport:
             "vectors_added": self.vectors_added,
             "topics": self.topics,
             "seconds": round(self.seconds, 3),
+            "embed_seconds": round(self.embed_seconds, 3),
         }
 
 
