@@ -152,7 +152,7 @@ class Searcher:
             return "vector-only", notes
         if has_keywords:
             if wanted != "keyword":
-                notes.append("no vectors yet (run `causantic embed`): keyword-only")
+                notes.append("no vectors yet: keyword-only (a running ingest is embedding, or run `causantic embed`)")
             return "keyword-only", notes
         notes.append("neither vectors nor a keyword index are available")
         return "none", notes
