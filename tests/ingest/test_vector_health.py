@@ -50,3 +50,25 @@ def test_the_embedding_text_keeps_words_and_drops_payloads() -> None:
     assert len(text.split("[Result:Bash]")[1].split("\n")[0]) <= 50
     assert "=" * 60 not in text
     assert text.count("The fixture opens the database") == 1
+
+
+def test_stats_and_hook_status_warn_about_chunks_without_vectors() -> None:
+    from click.testing import CliRunner
+
+    from causantic.cli.main import cli
+    from causantic.hooks.status import record
+
+    with open_services(Config()) as services:
+        ingest_paths(services, [SESSIONS_DIR], workers=1)
+        services.vectors.delete(sorted(services.vectors.ids())[:2])
+    record("session-end", success=True, started=0.0, outcome="ingested")
+    runner = CliRunner()
+
+    stats = runner.invoke(cli, ["stats"])
+    status = runner.invoke(cli, ["hook", "status"])
+    as_json = runner.invoke(cli, ["stats", "--json"])
+
+    assert stats.exit_code == status.exit_code == as_json.exit_code == 0
+    assert "2 chunks have no vector" in stats.stderr and "causantic embed" in stats.stderr
+    assert "2 of 6 chunks have no vector" in status.stderr
+    assert '"chunks_without_vectors": 2' in as_json.stdout

@@ -73,9 +73,13 @@ def status_command(as_json: bool) -> None:
 
 def _warn_about_vectors() -> None:
     """Hooks ingest in the background: say when their chunks did not all get vectors."""
+    from causantic.config import db_path, load_config
     from causantic.services import open_services
 
-    with domain_errors(), open_services() as services:
+    config = load_config()
+    if not db_path(config).exists():  # nothing ingested yet: nothing to warn about, and nothing to create
+        return
+    with domain_errors(), open_services(config) as services:
         health = services.vectors.health(fresh=True)
     if health.missing:
         click.echo(f"Warning: {health.missing} of {health.chunks} chunks have no vector; vector search cannot "
