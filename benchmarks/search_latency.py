@@ -18,8 +18,8 @@ What it does (all numbers come from the product's own code paths):
    results (``_data.DERIVATION``).
 3. **Stores.** For each size, a fresh ``CAUSANTIC_HOME`` in a temporary folder: chunks are saved with
    ``MemoryStore.save_session`` (FTS5 triggers index them), vectors with ``VectorIndex.upsert`` in
-   batches of ``--upsert-batch``, then ``VectorIndex.compact()`` (which builds the IVF-HNSW index at
-   ≥ 20,000 rows, as in production). ``--cluster`` also runs the product's ``recluster()`` (topics are
+   batches of ``--upsert-batch``, then ``VectorIndex.ensure_ann_index()`` (which builds the faiss IVF index at
+   ≥ 10,000 rows, as in production). ``--cluster`` also runs the product's ``recluster()`` (topics are
    read by search only when ``clusterExpansion.enabled``, which is off by default).
 4. **Latency.** ``services.searcher.search(SearchRequest(query, limit=10))`` — the whole pipeline,
    default configuration — timed per query, after ``--warmup`` queries, over ``--rounds`` rounds, each
@@ -159,7 +159,7 @@ def build_store(services: Any, size: int, pieces: Sequence[str], vectors: Any, u
         flush()
     build_s = time.perf_counter() - started
     t = time.perf_counter()
-    index.compact()
+    index.ensure_ann_index()
     compact_s = time.perf_counter() - t
     cluster_s = None
     if cluster:

@@ -32,7 +32,7 @@ class _Section(BaseModel):
 
 class StorageConfig(_Section):
     db_path: str | None = Field(None, description="SQLite file; default <home>/memory.db.")
-    vector_path: str | None = Field(None, description="LanceDB folder; default <home>/vectors.")
+    vector_path: str | None = Field(None, description="Folder of the derived ANN index files; default <home>/vectors.")
     busy_timeout_ms: int = Field(30_000, ge=0, description="How long a writer waits for another's lock.")
 
 

@@ -258,10 +258,6 @@ class VectorIndex:
 
     # ---- the ANN index ------------------------------------------------------------------------
 
-    def compact(self) -> None:
-        """Keep the ANN index current (kept for callers of the LanceDB era: there is nothing to merge)."""
-        self.ensure_ann_index()
-
     def ensure_ann_index(self) -> bool:
         """Build, extend or retrain the ANN index when the table needs one; True when it was written."""
         try:
