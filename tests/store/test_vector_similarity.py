@@ -7,6 +7,7 @@ nothing, and `ensure_ann_index` (run by every embed and ingest) writes it again.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +44,16 @@ def _store_with_vectors(tmp_path: Path, n: int, *, projects: int = 1) -> tuple[M
     return store, index, matrix
 
 
+@pytest.fixture
+def indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[MemoryStore, VectorIndex, np.ndarray]]:
+    """1,200 vectors with their ANN index built (the threshold lowered from 10,000 to 1,000)."""
+    monkeypatch.setattr(vectors_module, "ANN_INDEX_MIN_ROWS", 1000)
+    store, index, matrix = _store_with_vectors(tmp_path, 1200)
+    assert index.ensure_ann_index()
+    yield store, index, matrix
+    store.close()
+
+
 def _near(matrix: np.ndarray, i: int, seed: int = 4) -> np.ndarray:
     rng = np.random.default_rng(seed)
     return _unit(matrix[i:i + 1] + 0.3 * rng.normal(size=(1, 384)) / np.sqrt(384))[0]
@@ -67,11 +78,9 @@ def test_similarity_is_the_cosine_with_and_without_the_ann_index(tmp_path: Path,
     store.close()
 
 
-def test_rows_written_deleted_or_replaced_after_the_build_are_seen_at_once(tmp_path: Path,
-                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(vectors_module, "ANN_INDEX_MIN_ROWS", 1000)
-    store, index, matrix = _store_with_vectors(tmp_path, 1200)
-    index.ensure_ann_index()
+def test_rows_written_deleted_or_replaced_after_the_build_are_seen_at_once(
+        indexed: tuple[MemoryStore, VectorIndex, np.ndarray]) -> None:
+    store, index, matrix = indexed
     # c5 now points where c7 pointed; c7 goes with its chunk.
     index.upsert([VectorRecord("c5", "h5-new", matrix[7])])
     store.delete_chunks(["c7"])
@@ -81,21 +90,17 @@ def test_rows_written_deleted_or_replaced_after_the_build_are_seen_at_once(tmp_p
     assert matches[0].chunk_id == "c5" and matches[0].similarity == pytest.approx(1.0, abs=1e-5)
     assert "c7" not in {m.chunk_id for m in matches}
     assert index.count() == 1199
-    store.close()
 
 
-def test_a_lost_ann_index_is_noted_searched_exactly_and_rebuilt(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(vectors_module, "ANN_INDEX_MIN_ROWS", 1000)
-    store, index, matrix = _store_with_vectors(tmp_path, 1200)
-    index.ensure_ann_index()
+def test_a_lost_ann_index_is_noted_searched_exactly_and_rebuilt(
+        indexed: tuple[MemoryStore, VectorIndex, np.ndarray]) -> None:
+    _, index, matrix = indexed
     index.ann_path.unlink()
 
     assert index.health(fresh=True).ann == "missing"
     assert index.search(_near(matrix, 3), limit=3)[0].chunk_id == "c3"
     assert index.ensure_ann_index() is True
     assert index.health(fresh=True).ann == "ready"
-    store.close()
 
 
 def test_a_project_scope_returns_only_its_chunks_through_the_index(tmp_path: Path,
