@@ -12,6 +12,12 @@ temporary CAUSANTIC_HOME. The rate is over the ingest itself (discovery to the l
 one-time start-up (imports, opening a fresh store) is printed apart. The baseline, measured in the
 same run, parses every line of the same files with ``json.loads`` and nothing else; the goal is at
 least 25 MB/s and at least 1/5 of the baseline. Each side is run ``--repeat`` times; the best counts.
+
+Embedding rate. ``--embed-sample`` real chunks of the ingested store (fixed seed) are embedded the
+way ``causantic embed`` does with the default configuration (``embedding_text`` of each chunk, the
+configured windows) and, in the same run, with the configuration before issue 13 (the whole chunk
+text, up to four 256-word-piece windows): chunks per CPU-second of the process (every runtime thread
+counted), alternating the two ``--embed-runs`` times; the medians are reported. Goal: ≥ 3x.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -46,15 +53,19 @@ def json_baseline(files: list[Path], documents: frozenset[Path] = frozenset()) -
     return time.perf_counter() - started, total
 
 
-def best_ingest(path: Path, workers: int, repeat: int) -> tuple[float, float, dict[str, object]]:
-    """(ingest seconds, wall seconds, result) of the fastest of ``repeat`` runs into fresh stores."""
+def best_ingest(path: Path, workers: int, repeat: int, after_last: Callable[[str], None] | None = None
+                ) -> tuple[float, float, dict[str, object]]:
+    """(ingest seconds, wall seconds, result) of the fastest of ``repeat`` runs into fresh stores;
+    ``after_last`` is handed the last run's data directory before it is removed."""
     runs = []
-    for _ in range(repeat):
+    for n in range(repeat):
         with tempfile.TemporaryDirectory(prefix="causantic-bench-") as home:
             os.environ["CAUSANTIC_HOME"] = home
             started = time.perf_counter()
             result = run_ingest(path, workers)
             runs.append((result["report"].seconds, time.perf_counter() - started, result))  # type: ignore[attr-defined]
+            if after_last is not None and n == repeat - 1:
+                after_last(home)
     return min(runs, key=lambda run: run[0])
 
 
@@ -97,6 +108,40 @@ def run_ingest(path: Path, workers: int) -> dict[str, object]:
     return {"report": report, "chunks_total": stats["chunks"]}
 
 
+def embed_rates(home: str, sample: int, runs: int) -> dict[str, float]:
+    """Chunks per CPU-second, product default vs the pre-issue-13 configuration, on the same chunks."""
+    import random
+    import sqlite3
+    import statistics
+
+    from causantic.config import Config
+    from causantic.embedding.embedder import MAX_WINDOW_WORD_PIECES, MAX_WINDOWS_PER_DOCUMENT, Embedder
+    from causantic.embedding.models import get_spec, locate
+    from causantic.ingest.indexing import embedding_text
+
+    with sqlite3.connect(Path(home) / "memory.db") as conn:
+        texts = [r[0] for r in conn.execute("SELECT content FROM chunks ORDER BY rowid")]
+    texts = random.Random(13).sample(texts, min(sample, len(texts)))
+    cfg = Config().embedding
+    spec = get_spec(cfg.model)
+    product = Embedder(spec, locate(spec), batch_size=cfg.batch_size, threads=cfg.threads,
+                       max_windows=cfg.max_windows, document_word_pieces=cfg.document_word_pieces)
+    before = Embedder(spec, locate(spec), batch_size=1, max_windows=MAX_WINDOWS_PER_DOCUMENT,
+                      document_word_pieces=MAX_WINDOW_WORD_PIECES)
+    rates: dict[str, list[float]] = {"product": [], "baseline": []}
+    for embedder in (product, before):
+        embedder.embed_documents(texts[:4])  # load and warm up outside the timing
+    for _ in range(runs):
+        for name, embedder, prepare in (("product", product, lambda t: embedding_text(t, cfg.tool_result_chars)),
+                                        ("baseline", before, lambda t: t)):
+            started = time.process_time()
+            embedder.embed_documents([prepare(t) for t in texts])
+            rates[name].append(len(texts) / (time.process_time() - started))
+    return {"embed_chunks_per_cpu_s": round(statistics.median(rates["product"]), 1),
+            "baseline_embed_chunks_per_cpu_s": round(statistics.median(rates["baseline"]), 1),
+            "embed_sample": len(texts)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_CORPUS)
@@ -104,6 +149,8 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3, help="runs per side; the best is kept")
     parser.add_argument("--no-sources", action="store_true", help="skip the per-source table")
+    parser.add_argument("--embed-sample", type=int, default=200, help="real chunks for the embedding rate (0: skip)")
+    parser.add_argument("--embed-runs", type=int, default=3)
     args = parser.parse_args()
     if not args.path.exists():
         print(f"{args.path} does not exist", file=sys.stderr)
@@ -111,9 +158,16 @@ def main() -> int:
     files = sorted(p for p in args.path.rglob("*.jsonl") if p.is_file())
     # Best of ``--repeat`` runs for both sides: this machine is shared, so single runs are noisy.
     baseline_s, total_bytes = min(json_baseline(files) for _ in range(args.repeat))
+    embedding: dict[str, float] = {}
+    load_before = os.getloadavg()[0]
+
+    def measure_embedding(home: str) -> None:
+        if args.embed_sample:
+            embedding.update(embed_rates(home, args.embed_sample, args.embed_runs))
+
     # The ingest itself (discovery to the last commit and relink), as the report times it; the
     # one-time cost of importing the package and opening a fresh store is shown on its own.
-    seconds, wall, result = best_ingest(args.path, args.workers, args.repeat)
+    seconds, wall, result = best_ingest(args.path, args.workers, args.repeat, after_last=measure_embedding)
     report = result["report"]
     mb = total_bytes / 1e6
     figures = {
@@ -126,6 +180,8 @@ def main() -> int:
         "seconds": round(seconds, 3),
         "megabytes": round(mb, 2),
         "startup_seconds": round(wall - seconds, 3),
+        **embedding,
+        "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
     }
     ratio = figures["mb_per_s"] / figures["baseline_json_mb_per_s"]
     print(f"transcripts      {len(files)} files, {mb:.1f} MB, {figures['skipped_lines']} lines skipped")
@@ -134,8 +190,14 @@ def main() -> int:
           f"{figures['chunks']} chunks in {seconds:.2f} s")
     print(f"ratio            {ratio:>8.2f}      (goal ≥ 0.20 and ≥ 25 MB/s)")
     print(f"start-up         {wall - seconds:>8.2f} s    (imports and opening a fresh store, not in the rate)")
+    if embedding:
+        gain = embedding["embed_chunks_per_cpu_s"] / embedding["baseline_embed_chunks_per_cpu_s"]
+        print(f"embedding        {embedding['embed_chunks_per_cpu_s']:>8.1f} chunks/CPU-s, before issue 13 "
+              f"{embedding['baseline_embed_chunks_per_cpu_s']:.1f} (same {embedding['embed_sample']} real chunks, "
+              f"same run): {gain:.2f}x (goal ≥ 3x)")
     if args.path == DEFAULT_CORPUS and not args.no_sources:
         figures["sources"] = per_source(DEFAULT_CORPUS.parent, args.workers, args.repeat)  # type: ignore[assignment]
+    print(f"load average     {figures['load_average']} (2 cores)")
     if args.json_out:
         args.json_out.write_text(json.dumps(figures, indent=2))
     return 0

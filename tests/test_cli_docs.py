@@ -9,7 +9,10 @@ from causantic.cli.main import cli
 
 
 def _commands() -> dict[str, click.Command]:
-    return dict(cli.commands)
+    ctx = click.Context(cli)
+    commands = {name: cli.get_command(ctx, name) for name in cli.list_commands(ctx)}
+    assert all(commands.values()), "a command name maps to a module that does not define it"
+    return {name: command for name, command in commands.items() if command is not None}
 
 
 def test_every_command_has_help_with_an_example() -> None:
@@ -32,3 +35,17 @@ def test_data_commands_offer_json() -> None:
     for name in needs_json & set(_commands()):
         options = {opt for p in _commands()[name].params for opt in getattr(p, "opts", [])}
         assert "--json" in options, name
+
+
+def test_every_command_module_is_in_the_lazy_map() -> None:
+    import importlib
+    import pkgutil
+
+    import causantic.cli
+    from causantic.cli.main import COMMAND_MODULES
+
+    for info in pkgutil.iter_modules(causantic.cli.__path__):
+        if info.name.endswith("_commands"):
+            module = importlib.import_module(f"causantic.cli.{info.name}")
+            for command in module.COMMANDS:
+                assert COMMAND_MODULES.get(command.name) == info.name, command.name

@@ -62,7 +62,7 @@ class Memory:
         self.close()
 
     def close(self) -> None:
-        self._services.store.close()
+        self._services.close()
 
     def ingest(self, paths: Sequence[str | Path], *, embed: bool = True, workers: int = 1) -> IngestReport:
         """Ingest transcript files and folders (idempotent: unchanged files are skipped)."""

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from causantic.config import Config, db_path, load_config, vector_path
+from causantic.config import Config, causantic_home, db_path, load_config, vector_path
 from causantic.store.memory import MemoryStore
 from causantic.store.vectors import VectorIndex
 
@@ -38,7 +38,9 @@ class Services:
             from causantic.embedding import load_embedder
 
             cfg = self.config.embedding
-            self._embedder = load_embedder(cfg.model, batch_size=cfg.batch_size, threads=cfg.threads)
+            self._embedder = load_embedder(cfg.model, batch_size=cfg.batch_size, threads=cfg.threads,
+                                           max_windows=cfg.max_windows, document_word_pieces=cfg.document_word_pieces,
+                                           cache_dir=causantic_home() / "cache")
         return self._embedder
 
     @property
@@ -47,7 +49,8 @@ class Services:
             from causantic.embedding.models import get_spec
 
             spec = get_spec(self.config.embedding.model)
-            self._vectors = VectorIndex(vector_path(self.config), spec.id, spec.dims)
+            self._vectors = VectorIndex(db_path(self.config), vector_path(self.config), spec.id, spec.dims,
+                                        busy_timeout_ms=self.config.storage.busy_timeout_ms)
         return self._vectors
 
     @property
@@ -70,6 +73,11 @@ class Services:
 
         return ChainWalker(self.store, self.searcher, self.vectors, self.config.traversal.max_depth)
 
+    def close(self) -> None:
+        if self._vectors is not None:
+            self._vectors.close()
+        self.store.close()
+
     @property
     def episodes(self) -> EpisodeBuilder:
         from causantic.retrieval.episodes import EpisodeBuilder
@@ -85,7 +93,8 @@ def open_store(config: Config) -> MemoryStore:
 def open_services(config: Config | None = None) -> Iterator[Services]:
     config = config or load_config()
     store = open_store(config)
+    services = Services(config, store)
     try:
-        yield Services(config, store)
+        yield services
     finally:
-        store.close()
+        services.close()

@@ -101,3 +101,33 @@ def test_windows_are_few_equal_bounded_and_span_the_text(n: int, size: int) -> N
 )
 def test_a_short_text_is_one_window_and_a_chunk_is_two(n: int, expected: list[tuple[int, int]]) -> None:
     assert plan_windows(n, 254) == expected
+
+
+def test_the_optimised_graph_is_cached_and_gives_the_same_vectors(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from causantic.embedding.models import get_spec, locate
+
+    spec = get_spec("all-minilm-l6-v2")
+    uncached = Embedder(spec, locate(spec), batch_size=1).embed_documents(TEXTS)
+    first = Embedder(spec, locate(spec), batch_size=1, cache_dir=tmp_path)
+    assert np.array_equal(first.embed_documents(TEXTS), uncached)
+    cached = list(tmp_path.glob("all-minilm-l6-v2-*.onnx"))
+    assert len(cached) == 1 and (cached[0].stat().st_mode & 0o777) == 0o600
+    assert np.array_equal(Embedder(spec, locate(spec), batch_size=1, cache_dir=tmp_path).embed_documents(TEXTS),
+                          uncached)
+    cached[0].write_bytes(b"not a model")  # a damaged cache is replaced, never an error
+    assert np.array_equal(Embedder(spec, locate(spec), batch_size=1, cache_dir=tmp_path).embed_documents(TEXTS),
+                          uncached)
+    assert cached[0].stat().st_size > 1_000_000
+
+
+def test_a_document_word_piece_cap_reads_only_the_start_of_a_long_text(embedder: Embedder) -> None:
+    from causantic.embedding.models import get_spec, locate
+
+    spec = get_spec("all-minilm-l6-v2")
+    capped = Embedder(spec, locate(spec), batch_size=1, max_windows=1, document_word_pieces=64)
+    start = "The migration fails because the fixture opens the database too early. " * 8  # > 64 word pieces
+    long_text = start + "Unrelated closing words about lunch and the weather. " * 40
+    same = capped.embed_documents([long_text, start + "Something else entirely about cooking. " * 40])
+    assert float(same[0] @ same[1]) > 0.999  # only the shared start was read
+    full = embedder.embed_documents([long_text, start + "Something else entirely about cooking. " * 40])
+    assert float(full[0] @ full[1]) < float(same[0] @ same[1])

@@ -135,11 +135,11 @@ def test_an_unknown_hook_name_prints_usage_and_exits_zero() -> None:
     assert done.returncode == 0 and done.stdout == "" and "usage:" in done.stderr
 
 
-def test_the_hook_loads_neither_lancedb_nor_the_embedding_runtime(acme_memory: Path) -> None:
+def test_the_hook_loads_neither_the_vector_index_nor_the_embedding_runtime(acme_memory: Path) -> None:
     code = (
         "import json, sys; from causantic.hooks.runner import run_hook; "
         f"run_hook('session-start', json.dumps({start_payload('0b9b4a6e-1111-4aaa-8bbb-000000000009')!r})); "
-        "print([m for m in ('lancedb', 'pyarrow', 'numpy', 'onnxruntime', 'tokenizers', 'sklearn', 'mcp')"
+        "print([m for m in ('faiss', 'lancedb', 'numpy', 'onnxruntime', 'tokenizers', 'sklearn', 'mcp')"
         " if m in sys.modules], file=sys.stderr)"
     )
     import subprocess

@@ -7,7 +7,7 @@ import sys
 
 from process_support import subprocess_env
 
-HEAVY = ("numpy", "lancedb", "pyarrow", "onnxruntime", "tokenizers", "sklearn")
+HEAVY = ("numpy", "faiss", "lancedb", "onnxruntime", "tokenizers", "sklearn")
 
 
 def test_importing_the_server_loads_no_heavy_library() -> None:

@@ -125,7 +125,6 @@ def _all_store_ids(services: Services) -> dict[str, set[str]]:
             "SELECT c.id FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid")},
         "edges": {f"{r[0]}>{r[1]}" for r in conn.execute("SELECT source_chunk_id, target_chunk_id FROM edges")},
         "vectors": services.vectors.ids(),
-        "embedded": {r[0] for r in conn.execute("SELECT chunk_id FROM embeddings")},
     }
 
 
@@ -143,7 +142,7 @@ def test_forget_previews_then_removes_exactly_the_matches(tmp_path: Path) -> Non
                       ForgetRequest("acme-shop", query="rate limiting with redis", threshold=0.4, dry_run=False))
         after = _all_store_ids(services)
         assert done.deleted == preview.count
-        for name in ("chunks", "fts", "vectors", "embedded"):
+        for name in ("chunks", "fts", "vectors"):
             assert after[name] == before[name] - doomed, name
         assert not any(e.split(">")[0] in doomed or e.split(">")[1] in doomed for e in after["edges"])
         again = ingest_paths(services, [SESSIONS_DIR], workers=1, force=True)

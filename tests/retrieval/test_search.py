@@ -29,8 +29,8 @@ def test_an_exact_identifier_is_found_by_keyword(examples: Services) -> None:
                                    "OR NOT (", "'; DROP TABLE chunks; --"])
 def test_hostile_queries_are_searched_as_words(examples: Services, query: str) -> None:
     result = examples.searcher.search(SearchRequest(query, floor=0.0))
-    # FTS5 syntax in the query is searched as words, so the keyword side answers, never raises
-    assert result.mode == "hybrid" and result.candidates > 0
+    # FTS5 syntax in the query is searched as words: the keyword side answers (maybe with nothing)
+    assert result.mode == "hybrid" and "keyword index unavailable" not in " ".join(result.notes)
 
 
 @pytest.mark.parametrize("query", ["*", "'; --", ""])
@@ -65,7 +65,6 @@ def test_results_are_ranked_and_labelled(examples: Services) -> None:
 
 def test_without_vectors_search_runs_keyword_only_and_says_so(examples: Services) -> None:
     examples.vectors.drop()
-    examples.store.forget_embeddings(examples.vectors.model_id)
     try:
         result = examples.searcher.search(SearchRequest("Safari redirect"))
         assert result.mode == "keyword-only"

@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from causantic.cli.output import emit_json, json_option, table
+from causantic.cli.output import domain_errors, emit_json, json_option, table
 from causantic.hooks.runner import HOOKS, WORKER, run_hook, run_worker
 from causantic.hooks.status import read_status
 
@@ -68,6 +68,22 @@ def status_command(as_json: bool) -> None:
             for name, r in sorted(runs.items())
         ],
     )
+    _warn_about_vectors()
+
+
+def _warn_about_vectors() -> None:
+    """Hooks ingest in the background: say when their chunks did not all get vectors."""
+    from causantic.config import db_path, load_config
+    from causantic.services import open_services
+
+    config = load_config()
+    if not db_path(config).exists():  # nothing ingested yet: nothing to warn about, and nothing to create
+        return
+    with domain_errors(), open_services(config) as services:
+        health = services.vectors.health(fresh=True)
+    if health.missing:
+        click.echo(f"Warning: {health.missing} of {health.chunks} chunks have no vector; vector search cannot "
+                   "find them. Run `causantic embed`.", err=True)
 
 
 COMMANDS = [hook_group]

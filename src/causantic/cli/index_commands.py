@@ -7,7 +7,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from causantic.cli.output import console, domain_errors, emit_json, json_option, table
 from causantic.config import config_keys, load_config
-from causantic.ingest.service import embed_pending, reindex
 from causantic.services import open_services
 
 
@@ -33,6 +32,8 @@ def embed_command(as_json: bool) -> None:
 
     Example: causantic embed
     """
+    from causantic.ingest.service import embed_pending  # the ingest stack loads only for the commands that embed
+
     with domain_errors(), open_services() as services:
         if as_json:
             count = embed_pending(services)
@@ -53,6 +54,8 @@ def reindex_command(yes: bool, as_json: bool) -> None:
 
     Example: CAUSANTIC_EMBEDDING_MODEL=bge-small-en-v1.5 causantic reindex --yes
     """
+    from causantic.ingest.service import reindex
+
     if not yes and not as_json:
         click.confirm("Re-embed every chunk with the configured model?", abort=True)
     with domain_errors(), open_services() as services:

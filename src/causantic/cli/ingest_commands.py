@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -90,17 +92,22 @@ def _run(paths: list[Path], *, force: bool, no_embed: bool, as_json: bool, worke
             return
         progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[mb]:.1f}/{task.fields[total_mb]:.1f} MB · {task.fields[chunks]} chunks"),
-            TimeElapsedColumn(), console=console, transient=True,
+            TextColumn("{task.fields[detail]}"), TimeElapsedColumn(), console=console, transient=True,
         )
         with progress:
-            task = progress.add_task("Ingesting files", total=None, mb=0.0, total_mb=0.0, chunks=0)
+            task = progress.add_task("Ingesting files", total=None, detail="")
+            started = time.perf_counter()
+            state = {"total_mb": 0.0}
 
             def discovered(files: int, total_bytes: int) -> None:
-                progress.update(task, total=files, total_mb=total_bytes / 1e6)
+                progress.update(task, total=files, detail=f"0.0/{total_bytes / 1e6:.1f} MB")
+                state["total_mb"] = total_bytes / 1e6
 
             def advanced(files: int, done_bytes: int, chunks: int) -> None:
-                progress.update(task, completed=files, mb=done_bytes / 1e6, chunks=chunks)
+                elapsed = max(time.perf_counter() - started, 1e-6)
+                progress.update(task, completed=files, detail=(
+                    f"{done_bytes / 1e6:.1f}/{state['total_mb']:.1f} MB · {done_bytes / 1e6 / elapsed:.1f} MB/s · "
+                    f"{chunks} chunks"))
 
             report = ingest_paths(services, paths, force=force, embed=not no_embed, workers=workers,
                                   on_discovered=discovered, on_progress=advanced,
@@ -112,12 +119,20 @@ def _run(paths: list[Path], *, force: bool, no_embed: bool, as_json: bool, worke
 
 
 def _embed_progress(progress: Progress):  # type: ignore[no-untyped-def]
-    state: dict[str, object] = {}
+    """The embedding bar: chunks done and the rate of this run (chunks per second of wall time)."""
+    state: dict[str, Any] = {}
 
     def update(done: int, total: int) -> None:
         if "task" not in state:
-            state["task"] = progress.add_task("Embedding chunks", total=total, mb=0.0, total_mb=0.0, chunks=done)
-        progress.update(state["task"], completed=done, total=total, chunks=done)  # type: ignore[arg-type]
+            console.print(f"Keyword search already finds the new chunks; embedding {total} of them for vector "
+                          "search (interrupting is safe: `causantic embed` resumes).")
+            state["task"] = progress.add_task("Embedding chunks", total=total, detail="")
+            state["started"] = time.perf_counter()
+        elapsed = time.perf_counter() - state["started"]
+        rate = done / elapsed if elapsed > 0 else 0.0
+        left = (total - done) / rate if rate else None
+        detail = f"{rate:.1f} chunks/s" + (f" · ~{left / 60:.0f} min left" if left and left >= 60 else "")
+        progress.update(state["task"], completed=done, total=total, detail=detail)
 
     return update
 
@@ -144,7 +159,9 @@ def render_report(report: IngestReport) -> None:
         ("damaged lines skipped", _damaged(report)),
         ("vectors added", report.vectors_added if report.vectors_added is not None else "deferred (--no-embed)"),
         ("topics", report.topics or "-"),
-        ("time", f"{report.seconds:.1f} s"),
+        ("time", f"{report.seconds:.1f} s" + (f" (embedding {report.embed_seconds:.1f} s, "
+                                               f"{report.vectors_added / report.embed_seconds:.1f} chunks/s)"
+                                               if report.vectors_added and report.embed_seconds else "")),
     ]
     table("Ingest summary", [("", "left"), ("", "right")], rows)
     for path, error in report.errors:

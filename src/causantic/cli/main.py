@@ -1,24 +1,58 @@
-"""The ``causantic`` command: a group whose commands live in topic modules."""
+"""The ``causantic`` command: a group whose commands live in topic modules, imported on demand.
+
+A command's module (and whatever it imports) loads only when that command runs, so ``causantic
+stats`` never pays for the embedding runtime or ``causantic search`` for the ingest pipeline;
+``--help`` imports them all to list them. ``tests/test_cli_imports.py`` checks each family's imports.
+"""
 
 from __future__ import annotations
+
+import importlib
 
 import click
 
 from causantic import __version__
-from causantic.cli import (
-    episodic_commands,
-    hook_commands,
-    index_commands,
-    ingest_commands,
-    memory_commands,
-    search_commands,
-    serve_commands,
-    setup_commands,
-    topic_commands,
-)
+
+# Command name -> module under causantic.cli that defines it (in its COMMANDS list).
+COMMAND_MODULES: dict[str, str] = {
+    "ingest": "ingest_commands",
+    "batch-ingest": "ingest_commands",
+    "stats": "memory_commands",
+    "list-projects": "memory_commands",
+    "list-sessions": "memory_commands",
+    "search": "search_commands",
+    "recall": "episodic_commands",
+    "predict": "episodic_commands",
+    "reconstruct": "episodic_commands",
+    "forget": "episodic_commands",
+    "embed": "index_commands",
+    "reindex": "index_commands",
+    "config": "index_commands",
+    "models": "index_commands",
+    "serve": "serve_commands",
+    "hook": "hook_commands",
+    "init": "setup_commands",
+    "uninstall": "setup_commands",
+    "cluster": "topic_commands",
+    "clusters": "topic_commands",
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class LazyGroup(click.Group):
+    """A click group that imports a command's module only when the command is looked up."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMAND_MODULES)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module_name = COMMAND_MODULES.get(cmd_name)
+        if module_name is None:
+            return None
+        module = importlib.import_module(f"causantic.cli.{module_name}")
+        return next(c for c in module.COMMANDS if c.name == cmd_name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "-V", "--version", prog_name="causantic")
 def cli() -> None:
     """Long-term, local, episodic memory for Claude Code.
@@ -28,12 +62,6 @@ def cli() -> None:
       causantic batch-ingest            # read ~/.claude/projects
       causantic search "flaky test fix"  # find past context
     """
-
-
-for module in (ingest_commands, memory_commands, search_commands, episodic_commands, index_commands,
-               serve_commands, hook_commands, setup_commands, topic_commands):
-    for command in module.COMMANDS:
-        cli.add_command(command)
 
 
 def main() -> None:

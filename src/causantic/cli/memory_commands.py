@@ -22,7 +22,10 @@ def stats_command(as_json: bool) -> None:
     """
     with domain_errors(), open_services() as services:
         result = stats(services.store)
-        result["vectors"] = services.vectors.count()
+        health = services.vectors.health(fresh=True)
+        result["vectors"] = health.vectors
+        result["chunks_without_vectors"] = health.missing
+        result["vector_index"] = health.ann
         result["vector_bytes"] = services.vectors.size_bytes()
     if as_json:
         emit_json(result)
@@ -44,8 +47,15 @@ def stats_command(as_json: bool) -> None:
         ("keyword index", result["keyword_index"]),
         ("SQLite size", f"{int(result['sqlite_bytes']) / 1e6:.1f} MB"),  # type: ignore[call-overload]
         ("vector store size", f"{int(result['vector_bytes']) / 1e6:.1f} MB"),  # type: ignore[call-overload]
+        ("ANN index", result["vector_index"]),
     ]
     table("Memory", [("", "left"), ("", "right")], rows)
+    if health.missing:
+        click.echo(f"Warning: {health.missing} chunks have no vector, so vector search cannot find them. "
+                   "Run `causantic embed`.", err=True)
+    if health.ann == "missing":
+        click.echo("Warning: the ANN index file is missing; search scans every vector until `causantic embed` "
+                   "rebuilds it.", err=True)
 
 
 @click.command("list-projects")

@@ -11,10 +11,23 @@ business, and wiring the two together is the ingest and maintenance code's.
 - ``labels``: offline labels, a few distinctive terms per cluster by class-based TF-IDF.
 
 Importing this package is cheap: numpy, scipy and scikit-learn load inside the functions.
+scikit-learn (with scipy, 190 MB) is the optional ``topics`` extra, so a default install stays small:
+:func:`topics_available` says whether it is there, and callers skip topics without it.
 """
 
-from causantic.cluster.density import cluster_vectors
-from causantic.cluster.geometry import (
+import importlib.util
+
+TOPICS_HINT = ("Topics need scikit-learn, which the default install leaves out (with scipy, 190 MB): "
+               "`pip install scikit-learn`, or install the causantic topics extra.")
+
+
+def topics_available() -> bool:
+    """Whether scikit-learn can be imported (checked without importing it: that costs ~2 s)."""
+    return importlib.util.find_spec("sklearn") is not None
+
+
+from causantic.cluster.density import cluster_vectors  # noqa: E402
+from causantic.cluster.geometry import (  # noqa: E402
     NOISE,
     angular_distance,
     angular_distances,
@@ -22,11 +35,12 @@ from causantic.cluster.geometry import (
     centroids,
     normalise,
 )
-from causantic.cluster.identity import carry_over
-from causantic.cluster.labels import cluster_labels, cluster_terms, tokenize
+from causantic.cluster.identity import carry_over  # noqa: E402
+from causantic.cluster.labels import cluster_labels, cluster_terms, tokenize  # noqa: E402
 
 __all__ = [
     "NOISE",
+    "TOPICS_HINT",
     "angular_distance",
     "angular_distances",
     "assign_new",
@@ -37,4 +51,5 @@ __all__ = [
     "cluster_vectors",
     "normalise",
     "tokenize",
+    "topics_available",
 ]

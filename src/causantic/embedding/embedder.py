@@ -25,10 +25,13 @@ numpy, tokenizers and onnxruntime are imported on first use, so importing this m
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
+import os
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from causantic.embedding.models import DEFAULT_MODEL, ModelFiles, ModelSpec, get_spec, locate, verify_file
@@ -57,13 +60,18 @@ _INSTALL_HINT = "pip install onnxruntime tokenizers numpy"
 class Embedder:
     """One embedding model, loaded on first use. Thread-safe: share one per process (load_embedder)."""
 
-    def __init__(self, spec: ModelSpec, files: ModelFiles, *, batch_size: int = 32, threads: int = 0) -> None:
-        if batch_size < 1 or threads < 0:
-            raise ValueError("batch_size must be >= 1 and threads >= 0")
+    def __init__(self, spec: ModelSpec, files: ModelFiles, *, batch_size: int = 32, threads: int = 0,
+                 max_windows: int = MAX_WINDOWS_PER_DOCUMENT, document_word_pieces: int = MAX_WINDOW_WORD_PIECES,
+                 cache_dir: Path | None = None) -> None:
+        if batch_size < 1 or threads < 0 or max_windows < 1 or document_word_pieces < 16:
+            raise ValueError("batch_size and max_windows must be >= 1, threads >= 0, document_word_pieces >= 16")
         self.spec = spec
         self.files = files
         self.batch_size = batch_size
         self.threads = threads
+        self.max_windows = max_windows
+        self.document_word_pieces = document_word_pieces
+        self.cache_dir = cache_dir  # where the optimised graph is kept between processes; None: nowhere
         self._lock = threading.RLock()
         self._tokenizer: Tokenizer | None = None
         self._session: InferenceSession | None = None
@@ -93,12 +101,12 @@ class Embedder:
 
         tokenizer = self._get_tokenizer()
         prefix = self._prefix_ids(self.spec.document_prefix)
-        size = self._window_size() - len(prefix)
+        size = min(self._window_size(), self.document_word_pieces) - len(prefix)
         windows: list[list[int]] = []
         owners: list[int] = []
         for doc, encoding in enumerate(tokenizer.encode_batch(list(texts), add_special_tokens=False)):
             ids = encoding.ids
-            for start, end in plan_windows(len(ids), size):
+            for start, end in plan_windows(len(ids), size, max_windows=self.max_windows):
                 windows.append(self._head + prefix + ids[start:end] + self._tail)
                 owners.append(doc)
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
@@ -229,7 +237,6 @@ class Embedder:
             import onnxruntime as ort
         except ImportError as exc:
             raise ModelUnavailable(f"Embedding needs onnxruntime and numpy: {_INSTALL_HINT}.") from exc
-        verify_file(self.files.onnx, self.files.onnx_sha256)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
@@ -239,10 +246,26 @@ class Embedder:
         # Idle worker threads sleep instead of spinning, so two ingest processes on two cores do not
         # burn each other's time between batches.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        try:
-            session = ort.InferenceSession(str(self.files.onnx), options, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/... types
-            raise ModelUnavailable(f"Cannot load {self.files.onnx} ({exc}). {self._refetch()}") from exc
+        session = self._open_optimized(ort, options)
+        if session is None:
+            verify_file(self.files.onnx, self.files.onnx_sha256)
+            cached = self._optimized_path(ort.__version__)
+            partial = cached.with_name(f"{cached.name}.{os.getpid()}.tmp") if cached else None
+            try:
+                if partial is not None:
+                    # Optimising the graph takes ~0.5 s of each cold start; its result is kept for the next.
+                    partial.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                    options.optimized_model_filepath = str(partial)
+            except OSError:  # a read-only home: no cache, only slower starts
+                partial = None
+            try:
+                session = ort.InferenceSession(str(self.files.onnx), options, providers=["CPUExecutionProvider"])
+            except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/... types
+                raise ModelUnavailable(f"Cannot load {self.files.onnx} ({exc}). {self._refetch()}") from exc
+            if partial is not None and cached is not None:
+                with contextlib.suppress(OSError):
+                    partial.chmod(0o600)
+                    os.replace(partial, cached)
         known = {"input_ids", "attention_mask", "token_type_ids", "position_ids"}
         self._input_types = {i.name: i.type for i in session.get_inputs()}
         unknown = sorted(set(self._input_types) - known)
@@ -256,6 +279,32 @@ class Embedder:
         self._output_name = (preferred or outputs)[0]
         return session
 
+    def _optimized_path(self, runtime_version: str) -> Path | None:
+        """Where this model's graph, optimised by this onnxruntime on this machine, is cached."""
+        if self.cache_dir is None:
+            return None
+        try:
+            stat = self.files.onnx.stat()
+        except OSError:
+            return None
+        key = (self.files.onnx_sha256 or f"{stat.st_size}-{stat.st_mtime_ns}")[:16]
+        return self.cache_dir / f"{self.spec.id}-{key}-ort{runtime_version}.onnx"
+
+    def _open_optimized(self, ort: Any, options: Any) -> InferenceSession | None:
+        """A session on the cached optimised graph (no optimisation pass, no hash check: the cache
+        name carries the verified file's hash); None when there is none or it does not load."""
+        cached = self._optimized_path(ort.__version__)
+        if cached is None or not cached.is_file():
+            return None
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        try:
+            return ort.InferenceSession(str(cached), options, providers=["CPUExecutionProvider"])
+        except Exception:  # a damaged cache file is rebuilt from the shipped model
+            with contextlib.suppress(OSError):
+                cached.unlink()
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            return None
+
     def _refetch(self) -> str:
         if self.spec.bundled:
             return "Reinstall Causantic (`pip install --force-reinstall causantic`)."
@@ -263,11 +312,14 @@ class Embedder:
 
 
 @functools.cache
-def load_embedder(model_id: str = DEFAULT_MODEL, *, batch_size: int = 32, threads: int = 0) -> Embedder:
+def load_embedder(model_id: str = DEFAULT_MODEL, *, batch_size: int = 32, threads: int = 0,
+                  max_windows: int = MAX_WINDOWS_PER_DOCUMENT, document_word_pieces: int = MAX_WINDOW_WORD_PIECES,
+                  cache_dir: Path | None = None) -> Embedder:
     """The process-wide embedder for a model. Finding its files is immediate and raises
     ModelUnavailable when they are absent; the model itself loads on first use."""
     spec = get_spec(model_id)
-    return Embedder(spec, locate(spec), batch_size=batch_size, threads=threads)
+    return Embedder(spec, locate(spec), batch_size=batch_size, threads=threads, max_windows=max_windows,
+                    document_word_pieces=document_word_pieces, cache_dir=cache_dir)
 
 
 def plan_windows(

@@ -2,7 +2,7 @@
 
 Claude Code runs ``python -m causantic.hooks <name>`` (or ``causantic hook <name>``) with one JSON
 object on stdin. Every hook exits 0 whatever happens, logs under ``<home>/logs/`` and records its
-last run in ``<home>/hook-status.json``; none loads the embedding model or LanceDB itself.
+last run in ``<home>/hook-status.json``; none loads the embedding model or the vector index itself.
 
 - ``event``: the stdin JSON as one frozen value; a missing field is empty, never an error.
 - ``status``: owner-only files: the hook log, ``hook-status.json`` (atomic), lock files.

@@ -1,13 +1,15 @@
 """Keeping the vector index in step with the chunk store.
 
-SQLite is the source of truth. :func:`sync_vectors` embeds every chunk that has no vector for the
-active model (or whose text changed), reusing stored vectors of identical text, and removes vectors
-whose chunk no longer exists. It runs after each ingest and can be re-run at any time, so a crash
-between the SQLite and LanceDB writes is repaired by the next run.
+Vectors live in SQLite beside their chunks (``store/vectors.py``) and go with them when a chunk is
+deleted. :func:`sync_vectors` embeds every chunk that has no vector for the active model (or whose
+text changed), reusing stored vectors of identical text, then brings the derived ANN index up to
+date (rebuilding it when its file was lost). It runs after each ingest and can be re-run at any
+time: each batch of vectors commits on its own, so an interrupted run resumes where it stopped.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from causantic.store.memory import MemoryStore
@@ -26,7 +28,6 @@ def sync_vectors(store: MemoryStore, index: VectorIndex, embed_documents: Callab
 
 def _sync(store: MemoryStore, index: VectorIndex, embed_documents: Callable[[list[str]], object],
           batch_size: int, on_progress: Callable[[int, int], None] | None) -> int:
-    removed_orphans(store, index)
     total = store.count_chunks_needing_vectors(index.model_id)
     done = 0
     if on_progress and total:
@@ -42,20 +43,40 @@ def _sync(store: MemoryStore, index: VectorIndex, embed_documents: Callable[[lis
             for row, vector in zip(to_embed, vectors, strict=True):  # type: ignore[call-overload]
                 cached[row["content_hash"]] = vector
         index.upsert([
-            VectorRecord(r["id"], r["project_id"], r["agent"], r["content_hash"], cached[r["content_hash"]])
-            for r in rows
+            VectorRecord(r["id"], r["content_hash"], cached[r["content_hash"]]) for r in rows
         ])
-        store.mark_embedded(index.model_id, [(r["id"], r["content_hash"]) for r in rows])
         done += len(rows)
         if on_progress:
             on_progress(done, total)
-    if done:
-        index.compact()
+    index.ensure_ann_index()
     return done
 
 
-def removed_orphans(store: MemoryStore, index: VectorIndex) -> int:
-    orphans = store.missing_chunk_ids(index.ids())
-    if orphans:
-        index.delete(orphans)
-    return len(orphans)
+_SECTION = re.compile(r"^\[(?:User|Assistant|Tool:[^\]]*|Result:[^\]]*|Error:[^\]]*)\]")
+
+
+def embedding_text(content: str, tool_result_chars: int) -> str:
+    """What of a chunk the embedding model reads: its words, not its payloads.
+
+    Each tool result keeps its label and first ``tool_result_chars`` characters (file dumps and logs
+    cost model time and say little a query asks for; keyword search still has all of it); a line
+    repeated within the chunk and a line without a letter are left out.
+    """
+    out: list[str] = []
+    seen: set[str] = set()
+    budget = -1  # characters of the current tool result still to keep; -1: not in a tool result
+    for line in content.split("\n"):
+        label = _SECTION.match(line)
+        if label:
+            budget = tool_result_chars if line.startswith(("[Result:", "[Error:")) else -1
+        if budget >= 0:
+            if budget == 0:
+                continue
+            line = line[:budget]
+            budget -= len(line)
+        key = line.strip()
+        if key and (key in seen or not any(ch.isalpha() for ch in key)):
+            continue
+        seen.add(key)
+        out.append(line)
+    return "\n".join(out)

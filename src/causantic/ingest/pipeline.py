@@ -51,7 +51,8 @@ class IngestReport:
     skipped_subagents: Counter[str] = field(default_factory=Counter)  # by kind: stub, warm-up
     teammates: int = 0  # agent-team members among the ingested sub-agent streams
     errors: list[tuple[str, str]] = field(default_factory=list)
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall time of the whole run, embedding and topics included
+    embed_seconds: float = 0.0  # of which embedding new chunks
     new_chunk_ids: list[str] = field(default_factory=list)
     project_ids: set[int] = field(default_factory=set)  # projects that got sessions in this run
     examples_removed: list[str] = field(default_factory=list)  # example projects dropped for real memory
@@ -87,6 +88,7 @@ class IngestReport:
             "vectors_added": self.vectors_added,
             "topics": self.topics,
             "seconds": round(self.seconds, 3),
+            "embed_seconds": round(self.embed_seconds, 3),
         }
 
 
@@ -283,13 +285,13 @@ def _size(path: Path) -> int:
 
 
 def _worker_context() -> multiprocessing.context.BaseContext:
-    """Fork while this process runs no threads of LanceDB or onnxruntime; spawn once it may.
+    """Fork while this process runs no threads of faiss (OpenMP) or onnxruntime; spawn once it may.
 
-    Trigger: a long-lived process (MCP server, hook worker) that already opened LanceDB. Why:
+    Trigger: a long-lived process (MCP server, hook worker) that already searched or embedded. Why:
     forking a process holding those libraries' threads can deadlock the child. Outcome: such a
     process pays the slower start of spawned workers; a plain batch ingest forks and starts at once.
     """
-    threaded = any(name in sys.modules for name in ("lancedb", "onnxruntime", "lance"))
+    threaded = any(name in sys.modules for name in ("faiss", "onnxruntime", "lancedb", "lance"))
     return multiprocessing.get_context("spawn" if threaded else "fork")
 
 

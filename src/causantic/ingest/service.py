@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from causantic.config import Config
-from causantic.ingest.indexing import sync_vectors
+from causantic.ingest.indexing import embedding_text, sync_vectors
 from causantic.ingest.pipeline import IngestReport, ProgressCallback, ingest, remove_chunks
 from causantic.ingest.plan import PlanSettings
 from causantic.ingest.topics import maintain_topics
@@ -40,10 +41,14 @@ def ingest_paths(services: Services, paths: Sequence[Path], *, force: bool = Fal
                  as_examples: bool = False) -> IngestReport:
     """Ingest files and folders; embed new chunks unless ``embed`` is off or deferred by config.
 
+    Chunks are committed (and found by keyword search) before embedding starts; vectors follow,
+    committed batch by batch, so an interrupted run loses no more than one batch.
+
     ``as_examples``: these are the bundled example sessions (the quick start on a machine without
     sessions). Their projects are recorded as examples, and the first ingest that brings sessions of
     any other project removes them, so examples never mix with real memory.
     """
+    started = time.perf_counter()
     report = ingest(services.store, paths, PlanSettings.from_config(services.config), workers=workers,
                     force=force, on_progress=on_progress, on_discovered=on_discovered)
     examples = example_projects(services.store)
@@ -53,22 +58,29 @@ def ingest_paths(services: Services, paths: Sequence[Path], *, force: bool = Fal
     elif examples and report.project_ids - {p.id for p in examples.values()}:
         report.examples_removed = remove_examples(services)
     if embed and services.config.embedding.eager:
+        embed_started = time.perf_counter()
         report.vectors_added = embed_pending(services, on_progress=on_embed_progress)
+        report.embed_seconds = time.perf_counter() - embed_started
         report.topics = maintain_topics(services.store, services.vectors, services.config.clustering,
                                         report.new_chunk_ids)
+    report.seconds = time.perf_counter() - started
     return report
 
 
 def embed_pending(services: Services, on_progress: Callable[[int, int], None] | None = None) -> int:
     """Embed every chunk that has no vector for the configured model (resumable at any point)."""
-    return sync_vectors(services.store, services.vectors, lambda texts: services.embedder.embed_documents(texts),
+    result_chars = services.config.embedding.tool_result_chars
+
+    def embed(texts: list[str]) -> object:
+        return services.embedder.embed_documents([embedding_text(t, result_chars) for t in texts])
+
+    return sync_vectors(services.store, services.vectors, embed,
                         batch_size=max(services.config.embedding.batch_size * 8, 64), on_progress=on_progress)
 
 
 def reindex(services: Services, on_progress: Callable[[int, int], None] | None = None) -> int:
     """Re-embed every chunk with the configured model, from scratch."""
     services.vectors.drop()
-    services.store.forget_embeddings(services.vectors.model_id)
     return embed_pending(services, on_progress=on_progress)
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from causantic.config import ClusteringConfig
+from causantic.errors import CausanticError
 from causantic.store.memory import MemoryStore
 from causantic.store.vectors import VectorIndex
 
@@ -36,8 +37,18 @@ def recluster(store: MemoryStore, index: VectorIndex, config: ClusteringConfig,
               on_progress: Callable[[str], None] | None = None) -> ClusterReport:
     import numpy as np
 
-    from causantic.cluster import angular_distances, carry_over, centroids, cluster_labels, cluster_vectors
+    from causantic.cluster import (
+        TOPICS_HINT,
+        angular_distances,
+        carry_over,
+        centroids,
+        cluster_labels,
+        cluster_vectors,
+        topics_available,
+    )
 
+    if not topics_available():
+        raise CausanticError(TOPICS_HINT)
     started = time.perf_counter()
     say = on_progress or (lambda _msg: None)
     say("reading vectors")
@@ -97,6 +108,10 @@ def assign_new_chunks(store: MemoryStore, index: VectorIndex, chunk_ids: Sequenc
 def maintain_topics(store: MemoryStore, index: VectorIndex, config: ClusteringConfig,
                     new_chunk_ids: Sequence[str]) -> str:
     """After an ingest: a full recluster once enough new vectors arrived, else cheap assignment."""
+    from causantic.cluster import topics_available
+
+    if not topics_available():
+        return "off (needs scikit-learn: `pip install scikit-learn`)"
     total = index.count()
     last = int(store.meta_value(_META_LAST_COUNT) or 0)
     threshold = config.recluster_after_new_chunks

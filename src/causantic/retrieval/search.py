@@ -38,7 +38,7 @@ from causantic.retrieval.ranking import (
 from causantic.retrieval.relevance import QueryProfile, bulk_share, profile_query, query_absent_share, relevance
 from causantic.store.memory import MemoryStore
 from causantic.store.records import StoredChunk, iso, parse_iso
-from causantic.store.vectors import VectorIndex, VectorMatch
+from causantic.store.vectors import VectorHealth, VectorIndex, VectorMatch
 
 if TYPE_CHECKING:
     import numpy as np
@@ -141,8 +141,8 @@ class Searcher:
         if request.source:  # filtered after retrieval (the indexes know no source): draw from a wider pool
             pool *= SOURCE_POOL_FACTOR
         # One helper thread: keyword search (then weighing the query's words) runs beside the
-        # embedding and vector search, then the lookup of missing candidate vectors (LanceDB)
-        # beside the chunk lookup (SQLite).
+        # embedding and vector search, then the lookup of missing candidate vectors beside the
+        # chunk lookup.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="causantic-search") as helper:
             query_vector, vector_matches, keyword_hits, profile = self._candidates(request.query, mode, scope, pool,
                                                                                    helper)
@@ -186,14 +186,16 @@ class Searcher:
 
     def query_vector(self, query: str) -> np.ndarray | None:
         """The query's embedding when vectors exist for the active model, else None."""
-        return self._embed_query(query) if self._vectors().count() > 0 else None
+        return self._embed_query(query) if self._vectors().has_vectors() else None
 
     # ---- stages ---------------------------------------------------------------------------
 
     def _mode(self, wanted: Mode) -> tuple[str, list[str]]:
         notes: list[str] = []
-        has_vectors = wanted != "keyword" and self._vectors().count() > 0
+        has_vectors = wanted != "keyword" and self._vectors().has_vectors()
         has_keywords = wanted != "vector" and self.store.fts_enabled
+        if has_vectors:
+            notes.extend(vector_health_notes(self._vectors().health()))
         if wanted == "hybrid" and has_vectors and has_keywords:
             return "hybrid", notes
         if has_vectors and not has_keywords:
@@ -202,7 +204,7 @@ class Searcher:
             return "vector-only", notes
         if has_keywords:
             if wanted != "keyword":
-                notes.append("no vectors yet (run `causantic embed`): keyword-only")
+                notes.append("no vectors yet: keyword-only (a running ingest is embedding, or run `causantic embed`)")
             return "keyword-only", notes
         notes.append("neither vectors nor a keyword index are available")
         return "none", notes
@@ -296,6 +298,19 @@ def check_query(query: str) -> None:
     if not query or not any(ch.isalnum() for ch in query):
         raise InvalidQuery("The query is empty: give some words to search for, e.g. "
                            "`causantic search \"login redirect loop\"`.")
+
+
+def vector_health_notes(health: VectorHealth) -> list[str]:
+    """What a search result should say about vectors it could not use."""
+    notes = []
+    if health.missing:
+        share = health.missing / health.chunks
+        notes.append(f"{health.missing} of {health.chunks} chunks ({share:.0%}) have no vector yet, so vector "
+                     "search cannot find them (`causantic embed` adds them)")
+    if health.ann == "missing":
+        notes.append("the vector index file is missing: vector search scans every vector until "
+                     "`causantic embed` rebuilds it")
+    return notes
 
 
 def _in_range(chunk: StoredChunk, request: SearchRequest) -> bool:

@@ -123,14 +123,14 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         returns the sessions moved (0 when there is no such project).
 
         For a stand-in project (Gemini CLI sessions known only by a hash of their cwd) once a session
-        names that cwd. The moved chunks lose their vector marks, so the next embedding pass writes
-        their vectors again (from the stored ones: same text) under the new project. Call inside
+        names that cwd. The moved chunks lose their vectors, so the next embedding pass writes them
+        again under the new project. Call inside
         :meth:`atomic`; ``into`` is flagged for relinking.
         """
         old = self._project_by_path(path)
         if old is None or old.id == into.id:
             return 0
-        self.conn.execute("DELETE FROM embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE project_id = ?)",
+        self.conn.execute("DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE project_id = ?)",
                           (old.id,))
         self.conn.execute("UPDATE chunks SET project_id = ? WHERE project_id = ?", (into.id, old.id))
         moved = self.conn.execute("UPDATE sessions SET project_id = ? WHERE project_id = ?",
@@ -283,11 +283,11 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         return [c for c in chunks if c.id not in gone] if gone else list(chunks)
 
     def delete_chunks(self, ids: Sequence[str], *, remember: bool = True) -> int:
-        """Remove chunks with their edges, keyword-index rows, vector marks and cluster memberships.
+        """Remove chunks with their edges, keyword-index rows, vectors and cluster memberships.
 
         With ``remember`` the ids are kept as forgotten, so a later ingest of the same transcript does
-        not restore them. Sessions left without chunks are removed too. Vectors live in LanceDB: the
-        caller deletes them.
+        not restore them. Sessions left without chunks are removed too, and the chunks' vectors
+        (``ON DELETE CASCADE``).
         """
         now = _now()
         removed = 0
@@ -419,41 +419,17 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         """Chunks with no vector for ``model``, or whose text changed since it was embedded."""
         return self.conn.execute(
             "SELECT c.id, c.project_id, c.agent, c.content, c.content_hash FROM chunks c"
-            " LEFT JOIN embeddings e ON e.chunk_id = c.id AND e.model = ?"
-            " WHERE e.chunk_id IS NULL OR e.content_hash != c.content_hash ORDER BY c.rowid LIMIT ?",
+            " LEFT JOIN vectors v ON v.chunk_id = c.id AND v.model = ?"
+            " WHERE v.chunk_id IS NULL OR v.content_hash != c.content_hash ORDER BY c.rowid LIMIT ?",
             (model, limit),
         ).fetchall()
 
     def count_chunks_needing_vectors(self, model: str) -> int:
         return self.conn.execute(
-            "SELECT COUNT(*) FROM chunks c LEFT JOIN embeddings e ON e.chunk_id = c.id AND e.model = ?"
-            " WHERE e.chunk_id IS NULL OR e.content_hash != c.content_hash",
+            "SELECT COUNT(*) FROM chunks c LEFT JOIN vectors v ON v.chunk_id = c.id AND v.model = ?"
+            " WHERE v.chunk_id IS NULL OR v.content_hash != c.content_hash",
             (model,),
         ).fetchone()[0]
-
-    def mark_embedded(self, model: str, items: Sequence[tuple[str, str]]) -> None:
-        """Record (chunk id, content hash) pairs whose vectors are now in the vector index."""
-        with self.atomic():
-            self.conn.executemany(
-                "INSERT INTO embeddings(chunk_id, model, content_hash) SELECT ?, ?, ?"
-                " WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)"
-                " ON CONFLICT(chunk_id, model) DO UPDATE SET content_hash = excluded.content_hash",
-                [(cid, model, h, cid) for cid, h in items],
-            )
-
-    def forget_embeddings(self, model: str) -> None:
-        """Drop the record of which chunks have vectors for ``model`` (before re-embedding them all)."""
-        with self.atomic():
-            self.conn.execute("DELETE FROM embeddings WHERE model = ?", (model,))
-
-    def missing_chunk_ids(self, ids: Iterable[str]) -> set[str]:
-        """The ids among ``ids`` that name no chunk (vectors left behind by a crash or a delete)."""
-        ids = list(ids)
-        present: set[str] = set()
-        for batch in _batches(ids):
-            marks = ",".join("?" * len(batch))
-            present.update(r[0] for r in self.conn.execute(f"SELECT id FROM chunks WHERE id IN ({marks})", batch))
-        return set(ids) - present
 
     def cluster_members(self, model: str) -> dict[int, set[str]]:
         members: dict[int, set[str]] = {}

@@ -198,6 +198,32 @@ def m004_keyword_scope(conn: sqlite3.Connection) -> None:
     )
 
 
+def m005_vectors_in_sqlite(conn: sqlite3.Connection) -> None:
+    """Vectors move from LanceDB into SQLite, one row per (chunk, model), deleted with their chunk.
+
+    ``seq`` grows with every write (AUTOINCREMENT never reuses a value), so the derived ANN index
+    knows which rows it holds: those up to the ``seq`` it was built at. The old ``embeddings``
+    bookkeeping table said which chunks had a vector in LanceDB; the rows themselves now say it.
+    Its chunks are embedded again by the next ``causantic embed`` or ingest; an old LanceDB folder
+    under ``vectors/`` is no longer read and may be deleted.
+    """
+    _run_script(conn,
+        """
+        CREATE TABLE vectors (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            content_hash TEXT NOT NULL,          -- the chunk text's hash when it was embedded
+            vector BLOB NOT NULL,                -- float32, unit length, little-endian
+            UNIQUE (chunk_id, model)
+        );
+        CREATE INDEX vectors_model_seq ON vectors(model, seq);
+        CREATE INDEX vectors_model_hash ON vectors(model, content_hash);
+        DROP TABLE embeddings;
+        """
+    )
+
+
 def m006_sources(conn: sqlite3.Connection) -> None:
     """Which coding agent wrote each session and chunk: ``claude-code`` (all earlier rows), ``codex``
     or ``gemini``. Kept on chunks too, so a source filter and per-source counts need no join."""
@@ -244,8 +270,9 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m002_keyword_index,
     m003_forgotten,
     m004_keyword_scope,
+    m005_vectors_in_sqlite,
     m006_sources,
-    m008_session_titles,  # functions keep their branch numbers until the merge settles the order
+    m008_session_titles,
 )
 
 

@@ -1,41 +1,71 @@
-"""VectorIndex: chunk embeddings in LanceDB, one table per embedding model.
+"""VectorIndex: chunk embeddings in SQLite, and a derived approximate-nearest-neighbour index.
 
-Vectors of two models never mix: the table name carries the model id, so changing
-``embedding.model`` starts an empty table and ``causantic reindex`` fills it. Rows are keyed by
-chunk id and carry the chunk's content hash (the embedding cache: identical text is never embedded
-twice), project id and agent (for filtered search). The index never calls the embedder.
+Where vectors live. Table ``vectors`` of ``memory.db`` (migration m005): one row per (chunk, model),
+keyed by chunk id, tagged by model and carrying the hash of the text it was computed from (the
+embedding cache: identical text is never embedded twice). Vectors of two models never mix: every
+statement names the model. A vector is written in the same database as its chunk and deleted with it
+(foreign key), so no crash can leave the two out of step, and there is no second store to lose.
+The choice and its figures are in ``docs/architecture.md``.
+
+The ANN index. From :data:`ANN_INDEX_MIN_ROWS` rows an exact scan costs too much per query, so a
+faiss IVF index with 8-bit scalar quantisation is built from the table into
+``<vector folder>/<table name>.faiss``, beside a JSON sidecar naming the highest ``vectors.seq`` it
+holds (its *watermark*; ``seq`` only grows, and a rewritten vector gets a new one). The index is
+derived: a search asks it for candidates among rows up to the watermark, scans newer rows exactly,
+and reads every candidate's vector back from SQLite, so a row deleted or replaced since the build
+drops out and every similarity is the exact cosine. Losing the file loses nothing: search scans
+exactly meanwhile (and says so in its notes) and the next ``causantic embed`` or ingest rebuilds it.
+Without faiss installed, search always scans exactly.
+
+numpy and faiss are imported on first use; constructing an index imports neither.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import re
+import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from causantic.files import file_lock
+from causantic.store import sqlite as sqlite_util
+from causantic.store.migrations import migrate
 
 if TYPE_CHECKING:
     import numpy as np
 
-_ID_BATCH = 1000
-# Below this many rows an exact scan is fast enough and exact; above it an ANN index keeps a
-# query in milliseconds (an exact scan of 100k 384-d vectors takes hundreds of ms here).
-ANN_INDEX_MIN_ROWS = 20_000
-# Rebuild the index when more than this share of rows arrived after it was built (Lance scans
-# unindexed rows exactly and merges them, so they are found meanwhile, only more slowly).
-ANN_REBUILD_SHARE = 0.2
+ANN_INDEX_MIN_ROWS = 10_000
+"""Below this many vectors an exact scan answers in milliseconds and no ANN index is kept."""
+ANN_TAIL_MAX_ROWS = 2_000
+"""Rows newer than the index that search scans exactly before they are added to it."""
+ANN_RETRAIN_GROWTH = 4
+"""The index is trained afresh once the table holds this many times the rows it was trained on."""
+ANN_STALE_SHARE = 0.3
+"""...or once this share of the rows it holds were deleted or replaced."""
+ANN_PROBES = 24
+"""IVF lists searched per query (of 2·√rows); a project filter probes more (see :meth:`_ann_rows`)."""
+EXACT_SCAN_MAX_ROWS = 20_000
+"""A filtered search whose scope holds at most this many vectors scans them exactly."""
+HEALTH_TTL_S = 30.0
+"""How long a process trusts its count of chunks without vectors (counting 1M rows takes ~20 ms)."""
+# A scoped read walks the scope's chunks (by their project or agent index) and looks up each one's
+# vector: CROSS JOIN keeps SQLite from scanning every vector of the model instead (seconds at 1M rows).
+_SCOPED_FROM = "chunks c CROSS JOIN vectors v ON v.chunk_id = c.id AND v.model = ?"
+_SQL_BATCH = 500
+_BUILD_BATCH = 50_000
 
 
 @dataclass(frozen=True, slots=True)
 class VectorRecord:
     chunk_id: str
-    project_id: int
-    agent: str
     content_hash: str
     vector: Any  # np.ndarray (dims,), float32, unit length
 
@@ -47,29 +77,70 @@ class VectorMatch:
     vector: Any  # np.ndarray (dims,), float32, unit length
 
 
+@dataclass(frozen=True, slots=True)
+class VectorHealth:
+    chunks: int
+    vectors: int  # chunks with a vector of this model
+    ann: str  # "not needed", "ready", "missing" (search scans exactly), "unavailable" (no faiss)
+
+    @property
+    def missing(self) -> int:
+        return max(0, self.chunks - self.vectors)
+
+
+@dataclass(slots=True)
+class _Ann:
+    index: Any  # faiss.IndexIVF
+    watermark: int  # highest vectors.seq the index holds
+    trained_rows: int
+    stamp: tuple[int, int]  # (mtime_ns, size) of the sidecar when loaded
+
+
 class VectorIndex:
-    """Opened lazily: constructing it imports nothing heavy; the first call opens LanceDB.
+    """One model's vectors. Opens its own SQLite connection on first use (thread-safe within a process)."""
 
-    Several processes write the same table (an MCP server per Claude Code session, hook workers,
-    the CLI). Lance commits optimistically: two concurrent merge-inserts can both add a row for the
-    same id, and compaction beside a delete fails with a commit conflict. So every write runs under
-    one cross-process file lock (:meth:`writing`, re-entrant within a process) and first refreshes
-    the table to the latest committed version.
-    """
-
-    def __init__(self, folder: Path, model_id: str, dims: int) -> None:
+    def __init__(self, db_path: Path, folder: Path, model_id: str, dims: int, *, busy_timeout_ms: int = 30_000
+                 ) -> None:
+        self.db_path = db_path
         self.folder = folder
         self.model_id = model_id
         self.dims = dims
         self.table_name = "chunks_" + re.sub(r"[^A-Za-z0-9_]", "_", model_id)
-        self._table: Any = None
+        self.busy_timeout_ms = busy_timeout_ms
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
         self._write_depth = 0
-        self._thread_lock = threading.RLock()
+        self._ann: _Ann | None = None
+        self._health: tuple[float, VectorHealth] | None = None
+
+    @property
+    def ann_path(self) -> Path:
+        return self.folder / f"{self.table_name}.faiss"
+
+    @property
+    def _sidecar(self) -> Path:
+        return self.folder / f"{self.table_name}.faiss.json"
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            conn = sqlite_util.connect(self.db_path, busy_timeout_ms=self.busy_timeout_ms)
+            migrate(conn)
+            self._conn = conn
+        return self._conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            self._ann = None
 
     @contextmanager
     def writing(self) -> Iterator[None]:
-        """Hold the table's write lock (other processes wait); nested calls share it."""
-        with self._thread_lock:
+        """Hold this model's embedding lock (other processes wait), so two processes never embed the
+        same chunks or build the ANN index at once; nested calls share it."""
+        with self._lock:
             if self._write_depth:
                 self._write_depth += 1
                 try:
@@ -81,186 +152,313 @@ class VectorIndex:
             with file_lock(self.folder / f".{self.table_name}.write.lock"):
                 self._write_depth = 1
                 try:
-                    if self._table is not None:
-                        self._table.checkout_latest()
                     yield
                 finally:
                     self._write_depth = 0
 
-    @property
-    def table(self) -> Any:
-        if self._table is None:
-            os.environ.setdefault("LANCE_LOG", "error")  # lance logs routine notices as warnings
-            import lancedb
-            import pyarrow as pa
-
-            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            db = lancedb.connect(str(self.folder))
-            schema = pa.schema([
-                pa.field("id", pa.string()),
-                pa.field("project_id", pa.int64()),
-                pa.field("agent", pa.string()),
-                pa.field("content_hash", pa.string()),
-                pa.field("vector", pa.list_(pa.float32(), self.dims)),
-            ], metadata={"model": self.model_id})
-            self._table = db.create_table(self.table_name, schema=schema, exist_ok=True)
-        return self._table
+    # ---- writes -------------------------------------------------------------------------------
 
     def upsert(self, records: Sequence[VectorRecord]) -> None:
+        """Store vectors; a chunk deleted meanwhile gets none (its row would have no chunk)."""
         if not records:
             return
-        import numpy as np
-        import pyarrow as pa
+        rows = [(r.chunk_id, self.model_id, r.content_hash, self._blob(r.vector), r.chunk_id) for r in records]
+        with self._lock, sqlite_util.atomic(self.conn):
+            # REPLACE gives a rewritten vector a new seq, so the ANN index sees it as new.
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO vectors(chunk_id, model, content_hash, vector)"
+                " SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)", rows)
+        self._health = None
 
-        matrix = np.stack([np.asarray(r.vector, dtype=np.float32) for r in records])
-        data = pa.table({
-            "id": [r.chunk_id for r in records],
-            "project_id": pa.array([r.project_id for r in records], pa.int64()),
-            "agent": [r.agent for r in records],
-            "content_hash": [r.content_hash for r in records],
-            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), self.dims),
-        })
+    def delete(self, chunk_ids: Iterable[str]) -> int:
+        removed = 0
+        with self._lock, sqlite_util.atomic(self.conn):
+            for batch in _batches(list(chunk_ids)):
+                marks = ",".join("?" * len(batch))
+                removed += self.conn.execute(
+                    f"DELETE FROM vectors WHERE model = ? AND chunk_id IN ({marks})", [self.model_id, *batch]
+                ).rowcount
+        self._health = None
+        return removed
+
+    def drop(self) -> None:
+        """Delete every vector of this model and its ANN index (``causantic reindex`` rebuilds them)."""
         with self.writing():
-            self.table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(data)
+            with sqlite_util.atomic(self.conn):
+                self.conn.execute("DELETE FROM vectors WHERE model = ?", (self.model_id,))
+            self._remove_ann()
+        self._health = None
 
-    def search(self, vector: np.ndarray, *, limit: int, project_ids: Sequence[int] | None = None,
-               agent: str | None = None) -> list[VectorMatch]:
-        """Nearest chunks first (by exact cosine), each with its vector and its cosine similarity.
+    # ---- reads --------------------------------------------------------------------------------
 
-        The similarity is computed from the returned vectors, not from Lance's ``_distance``: with
-        the IVF-HNSW-SQ index that is the squared L2 distance (2 − 2·cos for unit vectors), without
-        it the cosine distance (1 − cos), so one formula cannot serve both.
-        """
-        import numpy as np
+    def count(self) -> int:
+        with self._lock:
+            return self.conn.execute("SELECT COUNT(*) FROM vectors WHERE model = ?", (self.model_id,)).fetchone()[0]
 
-        # No count() guard: an empty table answers with no rows, and each LanceDB call is a
-        # round trip to its runtime thread, which costs milliseconds on a busy machine.
-        query = (self.table.search(vector).distance_type("cosine").limit(limit).nprobes(16)
-                 .select(["id", "vector", "_distance"]))  # naming _distance keeps lance from warning
-        conditions = []
-        if project_ids:
-            conditions.append(f"project_id IN ({', '.join(str(int(p)) for p in project_ids)})")
-        if agent:
-            conditions.append(f"agent = {_sql_string(agent)}")
-        if conditions:
-            query = query.where(" AND ".join(conditions), prefilter=True)
-        result = query.to_arrow()
-        ids = result["id"].to_pylist()
-        if not ids:
-            return []
-        matrix = _matrix(result["vector"], self.dims)
-        unit = np.asarray(vector, dtype=np.float32)
-        similarities = matrix @ (unit / (np.linalg.norm(unit) or 1.0))
-        # The index ranks by quantised vectors; the exact similarities put near ties right.
-        order = np.argsort(-similarities, kind="stable")
-        return [VectorMatch(ids[i], float(similarities[i]), matrix[i]) for i in order]
+    def has_vectors(self) -> bool:
+        with self._lock:
+            return self.conn.execute("SELECT 1 FROM vectors WHERE model = ? LIMIT 1", (self.model_id,)
+                                     ).fetchone() is not None
+
+    def health(self, *, fresh: bool = False) -> VectorHealth:
+        """How many chunks have no vector of this model, and the state of the ANN index."""
+        now = time.monotonic()
+        if not fresh and self._health is not None and now - self._health[0] < HEALTH_TTL_S:
+            return self._health[1]
+        with self._lock:
+            chunks = self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            vectors = self.count()
+            ann = "not needed" if vectors < ANN_INDEX_MIN_ROWS else self._ann_state()
+        health = VectorHealth(chunks, vectors, ann)
+        self._health = (now, health)
+        return health
+
+    def ids(self) -> set[str]:
+        with self._lock:
+            return {r[0] for r in self.conn.execute("SELECT chunk_id FROM vectors WHERE model = ?", (self.model_id,))}
 
     def vectors(self, chunk_ids: Iterable[str]) -> dict[str, np.ndarray]:
-        return self._fetch("id", list(chunk_ids))
+        return self._fetch("chunk_id", list(chunk_ids))
 
     def vectors_by_content(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
         """Stored vectors keyed by content hash: the cache that spares re-embedding identical text."""
         return self._fetch("content_hash", list(hashes))
 
-    def _fetch(self, column: str, keys: list[str]) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        if not keys:
-            return out
-        for start in range(0, len(keys), _ID_BATCH):
-            batch = keys[start:start + _ID_BATCH]
-            where = f"{column} IN ({', '.join(_sql_string(k) for k in batch)})"
-            result = self.table.search().where(where).select([column, "vector"]).limit(len(batch) * 4).to_arrow()
-            for key, row in zip(result[column].to_pylist(), _matrix(result["vector"], self.dims), strict=True):
-                out.setdefault(key, row)
-        return out
-
     def all_vectors(self) -> tuple[list[str], np.ndarray]:
         """Every (chunk id, vector) of this model, as ids and one matrix (for clustering)."""
-        import numpy as np
-
-        if self.count() == 0:
-            return [], np.zeros((0, self.dims), dtype=np.float32)
-        data = self.table.to_arrow().select(["id", "vector"])
-        return data["id"].to_pylist(), _matrix(data["vector"], self.dims)
-
-    def ids(self) -> set[str]:
-        if self.count() == 0:
-            return set()
-        return set(self.table.search().select(["id"]).limit(self.count() + 1).to_arrow()["id"].to_pylist())
-
-    def delete(self, chunk_ids: Iterable[str]) -> int:
-        ids = list(chunk_ids)
-        with self.writing():
-            for start in range(0, len(ids), _ID_BATCH):
-                batch = ids[start:start + _ID_BATCH]
-                self.table.delete(f"id IN ({', '.join(_sql_string(i) for i in batch)})")
-        return len(ids)
-
-    def drop(self) -> None:
-        """Delete this model's whole table (``causantic reindex`` rebuilds it)."""
-        import lancedb
-
-        with self.writing():
-            db = lancedb.connect(str(self.folder))
-            db.drop_table(self.table_name, ignore_missing=True)
-            self._table = None
-
-    def count(self) -> int:
-        return int(self.table.count_rows())
-
-    def compact(self) -> None:
-        """Merge small fragments many appends leave behind, and keep the ANN index current."""
-        with self.writing():
-            self.table.optimize()
-            self.ensure_ann_index()
-
-    def ensure_ann_index(self) -> bool:
-        """Build (or rebuild) the IVF-HNSW index once the table is large; True when (re)built."""
-        rows = self.count()
-        if rows < ANN_INDEX_MIN_ROWS:
-            return False
-        self._ensure_scalar_indices()
-        indexed = self._indexed_rows()
-        if indexed is not None and rows - indexed <= ANN_REBUILD_SHARE * rows:
-            return False
-        from lancedb.index import IvfHnswSq
-
-        partitions = max(1, min(256, rows // 4096))
-        self.table.create_index("vector", config=IvfHnswSq(distance_type="cosine", num_partitions=partitions),
-                                replace=True)
-        return True
-
-    def _ensure_scalar_indices(self) -> None:
-        """Scalar indices for the filters every search runs: a project filter (a pre-filter of the
-        ANN search) and the id lookup of candidates' vectors; without them each scans its whole
-        column (at 100k rows about half of a filtered vector search, and 9 → 5 ms per lookup).
-        Lance's optimize() adds later rows to them."""
-        from lancedb.index import Bitmap, BTree
-
-        present = {column for index in self.table.list_indices() for column in getattr(index, "columns", [])}
-        for column, config in (("project_id", Bitmap()), ("id", BTree())):
-            if column not in present:
-                self.table.create_index(column, config=config, replace=True)
-
-    def _indexed_rows(self) -> int | None:
-        for index in self.table.list_indices():
-            if "vector" in getattr(index, "columns", []):
-                stats = self.table.index_stats(index.name)
-                return int(stats.num_indexed_rows) if stats is not None else None
-        return None
+        with self._lock:
+            rows = self.conn.execute("SELECT chunk_id, vector FROM vectors WHERE model = ? ORDER BY seq",
+                                     (self.model_id,)).fetchall()
+        return [r[0] for r in rows], self._matrix([r[1] for r in rows])
 
     def size_bytes(self) -> int:
-        path = self.folder / f"{self.table_name}.lance"
-        return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.exists() else 0
+        """Vector bytes in SQLite plus the ANN index file."""
+        ann = sum(p.stat().st_size for p in (self.ann_path, self._sidecar) if p.exists())
+        return self.count() * self.dims * 4 + ann
+
+    def search(self, vector: np.ndarray, *, limit: int, project_ids: Sequence[int] | None = None,
+               agent: str | None = None) -> list[VectorMatch]:
+        """Nearest chunks first, each with its vector and its exact cosine similarity."""
+        import numpy as np
+
+        query = np.asarray(vector, dtype=np.float32)
+        query = query / (np.linalg.norm(query) or 1.0)
+        scope, params = _scope(project_ids, agent)
+        with self._lock:
+            ann = self._current_ann()
+            watermark = ann.watermark if ann is not None else 0
+            rows = self._rows("v.seq > ?", [watermark], scope, params)
+            if ann is not None:
+                rows += self._ann_rows(ann, query, limit, scope, params)
+        if not rows:
+            return []
+        seen: set[int] = set()
+        unique = [r for r in rows if not (r[0] in seen or seen.add(r[0]))]
+        matrix = self._matrix([r[2] for r in unique])
+        similarities = matrix @ query
+        top = np.argsort(-similarities, kind="stable")[:limit]
+        return [VectorMatch(unique[i][1], float(similarities[i]), matrix[i]) for i in top]
+
+    # ---- the ANN index ------------------------------------------------------------------------
+
+    def ensure_ann_index(self) -> bool:
+        """Build, extend or retrain the ANN index when the table needs one; True when it was written."""
+        try:
+            import faiss  # noqa: F401
+        except ImportError:
+            return False
+        with self.writing():
+            rows = self.count()
+            if rows < ANN_INDEX_MIN_ROWS:
+                self._remove_ann()
+                return False
+            ann = self._current_ann()
+            if ann is None or rows > ann.trained_rows * ANN_RETRAIN_GROWTH or self._stale_share(ann) > ANN_STALE_SHARE:
+                self._build(rows)
+                return True
+            newer = self.conn.execute("SELECT COUNT(*) FROM vectors WHERE model = ? AND seq > ?",
+                                      (self.model_id, ann.watermark)).fetchone()[0]
+            if newer > ANN_TAIL_MAX_ROWS:
+                self._extend(ann)
+                return True
+            return False
+
+    def _ann_state(self) -> str:
+        try:
+            import faiss  # noqa: F401
+        except ImportError:
+            return "unavailable"
+        return "ready" if self._current_ann() is not None else "missing"
+
+    def _current_ann(self) -> _Ann | None:
+        """The index on disk, loaded (memory-mapped) once per change of its sidecar; None without one."""
+        try:
+            stat = self._sidecar.stat()
+        except OSError:
+            self._ann = None
+            return None
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        if self._ann is not None and self._ann.stamp == stamp:
+            return self._ann
+        self._ann = None
+        try:
+            import faiss
+
+            meta = json.loads(self._sidecar.read_text(encoding="utf-8"))
+            if meta.get("model") != self.model_id or meta.get("dims") != self.dims:
+                return None
+            index = faiss.read_index(str(self.ann_path), faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY)
+            self._ann = _Ann(index, int(meta["watermark"]), int(meta["trained_rows"]), stamp)
+        except (ImportError, OSError, ValueError, KeyError, RuntimeError):
+            # A damaged or foreign file is no worse than none: exact scans until the next rebuild.
+            return None
+        return self._ann
+
+    def _ann_rows(self, ann: _Ann, query: np.ndarray, limit: int, scope: str, params: list[object]
+                  ) -> list[tuple[int, str, bytes]]:
+        """Candidate rows up to the watermark: from the index, or exactly when the scope is small."""
+        import faiss
+        import numpy as np
+
+        k = 2 * limit + 16  # headroom for rows deleted or replaced since the build
+        nlist = ann.index.nlist
+        selector = None
+        probes = ANN_PROBES
+        if scope:
+            allowed = np.fromiter((r[0] for r in self.conn.execute(
+                f"SELECT v.seq FROM {_SCOPED_FROM} WHERE v.seq <= ?{scope}",
+                [self.model_id, ann.watermark, *params])), dtype=np.int64)
+            if len(allowed) <= max(EXACT_SCAN_MAX_ROWS, 4 * limit):
+                return self._rows("v.seq <= ?", [ann.watermark], scope, params)
+            selector = faiss.IDSelectorBatch(allowed)
+            # A scope holding a share s of the rows leaves about s of each list: probe 1/s as many.
+            probes = math.ceil(ANN_PROBES * ann.index.ntotal / len(allowed))
+        search_params = faiss.SearchParametersIVF(nprobe=min(nlist, probes), sel=selector)
+        _, labels = ann.index.search(query[None, :], min(k, ann.index.ntotal), params=search_params)
+        seqs = [int(s) for s in labels[0] if s >= 0]
+        out: list[tuple[int, str, bytes]] = []
+        for batch in _batches(seqs):
+            marks = ",".join("?" * len(batch))
+            out.extend(tuple(r) for r in self.conn.execute(
+                f"SELECT seq, chunk_id, vector FROM vectors WHERE model = ? AND seq IN ({marks})",
+                [self.model_id, *batch]))
+        return out
+
+    def _build(self, rows: int) -> None:
+        """Train an IVF index on a sample spread over the whole table, then add every row in batches."""
+        import faiss
+
+        watermark = self.conn.execute("SELECT MAX(seq) FROM vectors WHERE model = ?", (self.model_id,)).fetchone()[0]
+        # 2·√rows lists of ~√rows/2 vectors; k-means trains on 40 points a list (faiss wants >= 39),
+        # so training stays seconds even at 1M rows.
+        nlist = max(1, min(int(2 * math.sqrt(rows)), rows // 40))
+        stride = max(1, rows // (nlist * 40))
+        sample = self._matrix([r[0] for r in self.conn.execute(
+            "SELECT vector FROM vectors WHERE model = ? AND seq <= ? AND seq % ? = 0",
+            (self.model_id, watermark, stride))])
+        index = faiss.index_factory(self.dims, f"IVF{nlist},SQ8", faiss.METRIC_INNER_PRODUCT)
+        index.train(sample)
+        self._add_rows(index, 0, watermark)
+        self._write_ann(index, watermark, rows)
+
+    def _extend(self, ann: _Ann) -> None:
+        import faiss
+
+        index = faiss.read_index(str(self.ann_path))  # in memory: the mapped copy is read-only
+        watermark = self.conn.execute("SELECT MAX(seq) FROM vectors WHERE model = ?", (self.model_id,)).fetchone()[0]
+        self._add_rows(index, ann.watermark, watermark)
+        self._write_ann(index, watermark, ann.trained_rows)
+
+    def _add_rows(self, index: Any, after: int, upto: int) -> None:
+        import numpy as np
+
+        while after < upto:
+            batch = self.conn.execute(
+                "SELECT seq, vector FROM vectors WHERE model = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+                (self.model_id, after, upto, _BUILD_BATCH)).fetchall()
+            if not batch:
+                break
+            index.add_with_ids(self._matrix([r[1] for r in batch]), np.asarray([r[0] for r in batch], np.int64))
+            after = batch[-1][0]
+
+    def _write_ann(self, index: Any, watermark: int, trained_rows: int) -> None:
+        """Index first, sidecar second, each by atomic rename: a sidecar never names rows its index lacks."""
+        import faiss
+
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = self.ann_path.with_suffix(".faiss.tmp")
+        faiss.write_index(index, str(tmp))
+        tmp.chmod(0o600)
+        os.replace(tmp, self.ann_path)
+        meta = {"model": self.model_id, "dims": self.dims, "watermark": watermark, "trained_rows": trained_rows,
+                "rows": int(index.ntotal)}
+        tmp_meta = self._sidecar.with_suffix(".json.tmp")
+        tmp_meta.write_text(json.dumps(meta), encoding="utf-8")
+        tmp_meta.chmod(0o600)
+        os.replace(tmp_meta, self._sidecar)
+        self._ann = None
+
+    def _remove_ann(self) -> None:
+        for path in (self._sidecar, self.ann_path):
+            with suppress(FileNotFoundError):
+                path.unlink()
+        self._ann = None
+
+    def _stale_share(self, ann: _Ann) -> float:
+        live = self.conn.execute("SELECT COUNT(*) FROM vectors WHERE model = ? AND seq <= ?",
+                                 (self.model_id, ann.watermark)).fetchone()[0]
+        total = int(ann.index.ntotal)
+        return (total - live) / total if total else 0.0
+
+    # ---- helpers ------------------------------------------------------------------------------
+
+    def _rows(self, condition: str, values: list[object], scope: str, params: list[object]
+              ) -> list[tuple[int, str, bytes]]:
+        source = f"{_SCOPED_FROM} WHERE" if scope else "vectors v WHERE v.model = ? AND"
+        return [tuple(r) for r in self.conn.execute(
+            f"SELECT v.seq, v.chunk_id, v.vector FROM {source} {condition}{scope}",
+            [self.model_id, *values, *params])]
+
+    def _fetch(self, column: str, keys: list[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        with self._lock:
+            for batch in _batches(keys):
+                marks = ",".join("?" * len(batch))
+                rows = self.conn.execute(
+                    f"SELECT {column}, vector FROM vectors WHERE model = ? AND {column} IN ({marks})",
+                    [self.model_id, *batch]).fetchall()
+                for key, row in zip((r[0] for r in rows), self._matrix([r[1] for r in rows]), strict=True):
+                    out.setdefault(key, row)
+        return out
+
+    def _blob(self, vector: Any) -> bytes:
+        import numpy as np
+
+        array = np.asarray(vector, dtype="<f4")
+        if array.shape != (self.dims,):
+            raise ValueError(f"a {self.model_id} vector has {self.dims} dimensions, not shape {array.shape}")
+        return array.tobytes()
+
+    def _matrix(self, blobs: Sequence[bytes]) -> np.ndarray:
+        import numpy as np
+
+        if not blobs:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), self.dims).astype(np.float32)
 
 
-def _matrix(column: Any, dims: int) -> np.ndarray:
-    """A fixed-size-list vector column as one float32 matrix, a row per vector."""
-    import numpy as np
+def _scope(project_ids: Sequence[int] | None, agent: str | None) -> tuple[str, list[object]]:
+    """SQL over chunks aliased ``c`` restricting a search to projects and an agent."""
+    clause, params = "", []
+    if project_ids:
+        clause += f" AND c.project_id IN ({','.join('?' * len(project_ids))})"
+        params.extend(int(p) for p in project_ids)
+    if agent:
+        clause += " AND c.agent = ?"
+        params.append(agent)
+    return clause, params
 
-    flat = column.combine_chunks().flatten().to_numpy(zero_copy_only=False)  # flatten() honours slices
-    return np.asarray(flat, dtype=np.float32).reshape(-1, dims)
 
-
-def _sql_string(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
+def _batches(items: Sequence[Any]) -> Iterator[list[Any]]:
+    for start in range(0, len(items), _SQL_BATCH):
+        yield list(items[start:start + _SQL_BATCH])

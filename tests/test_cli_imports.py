@@ -1,0 +1,70 @@
+"""Each CLI command family imports only what it needs: a cold command pays for nothing else.
+
+Every command runs as a real subprocess against a store holding the example sessions with their
+vectors; at exit it reports which heavy libraries (and heavy Causantic modules) it had loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from process_support import EXAMPLES, subprocess_env
+
+WATCHED = ("numpy", "onnxruntime", "tokenizers", "faiss", "sklearn", "scipy", "mcp", "starlette", "uvicorn",
+           "lancedb", "pyarrow", "causantic.ingest.pipeline", "causantic.mcp")
+RUNTIME = {"numpy", "onnxruntime", "tokenizers"}
+SERVERS = {"mcp", "starlette", "uvicorn", "causantic.mcp"}
+CLUSTERING = {"sklearn", "scipy"}
+LEGACY = {"lancedb", "pyarrow"}
+REPORTER = (
+    "import atexit, json, sys\n"
+    f"watched = {WATCHED!r}\n"
+    "atexit.register(lambda: sys.stderr.write('\\nIMPORTS ' + json.dumps(sorted(m for m in watched"
+    " if m in sys.modules)) + '\\n'))\n"
+    "from causantic.cli.main import main\n"
+    "sys.argv[0] = 'causantic'\n"
+    "main()\n"
+)
+
+
+def _imports(home: Path, *args: str) -> set[str]:
+    run = subprocess.run([sys.executable, "-c", REPORTER, *args], capture_output=True, text=True,
+                         env=subprocess_env(CAUSANTIC_HOME=str(home)), timeout=300)
+    assert run.returncode == 0, run.stderr
+    line = next(line for line in run.stderr.splitlines() if line.startswith("IMPORTS "))
+    return set(json.loads(line.removeprefix("IMPORTS ")))
+
+
+@pytest.fixture(scope="module")
+def store_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    loaded = _imports(home, "batch-ingest", str(EXAMPLES))
+    # Ingest embeds (the runtime) but needs no server, no clustering of 6 chunks, no legacy store.
+    assert RUNTIME <= loaded and not loaded & (SERVERS | CLUSTERING | LEGACY)
+    return home
+
+
+@pytest.mark.parametrize("args", [
+    ("stats",), ("list-projects",), ("list-sessions", "acme-shop"), ("reconstruct", "acme-shop"),
+    ("clusters",), ("hook", "status"), ("config",),
+])
+def test_read_commands_load_no_embedding_runtime_no_index_and_no_server(store_home: Path,
+                                                                       args: tuple[str, ...]) -> None:
+    assert _imports(store_home, *args) == set()
+
+
+@pytest.mark.parametrize("args", [("search", "rate limiting"), ("recall", "rate limiting")])
+def test_search_commands_load_the_embedding_runtime_and_nothing_else_heavy(store_home: Path,
+                                                                          args: tuple[str, ...]) -> None:
+    # A six-chunk store is scanned exactly: not even faiss loads.
+    assert _imports(store_home, *args) == RUNTIME
+
+
+def test_only_clustering_loads_scikit_learn(store_home: Path) -> None:
+    pytest.importorskip("sklearn", reason="topics are the optional scikit-learn extra")
+    loaded = _imports(store_home, "cluster")
+    assert CLUSTERING & loaded and not loaded & (SERVERS | LEGACY | {"onnxruntime", "tokenizers"})
