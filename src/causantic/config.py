@@ -217,13 +217,13 @@ class PromptMemoryConfig(_Section):
                      "--prompt-memory` registers the hook with this switched on."),
     )
     bar: float = Field(
-        0.93, ge=0, le=1,
+        0.95, ge=0, le=1,
         description=("Relevance (keyword-only scoring, so relevance.missingCosine stands in for the cosine) a past "
                      "moment of this project needs to be added to a prompt; stricter than relevance.floor "
                      "(benchmarks/prompt_memory.py)."),
     )
     cross_project_bar: float = Field(
-        0.97, ge=0, le=1,
+        0.98, ge=0, le=1,
         description="Relevance a moment of another project needs; 1 keeps prompt memory to the current project.",
     )
     min_terms: int = Field(

@@ -56,7 +56,7 @@ def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
     given_file = _given_file(causantic_home(), event.session_id)
     given = _read_given(given_file)
     with open_services(config) as services:
-        found = prompt_moments(services.searcher, MomentsRequest(
+        found = prompt_moments(services.store, config.relevance, MomentsRequest(
             event.prompt, event.working_dir, settings.bar, settings.cross_project_bar, settings.max_moments,
             settings.min_terms, exclude_session=event.session_id, exclude_chunks=given))
     if not found.moments:
