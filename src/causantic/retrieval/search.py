@@ -131,11 +131,10 @@ class Searcher:
 
     def search(self, request: SearchRequest) -> SearchResult:
         check_query(request.query)
+        use_one_blas_thread()
         cfg = self.config
         scope = self.scope(request)
         mode, notes = self._mode(request.mode or cfg.primary)
-        if mode != "keyword-only":  # keyword-only never touches numpy (the prompt hook's fast path)
-            use_one_blas_thread()
         pool = max(cfg.vector_search_limit, cfg.keyword_search_limit, (request.limit or 0) * 3)
         # One helper thread: keyword search (then weighing the query's words) runs beside the
         # embedding and vector search, then the lookup of missing candidate vectors (LanceDB)
