@@ -11,7 +11,7 @@ from causantic.cli.ingest_commands import batch_ingest_command
 from causantic.cli.output import domain_errors
 from causantic.config import causantic_home
 from causantic.integration.claude_files import claude_paths
-from causantic.integration.entries import HOOKS, SERVER_NAME, this_launcher
+from causantic.integration.entries import HOOKS, PROMPT_MEMORY_HOOKS, SERVER_NAME, this_launcher
 from causantic.integration.install import Report, install, uninstall
 
 # What --purge deletes: the memory and the files hooks keep; never backups or config.json.
@@ -31,17 +31,23 @@ DATA = (
 @click.option("--yes", "-y", is_flag=True, help="Answer yes to every question (register, then ingest).")
 @click.option("--no-ingest", is_flag=True, help="Do not ingest the existing sessions.")
 @click.option("--no-check", is_flag=True, help="Skip the health check at the end.")
+@click.option(
+    "--prompt-memory",
+    is_flag=True,
+    help="Also register the UserPromptSubmit hook that adds relevant past work to prompts (promptMemory.*).",
+)
 @click.pass_context
-def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool) -> None:
+def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool, prompt_memory: bool) -> None:
     """Register Causantic with Claude Code: MCP server, hooks, first ingest, health check.
 
     \b
     Adds the user-scope MCP server "causantic" to ~/.claude.json and three hooks (SessionStart,
     PreCompact, SessionEnd) to ~/.claude/settings.json ($CLAUDE_CONFIG_DIR is honoured), merged
     with what is there; backups go to <home>/backups. Running it again is safe.
-    `causantic uninstall` removes exactly what it added.
+    --prompt-memory adds a fourth hook, UserPromptSubmit, that adds past work relevant to each prompt
+    (only when it clears a strict bar). `causantic uninstall` removes exactly what it added.
 
-    Example: causantic init --yes
+    Example: causantic init --yes --prompt-memory
     """
     paths = claude_paths()
     launcher = this_launcher()
@@ -49,15 +55,16 @@ def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool)
         f"Causantic will register {launcher.python} -m causantic.mcp as MCP server {SERVER_NAME!r} "
         f"in {paths.claude_json},"
     )
+    events = [*HOOKS, *(PROMPT_MEMORY_HOOKS if prompt_memory else ())]
     click.echo(
-        f"and hooks {', '.join(HOOKS)} ({launcher.python} -m causantic.hooks <name>) in {paths.settings}."
+        f"and hooks {', '.join(events)} ({launcher.python} -m causantic.hooks <name>) in {paths.settings}."
     )
     if launcher.env:
         click.echo("With environment: " + ", ".join(f"{k}={v}" for k, v in sorted(launcher.env.items())))
     if not yes and not click.confirm("Go ahead?", default=True):
         raise click.Abort()
     with domain_errors():
-        report = install(paths, launcher)
+        report = install(paths, launcher, prompt_memory=prompt_memory)
     _render(report)
 
     if not no_ingest and paths.projects.is_dir():

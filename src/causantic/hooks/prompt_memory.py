@@ -31,7 +31,6 @@ if TYPE_CHECKING:  # the search stack loads only once the hook is on and memory 
 
 HOOK = "user-prompt-submit"
 _SAFE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
-_MARKER = re.compile(r"^\[(User|Assistant)\]\s?")
 HEADER = "Causantic memory: earlier sessions that match this prompt (keyword match; may be useful context)."
 FOOTER = ("More: the causantic MCP tools recall (how and why it was done, by question) and reconstruct "
           "(a session's timeline, by session_id).")
@@ -97,16 +96,19 @@ def render(moments: list[Moment], settings: PromptMemoryConfig) -> str:
 
 
 def excerpt(content: str) -> str:
-    """What was asked and answered in a chunk, flattened: 'User: … / Assistant: …' (tool calls and
-    results left out: they are long and say little out of context)."""
-    said = []
-    for para in content.split("\n\n"):
-        match = _MARKER.match(para)
-        if match:
-            said.append(f"{match.group(1)}: {' '.join(para[match.end():].split())}")
-        elif said and not para.startswith("["):
-            said[-1] += " " + " ".join(para.split())
-    return " / ".join(said) if said else " ".join(content.split())
+    """What was asked and answered in a chunk, flattened: 'User: … / Assistant: …'. Harness text in
+    prompts (IDE wrappers, reminders) goes; tool calls and results are left out (long, and little
+    use out of context) unless the chunk holds nothing else."""
+    from causantic.hooks.briefing import sections
+    from causantic.transcripts._system_text import prompt_text_of
+
+    parts = sections(content)
+    said = [(role, prompt_text_of(text) if role == "User" else text) for role, text in parts
+            if role in ("User", "Assistant")]
+    said = [(role, text) for role, text in said if text.strip()]
+    if said:
+        return " / ".join(f"{role}: {' '.join(text.split())}" for role, text in said)
+    return " ".join(parts[0][1].split())
 
 
 def _done(started: float, event: HookEvent, outcome: str, project: str | None = None,
