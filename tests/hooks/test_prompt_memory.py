@@ -11,10 +11,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from mcp import Client
 from process_support import REAL_PROJECTS, run_hook, subprocess_env
 
 from causantic.hooks.status import read_status
+from causantic.mcp.server import build_server
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "claude-code"
 PROJECT = "/Users/dain/workspace/JSSoundRecorder"  # the cwd its sessions record (need not exist here)
@@ -147,3 +150,19 @@ def test_the_hook_path_loads_neither_the_embedding_model_nor_the_vector_store(so
                           env=subprocess_env(**ON))
     assert "session 7acd37a8" in done.stdout  # it did inject
     assert json.loads(done.stderr) == []
+
+
+def test_hook_status_shows_what_was_added_and_why(sound_memory: Path) -> None:
+    prompt_hook(payload(ABOUT_VITE), **ON)
+
+    async def ask() -> Any:
+        async with Client(build_server(warm=False), mode="legacy") as client:
+            return await client.call_tool("hook-status", {})
+
+    result = anyio.run(ask)
+    text = result.content[0].text
+    assert "user-prompt-submit" in text and "added: JSSoundRecorder session 7acd37a8" in text
+    assert "relevance" in text and "prompt words covered" in text
+    [added] = [m for m in result.structured_content["hooks"]["user-prompt-submit"]["injected"]
+               if m["session_id"] == PAST_SESSION]
+    assert added["relevance"] >= 0.95
