@@ -12,6 +12,8 @@ The stores are built keyword-only (no vectors): the hook never uses them.
 
 - **precision**: share of the answerable prompts given an injection whose injection holds a relevant
   moment (coding: a session that made the commit; LoCoMo: a chunk holding an evidence turn);
+  **precision_session** counts a LoCoMo moment as relevant when its session holds an evidence turn
+  (what ``reconstruct`` of the named session would show);
 - **inject_rate**: share of answerable prompts given an injection;
 - **false_inject_rate**: share of the unanswerable prompts given any injection;
 - **mean_tokens**: mean approximate tokens added per answerable prompt (0 when nothing is added);
@@ -51,7 +53,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 @dataclass(slots=True)
 class Outcome:
     trial: Trial
-    moments: list[tuple[float, bool, bool]]  # (relevance, relevant, other project), best first
+    moments: list[tuple[float, bool, bool, bool]]  # (relevance, relevant, other project, session relevant)
     tokens: dict[float, int]  # bar -> approximate tokens added at that bar
 
 
@@ -89,7 +91,8 @@ def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) 
             for t in group:
                 found = prompt_moments(services.store, config.relevance, MomentsRequest(
                     t.query, cwd, low, max(low, pm.cross_project_bar), 10, pm.min_terms))
-                moments = [(m.relevance, t.is_relevant(m.chunk), m.other_project) for m in found.moments]
+                moments = [(m.relevance, t.is_relevant(m.chunk), m.other_project,
+                            session_relevant(services.store, t, m.chunk.session_id)) for m in found.moments]
                 tokens = {}
                 for bar in (*SWEEP, pm.bar):
                     kept = [m for m in found.moments if m.relevance >= (pm.cross_project_bar if m.other_project
@@ -99,16 +102,23 @@ def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) 
     return out, cwds
 
 
+def session_relevant(store: Any, trial: Trial, session_id: str) -> bool:
+    chunks = store.get_chunks(store.session_chunk_ids(session_id))
+    return any(trial.is_relevant(c) for c in chunks.values())
+
+
 def rates(outcomes: Sequence[Outcome], bar: float, cross_bar: float, most: int) -> dict[str, float]:
-    def kept(o: Outcome) -> list[tuple[float, bool, bool]]:
+    def kept(o: Outcome) -> list[tuple[float, bool, bool, bool]]:
         return [m for m in o.moments if m[0] >= (cross_bar if m[2] else bar)][:most]
 
     answerable = [o for o in outcomes if o.trial.answerable]
     unanswerable = [o for o in outcomes if not o.trial.answerable]
     injected = [o for o in answerable if kept(o)]
-    right = sum(1 for o in injected if any(rel for _, rel, _ in kept(o)))
+    right = sum(1 for o in injected if any(m[1] for m in kept(o)))
+    right_session = sum(1 for o in injected if any(m[3] for m in kept(o)))
     false = sum(1 for o in unanswerable if kept(o))
     return {"precision": round(100 * right / max(len(injected), 1), 2),
+            "precision_session": round(100 * right_session / max(len(injected), 1), 2),
             "inject_rate": round(100 * len(injected) / max(len(answerable), 1), 2),
             "false_inject_rate": round(100 * false / max(len(unanswerable), 1), 2),
             "mean_tokens": round(statistics.fmean(o.tokens[bar] for o in answerable), 1) if answerable else 0.0}
@@ -163,12 +173,20 @@ def main() -> int:
     all_trials = trials(work, log)
     outcomes, cwds = observe(work, all_trials, overrides)
     pm = store_config(work, "coding", overrides).prompt_memory
-    print(f"{'bar':>5} {'precision %':>12} {'inject %':>9} {'false inject %':>15} {'mean tokens':>12}")
+    print(f"{'bar':>5} {'precision %':>12} {'by session %':>13} {'inject %':>9} {'false inject %':>15}"
+          f" {'mean tokens':>12}")
     for bar in sorted({*SWEEP, pm.bar}):
         r = rates(outcomes, bar, pm.cross_project_bar, pm.max_moments)
         mark = "  <- configured" if bar == pm.bar else ""
-        print(f"{bar:5.2f} {r['precision']:12.1f} {r['inject_rate']:9.1f} {r['false_inject_rate']:15.1f}"
+        print(f"{bar:5.2f} {r['precision']:12.1f} {r['precision_session']:13.1f} {r['inject_rate']:9.1f}"
+              f" {r['false_inject_rate']:15.1f}"
               f" {r['mean_tokens']:12.1f}{mark}")
+    for name, keep in (("coding", lambda o: o.trial.store == "coding"),
+                       ("LoCoMo", lambda o: o.trial.store != "coding")):
+        part = rates([o for o in outcomes if keep(o)], pm.bar, pm.cross_project_bar, pm.max_moments)
+        print(f"  {name} at the configured bar: precision {part['precision']}% (by session "
+              f"{part['precision_session']}%), inject {part['inject_rate']}%, "
+              f"false inject {part['false_inject_rate']}%")
     prompts = [t.query for t in all_trials if t.store == "coding"]
     hook_p95, base_p95, printed = latency(work, "coding", cwds["coding"], prompts[:: max(1, len(prompts) // 60)],
                                           args.runs, overrides)
