@@ -39,6 +39,18 @@ def atomic_write(path: Path, text: str, mode: int = 0o600) -> None:
         raise
 
 
+def prune_older_than(folder: Path, days: float, pattern: str = "*.json") -> None:
+    """Delete the files of ``folder`` matching ``pattern`` last written more than ``days`` ago; a file
+    that vanishes or cannot be read meanwhile is skipped."""
+    cutoff = time.time() - days * 86_400
+    for path in folder.glob(pattern):
+        try:
+            if path.stat().st_mtime < cutoff:
+                path.unlink()
+        except OSError:
+            continue
+
+
 @contextlib.contextmanager
 def file_lock(path: Path, timeout: float | None = None) -> Iterator[bool]:
     """Hold an exclusive lock on ``path``; yields False if ``timeout`` seconds passed without it.

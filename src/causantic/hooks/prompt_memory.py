@@ -17,12 +17,11 @@ from __future__ import annotations
 import json
 import re
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from causantic.config import PromptMemoryConfig
-from causantic.files import atomic_write, secure_dir
+from causantic.files import atomic_write, prune_older_than, secure_dir
 from causantic.hooks.event import HookEvent
 from causantic.hooks.status import InjectedMoment, record
 
@@ -132,12 +131,5 @@ def _read_given(path: Path | None) -> list[str]:
 
 
 def _save_given(path: Path, chunk_ids: list[str], keep_days: float) -> None:
-    folder = secure_dir(path.parent)
-    cutoff = time.time() - keep_days * 86_400
-    for old in folder.glob("*.json"):
-        try:
-            if old.stat().st_mtime < cutoff:
-                old.unlink()
-        except OSError:
-            continue
+    prune_older_than(secure_dir(path.parent), keep_days)
     atomic_write(path, json.dumps(list(dict.fromkeys(chunk_ids))))
