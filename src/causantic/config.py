@@ -235,6 +235,30 @@ class SourcesConfig(_Section):
         None, description="Codex CLI rollouts batch-ingest reads; default $CODEX_HOME/sessions or ~/.codex/sessions.")
     gemini_sessions: str | None = Field(
         None, description="Gemini CLI sessions batch-ingest reads; default ~/.gemini/tmp (its chats folders).")
+class PromptMemoryConfig(_Section):
+    enabled: bool = Field(
+        False,
+        description=("Add relevant past work to each prompt (the UserPromptSubmit hook); `causantic init "
+                     "--prompt-memory` registers the hook with this switched on."),
+    )
+    bar: float = Field(
+        0.95, ge=0, le=1,
+        description=("Relevance (keyword-only scoring, so relevance.missingCosine stands in for the cosine) a past "
+                     "moment of this project needs to be added to a prompt; stricter than relevance.floor "
+                     "(benchmarks/prompt_memory.py)."),
+    )
+    cross_project_bar: float = Field(
+        0.98, ge=0, le=1,
+        description="Relevance a moment of another project needs; 1 keeps prompt memory to the current project.",
+    )
+    min_terms: int = Field(
+        2, ge=1, description="Prompts with fewer meaningful words (\"yes\", \"go on\") get nothing added."
+    )
+    max_moments: int = Field(3, ge=1, le=10, description="Most past moments added to one prompt.")
+    max_tokens: int = Field(300, ge=50, le=2_000, description="Token budget of what one prompt gets added.")
+    keep_days: float = Field(
+        14.0, gt=0, description="Days the per-session record of what was added (no repeats) is kept."
+    )
 
 
 class Config(_Section):
@@ -252,6 +276,7 @@ class Config(_Section):
     tokens: TokensConfig = TokensConfig()
     hooks: HooksConfig = HooksConfig()
     sources: SourcesConfig = SourcesConfig()
+    prompt_memory: PromptMemoryConfig = PromptMemoryConfig()
 
     def with_overrides(self, overrides: dict[str, Any]) -> Config:
         """A copy with dotted-key overrides applied (``{"retrieval.mmrLambda": 0.5}``)."""

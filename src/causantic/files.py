@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,6 +32,18 @@ def atomic_write(path: Path, text: str, mode: int = 0o600) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+
+
+def prune_older_than(folder: Path, days: float, pattern: str = "*.json") -> None:
+    """Delete the files of ``folder`` matching ``pattern`` last written more than ``days`` ago; a file
+    that vanishes or cannot be read meanwhile is skipped."""
+    cutoff = time.time() - days * 86_400
+    for path in folder.glob(pattern):
+        try:
+            if path.stat().st_mtime < cutoff:
+                path.unlink()
+        except OSError:
+            continue
 
 
 @contextlib.contextmanager

@@ -131,7 +131,7 @@ def test_an_unwritable_home_fails_open(tmp_path: Path) -> None:
 
 
 def test_an_unknown_hook_name_prints_usage_and_exits_zero() -> None:
-    done, _ = run_hook("user-prompt-submit", "{}")
+    done, _ = run_hook("post-tool-use", "{}")  # a Claude Code event Causantic has no hook for
     assert done.returncode == 0 and done.stdout == "" and "usage:" in done.stderr
 
 

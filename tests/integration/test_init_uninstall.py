@@ -245,3 +245,54 @@ def test_full_init_ingests_the_existing_sessions_and_passes_its_health_check(hom
     assert all(line.startswith("  ✓ ") for line in checks), done.stdout
     assert "✓ MCP server: answered tools/list with 9 tools" in done.stdout
     assert "✓ session-start hook: ran in" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "settings", ["settings.json", "settings-user-prompt-hooks.json", "settings-4-space-indent.json", None]
+)
+def test_init_with_prompt_memory_then_uninstall_gives_back_the_original_files_byte_for_byte(
+    home: Path, settings: str | None
+) -> None:
+    place(home, settings)
+    before = snapshot(home)
+    done = run(home, "init", "--yes", "--no-ingest", "--no-check", "--prompt-memory")
+    assert done.returncode == 0, done.stderr
+    assert "UserPromptSubmit" in done.stdout
+    assert len(ours(read(home / ".claude" / "settings.json"), "UserPromptSubmit")) == 1
+    done = run(home, "uninstall", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert snapshot(home) == before
+
+
+def test_prompt_memory_is_registered_only_when_asked_and_keeps_the_users_prompt_hooks(home: Path) -> None:
+    place(home, "settings-user-prompt-hooks.json")
+    original = read(FIXTURES / "settings-user-prompt-hooks.json")["hooks"]["UserPromptSubmit"]
+    assert run(home, "init", "--yes", "--no-ingest", "--no-check").returncode == 0
+    assert ours(read(home / ".claude" / "settings.json"), "UserPromptSubmit") == []
+
+    assert run(home, "init", "--yes", "--no-ingest", "--no-check", "--prompt-memory").returncode == 0
+    settings = read(home / ".claude" / "settings.json")
+    [(group, handler)] = ours(settings, "UserPromptSubmit")
+    assert "matcher" not in group and handler["type"] == "command" and handler["timeout"] == 10
+    assert handler["command"].endswith(" -m causantic.hooks user-prompt-submit")
+    assert "CAUSANTIC_PROMPT_MEMORY_ENABLED=true " in handler["command"]
+    assert settings["hooks"]["UserPromptSubmit"][: len(original)] == original
+    for event in EVENTS:  # the other hooks never carry the switch
+        assert all("PROMPT_MEMORY" not in h["command"] for _, h in ours(settings, event))
+
+    again = run(home, "init", "--yes", "--no-ingest", "--no-check")  # a plain init leaves it registered
+    assert again.returncode == 0 and "unchanged" in again.stdout
+    assert read(home / ".claude" / "settings.json") == settings
+
+
+def test_the_registered_prompt_hook_runs_the_way_claude_code_runs_it(home: Path, causantic_home: Path) -> None:
+    place(home)
+    assert run(home, "init", "--yes", "--no-ingest", "--no-check", "--prompt-memory").returncode == 0
+    [(_, handler)] = ours(read(home / ".claude" / "settings.json"), "UserPromptSubmit")
+    hook_input = json.dumps({"session_id": "s-1", "cwd": str(home), "hook_event_name": "UserPromptSubmit",
+                             "prompt": "How did we set up the rate limiter?"})
+    done = subprocess.run(["sh", "-c", handler["command"]], input=hook_input, capture_output=True, text=True,
+                          timeout=60, env=subprocess_env(HOME=str(home)), cwd=home)
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+    run_record = json.loads((causantic_home / "hook-status.json").read_text())["user-prompt-submit"]
+    assert run_record["success"] and run_record["outcome"] == "no memory yet (nothing ingested)"  # switched on

@@ -68,6 +68,10 @@ def status_command(as_json: bool) -> None:
             for name, r in sorted(runs.items())
         ],
     )
+    for name, r in sorted(runs.items()):  # what the prompt hook added last, and why
+        for m in r.get("injected", []):
+            click.echo(f"{name} added {m['project']} session {m['sessionId'][:8]} ({m['date'][:10]}): relevance "
+                       f"{round(m['relevance'] * 100)}%, prompt words covered {round(m['coverage'] * 100)}%")
     _warn_about_vectors()
 
 

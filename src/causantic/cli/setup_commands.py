@@ -12,7 +12,7 @@ from causantic.cli.output import domain_errors
 from causantic.config import causantic_home
 from causantic.integration.agents import agent_files, install_agents, uninstall_agents
 from causantic.integration.claude_files import claude_paths
-from causantic.integration.entries import HOOKS, SERVER_NAME, this_launcher
+from causantic.integration.entries import HOOKS, PROMPT_MEMORY_HOOKS, SERVER_NAME, this_launcher
 from causantic.integration.install import Report, install, uninstall
 
 # What --purge deletes: the memory and the files hooks keep; never backups or config.json.
@@ -32,8 +32,13 @@ DATA = (
 @click.option("--yes", "-y", is_flag=True, help="Answer yes to every question (register, then ingest).")
 @click.option("--no-ingest", is_flag=True, help="Do not ingest the existing sessions.")
 @click.option("--no-check", is_flag=True, help="Skip the health check at the end.")
+@click.option(
+    "--prompt-memory",
+    is_flag=True,
+    help="Also register the UserPromptSubmit hook that adds relevant past work to prompts (promptMemory.*).",
+)
 @click.pass_context
-def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool) -> None:
+def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool, prompt_memory: bool) -> None:
     """Register Causantic with Claude Code: MCP server, hooks, first ingest, health check.
 
     \b
@@ -42,9 +47,10 @@ def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool)
     with what is there; where Codex CLI or Gemini CLI is installed, the same server goes into
     [mcp_servers.causantic] of ~/.codex/config.toml ($CODEX_HOME honoured) and mcpServers of
     ~/.gemini/settings.json. Backups go to <home>/backups. Running it again is safe.
-    `causantic uninstall` removes exactly what it added.
+    --prompt-memory adds a fourth hook, UserPromptSubmit, that adds past work relevant to each prompt
+    (only when it clears a strict bar). `causantic uninstall` removes exactly what it added.
 
-    Example: causantic init --yes
+    Example: causantic init --yes --prompt-memory
     """
     paths = claude_paths()
     launcher = this_launcher()
@@ -52,8 +58,9 @@ def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool)
         f"Causantic will register {launcher.python} -m causantic.mcp as MCP server {SERVER_NAME!r} "
         f"in {paths.claude_json},"
     )
+    events = [*HOOKS, *(PROMPT_MEMORY_HOOKS if prompt_memory else ())]
     click.echo(
-        f"and hooks {', '.join(HOOKS)} ({launcher.python} -m causantic.hooks <name>) in {paths.settings}."
+        f"and hooks {', '.join(events)} ({launcher.python} -m causantic.hooks <name>) in {paths.settings}."
     )
     agents = [f for f in agent_files() if f.installed]
     for agent in agents:
@@ -63,7 +70,7 @@ def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool)
     if not yes and not click.confirm("Go ahead?", default=True):
         raise click.Abort()
     with domain_errors():
-        report = install(paths, launcher)
+        report = install(paths, launcher, prompt_memory=prompt_memory)
         report.changes += install_agents(agents, launcher)
     _render(report)
 

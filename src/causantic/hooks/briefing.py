@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from causantic.config import SOURCE_NAMES
 from causantic.errors import ProjectNotFound
-from causantic.files import atomic_write, secure_dir
+from causantic.files import atomic_write, prune_older_than, secure_dir
 from causantic.ingest.chunker import approx_tokens
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
 from causantic.retrieval.reconstruct import ReconstructRequest, reconstruct
@@ -63,7 +62,7 @@ def cached_briefing(
     briefing = build_briefing(services, cwd, exclude_session=session_id or None, budget=budget)
     if cache is not None:
         secure_dir(cache.parent)
-        _prune(cache.parent)
+        prune_older_than(cache.parent, CACHE_DAYS)
         atomic_write(cache, json.dumps(asdict(briefing) if briefing else None))
     return briefing
 
@@ -205,13 +204,3 @@ def _unescape(json_text: str) -> str:
 
 def _when(iso_text: str) -> str:
     return iso_text[:16].replace("T", " ") if iso_text else "?"
-
-
-def _prune(folder: Path) -> None:
-    cutoff = time.time() - CACHE_DAYS * 86_400
-    for path in folder.glob("*.json"):
-        try:
-            if path.stat().st_mtime < cutoff:
-                path.unlink()
-        except OSError:
-            continue

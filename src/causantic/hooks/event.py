@@ -28,6 +28,7 @@ class HookEvent:
     source: str = ""  # SessionStart: startup | resume | clear | compact | fork
     trigger: str = ""  # PreCompact: manual | auto
     reason: str = ""  # SessionEnd
+    prompt: str = ""  # UserPromptSubmit: the submitted text
     parsed: bool = False  # whether stdin held a JSON object at all
 
     def to_json(self) -> str:

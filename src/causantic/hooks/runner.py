@@ -14,9 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from causantic.hooks.event import HookEvent, HookProblem, parse_event, read_stdin
+from causantic.hooks.prompt_memory import user_prompt_submit
 from causantic.hooks.status import log, record
 
-HOOKS = ("session-start", "pre-compact", "session-end")
+HOOKS = ("session-start", "pre-compact", "session-end", "user-prompt-submit")
 WORKER = "ingest-worker"
 MAX_CONTEXT_CHARS = 9_500  # Claude Code moves hook output over 10,000 characters into a file
 
@@ -67,6 +68,7 @@ HANDLERS: dict[str, Callable[[str, HookEvent, float], tuple[str, str | None] | N
     "session-start": session_start,
     "pre-compact": ingest_hook,
     "session-end": ingest_hook,
+    "user-prompt-submit": user_prompt_submit,
 }
 
 

@@ -22,6 +22,18 @@ STATUS_FILE = "hook-status.json"
 LOG_MAX_BYTES = 1_000_000
 
 
+class InjectedMoment(TypedDict):
+    """One past moment the prompt-memory hook added to a prompt, and why."""
+
+    chunkId: str
+    sessionId: str
+    project: str
+    date: str
+    relevance: float  # calibrated, 0..1 (keyword-only scoring)
+    coverage: float  # IDF-weighted share of the prompt's words in the chunk
+    otherProject: bool
+
+
 class HookRun(TypedDict, total=False):
     lastRun: str  # ISO 8601 UTC
     success: bool
@@ -31,6 +43,7 @@ class HookRun(TypedDict, total=False):
     sessionId: str
     error: str
     details: dict[str, int]
+    injected: list[InjectedMoment]
 
 
 def log(message: str, *, error: BaseException | None = None, file: str = "hooks.log") -> None:
@@ -59,6 +72,7 @@ def record(
     session_id: str | None = None,
     error: str | None = None,
     details: dict[str, int] | None = None,
+    injected: list[InjectedMoment] | None = None,
 ) -> None:
     """Save this run as the hook's last run; never raises."""
     run: HookRun = {
@@ -75,6 +89,8 @@ def record(
         run["error"] = error
     if details:
         run["details"] = details
+    if injected is not None:
+        run["injected"] = injected
     try:
         home = secure_dir(causantic_home())
         with file_lock(home / "locks" / "hook-status.lock", timeout=5) as locked:

@@ -4,7 +4,9 @@
   ["-m", "causantic.mcp"], "env": {...}}``;
 - three hooks in user settings, each ``<this python> -m causantic.hooks <name>`` in shell form:
   SessionStart (all sources, timeout 10 s), PreCompact (matcher "", 30 s), SessionEnd (10 s, which
-  also raises Claude Code's shared SessionEnd budget from 1.5 s to 10 s).
+  also raises Claude Code's shared SessionEnd budget from 1.5 s to 10 s);
+- with ``--prompt-memory`` a fourth, UserPromptSubmit (10 s), whose command also sets
+  ``CAUSANTIC_PROMPT_MEMORY_ENABLED=true``: registering it is the opt-in.
 
 The absolute interpreter path pins this install; ``-m`` skips the CLI's imports (faster start).
 ``CAUSANTIC_HOME`` (and ``PYTHONPATH`` when this install is only importable through it, as in a
@@ -34,8 +36,11 @@ HOOKS: dict[str, tuple[str, int, str | None]] = {  # event: (hook name, timeout 
     "PreCompact": ("pre-compact", 30, ""),
     "SessionEnd": ("session-end", 10, None),
 }
+PROMPT_MEMORY_HOOKS: dict[str, tuple[str, int, str | None]] = {"UserPromptSubmit": ("user-prompt-submit", 10, None)}
+PROMPT_MEMORY_ENV = {"CAUSANTIC_PROMPT_MEMORY_ENABLED": "true"}
 _OURS = re.compile(
-    r"(?:-m\s+causantic\.hooks|\bcausantic(?:\.exe)?['\"]?\s+hook)\s+(session-start|pre-compact|session-end)\b"
+    r"(?:-m\s+causantic\.hooks|\bcausantic(?:\.exe)?['\"]?\s+hook)\s+"
+    r"(session-start|pre-compact|session-end|user-prompt-submit)\b"
 )
 
 
@@ -54,11 +59,15 @@ class Launcher:
             "env": dict(self.env),
         }
 
-    def hook_command(self, hook: str) -> str:
-        prefix = "".join(f"{k}={shlex.quote(v)} " for k, v in sorted(self.env.items()))
+    def hook_command(self, hook: str, extra_env: dict[str, str] | None = None) -> str:
+        env = {**self.env, **(extra_env or {})}
+        prefix = "".join(f"{k}={shlex.quote(v)} " for k, v in sorted(env.items()))
         return f"{prefix}{shlex.quote(self.python)} -m causantic.hooks {hook}"
 
     def hook_handler(self, event: str) -> dict[str, Any]:
+        if event in PROMPT_MEMORY_HOOKS:
+            hook, timeout, _ = PROMPT_MEMORY_HOOKS[event]
+            return {"type": "command", "command": self.hook_command(hook, PROMPT_MEMORY_ENV), "timeout": timeout}
         hook, timeout, _ = HOOKS[event]
         return {"type": "command", "command": self.hook_command(hook), "timeout": timeout}
 
@@ -83,8 +92,10 @@ def hook_of(handler: Any) -> str | None:
     return match.group(1) if match else None
 
 
-def add_hooks(settings: dict[str, Any], launcher: Launcher) -> tuple[dict[str, Any], list[str]]:
-    """Settings with our three hooks merged in (others untouched); and the events that changed."""
+def add_hooks(settings: dict[str, Any], launcher: Launcher, *, prompt_memory: bool = False
+              ) -> tuple[dict[str, Any], list[str]]:
+    """Settings with our three hooks (four with ``prompt_memory``) merged in, others untouched; and the
+    events that changed. Without ``prompt_memory`` a prompt-memory hook already there stays as it is."""
     out = copy.deepcopy(settings)
     hooks = out.setdefault("hooks", {})
     if not isinstance(hooks, dict):
@@ -92,7 +103,7 @@ def add_hooks(settings: dict[str, Any], launcher: Launcher) -> tuple[dict[str, A
             "settings.json: 'hooks' is not a JSON object; fix it by hand and run init again."
         )
     changed = []
-    for event, (hook, _, matcher) in HOOKS.items():
+    for event, (hook, _, matcher) in {**HOOKS, **(PROMPT_MEMORY_HOOKS if prompt_memory else {})}.items():
         wanted = launcher.hook_handler(event)
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):

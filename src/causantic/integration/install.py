@@ -57,7 +57,7 @@ def load_manifest(path: Path | None = None) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def install(paths: ClaudePaths, launcher: Launcher) -> Report:
+def install(paths: ClaudePaths, launcher: Launcher, *, prompt_memory: bool = False) -> Report:
     report = Report()
     manifest = load_manifest()
     if manifest.get("settings", {}).get("path") not in (None, str(paths.settings)):
@@ -65,7 +65,7 @@ def install(paths: ClaudePaths, launcher: Launcher) -> Report:
 
     settings, claude = read_json(paths.settings), read_json(paths.claude_json)  # both readable, or no change
     before = settings.data or {}
-    after, events = add_hooks(before, launcher)
+    after, events = add_hooks(before, launcher, prompt_memory=prompt_memory)
     old = manifest.get("settings", {})
     record = {
         "path": str(paths.settings),

@@ -102,6 +102,16 @@ class ForgetOutput(BaseModel):
     preview: list[ForgetPreview]
 
 
+class InjectedMomentInfo(BaseModel):
+    chunk_id: str
+    session_id: str
+    project: str
+    date: str
+    relevance: float
+    coverage: float
+    other_project: bool = False
+
+
 class HookRunInfo(BaseModel):
     last_run: str
     success: bool
@@ -111,6 +121,9 @@ class HookRunInfo(BaseModel):
     session_id: str | None = None
     error: str | None = None
     details: dict[str, int] = Field(default_factory=dict)
+    injected: list[InjectedMomentInfo] = Field(
+        default_factory=list, description="user-prompt-submit: the past moments added to the last prompt, and why."
+    )
 
 
 class HookStatusOutput(BaseModel):

@@ -29,6 +29,7 @@ from causantic.mcp.models import (
     ForgetPreview,
     HookRunInfo,
     HookStatusOutput,
+    InjectedMomentInfo,
     ProjectInfo,
     ProjectsOutput,
     ReconstructOutput,
@@ -486,7 +487,8 @@ def forget(
 
 
 def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOutput]:
-    """When each Causantic hook (session-start, pre-compact, session-end) last ran, and how it went.
+    """When each Causantic hook (session-start, pre-compact, session-end, user-prompt-submit) last ran, and how
+    it went; for user-prompt-submit, which past moments it added to the last prompt and their scores.
 
     Use when memory seems stale or a briefing is missing, to see whether ingestion is working.
     """
@@ -500,6 +502,10 @@ def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOutput]:
             session_id=r.get("sessionId"),
             error=r.get("error"),
             details=r.get("details", {}),
+            injected=[InjectedMomentInfo(chunk_id=m["chunkId"], session_id=m["sessionId"], project=m["project"],
+                                         date=m["date"], relevance=m["relevance"], coverage=m["coverage"],
+                                         other_project=m.get("otherProject", False))
+                      for m in r.get("injected", [])],
         )
         for name, r in sorted(read_status().items())
     }
@@ -514,6 +520,9 @@ def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOutput]:
         line += f", session {run.session_id[:8]}" if run.session_id else ""
         line += f" — {run.error or run.outcome}" if (run.error or run.outcome) else ""
         lines.append(line)
+        lines += [f"  added: {m.project} session {m.session_id[:8]} ({m.date[:10]}), relevance "
+                  f"{round(m.relevance * 100)}%, prompt words covered {round(m.coverage * 100)}%"
+                  for m in run.injected]
     return _result("\n".join(lines), HookStatusOutput(hooks=runs))
 
 

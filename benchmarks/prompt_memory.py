@@ -1,0 +1,207 @@
+"""Prompt memory: is what the user-prompt-submit hook adds relevant, is it quiet otherwise, and fast?
+
+Usage::
+
+    python benchmarks/prompt_memory.py [--work DIR] [--json OUT] [--runs N] [--set key=value ...]
+
+The prompts and stores are those of ``benchmarks/relevance_floor.py`` (imported, not copied): the
+coding development queries against the coding store, the LoCoMo development questions against their
+conversation (answerable), and at least 200 prompts with no answer in memory (gibberish, other walks
+of life, projects never ingested), each asked of the coding store and of one LoCoMo conversation.
+The stores are built keyword-only (no vectors): the hook never uses them.
+
+- **precision**: share of the answerable prompts given an injection whose injection holds a relevant
+  moment (coding: a session that made the commit; LoCoMo: a chunk holding an evidence turn);
+  **precision_session** counts a LoCoMo moment as relevant when its session holds an evidence turn
+  (what ``reconstruct`` of the named session would show);
+- **inject_rate**: share of answerable prompts given an injection;
+- **false_inject_rate**: share of the unanswerable prompts given any injection;
+- **mean_tokens**: mean approximate tokens added per answerable prompt (0 when nothing is added);
+- **p95_ms**: spawn-to-answer of the real hook (``python -m causantic.hooks user-prompt-submit`` with
+  hook JSON on stdin) on the coding store, beside **baseline_p95_ms**, a bare ``python -c pass``
+  start, the two interleaved in the same run.
+
+The selection runs in-process through the hook's own functions (``prompt_moments`` and ``render``) at
+each bar of a sweep, so the table shows what a stricter or looser ``promptMemory.bar`` would give.
+Goals: precision ≥ 80%, false injections ≤ 5%, p95 ≤ 150 ms on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from coding import CORPUS  # noqa: E402
+from relevance_floor import LOCOMO, Trial, trials  # noqa: E402
+
+SWEEP = (0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98)
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+@dataclass(slots=True)
+class Outcome:
+    trial: Trial
+    moments: list[tuple[float, bool, bool, bool]]  # (relevance, relevant, other project, session relevant)
+    tokens: dict[float, int]  # bar -> approximate tokens added at that bar
+
+
+def store_config(work: Path, store: str, overrides: dict[str, str]) -> Any:
+    from causantic.config import load_config
+
+    home = work / store
+    return load_config().with_overrides({"storage.dbPath": str(home / "memory.db"),
+                                         "storage.vectorPath": str(home / "vectors"), **overrides})
+
+
+def main_project(services: Any) -> str:
+    from causantic.retrieval.listing import list_projects
+
+    return max(list_projects(services.store), key=lambda p: p.chunks).path
+
+
+def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) -> tuple[list[Outcome], dict[str, str]]:
+    """Each prompt's moments at the loosest bar of the sweep (the stricter bars keep a prefix of them)."""
+    from causantic.hooks.prompt_memory import render
+    from causantic.retrieval.moments import MomentsRequest, prompt_moments
+    from causantic.services import open_services
+
+    out: list[Outcome] = []
+    cwds: dict[str, str] = {}
+    by_store: dict[str, list[Trial]] = {}
+    for t in all_trials:
+        by_store.setdefault(t.store, []).append(t)
+    low = min(SWEEP)
+    for store, group in by_store.items():
+        config = store_config(work, store, overrides)
+        pm = config.prompt_memory
+        with open_services(config) as services:
+            cwds[store] = cwd = main_project(services)
+            for t in group:
+                found = prompt_moments(services.store, config.relevance, MomentsRequest(
+                    t.query, cwd, low, max(low, pm.cross_project_bar), 10, pm.min_terms))
+                moments = [(m.relevance, t.is_relevant(m.chunk), m.other_project,
+                            session_relevant(services.store, t, m.chunk.session_id)) for m in found.moments]
+                tokens = {}
+                for bar in (*SWEEP, pm.bar):
+                    kept = [m for m in found.moments if m.relevance >= (pm.cross_project_bar if m.other_project
+                                                                          else bar)][: pm.max_moments]
+                    tokens[bar] = round(len(render(kept, pm)) / 3.5) if kept else 0
+                out.append(Outcome(t, moments, tokens))
+    return out, cwds
+
+
+def session_relevant(store: Any, trial: Trial, session_id: str) -> bool:
+    chunks = store.get_chunks(store.session_chunk_ids(session_id))
+    return any(trial.is_relevant(c) for c in chunks.values())
+
+
+def rates(outcomes: Sequence[Outcome], bar: float, cross_bar: float, most: int) -> dict[str, float]:
+    def kept(o: Outcome) -> list[tuple[float, bool, bool, bool]]:
+        return [m for m in o.moments if m[0] >= (cross_bar if m[2] else bar)][:most]
+
+    answerable = [o for o in outcomes if o.trial.answerable]
+    unanswerable = [o for o in outcomes if not o.trial.answerable]
+    injected = [o for o in answerable if kept(o)]
+    right = sum(1 for o in injected if any(m[1] for m in kept(o)))
+    right_session = sum(1 for o in injected if any(m[3] for m in kept(o)))
+    false = sum(1 for o in unanswerable if kept(o))
+    return {"precision": round(100 * right / max(len(injected), 1), 2),
+            "precision_session": round(100 * right_session / max(len(injected), 1), 2),
+            "inject_rate": round(100 * len(injected) / max(len(answerable), 1), 2),
+            "false_inject_rate": round(100 * false / max(len(unanswerable), 1), 2),
+            "mean_tokens": round(statistics.fmean(o.tokens[bar] for o in answerable), 1) if answerable else 0.0}
+
+
+def latency(work: Path, store: str, cwd: str, prompts: Sequence[str], runs: int, overrides: dict[str, str]
+            ) -> tuple[float, float, int]:
+    """p95 ms of the real hook and of a bare Python start, interleaved; and how many hook runs printed."""
+    env = dict(os.environ, CAUSANTIC_HOME=str(work / store), CAUSANTIC_PROMPT_MEMORY_ENABLED="true",
+               PYTHONPATH=os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH", "")) if p))
+    for key, value in overrides.items():
+        section, _, name = key.partition(".")
+        env["CAUSANTIC_" + "".join("_" + c if c.isupper() else c for c in section).upper() + "_"
+            + "".join("_" + c if c.isupper() else c for c in name).upper()] = value
+    hook_ms, base_ms, printed = [], [], 0
+    for i in range(runs):
+        payload = json.dumps({"session_id": f"bench-{os.getpid()}-{i}", "cwd": cwd, "hook_event_name":
+                              "UserPromptSubmit", "prompt": prompts[i % len(prompts)]})
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+        base_ms.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "causantic.hooks", "user-prompt-submit"], input=payload,
+                              env=env, capture_output=True, text=True, check=True)
+        hook_ms.append((time.perf_counter() - started) * 1000)
+        printed += bool(done.stdout.strip())
+    return p95(hook_ms), p95(base_ms), printed
+
+
+def p95(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 1)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", type=Path, help="keep (or reuse) the stores in this folder")
+    parser.add_argument("--json", dest="json_out", type=Path)
+    parser.add_argument("--runs", type=int, default=60, help="hook and baseline starts for the latency")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    args = parser.parse_args()
+    if not LOCOMO.is_file() or not CORPUS.is_dir():
+        print("Needs ../shared beside the repository.", file=sys.stderr)
+        return 2
+    overrides = dict(item.split("=", 1) for item in args.set)
+
+    def log(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    os.environ["CAUSANTIC_EMBEDDING_EAGER"] = "false"  # the hook is keyword-only: the stores need no vectors
+    work = args.work or Path(tempfile.mkdtemp(prefix="causantic-prompt-memory-"))
+    all_trials = trials(work, log)
+    outcomes, cwds = observe(work, all_trials, overrides)
+    pm = store_config(work, "coding", overrides).prompt_memory
+    print(f"{'bar':>5} {'precision %':>12} {'by session %':>13} {'inject %':>9} {'false inject %':>15}"
+          f" {'mean tokens':>12}")
+    for bar in sorted({*SWEEP, pm.bar}):
+        r = rates(outcomes, bar, pm.cross_project_bar, pm.max_moments)
+        mark = "  <- configured" if bar == pm.bar else ""
+        print(f"{bar:5.2f} {r['precision']:12.1f} {r['precision_session']:13.1f} {r['inject_rate']:9.1f}"
+              f" {r['false_inject_rate']:15.1f}"
+              f" {r['mean_tokens']:12.1f}{mark}")
+    for name, keep in (("coding", lambda o: o.trial.store == "coding"),
+                       ("LoCoMo", lambda o: o.trial.store != "coding")):
+        part = rates([o for o in outcomes if keep(o)], pm.bar, pm.cross_project_bar, pm.max_moments)
+        print(f"  {name} at the configured bar: precision {part['precision']}% (by session "
+              f"{part['precision_session']}%), inject {part['inject_rate']}%, "
+              f"false inject {part['false_inject_rate']}%")
+    prompts = [t.query for t in all_trials if t.store == "coding"]
+    hook_p95, base_p95, printed = latency(work, "coding", cwds["coding"], prompts[:: max(1, len(prompts) // 60)],
+                                          args.runs, overrides)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"latency over {args.runs} starts (load {load:.2f}): hook p95 {hook_p95} ms, bare python p95 {base_p95} ms "
+          f"(ratio {hook_p95 / base_p95:.2f}); {printed} of {args.runs} runs added context")
+    result = rates(outcomes, pm.bar, pm.cross_project_bar, pm.max_moments) | {
+        "p95_ms": hook_p95, "baseline_p95_ms": base_p95, "bar": pm.bar,
+        "n_answerable": sum(1 for o in outcomes if o.trial.answerable),
+        "n_unanswerable": sum(1 for o in outcomes if not o.trial.answerable), "load": round(load, 2)}
+    print(json.dumps(result))
+    if args.json_out:
+        args.json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,135 @@
+"""The user-prompt-submit hook: relevant past work added to a prompt, only when it is relevant.
+
+Opt-in (``promptMemory.enabled``; ``causantic init --prompt-memory`` registers the hook with it on).
+For each prompt, :func:`causantic.retrieval.moments.prompt_moments` picks at most
+``promptMemory.maxMoments`` past moments that clear ``promptMemory.bar`` (other projects:
+``crossProjectBar``), keyword-only so neither the embedding model nor the vector index loads while
+Claude Code waits. The hook prints ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+"additionalContext": …}}`` within ``promptMemory.maxTokens``, or nothing at all.
+
+A small owner-only record per session (``<home>/hooks/prompt-memory/<session>.json``, pruned after
+``promptMemory.keepDays``) lists the chunks already given, so no memory is added twice in a session.
+What was added and why (relevance, word coverage) goes to ``hook-status.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from causantic.config import PromptMemoryConfig
+from causantic.files import atomic_write, prune_older_than, secure_dir
+from causantic.hooks.event import HookEvent
+from causantic.hooks.status import InjectedMoment, record
+
+if TYPE_CHECKING:  # the search stack loads only once the hook is on and memory exists
+    from causantic.retrieval.moments import Moment
+
+HOOK = "user-prompt-submit"
+_SAFE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+HEADER = "Causantic memory: earlier sessions that match this prompt (keyword match; may be useful context)."
+FOOTER = ("More: the causantic MCP tools recall (how and why it was done, by question) and reconstruct "
+          "(a session's timeline, by session_id).")
+CHARS_PER_TOKEN = 3.5  # the product's approximate token (ingest.chunker.approx_tokens)
+
+
+def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
+    from causantic.config import causantic_home, db_path, load_config
+
+    folder = Path(event.working_dir)
+    config = load_config(cwd=folder if folder.is_dir() else None)
+    settings = config.prompt_memory
+    if not settings.enabled:
+        return _done(started, event, "off (promptMemory.enabled is false)")
+    if not event.prompt.strip():
+        return _done(started, event, "empty prompt")
+    if not db_path(config).exists():
+        return _done(started, event, "no memory yet (nothing ingested)")
+    from causantic.retrieval.moments import MomentsRequest, prompt_moments
+    from causantic.services import open_services
+
+    given_file = _given_file(causantic_home(), event.session_id)
+    given = _read_given(given_file)
+    with open_services(config) as services:
+        found = prompt_moments(services.store, config.relevance, MomentsRequest(
+            event.prompt, event.working_dir, settings.bar, settings.cross_project_bar, settings.max_moments,
+            settings.min_terms, exclude_session=event.session_id, exclude_chunks=given))
+    if not found.moments:
+        return _done(started, event, found.reason, found.project)
+    text = render(found.moments, settings)
+    sys.stdout.write(json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                                        "additionalContext": text}}) + "\n")
+    sys.stdout.flush()
+    if given_file is not None:
+        _save_given(given_file, [*given, *(m.chunk.id for m in found.moments)], settings.keep_days)
+    injected = [InjectedMoment(chunkId=m.chunk.id, sessionId=m.chunk.session_id, project=m.chunk.project,
+                               date=m.chunk.start_time, relevance=round(m.relevance, 3),
+                               coverage=round(m.coverage, 3), otherProject=m.other_project)
+                for m in found.moments]
+    return _done(started, event, f"added {len(found.moments)} past moment(s), {len(text)} characters: "
+                 f"{found.reason}", found.project, injected)
+
+
+def render(moments: list[Moment], settings: PromptMemoryConfig) -> str:
+    """The block Claude reads: a header, one entry per moment (date, project, session, relevance and
+    an excerpt of what was said), the pointer to the tools; within ``settings.max_tokens``."""
+    budget_chars = int(settings.max_tokens * CHARS_PER_TOKEN)
+    fixed = len(HEADER) + len(FOOTER) + 2
+    entries = []
+    for i, m in enumerate(moments, 1):
+        c = m.chunk
+        head = (f"{i}. {c.start_time[:16].replace('T', ' ')} UTC · project {c.project} · session "
+                f"{c.session_id[:8]} · relevance {round(m.relevance * 100)}%")
+        entries.append((head, excerpt(c.content)))
+    room = (budget_chars - fixed - sum(len(h) + 5 for h, _ in entries)) // max(len(entries), 1)
+    lines = [HEADER]
+    for head, text in entries:
+        lines.append(head)
+        if room >= 40:
+            lines.append("   " + (text if len(text) <= room else text[: room - 1].rstrip() + "…"))
+    lines.append(FOOTER)
+    return "\n".join(lines)
+
+
+def excerpt(content: str) -> str:
+    """What was asked and answered in a chunk, flattened: 'User: … / Assistant: …'. Harness text in
+    prompts (IDE wrappers, reminders) goes; tool calls and results are left out (long, and little
+    use out of context) unless the chunk holds nothing else."""
+    from causantic.hooks.briefing import sections
+    from causantic.transcripts._system_text import prompt_text_of
+
+    parts = sections(content)
+    said = [(role, prompt_text_of(text) if role == "User" else text) for role, text in parts
+            if role in ("User", "Assistant")]
+    said = [(role, text) for role, text in said if text.strip()]
+    if said:
+        return " / ".join(f"{role}: {' '.join(text.split())}" for role, text in said)
+    return " ".join(parts[0][1].split())
+
+
+def _done(started: float, event: HookEvent, outcome: str, project: str | None = None,
+          injected: list[InjectedMoment] | None = None) -> None:
+    record(HOOK, success=True, started=started, outcome=outcome, project=project, session_id=event.session_id,
+           injected=injected)
+
+
+def _given_file(home: Path, session_id: str) -> Path | None:
+    return home / "hooks" / "prompt-memory" / f"{session_id}.json" if _SAFE_ID.fullmatch(session_id) else None
+
+
+def _read_given(path: Path | None) -> list[str]:
+    if path is None:
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [str(x) for x in data] if isinstance(data, list) else []
+
+
+def _save_given(path: Path, chunk_ids: list[str], keep_days: float) -> None:
+    prune_older_than(secure_dir(path.parent), keep_days)
+    atomic_write(path, json.dumps(list(dict.fromkeys(chunk_ids))))
