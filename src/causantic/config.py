@@ -195,19 +195,23 @@ def vector_path(config: Config) -> Path:
     return causantic_home() / "vectors"
 
 
-def load_config(cwd: Path | None = None, environ: dict[str, str] | None = None) -> Config:
-    """Merge defaults, the user file, the project file and the environment; validate the result."""
+def load_config(cwd: Path | None = None, environ: dict[str, str] | None = None,
+                sources: dict[str, str] | None = None) -> Config:
+    """Merge defaults, the user file, the project file and the environment; validate the result.
+
+    ``sources``, when given, receives the source that set each key not left at its default.
+    """
     env = os.environ if environ is None else environ
     data: dict[str, Any] = Config().model_dump(by_alias=True)
     for path in (causantic_home() / "config.json", (cwd or Path.cwd()) / "causantic.config.json"):
         if path.is_file():
-            _merge(data, _read_json(path), str(path))
+            _merge(data, _read_json(path), str(path), sources)
     for name, raw in env.items():
         if not name.startswith("CAUSANTIC_") or name == "CAUSANTIC_HOME":
             continue
         key = _env_key(name)
         if key is not None:
-            _set_dotted(data, key, _parse_env_value(raw), f"environment variable {name}")
+            _set_dotted(data, key, _parse_env_value(raw), f"environment variable {name}", sources)
     return _validate(data, "configuration")
 
 
@@ -232,17 +236,18 @@ def _read_json(path: Path) -> dict[str, Any]:
     return value
 
 
-def _merge(into: dict[str, Any], new: dict[str, Any], source: str) -> None:
+def _merge(into: dict[str, Any], new: dict[str, Any], source: str, sources: dict[str, str] | None = None) -> None:
     for section, values in new.items():
         if section not in into:
             raise ConfigError(f"{source}: unknown section {section!r}; known: {', '.join(sorted(into))}.")
         if not isinstance(values, dict):
             raise ConfigError(f"{source}: section {section!r} must be an object.")
         for key, value in values.items():
-            _set_dotted(into, f"{section}.{key}", value, source)
+            _set_dotted(into, f"{section}.{key}", value, source, sources)
 
 
-def _set_dotted(data: dict[str, Any], dotted: str, value: Any, source: str) -> None:
+def _set_dotted(data: dict[str, Any], dotted: str, value: Any, source: str,
+                sources: dict[str, str] | None = None) -> None:
     section, _, key = dotted.partition(".")
     if section not in data or not isinstance(data[section], dict):
         raise ConfigError(f"{source}: unknown section {section!r} in key {dotted!r}.")
@@ -250,6 +255,8 @@ def _set_dotted(data: dict[str, Any], dotted: str, value: Any, source: str) -> N
         known = ", ".join(sorted(data[section]))
         raise ConfigError(f"{source}: unknown key {dotted!r}; {section} has: {known}.")
     data[section][key] = value
+    if sources is not None:
+        sources[dotted] = source
 
 
 def _env_key(name: str) -> str | None:

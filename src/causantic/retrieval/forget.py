@@ -27,6 +27,9 @@ class ForgetRequest:
     query: str | None = None
     threshold: float = 0.6
     dry_run: bool = True
+    # When set, a real run deletes only matches among these ids: what a preview listed, so memory
+    # ingested between the preview and the confirmation is never deleted unseen.
+    only_ids: frozenset[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +68,8 @@ def forget(store: MemoryStore, vectors: VectorIndex, embed_query: object, reques
         hits = vectors.search(vector, limit=max(vectors.count(), 1), project_ids=[project.id])
         similarity = {h.chunk_id: h.similarity for h in hits if h.similarity >= request.threshold}
         matches = sorted((c for c in matches if c.id in similarity), key=lambda c: -similarity[c.id])
+    if request.only_ids is not None:
+        matches = [c for c in matches if c.id in request.only_ids]
     preview = tuple((c, similarity.get(c.id)) for c in matches[:preview_size])
     if request.dry_run or not matches:
         return ForgetResult(project.name, request.dry_run, len(matches), preview, 0)

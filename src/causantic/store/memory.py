@@ -504,6 +504,45 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
                 return []
             raise
 
+    # ---- browsing (the dashboard) ---------------------------------------------------------
+
+    def session_edges(self, session_id: str) -> list[EdgeRecord]:
+        """Every edge with an end in the session (so also the cross-session edges in and out)."""
+        rows = self.conn.execute(
+            "SELECT source_chunk_id, target_chunk_id, reference_type, initial_weight FROM edges"
+            " WHERE source_chunk_id IN (SELECT id FROM chunks WHERE session_id = ?)"
+            " OR target_chunk_id IN (SELECT id FROM chunks WHERE session_id = ?) ORDER BY id",
+            (session_id, session_id))
+        return [EdgeRecord(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def opening_prompts(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """Per session, the text of its main agent's first chunk that opens with a user prompt."""
+        out: dict[str, str] = {}
+        for batch in _batches(session_ids):
+            marks = ",".join("?" * len(batch))
+            out.update(self.conn.execute(
+                "SELECT session_id, content FROM (SELECT session_id, content, ROW_NUMBER() OVER"
+                " (PARTITION BY session_id ORDER BY start_time, turn_index, part) AS rank FROM chunks"
+                f" WHERE session_id IN ({marks}) AND agent = 'main' AND content LIKE '[User]%')"
+                " WHERE rank = 1", batch).fetchall())
+        return out
+
+    def agent_spawns(self, session_ids: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(session id, spawning agent, spawned agent) from brief and team-spawn edges."""
+        out: list[tuple[str, str, str]] = []
+        for batch in _batches(session_ids):
+            marks = ",".join("?" * len(batch))
+            out.extend((r[0], r[1], r[2]) for r in self.conn.execute(
+                "SELECT DISTINCT s.session_id, s.agent, t.agent FROM edges e"
+                " JOIN chunks s ON s.id = e.source_chunk_id JOIN chunks t ON t.id = e.target_chunk_id"
+                f" WHERE e.reference_type IN ('brief', 'team-spawn') AND s.session_id IN ({marks})"
+                " AND s.agent != t.agent", batch))
+        return out
+
+    def last_ingested_at(self) -> str | None:
+        """When a transcript file was last read into memory (None before the first ingest)."""
+        return self.conn.execute("SELECT MAX(ingested_at) FROM files").fetchone()[0]
+
     def counts(self) -> dict[str, object]:
         one = self.conn.execute
         by_type = dict(one("SELECT reference_type, COUNT(*) FROM edges GROUP BY reference_type").fetchall())
