@@ -6,6 +6,7 @@ import click
 
 from causantic import __version__
 from causantic.cli import (
+    dashboard_commands,
     episodic_commands,
     hook_commands,
     index_commands,
@@ -31,7 +32,7 @@ def cli() -> None:
 
 
 for module in (ingest_commands, memory_commands, search_commands, episodic_commands, index_commands,
-               serve_commands, hook_commands, setup_commands, topic_commands):
+               serve_commands, hook_commands, setup_commands, topic_commands, dashboard_commands):
     for command in module.COMMANDS:
         cli.add_command(command)
 

@@ -12,9 +12,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from causantic.errors import CausanticError
-from causantic.retrieval.listing import SessionSummary, list_sessions
+from causantic.retrieval.listing import (
+    ProjectSummary,
+    SessionSummary,
+    TopicSummary,
+    list_projects,
+    list_sessions,
+    list_topics,
+    stats,
+)
 from causantic.store.memory import MemoryStore
 from causantic.store.records import EdgeRecord, Project, StoredChunk
+from causantic.store.vectors import VectorIndex
 
 TITLE_MAX_CHARS = 140
 MAIN = "main"
@@ -180,3 +189,33 @@ def _would_cycle(agent: str, parent: str, started_at: dict[str, str], chunks: di
         seen.add(parent)
         parent = chunks[started_at[parent]].agent
     return parent in seen
+
+
+@dataclass(frozen=True, slots=True)
+class Overview:
+    counts: dict[str, object]  # as :func:`causantic.retrieval.listing.stats`
+    vectors: int
+    vector_bytes: int
+    without_vectors: int  # chunks the active model has not embedded
+    last_ingest: str | None
+    newest_chunk: str | None
+    projects: list[ProjectSummary]
+
+
+def overview(store: MemoryStore, vectors: VectorIndex) -> Overview:
+    """What memory holds and how fresh it is."""
+    projects = list_projects(store)
+    return Overview(stats(store), vectors.count(), vectors.size_bytes(),
+                    store.count_chunks_needing_vectors(vectors.model_id), store.last_ingested_at(),
+                    max((p.last_seen for p in projects if p.last_seen), default=None), projects)
+
+
+def topic_members(store: MemoryStore, model: str, topic_id: int, *, limit: int = 50
+                  ) -> tuple[TopicSummary, list[StoredChunk]]:
+    """A topic and its chunks nearest its centroid first."""
+    topic = next((t for t in list_topics(store, model) if t.id == topic_id), None)
+    if topic is None:
+        raise CausanticError(f"No topic {topic_id} (topics change when memory is reclustered).")
+    ids = [chunk_id for chunk_id, _ in store.cluster_siblings(topic_id, limit=limit)]
+    chunks = store.get_chunks(ids)
+    return topic, [chunks[i] for i in ids if i in chunks]

@@ -24,6 +24,7 @@ _SEED = 15
 @dataclass(frozen=True, slots=True)
 class MapPoint:
     chunk_id: str
+    session_id: str
     topic_id: int
     x: float
     y: float
@@ -64,7 +65,8 @@ def _compute(store: MemoryStore, vectors: VectorIndex, key: str, labels: dict[in
     if len(pairs) > SAMPLE_SIZE:
         pairs = sorted(random.Random(_SEED).sample(pairs, SAMPLE_SIZE))
     found = vectors.vectors([chunk_id for chunk_id, _ in pairs])
-    pairs = [(chunk_id, topic) for chunk_id, topic in pairs if chunk_id in found]
+    sessions = {c.id: c.session_id for c in store.get_chunks([chunk_id for chunk_id, _ in pairs]).values()}
+    pairs = [(chunk_id, topic) for chunk_id, topic in pairs if chunk_id in found and chunk_id in sessions]
     if len(pairs) < 3:
         return TopicMap(key, [], [])
     import numpy as np
@@ -74,7 +76,7 @@ def _compute(store: MemoryStore, vectors: VectorIndex, key: str, labels: dict[in
     xy = PCA(n_components=2, random_state=_SEED).fit_transform(matrix)
     low, high = xy.min(axis=0), xy.max(axis=0)
     xy = (xy - low) / np.where(high > low, high - low, 1.0)
-    points = [MapPoint(chunk_id, topic, round(float(x), 4), round(float(y), 4))
+    points = [MapPoint(chunk_id, sessions[chunk_id], topic, round(float(x), 4), round(float(y), 4))
               for (chunk_id, topic), (x, y) in zip(pairs, xy, strict=True)]
     topics = []
     for topic, label in labels.items():

@@ -516,15 +516,16 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         return [EdgeRecord(r[0], r[1], r[2], r[3]) for r in rows]
 
     def opening_prompts(self, session_ids: Sequence[str]) -> dict[str, str]:
-        """Per session, the text of its main agent's first chunk that opens with a user prompt."""
+        """Per session, the text of its first chunk that opens with a user prompt (the main agent's
+        first, another agent's when the main agent has none)."""
         out: dict[str, str] = {}
         for batch in _batches(session_ids):
             marks = ",".join("?" * len(batch))
             out.update(self.conn.execute(
                 "SELECT session_id, content FROM (SELECT session_id, content, ROW_NUMBER() OVER"
-                " (PARTITION BY session_id ORDER BY start_time, turn_index, part) AS rank FROM chunks"
-                f" WHERE session_id IN ({marks}) AND agent = 'main' AND content LIKE '[User]%')"
-                " WHERE rank = 1", batch).fetchall())
+                " (PARTITION BY session_id ORDER BY agent != 'main', start_time, turn_index, part) AS rank"
+                f" FROM chunks WHERE session_id IN ({marks}) AND content LIKE '[User]%') WHERE rank = 1",
+                batch).fetchall())
         return out
 
     def agent_spawns(self, session_ids: Sequence[str]) -> list[tuple[str, str, str]]:
