@@ -102,7 +102,7 @@ def test_pages_carry_a_strict_content_security_policy(empty_dashboard: Dashboard
     assert "script-src 'self'" in headers["content-security-policy"]
     assert "frame-ancestors 'none'" in headers["content-security-policy"]
     assert headers["x-content-type-options"] == "nosniff"
-    assert headers["referrer-policy"] == "no-referrer"
+    assert headers["referrer-policy"] == "same-origin"
     status, headers, css = _request(empty_dashboard, "GET", "/static/style.css")
     assert status == 200 and headers["content-type"].startswith("text/css") and ":root" in css
 

@@ -13,7 +13,7 @@ it comes from the dashboard's own pages:
   (field ``csrf``); pages put it in every form.
 
 Responses carry a strict Content-Security-Policy (our own scripts and styles only), no caching of
-pages, and no Referer. This module is pure ASGI; it knows nothing of the pages behind it.
+pages, and no Referer to other sites. This module is pure ASGI; it knows nothing of the pages behind it.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ HEADERS = [
      b" form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    # same-origin, not no-referrer: with no-referrer a browser sends "Origin: null" on our own forms.
+    (b"referrer-policy", b"same-origin"),
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-resource-policy", b"same-origin"),
 ]
