@@ -157,7 +157,7 @@ def _templates(secrets: Secrets) -> Environment:
     env.globals.update(csrf=secrets.csrf, nav=NAV, version=__version__, qs=_qs)
     env.filters.update(short_time=text.short_time, ago=text.ago, size=text.size, percent=text.percent,
                        sections=text.sections, highlight=text.highlight, terms=text.query_terms,
-                       commands=text.commands)
+                       commands=text.commands, gist=text.gist)
     return env
 
 

@@ -111,3 +111,14 @@ _BACKTICKED = re.compile(r"`([^`\n]+)`")
 def commands(message: str) -> Markup:
     """A message with its `backticked` commands as <code>, everything escaped."""
     return Markup(_BACKTICKED.sub(lambda m: f"<code>{m.group(1)}</code>", str(escape(message))))
+
+
+def gist(content: str, limit: int = 140) -> str:
+    """One line saying what a chunk holds: its first section's kind and first words."""
+    for section in sections(content):
+        if section.first_line:
+            label = {"user": "User", "assistant": "Assistant", "tool": section.label,
+                     "result": f"{section.label} result"}.get(section.kind, "")
+            line = f"{label}: {section.first_line}" if label else section.first_line
+            return line if len(line) <= limit else line[: limit - 1] + "…"
+    return ""
