@@ -10,6 +10,7 @@ table, so no request path ever reaches the filesystem (and there is no directory
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractContextManager, asynccontextmanager
 from importlib import resources
@@ -57,16 +58,23 @@ def create_app(secrets: Secrets, opener: Opener = open_services) -> ASGIApp:
         async def handler(request: Request) -> Response:
             def run() -> Response:
                 with lock:
+                    started = time.perf_counter()
                     try:
                         context = build(held["services"])
-                        status = 200
                     except SessionNotFound as exc:
                         return _render(templates, "error.html", request, name, {"message": str(exc)}, 404)
                     except CausanticError as exc:
                         return _render(templates, "error.html", request, name, {"message": str(exc)}, 400)
+                    gathered = time.perf_counter()
                     partial = request.headers.get("x-partial")
                     chosen = f"_{template}" if partial == "results" and template == "search.html" else template
-                    return _render(templates, chosen, request, name, context, status)
+                    response = _render(templates, chosen, request, name, context, 200)
+                    # Server-Timing: what the page cost on the server, split into the service calls
+                    # and the rendering (browsers show it; benchmarks/dashboard.py reads it).
+                    response.headers["server-timing"] = (
+                        f"data;dur={(gathered - started) * 1e3:.2f}, "
+                        f"render;dur={(time.perf_counter() - gathered) * 1e3:.2f}")
+                    return response
             return await run_in_threadpool(run)
         return handler
 
