@@ -32,7 +32,7 @@ SEARCH_KINDS = ("search", "recall", "predict")
 
 
 @dataclass(frozen=True, slots=True)
-class Warning_:
+class Health:
     level: str  # "error" or "warn"
     text: str
 
@@ -56,29 +56,29 @@ def hook_status() -> list[dict[str, Any]]:
     return sorted(runs, key=lambda r: str(r.get("lastRun", "")), reverse=True)
 
 
-def _warnings(services: Services, view: browse.Overview, hooks: list[dict[str, Any]]) -> list[Warning_]:
+def _warnings(services: Services, view: browse.Overview, hooks: list[dict[str, Any]]) -> list[Health]:
     from causantic.embedding import is_available
 
-    out: list[Warning_] = []
+    out: list[Health] = []
     if not view.counts["chunks"]:
-        out.append(Warning_("warn", "Memory is empty: run `causantic batch-ingest` to read your sessions."))
+        out.append(Health("warn", "Memory is empty: run `causantic batch-ingest` to read your sessions."))
     model = services.config.embedding.model
     if not is_available(model):
-        out.append(Warning_("error", f"The embedding model {model} is not on this machine: search runs "
+        out.append(Health("error", f"The embedding model {model} is not on this machine: search runs "
                                      "keyword-only (see `causantic models`)."))
     if view.without_vectors:
-        out.append(Warning_("warn", f"{view.without_vectors} chunks have no vector yet: run `causantic embed`."))
+        out.append(Health("warn", f"{view.without_vectors} chunks have no vector yet: run `causantic embed`."))
     if view.counts["keyword_index"] != "on":
-        out.append(Warning_("warn", f"Keyword index {view.counts['keyword_index']}: search runs vector-only."))
+        out.append(Health("warn", f"Keyword index {view.counts['keyword_index']}: search runs vector-only."))
     if view.vectors and not view.counts["clusters"]:
-        out.append(Warning_("warn", "No topics yet: run `causantic cluster`."))
-    out.extend(Warning_("error", f"Hook {run['hook']} failed at {str(run.get('lastRun', ''))[:16]}: "
+        out.append(Health("warn", "No topics yet: run `causantic cluster`."))
+    out.extend(Health("error", f"Hook {run['hook']} failed at {str(run.get('lastRun', ''))[:16]}: "
                                  f"{run.get('error') or run.get('outcome') or 'no detail'}.")
                for run in hooks if run.get("success") is False)
     if view.last_ingest:
         age = datetime.now(UTC) - datetime.fromisoformat(view.last_ingest.replace("Z", "+00:00"))
         if age.days >= STALE_INGEST_DAYS:
-            out.append(Warning_("warn", f"Nothing was ingested for {age.days} days: are the hooks installed "
+            out.append(Health("warn", f"Nothing was ingested for {age.days} days: are the hooks installed "
                                         "(`causantic init`)?"))
     return out
 
