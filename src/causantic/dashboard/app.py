@@ -9,6 +9,7 @@ table, so no request path ever reaches the filesystem (and there is no directory
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -165,8 +166,13 @@ def _templates(secrets: Secrets) -> Environment:
     env.globals.update(csrf=secrets.csrf, nav=NAV, version=__version__, qs=_qs)
     env.filters.update(short_time=text.short_time, ago=text.ago, size=text.size, percent=text.percent,
                        sections=text.sections, highlight=text.highlight, terms=text.query_terms,
-                       commands=text.commands, gist=text.gist)
+                       commands=text.commands, gist=text.gist, as_json=_as_json)
     return env
+
+
+def _as_json(value: object) -> str:
+    """A setting as it would be written in config.json (escaped later by autoescaping)."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _qs(**params: object) -> str:
