@@ -29,6 +29,8 @@ TOPIC_MAP_CACHE = "cache/topic-map.json"
 FORGET_PREVIEW_MAX = 500  # the most chunks one confirmation may delete: all of them are listed
 STALE_INGEST_DAYS = 7
 SEARCH_KINDS = ("search", "recall", "predict")
+TOPICS_LISTED = 150  # the largest topics get a row; every topic is on the map
+MAP_WIDTH, MAP_HEIGHT, MAP_COLOURS = 600, 400, 12  # the topic map's SVG box and palette (style.css)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,9 +163,14 @@ def _date(text: str, name: str) -> datetime | None:
 def topics(services: Services) -> dict[str, Any]:
     found = list_topics(services.store, services.vectors.model_id)
     drawn = topic_map(services.store, services.vectors, causantic_home() / TOPIC_MAP_CACHE) if found else None
-    order = {t.id: i for i, t in enumerate(found)}
-    return {"topics": found, "map": drawn, "colour": order, "labels": {t.id: t.label for t in found},
-            "labelled": _unclashing(drawn.topics if drawn else [])}
+    colour = {t.id: i % MAP_COLOURS for i, t in enumerate(found)}
+    labels = {t.id: t.label for t in found}
+    # Plain tuples, so the template's loop over thousands of dots stays cheap.
+    dots = [(p.session_id, p.chunk_id, round(p.x * MAP_WIDTH, 1), round(MAP_HEIGHT - p.y * MAP_HEIGHT, 1),
+             colour.get(p.topic_id, 0), labels.get(p.topic_id, "")) for p in (drawn.points if drawn else [])]
+    names = [(t.topic_id, round(t.x * MAP_WIDTH, 1), round(MAP_HEIGHT - t.y * MAP_HEIGHT, 1), t.label[:28])
+             for t in _unclashing(drawn.topics if drawn else [])]
+    return {"topics": found, "dots": dots, "names": names, "colour": colour, "listed": TOPICS_LISTED}
 
 
 def _unclashing(topics: list[Any], width: float = 0.3, height: float = 0.06) -> list[Any]:

@@ -18,7 +18,6 @@ from causantic.retrieval.listing import (
     TopicSummary,
     list_projects,
     list_sessions,
-    list_topics,
     stats,
 )
 from causantic.store.memory import MemoryStore
@@ -213,9 +212,12 @@ def overview(store: MemoryStore, vectors: VectorIndex) -> Overview:
 def topic_members(store: MemoryStore, model: str, topic_id: int, *, limit: int = 50
                   ) -> tuple[TopicSummary, list[StoredChunk]]:
     """A topic and its chunks nearest its centroid first."""
-    topic = next((t for t in list_topics(store, model) if t.id == topic_id), None)
-    if topic is None:
+    rows = store.cluster_summaries(model, cluster_id=topic_id)
+    if not rows:
         raise CausanticError(f"No topic {topic_id} (topics change when memory is reclustered).")
+    row = rows[0]
+    topic = TopicSummary(row["id"], row["label"], row["size"], row["first_seen"], row["last_seen"],
+                         row["projects"] or "")
     ids = [chunk_id for chunk_id, _ in store.cluster_siblings(topic_id, limit=limit)]
     chunks = store.get_chunks(ids)
     return topic, [chunks[i] for i in ids if i in chunks]

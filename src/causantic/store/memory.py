@@ -428,11 +428,15 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             "SELECT m.chunk_id, m.distance FROM chunk_clusters m JOIN chunks c ON c.id = m.chunk_id"
             f" WHERE {' AND '.join(where)} ORDER BY m.distance LIMIT ?", [*params, limit])]
 
-    def cluster_summaries(self, model: str, project_id: int | None = None) -> list[sqlite3.Row]:
+    def cluster_summaries(self, model: str, project_id: int | None = None,
+                          cluster_id: int | None = None) -> list[sqlite3.Row]:
         where, params = ["k.model = ?"], [model]
         if project_id is not None:
             where.append("c.project_id = ?")
             params.append(project_id)
+        if cluster_id is not None:
+            where.append("k.id = ?")
+            params.append(cluster_id)
         return self.conn.execute(
             "SELECT k.id, k.label, COUNT(c.rowid) AS size, MIN(c.start_time) AS first_seen,"
             " MAX(c.end_time) AS last_seen, GROUP_CONCAT(DISTINCT p.name) AS projects"
