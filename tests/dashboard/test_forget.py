@@ -25,7 +25,8 @@ from dashboard_support import (
 
 pytest.importorskip("selenium", reason=BROWSER_HINT)
 from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import Select  # noqa: E402
+from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 pytestmark = pytest.mark.slow
 FIRST, LATE = "ba79134d-b6e9-4867-af0c-6941038c9e4b", "d3ad4cdc-5657-435d-98fa-0035d53e383d"
@@ -45,6 +46,11 @@ def forget_dashboard(tmp_path: Path) -> Iterator[Dashboard]:
         dashboard.stop()
 
 
+def _wait_for(driver: Any, css: str) -> None:
+    """Wait for the page a form posted to (a click returns before the next page loads)."""
+    WebDriverWait(driver, 60).until(ec.presence_of_element_located((By.CSS_SELECTOR, css)))
+
+
 def _chunks_by_session(home: Path) -> dict[str, set[str]]:
     with sqlite3.connect(f"file:{home / 'memory.db'}?mode=ro", uri=True) as db:
         out: dict[str, set[str]] = {}
@@ -62,6 +68,7 @@ def test_forget_previews_then_deletes_only_what_it_showed(forget_dashboard: Dash
     Select(chrome.find_element(By.NAME, "project")).select_by_value("ai-music")
     chrome.execute_script("document.querySelector('input[name=before]').value = '2025-06-11'")
     chrome.find_element(By.CSS_SELECTOR, "form.forget button").click()
+    _wait_for(chrome, "section.preview")
 
     rows = chrome.find_elements(By.CSS_SELECTOR, "tr.doomed")
     assert len(rows) == len(expected), chrome.find_element(By.TAG_NAME, "body").text[:600]
@@ -77,6 +84,7 @@ def test_forget_previews_then_deletes_only_what_it_showed(forget_dashboard: Dash
     assert late
 
     chrome.find_element(By.CSS_SELECTOR, "form.confirm button").click()
+    _wait_for(chrome, ".notice.ok")
     assert f"Deleted {len(expected)} chunks of ai-music" in chrome.find_element(By.TAG_NAME, "body").text
     after = _chunks_by_session(forget_dashboard.home)
     assert after == {LATE: late}, "only the previewed chunks went; the session ingested after the preview stays"
@@ -90,6 +98,7 @@ def test_forget_refuses_to_name_no_filter_as_the_cli_does(forget_dashboard: Dash
     chrome.get(forget_dashboard.base + "/forget")
     Select(chrome.find_element(By.NAME, "project")).select_by_value("ai-music")
     chrome.find_element(By.CSS_SELECTOR, "form.forget button").click()
+    _wait_for(chrome, ".notice.error")
     body = chrome.find_element(By.TAG_NAME, "body").text
     assert "the whole project is never deleted by accident" in body
     assert _chunks_by_session(forget_dashboard.home) == before
