@@ -135,7 +135,7 @@ class SearchForm:
 
 def search(services: Services, form: SearchForm) -> dict[str, Any]:
     context: dict[str, Any] = {"form": form, "kinds": SEARCH_KINDS, "result": None, "story": None,
-                               "projects": list_projects(services.store)}
+                               "projects": browse.project_names(services.store)}
     if not form.q.strip():
         return context
     if form.kind not in SEARCH_KINDS:
@@ -205,7 +205,7 @@ class ForgetForm:
 
 
 def forget_form(services: Services, form: ForgetForm) -> dict[str, Any]:
-    return {"form": form, "projects": list_projects(services.store), "preview": None, "done": None}
+    return {"form": form, "projects": browse.project_names(services.store), "preview": None, "done": None}
 
 
 def forget_preview(services: Services, form: ForgetForm) -> dict[str, Any]:

@@ -209,6 +209,11 @@ def overview(store: MemoryStore, vectors: VectorIndex) -> Overview:
                     max((p.last_seen for p in projects if p.last_seen), default=None), projects)
 
 
+def project_names(store: MemoryStore) -> list[str]:
+    """Every project in memory by name, for a choice of project (cheaper than their summaries)."""
+    return store.project_names()
+
+
 def topic_members(store: MemoryStore, model: str, topic_id: int, *, limit: int = 50
                   ) -> tuple[TopicSummary, list[StoredChunk]]:
     """A topic and its chunks nearest its centroid first."""

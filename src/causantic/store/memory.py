@@ -544,6 +544,12 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
                 " AND s.agent != t.agent", batch))
         return out
 
+    def project_names(self) -> list[str]:
+        """Names of the projects holding any chunk, alphabetically (one index probe per project)."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT name FROM projects p WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.project_id = p.id)"
+            " ORDER BY name")]
+
     def last_ingested_at(self) -> str | None:
         """When a transcript file was last read into memory (None before the first ingest)."""
         return self.conn.execute("SELECT MAX(ingested_at) FROM files").fetchone()[0]
