@@ -101,7 +101,10 @@ def serve_in_thread(home: Path) -> tuple[Any, Any, int, str]:
     os.environ["CAUSANTIC_HOME"] = str(home)
     sock = bind(0)
     secrets = Secrets(sock.getsockname()[1])
-    server = uvicorn.Server(uvicorn.Config(create_app(secrets), log_level="warning", access_log=False))
+    # One kept-alive connection for the whole run: the client reads the corpus between requests,
+    # longer than uvicorn's default 5 s keep-alive.
+    server = uvicorn.Server(uvicorn.Config(create_app(secrets), log_level="warning", access_log=False,
+                                           timeout_keep_alive=3600))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not server.started:
