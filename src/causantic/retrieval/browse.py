@@ -13,10 +13,8 @@ from datetime import datetime
 
 from causantic.errors import CausanticError
 from causantic.retrieval.listing import (
-    ProjectSummary,
     SessionSummary,
     TopicSummary,
-    list_projects,
     list_sessions,
     stats,
 )
@@ -191,22 +189,33 @@ def _would_cycle(agent: str, parent: str, started_at: dict[str, str], chunks: di
 
 
 @dataclass(frozen=True, slots=True)
+class ProjectActivity:
+    name: str
+    path: str
+    sessions: int
+    first_seen: str
+    last_seen: str
+
+
+@dataclass(frozen=True, slots=True)
 class Overview:
     counts: dict[str, object]  # as :func:`causantic.retrieval.listing.stats`
     vectors: int
     vector_bytes: int
-    without_vectors: int  # chunks the active model has not embedded
+    without_vectors: int  # chunks the active model has no vector for
     last_ingest: str | None
-    newest_chunk: str | None
-    projects: list[ProjectSummary]
+    newest_session: str | None
+    projects: list[ProjectActivity]
 
 
 def overview(store: MemoryStore, vectors: VectorIndex) -> Overview:
-    """What memory holds and how fresh it is."""
-    projects = list_projects(store)
-    return Overview(stats(store), vectors.count(), vectors.size_bytes(),
-                    store.count_chunks_needing_vectors(vectors.model_id), store.last_ingested_at(),
-                    max((p.last_seen for p in projects if p.last_seen), default=None), projects)
+    """What memory holds and how fresh it is, from counts that stay cheap at any size."""
+    counts = stats(store)
+    projects = [ProjectActivity(r["name"], r["path"], r["sessions"], r["first_seen"], r["last_seen"])
+                for r in store.project_activity()]
+    missing = max(0, int(counts["chunks"]) - store.count_embedded(vectors.model_id))  # type: ignore[call-overload]
+    return Overview(counts, vectors.count(), vectors.size_bytes(), missing, store.last_ingested_at(),
+                    projects[0].last_seen if projects else None, projects)
 
 
 def project_names(store: MemoryStore) -> list[str]:

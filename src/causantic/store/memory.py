@@ -550,6 +550,18 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             "SELECT name FROM projects p WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.project_id = p.id)"
             " ORDER BY name")]
 
+    def project_activity(self) -> list[sqlite3.Row]:
+        """Per project with sessions: id, name, path, sessions, first_seen, last_seen; most recent first.
+        Read from the sessions table alone, so it stays cheap however many chunks there are."""
+        return self.conn.execute(
+            "SELECT p.id, p.name, p.path, COUNT(*) AS sessions, MIN(s.started_at) AS first_seen,"
+            " MAX(s.ended_at) AS last_seen FROM sessions s JOIN projects p ON p.id = s.project_id"
+            " GROUP BY p.id ORDER BY last_seen DESC").fetchall()
+
+    def count_embedded(self, model: str) -> int:
+        """Chunks with a vector of ``model`` recorded (whatever their text has become since)."""
+        return self.conn.execute("SELECT COUNT(*) FROM embeddings WHERE model = ?", (model,)).fetchone()[0]
+
     def last_ingested_at(self) -> str | None:
         """When a transcript file was last read into memory (None before the first ingest)."""
         return self.conn.execute("SELECT MAX(ingested_at) FROM files").fetchone()[0]
