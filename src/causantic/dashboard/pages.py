@@ -17,7 +17,6 @@ from causantic.dashboard.story import story_of
 from causantic.errors import CausanticError
 from causantic.retrieval import browse
 from causantic.retrieval.forget import ForgetRequest, forget
-from causantic.retrieval.listing import list_projects, list_topics
 from causantic.retrieval.search import SearchRequest
 from causantic.retrieval.topic_map import topic_map
 from causantic.services import Services
@@ -86,7 +85,7 @@ def _warnings(services: Services, view: browse.Overview, hooks: list[dict[str, A
 
 
 def projects(services: Services) -> dict[str, Any]:
-    return {"projects": list_projects(services.store)}
+    return {"projects": browse.project_activity(services.store)}
 
 
 def sessions(services: Services, project: str) -> dict[str, Any]:
@@ -161,7 +160,7 @@ def _date(text: str, name: str) -> datetime | None:
 
 
 def topics(services: Services) -> dict[str, Any]:
-    found = list_topics(services.store, services.vectors.model_id)
+    found = browse.topic_sizes(services.store, services.vectors.model_id)
     drawn = topic_map(services.store, services.vectors, causantic_home() / TOPIC_MAP_CACHE) if found else None
     colour = {t.id: i % MAP_COLOURS for i, t in enumerate(found)}
     labels = {t.id: t.label for t in found}

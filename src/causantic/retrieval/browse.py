@@ -211,11 +211,28 @@ class Overview:
 def overview(store: MemoryStore, vectors: VectorIndex) -> Overview:
     """What memory holds and how fresh it is, from counts that stay cheap at any size."""
     counts = stats(store)
-    projects = [ProjectActivity(r["name"], r["path"], r["sessions"], r["first_seen"], r["last_seen"])
-                for r in store.project_activity()]
+    projects = project_activity(store)
     missing = max(0, int(counts["chunks"]) - store.count_embedded(vectors.model_id))  # type: ignore[call-overload]
     return Overview(counts, vectors.count(), vectors.size_bytes(), missing, store.last_ingested_at(),
                     projects[0].last_seen if projects else None, projects)
+
+
+def project_activity(store: MemoryStore) -> list[ProjectActivity]:
+    """Projects with their session counts and active dates, most recent first (cheap at any size)."""
+    return [ProjectActivity(r["name"], r["path"], r["sessions"], r["first_seen"], r["last_seen"])
+            for r in store.project_activity()]
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSize:
+    id: int
+    label: str
+    size: int
+
+
+def topic_sizes(store: MemoryStore, model: str) -> list[TopicSize]:
+    """Every topic with its size, largest first (summaries with dates and projects: topic_members)."""
+    return [TopicSize(*row) for row in store.topic_sizes(model)]
 
 
 def project_names(store: MemoryStore) -> list[str]:

@@ -558,6 +558,11 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             " MAX(s.ended_at) AS last_seen FROM sessions s JOIN projects p ON p.id = s.project_id"
             " GROUP BY p.id ORDER BY last_seen DESC").fetchall()
 
+    def topic_sizes(self, model: str) -> list[tuple[int, str, int]]:
+        """(id, label, size) of every topic of ``model``, largest first, from the topics table alone."""
+        return [(r[0], r[1], r[2]) for r in self.conn.execute(
+            "SELECT id, label, size FROM clusters WHERE model = ? ORDER BY size DESC, id", (model,))]
+
     def count_embedded(self, model: str) -> int:
         """Chunks with a vector of ``model`` recorded (whatever their text has become since)."""
         return self.conn.execute("SELECT COUNT(*) FROM embeddings WHERE model = ?", (model,)).fetchone()[0]
