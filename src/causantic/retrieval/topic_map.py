@@ -48,12 +48,12 @@ class TopicMap:
 
 def topic_map(store: MemoryStore, vectors: VectorIndex, cache_file: Path) -> TopicMap:
     """The map for the current topics, from ``cache_file`` when it still describes them."""
-    rows = store.cluster_rows(vectors.model_id)
-    key = json.dumps([vectors.model_id, store.meta_value("clustered_at"), [(r["id"], r["size"]) for r in rows]])
+    rows = store.topic_sizes(vectors.model_id)
+    key = json.dumps([vectors.model_id, store.meta_value("clustered_at"), [(i, size) for i, _, size in rows]])
     cached = _read(cache_file, key)
     if cached is not None:
         return cached
-    result = _compute(store, vectors, key, {r["id"]: r["label"] for r in rows})
+    result = _compute(store, vectors, key, {i: label for i, label, _ in rows})
     secure_dir(cache_file.parent)
     atomic_write(cache_file, json.dumps(asdict(result)))
     return result
