@@ -31,6 +31,7 @@ FORGET_PREVIEW_MAX = 500  # the most chunks one confirmation may delete: all of 
 STALE_INGEST_DAYS = 7
 SEARCH_KINDS = ("search", "recall", "predict")
 TOPICS_LISTED = 150  # the largest topics get a row; every topic is on the map
+MAP_LABELS = 40  # the largest topics are candidates for a label on the map (those that do not overlap)
 MAP_WIDTH, MAP_HEIGHT, MAP_COLOURS = 600, 400, 12  # the topic map's SVG box and palette (style.css)
 
 
@@ -174,7 +175,7 @@ def topics(services: Services) -> dict[str, Any]:
         f'class="c{colour.get(p.topic_id, 0)}"><title>{escape(labels.get(p.topic_id, ""))}</title></circle></a>'
         for p in (drawn.points if drawn else [])))
     names = [(t.topic_id, round(t.x * MAP_WIDTH, 1), round(MAP_HEIGHT - t.y * MAP_HEIGHT, 1), t.label[:28])
-             for t in _unclashing(drawn.topics if drawn else [])]
+             for t in _unclashing(drawn.topics[:MAP_LABELS] if drawn else [])]
     return {"topics": found, "dots": dots, "names": names, "colour": colour, "listed": TOPICS_LISTED}
 
 
