@@ -164,7 +164,8 @@ def _date(text: str, name: str) -> datetime | None:
 
 def topics(services: Services) -> dict[str, Any]:
     found = browse.topic_sizes(services.store, services.vectors.model_id)
-    drawn = topic_map(services.store, services.vectors, causantic_home() / TOPIC_MAP_CACHE) if found else None
+    drawn = (topic_map(services.store, services.vectors, causantic_home() / TOPIC_MAP_CACHE,
+                       [(t.id, t.label, t.size) for t in found]) if found else None)
     colour = {t.id: i % MAP_COLOURS for i, t in enumerate(found)}
     labels = {t.id: t.label for t in found}
     # Thousands of dots: built as one string here, since a template loop over them costs more than

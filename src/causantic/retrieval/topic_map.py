@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -46,9 +47,13 @@ class TopicMap:
     topics: list[MapTopic]
 
 
-def topic_map(store: MemoryStore, vectors: VectorIndex, cache_file: Path) -> TopicMap:
-    """The map for the current topics, from ``cache_file`` when it still describes them."""
-    rows = store.topic_sizes(vectors.model_id)
+def topic_map(store: MemoryStore, vectors: VectorIndex, cache_file: Path,
+              topics: Sequence[tuple[int, str, int]] | None = None) -> TopicMap:
+    """The map for the current topics, from ``cache_file`` when it still describes them.
+
+    ``topics``: (id, label, size) of every topic, when the caller has read them already.
+    """
+    rows = list(topics) if topics is not None else store.topic_sizes(vectors.model_id)
     key = json.dumps([vectors.model_id, store.meta_value("clustered_at"), [(i, size) for i, _, size in rows]])
     cached = _read(cache_file, key)
     if cached is not None:
