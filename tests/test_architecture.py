@@ -75,3 +75,27 @@ def test_importing_an_entry_point_loads_no_heavy_library(module: str) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(PACKAGE.parent), "PATH": "/usr/bin:/bin"})
     assert out.stdout.strip() == "[]"
+
+
+def test_the_dashboard_imports_no_other_interface_and_only_the_cli_launches_it() -> None:
+    """The web layer stands on the services alone (like the CLI and MCP); `causantic dashboard`
+    is the one module outside it that imports it, as `causantic serve` launches the MCP server."""
+    problems = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        layer, used = _layer(path), _imports(path)
+        relative = path.relative_to(PACKAGE).as_posix()
+        if layer == "dashboard":
+            bad = used & (INTERFACES - {"dashboard"} | {"store"})
+            if bad:
+                problems.append(f"{relative} imports {sorted(bad)}")
+        elif "dashboard" in used and relative != "cli/dashboard_commands.py":
+            problems.append(f"{relative} imports the dashboard")
+    assert not problems, "\n".join(problems)
+
+
+def test_importing_the_dashboard_command_loads_no_web_or_heavy_library() -> None:
+    code = ("import sys, causantic.cli.dashboard_commands; print([m for m in ('starlette', 'uvicorn', 'jinja2',"
+            " 'numpy', 'lancedb', 'sklearn') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(PACKAGE.parent), "PATH": "/usr/bin:/bin"})
+    assert out.stdout.strip() == "[]"

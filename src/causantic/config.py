@@ -334,23 +334,25 @@ RENAMED_KEYS = {
 }
 
 
-def load_config(cwd: Path | None = None, environ: dict[str, str] | None = None) -> Config:
+def load_config(cwd: Path | None = None, environ: dict[str, str] | None = None,
+                sources: dict[str, str] | None = None) -> Config:
     """Merge defaults, the user file, the project file and the environment; validate the result.
 
-    A key Causantic does not know is ignored with a :class:`ConfigWarning` naming it (and its new
-    name, where it was renamed), so a file written for another version never stops a command.
+    ``sources``, when given, receives the source that set each key not left at its default. A key
+    Causantic does not know is ignored with a :class:`ConfigWarning` naming it (and its new name,
+    where it was renamed), so a file written for another version never stops a command.
     """
     env = os.environ if environ is None else environ
     data: dict[str, Any] = Config().model_dump(by_alias=True)
     for path in (causantic_home() / "config.json", (cwd or Path.cwd()) / "causantic.config.json"):
         if path.is_file():
-            _merge(data, _read_json(path), str(path))
+            _merge(data, _read_json(path), str(path), sources)
     for name, raw in env.items():
         if not name.startswith("CAUSANTIC_") or name == "CAUSANTIC_HOME":
             continue
         key = _env_key(name)
         if key is not None:
-            _set_known(data, key, _parse_env_value(raw), f"environment variable {name}")
+            _set_known(data, key, _parse_env_value(raw), f"environment variable {name}", sources)
     return _validate(data, "configuration")
 
 
@@ -375,7 +377,7 @@ def _read_json(path: Path) -> dict[str, Any]:
     return value
 
 
-def _merge(into: dict[str, Any], new: dict[str, Any], source: str) -> None:
+def _merge(into: dict[str, Any], new: dict[str, Any], source: str, sources: dict[str, str] | None = None) -> None:
     for section, values in new.items():
         if not isinstance(values, dict):
             if section in into:
@@ -383,10 +385,11 @@ def _merge(into: dict[str, Any], new: dict[str, Any], source: str) -> None:
             _warn_unknown(section, source)
             continue
         for key, value in values.items():
-            _set_known(into, f"{section}.{key}", value, source)
+            _set_known(into, f"{section}.{key}", value, source, sources)
 
 
-def _set_known(data: dict[str, Any], dotted: str, value: Any, source: str) -> None:
+def _set_known(data: dict[str, Any], dotted: str, value: Any, source: str,
+               sources: dict[str, str] | None = None) -> None:
     """Set a key read from a file or the environment: a renamed key moves to its new name, an
     unknown one is ignored; both with a warning naming the key."""
     if _is_unknown(data, dotted):
@@ -396,7 +399,7 @@ def _set_known(data: dict[str, Any], dotted: str, value: Any, source: str) -> No
             return
         _warn(f"{source}: configuration key {dotted!r} is now {renamed!r}; its value is used under that name.")
         dotted = renamed
-    _set_dotted(data, dotted, value, source)
+    _set_dotted(data, dotted, value, source, sources)
 
 
 def _is_unknown(data: dict[str, Any], dotted: str) -> bool:
@@ -418,7 +421,8 @@ def _warn(message: str) -> None:
     warnings.warn(message, ConfigWarning, stacklevel=5)
 
 
-def _set_dotted(data: dict[str, Any], dotted: str, value: Any, source: str) -> None:
+def _set_dotted(data: dict[str, Any], dotted: str, value: Any, source: str,
+                sources: dict[str, str] | None = None) -> None:
     section, _, key = dotted.partition(".")
     if section not in data or not isinstance(data[section], dict):
         raise ConfigError(f"{source}: unknown section {section!r} in key {dotted!r}.")
@@ -426,6 +430,8 @@ def _set_dotted(data: dict[str, Any], dotted: str, value: Any, source: str) -> N
         known = ", ".join(sorted(data[section]))
         raise ConfigError(f"{source}: unknown key {dotted!r}; {section} has: {known}.")
     data[section][key] = value
+    if sources is not None:
+        sources[dotted] = source
 
 
 def _env_key(name: str) -> str | None:

@@ -35,6 +35,7 @@ COMMAND_MODULES: dict[str, str] = {
     "uninstall": "setup_commands",
     "cluster": "topic_commands",
     "clusters": "topic_commands",
+    "dashboard": "dashboard_commands",
 }
 
 

@@ -36,6 +36,9 @@ class ForgetRequest:
     dry_run: bool = True
     whole_project: bool = False  # explicit "everything in the project"; no filter means the same
     expected: int | None = None  # a real run deletes nothing unless the matches number exactly this
+    # When set, a real run deletes only matches among these ids: what a preview listed, so memory
+    # ingested between the preview and the confirmation is never deleted unseen.
+    only_ids: frozenset[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +87,8 @@ def forget(store: MemoryStore, vectors: VectorIndex, embed_query: object, reques
         hits = vectors.search(vector, limit=max(vectors.count(), 1), project_ids=[project.id])
         similarity = {h.chunk_id: h.similarity for h in hits if h.similarity >= request.threshold}
         matches = sorted((c for c in matches if c.id in similarity), key=lambda c: -similarity[c.id])
+    if request.only_ids is not None:
+        matches = [c for c in matches if c.id in request.only_ids]
     preview = tuple((c, similarity.get(c.id)) for c in matches[:preview_size])
     summaries = tuple(list_sessions(store, project.path, limit=preview_size)[1]) if not filtered else ()
     result = ForgetResult(project.name, True, len(matches), preview, 0, not filtered,

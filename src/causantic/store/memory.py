@@ -504,11 +504,15 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             "SELECT m.chunk_id, m.distance FROM chunk_clusters m JOIN chunks c ON c.id = m.chunk_id"
             f" WHERE {' AND '.join(where)} ORDER BY m.distance LIMIT ?", [*params, limit])]
 
-    def cluster_summaries(self, model: str, project_id: int | None = None) -> list[sqlite3.Row]:
+    def cluster_summaries(self, model: str, project_id: int | None = None,
+                          cluster_id: int | None = None) -> list[sqlite3.Row]:
         where, params = ["k.model = ?"], [model]
         if project_id is not None:
             where.append("c.project_id = ?")
             params.append(project_id)
+        if cluster_id is not None:
+            where.append("k.id = ?")
+            params.append(cluster_id)
         return self.conn.execute(
             "SELECT k.id, k.label, COUNT(c.rowid) AS size, MIN(c.start_time) AS first_seen,"
             " MAX(c.end_time) AS last_seen, GROUP_CONCAT(DISTINCT p.name) AS projects"
@@ -600,6 +604,69 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         where, params = _scope(["1=1"], [], project_ids, agent)
         return int(self.conn.execute(f"SELECT COUNT(*) FROM chunks c WHERE {' AND '.join(where)}", params
                                      ).fetchone()[0])
+
+    # ---- browsing (the dashboard) ---------------------------------------------------------
+
+    def session_edges(self, session_id: str) -> list[EdgeRecord]:
+        """Every edge with an end in the session (so also the cross-session edges in and out)."""
+        rows = self.conn.execute(
+            "SELECT source_chunk_id, target_chunk_id, reference_type, initial_weight FROM edges"
+            " WHERE source_chunk_id IN (SELECT id FROM chunks WHERE session_id = ?)"
+            " OR target_chunk_id IN (SELECT id FROM chunks WHERE session_id = ?) ORDER BY id",
+            (session_id, session_id))
+        return [EdgeRecord(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def opening_prompts(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """Per session, the text of its first chunk that opens with a user prompt (the main agent's
+        first, another agent's when the main agent has none)."""
+        out: dict[str, str] = {}
+        for batch in _batches(session_ids):
+            marks = ",".join("?" * len(batch))
+            out.update(self.conn.execute(
+                "SELECT session_id, content FROM (SELECT session_id, content, ROW_NUMBER() OVER"
+                " (PARTITION BY session_id ORDER BY agent != 'main', start_time, turn_index, part) AS rank"
+                f" FROM chunks WHERE session_id IN ({marks}) AND content LIKE '[User]%') WHERE rank = 1",
+                batch).fetchall())
+        return out
+
+    def agent_spawns(self, session_ids: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(session id, spawning agent, spawned agent) from brief and team-spawn edges."""
+        out: list[tuple[str, str, str]] = []
+        for batch in _batches(session_ids):
+            marks = ",".join("?" * len(batch))
+            out.extend((r[0], r[1], r[2]) for r in self.conn.execute(
+                "SELECT DISTINCT s.session_id, s.agent, t.agent FROM edges e"
+                " JOIN chunks s ON s.id = e.source_chunk_id JOIN chunks t ON t.id = e.target_chunk_id"
+                f" WHERE e.reference_type IN ('brief', 'team-spawn') AND s.session_id IN ({marks})"
+                " AND s.agent != t.agent", batch))
+        return out
+
+    def project_names(self) -> list[str]:
+        """Names of the projects holding any chunk, alphabetically (one index probe per project)."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT name FROM projects p WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.project_id = p.id)"
+            " ORDER BY name")]
+
+    def project_activity(self) -> list[sqlite3.Row]:
+        """Per project with sessions: id, name, path, sessions, first_seen, last_seen; most recent first.
+        Read from the sessions table alone, so it stays cheap however many chunks there are."""
+        return self.conn.execute(
+            "SELECT p.id, p.name, p.path, COUNT(*) AS sessions, MIN(s.started_at) AS first_seen,"
+            " MAX(s.ended_at) AS last_seen FROM sessions s JOIN projects p ON p.id = s.project_id"
+            " GROUP BY p.id ORDER BY last_seen DESC").fetchall()
+
+    def topic_sizes(self, model: str) -> list[tuple[int, str, int]]:
+        """(id, label, size) of every topic of ``model``, largest first, from the topics table alone."""
+        return [(r[0], r[1], r[2]) for r in self.conn.execute(
+            "SELECT id, label, size FROM clusters WHERE model = ? ORDER BY size DESC, id", (model,))]
+
+    def count_embedded(self, model: str) -> int:
+        """Chunks with a vector of ``model`` recorded (whatever their text has become since)."""
+        return self.conn.execute("SELECT COUNT(*) FROM vectors WHERE model = ?", (model,)).fetchone()[0]
+
+    def last_ingested_at(self) -> str | None:
+        """When a transcript file was last read into memory (None before the first ingest)."""
+        return self.conn.execute("SELECT MAX(ingested_at) FROM files").fetchone()[0]
 
     def counts(self) -> dict[str, object]:
         one = self.conn.execute

@@ -1,0 +1,190 @@
+"""The dashboard's routes: parse the request, call one function of :mod:`pages`, render a template.
+
+One :class:`~causantic.services.Services` is opened for the server's life (like the MCP server's
+lifespan) and used by one request at a time, behind a lock, in a worker thread: SQLite handles are
+not shared across concurrent transactions, and the event loop stays free to serve static files.
+Static assets are read from the package once at start into memory and served by name from that
+table, so no request path ever reaches the filesystem (and there is no directory to list).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractContextManager, asynccontextmanager
+from importlib import resources
+from typing import Any
+from urllib.parse import urlencode
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from causantic import __version__
+from causantic.dashboard import pages, text
+from causantic.dashboard.security import ASGIApp, Guard, Secrets
+from causantic.errors import CausanticError
+from causantic.retrieval.browse import SessionNotFound
+from causantic.services import Services, open_services
+
+STATIC_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+                ".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon"}
+NAV = [("overview", "/", "Overview"), ("projects", "/projects", "Projects"), ("search", "/search", "Search"),
+       ("topics", "/topics", "Topics"), ("forget", "/forget", "Forget"), ("settings", "/settings", "Settings")]
+
+Opener = Callable[[], AbstractContextManager[Services]]
+
+
+def create_app(secrets: Secrets, opener: Opener = open_services) -> ASGIApp:
+    """The guarded ASGI app; services open when the server starts and close when it stops."""
+    held: dict[str, Services] = {}
+    lock = threading.Lock()
+    templates = _templates(secrets)
+    assets = _static_assets()
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        with opener() as services:
+            held["services"] = services
+            yield
+            held.clear()
+
+    def page(name: str, template: str, build: Callable[[Services], dict[str, Any]]) -> Callable[[Request], Any]:
+        """A route handler: ``build`` runs on the services under the lock, then ``template`` renders."""
+        async def handler(request: Request) -> Response:
+            def run() -> Response:
+                with lock:
+                    started = time.perf_counter()
+                    try:
+                        context = build(held["services"])
+                    except SessionNotFound as exc:
+                        return _render(templates, "error.html", request, name, {"message": str(exc)}, 404)
+                    except CausanticError as exc:
+                        return _render(templates, "error.html", request, name, {"message": str(exc)}, 400)
+                    gathered = time.perf_counter()
+                    partial = request.headers.get("x-partial")
+                    chosen = f"_{template}" if partial == "results" and template == "search.html" else template
+                    response = _render(templates, chosen, request, name, context, 200)
+                    # Server-Timing: what the page cost on the server, split into the service calls
+                    # and the rendering (browsers show it; benchmarks/dashboard.py reads it).
+                    response.headers["server-timing"] = (
+                        f"data;dur={(gathered - started) * 1e3:.2f}, "
+                        f"render;dur={(time.perf_counter() - gathered) * 1e3:.2f}")
+                    return response
+            return await run_in_threadpool(run)
+        return handler
+
+    async def overview(request: Request) -> Response:
+        return await page("overview", "overview.html", pages.overview)(request)
+
+    async def projects(request: Request) -> Response:
+        return await page("projects", "projects.html", pages.projects)(request)
+
+    async def sessions(request: Request) -> Response:
+        project = request.query_params.get("name", "")
+        return await page("projects", "sessions.html", lambda s: pages.sessions(s, project))(request)
+
+    async def session(request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        at = request.query_params.get("at")
+        return await page("projects", "session.html", lambda s: pages.session(s, session_id, at))(request)
+
+    async def search(request: Request) -> Response:
+        q = request.query_params
+        form = pages.SearchForm(q.get("q", ""), q.get("kind", "search"), q.get("project", ""), q.get("agent", ""),
+                                q.get("from", ""), q.get("to", ""))
+        return await page("search", "search.html", lambda s: pages.search(s, form))(request)
+
+    async def topics(request: Request) -> Response:
+        return await page("topics", "topics.html", pages.topics)(request)
+
+    async def topic(request: Request) -> Response:
+        topic_id = request.path_params["topic_id"]
+        return await page("topics", "topic.html", lambda s: pages.topic(s, topic_id))(request)
+
+    async def forget_form(request: Request) -> Response:
+        form = pages.ForgetForm(project=request.query_params.get("project", ""),
+                                session=request.query_params.get("session", ""))
+        return await page("forget", "forget.html", lambda s: pages.forget_form(s, form))(request)
+
+    async def forget_preview(request: Request) -> Response:
+        form = await _forget_form(request)
+        return await page("forget", "forget.html", lambda s: pages.forget_preview(s, form))(request)
+
+    async def forget_confirm(request: Request) -> Response:
+        data = await request.form()
+        form = await _forget_form(request)
+        shown = frozenset(str(v) for v in data.getlist("id"))
+        return await page("forget", "forget.html", lambda s: pages.forget_confirm(s, form, shown))(request)
+
+    async def settings(request: Request) -> Response:
+        return await page("settings", "settings.html", pages.settings)(request)
+
+    async def static(request: Request) -> Response:
+        found = assets.get(request.path_params["name"])
+        if found is None:
+            return Response("Not found.", 404, media_type="text/plain")
+        body, media_type = found
+        return Response(body, media_type=media_type, headers={"cache-control": "max-age=3600"})
+
+    routes = [
+        Route("/", overview), Route("/projects", projects), Route("/project", sessions),
+        Route("/session/{session_id}", session), Route("/search", search), Route("/topics", topics),
+        Route("/topics/{topic_id:int}", topic), Route("/forget", forget_form),
+        Route("/forget/preview", forget_preview, methods=["POST"]),
+        Route("/forget/confirm", forget_confirm, methods=["POST"]),
+        Route("/settings", settings), Route("/static/{name}", static),
+    ]
+    return Guard(Starlette(routes=routes, lifespan=lifespan), secrets)
+
+
+async def _forget_form(request: Request) -> pages.ForgetForm:
+    data = await request.form()
+    try:
+        threshold = float(str(data.get("threshold") or 0.6))
+    except ValueError:
+        threshold = -1.0  # forget() refuses it with its own message
+    return pages.ForgetForm(str(data.get("project", "")), str(data.get("before", "")), str(data.get("after", "")),
+                            str(data.get("session", "")), str(data.get("query", "")), threshold)
+
+
+def _render(templates: Environment, template: str, request: Request, nav: str, context: dict[str, Any],
+            status: int) -> HTMLResponse:
+    html = templates.get_template(template).render(**context, active=nav, path=request.url.path)
+    return HTMLResponse(html, status)
+
+
+def _templates(secrets: Secrets) -> Environment:
+    env = Environment(loader=PackageLoader("causantic.dashboard", "templates"),
+                      autoescape=select_autoescape(default=True), undefined=StrictUndefined,
+                      trim_blocks=True, lstrip_blocks=True)
+    env.globals.update(csrf=secrets.csrf, nav=NAV, version=__version__, qs=_qs)
+    env.filters.update(short_time=text.short_time, ago=text.ago, size=text.size, percent=text.percent,
+                       sections=text.sections, highlight=text.highlight, terms=text.query_terms,
+                       commands=text.commands, gist=text.gist, as_json=_as_json)
+    return env
+
+
+def _as_json(value: object) -> str:
+    """A setting as it would be written in config.json (escaped later by autoescaping)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _qs(**params: object) -> str:
+    return urlencode({k: v for k, v in params.items() if v not in (None, "")})
+
+
+def _static_assets() -> dict[str, tuple[bytes, str]]:
+    """Every shipped asset by file name, read once (the package is the only source of truth)."""
+    folder = resources.files("causantic.dashboard") / "static"
+    return {item.name: (item.read_bytes(), STATIC_TYPES.get("." + item.name.rsplit(".", 1)[-1], "text/plain"))
+            for item in _files(folder)}
+
+
+def _files(folder: Any) -> Iterator[Any]:
+    yield from (item for item in folder.iterdir() if item.is_file() and not item.name.startswith("."))

@@ -1,0 +1,251 @@
+"""What each page shows, gathered from the services the CLI and MCP server use (no SQL here).
+
+Each function takes the opened :class:`~causantic.services.Services` and the page's parsed inputs
+and returns the template's context. Errors a person can act on (an unknown project, a bad date)
+are raised as :class:`~causantic.errors.CausanticError` and shown on the page by the app.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from markupsafe import Markup, escape
+
+from causantic.config import causantic_home, config_keys, db_path, load_config, vector_path
+from causantic.dashboard.story import story_of
+from causantic.errors import CausanticError
+from causantic.retrieval import browse
+from causantic.retrieval.forget import ForgetRequest, forget
+from causantic.retrieval.search import SearchRequest
+from causantic.retrieval.topic_map import topic_map
+from causantic.services import Services
+
+# The file the hooks write (causantic.hooks.status); read here as data, since interfaces do not
+# import each other.
+HOOK_STATUS_FILE = "hook-status.json"
+TOPIC_MAP_CACHE = "cache/topic-map.json"
+FORGET_PREVIEW_MAX = 500  # the most chunks one confirmation may delete: all of them are listed
+STALE_INGEST_DAYS = 7
+SEARCH_KINDS = ("search", "recall", "predict")
+TOPICS_LISTED = 150  # the largest topics get a row; every topic is on the map
+MAP_LABELS = 40  # the largest topics are candidates for a label on the map (those that do not overlap)
+MAP_WIDTH, MAP_HEIGHT, MAP_COLOURS = 600, 400, 12  # the topic map's SVG box and palette (style.css)
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    level: str  # "error" or "warn"
+    text: str
+
+
+def overview(services: Services) -> dict[str, Any]:
+    view = browse.overview(services.store, services.vectors)
+    hooks = hook_status()
+    return {"o": view, "hooks": hooks, "warnings": _warnings(services, view, hooks),
+            "disk": int(view.counts["sqlite_bytes"]) + view.vector_bytes}  # type: ignore[call-overload]
+
+
+def hook_status() -> list[dict[str, Any]]:
+    """Each hook's last run, newest first; empty when no hook has run or the file is unreadable."""
+    try:
+        data = json.loads((causantic_home() / HOOK_STATUS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(data, dict):
+        return []
+    runs = [{"hook": name, **run} for name, run in data.items() if isinstance(run, dict)]
+    return sorted(runs, key=lambda r: str(r.get("lastRun", "")), reverse=True)
+
+
+def _warnings(services: Services, view: browse.Overview, hooks: list[dict[str, Any]]) -> list[Health]:
+    from causantic.embedding import is_available
+
+    out: list[Health] = []
+    if not view.counts["chunks"]:
+        out.append(Health("warn", "Memory is empty: run `causantic batch-ingest` to read your sessions."))
+    model = services.config.embedding.model
+    if not is_available(model):
+        out.append(Health("error", f"The embedding model {model} is not on this machine: search runs "
+                                     "keyword-only (see `causantic models`)."))
+    if view.without_vectors:
+        out.append(Health("warn", f"{view.without_vectors} chunks have no vector yet: run `causantic embed`."))
+    if view.counts["keyword_index"] != "on":
+        out.append(Health("warn", f"Keyword index {view.counts['keyword_index']}: search runs vector-only."))
+    if view.vectors and not view.counts["clusters"]:
+        out.append(Health("warn", "No topics yet: run `causantic cluster`."))
+    out.extend(Health("error", f"Hook {run['hook']} failed at {str(run.get('lastRun', ''))[:16]}: "
+                                 f"{run.get('error') or run.get('outcome') or 'no detail'}.")
+               for run in hooks if run.get("success") is False)
+    if view.last_ingest:
+        age = datetime.now(UTC) - datetime.fromisoformat(view.last_ingest.replace("Z", "+00:00"))
+        if age.days >= STALE_INGEST_DAYS:
+            out.append(Health("warn", f"Nothing was ingested for {age.days} days: are the hooks installed "
+                                        "(`causantic init`)?"))
+    return out
+
+
+def projects(services: Services) -> dict[str, Any]:
+    return {"projects": browse.project_activity(services.store)}
+
+
+def sessions(services: Services, project: str) -> dict[str, Any]:
+    return {"timeline": browse.timeline(services.store, project)}
+
+
+def session(services: Services, session_id: str, at: str | None) -> dict[str, Any]:
+    view = browse.session_view(services.store, session_id)
+    return {"s": view, "at": at, "links": _links(view)}
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    arrow: str  # "→" out of the chunk, "←" into it
+    kind: str  # the edge's reference type
+    chunk_id: str  # the other end
+    session_id: str | None  # the other end's session when it is another session
+    time: str
+
+
+def _links(view: browse.SessionView) -> dict[str, list[Link]]:
+    """Per chunk, the edges worth showing: all but the plain next/previous-turn links in this session."""
+    out: dict[str, list[Link]] = {}
+    for chunk_id, edges in view.edges.items():
+        for edge in edges:
+            outgoing = edge.source == chunk_id
+            other = edge.target if outgoing else edge.source
+            elsewhere = view.elsewhere.get(other)
+            if edge.reference_type == "within-chain" and elsewhere is None:
+                continue
+            out.setdefault(chunk_id, []).append(Link(
+                "→" if outgoing else "←", edge.reference_type, other,
+                elsewhere.session_id if elsewhere else None, elsewhere.start_time if elsewhere else ""))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class SearchForm:
+    q: str = ""
+    kind: str = "search"
+    project: str = ""
+    agent: str = ""
+    since: str = ""  # YYYY-MM-DD
+    until: str = ""
+
+
+def search(services: Services, form: SearchForm) -> dict[str, Any]:
+    context: dict[str, Any] = {"form": form, "kinds": SEARCH_KINDS, "result": None, "story": None,
+                               "projects": browse.project_names(services.store)}
+    if not form.q.strip():
+        return context
+    if form.kind not in SEARCH_KINDS:
+        raise CausanticError(f"Unknown kind {form.kind!r}: choose search, recall or predict.")
+    request = SearchRequest(form.q, project=form.project or None, agent=form.agent or None,
+                            since=_date(form.since, "from"), until=_date(form.until, "to"))
+    if form.kind == "search":
+        context["result"] = result = services.searcher.search(request)
+        context["shown"] = result.shown_relevance  # what people read: never rising down the list
+    else:
+        episodes = services.episodes
+        answer = episodes.recall(request) if form.kind == "recall" else episodes.predict(request)
+        context["story"] = story_of(answer, form.kind)
+    return context
+
+
+def _date(text: str, name: str) -> datetime | None:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text).replace(tzinfo=UTC)
+    except ValueError as exc:
+        raise CausanticError(f"The {name} date {text!r} is not a date like 2026-05-01.") from exc
+
+
+def topics(services: Services) -> dict[str, Any]:
+    found = browse.topic_sizes(services.store, services.vectors.model_id)
+    drawn = (topic_map(services.store, services.vectors, causantic_home() / TOPIC_MAP_CACHE,
+                       [(t.id, t.label, t.size) for t in found]) if found else None)
+    colour = {t.id: i % MAP_COLOURS for i, t in enumerate(found)}
+    labels = {t.id: t.label for t in found}
+    # Thousands of dots: built as one string here, since a template loop over them costs more than
+    # the rest of the page (every value is escaped).
+    dots = Markup("".join(
+        f'<a href="/session/{escape(p.session_id)}?at={escape(p.chunk_id)}#c-{escape(p.chunk_id)}" class="pt">'
+        f'<circle cx="{p.x * MAP_WIDTH:.1f}" cy="{MAP_HEIGHT - p.y * MAP_HEIGHT:.1f}" r="2.6" '
+        f'class="c{colour.get(p.topic_id, 0)}"><title>{escape(labels.get(p.topic_id, ""))}</title></circle></a>'
+        for p in (drawn.points if drawn else [])))
+    names = [(t.topic_id, round(t.x * MAP_WIDTH, 1), round(MAP_HEIGHT - t.y * MAP_HEIGHT, 1), t.label[:28])
+             for t in _unclashing(drawn.topics[:MAP_LABELS] if drawn else [])]
+    return {"topics": found, "dots": dots, "names": names, "colour": colour, "listed": TOPICS_LISTED}
+
+
+def _unclashing(topics: list[Any], width: float = 0.3, height: float = 0.06) -> list[Any]:
+    """The largest topics whose labels (about ``width`` x ``height`` of the map) overlap no larger one's."""
+    placed: list[Any] = []
+    for t in topics:
+        if all(abs(t.x - p.x) > width or abs(t.y - p.y) > height for p in placed):
+            placed.append(t)
+    return placed
+
+
+def topic(services: Services, topic_id: int) -> dict[str, Any]:
+    found, chunks = browse.topic_members(services.store, services.vectors.model_id, topic_id)
+    return {"topic": found, "chunks": chunks}
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetForm:
+    project: str = ""
+    before: str = ""
+    after: str = ""
+    session: str = ""
+    query: str = ""
+    threshold: float = 0.6
+
+    def request(self, *, dry_run: bool, only_ids: frozenset[str] | None = None) -> ForgetRequest:
+        if not self.project:
+            raise CausanticError("Choose a project.")
+        return ForgetRequest(self.project, _date(self.before, "before"), _date(self.after, "after"),
+                             self.session.strip() or None, self.query.strip() or None, self.threshold,
+                             dry_run=dry_run, only_ids=only_ids)
+
+
+def forget_form(services: Services, form: ForgetForm) -> dict[str, Any]:
+    return {"form": form, "projects": browse.project_names(services.store), "preview": None, "done": None}
+
+
+def forget_preview(services: Services, form: ForgetForm) -> dict[str, Any]:
+    """The same rules as ``causantic forget`` without ``--yes``; every match is listed."""
+    result = _forget(services, form.request(dry_run=True))
+    return {**forget_form(services, form), "preview": result, "too_many": result.count > FORGET_PREVIEW_MAX,
+            "limit": FORGET_PREVIEW_MAX}
+
+
+def forget_confirm(services: Services, form: ForgetForm, shown: frozenset[str]) -> dict[str, Any]:
+    """Delete what the preview listed, and only that (chunks matching now but not shown stay)."""
+    if not shown:
+        raise CausanticError("Nothing was previewed: preview first, then confirm.")
+    if len(shown) > FORGET_PREVIEW_MAX:
+        raise CausanticError(f"At most {FORGET_PREVIEW_MAX} chunks can be deleted at once here.")
+    result = _forget(services, form.request(dry_run=False, only_ids=shown))
+    return {**forget_form(services, form), "done": result}
+
+
+def _forget(services: Services, request: ForgetRequest) -> Any:
+    embed = services.embedder.embed_query if request.query else None
+    return forget(services.store, services.vectors, embed, request, preview_size=FORGET_PREVIEW_MAX)
+
+
+def settings(services: Services) -> dict[str, Any]:
+    sources: dict[str, str] = {}
+    config = load_config(sources=sources)
+    current = config.model_dump(by_alias=True)
+    rows = []
+    for key, (default, description) in config_keys().items():
+        section, name = key.split(".")
+        rows.append({"key": key, "value": current[section][name], "default": default,
+                     "source": sources.get(key, "default"), "description": description})
+    paths = [("home", causantic_home()), ("database", db_path(config)), ("vectors", vector_path(config))]
+    return {"rows": rows, "paths": paths}

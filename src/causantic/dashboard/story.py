@@ -1,0 +1,46 @@
+"""The one adapter from an episodic answer (recall / predict) to what the search page draws.
+
+Pages never read :class:`~causantic.retrieval.episodes.EpisodeAnswer` directly: when its shape
+changes, only :func:`story_of` changes. A story is its steps in the order the answer gives them, each saying
+where it came from (project, session, agent, time) and how relevant it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from causantic.retrieval.episodes import EpisodeAnswer
+    from causantic.retrieval.search import StoredChunk
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    chunk: StoredChunk
+    relevance: float | None  # None: episodes are told in time order, so no percentage is shown per step
+    new_session: bool  # the first step of an episode (pages draw a divider)
+    is_hit: bool  # a search match, rather than the context around one
+
+
+@dataclass(frozen=True, slots=True)
+class Story:
+    kind: str  # "recall" or "predict"
+    steps: list[Step]
+    tokens: int
+    how: str  # one line: how the answer was built
+    nothing_relevant: bool
+
+
+def story_of(answer: EpisodeAnswer, kind: str) -> Story:
+    steps = [Step(member.chunk, None, position == 0, member.is_hit)
+             for episode in answer.episodes for position, member in enumerate(episode.chunks)]
+    count = len(answer.episodes)
+    if answer.mode == "chain":
+        how = f"The seeds' chain walk: {len(steps)} linked chunks, in the order they happened."
+    else:
+        lead = "the turns that led to" if kind == "recall" else "the turns that followed"
+        how = f"{count} episode{'s' if count != 1 else ''}: {lead} the best matches, in time order."
+    if answer.notes:
+        how += " " + "; ".join(answer.notes)
+    return Story(kind, steps, answer.tokens, how, answer.nothing_relevant)

@@ -1,0 +1,124 @@
+"""Turning stored text and numbers into what a page shows: sections, highlights, times, sizes.
+
+Chunk text is stored as rendered sections (``[User]``, ``[Assistant]``, ``[Tool:Bash] …``,
+``[Result:Read] …``; see :mod:`causantic.ingest.render`). Pages show each kind differently: prompts
+and answers as prose, tool calls as one compact line, tool results folded. Everything returned as
+markup is escaped first.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from markupsafe import Markup, escape
+
+_SECTION_START = re.compile(r"^\[(User|Assistant|Tool:[^\]\n]+|Result:[^\]\n]+)\]", re.MULTILINE)
+_WORD = re.compile(r"[\w][\w.\-/]*[\w]|\w", re.UNICODE)
+MIN_TERM_CHARS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    kind: str  # user, assistant, tool, result, text
+    label: str  # "User", "Bash", ...
+    text: str
+
+    @property
+    def first_line(self) -> str:
+        line = next((ln for ln in self.text.splitlines() if ln.strip()), "")
+        return line.strip()[:160]
+
+
+def sections(content: str) -> list[Section]:
+    """Split chunk text at section markers that start a line; text before the first is kept."""
+    marks = [m for m in _SECTION_START.finditer(content) if m.start() == 0 or content[m.start() - 1] == "\n"]
+    out: list[Section] = []
+    if not marks or marks[0].start() > 0:
+        head = content[: marks[0].start() if marks else len(content)].strip("\n")
+        if head.strip():
+            out.append(Section("text", "", head))
+    for i, mark in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(content)
+        body = content[mark.end():end].strip("\n").removeprefix(" ")
+        name = mark.group(1)
+        if name in ("User", "Assistant"):
+            out.append(Section(name.lower(), name, body))
+        else:
+            kind, _, tool = name.partition(":")
+            out.append(Section(kind.lower(), tool, body))
+    return out
+
+
+def query_terms(query: str) -> list[str]:
+    """The words of a query worth marking in results, longest first (so overlaps mark the longer)."""
+    words = {w.lower() for w in _WORD.findall(query) if len(w) >= MIN_TERM_CHARS}
+    return sorted(words, key=lambda w: (-len(w), w))
+
+
+def highlight(text: str, terms: list[str]) -> Markup:
+    """``text`` escaped, with every case-insensitive occurrence of ``terms`` in ``<mark>``."""
+    if not terms:
+        return escape(text)
+    pattern = re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE)
+    out: list[str] = []
+    last = 0
+    for match in pattern.finditer(text):
+        out.append(str(escape(text[last:match.start()])))
+        out.append(f"<mark>{escape(match.group(0))}</mark>")
+        last = match.end()
+    out.append(str(escape(text[last:])))
+    return Markup("".join(out))
+
+
+def short_time(iso_text: str | None) -> str:
+    """'2026-05-01T10:20:30.000000Z' -> '2026-05-01 10:20'."""
+    return iso_text[:16].replace("T", " ") if iso_text else "–"
+
+
+def ago(iso_text: str | None, now: datetime | None = None) -> str:
+    """How long ago, in the largest sensible unit: 'just now', '5 min ago', '3 h ago', '12 days ago'."""
+    if not iso_text:
+        return "never"
+    then = datetime.fromisoformat(iso_text.replace("Z", "+00:00"))
+    seconds = ((now or datetime.now(UTC)) - then).total_seconds()
+    if seconds < 60:
+        return "just now"
+    for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            value = int(seconds // size)
+            return f"{value} {'day' if unit == 'days' and value == 1 else unit} ago"
+    return "just now"
+
+
+def size(num_bytes: int | float) -> str:
+    value = float(num_bytes)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{value:.1f} GB"
+
+
+def percent(value: float | None) -> str:
+    return "–" if value is None else f"{round(max(0.0, min(value, 1.0)) * 100)}%"
+
+
+_BACKTICKED = re.compile(r"`([^`\n]+)`")
+
+
+def commands(message: str) -> Markup:
+    """A message with its `backticked` commands as <code>, everything escaped."""
+    return Markup(_BACKTICKED.sub(lambda m: f"<code>{m.group(1)}</code>", str(escape(message))))
+
+
+def gist(content: str, limit: int = 140) -> str:
+    """One line saying what a chunk holds: its first section's kind and first words."""
+    for section in sections(content):
+        if section.first_line:
+            label = {"user": "User", "assistant": "Assistant", "tool": section.label,
+                     "result": f"{section.label} result"}.get(section.kind, "")
+            line = f"{label}: {section.first_line}" if label else section.first_line
+            return line if len(line) <= limit else line[: limit - 1] + "…"
+    return ""

@@ -1,0 +1,254 @@
+"""Browsing memory as a person would: a project's sessions with titles, and one session in order.
+
+The dashboard draws these values; nothing here renders. A session's *title* is its first real
+prompt (harness-injected text is already removed from prompts at ingest). A session holds its main
+agent's stream and its sub-agents' streams; brief and team-spawn edges say which agent started
+which, so the streams form a tree hung on the chunk where each one was started.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from causantic.errors import CausanticError
+from causantic.retrieval.listing import (
+    SessionSummary,
+    TopicSummary,
+    list_sessions,
+    stats,
+)
+from causantic.store.memory import MemoryStore
+from causantic.store.records import EdgeRecord, Project, StoredChunk
+from causantic.store.vectors import VectorIndex
+
+TITLE_MAX_CHARS = 140
+MAIN = "main"
+# Every transcript the reader understands today is Claude Code's; other agents' sessions (Codex,
+# Gemini) will carry their own source once they are ingested.
+CLAUDE_CODE = "Claude Code"
+SPAWN_EDGES = ("brief", "team-spawn")
+
+
+class SessionNotFound(CausanticError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class AgentNode:
+    name: str
+    depth: int  # 0 for the main agent, 1 for what it started, ...
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEntry:
+    summary: SessionSummary
+    title: str
+    agents: tuple[AgentNode, ...]  # depth-first, main first
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    project: Project
+    sessions: list[SessionEntry]
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class Stream:
+    """One agent's chunks in order, and the streams started from each of them."""
+
+    agent: str
+    chunks: list[StoredChunk]
+    spawned: dict[str, list[Stream]] = field(default_factory=dict)  # chunk id -> streams started there
+
+    def holds(self, chunk_id: str) -> bool:
+        return any(c.id == chunk_id for c in self.chunks) or any(
+            s.holds(chunk_id) for streams in self.spawned.values() for s in streams)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionView:
+    session_id: str
+    project: str
+    title: str
+    started_at: str
+    ended_at: str
+    tokens: int
+    chunk_count: int
+    main: Stream
+    detached: list[Stream]  # streams no edge attaches to a chunk of this session
+    edges: dict[str, list[EdgeRecord]]  # chunk id -> its edges (either end)
+    elsewhere: dict[str, StoredChunk]  # chunks of other sessions that edges reach
+
+
+def title_of(opening: str | None) -> str:
+    """The first real prompt of a session, on one line, cut at a word near ``TITLE_MAX_CHARS``."""
+    if not opening or not opening.startswith("[User]"):
+        return "(no prompt)"
+    body = opening.removeprefix("[User]").lstrip("\n")
+    prompt = body.split("\n\n[", 1)[0]
+    line = " ".join(prompt.split())
+    if len(line) <= TITLE_MAX_CHARS:
+        return line or "(no prompt)"
+    return line[:TITLE_MAX_CHARS].rsplit(" ", 1)[0] + "…"
+
+
+def timeline(store: MemoryStore, project: str, *, since: datetime | None = None, until: datetime | None = None,
+             limit: int = 200) -> Timeline:
+    """A project's sessions, newest first, with titles and their agent trees."""
+    proj, summaries, total = list_sessions(store, project, since=since, until=until, limit=limit)
+    ids = [s.session_id for s in summaries]
+    openings = store.opening_prompts(ids)
+    spawns: dict[str, list[tuple[str, str]]] = {}
+    for session_id, parent, child in store.agent_spawns(ids):
+        spawns.setdefault(session_id, []).append((parent, child))
+    entries = [
+        SessionEntry(s, title_of(openings.get(s.session_id)), _agent_tree(s.agents, spawns.get(s.session_id, [])),
+                     CLAUDE_CODE)
+        for s in summaries
+    ]
+    return Timeline(proj, entries, total)
+
+
+def _agent_tree(agents: tuple[str, ...], spawns: list[tuple[str, str]]) -> tuple[AgentNode, ...]:
+    children: dict[str, list[str]] = {}
+    parent_of: dict[str, str] = {}
+    for parent, child in spawns:
+        if child not in parent_of and child != MAIN:
+            parent_of[child] = parent
+            children.setdefault(parent, []).append(child)
+    roots = [MAIN] if MAIN in agents else []
+    roots += sorted(a for a in agents if a != MAIN and a not in parent_of)
+    out: list[AgentNode] = []
+    seen: set[str] = set()
+
+    def visit(agent: str, depth: int) -> None:
+        if agent in seen:
+            return
+        seen.add(agent)
+        out.append(AgentNode(agent, depth))
+        for child in sorted(children.get(agent, [])):
+            visit(child, depth + 1)
+
+    for root in roots:
+        visit(root, 0)
+    return tuple(out)
+
+
+def session_view(store: MemoryStore, session_id: str) -> SessionView:
+    """One session: its streams in order as a tree, with every edge touching it."""
+    chunks_by_id = store.get_chunks(store.session_chunk_ids(session_id))
+    if not chunks_by_id:
+        raise SessionNotFound(f"No session {session_id!r} in memory (it may have been forgotten).")
+    ordered = sorted(chunks_by_id.values(), key=lambda c: (c.start_time, c.turn_index, c.part))
+    by_agent: dict[str, list[StoredChunk]] = {}
+    for chunk in ordered:
+        by_agent.setdefault(chunk.agent, []).append(chunk)
+    edges = store.session_edges(session_id)
+    by_chunk: dict[str, list[EdgeRecord]] = {}
+    for edge in edges:
+        for end in {edge.source, edge.target}:
+            if end in chunks_by_id:
+                by_chunk.setdefault(end, []).append(edge)
+    # Each sub-agent hangs on the first chunk of another agent that started it.
+    started_at: dict[str, str] = {}
+    for edge in edges:
+        source, target = chunks_by_id.get(edge.source), chunks_by_id.get(edge.target)
+        if (edge.reference_type in SPAWN_EDGES and source and target and source.agent != target.agent
+                and target.agent != MAIN and target.agent not in started_at):
+            started_at[target.agent] = source.id
+    streams = {agent: Stream(agent, chunks) for agent, chunks in by_agent.items()}
+    placed: set[str] = set()
+    for agent, chunk_id in started_at.items():
+        parent = streams[chunks_by_id[chunk_id].agent]
+        if _would_cycle(agent, chunks_by_id[chunk_id].agent, started_at, chunks_by_id):
+            continue
+        parent.spawned.setdefault(chunk_id, []).append(streams[agent])
+        placed.add(agent)
+    main = streams.get(MAIN) or Stream(MAIN, [])
+    detached = [s for agent, s in sorted(streams.items()) if agent != MAIN and agent not in placed]
+    other_ids = {e for edge in edges for e in (edge.source, edge.target) if e not in chunks_by_id}
+    first = ordered[0]
+    return SessionView(
+        session_id, first.project, title_of(store.opening_prompts([session_id]).get(session_id)),
+        first.start_time, max(c.end_time for c in ordered), sum(c.approx_tokens for c in ordered), len(ordered),
+        main, detached, by_chunk, store.get_chunks(sorted(other_ids)) if other_ids else {})
+
+
+def _would_cycle(agent: str, parent: str, started_at: dict[str, str], chunks: dict[str, StoredChunk]) -> bool:
+    """True when ``parent`` descends from ``agent`` (a malformed graph must not hide a stream)."""
+    seen = {agent}
+    while parent != MAIN and parent in started_at:
+        if parent in seen:
+            return True
+        seen.add(parent)
+        parent = chunks[started_at[parent]].agent
+    return parent in seen
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectActivity:
+    name: str
+    path: str
+    sessions: int
+    first_seen: str
+    last_seen: str
+
+
+@dataclass(frozen=True, slots=True)
+class Overview:
+    counts: dict[str, object]  # as :func:`causantic.retrieval.listing.stats`
+    vectors: int
+    vector_bytes: int
+    without_vectors: int  # chunks the active model has no vector for
+    last_ingest: str | None
+    newest_session: str | None
+    projects: list[ProjectActivity]
+
+
+def overview(store: MemoryStore, vectors: VectorIndex) -> Overview:
+    """What memory holds and how fresh it is, from counts that stay cheap at any size."""
+    counts = stats(store)
+    projects = project_activity(store)
+    missing = max(0, int(counts["chunks"]) - store.count_embedded(vectors.model_id))  # type: ignore[call-overload]
+    return Overview(counts, vectors.count(), vectors.size_bytes(), missing, store.last_ingested_at(),
+                    projects[0].last_seen if projects else None, projects)
+
+
+def project_activity(store: MemoryStore) -> list[ProjectActivity]:
+    """Projects with their session counts and active dates, most recent first (cheap at any size)."""
+    return [ProjectActivity(r["name"], r["path"], r["sessions"], r["first_seen"], r["last_seen"])
+            for r in store.project_activity()]
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSize:
+    id: int
+    label: str
+    size: int
+
+
+def topic_sizes(store: MemoryStore, model: str) -> list[TopicSize]:
+    """Every topic with its size, largest first (summaries with dates and projects: topic_members)."""
+    return [TopicSize(*row) for row in store.topic_sizes(model)]
+
+
+def project_names(store: MemoryStore) -> list[str]:
+    """Every project in memory by name, for a choice of project (cheaper than their summaries)."""
+    return store.project_names()
+
+
+def topic_members(store: MemoryStore, model: str, topic_id: int, *, limit: int = 50
+                  ) -> tuple[TopicSummary, list[StoredChunk]]:
+    """A topic and its chunks nearest its centroid first."""
+    rows = store.cluster_summaries(model, cluster_id=topic_id)
+    if not rows:
+        raise CausanticError(f"No topic {topic_id} (topics change when memory is reclustered).")
+    row = rows[0]
+    topic = TopicSummary(row["id"], row["label"], row["size"], row["first_seen"], row["last_seen"],
+                         row["projects"] or "")
+    ids = [chunk_id for chunk_id, _ in store.cluster_siblings(topic_id, limit=limit)]
+    chunks = store.get_chunks(ids)
+    return topic, [chunks[i] for i in ids if i in chunks]

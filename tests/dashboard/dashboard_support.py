@@ -1,0 +1,115 @@
+"""Helpers for the dashboard tests: the real server as a subprocess, the CLI, the browser log.
+
+The server runs as ``python -m causantic dashboard`` exactly as a user starts it, and is found
+through the URL it prints.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = (REPO / ".." / "shared" / "corpus" / "claude-code").resolve()
+SNIFFLY = CORPUS / "chiphuyen__sniffly/tests/mock-data/-Users-chip-dev-ai-music"
+KFISCHER = CORPUS / "kfischer-okarin__scripts-and-tools/src/claude-history/test/fixtures/claude-projects"
+RANDLEE = CORPUS / "randlee__claude-history/docs/examples/claude-history-simple/export/source"
+BROWSER_HINT = ("the browser tests need Debian's chromium and chromium-driver "
+                "(apt-get install -y chromium chromium-driver) and selenium (pip install -e '.[dev]')")
+REBOUND_HOST = "rebound.test"  # the browser resolves it to 127.0.0.1, like a DNS-rebinding attack
+START_TIMEOUT_S = 60
+
+
+def causantic(home: Path, *args: str, stdin: str | None = None, timeout: float = 600) -> str:
+    """Run the CLI as a user would, against ``home``; fail with its output when it fails."""
+    done = subprocess.run([sys.executable, "-m", "causantic", *args], input=stdin, capture_output=True, text=True,
+                          env=_env(home), timeout=timeout)
+    assert done.returncode == 0, f"causantic {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def _env(home: Path) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if not k.startswith("CAUSANTIC_")}
+    return {**keep, "CAUSANTIC_HOME": str(home), "HF_HUB_OFFLINE": "1",
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "src"), os.environ.get("PYTHONPATH")]))}
+
+
+@dataclass
+class Dashboard:
+    """A running ``causantic dashboard``: its printed URL, and where it is."""
+
+    url: str  # as printed, with the token
+    process: subprocess.Popen[str]
+    home: Path
+    reader: threading.Thread  # drains the server's output so it never blocks on a full pipe
+
+    @property
+    def base(self) -> str:
+        return self.url.split("/?", 1)[0]
+
+    @property
+    def port(self) -> int:
+        return int(self.base.rsplit(":", 1)[1])
+
+    @property
+    def token(self) -> str:
+        return self.url.rsplit("token=", 1)[1]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.reader.join(timeout=15)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+def start_dashboard(home: Path) -> Dashboard:
+    process = subprocess.Popen([sys.executable, "-m", "causantic", "dashboard"], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, env=_env(home), cwd=home.parent)
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.put(line)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    seen: list[str] = []
+    while True:
+        try:
+            line = lines.get(timeout=START_TIMEOUT_S)
+        except queue.Empty:
+            process.kill()
+            process.wait()
+            raise AssertionError(f"causantic dashboard printed no URL in {START_TIMEOUT_S} s: {seen}") from None
+        seen.append(line)
+        found = re.search(r"http://127\.0\.0\.1:\d+/\?token=[\w-]+", line)
+        if found:
+            return Dashboard(found.group(0), process, home, reader)
+
+
+def console_errors(driver: Any) -> list[str]:
+    return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def screenshot(driver: Any, folder: Path, name: str) -> Path:
+    """The whole page (the window grows to its height), saved as ``folder/name.png``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(1280, max(600, min(int(height) + 40, 4000)))
+    path = folder / f"{name}.png"
+    assert driver.save_screenshot(str(path)), f"no screenshot of {name}"
+    driver.set_window_size(1280, 1000)
+    return path

@@ -1,0 +1,122 @@
+"""Every page in headless Chromium, on a store ingested from real transcripts by the CLI.
+
+Each page must load with no console error (a script error, a blocked resource, a CSP violation or
+a failed request all count) and show what it is for. A screenshot of each is written under the
+test's temporary folder (``screenshots/``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from dashboard_support import BROWSER_HINT, Dashboard, console_errors, screenshot
+
+pytest.importorskip("selenium", reason=BROWSER_HINT)
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+def _db(home: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{home / 'memory.db'}?mode=ro", uri=True)
+
+
+def _open(driver: Any, dashboard: Dashboard, path: str) -> None:
+    driver.get(dashboard.url)  # trades the token for this server's cookie
+    driver.get(dashboard.base + path)
+
+
+def _text(driver: Any, css: str) -> str:
+    return "\n".join(e.text for e in driver.find_elements(By.CSS_SELECTOR, css))
+
+
+def test_every_page_loads_without_a_console_error_and_shows_its_content(
+        corpus_dashboard: Dashboard, chrome: Any, tmp_path: Path) -> None:
+    with _db(corpus_dashboard.home) as db:
+        chunks = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        sub_session = db.execute("SELECT session_id FROM chunks WHERE agent = 'general-purpose' LIMIT 1").fetchone()[0]
+        topic_id = db.execute("SELECT id FROM clusters ORDER BY size DESC LIMIT 1").fetchone()[0]
+    pages = {
+        "overview": ("/", "Memory overview", [f"{chunks:,}", "session-start", "ai-music"]),
+        "projects": ("/projects", "Projects", ["ai-music", "claude-history", "project"]),
+        "sessions": ("/project?name=claude-history", "claude-history",
+                     ["read claude.md and docs/project-plan", "Claude Code"]),
+        "session": (f"/session/{sub_session}", "Hello I want to have some test conversation",
+                    ["general-purpose", "brief"]),
+        "search": ("/search?q=" + quote("word embeddings sound"), "Search memory", ["results", "ai-music"]),
+        "recall": ("/search?kind=recall&q=" + quote("why did the ci test keep failing"), "Search memory",
+                   ["Recall:"]),
+        "predict": ("/search?kind=predict&q=" + quote("create a task agent"), "Search memory", ["Predict:"]),
+        "topics": ("/topics", "Topics", ["Map of memory", "topics"]),
+        "topic": (f"/topics/{topic_id}", "", ["chunks"]),
+        "forget": ("/forget", "Forget", ["Preview"]),
+        "settings": ("/settings", "Settings", ["retrieval.mmrLambda", "default"]),
+    }
+    chrome.get(corpus_dashboard.url)
+    console_errors(chrome)  # start each page's log empty
+    for name, (path, heading, shown) in pages.items():
+        chrome.get(corpus_dashboard.base + path)
+        body = chrome.find_element(By.TAG_NAME, "body").text
+        assert heading in _text(chrome, "h1"), (name, body[:500])
+        for text in shown:
+            assert text in body, (name, text, body[:1500])
+        assert console_errors(chrome) == [], name
+        assert screenshot(chrome, tmp_path / "screenshots", name).stat().st_size > 10_000
+    # The map is drawn: dots link to sessions, labels to topics.
+    chrome.get(corpus_dashboard.base + "/topics")
+    assert len(chrome.find_elements(By.CSS_SELECTOR, "svg.topicmap a.pt")) >= 20
+    assert chrome.find_elements(By.CSS_SELECTOR, "svg.topicmap a.lbl")
+
+
+def test_search_returns_the_session_holding_the_words_and_opens_it_at_that_chunk(
+        corpus_dashboard: Dashboard, chrome: Any, tmp_path: Path) -> None:
+    phrase = "Section for Conversation Revert Test"
+    with _db(corpus_dashboard.home) as db:
+        holders = {r[0]: r[1] for r in db.execute("SELECT id, session_id FROM chunks WHERE content LIKE ?",
+                                                  (f"%{phrase}%",))}
+    assert len(set(holders.values())) == 1, "the phrase should name one session of the test store"
+    _open(chrome, corpus_dashboard, "/search")
+    box = chrome.find_element(By.CSS_SELECTOR, "form.search input[name=q]")
+    box.send_keys(phrase.lower())
+    box.submit()
+    WebDriverWait(chrome, 60).until(ec.presence_of_element_located((By.CSS_SELECTOR, "li.hit")))
+    first = chrome.find_element(By.CSS_SELECTOR, "li.hit")
+    marked = {m.text.lower() for m in first.find_elements(By.TAG_NAME, "mark")}
+    assert {"revert", "conversation"} <= marked, f"matches are highlighted: {marked}"
+    assert "%" in first.find_element(By.CSS_SELECTOR, ".rel").text
+    assert "q=section" in chrome.current_url.lower(), "the address bar follows the partial update"
+    first.find_element(By.CSS_SELECTOR, "a.sess").click()
+    WebDriverWait(chrome, 30).until(ec.presence_of_element_located((By.CSS_SELECTOR, "article.chunk.target")))
+    target = chrome.find_element(By.CSS_SELECTOR, "article.chunk.target")
+    chunk_id = target.get_attribute("id").removeprefix("c-")
+    assert chunk_id in holders
+    assert f"/session/{holders[chunk_id]}" in chrome.current_url
+    assert target.is_displayed()
+    assert console_errors(chrome) == []
+    screenshot(chrome, tmp_path / "screenshots", "search-to-session")
+
+
+def test_search_filters_by_project_as_the_cli_does(corpus_dashboard: Dashboard, chrome: Any) -> None:
+    _open(chrome, corpus_dashboard, "/search?project=ai-music&q=" + quote("test file"))
+    projects = {e.text for e in chrome.find_elements(By.CSS_SELECTOR, "li.hit .proj")}
+    assert projects == {"ai-music"}
+
+
+def test_a_link_to_a_sub_agent_chunk_opens_its_branch(corpus_dashboard: Dashboard, chrome: Any) -> None:
+    with _db(corpus_dashboard.home) as db:
+        chunk_id, session_id = db.execute(
+            "SELECT id, session_id FROM chunks WHERE agent = 'general-purpose' LIMIT 1").fetchone()
+    _open(chrome, corpus_dashboard, f"/session/{session_id}?at={chunk_id}#c-{chunk_id}")
+    target = chrome.find_element(By.ID, f"c-{chunk_id}")
+    assert target.is_displayed()
+    branch = chrome.find_element(By.CSS_SELECTOR, "details.branch")
+    assert branch.get_attribute("open") is not None
+    # Without the link, branches start folded.
+    chrome.get(f"{corpus_dashboard.base}/session/{session_id}")
+    assert chrome.find_element(By.CSS_SELECTOR, "details.branch").get_attribute("open") is None

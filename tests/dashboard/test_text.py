@@ -1,0 +1,58 @@
+"""How chunk text reaches a page: split into what was said and done, escaped, matches marked."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from causantic.dashboard.text import gist, highlight, query_terms, sections
+from causantic.retrieval.browse import title_of
+
+CHUNK = """[User]
+why does the login loop on Safari?
+
+[Assistant]
+Let me look at the cookie settings.
+
+[Tool:Bash] grep -rn SameSite src/
+
+[Result:Bash] src/auth.py:12: samesite="None"
+
+src/auth.py:40: secure=False
+
+[Assistant]
+The cookie is not Secure, so Safari drops it."""
+
+
+def test_a_chunk_splits_into_prompt_answer_tool_call_and_folded_result() -> None:
+    parts = sections(CHUNK)
+    assert [(p.kind, p.label) for p in parts] == [
+        ("user", "User"), ("assistant", "Assistant"), ("tool", "Bash"), ("result", "Bash"), ("assistant", "Assistant")]
+    assert parts[2].text == "grep -rn SameSite src/"
+    assert "secure=False" in parts[3].text, "a blank line inside a tool result does not end it"
+    assert gist(CHUNK) == "User: why does the login loop on Safari?"
+
+
+def test_html_in_a_chunk_is_shown_as_text_and_matches_are_marked() -> None:
+    shown = str(highlight('<script>alert("x")</script> the Login loop', query_terms("login <script>")))
+    assert "<script>" not in shown
+    assert "&lt;<mark>script</mark>&gt;" in shown
+    assert "<mark>Login</mark>" in shown
+
+
+@given(st.text(), st.text())
+def test_highlighting_never_lets_markup_through(text: str, query: str) -> None:
+    shown = str(highlight(text, query_terms(query)))
+    assert re.sub(r"</?mark>", "", shown).count("<") == 0
+    assert re.sub(r"</?mark>", "", shown).replace("&lt;", "<").replace("&gt;", ">").replace(
+        "&#34;", '"').replace("&#39;", "'").replace("&amp;", "&") == text
+
+
+def test_a_session_is_titled_by_its_first_prompt_on_one_line() -> None:
+    assert title_of(CHUNK) == "why does the login loop on Safari?"
+    long = "[User]\n" + "word " * 60 + "\n\n[Assistant]\nok"
+    assert title_of(long).endswith("…") and len(title_of(long)) <= 141
+    assert title_of("[Assistant]\nhello") == "(no prompt)"
+    assert title_of(None) == "(no prompt)"
