@@ -7,8 +7,9 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from causantic.dashboard.text import gist, highlight, query_terms, sections
+from causantic.dashboard.text import gist, highlight, sections
 from causantic.retrieval.browse import title_of
+from causantic.retrieval.relevance import marked_terms
 
 CHUNK = """[User]
 why does the login loop on Safari?
@@ -36,7 +37,7 @@ def test_a_chunk_splits_into_prompt_answer_tool_call_and_folded_result() -> None
 
 
 def test_html_in_a_chunk_is_shown_as_text_and_matches_are_marked() -> None:
-    shown = str(highlight('<script>alert("x")</script> the Login loop', query_terms("login <script>")))
+    shown = str(highlight('<script>alert("x")</script> the Login loop', marked_terms("login <script>")))
     assert "<script>" not in shown
     assert "&lt;<mark>script</mark>&gt;" in shown
     assert "<mark>Login</mark>" in shown
@@ -44,7 +45,7 @@ def test_html_in_a_chunk_is_shown_as_text_and_matches_are_marked() -> None:
 
 @given(st.text(), st.text())
 def test_highlighting_never_lets_markup_through(text: str, query: str) -> None:
-    shown = str(highlight(text, query_terms(query)))
+    shown = str(highlight(text, marked_terms(query)))
     assert re.sub(r"</?mark>", "", shown).count("<") == 0
     assert re.sub(r"</?mark>", "", shown).replace("&lt;", "<").replace("&gt;", ">").replace(
         "&#34;", '"').replace("&#39;", "'").replace("&amp;", "&") == text
@@ -56,3 +57,8 @@ def test_a_session_is_titled_by_its_first_prompt_on_one_line() -> None:
     assert title_of(long).endswith("…") and len(title_of(long)) <= 141
     assert title_of("[Assistant]\nhello") == "(no prompt)"
     assert title_of(None) == "(no prompt)"
+
+
+def test_only_meaningful_words_are_marked_and_only_where_a_word_starts() -> None:
+    shown = str(highlight("There the other tests failed", marked_terms("why did the tests fail")))
+    assert shown == "There the other <mark>tests</mark> <mark>fail</mark>ed"

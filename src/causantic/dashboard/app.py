@@ -30,6 +30,7 @@ from causantic.dashboard import pages, text
 from causantic.dashboard.security import ASGIApp, Guard, Secrets
 from causantic.errors import CausanticError
 from causantic.retrieval.browse import SessionNotFound
+from causantic.retrieval.relevance import marked_terms
 from causantic.services import Services, open_services
 
 STATIC_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8",
@@ -165,7 +166,7 @@ def _templates(secrets: Secrets) -> Environment:
                       trim_blocks=True, lstrip_blocks=True)
     env.globals.update(csrf=secrets.csrf, nav=NAV, version=__version__, qs=_qs)
     env.filters.update(short_time=text.short_time, ago=text.ago, size=text.size, percent=text.percent,
-                       sections=text.sections, highlight=text.highlight, terms=text.query_terms,
+                       sections=text.sections, highlight=text.highlight, terms=marked_terms,
                        commands=text.commands, gist=text.gist, as_json=_as_json)
     return env
 

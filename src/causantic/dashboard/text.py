@@ -15,8 +15,6 @@ from datetime import UTC, datetime
 from markupsafe import Markup, escape
 
 _SECTION_START = re.compile(r"^\[(User|Assistant|Tool:[^\]\n]+|Result:[^\]\n]+)\]", re.MULTILINE)
-_WORD = re.compile(r"[\w][\w.\-/]*[\w]|\w", re.UNICODE)
-MIN_TERM_CHARS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,17 +49,12 @@ def sections(content: str) -> list[Section]:
     return out
 
 
-def query_terms(query: str) -> list[str]:
-    """The words of a query worth marking in results, longest first (so overlaps mark the longer)."""
-    words = {w.lower() for w in _WORD.findall(query) if len(w) >= MIN_TERM_CHARS}
-    return sorted(words, key=lambda w: (-len(w), w))
-
-
 def highlight(text: str, terms: list[str]) -> Markup:
-    """``text`` escaped, with every case-insensitive occurrence of ``terms`` in ``<mark>``."""
+    """``text`` escaped, with every case-insensitive occurrence of ``terms`` at the start of a word in
+    ``<mark>`` (so "test" marks "tests", and "the" never marks the middle of "other")."""
     if not terms:
         return escape(text)
-    pattern = re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE)
+    pattern = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(t) for t in terms) + ")", re.IGNORECASE)
     out: list[str] = []
     last = 0
     for match in pattern.finditer(text):

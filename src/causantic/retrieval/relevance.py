@@ -72,6 +72,12 @@ class QueryProfile:
         return found / total
 
 
+def marked_terms(query: str) -> list[str]:
+    """The query's words worth marking in a result (its meaningful terms, no stop words), lowercase
+    and longest first, so that where two overlap the longer is marked."""
+    return sorted({t.lower() for t in query_terms(query)}, key=lambda t: (-len(t), t))
+
+
 def profile_query(store: MemoryStore, query: str, *, project_ids: Sequence[int] | None, agent: str | None,
                   most_counted: int) -> QueryProfile:
     """Weigh each meaningful query term by its inverse document frequency in the scope.
