@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _variants import VARIANTS  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 DEFAULT_QUERIES = SHARED / "benchdata" / "coding" / "entireio-commits-dev.jsonl"
@@ -45,17 +47,6 @@ CORPUS = SHARED / "corpus" / "claude-code"
 PROJECT_FOLDER = "entireio__cli"
 SEARCH_LIMIT = 50
 RANK_CUTOFF = 10
-
-# name -> (config overrides, SearchRequest fields)
-VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
-    "default": ({}, {}),
-    "keyword": ({}, {"mode": "keyword"}),
-    "vector": ({}, {"mode": "vector"}),
-    "no_floor": ({"relevance.floor": "0"}, {}),
-    "rrf60": ({"retrieval.fusion": "rrf", "retrieval.rrfK": "60", "retrieval.vectorWeight": "1.0"}, {}),
-    "rrf10": ({"retrieval.fusion": "rrf", "retrieval.rrfK": "10", "retrieval.vectorWeight": "1.0"}, {}),
-}
-
 
 @dataclass(frozen=True, slots=True)
 class Query:
@@ -117,7 +108,8 @@ def build_store(home: Path, folders: Sequence[Path], log: Callable[[str], None])
 
 
 def run(home: Path, queries: Sequence[Query], variants: Sequence[str], overrides: dict[str, str],
-        log: Callable[[str], None]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        log: Callable[[str], None], episodic_kinds: Sequence[str] = ("recall", "predict", "recall_chain")
+        ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from causantic import Memory
 
     details: list[dict[str, Any]] = []
@@ -135,7 +127,7 @@ def run(home: Path, queries: Sequence[Query], variants: Sequence[str], overrides
         log(f"  search {name}: done")
     episodic: dict[str, dict[str, Any]] = {}
     with Memory(home, overrides=overrides) as memory:
-        for kind in ("recall", "predict", "recall_chain"):
+        for kind in episodic_kinds:
             held, tokens = [], []
             for q in queries:
                 if kind == "recall_chain":
@@ -161,8 +153,7 @@ def run(home: Path, queries: Sequence[Query], variants: Sequence[str], overrides
                                               base_rr)
         variants_out[name] = metrics
     result = {"search": {k: variants_out["default"][k] for k in ("r1", "r5", "r10", "mrr")},
-              "recall": episodic["recall"], "predict": episodic["predict"],
-              "recall_chain": episodic["recall_chain"], "search_variants": variants_out,
+              **episodic, "search_variants": variants_out,
               "n_queries": len(queries)}
     return result, details
 
@@ -178,6 +169,8 @@ def render(result: dict[str, Any]) -> str:
                      f"{m['by_meaning'].get('r10', float('nan')):14.1f}{versus}")
     lines += ["", f"{'answer':<16}{'holds relevant':>16}{'median tokens':>15}{'max tokens':>12}"]
     for kind in ("recall", "predict", "recall_chain"):
+        if kind not in result:
+            continue
         e = result[kind]
         lines.append(f"{kind:<16}{e['holds_relevant']:16.1f}{e['median_tokens']:15d}{e['max_tokens']:12d}")
     lines.append(f"{'search top 5':<16}{result['search']['r5']:16.1f}")
@@ -189,9 +182,11 @@ def main() -> int:
     parser.add_argument("--queries", type=Path, default=DEFAULT_QUERIES)
     parser.add_argument("--distractors", action="store_true", help="ingest the whole corpus/claude-code folder")
     parser.add_argument("--store", type=Path, help="keep (or reuse) the ingested store in this folder")
-    parser.add_argument("--variants", default=",".join(VARIANTS), help="search variants to compare")
+    parser.add_argument("--variants", default="default,keyword,vector,no_floor,rrf60",
+                        help=f"search variants to compare, from: {', '.join(VARIANTS)}")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="a configuration override for every run (e.g. relevance.floor=0.3)")
+    parser.add_argument("--search-only", action="store_true", help="skip recall and predict (ranking work)")
     parser.add_argument("--json", dest="json_out", type=Path)
     parser.add_argument("--details", type=Path, help="one JSON line per (query, answer kind)")
     args = parser.parse_args()
@@ -210,7 +205,8 @@ def main() -> int:
     home = args.store or Path(tempfile.mkdtemp(prefix="causantic-coding-"))
     folders = [CORPUS] if args.distractors else [CORPUS / PROJECT_FOLDER]
     build_store(home, folders, log)
-    result, details = run(home, load_queries(args.queries), variants, overrides, log)
+    kinds = () if args.search_only else ("recall", "predict", "recall_chain")
+    result, details = run(home, load_queries(args.queries), variants, overrides, log, kinds)
     print(render(result))
     if args.json_out:
         args.json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
