@@ -108,6 +108,33 @@ class RetrievalConfig(_Section):
                      "convex fusion; RRF scored best at 0.4 (the default before convex fusion)."),
     )
     keyword_weight: float = Field(1.0, ge=0, description="Weight of the BM25 list in the fusion.")
+    fusion_keep_top: int = Field(
+        0, ge=0,
+        description=("Each list's top N hits rank no lower than just below fused hit N+1, so a list the other "
+                     "disagrees with cannot bury its best hits. 0 is plain fusion (benchmarks/coding.py and "
+                     "benchmarks/locomo.py, variants keep1-keep3)."),
+    )
+    mention_penalty: float = Field(
+        0.0, ge=0, le=1,
+        description=("Demotes a chunk by this factor times the share of its match to the query found only in "
+                     "tool output (a git log, a changelog, search results that mention the work), not in the "
+                     "prompt, the agent's words or its tool calls. 0 is off (variants mention*)."),
+    )
+    session_evidence: float = Field(
+        0.0, ge=0,
+        description=("Adds this factor times the scores of up to sessionEvidenceChunks other candidates of the "
+                     "same session to a chunk's score: several good chunks of one session are stronger evidence "
+                     "than one. 0 is off (variants session*)."),
+    )
+    session_context: float = Field(
+        0.0, ge=0,
+        description=("Multiplies a chunk's score by 1 + this factor times the share of the query found in its "
+                     "session's opening prompt (the task the session was about), context a chunk deep in a long "
+                     "session lacks. 0 is off (variants context*)."),
+    )
+    session_evidence_chunks: int = Field(
+        2, ge=1, description="Most other chunks of a session counted by sessionEvidence."
+    )
     vector_search_limit: int = Field(50, ge=1, description="Candidates from vector search.")
     keyword_search_limit: int = Field(50, ge=1, description="Candidates from BM25 search.")
     keyword_score_budget: int = Field(
