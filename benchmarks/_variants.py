@@ -40,4 +40,24 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
     "context25": ({"retrieval.sessionContext": "0.25"}, {}),
     "context50": ({"retrieval.sessionContext": "0.5"}, {}),
     "context100": ({"retrieval.sessionContext": "1.0"}, {}),
+    # vector weight under convex fusion
+    "vw70": ({"retrieval.fusion": "convex", "retrieval.vectorWeight": "0.7"}, {}),
+    "vw100": ({"retrieval.fusion": "convex", "retrieval.vectorWeight": "1.0"}, {}),
+    # combinations
+    "mention50_session10": ({"retrieval.mentionPenalty": "0.5", "retrieval.sessionEvidence": "0.1"}, {}),
+    "rrf10_mention50": ({**_RRF, "retrieval.rrfK": "10", "retrieval.mentionPenalty": "0.5"}, {}),
+    "rrf10_mention50_session10": ({**_RRF, "retrieval.rrfK": "10", "retrieval.mentionPenalty": "0.5",
+                                   "retrieval.sessionEvidence": "0.1"}, {}),
+    "vw70_mention50_session10": ({"retrieval.fusion": "convex", "retrieval.vectorWeight": "0.7",
+                                  "retrieval.mentionPenalty": "0.5", "retrieval.sessionEvidence": "0.1"}, {}),
+    # convex and RRF blended
+    "blend50": ({"retrieval.fusion": "blend", "retrieval.fusionBlend": "0.5", "retrieval.rrfK": "10"}, {}),
+    "blend70": ({"retrieval.fusion": "blend", "retrieval.fusionBlend": "0.7", "retrieval.rrfK": "10"}, {}),
+    "blend50_vw100": ({"retrieval.fusion": "blend", "retrieval.fusionBlend": "0.5", "retrieval.rrfK": "10",
+                       "retrieval.vectorWeight": "1.0"}, {}),
+    "blend30_vw100": ({"retrieval.fusion": "blend", "retrieval.fusionBlend": "0.3", "retrieval.rrfK": "10",
+                       "retrieval.vectorWeight": "1.0"}, {}),
+    "session10_context25": ({"retrieval.sessionEvidence": "0.1", "retrieval.sessionContext": "0.25"}, {}),
+    "blend70_session10": ({"retrieval.fusion": "blend", "retrieval.fusionBlend": "0.7", "retrieval.rrfK": "10",
+                           "retrieval.sessionEvidence": "0.1"}, {}),
 }

@@ -17,9 +17,11 @@ Scored, per query, with the product's default settings unless a variant says oth
   and MRR (first relevant session's reciprocal rank, 0 past rank 10), split verbatim / by meaning;
 - ``recall`` and ``predict``: the share of answers that hold a relevant session, and the answer's size
   in tokens (median); with ``recall_chain`` (the seeds' chain walk) beside them;
-- ``search_variants``: the same search metrics for other settings, each with a paired sign test
-  against ``default`` on the per-query reciprocal rank (wins / losses / two-sided p), so noise is not
-  read as gain.
+- ``search_variants``: the same search metrics for other settings (``benchmarks/_variants.py``, names
+  shared with ``benchmarks/locomo.py --variants``), each with a paired sign test against ``default`` on
+  the per-query reciprocal rank (wins / losses / two-sided p), so noise is not read as gain, and each
+  variant's search time per query (p50/p95 ms, limit 50, warm; variants run one after another under the
+  same machine load, so compare them with each other, not with other runs).
 
 Percentages are 0–100. 27 queries is a small sample: one query moves R@k by 3.7 points.
 """
@@ -114,12 +116,17 @@ def run(home: Path, queries: Sequence[Query], variants: Sequence[str], overrides
 
     details: list[dict[str, Any]] = []
     ranked: dict[str, dict[str, list[str]]] = {}
+    timings: dict[str, list[float]] = {}
     for name in variants:
         config_overrides, request = VARIANTS[name]
         with Memory(home, overrides={**overrides, **config_overrides}) as memory:
             ranked[name] = {}
+            memory.search(queries[0].text, limit=SEARCH_LIMIT, **request)  # warm: model, caches
+            timings[name] = []
             for q in queries:
+                started = time.perf_counter()
                 answer = memory.search(q.text, limit=SEARCH_LIMIT, **request)
+                timings[name].append(1000 * (time.perf_counter() - started))
                 ranked[name][q.id] = distinct([h.chunk.session_id for h in answer.hits])
                 if name == "default":
                     details.append({"query": q.id, "kind": "search", "sessions": ranked[name][q.id][:10],
@@ -148,6 +155,9 @@ def run(home: Path, queries: Sequence[Query], variants: Sequence[str], overrides
         metrics: dict[str, Any] = search_metrics(ranked[name], queries)
         metrics["verbatim"] = search_metrics(ranked[name], [q for q in queries if q.verbatim])
         metrics["by_meaning"] = search_metrics(ranked[name], [q for q in queries if not q.verbatim])
+        ms = sorted(timings[name])
+        metrics["search_ms"] = {"p50": round(statistics.median(ms), 1),
+                                "p95": round(ms[min(len(ms) - 1, math.ceil(0.95 * len(ms)) - 1)], 1)}
         if name != "default":
             metrics["vs_default"] = sign_test([reciprocal_rank(ranked[name][q.id], q.relevant) for q in queries],
                                               base_rr)
@@ -160,13 +170,14 @@ def run(home: Path, queries: Sequence[Query], variants: Sequence[str], overrides
 
 def render(result: dict[str, Any]) -> str:
     lines = [f"Coding memory: {result['n_queries']} queries (session level; %, MRR 0–1)", ""]
-    head = f"{'search variant':<16}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'MRR':>7}{'R@10 meaning':>14}  vs default"
+    head = (f"{'search variant':<16}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'MRR':>7}{'R@10 meaning':>14}{'p95 ms':>8}"
+            "  vs default")
     lines += [head, "-" * len(head)]
     for name, m in result["search_variants"].items():
         test = m.get("vs_default")
         versus = f"  +{test['wins']} −{test['losses']} (p={test['p']:.2f})" if test else ""
         lines.append(f"{name:<16}{m['r1']:7.1f}{m['r5']:7.1f}{m['r10']:7.1f}{m['mrr']:7.3f}"
-                     f"{m['by_meaning'].get('r10', float('nan')):14.1f}{versus}")
+                     f"{m['by_meaning'].get('r10', float('nan')):14.1f}{m['search_ms']['p95']:8.0f}{versus}")
     lines += ["", f"{'answer':<16}{'holds relevant':>16}{'median tokens':>15}{'max tokens':>12}"]
     for kind in ("recall", "predict", "recall_chain"):
         if kind not in result:

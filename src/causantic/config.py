@@ -91,11 +91,16 @@ class EmbeddingConfig(_Section):
 
 class RetrievalConfig(_Section):
     primary: Literal["hybrid", "keyword", "vector"] = Field("hybrid", description="Candidate generation.")
-    fusion: Literal["convex", "rrf"] = Field(
+    fusion: Literal["convex", "rrf", "blend"] = Field(
         "convex",
         description=("How vector and keyword candidates combine. convex: each list's scores divided by its best, "
                      "weighted by vectorWeight and keywordWeight; rrf: Reciprocal Rank Fusion (the seeds' choice), "
-                     "by rank alone. On LoCoMo convex recalled more at every turn budget (benchmarks/locomo.py)."),
+                     "by rank alone; blend: fusionBlend times convex plus the rest times RRF scaled to 0-1. On "
+                     "LoCoMo convex recalled more at every turn budget (benchmarks/locomo.py)."),
+    )
+    fusion_blend: float = Field(
+        0.5, ge=0, le=1,
+        description="Share of convex fusion in fusion blend (the rest is RRF with rrfK, scaled to 0-1).",
     )
     rrf_k: int = Field(
         5, ge=1,

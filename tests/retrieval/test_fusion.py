@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from causantic.retrieval.ranking import convex_fusion, keep_list_tops, reciprocal_rank_fusion, session_evidence
+from causantic.retrieval.ranking import (
+    blend_fusion,
+    convex_fusion,
+    keep_list_tops,
+    reciprocal_rank_fusion,
+    session_evidence,
+)
 from causantic.retrieval.search import SearchRequest
 from causantic.services import Services
 
@@ -72,3 +78,19 @@ def test_several_good_chunks_of_one_session_outweigh_one_equal_hit_alone() -> No
     assert supported[1] == pytest.approx(0.50 + 0.25 * (0.40 + 0.30))
     assert supported[3] == pytest.approx(0.30 + 0.25 * (0.50 + 0.40))
     assert session_evidence(scores, sessions, weight=0.0, others=2) == scores
+
+
+def test_a_blend_lets_agreement_between_the_lists_beat_one_list_s_huge_lead() -> None:
+    # "listing" holds every query word (BM25 far ahead) but the vector list misses it; "work" is
+    # second in both lists. Convex fusion follows the keyword lead; half RRF puts agreement first.
+    keyword = [("listing", 30.0), ("work", 12.0), ("k3", 11.0)]
+    vector = [("v1", 0.62), ("work", 0.60), ("v3", 0.58)]
+    lists = {"vector": vector, "keyword": keyword}
+    weights = {"vector": 0.5, "keyword": 1.0}
+    convex = convex_fusion(lists, weights)
+    ranked = reciprocal_rank_fusion({n: [i for i, _ in h] for n, h in lists.items()}, 10, weights)
+    assert convex[0][0] == "listing"
+    blended = blend_fusion(convex, ranked, 0.5)
+    assert blended[0][0] == "work"
+    assert [i for i, *_ in blend_fusion(convex, ranked, 1.0)] == [i for i, *_ in convex]
+    assert 0 < blended[-1][1] <= blended[0][1] <= 1.0

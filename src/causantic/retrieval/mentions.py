@@ -2,8 +2,9 @@
 
 A coding session's chunks hold two kinds of text (:mod:`causantic.ingest.render`): what the people
 and the agent said and did (``[User]``, ``[Assistant]``, ``[Tool:Edit] path``, ``[Tool:Bash] git
-commit -m ...``) and what tools printed back (``[Result:Bash]``, ``[Error:Bash]``). Tool output
-often merely *lists* work done elsewhere: ``git log``, a changelog diff, search results, a PR list.
+commit -m ...``) and what tools printed back (``[Result:Bash]``, ``[Result:Grep]``). Shell and search
+output often merely *lists* work done elsewhere: ``git log``, a changelog diff, search results, a PR
+list.
 A chunk whose match to the query lies only in such output mentions the work; the chunk where the
 query's words are in the prompt, the agent's words or its tool calls is where the work happened.
 
@@ -19,11 +20,16 @@ from causantic.retrieval.relevance import QueryProfile
 
 # A section opens at a line starting with its marker; continuation lines belong to it.
 _SECTION = re.compile(r"^\[(?:User|Assistant|Tool:[^\]\n]*|Result:[^\]\n]*|Error:[^\]\n]*)\]", re.MULTILINE)
-_OUTPUT_MARKERS = ("[Result:", "[Error:")
+# Output that lists things: shell output (git log, gh pr list, a changelog diff), search results and
+# fetched pages. A file the agent read (Read) or a sub-agent's report (Task) is the work's own
+# material, not a mention of it: counting those demoted the right session on the coding set.
+_LISTING_TOOLS = ("Bash", "Grep", "Glob", "WebSearch", "WebFetch")
+_OUTPUT_MARKERS = tuple(f"[{label}:{tool}]" for label in ("Result", "Error") for tool in _LISTING_TOOLS)
 
 
 def split_tool_output(text: str) -> tuple[str, str]:
-    """(the chunk's own words, what tools printed): sections split at their markers."""
+    """(the chunk's own words, what listing tools printed): sections split at their markers; the
+    output of other tools (a file read, a sub-agent's report) counts as the chunk's own."""
     starts = [m.start() for m in _SECTION.finditer(text)]
     if not starts:
         return text, ""

@@ -54,6 +54,28 @@ def convex_fusion(scored: Mapping[str, Sequence[tuple[str, float]]], weights: Ma
     return [(item, scores[item], tuple(sources[item])) for item in order]
 
 
+def blend_fusion(convex: Sequence[tuple[str, float, tuple[str, ...]]],
+                 ranked: Sequence[tuple[str, float, tuple[str, ...]]], share: float
+                 ) -> list[tuple[str, float, tuple[str, ...]]]:
+    """``share`` × the convex score + (1 − ``share``) × the RRF score divided by the best RRF score.
+
+    Convex fusion keeps score gaps (a keyword hit far ahead stays ahead) but lets one list's huge
+    lead, such as a long listing that holds every query word, outweigh agreement between the lists;
+    RRF sees only positions. The blend keeps some of both. Best first; ties keep first-seen order.
+    """
+    best = max((score for _, score, _ in ranked), default=0.0) or 1.0
+    scores: dict[str, float] = {}
+    sources: dict[str, tuple[str, ...]] = {}
+    for item, score, names in convex:
+        scores[item] = share * score
+        sources[item] = names
+    for item, score, names in ranked:
+        scores[item] = scores.get(item, 0.0) + (1.0 - share) * score / best
+        sources.setdefault(item, names)
+    order = sorted(scores, key=lambda item: -scores[item])
+    return [(item, scores[item], sources[item]) for item in order]
+
+
 def keep_list_tops(fused: Sequence[tuple[str, float, tuple[str, ...]]], rankings: Mapping[str, Sequence[str]],
                    depth: int) -> list[tuple[str, float, tuple[str, ...]]]:
     """Fused hits with each list's top ``depth`` hits lifted: a list's hit at rank r (from 0) scores

@@ -30,6 +30,7 @@ from causantic.retrieval.blas import use_one_blas_thread
 from causantic.retrieval.listing import resolve_project
 from causantic.retrieval.mentions import mention_share, split_tool_output
 from causantic.retrieval.ranking import (
+    blend_fusion,
     convex_fusion,
     keep_list_tops,
     mmr_order,
@@ -229,13 +230,15 @@ class Searcher:
         cfg = self.config
         scored = {name: hits for name, hits in (("vector", vector_hits), ("keyword", keyword_hits)) if hits}
         weights = {"vector": cfg.vector_weight, "keyword": cfg.keyword_weight}
+        rankings = {name: [i for i, _ in hits] for name, hits in scored.items()}
         if cfg.fusion == "convex":
             fused = convex_fusion(scored, weights)
+        elif cfg.fusion == "rrf":
+            fused = reciprocal_rank_fusion(rankings, cfg.rrf_k, weights)
         else:
-            fused = reciprocal_rank_fusion({name: [i for i, _ in hits] for name, hits in scored.items()},
-                                           cfg.rrf_k, weights)
-        fused = keep_list_tops(fused, {name: [i for i, _ in hits] for name, hits in scored.items()},
-                               cfg.fusion_keep_top)
+            fused = blend_fusion(convex_fusion(scored, weights), reciprocal_rank_fusion(rankings, cfg.rrf_k, weights),
+                                 cfg.fusion_blend)
+        fused = keep_list_tops(fused, rankings, cfg.fusion_keep_top)
         return [Candidate(i, score, sources) for i, score, sources in fused]
 
     def _rerank(self, fused: list[Candidate], chunks: dict[str, StoredChunk], vectors: dict[str, np.ndarray],
