@@ -13,6 +13,10 @@ _RRF = {"retrieval.fusion": "rrf", "retrieval.vectorWeight": "1.0", "retrieval.f
 
 VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
     "default": ({}, {}),
+    # the ranking before issue 19 (convex fusion alone), to compare today's default against
+    "before19": ({"retrieval.fusion": "convex", "retrieval.vectorWeight": "0.5", "retrieval.fusionKeepTop": "0",
+                  "retrieval.mentionPenalty": "0", "retrieval.sessionEvidence": "0",
+                  "retrieval.sessionContext": "0"}, {}),
     "keyword": ({}, {"mode": "keyword"}),
     "vector": ({}, {"mode": "vector"}),
     "no_floor": ({"relevance.floor": "0"}, {}),
@@ -60,4 +64,5 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
     "session10_context25": ({"retrieval.sessionEvidence": "0.1", "retrieval.sessionContext": "0.25"}, {}),
     "blend70_session10": ({"retrieval.fusion": "blend", "retrieval.fusionBlend": "0.7", "retrieval.rrfK": "10",
                            "retrieval.sessionEvidence": "0.1"}, {}),
+    "context25_mention50": ({"retrieval.sessionContext": "0.25", "retrieval.mentionPenalty": "0.5"}, {}),
 }

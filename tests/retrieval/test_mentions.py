@@ -76,9 +76,15 @@ def _sessions(folder: Path) -> Path:
 
 def test_the_session_that_did_the_work_outranks_one_that_lists_it(tmp_path: Path) -> None:
     folder = _sessions(tmp_path / "sessions")
-    with Memory(tmp_path / "home") as memory:
+    # The session-context boost also favours "work" here (its opening prompt names uploads); it is
+    # off so that this test sees the mention penalty alone.
+    without_context = {"retrieval.sessionContext": "0"}
+    with Memory(tmp_path / "home", overrides=without_context) as memory:
         memory.ingest([folder])
         result = memory.search(SUBJECT, limit=10)
         sessions = list(dict.fromkeys(h.chunk.session_id for h in result.hits))
         assert sessions[0] == "work", sessions
         assert "review" in sessions  # the listing is still found, just not first
+    with Memory(tmp_path / "home", overrides={**without_context, "retrieval.mentionPenalty": "0"}) as memory:
+        unpenalised = memory.search(SUBJECT, limit=10)
+        assert unpenalised.hits[0].chunk.session_id == "review"  # what the penalty corrects
