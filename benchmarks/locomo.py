@@ -72,8 +72,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO / "src") not in sys.path:
-    sys.path.insert(0, str(REPO / "src"))
+for _folder in (REPO / "src", REPO / "benchmarks"):  # the package, and the shared variants when imported as a module
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 
 from _variants import VARIANTS  # noqa: E402
 

@@ -96,11 +96,14 @@ class RetrievalConfig(_Section):
         description=("How vector and keyword candidates combine. convex: each list's scores divided by its best, "
                      "weighted by vectorWeight and keywordWeight; rrf: Reciprocal Rank Fusion (the seeds' choice), "
                      "by rank alone; blend: fusionBlend times convex plus the rest times RRF scaled to 0-1. On "
-                     "LoCoMo convex recalled more at every turn budget (benchmarks/locomo.py)."),
+                     "LoCoMo convex recalled more at every turn budget (benchmarks/locomo.py); on coding history "
+                     "RRF (k 10, equal weights) ranked better (MRR 0.868 against 0.791) but lost 7 points of LoCoMo "
+                     "turn recall at 5 turns (benchmarks/coding.py, variants rrf*)."),
     )
     fusion_blend: float = Field(
         0.5, ge=0, le=1,
-        description="Share of convex fusion in fusion blend (the rest is RRF with rrfK, scaled to 0-1).",
+        description=("Share of convex fusion in fusion blend (the rest is RRF with rrfK, scaled to 0-1). Blends "
+                     "raised coding MRR (0.7: +0.004 to +0.027) but lost LoCoMo recall at 5 and 10 turns."),
     )
     rrf_k: int = Field(
         5, ge=1,
@@ -116,8 +119,8 @@ class RetrievalConfig(_Section):
     fusion_keep_top: int = Field(
         0, ge=0,
         description=("Each list's top N hits rank no lower than just below fused hit N+1, so a list the other "
-                     "disagrees with cannot bury its best hits. 0 is plain fusion (benchmarks/coding.py and "
-                     "benchmarks/locomo.py, variants keep1-keep3)."),
+                     "disagrees with cannot bury its best hits. Off (0): on LoCoMo keep1 and keep2 lost 1.6 and 3.2 "
+                     "points of turn recall at 5 turns, and the coding set did not move (variants keep1-keep3)."),
     )
     mention_penalty: float = Field(
         0.5, ge=0, le=1,
@@ -130,7 +133,8 @@ class RetrievalConfig(_Section):
         0.0, ge=0,
         description=("Adds this factor times the scores of up to sessionEvidenceChunks other candidates of the "
                      "same session to a chunk's score: several good chunks of one session are stronger evidence "
-                     "than one. 0 is off (variants session*)."),
+                     "than one. Off (0): 0.1 moved 2-3 coding queries up and none down, but cost LoCoMo recall at 5 "
+                     "and 10 turns, and with sessionContext more (variants session*)."),
     )
     session_context: float = Field(
         0.25, ge=0,
