@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from causantic.retrieval.relevance import QueryProfile
+from causantic.retrieval.relevance import QueryProfile, word_stems
 
 # A section opens at a line starting with its marker; continuation lines belong to it.
 _SECTION = re.compile(r"^\[(?:User|Assistant|Tool:[^\]\n]*|Result:[^\]\n]*|Error:[^\]\n]*)\]", re.MULTILINE)
@@ -52,7 +52,8 @@ def mention_share(profile: QueryProfile | None, text: str) -> float:
     own, output = split_tool_output(text)
     if not output:
         return 0.0
-    found = profile.coverage(text)
+    own_words = word_stems(own)
+    found = profile.coverage_of(own_words | word_stems(output))
     if found <= 0:
         return 0.0
-    return max(0.0, found - profile.coverage(own)) / found
+    return max(0.0, found - profile.coverage_of(own_words)) / found

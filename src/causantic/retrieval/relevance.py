@@ -18,6 +18,7 @@ score lower (``relevance.bulkPenalty``), so they never lead an answer when prose
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -63,10 +64,13 @@ class QueryProfile:
     def coverage(self, text: str) -> float:
         """IDF-weighted share of the query's terms present in ``text`` (0 when it has none); words
         are compared by a light stem, so "camped" finds "camping"."""
+        return self.coverage_of(word_stems(text))
+
+    def coverage_of(self, words: set[str]) -> float:
+        """:meth:`coverage` of a text already split by :func:`word_stems`."""
         total = sum(t.weight for t in self.terms)
         if total <= 0:
             return 0.0
-        words = {stem(w) for w in _WORD.findall(text.casefold())}
         found = sum(t.weight for t in self.terms
                     if words.issuperset(t.tokens) or (t.parts and words.issuperset(t.parts)))
         return found / total
@@ -96,6 +100,12 @@ def profile_query(store: MemoryStore, query: str, *, project_ids: Sequence[int] 
     return QueryProfile(tuple(out), total)
 
 
+def word_stems(text: str) -> set[str]:
+    """The light stems of the words in ``text``, as coverage compares them."""
+    return {stem(w) for w in _WORD.findall(text.casefold())}
+
+
+@functools.lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
     """A light English stem (plural, -ing, -ed, -ly), enough to match a question's inflection of a
     word to the transcript's; identifiers and short words are left alone."""
