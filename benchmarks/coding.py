@@ -20,8 +20,8 @@ Scored, per query, with the product's default settings unless a variant says oth
 - ``search_variants``: the same search metrics for other settings (``benchmarks/_variants.py``, names
   shared with ``benchmarks/locomo.py --variants``), each with a paired sign test against ``default`` on
   the per-query reciprocal rank (wins / losses / two-sided p), so noise is not read as gain, and each
-  variant's search time per query (p50/p95 ms, limit 50, warm; variants run one after another under the
-  same machine load, so compare them with each other, not with other runs).
+  variant's search time per query (p50/p95 ms, limit 10, warm, three rounds; the variants take turns
+  query by query, so each sees the same machine load: compare them with each other and report the load).
 
 Percentages are 0–100. 27 queries is a small sample: one query moves R@k by 3.7 points.
 """
@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import statistics
 import sys
 import tempfile
@@ -121,17 +122,14 @@ def run(home: Path, queries: Sequence[Query], variants: Sequence[str], overrides
         config_overrides, request = VARIANTS[name]
         with Memory(home, overrides={**overrides, **config_overrides}) as memory:
             ranked[name] = {}
-            memory.search(queries[0].text, limit=SEARCH_LIMIT, **request)  # warm: model, caches
-            timings[name] = []
             for q in queries:
-                started = time.perf_counter()
                 answer = memory.search(q.text, limit=SEARCH_LIMIT, **request)
-                timings[name].append(1000 * (time.perf_counter() - started))
                 ranked[name][q.id] = distinct([h.chunk.session_id for h in answer.hits])
                 if name == "default":
                     details.append({"query": q.id, "kind": "search", "sessions": ranked[name][q.id][:10],
                                     "relevant": sorted(q.relevant), "nothing_relevant": answer.nothing_relevant})
         log(f"  search {name}: done")
+    timings = time_variants(home, queries, variants, overrides)
     episodic: dict[str, dict[str, Any]] = {}
     with Memory(home, overrides=overrides) as memory:
         for kind in episodic_kinds:
@@ -164,12 +162,36 @@ def run(home: Path, queries: Sequence[Query], variants: Sequence[str], overrides
         variants_out[name] = metrics
     result = {"search": {k: variants_out["default"][k] for k in ("r1", "r5", "r10", "mrr")},
               **episodic, "search_variants": variants_out,
-              "n_queries": len(queries)}
+              "n_queries": len(queries), "load": os.getloadavg()[0]}
     return result, details
 
 
+def time_variants(home: Path, queries: Sequence[Query], variants: Sequence[str], overrides: dict[str, str],
+                  rounds: int = 3) -> dict[str, list[float]]:
+    """Search time per query (ms, limit 10 as people search), the variants interleaved query by query
+    so that each sees the same machine load; after one warm-up search each."""
+    from causantic import Memory
+
+    memories = {name: Memory(home, overrides={**overrides, **VARIANTS[name][0]}) for name in variants}
+    try:
+        for name, memory in memories.items():
+            memory.search(queries[0].text, limit=10, **VARIANTS[name][1])
+        timings: dict[str, list[float]] = {name: [] for name in variants}
+        for _ in range(rounds):
+            for q in queries:
+                for name, memory in memories.items():
+                    started = time.perf_counter()
+                    memory.search(q.text, limit=10, **VARIANTS[name][1])
+                    timings[name].append(1000 * (time.perf_counter() - started))
+        return timings
+    finally:
+        for memory in memories.values():
+            memory.close()
+
+
 def render(result: dict[str, Any]) -> str:
-    lines = [f"Coding memory: {result['n_queries']} queries (session level; %, MRR 0–1)", ""]
+    lines = [f"Coding memory: {result['n_queries']} queries (session level; %, MRR 0–1); "
+             f"load average {result['load']:.1f} on {os.cpu_count()} cores", ""]
     head = (f"{'search variant':<16}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'MRR':>7}{'R@10 meaning':>14}{'p95 ms':>8}"
             "  vs default")
     lines += [head, "-" * len(head)]

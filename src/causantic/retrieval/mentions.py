@@ -52,8 +52,7 @@ def mention_share(profile: QueryProfile | None, text: str) -> float:
     own, output = split_tool_output(text)
     if not output:
         return 0.0
-    own_words = word_stems(own)
-    found = profile.coverage_of(own_words | word_stems(output))
+    found = profile.coverage_of(word_stems(text))  # already split when the chunk was scored
     if found <= 0:
         return 0.0
-    return max(0.0, found - profile.coverage_of(own_words)) / found
+    return max(0.0, found - profile.coverage_of(word_stems(own))) / found

@@ -66,7 +66,7 @@ class QueryProfile:
         are compared by a light stem, so "camped" finds "camping"."""
         return self.coverage_of(word_stems(text))
 
-    def coverage_of(self, words: set[str]) -> float:
+    def coverage_of(self, words: frozenset[str]) -> float:
         """:meth:`coverage` of a text already split by :func:`word_stems`."""
         total = sum(t.weight for t in self.terms)
         if total <= 0:
@@ -100,9 +100,10 @@ def profile_query(store: MemoryStore, query: str, *, project_ids: Sequence[int] 
     return QueryProfile(tuple(out), total)
 
 
-def word_stems(text: str) -> set[str]:
+@functools.lru_cache(maxsize=1024)  # a candidate's text is split to score it and again to rerank it
+def word_stems(text: str) -> frozenset[str]:
     """The light stems of the words in ``text``, as coverage compares them."""
-    return {stem(w) for w in _WORD.findall(text.casefold())}
+    return frozenset(stem(w) for w in _WORD.findall(text.casefold()))
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -120,6 +121,7 @@ def stem(word: str) -> str:
 _SUFFIXES = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("ly", ""), ("s", ""))
 
 
+@functools.lru_cache(maxsize=1024)  # a search asks it of each candidate twice: to score and to rerank
 def bulk_share(text: str) -> float:
     """The share of ``text`` that is not prose: long unbroken runs (base64, SVG paths, minified code),
     lines with almost no words, and lines of JSON key-value pairs (HAR logs, API and config dumps)."""
