@@ -17,9 +17,11 @@ Scored, per query, with the product's default settings unless a variant says oth
   and MRR (first relevant session's reciprocal rank, 0 past rank 10), split verbatim / by meaning;
 - ``recall`` and ``predict``: the share of answers that hold a relevant session, and the answer's size
   in tokens (median); with ``recall_chain`` (the seeds' chain walk) beside them;
-- ``search_variants``: the same search metrics for other settings, each with a paired sign test
-  against ``default`` on the per-query reciprocal rank (wins / losses / two-sided p), so noise is not
-  read as gain.
+- ``search_variants``: the same search metrics for other settings (``benchmarks/_variants.py``, names
+  shared with ``benchmarks/locomo.py --variants``), each with a paired sign test against ``default`` on
+  the per-query reciprocal rank (wins / losses / two-sided p), so noise is not read as gain, and each
+  variant's search time per query (p50/p95 ms, limit 10, warm, three rounds; the variants take turns
+  query by query, so each sees the same machine load: compare them with each other and report the load).
 
 Percentages are 0–100. 27 queries is a small sample: one query moves R@k by 3.7 points.
 """
@@ -29,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import statistics
 import sys
 import tempfile
@@ -38,6 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _variants import VARIANTS  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 DEFAULT_QUERIES = SHARED / "benchdata" / "coding" / "entireio-commits-dev.jsonl"
@@ -45,17 +50,6 @@ CORPUS = SHARED / "corpus" / "claude-code"
 PROJECT_FOLDER = "entireio__cli"
 SEARCH_LIMIT = 50
 RANK_CUTOFF = 10
-
-# name -> (config overrides, SearchRequest fields)
-VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
-    "default": ({}, {}),
-    "keyword": ({}, {"mode": "keyword"}),
-    "vector": ({}, {"mode": "vector"}),
-    "no_floor": ({"relevance.floor": "0"}, {}),
-    "rrf60": ({"retrieval.fusion": "rrf", "retrieval.rrfK": "60", "retrieval.vectorWeight": "1.0"}, {}),
-    "rrf10": ({"retrieval.fusion": "rrf", "retrieval.rrfK": "10", "retrieval.vectorWeight": "1.0"}, {}),
-}
-
 
 @dataclass(frozen=True, slots=True)
 class Query:
@@ -117,11 +111,13 @@ def build_store(home: Path, folders: Sequence[Path], log: Callable[[str], None])
 
 
 def run(home: Path, queries: Sequence[Query], variants: Sequence[str], overrides: dict[str, str],
-        log: Callable[[str], None]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        log: Callable[[str], None], episodic_kinds: Sequence[str] = ("recall", "predict", "recall_chain")
+        ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from causantic import Memory
 
     details: list[dict[str, Any]] = []
     ranked: dict[str, dict[str, list[str]]] = {}
+    timings: dict[str, list[float]] = {}
     for name in variants:
         config_overrides, request = VARIANTS[name]
         with Memory(home, overrides={**overrides, **config_overrides}) as memory:
@@ -133,9 +129,10 @@ def run(home: Path, queries: Sequence[Query], variants: Sequence[str], overrides
                     details.append({"query": q.id, "kind": "search", "sessions": ranked[name][q.id][:10],
                                     "relevant": sorted(q.relevant), "nothing_relevant": answer.nothing_relevant})
         log(f"  search {name}: done")
+    timings = time_variants(home, queries, variants, overrides)
     episodic: dict[str, dict[str, Any]] = {}
     with Memory(home, overrides=overrides) as memory:
-        for kind in ("recall", "predict", "recall_chain"):
+        for kind in episodic_kinds:
             held, tokens = [], []
             for q in queries:
                 if kind == "recall_chain":
@@ -156,28 +153,57 @@ def run(home: Path, queries: Sequence[Query], variants: Sequence[str], overrides
         metrics: dict[str, Any] = search_metrics(ranked[name], queries)
         metrics["verbatim"] = search_metrics(ranked[name], [q for q in queries if q.verbatim])
         metrics["by_meaning"] = search_metrics(ranked[name], [q for q in queries if not q.verbatim])
+        ms = sorted(timings[name])
+        metrics["search_ms"] = {"p50": round(statistics.median(ms), 1),
+                                "p95": round(ms[min(len(ms) - 1, math.ceil(0.95 * len(ms)) - 1)], 1)}
         if name != "default":
             metrics["vs_default"] = sign_test([reciprocal_rank(ranked[name][q.id], q.relevant) for q in queries],
                                               base_rr)
         variants_out[name] = metrics
     result = {"search": {k: variants_out["default"][k] for k in ("r1", "r5", "r10", "mrr")},
-              "recall": episodic["recall"], "predict": episodic["predict"],
-              "recall_chain": episodic["recall_chain"], "search_variants": variants_out,
-              "n_queries": len(queries)}
+              **episodic, "search_variants": variants_out,
+              "n_queries": len(queries), "load": os.getloadavg()[0]}
     return result, details
 
 
+def time_variants(home: Path, queries: Sequence[Query], variants: Sequence[str], overrides: dict[str, str],
+                  rounds: int = 3) -> dict[str, list[float]]:
+    """Search time per query (ms, limit 10 as people search), the variants interleaved query by query
+    so that each sees the same machine load; after one warm-up search each."""
+    from causantic import Memory
+
+    memories = {name: Memory(home, overrides={**overrides, **VARIANTS[name][0]}) for name in variants}
+    try:
+        for name, memory in memories.items():
+            memory.search(queries[0].text, limit=10, **VARIANTS[name][1])
+        timings: dict[str, list[float]] = {name: [] for name in variants}
+        for _ in range(rounds):
+            for q in queries:
+                for name, memory in memories.items():
+                    started = time.perf_counter()
+                    memory.search(q.text, limit=10, **VARIANTS[name][1])
+                    timings[name].append(1000 * (time.perf_counter() - started))
+        return timings
+    finally:
+        for memory in memories.values():
+            memory.close()
+
+
 def render(result: dict[str, Any]) -> str:
-    lines = [f"Coding memory: {result['n_queries']} queries (session level; %, MRR 0–1)", ""]
-    head = f"{'search variant':<16}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'MRR':>7}{'R@10 meaning':>14}  vs default"
+    lines = [f"Coding memory: {result['n_queries']} queries (session level; %, MRR 0–1); "
+             f"load average {result['load']:.1f} on {os.cpu_count()} cores", ""]
+    head = (f"{'search variant':<16}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'MRR':>7}{'R@10 meaning':>14}{'p95 ms':>8}"
+            "  vs default")
     lines += [head, "-" * len(head)]
     for name, m in result["search_variants"].items():
         test = m.get("vs_default")
         versus = f"  +{test['wins']} −{test['losses']} (p={test['p']:.2f})" if test else ""
         lines.append(f"{name:<16}{m['r1']:7.1f}{m['r5']:7.1f}{m['r10']:7.1f}{m['mrr']:7.3f}"
-                     f"{m['by_meaning'].get('r10', float('nan')):14.1f}{versus}")
+                     f"{m['by_meaning'].get('r10', float('nan')):14.1f}{m['search_ms']['p95']:8.0f}{versus}")
     lines += ["", f"{'answer':<16}{'holds relevant':>16}{'median tokens':>15}{'max tokens':>12}"]
     for kind in ("recall", "predict", "recall_chain"):
+        if kind not in result:
+            continue
         e = result[kind]
         lines.append(f"{kind:<16}{e['holds_relevant']:16.1f}{e['median_tokens']:15d}{e['max_tokens']:12d}")
     lines.append(f"{'search top 5':<16}{result['search']['r5']:16.1f}")
@@ -189,9 +215,11 @@ def main() -> int:
     parser.add_argument("--queries", type=Path, default=DEFAULT_QUERIES)
     parser.add_argument("--distractors", action="store_true", help="ingest the whole corpus/claude-code folder")
     parser.add_argument("--store", type=Path, help="keep (or reuse) the ingested store in this folder")
-    parser.add_argument("--variants", default=",".join(VARIANTS), help="search variants to compare")
+    parser.add_argument("--variants", default="default,keyword,vector,no_floor,rrf60",
+                        help=f"search variants to compare, from: {', '.join(VARIANTS)}")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="a configuration override for every run (e.g. relevance.floor=0.3)")
+    parser.add_argument("--search-only", action="store_true", help="skip recall and predict (ranking work)")
     parser.add_argument("--json", dest="json_out", type=Path)
     parser.add_argument("--details", type=Path, help="one JSON line per (query, answer kind)")
     args = parser.parse_args()
@@ -210,7 +238,8 @@ def main() -> int:
     home = args.store or Path(tempfile.mkdtemp(prefix="causantic-coding-"))
     folders = [CORPUS] if args.distractors else [CORPUS / PROJECT_FOLDER]
     build_store(home, folders, log)
-    result, details = run(home, load_queries(args.queries), variants, overrides, log)
+    kinds = () if args.search_only else ("recall", "predict", "recall_chain")
+    result, details = run(home, load_queries(args.queries), variants, overrides, log, kinds)
     print(render(result))
     if args.json_out:
         args.json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

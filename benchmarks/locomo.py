@@ -72,8 +72,11 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO / "src") not in sys.path:
-    sys.path.insert(0, str(REPO / "src"))
+for _folder in (REPO / "src", REPO / "benchmarks"):  # the package, and the shared variants when imported as a module
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
+
+from _variants import VARIANTS  # noqa: E402
 
 # --- constants -----------------------------------------------------------------------------------
 
@@ -549,9 +552,10 @@ class Runner:
     """Holds what is shared across conversations: base configuration and the embedder."""
 
     def __init__(self, config: Any, retrievers: Sequence[str], work_dir: Path, *, embed: bool,
-                 log: Callable[[str], None]) -> None:
+                 log: Callable[[str], None], variants: Sequence[str] = ()) -> None:
         self.config = config
         self.retrievers = list(retrievers)
+        self.variants = list(variants)
         self.work_dir = work_dir
         self.want_embed = embed and any(r in NEEDS_VECTORS for r in retrievers)
         self.embedder: Any = None
@@ -652,6 +656,8 @@ class Runner:
                 seconds[name] += elapsed
                 outcomes.append(self._outcome(question, name, [h.chunk for h in result.hits], conv,
                                               result.mode, elapsed, result.tokens))
+            if self.variants and self.embedder is not None:
+                self._ask_variants(services, question, conv, outcomes, seconds)
             if episodes is not None:
                 self._ask_episodic(searcher, episodes, question, conv, retrievers, outcomes, seconds)
             now = time.perf_counter()
@@ -659,6 +665,26 @@ class Runner:
                 last_log = now
                 self.log(f"    asked {n}/{len(questions)} questions")
         return outcomes, dict(seconds)
+
+    def _ask_variants(self, services: Any, question: Question, conv: Conversation, outcomes: list[Outcome],
+                      seconds: dict[str, float]) -> None:
+        """The hybrid search under each named variant (``benchmarks/_variants.py``), floor off like
+        ``hybrid``; outcomes are named ``variant:<name>``."""
+        from causantic.retrieval.search import SearchRequest
+        from causantic.services import Services
+
+        for name in self.variants:
+            overrides, request = VARIANTS[name]
+            searcher = services.searcher if not overrides else Services(
+                services.config.with_overrides(overrides), services.store, services._embedder,
+                services._vectors).searcher
+            started = time.perf_counter()
+            result = searcher.search(SearchRequest(question.question, limit=SEARCH_LIMIT,
+                                                   max_tokens=SEARCH_MAX_TOKENS, **{"floor": 0.0, **request}))
+            elapsed = time.perf_counter() - started
+            seconds[f"variant:{name}"] += elapsed
+            outcomes.append(self._outcome(question, f"variant:{name}", [h.chunk for h in result.hits], conv,
+                                          result.mode, elapsed, result.tokens))
 
     def _ask_episodic(self, searcher: Any, episodes: Any, question: Question, conv: Conversation,
                       retrievers: list[str], outcomes: list[Outcome], seconds: dict[str, float]) -> None:
@@ -843,6 +869,7 @@ def build_report(path: Path, runs: Sequence[ConversationRun], stats: DatasetStat
                for r in runner.retrievers if r not in names and r in NEEDS_VECTORS and runner.embedding_error}
     n_questions = len({(o.question.sample_id, o.question.index) for o in outcomes})
     return {
+        "search_variants": summarize_variants(outcomes, runner.variants),
         "dataset": str(path),
         "dataset_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
         "n_conversations": len(runs),
@@ -880,6 +907,58 @@ def build_report(path: Path, runs: Sequence[ConversationRun], stats: DatasetStat
     }
 
 
+def summarize_variants(outcomes: Sequence[Outcome], variants: Sequence[str]) -> dict[str, Any]:
+    """Per variant: turn recall at each budget, MRR@10, and against ``default`` the paired difference
+    per budget with a 95% bootstrap interval (questions resampled, 2,000 draws) and a sign test."""
+    import numpy as np
+
+    by_name: dict[str, dict[tuple[str, int], QuestionScore]] = defaultdict(dict)
+    questions: dict[tuple[str, int], Question] = {}
+    for o in outcomes:
+        if o.retriever.startswith("variant:"):
+            key = (o.question.sample_id, o.question.index)
+            by_name[o.retriever.removeprefix("variant:")][key] = o.score
+            questions[key] = o.question
+    out: dict[str, Any] = {}
+    base = by_name.get("default")
+    rng = np.random.default_rng(19)
+    for name in variants:
+        scores = by_name.get(name)
+        if not scores:
+            continue
+        keys = sorted(scores)
+        summary = summarize([(questions[k], scores[k]) for k in keys])
+        entry: dict[str, Any] = {"turn_recall": summary["turn_recall"], "session_recall": summary["session_recall"],
+                                 "mrr10": summary["mrr10"], "n": summary["n"]}
+        if base is not None and name != "default":
+            versus: dict[str, Any] = {}
+            draws = rng.integers(0, len(keys), size=(2000, len(keys)))
+            for k in TURN_BUDGETS:
+                diff = np.array([scores[q].turn_recall[k] - base[q].turn_recall[k] for q in keys])
+                means = diff[draws].mean(axis=1)
+                wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
+                versus[f"T@{k}"] = {"delta": round(100 * float(diff.mean()), 2),
+                                    "ci95": [round(100 * float(np.percentile(means, 2.5)), 2),
+                                             round(100 * float(np.percentile(means, 97.5)), 2)],
+                                    "wins": wins, "losses": losses}
+            entry["vs_default"] = versus
+        out[name] = entry
+    return out
+
+
+def render_variants(variants: dict[str, Any]) -> list[str]:
+    head = (f"{'variant':<14}" + "".join(f"{'T@' + str(k):>7}" for k in TURN_BUDGETS) + f"{'MRR@10':>8}"
+            + "  Δ vs default per budget [95% bootstrap]")
+    lines = ["Search variants (hybrid pipeline, floor off; benchmarks/_variants.py)", head, "-" * len(head)]
+    for name, v in variants.items():
+        t = [v["turn_recall"][str(k)] for k in TURN_BUDGETS]
+        versus = v.get("vs_default")
+        diff = "  " + " ".join(f"{d['delta']:+.1f}[{d['ci95'][0]:+.1f},{d['ci95'][1]:+.1f}]"
+                               for d in versus.values()) if versus else ""
+        lines.append(f"{name:<14}{_cells(t, '7.1f')}{v['mrr10']:8.3f}{diff}")
+    return lines
+
+
 def render_report(report: dict[str, Any]) -> str:
     evidence = report["evidence"]
     missing = evidence["unretrievable_ids"]
@@ -908,6 +987,8 @@ def render_report(report: dict[str, Any]) -> str:
         if len(ranked) > 1:
             for k in (10, 50):
                 lines += [*render_side_by_side(ranked, k), ""]
+    if report.get("search_variants"):
+        lines += [*render_variants(report["search_variants"]), ""]
     episodic = {n: s for n, s in report["retrievers"].items() if n in EPISODIC_RETRIEVERS}
     if episodic:
         lines += [*render_episodic(episodic, report["retrievers"]), ""]
@@ -970,8 +1051,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="configuration override, e.g. retrieval.mmrLambda=0.5 (repeatable)")
     parser.add_argument("--details", type=Path, help="write one JSON line per (question, retriever) here")
-    parser.add_argument("--keep", type=Path, help="keep the transcripts and stores in this folder")
+    parser.add_argument("--keep", type=Path,
+                        help="keep the transcripts and stores in this folder (a later run reuses them)")
+    parser.add_argument("--variants", default="",
+                        help=f"also run these search variants (with default), from: {', '.join(VARIANTS)}")
     args = parser.parse_args(argv)
+    variants = [v for v in args.variants.split(",") if v]
+    if variants and "default" not in variants:
+        variants.insert(0, "default")
+    if set(variants) - set(VARIANTS):
+        parser.error(f"unknown variant(s) {sorted(set(variants) - set(VARIANTS))}; known: {', '.join(VARIANTS)}")
 
     retrievers = [r.strip() for r in args.retrievers.split(",") if r.strip()]
     unknown = [r for r in retrievers if r not in ALL_RETRIEVERS]
@@ -997,7 +1086,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             work_dir.mkdir(parents=True, exist_ok=True)
         else:
             work_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="causantic-locomo-")))
-        runner = Runner(config, retrievers, work_dir, embed=not args.no_embed, log=log)
+        runner = Runner(config, retrievers, work_dir, embed=not args.no_embed, log=log, variants=variants)
         seen_ids: Counter[str] = Counter()
         for i, sample in enumerate(samples, start=1):
             sample_id = str(sample.get("sample_id") or "sample")

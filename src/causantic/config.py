@@ -111,11 +111,19 @@ class EmbeddingConfig(_Section):
 
 class RetrievalConfig(_Section):
     primary: Literal["hybrid", "keyword", "vector"] = Field("hybrid", description="Candidate generation.")
-    fusion: Literal["convex", "rrf"] = Field(
+    fusion: Literal["convex", "rrf", "blend"] = Field(
         "convex",
         description=("How vector and keyword candidates combine. convex: each list's scores divided by its best, "
                      "weighted by vectorWeight and keywordWeight; rrf: Reciprocal Rank Fusion (the seeds' choice), "
-                     "by rank alone. On LoCoMo convex recalled more at every turn budget (benchmarks/locomo.py)."),
+                     "by rank alone; blend: fusionBlend times convex plus the rest times RRF scaled to 0-1. On "
+                     "LoCoMo convex recalled more at every turn budget (benchmarks/locomo.py); on coding history "
+                     "RRF (k 10, equal weights) ranked better (MRR 0.868 against 0.791) but lost 7 points of LoCoMo "
+                     "turn recall at 5 turns (benchmarks/coding.py, variants rrf*)."),
+    )
+    fusion_blend: float = Field(
+        0.5, ge=0, le=1,
+        description=("Share of convex fusion in fusion blend (the rest is RRF with rrfK, scaled to 0-1). Blends "
+                     "raised coding MRR (0.7: +0.004 to +0.027) but lost LoCoMo recall at 5 and 10 turns."),
     )
     rrf_k: int = Field(
         5, ge=1,
@@ -128,6 +136,38 @@ class RetrievalConfig(_Section):
                      "convex fusion; RRF scored best at 0.4 (the default before convex fusion)."),
     )
     keyword_weight: float = Field(1.0, ge=0, description="Weight of the BM25 list in the fusion.")
+    fusion_keep_top: int = Field(
+        0, ge=0,
+        description=("Each list's top N hits rank no lower than just below fused hit N+1, so a list the other "
+                     "disagrees with cannot bury its best hits. Off (0): on LoCoMo keep1 and keep2 lost 1.6 and 3.2 "
+                     "points of turn recall at 5 turns, and the coding set did not move (variants keep1-keep3)."),
+    )
+    mention_penalty: float = Field(
+        0.0, ge=0, le=1,
+        description=("Demotes a chunk by this factor times the share of its match to the query found only in the "
+                     "output of listing tools (shell, search, fetch: a git log, a changelog diff, a PR list), not in "
+                     "the prompt, the agent's words or its tool calls. Chat has no tool output and is unaffected. On "
+                     "the coding set 0.3-0.7 all moved one query up, none down, on the project alone and no query "
+                     "with distractors, while search p95 rose from 51 to 85 ms on 3,065 chunks; off until it is "
+                     "cheaper (benchmarks/coding.py, mention*)."),
+    )
+    session_evidence: float = Field(
+        0.0, ge=0,
+        description=("Adds this factor times the scores of up to sessionEvidenceChunks other candidates of the "
+                     "same session to a chunk's score: several good chunks of one session are stronger evidence "
+                     "than one. Off (0): 0.1 moved 2-3 coding queries up and none down, but cost LoCoMo recall at 5 "
+                     "and 10 turns, and with sessionContext more (variants session*)."),
+    )
+    session_context: float = Field(
+        0.25, ge=0,
+        description=("Multiplies a chunk's score by 1 + this factor times the share of the query found in its "
+                     "session's opening prompt (the task the session was about), context a chunk deep in a long "
+                     "session lacks. 0.25 raised coding MRR and LoCoMo turn recall; 0.5 and 1.0 cost LoCoMo recall "
+                     "at 10 turns (benchmarks/coding.py and locomo.py, context*)."),
+    )
+    session_evidence_chunks: int = Field(
+        2, ge=1, description="Most other chunks of a session counted by sessionEvidence."
+    )
     vector_search_limit: int = Field(50, ge=1, description="Candidates from vector search.")
     keyword_search_limit: int = Field(50, ge=1, description="Candidates from BM25 search.")
     keyword_score_budget: int = Field(

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from causantic.retrieval.ranking import convex_fusion, reciprocal_rank_fusion
+from causantic.retrieval.ranking import (
+    blend_fusion,
+    convex_fusion,
+    keep_list_tops,
+    reciprocal_rank_fusion,
+    session_evidence,
+)
 from causantic.retrieval.search import SearchRequest
 from causantic.services import Services
 
@@ -48,3 +54,43 @@ def test_both_fusions_find_the_exact_identifier_and_the_paraphrased_fix(examples
         searcher.config = default
     assert "rate-limiter-flexible" in exact.hits[0].chunk.content
     assert "SameSite" in paraphrase.hits[0].chunk.content or "Safari" in paraphrase.hits[0].chunk.content
+
+
+def test_a_list_s_clear_winner_is_not_buried_when_its_top_hits_are_kept() -> None:
+    # The keyword list fills the fused top with its own hits; the vector list's best hit ("v1"),
+    # absent from the keyword list, falls to sixth. Keeping each list's top hit lifts it to third.
+    keyword = [(f"k{i}", 10.0 - i) for i in range(6)]
+    vector = [("v1", 0.9), ("k0", 0.5)]
+    lists = {"vector": vector, "keyword": keyword}
+    fused = convex_fusion(lists, {"vector": 0.5, "keyword": 1.0})
+    assert [i for i, *_ in fused].index("v1") > 3
+    kept = keep_list_tops(fused, {n: [i for i, _ in h] for n, h in lists.items()}, 1)
+    assert [i for i, *_ in kept][:3] == ["k0", "k1", "v1"]
+    assert [i for i, *_ in kept if i != "v1"] == [i for i, *_ in fused if i != "v1"]  # the rest keeps its order
+    assert keep_list_tops(fused, {n: [i for i, _ in h] for n, h in lists.items()}, 0) == fused
+
+
+def test_several_good_chunks_of_one_session_outweigh_one_equal_hit_alone() -> None:
+    scores = [0.50, 0.50, 0.40, 0.30]
+    sessions = ["lone", "busy", "busy", "busy"]
+    supported = session_evidence(scores, sessions, weight=0.25, others=2)
+    assert supported[1] > supported[0] == 0.50  # same own score; the busy session's hit leads
+    assert supported[1] == pytest.approx(0.50 + 0.25 * (0.40 + 0.30))
+    assert supported[3] == pytest.approx(0.30 + 0.25 * (0.50 + 0.40))
+    assert session_evidence(scores, sessions, weight=0.0, others=2) == scores
+
+
+def test_a_blend_lets_agreement_between_the_lists_beat_one_list_s_huge_lead() -> None:
+    # "listing" holds every query word (BM25 far ahead) but the vector list misses it; "work" is
+    # second in both lists. Convex fusion follows the keyword lead; half RRF puts agreement first.
+    keyword = [("listing", 30.0), ("work", 12.0), ("k3", 11.0)]
+    vector = [("v1", 0.62), ("work", 0.60), ("v3", 0.58)]
+    lists = {"vector": vector, "keyword": keyword}
+    weights = {"vector": 0.5, "keyword": 1.0}
+    convex = convex_fusion(lists, weights)
+    ranked = reciprocal_rank_fusion({n: [i for i, _ in h] for n, h in lists.items()}, 10, weights)
+    assert convex[0][0] == "listing"
+    blended = blend_fusion(convex, ranked, 0.5)
+    assert blended[0][0] == "work"
+    assert [i for i, *_ in blend_fusion(convex, ranked, 1.0)] == [i for i, *_ in convex]
+    assert 0 < blended[-1][1] <= blended[0][1] <= 1.0

@@ -54,6 +54,68 @@ def convex_fusion(scored: Mapping[str, Sequence[tuple[str, float]]], weights: Ma
     return [(item, scores[item], tuple(sources[item])) for item in order]
 
 
+def blend_fusion(convex: Sequence[tuple[str, float, tuple[str, ...]]],
+                 ranked: Sequence[tuple[str, float, tuple[str, ...]]], share: float
+                 ) -> list[tuple[str, float, tuple[str, ...]]]:
+    """``share`` × the convex score + (1 − ``share``) × the RRF score divided by the best RRF score.
+
+    Convex fusion keeps score gaps (a keyword hit far ahead stays ahead) but lets one list's huge
+    lead, such as a long listing that holds every query word, outweigh agreement between the lists;
+    RRF sees only positions. The blend keeps some of both. Best first; ties keep first-seen order.
+    """
+    best = max((score for _, score, _ in ranked), default=0.0) or 1.0
+    scores: dict[str, float] = {}
+    sources: dict[str, tuple[str, ...]] = {}
+    for item, score, names in convex:
+        scores[item] = share * score
+        sources[item] = names
+    for item, score, names in ranked:
+        scores[item] = scores.get(item, 0.0) + (1.0 - share) * score / best
+        sources.setdefault(item, names)
+    order = sorted(scores, key=lambda item: -scores[item])
+    return [(item, scores[item], sources[item]) for item in order]
+
+
+def keep_list_tops(fused: Sequence[tuple[str, float, tuple[str, ...]]], rankings: Mapping[str, Sequence[str]],
+                   depth: int) -> list[tuple[str, float, tuple[str, ...]]]:
+    """Fused hits with each list's top ``depth`` hits lifted: a list's hit at rank r (from 0) scores
+    at least just under the fused hit at index r + 1, so it lands no lower than index r + 2 (a list's
+    best hit is among the first three).
+
+    Score fusion can bury a list's clear winner when the other list, which misses it, fills the top
+    with hits of its own; this keeps the order elsewhere and lifts only those few, by score, so the
+    stages after fusion (recency, MMR) still see one consistent scale. Best first; ties keep order.
+    """
+    if depth <= 0 or not fused:
+        return list(fused)
+    position_scores = [score for _, score, _ in fused]
+    floor: dict[str, float] = {}
+    for ranking in rankings.values():
+        for rank, item in enumerate(ranking[:depth]):
+            lifted = position_scores[min(rank + 1, len(position_scores) - 1)] * (1.0 - 1e-9)
+            floor[item] = max(floor.get(item, 0.0), lifted)
+    out = [(item, max(score, floor.get(item, 0.0)), sources) for item, score, sources in fused]
+    return sorted(out, key=lambda row: -row[1])
+
+
+def session_evidence(scores: Sequence[float], sessions: Sequence[str], weight: float, others: int) -> list[float]:
+    """Each score plus ``weight`` times the best ``others`` scores of other candidates in its session:
+    a session several candidates point at is stronger evidence than one hit alone."""
+    if weight <= 0:
+        return list(scores)
+    by_session: dict[str, list[float]] = {}
+    for score, session in zip(scores, sessions, strict=True):
+        by_session.setdefault(session, []).append(score)
+    tops = {session: sorted(values, reverse=True)[: others + 1] for session, values in by_session.items()}
+    out = []
+    for score, session in zip(scores, sessions, strict=True):
+        best = tops[session]
+        # A score among its session's best is left out of its own support once.
+        support = sum(best) - score if score >= best[-1] else sum(best[:others])
+        out.append(score + weight * support)
+    return out
+
+
 def recency_factor(start_time: datetime, now: datetime, decay_factor: float, half_life_hours: float) -> float:
     """1 + decay · 2^(-age / half-life): recent work counts a little more, old work never less than 1×."""
     age_hours = max(0.0, (now - start_time).total_seconds() / 3600)

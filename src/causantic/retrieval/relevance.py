@@ -18,6 +18,7 @@ score lower (``relevance.bulkPenalty``), so they never lead an answer when prose
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -63,10 +64,13 @@ class QueryProfile:
     def coverage(self, text: str) -> float:
         """IDF-weighted share of the query's terms present in ``text`` (0 when it has none); words
         are compared by a light stem, so "camped" finds "camping"."""
+        return self.coverage_of(word_stems(text))
+
+    def coverage_of(self, words: frozenset[str]) -> float:
+        """:meth:`coverage` of a text already split by :func:`word_stems`."""
         total = sum(t.weight for t in self.terms)
         if total <= 0:
             return 0.0
-        words = {stem(w) for w in _WORD.findall(text.casefold())}
         found = sum(t.weight for t in self.terms
                     if words.issuperset(t.tokens) or (t.parts and words.issuperset(t.parts)))
         return found / total
@@ -102,6 +106,13 @@ def profile_query(store: MemoryStore, query: str, *, project_ids: Sequence[int] 
     return QueryProfile(tuple(out), total)
 
 
+@functools.lru_cache(maxsize=1024)  # a candidate's text is split to score it and again to rerank it
+def word_stems(text: str) -> frozenset[str]:
+    """The light stems of the words in ``text``, as coverage compares them."""
+    return frozenset(stem(w) for w in _WORD.findall(text.casefold()))
+
+
+@functools.lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
     """A light English stem (plural, -ing, -ed, -ly), enough to match a question's inflection of a
     word to the transcript's; identifiers and short words are left alone."""
@@ -116,6 +127,7 @@ def stem(word: str) -> str:
 _SUFFIXES = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("ly", ""), ("s", ""))
 
 
+@functools.lru_cache(maxsize=1024)  # a search asks it of each candidate twice: to score and to rerank
 def bulk_share(text: str) -> float:
     """The share of ``text`` that is not prose: long unbroken runs (base64, SVG paths, minified code),
     lines with almost no words, and lines of JSON key-value pairs (HAR logs, API and config dumps)."""

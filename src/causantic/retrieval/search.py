@@ -28,12 +28,16 @@ from causantic.errors import InvalidQuery
 from causantic.ingest.chunker import approx_tokens
 from causantic.retrieval.blas import use_one_blas_thread
 from causantic.retrieval.listing import resolve_project
+from causantic.retrieval.mentions import mention_share, split_tool_output
 from causantic.retrieval.ranking import (
+    blend_fusion,
     convex_fusion,
+    keep_list_tops,
     mmr_order,
     non_increasing,
     recency_factor,
     reciprocal_rank_fusion,
+    session_evidence,
 )
 from causantic.retrieval.relevance import QueryProfile, bulk_share, profile_query, query_absent_share, relevance
 from causantic.store.memory import MemoryStore
@@ -164,7 +168,7 @@ class Searcher:
                   for c in fused}
         floor = self.relevance.floor if request.floor is None else request.floor
         seeds = [c.chunk_id for c in fused if scored[c.chunk_id][0] >= floor][: cfg.seed_count]
-        ranked = self._rerank(fused, chunks, vectors, request, query_vector)
+        ranked = self._rerank(fused, chunks, vectors, request, query_vector, profile)
         hits, tokens, below = self._fit(ranked, chunks, scored, floor, request)
         if not fused:
             notes.append("no matching chunks")
@@ -233,25 +237,46 @@ class Searcher:
         cfg = self.config
         scored = {name: hits for name, hits in (("vector", vector_hits), ("keyword", keyword_hits)) if hits}
         weights = {"vector": cfg.vector_weight, "keyword": cfg.keyword_weight}
+        rankings = {name: [i for i, _ in hits] for name, hits in scored.items()}
         if cfg.fusion == "convex":
             fused = convex_fusion(scored, weights)
+        elif cfg.fusion == "rrf":
+            fused = reciprocal_rank_fusion(rankings, cfg.rrf_k, weights)
         else:
-            fused = reciprocal_rank_fusion({name: [i for i, _ in hits] for name, hits in scored.items()},
-                                           cfg.rrf_k, weights)
+            fused = blend_fusion(convex_fusion(scored, weights), reciprocal_rank_fusion(rankings, cfg.rrf_k, weights),
+                                 cfg.fusion_blend)
+        fused = keep_list_tops(fused, rankings, cfg.fusion_keep_top)
         return [Candidate(i, score, sources) for i, score, sources in fused]
 
     def _rerank(self, fused: list[Candidate], chunks: dict[str, StoredChunk], vectors: dict[str, np.ndarray],
-                request: SearchRequest, query_vector: np.ndarray | None) -> list[Candidate]:
+                request: SearchRequest, query_vector: np.ndarray | None, profile: QueryProfile | None
+                ) -> list[Candidate]:
         cfg = self.config
         now = datetime.now(UTC)
         # Recent work counts a little more; a chunk that is mostly payload (SVG, base64, a JSON dump)
-        # a little less, so it stays findable by its words but never leads when prose says the same.
+        # a little less, so it stays findable by its words but never leads when prose says the same;
+        # and a chunk whose match is only in tool output (a git log listing the commit) less than the
+        # chunk where the work was done.
         boosted = [
             replace(c, score=c.score * recency_factor(parse_iso(chunks[c.chunk_id].start_time), now,
                                                       cfg.recency_decay_factor, cfg.recency_half_life_hours)
-                    * (1.0 - 0.5 * bulk_share(chunks[c.chunk_id].content)))
+                    * (1.0 - 0.5 * bulk_share(chunks[c.chunk_id].content))
+                    * (1.0 - cfg.mention_penalty * (mention_share(profile, chunks[c.chunk_id].content)
+                                                    if cfg.mention_penalty else 0.0)))
             for c in fused
         ]
+        if cfg.session_context > 0 and profile is not None:
+            # A chunk deep in a session rarely restates the task; the session's opening prompt does.
+            openings = self.store.session_openings([chunks[c.chunk_id].session_id for c in boosted])
+            context = {sid: profile.coverage(split_tool_output(text)[0]) for sid, text in openings.items()}
+            boosted = [replace(c, score=c.score * (1.0 + cfg.session_context
+                                                   * context.get(chunks[c.chunk_id].session_id, 0.0)))
+                       for c in boosted]
+        if cfg.session_evidence > 0:
+            supported = session_evidence([c.score for c in boosted],
+                                         [chunks[c.chunk_id].session_id for c in boosted],
+                                         cfg.session_evidence, cfg.session_evidence_chunks)
+            boosted = [replace(c, score=score) for c, score in zip(boosted, supported, strict=True)]
         boosted.sort(key=lambda c: -c.score)
         boosted = _drop_exact_duplicates(boosted, chunks)
         use_mmr = request.mmr if request.mmr is not None else cfg.mmr_enabled

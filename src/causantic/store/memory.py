@@ -527,6 +527,17 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             out.update(self.conn.execute(f"SELECT id, content FROM chunks WHERE id IN ({marks})", batch).fetchall())
         return out
 
+    def session_openings(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """Each session's first main-agent chunk text (its opening prompt, where the task is stated)."""
+        out: dict[str, str] = {}
+        for batch in _batches(list(dict.fromkeys(session_ids))):
+            marks = ",".join("?" * len(batch))
+            out.update(self.conn.execute(
+                "SELECT session_id, content FROM chunks c WHERE c.rowid IN (SELECT (SELECT rowid FROM chunks f"
+                " WHERE f.session_id = s.id AND +f.agent = 'main' ORDER BY f.start_time, f.turn_index, f.part"
+                f" LIMIT 1) FROM sessions s WHERE s.id IN ({marks}))", batch).fetchall())
+        return out
+
     def meta_value(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None

@@ -1,0 +1,68 @@
+"""Search variants the ranking benchmarks compare against the default, by one name in every report.
+
+``benchmarks/coding.py`` and ``benchmarks/locomo.py`` both run these, so one table shows a setting's
+effect on coding history and on LoCoMo chat together. Each is (configuration overrides, SearchRequest
+fields); "default" is the product as configured.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_RRF = {"retrieval.fusion": "rrf", "retrieval.vectorWeight": "1.0", "retrieval.fusionKeepTop": "0"}
+
+VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
+    "default": ({}, {}),
+    # the ranking before issue 19 (convex fusion alone), to compare today's default against
+    "before19": ({"retrieval.fusion": "convex", "retrieval.vectorWeight": "0.5", "retrieval.fusionKeepTop": "0",
+                  "retrieval.mentionPenalty": "0", "retrieval.sessionEvidence": "0",
+                  "retrieval.sessionContext": "0"}, {}),
+    "keyword": ({}, {"mode": "keyword"}),
+    "vector": ({}, {"mode": "vector"}),
+    "no_floor": ({"relevance.floor": "0"}, {}),
+    # fusion
+    "convex": ({"retrieval.fusion": "convex", "retrieval.vectorWeight": "0.5", "retrieval.fusionKeepTop": "0"}, {}),
+    "rrf5": ({**_RRF, "retrieval.rrfK": "5"}, {}),
+    "rrf10": ({**_RRF, "retrieval.rrfK": "10"}, {}),
+    "rrf30": ({**_RRF, "retrieval.rrfK": "30"}, {}),
+    "rrf60": ({**_RRF, "retrieval.rrfK": "60"}, {}),
+    "keep1": ({"retrieval.fusionKeepTop": "1"}, {}),
+    "keep2": ({"retrieval.fusionKeepTop": "2"}, {}),
+    "keep3": ({"retrieval.fusionKeepTop": "3"}, {}),
+    # demoting what only mentions the work
+    "no_mention": ({"retrieval.mentionPenalty": "0"}, {}),
+    "mention30": ({"retrieval.mentionPenalty": "0.3"}, {}),
+    "mention50": ({"retrieval.mentionPenalty": "0.5"}, {}),
+    "mention70": ({"retrieval.mentionPenalty": "0.7"}, {}),
+    # session-level evidence
+    "no_session": ({"retrieval.sessionEvidence": "0"}, {}),
+    "session10": ({"retrieval.sessionEvidence": "0.1"}, {}),
+    "session25": ({"retrieval.sessionEvidence": "0.25"}, {}),
+    "session50": ({"retrieval.sessionEvidence": "0.5"}, {}),
+    # the session's task as context
+    "no_context": ({"retrieval.sessionContext": "0"}, {}),
+    "context25": ({"retrieval.sessionContext": "0.25"}, {}),
+    "context50": ({"retrieval.sessionContext": "0.5"}, {}),
+    "context100": ({"retrieval.sessionContext": "1.0"}, {}),
+    # vector weight under convex fusion
+    "vw70": ({"retrieval.fusion": "convex", "retrieval.vectorWeight": "0.7"}, {}),
+    "vw100": ({"retrieval.fusion": "convex", "retrieval.vectorWeight": "1.0"}, {}),
+    # combinations
+    "mention50_session10": ({"retrieval.mentionPenalty": "0.5", "retrieval.sessionEvidence": "0.1"}, {}),
+    "rrf10_mention50": ({**_RRF, "retrieval.rrfK": "10", "retrieval.mentionPenalty": "0.5"}, {}),
+    "rrf10_mention50_session10": ({**_RRF, "retrieval.rrfK": "10", "retrieval.mentionPenalty": "0.5",
+                                   "retrieval.sessionEvidence": "0.1"}, {}),
+    "vw70_mention50_session10": ({"retrieval.fusion": "convex", "retrieval.vectorWeight": "0.7",
+                                  "retrieval.mentionPenalty": "0.5", "retrieval.sessionEvidence": "0.1"}, {}),
+    # convex and RRF blended
+    "blend50": ({"retrieval.fusion": "blend", "retrieval.fusionBlend": "0.5", "retrieval.rrfK": "10"}, {}),
+    "blend70": ({"retrieval.fusion": "blend", "retrieval.fusionBlend": "0.7", "retrieval.rrfK": "10"}, {}),
+    "blend50_vw100": ({"retrieval.fusion": "blend", "retrieval.fusionBlend": "0.5", "retrieval.rrfK": "10",
+                       "retrieval.vectorWeight": "1.0"}, {}),
+    "blend30_vw100": ({"retrieval.fusion": "blend", "retrieval.fusionBlend": "0.3", "retrieval.rrfK": "10",
+                       "retrieval.vectorWeight": "1.0"}, {}),
+    "session10_context25": ({"retrieval.sessionEvidence": "0.1", "retrieval.sessionContext": "0.25"}, {}),
+    "blend70_session10": ({"retrieval.fusion": "blend", "retrieval.fusionBlend": "0.7", "retrieval.rrfK": "10",
+                           "retrieval.sessionEvidence": "0.1"}, {}),
+    "context25_mention50": ({"retrieval.sessionContext": "0.25", "retrieval.mentionPenalty": "0.5"}, {}),
+}

@@ -1,0 +1,52 @@
+"""A chunk deep in a session is found by the task its session opened with (retrieval.sessionContext)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from causantic import Memory
+
+QUERY = "currency column in the CSV export"
+
+
+def _sessions(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    sessions = {
+        "export": [
+            ("user", "the CSV export must show the currency of each amount"),
+            ("assistant", "I'll look at the exporter first."),
+            ("user", "ok, go ahead and change it"),
+            ("assistant", "Added a new column to the writer, filled from the ledger; the tests pass."),
+        ],
+        "report": [
+            ("user", "the PDF report looks cramped; shrink the fonts a little"),
+            ("assistant", "Shrunk the body font to 10pt."),
+            ("user", "also put a column for the amounts in the table"),
+            ("assistant", "Added a currency column to the PDF table."),
+        ],
+    }
+    for name, turns in sessions.items():
+        day = 2 if name == "export" else 3
+        lines = [json.dumps({"parentUuid": f"{name}-{i - 1}" if i else None, "isSidechain": False, "type": role,
+                             "message": {"role": role, "content": text}, "uuid": f"{name}-{i}", "sessionId": name,
+                             "cwd": "/work/ledger", "timestamp": f"2026-03-0{day}T10:{i:02d}:00.000Z"})
+                 for i, (role, text) in enumerate(turns)]
+        (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def _order(memory: Memory) -> list[str]:
+    hits = memory.search(QUERY, limit=10).hits
+    return [f"{h.chunk.session_id}:{h.chunk.turn_index}" for h in hits]
+
+
+def test_the_session_s_opening_task_lifts_its_later_chunks(tmp_path: Path) -> None:
+    folder = _sessions(tmp_path / "sessions")
+    with Memory(tmp_path / "home") as memory:
+        memory.ingest([folder])
+        order = _order(memory)
+    with Memory(tmp_path / "home", overrides={"retrieval.sessionContext": "0"}) as memory:
+        without = _order(memory)
+    assert order.index("export:1") < order.index("report:1")
+    assert without.index("export:1") > without.index("report:1")  # what the context corrects
