@@ -75,7 +75,19 @@ class GraphConfig(_Section):
 
 class RedactionConfig(_Section):
     enabled: bool = Field(True, description="Redact secrets before chunk text is stored or indexed.")
-    extra_patterns: tuple[str, ...] = Field((), description="More regexes whose matches are redacted.")
+    extra_patterns: tuple[str, ...] = Field((), description="More regexes whose matches are redacted (as `custom`).")
+    custom_patterns: dict[str, str] = Field(
+        {}, description="Named regexes to redact: {\"acme-id\": \"ACME-\\\\d{6}\"} gives [REDACTED:acme-id]."
+    )
+    disabled_kinds: tuple[str, ...] = Field(
+        (), description="Built-in kinds not to redact, e.g. [\"high-entropy-secret\"]; `secret` is the assignment rule."
+    )
+    min_entropy: float = Field(
+        3.5, ge=0, le=8,
+        description=("Bits per character a value near 'secret', 'key', 'token' or 'password' needs (with upper "
+                     "case, lower case and digits) to be redacted as a high-entropy secret. Measured by "
+                     "benchmarks/redaction.py."),
+    )
 
 
 class EmbeddingConfig(_Section):
