@@ -17,7 +17,7 @@ from causantic.mcp.app import AppContext, lifespan
 from causantic.mcp.tools import register
 
 DEFAULT_PORT = 8765
-LOCALHOST = "127.0.0.1"
+LOCALHOST = "127.0.0.1"  # the only address --http listens on
 
 INSTRUCTIONS = """\
 Causantic is long-term memory of this user's earlier Claude Code sessions (all projects on this \
@@ -51,10 +51,14 @@ async def _warm_after_tools_list(ctx: Any, call_next: Any) -> Any:
 
 
 def run(
-    transport: Literal["stdio", "http"] = "stdio", *, port: int = DEFAULT_PORT, warm: bool = True
+    transport: Literal["stdio", "http"] = "stdio", *, port: int = DEFAULT_PORT, warm: bool = True,
+    auth: bool = True,
 ) -> None:
     server = build_server(warm=warm)
     if transport == "stdio":
         server.run("stdio")
-    else:
-        server.run("streamable-http", host=LOCALHOST, port=port)
+        return
+    from causantic.mcp import http
+
+    # The SDK enables its Host/Origin (DNS rebinding) checks for a loopback host.
+    http.serve(server.streamable_http_app(host=LOCALHOST), port, auth=auth)
