@@ -48,6 +48,11 @@ class ChunkingConfig(_Section):
     )
     tool_result_max_chars: int = Field(600, ge=0, description="Tool results longer than this are truncated.")
     tool_input_max_chars: int = Field(200, ge=0, description="Rendered tool-call summary length cap.")
+    long_line_chars: int = Field(
+        20_000, ge=1000,
+        description=("A single line longer than this (a pasted bundle, base64) is kept whole for keyword "
+                     "search, but its chunks are embedded as a short summary instead of slice by slice."),
+    )
 
 
 class GraphConfig(_Section):

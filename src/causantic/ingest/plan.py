@@ -50,6 +50,7 @@ class PlanSettings:
         return cls(
             render=RenderSettings(
                 max_tokens=config.chunking.max_tokens,
+                long_line_chars=config.chunking.long_line_chars,
                 tool_result_max_chars=config.chunking.tool_result_max_chars,
                 tool_input_max_chars=config.chunking.tool_input_max_chars,
                 redactor=redactor_from(config.redaction),

@@ -62,10 +62,12 @@ _PATTERNS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("url-credentials", r"(?<=://)[^\s/:@]+:[^\s/@]+(?=@)", ("://",)),
 )
 
-# key = value, key: value, KEY="value", "key": "value"; the value is replaced, the key kept.
+# key = value, key: value, KEY="value", "key": "value"; the value is replaced, the key kept. The
+# key is matched by its last word alone (DB_PASSWORD by PASSWORD): scanning identifier characters
+# back from every word boundary made the pattern quadratic on long runs of them.
 _ASSIGNMENT = re.compile(
     r"""(?ix)
-    (?P<key>\b[\w.\-]*(?:password|passwd|pwd|secret|api[_\-]?key|apikey|access[_\-]?key|auth[_\-]?token|
+    (?P<key>(?:password|passwd|pwd|secret|api[_\-]?key|apikey|access[_\-]?key|auth[_\-]?token|
         access[_\-]?token|refresh[_\-]?token|client[_\-]?secret|private[_\-]?key|token)\b["']?)
     (?P<sep>\s*(?:=|:|:=|=>)\s*)
     (?P<quote>["']?)
@@ -89,6 +91,7 @@ class _ContextRule:
 
 
 _B64_VALUE = r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/]{%d}%s(?![A-Za-z0-9+/=_\-])"
+_LONGEST_VALUE = 520  # no context-found value is longer (the candidate below stops at 512 + '==')
 _CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/=_\-.])[A-Za-z0-9+/_\-]{20,512}={0,2}(?![A-Za-z0-9+/=_\-])")
 
 
@@ -232,7 +235,7 @@ def _redact_in_context(text: str, rule: _ContextRule) -> str:
         stop = context.end() + rule.window
         if start >= stop:
             continue
-        for value in rule.value.finditer(text, start, min(len(text), stop + 1024)):
+        for value in rule.value.finditer(text, start, min(len(text), stop + _LONGEST_VALUE)):
             if value.start() >= stop:
                 break
             if rule.accept(value.group(0)):
