@@ -9,7 +9,9 @@ upserted by their stable ids, so appended lines become new chunks linked to the 
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import sqlite3
 import sys
 import time
 from collections import Counter, deque
@@ -18,7 +20,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from causantic.errors import TranscriptError
+from causantic.errors import StoreError, TranscriptError, store_failure
 from causantic.ingest.edges import cross_session_edges
 from causantic.ingest.plan import GroupPlan, PlanSettings, group_paths, plan_group
 from causantic.store.memory import MemoryStore
@@ -111,6 +113,11 @@ def ingest(store: MemoryStore, targets: Iterable[Path], settings: PlanSettings, 
             if on_progress:
                 on_progress(files_done, report.bytes_read, report.chunks_added)
         committer.commit()
+    except sqlite3.Error as exc:  # a full disk, a damaged file: stop, keep what was committed, say so
+        with contextlib.suppress(sqlite3.Error):
+            committer.rollback()
+        raise StoreError(f"Ingest stopped after {files_done} of {sum(len(group_paths(g)) for g in todo)} changed "
+                         f"files (the next run reads the rest): {store_failure(exc, f'at {store.path}')}") from exc
     except BaseException:
         committer.rollback()
         raise

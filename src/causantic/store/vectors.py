@@ -80,11 +80,16 @@ class VectorIndex:
             self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             with file_lock(self.folder / f".{self.table_name}.write.lock"):
                 self._write_depth = 1
+                # Lance creates its files with the process umask (0644 by default); vectors and
+                # chunk ids are as private as the text. The umask is process-wide, so it is set
+                # only while this write lock is held.
+                umask = os.umask(0o077)
                 try:
                     if self._table is not None:
                         self._table.checkout_latest()
                     yield
                 finally:
+                    os.umask(umask)
                     self._write_depth = 0
 
     @property
@@ -94,8 +99,6 @@ class VectorIndex:
             import lancedb
             import pyarrow as pa
 
-            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            db = lancedb.connect(str(self.folder))
             schema = pa.schema([
                 pa.field("id", pa.string()),
                 pa.field("project_id", pa.int64()),
@@ -103,6 +106,12 @@ class VectorIndex:
                 pa.field("content_hash", pa.string()),
                 pa.field("vector", pa.list_(pa.float32(), self.dims)),
             ], metadata={"model": self.model_id})
+            if not self._write_depth and not (self.folder / f"{self.table_name}.lance").is_dir():
+                # A read of a store without vectors writes nothing (on a full disk it could not):
+                # it sees an empty table in memory; the first write creates the real one.
+                return lancedb.connect("memory://").create_table(self.table_name, schema=schema)
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            db = lancedb.connect(str(self.folder))
             self._table = db.create_table(self.table_name, schema=schema, exist_ok=True)
         return self._table
 
