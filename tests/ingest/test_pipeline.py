@@ -231,3 +231,25 @@ def test_parallel_and_serial_ingest_build_the_same_graph(corpus_dir: Path, tmp_p
     with open_services(Config()) as other:
         _ingest(other, corpus_dir / "randlee__claude-history", workers=3 - workers)
         assert _graph(other) == graph
+
+
+@pytest.mark.parametrize("copy_lines", [15, 40])
+def test_a_session_in_two_files_gives_the_same_graph_whichever_is_read_first(
+        corpus_dir: Path, tmp_path: Path, copy_lines: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An early copy of a session (its first lines) beside the full file: same chunks, texts and edges
+    in both orders, and the same as the full file alone (issue 18: 168 vs 169 edges)."""
+    full = corpus_dir / LARGE_REAL
+    early = tmp_path / "early"
+    early.mkdir()
+    (early / "copy.jsonl").write_text("".join(full.read_text().splitlines(keepends=True)[:copy_lines]))
+    results = []
+    for name, order in (("full-first", [full, early]), ("copy-first", [early, full]), ("alone", [full])):
+        monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / name))
+        with open_services(Config()) as services:
+            for path in order:  # separate runs, as when the copy turns up later
+                _ingest(services, path)
+            chunks, edges = _graph(services)
+            texts = {r[0]: r[1] for r in services.store.conn.execute("SELECT id, content FROM chunks")}
+        results.append((chunks, edges, texts))
+    assert results[0][1] == results[1][1] == results[2][1]
+    assert results[0][2] == results[1][2] == results[2][2]
