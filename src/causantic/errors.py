@@ -53,3 +53,29 @@ def store_failure(exc: BaseException, where: object) -> StoreError:
                           "permissions of the file and its folder, or set CAUSANTIC_HOME.")
     return StoreError(f"The memory database {where} failed ({text}): if it happens again, restore it from a "
                       "backup or rebuild it with `causantic batch-ingest`.")
+
+
+class InvalidQuery(CausanticError):
+    """A query that cannot mean anything: empty, only spaces, or holding characters no text holds."""
+
+
+def checked_query(text: str, what: str = "query") -> str:
+    """``text`` stripped, or :class:`InvalidQuery` saying what is wrong with it.
+
+    Shared by the CLI and the MCP tools, at the input boundary: an empty query used to match
+    everything at "100%", and a lone surrogate made the MCP server fail to write its reply.
+    """
+    stripped = text.strip()
+    if not stripped:
+        raise InvalidQuery(f"The {what} is empty; give a few words to look for.")
+    if "\x00" in stripped:
+        raise InvalidQuery(f"The {what} holds a NUL character; remove it and try again.")
+    try:
+        stripped.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidQuery(f"The {what} holds an invalid character (a lone surrogate at position {exc.start}); "
+                           "send it as valid UTF-8.") from None
+    if "\ufffd" in stripped:  # what the MCP transport puts in place of a lone surrogate or a bad byte
+        raise InvalidQuery(f"The {what} holds an invalid character (a lone surrogate or invalid UTF-8, shown as "
+                           "U+FFFD); send it as valid UTF-8.")
+    return stripped

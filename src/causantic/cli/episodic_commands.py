@@ -8,6 +8,7 @@ import click
 from rich.text import Text
 
 from causantic.cli.output import as_utc, console, domain_errors, emit_json, json_option
+from causantic.errors import checked_query
 from causantic.retrieval.chains import EpisodicResult
 from causantic.retrieval.forget import ForgetRequest, forget
 from causantic.retrieval.format import chunk_header
@@ -51,6 +52,8 @@ def _print_episodic(result: EpisodicResult, title: str) -> None:
 
 def _episodic(direction: str, text: str, project: str | None, agent: str | None, max_tokens: int | None,
               as_json: bool) -> None:
+    with domain_errors():
+        text = checked_query(text, "query" if direction == "backward" else "context")
     request = SearchRequest(text, project=project, agent=agent, max_tokens=max_tokens)
     with domain_errors(), open_services() as services:
         walker = services.chains
@@ -82,6 +85,8 @@ def recall_command(query: str, project: str | None, agent: str | None, max_token
                    as_json: bool) -> None:
     """Tell the story behind something, in order: what led up to it.
 
+    A query that starts with "-" goes after "--": causantic recall -- "--force flag"
+
     Example: causantic recall "how did we fix the Safari login loop"
     """
     _episodic("backward", query, project, agent, max_tokens, as_json)
@@ -94,6 +99,8 @@ def recall_command(query: str, project: str | None, agent: str | None, max_token
 def predict_command(context: str, project: str | None, agent: str | None, max_tokens: int | None,
                     as_json: bool) -> None:
     """What usually came next after work like this (walks the graph forward).
+
+    Text that starts with "-" goes after "--": causantic predict -- "--dry-run added"
 
     Example: causantic predict "added a rate limiter to the search endpoint"
     """

@@ -6,6 +6,7 @@ import click
 from rich.text import Text
 
 from causantic.cli.output import console, domain_errors, emit_json, json_option
+from causantic.errors import checked_query
 from causantic.retrieval.format import chunk_header
 from causantic.retrieval.search import SearchRequest, SearchResult
 from causantic.services import open_services
@@ -32,8 +33,12 @@ def search_command(query: str, project: str | None, agent: str | None, limit: in
                    max_tokens: int | None, mode: str | None, as_json: bool) -> None:
     """Find past context by meaning and exact words (vector + BM25, fused, diversified).
 
+    A query that starts with "-" goes after "--": causantic search -- "--search-all flag"
+
     Example: causantic search "how did we fix the login redirect" --project myapp
     """
+    with domain_errors():
+        query = checked_query(query)
     request = SearchRequest(query, project=project, agent=agent, limit=limit, max_tokens=max_tokens,
                             mode=mode)  # type: ignore[arg-type]
     with domain_errors(), open_services() as services:

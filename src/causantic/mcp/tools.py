@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from causantic import __version__
 from causantic.cli.output import short_time
+from causantic.errors import InvalidQuery, checked_query
 from causantic.hooks.status import read_status
 from causantic.mcp.app import AppContext
 from causantic.mcp.models import (
@@ -101,7 +102,7 @@ DaysBack = Annotated[float | None, Field(gt=0, le=3650, description="The last N 
 
 def search(
     ctx: Context,
-    query: Annotated[str, Field(min_length=1, description="What to look for, in words.")],
+    query: Annotated[str, Field(description="What to look for, in words.")],
     project: OptionalProject = None,
     agent: Agent = None,
     limit: Annotated[int | None, Field(ge=1, le=50, description="Most results (default 10).")] = None,
@@ -129,6 +130,7 @@ def search(
     from causantic.retrieval.format import render_search
     from causantic.retrieval.search import SearchRequest
 
+    query = _checked(query)
     since, until = _window(from_, to, days_back)
     request = SearchRequest(
         query,
@@ -154,10 +156,7 @@ def recall(
     ctx: Context,
     query: Annotated[
         str,
-        Field(
-            min_length=1,
-            description=("The thing whose story you want, e.g. 'the Safari login redirect loop fix'."),
-        ),
+        Field(description=("The thing whose story you want, e.g. 'the Safari login redirect loop fix'.")),
     ],
     project: OptionalProject = None,
     agent: Agent = None,
@@ -170,13 +169,13 @@ def recall(
     it oldest first, across sessions when one continued another. Falls back to plain search
     results (and says so) when no chain is found.
     """
-    return _episodic(ctx, "recall", query, project, agent, max_tokens)
+    return _episodic(ctx, "recall", _checked(query), project, agent, max_tokens)
 
 
 def predict(
     ctx: Context,
     context: Annotated[
-        str, Field(min_length=1, description=("What is being worked on now, in a sentence or two."))
+        str, Field(description=("What is being worked on now, in a sentence or two."))
     ],
     project: OptionalProject = None,
     agent: Agent = None,
@@ -187,7 +186,7 @@ def predict(
     Use when planning the next step: "what usually follows a schema migration here?", "what did we
     do after adding the cache last time?", "what problems came up after similar changes?".
     """
-    return _episodic(ctx, "predict", context, project, agent, max_tokens)
+    return _episodic(ctx, "predict", _checked(context, "context"), project, agent, max_tokens)
 
 
 def reconstruct(
@@ -375,7 +374,6 @@ def forget(
     query: Annotated[
         str | None,
         Field(
-            min_length=1,
             description=("Chunks similar in meaning to this text (needs vectors); see threshold."),
         ),
     ] = None,
@@ -407,6 +405,8 @@ def forget(
     from causantic.retrieval.forget import ForgetRequest
     from causantic.retrieval.forget import forget as run
 
+    if query is not None:
+        query = _checked(query)
     request = ForgetRequest(project, _utc(before), _utc(after), session_id, query, threshold, dry_run)
 
     def work(s: Services) -> Any:
@@ -500,6 +500,14 @@ def register(server: MCPServer[AppContext]) -> None:
 
 
 # ---- helpers ---------------------------------------------------------------------------------
+
+
+def _checked(text: str, what: str = "query") -> str:
+    """The shared input check, as the error the model sees (no pydantic message, no URL)."""
+    try:
+        return checked_query(text, what)
+    except InvalidQuery as exc:
+        raise ToolError(str(exc)) from None
 
 
 def _app(ctx: Context) -> AppContext:
