@@ -163,3 +163,13 @@ def test_session_start_latency_is_reported(acme_memory: Path, record_property: p
         f"session-start: median {statistics.median(times) * 1000:.0f} ms over {len(times)} runs "
         f"(example store of {EXAMPLES.name})"
     )
+
+
+def test_the_same_session_id_from_another_folder_does_not_get_this_projects_briefing(
+    acme_memory: Path, tmp_path: Path
+) -> None:
+    session = "0b9b4a6e-1111-4aaa-8bbb-000000000009"
+    here, _ = run_hook("session-start", start_payload(session))
+    assert "acme-shop" in context_of(here.stdout)
+    elsewhere, _ = run_hook("session-start", start_payload(session, cwd=str(tmp_path), source="resume"))
+    assert elsewhere.returncode == 0 and elsewhere.stdout == ""  # a project memory has never seen

@@ -215,11 +215,20 @@ def test_blank_lines_a_bom_and_crlf_endings_are_not_problems(tmp_path: Path) -> 
     assert report.total == 0
 
 
-def test_invalid_utf8_and_invalid_json_lines_are_skipped_and_counted_apart(tmp_path: Path) -> None:
-    data = jsonl(user("one")) + b'{"type": "user", "x": "\xff\xfe"}\n' + b"{not json\n" + jsonl(user("two"))
+def test_an_invalid_json_line_is_skipped_and_counted(tmp_path: Path) -> None:
+    data = jsonl(user("one")) + b"{not json\n" + jsonl(user("two"))
     [transcript], report = read_file(write(tmp_path / "a.jsonl", data))
     assert len(transcript.messages) == 2
-    assert dict(report.counts) == {"invalid utf-8": 1, "invalid json": 1}
+    assert dict(report.counts) == {"invalid json": 1}
+
+
+def test_an_invalid_utf8_byte_loses_only_that_character(tmp_path: Path) -> None:
+    """Issue 18: one bad byte per line used to drop every line (20 of 20)."""
+    data = b"".join(jsonl(user(f"message {i} caf\u00e9")).replace("caf\u00e9".encode(), b"caf\xe9") for i in range(20))
+    assert data.count(b"caf\xe9") == 20
+    [transcript], report = read_file(write(tmp_path / "a.jsonl", data))
+    assert [m.blocks[0].text for m in transcript.messages] == [f"message {i} caf\ufffd" for i in range(20)]
+    assert report.total == 0
 
 
 def test_a_cut_last_line_is_a_truncated_line_not_a_broken_one(tmp_path: Path) -> None:

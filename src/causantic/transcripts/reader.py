@@ -138,11 +138,11 @@ def _decode_lines(data: bytes, report: SkipReport) -> list[tuple[int, int, dict[
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             cut_text = _before_cut_character(raw, e)
-            if cut_text is None:
-                report.add(SkipReason.INVALID_UTF8)
-            else:  # the line was cut inside a character: a cut record, not an encoding problem
+            if cut_text is not None:  # the line was cut inside a character: a cut record, not an encoding problem
                 _recover_line(cut_text, line_no, line_no == last_line_no, out, report, cut=True)
-            continue
+                continue
+            # A stray invalid byte costs that character (U+FFFD), not the whole record.
+            text = raw.decode("utf-8", errors="replace")
         try:
             value, end = scan(text, 0)
         except (StopIteration, ValueError, RecursionError):
