@@ -253,3 +253,64 @@ def test_a_session_in_two_files_gives_the_same_graph_whichever_is_read_first(
         results.append((chunks, edges, texts))
     assert results[0][1] == results[1][1] == results[2][1]
     assert results[0][2] == results[1][2] == results[2][2]
+
+
+def test_the_same_files_by_relative_and_absolute_path_are_read_once(corpus_dir: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "sessions"
+    shutil.copytree(corpus_dir / TEAM_SESSION, folder)
+    monkeypatch.chdir(tmp_path)
+    with open_services(Config()) as services:
+        first = _ingest(services, Path("sessions"), folder)  # both in one run
+        assert first.files == len(list(folder.rglob("*.jsonl")))
+        again = _ingest(services, Path("sessions"))  # relative, after absolute
+        assert again.files_unchanged == again.files and again.chunks_added == 0
+
+
+def test_an_unreadable_file_is_an_error_and_the_command_fails(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    (folder / "gone.jsonl").symlink_to(tmp_path / "missing.jsonl")  # listed, but cannot be read
+    done = subprocess.run([sys.executable, "-m", "causantic", "ingest", "--no-embed", str(folder)],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+                          timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"{folder / 'gone.jsonl'}: No such file" in done.stdout  # on one line, whole
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user (root reads any folder)")
+def test_an_unreadable_subfolder_is_reported_not_skipped_in_silence(corpus_dir: Path) -> None:
+    """Discovery runs in a forked child as `nobody`, for whom one subfolder is closed."""
+    import pwd
+    import tempfile
+
+    from causantic.transcripts.discovery import discover
+
+    nobody = pwd.getpwnam("nobody")
+    root = Path(tempfile.mkdtemp(prefix="causantic-unreadable-"))
+    try:
+        root.chmod(0o755)
+        (root / "open").mkdir(mode=0o755)
+        shutil.copy(corpus_dir / LARGE_REAL, root / "open" / "a.jsonl")
+        (root / "open" / "a.jsonl").chmod(0o644)
+        (root / "closed").mkdir(mode=0o700)
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(read)
+                os.setgid(nobody.pw_gid)
+                os.setuid(nobody.pw_uid)
+                problems: list[tuple[str, str]] = []
+                found = discover(root, problems)
+                os.write(write, json.dumps([len(found), problems]).encode())
+            finally:
+                os._exit(0)
+        os.close(write)
+        os.waitpid(pid, 0)
+        with os.fdopen(read) as pipe:
+            found, problems = json.loads(pipe.read())
+    finally:
+        shutil.rmtree(root)
+    assert found == 1
+    assert problems == [[str(root / "closed"), "cannot list this folder: Permission denied"]]

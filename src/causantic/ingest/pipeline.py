@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import sqlite3
 import sys
 import time
@@ -89,7 +90,9 @@ def ingest(store: MemoryStore, targets: Iterable[Path], settings: PlanSettings, 
     """Ingest transcript files and folders; returns what changed."""
     started = time.perf_counter()
     report = IngestReport()
-    groups = _discover_all(targets)
+    unreadable: list[tuple[str, str]] = []
+    groups = _discover_all(targets, unreadable)
+    report.errors.extend(unreadable)
     todo: list[SessionFiles] = []
     for group in groups:
         report.files += len(group_paths(group))
@@ -197,13 +200,20 @@ def relink_sessions(store: MemoryStore, project_id: int) -> int:
         return len(added)
 
 
-def _discover_all(targets: Iterable[Path]) -> list[SessionFiles]:
+def _discover_all(targets: Iterable[Path], unreadable: list[tuple[str, str]]) -> list[SessionFiles]:
+    """The sessions under every target, each once: paths are made absolute first, so a file given
+    as ``sessions/a.jsonl`` and as ``/home/me/sessions/a.jsonl`` is one file with one mark."""
     groups: list[SessionFiles] = []
+    seen: set[str] = set()
     for target in targets:
-        path = Path(target).expanduser()
+        path = Path(os.path.normpath(Path(target).expanduser().absolute()))
         if not path.exists():
             raise TranscriptError(f"{path} does not exist. Pass a transcript file or a folder of them.")
-        groups.extend(discover(path))
+        for group in discover(path, unreadable):
+            key = str(group_paths(group)[0])
+            if key not in seen:
+                seen.add(key)
+                groups.append(group)
     return groups
 
 

@@ -47,10 +47,11 @@ class SessionFiles:
     folder: Path  # the folder holding the session: a project folder under ~/.claude/projects
 
 
-def discover(root: Path) -> list[SessionFiles]:
+def discover(root: Path, unreadable: list[tuple[str, str]] | None = None) -> list[SessionFiles]:
     """Every session under `root` (a folder, or a single ``.jsonl`` file), sorted by path.
 
-    Raises :class:`TranscriptError` when `root` does not exist.
+    Folders that cannot be listed are appended to `unreadable` as (path, reason) rather than
+    passed over in silence. Raises :class:`TranscriptError` when `root` does not exist.
     """
     if root.is_file():
         session = _session_id_of_main(root)
@@ -61,7 +62,7 @@ def discover(root: Path) -> list[SessionFiles]:
     mains: list[tuple[Path, str]] = []
     nested: dict[tuple[Path, str], list[Path]] = defaultdict(list)  # <session>/subagents/ files
     flat: list[tuple[Path, str]] = []  # agent-*.jsonl outside a subagents/ folder
-    for path in _jsonl_files(root):
+    for path in _jsonl_files(root, unreadable):
         owner = _subagents_owner(root, path)
         if owner is not None:
             nested[owner].append(path)
@@ -135,9 +136,14 @@ def read_session(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRep
 # --- walking ----------------------------------------------------------------------------------------
 
 
-def _jsonl_files(root: Path) -> list[Path]:
+def _jsonl_files(root: Path, unreadable: list[tuple[str, str]] | None = None) -> list[Path]:
     out: list[Path] = []
-    for folder, dirs, names in os.walk(root):
+
+    def report(error: OSError) -> None:
+        if unreadable is not None:
+            unreadable.append((str(error.filename), f"cannot list this folder: {error.strerror or error}"))
+
+    for folder, dirs, names in os.walk(root, onerror=report):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules")
         out += (Path(folder, name) for name in sorted(names) if name.endswith(".jsonl"))
     return out
