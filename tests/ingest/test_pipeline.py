@@ -314,3 +314,38 @@ def test_an_unreadable_subfolder_is_reported_not_skipped_in_silence(corpus_dir: 
         shutil.rmtree(root)
     assert found == 1
     assert problems == [[str(root / "closed"), "cannot list this folder: Permission denied"]]
+
+
+PROGRESS_SESSION = "marot__spotter/test/fixtures/transcripts/4d5611e5-241a-462a-8d15-5122611a9569"
+
+
+def test_sub_agent_messages_carried_in_progress_records_are_ingested(corpus_dir: Path, tmp_path: Path) -> None:
+    """Claude Code 2.1.x copies a sub-agent's messages into agent_progress records; when the
+    sub-agent has no file of its own, those copies are the only record of its work (issue 18)."""
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(corpus_dir / f"{PROGRESS_SESSION}.jsonl", alone)
+    with open_services(Config()) as services:
+        _ingest(services, alone)
+        rows = services.store.conn.execute("SELECT content FROM chunks WHERE agent_id = 'a2898e3'").fetchall()
+        assert len(rows) > 5
+        assert services.store.keyword_search("TranscriptRenderer SubagentLive")
+
+
+def test_an_agent_with_its_own_file_is_not_read_twice_from_progress_records(corpus_dir: Path, tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "session"
+    folder.mkdir()
+    shutil.copy(corpus_dir / f"{PROGRESS_SESSION}.jsonl", folder)
+    shutil.copytree(corpus_dir / PROGRESS_SESSION, folder / Path(PROGRESS_SESSION).name)
+    with open_services(Config()) as services:
+        _ingest(services, folder)
+        rows = services.store.conn.execute("SELECT content FROM chunks WHERE agent_id = 'a2898e3'").fetchall()
+    assert rows and len({r[0] for r in rows}) == len(rows)
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "file-only"))
+    only_file = tmp_path / "only-file"
+    shutil.copytree(corpus_dir / PROGRESS_SESSION / "subagents", only_file)
+    with open_services(Config()) as services:
+        _ingest(services, only_file / "agent-a2898e3.jsonl")
+        from_file = services.store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    assert len(rows) == from_file

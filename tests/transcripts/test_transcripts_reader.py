@@ -125,7 +125,8 @@ def test_a_plan_mode_prompt_written_under_the_old_session_id_joins_the_session_t
 
 def test_agent_progress_records_link_spawning_tool_calls_to_agent_ids(corpus_dir: Path) -> None:
     path = corpus_dir / "marot__spotter/test/fixtures/transcripts/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
-    [transcript], report = read_file(path)
+    # Both agents have files of their own beside this one (read separately).
+    [transcript], report = read_file(path, known_agents=frozenset({"a93ccab", "aa84377"}))
     assert len(transcript.messages) == 358
     assert [(p.agent_id, p.parent_tool_use_id) for p in transcript.progress] == [
         ("a93ccab", "toolu_01Y64XEaRvUYinzv9rW9qZXd"),
@@ -141,6 +142,10 @@ def test_agent_progress_records_link_spawning_tool_calls_to_agent_ids(corpus_dir
     # The 94 agent_progress records fold into those two links; the other 1,238 progress records,
     # 27 snapshots, 6 system records and 1 queue operation are ignored kinds.
     assert dict(report.counts) == {"non-message record": 1238 + 27 + 6 + 1}
+    # Read without those files, the messages the progress records carry become the agents' streams.
+    alone, _ = read_file(path)
+    assert [t.agent_id for t in alone] == [None, "a93ccab", "aa84377"]
+    assert all(t.messages and all(m.is_sidechain for m in t.messages) for t in alone[1:])
 
 
 def test_harness_injected_user_text_is_marked_meta_and_real_prompts_are_not(corpus_dir: Path) -> None:

@@ -109,7 +109,8 @@ def read_session(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRep
     report = SkipReport()
     found: list[Transcript] = []
     if files.main is not None:
-        transcripts, skipped = read_file(files.main)
+        own_files = frozenset(_agent_id_from_name(path) for path in files.subagents)
+        transcripts, skipped = read_file(files.main, known_agents=own_files)
         report.merge(skipped)
         found += transcripts
     for path in files.subagents:

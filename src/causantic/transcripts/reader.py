@@ -91,7 +91,8 @@ _MAIN, _AGENT = "main", "agent"  # stream kinds: streams are keyed by (kind, ses
 
 
 def read_file(
-    path: Path, *, agent_id: str | None = None, session_id: str | None = None
+    path: Path, *, agent_id: str | None = None, session_id: str | None = None,
+    known_agents: frozenset[str] = frozenset(),
 ) -> tuple[list[Transcript], SkipReport]:
     """Parse one transcript file into its conversation streams.
 
@@ -100,7 +101,9 @@ def read_file(
     given, is the session every sub-agent stream of the file belongs to, whatever its records say
     (discovery knows it from the ``<session>/subagents/`` folder). Content problems are never
     raised; they are counted in the returned :class:`SkipReport`. Streams without any message are
-    not returned, so a file holding no Claude Code message records yields ``[]``.
+    not returned, so a file holding no Claude Code message records yields ``[]``. Sub-agent messages
+    that newer versions copy into ``agent_progress`` records become that agent's stream, unless the
+    agent is in `known_agents` (it has its own file, read separately).
 
     Raises :class:`TranscriptError` only when the file cannot be read at all.
     """
@@ -112,7 +115,7 @@ def read_file(
         ) from e
     report = SkipReport()
     records = _decode_lines(data, report)
-    return _Assembler(path, agent_id, session_id, report).run(records), report
+    return _Assembler(path, agent_id, session_id, report, known_agents).run(records), report
 
 
 # --- lines → records ------------------------------------------------------------------------------
@@ -233,7 +236,9 @@ class _Stream:
 class _Assembler:
     """Turns decoded records of one file into transcripts (see the module docstring for the rules)."""
 
-    def __init__(self, path: Path, agent_id: str | None, session_id: str | None, report: SkipReport) -> None:
+    def __init__(self, path: Path, agent_id: str | None, session_id: str | None, report: SkipReport,
+                 known_agents: frozenset[str] = frozenset()) -> None:
+        self.known_agents = known_agents  # agents with their own file: progress copies are not needed
         self.path = path
         self.file_agent_id = agent_id
         self.file_session_id = session_id
@@ -253,6 +258,9 @@ class _Assembler:
                     skip(SkipReason.MALFORMED_MESSAGE)
             elif kind == "progress" and _is_agent_progress(rec):
                 progress.append((line_no, rec))
+                carried = _carried_message(rec)
+                if carried is not None and carried["agentId"] not in self.known_agents:
+                    messages.append((line_no, sub, carried))
             else:
                 skip(SkipReason.NON_MESSAGE)
         if not messages:
@@ -427,6 +435,20 @@ class _Assembler:
             return
         stream.progress_keys.add(key)
         stream.progress.append(AgentProgress(key[0], key[1], _parse_time(rec.get("timestamp"))))
+
+
+def _carried_message(rec: dict[str, Any]) -> dict[str, Any] | None:
+    """The sub-agent message an agent_progress record carries (Claude Code 2.1.x), as a sidechain
+    message record of that agent; None when it carries none."""
+    inner = _object(rec["data"].get("message"))
+    if inner is None or inner.get("type") not in ("user", "assistant"):
+        return None
+    message = _object(inner.get("message"))
+    if message is None or not isinstance(message.get("content"), str | list):
+        return None
+    return {"type": inner["type"], "message": message, "uuid": inner.get("uuid"),
+            "timestamp": inner.get("timestamp") or rec.get("timestamp"), "sessionId": rec.get("sessionId"),
+            "cwd": rec.get("cwd"), "isSidechain": True, "agentId": rec["data"]["agentId"]}
 
 
 def _is_agent_progress(rec: dict[str, Any]) -> bool:
