@@ -349,3 +349,21 @@ def test_an_agent_with_its_own_file_is_not_read_twice_from_progress_records(corp
         _ingest(services, only_file / "agent-a2898e3.jsonl")
         from_file = services.store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     assert len(rows) == from_file
+
+
+def test_the_skipped_lines_figure_counts_damaged_lines_only(corpus_dir: Path, tmp_path: Path) -> None:
+    """A copy of a real session with 3 damaged lines, 2 well-formed records of an unusable shape and a
+    line with one invalid byte: 3 lines skipped (issue 18: the figure was inflated)."""
+    lines = (corpus_dir / LARGE_REAL).read_bytes().split(b"\n")
+    first = json.loads(lines[0])
+    damaged = [b"{not json", b"[1, 2, 3]", b'"just a string"']
+    unusable = [json.dumps({**first, "uuid": f"odd-{i}", "type": "user", "message": None}).encode() for i in range(2)]
+    text_line = next(i for i, raw in enumerate(lines) if b'"type":"user"' in raw and b"Ok" not in raw)
+    bad_byte = lines[text_line].replace(b'"content":"', b'"content":"\xff', 1)
+    body = lines[:5] + damaged + unusable + [bad_byte] + lines[5:]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(body))
+    with open_services(Config()) as services:
+        report = _ingest(services, path)
+    assert report.broken_lines == 3
+    assert report.as_dict()["ignored_records"]["malformed message"] == 2  # type: ignore[index]

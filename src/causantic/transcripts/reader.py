@@ -71,14 +71,15 @@ class SkipReason(StrEnum):
     INVALID_AGENT_META = "invalid agent meta file"  # an agent-<id>.meta.json that is not a JSON object
 
 
-# Reasons that mean a damaged file rather than an ignored kind of record.
+# Reasons that mean a damaged line rather than an ignored kind of record. A malformed message is
+# a whole, valid JSON line of a shape the reader cannot use: counted with the ignored records, so
+# the "lines skipped" figure is the number of damaged lines and nothing else.
 BROKEN_LINE_REASONS = frozenset(
     {
         SkipReason.INVALID_JSON,
         SkipReason.INVALID_UTF8,
         SkipReason.TRUNCATED_LAST_LINE,
         SkipReason.NOT_AN_OBJECT,
-        SkipReason.MALFORMED_MESSAGE,
     }
 )
 
