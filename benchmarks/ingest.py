@@ -1,6 +1,7 @@
 """Ingest throughput on real transcripts, beside plain ``json.loads`` over the same lines.
 
 Usage: python benchmarks/ingest.py [PATH] [--json OUT] [--workers N] [--repeat N] [--no-sources]
+       python benchmarks/ingest.py --line-sweep [--sizes 1,2,4,8,16,32,64] [--json OUT]
 
 PATH defaults to ../shared/corpus/claude-code; any folder of transcripts works, whatever its file
 names. Without PATH, the same is then measured per source (Claude Code, Codex CLI, Gemini CLI: the
@@ -18,6 +19,10 @@ way ``causantic embed`` does with the default configuration (``embedding_text`` 
 configured windows) and, in the same run, with the configuration before issue 13 (the whole chunk
 text, up to four 256-word-piece windows): chunks per CPU-second of the process (every runtime thread
 counted), alternating the two ``--embed-runs`` times; the medians are reported. Goal: ≥ 3x.
+
+``--line-sweep`` ingests sessions whose prompt is one single line of 1 to 64 MB (real transcript
+text from PATH, newlines removed, repeated to size), each in a fresh process, and prints MB/s and
+peak memory per size. Chunking is linear when the largest and smallest rates stay within 2x.
 """
 
 from __future__ import annotations
@@ -142,6 +147,72 @@ def embed_rates(home: str, sample: int, runs: int) -> dict[str, float]:
             "embed_sample": len(texts)}
 
 
+def long_line_session(folder: Path, size: int, corpus: Path) -> Path:
+    """A real-looking session whose first prompt is one line of ``size`` characters of corpus text."""
+    words: list[str] = []
+    total = 0
+    for path in sorted(corpus.rglob("*.jsonl")):
+        text = " ".join(path.read_text(encoding="utf-8", errors="replace").split())
+        words.append(text)
+        total += len(text)
+        if total > 4_000_000:
+            break
+    seed = " ".join(words)
+    line = (seed * (size // len(seed) + 1))[:size]
+    records = [
+        {"type": "user", "uuid": "u1", "sessionId": "long-line", "cwd": "/tmp/long-line",
+         "timestamp": "2026-01-01T10:00:00Z", "message": {"role": "user", "content": f"Why does this fail?\n{line}"}},
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "long-line", "cwd": "/tmp/long-line",
+         "timestamp": "2026-01-01T10:00:05Z", "message": {"id": "m1", "role": "assistant", "content": [
+             {"type": "text", "text": "The bundle is minified; the error is in the loader."}]}},
+    ]
+    path = folder / "long-line.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    return path
+
+
+def one_line_run(megabytes: int, corpus: Path) -> dict[str, float]:
+    """Ingest one long-line session in this process: seconds, MB, chunks and peak RSS."""
+    import resource
+
+    with tempfile.TemporaryDirectory(prefix="causantic-line-") as tmp:
+        os.environ["CAUSANTIC_HOME"] = str(Path(tmp) / "home")
+        folder = Path(tmp) / "sessions"
+        folder.mkdir()
+        path = long_line_session(folder, megabytes * 1_000_000, corpus)
+        size = path.stat().st_size
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        result = run_ingest(folder, 1)
+        report = result["report"]
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"megabytes": size / 1e6, "seconds": report.seconds, "chunks": report.chunks_added,  # type: ignore[attr-defined]
+            "peak_rss_mb": peak / 1024, "rss_before_mb": rss_before / 1024}
+
+
+def line_sweep(sizes: list[int], corpus: Path, json_out: Path | None) -> int:
+    import subprocess
+
+    rows = []
+    print(f"{'line':>7} {'MB/s':>8} {'seconds':>8} {'chunks':>8} {'peak RSS':>9}")
+    for mb in sizes:
+        done = subprocess.run([sys.executable, __file__, "--one-line", str(mb), str(corpus)],
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            print(done.stderr, file=sys.stderr)
+            return 1
+        row = json.loads(done.stdout.strip().splitlines()[-1])
+        row["mb_per_s"] = row["megabytes"] / row["seconds"]
+        rows.append({"line_mb": mb, **{k: round(v, 3) for k, v in row.items()}})
+        print(f"{mb:>5} MB {row['mb_per_s']:>8.2f} {row['seconds']:>8.2f} {row['chunks']:>8.0f} "
+              f"{row['peak_rss_mb']:>6.0f} MB", flush=True)
+    rates = [r["mb_per_s"] for r in rows]
+    ratio = max(rates) / min(rates)
+    print(f"ratio fastest/slowest {ratio:.2f} (goal ≤ 2: time grows linearly with line length)")
+    if json_out:
+        json_out.write_text(json.dumps({"sizes": rows, "ratio": round(ratio, 3)}, indent=2))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_CORPUS)
@@ -151,7 +222,15 @@ def main() -> int:
     parser.add_argument("--no-sources", action="store_true", help="skip the per-source table")
     parser.add_argument("--embed-sample", type=int, default=200, help="real chunks for the embedding rate (0: skip)")
     parser.add_argument("--embed-runs", type=int, default=3)
+    parser.add_argument("--line-sweep", action="store_true", help="ingest single lines of --sizes MB")
+    parser.add_argument("--sizes", default="1,2,4,8,16,32,64", help="line sizes in MB for --line-sweep")
+    parser.add_argument("--one-line", type=int, help=argparse.SUPPRESS)  # one sweep point, in a fresh process
     args = parser.parse_args()
+    if args.one_line:
+        print(json.dumps(one_line_run(args.one_line, args.path)))
+        return 0
+    if args.line_sweep:
+        return line_sweep([int(s) for s in args.sizes.split(",")], args.path, args.json_out)
     if not args.path.exists():
         print(f"{args.path} does not exist", file=sys.stderr)
         return 2

@@ -53,6 +53,11 @@ class ChunkingConfig(_Section):
     )
     tool_result_max_chars: int = Field(600, ge=0, description="Tool results longer than this are truncated.")
     tool_input_max_chars: int = Field(200, ge=0, description="Rendered tool-call summary length cap.")
+    long_line_chars: int = Field(
+        20_000, ge=1000,
+        description=("A single line longer than this (a pasted bundle, base64) is kept whole for keyword "
+                     "search, but its chunks are embedded as a short summary instead of slice by slice."),
+    )
 
 
 class GraphConfig(_Section):
@@ -80,7 +85,19 @@ class GraphConfig(_Section):
 
 class RedactionConfig(_Section):
     enabled: bool = Field(True, description="Redact secrets before chunk text is stored or indexed.")
-    extra_patterns: tuple[str, ...] = Field((), description="More regexes whose matches are redacted.")
+    extra_patterns: tuple[str, ...] = Field((), description="More regexes whose matches are redacted (as `custom`).")
+    custom_patterns: dict[str, str] = Field(
+        {}, description="Named regexes to redact: {\"acme-id\": \"ACME-\\\\d{6}\"} gives [REDACTED:acme-id]."
+    )
+    disabled_kinds: tuple[str, ...] = Field(
+        (), description="Built-in kinds not to redact, e.g. [\"high-entropy-secret\"]; `secret` is the assignment rule."
+    )
+    min_entropy: float = Field(
+        3.5, ge=0, le=8,
+        description=("Bits per character a value near 'secret', 'key', 'token' or 'password' needs (with upper "
+                     "case, lower case and digits) to be redacted as a high-entropy secret. Measured by "
+                     "benchmarks/redaction.py."),
+    )
 
 
 class EmbeddingConfig(_Section):

@@ -10,12 +10,20 @@ from pathlib import Path
 
 
 def secure_dir(path: Path) -> Path:
-    """Create ``path`` and any missing parent owner-only (``mkdir -p`` would leave parents 0755)."""
+    """Create ``path`` and any missing parent owner-only (``mkdir -p`` would leave parents 0755).
+
+    Only folders created here are made 0700 (``mkdir`` applies the umask, hence the chmod): a
+    folder that already exists is the user's, and may be shared on purpose (a 1777 folder would
+    lose its sticky bit).
+    """
     for folder in reversed([path, *path.parents]):
         if not folder.exists():
-            folder.mkdir(mode=0o700, exist_ok=True)
-    with contextlib.suppress(OSError):
-        path.chmod(0o700)
+            try:
+                folder.mkdir(mode=0o700)
+            except FileExistsError:  # another process made it first: it is theirs to set
+                continue
+            with contextlib.suppress(OSError):
+                folder.chmod(0o700)
     return path
 
 

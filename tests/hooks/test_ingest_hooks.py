@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import stat
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from hook_payloads import ingest_payload, relocated_examples
-from process_support import run_hook, wait_for, worker_pids
+from process_support import run_hook, subprocess_env, wait_for, worker_pids
 
 from causantic.hooks.status import read_status
 
@@ -104,7 +105,7 @@ def test_two_ingests_of_one_session_at_once_take_turns(
 def test_a_missing_transcript_is_recorded_as_skipped_and_exits_zero(
     causantic_home: Path, tmp_path: Path
 ) -> None:
-    done, _ = run_hook("session-end", ingest_payload(tmp_path / "gone.jsonl", "SessionEnd"))
+    done, _ = run_hook("session-end", ingest_payload(tmp_path / ".claude/projects/p/gone.jsonl", "SessionEnd"))
     assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
     run = read_status()["session-end"]
     assert run["success"] is False and "does not exist" in run["error"]
@@ -128,3 +129,47 @@ def test_hook_files_are_owner_only(causantic_home: Path, sessions: Path) -> None
             continue  # LanceDB's own files; its folder is owner-only
         mode = stat.S_IMODE(os.stat(path).st_mode)
         assert mode & 0o077 == 0, f"{path} is {oct(mode)}"
+
+
+def test_a_transcript_path_outside_claude_code_folders_is_refused_and_not_recorded(
+    causantic_home: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "secret.txt"
+    outside.write_text("root:$6$salt$hash:19000:0:99999:7:::\n")
+    link = tmp_path / ".claude" / "projects" / "p" / "link.jsonl"  # a symlink into the folder counts too
+    link.parent.mkdir(parents=True)
+    link.symlink_to(outside)
+    for path in ("/etc/shadow", str(outside), str(link)):
+        payload = {**ingest_payload(Path(path), "SessionEnd"), "transcript_path": path, "session_id": "s1"}
+        done, _ = run_hook("session-end", payload)
+        assert done.returncode == 0 and done.stdout == ""
+        run = read_status()["session-end"]
+        assert run["success"] is False and "not a .jsonl file under a Claude Code projects folder" in run["error"]
+        assert "shadow" not in json.dumps(read_status()) and "secret.txt" not in json.dumps(read_status())
+    assert not (causantic_home / "memory.db").exists()
+
+
+def test_a_huge_cwd_does_not_stop_the_session_being_ingested(
+    causantic_home: Path, sessions: Path
+) -> None:
+    transcript = sessions / "4005b823-fa0d-5890-9dc8-e686765e4267.jsonl"
+    done, _ = run_hook("session-end", ingest_payload(transcript, "SessionEnd", cwd="/x" * 5_000_000))
+    assert done.returncode == 0 and done.stderr == ""
+    wait_for_workers(transcript)
+    wait_for(lambda: read_status()["session-end"].get("outcome", "").startswith("ingested"), timeout=120)
+    assert chunk_ids(causantic_home)
+    log = causantic_home / "logs" / "hooks.log"
+    assert not log.exists() or log.stat().st_size < 100_000
+
+
+def test_hooks_leave_the_mode_of_an_existing_data_folder_alone(tmp_path: Path, sessions: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    env = subprocess_env(CAUSANTIC_HOME=str(shared))
+    transcript = sessions / "4005b823-fa0d-5890-9dc8-e686765e4267.jsonl"
+    run_hook("session-end", ingest_payload(transcript, "SessionEnd"), env=env)
+    wait_for_workers(transcript)
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777  # the sticky bit survives
+    made = [p for p in shared.iterdir() if p.is_dir()]
+    assert made and all(stat.S_IMODE(p.stat().st_mode) == 0o700 for p in made)  # what Causantic made is 0700

@@ -216,3 +216,11 @@ def test_where_work_stopped_reaches_back_to_the_last_request_of_a_long_final_tur
     assert "Only one test is still failing" not in context  # fixed later in that session
     assert '{"todos"' not in context
     assert len(context) / 3.5 <= 500
+def test_the_same_session_id_from_another_folder_does_not_get_this_projects_briefing(
+    acme_memory: Path, tmp_path: Path
+) -> None:
+    session = "0b9b4a6e-1111-4aaa-8bbb-000000000009"
+    here, _ = run_hook("session-start", start_payload(session))
+    assert "acme-shop" in context_of(here.stdout)
+    elsewhere, _ = run_hook("session-start", start_payload(session, cwd=str(tmp_path), source="resume"))
+    assert elsewhere.returncode == 0 and elsewhere.stdout == ""  # a project memory has never seen

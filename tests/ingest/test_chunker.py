@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from causantic.ingest.chunker import approx_tokens, chunk_id, chunk_turn, split_text
+from causantic.config import Config
+from causantic.ingest.chunker import approx_tokens, chunk_id, chunk_turn, long_lines_summarised, split_text
 from causantic.ingest.render import RenderedTurn, Section
+from causantic.ingest.service import ingest_paths
+from causantic.services import open_services
 
 
 def _turn(*texts: str) -> RenderedTurn:
@@ -57,3 +65,29 @@ def test_chunk_ids_are_stable_and_distinct() -> None:
     assert chunk_id("s", "main", "u1", 0) == chunk_id("s", "main", "u1", 0)
     assert len({chunk_id("s", "main", "u1", 0), chunk_id("s", "main", "u1", 1),
                 chunk_id("s", "agent", "u1", 0), chunk_id("t", "main", "u1", 0)}) == 4
+
+
+def test_a_long_line_is_kept_whole_for_search_and_summarised_for_embedding() -> None:
+    line = "".join(f"var a{i}=function(b){{return b*{i}}};" for i in range(3000))  # minified, no newline
+    assert len(line) > 20_000
+    pieces = split_text(f"Why does this bundle fail?\n{line}", 1400, long_line_chars=20_000)
+    assert all(len(p) <= 1400 for p in pieces)
+    slices = [p for p in pieces if "[long line " in p]
+    kept = "".join(re.sub(r"^.*\[long line \d+/\d+ of [\d,]+ characters\] ", "", s, flags=re.S) for s in slices)
+    assert kept == line  # every character stays searchable
+    summaries = {long_lines_summarised(p) for p in slices}
+    assert len(summaries) == 2 and all(len(s) < 400 for s in summaries)
+    assert long_lines_summarised("an ordinary chunk") == "an ordinary chunk"
+
+
+@pytest.mark.slow
+def test_a_50_mb_line_ingests(tmp_path: Path) -> None:
+    """Slicing used to copy the rest of the line per slice: 50 MB did not finish in 590 s (issue 18)."""
+    line = ("const x=require('y');" * 2_500_000)[:50_000_000]
+    records = [{"type": "user", "uuid": "u1", "sessionId": "s-long", "cwd": "/tmp/long", "timestamp":
+                "2026-01-01T10:00:00Z", "message": {"role": "user", "content": f"look at this:\n{line}"}}]
+    (tmp_path / "s-long.jsonl").write_text(json.dumps(records[0]) + "\n")
+    with open_services(Config()) as services:
+        report = ingest_paths(services, [tmp_path / "s-long.jsonl"], embed=False)
+        assert report.errors == [] and report.chunks_added > 35_000
+        assert services.store.keyword_search("require")

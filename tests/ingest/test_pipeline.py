@@ -231,3 +231,139 @@ def test_parallel_and_serial_ingest_build_the_same_graph(corpus_dir: Path, tmp_p
     with open_services(Config()) as other:
         _ingest(other, corpus_dir / "randlee__claude-history", workers=3 - workers)
         assert _graph(other) == graph
+
+
+@pytest.mark.parametrize("copy_lines", [15, 40])
+def test_a_session_in_two_files_gives_the_same_graph_whichever_is_read_first(
+        corpus_dir: Path, tmp_path: Path, copy_lines: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An early copy of a session (its first lines) beside the full file: same chunks, texts and edges
+    in both orders, and the same as the full file alone (issue 18: 168 vs 169 edges)."""
+    full = corpus_dir / LARGE_REAL
+    early = tmp_path / "early"
+    early.mkdir()
+    (early / "copy.jsonl").write_text("".join(full.read_text().splitlines(keepends=True)[:copy_lines]))
+    results = []
+    for name, order in (("full-first", [full, early]), ("copy-first", [early, full]), ("alone", [full])):
+        monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / name))
+        with open_services(Config()) as services:
+            for path in order:  # separate runs, as when the copy turns up later
+                _ingest(services, path)
+            chunks, edges = _graph(services)
+            texts = {r[0]: r[1] for r in services.store.conn.execute("SELECT id, content FROM chunks")}
+        results.append((chunks, edges, texts))
+    assert results[0][1] == results[1][1] == results[2][1]
+    assert results[0][2] == results[1][2] == results[2][2]
+
+
+def test_the_same_files_by_relative_and_absolute_path_are_read_once(corpus_dir: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "sessions"
+    shutil.copytree(corpus_dir / TEAM_SESSION, folder)
+    monkeypatch.chdir(tmp_path)
+    with open_services(Config()) as services:
+        first = _ingest(services, Path("sessions"), folder)  # both in one run
+        assert first.files == len(list(folder.rglob("*.jsonl")))
+        again = _ingest(services, Path("sessions"))  # relative, after absolute
+        assert again.files_unchanged == again.files and again.chunks_added == 0
+
+
+def test_an_unreadable_file_is_an_error_and_the_command_fails(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    (folder / "gone.jsonl").symlink_to(tmp_path / "missing.jsonl")  # listed, but cannot be read
+    done = subprocess.run([sys.executable, "-m", "causantic", "ingest", "--no-embed", str(folder)],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+                          timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"{folder / 'gone.jsonl'}: No such file" in done.stdout  # on one line, whole
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user (root reads any folder)")
+def test_an_unreadable_subfolder_is_reported_not_skipped_in_silence(corpus_dir: Path) -> None:
+    """Discovery runs in a forked child as `nobody`, for whom one subfolder is closed."""
+    import pwd
+    import tempfile
+
+    from causantic.transcripts.discovery import discover
+
+    nobody = pwd.getpwnam("nobody")
+    root = Path(tempfile.mkdtemp(prefix="causantic-unreadable-"))
+    try:
+        root.chmod(0o755)
+        (root / "open").mkdir(mode=0o755)
+        shutil.copy(corpus_dir / LARGE_REAL, root / "open" / "a.jsonl")
+        (root / "open" / "a.jsonl").chmod(0o644)
+        (root / "closed").mkdir(mode=0o700)
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(read)
+                os.setgid(nobody.pw_gid)
+                os.setuid(nobody.pw_uid)
+                problems: list[tuple[str, str]] = []
+                found = discover(root, problems)
+                os.write(write, json.dumps([len(found), problems]).encode())
+            finally:
+                os._exit(0)
+        os.close(write)
+        os.waitpid(pid, 0)
+        with os.fdopen(read) as pipe:
+            found, problems = json.loads(pipe.read())
+    finally:
+        shutil.rmtree(root)
+    assert found == 1
+    assert problems == [[str(root / "closed"), "cannot list this folder: Permission denied"]]
+
+
+PROGRESS_SESSION = "marot__spotter/test/fixtures/transcripts/4d5611e5-241a-462a-8d15-5122611a9569"
+
+
+def test_sub_agent_messages_carried_in_progress_records_are_ingested(corpus_dir: Path, tmp_path: Path) -> None:
+    """Claude Code 2.1.x copies a sub-agent's messages into agent_progress records; when the
+    sub-agent has no file of its own, those copies are the only record of its work (issue 18)."""
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(corpus_dir / f"{PROGRESS_SESSION}.jsonl", alone)
+    with open_services(Config()) as services:
+        _ingest(services, alone)
+        rows = services.store.conn.execute("SELECT content FROM chunks WHERE agent_id = 'a2898e3'").fetchall()
+        assert len(rows) > 5
+        assert services.store.keyword_search("TranscriptRenderer SubagentLive")
+
+
+def test_an_agent_with_its_own_file_is_not_read_twice_from_progress_records(corpus_dir: Path, tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "session"
+    folder.mkdir()
+    shutil.copy(corpus_dir / f"{PROGRESS_SESSION}.jsonl", folder)
+    shutil.copytree(corpus_dir / PROGRESS_SESSION, folder / Path(PROGRESS_SESSION).name)
+    with open_services(Config()) as services:
+        _ingest(services, folder)
+        rows = services.store.conn.execute("SELECT content FROM chunks WHERE agent_id = 'a2898e3'").fetchall()
+    assert rows and len({r[0] for r in rows}) == len(rows)
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "file-only"))
+    only_file = tmp_path / "only-file"
+    shutil.copytree(corpus_dir / PROGRESS_SESSION / "subagents", only_file)
+    with open_services(Config()) as services:
+        _ingest(services, only_file / "agent-a2898e3.jsonl")
+        from_file = services.store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    assert len(rows) == from_file
+
+
+def test_the_skipped_lines_figure_counts_damaged_lines_only(corpus_dir: Path, tmp_path: Path) -> None:
+    """A copy of a real session with 3 damaged lines, 2 well-formed records of an unusable shape and a
+    line with one invalid byte: 3 lines skipped (issue 18: the figure was inflated)."""
+    lines = (corpus_dir / LARGE_REAL).read_bytes().split(b"\n")
+    first = json.loads(lines[0])
+    damaged = [b"{not json", b"[1, 2, 3]", b'"just a string"']
+    unusable = [json.dumps({**first, "uuid": f"odd-{i}", "type": "user", "message": None}).encode() for i in range(2)]
+    text_line = next(i for i, raw in enumerate(lines) if b'"type":"user"' in raw and b"Ok" not in raw)
+    bad_byte = lines[text_line].replace(b'"content":"', b'"content":"\xff', 1)
+    body = lines[:5] + damaged + unusable + [bad_byte] + lines[5:]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(body))
+    with open_services(Config()) as services:
+        report = _ingest(services, path)
+    assert report.broken_lines == 3
+    assert report.as_dict()["ignored_records"]["malformed message"] == 2  # type: ignore[index]

@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import random
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from causantic.config import Config, db_path
 from causantic.ingest.redact import make_redactor
+from causantic.ingest.service import ingest_paths
+from causantic.services import open_services
+
+REPO = Path(__file__).resolve().parents[2]
 
 # Real-looking but fake credentials, assembled so no scanner mistakes this file for a leak.
 AWS = "AKIA" + "IOSFODNN7EXAMPLE"
@@ -44,3 +59,105 @@ def test_code_that_mentions_secrets_is_left_alone() -> None:
 def test_custom_patterns_and_switching_off() -> None:
     assert make_redactor(extra_patterns=[r"ACME-\d{6}"])("id ACME-123456") == "id [REDACTED:custom]"
     assert make_redactor(enabled=False)(f"x {AWS}") == f"x {AWS}"
+
+
+# --- kinds an adversarial campaign found missing (issue 18) -----------------------------------------
+
+SECRETS_BY_KIND = {
+    "aws-secret-key": "the secret key is {}".format("wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "9xAmPl3K3y"),
+    "slack-webhook": "https://hooks.slack.com/services/" + "T01ABCD2E/B02FGHI3J/" + "x7Yz" * 6,
+    "sendgrid-key": "SG." + "aB3dEf6hIj9kLm2nOp5qRs" + "." + "T3BlbkFJ" * 5 + "xYz",
+    "azure-storage-key": "AccountName=acme;AccountKey=" + "Eby8vdM02xNOcqFl" * 5 + "qUwJPL==;Endpoint",
+    "twilio-sid": "SK" + "0123456789abcdef" * 2,
+}
+
+
+def _secret_part(text: str) -> str:
+    return max(text.replace("=", " ").replace(";", " ").split(), key=len)
+
+
+def test_the_kinds_the_campaign_found_missing_are_replaced() -> None:
+    redact = make_redactor()
+    for kind, text in SECRETS_BY_KIND.items():
+        out = redact(f"note: {text} end")
+        assert f"[REDACTED:{kind}]" in out, (kind, out)
+        assert _secret_part(text)[8:20] not in out, (kind, out)
+    azure_prose = "the storage account key is " + "Eby8vdM02xNOcqFl" * 5 + "qUwJPL=="
+    assert "Eby8vdM02" not in redact(azure_prose)
+    assert "AC" + "0123456789abcdef" * 2 not in redact("client = Client('AC" + "0123456789abcdef" * 2 + "')")
+
+
+def test_a_high_entropy_value_near_a_secret_word_is_replaced_but_ordinary_code_survives() -> None:
+    redact = make_redactor()
+    out = redact("the deploy token is 9fK2mQ7xLp4Rt8Wz1Vb6Nc3Hd5Jg0Ys, keep it safe")
+    assert "9fK2mQ7x" not in out and "[REDACTED:high-entropy-secret]" in out
+    for code in ("sid = req.cookies['sid']", "key = tokenizer.eos_token", "params: { _csrf_token: csrfToken }",
+                 "the cache key is src/causantic/ingest/redact_rules_v2.py",
+                 "commit key 3f2a9c1b7d4e5f60718293a4b5c6d7e8f9a0b1c2 merged",
+                 "api_key: your-key-here", "max_tokens=4096"):
+        assert redact(code) == code
+
+
+def test_kinds_can_be_switched_off_and_users_can_name_their_own_patterns() -> None:
+    from causantic.errors import ConfigError
+
+    text = SECRETS_BY_KIND["sendgrid-key"]
+    assert make_redactor(disabled_kinds=["sendgrid-key"])(text) == text
+    assert make_redactor(custom_patterns={"acme-id": r"ACME-\d{6}"})("id ACME-123456") == "id [REDACTED:acme-id]"
+    with pytest.raises(ConfigError, match="unknown kind"):
+        make_redactor(disabled_kinds=["no-such-kind"])
+    with pytest.raises(ConfigError, match="customPatterns.bad"):
+        make_redactor(custom_patterns={"bad": "("})
+
+
+def test_redaction_settings_come_from_the_config_file(causantic_home: Path, tmp_path: Path) -> None:
+    from causantic.config import load_config
+    from causantic.ingest.redact import redactor_from
+
+    (tmp_path / "causantic.config.json").write_text(json.dumps({"redaction": {
+        "customPatterns": {"ticket": r"TKT-\d{4}"}, "disabledKinds": ["twilio-sid"]}}))
+    redact = redactor_from(load_config(cwd=tmp_path).redaction)
+    sid = "SK" + "0123456789abcdef" * 2
+    assert redact(f"TKT-1234 {sid}") == f"[REDACTED:ticket] {sid}"
+
+
+# --- redaction before truncation, on real sessions ------------------------------------------------
+
+
+def _bench() -> Any:
+    spec = importlib.util.spec_from_file_location("bench_redaction", REPO / "benchmarks" / "redaction.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_secrets_planted_in_a_copy_of_a_real_session_never_reach_the_store(corpus_dir: Path, tmp_path: Path) -> None:
+    """Every planted kind, in prose, code, a Bash command and a tool result, some across the
+    200/600-character cuts: no 8-character piece of any secret is stored or keyword-searchable."""
+    bench = _bench()
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    host = corpus_dir / bench.HOSTS[0]
+    planted = bench.plant_session(host, folder / host.name, random.Random(3), bench.KINDS)
+    assert {p.where for p in planted} >= {"bash (cut)", "result (cut)", "prose", "code"}
+    with open_services(Config()) as services:
+        ingest_paths(services, [folder], embed=False)
+        assert services.store.counts()["chunks"] > 20
+        stored = bench.stored_text(db_path(services.config))
+        leaked = [f"{p.kind} ({p.where})" for p in planted if bench.leaked(p.secret, stored)]
+        assert leaked == []
+        for p in planted[:12]:
+            assert services.store.keyword_search(p.secret[:20]) == []
+    # A placeholder is never cut in half by truncation.
+    assert all(m.endswith("]") for m in re.findall(r"\[REDACTED:[\w\-]*\]?", stored))
+
+
+def test_truncation_keeps_a_placeholder_whole() -> None:
+    from causantic.ingest.redact import redact_head
+
+    token = "ghp_" + "x7Yz" * 9
+    text = "a" * 590 + " " + token + " tail"
+    out = redact_head(text, 600, make_redactor())
+    assert "x7Yz" not in out and "[REDACTED:github-token]" in out and out.endswith("…[truncated]")

@@ -7,6 +7,9 @@ sessions and three real projects of the shared corpus (keyword search: no vector
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -182,7 +185,12 @@ def test_hook_status_shows_the_hooks_last_runs(served: McpProcess) -> None:
 @pytest.mark.parametrize(
     ("tool", "arguments", "message"),
     [
-        ("search", {"query": ""}, "at least 1 character"),
+        ("search", {"query": ""}, "The query is empty"),
+        ("search", {"query": " \t\n "}, "The query is empty"),
+        ("search", {"query": "redis\u0000"}, "NUL character"),
+        ("recall", {"query": "   "}, "The query is empty"),
+        ("predict", {"context": ""}, "The context is empty"),
+        ("forget", {"project": "acme-shop", "query": " "}, "The query is empty"),
         ("search", {"query": "x", "limit": 0}, "greater than or equal to 1"),
         ("search", {"query": "x", "mode": "telepathy"}, "hybrid"),
         ("recall", {}, "query"),
@@ -208,3 +216,35 @@ def test_bad_arguments_come_back_as_tool_errors_and_the_server_keeps_serving(
     assert result.is_error
     assert message in text(result)
     assert not served.call("stats").is_error
+
+
+def test_a_lone_surrogate_in_a_query_gets_a_clear_error_reply(memory: Path) -> None:
+    """Raw JSON-RPC lines (the SDK's client cannot even send this): the message used to be dropped
+    unanswered, leaving the client waiting forever."""
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "search", "arguments": {"query": "redis \ud800 cache"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "search", "arguments": {"query": "Safari redirect"}}},
+    ]
+    wire = "".join(json.dumps(line) + "\n" for line in lines)  # json.dumps writes "\\ud800", as clients do
+    assert "\\ud800" in wire
+    proc = subprocess.Popen([sys.executable, "-m", "causantic", "serve", "--no-warm"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=subprocess_env())
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(wire)
+        proc.stdin.flush()
+        replies = {}
+        while len(replies) < 3:
+            reply = json.loads(proc.stdout.readline())
+            replies[reply["id"]] = reply
+    finally:
+        proc.kill()
+        proc.communicate(timeout=30)
+    assert replies[2]["result"]["isError"] is True
+    assert "invalid character" in replies[2]["result"]["content"][0]["text"]
+    assert replies[3]["result"]["isError"] is False  # and the server goes on serving

@@ -125,7 +125,8 @@ def test_a_plan_mode_prompt_written_under_the_old_session_id_joins_the_session_t
 
 def test_agent_progress_records_link_spawning_tool_calls_to_agent_ids(corpus_dir: Path) -> None:
     path = corpus_dir / "marot__spotter/test/fixtures/transcripts/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
-    [transcript], report = read_file(path)
+    # Both agents have files of their own beside this one (read separately).
+    [transcript], report = read_file(path, known_agents=frozenset({"a93ccab", "aa84377"}))
     assert len(transcript.messages) == 358
     assert [(p.agent_id, p.parent_tool_use_id) for p in transcript.progress] == [
         ("a93ccab", "toolu_01Y64XEaRvUYinzv9rW9qZXd"),
@@ -141,6 +142,10 @@ def test_agent_progress_records_link_spawning_tool_calls_to_agent_ids(corpus_dir
     # The 94 agent_progress records fold into those two links; the other 1,238 progress records,
     # 27 snapshots, 6 system records and 1 queue operation are ignored kinds.
     assert dict(report.counts) == {"non-message record": 1238 + 27 + 6 + 1}
+    # Read without those files, the messages the progress records carry become the agents' streams.
+    alone, _ = read_file(path)
+    assert [t.agent_id for t in alone] == [None, "a93ccab", "aa84377"]
+    assert all(t.messages and all(m.is_sidechain for m in t.messages) for t in alone[1:])
 
 
 def test_harness_injected_user_text_is_marked_meta_and_real_prompts_are_not(corpus_dir: Path) -> None:
@@ -215,11 +220,20 @@ def test_blank_lines_a_bom_and_crlf_endings_are_not_problems(tmp_path: Path) -> 
     assert report.total == 0
 
 
-def test_invalid_utf8_and_invalid_json_lines_are_skipped_and_counted_apart(tmp_path: Path) -> None:
-    data = jsonl(user("one")) + b'{"type": "user", "x": "\xff\xfe"}\n' + b"{not json\n" + jsonl(user("two"))
+def test_an_invalid_json_line_is_skipped_and_counted(tmp_path: Path) -> None:
+    data = jsonl(user("one")) + b"{not json\n" + jsonl(user("two"))
     [transcript], report = read_file(write(tmp_path / "a.jsonl", data))
     assert len(transcript.messages) == 2
-    assert dict(report.counts) == {"invalid utf-8": 1, "invalid json": 1}
+    assert dict(report.counts) == {"invalid json": 1}
+
+
+def test_an_invalid_utf8_byte_loses_only_that_character(tmp_path: Path) -> None:
+    """Issue 18: one bad byte per line used to drop every line (20 of 20)."""
+    data = b"".join(jsonl(user(f"message {i} caf\u00e9")).replace("caf\u00e9".encode(), b"caf\xe9") for i in range(20))
+    assert data.count(b"caf\xe9") == 20
+    [transcript], report = read_file(write(tmp_path / "a.jsonl", data))
+    assert [m.blocks[0].text for m in transcript.messages] == [f"message {i} caf\ufffd" for i in range(20)]
+    assert report.total == 0
 
 
 def test_a_cut_last_line_is_a_truncated_line_not_a_broken_one(tmp_path: Path) -> None:

@@ -144,7 +144,7 @@ def test_the_real_sample_session_has_four_turns_with_their_prompts(corpus_dir: P
 
 def test_a_background_task_notice_does_not_split_a_real_turn(corpus_dir: Path) -> None:
     path = corpus_dir / "marot__spotter/test/fixtures/transcripts/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
-    [t], _ = read_file(path)
+    t = read_file(path)[0][0]  # the main stream (the agents' progress copies follow it)
     turns = assemble_turns(t)
     assert [turn.prompt[:40] for turn in turns] == [
         "Work on bead spotter-a0y. Run bd show sp",

@@ -9,6 +9,7 @@ import click
 from rich.text import Text
 
 from causantic.cli.output import as_utc, console, domain_errors, emit_json, json_option, short_time
+from causantic.errors import checked_query
 from causantic.retrieval.episodes import EpisodeAnswer
 from causantic.retrieval.forget import ForgetRequest, ForgetResult, delete_previewed, forget, preview_line
 from causantic.retrieval.format import chunk_heading, episode_heading, episodes_heading, nothing_relevant
@@ -39,6 +40,8 @@ def _print_episodes(answer: EpisodeAnswer) -> None:
 
 def _episodic(kind: str, text: str, project: str | None, agent: str | None, max_tokens: int | None,
               as_json: bool) -> None:
+    with domain_errors():
+        text = checked_query(text, "query" if kind == "recall" else "context")
     request = SearchRequest(text, project=project, agent=agent, max_tokens=max_tokens)
     with domain_errors(), open_services() as services:
         episodes = services.episodes
@@ -71,6 +74,8 @@ def recall_command(query: str, project: str | None, agent: str | None, max_token
                    as_json: bool) -> None:
     """Tell the story behind something, in order: what led up to it.
 
+    A query that starts with "-" goes after "--": causantic recall -- "--force flag"
+
     Example: causantic recall "how did we fix the Safari login loop"
     """
     _episodic("recall", query, project, agent, max_tokens, as_json)
@@ -83,6 +88,8 @@ def recall_command(query: str, project: str | None, agent: str | None, max_token
 def predict_command(context: str, project: str | None, agent: str | None, max_tokens: int | None,
                     as_json: bool) -> None:
     """What came next after work like this: the turns that followed the best matches, in order.
+
+    Text that starts with "-" goes after "--": causantic predict -- "--dry-run added"
 
     Example: causantic predict "added a rate limiter to the search endpoint"
     """

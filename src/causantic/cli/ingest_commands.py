@@ -89,6 +89,7 @@ def _run(paths: list[Path], *, force: bool, no_embed: bool, as_json: bool, worke
             report = ingest_paths(services, paths, force=force, embed=not no_embed, workers=workers,
                                   as_examples=as_examples)
             emit_json(report.as_dict())
+            _exit_on_errors(report)
             return
         progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -116,6 +117,13 @@ def _run(paths: list[Path], *, force: bool, no_embed: bool, as_json: bool, worke
         if not services.store.fts_enabled:
             console.print("[yellow]note[/yellow] this SQLite has no FTS5: keyword search is off, search runs on "
                           "vectors alone.")
+    _exit_on_errors(report)
+
+
+def _exit_on_errors(report: IngestReport) -> None:
+    """Files or folders that could not be read at all make the command fail (exit 1), after the summary."""
+    if report.errors:
+        raise click.exceptions.Exit(1)
 
 
 def _embed_progress(progress: Progress):  # type: ignore[no-untyped-def]
@@ -165,7 +173,7 @@ def render_report(report: IngestReport) -> None:
     ]
     table("Ingest summary", [("", "left"), ("", "right")], rows)
     for path, error in report.errors:
-        console.print(f"[red]error[/red] {path}: {error}")
+        console.print(f"[red]error[/red] {path}: {error}", soft_wrap=True)  # a path cut in two cannot be copied
     if report.examples_removed:
         console.print(f"Removed the bundled example sessions ({', '.join(report.examples_removed)}) now that "
                       "memory holds your own sessions.", markup=False)

@@ -8,6 +8,7 @@ stats`` never pays for the embedding runtime or ``causantic search`` for the ing
 from __future__ import annotations
 
 import importlib
+import sqlite3
 
 import click
 
@@ -40,7 +41,8 @@ COMMAND_MODULES: dict[str, str] = {
 
 
 class LazyGroup(click.Group):
-    """A click group that imports a command's module only when the command is looked up."""
+    """The group: imports a command's module only when the command is looked up, and turns an SQLite
+    error any command lets through into one sentence, never a traceback."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMAND_MODULES)
@@ -51,6 +53,25 @@ class LazyGroup(click.Group):
             return None
         module = importlib.import_module(f"causantic.cli.{module_name}")
         return next(c for c in module.COMMANDS if c.name == cmd_name)
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except sqlite3.Error as exc:
+            from causantic.errors import store_failure
+
+            raise click.ClickException(str(store_failure(exc, f"at {_db_location()}"))) from exc
+
+
+def _db_location() -> str:
+    from causantic.config import db_path, load_config
+
+    try:
+        return str(db_path(load_config()))
+    except Exception:  # the configuration itself is broken: name the default place
+        from causantic.config import causantic_home
+
+        return str(causantic_home() / "memory.db")
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -7,6 +7,7 @@ from rich.text import Text
 
 from causantic.cli.output import console, domain_errors, emit_json, json_option
 from causantic.config import SOURCES
+from causantic.errors import checked_query
 from causantic.retrieval.format import chunk_header, nothing_relevant, search_heading
 from causantic.retrieval.output import search_out
 from causantic.retrieval.search import SearchRequest
@@ -26,8 +27,12 @@ def search_command(query: str, project: str | None, agent: str | None, source: s
                    max_tokens: int | None, mode: str | None, as_json: bool) -> None:
     """Find past context by meaning and exact words (vector + BM25, fused, diversified).
 
+    A query that starts with "-" goes after "--": causantic search -- "--search-all flag"
+
     Example: causantic search "how did we fix the login redirect" --project myapp --source codex
     """
+    with domain_errors():
+        query = checked_query(query)
     request = SearchRequest(query, project=project, agent=agent, source=source, limit=limit,
                             max_tokens=max_tokens, mode=mode)  # type: ignore[arg-type]
     with domain_errors(), open_services() as services:

@@ -13,19 +13,29 @@ DEFAULT_PORT = 8765
     "--port", type=click.IntRange(1, 65535), help=f"HTTP port (default {DEFAULT_PORT}; needs --http)."
 )
 @click.option("--no-warm", is_flag=True, help="Do not preload the embedding model after start-up.")
-def serve_command(use_http: bool, port: int | None, no_warm: bool) -> None:
+@click.option("--no-auth", is_flag=True,
+              help="With --http: accept requests without the bearer token (any local user can then call it).")
+def serve_command(use_http: bool, port: int | None, no_warm: bool, no_auth: bool) -> None:
     """Run the MCP server. Claude Code starts it itself (see `causantic init`).
 
     Over stdio by default; --http serves http://127.0.0.1:PORT/mcp for other local clients (it never
-    listens beyond this machine).
+    listens beyond this machine). Every HTTP request must send 'Authorization: Bearer <token>'; the
+    token is generated on first use and kept owner-only in <data dir>/http-token (the start-up
+    lines print its location). --no-auth turns the check off.
 
     Example: causantic serve --http --port 8765
     """
     if port is not None and not use_http:
         raise click.UsageError("--port applies to --http only.")
+    if no_auth and not use_http:
+        raise click.UsageError("--no-auth applies to --http only.")
+    from causantic.errors import CausanticError
     from causantic.mcp.server import run
 
-    run("http" if use_http else "stdio", port=port or DEFAULT_PORT, warm=not no_warm)
+    try:
+        run("http" if use_http else "stdio", port=port or DEFAULT_PORT, warm=not no_warm, auth=not no_auth)
+    except CausanticError as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 COMMANDS = [serve_command]

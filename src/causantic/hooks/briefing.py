@@ -12,6 +12,7 @@ of a second, different briefing. A project memory has never seen gets no briefin
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass
@@ -54,8 +55,14 @@ class Briefing:
 def cached_briefing(
     services: Services, home: Path, cwd: str, session_id: str, budget: int
 ) -> Briefing | None:
-    """The briefing for this session: computed once, then the same text on resume and compact."""
-    cache = home / "hooks" / "briefings" / f"{session_id}.json" if _SAFE_ID.fullmatch(session_id) else None
+    """The briefing for this session: computed once, then the same text on resume and compact.
+
+    Keyed by session id and working directory: the same id arriving from another folder (another
+    project) must not get this project's briefing.
+    """
+    place = hashlib.sha256(cwd.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    cache = (home / "hooks" / "briefings" / f"{session_id}-{place}.json"
+             if _SAFE_ID.fullmatch(session_id) else None)
     if cache is not None and cache.is_file():
         saved = json.loads(cache.read_text(encoding="utf-8"))
         return Briefing(saved["project"], saved["text"]) if saved else None

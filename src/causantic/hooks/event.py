@@ -13,6 +13,9 @@ import sys
 from dataclasses import asdict, dataclass
 
 STDIN_TIMEOUT_S = 2.0
+# No real field is longer (PATH_MAX is 4096). A longer value is dropped as if absent: passed on to
+# the ingest worker it made the spawn fail ("Argument list too long") and filled the hook log.
+MAX_FIELD_CHARS = 4096
 
 
 class HookProblem(Exception):
@@ -50,7 +53,7 @@ def parse_event(text: str) -> HookEvent:
     fields = {
         name: value
         for name in HookEvent.__dataclass_fields__
-        if name != "parsed" and isinstance(value := data.get(name), str)
+        if name != "parsed" and isinstance(value := data.get(name), str) and len(value) <= MAX_FIELD_CHARS
     }
     return HookEvent(**fields, parsed=True)
 

@@ -123,9 +123,27 @@ def transcript_of(event: HookEvent) -> Path:
     if not event.transcript_path:
         raise HookProblem("no transcript_path on stdin; nothing to ingest")
     path = Path(event.transcript_path).expanduser()
+    if not _in_transcript_folder(path):
+        # The path is not repeated: a hook fed /etc/shadow must not copy it into the status file.
+        raise HookProblem("transcript_path is not a .jsonl file under a Claude Code projects folder "
+                          "(~/.claude/projects or $CLAUDE_CONFIG_DIR/projects); ignored")
     if not path.is_file():
         raise HookProblem(f"transcript {path} does not exist (yet); nothing to ingest")
     return path
+
+
+def _in_transcript_folder(path: Path) -> bool:
+    """A ``.jsonl`` file, after symlinks, inside a ``projects`` folder of a Claude configuration folder
+    (``.claude``, or ``$CLAUDE_CONFIG_DIR``) wherever that lives."""
+    resolved = Path(os.path.realpath(path))
+    if resolved.suffix != ".jsonl":
+        return False
+    config_dir = os.environ.get("CLAUDE_CONFIG_DIR")
+    configured = Path(os.path.realpath(Path(config_dir).expanduser())) if config_dir else None
+    return any(
+        folder.name == "projects" and (folder.parent.name == ".claude" or folder.parent == configured)
+        for folder in resolved.parents
+    )
 
 
 def _ingest_target(transcript: Path) -> Path:

@@ -19,10 +19,15 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from causantic.config import ChunkingConfig
 from causantic.ingest.render import RenderedTurn, Section
 
 CHARS_PER_TOKEN = 3.5
 _FENCE = re.compile(r"^\s*(```|~~~)")
+LONG_LINE_CHARS = ChunkingConfig.model_fields["long_line_chars"].default
+_LONG_LINE = "[long line"
+_LONG_LINE_MARKER = re.compile(r"\[long line (\d+)/\d+ of ([\d,]+) characters\] ")
+_MARKER_RESERVE = 64  # room for the marker inside a slice, so a slice still fits in a chunk
 
 
 def approx_tokens(text: str) -> int:
@@ -39,14 +44,14 @@ class ChunkDraft:
     sections: tuple[Section, ...]
 
 
-def chunk_turn(turn: RenderedTurn, max_tokens: int) -> list[ChunkDraft]:
+def chunk_turn(turn: RenderedTurn, max_tokens: int, long_line_chars: int = LONG_LINE_CHARS) -> list[ChunkDraft]:
     max_chars = int(max_tokens * CHARS_PER_TOKEN)
     pieces: list[Section] = []
     for section in turn.sections:
         if len(section.text) <= max_chars:
             pieces.append(section)
         else:
-            pieces.extend(_replace_text(section, part) for part in split_text(section.text, max_chars))
+            pieces.extend(_replace_text(section, part) for part in split_text(section.text, max_chars, long_line_chars))
     drafts: list[ChunkDraft] = []
     current: list[Section] = []
     size = 0
@@ -63,10 +68,10 @@ def chunk_turn(turn: RenderedTurn, max_tokens: int) -> list[ChunkDraft]:
     return drafts
 
 
-def split_text(text: str, max_chars: int) -> list[str]:
+def split_text(text: str, max_chars: int, long_line_chars: int = LONG_LINE_CHARS) -> list[str]:
     """Split at paragraph breaks outside code fences; split an oversized fence by lines."""
     pieces = (piece for block in _paragraphs_and_fences(text)
-              for piece in ([block] if len(block) <= max_chars else _split_lines(block, max_chars)))
+              for piece in ([block] if len(block) <= max_chars else _split_lines(block, max_chars, long_line_chars)))
     return _pack(pieces, "\n\n", max_chars)
 
 
@@ -97,21 +102,44 @@ def _paragraphs_and_fences(text: str) -> list[str]:
     return blocks
 
 
-def _split_lines(block: str, max_chars: int) -> list[str]:
-    return _pack(_cut_long_lines(block, max_chars), "\n", max_chars)
+def _split_lines(block: str, max_chars: int, long_line_chars: int) -> list[str]:
+    return _pack(_cut_long_lines(block, max_chars, long_line_chars), "\n", max_chars)
 
 
-def _cut_long_lines(block: str, max_chars: int) -> Iterator[str]:
-    """The block's lines, a line longer than ``max_chars`` (minified code, base64) cut into slices."""
+def _cut_long_lines(block: str, max_chars: int, long_line_chars: int) -> Iterator[str]:
+    """The block's lines, a line longer than ``max_chars`` (minified code, base64) cut into slices.
+
+    Slices are taken by index, so a line of any length is cut in linear time. A line longer than
+    ``long_line_chars`` is kept whole for keyword search, each slice opening with a marker that
+    :func:`long_lines_summarised` turns into a short summary, so a pasted bundle costs two embeddings
+    instead of thousands.
+    """
     for line in block.split("\n"):
         if len(line) <= max_chars:
             yield line
             continue
-        while len(line) > max_chars:
-            yield line[:max_chars]
-            line = line[max_chars:]
-        if line:
-            yield line
+        if len(line) <= long_line_chars or max_chars < 2 * _MARKER_RESERVE:
+            yield from (line[i:i + max_chars] for i in range(0, len(line), max_chars))
+            continue
+        parts = math.ceil(len(line) / (max_chars - _MARKER_RESERVE))
+        step = math.ceil(len(line) / parts)
+        for n, i in enumerate(range(0, len(line), step), start=1):
+            yield f"{_LONG_LINE} {n}/{parts} of {len(line):,} characters] {line[i:i + step]}"
+
+
+def long_lines_summarised(content: str) -> str:
+    """What the embedding model sees for a chunk: its text, with a long-line slice summarised.
+
+    The first slice keeps its head (what the line is); later slices all map to the same summary,
+    which the indexer embeds once.
+    """
+    if _LONG_LINE not in content:
+        return content
+    match = _LONG_LINE_MARKER.search(content)
+    if match is None:
+        return content
+    summary = f"{content[:match.start()]}{_LONG_LINE} of {match.group(2)} characters]"
+    return f"{summary} {content[match.end():match.end() + 300]}" if match.group(1) == "1" else summary
 
 
 def _pack(pieces: Iterable[str], sep: str, max_chars: int) -> list[str]:

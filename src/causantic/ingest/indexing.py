@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from causantic.ingest.chunker import long_lines_summarised
 from causantic.store.memory import MemoryStore
 from causantic.store.vectors import VectorIndex, VectorRecord
 
@@ -39,9 +40,12 @@ def _sync(store: MemoryStore, index: VectorIndex, embed_documents: Callable[[lis
         cached = index.vectors_by_content([r["content_hash"] for r in rows])
         to_embed = [r for r in rows if r["content_hash"] not in cached]
         if to_embed:
-            vectors = embed_documents([r["content"] for r in to_embed])
-            for row, vector in zip(to_embed, vectors, strict=True):  # type: ignore[call-overload]
-                cached[row["content_hash"]] = vector
+            # Slices of one long line share a summary: each distinct text is embedded once.
+            texts = [long_lines_summarised(r["content"]) for r in to_embed]
+            unique = list(dict.fromkeys(texts))
+            by_text = dict(zip(unique, embed_documents(unique), strict=True))  # type: ignore[call-overload]
+            for row, text in zip(to_embed, texts, strict=True):
+                cached[row["content_hash"]] = by_text[text]
         index.upsert([
             VectorRecord(r["id"], r["content_hash"], cached[r["content_hash"]]) for r in rows
         ])

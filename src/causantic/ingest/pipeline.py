@@ -9,9 +9,11 @@ upserted by their stable ids, so appended lines become new chunks linked to the 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import multiprocessing
+import os
 import sqlite3
 import sys
 import time
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from causantic.errors import TranscriptError
+from causantic.errors import StoreError, TranscriptError, store_failure
 from causantic.ingest.edges import cross_session_edges
 from causantic.ingest.plan import GroupPlan, PlanSettings, SessionPlan, group_paths, plan_group, stand_in_project
 from causantic.store.memory import MemoryStore
@@ -101,7 +103,9 @@ def ingest(store: MemoryStore, targets: Iterable[Path], settings: PlanSettings, 
     """Ingest transcript files and folders; returns what changed."""
     started = time.perf_counter()
     report = IngestReport()
-    groups = _discover_all(targets)
+    unreadable: list[tuple[str, str]] = []
+    groups = _discover_all(targets, unreadable)
+    report.errors.extend(unreadable)
     todo: list[SessionFiles] = []
     for group in groups:
         report.files += len(group_paths(group))
@@ -125,6 +129,11 @@ def ingest(store: MemoryStore, targets: Iterable[Path], settings: PlanSettings, 
             if on_progress:
                 on_progress(files_done, report.bytes_read, report.chunks_added)
         committer.commit()
+    except sqlite3.Error as exc:  # a full disk, a damaged file: stop, keep what was committed, say so
+        with contextlib.suppress(sqlite3.Error):
+            committer.rollback()
+        raise StoreError(f"Ingest stopped after {files_done} of {sum(len(group_paths(g)) for g in todo)} changed "
+                         f"files (the next run reads the rest): {store_failure(exc, f'at {store.path}')}") from exc
     except BaseException:
         committer.rollback()
         raise
@@ -257,13 +266,20 @@ def relink_sessions(store: MemoryStore, project_id: int) -> int:
         return len(added)
 
 
-def _discover_all(targets: Iterable[Path]) -> list[SessionFiles]:
+def _discover_all(targets: Iterable[Path], unreadable: list[tuple[str, str]]) -> list[SessionFiles]:
+    """The sessions under every target, each once: paths are made absolute first, so a file given
+    as ``sessions/a.jsonl`` and as ``/home/me/sessions/a.jsonl`` is one file with one mark."""
     groups: list[SessionFiles] = []
+    seen: set[str] = set()
     for target in targets:
-        path = Path(target).expanduser()
+        path = Path(os.path.normpath(Path(target).expanduser().absolute()))
         if not path.exists():
             raise TranscriptError(f"{path} does not exist. Pass a transcript file or a folder of them.")
-        groups.extend(discover(path))
+        for group in discover(path, unreadable):
+            key = str(group_paths(group)[0])
+            if key not in seen:
+                seen.add(key)
+                groups.append(group)
     # Gemini sessions go last: one that names its project only by a hash of its cwd is matched
     # against the projects known, so the other agents' sessions of this run must be there first.
     return sorted(groups, key=lambda g: g.source == "gemini")

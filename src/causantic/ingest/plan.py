@@ -16,7 +16,7 @@ from pathlib import Path
 
 from causantic.config import Config, Source
 from causantic.ingest.edges import Gating, make_gating, within_chain_edges
-from causantic.ingest.redact import make_redactor
+from causantic.ingest.redact import redactor_from
 from causantic.ingest.streams import MAIN_AGENT, PlannedStream, RenderSettings, plan_stream
 from causantic.ingest.subagents import (
     Link,
@@ -51,9 +51,10 @@ class PlanSettings:
         return cls(
             render=RenderSettings(
                 max_tokens=config.chunking.max_tokens,
+                long_line_chars=config.chunking.long_line_chars,
                 tool_result_max_chars=config.chunking.tool_result_max_chars,
                 tool_input_max_chars=config.chunking.tool_input_max_chars,
-                redactor=make_redactor(config.redaction.enabled, config.redaction.extra_patterns),
+                redactor=redactor_from(config.redaction),
             ),
             gating=make_gating(g.time_gap_minutes, g.topic_shift_gating, g.topic_shift_patterns),
         )

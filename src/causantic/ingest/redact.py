@@ -1,21 +1,39 @@
 """Secret redaction: API keys, tokens, private keys and password assignments never reach the store.
 
-Runs on every rendered section before chunking, so neither the stored text, the keyword index nor
-the embeddings ever see a secret. Each match becomes ``[REDACTED:<kind>]``; for assignments
-(``password = "…"``) only the value is replaced, so the chunk still says what was set.
+Runs on the whole text of every rendered block, before any truncation or chunking, so neither the
+stored text, the keyword index nor the embeddings ever see a secret (or the head of one cut in
+half). Each match becomes ``[REDACTED:<kind>]``; for assignments (``password = "…"``) and for values
+found by their context ("the secret key is …") only the value is replaced, so the chunk still says
+what was set.
+
+Three kinds of rule, cheapest first:
+
+- token formats with a fixed shape (``ghp_…``, ``SG.….…``, Slack webhooks, Twilio SIDs);
+- assignments whose key names a secret (``DB_PASSWORD=…``, ``"api_key": "…"``);
+- values without a fixed shape that sit just after a word such as "secret", "key", "token" or
+  "password" and look random (mixed case and digits, high Shannon entropy): AWS secret keys and Azure
+  account keys in prose, and any other high-entropy credential.
+
+Which kinds run is configurable (``redaction.disabledKinds``), and users add their own named
+patterns (``redaction.customPatterns``) or anonymous ones (``redaction.extraPatterns``).
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from causantic.config import RedactionConfig
 from causantic.errors import ConfigError
+
+PLACEHOLDER = re.compile(r"\[REDACTED:[\w\-]+\]")
 
 # (kind, regex, literals): a regex runs only on text containing one of its literals, a plain
 # substring test that is far cheaper than the regex scan (redaction would otherwise dominate
-# ingestion time).
+# ingestion time). A regex with a group named ``value`` replaces only that group.
 _PATTERNS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("private-key",
      r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
@@ -27,21 +45,29 @@ _PATTERNS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
      ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
     ("gitlab-token", r"\bglpat-[A-Za-z0-9_\-]{20,}", ("glpat-",)),
+    ("slack-webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}",
+     ("hooks.slack.com",)),
     ("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", ("xox",)),
     ("stripe-key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}", ("_live_", "_test_")),
     ("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}\b", ("AIza",)),
     ("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", ("npm_",)),
     ("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}\b", ("hf_",)),
+    ("sendgrid-key", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}(?![A-Za-z0-9_\-])", ("SG.",)),
+    ("twilio-sid", r"\b(?:SK|AC)[0-9a-f]{32}\b", ("SK", "AC")),
+    ("azure-storage-key", r"(?i:AccountKey|SharedAccessKey)=(?P<value>[A-Za-z0-9+/]{20,}={0,2})",
+     ("AccountKey=", "SharedAccessKey=", "accountkey=")),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}", ("eyJ",)),
     ("bearer-token", r"(?:(?<=Bearer )|(?<=bearer )|(?<=BEARER ))[A-Za-z0-9_\-\.=:+/]{16,}",
      ("Bearer ", "bearer ", "BEARER ")),
     ("url-credentials", r"(?<=://)[^\s/:@]+:[^\s/@]+(?=@)", ("://",)),
 )
 
-# key = value, key: value, KEY="value", "key": "value"; the value is replaced, the key kept.
+# key = value, key: value, KEY="value", "key": "value"; the value is replaced, the key kept. The
+# key is matched by its last word alone (DB_PASSWORD by PASSWORD): scanning identifier characters
+# back from every word boundary made the pattern quadratic on long runs of them.
 _ASSIGNMENT = re.compile(
     r"""(?ix)
-    (?P<key>\b[\w.\-]*(?:password|passwd|pwd|secret|api[_\-]?key|apikey|access[_\-]?key|auth[_\-]?token|
+    (?P<key>(?:password|passwd|pwd|secret|api[_\-]?key|apikey|access[_\-]?key|auth[_\-]?token|
         access[_\-]?token|refresh[_\-]?token|client[_\-]?secret|private[_\-]?key|token)\b["']?)
     (?P<sep>\s*(?:=|:|:=|=>)\s*)
     (?P<quote>["']?)
@@ -49,38 +75,148 @@ _ASSIGNMENT = re.compile(
     (?P=quote)
     """
 )
-
-
-# Words without which the assignment pattern cannot match (checked on lower-cased text).
+# Words without which the assignment and context rules cannot match (checked on lower-cased text).
 _ASSIGNMENT_HINTS = ("pass", "pwd", "secret", "key", "token")
 
 
 @dataclass(frozen=True, slots=True)
+class _ContextRule:
+    """A value of a given shape within ``window`` characters after a context word."""
+
+    kind: str
+    context: re.Pattern[str]
+    value: re.Pattern[str]
+    window: int
+    accept: Callable[[str], bool]
+
+
+_B64_VALUE = r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/]{%d}%s(?![A-Za-z0-9+/=_\-])"
+_LONGEST_VALUE = 520  # no context-found value is longer (the candidate below stops at 512 + '==')
+_CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/=_\-.])[A-Za-z0-9+/_\-]{20,512}={0,2}(?![A-Za-z0-9+/=_\-])")
+
+
+def _mixed(value: str) -> bool:
+    """Upper case, lower case and digits all present: random keys are, words and identifiers rarely."""
+    return (any(c.isupper() for c in value) and any(c.islower() for c in value)
+            and any(c.isdigit() for c in value))
+
+
+def shannon_entropy(value: str) -> float:
+    """Bits per character of ``value``'s own character distribution."""
+    counts = Counter(value)
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in counts.values()) if n else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class _RandomLooking:
+    """Accepts values that look generated rather than written (a class, so the redactor pickles
+    into ingest worker processes)."""
+
+    min_entropy: float
+
+    def __call__(self, value: str) -> bool:
+        core = value.rstrip("=")
+        if not _mixed(core) or shannon_entropy(core) < self.min_entropy:
+            return False
+        # A path or a slug is words joined by separators; a key is not.
+        parts = [p for p in re.split(r"[/_\-]", core) if p]
+        return not any(p.isalpha() and p.islower() and len(p) >= 4 for p in parts[1:])
+
+
+def _context_rules(min_entropy: float) -> tuple[_ContextRule, ...]:
+    random_looking = _RandomLooking(min_entropy)
+    return (
+        _ContextRule("aws-secret-key", re.compile(r"(?i)aws|secret"),
+                     re.compile(_B64_VALUE % (40, "")), 60, random_looking),
+        _ContextRule("azure-storage-key", re.compile(r"(?i)azure|storage|account ?key"),
+                     re.compile(_B64_VALUE % (86, "==")), 80, random_looking),
+        _ContextRule("high-entropy-secret",
+                     re.compile(r"(?i)secret|key|token|passw(?:or)?d|pwd|credential"),
+                     _CANDIDATE, 40, random_looking),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _PatternRule:
+    kind: str
+    pattern: re.Pattern[str]
+    literals: tuple[str, ...]
+
+
+def builtin_kinds() -> tuple[str, ...]:
+    """Every built-in kind a user can switch off with ``redaction.disabledKinds``."""
+    return (*(kind for kind, _, _ in _PATTERNS), "secret",
+            *(rule.kind for rule in _context_rules(0.0)))
+
+
+@dataclass(frozen=True, slots=True)
 class Redactor:
-    patterns: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...]
+    patterns: tuple[_PatternRule, ...]
+    context_rules: tuple[_ContextRule, ...] = ()
+    assignments: bool = True
     enabled: bool = True
 
     def __call__(self, text: str) -> str:
         if not self.enabled or not text:
             return text
-        for kind, pattern, literals in self.patterns:
-            if not literals or any(literal in text for literal in literals):
-                text = pattern.sub(f"[REDACTED:{kind}]", text)
+        for rule in self.patterns:
+            if not rule.literals or any(literal in text for literal in rule.literals):
+                text = rule.pattern.sub(_replacer(rule.kind), text)
         lowered = text.lower()
-        if any(hint in lowered for hint in _ASSIGNMENT_HINTS):
+        if not any(hint in lowered for hint in _ASSIGNMENT_HINTS):
+            return text
+        if self.assignments:
             text = _ASSIGNMENT.sub(_redact_assignment, text)
+        for rule in self.context_rules:
+            text = _redact_in_context(text, rule)
         return text
 
 
-def make_redactor(enabled: bool = True, extra_patterns: Sequence[str] = ()) -> Redactor:
-    """Built-in patterns plus ``extra_patterns`` (custom ones run on every text)."""
-    compiled = [(kind, re.compile(p), literals) for kind, p, literals in _PATTERNS]
-    for pattern in extra_patterns:
+def make_redactor(enabled: bool = True, extra_patterns: Sequence[str] = (),
+                  custom_patterns: Mapping[str, str] | None = None,
+                  disabled_kinds: Sequence[str] = (), min_entropy: float = 3.5) -> Redactor:
+    """Built-in rules minus ``disabled_kinds``, plus the user's patterns (which run on every text).
+
+    ``custom_patterns`` maps a kind name (shown in the placeholder) to a regex; ``extra_patterns``
+    are regexes reported as ``custom``.
+    """
+    known = builtin_kinds()
+    unknown = sorted(set(disabled_kinds) - set(known))
+    if unknown:
+        raise ConfigError(f"redaction.disabledKinds: unknown kind(s) {', '.join(unknown)}; "
+                          f"known: {', '.join(known)}.")
+    off = set(disabled_kinds)
+    compiled = [_PatternRule(kind, re.compile(p), literals) for kind, p, literals in _PATTERNS if kind not in off]
+    user = [("custom", p, "redaction.extraPatterns") for p in extra_patterns]
+    user += [(name, p, f"redaction.customPatterns.{name}") for name, p in (custom_patterns or {}).items()]
+    for kind, pattern, key in user:
+        if not re.fullmatch(r"[\w\-]+", kind):
+            raise ConfigError(f"{key}: a pattern name may hold only letters, digits, '_' and '-'.")
         try:
-            compiled.append(("custom", re.compile(pattern), ()))
+            compiled.append(_PatternRule(kind, re.compile(pattern), ()))
         except re.error as exc:
-            raise ConfigError(f"redaction.extraPatterns: {pattern!r} is not a valid regex: {exc}") from exc
-    return Redactor(tuple(compiled), enabled)
+            raise ConfigError(f"{key}: {pattern!r} is not a valid regex: {exc}") from exc
+    context = tuple(r for r in _context_rules(min_entropy) if r.kind not in off)
+    return Redactor(tuple(compiled), context, "secret" not in off, enabled)
+
+
+def redactor_from(config: RedactionConfig) -> Redactor:
+    return make_redactor(config.enabled, config.extra_patterns, config.custom_patterns,
+                         config.disabled_kinds, config.min_entropy)
+
+
+def _replacer(kind: str) -> Callable[[re.Match[str]], str]:
+    placeholder = f"[REDACTED:{kind}]"
+
+    def replace(match: re.Match[str]) -> str:
+        if "value" not in match.re.groupindex or match.group("value") is None:
+            return placeholder
+        start, end = match.span("value")
+        whole = match.group(0)
+        offset = match.start()
+        return whole[:start - offset] + placeholder + whole[end - offset:]
+    return replace
 
 
 def _redact_assignment(match: re.Match[str]) -> str:
@@ -90,10 +226,78 @@ def _redact_assignment(match: re.Match[str]) -> str:
     return f"{match.group('key')}{match.group('sep')}{match.group('quote')}[REDACTED:secret]{match.group('quote')}"
 
 
+def _redact_in_context(text: str, rule: _ContextRule) -> str:
+    """Replace each accepted value that starts within ``rule.window`` characters after a context word."""
+    spans: list[tuple[int, int]] = []
+    searched_to = 0
+    for context in rule.context.finditer(text):
+        start = max(context.end(), searched_to)
+        stop = context.end() + rule.window
+        if start >= stop:
+            continue
+        for value in rule.value.finditer(text, start, min(len(text), stop + _LONGEST_VALUE)):
+            if value.start() >= stop:
+                break
+            if rule.accept(value.group(0)):
+                spans.append(value.span())
+        searched_to = stop
+    if not spans:
+        return text
+    out: list[str] = []
+    last = 0
+    for start, end in sorted(set(spans)):
+        if start < last:
+            continue
+        out += [text[last:start], f"[REDACTED:{rule.kind}]"]
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+_CODE_VALUE = re.compile(
+    r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # attribute access: tokenizer.eos_token, this.config.apiKey
+    r"|[a-z]+(?:[A-Z][a-z]*)+"  # a camelCase identifier without digits: csrfToken, postHogApiKey
+    r"|[A-Z][a-z]+(?:[A-Z][a-zA-Z]*)+"  # PascalCase: PostHogAPIKey
+)
+# Documentation placeholders, not secrets.
+_PLACEHOLDER_WORDS = ("your-", "your_", "xxxx", "redacted", "example", "placeholder", "changeme")
+
+
 def _looks_like_code(value: str) -> bool:
-    """`token = get_token()` or `password: str` is code, not a secret."""
+    """`token = get_token()`, `password: str` or `key = tokenizer.eos_token` is code, not a secret."""
+    lowered = value.lower()
     return (
-        "(" in value
-        or value.lower() in {"none", "null", "true", "false", "undefined", "string", "str", "optional"}
+        "(" in value or "[" in value
+        or lowered in {"none", "null", "true", "false", "undefined", "string", "str", "optional"}
         or value.startswith(("$", "{", "<", "os.", "env.", "process.", "self.", "config.", "settings."))
+        or _CODE_VALUE.fullmatch(value) is not None
+        or any(word in lowered for word in _PLACEHOLDER_WORDS)
     )
+
+
+# How far past a cut the text is still redacted: a secret up to this long that crosses the cut is
+# seen whole, so no head of it survives. Longer matches (private key blocks) run to the end of the
+# redacted text, which their patterns accept. Redacting megabytes of tool output that is then
+# dropped would cost ingest time for nothing.
+REDACT_MARGIN = 16_384
+
+
+def redact_head(text: str, limit: int, redact: Callable[[str], str]) -> str:
+    """The first ``limit`` characters of ``text``, redacted before the cut; ``limit`` 0 keeps all."""
+    if limit <= 0:
+        return redact(text)
+    return truncate(redact(text[:limit + REDACT_MARGIN]), limit, cut=len(text) > limit + REDACT_MARGIN)
+
+
+def truncate(text: str, limit: int, *, cut: bool = False) -> str:
+    """``text`` cut to about ``limit`` characters, never inside a ``[REDACTED:…]`` placeholder.
+
+    ``cut`` says the text was already shortened, so the marker is due whatever its length.
+    """
+    if limit <= 0 or len(text) <= limit:
+        return text + " …[truncated]" if cut else text
+    end = limit
+    for match in PLACEHOLDER.finditer(text, max(0, limit - 40), limit + 40):
+        if match.start() < end < match.end():
+            end = match.end()
+    return text[:end].rstrip() + " …[truncated]"

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from causantic.ingest.redact import redact_head
 from causantic.transcripts import without_injected, without_trailing_reminders
 from causantic.transcripts.model import TextBlock, ThinkingBlock, ToolCall, ToolResult, Turn
 
@@ -68,56 +69,52 @@ def render_turn(turn: Turn, *, tool_result_max_chars: int, tool_input_max_chars:
                 if not body:
                     continue
                 role = "User" if message.role == "user" else "Assistant"
+                body = redact(body)
                 text = body if speaker == role else f"[{role}]\n{body}"
                 speaker = role
             elif isinstance(block, ToolCall):
                 tool_uses += 1
                 tool_names[block.id] = block.name
-                text = f"[Tool:{block.name}] {_summarise(block, tool_input_max_chars)}".rstrip()
+                text = f"[Tool:{block.name}] {_summarise(block, tool_input_max_chars, redact)}".rstrip()
                 call_id = block.id
                 speaker = "Tool"
             elif isinstance(block, ToolResult):
                 name = tool_names.get(block.tool_use_id, "tool")
                 label = "Error" if block.is_error else "Result"
                 body = without_trailing_reminders(block.text).strip()
-                text = f"[{label}:{name}] {_truncate(body, tool_result_max_chars)}".rstrip()
+                text = f"[{label}:{name}] {redact_head(body, tool_result_max_chars, redact)}".rstrip()
                 result_id = block.tool_use_id
                 speaker = "Tool"
             if text:
-                sections.append(Section(redact(text), message.uuid, message.timestamp, call_id, result_id))
+                sections.append(Section(text, message.uuid, message.timestamp, call_id, result_id))
     anchor = turn.messages[0].uuid if turn.messages else f"turn-{turn.index}"
     return RenderedTurn(turn.index, turn.prompt, tuple(sections), has_thinking, tool_uses, anchor)
 
 
-def _summarise(call: ToolCall, limit: int) -> str:
+def _summarise(call: ToolCall, limit: int, redact: Callable[[str], str]) -> str:
+    """One line saying what the call did, redacted in full before it is cut to ``limit``."""
     data = call.input if isinstance(call.input, dict) else {}
     if call.name in SPAWN_TOOLS:
         kind = data.get("subagent_type") or data.get("agent_type") or data.get("name") or "agent"
         what = data.get("description") or ""
         prompt = str(data.get("prompt") or data.get("message") or "")
-        return _truncate(f"{kind}: {what} — {prompt}".strip(" —:"), limit)
+        return redact_head(f"{kind}: {what} — {prompt}".strip(" —:"), limit, redact)
     if call.name == "SendMessage":  # an agent-team message: its words are what a search must find
         broadcast = "all" if data.get("type") == "broadcast" else ""
         to = _text(data.get("recipient")) or _text(data.get("to")) or broadcast
         summary, body = _text(data.get("summary")), _text(data.get("content")) or _text(data.get("message"))
         text = f"to {to}" + (f": {summary}" if summary else "") + (f" — {body}" if body else "")
-        return _truncate(" ".join(text.split()), limit)
+        return redact_head(" ".join(text.split()), limit, redact)
     for key in _SUMMARY_FIELDS:
         value = data.get(key)
         if isinstance(value, str) and value.strip():
             extra = data.get("pattern") if key == "path" and data.get("pattern") else None
             text = f"{value} {extra}" if extra else value
-            return _truncate(" ".join(text.split()), limit)
+            return redact_head(" ".join(text.split()), limit, redact)
     if not data:
         return ""
-    return _truncate(json.dumps(data, ensure_ascii=False, separators=(",", ":")), limit)
+    return redact_head(json.dumps(data, ensure_ascii=False, separators=(",", ":")), limit, redact)
 
 
 def _text(value: object) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
-
-
-def _truncate(text: str, limit: int) -> str:
-    if limit <= 0 or len(text) <= limit:
-        return text
-    return text[:limit].rstrip() + " …[truncated]"

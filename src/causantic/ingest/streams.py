@@ -25,6 +25,7 @@ MAIN_AGENT = "main"
 @dataclass(frozen=True, slots=True)
 class RenderSettings:
     max_tokens: int
+    long_line_chars: int
     tool_result_max_chars: int
     tool_input_max_chars: int
     redactor: Redactor
@@ -128,7 +129,7 @@ def plan_stream(transcript: Transcript, agent: str, team_name: str | None, sessi
     agent_key = transcript.agent_id or MAIN_AGENT
     last_time = fallback_time
     for turn in turns:
-        for draft in chunk_turn(turn, settings.max_tokens):
+        for draft in chunk_turn(turn, settings.max_tokens, settings.long_line_chars):
             times = [s.timestamp for s in draft.sections if s.timestamp is not None]
             start = min(times) if times else last_time
             end = max(times) if times else start

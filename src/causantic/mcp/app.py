@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver.exceptions import ToolError
 
 from causantic.config import causantic_home
-from causantic.errors import CausanticError
+from causantic.errors import CausanticError, store_failure
 from causantic.hooks.status import log
 from causantic.services import Services, open_services
 
@@ -41,14 +41,9 @@ class AppContext:
                 raise
             except CausanticError as exc:
                 raise ToolError(str(exc)) from exc
-            except sqlite3.OperationalError as exc:
+            except sqlite3.Error as exc:
                 log(f"{tool}: {exc}", error=exc, file=LOG_FILE)
-                if "locked" in str(exc) or "busy" in str(exc):
-                    raise ToolError(
-                        "The memory database stayed busy (another process is writing a large "
-                        "ingest); try again in a moment."
-                    ) from exc
-                raise ToolError(f"{tool} failed: {exc}.") from exc
+                raise ToolError(str(store_failure(exc, "of this server"))) from exc
             except Exception as exc:
                 log(f"{tool}: unexpected error", error=exc, file=LOG_FILE)
                 raise ToolError(

@@ -8,6 +8,9 @@ for the lazy model loading.
 
 from __future__ import annotations
 
+import io
+import os
+import re
 from typing import Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -17,7 +20,7 @@ from causantic.mcp.app import AppContext, lifespan
 from causantic.mcp.tools import register
 
 DEFAULT_PORT = 8765
-LOCALHOST = "127.0.0.1"
+LOCALHOST = "127.0.0.1"  # the only address --http listens on
 
 INSTRUCTIONS = """\
 Causantic is long-term memory of this user's earlier Claude Code sessions (all projects on this \
@@ -51,10 +54,55 @@ async def _warm_after_tools_list(ctx: Any, call_next: Any) -> Any:
 
 
 def run(
-    transport: Literal["stdio", "http"] = "stdio", *, port: int = DEFAULT_PORT, warm: bool = True
+    transport: Literal["stdio", "http"] = "stdio", *, port: int = DEFAULT_PORT, warm: bool = True,
+    auth: bool = True,
 ) -> None:
     server = build_server(warm=warm)
     if transport == "stdio":
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host=LOCALHOST, port=port)
+        import anyio
+
+        anyio.run(_serve_stdio, server)
+        return
+    from causantic.mcp import http
+
+    # The SDK enables its Host/Origin (DNS rebinding) checks for a loopback host.
+    http.serve(server.streamable_http_app(host=LOCALHOST), port, auth=auth)
+
+
+# A JSON string escape of a UTF-16 surrogate with no partner ("\ud800" alone): valid JSON text,
+# but the SDK's parser rejects the whole message and the client waits for a reply forever.
+_LONE_SURROGATE = re.compile(r"(?<!\\)((?:\\\\)*)\\u(?:d[89ab][0-9a-f]{2}(?!\\ud[c-f][0-9a-f]{2})"
+                             r"|(?<!\\ud[89ab][0-9a-f]{2}\\u)d[c-f][0-9a-f]{2})", re.IGNORECASE)
+
+
+def repair_surrogates(line: str) -> str:
+    """``line`` with every lone surrogate escape replaced by U+FFFD, so the message parses and the
+    tool's own input check answers it."""
+    return _LONE_SURROGATE.sub(lambda m: m.group(1) + "\\ufffd", line) if "\\u" in line else line
+
+
+class _RepairedLines:
+    """The process's stdin as the SDK reads it (UTF-8, bad bytes replaced), lone surrogates repaired."""
+
+    def __init__(self) -> None:
+        import anyio
+
+        self._file = anyio.wrap_file(io.TextIOWrapper(os.fdopen(os.dup(0), "rb"), encoding="utf-8", errors="replace"))
+
+    def __aiter__(self) -> _RepairedLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._file.readline()
+        if not line:
+            await self._file.aclose()
+            raise StopAsyncIteration
+        return repair_surrogates(line)
+
+
+async def _serve_stdio(server: MCPServer[AppContext]) -> None:
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server  # the SDK's run_stdio_async, with our stdin
+    async with stdio_server(stdin=_RepairedLines()) as (read_stream, write_stream):  # type: ignore[arg-type]
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())

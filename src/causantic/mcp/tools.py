@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from causantic import __version__
 from causantic.cli.output import short_time
+from causantic.errors import InvalidQuery, checked_query
 from causantic.hooks.status import read_status
 from causantic.mcp.app import AppContext
 from causantic.mcp.models import (
@@ -105,7 +106,7 @@ DaysBack = Annotated[float | None, Field(gt=0, le=3650, description="The last N 
 
 def search(
     ctx: Context,
-    query: Annotated[str, Field(min_length=1, description="What to look for, in words.")],
+    query: Annotated[str, Field(description="What to look for, in words.")],
     project: OptionalProject = None,
     agent: Agent = None,
     source: SourceFilter = None,
@@ -136,6 +137,7 @@ def search(
     from causantic.retrieval.output import search_out
     from causantic.retrieval.search import SearchRequest
 
+    query = _checked(query)
     since, until = _window(from_, to, days_back)
     request = SearchRequest(
         query,
@@ -156,10 +158,7 @@ def recall(
     ctx: Context,
     query: Annotated[
         str,
-        Field(
-            min_length=1,
-            description=("The thing whose story you want, e.g. 'the Safari login redirect loop fix'."),
-        ),
+        Field(description=("The thing whose story you want, e.g. 'the Safari login redirect loop fix'.")),
     ],
     project: OptionalProject = None,
     agent: Agent = None,
@@ -172,13 +171,13 @@ def recall(
     they stop being about the question); returns these episodes oldest first, compact. Says
     plainly when nothing in memory is relevant.
     """
-    return _episodic(ctx, "recall", query, project, agent, max_tokens)
+    return _episodic(ctx, "recall", _checked(query), project, agent, max_tokens)
 
 
 def predict(
     ctx: Context,
     context: Annotated[
-        str, Field(min_length=1, description=("What is being worked on now, in a sentence or two."))
+        str, Field(description=("What is being worked on now, in a sentence or two."))
     ],
     project: OptionalProject = None,
     agent: Agent = None,
@@ -189,7 +188,7 @@ def predict(
     Use when planning the next step: "what usually follows a schema migration here?", "what did we
     do after adding the cache last time?", "what problems came up after similar changes?".
     """
-    return _episodic(ctx, "predict", context, project, agent, max_tokens)
+    return _episodic(ctx, "predict", _checked(context, "context"), project, agent, max_tokens)
 
 
 def reconstruct(
@@ -383,7 +382,6 @@ def forget(
     query: Annotated[
         str | None,
         Field(
-            min_length=1,
             description=("Chunks similar in meaning to this text (needs vectors); see threshold."),
         ),
     ] = None,
@@ -429,6 +427,8 @@ def forget(
     from causantic.retrieval.forget import ForgetRequest, preview_line
     from causantic.retrieval.forget import forget as run
 
+    if query is not None:
+        query = _checked(query)
     if not dry_run and expected_count is None and not any((before, after, session_id, query)):
         raise ToolError(
             "Deleting a whole project needs expected_count: preview first (dry_run=true), show the user the "
@@ -545,6 +545,14 @@ def register(server: MCPServer[AppContext]) -> None:
 
 
 # ---- helpers ---------------------------------------------------------------------------------
+
+
+def _checked(text: str, what: str = "query") -> str:
+    """The shared input check, as the error the model sees (no pydantic message, no URL)."""
+    try:
+        return checked_query(text, what)
+    except InvalidQuery as exc:
+        raise ToolError(str(exc)) from None
 
 
 def _app(ctx: Context) -> AppContext:

@@ -18,7 +18,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from causantic.errors import CausanticError
-from causantic.ingest.pipeline import remove_chunks
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
 from causantic.store.memory import MemoryStore
 from causantic.store.records import StoredChunk, iso
@@ -104,5 +103,8 @@ def forget(store: MemoryStore, vectors: VectorIndex, embed_query: object, reques
 
 def delete_previewed(store: MemoryStore, vectors: VectorIndex, preview: ForgetResult) -> ForgetResult:
     """Delete exactly the chunks a dry run matched (any added since are left alone)."""
+    # Imported here: the ingest pipeline (processes, discovery) is not for `reconstruct` to load.
+    from causantic.ingest.pipeline import remove_chunks
+
     deleted = remove_chunks(store, vectors, preview.ids) if preview.ids else 0
     return replace(preview, dry_run=False, deleted=deleted)

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from causantic.config import ClusterExpansionConfig, RelevanceConfig, RetrievalConfig
-from causantic.errors import InvalidQuery
+from causantic.errors import checked_query
 from causantic.ingest.chunker import approx_tokens
 from causantic.retrieval.blas import use_one_blas_thread
 from causantic.retrieval.listing import resolve_project
@@ -136,7 +136,7 @@ class Searcher:
     # ---- public ---------------------------------------------------------------------------
 
     def search(self, request: SearchRequest) -> SearchResult:
-        check_query(request.query)
+        checked_query(request.query)
         use_one_blas_thread()
         cfg = self.config
         scope = self.scope(request)
@@ -316,13 +316,6 @@ class Searcher:
             if len(hits) >= limit:
                 break
         return hits, used, below
-
-
-def check_query(query: str) -> None:
-    """Refuse a query with nothing to search for, with a message saying so."""
-    if not query or not any(ch.isalnum() for ch in query):
-        raise InvalidQuery("The query is empty: give some words to search for, e.g. "
-                           "`causantic search \"login redirect loop\"`.")
 
 
 def vector_health_notes(health: VectorHealth) -> list[str]:

@@ -252,7 +252,8 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         chunks = self._without_forgotten(chunks)
         existing = self._existing_hashes([c.id for c in chunks])
         new = [c for c in chunks if c.id not in existing]
-        changed = [c for c in chunks if c.id in existing and existing[c.id] != c.content_hash]
+        changed = [c for c in chunks if c.id in existing and existing[c.id][0] != c.content_hash
+                   and not _older_copy(c, existing[c.id][1])]
         now = _now()
         self.conn.executemany(
             "INSERT INTO chunks(id, session_id, project_id, agent, agent_id, team_name, turn_index, part,"
@@ -333,21 +334,26 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
                           " (SELECT 1 FROM chunks WHERE session_id = ?)", (session_id, session_id))
         return removed
 
-    def _existing_hashes(self, ids: Sequence[str]) -> dict[str, str]:
-        out: dict[str, str] = {}
+    def _existing_hashes(self, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """Stored (content hash, message uuids JSON) by chunk id."""
+        out: dict[str, tuple[str, str]] = {}
         for batch in _batches(ids):
             marks = ",".join("?" * len(batch))
-            out.update(self.conn.execute(
-                f"SELECT id, content_hash FROM chunks WHERE id IN ({marks})", batch).fetchall())
+            out.update((r[0], (r[1], r[2])) for r in self.conn.execute(
+                f"SELECT id, content_hash, message_uuids FROM chunks WHERE id IN ({marks})", batch))
         return out
 
     def replace_edges(self, scope_chunk_ids: Sequence[str], reference_types: Sequence[str],
                       edges: Sequence[EdgeRecord]) -> list[EdgeRecord]:
-        """Make the stored edges of these types that start in the scope exactly ``edges``.
+        """Make the stored edges of these types between chunks of the scope exactly ``edges``.
 
         Returns the edges that were added. Stale edges (a turn that grew a part, a session
-        ingested between two others) are removed; existing ones are left untouched.
+        ingested between two others) are removed; existing ones are left untouched. An edge
+        leaving the scope is kept: when a session lies in two files (an early copy and the full
+        file), the copy knows only a prefix, and the edges beyond it are the full file's to set,
+        so the graph is the same whichever file is read first.
         """
+        scope = set(scope_chunk_ids)
         type_marks = ",".join("?" * len(reference_types))
         stored: set[tuple[str, str, str]] = set()
         for batch in _batches(scope_chunk_ids):
@@ -357,7 +363,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
                     f"SELECT source_chunk_id, target_chunk_id, reference_type FROM edges"
                     f" WHERE source_chunk_id IN ({marks}) AND reference_type IN ({type_marks})",
                     [*batch, *reference_types],
-                )
+                ) if r[1] in scope
             )
         return self._apply_edges(stored, edges)
 
@@ -747,3 +753,13 @@ def _like_escape(text: str) -> str:
 
 def _now() -> str:
     return iso(datetime.now(UTC))
+
+
+def _older_copy(chunk: ChunkRecord, stored_uuids: str) -> bool:
+    """The stored chunk was made from more of the same turn than ``chunk`` (an early copy of the
+    session read after the full file): keep the fuller text."""
+    try:
+        stored = set(json.loads(stored_uuids or "[]"))
+    except ValueError:
+        return False
+    return set(chunk.message_uuids) < stored

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from causantic.errors import StoreError
+from causantic.errors import StoreError, store_failure
 
 # Generated columns (the keyword index's scope column, migration m004) arrived in SQLite 3.31.
 MIN_SQLITE = (3, 31, 0)
@@ -35,14 +35,16 @@ def connect(path: Path, *, busy_timeout_ms: int = 30_000, read_only: bool = Fals
         raise StoreError(f"Cannot open the memory database at {path}: {exc}. "
                          "Check that the folder exists and is writable, or set CAUSANTIC_HOME.") from exc
     conn.row_factory = sqlite3.Row
-    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-    conn.execute("PRAGMA foreign_keys = ON")
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if not read_only:
+            conn.execute("PRAGMA journal_mode = WAL")  # the first read of the file: damage shows here
+            conn.execute("PRAGMA synchronous = NORMAL")
+    except sqlite3.Error as exc:  # DatabaseError (malformed, not a database) is not an OperationalError
+        conn.close()
+        raise store_failure(exc, f"at {path}") from exc
     if not read_only:
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-        except sqlite3.OperationalError as exc:
-            raise StoreError(f"Cannot open {path} for writing: {exc}.") from exc
-        conn.execute("PRAGMA synchronous = NORMAL")
         try:
             path.chmod(0o600)
         except OSError:
@@ -59,8 +61,11 @@ def atomic(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         try:
             yield conn
         except BaseException:
-            conn.execute(f"ROLLBACK TO {name}")
-            conn.execute(f"RELEASE {name}")
+            # After an I/O error or a full disk SQLite may have rolled back the whole transaction
+            # already; the original error is the one to report, not "no such savepoint".
+            with suppress(sqlite3.Error):
+                conn.execute(f"ROLLBACK TO {name}")
+                conn.execute(f"RELEASE {name}")
             raise
         conn.execute(f"RELEASE {name}")
         return
@@ -68,7 +73,9 @@ def atomic(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     try:
         yield conn
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:
+            with suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
 

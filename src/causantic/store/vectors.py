@@ -151,9 +151,14 @@ class VectorIndex:
             self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             with file_lock(self.folder / f".{self.table_name}.write.lock"):
                 self._write_depth = 1
+                # Lance creates its files with the process umask (0644 by default); vectors and
+                # chunk ids are as private as the text. The umask is process-wide, so it is set
+                # only while this write lock is held.
+                umask = os.umask(0o077)
                 try:
                     yield
                 finally:
+                    os.umask(umask)
                     self._write_depth = 0
 
     # ---- writes -------------------------------------------------------------------------------

@@ -58,10 +58,11 @@ class SessionFiles:
     source: Source = "claude-code"
 
 
-def discover(root: Path) -> list[SessionFiles]:
+def discover(root: Path, unreadable: list[tuple[str, str]] | None = None) -> list[SessionFiles]:
     """Every session under `root` (a folder, or a single ``.jsonl`` file), sorted by path.
 
-    Raises :class:`TranscriptError` when `root` does not exist.
+    Folders that cannot be listed are appended to `unreadable` as (path, reason) rather than
+    passed over in silence. Raises :class:`TranscriptError` when `root` does not exist.
     """
     if root.is_file():
         source = source_of(root)
@@ -76,7 +77,7 @@ def discover(root: Path) -> list[SessionFiles]:
     nested: dict[tuple[Path, str], list[Path]] = defaultdict(list)  # <session>/subagents/ files
     flat: list[tuple[Path, str]] = []  # agent-*.jsonl outside a subagents/ folder
     others: list[tuple[Path, Source]] = []
-    for path in _jsonl_files(root):
+    for path in _jsonl_files(root, unreadable):
         source = source_of(path)
         if source != "claude-code":
             others.append((path, source))
@@ -132,7 +133,8 @@ def read_session(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRep
     report = SkipReport()
     found: list[Transcript] = []
     if files.main is not None:
-        transcripts, skipped = read_file(files.main)
+        own_files = frozenset(_agent_id_from_name(path) for path in files.subagents)
+        transcripts, skipped = read_file(files.main, known_agents=own_files)
         report.merge(skipped)
         found += transcripts
     for path in files.subagents:
@@ -244,10 +246,15 @@ def _read_gemini(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRep
 # --- walking ----------------------------------------------------------------------------------------
 
 
-def _jsonl_files(root: Path) -> list[Path]:
+def _jsonl_files(root: Path, unreadable: list[tuple[str, str]] | None = None) -> list[Path]:
     """Transcript candidates: every ``*.jsonl``, and ``session-*.json`` in a ``chats`` folder."""
     out: list[Path] = []
-    for folder, dirs, names in os.walk(root):
+
+    def report(error: OSError) -> None:
+        if unreadable is not None:
+            unreadable.append((str(error.filename), f"cannot list this folder: {error.strerror or error}"))
+
+    for folder, dirs, names in os.walk(root, onerror=report):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules")
         chats = os.path.basename(folder) == "chats"
         out += (Path(folder, name) for name in sorted(names)

@@ -82,14 +82,15 @@ class SkipReason(StrEnum):
     INVALID_AGENT_META = "invalid agent meta file"  # an agent-<id>.meta.json that is not a JSON object
 
 
-# Reasons that mean a damaged file rather than an ignored kind of record.
+# Reasons that mean a damaged line rather than an ignored kind of record. A malformed message is
+# a whole, valid JSON line of a shape the reader cannot use: counted with the ignored records, so
+# the "lines skipped" figure is the number of damaged lines and nothing else.
 BROKEN_LINE_REASONS = frozenset(
     {
         SkipReason.INVALID_JSON,
         SkipReason.INVALID_UTF8,
         SkipReason.TRUNCATED_LAST_LINE,
         SkipReason.NOT_AN_OBJECT,
-        SkipReason.MALFORMED_MESSAGE,
     }
 )
 
@@ -102,7 +103,8 @@ _MAIN, _AGENT = "main", "agent"  # stream kinds: streams are keyed by (kind, ses
 
 
 def read_file(
-    path: Path, *, agent_id: str | None = None, session_id: str | None = None
+    path: Path, *, agent_id: str | None = None, session_id: str | None = None,
+    known_agents: frozenset[str] = frozenset(),
 ) -> tuple[list[Transcript], SkipReport]:
     """Parse one transcript file into its conversation streams.
 
@@ -111,14 +113,16 @@ def read_file(
     given, is the session every sub-agent stream of the file belongs to, whatever its records say
     (discovery knows it from the ``<session>/subagents/`` folder). Content problems are never
     raised; they are counted in the returned :class:`SkipReport`. Streams without any message are
-    not returned, so a file holding no Claude Code message records yields ``[]``.
+    not returned, so a file holding no Claude Code message records yields ``[]``. Sub-agent messages
+    that newer versions copy into ``agent_progress`` records become that agent's stream, unless the
+    agent is in `known_agents` (it has its own file, read separately).
 
     Raises :class:`TranscriptError` only when the file cannot be read at all.
     """
     data = read_bytes(path)
     report = SkipReport()
     records = decode_lines(data, report)
-    return _Assembler(path, agent_id, session_id, report).run(records), report
+    return _Assembler(path, agent_id, session_id, report, known_agents).run(records), report
 
 
 def read_bytes(path: Path) -> bytes:
@@ -154,11 +158,11 @@ def decode_lines(data: bytes, report: SkipReport) -> list[tuple[int, int, dict[s
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             cut_text = _before_cut_character(raw, e)
-            if cut_text is None:
-                report.add(SkipReason.INVALID_UTF8)
-            else:  # the line was cut inside a character: a cut record, not an encoding problem
+            if cut_text is not None:  # the line was cut inside a character: a cut record, not an encoding problem
                 _recover_line(cut_text, line_no, line_no == last_line_no, out, report, cut=True)
-            continue
+                continue
+            # A stray invalid byte costs that character (U+FFFD), not the whole record.
+            text = raw.decode("utf-8", errors="replace")
         try:
             value, end = scan(text, 0)
         except (StopIteration, ValueError, RecursionError):
@@ -249,7 +253,9 @@ class _Stream:
 class _Assembler:
     """Turns decoded records of one file into transcripts (see the module docstring for the rules)."""
 
-    def __init__(self, path: Path, agent_id: str | None, session_id: str | None, report: SkipReport) -> None:
+    def __init__(self, path: Path, agent_id: str | None, session_id: str | None, report: SkipReport,
+                 known_agents: frozenset[str] = frozenset()) -> None:
+        self.known_agents = known_agents  # agents with their own file: progress copies are not needed
         self.path = path
         self.file_agent_id = agent_id
         self.file_session_id = session_id
@@ -269,6 +275,9 @@ class _Assembler:
                     skip(SkipReason.MALFORMED_MESSAGE)
             elif kind == "progress" and _is_agent_progress(rec):
                 progress.append((line_no, rec))
+                carried = _carried_message(rec)
+                if carried is not None and carried["agentId"] not in self.known_agents:
+                    messages.append((line_no, sub, carried))
             else:
                 skip(SkipReason.NON_MESSAGE)
         if not messages:
@@ -443,6 +452,20 @@ class _Assembler:
             return
         stream.progress_keys.add(key)
         stream.progress.append(AgentProgress(key[0], key[1], parse_time(rec.get("timestamp"))))
+
+
+def _carried_message(rec: dict[str, Any]) -> dict[str, Any] | None:
+    """The sub-agent message an agent_progress record carries (Claude Code 2.1.x), as a sidechain
+    message record of that agent; None when it carries none."""
+    inner = as_object(rec["data"].get("message"))
+    if inner is None or inner.get("type") not in ("user", "assistant"):
+        return None
+    message = as_object(inner.get("message"))
+    if message is None or not isinstance(message.get("content"), str | list):
+        return None
+    return {"type": inner["type"], "message": message, "uuid": inner.get("uuid"),
+            "timestamp": inner.get("timestamp") or rec.get("timestamp"), "sessionId": rec.get("sessionId"),
+            "cwd": rec.get("cwd"), "isSidechain": True, "agentId": rec["data"]["agentId"]}
 
 
 def _is_agent_progress(rec: dict[str, Any]) -> bool:

@@ -1,0 +1,94 @@
+"""A damaged or full store reaches the user as one sentence, and reads never write (issue 18)."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import stat
+from pathlib import Path
+
+import pytest
+from process_support import causantic, subprocess_env
+
+from causantic.examples import SESSIONS_DIR
+
+
+def _ingest() -> None:
+    done = causantic("ingest", "--no-embed", str(SESSIONS_DIR))
+    assert done.returncode == 0, done.stderr
+
+
+def _one_sentence(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert "Traceback" not in stderr and len(lines) == 1, stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", [("stats",), ("search", "Safari redirect"), ("ingest", "--no-embed")])
+def test_a_damaged_database_is_one_clear_sentence_for_every_command(causantic_home: Path, command: tuple[str, ...]
+                                                                     ) -> None:
+    _ingest()
+    db = causantic_home / "memory.db"
+    for extra in ("memory.db-wal", "memory.db-shm"):
+        (causantic_home / extra).unlink(missing_ok=True)
+    data = bytearray(db.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # the header page: "database disk image is malformed"
+    db.write_bytes(bytes(data))
+    args = [*command, str(SESSIONS_DIR)] if command[0] == "ingest" else list(command)
+    done = causantic(*args)
+    assert done.returncode == 1
+    line = _one_sentence(done.stderr)
+    assert str(db) in line and "damaged" in line and "restore it from a backup" in line
+
+
+def test_a_file_that_is_not_a_database_is_one_clear_sentence(causantic_home: Path) -> None:
+    causantic_home.mkdir(parents=True)
+    (causantic_home / "memory.db").write_bytes(b"this is not sqlite" * 512)
+    done = causantic("stats")
+    assert done.returncode == 1 and "damaged" in _one_sentence(done.stderr)
+
+
+def test_reads_never_create_the_vector_table(causantic_home: Path) -> None:
+    _ingest()
+    assert not (causantic_home / "vectors").exists()
+    for command in (("stats",), ("search", "Safari redirect loop"), ("search", "--json", "login")):
+        done = causantic(*command)
+        assert done.returncode == 0, done.stderr
+    assert not (causantic_home / "vectors").exists()
+
+
+def _limit_file_size() -> None:  # the child's files cannot grow past 64 KB: a full disk, for it alone
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+
+def test_a_full_disk_stops_ingest_with_one_sentence_and_a_consistent_store(causantic_home: Path,
+                                                                          corpus_dir: Path) -> None:
+    import subprocess
+    import sys
+
+    _ingest()
+    big = corpus_dir / "marot__spotter/test/fixtures/transcripts/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+    done = subprocess.run([sys.executable, "-m", "causantic", "ingest", "--no-embed", str(big)],
+                          capture_output=True, text=True, env=subprocess_env(), timeout=300,
+                          preexec_fn=_limit_file_size)
+    assert done.returncode == 1
+    line = _one_sentence(done.stderr)
+    assert "Ingest stopped after" in line and "memory.db" in line and "intact" in line, line
+    # The store is whole: what was there still reads, and the next ingest (with room) completes.
+    stats = causantic("stats", "--json")
+    assert stats.returncode == 0, stats.stderr
+    again = causantic("ingest", "--no-embed", str(big))
+    assert again.returncode == 0, again.stderr
+
+
+@pytest.mark.slow
+def test_vector_files_are_owner_only(causantic_home: Path) -> None:
+    done = causantic("ingest", str(SESSIONS_DIR))
+    assert done.returncode == 0, done.stderr
+    files = list((causantic_home / "vectors").rglob("*"))
+    assert files
+    loose = [str(p) for p in files if stat.S_IMODE(p.stat().st_mode) & 0o077]
+    assert loose == []
+    assert os.stat(causantic_home / "memory.db").st_mode & 0o077 == 0
