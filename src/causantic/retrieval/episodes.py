@@ -12,7 +12,9 @@ comes from search (seed 001's lesson):
 3. ``recall`` cuts the walk where relevance drops below ``episodes.contextRelevance`` of the hit's
    (the story starts there); ``predict`` keeps up to ``episodes.contextChunks`` chunks of the same
    session, relevant or not (what came next need not resemble the question);
-4. episodes that overlap are merged; a hit already told by an earlier episode anchors no new one;
+4. each session's best hit anchors before any session's second (the first episodes are the
+   best-ranked distinct sessions); episodes that overlap are merged; a hit already told by an
+   earlier episode anchors no new one;
 5. episodes are added best first while they fit one token budget, the far end of an episode's
    context giving way first; the answer lists them, and their chunks, in time order.
 
@@ -28,7 +30,7 @@ from typing import TYPE_CHECKING, Literal
 
 from causantic.config import EpisodesConfig
 from causantic.ingest.chunker import approx_tokens
-from causantic.retrieval.search import HEADER_TOKENS, Searcher, SearchRequest, SearchResult
+from causantic.retrieval.search import HEADER_TOKENS, Hit, Searcher, SearchRequest, SearchResult
 from causantic.store.memory import MemoryStore
 from causantic.store.records import StoredChunk
 from causantic.store.vectors import VectorIndex
@@ -118,7 +120,7 @@ class EpisodeBuilder:
         chunks = {cid: h.chunk for cid, h in hits.items()}
         episodes: list[list[str]] = []  # chunk ids, anchor first then context outward
         owner: dict[str, int] = {}
-        for hit in search.hits:  # best first
+        for hit in _sessions_first(search.hits):
             if hit.chunk.id in owner:
                 continue  # already told by an earlier episode
             if len(episodes) >= cfg.max_episodes:
@@ -236,6 +238,19 @@ class EpisodeBuilder:
         else:
             episodes = tuple(Episode((m,), m.relevance or 0.0) for m in members)
         return EpisodeAnswer(kind, "chain", episodes, result.search, notes)
+
+
+def _sessions_first(hits: Sequence[Hit]) -> list[Hit]:
+    """Hits in rank order, but each session's best hit before any session's second: the first
+    ``maxEpisodes`` episodes then tell the stories of the best-ranked distinct sessions, the ones a
+    reader of search's first results would see."""
+    seen: set[str] = set()
+    firsts: list[Hit] = []
+    rest: list[Hit] = []
+    for hit in hits:
+        (rest if hit.chunk.session_id in seen else firsts).append(hit)
+        seen.add(hit.chunk.session_id)
+    return firsts + rest
 
 
 def _closeness(option: tuple[str, str], here: StoredChunk, others: dict[str, StoredChunk]) -> tuple[int, int]:
