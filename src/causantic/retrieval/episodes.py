@@ -12,11 +12,10 @@ comes from search (seed 001's lesson):
 3. ``recall`` cuts the walk where relevance drops below ``episodes.contextRelevance`` of the hit's
    (the story starts there); ``predict`` keeps up to ``episodes.contextChunks`` chunks of the same
    session, relevant or not (what came next need not resemble the question);
-4. each session's best hit anchors before any session's second (the first episodes are the
-   best-ranked distinct sessions); episodes that overlap are merged; a hit already told by an
-   earlier episode anchors no new one;
-5. episodes are added best first while they fit one token budget, the far end of an episode's
-   context giving way first; the answer lists them, and their chunks, in time order.
+4. episodes come from at most ``episodes.maxEpisodes`` sessions, the best-ranked ones; episodes
+   that overlap are merged; a hit already told by an earlier episode anchors no new one;
+5. the token budget goes to each session's best hit first, then to the other hits, then to
+   context nearest first; the answer lists the episodes, and their chunks, in time order.
 
 ``episodes.mode = "chain"`` answers with the seeds' chain walk instead (:mod:`chains`), so the
 benchmarks can compare both.
@@ -30,7 +29,7 @@ from typing import TYPE_CHECKING, Literal
 
 from causantic.config import EpisodesConfig
 from causantic.ingest.chunker import approx_tokens
-from causantic.retrieval.search import HEADER_TOKENS, Hit, Searcher, SearchRequest, SearchResult
+from causantic.retrieval.search import HEADER_TOKENS, Searcher, SearchRequest, SearchResult
 from causantic.store.memory import MemoryStore
 from causantic.store.records import StoredChunk
 from causantic.store.vectors import VectorIndex
@@ -120,11 +119,13 @@ class EpisodeBuilder:
         chunks = {cid: h.chunk for cid, h in hits.items()}
         episodes: list[list[str]] = []  # chunk ids, anchor first then context outward
         owner: dict[str, int] = {}
-        for hit in _sessions_first(search.hits):
+        sessions: set[str] = set()  # sessions with an episode: at most maxEpisodes of them
+        for hit in search.hits:  # best first
             if hit.chunk.id in owner:
                 continue  # already told by an earlier episode
-            if len(episodes) >= cfg.max_episodes:
-                break
+            if hit.chunk.session_id not in sessions and len(sessions) >= cfg.max_episodes:
+                continue
+            sessions.add(hit.chunk.session_id)
             walk = self._walk(hit.chunk, kind)
             self._score_context([cid for cid in walk if cid not in chunks], search, chunks, scores)
             ids = [hit.chunk.id] + self._cut(kind, hit.relevance, walk, scores, chunks)
@@ -195,13 +196,21 @@ class EpisodeBuilder:
 
     def _fit(self, episodes: list[list[str]], chunks: dict[str, StoredChunk], scores: dict[str, float],
              hits: set[str], budget: int) -> list[Episode]:
-        """Spend the budget on every episode's hits first (best episode first), so the answer names
-        each strong match, then on context, nearest first; a story is never left with a gap."""
+        """Spend the budget on each session's best hit first, then on every other hit (best episode
+        first), so the answer names the best distinct sessions and each strong match, then on
+        context, nearest first; a story is never left with a gap."""
         chosen: list[list[str]] = [[] for _ in episodes]
         used = 0
+        leads: set[str] = set()
+        for picked, ids in zip(chosen, episodes, strict=True):  # the anchor of each session's first episode
+            session = chunks[ids[0]].session_id
+            if session not in leads and used + chunk_cost(chunks[ids[0]]) <= budget:
+                leads.add(session)
+                picked.append(ids[0])
+                used += chunk_cost(chunks[ids[0]])
         for picked, ids in zip(chosen, episodes, strict=True):
             for cid in ids:
-                if cid in hits and used + chunk_cost(chunks[cid]) <= budget:
+                if cid in hits and cid not in picked and used + chunk_cost(chunks[cid]) <= budget:
                     picked.append(cid)
                     used += chunk_cost(chunks[cid])
         for picked, ids in zip(chosen, episodes, strict=True):
@@ -238,19 +247,6 @@ class EpisodeBuilder:
         else:
             episodes = tuple(Episode((m,), m.relevance or 0.0) for m in members)
         return EpisodeAnswer(kind, "chain", episodes, result.search, notes)
-
-
-def _sessions_first(hits: Sequence[Hit]) -> list[Hit]:
-    """Hits in rank order, but each session's best hit before any session's second: the first
-    ``maxEpisodes`` episodes then tell the stories of the best-ranked distinct sessions, the ones a
-    reader of search's first results would see."""
-    seen: set[str] = set()
-    firsts: list[Hit] = []
-    rest: list[Hit] = []
-    for hit in hits:
-        (rest if hit.chunk.session_id in seen else firsts).append(hit)
-        seen.add(hit.chunk.session_id)
-    return firsts + rest
 
 
 def _closeness(option: tuple[str, str], here: StoredChunk, others: dict[str, StoredChunk]) -> tuple[int, int]:
