@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from datetime import datetime
+from typing import Any, TypeVar
 
 import click
 from rich.text import Text
@@ -60,7 +62,10 @@ _common = [
 ]
 
 
-def _with_common(func):  # type: ignore[no-untyped-def]
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+def _with_common(func: _Command) -> _Command:
     for option in reversed(_common):
         func = option(func)
     return func

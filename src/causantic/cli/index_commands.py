@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -15,14 +17,14 @@ def _progress() -> Progress:
                     console=console, transient=True)
 
 
-def _run_with_bar(description: str, action) -> int:  # type: ignore[no-untyped-def]
+def _run_with_bar(description: str, action: Callable[[Callable[[int, int], None]], int]) -> int:
     with _progress() as progress:
         task = progress.add_task(description, total=None)
 
         def update(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        return int(action(update))
+        return action(update)
 
 
 @click.command("embed")

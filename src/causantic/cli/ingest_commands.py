@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -126,7 +127,7 @@ def _exit_on_errors(report: IngestReport) -> None:
         raise click.exceptions.Exit(1)
 
 
-def _embed_progress(progress: Progress):  # type: ignore[no-untyped-def]
+def _embed_progress(progress: Progress) -> Callable[[int, int], None]:
     """The embedding bar: chunks done and the rate of this run (chunks per second of wall time)."""
     state: dict[str, Any] = {}
 

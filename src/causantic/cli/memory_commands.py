@@ -30,8 +30,8 @@ def stats_command(as_json: bool) -> None:
     if as_json:
         emit_json(result)
         return
-    edges = result["edges"]
-    assert isinstance(edges, dict)
+    edges, sources = result["edges"], result["sources"]
+    assert isinstance(edges, dict) and isinstance(sources, dict)
     rows = [
         ("chunks", result["chunks"]),
         ("vectors", result["vectors"]),
@@ -39,7 +39,7 @@ def stats_command(as_json: bool) -> None:
         *((f"  {kind}", count) for kind, count in sorted(edges["by_type"].items())),
         ("sessions", result["sessions"]),
         *((f"  {source}", f"{c['sessions']} sessions, {c['chunks']} chunks")
-          for source, c in result["sources"].items()),  # type: ignore[union-attr]
+          for source, c in sources.items()),
         ("projects", result["projects"]),
         ("agents (besides main)", result["agents"]),
         ("clusters", result["clusters"]),

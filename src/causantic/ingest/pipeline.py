@@ -332,12 +332,12 @@ def _plan_all(groups: list[SessionFiles], settings: PlanSettings, workers: int
         window = workers * 8  # bounded, so plans never pile up in memory
         while True:
             while len(pending) < window:
-                group = next(queue, None)
-                if group is None:
+                queued = next(queue, None)
+                if queued is None:
                     break
-                pending.append((group, pool.submit(plan_group, group, settings)))
+                pending.append((queued, pool.submit(plan_group, queued, settings)))
             if not pending:
                 return
             group, future = pending.popleft()
-            exc = future.exception()
-            yield group, (exc if exc is not None else future.result())
+            error = future.exception()
+            yield group, (error if error is not None else future.result())

@@ -168,8 +168,8 @@ class Redactor:
             return text
         if self.assignments:
             text = _ASSIGNMENT.sub(_redact_assignment, text)
-        for rule in self.context_rules:
-            text = _redact_in_context(text, rule)
+        for context_rule in self.context_rules:
+            text = _redact_in_context(text, context_rule)
         return text
 
 

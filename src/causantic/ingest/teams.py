@@ -108,9 +108,9 @@ def detect_team(main: Transcript | None, subs: Sequence[Transcript], spawns: Seq
     members: dict[str, str | None] = {}
     for sub in subs:
         link = links.get(sub.agent_id or "")
-        spawn = link.spawn if link is not None else None
-        if spawn is not None and (spawn.text("team_name") or spawn.text("name")):
-            members[sub.agent_id or ""] = _name(spawn.text("name")) or _name(spawn.result_name)
+        linked = link.spawn if link is not None else None
+        if linked is not None and (linked.text("team_name") or linked.text("name")):
+            members[sub.agent_id or ""] = _name(linked.text("name")) or _name(linked.result_name)
         elif (sender := _own_sender(sub)) is not None:
             members[sub.agent_id or ""] = sender
         elif first_prompt(sub).startswith("<teammate-message"):
@@ -129,7 +129,9 @@ def _own_sender(sub: Transcript) -> str | None:
         for block in message.blocks:
             if isinstance(block, ToolResult) and block.tool_use_id in calls:
                 info = message.tool_use_result if isinstance(message.tool_use_result, dict) else {}
-                routing = info.get("routing") if isinstance(info.get("routing"), dict) else {}
+                routing = info.get("routing")
+                if not isinstance(routing, dict):
+                    routing = {}
                 match = _SENDER_IN_TEXT.search(block.text)
                 sender = _name(routing.get("sender") or (match.group(1) if match else None))
                 if sender is not None and sender != LEAD:

@@ -58,10 +58,10 @@ def recluster(store: MemoryStore, index: VectorIndex, config: ClusteringConfig,
     centres = centroids(matrix, labels) if len(ids) else {}
     members: dict[int, list[tuple[str, float]]] = {}
     for label, centre in centres.items():
-        rows = np.flatnonzero(labels == label)
-        distances = angular_distances(matrix[rows], centre[None, :])[:, 0]
+        member_rows = np.flatnonzero(labels == label)
+        distances = angular_distances(matrix[member_rows], centre[None, :])[:, 0]
         order = np.argsort(distances)
-        members[label] = [(ids[rows[i]], float(distances[i])) for i in order]
+        members[label] = [(ids[member_rows[i]], float(distances[i])) for i in order]
     say("labelling topics")
     texts = store.chunk_texts([cid for group in members.values() for cid, _ in group[:_LABEL_SAMPLE]])
     names = cluster_labels({label: [texts[c] for c, _ in group[:_LABEL_SAMPLE] if c in texts]

@@ -120,6 +120,8 @@ def serve(app: ASGIApp, port: int, *, auth: bool, out: Any = None) -> None:
     else:
         lines.append("Authentication: off (--no-auth); any local user can call it.")
     print("\n".join(lines), file=out, flush=True)
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=_SHUTDOWN_GRACE_S,
+    # uvicorn annotates the grace as int but only hands it to asyncio.wait_for, which takes seconds as a float.
+    config = uvicorn.Config(app, log_level="warning",
+                            timeout_graceful_shutdown=_SHUTDOWN_GRACE_S,  # type: ignore[arg-type]
                             lifespan="on")
     uvicorn.Server(config).run(sockets=[sock])

@@ -69,7 +69,8 @@ def forget(store: MemoryStore, vectors: VectorIndex, embed_query: object, reques
         raise CausanticError("Forgetting the whole project takes no filter; drop before/after/session_id/query, "
                              "or drop the whole-project switch to forget only what they match.")
     project = resolve_project(store, request.project)
-    where, params = ["c.project_id = ?"], [project.id]
+    where = ["c.project_id = ?"]
+    params: list[object] = [project.id]
     if request.before:
         where.append("c.start_time < ?")
         params.append(iso(request.before))

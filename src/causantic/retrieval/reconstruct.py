@@ -118,7 +118,8 @@ def _timeline(store: MemoryStore, project: Project, mode: str, since: datetime |
 
 def _text(store: MemoryStore, project: Project, mode: str, session_id: str | None, since: datetime | None,
           until: datetime | None, request: ReconstructRequest, budget: int) -> Reconstruction:
-    where, params = ["c.project_id = ?"], [project.id]
+    where = ["c.project_id = ?"]
+    params: list[object] = [project.id]
     if request.agent:
         where.append("c.agent = ?")
         params.append(request.agent)

@@ -180,7 +180,8 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
                           agent: str | None = None) -> list[sqlite3.Row]:
         """Per session: first/last time, chunk and token counts, agents, title; newest first.
         With ``agent``, only sessions it took part in, counting its chunks."""
-        where, params = ["c.project_id = ?"], [project_id]
+        where = ["c.project_id = ?"]
+        params: list[object] = [project_id]
         if agent is not None:
             where.append("c.agent = ?")
             params.append(agent)
@@ -512,7 +513,8 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def cluster_summaries(self, model: str, project_id: int | None = None,
                           cluster_id: int | None = None) -> list[sqlite3.Row]:
-        where, params = ["k.model = ?"], [model]
+        where = ["k.model = ?"]
+        params: list[object] = [model]
         if project_id is not None:
             where.append("c.project_id = ?")
             params.append(project_id)
@@ -705,7 +707,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def source_counts(self) -> dict[str, dict[str, int]]:
         """Sessions and chunks per coding agent; every known source is listed, even when empty."""
-        out = {source: {"sessions": 0, "chunks": 0} for source in SOURCES}
+        out: dict[str, dict[str, int]] = {source: {"sessions": 0, "chunks": 0} for source in SOURCES}
         for source, sessions, chunks in self.conn.execute(
                 "SELECT source, COUNT(DISTINCT session_id), COUNT(*) FROM chunks GROUP BY source"):
             out[source] = {"sessions": sessions, "chunks": chunks}

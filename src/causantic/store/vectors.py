@@ -258,7 +258,11 @@ class VectorIndex:
         if not rows:
             return []
         seen: set[int] = set()
-        unique = [r for r in rows if not (r[0] in seen or seen.add(r[0]))]
+        unique: list[tuple[int, str, bytes]] = []
+        for row in rows:
+            if row[0] not in seen:
+                seen.add(row[0])
+                unique.append(row)
         matrix = self._matrix([r[2] for r in unique])
         similarities = matrix @ query
         top = np.argsort(-similarities, kind="stable")[:limit]
@@ -338,7 +342,9 @@ class VectorIndex:
             selector = faiss.IDSelectorBatch(allowed)
             # A scope holding a share s of the rows leaves about s of each list: probe 1/s as many.
             probes = math.ceil(ANN_PROBES * ann.index.ntotal / len(allowed))
-        search_params = faiss.SearchParametersIVF(nprobe=min(nlist, probes), sel=selector)
+        # faiss's stub declares a no-argument __init__, but its Python wrapper sets attributes from keyword
+        # arguments; older faiss releases keep the selector alive only when it is passed this way.
+        search_params = faiss.SearchParametersIVF(nprobe=min(nlist, probes), sel=selector)  # type: ignore[call-arg]
         _, labels = ann.index.search(query[None, :], min(k, ann.index.ntotal), params=search_params)
         seqs = [int(s) for s in labels[0] if s >= 0]
         out: list[tuple[int, str, bytes]] = []
@@ -454,7 +460,8 @@ class VectorIndex:
 
 def _scope(project_ids: Sequence[int] | None, agent: str | None) -> tuple[str, list[object]]:
     """SQL over chunks aliased ``c`` restricting a search to projects and an agent."""
-    clause, params = "", []
+    clause = ""
+    params: list[object] = []
     if project_ids:
         clause += f" AND c.project_id IN ({','.join('?' * len(project_ids))})"
         params.extend(int(p) for p in project_ids)
