@@ -10,7 +10,7 @@ from causantic.config import SOURCES
 from causantic.errors import checked_query
 from causantic.retrieval.format import chunk_header, nothing_relevant, search_heading
 from causantic.retrieval.output import search_out
-from causantic.retrieval.search import SearchRequest
+from causantic.retrieval.search import Mode, SearchRequest
 from causantic.services import open_services
 
 
@@ -24,7 +24,7 @@ from causantic.services import open_services
 @click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), help="Override retrieval.primary.")
 @json_option
 def search_command(query: str, project: str | None, agent: str | None, source: str | None, limit: int | None,
-                   max_tokens: int | None, mode: str | None, as_json: bool) -> None:
+                   max_tokens: int | None, mode: Mode | None, as_json: bool) -> None:
     """Find past context by meaning and exact words (vector + BM25, fused, diversified).
 
     A query that starts with "-" goes after "--": causantic search -- "--search-all flag"
@@ -34,7 +34,7 @@ def search_command(query: str, project: str | None, agent: str | None, source: s
     with domain_errors():
         query = checked_query(query)
     request = SearchRequest(query, project=project, agent=agent, source=source, limit=limit,
-                            max_tokens=max_tokens, mode=mode)  # type: ignore[arg-type]
+                            max_tokens=max_tokens, mode=mode)
     with domain_errors(), open_services() as services:
         result = services.searcher.search(request)
     if as_json:
