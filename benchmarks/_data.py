@@ -223,8 +223,9 @@ def project_paths() -> list[str]:
     return [f"/home/dev/work/bench-project-{i:02d}" for i in range(PROJECTS)]
 
 
-def synthetic_sessions(n_chunks: int, pieces: Sequence[str], vectors: Any, *, seed: int,
-                       now: datetime | None = None) -> Iterator[SyntheticSession]:
+def synthetic_sessions(
+    n_chunks: int, pieces: Sequence[str], vectors: Any, *, seed: int, now: datetime | None = None
+) -> Iterator[SyntheticSession]:
     """Sessions totalling exactly ``n_chunks`` chunks, composed from ``pieces`` and their ``vectors``."""
     import numpy as np
 
@@ -253,8 +254,13 @@ def synthetic_sessions(n_chunks: int, pieces: Sequence[str], vectors: Any, *, se
         streams = [("main", None, min(rng.randint(*SESSION_CHUNKS), n_chunks - made))]
         if rng.random() < SUBAGENT_SESSION_SHARE and made + streams[0][2] < n_chunks:
             agent_id = f"a{rng.getrandbits(64):016x}"
-            streams.append((rng.choice(["Explore", "general-purpose", "Plan"]), agent_id,
-                            min(rng.randint(3, 15), n_chunks - made - streams[0][2])))
+            streams.append(
+                (
+                    rng.choice(["Explore", "general-purpose", "Plan"]),
+                    agent_id,
+                    min(rng.randint(3, 15), n_chunks - made - streams[0][2]),
+                )
+            )
         records: list[Any] = []
         rows: list[Any] = []
         for agent, agent_id, count in streams:
@@ -267,21 +273,40 @@ def synthetic_sessions(n_chunks: int, pieces: Sequence[str], vectors: Any, *, se
                 rows.append(vector / np.linalg.norm(vector))
                 when += timedelta(seconds=rng.uniform(20, 180))
                 anchor = str(uuid.UUID(int=rng.getrandbits(128), version=4))
-                records.append(ChunkRecord(
-                    id=chunk_id(session_id, agent_id or "main", anchor, 0), session_id=session_id,
-                    agent=agent, agent_id=agent_id, team_name=None, turn_index=turn, part=0,
-                    start_time=iso(when), end_time=iso(when + timedelta(seconds=rng.uniform(1, 60))),
-                    content=text, search_terms=identifier_terms(text), content_hash=content_hash(text),
-                    approx_tokens=approx_tokens(text), tool_use_count=text.count("[Tool:"),
-                    code_block_count=text.count("```") // 2, has_thinking=rng.random() < 0.3,
-                    message_uuids=(anchor,),
-                ))
+                records.append(
+                    ChunkRecord(
+                        id=chunk_id(session_id, agent_id or "main", anchor, 0),
+                        session_id=session_id,
+                        agent=agent,
+                        agent_id=agent_id,
+                        team_name=None,
+                        turn_index=turn,
+                        part=0,
+                        start_time=iso(when),
+                        end_time=iso(when + timedelta(seconds=rng.uniform(1, 60))),
+                        content=text,
+                        search_terms=identifier_terms(text),
+                        content_hash=content_hash(text),
+                        approx_tokens=approx_tokens(text),
+                        tool_use_count=text.count("[Tool:"),
+                        code_block_count=text.count("```") // 2,
+                        has_thinking=rng.random() < 0.3,
+                        message_uuids=(anchor,),
+                    )
+                )
         made += len(records)
         yield SyntheticSession(project, session_id, tuple(records), np.asarray(rows, dtype=np.float32))
 
 
-def _new_combo(rng: random.Random, low: int, high: int, lengths: Any, sizes: Sequence[int],
-               probs: Sequence[float], used: set[tuple[int, ...]]) -> tuple[int, ...]:
+def _new_combo(
+    rng: random.Random,
+    low: int,
+    high: int,
+    lengths: Any,
+    sizes: Sequence[int],
+    probs: Sequence[float],
+    used: set[tuple[int, ...]],
+) -> tuple[int, ...]:
     for attempt in range(1000):
         size = rng.choices(sizes, probs)[0] if attempt < 50 else 3
         pool_low, pool_high = (low, high) if attempt < 200 else (0, len(lengths))

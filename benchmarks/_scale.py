@@ -47,12 +47,28 @@ def build(home: Path, size: int, base_path: Path) -> dict[str, float]:
         with store.atomic():
             for s0 in range(start, start + n, SESSION):
                 project = projects[int(rng.choice(PROJECTS, p=weights / weights.sum()))]
-                chunks = [ChunkRecord(
-                    id=f"c{i}", session_id=f"s{s0}", agent="main", agent_id=None, team_name=None, turn_index=i - s0,
-                    part=0, start_time="2026-01-01T00:00:00.000Z", end_time="2026-01-01T00:00:00.000Z",
-                    content=f"chunk {i}", search_terms="", content_hash=f"h{i}", approx_tokens=3, tool_use_count=0,
-                    code_block_count=0, has_thinking=False, message_uuids=())
-                    for i in range(s0, min(s0 + SESSION, start + n))]
+                chunks = [
+                    ChunkRecord(
+                        id=f"c{i}",
+                        session_id=f"s{s0}",
+                        agent="main",
+                        agent_id=None,
+                        team_name=None,
+                        turn_index=i - s0,
+                        part=0,
+                        start_time="2026-01-01T00:00:00.000Z",
+                        end_time="2026-01-01T00:00:00.000Z",
+                        content=f"chunk {i}",
+                        search_terms="",
+                        content_hash=f"h{i}",
+                        approx_tokens=3,
+                        tool_use_count=0,
+                        code_block_count=0,
+                        has_thinking=False,
+                        message_uuids=(),
+                    )
+                    for i in range(s0, min(s0 + SESSION, start + n))
+                ]
                 store.save_session(project, f"s{s0}", chunks)
         index.upsert([VectorRecord(f"c{start + j}", f"h{start + j}", v[j]) for j in range(n)])
     rows_s = time.perf_counter() - started
@@ -62,8 +78,12 @@ def build(home: Path, size: int, base_path: Path) -> dict[str, float]:
     index.close()
     store.close()
     disk = sum(p.stat().st_size for p in home.rglob("*") if p.is_file())
-    return {"rows_s": round(rows_s, 1), "ann_build_s": round(ann_s, 1), "disk_mb": round(disk / 1e6, 1),
-            "build_peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+    return {
+        "rows_s": round(rows_s, 1),
+        "ann_build_s": round(ann_s, 1),
+        "disk_mb": round(disk / 1e6, 1),
+        "build_peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
 
 
 def measure(home: Path, queries: list[str]) -> dict[str, object]:

@@ -14,9 +14,17 @@ _RRF = {"retrieval.fusion": "rrf", "retrieval.vectorWeight": "1.0", "retrieval.f
 VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
     "default": ({}, {}),
     # the ranking before issue 19 (convex fusion alone), to compare today's default against
-    "before19": ({"retrieval.fusion": "convex", "retrieval.vectorWeight": "0.5", "retrieval.fusionKeepTop": "0",
-                  "retrieval.mentionPenalty": "0", "retrieval.sessionEvidence": "0",
-                  "retrieval.sessionContext": "0"}, {}),
+    "before19": (
+        {
+            "retrieval.fusion": "convex",
+            "retrieval.vectorWeight": "0.5",
+            "retrieval.fusionKeepTop": "0",
+            "retrieval.mentionPenalty": "0",
+            "retrieval.sessionEvidence": "0",
+            "retrieval.sessionContext": "0",
+        },
+        {},
+    ),
     "keyword": ({}, {"mode": "keyword"}),
     "vector": ({}, {"mode": "vector"}),
     "no_floor": ({"relevance.floor": "0"}, {}),
@@ -50,19 +58,49 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
     # combinations
     "mention50_session10": ({"retrieval.mentionPenalty": "0.5", "retrieval.sessionEvidence": "0.1"}, {}),
     "rrf10_mention50": ({**_RRF, "retrieval.rrfK": "10", "retrieval.mentionPenalty": "0.5"}, {}),
-    "rrf10_mention50_session10": ({**_RRF, "retrieval.rrfK": "10", "retrieval.mentionPenalty": "0.5",
-                                   "retrieval.sessionEvidence": "0.1"}, {}),
-    "vw70_mention50_session10": ({"retrieval.fusion": "convex", "retrieval.vectorWeight": "0.7",
-                                  "retrieval.mentionPenalty": "0.5", "retrieval.sessionEvidence": "0.1"}, {}),
+    "rrf10_mention50_session10": (
+        {**_RRF, "retrieval.rrfK": "10", "retrieval.mentionPenalty": "0.5", "retrieval.sessionEvidence": "0.1"},
+        {},
+    ),
+    "vw70_mention50_session10": (
+        {
+            "retrieval.fusion": "convex",
+            "retrieval.vectorWeight": "0.7",
+            "retrieval.mentionPenalty": "0.5",
+            "retrieval.sessionEvidence": "0.1",
+        },
+        {},
+    ),
     # convex and RRF blended
     "blend50": ({"retrieval.fusion": "blend", "retrieval.fusionBlend": "0.5", "retrieval.rrfK": "10"}, {}),
     "blend70": ({"retrieval.fusion": "blend", "retrieval.fusionBlend": "0.7", "retrieval.rrfK": "10"}, {}),
-    "blend50_vw100": ({"retrieval.fusion": "blend", "retrieval.fusionBlend": "0.5", "retrieval.rrfK": "10",
-                       "retrieval.vectorWeight": "1.0"}, {}),
-    "blend30_vw100": ({"retrieval.fusion": "blend", "retrieval.fusionBlend": "0.3", "retrieval.rrfK": "10",
-                       "retrieval.vectorWeight": "1.0"}, {}),
+    "blend50_vw100": (
+        {
+            "retrieval.fusion": "blend",
+            "retrieval.fusionBlend": "0.5",
+            "retrieval.rrfK": "10",
+            "retrieval.vectorWeight": "1.0",
+        },
+        {},
+    ),
+    "blend30_vw100": (
+        {
+            "retrieval.fusion": "blend",
+            "retrieval.fusionBlend": "0.3",
+            "retrieval.rrfK": "10",
+            "retrieval.vectorWeight": "1.0",
+        },
+        {},
+    ),
     "session10_context25": ({"retrieval.sessionEvidence": "0.1", "retrieval.sessionContext": "0.25"}, {}),
-    "blend70_session10": ({"retrieval.fusion": "blend", "retrieval.fusionBlend": "0.7", "retrieval.rrfK": "10",
-                           "retrieval.sessionEvidence": "0.1"}, {}),
+    "blend70_session10": (
+        {
+            "retrieval.fusion": "blend",
+            "retrieval.fusionBlend": "0.7",
+            "retrieval.rrfK": "10",
+            "retrieval.sessionEvidence": "0.1",
+        },
+        {},
+    ),
     "context25_mention50": ({"retrieval.sessionContext": "0.25", "retrieval.mentionPenalty": "0.5"}, {}),
 }

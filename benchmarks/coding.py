@@ -51,6 +51,7 @@ PROJECT_FOLDER = "entireio__cli"
 SEARCH_LIMIT = 50
 RANK_CUTOFF = 10
 
+
 @dataclass(frozen=True, slots=True)
 class Query:
     id: str
@@ -106,13 +107,20 @@ def build_store(home: Path, folders: Sequence[Path], log: Callable[[str], None])
     with Memory(home) as memory:
         report = memory.ingest(folders)
         stats = memory.stats()
-    log(f"store {home}: {stats.chunks} chunks, {stats.vectors} vectors, {stats.sessions} sessions "
-        f"({report.chunks_added} new, {time.perf_counter() - started:.0f} s)")
+    log(
+        f"store {home}: {stats.chunks} chunks, {stats.vectors} vectors, {stats.sessions} sessions "
+        f"({report.chunks_added} new, {time.perf_counter() - started:.0f} s)"
+    )
 
 
-def run(home: Path, queries: Sequence[Query], variants: Sequence[str], overrides: dict[str, str],
-        log: Callable[[str], None], episodic_kinds: Sequence[str] = ("recall", "predict", "recall_chain")
-        ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def run(
+    home: Path,
+    queries: Sequence[Query],
+    variants: Sequence[str],
+    overrides: dict[str, str],
+    log: Callable[[str], None],
+    episodic_kinds: Sequence[str] = ("recall", "predict", "recall_chain"),
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from causantic import Memory
 
     details: list[dict[str, Any]] = []
@@ -126,8 +134,15 @@ def run(home: Path, queries: Sequence[Query], variants: Sequence[str], overrides
                 answer = memory.search(q.text, limit=SEARCH_LIMIT, **request)
                 ranked[name][q.id] = distinct([h.chunk.session_id for h in answer.hits])
                 if name == "default":
-                    details.append({"query": q.id, "kind": "search", "sessions": ranked[name][q.id][:10],
-                                    "relevant": sorted(q.relevant), "nothing_relevant": answer.nothing_relevant})
+                    details.append(
+                        {
+                            "query": q.id,
+                            "kind": "search",
+                            "sessions": ranked[name][q.id][:10],
+                            "relevant": sorted(q.relevant),
+                            "nothing_relevant": answer.nothing_relevant,
+                        }
+                    )
         log(f"  search {name}: done")
     timings = time_variants(home, queries, variants, overrides)
     episodic: dict[str, dict[str, Any]] = {}
@@ -142,10 +157,21 @@ def run(home: Path, queries: Sequence[Query], variants: Sequence[str], overrides
                 sessions = distinct([c.session_id for c in answer.chunks])
                 held.append(bool(q.relevant & set(sessions)))
                 tokens.append(answer.tokens)
-                details.append({"query": q.id, "kind": kind, "sessions": sessions, "tokens": answer.tokens,
-                                "holds_relevant": held[-1], "relevant": sorted(q.relevant)})
-            episodic[kind] = {"holds_relevant": round(100 * sum(held) / len(held), 1),
-                              "median_tokens": int(statistics.median(tokens)), "max_tokens": max(tokens)}
+                details.append(
+                    {
+                        "query": q.id,
+                        "kind": kind,
+                        "sessions": sessions,
+                        "tokens": answer.tokens,
+                        "holds_relevant": held[-1],
+                        "relevant": sorted(q.relevant),
+                    }
+                )
+            episodic[kind] = {
+                "holds_relevant": round(100 * sum(held) / len(held), 1),
+                "median_tokens": int(statistics.median(tokens)),
+                "max_tokens": max(tokens),
+            }
             log(f"  {kind}: done")
     base_rr = [reciprocal_rank(ranked["default"][q.id], q.relevant) for q in queries]
     variants_out: dict[str, Any] = {}
@@ -154,20 +180,28 @@ def run(home: Path, queries: Sequence[Query], variants: Sequence[str], overrides
         metrics["verbatim"] = search_metrics(ranked[name], [q for q in queries if q.verbatim])
         metrics["by_meaning"] = search_metrics(ranked[name], [q for q in queries if not q.verbatim])
         ms = sorted(timings[name])
-        metrics["search_ms"] = {"p50": round(statistics.median(ms), 1),
-                                "p95": round(ms[min(len(ms) - 1, math.ceil(0.95 * len(ms)) - 1)], 1)}
+        metrics["search_ms"] = {
+            "p50": round(statistics.median(ms), 1),
+            "p95": round(ms[min(len(ms) - 1, math.ceil(0.95 * len(ms)) - 1)], 1),
+        }
         if name != "default":
-            metrics["vs_default"] = sign_test([reciprocal_rank(ranked[name][q.id], q.relevant) for q in queries],
-                                              base_rr)
+            metrics["vs_default"] = sign_test(
+                [reciprocal_rank(ranked[name][q.id], q.relevant) for q in queries], base_rr
+            )
         variants_out[name] = metrics
-    result = {"search": {k: variants_out["default"][k] for k in ("r1", "r5", "r10", "mrr")},
-              **episodic, "search_variants": variants_out,
-              "n_queries": len(queries), "load": os.getloadavg()[0]}
+    result = {
+        "search": {k: variants_out["default"][k] for k in ("r1", "r5", "r10", "mrr")},
+        **episodic,
+        "search_variants": variants_out,
+        "n_queries": len(queries),
+        "load": os.getloadavg()[0],
+    }
     return result, details
 
 
-def time_variants(home: Path, queries: Sequence[Query], variants: Sequence[str], overrides: dict[str, str],
-                  rounds: int = 3) -> dict[str, list[float]]:
+def time_variants(
+    home: Path, queries: Sequence[Query], variants: Sequence[str], overrides: dict[str, str], rounds: int = 3
+) -> dict[str, list[float]]:
     """Search time per query (ms, limit 10 as people search), the variants interleaved query by query
     so that each sees the same machine load; after one warm-up search each."""
     from causantic import Memory
@@ -190,16 +224,22 @@ def time_variants(home: Path, queries: Sequence[Query], variants: Sequence[str],
 
 
 def render(result: dict[str, Any]) -> str:
-    lines = [f"Coding memory: {result['n_queries']} queries (session level; %, MRR 0–1); "
-             f"load average {result['load']:.1f} on {os.cpu_count()} cores", ""]
-    head = (f"{'search variant':<16}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'MRR':>7}{'R@10 meaning':>14}{'p95 ms':>8}"
-            "  vs default")
+    lines = [
+        f"Coding memory: {result['n_queries']} queries (session level; %, MRR 0–1); "
+        f"load average {result['load']:.1f} on {os.cpu_count()} cores",
+        "",
+    ]
+    head = (
+        f"{'search variant':<16}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'MRR':>7}{'R@10 meaning':>14}{'p95 ms':>8}  vs default"
+    )
     lines += [head, "-" * len(head)]
     for name, m in result["search_variants"].items():
         test = m.get("vs_default")
         versus = f"  +{test['wins']} −{test['losses']} (p={test['p']:.2f})" if test else ""
-        lines.append(f"{name:<16}{m['r1']:7.1f}{m['r5']:7.1f}{m['r10']:7.1f}{m['mrr']:7.3f}"
-                     f"{m['by_meaning'].get('r10', float('nan')):14.1f}{m['search_ms']['p95']:8.0f}{versus}")
+        lines.append(
+            f"{name:<16}{m['r1']:7.1f}{m['r5']:7.1f}{m['r10']:7.1f}{m['mrr']:7.3f}"
+            f"{m['by_meaning'].get('r10', float('nan')):14.1f}{m['search_ms']['p95']:8.0f}{versus}"
+        )
     lines += ["", f"{'answer':<16}{'holds relevant':>16}{'median tokens':>15}{'max tokens':>12}"]
     for kind in ("recall", "predict", "recall_chain"):
         if kind not in result:
@@ -215,10 +255,18 @@ def main() -> int:
     parser.add_argument("--queries", type=Path, default=DEFAULT_QUERIES)
     parser.add_argument("--distractors", action="store_true", help="ingest the whole corpus/claude-code folder")
     parser.add_argument("--store", type=Path, help="keep (or reuse) the ingested store in this folder")
-    parser.add_argument("--variants", default="default,keyword,vector,no_floor,rrf60",
-                        help=f"search variants to compare, from: {', '.join(VARIANTS)}")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="a configuration override for every run (e.g. relevance.floor=0.3)")
+    parser.add_argument(
+        "--variants",
+        default="default,keyword,vector,no_floor,rrf60",
+        help=f"search variants to compare, from: {', '.join(VARIANTS)}",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a configuration override for every run (e.g. relevance.floor=0.3)",
+    )
     parser.add_argument("--search-only", action="store_true", help="skip recall and predict (ranking work)")
     parser.add_argument("--json", dest="json_out", type=Path)
     parser.add_argument("--details", type=Path, help="one JSON line per (query, answer kind)")

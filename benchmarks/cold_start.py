@@ -71,8 +71,12 @@ def prepare_store(home: Path, corpus: Path, env: dict[str, str]) -> None:
         return
     targets = [str(EXAMPLES), *(str(corpus / REAL_PROJECTS / f) for f in FOLDERS)]
     print(f"building the store in {home} (ingest with vectors) …", flush=True)
-    subprocess.run([sys.executable, "-m", "causantic", "ingest", "--json", *targets], env=env, check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "causantic", "ingest", "--json", *targets],
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def site_packages_mb(root: str = "causantic") -> float:
@@ -120,8 +124,12 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="causantic-cold-") as tmp:
         home = args.store_dir or Path(tmp) / "home"
-        env = dict(os.environ, CAUSANTIC_HOME=str(home), HF_HUB_OFFLINE="1",
-                   PYTHONPATH=os.pathsep.join(p for p in (str(REPO / "src"), os.environ.get("PYTHONPATH")) if p))
+        env = dict(
+            os.environ,
+            CAUSANTIC_HOME=str(home),
+            HF_HUB_OFFLINE="1",
+            PYTHONPATH=os.pathsep.join(p for p in (str(REPO / "src"), os.environ.get("PYTHONPATH")) if p),
+        )
         prepare_store(home, args.corpus, env)
         prompts = _data.corpus_text(args.corpus / REAL_PROJECTS).prompts
         queries = random.Random(SEED).sample(prompts, min(args.queries, len(prompts)))
@@ -151,10 +159,14 @@ def main() -> int:
         "queries": len(queries),
         "load_average": loads,
     }
-    print(f"cold search      p50 {result['search_p50_s']:.2f} s  p95 {result['search_p95_s']:.2f} s "
-          f"(goal ≤ 1 s quiet, ≤ 4x baseline)")
-    print(f"baseline         p50 {result['baseline_p50_s']:.2f} s  p95 {result['baseline_p95_s']:.2f} s "
-          f"(python -c 'import numpy, sqlite3')")
+    print(
+        f"cold search      p50 {result['search_p50_s']:.2f} s  p95 {result['search_p95_s']:.2f} s "
+        f"(goal ≤ 1 s quiet, ≤ 4x baseline)"
+    )
+    print(
+        f"baseline         p50 {result['baseline_p50_s']:.2f} s  p95 {result['baseline_p95_s']:.2f} s "
+        f"(python -c 'import numpy, sqlite3')"
+    )
     print(f"search/baseline  {result['search_over_baseline_p95']:.2f}x at p95")
     for name in reads:
         print(f"{name:<16} p50 {result[f'{name}_p50_s']:.2f} s  p95 {result[f'{name}_p95_s']:.2f} s (goal ≤ 0.5 s)")

@@ -56,8 +56,11 @@ def build_or_reuse(home: Path, size: int, cluster: bool, corpus: Path, cache_dir
     text = _data.corpus_text(corpus)
     t = time.perf_counter()
     vectors, cached, _ = _data.embed_cached(text.pieces, cache_dir, label="dashboard-pieces")
-    print(f"piece vectors: {vectors.shape[0]:,} {'from cache' if cached else 'embedded'} "
-          f"in {time.perf_counter() - t:.0f} s (load {search_latency.load()})", flush=True)
+    print(
+        f"piece vectors: {vectors.shape[0]:,} {'from cache' if cached else 'embedded'} "
+        f"in {time.perf_counter() - t:.0f} s (load {search_latency.load()})",
+        flush=True,
+    )
     with open_services(Config()) as services:
         built = search_latency.build_store(services, size, text.pieces, vectors, 5000, cluster)
     built_file.write_text(json.dumps(built))
@@ -69,8 +72,11 @@ class Client:
 
     def __init__(self, port: int, token: str) -> None:
         self.port = port
-        self.headers = {"Host": f"127.0.0.1:{port}", "Cookie": f"causantic_dashboard_{port}={token}",
-                        "Origin": f"http://127.0.0.1:{port}"}
+        self.headers = {
+            "Host": f"127.0.0.1:{port}",
+            "Cookie": f"causantic_dashboard_{port}={token}",
+            "Origin": f"http://127.0.0.1:{port}",
+        }
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
 
     def get(self, path: str, body: str | None = None) -> tuple[int, dict[str, float], float, str]:
@@ -103,8 +109,9 @@ def serve_in_thread(home: Path) -> tuple[Any, Any, int, str]:
     secrets = Secrets(sock.getsockname()[1])
     # One kept-alive connection for the whole run: the client reads the corpus between requests,
     # longer than uvicorn's default 5 s keep-alive.
-    server = uvicorn.Server(uvicorn.Config(create_app(secrets), log_level="warning", access_log=False,
-                                           timeout_keep_alive=3600))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(secrets), log_level="warning", access_log=False, timeout_keep_alive=3600)
+    )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not server.started:
@@ -117,27 +124,34 @@ def pages(client: Client, home: Path) -> dict[str, list[str | tuple[str, str]]]:
     import sqlite3
 
     with sqlite3.connect(f"file:{home / 'memory.db'}?mode=ro", uri=True) as db:
-        project = db.execute("SELECT p.name FROM projects p JOIN chunks c ON c.project_id = p.id GROUP BY p.id"
-                             " ORDER BY COUNT(*) DESC LIMIT 1").fetchone()[0]
+        project = db.execute(
+            "SELECT p.name FROM projects p JOIN chunks c ON c.project_id = p.id GROUP BY p.id"
+            " ORDER BY COUNT(*) DESC LIMIT 1"
+        ).fetchone()[0]
         sessions = [r[0] for r in db.execute("SELECT id FROM sessions ORDER BY id LIMIT 20")]
         topics = [r[0] for r in db.execute("SELECT id FROM clusters ORDER BY size DESC LIMIT 5")]
     prompts = _data.corpus_text(_data.DEFAULT_CORPUS).prompts
     queries = random.Random(SEED).sample(prompts, 10)
     out: dict[str, list[str | tuple[str, str]]] = {
-        "overview": ["/"], "projects": ["/projects"], "sessions": [f"/project?{urlencode({'name': project})}"],
+        "overview": ["/"],
+        "projects": ["/projects"],
+        "sessions": [f"/project?{urlencode({'name': project})}"],
         "session": [f"/session/{s}" for s in sessions],
         "search": [f"/search?q={quote(q)}" for q in queries],
         "search_project": [f"/search?q={quote(q)}&project={quote(project)}" for q in queries],
         "recall": [f"/search?kind=recall&q={quote(q)}" for q in queries],
         "predict": [f"/search?kind=predict&q={quote(q)}" for q in queries],
-        "topics": ["/topics"], "forget": ["/forget"], "settings": ["/settings"],
+        "topics": ["/topics"],
+        "forget": ["/forget"],
+        "settings": ["/settings"],
     }
     if topics:
         out["topic"] = [f"/topics/{t}" for t in topics]
     _, _, _, form = client.get("/forget")
     csrf = form.split('name="csrf" value="', 1)[1].split('"', 1)[0]
-    out["forget_preview"] = [("/forget/preview", urlencode({"csrf": csrf, "project": project, "session": s[:8]}))
-                             for s in sessions[:10]]
+    out["forget_preview"] = [
+        ("/forget/preview", urlencode({"csrf": csrf, "project": project, "session": s[:8]})) for s in sessions[:10]
+    ]
     return out
 
 
@@ -158,13 +172,20 @@ def measure(client: Client, requests: dict[str, list[str | tuple[str, str]]], n:
             data.append(timing.get("data", 0.0))
             walls.append(wall)
         pct = search_latency.pct
-        results[page] = {"p50_ms": round(pct(server, 50), 1), "p95_ms": round(pct(server, 95), 1),
-                         "data_p50_ms": round(pct(data, 50), 1), "wall_p50_ms": round(pct(walls, 50), 1),
-                         "first_ms": round(first_ms, 1), "load": [before, search_latency.load()]}
+        results[page] = {
+            "p50_ms": round(pct(server, 50), 1),
+            "p95_ms": round(pct(server, 95), 1),
+            "data_p50_ms": round(pct(data, 50), 1),
+            "wall_p50_ms": round(pct(walls, 50), 1),
+            "first_ms": round(first_ms, 1),
+            "load": [before, search_latency.load()],
+        }
         r = results[page]
-        print(f"  {page:15} p50 {r['p50_ms']:7.1f} ms  p95 {r['p95_ms']:7.1f} ms  (service calls p50 "
-              f"{r['data_p50_ms']:.1f} ms; first view {r['first_ms']:.0f} ms; load {before} → {r['load'][1]})",
-              flush=True)
+        print(
+            f"  {page:15} p50 {r['p50_ms']:7.1f} ms  p95 {r['p95_ms']:7.1f} ms  (service calls p50 "
+            f"{r['data_p50_ms']:.1f} ms; first view {r['first_ms']:.0f} ms; load {before} → {r['load'][1]})",
+            flush=True,
+        )
     return results
 
 
@@ -185,8 +206,11 @@ def main() -> int:
         os.environ["CAUSANTIC_HOME"] = str(home)
         t = time.perf_counter()
         built = build_or_reuse(home, args.size, not args.no_cluster, args.corpus, args.cache_dir)
-        print(f"store: {built['chunks']:,} chunks, {built['sessions']:,} sessions, {built['projects']} projects, "
-              f"{built['clusters']} topics, ready in {time.perf_counter() - t:.0f} s", flush=True)
+        print(
+            f"store: {built['chunks']:,} chunks, {built['sessions']:,} sessions, {built['projects']} projects, "
+            f"{built['clusters']} topics, ready in {time.perf_counter() - t:.0f} s",
+            flush=True,
+        )
         server, thread, port, token = serve_in_thread(home)
         client = Client(port, token)
         floor = [client.get("/static/style.css")[2] for _ in range(args.requests)]
@@ -198,9 +222,14 @@ def main() -> int:
     verdict = "met on every page" if worst[1]["p95_ms"] <= GOAL_MS else "NOT met"
     print(f"\nslowest page: {worst[0]}, p95 {worst[1]['p95_ms']} ms; goal {GOAL_MS:.0f} ms: {verdict}", flush=True)
     if args.json_out:
-        figures = {"pages": results, "chunks": built["chunks"], "sessions": built["sessions"],
-                   "static_floor_p50_ms": round(search_latency.pct(floor, 50), 1),
-                   "load_average": list(os.getloadavg()), "goal_ms": GOAL_MS}
+        figures = {
+            "pages": results,
+            "chunks": built["chunks"],
+            "sessions": built["sessions"],
+            "static_floor_p50_ms": round(search_latency.pct(floor, 50), 1),
+            "load_average": list(os.getloadavg()),
+            "goal_ms": GOAL_MS,
+        }
         args.json_out.write_text(json.dumps(figures, indent=2) + "\n")
         print(f"wrote {args.json_out}")
     return 0

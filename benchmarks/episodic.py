@@ -32,7 +32,8 @@ def sample_prompts(store: object, count: int, seed: int = 7) -> list[tuple[str, 
     """(prompt, project name) pairs from stored user prompts, one per session at most."""
     rows = store.conn.execute(  # type: ignore[attr-defined]
         "SELECT c.session_id, p.path, c.content FROM chunks c JOIN projects p ON p.id = c.project_id"
-        " WHERE c.agent = 'main' AND c.part = 0 AND c.content LIKE '[User]%' ORDER BY c.rowid").fetchall()
+        " WHERE c.agent = 'main' AND c.part = 0 AND c.content LIKE '[User]%' ORDER BY c.rowid"
+    ).fetchall()
     by_session: dict[str, tuple[str, str]] = {}
     for session_id, project, content in rows:
         first = content.split("\n", 2)[1].strip() if "\n" in content else ""
@@ -67,9 +68,12 @@ def main() -> int:
     with open_services(Config()) as services:
         started = time.perf_counter()
         report = ingest_paths(services, [args.path], workers=2)
-        print(f"store            {home} ({services.store.counts()['chunks']} chunks, "
-              f"{services.vectors.count()} vectors; ingest {time.perf_counter() - started:.0f} s, "
-              f"{report.chunks_added} new)", file=sys.stderr)
+        print(
+            f"store            {home} ({services.store.counts()['chunks']} chunks, "
+            f"{services.vectors.count()} vectors; ingest {time.perf_counter() - started:.0f} s, "
+            f"{report.chunks_added} new)",
+            file=sys.stderr,
+        )
         queries = sample_prompts(services.store, args.queries)
         episodes = services.episodes
         for prompt, _ in queries[:3]:  # warm-up: model, vector index, SQLite caches
@@ -106,8 +110,10 @@ def main() -> int:
         figures[f"{name}_p95_ms"] = round(1000 * percentile(values, 0.95), 1)
     print(f"queries          {n} real user prompts")
     print(f"answered         {answered} of {n} ({100 * answered / max(n, 1):.0f}%); the rest: nothing relevant")
-    print(f"answer size      median {figures['episodes_median']} episodes, {figures['chunks_median']} chunks, "
-          f"{figures['tokens_median']} tokens")
+    print(
+        f"answer size      median {figures['episodes_median']} episodes, {figures['chunks_median']} chunks, "
+        f"{figures['tokens_median']} tokens"
+    )
     base = figures["search_p95_ms"]
     for name in ("search", "recall", "predict", "reconstruct"):
         p50, p95 = figures[f"{name}_p50_ms"], figures[f"{name}_p95_ms"]

@@ -30,8 +30,13 @@ DEFAULT_PATH = CORPUS / "daaain__claude-code-log" / "test" / "test_data" / "real
 
 def search(env: dict[str, str], query: str) -> tuple[float, dict[str, object]]:
     started = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "causantic", "search", "--json", "--", query], env=env,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "causantic", "search", "--json", "--", query],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return time.perf_counter() - started, json.loads(out.stdout)
 
 
@@ -44,21 +49,37 @@ def main() -> int:
     args = parser.parse_args()
     megabytes = sum(p.stat().st_size for p in args.path.rglob("*.jsonl")) / 1e6
     with tempfile.TemporaryDirectory(prefix="causantic-first-") as home:
-        env = dict(os.environ, CAUSANTIC_HOME=home, HF_HUB_OFFLINE="1",
-                   PYTHONPATH=os.pathsep.join(p for p in (str(REPO / "src"), os.environ.get("PYTHONPATH")) if p))
+        env = dict(
+            os.environ,
+            CAUSANTIC_HOME=home,
+            HF_HUB_OFFLINE="1",
+            PYTHONPATH=os.pathsep.join(p for p in (str(REPO / "src"), os.environ.get("PYTHONPATH")) if p),
+        )
         empty_s, _ = search(env, args.query)
         load_before = os.getloadavg()[0]
         started = time.perf_counter()
-        ingest = subprocess.Popen([sys.executable, "-m", "causantic", "batch-ingest", "--json", str(args.path)],
-                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        ingest = subprocess.Popen(
+            [sys.executable, "-m", "causantic", "batch-ingest", "--json", str(args.path)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         seen: list[dict[str, object]] = []
         first_hit = first_hybrid = None
         while ingest.poll() is None:
             took, answer = search(env, args.query)
             at = time.perf_counter() - started
             hits = len(answer["hits"])  # type: ignore[arg-type]
-            seen.append({"at_s": round(at, 1), "search_s": round(took, 2), "mode": answer["mode"], "hits": hits,
-                         "notes": answer["notes"]})
+            seen.append(
+                {
+                    "at_s": round(at, 1),
+                    "search_s": round(took, 2),
+                    "mode": answer["mode"],
+                    "hits": hits,
+                    "notes": answer["notes"],
+                }
+            )
             print(f"{at:6.1f} s  {answer['mode']:<13} {hits:>2} hits  {'; '.join(answer['notes'])[:90]}", flush=True)
             if hits and first_hit is None:
                 first_hit = at
@@ -82,12 +103,14 @@ def main() -> int:
         "polls": seen,
         "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
     }
-    print(f"\n{megabytes:.1f} MB of real sessions, {result['chunks']} chunks: first answer (keyword) after "
-          f"{result['first_keyword_answer_s']} s (goal ≤ 30 s), first hybrid answer after "
-          f"{result['first_hybrid_answer_s']} s, ingest with all vectors done after {result['ingest_done_s']} s "
-          f"(its summary: {result['ingest_report_seconds']} s, embedding {result['ingest_embed_seconds']} s); "
-          f"a search of the empty store takes {result['empty_store_search_s']} s; "
-          f"load {result['load_average']} (2 cores)")
+    print(
+        f"\n{megabytes:.1f} MB of real sessions, {result['chunks']} chunks: first answer (keyword) after "
+        f"{result['first_keyword_answer_s']} s (goal ≤ 30 s), first hybrid answer after "
+        f"{result['first_hybrid_answer_s']} s, ingest with all vectors done after {result['ingest_done_s']} s "
+        f"(its summary: {result['ingest_report_seconds']} s, embedding {result['ingest_embed_seconds']} s); "
+        f"a search of the empty store takes {result['empty_store_search_s']} s; "
+        f"load {result['load_average']} (2 cores)"
+    )
     if args.json_out:
         args.json_out.write_text(json.dumps(result, indent=2) + "\n")
     return 0

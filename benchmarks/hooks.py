@@ -34,9 +34,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
 EXAMPLES = SRC / "causantic" / "examples" / "sessions"
-REAL = (
-    REPO.parent / "shared" / "corpus" / "claude-code" / "daaain__claude-code-log/test/test_data/real_projects"
-)
+REAL = REPO.parent / "shared" / "corpus" / "claude-code" / "daaain__claude-code-log/test/test_data/real_projects"
 MINIMAL_HOOK = "import json, sys; json.load(sys.stdin); print(json.dumps({'hookSpecificOutput': {}}))"
 ACME = "/home/dev/acme-shop"
 
@@ -104,9 +102,7 @@ def main() -> int:
             check=True,
         )
         chunks = json.loads(done.stdout)["chunks_added"]
-        transcript = (
-            Path(tmp) / "projects" / "-home-dev-acme-shop" / "2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec.jsonl"
-        )
+        transcript = Path(tmp) / "projects" / "-home-dev-acme-shop" / "2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec.jsonl"
         transcript.parent.mkdir(parents=True)
         shutil.copyfile(EXAMPLES / "-home-dev-acme-shop" / transcript.name, transcript)
         compact = json.dumps(
@@ -135,15 +131,11 @@ def main() -> int:
         for _ in range(args.runs):  # interleaved, so load on the machine hits every series alike
             session = str(uuid.uuid4())
             runs["python -c pass"].append(timed([python, "-c", "pass"], "", env)[0])
-            runs["minimal python hook"].append(
-                timed([python, "-c", MINIMAL_HOOK], start_payload(session), env)[0]
-            )
+            runs["minimal python hook"].append(timed([python, "-c", MINIMAL_HOOK], start_payload(session), env)[0])
             seconds, out = timed([*hook, "session-start"], start_payload(session), env)
             runs["session-start (new session)"].append(seconds)
             sizes.append(len(json.loads(out)["hookSpecificOutput"]["additionalContext"]))
-            runs["session-start (resume)"].append(
-                timed([*hook, "session-start"], start_payload(session), env)[0]
-            )
+            runs["session-start (resume)"].append(timed([*hook, "session-start"], start_payload(session), env)[0])
             runs["session-start via `causantic hook`"].append(
                 timed(
                     [python, "-m", "causantic", "hook", "session-start"],
@@ -155,10 +147,7 @@ def main() -> int:
             wait_for_workers(str(transcript))
     figures = {name: quantiles(values) for name, values in runs.items()}
     base = figures["python -c pass"]["p50"]
-    print(
-        f"store: {chunks} chunks; briefing {statistics.median(sizes):.0f} characters; "
-        f"{args.runs} runs per series"
-    )
+    print(f"store: {chunks} chunks; briefing {statistics.median(sizes):.0f} characters; {args.runs} runs per series")
     print(f"{'series':<36} {'p50 ms':>8} {'p95 ms':>8} {'×python':>8}")
     for name, q in figures.items():
         print(f"{name:<36} {q['p50']:>8.1f} {q['p95']:>8.1f} {q['p50'] / base:>8.1f}")

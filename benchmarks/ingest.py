@@ -58,8 +58,9 @@ def json_baseline(files: list[Path], documents: frozenset[Path] = frozenset()) -
     return time.perf_counter() - started, total
 
 
-def best_ingest(path: Path, workers: int, repeat: int, after_last: Callable[[str], None] | None = None
-                ) -> tuple[float, float, dict[str, object]]:
+def best_ingest(
+    path: Path, workers: int, repeat: int, after_last: Callable[[str], None] | None = None
+) -> tuple[float, float, dict[str, object]]:
     """(ingest seconds, wall seconds, result) of the fastest of ``repeat`` runs into fresh stores;
     ``after_last`` is handed the last run's data directory before it is removed."""
     runs = []
@@ -92,13 +93,19 @@ def per_source(corpus: Path, workers: int, repeat: int) -> dict[str, dict[str, f
         baseline_s, total = min(json_baseline(files, documents) for _ in range(repeat))
         seconds, _, result = best_ingest(folder, workers, repeat)
         mb = total / 1e6
-        row = {"files": len(files), "megabytes": round(mb, 3), "mb_per_s": round(mb / seconds, 2),
-               "baseline_json_mb_per_s": round(mb / baseline_s, 2),
-               "chunks": result["report"].chunks_added}  # type: ignore[attr-defined]
+        row = {
+            "files": len(files),
+            "megabytes": round(mb, 3),
+            "mb_per_s": round(mb / seconds, 2),
+            "baseline_json_mb_per_s": round(mb / baseline_s, 2),
+            "chunks": result["report"].chunks_added,
+        }  # type: ignore[attr-defined]
         out[source] = row
         ratio = row["mb_per_s"] / row["baseline_json_mb_per_s"]
-        print(f"{source:<12} {len(files):>5} {mb:>6.2f} {row['mb_per_s']:>12.1f} {row['baseline_json_mb_per_s']:>10.1f}"
-              f" {ratio:>6.2f}")
+        print(
+            f"{source:<12} {len(files):>5} {mb:>6.2f} {row['mb_per_s']:>12.1f} {row['baseline_json_mb_per_s']:>10.1f}"
+            f" {ratio:>6.2f}"
+        )
     return out
 
 
@@ -129,22 +136,37 @@ def embed_rates(home: str, sample: int, runs: int) -> dict[str, float]:
     texts = random.Random(13).sample(texts, min(sample, len(texts)))
     cfg = Config().embedding
     spec = get_spec(cfg.model)
-    product = Embedder(spec, locate(spec), batch_size=cfg.batch_size, threads=cfg.threads,
-                       max_windows=cfg.max_windows, document_word_pieces=cfg.document_word_pieces)
-    before = Embedder(spec, locate(spec), batch_size=1, max_windows=MAX_WINDOWS_PER_DOCUMENT,
-                      document_word_pieces=MAX_WINDOW_WORD_PIECES)
+    product = Embedder(
+        spec,
+        locate(spec),
+        batch_size=cfg.batch_size,
+        threads=cfg.threads,
+        max_windows=cfg.max_windows,
+        document_word_pieces=cfg.document_word_pieces,
+    )
+    before = Embedder(
+        spec,
+        locate(spec),
+        batch_size=1,
+        max_windows=MAX_WINDOWS_PER_DOCUMENT,
+        document_word_pieces=MAX_WINDOW_WORD_PIECES,
+    )
     rates: dict[str, list[float]] = {"product": [], "baseline": []}
     for embedder in (product, before):
         embedder.embed_documents(texts[:4])  # load and warm up outside the timing
     for _ in range(runs):
-        for name, embedder, prepare in (("product", product, lambda t: embedding_text(t, cfg.tool_result_chars)),
-                                        ("baseline", before, lambda t: t)):
+        for name, embedder, prepare in (
+            ("product", product, lambda t: embedding_text(t, cfg.tool_result_chars)),
+            ("baseline", before, lambda t: t),
+        ):
             started = time.process_time()
             embedder.embed_documents([prepare(t) for t in texts])
             rates[name].append(len(texts) / (time.process_time() - started))
-    return {"embed_chunks_per_cpu_s": round(statistics.median(rates["product"]), 1),
-            "baseline_embed_chunks_per_cpu_s": round(statistics.median(rates["baseline"]), 1),
-            "embed_sample": len(texts)}
+    return {
+        "embed_chunks_per_cpu_s": round(statistics.median(rates["product"]), 1),
+        "baseline_embed_chunks_per_cpu_s": round(statistics.median(rates["baseline"]), 1),
+        "embed_sample": len(texts),
+    }
 
 
 def long_line_session(folder: Path, size: int, corpus: Path) -> Path:
@@ -160,11 +182,27 @@ def long_line_session(folder: Path, size: int, corpus: Path) -> Path:
     seed = " ".join(words)
     line = (seed * (size // len(seed) + 1))[:size]
     records = [
-        {"type": "user", "uuid": "u1", "sessionId": "long-line", "cwd": "/tmp/long-line",
-         "timestamp": "2026-01-01T10:00:00Z", "message": {"role": "user", "content": f"Why does this fail?\n{line}"}},
-        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "long-line", "cwd": "/tmp/long-line",
-         "timestamp": "2026-01-01T10:00:05Z", "message": {"id": "m1", "role": "assistant", "content": [
-             {"type": "text", "text": "The bundle is minified; the error is in the loader."}]}},
+        {
+            "type": "user",
+            "uuid": "u1",
+            "sessionId": "long-line",
+            "cwd": "/tmp/long-line",
+            "timestamp": "2026-01-01T10:00:00Z",
+            "message": {"role": "user", "content": f"Why does this fail?\n{line}"},
+        },
+        {
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "sessionId": "long-line",
+            "cwd": "/tmp/long-line",
+            "timestamp": "2026-01-01T10:00:05Z",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "content": [{"type": "text", "text": "The bundle is minified; the error is in the loader."}],
+            },
+        },
     ]
     path = folder / "long-line.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
@@ -185,8 +223,13 @@ def one_line_run(megabytes: int, corpus: Path) -> dict[str, float]:
         result = run_ingest(folder, 1)
         report = result["report"]
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return {"megabytes": size / 1e6, "seconds": report.seconds, "chunks": report.chunks_added,  # type: ignore[attr-defined]
-            "peak_rss_mb": peak / 1024, "rss_before_mb": rss_before / 1024}
+    return {
+        "megabytes": size / 1e6,
+        "seconds": report.seconds,
+        "chunks": report.chunks_added,  # type: ignore[attr-defined]
+        "peak_rss_mb": peak / 1024,
+        "rss_before_mb": rss_before / 1024,
+    }
 
 
 def line_sweep(sizes: list[int], corpus: Path, json_out: Path | None) -> int:
@@ -195,16 +238,20 @@ def line_sweep(sizes: list[int], corpus: Path, json_out: Path | None) -> int:
     rows = []
     print(f"{'line':>7} {'MB/s':>8} {'seconds':>8} {'chunks':>8} {'peak RSS':>9}")
     for mb in sizes:
-        done = subprocess.run([sys.executable, __file__, "--one-line", str(mb), str(corpus)],
-                              capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [sys.executable, __file__, "--one-line", str(mb), str(corpus)], capture_output=True, text=True, check=False
+        )
         if done.returncode != 0:
             print(done.stderr, file=sys.stderr)
             return 1
         row = json.loads(done.stdout.strip().splitlines()[-1])
         row["mb_per_s"] = row["megabytes"] / row["seconds"]
         rows.append({"line_mb": mb, **{k: round(v, 3) for k, v in row.items()}})
-        print(f"{mb:>5} MB {row['mb_per_s']:>8.2f} {row['seconds']:>8.2f} {row['chunks']:>8.0f} "
-              f"{row['peak_rss_mb']:>6.0f} MB", flush=True)
+        print(
+            f"{mb:>5} MB {row['mb_per_s']:>8.2f} {row['seconds']:>8.2f} {row['chunks']:>8.0f} "
+            f"{row['peak_rss_mb']:>6.0f} MB",
+            flush=True,
+        )
     rates = [r["mb_per_s"] for r in rows]
     ratio = max(rates) / min(rates)
     print(f"ratio fastest/slowest {ratio:.2f} (goal ≤ 2: time grows linearly with line length)")
@@ -265,15 +312,19 @@ def main() -> int:
     ratio = figures["mb_per_s"] / figures["baseline_json_mb_per_s"]
     print(f"transcripts      {len(files)} files, {mb:.1f} MB, {figures['skipped_lines']} lines skipped")
     print(f"json.loads       {figures['baseline_json_mb_per_s']:>8.1f} MB/s   (baseline, same files, same run)")
-    print(f"causantic ingest {figures['mb_per_s']:>8.1f} MB/s   {figures['chunks_per_s']:.0f} chunks/s, "
-          f"{figures['chunks']} chunks in {seconds:.2f} s")
+    print(
+        f"causantic ingest {figures['mb_per_s']:>8.1f} MB/s   {figures['chunks_per_s']:.0f} chunks/s, "
+        f"{figures['chunks']} chunks in {seconds:.2f} s"
+    )
     print(f"ratio            {ratio:>8.2f}      (goal ≥ 0.20 and ≥ 25 MB/s)")
     print(f"start-up         {wall - seconds:>8.2f} s    (imports and opening a fresh store, not in the rate)")
     if embedding:
         gain = embedding["embed_chunks_per_cpu_s"] / embedding["baseline_embed_chunks_per_cpu_s"]
-        print(f"embedding        {embedding['embed_chunks_per_cpu_s']:>8.1f} chunks/CPU-s, before issue 13 "
-              f"{embedding['baseline_embed_chunks_per_cpu_s']:.1f} (same {embedding['embed_sample']} real chunks, "
-              f"same run): {gain:.2f}x (goal ≥ 3x)")
+        print(
+            f"embedding        {embedding['embed_chunks_per_cpu_s']:>8.1f} chunks/CPU-s, before issue 13 "
+            f"{embedding['baseline_embed_chunks_per_cpu_s']:.1f} (same {embedding['embed_sample']} real chunks, "
+            f"same run): {gain:.2f}x (goal ≥ 3x)"
+        )
     if args.path == DEFAULT_CORPUS and not args.no_sources:
         figures["sources"] = per_source(DEFAULT_CORPUS.parent, args.workers, args.repeat)  # type: ignore[assignment]
     print(f"load average     {figures['load_average']} (2 cores)")

@@ -90,19 +90,32 @@ SAME_BUDGET_LIMIT = 200
 
 CATEGORY_NAMES = {4: "single-hop", 1: "multi-hop", 2: "temporal", 3: "open-domain", 5: "adversarial"}
 CATEGORY_ORDER = (4, 1, 2, 3, 5)  # the paper's column order
-SHORT_NAMES = {"single-hop": "SH", "multi-hop": "MH", "temporal": "Temp", "open-domain": "OD",
-               "adversarial": "Adv"}
+SHORT_NAMES = {"single-hop": "SH", "multi-hop": "MH", "temporal": "Temp", "open-domain": "OD", "adversarial": "Adv"}
 
-RANKED_RETRIEVERS = ("bm25", "vector", "hybrid", "hybrid_floor", "hybrid_no_mmr", "hybrid_no_cluster_expansion",
-                     "hybrid_cluster_expansion")
+RANKED_RETRIEVERS = (
+    "bm25",
+    "vector",
+    "hybrid",
+    "hybrid_floor",
+    "hybrid_no_mmr",
+    "hybrid_no_cluster_expansion",
+    "hybrid_cluster_expansion",
+)
 EPISODIC_RETRIEVERS = ("recall", "recall_chain", "search_same_budget")
 ALL_RETRIEVERS = RANKED_RETRIEVERS + EPISODIC_RETRIEVERS
 NEEDS_VECTORS = frozenset(ALL_RETRIEVERS) - {"bm25"}
-EXPECTED_MODE = {"bm25": "keyword-only", "vector": "vector-only", "hybrid": "hybrid",
-                 "hybrid_floor": "hybrid", "hybrid_no_mmr": "hybrid", "hybrid_no_cluster_expansion": "hybrid",
-                 "hybrid_cluster_expansion": "hybrid", "recall": "hybrid",
-                 "recall_chain": "hybrid",
-                 "search_same_budget": "hybrid"}
+EXPECTED_MODE = {
+    "bm25": "keyword-only",
+    "vector": "vector-only",
+    "hybrid": "hybrid",
+    "hybrid_floor": "hybrid",
+    "hybrid_no_mmr": "hybrid",
+    "hybrid_no_cluster_expansion": "hybrid",
+    "hybrid_cluster_expansion": "hybrid",
+    "recall": "hybrid",
+    "recall_chain": "hybrid",
+    "search_same_budget": "hybrid",
+}
 
 # LoCoMo paper (ACL 2024) Table 3, retriever DRAGON: "Dialog" rows (k turns) and "Summary" rows (k sessions).
 DRAGON_TURN: dict[str, dict[int, float]] = {
@@ -122,8 +135,10 @@ DRAGON_SESSION: dict[str, dict[int, float]] = {
     "adversarial": {2: 65.9, 5: 79.1, 10: 88.8},
 }
 BASELINE_NAME = "DRAGON (LoCoMo paper Table 3: Dialog rows for turns, Summary rows for sessions)"
-SYNTHETIC_NOTE = (f"Turn times are synthetic: LoCoMo gives one date-time per session; turn i was stamped "
-                  f"session start + i*{TURN_SECONDS} s.")
+SYNTHETIC_NOTE = (
+    f"Turn times are synthetic: LoCoMo gives one date-time per session; turn i was stamped "
+    f"session start + i*{TURN_SECONDS} s."
+)
 
 
 # --- evidence ids ----------------------------------------------------------------------------------
@@ -168,8 +183,14 @@ def dia_session(dia_id: str) -> int | None:
 # --- conversion ----------------------------------------------------------------------------------
 
 _SESSION_KEY = re.compile(r"session_(\d+)")
-_DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%H:%M on %d %B, %Y", "%Y-%m-%d %H:%M:%S",
-                 "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
+_DATE_FORMATS = (
+    "%I:%M %p on %d %B, %Y",
+    "%I:%M %p on %d %b, %Y",
+    "%H:%M on %d %B, %Y",
+    "%Y-%m-%d %H:%M:%S",
+    "%Y-%m-%dT%H:%M:%S",
+    "%Y-%m-%d",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,8 +280,9 @@ def parse_conversation(sample: dict[str, Any], stats: DatasetStats | None = None
     conv = sample.get("conversation") or {}
     speaker_a = str(conv.get("speaker_a") or "")
     speaker_b = str(conv.get("speaker_b") or "")
-    numbers = sorted(int(m.group(1)) for key, value in conv.items()
-                     if (m := _SESSION_KEY.fullmatch(key)) and isinstance(value, list))
+    numbers = sorted(
+        int(m.group(1)) for key, value in conv.items() if (m := _SESSION_KEY.fullmatch(key)) and isinstance(value, list)
+    )
     sessions: list[Session] = []
     turn_by_dia: dict[str, DialogTurn] = {}
     dia_by_uuid: dict[str, str] = {}
@@ -288,8 +310,16 @@ def parse_conversation(sample: dict[str, Any], stats: DatasetStats | None = None
             k = 2
             while uuid in dia_by_uuid:  # a repeated uuid would be dropped by the reader
                 uuid, k = f"{sample_id}:{dia}~{k}", k + 1
-            turn = DialogTurn(dia, number, position, speaker, "user" if speaker == speaker_a else "assistant",
-                              content, uuid, start + timedelta(seconds=TURN_SECONDS * i))
+            turn = DialogTurn(
+                dia,
+                number,
+                position,
+                speaker,
+                "user" if speaker == speaker_a else "assistant",
+                content,
+                uuid,
+                start + timedelta(seconds=TURN_SECONDS * i),
+            )
             position += 1
             session.turns.append(turn)
             turn_by_dia.setdefault(dia, turn)
@@ -297,8 +327,9 @@ def parse_conversation(sample: dict[str, Any], stats: DatasetStats | None = None
         if session.turns:
             sessions.append(session)
             previous_end = session.turns[-1].timestamp
-    return Conversation(sample_id, speaker_a, speaker_b, sessions, turn_by_dia, dia_by_uuid,
-                        {s.session_id: s.number for s in sessions})
+    return Conversation(
+        sample_id, speaker_a, speaker_b, sessions, turn_by_dia, dia_by_uuid, {s.session_id: s.number for s in sessions}
+    )
 
 
 def parse_questions(sample: dict[str, Any], conv: Conversation, stats: DatasetStats) -> list[Question]:
@@ -332,15 +363,26 @@ def session_records(conv: Conversation, session: Session, cwd: str) -> list[dict
     parent: str | None = None
     for turn in session.turns:
         record: dict[str, Any] = {
-            "parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": cwd,
-            "sessionId": session.session_id, "version": "locomo-benchmark", "type": turn.role,
-            "uuid": turn.uuid, "timestamp": _iso(turn.timestamp),
+            "parentUuid": parent,
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": cwd,
+            "sessionId": session.session_id,
+            "version": "locomo-benchmark",
+            "type": turn.role,
+            "uuid": turn.uuid,
+            "timestamp": _iso(turn.timestamp),
         }
         if turn.role == "user":
             record["message"] = {"role": "user", "content": turn.text}
         else:
-            record["message"] = {"id": f"msg_{turn.uuid}", "type": "message", "role": "assistant",
-                                 "model": "locomo", "content": [{"type": "text", "text": turn.text}]}
+            record["message"] = {
+                "id": f"msg_{turn.uuid}",
+                "type": "message",
+                "role": "assistant",
+                "model": "locomo",
+                "content": [{"type": "text", "text": turn.text}],
+            }
         records.append(record)
         parent = turn.uuid
     return records
@@ -425,8 +467,9 @@ def score_units(units: Sequence[Unit], question: Question, tokens: int | None = 
     turns = flatten_turns(units)
     return QuestionScore(
         turn_recall={k: turn_recall(units, evidence, k) for k in TURN_BUDGETS},
-        session_recall={k: session_recall(units, sessions, k) for k in SESSION_BUDGETS} if sessions else
-        dict.fromkeys(SESSION_BUDGETS, 0.0),
+        session_recall={k: session_recall(units, sessions, k) for k in SESSION_BUDGETS}
+        if sessions
+        else dict.fromkeys(SESSION_BUDGETS, 0.0),
         rr10=reciprocal_rank(units, evidence, MRR_K),
         answer_recall=len(evidence.intersection(turns)) / len(evidence),
         chunks=len(units),
@@ -459,10 +502,10 @@ def aggregate(scores: Sequence[QuestionScore]) -> dict[str, Any]:
     """Means over questions; recalls as percentages, MRR@10 as 0–1."""
     return {
         "n": len(scores),
-        "turn_recall": {str(k): round(100 * _mean([s.turn_recall[k] for s in scores]), 2)
-                        for k in TURN_BUDGETS},
-        "session_recall": {str(k): round(100 * _mean([s.session_recall[k] for s in scores]), 2)
-                           for k in SESSION_BUDGETS},
+        "turn_recall": {str(k): round(100 * _mean([s.turn_recall[k] for s in scores]), 2) for k in TURN_BUDGETS},
+        "session_recall": {
+            str(k): round(100 * _mean([s.session_recall[k] for s in scores]), 2) for k in SESSION_BUDGETS
+        },
         "mrr10": round(_mean([s.rr10 for s in scores]), 4),
         "answer_recall": round(100 * _mean([s.answer_recall for s in scores]), 2),
         "chunks_mean": round(_mean([s.chunks for s in scores]), 2),
@@ -551,16 +594,25 @@ class ConversationRun:
 class Runner:
     """Holds what is shared across conversations: base configuration and the embedder."""
 
-    def __init__(self, config: Any, retrievers: Sequence[str], work_dir: Path, *, embed: bool,
-                 log: Callable[[str], None], variants: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        config: Any,
+        retrievers: Sequence[str],
+        work_dir: Path,
+        *,
+        embed: bool,
+        log: Callable[[str], None],
+        variants: Sequence[str] = (),
+    ) -> None:
         self.config = config
         self.retrievers = list(retrievers)
         self.variants = list(variants)
         self.work_dir = work_dir
         self.want_embed = embed and any(r in NEEDS_VECTORS for r in retrievers)
         self.embedder: Any = None
-        self.embedding_error: str | None = (None if self.want_embed else "--no-embed given" if not embed
-                                            else "no chosen retriever needs vectors")
+        self.embedding_error: str | None = (
+            None if self.want_embed else "--no-embed given" if not embed else "no chosen retriever needs vectors"
+        )
         self.log = log
 
     def active(self) -> list[str]:
@@ -596,8 +648,9 @@ class Runner:
         home = self.work_dir / "homes" / name
         folder = self.work_dir / "transcripts" / name
         write_sessions(conv, folder, cwd=f"/locomo/{name}")
-        config = self.config.with_overrides({"storage.dbPath": str(home / "memory.db"),
-                                             "storage.vectorPath": str(home / "vectors")})
+        config = self.config.with_overrides(
+            {"storage.dbPath": str(home / "memory.db"), "storage.vectorPath": str(home / "vectors")}
+        )
         with _env("CAUSANTIC_HOME", str(home)), open_services(config) as services:
             self._attach_embedder(services)
             embed = self.embedder is not None
@@ -621,16 +674,29 @@ class Runner:
             covered = {conv.dia_by_uuid[u] for c in chunks for u in c.message_uuids if u in conv.dia_by_uuid}
             embed_seconds = total_seconds - report.seconds
             embedded = f"; embedded {report.vectors_added} in {embed_seconds:.1f}s" if embed else ""
-            self.log(f"  ingested {report.sessions} sessions → {len(chunks)} chunks covering "
-                     f"{len(covered)}/{len(conv.turn_by_dia)} turns in {report.seconds:.1f}s{embedded}")
+            self.log(
+                f"  ingested {report.sessions} sessions → {len(chunks)} chunks covering "
+                f"{len(covered)}/{len(conv.turn_by_dia)} turns in {report.seconds:.1f}s{embedded}"
+            )
             retrievers = self.active()
             outcomes, seconds = self._ask(services, conv, questions, retrievers)
-        return ConversationRun(conv.sample_id, len(conv.sessions), conv.turn_count, len(questions),
-                               len(chunks), len(covered), report.vectors_added, report.seconds,
-                               (total_seconds - report.seconds) if embed else 0.0, seconds, outcomes)
+        return ConversationRun(
+            conv.sample_id,
+            len(conv.sessions),
+            conv.turn_count,
+            len(questions),
+            len(chunks),
+            len(covered),
+            report.vectors_added,
+            report.seconds,
+            (total_seconds - report.seconds) if embed else 0.0,
+            seconds,
+            outcomes,
+        )
 
-    def _ask(self, services: Any, conv: Conversation, questions: Sequence[Question], retrievers: list[str]
-             ) -> tuple[list[Outcome], dict[str, float]]:
+    def _ask(
+        self, services: Any, conv: Conversation, questions: Sequence[Question], retrievers: list[str]
+    ) -> tuple[list[Outcome], dict[str, float]]:
         from causantic.retrieval.search import SearchRequest
 
         searcher = services.searcher
@@ -640,22 +706,31 @@ class Runner:
         # Ranking is scored at a fixed depth, so the relevance floor is off (floor 0) except in
         # hybrid_floor, which returns what a person is shown: only hits above the floor.
         unfloored = {"floor": 0.0}
-        ranked = {"bm25": {"mode": "keyword", **unfloored}, "vector": {"mode": "vector", **unfloored},
-                  "hybrid": unfloored, "hybrid_floor": {}, "hybrid_no_mmr": {"mmr": False, **unfloored},
-                  "hybrid_no_cluster_expansion": {"expand": False, **unfloored},
-                  "hybrid_cluster_expansion": {"expand": True, **unfloored}}
+        ranked = {
+            "bm25": {"mode": "keyword", **unfloored},
+            "vector": {"mode": "vector", **unfloored},
+            "hybrid": unfloored,
+            "hybrid_floor": {},
+            "hybrid_no_mmr": {"mmr": False, **unfloored},
+            "hybrid_no_cluster_expansion": {"expand": False, **unfloored},
+            "hybrid_cluster_expansion": {"expand": True, **unfloored},
+        }
         last_log = time.perf_counter()
         for n, question in enumerate(questions, start=1):
             for name in retrievers:
                 if name not in ranked:
                     continue
                 started = time.perf_counter()
-                result = searcher.search(SearchRequest(question.question, limit=SEARCH_LIMIT,
-                                                       max_tokens=SEARCH_MAX_TOKENS, **ranked[name]))
+                result = searcher.search(
+                    SearchRequest(question.question, limit=SEARCH_LIMIT, max_tokens=SEARCH_MAX_TOKENS, **ranked[name])
+                )
                 elapsed = time.perf_counter() - started
                 seconds[name] += elapsed
-                outcomes.append(self._outcome(question, name, [h.chunk for h in result.hits], conv,
-                                              result.mode, elapsed, result.tokens))
+                outcomes.append(
+                    self._outcome(
+                        question, name, [h.chunk for h in result.hits], conv, result.mode, elapsed, result.tokens
+                    )
+                )
             if self.variants and self.embedder is not None:
                 self._ask_variants(services, question, conv, outcomes, seconds)
             if episodes is not None:
@@ -666,8 +741,9 @@ class Runner:
                 self.log(f"    asked {n}/{len(questions)} questions")
         return outcomes, dict(seconds)
 
-    def _ask_variants(self, services: Any, question: Question, conv: Conversation, outcomes: list[Outcome],
-                      seconds: dict[str, float]) -> None:
+    def _ask_variants(
+        self, services: Any, question: Question, conv: Conversation, outcomes: list[Outcome], seconds: dict[str, float]
+    ) -> None:
         """The hybrid search under each named variant (``benchmarks/_variants.py``), floor off like
         ``hybrid``; outcomes are named ``variant:<name>``."""
         from causantic.retrieval.search import SearchRequest
@@ -675,19 +751,43 @@ class Runner:
 
         for name in self.variants:
             overrides, request = VARIANTS[name]
-            searcher = services.searcher if not overrides else Services(
-                services.config.with_overrides(overrides), services.store, services._embedder,
-                services._vectors).searcher
+            searcher = (
+                services.searcher
+                if not overrides
+                else Services(
+                    services.config.with_overrides(overrides), services.store, services._embedder, services._vectors
+                ).searcher
+            )
             started = time.perf_counter()
-            result = searcher.search(SearchRequest(question.question, limit=SEARCH_LIMIT,
-                                                   max_tokens=SEARCH_MAX_TOKENS, **{"floor": 0.0, **request}))
+            result = searcher.search(
+                SearchRequest(
+                    question.question, limit=SEARCH_LIMIT, max_tokens=SEARCH_MAX_TOKENS, **{"floor": 0.0, **request}
+                )
+            )
             elapsed = time.perf_counter() - started
             seconds[f"variant:{name}"] += elapsed
-            outcomes.append(self._outcome(question, f"variant:{name}", [h.chunk for h in result.hits], conv,
-                                          result.mode, elapsed, result.tokens))
+            outcomes.append(
+                self._outcome(
+                    question,
+                    f"variant:{name}",
+                    [h.chunk for h in result.hits],
+                    conv,
+                    result.mode,
+                    elapsed,
+                    result.tokens,
+                )
+            )
 
-    def _ask_episodic(self, searcher: Any, episodes: Any, question: Question, conv: Conversation,
-                      retrievers: list[str], outcomes: list[Outcome], seconds: dict[str, float]) -> None:
+    def _ask_episodic(
+        self,
+        searcher: Any,
+        episodes: Any,
+        question: Question,
+        conv: Conversation,
+        retrievers: list[str],
+        outcomes: list[Outcome],
+        seconds: dict[str, float],
+    ) -> None:
         from causantic.retrieval.search import SearchRequest
 
         recall_tokens = 0
@@ -702,30 +802,46 @@ class Runner:
             extra = {"chronological": times == sorted(times), "nothing_relevant": answer.nothing_relevant}
             if name == "recall_chain":
                 chain = answer.episodes and len(answer.episodes) == 1 and len(answer.episodes[0].chunks) > 1
-                extra |= {"fallback": not chain, "chain_length": len(chunks) if chain else None,
-                          "fallback_reason": None if chain else (answer.notes[0] if answer.notes else "none")}
+                extra |= {
+                    "fallback": not chain,
+                    "chain_length": len(chunks) if chain else None,
+                    "fallback_reason": None if chain else (answer.notes[0] if answer.notes else "none"),
+                }
             else:
                 recall_tokens = answer.tokens
             if name in retrievers:
                 seconds[name] += elapsed
-                outcomes.append(self._outcome(question, name, chunks, conv, answer.search.mode, elapsed,
-                                              answer.tokens, extra))
+                outcomes.append(
+                    self._outcome(question, name, chunks, conv, answer.search.mode, elapsed, answer.tokens, extra)
+                )
         if "search_same_budget" in retrievers:
             started = time.perf_counter()
             if recall_tokens > 0:
-                same = searcher.search(SearchRequest(question.question, limit=SAME_BUDGET_LIMIT,
-                                                     max_tokens=recall_tokens))
+                same = searcher.search(
+                    SearchRequest(question.question, limit=SAME_BUDGET_LIMIT, max_tokens=recall_tokens)
+                )
                 hits, mode, tokens = [h.chunk for h in same.hits], same.mode, same.tokens
             else:  # the recall answer was empty: an equal budget is an empty answer
                 hits, mode, tokens = [], "hybrid", 0
             elapsed = time.perf_counter() - started
             seconds["search_same_budget"] += elapsed
-            outcomes.append(self._outcome(question, "search_same_budget", hits, conv, mode, elapsed, tokens,
-                                          {"budget": recall_tokens}))
+            outcomes.append(
+                self._outcome(
+                    question, "search_same_budget", hits, conv, mode, elapsed, tokens, {"budget": recall_tokens}
+                )
+            )
 
     @staticmethod
-    def _outcome(question: Question, name: str, chunks: Sequence[Any], conv: Conversation, mode: str,
-                 seconds: float, tokens: int, extra: dict[str, Any] | None = None) -> Outcome:
+    def _outcome(
+        question: Question,
+        name: str,
+        chunks: Sequence[Any],
+        conv: Conversation,
+        mode: str,
+        seconds: float,
+        tokens: int,
+        extra: dict[str, Any] | None = None,
+    ) -> Outcome:
         units = units_of(chunks, conv)
         score = score_units(units, question, tokens)
         top = flatten_turns(units)[: max(TURN_BUDGETS)]
@@ -749,21 +865,28 @@ def _ratio(ours: Sequence[float], ref: Sequence[float]) -> list[float]:
 
 def render_overall(summaries: dict[str, dict[str, Any]]) -> list[str]:
     """Overall turn and session recall, MRR and answer size, each retriever with its gap to DRAGON."""
-    head = (f"{'retriever':<20}" + "".join(f"{'T@' + str(k):>7}" for k in TURN_BUDGETS) + "  |"
-            + "".join(f"{'S@' + str(k):>7}" for k in SESSION_BUDGETS) + "  |"
-            + f"{'MRR@10':>8}{'chunks':>8}{'turns':>7}{'tokens':>8}")
+    head = (
+        f"{'retriever':<20}"
+        + "".join(f"{'T@' + str(k):>7}" for k in TURN_BUDGETS)
+        + "  |"
+        + "".join(f"{'S@' + str(k):>7}" for k in SESSION_BUDGETS)
+        + "  |"
+        + f"{'MRR@10':>8}{'chunks':>8}{'turns':>7}{'tokens':>8}"
+    )
     dragon_t = [DRAGON_TURN["overall"][k] for k in TURN_BUDGETS]
     dragon_s = [DRAGON_SESSION["overall"][k] for k in SESSION_BUDGETS]
-    lines = [head, "-" * len(head),
-             f"{'DRAGON (paper)':<20}{_cells(dragon_t, '7.1f')}  |{_cells(dragon_s, '7.1f')}  |{'–':>8}"]
+    lines = [
+        head,
+        "-" * len(head),
+        f"{'DRAGON (paper)':<20}{_cells(dragon_t, '7.1f')}  |{_cells(dragon_s, '7.1f')}  |{'–':>8}",
+    ]
     for name, s in summaries.items():
         t = [s["turn_recall"][str(k)] for k in TURN_BUDGETS]
         ss = [s["session_recall"][str(k)] for k in SESSION_BUDGETS]
         lines += [
             f"{name:<20}{_cells(t, '7.1f')}  |{_cells(ss, '7.1f')}  |{s['mrr10']:8.3f}"
             f"{s['chunks_mean']:8.1f}{s['turns_mean']:7.1f}{s['tokens_mean']:8.0f}",
-            f"{'  Δ vs DRAGON':<20}{_cells(_diff(t, dragon_t), '+7.1f')}  |"
-            f"{_cells(_diff(ss, dragon_s), '+7.1f')}  |",
+            f"{'  Δ vs DRAGON':<20}{_cells(_diff(t, dragon_t), '+7.1f')}  |{_cells(_diff(ss, dragon_s), '+7.1f')}  |",
             f"{'  ratio to DRAGON':<20}{_cells(_ratio(t, dragon_t), '7.2f')}  |"
             f"{_cells(_ratio(ss, dragon_s), '7.2f')}  |",
         ]
@@ -772,9 +895,13 @@ def render_overall(summaries: dict[str, dict[str, Any]]) -> list[str]:
 
 def render_categories(name: str, summary: dict[str, Any]) -> list[str]:
     """One retriever's recall per category: each turn budget as ours (DRAGON Δ)."""
-    head = (f"{'category':<13}{'n':>5} |"
-            + "".join(f"{'T@' + str(k) + ' (DRAGON Δ)':>20}" for k in TURN_BUDGETS) + " |"
-            + "".join(f"{'S@' + str(k):>6}" for k in SESSION_BUDGETS) + f"{'MRR@10':>8}")
+    head = (
+        f"{'category':<13}{'n':>5} |"
+        + "".join(f"{'T@' + str(k) + ' (DRAGON Δ)':>20}" for k in TURN_BUDGETS)
+        + " |"
+        + "".join(f"{'S@' + str(k):>6}" for k in SESSION_BUDGETS)
+        + f"{'MRR@10':>8}"
+    )
     lines = [f"{name}: evidence recall by category (%; ours (DRAGON Δ))", head, "-" * len(head)]
     for cat, s in [*summary["by_category"].items(), ("overall", summary)]:
         ref = DRAGON_TURN.get(cat, {})
@@ -811,39 +938,58 @@ def render_episodic(summaries: dict[str, dict[str, Any]], extras: dict[str, Any]
     if not names:
         return []
     cats = ordered_categories([c for n in names for c in summaries[n]["by_category"]])
-    head = (f"{'retriever':<20}{'answer recall':>14}{'tokens':>8}{'chunks':>8}{'turns':>7}  |"
-            + "".join(f"{SHORT_NAMES.get(c, c):>7}" for c in cats) + "  |"
-            + f"{'T@5':>6}{'T@10':>6}{'MRR@10':>8}")
-    lines = ["Episodic path: evidence recall of the whole answer (%) and its mean size; "
-             "per-category columns are answer recall", head, "-" * len(head)]
+    head = (
+        f"{'retriever':<20}{'answer recall':>14}{'tokens':>8}{'chunks':>8}{'turns':>7}  |"
+        + "".join(f"{SHORT_NAMES.get(c, c):>7}" for c in cats)
+        + "  |"
+        + f"{'T@5':>6}{'T@10':>6}{'MRR@10':>8}"
+    )
+    lines = [
+        "Episodic path: evidence recall of the whole answer (%) and its mean size; "
+        "per-category columns are answer recall",
+        head,
+        "-" * len(head),
+    ]
     for name in names:
         s = summaries[name]
-        per_cat = "".join(f"{s['by_category'][c]['answer_recall']:7.1f}" if c in s["by_category"]
-                          else f"{'–':>7}" for c in cats)
-        lines.append(f"{name:<20}{s['answer_recall']:14.1f}{s['tokens_mean']:8.0f}{s['chunks_mean']:8.1f}"
-                     f"{s['turns_mean']:7.1f}  |{per_cat}  |"
-                     f"{s['turn_recall']['5']:6.1f}{s['turn_recall']['10']:6.1f}{s['mrr10']:8.3f}")
+        per_cat = "".join(
+            f"{s['by_category'][c]['answer_recall']:7.1f}" if c in s["by_category"] else f"{'–':>7}" for c in cats
+        )
+        lines.append(
+            f"{name:<20}{s['answer_recall']:14.1f}{s['tokens_mean']:8.0f}{s['chunks_mean']:8.1f}"
+            f"{s['turns_mean']:7.1f}  |{per_cat}  |"
+            f"{s['turn_recall']['5']:6.1f}{s['turn_recall']['10']:6.1f}{s['mrr10']:8.3f}"
+        )
     if "recall" in summaries and "search_same_budget" in summaries:
         a, b = summaries["recall"]["answer_recall"], summaries["search_same_budget"]["answer_recall"]
         ratio = f" (ratio {a / b:.2f})" if b else ""
-        lines.append(f"recall − search_same_budget: {a - b:+.1f} points of answer recall at equal token "
-                     f"budgets{ratio}")
+        lines.append(f"recall − search_same_budget: {a - b:+.1f} points of answer recall at equal token budgets{ratio}")
     for name in ("recall", "recall_chain"):
         if name in summaries:
             s = summaries[name]
-            lines.append(f"{name}: chronological {s['chronological_share']:.1f}% of answers, median "
-                         f"{s['median_tokens']:.0f} tokens, nothing relevant for {s['nothing_relevant_share']:.1f}%")
+            lines.append(
+                f"{name}: chronological {s['chronological_share']:.1f}% of answers, median "
+                f"{s['median_tokens']:.0f} tokens, nothing relevant for {s['nothing_relevant_share']:.1f}%"
+            )
     if "recall_chain" in extras:
         e = extras["recall_chain"]
         median = e["chain_length_median"]
         reasons = ", ".join(f"{k}: {v}" for k, v in e["fallback_reasons"].items()) or "none"
-        lines.append(f"recall_chain: fell back to search for {e['fallback_rate']:.1f}% of questions ({reasons}); "
-                     f"median chain length {median if median is not None else '–'} chunks")
+        lines.append(
+            f"recall_chain: fell back to search for {e['fallback_rate']:.1f}% of questions ({reasons}); "
+            f"median chain length {median if median is not None else '–'} chunks"
+        )
     return lines
 
 
-def build_report(path: Path, runs: Sequence[ConversationRun], stats: DatasetStats, runner: Runner,
-                 wall_seconds: float, limits: dict[str, Any]) -> dict[str, Any]:
+def build_report(
+    path: Path,
+    runs: Sequence[ConversationRun],
+    stats: DatasetStats,
+    runner: Runner,
+    wall_seconds: float,
+    limits: dict[str, Any],
+) -> dict[str, Any]:
     outcomes = [o for run in runs for o in run.outcomes]
     names = [r for r in ALL_RETRIEVERS if any(o.retriever == r for o in outcomes)]
     retrievers: dict[str, Any] = {}
@@ -853,10 +999,12 @@ def build_report(path: Path, runs: Sequence[ConversationRun], stats: DatasetStat
         summary["modes"] = dict(Counter(o.mode for o in mine))
         summary["query_seconds"] = round(sum(o.seconds for o in mine), 2)
         if name in ("recall", "recall_chain"):
-            summary["chronological_share"] = round(
-                100 * sum(1 for o in mine if o.extra.get("chronological")) / len(mine), 2) if mine else 0.0
-            summary["nothing_relevant_share"] = round(
-                100 * sum(1 for o in mine if o.extra.get("nothing_relevant")) / len(mine), 2) if mine else 0.0
+            summary["chronological_share"] = (
+                round(100 * sum(1 for o in mine if o.extra.get("chronological")) / len(mine), 2) if mine else 0.0
+            )
+            summary["nothing_relevant_share"] = (
+                round(100 * sum(1 for o in mine if o.extra.get("nothing_relevant")) / len(mine), 2) if mine else 0.0
+            )
             summary["median_tokens"] = statistics.median(o.score.tokens for o in mine) if mine else 0
         if name == "recall_chain":
             fallbacks = [o for o in mine if o.extra.get("fallback")]
@@ -865,8 +1013,11 @@ def build_report(path: Path, runs: Sequence[ConversationRun], stats: DatasetStat
             summary["fallback_reasons"] = dict(Counter(o.extra.get("fallback_reason") for o in fallbacks))
             summary["chain_length_median"] = statistics.median(lengths) if lengths else None
         retrievers[name] = summary
-    skipped = {r: f"needs vectors; embedding unavailable ({runner.embedding_error})"
-               for r in runner.retrievers if r not in names and r in NEEDS_VECTORS and runner.embedding_error}
+    skipped = {
+        r: f"needs vectors; embedding unavailable ({runner.embedding_error})"
+        for r in runner.retrievers
+        if r not in names and r in NEEDS_VECTORS and runner.embedding_error
+    }
     n_questions = len({(o.question.sample_id, o.question.index) for o in outcomes})
     return {
         "search_variants": summarize_variants(outcomes, runner.variants),
@@ -877,8 +1028,11 @@ def build_report(path: Path, runs: Sequence[ConversationRun], stats: DatasetStat
         "n_questions_total": stats.questions_total,
         "dropped_empty_evidence": stats.dropped_empty_evidence,
         "dropped_empty_evidence_by_category": dict(stats.dropped_by_category),
-        "evidence": {"repaired_items": stats.repaired_items, "dropped_items": stats.dropped_items,
-                     "unretrievable_ids": stats.unretrievable_ids},
+        "evidence": {
+            "repaired_items": stats.repaired_items,
+            "dropped_items": stats.dropped_items,
+            "unretrievable_ids": stats.unretrievable_ids,
+        },
         "limits": limits,
         "note": SYNTHETIC_NOTE,
         "retrieval_settings": {
@@ -897,10 +1051,18 @@ def build_report(path: Path, runs: Sequence[ConversationRun], stats: DatasetStat
         "retrievers": retrievers,
         "skipped_retrievers": skipped,
         "conversations": [
-            {"sample_id": r.sample_id, "sessions": r.sessions, "turns": r.turns, "questions": r.questions,
-             "chunks": r.chunks, "turns_covered": r.turns_covered, "vectors": r.vectors,
-             "ingest_seconds": round(r.ingest_seconds, 2), "embed_seconds": round(r.embed_seconds, 2),
-             "query_seconds": {k: round(v, 2) for k, v in r.query_seconds.items()}}
+            {
+                "sample_id": r.sample_id,
+                "sessions": r.sessions,
+                "turns": r.turns,
+                "questions": r.questions,
+                "chunks": r.chunks,
+                "turns_covered": r.turns_covered,
+                "vectors": r.vectors,
+                "ingest_seconds": round(r.ingest_seconds, 2),
+                "embed_seconds": round(r.embed_seconds, 2),
+                "query_seconds": {k: round(v, 2) for k, v in r.query_seconds.items()},
+            }
             for r in runs
         ],
         "wall_seconds": round(wall_seconds, 1),
@@ -928,8 +1090,12 @@ def summarize_variants(outcomes: Sequence[Outcome], variants: Sequence[str]) -> 
             continue
         keys = sorted(scores)
         summary = summarize([(questions[k], scores[k]) for k in keys])
-        entry: dict[str, Any] = {"turn_recall": summary["turn_recall"], "session_recall": summary["session_recall"],
-                                 "mrr10": summary["mrr10"], "n": summary["n"]}
+        entry: dict[str, Any] = {
+            "turn_recall": summary["turn_recall"],
+            "session_recall": summary["session_recall"],
+            "mrr10": summary["mrr10"],
+            "n": summary["n"],
+        }
         if base is not None and name != "default":
             versus: dict[str, Any] = {}
             draws = rng.integers(0, len(keys), size=(2000, len(keys)))
@@ -937,24 +1103,36 @@ def summarize_variants(outcomes: Sequence[Outcome], variants: Sequence[str]) -> 
                 diff = np.array([scores[q].turn_recall[k] - base[q].turn_recall[k] for q in keys])
                 means = diff[draws].mean(axis=1)
                 wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
-                versus[f"T@{k}"] = {"delta": round(100 * float(diff.mean()), 2),
-                                    "ci95": [round(100 * float(np.percentile(means, 2.5)), 2),
-                                             round(100 * float(np.percentile(means, 97.5)), 2)],
-                                    "wins": wins, "losses": losses}
+                versus[f"T@{k}"] = {
+                    "delta": round(100 * float(diff.mean()), 2),
+                    "ci95": [
+                        round(100 * float(np.percentile(means, 2.5)), 2),
+                        round(100 * float(np.percentile(means, 97.5)), 2),
+                    ],
+                    "wins": wins,
+                    "losses": losses,
+                }
             entry["vs_default"] = versus
         out[name] = entry
     return out
 
 
 def render_variants(variants: dict[str, Any]) -> list[str]:
-    head = (f"{'variant':<14}" + "".join(f"{'T@' + str(k):>7}" for k in TURN_BUDGETS) + f"{'MRR@10':>8}"
-            + "  Δ vs default per budget [95% bootstrap]")
+    head = (
+        f"{'variant':<14}"
+        + "".join(f"{'T@' + str(k):>7}" for k in TURN_BUDGETS)
+        + f"{'MRR@10':>8}"
+        + "  Δ vs default per budget [95% bootstrap]"
+    )
     lines = ["Search variants (hybrid pipeline, floor off; benchmarks/_variants.py)", head, "-" * len(head)]
     for name, v in variants.items():
         t = [v["turn_recall"][str(k)] for k in TURN_BUDGETS]
         versus = v.get("vs_default")
-        diff = "  " + " ".join(f"{d['delta']:+.1f}[{d['ci95'][0]:+.1f},{d['ci95'][1]:+.1f}]"
-                               for d in versus.values()) if versus else ""
+        diff = (
+            "  " + " ".join(f"{d['delta']:+.1f}[{d['ci95'][0]:+.1f},{d['ci95'][1]:+.1f}]" for d in versus.values())
+            if versus
+            else ""
+        )
         lines.append(f"{name:<14}{_cells(t, '7.1f')}{v['mrr10']:8.3f}{diff}")
     return lines
 
@@ -968,7 +1146,8 @@ def render_report(report: dict[str, Any]) -> str:
         f"LoCoMo evidence retrieval — {report['dataset']}",
         f"{report['n_conversations']} conversation(s), {report['n_questions']} questions scored "
         f"({report['n_questions_total']} in the file; {dropped} dropped for empty evidence"
-        + (f": {report['dropped_empty_evidence_by_category']}" if dropped else "") + ").",
+        + (f": {report['dropped_empty_evidence_by_category']}" if dropped else "")
+        + ").",
         f"Evidence ids: {evidence['repaired_items']} malformed item(s) normalised, "
         f"{evidence['dropped_items']} dropped, {len(missing)} name no turn and count as misses"
         + (f" ({', '.join(missing)})." if missing else "."),
@@ -992,8 +1171,11 @@ def render_report(report: dict[str, Any]) -> str:
     episodic = {n: s for n, s in report["retrievers"].items() if n in EPISODIC_RETRIEVERS}
     if episodic:
         lines += [*render_episodic(episodic, report["retrievers"]), ""]
-        lines += ["Episodic retrievers on the ranked metrics (recall's list is chronological, as the product "
-                  "returns it):", *render_overall(episodic), ""]
+        lines += [
+            "Episodic retrievers on the ranked metrics (recall's list is chronological, as the product returns it):",
+            *render_overall(episodic),
+            "",
+        ]
     for name, s in report["retrievers"].items():
         expected = EXPECTED_MODE.get(name)
         if expected and set(s["modes"]) != {expected}:
@@ -1004,9 +1186,11 @@ def render_report(report: dict[str, Any]) -> str:
     lines += [f"Skipped {', '.join(names)}: {why}" for why, names in by_reason.items()]
     lines.append("Timings:")
     for c in report["conversations"]:
-        lines.append(f"  {c['sample_id']}: {c['sessions']} sessions, {c['turns']} turns → {c['chunks']} "
-                     f"chunks; ingest {c['ingest_seconds']:.1f}s, embed {c['embed_seconds']:.1f}s, "
-                     f"{c['questions']} questions {sum(c['query_seconds'].values()):.1f}s")
+        lines.append(
+            f"  {c['sample_id']}: {c['sessions']} sessions, {c['turns']} turns → {c['chunks']} "
+            f"chunks; ingest {c['ingest_seconds']:.1f}s, embed {c['embed_seconds']:.1f}s, "
+            f"{c['questions']} questions {sum(c['query_seconds'].values()):.1f}s"
+        )
     per_retriever = ", ".join(f"{n} {s['query_seconds']:.1f}s" for n, s in report["retrievers"].items())
     lines.append(f"  query time by retriever: {per_retriever}")
     lines.append(f"  wall time {report['wall_seconds']:.1f}s")
@@ -1039,22 +1223,33 @@ def _parse_set(items: Sequence[str]) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("path", type=Path, help="a LoCoMo-format JSON file")
     parser.add_argument("--json", type=Path, dest="json_out", help="write the results as JSON here")
     parser.add_argument("--limit-conversations", type=int, help="only the first N conversations")
     parser.add_argument("--limit-questions", type=int, help="only the first N questions of each conversation")
-    parser.add_argument("--retrievers", default=",".join(ALL_RETRIEVERS),
-                        help=f"comma-separated subset of {', '.join(ALL_RETRIEVERS)} (default: all)")
+    parser.add_argument(
+        "--retrievers",
+        default=",".join(ALL_RETRIEVERS),
+        help=f"comma-separated subset of {', '.join(ALL_RETRIEVERS)} (default: all)",
+    )
     parser.add_argument("--no-embed", action="store_true", help="ingest without vectors (bm25 only)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="configuration override, e.g. retrieval.mmrLambda=0.5 (repeatable)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="configuration override, e.g. retrieval.mmrLambda=0.5 (repeatable)",
+    )
     parser.add_argument("--details", type=Path, help="write one JSON line per (question, retriever) here")
-    parser.add_argument("--keep", type=Path,
-                        help="keep the transcripts and stores in this folder (a later run reuses them)")
-    parser.add_argument("--variants", default="",
-                        help=f"also run these search variants (with default), from: {', '.join(VARIANTS)}")
+    parser.add_argument(
+        "--keep", type=Path, help="keep the transcripts and stores in this folder (a later run reuses them)"
+    )
+    parser.add_argument(
+        "--variants", default="", help=f"also run these search variants (with default), from: {', '.join(VARIANTS)}"
+    )
     args = parser.parse_args(argv)
     variants = [v for v in args.variants.split(",") if v]
     if variants and "default" not in variants:
@@ -1099,8 +1294,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             questions = parse_questions(sample, conv, stats)
             if args.limit_questions is not None:
                 questions = questions[: args.limit_questions]
-            log(f"[{i}/{len(samples)}] {conv.sample_id}: {len(conv.sessions)} sessions, "
-                f"{conv.turn_count} turns, {len(questions)} questions")
+            log(
+                f"[{i}/{len(samples)}] {conv.sample_id}: {len(conv.sessions)} sessions, "
+                f"{conv.turn_count} turns, {len(questions)} questions"
+            )
             t0 = time.perf_counter()
             runs.append(runner.run(conv, questions, i))
             log(f"  done in {time.perf_counter() - t0:.1f}s (elapsed {time.perf_counter() - started:.0f}s)")
@@ -1116,17 +1313,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         with args.details.open("w", encoding="utf-8") as f:
             for run in runs:
                 for o in run.outcomes:
-                    f.write(json.dumps({
-                        "sample_id": o.question.sample_id, "qa_index": o.question.index,
-                        "retriever": o.retriever,
-                        "category": o.question.category, "question": o.question.question,
-                        "evidence": list(o.question.evidence), "mode": o.mode,
-                        "turn_recall": {str(k): v for k, v in o.score.turn_recall.items()},
-                        "session_recall": {str(k): v for k, v in o.score.session_recall.items()},
-                        "rr10": o.score.rr10, "answer_recall": o.score.answer_recall,
-                        "tokens": o.score.tokens,
-                        "chunks": o.score.chunks, "top_turns": o.top_dia_ids, **o.extra,
-                    }) + "\n")
+                    f.write(
+                        json.dumps(
+                            {
+                                "sample_id": o.question.sample_id,
+                                "qa_index": o.question.index,
+                                "retriever": o.retriever,
+                                "category": o.question.category,
+                                "question": o.question.question,
+                                "evidence": list(o.question.evidence),
+                                "mode": o.mode,
+                                "turn_recall": {str(k): v for k, v in o.score.turn_recall.items()},
+                                "session_recall": {str(k): v for k, v in o.score.session_recall.items()},
+                                "rr10": o.score.rr10,
+                                "answer_recall": o.score.answer_recall,
+                                "tokens": o.score.tokens,
+                                "chunks": o.score.chunks,
+                                "top_turns": o.top_dia_ids,
+                                **o.extra,
+                            }
+                        )
+                        + "\n"
+                    )
         log(f"wrote {args.details}")
     return 0
 

@@ -26,9 +26,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
-CORPUS = (
-    REPO.parent / "shared" / "corpus" / "claude-code" / "daaain__claude-code-log/test/test_data/real_projects"
-)
+CORPUS = REPO.parent / "shared" / "corpus" / "claude-code" / "daaain__claude-code-log/test/test_data/real_projects"
 FOLDERS = ("-experiments-ideas", "-Users-dain-workspace-JSSoundRecorder", "-experiments-worktrees")
 MINIMAL_SERVER = """
 from mcp.server import MCPServer
@@ -109,9 +107,7 @@ def spawn_seconds(command: list[str], env: dict[str, str], search: bool) -> tupl
         listed = handshake(server)
         if not search:
             return listed, None
-        result = server.request(
-            "tools/call", {"name": "search", "arguments": {"query": "redirect loop on Safari"}}
-        )
+        result = server.request("tools/call", {"name": "search", "arguments": {"query": "redirect loop on Safari"}})
         assert not result.get("isError"), result
         return listed, server.elapsed()
     finally:

@@ -61,8 +61,9 @@ def store_config(work: Path, store: str, overrides: dict[str, str]) -> Any:
     from causantic.config import load_config
 
     home = work / store
-    return load_config().with_overrides({"storage.dbPath": str(home / "memory.db"),
-                                         "storage.vectorPath": str(home / "vectors"), **overrides})
+    return load_config().with_overrides(
+        {"storage.dbPath": str(home / "memory.db"), "storage.vectorPath": str(home / "vectors"), **overrides}
+    )
 
 
 def main_project(services: Any) -> str:
@@ -89,14 +90,25 @@ def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) 
         with open_services(config) as services:
             cwds[store] = cwd = main_project(services)
             for t in group:
-                found = prompt_moments(services.store, config.relevance, MomentsRequest(
-                    t.query, cwd, low, max(low, pm.cross_project_bar), 10, pm.min_terms))
-                moments = [(m.relevance, t.is_relevant(m.chunk), m.other_project,
-                            session_relevant(services.store, t, m.chunk.session_id)) for m in found.moments]
+                found = prompt_moments(
+                    services.store,
+                    config.relevance,
+                    MomentsRequest(t.query, cwd, low, max(low, pm.cross_project_bar), 10, pm.min_terms),
+                )
+                moments = [
+                    (
+                        m.relevance,
+                        t.is_relevant(m.chunk),
+                        m.other_project,
+                        session_relevant(services.store, t, m.chunk.session_id),
+                    )
+                    for m in found.moments
+                ]
                 tokens = {}
                 for bar in (*SWEEP, pm.bar):
-                    kept = [m for m in found.moments if m.relevance >= (pm.cross_project_bar if m.other_project
-                                                                          else bar)][: pm.max_moments]
+                    kept = [
+                        m for m in found.moments if m.relevance >= (pm.cross_project_bar if m.other_project else bar)
+                    ][: pm.max_moments]
                     tokens[bar] = round(len(render(kept, pm)) / 3.5) if kept else 0
                 out.append(Outcome(t, moments, tokens))
     return out, cwds
@@ -117,32 +129,55 @@ def rates(outcomes: Sequence[Outcome], bar: float, cross_bar: float, most: int) 
     right = sum(1 for o in injected if any(m[1] for m in kept(o)))
     right_session = sum(1 for o in injected if any(m[3] for m in kept(o)))
     false = sum(1 for o in unanswerable if kept(o))
-    return {"precision": round(100 * right / max(len(injected), 1), 2),
-            "precision_session": round(100 * right_session / max(len(injected), 1), 2),
-            "inject_rate": round(100 * len(injected) / max(len(answerable), 1), 2),
-            "false_inject_rate": round(100 * false / max(len(unanswerable), 1), 2),
-            "mean_tokens": round(statistics.fmean(o.tokens[bar] for o in answerable), 1) if answerable else 0.0}
+    return {
+        "precision": round(100 * right / max(len(injected), 1), 2),
+        "precision_session": round(100 * right_session / max(len(injected), 1), 2),
+        "inject_rate": round(100 * len(injected) / max(len(answerable), 1), 2),
+        "false_inject_rate": round(100 * false / max(len(unanswerable), 1), 2),
+        "mean_tokens": round(statistics.fmean(o.tokens[bar] for o in answerable), 1) if answerable else 0.0,
+    }
 
 
-def latency(work: Path, store: str, cwd: str, prompts: Sequence[str], runs: int, overrides: dict[str, str]
-            ) -> tuple[float, float, int]:
+def latency(
+    work: Path, store: str, cwd: str, prompts: Sequence[str], runs: int, overrides: dict[str, str]
+) -> tuple[float, float, int]:
     """p95 ms of the real hook and of a bare Python start, interleaved; and how many hook runs printed."""
-    env = dict(os.environ, CAUSANTIC_HOME=str(work / store), CAUSANTIC_PROMPT_MEMORY_ENABLED="true",
-               PYTHONPATH=os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH", "")) if p))
+    env = dict(
+        os.environ,
+        CAUSANTIC_HOME=str(work / store),
+        CAUSANTIC_PROMPT_MEMORY_ENABLED="true",
+        PYTHONPATH=os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH", "")) if p),
+    )
     for key, value in overrides.items():
         section, _, name = key.partition(".")
-        env["CAUSANTIC_" + "".join("_" + c if c.isupper() else c for c in section).upper() + "_"
-            + "".join("_" + c if c.isupper() else c for c in name).upper()] = value
+        env[
+            "CAUSANTIC_"
+            + "".join("_" + c if c.isupper() else c for c in section).upper()
+            + "_"
+            + "".join("_" + c if c.isupper() else c for c in name).upper()
+        ] = value
     hook_ms, base_ms, printed = [], [], 0
     for i in range(runs):
-        payload = json.dumps({"session_id": f"bench-{os.getpid()}-{i}", "cwd": cwd, "hook_event_name":
-                              "UserPromptSubmit", "prompt": prompts[i % len(prompts)]})
+        payload = json.dumps(
+            {
+                "session_id": f"bench-{os.getpid()}-{i}",
+                "cwd": cwd,
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": prompts[i % len(prompts)],
+            }
+        )
         started = time.perf_counter()
         subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
         base_ms.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "causantic.hooks", "user-prompt-submit"], input=payload,
-                              env=env, capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "causantic.hooks", "user-prompt-submit"],
+            input=payload,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         hook_ms.append((time.perf_counter() - started) * 1000)
         printed += bool(done.stdout.strip())
     return p95(hook_ms), p95(base_ms), printed
@@ -173,30 +208,45 @@ def main() -> int:
     all_trials = trials(work, log)
     outcomes, cwds = observe(work, all_trials, overrides)
     pm = store_config(work, "coding", overrides).prompt_memory
-    print(f"{'bar':>5} {'precision %':>12} {'by session %':>13} {'inject %':>9} {'false inject %':>15}"
-          f" {'mean tokens':>12}")
+    print(
+        f"{'bar':>5} {'precision %':>12} {'by session %':>13} {'inject %':>9} {'false inject %':>15}"
+        f" {'mean tokens':>12}"
+    )
     for bar in sorted({*SWEEP, pm.bar}):
         r = rates(outcomes, bar, pm.cross_project_bar, pm.max_moments)
         mark = "  <- configured" if bar == pm.bar else ""
-        print(f"{bar:5.2f} {r['precision']:12.1f} {r['precision_session']:13.1f} {r['inject_rate']:9.1f}"
-              f" {r['false_inject_rate']:15.1f}"
-              f" {r['mean_tokens']:12.1f}{mark}")
-    for name, keep in (("coding", lambda o: o.trial.store == "coding"),
-                       ("LoCoMo", lambda o: o.trial.store != "coding")):
+        print(
+            f"{bar:5.2f} {r['precision']:12.1f} {r['precision_session']:13.1f} {r['inject_rate']:9.1f}"
+            f" {r['false_inject_rate']:15.1f}"
+            f" {r['mean_tokens']:12.1f}{mark}"
+        )
+    for name, keep in (
+        ("coding", lambda o: o.trial.store == "coding"),
+        ("LoCoMo", lambda o: o.trial.store != "coding"),
+    ):
         part = rates([o for o in outcomes if keep(o)], pm.bar, pm.cross_project_bar, pm.max_moments)
-        print(f"  {name} at the configured bar: precision {part['precision']}% (by session "
-              f"{part['precision_session']}%), inject {part['inject_rate']}%, "
-              f"false inject {part['false_inject_rate']}%")
+        print(
+            f"  {name} at the configured bar: precision {part['precision']}% (by session "
+            f"{part['precision_session']}%), inject {part['inject_rate']}%, "
+            f"false inject {part['false_inject_rate']}%"
+        )
     prompts = [t.query for t in all_trials if t.store == "coding"]
-    hook_p95, base_p95, printed = latency(work, "coding", cwds["coding"], prompts[:: max(1, len(prompts) // 60)],
-                                          args.runs, overrides)
+    hook_p95, base_p95, printed = latency(
+        work, "coding", cwds["coding"], prompts[:: max(1, len(prompts) // 60)], args.runs, overrides
+    )
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"latency over {args.runs} starts (load {load:.2f}): hook p95 {hook_p95} ms, bare python p95 {base_p95} ms "
-          f"(ratio {hook_p95 / base_p95:.2f}); {printed} of {args.runs} runs added context")
+    print(
+        f"latency over {args.runs} starts (load {load:.2f}): hook p95 {hook_p95} ms, bare python p95 {base_p95} ms "
+        f"(ratio {hook_p95 / base_p95:.2f}); {printed} of {args.runs} runs added context"
+    )
     result = rates(outcomes, pm.bar, pm.cross_project_bar, pm.max_moments) | {
-        "p95_ms": hook_p95, "baseline_p95_ms": base_p95, "bar": pm.bar,
+        "p95_ms": hook_p95,
+        "baseline_p95_ms": base_p95,
+        "bar": pm.bar,
         "n_answerable": sum(1 for o in outcomes if o.trial.answerable),
-        "n_unanswerable": sum(1 for o in outcomes if not o.trial.answerable), "load": round(load, 2)}
+        "n_unanswerable": sum(1 for o in outcomes if not o.trial.answerable),
+        "load": round(load, 2),
+    }
     print(json.dumps(result))
     if args.json_out:
         args.json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

@@ -58,34 +58,52 @@ def _r(rng: random.Random, alphabet: str, n: int) -> str:
 
 # kind -> (secret generator, sentence with {s})
 KINDS: dict[str, tuple[Callable[[random.Random], str], str]] = {
-    "aws-access-key": (lambda r: "AKIA" + _r(r, string.ascii_uppercase + string.digits, 16),
-                       "aws configure set aws_access_key_id {s}"),
+    "aws-access-key": (
+        lambda r: "AKIA" + _r(r, string.ascii_uppercase + string.digits, 16),
+        "aws configure set aws_access_key_id {s}",
+    ),
     "aws-secret-prose": (lambda r: _r(r, _B64, 40), "the secret key is {s} and it is for the prod account"),
     "aws-secret-env": (lambda r: _r(r, _B64, 40), "export AWS_SECRET_ACCESS_KEY={s}"),
     "github-classic": (lambda r: "ghp_" + _r(r, _ALNUM, 36), "git remote set-url origin https://{s}@github.com/x/y"),
     "github-fine": (lambda r: "github_pat_" + _r(r, _ALNUM + "_", 82), "use {s} for the CI job"),
     "gitlab": (lambda r: "glpat-" + _r(r, _ALNUM, 20), "GITLAB_TOKEN={s}"),
     "slack-bot": (lambda r: "xoxb-" + _r(r, string.digits, 12) + "-" + _r(r, _ALNUM, 24), "slack bot {s}"),
-    "slack-webhook": (lambda r: "T" + _r(r, string.ascii_uppercase + string.digits, 8)
-                      + "/B" + _r(r, string.ascii_uppercase + string.digits, 10) + "/" + _r(r, _ALNUM, 24),
-                      "post alerts to https://hooks.slack.com/services/{s} when the job fails"),
+    "slack-webhook": (
+        lambda r: (
+            "T"
+            + _r(r, string.ascii_uppercase + string.digits, 8)
+            + "/B"
+            + _r(r, string.ascii_uppercase + string.digits, 10)
+            + "/"
+            + _r(r, _ALNUM, 24)
+        ),
+        "post alerts to https://hooks.slack.com/services/{s} when the job fails",
+    ),
     "stripe": (lambda r: "sk_live_" + _r(r, _ALNUM, 24), "stripe.api_key = '{s}'"),
     "google": (lambda r: "AIza" + _r(r, _ALNUM + "_-", 35), "maps key {s}"),
     "npm": (lambda r: "npm_" + _r(r, _ALNUM, 36), "//registry.npmjs.org/:_authToken={s}"),
     "huggingface": (lambda r: "hf_" + _r(r, _ALNUM, 34), "login with {s}"),
-    "sendgrid-code": (lambda r: "SG." + _r(r, _ALNUM + "_-", 22) + "." + _r(r, _ALNUM + "_-", 43),
-                      "sg = SendGridAPIClient('{s}')"),
-    "sendgrid-prose": (lambda r: "SG." + _r(r, _ALNUM + "_-", 22) + "." + _r(r, _ALNUM + "_-", 43),
-                       "our sendgrid key is {s} for now"),
-    "azure-connection": (lambda r: _r(r, _B64, 86) + "==",
-                         "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={s};EndpointSuffix=core.windows.net"),
+    "sendgrid-code": (
+        lambda r: "SG." + _r(r, _ALNUM + "_-", 22) + "." + _r(r, _ALNUM + "_-", 43),
+        "sg = SendGridAPIClient('{s}')",
+    ),
+    "sendgrid-prose": (
+        lambda r: "SG." + _r(r, _ALNUM + "_-", 22) + "." + _r(r, _ALNUM + "_-", 43),
+        "our sendgrid key is {s} for now",
+    ),
+    "azure-connection": (
+        lambda r: _r(r, _B64, 86) + "==",
+        "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={s};EndpointSuffix=core.windows.net",
+    ),
     "azure-prose": (lambda r: _r(r, _B64, 86) + "==", "the storage account key is {s}"),
     "twilio-api-key": (lambda r: "SK" + _r(r, "0123456789abcdef", 32), "twilio api key sid {s}"),
     "twilio-account": (lambda r: "AC" + _r(r, "0123456789abcdef", 32), "client = Client('{s}', auth)"),
     "anthropic": (lambda r: "sk-ant-api03-" + _r(r, _ALNUM + "_-", 93) + "AA", "ANTHROPIC_API_KEY {s}"),
     "openai": (lambda r: "sk-proj-" + _r(r, _ALNUM, 48), "openai key {s}"),
-    "jwt": (lambda r: "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ" + _r(r, _ALNUM, 40) + "." + _r(r, _ALNUM + "_-", 43),
-            "session cookie {s}"),
+    "jwt": (
+        lambda r: "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ" + _r(r, _ALNUM, 40) + "." + _r(r, _ALNUM + "_-", 43),
+        "session cookie {s}",
+    ),
     "bearer": (lambda r: _r(r, _ALNUM, 32), "curl -H 'Authorization: Bearer {s}' https://api.example.com"),
     "url-credentials": (lambda r: _r(r, _ALNUM, 16), "DATABASE_URL=postgres://app:{s}@db.internal:5432/app"),
     "password": (lambda r: _r(r, _ALNUM + "!#%", 14), 'DB_PASSWORD="{s}"'),
@@ -102,8 +120,9 @@ class Planted:
     where: str
 
 
-def plant_session(src: Path, dst: Path, rng: random.Random, kinds: dict[str, tuple[Callable[[random.Random], str], str]]
-                  ) -> list[Planted]:
+def plant_session(
+    src: Path, dst: Path, rng: random.Random, kinds: dict[str, tuple[Callable[[random.Random], str], str]]
+) -> list[Planted]:
     """Copy ``src`` to ``dst`` with one exchange per kind appended: a prompt, a Bash call and its result."""
     lines = src.read_text(encoding="utf-8").splitlines()
     last = next(json.loads(line) for line in reversed(lines) if '"sessionId"' in line)
@@ -115,9 +134,16 @@ def plant_session(src: Path, dst: Path, rng: random.Random, kinds: dict[str, tup
     def record(kind: str, role: str, content: object, n: int) -> dict[str, object]:
         nonlocal parent
         uuid = f"planted-{kind}-{n}-{rng.randrange(1 << 30)}"
-        rec = {"type": role, "uuid": uuid, "parentUuid": parent, "sessionId": session, "cwd": cwd,
-               "timestamp": f"2099-01-01T00:00:{n % 60:02d}Z", "isSidechain": False,
-               "message": {"role": role, "content": content}}
+        rec = {
+            "type": role,
+            "uuid": uuid,
+            "parentUuid": parent,
+            "sessionId": session,
+            "cwd": cwd,
+            "timestamp": f"2099-01-01T00:00:{n % 60:02d}Z",
+            "isSidechain": False,
+            "message": {"role": role, "content": content},
+        }
         if role == "assistant":
             rec["message"]["id"] = f"msg-{uuid}"  # type: ignore[index]
         parent = uuid
@@ -131,16 +157,46 @@ def plant_session(src: Path, dst: Path, rng: random.Random, kinds: dict[str, tup
         head = "log line " * 80
         cut_at = 600 - len(head) - 12 if kind in CUT_KINDS else 0
         out.append(json.dumps(record(kind, "user", "Please check this: " + sentence.format(s=prose), n)))
-        out.append(json.dumps(record(kind, "assistant", [
-            {"type": "text", "text": "Here is the code:\n```\n" + sentence.format(s=code) + "\n```"},
-            {"type": "tool_use", "id": call_id, "name": "Bash",
-             "input": {"command": f"DEPLOY=1 {pad}" + sentence.format(s=command)}}], n + 1)))
-        out.append(json.dumps(record(kind, "user", [
-            {"type": "tool_result", "tool_use_id": call_id,
-             "content": head[:cut_at] + sentence.format(s=result) + "\nok"}], n + 2)))
-        planted += [Planted(kind, prose, "prose"), Planted(kind, code, "code"),
-                    Planted(kind, command, "bash" + (" (cut)" if pad else "")),
-                    Planted(kind, result, "result" + (" (cut)" if cut_at else ""))]
+        out.append(
+            json.dumps(
+                record(
+                    kind,
+                    "assistant",
+                    [
+                        {"type": "text", "text": "Here is the code:\n```\n" + sentence.format(s=code) + "\n```"},
+                        {
+                            "type": "tool_use",
+                            "id": call_id,
+                            "name": "Bash",
+                            "input": {"command": f"DEPLOY=1 {pad}" + sentence.format(s=command)},
+                        },
+                    ],
+                    n + 1,
+                )
+            )
+        )
+        out.append(
+            json.dumps(
+                record(
+                    kind,
+                    "user",
+                    [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": call_id,
+                            "content": head[:cut_at] + sentence.format(s=result) + "\nok",
+                        }
+                    ],
+                    n + 2,
+                )
+            )
+        )
+        planted += [
+            Planted(kind, prose, "prose"),
+            Planted(kind, code, "code"),
+            Planted(kind, command, "bash" + (" (cut)" if pad else "")),
+            Planted(kind, result, "result" + (" (cut)" if cut_at else "")),
+        ]
         n += 3
     dst.write_text("\n".join(out) + "\n", encoding="utf-8")
     return planted
@@ -148,7 +204,7 @@ def plant_session(src: Path, dst: Path, rng: random.Random, kinds: dict[str, tup
 
 def leaked(secret: str, stored: str) -> bool:
     """Any 8-character piece of the secret in the stored text."""
-    return any(secret[i:i + 8] in stored for i in range(max(1, len(secret) - 7)))
+    return any(secret[i : i + 8] in stored for i in range(max(1, len(secret) - 7)))
 
 
 def stored_text(db: Path) -> str:
@@ -226,7 +282,7 @@ def run_false_positives(texts: list[str], show: int) -> tuple[Counter[str], floa
             kinds[kind] += 1
             if shown[kind] < show:
                 shown[kind] += 1
-                context = out[max(0, match.start() - 60):match.end() + 20].replace("\n", " ")
+                context = out[max(0, match.start() - 60) : match.end() + 20].replace("\n", " ")
                 print(f"  {kind:<22} …{context}…")
     return kinds, size / 1e6, time.perf_counter() - started
 
@@ -255,14 +311,20 @@ def main() -> int:
         "redact_mb_per_s": round(megabytes / seconds, 1),
         "missed": [f"{p.kind} ({p.where})" for p in missed],
     }
-    print(f"planted          {figures['planted']} secrets of {figures['kinds']} kinds in copies of "
-          f"{len(HOSTS)} real sessions")
-    print(f"caught           {figures['caught']} / {figures['planted']} "
-          f"(recall {figures['caught'] / figures['planted']:.3f})")
+    print(
+        f"planted          {figures['planted']} secrets of {figures['kinds']} kinds in copies of "
+        f"{len(HOSTS)} real sessions"
+    )
+    print(
+        f"caught           {figures['caught']} / {figures['planted']} "
+        f"(recall {figures['caught'] / figures['planted']:.3f})"
+    )
     for item in figures["missed"]:  # type: ignore[union-attr]
         print(f"  missed         {item}")
-    print(f"false positives  {fp_total} in {megabytes:.1f} MB of real transcripts = "
-          f"{figures['false_positives_per_mb']} per MB (upper bound: every replacement counted)")
+    print(
+        f"false positives  {fp_total} in {megabytes:.1f} MB of real transcripts = "
+        f"{figures['false_positives_per_mb']} per MB (upper bound: every replacement counted)"
+    )
     for kind, count in fp_kinds.most_common():
         print(f"  {kind:<22} {count}")
     print(f"redactor speed   {figures['redact_mb_per_s']} MB/s over the corpus text")

@@ -208,8 +208,10 @@ def gibberish(count: int, seed: int = 11) -> list[str]:
             continue
         words = []
         for _ in range(rng.randint(2, 5)):
-            word = "".join(rng.choice(letters) + (rng.choice(vowels) if rng.random() < 0.5 else "")
-                           for _ in range(rng.randint(2, 4)))
+            word = "".join(
+                rng.choice(letters) + (rng.choice(vowels) if rng.random() < 0.5 else "")
+                for _ in range(rng.randint(2, 4))
+            )
             words.append(word)
         out.append(" ".join(words))
     return out
@@ -239,14 +241,19 @@ def trials(work: Path, log: Callable[[str], None]) -> list[Trial]:
     out: list[Trial] = []
     coding_home = "coding"
     build_store(work / coding_home, [CORPUS / PROJECT_FOLDER], log)
-    out += [Trial(coding_home, q.text, True, lambda c, rel=q.relevant: c.session_id in rel)
-            for q in load_queries(DEFAULT_QUERIES)]
+    out += [
+        Trial(coding_home, q.text, True, lambda c, rel=q.relevant: c.session_id in rel)
+        for q in load_queries(DEFAULT_QUERIES)
+    ]
     locomo = locomo_stores(work, log)
     for name, (conv, questions) in locomo.items():
         for question in questions:
             uuids = {conv.turn_by_dia[d].uuid for d in question.evidence if d in conv.turn_by_dia}
-            out.append(Trial(name, question.question, True,
-                             lambda c, u=frozenset(uuids): bool(u.intersection(c.message_uuids))))
+            out.append(
+                Trial(
+                    name, question.question, True, lambda c, u=frozenset(uuids): bool(u.intersection(c.message_uuids))
+                )
+            )
     names = list(locomo)
     for i, text in enumerate(unanswerable()):
         out.append(Trial(coding_home, text, False, lambda c: False))
@@ -275,9 +282,14 @@ def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) 
             for t in group:
                 result = memory.search(t.query, limit=LIMIT)
                 absent = query_absent_share(result.profile, memory.config.relevance)
-                out.append(Observed(t, [(h.cosine, h.coverage, bulk_share(h.chunk.content), absent)
-                                        for h in result.hits],
-                                    [t.is_relevant(h.chunk) for h in result.hits], [h.relevance for h in result.hits]))
+                out.append(
+                    Observed(
+                        t,
+                        [(h.cosine, h.coverage, bulk_share(h.chunk.content), absent) for h in result.hits],
+                        [t.is_relevant(h.chunk) for h in result.hits],
+                        [h.relevance for h in result.hits],
+                    )
+                )
     return out
 
 
@@ -288,9 +300,11 @@ def rates(observed: Sequence[Observed], floor: float) -> dict[str, float]:
     false = sum(1 for o in unanswerable if any(s >= floor for s in o.scores))
     silent = sum(1 for o in observed if o.trial.answerable and not any(s >= floor for s in o.scores))
     n_answerable = sum(1 for o in observed if o.trial.answerable)
-    return {"false_answer_rate": round(100 * false / max(len(unanswerable), 1), 2),
-            "answerable_lost_rate": round(100 * lost / max(len(answerable), 1), 2),
-            "answerable_silenced_rate": round(100 * silent / max(n_answerable, 1), 2)}
+    return {
+        "false_answer_rate": round(100 * false / max(len(unanswerable), 1), 2),
+        "answerable_lost_rate": round(100 * lost / max(len(answerable), 1), 2),
+        "answerable_silenced_rate": round(100 * silent / max(n_answerable, 1), 2),
+    }
 
 
 def fit(observed: Sequence[Observed], missing_cosine: float) -> dict[str, float]:
@@ -308,9 +322,13 @@ def fit(observed: Sequence[Observed], missing_cosine: float) -> dict[str, float]
     model = LogisticRegression(C=1.0, class_weight="balanced", max_iter=1000)
     model.fit(np.array(rows), np.array(labels))
     cos_w, cov_w, bulk_w, absent_w = (float(w) for w in model.coef_[0])
-    return {"relevance.intercept": round(float(model.intercept_[0]), 3), "relevance.cosineWeight": round(cos_w, 3),
-            "relevance.coverageWeight": round(cov_w, 3), "relevance.bulkPenalty": round(max(0.0, -bulk_w), 3),
-            "relevance.absentPenalty": round(max(0.0, -absent_w), 3)}
+    return {
+        "relevance.intercept": round(float(model.intercept_[0]), 3),
+        "relevance.cosineWeight": round(cos_w, 3),
+        "relevance.coverageWeight": round(cov_w, 3),
+        "relevance.bulkPenalty": round(max(0.0, -bulk_w), 3),
+        "relevance.absentPenalty": round(max(0.0, -absent_w), 3),
+    }
 
 
 def main() -> int:
@@ -343,11 +361,15 @@ def main() -> int:
     for candidate in sorted({0.3, 0.4, 0.5, 0.6, 0.7, floor}):
         r = rates(observed, candidate)
         mark = "  <- configured" if candidate == floor else ""
-        print(f"{candidate:6.2f} {r['false_answer_rate']:16.1f} {r['answerable_lost_rate']:18.1f}"
-              f" {r['answerable_silenced_rate']:22.1f}{mark}")
+        print(
+            f"{candidate:6.2f} {r['false_answer_rate']:16.1f} {r['answerable_lost_rate']:18.1f}"
+            f" {r['answerable_silenced_rate']:22.1f}{mark}"
+        )
     result = rates(observed, floor) | {
         "n_unanswerable": sum(1 for o in observed if not o.trial.answerable),
-        "n_answerable": sum(1 for o in observed if o.trial.answerable), "floor": floor}
+        "n_answerable": sum(1 for o in observed if o.trial.answerable),
+        "floor": floor,
+    }
     print(json.dumps(result))
     if args.json_out:
         args.json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

@@ -60,10 +60,13 @@ def survey(root: Path, db: Path) -> list[StreamRow]:
 
     conn = sqlite3.connect(db)
     marks = ",".join("?" * len(LINK_TYPES))
-    linked = set(conn.execute(
-        "SELECT DISTINCT c.session_id, c.agent_id FROM edges e JOIN chunks c"
-        f" ON c.id = e.source_chunk_id OR c.id = e.target_chunk_id WHERE e.reference_type IN ({marks})",
-        LINK_TYPES).fetchall())
+    linked = set(
+        conn.execute(
+            "SELECT DISTINCT c.session_id, c.agent_id FROM edges e JOIN chunks c"
+            f" ON c.id = e.source_chunk_id OR c.id = e.target_chunk_id WHERE e.reference_type IN ({marks})",
+            LINK_TYPES,
+        ).fetchall()
+    )
     stored = set(conn.execute("SELECT DISTINCT session_id, agent_id FROM chunks").fetchall())
     conn.close()
     rows: list[StreamRow] = []
@@ -74,18 +77,20 @@ def survey(root: Path, db: Path) -> list[StreamRow]:
             span = _span(session.main) if session.main is not None else None
             for sub in session.subagents:
                 key = (session.session_id, sub.agent_id)
-                rows.append(StreamRow(
-                    layout=_layout(sub.path, sub.path == files.main),
-                    path=str(sub.path.relative_to(root)) if sub.path.is_relative_to(root) else str(sub.path),
-                    session_id=session.session_id,
-                    agent_id=sub.agent_id or "",
-                    stub=_is_stub(sub),
-                    warmup=_is_warm_up(sub),
-                    parent_present=parent,
-                    ingested=key in stored,
-                    linked=key in linked,
-                    minutes_outside_parent=_outside(_span(sub), span),
-                ))
+                rows.append(
+                    StreamRow(
+                        layout=_layout(sub.path, sub.path == files.main),
+                        path=str(sub.path.relative_to(root)) if sub.path.is_relative_to(root) else str(sub.path),
+                        session_id=session.session_id,
+                        agent_id=sub.agent_id or "",
+                        stub=_is_stub(sub),
+                        warmup=_is_warm_up(sub),
+                        parent_present=parent,
+                        ingested=key in stored,
+                        linked=key in linked,
+                        minutes_outside_parent=_outside(_span(sub), span),
+                    )
+                )
     return rows
 
 
@@ -129,8 +134,11 @@ def _is_warm_up(sub: object) -> bool:
         return prompt == "Warmup"
     agent = sub.agent_id or ""  # type: ignore[attr-defined]
     replies = [m for m in sub.messages if m.role == "assistant"]  # type: ignore[attr-defined]
-    return (not agent.startswith(("acompact-", "aprompt_suggestion-")) and len(replies) == 1
-            and not any(isinstance(b, ToolCall) for b in replies[0].blocks))
+    return (
+        not agent.startswith(("acompact-", "aprompt_suggestion-"))
+        and len(replies) == 1
+        and not any(isinstance(b, ToolCall) for b in replies[0].blocks)
+    )
 
 
 def _first_prompt(sub: object) -> str:
@@ -161,8 +169,9 @@ def summarise(rows: list[StreamRow]) -> dict[str, dict[str, object]]:
             "linked": linked,
             "coverage_pct": round(100 * linked / len(eligible), 1) if eligible else None,
             "parent_within_gap": len(in_gap),
-            "coverage_within_gap_pct": (round(100 * sum(r.linked for r in in_gap) / len(in_gap), 1)
-                                        if in_gap else None),
+            "coverage_within_gap_pct": (
+                round(100 * sum(r.linked for r in in_gap) / len(in_gap), 1) if in_gap else None
+            ),
         }
     return table
 
@@ -186,33 +195,46 @@ def main() -> int:
             report = ingest_paths(services, [args.path], embed=False, workers=args.workers)
         rows = survey(args.path.resolve(), db_path(Config()))
     table = summarise(rows)
-    header = (f"{'layout':<11} {'streams':>7} {'files':>6} {'stubs':>6} {'warmup':>7} {'parent':>7}"
-              f" {'no parent':>9} {'linked':>7} {'coverage':>9} {'in gap':>7} {'coverage':>9}")
+    header = (
+        f"{'layout':<11} {'streams':>7} {'files':>6} {'stubs':>6} {'warmup':>7} {'parent':>7}"
+        f" {'no parent':>9} {'linked':>7} {'coverage':>9} {'in gap':>7} {'coverage':>9}"
+    )
     print(header)
     for layout, t in table.items():
         cov = "—" if t["coverage_pct"] is None else f"{t['coverage_pct']:.1f} %"
         gap = "—" if t["coverage_within_gap_pct"] is None else f"{t['coverage_within_gap_pct']:.1f} %"
-        print(f"{layout:<11} {t['streams']:>7} {t['files']:>6} {t['stubs']:>6} {t['warmups']:>7}"
-              f" {t['parent_present']:>7} {t['parent_absent']:>9} {t['linked']:>7} {cov:>9}"
-              f" {t['parent_within_gap']:>7} {gap:>9}")
-    print("parent: non-stub, non-warm-up streams whose parent session is present;"
-          " coverage = linked / parent.")
+        print(
+            f"{layout:<11} {t['streams']:>7} {t['files']:>6} {t['stubs']:>6} {t['warmups']:>7}"
+            f" {t['parent_present']:>7} {t['parent_absent']:>9} {t['linked']:>7} {cov:>9}"
+            f" {t['parent_within_gap']:>7} {gap:>9}"
+        )
+    print("parent: non-stub, non-warm-up streams whose parent session is present; coverage = linked / parent.")
     print(f"in gap: of those, the ones running within {TIME_GAP_MINUTES} min of their parent's records.")
     skipped = table["all"]["skipped_ingested"]
     print(f"stubs and warm-ups ingested anyway: {skipped}")
     unlinked = [r for r in rows if not r.stub and not r.warmup and r.parent_present and not r.linked]
     for r in unlinked:
-        why = (f"runs {r.minutes_outside_parent / 60:.1f} h outside its parent session's records"
-               if r.minutes_outside_parent > TIME_GAP_MINUTES else "no call, position or time links it")
+        why = (
+            f"runs {r.minutes_outside_parent / 60:.1f} h outside its parent session's records"
+            if r.minutes_outside_parent > TIME_GAP_MINUTES
+            else "no call, position or time links it"
+        )
         print(f"  unlinked: [{r.layout}] {r.path} ({r.agent_id}): {why}")
     for path, error in report.errors:
         print(f"  ingest error: {path}: {error}")
     edges = Counter({k: v for k, v in report.edges_added.items() if k in LINK_TYPES})
     print("edges: " + ", ".join(f"{k} {edges[k]}" for k in LINK_TYPES))
     if args.json_out:
-        args.json_out.write_text(json.dumps({
-            "layouts": table, "edges": dict(edges), "unlinked": [asdict(r) for r in unlinked],
-        }, indent=2))
+        args.json_out.write_text(
+            json.dumps(
+                {
+                    "layouts": table,
+                    "edges": dict(edges),
+                    "unlinked": [asdict(r) for r in unlinked],
+                },
+                indent=2,
+            )
+        )
     return 0
 
 

@@ -112,8 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         print("verification:", json.dumps(figures, indent=2))
         manifest = make_manifest(int8_a, source / "tokenizer.json")
         print(
-            f"fp32 size {fp32_path.stat().st_size / 2**20:.1f} MiB, "
-            f"int8 size {int8_a.stat().st_size / 2**20:.1f} MiB"
+            f"fp32 size {fp32_path.stat().st_size / 2**20:.1f} MiB, int8 size {int8_a.stat().st_size / 2**20:.1f} MiB"
         )
 
         if args.check:
@@ -226,13 +225,9 @@ def build_fp32(w: dict[str, np.ndarray], path: Path) -> None:
         qkv = [f"{p}.attention.self.{m}" for m in ("query", "key", "value")]
         wqkv = const(f"{p}.attention.qkv.weight_t", np.concatenate([w[f"{m}.weight"].T for m in qkv], axis=1))
         bqkv = const(f"{p}.attention.qkv.bias", np.concatenate([w[f"{m}.bias"] for m in qkv]))
-        ctx = node(
-            "Attention", [x, wqkv, bqkv, "mask_i32"], f"l{i}_ctx", domain="com.microsoft", num_heads=HEADS
-        )
+        ctx = node("Attention", [x, wqkv, bqkv, "mask_i32"], f"l{i}_ctx", domain="com.microsoft", num_heads=HEADS)
         # onnx's shape inference does not know contrib ops: declare the output so it can go on.
-        value_info.append(
-            helper.make_tensor_value_info(ctx, TensorProto.FLOAT, ["batch", "sequence", HIDDEN])
-        )
+        value_info.append(helper.make_tensor_value_info(ctx, TensorProto.FLOAT, ["batch", "sequence", HIDDEN]))
         attn = linear(ctx, f"{p}.attention.output.dense", f"l{i}_attn")
         x = layer_norm(node("Add", [attn, x], f"l{i}_res1"), f"{p}.attention.output.LayerNorm", f"l{i}_h1")
 
@@ -247,16 +242,10 @@ def build_fp32(w: dict[str, np.ndarray], path: Path) -> None:
 
     # Mean over real tokens, then L2 normalisation (sentence-transformers Pooling + Normalize).
     node("Unsqueeze", ["mask_f", "axes_2"], "mask_3d")
-    summed = node(
-        "ReduceSum", [node("Mul", [x, "mask_3d"], "masked_tokens"), "axes_1"], "token_sum", keepdims=0
-    )
-    count = node(
-        "Max", [node("ReduceSum", ["mask_3d", "axes_1"], "token_count", keepdims=0), "count_eps"], "count"
-    )
+    summed = node("ReduceSum", [node("Mul", [x, "mask_3d"], "masked_tokens"), "axes_1"], "token_sum", keepdims=0)
+    count = node("Max", [node("ReduceSum", ["mask_3d", "axes_1"], "token_count", keepdims=0), "count_eps"], "count")
     mean = node("Div", [summed, count], "mean")
-    norm = node(
-        "Sqrt", [node("ReduceSum", [node("Mul", [mean, mean], "sq"), "axes_1"], "sumsq", keepdims=1)], "l2"
-    )
+    norm = node("Sqrt", [node("ReduceSum", [node("Mul", [mean, mean], "sq"), "axes_1"], "sumsq", keepdims=1)], "l2")
     node("Div", [mean, node("Max", [norm, "norm_eps"], "l2_safe")], "sentence_embedding")
 
     graph = helper.make_graph(
@@ -389,9 +378,7 @@ def numpy_forward(w: dict[str, np.ndarray], ids: list[int]) -> np.ndarray:
     d = HIDDEN // HEADS
     for i in range(LAYERS):
         p = f"encoder.layer.{i}.attention"
-        q, k, v = (
-            lin(x, f"{p}.self.{m}").reshape(n, HEADS, d).transpose(1, 0, 2) for m in ("query", "key", "value")
-        )
+        q, k, v = (lin(x, f"{p}.self.{m}").reshape(n, HEADS, d).transpose(1, 0, 2) for m in ("query", "key", "value"))
         s = q @ k.transpose(0, 2, 1) / math.sqrt(d)
         s = np.exp(s - s.max(-1, keepdims=True))
         ctx = ((s / s.sum(-1, keepdims=True)) @ v).transpose(1, 0, 2).reshape(n, HIDDEN)
@@ -577,9 +564,7 @@ def check_against(folder: Path, manifest: dict[str, Any]) -> int:
         actual = sha256_file(path) if path.is_file() else "missing"
         ok = entry["sha256"] == shipped[key]["sha256"] == actual
         same &= ok
-        print(
-            f"{entry['file']}: rebuilt {entry['sha256']}, shipped {actual}: {'same' if ok else 'DIFFERENT'}"
-        )
+        print(f"{entry['file']}: rebuilt {entry['sha256']}, shipped {actual}: {'same' if ok else 'DIFFERENT'}")
     return 0 if same else 1
 
 

@@ -15,8 +15,10 @@ def require_shared(path: Path, what: str) -> Path:
     skip would hide a broken checkout."""
     if path.exists():
         return path
-    message = (f"{what} is missing at {path}: these tests need the shared folder (../shared) beside the "
-               "repository, as CI has it; a plain clone skips them.")
+    message = (
+        f"{what} is missing at {path}: these tests need the shared folder (../shared) beside the "
+        "repository, as CI has it; a plain clone skips them."
+    )
     if os.environ.get("CI"):
         pytest.fail(message)
     pytest.skip(message)

@@ -55,8 +55,16 @@ def test_every_layer_imports_only_the_layers_before_it() -> None:
             continue
         used = _imports(path) - BASE - {layer}
         if layer in INTERFACES:
-            allowed = {"services", "retrieval", "ingest", "embedding", "cluster", "transcripts", "examples",
-                       *INTERFACES}
+            allowed = {
+                "services",
+                "retrieval",
+                "ingest",
+                "embedding",
+                "cluster",
+                "transcripts",
+                "examples",
+                *INTERFACES,
+            }
             bad = used - allowed
             if "store" in used:
                 bad.add("store (interfaces go through services)")
@@ -67,13 +75,21 @@ def test_every_layer_imports_only_the_layers_before_it() -> None:
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("module", ["causantic.cli.main", "causantic.services", "causantic.retrieval.search",
-                                    "causantic.facade"])
+@pytest.mark.parametrize(
+    "module", ["causantic.cli.main", "causantic.services", "causantic.retrieval.search", "causantic.facade"]
+)
 def test_importing_an_entry_point_loads_no_heavy_library(module: str) -> None:
-    code = (f"import sys, {module}; heavy = [m for m in ('numpy', 'faiss', 'onnxruntime', 'sklearn', 'lancedb')"
-            " if m in sys.modules]; print(heavy)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONPATH": str(PACKAGE.parent), "PATH": "/usr/bin:/bin"})
+    code = (
+        f"import sys, {module}; heavy = [m for m in ('numpy', 'faiss', 'onnxruntime', 'sklearn', 'lancedb')"
+        " if m in sys.modules]; print(heavy)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(PACKAGE.parent), "PATH": "/usr/bin:/bin"},
+    )
     assert out.stdout.strip() == "[]"
 
 
@@ -94,8 +110,15 @@ def test_the_dashboard_imports_no_other_interface_and_only_the_cli_launches_it()
 
 
 def test_importing_the_dashboard_command_loads_no_web_or_heavy_library() -> None:
-    code = ("import sys, causantic.cli.dashboard_commands; print([m for m in ('starlette', 'uvicorn', 'jinja2',"
-            " 'numpy', 'lancedb', 'sklearn') if m in sys.modules])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONPATH": str(PACKAGE.parent), "PATH": "/usr/bin:/bin"})
+    code = (
+        "import sys, causantic.cli.dashboard_commands; print([m for m in ('starlette', 'uvicorn', 'jinja2',"
+        " 'numpy', 'lancedb', 'sklearn') if m in sys.modules])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(PACKAGE.parent), "PATH": "/usr/bin:/bin"},
+    )
     assert out.stdout.strip() == "[]"

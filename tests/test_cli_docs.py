@@ -16,8 +16,7 @@ def _commands() -> dict[str, click.Command]:
 
 
 def test_every_command_has_help_with_an_example() -> None:
-    missing = [name for name, command in _commands().items()
-               if not command.help or "Example:" not in command.help]
+    missing = [name for name, command in _commands().items() if not command.help or "Example:" not in command.help]
     assert not missing, f"commands without help or an example: {missing}"
 
 
@@ -30,8 +29,18 @@ def test_every_command_answers_help() -> None:
 
 
 def test_data_commands_offer_json() -> None:
-    needs_json = {"search", "recall", "predict", "reconstruct", "list-projects", "list-sessions", "stats",
-                  "forget", "ingest", "batch-ingest"}
+    needs_json = {
+        "search",
+        "recall",
+        "predict",
+        "reconstruct",
+        "list-projects",
+        "list-sessions",
+        "stats",
+        "forget",
+        "ingest",
+        "batch-ingest",
+    }
     for name in needs_json & set(_commands()):
         options = {opt for p in _commands()[name].params for opt in getattr(p, "opts", [])}
         assert "--json" in options, name

@@ -14,8 +14,21 @@ from pathlib import Path
 import pytest
 from process_support import EXAMPLES, subprocess_env
 
-WATCHED = ("numpy", "onnxruntime", "tokenizers", "faiss", "sklearn", "scipy", "mcp", "starlette", "uvicorn",
-           "lancedb", "pyarrow", "causantic.ingest.pipeline", "causantic.mcp")
+WATCHED = (
+    "numpy",
+    "onnxruntime",
+    "tokenizers",
+    "faiss",
+    "sklearn",
+    "scipy",
+    "mcp",
+    "starlette",
+    "uvicorn",
+    "lancedb",
+    "pyarrow",
+    "causantic.ingest.pipeline",
+    "causantic.mcp",
+)
 RUNTIME = {"numpy", "onnxruntime", "tokenizers"}
 SERVERS = {"mcp", "starlette", "uvicorn", "causantic.mcp"}
 CLUSTERING = {"sklearn", "scipy"}
@@ -32,8 +45,13 @@ REPORTER = (
 
 
 def _imports(home: Path, *args: str) -> set[str]:
-    run = subprocess.run([sys.executable, "-c", REPORTER, *args], capture_output=True, text=True,
-                         env=subprocess_env(CAUSANTIC_HOME=str(home)), timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-c", REPORTER, *args],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(CAUSANTIC_HOME=str(home)),
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     line = next(line for line in run.stderr.splitlines() if line.startswith("IMPORTS "))
     return set(json.loads(line.removeprefix("IMPORTS ")))
@@ -48,18 +66,28 @@ def store_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home
 
 
-@pytest.mark.parametrize("args", [
-    ("stats",), ("list-projects",), ("list-sessions", "acme-shop"), ("reconstruct", "acme-shop"),
-    ("clusters",), ("hook", "status"), ("config",),
-])
-def test_read_commands_load_no_embedding_runtime_no_index_and_no_server(store_home: Path,
-                                                                       args: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("stats",),
+        ("list-projects",),
+        ("list-sessions", "acme-shop"),
+        ("reconstruct", "acme-shop"),
+        ("clusters",),
+        ("hook", "status"),
+        ("config",),
+    ],
+)
+def test_read_commands_load_no_embedding_runtime_no_index_and_no_server(
+    store_home: Path, args: tuple[str, ...]
+) -> None:
     assert _imports(store_home, *args) == set()
 
 
 @pytest.mark.parametrize("args", [("search", "rate limiting"), ("recall", "rate limiting")])
-def test_search_commands_load_the_embedding_runtime_and_nothing_else_heavy(store_home: Path,
-                                                                          args: tuple[str, ...]) -> None:
+def test_search_commands_load_the_embedding_runtime_and_nothing_else_heavy(
+    store_home: Path, args: tuple[str, ...]
+) -> None:
     # A six-chunk store is scanned exactly: not even faiss loads.
     assert _imports(store_home, *args) == RUNTIME
 

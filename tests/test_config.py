@@ -26,8 +26,9 @@ def test_defaults_follow_the_design_documents() -> None:
 
 def test_the_last_source_wins_key_by_key(causantic_home: Path, tmp_path: Path) -> None:
     causantic_home.mkdir(parents=True)
-    (causantic_home / "config.json").write_text(json.dumps(
-        {"retrieval": {"mmrLambda": 0.5, "rrfK": 30}, "traversal": {"maxDepth": 10}}))
+    (causantic_home / "config.json").write_text(
+        json.dumps({"retrieval": {"mmrLambda": 0.5, "rrfK": 30}, "traversal": {"maxDepth": 10}})
+    )
     (tmp_path / "causantic.config.json").write_text(json.dumps({"retrieval": {"mmrLambda": 0.6}}))
     config = load_config(cwd=tmp_path, environ={"CAUSANTIC_TRAVERSAL_MAX_DEPTH": "20"})
     assert config.retrieval.mmr_lambda == 0.6  # project file beats user file
@@ -46,8 +47,9 @@ def test_an_out_of_range_value_names_the_key() -> None:
 
 
 def test_an_unknown_key_in_a_file_is_ignored_with_a_warning_naming_it(tmp_path: Path) -> None:
-    (tmp_path / "causantic.config.json").write_text(json.dumps({"retrieval": {"mmrLamda": 0.5},
-                                                                "llm": {"enableLabelling": True}}))
+    (tmp_path / "causantic.config.json").write_text(
+        json.dumps({"retrieval": {"mmrLamda": 0.5}, "llm": {"enableLabelling": True}})
+    )
     with pytest.warns(ConfigWarning) as caught:
         config = load_config(cwd=tmp_path)
     messages = [str(w.message) for w in caught]
@@ -63,13 +65,16 @@ def test_a_key_of_the_earlier_implementation_moves_to_its_new_name(tmp_path: Pat
     assert config.retrieval.recency_decay_factor == 0.3
 
 
-def test_a_config_file_of_the_earlier_implementation_never_stops_a_command(tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "causantic.config.json").write_text(json.dumps({"recency": {"decayFactor": 0.3},
-                                                                "semanticIndex": {"enabled": False}}))
+def test_a_config_file_of_the_earlier_implementation_never_stops_a_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "causantic.config.json").write_text(
+        json.dumps({"recency": {"decayFactor": 0.3}, "semanticIndex": {"enabled": False}})
+    )
     monkeypatch.chdir(tmp_path)
-    run = subprocess.run([sys.executable, "-m", "causantic", "stats", "--json"], capture_output=True, text=True,
-                         check=False, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "causantic", "stats", "--json"], capture_output=True, text=True, check=False, timeout=120
+    )
     assert run.returncode == 0, run.stderr
     assert "causantic: warning:" in run.stderr and "'semanticIndex.enabled'" in run.stderr
     assert json.loads(run.stdout)["chunks"] == 0

@@ -12,7 +12,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 def test_the_library_example_runs(tmp_path: Path) -> None:
     text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Use it as a library"):]
+    section = text[text.index("## Use it as a library") :]
     code = re.search(r"```python\n(.*?)```", section, re.DOTALL)
     assert code is not None
     script = code.group(1).replace("/tmp/causantic-demo", str(tmp_path / "demo"))

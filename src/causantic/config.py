@@ -54,9 +54,12 @@ class ChunkingConfig(_Section):
     tool_result_max_chars: int = Field(600, ge=0, description="Tool results longer than this are truncated.")
     tool_input_max_chars: int = Field(200, ge=0, description="Rendered tool-call summary length cap.")
     long_line_chars: int = Field(
-        20_000, ge=1000,
-        description=("A single line longer than this (a pasted bundle, base64) is kept whole for keyword "
-                     "search, but its chunks are embedded as a short summary instead of slice by slice."),
+        20_000,
+        ge=1000,
+        description=(
+            "A single line longer than this (a pasted bundle, base64) is kept whole for keyword "
+            "search, but its chunks are embedded as a short summary instead of slice by slice."
+        ),
     )
 
 
@@ -87,42 +90,59 @@ class RedactionConfig(_Section):
     enabled: bool = Field(True, description="Redact secrets before chunk text is stored or indexed.")
     extra_patterns: tuple[str, ...] = Field((), description="More regexes whose matches are redacted (as `custom`).")
     custom_patterns: dict[str, str] = Field(
-        {}, description="Named regexes to redact: {\"acme-id\": \"ACME-\\\\d{6}\"} gives [REDACTED:acme-id]."
+        {}, description='Named regexes to redact: {"acme-id": "ACME-\\\\d{6}"} gives [REDACTED:acme-id].'
     )
     disabled_kinds: tuple[str, ...] = Field(
-        (), description="Built-in kinds not to redact, e.g. [\"high-entropy-secret\"]; `secret` is the assignment rule."
+        (), description='Built-in kinds not to redact, e.g. ["high-entropy-secret"]; `secret` is the assignment rule.'
     )
     min_entropy: float = Field(
-        3.5, ge=0, le=8,
-        description=("Bits per character a value near 'secret', 'key', 'token' or 'password' needs (with upper "
-                     "case, lower case and digits) to be redacted as a high-entropy secret. Measured by "
-                     "benchmarks/redaction.py."),
+        3.5,
+        ge=0,
+        le=8,
+        description=(
+            "Bits per character a value near 'secret', 'key', 'token' or 'password' needs (with upper "
+            "case, lower case and digits) to be redacted as a high-entropy secret. Measured by "
+            "benchmarks/redaction.py."
+        ),
     )
 
 
 class EmbeddingConfig(_Section):
     model: str = Field("all-minilm-l6-v2", description="Model id from the registry (`causantic models`).")
     batch_size: int = Field(
-        1, ge=1, le=1024,
-        description=("Model windows per inference batch. 1 makes a text's vector depend on that text alone "
-                     "(the int8 model quantises activations per batch) and is no slower here."),
+        1,
+        ge=1,
+        le=1024,
+        description=(
+            "Model windows per inference batch. 1 makes a text's vector depend on that text alone "
+            "(the int8 model quantises activations per batch) and is no slower here."
+        ),
     )
     eager: bool = Field(True, description="Embed during ingest; false defers to `causantic embed`.")
     threads: int = Field(0, ge=0, description="Inference threads; 0 lets the runtime choose.")
     document_word_pieces: int = Field(
-        128, ge=16, le=1024,
-        description=("Word pieces of a chunk's embedding text the model reads (its start; queries keep the model's "
-                     "full window). Measured on real chunks: 128 embeds 4x as many chunks per CPU-second as "
-                     "today's two windows of 256, with coding R@5 and LoCoMo recall held (docs/architecture.md)."),
+        128,
+        ge=16,
+        le=1024,
+        description=(
+            "Word pieces of a chunk's embedding text the model reads (its start; queries keep the model's "
+            "full window). Measured on real chunks: 128 embeds 4x as many chunks per CPU-second as "
+            "today's two windows of 256, with coding R@5 and LoCoMo recall held (docs/architecture.md)."
+        ),
     )
     max_windows: int = Field(
-        1, ge=1, le=8,
+        1,
+        ge=1,
+        le=8,
         description="Windows of documentWordPieces a long chunk is embedded as (their vectors are averaged).",
     )
     tool_result_chars: int = Field(
-        200, ge=0,
-        description=("Characters of each tool result that reach the embedding model (the whole stored text stays "
-                     "in keyword search). Repeated lines and lines without letters are left out too."),
+        200,
+        ge=0,
+        description=(
+            "Characters of each tool result that reach the embedding model (the whole stored text stays "
+            "in keyword search). Repeated lines and lines without letters are left out too."
+        ),
     )
 
 
@@ -130,57 +150,82 @@ class RetrievalConfig(_Section):
     primary: Literal["hybrid", "keyword", "vector"] = Field("hybrid", description="Candidate generation.")
     fusion: Literal["convex", "rrf", "blend"] = Field(
         "convex",
-        description=("How vector and keyword candidates combine. convex: each list's scores divided by its best, "
-                     "weighted by vectorWeight and keywordWeight; rrf: Reciprocal Rank Fusion (the seeds' choice), "
-                     "by rank alone; blend: fusionBlend times convex plus the rest times RRF scaled to 0-1. On "
-                     "LoCoMo convex recalled more at every turn budget (benchmarks/locomo.py); on coding history "
-                     "RRF (k 10, equal weights) ranked better (MRR 0.868 against 0.791) but lost 7 points of LoCoMo "
-                     "turn recall at 5 turns (benchmarks/coding.py, variants rrf*)."),
+        description=(
+            "How vector and keyword candidates combine. convex: each list's scores divided by its best, "
+            "weighted by vectorWeight and keywordWeight; rrf: Reciprocal Rank Fusion (the seeds' choice), "
+            "by rank alone; blend: fusionBlend times convex plus the rest times RRF scaled to 0-1. On "
+            "LoCoMo convex recalled more at every turn budget (benchmarks/locomo.py); on coding history "
+            "RRF (k 10, equal weights) ranked better (MRR 0.868 against 0.791) but lost 7 points of LoCoMo "
+            "turn recall at 5 turns (benchmarks/coding.py, variants rrf*)."
+        ),
     )
     fusion_blend: float = Field(
-        0.5, ge=0, le=1,
-        description=("Share of convex fusion in fusion blend (the rest is RRF with rrfK, scaled to 0-1). Blends "
-                     "raised coding MRR (0.7: +0.004 to +0.027) but lost LoCoMo recall at 5 and 10 turns."),
+        0.5,
+        ge=0,
+        le=1,
+        description=(
+            "Share of convex fusion in fusion blend (the rest is RRF with rrfK, scaled to 0-1). Blends "
+            "raised coding MRR (0.7: +0.004 to +0.027) but lost LoCoMo recall at 5 and 10 turns."
+        ),
     )
     rrf_k: int = Field(
-        5, ge=1,
-        description=("Reciprocal Rank Fusion constant (fusion rrf). The seeds used 60; on LoCoMo 5 ranks better at "
-                     "every budget, because a small k lets a top hit of either list count."),
+        5,
+        ge=1,
+        description=(
+            "Reciprocal Rank Fusion constant (fusion rrf). The seeds used 60; on LoCoMo 5 ranks better at "
+            "every budget, because a small k lets a top hit of either list count."
+        ),
     )
     vector_weight: float = Field(
-        0.5, ge=0,
-        description=("Weight of the vector list in the fusion (BM25 is the stronger signal with MiniLM). 0.5 suits "
-                     "convex fusion; RRF scored best at 0.4 (the default before convex fusion)."),
+        0.5,
+        ge=0,
+        description=(
+            "Weight of the vector list in the fusion (BM25 is the stronger signal with MiniLM). 0.5 suits "
+            "convex fusion; RRF scored best at 0.4 (the default before convex fusion)."
+        ),
     )
     keyword_weight: float = Field(1.0, ge=0, description="Weight of the BM25 list in the fusion.")
     fusion_keep_top: int = Field(
-        0, ge=0,
-        description=("Each list's top N hits rank no lower than just below fused hit N+1, so a list the other "
-                     "disagrees with cannot bury its best hits. Off (0): on LoCoMo keep1 and keep2 lost 1.6 and 3.2 "
-                     "points of turn recall at 5 turns, and the coding set did not move (variants keep1-keep3)."),
+        0,
+        ge=0,
+        description=(
+            "Each list's top N hits rank no lower than just below fused hit N+1, so a list the other "
+            "disagrees with cannot bury its best hits. Off (0): on LoCoMo keep1 and keep2 lost 1.6 and 3.2 "
+            "points of turn recall at 5 turns, and the coding set did not move (variants keep1-keep3)."
+        ),
     )
     mention_penalty: float = Field(
-        0.0, ge=0, le=1,
-        description=("Demotes a chunk by this factor times the share of its match to the query found only in the "
-                     "output of listing tools (shell, search, fetch: a git log, a changelog diff, a PR list), not in "
-                     "the prompt, the agent's words or its tool calls. Chat has no tool output and is unaffected. On "
-                     "the coding set 0.3-0.7 all moved one query up, none down, on the project alone and no query "
-                     "with distractors, while search p95 rose from 51 to 85 ms on 3,065 chunks; off until it is "
-                     "cheaper (benchmarks/coding.py, mention*)."),
+        0.0,
+        ge=0,
+        le=1,
+        description=(
+            "Demotes a chunk by this factor times the share of its match to the query found only in the "
+            "output of listing tools (shell, search, fetch: a git log, a changelog diff, a PR list), not in "
+            "the prompt, the agent's words or its tool calls. Chat has no tool output and is unaffected. On "
+            "the coding set 0.3-0.7 all moved one query up, none down, on the project alone and no query "
+            "with distractors, while search p95 rose from 51 to 85 ms on 3,065 chunks; off until it is "
+            "cheaper (benchmarks/coding.py, mention*)."
+        ),
     )
     session_evidence: float = Field(
-        0.0, ge=0,
-        description=("Adds this factor times the scores of up to sessionEvidenceChunks other candidates of the "
-                     "same session to a chunk's score: several good chunks of one session are stronger evidence "
-                     "than one. Off (0): 0.1 moved 2-3 coding queries up and none down, but cost LoCoMo recall at 5 "
-                     "and 10 turns, and with sessionContext more (variants session*)."),
+        0.0,
+        ge=0,
+        description=(
+            "Adds this factor times the scores of up to sessionEvidenceChunks other candidates of the "
+            "same session to a chunk's score: several good chunks of one session are stronger evidence "
+            "than one. Off (0): 0.1 moved 2-3 coding queries up and none down, but cost LoCoMo recall at 5 "
+            "and 10 turns, and with sessionContext more (variants session*)."
+        ),
     )
     session_context: float = Field(
-        0.25, ge=0,
-        description=("Multiplies a chunk's score by 1 + this factor times the share of the query found in its "
-                     "session's opening prompt (the task the session was about), context a chunk deep in a long "
-                     "session lacks. 0.25 raised coding MRR and LoCoMo turn recall; 0.5 and 1.0 cost LoCoMo recall "
-                     "at 10 turns (benchmarks/coding.py and locomo.py, context*)."),
+        0.25,
+        ge=0,
+        description=(
+            "Multiplies a chunk's score by 1 + this factor times the share of the query found in its "
+            "session's opening prompt (the task the session was about), context a chunk deep in a long "
+            "session lacks. 0.25 raised coding MRR and LoCoMo turn recall; 0.5 and 1.0 cost LoCoMo recall "
+            "at 10 turns (benchmarks/coding.py and locomo.py, context*)."
+        ),
     )
     session_evidence_chunks: int = Field(
         2, ge=1, description="Most other chunks of a session counted by sessionEvidence."
@@ -188,10 +233,13 @@ class RetrievalConfig(_Section):
     vector_search_limit: int = Field(50, ge=1, description="Candidates from vector search.")
     keyword_search_limit: int = Field(50, ge=1, description="Candidates from BM25 search.")
     keyword_score_budget: int = Field(
-        8000, ge=0,
-        description=("Chunks BM25 may score per query before the commonest query words stop selecting "
-                     "candidates (they still count in the score); bounds keyword search time on large "
-                     "stores. 0 scores every chunk with any query word."),
+        8000,
+        ge=0,
+        description=(
+            "Chunks BM25 may score per query before the commonest query words stop selecting "
+            "candidates (they still count in the score); bounds keyword search time on large "
+            "stores. 0 scores every chunk with any query word."
+        ),
     )
     mmr_lambda: float = Field(0.7, ge=0, le=1, description="MMR trade-off: 1 = relevance only.")
     mmr_enabled: bool = Field(True, description="Rerank with Maximal Marginal Relevance.")
@@ -204,9 +252,13 @@ class RetrievalConfig(_Section):
 
 class RelevanceConfig(_Section):
     floor: float = Field(
-        0.5, ge=0, le=1,
-        description=("Calibrated relevance (0-1) below which a hit is not shown; an answer with no hit above it "
-                     "says nothing relevant is in memory. 0 shows everything (benchmarks/relevance_floor.py)."),
+        0.5,
+        ge=0,
+        le=1,
+        description=(
+            "Calibrated relevance (0-1) below which a hit is not shown; an answer with no hit above it "
+            "says nothing relevant is in memory. 0 shows everything (benchmarks/relevance_floor.py)."
+        ),
     )
     intercept: float = Field(-1.929, description="Relevance model: intercept (benchmarks/relevance_floor.py --fit).")
     cosine_weight: float = Field(12.726, description="Relevance model: weight of the query-chunk cosine similarity.")
@@ -223,13 +275,18 @@ class RelevanceConfig(_Section):
         5.091, ge=0, description="Relevance model: penalty per unit share of query words found nowhere in memory."
     )
     absent_min_chunks: int = Field(
-        100, ge=0,
+        100,
+        ge=0,
         description="Words absent from memory count against a hit only in a scope of at least this many chunks.",
     )
     absent_prior: float = Field(
-        0.12, ge=0, le=1,
-        description=("Share of absent words assumed in a smaller scope: its mean over relevant hits on the "
-                     "development sets (benchmarks/relevance_floor.py)."),
+        0.12,
+        ge=0,
+        le=1,
+        description=(
+            "Share of absent words assumed in a smaller scope: its mean over relevant hits on the "
+            "development sets (benchmarks/relevance_floor.py)."
+        ),
     )
     most_counted: int = Field(
         20_000, ge=1, description="Chunks counted per query word when weighing it (bounds the cost on large stores)."
@@ -239,8 +296,10 @@ class RelevanceConfig(_Section):
 class EpisodesConfig(_Section):
     mode: Literal["episodes", "chain"] = Field(
         "episodes",
-        description=("How recall and predict answer. episodes: the turns around the best search hits, merged and "
-                     "ordered in time; chain: the seeds' single best chain by median similarity (seed 000)."),
+        description=(
+            "How recall and predict answer. episodes: the turns around the best search hits, merged and "
+            "ordered in time; chain: the seeds' single best chain by median similarity (seed 000)."
+        ),
     )
     max_tokens: int = Field(2_500, ge=100, description="Token budget of a recall or predict answer.")
     max_episodes: int = Field(5, ge=1, description="Most episodes (distinct stories) in one answer.")
@@ -248,17 +307,23 @@ class EpisodesConfig(_Section):
         4, ge=0, description="Most chunks an episode adds before its hit (recall) or after it (predict)."
     )
     context_relevance: float = Field(
-        0.5, ge=0, le=1,
-        description=("Recall extends an episode backward while a chunk's relevance is at least this share of its "
-                     "hit's; the story is cut where relevance drops."),
+        0.5,
+        ge=0,
+        le=1,
+        description=(
+            "Recall extends an episode backward while a chunk's relevance is at least this share of its "
+            "hit's; the story is cut where relevance drops."
+        ),
     )
 
 
 class ClusterExpansionConfig(_Section):
     enabled: bool = Field(
         False,
-        description=("Add cluster siblings of the top hits as candidates. Off by default: on LoCoMo it lowered "
-                     "turn recall at every budget (benchmarks/locomo.py, retriever hybrid_cluster_expansion)."),
+        description=(
+            "Add cluster siblings of the top hits as candidates. Off by default: on LoCoMo it lowered "
+            "turn recall at every budget (benchmarks/locomo.py, retriever hybrid_cluster_expansion)."
+        ),
     )
     max_clusters: int = Field(3, ge=0, description="Clusters expanded per query.")
     max_siblings: int = Field(5, ge=0, description="Siblings added per expanded cluster.")
@@ -289,27 +354,39 @@ class HooksConfig(_Section):
 
 class SourcesConfig(_Section):
     codex_sessions: str | None = Field(
-        None, description="Codex CLI rollouts batch-ingest reads; default $CODEX_HOME/sessions or ~/.codex/sessions.")
+        None, description="Codex CLI rollouts batch-ingest reads; default $CODEX_HOME/sessions or ~/.codex/sessions."
+    )
     gemini_sessions: str | None = Field(
-        None, description="Gemini CLI sessions batch-ingest reads; default ~/.gemini/tmp (its chats folders).")
+        None, description="Gemini CLI sessions batch-ingest reads; default ~/.gemini/tmp (its chats folders)."
+    )
+
+
 class PromptMemoryConfig(_Section):
     enabled: bool = Field(
         False,
-        description=("Add relevant past work to each prompt (the UserPromptSubmit hook); `causantic init "
-                     "--prompt-memory` registers the hook with this switched on."),
+        description=(
+            "Add relevant past work to each prompt (the UserPromptSubmit hook); `causantic init "
+            "--prompt-memory` registers the hook with this switched on."
+        ),
     )
     bar: float = Field(
-        0.95, ge=0, le=1,
-        description=("Relevance (keyword-only scoring, so relevance.missingCosine stands in for the cosine) a past "
-                     "moment of this project needs to be added to a prompt; stricter than relevance.floor "
-                     "(benchmarks/prompt_memory.py)."),
+        0.95,
+        ge=0,
+        le=1,
+        description=(
+            "Relevance (keyword-only scoring, so relevance.missingCosine stands in for the cosine) a past "
+            "moment of this project needs to be added to a prompt; stricter than relevance.floor "
+            "(benchmarks/prompt_memory.py)."
+        ),
     )
     cross_project_bar: float = Field(
-        0.98, ge=0, le=1,
+        0.98,
+        ge=0,
+        le=1,
         description="Relevance a moment of another project needs; 1 keeps prompt memory to the current project.",
     )
     min_terms: int = Field(
-        2, ge=1, description="Prompts with fewer meaningful words (\"yes\", \"go on\") get nothing added."
+        2, ge=1, description='Prompts with fewer meaningful words ("yes", "go on") get nothing added.'
     )
     max_moments: int = Field(3, ge=1, le=10, description="Most past moments added to one prompt.")
     max_tokens: int = Field(300, ge=50, le=2_000, description="Token budget of what one prompt gets added.")
@@ -391,8 +468,9 @@ RENAMED_KEYS = {
 }
 
 
-def load_config(cwd: Path | None = None, environ: dict[str, str] | None = None,
-                sources: dict[str, str] | None = None) -> Config:
+def load_config(
+    cwd: Path | None = None, environ: dict[str, str] | None = None, sources: dict[str, str] | None = None
+) -> Config:
     """Merge defaults, the user file, the project file and the environment; validate the result.
 
     ``sources``, when given, receives the source that set each key not left at its default. A key
@@ -445,8 +523,9 @@ def _merge(into: dict[str, Any], new: dict[str, Any], source: str, sources: dict
             _set_known(into, f"{section}.{key}", value, source, sources)
 
 
-def _set_known(data: dict[str, Any], dotted: str, value: Any, source: str,
-               sources: dict[str, str] | None = None) -> None:
+def _set_known(
+    data: dict[str, Any], dotted: str, value: Any, source: str, sources: dict[str, str] | None = None
+) -> None:
     """Set a key read from a file or the environment: a renamed key moves to its new name, an
     unknown one is ignored; both with a warning naming the key."""
     if _is_unknown(data, dotted):
@@ -478,8 +557,9 @@ def _warn(message: str) -> None:
     warnings.warn(message, ConfigWarning, stacklevel=5)
 
 
-def _set_dotted(data: dict[str, Any], dotted: str, value: Any, source: str,
-                sources: dict[str, str] | None = None) -> None:
+def _set_dotted(
+    data: dict[str, Any], dotted: str, value: Any, source: str, sources: dict[str, str] | None = None
+) -> None:
     section, _, key = dotted.partition(".")
     if section not in data or not isinstance(data[section], dict):
         raise ConfigError(f"{source}: unknown section {section!r} in key {dotted!r}.")
@@ -497,7 +577,7 @@ def _env_key(name: str) -> str | None:
     for section_name in sorted(Config.model_fields, key=len, reverse=True):
         prefix = section_name + "_"
         if rest.startswith(prefix):
-            return f"{to_camel(section_name)}.{to_camel(rest[len(prefix):])}"
+            return f"{to_camel(section_name)}.{to_camel(rest[len(prefix) :])}"
     return None
 
 
@@ -513,7 +593,5 @@ def _validate(data: dict[str, Any], source: str) -> Config:
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
         raise ConfigError(f"Invalid {source}: {problems}") from exc

@@ -37,22 +37,34 @@ def store_failure(exc: BaseException, where: object) -> StoreError:
     text = str(exc)
     lowered = text.lower()
     if "malformed" in lowered or "not a database" in lowered or "corrupt" in lowered:
-        return StoreError(f"The memory database {where} is damaged ({text}): restore it from a backup, or move "
-                          "it aside and run `causantic batch-ingest` to rebuild it from your transcripts.")
+        return StoreError(
+            f"The memory database {where} is damaged ({text}): restore it from a backup, or move "
+            "it aside and run `causantic batch-ingest` to rebuild it from your transcripts."
+        )
     if "disk i/o error" in lowered:
-        return StoreError(f"The memory database {where} could not be written ({text}): check that the disk has "
-                          "free space and works, then run the command again; what was stored before is intact.")
+        return StoreError(
+            f"The memory database {where} could not be written ({text}): check that the disk has "
+            "free space and works, then run the command again; what was stored before is intact."
+        )
     if "full" in lowered:
-        return StoreError(f"The disk holding the memory database {where} is full ({text}): free some space and "
-                          "run the command again; what was stored before is intact.")
+        return StoreError(
+            f"The disk holding the memory database {where} is full ({text}): free some space and "
+            "run the command again; what was stored before is intact."
+        )
     if "locked" in lowered or "busy" in lowered:
-        return StoreError(f"The memory database {where} stayed busy ({text}): another Causantic process is "
-                          "writing; try again in a moment.")
+        return StoreError(
+            f"The memory database {where} stayed busy ({text}): another Causantic process is "
+            "writing; try again in a moment."
+        )
     if "readonly" in lowered or "read-only" in lowered or "unable to open" in lowered:
-        return StoreError(f"The memory database {where} cannot be opened for writing ({text}): check the "
-                          "permissions of the file and its folder, or set CAUSANTIC_HOME.")
-    return StoreError(f"The memory database {where} failed ({text}): if it happens again, restore it from a "
-                      "backup or rebuild it with `causantic batch-ingest`.")
+        return StoreError(
+            f"The memory database {where} cannot be opened for writing ({text}): check the "
+            "permissions of the file and its folder, or set CAUSANTIC_HOME."
+        )
+    return StoreError(
+        f"The memory database {where} failed ({text}): if it happens again, restore it from a "
+        "backup or rebuild it with `causantic batch-ingest`."
+    )
 
 
 class InvalidQuery(CausanticError):
@@ -73,9 +85,12 @@ def checked_query(text: str, what: str = "query") -> str:
     try:
         stripped.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise InvalidQuery(f"The {what} holds an invalid character (a lone surrogate at position {exc.start}); "
-                           "send it as valid UTF-8.") from None
+        raise InvalidQuery(
+            f"The {what} holds an invalid character (a lone surrogate at position {exc.start}); send it as valid UTF-8."
+        ) from None
     if "\ufffd" in stripped:  # what the MCP transport puts in place of a lone surrogate or a bad byte
-        raise InvalidQuery(f"The {what} holds an invalid character (a lone surrogate or invalid UTF-8, shown as "
-                           "U+FFFD); send it as valid UTF-8.")
+        raise InvalidQuery(
+            f"The {what} holds an invalid character (a lone surrogate or invalid UTF-8, shown as "
+            "U+FFFD); send it as valid UTF-8."
+        )
     return stripped

@@ -42,8 +42,14 @@ class MemoryStats:
 
 
 class Memory:
-    def __init__(self, home: str | Path | None = None, *, config: Config | None = None,
-                 overrides: dict[str, Any] | None = None, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        home: str | Path | None = None,
+        *,
+        config: Config | None = None,
+        overrides: dict[str, Any] | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
         config = config or load_config()
         paths: dict[str, Any] = {}
         if home is not None:
@@ -57,8 +63,9 @@ class Memory:
     def __enter__(self) -> Memory:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def close(self) -> None:
@@ -70,25 +77,50 @@ class Memory:
 
         return ingest_paths(self._services, [Path(p).expanduser() for p in paths], embed=embed, workers=workers)
 
-    def search(self, query: str, *, project: str | None = None, agent: str | None = None, limit: int | None = None,
-               max_tokens: int | None = None, mode: Literal["hybrid", "keyword", "vector"] | None = None,
-               source: Source | None = None) -> SearchResult:
+    def search(
+        self,
+        query: str,
+        *,
+        project: str | None = None,
+        agent: str | None = None,
+        limit: int | None = None,
+        max_tokens: int | None = None,
+        mode: Literal["hybrid", "keyword", "vector"] | None = None,
+        source: Source | None = None,
+    ) -> SearchResult:
         """``source`` keeps the sessions of one coding agent: claude-code, codex or gemini."""
         from causantic.retrieval.search import SearchRequest
 
-        return self._services.searcher.search(SearchRequest(query, project=project, agent=agent, limit=limit,
-                                                            max_tokens=max_tokens, mode=mode, source=source))
+        return self._services.searcher.search(
+            SearchRequest(
+                query, project=project, agent=agent, limit=limit, max_tokens=max_tokens, mode=mode, source=source
+            )
+        )
 
-    def recall(self, query: str, *, project: str | None = None, agent: str | None = None,
-               max_tokens: int | None = None, mode: Literal["episodes", "chain"] | None = None) -> EpisodeAnswer:
+    def recall(
+        self,
+        query: str,
+        *,
+        project: str | None = None,
+        agent: str | None = None,
+        max_tokens: int | None = None,
+        mode: Literal["episodes", "chain"] | None = None,
+    ) -> EpisodeAnswer:
         """The story behind something: the turns that led to the best matches, in time order."""
         from causantic.retrieval.search import SearchRequest
 
         request = SearchRequest(query, project=project, agent=agent, max_tokens=max_tokens)
         return self._services.episodes.recall(request, mode)
 
-    def predict(self, context: str, *, project: str | None = None, agent: str | None = None,
-                max_tokens: int | None = None, mode: Literal["episodes", "chain"] | None = None) -> EpisodeAnswer:
+    def predict(
+        self,
+        context: str,
+        *,
+        project: str | None = None,
+        agent: str | None = None,
+        max_tokens: int | None = None,
+        mode: Literal["episodes", "chain"] | None = None,
+    ) -> EpisodeAnswer:
         """What came next after work like this, in time order."""
         from causantic.retrieval.search import SearchRequest
 
@@ -97,5 +129,9 @@ class Memory:
 
     def stats(self) -> MemoryStats:
         counts = self._services.store.counts()
-        return MemoryStats(int(counts["chunks"]), int(counts["sessions"]), int(counts["projects"]),  # type: ignore[call-overload]
-                           self._services.vectors.count())
+        return MemoryStats(
+            int(counts["chunks"]),  # type: ignore[call-overload]
+            int(counts["sessions"]),  # type: ignore[call-overload]
+            int(counts["projects"]),  # type: ignore[call-overload]
+            self._services.vectors.count(),
+        )

@@ -38,9 +38,14 @@ class Services:
             from causantic.embedding import load_embedder
 
             cfg = self.config.embedding
-            self._embedder = load_embedder(cfg.model, batch_size=cfg.batch_size, threads=cfg.threads,
-                                           max_windows=cfg.max_windows, document_word_pieces=cfg.document_word_pieces,
-                                           cache_dir=causantic_home() / "cache")
+            self._embedder = load_embedder(
+                cfg.model,
+                batch_size=cfg.batch_size,
+                threads=cfg.threads,
+                max_windows=cfg.max_windows,
+                document_word_pieces=cfg.document_word_pieces,
+                cache_dir=causantic_home() / "cache",
+            )
         return self._embedder
 
     @property
@@ -49,8 +54,13 @@ class Services:
             from causantic.embedding.models import get_spec
 
             spec = get_spec(self.config.embedding.model)
-            self._vectors = VectorIndex(db_path(self.config), vector_path(self.config), spec.id, spec.dims,
-                                        busy_timeout_ms=self.config.storage.busy_timeout_ms)
+            self._vectors = VectorIndex(
+                db_path(self.config),
+                vector_path(self.config),
+                spec.id,
+                spec.dims,
+                busy_timeout_ms=self.config.storage.busy_timeout_ms,
+            )
         return self._vectors
 
     @property
@@ -61,9 +71,14 @@ class Services:
 
             cfg = self.config
             self._searcher = Searcher(
-                self.store, lambda: self.vectors, lambda text: self.embedder.embed_query(text),
-                cfg.retrieval, cfg.cluster_expansion, cfg.tokens.mcp_max_response,
-                expanders=[ClusterExpander(self.store, cfg.cluster_expansion)], relevance=cfg.relevance,
+                self.store,
+                lambda: self.vectors,
+                lambda text: self.embedder.embed_query(text),
+                cfg.retrieval,
+                cfg.cluster_expansion,
+                cfg.tokens.mcp_max_response,
+                expanders=[ClusterExpander(self.store, cfg.cluster_expansion)],
+                relevance=cfg.relevance,
             )
         return self._searcher
 

@@ -46,15 +46,20 @@ def _sample() -> dict[str, Any]:
             ],
             "session_2_date_time": "10:37 am on 27 June, 2023",
             "session_2": [
-                {"speaker": "Melanie", "dia_id": "D2:1", "text": "Look at my pottery!",
-                 "img_url": ["http://x"], "blip_caption": "a photo of a clay bowl", "query": "bowl"},
+                {
+                    "speaker": "Melanie",
+                    "dia_id": "D2:1",
+                    "text": "Look at my pottery!",
+                    "img_url": ["http://x"],
+                    "blip_caption": "a photo of a clay bowl",
+                    "query": "bowl",
+                },
                 {"speaker": "Caroline", "dia_id": "D2:2", "text": "Lovely bowl."},
             ],
             "session_3_date_time": "1:00 pm on 1 July, 2023",  # a date without a session: ignored
         },
         "qa": [
-            {"question": "What did Caroline research?", "answer": "counseling", "evidence": ["D1:3"],
-             "category": 4},
+            {"question": "What did Caroline research?", "answer": "counseling", "evidence": ["D1:3"], "category": 4},
             {"question": "Empty?", "answer": "x", "evidence": [], "category": 3},
             {"question": "Joined?", "answer": "y", "evidence": ["D1:1; D2:2"], "category": 1},
             {"question": "Missing?", "answer": "z", "evidence": ["D2:9", "D"], "category": 2},
@@ -78,8 +83,7 @@ def _sample() -> dict[str, Any]:
         ([], [], 0, 0),
     ],
 )
-def test_evidence_ids_are_normalised(raw: list[str], expected: list[str], repaired: int,
-                                     dropped: int) -> None:
+def test_evidence_ids_are_normalised(raw: list[str], expected: list[str], repaired: int, dropped: int) -> None:
     assert locomo.normalize_evidence(raw) == (expected, repaired, dropped)
 
 
@@ -97,7 +101,8 @@ def test_a_conversation_becomes_one_claude_code_session_file_per_session(tmp_pat
     assert {r["sessionId"] for r in records} == {"conv-x/session_2"}
     assert [r["uuid"] for r in records] == ["conv-x:D2:1", "conv-x:D2:2"]
     assert records[0]["message"]["content"] == [
-        {"type": "text", "text": "Melanie: Look at my pottery! [shares a photo of a clay bowl]"}]
+        {"type": "text", "text": "Melanie: Look at my pottery! [shares a photo of a clay bowl]"}
+    ]
     assert records[1]["message"]["content"] == "Caroline: Lovely bowl."
     assert [r["timestamp"] for r in records] == ["2023-06-27T10:37:00.000Z", "2023-06-27T10:37:30.000Z"]
     assert records[1]["parentUuid"] == "conv-x:D2:1"
@@ -114,7 +119,9 @@ def test_a_conversation_becomes_one_claude_code_session_file_per_session(tmp_pat
     assert [m.role for m in main.messages] == ["user", "assistant", "user"]
     assert main.messages[0].timestamp == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
     assert [t.prompt for t in assemble_turns(main)] == [
-        "Caroline: Hey Mel! I went to a support group.", "Caroline: I want to study counseling."]
+        "Caroline: Hey Mel! I went to a support group.",
+        "Caroline: I want to study counseling.",
+    ]
 
 
 def test_questions_drop_empty_evidence_and_flag_ids_naming_no_turn() -> None:
@@ -211,8 +218,9 @@ def _small_dev_file(tmp_path: Path) -> Path:
         number = int(key.split("_")[1])
         if number > 3:
             del conv[key]
-    keep = [q for q in sample["qa"]
-            if q["evidence"] and all(locomo.dia_session(e) in (1, 2, 3) for e in q["evidence"])][:4]
+    keep = [
+        q for q in sample["qa"] if q["evidence"] and all(locomo.dia_session(e) in (1, 2, 3) for e in q["evidence"])
+    ][:4]
     turn = conv["session_2"][3]
     words = " ".join(turn["text"].split()[:12])
     keep.append({"question": words, "answer": "-", "evidence": [turn["dia_id"]], "category": 4})
@@ -223,12 +231,13 @@ def _small_dev_file(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_small_keyword_only_run_reports_every_metric(tmp_path: Path,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_small_keyword_only_run_reports_every_metric(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = _small_dev_file(tmp_path)
     out, details = tmp_path / "out.json", tmp_path / "details.jsonl"
-    assert locomo.main([str(data), "--retrievers", "bm25", "--no-embed", "--json", str(out),
-                        "--details", str(details)]) == 0
+    assert (
+        locomo.main([str(data), "--retrievers", "bm25", "--no-embed", "--json", str(out), "--details", str(details)])
+        == 0
+    )
     report = json.loads(out.read_text())
     assert report["n_questions"] == 5 and report["dropped_empty_evidence"] == 1
     assert "synthetic" in report["note"]

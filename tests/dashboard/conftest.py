@@ -40,9 +40,17 @@ def chrome() -> Iterator[Any]:
         pytest.skip(f"no chromium/chromedriver on this machine: {BROWSER_HINT}")
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,1000",
-                f"--host-resolver-rules=MAP {REBOUND_HOST} 127.0.0.1"):
+    for arg in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--window-size=1280,1000",
+        f"--host-resolver-rules=MAP {REBOUND_HOST} 127.0.0.1",
+    ):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(driver_path), options=options)
@@ -61,8 +69,12 @@ def corpus_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("dashboard") / "home"
     causantic(home, "ingest", str(SNIFFLY), str(KFISCHER), str(RANDLEE))
     causantic(home, "cluster")
-    causantic(home, "hook", "session-start",
-              stdin='{"session_id": "dashboard-test", "cwd": "/Users/chip/dev/ai-music", "source": "startup"}')
+    causantic(
+        home,
+        "hook",
+        "session-start",
+        stdin='{"session_id": "dashboard-test", "cwd": "/Users/chip/dev/ai-music", "source": "startup"}',
+    )
     return home
 
 
@@ -83,5 +95,3 @@ def empty_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashbo
         yield dashboard
     finally:
         dashboard.stop()
-
-

@@ -21,24 +21,36 @@ CORPUS = (REPO / ".." / "shared" / "corpus" / "claude-code").resolve()
 SNIFFLY = CORPUS / "chiphuyen__sniffly/tests/mock-data/-Users-chip-dev-ai-music"
 KFISCHER = CORPUS / "kfischer-okarin__scripts-and-tools/src/claude-history/test/fixtures/claude-projects"
 RANDLEE = CORPUS / "randlee__claude-history/docs/examples/claude-history-simple/export/source"
-BROWSER_HINT = ("the browser tests need Debian's chromium and chromium-driver "
-                "(apt-get install -y chromium chromium-driver) and selenium (pip install -e '.[dev]')")
+BROWSER_HINT = (
+    "the browser tests need Debian's chromium and chromium-driver "
+    "(apt-get install -y chromium chromium-driver) and selenium (pip install -e '.[dev]')"
+)
 REBOUND_HOST = "rebound.test"  # the browser resolves it to 127.0.0.1, like a DNS-rebinding attack
 START_TIMEOUT_S = 60
 
 
 def causantic(home: Path, *args: str, stdin: str | None = None, timeout: float = 600) -> str:
     """Run the CLI as a user would, against ``home``; fail with its output when it fails."""
-    done = subprocess.run([sys.executable, "-m", "causantic", *args], input=stdin, capture_output=True, text=True,
-                          env=_env(home), timeout=timeout)
+    done = subprocess.run(
+        [sys.executable, "-m", "causantic", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=_env(home),
+        timeout=timeout,
+    )
     assert done.returncode == 0, f"causantic {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout
 
 
 def _env(home: Path) -> dict[str, str]:
     keep = {k: v for k, v in os.environ.items() if not k.startswith("CAUSANTIC_")}
-    return {**keep, "CAUSANTIC_HOME": str(home), "HF_HUB_OFFLINE": "1",
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "src"), os.environ.get("PYTHONPATH")]))}
+    return {
+        **keep,
+        "CAUSANTIC_HOME": str(home),
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "src"), os.environ.get("PYTHONPATH")])),
+    }
 
 
 @dataclass
@@ -75,8 +87,14 @@ class Dashboard:
 
 
 def start_dashboard(home: Path) -> Dashboard:
-    process = subprocess.Popen([sys.executable, "-m", "causantic", "dashboard"], stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, env=_env(home), cwd=home.parent)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "causantic", "dashboard"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=_env(home),
+        cwd=home.parent,
+    )
     lines: queue.Queue[str] = queue.Queue()
 
     def pump() -> None:

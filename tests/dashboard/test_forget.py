@@ -59,8 +59,9 @@ def _chunks_by_session(home: Path) -> dict[str, set[str]]:
         return out
 
 
-def test_forget_previews_then_deletes_only_what_it_showed(forget_dashboard: Dashboard, chrome: Any,
-                                                         tmp_path: Path) -> None:
+def test_forget_previews_then_deletes_only_what_it_showed(
+    forget_dashboard: Dashboard, chrome: Any, tmp_path: Path
+) -> None:
     before = _chunks_by_session(forget_dashboard.home)
     expected = before[FIRST] | before[PUSH]
     chrome.get(forget_dashboard.url)
@@ -92,8 +93,9 @@ def test_forget_previews_then_deletes_only_what_it_showed(forget_dashboard: Dash
     screenshot(chrome, tmp_path / "screenshots", "forget-done")
 
 
-def test_forget_with_no_filter_previews_the_whole_project_and_deletes_nothing_yet(forget_dashboard: Dashboard,
-                                                                                 chrome: Any) -> None:
+def test_forget_with_no_filter_previews_the_whole_project_and_deletes_nothing_yet(
+    forget_dashboard: Dashboard, chrome: Any
+) -> None:
     before = _chunks_by_session(forget_dashboard.home)
     everything = before[FIRST] | before[PUSH]
     chrome.get(forget_dashboard.url)

@@ -37,7 +37,8 @@ def _text(driver: Any, css: str) -> str:
 
 
 def test_every_page_loads_without_a_console_error_and_shows_its_content(
-        corpus_dashboard: Dashboard, chrome: Any, tmp_path: Path) -> None:
+    corpus_dashboard: Dashboard, chrome: Any, tmp_path: Path
+) -> None:
     with _db(corpus_dashboard.home) as db:
         chunks = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         sub_session = db.execute("SELECT session_id FROM chunks WHERE agent = 'general-purpose' LIMIT 1").fetchone()[0]
@@ -45,13 +46,18 @@ def test_every_page_loads_without_a_console_error_and_shows_its_content(
     pages = {
         "overview": ("/", "Memory overview", [f"{chunks:,}", "session-start", "ai-music"]),
         "projects": ("/projects", "Projects", ["ai-music", "claude-history", "project"]),
-        "sessions": ("/project?name=claude-history", "claude-history",
-                     ["read claude.md and docs/project-plan", "Claude Code"]),
-        "session": (f"/session/{sub_session}", "Hello I want to have some test conversation",
-                    ["general-purpose", "brief"]),
+        "sessions": (
+            "/project?name=claude-history",
+            "claude-history",
+            ["read claude.md and docs/project-plan", "Claude Code"],
+        ),
+        "session": (
+            f"/session/{sub_session}",
+            "Hello I want to have some test conversation",
+            ["general-purpose", "brief"],
+        ),
         "search": ("/search?q=" + quote("word embeddings sound"), "Search memory", ["results", "ai-music"]),
-        "recall": ("/search?kind=recall&q=" + quote("why did the ci test keep failing"), "Search memory",
-                   ["Recall:"]),
+        "recall": ("/search?kind=recall&q=" + quote("why did the ci test keep failing"), "Search memory", ["Recall:"]),
         "predict": ("/search?kind=predict&q=" + quote("create a task agent"), "Search memory", ["Predict:"]),
         "topics": ("/topics", "Topics", ["Map of memory", "topics"]),
         "topic": (f"/topics/{topic_id}", "", ["chunks"]),
@@ -75,11 +81,13 @@ def test_every_page_loads_without_a_console_error_and_shows_its_content(
 
 
 def test_search_returns_the_session_holding_the_words_and_opens_it_at_that_chunk(
-        corpus_dashboard: Dashboard, chrome: Any, tmp_path: Path) -> None:
+    corpus_dashboard: Dashboard, chrome: Any, tmp_path: Path
+) -> None:
     phrase = "Section for Conversation Revert Test"
     with _db(corpus_dashboard.home) as db:
-        holders = {r[0]: r[1] for r in db.execute("SELECT id, session_id FROM chunks WHERE content LIKE ?",
-                                                  (f"%{phrase}%",))}
+        holders = {
+            r[0]: r[1] for r in db.execute("SELECT id, session_id FROM chunks WHERE content LIKE ?", (f"%{phrase}%",))
+        }
     assert len(set(holders.values())) == 1, "the phrase should name one session of the test store"
     _open(chrome, corpus_dashboard, "/search")
     box = chrome.find_element(By.CSS_SELECTOR, "form.search input[name=q]")
@@ -111,7 +119,8 @@ def test_search_filters_by_project_as_the_cli_does(corpus_dashboard: Dashboard, 
 def test_a_link_to_a_sub_agent_chunk_opens_its_branch(corpus_dashboard: Dashboard, chrome: Any) -> None:
     with _db(corpus_dashboard.home) as db:
         chunk_id, session_id = db.execute(
-            "SELECT id, session_id FROM chunks WHERE agent = 'general-purpose' LIMIT 1").fetchone()
+            "SELECT id, session_id FROM chunks WHERE agent = 'general-purpose' LIMIT 1"
+        ).fetchone()
     _open(chrome, corpus_dashboard, f"/session/{session_id}?at={chunk_id}#c-{chunk_id}")
     target = chrome.find_element(By.ID, f"c-{chunk_id}")
     assert target.is_displayed()

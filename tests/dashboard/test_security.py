@@ -17,9 +17,16 @@ import pytest
 from dashboard_support import REBOUND_HOST, Dashboard, console_errors
 
 
-def _request(dashboard: Dashboard, method: str, path: str, *, host: str | None = None,
-             cookie: bool = True, headers: dict[str, str] | None = None, body: str | None = None
-             ) -> tuple[int, dict[str, str], str]:
+def _request(
+    dashboard: Dashboard,
+    method: str,
+    path: str,
+    *,
+    host: str | None = None,
+    cookie: bool = True,
+    headers: dict[str, str] | None = None,
+    body: str | None = None,
+) -> tuple[int, dict[str, str], str]:
     conn = http.client.HTTPConnection("127.0.0.1", dashboard.port, timeout=60)
     sent = {"Host": host or f"127.0.0.1:{dashboard.port}", **(headers or {})}
     if cookie:
@@ -55,8 +62,7 @@ def test_nothing_is_served_without_the_token(empty_dashboard: Dashboard, path: s
     status, _, body = _request(empty_dashboard, "GET", path, cookie=False)
     assert status == 401
     assert "causantic dashboard" in body
-    status, _, _ = _request(empty_dashboard, "GET", path + ("&" if "?" in path else "?") + "token=wrong",
-                            cookie=False)
+    status, _, _ = _request(empty_dashboard, "GET", path + ("&" if "?" in path else "?") + "token=wrong", cookie=False)
     assert status == 401
 
 
@@ -76,20 +82,35 @@ def test_a_state_change_needs_our_origin_and_the_csrf_token(empty_dashboard: Das
     origin = {"Origin": f"http://127.0.0.1:{empty_dashboard.port}"}
     form = {"project": "nope", "session": "abc"}
     csrf = _csrf(empty_dashboard)
-    for headers, fields in ((origin, form), (origin, {**form, "csrf": "forged"}), ({}, {**form, "csrf": csrf}),
-                            ({"Origin": "http://evil.example"}, {**form, "csrf": csrf})):
+    for headers, fields in (
+        (origin, form),
+        (origin, {**form, "csrf": "forged"}),
+        ({}, {**form, "csrf": csrf}),
+        ({"Origin": "http://evil.example"}, {**form, "csrf": csrf}),
+    ):
         status, _, _ = _request(empty_dashboard, "POST", "/forget/preview", headers=headers, body=urlencode(fields))
         assert status == 403, (headers, fields)
     # With both, the request reaches the page, which answers the form itself (no such project).
-    status, _, body = _request(empty_dashboard, "POST", "/forget/preview", headers=origin,
-                               body=urlencode({**form, "csrf": csrf}))
+    status, _, body = _request(
+        empty_dashboard, "POST", "/forget/preview", headers=origin, body=urlencode({**form, "csrf": csrf})
+    )
     assert status == 400
     assert "No project named" in body
 
 
-@pytest.mark.parametrize("path", ["/static/", "/static", "/static/..%2F..%2Fpyproject.toml", "/static/%2e%2e/app.py",
-                                  "/static/../app.py", "/static/.%2Fstyle.css", "/templates/base.html",
-                                  "/static/style.css%00.png"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/static/",
+        "/static",
+        "/static/..%2F..%2Fpyproject.toml",
+        "/static/%2e%2e/app.py",
+        "/static/../app.py",
+        "/static/.%2Fstyle.css",
+        "/templates/base.html",
+        "/static/style.css%00.png",
+    ],
+)
 def test_no_folder_is_listed_and_no_path_reaches_the_filesystem(empty_dashboard: Dashboard, path: str) -> None:
     status, _, body = _request(empty_dashboard, "GET", path)
     assert status == 404, (path, body[:200])
@@ -112,8 +133,11 @@ def test_the_server_listens_on_loopback_only(empty_dashboard: Dashboard) -> None
     if not table.is_file():
         pytest.skip("no /proc/net/tcp here to read listening sockets from")
     port = f"{empty_dashboard.port:04X}"
-    listening = [line.split()[1] for line in table.read_text().splitlines()[1:]
-                 if line.split()[1].endswith(f":{port}") and line.split()[3] == "0A"]
+    listening = [
+        line.split()[1]
+        for line in table.read_text().splitlines()[1:]
+        if line.split()[1].endswith(f":{port}") and line.split()[3] == "0A"
+    ]
     assert listening == ["0100007F:" + port], "bound to 127.0.0.1 and nothing else"
 
 
@@ -131,9 +155,14 @@ def test_every_page_of_an_empty_memory_loads_without_a_console_error(empty_dashb
 
     chrome.get(empty_dashboard.url)
     console_errors(chrome)
-    for path, shown in (("/", "Memory is empty"), ("/projects", "No projects in memory yet"),
-                        ("/search?q=anything", "Nothing relevant in memory"), ("/topics", "No topics yet"),
-                        ("/forget", "Preview"), ("/settings", "retrieval.mmrLambda")):
+    for path, shown in (
+        ("/", "Memory is empty"),
+        ("/projects", "No projects in memory yet"),
+        ("/search?q=anything", "Nothing relevant in memory"),
+        ("/topics", "No topics yet"),
+        ("/forget", "Preview"),
+        ("/settings", "retrieval.mmrLambda"),
+    ):
         chrome.get(empty_dashboard.base + path)
         assert shown in chrome.find_element(By.TAG_NAME, "body").text, path
         assert console_errors(chrome) == [], path

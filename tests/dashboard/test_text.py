@@ -30,7 +30,12 @@ The cookie is not Secure, so Safari drops it."""
 def test_a_chunk_splits_into_prompt_answer_tool_call_and_folded_result() -> None:
     parts = sections(CHUNK)
     assert [(p.kind, p.label) for p in parts] == [
-        ("user", "User"), ("assistant", "Assistant"), ("tool", "Bash"), ("result", "Bash"), ("assistant", "Assistant")]
+        ("user", "User"),
+        ("assistant", "Assistant"),
+        ("tool", "Bash"),
+        ("result", "Bash"),
+        ("assistant", "Assistant"),
+    ]
     assert parts[2].text == "grep -rn SameSite src/"
     assert "secure=False" in parts[3].text, "a blank line inside a tool result does not end it"
     assert gist(CHUNK) == "User: why does the login loop on Safari?"
@@ -47,8 +52,15 @@ def test_html_in_a_chunk_is_shown_as_text_and_matches_are_marked() -> None:
 def test_highlighting_never_lets_markup_through(text: str, query: str) -> None:
     shown = str(highlight(text, marked_terms(query)))
     assert re.sub(r"</?mark>", "", shown).count("<") == 0
-    assert re.sub(r"</?mark>", "", shown).replace("&lt;", "<").replace("&gt;", ">").replace(
-        "&#34;", '"').replace("&#39;", "'").replace("&amp;", "&") == text
+    assert (
+        re.sub(r"</?mark>", "", shown)
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&#34;", '"')
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+        == text
+    )
 
 
 def test_a_session_is_titled_by_its_first_prompt_on_one_line() -> None:

@@ -125,11 +125,7 @@ def token_vector_model(path: Path, table: np.ndarray) -> Path:
             helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "sequence"])
             for name in ("input_ids", "attention_mask", "token_type_ids")
         ],
-        [
-            helper.make_tensor_value_info(
-                "last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", table.shape[1]]
-            )
-        ],
+        [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", table.shape[1]])],
         [numpy_helper.from_array(table, "table")],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -156,9 +152,7 @@ def unit(v: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("pooling", ["mean", "cls"])
-def test_token_vectors_are_pooled_over_real_tokens_only(
-    tmp_path: Path, table: np.ndarray, pooling: str
-) -> None:
+def test_token_vectors_are_pooled_over_real_tokens_only(tmp_path: Path, table: np.ndarray, pooling: str) -> None:
     spec = ModelSpec("tiny", "test/tiny", dims=8, max_word_pieces=16, pooling=pooling)  # type: ignore[arg-type]
     files = ModelFiles(token_vector_model(tmp_path / "tiny.onnx", table), ASSETS / "tokenizer.json")
     embedder = Embedder(spec, files)
@@ -172,9 +166,7 @@ def test_token_vectors_are_pooled_over_real_tokens_only(
 
 def test_a_long_text_is_the_mean_of_its_window_vectors(tmp_path: Path, table: np.ndarray) -> None:
     spec = ModelSpec("tiny", "test/tiny", dims=8, max_word_pieces=16, pooling="mean")
-    embedder = Embedder(
-        spec, ModelFiles(token_vector_model(tmp_path / "tiny.onnx", table), ASSETS / "tokenizer.json")
-    )
+    embedder = Embedder(spec, ModelFiles(token_vector_model(tmp_path / "tiny.onnx", table), ASSETS / "tokenizer.json"))
     text = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
     ids = word_pieces(text)
     assert len(ids) == 16  # more than the 14 a 16-piece window leaves for text: two windows

@@ -12,9 +12,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 def run(code: str, **env: str) -> subprocess.CompletedProcess[str]:
     environ = {**os.environ, "PYTHONPATH": str(SRC), **env}
-    return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=environ, timeout=60
-    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environ, timeout=60)
 
 
 def test_importing_the_package_and_finding_the_model_loads_no_heavy_library() -> None:

@@ -96,9 +96,7 @@ def test_windows_are_few_equal_bounded_and_span_the_text(n: int, size: int) -> N
         assert all(gap <= -WINDOW_OVERLAP for gap in gaps)  # every piece seen, neighbours overlap
 
 
-@pytest.mark.parametrize(
-    ("n", "expected"), [(10, [(0, 10)]), (254, [(0, 254)]), (300, [(0, 166), (134, 300)])]
-)
+@pytest.mark.parametrize(("n", "expected"), [(10, [(0, 10)]), (254, [(0, 254)]), (300, [(0, 166), (134, 300)])])
 def test_a_short_text_is_one_window_and_a_chunk_is_two(n: int, expected: list[tuple[int, int]]) -> None:
     assert plan_windows(n, 254) == expected
 
@@ -112,11 +110,13 @@ def test_the_optimised_graph_is_cached_and_gives_the_same_vectors(tmp_path) -> N
     assert np.array_equal(first.embed_documents(TEXTS), uncached)
     cached = list(tmp_path.glob("all-minilm-l6-v2-*.onnx"))
     assert len(cached) == 1 and (cached[0].stat().st_mode & 0o777) == 0o600
-    assert np.array_equal(Embedder(spec, locate(spec), batch_size=1, cache_dir=tmp_path).embed_documents(TEXTS),
-                          uncached)
+    assert np.array_equal(
+        Embedder(spec, locate(spec), batch_size=1, cache_dir=tmp_path).embed_documents(TEXTS), uncached
+    )
     cached[0].write_bytes(b"not a model")  # a damaged cache is replaced, never an error
-    assert np.array_equal(Embedder(spec, locate(spec), batch_size=1, cache_dir=tmp_path).embed_documents(TEXTS),
-                          uncached)
+    assert np.array_equal(
+        Embedder(spec, locate(spec), batch_size=1, cache_dir=tmp_path).embed_documents(TEXTS), uncached
+    )
     assert cached[0].stat().st_size > 1_000_000
 
 

@@ -95,16 +95,12 @@ def test_two_ingests_of_one_session_at_once_take_turns(
     assert runs["pre-compact"]["success"] and runs["session-end"]["success"], runs
     assert len(chunk_ids(causantic_home)) >= 6
     log = (
-        (causantic_home / "logs" / "hooks.log").read_text()
-        if (causantic_home / "logs" / "hooks.log").exists()
-        else ""
+        (causantic_home / "logs" / "hooks.log").read_text() if (causantic_home / "logs" / "hooks.log").exists() else ""
     )
     assert "locked" not in log and "Traceback" not in log
 
 
-def test_a_missing_transcript_is_recorded_as_skipped_and_exits_zero(
-    causantic_home: Path, tmp_path: Path
-) -> None:
+def test_a_missing_transcript_is_recorded_as_skipped_and_exits_zero(causantic_home: Path, tmp_path: Path) -> None:
     done, _ = run_hook("session-end", ingest_payload(tmp_path / ".claude/projects/p/gone.jsonl", "SessionEnd"))
     assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
     run = read_status()["session-end"]
@@ -149,9 +145,7 @@ def test_a_transcript_path_outside_claude_code_folders_is_refused_and_not_record
     assert not (causantic_home / "memory.db").exists()
 
 
-def test_a_huge_cwd_does_not_stop_the_session_being_ingested(
-    causantic_home: Path, sessions: Path
-) -> None:
+def test_a_huge_cwd_does_not_stop_the_session_being_ingested(causantic_home: Path, sessions: Path) -> None:
     transcript = sessions / "4005b823-fa0d-5890-9dc8-e686765e4267.jsonl"
     done, _ = run_hook("session-end", ingest_payload(transcript, "SessionEnd", cwd="/x" * 5_000_000))
     assert done.returncode == 0 and done.stderr == ""

@@ -36,13 +36,18 @@ def sound_memory(causantic_home: Path) -> Path:
     from causantic.services import open_services
 
     with open_services() as services:
-        ingest_paths(services, [folder / "-Users-dain-workspace-JSSoundRecorder", folder / "-experiments-ideas"],
-                     embed=False, workers=1)
+        ingest_paths(
+            services,
+            [folder / "-Users-dain-workspace-JSSoundRecorder", folder / "-experiments-ideas"],
+            embed=False,
+            workers=1,
+        )
     return causantic_home
 
 
-def payload(prompt: str, session_id: str = "0b9b4a6e-2222-4aaa-8bbb-000000000001", cwd: str = PROJECT
-            ) -> dict[str, Any]:
+def payload(
+    prompt: str, session_id: str = "0b9b4a6e-2222-4aaa-8bbb-000000000001", cwd: str = PROJECT
+) -> dict[str, Any]:
     return {
         "session_id": session_id,
         "prompt_id": "b1d0c7e2-55a4-4f0e-8d2b-6a9e3c1f7d24",
@@ -81,8 +86,12 @@ def test_a_prompt_about_past_work_gets_the_moment_with_date_session_and_a_pointe
 
 
 def test_an_unrelated_prompt_gets_nothing_printed(sound_memory: Path) -> None:
-    for prompt in ("What temperature should I bake sourdough bread at for a crispy crust?",
-                   "zzqx nonexistent gibberish qqq", "yes", "   "):
+    for prompt in (
+        "What temperature should I bake sourdough bread at for a crispy crust?",
+        "zzqx nonexistent gibberish qqq",
+        "yes",
+        "   ",
+    ):
         assert prompt_hook(payload(prompt), **ON).stdout == ""
     assert "injected" not in read_status()["user-prompt-submit"]
 
@@ -98,14 +107,14 @@ def test_a_memory_is_added_once_per_session_and_again_in_a_new_session(sound_mem
     assert "session 7acd37a8" in first
     again = prompt_hook(payload(ABOUT_VITE), **ON).stdout
     assert again == "" or context_of(again) != first
-    given = set(json.loads((sound_memory / "hooks" / "prompt-memory"
-                            / "0b9b4a6e-2222-4aaa-8bbb-000000000001.json").read_text()))
+    given = set(
+        json.loads((sound_memory / "hooks" / "prompt-memory" / "0b9b4a6e-2222-4aaa-8bbb-000000000001.json").read_text())
+    )
     assert not {m["chunkId"] for m in read_status()["user-prompt-submit"].get("injected", [])} - given
     record = sound_memory / "hooks" / "prompt-memory" / "0b9b4a6e-2222-4aaa-8bbb-000000000001.json"
     assert stat.S_IMODE(os.stat(record).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(record.parent).st_mode) == 0o700
-    other = context_of(prompt_hook(payload(ABOUT_VITE, session_id="0b9b4a6e-2222-4aaa-8bbb-000000000002"),
-                                   **ON).stdout)
+    other = context_of(prompt_hook(payload(ABOUT_VITE, session_id="0b9b4a6e-2222-4aaa-8bbb-000000000002"), **ON).stdout)
     assert other == first
 
 
@@ -146,8 +155,9 @@ def test_the_hook_path_loads_neither_the_embedding_model_nor_the_vector_store(so
         " 'causantic.embedding', 'causantic.retrieval.search') if m in sys.modules]\n"
         "print(json.dumps(heavy), file=sys.stderr)\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
-                          env=subprocess_env(**ON))
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, env=subprocess_env(**ON)
+    )
     assert "session 7acd37a8" in done.stdout  # it did inject
     assert json.loads(done.stderr) == []
 
@@ -163,6 +173,9 @@ def test_hook_status_shows_what_was_added_and_why(sound_memory: Path) -> None:
     text = result.content[0].text
     assert "user-prompt-submit" in text and "added: JSSoundRecorder session 7acd37a8" in text
     assert "relevance" in text and "prompt words covered" in text
-    [added] = [m for m in result.structured_content["hooks"]["user-prompt-submit"]["injected"]
-               if m["session_id"] == PAST_SESSION]
+    [added] = [
+        m
+        for m in result.structured_content["hooks"]["user-prompt-submit"]["injected"]
+        if m["session_id"] == PAST_SESSION
+    ]
     assert added["relevance"] >= 0.95

@@ -81,9 +81,7 @@ def test_a_folder_inside_the_project_gets_the_projects_briefing(causantic_home: 
 
 
 def test_a_project_memory_has_never_seen_gets_no_output_at_all(acme_memory: Path, tmp_path: Path) -> None:
-    done, _ = run_hook(
-        "session-start", start_payload("0b9b4a6e-1111-4aaa-8bbb-000000000004", cwd=str(tmp_path))
-    )
+    done, _ = run_hook("session-start", start_payload("0b9b4a6e-1111-4aaa-8bbb-000000000004", cwd=str(tmp_path)))
     assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
     assert read_status()["session-start"]["outcome"] == "no memory of this project"
 
@@ -102,9 +100,7 @@ def test_a_smaller_budget_gives_a_shorter_briefing(acme_memory: Path) -> None:
     assert "Where work stopped" in context  # the most useful part is kept first
 
 
-@pytest.mark.parametrize(
-    "stdin", ["", "not json at all", "[1, 2, 3]", '{"session_id": 42, "cwd": null}', "{"]
-)
+@pytest.mark.parametrize("stdin", ["", "not json at all", "[1, 2, 3]", '{"session_id": 42, "cwd": null}', "{"])
 def test_malformed_stdin_fails_open(acme_memory: Path, tmp_path: Path, stdin: str) -> None:
     done, _ = run_hook("session-start", stdin, cwd=tmp_path)
     assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
@@ -153,9 +149,7 @@ def test_session_start_latency_is_reported(acme_memory: Path, record_property: p
     """Timing is reported, not asserted (machines differ); benchmarks/hooks.py measures it properly."""
     times = []
     for number in range(5):
-        done, seconds = run_hook(
-            "session-start", start_payload(f"0b9b4a6e-1111-4aaa-8bbb-00000000010{number}")
-        )
+        done, seconds = run_hook("session-start", start_payload(f"0b9b4a6e-1111-4aaa-8bbb-00000000010{number}"))
         assert done.returncode == 0 and done.stdout
         times.append(seconds)
     record_property("session_start_median_s", round(statistics.median(times), 3))
@@ -165,8 +159,13 @@ def test_session_start_latency_is_reported(acme_memory: Path, record_property: p
     )
 
 
-REAL_PROJECTS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "claude-code" / (
-    "daaain__claude-code-log/test/test_data/real_projects")
+REAL_PROJECTS = (
+    Path(__file__).resolve().parents[2].parent
+    / "shared"
+    / "corpus"
+    / "claude-code"
+    / ("daaain__claude-code-log/test/test_data/real_projects")
+)
 
 
 @pytest.fixture
@@ -177,8 +176,11 @@ def real_memory(causantic_home: Path) -> Path:
     from causantic.ingest.service import ingest_paths
     from causantic.services import open_services
 
-    folders = ("-Users-dain-workspace-JSSoundRecorder", "-Users-dain-workspace-coderabbit-review-helper",
-               "-Users-dain-workspace-claude-code-log-sample")
+    folders = (
+        "-Users-dain-workspace-JSSoundRecorder",
+        "-Users-dain-workspace-coderabbit-review-helper",
+        "-Users-dain-workspace-claude-code-log-sample",
+    )
     with open_services() as services:
         ingest_paths(services, [REAL_PROJECTS / f for f in folders], embed=False, workers=1)
     return causantic_home
@@ -203,8 +205,9 @@ def test_recent_sessions_are_the_users_sessions_with_their_first_prompts(real_me
     context = _briefing("/Users/dain/workspace/coderabbit-review-helper")
     recent = context.split("Recent sessions:\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert len(recent) == 2
-    assert recent[0].endswith("How can I make this possible to install as a library with `uv` so I can run from "
-                              "any directory?")
+    assert recent[0].endswith(
+        "How can I make this possible to install as a library with `uv` so I can run from any directory?"
+    )
     assert "Where work stopped (session cb2e607c" in context
     assert "- Last request: Let's update readme with the working reinstall" in context
 
@@ -216,6 +219,8 @@ def test_where_work_stopped_reaches_back_to_the_last_request_of_a_long_final_tur
     assert "Only one test is still failing" not in context  # fixed later in that session
     assert '{"todos"' not in context
     assert len(context) / 3.5 <= 500
+
+
 def test_the_same_session_id_from_another_folder_does_not_get_this_projects_briefing(
     acme_memory: Path, tmp_path: Path
 ) -> None:

@@ -21,9 +21,7 @@ RECORD = (
 
 def test_parallel_records_keep_every_hook_and_the_file_stays_valid_json(causantic_home: Path) -> None:
     names = [f"hook-{n}" for n in range(8)]
-    processes = [
-        subprocess.Popen([sys.executable, "-c", RECORD, name], env=subprocess_env()) for name in names
-    ]
+    processes = [subprocess.Popen([sys.executable, "-c", RECORD, name], env=subprocess_env()) for name in names]
     assert [p.wait(timeout=120) for p in processes] == [0] * len(names)
     runs = read_status()
     assert sorted(runs) == names

@@ -38,21 +38,25 @@ def _sessions_by_project(services: Services) -> dict[str, list[tuple[str, str, s
     """Project name → (start, source, session id) of its sessions, in time order."""
     out: dict[str, list[tuple[str, str, str]]] = {}
     for name, started, source, sid in services.store.conn.execute(
-            "SELECT p.name, s.started_at, s.source, s.id FROM sessions s JOIN projects p ON p.id = s.project_id"
-            " ORDER BY s.started_at"):
+        "SELECT p.name, s.started_at, s.source, s.id FROM sessions s JOIN projects p ON p.id = s.project_id"
+        " ORDER BY s.started_at"
+    ):
         out.setdefault(name, []).append((started, source, sid))
     return out
 
 
 def _cross_session_pairs(services: Services) -> set[tuple[str, str]]:
     """(source session, target session) of every cross-session edge."""
-    return {(a, b) for a, b in services.store.conn.execute(
-        "SELECT s.session_id, t.session_id FROM edges e JOIN chunks s ON s.id = e.source_chunk_id"
-        " JOIN chunks t ON t.id = e.target_chunk_id WHERE e.reference_type = 'cross-session'")}
+    return {
+        (a, b)
+        for a, b in services.store.conn.execute(
+            "SELECT s.session_id, t.session_id FROM edges e JOIN chunks s ON s.id = e.source_chunk_id"
+            " JOIN chunks t ON t.id = e.target_chunk_id WHERE e.reference_type = 'cross-session'"
+        )
+    }
 
 
-def test_the_codex_and_gemini_corpus_ingests_with_these_counts_and_again_changes_nothing(
-        agents_corpus: Path) -> None:
+def test_the_codex_and_gemini_corpus_ingests_with_these_counts_and_again_changes_nothing(agents_corpus: Path) -> None:
     with open_services(Config()) as services:
         report = _ingest(services, agents_corpus / "codex", agents_corpus / "gemini")
         assert report.errors == []
@@ -62,21 +66,25 @@ def test_the_codex_and_gemini_corpus_ingests_with_these_counts_and_again_changes
         assert report.skipped_lines["empty message"] == 216
         stats = services.store.counts()
         # Two Confab fixtures share a thread id: 12 rollouts with messages are 11 sessions.
-        assert stats["sources"] == {"claude-code": {"sessions": 0, "chunks": 0},
-                                    "codex": {"sessions": 11, "chunks": 292},
-                                    "gemini": {"sessions": 11, "chunks": 21}}
+        assert stats["sources"] == {
+            "claude-code": {"sessions": 0, "chunks": 0},
+            "codex": {"sessions": 11, "chunks": 292},
+            "gemini": {"sessions": 11, "chunks": 21},
+        }
         again = _ingest(services, agents_corpus / "codex", agents_corpus / "gemini")
         assert (again.files_unchanged, again.chunks_added, again.chunks_updated) == (31, 0, 0)
         assert services.store.counts()["sources"] == stats["sources"]
 
 
-def test_claude_code_and_gemini_sessions_of_one_repository_share_its_project_in_time_order(
-        agents_corpus: Path) -> None:
+def test_claude_code_and_gemini_sessions_of_one_repository_share_its_project_in_time_order(agents_corpus: Path) -> None:
     # Real sessions of one test repository (computermode/test-repo) by both agents. Gemini CLI records
     # only sha256(cwd); Claude Code's sessions name the cwds, so the hashes find their projects.
     with open_services(Config()) as services:
-        report = _ingest(services, agents_corpus / "claude-code" / "computermode__test-repo",
-                         agents_corpus / "gemini" / "computermode__test-repo")
+        report = _ingest(
+            services,
+            agents_corpus / "claude-code" / "computermode__test-repo",
+            agents_corpus / "gemini" / "computermode__test-repo",
+        )
         assert report.errors == []
         projects = _sessions_by_project(services)
         test_dir = projects["test-dir"]
@@ -97,8 +105,9 @@ def test_claude_code_and_gemini_sessions_of_one_repository_share_its_project_in_
         headers = [line for line in replay.splitlines() if line.startswith("=== Session")]
         assert len(headers) == 7 and sum("· Gemini CLI (" in h for h in headers) == 6
         assert sum("· Claude Code (" in h for h in headers) == 1
-        briefing = build_briefing(services, "/Users/ninawork/entire/test-repos/test-repo/test-dir",
-                                  exclude_session=None, budget=2000)
+        briefing = build_briefing(
+            services, "/Users/ninawork/entire/test-repos/test-repo/test-dir", exclude_session=None, budget=2000
+        )
         assert briefing is not None and "Claude Code" in briefing.text and "Gemini CLI" in briefing.text
 
 
@@ -115,9 +124,11 @@ def test_gemini_sessions_ingested_before_the_other_agents_join_their_project_lat
         assert {(a, b) for a, b in zip(ids, ids[1:], strict=False)} <= _cross_session_pairs(services)
         moved = services.store.conn.execute(
             "SELECT COUNT(*) FROM chunks c JOIN projects p ON p.id = c.project_id WHERE p.name = 'test-dir'"
-            " AND c.source = 'gemini'").fetchone()[0]
-        assert moved == 7 and services.store.keyword_search("readme", project_ids=[
-            services.store.find_projects("test-dir")[0].id])  # the keyword index follows the move
+            " AND c.source = 'gemini'"
+        ).fetchone()[0]
+        assert moved == 7 and services.store.keyword_search(
+            "readme", project_ids=[services.store.find_projects("test-dir")[0].id]
+        )  # the keyword index follows the move
 
 
 def _retarget(source: Path, target: Path, old_cwd: str, new_cwd: str) -> None:
@@ -126,7 +137,8 @@ def _retarget(source: Path, target: Path, old_cwd: str, new_cwd: str) -> None:
 
 
 def test_claude_code_and_codex_sessions_of_one_repository_link_and_search_narrows_by_source(
-        agents_corpus: Path, tmp_path: Path, causantic_home: Path) -> None:
+    agents_corpus: Path, tmp_path: Path, causantic_home: Path
+) -> None:
     repo = tmp_path / "pomodoro"
     (repo / ".git").mkdir(parents=True)
     (repo / "web").mkdir()
@@ -151,8 +163,15 @@ def test_claude_code_and_codex_sessions_of_one_repository_link_and_search_narrow
             assert narrowed.hits and {h.chunk.source for h in narrowed.hits} == {source}
         assert services.searcher.search(SearchRequest(query, mode="keyword", source="gemini")).hits == []
 
-    done = causantic("search", "Pomodoro timer", "--source", "codex", "--json",
-                     env=subprocess_env(CAUSANTIC_HOME=str(causantic_home)), cwd=tmp_path)
+    done = causantic(
+        "search",
+        "Pomodoro timer",
+        "--source",
+        "codex",
+        "--json",
+        env=subprocess_env(CAUSANTIC_HOME=str(causantic_home)),
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     hits = json.loads(done.stdout)["hits"]
     assert hits and {h["source"] for h in hits} == {"codex"}
@@ -168,21 +187,48 @@ def test_a_spawned_codex_agent_is_linked_to_the_call_that_started_it(agents_corp
     parent = folder / "rollout-2026-05-13T01-00-00-019e-parent.jsonl"
     shutil.copyfile(agents_corpus / SPAWNS, parent)
     # The child thread's rollout, as Codex writes it: its meta names the parent thread.
-    meta = {"id": "019e-child-1", "timestamp": "2026-05-13T01:00:00.300Z", "cwd": "/Users/dev/example",
-            "source": {"subagent": {"thread_spawn": {"parent_thread_id": "019e-parent", "depth": 1,
-                                                     "agent_nickname": "Hubble", "agent_role": "default"}}},
-            "agent_nickname": "Hubble", "agent_role": "default", "cli_version": "0.130.0"}
+    meta = {
+        "id": "019e-child-1",
+        "timestamp": "2026-05-13T01:00:00.300Z",
+        "cwd": "/Users/dev/example",
+        "source": {
+            "subagent": {
+                "thread_spawn": {
+                    "parent_thread_id": "019e-parent",
+                    "depth": 1,
+                    "agent_nickname": "Hubble",
+                    "agent_role": "default",
+                }
+            }
+        },
+        "agent_nickname": "Hubble",
+        "agent_role": "default",
+        "cli_version": "0.130.0",
+    }
     records = [
         {"timestamp": "2026-05-13T01:00:00.300Z", "type": "session_meta", "payload": meta},
-        {"timestamp": "2026-05-13T01:00:00.400Z", "type": "response_item",
-         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text",
-                                                                      "text": "Write a short poem"}]}},
-        {"timestamp": "2026-05-13T01:00:03.000Z", "type": "response_item",
-         "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text",
-                                                                           "text": "Here is the poem"}]}},
+        {
+            "timestamp": "2026-05-13T01:00:00.400Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "Write a short poem"}],
+            },
+        },
+        {
+            "timestamp": "2026-05-13T01:00:03.000Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "Here is the poem"}],
+            },
+        },
     ]
     (folder / "rollout-2026-05-13T01-00-00-019e-child-1.jsonl").write_text(
-        "".join(json.dumps(r) + "\n" for r in records))
+        "".join(json.dumps(r) + "\n" for r in records)
+    )
     with open_services(Config()) as services:
         report = _ingest(services, tmp_path / "sessions")
         assert report.errors == [] and report.sessions == 1
@@ -196,14 +242,30 @@ def test_secrets_in_codex_shell_output_are_redacted(tmp_path: Path) -> None:
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     records = [
         {"timestamp": "2026-01-01T10:00:00Z", "type": "session_meta", "payload": {"id": "t1", "cwd": "/w/app"}},
-        {"timestamp": "2026-01-01T10:00:01Z", "type": "response_item", "payload": {
-            "type": "message", "role": "user", "content": [{"type": "input_text", "text": "print my env"}]}},
-        {"timestamp": "2026-01-01T10:00:02Z", "type": "response_item", "payload": {
-            "type": "function_call", "name": "shell", "call_id": "c1",
-            "arguments": json.dumps({"command": ["bash", "-lc", f"GITHUB_TOKEN={token} env"]})}},
-        {"timestamp": "2026-01-01T10:00:03Z", "type": "response_item", "payload": {
-            "type": "function_call_output", "call_id": "c1",
-            "output": json.dumps({"output": f"GITHUB_TOKEN={token}\n", "metadata": {"exit_code": 0}})}},
+        {
+            "timestamp": "2026-01-01T10:00:01Z",
+            "type": "response_item",
+            "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "print my env"}]},
+        },
+        {
+            "timestamp": "2026-01-01T10:00:02Z",
+            "type": "response_item",
+            "payload": {
+                "type": "function_call",
+                "name": "shell",
+                "call_id": "c1",
+                "arguments": json.dumps({"command": ["bash", "-lc", f"GITHUB_TOKEN={token} env"]}),
+            },
+        },
+        {
+            "timestamp": "2026-01-01T10:00:03Z",
+            "type": "response_item",
+            "payload": {
+                "type": "function_call_output",
+                "call_id": "c1",
+                "output": json.dumps({"output": f"GITHUB_TOKEN={token}\n", "metadata": {"exit_code": 0}}),
+            },
+        },
     ]
     path = tmp_path / "rollout-2026-01-01T10-00-00-t1.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -239,7 +301,8 @@ def _graph(db: Path) -> tuple[set[str], set[tuple[str, str, str]]]:
 
 @pytest.mark.slow
 def test_a_killed_ingest_of_codex_rollouts_leaves_a_consistent_store_that_the_next_run_completes(
-        agents_corpus: Path, tmp_path: Path, causantic_home: Path) -> None:
+    agents_corpus: Path, tmp_path: Path, causantic_home: Path
+) -> None:
     # Eight threads of the real 3 MB Codex session in the ~/.codex/sessions layout.
     folder = tmp_path / "sessions"
     text = (agents_corpus / ENTIRE).read_text(encoding="utf-8")
@@ -268,8 +331,13 @@ def test_a_killed_ingest_of_codex_rollouts_leaves_a_consistent_store_that_the_ne
         proc.wait()
         with sqlite3.connect(db) as conn:
             assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-            assert conn.execute("SELECT COUNT(*) FROM edges WHERE source_chunk_id NOT IN (SELECT id FROM chunks)"
-                                " OR target_chunk_id NOT IN (SELECT id FROM chunks)").fetchone()[0] == 0
+            assert (
+                conn.execute(
+                    "SELECT COUNT(*) FROM edges WHERE source_chunk_id NOT IN (SELECT id FROM chunks)"
+                    " OR target_chunk_id NOT IN (SELECT id FROM chunks)"
+                ).fetchone()[0]
+                == 0
+            )
             partial.append(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     assert json.loads(done.stdout)["errors"] == []

@@ -63,8 +63,17 @@ def test_splitting_never_loses_words_or_exceeds_the_limit(text: str, max_chars: 
 
 def test_chunk_ids_are_stable_and_distinct() -> None:
     assert chunk_id("s", "main", "u1", 0) == chunk_id("s", "main", "u1", 0)
-    assert len({chunk_id("s", "main", "u1", 0), chunk_id("s", "main", "u1", 1),
-                chunk_id("s", "agent", "u1", 0), chunk_id("t", "main", "u1", 0)}) == 4
+    assert (
+        len(
+            {
+                chunk_id("s", "main", "u1", 0),
+                chunk_id("s", "main", "u1", 1),
+                chunk_id("s", "agent", "u1", 0),
+                chunk_id("t", "main", "u1", 0),
+            }
+        )
+        == 4
+    )
 
 
 def test_a_long_line_is_kept_whole_for_search_and_summarised_for_embedding() -> None:
@@ -84,8 +93,16 @@ def test_a_long_line_is_kept_whole_for_search_and_summarised_for_embedding() -> 
 def test_a_50_mb_line_ingests(tmp_path: Path) -> None:
     """Slicing used to copy the rest of the line per slice: 50 MB did not finish in 590 s (issue 18)."""
     line = ("const x=require('y');" * 2_500_000)[:50_000_000]
-    records = [{"type": "user", "uuid": "u1", "sessionId": "s-long", "cwd": "/tmp/long", "timestamp":
-                "2026-01-01T10:00:00Z", "message": {"role": "user", "content": f"look at this:\n{line}"}}]
+    records = [
+        {
+            "type": "user",
+            "uuid": "u1",
+            "sessionId": "s-long",
+            "cwd": "/tmp/long",
+            "timestamp": "2026-01-01T10:00:00Z",
+            "message": {"role": "user", "content": f"look at this:\n{line}"},
+        }
+    ]
     (tmp_path / "s-long.jsonl").write_text(json.dumps(records[0]) + "\n")
     with open_services(Config()) as services:
         report = ingest_paths(services, [tmp_path / "s-long.jsonl"], embed=False)

@@ -47,7 +47,8 @@ def _projects() -> set[str]:
 
 
 def test_the_quick_start_says_the_examples_are_not_memory_and_real_sessions_replace_them(
-        no_sessions_here: Path) -> None:
+    no_sessions_here: Path,
+) -> None:
     if not CORPUS.is_dir():
         pytest.skip(f"the shared corpus is absent ({CORPUS})")
     out = _run("batch-ingest", "--no-embed")
@@ -72,8 +73,7 @@ def test_the_examples_are_never_added_to_a_store_that_holds_real_sessions(no_ses
     assert _projects() == {"JSSoundRecorder"}
 
 
-def test_forget_with_no_filter_previews_the_whole_project_and_deletes_it_only_with_yes(
-        no_sessions_here: Path) -> None:
+def test_forget_with_no_filter_previews_the_whole_project_and_deletes_it_only_with_yes(no_sessions_here: Path) -> None:
     _run("batch-ingest", "--no-embed")
     preview = _run("forget", "acme-shop")
     assert "6 chunk(s) in 3 session(s) of the whole project 'acme-shop' would be deleted." in preview
@@ -88,14 +88,22 @@ def test_forget_with_no_filter_previews_the_whole_project_and_deletes_it_only_wi
 
 def test_a_real_run_never_deletes_more_than_the_preview_showed(tmp_path: Path) -> None:
     with open_services(Config()) as services:
-        ingest_paths(services, [SESSIONS_DIR / "-home-dev-acme-shop" / "2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec.jsonl"],
-                     embed=False, workers=1)
+        ingest_paths(
+            services,
+            [SESSIONS_DIR / "-home-dev-acme-shop" / "2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec.jsonl"],
+            embed=False,
+            workers=1,
+        )
         preview = forget(services.store, services.vectors, None, ForgetRequest("acme-shop"))
         # The project grows between the preview and the confirmation (the current session is ingested).
         ingest_paths(services, [SESSIONS_DIR], embed=False, workers=1)
         with pytest.raises(Exception, match=f"not the {preview.count} previewed"):
-            forget(services.store, services.vectors, None,
-                   ForgetRequest("acme-shop", dry_run=False, expected=preview.count))
+            forget(
+                services.store,
+                services.vectors,
+                None,
+                ForgetRequest("acme-shop", dry_run=False, expected=preview.count),
+            )
         done = delete_previewed(services.store, services.vectors, preview)
         assert done.deleted == preview.count == 2
         left = services.store.count_chunks("c.project_id = (SELECT id FROM projects WHERE name = 'acme-shop')")
@@ -105,8 +113,9 @@ def test_a_real_run_never_deletes_more_than_the_preview_showed(tmp_path: Path) -
 def _in_a_terminal(args: list[str], answer: str, env: dict[str, str]) -> str:
     """Run the CLI on a pseudo-terminal, type ``answer`` at its prompt, return what it printed."""
     main, child = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-m", "causantic", *args], stdin=child, stdout=child,
-                               stderr=child, env=env, close_fds=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "causantic", *args], stdin=child, stdout=child, stderr=child, env=env, close_fds=True
+    )
     os.close(child)
     output, answered = b"", False
     while True:
@@ -131,7 +140,8 @@ def _in_a_terminal(args: list[str], answer: str, env: dict[str, str]) -> str:
 
 @pytest.mark.parametrize(("answer", "left"), [("n", {"acme-shop"}), ("y", set())])
 def test_in_a_terminal_forget_asks_before_deleting_a_whole_project(
-        answer: str, left: set[str], causantic_home: Path) -> None:
+    answer: str, left: set[str], causantic_home: Path
+) -> None:
     with open_services(Config()) as services:
         ingest_paths(services, [SESSIONS_DIR], embed=False, workers=1)
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "COLUMNS": "100"}

@@ -45,7 +45,8 @@ def _contents(services: Services) -> list[str]:
 
 
 def test_warm_up_agents_whose_prompt_line_is_missing_form_no_session_and_no_chunk(
-        corpus: Path, services: Services) -> None:
+    corpus: Path, services: Services
+) -> None:
     report = _ingest(services, corpus / SOUND)
     sessions = [r[0] for r in services.store.conn.execute("SELECT id FROM sessions")]
     assert sessions == [SOUND_SESSION]  # two sessions used to exist only for their warm-up replies
@@ -62,7 +63,8 @@ def test_real_sub_agents_are_still_kept_beside_skipped_warm_ups(corpus: Path, se
 
 
 def test_ide_wrappers_and_tool_result_reminders_stay_out_of_chunks_but_the_prompt_stays(
-        corpus: Path, services: Services) -> None:
+    corpus: Path, services: Services
+) -> None:
     _ingest(services, corpus / SOUND)
     texts = _contents(services)
     for wrapper in ("<ide_opened_file>", "<ide_selection>", "<system-reminder>", "This may or may not be related"):
@@ -84,15 +86,26 @@ def _with_injected_records(corpus: Path, folder: Path) -> Path:
     records = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
     first_user = next(i for i, r in enumerate(records) if r.get("type") == "user")
     base = records[first_user]
-    briefing = (f"SessionStart:startup hook success: {BRIEFING_OPENING} (JSSoundRecorder; 3 session(s) stored),"
-                " from Causantic.\n\nWhere work stopped: fix the drone synth")
+    briefing = (
+        f"SessionStart:startup hook success: {BRIEFING_OPENING} (JSSoundRecorder; 3 session(s) stored),"
+        " from Causantic.\n\nWhere work stopped: fix the drone synth"
+    )
     block = f"{MEMORY_BLOCK_START}\n## Memory Context\n\nRecent sessions: tokenizer redirect\n{MEMORY_BLOCK_END}"
     injected = [
-        {**base, "uuid": "injected-1", "message": {"role": "user", "content": f"<system-reminder>{briefing}"
-                                                                              "</system-reminder>"}},
+        {
+            **base,
+            "uuid": "injected-1",
+            "message": {"role": "user", "content": f"<system-reminder>{briefing}</system-reminder>"},
+        },
         {**base, "uuid": "injected-2", "message": {"role": "user", "content": briefing}},
-        {**base, "uuid": "injected-3", "message": {"role": "user", "content": [
-            {"type": "text", "text": f"{block}\n\nPlease also check the sequencer"}]}},
+        {
+            **base,
+            "uuid": "injected-3",
+            "message": {
+                "role": "user",
+                "content": [{"type": "text", "text": f"{block}\n\nPlease also check the sequencer"}],
+            },
+        },
     ]
     records[first_user:first_user] = injected
     target = folder / source.name
@@ -101,7 +114,8 @@ def _with_injected_records(corpus: Path, folder: Path) -> Path:
 
 
 def test_causantic_own_briefing_and_memory_block_never_become_chunk_text_or_a_title(
-        corpus: Path, services: Services, tmp_path: Path) -> None:
+    corpus: Path, services: Services, tmp_path: Path
+) -> None:
     (tmp_path / "t").mkdir()
     _ingest(services, _with_injected_records(corpus, tmp_path / "t"))
     texts = _contents(services)
@@ -112,7 +126,8 @@ def test_causantic_own_briefing_and_memory_block_never_become_chunk_text_or_a_ti
 
 
 def test_a_store_written_by_older_rules_loses_its_warm_up_chunks_on_the_next_ingest(
-        corpus: Path, services: Services, tmp_path: Path) -> None:
+    corpus: Path, services: Services, tmp_path: Path
+) -> None:
     from causantic.store import migrations
 
     db = tmp_path / "old.db"
@@ -128,9 +143,13 @@ def test_a_store_written_by_older_rules_loses_its_warm_up_chunks_on_the_next_ing
                 "INSERT INTO chunks(id, session_id, project_id, agent, agent_id, turn_index, part, start_time,"
                 " end_time, content, content_hash, approx_tokens, created_at) VALUES ('warm', ?, ?, 'subagent',"
                 " '88061e52', 0, 0, '2025-11-17T23:50:04Z', '2025-11-17T23:50:04Z',"
-                " '[Assistant]\nHello! I''m ready to help you explore', 'h', 10, 'x')", (SOUND_SESSION, project.id))
-            old.conn.execute("INSERT INTO files(path, size, mtime_ns, ingested_at) VALUES (?, 1, 1, 'x')",
-                             (str(corpus / SOUND / "agent-88061e52.jsonl"),))
+                " '[Assistant]\nHello! I''m ready to help you explore', 'h', 10, 'x')",
+                (SOUND_SESSION, project.id),
+            )
+            old.conn.execute(
+                "INSERT INTO files(path, size, mtime_ns, ingested_at) VALUES (?, 1, 1, 'x')",
+                (str(corpus / SOUND / "agent-88061e52.jsonl"),),
+            )
         old.close()
     finally:
         migrations.MIGRATIONS = old_migrations
@@ -144,16 +163,31 @@ def test_a_store_written_by_older_rules_loses_its_warm_up_chunks_on_the_next_ing
 
 
 def test_a_forced_re_ingest_removes_a_stored_chunk_of_a_stream_the_rules_now_skip(
-        corpus: Path, services: Services, tmp_path: Path) -> None:
+    corpus: Path, services: Services, tmp_path: Path
+) -> None:
     shutil.copytree(corpus / SOUND, tmp_path / "sound")
     _ingest(services, tmp_path / "sound")
     store = services.store
     project = store.resolve_project("/Users/dain/workspace/JSSoundRecorder", "/Users/dain/workspace/JSSoundRecorder")
     stale = ChunkRecord(
-        id="stale", session_id=SOUND_SESSION, agent="subagent", agent_id="88061e52", team_name=None,
-        turn_index=0, part=0, start_time="2025-11-17T23:50:05.000000Z", end_time="2025-11-17T23:50:05.000000Z",
-        content="[Assistant]\nHello! I'm Claude Code", search_terms="", content_hash="h", approx_tokens=9,
-        tool_use_count=0, code_block_count=0, has_thinking=False, message_uuids=("x",))
+        id="stale",
+        session_id=SOUND_SESSION,
+        agent="subagent",
+        agent_id="88061e52",
+        team_name=None,
+        turn_index=0,
+        part=0,
+        start_time="2025-11-17T23:50:05.000000Z",
+        end_time="2025-11-17T23:50:05.000000Z",
+        content="[Assistant]\nHello! I'm Claude Code",
+        search_terms="",
+        content_hash="h",
+        approx_tokens=9,
+        tool_use_count=0,
+        code_block_count=0,
+        has_thinking=False,
+        message_uuids=("x",),
+    )
     with store.atomic():
         store.save_session(project, SOUND_SESSION, [stale])
     report = _ingest(services, tmp_path / "sound", force=True)
@@ -161,21 +195,36 @@ def test_a_forced_re_ingest_removes_a_stored_chunk_of_a_stream_the_rules_now_ski
 
 
 def test_a_turn_that_shrank_loses_its_stale_trailing_part_but_another_files_turn_is_kept(
-        corpus: Path, services: Services) -> None:
+    corpus: Path, services: Services
+) -> None:
     _ingest(services, corpus / SOUND)
     store = services.store
     row = store.conn.execute(
         "SELECT turn_index, MAX(part) AS part, message_uuids, start_time FROM chunks WHERE agent_id IS NULL"
-        " GROUP BY turn_index ORDER BY turn_index DESC LIMIT 1").fetchone()
+        " GROUP BY turn_index ORDER BY turn_index DESC LIMIT 1"
+    ).fetchone()
     project = store.resolve_project("/Users/dain/workspace/JSSoundRecorder", "/Users/dain/workspace/JSSoundRecorder")
 
     def extra(chunk_id: str, uuids: tuple[str, ...]) -> ChunkRecord:
         return ChunkRecord(
-            id=chunk_id, session_id=SOUND_SESSION, agent="main", agent_id=None, team_name=None,
-            turn_index=row["turn_index"], part=row["part"] + 1, start_time=row["start_time"],
-            end_time=row["start_time"], content="[Result:Read] x\n\n<system-reminder>malware</system-reminder>",
-            search_terms="", content_hash=chunk_id, approx_tokens=9, tool_use_count=0, code_block_count=0,
-            has_thinking=False, message_uuids=uuids)
+            id=chunk_id,
+            session_id=SOUND_SESSION,
+            agent="main",
+            agent_id=None,
+            team_name=None,
+            turn_index=row["turn_index"],
+            part=row["part"] + 1,
+            start_time=row["start_time"],
+            end_time=row["start_time"],
+            content="[Result:Read] x\n\n<system-reminder>malware</system-reminder>",
+            search_terms="",
+            content_hash=chunk_id,
+            approx_tokens=9,
+            tool_use_count=0,
+            code_block_count=0,
+            has_thinking=False,
+            message_uuids=uuids,
+        )
 
     # As an older version stored it: one more part of the last turn, sharing its messages.
     stale = extra("stale-part", tuple(json.loads(row["message_uuids"]))[-1:])

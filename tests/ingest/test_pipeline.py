@@ -33,8 +33,9 @@ def _ingest(services: Services, *paths: Path, workers: int = 1):  # type: ignore
 def _graph(services: Services) -> tuple[set[str], set[tuple[str, str, str]]]:
     conn = services.store.conn
     chunks = {r[0] for r in conn.execute("SELECT id FROM chunks")}
-    edges = {(r[0], r[1], r[2]) for r in conn.execute(
-        "SELECT source_chunk_id, target_chunk_id, reference_type FROM edges")}
+    edges = {
+        (r[0], r[1], r[2]) for r in conn.execute("SELECT source_chunk_id, target_chunk_id, reference_type FROM edges")
+    }
     return chunks, edges
 
 
@@ -79,7 +80,8 @@ def test_ingesting_the_same_files_twice_adds_nothing(corpus_dir: Path) -> None:
 
 
 def test_lines_appended_to_a_session_become_new_chunks_linked_to_the_old_last_one(
-        corpus_dir: Path, tmp_path: Path) -> None:
+    corpus_dir: Path, tmp_path: Path
+) -> None:
     source = corpus_dir / LARGE_REAL
     lines = source.read_bytes().splitlines(keepends=True)
     growing = tmp_path / "projects" / "p" / source.name
@@ -90,7 +92,7 @@ def test_lines_appended_to_a_session_become_new_chunks_linked_to_the_old_last_on
         old_chunks, _ = _graph(services)
         old_last = services.store.session_chunk_ids(_session_id(services))[-1]
         with growing.open("ab") as handle:
-            handle.write(b"".join(lines[len(lines) // 2:]))
+            handle.write(b"".join(lines[len(lines) // 2 :]))
         report = _ingest(services, growing)
         grown = _graph(services)
         followers = {t for s, t, kind in grown[1] if s == old_last and kind == "within-chain"}
@@ -112,7 +114,8 @@ def _session_id(services: Services) -> str:
 
 
 def test_a_killed_batch_ingest_leaves_a_consistent_store_that_the_next_run_completes(
-        corpus_dir: Path, tmp_path: Path, causantic_home: Path) -> None:
+    corpus_dir: Path, tmp_path: Path, causantic_home: Path
+) -> None:
     subset = tmp_path / "subset"
     for name in ("marot__spotter", "daaain__claude-code-log", "randlee__claude-history"):
         shutil.copytree(corpus_dir / name, subset / name)
@@ -130,7 +133,8 @@ def test_a_killed_batch_ingest_leaves_a_consistent_store_that_the_next_run_compl
         partial_counts.append(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
         dangling = conn.execute(
             "SELECT COUNT(*) FROM edges WHERE source_chunk_id NOT IN (SELECT id FROM chunks)"
-            " OR target_chunk_id NOT IN (SELECT id FROM chunks)").fetchone()[0]
+            " OR target_chunk_id NOT IN (SELECT id FROM chunks)"
+        ).fetchone()[0]
         assert dangling == 0
         conn.close()
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
@@ -138,7 +142,8 @@ def test_a_killed_batch_ingest_leaves_a_consistent_store_that_the_next_run_compl
     with open_services(Config()) as resumed:
         resumed_graph = _graph(resumed)
     assert any(0 < n < len(resumed_graph[0]) for n in partial_counts), (
-        f"no kill landed mid-ingest (chunk counts seen: {partial_counts})")
+        f"no kill landed mid-ingest (chunk counts seen: {partial_counts})"
+    )
     os.environ["CAUSANTIC_HOME"] = str(tmp_path / "clean")
     with open_services(Config()) as clean:
         _ingest(clean, subset, workers=2)
@@ -180,20 +185,34 @@ def test_thinking_text_is_never_searchable(corpus_dir: Path) -> None:
         for word in private[:50]:
             assert not services.store.conn.execute(
                 "SELECT 1 FROM chunks WHERE lower(content) LIKE ? OR lower(search_terms) LIKE ?",
-                (f"%{word}%", f"%{word}%")).fetchone(), word
+                (f"%{word}%", f"%{word}%"),
+            ).fetchone(), word
 
 
 def test_a_planted_secret_is_stored_redacted_and_cannot_be_found(tmp_path: Path) -> None:
     key = "AKIA" + "Z7Q2" * 4
     token = "ghp_" + "Q9w8E7r6T5y4" * 3
     records = [
-        {"type": "user", "uuid": "u1", "sessionId": "s-secret", "cwd": "/tmp/secret-proj",
-         "timestamp": "2026-01-01T10:00:00Z",
-         "message": {"role": "user", "content": f"deploy with AWS key {key} and token {token}"}},
-        {"type": "assistant", "uuid": "a1", "sessionId": "s-secret", "cwd": "/tmp/secret-proj",
-         "timestamp": "2026-01-01T10:00:05Z",
-         "message": {"id": "m1", "role": "assistant", "content": [
-             {"type": "text", "text": 'Set DB_PASSWORD="tr0ub4dor&3horse" in the deploy env.'}]}},
+        {
+            "type": "user",
+            "uuid": "u1",
+            "sessionId": "s-secret",
+            "cwd": "/tmp/secret-proj",
+            "timestamp": "2026-01-01T10:00:00Z",
+            "message": {"role": "user", "content": f"deploy with AWS key {key} and token {token}"},
+        },
+        {
+            "type": "assistant",
+            "uuid": "a1",
+            "sessionId": "s-secret",
+            "cwd": "/tmp/secret-proj",
+            "timestamp": "2026-01-01T10:00:05Z",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "content": [{"type": "text", "text": 'Set DB_PASSWORD="tr0ub4dor&3horse" in the deploy env.'}],
+            },
+        },
     ]
     path = tmp_path / "s-secret.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
@@ -208,10 +227,15 @@ def test_a_planted_secret_is_stored_redacted_and_cannot_be_found(tmp_path: Path)
 
 def test_two_projects_with_the_same_folder_name_stay_apart(tmp_path: Path) -> None:
     paths = []
-    for i, cwd in enumerate(("/home/a/work/api", "/home/b/clients/api", "/home/user/project",
-                             "/Users/user/project")):
-        record = {"type": "user", "uuid": f"u{i}", "sessionId": f"s{i}", "cwd": cwd,
-                  "timestamp": f"2026-01-0{i + 1}T10:00:00Z", "message": {"role": "user", "content": f"hello {i}"}}
+    for i, cwd in enumerate(("/home/a/work/api", "/home/b/clients/api", "/home/user/project", "/Users/user/project")):
+        record = {
+            "type": "user",
+            "uuid": f"u{i}",
+            "sessionId": f"s{i}",
+            "cwd": cwd,
+            "timestamp": f"2026-01-0{i + 1}T10:00:00Z",
+            "message": {"role": "user", "content": f"hello {i}"},
+        }
         path = tmp_path / f"s{i}.jsonl"
         path.write_text(json.dumps(record) + "\n")
         paths.append(path)
@@ -235,7 +259,8 @@ def test_parallel_and_serial_ingest_build_the_same_graph(corpus_dir: Path, tmp_p
 
 @pytest.mark.parametrize("copy_lines", [15, 40])
 def test_a_session_in_two_files_gives_the_same_graph_whichever_is_read_first(
-        corpus_dir: Path, tmp_path: Path, copy_lines: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    corpus_dir: Path, tmp_path: Path, copy_lines: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An early copy of a session (its first lines) beside the full file: same chunks, texts and edges
     in both orders, and the same as the full file alone (issue 18: 168 vs 169 edges)."""
     full = corpus_dir / LARGE_REAL
@@ -255,8 +280,9 @@ def test_a_session_in_two_files_gives_the_same_graph_whichever_is_read_first(
     assert results[0][2] == results[1][2] == results[2][2]
 
 
-def test_the_same_files_by_relative_and_absolute_path_are_read_once(corpus_dir: Path, tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_same_files_by_relative_and_absolute_path_are_read_once(
+    corpus_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = tmp_path / "sessions"
     shutil.copytree(corpus_dir / TEAM_SESSION, folder)
     monkeypatch.chdir(tmp_path)
@@ -271,9 +297,13 @@ def test_an_unreadable_file_is_an_error_and_the_command_fails(tmp_path: Path) ->
     folder = tmp_path / "sessions"
     folder.mkdir()
     (folder / "gone.jsonl").symlink_to(tmp_path / "missing.jsonl")  # listed, but cannot be read
-    done = subprocess.run([sys.executable, "-m", "causantic", "ingest", "--no-embed", str(folder)],
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO / "src")},
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "causantic", "ingest", "--no-embed", str(folder)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        timeout=120,
+    )
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert f"{folder / 'gone.jsonl'}: No such file" in done.stdout  # on one line, whole
 
@@ -332,8 +362,9 @@ def test_sub_agent_messages_carried_in_progress_records_are_ingested(corpus_dir:
         assert services.store.keyword_search("TranscriptRenderer SubagentLive")
 
 
-def test_an_agent_with_its_own_file_is_not_read_twice_from_progress_records(corpus_dir: Path, tmp_path: Path,
-                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_agent_with_its_own_file_is_not_read_twice_from_progress_records(
+    corpus_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = tmp_path / "session"
     folder.mkdir()
     shutil.copy(corpus_dir / f"{PROGRESS_SESSION}.jsonl", folder)

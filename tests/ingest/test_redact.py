@@ -91,10 +91,15 @@ def test_a_high_entropy_value_near_a_secret_word_is_replaced_but_ordinary_code_s
     redact = make_redactor()
     out = redact("the deploy token is 9fK2mQ7xLp4Rt8Wz1Vb6Nc3Hd5Jg0Ys, keep it safe")
     assert "9fK2mQ7x" not in out and "[REDACTED:high-entropy-secret]" in out
-    for code in ("sid = req.cookies['sid']", "key = tokenizer.eos_token", "params: { _csrf_token: csrfToken }",
-                 "the cache key is src/causantic/ingest/redact_rules_v2.py",
-                 "commit key 3f2a9c1b7d4e5f60718293a4b5c6d7e8f9a0b1c2 merged",
-                 "api_key: your-key-here", "max_tokens=4096"):
+    for code in (
+        "sid = req.cookies['sid']",
+        "key = tokenizer.eos_token",
+        "params: { _csrf_token: csrfToken }",
+        "the cache key is src/causantic/ingest/redact_rules_v2.py",
+        "commit key 3f2a9c1b7d4e5f60718293a4b5c6d7e8f9a0b1c2 merged",
+        "api_key: your-key-here",
+        "max_tokens=4096",
+    ):
         assert redact(code) == code
 
 
@@ -114,8 +119,9 @@ def test_redaction_settings_come_from_the_config_file(causantic_home: Path, tmp_
     from causantic.config import load_config
     from causantic.ingest.redact import redactor_from
 
-    (tmp_path / "causantic.config.json").write_text(json.dumps({"redaction": {
-        "customPatterns": {"ticket": r"TKT-\d{4}"}, "disabledKinds": ["twilio-sid"]}}))
+    (tmp_path / "causantic.config.json").write_text(
+        json.dumps({"redaction": {"customPatterns": {"ticket": r"TKT-\d{4}"}, "disabledKinds": ["twilio-sid"]}})
+    )
     redact = redactor_from(load_config(cwd=tmp_path).redaction)
     sid = "SK" + "0123456789abcdef" * 2
     assert redact(f"TKT-1234 {sid}") == f"[REDACTED:ticket] {sid}"

@@ -39,10 +39,12 @@ def test_lost_vectors_are_noted_by_search_and_restored_by_embed_and_ingest() -> 
 
 
 def test_the_embedding_text_keeps_words_and_drops_payloads() -> None:
-    chunk = ("[User]\nwhy does the parser test fail?\n[Tool:Bash] pytest -q tests/test_parser.py\n"
-             "[Result:Bash] " + "E   AssertionError " * 40 + "\n" + "=" * 60 + "\n"
-             "[Assistant]\nThe fixture opens the database before the migration runs.\n"
-             "The fixture opens the database before the migration runs.")
+    chunk = (
+        "[User]\nwhy does the parser test fail?\n[Tool:Bash] pytest -q tests/test_parser.py\n"
+        "[Result:Bash] " + "E   AssertionError " * 40 + "\n" + "=" * 60 + "\n"
+        "[Assistant]\nThe fixture opens the database before the migration runs.\n"
+        "The fixture opens the database before the migration runs."
+    )
 
     text = embedding_text(chunk, tool_result_chars=50)
 

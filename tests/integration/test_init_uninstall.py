@@ -56,9 +56,7 @@ def read(path: Path) -> Any:
 
 
 def ours(settings: dict[str, Any], event: str) -> list[dict[str, Any]]:
-    return [
-        (g, h) for g in settings["hooks"].get(event, []) for h in g["hooks"] if "causantic" in h["command"]
-    ]
+    return [(g, h) for g in settings["hooks"].get(event, []) for h in g["hooks"] if "causantic" in h["command"]]
 
 
 @pytest.mark.parametrize(
@@ -92,9 +90,7 @@ def test_hand_formatted_settings_come_back_with_the_same_content(home: Path) -> 
     assert read(home / ".claude" / "settings.json") == original
 
 
-def test_init_writes_the_documented_entries_and_keeps_everything_else(
-    home: Path, causantic_home: Path
-) -> None:
+def test_init_writes_the_documented_entries_and_keeps_everything_else(home: Path, causantic_home: Path) -> None:
     place(home)
     original_settings, original_claude = read(FIXTURES / "settings.json"), read(FIXTURES / "claude.json")
     assert run(home, "init", "--yes", "--no-ingest", "--no-check").returncode == 0
@@ -119,9 +115,7 @@ def test_init_writes_the_documented_entries_and_keeps_everything_else(
     assert {k: v for k, v in claude.items() if k != "mcpServers"} == {
         k: v for k, v in original_claude.items() if k != "mcpServers"
     }
-    assert {k: v for k, v in claude["mcpServers"].items() if k != "causantic"} == original_claude[
-        "mcpServers"
-    ]
+    assert {k: v for k, v in claude["mcpServers"].items() if k != "causantic"} == original_claude["mcpServers"]
     assert stat.S_IMODE(os.stat(home / ".claude.json").st_mode) == 0o600
     backups = list((causantic_home / "backups").iterdir())
     assert len(backups) == 2 and all(stat.S_IMODE(os.stat(b).st_mode) == 0o600 for b in backups)
@@ -149,9 +143,7 @@ def test_init_replaces_the_earlier_causantic_hooks_instead_of_running_both(home:
         c.startswith("npx causantic hook session") or c == "npx causantic hook pre-compact" for c in commands
     )
     for event in EVENTS:
-        assert len(ours(settings, event)) == (
-            2 if event == "SessionEnd" else 1
-        )  # + claudemd-generator, not ours
+        assert len(ours(settings, event)) == (2 if event == "SessionEnd" else 1)  # + claudemd-generator, not ours
     assert "npx causantic hook claudemd-generator" in commands
 
 
@@ -204,18 +196,14 @@ def test_init_asks_first_and_a_no_changes_nothing(home: Path) -> None:
     assert snapshot(home) == before
 
 
-def test_the_registered_server_and_hook_run_the_way_claude_code_runs_them(
-    home: Path, causantic_home: Path
-) -> None:
+def test_the_registered_server_and_hook_run_the_way_claude_code_runs_them(home: Path, causantic_home: Path) -> None:
     place(home)
     assert run(home, "ingest", "--no-embed", str(EXAMPLES)).returncode == 0
     assert run(home, "init", "--yes", "--no-ingest", "--no-check").returncode == 0
     settings, claude = read(home / ".claude" / "settings.json"), read(home / ".claude.json")
 
     [(_, handler)] = ours(settings, "SessionStart")
-    payload = json.dumps(
-        {"session_id": "5d0f-health", "cwd": "/home/dev/acme-shop", "hook_event_name": "SessionStart"}
-    )
+    payload = json.dumps({"session_id": "5d0f-health", "cwd": "/home/dev/acme-shop", "hook_event_name": "SessionStart"})
     clean_env = {"PATH": os.environ["PATH"], "HOME": str(home)}  # only what the command itself carries
     done = subprocess.run(
         ["sh", "-c", handler["command"]],
@@ -289,10 +277,23 @@ def test_the_registered_prompt_hook_runs_the_way_claude_code_runs_it(home: Path,
     place(home)
     assert run(home, "init", "--yes", "--no-ingest", "--no-check", "--prompt-memory").returncode == 0
     [(_, handler)] = ours(read(home / ".claude" / "settings.json"), "UserPromptSubmit")
-    hook_input = json.dumps({"session_id": "s-1", "cwd": str(home), "hook_event_name": "UserPromptSubmit",
-                             "prompt": "How did we set up the rate limiter?"})
-    done = subprocess.run(["sh", "-c", handler["command"]], input=hook_input, capture_output=True, text=True,
-                          timeout=60, env=subprocess_env(HOME=str(home)), cwd=home)
+    hook_input = json.dumps(
+        {
+            "session_id": "s-1",
+            "cwd": str(home),
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "How did we set up the rate limiter?",
+        }
+    )
+    done = subprocess.run(
+        ["sh", "-c", handler["command"]],
+        input=hook_input,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=subprocess_env(HOME=str(home)),
+        cwd=home,
+    )
     assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
     run_record = json.loads((causantic_home / "hook-status.json").read_text())["user-prompt-submit"]
     assert run_record["success"] and run_record["outcome"] == "no memory yet (nothing ingested)"  # switched on

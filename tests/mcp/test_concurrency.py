@@ -43,9 +43,7 @@ def chunk_rows(db: Path) -> list[tuple[str, str]]:
 
 def edge_rows(db: Path) -> list[tuple[str, str, str]]:
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-        return sorted(
-            conn.execute("SELECT source_chunk_id, target_chunk_id, reference_type FROM edges").fetchall()
-        )
+        return sorted(conn.execute("SELECT source_chunk_id, target_chunk_id, reference_type FROM edges").fetchall())
 
 
 def ingest_process(*targets: Path, env: dict[str, str]) -> subprocess.Popen[str]:

@@ -49,7 +49,10 @@ class HttpServer:
     def __init__(self, port: int, *extra: str) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "causantic", "serve", "--http", "--port", str(port), *extra],
-            env=subprocess_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=subprocess_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         self.port = port
         self.banner: list[str] = []
@@ -71,18 +74,30 @@ def post(port: int, body: dict[str, Any], headers: dict[str, str] | None = None)
     """One raw JSON-RPC POST to /mcp: (status, body)."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
-        conn.request("POST", "/mcp", json.dumps(body), {
-            "content-type": "application/json", "accept": "application/json, text/event-stream", **(headers or {})})
+        conn.request(
+            "POST",
+            "/mcp",
+            json.dumps(body),
+            {"content-type": "application/json", "accept": "application/json, text/event-stream", **(headers or {})},
+        )
         response = conn.getresponse()
         return response.status, response.read().decode()
     finally:
         conn.close()
 
 
-SEARCH_CALL = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-               "params": {"name": "search", "arguments": {"query": "key"}}}
-FORGET_CALL = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-               "params": {"name": "forget", "arguments": {"query": "test", "dry_run": False}}}
+SEARCH_CALL = {
+    "jsonrpc": "2.0",
+    "id": 2,
+    "method": "tools/call",
+    "params": {"name": "search", "arguments": {"query": "key"}},
+}
+FORGET_CALL = {
+    "jsonrpc": "2.0",
+    "id": 3,
+    "method": "tools/call",
+    "params": {"name": "forget", "arguments": {"query": "test", "dry_run": False}},
+}
 
 
 @contextlib.asynccontextmanager
@@ -191,8 +206,19 @@ def test_no_auth_is_explicit_and_says_so(free_tcp_port: int) -> None:
     server = HttpServer(free_tcp_port, "--no-auth")
     try:
         assert "Authentication: off" in server.banner[1]
-        status, _ = post(free_tcp_port, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        status, _ = post(
+            free_tcp_port,
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-03-26",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            },
+        )
         assert status == 200
     finally:
         server.stop()
@@ -204,13 +230,12 @@ def test_a_taken_port_is_one_clear_sentence(free_tcp_port: int) -> None:
         holder.listen(1)
         done = causantic("serve", "--http", "--port", str(free_tcp_port), timeout=60)
     assert done.returncode == 1
-    assert done.stderr.strip() == (f"Error: Port {free_tcp_port} on 127.0.0.1 is already in use by another "
-                                   "program; choose another with --port.")
+    assert done.stderr.strip() == (
+        f"Error: Port {free_tcp_port} on 127.0.0.1 is already in use by another program; choose another with --port."
+    )
 
 
-def test_sigterm_stops_the_server_while_a_client_holds_a_stream_open(
-    causantic_home: Path, free_tcp_port: int
-) -> None:
+def test_sigterm_stops_the_server_while_a_client_holds_a_stream_open(causantic_home: Path, free_tcp_port: int) -> None:
     server = HttpServer(free_tcp_port)
     token = (causantic_home / "http-token").read_text().strip()
 

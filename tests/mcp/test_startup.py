@@ -19,10 +19,7 @@ def test_importing_the_server_loads_no_heavy_library() -> None:
 
 
 def test_importing_the_hooks_entry_point_loads_neither_the_sdk_nor_heavy_libraries() -> None:
-    code = (
-        "import sys, causantic.hooks.runner; "
-        f"print([m for m in {(*HEAVY, 'mcp', 'rich')!r} if m in sys.modules])"
-    )
+    code = f"import sys, causantic.hooks.runner; print([m for m in {(*HEAVY, 'mcp', 'rich')!r} if m in sys.modules])"
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(), check=True
     )

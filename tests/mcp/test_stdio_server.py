@@ -88,9 +88,7 @@ def test_search_across_projects_finds_a_real_session_by_its_words(served: McpPro
 
 
 def test_recall_tells_the_story_oldest_first(served: McpProcess) -> None:
-    body, data = ok(
-        served, "recall", {"query": "regression test for the Safari redirect loop", "project": "acme-shop"}
-    )
+    body, data = ok(served, "recall", {"query": "regression test for the Safari redirect loop", "project": "acme-shop"})
     dates = [c["date"] for e in data["episodes"] for c in e["chunks"]]
     assert dates and dates == sorted(dates) and not data["nothing_relevant"]
     assert data["mode"] == "episodes" and body.startswith("Recall: the story behind it")
@@ -172,10 +170,7 @@ def test_hook_status_shows_the_hooks_last_runs(served: McpProcess) -> None:
         "source": "startup",
     }
     done, _ = run_hook("session-start", payload, env=subprocess_env(CAUSANTIC_HOME=str(served.home)))
-    assert (
-        done.returncode == 0
-        and json.loads(done.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-    )
+    assert done.returncode == 0 and json.loads(done.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     body, data = ok(served, "hook-status")
     run = data["hooks"]["session-start"]
     assert run["success"] is True and run["project"] == "acme-shop"
@@ -222,18 +217,40 @@ def test_a_lone_surrogate_in_a_query_gets_a_clear_error_reply(memory: Path) -> N
     """Raw JSON-RPC lines (the SDK's client cannot even send this): the message used to be dropped
     unanswered, leaving the client waiting forever."""
     lines = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-03-26",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-         "params": {"name": "search", "arguments": {"query": "redis \ud800 cache"}}},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-         "params": {"name": "search", "arguments": {"query": "Safari redirect"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "search", "arguments": {"query": "redis \ud800 cache"}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "search", "arguments": {"query": "Safari redirect"}},
+        },
     ]
     wire = "".join(json.dumps(line) + "\n" for line in lines)  # json.dumps writes "\\ud800", as clients do
     assert "\\ud800" in wire
-    proc = subprocess.Popen([sys.executable, "-m", "causantic", "serve", "--no-warm"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=subprocess_env())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "causantic", "serve", "--no-warm"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=subprocess_env(),
+    )
     try:
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(wire)

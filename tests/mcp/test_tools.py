@@ -38,9 +38,7 @@ def test_forget_deletes_a_session_only_when_dry_run_is_false(memory: Path) -> No
     assert preview.structured_content["count"] == 2 and preview.structured_content["deleted"] == 0
     assert deleted.structured_content == {**deleted.structured_content, "dry_run": False, "deleted": 2}
     assert text(deleted).startswith("Deleted 2 chunk(s)")
-    assert all(
-        h["session_id"] != "4005b823-fa0d-5890-9dc8-e686765e4267" for h in search.structured_content["hits"]
-    )
+    assert all(h["session_id"] != "4005b823-fa0d-5890-9dc8-e686765e4267" for h in search.structured_content["hits"])
     assert listing.structured_content["total"] == 2
 
 
@@ -49,9 +47,7 @@ def test_reconstruct_by_time_range_and_by_session(memory: Path) -> None:
         ("reconstruct", {"project": "acme-shop", "from": "2026-11-03", "to": "2026-11-04"}),
         ("reconstruct", {"project": "/home/dev/acme-shop", "session_id": "2a2ee33e"}),
     )
-    assert [s["session_id"] for s in ranged.structured_content["sessions"]] == [
-        "7a378dd6-f9b6-52f1-ad8d-dd8aa785f035"
-    ]
+    assert [s["session_id"] for s in ranged.structured_content["sessions"]] == ["7a378dd6-f9b6-52f1-ad8d-dd8aa785f035"]
     assert [s["session_id"] for s in one.structured_content["sessions"]] == ["2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec"]
     assert "Safari" in text(one)
 
@@ -61,9 +57,7 @@ def test_previous_session_defaults_to_the_servers_claude_code_session(
 ) -> None:
     monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "7a378dd6-f9b6-52f1-ad8d-dd8aa785f035")
     (result,) = call_all(("reconstruct", {"project": "acme-shop", "previous_session": True}))
-    assert [s["session_id"] for s in result.structured_content["sessions"]] == [
-        "2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec"
-    ]
+    assert [s["session_id"] for s in result.structured_content["sessions"]] == ["2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec"]
 
 
 def test_answers_stay_within_the_token_budget(memory: Path) -> None:
@@ -137,6 +131,8 @@ def test_search_narrows_to_one_coding_agent_and_stats_count_each(memory: Path, a
     sources = stats.structured_content["sources"]
     assert sources["codex"] == {"sessions": 11, "chunks": 292} and sources["gemini"] == {"sessions": 11, "chunks": 21}
     assert sources["claude-code"]["sessions"] > 0
+
+
 def test_forget_with_no_filter_previews_a_whole_project_and_deletes_only_the_previewed_count(memory: Path) -> None:
     project = {"project": "acme-shop"}
     preview, refused, deleted, projects = call_all(
@@ -148,7 +144,10 @@ def test_forget_with_no_filter_previews_a_whole_project_and_deletes_only_the_pre
     content = preview.structured_content
     assert content["whole_project"] is True and content["count"] == 6 and content["deleted"] == 0
     assert [s["title"][:24] for s in content["preview_sessions"]] == [
-        "Let's add rate limiting ", "The invoice test `test_i", "After logging in, users "]
+        "Let's add rate limiting ",
+        "The invoice test `test_i",
+        "After logging in, users ",
+    ]
     assert "expected_count=6" in text(preview) and "the whole project" in text(preview)
     assert refused.is_error and "needs expected_count" in text(refused)
     assert deleted.structured_content["deleted"] == 6

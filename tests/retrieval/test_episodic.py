@@ -80,8 +80,12 @@ def test_the_seeds_chain_walk_remains_as_a_mode(examples: Services) -> None:
 
 
 def test_best_chain_is_the_highest_median_of_at_least_two() -> None:
-    chains = [Chain("a", ["a"], [0.99], 10), Chain("b", ["b", "x", "y"], [0.85, 0.30, 0.82], 30),
-              Chain("c", ["c", "z"], [0.5, 0.6], 20), Chain("d", ["d", "w"], [None, None], 20)]
+    chains = [
+        Chain("a", ["a"], [0.99], 10),
+        Chain("b", ["b", "x", "y"], [0.85, 0.30, 0.82], 30),
+        Chain("c", ["c", "z"], [0.5, 0.6], 20),
+        Chain("d", ["d", "w"], [None, None], 20),
+    ]
     best = select_best_chain(chains)
     assert best is not None and best.seed == "b" and best.median == pytest.approx(0.82)
     assert select_best_chain([Chain("a", ["a"], [0.9], 1)]) is None
@@ -100,8 +104,9 @@ def test_reconstruct_modes(examples: Services) -> None:
     assert small.truncated and small.chunks[-1].id == full.chunks[-1].id  # newest kept
     one = reconstruct(examples.store, ReconstructRequest("acme-shop", session_id=sessions[1][:8]), budget)
     assert [s.session_id for s in one.sessions] == [sessions[1]] and one.view == "text"
-    previous = reconstruct(examples.store, ReconstructRequest(
-        "acme-shop", previous_session=True, current_session_id=sessions[2]), budget)
+    previous = reconstruct(
+        examples.store, ReconstructRequest("acme-shop", previous_session=True, current_session_id=sessions[2]), budget
+    )
     assert [s.session_id for s in previous.sessions] == [sessions[1]]
     text = render_reconstruction(one)
     assert "=== Session" in text and "--- Agent: Explore ---" in text
@@ -121,8 +126,7 @@ def _all_store_ids(services: Services) -> dict[str, set[str]]:
     conn = services.store.conn
     return {
         "chunks": {r[0] for r in conn.execute("SELECT id FROM chunks")},
-        "fts": {r[0] for r in conn.execute(
-            "SELECT c.id FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid")},
+        "fts": {r[0] for r in conn.execute("SELECT c.id FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid")},
         "edges": {f"{r[0]}>{r[1]}" for r in conn.execute("SELECT source_chunk_id, target_chunk_id FROM edges")},
         "vectors": services.vectors.ids(),
     }
@@ -133,13 +137,21 @@ def test_forget_previews_then_removes_exactly_the_matches(tmp_path: Path) -> Non
         ingest_paths(services, [SESSIONS_DIR], workers=1)
         before = _all_store_ids(services)
         embed = services.embedder.embed_query
-        preview = forget(services.store, services.vectors, embed,
-                         ForgetRequest("acme-shop", query="rate limiting with redis", threshold=0.4))
+        preview = forget(
+            services.store,
+            services.vectors,
+            embed,
+            ForgetRequest("acme-shop", query="rate limiting with redis", threshold=0.4),
+        )
         assert preview.dry_run and preview.count >= 1 and preview.deleted == 0
         assert _all_store_ids(services) == before
         doomed = {c.id for c, _ in preview.preview}
-        done = forget(services.store, services.vectors, embed,
-                      ForgetRequest("acme-shop", query="rate limiting with redis", threshold=0.4, dry_run=False))
+        done = forget(
+            services.store,
+            services.vectors,
+            embed,
+            ForgetRequest("acme-shop", query="rate limiting with redis", threshold=0.4, dry_run=False),
+        )
         after = _all_store_ids(services)
         assert done.deleted == preview.count
         for name in ("chunks", "fts", "vectors"):
@@ -151,8 +163,12 @@ def test_forget_previews_then_removes_exactly_the_matches(tmp_path: Path) -> Non
         assert whole.dry_run and whole.whole_project and whole.count == len(after["chunks"])
         assert _all_store_ids(services) == after  # no filter is a whole-project preview, nothing deleted
         with pytest.raises(CausanticError, match="takes no filter"):
-            forget(services.store, services.vectors, embed,
-                   ForgetRequest("acme-shop", session_id="4005b823", whole_project=True))
+            forget(
+                services.store,
+                services.vectors,
+                embed,
+                ForgetRequest("acme-shop", session_id="4005b823", whole_project=True),
+            )
 
 
 def test_shown_relevance_moves_each_score_as_little_as_possible() -> None:

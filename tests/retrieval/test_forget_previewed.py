@@ -19,8 +19,12 @@ def test_a_confirmation_deletes_only_the_previewed_chunks_among_the_matches() ->
         matches = [c.id for c, _ in preview.preview]
         assert preview.count == len(matches) >= 3
         shown = frozenset(matches[: len(matches) // 2])
-        done = forget(services.store, services.vectors, None,
-                      ForgetRequest("acme-shop", before=request.before, dry_run=False, only_ids=shown))
+        done = forget(
+            services.store,
+            services.vectors,
+            None,
+            ForgetRequest("acme-shop", before=request.before, dry_run=False, only_ids=shown),
+        )
         assert done.deleted == len(shown)
         left = forget(services.store, services.vectors, None, request, preview_size=1000)
         assert {c.id for c, _ in left.preview} == set(matches) - shown

@@ -22,8 +22,12 @@ def test_score_gaps_count_where_rank_fusion_sees_only_positions() -> None:
     vector = [("v1", 0.90), ("v2", 0.30), ("k3", 0.29)]
     weights = {"vector": 0.5, "keyword": 1.0}
     convex = [i for i, *_ in convex_fusion({"vector": vector, "keyword": keyword}, weights)]
-    ranks = [i for i, *_ in reciprocal_rank_fusion({n: [i for i, _ in h] for n, h in
-                                                    (("vector", vector), ("keyword", keyword))}, 5, weights)]
+    ranks = [
+        i
+        for i, *_ in reciprocal_rank_fusion(
+            {n: [i for i, _ in h] for n, h in (("vector", vector), ("keyword", keyword))}, 5, weights
+        )
+    ]
     assert convex[:2] == ["exact", "v1"]
     assert ranks.index("k3") < ranks.index("v1")
 
@@ -35,8 +39,9 @@ def test_scores_are_weighted_shares_of_each_lists_best() -> None:
     assert fused["b"] == pytest.approx(0.25 * 0.5)  # half the vector list's best, in a list weighing a quarter
     opposite = convex_fusion({"vector": [("a", 0.5), ("away", -0.1)]}, {"vector": 1.0})
     assert [i for i, *_ in opposite] == ["a"]  # pointing away from the query is no evidence
-    all_away = convex_fusion({"vector": [("b", -0.05), ("c", -0.6)], "keyword": [("k", 12.0), ("j", 1.0)]},
-                             {"vector": 0.5, "keyword": 1.0})
+    all_away = convex_fusion(
+        {"vector": [("b", -0.05), ("c", -0.6)], "keyword": [("k", 12.0), ("j", 1.0)]}, {"vector": 0.5, "keyword": 1.0}
+    )
     assert [i for i, *_ in all_away] == ["k", "j"]
     only_keyword = convex_fusion({"keyword": [("x", 2.0), ("y", 1.0)]}, {"keyword": 1.0, "vector": 0.5})
     assert [(i, round(s, 6)) for i, s, _ in only_keyword] == [("x", 1.0), ("y", 0.5)]

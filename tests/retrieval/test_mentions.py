@@ -10,12 +10,14 @@ from causantic.retrieval.mentions import mention_share, split_tool_output
 from causantic.retrieval.relevance import QueryProfile, QueryTerm, stem
 
 SUBJECT = "retry failed uploads with exponential backoff"
-LOG = "\n".join([
-    "9f1c2ab add a dark theme to the settings page",
-    f"3e5d7c1 {SUBJECT}",
-    "0b2a9e4 bump the linter to 0.6",
-    "77c1d0e fix flaky clock test in the scheduler",
-])
+LOG = "\n".join(
+    [
+        "9f1c2ab add a dark theme to the settings page",
+        f"3e5d7c1 {SUBJECT}",
+        "0b2a9e4 bump the linter to 0.6",
+        "77c1d0e fix flaky clock test in the scheduler",
+    ]
+)
 
 
 def _profile(*words: str) -> QueryProfile:
@@ -23,8 +25,10 @@ def _profile(*words: str) -> QueryProfile:
 
 
 def test_tool_output_is_told_apart_from_the_chunk_s_own_words() -> None:
-    text = ("[User]\nwhat changed?\n\n[Tool:Bash] git log --oneline\n\n[Result:Bash] abc fix uploads\nmore"
-            "\n\n[Assistant]\nok")
+    text = (
+        "[User]\nwhat changed?\n\n[Tool:Bash] git log --oneline\n\n[Result:Bash] abc fix uploads\nmore"
+        "\n\n[Assistant]\nok"
+    )
     own, output = split_tool_output(text)
     assert "what changed" in own and "git log --oneline" in own and "[Assistant]\nok" in own
     assert output.startswith("[Result:Bash]") and "fix uploads\nmore" in output
@@ -45,9 +49,16 @@ def test_mention_share_is_the_share_of_the_match_found_only_in_tool_output() -> 
 
 def _record(session: str, i: int, role: str, content: object, minute: int) -> dict[str, object]:
     message = {"role": role, "content": content}
-    return {"parentUuid": f"{session}-{i - 1}" if i else None, "isSidechain": False, "type": role,
-            "message": message, "uuid": f"{session}-{i}", "sessionId": session, "cwd": "/work/uploader",
-            "timestamp": f"2026-03-0{2 if session == 'work' else 5}T10:{minute:02d}:00.000Z"}
+    return {
+        "parentUuid": f"{session}-{i - 1}" if i else None,
+        "isSidechain": False,
+        "type": role,
+        "message": message,
+        "uuid": f"{session}-{i}",
+        "sessionId": session,
+        "cwd": "/work/uploader",
+        "timestamp": f"2026-03-0{2 if session == 'work' else 5}T10:{minute:02d}:00.000Z",
+    }
 
 
 def _sessions(folder: Path) -> Path:
@@ -55,12 +66,24 @@ def _sessions(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     work = [
         ("user", "uploads to the bucket fail on flaky networks; make the client try again, waiting longer each time"),
-        ("assistant", [{"type": "text", "text": "I'll make the upload client try again, with a growing delay."},
-                       {"type": "tool_use", "id": "t1", "name": "Edit",
-                        "input": {"file_path": "uploader/client.py"}}]),
+        (
+            "assistant",
+            [
+                {"type": "text", "text": "I'll make the upload client try again, with a growing delay."},
+                {"type": "tool_use", "id": "t1", "name": "Edit", "input": {"file_path": "uploader/client.py"}},
+            ],
+        ),
         ("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "The file was updated."}]),
-        ("assistant", [{"type": "text", "text": "Done: a failed upload now tries again up to five times, "
-                                                 "doubling the wait between attempts."}]),
+        (
+            "assistant",
+            [
+                {
+                    "type": "text",
+                    "text": "Done: a failed upload now tries again up to five times, "
+                    "doubling the wait between attempts.",
+                }
+            ],
+        ),
     ]
     review = [
         ("user", "what landed this week? then let's look at the settings page theme"),

@@ -25,8 +25,10 @@ def test_an_exact_identifier_is_found_by_keyword(examples: Services) -> None:
     assert "keyword" in fused.hits[0].sources
 
 
-@pytest.mark.parametrize("query", ['foo-bar "x', "AND", "NEAR(", "日本語 ünïcode", "src/auth/session.ts",
-                                   "OR NOT (", "'; DROP TABLE chunks; --"])
+@pytest.mark.parametrize(
+    "query",
+    ['foo-bar "x', "AND", "NEAR(", "日本語 ünïcode", "src/auth/session.ts", "OR NOT (", "'; DROP TABLE chunks; --"],
+)
 def test_hostile_queries_are_searched_as_words(examples: Services, query: str) -> None:
     result = examples.searcher.search(SearchRequest(query, floor=0.0))
     # FTS5 syntax in the query is searched as words: the keyword side answers (maybe with nothing)

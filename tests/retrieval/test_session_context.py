@@ -28,10 +28,21 @@ def _sessions(folder: Path) -> Path:
     }
     for name, turns in sessions.items():
         day = 2 if name == "export" else 3
-        lines = [json.dumps({"parentUuid": f"{name}-{i - 1}" if i else None, "isSidechain": False, "type": role,
-                             "message": {"role": role, "content": text}, "uuid": f"{name}-{i}", "sessionId": name,
-                             "cwd": "/work/ledger", "timestamp": f"2026-03-0{day}T10:{i:02d}:00.000Z"})
-                 for i, (role, text) in enumerate(turns)]
+        lines = [
+            json.dumps(
+                {
+                    "parentUuid": f"{name}-{i - 1}" if i else None,
+                    "isSidechain": False,
+                    "type": role,
+                    "message": {"role": role, "content": text},
+                    "uuid": f"{name}-{i}",
+                    "sessionId": name,
+                    "cwd": "/work/ledger",
+                    "timestamp": f"2026-03-0{day}T10:{i:02d}:00.000Z",
+                }
+            )
+            for i, (role, text) in enumerate(turns)
+        ]
         (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return folder
 

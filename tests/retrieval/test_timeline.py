@@ -54,9 +54,12 @@ def test_a_timeline_page_says_how_many_sessions_lie_beyond_it_and_how_to_see_the
     assert first[1] == "… 7 earlier session(s) not shown; use --page 2"
     last = _run("reconstruct", "claude-code-log", "--limit", "5", "--page", "3")
     assert "… 10 later session(s) not shown; use --page 2" in last
-    ids = [line.split()[2] for page in ("1", "2", "3")
-           for line in _run("reconstruct", "claude-code-log", "--limit", "5", "--page", page).splitlines()
-           if LINE.match(line)]
+    ids = [
+        line.split()[2]
+        for page in ("1", "2", "3")
+        for line in _run("reconstruct", "claude-code-log", "--limit", "5", "--page", page).splitlines()
+        if LINE.match(line)
+    ]
     assert len(ids) == len(set(ids)) == 12
 
 
@@ -72,14 +75,24 @@ def test_the_text_of_one_session_is_paged_from_the_end_and_never_cut_without_say
     seen = [c["id"] for c in page1["chunks"]]
     page = 2
     while True:
-        data = json.loads(_run("reconstruct", "claude-code-log", "--session", session, "--max-tokens", "1500",
-                               "--page", str(page), "--json"))
+        data = json.loads(
+            _run(
+                "reconstruct",
+                "claude-code-log",
+                "--session",
+                session,
+                "--max-tokens",
+                "1500",
+                "--page",
+                str(page),
+                "--json",
+            )
+        )
         seen = [c["id"] for c in data["chunks"]] + seen
         if not data["earlier"]:
             break
         page += 1
-    full = json.loads(_run("reconstruct", "claude-code-log", "--session", session, "--max-tokens", "50000",
-                           "--json"))
+    full = json.loads(_run("reconstruct", "claude-code-log", "--session", session, "--max-tokens", "50000", "--json"))
     assert seen == [c["id"] for c in full["chunks"]] and not full["truncated"]
 
 

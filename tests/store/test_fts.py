@@ -12,8 +12,9 @@ from causantic.store.fts import any_of, identifier_terms, match_phrases
 
 def _fts_table() -> sqlite3.Connection:
     conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE t USING fts5(content, search_terms,"
-                 " tokenize='porter unicode61 remove_diacritics 2')")
+    conn.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(content, search_terms, tokenize='porter unicode61 remove_diacritics 2')"
+    )
     docs = [
         "def parse_config(path): raise ValueError('E0425 missing field')",
         "const getUserName = () => user.name",
@@ -43,8 +44,22 @@ def test_snake_case_camel_case_paths_and_error_codes_are_found() -> None:
 
 def test_hostile_queries_return_results_not_errors() -> None:
     conn = _fts_table()
-    for query in ['foo-bar "x', "AND", "OR NOT", "*", "NEAR(", "config)", '"""', "^weather", "a:b",
-                  "ünïcödé 日本語", "src/auth/session.ts", "-", "{}", "col:content"]:
+    for query in [
+        'foo-bar "x',
+        "AND",
+        "OR NOT",
+        "*",
+        "NEAR(",
+        "config)",
+        '"""',
+        "^weather",
+        "a:b",
+        "ünïcödé 日本語",
+        "src/auth/session.ts",
+        "-",
+        "{}",
+        "col:content",
+    ]:
         _hits(conn, query)
 
 

@@ -38,11 +38,23 @@ class Corpus:
 
 def _chunk(i: int, text: str, session: str, agent: str) -> ChunkRecord:
     return ChunkRecord(
-        id=f"c{i}", session_id=session, agent=agent, agent_id=None if agent == "main" else f"x{agent}",
-        team_name=None, turn_index=i, part=0, start_time=f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z",
-        end_time=f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z", content=text, search_terms="",
-        content_hash=f"h{i}", approx_tokens=len(text) // 4, tool_use_count=0, code_block_count=0,
-        has_thinking=False, message_uuids=(f"u{i}",),
+        id=f"c{i}",
+        session_id=session,
+        agent=agent,
+        agent_id=None if agent == "main" else f"x{agent}",
+        team_name=None,
+        turn_index=i,
+        part=0,
+        start_time=f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z",
+        end_time=f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z",
+        content=text,
+        search_terms="",
+        content_hash=f"h{i}",
+        approx_tokens=len(text) // 4,
+        tool_use_count=0,
+        code_block_count=0,
+        has_thinking=False,
+        message_uuids=(f"u{i}",),
     )
 
 
@@ -60,8 +72,11 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
     projects, agents = {}, {}
     with store.atomic():
         for project, session, keep in ((demo, "s1", lambda i: i % 3 != 0), (other, "s2", lambda i: i % 3 == 0)):
-            chunks = [_chunk(i, texts[f"c{i}"], session, "Explore" if i % 4 == 0 else "main")
-                      for i in range(CHUNKS) if keep(i)]
+            chunks = [
+                _chunk(i, texts[f"c{i}"], session, "Explore" if i % 4 == 0 else "main")
+                for i in range(CHUNKS)
+                if keep(i)
+            ]
             store.save_session(project, session, chunks)
             projects.update((c.id, project.id) for c in chunks)
             agents.update((c.id, c.agent) for c in chunks)
@@ -83,12 +98,16 @@ def _holds(text: str, phrase: str) -> bool:
 # A word the scope lacks beside words all over the budget: the rarest of those must lead.
 @example(words=[WORDS[5], WORDS[20], ELSEWHERE], budget=1, limit=10, scope="project 1")
 def test_bounded_search_is_the_exact_ranking_of_chunks_with_a_rare_word(
-        corpus: Corpus, words: list[str], budget: int, limit: int, scope: str) -> None:
+    corpus: Corpus, words: list[str], budget: int, limit: int, scope: str
+) -> None:
     project_ids = [int(scope.split()[1])] if scope.startswith("project") else None
     agent = scope.split()[-1] if "agent" in scope else None
-    in_scope = {cid: text for cid, text in corpus.texts.items()
-                if (project_ids is None or corpus.projects[cid] in project_ids)
-                and (agent is None or corpus.agents[cid] == agent)}
+    in_scope = {
+        cid: text
+        for cid, text in corpus.texts.items()
+        if (project_ids is None or corpus.projects[cid] in project_ids)
+        and (agent is None or corpus.agents[cid] == agent)
+    }
     query = " ".join(words)
     phrases = match_phrases(query)
     counts = {p: sum(_holds(t, p) for t in in_scope.values()) for p in phrases}  # rarity within the scope
@@ -125,7 +144,8 @@ def test_query_words_never_match_the_scope_tokens(corpus: Corpus) -> None:
     for word in (f"p{demo}", f"P{demo}", *tokens):  # the scope column's own tokens, as a user might type them
         assert corpus.store.keyword_search(word, score_budget=0) == []
         assert corpus.store.keyword_search(f"{word} {RARE}", project_ids=[demo], score_budget=20) == [
-            (f"c{CHUNKS - 1}", pytest.approx(corpus.store.keyword_search(RARE, score_budget=0)[0][1]))]
+            (f"c{CHUNKS - 1}", pytest.approx(corpus.store.keyword_search(RARE, score_budget=0)[0][1]))
+        ]
 
 
 def test_a_rare_identifier_beside_common_words_ranks_first_either_way(corpus: Corpus) -> None:
@@ -153,11 +173,12 @@ def test_phrases_are_quoted_words_without_stop_words() -> None:
 @settings(max_examples=150, deadline=None)
 @given(text=st.text(), budget=st.sampled_from([0, 1, 30, CHUNKS]))
 def test_hostile_query_text_never_turns_into_an_error_or_an_empty_answer(
-        corpus: Corpus, text: str, budget: int) -> None:
+    corpus: Corpus, text: str, budget: int
+) -> None:
     store = corpus.store
     assert len(store.keyword_search(text, limit=10, score_budget=budget)) <= 10
     # Beside a word most chunks hold, hostile text still leaves hits: nothing was swallowed as an error.
-    assert store.keyword_search(f"{text} {WORDS[0]} NEAR( AND \"x*", limit=10, score_budget=budget)
+    assert store.keyword_search(f'{text} {WORDS[0]} NEAR( AND "x*', limit=10, score_budget=budget)
 
 
 def test_a_closed_store_refuses_to_search_instead_of_reopening(tmp_path: Path) -> None:
@@ -171,22 +192,36 @@ def test_a_closed_store_refuses_to_search_instead_of_reopening(tmp_path: Path) -
         store.keyword_search(RARE, score_budget=10)
 
 
-def test_a_store_from_before_the_scope_column_upgrades_and_filters(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_store_from_before_the_scope_column_upgrades_and_filters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from causantic.store import migrations
 
     monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:3])  # the schema before m004
     old = MemoryStore(tmp_path / "memory.db")
     demo, other = (old.resolve_project(p, p) for p in ("/work/demo", "/work/other"))
     with old.atomic():  # rows as that schema held them (today's save_session writes later columns)
-        for project, chunk in ((demo, _chunk(0, f"{WORDS[0]} {RARE}", "s1", "main")),
-                               (other, _chunk(1, f"{WORDS[0]} {RARE}", "s2", "Explore"))):
+        for project, chunk in (
+            (demo, _chunk(0, f"{WORDS[0]} {RARE}", "s1", "main")),
+            (other, _chunk(1, f"{WORDS[0]} {RARE}", "s2", "Explore")),
+        ):
             old.conn.execute("INSERT INTO sessions(id, project_id) VALUES (?, ?)", (chunk.session_id, project.id))
             old.conn.execute(
                 "INSERT INTO chunks(id, session_id, project_id, agent, turn_index, part, start_time, end_time,"
                 " content, content_hash, approx_tokens, created_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, 1, ?)",
-                (chunk.id, chunk.session_id, project.id, chunk.agent, chunk.turn_index, chunk.start_time,
-                 chunk.end_time, chunk.content, chunk.content_hash, chunk.start_time))
+                (
+                    chunk.id,
+                    chunk.session_id,
+                    project.id,
+                    chunk.agent,
+                    chunk.turn_index,
+                    chunk.start_time,
+                    chunk.end_time,
+                    chunk.content,
+                    chunk.content_hash,
+                    chunk.start_time,
+                ),
+            )
     old.close()
     monkeypatch.undo()
 

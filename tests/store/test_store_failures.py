@@ -26,8 +26,9 @@ def _one_sentence(stderr: str) -> str:
 
 
 @pytest.mark.parametrize("command", [("stats",), ("search", "Safari redirect"), ("ingest", "--no-embed")])
-def test_a_damaged_database_is_one_clear_sentence_for_every_command(causantic_home: Path, command: tuple[str, ...]
-                                                                     ) -> None:
+def test_a_damaged_database_is_one_clear_sentence_for_every_command(
+    causantic_home: Path, command: tuple[str, ...]
+) -> None:
     _ingest()
     db = causantic_home / "memory.db"
     for extra in ("memory.db-wal", "memory.db-shm"):
@@ -63,16 +64,22 @@ def _limit_file_size() -> None:  # the child's files cannot grow past 64 KB: a f
     resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
 
 
-def test_a_full_disk_stops_ingest_with_one_sentence_and_a_consistent_store(causantic_home: Path,
-                                                                          corpus_dir: Path) -> None:
+def test_a_full_disk_stops_ingest_with_one_sentence_and_a_consistent_store(
+    causantic_home: Path, corpus_dir: Path
+) -> None:
     import subprocess
     import sys
 
     _ingest()
     big = corpus_dir / "marot__spotter/test/fixtures/transcripts/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
-    done = subprocess.run([sys.executable, "-m", "causantic", "ingest", "--no-embed", str(big)],
-                          capture_output=True, text=True, env=subprocess_env(), timeout=300,
-                          preexec_fn=_limit_file_size)
+    done = subprocess.run(
+        [sys.executable, "-m", "causantic", "ingest", "--no-embed", str(big)],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=300,
+        preexec_fn=_limit_file_size,
+    )
     assert done.returncode == 1
     line = _one_sentence(done.stderr)
     assert "Ingest stopped after" in line and "memory.db" in line and "intact" in line, line

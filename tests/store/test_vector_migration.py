@@ -17,8 +17,9 @@ from causantic.store.sqlite import atomic, connect
 def test_a_store_from_before_m005_reports_its_chunks_as_needing_vectors(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     conn = connect(path)
-    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-                 " applied_at TEXT NOT NULL)")
+    conn.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
     for version, migration in enumerate(migrations.MIGRATIONS[:4], start=1):
         with atomic(conn):
             migration(conn)
@@ -26,9 +27,12 @@ def test_a_store_from_before_m005_reports_its_chunks_as_needing_vectors(tmp_path
     with atomic(conn):
         conn.execute("INSERT INTO projects(id, path, name, created_at) VALUES (1, '/p', 'p', 'then')")
         conn.execute("INSERT INTO sessions(id, project_id) VALUES ('s', 1)")
-        conn.execute("INSERT INTO chunks(id, session_id, project_id, turn_index, part, start_time, end_time, content,"
-                     " content_hash, approx_tokens, message_uuids, created_at) VALUES ('c1', 's', 1, 0, 0, 't', 't',"
-                     " 'text', 'h1', 1, ?, 'then')", (json.dumps([]),))
+        conn.execute(
+            "INSERT INTO chunks(id, session_id, project_id, turn_index, part, start_time, end_time, content,"
+            " content_hash, approx_tokens, message_uuids, created_at) VALUES ('c1', 's', 1, 0, 0, 't', 't',"
+            " 'text', 'h1', 1, ?, 'then')",
+            (json.dumps([]),),
+        )
         conn.execute("INSERT INTO embeddings(chunk_id, model, content_hash) VALUES ('c1', 'all-minilm-l6-v2', 'h1')")
     conn.close()
 

@@ -33,11 +33,28 @@ def _store_with_vectors(tmp_path: Path, n: int, *, projects: int = 1) -> tuple[M
     with store.atomic():
         for p in range(projects):
             project = store.resolve_project(f"/work/p{p}", f"/work/p{p}")
-            chunks = [ChunkRecord(
-                id=f"c{i}", session_id=f"s{p}", agent="main", agent_id=None, team_name=None, turn_index=i, part=0,
-                start_time="2026-01-01T00:00:00.000Z", end_time="2026-01-01T00:00:00.000Z", content=f"text {i}",
-                search_terms="", content_hash=f"h{i}", approx_tokens=2, tool_use_count=0, code_block_count=0,
-                has_thinking=False, message_uuids=()) for i in range(p * per_project, (p + 1) * per_project)]
+            chunks = [
+                ChunkRecord(
+                    id=f"c{i}",
+                    session_id=f"s{p}",
+                    agent="main",
+                    agent_id=None,
+                    team_name=None,
+                    turn_index=i,
+                    part=0,
+                    start_time="2026-01-01T00:00:00.000Z",
+                    end_time="2026-01-01T00:00:00.000Z",
+                    content=f"text {i}",
+                    search_terms="",
+                    content_hash=f"h{i}",
+                    approx_tokens=2,
+                    tool_use_count=0,
+                    code_block_count=0,
+                    has_thinking=False,
+                    message_uuids=(),
+                )
+                for i in range(p * per_project, (p + 1) * per_project)
+            ]
             store.save_session(project, f"s{p}", chunks)
     index = VectorIndex(tmp_path / "memory.db", tmp_path / "vectors", "test-model", 384)
     index.upsert([VectorRecord(f"c{i}", f"h{i}", row) for i, row in enumerate(matrix)])
@@ -56,12 +73,13 @@ def indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[M
 
 def _near(matrix: np.ndarray, i: int, seed: int = 4) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    return _unit(matrix[i:i + 1] + 0.3 * rng.normal(size=(1, 384)) / np.sqrt(384))[0]
+    return _unit(matrix[i : i + 1] + 0.3 * rng.normal(size=(1, 384)) / np.sqrt(384))[0]
 
 
 @pytest.mark.parametrize("indexed", [False, True])
-def test_similarity_is_the_cosine_with_and_without_the_ann_index(tmp_path: Path, indexed: bool,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_similarity_is_the_cosine_with_and_without_the_ann_index(
+    tmp_path: Path, indexed: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(vectors_module, "ANN_INDEX_MIN_ROWS", 1000 if indexed else 10**9)
     store, index, matrix = _store_with_vectors(tmp_path, 1200)
     assert index.ensure_ann_index() is indexed
@@ -79,7 +97,8 @@ def test_similarity_is_the_cosine_with_and_without_the_ann_index(tmp_path: Path,
 
 
 def test_rows_written_deleted_or_replaced_after_the_build_are_seen_at_once(
-        indexed: tuple[MemoryStore, VectorIndex, np.ndarray]) -> None:
+    indexed: tuple[MemoryStore, VectorIndex, np.ndarray],
+) -> None:
     store, index, matrix = indexed
     # c5 now points where c7 pointed; c7 goes with its chunk.
     index.upsert([VectorRecord("c5", "h5-new", matrix[7])])
@@ -93,7 +112,8 @@ def test_rows_written_deleted_or_replaced_after_the_build_are_seen_at_once(
 
 
 def test_a_lost_ann_index_is_noted_searched_exactly_and_rebuilt(
-        indexed: tuple[MemoryStore, VectorIndex, np.ndarray]) -> None:
+    indexed: tuple[MemoryStore, VectorIndex, np.ndarray],
+) -> None:
     _, index, matrix = indexed
     index.ann_path.unlink()
 
@@ -103,8 +123,9 @@ def test_a_lost_ann_index_is_noted_searched_exactly_and_rebuilt(
     assert index.health(fresh=True).ann == "ready"
 
 
-def test_a_project_scope_returns_only_its_chunks_through_the_index(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_project_scope_returns_only_its_chunks_through_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(vectors_module, "ANN_INDEX_MIN_ROWS", 1000)
     monkeypatch.setattr(vectors_module, "EXACT_SCAN_MAX_ROWS", 100)  # make the scoped ANN path answer
     store, index, matrix = _store_with_vectors(tmp_path, 1200, projects=4)

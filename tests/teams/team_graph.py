@@ -42,8 +42,10 @@ class Graph:
         return [(s, t) for s, t, k in self.edges if k == kind]
 
     def agent_chunks(self, agent: str) -> list[Chunk]:
-        return sorted((c for c in self.chunks.values() if c.agent == agent),
-                      key=lambda c: (c.start_time, c.agent_id or "", c.turn_index, c.part))
+        return sorted(
+            (c for c in self.chunks.values() if c.agent == agent),
+            key=lambda c: (c.start_time, c.agent_id or "", c.turn_index, c.part),
+        )
 
 
 def ingest_graph(*paths: Path) -> Graph:
@@ -51,10 +53,23 @@ def ingest_graph(*paths: Path) -> Graph:
     with open_services(Config()) as services:
         report = ingest_paths(services, list(paths), embed=False, workers=1)
         conn: sqlite3.Connection = services.store.conn
-        chunks = {r["id"]: Chunk(r["id"], r["agent"], r["agent_id"], r["team_name"], r["turn_index"],
-                                 r["part"], r["start_time"], r["end_time"], r["content"])
-                  for r in conn.execute("SELECT * FROM chunks")}
-        edges = [(chunks[r[0]], chunks[r[1]], r[2]) for r in conn.execute(
-            "SELECT source_chunk_id, target_chunk_id, reference_type FROM edges ORDER BY id")]
+        chunks = {
+            r["id"]: Chunk(
+                r["id"],
+                r["agent"],
+                r["agent_id"],
+                r["team_name"],
+                r["turn_index"],
+                r["part"],
+                r["start_time"],
+                r["end_time"],
+                r["content"],
+            )
+            for r in conn.execute("SELECT * FROM chunks")
+        }
+        edges = [
+            (chunks[r[0]], chunks[r[1]], r[2])
+            for r in conn.execute("SELECT source_chunk_id, target_chunk_id, reference_type FROM edges ORDER BY id")
+        ]
         teams = {r[0]: r[1] for r in conn.execute("SELECT id, team_name FROM sessions")}
     return Graph(chunks, edges, report, teams)

@@ -21,8 +21,7 @@ def _only(pairs: list[tuple[Chunk, Chunk]]) -> tuple[Chunk, Chunk]:
 # ---- the real team session ----------------------------------------------------------------------
 
 
-def test_the_real_team_session_finds_six_teammates_by_the_names_they_were_spawned_with(
-        real_team_session: Path) -> None:
+def test_the_real_team_session_finds_six_teammates_by_the_names_they_were_spawned_with(real_team_session: Path) -> None:
     graph = ingest_graph(real_team_session)
     agents = {c.agent_id: c.agent for c in graph.chunks.values() if c.agent_id}
     assert sorted(agents.values()) == ["alice", "alice2", "bob", "bob2", "carol", "carol2"]
@@ -34,7 +33,8 @@ def test_the_real_team_session_finds_six_teammates_by_the_names_they_were_spawne
 
 
 def test_each_real_teammate_is_spawned_from_its_calls_chunk_and_reports_into_its_results_chunk(
-        real_team_session: Path) -> None:
+    real_team_session: Path,
+) -> None:
     graph = ingest_graph(real_team_session)
     assert len(graph.of("team-spawn")) == 6 and len(graph.of("team-report")) == 6
     assert graph.of("brief") == [] and graph.of("debrief") == [] and graph.of("peer-message") == []
@@ -51,8 +51,7 @@ def test_each_real_teammate_is_spawned_from_its_calls_chunk_and_reports_into_its
     assert first2.content.startswith("[User]\nYou are **alice** (round 2).")
 
 
-def test_a_lead_message_that_no_teammate_received_gets_no_edge(
-        real_team_session: Path) -> None:
+def test_a_lead_message_that_no_teammate_received_gets_no_edge(real_team_session: Path) -> None:
     # Round 2 went out by SendMessage after the teammates had exited; no file received it.
     graph = ingest_graph(real_team_session)
     senders = [c for c in graph.chunks.values() if "[Tool:SendMessage] to alice: round 2" in c.content]
@@ -63,28 +62,29 @@ def test_a_lead_message_that_no_teammate_received_gets_no_edge(
 # ---- the hand-made teammates fixture ----------------------------------------------------------------
 
 
-def test_the_teammates_fixture_names_alice_and_bob_and_stores_the_team_name(
-        teammates_fixture: Path) -> None:
+def test_the_teammates_fixture_names_alice_and_bob_and_stores_the_team_name(teammates_fixture: Path) -> None:
     graph = ingest_graph(teammates_fixture)
     members = {c.agent_id: (c.agent, c.team_name) for c in graph.chunks.values() if c.agent_id}
-    assert members == {"aaaa111111111111": ("alice", "test-coverage"),
-                       "bbbb222222222222": ("bob", "test-coverage")}
+    assert members == {"aaaa111111111111": ("alice", "test-coverage"), "bbbb222222222222": ("bob", "test-coverage")}
     assert {c.team_name for c in graph.chunks.values() if c.agent == "main"} == {None}
     assert list(graph.session_team.values()) == ["test-coverage"]
 
 
 def test_a_teammate_message_to_the_lead_is_traced_to_the_teammate_chunk_that_wrote_its_words(
-        teammates_fixture: Path) -> None:
+    teammates_fixture: Path,
+) -> None:
     graph = ingest_graph(teammates_fixture)
-    source, target = _only([(s, t) for s, t in graph.of("team-report")
-                            if 'summary="relay tests complete"' in t.content])
+    source, target = _only(
+        [(s, t) for s, t in graph.of("team-report") if 'summary="relay tests complete"' in t.content]
+    )
     assert source.agent == "alice" and "Relay module coverage is now 96%." in source.content
     assert target.agent == "main"
     assert target.content.startswith('[User]\n<teammate-message teammate_id="alice"')
 
 
 def test_a_teammate_message_with_no_matching_words_falls_back_to_the_teammate_chunk_in_progress(
-        teammates_fixture: Path) -> None:
+    teammates_fixture: Path,
+) -> None:
     graph = ingest_graph(teammates_fixture)
     into = [s for s, t in graph.of("team-report") if 'summary="server tests passing"' in t.content]
     # That prompt holds bob's message and an alice heartbeat; neither's words are in their files.
@@ -93,8 +93,7 @@ def test_a_teammate_message_with_no_matching_words_falls_back_to_the_teammate_ch
     assert bob == graph.agent_chunks("bob")[-1]
 
 
-def test_a_task_call_with_a_team_name_spawns_its_teammate_from_the_lead(
-        teammates_fixture: Path) -> None:
+def test_a_task_call_with_a_team_name_spawns_its_teammate_from_the_lead(teammates_fixture: Path) -> None:
     graph = ingest_graph(teammates_fixture)
     spawned = {t.agent: s for s, t in graph.of("team-spawn")}
     assert set(spawned) == {"alice", "bob"}
@@ -105,8 +104,7 @@ def test_a_task_call_with_a_team_name_spawns_its_teammate_from_the_lead(
 # ---- peer messages and multi-file teammates (fixtures/docs_team) -----------------------------------
 
 
-def test_a_message_between_two_teammates_becomes_a_peer_message_edge(
-        docs_team: Path) -> None:
+def test_a_message_between_two_teammates_becomes_a_peer_message_edge(docs_team: Path) -> None:
     graph = ingest_graph(docs_team)
     source, target = _only(graph.of("peer-message"))
     assert source.agent == "ana" and "[Tool:SendMessage] to ben: api.md ready for review" in source.content
@@ -114,8 +112,7 @@ def test_a_message_between_two_teammates_becomes_a_peer_message_edge(
     assert target.content.startswith('[User]\n<teammate-message teammate_id="ana" color="blue" summary="api')
 
 
-def test_a_teammate_with_two_files_keeps_one_name_and_each_edge_lands_in_the_right_file(
-        docs_team: Path) -> None:
+def test_a_teammate_with_two_files_keeps_one_name_and_each_edge_lands_in_the_right_file(docs_team: Path) -> None:
     graph = ingest_graph(docs_team)
     ana_files = {c.agent_id for c in graph.chunks.values() if c.agent == "ana"}
     assert ana_files == {"a1110000aaaa0001", "a1110000aaaa0002"}
@@ -130,8 +127,7 @@ def test_a_teammate_with_two_files_keeps_one_name_and_each_edge_lands_in_the_rig
     assert opened.content.startswith('[User]\n<teammate-message teammate_id="team-lead"')
 
 
-def test_a_review_report_and_an_idle_notice_both_reach_the_lead_from_ben(
-        docs_team: Path) -> None:
+def test_a_review_report_and_an_idle_notice_both_reach_the_lead_from_ben(docs_team: Path) -> None:
     graph = ingest_graph(docs_team)
     reports = [(s, t) for s, t in graph.of("team-report") if s.agent == "ben"]
     assert len(reports) == 2
@@ -142,8 +138,8 @@ def test_a_review_report_and_an_idle_notice_both_reach_the_lead_from_ben(
 
 
 def test_every_team_edge_type_is_present_across_the_team_data(
-        real_team_session: Path, teammates_fixture: Path,
-        docs_team: Path) -> None:
+    real_team_session: Path, teammates_fixture: Path, docs_team: Path
+) -> None:
     graph = ingest_graph(real_team_session, teammates_fixture, docs_team)
     kinds = {k for _, _, k in graph.edges}
     assert {"team-spawn", "team-report", "peer-message"} <= kinds

@@ -18,8 +18,10 @@ from causantic.transcripts.turns import assemble_turns
 
 POMODORO = "codex/yoavf__ai-sessions/examples/codex-pomodor-timer.jsonl"  # real, Codex 0.47
 ENTIRE = "codex/blackgirlbytes__entire-token-costs-benchmark-tests/a7/1156299398/0/full.jsonl"  # real, 0.142
-AI_BLAME = ("codex/ai4curation__ai-blame/tests/data/mixed-traces/codex-sessions/2025/12/29/"
-            "rollout-2025-12-29T11-54-27-019b6b08-58f3-7580-9dca-fe3f30a10650.jsonl")  # real, 0.77
+AI_BLAME = (
+    "codex/ai4curation__ai-blame/tests/data/mixed-traces/codex-sessions/2025/12/29/"
+    "rollout-2025-12-29T11-54-27-019b6b08-58f3-7580-9dca-fe3f30a10650.jsonl"
+)  # real, 0.77
 SPAWNS = "codex/ConfabulousDev__confab-web/backend/internal/codex/testdata/sample_rollout_parent_with_spawns.jsonl"
 FUTURE = "codex/ConfabulousDev__confab-web/frontend/src/test-fixtures/codex-rollout.jsonl"
 LEGACY = "codex/jazzyalex__agent-sessions/Resources/Fixtures"
@@ -42,14 +44,23 @@ def test_every_codex_and_gemini_file_is_read_without_an_exception(agents_corpus:
 @pytest.mark.parametrize(
     ("path", "messages", "turns", "prompts"),
     [
-        (POMODORO, 63, 4, ["Build a simple Pomodoro timer web app", "add smooth transitions between states",
-                           "add a Pause/Resume feature"]),
+        (
+            POMODORO,
+            63,
+            4,
+            [
+                "Build a simple Pomodoro timer web app",
+                "add smooth transitions between states",
+                "add a Pause/Resume feature",
+            ],
+        ),
         (AI_BLAME, 29, 4, None),
         (ENTIRE, 1165, 29, None),
     ],
 )
 def test_a_real_rollout_becomes_its_prompts_replies_and_tool_calls(
-        agents_corpus: Path, path: str, messages: int, turns: int, prompts: list[str] | None) -> None:
+    agents_corpus: Path, path: str, messages: int, turns: int, prompts: list[str] | None
+) -> None:
     transcript, meta, report = read_rollout(agents_corpus / path)
     assert transcript is not None and transcript.source == "codex"
     assert transcript.session_id == meta.thread_id and transcript.cwd == meta.cwd and meta.cwd
@@ -57,7 +68,7 @@ def test_a_real_rollout_becomes_its_prompts_replies_and_tool_calls(
     built = assemble_turns(transcript)
     assert len(built) == turns
     if prompts:
-        assert [t.prompt.split("\n")[0][:len(want)] for t, want in zip(built[1:], prompts, strict=True)] == prompts
+        assert [t.prompt.split("\n")[0][: len(want)] for t, want in zip(built[1:], prompts, strict=True)] == prompts
     assert built[0].prompt == ""  # the injected <environment_context> opens every rollout: never a prompt
     calls = {b.id for m in transcript.messages for b in m.blocks if isinstance(b, ToolCall)}
     results = {b.tool_use_id for m in transcript.messages for b in m.blocks if isinstance(b, ToolResult)}
@@ -78,8 +89,12 @@ def test_reasoning_is_kept_as_thinking_and_encrypted_reasoning_is_dropped(agents
 
 
 def test_legacy_and_usage_only_rollouts_name_their_thread_and_hold_no_message(agents_corpus: Path) -> None:
-    for name, skipped in (("codex_050_legacy", 4), ("codex_051_usage", 2), ("codex_052_raw", 5),
-                          ("codex_053_rate_limit", 4)):
+    for name, skipped in (
+        ("codex_050_legacy", 4),
+        ("codex_051_usage", 2),
+        ("codex_052_raw", 5),
+        ("codex_053_rate_limit", 4),
+    ):
         path = agents_corpus / LEGACY / f"{name}.jsonl"
         assert source_of(path) == "codex"
         transcript, meta, report = read_rollout(path)
@@ -114,8 +129,11 @@ def test_damaged_lines_are_counted_and_the_rest_is_read(agents_corpus: Path, tmp
     copy = tmp_path / "rollout.jsonl"
     good = (agents_corpus / POMODORO).read_bytes()
     lines = good.split(b"\n")
-    copy.write_bytes(b"\n".join([*lines[:5], b"{not json", b"\xff\xfe\xfd", *lines[5:-1]]) + b"\n"
-                     + b'{"timestamp":"2025-10-21T20:20:00Z","type":"response_item","payload":{"type":"mes')
+    copy.write_bytes(
+        b"\n".join([*lines[:5], b"{not json", b"\xff\xfe\xfd", *lines[5:-1]])
+        + b"\n"
+        + b'{"timestamp":"2025-10-21T20:20:00Z","type":"response_item","payload":{"type":"mes'
+    )
     transcript, _, report = read_rollout(copy)
     original, _, _ = read_rollout(agents_corpus / POMODORO)
     assert transcript is not None and original is not None
@@ -134,7 +152,8 @@ def test_damaged_lines_are_counted_and_the_rest_is_read(agents_corpus: Path, tmp
     ],
 )
 def test_a_real_gemini_session_becomes_prompts_replies_and_tool_calls(
-        agents_corpus: Path, path: str, messages: int, turns: int, tool_calls: int, thoughts: int) -> None:
+    agents_corpus: Path, path: str, messages: int, turns: int, tool_calls: int, thoughts: int
+) -> None:
     session, report = read_gemini(agents_corpus / path)
     transcript = session.transcript
     assert transcript is not None and transcript.source == "gemini"

@@ -164,9 +164,7 @@ def test_harness_injected_user_text_is_marked_meta_and_real_prompts_are_not(corp
 
 
 def test_a_malformed_last_line_is_counted_as_truncated(corpus_dir: Path) -> None:
-    transcripts, report = read_file(
-        corpus_dir / "thedotmack__claude-mem/tests/fixtures/claude-code-session.jsonl"
-    )
+    transcripts, report = read_file(corpus_dir / "thedotmack__claude-mem/tests/fixtures/claude-code-session.jsonl")
     assert dict(report.counts) == {"truncated last line": 1}
     assert [(t.agent_id, len(t.messages)) for t in transcripts] == [(None, 14), ("sidechain-L8", 2)]
     compact_summary = next(m for m in transcripts[0].messages if m.line_no == 10)
@@ -393,12 +391,7 @@ def test_records_with_an_agent_id_but_no_sidechain_flag_stay_in_the_main_stream(
 
 
 def test_a_file_of_another_tool_yields_no_transcript(corpus_dir: Path) -> None:
-    codex = (
-        corpus_dir.parent
-        / "codex"
-        / "jazzyalex__agent-sessions"
-        / "Resources/Fixtures/codex_050_legacy.jsonl"
-    )
+    codex = corpus_dir.parent / "codex" / "jazzyalex__agent-sessions" / "Resources/Fixtures/codex_050_legacy.jsonl"
     if not codex.is_file():
         pytest.skip("codex sample not present")
     transcripts, report = read_file(codex)

@@ -8,8 +8,9 @@ from causantic.cli.output import domain_errors
 
 
 @click.command("dashboard")
-@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
-              help="Port on 127.0.0.1 (0: a free one).")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port on 127.0.0.1 (0: a free one)."
+)
 def dashboard_command(port: int) -> None:
     """Serve a local web dashboard on 127.0.0.1 until stopped (Ctrl-C). Open the URL it prints.
 

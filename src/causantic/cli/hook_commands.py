@@ -70,8 +70,10 @@ def status_command(as_json: bool) -> None:
     )
     for name, r in sorted(runs.items()):  # what the prompt hook added last, and why
         for m in r.get("injected", []):
-            click.echo(f"{name} added {m['project']} session {m['sessionId'][:8]} ({m['date'][:10]}): relevance "
-                       f"{round(m['relevance'] * 100)}%, prompt words covered {round(m['coverage'] * 100)}%")
+            click.echo(
+                f"{name} added {m['project']} session {m['sessionId'][:8]} ({m['date'][:10]}): relevance "
+                f"{round(m['relevance'] * 100)}%, prompt words covered {round(m['coverage'] * 100)}%"
+            )
     _warn_about_vectors()
 
 
@@ -86,8 +88,11 @@ def _warn_about_vectors() -> None:
     with domain_errors(), open_services(config) as services:
         health = services.vectors.health(fresh=True)
     if health.missing:
-        click.echo(f"Warning: {health.missing} of {health.chunks} chunks have no vector; vector search cannot "
-                   "find them. Run `causantic embed`.", err=True)
+        click.echo(
+            f"Warning: {health.missing} of {health.chunks} chunks have no vector; vector search cannot "
+            "find them. Run `causantic embed`.",
+            err=True,
+        )
 
 
 COMMANDS = [hook_group]

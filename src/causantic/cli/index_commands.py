@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -11,18 +13,24 @@ from causantic.services import open_services
 
 
 def _progress() -> Progress:
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console, transient=True)
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
 
 
-def _run_with_bar(description: str, action) -> int:  # type: ignore[no-untyped-def]
+def _run_with_bar(description: str, action: Callable[[Callable[[int, int], None]], int]) -> int:
     with _progress() as progress:
         task = progress.add_task(description, total=None)
 
         def update(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        return int(action(update))
+        return action(update)
 
 
 @click.command("embed")
@@ -85,11 +93,18 @@ def config_command(as_json: bool) -> None:
         section, name = key.split(".")
         rows.append((key, current[section][name], default, description))
     if as_json:
-        emit_json({key: {"value": value, "default": default, "description": description}
-                   for key, value, default, description in rows})
+        emit_json(
+            {
+                key: {"value": value, "default": default, "description": description}
+                for key, value, default, description in rows
+            }
+        )
         return
-    table(None, [("key", "left"), ("value", "left"), ("default", "left"), ("description", "left")],
-          [(k, _short(v), _short(d), desc) for k, v, d, desc in rows])
+    table(
+        None,
+        [("key", "left"), ("value", "left"), ("default", "left"), ("description", "left")],
+        [(k, _short(v), _short(d), desc) for k, v, d, desc in rows],
+    )
 
 
 def _short(value: object) -> str:
@@ -106,14 +121,24 @@ def models_command(as_json: bool) -> None:
     """
     from causantic.embedding.models import MODELS, is_available
 
-    rows = [{"id": spec.id, "dims": spec.dims, "source": spec.hf_repo,
-             "status": "ready" if is_available(spec.id) else "not on this machine", "note": spec.note}
-            for spec in MODELS.values()]
+    rows = [
+        {
+            "id": spec.id,
+            "dims": spec.dims,
+            "source": spec.hf_repo,
+            "status": "ready" if is_available(spec.id) else "not on this machine",
+            "note": spec.note,
+        }
+        for spec in MODELS.values()
+    ]
     if as_json:
         emit_json(rows)
         return
-    table(None, [("model", "left"), ("dims", "right"), ("status", "left"), ("note", "left")],
-          [(r["id"], r["dims"], r["status"], r["note"]) for r in rows])
+    table(
+        None,
+        [("model", "left"), ("dims", "right"), ("status", "left"), ("note", "left")],
+        [(r["id"], r["dims"], r["status"], r["note"]) for r in rows],
+    )
 
 
 COMMANDS = [embed_command, reindex_command, config_command, models_command]

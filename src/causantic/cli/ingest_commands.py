@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -72,28 +73,41 @@ def _quick_start(*, no_embed: bool, as_json: bool, workers: int) -> None:
     with domain_errors(), open_services() as services:
         real = holds_real_sessions(services.store)
     if real:
-        click.echo(f"No agent sessions at {where}. Memory already holds real sessions, so the bundled "
-                   "example sessions are not added. Pass a folder of transcripts to ingest it.", err=True)
+        click.echo(
+            f"No agent sessions at {where}. Memory already holds real sessions, so the bundled "
+            "example sessions are not added. Pass a folder of transcripts to ingest it.",
+            err=True,
+        )
         return
-    click.echo(f"No agent sessions at {where}; ingesting the bundled example sessions (project "
-               "acme-shop) so you can try Causantic. They are not your memory: the first ingest of real "
-               "sessions removes them (or now: causantic forget acme-shop).", err=True)
+    click.echo(
+        f"No agent sessions at {where}; ingesting the bundled example sessions (project "
+        "acme-shop) so you can try Causantic. They are not your memory: the first ingest of real "
+        "sessions removes them (or now: causantic forget acme-shop).",
+        err=True,
+    )
     # Always read (they are tiny): files marked from an earlier quick start may since have been removed.
     _run([SESSIONS_DIR], force=True, no_embed=no_embed, as_json=as_json, workers=workers, as_examples=True)
 
 
-def _run(paths: list[Path], *, force: bool, no_embed: bool, as_json: bool, workers: int,
-         as_examples: bool = False) -> None:
+def _run(
+    paths: list[Path], *, force: bool, no_embed: bool, as_json: bool, workers: int, as_examples: bool = False
+) -> None:
     with domain_errors(), open_services() as services:
         if as_json:
-            report = ingest_paths(services, paths, force=force, embed=not no_embed, workers=workers,
-                                  as_examples=as_examples)
+            report = ingest_paths(
+                services, paths, force=force, embed=not no_embed, workers=workers, as_examples=as_examples
+            )
             emit_json(report.as_dict())
             _exit_on_errors(report)
             return
         progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[detail]}"), TimeElapsedColumn(), console=console, transient=True,
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[detail]}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
         )
         with progress:
             task = progress.add_task("Ingesting files", total=None, detail="")
@@ -106,17 +120,31 @@ def _run(paths: list[Path], *, force: bool, no_embed: bool, as_json: bool, worke
 
             def advanced(files: int, done_bytes: int, chunks: int) -> None:
                 elapsed = max(time.perf_counter() - started, 1e-6)
-                progress.update(task, completed=files, detail=(
-                    f"{done_bytes / 1e6:.1f}/{state['total_mb']:.1f} MB · {done_bytes / 1e6 / elapsed:.1f} MB/s · "
-                    f"{chunks} chunks"))
+                progress.update(
+                    task,
+                    completed=files,
+                    detail=(
+                        f"{done_bytes / 1e6:.1f}/{state['total_mb']:.1f} MB · {done_bytes / 1e6 / elapsed:.1f} MB/s · "
+                        f"{chunks} chunks"
+                    ),
+                )
 
-            report = ingest_paths(services, paths, force=force, embed=not no_embed, workers=workers,
-                                  on_discovered=discovered, on_progress=advanced,
-                                  on_embed_progress=_embed_progress(progress), as_examples=as_examples)
+            report = ingest_paths(
+                services,
+                paths,
+                force=force,
+                embed=not no_embed,
+                workers=workers,
+                on_discovered=discovered,
+                on_progress=advanced,
+                on_embed_progress=_embed_progress(progress),
+                as_examples=as_examples,
+            )
         render_report(report)
         if not services.store.fts_enabled:
-            console.print("[yellow]note[/yellow] this SQLite has no FTS5: keyword search is off, search runs on "
-                          "vectors alone.")
+            console.print(
+                "[yellow]note[/yellow] this SQLite has no FTS5: keyword search is off, search runs on vectors alone."
+            )
     _exit_on_errors(report)
 
 
@@ -126,14 +154,16 @@ def _exit_on_errors(report: IngestReport) -> None:
         raise click.exceptions.Exit(1)
 
 
-def _embed_progress(progress: Progress):  # type: ignore[no-untyped-def]
+def _embed_progress(progress: Progress) -> Callable[[int, int], None]:
     """The embedding bar: chunks done and the rate of this run (chunks per second of wall time)."""
     state: dict[str, Any] = {}
 
     def update(done: int, total: int) -> None:
         if "task" not in state:
-            console.print(f"Keyword search already finds the new chunks; embedding {total} of them for vector "
-                          "search (interrupting is safe: `causantic embed` resumes).")
+            console.print(
+                f"Keyword search already finds the new chunks; embedding {total} of them for vector "
+                "search (interrupting is safe: `causantic embed` resumes)."
+            )
             state["task"] = progress.add_task("Embedding chunks", total=total, detail="")
             state["started"] = time.perf_counter()
         elapsed = time.perf_counter() - state["started"]
@@ -153,30 +183,45 @@ def _damaged(report: IngestReport) -> str:
 def render_report(report: IngestReport) -> None:
     edges = report.edges_added
     rows = [
-        ("files read", f"{report.files - report.files_unchanged} of {report.files}"
-         + (f" ({report.files_unchanged} unchanged)" if report.files_unchanged else "")),
+        (
+            "files read",
+            f"{report.files - report.files_unchanged} of {report.files}"
+            + (f" ({report.files_unchanged} unchanged)" if report.files_unchanged else ""),
+        ),
         ("transcript data", f"{report.bytes_read / 1e6:.1f} MB"),
         ("sessions", report.sessions),
         ("chunks added", report.chunks_added),
         ("chunks updated", report.chunks_updated),
-        *([("chunks removed", f"{report.chunks_removed} (stored by an older version: warm-ups, stale parts)")]
-          if report.chunks_removed else []),
+        *(
+            [("chunks removed", f"{report.chunks_removed} (stored by an older version: warm-ups, stale parts)")]
+            if report.chunks_removed
+            else []
+        ),
         ("edges added", ", ".join(f"{k} {v}" for k, v in sorted(edges.items()) if v) or "0"),
         ("sub-agents linked", f"{report.linked_subagents} of {report.subagent_streams}"),
         ("sub-agents skipped", ", ".join(f"{k} {v}" for k, v in sorted(report.skipped_subagents.items())) or "0"),
         ("damaged lines skipped", _damaged(report)),
         ("vectors added", report.vectors_added if report.vectors_added is not None else "deferred (--no-embed)"),
         ("topics", report.topics or "-"),
-        ("time", f"{report.seconds:.1f} s" + (f" (embedding {report.embed_seconds:.1f} s, "
-                                               f"{report.vectors_added / report.embed_seconds:.1f} chunks/s)"
-                                               if report.vectors_added and report.embed_seconds else "")),
+        (
+            "time",
+            f"{report.seconds:.1f} s"
+            + (
+                f" (embedding {report.embed_seconds:.1f} s, {report.vectors_added / report.embed_seconds:.1f} chunks/s)"
+                if report.vectors_added and report.embed_seconds
+                else ""
+            ),
+        ),
     ]
     table("Ingest summary", [("", "left"), ("", "right")], rows)
     for path, error in report.errors:
         console.print(f"[red]error[/red] {path}: {error}", soft_wrap=True)  # a path cut in two cannot be copied
     if report.examples_removed:
-        console.print(f"Removed the bundled example sessions ({', '.join(report.examples_removed)}) now that "
-                      "memory holds your own sessions.", markup=False)
+        console.print(
+            f"Removed the bundled example sessions ({', '.join(report.examples_removed)}) now that "
+            "memory holds your own sessions.",
+            markup=False,
+        )
 
 
 COMMANDS = [ingest_command, batch_ingest_command]

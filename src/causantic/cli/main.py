@@ -95,8 +95,14 @@ def _show_warnings_plainly() -> None:
     """A configuration warning reads as one line on stderr, not as Python's file:line report."""
     import warnings
 
-    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None,
-             line: str | None = None) -> None:
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: object = None,
+        line: str | None = None,
+    ) -> None:
         click.echo(f"causantic: warning: {message}", err=True)
 
     warnings.showwarning = show

@@ -30,16 +30,15 @@ def stats_command(as_json: bool) -> None:
     if as_json:
         emit_json(result)
         return
-    edges = result["edges"]
-    assert isinstance(edges, dict)
+    edges, sources = result["edges"], result["sources"]
+    assert isinstance(edges, dict) and isinstance(sources, dict)
     rows = [
         ("chunks", result["chunks"]),
         ("vectors", result["vectors"]),
         ("edges", edges["total"]),
         *((f"  {kind}", count) for kind, count in sorted(edges["by_type"].items())),
         ("sessions", result["sessions"]),
-        *((f"  {source}", f"{c['sessions']} sessions, {c['chunks']} chunks")
-          for source, c in result["sources"].items()),  # type: ignore[union-attr]
+        *((f"  {source}", f"{c['sessions']} sessions, {c['chunks']} chunks") for source, c in sources.items()),
         ("projects", result["projects"]),
         ("agents (besides main)", result["agents"]),
         ("clusters", result["clusters"]),
@@ -51,11 +50,16 @@ def stats_command(as_json: bool) -> None:
     ]
     table("Memory", [("", "left"), ("", "right")], rows)
     if health.missing:
-        click.echo(f"Warning: {health.missing} chunks have no vector, so vector search cannot find them. "
-                   "Run `causantic embed`.", err=True)
+        click.echo(
+            f"Warning: {health.missing} chunks have no vector, so vector search cannot find them. "
+            "Run `causantic embed`.",
+            err=True,
+        )
     if health.ann == "missing":
-        click.echo("Warning: the ANN index file is missing; search scans every vector until `causantic embed` "
-                   "rebuilds it.", err=True)
+        click.echo(
+            "Warning: the ANN index file is missing; search scans every vector until `causantic embed` rebuilds it.",
+            err=True,
+        )
 
 
 @click.command("list-projects")
@@ -73,10 +77,18 @@ def list_projects_command(as_json: bool) -> None:
     if not projects:
         click.echo("No projects in memory yet. Run `causantic batch-ingest` first.")
         return
-    table(None, [("project", "left"), ("chunks", "right"), ("sessions", "right"), ("first", "left"),
-                 ("last", "left"), ("path", "left")],
-          [(p.name, p.chunks, p.sessions, short_time(p.first_seen), short_time(p.last_seen), p.path)
-           for p in projects])
+    table(
+        None,
+        [
+            ("project", "left"),
+            ("chunks", "right"),
+            ("sessions", "right"),
+            ("first", "left"),
+            ("last", "left"),
+            ("path", "left"),
+        ],
+        [(p.name, p.chunks, p.sessions, short_time(p.first_seen), short_time(p.last_seen), p.path) for p in projects],
+    )
 
 
 @click.command("list-sessions")
@@ -86,29 +98,47 @@ def list_projects_command(as_json: bool) -> None:
 @click.option("--days-back", type=float, help="Only sessions from the last N days.")
 @click.option("--limit", default=30, show_default=True, help="Most sessions to show.")
 @json_option
-def list_sessions_command(project: str, since: datetime | None, until: datetime | None,
-                          days_back: float | None, limit: int, as_json: bool) -> None:
+def list_sessions_command(
+    project: str, since: datetime | None, until: datetime | None, days_back: float | None, limit: int, as_json: bool
+) -> None:
     """Sessions of one project, newest first, each with its title (its first real prompt).
 
     Example: causantic list-sessions myapp --days-back 7
     """
     with domain_errors(), open_services() as services:
-        proj, sessions, total = list_sessions(services.store, project, since=as_utc(since), until=as_utc(until),
-                                              days_back=days_back, limit=limit)
+        proj, sessions, total = list_sessions(
+            services.store, project, since=as_utc(since), until=as_utc(until), days_back=days_back, limit=limit
+        )
     if as_json:
         emit_json({"project": proj.name, "total": total, "sessions": sessions})
         return
     if not sessions:
         click.echo(f"No sessions found for project {proj.name!r}.")
         return
-    table(f"{proj.name}: {len(sessions)} of {total} sessions, newest first",
-          [("session", "left"), ("source", "left"), ("start", "left"), ("chunks", "right"), ("agents", "left"),
-           ("title", "left")],
-          [(s.session_id[:8], s.source, short_time(s.started_at), s.chunks, ", ".join(s.agents),
-            s.short_title(LIST_TITLE_CHARS)) for s in sessions])
+    table(
+        f"{proj.name}: {len(sessions)} of {total} sessions, newest first",
+        [
+            ("session", "left"),
+            ("source", "left"),
+            ("start", "left"),
+            ("chunks", "right"),
+            ("agents", "left"),
+            ("title", "left"),
+        ],
+        [
+            (
+                s.session_id[:8],
+                s.source,
+                short_time(s.started_at),
+                s.chunks,
+                ", ".join(s.agents),
+                s.short_title(LIST_TITLE_CHARS),
+            )
+            for s in sessions
+        ],
+    )
     if total > len(sessions):
         click.echo(f"(showing {len(sessions)} of {total}; use --from/--to or --limit to see more)")
-
 
 
 COMMANDS = [stats_command, list_projects_command, list_sessions_command]

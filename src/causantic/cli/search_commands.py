@@ -10,7 +10,7 @@ from causantic.config import SOURCES
 from causantic.errors import checked_query
 from causantic.retrieval.format import chunk_header, nothing_relevant, search_heading
 from causantic.retrieval.output import search_out
-from causantic.retrieval.search import SearchRequest
+from causantic.retrieval.search import Mode, SearchRequest
 from causantic.services import open_services
 
 
@@ -23,8 +23,16 @@ from causantic.services import open_services
 @click.option("--max-tokens", type=click.IntRange(100, 200_000), help="Token budget of the answer.")
 @click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), help="Override retrieval.primary.")
 @json_option
-def search_command(query: str, project: str | None, agent: str | None, source: str | None, limit: int | None,
-                   max_tokens: int | None, mode: str | None, as_json: bool) -> None:
+def search_command(
+    query: str,
+    project: str | None,
+    agent: str | None,
+    source: str | None,
+    limit: int | None,
+    max_tokens: int | None,
+    mode: Mode | None,
+    as_json: bool,
+) -> None:
     """Find past context by meaning and exact words (vector + BM25, fused, diversified).
 
     A query that starts with "-" goes after "--": causantic search -- "--search-all flag"
@@ -33,8 +41,9 @@ def search_command(query: str, project: str | None, agent: str | None, source: s
     """
     with domain_errors():
         query = checked_query(query)
-    request = SearchRequest(query, project=project, agent=agent, source=source, limit=limit,
-                            max_tokens=max_tokens, mode=mode)  # type: ignore[arg-type]
+    request = SearchRequest(
+        query, project=project, agent=agent, source=source, limit=limit, max_tokens=max_tokens, mode=mode
+    )
     with domain_errors(), open_services() as services:
         result = services.searcher.search(request)
     if as_json:

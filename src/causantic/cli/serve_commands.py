@@ -9,12 +9,13 @@ DEFAULT_PORT = 8765
 
 @click.command("serve")
 @click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
-@click.option(
-    "--port", type=click.IntRange(1, 65535), help=f"HTTP port (default {DEFAULT_PORT}; needs --http)."
-)
+@click.option("--port", type=click.IntRange(1, 65535), help=f"HTTP port (default {DEFAULT_PORT}; needs --http).")
 @click.option("--no-warm", is_flag=True, help="Do not preload the embedding model after start-up.")
-@click.option("--no-auth", is_flag=True,
-              help="With --http: accept requests without the bearer token (any local user can then call it).")
+@click.option(
+    "--no-auth",
+    is_flag=True,
+    help="With --http: accept requests without the bearer token (any local user can then call it).",
+)
 def serve_command(use_http: bool, port: int | None, no_warm: bool, no_auth: bool) -> None:
     """Run the MCP server. Claude Code starts it itself (see `causantic init`).
 

@@ -59,9 +59,7 @@ def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool,
         f"in {paths.claude_json},"
     )
     events = [*HOOKS, *(PROMPT_MEMORY_HOOKS if prompt_memory else ())]
-    click.echo(
-        f"and hooks {', '.join(events)} ({launcher.python} -m causantic.hooks <name>) in {paths.settings}."
-    )
+    click.echo(f"and hooks {', '.join(events)} ({launcher.python} -m causantic.hooks <name>) in {paths.settings}.")
     agents = [f for f in agent_files() if f.installed]
     for agent in agents:
         click.echo(f"The same MCP server will be registered with {agent.agent} in {agent.path}.")
@@ -83,8 +81,10 @@ def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool,
         click.echo("Health check:")
         for check in run_checks(launcher, Path.cwd()):
             click.echo(f"  {'✓' if check.ok else '✗'} {check.name}: {check.detail}")
-    click.echo("Restart Claude Code so it loads the server and the hooks (/mcp and /hooks list them)"
-               + ("; restart Codex / Gemini CLI too." if agents else "."))
+    click.echo(
+        "Restart Claude Code so it loads the server and the hooks (/mcp and /hooks list them)"
+        + ("; restart Codex / Gemini CLI too." if agents else ".")
+    )
 
 
 @click.command("uninstall")

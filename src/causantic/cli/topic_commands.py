@@ -22,14 +22,20 @@ def cluster_command(as_json: bool) -> None:
             report = recluster(services.store, services.vectors, services.config.clustering)
         else:
             with console.status("Clustering…") as status:
-                report = recluster(services.store, services.vectors, services.config.clustering,
-                                   on_progress=lambda msg: status.update(msg.capitalize() + "…"))
+                report = recluster(
+                    services.store,
+                    services.vectors,
+                    services.config.clustering,
+                    on_progress=lambda msg: status.update(msg.capitalize() + "…"),
+                )
     if as_json:
         emit_json(report)
         return
-    console.print(f"{report.clusters} topics over {report.clustered_chunks} chunks "
-                  f"({report.noise_chunks} left as noise, {report.kept_identities} topics continued) "
-                  f"in {report.seconds:.1f} s.")
+    console.print(
+        f"{report.clusters} topics over {report.clustered_chunks} chunks "
+        f"({report.noise_chunks} left as noise, {report.kept_identities} topics continued) "
+        f"in {report.seconds:.1f} s."
+    )
 
 
 @click.command("clusters")
@@ -48,9 +54,18 @@ def clusters_command(project: str | None, as_json: bool) -> None:
     if not topics:
         click.echo("No topics yet. They appear after `causantic cluster` (or a batch ingest with enough chunks).")
         return
-    table(None, [("id", "right"), ("topic", "left"), ("chunks", "right"), ("first", "left"), ("last", "left"),
-                 ("projects", "left")],
-          [(t.id, t.label, t.size, short_time(t.first_seen), short_time(t.last_seen), t.projects) for t in topics])
+    table(
+        None,
+        [
+            ("id", "right"),
+            ("topic", "left"),
+            ("chunks", "right"),
+            ("first", "left"),
+            ("last", "left"),
+            ("projects", "left"),
+        ],
+        [(t.id, t.label, t.size, short_time(t.first_seen), short_time(t.last_seen), t.projects) for t in topics],
+    )
 
 
 COMMANDS = [cluster_command, clusters_command]

@@ -17,8 +17,10 @@ scikit-learn (with scipy, 190 MB) is the optional ``topics`` extra, so a default
 
 import importlib.util
 
-TOPICS_HINT = ("Topics need scikit-learn, which the default install leaves out (with scipy, 190 MB): "
-               "`pip install scikit-learn`, or install the causantic topics extra.")
+TOPICS_HINT = (
+    "Topics need scikit-learn, which the default install leaves out (with scipy, 190 MB): "
+    "`pip install scikit-learn`, or install the causantic topics extra."
+)
 
 
 def topics_available() -> bool:

@@ -33,10 +33,21 @@ from causantic.retrieval.browse import SessionNotFound
 from causantic.retrieval.relevance import marked_terms
 from causantic.services import Services, open_services
 
-STATIC_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8",
-                ".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon"}
-NAV = [("overview", "/", "Overview"), ("projects", "/projects", "Projects"), ("search", "/search", "Search"),
-       ("topics", "/topics", "Topics"), ("forget", "/forget", "Forget"), ("settings", "/settings", "Settings")]
+STATIC_TYPES = {
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".ico": "image/x-icon",
+}
+NAV = [
+    ("overview", "/", "Overview"),
+    ("projects", "/projects", "Projects"),
+    ("search", "/search", "Search"),
+    ("topics", "/topics", "Topics"),
+    ("forget", "/forget", "Forget"),
+    ("settings", "/settings", "Settings"),
+]
 
 Opener = Callable[[], AbstractContextManager[Services]]
 
@@ -57,6 +68,7 @@ def create_app(secrets: Secrets, opener: Opener = open_services) -> ASGIApp:
 
     def page(name: str, template: str, build: Callable[[Services], dict[str, Any]]) -> Callable[[Request], Any]:
         """A route handler: ``build`` runs on the services under the lock, then ``template`` renders."""
+
         async def handler(request: Request) -> Response:
             def run() -> Response:
                 with lock:
@@ -75,9 +87,12 @@ def create_app(secrets: Secrets, opener: Opener = open_services) -> ASGIApp:
                     # and the rendering (browsers show it; benchmarks/dashboard.py reads it).
                     response.headers["server-timing"] = (
                         f"data;dur={(gathered - started) * 1e3:.2f}, "
-                        f"render;dur={(time.perf_counter() - gathered) * 1e3:.2f}")
+                        f"render;dur={(time.perf_counter() - gathered) * 1e3:.2f}"
+                    )
                     return response
+
             return await run_in_threadpool(run)
+
         return handler
 
     async def overview(request: Request) -> Response:
@@ -97,8 +112,14 @@ def create_app(secrets: Secrets, opener: Opener = open_services) -> ASGIApp:
 
     async def search(request: Request) -> Response:
         q = request.query_params
-        form = pages.SearchForm(q.get("q", ""), q.get("kind", "search"), q.get("project", ""), q.get("agent", ""),
-                                q.get("from", ""), q.get("to", ""))
+        form = pages.SearchForm(
+            q.get("q", ""),
+            q.get("kind", "search"),
+            q.get("project", ""),
+            q.get("agent", ""),
+            q.get("from", ""),
+            q.get("to", ""),
+        )
         return await page("search", "search.html", lambda s: pages.search(s, form))(request)
 
     async def topics(request: Request) -> Response:
@@ -109,8 +130,9 @@ def create_app(secrets: Secrets, opener: Opener = open_services) -> ASGIApp:
         return await page("topics", "topic.html", lambda s: pages.topic(s, topic_id))(request)
 
     async def forget_form(request: Request) -> Response:
-        form = pages.ForgetForm(project=request.query_params.get("project", ""),
-                                session=request.query_params.get("session", ""))
+        form = pages.ForgetForm(
+            project=request.query_params.get("project", ""), session=request.query_params.get("session", "")
+        )
         return await page("forget", "forget.html", lambda s: pages.forget_form(s, form))(request)
 
     async def forget_preview(request: Request) -> Response:
@@ -134,12 +156,18 @@ def create_app(secrets: Secrets, opener: Opener = open_services) -> ASGIApp:
         return Response(body, media_type=media_type, headers={"cache-control": "max-age=3600"})
 
     routes = [
-        Route("/", overview), Route("/projects", projects), Route("/project", sessions),
-        Route("/session/{session_id}", session), Route("/search", search), Route("/topics", topics),
-        Route("/topics/{topic_id:int}", topic), Route("/forget", forget_form),
+        Route("/", overview),
+        Route("/projects", projects),
+        Route("/project", sessions),
+        Route("/session/{session_id}", session),
+        Route("/search", search),
+        Route("/topics", topics),
+        Route("/topics/{topic_id:int}", topic),
+        Route("/forget", forget_form),
         Route("/forget/preview", forget_preview, methods=["POST"]),
         Route("/forget/confirm", forget_confirm, methods=["POST"]),
-        Route("/settings", settings), Route("/static/{name}", static),
+        Route("/settings", settings),
+        Route("/static/{name}", static),
     ]
     return Guard(Starlette(routes=routes, lifespan=lifespan), secrets)
 
@@ -150,24 +178,44 @@ async def _forget_form(request: Request) -> pages.ForgetForm:
         threshold = float(str(data.get("threshold") or 0.6))
     except ValueError:
         threshold = -1.0  # forget() refuses it with its own message
-    return pages.ForgetForm(str(data.get("project", "")), str(data.get("before", "")), str(data.get("after", "")),
-                            str(data.get("session", "")), str(data.get("query", "")), threshold)
+    return pages.ForgetForm(
+        str(data.get("project", "")),
+        str(data.get("before", "")),
+        str(data.get("after", "")),
+        str(data.get("session", "")),
+        str(data.get("query", "")),
+        threshold,
+    )
 
 
-def _render(templates: Environment, template: str, request: Request, nav: str, context: dict[str, Any],
-            status: int) -> HTMLResponse:
+def _render(
+    templates: Environment, template: str, request: Request, nav: str, context: dict[str, Any], status: int
+) -> HTMLResponse:
     html = templates.get_template(template).render(**context, active=nav, path=request.url.path)
     return HTMLResponse(html, status)
 
 
 def _templates(secrets: Secrets) -> Environment:
-    env = Environment(loader=PackageLoader("causantic.dashboard", "templates"),
-                      autoescape=select_autoescape(default=True), undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=PackageLoader("causantic.dashboard", "templates"),
+        autoescape=select_autoescape(default=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.globals.update(csrf=secrets.csrf, nav=NAV, version=__version__, qs=_qs)
-    env.filters.update(short_time=text.short_time, ago=text.ago, size=text.size, percent=text.percent,
-                       sections=text.sections, highlight=text.highlight, terms=marked_terms,
-                       commands=text.commands, gist=text.gist, as_json=_as_json)
+    env.filters.update(
+        short_time=text.short_time,
+        ago=text.ago,
+        size=text.size,
+        percent=text.percent,
+        sections=text.sections,
+        highlight=text.highlight,
+        terms=marked_terms,
+        commands=text.commands,
+        gist=text.gist,
+        as_json=_as_json,
+    )
     return env
 
 
@@ -183,8 +231,10 @@ def _qs(**params: object) -> str:
 def _static_assets() -> dict[str, tuple[bytes, str]]:
     """Every shipped asset by file name, read once (the package is the only source of truth)."""
     folder = resources.files("causantic.dashboard") / "static"
-    return {item.name: (item.read_bytes(), STATIC_TYPES.get("." + item.name.rsplit(".", 1)[-1], "text/plain"))
-            for item in _files(folder)}
+    return {
+        item.name: (item.read_bytes(), STATIC_TYPES.get("." + item.name.rsplit(".", 1)[-1], "text/plain"))
+        for item in _files(folder)
+    }
 
 
 def _files(folder: Any) -> Iterator[Any]:

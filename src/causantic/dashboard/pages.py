@@ -44,8 +44,12 @@ class Health:
 def overview(services: Services) -> dict[str, Any]:
     view = browse.overview(services.store, services.vectors)
     hooks = hook_status()
-    return {"o": view, "hooks": hooks, "warnings": _warnings(services, view, hooks),
-            "disk": int(view.counts["sqlite_bytes"]) + view.vector_bytes}  # type: ignore[call-overload]
+    return {
+        "o": view,
+        "hooks": hooks,
+        "warnings": _warnings(services, view, hooks),
+        "disk": int(view.counts["sqlite_bytes"]) + view.vector_bytes,  # type: ignore[call-overload]
+    }
 
 
 def hook_status() -> list[dict[str, Any]]:
@@ -68,22 +72,34 @@ def _warnings(services: Services, view: browse.Overview, hooks: list[dict[str, A
         out.append(Health("warn", "Memory is empty: run `causantic batch-ingest` to read your sessions."))
     model = services.config.embedding.model
     if not is_available(model):
-        out.append(Health("error", f"The embedding model {model} is not on this machine: search runs "
-                                     "keyword-only (see `causantic models`)."))
+        out.append(
+            Health(
+                "error",
+                f"The embedding model {model} is not on this machine: search runs "
+                "keyword-only (see `causantic models`).",
+            )
+        )
     if view.without_vectors:
         out.append(Health("warn", f"{view.without_vectors} chunks have no vector yet: run `causantic embed`."))
     if view.counts["keyword_index"] != "on":
         out.append(Health("warn", f"Keyword index {view.counts['keyword_index']}: search runs vector-only."))
     if view.vectors and not view.counts["clusters"]:
         out.append(Health("warn", "No topics yet: run `causantic cluster`."))
-    out.extend(Health("error", f"Hook {run['hook']} failed at {str(run.get('lastRun', ''))[:16]}: "
-                                 f"{run.get('error') or run.get('outcome') or 'no detail'}.")
-               for run in hooks if run.get("success") is False)
+    out.extend(
+        Health(
+            "error",
+            f"Hook {run['hook']} failed at {str(run.get('lastRun', ''))[:16]}: "
+            f"{run.get('error') or run.get('outcome') or 'no detail'}.",
+        )
+        for run in hooks
+        if run.get("success") is False
+    )
     if view.last_ingest:
         age = datetime.now(UTC) - datetime.fromisoformat(view.last_ingest.replace("Z", "+00:00"))
         if age.days >= STALE_INGEST_DAYS:
-            out.append(Health("warn", f"Nothing was ingested for {age.days} days: are the hooks installed "
-                                        "(`causantic init`)?"))
+            out.append(
+                Health("warn", f"Nothing was ingested for {age.days} days: are the hooks installed (`causantic init`)?")
+            )
     return out
 
 
@@ -119,9 +135,15 @@ def _links(view: browse.SessionView) -> dict[str, list[Link]]:
             elsewhere = view.elsewhere.get(other)
             if edge.reference_type == "within-chain" and elsewhere is None:
                 continue
-            out.setdefault(chunk_id, []).append(Link(
-                "→" if outgoing else "←", edge.reference_type, other,
-                elsewhere.session_id if elsewhere else None, elsewhere.start_time if elsewhere else ""))
+            out.setdefault(chunk_id, []).append(
+                Link(
+                    "→" if outgoing else "←",
+                    edge.reference_type,
+                    other,
+                    elsewhere.session_id if elsewhere else None,
+                    elsewhere.start_time if elsewhere else "",
+                )
+            )
     return out
 
 
@@ -136,14 +158,24 @@ class SearchForm:
 
 
 def search(services: Services, form: SearchForm) -> dict[str, Any]:
-    context: dict[str, Any] = {"form": form, "kinds": SEARCH_KINDS, "result": None, "story": None,
-                               "projects": browse.project_names(services.store)}
+    context: dict[str, Any] = {
+        "form": form,
+        "kinds": SEARCH_KINDS,
+        "result": None,
+        "story": None,
+        "projects": browse.project_names(services.store),
+    }
     if not form.q.strip():
         return context
     if form.kind not in SEARCH_KINDS:
         raise CausanticError(f"Unknown kind {form.kind!r}: choose search, recall or predict.")
-    request = SearchRequest(form.q, project=form.project or None, agent=form.agent or None,
-                            since=_date(form.since, "from"), until=_date(form.until, "to"))
+    request = SearchRequest(
+        form.q,
+        project=form.project or None,
+        agent=form.agent or None,
+        since=_date(form.since, "from"),
+        until=_date(form.until, "to"),
+    )
     if form.kind == "search":
         context["result"] = result = services.searcher.search(request)
         context["shown"] = result.shown_relevance  # what people read: never rising down the list
@@ -165,19 +197,32 @@ def _date(text: str, name: str) -> datetime | None:
 
 def topics(services: Services) -> dict[str, Any]:
     found = browse.topic_sizes(services.store, services.vectors.model_id)
-    drawn = (topic_map(services.store, services.vectors, causantic_home() / TOPIC_MAP_CACHE,
-                       [(t.id, t.label, t.size) for t in found]) if found else None)
+    drawn = (
+        topic_map(
+            services.store,
+            services.vectors,
+            causantic_home() / TOPIC_MAP_CACHE,
+            [(t.id, t.label, t.size) for t in found],
+        )
+        if found
+        else None
+    )
     colour = {t.id: i % MAP_COLOURS for i, t in enumerate(found)}
     labels = {t.id: t.label for t in found}
     # Thousands of dots: built as one string here, since a template loop over them costs more than
     # the rest of the page (every value is escaped).
-    dots = Markup("".join(
-        f'<a href="/session/{escape(p.session_id)}?at={escape(p.chunk_id)}#c-{escape(p.chunk_id)}" class="pt">'
-        f'<circle cx="{p.x * MAP_WIDTH:.1f}" cy="{MAP_HEIGHT - p.y * MAP_HEIGHT:.1f}" r="2.6" '
-        f'class="c{colour.get(p.topic_id, 0)}"><title>{escape(labels.get(p.topic_id, ""))}</title></circle></a>'
-        for p in (drawn.points if drawn else [])))
-    names = [(t.topic_id, round(t.x * MAP_WIDTH, 1), round(MAP_HEIGHT - t.y * MAP_HEIGHT, 1), t.label[:28])
-             for t in _unclashing(drawn.topics[:MAP_LABELS] if drawn else [])]
+    dots = Markup(
+        "".join(
+            f'<a href="/session/{escape(p.session_id)}?at={escape(p.chunk_id)}#c-{escape(p.chunk_id)}" class="pt">'
+            f'<circle cx="{p.x * MAP_WIDTH:.1f}" cy="{MAP_HEIGHT - p.y * MAP_HEIGHT:.1f}" r="2.6" '
+            f'class="c{colour.get(p.topic_id, 0)}"><title>{escape(labels.get(p.topic_id, ""))}</title></circle></a>'
+            for p in (drawn.points if drawn else [])
+        )
+    )
+    names = [
+        (t.topic_id, round(t.x * MAP_WIDTH, 1), round(MAP_HEIGHT - t.y * MAP_HEIGHT, 1), t.label[:28])
+        for t in _unclashing(drawn.topics[:MAP_LABELS] if drawn else [])
+    ]
     return {"topics": found, "dots": dots, "names": names, "colour": colour, "listed": TOPICS_LISTED}
 
 
@@ -207,9 +252,16 @@ class ForgetForm:
     def request(self, *, dry_run: bool, only_ids: frozenset[str] | None = None) -> ForgetRequest:
         if not self.project:
             raise CausanticError("Choose a project.")
-        return ForgetRequest(self.project, _date(self.before, "before"), _date(self.after, "after"),
-                             self.session.strip() or None, self.query.strip() or None, self.threshold,
-                             dry_run=dry_run, only_ids=only_ids)
+        return ForgetRequest(
+            self.project,
+            _date(self.before, "before"),
+            _date(self.after, "after"),
+            self.session.strip() or None,
+            self.query.strip() or None,
+            self.threshold,
+            dry_run=dry_run,
+            only_ids=only_ids,
+        )
 
 
 def forget_form(services: Services, form: ForgetForm) -> dict[str, Any]:
@@ -219,8 +271,12 @@ def forget_form(services: Services, form: ForgetForm) -> dict[str, Any]:
 def forget_preview(services: Services, form: ForgetForm) -> dict[str, Any]:
     """The same rules as ``causantic forget`` without ``--yes``; every match is listed."""
     result = _forget(services, form.request(dry_run=True))
-    return {**forget_form(services, form), "preview": result, "too_many": result.count > FORGET_PREVIEW_MAX,
-            "limit": FORGET_PREVIEW_MAX}
+    return {
+        **forget_form(services, form),
+        "preview": result,
+        "too_many": result.count > FORGET_PREVIEW_MAX,
+        "limit": FORGET_PREVIEW_MAX,
+    }
 
 
 def forget_confirm(services: Services, form: ForgetForm, shown: frozenset[str]) -> dict[str, Any]:
@@ -245,7 +301,14 @@ def settings(services: Services) -> dict[str, Any]:
     rows = []
     for key, (default, description) in config_keys().items():
         section, name = key.split(".")
-        rows.append({"key": key, "value": current[section][name], "default": default,
-                     "source": sources.get(key, "default"), "description": description})
+        rows.append(
+            {
+                "key": key,
+                "value": current[section][name],
+                "default": default,
+                "source": sources.get(key, "default"),
+                "description": description,
+            }
+        )
     paths = [("home", causantic_home()), ("database", db_path(config)), ("vectors", vector_path(config))]
     return {"rows": rows, "paths": paths}

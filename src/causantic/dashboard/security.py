@@ -34,9 +34,11 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 SAFE_METHODS = frozenset({"GET", "HEAD"})
 MAX_FORM_BYTES = 1_000_000
 HEADERS = [
-    (b"content-security-policy",
-     b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self';"
-     b" form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+    (
+        b"content-security-policy",
+        b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self';"
+        b" form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    ),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
     # same-origin, not no-referrer: with no-referrer a browser sends "Origin: null" on our own forms.
@@ -103,8 +105,11 @@ class Guard:
             if method == "GET" and offered and hmac.compare_digest(offered, self.secrets.token):
                 await self._trade_token_for_cookie(scope, query, send)
                 return
-            await _plain(send, 401, "This dashboard needs its access token: open the full URL that "
-                                    "`causantic dashboard` printed.")
+            await _plain(
+                send,
+                401,
+                "This dashboard needs its access token: open the full URL that `causantic dashboard` printed.",
+            )
             return
         if method not in SAFE_METHODS:
             body = await _read_body(receive)
@@ -129,9 +134,18 @@ class Guard:
         rest = urlencode({k: v for k, v in query.items() if k != "token"}, doseq=True)
         location = scope["path"] + (f"?{rest}" if rest else "")
         cookie = f"{self.secrets.cookie}={self.secrets.token}; Path=/; HttpOnly; SameSite=Strict"
-        await send({"type": "http.response.start", "status": 303, "headers": [
-            (b"location", location.encode("latin-1")), (b"set-cookie", cookie.encode("latin-1")),
-            (b"cache-control", b"no-store"), *HEADERS]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 303,
+                "headers": [
+                    (b"location", location.encode("latin-1")),
+                    (b"set-cookie", cookie.encode("latin-1")),
+                    (b"cache-control", b"no-store"),
+                    *HEADERS,
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": b""})
 
 
@@ -183,7 +197,11 @@ def _with_headers(send: Send) -> Send:
 
 
 async def _plain(send: Send, status: int, text: str) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"cache-control", b"no-store"),
-                            *HEADERS]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"cache-control", b"no-store"), *HEADERS],
+        }
+    )
     await send({"type": "http.response.body", "body": text.encode()})

@@ -24,8 +24,10 @@ def bind(port: int) -> socket.socket:
         sock.bind((HOST, port))
     except OSError as exc:
         sock.close()
-        raise CausanticError(f"Cannot listen on {HOST}:{port} ({exc.strerror}). Choose another --port, "
-                             "or leave it out to use a free one.") from exc
+        raise CausanticError(
+            f"Cannot listen on {HOST}:{port} ({exc.strerror}). Choose another --port, "
+            "or leave it out to use a free one."
+        ) from exc
     sock.listen(64)
     return sock
 
@@ -38,8 +40,14 @@ def serve(port: int, on_ready: Callable[[str], None]) -> None:
 
     sock = bind(port)
     secrets = Secrets(sock.getsockname()[1])
-    config = uvicorn.Config(create_app(secrets), log_level="warning", access_log=False, lifespan="on",
-                            server_header=False, proxy_headers=False)
+    config = uvicorn.Config(
+        create_app(secrets),
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        server_header=False,
+        proxy_headers=False,
+    )
     server = uvicorn.Server(config)
     # The socket already listens: a browser opening the URL now waits in its backlog until the
     # server accepts, so printing before the event loop starts loses nothing.

@@ -33,8 +33,11 @@ class Story:
 
 
 def story_of(answer: EpisodeAnswer, kind: str) -> Story:
-    steps = [Step(member.chunk, None, position == 0, member.is_hit)
-             for episode in answer.episodes for position, member in enumerate(episode.chunks)]
+    steps = [
+        Step(member.chunk, None, position == 0, member.is_hit)
+        for episode in answer.episodes
+        for position, member in enumerate(episode.chunks)
+    ]
     count = len(answer.episodes)
     if answer.mode == "chain":
         how = f"The seeds' chain walk: {len(steps)} linked chunks, in the order they happened."

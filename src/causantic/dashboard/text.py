@@ -39,7 +39,7 @@ def sections(content: str) -> list[Section]:
             out.append(Section("text", "", head))
     for i, mark in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(content)
-        body = content[mark.end():end].strip("\n").removeprefix(" ")
+        body = content[mark.end() : end].strip("\n").removeprefix(" ")
         name = mark.group(1)
         if name in ("User", "Assistant"):
             out.append(Section(name.lower(), name, body))
@@ -58,7 +58,7 @@ def highlight(text: str, terms: list[str]) -> Markup:
     out: list[str] = []
     last = 0
     for match in pattern.finditer(text):
-        out.append(str(escape(text[last:match.start()])))
+        out.append(str(escape(text[last : match.start()])))
         out.append(f"<mark>{escape(match.group(0))}</mark>")
         last = match.end()
     out.append(str(escape(text[last:])))
@@ -110,8 +110,12 @@ def gist(content: str, limit: int = 140) -> str:
     """One line saying what a chunk holds: its first section's kind and first words."""
     for section in sections(content):
         if section.first_line:
-            label = {"user": "User", "assistant": "Assistant", "tool": section.label,
-                     "result": f"{section.label} result"}.get(section.kind, "")
+            label = {
+                "user": "User",
+                "assistant": "Assistant",
+                "tool": section.label,
+                "result": f"{section.label} result",
+            }.get(section.kind, "")
             line = f"{label}: {section.first_line}" if label else section.first_line
             return line if len(line) <= limit else line[: limit - 1] + "…"
     return ""

@@ -60,9 +60,17 @@ _INSTALL_HINT = "pip install onnxruntime tokenizers numpy"
 class Embedder:
     """One embedding model, loaded on first use. Thread-safe: share one per process (load_embedder)."""
 
-    def __init__(self, spec: ModelSpec, files: ModelFiles, *, batch_size: int = 32, threads: int = 0,
-                 max_windows: int = MAX_WINDOWS_PER_DOCUMENT, document_word_pieces: int = MAX_WINDOW_WORD_PIECES,
-                 cache_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        spec: ModelSpec,
+        files: ModelFiles,
+        *,
+        batch_size: int = 32,
+        threads: int = 0,
+        max_windows: int = MAX_WINDOWS_PER_DOCUMENT,
+        document_word_pieces: int = MAX_WINDOW_WORD_PIECES,
+        cache_dir: Path | None = None,
+    ) -> None:
         if batch_size < 1 or threads < 0 or max_windows < 1 or document_word_pieces < 16:
             raise ValueError("batch_size and max_windows must be >= 1, threads >= 0, document_word_pieces >= 16")
         self.spec = spec
@@ -204,16 +212,12 @@ class Embedder:
                 try:
                     from tokenizers import Tokenizer
                 except ImportError as exc:
-                    raise ModelUnavailable(
-                        f"Embedding needs the tokenizers package: {_INSTALL_HINT}."
-                    ) from exc
+                    raise ModelUnavailable(f"Embedding needs the tokenizers package: {_INSTALL_HINT}.") from exc
                 verify_file(self.files.tokenizer, self.files.tokenizer_sha256)
                 try:
                     tokenizer = Tokenizer.from_file(str(self.files.tokenizer))
                 except Exception as exc:  # the Rust side raises plain Exception
-                    raise ModelUnavailable(
-                        f"Cannot read {self.files.tokenizer} ({exc}). {self._refetch()}"
-                    ) from exc
+                    raise ModelUnavailable(f"Cannot read {self.files.tokenizer} ({exc}). {self._refetch()}") from exc
                 self._pad_id = int((tokenizer.padding or {}).get("pad_id", 0))
                 # Files often carry the training-time padding and truncation; windows are cut here.
                 tokenizer.no_padding()
@@ -312,14 +316,27 @@ class Embedder:
 
 
 @functools.cache
-def load_embedder(model_id: str = DEFAULT_MODEL, *, batch_size: int = 32, threads: int = 0,
-                  max_windows: int = MAX_WINDOWS_PER_DOCUMENT, document_word_pieces: int = MAX_WINDOW_WORD_PIECES,
-                  cache_dir: Path | None = None) -> Embedder:
+def load_embedder(
+    model_id: str = DEFAULT_MODEL,
+    *,
+    batch_size: int = 32,
+    threads: int = 0,
+    max_windows: int = MAX_WINDOWS_PER_DOCUMENT,
+    document_word_pieces: int = MAX_WINDOW_WORD_PIECES,
+    cache_dir: Path | None = None,
+) -> Embedder:
     """The process-wide embedder for a model. Finding its files is immediate and raises
     ModelUnavailable when they are absent; the model itself loads on first use."""
     spec = get_spec(model_id)
-    return Embedder(spec, locate(spec), batch_size=batch_size, threads=threads, max_windows=max_windows,
-                    document_word_pieces=document_word_pieces, cache_dir=cache_dir)
+    return Embedder(
+        spec,
+        locate(spec),
+        batch_size=batch_size,
+        threads=threads,
+        max_windows=max_windows,
+        document_word_pieces=document_word_pieces,
+        cache_dir=cache_dir,
+    )
 
 
 def plan_windows(

@@ -52,17 +52,14 @@ class Briefing:
     text: str
 
 
-def cached_briefing(
-    services: Services, home: Path, cwd: str, session_id: str, budget: int
-) -> Briefing | None:
+def cached_briefing(services: Services, home: Path, cwd: str, session_id: str, budget: int) -> Briefing | None:
     """The briefing for this session: computed once, then the same text on resume and compact.
 
     Keyed by session id and working directory: the same id arriving from another folder (another
     project) must not get this project's briefing.
     """
     place = hashlib.sha256(cwd.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    cache = (home / "hooks" / "briefings" / f"{session_id}-{place}.json"
-             if _SAFE_ID.fullmatch(session_id) else None)
+    cache = home / "hooks" / "briefings" / f"{session_id}-{place}.json" if _SAFE_ID.fullmatch(session_id) else None
     if cache is not None and cache.is_file():
         saved = json.loads(cache.read_text(encoding="utf-8"))
         return Briefing(saved["project"], saved["text"]) if saved else None
@@ -74,9 +71,7 @@ def cached_briefing(
     return briefing
 
 
-def build_briefing(
-    services: Services, cwd: str, *, exclude_session: str | None, budget: int
-) -> Briefing | None:
+def build_briefing(services: Services, cwd: str, *, exclude_session: str | None, budget: int) -> Briefing | None:
     store = services.store
     try:
         project = resolve_project(store, cwd)
@@ -96,13 +91,13 @@ def build_briefing(
         f"{s.short_title(TITLE_CHARS)}"
         for s in sessions
     ]
-    header = (
-        f"{BRIEFING_OPENING} ({project.name}; {total} session(s) "
-        f"stored), from Causantic."
-    )
+    header = f"{BRIEFING_OPENING} ({project.name}; {total} session(s) stored), from Causantic."
     titled = [
-        (f"Where work stopped (session {latest.session_id[:8]}, {SOURCE_NAMES.get(latest.source, latest.source)}, "
-         f"{_when(latest.ended_at)} UTC):", stopped),
+        (
+            f"Where work stopped (session {latest.session_id[:8]}, {SOURCE_NAMES.get(latest.source, latest.source)}, "
+            f"{_when(latest.ended_at)} UTC):",
+            stopped,
+        ),
         ("Open threads from that session:", open_threads),
         ("Recent sessions:", recent),
     ]
@@ -114,8 +109,9 @@ def _tail(services: Services, project: str, session: SessionSummary) -> list[tup
     agent = "main" if "main" in session.agents else None
     tail: list[tuple[str, str]] = []
     for page in range(1, TAIL_PAGES + 1):
-        request = ReconstructRequest(project, session_id=session.session_id, agent=agent, max_tokens=TAIL_TOKENS,
-                                     page=page)
+        request = ReconstructRequest(
+            project, session_id=session.session_id, agent=agent, max_tokens=TAIL_TOKENS, page=page
+        )
         result = reconstruct(services.store, request, TAIL_TOKENS)
         tail = [section for c in result.chunks for section in sections(c.content)] + tail
         if not result.earlier or any(role == "User" and _is_request(text) for role, text in tail):

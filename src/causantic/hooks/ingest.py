@@ -75,9 +75,7 @@ def run_worker(event: HookEvent) -> WorkerResult:
             report = ingest_paths(services, [target], embed=False, workers=1)
             if report.errors:
                 path, error = report.errors[0]
-                raise HookProblem(
-                    f"{len(report.errors)} file(s) could not be ingested; first: {path}: {error}"
-                )
+                raise HookProblem(f"{len(report.errors)} file(s) could not be ingested; first: {path}: {error}")
             result = WorkerResult(
                 f"ingested {report.chunks_added} new and {report.chunks_updated} changed chunks",
                 details={
@@ -125,8 +123,10 @@ def transcript_of(event: HookEvent) -> Path:
     path = Path(event.transcript_path).expanduser()
     if not _in_transcript_folder(path):
         # The path is not repeated: a hook fed /etc/shadow must not copy it into the status file.
-        raise HookProblem("transcript_path is not a .jsonl file under a Claude Code projects folder "
-                          "(~/.claude/projects or $CLAUDE_CONFIG_DIR/projects); ignored")
+        raise HookProblem(
+            "transcript_path is not a .jsonl file under a Claude Code projects folder "
+            "(~/.claude/projects or $CLAUDE_CONFIG_DIR/projects); ignored"
+        )
     if not path.is_file():
         raise HookProblem(f"transcript {path} does not exist (yet); nothing to ingest")
     return path

@@ -31,8 +31,10 @@ if TYPE_CHECKING:  # the search stack loads only once the hook is on and memory 
 HOOK = "user-prompt-submit"
 _SAFE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 HEADER = "Causantic memory: earlier sessions that match this prompt (keyword match; may be useful context)."
-FOOTER = ("More: the causantic MCP tools recall (how and why it was done, by question) and reconstruct "
-          "(a session's timeline, by session_id).")
+FOOTER = (
+    "More: the causantic MCP tools recall (how and why it was done, by question) and reconstruct "
+    "(a session's timeline, by session_id)."
+)
 CHARS_PER_TOKEN = 3.5  # the product's approximate token (ingest.chunker.approx_tokens)
 
 
@@ -54,23 +56,48 @@ def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
     given_file = _given_file(causantic_home(), event.session_id)
     given = _read_given(given_file)
     with open_services(config) as services:
-        found = prompt_moments(services.store, config.relevance, MomentsRequest(
-            event.prompt, event.working_dir, settings.bar, settings.cross_project_bar, settings.max_moments,
-            settings.min_terms, exclude_session=event.session_id, exclude_chunks=given))
+        found = prompt_moments(
+            services.store,
+            config.relevance,
+            MomentsRequest(
+                event.prompt,
+                event.working_dir,
+                settings.bar,
+                settings.cross_project_bar,
+                settings.max_moments,
+                settings.min_terms,
+                exclude_session=event.session_id,
+                exclude_chunks=given,
+            ),
+        )
     if not found.moments:
         return _done(started, event, found.reason, found.project)
     text = render(found.moments, settings)
-    sys.stdout.write(json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
-                                                        "additionalContext": text}}) + "\n")
+    sys.stdout.write(
+        json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}) + "\n"
+    )
     sys.stdout.flush()
     if given_file is not None:
         _save_given(given_file, [*given, *(m.chunk.id for m in found.moments)], settings.keep_days)
-    injected = [InjectedMoment(chunkId=m.chunk.id, sessionId=m.chunk.session_id, project=m.chunk.project,
-                               date=m.chunk.start_time, relevance=round(m.relevance, 3),
-                               coverage=round(m.coverage, 3), otherProject=m.other_project)
-                for m in found.moments]
-    return _done(started, event, f"added {len(found.moments)} past moment(s), {len(text)} characters: "
-                 f"{found.reason}", found.project, injected)
+    injected = [
+        InjectedMoment(
+            chunkId=m.chunk.id,
+            sessionId=m.chunk.session_id,
+            project=m.chunk.project,
+            date=m.chunk.start_time,
+            relevance=round(m.relevance, 3),
+            coverage=round(m.coverage, 3),
+            otherProject=m.other_project,
+        )
+        for m in found.moments
+    ]
+    return _done(
+        started,
+        event,
+        f"added {len(found.moments)} past moment(s), {len(text)} characters: {found.reason}",
+        found.project,
+        injected,
+    )
 
 
 def render(moments: list[Moment], settings: PromptMemoryConfig) -> str:
@@ -81,8 +108,10 @@ def render(moments: list[Moment], settings: PromptMemoryConfig) -> str:
     entries = []
     for i, m in enumerate(moments, 1):
         c = m.chunk
-        head = (f"{i}. {c.start_time[:16].replace('T', ' ')} UTC · project {c.project} · session "
-                f"{c.session_id[:8]} · relevance {round(m.relevance * 100)}%")
+        head = (
+            f"{i}. {c.start_time[:16].replace('T', ' ')} UTC · project {c.project} · session "
+            f"{c.session_id[:8]} · relevance {round(m.relevance * 100)}%"
+        )
         entries.append((head, excerpt(c.content)))
     room = (budget_chars - fixed - sum(len(h) + 5 for h, _ in entries)) // max(len(entries), 1)
     lines = [HEADER]
@@ -102,18 +131,33 @@ def excerpt(content: str) -> str:
     from causantic.transcripts._system_text import prompt_text_of
 
     parts = sections(content)
-    said = [(role, prompt_text_of(text) if role == "User" else text) for role, text in parts
-            if role in ("User", "Assistant")]
+    said = [
+        (role, prompt_text_of(text) if role == "User" else text)
+        for role, text in parts
+        if role in ("User", "Assistant")
+    ]
     said = [(role, text) for role, text in said if text.strip()]
     if said:
         return " / ".join(f"{role}: {' '.join(text.split())}" for role, text in said)
     return " ".join(parts[0][1].split())
 
 
-def _done(started: float, event: HookEvent, outcome: str, project: str | None = None,
-          injected: list[InjectedMoment] | None = None) -> None:
-    record(HOOK, success=True, started=started, outcome=outcome, project=project, session_id=event.session_id,
-           injected=injected)
+def _done(
+    started: float,
+    event: HookEvent,
+    outcome: str,
+    project: str | None = None,
+    injected: list[InjectedMoment] | None = None,
+) -> None:
+    record(
+        HOOK,
+        success=True,
+        started=started,
+        outcome=outcome,
+        project=project,
+        session_id=event.session_id,
+        injected=injected,
+    )
 
 
 def _given_file(home: Path, session_id: str) -> Path | None:

@@ -70,8 +70,11 @@ def chunk_turn(turn: RenderedTurn, max_tokens: int, long_line_chars: int = LONG_
 
 def split_text(text: str, max_chars: int, long_line_chars: int = LONG_LINE_CHARS) -> list[str]:
     """Split at paragraph breaks outside code fences; split an oversized fence by lines."""
-    pieces = (piece for block in _paragraphs_and_fences(text)
-              for piece in ([block] if len(block) <= max_chars else _split_lines(block, max_chars, long_line_chars)))
+    pieces = (
+        piece
+        for block in _paragraphs_and_fences(text)
+        for piece in ([block] if len(block) <= max_chars else _split_lines(block, max_chars, long_line_chars))
+    )
     return _pack(pieces, "\n\n", max_chars)
 
 
@@ -119,12 +122,12 @@ def _cut_long_lines(block: str, max_chars: int, long_line_chars: int) -> Iterato
             yield line
             continue
         if len(line) <= long_line_chars or max_chars < 2 * _MARKER_RESERVE:
-            yield from (line[i:i + max_chars] for i in range(0, len(line), max_chars))
+            yield from (line[i : i + max_chars] for i in range(0, len(line), max_chars))
             continue
         parts = math.ceil(len(line) / (max_chars - _MARKER_RESERVE))
         step = math.ceil(len(line) / parts)
         for n, i in enumerate(range(0, len(line), step), start=1):
-            yield f"{_LONG_LINE} {n}/{parts} of {len(line):,} characters] {line[i:i + step]}"
+            yield f"{_LONG_LINE} {n}/{parts} of {len(line):,} characters] {line[i : i + step]}"
 
 
 def long_lines_summarised(content: str) -> str:
@@ -138,8 +141,8 @@ def long_lines_summarised(content: str) -> str:
     match = _LONG_LINE_MARKER.search(content)
     if match is None:
         return content
-    summary = f"{content[:match.start()]}{_LONG_LINE} of {match.group(2)} characters]"
-    return f"{summary} {content[match.end():match.end() + 300]}" if match.group(1) == "1" else summary
+    summary = f"{content[: match.start()]}{_LONG_LINE} of {match.group(2)} characters]"
+    return f"{summary} {content[match.end() : match.end() + 300]}" if match.group(1) == "1" else summary
 
 
 def _pack(pieces: Iterable[str], sep: str, max_chars: int) -> list[str]:

@@ -17,8 +17,14 @@ from causantic.store.memory import MemoryStore
 from causantic.store.vectors import VectorIndex, VectorRecord
 
 
-def sync_vectors(store: MemoryStore, index: VectorIndex, embed_documents: Callable[[list[str]], object],
-                 *, batch_size: int = 256, on_progress: Callable[[int, int], None] | None = None) -> int:
+def sync_vectors(
+    store: MemoryStore,
+    index: VectorIndex,
+    embed_documents: Callable[[list[str]], object],
+    *,
+    batch_size: int = 256,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> int:
     """Embed what is missing, drop what is orphaned; return the number of vectors written.
 
     Holds the index's write lock throughout, so two processes never embed the same chunks twice.
@@ -27,8 +33,13 @@ def sync_vectors(store: MemoryStore, index: VectorIndex, embed_documents: Callab
         return _sync(store, index, embed_documents, batch_size, on_progress)
 
 
-def _sync(store: MemoryStore, index: VectorIndex, embed_documents: Callable[[list[str]], object],
-          batch_size: int, on_progress: Callable[[int, int], None] | None) -> int:
+def _sync(
+    store: MemoryStore,
+    index: VectorIndex,
+    embed_documents: Callable[[list[str]], object],
+    batch_size: int,
+    on_progress: Callable[[int, int], None] | None,
+) -> int:
     total = store.count_chunks_needing_vectors(index.model_id)
     done = 0
     if on_progress and total:
@@ -46,9 +57,7 @@ def _sync(store: MemoryStore, index: VectorIndex, embed_documents: Callable[[lis
             by_text = dict(zip(unique, embed_documents(unique), strict=True))  # type: ignore[call-overload]
             for row, text in zip(to_embed, texts, strict=True):
                 cached[row["content_hash"]] = by_text[text]
-        index.upsert([
-            VectorRecord(r["id"], r["content_hash"], cached[r["content_hash"]]) for r in rows
-        ])
+        index.upsert([VectorRecord(r["id"], r["content_hash"], cached[r["content_hash"]]) for r in rows])
         done += len(rows)
         if on_progress:
             on_progress(done, total)

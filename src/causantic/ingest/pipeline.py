@@ -97,9 +97,16 @@ class IngestReport:
 ProgressCallback = Callable[[int, int, int], None]  # (files done, bytes done, chunks added so far)
 
 
-def ingest(store: MemoryStore, targets: Iterable[Path], settings: PlanSettings, *, workers: int = 2,
-           force: bool = False, on_progress: ProgressCallback | None = None,
-           on_discovered: Callable[[int, int], None] | None = None) -> IngestReport:
+def ingest(
+    store: MemoryStore,
+    targets: Iterable[Path],
+    settings: PlanSettings,
+    *,
+    workers: int = 2,
+    force: bool = False,
+    on_progress: ProgressCallback | None = None,
+    on_discovered: Callable[[int, int], None] | None = None,
+) -> IngestReport:
     """Ingest transcript files and folders; returns what changed."""
     started = time.perf_counter()
     report = IngestReport()
@@ -132,8 +139,10 @@ def ingest(store: MemoryStore, targets: Iterable[Path], settings: PlanSettings, 
     except sqlite3.Error as exc:  # a full disk, a damaged file: stop, keep what was committed, say so
         with contextlib.suppress(sqlite3.Error):
             committer.rollback()
-        raise StoreError(f"Ingest stopped after {files_done} of {sum(len(group_paths(g)) for g in todo)} changed "
-                         f"files (the next run reads the rest): {store_failure(exc, f'at {store.path}')}") from exc
+        raise StoreError(
+            f"Ingest stopped after {files_done} of {sum(len(group_paths(g)) for g in todo)} changed "
+            f"files (the next run reads the rest): {store_failure(exc, f'at {store.path}')}"
+        ) from exc
     except BaseException:
         committer.rollback()
         raise
@@ -156,14 +165,16 @@ def write_plan(store: MemoryStore, plan: GroupPlan, report: IngestReport) -> Non
             if not session.chunks:  # only skipped sub-agent streams (stubs, warm-ups)
                 continue
             project = (session.cwd_hash and store.project_for_cwd_hash(session.cwd_hash)) or store.resolve_project(
-                session.cwd, session.project_path)
+                session.cwd, session.project_path
+            )
             if not session.cwd_hash:  # Gemini sessions ingested before any that named this cwd join it now
                 for path in {session.cwd, project.path}:
                     store.absorb_project(stand_in_project(hashlib.sha256(path.encode()).hexdigest()), project)
             report.project_ids.add(project.id)
             store.mark_relink(project.id)
-            new, changed = store.save_session(project, session.session_id, session.chunks, session.team_name,
-                                              session.source, session.title)
+            new, changed = store.save_session(
+                project, session.session_id, session.chunks, session.team_name, session.source, session.title
+            )
             added = store.replace_edges([c.id for c in session.chunks], SESSION_EDGE_TYPES, session.edges)
             report.sessions += 1
             report.chunks_added += len(new)
@@ -201,8 +212,12 @@ def _superseded(stored: Sequence[sqlite3.Row], session: SessionPlan) -> list[str
         key = (row["agent_id"], row["turn_index"])
         if row["agent_id"] in skipped:
             out.append(row["id"])
-        elif (key in parts and row["id"] not in planned_ids and row["part"] >= parts[key]
-              and messages[key] & set(json.loads(row["message_uuids"]))):
+        elif (
+            key in parts
+            and row["id"] not in planned_ids
+            and row["part"] >= parts[key]
+            and messages[key] & set(json.loads(row["message_uuids"]))
+        ):
             out.append(row["id"])
     return out
 
@@ -311,8 +326,9 @@ def _worker_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn" if threaded else "fork")
 
 
-def _plan_all(groups: list[SessionFiles], settings: PlanSettings, workers: int
-              ) -> Iterator[tuple[SessionFiles, GroupPlan | BaseException]]:
+def _plan_all(
+    groups: list[SessionFiles], settings: PlanSettings, workers: int
+) -> Iterator[tuple[SessionFiles, GroupPlan | BaseException]]:
     """Plans in discovery order; parsing runs in ``workers`` processes when there is enough work.
 
     Writing in a fixed order makes the result independent of which worker finishes first, so a
@@ -332,12 +348,12 @@ def _plan_all(groups: list[SessionFiles], settings: PlanSettings, workers: int
         window = workers * 8  # bounded, so plans never pile up in memory
         while True:
             while len(pending) < window:
-                group = next(queue, None)
-                if group is None:
+                queued = next(queue, None)
+                if queued is None:
                     break
-                pending.append((group, pool.submit(plan_group, group, settings)))
+                pending.append((queued, pool.submit(plan_group, queued, settings)))
             if not pending:
                 return
             group, future = pending.popleft()
-            exc = future.exception()
-            yield group, (exc if exc is not None else future.result())
+            error = future.exception()
+            yield group, (error if error is not None else future.result())

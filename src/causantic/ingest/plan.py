@@ -95,23 +95,17 @@ def plan_group(files: SessionFiles, settings: PlanSettings) -> GroupPlan:
     paths = group_paths(files)
     stats = {p: os.stat(p) for p in paths if p.exists()}
     sessions, report = read_session(files)
-    marks = tuple(
-        FileMark(str(p), st.st_size, st.st_mtime_ns, 0) for p, st in stats.items()
-    )
+    marks = tuple(FileMark(str(p), st.st_size, st.st_mtime_ns, 0) for p, st in stats.items())
     broken = sum(n for reason, n in report.counts.items() if reason in BROKEN_LINE_REASONS)
     if marks and broken:
         first = marks[0]
         marks = (FileMark(first.path, first.size, first.mtime_ns, broken), *marks[1:])
     fallback_time = datetime.fromtimestamp(max((s.st_mtime for s in stats.values()), default=0), UTC)
-    plans = tuple(
-        plan for session in sessions
-        if (plan := plan_session(session, settings, fallback_time)) is not None
-    )
+    plans = tuple(plan for session in sessions if (plan := plan_session(session, settings, fallback_time)) is not None)
     return GroupPlan(marks, plans, report.counts, sum(st.st_size for st in stats.values()))
 
 
-def plan_session(session: SessionTranscripts, settings: PlanSettings,
-                 fallback_time: datetime) -> SessionPlan | None:
+def plan_session(session: SessionTranscripts, settings: PlanSettings, fallback_time: datetime) -> SessionPlan | None:
     """A session's chunks and edges: its main stream, the sub-agent streams worth keeping (stubs and
     warm-ups are skipped, see :mod:`subagents`), every agent named, and the graph between them.
 
@@ -168,8 +162,9 @@ def plan_session(session: SessionTranscripts, settings: PlanSettings,
     )
 
 
-def _agent_edges(streams: list[PlannedStream], links: dict[str, Link], team: Team | None,
-                 window: timedelta) -> list[EdgeRecord]:
+def _agent_edges(
+    streams: list[PlannedStream], links: dict[str, Link], team: Team | None, window: timedelta
+) -> list[EdgeRecord]:
     """Brief/debrief for ordinary sub-agents (by their spawn, else the ambient rule), team edges
     for teammates."""
     by_id = {s.agent_id: s for s in streams}

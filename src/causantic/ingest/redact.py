@@ -35,18 +35,29 @@ PLACEHOLDER = re.compile(r"\[REDACTED:[\w\-]+\]")
 # substring test that is far cheaper than the regex scan (redaction would otherwise dominate
 # ingestion time). A regex with a group named ``value`` replaces only that group.
 _PATTERNS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("private-key",
-     r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-     ("PRIVATE KEY",)),
+    (
+        "private-key",
+        r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+        ("PRIVATE KEY",),
+    ),
     ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", ("sk-ant-",)),
     ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", ("sk-",)),
-    ("aws-access-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b",
-     ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA")),
-    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
-     ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    (
+        "aws-access-key",
+        r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b",
+        ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA"),
+    ),
+    (
+        "github-token",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
     ("gitlab-token", r"\bglpat-[A-Za-z0-9_\-]{20,}", ("glpat-",)),
-    ("slack-webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}",
-     ("hooks.slack.com",)),
+    (
+        "slack-webhook",
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}",
+        ("hooks.slack.com",),
+    ),
     ("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", ("xox",)),
     ("stripe-key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}", ("_live_", "_test_")),
     ("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}\b", ("AIza",)),
@@ -54,11 +65,17 @@ _PATTERNS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}\b", ("hf_",)),
     ("sendgrid-key", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}(?![A-Za-z0-9_\-])", ("SG.",)),
     ("twilio-sid", r"\b(?:SK|AC)[0-9a-f]{32}\b", ("SK", "AC")),
-    ("azure-storage-key", r"(?i:AccountKey|SharedAccessKey)=(?P<value>[A-Za-z0-9+/]{20,}={0,2})",
-     ("AccountKey=", "SharedAccessKey=", "accountkey=")),
+    (
+        "azure-storage-key",
+        r"(?i:AccountKey|SharedAccessKey)=(?P<value>[A-Za-z0-9+/]{20,}={0,2})",
+        ("AccountKey=", "SharedAccessKey=", "accountkey="),
+    ),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}", ("eyJ",)),
-    ("bearer-token", r"(?:(?<=Bearer )|(?<=bearer )|(?<=BEARER ))[A-Za-z0-9_\-\.=:+/]{16,}",
-     ("Bearer ", "bearer ", "BEARER ")),
+    (
+        "bearer-token",
+        r"(?:(?<=Bearer )|(?<=bearer )|(?<=BEARER ))[A-Za-z0-9_\-\.=:+/]{16,}",
+        ("Bearer ", "bearer ", "BEARER "),
+    ),
     ("url-credentials", r"(?<=://)[^\s/:@]+:[^\s/@]+(?=@)", ("://",)),
 )
 
@@ -97,8 +114,7 @@ _CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/=_\-.])[A-Za-z0-9+/_\-]{20,512}={0,2}(
 
 def _mixed(value: str) -> bool:
     """Upper case, lower case and digits all present: random keys are, words and identifiers rarely."""
-    return (any(c.isupper() for c in value) and any(c.islower() for c in value)
-            and any(c.isdigit() for c in value))
+    return any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
 
 
 def shannon_entropy(value: str) -> float:
@@ -127,13 +143,23 @@ class _RandomLooking:
 def _context_rules(min_entropy: float) -> tuple[_ContextRule, ...]:
     random_looking = _RandomLooking(min_entropy)
     return (
-        _ContextRule("aws-secret-key", re.compile(r"(?i)aws|secret"),
-                     re.compile(_B64_VALUE % (40, "")), 60, random_looking),
-        _ContextRule("azure-storage-key", re.compile(r"(?i)azure|storage|account ?key"),
-                     re.compile(_B64_VALUE % (86, "==")), 80, random_looking),
-        _ContextRule("high-entropy-secret",
-                     re.compile(r"(?i)secret|key|token|passw(?:or)?d|pwd|credential"),
-                     _CANDIDATE, 40, random_looking),
+        _ContextRule(
+            "aws-secret-key", re.compile(r"(?i)aws|secret"), re.compile(_B64_VALUE % (40, "")), 60, random_looking
+        ),
+        _ContextRule(
+            "azure-storage-key",
+            re.compile(r"(?i)azure|storage|account ?key"),
+            re.compile(_B64_VALUE % (86, "==")),
+            80,
+            random_looking,
+        ),
+        _ContextRule(
+            "high-entropy-secret",
+            re.compile(r"(?i)secret|key|token|passw(?:or)?d|pwd|credential"),
+            _CANDIDATE,
+            40,
+            random_looking,
+        ),
     )
 
 
@@ -146,8 +172,7 @@ class _PatternRule:
 
 def builtin_kinds() -> tuple[str, ...]:
     """Every built-in kind a user can switch off with ``redaction.disabledKinds``."""
-    return (*(kind for kind, _, _ in _PATTERNS), "secret",
-            *(rule.kind for rule in _context_rules(0.0)))
+    return (*(kind for kind, _, _ in _PATTERNS), "secret", *(rule.kind for rule in _context_rules(0.0)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,14 +193,18 @@ class Redactor:
             return text
         if self.assignments:
             text = _ASSIGNMENT.sub(_redact_assignment, text)
-        for rule in self.context_rules:
-            text = _redact_in_context(text, rule)
+        for context_rule in self.context_rules:
+            text = _redact_in_context(text, context_rule)
         return text
 
 
-def make_redactor(enabled: bool = True, extra_patterns: Sequence[str] = (),
-                  custom_patterns: Mapping[str, str] | None = None,
-                  disabled_kinds: Sequence[str] = (), min_entropy: float = 3.5) -> Redactor:
+def make_redactor(
+    enabled: bool = True,
+    extra_patterns: Sequence[str] = (),
+    custom_patterns: Mapping[str, str] | None = None,
+    disabled_kinds: Sequence[str] = (),
+    min_entropy: float = 3.5,
+) -> Redactor:
     """Built-in rules minus ``disabled_kinds``, plus the user's patterns (which run on every text).
 
     ``custom_patterns`` maps a kind name (shown in the placeholder) to a regex; ``extra_patterns``
@@ -184,8 +213,7 @@ def make_redactor(enabled: bool = True, extra_patterns: Sequence[str] = (),
     known = builtin_kinds()
     unknown = sorted(set(disabled_kinds) - set(known))
     if unknown:
-        raise ConfigError(f"redaction.disabledKinds: unknown kind(s) {', '.join(unknown)}; "
-                          f"known: {', '.join(known)}.")
+        raise ConfigError(f"redaction.disabledKinds: unknown kind(s) {', '.join(unknown)}; known: {', '.join(known)}.")
     off = set(disabled_kinds)
     compiled = [_PatternRule(kind, re.compile(p), literals) for kind, p, literals in _PATTERNS if kind not in off]
     user = [("custom", p, "redaction.extraPatterns") for p in extra_patterns]
@@ -202,8 +230,9 @@ def make_redactor(enabled: bool = True, extra_patterns: Sequence[str] = (),
 
 
 def redactor_from(config: RedactionConfig) -> Redactor:
-    return make_redactor(config.enabled, config.extra_patterns, config.custom_patterns,
-                         config.disabled_kinds, config.min_entropy)
+    return make_redactor(
+        config.enabled, config.extra_patterns, config.custom_patterns, config.disabled_kinds, config.min_entropy
+    )
 
 
 def _replacer(kind: str) -> Callable[[re.Match[str]], str]:
@@ -215,7 +244,8 @@ def _replacer(kind: str) -> Callable[[re.Match[str]], str]:
         start, end = match.span("value")
         whole = match.group(0)
         offset = match.start()
-        return whole[:start - offset] + placeholder + whole[end - offset:]
+        return whole[: start - offset] + placeholder + whole[end - offset :]
+
     return replace
 
 
@@ -267,7 +297,8 @@ def _looks_like_code(value: str) -> bool:
     """`token = get_token()`, `password: str` or `key = tokenizer.eos_token` is code, not a secret."""
     lowered = value.lower()
     return (
-        "(" in value or "[" in value
+        "(" in value
+        or "[" in value
         or lowered in {"none", "null", "true", "false", "undefined", "string", "str", "optional"}
         or value.startswith(("$", "{", "<", "os.", "env.", "process.", "self.", "config.", "settings."))
         or _CODE_VALUE.fullmatch(value) is not None
@@ -286,7 +317,7 @@ def redact_head(text: str, limit: int, redact: Callable[[str], str]) -> str:
     """The first ``limit`` characters of ``text``, redacted before the cut; ``limit`` 0 keeps all."""
     if limit <= 0:
         return redact(text)
-    return truncate(redact(text[:limit + REDACT_MARGIN]), limit, cut=len(text) > limit + REDACT_MARGIN)
+    return truncate(redact(text[: limit + REDACT_MARGIN]), limit, cut=len(text) > limit + REDACT_MARGIN)
 
 
 def truncate(text: str, limit: int, *, cut: bool = False) -> str:

@@ -22,8 +22,20 @@ from causantic.transcripts.model import TextBlock, ThinkingBlock, ToolCall, Tool
 SPAWN_TOOLS = frozenset({"Task", "Agent", "spawn_agent"})  # spawn_agent: Codex CLI
 
 # The input field that says most about a call, per tool; others fall back to compact JSON.
-_SUMMARY_FIELDS = ("command", "file_path", "path", "pattern", "query", "url", "description", "prompt",
-                   "notebook_path", "skill", "subject", "recipient")
+_SUMMARY_FIELDS = (
+    "command",
+    "file_path",
+    "path",
+    "pattern",
+    "query",
+    "url",
+    "description",
+    "prompt",
+    "notebook_path",
+    "skill",
+    "subject",
+    "recipient",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +59,9 @@ class RenderedTurn:
     anchor: str  # the first message uuid: a stable identity for the turn
 
 
-def render_turn(turn: Turn, *, tool_result_max_chars: int, tool_input_max_chars: int,
-                redact: Callable[[str], str]) -> RenderedTurn:
+def render_turn(
+    turn: Turn, *, tool_result_max_chars: int, tool_input_max_chars: int, redact: Callable[[str], str]
+) -> RenderedTurn:
     sections: list[Section] = []
     tool_names: dict[str, str] = {}
     has_thinking = False

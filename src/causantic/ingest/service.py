@@ -34,11 +34,18 @@ class Services(Protocol):
     def embedder(self) -> Embedder: ...
 
 
-def ingest_paths(services: Services, paths: Sequence[Path], *, force: bool = False, embed: bool = True,
-                 workers: int = 2, on_progress: ProgressCallback | None = None,
-                 on_discovered: Callable[[int, int], None] | None = None,
-                 on_embed_progress: Callable[[int, int], None] | None = None,
-                 as_examples: bool = False) -> IngestReport:
+def ingest_paths(
+    services: Services,
+    paths: Sequence[Path],
+    *,
+    force: bool = False,
+    embed: bool = True,
+    workers: int = 2,
+    on_progress: ProgressCallback | None = None,
+    on_discovered: Callable[[int, int], None] | None = None,
+    on_embed_progress: Callable[[int, int], None] | None = None,
+    as_examples: bool = False,
+) -> IngestReport:
     """Ingest files and folders; embed new chunks unless ``embed`` is off or deferred by config.
 
     Chunks are committed (and found by keyword search) before embedding starts; vectors follow,
@@ -49,8 +56,15 @@ def ingest_paths(services: Services, paths: Sequence[Path], *, force: bool = Fal
     any other project removes them, so examples never mix with real memory.
     """
     started = time.perf_counter()
-    report = ingest(services.store, paths, PlanSettings.from_config(services.config), workers=workers,
-                    force=force, on_progress=on_progress, on_discovered=on_discovered)
+    report = ingest(
+        services.store,
+        paths,
+        PlanSettings.from_config(services.config),
+        workers=workers,
+        force=force,
+        on_progress=on_progress,
+        on_discovered=on_discovered,
+    )
     examples = example_projects(services.store)
     if as_examples:
         paths_now = {p.path for p in services.store.projects_by_id(report.project_ids)}
@@ -61,8 +75,9 @@ def ingest_paths(services: Services, paths: Sequence[Path], *, force: bool = Fal
         embed_started = time.perf_counter()
         report.vectors_added = embed_pending(services, on_progress=on_embed_progress)
         report.embed_seconds = time.perf_counter() - embed_started
-        report.topics = maintain_topics(services.store, services.vectors, services.config.clustering,
-                                        report.new_chunk_ids)
+        report.topics = maintain_topics(
+            services.store, services.vectors, services.config.clustering, report.new_chunk_ids
+        )
     report.seconds = time.perf_counter() - started
     return report
 
@@ -74,8 +89,13 @@ def embed_pending(services: Services, on_progress: Callable[[int, int], None] | 
     def embed(texts: list[str]) -> object:
         return services.embedder.embed_documents([embedding_text(t, result_chars) for t in texts])
 
-    return sync_vectors(services.store, services.vectors, embed,
-                        batch_size=max(services.config.embedding.batch_size * 8, 64), on_progress=on_progress)
+    return sync_vectors(
+        services.store,
+        services.vectors,
+        embed,
+        batch_size=max(services.config.embedding.batch_size * 8, 64),
+        on_progress=on_progress,
+    )
 
 
 def reindex(services: Services, on_progress: Callable[[int, int], None] | None = None) -> int:

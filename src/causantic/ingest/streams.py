@@ -54,13 +54,13 @@ class PlannedStream:
 
     def chunk_with_call(self, call_id: str) -> int | None:
         """The chunk showing the tool call ``call_id``."""
-        return next((i for i, d in enumerate(self.drafts)
-                     if any(s.tool_call_id == call_id for s in d.sections)), None)
+        return next((i for i, d in enumerate(self.drafts) if any(s.tool_call_id == call_id for s in d.sections)), None)
 
     def chunk_with_result(self, call_id: str) -> int | None:
         """The chunk showing the result of tool call ``call_id``."""
-        return next((i for i, d in enumerate(self.drafts)
-                     if any(s.tool_result_id == call_id for s in d.sections)), None)
+        return next(
+            (i for i, d in enumerate(self.drafts) if any(s.tool_result_id == call_id for s in d.sections)), None
+        )
 
     def chunk_with_message(self, uuid: str) -> int | None:
         """The chunk showing message ``uuid``; for a message that is not shown (harness-injected
@@ -71,20 +71,26 @@ class PlannedStream:
         if position is None:
             return None
         messages, shown = self.transcript.messages, self._by_message
-        after = (shown[m.uuid] for m in messages[position + 1:] if m.uuid in shown)
+        after = (shown[m.uuid] for m in messages[position + 1 :] if m.uuid in shown)
         before = (shown[m.uuid] for m in reversed(messages[:position]) if m.uuid in shown)
         return next(after, next(before, None))
 
     def chunk_before_line(self, line_no: int) -> int | None:
         """The chunk showing the last message that starts before file line ``line_no``."""
-        shown = [self._by_message[m.uuid] for m in self.transcript.messages
-                 if m.line_no < line_no and m.uuid in self._by_message]
+        shown = [
+            self._by_message[m.uuid]
+            for m in self.transcript.messages
+            if m.line_no < line_no and m.uuid in self._by_message
+        ]
         return max(shown) if shown else None
 
     def chunk_after_line(self, line_no: int) -> int | None:
         """The chunk showing the first message that starts after file line ``line_no``."""
-        shown = [self._by_message[m.uuid] for m in self.transcript.messages
-                 if m.line_no > line_no and m.uuid in self._by_message]
+        shown = [
+            self._by_message[m.uuid]
+            for m in self.transcript.messages
+            if m.line_no > line_no and m.uuid in self._by_message
+        ]
         return min(shown) if shown else None
 
     def chunk_at(self, moment: datetime, window: timedelta) -> int | None:
@@ -116,12 +122,22 @@ class PlannedStream:
         return parse_iso(self.records[-1].end_time)
 
 
-def plan_stream(transcript: Transcript, agent: str, team_name: str | None, session_id: str,
-                settings: RenderSettings, fallback_time: datetime) -> PlannedStream:
+def plan_stream(
+    transcript: Transcript,
+    agent: str,
+    team_name: str | None,
+    session_id: str,
+    settings: RenderSettings,
+    fallback_time: datetime,
+) -> PlannedStream:
     """Render, chunk and identify one stream. A chunk's id is stable across re-reads (see chunk_id)."""
     turns = [
-        render_turn(t, tool_result_max_chars=settings.tool_result_max_chars,
-                    tool_input_max_chars=settings.tool_input_max_chars, redact=settings.redactor)
+        render_turn(
+            t,
+            tool_result_max_chars=settings.tool_result_max_chars,
+            tool_input_max_chars=settings.tool_input_max_chars,
+            redact=settings.redactor,
+        )
         for t in assemble_turns(transcript)
     ]
     drafts: list[ChunkDraft] = []
@@ -135,24 +151,26 @@ def plan_stream(transcript: Transcript, agent: str, team_name: str | None, sessi
             end = max(times) if times else start
             last_time = end
             drafts.append(draft)
-            records.append(ChunkRecord(
-                id=chunk_id(session_id, agent_key, turn.anchor, draft.part),
-                session_id=session_id,
-                agent=agent,
-                agent_id=transcript.agent_id,
-                team_name=team_name,
-                turn_index=turn.turn_index,
-                part=draft.part,
-                start_time=iso(start),
-                end_time=iso(end),
-                content=draft.text,
-                search_terms=identifier_terms(draft.text),
-                content_hash=content_hash(draft.text),
-                approx_tokens=approx_tokens(draft.text),
-                tool_use_count=sum(1 for s in draft.sections if s.tool_call_id),
-                code_block_count=draft.text.count("```") // 2,
-                has_thinking=turn.has_thinking and draft.part == 0,
-                message_uuids=tuple(dict.fromkeys(s.message_uuid for s in draft.sections)),
-                source=transcript.source,
-            ))
+            records.append(
+                ChunkRecord(
+                    id=chunk_id(session_id, agent_key, turn.anchor, draft.part),
+                    session_id=session_id,
+                    agent=agent,
+                    agent_id=transcript.agent_id,
+                    team_name=team_name,
+                    turn_index=turn.turn_index,
+                    part=draft.part,
+                    start_time=iso(start),
+                    end_time=iso(end),
+                    content=draft.text,
+                    search_terms=identifier_terms(draft.text),
+                    content_hash=content_hash(draft.text),
+                    approx_tokens=approx_tokens(draft.text),
+                    tool_use_count=sum(1 for s in draft.sections if s.tool_call_id),
+                    code_block_count=draft.text.count("```") // 2,
+                    has_thinking=turn.has_thinking and draft.part == 0,
+                    message_uuids=tuple(dict.fromkeys(s.message_uuid for s in draft.sections)),
+                    source=transcript.source,
+                )
+            )
     return PlannedStream(transcript, agent, transcript.agent_id, turns, drafts, records)

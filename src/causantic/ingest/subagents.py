@@ -135,15 +135,22 @@ def find_spawns(streams: Sequence[Transcript]) -> list[Spawn]:
         for call_id, (call, called_at) in calls.items():
             returned_at, raw, text = results.get(call_id, (None, None, ""))
             info: dict[str, Any] = raw if isinstance(raw, dict) else {}
-            spawns.append(Spawn(
-                call_id=call_id, tool=call.name, input=call.input, owner=stream.agent_id,
-                called_at=called_at, returned_at=returned_at,
-                result_agent_id=_text(info.get("agentId")) or _agent_id_in(text),
-                result_name=_text(info.get("name")),
-                run_id=_text(info.get("runId")) or _folder_name(info.get("transcriptDir")),
-                is_async=info.get("isAsync") is True or info.get("status") in _ASYNC_STATUSES
-                or call.input.get("run_in_background") is True,
-            ))
+            spawns.append(
+                Spawn(
+                    call_id=call_id,
+                    tool=call.name,
+                    input=call.input,
+                    owner=stream.agent_id,
+                    called_at=called_at,
+                    returned_at=returned_at,
+                    result_agent_id=_text(info.get("agentId")) or _agent_id_in(text),
+                    result_name=_text(info.get("name")),
+                    run_id=_text(info.get("runId")) or _folder_name(info.get("transcriptDir")),
+                    is_async=info.get("isAsync") is True
+                    or info.get("status") in _ASYNC_STATUSES
+                    or call.input.get("run_in_background") is True,
+                )
+            )
     return spawns
 
 
@@ -155,8 +162,7 @@ def link_subagents(streams: Sequence[Transcript], spawns: Sequence[Spawn]) -> di
     used: set[str] = set()
 
     def claim(agent_id: str, spawn: Spawn | None, rule: str, *, shared: bool = False) -> None:
-        if (spawn is None or agent_id in links or spawn.owner == agent_id
-                or (spawn.call_id in used and not shared)):
+        if spawn is None or agent_id in links or spawn.owner == agent_id or (spawn.call_id in used and not shared):
             return
         links[agent_id] = Link(spawn, rule)
         used.add(spawn.call_id)
@@ -194,9 +200,13 @@ def link_subagents(streams: Sequence[Transcript], spawns: Sequence[Spawn]) -> di
         if sub.agent_id in links or started is None:
             continue
         window = [
-            s for s in spawns
-            if s.call_id not in used and s.tool != WORKFLOW_TOOL and s.called_at is not None
-            and s.called_at <= started and (s.returned_at is None or started <= s.returned_at)
+            s
+            for s in spawns
+            if s.call_id not in used
+            and s.tool != WORKFLOW_TOOL
+            and s.called_at is not None
+            and s.called_at <= started
+            and (s.returned_at is None or started <= s.returned_at)
         ]
         if window:
             claim(sub.agent_id or "", max(window, key=lambda s: s.called_at or started), "time")
@@ -223,9 +233,15 @@ def agent_label(sub: Transcript, spawn: Spawn | None) -> str:
 # ---- edges ----------------------------------------------------------------------------------------
 
 
-def brief_debrief(caller: PlannedStream, sub: PlannedStream, spawn: Spawn, window: timedelta, *,
-                  kinds: tuple[str, str] = ("brief", "debrief"),
-                  guess_return: bool = True) -> list[EdgeRecord]:
+def brief_debrief(
+    caller: PlannedStream,
+    sub: PlannedStream,
+    spawn: Spawn,
+    window: timedelta,
+    *,
+    kinds: tuple[str, str] = ("brief", "debrief"),
+    guess_return: bool = True,
+) -> list[EdgeRecord]:
     """Edges between a sub-agent and the stream whose call started it (rules in the module docstring).
 
     ``kinds`` names the two edges; teams use ("team-spawn", "team-report") and no time guess for
@@ -242,13 +258,26 @@ def brief_debrief(caller: PlannedStream, sub: PlannedStream, spawn: Spawn, windo
     return edges
 
 
-def return_chunk(caller: PlannedStream, sub: PlannedStream, spawn: Spawn, spawned_at: int | None,
-                 window: timedelta, *, guess: bool = True) -> int | None:
+def return_chunk(
+    caller: PlannedStream,
+    sub: PlannedStream,
+    spawn: Spawn,
+    spawned_at: int | None,
+    window: timedelta,
+    *,
+    guess: bool = True,
+) -> int | None:
     """Where a sub-agent's outcome reached its caller (see the debrief rule); ``guess``: fall back
     on timing when the transcript does not say."""
     if spawn.is_async:
-        notified = next((m.uuid for m in caller.transcript.messages if m.role == "user"
-                         and sub.agent_id in _notified_ids(m.blocks)), None)
+        notified = next(
+            (
+                m.uuid
+                for m in caller.transcript.messages
+                if m.role == "user" and sub.agent_id in _notified_ids(m.blocks)
+            ),
+            None,
+        )
         if notified is not None:
             return caller.chunk_with_message(notified)
     else:
@@ -259,8 +288,11 @@ def return_chunk(caller: PlannedStream, sub: PlannedStream, spawn: Spawn, spawne
         return None
     after = spawned_at if spawned_at is not None else -1
     ended = sub.ended
-    later = [(parse_iso(r.start_time), i) for i, r in enumerate(caller.records)
-             if i > after and ended <= parse_iso(r.start_time) <= ended + window]
+    later = [
+        (parse_iso(r.start_time), i)
+        for i, r in enumerate(caller.records)
+        if i > after and ended <= parse_iso(r.start_time) <= ended + window
+    ]
     return min(later)[1] if later else None
 
 
@@ -310,8 +342,13 @@ def _is_warm_up(sub: Transcript) -> bool:
 
 
 def _notified_ids(blocks: Sequence[object]) -> set[str]:
-    return {match.group(1) for block in blocks if isinstance(block, TextBlock)
-            for pattern in (_TASK_NOTIFICATION, _CODEX_NOTIFICATION) for match in pattern.finditer(block.text)}
+    return {
+        match.group(1)
+        for block in blocks
+        if isinstance(block, TextBlock)
+        for pattern in (_TASK_NOTIFICATION, _CODEX_NOTIFICATION)
+        for match in pattern.finditer(block.text)
+    }
 
 
 def _agent_id_in(text: str) -> str | None:

@@ -85,8 +85,9 @@ class _Receipt:
 # ---- detection ------------------------------------------------------------------------------------
 
 
-def detect_team(main: Transcript | None, subs: Sequence[Transcript], spawns: Sequence[Spawn],
-                links: dict[str, Link]) -> Team | None:
+def detect_team(
+    main: Transcript | None, subs: Sequence[Transcript], spawns: Sequence[Spawn], links: dict[str, Link]
+) -> Team | None:
     """The team of a session, or None when the main stream shows no team tool call."""
     if main is None:
         return None
@@ -108,9 +109,9 @@ def detect_team(main: Transcript | None, subs: Sequence[Transcript], spawns: Seq
     members: dict[str, str | None] = {}
     for sub in subs:
         link = links.get(sub.agent_id or "")
-        spawn = link.spawn if link is not None else None
-        if spawn is not None and (spawn.text("team_name") or spawn.text("name")):
-            members[sub.agent_id or ""] = _name(spawn.text("name")) or _name(spawn.result_name)
+        linked = link.spawn if link is not None else None
+        if linked is not None and (linked.text("team_name") or linked.text("name")):
+            members[sub.agent_id or ""] = _name(linked.text("name")) or _name(linked.result_name)
         elif (sender := _own_sender(sub)) is not None:
             members[sub.agent_id or ""] = sender
         elif first_prompt(sub).startswith("<teammate-message"):
@@ -118,7 +119,8 @@ def detect_team(main: Transcript | None, subs: Sequence[Transcript], spawns: Seq
     for agent_id, name in list(members.items()):
         if name is None:
             members[agent_id] = _own_sender(_by_id(subs, agent_id)) or _author_of_tags(
-                _by_id(subs, agent_id), [main, *subs])
+                _by_id(subs, agent_id), [main, *subs]
+            )
     return Team(team_name, {agent_id: name or agent_id for agent_id, name in members.items()})
 
 
@@ -129,7 +131,9 @@ def _own_sender(sub: Transcript) -> str | None:
         for block in message.blocks:
             if isinstance(block, ToolResult) and block.tool_use_id in calls:
                 info = message.tool_use_result if isinstance(message.tool_use_result, dict) else {}
-                routing = info.get("routing") if isinstance(info.get("routing"), dict) else {}
+                routing = info.get("routing")
+                if not isinstance(routing, dict):
+                    routing = {}
                 match = _SENDER_IN_TEXT.search(block.text)
                 sender = _name(routing.get("sender") or (match.group(1) if match else None))
                 if sender is not None and sender != LEAD:
@@ -139,10 +143,13 @@ def _own_sender(sub: Transcript) -> str | None:
 
 def _author_of_tags(sub: Transcript, streams: Sequence[Transcript]) -> str | None:
     """The one teammate whose received ``<teammate-message>`` texts this stream wrote, if exactly one."""
-    written = _squash(" ".join(b.text for m in sub.messages if m.role == "assistant"
-                               for b in m.blocks if isinstance(b, TextBlock)))
+    written = _squash(
+        " ".join(b.text for m in sub.messages if m.role == "assistant" for b in m.blocks if isinstance(b, TextBlock))
+    )
     authors = {
-        sender for stream in streams if stream is not sub
+        sender
+        for stream in streams
+        if stream is not sub
         for _, _, sender, _, body in _tags(stream)
         if sender != LEAD and (opening := _opening(body)) and opening in written
     }
@@ -152,8 +159,9 @@ def _author_of_tags(sub: Transcript, streams: Sequence[Transcript]) -> str | Non
 # ---- edges ----------------------------------------------------------------------------------------
 
 
-def team_edges(streams: Sequence[PlannedStream], team: Team, links: dict[str, Link],
-               window: timedelta) -> list[EdgeRecord]:
+def team_edges(
+    streams: Sequence[PlannedStream], team: Team, links: dict[str, Link], window: timedelta
+) -> list[EdgeRecord]:
     """Team edges among ``streams`` (the main stream, if present, first; streams need chunks)."""
     names = {i: _role(s, team) for i, s in enumerate(streams)}
     by_id = {s.agent_id: s for s in streams}
@@ -163,8 +171,9 @@ def team_edges(streams: Sequence[PlannedStream], team: Team, links: dict[str, Li
         if stream.agent_id in team.members and link is not None:
             caller = by_id.get(link.spawn.owner)
             if caller is not None:
-                edges += brief_debrief(caller, stream, link.spawn, window,
-                                       kinds=("team-spawn", "team-report"), guess_return=False)
+                edges += brief_debrief(
+                    caller, stream, link.spawn, window, kinds=("team-spawn", "team-report"), guess_return=False
+                )
     sends = [s for i, stream in enumerate(streams) if names[i] for s in _sends(i, stream, names[i] or "")]
     receipts = [r for i, stream in enumerate(streams) if names[i] for r in _receipts(i, stream)]
     pairs, lone_sends, lone_receipts = _pair(sends, receipts, names, window)
@@ -179,8 +188,14 @@ def team_edges(streams: Sequence[PlannedStream], team: Team, links: dict[str, Li
     for receipt in lone_receipts:
         source = _sending_chunk(streams, names, receipt, window)
         if source is not None:
-            edges += _message_edge(streams, names, source[0], source[1], receipt.stream,
-                                   streams[receipt.stream].chunk_with_message(receipt.uuid))
+            edges += _message_edge(
+                streams,
+                names,
+                source[0],
+                source[1],
+                receipt.stream,
+                streams[receipt.stream].chunk_with_message(receipt.uuid),
+            )
     return list(dict.fromkeys(edges))
 
 
@@ -199,20 +214,29 @@ def _sends(index: int, stream: PlannedStream, sender: str) -> list[_Send]:
                 data = block.input
                 target = _name(_str(data.get("recipient")) or _str(data.get("to")))
                 broadcast = data.get("type") == "broadcast" or target in (None, "*")
-                out.append(_Send(index, block.id, message.timestamp, sender,
-                                 frozenset() if broadcast else frozenset({target or ""}),
-                                 _str(data.get("summary")) or "",
-                                 _str(data.get("content")) or _str(data.get("message")) or ""))
+                out.append(
+                    _Send(
+                        index,
+                        block.id,
+                        message.timestamp,
+                        sender,
+                        frozenset() if broadcast else frozenset({target or ""}),
+                        _str(data.get("summary")) or "",
+                        _str(data.get("content")) or _str(data.get("message")) or "",
+                    )
+                )
     return out
 
 
 def _receipts(index: int, stream: PlannedStream) -> list[_Receipt]:
-    return [_Receipt(index, uuid, at, sender, summary, body)
-            for uuid, at, sender, summary, body in _tags(stream.transcript)]
+    return [
+        _Receipt(index, uuid, at, sender, summary, body) for uuid, at, sender, summary, body in _tags(stream.transcript)
+    ]
 
 
-def _pair(sends: list[_Send], receipts: list[_Receipt], names: dict[int, str | None], window: timedelta
-          ) -> tuple[list[tuple[_Send, _Receipt]], list[_Send], list[_Receipt]]:
+def _pair(
+    sends: list[_Send], receipts: list[_Receipt], names: dict[int, str | None], window: timedelta
+) -> tuple[list[tuple[_Send, _Receipt]], list[_Send], list[_Receipt]]:
     """Match sends with receipts: by content first, then by time (see the module docstring)."""
     pairs: list[tuple[_Send, _Receipt]] = []
     taken: set[int] = set()
@@ -221,8 +245,10 @@ def _pair(sends: list[_Send], receipts: list[_Receipt], names: dict[int, str | N
         pending, left = (receipts if by_content else left), []
         for receipt in pending:
             options = [
-                (i, send) for i, send in enumerate(sends)
-                if i not in taken and send.sender == receipt.sender
+                (i, send)
+                for i, send in enumerate(sends)
+                if i not in taken
+                and send.sender == receipt.sender
                 and (not send.recipients or names[receipt.stream] in send.recipients)
                 and send.stream != receipt.stream
                 and _in_order(send.at, receipt.at, None if by_content else window)
@@ -244,47 +270,63 @@ def _same_message(send: _Send, receipt: _Receipt) -> bool:
     return bool(a and b) and (a == b or a.startswith(b[:200]) or b.startswith(a[:200]))
 
 
-def _first_chunks_after(streams: Sequence[PlannedStream], names: dict[int, str | None], send: _Send,
-                        window: timedelta) -> list[tuple[int, int]]:
+def _first_chunks_after(
+    streams: Sequence[PlannedStream], names: dict[int, str | None], send: _Send, window: timedelta
+) -> list[tuple[int, int]]:
     """Per recipient, its first chunk that starts within ``window`` after an unanswered send."""
     if send.at is None:
         return []
     recipients = send.recipients or {n for n in names.values() if n and n != send.sender}
     found: list[tuple[int, int]] = []
     for recipient in sorted(r for r in recipients if r):
-        options = [(parse_iso(streams[i].records[c].start_time), i, c)
-                   for i, name in names.items() if name == recipient and i != send.stream
-                   if (c := streams[i].first_chunk_from(send.at, window)) is not None]
+        options = [
+            (parse_iso(streams[i].records[c].start_time), i, c)
+            for i, name in names.items()
+            if name == recipient and i != send.stream
+            if (c := streams[i].first_chunk_from(send.at, window)) is not None
+        ]
         if options:
             _, index, chunk = min(options)
             found.append((index, chunk))
     return found
 
 
-def _sending_chunk(streams: Sequence[PlannedStream], names: dict[int, str | None], receipt: _Receipt,
-                   window: timedelta) -> tuple[int, int] | None:
+def _sending_chunk(
+    streams: Sequence[PlannedStream], names: dict[int, str | None], receipt: _Receipt, window: timedelta
+) -> tuple[int, int] | None:
     """The chunk an unpaired received message most likely came from (see the module docstring)."""
     senders = [i for i, name in names.items() if name == receipt.sender and i != receipt.stream]
     opening = _opening(receipt.body)
     if opening:
-        written = [(i, c) for i in senders for c, record in enumerate(streams[i].records)
-                   if opening in _squash(record.content)
-                   and (receipt.at is None or parse_iso(record.start_time) <= receipt.at)]
+        written = [
+            (i, c)
+            for i in senders
+            for c, record in enumerate(streams[i].records)
+            if opening in _squash(record.content) and (receipt.at is None or parse_iso(record.start_time) <= receipt.at)
+        ]
         if written:
-            return max(written, key=lambda w: (parse_iso(streams[w[0]].records[w[1]].start_time),
-                                               -w[0], w[1]))
+            return max(written, key=lambda w: (parse_iso(streams[w[0]].records[w[1]].start_time), -w[0], w[1]))
     if receipt.at is None:
         return None
-    options = [(parse_iso(streams[i].records[c].start_time), -i, c, i) for i in senders
-               if (c := streams[i].chunk_at(receipt.at, window)) is not None]
+    options = [
+        (parse_iso(streams[i].records[c].start_time), -i, c, i)
+        for i in senders
+        if (c := streams[i].chunk_at(receipt.at, window)) is not None
+    ]
     if not options:
         return None
     _, _, chunk, index = max(options)
     return index, chunk
 
 
-def _message_edge(streams: Sequence[PlannedStream], names: dict[int, str | None], source_stream: int,
-                  source: int | None, target_stream: int, target: int | None) -> list[EdgeRecord]:
+def _message_edge(
+    streams: Sequence[PlannedStream],
+    names: dict[int, str | None],
+    source_stream: int,
+    source: int | None,
+    target_stream: int,
+    target: int | None,
+) -> list[EdgeRecord]:
     if source is None or target is None:
         return []
     sender, receiver = names[source_stream], names[target_stream]
@@ -296,8 +338,7 @@ def _message_edge(streams: Sequence[PlannedStream], names: dict[int, str | None]
         kind = "peer-message"
     else:
         return []
-    return [EdgeRecord(streams[source_stream].records[source].id, streams[target_stream].records[target].id,
-                       kind)]
+    return [EdgeRecord(streams[source_stream].records[source].id, streams[target_stream].records[target].id, kind)]
 
 
 # ---- parsing --------------------------------------------------------------------------------------
@@ -315,14 +356,26 @@ def _tags(transcript: Transcript) -> list[tuple[str, datetime | None, str, str, 
                     attributes = dict(_ATTRIBUTE.findall(match.group(1)))
                     sender = _name(attributes.get("teammate_id"))
                     if sender is not None and sender not in _NOT_AGENTS:
-                        found.append((message.uuid, message.timestamp, sender, attributes.get("summary", ""),
-                                      match.group(2).strip()))
+                        found.append(
+                            (
+                                message.uuid,
+                                message.timestamp,
+                                sender,
+                                attributes.get("summary", ""),
+                                match.group(2).strip(),
+                            )
+                        )
     return found
 
 
 def _calls(transcript: Transcript) -> list[ToolCall]:
-    return [block for message in transcript.messages if message.role == "assistant"
-            for block in message.blocks if isinstance(block, ToolCall)]
+    return [
+        block
+        for message in transcript.messages
+        if message.role == "assistant"
+        for block in message.blocks
+        if isinstance(block, ToolCall)
+    ]
 
 
 def _by_id(streams: Sequence[Transcript], agent_id: str) -> Transcript:
@@ -363,4 +416,3 @@ def _in_order(sent: datetime | None, received: datetime | None, window: timedelt
 
 def _gap(sent: datetime | None, received: datetime | None) -> float:
     return (received - sent).total_seconds() if sent is not None and received is not None else float("inf")
-

@@ -33,8 +33,9 @@ class ClusterReport:
     seconds: float
 
 
-def recluster(store: MemoryStore, index: VectorIndex, config: ClusteringConfig,
-              on_progress: Callable[[str], None] | None = None) -> ClusterReport:
+def recluster(
+    store: MemoryStore, index: VectorIndex, config: ClusteringConfig, on_progress: Callable[[str], None] | None = None
+) -> ClusterReport:
     import numpy as np
 
     from causantic.cluster import (
@@ -58,26 +59,26 @@ def recluster(store: MemoryStore, index: VectorIndex, config: ClusteringConfig,
     centres = centroids(matrix, labels) if len(ids) else {}
     members: dict[int, list[tuple[str, float]]] = {}
     for label, centre in centres.items():
-        rows = np.flatnonzero(labels == label)
-        distances = angular_distances(matrix[rows], centre[None, :])[:, 0]
+        member_rows = np.flatnonzero(labels == label)
+        distances = angular_distances(matrix[member_rows], centre[None, :])[:, 0]
         order = np.argsort(distances)
-        members[label] = [(ids[rows[i]], float(distances[i])) for i in order]
+        members[label] = [(ids[member_rows[i]], float(distances[i])) for i in order]
     say("labelling topics")
     texts = store.chunk_texts([cid for group in members.values() for cid, _ in group[:_LABEL_SAMPLE]])
-    names = cluster_labels({label: [texts[c] for c, _ in group[:_LABEL_SAMPLE] if c in texts]
-                            for label, group in members.items()})
-    inherited = carry_over(store.cluster_members(index.model_id),
-                           {label: {c for c, _ in group} for label, group in members.items()})
+    names = cluster_labels(
+        {label: [texts[c] for c, _ in group[:_LABEL_SAMPLE] if c in texts] for label, group in members.items()}
+    )
+    inherited = carry_over(
+        store.cluster_members(index.model_id), {label: {c for c, _ in group} for label, group in members.items()}
+    )
     rows = [
-        (inherited.get(label), names.get(label) or f"topic {label}", centres[label].astype(np.float32).tobytes(),
-         group)
+        (inherited.get(label), names.get(label) or f"topic {label}", centres[label].astype(np.float32).tobytes(), group)
         for label, group in sorted(members.items())
     ]
     store.replace_clusters(index.model_id, rows)
     store.set_meta(_META_LAST_COUNT, str(len(ids)))
     clustered = sum(len(g) for g in members.values())
-    return ClusterReport(len(rows), clustered, len(ids) - clustered, len(inherited),
-                         time.perf_counter() - started)
+    return ClusterReport(len(rows), clustered, len(ids) - clustered, len(inherited), time.perf_counter() - started)
 
 
 def assign_new_chunks(store: MemoryStore, index: VectorIndex, chunk_ids: Sequence[str], threshold: float) -> int:
@@ -105,8 +106,9 @@ def assign_new_chunks(store: MemoryStore, index: VectorIndex, chunk_ids: Sequenc
     return len(joined)
 
 
-def maintain_topics(store: MemoryStore, index: VectorIndex, config: ClusteringConfig,
-                    new_chunk_ids: Sequence[str]) -> str:
+def maintain_topics(
+    store: MemoryStore, index: VectorIndex, config: ClusteringConfig, new_chunk_ids: Sequence[str]
+) -> str:
     """After an ingest: a full recluster once enough new vectors arrived, else cheap assignment."""
     from causantic.cluster import topics_available
 

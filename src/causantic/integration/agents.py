@@ -124,8 +124,9 @@ def uninstall_agents(files: list[AgentFile]) -> list[Change]:
             if file.agent == "codex":
                 original = _toml_unset(current, record.get("previous_entry"), bool(record.get("created_container")))
             else:
-                original = _json_unset(file.path, current, record.get("previous_entry"),
-                                       bool(record.get("created_container")))
+                original = _json_unset(
+                    file.path, current, record.get("previous_entry"), bool(record.get("created_container"))
+                )
         if original == current:
             continue
         saved = backup(file.path)

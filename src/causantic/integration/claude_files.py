@@ -78,9 +78,7 @@ def read_json(path: Path) -> JsonFile:
             "(or move it away) and run this again; it was left untouched."
         ) from exc
     if not isinstance(data, dict):
-        raise CausanticError(
-            f"{path} holds a JSON {type(data).__name__}, not an object; it was left untouched."
-        )
+        raise CausanticError(f"{path} holds a JSON {type(data).__name__}, not an object; it was left untouched.")
     return JsonFile(path, data, _indent_of(text), text.endswith("\n"))
 
 

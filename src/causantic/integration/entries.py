@@ -92,24 +92,21 @@ def hook_of(handler: Any) -> str | None:
     return match.group(1) if match else None
 
 
-def add_hooks(settings: dict[str, Any], launcher: Launcher, *, prompt_memory: bool = False
-              ) -> tuple[dict[str, Any], list[str]]:
+def add_hooks(
+    settings: dict[str, Any], launcher: Launcher, *, prompt_memory: bool = False
+) -> tuple[dict[str, Any], list[str]]:
     """Settings with our three hooks (four with ``prompt_memory``) merged in, others untouched; and the
     events that changed. Without ``prompt_memory`` a prompt-memory hook already there stays as it is."""
     out = copy.deepcopy(settings)
     hooks = out.setdefault("hooks", {})
     if not isinstance(hooks, dict):
-        raise CausanticError(
-            "settings.json: 'hooks' is not a JSON object; fix it by hand and run init again."
-        )
+        raise CausanticError("settings.json: 'hooks' is not a JSON object; fix it by hand and run init again.")
     changed = []
     for event, (hook, _, matcher) in {**HOOKS, **(PROMPT_MEMORY_HOOKS if prompt_memory else {})}.items():
         wanted = launcher.hook_handler(event)
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
-            raise CausanticError(
-                f"settings.json: hooks.{event} is not a list; fix it by hand and run init again."
-            )
+            raise CausanticError(f"settings.json: hooks.{event} is not a list; fix it by hand and run init again.")
         places = [
             (g, i)
             for g in groups
@@ -127,9 +124,7 @@ def add_hooks(settings: dict[str, Any], launcher: Launcher, *, prompt_memory: bo
             touched = {id(g) for g, _ in places[1:]}
             groups[:] = [g for g in groups if id(g) not in touched or not _emptied(g)]
         else:
-            groups.append(
-                {"matcher": matcher, "hooks": [wanted]} if matcher is not None else {"hooks": [wanted]}
-            )
+            groups.append({"matcher": matcher, "hooks": [wanted]} if matcher is not None else {"hooks": [wanted]})
         changed.append(event)
     return out, changed
 

@@ -41,8 +41,7 @@ def _store() -> Check:
         return Check(
             "memory store",
             True,
-            f"{counts['chunks']} chunks in {counts['projects']} project(s); "
-            f"keyword index {counts['keyword_index']}",
+            f"{counts['chunks']} chunks in {counts['projects']} project(s); keyword index {counts['keyword_index']}",
         )
     except Exception as exc:
         return Check("memory store", False, f"{type(exc).__name__}: {exc}")
@@ -74,9 +73,7 @@ def _mcp_server(launcher: Launcher) -> Check:
         from mcp import ClientSession, StdioServerParameters
         from mcp.client.stdio import stdio_client
 
-        params = StdioServerParameters(
-            command=entry["command"], args=entry["args"], env={**os.environ, **entry["env"]}
-        )
+        params = StdioServerParameters(command=entry["command"], args=entry["args"], env={**os.environ, **entry["env"]})
         started = time.perf_counter()
         with open(os.devnull, "w") as quiet, anyio.fail_after(MCP_TIMEOUT_S):
             async with (
@@ -110,9 +107,7 @@ def _session_start_hook(launcher: Launcher, cwd: Path) -> Check:
     command = launcher.hook_command("session-start")
     started = time.perf_counter()
     try:
-        done = subprocess.run(
-            ["sh", "-c", command], input=payload, capture_output=True, text=True, timeout=30, cwd=cwd
-        )
+        done = subprocess.run(["sh", "-c", command], input=payload, capture_output=True, text=True, timeout=30, cwd=cwd)
     except (OSError, subprocess.SubprocessError) as exc:
         return Check("session-start hook", False, f"{command}: {exc}")
     seconds = time.perf_counter() - started

@@ -72,13 +72,10 @@ def install(paths: ClaudePaths, launcher: Launcher, *, prompt_memory: bool = Fal
         "created_file": old.get("created_file", False) or not settings.exists,
         "created_hooks_key": old.get("created_hooks_key", False) or "hooks" not in before,
         "created_events": sorted(
-            set(old.get("created_events", []))
-            | {e for e in after.get("hooks", {}) if e not in before.get("hooks", {})}
+            set(old.get("created_events", [])) | {e for e in after.get("hooks", {}) if e not in before.get("hooks", {})}
         ),
     }
-    report.changes.append(
-        _write(settings, after, f"hooks {', '.join(events)}" if events else "hooks already set")
-    )
+    report.changes.append(_write(settings, after, f"hooks {', '.join(events)}" if events else "hooks already set"))
 
     current = claude.data or {}
     entry = launcher.mcp_entry()
@@ -113,19 +110,13 @@ def install(paths: ClaudePaths, launcher: Launcher, *, prompt_memory: bool = Fal
 def uninstall(paths: ClaudePaths) -> Report:
     report = Report()
     manifest = load_manifest()
-    record = (
-        manifest.get("settings", {})
-        if manifest.get("settings", {}).get("path") == str(paths.settings)
-        else {}
-    )
+    record = manifest.get("settings", {}) if manifest.get("settings", {}).get("path") == str(paths.settings) else {}
     settings = read_json(paths.settings)
     if settings.exists:
         events = set(record["created_events"]) if "created_events" in record else None
         after, removed = remove_hooks(settings.data or {}, events, record.get("created_hooks_key"))
         report.changes.append(
-            _write_or_delete(
-                settings, after, record.get("created_file", False), f"{removed} hook handler(s) removed"
-            )
+            _write_or_delete(settings, after, record.get("created_file", False), f"{removed} hook handler(s) removed")
         )
 
     mcp_record = manifest.get("claude_json", {})
@@ -134,13 +125,9 @@ def uninstall(paths: ClaudePaths) -> Report:
     claude = read_json(paths.claude_json)
     servers = (claude.data or {}).get("mcpServers")
     if claude.exists and isinstance(servers, dict) and SERVER_NAME in servers:
-        after = unset_server(
-            claude.data or {}, mcp_record.get("previous_entry"), mcp_record.get("created_key", False)
-        )
+        after = unset_server(claude.data or {}, mcp_record.get("previous_entry"), mcp_record.get("created_key", False))
         report.changes.append(
-            _write_or_delete(
-                claude, after, mcp_record.get("created_file", False), f"mcpServers.{SERVER_NAME} removed"
-            )
+            _write_or_delete(claude, after, mcp_record.get("created_file", False), f"mcpServers.{SERVER_NAME} removed")
         )
     manifest_path().unlink(missing_ok=True)
     return report

@@ -78,12 +78,25 @@ class BearerAuth:
 
 
 async def _unauthorized(send: Send) -> None:
-    body = json.dumps({"error": "unauthorized", "message": (
-        f"Send 'Authorization: Bearer <token>'; the token is in {token_path()} (readable by its owner only)."
-    )}).encode()
-    await send({"type": "http.response.start", "status": 401, "headers": [
-        (b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="causantic"'),
-        (b"content-length", str(len(body)).encode())]})
+    body = json.dumps(
+        {
+            "error": "unauthorized",
+            "message": (
+                f"Send 'Authorization: Bearer <token>'; the token is in {token_path()} (readable by its owner only)."
+            ),
+        }
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"www-authenticate", b'Bearer realm="causantic"'),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -95,8 +108,9 @@ def bind(port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         if exc.errno in (errno.EADDRINUSE, errno.EACCES):
-            raise PortInUse(f"Port {port} on {LOCALHOST} is already in use by another program; "
-                            f"choose another with --port.") from exc
+            raise PortInUse(
+                f"Port {port} on {LOCALHOST} is already in use by another program; choose another with --port."
+            ) from exc
         raise
     sock.listen(128)
     sock.set_inheritable(True)
@@ -120,6 +134,11 @@ def serve(app: ASGIApp, port: int, *, auth: bool, out: Any = None) -> None:
     else:
         lines.append("Authentication: off (--no-auth); any local user can call it.")
     print("\n".join(lines), file=out, flush=True)
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=_SHUTDOWN_GRACE_S,
-                            lifespan="on")
+    # uvicorn annotates the grace as int but only hands it to asyncio.wait_for, which takes seconds as a float.
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        timeout_graceful_shutdown=_SHUTDOWN_GRACE_S,  # type: ignore[arg-type]
+        lifespan="on",
+    )
     uvicorn.Server(config).run(sockets=[sock])

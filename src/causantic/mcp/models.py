@@ -80,7 +80,8 @@ class StatsOutput(BaseModel):
     clusters: int
     keyword_index: str
     sources: dict[str, dict[str, int]] = Field(
-        description="Sessions and chunks per coding agent: {source: {sessions, chunks}}.")
+        description="Sessions and chunks per coding agent: {source: {sessions, chunks}}."
+    )
     projects_detail: list[ProjectInfo]
 
 

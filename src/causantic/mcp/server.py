@@ -54,7 +54,10 @@ async def _warm_after_tools_list(ctx: Any, call_next: Any) -> Any:
 
 
 def run(
-    transport: Literal["stdio", "http"] = "stdio", *, port: int = DEFAULT_PORT, warm: bool = True,
+    transport: Literal["stdio", "http"] = "stdio",
+    *,
+    port: int = DEFAULT_PORT,
+    warm: bool = True,
     auth: bool = True,
 ) -> None:
     server = build_server(warm=warm)
@@ -71,8 +74,11 @@ def run(
 
 # A JSON string escape of a UTF-16 surrogate with no partner ("\ud800" alone): valid JSON text,
 # but the SDK's parser rejects the whole message and the client waits for a reply forever.
-_LONE_SURROGATE = re.compile(r"(?<!\\)((?:\\\\)*)\\u(?:d[89ab][0-9a-f]{2}(?!\\ud[c-f][0-9a-f]{2})"
-                             r"|(?<!\\ud[89ab][0-9a-f]{2}\\u)d[c-f][0-9a-f]{2})", re.IGNORECASE)
+_LONE_SURROGATE = re.compile(
+    r"(?<!\\)((?:\\\\)*)\\u(?:d[89ab][0-9a-f]{2}(?!\\ud[c-f][0-9a-f]{2})"
+    r"|(?<!\\ud[89ab][0-9a-f]{2}\\u)d[c-f][0-9a-f]{2})",
+    re.IGNORECASE,
+)
 
 
 def repair_surrogates(line: str) -> str:

@@ -42,17 +42,14 @@ from causantic.retrieval.output import EpisodicOut, SearchOut
 from causantic.services import Services
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-DESTRUCTIVE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
-)
+DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
 Project = Annotated[
     str,
     Field(
         min_length=1,
         description=(
-            "Project name (see list-projects), its path, or any folder inside it such as the current working "
-            "directory."
+            "Project name (see list-projects), its path, or any folder inside it such as the current working directory."
         ),
     ),
 ]
@@ -79,24 +76,18 @@ SourceFilter = Annotated[
 ]
 MaxTokens = Annotated[
     int | None,
-    Field(
-        ge=200, le=25_000, description=("Token budget of the answer (default tokens.mcpMaxResponse, 20000).")
-    ),
+    Field(ge=200, le=25_000, description=("Token budget of the answer (default tokens.mcpMaxResponse, 20000).")),
 ]
 From = Annotated[
     datetime | None,
     Field(
         validation_alias="from",
-        description=(
-            "Start of a time range, ISO 8601 (e.g. 2026-03-01 or 2026-03-01T09:00:00Z); UTC when no offset."
-        ),
+        description=("Start of a time range, ISO 8601 (e.g. 2026-03-01 or 2026-03-01T09:00:00Z); UTC when no offset."),
     ),
 ]
 To = Annotated[
     datetime | None,
-    Field(
-        validation_alias="to", description=("End of a time range (exclusive), ISO 8601; UTC when no offset.")
-    ),
+    Field(validation_alias="to", description=("End of a time range (exclusive), ISO 8601; UTC when no offset.")),
 ]
 DaysBack = Annotated[float | None, Field(gt=0, le=3650, description="The last N days (fractions allowed).")]
 
@@ -118,9 +109,7 @@ def search(
     mode: Annotated[
         Literal["hybrid", "keyword", "vector"] | None,
         Field(
-            description=(
-                "hybrid (default) fuses meaning and exact words; keyword for identifiers and error strings."
-            )
+            description=("hybrid (default) fuses meaning and exact words; keyword for identifiers and error strings.")
         ),
     ] = None,
 ) -> Annotated[CallToolResult, SearchOut]:
@@ -176,9 +165,7 @@ def recall(
 
 def predict(
     ctx: Context,
-    context: Annotated[
-        str, Field(description=("What is being worked on now, in a sentence or two."))
-    ],
+    context: Annotated[str, Field(description=("What is being worked on now, in a sentence or two."))],
     project: OptionalProject = None,
     agent: Agent = None,
     max_tokens: MaxTokens = None,
@@ -356,8 +343,7 @@ def stats(ctx: Context) -> Annotated[CallToolResult, StatsOutput]:
         "Memory Statistics:",
         f"- Chunks: {output.chunks}",
         f"- Vectors: {vectors if vectors is not None else 'unavailable'}",
-        f"- Edges: {edges['total']}"
-        + "".join(f"\n  - {k}: {v}" for k, v in sorted(edges["by_type"].items())),
+        f"- Edges: {edges['total']}" + "".join(f"\n  - {k}: {v}" for k, v in sorted(edges["by_type"].items())),
         f"- Sessions: {output.sessions}",
         f"- Projects: {output.projects}",
         f"- Agents besides main: {output.agents}",
@@ -390,9 +376,7 @@ def forget(
         Field(
             gt=0,
             le=1,
-            description=(
-                "Cosine similarity a query match must reach (0.6 default; raise it to forget less)."
-            ),
+            description=("Cosine similarity a query match must reach (0.6 default; raise it to forget less)."),
         ),
     ] = 0.6,
     whole_project: Annotated[
@@ -401,9 +385,7 @@ def forget(
     dry_run: Annotated[
         bool,
         Field(
-            description=(
-                "Only preview what would be deleted (default). Set false, after the user confirms, to delete."
-            )
+            description=("Only preview what would be deleted (default). Set false, after the user confirms, to delete.")
         ),
     ] = True,
     expected_count: Annotated[
@@ -434,8 +416,17 @@ def forget(
             "Deleting a whole project needs expected_count: preview first (dry_run=true), show the user the "
             "count, and pass it as expected_count once they confirm."
         )
-    request = ForgetRequest(project, _utc(before), _utc(after), session_id, query, threshold, dry_run,
-                            whole_project=whole_project, expected=expected_count)
+    request = ForgetRequest(
+        project,
+        _utc(before),
+        _utc(after),
+        session_id,
+        query,
+        threshold,
+        dry_run,
+        whole_project=whole_project,
+        expected=expected_count,
+    )
 
     def work(s: Services) -> Any:
         if query and s.vectors.count() == 0:
@@ -448,9 +439,7 @@ def forget(
 
     result = _app(ctx).call("forget", work)
     preview = [
-        ForgetPreview(
-            id=c.id, date=c.start_time, similarity=sim, first_line=preview_line(c, 100)
-        )
+        ForgetPreview(id=c.id, date=c.start_time, similarity=sim, first_line=preview_line(c, 100))
         for c, sim in result.preview
     ]
     output = ForgetOutput(
@@ -464,20 +453,24 @@ def forget(
         preview=preview,
     )
     lines = [
-        f'  {i}. {_percent(p.similarity)}"{p.first_line[:80]}" ({_day(p.date)})'
-        for i, p in enumerate(preview, start=1)
+        f'  {i}. {_percent(p.similarity)}"{p.first_line[:80]}" ({_day(p.date)})' for i, p in enumerate(preview, start=1)
     ]
     if result.whole_project:  # a project is best recognised by its sessions
-        lines = [f"  - {x.session_id[:8]} ({_day(x.started_at)}, {x.chunks} chunks): {x.short_title(80)}"
-                 for x in result.session_summaries]
+        lines = [
+            f"  - {x.session_id[:8]} ({_day(x.started_at)}, {x.chunks} chunks): {x.short_title(80)}"
+            for x in result.session_summaries
+        ]
     scope = "the whole project" if result.whole_project else "project"
     if result.dry_run:
         text = (
             f"Dry run: {result.count} chunk(s) in {result.sessions} session(s) would be deleted from {scope} "
             f"{result.project!r}."
             + ("\n" + "\n".join(lines) if lines else "")
-            + (f"\nAfter the user confirms, call again with dry_run=false and expected_count={result.count}."
-               if result.count else "")
+            + (
+                f"\nAfter the user confirms, call again with dry_run=false and expected_count={result.count}."
+                if result.count
+                else ""
+            )
         )
     else:
         text = f"Deleted {result.deleted} chunk(s) from {scope} {result.project!r}." + (
@@ -502,10 +495,18 @@ def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOutput]:
             session_id=r.get("sessionId"),
             error=r.get("error"),
             details=r.get("details", {}),
-            injected=[InjectedMomentInfo(chunk_id=m["chunkId"], session_id=m["sessionId"], project=m["project"],
-                                         date=m["date"], relevance=m["relevance"], coverage=m["coverage"],
-                                         other_project=m.get("otherProject", False))
-                      for m in r.get("injected", [])],
+            injected=[
+                InjectedMomentInfo(
+                    chunk_id=m["chunkId"],
+                    session_id=m["sessionId"],
+                    project=m["project"],
+                    date=m["date"],
+                    relevance=m["relevance"],
+                    coverage=m["coverage"],
+                    other_project=m.get("otherProject", False),
+                )
+                for m in r.get("injected", [])
+            ],
         )
         for name, r in sorted(read_status().items())
     }
@@ -520,9 +521,11 @@ def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOutput]:
         line += f", session {run.session_id[:8]}" if run.session_id else ""
         line += f" — {run.error or run.outcome}" if (run.error or run.outcome) else ""
         lines.append(line)
-        lines += [f"  added: {m.project} session {m.session_id[:8]} ({m.date[:10]}), relevance "
-                  f"{round(m.relevance * 100)}%, prompt words covered {round(m.coverage * 100)}%"
-                  for m in run.injected]
+        lines += [
+            f"  added: {m.project} session {m.session_id[:8]} ({m.date[:10]}), relevance "
+            f"{round(m.relevance * 100)}%, prompt words covered {round(m.coverage * 100)}%"
+            for m in run.injected
+        ]
     return _result("\n".join(lines), HookStatusOutput(hooks=runs))
 
 
@@ -597,8 +600,16 @@ def _ref(chunk: Any, score: float | None) -> ChunkRef:
 
 
 def _session(x: Any) -> SessionInfo:
-    return SessionInfo(session_id=x.session_id, source=x.source, started_at=x.started_at, ended_at=x.ended_at,
-                       chunks=x.chunks, tokens=x.tokens, agents=list(x.agents), title=x.title)
+    return SessionInfo(
+        session_id=x.session_id,
+        source=x.source,
+        started_at=x.started_at,
+        ended_at=x.ended_at,
+        chunks=x.chunks,
+        tokens=x.tokens,
+        agents=list(x.agents),
+        title=x.title,
+    )
 
 
 def _project(p: Any) -> ProjectInfo:

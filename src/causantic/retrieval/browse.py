@@ -65,7 +65,8 @@ class Stream:
 
     def holds(self, chunk_id: str) -> bool:
         return any(c.id == chunk_id for c in self.chunks) or any(
-            s.holds(chunk_id) for streams in self.spawned.values() for s in streams)
+            s.holds(chunk_id) for streams in self.spawned.values() for s in streams
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +96,9 @@ def title_of(opening: str | None) -> str:
     return line[:TITLE_MAX_CHARS].rsplit(" ", 1)[0] + "…"
 
 
-def timeline(store: MemoryStore, project: str, *, since: datetime | None = None, until: datetime | None = None,
-             limit: int = 200) -> Timeline:
+def timeline(
+    store: MemoryStore, project: str, *, since: datetime | None = None, until: datetime | None = None, limit: int = 200
+) -> Timeline:
     """A project's sessions, newest first, with titles and their agent trees."""
     proj, summaries, total = list_sessions(store, project, since=since, until=until, limit=limit)
     ids = [s.session_id for s in summaries]
@@ -105,8 +107,9 @@ def timeline(store: MemoryStore, project: str, *, since: datetime | None = None,
     for session_id, parent, child in store.agent_spawns(ids):
         spawns.setdefault(session_id, []).append((parent, child))
     entries = [
-        SessionEntry(s, title_of(openings.get(s.session_id)), _agent_tree(s.agents, spawns.get(s.session_id, [])),
-                     CLAUDE_CODE)
+        SessionEntry(
+            s, title_of(openings.get(s.session_id)), _agent_tree(s.agents, spawns.get(s.session_id, [])), CLAUDE_CODE
+        )
         for s in summaries
     ]
     return Timeline(proj, entries, total)
@@ -156,8 +159,14 @@ def session_view(store: MemoryStore, session_id: str) -> SessionView:
     started_at: dict[str, str] = {}
     for edge in edges:
         source, target = chunks_by_id.get(edge.source), chunks_by_id.get(edge.target)
-        if (edge.reference_type in SPAWN_EDGES and source and target and source.agent != target.agent
-                and target.agent != MAIN and target.agent not in started_at):
+        if (
+            edge.reference_type in SPAWN_EDGES
+            and source
+            and target
+            and source.agent != target.agent
+            and target.agent != MAIN
+            and target.agent not in started_at
+        ):
             started_at[target.agent] = source.id
     streams = {agent: Stream(agent, chunks) for agent, chunks in by_agent.items()}
     placed: set[str] = set()
@@ -172,9 +181,18 @@ def session_view(store: MemoryStore, session_id: str) -> SessionView:
     other_ids = {e for edge in edges for e in (edge.source, edge.target) if e not in chunks_by_id}
     first = ordered[0]
     return SessionView(
-        session_id, first.project, title_of(store.opening_prompts([session_id]).get(session_id)),
-        first.start_time, max(c.end_time for c in ordered), sum(c.approx_tokens for c in ordered), len(ordered),
-        main, detached, by_chunk, store.get_chunks(sorted(other_ids)) if other_ids else {})
+        session_id,
+        first.project,
+        title_of(store.opening_prompts([session_id]).get(session_id)),
+        first.start_time,
+        max(c.end_time for c in ordered),
+        sum(c.approx_tokens for c in ordered),
+        len(ordered),
+        main,
+        detached,
+        by_chunk,
+        store.get_chunks(sorted(other_ids)) if other_ids else {},
+    )
 
 
 def _would_cycle(agent: str, parent: str, started_at: dict[str, str], chunks: dict[str, StoredChunk]) -> bool:
@@ -213,14 +231,23 @@ def overview(store: MemoryStore, vectors: VectorIndex) -> Overview:
     counts = stats(store)
     projects = project_activity(store)
     missing = max(0, int(counts["chunks"]) - store.count_embedded(vectors.model_id))  # type: ignore[call-overload]
-    return Overview(counts, vectors.count(), vectors.size_bytes(), missing, store.last_ingested_at(),
-                    projects[0].last_seen if projects else None, projects)
+    return Overview(
+        counts,
+        vectors.count(),
+        vectors.size_bytes(),
+        missing,
+        store.last_ingested_at(),
+        projects[0].last_seen if projects else None,
+        projects,
+    )
 
 
 def project_activity(store: MemoryStore) -> list[ProjectActivity]:
     """Projects with their session counts and active dates, most recent first (cheap at any size)."""
-    return [ProjectActivity(r["name"], r["path"], r["sessions"], r["first_seen"], r["last_seen"])
-            for r in store.project_activity()]
+    return [
+        ProjectActivity(r["name"], r["path"], r["sessions"], r["first_seen"], r["last_seen"])
+        for r in store.project_activity()
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,15 +267,17 @@ def project_names(store: MemoryStore) -> list[str]:
     return store.project_names()
 
 
-def topic_members(store: MemoryStore, model: str, topic_id: int, *, limit: int = 50
-                  ) -> tuple[TopicSummary, list[StoredChunk]]:
+def topic_members(
+    store: MemoryStore, model: str, topic_id: int, *, limit: int = 50
+) -> tuple[TopicSummary, list[StoredChunk]]:
     """A topic and its chunks nearest its centroid first."""
     rows = store.cluster_summaries(model, cluster_id=topic_id)
     if not rows:
         raise CausanticError(f"No topic {topic_id} (topics change when memory is reclustered).")
     row = rows[0]
-    topic = TopicSummary(row["id"], row["label"], row["size"], row["first_seen"], row["last_seen"],
-                         row["projects"] or "")
+    topic = TopicSummary(
+        row["id"], row["label"], row["size"], row["first_seen"], row["last_seen"], row["projects"] or ""
+    )
     ids = [chunk_id for chunk_id, _ in store.cluster_siblings(topic_id, limit=limit)]
     chunks = store.get_chunks(ids)
     return topic, [chunks[i] for i in ids if i in chunks]

@@ -33,8 +33,15 @@ from causantic.store.records import StoredChunk
 from causantic.store.vectors import VectorIndex
 
 Direction = Literal["backward", "forward"]
-_EDGE_PREFERENCE = {"within-chain": 0, "cross-session": 1, "debrief": 2, "brief": 2, "team-report": 3,
-                    "team-spawn": 3, "peer-message": 3}
+_EDGE_PREFERENCE = {
+    "within-chain": 0,
+    "cross-session": 1,
+    "debrief": 2,
+    "brief": 2,
+    "team-report": 3,
+    "team-spawn": 3,
+    "peer-message": 3,
+}
 
 
 @dataclass(slots=True)
@@ -61,8 +68,10 @@ class ChainDiagnostics:
 
     def line(self, search_count: int) -> str:
         lengths = ", ".join(map(str, self.chain_lengths)) or "none"
-        return (f"[Chain walk: fell back to search — {self.fallback_reason}. Search found {search_count} chunks,"
-                f" {self.seeds} seeds, {self.chains_attempted} chain(s) attempted, lengths: {lengths}]")
+        return (
+            f"[Chain walk: fell back to search — {self.fallback_reason}. Search found {search_count} chunks,"
+            f" {self.seeds} seeds, {self.chains_attempted} chain(s) attempted, lengths: {lengths}]"
+        )
 
 
 @dataclass(slots=True)
@@ -106,8 +115,9 @@ class ChainWalker:
         if best is None:
             if all(len(c.ids) <= 1 for c in chains):
                 no_edges = all(not self.store.neighbours(seed, direction) for seed in search.seeds)
-                diagnostics.fallback_reason = ("no edges from the seed chunks" if no_edges
-                                               else "all chains had only 1 chunk (minimum 2)")
+                diagnostics.fallback_reason = (
+                    "no edges from the seed chunks" if no_edges else "all chains had only 1 chunk (minimum 2)"
+                )
             else:
                 diagnostics.fallback_reason = "no chain qualified"
             return self._fallback(search, diagnostics)
@@ -183,8 +193,14 @@ class ChainWalker:
             ]
 
     def _fallback(self, search: SearchResult, diagnostics: ChainDiagnostics) -> EpisodicResult:
-        return EpisodicResult("search", [h.chunk for h in search.hits], [h.relevance for h in search.hits],
-                              search.tokens, diagnostics, search)
+        return EpisodicResult(
+            "search",
+            [h.chunk for h in search.hits],
+            [h.relevance for h in search.hits],
+            search.tokens,
+            diagnostics,
+            search,
+        )
 
 
 def select_best_chain(chains: list[Chain]) -> Chain | None:

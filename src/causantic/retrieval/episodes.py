@@ -39,8 +39,15 @@ if TYPE_CHECKING:
 
 Kind = Literal["recall", "predict"]
 # At a branch, the edge that stays closest to the chunk's own story is followed.
-_EDGE_PREFERENCE = {"within-chain": 0, "debrief": 1, "brief": 1, "team-report": 2, "team-spawn": 2,
-                    "peer-message": 2, "cross-session": 3}
+_EDGE_PREFERENCE = {
+    "within-chain": 0,
+    "debrief": 1,
+    "brief": 1,
+    "team-report": 2,
+    "team-spawn": 2,
+    "peer-message": 2,
+    "cross-session": 3,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +97,14 @@ def chunk_cost(chunk: StoredChunk) -> int:
 
 
 class EpisodeBuilder:
-    def __init__(self, store: MemoryStore, searcher: Searcher, vectors: VectorIndex, config: EpisodesConfig,
-                 chain_walker: ChainWalker | None = None) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        searcher: Searcher,
+        vectors: VectorIndex,
+        config: EpisodesConfig,
+        chain_walker: ChainWalker | None = None,
+    ) -> None:
         self.store = store
         self.searcher = searcher
         self.vectors = vectors
@@ -104,14 +117,16 @@ class EpisodeBuilder:
     def predict(self, request: SearchRequest, mode: Literal["episodes", "chain"] | None = None) -> EpisodeAnswer:
         return self.answer("predict", request, mode)
 
-    def answer(self, kind: Kind, request: SearchRequest, mode: Literal["episodes", "chain"] | None = None
-               ) -> EpisodeAnswer:
+    def answer(
+        self, kind: Kind, request: SearchRequest, mode: Literal["episodes", "chain"] | None = None
+    ) -> EpisodeAnswer:
         cfg = self.config
         budget = request.max_tokens or cfg.max_tokens
         if (mode or cfg.mode) == "chain":
             return self._chain(kind, replace(request, max_tokens=budget))
-        search = self.searcher.search(replace(request, limit=max(request.limit or 0, cfg.max_episodes * 4),
-                                              max_tokens=max(budget, 50_000)))
+        search = self.searcher.search(
+            replace(request, limit=max(request.limit or 0, cfg.max_episodes * 4), max_tokens=max(budget, 50_000))
+        )
         if search.nothing_relevant:
             return EpisodeAnswer(kind, "episodes", (), search, tuple(search.notes))
         hits = {h.chunk.id: h for h in search.hits}
@@ -144,8 +159,9 @@ class EpisodeBuilder:
 
     # ---- walking ---------------------------------------------------------------------------
 
-    def _score_context(self, ids: list[str], search: SearchResult, chunks: dict[str, StoredChunk],
-                       scores: dict[str, float]) -> None:
+    def _score_context(
+        self, ids: list[str], search: SearchResult, chunks: dict[str, StoredChunk], scores: dict[str, float]
+    ) -> None:
         """Read and score chunks a walk reached that search did not return (one lookup each)."""
         if not ids:
             return
@@ -178,8 +194,14 @@ class EpisodeBuilder:
             current = best
         return out
 
-    def _cut(self, kind: Kind, hit_relevance: float, walk: Sequence[str], scores: dict[str, float],
-             chunks: dict[str, StoredChunk]) -> list[str]:
+    def _cut(
+        self,
+        kind: Kind,
+        hit_relevance: float,
+        walk: Sequence[str],
+        scores: dict[str, float],
+        chunks: dict[str, StoredChunk],
+    ) -> list[str]:
         """The walk up to where the story starts: recall stops before the first chunk whose relevance
         falls under ``contextRelevance`` of the hit's; predict keeps the walk."""
         if kind == "predict":
@@ -194,8 +216,14 @@ class EpisodeBuilder:
 
     # ---- fitting ---------------------------------------------------------------------------
 
-    def _fit(self, episodes: list[list[str]], chunks: dict[str, StoredChunk], scores: dict[str, float],
-             hits: set[str], budget: int) -> list[Episode]:
+    def _fit(
+        self,
+        episodes: list[list[str]],
+        chunks: dict[str, StoredChunk],
+        scores: dict[str, float],
+        hits: set[str],
+        budget: int,
+    ) -> list[Episode]:
         """Spend the budget on each session's best hit first, then on every other hit (best episode
         first), so the answer names the best distinct sessions and each strong match, then on
         context, nearest first; a story is never left with a gap."""

@@ -39,8 +39,11 @@ class ClusterExpander:
                 opened.add(cluster_id)
                 added = 0
                 for chunk_id, distance in self.store.cluster_siblings(
-                        cluster_id, limit=self.config.max_siblings + len(present),
-                        project_ids=scope.project_ids, agent=scope.agent):
+                    cluster_id,
+                    limit=self.config.max_siblings + len(present),
+                    project_ids=scope.project_ids,
+                    agent=scope.agent,
+                ):
                     if chunk_id in present:
                         continue
                     present.add(chunk_id)

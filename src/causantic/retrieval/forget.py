@@ -58,18 +58,22 @@ def preview_line(chunk: StoredChunk, width: int) -> str:
     return " ".join(chunk.content.split())[:width]
 
 
-def forget(store: MemoryStore, vectors: VectorIndex, embed_query: object, request: ForgetRequest,
-           preview_size: int = 5) -> ForgetResult:
+def forget(
+    store: MemoryStore, vectors: VectorIndex, embed_query: object, request: ForgetRequest, preview_size: int = 5
+) -> ForgetResult:
     if request.query is not None and not request.query.strip():
         raise CausanticError("The forget query is empty; give a query or use before/after/session_id.")
     if not 0 < request.threshold <= 1:
         raise CausanticError("threshold must be a cosine similarity in (0, 1], e.g. 0.6.")
     filtered = any((request.before, request.after, request.session_id, request.query))
     if request.whole_project and filtered:
-        raise CausanticError("Forgetting the whole project takes no filter; drop before/after/session_id/query, "
-                             "or drop the whole-project switch to forget only what they match.")
+        raise CausanticError(
+            "Forgetting the whole project takes no filter; drop before/after/session_id/query, "
+            "or drop the whole-project switch to forget only what they match."
+        )
     project = resolve_project(store, request.project)
-    where, params = ["c.project_id = ?"], [project.id]
+    where = ["c.project_id = ?"]
+    params: list[object] = [project.id]
     if request.before:
         where.append("c.start_time < ?")
         params.append(iso(request.before))
@@ -90,14 +94,24 @@ def forget(store: MemoryStore, vectors: VectorIndex, embed_query: object, reques
         matches = [c for c in matches if c.id in request.only_ids]
     preview = tuple((c, similarity.get(c.id)) for c in matches[:preview_size])
     summaries = tuple(list_sessions(store, project.path, limit=preview_size)[1]) if not filtered else ()
-    result = ForgetResult(project.name, True, len(matches), preview, 0, not filtered,
-                          len({c.session_id for c in matches}), tuple(c.id for c in matches), summaries)
+    result = ForgetResult(
+        project.name,
+        True,
+        len(matches),
+        preview,
+        0,
+        not filtered,
+        len({c.session_id for c in matches}),
+        tuple(c.id for c in matches),
+        summaries,
+    )
     if request.dry_run or not matches:
         return replace(result, dry_run=request.dry_run)
     if request.expected is not None and request.expected != len(matches):
         raise CausanticError(
             f"{len(matches)} chunk(s) of {project.name!r} match now, not the {request.expected} previewed "
-            "(memory changed since). Nothing was deleted; preview again.")
+            "(memory changed since). Nothing was deleted; preview again."
+        )
     return delete_previewed(store, vectors, result)
 
 

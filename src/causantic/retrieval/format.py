@@ -14,11 +14,16 @@ def when(iso_text: str) -> str:
     return iso_text[:16].replace("T", " ") if iso_text else "?"
 
 
-def chunk_header(chunk: StoredChunk, relevance: float | None = None, position: str | None = None,
-                 *, marker: str | None = None) -> str:
+def chunk_header(
+    chunk: StoredChunk, relevance: float | None = None, position: str | None = None, *, marker: str | None = None
+) -> str:
     parts = [position] if position else []
-    parts += [f"Project: {chunk.project}", f"Session: {chunk.session_id[:8]}", f"Date: {when(chunk.start_time)}",
-              f"Source: {chunk.source}"]
+    parts += [
+        f"Project: {chunk.project}",
+        f"Session: {chunk.session_id[:8]}",
+        f"Date: {when(chunk.start_time)}",
+        f"Source: {chunk.source}",
+    ]
     if chunk.agent != "main":
         parts.append(f"Agent: {chunk.agent}")
     if relevance is not None:
@@ -51,8 +56,10 @@ def render_search(result: SearchResult) -> str:
 def episodes_heading(answer: EpisodeAnswer) -> str:
     what = "the story behind it" if answer.kind == "recall" else "what came next"
     count = len(answer.episodes)
-    head = (f"{answer.kind.capitalize()}: {what}, {count} episode{'s' if count != 1 else ''} in time order "
-            f"({len(answer.chunks)} chunks, {answer.tokens} tokens)")
+    head = (
+        f"{answer.kind.capitalize()}: {what}, {count} episode{'s' if count != 1 else ''} in time order "
+        f"({len(answer.chunks)} chunks, {answer.tokens} tokens)"
+    )
     if answer.mode == "chain":
         head += " — chain walk"
     return head + (f" — {'; '.join(answer.notes)}" if answer.notes else "")
@@ -61,17 +68,23 @@ def episodes_heading(answer: EpisodeAnswer) -> str:
 def episode_heading(answer: EpisodeAnswer, index: int) -> str:
     episode = answer.episodes[index]
     first, last = episode.chunks[0].chunk, episode.chunks[-1].chunk
-    span = when(first.start_time) + (f" – {when(last.end_time)[11:]}" if last.end_time[:10] == first.start_time[:10]
-                                     else f" – {when(last.end_time)}")
+    span = when(first.start_time) + (
+        f" – {when(last.end_time)[11:]}" if last.end_time[:10] == first.start_time[:10] else f" – {when(last.end_time)}"
+    )
     sessions = list(dict.fromkeys(c.chunk.session_id[:8] for c in episode.chunks))
-    return (f"== Episode {index + 1} of {len(answer.episodes)} · {first.project} · session "
-            f"{', '.join(sessions)} · {span} ==")
+    return (
+        f"== Episode {index + 1} of {len(answer.episodes)} · {first.project} · session "
+        f"{', '.join(sessions)} · {span} =="
+    )
 
 
 def chunk_heading(answer: EpisodeAnswer, index: int, position: int) -> str:
     member = answer.episodes[index].chunks[position]
-    return chunk_header(member.chunk, position=f"{position + 1}/{len(answer.episodes[index].chunks)}",
-                        marker="match" if member.is_hit else None)
+    return chunk_header(
+        member.chunk,
+        position=f"{position + 1}/{len(answer.episodes[index].chunks)}",
+        marker="match" if member.is_hit else None,
+    )
 
 
 def render_episodes(answer: EpisodeAnswer) -> str:

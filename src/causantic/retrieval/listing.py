@@ -41,7 +41,6 @@ class SessionSummary:
         return self.title if len(self.title) <= limit else self.title[: limit - 1].rstrip() + "…"
 
 
-
 def list_projects(store: MemoryStore) -> list[ProjectSummary]:
     return [
         ProjectSummary(r["name"], r["path"], r["chunks"], r["sessions"], r["first_seen"], r["last_seen"])
@@ -59,31 +58,47 @@ def resolve_project(store: MemoryStore, name: str) -> Project:
         if project is not None:
             return project
         known = ", ".join(p.name for p in list_projects(store)[:10]) or "none yet"
-        raise ProjectNotFound(f"No project named {name!r} in memory (known: {known}). "
-                              "Run `causantic list-projects` to see all names.")
+        raise ProjectNotFound(
+            f"No project named {name!r} in memory (known: {known}). Run `causantic list-projects` to see all names."
+        )
     if len(matches) > 1:
         names = ", ".join(f"{p.name} ({p.path})" for p in matches)
         raise ProjectNotFound(f"{name!r} matches several projects: {names}. Pass the full name or path.")
     return matches[0]
 
 
-def list_sessions(store: MemoryStore, project: str, *, since: datetime | None = None,
-                  until: datetime | None = None, days_back: float | None = None,
-                  limit: int = 30, offset: int = 0, agent: str | None = None
-                  ) -> tuple[Project, list[SessionSummary], int]:
+def list_sessions(
+    store: MemoryStore,
+    project: str,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    days_back: float | None = None,
+    limit: int = 30,
+    offset: int = 0,
+    agent: str | None = None,
+) -> tuple[Project, list[SessionSummary], int]:
     """Sessions of a project, newest first, from ``offset``; also returns how many matched in all.
     With ``agent``, the sessions that agent took part in (their counts are its chunks)."""
     proj = resolve_project(store, project)
     if days_back and since is None and until is None:
         since = datetime.now(UTC) - timedelta(days=days_back)
-    rows = store.session_summaries(proj.id, since=iso(since) if since else None,
-                                   until=iso(until) if until else None, agent=agent)
-    page = rows[offset:offset + limit]
+    rows = store.session_summaries(
+        proj.id, since=iso(since) if since else None, until=iso(until) if until else None, agent=agent
+    )
+    page = rows[offset : offset + limit]
     fallback = store.first_chunk_texts([r["session_id"] for r in page if not r["title"]])
     sessions = [
-        SessionSummary(r["session_id"], r["started"], r["ended"], r["chunks"], r["tokens"] or 0,
-                       tuple(sorted((r["agents"] or "").split(","))),
-                       r["title"] or _fallback_title(fallback.get(r["session_id"], "")), r["source"])
+        SessionSummary(
+            r["session_id"],
+            r["started"],
+            r["ended"],
+            r["chunks"],
+            r["tokens"] or 0,
+            tuple(sorted((r["agents"] or "").split(","))),
+            r["title"] or _fallback_title(fallback.get(r["session_id"], "")),
+            r["source"],
+        )
         for r in page
     ]
     return proj, sessions, len(rows)
@@ -93,7 +108,7 @@ def _fallback_title(first_chunk: str) -> str:
     """A title for a session stored without one (its transcript is gone): the first chunk's words."""
     match = _ROLE_MARKER.match(first_chunk)
     role = match.group(1) if match else ""
-    words = " ".join(without_injected(first_chunk[match.end():] if match else first_chunk).split())
+    words = " ".join(without_injected(first_chunk[match.end() :] if match else first_chunk).split())
     if not words:
         return "(no prompt recorded)"
     text = words if role == "User" else f"(no prompt recorded) {words}"
@@ -112,8 +127,10 @@ class TopicSummary:
 
 def list_topics(store: MemoryStore, model: str, project: str | None = None) -> list[TopicSummary]:
     project_id = resolve_project(store, project).id if project else None
-    return [TopicSummary(r["id"], r["label"], r["size"], r["first_seen"], r["last_seen"], r["projects"] or "")
-            for r in store.cluster_summaries(model, project_id)]
+    return [
+        TopicSummary(r["id"], r["label"], r["size"], r["first_seen"], r["last_seen"], r["projects"] or "")
+        for r in store.cluster_summaries(model, project_id)
+    ]
 
 
 def stats(store: MemoryStore) -> dict[str, object]:

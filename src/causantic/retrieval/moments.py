@@ -71,8 +71,11 @@ def prompt_moments(store: MemoryStore, config: RelevanceConfig, request: Moments
     if project is not None:
         found += _scored(store, config, query, (project.id,), request.bar, other=False)
     if request.cross_bar < 1.0:
-        found += [m for m in _scored(store, config, query, None, request.cross_bar, other=True)
-                  if project is None or m.chunk.project_id != project.id]
+        found += [
+            m
+            for m in _scored(store, config, query, None, request.cross_bar, other=True)
+            if project is None or m.chunk.project_id != project.id
+        ]
     moments: dict[str, Moment] = {}
     for moment in found:  # own project first, each list in BM25 order: the first of a session is its best
         chunk = moment.chunk
@@ -88,8 +91,15 @@ def prompt_moments(store: MemoryStore, config: RelevanceConfig, request: Moments
     return Moments([], name, "nothing cleared the bar")
 
 
-def _scored(store: MemoryStore, config: RelevanceConfig, query: str, project_ids: Sequence[int] | None,
-            bar: float, *, other: bool) -> list[Moment]:
+def _scored(
+    store: MemoryStore,
+    config: RelevanceConfig,
+    query: str,
+    project_ids: Sequence[int] | None,
+    bar: float,
+    *,
+    other: bool,
+) -> list[Moment]:
     """The BM25 top hits in scope that clear ``bar``, in BM25 order."""
     hits = store.keyword_search(query, project_ids=project_ids, limit=CANDIDATES)
     if not hits:

@@ -60,26 +60,51 @@ class EpisodicOut(BaseModel):
 
 
 def chunk_out(chunk: StoredChunk, relevance: float | None, *, is_hit: bool = True, content: bool = False) -> ChunkOut:
-    return ChunkOut(id=chunk.id, project=chunk.project, session_id=chunk.session_id, source=chunk.source,
-                    agent=chunk.agent,
-                    date=chunk.start_time, relevance=None if relevance is None else round(relevance, 4),
-                    is_hit=is_hit, tokens=chunk.approx_tokens, preview=" ".join(chunk.content.split())[:PREVIEW_CHARS],
-                    content=chunk.content if content else None)
+    return ChunkOut(
+        id=chunk.id,
+        project=chunk.project,
+        session_id=chunk.session_id,
+        source=chunk.source,
+        agent=chunk.agent,
+        date=chunk.start_time,
+        relevance=None if relevance is None else round(relevance, 4),
+        is_hit=is_hit,
+        tokens=chunk.approx_tokens,
+        preview=" ".join(chunk.content.split())[:PREVIEW_CHARS],
+        content=chunk.content if content else None,
+    )
 
 
 def search_out(query: str, result: SearchResult, *, content: bool = False) -> SearchOut:
-    return SearchOut(query=query, mode=result.mode, tokens=result.tokens, notes=list(result.notes),
-                     nothing_relevant=result.nothing_relevant,
-                     hits=[chunk_out(h.chunk, r, content=content)
-                           for h, r in zip(result.hits, result.shown_relevance, strict=True)])
+    return SearchOut(
+        query=query,
+        mode=result.mode,
+        tokens=result.tokens,
+        notes=list(result.notes),
+        nothing_relevant=result.nothing_relevant,
+        hits=[chunk_out(h.chunk, r, content=content) for h, r in zip(result.hits, result.shown_relevance, strict=True)],
+    )
 
 
 def episodic_out(query: str, answer: EpisodeAnswer, *, content: bool = False) -> EpisodicOut:
     episodes = [
-        EpisodeOut(project=e.chunks[0].chunk.project, session_id=e.chunks[0].chunk.session_id, start=e.start,
-                   end=e.chunks[-1].chunk.end_time, relevance=round(e.relevance, 4), tokens=e.tokens,
-                   chunks=[chunk_out(c.chunk, c.relevance, is_hit=c.is_hit, content=content) for c in e.chunks])
+        EpisodeOut(
+            project=e.chunks[0].chunk.project,
+            session_id=e.chunks[0].chunk.session_id,
+            start=e.start,
+            end=e.chunks[-1].chunk.end_time,
+            relevance=round(e.relevance, 4),
+            tokens=e.tokens,
+            chunks=[chunk_out(c.chunk, c.relevance, is_hit=c.is_hit, content=content) for c in e.chunks],
+        )
         for e in answer.episodes
     ]
-    return EpisodicOut(kind=answer.kind, query=query, mode=answer.mode, tokens=answer.tokens, notes=list(answer.notes),
-                       nothing_relevant=answer.nothing_relevant, episodes=episodes)
+    return EpisodicOut(
+        kind=answer.kind,
+        query=query,
+        mode=answer.mode,
+        tokens=answer.tokens,
+        notes=list(answer.notes),
+        nothing_relevant=answer.nothing_relevant,
+        episodes=episodes,
+    )

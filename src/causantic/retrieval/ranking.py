@@ -14,8 +14,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-def reciprocal_rank_fusion(rankings: Mapping[str, Sequence[str]], k: int = 60,
-                           weights: Mapping[str, float] | None = None) -> list[tuple[str, float, tuple[str, ...]]]:
+def reciprocal_rank_fusion(
+    rankings: Mapping[str, Sequence[str]], k: int = 60, weights: Mapping[str, float] | None = None
+) -> list[tuple[str, float, tuple[str, ...]]]:
     """Fuse ranked id lists: score(d) = Σ weight / (k + rank), rank counted from 1.
 
     Returns (id, score, names of the lists that contained it), best first; ties keep first-seen order.
@@ -31,8 +32,9 @@ def reciprocal_rank_fusion(rankings: Mapping[str, Sequence[str]], k: int = 60,
     return [(item, scores[item], tuple(sources[item])) for item in order]
 
 
-def convex_fusion(scored: Mapping[str, Sequence[tuple[str, float]]], weights: Mapping[str, float]
-                  ) -> list[tuple[str, float, tuple[str, ...]]]:
+def convex_fusion(
+    scored: Mapping[str, Sequence[tuple[str, float]]], weights: Mapping[str, float]
+) -> list[tuple[str, float, tuple[str, ...]]]:
     """Fuse scored lists: score(d) = Σ weight · s(d) / max s, over the lists holding d, / Σ weight.
 
     Each list's scores are divided by its best (BM25 and cosine have unrelated scales), with zero
@@ -54,9 +56,11 @@ def convex_fusion(scored: Mapping[str, Sequence[tuple[str, float]]], weights: Ma
     return [(item, scores[item], tuple(sources[item])) for item in order]
 
 
-def blend_fusion(convex: Sequence[tuple[str, float, tuple[str, ...]]],
-                 ranked: Sequence[tuple[str, float, tuple[str, ...]]], share: float
-                 ) -> list[tuple[str, float, tuple[str, ...]]]:
+def blend_fusion(
+    convex: Sequence[tuple[str, float, tuple[str, ...]]],
+    ranked: Sequence[tuple[str, float, tuple[str, ...]]],
+    share: float,
+) -> list[tuple[str, float, tuple[str, ...]]]:
     """``share`` × the convex score + (1 − ``share``) × the RRF score divided by the best RRF score.
 
     Convex fusion keeps score gaps (a keyword hit far ahead stays ahead) but lets one list's huge
@@ -76,8 +80,9 @@ def blend_fusion(convex: Sequence[tuple[str, float, tuple[str, ...]]],
     return [(item, scores[item], sources[item]) for item in order]
 
 
-def keep_list_tops(fused: Sequence[tuple[str, float, tuple[str, ...]]], rankings: Mapping[str, Sequence[str]],
-                   depth: int) -> list[tuple[str, float, tuple[str, ...]]]:
+def keep_list_tops(
+    fused: Sequence[tuple[str, float, tuple[str, ...]]], rankings: Mapping[str, Sequence[str]], depth: int
+) -> list[tuple[str, float, tuple[str, ...]]]:
     """Fused hits with each list's top ``depth`` hits lifted: a list's hit at rank r (from 0) scores
     at least just under the fused hit at index r + 1, so it lands no lower than index r + 2 (a list's
     best hit is among the first three).

@@ -102,23 +102,50 @@ def reconstruct(store: MemoryStore, request: ReconstructRequest, default_budget:
     return _text(store, project, mode, session_id, since, until, request, budget)
 
 
-def _timeline(store: MemoryStore, project: Project, mode: str, since: datetime | None,
-              until: datetime | None, request: ReconstructRequest, budget: int) -> Reconstruction:
+def _timeline(
+    store: MemoryStore,
+    project: Project,
+    mode: str,
+    since: datetime | None,
+    until: datetime | None,
+    request: ReconstructRequest,
+    budget: int,
+) -> Reconstruction:
     size = max(1, min(request.limit, budget // TIMELINE_LINE_TOKENS))
     offset = (request.page - 1) * size
-    _, newest_first, total = list_sessions(store, project.path, since=since, until=until, limit=size,
-                                           offset=offset, agent=request.agent)
+    _, newest_first, total = list_sessions(
+        store, project.path, since=since, until=until, limit=size, offset=offset, agent=request.agent
+    )
     shown = tuple(reversed(newest_first))
     earlier, later = max(0, total - offset - size), min(offset, total)
     return Reconstruction(
-        project.name, mode, "timeline", shown, (), sum(approx_tokens(timeline_line(s)) for s in shown),
-        request.page, max(1, -(-total // size)), earlier, later,
-        earlier_page=request.page + 1 if earlier else None, later_page=request.page - 1 if later else None)
+        project.name,
+        mode,
+        "timeline",
+        shown,
+        (),
+        sum(approx_tokens(timeline_line(s)) for s in shown),
+        request.page,
+        max(1, -(-total // size)),
+        earlier,
+        later,
+        earlier_page=request.page + 1 if earlier else None,
+        later_page=request.page - 1 if later else None,
+    )
 
 
-def _text(store: MemoryStore, project: Project, mode: str, session_id: str | None, since: datetime | None,
-          until: datetime | None, request: ReconstructRequest, budget: int) -> Reconstruction:
-    where, params = ["c.project_id = ?"], [project.id]
+def _text(
+    store: MemoryStore,
+    project: Project,
+    mode: str,
+    session_id: str | None,
+    since: datetime | None,
+    until: datetime | None,
+    request: ReconstructRequest,
+    budget: int,
+) -> Reconstruction:
+    where = ["c.project_id = ?"]
+    params: list[object] = [project.id]
     if request.agent:
         where.append("c.agent = ?")
         params.append(request.agent)
@@ -132,8 +159,11 @@ def _text(store: MemoryStore, project: Project, mode: str, session_id: str | Non
         where.append("c.start_time < ?")
         params.append(iso(until))
     condition = " AND ".join(where)
-    order = "c.start_time DESC, c.turn_index DESC, c.part DESC" if request.keep_newest else \
-        "c.start_time, c.turn_index, c.part"
+    order = (
+        "c.start_time DESC, c.turn_index DESC, c.part DESC"
+        if request.keep_newest
+        else "c.start_time, c.turn_index, c.part"
+    )
     before = 0  # chunks on the pages nearer the kept end
     page: list[StoredChunk] = []
     tokens = windows = 0
@@ -158,11 +188,27 @@ def _text(store: MemoryStore, project: Project, mode: str, session_id: str | Non
         by_id = {s.session_id: s for s in listed if s.session_id in ids}
     sessions = tuple(by_id[i] for i in ids if i in by_id)
     filtered = bool(since or until)  # a partial session is then expected, not a cut
-    split = () if filtered else tuple(
-        s.session_id for s in sessions if sum(1 for c in page if c.session_id == s.session_id) < s.chunks)
+    split = (
+        ()
+        if filtered
+        else tuple(s.session_id for s in sessions if sum(1 for c in page if c.session_id == s.session_id) < s.chunks)
+    )
     pages = None if further_page else max(windows, 1)  # unknown while more lies beyond this page
-    return Reconstruction(project.name, mode, "text", sessions, tuple(page), tokens, request.page, pages,
-                          earlier, later, earlier_page, later_page, split)
+    return Reconstruction(
+        project.name,
+        mode,
+        "text",
+        sessions,
+        tuple(page),
+        tokens,
+        request.page,
+        pages,
+        earlier,
+        later,
+        earlier_page,
+        later_page,
+        split,
+    )
 
 
 def _windows(chunks: Iterable[StoredChunk], budget: int) -> Iterator[tuple[list[StoredChunk], int]]:
@@ -200,8 +246,10 @@ def timeline_line(session: SessionSummary) -> str:
     """One session on one line: start, id, coding agent, agents, chunk count, title."""
     agents = ", ".join(session.agents)
     source = SOURCE_NAMES.get(session.source, session.source)
-    return (f"{_when(session.started_at)}  {session.session_id[:8]}  {source}  [{agents}]  {session.chunks} chunks  "
-            f"{session.short_title(TIMELINE_TITLE_CHARS)}")
+    return (
+        f"{_when(session.started_at)}  {session.session_id[:8]}  {source}  [{agents}]  {session.chunks} chunks  "
+        f"{session.short_title(TIMELINE_TITLE_CHARS)}"
+    )
 
 
 def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={page}") -> str:
@@ -212,23 +260,30 @@ def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={pag
         return f"Page {result.page} is past the end: {result.project!r} has {result.pages} page(s) here; use {hint}."
     if not result.sessions:
         return f"No session data found for project {result.project!r} in the requested range."
-    of = f" (page {result.page} of {result.pages})" if result.pages and result.pages > 1 else \
-        (f" (page {result.page})" if result.page > 1 else "")
+    of = (
+        f" (page {result.page} of {result.pages})"
+        if result.pages and result.pages > 1
+        else (f" (page {result.page})" if result.page > 1 else "")
+    )
     if result.view == "timeline":
         lines = [f"{result.project}: {len(result.sessions)} session(s), oldest first{of}"]
     else:
-        lines = [f"{result.project}: {len(result.chunks)} chunks from {len(result.sessions)} session(s), "
-                 f"{result.tokens} tokens{of}"]
+        lines = [
+            f"{result.project}: {len(result.chunks)} chunks from {len(result.sessions)} session(s), "
+            f"{result.tokens} tokens{of}"
+        ]
     if result.earlier:
-        lines.append(f"… {result.earlier} earlier {result.unit}(s) not shown; use "
-                     + page_hint.format(page=result.earlier_page))
+        lines.append(
+            f"… {result.earlier} earlier {result.unit}(s) not shown; use " + page_hint.format(page=result.earlier_page)
+        )
     if result.view == "timeline":
         lines.extend(timeline_line(s) for s in result.sessions)
     else:
         lines.extend(_text_lines(result))
     if result.later:
-        lines.append(f"… {result.later} later {result.unit}(s) not shown; use "
-                     + page_hint.format(page=result.later_page))
+        lines.append(
+            f"… {result.later} later {result.unit}(s) not shown; use " + page_hint.format(page=result.later_page)
+        )
     return "\n".join(lines)
 
 
@@ -242,8 +297,10 @@ def _text_lines(result: Reconstruction) -> list[str]:
             session, agent = chunk.session_id, None
             bounds = [c for c in result.chunks if c.session_id == session]
             part = " (only part of this session is on this page)" if session in result.split else ""
-            lines.append(f"\n=== Session {session[:8]} · {SOURCE_NAMES.get(chunk.source, chunk.source)} "
-                         f"({_when(bounds[0].start_time)} – {_when(bounds[-1].end_time)}){part} ===")
+            lines.append(
+                f"\n=== Session {session[:8]} · {SOURCE_NAMES.get(chunk.source, chunk.source)} "
+                f"({_when(bounds[0].start_time)} – {_when(bounds[-1].end_time)}){part} ==="
+            )
             title = titles.get(session, "")
             if title and not " ".join(chunk.content.split()).startswith(f"[User] {title[:60]}"):
                 lines.append(f"Title: {title}")  # the session's first prompt is not on show here

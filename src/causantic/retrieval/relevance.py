@@ -71,8 +71,9 @@ class QueryProfile:
         total = sum(t.weight for t in self.terms)
         if total <= 0:
             return 0.0
-        found = sum(t.weight for t in self.terms
-                    if words.issuperset(t.tokens) or (t.parts and words.issuperset(t.parts)))
+        found = sum(
+            t.weight for t in self.terms if words.issuperset(t.tokens) or (t.parts and words.issuperset(t.parts))
+        )
         return found / total
 
 
@@ -82,8 +83,9 @@ def marked_terms(query: str) -> list[str]:
     return sorted({t.lower() for t in query_terms(query)}, key=lambda t: (-len(t), t))
 
 
-def profile_query(store: MemoryStore, query: str, *, project_ids: Sequence[int] | None, agent: str | None,
-                  most_counted: int) -> QueryProfile:
+def profile_query(
+    store: MemoryStore, query: str, *, project_ids: Sequence[int] | None, agent: str | None, most_counted: int
+) -> QueryProfile:
     """Weigh each meaningful query term by its inverse document frequency in the scope.
 
     Counting stops at ``most_counted`` chunks per term (it reads postings), so on a large store a
@@ -92,8 +94,9 @@ def profile_query(store: MemoryStore, query: str, *, project_ids: Sequence[int] 
     terms = query_terms(query)
     if not terms:
         return QueryProfile(())
-    counts = store.keyword_document_counts([quote_phrase(t) for t in terms], project_ids=project_ids, agent=agent,
-                                           most=most_counted)
+    counts = store.keyword_document_counts(
+        [quote_phrase(t) for t in terms], project_ids=project_ids, agent=agent, most=most_counted
+    )
     total = max(store.chunk_count(project_ids=project_ids, agent=agent), 1)
     out: list[QueryTerm] = []
     for term, count in zip(terms, counts, strict=True):
@@ -134,10 +137,14 @@ def bulk_share(text: str) -> float:
     if not text:
         return 0.0
     runs = sum(len(m.group()) for m in _LONG_RUN.finditer(text))
-    payload_lines = sum(len(line) for line in text.splitlines()
-                        if (len(line) > 40 and len(_PROSE_WORD.findall(line)) * 12 < len(line))
-                        or line.lstrip().startswith('"') and _JSON_PAIR.search(line)
-                        or len(_JSON_PAIR.findall(line)) >= 2)
+    payload_lines = sum(
+        len(line)
+        for line in text.splitlines()
+        if (len(line) > 40 and len(_PROSE_WORD.findall(line)) * 12 < len(line))
+        or line.lstrip().startswith('"')
+        and _JSON_PAIR.search(line)
+        or len(_JSON_PAIR.findall(line)) >= 2
+    )
     return min(1.0, max(runs, payload_lines) / len(text))
 
 
@@ -157,4 +164,3 @@ def relevance(cosine: float | None, coverage: float, bulk: float, absent: float,
     z = config.intercept + config.cosine_weight * cos + config.coverage_weight * coverage
     z -= config.bulk_penalty * bulk + config.absent_penalty * absent
     return 1.0 / (1.0 + math.exp(-z))
-

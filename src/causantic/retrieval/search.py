@@ -116,14 +116,23 @@ class SearchScope:
 class CandidateExpander(Protocol):
     """Adds candidates after fusion (cluster siblings); the pipeline's extension point."""
 
-    def expand(self, fused: list[Candidate], scope: SearchScope, query_vector: np.ndarray | None) -> list[Candidate]:
-        ...
+    def expand(
+        self, fused: list[Candidate], scope: SearchScope, query_vector: np.ndarray | None
+    ) -> list[Candidate]: ...
 
 
 class Searcher:
-    def __init__(self, store: MemoryStore, vectors: Callable[[], VectorIndex], embed_query: Callable[[str], np.ndarray],
-                 config: RetrievalConfig, expansion: ClusterExpansionConfig, max_tokens: int,
-                 expanders: Sequence[CandidateExpander] = (), relevance: RelevanceConfig | None = None) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        vectors: Callable[[], VectorIndex],
+        embed_query: Callable[[str], np.ndarray],
+        config: RetrievalConfig,
+        expansion: ClusterExpansionConfig,
+        max_tokens: int,
+        expanders: Sequence[CandidateExpander] = (),
+        relevance: RelevanceConfig | None = None,
+    ) -> None:
         self.store = store
         self._vectors = vectors
         self._embed_query = embed_query
@@ -148,8 +157,9 @@ class Searcher:
         # embedding and vector search, then the lookup of missing candidate vectors beside the
         # chunk lookup.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="causantic-search") as helper:
-            query_vector, vector_matches, keyword_hits, profile = self._candidates(request.query, mode, scope, pool,
-                                                                                   helper)
+            query_vector, vector_matches, keyword_hits, profile = self._candidates(
+                request.query, mode, scope, pool, helper
+            )
             fused = self._fuse([(m.chunk_id, m.similarity) for m in vector_matches], keyword_hits)
             if request.expand if request.expand is not None else self.expansion.enabled:
                 for expander in self.expanders:
@@ -161,11 +171,17 @@ class Searcher:
             if fetched is not None:
                 vectors.update(fetched.result())
         # Expanders may add other agents' chunks; the agent filter holds for every hit and every seed.
-        fused = [c for c in fused if c.chunk_id in chunks and _in_range(chunks[c.chunk_id], request)
-                 and (not request.agent or chunks[c.chunk_id].agent == request.agent)
-                 and (not request.source or chunks[c.chunk_id].source == request.source)]
-        scored = {c.chunk_id: self.score(chunks[c.chunk_id], vectors.get(c.chunk_id), query_vector, profile)
-                  for c in fused}
+        fused = [
+            c
+            for c in fused
+            if c.chunk_id in chunks
+            and _in_range(chunks[c.chunk_id], request)
+            and (not request.agent or chunks[c.chunk_id].agent == request.agent)
+            and (not request.source or chunks[c.chunk_id].source == request.source)
+        ]
+        scored = {
+            c.chunk_id: self.score(chunks[c.chunk_id], vectors.get(c.chunk_id), query_vector, profile) for c in fused
+        }
         floor = self.relevance.floor if request.floor is None else request.floor
         seeds = [c.chunk_id for c in fused if scored[c.chunk_id][0] >= floor][: cfg.seed_count]
         ranked = self._rerank(fused, chunks, vectors, request, query_vector, profile)
@@ -176,8 +192,13 @@ class Searcher:
             notes.append(f"{below} weak match(es) below the relevance floor")
         return SearchResult(hits, mode, seeds, tokens, len(fused), notes, query_vector, below, profile)
 
-    def score(self, chunk: StoredChunk, vector: np.ndarray | None, query_vector: np.ndarray | None,
-              profile: QueryProfile | None) -> tuple[float, float | None, float]:
+    def score(
+        self,
+        chunk: StoredChunk,
+        vector: np.ndarray | None,
+        query_vector: np.ndarray | None,
+        profile: QueryProfile | None,
+    ) -> tuple[float, float | None, float]:
         """(calibrated relevance, cosine, coverage) of one chunk for the query."""
         cosine = float(vector @ query_vector) if vector is not None and query_vector is not None else None
         coverage = profile.coverage(chunk.content) if profile is not None else 0.0
@@ -213,16 +234,26 @@ class Searcher:
         notes.append("neither vectors nor a keyword index are available")
         return "none", notes
 
-    def _candidates(self, query: str, mode: str, scope: SearchScope, pool: int, helper: ThreadPoolExecutor
-                    ) -> tuple[np.ndarray | None, list[VectorMatch], list[tuple[str, float]], QueryProfile]:
+    def _candidates(
+        self, query: str, mode: str, scope: SearchScope, pool: int, helper: ThreadPoolExecutor
+    ) -> tuple[np.ndarray | None, list[VectorMatch], list[tuple[str, float]], QueryProfile]:
         project_ids = list(scope.project_ids) if scope.project_ids else None
 
         def keyword_side() -> tuple[list[tuple[str, float]], QueryProfile]:
-            hits = [] if mode not in ("hybrid", "keyword-only") else self.store.keyword_search(
-                query, project_ids=project_ids, agent=scope.agent, limit=pool,
-                score_budget=self.config.keyword_score_budget)
-            profile = profile_query(self.store, query, project_ids=project_ids, agent=scope.agent,
-                                    most_counted=self.relevance.most_counted)
+            hits = (
+                []
+                if mode not in ("hybrid", "keyword-only")
+                else self.store.keyword_search(
+                    query,
+                    project_ids=project_ids,
+                    agent=scope.agent,
+                    limit=pool,
+                    score_budget=self.config.keyword_score_budget,
+                )
+            )
+            profile = profile_query(
+                self.store, query, project_ids=project_ids, agent=scope.agent, most_counted=self.relevance.most_counted
+            )
             return hits, profile
 
         keyword = helper.submit(keyword_side)
@@ -232,8 +263,7 @@ class Searcher:
         matches = self._vectors().search(vector, limit=pool, project_ids=project_ids, agent=scope.agent)
         return vector, matches, *keyword.result()
 
-    def _fuse(self, vector_hits: list[tuple[str, float]], keyword_hits: list[tuple[str, float]]
-              ) -> list[Candidate]:
+    def _fuse(self, vector_hits: list[tuple[str, float]], keyword_hits: list[tuple[str, float]]) -> list[Candidate]:
         cfg = self.config
         scored = {name: hits for name, hits in (("vector", vector_hits), ("keyword", keyword_hits)) if hits}
         weights = {"vector": cfg.vector_weight, "keyword": cfg.keyword_weight}
@@ -243,14 +273,21 @@ class Searcher:
         elif cfg.fusion == "rrf":
             fused = reciprocal_rank_fusion(rankings, cfg.rrf_k, weights)
         else:
-            fused = blend_fusion(convex_fusion(scored, weights), reciprocal_rank_fusion(rankings, cfg.rrf_k, weights),
-                                 cfg.fusion_blend)
+            fused = blend_fusion(
+                convex_fusion(scored, weights), reciprocal_rank_fusion(rankings, cfg.rrf_k, weights), cfg.fusion_blend
+            )
         fused = keep_list_tops(fused, rankings, cfg.fusion_keep_top)
         return [Candidate(i, score, sources) for i, score, sources in fused]
 
-    def _rerank(self, fused: list[Candidate], chunks: dict[str, StoredChunk], vectors: dict[str, np.ndarray],
-                request: SearchRequest, query_vector: np.ndarray | None, profile: QueryProfile | None
-                ) -> list[Candidate]:
+    def _rerank(
+        self,
+        fused: list[Candidate],
+        chunks: dict[str, StoredChunk],
+        vectors: dict[str, np.ndarray],
+        request: SearchRequest,
+        query_vector: np.ndarray | None,
+        profile: QueryProfile | None,
+    ) -> list[Candidate]:
         cfg = self.config
         now = datetime.now(UTC)
         # Recent work counts a little more; a chunk that is mostly payload (SVG, base64, a JSON dump)
@@ -258,24 +295,38 @@ class Searcher:
         # and a chunk whose match is only in tool output (a git log listing the commit) less than the
         # chunk where the work was done.
         boosted = [
-            replace(c, score=c.score * recency_factor(parse_iso(chunks[c.chunk_id].start_time), now,
-                                                      cfg.recency_decay_factor, cfg.recency_half_life_hours)
-                    * (1.0 - 0.5 * bulk_share(chunks[c.chunk_id].content))
-                    * (1.0 - cfg.mention_penalty * (mention_share(profile, chunks[c.chunk_id].content)
-                                                    if cfg.mention_penalty else 0.0)))
+            replace(
+                c,
+                score=c.score
+                * recency_factor(
+                    parse_iso(chunks[c.chunk_id].start_time), now, cfg.recency_decay_factor, cfg.recency_half_life_hours
+                )
+                * (1.0 - 0.5 * bulk_share(chunks[c.chunk_id].content))
+                * (
+                    1.0
+                    - cfg.mention_penalty
+                    * (mention_share(profile, chunks[c.chunk_id].content) if cfg.mention_penalty else 0.0)
+                ),
+            )
             for c in fused
         ]
         if cfg.session_context > 0 and profile is not None:
             # A chunk deep in a session rarely restates the task; the session's opening prompt does.
             openings = self.store.session_openings([chunks[c.chunk_id].session_id for c in boosted])
             context = {sid: profile.coverage(split_tool_output(text)[0]) for sid, text in openings.items()}
-            boosted = [replace(c, score=c.score * (1.0 + cfg.session_context
-                                                   * context.get(chunks[c.chunk_id].session_id, 0.0)))
-                       for c in boosted]
+            boosted = [
+                replace(
+                    c, score=c.score * (1.0 + cfg.session_context * context.get(chunks[c.chunk_id].session_id, 0.0))
+                )
+                for c in boosted
+            ]
         if cfg.session_evidence > 0:
-            supported = session_evidence([c.score for c in boosted],
-                                         [chunks[c.chunk_id].session_id for c in boosted],
-                                         cfg.session_evidence, cfg.session_evidence_chunks)
+            supported = session_evidence(
+                [c.score for c in boosted],
+                [chunks[c.chunk_id].session_id for c in boosted],
+                cfg.session_evidence,
+                cfg.session_evidence_chunks,
+            )
             boosted = [replace(c, score=score) for c, score in zip(boosted, supported, strict=True)]
         boosted.sort(key=lambda c: -c.score)
         boosted = _drop_exact_duplicates(boosted, chunks)
@@ -293,9 +344,14 @@ class Searcher:
         order = mmr_order([c.score for c in boosted], matrix[kept], cfg.mmr_lambda, len(boosted))
         return [boosted[i] for i in order]
 
-    def _fit(self, ranked: list[Candidate], chunks: dict[str, StoredChunk],
-             scored: dict[str, tuple[float, float | None, float]], floor: float, request: SearchRequest
-             ) -> tuple[list[Hit], int, int]:
+    def _fit(
+        self,
+        ranked: list[Candidate],
+        chunks: dict[str, StoredChunk],
+        scored: dict[str, tuple[float, float | None, float]],
+        floor: float,
+        request: SearchRequest,
+    ) -> tuple[list[Hit], int, int]:
         """Whole chunks that clear the floor, in ranked order while they fit the budget (a chunk too
         big is skipped, not cut); also how many fell below the floor."""
         budget = request.max_tokens or self.max_tokens
@@ -323,11 +379,14 @@ def vector_health_notes(health: VectorHealth) -> list[str]:
     notes = []
     if health.missing:
         share = health.missing / health.chunks
-        notes.append(f"{health.missing} of {health.chunks} chunks ({share:.0%}) have no vector yet, so vector "
-                     "search cannot find them (`causantic embed` adds them)")
+        notes.append(
+            f"{health.missing} of {health.chunks} chunks ({share:.0%}) have no vector yet, so vector "
+            "search cannot find them (`causantic embed` adds them)"
+        )
     if health.ann == "missing":
-        notes.append("the vector index file is missing: vector search scans every vector until "
-                     "`causantic embed` rebuilds it")
+        notes.append(
+            "the vector index file is missing: vector search scans every vector until `causantic embed` rebuilds it"
+        )
     return notes
 
 

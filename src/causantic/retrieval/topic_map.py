@@ -47,8 +47,9 @@ class TopicMap:
     topics: list[MapTopic]
 
 
-def topic_map(store: MemoryStore, vectors: VectorIndex, cache_file: Path,
-              topics: Sequence[tuple[int, str, int]] | None = None) -> TopicMap:
+def topic_map(
+    store: MemoryStore, vectors: VectorIndex, cache_file: Path, topics: Sequence[tuple[int, str, int]] | None = None
+) -> TopicMap:
     """The map for the current topics, from ``cache_file`` when it still describes them.
 
     ``topics``: (id, label, size) of every topic, when the caller has read them already.
@@ -81,15 +82,23 @@ def _compute(store: MemoryStore, vectors: VectorIndex, key: str, labels: dict[in
     xy = PCA(n_components=2, random_state=_SEED).fit_transform(matrix)
     low, high = xy.min(axis=0), xy.max(axis=0)
     xy = (xy - low) / np.where(high > low, high - low, 1.0)
-    points = [MapPoint(chunk_id, sessions[chunk_id], topic, round(float(x), 4), round(float(y), 4))
-              for (chunk_id, topic), (x, y) in zip(pairs, xy, strict=True)]
+    points = [
+        MapPoint(chunk_id, sessions[chunk_id], topic, round(float(x), 4), round(float(y), 4))
+        for (chunk_id, topic), (x, y) in zip(pairs, xy, strict=True)
+    ]
     topics = []
     for topic, label in labels.items():
         mine = [p for p in points if p.topic_id == topic]
         if mine:
-            topics.append(MapTopic(topic, label, len(members.get(topic, ())),
-                                   round(sum(p.x for p in mine) / len(mine), 4),
-                                   round(sum(p.y for p in mine) / len(mine), 4)))
+            topics.append(
+                MapTopic(
+                    topic,
+                    label,
+                    len(members.get(topic, ())),
+                    round(sum(p.x for p in mine) / len(mine), 4),
+                    round(sum(p.y for p in mine) / len(mine), 4),
+                )
+            )
     return TopicMap(key, points, sorted(topics, key=lambda t: -t.size))
 
 

@@ -73,8 +73,9 @@ def any_of(phrases: Sequence[str]) -> str:
     return " OR ".join(phrases)
 
 
-def split_by_scoring_budget(phrases: Sequence[str], doc_counts: Mapping[str, int], budget: int
-                            ) -> tuple[list[str], list[str]]:
+def split_by_scoring_budget(
+    phrases: Sequence[str], doc_counts: Mapping[str, int], budget: int
+) -> tuple[list[str], list[str]]:
     """Split phrases into (rare, common): the rarest phrases whose chunk counts together stay within
     ``budget`` (at least one), and the rest. ``budget`` 0 keeps every phrase rare.
 
@@ -94,7 +95,7 @@ def split_by_scoring_budget(phrases: Sequence[str], doc_counts: Mapping[str, int
             break
         rare.append(phrase)
         total += doc_counts[phrase]
-    return rare, ordered[len(rare):]
+    return rare, ordered[len(rare) :]
 
 
 def quote_phrase(term: str) -> str:

@@ -69,8 +69,9 @@ class KeywordSearch:
                 conn.close()
             self._readers.clear()
 
-    def search(self, query: str, *, project_ids: Sequence[int] | None, agent: str | None, limit: int,
-               score_budget: int) -> list[tuple[str, float]]:
+    def search(
+        self, query: str, *, project_ids: Sequence[int] | None, agent: str | None, limit: int, score_budget: int
+    ) -> list[tuple[str, float]]:
         """(chunk id, BM25 score) best first, higher is better; ``score_budget`` 0 ranks exactly."""
         phrases = [text_only(p) for p in match_phrases(query)]
         if not phrases:
@@ -78,8 +79,9 @@ class KeywordSearch:
         with self._in_use():
             return self._search(phrases, Scope(project_ids, agent), limit, score_budget)
 
-    def document_counts(self, phrases: Sequence[str], *, project_ids: Sequence[int] | None, agent: str | None,
-                        most: int) -> list[int]:
+    def document_counts(
+        self, phrases: Sequence[str], *, project_ids: Sequence[int] | None, agent: str | None, most: int
+    ) -> list[int]:
         """How many chunks in the scope hold each quoted phrase (as :func:`match_phrases` makes them),
         counted up to ``most``: the document frequencies a relevance score weighs query words by."""
         if not phrases:
@@ -149,8 +151,10 @@ class KeywordSearch:
     def _resources(self) -> tuple[sqlite3.Connection, sqlite3.Connection, ThreadPoolExecutor]:
         with self._lock:  # a search holds _running, so close() cannot run between here and its end
             if self._pool is None:
-                self._readers = [sqlite_util.connect(self._path, busy_timeout_ms=self._busy_timeout_ms,
-                                                     read_only=True) for _ in range(2)]
+                self._readers = [
+                    sqlite_util.connect(self._path, busy_timeout_ms=self._busy_timeout_ms, read_only=True)
+                    for _ in range(2)
+                ]
                 self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="causantic-keyword")
             return self._readers[0], self._readers[1], self._pool
 
@@ -197,7 +201,9 @@ def _count(conn: sqlite3.Connection, phrase: str, most: int | None, scope: Scope
 def _bm25(conn: sqlite3.Connection, expression: str, scope: Scope, limit: int) -> list[tuple[str, float]]:
     # Rank inside the keyword index and look up only the best rows' ids: joining first would read
     # the chunks row of every match.
-    sql = (f"SELECT c.id, f.rank FROM (SELECT rowid, {_BM25} AS rank FROM chunks_fts"
-           " WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN chunks c ON c.rowid = f.rowid"
-           " ORDER BY f.rank")
+    sql = (
+        f"SELECT c.id, f.rank FROM (SELECT rowid, {_BM25} AS rank FROM chunks_fts"
+        " WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN chunks c ON c.rowid = f.rowid"
+        " ORDER BY f.rank"
+    )
     return [(r[0], -float(r[1])) for r in conn.execute(sql, (scope.match(expression), limit))]

@@ -45,8 +45,9 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         self._keywords.close()
         self.conn.close()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def atomic(self) -> AbstractContextManager[sqlite3.Connection]:
@@ -57,17 +58,14 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def resolve_project(self, cwd: str, canonical_path: str) -> Project:
         """The project for a cwd, created on first sight; the cwd is remembered as an alias."""
         row = self.conn.execute(
-            "SELECT p.id, p.path, p.name FROM project_aliases a JOIN projects p ON p.id = a.project_id"
-            " WHERE a.cwd = ?",
+            "SELECT p.id, p.path, p.name FROM project_aliases a JOIN projects p ON p.id = a.project_id WHERE a.cwd = ?",
             (cwd,),
         ).fetchone()
         if row:
             return Project(row["id"], row["path"], row["name"])
         with self.atomic():
             project = self._project_by_path(canonical_path) or self._create_project(canonical_path)
-            self.conn.execute(
-                "INSERT OR IGNORE INTO project_aliases(cwd, project_id) VALUES (?, ?)", (cwd, project.id)
-            )
+            self.conn.execute("INSERT OR IGNORE INTO project_aliases(cwd, project_id) VALUES (?, ?)", (cwd, project.id))
         return project
 
     def _project_by_path(self, path: str) -> Project | None:
@@ -75,8 +73,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         return Project(row["id"], row["path"], row["name"]) if row else None
 
     def _create_project(self, path: str) -> Project:
-        cur = self.conn.execute(
-            "INSERT INTO projects(path, name, created_at) VALUES (?, ?, ?)", (path, path, _now()))
+        cur = self.conn.execute("INSERT INTO projects(path, name, created_at) VALUES (?, ?, ?)", (path, path, _now()))
         assert cur.lastrowid is not None
         names = self._name_family(_path_parts(path)[-1])
         return Project(cur.lastrowid, path, names[cur.lastrowid])
@@ -87,8 +84,11 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         One project is just ``api``; two become ``work/api`` and ``clients/api``, and so on, so that
         no name silently means "the first one ingested". Returns the names by project id.
         """
-        family = [(r["id"], r["path"]) for r in self.conn.execute("SELECT id, path FROM projects")
-                  if _path_parts(r["path"])[-1] == basename]
+        family = [
+            (r["id"], r["path"])
+            for r in self.conn.execute("SELECT id, path FROM projects")
+            if _path_parts(r["path"])[-1] == basename
+        ]
         longest = max(len(_path_parts(p)) for _, p in family)
         names: dict[int, str] = {}
         for depth in range(1, longest + 1):
@@ -130,11 +130,11 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         old = self._project_by_path(path)
         if old is None or old.id == into.id:
             return 0
-        self.conn.execute("DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE project_id = ?)",
-                          (old.id,))
+        self.conn.execute(
+            "DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE project_id = ?)", (old.id,)
+        )
         self.conn.execute("UPDATE chunks SET project_id = ? WHERE project_id = ?", (into.id, old.id))
-        moved = self.conn.execute("UPDATE sessions SET project_id = ? WHERE project_id = ?",
-                                  (into.id, old.id)).rowcount
+        moved = self.conn.execute("UPDATE sessions SET project_id = ? WHERE project_id = ?", (into.id, old.id)).rowcount
         self.conn.execute("UPDATE project_aliases SET project_id = ? WHERE project_id = ?", (into.id, old.id))
         self.conn.execute("DELETE FROM projects WHERE id = ?", (old.id,))
         self.mark_relink(into.id)
@@ -151,12 +151,14 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
                 if candidate and hashlib.sha256(candidate.encode()).hexdigest() == digest:
                     return Project(row["id"], row["path"], row["name"])
         return None
+
     def projects_with_chunks(self) -> list[int]:
         return [r[0] for r in self.conn.execute("SELECT DISTINCT project_id FROM chunks")]
 
     def projects_by_id(self, ids: Iterable[int]) -> list[Project]:
-        rows = (self.conn.execute("SELECT id, path, name FROM projects WHERE id = ?", (i,)).fetchone()
-                for i in sorted(ids))
+        rows = (
+            self.conn.execute("SELECT id, path, name FROM projects WHERE id = ?", (i,)).fetchone() for i in sorted(ids)
+        )
         return [Project(r["id"], r["path"], r["name"]) for r in rows if r is not None]
 
     def mark_relink(self, project_id: int) -> None:
@@ -176,11 +178,13 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             " FROM projects p JOIN chunks c ON c.project_id = p.id GROUP BY p.id ORDER BY last_seen DESC"
         ).fetchall()
 
-    def session_summaries(self, project_id: int, *, since: str | None = None, until: str | None = None,
-                          agent: str | None = None) -> list[sqlite3.Row]:
+    def session_summaries(
+        self, project_id: int, *, since: str | None = None, until: str | None = None, agent: str | None = None
+    ) -> list[sqlite3.Row]:
         """Per session: first/last time, chunk and token counts, agents, title; newest first.
         With ``agent``, only sessions it took part in, counting its chunks."""
-        where, params = ["c.project_id = ?"], [project_id]
+        where = ["c.project_id = ?"]
+        params: list[object] = [project_id]
         if agent is not None:
             where.append("c.agent = ?")
             params.append(agent)
@@ -203,10 +207,14 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         out: dict[str, str] = {}
         for batch in _batches(session_ids):
             marks = ",".join("?" * len(batch))
-            out.update(self.conn.execute(
-                "SELECT session_id, content FROM (SELECT session_id, content, ROW_NUMBER() OVER (PARTITION BY"
-                " session_id ORDER BY agent != 'main', start_time, turn_index, part) AS rank FROM chunks"
-                f" WHERE session_id IN ({marks})) WHERE rank = 1", batch).fetchall())
+            out.update(
+                self.conn.execute(
+                    "SELECT session_id, content FROM (SELECT session_id, content, ROW_NUMBER() OVER (PARTITION BY"
+                    " session_id ORDER BY agent != 'main', start_time, turn_index, part) AS rank FROM chunks"
+                    f" WHERE session_id IN ({marks})) WHERE rank = 1",
+                    batch,
+                ).fetchall()
+            )
         return out
 
     # ---- files (ingest checkpoints) -------------------------------------------------------
@@ -225,9 +233,15 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     # ---- sessions, chunks, edges ----------------------------------------------------------
 
-    def save_session(self, project: Project, session_id: str, chunks: Sequence[ChunkRecord],
-                     team_name: str | None = None, source: str = "claude-code", title: str | None = None
-                     ) -> tuple[list[str], int]:
+    def save_session(
+        self,
+        project: Project,
+        session_id: str,
+        chunks: Sequence[ChunkRecord],
+        team_name: str | None = None,
+        source: str = "claude-code",
+        title: str | None = None,
+    ) -> tuple[list[str], int]:
         """Upsert a session and its chunks; return (ids of new chunks, number of changed chunks).
 
         ``source`` is the coding agent that wrote the session. Call inside :meth:`atomic` together
@@ -246,14 +260,24 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             " title = CASE WHEN excluded.title IS NOT NULL AND (sessions.title IS NULL"
             "  OR excluded.started_at <= COALESCE(sessions.started_at, excluded.started_at))"
             "  THEN excluded.title ELSE sessions.title END",
-            (session_id, project.id, min(starts) if starts else None, max(ends) if ends else None, team_name,
-             source, title),
+            (
+                session_id,
+                project.id,
+                min(starts) if starts else None,
+                max(ends) if ends else None,
+                team_name,
+                source,
+                title,
+            ),
         )
         chunks = self._without_forgotten(chunks)
         existing = self._existing_hashes([c.id for c in chunks])
         new = [c for c in chunks if c.id not in existing]
-        changed = [c for c in chunks if c.id in existing and existing[c.id][0] != c.content_hash
-                   and not _older_copy(c, existing[c.id][1])]
+        changed = [
+            c
+            for c in chunks
+            if c.id in existing and existing[c.id][0] != c.content_hash and not _older_copy(c, existing[c.id][1])
+        ]
         now = _now()
         self.conn.executemany(
             "INSERT INTO chunks(id, session_id, project_id, agent, agent_id, team_name, turn_index, part,"
@@ -266,10 +290,28 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             " code_block_count = excluded.code_block_count, has_thinking = excluded.has_thinking,"
             " message_uuids = excluded.message_uuids, agent = excluded.agent, team_name = excluded.team_name",
             [
-                (c.id, c.session_id, project.id, c.agent, c.agent_id, c.team_name, c.turn_index, c.part,
-                 c.start_time, c.end_time, c.content, c.search_terms, c.content_hash, c.approx_tokens,
-                 c.tool_use_count, c.code_block_count, int(c.has_thinking), json.dumps(c.message_uuids), now,
-                 source)
+                (
+                    c.id,
+                    c.session_id,
+                    project.id,
+                    c.agent,
+                    c.agent_id,
+                    c.team_name,
+                    c.turn_index,
+                    c.part,
+                    c.start_time,
+                    c.end_time,
+                    c.content,
+                    c.search_terms,
+                    c.content_hash,
+                    c.approx_tokens,
+                    c.tool_use_count,
+                    c.code_block_count,
+                    int(c.has_thinking),
+                    json.dumps(c.message_uuids),
+                    now,
+                    source,
+                )
                 for c in [*new, *changed]
             ],
         )
@@ -279,8 +321,9 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         gone: set[str] = set()
         for batch in _batches([c.id for c in chunks]):
             marks = ",".join("?" * len(batch))
-            gone.update(r[0] for r in self.conn.execute(
-                f"SELECT chunk_id FROM forgotten WHERE chunk_id IN ({marks})", batch))
+            gone.update(
+                r[0] for r in self.conn.execute(f"SELECT chunk_id FROM forgotten WHERE chunk_id IN ({marks})", batch)
+            )
         return [c for c in chunks if c.id not in gone] if gone else list(chunks)
 
     def delete_chunks(self, ids: Sequence[str], *, remember: bool = True) -> int:
@@ -296,20 +339,24 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             for batch in _batches(ids):
                 marks = ",".join("?" * len(batch))
                 if remember:
-                    self.conn.executemany("INSERT OR IGNORE INTO forgotten(chunk_id, forgotten_at) VALUES (?, ?)",
-                                          [(i, now) for i in batch])
+                    self.conn.executemany(
+                        "INSERT OR IGNORE INTO forgotten(chunk_id, forgotten_at) VALUES (?, ?)",
+                        [(i, now) for i in batch],
+                    )
                 removed += self.conn.execute(f"DELETE FROM chunks WHERE id IN ({marks})", batch).rowcount
             self.conn.execute("DELETE FROM sessions WHERE id NOT IN (SELECT DISTINCT session_id FROM chunks)")
             self.conn.execute(
-                "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters m WHERE m.cluster_id = clusters.id)")
+                "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters m WHERE m.cluster_id = clusters.id)"
+            )
         return removed
 
     def projects_of_chunks(self, ids: Sequence[str]) -> set[int]:
         out: set[int] = set()
         for batch in _batches(ids):
             marks = ",".join("?" * len(batch))
-            out.update(r[0] for r in self.conn.execute(
-                f"SELECT DISTINCT project_id FROM chunks WHERE id IN ({marks})", batch))
+            out.update(
+                r[0] for r in self.conn.execute(f"SELECT DISTINCT project_id FROM chunks WHERE id IN ({marks})", batch)
+            )
         return out
 
     def project_chunk_ids(self, project_id: int) -> list[str]:
@@ -329,9 +376,12 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         for batch in _batches(ids):
             marks = ",".join("?" * len(batch))
             removed += self.conn.execute(
-                f"DELETE FROM chunks WHERE session_id = ? AND id IN ({marks})", [session_id, *batch]).rowcount
-        self.conn.execute("DELETE FROM sessions WHERE id = ? AND NOT EXISTS"
-                          " (SELECT 1 FROM chunks WHERE session_id = ?)", (session_id, session_id))
+                f"DELETE FROM chunks WHERE session_id = ? AND id IN ({marks})", [session_id, *batch]
+            ).rowcount
+        self.conn.execute(
+            "DELETE FROM sessions WHERE id = ? AND NOT EXISTS (SELECT 1 FROM chunks WHERE session_id = ?)",
+            (session_id, session_id),
+        )
         return removed
 
     def _existing_hashes(self, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
@@ -339,12 +389,17 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         out: dict[str, tuple[str, str]] = {}
         for batch in _batches(ids):
             marks = ",".join("?" * len(batch))
-            out.update((r[0], (r[1], r[2])) for r in self.conn.execute(
-                f"SELECT id, content_hash, message_uuids FROM chunks WHERE id IN ({marks})", batch))
+            out.update(
+                (r[0], (r[1], r[2]))
+                for r in self.conn.execute(
+                    f"SELECT id, content_hash, message_uuids FROM chunks WHERE id IN ({marks})", batch
+                )
+            )
         return out
 
-    def replace_edges(self, scope_chunk_ids: Sequence[str], reference_types: Sequence[str],
-                      edges: Sequence[EdgeRecord]) -> list[EdgeRecord]:
+    def replace_edges(
+        self, scope_chunk_ids: Sequence[str], reference_types: Sequence[str], edges: Sequence[EdgeRecord]
+    ) -> list[EdgeRecord]:
         """Make the stored edges of these types between chunks of the scope exactly ``edges``.
 
         Returns the edges that were added. Stale edges (a turn that grew a part, a session
@@ -359,30 +414,38 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         for batch in _batches(scope_chunk_ids):
             marks = ",".join("?" * len(batch))
             stored.update(
-                (r[0], r[1], r[2]) for r in self.conn.execute(
+                (r[0], r[1], r[2])
+                for r in self.conn.execute(
                     f"SELECT source_chunk_id, target_chunk_id, reference_type FROM edges"
                     f" WHERE source_chunk_id IN ({marks}) AND reference_type IN ({type_marks})",
                     [*batch, *reference_types],
-                ) if r[1] in scope
+                )
+                if r[1] in scope
             )
         return self._apply_edges(stored, edges)
 
-    def replace_project_edges(self, project_id: int, reference_type: str,
-                              edges: Sequence[EdgeRecord]) -> list[EdgeRecord]:
+    def replace_project_edges(
+        self, project_id: int, reference_type: str, edges: Sequence[EdgeRecord]
+    ) -> list[EdgeRecord]:
         """:meth:`replace_edges` for one edge type over a whole project, read with one indexed join
         (a project can hold 100k chunks: listing their ids to scope the query would cost far more)."""
-        stored = {(r[0], r[1], r[2]) for r in self.conn.execute(
-            "SELECT e.source_chunk_id, e.target_chunk_id, e.reference_type FROM edges e"
-            " JOIN chunks c ON c.id = e.source_chunk_id WHERE c.project_id = ? AND e.reference_type = ?",
-            (project_id, reference_type))}
+        stored = {
+            (r[0], r[1], r[2])
+            for r in self.conn.execute(
+                "SELECT e.source_chunk_id, e.target_chunk_id, e.reference_type FROM edges e"
+                " JOIN chunks c ON c.id = e.source_chunk_id WHERE c.project_id = ? AND e.reference_type = ?",
+                (project_id, reference_type),
+            )
+        }
         return self._apply_edges(stored, edges)
 
     def _apply_edges(self, stored: set[tuple[str, str, str]], edges: Sequence[EdgeRecord]) -> list[EdgeRecord]:
         """Delete ``stored`` edges not in ``edges``, insert the new ones; return those inserted."""
         present = self._existing_hashes(list({i for e in edges for i in (e.source, e.target)}))
         # An edge into a forgotten chunk has no end to point at: it is left out.
-        wanted = {(e.source, e.target, e.reference_type): e for e in edges
-                  if e.source in present and e.target in present}
+        wanted = {
+            (e.source, e.target, e.reference_type): e for e in edges if e.source in present and e.target in present
+        }
         stale = stored - wanted.keys()
         if stale:
             self.conn.executemany(
@@ -404,8 +467,12 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         return self.conn.total_changes - before
 
     def session_chunk_ids(self, session_id: str) -> list[str]:
-        return [r[0] for r in self.conn.execute(
-            "SELECT id FROM chunks WHERE session_id = ? ORDER BY start_time, turn_index, part", (session_id,))]
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT id FROM chunks WHERE session_id = ? ORDER BY start_time, turn_index, part", (session_id,)
+            )
+        ]
 
     def session_endpoints(self, project_id: int) -> list[sqlite3.Row]:
         """Each session's first and last main-agent chunk in a project, oldest session first."""
@@ -440,18 +507,22 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def cluster_members(self, model: str) -> dict[int, set[str]]:
         members: dict[int, set[str]] = {}
         for cluster_id, chunk_id in self.conn.execute(
-                "SELECT m.cluster_id, m.chunk_id FROM chunk_clusters m JOIN clusters c ON c.id = m.cluster_id"
-                " WHERE c.model = ?", (model,)):
+            "SELECT m.cluster_id, m.chunk_id FROM chunk_clusters m JOIN clusters c ON c.id = m.cluster_id"
+            " WHERE c.model = ?",
+            (model,),
+        ):
             members.setdefault(cluster_id, set()).add(chunk_id)
         return members
 
     def cluster_rows(self, model: str) -> list[sqlite3.Row]:
         return self.conn.execute(
             "SELECT id, label, centroid, size, created_at, updated_at FROM clusters WHERE model = ? ORDER BY id",
-            (model,)).fetchall()
+            (model,),
+        ).fetchall()
 
-    def replace_clusters(self, model: str, clusters: Sequence[tuple[int | None, str, bytes,
-                                                                   Sequence[tuple[str, float]]]]) -> list[int]:
+    def replace_clusters(
+        self, model: str, clusters: Sequence[tuple[int | None, str, bytes, Sequence[tuple[str, float]]]]
+    ) -> list[int]:
         """Swap in a full clustering: (kept id or None, label, centroid blob, [(chunk id, distance)]).
 
         Clusters not kept are deleted with their memberships; ids of kept clusters survive, so a
@@ -461,23 +532,29 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         ids: list[int] = []
         with self.atomic():
             keep = {cid for cid, *_ in clusters if cid is not None}
-            stale = [r[0] for r in self.conn.execute("SELECT id FROM clusters WHERE model = ?", (model,))
-                     if r[0] not in keep]
+            stale = [
+                r[0] for r in self.conn.execute("SELECT id FROM clusters WHERE model = ?", (model,)) if r[0] not in keep
+            ]
             self.conn.executemany("DELETE FROM clusters WHERE id = ?", [(i,) for i in stale])
             for cluster_id, label, centroid, members in clusters:
                 if cluster_id is None:
                     cur = self.conn.execute(
                         "INSERT INTO clusters(label, model, centroid, size, created_at, updated_at)"
-                        " VALUES (?, ?, ?, ?, ?, ?)", (label, model, centroid, len(members), now, now))
+                        " VALUES (?, ?, ?, ?, ?, ?)",
+                        (label, model, centroid, len(members), now, now),
+                    )
                     assert cur.lastrowid is not None
                     cluster_id = cur.lastrowid
                 else:
-                    self.conn.execute("UPDATE clusters SET label = ?, centroid = ?, size = ?, updated_at = ?"
-                                      " WHERE id = ?", (label, centroid, len(members), now, cluster_id))
+                    self.conn.execute(
+                        "UPDATE clusters SET label = ?, centroid = ?, size = ?, updated_at = ? WHERE id = ?",
+                        (label, centroid, len(members), now, cluster_id),
+                    )
                     self.conn.execute("DELETE FROM chunk_clusters WHERE cluster_id = ?", (cluster_id,))
                 self.conn.executemany(
                     "INSERT OR REPLACE INTO chunk_clusters(chunk_id, cluster_id, distance) VALUES (?, ?, ?)",
-                    [(chunk_id, cluster_id, float(d)) for chunk_id, d in members])
+                    [(chunk_id, cluster_id, float(d)) for chunk_id, d in members],
+                )
                 ids.append(cluster_id)
             self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('clustered_at', ?)", (now,))
         return ids
@@ -486,10 +563,12 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         """Join chunks to existing clusters: (chunk id, cluster id, distance)."""
         with self.atomic():
             self.conn.executemany(
-                "INSERT OR REPLACE INTO chunk_clusters(chunk_id, cluster_id, distance) VALUES (?, ?, ?)", members)
+                "INSERT OR REPLACE INTO chunk_clusters(chunk_id, cluster_id, distance) VALUES (?, ?, ?)", members
+            )
             self.conn.executemany(
                 "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters WHERE cluster_id = ?) WHERE id = ?",
-                [(cid, cid) for cid in {m[1] for m in members}])
+                [(cid, cid) for cid in {m[1] for m in members}],
+            )
 
     def clusters_of(self, chunk_ids: Sequence[str]) -> dict[str, list[tuple[int, float]]]:
         """Each chunk's clusters with its distance to their centroids, nearest first."""
@@ -497,22 +576,32 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         for batch in _batches(chunk_ids):
             marks = ",".join("?" * len(batch))
             for chunk_id, cluster_id, distance in self.conn.execute(
-                    f"SELECT chunk_id, cluster_id, distance FROM chunk_clusters WHERE chunk_id IN ({marks})"
-                    " ORDER BY distance", batch):
+                f"SELECT chunk_id, cluster_id, distance FROM chunk_clusters WHERE chunk_id IN ({marks})"
+                " ORDER BY distance",
+                batch,
+            ):
                 out.setdefault(chunk_id, []).append((cluster_id, distance))
         return out
 
-    def cluster_siblings(self, cluster_id: int, *, limit: int, project_ids: Sequence[int] | None = None,
-                         agent: str | None = None) -> list[tuple[str, float]]:
+    def cluster_siblings(
+        self, cluster_id: int, *, limit: int, project_ids: Sequence[int] | None = None, agent: str | None = None
+    ) -> list[tuple[str, float]]:
         """Members of a cluster nearest its centroid first, within the search scope."""
         where, params = _scope(["m.cluster_id = ?"], [cluster_id], project_ids, agent)
-        return [(r[0], r[1]) for r in self.conn.execute(
-            "SELECT m.chunk_id, m.distance FROM chunk_clusters m JOIN chunks c ON c.id = m.chunk_id"
-            f" WHERE {' AND '.join(where)} ORDER BY m.distance LIMIT ?", [*params, limit])]
+        return [
+            (r[0], r[1])
+            for r in self.conn.execute(
+                "SELECT m.chunk_id, m.distance FROM chunk_clusters m JOIN chunks c ON c.id = m.chunk_id"
+                f" WHERE {' AND '.join(where)} ORDER BY m.distance LIMIT ?",
+                [*params, limit],
+            )
+        ]
 
-    def cluster_summaries(self, model: str, project_id: int | None = None,
-                          cluster_id: int | None = None) -> list[sqlite3.Row]:
-        where, params = ["k.model = ?"], [model]
+    def cluster_summaries(
+        self, model: str, project_id: int | None = None, cluster_id: int | None = None
+    ) -> list[sqlite3.Row]:
+        where = ["k.model = ?"]
+        params: list[object] = [model]
         if project_id is not None:
             where.append("c.project_id = ?")
             params.append(project_id)
@@ -524,7 +613,9 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             " MAX(c.end_time) AS last_seen, GROUP_CONCAT(DISTINCT p.name) AS projects"
             " FROM clusters k JOIN chunk_clusters m ON m.cluster_id = k.id JOIN chunks c ON c.id = m.chunk_id"
             f" JOIN projects p ON p.id = c.project_id WHERE {' AND '.join(where)}"
-            " GROUP BY k.id ORDER BY size DESC", params).fetchall()
+            " GROUP BY k.id ORDER BY size DESC",
+            params,
+        ).fetchall()
 
     def chunk_texts(self, ids: Sequence[str]) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -538,10 +629,14 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         out: dict[str, str] = {}
         for batch in _batches(list(dict.fromkeys(session_ids))):
             marks = ",".join("?" * len(batch))
-            out.update(self.conn.execute(
-                "SELECT session_id, content FROM chunks c WHERE c.rowid IN (SELECT (SELECT rowid FROM chunks f"
-                " WHERE f.session_id = s.id AND +f.agent = 'main' ORDER BY f.start_time, f.turn_index, f.part"
-                f" LIMIT 1) FROM sessions s WHERE s.id IN ({marks}))", batch).fetchall())
+            out.update(
+                self.conn.execute(
+                    "SELECT session_id, content FROM chunks c WHERE c.rowid IN (SELECT (SELECT rowid FROM chunks f"
+                    " WHERE f.session_id = s.id AND +f.agent = 'main' ORDER BY f.start_time, f.turn_index, f.part"
+                    f" LIMIT 1) FROM sessions s WHERE s.id IN ({marks}))",
+                    batch,
+                ).fetchall()
+            )
         return out
 
     def meta_value(self, key: str) -> str | None:
@@ -561,18 +656,24 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         for batch in _batches(ids):
             marks = ",".join("?" * len(batch))
             for row in self.conn.execute(
-                f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id"
-                f" WHERE c.id IN ({marks})", batch,
+                f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id WHERE c.id IN ({marks})",
+                batch,
             ):
                 out[row["id"]] = _stored_chunk(row)
         return out
 
-    def iter_chunks(self, where: str = "1=1", params: Sequence[object] = (),
-                    order: str = "c.start_time, c.turn_index, c.part", limit: int | None = None
-                    ) -> Iterator[StoredChunk]:
+    def iter_chunks(
+        self,
+        where: str = "1=1",
+        params: Sequence[object] = (),
+        order: str = "c.start_time, c.turn_index, c.part",
+        limit: int | None = None,
+    ) -> Iterator[StoredChunk]:
         """Chunks matching a SQL condition over ``c`` (chunks) and ``p`` (projects)."""
-        sql = (f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id"
-               f" WHERE {where} ORDER BY {order}")
+        sql = (
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id"
+            f" WHERE {where} ORDER BY {order}"
+        )
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         for row in self.conn.execute(sql, list(params)):
@@ -587,22 +688,34 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def neighbours(self, chunk_id: str, direction: str) -> list[tuple[str, str]]:
         """(next chunk id, reference type) along forward edges, or against them for 'backward'."""
         if direction == "forward":
-            sql = ("SELECT target_chunk_id, reference_type FROM edges WHERE source_chunk_id = ?"
-                   " AND edge_type = 'forward' ORDER BY id")
+            sql = (
+                "SELECT target_chunk_id, reference_type FROM edges WHERE source_chunk_id = ?"
+                " AND edge_type = 'forward' ORDER BY id"
+            )
         else:
-            sql = ("SELECT source_chunk_id, reference_type FROM edges WHERE target_chunk_id = ?"
-                   " AND edge_type = 'forward' ORDER BY id")
+            sql = (
+                "SELECT source_chunk_id, reference_type FROM edges WHERE target_chunk_id = ?"
+                " AND edge_type = 'forward' ORDER BY id"
+            )
         return [(r[0], r[1]) for r in self.conn.execute(sql, (chunk_id,))]
 
-    def keyword_search(self, query: str, *, project_ids: Sequence[int] | None = None,
-                       agent: str | None = None, limit: int = 50, score_budget: int = 0) -> list[tuple[str, float]]:
+    def keyword_search(
+        self,
+        query: str,
+        *,
+        project_ids: Sequence[int] | None = None,
+        agent: str | None = None,
+        limit: int = 50,
+        score_budget: int = 0,
+    ) -> list[tuple[str, float]]:
         """BM25 hits as (chunk id, score), best first; higher is better. Empty without FTS5.
         ``score_budget`` bounds the work on large stores (:mod:`causantic.store.keyword`)."""
         if not self.fts_enabled:
             return []
         try:
-            return self._keywords.search(query, project_ids=project_ids, agent=agent, limit=limit,
-                                         score_budget=score_budget)
+            return self._keywords.search(
+                query, project_ids=project_ids, agent=agent, limit=limit, score_budget=score_budget
+            )
         except sqlite3.OperationalError as exc:
             # Second guard behind match_phrases' quoting: a query FTS5 still rejects yields no
             # keyword hits rather than an error for the user.
@@ -610,8 +723,14 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
                 return []
             raise
 
-    def keyword_document_counts(self, phrases: Sequence[str], *, project_ids: Sequence[int] | None = None,
-                                agent: str | None = None, most: int = 100_000) -> list[int]:
+    def keyword_document_counts(
+        self,
+        phrases: Sequence[str],
+        *,
+        project_ids: Sequence[int] | None = None,
+        agent: str | None = None,
+        most: int = 100_000,
+    ) -> list[int]:
         """Chunks in the scope holding each FTS5 phrase (counted up to ``most``); zeros without FTS5."""
         if not self.fts_enabled:
             return [0] * len(phrases)
@@ -619,8 +738,9 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def chunk_count(self, *, project_ids: Sequence[int] | None = None, agent: str | None = None) -> int:
         where, params = _scope(["1=1"], [], project_ids, agent)
-        return int(self.conn.execute(f"SELECT COUNT(*) FROM chunks c WHERE {' AND '.join(where)}", params
-                                     ).fetchone()[0])
+        return int(
+            self.conn.execute(f"SELECT COUNT(*) FROM chunks c WHERE {' AND '.join(where)}", params).fetchone()[0]
+        )
 
     # ---- browsing (the dashboard) ---------------------------------------------------------
 
@@ -630,7 +750,8 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             "SELECT source_chunk_id, target_chunk_id, reference_type, initial_weight FROM edges"
             " WHERE source_chunk_id IN (SELECT id FROM chunks WHERE session_id = ?)"
             " OR target_chunk_id IN (SELECT id FROM chunks WHERE session_id = ?) ORDER BY id",
-            (session_id, session_id))
+            (session_id, session_id),
+        )
         return [EdgeRecord(r[0], r[1], r[2], r[3]) for r in rows]
 
     def opening_prompts(self, session_ids: Sequence[str]) -> dict[str, str]:
@@ -639,11 +760,14 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         out: dict[str, str] = {}
         for batch in _batches(session_ids):
             marks = ",".join("?" * len(batch))
-            out.update(self.conn.execute(
-                "SELECT session_id, content FROM (SELECT session_id, content, ROW_NUMBER() OVER"
-                " (PARTITION BY session_id ORDER BY agent != 'main', start_time, turn_index, part) AS rank"
-                f" FROM chunks WHERE session_id IN ({marks}) AND content LIKE '[User]%') WHERE rank = 1",
-                batch).fetchall())
+            out.update(
+                self.conn.execute(
+                    "SELECT session_id, content FROM (SELECT session_id, content, ROW_NUMBER() OVER"
+                    " (PARTITION BY session_id ORDER BY agent != 'main', start_time, turn_index, part) AS rank"
+                    f" FROM chunks WHERE session_id IN ({marks}) AND content LIKE '[User]%') WHERE rank = 1",
+                    batch,
+                ).fetchall()
+            )
         return out
 
     def agent_spawns(self, session_ids: Sequence[str]) -> list[tuple[str, str, str]]:
@@ -651,18 +775,27 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         out: list[tuple[str, str, str]] = []
         for batch in _batches(session_ids):
             marks = ",".join("?" * len(batch))
-            out.extend((r[0], r[1], r[2]) for r in self.conn.execute(
-                "SELECT DISTINCT s.session_id, s.agent, t.agent FROM edges e"
-                " JOIN chunks s ON s.id = e.source_chunk_id JOIN chunks t ON t.id = e.target_chunk_id"
-                f" WHERE e.reference_type IN ('brief', 'team-spawn') AND s.session_id IN ({marks})"
-                " AND s.agent != t.agent", batch))
+            out.extend(
+                (r[0], r[1], r[2])
+                for r in self.conn.execute(
+                    "SELECT DISTINCT s.session_id, s.agent, t.agent FROM edges e"
+                    " JOIN chunks s ON s.id = e.source_chunk_id JOIN chunks t ON t.id = e.target_chunk_id"
+                    f" WHERE e.reference_type IN ('brief', 'team-spawn') AND s.session_id IN ({marks})"
+                    " AND s.agent != t.agent",
+                    batch,
+                )
+            )
         return out
 
     def project_names(self) -> list[str]:
         """Names of the projects holding any chunk, alphabetically (one index probe per project)."""
-        return [r[0] for r in self.conn.execute(
-            "SELECT name FROM projects p WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.project_id = p.id)"
-            " ORDER BY name")]
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT name FROM projects p WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.project_id = p.id)"
+                " ORDER BY name"
+            )
+        ]
 
     def project_activity(self) -> list[sqlite3.Row]:
         """Per project with sessions: id, name, path, sessions, first_seen, last_seen; most recent first.
@@ -670,12 +803,17 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         return self.conn.execute(
             "SELECT p.id, p.name, p.path, COUNT(*) AS sessions, MIN(s.started_at) AS first_seen,"
             " MAX(s.ended_at) AS last_seen FROM sessions s JOIN projects p ON p.id = s.project_id"
-            " GROUP BY p.id ORDER BY last_seen DESC").fetchall()
+            " GROUP BY p.id ORDER BY last_seen DESC"
+        ).fetchall()
 
     def topic_sizes(self, model: str) -> list[tuple[int, str, int]]:
         """(id, label, size) of every topic of ``model``, largest first, from the topics table alone."""
-        return [(r[0], r[1], r[2]) for r in self.conn.execute(
-            "SELECT id, label, size FROM clusters WHERE model = ? ORDER BY size DESC, id", (model,))]
+        return [
+            (r[0], r[1], r[2])
+            for r in self.conn.execute(
+                "SELECT id, label, size FROM clusters WHERE model = ? ORDER BY size DESC, id", (model,)
+            )
+        ]
 
     def count_embedded(self, model: str) -> int:
         """Chunks with a vector of ``model`` recorded (whatever their text has become since)."""
@@ -693,8 +831,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             "chunks": one("SELECT COUNT(*) FROM chunks").fetchone()[0],
             "edges": {"total": sum(by_type.values()), "by_type": by_type},
             "sessions": one("SELECT COUNT(*) FROM sessions").fetchone()[0],
-            "projects": one("SELECT COUNT(*) FROM projects WHERE id IN (SELECT project_id FROM chunks)"
-                            ).fetchone()[0],
+            "projects": one("SELECT COUNT(*) FROM projects WHERE id IN (SELECT project_id FROM chunks)").fetchone()[0],
             "agents": len(agents),
             "clusters": one("SELECT COUNT(*) FROM clusters").fetchone()[0],
             "files": one("SELECT COUNT(*) FROM files").fetchone()[0],
@@ -705,9 +842,10 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def source_counts(self) -> dict[str, dict[str, int]]:
         """Sessions and chunks per coding agent; every known source is listed, even when empty."""
-        out = {source: {"sessions": 0, "chunks": 0} for source in SOURCES}
+        out: dict[str, dict[str, int]] = {source: {"sessions": 0, "chunks": 0} for source in SOURCES}
         for source, sessions, chunks in self.conn.execute(
-                "SELECT source, COUNT(DISTINCT session_id), COUNT(*) FROM chunks GROUP BY source"):
+            "SELECT source, COUNT(DISTINCT session_id), COUNT(*) FROM chunks GROUP BY source"
+        ):
             out[source] = {"sessions": sessions, "chunks": chunks}
         return out
 
@@ -715,8 +853,9 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         return sum(os.path.getsize(p) for p in (self.path, Path(f"{self.path}-wal")) if os.path.exists(p))
 
 
-def _scope(where: list[str], params: list[object], project_ids: Sequence[int] | None,
-           agent: str | None) -> tuple[list[str], list[object]]:
+def _scope(
+    where: list[str], params: list[object], project_ids: Sequence[int] | None, agent: str | None
+) -> tuple[list[str], list[object]]:
     """Add the search scope (projects, agent) over chunks aliased ``c`` to a WHERE clause."""
     if project_ids:
         where.append(f"c.project_id IN ({','.join('?' * len(project_ids))})")
@@ -733,10 +872,19 @@ def _path_parts(path: str) -> list[str]:
 
 def _stored_chunk(row: sqlite3.Row) -> StoredChunk:
     return StoredChunk(
-        id=row["id"], session_id=row["session_id"], project_id=row["project_id"], project=row["project"],
-        agent=row["agent"], turn_index=row["turn_index"], part=row["part"], start_time=row["start_time"],
-        end_time=row["end_time"], content=row["content"], content_hash=row["content_hash"],
-        approx_tokens=row["approx_tokens"], message_uuids=tuple(json.loads(row["message_uuids"])),
+        id=row["id"],
+        session_id=row["session_id"],
+        project_id=row["project_id"],
+        project=row["project"],
+        agent=row["agent"],
+        turn_index=row["turn_index"],
+        part=row["part"],
+        start_time=row["start_time"],
+        end_time=row["end_time"],
+        content=row["content"],
+        content_hash=row["content_hash"],
+        approx_tokens=row["approx_tokens"],
+        message_uuids=tuple(json.loads(row["message_uuids"])),
         source=row["source"],
     )
 
@@ -744,7 +892,7 @@ def _stored_chunk(row: sqlite3.Row) -> StoredChunk:
 def _batches(items: Sequence[str]) -> Iterator[list[str]]:
     items = list(items)
     for start in range(0, len(items), _SQL_VARIABLE_BATCH):
-        yield items[start:start + _SQL_VARIABLE_BATCH]
+        yield items[start : start + _SQL_VARIABLE_BATCH]
 
 
 def _like_escape(text: str) -> str:

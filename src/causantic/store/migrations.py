@@ -14,7 +14,8 @@ from causantic.store.sqlite import atomic, fts5_available
 
 
 def m001_core_tables(conn: sqlite3.Connection) -> None:
-    _run_script(conn, 
+    _run_script(
+        conn,
         """
         CREATE TABLE projects (
             id INTEGER PRIMARY KEY,
@@ -102,7 +103,7 @@ def m001_core_tables(conn: sqlite3.Connection) -> None:
         );
         CREATE INDEX chunk_clusters_cluster ON chunk_clusters(cluster_id, distance);
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        """
+        """,
     )
 
 
@@ -116,7 +117,8 @@ def m002_keyword_index(conn: sqlite3.Connection) -> None:
     if not fts5_available(conn):
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('fts5', 'unavailable')")
         return
-    _run_script(conn, 
+    _run_script(
+        conn,
         """
         CREATE VIRTUAL TABLE chunks_fts USING fts5(
             content, search_terms,
@@ -138,19 +140,20 @@ def m002_keyword_index(conn: sqlite3.Connection) -> None:
             VALUES (new.rowid, new.content, new.search_terms);
         END;
         INSERT OR REPLACE INTO meta(key, value) VALUES ('fts5', 'available');
-        """
+        """,
     )
 
 
 def m003_forgotten(conn: sqlite3.Connection) -> None:
     """Tombstones: a forgotten chunk is not brought back when its transcript is ingested again."""
-    _run_script(conn, 
+    _run_script(
+        conn,
         """
         CREATE TABLE forgotten (
             chunk_id TEXT PRIMARY KEY,
             forgotten_at TEXT NOT NULL
         );
-        """
+        """,
     )
 
 
@@ -166,7 +169,8 @@ def m004_keyword_scope(conn: sqlite3.Connection) -> None:
     row = conn.execute("SELECT value FROM meta WHERE key = 'fts5'").fetchone()
     if not row or row[0] != "available":
         return
-    _run_script(conn, 
+    _run_script(
+        conn,
         """
         ALTER TABLE chunks ADD COLUMN scope_terms TEXT
             GENERATED ALWAYS AS ('zzp' || project_id || 'zz zza' || hex(agent) || 'zz') VIRTUAL;
@@ -194,7 +198,7 @@ def m004_keyword_scope(conn: sqlite3.Connection) -> None:
             VALUES (new.rowid, new.content, new.search_terms, new.scope_terms);
         END;
         INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
-        """
+        """,
     )
 
 
@@ -207,7 +211,8 @@ def m005_vectors_in_sqlite(conn: sqlite3.Connection) -> None:
     Its chunks are embedded again by the next ``causantic embed`` or ingest; an old LanceDB folder
     under ``vectors/`` is no longer read and may be deleted.
     """
-    _run_script(conn,
+    _run_script(
+        conn,
         """
         CREATE TABLE vectors (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -220,19 +225,20 @@ def m005_vectors_in_sqlite(conn: sqlite3.Connection) -> None:
         CREATE INDEX vectors_model_seq ON vectors(model, seq);
         CREATE INDEX vectors_model_hash ON vectors(model, content_hash);
         DROP TABLE embeddings;
-        """
+        """,
     )
 
 
 def m006_sources(conn: sqlite3.Connection) -> None:
     """Which coding agent wrote each session and chunk: ``claude-code`` (all earlier rows), ``codex``
     or ``gemini``. Kept on chunks too, so a source filter and per-source counts need no join."""
-    _run_script(conn,
+    _run_script(
+        conn,
         """
         ALTER TABLE sessions ADD COLUMN source TEXT NOT NULL DEFAULT 'claude-code';
         ALTER TABLE chunks ADD COLUMN source TEXT NOT NULL DEFAULT 'claude-code';
         CREATE INDEX chunks_source ON chunks(source, start_time);
-        """
+        """,
     )
 
 
@@ -245,11 +251,12 @@ def m008_session_titles(conn: sqlite3.Connection) -> None:
     the next ingest re-read each file (chunk ids are stable, so chunks are updated in place, not
     duplicated). Sessions whose transcripts are gone keep their chunks and show a fallback title.
     """
-    _run_script(conn,
+    _run_script(
+        conn,
         """
         ALTER TABLE sessions ADD COLUMN title TEXT;
         DELETE FROM files;
-        """
+        """,
     )
 
 

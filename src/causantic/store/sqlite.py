@@ -22,18 +22,23 @@ MIN_SQLITE = (3, 31, 0)
 def connect(path: Path, *, busy_timeout_ms: int = 30_000, read_only: bool = False) -> sqlite3.Connection:
     """Open (creating the folder, owner-only) and configure a connection in autocommit mode."""
     if sqlite3.sqlite_version_info < MIN_SQLITE:
-        raise StoreError(f"Causantic needs SQLite {'.'.join(map(str, MIN_SQLITE))} or newer; this Python links "
-                         f"SQLite {sqlite3.sqlite_version}. Use a Python build with a newer SQLite (3.11 from "
-                         "python.org or a current distribution has one).")
+        raise StoreError(
+            f"Causantic needs SQLite {'.'.join(map(str, MIN_SQLITE))} or newer; this Python links "
+            f"SQLite {sqlite3.sqlite_version}. Use a Python build with a newer SQLite (3.11 from "
+            "python.org or a current distribution has one)."
+        )
     try:
         if not read_only:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         uri = f"file:{path}?mode=ro" if read_only else f"file:{path}"
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=busy_timeout_ms / 1000,
-                               check_same_thread=False)
+        conn = sqlite3.connect(
+            uri, uri=True, isolation_level=None, timeout=busy_timeout_ms / 1000, check_same_thread=False
+        )
     except (OSError, sqlite3.Error) as exc:
-        raise StoreError(f"Cannot open the memory database at {path}: {exc}. "
-                         "Check that the folder exists and is writable, or set CAUSANTIC_HOME.") from exc
+        raise StoreError(
+            f"Cannot open the memory database at {path}: {exc}. "
+            "Check that the folder exists and is writable, or set CAUSANTIC_HOME."
+        ) from exc
     conn.row_factory = sqlite3.Row
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
@@ -96,4 +101,3 @@ def fts5_available(conn: sqlite3.Connection) -> bool:
         return True
     except sqlite3.OperationalError:
         return False
-

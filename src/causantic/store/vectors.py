@@ -99,8 +99,7 @@ class _Ann:
 class VectorIndex:
     """One model's vectors. Opens its own SQLite connection on first use (thread-safe within a process)."""
 
-    def __init__(self, db_path: Path, folder: Path, model_id: str, dims: int, *, busy_timeout_ms: int = 30_000
-                 ) -> None:
+    def __init__(self, db_path: Path, folder: Path, model_id: str, dims: int, *, busy_timeout_ms: int = 30_000) -> None:
         self.db_path = db_path
         self.folder = folder
         self.model_id = model_id
@@ -172,7 +171,9 @@ class VectorIndex:
             # REPLACE gives a rewritten vector a new seq, so the ANN index sees it as new.
             self.conn.executemany(
                 "INSERT OR REPLACE INTO vectors(chunk_id, model, content_hash, vector)"
-                " SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)", rows)
+                " SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)",
+                rows,
+            )
         self._health = None
 
     def delete(self, chunk_ids: Iterable[str]) -> int:
@@ -202,8 +203,10 @@ class VectorIndex:
 
     def has_vectors(self) -> bool:
         with self._lock:
-            return self.conn.execute("SELECT 1 FROM vectors WHERE model = ? LIMIT 1", (self.model_id,)
-                                     ).fetchone() is not None
+            return (
+                self.conn.execute("SELECT 1 FROM vectors WHERE model = ? LIMIT 1", (self.model_id,)).fetchone()
+                is not None
+            )
 
     def health(self, *, fresh: bool = False) -> VectorHealth:
         """How many chunks have no vector of this model, and the state of the ANN index."""
@@ -232,8 +235,9 @@ class VectorIndex:
     def all_vectors(self) -> tuple[list[str], np.ndarray]:
         """Every (chunk id, vector) of this model, as ids and one matrix (for clustering)."""
         with self._lock:
-            rows = self.conn.execute("SELECT chunk_id, vector FROM vectors WHERE model = ? ORDER BY seq",
-                                     (self.model_id,)).fetchall()
+            rows = self.conn.execute(
+                "SELECT chunk_id, vector FROM vectors WHERE model = ? ORDER BY seq", (self.model_id,)
+            ).fetchall()
         return [r[0] for r in rows], self._matrix([r[1] for r in rows])
 
     def size_bytes(self) -> int:
@@ -241,8 +245,9 @@ class VectorIndex:
         ann = sum(p.stat().st_size for p in (self.ann_path, self._sidecar) if p.exists())
         return self.count() * self.dims * 4 + ann
 
-    def search(self, vector: np.ndarray, *, limit: int, project_ids: Sequence[int] | None = None,
-               agent: str | None = None) -> list[VectorMatch]:
+    def search(
+        self, vector: np.ndarray, *, limit: int, project_ids: Sequence[int] | None = None, agent: str | None = None
+    ) -> list[VectorMatch]:
         """Nearest chunks first, each with its vector and its exact cosine similarity."""
         import numpy as np
 
@@ -258,7 +263,11 @@ class VectorIndex:
         if not rows:
             return []
         seen: set[int] = set()
-        unique = [r for r in rows if not (r[0] in seen or seen.add(r[0]))]
+        unique: list[tuple[int, str, bytes]] = []
+        for row in rows:
+            if row[0] not in seen:
+                seen.add(row[0])
+                unique.append(row)
         matrix = self._matrix([r[2] for r in unique])
         similarities = matrix @ query
         top = np.argsort(-similarities, kind="stable")[:limit]
@@ -281,8 +290,9 @@ class VectorIndex:
             if ann is None or rows > ann.trained_rows * ANN_RETRAIN_GROWTH or self._stale_share(ann) > ANN_STALE_SHARE:
                 self._build(rows)
                 return True
-            newer = self.conn.execute("SELECT COUNT(*) FROM vectors WHERE model = ? AND seq > ?",
-                                      (self.model_id, ann.watermark)).fetchone()[0]
+            newer = self.conn.execute(
+                "SELECT COUNT(*) FROM vectors WHERE model = ? AND seq > ?", (self.model_id, ann.watermark)
+            ).fetchone()[0]
             if newer > ANN_TAIL_MAX_ROWS:
                 self._extend(ann)
                 return True
@@ -319,8 +329,9 @@ class VectorIndex:
             return None
         return self._ann
 
-    def _ann_rows(self, ann: _Ann, query: np.ndarray, limit: int, scope: str, params: list[object]
-                  ) -> list[tuple[int, str, bytes]]:
+    def _ann_rows(
+        self, ann: _Ann, query: np.ndarray, limit: int, scope: str, params: list[object]
+    ) -> list[tuple[int, str, bytes]]:
         """Candidate rows up to the watermark: from the index, or exactly when the scope is small."""
         import faiss
         import numpy as np
@@ -330,23 +341,36 @@ class VectorIndex:
         selector = None
         probes = ANN_PROBES
         if scope:
-            allowed = np.fromiter((r[0] for r in self.conn.execute(
-                f"SELECT v.seq FROM {_SCOPED_FROM} WHERE v.seq <= ?{scope}",
-                [self.model_id, ann.watermark, *params])), dtype=np.int64)
+            allowed = np.fromiter(
+                (
+                    r[0]
+                    for r in self.conn.execute(
+                        f"SELECT v.seq FROM {_SCOPED_FROM} WHERE v.seq <= ?{scope}",
+                        [self.model_id, ann.watermark, *params],
+                    )
+                ),
+                dtype=np.int64,
+            )
             if len(allowed) <= max(EXACT_SCAN_MAX_ROWS, 4 * limit):
                 return self._rows("v.seq <= ?", [ann.watermark], scope, params)
             selector = faiss.IDSelectorBatch(allowed)
             # A scope holding a share s of the rows leaves about s of each list: probe 1/s as many.
             probes = math.ceil(ANN_PROBES * ann.index.ntotal / len(allowed))
-        search_params = faiss.SearchParametersIVF(nprobe=min(nlist, probes), sel=selector)
+        # faiss's stub declares a no-argument __init__, but its Python wrapper sets attributes from keyword
+        # arguments; older faiss releases keep the selector alive only when it is passed this way.
+        search_params = faiss.SearchParametersIVF(nprobe=min(nlist, probes), sel=selector)  # type: ignore[call-arg]
         _, labels = ann.index.search(query[None, :], min(k, ann.index.ntotal), params=search_params)
         seqs = [int(s) for s in labels[0] if s >= 0]
         out: list[tuple[int, str, bytes]] = []
         for batch in _batches(seqs):
             marks = ",".join("?" * len(batch))
-            out.extend(tuple(r) for r in self.conn.execute(
-                f"SELECT seq, chunk_id, vector FROM vectors WHERE model = ? AND seq IN ({marks})",
-                [self.model_id, *batch]))
+            out.extend(
+                tuple(r)
+                for r in self.conn.execute(
+                    f"SELECT seq, chunk_id, vector FROM vectors WHERE model = ? AND seq IN ({marks})",
+                    [self.model_id, *batch],
+                )
+            )
         return out
 
     def _build(self, rows: int) -> None:
@@ -358,9 +382,15 @@ class VectorIndex:
         # so training stays seconds even at 1M rows.
         nlist = max(1, min(int(2 * math.sqrt(rows)), rows // 40))
         stride = max(1, rows // (nlist * 40))
-        sample = self._matrix([r[0] for r in self.conn.execute(
-            "SELECT vector FROM vectors WHERE model = ? AND seq <= ? AND seq % ? = 0",
-            (self.model_id, watermark, stride))])
+        sample = self._matrix(
+            [
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT vector FROM vectors WHERE model = ? AND seq <= ? AND seq % ? = 0",
+                    (self.model_id, watermark, stride),
+                )
+            ]
+        )
         index = faiss.index_factory(self.dims, f"IVF{nlist},SQ8", faiss.METRIC_INNER_PRODUCT)
         index.train(sample)
         self._add_rows(index, 0, watermark)
@@ -380,7 +410,8 @@ class VectorIndex:
         while after < upto:
             batch = self.conn.execute(
                 "SELECT seq, vector FROM vectors WHERE model = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
-                (self.model_id, after, upto, _BUILD_BATCH)).fetchall()
+                (self.model_id, after, upto, _BUILD_BATCH),
+            ).fetchall()
             if not batch:
                 break
             index.add_with_ids(self._matrix([r[1] for r in batch]), np.asarray([r[0] for r in batch], np.int64))
@@ -395,8 +426,13 @@ class VectorIndex:
         faiss.write_index(index, str(tmp))
         tmp.chmod(0o600)
         os.replace(tmp, self.ann_path)
-        meta = {"model": self.model_id, "dims": self.dims, "watermark": watermark, "trained_rows": trained_rows,
-                "rows": int(index.ntotal)}
+        meta = {
+            "model": self.model_id,
+            "dims": self.dims,
+            "watermark": watermark,
+            "trained_rows": trained_rows,
+            "rows": int(index.ntotal),
+        }
         tmp_meta = self._sidecar.with_suffix(".json.tmp")
         tmp_meta.write_text(json.dumps(meta), encoding="utf-8")
         tmp_meta.chmod(0o600)
@@ -410,19 +446,25 @@ class VectorIndex:
         self._ann = None
 
     def _stale_share(self, ann: _Ann) -> float:
-        live = self.conn.execute("SELECT COUNT(*) FROM vectors WHERE model = ? AND seq <= ?",
-                                 (self.model_id, ann.watermark)).fetchone()[0]
+        live = self.conn.execute(
+            "SELECT COUNT(*) FROM vectors WHERE model = ? AND seq <= ?", (self.model_id, ann.watermark)
+        ).fetchone()[0]
         total = int(ann.index.ntotal)
         return (total - live) / total if total else 0.0
 
     # ---- helpers ------------------------------------------------------------------------------
 
-    def _rows(self, condition: str, values: list[object], scope: str, params: list[object]
-              ) -> list[tuple[int, str, bytes]]:
+    def _rows(
+        self, condition: str, values: list[object], scope: str, params: list[object]
+    ) -> list[tuple[int, str, bytes]]:
         source = f"{_SCOPED_FROM} WHERE" if scope else "vectors v WHERE v.model = ? AND"
-        return [tuple(r) for r in self.conn.execute(
-            f"SELECT v.seq, v.chunk_id, v.vector FROM {source} {condition}{scope}",
-            [self.model_id, *values, *params])]
+        return [
+            tuple(r)
+            for r in self.conn.execute(
+                f"SELECT v.seq, v.chunk_id, v.vector FROM {source} {condition}{scope}",
+                [self.model_id, *values, *params],
+            )
+        ]
 
     def _fetch(self, column: str, keys: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
@@ -431,7 +473,8 @@ class VectorIndex:
                 marks = ",".join("?" * len(batch))
                 rows = self.conn.execute(
                     f"SELECT {column}, vector FROM vectors WHERE model = ? AND {column} IN ({marks})",
-                    [self.model_id, *batch]).fetchall()
+                    [self.model_id, *batch],
+                ).fetchall()
                 for key, row in zip((r[0] for r in rows), self._matrix([r[1] for r in rows]), strict=True):
                     out.setdefault(key, row)
         return out
@@ -454,7 +497,8 @@ class VectorIndex:
 
 def _scope(project_ids: Sequence[int] | None, agent: str | None) -> tuple[str, list[object]]:
     """SQL over chunks aliased ``c`` restricting a search to projects and an agent."""
-    clause, params = "", []
+    clause = ""
+    params: list[object] = []
     if project_ids:
         clause += f" AND c.project_id IN ({','.join('?' * len(project_ids))})"
         params.extend(int(p) for p in project_ids)
@@ -466,4 +510,4 @@ def _scope(project_ids: Sequence[int] | None, agent: str | None) -> tuple[str, l
 
 def _batches(items: Sequence[Any]) -> Iterator[list[Any]]:
     for start in range(0, len(items), _SQL_BATCH):
-        yield list(items[start:start + _SQL_BATCH])
+        yield list(items[start : start + _SQL_BATCH])

@@ -77,8 +77,7 @@ _HOOK_ECHO = re.compile(
     r"|Notification)(?::[a-z_]+)? hook (?:success|additional context):"
 )
 # Claude Code appends a reminder to some tool results (e.g. Read's malware notice).
-_TRAILING_REMINDER = re.compile(r"\s*<system-reminder>(?:(?!<system-reminder>).)*?</system-reminder>\s*\Z",
-                                re.DOTALL)
+_TRAILING_REMINDER = re.compile(r"\s*<system-reminder>(?:(?!<system-reminder>).)*?</system-reminder>\s*\Z", re.DOTALL)
 _INTERRUPT_PREFIX = "[Request interrupted"
 
 

@@ -61,18 +61,27 @@ __all__ = ["SPAWN_TOOL", "RolloutMeta", "is_rollout_head", "peek_rollout_meta", 
 
 SPAWN_TOOL = "spawn_agent"
 _ENVELOPES = frozenset({"response_item", "request_item"})
-_IGNORED = frozenset({"turn_context", "event_msg", "world_state", "inter_agent_communication_metadata",
-                      "compacted"})
-_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call",
-                    "tool_search_call", "tool_call"})
-_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output", "tool_result",
-                      "function_result"})
+_IGNORED = frozenset({"turn_context", "event_msg", "world_state", "inter_agent_communication_metadata", "compacted"})
+_CALLS = frozenset(
+    {"function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call", "tool_call"}
+)
+_OUTPUTS = frozenset(
+    {"function_call_output", "custom_tool_call_output", "tool_search_output", "tool_result", "function_result"}
+)
 _OTHER_ITEMS = frozenset({"ghost_snapshot", "agent_message", "image_generation_call", "compaction"})
 _ITEM_KINDS = frozenset({"message", "reasoning"}) | _CALLS | _OUTPUTS | _OTHER_ITEMS
 _INJECTED_PREFIXES = (
-    "<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<permissions instructions>",
-    "<turn_aborted>", "<subagent_notification>", "<app-context>", "<collaboration_mode>", "<skill>",
-    "<user_shell_command>", "<INSTRUCTIONS>",
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<permissions instructions>",
+    "<turn_aborted>",
+    "<subagent_notification>",
+    "<app-context>",
+    "<collaboration_mode>",
+    "<skill>",
+    "<user_shell_command>",
+    "<INSTRUCTIONS>",
 )
 _HEAD_BYTES = 1 << 20  # a 0.14x session_meta line embeds the tool catalogue: up to a few hundred kB
 
@@ -110,8 +119,9 @@ def peek_rollout_meta(path: Path) -> RolloutMeta:
     return _meta_of(record) if type(record) is dict else RolloutMeta()
 
 
-def read_rollout(path: Path, *, agent_id: str | None = None,
-                 session_id: str | None = None) -> tuple[Transcript | None, RolloutMeta, SkipReport]:
+def read_rollout(
+    path: Path, *, agent_id: str | None = None, session_id: str | None = None
+) -> tuple[Transcript | None, RolloutMeta, SkipReport]:
     """Parse one rollout. `agent_id` reads it as the sub-agent stream of session `session_id` (a
     spawned thread whose parent rollout is ingested with it). None when it holds no message.
 
@@ -238,16 +248,34 @@ class _Builder:
         failed = failed or item.get("success") is False
         self._append(uuid, "user", when, line_no, (ToolResult(call_id, text, failed),), tool_use_result=result)
 
-    def _append(self, uuid: str, role: str, when: datetime | None, line_no: int, blocks: tuple[Block, ...],
-                *, is_meta: bool = False, tool_use_result: Any = None) -> None:
+    def _append(
+        self,
+        uuid: str,
+        role: str,
+        when: datetime | None,
+        line_no: int,
+        blocks: tuple[Block, ...],
+        *,
+        is_meta: bool = False,
+        tool_use_result: Any = None,
+    ) -> None:
         if not blocks:
             self.report.add(SkipReason.EMPTY_MESSAGE)
             return
-        self.messages.append(Message(
-            uuid=uuid, role="user" if role == "user" else "assistant", timestamp=when, blocks=blocks,
-            session_id="", line_no=line_no, agent_id=self.agent_id, is_sidechain=self.agent_id is not None,
-            is_meta=is_meta, tool_use_result=tool_use_result,
-        ))
+        self.messages.append(
+            Message(
+                uuid=uuid,
+                role="user" if role == "user" else "assistant",
+                timestamp=when,
+                blocks=blocks,
+                session_id="",
+                line_no=line_no,
+                agent_id=self.agent_id,
+                is_sidechain=self.agent_id is not None,
+                is_meta=is_meta,
+                tool_use_result=tool_use_result,
+            )
+        )
 
     def finished(self, session_id: str) -> list[Message]:
         """The messages with their session id, and spawn results completed by later events."""
@@ -297,9 +325,15 @@ def _content_blocks(content: Any) -> list[Block]:
 
 def _call_of(item: dict[str, Any], kind: str, uuid: str) -> ToolCall:
     function = as_object(item.get("function")) or {}
-    name = as_str(item.get("name")) or as_str(function.get("name")) or {
-        "local_shell_call": "shell", "web_search_call": "web_search", "tool_search_call": "tool_search",
-    }.get(kind, kind)
+    name = (
+        as_str(item.get("name"))
+        or as_str(function.get("name"))
+        or {
+            "local_shell_call": "shell",
+            "web_search_call": "web_search",
+            "tool_search_call": "tool_search",
+        }.get(kind, kind)
+    )
     call_id = as_str(item.get("call_id")) or as_str(item.get("id")) or f"{uuid}-call"
     for key in ("arguments", "parameters", "input", "action"):
         if key in item:

@@ -105,14 +105,8 @@ def discover(root: Path, unreadable: list[tuple[str, str]] | None = None) -> lis
         else:
             orphans[(path.parent, session)].append(path)
 
-    found = [
-        SessionFiles(session, path, tuple(sorted(attached.get(path, ()))), path.parent)
-        for path, session in mains
-    ]
-    found += [
-        SessionFiles(session, None, tuple(sorted(paths)), folder)
-        for (folder, session), paths in orphans.items()
-    ]
+    found = [SessionFiles(session, path, tuple(sorted(attached.get(path, ()))), path.parent) for path, session in mains]
+    found += [SessionFiles(session, None, tuple(sorted(paths)), folder) for (folder, session), paths in orphans.items()]
     found += _other_sessions(others)
     found.sort(key=lambda s: str(s.main if s.main is not None else s.subagents[0]))
     return found
@@ -138,9 +132,7 @@ def read_session(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRep
         report.merge(skipped)
         found += transcripts
     for path in files.subagents:
-        transcripts, skipped = read_file(
-            path, agent_id=_agent_id_from_name(path), session_id=files.session_id
-        )
+        transcripts, skipped = read_file(path, agent_id=_agent_id_from_name(path), session_id=files.session_id)
         report.merge(skipped)
         meta = _read_agent_meta(path, report)
         found += [replace(t, meta=meta) for t in transcripts] if meta is not None else transcripts
@@ -205,10 +197,12 @@ def _other_sessions(files: list[tuple[Path, Source]]) -> list[SessionFiles]:
     attached = {p for paths in children.values() for p in paths}
     for path, meta in codex.items():
         if path not in attached:
-            found.append(SessionFiles(meta.thread_id or path.stem, path, tuple(sorted(children.get(path, ()))),
-                                      path.parent, "codex"))
-    found += [SessionFiles(path.stem, path, (), path.parent, "gemini") for path, source in files
-              if source == "gemini"]
+            found.append(
+                SessionFiles(
+                    meta.thread_id or path.stem, path, tuple(sorted(children.get(path, ()))), path.parent, "codex"
+                )
+            )
+    found += [SessionFiles(path.stem, path, (), path.parent, "gemini") for path, source in files if source == "gemini"]
     return found
 
 
@@ -239,8 +233,11 @@ def _read_gemini(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRep
     session, report = read_gemini(files.main)
     if session.transcript is None:
         return [], report
-    return [SessionTranscripts(session.session_id, session.transcript, (), session.cwd, (files.main,),
-                               "gemini", session.project_hash)], report
+    return [
+        SessionTranscripts(
+            session.session_id, session.transcript, (), session.cwd, (files.main,), "gemini", session.project_hash
+        )
+    ], report
 
 
 # --- walking ----------------------------------------------------------------------------------------
@@ -257,8 +254,11 @@ def _jsonl_files(root: Path, unreadable: list[tuple[str, str]] | None = None) ->
     for folder, dirs, names in os.walk(root, onerror=report):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules")
         chats = os.path.basename(folder) == "chats"
-        out += (Path(folder, name) for name in sorted(names)
-                if name.endswith(".jsonl") or (chats and name.startswith("session-") and name.endswith(".json")))
+        out += (
+            Path(folder, name)
+            for name in sorted(names)
+            if name.endswith(".jsonl") or (chats and name.startswith("session-") and name.endswith(".json"))
+        )
     return out
 
 

@@ -60,7 +60,8 @@ def looks_like_gemini(head: bytes) -> bool:
     """True when a file's first bytes are those of a Gemini CLI session document. Some versions
     write the keys sorted, so ``sessionId`` and ``projectHash`` can come after all the messages."""
     return b'"projectHash"' in head or (
-        b'"messages"' in head and any(k in head for k in (b'"sessionId"', b'"lastUpdated"', b'"startTime"')))
+        b'"messages"' in head and any(k in head for k in (b'"sessionId"', b'"lastUpdated"', b'"startTime"'))
+    )
 
 
 def read_gemini(path: Path) -> tuple[GeminiSession, SkipReport]:
@@ -114,8 +115,9 @@ def _messages(record: dict[str, Any], position: int, session_id: str, report: Sk
     when = parse_time(record.get("timestamp"))
 
     def message(role: str, blocks: list[Block], suffix: str = "") -> Message:
-        return Message(uuid + suffix, "user" if role == "user" else "assistant", when, tuple(blocks),
-                       session_id, position)
+        return Message(
+            uuid + suffix, "user" if role == "user" else "assistant", when, tuple(blocks), session_id, position
+        )
 
     if kind in _NOTICES:
         report.add(SkipReason.NON_MESSAGE)
@@ -129,8 +131,11 @@ def _messages(record: dict[str, Any], position: int, session_id: str, report: Sk
     if kind not in ("gemini", "model"):
         report.add(SkipReason.UNKNOWN_RECORD)
         return []
-    blocks = [ThinkingBlock(text) for t in as_array(record.get("thoughts")) or []
-              if (thought := as_object(t)) is not None and (text := _thought(thought))]
+    blocks = [
+        ThinkingBlock(text)
+        for t in as_array(record.get("thoughts")) or []
+        if (thought := as_object(t)) is not None and (text := _thought(thought))
+    ]
     blocks += _content(record.get("content"))
     results: list[Block] = []
     for value in as_array(record.get("toolCalls")) or []:
@@ -152,8 +157,7 @@ def _messages(record: dict[str, Any], position: int, session_id: str, report: Sk
 def _content(content: Any) -> list[Block]:
     if isinstance(content, str):
         return [TextBlock(content)] if content.strip() else []
-    texts = [as_str(part.get("text")) for value in as_array(content) or []
-             if (part := as_object(value)) is not None]
+    texts = [as_str(part.get("text")) for value in as_array(content) or [] if (part := as_object(value)) is not None]
     return [TextBlock(t) for t in texts if t.strip()]
 
 

@@ -103,7 +103,10 @@ _MAIN, _AGENT = "main", "agent"  # stream kinds: streams are keyed by (kind, ses
 
 
 def read_file(
-    path: Path, *, agent_id: str | None = None, session_id: str | None = None,
+    path: Path,
+    *,
+    agent_id: str | None = None,
+    session_id: str | None = None,
     known_agents: frozenset[str] = frozenset(),
 ) -> tuple[list[Transcript], SkipReport]:
     """Parse one transcript file into its conversation streams.
@@ -253,8 +256,14 @@ class _Stream:
 class _Assembler:
     """Turns decoded records of one file into transcripts (see the module docstring for the rules)."""
 
-    def __init__(self, path: Path, agent_id: str | None, session_id: str | None, report: SkipReport,
-                 known_agents: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        path: Path,
+        agent_id: str | None,
+        session_id: str | None,
+        report: SkipReport,
+        known_agents: frozenset[str] = frozenset(),
+    ) -> None:
         self.known_agents = known_agents  # agents with their own file: progress copies are not needed
         self.path = path
         self.file_agent_id = agent_id
@@ -339,9 +348,7 @@ class _Assembler:
                     previous_run = agent
                 else:
                     previous_run = None
-                agent_session = agent_sessions.setdefault(
-                    agent, self.file_session_id or session or last_main_session
-                )
+                agent_session = agent_sessions.setdefault(agent, self.file_session_id or session or last_main_session)
                 keys.append((_AGENT, agent, agent_session))
             else:
                 previous_run = None
@@ -351,9 +358,7 @@ class _Assembler:
         return keys
 
     @staticmethod
-    def _sidechain_run(
-        rec: dict[str, Any], line_no: int, run_of_uuid: dict[str, str], previous_run: str | None
-    ) -> str:
+    def _sidechain_run(rec: dict[str, Any], line_no: int, run_of_uuid: dict[str, str], previous_run: str | None) -> str:
         parent = rec.get("parentUuid")
         run = run_of_uuid.get(parent) if isinstance(parent, str) else None
         if run is None:
@@ -430,9 +435,7 @@ class _Assembler:
 
     # -- progress --
 
-    def _add_progress(
-        self, streams: dict[tuple[str, str], _Stream], line_no: int, rec: dict[str, Any]
-    ) -> None:
+    def _add_progress(self, streams: dict[tuple[str, str], _Stream], line_no: int, rec: dict[str, Any]) -> None:
         own = rec.get("agentId")
         own = own if isinstance(own, str) and own else None
         if self.file_agent_id is not None or (rec.get("isSidechain") is True and own):
@@ -463,9 +466,16 @@ def _carried_message(rec: dict[str, Any]) -> dict[str, Any] | None:
     message = as_object(inner.get("message"))
     if message is None or not isinstance(message.get("content"), str | list):
         return None
-    return {"type": inner["type"], "message": message, "uuid": inner.get("uuid"),
-            "timestamp": inner.get("timestamp") or rec.get("timestamp"), "sessionId": rec.get("sessionId"),
-            "cwd": rec.get("cwd"), "isSidechain": True, "agentId": rec["data"]["agentId"]}
+    return {
+        "type": inner["type"],
+        "message": message,
+        "uuid": inner.get("uuid"),
+        "timestamp": inner.get("timestamp") or rec.get("timestamp"),
+        "sessionId": rec.get("sessionId"),
+        "cwd": rec.get("cwd"),
+        "isSidechain": True,
+        "agentId": rec["data"]["agentId"],
+    }
 
 
 def _is_agent_progress(rec: dict[str, Any]) -> bool:
