@@ -9,19 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-PREVIEW_CHARS = 160
-
-
-class ChunkRef(BaseModel):
-    id: str
-    project: str
-    session_id: str
-    source: str = Field(description="The coding agent whose session it is: claude-code, codex or gemini.")
-    agent: str
-    date: str = Field(description="When the chunk's turn started, ISO 8601 UTC.")
-    score: float | None = Field(None, description="Relevance (search) or similarity (chains), 0..1.")
-    tokens: int
-    preview: str
+from causantic.retrieval.output import ChunkOut
 
 
 class ReconstructOutput(BaseModel):
@@ -36,7 +24,7 @@ class ReconstructOutput(BaseModel):
     truncated: bool
     split_sessions: list[str] = Field(description="Text view: sessions only partly on this page.")
     sessions: list[SessionInfo] = Field(description="The sessions shown, oldest first.")
-    chunks: list[ChunkRef]
+    chunks: list[ChunkOut]
 
 
 class ProjectInfo(BaseModel):

@@ -24,8 +24,6 @@ from causantic.errors import InvalidQuery, checked_query
 from causantic.hooks.status import read_status
 from causantic.mcp.app import AppContext
 from causantic.mcp.models import (
-    PREVIEW_CHARS,
-    ChunkRef,
     ForgetOutput,
     ForgetPreview,
     HookRunInfo,
@@ -38,7 +36,7 @@ from causantic.mcp.models import (
     SessionsOutput,
     StatsOutput,
 )
-from causantic.retrieval.output import EpisodicOut, SearchOut
+from causantic.retrieval.output import EpisodicOut, SearchOut, chunk_out
 from causantic.services import Services
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -249,7 +247,7 @@ def reconstruct(
         truncated=result.truncated,
         split_sessions=list(result.split),
         sessions=[_session(x) for x in result.sessions],
-        chunks=[_ref(c, None) for c in result.chunks],
+        chunks=[chunk_out(c, None) for c in result.chunks],
     )
     return _result(render_reconstruction(result, page_hint="page={page}"), output)
 
@@ -581,21 +579,6 @@ def _episodic(
 def _result(text: str, output: BaseModel) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content=output.model_dump(mode="json")
-    )
-
-
-def _ref(chunk: Any, score: float | None) -> ChunkRef:
-    preview = " ".join(chunk.content.split())
-    return ChunkRef(
-        id=chunk.id,
-        project=chunk.project,
-        session_id=chunk.session_id,
-        source=chunk.source,
-        agent=chunk.agent,
-        date=chunk.start_time,
-        score=None if score is None else round(min(score, 1.0), 4),
-        tokens=chunk.approx_tokens,
-        preview=preview[:PREVIEW_CHARS],
     )
 
 
