@@ -229,7 +229,8 @@ def synthetic_sessions(
     """Sessions totalling exactly ``n_chunks`` chunks, composed from ``pieces`` and their ``vectors``."""
     import numpy as np
 
-    from causantic.ingest.chunker import approx_tokens, chunk_id, content_hash
+    from causantic.ingest.chunker import chunk_id, content_hash
+    from causantic.ingest.tokens import approx_tokens
     from causantic.store.fts import identifier_terms
     from causantic.store.records import ChunkRecord, iso
 

@@ -480,7 +480,7 @@ def score_units(units: Sequence[Unit], question: Question, tokens: int | None = 
 
 def units_of(chunks: Sequence[Any], conv: Conversation) -> list[Unit]:
     """Chunks (anything with ``message_uuids``, ``session_id``, ``content``) as metric units."""
-    from causantic.ingest.chunker import approx_tokens
+    from causantic.ingest.tokens import approx_tokens
     from causantic.retrieval.search import HEADER_TOKENS
 
     out = []

@@ -11,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from causantic.config import Config
-from causantic.ingest.chunker import approx_tokens, chunk_id, chunk_turn, long_lines_summarised, split_text
+from causantic.ingest.chunker import chunk_id, chunk_turn, long_lines_summarised, split_text
 from causantic.ingest.render import RenderedTurn, Section
 from causantic.ingest.service import ingest_paths
+from causantic.ingest.tokens import approx_tokens
 from causantic.services import open_services
 
 

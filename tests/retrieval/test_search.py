@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from causantic.errors import InvalidQuery, ProjectNotFound
-from causantic.ingest.chunker import approx_tokens
+from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.search import HEADER_TOKENS, SearchRequest
 from causantic.services import Services
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from causantic.config import SOURCE_NAMES
 from causantic.errors import ProjectNotFound
 from causantic.files import atomic_write, prune_older_than, secure_dir
-from causantic.ingest.chunker import approx_tokens
+from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
 from causantic.retrieval.reconstruct import ReconstructRequest, reconstruct
 from causantic.services import Services

@@ -24,6 +24,7 @@ from causantic.config import PromptMemoryConfig
 from causantic.files import atomic_write, prune_older_than, secure_dir
 from causantic.hooks.event import HookEvent
 from causantic.hooks.status import InjectedMoment, record
+from causantic.ingest.tokens import CHARS_PER_TOKEN
 
 if TYPE_CHECKING:  # the search stack loads only once the hook is on and memory exists
     from causantic.retrieval.moments import Moment
@@ -35,7 +36,6 @@ FOOTER = (
     "More: the causantic MCP tools recall (how and why it was done, by question) and reconstruct "
     "(a session's timeline, by session_id)."
 )
-CHARS_PER_TOKEN = 3.5  # the product's approximate token (ingest.chunker.approx_tokens)
 
 
 def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:

@@ -3,6 +3,7 @@
 - ``render``: a turn's messages as compact text sections (thinking left out, tool calls as one line).
 - ``redact``: secrets replaced before any text is stored or indexed.
 - ``chunker``: turn-based, code-block-aware packing of sections into chunks.
+- ``tokens``: approximate token counts (a leaf module, cheap to import).
 - ``edges``: the causal graph rules along one stream and across sessions (within-chain, cross-session).
 - ``streams``: one agent's transcript as chunk records, and which of its chunks holds a call, a
   result, a message or a moment.

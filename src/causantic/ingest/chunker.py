@@ -21,17 +21,13 @@ from dataclasses import dataclass
 
 from causantic.config import ChunkingConfig
 from causantic.ingest.render import RenderedTurn, Section
+from causantic.ingest.tokens import CHARS_PER_TOKEN
 
-CHARS_PER_TOKEN = 3.5
 _FENCE = re.compile(r"^\s*(```|~~~)")
 LONG_LINE_CHARS = ChunkingConfig.model_fields["long_line_chars"].default
 _LONG_LINE = "[long line"
 _LONG_LINE_MARKER = re.compile(r"\[long line (\d+)/\d+ of ([\d,]+) characters\] ")
 _MARKER_RESERVE = 64  # room for the marker inside a slice, so a slice still fits in a chunk
-
-
-def approx_tokens(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN) if text else 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from causantic.ingest.chunker import ChunkDraft, approx_tokens, chunk_id, chunk_turn, content_hash
+from causantic.ingest.chunker import ChunkDraft, chunk_id, chunk_turn, content_hash
 from causantic.ingest.redact import Redactor
 from causantic.ingest.render import RenderedTurn, render_turn
+from causantic.ingest.tokens import approx_tokens
 from causantic.store.fts import identifier_terms
 from causantic.store.records import ChunkRecord, iso, parse_iso
 from causantic.transcripts.model import Transcript

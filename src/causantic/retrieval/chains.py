@@ -26,7 +26,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Literal
 
-from causantic.ingest.chunker import approx_tokens
+from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.search import HEADER_TOKENS, Searcher, SearchRequest, SearchResult
 from causantic.store.memory import MemoryStore
 from causantic.store.records import StoredChunk

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from causantic.config import EpisodesConfig
-from causantic.ingest.chunker import approx_tokens
+from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.search import HEADER_TOKENS, Searcher, SearchRequest, SearchResult
 from causantic.store.memory import MemoryStore
 from causantic.store.records import StoredChunk

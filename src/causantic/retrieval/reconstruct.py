@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 
 from causantic.config import SOURCE_NAMES
 from causantic.errors import CausanticError
-from causantic.ingest.chunker import approx_tokens
+from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
 from causantic.store.memory import MemoryStore
 from causantic.store.records import Project, StoredChunk, iso

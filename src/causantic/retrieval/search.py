@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from causantic.config import ClusterExpansionConfig, RelevanceConfig, RetrievalConfig
 from causantic.errors import checked_query
-from causantic.ingest.chunker import approx_tokens
+from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.blas import use_one_blas_thread
 from causantic.retrieval.listing import resolve_project
 from causantic.retrieval.mentions import mention_share, split_tool_output
