@@ -15,9 +15,8 @@ from causantic.errors import checked_query
 from causantic.retrieval.episodes import EpisodeAnswer
 from causantic.retrieval.forget import ForgetRequest, ForgetResult, delete_previewed, forget, preview_line
 from causantic.retrieval.format import chunk_heading, episode_heading, episodes_heading, nothing_relevant
-from causantic.retrieval.output import episodic_out
+from causantic.retrieval.output import episodic_out, reconstruction_out
 from causantic.retrieval.reconstruct import (
-    Reconstruction,
     ReconstructRequest,
     reconstruct,
     render_reconstruction,
@@ -168,7 +167,7 @@ def reconstruct_command(
     with domain_errors(), open_services() as services:
         result = reconstruct(services.store, request, services.config.tokens.mcp_max_response)
     if as_json:
-        emit_json(reconstruction_dict(result))
+        emit_json(reconstruction_out(result, content=True).model_dump(mode="json"))
         return
     console.print(render_reconstruction(result, page_hint="--page {page}"), markup=False, soft_wrap=True)
     if result.view == "timeline" and result.sessions:
@@ -179,27 +178,6 @@ def reconstruct_command(
                 style="dim",
             )
         )
-
-
-def reconstruction_dict(result: Reconstruction) -> dict[str, object]:
-    """The --json shape (the MCP reconstruct tool returns the same fields)."""
-    return {
-        "project": result.project,
-        "mode": result.mode,
-        "view": result.view,
-        "page": result.page,
-        "pages": result.pages,
-        "earlier": result.earlier,
-        "later": result.later,
-        "tokens": result.tokens,
-        "truncated": result.truncated,
-        "split_sessions": list(result.split),
-        "sessions": list(result.sessions),
-        "chunks": [
-            {"id": c.id, "session_id": c.session_id, "date": c.start_time, "agent": c.agent, "content": c.content}
-            for c in result.chunks
-        ],
-    }
 
 
 @click.command("forget")

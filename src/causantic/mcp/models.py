@@ -9,22 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from causantic.retrieval.output import ChunkOut
-
-
-class ReconstructOutput(BaseModel):
-    project: str
-    mode: str = Field(description="timeline, time-range, session or previous-session.")
-    view: str = Field(description="'timeline' (one entry per session, no chunks) or 'text' (the chunks).")
-    page: int = Field(description="1 is the part nearest the kept end (the newest, unless keep_newest is off).")
-    pages: int | None = Field(description="How many pages there are, when known.")
-    earlier: int = Field(description="Sessions (timeline) or chunks (text) older than this page, not shown.")
-    later: int = Field(description="Sessions or chunks newer than this page, not shown.")
-    tokens: int
-    truncated: bool
-    split_sessions: list[str] = Field(description="Text view: sessions only partly on this page.")
-    sessions: list[SessionInfo] = Field(description="The sessions shown, oldest first.")
-    chunks: list[ChunkOut]
+from causantic.retrieval.output import SessionInfo
 
 
 class ProjectInfo(BaseModel):
@@ -38,17 +23,6 @@ class ProjectInfo(BaseModel):
 
 class ProjectsOutput(BaseModel):
     projects: list[ProjectInfo]
-
-
-class SessionInfo(BaseModel):
-    session_id: str
-    source: str = Field(description="The coding agent of the session: claude-code, codex or gemini.")
-    started_at: str
-    ended_at: str
-    chunks: int
-    tokens: int
-    agents: list[str]
-    title: str = Field(description="The session's first real prompt (or a fallback when none was recorded).")
 
 
 class SessionsOutput(BaseModel):

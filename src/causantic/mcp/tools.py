@@ -31,12 +31,16 @@ from causantic.mcp.models import (
     InjectedMomentInfo,
     ProjectInfo,
     ProjectsOutput,
-    ReconstructOutput,
-    SessionInfo,
     SessionsOutput,
     StatsOutput,
 )
-from causantic.retrieval.output import EpisodicOut, SearchOut, chunk_out
+from causantic.retrieval.output import (
+    EpisodicOut,
+    ReconstructOutput,
+    SearchOut,
+    reconstruction_out,
+    session_out,
+)
 from causantic.services import Services
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -235,20 +239,7 @@ def reconstruct(
         limit=limit,
     )
     result = _app(ctx).call("reconstruct", lambda s: run(s.store, request, s.config.tokens.mcp_max_response))
-    output = ReconstructOutput(
-        project=result.project,
-        mode=result.mode,
-        view=result.view,
-        page=result.page,
-        pages=result.pages,
-        earlier=result.earlier,
-        later=result.later,
-        tokens=result.tokens,
-        truncated=result.truncated,
-        split_sessions=list(result.split),
-        sessions=[_session(x) for x in result.sessions],
-        chunks=[chunk_out(c, None) for c in result.chunks],
-    )
+    output = reconstruction_out(result)
     return _result(render_reconstruction(result, page_hint="page={page}"), output)
 
 
@@ -292,7 +283,7 @@ def list_sessions(
     proj, sessions, total = _app(ctx).call(
         "list-sessions", lambda s: run(s.store, project, since=since, until=until, limit=limit)
     )
-    infos = [_session(x) for x in sessions]
+    infos = [session_out(x) for x in sessions]
     if not infos:
         text = f"No sessions found for project {proj.name!r} in that range."
     else:
@@ -445,7 +436,7 @@ def forget(
         dry_run=result.dry_run,
         whole_project=result.whole_project,
         sessions=result.sessions,
-        preview_sessions=[_session(x) for x in result.session_summaries],
+        preview_sessions=[session_out(x) for x in result.session_summaries],
         count=result.count,
         deleted=result.deleted,
         preview=preview,
@@ -579,19 +570,6 @@ def _episodic(
 def _result(text: str, output: BaseModel) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content=output.model_dump(mode="json")
-    )
-
-
-def _session(x: Any) -> SessionInfo:
-    return SessionInfo(
-        session_id=x.session_id,
-        source=x.source,
-        started_at=x.started_at,
-        ended_at=x.ended_at,
-        chunks=x.chunks,
-        tokens=x.tokens,
-        agents=list(x.agents),
-        title=x.title,
     )
 
 

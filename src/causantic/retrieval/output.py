@@ -1,4 +1,5 @@
-"""One JSON shape per retrieval answer, shared by ``--json`` and the MCP tools' structured output.
+"""One JSON shape per retrieval answer, shared by ``--json`` and the MCP tools' structured output
+(search, recall/predict, reconstruct and the sessions they list).
 
 Pydantic models (so the MCP server publishes them as output schemas) built from the retrieval
 results. A chunk carries a short ``preview``; ``content`` (the whole text) is filled where the
@@ -10,6 +11,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from causantic.retrieval.episodes import EpisodeAnswer
+from causantic.retrieval.listing import SessionSummary
+from causantic.retrieval.reconstruct import Reconstruction
 from causantic.retrieval.search import SearchResult
 from causantic.store.records import StoredChunk
 
@@ -37,6 +40,32 @@ class SearchOut(BaseModel):
     notes: list[str]
     nothing_relevant: bool = Field(description="True when no hit cleared the relevance floor.")
     hits: list[ChunkOut]
+
+
+class SessionInfo(BaseModel):
+    session_id: str
+    source: str = Field(description="The coding agent of the session: claude-code, codex or gemini.")
+    started_at: str
+    ended_at: str
+    chunks: int
+    tokens: int
+    agents: list[str]
+    title: str = Field(description="The session's first real prompt (or a fallback when none was recorded).")
+
+
+class ReconstructOutput(BaseModel):
+    project: str
+    mode: str = Field(description="timeline, time-range, session or previous-session.")
+    view: str = Field(description="'timeline' (one entry per session, no chunks) or 'text' (the chunks).")
+    page: int = Field(description="1 is the part nearest the kept end (the newest, unless keep_newest is off).")
+    pages: int | None = Field(description="How many pages there are, when known.")
+    earlier: int = Field(description="Sessions (timeline) or chunks (text) older than this page, not shown.")
+    later: int = Field(description="Sessions or chunks newer than this page, not shown.")
+    tokens: int
+    truncated: bool
+    split_sessions: list[str] = Field(description="Text view: sessions only partly on this page.")
+    sessions: list[SessionInfo] = Field(description="The sessions shown, oldest first.")
+    chunks: list[ChunkOut]
 
 
 class EpisodeOut(BaseModel):
@@ -107,4 +136,34 @@ def episodic_out(query: str, answer: EpisodeAnswer, *, content: bool = False) ->
         notes=list(answer.notes),
         nothing_relevant=answer.nothing_relevant,
         episodes=episodes,
+    )
+
+
+def session_out(session: SessionSummary) -> SessionInfo:
+    return SessionInfo(
+        session_id=session.session_id,
+        source=session.source,
+        started_at=session.started_at,
+        ended_at=session.ended_at,
+        chunks=session.chunks,
+        tokens=session.tokens,
+        agents=list(session.agents),
+        title=session.title,
+    )
+
+
+def reconstruction_out(result: Reconstruction, *, content: bool = False) -> ReconstructOutput:
+    return ReconstructOutput(
+        project=result.project,
+        mode=result.mode,
+        view=result.view,
+        page=result.page,
+        pages=result.pages,
+        earlier=result.earlier,
+        later=result.later,
+        tokens=result.tokens,
+        truncated=result.truncated,
+        split_sessions=list(result.split),
+        sessions=[session_out(s) for s in result.sessions],
+        chunks=[chunk_out(c, None, content=content) for c in result.chunks],
     )
