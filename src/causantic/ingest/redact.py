@@ -20,6 +20,7 @@ patterns (``redaction.customPatterns``) or anonymous ones (``redaction.extraPatt
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import Counter
@@ -126,7 +127,6 @@ class _ContextRule:
 
 
 _B64_VALUE = r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/]{%d}%s(?![A-Za-z0-9+/=_\-])"
-_LONGEST_VALUE = 520  # no context-found value is longer (the candidate below stops at 512 + '==')
 _CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/=_\-.])[A-Za-z0-9+/_\-]{20,512}={0,2}(?![A-Za-z0-9+/=_\-])")
 
 
@@ -278,27 +278,27 @@ def _redact_assignment(match: re.Match[str]) -> str:
 
 
 def _redact_in_context(text: str, rule: _ContextRule) -> str:
-    """Replace each accepted value that starts within ``rule.window`` characters after a context word."""
+    """Replace each accepted value that starts within ``rule.window`` characters after a context word.
+
+    One pass over the values and a binary search among the context words' ends, instead of a
+    search after every context word: coding text says "key" and "token" every few hundred
+    characters, and a pasted bundle would otherwise be rescanned thousands of times. A value's
+    pattern cannot start inside a run of its own characters (its lookbehind), so the values found
+    in one pass are exactly those a search starting after each context word finds.
+    """
+    ends = [match.end() for match in rule.context.finditer(text)]
+    if not ends:
+        return text
     spans: list[tuple[int, int]] = []
-    searched_to = 0
-    for context in rule.context.finditer(text):
-        start = max(context.end(), searched_to)
-        stop = context.end() + rule.window
-        if start >= stop:
-            continue
-        for value in rule.value.finditer(text, start, min(len(text), stop + _LONGEST_VALUE)):
-            if value.start() >= stop:
-                break
-            if rule.accept(value.group(0)):
-                spans.append(value.span())
-        searched_to = stop
+    for value in rule.value.finditer(text, ends[0]):
+        before = bisect.bisect_right(ends, value.start())
+        if before and value.start() < ends[before - 1] + rule.window and rule.accept(value.group(0)):
+            spans.append(value.span())
     if not spans:
         return text
     out: list[str] = []
     last = 0
-    for start, end in sorted(set(spans)):
-        if start < last:
-            continue
+    for start, end in spans:
         out += [text[last:start], f"[REDACTED:{rule.kind}]"]
         last = end
     out.append(text[last:])
