@@ -139,9 +139,6 @@ STORE_SEAM: dict[str, set[str] | None] = {
 }
 # The composition root: the one module that constructs the SQLite store and vector index.
 STORE_BUILDERS = {"services.py"}
-# Interfaces that turn an SQLite error reaching them into one sentence (errors.store_failure) until
-# every store method raises StoreError itself; they catch sqlite3.Error and run no SQL.
-SQLITE_ERROR_CATCHERS = {"cli/main.py", "mcp/app.py"}
 SQL_TEXT = re.compile(
     r"\b(SELECT\b.+\bFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(TABLE|INDEX|VIRTUAL)"
     r"|BEGIN\s+IMMEDIATE|COMMIT|ROLLBACK|PRAGMA|WHERE|ORDER\s+BY|LIKE|MATCH)\b",
@@ -183,9 +180,9 @@ def test_no_sqlite_connection_or_sql_text_outside_the_store() -> None:
     problems = []
     for relative, tree in _outside_store():
         for node in ast.walk(tree):
+            # Store methods raise StoreError, never sqlite3.Error, so nothing above needs the module.
             if isinstance(node, ast.Import) and any(a.name == "sqlite3" for a in node.names):
-                if relative not in SQLITE_ERROR_CATCHERS:
-                    problems.append(f"{relative}:{node.lineno} imports sqlite3")
+                problems.append(f"{relative}:{node.lineno} imports sqlite3")
             elif isinstance(node, ast.ImportFrom) and node.module == "sqlite3":
                 problems.append(f"{relative}:{node.lineno} imports from sqlite3")
             elif isinstance(node, ast.Attribute) and node.attr == "conn":
