@@ -24,7 +24,7 @@ ALLOWED: dict[str, set[str]] = {
     "examples": set(),
 }
 INTERFACES = {"cli", "mcp", "hooks", "integration", "dashboard"}
-BASE = {"config", "errors", "files", "__init__", "__main__"}
+BASE = {"config", "config_cache", "home", "errors", "files", "__init__", "__main__"}  # config_cache, home: config
 
 
 def _imports(path: Path) -> set[str]:

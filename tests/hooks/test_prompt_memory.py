@@ -81,8 +81,11 @@ def test_a_prompt_about_past_work_gets_the_moment_with_date_session_and_a_pointe
     assert len(context) / 3.5 <= 300  # promptMemory.maxTokens
     run = read_status()["user-prompt-submit"]
     assert run["success"] and run["project"] == "JSSoundRecorder"
-    [added] = [m for m in run["injected"] if m["sessionId"] == PAST_SESSION]
-    assert added["relevance"] >= 0.95 and 0 < added["coverage"] <= 1
+    added = [m for m in run["injected"] if m["sessionId"] == PAST_SESSION]
+    assert 1 <= len(added) <= 2  # promptMemory.perSession
+    for m in added:  # why: clears the bar, covers enough of the prompt, its session clearly led
+        assert m["relevance"] >= 0.95 and 0.5 <= m["coverage"] <= 1
+        assert m["margin"] is None or m["margin"] >= 1.4
 
 
 def test_an_unrelated_prompt_gets_nothing_printed(sound_memory: Path) -> None:
@@ -173,9 +176,9 @@ def test_hook_status_shows_what_was_added_and_why(sound_memory: Path) -> None:
     text = result.content[0].text
     assert "user-prompt-submit" in text and "added: JSSoundRecorder session 7acd37a8" in text
     assert "relevance" in text and "prompt words covered" in text
-    [added] = [
+    added = [
         m
         for m in result.structured_content["hooks"]["user-prompt-submit"]["injected"]
         if m["session_id"] == PAST_SESSION
     ]
-    assert added["relevance"] >= 0.95
+    assert added and all(m["relevance"] >= 0.95 for m in added)

@@ -22,11 +22,8 @@ from causantic.store import sqlite as sqlite_util
 from causantic.store.keyword import KeywordSearch
 from causantic.store.migrations import migrate
 from causantic.store.records import ChunkRecord, EdgeRecord, FileMark, Project, StoredChunk, iso
+from causantic.store.rows import CHUNK_COLUMNS, stored_chunk
 
-_CHUNK_COLUMNS = (
-    "c.id, c.session_id, c.project_id, p.name AS project, c.agent, c.turn_index, c.part, c.start_time,"
-    " c.end_time, c.content, c.content_hash, c.approx_tokens, c.message_uuids, c.source"
-)
 _SQL_VARIABLE_BATCH = 500
 
 
@@ -656,10 +653,10 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         for batch in _batches(ids):
             marks = ",".join("?" * len(batch))
             for row in self.conn.execute(
-                f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id WHERE c.id IN ({marks})",
+                f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id WHERE c.id IN ({marks})",
                 batch,
             ):
-                out[row["id"]] = _stored_chunk(row)
+                out[row["id"]] = stored_chunk(row)
         return out
 
     def iter_chunks(
@@ -671,13 +668,13 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     ) -> Iterator[StoredChunk]:
         """Chunks matching a SQL condition over ``c`` (chunks) and ``p`` (projects)."""
         sql = (
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id"
+            f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id"
             f" WHERE {where} ORDER BY {order}"
         )
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         for row in self.conn.execute(sql, list(params)):
-            yield _stored_chunk(row)
+            yield stored_chunk(row)
 
     def count_chunks(self, where: str = "1=1", params: Sequence[object] = ()) -> int:
         """How many chunks :meth:`iter_chunks` would yield for the same condition."""
@@ -868,25 +865,6 @@ def _scope(
 
 def _path_parts(path: str) -> list[str]:
     return [part for part in path.replace("\\", "/").split("/") if part] or [path]
-
-
-def _stored_chunk(row: sqlite3.Row) -> StoredChunk:
-    return StoredChunk(
-        id=row["id"],
-        session_id=row["session_id"],
-        project_id=row["project_id"],
-        project=row["project"],
-        agent=row["agent"],
-        turn_index=row["turn_index"],
-        part=row["part"],
-        start_time=row["start_time"],
-        end_time=row["end_time"],
-        content=row["content"],
-        content_hash=row["content_hash"],
-        approx_tokens=row["approx_tokens"],
-        message_uuids=tuple(json.loads(row["message_uuids"])),
-        source=row["source"],
-    )
 
 
 def _batches(items: Sequence[str]) -> Iterator[list[str]]:
