@@ -19,8 +19,10 @@ The stores are built keyword-only (no vectors): the hook never uses them.
 - **mean_tokens**: mean approximate tokens added per answerable prompt (0 when nothing is added);
   **mean_tokens_injected**: the same over the prompts given an injection;
 - **p95_ms**: spawn-to-answer of the real hook (``python -m causantic.hooks user-prompt-submit`` with
-  hook JSON on stdin) on the coding store, beside **baseline_p95_ms**, a bare ``python -c pass``
-  start, the two interleaved in the same run.
+  hook JSON on stdin) on the coding store, answered by its warm process (started by the first run,
+  as in use; the first prompt after ``promptMemory.warmMinutes`` idle is cold), beside
+  **baseline_p95_ms**, a bare ``python -c pass`` start, and **cold_p95_ms**, the hook run
+  in-process (``promptMemory.warmMinutes`` 0); the three interleaved in the same run.
 
 The selection runs in-process through the hook's own functions (``prompt_moments`` and ``render``)
 at each ``promptMemory.sessionMargin`` of a sweep (every other key as configured), so the table shows
@@ -34,6 +36,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -153,8 +157,10 @@ def rates(outcomes: Sequence[Outcome], margin: float) -> dict[str, float]:
 
 def latency(
     work: Path, store: str, cwd: str, prompts: Sequence[str], runs: int, overrides: dict[str, str]
-) -> tuple[float, float, int]:
-    """p95 ms of the real hook and of a bare Python start, interleaved; and how many hook runs printed."""
+) -> tuple[dict[str, float], int]:
+    """p95 ms of a bare Python start and of the real hook, cold (in-process: no warm process) and
+    warm (answered by the warm process the first warm run starts), the three interleaved; and how
+    many warm hook runs printed."""
     env = dict(
         os.environ,
         CAUSANTIC_HOME=str(work / store),
@@ -171,34 +177,48 @@ def latency(
             + "_"
             + "".join("_" + c if c.isupper() else c for c in name).upper()
         ] = value
-    hook_ms, base_ms, printed = [], [], 0
-    for i in range(-2, runs):  # two warm-up runs write the bytecode and the hook's configuration cache
-        payload = json.dumps(
-            {
-                "session_id": f"bench-{os.getpid()}-{i}",
-                "cwd": cwd,
-                "hook_event_name": "UserPromptSubmit",
-                "prompt": prompts[i % len(prompts)],
-            }
-        )
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
-        base = (time.perf_counter() - started) * 1000
-        started = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-m", "causantic.hooks", "user-prompt-submit"],
-            input=payload,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        if i < 0:
-            continue
-        hook_ms.append((time.perf_counter() - started) * 1000)
-        base_ms.append(base)
-        printed += bool(done.stdout.strip())
-    return p95(hook_ms), p95(base_ms), printed
+    # Cold: a copy of the store in a data directory of its own, so no warm process answers for it.
+    cold_home = work / f"{store}-cold"
+    cold_home.mkdir(exist_ok=True)
+    with sqlite3.connect(work / store / "memory.db") as source, sqlite3.connect(cold_home / "memory.db") as copy:
+        source.backup(copy)  # WAL included
+    cold_env = dict(env, CAUSANTIC_HOME=str(cold_home), CAUSANTIC_PROMPT_MEMORY_WARM_MINUTES="0")
+    hook = [sys.executable, "-m", "causantic.hooks", "user-prompt-submit"]
+    times: dict[str, list[float]] = {"bare": [], "cold": [], "warm": []}
+    printed = 0
+    pid_file = work / store / "run" / "prompt-server.pid"
+    try:
+        for i in range(-3, runs):  # warm-up runs: bytecode, the configuration cache, the warm process
+            payload = json.dumps(
+                {
+                    "session_id": f"bench-{os.getpid()}-{i}",
+                    "cwd": cwd,
+                    "hook_event_name": "UserPromptSubmit",
+                    "prompt": prompts[i % len(prompts)],
+                }
+            )
+            took: dict[str, float] = {}
+            for name, command, run_env in (
+                ("bare", [sys.executable, "-c", "pass"], env),
+                ("cold", hook, cold_env),
+                ("warm", hook, env),
+            ):
+                started = time.perf_counter()
+                done = subprocess.run(command, input=payload, env=run_env, capture_output=True, text=True, check=True)
+                took[name] = (time.perf_counter() - started) * 1000
+                printed += name == "warm" and i >= 0 and bool(done.stdout.strip())
+            if i == -1:
+                for _ in range(100):  # the warm process starts detached: let it listen before measuring
+                    if pid_file.exists():
+                        break
+                    time.sleep(0.1)
+            if i >= 0:
+                for name, ms in took.items():
+                    times[name].append(ms)
+    finally:
+        if pid_file.exists():  # the warm process this benchmark started
+            os.kill(int(pid_file.read_text()), signal.SIGTERM)
+    return {name: p95(values) for name, values in times.items()}, printed
 
 
 def p95(values: Sequence[float]) -> float:
@@ -248,20 +268,23 @@ def main() -> int:
             f"false inject {part['false_inject_rate']}%"
         )
     prompts = [t.query for t in all_trials if t.store == "coding"]
-    hook_p95 = base_p95 = float("nan")
+    p95s = {"bare": float("nan"), "cold": float("nan"), "warm": float("nan")}
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     if args.runs > 0:  # --runs 0: precision only
-        hook_p95, base_p95, printed = latency(
+        p95s, printed = latency(
             work, "coding", cwds["coding"], prompts[:: max(1, len(prompts) // 60)], args.runs, overrides
         )
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
         print(
-            f"latency over {args.runs} starts (load {load:.2f}): hook p95 {hook_p95} ms, bare python p95 "
-            f"{base_p95} ms (ratio {hook_p95 / base_p95:.2f}); {printed} of {args.runs} runs added context"
+            f"latency over {args.runs} starts each (load {load:.2f}): bare python p95 {p95s['bare']} ms; hook "
+            f"warm p95 {p95s['warm']} ms (ratio {p95s['warm'] / p95s['bare']:.2f}), cold (in-process) p95 "
+            f"{p95s['cold']} ms (ratio {p95s['cold'] / p95s['bare']:.2f}); {printed} of {args.runs} warm runs "
+            "added context"
         )
     result = rates(outcomes, pm.session_margin) | {
-        "p95_ms": hook_p95,
-        "baseline_p95_ms": base_p95,
+        "p95_ms": p95s["warm"],
+        "baseline_p95_ms": p95s["bare"],
+        "cold_p95_ms": p95s["cold"],
         "bar": pm.bar,
         "session_margin": pm.session_margin,
         "n_answerable": sum(1 for o in outcomes if o.trial.answerable),

@@ -406,6 +406,14 @@ class PromptMemoryConfig(_Section):
     keep_days: float = Field(
         14.0, gt=0, description="Days the per-session record of what was added (no repeats) is kept."
     )
+    warm_minutes: float = Field(
+        30.0,
+        ge=0,
+        description=(
+            "Minutes without a prompt after which the hook's warm process (it keeps the hook's imports "
+            "loaded and answers over a unix socket in <home>/run) exits; 0: never start it."
+        ),
+    )
 
 
 class Config(_Section):

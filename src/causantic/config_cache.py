@@ -24,6 +24,7 @@ from causantic.files import atomic_write, secure_dir
 from causantic.home import causantic_home
 
 CACHE_FILE = "hook-config.json"
+KEEP_ENTRIES = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,19 +45,22 @@ def cached_config(cwd: Path | None, names: Sequence[str], environ: Mapping[str, 
     key = _fingerprint(home, cwd, env)
     path = home / "cache" / CACHE_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data["key"] == key and all(n in data["sections"] for n in names):
-            return CachedConfig({n: data["sections"][n] for n in names}, Path(data["dbPath"]))
+        entries = json.loads(path.read_text(encoding="utf-8"))["entries"]
+        for entry in entries:
+            if entry["key"] == key and all(n in entry["sections"] for n in names):
+                return CachedConfig({n: entry["sections"][n] for n in names}, Path(entry["dbPath"]))
     except (OSError, ValueError, KeyError, TypeError):
-        pass
+        entries = []
     from causantic.config import db_path, load_config
 
     config = load_config(cwd=cwd, environ=dict(env))
     dumped = config.model_dump()
     found = CachedConfig({n: dumped[n] for n in names}, db_path(config))
+    entry = {"key": key, "sections": dumped, "dbPath": str(found.db_path)}
     try:
         secure_dir(path.parent)
-        atomic_write(path, json.dumps({"key": key, "sections": found.sections, "dbPath": str(found.db_path)}))
+        # A few configurations side by side: projects with a file of their own, hooks with other variables.
+        atomic_write(path, json.dumps({"entries": [entry, *entries[: KEEP_ENTRIES - 1]]}))
     except OSError:
         pass  # a read-only home: the next call loads in full again
     return found

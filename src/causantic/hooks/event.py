@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from dataclasses import asdict, dataclass
 
-STDIN_TIMEOUT_S = 2.0
+from causantic.hooks.stdin import read_stdin as read_stdin  # re-exported: part of reading the event
+
 # No real field is longer (PATH_MAX is 4096). A longer value is dropped as if absent: passed on to
 # the ingest worker it made the spawn fail ("Argument list too long") and filled the hook log.
 MAX_FIELD_CHARS = 4096
@@ -56,22 +56,3 @@ def parse_event(text: str) -> HookEvent:
         if name != "parsed" and isinstance(value := data.get(name), str) and len(value) <= MAX_FIELD_CHARS
     }
     return HookEvent(**fields, parsed=True)
-
-
-def read_stdin(timeout: float = STDIN_TIMEOUT_S) -> str:
-    """All of stdin, or "" when it is a terminal or stays silent for ``timeout`` seconds."""
-    stream = sys.stdin
-    if stream is None or stream.closed:
-        return ""
-    try:
-        if stream.isatty():
-            return ""
-        if os.name == "posix":
-            import select
-
-            ready, _, _ = select.select([stream], [], [], timeout)
-            if not ready:
-                return ""
-        return stream.read()
-    except (OSError, ValueError, UnicodeDecodeError):
-        return ""

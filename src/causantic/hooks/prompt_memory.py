@@ -24,6 +24,7 @@ from typing import cast
 from causantic.config_cache import cached_config
 from causantic.files import atomic_write, prune_older_than, secure_dir
 from causantic.home import causantic_home
+from causantic.hooks import warm
 from causantic.hooks.chunk_text import sections
 from causantic.hooks.event import HookEvent
 from causantic.hooks.status import InjectedMoment, record
@@ -50,6 +51,8 @@ def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
         return _done(started, event, "empty prompt")
     if not config.db_path.exists():
         return _done(started, event, "no memory yet (nothing ingested)")
+    if not warm.serving and settings.warm_minutes > 0:
+        warm.start_server()  # for the next prompts; this one is answered here (it exits if one runs)
     given_file = _given_file(causantic_home(), event.session_id)
     given = _read_given(given_file)
     found = moments_from(
@@ -151,7 +154,7 @@ def _done(
         HOOK,
         success=True,
         started=started,
-        outcome=outcome,
+        outcome=outcome + (" [warm process]" if warm.serving else ""),
         project=project,
         session_id=event.session_id,
         injected=injected,
