@@ -25,6 +25,10 @@ def hook_group() -> None:
 
 def _hook_command(name: str) -> click.Command:
     def run() -> None:
+        if name == "user-prompt-submit":  # as `python -m causantic.hooks`: the warm process first
+            from causantic.hooks.warm import client
+
+            sys.exit(client())
         sys.exit(run_hook(name))
 
     run.__doc__ = f"The {name} hook: reads Claude Code's hook JSON on stdin."
