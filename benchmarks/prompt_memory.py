@@ -84,9 +84,9 @@ def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) 
     ``promptMemory.sessionMargin`` of the sweep and the configured one; every other key as configured."""
     from causantic.config import db_path
     from causantic.hooks.prompt_memory import render
+    from causantic.prompt_services import open_prompt_index
     from causantic.retrieval.moments import MomentsRequest, prompt_moments
     from causantic.services import open_services
-    from causantic.store.prompt_index import PromptIndex
 
     out: list[Outcome] = []
     cwds: dict[str, str] = {}
@@ -96,7 +96,7 @@ def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) 
     for store, group in by_store.items():
         config = store_config(work, store, overrides)
         pm = config.prompt_memory
-        with open_services(config) as services, PromptIndex(db_path(config)) as index:
+        with open_services(config) as services, open_prompt_index(db_path(config)) as index:
             cwds[store] = cwd = main_project(services)
             for t in group:
                 relevant_sessions: dict[str, bool] = {}

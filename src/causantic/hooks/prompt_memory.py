@@ -29,7 +29,8 @@ from causantic.hooks.chunk_text import sections
 from causantic.hooks.event import HookEvent
 from causantic.hooks.status import InjectedMoment, record
 from causantic.ingest.tokens import CHARS_PER_TOKEN
-from causantic.retrieval.moments import Moment, MomentsRelevance, MomentsRequest, moments_from
+from causantic.prompt_services import open_prompt_index
+from causantic.retrieval.moments import Moment, MomentsRelevance, MomentsRequest, prompt_moments
 from causantic.transcripts._system_text import prompt_text_of
 
 HOOK = "user-prompt-submit"
@@ -55,23 +56,24 @@ def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
         warm.start_server()  # for the next prompts; this one is answered here (it exits if one runs)
     given_file = _given_file(causantic_home(), event.session_id)
     given = _read_given(given_file)
-    found = moments_from(
-        config.db_path,
-        cast(MomentsRelevance, config.section("relevance")),  # validated by config.py when cached
-        MomentsRequest(
-            event.prompt,
-            event.working_dir,
-            settings.bar,
-            settings.cross_project_bar,
-            settings.max_moments,
-            settings.min_terms,
-            settings.session_margin,
-            settings.min_coverage,
-            settings.per_session,
-            exclude_session=event.session_id,
-            exclude_chunks=given,
-        ),
-    )
+    with open_prompt_index(config.db_path) as index:
+        found = prompt_moments(
+            index,
+            cast(MomentsRelevance, config.section("relevance")),  # validated by config.py when cached
+            MomentsRequest(
+                event.prompt,
+                event.working_dir,
+                settings.bar,
+                settings.cross_project_bar,
+                settings.max_moments,
+                settings.min_terms,
+                settings.session_margin,
+                settings.min_coverage,
+                settings.per_session,
+                exclude_session=event.session_id,
+                exclude_chunks=given,
+            ),
+        )
     if not found.moments:
         return _done(started, event, found.reason, found.project)
     text = render(found.moments, settings.max_tokens)

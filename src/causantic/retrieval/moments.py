@@ -24,16 +24,33 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
-from causantic.retrieval.relevance import RelevanceModel, bulk_share, profile_query, query_absent_share, relevance
+from causantic.retrieval.relevance import (
+    RelevanceModel,
+    TermCounts,
+    bulk_share,
+    profile_query,
+    query_absent_share,
+    relevance,
+)
 from causantic.store.fts import query_terms
-from causantic.store.prompt_index import PromptIndex, StaleSchema
-from causantic.store.records import StoredChunk
+from causantic.store.records import Project, StoredChunk
 
 CANDIDATES = 10  # BM25 hits scored per search: enough to survive the session and repeat filters
 QUERY_MAX_CHARS = 2_000  # a pasted log is not a question: its head says what it is about
+
+
+class MomentsStore(TermCounts, Protocol):
+    """What moments are read from: the prompt hook's light read-only index
+    (``causantic.store.prompt_index.PromptIndex``, opened by ``causantic.prompt_services``)."""
+
+    def project_for_cwd(self, cwd: str) -> Project | None: ...
+    def project_by_path(self, path: str) -> Project | None: ...
+    def keyword_search(
+        self, query: str, *, project_ids: Sequence[int] | None = None, limit: int = 10
+    ) -> list[tuple[str, float]]: ...
+    def get_chunks(self, ids: Sequence[str]) -> dict[str, StoredChunk]: ...
 
 
 class MomentsRelevance(RelevanceModel, Protocol):
@@ -74,23 +91,7 @@ class Moments:
     reason: str  # why these (or why none), for hook-status
 
 
-def moments_from(db_path: Path, config: MomentsRelevance, request: MomentsRequest) -> Moments:
-    """:func:`prompt_moments` over the store at ``db_path``, opened read-only through the light
-    :class:`PromptIndex` (the prompt hook's door: neither the services nor the facade, whose imports
-    cost more than the search). A store written by an older version is migrated first, once, by
-    opening it the full way, as any other entry point would."""
-    try:
-        index = PromptIndex(db_path)
-    except StaleSchema:
-        from causantic.store.memory import MemoryStore
-
-        MemoryStore(db_path).close()
-        index = PromptIndex(db_path)
-    with index:
-        return prompt_moments(index, config, request)
-
-
-def prompt_moments(store: PromptIndex, config: MomentsRelevance, request: MomentsRequest) -> Moments:
+def prompt_moments(store: MomentsStore, config: MomentsRelevance, request: MomentsRequest) -> Moments:
     query = request.prompt[:QUERY_MAX_CHARS]
     if len(query_terms(query)) < request.min_terms:
         return Moments([], None, "prompt too short to search")
@@ -164,7 +165,7 @@ class _Hit:
 
 
 def _scored(
-    store: PromptIndex,
+    store: MomentsStore,
     config: MomentsRelevance,
     query: str,
     project_ids: Sequence[int] | None,

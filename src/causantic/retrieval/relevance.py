@@ -25,11 +25,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from causantic.store.fts import identifier_terms, query_terms, quote_phrase
+from causantic.store.fts import identifier_terms, query_terms
+from causantic.store.records import ChunkScope
 
-# Light on purpose (no configuration, no store imported): the prompt hook scores with it while
-# Claude Code waits. What it needs of them is written down as the two protocols below, which
-# ``RelevanceConfig`` and ``MemoryStore`` (and the hook's ``PromptIndex``) satisfy.
+# Light on purpose (no configuration, no store protocol imported): the prompt hook scores with it
+# while Claude Code waits. What it needs of them is written down as the two protocols below, which
+# ``RelevanceConfig`` and ``MemoryStoreProtocol`` (and the hook's ``PromptIndex``) satisfy.
 
 
 class RelevanceModel(Protocol):
@@ -57,10 +58,11 @@ class TermCounts(Protocol):
     """What :func:`profile_query` asks of a store."""
 
     def keyword_document_counts(
-        self, phrases: Sequence[str], *, project_ids: Sequence[int] | None, agent: str | None, most: int
+        self, terms: Sequence[str], *, project_ids: Sequence[int] | None = None, agent: str | None = None, most: int
     ) -> list[int]: ...
 
-    def chunk_count(self, *, project_ids: Sequence[int] | None = None, agent: str | None = None) -> int: ...
+    def count_chunks(self, scope: ChunkScope) -> int: ...
+
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _LONG_RUN = re.compile(r"\S{60,}")  # a run no prose has: base64, hashes, minified code, SVG paths
@@ -128,10 +130,9 @@ def profile_query(
     terms = query_terms(query)
     if not terms:
         return QueryProfile(())
-    counts = store.keyword_document_counts(
-        [quote_phrase(t) for t in terms], project_ids=project_ids, agent=agent, most=most_counted
-    )
-    total = max(store.chunk_count(project_ids=project_ids, agent=agent), 1)
+    counts = store.keyword_document_counts(terms, project_ids=project_ids, agent=agent, most=most_counted)
+    scope = ChunkScope(project_ids=tuple(project_ids) if project_ids else None, agent=agent or None)
+    total = max(store.count_chunks(scope), 1)
     out: list[QueryTerm] = []
     for term, count in zip(terms, counts, strict=True):
         tokens = tuple(stem(w) for w in _WORD.findall(term.casefold()))

@@ -22,10 +22,10 @@ from types import TracebackType
 
 from causantic.errors import StoreError, store_failure
 from causantic.store import sqlite as sqlite_util
-from causantic.store.fts import any_of, match_phrases
+from causantic.store.fts import any_of, match_phrases, quote_phrase
 from causantic.store.keyword import Scope, _bm25, _count, text_only
 from causantic.store.migrations import MIGRATIONS
-from causantic.store.records import Project, StoredChunk
+from causantic.store.records import ChunkScope, Project, StoredChunk
 from causantic.store.rows import CHUNK_COLUMNS, stored_chunk
 
 _BUSY_TIMEOUT_MS = 2_000  # a writer holding the file longer than this costs the prompt its memory, not a wait
@@ -35,12 +35,15 @@ class StaleSchema(StoreError):
     """The store was written by an older version: open it once through MemoryStore to migrate it."""
 
 
+@sqlite_util.raising_store_errors(lambda index: f"at {index.path}")
 class PromptIndex:
-    """Read-only queries for the prompt hook. Use as a context manager."""
+    """Read-only queries for the prompt hook. Use as a context manager. It satisfies
+    ``causantic.retrieval.moments.MomentsStore``; ``causantic.prompt_services`` opens it."""
 
     def __init__(self, path: Path) -> None:
         if not path.is_file():
             raise StoreError(f"No memory database at {path}.")
+        self.path = path
         self.conn = sqlite_util.connect(path, busy_timeout_ms=_BUSY_TIMEOUT_MS, read_only=True)
         try:
             version = self.conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] or 0
@@ -100,22 +103,30 @@ class PromptIndex:
             raise
 
     def keyword_document_counts(
-        self, phrases: Sequence[str], *, project_ids: Sequence[int] | None, agent: str | None, most: int
+        self,
+        terms: Sequence[str],
+        *,
+        project_ids: Sequence[int] | None = None,
+        agent: str | None = None,
+        most: int = 100_000,
     ) -> list[int]:
-        """As :meth:`MemoryStore.keyword_document_counts`: chunks in scope holding each quoted phrase."""
+        """As :meth:`MemoryStore.keyword_document_counts`: chunks in scope holding each term."""
         if not self.fts_enabled:
-            return [0] * len(phrases)
+            return [0] * len(terms)
         scope = Scope(project_ids, agent)
-        return [_count(self.conn, text_only(p), most, scope) for p in phrases]
+        return [_count(self.conn, text_only(quote_phrase(t)), most, scope) for t in terms]
 
-    def chunk_count(self, *, project_ids: Sequence[int] | None = None, agent: str | None = None) -> int:
+    def count_chunks(self, scope: ChunkScope) -> int:
+        """Chunks in ``scope``; only its projects and agent are read (the rest is refused)."""
+        if scope.session_id or scope.session_prefix or scope.since or scope.until:
+            raise ValueError("PromptIndex counts chunks by project and agent only.")
         where, params = ["1=1"], list[object]()
-        if project_ids:
-            where.append(f"project_id IN ({','.join('?' * len(project_ids))})")
-            params.extend(project_ids)
-        if agent:
+        if scope.project_ids:
+            where.append(f"project_id IN ({','.join('?' * len(scope.project_ids))})")
+            params.extend(scope.project_ids)
+        if scope.agent:
             where.append("agent = ?")
-            params.append(agent)
+            params.append(scope.agent)
         return int(self.conn.execute(f"SELECT COUNT(*) FROM chunks WHERE {' AND '.join(where)}", params).fetchone()[0])
 
     def get_chunks(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
