@@ -92,6 +92,11 @@ def test_a_prompt_about_past_work_gets_the_moment_with_date_session_and_a_pointe
         assert m["margin"] is None or m["margin"] >= 1.4
 
 
+def test_a_prompt_longer_than_any_other_hook_field_is_still_read(sound_memory: Path) -> None:
+    long_prompt = ABOUT_VITE + "\n" + "-" * 12_000  # past the 4,096 characters other fields may hold
+    assert "session 7acd37a8" in context_of(prompt_hook(payload(long_prompt), **ON).stdout)
+
+
 def test_an_unrelated_prompt_gets_nothing_printed(sound_memory: Path) -> None:
     for prompt in (
         "What temperature should I bake sourdough bread at for a crispy crust?",

@@ -135,6 +135,7 @@ def serve(idle_minutes: float) -> int:
                         break  # upgraded: the next hook starts a server running the new code
                     if _turned_off():
                         break
+                    os.chdir(run_dir)  # not a client's folder, which may be deleted while we wait
             finally:
                 for name in (SOCKET, PID_FILE):
                     with contextlib.suppress(OSError):
