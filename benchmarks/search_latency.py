@@ -117,8 +117,16 @@ def model_load() -> dict[str, float]:
 
 
 def build_store(
-    services: Any, size: int, pieces: Sequence[str], vectors: Any, upsert_batch: int, cluster: bool
+    services: Any,
+    size: int,
+    pieces: Sequence[str],
+    vectors: Any,
+    upsert_batch: int,
+    cluster: bool,
+    real_corpus: Path | None = None,
 ) -> dict[str, Any]:
+    """A store of ``size`` chunks: with ``real_corpus``, first every transcript under it ingested and
+    embedded by the product (its real chunks), then synthetic sessions up to ``size``."""
     from causantic.store.vectors import VectorRecord
 
     store, index = services.store, services.vectors
@@ -127,6 +135,22 @@ def build_store(
     started = time.perf_counter()
     vector_s = 0.0
     sessions = 0
+    real: dict[str, Any] = {"chunks": 0}
+    if real_corpus is not None:
+        from causantic.ingest.service import embed_pending, ingest_paths
+
+        t = time.perf_counter()
+        ingest_paths(services, [real_corpus], embed=False)
+        real["ingest_s"] = round(time.perf_counter() - t, 1)
+        t = time.perf_counter()
+        embed_pending(services)
+        real["embed_s"] = round(time.perf_counter() - t, 1)
+        real["chunks"] = int(store.counts()["chunks"])
+        print(
+            f"  real chunks: {real['chunks']:,} from {real_corpus} (ingest {real['ingest_s']} s, "
+            f"embedding {real['embed_s']} s)",
+            flush=True,
+        )
 
     def flush() -> None:
         nonlocal vector_s
@@ -147,7 +171,7 @@ def build_store(
         for s in group:
             pending.extend(VectorRecord(c.id, c.content_hash, v) for c, v in zip(s.chunks, s.vectors, strict=True))
 
-    for session in _data.synthetic_sessions(size, pieces, vectors, seed=SEED + size):
+    for session in _data.synthetic_sessions(size - real["chunks"], pieces, vectors, seed=SEED + size):
         sessions += 1
         group.append(session)
         if len(group) >= 20:
@@ -172,6 +196,8 @@ def build_store(
         cluster_s = round(time.perf_counter() - t, 1)
     counts = store.counts()
     return {
+        "real_chunks": real["chunks"],
+        "real_build": real,
         "chunks": counts["chunks"],
         "sessions": counts["sessions"],
         "projects": counts["projects"],
@@ -185,7 +211,7 @@ def build_store(
         "compact_s": round(compact_s, 1),
         "db_mb": round(store.size_bytes() / 1e6, 1),
         "vectors_mb": round(index.size_bytes() / 1e6, 1),
-        "project_names": sorted(p.name for p in projects.values()),
+        "project_names": sorted({p.name for p in store.projects_by_id(store.projects_with_chunks())}),
     }
 
 
@@ -369,12 +395,14 @@ def measure_size(
             print(f"\n[{size:,} chunks] reusing the store in {home} (load {load()})", flush=True)
         else:
             print(f"\n[{size:,} chunks] building store in {home} (load {load()}) ...", flush=True)
-            built = build_store(services, size, pieces, vectors, args.upsert_batch, args.cluster)
+            real_corpus = None if args.synthetic_only else args.corpus
+            built = build_store(services, size, pieces, vectors, args.upsert_batch, args.cluster, real_corpus)
             if args.store_dir:
                 built_file.write_text(json.dumps(built))
         names = built.pop("project_names")
         print(
-            f"  {built['chunks']:,} chunks, {built['sessions']:,} sessions, {built['projects']} projects; "
+            f"  {built['chunks']:,} chunks ({built.get('real_chunks', 0):,} real, the rest composed of real "
+            f"pieces), {built['sessions']:,} sessions, {built['projects']} projects; "
             f"saved in {built['build_s']} s (vectors {built['vector_upsert_s']} s), compact + index "
             f"{built['compact_s']} s, ANN index: {built['ann_index']} {built['vector_indices']}; "
             f"{built['clusters']:,} topics (recluster: {built['cluster_s']} s)",
@@ -455,7 +483,8 @@ def measure_scale(size: int, base: Any, queries: Sequence[str], args: argparse.N
         np.save(root / "base.npy", np.asarray(base, dtype=np.float32))
         built_file.write_text(json.dumps(step("build", str(root), str(size), str(root / "base.npy"))))
     (root / "queries.json").write_text(json.dumps(list(queries)))
-    return {**json.loads(built_file.read_text()), **step("measure", str(root), str(root / "queries.json"))}
+    measured = step("measure", str(root), str(root / "queries.json"), str(args.scale_baseline_queries))
+    return {**json.loads(built_file.read_text()), **measured}
 
 
 def run_cprofile(searcher: Any, queries: Sequence[str]) -> str:
@@ -668,6 +697,12 @@ def main() -> int:
     parser.add_argument(
         "--store-dir", type=Path, help="build stores in DIR/<size> and keep them; reuse one already built there"
     )
+    parser.add_argument(
+        "--synthetic-only",
+        action="store_true",
+        help="compose every chunk from corpus pieces (by default the corpus's own chunks, ingested by the "
+        "product, come first and synthetic sessions fill the rest)",
+    )
     parser.add_argument("--profile", action="store_true", help="also print a cProfile of one unfiltered pass")
     parser.add_argument(
         "--scale-sizes",
@@ -675,6 +710,12 @@ def main() -> int:
         help="also build vector stores of these sizes (e.g. 1000000) and time vector search",
     )
     parser.add_argument("--scale-base", type=int, default=3000, help="real piece vectors the scale stores derive from")
+    parser.add_argument(
+        "--scale-baseline-queries",
+        type=int,
+        default=20,
+        help="queries for the scale baseline (the project filter read from SQLite per query, seconds each)",
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     started = time.perf_counter()
@@ -718,21 +759,34 @@ def main() -> int:
         embed = embedding_rates(pieces, args.embed_runs, args.baseline_python)
 
     figures = report(results, loaded, embed, args, len(pieces))
-    if 100_000 in results:
-        figures["p95_ms_100k_real"] = results[100_000]["p95_ms"]
+    if 100_000 in results and results[100_000]["store"].get("real_chunks"):
+        # Goal p95 ≤ 50 ms on a store holding the corpus's real chunks; a project filter is what the
+        # hooks and MCP send, so the headline is the worse of the two passes.
+        r = results[100_000]
+        figures["p95_ms_100k_real"] = max(r["p95_ms"], r["project_p95_ms"])
+        figures["real_chunks_100k"] = r["store"]["real_chunks"]
     for size, r in scale.items():
         tag = _label(size)
-        figures[f"p95_ms_{tag}"] = r["all_p95_ms"]
-        figures[f"p50_ms_{tag}"] = r["all_p50_ms"]
+        # The headline holds filters too: every search from the hooks and MCP names a project.
+        figures[f"p95_ms_{tag}"] = max(r["all_p95_ms"], r["project_p95_ms"])
+        figures[f"all_p95_ms_{tag}"] = r["all_p95_ms"]
+        figures[f"all_p50_ms_{tag}"] = r["all_p50_ms"]
+        figures[f"project_p50_ms_{tag}"] = r["project_p50_ms"]
         figures[f"project_p95_ms_{tag}"] = r["project_p95_ms"]
+        figures[f"baseline_project_p95_ms_{tag}"] = r["project_sqlite_p95_ms"]
         figures[f"disk_mb_{tag}"] = r["disk_mb"]
         figures[f"peak_mb_{tag}"] = r["search_peak_mb"]
         figures[f"scale_{tag}"] = r
         print(
-            f"\n{size:,} chunks (vector search, 50 candidates; {r['ann']} ANN index): p50 {r['all_p50_ms']} / "
-            f"p95 {r['all_p95_ms']} ms, project filter p95 {r['project_p95_ms']} ms; disk {r['disk_mb']} MB, "
-            f"search process peak {r['search_peak_mb']} MB, build {r['rows_s']} s rows + {r['ann_build_s']} s "
-            f"index (peak {r['build_peak_mb']} MB); load {r['load_before']} → {r['load_after']}"
+            f"\n{size:,} chunks (vector search, 50 candidates; {r['ann']} ANN index): no filter p50 "
+            f"{r['all_p50_ms']} / p95 {r['all_p95_ms']} ms; project filter p50 {r['project_p50_ms']} / p95 "
+            f"{r['project_p95_ms']} ms against p50 {r['project_sqlite_p50_ms']} / p95 {r['project_sqlite_p95_ms']} "
+            f"ms reading the scope from SQLite per query (baseline, same run: "
+            f"{r['project_p95_ms'] / r['project_sqlite_p95_ms']:.3f}x at p95); headline p95 "
+            f"{figures[f'p95_ms_{tag}']} ms (goal ≤ 100); disk {r['disk_mb']} MB, search process peak "
+            f"{r['search_peak_mb']} MB, build {r['rows_s']} s rows + {r['ann_build_s']} s index (peak "
+            f"{r['build_peak_mb']} MB), scope map on first use {r['ensure_index_s']} s; load {r['load_before']} → "
+            f"{r['load_after']}"
         )
     figures["seconds"] = round(time.perf_counter() - started, 1)
     if args.json_out:
