@@ -819,6 +819,11 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         """Chunks with a vector of ``model`` recorded (whatever their text has become since)."""
         return self.conn.execute("SELECT COUNT(*) FROM vectors WHERE model = ?", (model,)).fetchone()[0]
 
+    def change_stamp(self) -> tuple[int, int]:
+        """A value that changes whenever memory does: a commit by any other connection or process
+        (SQLite's ``data_version``) or a change through this connection. Reads no table."""
+        return (self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes)
+
     def last_ingested_at(self) -> str | None:
         """When a transcript file was last read into memory (None before the first ingest)."""
         return self.conn.execute("SELECT MAX(ingested_at) FROM files").fetchone()[0]
