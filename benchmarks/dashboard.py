@@ -52,6 +52,8 @@ def build_or_reuse(home: Path, size: int, cluster: bool, corpus: Path, cache_dir
     built_file = home / "bench-store.json"
     if built_file.exists():
         print(f"reusing the store in {home}", flush=True)
+        with open_services(Config()) as services:
+            services.vectors.ensure_ann_index()  # as every ingest does: brings an older index up to date
         return json.loads(built_file.read_text())
     text = _data.corpus_text(corpus)
     t = time.perf_counter()

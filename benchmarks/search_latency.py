@@ -393,6 +393,7 @@ def measure_size(
         if built_file.exists():
             built = json.loads(built_file.read_text())
             print(f"\n[{size:,} chunks] reusing the store in {home} (load {load()})", flush=True)
+            services.vectors.ensure_ann_index()  # as every ingest does: brings an older index up to date
         else:
             print(f"\n[{size:,} chunks] building store in {home} (load {load()}) ...", flush=True)
             real_corpus = None if args.synthetic_only else args.corpus

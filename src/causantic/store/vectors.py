@@ -59,8 +59,10 @@ ANN_STALE_SHARE = 0.3
 """...or once this share of the rows it holds were deleted or replaced."""
 ANN_PROBES = 24
 """IVF lists searched per query (of 2·√rows); a project filter probes more (see :meth:`_ann_rows`)."""
-EXACT_SCAN_MAX_ROWS = 20_000
-"""A filtered search whose scope holds at most this many vectors scans them exactly."""
+EXACT_SCAN_MAX_ROWS = 2_000
+"""A filtered search whose scope holds at most this many vectors scans them exactly. Larger scopes
+go through the index with a bitmap of their rows: reading 14,000 vectors from SQLite took longer
+than faiss scanning every list of a 100k-row index for the scope's rows."""
 HEALTH_TTL_S = 30.0
 """How long a process trusts its count of chunks without vectors (counting 1M rows takes ~20 ms)."""
 # A scoped read walks the scope's chunks (by their project or agent index) and looks up each one's
@@ -283,10 +285,10 @@ class VectorIndex:
             ).fetchall()
         return [r[0] for r in rows], self._matrix([r[1] for r in rows])
 
-    def size_bytes(self) -> int:
-        """Vector bytes in SQLite plus the ANN index file."""
-        ann = sum(p.stat().st_size for p in (self.ann_path, self._sidecar) if p.exists())
-        return self.count() * self.dims * 4 + ann
+    def size_bytes(self, *, rows: int | None = None) -> int:
+        """Vector bytes in SQLite plus the ANN index files; ``rows``: :meth:`count`, when known."""
+        ann = sum(p.stat().st_size for p in (self.ann_path, self._sidecar, self._scopes_path) if p.exists())
+        return (self.count() if rows is None else rows) * self.dims * 4 + ann
 
     def search(
         self, vector: np.ndarray, *, limit: int, project_ids: Sequence[int] | None = None, agent: str | None = None
