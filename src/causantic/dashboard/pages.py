@@ -250,15 +250,24 @@ def _topics(services: Services) -> dict[str, Any]:
         else None
     )
     colour = {t.id: i % MAP_COLOURS for i, t in enumerate(found)}
-    labels = {t.id: t.label for t in found}
     # Thousands of dots: built as one string here, since a template loop over them costs more than
-    # the rest of the page (every value is escaped).
+    # the rest of the page. Every value is escaped; a topic's label and colour once per topic.
+    labels = {t.id: t.label for t in found}
+    tails: dict[int, str] = {}
+
+    def tail(topic_id: int) -> str:
+        if topic_id not in tails:
+            label = escape(labels.get(topic_id, ""))
+            tails[topic_id] = f'class="c{colour.get(topic_id, 0)}"><title>{label}</title></circle></a>'
+        return tails[topic_id]
+
     dots = Markup(
         "".join(
-            f'<a href="/session/{escape(p.session_id)}?at={escape(p.chunk_id)}#c-{escape(p.chunk_id)}" class="pt">'
+            f'<a href="/session/{escape(p.session_id)}?at={chunk}#c-{chunk}" class="pt">'
             f'<circle cx="{p.x * MAP_WIDTH:.1f}" cy="{MAP_HEIGHT - p.y * MAP_HEIGHT:.1f}" r="2.6" '
-            f'class="c{colour.get(p.topic_id, 0)}"><title>{escape(labels.get(p.topic_id, ""))}</title></circle></a>'
+            f"{tail(p.topic_id)}"
             for p in (drawn.points if drawn else [])
+            for chunk in (escape(p.chunk_id),)
         )
     )
     names = [
