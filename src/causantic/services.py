@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from causantic.config import Config, causantic_home, db_path, load_config, vector_path
 from causantic.store.memory import MemoryStore
+from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.vectors import VectorIndex
 
 if TYPE_CHECKING:
@@ -27,9 +28,9 @@ if TYPE_CHECKING:
 @dataclass(slots=True)
 class Services:
     config: Config
-    store: MemoryStore
+    store: MemoryStoreProtocol  # the seam (store/protocol.py): no caller depends on SQLite
     _embedder: Embedder | None = field(default=None, repr=False)
-    _vectors: VectorIndex | None = field(default=None, repr=False)
+    _vectors: VectorIndexProtocol | None = field(default=None, repr=False)
     _searcher: Searcher | None = field(default=None, repr=False)
 
     @property
@@ -49,7 +50,7 @@ class Services:
         return self._embedder
 
     @property
-    def vectors(self) -> VectorIndex:
+    def vectors(self) -> VectorIndexProtocol:
         if self._vectors is None:
             from causantic.embedding.models import get_spec
 
@@ -100,7 +101,8 @@ class Services:
         return EpisodeBuilder(self.store, self.searcher, self.vectors, self.config.episodes, self.chains)
 
 
-def open_store(config: Config) -> MemoryStore:
+def open_store(config: Config) -> MemoryStoreProtocol:
+    """The store the configuration names (SQLite, the one backend so far)."""
     return MemoryStore(db_path(config), busy_timeout_ms=config.storage.busy_timeout_ms)
 
 
