@@ -60,6 +60,10 @@ ANN_STALE_SHARE = 0.3
 """...or once this share of the rows it holds were deleted or replaced."""
 ANN_PROBES = 24
 """IVF lists searched per query (of 2·√rows); a project filter probes more (see :meth:`_ann_rows`)."""
+ANN_SCOPE_MAX_PROBE_SHARE = 0.25
+"""A filtered search probes at most this share of the lists. At 1M rows probing all 2,000 lists
+for a 5,000-row project took 90 ms; a fourth took 11 ms and still found 97% of the scope's exact
+top 50 (99–100% for scopes of 14,000 and 27,000 rows), more than an unfiltered search finds."""
 EXACT_SCAN_MAX_ROWS = 2_000
 """A filtered search whose scope holds at most this many vectors scans them exactly. Larger scopes
 go through the index with a bitmap of their rows: reading 14,000 vectors from SQLite took longer
@@ -375,8 +379,10 @@ class VectorIndex:
             present[allowed] = True
             bitmap = np.packbits(present, bitorder="little")
             selector = faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap))  # bitmap outlives the search
-            # A scope holding a share s of the rows leaves about s of each list: probe 1/s as many.
-            probes = math.ceil(ANN_PROBES * ann.index.ntotal / len(allowed))
+            # A scope holding a share s of the rows leaves about s of each list: probe 1/s as many,
+            # up to a share of all lists.
+            cap = max(ANN_PROBES, math.ceil(nlist * ANN_SCOPE_MAX_PROBE_SHARE))
+            probes = min(cap, math.ceil(ANN_PROBES * ann.index.ntotal / len(allowed)))
         # faiss's stub declares a no-argument __init__, but its Python wrapper sets attributes from keyword
         # arguments; older faiss releases keep the selector alive only when it is passed this way.
         search_params = faiss.SearchParametersIVF(nprobe=min(nlist, probes), sel=selector)  # type: ignore[call-arg]
