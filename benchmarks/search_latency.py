@@ -16,7 +16,11 @@ What it does (all numbers come from the product's own code paths):
    default model); the matrix is cached in ``~/.cache/causantic-bench/`` keyed by a hash of the model
    and the texts. Chunk vectors are *derived* from these real vectors — the rule is printed with the
    results (``_data.DERIVATION``).
-3. **Stores.** For each size, a fresh ``CAUSANTIC_HOME`` in a temporary folder: chunks are saved with
+3. **Stores.** For each size, a fresh ``CAUSANTIC_HOME`` in a temporary folder (or under
+   ``--store-dir``, kept and reused): first the corpus's own chunks, every transcript under
+   ``--corpus`` ingested and embedded by the product (``ingest_paths``, ``embed_pending``; 3,132
+   real chunks), then synthetic sessions up to the size (``--synthetic-only`` leaves the real
+   chunks out). Synthetic chunks are saved with
    ``MemoryStore.save_session`` (FTS5 triggers index them), vectors with ``VectorIndex.upsert`` in
    batches of ``--upsert-batch``, then ``VectorIndex.ensure_ann_index()`` (which builds the faiss IVF index at
    ≥ 10,000 rows, as in production). ``--cluster`` also runs the product's ``recluster()`` (topics are
@@ -39,7 +43,17 @@ What it does (all numbers come from the product's own code paths):
    (``--embed-runs`` each), so both see the same load; figures are medians, the ratio is the median of
    the paired ratios.
 
-Goal: p95 ≤ 50 ms at 100k chunks on a 2-core machine.
+6. **1M chunks** (``--scale-sizes 1000000``, ``_scale.py``): vector search alone, without and with
+   a project filter, against the filter read from SQLite per query (the baseline, same run).
+
+Goal: p95 ≤ 50 ms at 100k chunks on a 2-core machine (``p95_ms_100k_real``: the worse of the
+unfiltered and project-filtered passes), ≤ 100 ms for vector search at 1M (``p95_ms_1m``: likewise),
+with ``disk_mb_1m`` and ``peak_mb_1m`` beside it.
+
+Re-run on stores built once (fast)::
+
+    PYTHONPATH=src python benchmarks/search_latency.py --sizes 100000 --scale-sizes 1000000 \
+        --store-dir /work/bench-stores --skip-embed-rate --json OUT
 """
 
 from __future__ import annotations
