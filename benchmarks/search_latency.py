@@ -814,6 +814,9 @@ def main() -> int:
 
 
 def _label(size: int) -> str:
+    """1000000 → "1m", 100000 → "100k": the keys' suffix (``p95_ms_1m``, ``p95_ms_100k_real``)."""
+    if size % 1_000_000 == 0:
+        return f"{size // 1_000_000}m"
     return f"{size // 1000}k" if size % 1000 == 0 else str(size)
 
 
