@@ -6,14 +6,14 @@
 - ``turns``: turn assembly.
 - ``projects``: project identity from ``cwd``.
 
-The names below load their module on first use: a read command that only strips injected text
-(listing a session's title) does not pay for the readers and parsers of every agent.
+The names below load from their modules on first use, so a hook that needs one small module
+(``_system_text``, ``projects``) does not pay for the readers and discovery.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from causantic.transcripts._system_text import (
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from causantic.transcripts.reader import BROKEN_LINE_REASONS, SkipReason, read_file
     from causantic.transcripts.turns import assemble_turns, prompt_of
 
-_MODULE_OF = {
+_HOME = {
     "BRIEFING_OPENING": "_system_text",
     "MEMORY_BLOCK_END": "_system_text",
     "MEMORY_BLOCK_START": "_system_text",
@@ -65,10 +65,10 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    module = _MODULE_OF.get(name)
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
     if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
+        raise AttributeError(f"module 'causantic.transcripts' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"causantic.transcripts.{module}"), name)
     globals()[name] = value
     return value
