@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from causantic.errors import StoreError
 from causantic.store.fts import match_phrases, split_by_scoring_budget
 from causantic.store.memory import MemoryStore
-from causantic.store.records import ChunkRecord
+from causantic.store.records import ChunkRecord, ChunkScope
 
 WORDS = [f"t{i}k" for i in range(150)]  # porter leaves these as they are
 CHUNKS = 500
@@ -232,3 +232,26 @@ def test_a_store_from_before_the_scope_column_upgrades_and_filters(
         store.conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
     finally:
         store.close()
+
+
+def test_the_chunk_count_words_are_weighed_by_follows_every_save_and_delete(tmp_path: Path) -> None:
+    """Kept between searches, never stale: a chunk saved or deleted here or by another process
+    shows in the next count."""
+    path = tmp_path / "memory.db"
+    with MemoryStore(path) as store, MemoryStore(path) as other:
+        project = store.resolve_project("/work/demo", "/work/demo")
+        everything, this_project = ChunkScope(), ChunkScope(project_ids=(project.id,))
+        assert store.count_chunks(everything) == 0
+        with store.atomic():
+            store.save_session(project, "s1", [_chunk(0, "alpha", "s1", "main"), _chunk(1, "beta", "s1", "main")])
+        assert store.count_chunks(everything) == 2
+        assert store.count_chunks(this_project) == 2
+
+        with other.atomic():  # a writer on another connection, as an ingest in another process
+            other.save_session(project, "s2", [_chunk(2, "gamma", "s2", "main")])
+        assert store.count_chunks(everything) == 3
+        assert store.count_chunks(this_project) == 3
+
+        with store.atomic():
+            store.delete_chunks(["c0"])
+        assert store.count_chunks(everything) == 2
