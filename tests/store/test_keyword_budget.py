@@ -94,11 +94,12 @@ def _holds(text: str, phrase: str) -> bool:
     budget=st.integers(1, CHUNKS),
     limit=st.integers(1, 40),
     scope=st.sampled_from(["all", "project 1", "project 2", "agent Explore", "project 2 + agent main"]),
+    counted_first=st.sampled_from([None, 1, 30, CHUNKS]),
 )
 # A word the scope lacks beside words all over the budget: the rarest of those must lead.
-@example(words=[WORDS[5], WORDS[20], ELSEWHERE], budget=1, limit=10, scope="project 1")
+@example(words=[WORDS[5], WORDS[20], ELSEWHERE], budget=1, limit=10, scope="project 1", counted_first=None)
 def test_bounded_search_is_the_exact_ranking_of_chunks_with_a_rare_word(
-    corpus: Corpus, words: list[str], budget: int, limit: int, scope: str
+    corpus: Corpus, words: list[str], budget: int, limit: int, scope: str, counted_first: int | None
 ) -> None:
     project_ids = [int(scope.split()[1])] if scope.startswith("project") else None
     agent = scope.split()[-1] if "agent" in scope else None
@@ -120,6 +121,8 @@ def test_bounded_search_is_the_exact_ranking_of_chunks_with_a_rare_word(
         eligible = exact  # every chunk with a query word fits the budget: ranked exactly
     else:
         eligible = [(cid, score) for cid, score in exact if any(_holds(in_scope[cid], p) for p in rare)]
+    if counted_first is not None:  # as search weighs the query's words first: their counts are reused
+        corpus.store.keyword_document_counts(words, project_ids=project_ids, agent=agent, most=counted_first)
     bounded = search(query, project_ids=project_ids, agent=agent, limit=limit, score_budget=budget)
 
     assert [round(s, 9) for _, s in bounded] == [round(s, 9) for _, s in eligible[:limit]]
@@ -232,6 +235,17 @@ def test_a_store_from_before_the_scope_column_upgrades_and_filters(
         store.conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
     finally:
         store.close()
+
+
+def test_a_word_counted_before_a_write_is_found_in_the_chunk_that_write_added(tmp_path: Path) -> None:
+    with MemoryStore(tmp_path / "memory.db") as store:
+        project = store.resolve_project("/work/demo", "/work/demo")
+        with store.atomic():
+            store.save_session(project, "s1", [_chunk(i, f"{WORDS[0]} {WORDS[1]}", "s1", "main") for i in range(3)])
+        assert store.keyword_document_counts([RARE], most=10) == [0]
+        with store.atomic():
+            store.save_session(project, "s2", [_chunk(3, f"{WORDS[0]} {RARE}", "s2", "main")])
+        assert [cid for cid, _ in store.keyword_search(f"{WORDS[0]} {RARE}", score_budget=1)] == ["c3"]
 
 
 def test_the_chunk_count_words_are_weighed_by_follows_every_save_and_delete(tmp_path: Path) -> None:

@@ -239,6 +239,10 @@ class Searcher:
         project_ids = list(scope.project_ids) if scope.project_ids else None
 
         def keyword_side() -> tuple[list[tuple[str, float]], QueryProfile]:
+            # Words weighed first: the keyword search then reuses their chunk counts.
+            profile = profile_query(
+                self.store, query, project_ids=project_ids, agent=scope.agent, most_counted=self.relevance.most_counted
+            )
             hits = (
                 []
                 if mode not in ("hybrid", "keyword-only")
@@ -249,9 +253,6 @@ class Searcher:
                     limit=pool,
                     score_budget=self.config.keyword_score_budget,
                 )
-            )
-            profile = profile_query(
-                self.store, query, project_ids=project_ids, agent=scope.agent, most_counted=self.relevance.most_counted
             )
             return hits, profile
 

@@ -17,6 +17,9 @@ nothing but common phrases go unranked, and those phrases have the lowest IDF. A
 filter is part of every FTS5 query (:meth:`Scope.match`), so rarity is counted within it: a word
 rare in the store may be absent from the project.
 
+A search asked right after :meth:`KeywordSearch.document_counts` of its words in the same thread (as
+search weighs the query's words first) reuses those counts instead of reading the postings again.
+
 The counts and the two queries run on two read-only connections at once, so both cores share one
 long query; concurrent searches share the connections, which SQLite serialises.
 """
@@ -41,6 +44,7 @@ if TYPE_CHECKING:  # imported where the pool starts: the prompt hook's one-conne
     from concurrent.futures import ThreadPoolExecutor
 
 T = TypeVar("T")
+_Known = tuple[int, dict[str, int]] | None  # (the cap they were counted up to, counts by phrase)
 R = TypeVar("R")
 # Column weights: the text counts fully, the camelCase parts beside it (search_terms) half, the
 # scope tokens (project, agent) not at all.
@@ -58,6 +62,9 @@ class KeywordSearch:
         self._idle = threading.Condition(self._lock)
         self._running = 0  # searches in progress, in any thread
         self._closed = False
+        # The last document_counts of this thread: (scope, most, counts, data version), taken by
+        # the next search.
+        self._counted = threading.local()
 
     def close(self) -> None:
         """Close the connections once no search uses them; later searches raise StoreError."""
@@ -78,8 +85,10 @@ class KeywordSearch:
         phrases = [text_only(p) for p in match_phrases(query)]
         if not phrases:
             return []
+        scope = Scope(project_ids, agent)
+        known = self._take_counted(scope)
         with self._in_use():
-            return self._search(phrases, Scope(project_ids, agent), limit, score_budget)
+            return self._search(phrases, scope, limit, score_budget, known)
 
     def document_counts(
         self, phrases: Sequence[str], *, project_ids: Sequence[int] | None, agent: str | None, most: int
@@ -88,8 +97,10 @@ class KeywordSearch:
         counted up to ``most``: the document frequencies a relevance score weighs query words by."""
         if not phrases:
             return []
+        scope = Scope(project_ids, agent)
         with self._in_use():
-            counts = self._counts([text_only(p) for p in phrases], most, Scope(project_ids, agent))
+            counts = self._counts([text_only(p) for p in phrases], most, scope)
+        self._counted.last = (scope, most, counts, self._data_version())
         return list(counts.values())
 
     @contextmanager
@@ -106,14 +117,16 @@ class KeywordSearch:
                 self._running -= 1
                 self._idle.notify_all()
 
-    def _search(self, phrases: list[str], scope: Scope, limit: int, score_budget: int) -> list[tuple[str, float]]:
+    def _search(
+        self, phrases: list[str], scope: Scope, limit: int, score_budget: int, known: _Known
+    ) -> list[tuple[str, float]]:
         if score_budget > 0 and self._fits(phrases, score_budget, scope):
             score_budget = 0
         if score_budget > 0:
             # Counting stops past the budget: such a phrase is common however far past it goes...
-            counts = self._counts(phrases, score_budget + 1, scope)
+            counts = self._counts(phrases, score_budget + 1, scope, known)
             if min((n for n in counts.values() if n), default=0) > score_budget:
-                counts = self._counts(phrases, None, scope)  # ...unless all found are: the rarest leads
+                counts = self._counts(phrases, None, scope, known)  # ...unless all found are: the rarest leads
         else:
             counts = dict.fromkeys(phrases, 1)
         rare, common = split_by_scoring_budget([p for p in phrases if counts[p]], counts, score_budget)
@@ -133,8 +146,31 @@ class KeywordSearch:
             return True
         return scope.filtered and _count(reader, any_of(phrases), budget + 1, scope) <= budget
 
-    def _counts(self, phrases: list[str], most: int | None, scope: Scope) -> dict[str, int]:
-        return dict(zip(phrases, self._on_both(lambda conn, p: _count(conn, p, most, scope), phrases), strict=True))
+    def _counts(self, phrases: list[str], most: int | None, scope: Scope, known: _Known = None) -> dict[str, int]:
+        """Each phrase's chunk count up to ``most``, read only where ``known`` does not settle it."""
+        counts: dict[str, int] = {}
+        if known is not None:
+            known_most, known_counts = known
+            for phrase in phrases:
+                n = known_counts.get(phrase)
+                # Exact below its own cap; at the cap, good for any smaller cap.
+                if n is not None and (n < known_most or (most is not None and most <= known_most)):
+                    counts[phrase] = n if most is None else min(n, most)
+        todo = [p for p in phrases if p not in counts]
+        counts.update(zip(todo, self._on_both(lambda conn, p: _count(conn, p, most, scope), todo), strict=True))
+        return {p: counts[p] for p in phrases}
+
+    def _take_counted(self, scope: Scope) -> _Known:
+        """The counts this thread's last :meth:`document_counts` read in ``scope``, once."""
+        last = getattr(self._counted, "last", None)
+        self._counted.last = None
+        if last is None or last[0] != scope or last[3] != self._data_version():
+            return None  # another scope, or memory changed since
+        return last[1], last[2]
+
+    def _data_version(self) -> int:
+        """Changes whenever another connection commits (every write: these connections only read)."""
+        return int(self._resources()[0].execute("PRAGMA data_version").fetchone()[0])
 
     def _on_both(self, work: Callable[[sqlite3.Connection, T], R], items: Sequence[T]) -> list[R]:
         """``work(connection, item)`` for every item, in order; half of them on the pool thread."""
