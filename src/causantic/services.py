@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from causantic.config import Config, causantic_home, db_path, load_config, vector_path
+from causantic.errors import ConfigError
 from causantic.store.memory import MemoryStore
 from causantic.store.vectors import VectorIndex
 
@@ -54,6 +55,11 @@ class Services:
             from causantic.embedding.models import get_spec
 
             spec = get_spec(self.config.embedding.model)
+            if self.config.storage.backend == "postgres":
+                from causantic.store.postgres.vectors import PgVectorIndex
+
+                self._vectors = PgVectorIndex(postgres_url(self.config), spec.id, spec.dims)  # type: ignore[assignment]
+                return self._vectors  # type: ignore[return-value]
             self._vectors = VectorIndex(
                 db_path(self.config),
                 vector_path(self.config),
@@ -101,7 +107,29 @@ class Services:
 
 
 def open_store(config: Config) -> MemoryStore:
+    """The store ``storage.backend`` names: the local SQLite file, or the team's PostgreSQL."""
+    if config.storage.backend == "postgres":
+        from causantic.store.postgres.store import PostgresStore
+
+        return PostgresStore(postgres_url(config), member=member_name(config))  # type: ignore[return-value]
     return MemoryStore(db_path(config), busy_timeout_ms=config.storage.busy_timeout_ms)
+
+
+def postgres_url(config: Config) -> str:
+    url = config.storage.postgres_url
+    if url is None or not url.get_secret_value():
+        raise ConfigError(
+            "storage.backend is 'postgres' but storage.postgresUrl is not set: set it (or "
+            "CAUSANTIC_STORAGE_POSTGRES_URL) to the team database's libpq URL."
+        )
+    return url.get_secret_value()
+
+
+def member_name(config: Config) -> str:
+    """Whose rows this machine writes to team memory: ``team.user``, else the login name."""
+    import getpass
+
+    return config.team.user or getpass.getuser()
 
 
 @contextmanager

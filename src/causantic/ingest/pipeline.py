@@ -228,17 +228,19 @@ class _GroupCommitter:
     One transaction per small session would spend most of batch ingest committing. Each group is
     still all-or-nothing (a savepoint inside), and file marks commit with their chunks, so a kill
     loses at most the uncommitted groups, which the next run redoes. Other writers wait at most
-    ``interval`` for the lock.
+    ``interval`` for the lock. The transaction is the store's own :meth:`atomic`, held open across
+    groups; a store may ask for one group per transaction (``commit_interval`` 0).
     """
 
-    def __init__(self, store: MemoryStore, interval: float = 0.5) -> None:
+    def __init__(self, store: MemoryStore, interval: float | None = None) -> None:
         self.store = store
-        self.interval = interval
+        self.interval = store.commit_interval if interval is None else interval
         self.started: float | None = None
+        self._open = contextlib.ExitStack()
 
     def begin(self) -> None:
         if self.started is None:
-            self.store.conn.execute("BEGIN IMMEDIATE")
+            self._open.enter_context(self.store.atomic())
             self.started = time.perf_counter()
 
     def maybe_commit(self) -> None:
@@ -247,13 +249,19 @@ class _GroupCommitter:
 
     def commit(self) -> None:
         if self.started is not None:
-            self.store.conn.execute("COMMIT")
             self.started = None
+            self._open.close()
 
     def rollback(self) -> None:
-        if self.started is not None and self.store.conn.in_transaction:
-            self.store.conn.execute("ROLLBACK")
-        self.started = None
+        if self.started is not None:
+            self.started = None
+            # Leaving the transaction with an exception rolls it back; the exception stays here.
+            with contextlib.suppress(_RolledBack):
+                self._open.__exit__(_RolledBack, _RolledBack(), None)
+
+
+class _RolledBack(Exception):
+    """Raised into an open transaction to roll it back."""
 
 
 def remove_chunks(store: MemoryStore, vectors: VectorIndex, ids: Sequence[str], *, remember: bool = True) -> int:

@@ -33,6 +33,8 @@ _SQL_VARIABLE_BATCH = 500
 class MemoryStore(AbstractContextManager["MemoryStore"]):
     """The SQLite half of memory. Use as a context manager, or call :meth:`close`."""
 
+    commit_interval = 0.5  # seconds of session groups batch ingest puts in one transaction
+
     def __init__(self, path: Path, *, busy_timeout_ms: int = 30_000) -> None:
         self.path = path
         self.conn = sqlite_util.connect(path, busy_timeout_ms=busy_timeout_ms)
