@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from postgres_server import BACKENDS, backend_settings, require_postgres, start_server
 from shared_data import require_shared
+
+from causantic.config import Config
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = (REPO / ".." / "shared").resolve()
@@ -38,6 +43,23 @@ def agents_corpus() -> Path:
     require_shared(root / "codex", "The shared Codex CLI corpus")
     require_shared(root / "gemini", "The shared Gemini CLI corpus")
     return root
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real PostgreSQL with pgvector for the whole session (tests/postgres_server.py)."""
+    require_postgres()
+    server = start_server(tmp_path_factory.mktemp("pgserver") / "data")
+    try:
+        yield server
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend_config(request: pytest.FixtureRequest) -> Config:
+    """Default configuration on each backend: the SQLite file in CAUSANTIC_HOME, or a new database."""
+    return backend_settings(request)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

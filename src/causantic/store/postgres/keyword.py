@@ -22,10 +22,10 @@ from typing import Any
 from causantic.store.fts import match_phrases
 
 
-
 def split_sql(expression: str) -> str:
     """SQL splitting text at every run of characters that are not letters or digits, as unicode61 does."""
     return f"regexp_replace({expression}, '[^[:alnum:]]+', ' ', 'g')"
+
 
 # ts_rank weights for {D, C, B, A}: content is A, search_terms B.
 _WEIGHTS = "'{0.0, 0.0, 0.5, 1.0}'::float4[]"
@@ -101,7 +101,8 @@ def search(conn: Any, query: str, scope: tuple[str, list[Any]], limit: int) -> l
     union = " | ".join(f"({q})" for q in queries)
     total = conn.execute(f"SELECT count(*) FROM chunks c WHERE TRUE{clause}", params).fetchone()[0]
     counts = conn.execute(
-        "SELECT " + ", ".join("count(*) FILTER (WHERE c.tsv @@ %s::tsquery)" for _ in queries)
+        "SELECT "
+        + ", ".join("count(*) FILTER (WHERE c.tsv @@ %s::tsquery)" for _ in queries)
         + f" FROM chunks c WHERE c.tsv @@ %s::tsquery{clause}",
         [*queries, union, *params],
     ).fetchone()

@@ -172,9 +172,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         return [Project(r["id"], r["path"], r["name"]) for r in rows]
 
     def mark_relink(self, project_id: int) -> None:
-        self.conn.execute(
-            "UPDATE projects SET needs_relink = TRUE WHERE id = %s AND NOT needs_relink", (project_id,)
-        )
+        self.conn.execute("UPDATE projects SET needs_relink = TRUE WHERE id = %s AND NOT needs_relink", (project_id,))
 
     def projects_to_relink(self) -> list[int]:
         return [r[0] for r in self._rows("SELECT id FROM projects WHERE needs_relink ORDER BY id")]
@@ -424,9 +422,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         return new
 
     def add_edges(self, edges: Sequence[EdgeRecord]) -> int:
-        rows = sorted(
-            {(e.source, e.target, e.reference_type): e.weight for e in edges if e.source != e.target}.items()
-        )
+        rows = sorted({(e.source, e.target, e.reference_type): e.weight for e in edges if e.source != e.target}.items())
         if not rows:
             return 0
         now = _now()
@@ -567,9 +563,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
             )
         ]
 
-    def cluster_summaries(
-        self, model: str, project_id: int | None = None, cluster_id: int | None = None
-    ) -> list[Any]:
+    def cluster_summaries(self, model: str, project_id: int | None = None, cluster_id: int | None = None) -> list[Any]:
         where = ["k.model = %s"]
         params: list[object] = [model]
         if project_id is not None:
@@ -733,7 +727,9 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
     def topic_sizes(self, model: str) -> list[tuple[int, str, int]]:
         return [
             (r[0], r[1], r[2])
-            for r in self._rows("SELECT id, label, size FROM clusters WHERE model = %s ORDER BY size DESC, id", (model,))
+            for r in self._rows(
+                "SELECT id, label, size FROM clusters WHERE model = %s ORDER BY size DESC, id", (model,)
+            )
         ]
 
     def count_embedded(self, model: str) -> int:

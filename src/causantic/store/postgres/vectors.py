@@ -268,4 +268,5 @@ class PgVectorIndex:
 
         if not values:
             return np.zeros((0, self.dims), dtype=np.float32)
-        return np.stack([np.asarray(v, dtype=np.float32) for v in values])
+        # pgvector's loader gives Vector values (0.4+) or arrays (older); both become float32 rows.
+        return np.stack([np.asarray(getattr(v, "to_numpy", lambda v=v: v)(), dtype=np.float32) for v in values])
