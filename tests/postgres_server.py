@@ -68,9 +68,9 @@ def new_database(server: Any) -> str:
     return str(psycopg.conninfo.make_conninfo(server.get_uri(), dbname=name))
 
 
-def backend_settings(request: pytest.FixtureRequest) -> Config:
-    """The configuration for ``request.param``'s backend; a new PostgreSQL database each call."""
-    if request.param == "sqlite":
+def backend_settings(request: pytest.FixtureRequest, backend: str | None = None) -> Config:
+    """The configuration for ``backend`` (default ``request.param``); a new PostgreSQL database each call."""
+    if (backend or request.param) == "sqlite":
         return Config()
     url = new_database(request.getfixturevalue("postgres_server"))
     return Config().with_overrides({"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": "alice"})
