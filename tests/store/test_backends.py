@@ -129,7 +129,7 @@ def test_the_corpus_gives_the_same_memory_on_both_backends(
         assert again.files_unchanged == len(files) and again.chunks_added == 0
 
         # Forgotten chunks stay forgotten when their transcript is read again.
-        session = services.store.session_summaries(services.store.projects_with_chunks()[0])[0]["session_id"]
+        session = services.store.session_summaries(services.store.projects_with_chunks()[0])[0].session_id
         gone = services.store.session_chunk_ids(session)
         assert remove_chunks(services.store, services.vectors, gone) == len(gone)
         ingest_paths(services, files, embed=False, workers=1, force=True)

@@ -90,7 +90,7 @@ def assign_new_chunks(store: MemoryStore, index: VectorIndex, chunk_ids: Sequenc
     clusters = store.cluster_rows(index.model_id)
     if not clusters or not chunk_ids:
         return 0
-    centres = {r["id"]: np.frombuffer(r["centroid"], dtype=np.float32) for r in clusters}
+    centres = {r.id: np.frombuffer(r.centroid, dtype=np.float32) for r in clusters}
     vectors = index.vectors(chunk_ids)
     ids = [c for c in chunk_ids if c in vectors]
     if not ids:

@@ -211,8 +211,8 @@ class ProjectActivity:
     name: str
     path: str
     sessions: int
-    first_seen: str
-    last_seen: str
+    first_seen: str | None
+    last_seen: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,7 +245,7 @@ def overview(store: MemoryStore, vectors: VectorIndex) -> Overview:
 def project_activity(store: MemoryStore) -> list[ProjectActivity]:
     """Projects with their session counts and active dates, most recent first (cheap at any size)."""
     return [
-        ProjectActivity(r["name"], r["path"], r["sessions"], r["first_seen"], r["last_seen"])
+        ProjectActivity(r.name, r.path, r.sessions, r.first_seen, r.last_seen)
         for r in store.project_activity()
     ]
 
@@ -275,9 +275,7 @@ def topic_members(
     if not rows:
         raise CausanticError(f"No topic {topic_id} (topics change when memory is reclustered).")
     row = rows[0]
-    topic = TopicSummary(
-        row["id"], row["label"], row["size"], row["first_seen"], row["last_seen"], row["projects"] or ""
-    )
+    topic = TopicSummary(row.id, row.label, row.size, row.first_seen, row.last_seen, ",".join(row.projects))
     ids = [chunk_id for chunk_id, _ in store.cluster_siblings(topic_id, limit=limit)]
     chunks = store.get_chunks(ids)
     return topic, [chunks[i] for i in ids if i in chunks]

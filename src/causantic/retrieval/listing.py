@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from causantic.errors import ProjectNotFound
 from causantic.store.memory import MemoryStore
-from causantic.store.records import Project, iso
+from causantic.store.records import Project
 from causantic.transcripts import without_injected
 
 _ROLE_MARKER = re.compile(r"\[(User|Assistant|Tool:[^\]\n]*|Result:[^\]\n]*)\]\n?")
@@ -43,7 +43,7 @@ class SessionSummary:
 
 def list_projects(store: MemoryStore) -> list[ProjectSummary]:
     return [
-        ProjectSummary(r["name"], r["path"], r["chunks"], r["sessions"], r["first_seen"], r["last_seen"])
+        ProjectSummary(r.name, r.path, r.chunks, r.sessions, r.first_seen, r.last_seen)
         for r in store.project_summaries()
     ]
 
@@ -83,21 +83,19 @@ def list_sessions(
     proj = resolve_project(store, project)
     if days_back and since is None and until is None:
         since = datetime.now(UTC) - timedelta(days=days_back)
-    rows = store.session_summaries(
-        proj.id, since=iso(since) if since else None, until=iso(until) if until else None, agent=agent
-    )
+    rows = store.session_summaries(proj.id, since=since, until=until, agent=agent)
     page = rows[offset : offset + limit]
-    fallback = store.first_chunk_texts([r["session_id"] for r in page if not r["title"]])
+    fallback = store.first_chunk_texts([r.session_id for r in page if not r.title])
     sessions = [
         SessionSummary(
-            r["session_id"],
-            r["started"],
-            r["ended"],
-            r["chunks"],
-            r["tokens"] or 0,
-            tuple(sorted((r["agents"] or "").split(","))),
-            r["title"] or _fallback_title(fallback.get(r["session_id"], "")),
-            r["source"],
+            r.session_id,
+            r.started,
+            r.ended,
+            r.chunks,
+            r.tokens,
+            r.agents,
+            r.title or _fallback_title(fallback.get(r.session_id, "")),
+            r.source,
         )
         for r in page
     ]
@@ -128,7 +126,7 @@ class TopicSummary:
 def list_topics(store: MemoryStore, model: str, project: str | None = None) -> list[TopicSummary]:
     project_id = resolve_project(store, project).id if project else None
     return [
-        TopicSummary(r["id"], r["label"], r["size"], r["first_seen"], r["last_seen"], r["projects"] or "")
+        TopicSummary(r.id, r.label, r.size, r.first_seen, r.last_seen, ",".join(r.projects))
         for r in store.cluster_summaries(model, project_id)
     ]
 

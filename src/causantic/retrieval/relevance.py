@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from causantic.config import RelevanceConfig
 from causantic.store.fts import identifier_terms, query_terms, quote_phrase
 from causantic.store.memory import MemoryStore
+from causantic.store.records import ChunkScope
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _LONG_RUN = re.compile(r"\S{60,}")  # a run no prose has: base64, hashes, minified code, SVG paths
@@ -97,7 +98,8 @@ def profile_query(
     counts = store.keyword_document_counts(
         [quote_phrase(t) for t in terms], project_ids=project_ids, agent=agent, most=most_counted
     )
-    total = max(store.chunk_count(project_ids=project_ids, agent=agent), 1)
+    scope = ChunkScope(project_ids=tuple(project_ids) if project_ids else None, agent=agent or None)
+    total = max(store.count_chunks(scope), 1)
     out: list[QueryTerm] = []
     for term, count in zip(terms, counts, strict=True):
         tokens = tuple(stem(w) for w in _WORD.findall(term.casefold()))

@@ -1,4 +1,4 @@
-"""Opening SQLite the one way Causantic does it, and the transaction helper.
+"""Opening SQLite the one way Causantic does it, and the one transaction mechanism.
 
 Many processes share one database (an MCP server per Claude Code session, hooks ingesting in the
 background, the CLI). WAL lets readers run beside a writer; ``busy_timeout`` makes a second writer
@@ -9,6 +9,7 @@ deadlock on a read-to-write lock upgrade (which busy_timeout cannot resolve).
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -83,6 +84,69 @@ def atomic(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
                 conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+class Transactions:
+    """The store's one transaction mechanism: :meth:`atomic` blocks, optionally grouped by :meth:`batch`.
+
+    Alone, an outermost :meth:`atomic` block is one ``BEGIN IMMEDIATE`` … ``COMMIT``. Inside
+    :meth:`batch`, outermost blocks become savepoints of a shared transaction that commits at most
+    every ``commit_every`` seconds (one transaction per small session would spend most of a batch
+    ingest committing). Each block stays all-or-nothing; a kill loses only the uncommitted blocks,
+    which the caller redoes; other writers wait at most ``commit_every`` for the lock.
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._commit_every: float | None = None  # set while a batch is open
+        self._begun_at: float | None = None  # when the batch's current transaction began
+        self._depth = 0
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        batching = self._commit_every is not None
+        if batching and self._depth == 0 and not self.conn.in_transaction:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self._begun_at = time.perf_counter()
+        self._depth += 1
+        try:
+            with atomic(self.conn):
+                yield
+        finally:
+            self._depth -= 1
+        if (
+            batching
+            and self._depth == 0
+            and self._begun_at is not None
+            and time.perf_counter() - self._begun_at >= (self._commit_every or 0.0)
+        ):
+            self._commit()
+
+    @contextmanager
+    def batch(self, commit_every: float) -> Iterator[None]:
+        """Group the :meth:`atomic` blocks run inside into few transactions; commit the rest on
+        leaving, roll back the uncommitted ones on an error. A batch inside a batch joins it."""
+        if self._commit_every is not None:
+            yield
+            return
+        self._commit_every = commit_every
+        try:
+            yield
+        except BaseException:
+            if self.conn.in_transaction:
+                with suppress(sqlite3.Error):
+                    self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self._commit()
+        finally:
+            self._commit_every = None
+            self._begun_at = None
+
+    def _commit(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("COMMIT")
+        self._begun_at = None
 
 
 _savepoint_counter = 0

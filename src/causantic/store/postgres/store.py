@@ -20,9 +20,25 @@ from typing import Any
 from causantic.config import SOURCES
 from causantic.store.memory import _like_escape, _older_copy, _path_parts
 from causantic.store.postgres import keyword
-from causantic.store.postgres.connection import connect, describe
+from causantic.store.postgres.connection import connect, describe, failure, psycopg_module
 from causantic.store.postgres.migrations import migrate
-from causantic.store.records import ChunkRecord, EdgeRecord, FileMark, Project, StoredChunk, iso
+from causantic.store.records import (
+    ChunkKey,
+    ChunkRecord,
+    ChunkScope,
+    ChunkText,
+    ClusterRecord,
+    EdgeRecord,
+    FileMark,
+    Project,
+    ProjectSessions,
+    ProjectTotals,
+    SessionEndpoints,
+    SessionTotals,
+    StoredChunk,
+    TopicTotals,
+    iso,
+)
 
 _CHUNK_COLUMNS = (
     "c.id, c.session_id, c.project_id, p.name AS project, c.agent, c.turn_index, c.part, c.start_time,"
@@ -34,9 +50,6 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
     """Team memory in one PostgreSQL database. Use as a context manager, or call :meth:`close`."""
 
     fts_enabled = True  # full-text search is part of every PostgreSQL
-    # Groups per transaction: one. A transaction holding several sessions' row locks (their project's
-    # relink flag above all) could deadlock against another member's; one session at a time cannot.
-    commit_interval = 0.0
 
     def __init__(self, url: str, *, member: str) -> None:
         self.url = url
@@ -54,10 +67,22 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         self.close()
 
     @contextmanager
-    def atomic(self) -> Iterator[Any]:
+    def atomic(self) -> Iterator[None]:
         """All statements inside commit together or not at all; nested calls become savepoints."""
         with self.conn.transaction():
-            yield self.conn
+            yield
+
+    @contextmanager
+    def batch(self, commit_every: float = 0.5) -> Iterator[None]:
+        """SQLite's grouping of many :meth:`atomic` blocks into few transactions, kept to one block
+        per transaction here: a transaction holding several sessions' row locks (their project's
+        relink flag above all) could deadlock against another member's, one session at a time cannot,
+        and the server's commits are cheap. A failure arrives as a StoreError naming the server."""
+        psycopg = psycopg_module()
+        try:
+            yield
+        except psycopg.Error as exc:
+            raise failure(exc, self.url) from exc
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         return list(self.conn.execute(sql, params).fetchall())
@@ -180,16 +205,24 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
     def clear_relink(self, project_id: int) -> None:
         self.conn.execute("UPDATE projects SET needs_relink = FALSE WHERE id = %s", (project_id,))
 
-    def project_summaries(self) -> list[Any]:
-        return self._rows(
-            "SELECT p.id, p.name, p.path, COUNT(c.rowid) AS chunks, COUNT(DISTINCT c.session_id) AS sessions,"
-            " MIN(c.start_time) AS first_seen, MAX(c.end_time) AS last_seen"
-            " FROM projects p JOIN chunks c ON c.project_id = p.id GROUP BY p.id ORDER BY last_seen DESC"
-        )
+    def project_summaries(self) -> list[ProjectTotals]:
+        return [
+            ProjectTotals(*r)
+            for r in self._rows(
+                "SELECT p.id, p.name, p.path, COUNT(c.rowid) AS chunks, COUNT(DISTINCT c.session_id) AS sessions,"
+                " MIN(c.start_time) AS first_seen, MAX(c.end_time) AS last_seen"
+                " FROM projects p JOIN chunks c ON c.project_id = p.id GROUP BY p.id ORDER BY last_seen DESC"
+            )
+        ]
 
     def session_summaries(
-        self, project_id: int, *, since: str | None = None, until: str | None = None, agent: str | None = None
-    ) -> list[Any]:
+        self,
+        project_id: int,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        agent: str | None = None,
+    ) -> list[SessionTotals]:
         where = ["c.project_id = %s"]
         params: list[object] = [project_id]
         if agent is not None:
@@ -197,17 +230,30 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
             params.append(agent)
         if since is not None:
             where.append("c.start_time >= %s")
-            params.append(since)
+            params.append(iso(since))
         if until is not None:
             where.append("c.start_time < %s")
-            params.append(until)
-        return self._rows(
+            params.append(iso(until))
+        rows = self._rows(
             "SELECT c.session_id, MIN(c.start_time) AS started, MAX(c.end_time) AS ended, COUNT(*) AS chunks,"
             " SUM(c.approx_tokens) AS tokens, string_agg(DISTINCT c.agent, ',') AS agents, MIN(c.source) AS source,"
             " (SELECT s.title FROM sessions s WHERE s.id = c.session_id) AS title"
             f" FROM chunks c WHERE {' AND '.join(where)} GROUP BY c.session_id ORDER BY started DESC, c.session_id",
             params,
         )
+        return [
+            SessionTotals(
+                r["session_id"],
+                r["started"],
+                r["ended"],
+                r["chunks"],
+                int(r["tokens"] or 0),
+                tuple(sorted((r["agents"] or "").split(","))),
+                r["source"],
+                r["title"],
+            )
+            for r in rows
+        ]
 
     def first_chunk_texts(self, session_ids: Sequence[str]) -> dict[str, str]:
         return self._first_texts(session_ids, "")
@@ -358,10 +404,13 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
     def project_chunk_ids(self, project_id: int) -> list[str]:
         return [r[0] for r in self._rows("SELECT id FROM chunks WHERE project_id = %s", (project_id,))]
 
-    def session_chunk_keys(self, session_id: str) -> list[Any]:
-        return self._rows(
-            "SELECT id, agent_id, turn_index, part, message_uuids FROM chunks WHERE session_id = %s", (session_id,)
-        )
+    def session_chunk_keys(self, session_id: str) -> list[ChunkKey]:
+        return [
+            ChunkKey(r[0], r[1], r[2], r[3], tuple(json.loads(r[4] or "[]")))
+            for r in self._rows(
+                "SELECT id, agent_id, turn_index, part, message_uuids FROM chunks WHERE session_id = %s", (session_id,)
+            )
+        ]
 
     def drop_superseded(self, session_id: str, ids: Sequence[str]) -> int:
         removed = self.conn.execute(
@@ -450,8 +499,8 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
             )
         ]
 
-    def session_endpoints(self, project_id: int) -> list[Any]:
-        return self._rows(
+    def session_endpoints(self, project_id: int) -> list[SessionEndpoints]:
+        rows = self._rows(
             "WITH ordered AS (SELECT id, session_id, start_time,"
             "  ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY start_time, turn_index, part) AS first_rank,"
             "  ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY start_time DESC, turn_index DESC,"
@@ -462,14 +511,18 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
             " WHERE f.first_rank = 1 ORDER BY f.start_time, f.session_id",
             (project_id,),
         )
+        return [SessionEndpoints(r["session_id"], r["first_id"], r["last_id"], r["started_at"]) for r in rows]
 
-    def chunks_needing_vectors(self, model: str, limit: int) -> list[Any]:
-        return self._rows(
-            "SELECT c.id, c.project_id, c.agent, c.content, c.content_hash FROM chunks c"
-            " LEFT JOIN vectors v ON v.chunk_id = c.id AND v.model = %s"
-            " WHERE v.chunk_id IS NULL OR v.content_hash != c.content_hash ORDER BY c.rowid LIMIT %s",
-            (model, limit),
-        )
+    def chunks_needing_vectors(self, model: str, limit: int) -> list[ChunkText]:
+        return [
+            ChunkText(*r)
+            for r in self._rows(
+                "SELECT c.id, c.project_id, c.agent, c.content, c.content_hash FROM chunks c"
+                " LEFT JOIN vectors v ON v.chunk_id = c.id AND v.model = %s"
+                " WHERE v.chunk_id IS NULL OR v.content_hash != c.content_hash ORDER BY c.rowid LIMIT %s",
+                (model, limit),
+            )
+        ]
 
     def count_chunks_needing_vectors(self, model: str) -> int:
         return int(
@@ -492,11 +545,14 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
             members.setdefault(cluster_id, set()).add(chunk_id)
         return members
 
-    def cluster_rows(self, model: str) -> list[Any]:
-        return self._rows(
-            "SELECT id, label, centroid, size, created_at, updated_at FROM clusters WHERE model = %s ORDER BY id",
-            (model,),
-        )
+    def cluster_rows(self, model: str) -> list[ClusterRecord]:
+        return [
+            ClusterRecord(r[0], r[1], bytes(r[2]), r[3], r[4], r[5])
+            for r in self._rows(
+                "SELECT id, label, centroid, size, created_at, updated_at FROM clusters WHERE model = %s ORDER BY id",
+                (model,),
+            )
+        ]
 
     def replace_clusters(
         self, model: str, clusters: Sequence[tuple[int | None, str, bytes, Sequence[tuple[str, float]]]]
@@ -563,7 +619,9 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
             )
         ]
 
-    def cluster_summaries(self, model: str, project_id: int | None = None, cluster_id: int | None = None) -> list[Any]:
+    def cluster_summaries(
+        self, model: str, project_id: int | None = None, cluster_id: int | None = None
+    ) -> list[TopicTotals]:
         where = ["k.model = %s"]
         params: list[object] = [model]
         if project_id is not None:
@@ -572,7 +630,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         if cluster_id is not None:
             where.append("k.id = %s")
             params.append(cluster_id)
-        return self._rows(
+        rows = self._rows(
             "SELECT k.id, k.label, COUNT(c.rowid) AS size, MIN(c.start_time) AS first_seen,"
             " MAX(c.end_time) AS last_seen, string_agg(DISTINCT p.name, ',') AS projects"
             " FROM clusters k JOIN chunk_clusters m ON m.cluster_id = k.id JOIN chunks c ON c.id = m.chunk_id"
@@ -580,6 +638,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
             " GROUP BY k.id ORDER BY size DESC",
             params,
         )
+        return [TopicTotals(r[0], r[1], r[2], r[3], r[4], tuple(r[5].split(",")) if r[5] else ()) for r in rows]
 
     def chunk_texts(self, ids: Sequence[str]) -> dict[str, str]:
         return {r[0]: r[1] for r in self._rows("SELECT id, content FROM chunks WHERE id = ANY(%s)", (list(ids),))}
@@ -614,30 +673,24 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         )
         return {r["id"]: _stored_chunk(r) for r in rows}
 
-    def iter_chunks(
-        self,
-        where: str = "1=1",
-        params: Sequence[object] = (),
-        order: str = "c.start_time, c.turn_index, c.part",
-        limit: int | None = None,
+    def chunks_in(
+        self, scope: ChunkScope, *, newest_first: bool = False, limit: int | None = None
     ) -> Iterator[StoredChunk]:
-        """Chunks matching a condition over ``c`` and ``p`` written for SQLite (``?`` placeholders)."""
+        where, params = _chunk_scope(scope)
+        order = "DESC" if newest_first else "ASC"
         sql = (
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id"
-            f" WHERE {_placeholders(where)} ORDER BY {order}"
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id WHERE {where}"
+            f" ORDER BY c.start_time {order}, c.turn_index {order}, c.part {order}"
         )
         if limit is not None:
-            sql += f" LIMIT {int(limit)}"
-        for row in self._rows(sql, list(params)):
+            sql += " LIMIT %s"
+            params.append(int(limit))
+        for row in self._rows(sql, params):
             yield _stored_chunk(row)
 
-    def count_chunks(self, where: str = "1=1", params: Sequence[object] = ()) -> int:
-        return int(
-            self._value(
-                f"SELECT COUNT(*) FROM chunks c JOIN projects p ON p.id = c.project_id WHERE {_placeholders(where)}",
-                list(params),
-            )
-        )
+    def count_chunks(self, scope: ChunkScope) -> int:
+        where, params = _chunk_scope(scope)
+        return int(self._value(f"SELECT COUNT(*) FROM chunks c WHERE {where}", params))
 
     def neighbours(self, chunk_id: str, direction: str) -> list[tuple[str, str]]:
         if direction == "forward":
@@ -678,10 +731,6 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
             self.conn, [keyword.unquote(p) for p in phrases], keyword.scope_sql(project_ids, agent, None), most
         )
 
-    def chunk_count(self, *, project_ids: Sequence[int] | None = None, agent: str | None = None) -> int:
-        clause, params = keyword.scope_sql(project_ids, agent, None)
-        return int(self._value(f"SELECT COUNT(*) FROM chunks c WHERE TRUE{clause}", params))
-
     # ---- browsing (the dashboard) ---------------------------------------------------------
 
     def session_edges(self, session_id: str) -> list[EdgeRecord]:
@@ -717,12 +766,15 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
             )
         ]
 
-    def project_activity(self) -> list[Any]:
-        return self._rows(
-            "SELECT p.id, p.name, p.path, COUNT(*) AS sessions, MIN(s.started_at) AS first_seen,"
-            " MAX(s.ended_at) AS last_seen FROM sessions s JOIN projects p ON p.id = s.project_id"
-            " GROUP BY p.id ORDER BY last_seen DESC"
-        )
+    def project_activity(self) -> list[ProjectSessions]:
+        return [
+            ProjectSessions(*r)
+            for r in self._rows(
+                "SELECT p.id, p.name, p.path, COUNT(*) AS sessions, MIN(s.started_at) AS first_seen,"
+                " MAX(s.ended_at) AS last_seen FROM sessions s JOIN projects p ON p.id = s.project_id"
+                " GROUP BY p.id ORDER BY last_seen DESC"
+            )
+        ]
 
     def topic_sizes(self, model: str) -> list[tuple[int, str, int]]:
         return [
@@ -766,9 +818,29 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         return int(self._value("SELECT pg_database_size(current_database())"))
 
 
-def _placeholders(condition: str) -> str:
-    """A condition written with SQLite's ``?`` placeholders for psycopg (``%s``; a literal ``%`` doubled)."""
-    return condition.replace("%", "%%").replace("?", "%s")
+def _chunk_scope(scope: ChunkScope) -> tuple[str, list[object]]:
+    """A WHERE condition over chunks aliased ``c`` covering exactly ``scope`` (as SQLite's)."""
+    where: list[str] = []
+    params: list[object] = []
+    if scope.project_ids is not None:
+        where.append("c.project_id = ANY(%s)")
+        params.append(list(scope.project_ids))
+    if scope.session_id is not None:
+        where.append("c.session_id = %s")
+        params.append(scope.session_id)
+    if scope.session_prefix is not None:
+        where.append("starts_with(c.session_id, %s)")  # no pattern: a prefix is matched literally
+        params.append(scope.session_prefix)
+    if scope.agent is not None:
+        where.append("c.agent = %s")
+        params.append(scope.agent)
+    if scope.since is not None:
+        where.append("c.start_time >= %s")
+        params.append(iso(scope.since))
+    if scope.until is not None:
+        where.append("c.start_time < %s")
+        params.append(iso(scope.until))
+    return " AND ".join(where) or "TRUE", params
 
 
 def _text(value: str) -> str:
