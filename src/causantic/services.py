@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from causantic.retrieval.chains import ChainWalker
     from causantic.retrieval.episodes import EpisodeBuilder
     from causantic.retrieval.search import Searcher
+    from causantic.store.postgres.team import ServerCheck, TeamStatus
 
 
 @dataclass(slots=True)
@@ -141,3 +142,17 @@ def open_services(config: Config | None = None) -> Iterator[Services]:
         yield services
     finally:
         services.close()
+
+
+def team_init(url: str | None = None) -> ServerCheck:
+    """Check a team database (``url``, else storage.postgresUrl) and create or upgrade its schema."""
+    from causantic.store.postgres import team
+
+    return team.init(url or postgres_url(load_config()))
+
+
+def team_status(config: Config | None = None) -> TeamStatus:
+    """Members, sizes and last ingests of the configured team database (`causantic team status`)."""
+    from causantic.store.postgres import team
+
+    return team.status(postgres_url(config or load_config()))

@@ -864,6 +864,7 @@ def _stored_chunk(row: Any) -> StoredChunk:
         approx_tokens=row["approx_tokens"],
         message_uuids=tuple(json.loads(row["message_uuids"])),
         source=row["source"],
+        user=row["member"],
     )
 
 
