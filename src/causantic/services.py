@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from causantic.config import Config, causantic_home, db_path, load_config, vector_path
 from causantic.errors import ConfigError
 from causantic.store.memory import MemoryStore
+from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.vectors import VectorIndex
 
 if TYPE_CHECKING:
@@ -29,9 +30,9 @@ if TYPE_CHECKING:
 @dataclass(slots=True)
 class Services:
     config: Config
-    store: MemoryStore
+    store: MemoryStoreProtocol  # the seam (store/protocol.py): no caller depends on SQLite
     _embedder: Embedder | None = field(default=None, repr=False)
-    _vectors: VectorIndex | None = field(default=None, repr=False)
+    _vectors: VectorIndexProtocol | None = field(default=None, repr=False)
     _searcher: Searcher | None = field(default=None, repr=False)
 
     @property
@@ -51,7 +52,7 @@ class Services:
         return self._embedder
 
     @property
-    def vectors(self) -> VectorIndex:
+    def vectors(self) -> VectorIndexProtocol:
         if self._vectors is None:
             from causantic.embedding.models import get_spec
 
@@ -59,8 +60,8 @@ class Services:
             if self.config.storage.backend == "postgres":
                 from causantic.store.postgres.vectors import PgVectorIndex
 
-                self._vectors = PgVectorIndex(postgres_url(self.config), spec.id, spec.dims)  # type: ignore[assignment]
-                return self._vectors  # type: ignore[return-value]
+                self._vectors = PgVectorIndex(postgres_url(self.config), spec.id, spec.dims)
+                return self._vectors
             self._vectors = VectorIndex(
                 db_path(self.config),
                 vector_path(self.config),
@@ -107,12 +108,12 @@ class Services:
         return EpisodeBuilder(self.store, self.searcher, self.vectors, self.config.episodes, self.chains)
 
 
-def open_store(config: Config) -> MemoryStore:
+def open_store(config: Config) -> MemoryStoreProtocol:
     """The store ``storage.backend`` names: the local SQLite file, or the team's PostgreSQL."""
     if config.storage.backend == "postgres":
         from causantic.store.postgres.store import PostgresStore
 
-        return PostgresStore(postgres_url(config), member=member_name(config))  # type: ignore[return-value]
+        return PostgresStore(postgres_url(config), member=member_name(config))
     return MemoryStore(db_path(config), busy_timeout_ms=config.storage.busy_timeout_ms)
 
 

@@ -13,13 +13,13 @@ import re
 from collections.abc import Callable
 
 from causantic.ingest.chunker import long_lines_summarised
-from causantic.store.memory import MemoryStore
-from causantic.store.vectors import VectorIndex, VectorRecord
+from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
+from causantic.store.records import VectorRecord
 
 
 def sync_vectors(
-    store: MemoryStore,
-    index: VectorIndex,
+    store: MemoryStoreProtocol,
+    index: VectorIndexProtocol,
     embed_documents: Callable[[list[str]], object],
     *,
     batch_size: int = 256,
@@ -34,8 +34,8 @@ def sync_vectors(
 
 
 def _sync(
-    store: MemoryStore,
-    index: VectorIndex,
+    store: MemoryStoreProtocol,
+    index: VectorIndexProtocol,
     embed_documents: Callable[[list[str]], object],
     batch_size: int,
     on_progress: Callable[[int, int], None] | None,

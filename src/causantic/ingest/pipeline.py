@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING
 from causantic.errors import StoreError, TranscriptError
 from causantic.ingest.edges import cross_session_edges
 from causantic.ingest.plan import GroupPlan, PlanSettings, SessionPlan, group_paths, plan_group, stand_in_project
-from causantic.store.memory import MemoryStore
+from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkKey
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, discover
 
 if TYPE_CHECKING:
-    from causantic.store.vectors import VectorIndex
+    from causantic.store.protocol import VectorIndexProtocol
 
 SESSION_EDGE_TYPES = ("within-chain", "brief", "debrief", "team-spawn", "team-report", "peer-message")
 
@@ -96,7 +96,7 @@ ProgressCallback = Callable[[int, int, int], None]  # (files done, bytes done, c
 
 
 def ingest(
-    store: MemoryStore,
+    store: MemoryStoreProtocol,
     targets: Iterable[Path],
     settings: PlanSettings,
     *,
@@ -147,7 +147,7 @@ def ingest(
     return report
 
 
-def write_plan(store: MemoryStore, plan: GroupPlan, report: IngestReport) -> None:
+def write_plan(store: MemoryStoreProtocol, plan: GroupPlan, report: IngestReport) -> None:
     """Save one group in one transaction, flagging its projects for cross-session relinking."""
     with store.atomic():
         for session in plan.sessions:
@@ -215,7 +215,9 @@ def _superseded(stored: Sequence[ChunkKey], session: SessionPlan) -> list[str]:
     return out
 
 
-def remove_chunks(store: MemoryStore, vectors: VectorIndex, ids: Sequence[str], *, remember: bool = True) -> int:
+def remove_chunks(
+    store: MemoryStoreProtocol, vectors: VectorIndexProtocol, ids: Sequence[str], *, remember: bool = True
+) -> int:
     """Delete chunks from SQLite and the vector index, then re-link the sessions left in their projects.
 
     Exactly ``ids`` go (a caller that previewed them deletes no more than it showed). ``remember``:
@@ -230,7 +232,7 @@ def remove_chunks(store: MemoryStore, vectors: VectorIndex, ids: Sequence[str], 
     return deleted
 
 
-def relink_sessions(store: MemoryStore, project_id: int) -> int:
+def relink_sessions(store: MemoryStoreProtocol, project_id: int) -> int:
     """Recompute a project's cross-session edges from its sessions' order; return edges added."""
     with store.atomic():
         rows = store.session_endpoints(project_id)
@@ -259,7 +261,7 @@ def _discover_all(targets: Iterable[Path], unreadable: list[tuple[str, str]]) ->
     return sorted(groups, key=lambda g: g.source == "gemini")
 
 
-def _unchanged(store: MemoryStore, path: Path) -> bool:
+def _unchanged(store: MemoryStoreProtocol, path: Path) -> bool:
     try:
         st = path.stat()
     except OSError:

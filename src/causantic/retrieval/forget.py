@@ -19,9 +19,8 @@ from datetime import datetime
 
 from causantic.errors import CausanticError
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
-from causantic.store.memory import MemoryStore
+from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import ChunkScope, StoredChunk
-from causantic.store.vectors import VectorIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +58,11 @@ def preview_line(chunk: StoredChunk, width: int) -> str:
 
 
 def forget(
-    store: MemoryStore, vectors: VectorIndex, embed_query: object, request: ForgetRequest, preview_size: int = 5
+    store: MemoryStoreProtocol,
+    vectors: VectorIndexProtocol,
+    embed_query: object,
+    request: ForgetRequest,
+    preview_size: int = 5,
 ) -> ForgetResult:
     if request.query is not None and not request.query.strip():
         raise CausanticError("The forget query is empty; give a query or use before/after/session_id.")
@@ -112,7 +115,7 @@ def forget(
     return delete_previewed(store, vectors, result)
 
 
-def delete_previewed(store: MemoryStore, vectors: VectorIndex, preview: ForgetResult) -> ForgetResult:
+def delete_previewed(store: MemoryStoreProtocol, vectors: VectorIndexProtocol, preview: ForgetResult) -> ForgetResult:
     """Delete exactly the chunks a dry run matched (any added since are left alone)."""
     # Imported here: the ingest pipeline (processes, discovery) is not for `reconstruct` to load.
     from causantic.ingest.pipeline import remove_chunks

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from causantic.errors import ProjectNotFound
-from causantic.store.memory import MemoryStore
+from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import Project
 from causantic.transcripts import without_injected
 
@@ -41,14 +41,14 @@ class SessionSummary:
         return self.title if len(self.title) <= limit else self.title[: limit - 1].rstrip() + "…"
 
 
-def list_projects(store: MemoryStore) -> list[ProjectSummary]:
+def list_projects(store: MemoryStoreProtocol) -> list[ProjectSummary]:
     return [
         ProjectSummary(r.name, r.path, r.chunks, r.sessions, r.first_seen, r.last_seen)
         for r in store.project_summaries()
     ]
 
 
-def resolve_project(store: MemoryStore, name: str) -> Project:
+def resolve_project(store: MemoryStoreProtocol, name: str) -> Project:
     """One project by name, path or a cwd inside it; a clear error when none or several match."""
     matches = store.find_projects(name)
     if not matches:
@@ -68,7 +68,7 @@ def resolve_project(store: MemoryStore, name: str) -> Project:
 
 
 def list_sessions(
-    store: MemoryStore,
+    store: MemoryStoreProtocol,
     project: str,
     *,
     since: datetime | None = None,
@@ -123,7 +123,7 @@ class TopicSummary:
     projects: str
 
 
-def list_topics(store: MemoryStore, model: str, project: str | None = None) -> list[TopicSummary]:
+def list_topics(store: MemoryStoreProtocol, model: str, project: str | None = None) -> list[TopicSummary]:
     project_id = resolve_project(store, project).id if project else None
     return [
         TopicSummary(r.id, r.label, r.size, r.first_seen, r.last_seen, ",".join(r.projects))
@@ -131,7 +131,7 @@ def list_topics(store: MemoryStore, model: str, project: str | None = None) -> l
     ]
 
 
-def stats(store: MemoryStore) -> dict[str, object]:
+def stats(store: MemoryStoreProtocol) -> dict[str, object]:
     counts = store.counts()
     counts["sqlite_bytes"] = store.size_bytes()
     return counts

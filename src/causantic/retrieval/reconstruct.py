@@ -25,7 +25,7 @@ from causantic.config import SOURCE_NAMES
 from causantic.errors import CausanticError
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
-from causantic.store.memory import MemoryStore
+from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkScope, Project, StoredChunk
 
 CHUNK_OVERHEAD_TOKENS = 5
@@ -77,7 +77,7 @@ class Reconstruction:
         return "session" if self.view == "timeline" else "chunk"
 
 
-def reconstruct(store: MemoryStore, request: ReconstructRequest, default_budget: int) -> Reconstruction:
+def reconstruct(store: MemoryStoreProtocol, request: ReconstructRequest, default_budget: int) -> Reconstruction:
     if request.page < 1:
         raise CausanticError("page counts from 1 (the most recent part).")
     project = resolve_project(store, request.project)
@@ -103,7 +103,7 @@ def reconstruct(store: MemoryStore, request: ReconstructRequest, default_budget:
 
 
 def _timeline(
-    store: MemoryStore,
+    store: MemoryStoreProtocol,
     project: Project,
     mode: str,
     since: datetime | None,
@@ -135,7 +135,7 @@ def _timeline(
 
 
 def _text(
-    store: MemoryStore,
+    store: MemoryStoreProtocol,
     project: Project,
     mode: str,
     session_id: str | None,
@@ -220,7 +220,7 @@ def _windows(chunks: Iterable[StoredChunk], budget: int) -> Iterator[tuple[list[
         yield window, used
 
 
-def _previous_session(store: MemoryStore, project_id: int, current: str) -> str | None:
+def _previous_session(store: MemoryStoreProtocol, project_id: int, current: str) -> str | None:
     sessions = [s.session_id for s in store.session_summaries(project_id)]  # newest first
     if current in sessions:
         index = sessions.index(current)

@@ -23,6 +23,7 @@ from types import TracebackType
 from causantic.config import SOURCES
 from causantic.errors import store_failure
 from causantic.store import sqlite as sqlite_util
+from causantic.store.fts import quote_phrase
 from causantic.store.keyword import KeywordSearch
 from causantic.store.migrations import migrate
 from causantic.store.records import (
@@ -793,15 +794,17 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def keyword_document_counts(
         self,
-        phrases: Sequence[str],
+        terms: Sequence[str],
         *,
         project_ids: Sequence[int] | None = None,
         agent: str | None = None,
         most: int = 100_000,
     ) -> list[int]:
-        """Chunks in the scope holding each FTS5 phrase (counted up to ``most``); zeros without FTS5."""
+        """Chunks in the scope holding each term (a word or words in order, as plain text; counted up
+        to ``most``): the document frequencies relevance weighs query words by. Zeros without FTS5."""
         if not self.fts_enabled:
-            return [0] * len(phrases)
+            return [0] * len(terms)
+        phrases = [quote_phrase(t) for t in terms]
         return self._keywords.document_counts(phrases, project_ids=project_ids, agent=agent, most=most)
 
     # ---- browsing (the dashboard) ---------------------------------------------------------

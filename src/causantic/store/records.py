@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 
 def iso(dt: datetime) -> str:
@@ -204,3 +205,28 @@ class TopicTotals:
     first_seen: str
     last_seen: str
     projects: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorRecord:
+    chunk_id: str
+    content_hash: str
+    vector: Any  # np.ndarray (dims,), float32, unit length
+
+
+@dataclass(frozen=True, slots=True)
+class VectorMatch:
+    chunk_id: str
+    similarity: float  # cosine similarity, 1 = same direction
+    vector: Any  # np.ndarray (dims,), float32, unit length
+
+
+@dataclass(frozen=True, slots=True)
+class VectorHealth:
+    chunks: int
+    vectors: int  # chunks with a vector of this model
+    ann: str  # "not needed", "ready", "missing" (search scans exactly), "unavailable" (no faiss)
+
+    @property
+    def missing(self) -> int:
+        return max(0, self.chunks - self.vectors)

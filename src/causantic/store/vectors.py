@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from causantic.files import file_lock
 from causantic.store import sqlite as sqlite_util
 from causantic.store.migrations import migrate
+from causantic.store.records import VectorHealth, VectorMatch, VectorRecord
 
 if TYPE_CHECKING:
     import numpy as np
@@ -61,31 +62,6 @@ HEALTH_TTL_S = 30.0
 _SCOPED_FROM = "chunks c CROSS JOIN vectors v ON v.chunk_id = c.id AND v.model = ?"
 _SQL_BATCH = 500
 _BUILD_BATCH = 50_000
-
-
-@dataclass(frozen=True, slots=True)
-class VectorRecord:
-    chunk_id: str
-    content_hash: str
-    vector: Any  # np.ndarray (dims,), float32, unit length
-
-
-@dataclass(frozen=True, slots=True)
-class VectorMatch:
-    chunk_id: str
-    similarity: float  # cosine similarity, 1 = same direction
-    vector: Any  # np.ndarray (dims,), float32, unit length
-
-
-@dataclass(frozen=True, slots=True)
-class VectorHealth:
-    chunks: int
-    vectors: int  # chunks with a vector of this model
-    ann: str  # "not needed", "ready", "missing" (search scans exactly), "unavailable" (no faiss)
-
-    @property
-    def missing(self) -> int:
-        return max(0, self.chunks - self.vectors)
 
 
 @dataclass(slots=True)

@@ -721,14 +721,14 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
 
     def keyword_document_counts(
         self,
-        phrases: Sequence[str],
+        terms: Sequence[str],
         *,
         project_ids: Sequence[int] | None = None,
         agent: str | None = None,
         most: int = 100_000,
     ) -> list[int]:
         return keyword.document_counts(
-            self.conn, [keyword.unquote(p) for p in phrases], keyword.scope_sql(project_ids, agent, None), most
+            self.conn, list(terms), keyword.scope_sql(project_ids, agent, None), most
         )
 
     # ---- browsing (the dashboard) ---------------------------------------------------------
