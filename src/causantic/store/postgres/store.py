@@ -45,6 +45,8 @@ _CHUNK_COLUMNS = (
     " c.end_time, c.content, c.content_hash, c.approx_tokens, c.message_uuids, c.source, c.member"
 )
 
+_RELINK_LOCK = 0x43_41_55  # advisory lock namespace of a project's relink (key 2: the project id)
+
 
 class PostgresStore(AbstractContextManager["PostgresStore"]):
     """Team memory in one PostgreSQL database. Use as a context manager, or call :meth:`close`."""
@@ -500,6 +502,10 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         ]
 
     def session_endpoints(self, project_id: int) -> list[SessionEndpoints]:
+        """Each session's first and last main-agent chunk, oldest session first. Read at the start of a
+        relink transaction, it takes the project's relink lock until that transaction ends: two members
+        relinking one project at once would each delete the other's edges as stale."""
+        self.conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (_RELINK_LOCK, project_id))
         rows = self._rows(
             "WITH ordered AS (SELECT id, session_id, start_time,"
             "  ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY start_time, turn_index, part) AS first_rank,"
