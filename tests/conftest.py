@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -46,14 +48,18 @@ def agents_corpus() -> Path:
 
 
 @pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def postgres_server() -> Iterator[Any]:
     """A real PostgreSQL with pgvector for the whole session (tests/postgres_server.py)."""
     require_postgres()
-    server = start_server(tmp_path_factory.mktemp("pgserver") / "data")
+    # Not under pytest's temporary folder: every pytest run resets pytest-of-<user> to owner-only,
+    # which would lock out the server's own system user when it runs as root (postgres_server.py).
+    folder = Path(tempfile.mkdtemp(prefix="causantic-pgserver-"))
+    server = start_server(folder / "data")
     try:
         yield server
     finally:
         server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(params=BACKENDS)

@@ -7,8 +7,9 @@ hide a broken install and they fail instead, as ``shared_data.require_shared`` d
 PostgreSQL refuses to run as root. pgserver handles that itself: run as root (as here and on CI) it
 creates a system user ``pgserver`` with ``useradd`` once, runs ``initdb`` and the server as that
 user, and opens read/traverse permission on the folders above the data directory so that user can
-reach it. The server listens on a Unix socket in the data directory only (no TCP port to collide
-with other test runs) and is stopped when the test session ends.
+reach it. So the data directory lives in its own /tmp folder, not under pytest's, which every
+pytest run resets to owner-only. The server listens on a Unix socket in the data directory only (no
+TCP port to collide with other test runs) and is stopped when the test session ends.
 """
 
 from __future__ import annotations

@@ -139,13 +139,10 @@ def test_the_corpus_gives_the_same_memory_on_both_backends(
 
 @pytest.fixture(scope="module")
 def searched_corpus(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, corpus_dir: Path
 ) -> dict[str, dict[str, list[str]]]:
     """Top-5 sessions of each query, hybrid search, per backend, over the same corpus projects."""
-    from conftest import CORPUS
-    from shared_data import require_shared
-
-    files = _corpus_files(require_shared(CORPUS, "The shared transcript corpus"))
+    files = _corpus_files(corpus_dir)
     out: dict[str, dict[str, list[str]]] = {}
     for backend in ("sqlite", "postgres"):
         config = backend_settings(request, backend)

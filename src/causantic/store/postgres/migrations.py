@@ -140,11 +140,68 @@ def m001_core_tables(conn: Any) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[Any], None], ...] = (m001_core_tables,)
+def m002_row_security(conn: Any) -> None:
+    """Members may read everything and forget only their own rows; team admins may forget any.
+
+    Enforced by the server, not by Causantic: row-level security on the tables with an owner
+    (chunks, sessions, files) compares ``owner_role`` with the connected role. Two group roles carry
+    the rights: ``causantic_member`` (grant it to each member's login role) and ``causantic_admin``
+    (a member who may also forget others' rows). Rows written before this migration stay as they
+    are. The role that runs ``causantic team init`` owns the tables and is not limited (PostgreSQL
+    exempts table owners and superusers); members connect with their own roles.
+    """
+    conn.execute(
+        """
+        DO $$ BEGIN
+            IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'causantic_member') THEN
+                CREATE ROLE causantic_member NOLOGIN;
+            END IF;
+            IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'causantic_admin') THEN
+                CREATE ROLE causantic_admin NOLOGIN IN ROLE causantic_member;
+            END IF;
+        END $$;
+        GRANT USAGE ON SCHEMA public TO causantic_member;
+        GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO causantic_member;
+        GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO causantic_member;
+        CREATE FUNCTION causantic_may_change(owner NAME) RETURNS BOOLEAN LANGUAGE sql STABLE AS
+            $$ SELECT owner = current_user OR pg_has_role(current_user, 'causantic_admin', 'MEMBER') $$;
+        -- Whose a row is never changes: an update keeps its owner and member whatever it sets.
+        CREATE FUNCTION causantic_keep_owner() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+            NEW.owner_role := OLD.owner_role;
+            NEW.member := OLD.member;
+            RETURN NEW;
+        END $$;
+        """
+    )
+    for table in ("chunks", "sessions", "files"):
+        conn.execute(
+            f"""
+            ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
+            CREATE POLICY {table}_read ON {table} FOR SELECT USING (TRUE);
+            CREATE POLICY {table}_write ON {table} FOR INSERT WITH CHECK (owner_role = current_user);
+            CREATE POLICY {table}_change ON {table} FOR UPDATE USING ({_UPDATE_RULE[table]});
+            CREATE POLICY {table}_forget ON {table} FOR DELETE USING (causantic_may_change(owner_role));
+            CREATE TRIGGER {table}_keep_owner BEFORE UPDATE ON {table}
+                FOR EACH ROW EXECUTE FUNCTION causantic_keep_owner();
+            """
+        )
+
+
+# A session row is shared by every member who ingests a copy of it (its span and title grow); chunk
+# text and file marks change only for their owner (or an admin).
+_UPDATE_RULE = {"sessions": "TRUE", "chunks": "causantic_may_change(owner_role)", "files": "owner_role = current_user"}
+
+
+MIGRATIONS: tuple[Callable[[Any], None], ...] = (m001_core_tables, m002_row_security)
 
 
 def migrate(conn: Any) -> int:
     """Apply pending migrations; return the schema version now in force."""
+    # Members cannot create tables: an up-to-date schema is recognised without running any DDL.
+    if conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is not None:
+        applied = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0]
+        if applied >= len(MIGRATIONS):
+            return len(MIGRATIONS)
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
         conn.execute(

@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import Any
 
 from causantic.config import SOURCES
+from causantic.errors import StoreError
 from causantic.store.memory import _like_escape, _older_copy, _path_parts
 from causantic.store.postgres import keyword
 from causantic.store.postgres.connection import connect, describe, failure, psycopg_module
@@ -327,11 +328,16 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         )
         chunks = self._without_forgotten(chunks)
         existing = self._existing_hashes([c.id for c in chunks])
+        # Another member's copy of a chunk is theirs to update (row-level security would refuse it).
+        others = self._owned_by_others([c.id for c in chunks if c.id in existing])
         new = [c for c in chunks if c.id not in existing]
         changed = [
             c
             for c in chunks
-            if c.id in existing and existing[c.id][0] != c.content_hash and not _older_copy(c, existing[c.id][1])
+            if c.id in existing
+            and c.id not in others
+            and existing[c.id][0] != c.content_hash
+            and not _older_copy(c, existing[c.id][1])
         ]
         now = _now()
         with self.conn.cursor() as cur:
@@ -381,9 +387,33 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         }
         return [c for c in chunks if c.id not in gone] if gone else list(chunks)
 
+    def _owned_by_others(self, ids: Sequence[str]) -> set[str]:
+        if not ids:
+            return set()
+        return {
+            r[0]
+            for r in self._rows(
+                "SELECT id FROM chunks WHERE id = ANY(%s) AND NOT causantic_may_change(owner_role)", (list(ids),)
+            )
+        }
+
     def delete_chunks(self, ids: Sequence[str], *, remember: bool = True) -> int:
+        """Remove chunks (edges, vectors, memberships cascade), remembering them as forgotten.
+
+        Row-level security lets a member delete only their own chunks (a team admin, any): when
+        some of ``ids`` belong to others, nothing is deleted and the StoreError says whose they are,
+        so a forget never does less than it previewed without saying so."""
         now = _now()
         ids = list(ids)
+        others = self._owned_by_others(ids)
+        if others:
+            owners = sorted(
+                {r[0] for r in self._rows("SELECT member FROM chunks WHERE id = ANY(%s)", (sorted(others),))}
+            )
+            raise StoreError(
+                f"{len(others)} of these {len(ids)} chunks belong to other members ({', '.join(owners)}): a member "
+                "forgets only their own memory unless they hold the causantic_admin role. Nothing was deleted."
+            )
         with self.atomic():
             if remember:
                 with self.conn.cursor() as cur:
@@ -733,9 +763,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         agent: str | None = None,
         most: int = 100_000,
     ) -> list[int]:
-        return keyword.document_counts(
-            self.conn, list(terms), keyword.scope_sql(project_ids, agent, None), most
-        )
+        return keyword.document_counts(self.conn, list(terms), keyword.scope_sql(project_ids, agent, None), most)
 
     # ---- browsing (the dashboard) ---------------------------------------------------------
 

@@ -229,6 +229,10 @@ class PgVectorIndex:
             self.conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._index_name,))
             if self._value("SELECT to_regclass(%s)", (self._index_name,)) is not None:
                 return False
+            if not self._value("SELECT pg_has_role(tableowner, 'MEMBER') FROM pg_tables WHERE tablename = 'vectors'"):
+                # Only the tables' owner may index them: a member searches exactly until `team init`
+                # or the owner's first embedding run creates it.
+                return False
             self.conn.execute(
                 sql.SQL(
                     "CREATE INDEX {name} ON vectors USING hnsw ((embedding::{cast}) vector_cosine_ops)"
