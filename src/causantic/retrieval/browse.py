@@ -19,7 +19,7 @@ from causantic.retrieval.listing import (
     stats,
 )
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
-from causantic.store.records import EdgeRecord, Project, StoredChunk
+from causantic.store.records import EdgeRecord, Project, ProjectSessions, StoredChunk
 
 TITLE_MAX_CHARS = 140
 MAIN = "main"
@@ -211,15 +211,6 @@ def _would_cycle(agent: str, parent: str, started_at: dict[str, str], chunks: di
 
 
 @dataclass(frozen=True, slots=True)
-class ProjectActivity:
-    name: str
-    path: str
-    sessions: int
-    first_seen: str | None
-    last_seen: str | None
-
-
-@dataclass(frozen=True, slots=True)
 class Overview:
     counts: dict[str, object]  # as :func:`causantic.retrieval.listing.stats`
     vectors: int
@@ -227,7 +218,7 @@ class Overview:
     without_vectors: int  # chunks the active model has no vector for
     last_ingest: str | None
     newest_session: str | None
-    projects: list[ProjectActivity]
+    projects: list[ProjectSessions]
 
 
 def overview(store: MemoryStoreProtocol, vectors: VectorIndexProtocol) -> Overview:
@@ -246,9 +237,9 @@ def overview(store: MemoryStoreProtocol, vectors: VectorIndexProtocol) -> Overvi
     )
 
 
-def project_activity(store: MemoryStoreProtocol) -> list[ProjectActivity]:
+def project_activity(store: MemoryStoreProtocol) -> list[ProjectSessions]:
     """Projects with their session counts and active dates, most recent first (cheap at any size)."""
-    return [ProjectActivity(r.name, r.path, r.sessions, r.first_seen, r.last_seen) for r in store.project_activity()]
+    return store.project_activity()
 
 
 @dataclass(frozen=True, slots=True)

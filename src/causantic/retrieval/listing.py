@@ -50,6 +50,8 @@ def list_projects(store: MemoryStoreProtocol) -> list[ProjectSummary]:
 
 def resolve_project(store: MemoryStoreProtocol, name: str) -> Project:
     """One project by name, path or a cwd inside it; a clear error when none or several match."""
+    if not name.strip():  # would match by suffix (e.g. the project at "/"): an empty name names nothing
+        raise ProjectNotFound("The project name is empty; run `causantic list-projects` to see the names.")
     matches = store.find_projects(name)
     if not matches:
         from causantic.transcripts.projects import canonical_project_path

@@ -15,7 +15,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -51,8 +51,10 @@ _CHUNK_COLUMNS = (
 _SQL_VARIABLE_BATCH = 500
 
 
+@sqlite_util.raising_store_errors(lambda store: f"at {store.path}")
 class MemoryStore(AbstractContextManager["MemoryStore"]):
-    """The SQLite half of memory. Use as a context manager, or call :meth:`close`."""
+    """The SQLite half of memory. Use as a context manager, or call :meth:`close`. Every public
+    method raises :class:`~causantic.errors.StoreError` (never ``sqlite3.Error``) when SQLite fails."""
 
     def __init__(self, path: Path, *, busy_timeout_ms: int = 30_000) -> None:
         self.path = path
@@ -60,9 +62,13 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         # (tests/test_architecture.py checks).
         self.conn = sqlite_util.connect(path, busy_timeout_ms=busy_timeout_ms)
         self._transactions = sqlite_util.Transactions(self.conn)
-        self._keywords = KeywordSearch(path, busy_timeout_ms)
-        migrate(self.conn)
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'fts5'").fetchone()
+        try:
+            self._keywords = KeywordSearch(path, busy_timeout_ms)
+            migrate(self.conn)
+            row = self.conn.execute("SELECT value FROM meta WHERE key = 'fts5'").fetchone()
+        except sqlite3.Error as exc:
+            self.conn.close()
+            raise store_failure(exc, f"at {path}") from exc
         self.fts_enabled = bool(row and row[0] == "available")
 
     def close(self) -> None:
@@ -78,16 +84,10 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         """Everything the block writes commits together or not at all (a savepoint when nested)."""
         return self._transactions.atomic()
 
-    @contextmanager
-    def batch(self, commit_every: float = 0.5) -> Iterator[None]:
+    def batch(self, commit_every: float = 0.5) -> AbstractContextManager[None]:
         """Run many :meth:`atomic` blocks in few transactions, committing at most every
-        ``commit_every`` seconds and on leaving; an error rolls back only the blocks not yet
-        committed and arrives as a :class:`~causantic.errors.StoreError` when SQLite raised it."""
-        try:
-            with self._transactions.batch(commit_every):
-                yield
-        except sqlite3.Error as exc:
-            raise store_failure(exc, f"at {self.path}") from exc
+        ``commit_every`` seconds and on leaving; an error rolls back only the blocks not yet committed."""
+        return self._transactions.batch(commit_every)
 
     # ---- projects -------------------------------------------------------------------------
 

@@ -21,8 +21,10 @@ Rules for an implementation — the callers rely on each of them:
   back the uncommitted ones on an error. Methods documented "call inside atomic" write without a
   transaction of their own; the others that write make their own. Nobody outside ``store/``
   holds a connection.
-- **Errors**: a failure of the database raised inside :meth:`MemoryStoreProtocol.batch` reaches the
-  caller as :class:`~causantic.errors.StoreError` (a sentence saying what to do).
+- **Errors**: every method (and leaving ``atomic``/``batch``, where a COMMIT can fail) raises
+  :class:`~causantic.errors.StoreError` when the database fails, worded by
+  :func:`~causantic.errors.store_failure` (damaged, full disk, busy, read-only: what to do), never
+  the driver's exception: nothing above the store imports the driver.
 - **Writes are idempotent**: saving the same session twice changes nothing; a forgotten chunk id
   (deleted with ``remember=True``) is never stored again.
 

@@ -8,11 +8,15 @@ deadlock on a read-to-write lock upgrade (which busy_timeout cannot resolve).
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sqlite3
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
 
 from causantic.errors import StoreError, store_failure
 
@@ -165,3 +169,66 @@ def fts5_available(conn: sqlite3.Connection) -> bool:
         return True
     except sqlite3.OperationalError:
         return False
+
+
+T = TypeVar("T")
+
+
+def raising_store_errors(location: Callable[[Any], object]) -> Callable[[type[T]], type[T]]:
+    """Class decorator: every public method turns an SQLite failure into a
+    :class:`~causantic.errors.StoreError` naming ``location(self)`` and what to do, so no caller
+    above the store sees (or imports) ``sqlite3``. Covers results read lazily (generators) and
+    context managers (a COMMIT that fails on leaving ``atomic``)."""
+
+    def decorate(cls: type[T]) -> type[T]:
+        for name, member in list(vars(cls).items()):
+            if not name.startswith("_") and inspect.isfunction(member):
+                setattr(cls, name, _translating(member, location))
+        return cls
+
+    return decorate
+
+
+def _translating(method: Callable[..., Any], location: Callable[[Any], object]) -> Callable[..., Any]:
+    if inspect.isgeneratorfunction(method):
+
+        @functools.wraps(method)
+        def lazily(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+            try:
+                yield from method(self, *args, **kwargs)
+            except sqlite3.Error as exc:
+                raise store_failure(exc, location(self)) from exc
+
+        return lazily
+
+    @functools.wraps(method)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            result = method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            raise store_failure(exc, location(self)) from exc
+        if isinstance(result, AbstractContextManager):
+            return _TranslatingContext(result, location(self))
+        return result
+
+    return call
+
+
+class _TranslatingContext(AbstractContextManager[Any]):
+    def __init__(self, inner: AbstractContextManager[Any], where: object) -> None:
+        self._inner = inner
+        self._where = where
+
+    def __enter__(self) -> Any:
+        try:
+            return self._inner.__enter__()
+        except sqlite3.Error as exc:
+            raise store_failure(exc, self._where) from exc
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        try:
+            return self._inner.__exit__(exc_type, exc, tb)
+        except sqlite3.Error as error:
+            raise store_failure(error, self._where) from error

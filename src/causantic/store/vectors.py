@@ -72,6 +72,7 @@ class _Ann:
     stamp: tuple[int, int]  # (mtime_ns, size) of the sidecar when loaded
 
 
+@sqlite_util.raising_store_errors(lambda index: f"at {index.db_path}")
 class VectorIndex:
     """One model's vectors. Opens its own SQLite connection on first use (thread-safe within a process)."""
 
