@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import psycopg
 import pytest
 from click.testing import CliRunner
 from postgres_server import new_database
 
 from causantic.cli.main import cli
 from causantic.config import Config
+from causantic.errors import StoreError
 from causantic.examples import SESSIONS_DIR
 from causantic.ingest.service import ingest_paths
 from causantic.services import open_services
@@ -70,3 +72,28 @@ def test_search_by_user_keeps_only_that_members_chunks(postgres_server: Any, use
     hits = json.loads(result.output)["hits"]
     assert all(h["user"] == "alice" for h in hits)
     assert bool(hits) == (user == "alice")
+
+
+def test_a_server_lost_mid_command_is_one_sentence_and_the_next_run_completes(postgres_server: Any) -> None:
+    url = new_database(postgres_server)
+    config = Config().with_overrides({"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": "alice"})
+    with open_services(config) as services:
+        ingest_paths(services, [ONE_SESSION], embed=False, workers=1)
+        # The server drops every connection of this database (a restart, a failover, a network cut).
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        with pytest.raises(StoreError, match="stopped answering.*next run completes it") as lost:
+            ingest_paths(services, [SESSIONS_DIR], embed=False, workers=1)
+        assert url not in str(lost.value)
+    with open_services(Config()) as local:  # the whole example set, in SQLite, for comparison
+        ingest_paths(local, [SESSIONS_DIR], embed=False, workers=1)
+        expected = local.store.counts()
+    with open_services(config) as services:
+        report = ingest_paths(services, [SESSIONS_DIR], embed=False, workers=1)
+        assert report.files_unchanged == 1  # the session stored before the cut is not read again
+        counts = services.store.counts()
+    for key in ("chunks", "edges", "sessions", "projects"):
+        assert counts[key] == expected[key], key

@@ -63,9 +63,17 @@ def connect(url: str, *, connect_timeout: int = 10) -> psycopg.Connection[Any]:
     return conn
 
 
-def failure(exc: BaseException, url: str) -> StoreError:
-    """A psycopg error met mid-command as one sentence naming the server, never the URL."""
-    return StoreError(f"The team memory at {describe(url)} failed: {_without_url(exc, url)}")
+def failure(exc: BaseException, url: object) -> StoreError:
+    """A psycopg error met mid-command as one sentence naming the server, never the URL, and what
+    to do (``url`` is the store's; the decorator that calls this passes it as an object)."""
+    text = str(url)
+    psycopg = psycopg_module()
+    if isinstance(exc, psycopg.OperationalError):
+        return StoreError(
+            f"The team memory at {describe(text)} stopped answering ({_without_url(exc, text)}). Nothing "
+            "half-written is kept: the server rolls back the open transaction, and the next run completes it."
+        )
+    return StoreError(f"The team memory at {describe(text)} failed: {_without_url(exc, text)}")
 
 
 def _without_url(exc: BaseException, url: str) -> str:

@@ -40,6 +40,7 @@ from causantic.store.records import (
     TopicTotals,
     iso,
 )
+from causantic.store.sqlite import raising_store_errors
 
 _CHUNK_COLUMNS = (
     "c.id, c.session_id, c.project_id, p.name AS project, c.agent, c.turn_index, c.part, c.start_time,"
@@ -49,8 +50,11 @@ _CHUNK_COLUMNS = (
 _RELINK_LOCK = 0x43_41_55  # advisory lock namespace of a project's relink (key 2: the project id)
 
 
+@raising_store_errors(lambda store: store.url, psycopg_module().Error, failure)
 class PostgresStore(AbstractContextManager["PostgresStore"]):
-    """Team memory in one PostgreSQL database. Use as a context manager, or call :meth:`close`."""
+    """Team memory in one PostgreSQL database. Use as a context manager, or call :meth:`close`.
+    Every public method raises :class:`~causantic.errors.StoreError` (never a psycopg error) naming
+    the server, never the URL: a server lost mid-command is one sentence, not a traceback."""
 
     fts_enabled = True  # full-text search is part of every PostgreSQL
 
@@ -80,12 +84,8 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         """SQLite's grouping of many :meth:`atomic` blocks into few transactions, kept to one block
         per transaction here: a transaction holding several sessions' row locks (their project's
         relink flag above all) could deadlock against another member's, one session at a time cannot,
-        and the server's commits are cheap. A failure arrives as a StoreError naming the server."""
-        psycopg = psycopg_module()
-        try:
-            yield
-        except psycopg.Error as exc:
-            raise failure(exc, self.url) from exc
+        and the server's commits are cheap."""
+        yield
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         return list(self.conn.execute(sql, params).fetchall())

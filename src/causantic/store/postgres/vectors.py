@@ -19,8 +19,9 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from causantic.store.postgres import keyword
-from causantic.store.postgres.connection import connect
+from causantic.store.postgres.connection import connect, failure, psycopg_module
 from causantic.store.postgres.migrations import migrate
+from causantic.store.sqlite import raising_store_errors
 from causantic.store.vectors import HEALTH_TTL_S, VectorHealth, VectorMatch, VectorRecord
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ _MIN_EF_SEARCH = 64
 _MAX_EF_SEARCH = 1000
 
 
+@raising_store_errors(lambda index: index.url, psycopg_module().Error, failure)
 class PgVectorIndex:
     """One model's vectors in the team database; its own connection, thread-safe within a process."""
 
