@@ -39,7 +39,7 @@ FOOTER = (
 
 
 def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
-    from causantic.config import causantic_home, db_path, load_config
+    from causantic.config import causantic_home, load_config, memory_missing
 
     folder = Path(event.working_dir)
     config = load_config(cwd=folder if folder.is_dir() else None)
@@ -48,7 +48,7 @@ def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
         return _done(started, event, "off (promptMemory.enabled is false)")
     if not event.prompt.strip():
         return _done(started, event, "empty prompt")
-    if not db_path(config).exists():
+    if memory_missing(config):
         return _done(started, event, "no memory yet (nothing ingested)")
     from causantic.retrieval.moments import MomentsRequest, prompt_moments
     from causantic.services import open_services
