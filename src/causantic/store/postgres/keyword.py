@@ -15,7 +15,6 @@ BM25's length term does). Content weighs 1, identifier parts 0.5, as SQLite's co
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -92,32 +91,28 @@ def document_counts(
 
 
 def search(conn: Any, query: str, scope: tuple[str, list[Any]], limit: int) -> list[tuple[str, float]]:
-    """(chunk id, score) best first, higher is better."""
+    """(chunk id, score) best first, higher is better.
+
+    One pass over the matching chunks: each phrase's rank and whether it matched are computed per
+    chunk, the phrases' document counts (for their IDF) summed over the same rows, then the scores."""
     phrases = phrase_texts(query)
     queries = [q for q in _tsqueries(conn, phrases) if q]
     if not queries:
         return []
     clause, params = scope
-    union = " | ".join(f"({q})" for q in queries)
     total = conn.execute(f"SELECT count(*) FROM chunks c WHERE TRUE{clause}", params).fetchone()[0]
-    counts = conn.execute(
-        "SELECT "
-        + ", ".join("count(*) FILTER (WHERE c.tsv @@ %s::tsquery)" for _ in queries)
-        + f" FROM chunks c WHERE c.tsv @@ %s::tsquery{clause}",
-        [*queries, union, *params],
-    ).fetchone()
-    weighted = [(q, _idf(total, int(n))) for q, n in zip(queries, counts, strict=True) if n]
-    if not weighted:
-        return []
-    score = " + ".join(f"%s * ts_rank({_WEIGHTS}, c.tsv, %s::tsquery, {_LENGTH_NORMALISATION})" for _ in weighted)
+    per_phrase = ", ".join(
+        f"ts_rank({_WEIGHTS}, c.tsv, %s::tsquery, {_LENGTH_NORMALISATION}) AS r{i}, (c.tsv @@ %s::tsquery)::int AS h{i}"
+        for i in range(len(queries))
+    )
+    counts = ", ".join(f"sum(h{i}) AS n{i}" for i in range(len(queries)))
+    score = " + ".join(
+        f"ln(({int(total)} - n.n{i} + 0.5) / (n.n{i} + 0.5) + 1) * m.r{i} * m.h{i}" for i in range(len(queries))
+    )
     rows = conn.execute(
-        f"SELECT c.id, {score} AS score FROM chunks c WHERE c.tsv @@ %s::tsquery{clause}"
-        " ORDER BY score DESC, c.rowid LIMIT %s",
-        [*(v for q, idf in weighted for v in (idf, q)), union, *params, limit],
+        f"WITH m AS (SELECT c.id, c.rowid, {per_phrase} FROM chunks c WHERE c.tsv @@ %s::tsquery{clause}),"
+        f" n AS (SELECT {counts} FROM m)"
+        f" SELECT m.id, {score} AS score FROM m, n ORDER BY score DESC, m.rowid LIMIT %s",
+        [*(q for q in queries for _ in range(2)), " | ".join(f"({q})" for q in queries), *params, limit],
     ).fetchall()
     return [(r[0], float(r[1])) for r in rows]
-
-
-def _idf(total: int, df: int) -> float:
-    """BM25's inverse document frequency, always positive."""
-    return math.log((total - df + 0.5) / (df + 0.5) + 1.0)
