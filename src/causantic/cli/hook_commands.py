@@ -12,7 +12,7 @@ import click
 
 from causantic.cli.output import domain_errors, emit_json, json_option, table
 from causantic.hooks.runner import HOOKS, WORKER, run_hook, run_worker
-from causantic.hooks.status import read_status
+from causantic.hooks.status import lead_text, read_status
 
 
 @click.group("hook")
@@ -25,6 +25,10 @@ def hook_group() -> None:
 
 def _hook_command(name: str) -> click.Command:
     def run() -> None:
+        if name == "user-prompt-submit":  # as `python -m causantic.hooks`: the warm process first
+            from causantic.hooks.warm import client
+
+            sys.exit(client())
         sys.exit(run_hook(name))
 
     run.__doc__ = f"The {name} hook: reads Claude Code's hook JSON on stdin."
@@ -70,10 +74,10 @@ def status_command(as_json: bool) -> None:
     )
     for name, r in sorted(runs.items()):  # what the prompt hook added last, and why
         for m in r.get("injected", []):
-            click.echo(
-                f"{name} added {m['project']} session {m['sessionId'][:8]} ({m['date'][:10]}): relevance "
-                f"{round(m['relevance'] * 100)}%, prompt words covered {round(m['coverage'] * 100)}%"
-            )
+            why = f"relevance {round(m['relevance'] * 100)}%, prompt words covered {round(m['coverage'] * 100)}%"
+            if "margin" in m:  # runs recorded before the lead was measured lack it
+                why += f", {lead_text(m['margin'])}"
+            click.echo(f"{name} added {m['project']} session {m['sessionId'][:8]} ({m['date'][:10]}): {why}")
     _warn_about_vectors()
 
 

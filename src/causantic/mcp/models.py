@@ -73,6 +73,7 @@ class InjectedMomentInfo(BaseModel):
     relevance: float
     coverage: float
     other_project: bool = False
+    margin: float | None = None  # the lead session's BM25 over the next session's (None: no other matched)
 
 
 class HookRunInfo(BaseModel):

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from causantic import __version__
 from causantic.cli.output import short_time
 from causantic.errors import InvalidQuery, checked_query
-from causantic.hooks.status import read_status
+from causantic.hooks.status import lead_text, read_status
 from causantic.mcp.app import AppContext
 from causantic.mcp.models import (
     ForgetOutput,
@@ -493,6 +493,7 @@ def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOutput]:
                     relevance=m["relevance"],
                     coverage=m["coverage"],
                     other_project=m.get("otherProject", False),
+                    margin=m.get("margin"),
                 )
                 for m in r.get("injected", [])
             ],
@@ -512,7 +513,7 @@ def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOutput]:
         lines.append(line)
         lines += [
             f"  added: {m.project} session {m.session_id[:8]} ({m.date[:10]}), relevance "
-            f"{round(m.relevance * 100)}%, prompt words covered {round(m.coverage * 100)}%"
+            f"{round(m.relevance * 100)}%, prompt words covered {round(m.coverage * 100)}%, {lead_text(m.margin)}"
             for m in run.injected
         ]
     return _result("\n".join(lines), HookStatusOutput(hooks=runs))

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -96,6 +96,7 @@ BROKEN_LINE_REASONS = frozenset(
 
 _BOM = b"\xef\xbb\xbf"
 _WHITESPACE = re.compile(r"[ \t\r\n]*")
+_BLANK_BYTES = re.compile(rb"[ \t\n\r\x0b\x0c]*")  # what bytes.isspace() accepts
 _DECODER = json.JSONDecoder()
 # JSONDecoder.__init__ sets `scan_once`, the C scanner behind json.loads; typeshed does not declare it.
 _SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
@@ -147,36 +148,49 @@ def decode_lines(data: bytes, report: SkipReport) -> list[tuple[int, int, dict[s
     The fast path hands each line to the C scanner behind ``json.loads`` directly (same grammar,
     strict strings), which skips ``json.loads``' encoding sniffing and Python-level wrappers.
     """
-    if data.startswith(_BOM):
-        data = data[len(_BOM) :]
-    lines = data.split(b"\n")
-    last_line_no = len(lines)  # when data ends with "\n" this last element is empty
+    first = len(_BOM) if data.startswith(_BOM) else 0
+    view = memoryview(data)
+    last_line_no = data.count(b"\n", first) + 1  # counting the empty "line" after a final newline
     scan = _SCAN
     out: list[tuple[int, int, dict[str, Any]]] = []
     append = out.append
-    for line_no, raw in enumerate(lines, 1):
-        if not raw or raw.isspace():
+    # Lines are decoded straight from the file's bytes through a memoryview: splitting the bytes
+    # first would hold a second copy of a huge line (a pasted bundle) while it is parsed.
+    for line_no, (start, end) in enumerate(_line_spans(data, first), 1):
+        if start == end or _BLANK_BYTES.fullmatch(data, start, end):
             continue
+        raw = view[start:end]
         try:
-            text = raw.decode("utf-8")
+            text = str(raw, "utf-8")
         except UnicodeDecodeError as e:
-            cut_text = _before_cut_character(raw, e)
+            cut_text = _before_cut_character(bytes(raw), e)
             if cut_text is not None:  # the line was cut inside a character: a cut record, not an encoding problem
                 _recover_line(cut_text, line_no, line_no == last_line_no, out, report, cut=True)
                 continue
             # A stray invalid byte costs that character (U+FFFD), not the whole record.
-            text = raw.decode("utf-8", errors="replace")
+            text = str(raw, "utf-8", errors="replace")
         try:
-            value, end = scan(text, 0)
+            value, stop = scan(text, 0)
         except (StopIteration, ValueError, RecursionError):
-            value, end = None, -1
-        if end != len(text) and (end < 0 or not text[end:].isspace()):
+            value, stop = None, -1
+        if stop != len(text) and (stop < 0 or not text[stop:].isspace()):
             _recover_line(text, line_no, line_no == last_line_no, out, report)
         elif type(value) is dict:
             append((line_no, 0, cast("dict[str, Any]", value)))
         else:
             report.add(SkipReason.NOT_AN_OBJECT)
     return out
+
+
+def _line_spans(data: bytes, start: int) -> Iterator[tuple[int, int]]:
+    """(start, end) of every line of ``data[start:]``, as ``bytes.split(b"\\n")`` would cut it."""
+    while True:
+        stop = data.find(b"\n", start)
+        if stop < 0:
+            yield start, len(data)
+            return
+        yield start, stop
+        start = stop + 1
 
 
 def _before_cut_character(raw: bytes, error: UnicodeDecodeError) -> str | None:
