@@ -60,8 +60,9 @@ class Services:
             if self.config.storage.backend == "postgres":
                 from causantic.store.postgres.vectors import PgVectorIndex
 
-                self._vectors = PgVectorIndex(postgres_url(self.config), spec.id, spec.dims)
-                return self._vectors
+                team_index = PgVectorIndex(postgres_url(self.config), spec.id, spec.dims)
+                self._vectors = team_index
+                return team_index
             self._vectors = VectorIndex(
                 db_path(self.config),
                 vector_path(self.config),

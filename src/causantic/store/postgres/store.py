@@ -821,6 +821,12 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
     def count_embedded(self, model: str) -> int:
         return int(self._value("SELECT COUNT(*) FROM vectors WHERE model = %s", (model,)))
 
+    def change_stamp(self) -> tuple[int, int]:
+        """A value that changes whenever memory may have: the server's write-ahead-log position, which
+        any member's commit moves (reads do not). Reads no table; moves also for other databases of the
+        server, which only costs a cache refresh."""
+        return (int(self._value("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn")), 0)
+
     def last_ingested_at(self) -> str | None:
         value = self._value("SELECT MAX(ingested_at) FROM files")
         return None if value is None else str(value)

@@ -164,15 +164,15 @@ class PgVectorIndex:
             ).fetchall()
         return [r[0] for r in rows], self._matrix([r[1] for r in rows])
 
-    def size_bytes(self) -> int:
-        """Vector bytes, and the HNSW index's."""
+    def size_bytes(self, *, rows: int | None = None) -> int:
+        """Vector bytes, and the HNSW index's; ``rows``: :meth:`count`, when known."""
         from psycopg import sql
 
         with self._lock:
             index = self._value(
                 sql.SQL("SELECT COALESCE(pg_relation_size(to_regclass({})), 0)").format(sql.Literal(self._index_name))
             )
-        return self.count() * self.dims * 4 + int(index)
+        return (self.count() if rows is None else rows) * self.dims * 4 + int(index)
 
     def search(
         self,
