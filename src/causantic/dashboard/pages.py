@@ -8,9 +8,10 @@ are raised as :class:`~causantic.errors.CausanticError` and shown on the page by
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from markupsafe import Markup, escape
 
@@ -35,15 +36,44 @@ MAP_LABELS = 40  # the largest topics are candidates for a label on the map (tho
 MAP_WIDTH, MAP_HEIGHT, MAP_COLOURS = 600, 400, 12  # the topic map's SVG box and palette (style.css)
 
 
+T = TypeVar("T")
+
+
+class Derived:
+    """What pages derive from memory, kept until memory changes.
+
+    Counting, grouping and laying out 100k chunks costs more than a page may take, and memory
+    changes only when something is ingested or forgotten. Values are keyed by the store's change
+    stamp (any commit by any process, or by this server), so an ingest shows on the next view.
+    """
+
+    def __init__(self, limit: int = 64) -> None:
+        self._stamp: tuple[int, int] | None = None
+        self._values: dict[Hashable, Any] = {}
+        self._limit = limit
+
+    def get(self, services: Services, key: Hashable, compute: Callable[[], T]) -> T:
+        stamp = services.store.change_stamp()
+        if stamp != self._stamp:
+            self._values.clear()
+            self._stamp = stamp
+        if key not in self._values:
+            if len(self._values) >= self._limit:
+                self._values.pop(next(iter(self._values)))  # the oldest
+            self._values[key] = compute()
+        value: T = self._values[key]
+        return value
+
+
 @dataclass(frozen=True, slots=True)
 class Health:
     level: str  # "error" or "warn"
     text: str
 
 
-def overview(services: Services) -> dict[str, Any]:
-    view = browse.overview(services.store, services.vectors)
-    hooks = hook_status()
+def overview(services: Services, derived: Derived) -> dict[str, Any]:
+    view = derived.get(services, "overview", lambda: browse.overview(services.store, services.vectors))
+    hooks = hook_status()  # the hooks' file, not memory: read every time
     return {
         "o": view,
         "hooks": hooks,
@@ -103,17 +133,21 @@ def _warnings(services: Services, view: browse.Overview, hooks: list[dict[str, A
     return out
 
 
-def projects(services: Services) -> dict[str, Any]:
-    return {"projects": browse.project_activity(services.store)}
+def projects(services: Services, derived: Derived) -> dict[str, Any]:
+    return {"projects": derived.get(services, "projects", lambda: browse.project_activity(services.store))}
 
 
-def sessions(services: Services, project: str) -> dict[str, Any]:
-    return {"timeline": browse.timeline(services.store, project)}
+def sessions(services: Services, derived: Derived, project: str) -> dict[str, Any]:
+    return {"timeline": derived.get(services, ("timeline", project), lambda: browse.timeline(services.store, project))}
 
 
-def session(services: Services, session_id: str, at: str | None) -> dict[str, Any]:
-    view = browse.session_view(services.store, session_id)
-    return {"s": view, "at": at, "links": _links(view)}
+def session(services: Services, derived: Derived, session_id: str, at: str | None) -> dict[str, Any]:
+    def build() -> tuple[browse.SessionView, dict[str, list[Link]]]:
+        view = browse.session_view(services.store, session_id)
+        return view, _links(view)
+
+    view, links = derived.get(services, ("session", session_id), build)
+    return {"s": view, "at": at, "links": links}
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,13 +191,17 @@ class SearchForm:
     until: str = ""
 
 
-def search(services: Services, form: SearchForm) -> dict[str, Any]:
+def project_names(services: Services, derived: Derived) -> list[str]:
+    return derived.get(services, "project_names", lambda: browse.project_names(services.store))
+
+
+def search(services: Services, derived: Derived, form: SearchForm) -> dict[str, Any]:
     context: dict[str, Any] = {
         "form": form,
         "kinds": SEARCH_KINDS,
         "result": None,
         "story": None,
-        "projects": browse.project_names(services.store),
+        "projects": project_names(services, derived),
     }
     if not form.q.strip():
         return context
@@ -195,7 +233,11 @@ def _date(text: str, name: str) -> datetime | None:
         raise CausanticError(f"The {name} date {text!r} is not a date like 2026-05-01.") from exc
 
 
-def topics(services: Services) -> dict[str, Any]:
+def topics(services: Services, derived: Derived) -> dict[str, Any]:
+    return derived.get(services, "topics", lambda: _topics(services))
+
+
+def _topics(services: Services) -> dict[str, Any]:
     found = browse.topic_sizes(services.store, services.vectors.model_id)
     drawn = (
         topic_map(
@@ -208,15 +250,24 @@ def topics(services: Services) -> dict[str, Any]:
         else None
     )
     colour = {t.id: i % MAP_COLOURS for i, t in enumerate(found)}
-    labels = {t.id: t.label for t in found}
     # Thousands of dots: built as one string here, since a template loop over them costs more than
-    # the rest of the page (every value is escaped).
+    # the rest of the page. Every value is escaped; a topic's label and colour once per topic.
+    labels = {t.id: t.label for t in found}
+    tails: dict[int, str] = {}
+
+    def tail(topic_id: int) -> str:
+        if topic_id not in tails:
+            label = escape(labels.get(topic_id, ""))
+            tails[topic_id] = f'class="c{colour.get(topic_id, 0)}"><title>{label}</title></circle></a>'
+        return tails[topic_id]
+
     dots = Markup(
         "".join(
-            f'<a href="/session/{escape(p.session_id)}?at={escape(p.chunk_id)}#c-{escape(p.chunk_id)}" class="pt">'
+            f'<a href="/session/{escape(p.session_id)}?at={chunk}#c-{chunk}" class="pt">'
             f'<circle cx="{p.x * MAP_WIDTH:.1f}" cy="{MAP_HEIGHT - p.y * MAP_HEIGHT:.1f}" r="2.6" '
-            f'class="c{colour.get(p.topic_id, 0)}"><title>{escape(labels.get(p.topic_id, ""))}</title></circle></a>'
+            f"{tail(p.topic_id)}"
             for p in (drawn.points if drawn else [])
+            for chunk in (escape(p.chunk_id),)
         )
     )
     names = [
@@ -235,8 +286,10 @@ def _unclashing(topics: list[Any], width: float = 0.3, height: float = 0.06) -> 
     return placed
 
 
-def topic(services: Services, topic_id: int) -> dict[str, Any]:
-    found, chunks = browse.topic_members(services.store, services.vectors.model_id, topic_id)
+def topic(services: Services, derived: Derived, topic_id: int) -> dict[str, Any]:
+    found, chunks = derived.get(
+        services, ("topic", topic_id), lambda: browse.topic_members(services.store, services.vectors.model_id, topic_id)
+    )
     return {"topic": found, "chunks": chunks}
 
 
@@ -264,29 +317,29 @@ class ForgetForm:
         )
 
 
-def forget_form(services: Services, form: ForgetForm) -> dict[str, Any]:
-    return {"form": form, "projects": browse.project_names(services.store), "preview": None, "done": None}
+def forget_form(services: Services, derived: Derived, form: ForgetForm) -> dict[str, Any]:
+    return {"form": form, "projects": project_names(services, derived), "preview": None, "done": None}
 
 
-def forget_preview(services: Services, form: ForgetForm) -> dict[str, Any]:
+def forget_preview(services: Services, derived: Derived, form: ForgetForm) -> dict[str, Any]:
     """The same rules as ``causantic forget`` without ``--yes``; every match is listed."""
     result = _forget(services, form.request(dry_run=True))
     return {
-        **forget_form(services, form),
+        **forget_form(services, derived, form),
         "preview": result,
         "too_many": result.count > FORGET_PREVIEW_MAX,
         "limit": FORGET_PREVIEW_MAX,
     }
 
 
-def forget_confirm(services: Services, form: ForgetForm, shown: frozenset[str]) -> dict[str, Any]:
+def forget_confirm(services: Services, derived: Derived, form: ForgetForm, shown: frozenset[str]) -> dict[str, Any]:
     """Delete what the preview listed, and only that (chunks matching now but not shown stay)."""
     if not shown:
         raise CausanticError("Nothing was previewed: preview first, then confirm.")
     if len(shown) > FORGET_PREVIEW_MAX:
         raise CausanticError(f"At most {FORGET_PREVIEW_MAX} chunks can be deleted at once here.")
     result = _forget(services, form.request(dry_run=False, only_ids=shown))
-    return {**forget_form(services, form), "done": result}
+    return {**forget_form(services, derived, form), "done": result}
 
 
 def _forget(services: Services, request: ForgetRequest) -> Any:
