@@ -19,6 +19,7 @@ from causantic.services import open_services
 @click.option("--project", help="Only this project (name, path, or a folder inside it).")
 @click.option("--agent", help="Only chunks written by this agent (e.g. a sub-agent or teammate name).")
 @click.option("--source", type=click.Choice(SOURCES), help="Only sessions of this coding agent.")
+@click.option("--user", help="Team memory: only what this member ingested (their team.user or login name).")
 @click.option("--limit", type=click.IntRange(1, 200), help="Most results (default: retrieval.defaultLimit).")
 @click.option("--max-tokens", type=click.IntRange(100, 200_000), help="Token budget of the answer.")
 @click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), help="Override retrieval.primary.")
@@ -28,6 +29,7 @@ def search_command(
     project: str | None,
     agent: str | None,
     source: str | None,
+    user: str | None,
     limit: int | None,
     max_tokens: int | None,
     mode: Mode | None,
@@ -42,7 +44,14 @@ def search_command(
     with domain_errors():
         query = checked_query(query)
     request = SearchRequest(
-        query, project=project, agent=agent, source=source, limit=limit, max_tokens=max_tokens, mode=mode
+        query,
+        project=project,
+        agent=agent,
+        source=source,
+        user=user,
+        limit=limit,
+        max_tokens=max_tokens,
+        mode=mode,
     )
     with domain_errors(), open_services() as services:
         result = services.searcher.search(request)

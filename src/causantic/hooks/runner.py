@@ -24,13 +24,13 @@ MAX_CONTEXT_CHARS = 9_500  # Claude Code moves hook output over 10,000 character
 
 
 def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str | None]:
-    from causantic.config import causantic_home, db_path, load_config
+    from causantic.config import causantic_home, load_config, memory_missing
     from causantic.hooks.briefing import cached_briefing
     from causantic.services import open_services
 
     folder = Path(event.working_dir)
     config = load_config(cwd=folder if folder.is_dir() else None)
-    if not db_path(config).exists():
+    if memory_missing(config):
         return "no memory yet (nothing ingested)", None
     with open_services(config) as services:
         briefing = cached_briefing(
