@@ -103,6 +103,37 @@ def test_a_high_entropy_value_near_a_secret_word_is_replaced_but_ordinary_code_s
         assert redact(code) == code
 
 
+@pytest.mark.parametrize("odd_character", ["", "İ"])  # "İ" lower-cases to two characters
+def test_secrets_sparse_in_a_long_pasted_line_are_all_replaced(odd_character: str) -> None:
+    """A long line is redacted by looking only near the words that can introduce a secret; every
+    secret is still found, wherever it sits, and nothing else changes."""
+    aws_secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "EXAMPLEKEY"
+    azure_key = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsu" + "Fq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw" + "=="
+    entropy = "9fK2mQ7xLp4Rt8Wz1Vb6Nc3Hd5Jg0Ys"
+    planted = [
+        (f"aws secret access key {aws_secret} ", "aws secret access key [REDACTED:aws-secret-key] "),
+        (f"AccountKey {azure_key} ", "AccountKey [REDACTED:azure-storage-key] "),
+        (f"the deploy token is {entropy}, ", "the deploy token is [REDACTED:high-entropy-secret], "),
+        ('DB_PASSWORD="hunter2hunter2" ', 'DB_PASSWORD="[REDACTED:secret]" '),
+        ("refresh_token: r3fr3shT0k3nValue ", "refresh_token: [REDACTED:secret] "),
+    ]
+    rng = random.Random(7)
+    filler = "function(e){return e&&e.__esModule?e:{default:e}};var n=Object.create(null);" + odd_character
+    window_edge = 1 << 20  # the text is searched a window of this many characters at a time
+    pieces, expected, length = [], [], 0
+    for n in range(120):
+        gap = filler * rng.randint(1, 600)
+        if length < window_edge <= length + len(gap) + 40:  # a secret across the window's edge
+            gap = gap[: window_edge - 3 - length]
+        secret, replaced = planted[n % len(planted)]
+        pieces += [gap, secret]
+        expected += [gap, replaced]
+        length += len(gap) + len(secret)
+    line = "".join(pieces)
+    assert len(line) > 2 * window_edge
+    assert make_redactor()(line) == "".join(expected)
+
+
 def test_kinds_can_be_switched_off_and_users_can_name_their_own_patterns() -> None:
     from causantic.errors import ConfigError
 

@@ -24,7 +24,7 @@ import bisect
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from causantic.config import RedactionConfig
@@ -102,17 +102,71 @@ _ASSIGNMENT = re.compile(
 # Words without which the assignment and context rules cannot match (checked on lower-cased text).
 _ASSIGNMENT_HINTS = ("pass", "pwd", "secret", "key", "token")
 _HINT_WINDOW = 1 << 20
+# How far before its hint word an assignment's key can start: "refresh_token", "private_key".
+_KEY_BEFORE_HINT = 8
 
 
-def _has_hint(text: str) -> bool:
-    """Whether ``text`` holds a hint word, lower-casing a window at a time: a lower-cased copy of
-    a 50 MB pasted line would be one more copy of it in memory for a yes/no answer."""
-    overlap = max(len(hint) for hint in _ASSIGNMENT_HINTS) - 1
+def _occurrences(text: str, words: Sequence[str]) -> list[tuple[int, int, str]] | None:
+    """Every (start, end, word) of the lower-case ``words`` in ``text``, ignoring case, sorted; found by plain
+    substring search on lower-cased windows, many times faster than a case-insensitive regex scan
+    of a long text (and without a lower-cased copy of a 50 MB pasted line: one more copy of it in
+    memory). None when lower-casing changes a window's length (a rare character such as "İ"), as
+    positions would shift: the caller then scans with a regex."""
+    overlap = max(len(word) for word in words) - 1
+    found: set[tuple[int, int, str]] = set()
     for start in range(0, len(text), _HINT_WINDOW):
-        window = text[start : start + _HINT_WINDOW + overlap].lower()
-        if any(hint in window for hint in _ASSIGNMENT_HINTS):
-            return True
-    return False
+        original = text[start : start + _HINT_WINDOW + overlap]
+        window = original.lower()
+        if len(window) != len(original):
+            return None
+        for word in words:
+            at = window.find(word)
+            while at >= 0:
+                found.add((start + at, start + at + len(word), word))
+                at = window.find(word, at + 1)
+    return sorted(found)
+
+
+def _sub_at(text: str, pattern: re.Pattern[str], starts: Iterable[int], replace: Callable[[re.Match[str]], str]) -> str:
+    """``pattern.sub(replace, text)`` for a pattern whose every match starts at one of ``starts``
+    (ascending): trying those positions in order, skipping any inside the previous match, finds
+    exactly the matches ``sub`` finds, without running the regex over every character of a long
+    text (a regex scan of a 50 MB pasted line takes a second or more)."""
+    out: list[str] = []
+    last = 0
+    for start in starts:
+        if start < last:
+            continue
+        match = pattern.match(text, start)
+        if match is None:
+            continue
+        out += [text[last:start], replace(match)]
+        last = match.end()
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _find_all(text: str, literals: Sequence[str]) -> list[int]:
+    """Where any of ``literals`` starts in ``text``, ascending."""
+    found: set[int] = set()
+    for literal in literals:
+        at = text.find(literal)
+        while at >= 0:
+            found.add(at)
+            at = text.find(literal, at + 1)
+    return sorted(found)
+
+
+def _redact_assignments(text: str, words: list[tuple[int, int, str]] | None) -> str:
+    """``_ASSIGNMENT.sub(_redact_assignment, text)``, trying the regex only where a key can start:
+    a key holds a hint word at most ``_KEY_BEFORE_HINT`` characters from its start."""
+    if words is None:
+        return _ASSIGNMENT.sub(_redact_assignment, text)
+    hints = {start for start, _, word in words if word in _ASSIGNMENT_HINTS}
+    starts = sorted({s for hint in hints for s in range(max(0, hint - _KEY_BEFORE_HINT), hint + 1)})
+    return _sub_at(text, _ASSIGNMENT, starts, _redact_assignment)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +174,7 @@ class _ContextRule:
     """A value of a given shape within ``window`` characters after a context word."""
 
     kind: str
-    context: re.Pattern[str]
+    context: tuple[str, ...]  # lower-case words, matched ignoring case
     value: re.Pattern[str]
     window: int
     accept: Callable[[str], bool]
@@ -163,21 +217,21 @@ def _context_rules(min_entropy: float) -> tuple[_ContextRule, ...]:
     return (
         _ContextRule(
             "aws-secret-key",
-            re.compile(r"(?=[aAsS])(?i:aws|secret)"),
+            ("aws", "secret"),
             re.compile(_B64_VALUE % (40, "")),
             60,
             random_looking,
         ),
         _ContextRule(
             "azure-storage-key",
-            re.compile(r"(?=[aAsS])(?i:azure|storage|account ?key)"),
+            ("azure", "storage", "account key", "accountkey"),
             re.compile(_B64_VALUE % (86, "==")),
             80,
             random_looking,
         ),
         _ContextRule(
             "high-entropy-secret",
-            re.compile(r"(?=[sSkKtTpPcC])(?i:secret|key|token|passw(?:or)?d|pwd|credential)"),
+            ("secret", "key", "token", "password", "passwd", "pwd", "credential"),
             _CANDIDATE,
             40,
             random_looking,
@@ -190,6 +244,16 @@ class _PatternRule:
     kind: str
     pattern: re.Pattern[str]
     literals: tuple[str, ...]
+    opens_with_literal: bool = False
+
+
+# Every word a hint or context rule looks for, found in one pass.
+_WORDS = tuple(dict.fromkeys((*_ASSIGNMENT_HINTS, *(w for rule in _context_rules(0.0) for w in rule.context))))
+# Kinds whose every match starts with one of their literals: the regex is tried only there.
+_OPENS_WITH_LITERAL = frozenset(
+    """anthropic-key openai-key aws-access-key github-token gitlab-token slack-token google-api-key
+    npm-token huggingface-token sendgrid-key twilio-sid jwt""".split()
+)
 
 
 def builtin_kinds() -> tuple[str, ...]:
@@ -208,14 +272,23 @@ class Redactor:
         if not self.enabled or not text:
             return text
         for rule in self.patterns:
-            if not rule.literals or any(literal in text for literal in rule.literals):
+            if rule.opens_with_literal:
+                starts = _find_all(text, rule.literals)
+                if starts:
+                    text = _sub_at(text, rule.pattern, starts, _replacer(rule.kind))
+            elif not rule.literals or any(literal in text for literal in rule.literals):
                 text = rule.pattern.sub(_replacer(rule.kind), text)
-        if not _has_hint(text):
+        # The hint and context words are found once (lower-casing a long text is not free), and
+        # again only when a rule that needs them follows one that changed the text.
+        words, words_of = _occurrences(text, _WORDS), text
+        if words is not None and not any(word in _ASSIGNMENT_HINTS for _, _, word in words):
             return text
         if self.assignments:
-            text = _ASSIGNMENT.sub(_redact_assignment, text)
+            text = _redact_assignments(text, words)
         for context_rule in self.context_rules:
-            text = _redact_in_context(text, context_rule)
+            if words_of is not text:
+                words, words_of = _occurrences(text, _WORDS), text
+            text = _redact_in_context(text, context_rule, words)
         return text
 
 
@@ -236,7 +309,11 @@ def make_redactor(
     if unknown:
         raise ConfigError(f"redaction.disabledKinds: unknown kind(s) {', '.join(unknown)}; known: {', '.join(known)}.")
     off = set(disabled_kinds)
-    compiled = [_PatternRule(kind, re.compile(p), literals) for kind, p, literals in _PATTERNS if kind not in off]
+    compiled = [
+        _PatternRule(kind, re.compile(p), literals, kind in _OPENS_WITH_LITERAL)
+        for kind, p, literals in _PATTERNS
+        if kind not in off
+    ]
     user = [("custom", p, "redaction.extraPatterns") for p in extra_patterns]
     user += [(name, p, f"redaction.customPatterns.{name}") for name, p in (custom_patterns or {}).items()]
     for kind, pattern, key in user:
@@ -277,7 +354,36 @@ def _redact_assignment(match: re.Match[str]) -> str:
     return f"{match.group('key')}{match.group('sep')}{match.group('quote')}[REDACTED:secret]{match.group('quote')}"
 
 
-def _redact_in_context(text: str, rule: _ContextRule) -> str:
+# Past the end of a context word's window, how much more text a scan for values reads before it
+# stops (a value that reaches this far is matched again on the whole text).
+_VALUE_REACH = 1024
+
+
+def _values_near(text: str, ends: list[int], rule: _ContextRule) -> Iterator[re.Match[str]]:
+    """The value matches from the first context word on; where the windows after the context words
+    cover little of the text (a word like "aws" a few times in a pasted bundle), only the windows
+    are scanned, as the same matches are found there (they cannot start inside one another)."""
+    if len(ends) * (rule.window + _VALUE_REACH) * 2 > len(text) - ends[0]:
+        yield from rule.value.finditer(text, ends[0])
+        return
+    region_start, region_end = ends[0], ends[0] + rule.window
+    for end in [*ends[1:], None]:
+        if end is not None and end <= region_end:
+            region_end = end + rule.window
+            continue
+        stop = region_end + _VALUE_REACH
+        for value in rule.value.finditer(text, region_start, stop):
+            if value.start() >= region_end:
+                break
+            # Cut by ``stop``: the trailing lookahead saw the end of the slice, not the text.
+            whole = rule.value.match(text, value.start()) if value.end() >= stop else value
+            if whole is not None:
+                yield whole
+        if end is not None:
+            region_start, region_end = end, end + rule.window
+
+
+def _redact_in_context(text: str, rule: _ContextRule, words: list[tuple[int, int, str]] | None) -> str:
     """Replace each accepted value that starts within ``rule.window`` characters after a context word.
 
     One pass over the values and a binary search among the context words' ends, instead of a
@@ -286,11 +392,11 @@ def _redact_in_context(text: str, rule: _ContextRule) -> str:
     pattern cannot start inside a run of its own characters (its lookbehind), so the values found
     in one pass are exactly those a search starting after each context word finds.
     """
-    ends = [match.end() for match in rule.context.finditer(text)]
+    ends = _context_ends(text, rule.context, words)
     if not ends:
         return text
     spans: list[tuple[int, int]] = []
-    for value in rule.value.finditer(text, ends[0]):
+    for value in _values_near(text, ends, rule):
         before = bisect.bisect_right(ends, value.start())
         if before and value.start() < ends[before - 1] + rule.window and rule.accept(value.group(0)):
             spans.append(value.span())
@@ -303,6 +409,20 @@ def _redact_in_context(text: str, rule: _ContextRule) -> str:
         last = end
     out.append(text[last:])
     return "".join(out)
+
+
+def _context_ends(text: str, context: tuple[str, ...], words: list[tuple[int, int, str]] | None) -> list[int]:
+    """Where the ``context`` words end (``words``: every hint and context word in ``text``, or None
+    to scan with a regex), as a case-insensitive regex alternation of them would find them: left to
+    right, none starting inside the previous one."""
+    if words is None:
+        pattern = re.compile("|".join(re.escape(word) for word in context), re.IGNORECASE)
+        return [match.end() for match in pattern.finditer(text)]
+    ends: list[int] = []
+    for start, end, word in words:
+        if word in context and (not ends or start >= ends[-1]):
+            ends.append(end)
+    return ends
 
 
 _CODE_VALUE = re.compile(
