@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from causantic.config import Config, causantic_home, db_path, load_config, vector_path
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 class Services:
     config: Config
     store: MemoryStore
+    home: Path = field(default_factory=causantic_home)  # the data directory: its cache holds the model files
     _embedder: Embedder | None = field(default=None, repr=False)
     _vectors: VectorIndex | None = field(default=None, repr=False)
     _searcher: Searcher | None = field(default=None, repr=False)
@@ -44,7 +46,7 @@ class Services:
                 threads=cfg.threads,
                 max_windows=cfg.max_windows,
                 document_word_pieces=cfg.document_word_pieces,
-                cache_dir=causantic_home() / "cache",
+                cache_dir=self.home / "cache",
             )
         return self._embedder
 

@@ -41,6 +41,15 @@ class SessionSummary:
         return self.title if len(self.title) <= limit else self.title[: limit - 1].rstrip() + "…"
 
 
+@dataclass(frozen=True, slots=True)
+class SessionList:
+    """One page of a project's sessions, newest first, and how many matched in all."""
+
+    project: str
+    sessions: tuple[SessionSummary, ...]
+    total: int
+
+
 def list_projects(store: MemoryStore) -> list[ProjectSummary]:
     return [
         ProjectSummary(r["name"], r["path"], r["chunks"], r["sessions"], r["first_seen"], r["last_seen"])
