@@ -80,6 +80,12 @@ class Memory:
     def close(self) -> None:
         self._services.close()
 
+    def warm_up(self) -> None:
+        """Open the vector index and load the embedding model now, so the first search does not wait
+        (nothing loads while no vector is stored)."""
+        if self._services.vectors.count() > 0:
+            self._services.embedder.embed_query("warm up")
+
     # ---- writing ---------------------------------------------------------------------------
 
     def ingest(
@@ -167,7 +173,7 @@ class Memory:
         from causantic.retrieval.forget import ForgetRequest, forget
 
         if query is not None:
-            query = checked_query(query, "forget query")
+            query = checked_query(query)
         s = self._services
         if query and s.vectors.count() == 0:
             raise CausanticError(
@@ -302,6 +308,11 @@ class Memory:
         return reconstruct(self._services.store, request, self.config.tokens.mcp_max_response)
 
     # ---- what memory holds -----------------------------------------------------------------
+
+    @property
+    def keyword_search(self) -> bool:
+        """Whether this SQLite has FTS5 (without it, search runs on vectors alone)."""
+        return self._services.store.fts_enabled
 
     def projects(self) -> list[ProjectSummary]:
         from causantic.retrieval.listing import list_projects

@@ -12,7 +12,7 @@ import click
 
 from causantic.cli.output import domain_errors, emit_json, json_option, table
 from causantic.hooks.runner import HOOKS, WORKER, run_hook, run_worker
-from causantic.hooks.status import read_status
+from causantic.runs import read_status
 
 
 @click.group("hook")
@@ -80,16 +80,16 @@ def status_command(as_json: bool) -> None:
 def _warn_about_vectors() -> None:
     """Hooks ingest in the background: say when their chunks did not all get vectors."""
     from causantic.config import db_path, load_config
-    from causantic.services import open_services
+    from causantic.facade import Memory
 
     config = load_config()
     if not db_path(config).exists():  # nothing ingested yet: nothing to warn about, and nothing to create
         return
-    with domain_errors(), open_services(config) as services:
-        health = services.vectors.health(fresh=True)
-    if health.missing:
+    with domain_errors(), Memory(config=config) as memory:
+        stats = memory.stats()
+    if stats.chunks_without_vectors:
         click.echo(
-            f"Warning: {health.missing} of {health.chunks} chunks have no vector; vector search cannot "
+            f"Warning: {stats.chunks_without_vectors} of {stats.chunks} chunks have no vector; vector search cannot "
             "find them. Run `causantic embed`.",
             err=True,
         )

@@ -11,10 +11,9 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from causantic.cli.output import console, domain_errors, emit_json, json_option, table
-from causantic.config import Config, codex_sessions_dir, gemini_sessions_dir
+from causantic.config import Config, codex_sessions_dir, gemini_sessions_dir, load_config
+from causantic.facade import Memory
 from causantic.ingest.pipeline import IngestReport
-from causantic.ingest.service import holds_real_sessions, ingest_paths
-from causantic.services import open_services
 
 DEFAULT_PROJECTS = Path.home() / ".claude" / "projects"
 
@@ -50,8 +49,8 @@ def batch_ingest_command(folder: Path | None, force: bool, no_embed: bool, worke
             raise click.ClickException(f"{folder} does not exist. Pass the folder that holds your transcripts.")
         _run([folder], force=force, no_embed=no_embed, as_json=as_json, workers=workers)
         return
-    with domain_errors(), open_services() as services:
-        folders = _agent_folders(services.config)
+    with domain_errors():
+        folders = _agent_folders(load_config())
     if not folders:
         _quick_start(no_embed=no_embed, as_json=as_json, workers=workers)
         return
@@ -70,8 +69,8 @@ def _quick_start(*, no_embed: bool, as_json: bool, workers: int) -> None:
     from causantic.examples import SESSIONS_DIR
 
     where = f"{DEFAULT_PROJECTS} (nor Codex CLI or Gemini CLI sessions)"
-    with domain_errors(), open_services() as services:
-        real = holds_real_sessions(services.store)
+    with domain_errors(), Memory() as memory:
+        real = memory.holds_real_sessions()
     if real:
         click.echo(
             f"No agent sessions at {where}. Memory already holds real sessions, so the bundled "
@@ -92,11 +91,9 @@ def _quick_start(*, no_embed: bool, as_json: bool, workers: int) -> None:
 def _run(
     paths: list[Path], *, force: bool, no_embed: bool, as_json: bool, workers: int, as_examples: bool = False
 ) -> None:
-    with domain_errors(), open_services() as services:
+    with domain_errors(), Memory() as memory:
         if as_json:
-            report = ingest_paths(
-                services, paths, force=force, embed=not no_embed, workers=workers, as_examples=as_examples
-            )
+            report = memory.ingest(paths, force=force, embed=not no_embed, workers=workers, as_examples=as_examples)
             emit_json(report.as_dict())
             _exit_on_errors(report)
             return
@@ -129,8 +126,7 @@ def _run(
                     ),
                 )
 
-            report = ingest_paths(
-                services,
+            report = memory.ingest(
                 paths,
                 force=force,
                 embed=not no_embed,
@@ -141,7 +137,7 @@ def _run(
                 as_examples=as_examples,
             )
         render_report(report)
-        if not services.store.fts_enabled:
+        if not memory.keyword_search:
             console.print(
                 "[yellow]note[/yellow] this SQLite has no FTS5: keyword search is off, search runs on vectors alone."
             )

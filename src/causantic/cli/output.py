@@ -7,10 +7,10 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import click
+from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
@@ -31,6 +31,9 @@ def json_option(func: F) -> F:
 
 
 def emit_json(value: Any) -> None:
+    """Print ``value`` as JSON; a result model (causantic.retrieval.output) prints in its one shape."""
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
     click.echo(json.dumps(_plain(value), indent=2, ensure_ascii=False, default=str))
 
 
@@ -68,8 +71,3 @@ def domain_errors() -> Iterator[None]:
         yield
     except CausanticError as exc:
         raise click.ClickException(str(exc)) from exc
-
-
-def as_utc(value: datetime | None) -> datetime | None:
-    """click.DateTime gives naive datetimes; Causantic's times are UTC."""
-    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value

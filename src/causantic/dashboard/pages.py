@@ -23,7 +23,7 @@ from causantic.retrieval.search import SearchRequest
 from causantic.retrieval.topic_map import topic_map
 from causantic.services import Services
 
-# The file the hooks write (causantic.hooks.status); read here as data, since interfaces do not
+# The file the hooks write (causantic.runs); read here as data, since interfaces do not
 # import each other.
 HOOK_STATUS_FILE = "hook-status.json"
 TOPIC_MAP_CACHE = "cache/topic-map.json"

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from causantic.config import causantic_home
 from causantic.files import file_lock, secure_dir
 from causantic.hooks.event import HookEvent, HookProblem
-from causantic.hooks.status import log
+from causantic.logs import HOOKS_LOG, log, log_path
 
 if TYPE_CHECKING:
     from causantic.services import Services
@@ -154,7 +154,7 @@ def _ingest_target(transcript: Path) -> Path:
 def _log_stream() -> BinaryIO:
     """The hook log, opened for appending, for the worker's stderr (else /dev/null)."""
     try:
-        path = secure_dir(causantic_home() / "logs") / "hooks.log"
+        path = secure_dir(log_path().parent) / HOOKS_LOG
         return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
     except OSError:
         return open(os.devnull, "wb")  # closed by the caller's with-block

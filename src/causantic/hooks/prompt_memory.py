@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 from causantic.config import PromptMemoryConfig
 from causantic.files import atomic_write, prune_older_than, secure_dir
 from causantic.hooks.event import HookEvent
-from causantic.hooks.status import InjectedMoment, record
 from causantic.ingest.tokens import CHARS_PER_TOKEN
+from causantic.runs import InjectedMoment, record
 
 if TYPE_CHECKING:  # the search stack loads only once the hook is on and memory exists
     from causantic.retrieval.moments import Moment

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from causantic.hooks.event import HookEvent, HookProblem, parse_event, read_stdin
 from causantic.hooks.prompt_memory import user_prompt_submit
-from causantic.hooks.status import log, record
+from causantic.logs import log
+from causantic.runs import record
 
 HOOKS = ("session-start", "pre-compact", "session-end", "user-prompt-submit")
 WORKER = "ingest-worker"

@@ -16,6 +16,7 @@ class Option:
     low: float | None = None  # inclusive
     high: float | None = None  # inclusive
     default: float | None = None
+    low_open: bool = False  # ``low`` itself is refused (a positive number of days)
 
 
 MAX_TOKENS = Option("Token budget of the answer (default: tokens.mcpMaxResponse, or episodes.maxTokens).", 100, 100_000)
@@ -23,7 +24,7 @@ LIMIT = Option("Most results (default: retrieval.defaultLimit).", 1, 100)
 SESSIONS_LIMIT = Option("Most sessions listed.", 1, 500, 30)
 TIMELINE_LIMIT = Option("Sessions per page of the timeline.", 1, 500, 20)
 PAGE = Option("1 is the most recent part; 2 the part before it, and so on.", 1, None, 1)
-DAYS_BACK = Option("The last N days (fractions allowed).", 0.001, 3650)
+DAYS_BACK = Option("The last N days (fractions allowed).", 0, 3650, low_open=True)
 THRESHOLD = Option("Cosine similarity a query match must reach (raise it to forget less).", 0.01, 1.0, 0.6)
 PROJECT = Option("Only this project: its name, path, or a folder inside it (the current working directory works).")
 AGENT = Option("Only chunks written by this agent: 'main' or a sub-agent / teammate name.")

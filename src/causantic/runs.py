@@ -1,25 +1,26 @@
-"""Owner-only files the hooks keep under ``<home>``: a log, the last run of each hook, lock files.
+"""The last run of each hook, kept in ``<home>/hook-status.json`` (owner-only).
+
+Written by the hooks, read by ``causantic hook status``, the MCP ``hook-status`` tool and the
+dashboard: it sits below them all, so none of those interfaces imports another.
 
 ``hook-status.json`` maps a hook name to its last run (:class:`HookRun`). Hooks run in parallel
 processes, so the read-modify-write happens under an exclusive lock and the new file replaces the
 old one atomically; a reader never sees half a file. Nothing here raises: a hook that cannot write
-its log or status (read-only home, full disk) still does its job and exits 0.
+its status (read-only home, full disk) still does its job and exits 0.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import time
-import traceback
 from datetime import UTC, datetime
 from typing import TypedDict, cast
 
 from causantic.config import causantic_home
 from causantic.files import atomic_write, file_lock, secure_dir
+from causantic.logs import log
 
 STATUS_FILE = "hook-status.json"
-LOG_MAX_BYTES = 1_000_000
 
 
 class InjectedMoment(TypedDict):
@@ -44,22 +45,6 @@ class HookRun(TypedDict, total=False):
     error: str
     details: dict[str, int]
     injected: list[InjectedMoment]
-
-
-def log(message: str, *, error: BaseException | None = None, file: str = "hooks.log") -> None:
-    """Append one line (plus a traceback for an error) to ``<home>/logs/<file>``; never raises."""
-    try:
-        path = secure_dir(causantic_home() / "logs") / file
-        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
-            os.replace(path, path.with_suffix(".log.1"))
-        line = f"{_now()} [{os.getpid()}] {message}\n"
-        if error is not None:
-            line += "".join(traceback.format_exception(error))
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as handle:
-            handle.write(line)
-    except Exception:  # logging must never break a hook
-        pass
 
 
 def record(
