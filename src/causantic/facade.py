@@ -39,15 +39,18 @@ if TYPE_CHECKING:
     from causantic.embedding import Embedder
     from causantic.ingest.pipeline import IngestReport, ProgressCallback
     from causantic.ingest.topics import ClusterReport
+    from causantic.retrieval.browse import Overview, ProjectActivity, SessionView, Timeline, TopicSize
     from causantic.retrieval.episodes import EpisodeAnswer
     from causantic.retrieval.forget import ForgetResult
     from causantic.retrieval.listing import ProjectSummary, SessionList, TopicSummary
     from causantic.retrieval.moments import Moments, MomentsRequest
     from causantic.retrieval.output import EmbedOut, StatsOut
     from causantic.retrieval.reconstruct import Reconstruction
-    from causantic.retrieval.search import SearchResult
+    from causantic.retrieval.search import SearchResult, StoredChunk
+    from causantic.retrieval.topic_map import TopicMap
 
 Progress = Callable[[int, int], None]  # (done, total)
+TOPIC_MAP_CACHE = "cache/topic-map.json"
 
 
 class Memory:
@@ -163,13 +166,16 @@ class Memory:
         whole_project: bool = False,
         dry_run: bool = True,
         expected: int | None = None,
+        only_ids: frozenset[str] | None = None,
+        preview_size: int = 5,
     ) -> ForgetResult:
         """Preview (the default) or delete chosen chunks of one project, or the whole project.
 
         No filter means the whole project. A real run given ``expected`` (the previewed count)
-        deletes nothing when the matches have changed since; :meth:`forget_previewed` deletes
-        exactly what a preview listed. A ``query`` compares meanings, so it is refused while no
-        vectors are stored (it would match nothing and look like success)."""
+        deletes nothing when the matches have changed since; given ``only_ids`` (what a preview
+        listed) it deletes only those; :meth:`forget_previewed` deletes exactly what a preview
+        matched. A ``query`` compares meanings, so it is refused while no vectors are stored (it
+        would match nothing and look like success)."""
         from causantic.retrieval.forget import ForgetRequest, forget
 
         if query is not None:
@@ -190,8 +196,9 @@ class Memory:
             dry_run,
             whole_project=whole_project,
             expected=expected,
+            only_ids=only_ids,
         )
-        return forget(s.store, s.vectors, s.embedder.embed_query if query else None, request)
+        return forget(s.store, s.vectors, s.embedder.embed_query if query else None, request, preview_size)
 
     def forget_previewed(self, preview: ForgetResult) -> ForgetResult:
         """Delete exactly the chunks a :meth:`forget` preview matched (any ingested since stay)."""
@@ -336,13 +343,71 @@ class Memory:
         proj, sessions, total = list_sessions(
             self._services.store, project, since=since, until=until, limit=limit, agent=agent
         )
-        return SessionList(proj.name, tuple(sessions), total)
+        return SessionList(proj.name, proj.path, tuple(sessions), total)
+
+    def project(self, name: str) -> ProjectSummary:
+        """The project a name, path or folder inside it names (:class:`ProjectNotFound` when none or several)."""
+        from causantic.errors import ProjectNotFound
+        from causantic.retrieval.listing import resolve_project
+
+        found = resolve_project(self._services.store, name)
+        summary = next((p for p in self.projects() if p.path == found.path), None)
+        if summary is None:  # a project whose chunks were all forgotten
+            raise ProjectNotFound(f"Project {found.name!r} holds no memory.")
+        return summary
 
     def topics(self, project: str | None = None) -> list[TopicSummary]:
         """Topics (HDBSCAN clusters) with a label, size and date range; sizes count ``project`` only when given."""
         from causantic.retrieval.listing import list_topics
 
         return list_topics(self._services.store, self._services.vectors.model_id, project)
+
+    # ---- browsing (the dashboard's pages) --------------------------------------------------
+
+    def overview(self) -> Overview:
+        """What memory holds and how fresh it is, from counts that stay cheap at any size."""
+        from causantic.retrieval.browse import overview
+
+        return overview(self._services.store, self._services.vectors)
+
+    def project_activity(self) -> list[ProjectActivity]:
+        from causantic.retrieval.browse import project_activity
+
+        return project_activity(self._services.store)
+
+    def project_names(self) -> list[str]:
+        from causantic.retrieval.browse import project_names
+
+        return project_names(self._services.store)
+
+    def timeline(self, project: str) -> Timeline:
+        """A project's sessions, newest first, with titles and their agent trees."""
+        from causantic.retrieval.browse import timeline
+
+        return timeline(self._services.store, project)
+
+    def session_view(self, session_id: str) -> SessionView:
+        """One session's text, agent by agent (:class:`SessionNotFound` when memory holds no such session)."""
+        from causantic.retrieval.browse import session_view
+
+        return session_view(self._services.store, session_id)
+
+    def topic_sizes(self) -> list[TopicSize]:
+        from causantic.retrieval.browse import topic_sizes
+
+        return topic_sizes(self._services.store, self._services.vectors.model_id)
+
+    def topic_members(self, topic_id: int) -> tuple[TopicSummary, list[StoredChunk]]:
+        from causantic.retrieval.browse import topic_members
+
+        return topic_members(self._services.store, self._services.vectors.model_id, topic_id)
+
+    def topic_map(self, topics: Sequence[TopicSize]) -> TopicMap:
+        """The 2-D map of the topics, cached in ``<home>/cache`` while the topics stay the same."""
+        from causantic.retrieval.topic_map import topic_map
+
+        s = self._services
+        return topic_map(s.store, s.vectors, self.home / TOPIC_MAP_CACHE, [(t.id, t.label, t.size) for t in topics])
 
     def stats(self) -> StatsOut:
         """Counts of what memory holds. A vector index that cannot be read does not hide the

@@ -11,7 +11,7 @@ import sys
 import click
 
 from causantic.cli.output import domain_errors, emit_json, json_option, table
-from causantic.hooks.runner import HOOKS, WORKER, run_hook, run_worker
+from causantic.entrypoints import HOOKS, WORKER, run_hook, run_hook_worker
 from causantic.runs import read_status
 
 
@@ -40,7 +40,7 @@ for _name in HOOKS:
 @click.argument("event_json")
 def worker_command(hook: str, event_json: str) -> None:
     """The detached ingest started by pre-compact and session-end."""
-    sys.exit(run_worker(hook, event_json))
+    sys.exit(run_hook_worker(hook, event_json))
 
 
 @hook_group.command("status")

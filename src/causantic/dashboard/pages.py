@@ -1,32 +1,26 @@
-"""What each page shows, gathered from the services the CLI and MCP server use (no SQL here).
+"""What each page shows, gathered from the :class:`~causantic.facade.Memory` the CLI and MCP server use.
 
-Each function takes the opened :class:`~causantic.services.Services` and the page's parsed inputs
+Each function takes the opened memory and the page's parsed inputs
 and returns the template's context. Errors a person can act on (an unknown project, a bad date)
 are raised as :class:`~causantic.errors.CausanticError` and shown on the page by the app.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from markupsafe import Markup, escape
 
-from causantic.config import causantic_home, config_keys, db_path, load_config, vector_path
+from causantic.config import config_keys, db_path, load_config, vector_path
 from causantic.dashboard.story import story_of
 from causantic.errors import CausanticError
+from causantic.facade import Memory
 from causantic.retrieval import browse
-from causantic.retrieval.forget import ForgetRequest, forget
-from causantic.retrieval.search import SearchRequest
-from causantic.retrieval.topic_map import topic_map
-from causantic.services import Services
+from causantic.retrieval.forget import ForgetResult
+from causantic.runs import read_status
 
-# The file the hooks write (causantic.runs); read here as data, since interfaces do not
-# import each other.
-HOOK_STATUS_FILE = "hook-status.json"
-TOPIC_MAP_CACHE = "cache/topic-map.json"
 FORGET_PREVIEW_MAX = 500  # the most chunks one confirmation may delete: all of them are listed
 STALE_INGEST_DAYS = 7
 SEARCH_KINDS = ("search", "recall", "predict")
@@ -41,36 +35,30 @@ class Health:
     text: str
 
 
-def overview(services: Services) -> dict[str, Any]:
-    view = browse.overview(services.store, services.vectors)
+def overview(memory: Memory) -> dict[str, Any]:
+    view = memory.overview()
     hooks = hook_status()
     return {
         "o": view,
         "hooks": hooks,
-        "warnings": _warnings(services, view, hooks),
+        "warnings": _warnings(memory, view, hooks),
         "disk": int(view.counts["sqlite_bytes"]) + view.vector_bytes,  # type: ignore[call-overload]
     }
 
 
 def hook_status() -> list[dict[str, Any]]:
     """Each hook's last run, newest first; empty when no hook has run or the file is unreadable."""
-    try:
-        data = json.loads((causantic_home() / HOOK_STATUS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    if not isinstance(data, dict):
-        return []
-    runs = [{"hook": name, **run} for name, run in data.items() if isinstance(run, dict)]
+    runs = [{"hook": name, **run} for name, run in read_status().items()]
     return sorted(runs, key=lambda r: str(r.get("lastRun", "")), reverse=True)
 
 
-def _warnings(services: Services, view: browse.Overview, hooks: list[dict[str, Any]]) -> list[Health]:
+def _warnings(memory: Memory, view: browse.Overview, hooks: list[dict[str, Any]]) -> list[Health]:
     from causantic.embedding import is_available
 
     out: list[Health] = []
     if not view.counts["chunks"]:
         out.append(Health("warn", "Memory is empty: run `causantic batch-ingest` to read your sessions."))
-    model = services.config.embedding.model
+    model = memory.config.embedding.model
     if not is_available(model):
         out.append(
             Health(
@@ -103,16 +91,16 @@ def _warnings(services: Services, view: browse.Overview, hooks: list[dict[str, A
     return out
 
 
-def projects(services: Services) -> dict[str, Any]:
-    return {"projects": browse.project_activity(services.store)}
+def projects(memory: Memory) -> dict[str, Any]:
+    return {"projects": memory.project_activity()}
 
 
-def sessions(services: Services, project: str) -> dict[str, Any]:
-    return {"timeline": browse.timeline(services.store, project)}
+def sessions(memory: Memory, project: str) -> dict[str, Any]:
+    return {"timeline": memory.timeline(project)}
 
 
-def session(services: Services, session_id: str, at: str | None) -> dict[str, Any]:
-    view = browse.session_view(services.store, session_id)
+def session(memory: Memory, session_id: str, at: str | None) -> dict[str, Any]:
+    view = memory.session_view(session_id)
     return {"s": view, "at": at, "links": _links(view)}
 
 
@@ -157,32 +145,26 @@ class SearchForm:
     until: str = ""
 
 
-def search(services: Services, form: SearchForm) -> dict[str, Any]:
+def search(memory: Memory, form: SearchForm) -> dict[str, Any]:
     context: dict[str, Any] = {
         "form": form,
         "kinds": SEARCH_KINDS,
         "result": None,
         "story": None,
-        "projects": browse.project_names(services.store),
+        "projects": memory.project_names(),
     }
     if not form.q.strip():
         return context
     if form.kind not in SEARCH_KINDS:
         raise CausanticError(f"Unknown kind {form.kind!r}: choose search, recall or predict.")
-    request = SearchRequest(
-        form.q,
-        project=form.project or None,
-        agent=form.agent or None,
-        since=_date(form.since, "from"),
-        until=_date(form.until, "to"),
-    )
+    project, agent = form.project or None, form.agent or None
     if form.kind == "search":
-        context["result"] = result = services.searcher.search(request)
+        since, until = _date(form.since, "from"), _date(form.until, "to")
+        context["result"] = result = memory.search(form.q, project=project, agent=agent, since=since, until=until)
         context["shown"] = result.shown_relevance  # what people read: never rising down the list
     else:
-        episodes = services.episodes
-        answer = episodes.recall(request) if form.kind == "recall" else episodes.predict(request)
-        context["story"] = story_of(answer, form.kind)
+        ask = memory.recall if form.kind == "recall" else memory.predict
+        context["story"] = story_of(ask(form.q, project=project, agent=agent), form.kind)
     return context
 
 
@@ -195,18 +177,9 @@ def _date(text: str, name: str) -> datetime | None:
         raise CausanticError(f"The {name} date {text!r} is not a date like 2026-05-01.") from exc
 
 
-def topics(services: Services) -> dict[str, Any]:
-    found = browse.topic_sizes(services.store, services.vectors.model_id)
-    drawn = (
-        topic_map(
-            services.store,
-            services.vectors,
-            causantic_home() / TOPIC_MAP_CACHE,
-            [(t.id, t.label, t.size) for t in found],
-        )
-        if found
-        else None
-    )
+def topics(memory: Memory) -> dict[str, Any]:
+    found = memory.topic_sizes()
+    drawn = memory.topic_map(found) if found else None
     colour = {t.id: i % MAP_COLOURS for i, t in enumerate(found)}
     labels = {t.id: t.label for t in found}
     # Thousands of dots: built as one string here, since a template loop over them costs more than
@@ -235,8 +208,8 @@ def _unclashing(topics: list[Any], width: float = 0.3, height: float = 0.06) -> 
     return placed
 
 
-def topic(services: Services, topic_id: int) -> dict[str, Any]:
-    found, chunks = browse.topic_members(services.store, services.vectors.model_id, topic_id)
+def topic(memory: Memory, topic_id: int) -> dict[str, Any]:
+    found, chunks = memory.topic_members(topic_id)
     return {"topic": found, "chunks": chunks}
 
 
@@ -249,52 +222,49 @@ class ForgetForm:
     query: str = ""
     threshold: float = 0.6
 
-    def request(self, *, dry_run: bool, only_ids: frozenset[str] | None = None) -> ForgetRequest:
+    def run(self, memory: Memory, *, dry_run: bool, only_ids: frozenset[str] | None = None) -> ForgetResult:
+        """The same rules as ``causantic forget``; the preview lists every match (up to FORGET_PREVIEW_MAX)."""
         if not self.project:
             raise CausanticError("Choose a project.")
-        return ForgetRequest(
+        return memory.forget(
             self.project,
-            _date(self.before, "before"),
-            _date(self.after, "after"),
-            self.session.strip() or None,
-            self.query.strip() or None,
-            self.threshold,
+            before=_date(self.before, "before"),
+            after=_date(self.after, "after"),
+            session_id=self.session.strip() or None,
+            query=self.query.strip() or None,
+            threshold=self.threshold,
             dry_run=dry_run,
             only_ids=only_ids,
+            preview_size=FORGET_PREVIEW_MAX,
         )
 
 
-def forget_form(services: Services, form: ForgetForm) -> dict[str, Any]:
-    return {"form": form, "projects": browse.project_names(services.store), "preview": None, "done": None}
+def forget_form(memory: Memory, form: ForgetForm) -> dict[str, Any]:
+    return {"form": form, "projects": memory.project_names(), "preview": None, "done": None}
 
 
-def forget_preview(services: Services, form: ForgetForm) -> dict[str, Any]:
+def forget_preview(memory: Memory, form: ForgetForm) -> dict[str, Any]:
     """The same rules as ``causantic forget`` without ``--yes``; every match is listed."""
-    result = _forget(services, form.request(dry_run=True))
+    result = form.run(memory, dry_run=True)
     return {
-        **forget_form(services, form),
+        **forget_form(memory, form),
         "preview": result,
         "too_many": result.count > FORGET_PREVIEW_MAX,
         "limit": FORGET_PREVIEW_MAX,
     }
 
 
-def forget_confirm(services: Services, form: ForgetForm, shown: frozenset[str]) -> dict[str, Any]:
+def forget_confirm(memory: Memory, form: ForgetForm, shown: frozenset[str]) -> dict[str, Any]:
     """Delete what the preview listed, and only that (chunks matching now but not shown stay)."""
     if not shown:
         raise CausanticError("Nothing was previewed: preview first, then confirm.")
     if len(shown) > FORGET_PREVIEW_MAX:
         raise CausanticError(f"At most {FORGET_PREVIEW_MAX} chunks can be deleted at once here.")
-    result = _forget(services, form.request(dry_run=False, only_ids=shown))
-    return {**forget_form(services, form), "done": result}
+    result = form.run(memory, dry_run=False, only_ids=shown)
+    return {**forget_form(memory, form), "done": result}
 
 
-def _forget(services: Services, request: ForgetRequest) -> Any:
-    embed = services.embedder.embed_query if request.query else None
-    return forget(services.store, services.vectors, embed, request, preview_size=FORGET_PREVIEW_MAX)
-
-
-def settings(services: Services) -> dict[str, Any]:
+def settings(memory: Memory) -> dict[str, Any]:
     sources: dict[str, str] = {}
     config = load_config(sources=sources)
     current = config.model_dump(by_alias=True)
@@ -310,5 +280,5 @@ def settings(services: Services) -> dict[str, Any]:
                 "description": description,
             }
         )
-    paths = [("home", causantic_home()), ("database", db_path(config)), ("vectors", vector_path(config))]
+    paths = [("home", memory.home), ("database", db_path(config)), ("vectors", vector_path(config))]
     return {"rows": rows, "paths": paths}

@@ -39,7 +39,7 @@ FOOTER = (
 
 
 def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
-    from causantic.config import causantic_home, db_path, load_config
+    from causantic.config import db_path, load_config
 
     folder = Path(event.working_dir)
     config = load_config(cwd=folder if folder.is_dir() else None)
@@ -50,15 +50,13 @@ def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
         return _done(started, event, "empty prompt")
     if not db_path(config).exists():
         return _done(started, event, "no memory yet (nothing ingested)")
-    from causantic.retrieval.moments import MomentsRequest, prompt_moments
-    from causantic.services import open_services
+    from causantic.facade import Memory
+    from causantic.retrieval.moments import MomentsRequest
 
-    given_file = _given_file(causantic_home(), event.session_id)
-    given = _read_given(given_file)
-    with open_services(config) as services:
-        found = prompt_moments(
-            services.store,
-            config.relevance,
+    with Memory(config=config) as memory:
+        given_file = _given_file(memory.home, event.session_id)
+        given = _read_given(given_file)
+        found = memory.moments(
             MomentsRequest(
                 event.prompt,
                 event.working_dir,

@@ -24,17 +24,17 @@ MAX_CONTEXT_CHARS = 9_500  # Claude Code moves hook output over 10,000 character
 
 
 def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str | None]:
-    from causantic.config import causantic_home, db_path, load_config
+    from causantic.config import db_path, load_config
+    from causantic.facade import Memory
     from causantic.hooks.briefing import cached_briefing
-    from causantic.services import open_services
 
     folder = Path(event.working_dir)
     config = load_config(cwd=folder if folder.is_dir() else None)
     if not db_path(config).exists():
         return "no memory yet (nothing ingested)", None
-    with open_services(config) as services:
+    with Memory(config=config) as memory:
         briefing = cached_briefing(
-            services, causantic_home(), event.working_dir, event.session_id, config.tokens.claude_md_budget
+            memory, memory.home, event.working_dir, event.session_id, config.tokens.claude_md_budget
         )
     if briefing is None:
         return "no memory of this project", None

@@ -45,7 +45,8 @@ class SessionSummary:
 class SessionList:
     """One page of a project's sessions, newest first, and how many matched in all."""
 
-    project: str
+    project: str  # its name
+    project_path: str  # what names it uniquely (two projects may share a name)
     sessions: tuple[SessionSummary, ...]
     total: int
 
