@@ -110,14 +110,13 @@ def per_source(corpus: Path, workers: int, repeat: int) -> dict[str, dict[str, f
 
 
 def run_ingest(path: Path, workers: int) -> dict[str, object]:
+    from causantic import Memory
     from causantic.config import Config
-    from causantic.ingest.service import ingest_paths
-    from causantic.services import open_services
 
-    with open_services(Config()) as services:
-        report = ingest_paths(services, [path], embed=False, workers=workers)
-        stats = services.store.counts()
-    return {"report": report, "chunks_total": stats["chunks"]}
+    with Memory(config=Config()) as memory:
+        report = memory.ingest([path], embed=False, workers=workers)
+        chunks = memory.stats().chunks
+    return {"report": report, "chunks_total": chunks}
 
 
 def embed_rates(home: str, sample: int, runs: int) -> dict[str, float]:

@@ -187,12 +187,11 @@ def main() -> int:
         return 2
     with tempfile.TemporaryDirectory(prefix="causantic-bench-") as home:
         os.environ["CAUSANTIC_HOME"] = home
+        from causantic import Memory
         from causantic.config import Config, db_path
-        from causantic.ingest.service import ingest_paths
-        from causantic.services import open_services
 
-        with open_services(Config()) as services:
-            report = ingest_paths(services, [args.path], embed=False, workers=args.workers)
+        with Memory(config=Config()) as memory:
+            report = memory.ingest([args.path], embed=False, workers=args.workers)
         rows = survey(args.path.resolve(), db_path(Config()))
     table = summarise(rows)
     header = (
