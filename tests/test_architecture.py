@@ -20,7 +20,7 @@ ALLOWED: dict[str, set[str]] = {
     "ingest": {"transcripts", "store", "embedding", "cluster"},
     "retrieval": {"store", "ingest", "cluster", "embedding", "transcripts"},
     "services": {"store", "embedding", "retrieval", "ingest", "cluster"},
-    "facade": {"services", "embedding", "retrieval", "ingest"},  # Memory: the one door, over services
+    "facade": {"services", "store", "embedding", "retrieval", "ingest"},  # Memory: the one door, over services
     "integration": {"facade", "embedding"},  # installs the hooks and server into Claude Code, Codex, Gemini
     "examples": set(),
     "entrypoints": {"hooks", "mcp", "dashboard"},  # the CLI starts the other interfaces through it

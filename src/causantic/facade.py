@@ -46,8 +46,9 @@ if TYPE_CHECKING:
     from causantic.retrieval.moments import Moments, MomentsRequest
     from causantic.retrieval.output import EmbedOut, StatsOut
     from causantic.retrieval.reconstruct import Reconstruction
-    from causantic.retrieval.search import SearchResult, StoredChunk
+    from causantic.retrieval.search import SearchResult
     from causantic.retrieval.topic_map import TopicMap
+    from causantic.store.records import StoredChunk as StoredChunk  # a result type of topic_members
 
 Progress = Callable[[int, int], None]  # (done, total)
 TOPIC_MAP_CACHE = "cache/topic-map.json"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, asynccontextmanager
 from importlib import resources
 from typing import Any
@@ -66,7 +66,9 @@ def create_app(secrets: Secrets, opener: Opener = Memory) -> ASGIApp:
             yield
             held.clear()
 
-    def page(name: str, template: str, build: Callable[[Memory], dict[str, Any]]) -> Callable[[Request], Any]:
+    def page(
+        name: str, template: str, build: Callable[[Memory], dict[str, Any]]
+    ) -> Callable[[Request], Awaitable[Response]]:
         """A route handler: ``build`` runs on the memory under the lock, then ``template`` renders."""
 
         async def handler(request: Request) -> Response:

@@ -612,7 +612,7 @@ def as_object(value: Any) -> dict[str, Any] | None:
 
 def as_array(value: Any) -> list[Any] | None:
     """`value` when it is a JSON array, else None."""
-    return cast("list[Any]", value) if type(value) is list else None
+    return value if isinstance(value, list) else None
 
 
 def as_str(value: Any) -> str:
