@@ -274,9 +274,7 @@ class ClusterOut(Out):
 
 
 def project_out(p: ProjectSummary) -> ProjectInfo:
-    return ProjectInfo(
-        name=p.name, path=p.path, chunks=p.chunks, sessions=p.sessions, first_seen=p.first_seen, last_seen=p.last_seen
-    )
+    return ProjectInfo.model_validate(p, from_attributes=True)
 
 
 def projects_out(projects: list[ProjectSummary]) -> ProjectsOut:
@@ -290,14 +288,7 @@ def sessions_out(listing: SessionList) -> SessionsOut:
 
 
 def topics_out(topics: list[TopicSummary]) -> TopicsOut:
-    return TopicsOut(
-        topics=[
-            TopicInfo(
-                id=t.id, label=t.label, size=t.size, first_seen=t.first_seen, last_seen=t.last_seen, projects=t.projects
-            )
-            for t in topics
-        ]
-    )
+    return TopicsOut(topics=[TopicInfo.model_validate(t, from_attributes=True) for t in topics])
 
 
 def forget_out(result: ForgetResult) -> ForgetOut:
