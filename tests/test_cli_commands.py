@@ -8,6 +8,7 @@ the MCP tools publish, so a script reading either gets the same fields.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,7 @@ from causantic.retrieval.output import (
     StatsOut,
     TopicsOut,
 )
+from causantic.runs import HookStatusOut, record
 
 
 @pytest.fixture(scope="module")
@@ -157,3 +159,11 @@ def test_option_limits_are_the_shared_ones(run: CliRunner) -> None:
     refused = invoke(run, "search", "rate limiting", "--max-tokens", str(low - 1))
     assert refused.exit_code == 2 and f"{low}<=x<={int(options.MAX_TOKENS.high or 0)}" in refused.output
     assert invoke(run, "recall", "rate limiting", "--max-tokens", str(low)).exit_code == 0
+
+
+def test_hook_status_json_is_the_shape_the_mcp_tool_sends(run: CliRunner) -> None:
+    record("session-start", success=True, started=time.perf_counter(), outcome="briefing of 10 characters")
+    text = invoke(run, "hook", "status")
+    assert text.exit_code == 0 and "session-start" in text.stdout and "briefing of 10 characters" in text.stdout
+    status = as_model(invoke(run, "hook", "status", "--json"), HookStatusOut)
+    assert isinstance(status, HookStatusOut) and status.hooks["session-start"].success

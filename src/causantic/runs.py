@@ -16,6 +16,8 @@ import time
 from datetime import UTC, datetime
 from typing import TypedDict, cast
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from causantic.config import causantic_home
 from causantic.files import atomic_write, file_lock, secure_dir
 from causantic.logs import log
@@ -102,3 +104,69 @@ def read_status() -> dict[str, HookRun]:
 
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+class InjectedMomentInfo(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    chunk_id: str
+    session_id: str
+    project: str
+    date: str
+    relevance: float
+    coverage: float
+    other_project: bool = False
+
+
+class HookRunInfo(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    last_run: str
+    success: bool
+    duration_ms: int | None = None
+    outcome: str = ""
+    project: str | None = None
+    session_id: str | None = None
+    error: str | None = None
+    details: dict[str, int] = Field(default_factory=dict)
+    injected: list[InjectedMomentInfo] = Field(
+        default_factory=list, description="user-prompt-submit: the past moments added to the last prompt, and why."
+    )
+
+
+class HookStatusOut(BaseModel):
+    """Each hook's last run: the one JSON shape of ``causantic hook status --json`` and the MCP tool."""
+
+    model_config = ConfigDict(frozen=True)
+
+    hooks: dict[str, HookRunInfo]
+
+
+def status_out(runs: dict[str, HookRun]) -> HookStatusOut:
+    return HookStatusOut(
+        hooks={
+            name: HookRunInfo(
+                last_run=r.get("lastRun", ""),
+                success=bool(r.get("success")),
+                duration_ms=r.get("durationMs"),
+                outcome=r.get("outcome", ""),
+                project=r.get("project"),
+                session_id=r.get("sessionId"),
+                error=r.get("error"),
+                details=r.get("details", {}),
+                injected=[
+                    InjectedMomentInfo(
+                        chunk_id=m["chunkId"],
+                        session_id=m["sessionId"],
+                        project=m["project"],
+                        date=m["date"],
+                        relevance=m["relevance"],
+                        coverage=m["coverage"],
+                        other_project=m.get("otherProject", False),
+                    )
+                    for m in r.get("injected", [])
+                ],
+            )
+            for name, r in sorted(runs.items())
+        }
+    )

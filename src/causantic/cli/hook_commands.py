@@ -12,7 +12,7 @@ import click
 
 from causantic.cli.output import domain_errors, emit_json, json_option, table
 from causantic.entrypoints import HOOKS, WORKER, run_hook, run_hook_worker
-from causantic.runs import read_status
+from causantic.runs import read_status, status_out
 
 
 @click.group("hook")
@@ -49,7 +49,7 @@ def status_command(as_json: bool) -> None:
     """When each hook last ran and how it went (also the `hook-status` MCP tool)."""
     runs = read_status()
     if as_json:
-        emit_json(runs)
+        emit_json(status_out(runs))
         return
     if not runs:
         click.echo("No hook has run yet.")

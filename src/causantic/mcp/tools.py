@@ -20,7 +20,6 @@ from pydantic import BaseModel, Field
 
 from causantic.facade import Memory
 from causantic.mcp.app import AppContext
-from causantic.mcp.models import HookRunInfo, HookStatusOutput, InjectedMomentInfo
 from causantic.retrieval import options
 from causantic.retrieval.format import when
 from causantic.retrieval.output import (
@@ -36,7 +35,7 @@ from causantic.retrieval.output import (
     reconstruction_out,
     sessions_out,
 )
-from causantic.runs import read_status
+from causantic.runs import HookStatusOut, read_status, status_out
 
 if TYPE_CHECKING:
     from causantic.retrieval.episodes import EpisodeAnswer
@@ -405,39 +404,16 @@ def forget(
     return _result(text, output)
 
 
-def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOutput]:
+def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOut]:
     """When each Causantic hook (session-start, pre-compact, session-end, user-prompt-submit) last ran, and how
     it went; for user-prompt-submit, which past moments it added to the last prompt and their scores.
 
     Use when memory seems stale or a briefing is missing, to see whether ingestion is working.
     """
-    runs = {
-        name: HookRunInfo(
-            last_run=r.get("lastRun", ""),
-            success=bool(r.get("success")),
-            duration_ms=r.get("durationMs"),
-            outcome=r.get("outcome", ""),
-            project=r.get("project"),
-            session_id=r.get("sessionId"),
-            error=r.get("error"),
-            details=r.get("details", {}),
-            injected=[
-                InjectedMomentInfo(
-                    chunk_id=m["chunkId"],
-                    session_id=m["sessionId"],
-                    project=m["project"],
-                    date=m["date"],
-                    relevance=m["relevance"],
-                    coverage=m["coverage"],
-                    other_project=m.get("otherProject", False),
-                )
-                for m in r.get("injected", [])
-            ],
-        )
-        for name, r in sorted(read_status().items())
-    }
+    output = status_out(read_status())
+    runs = output.hooks
     if not runs:
-        return _result("Hook Status: (no hooks have run yet)", HookStatusOutput(hooks={}))
+        return _result("Hook Status: (no hooks have run yet)", output)
     now = datetime.now(UTC)
     lines = ["Hook Status:"]
     for name, run in runs.items():
@@ -452,7 +428,7 @@ def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOutput]:
             f"{round(m.relevance * 100)}%, prompt words covered {round(m.coverage * 100)}%"
             for m in run.injected
         ]
-    return _result("\n".join(lines), HookStatusOutput(hooks=runs))
+    return _result("\n".join(lines), output)
 
 
 TOOLS: Sequence[tuple[Callable[..., Any], str, ToolAnnotations]] = (
