@@ -23,6 +23,7 @@ from causantic.retrieval.output import (
     EmbedOut,
     EpisodicOut,
     ForgetOut,
+    IngestOut,
     ProjectsOut,
     ReconstructOutput,
     SearchOut,
@@ -167,3 +168,13 @@ def test_hook_status_json_is_the_shape_the_mcp_tool_sends(run: CliRunner) -> Non
     assert text.exit_code == 0 and "session-start" in text.stdout and "briefing of 10 characters" in text.stdout
     status = as_model(invoke(run, "hook", "status", "--json"), HookStatusOut)
     assert isinstance(status, HookStatusOut) and status.hooks["session-start"].success
+
+
+def test_ingest_json_reports_in_its_shape(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "fresh"))
+    first = as_model(invoke(CliRunner(), "ingest", str(EXAMPLES), "--no-embed", "--json"), IngestOut)
+    assert isinstance(first, IngestOut) and first.chunks_added > 0 and first.vectors_added is None
+    again = as_model(invoke(CliRunner(), "ingest", str(EXAMPLES), "--no-embed", "--json"), IngestOut)
+    assert isinstance(again, IngestOut) and again.chunks_added == 0 and again.files_unchanged == again.files
+    text = invoke(CliRunner(), "ingest", str(EXAMPLES), "--no-embed")
+    assert text.exit_code == 0 and "Ingest summary" in text.stdout and "deferred (--no-embed)" in text.stdout

@@ -14,6 +14,7 @@ from causantic.cli.output import console, domain_errors, emit_json, json_option,
 from causantic.config import Config, codex_sessions_dir, gemini_sessions_dir, load_config
 from causantic.facade import Memory
 from causantic.ingest.pipeline import IngestReport
+from causantic.retrieval.output import ingest_out
 
 DEFAULT_PROJECTS = Path.home() / ".claude" / "projects"
 
@@ -94,7 +95,7 @@ def _run(
     with domain_errors(), Memory() as memory:
         if as_json:
             report = memory.ingest(paths, force=force, embed=not no_embed, workers=workers, as_examples=as_examples)
-            emit_json(report.as_dict())
+            emit_json(ingest_out(report))
             _exit_on_errors(report)
             return
         progress = Progress(

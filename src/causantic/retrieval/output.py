@@ -10,6 +10,8 @@ short ``preview``; ``content`` (the whole text) is filled where the caller wants
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from causantic.retrieval.episodes import EpisodeAnswer
@@ -18,6 +20,9 @@ from causantic.retrieval.listing import ProjectSummary, SessionList, SessionSumm
 from causantic.retrieval.reconstruct import Reconstruction
 from causantic.retrieval.search import SearchResult
 from causantic.store.records import StoredChunk
+
+if TYPE_CHECKING:  # the ingest pipeline is not for a search's output to load
+    from causantic.ingest.pipeline import IngestReport
 
 PREVIEW_CHARS = 160
 FORGET_PREVIEW_CHARS = 100
@@ -305,3 +310,42 @@ def forget_out(result: ForgetResult) -> ForgetOut:
             for c, sim in result.preview
         ],
     )
+
+
+class SkippedLines(Out):
+    total: int
+    by_reason: dict[str, int]
+
+
+class IngestError(Out):
+    path: str
+    error: str
+
+
+class IngestOut(Out):
+    """What an ingest did (``IngestReport.as_dict``)."""
+
+    files: int
+    files_unchanged: int
+    bytes_read: int
+    sessions: int
+    chunks_added: int
+    chunks_updated: int
+    chunks_removed: int
+    edges_added: EdgeCounts
+    skipped_lines: SkippedLines = Field(description="Damaged lines skipped, by reason.")
+    ignored_records: dict[str, int] = Field(description="Record kinds left out by design.")
+    examples_removed: list[str]
+    subagent_streams: int
+    linked_subagents: int
+    skipped_subagents: dict[str, int]
+    teammates: int
+    errors: list[IngestError] = Field(description="Files or folders that could not be read at all.")
+    vectors_added: int | None = Field(description="null: embedding deferred.")
+    topics: str | None
+    seconds: float
+    embed_seconds: float
+
+
+def ingest_out(report: IngestReport) -> IngestOut:
+    return IngestOut.model_validate(report.as_dict())
