@@ -178,3 +178,14 @@ def test_ingest_json_reports_in_its_shape(tmp_path: Path, monkeypatch: pytest.Mo
     assert isinstance(again, IngestOut) and again.chunks_added == 0 and again.files_unchanged == again.files
     text = invoke(CliRunner(), "ingest", str(EXAMPLES), "--no-embed")
     assert text.exit_code == 0 and "Ingest summary" in text.stdout and "deferred (--no-embed)" in text.stdout
+
+
+def test_stats_report_an_unusable_vector_index_and_the_rest(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One behaviour for the CLI and MCP (both call Memory.stats): the counts, and why vectors are missing."""
+    monkeypatch.setenv("CAUSANTIC_EMBEDDING_MODEL", "no-such-model")
+    stats = as_model(invoke(run, "stats", "--json"), StatsOut)
+    assert isinstance(stats, StatsOut) and stats.chunks > 0 and stats.projects == 1
+    assert stats.vectors is None and stats.vector_error and "no-such-model" in stats.vector_error
+    text = invoke(run, "stats")
+    assert text.exit_code == 0 and "unavailable" in text.stdout
+    assert "the vector index cannot be read (Unknown embedding model 'no-such-model'" in text.stderr
