@@ -17,6 +17,7 @@ from causantic.cli.options import (
     int_range,
     max_tokens_option,
     project_option,
+    time_range_options,
 )
 from causantic.cli.output import console, domain_errors, emit_json, json_option, short_time
 from causantic.facade import Memory
@@ -96,8 +97,7 @@ def predict_command(
 @click.argument("project")
 @click.option("--session", "session_id", help="The text of one session (id or id prefix).")
 @click.option("--full", is_flag=True, help="The chunks' text instead of one line per session.")
-@click.option("--from", "since", type=click.DateTime(), help="Start of a time range (UTC).")
-@click.option("--to", "until", type=click.DateTime(), help="End of a time range (UTC), or where a timeline ends.")
+@time_range_options
 @days_back_option
 @click.option("--previous-session", is_flag=True, help="The text of the session before --current-session.")
 @click.option("--current-session", "current_session_id", help="The session you are in now.")

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import click
 
-from causantic.cli.options import days_back_option, int_range
+from causantic.cli.options import days_back_option, int_range, time_range_options
 from causantic.cli.output import domain_errors, emit_json, json_option, short_time, table
 from causantic.facade import Memory
 from causantic.retrieval import options
@@ -90,8 +90,7 @@ def list_projects_command(as_json: bool) -> None:
 
 @click.command("list-sessions")
 @click.argument("project")
-@click.option("--from", "since", type=click.DateTime(), help="Only sessions starting at or after this time (UTC).")
-@click.option("--to", "until", type=click.DateTime(), help="Only sessions starting before this time (UTC).")
+@time_range_options
 @days_back_option
 @click.option(
     "--limit",

@@ -39,5 +39,11 @@ def max_tokens_option(func: F) -> F:
     return click.option("--max-tokens", type=int_range(options.MAX_TOKENS), help=options.MAX_TOKENS.help)(func)
 
 
+def time_range_options(func: F) -> F:
+    """--from and --to (click.DateTime: dates and times without a zone, taken as UTC)."""
+    func = click.option("--to", "until", type=click.DateTime(), help=options.UNTIL.help)(func)
+    return click.option("--from", "since", type=click.DateTime(), help=options.SINCE.help)(func)
+
+
 def days_back_option(func: F) -> F:
     return click.option("--days-back", type=float_range(options.DAYS_BACK), help=options.DAYS_BACK.help)(func)

@@ -65,12 +65,12 @@ From = Annotated[
     datetime | None,
     Field(
         validation_alias="from",
-        description=("Start of a time range, ISO 8601 (e.g. 2026-03-01 or 2026-03-01T09:00:00Z); UTC when no offset."),
+        description=options.SINCE.help,
     ),
 ]
 To = Annotated[
     datetime | None,
-    Field(validation_alias="to", description=("End of a time range (exclusive), ISO 8601; UTC when no offset.")),
+    Field(validation_alias="to", description=options.UNTIL.help),
 ]
 DaysBack = Annotated[
     float | None, Field(gt=options.DAYS_BACK.low, le=options.DAYS_BACK.high, description=options.DAYS_BACK.help)
