@@ -643,6 +643,7 @@ class Runner:
         the folders of conversations apart even when their ids look alike."""
         from causantic.ingest.service import ingest_paths
         from causantic.services import open_services
+        from causantic.store.records import ChunkScope
 
         name = f"{ordinal:03d}-{safe_name(conv.sample_id)}"
         home = self.work_dir / "homes" / name
@@ -670,7 +671,7 @@ class Runner:
             total_seconds = time.perf_counter() - started
             if report.errors:
                 raise RuntimeError(f"ingest of {conv.sample_id} failed: {report.errors}")
-            chunks = list(services.store.iter_chunks())
+            chunks = list(services.store.chunks_in(ChunkScope()))
             covered = {conv.dia_by_uuid[u] for c in chunks for u in c.message_uuids if u in conv.dia_by_uuid}
             embed_seconds = total_seconds - report.seconds
             embedded = f"; embedded {report.vectors_added} in {embed_seconds:.1f}s" if embed else ""

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -134,3 +136,89 @@ def test_importing_the_dashboard_command_loads_no_web_or_heavy_library() -> None
         env={"PYTHONPATH": str(PACKAGE.parent), "PATH": "/usr/bin:/bin"},
     )
     assert out.stdout.strip() == "[]"
+
+
+# ---- the sealed store (docs/architecture.md, "The store seam") ------------------------------------
+
+# What code above store/ may import from it: the values that cross the seam, the seam's own types,
+# and the two text functions the keyword index is built from (ingest fills the identifier column
+# with identifier_terms; relevance weighs the same query_terms the index matches). Pure text and
+# frozen records: nothing here opens a database or builds a query.
+STORE_SEAM: dict[str, set[str] | None] = {
+    "causantic.store.records": None,  # any name
+    "causantic.store.protocol": None,
+    "causantic.store.fts": {"identifier_terms", "query_terms"},
+}
+# The composition root: the one module that constructs the SQLite store and vector index.
+STORE_BUILDERS = {"services.py"}
+SQL_TEXT = re.compile(
+    r"\b(SELECT\b.+\bFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(TABLE|INDEX|VIRTUAL)"
+    r"|BEGIN\s+IMMEDIATE|COMMIT|ROLLBACK|PRAGMA|WHERE|ORDER\s+BY|LIKE|MATCH)\b",
+    re.S,
+)
+
+
+def _outside_store() -> Iterator[tuple[str, ast.Module]]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        if not relative.startswith("store/"):
+            yield relative, ast.parse(path.read_text(encoding="utf-8"))
+
+
+def test_nothing_above_the_store_imports_past_its_seam() -> None:
+    problems = []
+    for relative, tree in _outside_store():
+        if relative in STORE_BUILDERS:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                modules = [(node.module, {a.name for a in node.names})]
+                if node.module == "causantic.store":
+                    modules = [(f"causantic.store.{a.name}", set()) for a in node.names]
+            elif isinstance(node, ast.Import):
+                modules = [(a.name, set()) for a in node.names]
+            else:
+                continue
+            for module, names in modules:
+                if module != "causantic.store" and not module.startswith("causantic.store."):
+                    continue
+                allowed = STORE_SEAM.get(module, set())
+                if module not in STORE_SEAM or (allowed is not None and not names <= allowed):
+                    problems.append(f"{relative}:{node.lineno} imports {module} {sorted(names)}")
+    assert not problems, "\n".join(problems)
+
+
+def test_no_sqlite_connection_or_sql_text_outside_the_store() -> None:
+    problems = []
+    for relative, tree in _outside_store():
+        for node in ast.walk(tree):
+            # Store methods raise StoreError, never sqlite3.Error, so nothing above needs the module.
+            if isinstance(node, ast.Import) and any(a.name == "sqlite3" for a in node.names):
+                problems.append(f"{relative}:{node.lineno} imports sqlite3")
+            elif isinstance(node, ast.ImportFrom) and node.module == "sqlite3":
+                problems.append(f"{relative}:{node.lineno} imports from sqlite3")
+            elif isinstance(node, ast.Attribute) and node.attr == "conn":
+                problems.append(f"{relative}:{node.lineno} touches a connection (.conn)")
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL_TEXT.search(node.value):
+                problems.append(f"{relative}:{node.lineno} holds SQL text {node.value[:60]!r}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_sqlite_classes_implement_the_seam_and_it_lists_only_what_is_used_above() -> None:
+    """Every protocol method exists on the SQLite class and is called by some module above store/,
+    so the seam a second backend implements is exactly what the product needs."""
+    from causantic.store.memory import MemoryStore
+    from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
+    from causantic.store.vectors import VectorIndex
+
+    above = "\n".join(ast.unparse(tree) for _, tree in _outside_store())
+    problems = []
+    for protocol, implementation in ((MemoryStoreProtocol, MemoryStore), (VectorIndexProtocol, VectorIndex)):
+        names = [n for n in vars(protocol) if not n.startswith("_")]
+        assert len(names) > 10, protocol
+        for name in names:
+            if not hasattr(implementation, name) and name not in ("fts_enabled", "model_id"):
+                problems.append(f"{implementation.__name__} lacks {name}")
+            if not re.search(rf"\.{name}\b", above):
+                problems.append(f"{protocol.__name__}.{name} is used by nothing above the store")
+    assert not problems, "\n".join(problems)

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from causantic.embedding import Embedder
     from causantic.ingest.pipeline import IngestReport, ProgressCallback
     from causantic.ingest.topics import ClusterReport
-    from causantic.retrieval.browse import Overview, ProjectActivity, SessionView, Timeline, TopicSize
+    from causantic.retrieval.browse import Overview, SessionView, Timeline, TopicSize
     from causantic.retrieval.episodes import EpisodeAnswer
     from causantic.retrieval.forget import ForgetResult
     from causantic.retrieval.listing import ProjectSummary, SessionList, TopicSummary
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from causantic.retrieval.reconstruct import Reconstruction
     from causantic.retrieval.search import SearchResult
     from causantic.retrieval.topic_map import TopicMap
+    from causantic.store.records import ProjectSessions
     from causantic.store.records import StoredChunk as StoredChunk  # a result type of topic_members
 
 Progress = Callable[[int, int], None]  # (done, total)
@@ -371,7 +372,7 @@ class Memory:
 
         return overview(self._services.store, self._services.vectors)
 
-    def project_activity(self) -> list[ProjectActivity]:
+    def project_activity(self) -> list[ProjectSessions]:
         from causantic.retrieval.browse import project_activity
 
         return project_activity(self._services.store)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from causantic.config import Config, causantic_home, db_path, load_config, vector_path
 from causantic.store.memory import MemoryStore
+from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.vectors import VectorIndex
 
 if TYPE_CHECKING:
@@ -28,10 +29,10 @@ if TYPE_CHECKING:
 @dataclass(slots=True)
 class Services:
     config: Config
-    store: MemoryStore
+    store: MemoryStoreProtocol  # the seam (store/protocol.py): no caller depends on SQLite
     home: Path = field(default_factory=causantic_home)  # the data directory: its cache holds the model files
     _embedder: Embedder | None = field(default=None, repr=False)
-    _vectors: VectorIndex | None = field(default=None, repr=False)
+    _vectors: VectorIndexProtocol | None = field(default=None, repr=False)
     _searcher: Searcher | None = field(default=None, repr=False)
 
     @property
@@ -51,7 +52,7 @@ class Services:
         return self._embedder
 
     @property
-    def vectors(self) -> VectorIndex:
+    def vectors(self) -> VectorIndexProtocol:
         if self._vectors is None:
             from causantic.embedding.models import get_spec
 
@@ -102,7 +103,8 @@ class Services:
         return EpisodeBuilder(self.store, self.searcher, self.vectors, self.config.episodes, self.chains)
 
 
-def open_store(config: Config) -> MemoryStore:
+def open_store(config: Config) -> MemoryStoreProtocol:
+    """The store the configuration names (SQLite, the one backend so far)."""
     return MemoryStore(db_path(config), busy_timeout_ms=config.storage.busy_timeout_ms)
 
 

@@ -21,6 +21,7 @@ from causantic.examples import SESSIONS_DIR
 from causantic.ingest.service import ingest_paths
 from causantic.retrieval.forget import ForgetRequest, delete_previewed, forget
 from causantic.services import open_services
+from causantic.store.records import ChunkScope
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "claude-code"
 SOUND = "daaain__claude-code-log/test/test_data/real_projects/-Users-dain-workspace-JSSoundRecorder"
@@ -43,7 +44,7 @@ def _run(*args: str) -> str:
 
 def _projects() -> set[str]:
     with open_services(Config()) as services:
-        return {r["name"] for r in services.store.project_summaries()}
+        return {r.name for r in services.store.project_summaries()}
 
 
 def test_the_quick_start_says_the_examples_are_not_memory_and_real_sessions_replace_them(
@@ -106,7 +107,8 @@ def test_a_real_run_never_deletes_more_than_the_preview_showed(tmp_path: Path) -
             )
         done = delete_previewed(services.store, services.vectors, preview)
         assert done.deleted == preview.count == 2
-        left = services.store.count_chunks("c.project_id = (SELECT id FROM projects WHERE name = 'acme-shop')")
+        [acme] = services.store.find_projects("acme-shop")
+        left = services.store.count_chunks(ChunkScope(project_ids=(acme.id,)))
         assert left == 4
 
 

@@ -99,3 +99,29 @@ def test_vector_files_are_owner_only(causantic_home: Path) -> None:
     loose = [str(p) for p in files if stat.S_IMODE(p.stat().st_mode) & 0o077]
     assert loose == []
     assert os.stat(causantic_home / "memory.db").st_mode & 0o077 == 0
+
+
+def test_a_failing_store_method_raises_store_error_never_a_driver_error(tmp_path: Path) -> None:
+    """Callers above the store catch StoreError (one sentence, what to do), never sqlite3.Error."""
+    import sqlite3
+
+    from causantic.errors import StoreError
+    from causantic.store.memory import MemoryStore
+
+    path = tmp_path / "memory.db"
+    with MemoryStore(path, busy_timeout_ms=50) as store:
+        blocker = sqlite3.connect(path, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")  # another process is writing and keeps the lock
+        try:
+            with pytest.raises(StoreError, match="stayed busy") as raised:
+                store.set_meta("k", "v")
+            assert str(path) in str(raised.value)
+            with pytest.raises(StoreError, match="stayed busy"), store.atomic():
+                pass
+            with pytest.raises(StoreError, match="stayed busy"), store.batch(), store.atomic():
+                pass
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        store.set_meta("k", "v")  # the lock gone, the same call works
+        assert store.meta_value("k") == "v"

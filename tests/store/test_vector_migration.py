@@ -39,4 +39,4 @@ def test_a_store_from_before_m005_reports_its_chunks_as_needing_vectors(tmp_path
     with MemoryStore(path) as store:
         tables = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         assert "vectors" in tables and "embeddings" not in tables
-        assert [r["id"] for r in store.chunks_needing_vectors("all-minilm-l6-v2", 10)] == ["c1"]
+        assert [r.id for r in store.chunks_needing_vectors("all-minilm-l6-v2", 10)] == ["c1"]

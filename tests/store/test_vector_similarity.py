@@ -146,5 +146,5 @@ def test_health_counts_chunks_without_vectors(tmp_path: Path) -> None:
     health = index.health(fresh=True)
 
     assert (health.chunks, health.vectors, health.missing, health.ann) == (50, 48, 2, "not needed")
-    assert {r["id"] for r in store.chunks_needing_vectors("test-model", 10)} == {"c1", "c2"}
+    assert {r.id for r in store.chunks_needing_vectors("test-model", 10)} == {"c1", "c2"}
     store.close()

@@ -8,11 +8,11 @@ stats`` never pays for the embedding runtime or ``causantic search`` for the ing
 from __future__ import annotations
 
 import importlib
-import sqlite3
 
 import click
 
 from causantic import __version__
+from causantic.errors import StoreError
 
 # Command name -> module under causantic.cli that defines it (in its COMMANDS list).
 COMMAND_MODULES: dict[str, str] = {
@@ -41,8 +41,8 @@ COMMAND_MODULES: dict[str, str] = {
 
 
 class LazyGroup(click.Group):
-    """The group: imports a command's module only when the command is looked up, and turns an SQLite
-    error any command lets through into one sentence, never a traceback."""
+    """The group: imports a command's module only when the command is looked up, and turns a store
+    failure any command lets through (already one sentence: damaged, full, busy) into a clean exit."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMAND_MODULES)
@@ -58,21 +58,8 @@ class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
-        except sqlite3.Error as exc:
-            from causantic.errors import store_failure
-
-            raise click.ClickException(str(store_failure(exc, f"at {_db_location()}"))) from exc
-
-
-def _db_location() -> str:
-    from causantic.config import db_path, load_config
-
-    try:
-        return str(db_path(load_config()))
-    except Exception:  # the configuration itself is broken: name the default place
-        from causantic.config import causantic_home
-
-        return str(causantic_home() / "memory.db")
+        except StoreError as exc:
+            raise click.ClickException(str(exc)) from exc
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

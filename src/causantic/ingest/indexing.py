@@ -13,13 +13,13 @@ import re
 from collections.abc import Callable
 
 from causantic.ingest.chunker import long_lines_summarised
-from causantic.store.memory import MemoryStore
-from causantic.store.vectors import VectorIndex, VectorRecord
+from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
+from causantic.store.records import VectorRecord
 
 
 def sync_vectors(
-    store: MemoryStore,
-    index: VectorIndex,
+    store: MemoryStoreProtocol,
+    index: VectorIndexProtocol,
     embed_documents: Callable[[list[str]], object],
     *,
     batch_size: int = 256,
@@ -34,8 +34,8 @@ def sync_vectors(
 
 
 def _sync(
-    store: MemoryStore,
-    index: VectorIndex,
+    store: MemoryStoreProtocol,
+    index: VectorIndexProtocol,
     embed_documents: Callable[[list[str]], object],
     batch_size: int,
     on_progress: Callable[[int, int], None] | None,
@@ -48,16 +48,16 @@ def _sync(
         rows = store.chunks_needing_vectors(index.model_id, batch_size)
         if not rows:
             break
-        cached = index.vectors_by_content([r["content_hash"] for r in rows])
-        to_embed = [r for r in rows if r["content_hash"] not in cached]
+        cached = index.vectors_by_content([r.content_hash for r in rows])
+        to_embed = [r for r in rows if r.content_hash not in cached]
         if to_embed:
             # Slices of one long line share a summary: each distinct text is embedded once.
-            texts = [long_lines_summarised(r["content"]) for r in to_embed]
+            texts = [long_lines_summarised(r.content) for r in to_embed]
             unique = list(dict.fromkeys(texts))
             by_text = dict(zip(unique, embed_documents(unique), strict=True))  # type: ignore[call-overload]
             for row, text in zip(to_embed, texts, strict=True):
-                cached[row["content_hash"]] = by_text[text]
-        index.upsert([VectorRecord(r["id"], r["content_hash"], cached[r["content_hash"]]) for r in rows])
+                cached[row.content_hash] = by_text[text]
+        index.upsert([VectorRecord(r.id, r.content_hash, cached[r.content_hash]) for r in rows])
         done += len(rows)
         if on_progress:
             on_progress(done, total)

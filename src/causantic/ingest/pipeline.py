@@ -9,12 +9,9 @@ upserted by their stable ids, so appended lines become new chunks linked to the 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
 import multiprocessing
 import os
-import sqlite3
 import sys
 import time
 from collections import Counter, deque
@@ -24,15 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from causantic.errors import StoreError, TranscriptError, store_failure
+from causantic.errors import StoreError, TranscriptError
 from causantic.ingest.edges import cross_session_edges
 from causantic.ingest.plan import GroupPlan, PlanSettings, SessionPlan, group_paths, plan_group, stand_in_project
-from causantic.store.memory import MemoryStore
+from causantic.store.protocol import MemoryStoreProtocol
+from causantic.store.records import ChunkKey
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, discover
 
 if TYPE_CHECKING:
-    from causantic.store.vectors import VectorIndex
+    from causantic.store.protocol import VectorIndexProtocol
 
 SESSION_EDGE_TYPES = ("within-chain", "brief", "debrief", "team-spawn", "team-report", "peer-message")
 
@@ -98,7 +96,7 @@ ProgressCallback = Callable[[int, int, int], None]  # (files done, bytes done, c
 
 
 def ingest(
-    store: MemoryStore,
+    store: MemoryStoreProtocol,
     targets: Iterable[Path],
     settings: PlanSettings,
     *,
@@ -123,29 +121,24 @@ def ingest(
     if on_discovered:
         on_discovered(sum(len(group_paths(g)) for g in todo), sum(_size(p) for g in todo for p in group_paths(g)))
     files_done = 0
-    committer = _GroupCommitter(store)
     try:
-        for group, outcome in _plan_all(todo, settings, workers):
-            files_done += len(group_paths(group))
-            if isinstance(outcome, BaseException):
-                report.errors.append((str(group_paths(group)[0]), f"{type(outcome).__name__}: {outcome}"))
-            else:
-                committer.begin()
-                write_plan(store, outcome, report)
-                committer.maybe_commit()
-            if on_progress:
-                on_progress(files_done, report.bytes_read, report.chunks_added)
-        committer.commit()
-    except sqlite3.Error as exc:  # a full disk, a damaged file: stop, keep what was committed, say so
-        with contextlib.suppress(sqlite3.Error):
-            committer.rollback()
+        # Several groups per transaction (one per small session would spend most of the run
+        # committing); each group is still all-or-nothing with its file marks, so a kill loses at
+        # most the uncommitted groups, which the next run, seeing their files unmarked, redoes.
+        with store.batch():
+            for group, outcome in _plan_all(todo, settings, workers):
+                files_done += len(group_paths(group))
+                if isinstance(outcome, BaseException):
+                    report.errors.append((str(group_paths(group)[0]), f"{type(outcome).__name__}: {outcome}"))
+                else:
+                    write_plan(store, outcome, report)
+                if on_progress:
+                    on_progress(files_done, report.bytes_read, report.chunks_added)
+    except StoreError as exc:  # a full disk, a damaged file: stop, keep what was committed, say so
         raise StoreError(
             f"Ingest stopped after {files_done} of {sum(len(group_paths(g)) for g in todo)} changed "
-            f"files (the next run reads the rest): {store_failure(exc, f'at {store.path}')}"
+            f"files (the next run reads the rest): {exc}"
         ) from exc
-    except BaseException:
-        committer.rollback()
-        raise
     # Projects flagged in the same transactions as their sessions: a run killed before this point
     # leaves the flags set, and the next run finishes the linking even if it reads no file.
     for project_id in store.projects_to_relink():
@@ -154,7 +147,7 @@ def ingest(
     return report
 
 
-def write_plan(store: MemoryStore, plan: GroupPlan, report: IngestReport) -> None:
+def write_plan(store: MemoryStoreProtocol, plan: GroupPlan, report: IngestReport) -> None:
     """Save one group in one transaction, flagging its projects for cross-session relinking."""
     with store.atomic():
         for session in plan.sessions:
@@ -189,7 +182,7 @@ def write_plan(store: MemoryStore, plan: GroupPlan, report: IngestReport) -> Non
     report.skipped_lines.update(plan.skipped)
 
 
-def _superseded(stored: Sequence[sqlite3.Row], session: SessionPlan) -> list[str]:
+def _superseded(stored: Sequence[ChunkKey], session: SessionPlan) -> list[str]:
     """Stored chunks of a session that today's rules no longer produce from the same transcript.
 
     Two kinds, both left by an older version of these rules: chunks of sub-agent streams now skipped
@@ -209,54 +202,22 @@ def _superseded(stored: Sequence[sqlite3.Row], session: SessionPlan) -> list[str
         messages.setdefault(key, set()).update(chunk.message_uuids)
     out: list[str] = []
     for row in stored:
-        key = (row["agent_id"], row["turn_index"])
-        if row["agent_id"] in skipped:
-            out.append(row["id"])
+        key = (row.agent_id, row.turn_index)
+        if row.agent_id in skipped:
+            out.append(row.id)
         elif (
             key in parts
-            and row["id"] not in planned_ids
-            and row["part"] >= parts[key]
-            and messages[key] & set(json.loads(row["message_uuids"]))
+            and row.id not in planned_ids
+            and row.part >= parts[key]
+            and messages[key] & set(row.message_uuids)
         ):
-            out.append(row["id"])
+            out.append(row.id)
     return out
 
 
-class _GroupCommitter:
-    """Commits several groups per transaction, at most every ``interval`` seconds.
-
-    One transaction per small session would spend most of batch ingest committing. Each group is
-    still all-or-nothing (a savepoint inside), and file marks commit with their chunks, so a kill
-    loses at most the uncommitted groups, which the next run redoes. Other writers wait at most
-    ``interval`` for the lock.
-    """
-
-    def __init__(self, store: MemoryStore, interval: float = 0.5) -> None:
-        self.store = store
-        self.interval = interval
-        self.started: float | None = None
-
-    def begin(self) -> None:
-        if self.started is None:
-            self.store.conn.execute("BEGIN IMMEDIATE")
-            self.started = time.perf_counter()
-
-    def maybe_commit(self) -> None:
-        if self.started is not None and time.perf_counter() - self.started >= self.interval:
-            self.commit()
-
-    def commit(self) -> None:
-        if self.started is not None:
-            self.store.conn.execute("COMMIT")
-            self.started = None
-
-    def rollback(self) -> None:
-        if self.started is not None and self.store.conn.in_transaction:
-            self.store.conn.execute("ROLLBACK")
-        self.started = None
-
-
-def remove_chunks(store: MemoryStore, vectors: VectorIndex, ids: Sequence[str], *, remember: bool = True) -> int:
+def remove_chunks(
+    store: MemoryStoreProtocol, vectors: VectorIndexProtocol, ids: Sequence[str], *, remember: bool = True
+) -> int:
     """Delete chunks from SQLite and the vector index, then re-link the sessions left in their projects.
 
     Exactly ``ids`` go (a caller that previewed them deletes no more than it showed). ``remember``:
@@ -271,11 +232,11 @@ def remove_chunks(store: MemoryStore, vectors: VectorIndex, ids: Sequence[str], 
     return deleted
 
 
-def relink_sessions(store: MemoryStore, project_id: int) -> int:
+def relink_sessions(store: MemoryStoreProtocol, project_id: int) -> int:
     """Recompute a project's cross-session edges from its sessions' order; return edges added."""
     with store.atomic():
         rows = store.session_endpoints(project_id)
-        edges = cross_session_edges([(r["first_id"], r["last_id"]) for r in rows])
+        edges = cross_session_edges([(r.first_id, r.last_id) for r in rows])
         added = store.replace_project_edges(project_id, "cross-session", edges)
         store.clear_relink(project_id)
         return len(added)
@@ -300,7 +261,7 @@ def _discover_all(targets: Iterable[Path], unreadable: list[tuple[str, str]]) ->
     return sorted(groups, key=lambda g: g.source == "gemini")
 
 
-def _unchanged(store: MemoryStore, path: Path) -> bool:
+def _unchanged(store: MemoryStoreProtocol, path: Path) -> bool:
     try:
         st = path.stat()
     except OSError:

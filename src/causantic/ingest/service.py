@@ -13,9 +13,8 @@ from causantic.ingest.indexing import embedding_text, sync_vectors
 from causantic.ingest.pipeline import IngestReport, ProgressCallback, ingest, remove_chunks
 from causantic.ingest.plan import PlanSettings
 from causantic.ingest.topics import maintain_topics
-from causantic.store.memory import MemoryStore
+from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import Project
-from causantic.store.vectors import VectorIndex
 
 if TYPE_CHECKING:
     from causantic.embedding import Embedder
@@ -25,10 +24,10 @@ class Services(Protocol):
     """What ingestion needs from the composition root (``causantic.services.Services`` has it)."""
 
     config: Config
-    store: MemoryStore
+    store: MemoryStoreProtocol
 
     @property
-    def vectors(self) -> VectorIndex: ...
+    def vectors(self) -> VectorIndexProtocol: ...
 
     @property
     def embedder(self) -> Embedder: ...
@@ -107,7 +106,7 @@ def reindex(services: Services, on_progress: Callable[[int, int], None] | None =
 EXAMPLES_KEY = "example_projects"  # meta: JSON list of the paths of projects holding example sessions
 
 
-def example_projects(store: MemoryStore) -> dict[str, Project]:
+def example_projects(store: MemoryStoreProtocol) -> dict[str, Project]:
     """The projects that hold only the bundled example sessions, by path."""
     raw = store.meta_value(EXAMPLES_KEY)
     paths: list[str] = json.loads(raw) if raw else []
@@ -125,7 +124,7 @@ def remove_examples(services: Services) -> list[str]:
     return [project.name for project in projects]
 
 
-def holds_real_sessions(store: MemoryStore) -> bool:
+def holds_real_sessions(store: MemoryStoreProtocol) -> bool:
     """True when memory holds sessions of any project besides the bundled examples."""
     examples = {p.id for p in example_projects(store).values()}
     return any(project_id not in examples for project_id in store.projects_with_chunks())

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 
 from causantic.config import ClusteringConfig
 from causantic.errors import CausanticError
-from causantic.store.memory import MemoryStore
-from causantic.store.vectors import VectorIndex
+from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 
 _LABEL_SAMPLE = 60  # member texts per topic read for its label (nearest the centroid first)
 _META_LAST_COUNT = "clustered_vectors"
@@ -34,7 +33,10 @@ class ClusterReport:
 
 
 def recluster(
-    store: MemoryStore, index: VectorIndex, config: ClusteringConfig, on_progress: Callable[[str], None] | None = None
+    store: MemoryStoreProtocol,
+    index: VectorIndexProtocol,
+    config: ClusteringConfig,
+    on_progress: Callable[[str], None] | None = None,
 ) -> ClusterReport:
     import numpy as np
 
@@ -81,7 +83,9 @@ def recluster(
     return ClusterReport(len(rows), clustered, len(ids) - clustered, len(inherited), time.perf_counter() - started)
 
 
-def assign_new_chunks(store: MemoryStore, index: VectorIndex, chunk_ids: Sequence[str], threshold: float) -> int:
+def assign_new_chunks(
+    store: MemoryStoreProtocol, index: VectorIndexProtocol, chunk_ids: Sequence[str], threshold: float
+) -> int:
     """Join chunks to existing topics within ``threshold`` of a centroid; return how many joined."""
     import numpy as np
 
@@ -90,7 +94,7 @@ def assign_new_chunks(store: MemoryStore, index: VectorIndex, chunk_ids: Sequenc
     clusters = store.cluster_rows(index.model_id)
     if not clusters or not chunk_ids:
         return 0
-    centres = {r["id"]: np.frombuffer(r["centroid"], dtype=np.float32) for r in clusters}
+    centres = {r.id: np.frombuffer(r.centroid, dtype=np.float32) for r in clusters}
     vectors = index.vectors(chunk_ids)
     ids = [c for c in chunk_ids if c in vectors]
     if not ids:
@@ -107,7 +111,7 @@ def assign_new_chunks(store: MemoryStore, index: VectorIndex, chunk_ids: Sequenc
 
 
 def maintain_topics(
-    store: MemoryStore, index: VectorIndex, config: ClusteringConfig, new_chunk_ids: Sequence[str]
+    store: MemoryStoreProtocol, index: VectorIndexProtocol, config: ClusteringConfig, new_chunk_ids: Sequence[str]
 ) -> str:
     """After an ingest: a full recluster once enough new vectors arrived, else cheap assignment."""
     from causantic.cluster import topics_available

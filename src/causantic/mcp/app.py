@@ -9,7 +9,6 @@ the tools (so loading never delays the handshake).
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -18,7 +17,7 @@ from typing import Any, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from causantic.errors import CausanticError, store_failure
+from causantic.errors import CausanticError, StoreError
 from causantic.facade import Memory
 from causantic.logs import log, log_path
 
@@ -38,11 +37,11 @@ class AppContext:
                 return work(self.memory)
             except ToolError:
                 raise
+            except StoreError as exc:  # the store words its own failures (damaged, full, busy)
+                log(f"{tool}: {exc}", error=exc, file=LOG_FILE)
+                raise ToolError(str(exc)) from exc
             except CausanticError as exc:
                 raise ToolError(str(exc)) from exc
-            except sqlite3.Error as exc:
-                log(f"{tool}: {exc}", error=exc, file=LOG_FILE)
-                raise ToolError(str(store_failure(exc, "of this server"))) from exc
             except Exception as exc:
                 log(f"{tool}: unexpected error", error=exc, file=LOG_FILE)
                 raise ToolError(

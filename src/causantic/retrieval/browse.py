@@ -18,9 +18,8 @@ from causantic.retrieval.listing import (
     list_sessions,
     stats,
 )
-from causantic.store.memory import MemoryStore
-from causantic.store.records import EdgeRecord, Project, StoredChunk
-from causantic.store.vectors import VectorIndex
+from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
+from causantic.store.records import EdgeRecord, Project, ProjectSessions, StoredChunk
 
 TITLE_MAX_CHARS = 140
 MAIN = "main"
@@ -97,7 +96,12 @@ def title_of(opening: str | None) -> str:
 
 
 def timeline(
-    store: MemoryStore, project: str, *, since: datetime | None = None, until: datetime | None = None, limit: int = 200
+    store: MemoryStoreProtocol,
+    project: str,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    limit: int = 200,
 ) -> Timeline:
     """A project's sessions, newest first, with titles and their agent trees."""
     proj, summaries, total = list_sessions(store, project, since=since, until=until, limit=limit)
@@ -140,7 +144,7 @@ def _agent_tree(agents: tuple[str, ...], spawns: list[tuple[str, str]]) -> tuple
     return tuple(out)
 
 
-def session_view(store: MemoryStore, session_id: str) -> SessionView:
+def session_view(store: MemoryStoreProtocol, session_id: str) -> SessionView:
     """One session: its streams in order as a tree, with every edge touching it."""
     chunks_by_id = store.get_chunks(store.session_chunk_ids(session_id))
     if not chunks_by_id:
@@ -207,15 +211,6 @@ def _would_cycle(agent: str, parent: str, started_at: dict[str, str], chunks: di
 
 
 @dataclass(frozen=True, slots=True)
-class ProjectActivity:
-    name: str
-    path: str
-    sessions: int
-    first_seen: str
-    last_seen: str
-
-
-@dataclass(frozen=True, slots=True)
 class Overview:
     counts: dict[str, object]  # as :func:`causantic.retrieval.listing.stats`
     vectors: int
@@ -223,10 +218,10 @@ class Overview:
     without_vectors: int  # chunks the active model has no vector for
     last_ingest: str | None
     newest_session: str | None
-    projects: list[ProjectActivity]
+    projects: list[ProjectSessions]
 
 
-def overview(store: MemoryStore, vectors: VectorIndex) -> Overview:
+def overview(store: MemoryStoreProtocol, vectors: VectorIndexProtocol) -> Overview:
     """What memory holds and how fresh it is, from counts that stay cheap at any size."""
     counts = stats(store)
     projects = project_activity(store)
@@ -242,12 +237,9 @@ def overview(store: MemoryStore, vectors: VectorIndex) -> Overview:
     )
 
 
-def project_activity(store: MemoryStore) -> list[ProjectActivity]:
+def project_activity(store: MemoryStoreProtocol) -> list[ProjectSessions]:
     """Projects with their session counts and active dates, most recent first (cheap at any size)."""
-    return [
-        ProjectActivity(r["name"], r["path"], r["sessions"], r["first_seen"], r["last_seen"])
-        for r in store.project_activity()
-    ]
+    return store.project_activity()
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,27 +249,25 @@ class TopicSize:
     size: int
 
 
-def topic_sizes(store: MemoryStore, model: str) -> list[TopicSize]:
+def topic_sizes(store: MemoryStoreProtocol, model: str) -> list[TopicSize]:
     """Every topic with its size, largest first (summaries with dates and projects: topic_members)."""
     return [TopicSize(*row) for row in store.topic_sizes(model)]
 
 
-def project_names(store: MemoryStore) -> list[str]:
+def project_names(store: MemoryStoreProtocol) -> list[str]:
     """Every project in memory by name, for a choice of project (cheaper than their summaries)."""
     return store.project_names()
 
 
 def topic_members(
-    store: MemoryStore, model: str, topic_id: int, *, limit: int = 50
+    store: MemoryStoreProtocol, model: str, topic_id: int, *, limit: int = 50
 ) -> tuple[TopicSummary, list[StoredChunk]]:
     """A topic and its chunks nearest its centroid first."""
     rows = store.cluster_summaries(model, cluster_id=topic_id)
     if not rows:
         raise CausanticError(f"No topic {topic_id} (topics change when memory is reclustered).")
     row = rows[0]
-    topic = TopicSummary(
-        row["id"], row["label"], row["size"], row["first_seen"], row["last_seen"], row["projects"] or ""
-    )
+    topic = TopicSummary(row.id, row.label, row.size, row.first_seen, row.last_seen, ",".join(row.projects))
     ids = [chunk_id for chunk_id, _ in store.cluster_siblings(topic_id, limit=limit)]
     chunks = store.get_chunks(ids)
     return topic, [chunks[i] for i in ids if i in chunks]

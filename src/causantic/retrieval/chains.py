@@ -28,9 +28,8 @@ from typing import Literal
 
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.search import HEADER_TOKENS, Searcher, SearchRequest, SearchResult
-from causantic.store.memory import MemoryStore
+from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import StoredChunk
-from causantic.store.vectors import VectorIndex
 
 Direction = Literal["backward", "forward"]
 _EDGE_PREFERENCE = {
@@ -87,7 +86,9 @@ class EpisodicResult:
 
 
 class ChainWalker:
-    def __init__(self, store: MemoryStore, searcher: Searcher, vectors: VectorIndex, max_depth: int) -> None:
+    def __init__(
+        self, store: MemoryStoreProtocol, searcher: Searcher, vectors: VectorIndexProtocol, max_depth: int
+    ) -> None:
         self.store = store
         self.searcher = searcher
         self.vectors = vectors

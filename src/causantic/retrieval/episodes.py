@@ -30,9 +30,8 @@ from typing import TYPE_CHECKING, Literal
 from causantic.config import EpisodesConfig
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.search import HEADER_TOKENS, Searcher, SearchRequest, SearchResult
-from causantic.store.memory import MemoryStore
+from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import StoredChunk
-from causantic.store.vectors import VectorIndex
 
 if TYPE_CHECKING:
     from causantic.retrieval.chains import ChainWalker
@@ -99,9 +98,9 @@ def chunk_cost(chunk: StoredChunk) -> int:
 class EpisodeBuilder:
     def __init__(
         self,
-        store: MemoryStore,
+        store: MemoryStoreProtocol,
         searcher: Searcher,
-        vectors: VectorIndex,
+        vectors: VectorIndexProtocol,
         config: EpisodesConfig,
         chain_walker: ChainWalker | None = None,
     ) -> None:

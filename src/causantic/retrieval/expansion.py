@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from causantic.config import ClusterExpansionConfig
 from causantic.retrieval.search import Candidate, SearchScope
-from causantic.store.memory import MemoryStore
+from causantic.store.protocol import MemoryStoreProtocol
 
 if TYPE_CHECKING:
     import numpy as np
@@ -20,7 +20,7 @@ _HITS_EXAMINED = 10
 
 
 class ClusterExpander:
-    def __init__(self, store: MemoryStore, config: ClusterExpansionConfig) -> None:
+    def __init__(self, store: MemoryStoreProtocol, config: ClusterExpansionConfig) -> None:
         self.store = store
         self.config = config
 

@@ -19,9 +19,8 @@ from datetime import datetime
 
 from causantic.errors import CausanticError
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
-from causantic.store.memory import MemoryStore
-from causantic.store.records import StoredChunk, iso
-from causantic.store.vectors import VectorIndex
+from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
+from causantic.store.records import ChunkScope, StoredChunk
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,12 +58,18 @@ def preview_line(chunk: StoredChunk, width: int) -> str:
 
 
 def forget(
-    store: MemoryStore, vectors: VectorIndex, embed_query: object, request: ForgetRequest, preview_size: int = 5
+    store: MemoryStoreProtocol,
+    vectors: VectorIndexProtocol,
+    embed_query: object,
+    request: ForgetRequest,
+    preview_size: int = 5,
 ) -> ForgetResult:
     if request.query is not None and not request.query.strip():
         raise CausanticError("The forget query is empty; give a query or use before/after/session_id.")
     if not 0 < request.threshold <= 1:
         raise CausanticError("threshold must be a cosine similarity in (0, 1], e.g. 0.6.")
+    if request.session_id is not None and not request.session_id.strip():
+        raise CausanticError("The session id is empty; give a session id (or the start of one) or leave it out.")
     filtered = any((request.before, request.after, request.session_id, request.query))
     if request.whole_project and filtered:
         raise CausanticError(
@@ -72,18 +77,13 @@ def forget(
             "or drop the whole-project switch to forget only what they match."
         )
     project = resolve_project(store, request.project)
-    where = ["c.project_id = ?"]
-    params: list[object] = [project.id]
-    if request.before:
-        where.append("c.start_time < ?")
-        params.append(iso(request.before))
-    if request.after:
-        where.append("c.start_time >= ?")
-        params.append(iso(request.after))
-    if request.session_id:
-        where.append("c.session_id LIKE ? || '%'")
-        params.append(request.session_id)
-    matches = list(store.iter_chunks(" AND ".join(where), params))
+    scope = ChunkScope(
+        project_ids=(project.id,),
+        session_prefix=request.session_id,  # the start of an id, matched literally (`%` is a character)
+        since=request.after,
+        until=request.before,
+    )
+    matches = list(store.chunks_in(scope))
     similarity: dict[str, float] = {}
     if request.query:
         vector = embed_query(request.query)  # type: ignore[operator]
@@ -115,7 +115,7 @@ def forget(
     return delete_previewed(store, vectors, result)
 
 
-def delete_previewed(store: MemoryStore, vectors: VectorIndex, preview: ForgetResult) -> ForgetResult:
+def delete_previewed(store: MemoryStoreProtocol, vectors: VectorIndexProtocol, preview: ForgetResult) -> ForgetResult:
     """Delete exactly the chunks a dry run matched (any added since are left alone)."""
     # Imported here: the ingest pipeline (processes, discovery) is not for `reconstruct` to load.
     from causantic.ingest.pipeline import remove_chunks

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from causantic.errors import ProjectNotFound
-from causantic.store.memory import MemoryStore
-from causantic.store.records import Project, iso
+from causantic.store.protocol import MemoryStoreProtocol
+from causantic.store.records import Project
 from causantic.transcripts import without_injected
 
 _ROLE_MARKER = re.compile(r"\[(User|Assistant|Tool:[^\]\n]*|Result:[^\]\n]*)\]\n?")
@@ -51,15 +51,17 @@ class SessionList:
     total: int
 
 
-def list_projects(store: MemoryStore) -> list[ProjectSummary]:
+def list_projects(store: MemoryStoreProtocol) -> list[ProjectSummary]:
     return [
-        ProjectSummary(r["name"], r["path"], r["chunks"], r["sessions"], r["first_seen"], r["last_seen"])
+        ProjectSummary(r.name, r.path, r.chunks, r.sessions, r.first_seen, r.last_seen)
         for r in store.project_summaries()
     ]
 
 
-def resolve_project(store: MemoryStore, name: str) -> Project:
+def resolve_project(store: MemoryStoreProtocol, name: str) -> Project:
     """One project by name, path or a cwd inside it; a clear error when none or several match."""
+    if not name.strip():  # would match by suffix (e.g. the project at "/"): an empty name names nothing
+        raise ProjectNotFound("The project name is empty; run `causantic list-projects` to see the names.")
     matches = store.find_projects(name)
     if not matches:
         from causantic.transcripts.projects import canonical_project_path
@@ -78,7 +80,7 @@ def resolve_project(store: MemoryStore, name: str) -> Project:
 
 
 def list_sessions(
-    store: MemoryStore,
+    store: MemoryStoreProtocol,
     project: str,
     *,
     since: datetime | None = None,
@@ -93,21 +95,19 @@ def list_sessions(
     proj = resolve_project(store, project)
     if days_back and since is None and until is None:
         since = datetime.now(UTC) - timedelta(days=days_back)
-    rows = store.session_summaries(
-        proj.id, since=iso(since) if since else None, until=iso(until) if until else None, agent=agent
-    )
+    rows = store.session_summaries(proj.id, since=since, until=until, agent=agent)
     page = rows[offset : offset + limit]
-    fallback = store.first_chunk_texts([r["session_id"] for r in page if not r["title"]])
+    fallback = store.first_chunk_texts([r.session_id for r in page if not r.title])
     sessions = [
         SessionSummary(
-            r["session_id"],
-            r["started"],
-            r["ended"],
-            r["chunks"],
-            r["tokens"] or 0,
-            tuple(sorted((r["agents"] or "").split(","))),
-            r["title"] or _fallback_title(fallback.get(r["session_id"], "")),
-            r["source"],
+            r.session_id,
+            r.started,
+            r.ended,
+            r.chunks,
+            r.tokens,
+            r.agents,
+            r.title or _fallback_title(fallback.get(r.session_id, "")),
+            r.source,
         )
         for r in page
     ]
@@ -135,15 +135,15 @@ class TopicSummary:
     projects: str
 
 
-def list_topics(store: MemoryStore, model: str, project: str | None = None) -> list[TopicSummary]:
+def list_topics(store: MemoryStoreProtocol, model: str, project: str | None = None) -> list[TopicSummary]:
     project_id = resolve_project(store, project).id if project else None
     return [
-        TopicSummary(r["id"], r["label"], r["size"], r["first_seen"], r["last_seen"], r["projects"] or "")
+        TopicSummary(r.id, r.label, r.size, r.first_seen, r.last_seen, ",".join(r.projects))
         for r in store.cluster_summaries(model, project_id)
     ]
 
 
-def stats(store: MemoryStore) -> dict[str, object]:
+def stats(store: MemoryStoreProtocol) -> dict[str, object]:
     counts = store.counts()
     counts["sqlite_bytes"] = store.size_bytes()
     return counts

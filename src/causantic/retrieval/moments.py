@@ -25,7 +25,7 @@ from causantic.errors import ProjectNotFound
 from causantic.retrieval.listing import resolve_project
 from causantic.retrieval.relevance import bulk_share, profile_query, query_absent_share, relevance
 from causantic.store.fts import query_terms
-from causantic.store.memory import MemoryStore
+from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import StoredChunk
 
 CANDIDATES = 10  # BM25 hits scored per search: enough to survive the session and repeat filters
@@ -59,7 +59,7 @@ class Moments:
     reason: str  # why these (or why none), for hook-status
 
 
-def prompt_moments(store: MemoryStore, config: RelevanceConfig, request: MomentsRequest) -> Moments:
+def prompt_moments(store: MemoryStoreProtocol, config: RelevanceConfig, request: MomentsRequest) -> Moments:
     query = request.prompt[:QUERY_MAX_CHARS]
     if len(query_terms(query)) < request.min_terms:
         return Moments([], None, "prompt too short to search")
@@ -92,7 +92,7 @@ def prompt_moments(store: MemoryStore, config: RelevanceConfig, request: Moments
 
 
 def _scored(
-    store: MemoryStore,
+    store: MemoryStoreProtocol,
     config: RelevanceConfig,
     query: str,
     project_ids: Sequence[int] | None,

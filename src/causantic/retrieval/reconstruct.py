@@ -25,8 +25,8 @@ from causantic.config import SOURCE_NAMES
 from causantic.errors import CausanticError
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
-from causantic.store.memory import MemoryStore
-from causantic.store.records import Project, StoredChunk, iso
+from causantic.store.protocol import MemoryStoreProtocol
+from causantic.store.records import ChunkScope, Project, StoredChunk
 
 CHUNK_OVERHEAD_TOKENS = 5
 SESSION_HEADER_TOKENS = 20
@@ -77,7 +77,7 @@ class Reconstruction:
         return "session" if self.view == "timeline" else "chunk"
 
 
-def reconstruct(store: MemoryStore, request: ReconstructRequest, default_budget: int) -> Reconstruction:
+def reconstruct(store: MemoryStoreProtocol, request: ReconstructRequest, default_budget: int) -> Reconstruction:
     if request.page < 1:
         raise CausanticError("page counts from 1 (the most recent part).")
     project = resolve_project(store, request.project)
@@ -103,7 +103,7 @@ def reconstruct(store: MemoryStore, request: ReconstructRequest, default_budget:
 
 
 def _timeline(
-    store: MemoryStore,
+    store: MemoryStoreProtocol,
     project: Project,
     mode: str,
     since: datetime | None,
@@ -135,7 +135,7 @@ def _timeline(
 
 
 def _text(
-    store: MemoryStore,
+    store: MemoryStoreProtocol,
     project: Project,
     mode: str,
     session_id: str | None,
@@ -144,36 +144,25 @@ def _text(
     request: ReconstructRequest,
     budget: int,
 ) -> Reconstruction:
-    where = ["c.project_id = ?"]
-    params: list[object] = [project.id]
-    if request.agent:
-        where.append("c.agent = ?")
-        params.append(request.agent)
-    if session_id:
-        where.append("c.session_id LIKE ? || '%'" if mode == "session" else "c.session_id = ?")
-        params.append(session_id)
-    if since:
-        where.append("c.start_time >= ?")
-        params.append(iso(since))
-    if until:
-        where.append("c.start_time < ?")
-        params.append(iso(until))
-    condition = " AND ".join(where)
-    order = (
-        "c.start_time DESC, c.turn_index DESC, c.part DESC"
-        if request.keep_newest
-        else "c.start_time, c.turn_index, c.part"
+    scope = ChunkScope(
+        project_ids=(project.id,),
+        # One session asked for by the start of its id (matched literally); the previous session by its id.
+        session_prefix=session_id if mode == "session" else None,
+        session_id=session_id if mode != "session" else None,
+        agent=request.agent or None,
+        since=since,
+        until=until,
     )
     before = 0  # chunks on the pages nearer the kept end
     page: list[StoredChunk] = []
     tokens = windows = 0
-    for window, cost in _windows(store.iter_chunks(condition, params, order=order), budget):
+    for window, cost in _windows(store.chunks_in(scope, newest_first=request.keep_newest), budget):
         windows += 1
         if windows == request.page:
             page, tokens = window, cost
             break
         before += len(window)
-    beyond = max(0, store.count_chunks(condition, params) - before - len(page))
+    beyond = max(0, store.count_chunks(scope) - before - len(page))
     nearer_page = request.page - 1 if before else None
     further_page = request.page + 1 if beyond else None
     if request.keep_newest:
@@ -231,8 +220,8 @@ def _windows(chunks: Iterable[StoredChunk], budget: int) -> Iterator[tuple[list[
         yield window, used
 
 
-def _previous_session(store: MemoryStore, project_id: int, current: str) -> str | None:
-    sessions = [r["session_id"] for r in store.session_summaries(project_id)]  # newest first
+def _previous_session(store: MemoryStoreProtocol, project_id: int, current: str) -> str | None:
+    sessions = [s.session_id for s in store.session_summaries(project_id)]  # newest first
     if current in sessions:
         index = sessions.index(current)
         return sessions[index + 1] if index + 1 < len(sessions) else None

@@ -25,8 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from causantic.config import RelevanceConfig
-from causantic.store.fts import identifier_terms, query_terms, quote_phrase
-from causantic.store.memory import MemoryStore
+from causantic.store.fts import identifier_terms, query_terms
+from causantic.store.protocol import MemoryStoreProtocol
+from causantic.store.records import ChunkScope
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _LONG_RUN = re.compile(r"\S{60,}")  # a run no prose has: base64, hashes, minified code, SVG paths
@@ -84,7 +85,7 @@ def marked_terms(query: str) -> list[str]:
 
 
 def profile_query(
-    store: MemoryStore, query: str, *, project_ids: Sequence[int] | None, agent: str | None, most_counted: int
+    store: MemoryStoreProtocol, query: str, *, project_ids: Sequence[int] | None, agent: str | None, most_counted: int
 ) -> QueryProfile:
     """Weigh each meaningful query term by its inverse document frequency in the scope.
 
@@ -94,10 +95,9 @@ def profile_query(
     terms = query_terms(query)
     if not terms:
         return QueryProfile(())
-    counts = store.keyword_document_counts(
-        [quote_phrase(t) for t in terms], project_ids=project_ids, agent=agent, most=most_counted
-    )
-    total = max(store.chunk_count(project_ids=project_ids, agent=agent), 1)
+    counts = store.keyword_document_counts(terms, project_ids=project_ids, agent=agent, most=most_counted)
+    scope = ChunkScope(project_ids=tuple(project_ids) if project_ids else None, agent=agent or None)
+    total = max(store.count_chunks(scope), 1)
     out: list[QueryTerm] = []
     for term, count in zip(terms, counts, strict=True):
         tokens = tuple(stem(w) for w in _WORD.findall(term.casefold()))

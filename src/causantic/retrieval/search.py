@@ -40,9 +40,8 @@ from causantic.retrieval.ranking import (
     session_evidence,
 )
 from causantic.retrieval.relevance import QueryProfile, bulk_share, profile_query, query_absent_share, relevance
-from causantic.store.memory import MemoryStore
-from causantic.store.records import StoredChunk, iso, parse_iso
-from causantic.store.vectors import VectorHealth, VectorIndex, VectorMatch
+from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
+from causantic.store.records import StoredChunk, VectorHealth, VectorMatch, iso, parse_iso
 
 if TYPE_CHECKING:
     import numpy as np
@@ -124,8 +123,8 @@ class CandidateExpander(Protocol):
 class Searcher:
     def __init__(
         self,
-        store: MemoryStore,
-        vectors: Callable[[], VectorIndex],
+        store: MemoryStoreProtocol,
+        vectors: Callable[[], VectorIndexProtocol],
         embed_query: Callable[[str], np.ndarray],
         config: RetrievalConfig,
         expansion: ClusterExpansionConfig,

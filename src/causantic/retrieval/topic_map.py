@@ -15,8 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from causantic.files import atomic_write, secure_dir
-from causantic.store.memory import MemoryStore
-from causantic.store.vectors import VectorIndex
+from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 
 SAMPLE_SIZE = 3000
 _SEED = 15
@@ -48,7 +47,10 @@ class TopicMap:
 
 
 def topic_map(
-    store: MemoryStore, vectors: VectorIndex, cache_file: Path, topics: Sequence[tuple[int, str, int]] | None = None
+    store: MemoryStoreProtocol,
+    vectors: VectorIndexProtocol,
+    cache_file: Path,
+    topics: Sequence[tuple[int, str, int]] | None = None,
 ) -> TopicMap:
     """The map for the current topics, from ``cache_file`` when it still describes them.
 
@@ -65,7 +67,7 @@ def topic_map(
     return result
 
 
-def _compute(store: MemoryStore, vectors: VectorIndex, key: str, labels: dict[int, str]) -> TopicMap:
+def _compute(store: MemoryStoreProtocol, vectors: VectorIndexProtocol, key: str, labels: dict[int, str]) -> TopicMap:
     members = store.cluster_members(vectors.model_id)
     pairs = sorted((chunk_id, topic) for topic, ids in members.items() if topic in labels for chunk_id in ids)
     if len(pairs) > SAMPLE_SIZE:

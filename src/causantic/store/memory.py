@@ -1,8 +1,11 @@
 """MemoryStore: every SQL statement Causantic runs against ``memory.db``, named for intent.
 
-Writes are idempotent (``ON CONFLICT``), grouped with :meth:`MemoryStore.atomic`, and one session
-is always saved in one transaction, so a killed ingest leaves the store as it was before that
-session and the next run completes it.
+Writes are idempotent (``ON CONFLICT``), grouped with :meth:`MemoryStore.atomic` (and several
+groups per transaction with :meth:`MemoryStore.batch`), and one session is always saved in one
+transaction, so a killed ingest leaves the store as it was before that session and the next run
+completes it. Nothing outside this package sees SQL or a connection: callers name what they want,
+scope chunk reads with a :class:`~causantic.store.records.ChunkScope`, and get frozen records back
+(:mod:`causantic.store.protocol` lists the methods the layers above use).
 """
 
 from __future__ import annotations
@@ -18,10 +21,28 @@ from pathlib import Path
 from types import TracebackType
 
 from causantic.config import SOURCES
+from causantic.errors import store_failure
 from causantic.store import sqlite as sqlite_util
+from causantic.store.fts import quote_phrase
 from causantic.store.keyword import KeywordSearch
 from causantic.store.migrations import migrate
-from causantic.store.records import ChunkRecord, EdgeRecord, FileMark, Project, StoredChunk, iso
+from causantic.store.records import (
+    ChunkKey,
+    ChunkRecord,
+    ChunkScope,
+    ChunkText,
+    ClusterRecord,
+    EdgeRecord,
+    FileMark,
+    Project,
+    ProjectSessions,
+    ProjectTotals,
+    SessionEndpoints,
+    SessionTotals,
+    StoredChunk,
+    TopicTotals,
+    iso,
+)
 
 _CHUNK_COLUMNS = (
     "c.id, c.session_id, c.project_id, p.name AS project, c.agent, c.turn_index, c.part, c.start_time,"
@@ -30,15 +51,24 @@ _CHUNK_COLUMNS = (
 _SQL_VARIABLE_BATCH = 500
 
 
+@sqlite_util.raising_store_errors(lambda store: f"at {store.path}")
 class MemoryStore(AbstractContextManager["MemoryStore"]):
-    """The SQLite half of memory. Use as a context manager, or call :meth:`close`."""
+    """The SQLite half of memory. Use as a context manager, or call :meth:`close`. Every public
+    method raises :class:`~causantic.errors.StoreError` (never ``sqlite3.Error``) when SQLite fails."""
 
     def __init__(self, path: Path, *, busy_timeout_ms: int = 30_000) -> None:
         self.path = path
+        # Public for tests that inspect the file; code outside store/ never touches it
+        # (tests/test_architecture.py checks).
         self.conn = sqlite_util.connect(path, busy_timeout_ms=busy_timeout_ms)
-        self._keywords = KeywordSearch(path, busy_timeout_ms)
-        migrate(self.conn)
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'fts5'").fetchone()
+        self._transactions = sqlite_util.Transactions(self.conn)
+        try:
+            self._keywords = KeywordSearch(path, busy_timeout_ms)
+            migrate(self.conn)
+            row = self.conn.execute("SELECT value FROM meta WHERE key = 'fts5'").fetchone()
+        except sqlite3.Error as exc:
+            self.conn.close()
+            raise store_failure(exc, f"at {path}") from exc
         self.fts_enabled = bool(row and row[0] == "available")
 
     def close(self) -> None:
@@ -50,8 +80,14 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     ) -> None:
         self.close()
 
-    def atomic(self) -> AbstractContextManager[sqlite3.Connection]:
-        return sqlite_util.atomic(self.conn)
+    def atomic(self) -> AbstractContextManager[None]:
+        """Everything the block writes commits together or not at all (a savepoint when nested)."""
+        return self._transactions.atomic()
+
+    def batch(self, commit_every: float = 0.5) -> AbstractContextManager[None]:
+        """Run many :meth:`atomic` blocks in few transactions, committing at most every
+        ``commit_every`` seconds and on leaving; an error rolls back only the blocks not yet committed."""
+        return self._transactions.batch(commit_every)
 
     # ---- projects -------------------------------------------------------------------------
 
@@ -171,16 +207,25 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def clear_relink(self, project_id: int) -> None:
         self.conn.execute("UPDATE projects SET needs_relink = 0 WHERE id = ?", (project_id,))
 
-    def project_summaries(self) -> list[sqlite3.Row]:
-        return self.conn.execute(
-            "SELECT p.id, p.name, p.path, COUNT(c.rowid) AS chunks, COUNT(DISTINCT c.session_id) AS sessions,"
-            " MIN(c.start_time) AS first_seen, MAX(c.end_time) AS last_seen"
-            " FROM projects p JOIN chunks c ON c.project_id = p.id GROUP BY p.id ORDER BY last_seen DESC"
-        ).fetchall()
+    def project_summaries(self) -> list[ProjectTotals]:
+        """Projects holding chunks with their totals, most recently active first."""
+        return [
+            ProjectTotals(*row)
+            for row in self.conn.execute(
+                "SELECT p.id, p.name, p.path, COUNT(c.rowid) AS chunks, COUNT(DISTINCT c.session_id) AS sessions,"
+                " MIN(c.start_time) AS first_seen, MAX(c.end_time) AS last_seen"
+                " FROM projects p JOIN chunks c ON c.project_id = p.id GROUP BY p.id ORDER BY last_seen DESC"
+            )
+        ]
 
     def session_summaries(
-        self, project_id: int, *, since: str | None = None, until: str | None = None, agent: str | None = None
-    ) -> list[sqlite3.Row]:
+        self,
+        project_id: int,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        agent: str | None = None,
+    ) -> list[SessionTotals]:
         """Per session: first/last time, chunk and token counts, agents, title; newest first.
         With ``agent``, only sessions it took part in, counting its chunks."""
         where = ["c.project_id = ?"]
@@ -190,17 +235,29 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             params.append(agent)
         if since is not None:
             where.append("c.start_time >= ?")
-            params.append(since)
+            params.append(iso(since))
         if until is not None:
             where.append("c.start_time < ?")
-            params.append(until)
-        return self.conn.execute(
-            "SELECT c.session_id, MIN(c.start_time) AS started, MAX(c.end_time) AS ended, COUNT(*) AS chunks,"
-            " SUM(c.approx_tokens) AS tokens, GROUP_CONCAT(DISTINCT c.agent) AS agents, MIN(c.source) AS source,"
-            " (SELECT s.title FROM sessions s WHERE s.id = c.session_id) AS title"
-            f" FROM chunks c WHERE {' AND '.join(where)} GROUP BY c.session_id ORDER BY started DESC, c.session_id",
-            params,
-        ).fetchall()
+            params.append(iso(until))
+        return [
+            SessionTotals(
+                r["session_id"],
+                r["started"],
+                r["ended"],
+                r["chunks"],
+                r["tokens"] or 0,
+                tuple(sorted((r["agents"] or "").split(","))),
+                r["source"],
+                r["title"],
+            )
+            for r in self.conn.execute(
+                "SELECT c.session_id, MIN(c.start_time) AS started, MAX(c.end_time) AS ended, COUNT(*) AS chunks,"
+                " SUM(c.approx_tokens) AS tokens, GROUP_CONCAT(DISTINCT c.agent) AS agents, MIN(c.source) AS source,"
+                " (SELECT s.title FROM sessions s WHERE s.id = c.session_id) AS title"
+                f" FROM chunks c WHERE {' AND '.join(where)} GROUP BY c.session_id ORDER BY started DESC, c.session_id",
+                params,
+            )
+        ]
 
     def first_chunk_texts(self, session_ids: Sequence[str]) -> dict[str, str]:
         """Each session's first chunk text, main agent first: a title for sessions stored untitled."""
@@ -362,11 +419,14 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def project_chunk_ids(self, project_id: int) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE project_id = ?", (project_id,))]
 
-    def session_chunk_keys(self, session_id: str) -> list[sqlite3.Row]:
-        """Where each stored chunk of a session sits: id, agent_id, turn_index, part, message_uuids."""
-        return self.conn.execute(
-            "SELECT id, agent_id, turn_index, part, message_uuids FROM chunks WHERE session_id = ?", (session_id,)
-        ).fetchall()
+    def session_chunk_keys(self, session_id: str) -> list[ChunkKey]:
+        """Where each stored chunk of a session sits in its transcript."""
+        return [
+            ChunkKey(r[0], r[1], r[2], r[3], tuple(json.loads(r[4] or "[]")))
+            for r in self.conn.execute(
+                "SELECT id, agent_id, turn_index, part, message_uuids FROM chunks WHERE session_id = ?", (session_id,)
+            )
+        ]
 
     def drop_superseded(self, session_id: str, ids: Sequence[str]) -> int:
         """Delete chunks that ingest no longer produces, with their edges, keyword-index rows and vector
@@ -474,9 +534,9 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             )
         ]
 
-    def session_endpoints(self, project_id: int) -> list[sqlite3.Row]:
+    def session_endpoints(self, project_id: int) -> list[SessionEndpoints]:
         """Each session's first and last main-agent chunk in a project, oldest session first."""
-        return self.conn.execute(
+        rows = self.conn.execute(
             "WITH ordered AS (SELECT id, session_id, start_time,"
             "  ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY start_time, turn_index, part) AS first_rank,"
             "  ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY start_time DESC, turn_index DESC,"
@@ -486,16 +546,20 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             " FROM ordered f JOIN ordered l ON l.session_id = f.session_id AND l.last_rank = 1"
             " WHERE f.first_rank = 1 ORDER BY f.start_time, f.session_id",
             (project_id,),
-        ).fetchall()
+        )
+        return [SessionEndpoints(r["session_id"], r["first_id"], r["last_id"], r["started_at"]) for r in rows]
 
-    def chunks_needing_vectors(self, model: str, limit: int) -> list[sqlite3.Row]:
+    def chunks_needing_vectors(self, model: str, limit: int) -> list[ChunkText]:
         """Chunks with no vector for ``model``, or whose text changed since it was embedded."""
-        return self.conn.execute(
-            "SELECT c.id, c.project_id, c.agent, c.content, c.content_hash FROM chunks c"
-            " LEFT JOIN vectors v ON v.chunk_id = c.id AND v.model = ?"
-            " WHERE v.chunk_id IS NULL OR v.content_hash != c.content_hash ORDER BY c.rowid LIMIT ?",
-            (model, limit),
-        ).fetchall()
+        return [
+            ChunkText(*row)
+            for row in self.conn.execute(
+                "SELECT c.id, c.project_id, c.agent, c.content, c.content_hash FROM chunks c"
+                " LEFT JOIN vectors v ON v.chunk_id = c.id AND v.model = ?"
+                " WHERE v.chunk_id IS NULL OR v.content_hash != c.content_hash ORDER BY c.rowid LIMIT ?",
+                (model, limit),
+            )
+        ]
 
     def count_chunks_needing_vectors(self, model: str) -> int:
         return self.conn.execute(
@@ -514,11 +578,15 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             members.setdefault(cluster_id, set()).add(chunk_id)
         return members
 
-    def cluster_rows(self, model: str) -> list[sqlite3.Row]:
-        return self.conn.execute(
-            "SELECT id, label, centroid, size, created_at, updated_at FROM clusters WHERE model = ? ORDER BY id",
-            (model,),
-        ).fetchall()
+    def cluster_rows(self, model: str) -> list[ClusterRecord]:
+        """The stored topics of ``model`` with their centroids, by id."""
+        return [
+            ClusterRecord(*row)
+            for row in self.conn.execute(
+                "SELECT id, label, centroid, size, created_at, updated_at FROM clusters WHERE model = ? ORDER BY id",
+                (model,),
+            )
+        ]
 
     def replace_clusters(
         self, model: str, clusters: Sequence[tuple[int | None, str, bytes, Sequence[tuple[str, float]]]]
@@ -599,7 +667,8 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def cluster_summaries(
         self, model: str, project_id: int | None = None, cluster_id: int | None = None
-    ) -> list[sqlite3.Row]:
+    ) -> list[TopicTotals]:
+        """Topics of ``model`` (in one project, or one topic) with size, span and projects; largest first."""
         where = ["k.model = ?"]
         params: list[object] = [model]
         if project_id is not None:
@@ -608,14 +677,15 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         if cluster_id is not None:
             where.append("k.id = ?")
             params.append(cluster_id)
-        return self.conn.execute(
+        rows = self.conn.execute(
             "SELECT k.id, k.label, COUNT(c.rowid) AS size, MIN(c.start_time) AS first_seen,"
             " MAX(c.end_time) AS last_seen, GROUP_CONCAT(DISTINCT p.name) AS projects"
             " FROM clusters k JOIN chunk_clusters m ON m.cluster_id = k.id JOIN chunks c ON c.id = m.chunk_id"
             f" JOIN projects p ON p.id = c.project_id WHERE {' AND '.join(where)}"
             " GROUP BY k.id ORDER BY size DESC",
             params,
-        ).fetchall()
+        )
+        return [TopicTotals(r[0], r[1], r[2], r[3], r[4], tuple((r[5] or "").split(",")) if r[5] else ()) for r in rows]
 
     def chunk_texts(self, ids: Sequence[str]) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -662,28 +732,27 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
                 out[row["id"]] = _stored_chunk(row)
         return out
 
-    def iter_chunks(
-        self,
-        where: str = "1=1",
-        params: Sequence[object] = (),
-        order: str = "c.start_time, c.turn_index, c.part",
-        limit: int | None = None,
+    def chunks_in(
+        self, scope: ChunkScope, *, newest_first: bool = False, limit: int | None = None
     ) -> Iterator[StoredChunk]:
-        """Chunks matching a SQL condition over ``c`` (chunks) and ``p`` (projects)."""
+        """The chunks of ``scope`` in time order (turn, then part, within a time), oldest first
+        unless ``newest_first``; at most ``limit``."""
+        where, params = _chunk_scope(scope)
+        order = "DESC" if newest_first else "ASC"
         sql = (
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id"
-            f" WHERE {where} ORDER BY {order}"
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id WHERE {where}"
+            f" ORDER BY c.start_time {order}, c.turn_index {order}, c.part {order}"
         )
         if limit is not None:
-            sql += f" LIMIT {int(limit)}"
-        for row in self.conn.execute(sql, list(params)):
+            sql += " LIMIT ?"
+            params.append(int(limit))
+        for row in self.conn.execute(sql, params):
             yield _stored_chunk(row)
 
-    def count_chunks(self, where: str = "1=1", params: Sequence[object] = ()) -> int:
-        """How many chunks :meth:`iter_chunks` would yield for the same condition."""
-        return self.conn.execute(
-            f"SELECT COUNT(*) FROM chunks c JOIN projects p ON p.id = c.project_id WHERE {where}", list(params)
-        ).fetchone()[0]
+    def count_chunks(self, scope: ChunkScope) -> int:
+        """How many chunks :meth:`chunks_in` would yield for ``scope``."""
+        where, params = _chunk_scope(scope)
+        return int(self.conn.execute(f"SELECT COUNT(*) FROM chunks c WHERE {where}", params).fetchone()[0])
 
     def neighbours(self, chunk_id: str, direction: str) -> list[tuple[str, str]]:
         """(next chunk id, reference type) along forward edges, or against them for 'backward'."""
@@ -725,22 +794,18 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def keyword_document_counts(
         self,
-        phrases: Sequence[str],
+        terms: Sequence[str],
         *,
         project_ids: Sequence[int] | None = None,
         agent: str | None = None,
         most: int = 100_000,
     ) -> list[int]:
-        """Chunks in the scope holding each FTS5 phrase (counted up to ``most``); zeros without FTS5."""
+        """Chunks in the scope holding each term (a word or words in order, as plain text; counted up
+        to ``most``): the document frequencies relevance weighs query words by. Zeros without FTS5."""
         if not self.fts_enabled:
-            return [0] * len(phrases)
+            return [0] * len(terms)
+        phrases = [quote_phrase(t) for t in terms]
         return self._keywords.document_counts(phrases, project_ids=project_ids, agent=agent, most=most)
-
-    def chunk_count(self, *, project_ids: Sequence[int] | None = None, agent: str | None = None) -> int:
-        where, params = _scope(["1=1"], [], project_ids, agent)
-        return int(
-            self.conn.execute(f"SELECT COUNT(*) FROM chunks c WHERE {' AND '.join(where)}", params).fetchone()[0]
-        )
 
     # ---- browsing (the dashboard) ---------------------------------------------------------
 
@@ -797,14 +862,17 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             )
         ]
 
-    def project_activity(self) -> list[sqlite3.Row]:
-        """Per project with sessions: id, name, path, sessions, first_seen, last_seen; most recent first.
-        Read from the sessions table alone, so it stays cheap however many chunks there are."""
-        return self.conn.execute(
-            "SELECT p.id, p.name, p.path, COUNT(*) AS sessions, MIN(s.started_at) AS first_seen,"
-            " MAX(s.ended_at) AS last_seen FROM sessions s JOIN projects p ON p.id = s.project_id"
-            " GROUP BY p.id ORDER BY last_seen DESC"
-        ).fetchall()
+    def project_activity(self) -> list[ProjectSessions]:
+        """Projects with sessions, most recently active first. Read from the sessions table alone,
+        so it stays cheap however many chunks there are."""
+        return [
+            ProjectSessions(*row)
+            for row in self.conn.execute(
+                "SELECT p.id, p.name, p.path, COUNT(*) AS sessions, MIN(s.started_at) AS first_seen,"
+                " MAX(s.ended_at) AS last_seen FROM sessions s JOIN projects p ON p.id = s.project_id"
+                " GROUP BY p.id ORDER BY last_seen DESC"
+            )
+        ]
 
     def topic_sizes(self, model: str) -> list[tuple[int, str, int]]:
         """(id, label, size) of every topic of ``model``, largest first, from the topics table alone."""
@@ -864,6 +932,32 @@ def _scope(
         where.append("c.agent = ?")
         params.append(agent)
     return where, params
+
+
+def _chunk_scope(scope: ChunkScope) -> tuple[str, list[object]]:
+    """A WHERE condition over chunks aliased ``c`` covering exactly ``scope``; every value is a
+    parameter, and the session prefix is an escaped LIKE pattern, so no value acts as SQL or a wildcard."""
+    where: list[str] = []
+    params: list[object] = []
+    if scope.project_ids is not None:
+        where.append(f"c.project_id IN ({','.join('?' * len(scope.project_ids))})")
+        params.extend(scope.project_ids)
+    if scope.session_id is not None:
+        where.append("c.session_id = ?")
+        params.append(scope.session_id)
+    if scope.session_prefix is not None:
+        where.append("c.session_id LIKE ? ESCAPE '\\'")
+        params.append(_like_escape(scope.session_prefix) + "%")
+    if scope.agent is not None:
+        where.append("c.agent = ?")
+        params.append(scope.agent)
+    if scope.since is not None:
+        where.append("c.start_time >= ?")
+        params.append(iso(scope.since))
+    if scope.until is not None:
+        where.append("c.start_time < ?")
+        params.append(iso(scope.until))
+    return " AND ".join(where) or "1=1", params
 
 
 def _path_parts(path: str) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 
 def iso(dt: datetime) -> str:
@@ -82,3 +83,149 @@ class StoredChunk:
     approx_tokens: int
     message_uuids: tuple[str, ...]
     source: str = "claude-code"
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkScope:
+    """Which chunks a read or a deletion covers: every field set narrows it (they combine with AND).
+
+    Values are matched literally, never as patterns: ``session_prefix="%"`` names the sessions whose
+    id starts with a percent sign (none), not every session. An empty value names nothing, so it is
+    refused (``ValueError``) rather than read as "no restriction": a scope never covers more than
+    its arguments name. ``since`` is inclusive and ``until`` exclusive, on the chunk's start time.
+    """
+
+    project_ids: tuple[int, ...] | None = None
+    session_id: str | None = None  # exactly this session
+    session_prefix: str | None = None  # sessions whose id starts with these characters
+    agent: str | None = None  # "main" or an agent's name
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if self.project_ids is not None and not self.project_ids:
+            raise ValueError("ChunkScope.project_ids is empty: it names no project (use None for every project).")
+        for name in ("session_id", "session_prefix", "agent"):
+            value = getattr(self, name)
+            if value is not None and not value:
+                raise ValueError(f"ChunkScope.{name} is empty: it names nothing (use None for no restriction).")
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectTotals:
+    """A project holding chunks, with their totals (times are ISO text)."""
+
+    id: int
+    name: str
+    path: str
+    chunks: int
+    sessions: int
+    first_seen: str
+    last_seen: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectSessions:
+    """A project with sessions, counted from the sessions alone (cheap at any size)."""
+
+    id: int
+    name: str
+    path: str
+    sessions: int
+    first_seen: str | None
+    last_seen: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTotals:
+    """One session of a project: its span, chunk and token counts, agents and stored title."""
+
+    session_id: str
+    started: str
+    ended: str
+    chunks: int
+    tokens: int
+    agents: tuple[str, ...]
+    source: str
+    title: str | None  # the first real prompt, recorded at ingest; None for older stores
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEndpoints:
+    """A session's first and last main-agent chunk (what cross-session edges join)."""
+
+    session_id: str
+    first_id: str
+    last_id: str
+    started_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkKey:
+    """Where a stored chunk sits in its session's transcript."""
+
+    id: str
+    agent_id: str | None
+    turn_index: int
+    part: int
+    message_uuids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkText:
+    """A chunk's text with what embedding it needs."""
+
+    id: str
+    project_id: int
+    agent: str
+    content: str
+    content_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterRecord:
+    """A stored topic: its label and centroid (float32 bytes)."""
+
+    id: int
+    label: str
+    centroid: bytes
+    size: int
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class TopicTotals:
+    """A topic with its size, time span and the projects its chunks come from."""
+
+    id: int
+    label: str
+    size: int
+    first_seen: str
+    last_seen: str
+    projects: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorRecord:
+    chunk_id: str
+    content_hash: str
+    vector: Any  # np.ndarray (dims,), float32, unit length
+
+
+@dataclass(frozen=True, slots=True)
+class VectorMatch:
+    chunk_id: str
+    similarity: float  # cosine similarity, 1 = same direction
+    vector: Any  # np.ndarray (dims,), float32, unit length
+
+
+@dataclass(frozen=True, slots=True)
+class VectorHealth:
+    chunks: int
+    vectors: int  # chunks with a vector of this model
+    ann: str  # "not needed", "ready", "missing" (search scans exactly), "unavailable" (no faiss)
+
+    @property
+    def missing(self) -> int:
+        return max(0, self.chunks - self.vectors)

@@ -1,4 +1,4 @@
-"""Opening SQLite the one way Causantic does it, and the transaction helper.
+"""Opening SQLite the one way Causantic does it, and the one transaction mechanism.
 
 Many processes share one database (an MCP server per Claude Code session, hooks ingesting in the
 background, the CLI). WAL lets readers run beside a writer; ``busy_timeout`` makes a second writer
@@ -8,10 +8,15 @@ deadlock on a read-to-write lock upgrade (which busy_timeout cannot resolve).
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
 
 from causantic.errors import StoreError, store_failure
 
@@ -85,6 +90,69 @@ def atomic(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     conn.execute("COMMIT")
 
 
+class Transactions:
+    """The store's one transaction mechanism: :meth:`atomic` blocks, optionally grouped by :meth:`batch`.
+
+    Alone, an outermost :meth:`atomic` block is one ``BEGIN IMMEDIATE`` … ``COMMIT``. Inside
+    :meth:`batch`, outermost blocks become savepoints of a shared transaction that commits at most
+    every ``commit_every`` seconds (one transaction per small session would spend most of a batch
+    ingest committing). Each block stays all-or-nothing; a kill loses only the uncommitted blocks,
+    which the caller redoes; other writers wait at most ``commit_every`` for the lock.
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._commit_every: float | None = None  # set while a batch is open
+        self._begun_at: float | None = None  # when the batch's current transaction began
+        self._depth = 0
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        batching = self._commit_every is not None
+        if batching and self._depth == 0 and not self.conn.in_transaction:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self._begun_at = time.perf_counter()
+        self._depth += 1
+        try:
+            with atomic(self.conn):
+                yield
+        finally:
+            self._depth -= 1
+        if (
+            batching
+            and self._depth == 0
+            and self._begun_at is not None
+            and time.perf_counter() - self._begun_at >= (self._commit_every or 0.0)
+        ):
+            self._commit()
+
+    @contextmanager
+    def batch(self, commit_every: float) -> Iterator[None]:
+        """Group the :meth:`atomic` blocks run inside into few transactions; commit the rest on
+        leaving, roll back the uncommitted ones on an error. A batch inside a batch joins it."""
+        if self._commit_every is not None:
+            yield
+            return
+        self._commit_every = commit_every
+        try:
+            yield
+        except BaseException:
+            if self.conn.in_transaction:
+                with suppress(sqlite3.Error):
+                    self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self._commit()
+        finally:
+            self._commit_every = None
+            self._begun_at = None
+
+    def _commit(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("COMMIT")
+        self._begun_at = None
+
+
 _savepoint_counter = 0
 
 
@@ -101,3 +169,66 @@ def fts5_available(conn: sqlite3.Connection) -> bool:
         return True
     except sqlite3.OperationalError:
         return False
+
+
+T = TypeVar("T")
+
+
+def raising_store_errors(location: Callable[[Any], object]) -> Callable[[type[T]], type[T]]:
+    """Class decorator: every public method turns an SQLite failure into a
+    :class:`~causantic.errors.StoreError` naming ``location(self)`` and what to do, so no caller
+    above the store sees (or imports) ``sqlite3``. Covers results read lazily (generators) and
+    context managers (a COMMIT that fails on leaving ``atomic``)."""
+
+    def decorate(cls: type[T]) -> type[T]:
+        for name, member in list(vars(cls).items()):
+            if not name.startswith("_") and inspect.isfunction(member):
+                setattr(cls, name, _translating(member, location))
+        return cls
+
+    return decorate
+
+
+def _translating(method: Callable[..., Any], location: Callable[[Any], object]) -> Callable[..., Any]:
+    if inspect.isgeneratorfunction(method):
+
+        @functools.wraps(method)
+        def lazily(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+            try:
+                yield from method(self, *args, **kwargs)
+            except sqlite3.Error as exc:
+                raise store_failure(exc, location(self)) from exc
+
+        return lazily
+
+    @functools.wraps(method)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            result = method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            raise store_failure(exc, location(self)) from exc
+        if isinstance(result, AbstractContextManager):
+            return _TranslatingContext(result, location(self))
+        return result
+
+    return call
+
+
+class _TranslatingContext(AbstractContextManager[Any]):
+    def __init__(self, inner: AbstractContextManager[Any], where: object) -> None:
+        self._inner = inner
+        self._where = where
+
+    def __enter__(self) -> Any:
+        try:
+            return self._inner.__enter__()
+        except sqlite3.Error as exc:
+            raise store_failure(exc, self._where) from exc
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        try:
+            return self._inner.__exit__(exc_type, exc, tb)
+        except sqlite3.Error as error:
+            raise store_failure(error, self._where) from error

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from causantic.files import file_lock
 from causantic.store import sqlite as sqlite_util
 from causantic.store.migrations import migrate
+from causantic.store.records import VectorHealth, VectorMatch, VectorRecord
 
 if TYPE_CHECKING:
     import numpy as np
@@ -63,31 +64,6 @@ _SQL_BATCH = 500
 _BUILD_BATCH = 50_000
 
 
-@dataclass(frozen=True, slots=True)
-class VectorRecord:
-    chunk_id: str
-    content_hash: str
-    vector: Any  # np.ndarray (dims,), float32, unit length
-
-
-@dataclass(frozen=True, slots=True)
-class VectorMatch:
-    chunk_id: str
-    similarity: float  # cosine similarity, 1 = same direction
-    vector: Any  # np.ndarray (dims,), float32, unit length
-
-
-@dataclass(frozen=True, slots=True)
-class VectorHealth:
-    chunks: int
-    vectors: int  # chunks with a vector of this model
-    ann: str  # "not needed", "ready", "missing" (search scans exactly), "unavailable" (no faiss)
-
-    @property
-    def missing(self) -> int:
-        return max(0, self.chunks - self.vectors)
-
-
 @dataclass(slots=True)
 class _Ann:
     index: Any  # faiss.IndexIVF
@@ -96,6 +72,7 @@ class _Ann:
     stamp: tuple[int, int]  # (mtime_ns, size) of the sidecar when loaded
 
 
+@sqlite_util.raising_store_errors(lambda index: f"at {index.db_path}")
 class VectorIndex:
     """One model's vectors. Opens its own SQLite connection on first use (thread-safe within a process)."""
 

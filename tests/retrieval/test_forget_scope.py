@@ -1,0 +1,107 @@
+"""A forget selects exactly what its arguments name: `%`, `_` and empty strings are characters or
+errors, never wildcards or "no filter" (issue 12). Through the store's scope, the CLI and MCP, on the
+bundled example project (acme-shop: 3 sessions, 6 chunks; session 4005b823 holds 2)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import pytest
+from click.testing import CliRunner
+from mcp import Client
+
+from causantic.cli.main import cli
+from causantic.config import Config
+from causantic.examples import SESSIONS_DIR
+from causantic.ingest.service import ingest_paths
+from causantic.mcp.server import build_server
+from causantic.services import open_services
+from causantic.store.records import ChunkScope
+
+SESSION = "4005b823-fa0d-5890-9dc8-e686765e4267"
+
+
+@pytest.fixture(autouse=True)
+def acme() -> None:
+    with open_services(Config()) as services:
+        report = ingest_paths(services, [SESSIONS_DIR], embed=False, workers=1)
+    assert not report.errors and report.chunks_added == 6
+
+
+def _chunks(**scope: Any) -> list[str]:
+    with open_services(Config()) as services:
+        [project] = services.store.find_projects("acme-shop")
+        return [c.id for c in services.store.chunks_in(ChunkScope(project_ids=(project.id,), **scope))]
+
+
+def _left() -> int:
+    return len(_chunks())
+
+
+@pytest.mark.parametrize("prefix", ["%", "_", "4005b8%", "4005b82_", "4005b823%", "\\", "4005b823\\"])
+def test_a_session_prefix_is_matched_literally_never_as_a_pattern(prefix: str) -> None:
+    assert _chunks(session_prefix=prefix) == []
+    assert len(_chunks(session_prefix="4005b823")) == 2  # the real prefix still finds the session
+    assert len(_chunks(session_prefix=SESSION)) == len(_chunks(session_id=SESSION)) == 2
+
+
+@pytest.mark.parametrize(
+    "scope", [{"session_prefix": ""}, {"session_id": ""}, {"agent": ""}, {"project_ids": ()}], ids=str
+)
+def test_an_empty_scope_value_is_refused_rather_than_read_as_everything(scope: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="empty"):
+        ChunkScope(**scope)
+
+
+def _forget(*args: str) -> Any:
+    return CliRunner().invoke(cli, ["forget", *args], catch_exceptions=False)
+
+
+@pytest.mark.parametrize("session", ["%", "_", "%%%%", "____", "4005b82_", "4005%"])
+def test_cli_forget_of_a_wildcard_session_deletes_nothing(session: str) -> None:
+    result = _forget("acme-shop", "--session", session, "--yes", "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert (out["count"], out["deleted"], out["whole_project"]) == (0, 0, False)
+    assert _left() == 6
+
+
+def test_cli_forget_with_an_empty_session_is_an_error_not_the_whole_project() -> None:
+    result = _forget("acme-shop", "--session", "", "--yes")
+    assert result.exit_code == 1 and "session id is empty" in result.output
+    result = _forget("acme-shop", "--session", "  ", "--yes")
+    assert result.exit_code == 1 and "session id is empty" in result.output
+    assert _left() == 6
+
+
+@pytest.mark.parametrize("project", ["", " ", "%", "_", "%/acme-shop"])
+def test_cli_forget_of_an_empty_or_wildcard_project_names_no_project(project: str) -> None:
+    result = _forget(project, "--yes")
+    assert result.exit_code == 1 and "project" in result.output.lower()
+    assert _left() == 6
+
+
+def test_cli_forget_of_a_real_prefix_deletes_exactly_that_session() -> None:
+    result = _forget("acme-shop", "--session", "4005b823", "--yes", "--json")
+    assert json.loads(result.output)["deleted"] == 2
+    assert _left() == 4 and _chunks(session_id=SESSION) == []
+
+
+def _mcp(*calls: tuple[str, dict[str, Any]]) -> list[Any]:
+    async def run() -> list[Any]:
+        async with Client(build_server(warm=False), mode="legacy") as client:
+            return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+    return anyio.run(run)
+
+
+def test_mcp_forget_of_a_wildcard_or_empty_session_deletes_nothing() -> None:
+    calls = [("forget", {"project": "acme-shop", "session_id": s, "dry_run": False}) for s in ("%%%%", "____", "4005%")]
+    results = _mcp(*calls, ("forget", {"project": "acme-shop", "session_id": "", "dry_run": False}))
+    for result in results[:-1]:
+        assert not result.is_error, result.content[0].text
+        assert (result.structured_content["count"], result.structured_content["deleted"]) == (0, 0)
+    assert results[-1].is_error  # refused before anything is read, let alone deleted
+    assert _left() == 6
