@@ -1,9 +1,9 @@
 """Composition root: configuration in, opened stores and services out.
 
-CLI commands, the MCP server, hooks and the dashboard all start here and call the same services,
-so a behaviour fixed once is fixed everywhere. Only this module (through :func:`open_services`)
-reads configuration. The embedding model and the vector index open on first use, so commands that
-need no vectors never pay for them.
+:class:`causantic.Memory` (``facade.py``) is built on these services, and it is what the CLI, the
+MCP server, the hooks and the dashboard call; tests and benchmarks that measure a component alone
+use :func:`open_services`. The embedding model and the vector index open on first use, so commands
+that need no vectors never pay for them.
 """
 
 from __future__ import annotations

@@ -19,12 +19,12 @@ from causantic.cli.options import (
     project_option,
     time_range_options,
 )
-from causantic.cli.output import console, domain_errors, emit_json, json_option, short_time
+from causantic.cli.output import console, domain_errors, emit_json, json_option
 from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.episodes import EpisodeAnswer
 from causantic.retrieval.forget import ForgetResult, preview_line
-from causantic.retrieval.format import chunk_heading, episode_heading, episodes_heading, nothing_relevant
+from causantic.retrieval.format import chunk_heading, episode_heading, episodes_heading, nothing_relevant, when
 from causantic.retrieval.output import episodic_out, forget_out, reconstruction_out
 from causantic.retrieval.reconstruct import render_reconstruction
 
@@ -248,7 +248,7 @@ def _print_forget(result: ForgetResult) -> None:
         for session in result.session_summaries:
             console.print(
                 Text(
-                    f"  {short_time(session.started_at)}  {session.session_id[:8]}  {session.chunks} chunks"
+                    f"  {when(session.started_at)}  {session.session_id[:8]}  {session.chunks} chunks"
                     f"  {session.short_title(70)}"
                 )
             )
@@ -258,7 +258,7 @@ def _print_forget(result: ForgetResult) -> None:
         return
     for chunk, similarity in result.preview:
         score = f"[{similarity * 100:.0f}%] " if similarity is not None else ""
-        console.print(Text(f"  {score}{short_time(chunk.start_time)}  {preview_line(chunk, 80)}"))
+        console.print(Text(f"  {score}{when(chunk.start_time)}  {preview_line(chunk, 80)}"))
     if result.count > len(result.preview):
         console.print(f"  … and {result.count - len(result.preview)} more", markup=False)
 

@@ -7,9 +7,10 @@ from datetime import datetime
 import click
 
 from causantic.cli.options import days_back_option, int_range, time_range_options
-from causantic.cli.output import domain_errors, emit_json, json_option, short_time, table
+from causantic.cli.output import domain_errors, emit_json, json_option, table
 from causantic.facade import Memory
 from causantic.retrieval import options
+from causantic.retrieval.format import when
 from causantic.retrieval.output import projects_out, sessions_out
 
 LIST_TITLE_CHARS = 80
@@ -84,7 +85,7 @@ def list_projects_command(as_json: bool) -> None:
             ("last", "left"),
             ("path", "left"),
         ],
-        [(p.name, p.chunks, p.sessions, short_time(p.first_seen), short_time(p.last_seen), p.path) for p in projects],
+        [(p.name, p.chunks, p.sessions, when(p.first_seen), when(p.last_seen), p.path) for p in projects],
     )
 
 
@@ -130,7 +131,7 @@ def list_sessions_command(
             (
                 s.session_id[:8],
                 s.source,
-                short_time(s.started_at),
+                when(s.started_at),
                 s.chunks,
                 ", ".join(s.agents),
                 s.short_title(LIST_TITLE_CHARS),

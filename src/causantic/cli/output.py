@@ -57,13 +57,6 @@ def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[
     console.print(out)
 
 
-def short_time(iso_text: str | None) -> str:
-    """'2026-05-01T10:20:30.000000Z' -> '2026-05-01 10:20'."""
-    if not iso_text:
-        return "-"
-    return iso_text[:16].replace("T", " ")
-
-
 @contextmanager
 def domain_errors() -> Iterator[None]:
     """Turn expected failures into a one-line error and exit code 1, never a traceback."""

@@ -5,8 +5,9 @@ from __future__ import annotations
 import click
 
 from causantic.cli.options import project_option
-from causantic.cli.output import console, domain_errors, emit_json, json_option, short_time, table
+from causantic.cli.output import console, domain_errors, emit_json, json_option, table
 from causantic.facade import Memory
+from causantic.retrieval.format import when
 from causantic.retrieval.output import ClusterOut, topics_out
 
 
@@ -59,7 +60,7 @@ def clusters_command(project: str | None, as_json: bool) -> None:
             ("last", "left"),
             ("projects", "left"),
         ],
-        [(t.id, t.label, t.size, short_time(t.first_seen), short_time(t.last_seen), t.projects) for t in topics],
+        [(t.id, t.label, t.size, when(t.first_seen), when(t.last_seen), t.projects) for t in topics],
     )
 
 
