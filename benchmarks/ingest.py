@@ -300,7 +300,7 @@ def main() -> int:
         "chunks_per_s": round(report.chunks_added / seconds, 1),  # type: ignore[attr-defined]
         "baseline_json_mb_per_s": round(mb / baseline_s, 2),
         "files": len(files),
-        "skipped_lines": report.broken_lines,  # type: ignore[attr-defined]
+        "skipped_lines": report.skipped_lines.total,  # type: ignore[attr-defined]
         "chunks": report.chunks_added,  # type: ignore[attr-defined]
         "seconds": round(seconds, 3),
         "megabytes": round(mb, 2),

@@ -219,9 +219,9 @@ def main() -> int:
             else "no call, position or time links it"
         )
         print(f"  unlinked: [{r.layout}] {r.path} ({r.agent_id}): {why}")
-    for path, error in report.errors:
+    for path, error in ((e.path, e.error) for e in report.errors):
         print(f"  ingest error: {path}: {error}")
-    edges = Counter({k: v for k, v in report.edges_added.items() if k in LINK_TYPES})
+    edges = Counter({k: v for k, v in report.edges_added.by_type.items() if k in LINK_TYPES})
     print("edges: " + ", ".join(f"{k} {edges[k]}" for k in LINK_TYPES))
     if args.json_out:
         args.json_out.write_text(

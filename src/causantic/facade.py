@@ -37,14 +37,14 @@ from causantic.services import Services, open_store
 
 if TYPE_CHECKING:
     from causantic.embedding import Embedder
-    from causantic.ingest.pipeline import IngestReport, ProgressCallback
+    from causantic.ingest.pipeline import ProgressCallback
     from causantic.ingest.topics import ClusterReport
     from causantic.retrieval.browse import Overview, SessionView, Timeline, TopicSize
     from causantic.retrieval.episodes import EpisodeAnswer
     from causantic.retrieval.forget import ForgetResult
     from causantic.retrieval.listing import ProjectSummary, SessionList, TopicSummary
     from causantic.retrieval.moments import Moments, MomentsRequest
-    from causantic.retrieval.output import EmbedOut, StatsOut
+    from causantic.retrieval.output import EmbedOut, IngestOut, StatsOut
     from causantic.retrieval.reconstruct import Reconstruction
     from causantic.retrieval.search import SearchResult
     from causantic.retrieval.topic_map import TopicMap
@@ -104,14 +104,15 @@ class Memory:
         on_discovered: Progress | None = None,
         on_embed_progress: Progress | None = None,
         as_examples: bool = False,
-    ) -> IngestReport:
-        """Ingest transcript files and folders (idempotent: unchanged files are skipped).
+    ) -> IngestOut:
+        """Ingest transcript files and folders (idempotent: unchanged files are skipped); what it did.
 
         ``as_examples``: the bundled example sessions, kept apart from real memory (see
         :func:`causantic.ingest.service.ingest_paths`)."""
         from causantic.ingest.service import ingest_paths
+        from causantic.retrieval.output import ingest_out
 
-        return ingest_paths(
+        report = ingest_paths(
             self._services,
             [Path(p).expanduser() for p in paths],
             force=force,
@@ -122,6 +123,7 @@ class Memory:
             on_embed_progress=on_embed_progress,
             as_examples=as_examples,
         )
+        return ingest_out(report)
 
     def holds_real_sessions(self) -> bool:
         """Whether memory holds sessions besides the bundled examples."""

@@ -13,8 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from causantic.cli.output import console, domain_errors, emit_json, json_option, table
 from causantic.config import Config, codex_sessions_dir, gemini_sessions_dir, load_config
 from causantic.facade import Memory
-from causantic.ingest.pipeline import IngestReport
-from causantic.retrieval.output import ingest_out
+from causantic.retrieval.output import IngestOut
 
 DEFAULT_PROJECTS = Path.home() / ".claude" / "projects"
 
@@ -95,7 +94,7 @@ def _run(
     with domain_errors(), Memory() as memory:
         if as_json:
             report = memory.ingest(paths, force=force, embed=not no_embed, workers=workers, as_examples=as_examples)
-            emit_json(ingest_out(report))
+            emit_json(report)
             _exit_on_errors(report)
             return
         progress = Progress(
@@ -145,7 +144,7 @@ def _run(
     _exit_on_errors(report)
 
 
-def _exit_on_errors(report: IngestReport) -> None:
+def _exit_on_errors(report: IngestOut) -> None:
     """Files or folders that could not be read at all make the command fail (exit 1), after the summary."""
     if report.errors:
         raise click.exceptions.Exit(1)
@@ -172,13 +171,12 @@ def _embed_progress(progress: Progress) -> Callable[[int, int], None]:
     return update
 
 
-def _damaged(report: IngestReport) -> str:
-    reasons = report.as_dict()["skipped_lines"]["by_reason"]  # type: ignore[index]
-    return ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) or "0"
+def _damaged(report: IngestOut) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(report.skipped_lines.by_reason.items())) or "0"
 
 
-def render_report(report: IngestReport) -> None:
-    edges = report.edges_added
+def render_report(report: IngestOut) -> None:
+    edges = report.edges_added.by_type
     rows = [
         (
             "files read",
@@ -211,8 +209,10 @@ def render_report(report: IngestReport) -> None:
         ),
     ]
     table("Ingest summary", [("", "left"), ("", "right")], rows)
-    for path, error in report.errors:
-        console.print(f"[red]error[/red] {path}: {error}", soft_wrap=True)  # a path cut in two cannot be copied
+    for failed in report.errors:
+        console.print(
+            f"[red]error[/red] {failed.path}: {failed.error}", soft_wrap=True
+        )  # a path cut in two cannot be copied
     if report.examples_removed:
         console.print(
             f"Removed the bundled example sessions ({', '.join(report.examples_removed)}) now that "

@@ -73,15 +73,17 @@ def run_worker(event: HookEvent) -> WorkerResult:
         with Memory() as memory:
             report = memory.ingest([target], embed=False, workers=1)
             if report.errors:
-                path, error = report.errors[0]
-                raise HookProblem(f"{len(report.errors)} file(s) could not be ingested; first: {path}: {error}")
+                first = report.errors[0]
+                raise HookProblem(
+                    f"{len(report.errors)} file(s) could not be ingested; first: {first.path}: {first.error}"
+                )
             result = WorkerResult(
                 f"ingested {report.chunks_added} new and {report.chunks_updated} changed chunks",
                 details={
                     "files": report.files - report.files_unchanged,
                     "chunks": report.chunks_added,
                     "updated": report.chunks_updated,
-                    "edges": sum(report.edges_added.values()),
+                    "edges": report.edges_added.total,
                 },
             )
             if memory.config.embedding.eager:
