@@ -17,12 +17,17 @@ The stores are built keyword-only (no vectors): the hook never uses them.
 - **inject_rate**: share of answerable prompts given an injection;
 - **false_inject_rate**: share of the unanswerable prompts given any injection;
 - **mean_tokens**: mean approximate tokens added per answerable prompt (0 when nothing is added);
+  **mean_tokens_injected**: the same over the prompts given an injection;
 - **p95_ms**: spawn-to-answer of the real hook (``python -m causantic.hooks user-prompt-submit`` with
-  hook JSON on stdin) on the coding store, beside **baseline_p95_ms**, a bare ``python -c pass``
-  start, the two interleaved in the same run.
+  hook JSON on stdin) on the coding store, answered by its warm process (started by the first run,
+  as in use; the first prompt after ``promptMemory.warmMinutes`` idle is cold), beside
+  **baseline_p95_ms**, a bare ``python -c pass`` start, and **cold_p95_ms**, the hook run
+  in-process (``promptMemory.warmMinutes`` 0); the three interleaved in the same run.
 
-The selection runs in-process through the hook's own functions (``prompt_moments`` and ``render``) at
-each bar of a sweep, so the table shows what a stricter or looser ``promptMemory.bar`` would give.
+The selection runs in-process through the hook's own functions (``prompt_moments`` and ``render``)
+at each ``promptMemory.sessionMargin`` of a sweep (every other key as configured), so the table shows
+what a stricter or looser margin would give. Both starts run with compiled bytecode (a cache folder
+under the work folder, filled by two warm-up runs), as an installed package has it.
 Goals: precision ≥ 80%, false injections ≤ 5%, p95 ≤ 150 ms on a quiet machine.
 """
 
@@ -31,6 +36,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -46,15 +53,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from coding import CORPUS  # noqa: E402
 from relevance_floor import LOCOMO, Trial, trials  # noqa: E402
 
-SWEEP = (0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98)
+SWEEP = (1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 2.0)  # promptMemory.sessionMargin
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 @dataclass(slots=True)
 class Outcome:
     trial: Trial
-    moments: list[tuple[float, bool, bool, bool]]  # (relevance, relevant, other project, session relevant)
-    tokens: dict[float, int]  # bar -> approximate tokens added at that bar
+    # sessionMargin -> ([(relevant, session relevant) per moment added], approximate tokens added)
+    by_margin: dict[float, tuple[list[tuple[bool, bool]], int]]
 
 
 def store_config(work: Path, store: str, overrides: dict[str, str]) -> Any:
@@ -73,8 +80,11 @@ def main_project(services: Any) -> str:
 
 
 def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) -> tuple[list[Outcome], dict[str, str]]:
-    """Each prompt's moments at the loosest bar of the sweep (the stricter bars keep a prefix of them)."""
+    """What the hook's own selection (``prompt_moments``, ``render``) adds to each prompt, at each
+    ``promptMemory.sessionMargin`` of the sweep and the configured one; every other key as configured."""
+    from causantic.config import db_path
     from causantic.hooks.prompt_memory import render
+    from causantic.prompt_services import open_prompt_index
     from causantic.retrieval.moments import MomentsRequest, prompt_moments
     from causantic.services import open_services
 
@@ -83,34 +93,39 @@ def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) 
     by_store: dict[str, list[Trial]] = {}
     for t in all_trials:
         by_store.setdefault(t.store, []).append(t)
-    low = min(SWEEP)
     for store, group in by_store.items():
         config = store_config(work, store, overrides)
         pm = config.prompt_memory
-        with open_services(config) as services:
+        with open_services(config) as services, open_prompt_index(db_path(config)) as index:
             cwds[store] = cwd = main_project(services)
             for t in group:
-                found = prompt_moments(
-                    services.store,
-                    config.relevance,
-                    MomentsRequest(t.query, cwd, low, max(low, pm.cross_project_bar), 10, pm.min_terms),
-                )
-                moments = [
-                    (
-                        m.relevance,
-                        t.is_relevant(m.chunk),
-                        m.other_project,
-                        session_relevant(services.store, t, m.chunk.session_id),
+                relevant_sessions: dict[str, bool] = {}
+                by_margin = {}
+                for margin in sorted({*SWEEP, pm.session_margin}):
+                    found = prompt_moments(
+                        index,
+                        config.relevance,
+                        MomentsRequest(
+                            t.query,
+                            cwd,
+                            pm.bar,
+                            pm.cross_project_bar,
+                            pm.max_moments,
+                            pm.min_terms,
+                            margin,
+                            pm.min_coverage,
+                            pm.per_session,
+                        ),
                     )
-                    for m in found.moments
-                ]
-                tokens = {}
-                for bar in (*SWEEP, pm.bar):
-                    kept = [
-                        m for m in found.moments if m.relevance >= (pm.cross_project_bar if m.other_project else bar)
-                    ][: pm.max_moments]
-                    tokens[bar] = round(len(render(kept, pm)) / 3.5) if kept else 0
-                out.append(Outcome(t, moments, tokens))
+                    marks = []
+                    for m in found.moments:
+                        sid = m.chunk.session_id
+                        if sid not in relevant_sessions:
+                            relevant_sessions[sid] = session_relevant(services.store, t, sid)
+                        marks.append((t.is_relevant(m.chunk), relevant_sessions[sid]))
+                    tokens = round(len(render(found.moments, pm.max_tokens)) / 3.5) if found.moments else 0
+                    by_margin[margin] = (marks, tokens)
+                out.append(Outcome(t, by_margin))
     return out, cwds
 
 
@@ -119,35 +134,41 @@ def session_relevant(store: Any, trial: Trial, session_id: str) -> bool:
     return any(trial.is_relevant(c) for c in chunks.values())
 
 
-def rates(outcomes: Sequence[Outcome], bar: float, cross_bar: float, most: int) -> dict[str, float]:
-    def kept(o: Outcome) -> list[tuple[float, bool, bool, bool]]:
-        return [m for m in o.moments if m[0] >= (cross_bar if m[2] else bar)][:most]
-
+def rates(outcomes: Sequence[Outcome], margin: float) -> dict[str, float]:
     answerable = [o for o in outcomes if o.trial.answerable]
     unanswerable = [o for o in outcomes if not o.trial.answerable]
-    injected = [o for o in answerable if kept(o)]
-    right = sum(1 for o in injected if any(m[1] for m in kept(o)))
-    right_session = sum(1 for o in injected if any(m[3] for m in kept(o)))
-    false = sum(1 for o in unanswerable if kept(o))
+    injected = [o.by_margin[margin][0] for o in answerable if o.by_margin[margin][0]]
+    right = sum(1 for marks in injected if any(r for r, _ in marks))
+    right_session = sum(1 for marks in injected if any(s for _, s in marks))
+    false = sum(1 for o in unanswerable if o.by_margin[margin][0])
     return {
         "precision": round(100 * right / max(len(injected), 1), 2),
         "precision_session": round(100 * right_session / max(len(injected), 1), 2),
         "inject_rate": round(100 * len(injected) / max(len(answerable), 1), 2),
         "false_inject_rate": round(100 * false / max(len(unanswerable), 1), 2),
-        "mean_tokens": round(statistics.fmean(o.tokens[bar] for o in answerable), 1) if answerable else 0.0,
+        "mean_tokens": round(statistics.fmean(o.by_margin[margin][1] for o in answerable), 1) if answerable else 0.0,
+        "mean_tokens_injected": round(
+            statistics.fmean(o.by_margin[margin][1] for o in answerable if o.by_margin[margin][0]), 1
+        )
+        if injected
+        else 0.0,
     }
 
 
 def latency(
     work: Path, store: str, cwd: str, prompts: Sequence[str], runs: int, overrides: dict[str, str]
-) -> tuple[float, float, int]:
-    """p95 ms of the real hook and of a bare Python start, interleaved; and how many hook runs printed."""
+) -> tuple[dict[str, float], int]:
+    """p95 ms of a bare Python start and of the real hook, cold (in-process: no warm process) and
+    warm (answered by the warm process the first warm run starts), the three interleaved; and how
+    many warm hook runs printed."""
     env = dict(
         os.environ,
         CAUSANTIC_HOME=str(work / store),
         CAUSANTIC_PROMPT_MEMORY_ENABLED="true",
         PYTHONPATH=os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH", "")) if p),
+        PYTHONPYCACHEPREFIX=str(work / "pycache"),
     )
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an install has its bytecode; recompiling is not the hook's cost
     for key, value in overrides.items():
         section, _, name = key.partition(".")
         env[
@@ -156,31 +177,48 @@ def latency(
             + "_"
             + "".join("_" + c if c.isupper() else c for c in name).upper()
         ] = value
-    hook_ms, base_ms, printed = [], [], 0
-    for i in range(runs):
-        payload = json.dumps(
-            {
-                "session_id": f"bench-{os.getpid()}-{i}",
-                "cwd": cwd,
-                "hook_event_name": "UserPromptSubmit",
-                "prompt": prompts[i % len(prompts)],
-            }
-        )
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
-        base_ms.append((time.perf_counter() - started) * 1000)
-        started = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-m", "causantic.hooks", "user-prompt-submit"],
-            input=payload,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        hook_ms.append((time.perf_counter() - started) * 1000)
-        printed += bool(done.stdout.strip())
-    return p95(hook_ms), p95(base_ms), printed
+    # Cold: a copy of the store in a data directory of its own, so no warm process answers for it.
+    cold_home = work / f"{store}-cold"
+    cold_home.mkdir(exist_ok=True)
+    with sqlite3.connect(work / store / "memory.db") as source, sqlite3.connect(cold_home / "memory.db") as copy:
+        source.backup(copy)  # WAL included
+    cold_env = dict(env, CAUSANTIC_HOME=str(cold_home), CAUSANTIC_PROMPT_MEMORY_WARM_MINUTES="0")
+    hook = [sys.executable, "-m", "causantic.hooks", "user-prompt-submit"]
+    times: dict[str, list[float]] = {"bare": [], "cold": [], "warm": []}
+    printed = 0
+    pid_file = work / store / "run" / "prompt-server.pid"
+    try:
+        for i in range(-3, runs):  # warm-up runs: bytecode, the configuration cache, the warm process
+            payload = json.dumps(
+                {
+                    "session_id": f"bench-{os.getpid()}-{i}",
+                    "cwd": cwd,
+                    "hook_event_name": "UserPromptSubmit",
+                    "prompt": prompts[i % len(prompts)],
+                }
+            )
+            took: dict[str, float] = {}
+            for name, command, run_env in (
+                ("bare", [sys.executable, "-c", "pass"], env),
+                ("cold", hook, cold_env),
+                ("warm", hook, env),
+            ):
+                started = time.perf_counter()
+                done = subprocess.run(command, input=payload, env=run_env, capture_output=True, text=True, check=True)
+                took[name] = (time.perf_counter() - started) * 1000
+                printed += name == "warm" and i >= 0 and bool(done.stdout.strip())
+            if i == -1:
+                for _ in range(100):  # the warm process starts detached: let it listen before measuring
+                    if pid_file.exists():
+                        break
+                    time.sleep(0.1)
+            if i >= 0:
+                for name, ms in took.items():
+                    times[name].append(ms)
+    finally:
+        if pid_file.exists():  # the warm process this benchmark started
+            os.kill(int(pid_file.read_text()), signal.SIGTERM)
+    return {name: p95(values) for name, values in times.items()}, printed
 
 
 def p95(values: Sequence[float]) -> float:
@@ -192,7 +230,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", type=Path, help="keep (or reuse) the stores in this folder")
     parser.add_argument("--json", dest="json_out", type=Path)
-    parser.add_argument("--runs", type=int, default=60, help="hook and baseline starts for the latency")
+    parser.add_argument("--runs", type=int, default=60, help="hook and baseline starts for the latency (0: none)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     args = parser.parse_args()
     if not LOCOMO.is_file() or not CORPUS.is_dir():
@@ -209,40 +247,46 @@ def main() -> int:
     outcomes, cwds = observe(work, all_trials, overrides)
     pm = store_config(work, "coding", overrides).prompt_memory
     print(
-        f"{'bar':>5} {'precision %':>12} {'by session %':>13} {'inject %':>9} {'false inject %':>15}"
+        f"{'margin':>6} {'precision %':>12} {'by session %':>13} {'inject %':>9} {'false inject %':>15}"
         f" {'mean tokens':>12}"
     )
-    for bar in sorted({*SWEEP, pm.bar}):
-        r = rates(outcomes, bar, pm.cross_project_bar, pm.max_moments)
-        mark = "  <- configured" if bar == pm.bar else ""
+    for margin in sorted({*SWEEP, pm.session_margin}):
+        r = rates(outcomes, margin)
+        mark = "  <- configured" if margin == pm.session_margin else ""
         print(
-            f"{bar:5.2f} {r['precision']:12.1f} {r['precision_session']:13.1f} {r['inject_rate']:9.1f}"
-            f" {r['false_inject_rate']:15.1f}"
-            f" {r['mean_tokens']:12.1f}{mark}"
+            f"{margin:6.2f} {r['precision']:12.1f} {r['precision_session']:13.1f} {r['inject_rate']:9.1f}"
+            f" {r['false_inject_rate']:15.1f} {r['mean_tokens']:12.1f}{mark}"
         )
     for name, keep in (
         ("coding", lambda o: o.trial.store == "coding"),
         ("LoCoMo", lambda o: o.trial.store != "coding"),
     ):
-        part = rates([o for o in outcomes if keep(o)], pm.bar, pm.cross_project_bar, pm.max_moments)
+        part = rates([o for o in outcomes if keep(o)], pm.session_margin)
         print(
-            f"  {name} at the configured bar: precision {part['precision']}% (by session "
+            f"  {name} as configured: precision {part['precision']}% (by session "
             f"{part['precision_session']}%), inject {part['inject_rate']}%, "
             f"false inject {part['false_inject_rate']}%"
         )
     prompts = [t.query for t in all_trials if t.store == "coding"]
-    hook_p95, base_p95, printed = latency(
-        work, "coding", cwds["coding"], prompts[:: max(1, len(prompts) // 60)], args.runs, overrides
-    )
+    p95s = {"bare": float("nan"), "cold": float("nan"), "warm": float("nan")}
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(
-        f"latency over {args.runs} starts (load {load:.2f}): hook p95 {hook_p95} ms, bare python p95 {base_p95} ms "
-        f"(ratio {hook_p95 / base_p95:.2f}); {printed} of {args.runs} runs added context"
-    )
-    result = rates(outcomes, pm.bar, pm.cross_project_bar, pm.max_moments) | {
-        "p95_ms": hook_p95,
-        "baseline_p95_ms": base_p95,
+    if args.runs > 0:  # --runs 0: precision only
+        p95s, printed = latency(
+            work, "coding", cwds["coding"], prompts[:: max(1, len(prompts) // 60)], args.runs, overrides
+        )
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+        print(
+            f"latency over {args.runs} starts each (load {load:.2f}): bare python p95 {p95s['bare']} ms; hook "
+            f"warm p95 {p95s['warm']} ms (ratio {p95s['warm'] / p95s['bare']:.2f}), cold (in-process) p95 "
+            f"{p95s['cold']} ms (ratio {p95s['cold'] / p95s['bare']:.2f}); {printed} of {args.runs} warm runs "
+            "added context"
+        )
+    result = rates(outcomes, pm.session_margin) | {
+        "p95_ms": p95s["warm"],
+        "baseline_p95_ms": p95s["bare"],
+        "cold_p95_ms": p95s["cold"],
         "bar": pm.bar,
+        "session_margin": pm.session_margin,
         "n_answerable": sum(1 for o in outcomes if o.trial.answerable),
         "n_unanswerable": sum(1 for o in outcomes if not o.trial.answerable),
         "load": round(load, 2),

@@ -23,6 +23,7 @@ from causantic.retrieval.output import (
     EmbedOut,
     EpisodicOut,
     ForgetOut,
+    HookStatusOut,
     IngestOut,
     ProjectsOut,
     ReconstructOutput,
@@ -31,7 +32,7 @@ from causantic.retrieval.output import (
     StatsOut,
     TopicsOut,
 )
-from causantic.runs import HookStatusOut, record
+from causantic.runs import record
 
 
 @pytest.fixture(scope="module")

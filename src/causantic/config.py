@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from causantic.errors import ConfigError
+from causantic.home import causantic_home as causantic_home  # re-exported: part of the configuration
 
 # Which coding agent wrote a transcript; recorded with every session and chunk.
 Source = Literal["claude-code", "codex", "gemini"]
@@ -388,10 +389,30 @@ class PromptMemoryConfig(_Section):
     min_terms: int = Field(
         2, ge=1, description='Prompts with fewer meaningful words ("yes", "go on") get nothing added.'
     )
+    session_margin: float = Field(
+        1.4,
+        ge=1,
+        description=(
+            "Add nothing unless the best past session clearly leads: its best BM25 score at least this "
+            "many times any other session's (1 turns the check off; benchmarks/prompt_memory.py)."
+        ),
+    )
+    min_coverage: float = Field(
+        0.5, ge=0, le=1, description="Share of the prompt's words (IDF-weighted) the leading moment must hold."
+    )
+    per_session: int = Field(2, ge=1, le=10, description="Most moments of one past session added to one prompt.")
     max_moments: int = Field(3, ge=1, le=10, description="Most past moments added to one prompt.")
     max_tokens: int = Field(300, ge=50, le=2_000, description="Token budget of what one prompt gets added.")
     keep_days: float = Field(
         14.0, gt=0, description="Days the per-session record of what was added (no repeats) is kept."
+    )
+    warm_minutes: float = Field(
+        30.0,
+        ge=0,
+        description=(
+            "Minutes without a prompt after which the hook's warm process (it keeps the hook's imports "
+            "loaded and answers over a unix socket in <home>/run) exits; 0: never start it."
+        ),
     )
 
 
@@ -418,12 +439,6 @@ class Config(_Section):
         for dotted, value in overrides.items():
             _set_dotted(data, dotted, value, "override")
         return _validate(data, "override")
-
-
-def causantic_home() -> Path:
-    """The data directory: ``$CAUSANTIC_HOME``, else ``~/.causantic``."""
-    env = os.environ.get("CAUSANTIC_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".causantic"
 
 
 def db_path(config: Config) -> Path:

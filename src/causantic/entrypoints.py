@@ -28,6 +28,12 @@ def serve_dashboard(port: int, ready: Callable[[str], None]) -> None:
 
 
 def run_hook(name: str) -> int:
+    """Run a hook on its stdin JSON, as ``python -m causantic.hooks <name>`` does (the prompt hook
+    asks the warm process first)."""
+    if name == "user-prompt-submit":
+        from causantic.hooks.warm import client
+
+        return client()
     from causantic.hooks.runner import run_hook
 
     return run_hook(name)

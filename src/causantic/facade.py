@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from causantic.retrieval.episodes import EpisodeAnswer
     from causantic.retrieval.forget import ForgetResult
     from causantic.retrieval.listing import ProjectSummary, SessionList, TopicSummary
-    from causantic.retrieval.moments import Moments, MomentsRequest
     from causantic.retrieval.output import EmbedOut, IngestOut, StatsOut
     from causantic.retrieval.reconstruct import Reconstruction
     from causantic.retrieval.search import SearchResult
@@ -273,12 +272,6 @@ class Memory:
 
         request = SearchRequest(checked_query(context, "context"), project=project, agent=agent, max_tokens=max_tokens)
         return self._services.episodes.predict(request, mode)
-
-    def moments(self, request: MomentsRequest) -> Moments:
-        """Past moments worth adding to a prompt (keyword-first, strict bar): the prompt-memory hook's answer."""
-        from causantic.retrieval.moments import prompt_moments
-
-        return prompt_moments(self._services.store, self.config.relevance, request)
 
     def reconstruct(
         self,

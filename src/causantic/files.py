@@ -58,12 +58,40 @@ def prune_older_than(folder: Path, days: float, pattern: str = "*.json") -> None
 def file_lock(path: Path, timeout: float | None = None) -> Iterator[bool]:
     """Hold an exclusive lock on ``path``; yields False if ``timeout`` seconds passed without it.
 
-    filelock takes the operating system's lock (``flock`` on POSIX, ``msvcrt`` on Windows), which
-    the kernel releases when the holder exits, so a crashed holder never leaves it stale.
+    The operating system's lock (``flock`` on POSIX, ``msvcrt`` on Windows through filelock), which
+    the kernel releases when the holder exits, so a crashed holder never leaves it stale. On POSIX
+    it is taken directly, as filelock takes it (so the two interoperate): importing filelock cost the
+    prompt hook, which records every run under this lock, a sixth of a bare Python start.
     """
+    secure_dir(path.parent)
+    if os.name != "posix":
+        yield from _filelock(path, timeout)
+        return
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if deadline is not None and time.monotonic() >= deadline:
+                    yield False
+                    return
+                time.sleep(0.05)
+        try:
+            yield True
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _filelock(path: Path, timeout: float | None) -> Iterator[bool]:
     from filelock import FileLock, Timeout
 
-    secure_dir(path.parent)
     lock = FileLock(path, timeout=-1 if timeout is None else timeout, mode=0o600)
     try:
         lock.acquire(poll_interval=0.05)

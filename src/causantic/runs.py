@@ -1,7 +1,9 @@
 """The last run of each hook, kept in ``<home>/hook-status.json`` (owner-only).
 
 Written by the hooks, read by ``causantic hook status``, the MCP ``hook-status`` tool and the
-dashboard: it sits below them all, so none of those interfaces imports another.
+dashboard: it sits below them all, so none of those interfaces imports another. It loads neither
+pydantic nor ``logging`` (the prompt hook records every run and must start fast); the JSON shape
+people's scripts read is ``causantic.retrieval.output.HookStatusOut``.
 
 ``hook-status.json`` maps a hook name to its last run (:class:`HookRun`). Hooks run in parallel
 processes, so the read-modify-write happens under an exclusive lock and the new file replaces the
@@ -13,14 +15,10 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import UTC, datetime
 from typing import TypedDict, cast
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from causantic.config import causantic_home
 from causantic.files import atomic_write, file_lock, secure_dir
-from causantic.logs import log
+from causantic.home import causantic_home
 
 STATUS_FILE = "hook-status.json"
 
@@ -35,6 +33,7 @@ class InjectedMoment(TypedDict):
     relevance: float  # calibrated, 0..1 (keyword-only scoring)
     coverage: float  # IDF-weighted share of the prompt's words in the chunk
     otherProject: bool
+    margin: float | None  # the lead session's BM25 over the next session's; None: no other session matched
 
 
 class HookRun(TypedDict, total=False):
@@ -82,13 +81,22 @@ def record(
         home = secure_dir(causantic_home())
         with file_lock(home / "locks" / "hook-status.lock", timeout=5) as locked:
             if not locked:
+                from causantic.logs import log
+
                 log(f"{hook}: hook-status.json stayed locked; this run is not recorded")
                 return
             runs = read_status()
             runs[hook] = run
             atomic_write(home / STATUS_FILE, json.dumps(runs, indent=2, sort_keys=True) + "\n")
     except Exception as exc:
+        from causantic.logs import log
+
         log(f"{hook}: cannot record status", error=exc)
+
+
+def lead_text(margin: float | None) -> str:
+    """Why a prompt-memory moment was added over others, for people: how far its session led."""
+    return "the only session that matched" if margin is None else f"its session led the next by {margin:.2f}x"
 
 
 def read_status() -> dict[str, HookRun]:
@@ -103,70 +111,6 @@ def read_status() -> dict[str, HookRun]:
 
 
 def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-class InjectedMomentInfo(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    chunk_id: str
-    session_id: str
-    project: str
-    date: str
-    relevance: float
-    coverage: float
-    other_project: bool = False
-
-
-class HookRunInfo(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    last_run: str
-    success: bool
-    duration_ms: int | None = None
-    outcome: str = ""
-    project: str | None = None
-    session_id: str | None = None
-    error: str | None = None
-    details: dict[str, int] = Field(default_factory=dict)
-    injected: list[InjectedMomentInfo] = Field(
-        default_factory=list, description="user-prompt-submit: the past moments added to the last prompt, and why."
-    )
-
-
-class HookStatusOut(BaseModel):
-    """Each hook's last run: the one JSON shape of ``causantic hook status --json`` and the MCP tool."""
-
-    model_config = ConfigDict(frozen=True)
-
-    hooks: dict[str, HookRunInfo]
-
-
-def status_out(runs: dict[str, HookRun]) -> HookStatusOut:
-    return HookStatusOut(
-        hooks={
-            name: HookRunInfo(
-                last_run=r.get("lastRun", ""),
-                success=bool(r.get("success")),
-                duration_ms=r.get("durationMs"),
-                outcome=r.get("outcome", ""),
-                project=r.get("project"),
-                session_id=r.get("sessionId"),
-                error=r.get("error"),
-                details=r.get("details", {}),
-                injected=[
-                    InjectedMomentInfo(
-                        chunk_id=m["chunkId"],
-                        session_id=m["sessionId"],
-                        project=m["project"],
-                        date=m["date"],
-                        relevance=m["relevance"],
-                        coverage=m["coverage"],
-                        other_project=m.get("otherProject", False),
-                    )
-                    for m in r.get("injected", [])
-                ],
-            )
-            for name, r in sorted(runs.items())
-        }
-    )
+    """Now as ISO 8601 UTC with milliseconds (``time``, not ``datetime``: one import less per hook)."""
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"

@@ -12,7 +12,8 @@ import click
 
 from causantic.cli.output import domain_errors, emit_json, json_option, table
 from causantic.entrypoints import HOOKS, WORKER, run_hook, run_hook_worker
-from causantic.runs import read_status, status_out
+from causantic.retrieval.output import status_out
+from causantic.runs import lead_text, read_status
 
 
 @click.group("hook")
@@ -70,10 +71,10 @@ def status_command(as_json: bool) -> None:
     )
     for name, r in sorted(runs.items()):  # what the prompt hook added last, and why
         for m in r.get("injected", []):
-            click.echo(
-                f"{name} added {m['project']} session {m['sessionId'][:8]} ({m['date'][:10]}): relevance "
-                f"{round(m['relevance'] * 100)}%, prompt words covered {round(m['coverage'] * 100)}%"
-            )
+            why = f"relevance {round(m['relevance'] * 100)}%, prompt words covered {round(m['coverage'] * 100)}%"
+            if "margin" in m:  # runs recorded before the lead was measured lack it
+                why += f", {lead_text(m['margin'])}"
+            click.echo(f"{name} added {m['project']} session {m['sessionId'][:8]} ({m['date'][:10]}): {why}")
     _warn_about_vectors()
 
 

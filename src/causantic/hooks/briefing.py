@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from causantic.config import SOURCE_NAMES
 from causantic.errors import ProjectNotFound
 from causantic.files import atomic_write, prune_older_than, secure_dir
+from causantic.hooks.chunk_text import sections
 from causantic.ingest.tokens import approx_tokens
 from causantic.transcripts import BRIEFING_OPENING
 
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 
 RECENT_SESSIONS = 5
 CACHE_DAYS = 30
-_MARKER = re.compile(r"^\[(User|Assistant|Tool:[^\]\n]*|Result:[^\]\n]*|Error:[^\]\n]*)\]\s?")
 _OPEN_LINE = re.compile(
     r"\b(TODO|FIXME|next steps?|still (?:fails?|failing|broken)|not (?:yet|done)|"
     r"left to do|follow[- ]up|open question)\b",
@@ -116,20 +116,6 @@ def _tail(memory: Memory, project: str, session: SessionSummary) -> list[tuple[s
         if not result.earlier or any(role == "User" and _is_request(text) for role, text in tail):
             break
     return tail
-
-
-def sections(content: str) -> list[tuple[str, str]]:
-    """A chunk's text as (role, text) pairs: User, Assistant, Tool:X, Result:X, Error:X, or ""."""
-    out: list[tuple[str, str]] = []
-    for para in content.split("\n\n"):
-        match = _MARKER.match(para)
-        if match:
-            out.append((match.group(1), para[match.end() :].strip()))
-        elif out:
-            out[-1] = (out[-1][0], f"{out[-1][1]}\n\n{para}")
-        else:
-            out.append(("", para))
-    return out or [("", "")]
 
 
 def _is_request(text: str) -> bool:

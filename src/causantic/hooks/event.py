@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from dataclasses import asdict, dataclass
 
-STDIN_TIMEOUT_S = 2.0
+from causantic.hooks.stdin import read_stdin as read_stdin  # re-exported: part of reading the event
+
 # No real field is longer (PATH_MAX is 4096). A longer value is dropped as if absent: passed on to
 # the ingest worker it made the spawn fail ("Argument list too long") and filled the hook log.
+# The prompt is the exception: a user may paste pages, and its head says what it is about, so it is
+# cut to its first PROMPT_MAX_CHARS instead (only the prompt hook reads it; no worker is passed it).
 MAX_FIELD_CHARS = 4096
+PROMPT_MAX_CHARS = 8192
 
 
 class HookProblem(Exception):
@@ -53,25 +56,9 @@ def parse_event(text: str) -> HookEvent:
     fields = {
         name: value
         for name in HookEvent.__dataclass_fields__
-        if name != "parsed" and isinstance(value := data.get(name), str) and len(value) <= MAX_FIELD_CHARS
+        if name not in ("parsed", "prompt")
+        and isinstance(value := data.get(name), str)
+        and len(value) <= MAX_FIELD_CHARS
     }
-    return HookEvent(**fields, parsed=True)
-
-
-def read_stdin(timeout: float = STDIN_TIMEOUT_S) -> str:
-    """All of stdin, or "" when it is a terminal or stays silent for ``timeout`` seconds."""
-    stream = sys.stdin
-    if stream is None or stream.closed:
-        return ""
-    try:
-        if stream.isatty():
-            return ""
-        if os.name == "posix":
-            import select
-
-            ready, _, _ = select.select([stream], [], [], timeout)
-            if not ready:
-                return ""
-        return stream.read()
-    except (OSError, ValueError, UnicodeDecodeError):
-        return ""
+    prompt = data.get("prompt")
+    return HookEvent(**fields, prompt=prompt[:PROMPT_MAX_CHARS] if isinstance(prompt, str) else "", parsed=True)

@@ -15,19 +15,23 @@ What was added and why (relevance, word coverage) goes to ``hook-status.json``.
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import cast
 
-from causantic.config import PromptMemoryConfig
+from causantic.config_cache import cached_config
 from causantic.files import atomic_write, prune_older_than, secure_dir
+from causantic.home import causantic_home
+from causantic.hooks import warm
+from causantic.hooks.chunk_text import sections
 from causantic.hooks.event import HookEvent
 from causantic.ingest.tokens import CHARS_PER_TOKEN
+from causantic.prompt_services import open_prompt_index
+from causantic.retrieval.moments import Moment, MomentsRelevance, MomentsRequest, prompt_moments
 from causantic.runs import InjectedMoment, record
-
-if TYPE_CHECKING:  # the search stack loads only once the hook is on and memory exists
-    from causantic.retrieval.moments import Moment
+from causantic.transcripts._system_text import prompt_text_of
 
 HOOK = "user-prompt-submit"
 _SAFE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
@@ -39,24 +43,23 @@ FOOTER = (
 
 
 def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
-    from causantic.config import db_path, load_config
-
     folder = Path(event.working_dir)
-    config = load_config(cwd=folder if folder.is_dir() else None)
-    settings = config.prompt_memory
+    config = cached_config(folder if folder.is_dir() else None, ("prompt_memory", "relevance"))
+    settings = config.section("prompt_memory")
     if not settings.enabled:
         return _done(started, event, "off (promptMemory.enabled is false)")
     if not event.prompt.strip():
         return _done(started, event, "empty prompt")
-    if not db_path(config).exists():
+    if not config.db_path.exists():
         return _done(started, event, "no memory yet (nothing ingested)")
-    from causantic.facade import Memory
-    from causantic.retrieval.moments import MomentsRequest
-
-    with Memory(config=config) as memory:
-        given_file = _given_file(memory.home, event.session_id)
-        given = _read_given(given_file)
-        found = memory.moments(
+    if not warm.serving and settings.warm_minutes > 0:
+        warm.start_server()  # for the next prompts; this one is answered here (it exits if one runs)
+    given_file = _given_file(causantic_home(), event.session_id)
+    given = _read_given(given_file)
+    with open_prompt_index(config.db_path) as index:
+        found = prompt_moments(
+            index,
+            cast(MomentsRelevance, config.section("relevance")),  # validated by config.py when cached
             MomentsRequest(
                 event.prompt,
                 event.working_dir,
@@ -64,13 +67,16 @@ def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
                 settings.cross_project_bar,
                 settings.max_moments,
                 settings.min_terms,
+                settings.session_margin,
+                settings.min_coverage,
+                settings.per_session,
                 exclude_session=event.session_id,
                 exclude_chunks=given,
             ),
         )
     if not found.moments:
         return _done(started, event, found.reason, found.project)
-    text = render(found.moments, settings)
+    text = render(found.moments, settings.max_tokens)
     sys.stdout.write(
         json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}) + "\n"
     )
@@ -86,6 +92,7 @@ def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
             relevance=round(m.relevance, 3),
             coverage=round(m.coverage, 3),
             otherProject=m.other_project,
+            margin=round(m.margin, 2) if math.isfinite(m.margin) else None,
         )
         for m in found.moments
     ]
@@ -98,10 +105,11 @@ def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
     )
 
 
-def render(moments: list[Moment], settings: PromptMemoryConfig) -> str:
+def render(moments: list[Moment], max_tokens: int) -> str:
     """The block Claude reads: a header, one entry per moment (date, project, session, relevance and
-    an excerpt of what was said), the pointer to the tools; within ``settings.max_tokens``."""
-    budget_chars = int(settings.max_tokens * CHARS_PER_TOKEN)
+    an excerpt of what was said), the pointer to the tools; within ``max_tokens``
+    (``promptMemory.maxTokens``)."""
+    budget_chars = int(max_tokens * CHARS_PER_TOKEN)
     fixed = len(HEADER) + len(FOOTER) + 2
     entries = []
     for i, m in enumerate(moments, 1):
@@ -125,9 +133,6 @@ def excerpt(content: str) -> str:
     """What was asked and answered in a chunk, flattened: 'User: … / Assistant: …'. Harness text in
     prompts (IDE wrappers, reminders) goes; tool calls and results are left out (long, and little
     use out of context) unless the chunk holds nothing else."""
-    from causantic.hooks.briefing import sections
-    from causantic.transcripts._system_text import prompt_text_of
-
     parts = sections(content)
     said = [
         (role, prompt_text_of(text) if role == "User" else text)
@@ -151,7 +156,7 @@ def _done(
         HOOK,
         success=True,
         started=started,
-        outcome=outcome,
+        outcome=outcome + (" [warm process]" if warm.serving else ""),
         project=project,
         session_id=event.session_id,
         injected=injected,

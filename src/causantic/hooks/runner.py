@@ -20,6 +20,7 @@ from causantic.runs import record
 
 HOOKS = ("session-start", "pre-compact", "session-end", "user-prompt-submit")
 WORKER = "ingest-worker"
+SERVER = "prompt-server"  # the prompt hook's warm process (causantic.hooks.warm)
 MAX_CONTEXT_CHARS = 9_500  # Claude Code moves hook output over 10,000 characters into a file
 
 
@@ -130,10 +131,24 @@ def _record_failure(hook: str, who: str, started: float, session_id: str | None,
     record(hook, success=False, started=started, outcome=outcome, error=error, session_id=session_id)
 
 
+def _serve() -> int:
+    """The warm process; it runs detached, so whatever goes wrong is logged and it exits 0."""
+    from causantic.config_cache import cached_config
+    from causantic.hooks.warm import serve
+
+    try:
+        return serve(cached_config(None, ("prompt_memory",)).section("prompt_memory").warm_minutes)
+    except BaseException as exc:
+        log(f"{SERVER}: stopped", error=exc)
+        return 0
+
+
 def main(argv: list[str]) -> int:
     """``python -m causantic.hooks <hook>``, the fast path Claude Code's settings call."""
     if len(argv) == 3 and argv[0] == WORKER:
         return run_worker(argv[1], argv[2])
+    if argv == [SERVER]:
+        return _serve()
     if len(argv) != 1 or argv[0] not in HOOKS:
         sys.stderr.write(f"usage: python -m causantic.hooks {{{','.join(HOOKS)}}} < hook-input.json\n")
         return 0

@@ -25,6 +25,7 @@ from causantic.retrieval.format import when
 from causantic.retrieval.output import (
     EpisodicOut,
     ForgetOut,
+    HookStatusOut,
     ProjectsOut,
     ReconstructOutput,
     SearchOut,
@@ -34,8 +35,9 @@ from causantic.retrieval.output import (
     projects_out,
     reconstruction_out,
     sessions_out,
+    status_out,
 )
-from causantic.runs import HookStatusOut, read_status, status_out
+from causantic.runs import lead_text, read_status
 
 if TYPE_CHECKING:
     from causantic.retrieval.episodes import EpisodeAnswer
@@ -425,7 +427,7 @@ def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOut]:
         lines.append(line)
         lines += [
             f"  added: {m.project} session {m.session_id[:8]} ({m.date[:10]}), relevance "
-            f"{round(m.relevance * 100)}%, prompt words covered {round(m.coverage * 100)}%"
+            f"{round(m.relevance * 100)}%, prompt words covered {round(m.coverage * 100)}%, {lead_text(m.margin)}"
             for m in run.injected
         ]
     return _result("\n".join(lines), output)

@@ -1,35 +1,63 @@
-"""Past moments worth adding to a prompt: the few that clear a strict bar, one per past session.
+"""Past moments worth adding to a prompt: the few that clear a strict bar, from a session that
+clearly leads.
 
 Used by the prompt-memory hook, where Claude Code waits for the answer. So this is a keyword-first
-path of its own: BM25 candidates from the store's keyword index, scored with the calibrated
-relevance (:mod:`causantic.retrieval.relevance`) without a cosine (``relevance.missingCosine``
-stands in), and nothing else: no embedding model, no vector index, no numpy, and not the search
-pipeline's import chain (its fusion, recency and MMR reorder long answers; here at most a few
-moments are kept). Because the cosine is missing, the bars are configured and measured apart from
+path of its own: BM25 candidates from the store's keyword index (through the light read-only
+:class:`~causantic.store.prompt_index.PromptIndex`), scored with the calibrated relevance
+(:mod:`causantic.retrieval.relevance`) without a cosine (``relevance.missingCosine`` stands in),
+and nothing else: no embedding model, no vector index, no numpy, and not the search pipeline's
+import chain (its fusion, recency and MMR reorder long answers; here at most a few moments are
+kept). Because the cosine is missing, the bars are configured and measured apart from
 ``relevance.floor`` (``benchmarks/prompt_memory.py``).
 
 The current project is searched against ``bar``; other projects only against the stricter
-``cross_bar``. Chunks of the current session and chunks already given are never chosen; of several
-hits in one session only the best is a moment, so the answer names distinct past sessions. Moments
-keep the keyword ranking's order (BM25), which put a relevant moment first more often than ordering
-by the calibrated score, whose keyword-only values tie near 1.
+``cross_bar``. In each, nothing is added unless one past session clearly leads (its best BM25 at
+least ``session_margin`` times any other session's) with a lead covering ``min_coverage`` of the
+prompt's words: a close race was where the hook used to add noise. Chunks of the current session
+and chunks already given are never chosen; at most ``per_session`` moments come from one session.
+Moments keep the keyword ranking's order (BM25), which put a relevant moment first more often than
+ordering by the calibrated score, whose keyword-only values tie near 1.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from causantic.config import RelevanceConfig
-from causantic.errors import ProjectNotFound
-from causantic.retrieval.listing import resolve_project
-from causantic.retrieval.relevance import bulk_share, profile_query, query_absent_share, relevance
+from causantic.retrieval.relevance import (
+    RelevanceModel,
+    TermCounts,
+    bulk_share,
+    profile_query,
+    query_absent_share,
+    relevance,
+)
 from causantic.store.fts import query_terms
-from causantic.store.protocol import MemoryStoreProtocol
-from causantic.store.records import StoredChunk
+from causantic.store.records import Project, StoredChunk
 
 CANDIDATES = 10  # BM25 hits scored per search: enough to survive the session and repeat filters
 QUERY_MAX_CHARS = 2_000  # a pasted log is not a question: its head says what it is about
+
+
+class MomentsStore(TermCounts, Protocol):
+    """What moments are read from: the prompt hook's light read-only index
+    (``causantic.store.prompt_index.PromptIndex``, opened by ``causantic.prompt_services``)."""
+
+    def project_for_cwd(self, cwd: str) -> Project | None: ...
+    def project_by_path(self, path: str) -> Project | None: ...
+    def keyword_search(
+        self, query: str, *, project_ids: Sequence[int] | None = None, limit: int = 10
+    ) -> list[tuple[str, float]]: ...
+    def get_chunks(self, ids: Sequence[str]) -> dict[str, StoredChunk]: ...
+
+
+class MomentsRelevance(RelevanceModel, Protocol):
+    """The ``relevance.*`` values moments are scored with (``causantic.config.RelevanceConfig``)."""
+
+    @property
+    def most_counted(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +66,7 @@ class Moment:
     relevance: float  # calibrated, keyword-only
     coverage: float  # IDF-weighted share of the prompt's words in the chunk
     other_project: bool
+    margin: float = 0.0  # the lead moment's BM25 over the best of any other session (inf: no other)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +77,9 @@ class MomentsRequest:
     cross_bar: float
     most: int
     min_terms: int
+    session_margin: float = 1.0
+    min_coverage: float = 0.0
+    per_session: int = 1
     exclude_session: str = ""
     exclude_chunks: Collection[str] = ()
 
@@ -59,48 +91,88 @@ class Moments:
     reason: str  # why these (or why none), for hook-status
 
 
-def prompt_moments(store: MemoryStoreProtocol, config: RelevanceConfig, request: MomentsRequest) -> Moments:
+def prompt_moments(store: MomentsStore, config: MomentsRelevance, request: MomentsRequest) -> Moments:
     query = request.prompt[:QUERY_MAX_CHARS]
     if len(query_terms(query)) < request.min_terms:
         return Moments([], None, "prompt too short to search")
-    try:
-        project = resolve_project(store, request.cwd)
-    except ProjectNotFound:
-        project = None
-    found: list[Moment] = []
-    if project is not None:
-        found += _scored(store, config, query, (project.id,), request.bar, other=False)
-    if request.cross_bar < 1.0:
-        found += [
-            m
-            for m in _scored(store, config, query, None, request.cross_bar, other=True)
-            if project is None or m.chunk.project_id != project.id
-        ]
-    moments: dict[str, Moment] = {}
-    for moment in found:  # own project first, each list in BM25 order: the first of a session is its best
-        chunk = moment.chunk
-        if chunk.session_id == request.exclude_session or chunk.id in request.exclude_chunks:
-            continue
-        moments.setdefault(chunk.session_id, moment)
-    chosen = list(moments.values())[: request.most]
+    project = store.project_for_cwd(request.cwd)
+    if project is None and request.cwd:  # a worktree or folder never seen: its git root's project
+        from causantic.transcripts.projects import canonical_project_path  # rare, and not a light import
+
+        project = store.project_by_path(canonical_project_path(request.cwd))
     name = project.name if project is not None else None
-    if chosen:
-        return Moments(chosen, name, f"{len(chosen)} of {len(moments)} past session(s) cleared the bar")
-    if found:
-        return Moments([], name, "every match was from this session or already given")
-    return Moments([], name, "nothing cleared the bar")
+    chosen: list[Moment] = []
+    reasons: list[str] = []
+    scopes: list[tuple[Sequence[int] | None, float, bool]] = []
+    if project is not None:
+        scopes.append(((project.id,), request.bar, False))
+    if request.cross_bar < 1.0:
+        scopes.append((None, request.cross_bar, True))
+    for project_ids, bar, other in scopes:
+        hits = [
+            hit
+            for hit in _scored(store, config, query, project_ids, other=other)
+            if hit.chunk.session_id != request.exclude_session
+            and hit.chunk.id not in request.exclude_chunks
+            and not (other and project is not None and hit.chunk.project_id == project.id)
+        ]
+        picked, reason = _clear_lead(hits, bar, request)
+        chosen += picked
+        reasons.append(("other projects: " if other else "") + reason)
+    chosen = chosen[: request.most]
+    return Moments(chosen, name, "; ".join(reasons) or "no project to search")
+
+
+def _clear_lead(hits: list[_Hit], bar: float, request: MomentsRequest) -> tuple[list[Moment], str]:
+    """The moments of one scope, or none when no past session clearly leads.
+
+    Measured on the development sets (``benchmarks/prompt_memory.py``): a lead whose BM25 beats every
+    other session's best by ``session_margin`` is the right session far more often than a close race
+    (where the hook used to add the wrong exchange of a right session, or a wrong session), and a
+    lead covering under ``min_coverage`` of the prompt's words is mostly noise. Past the gate, hits
+    clearing ``bar`` are kept in BM25 order, at most ``per_session`` of each session (a session's
+    second-best chunk often holds the exchange its best one only leads to).
+    """
+    if not hits:
+        return [], "no match"
+    lead = hits[0]
+    rival = max((h.bm25 for h in hits if h.chunk.session_id != lead.chunk.session_id), default=0.0)
+    margin = lead.bm25 / rival if rival > 0 else math.inf
+    if margin < request.session_margin:
+        return [], f"no clear lead (best session {margin:.2f}x the next, needs {request.session_margin})"
+    if lead.coverage < request.min_coverage:
+        return [], f"lead covers {lead.coverage:.0%} of the prompt's words (needs {request.min_coverage:.0%})"
+    per_session: dict[str, int] = {}
+    out: list[Moment] = []
+    for hit in hits:
+        session = hit.chunk.session_id
+        if hit.relevance < bar or per_session.get(session, 0) >= request.per_session:
+            continue
+        per_session[session] = per_session.get(session, 0) + 1
+        out.append(Moment(hit.chunk, hit.relevance, hit.coverage, hit.other, margin))
+    if not out:
+        return [], "nothing cleared the bar"
+    return out, f"{len(out)} moment(s) of {len(per_session)} session(s); lead {margin:.2f}x the next session"
+
+
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    chunk: StoredChunk
+    bm25: float
+    relevance: float
+    coverage: float
+    other: bool
 
 
 def _scored(
-    store: MemoryStoreProtocol,
-    config: RelevanceConfig,
+    store: MomentsStore,
+    config: MomentsRelevance,
     query: str,
     project_ids: Sequence[int] | None,
-    bar: float,
     *,
     other: bool,
-) -> list[Moment]:
-    """The BM25 top hits in scope that clear ``bar``, in BM25 order."""
+) -> list[_Hit]:
+    """The BM25 top hits in scope with their keyword-only relevance, in BM25 order."""
     hits = store.keyword_search(query, project_ids=project_ids, limit=CANDIDATES)
     if not hits:
         return []
@@ -108,12 +180,11 @@ def _scored(
     absent = query_absent_share(profile, config)
     chunks = store.get_chunks([chunk_id for chunk_id, _ in hits])
     out = []
-    for chunk_id, _ in hits:
+    for chunk_id, bm25 in hits:
         chunk = chunks.get(chunk_id)
         if chunk is None:
             continue
         coverage = profile.coverage(chunk.content)
         score = relevance(None, coverage, bulk_share(chunk.content), absent, config)
-        if score >= bar:
-            out.append(Moment(chunk, score, coverage, other))
+        out.append(_Hit(chunk, bm25, score, coverage, other))
     return out

@@ -23,6 +23,7 @@ from causantic.store.records import StoredChunk
 
 if TYPE_CHECKING:  # the ingest pipeline is not for a search's output to load
     from causantic.ingest.pipeline import IngestReport
+    from causantic.runs import HookRun
 
 PREVIEW_CHARS = 160
 FORGET_PREVIEW_CHARS = 100
@@ -349,3 +350,65 @@ class IngestOut(Out):
 
 def ingest_out(report: IngestReport) -> IngestOut:
     return IngestOut.model_validate(report.as_dict())
+
+
+class InjectedMomentInfo(Out):
+    chunk_id: str
+    session_id: str
+    project: str
+    date: str
+    relevance: float
+    coverage: float
+    other_project: bool = False
+    margin: float | None = Field(None, description="The lead session's BM25 over the next one's (null: no other).")
+
+
+class HookRunInfo(Out):
+    last_run: str
+    success: bool
+    duration_ms: int | None = None
+    outcome: str = ""
+    project: str | None = None
+    session_id: str | None = None
+    error: str | None = None
+    details: dict[str, int] = Field(default_factory=dict)
+    injected: list[InjectedMomentInfo] = Field(
+        default_factory=list, description="user-prompt-submit: the past moments added to the last prompt, and why."
+    )
+
+
+class HookStatusOut(Out):
+    """Each hook's last run (``causantic.runs`` keeps them): ``hook status --json`` and the MCP tool."""
+
+    hooks: dict[str, HookRunInfo]
+
+
+def status_out(runs: dict[str, HookRun]) -> HookStatusOut:
+    return HookStatusOut(
+        hooks={
+            name: HookRunInfo(
+                last_run=r.get("lastRun", ""),
+                success=bool(r.get("success")),
+                duration_ms=r.get("durationMs"),
+                outcome=r.get("outcome", ""),
+                project=r.get("project"),
+                session_id=r.get("sessionId"),
+                error=r.get("error"),
+                details=r.get("details", {}),
+                injected=[
+                    InjectedMomentInfo(
+                        chunk_id=m["chunkId"],
+                        session_id=m["sessionId"],
+                        project=m["project"],
+                        date=m["date"],
+                        relevance=m["relevance"],
+                        coverage=m["coverage"],
+                        other_project=m.get("otherProject", False),
+                        margin=m.get("margin"),
+                    )
+                    for m in r.get("injected", [])
+                ],
+            )
+            for name, r in sorted(runs.items())
+        }
+    )

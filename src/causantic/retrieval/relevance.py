@@ -23,11 +23,46 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from causantic.config import RelevanceConfig
 from causantic.store.fts import identifier_terms, query_terms
-from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkScope
+
+# Light on purpose (no configuration, no store protocol imported): the prompt hook scores with it
+# while Claude Code waits. What it needs of them is written down as the two protocols below, which
+# ``RelevanceConfig`` and ``MemoryStoreProtocol`` (and the hook's ``PromptIndex``) satisfy.
+
+
+class RelevanceModel(Protocol):
+    """The ``relevance.*`` values the score reads (``causantic.config.RelevanceConfig``)."""
+
+    @property
+    def intercept(self) -> float: ...
+    @property
+    def cosine_weight(self) -> float: ...
+    @property
+    def coverage_weight(self) -> float: ...
+    @property
+    def bulk_penalty(self) -> float: ...
+    @property
+    def absent_penalty(self) -> float: ...
+    @property
+    def missing_cosine(self) -> float: ...
+    @property
+    def absent_min_chunks(self) -> int: ...
+    @property
+    def absent_prior(self) -> float: ...
+
+
+class TermCounts(Protocol):
+    """What :func:`profile_query` asks of a store."""
+
+    def keyword_document_counts(
+        self, terms: Sequence[str], *, project_ids: Sequence[int] | None = None, agent: str | None = None, most: int
+    ) -> list[int]: ...
+
+    def count_chunks(self, scope: ChunkScope) -> int: ...
+
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _LONG_RUN = re.compile(r"\S{60,}")  # a run no prose has: base64, hashes, minified code, SVG paths
@@ -85,7 +120,7 @@ def marked_terms(query: str) -> list[str]:
 
 
 def profile_query(
-    store: MemoryStoreProtocol, query: str, *, project_ids: Sequence[int] | None, agent: str | None, most_counted: int
+    store: TermCounts, query: str, *, project_ids: Sequence[int] | None, agent: str | None, most_counted: int
 ) -> QueryProfile:
     """Weigh each meaningful query term by its inverse document frequency in the scope.
 
@@ -112,7 +147,7 @@ def profile_query(
 @functools.lru_cache(maxsize=1024)  # a candidate's text is split to score it and again to rerank it
 def word_stems(text: str) -> frozenset[str]:
     """The light stems of the words in ``text``, as coverage compares them."""
-    return frozenset(stem(w) for w in _WORD.findall(text.casefold()))
+    return frozenset(map(stem, set(_WORD.findall(text.casefold()))))  # each distinct word stemmed once
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -148,12 +183,12 @@ def bulk_share(text: str) -> float:
     return min(1.0, max(runs, payload_lines) / len(text))
 
 
-def query_absent_share(profile: QueryProfile | None, config: RelevanceConfig) -> float:
+def query_absent_share(profile: QueryProfile | None, config: RelevanceModel) -> float:
     """The query's share of words absent from memory, as the relevance model reads it."""
     return profile.absent_share(config.absent_min_chunks, config.absent_prior) if profile is not None else 0.0
 
 
-def relevance(cosine: float | None, coverage: float, bulk: float, absent: float, config: RelevanceConfig) -> float:
+def relevance(cosine: float | None, coverage: float, bulk: float, absent: float, config: RelevanceModel) -> float:
     """The calibrated relevance in [0, 1]: a logistic model of the cosine, the coverage, the share of
     non-prose payload and the query's share of words absent from memory.
 

@@ -28,15 +28,17 @@ import sqlite3
 import threading
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from causantic.errors import StoreError
 from causantic.store import sqlite as sqlite_util
 from causantic.store.fts import any_of, match_phrases, split_by_scoring_budget
+
+if TYPE_CHECKING:  # imported where the pool starts: the prompt hook's one-connection search never needs it
+    from concurrent.futures import ThreadPoolExecutor
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -151,6 +153,8 @@ class KeywordSearch:
     def _resources(self) -> tuple[sqlite3.Connection, sqlite3.Connection, ThreadPoolExecutor]:
         with self._lock:  # a search holds _running, so close() cannot run between here and its end
             if self._pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+
                 self._readers = [
                     sqlite_util.connect(self._path, busy_timeout_ms=self._busy_timeout_ms, read_only=True)
                     for _ in range(2)

@@ -43,11 +43,8 @@ from causantic.store.records import (
     TopicTotals,
     iso,
 )
+from causantic.store.rows import CHUNK_COLUMNS, stored_chunk
 
-_CHUNK_COLUMNS = (
-    "c.id, c.session_id, c.project_id, p.name AS project, c.agent, c.turn_index, c.part, c.start_time,"
-    " c.end_time, c.content, c.content_hash, c.approx_tokens, c.message_uuids, c.source"
-)
 _SQL_VARIABLE_BATCH = 500
 
 
@@ -726,10 +723,10 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         for batch in _batches(ids):
             marks = ",".join("?" * len(batch))
             for row in self.conn.execute(
-                f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id WHERE c.id IN ({marks})",
+                f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id WHERE c.id IN ({marks})",
                 batch,
             ):
-                out[row["id"]] = _stored_chunk(row)
+                out[row["id"]] = stored_chunk(row)
         return out
 
     def chunks_in(
@@ -740,14 +737,14 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         where, params = _chunk_scope(scope)
         order = "DESC" if newest_first else "ASC"
         sql = (
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id WHERE {where}"
+            f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id WHERE {where}"
             f" ORDER BY c.start_time {order}, c.turn_index {order}, c.part {order}"
         )
         if limit is not None:
             sql += " LIMIT ?"
             params.append(int(limit))
         for row in self.conn.execute(sql, params):
-            yield _stored_chunk(row)
+            yield stored_chunk(row)
 
     def count_chunks(self, scope: ChunkScope) -> int:
         """How many chunks :meth:`chunks_in` would yield for ``scope``."""
@@ -962,25 +959,6 @@ def _chunk_scope(scope: ChunkScope) -> tuple[str, list[object]]:
 
 def _path_parts(path: str) -> list[str]:
     return [part for part in path.replace("\\", "/").split("/") if part] or [path]
-
-
-def _stored_chunk(row: sqlite3.Row) -> StoredChunk:
-    return StoredChunk(
-        id=row["id"],
-        session_id=row["session_id"],
-        project_id=row["project_id"],
-        project=row["project"],
-        agent=row["agent"],
-        turn_index=row["turn_index"],
-        part=row["part"],
-        start_time=row["start_time"],
-        end_time=row["end_time"],
-        content=row["content"],
-        content_hash=row["content_hash"],
-        approx_tokens=row["approx_tokens"],
-        message_uuids=tuple(json.loads(row["message_uuids"])),
-        source=row["source"],
-    )
 
 
 def _batches(items: Sequence[str]) -> Iterator[list[str]]:

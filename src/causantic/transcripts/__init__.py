@@ -5,19 +5,46 @@
 - ``discovery``: finding sessions and their sub-agent files in every layout.
 - ``turns``: turn assembly.
 - ``projects``: project identity from ``cwd``.
+
+The names below load from their modules on first use, so a hook that needs one small module
+(``_system_text``, ``projects``) does not pay for the readers and discovery.
 """
 
-from causantic.transcripts._system_text import (
-    BRIEFING_OPENING,
-    MEMORY_BLOCK_END,
-    MEMORY_BLOCK_START,
-    without_injected,
-    without_trailing_reminders,
-)
-from causantic.transcripts.discovery import SessionFiles, discover, read_session
-from causantic.transcripts.projects import canonical_project_path, project_key_for_folder
-from causantic.transcripts.reader import BROKEN_LINE_REASONS, SkipReason, read_file
-from causantic.transcripts.turns import assemble_turns, prompt_of
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from causantic.transcripts._system_text import (
+        BRIEFING_OPENING,
+        MEMORY_BLOCK_END,
+        MEMORY_BLOCK_START,
+        without_injected,
+        without_trailing_reminders,
+    )
+    from causantic.transcripts.discovery import SessionFiles, discover, read_session
+    from causantic.transcripts.projects import canonical_project_path, project_key_for_folder
+    from causantic.transcripts.reader import BROKEN_LINE_REASONS, SkipReason, read_file
+    from causantic.transcripts.turns import assemble_turns, prompt_of
+
+_HOME = {
+    "BRIEFING_OPENING": "_system_text",
+    "MEMORY_BLOCK_END": "_system_text",
+    "MEMORY_BLOCK_START": "_system_text",
+    "without_injected": "_system_text",
+    "without_trailing_reminders": "_system_text",
+    "SessionFiles": "discovery",
+    "discover": "discovery",
+    "read_session": "discovery",
+    "canonical_project_path": "projects",
+    "project_key_for_folder": "projects",
+    "BROKEN_LINE_REASONS": "reader",
+    "SkipReason": "reader",
+    "read_file": "reader",
+    "assemble_turns": "turns",
+    "prompt_of": "turns",
+}
 
 __all__ = [
     "BRIEFING_OPENING",
@@ -36,3 +63,12 @@ __all__ = [
     "without_injected",
     "without_trailing_reminders",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'causantic.transcripts' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"causantic.transcripts.{module}"), name)
+    globals()[name] = value
+    return value

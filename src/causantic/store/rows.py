@@ -1,0 +1,35 @@
+"""Chunk rows read back as :class:`StoredChunk`: the one column list and row mapping, shared by
+:class:`~causantic.store.memory.MemoryStore` and the prompt hook's light
+:class:`~causantic.store.prompt_index.PromptIndex` (which must not import the former's chain)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from causantic.store.records import StoredChunk
+
+# Over ``chunks c JOIN projects p ON p.id = c.project_id``.
+CHUNK_COLUMNS = (
+    "c.id, c.session_id, c.project_id, p.name AS project, c.agent, c.turn_index, c.part, c.start_time,"
+    " c.end_time, c.content, c.content_hash, c.approx_tokens, c.message_uuids, c.source"
+)
+
+
+def stored_chunk(row: sqlite3.Row) -> StoredChunk:
+    return StoredChunk(
+        id=row["id"],
+        session_id=row["session_id"],
+        project_id=row["project_id"],
+        project=row["project"],
+        agent=row["agent"],
+        turn_index=row["turn_index"],
+        part=row["part"],
+        start_time=row["start_time"],
+        end_time=row["end_time"],
+        content=row["content"],
+        content_hash=row["content_hash"],
+        approx_tokens=row["approx_tokens"],
+        message_uuids=tuple(json.loads(row["message_uuids"])),
+        source=row["source"],
+    )
