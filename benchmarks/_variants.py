@@ -25,6 +25,8 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
         },
         {},
     ),
+    # the ranking before mention demotion and session support were switched on (24 November 2026)
+    "prior_default": ({"retrieval.mentionPenalty": "0", "retrieval.sessionEvidence": "0"}, {}),
     "keyword": ({}, {"mode": "keyword"}),
     "vector": ({}, {"mode": "vector"}),
     "no_floor": ({"relevance.floor": "0"}, {}),
@@ -44,9 +46,12 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
     "mention70": ({"retrieval.mentionPenalty": "0.7"}, {}),
     # session-level evidence
     "no_session": ({"retrieval.sessionEvidence": "0"}, {}),
-    "session10": ({"retrieval.sessionEvidence": "0.1"}, {}),
-    "session25": ({"retrieval.sessionEvidence": "0.25"}, {}),
-    "session50": ({"retrieval.sessionEvidence": "0.5"}, {}),
+    "session05": ({"retrieval.sessionEvidence": "0.05", "retrieval.sessionEvidenceChunks": "2"}, {}),
+    "session10": ({"retrieval.sessionEvidence": "0.1", "retrieval.sessionEvidenceChunks": "2"}, {}),
+    "session25": ({"retrieval.sessionEvidence": "0.25", "retrieval.sessionEvidenceChunks": "2"}, {}),
+    "session10_one": ({"retrieval.sessionEvidence": "0.1", "retrieval.sessionEvidenceChunks": "1"}, {}),
+    "session20_one": ({"retrieval.sessionEvidence": "0.2", "retrieval.sessionEvidenceChunks": "1"}, {}),
+    "session50": ({"retrieval.sessionEvidence": "0.5", "retrieval.sessionEvidenceChunks": "2"}, {}),
     # the session's task as context
     "no_context": ({"retrieval.sessionContext": "0"}, {}),
     "context25": ({"retrieval.sessionContext": "0.25"}, {}),
@@ -56,10 +61,31 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
     "vw70": ({"retrieval.fusion": "convex", "retrieval.vectorWeight": "0.7"}, {}),
     "vw100": ({"retrieval.fusion": "convex", "retrieval.vectorWeight": "1.0"}, {}),
     # combinations
-    "mention50_session10": ({"retrieval.mentionPenalty": "0.5", "retrieval.sessionEvidence": "0.1"}, {}),
+    "mention50_session10": (
+        {"retrieval.mentionPenalty": "0.5", "retrieval.sessionEvidence": "0.1", "retrieval.sessionEvidenceChunks": "2"},
+        {},
+    ),
+    "mention50_session05": (
+        {
+            "retrieval.mentionPenalty": "0.5",
+            "retrieval.sessionEvidence": "0.05",
+            "retrieval.sessionEvidenceChunks": "2",
+        },
+        {},
+    ),
+    "mention50_session20_one": (
+        {"retrieval.mentionPenalty": "0.5", "retrieval.sessionEvidence": "0.2", "retrieval.sessionEvidenceChunks": "1"},
+        {},
+    ),
     "rrf10_mention50": ({**_RRF, "retrieval.rrfK": "10", "retrieval.mentionPenalty": "0.5"}, {}),
     "rrf10_mention50_session10": (
-        {**_RRF, "retrieval.rrfK": "10", "retrieval.mentionPenalty": "0.5", "retrieval.sessionEvidence": "0.1"},
+        {
+            **_RRF,
+            "retrieval.rrfK": "10",
+            "retrieval.mentionPenalty": "0.5",
+            "retrieval.sessionEvidence": "0.1",
+            "retrieval.sessionEvidenceChunks": "2",
+        },
         {},
     ),
     "vw70_mention50_session10": (
@@ -68,6 +94,7 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
             "retrieval.vectorWeight": "0.7",
             "retrieval.mentionPenalty": "0.5",
             "retrieval.sessionEvidence": "0.1",
+            "retrieval.sessionEvidenceChunks": "2",
         },
         {},
     ),
@@ -92,13 +119,21 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
         },
         {},
     ),
-    "session10_context25": ({"retrieval.sessionEvidence": "0.1", "retrieval.sessionContext": "0.25"}, {}),
+    "session10_context25": (
+        {
+            "retrieval.sessionEvidence": "0.1",
+            "retrieval.sessionEvidenceChunks": "2",
+            "retrieval.sessionContext": "0.25",
+        },
+        {},
+    ),
     "blend70_session10": (
         {
             "retrieval.fusion": "blend",
             "retrieval.fusionBlend": "0.7",
             "retrieval.rrfK": "10",
             "retrieval.sessionEvidence": "0.1",
+            "retrieval.sessionEvidenceChunks": "2",
         },
         {},
     ),

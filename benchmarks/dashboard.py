@@ -3,7 +3,7 @@
 Usage::
 
     PYTHONPATH=src python benchmarks/dashboard.py [--json OUT] [--size 100000] [--requests 30]
-        [--store-dir DIR] [--no-cluster] [--corpus PATH]
+        [--changed-requests 10] [--store-dir DIR] [--no-cluster] [--corpus PATH]
 
 1. **Store.** Built as ``benchmarks/search_latency.py`` builds its stores, with its helpers: chunks
    composed from real transcript text under ``../shared/corpus/claude-code``, vectors derived from
@@ -12,10 +12,14 @@ Usage::
 2. **Server.** The real app (``causantic.dashboard``) behind its guard, served by uvicorn on a
    loopback port in this process, requested over HTTP with the session cookie, as a browser would.
 3. **Time.** Each page is requested ``--requests`` times after one warm-up request (the first view
-   of a page opens LanceDB, imports scikit-learn or computes the topic map; those one-time costs
-   are printed apart). The figure is the server time the page reports in its ``Server-Timing``
-   header (service calls + rendering); the same-run baselines beside it are the service calls
-   alone (``data``) and the round trip of a static asset (the server's floor).
+   of a page loads the embedding model or the faiss index, or computes the topic map; those
+   one-time costs are printed apart). Pages keep what they derive from memory until memory
+   changes, so a second pass requests each page ``--changed-requests`` times, each right after a
+   write to the store by another connection (as an ingest makes): that is the page's cost when
+   it must derive everything again. The figure is the server time the page reports in its
+   ``Server-Timing`` header (service calls + rendering); the same-run baselines beside it are the
+   service calls alone (``data``) and the round trip of a static asset (the server's floor).
+   A store built before the index had its scope map gets it first (as every ingest does).
 
 Goal: every page within 200 ms server time at 100k chunks. The load average is printed with the
 figures, because other jobs may share the machine.
@@ -52,6 +56,8 @@ def build_or_reuse(home: Path, size: int, cluster: bool, corpus: Path, cache_dir
     built_file = home / "bench-store.json"
     if built_file.exists():
         print(f"reusing the store in {home}", flush=True)
+        with open_services(Config()) as services:
+            services.vectors.ensure_ann_index()  # as every ingest does: brings an older index up to date
         return json.loads(built_file.read_text())
     text = _data.corpus_text(corpus)
     t = time.perf_counter()
@@ -155,7 +161,14 @@ def pages(client: Client, home: Path) -> dict[str, list[str | tuple[str, str]]]:
     return out
 
 
-def measure(client: Client, requests: dict[str, list[str | tuple[str, str]]], n: int) -> dict[str, Any]:
+def measure(
+    client: Client, requests: dict[str, list[str | tuple[str, str]]], n: int, home: Path, changed_n: int
+) -> dict[str, Any]:
+    """Per page: ``n`` warm views, then ``changed_n`` views each made right after memory changed (a
+    write by another connection, as an ingest is), which the page may not serve from what it kept."""
+    from causantic.store.memory import MemoryStore
+
+    writer = MemoryStore(home / "memory.db")
     results: dict[str, Any] = {}
     for page, variants in requests.items():
         first = variants[0]
@@ -171,10 +184,19 @@ def measure(client: Client, requests: dict[str, list[str | tuple[str, str]]], n:
             server.append(sum(timing.values()))
             data.append(timing.get("data", 0.0))
             walls.append(wall)
+        changed = []
+        for i in range(changed_n):
+            writer.set_meta("benchmark-touch", f"{page}-{i}")
+            variant = variants[i % len(variants)]
+            status, timing, _, _ = client.get(*(variant if isinstance(variant, tuple) else (variant,)))
+            assert status == 200, (page, variant, status)
+            changed.append(sum(timing.values()))
         pct = search_latency.pct
         results[page] = {
             "p50_ms": round(pct(server, 50), 1),
             "p95_ms": round(pct(server, 95), 1),
+            "changed_p50_ms": round(pct(changed, 50), 1),
+            "changed_p95_ms": round(pct(changed, 95), 1),
             "data_p50_ms": round(pct(data, 50), 1),
             "wall_p50_ms": round(pct(walls, 50), 1),
             "first_ms": round(first_ms, 1),
@@ -182,10 +204,13 @@ def measure(client: Client, requests: dict[str, list[str | tuple[str, str]]], n:
         }
         r = results[page]
         print(
-            f"  {page:15} p50 {r['p50_ms']:7.1f} ms  p95 {r['p95_ms']:7.1f} ms  (service calls p50 "
+            f"  {page:15} p50 {r['p50_ms']:7.1f} ms  p95 {r['p95_ms']:7.1f} ms  after a change p50 "
+            f"{r['changed_p50_ms']:7.1f} / p95 {r['changed_p95_ms']:7.1f} ms  (service calls p50 "
             f"{r['data_p50_ms']:.1f} ms; first view {r['first_ms']:.0f} ms; load {before} → {r['load'][1]})",
             flush=True,
         )
+    writer.delete_meta("benchmark-touch")
+    writer.close()
     return results
 
 
@@ -194,6 +219,9 @@ def main() -> int:
     parser.add_argument("--json", dest="json_out", type=Path)
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--requests", type=int, default=30, help="timed requests per page")
+    parser.add_argument(
+        "--changed-requests", type=int, default=10, help="timed requests per page, each right after memory changed"
+    )
     parser.add_argument("--store-dir", type=Path, help="build the store in DIR and keep it; reuse it if there")
     parser.add_argument("--no-cluster", action="store_true", help="skip topics (the topics page stays empty)")
     parser.add_argument("--corpus", type=Path, default=_data.DEFAULT_CORPUS)
@@ -215,12 +243,19 @@ def main() -> int:
         client = Client(port, token)
         floor = [client.get("/static/style.css")[2] for _ in range(args.requests)]
         print(f"static asset round trip p50 {search_latency.pct(floor, 50):.1f} ms (the server's floor)", flush=True)
-        results = measure(client, pages(client, home), args.requests)
+        results = measure(client, pages(client, home), args.requests, home, args.changed_requests)
         server.should_exit = True
         thread.join(timeout=30)
     worst = max(results.items(), key=lambda kv: kv[1]["p95_ms"])
     verdict = "met on every page" if worst[1]["p95_ms"] <= GOAL_MS else "NOT met"
     print(f"\nslowest page: {worst[0]}, p95 {worst[1]['p95_ms']} ms; goal {GOAL_MS:.0f} ms: {verdict}", flush=True)
+    worst = max(results.items(), key=lambda kv: kv[1]["changed_p95_ms"])
+    verdict = "met on every page" if worst[1]["changed_p95_ms"] <= GOAL_MS else "NOT met"
+    print(
+        f"slowest page right after memory changed: {worst[0]}, p95 {worst[1]['changed_p95_ms']} ms; "
+        f"goal {GOAL_MS:.0f} ms: {verdict}",
+        flush=True,
+    )
     if args.json_out:
         figures = {
             "pages": results,

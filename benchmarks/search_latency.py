@@ -16,7 +16,11 @@ What it does (all numbers come from the product's own code paths):
    default model); the matrix is cached in ``~/.cache/causantic-bench/`` keyed by a hash of the model
    and the texts. Chunk vectors are *derived* from these real vectors — the rule is printed with the
    results (``_data.DERIVATION``).
-3. **Stores.** For each size, a fresh ``CAUSANTIC_HOME`` in a temporary folder: chunks are saved with
+3. **Stores.** For each size, a fresh ``CAUSANTIC_HOME`` in a temporary folder (or under
+   ``--store-dir``, kept and reused): first the corpus's own chunks, every transcript under
+   ``--corpus`` ingested and embedded by the product (``ingest_paths``, ``embed_pending``; 3,132
+   real chunks), then synthetic sessions up to the size (``--synthetic-only`` leaves the real
+   chunks out). Synthetic chunks are saved with
    ``MemoryStore.save_session`` (FTS5 triggers index them), vectors with ``VectorIndex.upsert`` in
    batches of ``--upsert-batch``, then ``VectorIndex.ensure_ann_index()`` (which builds the faiss IVF index at
    ≥ 10,000 rows, as in production). ``--cluster`` also runs the product's ``recluster()`` (topics are
@@ -39,7 +43,17 @@ What it does (all numbers come from the product's own code paths):
    (``--embed-runs`` each), so both see the same load; figures are medians, the ratio is the median of
    the paired ratios.
 
-Goal: p95 ≤ 50 ms at 100k chunks on a 2-core machine.
+6. **1M chunks** (``--scale-sizes 1000000``, ``_scale.py``): vector search alone, without and with
+   a project filter, against the filter read from SQLite per query (the baseline, same run).
+
+Goal: p95 ≤ 50 ms at 100k chunks on a 2-core machine (``p95_ms_100k_real``: the worse of the
+unfiltered and project-filtered passes), ≤ 100 ms for vector search at 1M (``p95_ms_1m``: likewise),
+with ``disk_mb_1m`` and ``peak_mb_1m`` beside it.
+
+Re-run on stores built once (fast)::
+
+    PYTHONPATH=src python benchmarks/search_latency.py --sizes 100000 --scale-sizes 1000000 \
+        --store-dir /work/bench-stores --skip-embed-rate --json OUT
 """
 
 from __future__ import annotations
@@ -117,8 +131,16 @@ def model_load() -> dict[str, float]:
 
 
 def build_store(
-    services: Any, size: int, pieces: Sequence[str], vectors: Any, upsert_batch: int, cluster: bool
+    services: Any,
+    size: int,
+    pieces: Sequence[str],
+    vectors: Any,
+    upsert_batch: int,
+    cluster: bool,
+    real_corpus: Path | None = None,
 ) -> dict[str, Any]:
+    """A store of ``size`` chunks: with ``real_corpus``, first every transcript under it ingested and
+    embedded by the product (its real chunks), then synthetic sessions up to ``size``."""
     from causantic.store.vectors import VectorRecord
 
     store, index = services.store, services.vectors
@@ -127,6 +149,22 @@ def build_store(
     started = time.perf_counter()
     vector_s = 0.0
     sessions = 0
+    real: dict[str, Any] = {"chunks": 0}
+    if real_corpus is not None:
+        from causantic.ingest.service import embed_pending, ingest_paths
+
+        t = time.perf_counter()
+        ingest_paths(services, [real_corpus], embed=False)
+        real["ingest_s"] = round(time.perf_counter() - t, 1)
+        t = time.perf_counter()
+        embed_pending(services)
+        real["embed_s"] = round(time.perf_counter() - t, 1)
+        real["chunks"] = int(store.counts()["chunks"])
+        print(
+            f"  real chunks: {real['chunks']:,} from {real_corpus} (ingest {real['ingest_s']} s, "
+            f"embedding {real['embed_s']} s)",
+            flush=True,
+        )
 
     def flush() -> None:
         nonlocal vector_s
@@ -147,7 +185,7 @@ def build_store(
         for s in group:
             pending.extend(VectorRecord(c.id, c.content_hash, v) for c, v in zip(s.chunks, s.vectors, strict=True))
 
-    for session in _data.synthetic_sessions(size, pieces, vectors, seed=SEED + size):
+    for session in _data.synthetic_sessions(size - real["chunks"], pieces, vectors, seed=SEED + size):
         sessions += 1
         group.append(session)
         if len(group) >= 20:
@@ -172,6 +210,8 @@ def build_store(
         cluster_s = round(time.perf_counter() - t, 1)
     counts = store.counts()
     return {
+        "real_chunks": real["chunks"],
+        "real_build": real,
         "chunks": counts["chunks"],
         "sessions": counts["sessions"],
         "projects": counts["projects"],
@@ -185,7 +225,7 @@ def build_store(
         "compact_s": round(compact_s, 1),
         "db_mb": round(store.size_bytes() / 1e6, 1),
         "vectors_mb": round(index.size_bytes() / 1e6, 1),
-        "project_names": sorted(p.name for p in projects.values()),
+        "project_names": sorted({p.name for p in store.projects_by_id(store.projects_with_chunks())}),
     }
 
 
@@ -215,6 +255,7 @@ def timed_pass(searcher: Any, queries: Sequence[str], projects: Sequence[str] | 
         "max_ms": round(max(wall), 2),
         "mean_ms": round(statistics.fmean(wall), 2),
         "cpu_p50_ms": round(pct(cpu, 50), 2),
+        "cpu_p95_ms": round(pct(cpu, 95), 2),
         "hits_mean": round(hits / len(queries), 1),
         "candidates_mean": round(candidates / len(queries), 1),
         "modes": sorted(modes),
@@ -367,14 +408,17 @@ def measure_size(
         if built_file.exists():
             built = json.loads(built_file.read_text())
             print(f"\n[{size:,} chunks] reusing the store in {home} (load {load()})", flush=True)
+            services.vectors.ensure_ann_index()  # as every ingest does: brings an older index up to date
         else:
             print(f"\n[{size:,} chunks] building store in {home} (load {load()}) ...", flush=True)
-            built = build_store(services, size, pieces, vectors, args.upsert_batch, args.cluster)
+            real_corpus = None if args.synthetic_only else args.corpus
+            built = build_store(services, size, pieces, vectors, args.upsert_batch, args.cluster, real_corpus)
             if args.store_dir:
                 built_file.write_text(json.dumps(built))
         names = built.pop("project_names")
         print(
-            f"  {built['chunks']:,} chunks, {built['sessions']:,} sessions, {built['projects']} projects; "
+            f"  {built['chunks']:,} chunks ({built.get('real_chunks', 0):,} real, the rest composed of real "
+            f"pieces), {built['sessions']:,} sessions, {built['projects']} projects; "
             f"saved in {built['build_s']} s (vectors {built['vector_upsert_s']} s), compact + index "
             f"{built['compact_s']} s, ANN index: {built['ann_index']} {built['vector_indices']}; "
             f"{built['clusters']:,} topics (recluster: {built['cluster_s']} s)",
@@ -429,6 +473,8 @@ def measure_size(
         "project_p95_ms": summary("project", "p95_ms"),
         "project_p95_ms_best": best("project", "p95_ms"),
         "cpu_p50_ms": summary("all", "cpu_p50_ms"),
+        "cpu_p95_ms": summary("all", "cpu_p95_ms"),
+        "project_cpu_p95_ms": summary("project", "cpu_p95_ms"),
         "ann_recall_at_50": recall,
         "stage_profile": profile,
         "keyword_fidelity": fidelity,
@@ -455,7 +501,8 @@ def measure_scale(size: int, base: Any, queries: Sequence[str], args: argparse.N
         np.save(root / "base.npy", np.asarray(base, dtype=np.float32))
         built_file.write_text(json.dumps(step("build", str(root), str(size), str(root / "base.npy"))))
     (root / "queries.json").write_text(json.dumps(list(queries)))
-    return {**json.loads(built_file.read_text()), **step("measure", str(root), str(root / "queries.json"))}
+    measured = step("measure", str(root), str(root / "queries.json"), str(args.scale_baseline_queries))
+    return {**json.loads(built_file.read_text()), **measured}
 
 
 def run_cprofile(searcher: Any, queries: Sequence[str]) -> str:
@@ -668,6 +715,12 @@ def main() -> int:
     parser.add_argument(
         "--store-dir", type=Path, help="build stores in DIR/<size> and keep them; reuse one already built there"
     )
+    parser.add_argument(
+        "--synthetic-only",
+        action="store_true",
+        help="compose every chunk from corpus pieces (by default the corpus's own chunks, ingested by the "
+        "product, come first and synthetic sessions fill the rest)",
+    )
     parser.add_argument("--profile", action="store_true", help="also print a cProfile of one unfiltered pass")
     parser.add_argument(
         "--scale-sizes",
@@ -675,6 +728,12 @@ def main() -> int:
         help="also build vector stores of these sizes (e.g. 1000000) and time vector search",
     )
     parser.add_argument("--scale-base", type=int, default=3000, help="real piece vectors the scale stores derive from")
+    parser.add_argument(
+        "--scale-baseline-queries",
+        type=int,
+        default=20,
+        help="queries for the scale baseline (the project filter read from SQLite per query, seconds each)",
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     started = time.perf_counter()
@@ -718,21 +777,35 @@ def main() -> int:
         embed = embedding_rates(pieces, args.embed_runs, args.baseline_python)
 
     figures = report(results, loaded, embed, args, len(pieces))
-    if 100_000 in results:
-        figures["p95_ms_100k_real"] = results[100_000]["p95_ms"]
+    if 100_000 in results and results[100_000]["store"].get("real_chunks"):
+        # Goal p95 ≤ 50 ms on a store holding the corpus's real chunks; a project filter is what the
+        # hooks and MCP send, so the headline is the worse of the two passes.
+        r = results[100_000]
+        figures["p95_ms_100k_real"] = max(r["p95_ms"], r["project_p95_ms"])
+        figures["real_chunks_100k"] = r["store"]["real_chunks"]
     for size, r in scale.items():
         tag = _label(size)
-        figures[f"p95_ms_{tag}"] = r["all_p95_ms"]
-        figures[f"p50_ms_{tag}"] = r["all_p50_ms"]
+        # The headline holds filters too: every search from the hooks and MCP names a project.
+        figures[f"p95_ms_{tag}"] = max(r["all_p95_ms"], r["project_p95_ms"])
+        figures[f"all_p95_ms_{tag}"] = r["all_p95_ms"]
+        figures[f"all_p50_ms_{tag}"] = r["all_p50_ms"]
+        figures[f"project_p50_ms_{tag}"] = r["project_p50_ms"]
         figures[f"project_p95_ms_{tag}"] = r["project_p95_ms"]
+        figures[f"baseline_project_p95_ms_{tag}"] = r["project_sqlite_p95_ms"]
         figures[f"disk_mb_{tag}"] = r["disk_mb"]
         figures[f"peak_mb_{tag}"] = r["search_peak_mb"]
         figures[f"scale_{tag}"] = r
         print(
-            f"\n{size:,} chunks (vector search, 50 candidates; {r['ann']} ANN index): p50 {r['all_p50_ms']} / "
-            f"p95 {r['all_p95_ms']} ms, project filter p95 {r['project_p95_ms']} ms; disk {r['disk_mb']} MB, "
-            f"search process peak {r['search_peak_mb']} MB, build {r['rows_s']} s rows + {r['ann_build_s']} s "
-            f"index (peak {r['build_peak_mb']} MB); load {r['load_before']} → {r['load_after']}"
+            f"\n{size:,} chunks (vector search, 50 candidates; {r['ann']} ANN index): no filter p50 "
+            f"{r['all_p50_ms']} / p95 {r['all_p95_ms']} ms; project filter p50 {r['project_p50_ms']} / p95 "
+            f"{r['project_p95_ms']} ms against p50 {r['project_sqlite_p50_ms']} / p95 {r['project_sqlite_p95_ms']} "
+            f"ms reading the scope from SQLite per query (baseline, same run: "
+            f"{r['project_p95_ms'] / r['project_sqlite_p95_ms']:.3f}x at p95); headline p95 "
+            f"{figures[f'p95_ms_{tag}']} ms (goal ≤ 100); disk {r['disk_mb']} MB, search process peak "
+            f"{r['search_peak_mb']} MB, build {r['rows_s']} s rows + {r['ann_build_s']} s index (peak "
+            f"{r['build_peak_mb']} MB), ensure_ann_index as ingest runs it {r['ensure_index_s']} s; "
+            f"load {r['load_before']} → "
+            f"{r['load_after']}"
         )
     figures["seconds"] = round(time.perf_counter() - started, 1)
     if args.json_out:
@@ -742,6 +815,9 @@ def main() -> int:
 
 
 def _label(size: int) -> str:
+    """1000000 → "1m", 100000 → "100k": the keys' suffix (``p95_ms_1m``, ``p95_ms_100k_real``)."""
+    if size % 1_000_000 == 0:
+        return f"{size // 1_000_000}m"
     return f"{size // 1000}k" if size % 1000 == 0 else str(size)
 
 
@@ -772,6 +848,9 @@ def report(
         figures[f"project_p50_ms_{tag}"] = r["project_p50_ms"]
         figures[f"project_p95_ms_{tag}"] = r["project_p95_ms"]
         figures[f"first_search_ms_{tag}"] = r["first_search_ms"]
+        # CPU time of the searching process (both threads): less moved by other jobs than wall time.
+        figures[f"cpu_p95_ms_{tag}"] = r["cpu_p95_ms"]
+        figures[f"project_cpu_p95_ms_{tag}"] = r["project_cpu_p95_ms"]
         figures[f"ann_recall_at_50_{tag}"] = r["ann_recall_at_50"]
         figures[f"rounds_{tag}"] = r["rounds"]
         figures[f"store_{tag}"] = r["store"]

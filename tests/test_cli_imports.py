@@ -28,8 +28,10 @@ WATCHED = (
     "pyarrow",
     "causantic.ingest.pipeline",
     "causantic.mcp",
+    "causantic.transcripts.discovery",
+    "causantic.embedding.embedder",
 )
-RUNTIME = {"numpy", "onnxruntime", "tokenizers"}
+RUNTIME = {"numpy", "onnxruntime", "tokenizers", "causantic.embedding.embedder"}
 SERVERS = {"mcp", "starlette", "uvicorn", "causantic.mcp"}
 CLUSTERING = {"sklearn", "scipy"}
 LEGACY = {"lancedb", "pyarrow"}

@@ -367,6 +367,10 @@ class Memory:
 
         return overview(self._services.store, self._services.vectors)
 
+    def change_stamp(self) -> tuple[int, int]:
+        """Changes whenever memory does (any commit, by any process): what derived views are keyed by."""
+        return self._services.store.change_stamp()
+
     def project_activity(self) -> list[ProjectSessions]:
         from causantic.retrieval.browse import project_activity
 

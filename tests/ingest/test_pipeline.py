@@ -398,3 +398,43 @@ def test_the_skipped_lines_figure_counts_damaged_lines_only(corpus_dir: Path, tm
         report = _ingest(services, path)
     assert report.broken_lines == 3
     assert report.as_dict()["ignored_records"]["malformed message"] == 2  # type: ignore[index]
+
+
+def test_a_pasted_8_mb_line_is_kept_for_keyword_search_redacted_and_summarised_for_embedding(
+    corpus_dir: Path, tmp_path: Path
+) -> None:
+    # One single line of 8 MB of real transcript text (a pasted log or bundle), with a word planted
+    # near its start, middle and end and a secret in the middle. Issue 18: it used to take minutes.
+    from causantic.ingest.chunker import long_lines_summarised
+
+    text = " ".join((corpus_dir / LARGE_REAL).read_text(encoding="utf-8").split())
+    size = 8_000_000
+    line = (text * (size // len(text) + 1))[:size]
+    secret = "ghp_" + "Kd8s7F6g5H4j3K2l1Z0x" * 2
+    words = ("quokkaopening", "quokkamiddle", "quokkaclosing")
+    line = f"{words[0]} {line[: size // 2]} {words[1]} {secret} {line[size // 2 :]} {words[2]}"
+    record = {
+        "type": "user",
+        "uuid": "u1",
+        "sessionId": "s-long-line",
+        "cwd": "/tmp/long-line",
+        "timestamp": "2026-01-01T10:00:00Z",
+        "message": {"role": "user", "content": f"Why does this bundle fail?\n{line}"},
+    }
+    path = tmp_path / "s-long-line.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    with open_services(Config()) as services:
+        report = _ingest(services, path)
+        store = services.store
+        found = {word: store.keyword_search(word) for word in words}
+        contents = [r[0] for r in store.conn.execute("SELECT content FROM chunks ORDER BY part")]
+        titles = [r[0] for r in store.conn.execute("SELECT title FROM sessions")]
+    assert report.errors == [] and report.chunks_added == len(contents) > 5000
+    assert all(found.values()), found
+    assert secret not in "".join(contents)
+    # Every character of the line is stored, in order, across the chunks.
+    assert sum(len(c) for c in contents) > size
+    # The embedding model sees a short summary of a slice, not the slice: two texts in all.
+    summaries = {long_lines_summarised(c) for c in contents if "[long line" in c}
+    assert len(summaries) <= 2 and all(len(s) < 700 for s in summaries)
+    assert titles and len(titles[0]) <= 200 and titles[0].startswith("Why does this bundle fail?")

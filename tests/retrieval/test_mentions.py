@@ -100,7 +100,7 @@ def _sessions(folder: Path) -> Path:
 def test_the_session_that_did_the_work_outranks_one_that_lists_it(tmp_path: Path) -> None:
     folder = _sessions(tmp_path / "sessions")
     # The session-context boost also favours "work" here (its opening prompt names uploads); it is
-    # off so that this test sees the mention penalty alone (switched on: off by default for its cost).
+    # off so that this test sees the mention penalty alone (0.5, the default).
     without_context = {"retrieval.sessionContext": "0"}
     with Memory(tmp_path / "home", overrides={**without_context, "retrieval.mentionPenalty": "0.5"}) as memory:
         memory.ingest([folder])

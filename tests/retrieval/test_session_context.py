@@ -54,10 +54,13 @@ def _order(memory: Memory) -> list[str]:
 
 def test_the_session_s_opening_task_lifts_its_later_chunks(tmp_path: Path) -> None:
     folder = _sessions(tmp_path / "sessions")
-    with Memory(tmp_path / "home") as memory:
+    # Session support also lifts "export" here (its opening chunk matches too); it is off so that
+    # this test sees the session's task alone.
+    alone = {"retrieval.sessionEvidence": "0"}
+    with Memory(tmp_path / "home", overrides=alone) as memory:
         memory.ingest([folder])
         order = _order(memory)
-    with Memory(tmp_path / "home", overrides={"retrieval.sessionContext": "0"}) as memory:
+    with Memory(tmp_path / "home", overrides={**alone, "retrieval.sessionContext": "0"}) as memory:
         without = _order(memory)
     assert order.index("export:1") < order.index("report:1")
     assert without.index("export:1") > without.index("report:1")  # what the context corrects

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import signal
@@ -71,6 +72,7 @@ def test_a_full_disk_stops_ingest_with_one_sentence_and_a_consistent_store(
     import sys
 
     _ingest()
+    before = causantic("stats", "--json")
     big = corpus_dir / "marot__spotter/test/fixtures/transcripts/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
     done = subprocess.run(
         [sys.executable, "-m", "causantic", "ingest", "--no-embed", str(big)],
@@ -83,9 +85,15 @@ def test_a_full_disk_stops_ingest_with_one_sentence_and_a_consistent_store(
     assert done.returncode == 1
     line = _one_sentence(done.stderr)
     assert "Ingest stopped after" in line and "memory.db" in line and "intact" in line, line
-    # The store is whole: what was there still reads, and the next ingest (with room) completes.
+    # The store is whole: SQLite finds no damage, exactly what was there before still reads (the
+    # session that hit the full disk left no part of itself), and the next ingest completes.
+    import sqlite3
+
+    with sqlite3.connect(causantic_home / "memory.db") as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     stats = causantic("stats", "--json")
     assert stats.returncode == 0, stats.stderr
+    assert json.loads(stats.stdout)["chunks"] == json.loads(before.stdout)["chunks"]
     again = causantic("ingest", "--no-embed", str(big))
     assert again.returncode == 0, again.stderr
 

@@ -25,7 +25,9 @@ def _unit(rows: np.ndarray) -> np.ndarray:
     return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
 
 
-def _store_with_vectors(tmp_path: Path, n: int, *, projects: int = 1) -> tuple[MemoryStore, VectorIndex, np.ndarray]:
+def _store_with_vectors(
+    tmp_path: Path, n: int, *, projects: int = 1, agents: tuple[str, ...] = ("main",)
+) -> tuple[MemoryStore, VectorIndex, np.ndarray]:
     rng = np.random.default_rng(3)
     matrix = _unit(rng.normal(size=(n, 384)))
     store = MemoryStore(tmp_path / "memory.db")
@@ -37,7 +39,7 @@ def _store_with_vectors(tmp_path: Path, n: int, *, projects: int = 1) -> tuple[M
                 ChunkRecord(
                     id=f"c{i}",
                     session_id=f"s{p}",
-                    agent="main",
+                    agent=agents[i % len(agents)],
                     agent_id=None,
                     team_name=None,
                     turn_index=i,
@@ -137,6 +139,105 @@ def test_a_project_scope_returns_only_its_chunks_through_the_index(
     assert matches[0].chunk_id == "c310"
     assert all(300 <= int(m.chunk_id[1:]) < 600 for m in matches)
     store.close()
+
+
+@pytest.fixture
+def scoped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[MemoryStore, VectorIndex, np.ndarray]]:
+    """1,200 vectors in 4 projects of 300, agents alternating main / Explore, indexed; scopes of
+    more than 100 rows go through the index."""
+    monkeypatch.setattr(vectors_module, "ANN_INDEX_MIN_ROWS", 1000)
+    monkeypatch.setattr(vectors_module, "EXACT_SCAN_MAX_ROWS", 100)
+    store, index, matrix = _store_with_vectors(tmp_path, 1200, projects=4, agents=("main", "Explore"))
+    assert index.ensure_ann_index()
+    yield store, index, matrix
+    store.close()
+
+
+def test_a_project_and_agent_scope_through_the_index_keeps_to_both(
+    scoped: tuple[MemoryStore, VectorIndex, np.ndarray],
+) -> None:
+    store, index, matrix = scoped
+    third = store.find_projects("p2")[0].id
+
+    explore = index.search(_near(matrix, 611), limit=10, project_ids=[third], agent="Explore")
+    main = index.search(_near(matrix, 611), limit=10, project_ids=[third], agent="main")
+
+    assert explore[0].chunk_id == "c611"
+    assert all(600 <= int(m.chunk_id[1:]) < 900 and int(m.chunk_id[1:]) % 2 == 1 for m in explore)
+    assert main and all(600 <= int(m.chunk_id[1:]) < 900 and int(m.chunk_id[1:]) % 2 == 0 for m in main)
+    assert index.search(_near(matrix, 611), limit=10, agent="Plan") == []
+
+
+def test_a_chunk_moved_to_another_project_is_found_only_under_its_new_one(
+    scoped: tuple[MemoryStore, VectorIndex, np.ndarray],
+) -> None:
+    store, index, matrix = scoped
+    first, second = store.find_projects("p0")[0], store.find_projects("p1")[0]
+    with store.atomic():
+        store.absorb_project("/work/p1", first)  # p1's chunks move to p0 and lose their vectors
+    index.upsert([VectorRecord(f"c{i}", f"h{i}", matrix[i]) for i in range(300, 600)])  # embedded again
+
+    in_first = index.search(_near(matrix, 310), limit=10, project_ids=[first.id])
+
+    assert in_first[0].chunk_id == "c310"
+    assert index.search(_near(matrix, 310), limit=10, project_ids=[second.id]) == []
+
+
+def test_an_index_without_a_scope_map_filters_through_sqlite_until_the_map_is_written(
+    scoped: tuple[MemoryStore, VectorIndex, np.ndarray],
+) -> None:
+    store, index, matrix = scoped
+    scopes = next(index.folder.glob("*.scopes.npz"))
+    scopes.unlink()
+    index.close()  # a fresh process: the index was written before scope maps existed
+    second = store.find_projects("p1")[0].id
+
+    matches = index.search(_near(matrix, 310), limit=10, project_ids=[second])
+
+    assert matches[0].chunk_id == "c310" and all(300 <= int(m.chunk_id[1:]) < 600 for m in matches)
+    assert index.ensure_ann_index() is True and scopes.exists()
+    assert index.ensure_ann_index() is False
+
+
+def test_rows_added_to_the_index_later_join_their_scope(
+    scoped: tuple[MemoryStore, VectorIndex, np.ndarray], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, index, matrix = scoped
+    monkeypatch.setattr(vectors_module, "ANN_TAIL_MAX_ROWS", 50)
+    second = store.find_projects("p1")[0].id
+    rng = np.random.default_rng(9)
+    extra = _unit(rng.normal(size=(200, 384)))
+    chunks = [
+        ChunkRecord(
+            id=f"n{i}",
+            session_id="s1-more",
+            agent="main",
+            agent_id=None,
+            team_name=None,
+            turn_index=i,
+            part=0,
+            start_time="2026-01-02T00:00:00.000Z",
+            end_time="2026-01-02T00:00:00.000Z",
+            content=f"more text {i}",
+            search_terms="",
+            content_hash=f"n{i}",
+            approx_tokens=3,
+            tool_use_count=0,
+            code_block_count=0,
+            has_thinking=False,
+            message_uuids=(),
+        )
+        for i in range(200)
+    ]
+    with store.atomic():
+        store.save_session(store.find_projects("p1")[0], "s1-more", chunks)
+    index.upsert([VectorRecord(f"n{i}", f"n{i}", row) for i, row in enumerate(extra)])
+    assert index.ensure_ann_index() is True  # extended: the new rows are in the index and its map
+
+    matches = index.search(_near(extra, 7), limit=10, project_ids=[second])
+
+    assert matches[0].chunk_id == "n7"
+    assert all(m.chunk_id.startswith("n") or 300 <= int(m.chunk_id[1:]) < 600 for m in matches)
 
 
 def test_health_counts_chunks_without_vectors(tmp_path: Path) -> None:

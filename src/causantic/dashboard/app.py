@@ -58,6 +58,7 @@ def create_app(secrets: Secrets, opener: Opener = Memory) -> ASGIApp:
     lock = threading.Lock()
     templates = _templates(secrets)
     assets = _static_assets()
+    derived = pages.Derived()  # used under the lock, like the memory
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -98,19 +99,19 @@ def create_app(secrets: Secrets, opener: Opener = Memory) -> ASGIApp:
         return handler
 
     async def overview(request: Request) -> Response:
-        return await page("overview", "overview.html", pages.overview)(request)
+        return await page("overview", "overview.html", lambda s: pages.overview(s, derived))(request)
 
     async def projects(request: Request) -> Response:
-        return await page("projects", "projects.html", pages.projects)(request)
+        return await page("projects", "projects.html", lambda s: pages.projects(s, derived))(request)
 
     async def sessions(request: Request) -> Response:
         project = request.query_params.get("name", "")
-        return await page("projects", "sessions.html", lambda s: pages.sessions(s, project))(request)
+        return await page("projects", "sessions.html", lambda s: pages.sessions(s, derived, project))(request)
 
     async def session(request: Request) -> Response:
         session_id = request.path_params["session_id"]
         at = request.query_params.get("at")
-        return await page("projects", "session.html", lambda s: pages.session(s, session_id, at))(request)
+        return await page("projects", "session.html", lambda s: pages.session(s, derived, session_id, at))(request)
 
     async def search(request: Request) -> Response:
         q = request.query_params
@@ -122,30 +123,30 @@ def create_app(secrets: Secrets, opener: Opener = Memory) -> ASGIApp:
             q.get("from", ""),
             q.get("to", ""),
         )
-        return await page("search", "search.html", lambda s: pages.search(s, form))(request)
+        return await page("search", "search.html", lambda s: pages.search(s, derived, form))(request)
 
     async def topics(request: Request) -> Response:
-        return await page("topics", "topics.html", pages.topics)(request)
+        return await page("topics", "topics.html", lambda s: pages.topics(s, derived))(request)
 
     async def topic(request: Request) -> Response:
         topic_id = request.path_params["topic_id"]
-        return await page("topics", "topic.html", lambda s: pages.topic(s, topic_id))(request)
+        return await page("topics", "topic.html", lambda s: pages.topic(s, derived, topic_id))(request)
 
     async def forget_form(request: Request) -> Response:
         form = pages.ForgetForm(
             project=request.query_params.get("project", ""), session=request.query_params.get("session", "")
         )
-        return await page("forget", "forget.html", lambda s: pages.forget_form(s, form))(request)
+        return await page("forget", "forget.html", lambda s: pages.forget_form(s, derived, form))(request)
 
     async def forget_preview(request: Request) -> Response:
         form = await _forget_form(request)
-        return await page("forget", "forget.html", lambda s: pages.forget_preview(s, form))(request)
+        return await page("forget", "forget.html", lambda s: pages.forget_preview(s, derived, form))(request)
 
     async def forget_confirm(request: Request) -> Response:
         data = await request.form()
         form = await _forget_form(request)
         shown = frozenset(str(v) for v in data.getlist("id"))
-        return await page("forget", "forget.html", lambda s: pages.forget_confirm(s, form, shown))(request)
+        return await page("forget", "forget.html", lambda s: pages.forget_confirm(s, derived, form, shown))(request)
 
     async def settings(request: Request) -> Response:
         return await page("settings", "settings.html", pages.settings)(request)

@@ -7,9 +7,10 @@ are raised as :class:`~causantic.errors.CausanticError` and shown on the page by
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from markupsafe import Markup, escape
 
@@ -29,15 +30,44 @@ MAP_LABELS = 40  # the largest topics are candidates for a label on the map (tho
 MAP_WIDTH, MAP_HEIGHT, MAP_COLOURS = 600, 400, 12  # the topic map's SVG box and palette (style.css)
 
 
+T = TypeVar("T")
+
+
+class Derived:
+    """What pages derive from memory, kept until memory changes.
+
+    Counting, grouping and laying out 100k chunks costs more than a page may take, and memory
+    changes only when something is ingested or forgotten. Values are keyed by the store's change
+    stamp (any commit by any process, or by this server), so an ingest shows on the next view.
+    """
+
+    def __init__(self, limit: int = 64) -> None:
+        self._stamp: tuple[int, int] | None = None
+        self._values: dict[Hashable, Any] = {}
+        self._limit = limit
+
+    def get(self, memory: Memory, key: Hashable, compute: Callable[[], T]) -> T:
+        stamp = memory.change_stamp()
+        if stamp != self._stamp:
+            self._values.clear()
+            self._stamp = stamp
+        if key not in self._values:
+            if len(self._values) >= self._limit:
+                self._values.pop(next(iter(self._values)))  # the oldest
+            self._values[key] = compute()
+        value: T = self._values[key]
+        return value
+
+
 @dataclass(frozen=True, slots=True)
 class Health:
     level: str  # "error" or "warn"
     text: str
 
 
-def overview(memory: Memory) -> dict[str, Any]:
-    view = memory.overview()
-    hooks = hook_status()
+def overview(memory: Memory, derived: Derived) -> dict[str, Any]:
+    view = derived.get(memory, "overview", memory.overview)
+    hooks = hook_status()  # the hooks' file, not memory: read every time
     return {
         "o": view,
         "hooks": hooks,
@@ -91,17 +121,21 @@ def _warnings(memory: Memory, view: browse.Overview, hooks: list[dict[str, Any]]
     return out
 
 
-def projects(memory: Memory) -> dict[str, Any]:
-    return {"projects": memory.project_activity()}
+def projects(memory: Memory, derived: Derived) -> dict[str, Any]:
+    return {"projects": derived.get(memory, "projects", memory.project_activity)}
 
 
-def sessions(memory: Memory, project: str) -> dict[str, Any]:
-    return {"timeline": memory.timeline(project)}
+def sessions(memory: Memory, derived: Derived, project: str) -> dict[str, Any]:
+    return {"timeline": derived.get(memory, ("timeline", project), lambda: memory.timeline(project))}
 
 
-def session(memory: Memory, session_id: str, at: str | None) -> dict[str, Any]:
-    view = memory.session_view(session_id)
-    return {"s": view, "at": at, "links": _links(view)}
+def session(memory: Memory, derived: Derived, session_id: str, at: str | None) -> dict[str, Any]:
+    def build() -> tuple[browse.SessionView, dict[str, list[Link]]]:
+        view = memory.session_view(session_id)
+        return view, _links(view)
+
+    view, links = derived.get(memory, ("session", session_id), build)
+    return {"s": view, "at": at, "links": links}
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,13 +179,17 @@ class SearchForm:
     until: str = ""
 
 
-def search(memory: Memory, form: SearchForm) -> dict[str, Any]:
+def project_names(memory: Memory, derived: Derived) -> list[str]:
+    return derived.get(memory, "project_names", memory.project_names)
+
+
+def search(memory: Memory, derived: Derived, form: SearchForm) -> dict[str, Any]:
     context: dict[str, Any] = {
         "form": form,
         "kinds": SEARCH_KINDS,
         "result": None,
         "story": None,
-        "projects": memory.project_names(),
+        "projects": project_names(memory, derived),
     }
     if not form.q.strip():
         return context
@@ -177,19 +215,32 @@ def _date(text: str, name: str) -> datetime | None:
         raise CausanticError(f"The {name} date {text!r} is not a date like 2026-05-01.") from exc
 
 
-def topics(memory: Memory) -> dict[str, Any]:
+def topics(memory: Memory, derived: Derived) -> dict[str, Any]:
+    return derived.get(memory, "topics", lambda: _topics(memory))
+
+
+def _topics(memory: Memory) -> dict[str, Any]:
     found = memory.topic_sizes()
     drawn = memory.topic_map(found) if found else None
     colour = {t.id: i % MAP_COLOURS for i, t in enumerate(found)}
-    labels = {t.id: t.label for t in found}
     # Thousands of dots: built as one string here, since a template loop over them costs more than
-    # the rest of the page (every value is escaped).
+    # the rest of the page. Every value is escaped; a topic's label and colour once per topic.
+    labels = {t.id: t.label for t in found}
+    tails: dict[int, str] = {}
+
+    def tail(topic_id: int) -> str:
+        if topic_id not in tails:
+            label = escape(labels.get(topic_id, ""))
+            tails[topic_id] = f'class="c{colour.get(topic_id, 0)}"><title>{label}</title></circle></a>'
+        return tails[topic_id]
+
     dots = Markup(
         "".join(
-            f'<a href="/session/{escape(p.session_id)}?at={escape(p.chunk_id)}#c-{escape(p.chunk_id)}" class="pt">'
+            f'<a href="/session/{escape(p.session_id)}?at={chunk}#c-{chunk}" class="pt">'
             f'<circle cx="{p.x * MAP_WIDTH:.1f}" cy="{MAP_HEIGHT - p.y * MAP_HEIGHT:.1f}" r="2.6" '
-            f'class="c{colour.get(p.topic_id, 0)}"><title>{escape(labels.get(p.topic_id, ""))}</title></circle></a>'
+            f"{tail(p.topic_id)}"
             for p in (drawn.points if drawn else [])
+            for chunk in (escape(p.chunk_id),)
         )
     )
     names = [
@@ -208,8 +259,8 @@ def _unclashing(topics: list[Any], width: float = 0.3, height: float = 0.06) -> 
     return placed
 
 
-def topic(memory: Memory, topic_id: int) -> dict[str, Any]:
-    found, chunks = memory.topic_members(topic_id)
+def topic(memory: Memory, derived: Derived, topic_id: int) -> dict[str, Any]:
+    found, chunks = derived.get(memory, ("topic", topic_id), lambda: memory.topic_members(topic_id))
     return {"topic": found, "chunks": chunks}
 
 
@@ -239,29 +290,29 @@ class ForgetForm:
         )
 
 
-def forget_form(memory: Memory, form: ForgetForm) -> dict[str, Any]:
-    return {"form": form, "projects": memory.project_names(), "preview": None, "done": None}
+def forget_form(memory: Memory, derived: Derived, form: ForgetForm) -> dict[str, Any]:
+    return {"form": form, "projects": project_names(memory, derived), "preview": None, "done": None}
 
 
-def forget_preview(memory: Memory, form: ForgetForm) -> dict[str, Any]:
+def forget_preview(memory: Memory, derived: Derived, form: ForgetForm) -> dict[str, Any]:
     """The same rules as ``causantic forget`` without ``--yes``; every match is listed."""
     result = form.run(memory, dry_run=True)
     return {
-        **forget_form(memory, form),
+        **forget_form(memory, derived, form),
         "preview": result,
         "too_many": result.count > FORGET_PREVIEW_MAX,
         "limit": FORGET_PREVIEW_MAX,
     }
 
 
-def forget_confirm(memory: Memory, form: ForgetForm, shown: frozenset[str]) -> dict[str, Any]:
+def forget_confirm(memory: Memory, derived: Derived, form: ForgetForm, shown: frozenset[str]) -> dict[str, Any]:
     """Delete what the preview listed, and only that (chunks matching now but not shown stay)."""
     if not shown:
         raise CausanticError("Nothing was previewed: preview first, then confirm.")
     if len(shown) > FORGET_PREVIEW_MAX:
         raise CausanticError(f"At most {FORGET_PREVIEW_MAX} chunks can be deleted at once here.")
     result = form.run(memory, dry_run=False, only_ids=shown)
-    return {**forget_form(memory, form), "done": result}
+    return {**forget_form(memory, derived, form), "done": result}
 
 
 def settings(memory: Memory) -> dict[str, Any]:

@@ -5,19 +5,47 @@
 - ``embedder``: :class:`Embedder` (windowing of long texts, batching, pooling) and
   :func:`load_embedder` (one per model per process, loaded on first use).
 
-Importing this package is cheap: numpy, tokenizers and onnxruntime load on first use.
+Importing this package is cheap: numpy, tokenizers and onnxruntime load on first use, and each
+name below loads its module on first use (a read command asking a model's dimensions does not
+load the embedder).
 """
 
-from causantic.embedding.embedder import MAX_WINDOWS_PER_DOCUMENT, Embedder, load_embedder
-from causantic.embedding.models import DEFAULT_MODEL, MODELS, ModelSpec, get_spec, is_available
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from causantic.embedding.embedder import MAX_WINDOWS_PER_DOCUMENT, Embedder, load_embedder
+    from causantic.embedding.models import DEFAULT_MODEL, MODELS, ModelSpec, get_spec, is_available
+
+_MODULE_OF = {
+    "MAX_WINDOWS_PER_DOCUMENT": "embedder",
+    "Embedder": "embedder",
+    "load_embedder": "embedder",
+    "DEFAULT_MODEL": "models",
+    "MODELS": "models",
+    "ModelSpec": "models",
+    "get_spec": "models",
+    "is_available": "models",
+}
 
 __all__ = [
     "DEFAULT_MODEL",
+    "Embedder",
     "MAX_WINDOWS_PER_DOCUMENT",
     "MODELS",
-    "Embedder",
     "ModelSpec",
     "get_spec",
     "is_available",
     "load_embedder",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

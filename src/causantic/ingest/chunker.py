@@ -23,7 +23,8 @@ from causantic.config import ChunkingConfig
 from causantic.ingest.render import RenderedTurn, Section
 from causantic.ingest.tokens import CHARS_PER_TOKEN
 
-_FENCE = re.compile(r"^\s*(```|~~~)")
+_FENCE = re.compile(r"\s*(```|~~~)")  # used with match(): anchored at a line's start
+_BLANK = re.compile(r"\s*")
 LONG_LINE_CHARS = ChunkingConfig.model_fields["long_line_chars"].default
 _LONG_LINE = "[long line"
 _LONG_LINE_MARKER = re.compile(r"\[long line (\d+)/\d+ of ([\d,]+) characters\] ")
@@ -65,65 +66,94 @@ def chunk_turn(turn: RenderedTurn, max_tokens: int, long_line_chars: int = LONG_
 
 
 def split_text(text: str, max_chars: int, long_line_chars: int = LONG_LINE_CHARS) -> list[str]:
-    """Split at paragraph breaks outside code fences; split an oversized fence by lines."""
+    """Split at paragraph breaks outside code fences; split an oversized fence by lines.
+
+    Paragraphs and lines are found as index spans of ``text`` and only the pieces are copied out,
+    so splitting a 50 MB pasted line holds the text once plus its pieces, not several copies.
+    """
     pieces = (
         piece
-        for block in _paragraphs_and_fences(text)
-        for piece in ([block] if len(block) <= max_chars else _split_lines(block, max_chars, long_line_chars))
+        for start, end in _paragraphs_and_fences(text)
+        for piece in (
+            [text[start:end]]
+            if end - start <= max_chars
+            else _cut_long_lines(text, start, end, max_chars, long_line_chars)
+        )
     )
     return _pack(pieces, "\n\n", max_chars)
 
 
-def _paragraphs_and_fences(text: str) -> list[str]:
-    """Paragraphs, with each fenced code block (and its fences) kept as one unit."""
-    blocks: list[str] = []
-    current: list[str] = []
+def _lines(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """The (start, end) spans of the lines of ``text[start:end]``, without their newlines."""
+    while True:
+        stop = text.find("\n", start, end)
+        if stop < 0:
+            yield start, end
+            return
+        yield start, stop
+        start = stop + 1
+
+
+def _paragraphs_and_fences(text: str) -> list[tuple[int, int]]:
+    """Spans of paragraphs, with each fenced code block (and its fences) kept as one unit.
+
+    A block is a run of whole lines, so its text is ``text[start:end]`` exactly.
+    """
+    blocks: list[tuple[int, int]] = []
+    first: int | None = None  # where the current block starts
+    last = 0  # where its last line ends
     in_fence = False
-    for line in text.split("\n"):
-        if _FENCE.match(line):
-            if not in_fence and current:
-                blocks.append("\n".join(current))
-                current = []
-            current.append(line)
+    for start, end in _lines(text, 0, len(text)):
+        if _FENCE.match(text, start, end):
+            if not in_fence and first is not None:
+                blocks.append((first, last))
+                first = None
+            first = start if first is None else first
+            last = end
             if in_fence:
-                blocks.append("\n".join(current))
-                current = []
+                blocks.append((first, last))
+                first = None
             in_fence = not in_fence
             continue
-        if not in_fence and not line.strip():
-            if current:
-                blocks.append("\n".join(current))
-                current = []
+        if not in_fence and _BLANK.fullmatch(text, start, end):
+            if first is not None:
+                blocks.append((first, last))
+                first = None
             continue
-        current.append(line)
-    if current:
-        blocks.append("\n".join(current))
+        first = start if first is None else first
+        last = end
+    if first is not None:
+        blocks.append((first, last))
     return blocks
 
 
-def _split_lines(block: str, max_chars: int, long_line_chars: int) -> list[str]:
-    return _pack(_cut_long_lines(block, max_chars, long_line_chars), "\n", max_chars)
-
-
-def _cut_long_lines(block: str, max_chars: int, long_line_chars: int) -> Iterator[str]:
-    """The block's lines, a line longer than ``max_chars`` (minified code, base64) cut into slices.
+def _cut_long_lines(text: str, start: int, end: int, max_chars: int, long_line_chars: int) -> list[str]:
+    """The lines of ``text[start:end]``, packed, a line longer than ``max_chars`` (minified code,
+    base64) cut into slices.
 
     Slices are taken by index, so a line of any length is cut in linear time. A line longer than
     ``long_line_chars`` is kept whole for keyword search, each slice opening with a marker that
     :func:`long_lines_summarised` turns into a short summary, so a pasted bundle costs two embeddings
     instead of thousands.
     """
-    for line in block.split("\n"):
-        if len(line) <= max_chars:
-            yield line
-            continue
-        if len(line) <= long_line_chars or max_chars < 2 * _MARKER_RESERVE:
-            yield from (line[i : i + max_chars] for i in range(0, len(line), max_chars))
-            continue
-        parts = math.ceil(len(line) / (max_chars - _MARKER_RESERVE))
-        step = math.ceil(len(line) / parts)
-        for n, i in enumerate(range(0, len(line), step), start=1):
-            yield f"{_LONG_LINE} {n}/{parts} of {len(line):,} characters] {line[i : i + step]}"
+    return _pack(
+        (piece for a, b in _lines(text, start, end) for piece in _line_pieces(text, a, b, max_chars, long_line_chars)),
+        "\n",
+        max_chars,
+    )
+
+
+def _line_pieces(text: str, start: int, end: int, max_chars: int, long_line_chars: int) -> Iterator[str]:
+    length = end - start
+    if length <= max_chars:
+        yield text[start:end]
+    elif length <= long_line_chars or max_chars < 2 * _MARKER_RESERVE:
+        yield from (text[i : min(i + max_chars, end)] for i in range(start, end, max_chars))
+    else:
+        parts = math.ceil(length / (max_chars - _MARKER_RESERVE))
+        step = math.ceil(length / parts)
+        for n, i in enumerate(range(start, end, step), start=1):
+            yield f"{_LONG_LINE} {n}/{parts} of {length:,} characters] {text[i : min(i + step, end)]}"
 
 
 def long_lines_summarised(content: str) -> str:

@@ -38,6 +38,9 @@ _SUMMARY_FIELDS = (
 )
 
 
+PROMPT_HEAD_CHARS = 2_000
+
+
 @dataclass(frozen=True, slots=True)
 class Section:
     """One rendered piece of a turn, with where it came from."""
@@ -52,7 +55,7 @@ class Section:
 @dataclass(frozen=True, slots=True)
 class RenderedTurn:
     turn_index: int
-    prompt: str
+    prompt: str  # the head of the turn's prompt (what topic-shift gating reads), not all of it
     sections: tuple[Section, ...]
     has_thinking: bool
     tool_use_count: int
@@ -81,6 +84,8 @@ def render_turn(
                 body = without_injected(block.text) if message.role == "user" else block.text.strip()
                 if not body:
                     continue
+                if body == turn.prompt:  # the same text as the turn's prompt: hold one copy, not two
+                    body = turn.prompt
                 role = "User" if message.role == "user" else "Assistant"
                 body = redact(body)
                 text = body if speaker == role else f"[{role}]\n{body}"
@@ -101,7 +106,10 @@ def render_turn(
             if text:
                 sections.append(Section(text, message.uuid, message.timestamp, call_id, result_id))
     anchor = turn.messages[0].uuid if turn.messages else f"turn-{turn.index}"
-    return RenderedTurn(turn.index, turn.prompt, tuple(sections), has_thinking, tool_uses, anchor)
+    # Only the prompt's start is kept: a plan holds every rendered turn until it is written, and a
+    # prompt that is one pasted 50 MB line would otherwise stay in memory twice.
+    prompt = turn.prompt[:PROMPT_HEAD_CHARS]
+    return RenderedTurn(turn.index, prompt, tuple(sections), has_thinking, tool_uses, anchor)
 
 
 def _summarise(call: ToolCall, limit: int, redact: Callable[[str], str]) -> str:

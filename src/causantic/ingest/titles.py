@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from causantic.ingest.redact import REDACT_MARGIN
 from causantic.transcripts.model import Transcript
 from causantic.transcripts.turns import prompt_of
 
@@ -22,10 +23,16 @@ _NOISE = re.compile(r"\[(?:image|document)\]|\[Image #\d+\]|\\(?=\n)")
 
 
 def session_title(streams: Iterable[Transcript], redact: Callable[[str], str]) -> str | None:
-    """The first real prompt among ``streams`` (main stream first), on one line, redacted; else None."""
+    """The first real prompt among ``streams`` (main stream first), on one line, redacted; else None.
+
+    Only the prompt's head is normalised and redacted: a title keeps 200 characters, and a pasted
+    50 MB line would otherwise be split into words and scanned by every redaction rule once more.
+    The head reaches ``REDACT_MARGIN`` past the cut, so a secret crossing it is still seen whole.
+    """
     for stream in streams:
         for message in stream.messages:
-            prompt = " ".join(_NOISE.sub(" ", prompt_of(message)).split())
+            head = prompt_of(message, head=TITLE_MAX_CHARS + REDACT_MARGIN)[: TITLE_MAX_CHARS + REDACT_MARGIN]
+            prompt = " ".join(_NOISE.sub(" ", head).split())
             if prompt:
                 return _cut(redact(prompt))
     return None

@@ -225,11 +225,12 @@ def overview(store: MemoryStoreProtocol, vectors: VectorIndexProtocol) -> Overvi
     """What memory holds and how fresh it is, from counts that stay cheap at any size."""
     counts = stats(store)
     projects = project_activity(store)
-    missing = max(0, int(counts["chunks"]) - store.count_embedded(vectors.model_id))  # type: ignore[call-overload]
+    embedded = vectors.count()  # counted once: a walk over every vector's index entry
+    missing = max(0, int(counts["chunks"]) - embedded)  # type: ignore[call-overload]
     return Overview(
         counts,
-        vectors.count(),
-        vectors.size_bytes(),
+        embedded,
+        vectors.size_bytes(rows=embedded),
         missing,
         store.last_ingested_at(),
         projects[0].last_seen if projects else None,

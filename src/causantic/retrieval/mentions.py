@@ -8,8 +8,10 @@ list.
 A chunk whose match to the query lies only in such output mentions the work; the chunk where the
 query's words are in the prompt, the agent's words or its tool calls is where the work happened.
 
-This module measures that share; the search pipeline demotes by it (``retrieval.mentionPenalty``).
-Chat transcripts (no tool sections) always score 0, so their ranking is unchanged.
+This module measures that share; the search pipeline demotes by it (``retrieval.mentionPenalty``),
+for the first :data:`MENTION_DEPTH` fused candidates only: measuring means splitting and stemming a
+chunk's own words, and a demotion further down cannot change what is shown first. Chat transcripts
+(no tool sections) always score 0, so their ranking is unchanged.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ _SECTION = re.compile(r"^\[(?:User|Assistant|Tool:[^\]\n]*|Result:[^\]\n]*|Error
 # fetched pages. A file the agent read (Read) or a sub-agent's report (Task) is the work's own
 # material, not a mention of it: counting those demoted the right session on the coding set.
 _LISTING_TOOLS = ("Bash", "Grep", "Glob", "WebSearch", "WebFetch")
+MENTION_DEPTH = 20  # fused candidates whose share is measured; 10 hits are shown by default
 _OUTPUT_MARKERS = tuple(f"[{label}:{tool}]" for label in ("Result", "Error") for tool in _LISTING_TOOLS)
 
 
@@ -47,8 +50,8 @@ def mention_share(profile: QueryProfile | None, text: str) -> float:
     0 when the chunk matches nothing, has no tool output, or holds every matched word in its own
     words; 1 when every query word it matches appears only in what a tool printed.
     """
-    if profile is None or not profile.terms:
-        return 0.0
+    if profile is None or not profile.terms or not any(marker in text for marker in _OUTPUT_MARKERS):
+        return 0.0  # the substring test first: most chunks hold no listing output at all
     own, output = split_tool_output(text)
     if not output:
         return 0.0

@@ -28,7 +28,7 @@ from causantic.errors import checked_query
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.blas import use_one_blas_thread
 from causantic.retrieval.listing import resolve_project
-from causantic.retrieval.mentions import mention_share, split_tool_output
+from causantic.retrieval.mentions import MENTION_DEPTH, mention_share, split_tool_output
 from causantic.retrieval.ranking import (
     blend_fusion,
     convex_fusion,
@@ -289,6 +289,11 @@ class Searcher:
     ) -> list[Candidate]:
         cfg = self.config
         now = datetime.now(UTC)
+        mentions = (
+            {c.chunk_id: mention_share(profile, chunks[c.chunk_id].content) for c in fused[:MENTION_DEPTH]}
+            if cfg.mention_penalty
+            else {}
+        )
         # Recent work counts a little more; a chunk that is mostly payload (SVG, base64, a JSON dump)
         # a little less, so it stays findable by its words but never leads when prose says the same;
         # and a chunk whose match is only in tool output (a git log listing the commit) less than the
@@ -301,11 +306,7 @@ class Searcher:
                     parse_iso(chunks[c.chunk_id].start_time), now, cfg.recency_decay_factor, cfg.recency_half_life_hours
                 )
                 * (1.0 - 0.5 * bulk_share(chunks[c.chunk_id].content))
-                * (
-                    1.0
-                    - cfg.mention_penalty
-                    * (mention_share(profile, chunks[c.chunk_id].content) if cfg.mention_penalty else 0.0)
-                ),
+                * (1.0 - cfg.mention_penalty * mentions.get(c.chunk_id, 0.0)),
             )
             for c in fused
         ]

@@ -17,6 +17,13 @@ drops out and every similarity is the exact cosine. Losing the file loses nothin
 exactly meanwhile (and says so in its notes) and the next ``causantic embed`` or ingest rebuilds it.
 Without faiss installed, search always scans exactly.
 
+Scopes. Beside the index lies its *scope map* (``<table name>.scopes.npz``): each indexed row's
+``seq`` with its chunk's project and agent, sorted by project. A project or agent filter takes its
+rows from the map (a slice) instead of reading them from SQLite per query (seconds for a large
+project at 1M rows), and hands them to faiss as a bitmap. Like the index it is derived: a chunk that
+changes project loses its vector (so its row is newer than the map), and every candidate is read
+back from SQLite with the filter applied again, so a stale map can cost recall, never a wrong hit.
+
 numpy and faiss are imported on first use; constructing an index imports neither.
 """
 
@@ -53,8 +60,14 @@ ANN_STALE_SHARE = 0.3
 """...or once this share of the rows it holds were deleted or replaced."""
 ANN_PROBES = 24
 """IVF lists searched per query (of 2·√rows); a project filter probes more (see :meth:`_ann_rows`)."""
-EXACT_SCAN_MAX_ROWS = 20_000
-"""A filtered search whose scope holds at most this many vectors scans them exactly."""
+ANN_SCOPE_MAX_PROBE_SHARE = 0.25
+"""A filtered search probes at most this share of the lists. At 1M rows probing all 2,000 lists
+for a 5,000-row project took 90 ms; a fourth took 11 ms and still found 97% of the scope's exact
+top 50 (99–100% for scopes of 14,000 and 27,000 rows), more than an unfiltered search finds."""
+EXACT_SCAN_MAX_ROWS = 2_000
+"""A filtered search whose scope holds at most this many vectors scans them exactly. Larger scopes
+go through the index with a bitmap of their rows: reading 14,000 vectors from SQLite took longer
+than faiss scanning every list of a 100k-row index for the scope's rows."""
 HEALTH_TTL_S = 30.0
 """How long a process trusts its count of chunks without vectors (counting 1M rows takes ~20 ms)."""
 # A scoped read walks the scope's chunks (by their project or agent index) and looks up each one's
@@ -64,12 +77,44 @@ _SQL_BATCH = 500
 _BUILD_BATCH = 50_000
 
 
+@dataclass(frozen=True, slots=True)
+class _ScopeMap:
+    """The indexed rows' projects and agents, sorted by (project, seq)."""
+
+    projects: Any  # np.ndarray int64, ascending
+    seqs: Any  # np.ndarray int64, ascending within each project
+    agents: Any  # np.ndarray int32: position in ``agent_names``
+    agent_names: tuple[str, ...]
+
+    def members(self, project_ids: Sequence[int] | None, agent: str | None) -> np.ndarray:
+        """The indexed seqs in the scope, ascending."""
+        import numpy as np
+
+        if project_ids:
+            parts = []
+            for pid in sorted(set(project_ids)):
+                lo, hi = np.searchsorted(self.projects, [pid, pid + 1])
+                parts.append((self.seqs[lo:hi], self.agents[lo:hi]))
+            seqs = np.concatenate([p[0] for p in parts])
+            agents = np.concatenate([p[1] for p in parts])
+        else:
+            seqs, agents = self.seqs, self.agents
+        if agent is not None:
+            code = self.agent_names.index(agent) if agent in self.agent_names else -1
+            seqs = seqs[agents == code]
+        if not project_ids or len(project_ids) > 1:
+            seqs = np.sort(seqs)
+        return seqs
+
+
 @dataclass(slots=True)
 class _Ann:
     index: Any  # faiss.IndexIVF
     watermark: int  # highest vectors.seq the index holds
     trained_rows: int
     stamp: tuple[int, int]  # (mtime_ns, size) of the sidecar when loaded
+    scopes: _ScopeMap | None = None  # loaded on the first filtered search
+    scopes_read: bool = False
 
 
 @sqlite_util.raising_store_errors(lambda index: f"at {index.db_path}")
@@ -96,6 +141,10 @@ class VectorIndex:
     @property
     def _sidecar(self) -> Path:
         return self.folder / f"{self.table_name}.faiss.json"
+
+    @property
+    def _scopes_path(self) -> Path:
+        return self.folder / f"{self.table_name}.scopes.npz"
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -217,10 +266,10 @@ class VectorIndex:
             ).fetchall()
         return [r[0] for r in rows], self._matrix([r[1] for r in rows])
 
-    def size_bytes(self) -> int:
-        """Vector bytes in SQLite plus the ANN index file."""
-        ann = sum(p.stat().st_size for p in (self.ann_path, self._sidecar) if p.exists())
-        return self.count() * self.dims * 4 + ann
+    def size_bytes(self, *, rows: int | None = None) -> int:
+        """Vector bytes in SQLite plus the ANN index files; ``rows``: :meth:`count`, when known."""
+        ann = sum(p.stat().st_size for p in (self.ann_path, self._sidecar, self._scopes_path) if p.exists())
+        return (self.count() if rows is None else rows) * self.dims * 4 + ann
 
     def search(
         self, vector: np.ndarray, *, limit: int, project_ids: Sequence[int] | None = None, agent: str | None = None
@@ -234,9 +283,9 @@ class VectorIndex:
         with self._lock:
             ann = self._current_ann()
             watermark = ann.watermark if ann is not None else 0
-            rows = self._rows("v.seq > ?", [watermark], scope, params)
+            rows = self._rows("v.seq > ?", [watermark], scope, params, newest=True)
             if ann is not None:
-                rows += self._ann_rows(ann, query, limit, scope, params)
+                rows += self._ann_rows(ann, query, limit, project_ids, agent)
         if not rows:
             return []
         seen: set[int] = set()
@@ -273,6 +322,9 @@ class VectorIndex:
             if newer > ANN_TAIL_MAX_ROWS:
                 self._extend(ann)
                 return True
+            if self._load_scopes(ann) is None:  # an index written before scope maps existed
+                self._write_scopes(0, ann.watermark, None)
+                return True
             return False
 
     def _ann_state(self) -> str:
@@ -307,7 +359,7 @@ class VectorIndex:
         return self._ann
 
     def _ann_rows(
-        self, ann: _Ann, query: np.ndarray, limit: int, scope: str, params: list[object]
+        self, ann: _Ann, query: np.ndarray, limit: int, project_ids: Sequence[int] | None, agent: str | None
     ) -> list[tuple[int, str, bytes]]:
         """Candidate rows up to the watermark: from the index, or exactly when the scope is small."""
         import faiss
@@ -315,40 +367,92 @@ class VectorIndex:
 
         k = 2 * limit + 16  # headroom for rows deleted or replaced since the build
         nlist = ann.index.nlist
+        scope, params = _scope(project_ids, agent)
         selector = None
         probes = ANN_PROBES
         if scope:
-            allowed = np.fromiter(
-                (
-                    r[0]
-                    for r in self.conn.execute(
-                        f"SELECT v.seq FROM {_SCOPED_FROM} WHERE v.seq <= ?{scope}",
-                        [self.model_id, ann.watermark, *params],
-                    )
-                ),
-                dtype=np.int64,
-            )
+            allowed = self._scope_members(ann, project_ids, agent, scope, params)
             if len(allowed) <= max(EXACT_SCAN_MAX_ROWS, 4 * limit):
-                return self._rows("v.seq <= ?", [ann.watermark], scope, params)
-            selector = faiss.IDSelectorBatch(allowed)
-            # A scope holding a share s of the rows leaves about s of each list: probe 1/s as many.
-            probes = math.ceil(ANN_PROBES * ann.index.ntotal / len(allowed))
+                return self._rows_by_seq(allowed.tolist(), scope, params)
+            # A bitmap over seqs: a constant-time membership test for each row faiss scans.
+            present = np.zeros(int(allowed[-1]) + 1, dtype=bool)
+            present[allowed] = True
+            bitmap = np.packbits(present, bitorder="little")
+            selector = faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap))  # bitmap outlives the search
+            # A scope holding a share s of the rows leaves about s of each list: probe 1/s as many,
+            # up to a share of all lists.
+            cap = max(ANN_PROBES, math.ceil(nlist * ANN_SCOPE_MAX_PROBE_SHARE))
+            probes = min(cap, math.ceil(ANN_PROBES * ann.index.ntotal / len(allowed)))
         # faiss's stub declares a no-argument __init__, but its Python wrapper sets attributes from keyword
         # arguments; older faiss releases keep the selector alive only when it is passed this way.
         search_params = faiss.SearchParametersIVF(nprobe=min(nlist, probes), sel=selector)  # type: ignore[call-arg]
         _, labels = ann.index.search(query[None, :], min(k, ann.index.ntotal), params=search_params)
-        seqs = [int(s) for s in labels[0] if s >= 0]
-        out: list[tuple[int, str, bytes]] = []
-        for batch in _batches(seqs):
-            marks = ",".join("?" * len(batch))
-            out.extend(
-                tuple(r)
-                for r in self.conn.execute(
-                    f"SELECT seq, chunk_id, vector FROM vectors WHERE model = ? AND seq IN ({marks})",
-                    [self.model_id, *batch],
-                )
-            )
-        return out
+        return self._rows_by_seq([int(s) for s in labels[0] if s >= 0], scope, params)
+
+    def _scope_members(
+        self, ann: _Ann, project_ids: Sequence[int] | None, agent: str | None, scope: str, params: list[object]
+    ) -> np.ndarray:
+        """The indexed seqs in a scope, ascending: from the scope map, or from SQLite without one."""
+        import numpy as np
+
+        scopes = self._load_scopes(ann)
+        if scopes is not None:
+            return scopes.members(project_ids, agent)
+        rows = self.conn.execute(
+            f"SELECT v.seq FROM {_SCOPED_FROM} WHERE v.seq <= ?{scope} ORDER BY v.seq",
+            [self.model_id, ann.watermark, *params],
+        )
+        return np.fromiter((r[0] for r in rows), dtype=np.int64)
+
+    def _load_scopes(self, ann: _Ann) -> _ScopeMap | None:
+        """The scope map of ``ann``, read once; None when it is missing or belongs to another build."""
+        import numpy as np
+
+        if not ann.scopes_read:
+            ann.scopes_read = True
+            try:
+                with np.load(self._scopes_path, allow_pickle=False) as data:
+                    if int(data["watermark"]) == ann.watermark:
+                        ann.scopes = _ScopeMap(
+                            data["projects"], data["seqs"], data["agents"], tuple(str(a) for a in data["agent_names"])
+                        )
+            except (OSError, ValueError, KeyError):
+                ann.scopes = None  # searched through SQLite until the next ensure_ann_index writes it
+        return ann.scopes
+
+    def _write_scopes(self, after: int, upto: int, previous: _ScopeMap | None) -> None:
+        """Write the scope map of rows up to ``upto``: ``previous`` (rows up to ``after``) plus newer rows."""
+        import numpy as np
+
+        rows = self.conn.execute(
+            "SELECT v.seq, c.project_id, c.agent FROM vectors v CROSS JOIN chunks c ON c.id = v.chunk_id"
+            " WHERE v.model = ? AND v.seq > ? AND v.seq <= ?",
+            (self.model_id, after, upto),
+        ).fetchall()
+        names = list(previous.agent_names) if previous is not None else []
+        codes = {name: i for i, name in enumerate(names)}
+        seqs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        projects = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+        agents = np.fromiter((codes.setdefault(r[2], len(codes)) for r in rows), dtype=np.int32, count=len(rows))
+        names = list(codes)
+        if previous is not None:
+            seqs = np.concatenate([previous.seqs, seqs])
+            projects = np.concatenate([previous.projects, projects])
+            agents = np.concatenate([previous.agents, agents])
+        order = np.lexsort((seqs, projects))
+        tmp = self._scopes_path.with_suffix(".tmp.npz")
+        np.savez(
+            tmp,
+            watermark=np.int64(upto),
+            projects=projects[order],
+            seqs=seqs[order],
+            agents=agents[order],
+            agent_names=np.asarray(names, dtype=str) if names else np.zeros(0, dtype="<U1"),
+        )
+        tmp.chmod(0o600)
+        os.replace(tmp, self._scopes_path)
+        if self._ann is not None:
+            self._ann.scopes_read = False  # read the new map on the next filtered search
 
     def _build(self, rows: int) -> None:
         """Train an IVF index on a sample spread over the whole table, then add every row in batches."""
@@ -371,6 +475,7 @@ class VectorIndex:
         index = faiss.index_factory(self.dims, f"IVF{nlist},SQ8", faiss.METRIC_INNER_PRODUCT)
         index.train(sample)
         self._add_rows(index, 0, watermark)
+        self._write_scopes(0, watermark, None)
         self._write_ann(index, watermark, rows)
 
     def _extend(self, ann: _Ann) -> None:
@@ -379,6 +484,7 @@ class VectorIndex:
         index = faiss.read_index(str(self.ann_path))  # in memory: the mapped copy is read-only
         watermark = self.conn.execute("SELECT MAX(seq) FROM vectors WHERE model = ?", (self.model_id,)).fetchone()[0]
         self._add_rows(index, ann.watermark, watermark)
+        self._write_scopes(ann.watermark, watermark, self._load_scopes(ann))
         self._write_ann(index, watermark, ann.trained_rows)
 
     def _add_rows(self, index: Any, after: int, upto: int) -> None:
@@ -417,7 +523,7 @@ class VectorIndex:
         self._ann = None
 
     def _remove_ann(self) -> None:
-        for path in (self._sidecar, self.ann_path):
+        for path in (self._sidecar, self.ann_path, self._scopes_path):
             with suppress(FileNotFoundError):
                 path.unlink()
         self._ann = None
@@ -432,9 +538,17 @@ class VectorIndex:
     # ---- helpers ------------------------------------------------------------------------------
 
     def _rows(
-        self, condition: str, values: list[object], scope: str, params: list[object]
+        self, condition: str, values: list[object], scope: str, params: list[object], *, newest: bool = False
     ) -> list[tuple[int, str, bytes]]:
-        source = f"{_SCOPED_FROM} WHERE" if scope else "vectors v WHERE v.model = ? AND"
+        """Rows matching ``condition`` in a scope. ``newest``: the condition picks a few recent rows
+        (the tail past the index), so SQLite walks those and checks each one's chunk, instead of
+        walking the scope's chunks."""
+        if not scope:
+            source = "vectors v WHERE v.model = ? AND"
+        elif newest:
+            source = "vectors v CROSS JOIN chunks c ON c.id = v.chunk_id WHERE v.model = ? AND"
+        else:
+            source = f"{_SCOPED_FROM} WHERE"
         return [
             tuple(r)
             for r in self.conn.execute(
@@ -442,6 +556,21 @@ class VectorIndex:
                 [self.model_id, *values, *params],
             )
         ]
+
+    def _rows_by_seq(self, seqs: Sequence[int], scope: str, params: list[object]) -> list[tuple[int, str, bytes]]:
+        """The rows of ``seqs`` still present, with the scope checked against their chunks again."""
+        source = "vectors v CROSS JOIN chunks c ON c.id = v.chunk_id" if scope else "vectors v"
+        out: list[tuple[int, str, bytes]] = []
+        for batch in _batches(seqs):
+            marks = ",".join("?" * len(batch))
+            out.extend(
+                tuple(r)
+                for r in self.conn.execute(
+                    f"SELECT v.seq, v.chunk_id, v.vector FROM {source} WHERE v.model = ? AND v.seq IN ({marks}){scope}",
+                    [self.model_id, *batch, *params],
+                )
+            )
+        return out
 
     def _fetch(self, column: str, keys: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}

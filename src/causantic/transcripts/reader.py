@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -97,6 +98,7 @@ BROKEN_LINE_REASONS = frozenset(
 
 _BOM = b"\xef\xbb\xbf"
 _WHITESPACE = re.compile(r"[ \t\r\n]*")
+_BLANK_BYTES = re.compile(rb"[ \t\n\r\x0b\x0c]*")  # what bytes.isspace() accepts
 _DECODER = json.JSONDecoder()
 _MAIN, _AGENT = "main", "agent"  # stream kinds: streams are keyed by (kind, session or agent id)
 
@@ -148,16 +150,18 @@ def decode_lines(data: bytes, report: SkipReport) -> list[tuple[int, int, dict[s
     UTF-8, or JSON orjson is stricter about, such as NaN or huge integers) takes the slow path,
     which decodes the text itself and keeps every complete value the standard library reads.
     """
-    if data.startswith(_BOM):
-        data = data[len(_BOM) :]
-    lines = data.split(b"\n")
-    last_line_no = len(lines)  # when data ends with "\n" this last element is empty
+    first = len(_BOM) if data.startswith(_BOM) else 0
+    view = memoryview(data)
+    last_line_no = data.count(b"\n", first) + 1  # counting the empty "line" after a final newline
     loads = orjson.loads
     out: list[tuple[int, int, dict[str, Any]]] = []
     append = out.append
-    for line_no, raw in enumerate(lines, 1):
-        if not raw or raw.isspace():
+    # Lines are decoded straight from the file's bytes through a memoryview: splitting the bytes
+    # first would hold a second copy of a huge line (a pasted bundle) while it is parsed.
+    for line_no, (start, end) in enumerate(_line_spans(data, first), 1):
+        if start == end or _BLANK_BYTES.fullmatch(data, start, end):
             continue
+        raw = view[start:end]
         try:
             value = loads(raw)
         except orjson.JSONDecodeError:
@@ -171,19 +175,30 @@ def decode_lines(data: bytes, report: SkipReport) -> list[tuple[int, int, dict[s
 
 
 def _slow_line(
-    raw: bytes, line_no: int, is_last: bool, out: list[tuple[int, int, dict[str, Any]]], report: SkipReport
+    raw: memoryview, line_no: int, is_last: bool, out: list[tuple[int, int, dict[str, Any]]], report: SkipReport
 ) -> None:
     """A line orjson refused: decode it (a stray invalid byte costs that character, not the record)
     and keep what the standard library can read of it."""
     try:
-        text = raw.decode("utf-8")
+        text = str(raw, "utf-8")
     except UnicodeDecodeError as e:
-        cut_text = _before_cut_character(raw, e)
+        cut_text = _before_cut_character(bytes(raw), e)
         if cut_text is not None:  # the line was cut inside a character: a cut record, not an encoding problem
             _recover_line(cut_text, line_no, is_last, out, report, cut=True)
             return
-        text = raw.decode("utf-8", errors="replace")
+        text = str(raw, "utf-8", errors="replace")
     _recover_line(text, line_no, is_last, out, report)
+
+
+def _line_spans(data: bytes, start: int) -> Iterator[tuple[int, int]]:
+    """(start, end) of every line of ``data[start:]``, as ``bytes.split(b"\\n")`` would cut it."""
+    while True:
+        stop = data.find(b"\n", start)
+        if stop < 0:
+            yield start, len(data)
+            return
+        yield start, stop
+        start = stop + 1
 
 
 def _before_cut_character(raw: bytes, error: UnicodeDecodeError) -> str | None:

@@ -25,15 +25,16 @@ from causantic.transcripts.model import Message, TextBlock, Transcript, Turn
 __all__ = ["assemble_turns", "prompt_of"]
 
 
-def prompt_of(message: Message) -> str:
+def prompt_of(message: Message, head: int | None = None) -> str:
     """The prompt text `message` starts a turn with, or ``""`` when it is not a boundary.
 
     Slash commands with arguments read as ``"/name args"``; several text blocks are joined by a
-    newline; image placeholders count as prompt text (a pasted screenshot is a request).
+    newline; image placeholders count as prompt text (a pasted screenshot is a request). `head`:
+    read only each block's first `head` characters (a title needs no more of a pasted 50 MB line).
     """
     if message.role != "user" or message.is_meta:
         return ""
-    parts = [prompt_text_of(block.text) for block in message.blocks if type(block) is TextBlock]
+    parts = [prompt_text_of(block.text[:head]) for block in message.blocks if type(block) is TextBlock]
     return "\n".join(part for part in parts if part)
 
 
