@@ -4,6 +4,7 @@ Usage::
 
     PYTHONPATH=src python benchmarks/locomo.py PATH [--json OUT] [--limit-conversations N]
         [--limit-questions N] [--retrievers bm25,hybrid,...] [--set key=value ...] [--details OUT.jsonl]
+        [--backend sqlite|postgres]
 
 ``PATH`` is any file in LoCoMo's format (a JSON list of samples with ``sample_id``, ``conversation``
 and ``qa``; e.g. ``../shared/benchdata/locomo/locomo10-dev.json``). Nothing here depends on which
@@ -50,6 +51,13 @@ paper's DRAGON "Dialog" rows (turn units) and "Summary" rows (session units), Ta
 
 Without the embedding model (``causantic.embedding``), only ``bm25`` runs (ingest without vectors);
 the other retrievers are reported as skipped with the reason.
+
+``--backend postgres`` runs everything twice in one run, first on SQLite (the baseline) and then with
+each conversation's store in a fresh PostgreSQL database (``benchmarks/_postgres.py``: the server in
+``CAUSANTIC_BENCH_POSTGRES_URL``, else a local one from the ``pgserver`` wheel), with the same
+embedder; it prints both reports and the hybrid turn recall of both at every budget with the
+difference (goal: within 2 points). The JSON is the PostgreSQL report, in the same format, with the
+SQLite one under ``sqlite_baseline`` and the differences under ``backend_gap``.
 """
 
 from __future__ import annotations
@@ -605,6 +613,7 @@ class Runner:
         variants: Sequence[str] = (),
     ) -> None:
         self.config = config
+        self.database: Callable[[], str] | None = None  # new PostgreSQL database per store, or SQLite
         self.retrievers = list(retrievers)
         self.variants = list(variants)
         self.work_dir = work_dir
@@ -649,9 +658,12 @@ class Runner:
         home = self.work_dir / "homes" / name
         folder = self.work_dir / "transcripts" / name
         write_sessions(conv, folder, cwd=f"/locomo/{name}")
-        config = self.config.with_overrides(
-            {"storage.dbPath": str(home / "memory.db"), "storage.vectorPath": str(home / "vectors")}
-        )
+        overrides = {"storage.dbPath": str(home / "memory.db"), "storage.vectorPath": str(home / "vectors")}
+        if self.database is not None:
+            import _postgres
+
+            overrides |= _postgres.settings(self.database())
+        config = self.config.with_overrides(overrides)
         with _env("CAUSANTIC_HOME", str(home)), open_services(config) as services:
             self._attach_embedder(services)
             embed = self.embedder is not None
@@ -1223,6 +1235,68 @@ def _parse_set(items: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+def run_all(
+    runner: Runner,
+    samples: Sequence[dict[str, Any]],
+    limit_questions: int | None,
+    stats: DatasetStats,
+    log: Callable[[str], None],
+    started: float,
+) -> list[ConversationRun]:
+    """Every conversation through ``runner``, in order."""
+    runs: list[ConversationRun] = []
+    seen_ids: Counter[str] = Counter()
+    for i, sample in enumerate(samples, start=1):
+        sample_id = str(sample.get("sample_id") or "sample")
+        seen_ids[sample_id] += 1
+        if seen_ids[sample_id] > 1:  # keep question keys and reports unambiguous
+            renamed = f"{sample_id}#{seen_ids[sample_id]}"
+            log(f"  sample_id {sample_id!r} repeats; this one is called {renamed}")
+            sample = {**sample, "sample_id": renamed}
+        conv = parse_conversation(sample, stats)
+        questions = parse_questions(sample, conv, stats)
+        if limit_questions is not None:
+            questions = questions[:limit_questions]
+        log(
+            f"[{i}/{len(samples)}] {conv.sample_id}: {len(conv.sessions)} sessions, "
+            f"{conv.turn_count} turns, {len(questions)} questions"
+        )
+        t0 = time.perf_counter()
+        runs.append(runner.run(conv, questions, i))
+        log(f"  done in {time.perf_counter() - t0:.1f}s (elapsed {time.perf_counter() - started:.0f}s)")
+    return runs
+
+
+def backend_gap(sqlite: dict[str, Any], postgres: dict[str, Any]) -> dict[str, Any]:
+    """Per retriever run on both, turn recall at every budget on each backend and the difference."""
+    out: dict[str, Any] = {}
+    for name, theirs in postgres["retrievers"].items():
+        ours = sqlite["retrievers"].get(name)
+        if ours is None or "turn_recall" not in theirs:
+            continue
+        out[name] = {
+            k: {
+                "sqlite": ours["turn_recall"][k],
+                "postgres": theirs["turn_recall"][k],
+                "difference": round(theirs["turn_recall"][k] - ours["turn_recall"][k], 2),
+            }
+            for k in theirs["turn_recall"]
+        }
+    return out
+
+
+def render_gap(gap: dict[str, Any]) -> str:
+    lines = ["Turn recall, SQLite vs PostgreSQL (points; goal: hybrid within 2 at every budget)"]
+    for name, budgets in gap.items():
+        cells = ", ".join(
+            f"T@{k} {b['sqlite']:.1f} / {b['postgres']:.1f} ({b['difference']:+.1f})" for k, b in budgets.items()
+        )
+        worst = max(abs(b["difference"]) for b in budgets.values())
+        verdict = " — within 2" if worst <= 2 else " — NOT within 2"
+        lines.append(f"  {name}: {cells}{verdict if name == 'hybrid' else ''}")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -1247,6 +1321,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--details", type=Path, help="write one JSON line per (question, retriever) here")
     parser.add_argument(
         "--keep", type=Path, help="keep the transcripts and stores in this folder (a later run reuses them)"
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("sqlite", "postgres"),
+        default="sqlite",
+        help="postgres: run on SQLite and on PostgreSQL + pgvector, and compare (see above)",
     )
     parser.add_argument(
         "--variants", default="", help=f"also run these search variants (with default), from: {', '.join(VARIANTS)}"
@@ -1275,7 +1355,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     started = time.perf_counter()
     stats = DatasetStats()
-    runs: list[ConversationRun] = []
     with contextlib.ExitStack() as stack:
         if args.keep:
             work_dir = args.keep
@@ -1283,28 +1362,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             work_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="causantic-locomo-")))
         runner = Runner(config, retrievers, work_dir, embed=not args.no_embed, log=log, variants=variants)
-        seen_ids: Counter[str] = Counter()
-        for i, sample in enumerate(samples, start=1):
-            sample_id = str(sample.get("sample_id") or "sample")
-            seen_ids[sample_id] += 1
-            if seen_ids[sample_id] > 1:  # keep question keys and reports unambiguous
-                renamed = f"{sample_id}#{seen_ids[sample_id]}"
-                log(f"  sample_id {sample_id!r} repeats; this one is called {renamed}")
-                sample = {**sample, "sample_id": renamed}
-            conv = parse_conversation(sample, stats)
-            questions = parse_questions(sample, conv, stats)
-            if args.limit_questions is not None:
-                questions = questions[: args.limit_questions]
-            log(
-                f"[{i}/{len(samples)}] {conv.sample_id}: {len(conv.sessions)} sessions, "
-                f"{conv.turn_count} turns, {len(questions)} questions"
+        runs = run_all(runner, samples, args.limit_questions, stats, log, started)
+        if args.backend == "postgres":
+            import _postgres
+
+            sqlite_report = build_report(
+                args.path, runs, stats, runner, time.perf_counter() - started, {"backend": "sqlite"}
             )
-            t0 = time.perf_counter()
-            runs.append(runner.run(conv, questions, i))
-            log(f"  done in {time.perf_counter() - t0:.1f}s (elapsed {time.perf_counter() - started:.0f}s)")
+            log("\nThe same conversations on PostgreSQL + pgvector:")
+            runner.database = stack.enter_context(_postgres.databases())
+            runner.work_dir = work_dir / "postgres"
+            stats = DatasetStats()
+            started = time.perf_counter()
+            runs = run_all(runner, samples, args.limit_questions, stats, log, started)
     limits = {"conversations": args.limit_conversations, "questions_per_conversation": args.limit_questions}
     report = build_report(args.path, runs, stats, runner, time.perf_counter() - started, limits)
-    print(render_report(report))
+    if args.backend == "postgres":
+        report["backend"] = "postgres"
+        report["sqlite_baseline"] = sqlite_report
+        report["backend_gap"] = backend_gap(sqlite_report, report)
+        print("SQLite (baseline):" + render_report(sqlite_report))
+        print("PostgreSQL + pgvector:" + render_report(report))
+        print(render_gap(report["backend_gap"]))
+    else:
+        print(render_report(report))
     if args.json_out:
         args.json_out.parent.mkdir(parents=True, exist_ok=True)
         args.json_out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -4,6 +4,7 @@ Usage::
 
     PYTHONPATH=src python benchmarks/search_latency.py [--json OUT] [--sizes 10000,100000]
         [--rounds 3] [--queries 100] [--profile] [--corpus PATH] [--baseline-python PY]
+        [--backend sqlite|postgres]
 
 What it does (all numbers come from the product's own code paths):
 
@@ -54,6 +55,11 @@ Re-run on stores built once (fast)::
 
     PYTHONPATH=src python benchmarks/search_latency.py --sizes 100000 --scale-sizes 1000000 \
         --store-dir /work/bench-stores --skip-embed-rate --json OUT
+
+``--backend postgres`` measures every size twice in the same run: on SQLite (as above) and with the
+store in a fresh PostgreSQL + pgvector database (``benchmarks/_postgres.py``: the server in
+``CAUSANTIC_BENCH_POSTGRES_URL``, else a local one from the ``pgserver`` wheel; vectors in an HNSW
+index), and prints the two p95s side by side with their ratio. ``--scale-sizes`` stays SQLite-only.
 """
 
 from __future__ import annotations
@@ -79,6 +85,7 @@ if str(REPO / "src") not in sys.path:
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _data  # noqa: E402
+import _postgres  # noqa: E402
 
 SEED = 20_251_122
 GOAL_P95_MS = 50.0
@@ -219,7 +226,7 @@ def build_store(
         "cluster_s": cluster_s,
         "vectors": index.count(),
         "ann_index": index.health(fresh=True).ann == "ready",
-        "vector_indices": ["faiss IVF-SQ8"] if index.ann_path.exists() else [],
+        "vector_indices": _vector_indices(index),
         "build_s": round(build_s, 1),
         "vector_upsert_s": round(vector_s, 1),
         "compact_s": round(compact_s, 1),
@@ -373,7 +380,7 @@ def ann_recall(services: Any, queries: Sequence[str], k: int = 50) -> float | No
     import numpy as np
 
     index = services.vectors
-    if not index.ann_path.exists():
+    if not _vector_indices(index):
         return None
     ids, matrix = index.all_vectors()
     found = total = 0
@@ -393,17 +400,21 @@ def measure_size(
     queries: Sequence[str],
     warmup: Sequence[str],
     args: argparse.Namespace,
+    database: Callable[[], str] | None = None,
 ) -> dict[str, Any]:
+    """Build a store of ``size`` chunks and time searches; in a new PostgreSQL database from
+    ``database`` when given, else SQLite."""
     from causantic.config import Config
     from causantic.services import open_services
 
+    config = Config().with_overrides(_postgres.settings(database())) if database else Config()
     with contextlib.ExitStack() as stack:
-        if args.store_dir:
+        if args.store_dir and database is None:
             home = str(args.store_dir / str(size))
         else:
             home = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"causantic-search-{size}-"))
         os.environ["CAUSANTIC_HOME"] = home
-        services = stack.enter_context(open_services(Config()))
+        services = stack.enter_context(open_services(config))
         built_file = Path(home) / "bench-store.json"
         if built_file.exists():
             built = json.loads(built_file.read_text())
@@ -480,6 +491,13 @@ def measure_size(
         "keyword_fidelity": fidelity,
         "cprofile": cprofile,
     }
+
+
+def _vector_indices(index: Any) -> list[str]:
+    """The approximate index search uses: faiss beside SQLite (once built), pgvector's HNSW in PostgreSQL."""
+    if not hasattr(index, "ann_path"):
+        return ["pgvector HNSW"]
+    return ["faiss IVF-SQ8"] if index.ann_path.exists() else []
 
 
 def measure_scale(size: int, base: Any, queries: Sequence[str], args: argparse.Namespace) -> dict[str, Any]:
@@ -723,6 +741,12 @@ def main() -> int:
     )
     parser.add_argument("--profile", action="store_true", help="also print a cProfile of one unfiltered pass")
     parser.add_argument(
+        "--backend",
+        choices=("sqlite", "postgres"),
+        default="sqlite",
+        help="postgres: also measure every size on PostgreSQL + pgvector, beside SQLite",
+    )
+    parser.add_argument(
         "--scale-sizes",
         default="",
         help="also build vector stores of these sizes (e.g. 1000000) and time vector search",
@@ -766,6 +790,12 @@ def main() -> int:
     print("derivation: " + _data.DERIVATION, flush=True)
 
     results = {size: measure_size(size, pieces, vectors, queries, warmup, args) for size in sizes}
+    on_postgres: dict[int, dict[str, Any]] = {}
+    if args.backend == "postgres":
+        with _postgres.databases() as database:
+            for size in sizes:
+                print(f"\n[{size:,} chunks] on PostgreSQL + pgvector", flush=True)
+                on_postgres[size] = measure_size(size, pieces, vectors, queries, warmup, args, database)
     scale = {
         int(s): measure_scale(int(s), vectors[: args.scale_base], queries, args)
         for s in args.scale_sizes.split(",")
@@ -777,6 +807,19 @@ def main() -> int:
         embed = embedding_rates(pieces, args.embed_runs, args.baseline_python)
 
     figures = report(results, loaded, embed, args, len(pieces))
+    for size, r in on_postgres.items():
+        tag, ours = _label(size), results[size]
+        figures[f"postgres_p95_ms_{tag}"] = r["p95_ms"]
+        figures[f"postgres_p50_ms_{tag}"] = r["p50_ms"]
+        figures[f"postgres_project_p95_ms_{tag}"] = r["project_p95_ms"]
+        figures[f"postgres_{tag}"] = r
+        print(
+            f"\n{size:,} chunks, p95 SQLite {ours['p95_ms']} ms vs PostgreSQL {r['p95_ms']} ms "
+            f"(x{r['p95_ms'] / ours['p95_ms']:.2f}); project filter {ours['project_p95_ms']} vs "
+            f"{r['project_p95_ms']} ms (x{r['project_p95_ms'] / ours['project_p95_ms']:.2f}); "
+            f"vector recall@50 {ours['ann_recall_at_50']} vs {r['ann_recall_at_50']}; load {load()}",
+            flush=True,
+        )
     if 100_000 in results and results[100_000]["store"].get("real_chunks"):
         # Goal p95 ≤ 50 ms on a store holding the corpus's real chunks; a project filter is what the
         # hooks and MCP send, so the headline is the worse of the two passes.

@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic.alias_generators import to_camel
 
 from causantic.errors import ConfigError
@@ -40,6 +40,17 @@ class StorageConfig(_Section):
     db_path: str | None = Field(None, description="SQLite file; default <home>/memory.db.")
     vector_path: str | None = Field(None, description="Folder of the derived ANN index files; default <home>/vectors.")
     busy_timeout_ms: int = Field(30_000, ge=0, description="How long a writer waits for another's lock.")
+    backend: Literal["sqlite", "postgres"] = Field(
+        "sqlite", description="Where memory lives: the local SQLite file, or a team's PostgreSQL (postgresUrl)."
+    )
+    # A secret: pydantic masks it in every dump and repr, so `config show` and errors never print it.
+    postgres_url: SecretStr | None = Field(
+        None, description="libpq URL of the team database (backend postgres); never printed."
+    )
+
+
+class TeamConfig(_Section):
+    user: str | None = Field(None, description="Name on your rows in team memory; default your login name.")
 
 
 class ChunkingConfig(_Section):
@@ -419,6 +430,7 @@ class PromptMemoryConfig(_Section):
 
 class Config(_Section):
     storage: StorageConfig = StorageConfig()
+    team: TeamConfig = TeamConfig()
     chunking: ChunkingConfig = ChunkingConfig()
     graph: GraphConfig = GraphConfig()
     redaction: RedactionConfig = RedactionConfig()
@@ -444,6 +456,12 @@ class Config(_Section):
 
 def db_path(config: Config) -> Path:
     return Path(config.storage.db_path).expanduser() if config.storage.db_path else causantic_home() / "memory.db"
+
+
+def memory_missing(config: Config) -> bool:
+    """Nothing was ever ingested: the local SQLite file does not exist yet. (Team memory in
+    PostgreSQL is a server to ask, never missing; hooks then skip the cheap check.)"""
+    return config.storage.backend == "sqlite" and not db_path(config).exists()
 
 
 def vector_path(config: Config) -> Path:

@@ -34,6 +34,8 @@ from causantic import __version__
 from causantic.config import Config, Source, causantic_home, load_config
 from causantic.errors import CausanticError, InvalidQuery, checked_query
 from causantic.services import Services, open_store
+from causantic.services import team_init as team_init  # team memory's set-up and status, for the CLI
+from causantic.services import team_status as team_status
 
 if TYPE_CHECKING:
     from causantic.embedding import Embedder
@@ -218,6 +220,7 @@ class Memory:
         project: str | None = None,
         agent: str | None = None,
         source: Source | None = None,
+        user: str | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
         days_back: float | None = None,
@@ -226,7 +229,8 @@ class Memory:
         mode: Literal["hybrid", "keyword", "vector"] | None = None,
     ) -> SearchResult:
         """The best-matching chunks, most relevant first. ``source`` keeps one coding agent's
-        sessions (claude-code, codex or gemini); times without a zone are UTC."""
+        sessions (claude-code, codex or gemini), ``user`` one team member's (team memory); times
+        without a zone are UTC."""
         from causantic.retrieval.search import SearchRequest
 
         since, until = _window(since, until, days_back)
@@ -235,6 +239,7 @@ class Memory:
             project=project,
             agent=agent,
             source=source,
+            user=user,
             since=since,
             until=until,
             limit=limit,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from causantic.config import Config, causantic_home, db_path, load_config, vector_path
+from causantic.errors import ConfigError
 from causantic.store.memory import MemoryStore
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.vectors import VectorIndex
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from causantic.retrieval.chains import ChainWalker
     from causantic.retrieval.episodes import EpisodeBuilder
     from causantic.retrieval.search import Searcher
+    from causantic.store.postgres.team import ServerCheck, TeamStatus
 
 
 @dataclass(slots=True)
@@ -57,6 +59,12 @@ class Services:
             from causantic.embedding.models import get_spec
 
             spec = get_spec(self.config.embedding.model)
+            if self.config.storage.backend == "postgres":
+                from causantic.store.postgres.vectors import PgVectorIndex
+
+                team_index = PgVectorIndex(postgres_url(self.config), spec.id, spec.dims)
+                self._vectors = team_index
+                return team_index
             self._vectors = VectorIndex(
                 db_path(self.config),
                 vector_path(self.config),
@@ -104,8 +112,29 @@ class Services:
 
 
 def open_store(config: Config) -> MemoryStoreProtocol:
-    """The store the configuration names (SQLite, the one backend so far)."""
+    """The store ``storage.backend`` names: the local SQLite file, or the team's PostgreSQL."""
+    if config.storage.backend == "postgres":
+        from causantic.store.postgres.store import PostgresStore
+
+        return PostgresStore(postgres_url(config), member=member_name(config))
     return MemoryStore(db_path(config), busy_timeout_ms=config.storage.busy_timeout_ms)
+
+
+def postgres_url(config: Config) -> str:
+    url = config.storage.postgres_url
+    if url is None or not url.get_secret_value():
+        raise ConfigError(
+            "storage.backend is 'postgres' but storage.postgresUrl is not set: set it (or "
+            "CAUSANTIC_STORAGE_POSTGRES_URL) to the team database's libpq URL."
+        )
+    return url.get_secret_value()
+
+
+def member_name(config: Config) -> str:
+    """Whose rows this machine writes to team memory: ``team.user``, else the login name."""
+    import getpass
+
+    return config.team.user or getpass.getuser()
 
 
 @contextmanager
@@ -117,3 +146,17 @@ def open_services(config: Config | None = None) -> Iterator[Services]:
         yield services
     finally:
         services.close()
+
+
+def team_init(url: str | None = None) -> ServerCheck:
+    """Check a team database (``url``, else storage.postgresUrl) and create or upgrade its schema."""
+    from causantic.store.postgres import team
+
+    return team.init(url or postgres_url(load_config()))
+
+
+def team_status(config: Config | None = None) -> TeamStatus:
+    """Members, sizes and last ingests of the configured team database (`causantic team status`)."""
+    from causantic.store.postgres import team
+
+    return team.status(postgres_url(config or load_config()))

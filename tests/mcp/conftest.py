@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from postgres_server import BACKENDS, new_database
 from process_support import McpProcess, causantic, corpus_paths, subprocess_env
 
 
@@ -21,11 +22,17 @@ def memory(causantic_home: Path, corpus_dir: Path) -> Path:
     return causantic_home
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory, corpus_dir: Path) -> Iterator[McpProcess]:
-    """One `causantic serve` process over stdio, on a store ingested by `causantic ingest --no-embed`."""
+@pytest.fixture(scope="module", params=BACKENDS)
+def served(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, corpus_dir: Path
+) -> Iterator[McpProcess]:
+    """One `causantic serve` process over stdio, on a store ingested by `causantic ingest --no-embed`;
+    once with the SQLite store, once with the store in PostgreSQL."""
     home = tmp_path_factory.mktemp("served") / "causantic-home"
     env = subprocess_env(CAUSANTIC_HOME=str(home))
+    if request.param == "postgres":
+        url = new_database(request.getfixturevalue("postgres_server"))
+        env |= {"CAUSANTIC_STORAGE_BACKEND": "postgres", "CAUSANTIC_STORAGE_POSTGRES_URL": url}
     done = causantic("ingest", "--no-embed", *map(str, corpus_paths(corpus_dir)), env=env)
     assert done.returncode == 0, done.stderr
     with McpProcess(env=env) as server:

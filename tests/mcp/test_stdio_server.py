@@ -177,7 +177,7 @@ def test_hook_status_shows_the_hooks_last_runs(served: McpProcess) -> None:
         "hook_event_name": "SessionStart",
         "source": "startup",
     }
-    done, _ = run_hook("session-start", payload, env=subprocess_env(CAUSANTIC_HOME=str(served.home)))
+    done, _ = run_hook("session-start", payload, env=served.env)  # the server's store, either backend
     assert done.returncode == 0 and json.loads(done.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     body, data = ok(served, "hook-status")
     run = data["hooks"]["session-start"]

@@ -80,11 +80,11 @@ def status_command(as_json: bool) -> None:
 
 def _warn_about_vectors() -> None:
     """Hooks ingest in the background: say when their chunks did not all get vectors."""
-    from causantic.config import db_path, load_config
+    from causantic.config import load_config, memory_missing
     from causantic.facade import Memory
 
     config = load_config()
-    if not db_path(config).exists():  # nothing ingested yet: nothing to warn about, and nothing to create
+    if memory_missing(config):  # nothing ingested yet: nothing to warn about, and nothing to create
         return
     with domain_errors(), Memory(config=config) as memory:
         stats = memory.stats()

@@ -37,6 +37,7 @@ COMMAND_MODULES: dict[str, str] = {
     "cluster": "topic_commands",
     "clusters": "topic_commands",
     "dashboard": "dashboard_commands",
+    "team": "team_commands",
 }
 
 

@@ -20,6 +20,7 @@ from causantic.retrieval.search import Mode
 @project_option
 @agent_option
 @source_option
+@click.option("--user", help="Team memory: only what this member ingested (their team.user or login name).")
 @click.option("--limit", type=int_range(options.LIMIT), help=options.LIMIT.help)
 @max_tokens_option
 @click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), help="Override retrieval.primary.")
@@ -29,6 +30,7 @@ def search_command(
     project: str | None,
     agent: str | None,
     source: Source | None,
+    user: str | None,
     limit: int | None,
     max_tokens: int | None,
     mode: Mode | None,
@@ -42,7 +44,14 @@ def search_command(
     """
     with domain_errors(), Memory() as memory:
         result = memory.search(
-            query, project=project, agent=agent, source=source, limit=limit, max_tokens=max_tokens, mode=mode
+            query,
+            project=project,
+            agent=agent,
+            source=source,
+            user=user,
+            limit=limit,
+            max_tokens=max_tokens,
+            mode=mode,
         )
     if as_json:
         emit_json(search_out(query.strip(), result, content=True))

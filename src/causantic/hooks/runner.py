@@ -25,13 +25,13 @@ MAX_CONTEXT_CHARS = 9_500  # Claude Code moves hook output over 10,000 character
 
 
 def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str | None]:
-    from causantic.config import db_path, load_config
+    from causantic.config import load_config, memory_missing
     from causantic.facade import Memory
     from causantic.hooks.briefing import cached_briefing
 
     folder = Path(event.working_dir)
     config = load_config(cwd=folder if folder.is_dir() else None)
-    if not db_path(config).exists():
+    if memory_missing(config):
         return "no memory yet (nothing ingested)", None
     with Memory(config=config) as memory:
         briefing = cached_briefing(

@@ -26,6 +26,8 @@ def chunk_header(
     ]
     if chunk.agent != "main":
         parts.append(f"Agent: {chunk.agent}")
+    if chunk.user is not None:
+        parts.append(f"User: {chunk.user}")
     if relevance is not None:
         parts.append(f"Relevance: {round(max(0.0, min(relevance, 1.0)) * 100)}%")
     if marker:

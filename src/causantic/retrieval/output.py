@@ -41,6 +41,7 @@ class ChunkOut(Out):
     session_id: str
     source: str = Field(description="The coding agent whose session it is: claude-code, codex or gemini.")
     agent: str
+    user: str | None = Field(None, description="Team memory: the member it came from; null in local memory.")
     date: str = Field(description="When the chunk's turn started, ISO 8601 UTC.")
     relevance: float | None = Field(None, description="Calibrated relevance to the query, 0..1.")
     is_hit: bool = Field(True, description="A search hit, rather than context around one (episodes).")
@@ -111,6 +112,7 @@ def chunk_out(chunk: StoredChunk, relevance: float | None, *, is_hit: bool = Tru
         session_id=chunk.session_id,
         source=chunk.source,
         agent=chunk.agent,
+        user=chunk.user,
         date=chunk.start_time,
         relevance=None if relevance is None else round(relevance, 4),
         is_hit=is_hit,

@@ -57,6 +57,7 @@ class SearchRequest:
     project: str | None = None
     agent: str | None = None
     source: str | None = None  # only chunks written by this coding agent: claude-code, codex, gemini
+    user: str | None = None  # team memory: only chunks this member ingested
     since: datetime | None = None
     until: datetime | None = None
     limit: int | None = None  # most hits; default retrieval.defaultLimit
@@ -150,7 +151,7 @@ class Searcher:
         scope = self.scope(request)
         mode, notes = self._mode(request.mode or cfg.primary)
         pool = max(cfg.vector_search_limit, cfg.keyword_search_limit, (request.limit or 0) * 3)
-        if request.source:  # filtered after retrieval (the indexes know no source): draw from a wider pool
+        if request.source or request.user:  # filtered after retrieval (the indexes know neither): a wider pool
             pool *= SOURCE_POOL_FACTOR
         # One helper thread: keyword search (then weighing the query's words) runs beside the
         # embedding and vector search, then the lookup of missing candidate vectors beside the
@@ -177,6 +178,7 @@ class Searcher:
             and _in_range(chunks[c.chunk_id], request)
             and (not request.agent or chunks[c.chunk_id].agent == request.agent)
             and (not request.source or chunks[c.chunk_id].source == request.source)
+            and (not request.user or chunks[c.chunk_id].user == request.user)
         ]
         scored = {
             c.chunk_id: self.score(chunks[c.chunk_id], vectors.get(c.chunk_id), query_vector, profile) for c in fused

@@ -83,6 +83,7 @@ class StoredChunk:
     approx_tokens: int
     message_uuids: tuple[str, ...]
     source: str = "claude-code"
+    user: str | None = None  # team memory: the member whose machine ingested it; None in local memory
 
 
 @dataclass(frozen=True, slots=True)

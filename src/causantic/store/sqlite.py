@@ -174,30 +174,43 @@ def fts5_available(conn: sqlite3.Connection) -> bool:
 T = TypeVar("T")
 
 
-def raising_store_errors(location: Callable[[Any], object]) -> Callable[[type[T]], type[T]]:
+Translate = Callable[[BaseException, object], Exception]
+
+
+def raising_store_errors(
+    location: Callable[[Any], object],
+    errors: type[BaseException] | tuple[type[BaseException], ...] = sqlite3.Error,
+    translate: Translate = store_failure,
+) -> Callable[[type[T]], type[T]]:
     """Class decorator: every public method turns an SQLite failure into a
     :class:`~causantic.errors.StoreError` naming ``location(self)`` and what to do, so no caller
     above the store sees (or imports) ``sqlite3``. Covers results read lazily (generators) and
-    context managers (a COMMIT that fails on leaving ``atomic``)."""
+    context managers (a COMMIT that fails on leaving ``atomic``). Another backend passes its
+    driver's ``errors`` and its own ``translate``."""
 
     def decorate(cls: type[T]) -> type[T]:
         for name, member in list(vars(cls).items()):
             if not name.startswith("_") and inspect.isfunction(member):
-                setattr(cls, name, _translating(member, location))
+                setattr(cls, name, _translating(member, location, errors, translate))
         return cls
 
     return decorate
 
 
-def _translating(method: Callable[..., Any], location: Callable[[Any], object]) -> Callable[..., Any]:
+def _translating(
+    method: Callable[..., Any],
+    location: Callable[[Any], object],
+    errors: type[BaseException] | tuple[type[BaseException], ...],
+    translate: Translate,
+) -> Callable[..., Any]:
     if inspect.isgeneratorfunction(method):
 
         @functools.wraps(method)
         def lazily(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
             try:
                 yield from method(self, *args, **kwargs)
-            except sqlite3.Error as exc:
-                raise store_failure(exc, location(self)) from exc
+            except errors as exc:
+                raise translate(exc, location(self)) from exc
 
         return lazily
 
@@ -205,30 +218,38 @@ def _translating(method: Callable[..., Any], location: Callable[[Any], object]) 
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             result = method(self, *args, **kwargs)
-        except sqlite3.Error as exc:
-            raise store_failure(exc, location(self)) from exc
+        except errors as exc:
+            raise translate(exc, location(self)) from exc
         if isinstance(result, AbstractContextManager):
-            return _TranslatingContext(result, location(self))
+            return _TranslatingContext(result, location(self), errors, translate)
         return result
 
     return call
 
 
 class _TranslatingContext(AbstractContextManager[Any]):
-    def __init__(self, inner: AbstractContextManager[Any], where: object) -> None:
+    def __init__(
+        self,
+        inner: AbstractContextManager[Any],
+        where: object,
+        errors: type[BaseException] | tuple[type[BaseException], ...],
+        translate: Translate,
+    ) -> None:
         self._inner = inner
         self._where = where
+        self._errors = errors
+        self._translate = translate
 
     def __enter__(self) -> Any:
         try:
             return self._inner.__enter__()
-        except sqlite3.Error as exc:
-            raise store_failure(exc, self._where) from exc
+        except self._errors as exc:
+            raise self._translate(exc, self._where) from exc
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> bool | None:
         try:
             return self._inner.__exit__(exc_type, exc, tb)
-        except sqlite3.Error as error:
-            raise store_failure(error, self._where) from error
+        except self._errors as error:
+            raise self._translate(error, self._where) from error

@@ -1,0 +1,82 @@
+"""Opening the team's PostgreSQL the one way Causantic does it, and what a failure says.
+
+psycopg (the ``postgres`` extra) is imported here only, on first use, so the default install and
+every SQLite command never load it. The URL goes to libpq as it is (TLS, passwords, service files
+and ``PG*`` variables work as libpq documents them) and is never printed: messages name the server
+by :func:`describe` (host, port and database, never the user's password).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from causantic.errors import StoreError
+
+if TYPE_CHECKING:
+    import psycopg
+
+# pgvector's HNSW index arrived in 0.5; PostgreSQL 13 is the oldest release still supported upstream.
+MIN_SERVER_VERSION = 130000
+MIN_PGVECTOR = (0, 5, 0)
+INSTALL_HINT = "Install the PostgreSQL backend with `pip install 'causantic[postgres]'`."
+
+
+def psycopg_module() -> Any:
+    """The psycopg package, or a StoreError saying how to install it."""
+    try:
+        import psycopg
+    except ImportError as exc:
+        raise StoreError(f"storage.backend is 'postgres' but psycopg is not installed. {INSTALL_HINT}") from exc
+    return psycopg
+
+
+def describe(url: str) -> str:
+    """``host:port/database`` of a libpq URL or key=value string, without user or password."""
+    psycopg = psycopg_module()
+    try:
+        parts = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "the configured PostgreSQL server (its URL does not parse)"
+    host = str(parts.get("host") or "localhost")
+    if host.startswith("/"):
+        host = f"socket {host}"
+    port = f":{parts['port']}" if parts.get("port") else ""
+    return f"PostgreSQL {host}{port}/{parts.get('dbname') or parts.get('user') or 'postgres'}"
+
+
+def connect(url: str, *, connect_timeout: int = 10) -> psycopg.Connection[Any]:
+    """An autocommit connection whose rows read by name or position; a StoreError naming the server (not the URL)
+    and what to check when it cannot be reached."""
+    psycopg = psycopg_module()
+    from causantic.store.postgres.rows import row_factory
+
+    try:
+        conn = psycopg.connect(url, autocommit=True, row_factory=row_factory, connect_timeout=connect_timeout)
+    except psycopg.ProgrammingError as exc:
+        raise StoreError(f"storage.postgresUrl is not a valid libpq URL: {_without_url(exc, url)}") from exc
+    except psycopg.OperationalError as exc:
+        raise StoreError(
+            f"Cannot reach the team memory at {describe(url)}: {_without_url(exc, url)}. Check that the server "
+            "is up and reachable from here, and the user and password in storage.postgresUrl; "
+            "`causantic team status` tries again."
+        ) from exc
+    return conn
+
+
+def failure(exc: BaseException, url: object) -> StoreError:
+    """A psycopg error met mid-command as one sentence naming the server, never the URL, and what
+    to do (``url`` is the store's; the decorator that calls this passes it as an object)."""
+    text = str(url)
+    psycopg = psycopg_module()
+    if isinstance(exc, psycopg.OperationalError):
+        return StoreError(
+            f"The team memory at {describe(text)} stopped answering ({_without_url(exc, text)}). Nothing "
+            "half-written is kept: the server rolls back the open transaction, and the next run completes it."
+        )
+    return StoreError(f"The team memory at {describe(text)} failed: {_without_url(exc, text)}")
+
+
+def _without_url(exc: BaseException, url: str) -> str:
+    """libpq messages can quote the connection string; it may hold the password."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text.replace(url, "<storage.postgresUrl>")

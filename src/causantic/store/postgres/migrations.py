@@ -1,0 +1,225 @@
+"""Numbered schema migrations of the team database, applied in order, each in its own transaction.
+
+Versioned like SQLite's (:mod:`causantic.store.migrations`): ``schema_migrations`` records what ran,
+never edit a migration that has shipped, add the next one. Several members may open the database
+at once: a transaction-scoped advisory lock makes one of them migrate while the others wait.
+
+The schema is SQLite's with three differences. Every content row carries ``member`` (whose machine
+ingested it, shown with results and filtered by ``--user``) and ``owner_role`` (the database role
+that wrote it, which row-level security checks). Keyword search uses a generated ``tsvector``
+(:mod:`causantic.store.postgres.keyword` says how it matches SQLite's tokenizer). Vectors are pgvector
+values with one HNSW index per model, made by :class:`causantic.store.postgres.vectors.PgVectorIndex`.
+Times stay fixed-width ISO text, as in SQLite, so both backends sort and compare them alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+# Any constant: the key of the advisory lock that serialises migrations ("causantic" in ASCII).
+_MIGRATION_LOCK = 0x636175736E746963
+
+
+def m001_core_tables(conn: Any) -> None:
+    conn.execute(
+        """
+        CREATE EXTENSION IF NOT EXISTS vector;
+        -- Code identifiers are found as SQLite's unicode61 tokenizer finds them: the text is split at
+        -- every character that is not a letter or digit (see keyword.py), then English stemming.
+        CREATE TEXT SEARCH CONFIGURATION causantic (COPY = english);
+        CREATE TABLE projects (
+            id BIGSERIAL PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            needs_relink BOOLEAN NOT NULL DEFAULT FALSE,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE project_aliases (
+            cwd TEXT PRIMARY KEY,
+            project_id BIGINT NOT NULL REFERENCES projects(id) ON DELETE CASCADE
+        );
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            project_id BIGINT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+            started_at TEXT,
+            ended_at TEXT,
+            team_name TEXT,
+            source TEXT NOT NULL DEFAULT 'claude-code',
+            title TEXT,
+            member TEXT NOT NULL,
+            owner_role NAME NOT NULL DEFAULT current_user
+        );
+        CREATE INDEX sessions_project ON sessions(project_id, started_at);
+        CREATE TABLE files (
+            member TEXT NOT NULL,               -- paths are per machine: two members may share one
+            path TEXT NOT NULL,
+            size BIGINT NOT NULL,
+            mtime_ns BIGINT NOT NULL,
+            skipped_lines INTEGER NOT NULL DEFAULT 0,
+            ingested_at TEXT NOT NULL,
+            owner_role NAME NOT NULL DEFAULT current_user,
+            PRIMARY KEY (member, path)
+        );
+        CREATE TABLE chunks (
+            rowid BIGSERIAL PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            project_id BIGINT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+            agent TEXT NOT NULL DEFAULT 'main',
+            agent_id TEXT,
+            team_name TEXT,
+            turn_index INTEGER NOT NULL,
+            part INTEGER NOT NULL,
+            start_time TEXT NOT NULL,
+            end_time TEXT NOT NULL,
+            content TEXT NOT NULL,
+            search_terms TEXT NOT NULL DEFAULT '',
+            content_hash TEXT NOT NULL,
+            approx_tokens INTEGER NOT NULL,
+            tool_use_count INTEGER NOT NULL DEFAULT 0,
+            code_block_count INTEGER NOT NULL DEFAULT 0,
+            has_thinking INTEGER NOT NULL DEFAULT 0,
+            message_uuids TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL,
+            source TEXT NOT NULL DEFAULT 'claude-code',
+            member TEXT NOT NULL,
+            owner_role NAME NOT NULL DEFAULT current_user,
+            tsv tsvector GENERATED ALWAYS AS (
+                setweight(to_tsvector('causantic', regexp_replace(content, '[^[:alnum:]]+', ' ', 'g')), 'A')
+                || setweight(to_tsvector('causantic', search_terms), 'B')
+            ) STORED
+        );
+        CREATE INDEX chunks_session ON chunks(session_id, start_time);
+        CREATE INDEX chunks_project_time ON chunks(project_id, start_time);
+        CREATE INDEX chunks_agent ON chunks(agent, start_time);
+        CREATE INDEX chunks_source ON chunks(source, start_time);
+        CREATE INDEX chunks_member ON chunks(member);
+        CREATE INDEX chunks_tsv ON chunks USING gin(tsv);
+        CREATE TABLE edges (
+            id BIGSERIAL PRIMARY KEY,
+            source_chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            target_chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            edge_type TEXT NOT NULL DEFAULT 'forward',
+            reference_type TEXT NOT NULL,
+            initial_weight DOUBLE PRECISION NOT NULL DEFAULT 1.0,
+            created_at TEXT NOT NULL,
+            UNIQUE (source_chunk_id, target_chunk_id, reference_type)
+        );
+        CREATE INDEX edges_target ON edges(target_chunk_id);
+        CREATE INDEX edges_type ON edges(reference_type);
+        CREATE TABLE clusters (
+            id BIGSERIAL PRIMARY KEY,
+            label TEXT NOT NULL,
+            model TEXT NOT NULL,
+            centroid BYTEA NOT NULL,
+            size INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE chunk_clusters (
+            chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            cluster_id BIGINT NOT NULL REFERENCES clusters(id) ON DELETE CASCADE,
+            distance DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (chunk_id, cluster_id)
+        );
+        CREATE INDEX chunk_clusters_cluster ON chunk_clusters(cluster_id, distance);
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE forgotten (chunk_id TEXT PRIMARY KEY, forgotten_at TEXT NOT NULL);
+        CREATE TABLE vectors (
+            seq BIGSERIAL PRIMARY KEY,
+            chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            embedding vector NOT NULL,          -- unit length; HNSW index per model (dimensions differ)
+            UNIQUE (chunk_id, model)
+        );
+        CREATE INDEX vectors_model_hash ON vectors(model, content_hash);
+        """
+    )
+
+
+def m002_row_security(conn: Any) -> None:
+    """Members may read everything and forget only their own rows; team admins may forget any.
+
+    Enforced by the server, not by Causantic: row-level security on the tables with an owner
+    (chunks, sessions, files) compares ``owner_role`` with the connected role. Two group roles carry
+    the rights: ``causantic_member`` (grant it to each member's login role) and ``causantic_admin``
+    (a member who may also forget others' rows). Rows written before this migration stay as they
+    are. The role that runs ``causantic team init`` owns the tables and is not limited (PostgreSQL
+    exempts table owners and superusers); members connect with their own roles.
+    """
+    conn.execute(
+        """
+        DO $$ BEGIN
+            IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'causantic_member') THEN
+                CREATE ROLE causantic_member NOLOGIN;
+            END IF;
+            IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'causantic_admin') THEN
+                CREATE ROLE causantic_admin NOLOGIN IN ROLE causantic_member;
+            END IF;
+        END $$;
+        GRANT USAGE ON SCHEMA public TO causantic_member;
+        GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO causantic_member;
+        GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO causantic_member;
+        CREATE FUNCTION causantic_may_change(owner NAME) RETURNS BOOLEAN LANGUAGE sql STABLE AS
+            $$ SELECT owner = current_user OR pg_has_role(current_user, 'causantic_admin', 'MEMBER') $$;
+        -- Whose a row is never changes: an update keeps its owner and member whatever it sets.
+        CREATE FUNCTION causantic_keep_owner() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+            NEW.owner_role := OLD.owner_role;
+            NEW.member := OLD.member;
+            RETURN NEW;
+        END $$;
+        """
+    )
+    for table in ("chunks", "sessions", "files"):
+        conn.execute(
+            f"""
+            ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
+            CREATE POLICY {table}_read ON {table} FOR SELECT USING (TRUE);
+            CREATE POLICY {table}_write ON {table} FOR INSERT WITH CHECK (owner_role = current_user);
+            CREATE POLICY {table}_change ON {table} FOR UPDATE USING ({_UPDATE_RULE[table]});
+            CREATE POLICY {table}_forget ON {table} FOR DELETE USING (causantic_may_change(owner_role));
+            CREATE TRIGGER {table}_keep_owner BEFORE UPDATE ON {table}
+                FOR EACH ROW EXECUTE FUNCTION causantic_keep_owner();
+            """
+        )
+
+
+# A session row is shared by every member who ingests a copy of it (its span and title grow); chunk
+# text and file marks change only for their owner (or an admin).
+_UPDATE_RULE = {"sessions": "TRUE", "chunks": "causantic_may_change(owner_role)", "files": "owner_role = current_user"}
+
+
+MIGRATIONS: tuple[Callable[[Any], None], ...] = (m001_core_tables, m002_row_security)
+
+
+def migrate(conn: Any) -> int:
+    """Apply pending migrations; return the schema version now in force."""
+    # Members cannot create tables: an up-to-date schema is recognised without running any DDL.
+    if conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is not None:
+        applied = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0]
+        if applied >= len(MIGRATIONS):
+            return len(MIGRATIONS)
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+            " applied_at TEXT NOT NULL)"
+        )
+        done = {row["version"] for row in conn.execute("SELECT version FROM schema_migrations")}
+    for version, migration in enumerate(MIGRATIONS, start=1):
+        if version in done:
+            continue
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            # Another member may have applied it while we waited for the lock.
+            if conn.execute("SELECT 1 FROM schema_migrations WHERE version = %s", (version,)).fetchone():
+                continue
+            migration(conn)
+            conn.execute(
+                "INSERT INTO schema_migrations(version, name, applied_at) VALUES (%s, %s, %s)",
+                (version, migration.__name__, datetime.now(UTC).isoformat()),
+            )
+    return len(MIGRATIONS)

@@ -1,0 +1,133 @@
+"""Setting up and inspecting a team database: what `causantic team init` and `team status` ask of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from causantic.errors import StoreError
+from causantic.store.postgres.connection import MIN_PGVECTOR, MIN_SERVER_VERSION, connect, describe, psycopg_module
+from causantic.store.postgres.migrations import MIGRATIONS, migrate
+
+
+@dataclass(frozen=True, slots=True)
+class ServerCheck:
+    server: str  # host/database, never the URL
+    version: str  # e.g. "16.2"
+    version_ok: bool
+    pgvector_available: str | None  # version the server can install, None when it has none
+    pgvector_installed: str | None  # version installed in this database
+    schema_version: int  # migrations applied (0 before init)
+
+    @property
+    def missing(self) -> list[str]:
+        """What stops the team database from working, each as an instruction."""
+        out: list[str] = []
+        if not self.version_ok:
+            out.append(f"PostgreSQL {self.version} is too old: Causantic needs {MIN_SERVER_VERSION // 10000} or newer.")
+        vector = self.pgvector_installed or self.pgvector_available
+        if vector is None:
+            out.append(
+                "The pgvector extension is not installed on the server: install it (Debian/Ubuntu: "
+                "postgresql-16-pgvector; managed services: enable the 'vector' extension), then run init again."
+            )
+        elif _version(vector) < MIN_PGVECTOR:
+            out.append(
+                f"pgvector {vector} is too old: Causantic needs {'.'.join(map(str, MIN_PGVECTOR))} or newer "
+                "(HNSW indexes); upgrade it, then run `ALTER EXTENSION vector UPDATE`."
+            )
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class MemberStatus:
+    user: str
+    sessions: int
+    chunks: int
+    text_bytes: int
+    last_ingest: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TeamStatus:
+    server: str
+    schema_version: int
+    database_bytes: int
+    members: tuple[MemberStatus, ...]
+
+
+def check(url: str) -> ServerCheck:
+    """The server's version and pgvector, and the schema version, without changing anything."""
+    with connect(url) as conn:
+        return _check(conn, url)
+
+
+def init(url: str) -> ServerCheck:
+    """Check the server, then create or upgrade the schema; a StoreError says what is missing."""
+    with connect(url) as conn:
+        found = _check(conn, url)
+        if found.missing:
+            raise StoreError(f"The team database at {found.server} is not ready: " + " ".join(found.missing))
+        psycopg = psycopg_module()
+        try:
+            migrate(conn)
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise StoreError(
+                f"The user in storage.postgresUrl may not create the schema at {found.server} ({exc}). "
+                "Run `causantic team init` once as the database owner (or a role that may CREATE EXTENSION "
+                "vector), then members connect with their own roles."
+            ) from exc
+        return _check(conn, url)
+
+
+def status(url: str) -> TeamStatus:
+    """Members with their sessions, chunks, text size and last ingest; the database's size."""
+    with connect(url) as conn:
+        version = _schema_version(conn)
+        if version == 0:
+            raise StoreError(f"{describe(url)} holds no team memory yet: run `causantic team init` first.")
+        members = conn.execute(
+            "SELECT c.member, COUNT(DISTINCT c.session_id), COUNT(*), COALESCE(SUM(octet_length(c.content)), 0),"
+            " (SELECT MAX(f.ingested_at) FROM files f WHERE f.member = c.member)"
+            " FROM chunks c GROUP BY c.member ORDER BY c.member"
+        ).fetchall()
+        size = _scalar(conn, "SELECT pg_database_size(current_database())")
+    return TeamStatus(
+        describe(url),
+        version,
+        int(size),
+        tuple(MemberStatus(r[0], int(r[1]), int(r[2]), int(r[3]), r[4]) for r in members),
+    )
+
+
+def _check(conn: Any, url: str) -> ServerCheck:
+    number = int(conn.execute("SHOW server_version_num").fetchone()[0])
+    version = conn.execute("SHOW server_version").fetchone()[0].split()[0]
+    row = conn.execute(
+        "SELECT default_version, installed_version FROM pg_available_extensions WHERE name = 'vector'"
+    ).fetchone()
+    return ServerCheck(
+        describe(url),
+        version,
+        number >= MIN_SERVER_VERSION,
+        row[0] if row else None,
+        row[1] if row else None,
+        _schema_version(conn),
+    )
+
+
+def _scalar(conn: Any, sql: str) -> Any:
+    return conn.execute(sql).fetchone()[0]
+
+
+def _schema_version(conn: Any) -> int:
+    if conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is None:
+        return 0
+    return int(conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0])
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split(".") if p.isdigit())
+
+
+LATEST_SCHEMA = len(MIGRATIONS)

@@ -1,0 +1,278 @@
+"""PgVectorIndex: one model's vectors in pgvector, the team-memory twin of
+:class:`causantic.store.vectors.VectorIndex` (same methods, same answers).
+
+Vectors live in table ``vectors`` beside their chunks (deleted with them) as pgvector values; models
+differ in dimensions, so each model gets its own partial HNSW index over the value cast to its
+dimensions (cosine distance). The server keeps the index up to date on every write: there is no
+derived file to build or lose. A search asks the index for candidates when it covers the whole store
+and scans a filtered scope exactly (pgvector 0.6 filters after the index walk, which can return too
+few rows), then computes every similarity exactly from the vectors read back, as SQLite's does.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from causantic.store.postgres import keyword
+from causantic.store.postgres.connection import connect, failure, psycopg_module
+from causantic.store.postgres.migrations import migrate
+from causantic.store.sqlite import raising_store_errors
+from causantic.store.vectors import HEALTH_TTL_S, VectorHealth, VectorMatch, VectorRecord
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# Candidates the HNSW walk keeps (pgvector's hnsw.ef_search, default 40): at least twice the rows asked.
+_MIN_EF_SEARCH = 64
+_MAX_EF_SEARCH = 1000
+
+
+@raising_store_errors(lambda index: index.url, psycopg_module().Error, failure)
+class PgVectorIndex:
+    """One model's vectors in the team database; its own connection, thread-safe within a process."""
+
+    def __init__(self, url: str, model_id: str, dims: int) -> None:
+        self.url = url
+        self.model_id = model_id
+        self.dims = dims
+        self.table_name = "chunks_" + re.sub(r"[^A-Za-z0-9_]", "_", model_id)
+        self._conn: Any = None
+        self._lock = threading.RLock()
+        self._write_depth = 0
+        self._health: tuple[float, VectorHealth] | None = None
+
+    @property
+    def conn(self) -> Any:
+        if self._conn is None:
+            from pgvector.psycopg import register_vector
+
+            conn = connect(self.url)
+            migrate(conn)
+            register_vector(conn)
+            self._conn = conn
+            self.ensure_ann_index()
+        return self._conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    @property
+    def _model(self) -> Any:
+        from psycopg import sql
+
+        return sql.Literal(self.model_id)
+
+    @property
+    def _cast(self) -> Any:
+        from psycopg import sql
+
+        return sql.SQL(f"vector({int(self.dims)})")
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold this model's embedding lock across every member's processes (a session-level advisory
+        lock), so two never embed the same chunks at once; nested calls share it."""
+        with self._lock:
+            if self._write_depth:
+                self._write_depth += 1
+                try:
+                    yield
+                finally:
+                    self._write_depth -= 1
+                return
+            key = f"causantic-embed:{self.model_id}"
+            self.conn.execute("SELECT pg_advisory_lock(hashtext(%s))", (key,))
+            self._write_depth = 1
+            try:
+                yield
+            finally:
+                self._write_depth = 0
+                self.conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (key,))
+
+    # ---- writes -------------------------------------------------------------------------------
+
+    def upsert(self, records: Sequence[VectorRecord]) -> None:
+        """Store vectors; a chunk deleted meanwhile gets none (its row would have no chunk)."""
+        if not records:
+            return
+        rows = [(r.chunk_id, self.model_id, r.content_hash, self._vector(r.vector), r.chunk_id) for r in records]
+        with self._lock, self.conn.transaction(), self.conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO vectors(chunk_id, model, content_hash, embedding)"
+                " SELECT %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM chunks WHERE id = %s)"
+                " ON CONFLICT (chunk_id, model) DO UPDATE SET content_hash = excluded.content_hash,"
+                " embedding = excluded.embedding",
+                rows,
+            )
+        self._health = None
+
+    def delete(self, chunk_ids: Iterable[str]) -> int:
+        with self._lock:
+            removed = self.conn.execute(
+                "DELETE FROM vectors WHERE model = %s AND chunk_id = ANY(%s)", (self.model_id, list(chunk_ids))
+            ).rowcount
+        self._health = None
+        return int(removed)
+
+    def drop(self) -> None:
+        with self.writing():
+            self.conn.execute("DELETE FROM vectors WHERE model = %s", (self.model_id,))
+        self._health = None
+
+    # ---- reads --------------------------------------------------------------------------------
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self._value("SELECT COUNT(*) FROM vectors WHERE model = %s", (self.model_id,)))
+
+    def has_vectors(self) -> bool:
+        with self._lock:
+            return self._value("SELECT 1 FROM vectors WHERE model = %s LIMIT 1", (self.model_id,)) is not None
+
+    def health(self, *, fresh: bool = False) -> VectorHealth:
+        now = time.monotonic()
+        if not fresh and self._health is not None and now - self._health[0] < HEALTH_TTL_S:
+            return self._health[1]
+        with self._lock:
+            chunks = int(self._value("SELECT COUNT(*) FROM chunks"))
+            health = VectorHealth(chunks, self.count(), "ready")  # HNSW is kept by the server on each write
+        self._health = (now, health)
+        return health
+
+    def ids(self) -> set[str]:
+        with self._lock:
+            return {r[0] for r in self.conn.execute("SELECT chunk_id FROM vectors WHERE model = %s", (self.model_id,))}
+
+    def vectors(self, chunk_ids: Iterable[str]) -> dict[str, np.ndarray]:
+        return self._fetch("chunk_id", list(chunk_ids))
+
+    def vectors_by_content(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        return self._fetch("content_hash", list(hashes))
+
+    def all_vectors(self) -> tuple[list[str], np.ndarray]:
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT chunk_id, embedding FROM vectors WHERE model = %s ORDER BY seq", (self.model_id,)
+            ).fetchall()
+        return [r[0] for r in rows], self._matrix([r[1] for r in rows])
+
+    def size_bytes(self, *, rows: int | None = None) -> int:
+        """Vector bytes, and the HNSW index's; ``rows``: :meth:`count`, when known."""
+        from psycopg import sql
+
+        with self._lock:
+            index = self._value(
+                sql.SQL("SELECT COALESCE(pg_relation_size(to_regclass({})), 0)").format(sql.Literal(self._index_name))
+            )
+        return (self.count() if rows is None else rows) * self.dims * 4 + int(index)
+
+    def search(
+        self,
+        vector: np.ndarray,
+        *,
+        limit: int,
+        project_ids: Sequence[int] | None = None,
+        agent: str | None = None,
+        member: str | None = None,
+    ) -> list[VectorMatch]:
+        """Nearest chunks first, each with its vector and its exact cosine similarity."""
+        import numpy as np
+        from psycopg import sql
+
+        query = np.asarray(vector, dtype=np.float32)
+        query = query / (np.linalg.norm(query) or 1.0)
+        clause, params = keyword.scope_sql(project_ids, agent, member)
+        k = 2 * limit + 16
+        with self._lock:
+            if clause:
+                # Exact within the scope: the filter first, then the distances of what it keeps.
+                statement = sql.SQL(
+                    "SELECT v.chunk_id, v.embedding FROM vectors v JOIN chunks c ON c.id = v.chunk_id"
+                    " WHERE v.model = {model}" + clause + " ORDER BY v.embedding::{cast} <=> %s::{cast} LIMIT %s"
+                ).format(model=self._model, cast=self._cast)
+                rows = self.conn.execute(statement, [*params, self._vector(query), k]).fetchall()
+            else:
+                statement = sql.SQL(
+                    "SELECT chunk_id, embedding FROM vectors WHERE model = {model}"
+                    " ORDER BY embedding::{cast} <=> %s::{cast} LIMIT %s"
+                ).format(model=self._model, cast=self._cast)
+                with self.conn.transaction():
+                    ef = min(_MAX_EF_SEARCH, max(_MIN_EF_SEARCH, k))
+                    self.conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef)))
+                    rows = self.conn.execute(statement, [self._vector(query), k]).fetchall()
+        if not rows:
+            return []
+        matrix = self._matrix([r[1] for r in rows])
+        similarities = matrix @ query
+        top = np.argsort(-similarities, kind="stable")[:limit]
+        return [VectorMatch(rows[i][0], float(similarities[i]), matrix[i]) for i in top]
+
+    # ---- the HNSW index -----------------------------------------------------------------------
+
+    @property
+    def _index_name(self) -> str:
+        return f"vectors_hnsw_{self.table_name}"[:63]
+
+    def ensure_ann_index(self) -> bool:
+        """Create this model's HNSW index when it is missing; True when it was made. The server keeps
+        it current on every write, so there is nothing to extend or retrain."""
+        from psycopg import sql
+
+        with self._lock, self.conn.transaction():
+            # One member creates it; the others wait here, then find it.
+            self.conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._index_name,))
+            if self._value("SELECT to_regclass(%s)", (self._index_name,)) is not None:
+                return False
+            if not self._value("SELECT pg_has_role(tableowner, 'MEMBER') FROM pg_tables WHERE tablename = 'vectors'"):
+                # Only the tables' owner may index them: a member searches exactly until `team init`
+                # or the owner's first embedding run creates it.
+                return False
+            self.conn.execute(
+                sql.SQL(
+                    "CREATE INDEX {name} ON vectors USING hnsw ((embedding::{cast}) vector_cosine_ops)"
+                    " WHERE model = {model}"
+                ).format(name=sql.Identifier(self._index_name), cast=self._cast, model=self._model)
+            )
+            return True
+
+    # ---- helpers ------------------------------------------------------------------------------
+
+    def _value(self, statement: Any, params: Sequence[Any] = ()) -> Any:
+        row = self.conn.execute(statement, params).fetchone()
+        return row[0] if row else None
+
+    def _fetch(self, column: str, keys: list[str]) -> dict[str, np.ndarray]:
+        assert column in ("chunk_id", "content_hash")
+        with self._lock:
+            rows = self.conn.execute(
+                f"SELECT {column}, embedding FROM vectors WHERE model = %s AND {column} = ANY(%s)",
+                (self.model_id, keys),
+            ).fetchall()
+        out: dict[str, np.ndarray] = {}
+        for key, row in zip((r[0] for r in rows), self._matrix([r[1] for r in rows]), strict=True):
+            out.setdefault(key, row)
+        return out
+
+    def _vector(self, vector: Any) -> Any:
+        import numpy as np
+
+        array = np.asarray(vector, dtype=np.float32)
+        if array.shape != (self.dims,):
+            raise ValueError(f"a {self.model_id} vector has {self.dims} dimensions, not shape {array.shape}")
+        return array
+
+    def _matrix(self, values: Sequence[Any]) -> np.ndarray:
+        import numpy as np
+
+        if not values:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        # pgvector's loader gives Vector values (0.4+) or arrays (older); both become float32 rows.
+        return np.stack([np.asarray(getattr(v, "to_numpy", lambda v=v: v)(), dtype=np.float32) for v in values])

@@ -1,0 +1,77 @@
+"""A real PostgreSQL 16 with pgvector for the tests, started from the ``pgserver`` wheel.
+
+The ``postgres`` extra (psycopg, pgvector) and ``pgserver`` come with the ``dev`` extra. Without
+them the PostgreSQL tests skip saying what to install, except on CI (``CI`` set), where a skip would
+hide a broken install and they fail instead, as ``shared_data.require_shared`` does for ../shared.
+
+PostgreSQL refuses to run as root. pgserver handles that itself: run as root (as here and on CI) it
+creates a system user ``pgserver`` with ``useradd`` once, runs ``initdb`` and the server as that
+user, and opens read/traverse permission on the folders above the data directory so that user can
+reach it. So the data directory lives in its own /tmp folder, not under pytest's, which every
+pytest run resets to owner-only. The server listens on a Unix socket in the data directory only (no
+TCP port to collide with other test runs) and is stopped when the test session ends.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from causantic.config import Config
+
+PACKAGES = ("psycopg", "pgvector", "pgserver")
+BACKENDS = ("sqlite", "postgres")
+
+
+def require_postgres() -> None:
+    """Skip (or, on CI, fail) unless the PostgreSQL test packages are installed."""
+    missing = []
+    for name in PACKAGES:
+        try:
+            with warnings.catch_warnings():
+                # platformdirs warns at pgserver's import when XDG_RUNTIME_DIR is unset (containers, CI).
+                warnings.simplefilter("ignore")
+                __import__(name)
+        except ImportError:
+            missing.append(name)
+    if not missing:
+        return
+    message = (
+        f"The PostgreSQL backend tests need {', '.join(missing)}: install them with "
+        "`pip install -e '.[dev]'` (or `pip install 'causantic[postgres]' pgserver`)."
+    )
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def start_server(data: Path) -> Any:
+    """A running server whose data lives in ``data``; call ``.cleanup()`` to stop it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pgserver
+
+        return pgserver.get_server(data, cleanup_mode="stop")
+
+
+def new_database(server: Any) -> str:
+    """The URL of a new, empty database on ``server`` (one per test module keeps them apart)."""
+    import psycopg
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return str(psycopg.conninfo.make_conninfo(server.get_uri(), dbname=name))
+
+
+def backend_settings(request: pytest.FixtureRequest, backend: str | None = None) -> Config:
+    """The configuration for ``backend`` (default ``request.param``); a new PostgreSQL database each call."""
+    if (backend or request.param) == "sqlite":
+        return Config()
+    url = new_database(request.getfixturevalue("postgres_server"))
+    return Config().with_overrides({"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": "alice"})

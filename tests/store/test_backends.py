@@ -1,0 +1,173 @@
+"""The two backends behave alike: SQLite and PostgreSQL give the same memory from the same transcripts.
+
+Every test here runs on both (``backend_config``); the corpus tests also compare the two directly.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from postgres_server import backend_settings
+
+from causantic.config import Config
+from causantic.ingest.pipeline import remove_chunks
+from causantic.ingest.service import ingest_paths
+from causantic.retrieval.search import SearchRequest
+from causantic.services import Services, open_services
+from causantic.store.fts import identifier_terms
+from causantic.store.records import ChunkRecord
+
+DOCS = [
+    "def parse_config(path): raise ValueError('E0425 missing field')",
+    "const getUserName = () => user.name",
+    "edit src/auth/session.ts to set sameSite lax",
+    "the weather is nice today",
+]
+# Corpus projects with several sessions each, small enough to ingest in seconds.
+PROJECTS = ("Entrolution__causantic", "ai4curation__ai-blame", "ConfabulousDev__confab-web")
+QUERIES = (
+    "how are chunks linked into a causal graph",
+    "blame annotations for AI generated lines",
+    "session sharing web upload",
+    "pytest fixture failing",
+    "README installation instructions",
+)
+
+
+@pytest.fixture
+def services(backend_config: Config) -> Iterator[Services]:
+    with open_services(backend_config) as opened:
+        yield opened
+
+
+def _chunk(i: int, text: str) -> ChunkRecord:
+    return ChunkRecord(
+        id=f"c{i}",
+        session_id="s1",
+        agent="main",
+        agent_id=None,
+        team_name=None,
+        turn_index=i,
+        part=0,
+        start_time=f"2026-01-01T00:00:0{i}.000000Z",
+        end_time=f"2026-01-01T00:00:0{i}.000000Z",
+        content=text,
+        search_terms=identifier_terms(text),
+        content_hash=f"h{i}",
+        approx_tokens=10,
+        tool_use_count=0,
+        code_block_count=0,
+        has_thinking=False,
+        message_uuids=(f"m{i}",),
+    )
+
+
+def _saved(services: Services) -> dict[str, str]:
+    store = services.store
+    with store.atomic():
+        project = store.resolve_project("/work/demo", "/work/demo")
+        store.save_session(project, "s1", [_chunk(i, d) for i, d in enumerate(DOCS)])
+    return {f"c{i}": d for i, d in enumerate(DOCS)}
+
+
+def test_snake_case_camel_case_paths_and_error_codes_are_found(services: Services) -> None:
+    texts = _saved(services)
+
+    def first(query: str) -> str:
+        hits = services.store.keyword_search(query, limit=5)
+        assert hits, query
+        return texts[hits[0][0]]
+
+    assert first("parse_config").startswith("def parse_config")
+    assert first("getUserName").startswith("const getUserName")
+    assert first("user name").startswith("const getUserName")
+    assert first("session.ts").startswith("edit src/auth")
+    assert first("auth/session").startswith("edit src/auth")
+    assert first("E0425").startswith("def parse_config")
+    assert services.store.keyword_search("weather forecast tomorrow", limit=5)[0][0] == "c3"
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['foo-bar "x', "AND", "NEAR(", "ünïcödé 日本語", "src/auth/session.ts", "'; DROP TABLE chunks; --", "a:b & c | !d"],
+)
+def test_hostile_queries_are_words_never_errors(services: Services, query: str) -> None:
+    _saved(services)
+    services.store.keyword_search(query, limit=5)
+    assert services.store.counts()["chunks"] == len(DOCS)
+
+
+def test_saving_a_session_twice_stores_every_chunk_once(services: Services) -> None:
+    _saved(services)
+    _saved(services)
+    assert services.store.counts()["chunks"] == len(DOCS)
+    assert services.store.counts()["sessions"] == 1
+
+
+def _corpus_files(corpus_dir: Path) -> list[Path]:
+    return sorted(p for project in PROJECTS for p in (corpus_dir / project).rglob("*.jsonl"))
+
+
+def test_the_corpus_gives_the_same_memory_on_both_backends(
+    backend_config: Config, corpus_dir: Path, tmp_path: Path
+) -> None:
+    files = _corpus_files(corpus_dir)
+    with open_services(Config()) as reference:  # SQLite, in this test's CAUSANTIC_HOME
+        ingest_paths(reference, files, embed=False, workers=1)
+        expected = reference.store.counts()
+    os.environ["CAUSANTIC_HOME"] = str(tmp_path / "other-home")  # restored by the autouse fixture
+    with open_services(backend_config) as services:
+        report = ingest_paths(services, files, embed=False, workers=1)
+        counts = services.store.counts()
+        for key in ("chunks", "edges", "sessions", "projects", "agents", "files", "sources"):
+            assert counts[key] == expected[key], key
+        assert report.chunks_added == expected["chunks"]
+        again = ingest_paths(services, files, embed=False, workers=1)
+        assert again.files_unchanged == len(files) and again.chunks_added == 0
+
+        # Forgotten chunks stay forgotten when their transcript is read again.
+        session = services.store.session_summaries(services.store.projects_with_chunks()[0])[0].session_id
+        gone = services.store.session_chunk_ids(session)
+        assert remove_chunks(services.store, services.vectors, gone) == len(gone)
+        ingest_paths(services, files, embed=False, workers=1, force=True)
+        assert services.store.counts()["chunks"] == expected["chunks"] - len(gone)
+        assert not services.store.get_chunks(gone)
+
+
+@pytest.fixture(scope="module")
+def searched_corpus(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, corpus_dir: Path
+) -> dict[str, dict[str, list[str]]]:
+    """Top-5 sessions of each query, hybrid search, per backend, over the same corpus projects."""
+    files = _corpus_files(corpus_dir)
+    out: dict[str, dict[str, list[str]]] = {}
+    for backend in ("sqlite", "postgres"):
+        config = backend_settings(request, backend)
+        previous = os.environ.get("CAUSANTIC_HOME")
+        os.environ["CAUSANTIC_HOME"] = str(tmp_path_factory.mktemp(backend))
+        try:
+            with open_services(config) as services:
+                ingest_paths(services, files, workers=1)
+                out[backend] = {}
+                for query in QUERIES:
+                    hits = services.searcher.search(SearchRequest(query, limit=10, floor=0.0)).hits
+                    out[backend][query] = list(dict.fromkeys(h.chunk.session_id for h in hits))[:5]
+        finally:
+            if previous is not None:
+                os.environ["CAUSANTIC_HOME"] = previous
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.shared
+@pytest.mark.parametrize("query", QUERIES)
+def test_hybrid_search_finds_the_same_top_sessions_on_both_backends(
+    searched_corpus: dict[str, dict[str, list[str]]], query: str
+) -> None:
+    sqlite, postgres = searched_corpus["sqlite"][query], searched_corpus["postgres"][query]
+    assert sqlite, query
+    assert postgres[0] == sqlite[0]
+    assert len(set(postgres[:3]) & set(sqlite[:3])) >= min(2, len(sqlite))

@@ -1,0 +1,99 @@
+"""`causantic team init` and `team status` against a real PostgreSQL, and `--user` on search."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import psycopg
+import pytest
+from click.testing import CliRunner
+from postgres_server import new_database
+
+from causantic.cli.main import cli
+from causantic.config import Config
+from causantic.errors import StoreError
+from causantic.examples import SESSIONS_DIR
+from causantic.ingest.service import ingest_paths
+from causantic.services import open_services
+
+ONE_SESSION = SESSIONS_DIR / "-home-dev-acme-shop" / "2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec.jsonl"
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> Any:
+    return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+
+
+def test_init_creates_the_schema_and_never_prints_the_url(postgres_server: Any) -> None:
+    url = new_database(postgres_server)
+    result = _run("team", "init", url)
+    assert result.exit_code == 0, result.output
+    assert "Team memory is ready" in result.output and "pgvector 0." in result.output
+    assert url not in result.output
+    again = json.loads(_run("team", "init", url, "--json").output)
+    assert again["schema_version"] >= 1 and again["pgvector"]
+
+
+def test_an_unreachable_server_is_one_sentence_without_the_password(tmp_path: Any) -> None:
+    url = f"postgresql://alice:s3cret-pw@/causantic?host={tmp_path}&connect_timeout=2"
+    result = _run("team", "init", url)
+    assert result.exit_code != 0
+    assert "Cannot reach the team memory" in result.output
+    assert "s3cret-pw" not in result.output and "Traceback" not in result.output
+
+
+def test_status_lists_members_with_their_sessions_and_last_ingest(postgres_server: Any) -> None:
+    url = new_database(postgres_server)
+    for user in ("alice", "bob"):
+        config = Config().with_overrides({"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": user})
+        with open_services(config) as services:
+            ingest_paths(services, [ONE_SESSION] if user == "alice" else [SESSIONS_DIR], embed=False)
+    env = {"CAUSANTIC_STORAGE_BACKEND": "postgres", "CAUSANTIC_STORAGE_POSTGRES_URL": url}
+    result = _run("team", "status", "--json", env=env)
+    assert result.exit_code == 0, result.output
+    members = {m["user"]: m for m in json.loads(result.output)["members"]}
+    # Bob read every example, including alice's sessions: each chunk is stored once, under its first reader.
+    assert set(members) == {"alice", "bob"}
+    assert members["alice"]["sessions"] >= 1 and members["alice"]["last_ingest"]
+    assert members["bob"]["last_ingest"] >= members["alice"]["last_ingest"]
+    human = _run("team", "status", env=env).output
+    assert "alice" in human and "bob" in human and url not in human
+
+
+@pytest.mark.parametrize("user", ["alice", "nobody"])
+def test_search_by_user_keeps_only_that_members_chunks(postgres_server: Any, user: str) -> None:
+    url = new_database(postgres_server)
+    config = Config().with_overrides({"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": "alice"})
+    with open_services(config) as services:
+        ingest_paths(services, [SESSIONS_DIR], embed=False)
+    env = {"CAUSANTIC_STORAGE_BACKEND": "postgres", "CAUSANTIC_STORAGE_POSTGRES_URL": url}
+    result = _run("search", "redirect", "--user", user, "--json", "--mode", "keyword", env=env)
+    assert result.exit_code == 0, result.output
+    hits = json.loads(result.output)["hits"]
+    assert all(h["user"] == "alice" for h in hits)
+    assert bool(hits) == (user == "alice")
+
+
+def test_a_server_lost_mid_command_is_one_sentence_and_the_next_run_completes(postgres_server: Any) -> None:
+    url = new_database(postgres_server)
+    config = Config().with_overrides({"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": "alice"})
+    with open_services(config) as services:
+        ingest_paths(services, [ONE_SESSION], embed=False, workers=1)
+        # The server drops every connection of this database (a restart, a failover, a network cut).
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        with pytest.raises(StoreError, match="stopped answering.*next run completes it") as lost:
+            ingest_paths(services, [SESSIONS_DIR], embed=False, workers=1)
+        assert url not in str(lost.value)
+    with open_services(Config()) as local:  # the whole example set, in SQLite, for comparison
+        ingest_paths(local, [SESSIONS_DIR], embed=False, workers=1)
+        expected = local.store.counts()
+    with open_services(config) as services:
+        report = ingest_paths(services, [SESSIONS_DIR], embed=False, workers=1)
+        assert report.files_unchanged == 1  # the session stored before the cut is not read again
+        counts = services.store.counts()
+    for key in ("chunks", "edges", "sessions", "projects"):
+        assert counts[key] == expected[key], key

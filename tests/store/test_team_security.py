@@ -1,0 +1,84 @@
+"""Multi-tenant safety enforced by PostgreSQL: a member reads everything, forgets only their own rows;
+a team admin may forget anyone's. Checked through Causantic and with plain SQL as each member."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from typing import Any
+
+import psycopg
+import pytest
+from postgres_server import new_database
+
+from causantic.config import Config
+from causantic.errors import StoreError
+from causantic.examples import SESSIONS_DIR
+from causantic.ingest.pipeline import remove_chunks
+from causantic.ingest.service import ingest_paths
+from causantic.services import Services, open_services, team_init
+
+SESSIONS = sorted((SESSIONS_DIR / "-home-dev-acme-shop").glob("*.jsonl"))
+
+
+@pytest.fixture
+def team(postgres_server: Any) -> dict[str, str]:
+    """A team database set up by its owner, with members alice and bob and admin carol (own roles)."""
+    url = new_database(postgres_server)
+    team_init(url)
+    with psycopg.connect(url, autocommit=True) as conn:
+        for role in ("alice", "bob", "carol"):
+            conn.execute(f"DO $$ BEGIN CREATE ROLE {role} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
+        conn.execute("GRANT causantic_member TO alice, bob")
+        conn.execute("GRANT causantic_admin TO carol")
+    return {role: psycopg.conninfo.make_conninfo(url, user=role) for role in ("alice", "bob", "carol")}
+
+
+def _services(stack: ExitStack, url: str, user: str) -> Services:
+    config = Config().with_overrides({"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": user})
+    return stack.enter_context(open_services(config))
+
+
+def _chunks_of(url: str, member: str) -> list[str]:
+    with psycopg.connect(url) as conn:
+        return [r[0] for r in conn.execute("SELECT id FROM chunks WHERE member = %s ORDER BY id", (member,))]
+
+
+def test_a_member_forgets_only_their_own_rows_and_an_admin_any(team: dict[str, str]) -> None:
+    with ExitStack() as stack:
+        alice, bob, carol = (_services(stack, team[r], r) for r in ("alice", "bob", "carol"))
+        ingest_paths(alice, [SESSIONS[0]], embed=False, workers=1)
+        ingest_paths(bob, [SESSIONS[1]], embed=False, workers=1)
+        alices, bobs = _chunks_of(team["alice"], "alice"), _chunks_of(team["bob"], "bob")
+        assert alices and bobs
+        # Everyone reads everything.
+        assert set(bob.store.get_chunks(alices)) == set(alices)
+
+        with pytest.raises(StoreError, match=r"belong to other members \(alice\).*Nothing was deleted"):
+            remove_chunks(bob.store, bob.vectors, alices[:2] + bobs[:1])
+        assert _chunks_of(team["alice"], "alice") == alices and _chunks_of(team["bob"], "bob") == bobs
+
+        assert remove_chunks(bob.store, bob.vectors, bobs) == len(bobs)
+        assert remove_chunks(carol.store, carol.vectors, alices[:1]) == 1
+        assert _chunks_of(team["alice"], "alice") == alices[1:]
+
+
+def test_the_database_itself_refuses_a_member_changing_anothers_rows(team: dict[str, str]) -> None:
+    """Not only Causantic's check: plain SQL as bob cannot delete, rewrite or re-own alice's rows."""
+    with ExitStack() as stack:
+        ingest_paths(_services(stack, team["alice"], "alice"), [SESSIONS[0]], embed=False, workers=1)
+    alices = _chunks_of(team["alice"], "alice")
+    with psycopg.connect(team["bob"], autocommit=True) as conn:
+        assert conn.execute("DELETE FROM chunks").rowcount == 0
+        assert conn.execute("UPDATE chunks SET content = 'defaced'").rowcount == 0
+        assert conn.execute("DELETE FROM sessions").rowcount == 0
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(
+                "INSERT INTO chunks(id, session_id, project_id, turn_index, part, start_time, end_time, content,"
+                " content_hash, approx_tokens, created_at, member, owner_role)"
+                " SELECT 'forged', session_id, project_id, 0, 0, '', '', 'x', 'x', 1, '', 'alice', 'alice'"
+                " FROM chunks LIMIT 1"
+            )
+    with psycopg.connect(team["alice"], autocommit=True) as conn:
+        # Alice updates her own rows, but cannot hand them to someone else.
+        assert conn.execute("UPDATE chunks SET owner_role = 'bob', member = 'bob'").rowcount == len(alices)
+    assert _chunks_of(team["alice"], "alice") == alices
