@@ -18,22 +18,26 @@ import argparse
 import json
 import os
 import random
+import sqlite3
 import statistics
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "claude-code"
 
 
-def sample_prompts(store: object, count: int, seed: int = 7) -> list[tuple[str, str]]:
-    """(prompt, project name) pairs from stored user prompts, one per session at most."""
-    rows = store.conn.execute(  # type: ignore[attr-defined]
-        "SELECT c.session_id, p.path, c.content FROM chunks c JOIN projects p ON p.id = c.project_id"
-        " WHERE c.agent = 'main' AND c.part = 0 AND c.content LIKE '[User]%' ORDER BY c.rowid"
-    ).fetchall()
+def sample_prompts(db: Path, count: int, seed: int = 7) -> list[tuple[str, str]]:
+    """(prompt, project path) pairs from stored user prompts, one per session at most (read from the
+    SQLite file itself: the benchmark's own sampling, not a question the product answers)."""
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+        rows = conn.execute(
+            "SELECT c.session_id, p.path, c.content FROM chunks c JOIN projects p ON p.id = c.project_id"
+            " WHERE c.agent = 'main' AND c.part = 0 AND c.content LIKE '[User]%' ORDER BY c.rowid"
+        ).fetchall()
     by_session: dict[str, tuple[str, str]] = {}
     for session_id, project, content in rows:
         first = content.split("\n", 2)[1].strip() if "\n" in content else ""
@@ -59,42 +63,36 @@ def main() -> int:
     home = args.store or Path(tempfile.mkdtemp(prefix="causantic-episodic-"))
     os.environ["CAUSANTIC_HOME"] = str(home)
 
-    from causantic.config import Config
-    from causantic.ingest.service import ingest_paths
-    from causantic.retrieval.reconstruct import ReconstructRequest, reconstruct
-    from causantic.retrieval.search import SearchRequest
-    from causantic.services import open_services
+    from causantic import Memory
+    from causantic.config import Config, db_path
 
-    with open_services(Config()) as services:
+    with Memory(config=Config()) as memory:
         started = time.perf_counter()
-        report = ingest_paths(services, [args.path], workers=2)
+        report = memory.ingest([args.path], workers=2)
+        stats = memory.stats()
         print(
-            f"store            {home} ({services.store.counts()['chunks']} chunks, "
-            f"{services.vectors.count()} vectors; ingest {time.perf_counter() - started:.0f} s, "
-            f"{report.chunks_added} new)",
+            f"store            {home} ({stats.chunks} chunks, {stats.vectors} vectors; ingest "
+            f"{time.perf_counter() - started:.0f} s, {report.chunks_added} new)",
             file=sys.stderr,
         )
-        queries = sample_prompts(services.store, args.queries)
-        episodes = services.episodes
+        queries = sample_prompts(db_path(memory.config), args.queries)
         for prompt, _ in queries[:3]:  # warm-up: model, vector index, SQLite caches
-            episodes.recall(SearchRequest(prompt))
+            memory.recall(prompt)
         timings: dict[str, list[float]] = {"search": [], "recall": [], "predict": [], "reconstruct": []}
         sizes: dict[str, list[int]] = {"episodes": [], "chunks": [], "tokens": []}
         answered = 0
-        budget = services.config.tokens.mcp_max_response
         for prompt, project in queries:
-            request = SearchRequest(prompt)
             t = time.perf_counter()
-            services.searcher.search(request)
+            memory.search(prompt)
             timings["search"].append(time.perf_counter() - t)
             t = time.perf_counter()
-            answer = episodes.recall(request)
+            answer = memory.recall(prompt)
             timings["recall"].append(time.perf_counter() - t)
             t = time.perf_counter()
-            episodes.predict(request)
+            memory.predict(prompt)
             timings["predict"].append(time.perf_counter() - t)
             t = time.perf_counter()
-            reconstruct(services.store, ReconstructRequest(project), budget)
+            memory.reconstruct(project)
             timings["reconstruct"].append(time.perf_counter() - t)
             if not answer.nothing_relevant:
                 answered += 1

@@ -114,14 +114,13 @@ def per_source(corpus: Path, workers: int, repeat: int) -> dict[str, dict[str, f
 
 
 def run_ingest(path: Path, workers: int) -> dict[str, object]:
+    from causantic import Memory
     from causantic.config import Config
-    from causantic.ingest.service import ingest_paths
-    from causantic.services import open_services
 
-    with open_services(Config()) as services:
-        report = ingest_paths(services, [path], embed=False, workers=workers)
-        stats = services.store.counts()
-    return {"report": report, "chunks_total": stats["chunks"]}
+    with Memory(config=Config()) as memory:
+        report = memory.ingest([path], embed=False, workers=workers)
+        chunks = memory.stats().chunks
+    return {"report": report, "chunks_total": chunks}
 
 
 def embed_rates(home: str, sample: int, runs: int) -> dict[str, float]:
@@ -332,7 +331,7 @@ def main() -> int:
         "chunks_per_s": round(report.chunks_added / seconds, 1),  # type: ignore[attr-defined]
         "baseline_json_mb_per_s": round(mb / baseline_s, 2),
         "files": len(files),
-        "skipped_lines": report.broken_lines,  # type: ignore[attr-defined]
+        "skipped_lines": report.skipped_lines.total,  # type: ignore[attr-defined]
         "chunks": report.chunks_added,  # type: ignore[attr-defined]
         "seconds": round(seconds, 3),
         "megabytes": round(mb, 2),

@@ -222,9 +222,8 @@ def stored_text(db: Path) -> str:
 
 def run_recall(corpus: Path, seed: int = 7) -> tuple[list[Planted], list[Planted]]:
     """Plant every kind into copies of the host sessions, ingest them; (planted, leaked)."""
+    from causantic import Memory
     from causantic.config import Config, db_path
-    from causantic.ingest.service import ingest_paths
-    from causantic.services import open_services
 
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix="causantic-redaction-") as tmp:
@@ -235,8 +234,8 @@ def run_recall(corpus: Path, seed: int = 7) -> tuple[list[Planted], list[Planted
         for host in HOSTS:
             planted += plant_session(corpus / host, folder / Path(host).name, rng, KINDS)
         config = Config()
-        with open_services(config) as services:
-            ingest_paths(services, [folder], embed=False)
+        with Memory(config=config) as memory:
+            memory.ingest([folder], embed=False)
         stored = stored_text(db_path(config))
         shutil.rmtree(folder)
     return planted, [p for p in planted if leaked(p.secret, stored)]

@@ -187,12 +187,11 @@ def main() -> int:
         return 2
     with tempfile.TemporaryDirectory(prefix="causantic-bench-") as home:
         os.environ["CAUSANTIC_HOME"] = home
+        from causantic import Memory
         from causantic.config import Config, db_path
-        from causantic.ingest.service import ingest_paths
-        from causantic.services import open_services
 
-        with open_services(Config()) as services:
-            report = ingest_paths(services, [args.path], embed=False, workers=args.workers)
+        with Memory(config=Config()) as memory:
+            report = memory.ingest([args.path], embed=False, workers=args.workers)
         rows = survey(args.path.resolve(), db_path(Config()))
     table = summarise(rows)
     header = (
@@ -220,9 +219,9 @@ def main() -> int:
             else "no call, position or time links it"
         )
         print(f"  unlinked: [{r.layout}] {r.path} ({r.agent_id}): {why}")
-    for path, error in report.errors:
+    for path, error in ((e.path, e.error) for e in report.errors):
         print(f"  ingest error: {path}: {error}")
-    edges = Counter({k: v for k, v in report.edges_added.items() if k in LINK_TYPES})
+    edges = Counter({k: v for k, v in report.edges_added.by_type.items() if k in LINK_TYPES})
     print("edges: " + ", ".join(f"{k} {edges[k]}" for k in LINK_TYPES))
     if args.json_out:
         args.json_out.write_text(

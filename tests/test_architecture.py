@@ -13,7 +13,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "causantic"
 
-# What each layer may import from causantic (besides itself, config and errors).
+# What each layer may import from causantic (besides itself and BASE).
 ALLOWED: dict[str, set[str]] = {
     "transcripts": set(),
     "store": set(),
@@ -22,12 +22,18 @@ ALLOWED: dict[str, set[str]] = {
     "ingest": {"transcripts", "store", "embedding", "cluster"},
     "retrieval": {"store", "ingest", "cluster", "embedding", "transcripts"},
     "services": {"store", "embedding", "retrieval", "ingest", "cluster"},
-    "facade": {"services", "embedding", "retrieval", "ingest"},  # Memory: the library's door, over services
+    "facade": {"services", "store", "embedding", "retrieval", "ingest"},  # Memory: the one door, over services
+    "integration": {"facade", "embedding"},  # installs the hooks and server into Claude Code, Codex, Gemini
     "prompt_services": {"store"},  # the prompt hook's light composition root (its read-only index)
     "examples": set(),
+    "entrypoints": {"hooks", "mcp", "dashboard"},  # the CLI starts the other interfaces through it
 }
-INTERFACES = {"cli", "mcp", "hooks", "integration", "dashboard"}
-BASE = {"config", "config_cache", "home", "errors", "files", "__init__", "__main__"}  # config_cache, home: config
+INTERFACES = {"cli", "mcp", "hooks", "dashboard"}
+# What an interface may use: the facade and what describes its answers (retrieval's results,
+# renderings and option limits, ingest's report), never services, the store or another interface.
+# The prompt hook alone opens its own light read-only index (prompt_services), for its start-up time.
+INTERFACE_ALLOWED = {"facade", "retrieval", "ingest", "embedding", "transcripts", "examples", "integration"}
+BASE = {"config", "config_cache", "home", "errors", "files", "logs", "runs", "__init__", "__main__"}
 
 
 def _imports(path: Path) -> set[str]:
@@ -58,25 +64,36 @@ def test_every_layer_imports_only_the_layers_before_it() -> None:
             continue
         used = _imports(path) - BASE - {layer}
         if layer in INTERFACES:
-            allowed = {
-                "services",
-                "prompt_services",
-                "retrieval",
-                "ingest",
-                "embedding",
-                "cluster",
-                "transcripts",
-                "examples",
-                *INTERFACES,
-            }
-            bad = used - allowed
-            if "store" in used:
-                bad.add("store (interfaces go through services)")
+            bad = used - INTERFACE_ALLOWED - ({"entrypoints"} if layer == "cli" else set())
+            bad -= {"prompt_services"} if layer == "hooks" else set()
         else:
             bad = used - ALLOWED.get(layer, set())
         if bad:
             problems.append(f"{path.relative_to(PACKAGE)} imports {sorted(bad)}")
     assert not problems, "\n".join(problems)
+
+
+def test_no_interface_imports_another_and_none_reaches_below_the_facade() -> None:
+    """No exceptions: the CLI starts the MCP server, the dashboard and the hooks through
+    ``causantic.entrypoints``, and what several interfaces share lives below them all."""
+    problems = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        layer = _layer(path)
+        if layer not in INTERFACES:
+            continue
+        crossing = _imports(path) & ((INTERFACES - {layer}) | {"services", "store"})
+        if crossing:
+            problems.append(f"{path.relative_to(PACKAGE)} imports {sorted(crossing)}")
+    assert not problems, "\n".join(problems)
+
+
+def test_only_the_facade_and_services_open_the_store() -> None:
+    openers = {
+        _layer(path)
+        for path in PACKAGE.rglob("*.py")
+        if "services" in _imports(path) and _layer(path) not in {"services"}
+    }
+    assert openers <= {"facade"}, f"services used outside the facade by {sorted(openers - {'facade'})}"
 
 
 @pytest.mark.parametrize(
@@ -97,19 +114,15 @@ def test_importing_an_entry_point_loads_no_heavy_library(module: str) -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_the_dashboard_imports_no_other_interface_and_only_the_cli_launches_it() -> None:
-    """The web layer stands on the services alone (like the CLI and MCP); `causantic dashboard`
-    is the one module outside it that imports it, as `causantic serve` launches the MCP server."""
+def test_only_the_entry_points_launch_an_interface() -> None:
+    """``causantic.entrypoints`` is the one module outside the MCP server, the dashboard and the hooks
+    that imports them (``causantic serve``, ``causantic dashboard``, ``causantic hook``)."""
     problems = []
     for path in sorted(PACKAGE.rglob("*.py")):
         layer, used = _layer(path), _imports(path)
-        relative = path.relative_to(PACKAGE).as_posix()
-        if layer == "dashboard":
-            bad = used & (INTERFACES - {"dashboard"} | {"store"})
-            if bad:
-                problems.append(f"{relative} imports {sorted(bad)}")
-        elif "dashboard" in used and relative != "cli/dashboard_commands.py":
-            problems.append(f"{relative} imports the dashboard")
+        launched = used & ({"mcp", "dashboard", "hooks"} - {layer})
+        if launched and layer != "entrypoints":
+            problems.append(f"{path.relative_to(PACKAGE).as_posix()} imports {sorted(launched)}")
     assert not problems, "\n".join(problems)
 
 

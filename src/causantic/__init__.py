@@ -4,6 +4,11 @@ Importing the package is cheap on purpose: heavy libraries (numpy, faiss, onnxru
 scikit-learn) load inside the functions that need them, so hooks and `--help` stay fast.
 """
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # for type checkers; at run time __getattr__ loads it on first use
+    from causantic.facade import Memory as Memory
+
 __version__ = "0.1.0"
 
 

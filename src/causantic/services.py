@@ -1,9 +1,9 @@
 """Composition root: configuration in, opened stores and services out.
 
-CLI commands, the MCP server, hooks and the dashboard all start here and call the same services,
-so a behaviour fixed once is fixed everywhere. Only this module (through :func:`open_services`)
-reads configuration. The embedding model and the vector index open on first use, so commands that
-need no vectors never pay for them.
+:class:`causantic.Memory` (``facade.py``) is built on these services, and it is what the CLI, the
+MCP server, the hooks and the dashboard call; tests and benchmarks that measure a component alone
+use :func:`open_services`. The embedding model and the vector index open on first use, so commands
+that need no vectors never pay for them.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from causantic.config import Config, causantic_home, db_path, load_config, vector_path
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 class Services:
     config: Config
     store: MemoryStoreProtocol  # the seam (store/protocol.py): no caller depends on SQLite
+    home: Path = field(default_factory=causantic_home)  # the data directory: its cache holds the model files
     _embedder: Embedder | None = field(default=None, repr=False)
     _vectors: VectorIndexProtocol | None = field(default=None, repr=False)
     _searcher: Searcher | None = field(default=None, repr=False)
@@ -47,7 +49,7 @@ class Services:
                 threads=cfg.threads,
                 max_windows=cfg.max_windows,
                 document_word_pieces=cfg.document_word_pieces,
-                cache_dir=causantic_home() / "cache",
+                cache_dir=self.home / "cache",
             )
         return self._embedder
 

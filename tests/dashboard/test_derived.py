@@ -12,9 +12,8 @@ from pathlib import Path
 
 from process_support import CORPUS_FOLDERS, EXAMPLES, REAL_PROJECTS, subprocess_env
 
-from causantic.config import Config
 from causantic.dashboard import pages
-from causantic.services import open_services
+from causantic.facade import Memory
 
 
 def _ingest(home: Path, folder: Path) -> None:
@@ -31,13 +30,13 @@ def test_a_page_shows_an_ingest_by_another_process_on_its_next_view(causantic_ho
     second = corpus_dir / REAL_PROJECTS / CORPUS_FOLDERS[0]
     _ingest(causantic_home, EXAMPLES)
     derived = pages.Derived()
-    with open_services(Config()) as services:
-        before = pages.projects(services, derived)["projects"]
-        assert pages.projects(services, derived)["projects"] is before  # memory unchanged: reused
+    with Memory() as memory:
+        before = pages.projects(memory, derived)["projects"]
+        assert pages.projects(memory, derived)["projects"] is before  # memory unchanged: reused
 
         _ingest(causantic_home, second)
-        after = pages.projects(services, derived)["projects"]
-        overview = pages.overview(services, derived)["o"]
+        after = pages.projects(memory, derived)["projects"]
+        overview = pages.overview(memory, derived)["o"]
 
     assert len(after) == len(before) + 1
     assert overview.counts["chunks"] > 0 and len(overview.projects) == len(after)

@@ -11,6 +11,7 @@ from causantic.config import Config
 from causantic.dashboard.app import create_app
 from causantic.dashboard.security import Secrets
 from causantic.examples import SESSIONS_DIR
+from causantic.facade import Memory
 from causantic.ingest.service import ingest_paths
 from causantic.services import open_services
 
@@ -23,7 +24,7 @@ def test_every_page_answers_over_postgres(postgres_server: Any) -> None:
         session = services.store.project_activity()[0]
         session_id = services.store.session_summaries(session.id)[0].session_id
     secrets = Secrets(port=8765)
-    app = create_app(secrets, opener=lambda: open_services(config))
+    app = create_app(secrets, opener=lambda: Memory(config=config))
     with TestClient(app, base_url="http://127.0.0.1:8765") as client:
         assert client.get("/", params={"token": secrets.token}).status_code == 200
         for path in ("/", "/projects", f"/project?name={session.name}", f"/session/{session_id}", "/topics"):

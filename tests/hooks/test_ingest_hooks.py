@@ -12,7 +12,7 @@ import pytest
 from hook_payloads import ingest_payload, relocated_examples
 from process_support import run_hook, subprocess_env, wait_for, worker_pids
 
-from causantic.hooks.status import read_status
+from causantic.runs import read_status
 
 
 def chunk_ids(home: Path) -> list[str]:

@@ -19,8 +19,8 @@ import pytest
 from mcp import Client
 from process_support import REAL_PROJECTS, run_hook, subprocess_env
 
-from causantic.hooks.status import read_status
 from causantic.mcp.server import build_server
+from causantic.runs import read_status
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "claude-code"
 PROJECT = "/Users/dain/workspace/JSSoundRecorder"  # the cwd its sessions record (need not exist here)

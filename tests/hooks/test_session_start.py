@@ -11,7 +11,7 @@ import pytest
 from hook_payloads import LAST_SESSION, relocated_examples, start_payload
 from process_support import EXAMPLES, run_hook, subprocess_env
 
-from causantic.hooks.status import read_status
+from causantic.runs import read_status
 
 
 def context_of(stdout: str) -> str:

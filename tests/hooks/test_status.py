@@ -11,10 +11,10 @@ from pathlib import Path
 
 from process_support import subprocess_env
 
-from causantic.hooks.status import read_status
+from causantic.runs import read_status
 
 RECORD = (
-    "import time, sys; from causantic.hooks.status import record\n"
+    "import time, sys; from causantic.runs import record\n"
     "for i in range(15): record(sys.argv[1], success=i % 2 == 0, started=time.perf_counter(), outcome=str(i))"
 )
 

@@ -16,6 +16,7 @@ import pytest
 from process_support import causantic, subprocess_env
 
 from causantic.config import Config
+from causantic.facade import Memory
 from causantic.hooks.briefing import build_briefing
 from causantic.ingest.service import ingest_paths
 from causantic.retrieval.reconstruct import ReconstructRequest, reconstruct, render_reconstruction
@@ -105,8 +106,9 @@ def test_claude_code_and_gemini_sessions_of_one_repository_share_its_project_in_
         headers = [line for line in replay.splitlines() if line.startswith("=== Session")]
         assert len(headers) == 7 and sum("· Gemini CLI (" in h for h in headers) == 6
         assert sum("· Claude Code (" in h for h in headers) == 1
+    with Memory(config=Config()) as memory:
         briefing = build_briefing(
-            services, "/Users/ninawork/entire/test-repos/test-repo/test-dir", exclude_session=None, budget=2000
+            memory, "/Users/ninawork/entire/test-repos/test-repo/test-dir", exclude_session=None, budget=2000
         )
         assert briefing is not None and "Claude Code" in briefing.text and "Gemini CLI" in briefing.text
 

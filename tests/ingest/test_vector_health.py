@@ -58,7 +58,7 @@ def test_stats_and_hook_status_warn_about_chunks_without_vectors() -> None:
     from click.testing import CliRunner
 
     from causantic.cli.main import cli
-    from causantic.hooks.status import record
+    from causantic.runs import record
 
     with open_services(Config()) as services:
         ingest_paths(services, [SESSIONS_DIR], workers=1)

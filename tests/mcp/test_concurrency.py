@@ -26,7 +26,7 @@ from process_support import (
     worker_pids,
 )
 
-from causantic.hooks.status import read_status
+from causantic.runs import read_status
 
 QUERIES = [
     ("search", {"query": "redirect loop"}),

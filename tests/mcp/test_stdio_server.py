@@ -15,6 +15,9 @@ from typing import Any
 import pytest
 from process_support import McpProcess, run_hook, subprocess_env
 
+from causantic.retrieval import options
+from causantic.retrieval.output import SearchOut
+
 TOOLS = {
     "search",
     "recall",
@@ -62,6 +65,11 @@ def test_the_server_lists_nine_tools_with_schemas_descriptions_and_hints(served:
     } <= set(tools["reconstruct"].input_schema["properties"])
     assert tools["reconstruct"].input_schema["required"] == ["project"]
     assert "yesterday" in tools["reconstruct"].description
+    # The limits are the CLI's (retrieval/options.py), so a budget one accepts the other does too.
+    for name in ("search", "recall", "predict", "reconstruct"):
+        budget = tools[name].input_schema["properties"]["max_tokens"]["anyOf"][0]
+        assert (budget["minimum"], budget["maximum"]) == (options.MAX_TOKENS.low, options.MAX_TOKENS.high), name
+    assert tools["search"].output_schema == SearchOut.model_json_schema()
     assert "how" in tools["recall"].description.lower() and "why" in tools["recall"].description.lower()
 
 

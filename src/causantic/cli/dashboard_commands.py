@@ -18,7 +18,7 @@ def dashboard_command(port: int) -> None:
 
     Example: causantic dashboard --port 8765
     """
-    from causantic.dashboard.server import serve
+    from causantic.entrypoints import serve_dashboard
 
     def ready(url: str) -> None:
         click.echo(f"Causantic dashboard: {url}", err=False)
@@ -26,7 +26,7 @@ def dashboard_command(port: int) -> None:
 
     with domain_errors():
         try:
-            serve(port, ready)
+            serve_dashboard(port, ready)
         except KeyboardInterrupt:
             pass
 

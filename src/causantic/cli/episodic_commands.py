@@ -10,19 +10,23 @@ from typing import Any, TypeVar
 import click
 from rich.text import Text
 
-from causantic.cli.output import as_utc, console, domain_errors, emit_json, json_option, short_time
-from causantic.errors import checked_query
-from causantic.retrieval.episodes import EpisodeAnswer
-from causantic.retrieval.forget import ForgetRequest, ForgetResult, delete_previewed, forget, preview_line
-from causantic.retrieval.format import chunk_heading, episode_heading, episodes_heading, nothing_relevant
-from causantic.retrieval.output import episodic_out, reconstruction_out
-from causantic.retrieval.reconstruct import (
-    ReconstructRequest,
-    reconstruct,
-    render_reconstruction,
+from causantic.cli.options import (
+    agent_option,
+    days_back_option,
+    float_range,
+    int_range,
+    max_tokens_option,
+    project_option,
+    time_range_options,
 )
-from causantic.retrieval.search import SearchRequest
-from causantic.services import open_services
+from causantic.cli.output import console, domain_errors, emit_json, json_option
+from causantic.facade import Memory
+from causantic.retrieval import options
+from causantic.retrieval.episodes import EpisodeAnswer
+from causantic.retrieval.forget import ForgetResult, preview_line
+from causantic.retrieval.format import chunk_heading, episode_heading, episodes_heading, nothing_relevant, when
+from causantic.retrieval.output import episodic_out, forget_out, reconstruction_out
+from causantic.retrieval.reconstruct import render_reconstruction
 
 
 def _print_episodes(answer: EpisodeAnswer) -> None:
@@ -42,36 +46,21 @@ def _print_episodes(answer: EpisodeAnswer) -> None:
 def _episodic(
     kind: str, text: str, project: str | None, agent: str | None, max_tokens: int | None, as_json: bool
 ) -> None:
-    with domain_errors():
-        text = checked_query(text, "query" if kind == "recall" else "context")
-    request = SearchRequest(text, project=project, agent=agent, max_tokens=max_tokens)
-    with domain_errors(), open_services() as services:
-        episodes = services.episodes
-        answer = episodes.recall(request) if kind == "recall" else episodes.predict(request)
+    with domain_errors(), Memory() as memory:
+        ask = memory.recall if kind == "recall" else memory.predict
+        answer = ask(text, project=project, agent=agent, max_tokens=max_tokens)
     if as_json:
-        emit_json(episodic_out(text, answer, content=True).model_dump(mode="json"))
+        emit_json(episodic_out(text.strip(), answer, content=True))
     else:
         _print_episodes(answer)
-
-
-_common = [
-    click.option("--project", help="Only this project (name, path, or a folder inside it)."),
-    click.option("--agent", help="Start from this agent's chunks only; the story may then cross agents."),
-    click.option(
-        "--max-tokens",
-        type=click.IntRange(100, 200_000),
-        help="Token budget of the answer (default: episodes.maxTokens).",
-    ),
-]
 
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
 def _with_common(func: _Command) -> _Command:
-    for option in reversed(_common):
-        func = option(func)
-    return func
+    """--project, --agent (the story starts from that agent's chunks, then may cross agents), --max-tokens."""
+    return project_option(agent_option(max_tokens_option(func)))
 
 
 @click.command("recall")
@@ -108,24 +97,23 @@ def predict_command(
 @click.argument("project")
 @click.option("--session", "session_id", help="The text of one session (id or id prefix).")
 @click.option("--full", is_flag=True, help="The chunks' text instead of one line per session.")
-@click.option("--from", "since", type=click.DateTime(), help="Start of a time range (UTC).")
-@click.option("--to", "until", type=click.DateTime(), help="End of a time range (UTC), or where a timeline ends.")
-@click.option("--days-back", type=float, help="The last N days.")
+@time_range_options
+@days_back_option
 @click.option("--previous-session", is_flag=True, help="The text of the session before --current-session.")
 @click.option("--current-session", "current_session_id", help="The session you are in now.")
 @click.option(
-    "--page",
-    default=1,
-    show_default=True,
-    type=click.IntRange(1),
-    help="1 is the most recent part; 2 the part before it, and so on.",
+    "--page", default=options.PAGE.default, show_default=True, type=int_range(options.PAGE), help=options.PAGE.help
 )
 @click.option(
-    "--limit", default=20, show_default=True, type=click.IntRange(1, 500), help="Sessions per page of the timeline."
+    "--limit",
+    default=options.TIMELINE_LIMIT.default,
+    show_default=True,
+    type=int_range(options.TIMELINE_LIMIT),
+    help=options.TIMELINE_LIMIT.help,
 )
 @click.option("--keep-oldest", is_flag=True, help="Text pages start from the oldest chunk, not the newest.")
 @click.option("--agent", help="Only this agent's chunks (timeline: sessions it took part in).")
-@click.option("--max-tokens", type=click.IntRange(100, 200_000), help="Token budget of one page.")
+@max_tokens_option
 @json_option
 def reconstruct_command(
     project: str,
@@ -149,25 +137,24 @@ def reconstruct_command(
     """
     if previous_session and not current_session_id:
         raise click.UsageError("--previous-session needs --current-session (the id of the session you are in now).")
-    request = ReconstructRequest(
-        project,
-        session_id,
-        as_utc(since),
-        as_utc(until),
-        days_back,
-        previous_session,
-        current_session_id,
-        not keep_oldest,
-        agent,
-        max_tokens,
-        full,
-        page,
-        limit,
-    )
-    with domain_errors(), open_services() as services:
-        result = reconstruct(services.store, request, services.config.tokens.mcp_max_response)
+    with domain_errors(), Memory() as memory:
+        result = memory.reconstruct(
+            project,
+            session_id=session_id,
+            since=since,
+            until=until,
+            days_back=days_back,
+            previous_session=previous_session,
+            current_session_id=current_session_id,
+            keep_newest=not keep_oldest,
+            agent=agent,
+            max_tokens=max_tokens,
+            full=full,
+            page=page,
+            limit=limit,
+        )
     if as_json:
-        emit_json(reconstruction_out(result, content=True).model_dump(mode="json"))
+        emit_json(reconstruction_out(result, content=True))
         return
     console.print(render_reconstruction(result, page_hint="--page {page}"), markup=False, soft_wrap=True)
     if result.view == "timeline" and result.sessions:
@@ -188,10 +175,10 @@ def reconstruct_command(
 @click.option("--query", help="Chunks similar to this text (see --threshold).")
 @click.option(
     "--threshold",
-    default=0.6,
+    default=options.THRESHOLD.default,
     show_default=True,
-    type=click.FloatRange(0.01, 1.0),
-    help="Cosine similarity a --query match must reach.",
+    type=float_range(options.THRESHOLD),
+    help=options.THRESHOLD.help,
 )
 @click.option(
     "--all",
@@ -223,36 +210,19 @@ def forget_command(
             "--all takes no filter: drop --before/--after/--session/--query, or drop --all to "
             "forget only what they match."
         )
-    if query is not None and not query.strip():
-        raise click.UsageError("--query is empty: give the words to match, or use --before/--after/--session.")
-    request = ForgetRequest(
-        project,
-        as_utc(before),
-        as_utc(after),
-        session_id,
-        query,
-        threshold,
-        dry_run=not yes,
-        whole_project=whole_project,
-    )
-    with domain_errors(), open_services() as services:
-        result = forget(services.store, services.vectors, services.embedder.embed_query if query else None, request)
+    with domain_errors(), Memory() as memory:
+        result = memory.forget(
+            project,
+            before=before,
+            after=after,
+            session_id=session_id,
+            query=query,
+            threshold=threshold,
+            whole_project=whole_project,
+            dry_run=not yes,
+        )
         if as_json:
-            emit_json(
-                {
-                    "project": result.project,
-                    "dry_run": result.dry_run,
-                    "whole_project": result.whole_project,
-                    "count": result.count,
-                    "sessions": result.sessions,
-                    "deleted": result.deleted,
-                    "preview": [
-                        {"id": c.id, "date": c.start_time, "similarity": s, "first_line": preview_line(c, 100)}
-                        for c, s in result.preview
-                    ],
-                    "preview_sessions": list(result.session_summaries),
-                }
-            )
+            emit_json(forget_out(result))
             return
         _print_forget(result)
         if result.dry_run and result.count:
@@ -261,7 +231,7 @@ def forget_command(
                 and sys.stdout.isatty()
                 and click.confirm(f"Delete these {result.count} chunk(s) of {result.project!r}?", default=False)
             ):
-                done = delete_previewed(services.store, services.vectors, result)
+                done = memory.forget_previewed(result)
                 console.print(f"{done.deleted} chunk(s) of {done.project!r} deleted.", markup=False)
             else:
                 console.print("Nothing was deleted. Add --yes to delete.")
@@ -278,7 +248,7 @@ def _print_forget(result: ForgetResult) -> None:
         for session in result.session_summaries:
             console.print(
                 Text(
-                    f"  {short_time(session.started_at)}  {session.session_id[:8]}  {session.chunks} chunks"
+                    f"  {when(session.started_at)}  {session.session_id[:8]}  {session.chunks} chunks"
                     f"  {session.short_title(70)}"
                 )
             )
@@ -288,7 +258,7 @@ def _print_forget(result: ForgetResult) -> None:
         return
     for chunk, similarity in result.preview:
         score = f"[{similarity * 100:.0f}%] " if similarity is not None else ""
-        console.print(Text(f"  {score}{short_time(chunk.start_time)}  {preview_line(chunk, 80)}"))
+        console.print(Text(f"  {score}{when(chunk.start_time)}  {preview_line(chunk, 80)}"))
     if result.count > len(result.preview):
         console.print(f"  … and {result.count - len(result.preview)} more", markup=False)
 

@@ -11,8 +11,9 @@ import sys
 import click
 
 from causantic.cli.output import domain_errors, emit_json, json_option, table
-from causantic.hooks.runner import HOOKS, WORKER, run_hook, run_worker
-from causantic.hooks.status import lead_text, read_status
+from causantic.entrypoints import HOOKS, WORKER, run_hook, run_hook_worker
+from causantic.retrieval.output import status_out
+from causantic.runs import lead_text, read_status
 
 
 @click.group("hook")
@@ -25,10 +26,6 @@ def hook_group() -> None:
 
 def _hook_command(name: str) -> click.Command:
     def run() -> None:
-        if name == "user-prompt-submit":  # as `python -m causantic.hooks`: the warm process first
-            from causantic.hooks.warm import client
-
-            sys.exit(client())
         sys.exit(run_hook(name))
 
     run.__doc__ = f"The {name} hook: reads Claude Code's hook JSON on stdin."
@@ -44,7 +41,7 @@ for _name in HOOKS:
 @click.argument("event_json")
 def worker_command(hook: str, event_json: str) -> None:
     """The detached ingest started by pre-compact and session-end."""
-    sys.exit(run_worker(hook, event_json))
+    sys.exit(run_hook_worker(hook, event_json))
 
 
 @hook_group.command("status")
@@ -53,7 +50,7 @@ def status_command(as_json: bool) -> None:
     """When each hook last ran and how it went (also the `hook-status` MCP tool)."""
     runs = read_status()
     if as_json:
-        emit_json(runs)
+        emit_json(status_out(runs))
         return
     if not runs:
         click.echo("No hook has run yet.")
@@ -84,16 +81,16 @@ def status_command(as_json: bool) -> None:
 def _warn_about_vectors() -> None:
     """Hooks ingest in the background: say when their chunks did not all get vectors."""
     from causantic.config import load_config, memory_missing
-    from causantic.services import open_services
+    from causantic.facade import Memory
 
     config = load_config()
     if memory_missing(config):  # nothing ingested yet: nothing to warn about, and nothing to create
         return
-    with domain_errors(), open_services(config) as services:
-        health = services.vectors.health(fresh=True)
-    if health.missing:
+    with domain_errors(), Memory(config=config) as memory:
+        stats = memory.stats()
+    if stats.chunks_without_vectors:
         click.echo(
-            f"Warning: {health.missing} of {health.chunks} chunks have no vector; vector search cannot "
+            f"Warning: {stats.chunks_without_vectors} of {stats.chunks} chunks have no vector; vector search cannot "
             "find them. Run `causantic embed`.",
             err=True,
         )

@@ -9,7 +9,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from causantic.cli.output import console, domain_errors, emit_json, json_option, table
 from causantic.config import config_keys, load_config
-from causantic.services import open_services
+from causantic.facade import Memory
+from causantic.retrieval.output import EmbedOut
 
 
 def _progress() -> Progress:
@@ -23,7 +24,7 @@ def _progress() -> Progress:
     )
 
 
-def _run_with_bar(description: str, action: Callable[[Callable[[int, int], None]], int]) -> int:
+def _run_with_bar(description: str, action: Callable[[Callable[[int, int], None]], EmbedOut]) -> EmbedOut:
     with _progress() as progress:
         task = progress.add_task(description, total=None)
 
@@ -40,18 +41,12 @@ def embed_command(as_json: bool) -> None:
 
     Example: causantic embed
     """
-    from causantic.ingest.service import embed_pending  # the ingest stack loads only for the commands that embed
-
-    with domain_errors(), open_services() as services:
-        if as_json:
-            count = embed_pending(services)
-        else:
-            count = _run_with_bar("Embedding chunks", lambda cb: embed_pending(services, on_progress=cb))
-        total = services.vectors.count()
+    with domain_errors(), Memory() as memory:
+        result = memory.embed_pending() if as_json else _run_with_bar("Embedding chunks", memory.embed_pending)
     if as_json:
-        emit_json({"vectors_added": count, "vectors": total})
+        emit_json(result)
     else:
-        console.print(f"Embedded {count} chunks; {total} vectors in the index.")
+        console.print(f"Embedded {result.vectors_added} chunks; {result.vectors} vectors in the index.")
 
 
 @click.command("reindex")
@@ -62,20 +57,14 @@ def reindex_command(yes: bool, as_json: bool) -> None:
 
     Example: CAUSANTIC_EMBEDDING_MODEL=bge-small-en-v1.5 causantic reindex --yes
     """
-    from causantic.ingest.service import reindex
-
     if not yes and not as_json:
         click.confirm("Re-embed every chunk with the configured model?", abort=True)
-    with domain_errors(), open_services() as services:
-        if as_json:
-            count = reindex(services)
-        else:
-            count = _run_with_bar("Re-embedding chunks", lambda cb: reindex(services, on_progress=cb))
-        model = services.vectors.model_id
+    with domain_errors(), Memory() as memory:
+        result = memory.reindex() if as_json else _run_with_bar("Re-embedding chunks", memory.reindex)
     if as_json:
-        emit_json({"model": model, "vectors": count})
+        emit_json(result)
     else:
-        console.print(f"Re-embedded {count} chunks with {model}.")
+        console.print(f"Re-embedded {result.vectors_added} chunks with {result.model}.")
 
 
 @click.command("config")

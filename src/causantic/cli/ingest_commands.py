@@ -11,10 +11,9 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from causantic.cli.output import console, domain_errors, emit_json, json_option, table
-from causantic.config import Config, codex_sessions_dir, gemini_sessions_dir
-from causantic.ingest.pipeline import IngestReport
-from causantic.ingest.service import holds_real_sessions, ingest_paths
-from causantic.services import open_services
+from causantic.config import Config, codex_sessions_dir, gemini_sessions_dir, load_config
+from causantic.facade import Memory
+from causantic.retrieval.output import IngestOut
 
 DEFAULT_PROJECTS = Path.home() / ".claude" / "projects"
 
@@ -50,8 +49,8 @@ def batch_ingest_command(folder: Path | None, force: bool, no_embed: bool, worke
             raise click.ClickException(f"{folder} does not exist. Pass the folder that holds your transcripts.")
         _run([folder], force=force, no_embed=no_embed, as_json=as_json, workers=workers)
         return
-    with domain_errors(), open_services() as services:
-        folders = _agent_folders(services.config)
+    with domain_errors():
+        folders = _agent_folders(load_config())
     if not folders:
         _quick_start(no_embed=no_embed, as_json=as_json, workers=workers)
         return
@@ -70,8 +69,8 @@ def _quick_start(*, no_embed: bool, as_json: bool, workers: int) -> None:
     from causantic.examples import SESSIONS_DIR
 
     where = f"{DEFAULT_PROJECTS} (nor Codex CLI or Gemini CLI sessions)"
-    with domain_errors(), open_services() as services:
-        real = holds_real_sessions(services.store)
+    with domain_errors(), Memory() as memory:
+        real = memory.holds_real_sessions()
     if real:
         click.echo(
             f"No agent sessions at {where}. Memory already holds real sessions, so the bundled "
@@ -92,12 +91,10 @@ def _quick_start(*, no_embed: bool, as_json: bool, workers: int) -> None:
 def _run(
     paths: list[Path], *, force: bool, no_embed: bool, as_json: bool, workers: int, as_examples: bool = False
 ) -> None:
-    with domain_errors(), open_services() as services:
+    with domain_errors(), Memory() as memory:
         if as_json:
-            report = ingest_paths(
-                services, paths, force=force, embed=not no_embed, workers=workers, as_examples=as_examples
-            )
-            emit_json(report.as_dict())
+            report = memory.ingest(paths, force=force, embed=not no_embed, workers=workers, as_examples=as_examples)
+            emit_json(report)
             _exit_on_errors(report)
             return
         progress = Progress(
@@ -129,8 +126,7 @@ def _run(
                     ),
                 )
 
-            report = ingest_paths(
-                services,
+            report = memory.ingest(
                 paths,
                 force=force,
                 embed=not no_embed,
@@ -141,14 +137,14 @@ def _run(
                 as_examples=as_examples,
             )
         render_report(report)
-        if not services.store.fts_enabled:
+        if not memory.keyword_search:
             console.print(
                 "[yellow]note[/yellow] this SQLite has no FTS5: keyword search is off, search runs on vectors alone."
             )
     _exit_on_errors(report)
 
 
-def _exit_on_errors(report: IngestReport) -> None:
+def _exit_on_errors(report: IngestOut) -> None:
     """Files or folders that could not be read at all make the command fail (exit 1), after the summary."""
     if report.errors:
         raise click.exceptions.Exit(1)
@@ -175,13 +171,12 @@ def _embed_progress(progress: Progress) -> Callable[[int, int], None]:
     return update
 
 
-def _damaged(report: IngestReport) -> str:
-    reasons = report.as_dict()["skipped_lines"]["by_reason"]  # type: ignore[index]
-    return ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) or "0"
+def _damaged(report: IngestOut) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(report.skipped_lines.by_reason.items())) or "0"
 
 
-def render_report(report: IngestReport) -> None:
-    edges = report.edges_added
+def render_report(report: IngestOut) -> None:
+    edges = report.edges_added.by_type
     rows = [
         (
             "files read",
@@ -214,8 +209,10 @@ def render_report(report: IngestReport) -> None:
         ),
     ]
     table("Ingest summary", [("", "left"), ("", "right")], rows)
-    for path, error in report.errors:
-        console.print(f"[red]error[/red] {path}: {error}", soft_wrap=True)  # a path cut in two cannot be copied
+    for failed in report.errors:
+        console.print(
+            f"[red]error[/red] {failed.path}: {failed.error}", soft_wrap=True
+        )  # a path cut in two cannot be copied
     if report.examples_removed:
         console.print(
             f"Removed the bundled example sessions ({', '.join(report.examples_removed)}) now that "

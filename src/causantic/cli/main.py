@@ -53,7 +53,8 @@ class LazyGroup(click.Group):
         if module_name is None:
             return None
         module = importlib.import_module(f"causantic.cli.{module_name}")
-        return next(c for c in module.COMMANDS if c.name == cmd_name)
+        command: click.Command = next(c for c in module.COMMANDS if c.name == cmd_name)
+        return command
 
     def invoke(self, ctx: click.Context) -> object:
         try:

@@ -6,9 +6,12 @@ from datetime import datetime
 
 import click
 
-from causantic.cli.output import as_utc, domain_errors, emit_json, json_option, short_time, table
-from causantic.retrieval.listing import list_projects, list_sessions, stats
-from causantic.services import open_services
+from causantic.cli.options import days_back_option, int_range, time_range_options
+from causantic.cli.output import domain_errors, emit_json, json_option, table
+from causantic.facade import Memory
+from causantic.retrieval import options
+from causantic.retrieval.format import when
+from causantic.retrieval.output import projects_out, sessions_out
 
 LIST_TITLE_CHARS = 80
 
@@ -20,42 +23,37 @@ def stats_command(as_json: bool) -> None:
 
     Example: causantic stats --json
     """
-    with domain_errors(), open_services() as services:
-        result = stats(services.store)
-        health = services.vectors.health(fresh=True)
-        result["vectors"] = health.vectors
-        result["chunks_without_vectors"] = health.missing
-        result["vector_index"] = health.ann
-        result["vector_bytes"] = services.vectors.size_bytes()
+    with domain_errors(), Memory() as memory:
+        result = memory.stats()
     if as_json:
         emit_json(result)
         return
-    edges, sources = result["edges"], result["sources"]
-    assert isinstance(edges, dict) and isinstance(sources, dict)
     rows = [
-        ("chunks", result["chunks"]),
-        ("vectors", result["vectors"]),
-        ("edges", edges["total"]),
-        *((f"  {kind}", count) for kind, count in sorted(edges["by_type"].items())),
-        ("sessions", result["sessions"]),
-        *((f"  {source}", f"{c['sessions']} sessions, {c['chunks']} chunks") for source, c in sources.items()),
-        ("projects", result["projects"]),
-        ("agents (besides main)", result["agents"]),
-        ("clusters", result["clusters"]),
-        ("skipped transcript lines", result["skipped_lines"]),
-        ("keyword index", result["keyword_index"]),
-        ("SQLite size", f"{int(result['sqlite_bytes']) / 1e6:.1f} MB"),  # type: ignore[call-overload]
-        ("vector store size", f"{int(result['vector_bytes']) / 1e6:.1f} MB"),  # type: ignore[call-overload]
-        ("ANN index", result["vector_index"]),
+        ("chunks", result.chunks),
+        ("vectors", result.vectors if result.vectors is not None else "unavailable"),
+        ("edges", result.edges.total),
+        *((f"  {kind}", count) for kind, count in sorted(result.edges.by_type.items())),
+        ("sessions", result.sessions),
+        *((f"  {source}", f"{c.sessions} sessions, {c.chunks} chunks") for source, c in result.sources.items()),
+        ("projects", result.projects),
+        ("agents (besides main)", result.agents),
+        ("clusters", result.clusters),
+        ("skipped transcript lines", result.skipped_lines),
+        ("keyword index", result.keyword_index),
+        ("SQLite size", f"{result.sqlite_bytes / 1e6:.1f} MB"),
+        ("vector store size", f"{result.vector_bytes / 1e6:.1f} MB" if result.vector_bytes is not None else "-"),
+        ("ANN index", result.vector_index),
     ]
     table("Memory", [("", "left"), ("", "right")], rows)
-    if health.missing:
+    if result.vector_error:
+        click.echo(f"Warning: the vector index cannot be read ({result.vector_error}).", err=True)
+    if result.chunks_without_vectors:
         click.echo(
-            f"Warning: {health.missing} chunks have no vector, so vector search cannot find them. "
+            f"Warning: {result.chunks_without_vectors} chunks have no vector, so vector search cannot find them. "
             "Run `causantic embed`.",
             err=True,
         )
-    if health.ann == "missing":
+    if result.vector_index == "missing":
         click.echo(
             "Warning: the ANN index file is missing; search scans every vector until `causantic embed` rebuilds it.",
             err=True,
@@ -69,10 +67,10 @@ def list_projects_command(as_json: bool) -> None:
 
     Example: causantic list-projects
     """
-    with domain_errors(), open_services() as services:
-        projects = list_projects(services.store)
+    with domain_errors(), Memory() as memory:
+        projects = memory.projects()
     if as_json:
-        emit_json(projects)
+        emit_json(projects_out(projects))
         return
     if not projects:
         click.echo("No projects in memory yet. Run `causantic batch-ingest` first.")
@@ -87,16 +85,21 @@ def list_projects_command(as_json: bool) -> None:
             ("last", "left"),
             ("path", "left"),
         ],
-        [(p.name, p.chunks, p.sessions, short_time(p.first_seen), short_time(p.last_seen), p.path) for p in projects],
+        [(p.name, p.chunks, p.sessions, when(p.first_seen), when(p.last_seen), p.path) for p in projects],
     )
 
 
 @click.command("list-sessions")
 @click.argument("project")
-@click.option("--from", "since", type=click.DateTime(), help="Only sessions starting at or after this time.")
-@click.option("--to", "until", type=click.DateTime(), help="Only sessions starting before this time.")
-@click.option("--days-back", type=float, help="Only sessions from the last N days.")
-@click.option("--limit", default=30, show_default=True, help="Most sessions to show.")
+@time_range_options
+@days_back_option
+@click.option(
+    "--limit",
+    default=options.SESSIONS_LIMIT.default,
+    show_default=True,
+    type=int_range(options.SESSIONS_LIMIT),
+    help=options.SESSIONS_LIMIT.help,
+)
 @json_option
 def list_sessions_command(
     project: str, since: datetime | None, until: datetime | None, days_back: float | None, limit: int, as_json: bool
@@ -105,18 +108,17 @@ def list_sessions_command(
 
     Example: causantic list-sessions myapp --days-back 7
     """
-    with domain_errors(), open_services() as services:
-        proj, sessions, total = list_sessions(
-            services.store, project, since=as_utc(since), until=as_utc(until), days_back=days_back, limit=limit
-        )
+    with domain_errors(), Memory() as memory:
+        listing = memory.sessions(project, since=since, until=until, days_back=days_back, limit=limit)
     if as_json:
-        emit_json({"project": proj.name, "total": total, "sessions": sessions})
+        emit_json(sessions_out(listing))
         return
+    sessions = listing.sessions
     if not sessions:
-        click.echo(f"No sessions found for project {proj.name!r}.")
+        click.echo(f"No sessions found for project {listing.project!r}.")
         return
     table(
-        f"{proj.name}: {len(sessions)} of {total} sessions, newest first",
+        f"{listing.project}: {len(sessions)} of {listing.total} sessions, newest first",
         [
             ("session", "left"),
             ("source", "left"),
@@ -129,7 +131,7 @@ def list_sessions_command(
             (
                 s.session_id[:8],
                 s.source,
-                short_time(s.started_at),
+                when(s.started_at),
                 s.chunks,
                 ", ".join(s.agents),
                 s.short_title(LIST_TITLE_CHARS),
@@ -137,8 +139,8 @@ def list_sessions_command(
             for s in sessions
         ],
     )
-    if total > len(sessions):
-        click.echo(f"(showing {len(sessions)} of {total}; use --from/--to or --limit to see more)")
+    if listing.total > len(sessions):
+        click.echo(f"(showing {len(sessions)} of {listing.total}; use --from/--to or --limit to see more)")
 
 
 COMMANDS = [stats_command, list_projects_command, list_sessions_command]

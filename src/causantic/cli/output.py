@@ -7,10 +7,10 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import click
+from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
@@ -31,6 +31,9 @@ def json_option(func: F) -> F:
 
 
 def emit_json(value: Any) -> None:
+    """Print ``value`` as JSON; a result model (causantic.retrieval.output) prints in its one shape."""
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
     click.echo(json.dumps(_plain(value), indent=2, ensure_ascii=False, default=str))
 
 
@@ -54,13 +57,6 @@ def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[
     console.print(out)
 
 
-def short_time(iso_text: str | None) -> str:
-    """'2026-05-01T10:20:30.000000Z' -> '2026-05-01 10:20'."""
-    if not iso_text:
-        return "-"
-    return iso_text[:16].replace("T", " ")
-
-
 @contextmanager
 def domain_errors() -> Iterator[None]:
     """Turn expected failures into a one-line error and exit code 1, never a traceback."""
@@ -68,8 +64,3 @@ def domain_errors() -> Iterator[None]:
         yield
     except CausanticError as exc:
         raise click.ClickException(str(exc)) from exc
-
-
-def as_utc(value: datetime | None) -> datetime | None:
-    """click.DateTime gives naive datetimes; Causantic's times are UTC."""
-    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value

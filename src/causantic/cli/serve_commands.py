@@ -30,11 +30,11 @@ def serve_command(use_http: bool, port: int | None, no_warm: bool, no_auth: bool
         raise click.UsageError("--port applies to --http only.")
     if no_auth and not use_http:
         raise click.UsageError("--no-auth applies to --http only.")
+    from causantic.entrypoints import serve_mcp
     from causantic.errors import CausanticError
-    from causantic.mcp.server import run
 
     try:
-        run("http" if use_http else "stdio", port=port or DEFAULT_PORT, warm=not no_warm, auth=not no_auth)
+        serve_mcp("http" if use_http else "stdio", port=port or DEFAULT_PORT, warm=not no_warm, auth=not no_auth)
     except CausanticError as exc:
         raise click.ClickException(str(exc)) from exc
 

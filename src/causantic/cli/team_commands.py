@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from causantic.cli.output import domain_errors, emit_json, json_option, short_time, table
-from causantic.services import team_init, team_status
+from causantic.cli.output import domain_errors, emit_json, json_option, table
+from causantic.facade import team_init, team_status
+from causantic.retrieval.format import when
 
 
 @click.group("team")
@@ -80,7 +81,7 @@ def status_command(as_json: bool) -> None:
     table(
         f"Team memory at {found.server} ({found.database_bytes / 1e6:.1f} MB)",
         [("member", "left"), ("sessions", "right"), ("chunks", "right"), ("text MB", "right"), ("last ingest", "left")],
-        [(m.user, m.sessions, m.chunks, f"{m.text_bytes / 1e6:.1f}", short_time(m.last_ingest)) for m in found.members],
+        [(m.user, m.sessions, m.chunks, f"{m.text_bytes / 1e6:.1f}", when(m.last_ingest, "-")) for m in found.members],
     )
     if not found.members:
         click.echo("No member has ingested anything yet.")

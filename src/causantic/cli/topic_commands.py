@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import click
 
-from causantic.cli.output import console, domain_errors, emit_json, json_option, short_time, table
-from causantic.ingest.topics import recluster
-from causantic.retrieval.listing import list_topics
-from causantic.services import open_services
+from causantic.cli.options import project_option
+from causantic.cli.output import console, domain_errors, emit_json, json_option, table
+from causantic.facade import Memory
+from causantic.retrieval.format import when
+from causantic.retrieval.output import ClusterOut, topics_out
 
 
 @click.command("cluster")
@@ -17,19 +18,14 @@ def cluster_command(as_json: bool) -> None:
 
     Example: causantic cluster
     """
-    with domain_errors(), open_services() as services:
+    with domain_errors(), Memory() as memory:
         if as_json:
-            report = recluster(services.store, services.vectors, services.config.clustering)
+            report = memory.recluster()
         else:
             with console.status("Clustering…") as status:
-                report = recluster(
-                    services.store,
-                    services.vectors,
-                    services.config.clustering,
-                    on_progress=lambda msg: status.update(msg.capitalize() + "…"),
-                )
+                report = memory.recluster(on_progress=lambda msg: status.update(msg.capitalize() + "…"))
     if as_json:
-        emit_json(report)
+        emit_json(ClusterOut.model_validate(report, from_attributes=True))
         return
     console.print(
         f"{report.clusters} topics over {report.clustered_chunks} chunks "
@@ -39,17 +35,17 @@ def cluster_command(as_json: bool) -> None:
 
 
 @click.command("clusters")
-@click.option("--project", help="Only topics with chunks of this project (sizes count that project only).")
+@project_option
 @json_option
 def clusters_command(project: str | None, as_json: bool) -> None:
     """List topics with a readable label, size and date range.
 
     Example: causantic clusters --project myapp
     """
-    with domain_errors(), open_services() as services:
-        topics = list_topics(services.store, services.vectors.model_id, project)
+    with domain_errors(), Memory() as memory:
+        topics = memory.topics(project)
     if as_json:
-        emit_json(topics)
+        emit_json(topics_out(topics))
         return
     if not topics:
         click.echo("No topics yet. They appear after `causantic cluster` (or a batch ingest with enough chunks).")
@@ -64,7 +60,7 @@ def clusters_command(project: str | None, as_json: bool) -> None:
             ("last", "left"),
             ("projects", "left"),
         ],
-        [(t.id, t.label, t.size, short_time(t.first_seen), short_time(t.last_seen), t.projects) for t in topics],
+        [(t.id, t.label, t.size, when(t.first_seen), when(t.last_seen), t.projects) for t in topics],
     )
 
 

@@ -1,6 +1,6 @@
 """The dashboard's routes: parse the request, call one function of :mod:`pages`, render a template.
 
-One :class:`~causantic.services.Services` is opened for the server's life (like the MCP server's
+One :class:`~causantic.facade.Memory` is opened for the server's life (like the MCP server's
 lifespan) and used by one request at a time, behind a lock, in a worker thread: SQLite handles are
 not shared across concurrent transactions, and the event loop stays free to serve static files.
 Static assets are read from the package once at start into memory and served by name from that
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, asynccontextmanager
 from importlib import resources
 from typing import Any
@@ -29,9 +29,9 @@ from causantic import __version__
 from causantic.dashboard import pages, text
 from causantic.dashboard.security import ASGIApp, Guard, Secrets
 from causantic.errors import CausanticError
+from causantic.facade import Memory
 from causantic.retrieval.browse import SessionNotFound
 from causantic.retrieval.relevance import marked_terms
-from causantic.services import Services, open_services
 
 STATIC_TYPES = {
     ".css": "text/css; charset=utf-8",
@@ -49,33 +49,35 @@ NAV = [
     ("settings", "/settings", "Settings"),
 ]
 
-Opener = Callable[[], AbstractContextManager[Services]]
+Opener = Callable[[], AbstractContextManager[Memory]]
 
 
-def create_app(secrets: Secrets, opener: Opener = open_services) -> ASGIApp:
-    """The guarded ASGI app; services open when the server starts and close when it stops."""
-    held: dict[str, Services] = {}
+def create_app(secrets: Secrets, opener: Opener = Memory) -> ASGIApp:
+    """The guarded ASGI app; memory opens when the server starts and closes when it stops."""
+    held: dict[str, Memory] = {}
     lock = threading.Lock()
     templates = _templates(secrets)
     assets = _static_assets()
-    derived = pages.Derived()  # used under the lock, like the services
+    derived = pages.Derived()  # used under the lock, like the memory
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        with opener() as services:
-            held["services"] = services
+        with opener() as memory:
+            held["memory"] = memory
             yield
             held.clear()
 
-    def page(name: str, template: str, build: Callable[[Services], dict[str, Any]]) -> Callable[[Request], Any]:
-        """A route handler: ``build`` runs on the services under the lock, then ``template`` renders."""
+    def page(
+        name: str, template: str, build: Callable[[Memory], dict[str, Any]]
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """A route handler: ``build`` runs on the memory under the lock, then ``template`` renders."""
 
         async def handler(request: Request) -> Response:
             def run() -> Response:
                 with lock:
                     started = time.perf_counter()
                     try:
-                        context = build(held["services"])
+                        context = build(held["memory"])
                     except SessionNotFound as exc:
                         return _render(templates, "error.html", request, name, {"message": str(exc)}, 404)
                     except CausanticError as exc:

@@ -1,13 +1,12 @@
-"""What each page shows, gathered from the services the CLI and MCP server use (no SQL here).
+"""What each page shows, gathered from the :class:`~causantic.facade.Memory` the CLI and MCP server use.
 
-Each function takes the opened :class:`~causantic.services.Services` and the page's parsed inputs
+Each function takes the opened memory and the page's parsed inputs
 and returns the template's context. Errors a person can act on (an unknown project, a bad date)
 are raised as :class:`~causantic.errors.CausanticError` and shown on the page by the app.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -15,19 +14,14 @@ from typing import Any, TypeVar
 
 from markupsafe import Markup, escape
 
-from causantic.config import causantic_home, config_keys, db_path, load_config, vector_path
+from causantic.config import config_keys, db_path, load_config, vector_path
 from causantic.dashboard.story import story_of
 from causantic.errors import CausanticError
+from causantic.facade import Memory
 from causantic.retrieval import browse
-from causantic.retrieval.forget import ForgetRequest, forget
-from causantic.retrieval.search import SearchRequest
-from causantic.retrieval.topic_map import topic_map
-from causantic.services import Services
+from causantic.retrieval.forget import ForgetResult
+from causantic.runs import read_status
 
-# The file the hooks write (causantic.hooks.status); read here as data, since interfaces do not
-# import each other.
-HOOK_STATUS_FILE = "hook-status.json"
-TOPIC_MAP_CACHE = "cache/topic-map.json"
 FORGET_PREVIEW_MAX = 500  # the most chunks one confirmation may delete: all of them are listed
 STALE_INGEST_DAYS = 7
 SEARCH_KINDS = ("search", "recall", "predict")
@@ -52,8 +46,8 @@ class Derived:
         self._values: dict[Hashable, Any] = {}
         self._limit = limit
 
-    def get(self, services: Services, key: Hashable, compute: Callable[[], T]) -> T:
-        stamp = services.store.change_stamp()
+    def get(self, memory: Memory, key: Hashable, compute: Callable[[], T]) -> T:
+        stamp = memory.change_stamp()
         if stamp != self._stamp:
             self._values.clear()
             self._stamp = stamp
@@ -71,36 +65,30 @@ class Health:
     text: str
 
 
-def overview(services: Services, derived: Derived) -> dict[str, Any]:
-    view = derived.get(services, "overview", lambda: browse.overview(services.store, services.vectors))
+def overview(memory: Memory, derived: Derived) -> dict[str, Any]:
+    view = derived.get(memory, "overview", memory.overview)
     hooks = hook_status()  # the hooks' file, not memory: read every time
     return {
         "o": view,
         "hooks": hooks,
-        "warnings": _warnings(services, view, hooks),
+        "warnings": _warnings(memory, view, hooks),
         "disk": int(view.counts["sqlite_bytes"]) + view.vector_bytes,  # type: ignore[call-overload]
     }
 
 
 def hook_status() -> list[dict[str, Any]]:
     """Each hook's last run, newest first; empty when no hook has run or the file is unreadable."""
-    try:
-        data = json.loads((causantic_home() / HOOK_STATUS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    if not isinstance(data, dict):
-        return []
-    runs = [{"hook": name, **run} for name, run in data.items() if isinstance(run, dict)]
+    runs = [{"hook": name, **run} for name, run in read_status().items()]
     return sorted(runs, key=lambda r: str(r.get("lastRun", "")), reverse=True)
 
 
-def _warnings(services: Services, view: browse.Overview, hooks: list[dict[str, Any]]) -> list[Health]:
+def _warnings(memory: Memory, view: browse.Overview, hooks: list[dict[str, Any]]) -> list[Health]:
     from causantic.embedding import is_available
 
     out: list[Health] = []
     if not view.counts["chunks"]:
         out.append(Health("warn", "Memory is empty: run `causantic batch-ingest` to read your sessions."))
-    model = services.config.embedding.model
+    model = memory.config.embedding.model
     if not is_available(model):
         out.append(
             Health(
@@ -133,20 +121,20 @@ def _warnings(services: Services, view: browse.Overview, hooks: list[dict[str, A
     return out
 
 
-def projects(services: Services, derived: Derived) -> dict[str, Any]:
-    return {"projects": derived.get(services, "projects", lambda: browse.project_activity(services.store))}
+def projects(memory: Memory, derived: Derived) -> dict[str, Any]:
+    return {"projects": derived.get(memory, "projects", memory.project_activity)}
 
 
-def sessions(services: Services, derived: Derived, project: str) -> dict[str, Any]:
-    return {"timeline": derived.get(services, ("timeline", project), lambda: browse.timeline(services.store, project))}
+def sessions(memory: Memory, derived: Derived, project: str) -> dict[str, Any]:
+    return {"timeline": derived.get(memory, ("timeline", project), lambda: memory.timeline(project))}
 
 
-def session(services: Services, derived: Derived, session_id: str, at: str | None) -> dict[str, Any]:
+def session(memory: Memory, derived: Derived, session_id: str, at: str | None) -> dict[str, Any]:
     def build() -> tuple[browse.SessionView, dict[str, list[Link]]]:
-        view = browse.session_view(services.store, session_id)
+        view = memory.session_view(session_id)
         return view, _links(view)
 
-    view, links = derived.get(services, ("session", session_id), build)
+    view, links = derived.get(memory, ("session", session_id), build)
     return {"s": view, "at": at, "links": links}
 
 
@@ -191,36 +179,30 @@ class SearchForm:
     until: str = ""
 
 
-def project_names(services: Services, derived: Derived) -> list[str]:
-    return derived.get(services, "project_names", lambda: browse.project_names(services.store))
+def project_names(memory: Memory, derived: Derived) -> list[str]:
+    return derived.get(memory, "project_names", memory.project_names)
 
 
-def search(services: Services, derived: Derived, form: SearchForm) -> dict[str, Any]:
+def search(memory: Memory, derived: Derived, form: SearchForm) -> dict[str, Any]:
     context: dict[str, Any] = {
         "form": form,
         "kinds": SEARCH_KINDS,
         "result": None,
         "story": None,
-        "projects": project_names(services, derived),
+        "projects": project_names(memory, derived),
     }
     if not form.q.strip():
         return context
     if form.kind not in SEARCH_KINDS:
         raise CausanticError(f"Unknown kind {form.kind!r}: choose search, recall or predict.")
-    request = SearchRequest(
-        form.q,
-        project=form.project or None,
-        agent=form.agent or None,
-        since=_date(form.since, "from"),
-        until=_date(form.until, "to"),
-    )
+    project, agent = form.project or None, form.agent or None
     if form.kind == "search":
-        context["result"] = result = services.searcher.search(request)
+        since, until = _date(form.since, "from"), _date(form.until, "to")
+        context["result"] = result = memory.search(form.q, project=project, agent=agent, since=since, until=until)
         context["shown"] = result.shown_relevance  # what people read: never rising down the list
     else:
-        episodes = services.episodes
-        answer = episodes.recall(request) if form.kind == "recall" else episodes.predict(request)
-        context["story"] = story_of(answer, form.kind)
+        ask = memory.recall if form.kind == "recall" else memory.predict
+        context["story"] = story_of(ask(form.q, project=project, agent=agent), form.kind)
     return context
 
 
@@ -233,22 +215,13 @@ def _date(text: str, name: str) -> datetime | None:
         raise CausanticError(f"The {name} date {text!r} is not a date like 2026-05-01.") from exc
 
 
-def topics(services: Services, derived: Derived) -> dict[str, Any]:
-    return derived.get(services, "topics", lambda: _topics(services))
+def topics(memory: Memory, derived: Derived) -> dict[str, Any]:
+    return derived.get(memory, "topics", lambda: _topics(memory))
 
 
-def _topics(services: Services) -> dict[str, Any]:
-    found = browse.topic_sizes(services.store, services.vectors.model_id)
-    drawn = (
-        topic_map(
-            services.store,
-            services.vectors,
-            causantic_home() / TOPIC_MAP_CACHE,
-            [(t.id, t.label, t.size) for t in found],
-        )
-        if found
-        else None
-    )
+def _topics(memory: Memory) -> dict[str, Any]:
+    found = memory.topic_sizes()
+    drawn = memory.topic_map(found) if found else None
     colour = {t.id: i % MAP_COLOURS for i, t in enumerate(found)}
     # Thousands of dots: built as one string here, since a template loop over them costs more than
     # the rest of the page. Every value is escaped; a topic's label and colour once per topic.
@@ -286,10 +259,8 @@ def _unclashing(topics: list[Any], width: float = 0.3, height: float = 0.06) -> 
     return placed
 
 
-def topic(services: Services, derived: Derived, topic_id: int) -> dict[str, Any]:
-    found, chunks = derived.get(
-        services, ("topic", topic_id), lambda: browse.topic_members(services.store, services.vectors.model_id, topic_id)
-    )
+def topic(memory: Memory, derived: Derived, topic_id: int) -> dict[str, Any]:
+    found, chunks = derived.get(memory, ("topic", topic_id), lambda: memory.topic_members(topic_id))
     return {"topic": found, "chunks": chunks}
 
 
@@ -302,52 +273,49 @@ class ForgetForm:
     query: str = ""
     threshold: float = 0.6
 
-    def request(self, *, dry_run: bool, only_ids: frozenset[str] | None = None) -> ForgetRequest:
+    def run(self, memory: Memory, *, dry_run: bool, only_ids: frozenset[str] | None = None) -> ForgetResult:
+        """The same rules as ``causantic forget``; the preview lists every match (up to FORGET_PREVIEW_MAX)."""
         if not self.project:
             raise CausanticError("Choose a project.")
-        return ForgetRequest(
+        return memory.forget(
             self.project,
-            _date(self.before, "before"),
-            _date(self.after, "after"),
-            self.session.strip() or None,
-            self.query.strip() or None,
-            self.threshold,
+            before=_date(self.before, "before"),
+            after=_date(self.after, "after"),
+            session_id=self.session.strip() or None,
+            query=self.query.strip() or None,
+            threshold=self.threshold,
             dry_run=dry_run,
             only_ids=only_ids,
+            preview_size=FORGET_PREVIEW_MAX,
         )
 
 
-def forget_form(services: Services, derived: Derived, form: ForgetForm) -> dict[str, Any]:
-    return {"form": form, "projects": project_names(services, derived), "preview": None, "done": None}
+def forget_form(memory: Memory, derived: Derived, form: ForgetForm) -> dict[str, Any]:
+    return {"form": form, "projects": project_names(memory, derived), "preview": None, "done": None}
 
 
-def forget_preview(services: Services, derived: Derived, form: ForgetForm) -> dict[str, Any]:
+def forget_preview(memory: Memory, derived: Derived, form: ForgetForm) -> dict[str, Any]:
     """The same rules as ``causantic forget`` without ``--yes``; every match is listed."""
-    result = _forget(services, form.request(dry_run=True))
+    result = form.run(memory, dry_run=True)
     return {
-        **forget_form(services, derived, form),
+        **forget_form(memory, derived, form),
         "preview": result,
         "too_many": result.count > FORGET_PREVIEW_MAX,
         "limit": FORGET_PREVIEW_MAX,
     }
 
 
-def forget_confirm(services: Services, derived: Derived, form: ForgetForm, shown: frozenset[str]) -> dict[str, Any]:
+def forget_confirm(memory: Memory, derived: Derived, form: ForgetForm, shown: frozenset[str]) -> dict[str, Any]:
     """Delete what the preview listed, and only that (chunks matching now but not shown stay)."""
     if not shown:
         raise CausanticError("Nothing was previewed: preview first, then confirm.")
     if len(shown) > FORGET_PREVIEW_MAX:
         raise CausanticError(f"At most {FORGET_PREVIEW_MAX} chunks can be deleted at once here.")
-    result = _forget(services, form.request(dry_run=False, only_ids=shown))
-    return {**forget_form(services, derived, form), "done": result}
+    result = form.run(memory, dry_run=False, only_ids=shown)
+    return {**forget_form(memory, derived, form), "done": result}
 
 
-def _forget(services: Services, request: ForgetRequest) -> Any:
-    embed = services.embedder.embed_query if request.query else None
-    return forget(services.store, services.vectors, embed, request, preview_size=FORGET_PREVIEW_MAX)
-
-
-def settings(services: Services) -> dict[str, Any]:
+def settings(memory: Memory) -> dict[str, Any]:
     sources: dict[str, str] = {}
     config = load_config(sources=sources)
     current = config.model_dump(by_alias=True)
@@ -363,5 +331,5 @@ def settings(services: Services) -> dict[str, Any]:
                 "description": description,
             }
         )
-    paths = [("home", causantic_home()), ("database", db_path(config)), ("vectors", vector_path(config))]
+    paths = [("home", memory.home), ("database", db_path(config)), ("vectors", vector_path(config))]
     return {"rows": rows, "paths": paths}

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from causantic.facade import StoredChunk
     from causantic.retrieval.episodes import EpisodeAnswer
-    from causantic.retrieval.search import StoredChunk
 
 
 @dataclass(frozen=True, slots=True)

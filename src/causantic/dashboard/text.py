@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 
 from markupsafe import Markup, escape
 
+from causantic.retrieval.format import when
+
 _SECTION_START = re.compile(r"^\[(User|Assistant|Tool:[^\]\n]+|Result:[^\]\n]+)\]", re.MULTILINE)
 
 
@@ -66,8 +68,8 @@ def highlight(text: str, terms: list[str]) -> Markup:
 
 
 def short_time(iso_text: str | None) -> str:
-    """'2026-05-01T10:20:30.000000Z' -> '2026-05-01 10:20'."""
-    return iso_text[:16].replace("T", " ") if iso_text else "–"
+    """'2026-05-01T10:20:30.000000Z' -> '2026-05-01 10:20' (a dash when there is none)."""
+    return when(iso_text, "–")
 
 
 def ago(iso_text: str | None, now: datetime | None = None) -> str:

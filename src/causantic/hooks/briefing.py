@@ -17,16 +17,18 @@ import json
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from causantic.config import SOURCE_NAMES
 from causantic.errors import ProjectNotFound
 from causantic.files import atomic_write, prune_older_than, secure_dir
 from causantic.hooks.chunk_text import sections
 from causantic.ingest.tokens import approx_tokens
-from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
-from causantic.retrieval.reconstruct import ReconstructRequest, reconstruct
-from causantic.services import Services
 from causantic.transcripts import BRIEFING_OPENING
+
+if TYPE_CHECKING:
+    from causantic.facade import Memory
+    from causantic.retrieval.listing import SessionSummary
 
 RECENT_SESSIONS = 5
 CACHE_DAYS = 30
@@ -52,7 +54,7 @@ class Briefing:
     text: str
 
 
-def cached_briefing(services: Services, home: Path, cwd: str, session_id: str, budget: int) -> Briefing | None:
+def cached_briefing(memory: Memory, home: Path, cwd: str, session_id: str, budget: int) -> Briefing | None:
     """The briefing for this session: computed once, then the same text on resume and compact.
 
     Keyed by session id and working directory: the same id arriving from another folder (another
@@ -63,7 +65,7 @@ def cached_briefing(services: Services, home: Path, cwd: str, session_id: str, b
     if cache is not None and cache.is_file():
         saved = json.loads(cache.read_text(encoding="utf-8"))
         return Briefing(saved["project"], saved["text"]) if saved else None
-    briefing = build_briefing(services, cwd, exclude_session=session_id or None, budget=budget)
+    briefing = build_briefing(memory, cwd, exclude_session=session_id or None, budget=budget)
     if cache is not None:
         secure_dir(cache.parent)
         prune_older_than(cache.parent, CACHE_DAYS)
@@ -71,19 +73,17 @@ def cached_briefing(services: Services, home: Path, cwd: str, session_id: str, b
     return briefing
 
 
-def build_briefing(services: Services, cwd: str, *, exclude_session: str | None, budget: int) -> Briefing | None:
-    store = services.store
+def build_briefing(memory: Memory, cwd: str, *, exclude_session: str | None, budget: int) -> Briefing | None:
     try:
-        project = resolve_project(store, cwd)
-        _, sessions, total = list_sessions(store, project.path, limit=RECENT_SESSIONS + 1)
+        listing = memory.sessions(cwd, limit=RECENT_SESSIONS + 1)
     except ProjectNotFound:
         return None
-    sessions = [s for s in sessions if s.session_id != exclude_session][:RECENT_SESSIONS]
+    sessions = [s for s in listing.sessions if s.session_id != exclude_session][:RECENT_SESSIONS]
     if not sessions:
         return None
     # Where work stopped: the newest session the user worked in (not one only sub-agents left behind).
     latest = next((s for s in sessions if "main" in s.agents), sessions[0])
-    tail = _tail(services, project.path, latest)
+    tail = _tail(memory, listing.project_path, latest)
     stopped = _where_stopped(tail)
     open_threads = _open_threads(tail)
     recent = [
@@ -91,7 +91,7 @@ def build_briefing(services: Services, cwd: str, *, exclude_session: str | None,
         f"{s.short_title(TITLE_CHARS)}"
         for s in sessions
     ]
-    header = f"{BRIEFING_OPENING} ({project.name}; {total} session(s) stored), from Causantic."
+    header = f"{BRIEFING_OPENING} ({listing.project}; {listing.total} session(s) stored), from Causantic."
     titled = [
         (
             f"Where work stopped (session {latest.session_id[:8]}, {SOURCE_NAMES.get(latest.source, latest.source)}, "
@@ -101,18 +101,17 @@ def build_briefing(services: Services, cwd: str, *, exclude_session: str | None,
         ("Open threads from that session:", open_threads),
         ("Recent sessions:", recent),
     ]
-    return Briefing(project.name, _fit(header, titled, budget))
+    return Briefing(listing.project, _fit(header, titled, budget))
 
 
-def _tail(services: Services, project: str, session: SessionSummary) -> list[tuple[str, str]]:
+def _tail(memory: Memory, project: str, session: SessionSummary) -> list[tuple[str, str]]:
     """The end of a session's main-agent text, reaching back to its last request (a few pages at most)."""
     agent = "main" if "main" in session.agents else None
     tail: list[tuple[str, str]] = []
     for page in range(1, TAIL_PAGES + 1):
-        request = ReconstructRequest(
+        result = memory.reconstruct(
             project, session_id=session.session_id, agent=agent, max_tokens=TAIL_TOKENS, page=page
         )
-        result = reconstruct(services.store, request, TAIL_TOKENS)
         tail = [section for c in result.chunks for section in sections(c.content)] + tail
         if not result.earlier or any(role == "User" and _is_request(text) for role, text in tail):
             break

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, BinaryIO
 from causantic.config import causantic_home
 from causantic.files import file_lock, secure_dir
 from causantic.hooks.event import HookEvent, HookProblem
-from causantic.hooks.status import log
+from causantic.logs import HOOKS_LOG, log, log_path
 
 if TYPE_CHECKING:
-    from causantic.services import Services
+    from causantic.facade import Memory
 
 LOCK_WAIT_S = 600.0
 
@@ -61,8 +61,7 @@ def spawn_worker(hook: str, event: HookEvent) -> int:
 
 def run_worker(event: HookEvent) -> WorkerResult:
     """Ingest the transcript's folder, embed what is new, refresh an opted-in CLAUDE.md block."""
-    from causantic.ingest.service import embed_pending, ingest_paths
-    from causantic.services import open_services
+    from causantic.facade import Memory
 
     transcript = transcript_of(event)
     target = _ingest_target(transcript)
@@ -71,45 +70,46 @@ def run_worker(event: HookEvent) -> WorkerResult:
     with file_lock(locks / f"ingest-{key}.lock", timeout=LOCK_WAIT_S) as locked:
         if not locked:
             raise HookProblem(f"another ingest of {target} held its lock for {LOCK_WAIT_S:.0f} s")
-        with open_services() as services:
-            report = ingest_paths(services, [target], embed=False, workers=1)
+        with Memory() as memory:
+            report = memory.ingest([target], embed=False, workers=1)
             if report.errors:
-                path, error = report.errors[0]
-                raise HookProblem(f"{len(report.errors)} file(s) could not be ingested; first: {path}: {error}")
+                first = report.errors[0]
+                raise HookProblem(
+                    f"{len(report.errors)} file(s) could not be ingested; first: {first.path}: {first.error}"
+                )
             result = WorkerResult(
                 f"ingested {report.chunks_added} new and {report.chunks_updated} changed chunks",
                 details={
                     "files": report.files - report.files_unchanged,
                     "chunks": report.chunks_added,
                     "updated": report.chunks_updated,
-                    "edges": sum(report.edges_added.values()),
+                    "edges": report.edges_added.total,
                 },
             )
-            if services.config.embedding.eager:
+            if memory.config.embedding.eager:
                 try:
-                    result.details["vectors"] = embed_pending(services)
+                    result.details["vectors"] = memory.embed_pending().vectors_added
                 except Exception as exc:  # chunks are safe in SQLite; `causantic embed` catches up
                     log(f"embedding after ingest deferred: {exc}", error=exc)
                     result.outcome += f"; embedding deferred ({type(exc).__name__}: {exc})"
-            result.project = _refresh_claude_md(services, event)
+            result.project = _refresh_claude_md(memory, event)
     return result
 
 
-def _refresh_claude_md(services: Services, event: HookEvent) -> str | None:
+def _refresh_claude_md(memory: Memory, event: HookEvent) -> str | None:
     """Update the CLAUDE.md block if the user opted in; return the session's project name."""
     from causantic.errors import ProjectNotFound
     from causantic.hooks.briefing import build_briefing
     from causantic.hooks.claude_md import find_claude_md, update_claude_md
-    from causantic.retrieval.listing import resolve_project
 
     try:
-        project = resolve_project(services.store, event.working_dir)
+        project = memory.project(event.working_dir)
     except ProjectNotFound:
         return None
-    if services.config.hooks.claude_md:
+    if memory.config.hooks.claude_md:
         path = find_claude_md(project.path)
         briefing = build_briefing(
-            services, event.working_dir, exclude_session=None, budget=services.config.tokens.claude_md_budget
+            memory, event.working_dir, exclude_session=None, budget=memory.config.tokens.claude_md_budget
         )
         if path is not None and briefing is not None and update_claude_md(path, briefing.text):
             log(f"memory block updated in {path}")
@@ -154,7 +154,7 @@ def _ingest_target(transcript: Path) -> Path:
 def _log_stream() -> BinaryIO:
     """The hook log, opened for appending, for the worker's stderr (else /dev/null)."""
     try:
-        path = secure_dir(causantic_home() / "logs") / "hooks.log"
+        path = secure_dir(log_path().parent) / HOOKS_LOG
         return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
     except OSError:
         return open(os.devnull, "wb")  # closed by the caller's with-block

@@ -27,10 +27,10 @@ from causantic.home import causantic_home
 from causantic.hooks import warm
 from causantic.hooks.chunk_text import sections
 from causantic.hooks.event import HookEvent
-from causantic.hooks.status import InjectedMoment, record
 from causantic.ingest.tokens import CHARS_PER_TOKEN
 from causantic.prompt_services import open_prompt_index
 from causantic.retrieval.moments import Moment, MomentsRelevance, MomentsRequest, prompt_moments
+from causantic.runs import InjectedMoment, record
 from causantic.transcripts._system_text import prompt_text_of
 
 HOOK = "user-prompt-submit"

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from causantic.hooks.event import HookEvent, HookProblem, parse_event, read_stdin
 from causantic.hooks.prompt_memory import user_prompt_submit
-from causantic.hooks.status import log, record
+from causantic.logs import log
+from causantic.runs import record
 
 HOOKS = ("session-start", "pre-compact", "session-end", "user-prompt-submit")
 WORKER = "ingest-worker"
@@ -24,17 +25,17 @@ MAX_CONTEXT_CHARS = 9_500  # Claude Code moves hook output over 10,000 character
 
 
 def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str | None]:
-    from causantic.config import causantic_home, load_config, memory_missing
+    from causantic.config import load_config, memory_missing
+    from causantic.facade import Memory
     from causantic.hooks.briefing import cached_briefing
-    from causantic.services import open_services
 
     folder = Path(event.working_dir)
     config = load_config(cwd=folder if folder.is_dir() else None)
     if memory_missing(config):
         return "no memory yet (nothing ingested)", None
-    with open_services(config) as services:
+    with Memory(config=config) as memory:
         briefing = cached_briefing(
-            services, causantic_home(), event.working_dir, event.session_id, config.tokens.claude_md_budget
+            memory, memory.home, event.working_dir, event.session_id, config.tokens.claude_md_budget
         )
     if briefing is None:
         return "no memory of this project", None

@@ -32,16 +32,15 @@ def run_checks(launcher: Launcher, cwd: Path) -> list[Check]:
 
 
 def _store() -> Check:
-    from causantic.retrieval.listing import stats
-    from causantic.services import open_services
+    from causantic.facade import Memory
 
     try:
-        with open_services() as services:
-            counts = stats(services.store)
+        with Memory() as memory:
+            stats = memory.stats()
         return Check(
             "memory store",
             True,
-            f"{counts['chunks']} chunks in {counts['projects']} project(s); keyword index {counts['keyword_index']}",
+            f"{stats.chunks} chunks in {stats.projects} project(s); keyword index {stats.keyword_index}",
         )
     except Exception as exc:
         return Check("memory store", False, f"{type(exc).__name__}: {exc}")

@@ -1,8 +1,8 @@
 """The MCP server Claude Code talks to, on the official ``mcp`` SDK (v2, ``MCPServer``).
 
-- ``app``: the lifespan's :class:`AppContext` (services opened once, one call at a time, errors
-  turned into tool errors, background warm-up of the embedding model).
-- ``models``: pydantic output models, published as each tool's output schema.
-- ``tools``: the nine tools, each a typed function over one service.
+- ``app``: the lifespan's :class:`AppContext` (one :class:`~causantic.facade.Memory` opened once, one
+  call at a time, errors turned into tool errors, background warm-up of the embedding model).
+- ``tools``: the nine tools, each a typed function over one ``Memory`` method; their output schemas
+  are the facade's result models (``causantic.retrieval.output``, ``causantic.runs``).
 - ``server``: building the server (instructions, middleware) and running it on stdio or HTTP.
 """

@@ -1,4 +1,4 @@
-"""What the server holds while it runs: the services, opened once in the lifespan.
+"""What the server holds while it runs: one :class:`~causantic.facade.Memory`, opened in the lifespan.
 
 Tools are plain functions the SDK runs on worker threads; :meth:`AppContext.call` runs one at a
 time over the shared SQLite connection and turns every failure into a ``ToolError`` whose message
@@ -17,10 +17,9 @@ from typing import Any, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from causantic.config import causantic_home
 from causantic.errors import CausanticError, StoreError
-from causantic.hooks.status import log
-from causantic.services import Services, open_services
+from causantic.facade import Memory
+from causantic.logs import log, log_path
 
 T = TypeVar("T")
 LOG_FILE = "mcp.log"
@@ -28,14 +27,14 @@ LOG_FILE = "mcp.log"
 
 @dataclass(slots=True)
 class AppContext:
-    services: Services
+    memory: Memory
     lock: threading.Lock = field(default_factory=threading.Lock)
     _warm_started: bool = False
 
-    def call(self, tool: str, work: Callable[[Services], T]) -> T:
+    def call(self, tool: str, work: Callable[[Memory], T]) -> T:
         with self.lock:
             try:
-                return work(self.services)
+                return work(self.memory)
             except ToolError:
                 raise
             except StoreError as exc:  # the store words its own failures (damaged, full, busy)
@@ -47,7 +46,7 @@ class AppContext:
                 log(f"{tool}: unexpected error", error=exc, file=LOG_FILE)
                 raise ToolError(
                     f"{tool} failed unexpectedly ({type(exc).__name__}: {exc}). The traceback is in "
-                    f"{causantic_home() / 'logs' / LOG_FILE}."
+                    f"{log_path(LOG_FILE)}."
                 ) from exc
 
     def start_warmup(self) -> None:
@@ -60,13 +59,12 @@ class AppContext:
     def _warm(self) -> None:
         try:
             with self.lock:
-                if self.services.vectors.count() > 0:
-                    self.services.embedder.embed_query("warm up")
+                self.memory.warm_up()
         except Exception as exc:  # a later tool call reports the same problem to the model
             log(f"warm-up skipped: {exc}", file=LOG_FILE)
 
 
 @asynccontextmanager
 async def lifespan(_server: Any) -> AsyncIterator[AppContext]:
-    with open_services() as services:
-        yield AppContext(services)
+    with Memory() as memory:
+        yield AppContext(memory)

@@ -10,38 +10,37 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, Literal, cast
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from causantic import __version__
-from causantic.cli.output import short_time
-from causantic.errors import InvalidQuery, checked_query
-from causantic.hooks.status import lead_text, read_status
+from causantic.facade import Memory
 from causantic.mcp.app import AppContext
-from causantic.mcp.models import (
-    ForgetOutput,
-    ForgetPreview,
-    HookRunInfo,
-    HookStatusOutput,
-    InjectedMomentInfo,
-    ProjectInfo,
-    ProjectsOutput,
-    SessionsOutput,
-    StatsOutput,
-)
+from causantic.retrieval import options
+from causantic.retrieval.format import when
 from causantic.retrieval.output import (
     EpisodicOut,
+    ForgetOut,
+    HookStatusOut,
+    ProjectsOut,
     ReconstructOutput,
     SearchOut,
+    SessionsOut,
+    StatsOut,
+    forget_out,
+    projects_out,
     reconstruction_out,
-    session_out,
+    sessions_out,
+    status_out,
 )
-from causantic.services import Services
+from causantic.runs import lead_text, read_status
+
+if TYPE_CHECKING:
+    from causantic.retrieval.episodes import EpisodeAnswer
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -55,43 +54,29 @@ Project = Annotated[
         ),
     ),
 ]
-OptionalProject = Annotated[
-    str | None,
-    Field(
-        min_length=1,
-        description=(
-            "Only this project: name, path, or a folder inside it (the current working directory works). "
-            "Omit to use every project."
-        ),
-    ),
-]
-Agent = Annotated[
-    str | None,
-    Field(
-        min_length=1,
-        description=("Only chunks written by this agent: 'main' or a sub-agent / teammate name."),
-    ),
-]
+OptionalProject = Annotated[str | None, Field(min_length=1, description=options.PROJECT.help + " Omit for all.")]
+Agent = Annotated[str | None, Field(min_length=1, description=options.AGENT.help)]
 SourceFilter = Annotated[
-    Literal["claude-code", "codex", "gemini"] | None,
-    Field(description="Only sessions of this coding agent (Claude Code, Codex CLI, Gemini CLI). Omit for all."),
+    Literal["claude-code", "codex", "gemini"] | None, Field(description=options.SOURCE.help + " Omit for all.")
 ]
 MaxTokens = Annotated[
-    int | None,
-    Field(ge=200, le=25_000, description=("Token budget of the answer (default tokens.mcpMaxResponse, 20000).")),
+    int | None, Field(ge=options.MAX_TOKENS.low, le=options.MAX_TOKENS.high, description=options.MAX_TOKENS.help)
 ]
+SessionId = Annotated[str | None, Field(min_length=options.SESSION_ID_MIN, description="A session id or id prefix.")]
 From = Annotated[
     datetime | None,
     Field(
         validation_alias="from",
-        description=("Start of a time range, ISO 8601 (e.g. 2026-03-01 or 2026-03-01T09:00:00Z); UTC when no offset."),
+        description=options.SINCE.help,
     ),
 ]
 To = Annotated[
     datetime | None,
-    Field(validation_alias="to", description=("End of a time range (exclusive), ISO 8601; UTC when no offset.")),
+    Field(validation_alias="to", description=options.UNTIL.help),
 ]
-DaysBack = Annotated[float | None, Field(gt=0, le=3650, description="The last N days (fractions allowed).")]
+DaysBack = Annotated[
+    float | None, Field(gt=options.DAYS_BACK.low, le=options.DAYS_BACK.high, description=options.DAYS_BACK.help)
+]
 
 
 # ---- retrieval -------------------------------------------------------------------------------
@@ -103,7 +88,9 @@ def search(
     project: OptionalProject = None,
     agent: Agent = None,
     source: SourceFilter = None,
-    limit: Annotated[int | None, Field(ge=1, le=50, description="Most results (default 10).")] = None,
+    limit: Annotated[
+        int | None, Field(ge=options.LIMIT.low, le=options.LIMIT.high, description=options.LIMIT.help)
+    ] = None,
     max_tokens: MaxTokens = None,
     from_: From = None,
     to: To = None,
@@ -126,23 +113,23 @@ def search(
     """
     from causantic.retrieval.format import render_search
     from causantic.retrieval.output import search_out
-    from causantic.retrieval.search import SearchRequest
 
-    query = _checked(query)
-    since, until = _window(from_, to, days_back)
-    request = SearchRequest(
-        query,
-        project=project,
-        agent=agent,
-        source=source,
-        since=since,
-        until=until,
-        limit=limit,
-        max_tokens=max_tokens,
-        mode=mode,
+    result = _app(ctx).call(
+        "search",
+        lambda m: m.search(
+            query,
+            project=project,
+            agent=agent,
+            source=source,
+            since=from_,
+            until=to,
+            days_back=days_back,
+            limit=limit,
+            max_tokens=max_tokens,
+            mode=mode,
+        ),
     )
-    result = _app(ctx).call("search", lambda s: s.searcher.search(request))
-    return _result(render_search(result), search_out(query, result))
+    return _result(render_search(result), search_out(query.strip(), result))
 
 
 def recall(
@@ -162,7 +149,7 @@ def recall(
     they stop being about the question); returns these episodes oldest first, compact. Says
     plainly when nothing in memory is relevant.
     """
-    return _episodic(ctx, "recall", _checked(query), project, agent, max_tokens)
+    return _episodic(ctx, "recall", query, project, agent, max_tokens)
 
 
 def predict(
@@ -177,7 +164,7 @@ def predict(
     Use when planning the next step: "what usually follows a schema migration here?", "what did we
     do after adding the cache last time?", "what problems came up after similar changes?".
     """
-    return _episodic(ctx, "predict", _checked(context, "context"), project, agent, max_tokens)
+    return _episodic(ctx, "predict", context, project, agent, max_tokens)
 
 
 def reconstruct(
@@ -202,8 +189,11 @@ def reconstruct(
             description=("The session you are in now (default: this server's CLAUDE_CODE_SESSION_ID)."),
         ),
     ] = None,
-    page: Annotated[int, Field(ge=1, description="1 is the most recent part; 2 the part before it, …")] = 1,
-    limit: Annotated[int, Field(ge=1, le=500, description="Sessions per page of the timeline.")] = 20,
+    page: Annotated[int, Field(ge=options.PAGE.low, description=options.PAGE.help)] = 1,
+    limit: Annotated[
+        int,
+        Field(ge=options.TIMELINE_LIMIT.low, le=options.TIMELINE_LIMIT.high, description=options.TIMELINE_LIMIT.help),
+    ] = 20,
     keep_newest: Annotated[
         bool,
         Field(description=("Text pages count back from the newest chunk (else forward from the oldest).")),
@@ -219,26 +209,27 @@ def reconstruct(
     newest is last; pick one and call again with its session_id for the story. Not for topic
     questions: use search or recall for those.
     """
-    from causantic.retrieval.reconstruct import ReconstructRequest, render_reconstruction
-    from causantic.retrieval.reconstruct import reconstruct as run
+    from causantic.retrieval.reconstruct import render_reconstruction
 
-    since, until = _window(from_, to, days_back)
     current = current_session_id or (os.environ.get("CLAUDE_CODE_SESSION_ID") if previous_session else None)
-    request = ReconstructRequest(
-        project,
-        session_id=session_id,
-        since=since,
-        until=until,
-        previous_session=previous_session,
-        current_session_id=current,
-        keep_newest=keep_newest,
-        agent=agent,
-        max_tokens=max_tokens,
-        full=full,
-        page=page,
-        limit=limit,
+    result = _app(ctx).call(
+        "reconstruct",
+        lambda m: m.reconstruct(
+            project,
+            session_id=session_id,
+            since=from_,
+            until=to,
+            days_back=days_back,
+            previous_session=previous_session,
+            current_session_id=current,
+            keep_newest=keep_newest,
+            agent=agent,
+            max_tokens=max_tokens,
+            full=full,
+            page=page,
+            limit=limit,
+        ),
     )
-    result = _app(ctx).call("reconstruct", lambda s: run(s.store, request, s.config.tokens.mcp_max_response))
     output = reconstruction_out(result)
     return _result(render_reconstruction(result, page_hint="page={page}"), output)
 
@@ -246,23 +237,21 @@ def reconstruct(
 # ---- what memory holds -----------------------------------------------------------------------
 
 
-def list_projects(ctx: Context) -> Annotated[CallToolResult, ProjectsOutput]:
+def list_projects(ctx: Context) -> Annotated[CallToolResult, ProjectsOut]:
     """List the projects in memory with chunk and session counts and the dates they cover.
 
     Use to find the name to pass as project, or to see what memory knows about.
     """
-    from causantic.retrieval.listing import list_projects as run
-
-    projects = [_project(p) for p in _app(ctx).call("list-projects", lambda s: run(s.store))]
-    if not projects:
+    output = projects_out(_app(ctx).call("list-projects", lambda m: m.projects()))
+    if not output.projects:
         text = "No projects in memory yet (run `causantic batch-ingest`)."
     else:
         text = "Projects in memory:\n" + "\n".join(
             f"- {p.name} ({p.chunks} chunks, {p.sessions} sessions, "
             f"{_day(p.first_seen)} – {_day(p.last_seen)}) {p.path}"
-            for p in projects
+            for p in output.projects
         )
-    return _result(text, ProjectsOutput(projects=projects))
+    return _result(text, output)
 
 
 def list_sessions(
@@ -271,79 +260,56 @@ def list_sessions(
     from_: From = None,
     to: To = None,
     days_back: DaysBack = None,
-    limit: Annotated[int, Field(ge=1, le=500, description="Most sessions listed.")] = 30,
-) -> Annotated[CallToolResult, SessionsOutput]:
+    limit: Annotated[
+        int,
+        Field(ge=options.SESSIONS_LIMIT.low, le=options.SESSIONS_LIMIT.high, description=options.SESSIONS_LIMIT.help),
+    ] = 30,
+) -> Annotated[CallToolResult, SessionsOut]:
     """List a project's sessions, newest first, with their time span, size and title (first prompt).
 
     Use to pick a session for reconstruct, or to see when work happened.
     """
-    from causantic.retrieval.listing import list_sessions as run
-
-    since, until = _window(from_, to, days_back)
-    proj, sessions, total = _app(ctx).call(
-        "list-sessions", lambda s: run(s.store, project, since=since, until=until, limit=limit)
+    listing = _app(ctx).call(
+        "list-sessions", lambda m: m.sessions(project, since=from_, until=to, days_back=days_back, limit=limit)
     )
-    infos = [session_out(x) for x in sessions]
-    if not infos:
-        text = f"No sessions found for project {proj.name!r} in that range."
+    sessions, total = listing.sessions, listing.total
+    if not sessions:
+        text = f"No sessions found for project {listing.project!r} in that range."
     else:
         lines = [
-            f"- {x.session_id} ({x.source}, {short_time(x.started_at)} – {short_time(x.ended_at)}, "
+            f"- {x.session_id} ({x.source}, {when(x.started_at)} – {when(x.ended_at)}, "
             f"{x.chunks} chunks, {x.tokens} tokens{_agents(x.agents)}): {x.short_title(120)}"
             for x in sessions
         ]
-        text = f"Sessions of {proj.name} ({len(infos)} of {total}, newest first):\n" + "\n".join(lines)
-        if total > len(infos):
-            text += f"\n(showing {len(infos)} of {total} sessions; use from/to or limit to see others)"
-    return _result(text, SessionsOutput(project=proj.name, total=total, sessions=infos))
+        text = f"Sessions of {listing.project} ({len(sessions)} of {total}, newest first):\n" + "\n".join(lines)
+        if total > len(sessions):
+            text += f"\n(showing {len(sessions)} of {total} sessions; use from/to or limit to see others)"
+    return _result(text, sessions_out(listing))
 
 
-def stats(ctx: Context) -> Annotated[CallToolResult, StatsOutput]:
+def stats(ctx: Context) -> Annotated[CallToolResult, StatsOut]:
     """Memory statistics: chunks, vectors, edges by type, sessions, projects, agents, clusters."""
-    from causantic.retrieval.listing import list_projects as projects_of
-    from causantic.retrieval.listing import stats as run
-
-    def work(s: Services) -> tuple[dict[str, Any], int | None, list[ProjectInfo]]:
-        counts = run(s.store)
-        try:
-            vectors: int | None = s.vectors.count()
-        except Exception:  # no usable vector index: report the rest
-            vectors = None
-        return counts, vectors, [_project(p) for p in projects_of(s.store)]
-
-    counts, vectors, projects = _app(ctx).call("stats", work)
-    edges = counts["edges"]
-    output = StatsOutput(
-        version=__version__,
-        chunks=counts["chunks"],
-        vectors=vectors,
-        edges={"total": edges["total"], **edges["by_type"]},
-        sessions=counts["sessions"],
-        projects=counts["projects"],
-        agents=counts["agents"],
-        clusters=counts["clusters"],
-        keyword_index=counts["keyword_index"],
-        sources=counts["sources"],
-        projects_detail=projects,
-    )
+    output = _app(ctx).call("stats", lambda m: m.stats())
+    vectors = output.vectors if output.vectors is not None else f"unavailable ({output.vector_error})"
     lines = [
-        f"Causantic v{__version__}",
+        f"Causantic v{output.version}",
         "",
         "Memory Statistics:",
         f"- Chunks: {output.chunks}",
-        f"- Vectors: {vectors if vectors is not None else 'unavailable'}",
-        f"- Edges: {edges['total']}" + "".join(f"\n  - {k}: {v}" for k, v in sorted(edges["by_type"].items())),
+        f"- Vectors: {vectors}",
+        f"- Edges: {output.edges.total}" + "".join(f"\n  - {k}: {v}" for k, v in sorted(output.edges.by_type.items())),
         f"- Sessions: {output.sessions}",
         f"- Projects: {output.projects}",
         f"- Agents besides main: {output.agents}",
         "- Sessions by source: "
-        + ", ".join(f"{k} {v['sessions']} ({v['chunks']} chunks)" for k, v in output.sources.items()),
+        + ", ".join(f"{k} {v.sessions} ({v.chunks} chunks)" for k, v in output.sources.items()),
         f"- Clusters: {output.clusters}",
         f"- Keyword index: {output.keyword_index}",
     ]
-    if projects:
+    if output.projects_detail:
         lines += ["", "Projects:"] + [
-            f"- {p.name}: {p.chunks} chunks ({_day(p.first_seen)} – {_day(p.last_seen)})" for p in projects
+            f"- {p.name}: {p.chunks} chunks ({_day(p.first_seen)} – {_day(p.last_seen)})"
+            for p in output.projects_detail
         ]
     return _result("\n".join(lines), output)
 
@@ -353,7 +319,7 @@ def forget(
     project: Project,
     before: Annotated[datetime | None, Field(description="Chunks before this time (ISO 8601).")] = None,
     after: Annotated[datetime | None, Field(description="Chunks at or after this time (ISO 8601).")] = None,
-    session_id: Annotated[str | None, Field(min_length=4, description="One session (id or prefix).")] = None,
+    session_id: SessionId = None,
     query: Annotated[
         str | None,
         Field(
@@ -362,11 +328,7 @@ def forget(
     ] = None,
     threshold: Annotated[
         float,
-        Field(
-            gt=0,
-            le=1,
-            description=("Cosine similarity a query match must reach (0.6 default; raise it to forget less)."),
-        ),
+        Field(ge=options.THRESHOLD.low, le=options.THRESHOLD.high, description=options.THRESHOLD.help),
     ] = 0.6,
     whole_project: Annotated[
         bool, Field(description="Everything in the project (also what no filter means); takes no filter.")
@@ -387,7 +349,7 @@ def forget(
             ),
         ),
     ] = None,
-) -> Annotated[CallToolResult, ForgetOutput]:
+) -> Annotated[CallToolResult, ForgetOut]:
     """Delete chosen memories of one project, or the whole project; by default only previews what would go.
 
     Use only when the user asks to forget something (a leaked secret, a wrong approach, an old
@@ -395,54 +357,30 @@ def forget(
     means the whole project. Show the preview to the user and call again with dry_run=false and
     expected_count set to the previewed count only after they confirm.
     """
-    from causantic.retrieval.forget import ForgetRequest, preview_line
-    from causantic.retrieval.forget import forget as run
-
-    if query is not None:
-        query = _checked(query)
+    # The model cannot be shown a prompt mid-call, so a whole project goes only with the count it previewed.
     if not dry_run and expected_count is None and not any((before, after, session_id, query)):
         raise ToolError(
             "Deleting a whole project needs expected_count: preview first (dry_run=true), show the user the "
             "count, and pass it as expected_count once they confirm."
         )
-    request = ForgetRequest(
-        project,
-        _utc(before),
-        _utc(after),
-        session_id,
-        query,
-        threshold,
-        dry_run,
-        whole_project=whole_project,
-        expected=expected_count,
+    result = _app(ctx).call(
+        "forget",
+        lambda m: m.forget(
+            project,
+            before=before,
+            after=after,
+            session_id=session_id,
+            query=query,
+            threshold=threshold,
+            whole_project=whole_project,
+            dry_run=dry_run,
+            expected=expected_count,
+        ),
     )
-
-    def work(s: Services) -> Any:
-        if query and s.vectors.count() == 0:
-            raise ToolError(
-                "Forgetting by query compares meanings, and no vectors are stored yet (run `causantic "
-                "embed`); use before, after or session_id instead."
-            )
-        embed = s.embedder.embed_query if query else None
-        return run(s.store, s.vectors, embed, request)
-
-    result = _app(ctx).call("forget", work)
-    preview = [
-        ForgetPreview(id=c.id, date=c.start_time, similarity=sim, first_line=preview_line(c, 100))
-        for c, sim in result.preview
-    ]
-    output = ForgetOutput(
-        project=result.project,
-        dry_run=result.dry_run,
-        whole_project=result.whole_project,
-        sessions=result.sessions,
-        preview_sessions=[session_out(x) for x in result.session_summaries],
-        count=result.count,
-        deleted=result.deleted,
-        preview=preview,
-    )
+    output = forget_out(result)
     lines = [
-        f'  {i}. {_percent(p.similarity)}"{p.first_line[:80]}" ({_day(p.date)})' for i, p in enumerate(preview, start=1)
+        f'  {i}. {_percent(p.similarity)}"{p.first_line[:80]}" ({_day(p.date)})'
+        for i, p in enumerate(output.preview, start=1)
     ]
     if result.whole_project:  # a project is best recognised by its sessions
         lines = [
@@ -468,40 +406,16 @@ def forget(
     return _result(text, output)
 
 
-def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOutput]:
+def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOut]:
     """When each Causantic hook (session-start, pre-compact, session-end, user-prompt-submit) last ran, and how
     it went; for user-prompt-submit, which past moments it added to the last prompt and their scores.
 
     Use when memory seems stale or a briefing is missing, to see whether ingestion is working.
     """
-    runs = {
-        name: HookRunInfo(
-            last_run=r.get("lastRun", ""),
-            success=bool(r.get("success")),
-            duration_ms=r.get("durationMs"),
-            outcome=r.get("outcome", ""),
-            project=r.get("project"),
-            session_id=r.get("sessionId"),
-            error=r.get("error"),
-            details=r.get("details", {}),
-            injected=[
-                InjectedMomentInfo(
-                    chunk_id=m["chunkId"],
-                    session_id=m["sessionId"],
-                    project=m["project"],
-                    date=m["date"],
-                    relevance=m["relevance"],
-                    coverage=m["coverage"],
-                    other_project=m.get("otherProject", False),
-                    margin=m.get("margin"),
-                )
-                for m in r.get("injected", [])
-            ],
-        )
-        for name, r in sorted(read_status().items())
-    }
+    output = status_out(read_status())
+    runs = output.hooks
     if not runs:
-        return _result("Hook Status: (no hooks have run yet)", HookStatusOutput(hooks={}))
+        return _result("Hook Status: (no hooks have run yet)", output)
     now = datetime.now(UTC)
     lines = ["Hook Status:"]
     for name, run in runs.items():
@@ -516,7 +430,7 @@ def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOutput]:
             f"{round(m.relevance * 100)}%, prompt words covered {round(m.coverage * 100)}%, {lead_text(m.margin)}"
             for m in run.injected
         ]
-    return _result("\n".join(lines), HookStatusOutput(hooks=runs))
+    return _result("\n".join(lines), output)
 
 
 TOOLS: Sequence[tuple[Callable[..., Any], str, ToolAnnotations]] = (
@@ -540,14 +454,6 @@ def register(server: MCPServer[AppContext]) -> None:
 # ---- helpers ---------------------------------------------------------------------------------
 
 
-def _checked(text: str, what: str = "query") -> str:
-    """The shared input check, as the error the model sees (no pydantic message, no URL)."""
-    try:
-        return checked_query(text, what)
-    except InvalidQuery as exc:
-        raise ToolError(str(exc)) from None
-
-
 def _app(ctx: Context) -> AppContext:
     return cast(AppContext, ctx.request_context.lifespan_context)
 
@@ -557,49 +463,19 @@ def _episodic(
 ) -> CallToolResult:
     from causantic.retrieval.format import render_episodes
     from causantic.retrieval.output import episodic_out
-    from causantic.retrieval.search import SearchRequest
 
-    request = SearchRequest(text, project=project, agent=agent, max_tokens=max_tokens)
-
-    def answer(s: Services) -> Any:
-        return s.episodes.recall(request) if tool == "recall" else s.episodes.predict(request)
+    def answer(m: Memory) -> EpisodeAnswer:
+        ask = m.recall if tool == "recall" else m.predict
+        return ask(text, project=project, agent=agent, max_tokens=max_tokens)
 
     result = _app(ctx).call(tool, answer)
-    return _result(render_episodes(result), episodic_out(text, result))
+    return _result(render_episodes(result), episodic_out(text.strip(), result))
 
 
 def _result(text: str, output: BaseModel) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content=output.model_dump(mode="json")
     )
-
-
-def _project(p: Any) -> ProjectInfo:
-    return ProjectInfo(
-        name=p.name,
-        path=p.path,
-        chunks=p.chunks,
-        sessions=p.sessions,
-        first_seen=p.first_seen,
-        last_seen=p.last_seen,
-    )
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
-
-
-def _window(
-    since: datetime | None, until: datetime | None, days_back: float | None
-) -> tuple[datetime | None, datetime | None]:
-    since, until = _utc(since), _utc(until)
-    if days_back is not None:
-        if since is not None:
-            raise ToolError("Give either days_back or from, not both.")
-        since = datetime.now(UTC) - timedelta(days=days_back)
-    if since is not None and until is not None and until <= since:
-        raise ToolError(f"'to' ({until.isoformat()}) must be later than 'from' ({since.isoformat()}).")
-    return since, until
 
 
 def _day(iso_text: str | None) -> str:

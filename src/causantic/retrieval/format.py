@@ -9,9 +9,9 @@ from causantic.store.records import StoredChunk
 NOTHING_RELEVANT = "Nothing relevant in memory"
 
 
-def when(iso_text: str) -> str:
-    """'2026-05-01T10:20:30.000000Z' -> '2026-05-01 10:20'."""
-    return iso_text[:16].replace("T", " ") if iso_text else "?"
+def when(iso_text: str | None, missing: str = "?") -> str:
+    """'2026-05-01T10:20:30.000000Z' -> '2026-05-01 10:20'; ``missing`` when there is no time."""
+    return iso_text[:16].replace("T", " ") if iso_text else missing
 
 
 def chunk_header(

@@ -41,6 +41,16 @@ class SessionSummary:
         return self.title if len(self.title) <= limit else self.title[: limit - 1].rstrip() + "…"
 
 
+@dataclass(frozen=True, slots=True)
+class SessionList:
+    """One page of a project's sessions, newest first, and how many matched in all."""
+
+    project: str  # its name
+    project_path: str  # what names it uniquely (two projects may share a name)
+    sessions: tuple[SessionSummary, ...]
+    total: int
+
+
 def list_projects(store: MemoryStoreProtocol) -> list[ProjectSummary]:
     return [
         ProjectSummary(r.name, r.path, r.chunks, r.sessions, r.first_seen, r.last_seen)

@@ -1,25 +1,41 @@
-"""One JSON shape per retrieval answer, shared by ``--json`` and the MCP tools' structured output
-(search, recall/predict, reconstruct and the sessions they list).
+"""One JSON shape per answer of the ``Memory`` facade, shared by ``--json`` and the MCP tools'
+structured output: search, recall/predict, reconstruct, projects, sessions, topics, stats, forget,
+embedding and clustering runs.
 
-Pydantic models (so the MCP server publishes them as output schemas) built from the retrieval
-results. A chunk carries a short ``preview``; ``content`` (the whole text) is filled where the
-caller wants it (the CLI's ``--json``), and left out where the text is already sent beside it (MCP).
+Frozen pydantic models (so the MCP server publishes them as output schemas, and a script can
+validate ``causantic … --json`` against them) built from the retrieval results. A chunk carries a
+short ``preview``; ``content`` (the whole text) is filled where the caller wants it (the CLI's
+``--json``), and left out where the text is already sent beside it (MCP).
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from causantic.retrieval.episodes import EpisodeAnswer
-from causantic.retrieval.listing import SessionSummary
+from causantic.retrieval.forget import ForgetResult, preview_line
+from causantic.retrieval.listing import ProjectSummary, SessionList, SessionSummary, TopicSummary
 from causantic.retrieval.reconstruct import Reconstruction
 from causantic.retrieval.search import SearchResult
 from causantic.store.records import StoredChunk
 
+if TYPE_CHECKING:  # the ingest pipeline is not for a search's output to load
+    from causantic.ingest.pipeline import IngestReport
+    from causantic.runs import HookRun
+
 PREVIEW_CHARS = 160
+FORGET_PREVIEW_CHARS = 100
 
 
-class ChunkOut(BaseModel):
+class Out(BaseModel):
+    """A result: read-only once built, as every answer of the facade."""
+
+    model_config = ConfigDict(frozen=True)
+
+
+class ChunkOut(Out):
     id: str
     project: str
     session_id: str
@@ -34,7 +50,7 @@ class ChunkOut(BaseModel):
     content: str | None = None
 
 
-class SearchOut(BaseModel):
+class SearchOut(Out):
     query: str
     mode: str = Field(description="What ran: hybrid, keyword-only or vector-only.")
     tokens: int
@@ -43,7 +59,7 @@ class SearchOut(BaseModel):
     hits: list[ChunkOut]
 
 
-class SessionInfo(BaseModel):
+class SessionInfo(Out):
     session_id: str
     source: str = Field(description="The coding agent of the session: claude-code, codex or gemini.")
     started_at: str
@@ -54,7 +70,7 @@ class SessionInfo(BaseModel):
     title: str = Field(description="The session's first real prompt (or a fallback when none was recorded).")
 
 
-class ReconstructOutput(BaseModel):
+class ReconstructOutput(Out):
     project: str
     mode: str = Field(description="timeline, time-range, session or previous-session.")
     view: str = Field(description="'timeline' (one entry per session, no chunks) or 'text' (the chunks).")
@@ -69,7 +85,7 @@ class ReconstructOutput(BaseModel):
     chunks: list[ChunkOut]
 
 
-class EpisodeOut(BaseModel):
+class EpisodeOut(Out):
     project: str
     session_id: str
     start: str
@@ -79,7 +95,7 @@ class EpisodeOut(BaseModel):
     chunks: list[ChunkOut]
 
 
-class EpisodicOut(BaseModel):
+class EpisodicOut(Out):
     kind: str = Field(description="recall (what led to it) or predict (what came next).")
     query: str
     mode: str = Field(description="episodes (around the best hits) or chain (the seeds' chain walk).")
@@ -168,4 +184,233 @@ def reconstruction_out(result: Reconstruction, *, content: bool = False) -> Reco
         split_sessions=list(result.split),
         sessions=[session_out(s) for s in result.sessions],
         chunks=[chunk_out(c, None, content=content) for c in result.chunks],
+    )
+
+
+class ProjectInfo(Out):
+    name: str
+    path: str
+    chunks: int
+    sessions: int
+    first_seen: str
+    last_seen: str
+
+
+class ProjectsOut(Out):
+    projects: list[ProjectInfo]
+
+
+class SessionsOut(Out):
+    project: str
+    total: int = Field(description="Sessions matching the range; the list holds at most the limit of them.")
+    sessions: list[SessionInfo]
+
+
+class TopicInfo(Out):
+    id: int
+    label: str
+    size: int
+    first_seen: str
+    last_seen: str
+    projects: str
+
+
+class TopicsOut(Out):
+    topics: list[TopicInfo]
+
+
+class EdgeCounts(Out):
+    total: int
+    by_type: dict[str, int]
+
+
+class SourceCounts(Out):
+    sessions: int
+    chunks: int
+
+
+class StatsOut(Out):
+    version: str
+    chunks: int
+    vectors: int | None = Field(description="Chunks with a vector of the configured model; null when unreadable.")
+    chunks_without_vectors: int | None = Field(description="Chunks vector search cannot find yet (run embed).")
+    vector_index: str = Field(description="ANN index: not needed, ready, missing, unavailable, or error.")
+    vector_error: str | None = Field(None, description="Why the vector figures are missing, when they are.")
+    edges: EdgeCounts
+    sessions: int
+    projects: int
+    agents: int = Field(description="Agents besides main (sub-agents, teammates).")
+    clusters: int
+    skipped_lines: int = Field(description="Damaged transcript lines skipped at ingest.")
+    keyword_index: str
+    sources: dict[str, SourceCounts] = Field(description="Sessions and chunks per coding agent.")
+    sqlite_bytes: int
+    vector_bytes: int | None
+    projects_detail: list[ProjectInfo]
+
+
+class ForgetPreview(Out):
+    id: str
+    date: str
+    similarity: float | None
+    first_line: str = Field(description="The chunk's first 100 characters, on one line.")
+
+
+class ForgetOut(Out):
+    project: str
+    dry_run: bool
+    whole_project: bool = Field(description="True when no filter narrowed it: the whole project.")
+    sessions: int = Field(description="Sessions the matched chunks belong to.")
+    preview_sessions: list[SessionInfo] = Field(description="Whole project: its newest sessions, by title.")
+    count: int = Field(description="Chunks matched by the filters.")
+    deleted: int
+    preview: list[ForgetPreview]
+
+
+class EmbedOut(Out):
+    model: str
+    vectors_added: int
+    vectors: int = Field(description="Vectors of the model in the index now.")
+
+
+class ClusterOut(Out):
+    clusters: int
+    clustered_chunks: int
+    noise_chunks: int
+    kept_identities: int
+    seconds: float
+
+
+def project_out(p: ProjectSummary) -> ProjectInfo:
+    return ProjectInfo.model_validate(p, from_attributes=True)
+
+
+def projects_out(projects: list[ProjectSummary]) -> ProjectsOut:
+    return ProjectsOut(projects=[project_out(p) for p in projects])
+
+
+def sessions_out(listing: SessionList) -> SessionsOut:
+    return SessionsOut(
+        project=listing.project, total=listing.total, sessions=[session_out(s) for s in listing.sessions]
+    )
+
+
+def topics_out(topics: list[TopicSummary]) -> TopicsOut:
+    return TopicsOut(topics=[TopicInfo.model_validate(t, from_attributes=True) for t in topics])
+
+
+def forget_out(result: ForgetResult) -> ForgetOut:
+    return ForgetOut(
+        project=result.project,
+        dry_run=result.dry_run,
+        whole_project=result.whole_project,
+        sessions=result.sessions,
+        preview_sessions=[session_out(x) for x in result.session_summaries],
+        count=result.count,
+        deleted=result.deleted,
+        preview=[
+            ForgetPreview(id=c.id, date=c.start_time, similarity=sim, first_line=preview_line(c, FORGET_PREVIEW_CHARS))
+            for c, sim in result.preview
+        ],
+    )
+
+
+class SkippedLines(Out):
+    total: int
+    by_reason: dict[str, int]
+
+
+class IngestError(Out):
+    path: str
+    error: str
+
+
+class IngestOut(Out):
+    """What an ingest did (``IngestReport.as_dict``)."""
+
+    files: int
+    files_unchanged: int
+    bytes_read: int
+    sessions: int
+    chunks_added: int
+    chunks_updated: int
+    chunks_removed: int
+    edges_added: EdgeCounts
+    skipped_lines: SkippedLines = Field(description="Damaged lines skipped, by reason.")
+    ignored_records: dict[str, int] = Field(description="Record kinds left out by design.")
+    examples_removed: list[str]
+    subagent_streams: int
+    linked_subagents: int
+    skipped_subagents: dict[str, int]
+    teammates: int
+    errors: list[IngestError] = Field(description="Files or folders that could not be read at all.")
+    vectors_added: int | None = Field(description="null: embedding deferred.")
+    topics: str | None
+    seconds: float
+    embed_seconds: float
+
+
+def ingest_out(report: IngestReport) -> IngestOut:
+    return IngestOut.model_validate(report.as_dict())
+
+
+class InjectedMomentInfo(Out):
+    chunk_id: str
+    session_id: str
+    project: str
+    date: str
+    relevance: float
+    coverage: float
+    other_project: bool = False
+    margin: float | None = Field(None, description="The lead session's BM25 over the next one's (null: no other).")
+
+
+class HookRunInfo(Out):
+    last_run: str
+    success: bool
+    duration_ms: int | None = None
+    outcome: str = ""
+    project: str | None = None
+    session_id: str | None = None
+    error: str | None = None
+    details: dict[str, int] = Field(default_factory=dict)
+    injected: list[InjectedMomentInfo] = Field(
+        default_factory=list, description="user-prompt-submit: the past moments added to the last prompt, and why."
+    )
+
+
+class HookStatusOut(Out):
+    """Each hook's last run (``causantic.runs`` keeps them): ``hook status --json`` and the MCP tool."""
+
+    hooks: dict[str, HookRunInfo]
+
+
+def status_out(runs: dict[str, HookRun]) -> HookStatusOut:
+    return HookStatusOut(
+        hooks={
+            name: HookRunInfo(
+                last_run=r.get("lastRun", ""),
+                success=bool(r.get("success")),
+                duration_ms=r.get("durationMs"),
+                outcome=r.get("outcome", ""),
+                project=r.get("project"),
+                session_id=r.get("sessionId"),
+                error=r.get("error"),
+                details=r.get("details", {}),
+                injected=[
+                    InjectedMomentInfo(
+                        chunk_id=m["chunkId"],
+                        session_id=m["sessionId"],
+                        project=m["project"],
+                        date=m["date"],
+                        relevance=m["relevance"],
+                        coverage=m["coverage"],
+                        other_project=m.get("otherProject", False),
+                        margin=m.get("margin"),
+                    )
+                    for m in r.get("injected", [])
+                ],
+            )
+            for name, r in sorted(runs.items())
+        }
     )

@@ -84,7 +84,7 @@ class Hit:
     coverage: float = 0.0  # IDF-weighted share of the query's words in the chunk
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class SearchResult:
     hits: list[Hit]
     mode: str  # what actually ran: hybrid, keyword-only, vector-only

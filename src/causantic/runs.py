@@ -1,15 +1,19 @@
-"""Owner-only files the hooks keep under ``<home>``: a log, the last run of each hook, lock files.
+"""The last run of each hook, kept in ``<home>/hook-status.json`` (owner-only).
+
+Written by the hooks, read by ``causantic hook status``, the MCP ``hook-status`` tool and the
+dashboard: it sits below them all, so none of those interfaces imports another. It loads neither
+pydantic nor ``logging`` (the prompt hook records every run and must start fast); the JSON shape
+people's scripts read is ``causantic.retrieval.output.HookStatusOut``.
 
 ``hook-status.json`` maps a hook name to its last run (:class:`HookRun`). Hooks run in parallel
 processes, so the read-modify-write happens under an exclusive lock and the new file replaces the
 old one atomically; a reader never sees half a file. Nothing here raises: a hook that cannot write
-its log or status (read-only home, full disk) still does its job and exits 0.
+its status (read-only home, full disk) still does its job and exits 0.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import time
 from typing import TypedDict, cast
 
@@ -17,7 +21,6 @@ from causantic.files import atomic_write, file_lock, secure_dir
 from causantic.home import causantic_home
 
 STATUS_FILE = "hook-status.json"
-LOG_MAX_BYTES = 1_000_000
 
 
 class InjectedMoment(TypedDict):
@@ -43,24 +46,6 @@ class HookRun(TypedDict, total=False):
     error: str
     details: dict[str, int]
     injected: list[InjectedMoment]
-
-
-def log(message: str, *, error: BaseException | None = None, file: str = "hooks.log") -> None:
-    """Append one line (plus a traceback for an error) to ``<home>/logs/<file>``; never raises."""
-    try:
-        path = secure_dir(causantic_home() / "logs") / file
-        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
-            os.replace(path, path.with_suffix(".log.1"))
-        line = f"{_now()} [{os.getpid()}] {message}\n"
-        if error is not None:
-            import traceback  # only on an error: the prompt hook records every run and must start fast
-
-            line += "".join(traceback.format_exception(error))
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as handle:
-            handle.write(line)
-    except Exception:  # logging must never break a hook
-        pass
 
 
 def record(
@@ -96,12 +81,16 @@ def record(
         home = secure_dir(causantic_home())
         with file_lock(home / "locks" / "hook-status.lock", timeout=5) as locked:
             if not locked:
+                from causantic.logs import log
+
                 log(f"{hook}: hook-status.json stayed locked; this run is not recorded")
                 return
             runs = read_status()
             runs[hook] = run
             atomic_write(home / STATUS_FILE, json.dumps(runs, indent=2, sort_keys=True) + "\n")
     except Exception as exc:
+        from causantic.logs import log
+
         log(f"{hook}: cannot record status", error=exc)
 
 

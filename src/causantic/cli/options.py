@@ -1,0 +1,49 @@
+"""The click options several commands share, with the limits and help of :mod:`causantic.retrieval.options`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from causantic.config import SOURCES
+from causantic.retrieval import options
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def int_range(option: options.Option) -> click.IntRange:
+    return click.IntRange(
+        None if option.low is None else int(option.low), None if option.high is None else int(option.high)
+    )
+
+
+def float_range(option: options.Option) -> click.FloatRange:
+    return click.FloatRange(option.low, option.high, min_open=option.low_open)
+
+
+def project_option(func: F) -> F:
+    return click.option("--project", help=options.PROJECT.help)(func)
+
+
+def agent_option(func: F) -> F:
+    return click.option("--agent", help=options.AGENT.help)(func)
+
+
+def source_option(func: F) -> F:
+    return click.option("--source", type=click.Choice(SOURCES), help=options.SOURCE.help)(func)
+
+
+def max_tokens_option(func: F) -> F:
+    return click.option("--max-tokens", type=int_range(options.MAX_TOKENS), help=options.MAX_TOKENS.help)(func)
+
+
+def time_range_options(func: F) -> F:
+    """--from and --to (click.DateTime: dates and times without a zone, taken as UTC)."""
+    func = click.option("--to", "until", type=click.DateTime(), help=options.UNTIL.help)(func)
+    return click.option("--from", "since", type=click.DateTime(), help=options.SINCE.help)(func)
+
+
+def days_back_option(func: F) -> F:
+    return click.option("--days-back", type=float_range(options.DAYS_BACK), help=options.DAYS_BACK.help)(func)

@@ -1,0 +1,34 @@
+"""The options every interface offers, declared once: their limits, defaults and help.
+
+The CLI's click options and the MCP tools' pydantic fields both read these, so ``--max-tokens``
+and ``max_tokens`` accept the same values and say the same thing. Defaults that a user can
+configure (the token budgets, the result limit) come from config; these are only the bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    help: str
+    low: float | None = None  # inclusive
+    high: float | None = None  # inclusive
+    default: float | None = None
+    low_open: bool = False  # ``low`` itself is refused (a positive number of days)
+
+
+MAX_TOKENS = Option("Token budget of the answer (default: tokens.mcpMaxResponse, or episodes.maxTokens).", 100, 100_000)
+LIMIT = Option("Most results (default: retrieval.defaultLimit).", 1, 100)
+SESSIONS_LIMIT = Option("Most sessions listed.", 1, 500, 30)
+TIMELINE_LIMIT = Option("Sessions per page of the timeline.", 1, 500, 20)
+PAGE = Option("1 is the most recent part; 2 the part before it, and so on.", 1, None, 1)
+DAYS_BACK = Option("The last N days (fractions allowed).", 0, 3650, low_open=True)
+THRESHOLD = Option("Cosine similarity a query match must reach (raise it to forget less).", 0.01, 1.0, 0.6)
+PROJECT = Option("Only this project: its name, path, or a folder inside it (the current working directory works).")
+AGENT = Option("Only chunks written by this agent: 'main' or a sub-agent / teammate name.")
+SOURCE = Option("Only sessions of this coding agent: claude-code, codex or gemini.")
+SINCE = Option("Start of a time range, e.g. 2026-03-01 or 2026-03-01T09:00:00; UTC when no offset.")
+UNTIL = Option("End of a time range (exclusive); UTC when no offset.")
+SESSION_ID_MIN = 4  # characters of a session id prefix

@@ -1,0 +1,192 @@
+"""The CLI's commands through click's runner: what a person reads, and ``--json`` in the facade's shapes.
+
+One store holds the bundled example sessions (project acme-shop) with their vectors, ingested once
+through :class:`causantic.Memory`; every ``--json`` output is validated against the result model
+the MCP tools publish, so a script reading either gets the same fields.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from process_support import EXAMPLES
+from pydantic import BaseModel
+
+from causantic.cli.main import cli
+from causantic.facade import Memory
+from causantic.retrieval import options
+from causantic.retrieval.output import (
+    EmbedOut,
+    EpisodicOut,
+    ForgetOut,
+    HookStatusOut,
+    IngestOut,
+    ProjectsOut,
+    ReconstructOutput,
+    SearchOut,
+    SessionsOut,
+    StatsOut,
+    TopicsOut,
+)
+from causantic.runs import record
+
+
+@pytest.fixture(scope="module")
+def store_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("cli-home")
+    with Memory(home) as memory:
+        report = memory.ingest([EXAMPLES])
+    assert report.errors == [] and report.vectors_added
+    return home
+
+
+@pytest.fixture
+def run(store_home: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.setenv("CAUSANTIC_HOME", str(store_home))
+    return CliRunner()
+
+
+def invoke(runner: CliRunner, *args: str) -> Result:
+    return runner.invoke(cli, list(args), catch_exceptions=False)
+
+
+def as_model(result: Result, model: type[BaseModel]) -> BaseModel:
+    assert result.exit_code == 0, result.output
+    return model.model_validate(json.loads(result.stdout))
+
+
+def test_stats_reads_as_a_table_and_its_json_validates(run: CliRunner) -> None:
+    text = invoke(run, "stats")
+    assert text.exit_code == 0
+    assert "chunks" in text.stdout and "acme" not in text.stdout.lower()
+    stats = as_model(invoke(run, "stats", "--json"), StatsOut)
+    assert isinstance(stats, StatsOut)
+    assert stats.chunks > 0 and stats.vectors == stats.chunks and stats.chunks_without_vectors == 0
+    assert stats.projects == 1 and [p.name for p in stats.projects_detail] == ["acme-shop"]
+    assert stats.vector_error is None and f"{stats.chunks}" in text.stdout
+
+
+def test_projects_and_sessions(run: CliRunner) -> None:
+    assert "acme-shop" in invoke(run, "list-projects").stdout
+    projects = as_model(invoke(run, "list-projects", "--json"), ProjectsOut)
+    assert isinstance(projects, ProjectsOut) and [p.name for p in projects.projects] == ["acme-shop"]
+    text = invoke(run, "list-sessions", "acme-shop").stdout
+    sessions = as_model(invoke(run, "list-sessions", "acme-shop", "--json"), SessionsOut)
+    assert isinstance(sessions, SessionsOut) and sessions.total == len(sessions.sessions) > 0
+    assert all(s.session_id[:8] in text for s in sessions.sessions)
+    assert f"{sessions.total} of {sessions.total} sessions" in text
+
+
+def test_search_prints_hits_with_their_place_and_json_carries_whole_chunks(run: CliRunner) -> None:
+    text = invoke(run, "search", "rate limiting")
+    assert text.exit_code == 0 and text.stdout.startswith("Found ")
+    assert "Project: acme-shop" in text.stdout
+    found = as_model(invoke(run, "search", "rate limiting", "--json", "--limit", "3"), SearchOut)
+    assert isinstance(found, SearchOut)
+    assert found.query == "rate limiting" and 0 < len(found.hits) <= 3
+    assert all(h.content and h.project == "acme-shop" for h in found.hits)
+
+
+def test_a_search_for_nothing_says_so_and_an_empty_query_is_an_error(run: CliRunner) -> None:
+    nothing = as_model(invoke(run, "search", "zqxv wobblefrotz", "--json"), SearchOut)
+    assert isinstance(nothing, SearchOut) and nothing.nothing_relevant and nothing.hits == []
+    assert invoke(run, "search", "zqxv wobblefrotz").stdout.startswith("Nothing relevant in memory")
+    empty = invoke(run, "search", "   ")
+    assert empty.exit_code == 1 and "The query is empty" in empty.output
+
+
+@pytest.mark.parametrize("command", ["recall", "predict"])
+def test_episodic_answers_in_time_order(run: CliRunner, command: str) -> None:
+    text = invoke(run, command, "rate limiting")
+    assert text.exit_code == 0 and text.stdout.startswith(command.capitalize() + ":")
+    answer = as_model(invoke(run, command, "rate limiting", "--json"), EpisodicOut)
+    assert isinstance(answer, EpisodicOut) and answer.kind == command and answer.episodes
+    starts = [e.start for e in answer.episodes]
+    assert starts == sorted(starts)
+
+
+def test_reconstruct_timeline_and_text(run: CliRunner) -> None:
+    timeline = invoke(run, "reconstruct", "acme-shop")
+    assert timeline.exit_code == 0 and "causantic reconstruct acme-shop --session ID" in timeline.stdout
+    out = as_model(invoke(run, "reconstruct", "acme-shop", "--json"), ReconstructOutput)
+    assert isinstance(out, ReconstructOutput) and out.view == "timeline" and out.sessions and not out.chunks
+    first = out.sessions[0].session_id
+    text = as_model(invoke(run, "reconstruct", "acme-shop", "--session", first[:8], "--json"), ReconstructOutput)
+    assert isinstance(text, ReconstructOutput) and text.view == "text"
+    assert {c.session_id for c in text.chunks} == {first} and all(c.content for c in text.chunks)
+
+
+def test_topics_and_embedding_have_json_shapes(run: CliRunner) -> None:
+    topics = as_model(invoke(run, "clusters", "--json"), TopicsOut)
+    assert isinstance(topics, TopicsOut)
+    embedded = as_model(invoke(run, "embed", "--json"), EmbedOut)
+    assert isinstance(embedded, EmbedOut) and embedded.vectors_added == 0 and embedded.vectors > 0
+
+
+def test_forget_previews_without_deleting(run: CliRunner) -> None:
+    before = as_model(invoke(run, "stats", "--json"), StatsOut)
+    sessions = as_model(invoke(run, "list-sessions", "acme-shop", "--json"), SessionsOut)
+    assert isinstance(before, StatsOut) and isinstance(sessions, SessionsOut)
+    target = sessions.sessions[0]
+    text = invoke(run, "forget", "acme-shop", "--session", target.session_id[:8])
+    assert text.exit_code == 0 and f"{target.chunks} chunk(s) in 1 session(s) of 'acme-shop' would be deleted" in (
+        text.stdout
+    )
+    assert "Nothing was deleted" in text.stdout  # no terminal to confirm in
+    preview = as_model(invoke(run, "forget", "acme-shop", "--session", target.session_id[:8], "--json"), ForgetOut)
+    assert isinstance(preview, ForgetOut) and preview.dry_run and preview.count == target.chunks
+    assert preview.deleted == 0 and len(preview.preview) == min(5, target.chunks)
+    after = as_model(invoke(run, "stats", "--json"), StatsOut)
+    assert isinstance(after, StatsOut) and after.chunks == before.chunks
+
+
+def test_forget_by_query_is_refused_while_no_vectors_are_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CLI refuses as the MCP tool does: a meaning-match over no vectors would match nothing."""
+    home = tmp_path / "no-vectors"
+    with Memory(home) as memory:
+        memory.ingest([EXAMPLES], embed=False)
+    monkeypatch.setenv("CAUSANTIC_HOME", str(home))
+    refused = CliRunner().invoke(cli, ["forget", "acme-shop", "--query", "redis", "--json"])
+    assert refused.exit_code == 1 and "no vectors are stored yet" in refused.output
+
+
+def test_option_limits_are_the_shared_ones(run: CliRunner) -> None:
+    low = int(options.MAX_TOKENS.low or 0)
+    refused = invoke(run, "search", "rate limiting", "--max-tokens", str(low - 1))
+    assert refused.exit_code == 2 and f"{low}<=x<={int(options.MAX_TOKENS.high or 0)}" in refused.output
+    assert invoke(run, "recall", "rate limiting", "--max-tokens", str(low)).exit_code == 0
+
+
+def test_hook_status_json_is_the_shape_the_mcp_tool_sends(run: CliRunner) -> None:
+    record("session-start", success=True, started=time.perf_counter(), outcome="briefing of 10 characters")
+    text = invoke(run, "hook", "status")
+    assert text.exit_code == 0 and "session-start" in text.stdout and "briefing of 10 characters" in text.stdout
+    status = as_model(invoke(run, "hook", "status", "--json"), HookStatusOut)
+    assert isinstance(status, HookStatusOut) and status.hooks["session-start"].success
+
+
+def test_ingest_json_reports_in_its_shape(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "fresh"))
+    first = as_model(invoke(CliRunner(), "ingest", str(EXAMPLES), "--no-embed", "--json"), IngestOut)
+    assert isinstance(first, IngestOut) and first.chunks_added > 0 and first.vectors_added is None
+    again = as_model(invoke(CliRunner(), "ingest", str(EXAMPLES), "--no-embed", "--json"), IngestOut)
+    assert isinstance(again, IngestOut) and again.chunks_added == 0 and again.files_unchanged == again.files
+    text = invoke(CliRunner(), "ingest", str(EXAMPLES), "--no-embed")
+    assert text.exit_code == 0 and "Ingest summary" in text.stdout and "deferred (--no-embed)" in text.stdout
+
+
+def test_stats_report_an_unusable_vector_index_and_the_rest(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One behaviour for the CLI and MCP (both call Memory.stats): the counts, and why vectors are missing."""
+    monkeypatch.setenv("CAUSANTIC_EMBEDDING_MODEL", "no-such-model")
+    stats = as_model(invoke(run, "stats", "--json"), StatsOut)
+    assert isinstance(stats, StatsOut) and stats.chunks > 0 and stats.projects == 1
+    assert stats.vectors is None and stats.vector_error and "no-such-model" in stats.vector_error
+    text = invoke(run, "stats")
+    assert text.exit_code == 0 and "unavailable" in text.stdout
+    assert "the vector index cannot be read (Unknown embedding model 'no-such-model'" in text.stderr

@@ -1,0 +1,55 @@
+"""The rules the facade holds for every interface, on a real (small) store without vectors."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from process_support import EXAMPLES
+from pydantic import ValidationError
+
+from causantic import Memory
+from causantic.errors import CausanticError, InvalidQuery, ProjectNotFound
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Memory:
+    opened = Memory(tmp_path / "home")
+    opened.ingest([EXAMPLES], embed=False)
+    return opened
+
+
+def test_a_start_time_and_days_back_exclude_each_other_and_an_end_must_follow_the_start(memory: Memory) -> None:
+    with memory, pytest.raises(InvalidQuery, match="not both"):
+        memory.sessions("acme-shop", since=datetime(2026, 1, 1), days_back=3)
+    with Memory(memory.home) as again, pytest.raises(InvalidQuery, match="must be later"):
+        again.search("redis", since=datetime(2026, 2, 1), until=datetime(2026, 1, 1))
+
+
+def test_queries_are_checked_once_for_everyone(memory: Memory) -> None:
+    with memory:
+        for ask in (memory.search, memory.recall, memory.predict):
+            with pytest.raises(InvalidQuery, match="empty"):
+                ask("  ")
+
+
+def test_forget_by_query_needs_vectors_and_forget_of_an_unknown_project_says_so(memory: Memory) -> None:
+    with memory:
+        with pytest.raises(CausanticError, match="no vectors are stored yet"):
+            memory.forget("acme-shop", query="redis")
+        with pytest.raises(ProjectNotFound):
+            memory.forget("no-such-project", before=datetime(2026, 1, 1))
+        preview = memory.forget("acme-shop")
+        assert preview.dry_run and preview.whole_project and preview.count == memory.stats().chunks
+        assert memory.stats().chunks == preview.count  # a preview deletes nothing
+
+
+def test_results_are_frozen_and_name_their_project(memory: Memory) -> None:
+    with memory:
+        stats = memory.stats()
+        with pytest.raises(ValidationError):
+            stats.chunks = 0  # type: ignore[misc]
+        listing = memory.sessions("/home/dev/acme-shop")  # by path as well as by name
+        assert (listing.project, listing.project_path) == ("acme-shop", "/home/dev/acme-shop")
+        assert listing.total == len(listing.sessions) == stats.sessions
