@@ -68,8 +68,35 @@ def backend_config(request: pytest.FixtureRequest) -> Config:
     return backend_settings(request)
 
 
+# Modules whose tests each run the product as real processes (CLI, hooks, MCP servers, installs) or
+# fill a disk: seconds per test. They leave the fast lane, `pytest -m "not slow"`; CI runs everything.
+PROCESS_MODULES = frozenset(
+    {
+        "hooks/test_claude_md.py",
+        "hooks/test_ingest_hooks.py",
+        "hooks/test_prompt_memory.py",
+        "hooks/test_session_start.py",
+        "integration/test_agents_init.py",
+        "integration/test_init_uninstall.py",
+        "mcp/test_concurrency.py",
+        "mcp/test_http.py",
+        "mcp/test_stdio_server.py",
+        "store/test_store_failures.py",
+        "test_cli_imports.py",
+    }
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # Tests that read ../shared carry the `shared` marker, so `-m "not shared"` runs the rest.
+    # Tests on a real PostgreSQL (a server start, then network round trips) join the slow lane.
+    tests_root = Path(__file__).parent
     for item in items:
-        if {"corpus_dir", "agents_corpus"} & set(getattr(item, "fixturenames", ())):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if {"corpus_dir", "agents_corpus"} & fixtures:
             item.add_marker(pytest.mark.shared)
+        callspec = getattr(item, "callspec", None)
+        on_postgres = callspec is not None and "postgres" in callspec.params.values()
+        module = item.path.relative_to(tests_root).as_posix()
+        if "postgres_server" in fixtures or on_postgres or module in PROCESS_MODULES:
+            item.add_marker(pytest.mark.slow)

@@ -47,6 +47,7 @@ def _projects() -> set[str]:
         return {r.name for r in services.store.project_summaries()}
 
 
+@pytest.mark.slow
 def test_the_quick_start_says_the_examples_are_not_memory_and_real_sessions_replace_them(
     no_sessions_here: Path,
 ) -> None:

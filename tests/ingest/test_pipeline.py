@@ -39,6 +39,7 @@ def _graph(services: Services) -> tuple[set[str], set[tuple[str, str, str]]]:
     return chunks, edges
 
 
+@pytest.mark.slow
 def test_every_corpus_transcript_ingests_without_an_error(corpus_dir: Path) -> None:
     with open_services(Config()) as services:
         report = _ingest(services, corpus_dir, workers=2)
@@ -113,6 +114,7 @@ def _session_id(services: Services) -> str:
     return services.store.conn.execute("SELECT id FROM sessions").fetchone()[0]
 
 
+@pytest.mark.slow
 def test_a_killed_batch_ingest_leaves_a_consistent_store_that_the_next_run_completes(
     corpus_dir: Path, tmp_path: Path, causantic_home: Path
 ) -> None:
@@ -400,6 +402,7 @@ def test_the_skipped_lines_figure_counts_damaged_lines_only(corpus_dir: Path, tm
     assert report.as_dict()["ignored_records"]["malformed message"] == 2  # type: ignore[index]
 
 
+@pytest.mark.slow
 def test_a_pasted_8_mb_line_is_kept_for_keyword_search_redacted_and_summarised_for_embedding(
     corpus_dir: Path, tmp_path: Path
 ) -> None:
