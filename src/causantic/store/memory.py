@@ -11,17 +11,17 @@ scope chunk reads with a :class:`~causantic.store.records.ChunkScope`, and get f
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 
 from causantic.config import SOURCES
 from causantic.errors import store_failure
+from causantic.store import common
 from causantic.store import sqlite as sqlite_util
 from causantic.store.fts import quote_phrase
 from causantic.store.keyword import KeywordSearch
@@ -45,7 +45,6 @@ from causantic.store.records import (
 )
 from causantic.store.rows import CHUNK_COLUMNS, stored_chunk
 
-_SQL_VARIABLE_BATCH = 500
 _COUNTED_SCOPES = 64  # scopes whose chunk count is kept (searches use a handful: all, each project)
 
 
@@ -110,30 +109,18 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         return Project(row["id"], row["path"], row["name"]) if row else None
 
     def _create_project(self, path: str) -> Project:
-        cur = self.conn.execute("INSERT INTO projects(path, name, created_at) VALUES (?, ?, ?)", (path, path, _now()))
+        cur = self.conn.execute(
+            "INSERT INTO projects(path, name, created_at) VALUES (?, ?, ?)", (path, path, common.now())
+        )
         assert cur.lastrowid is not None
-        names = self._name_family(_path_parts(path)[-1])
+        names = self._name_family(common.path_parts(path)[-1])
         return Project(cur.lastrowid, path, names[cur.lastrowid])
 
     def _name_family(self, basename: str) -> dict[int, str]:
-        """Give every project with this folder name the shortest unique trailing part of its path.
-
-        One project is just ``api``; two become ``work/api`` and ``clients/api``, and so on, so that
-        no name silently means "the first one ingested". Returns the names by project id.
-        """
-        family = [
-            (r["id"], r["path"])
-            for r in self.conn.execute("SELECT id, path FROM projects")
-            if _path_parts(r["path"])[-1] == basename
-        ]
-        longest = max(len(_path_parts(p)) for _, p in family)
-        names: dict[int, str] = {}
-        for depth in range(1, longest + 1):
-            names = {pid: "/".join(_path_parts(p)[-depth:]) for pid, p in family}
-            if len(set(names.values())) == len(names):
-                break
-        else:
-            names = dict(family)
+        """Rename the projects with this folder name apart (:func:`common.family_names`)."""
+        names = common.family_names(
+            ((r[0], r[1]) for r in self.conn.execute("SELECT id, path FROM projects")), basename
+        )
         self.conn.executemany("UPDATE projects SET name = ? WHERE id = ?", [(n, pid) for pid, n in names.items()])
         return names
 
@@ -148,7 +135,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         if not rows:
             rows = self.conn.execute(
                 "SELECT id, path, name FROM projects WHERE name LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\'",
-                ("%/" + _like_escape(text), "%/" + _like_escape(text)),
+                ("%/" + common.like_escape(text), "%/" + common.like_escape(text)),
             ).fetchall()
         return [Project(r["id"], r["path"], r["name"]) for r in rows]
 
@@ -286,7 +273,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             "INSERT INTO files(path, size, mtime_ns, skipped_lines, ingested_at) VALUES (?, ?, ?, ?, ?)"
             " ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns,"
             " skipped_lines = excluded.skipped_lines, ingested_at = excluded.ingested_at",
-            [(m.path, m.size, m.mtime_ns, m.skipped_lines, _now()) for m in marks],
+            [(m.path, m.size, m.mtime_ns, m.skipped_lines, common.now()) for m in marks],
         )
 
     # ---- sessions, chunks, edges ----------------------------------------------------------
@@ -306,8 +293,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         with the session's edges and file marks. When several files hold parts of one session (a
         resumed session), the title of the part that starts first wins.
         """
-        starts = [c.start_time for c in chunks]
-        ends = [c.end_time for c in chunks]
+        started, ended = common.session_span(chunks)
         self.conn.execute(
             "INSERT INTO sessions(id, project_id, started_at, ended_at, team_name, source, title)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -321,8 +307,8 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             (
                 session_id,
                 project.id,
-                min(starts) if starts else None,
-                max(ends) if ends else None,
+                started,
+                ended,
                 team_name,
                 source,
                 title,
@@ -330,13 +316,8 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         )
         chunks = self._without_forgotten(chunks)
         existing = self._existing_hashes([c.id for c in chunks])
-        new = [c for c in chunks if c.id not in existing]
-        changed = [
-            c
-            for c in chunks
-            if c.id in existing and existing[c.id][0] != c.content_hash and not _older_copy(c, existing[c.id][1])
-        ]
-        now = _now()
+        new, changed = common.new_and_changed(chunks, existing)
+        now = common.now()
         self.conn.executemany(
             "INSERT INTO chunks(id, session_id, project_id, agent, agent_id, team_name, turn_index, part,"
             " start_time, end_time, content, search_terms, content_hash, approx_tokens, tool_use_count,"
@@ -347,37 +328,13 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             " approx_tokens = excluded.approx_tokens, tool_use_count = excluded.tool_use_count,"
             " code_block_count = excluded.code_block_count, has_thinking = excluded.has_thinking,"
             " message_uuids = excluded.message_uuids, agent = excluded.agent, team_name = excluded.team_name",
-            [
-                (
-                    c.id,
-                    c.session_id,
-                    project.id,
-                    c.agent,
-                    c.agent_id,
-                    c.team_name,
-                    c.turn_index,
-                    c.part,
-                    c.start_time,
-                    c.end_time,
-                    c.content,
-                    c.search_terms,
-                    c.content_hash,
-                    c.approx_tokens,
-                    c.tool_use_count,
-                    c.code_block_count,
-                    int(c.has_thinking),
-                    json.dumps(c.message_uuids),
-                    now,
-                    source,
-                )
-                for c in [*new, *changed]
-            ],
+            [common.chunk_values(c, project.id, now, source) for c in [*new, *changed]],
         )
         return [c.id for c in new], len(changed)
 
     def _without_forgotten(self, chunks: Sequence[ChunkRecord]) -> list[ChunkRecord]:
         gone: set[str] = set()
-        for batch in _batches([c.id for c in chunks]):
+        for batch in common.batches([c.id for c in chunks]):
             marks = ",".join("?" * len(batch))
             gone.update(
                 r[0] for r in self.conn.execute(f"SELECT chunk_id FROM forgotten WHERE chunk_id IN ({marks})", batch)
@@ -391,10 +348,10 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         not restore them. Sessions left without chunks are removed too, and the chunks' vectors
         (``ON DELETE CASCADE``).
         """
-        now = _now()
+        now = common.now()
         removed = 0
         with self.atomic():
-            for batch in _batches(ids):
+            for batch in common.batches(ids):
                 marks = ",".join("?" * len(batch))
                 if remember:
                     self.conn.executemany(
@@ -410,7 +367,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def projects_of_chunks(self, ids: Sequence[str]) -> set[int]:
         out: set[int] = set()
-        for batch in _batches(ids):
+        for batch in common.batches(ids):
             marks = ",".join("?" * len(batch))
             out.update(
                 r[0] for r in self.conn.execute(f"SELECT DISTINCT project_id FROM chunks WHERE id IN ({marks})", batch)
@@ -423,7 +380,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def session_chunk_keys(self, session_id: str) -> list[ChunkKey]:
         """Where each stored chunk of a session sits in its transcript."""
         return [
-            ChunkKey(r[0], r[1], r[2], r[3], tuple(json.loads(r[4] or "[]")))
+            common.chunk_key(r)
             for r in self.conn.execute(
                 "SELECT id, agent_id, turn_index, part, message_uuids FROM chunks WHERE session_id = ?", (session_id,)
             )
@@ -434,7 +391,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         marks (cascades), and the session row if nothing is left. Unlike :meth:`delete_chunks` nothing is
         remembered as forgotten: the text may come back in another form. Call inside :meth:`atomic`."""
         removed = 0
-        for batch in _batches(ids):
+        for batch in common.batches(ids):
             marks = ",".join("?" * len(batch))
             removed += self.conn.execute(
                 f"DELETE FROM chunks WHERE session_id = ? AND id IN ({marks})", [session_id, *batch]
@@ -448,7 +405,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def _existing_hashes(self, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         """Stored (content hash, message uuids JSON) by chunk id."""
         out: dict[str, tuple[str, str]] = {}
-        for batch in _batches(ids):
+        for batch in common.batches(ids):
             marks = ",".join("?" * len(batch))
             out.update(
                 (r[0], (r[1], r[2]))
@@ -472,7 +429,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         scope = set(scope_chunk_ids)
         type_marks = ",".join("?" * len(reference_types))
         stored: set[tuple[str, str, str]] = set()
-        for batch in _batches(scope_chunk_ids):
+        for batch in common.batches(scope_chunk_ids):
             marks = ",".join("?" * len(batch))
             stored.update(
                 (r[0], r[1], r[2])
@@ -503,23 +460,18 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def _apply_edges(self, stored: set[tuple[str, str, str]], edges: Sequence[EdgeRecord]) -> list[EdgeRecord]:
         """Delete ``stored`` edges not in ``edges``, insert the new ones; return those inserted."""
         present = self._existing_hashes(list({i for e in edges for i in (e.source, e.target)}))
-        # An edge into a forgotten chunk has no end to point at: it is left out.
-        wanted = {
-            (e.source, e.target, e.reference_type): e for e in edges if e.source in present and e.target in present
-        }
-        stale = stored - wanted.keys()
+        stale, new = common.edge_changes(stored, edges, present.keys())
         if stale:
             self.conn.executemany(
                 "DELETE FROM edges WHERE source_chunk_id = ? AND target_chunk_id = ? AND reference_type = ?",
                 list(stale),
             )
-        new = [e for key, e in wanted.items() if key not in stored and e.source != e.target]
         self.add_edges(new)
         return new
 
     def add_edges(self, edges: Sequence[EdgeRecord]) -> int:
         before = self.conn.total_changes
-        now = _now()
+        now = common.now()
         self.conn.executemany(
             "INSERT INTO edges(source_chunk_id, target_chunk_id, edge_type, reference_type, initial_weight,"
             " created_at) VALUES (?, ?, 'forward', ?, ?, ?) ON CONFLICT DO NOTHING",
@@ -597,7 +549,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         Clusters not kept are deleted with their memberships; ids of kept clusters survive, so a
         topic keeps its identity across reclusters. Returns the ids in input order.
         """
-        now = _now()
+        now = common.now()
         ids: list[int] = []
         with self.atomic():
             keep = {cid for cid, *_ in clusters if cid is not None}
@@ -642,7 +594,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def clusters_of(self, chunk_ids: Sequence[str]) -> dict[str, list[tuple[int, float]]]:
         """Each chunk's clusters with its distance to their centroids, nearest first."""
         out: dict[str, list[tuple[int, float]]] = {}
-        for batch in _batches(chunk_ids):
+        for batch in common.batches(chunk_ids):
             marks = ",".join("?" * len(batch))
             for chunk_id, cluster_id, distance in self.conn.execute(
                 f"SELECT chunk_id, cluster_id, distance FROM chunk_clusters WHERE chunk_id IN ({marks})"
@@ -690,7 +642,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def chunk_texts(self, ids: Sequence[str]) -> dict[str, str]:
         out: dict[str, str] = {}
-        for batch in _batches(ids):
+        for batch in common.batches(ids):
             marks = ",".join("?" * len(batch))
             out.update(self.conn.execute(f"SELECT id, content FROM chunks WHERE id IN ({marks})", batch).fetchall())
         return out
@@ -698,7 +650,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def session_openings(self, session_ids: Sequence[str]) -> dict[str, str]:
         """Each session's first main-agent chunk text (its opening prompt, where the task is stated)."""
         out: dict[str, str] = {}
-        for batch in _batches(list(dict.fromkeys(session_ids))):
+        for batch in common.batches(list(dict.fromkeys(session_ids))):
             marks = ",".join("?" * len(batch))
             out.update(
                 self.conn.execute(
@@ -724,7 +676,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def get_chunks(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
         out: dict[str, StoredChunk] = {}
-        for batch in _batches(ids):
+        for batch in common.batches(ids):
             marks = ",".join("?" * len(batch))
             for row in self.conn.execute(
                 f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id WHERE c.id IN ({marks})",
@@ -833,7 +785,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         """Per session, the text of its first chunk that opens with a user prompt (the main agent's
         first, another agent's when the main agent has none)."""
         out: dict[str, str] = {}
-        for batch in _batches(session_ids):
+        for batch in common.batches(session_ids):
             marks = ",".join("?" * len(batch))
             out.update(
                 self.conn.execute(
@@ -848,7 +800,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def agent_spawns(self, session_ids: Sequence[str]) -> list[tuple[str, str, str]]:
         """(session id, spawning agent, spawned agent) from brief and team-spawn edges."""
         out: list[tuple[str, str, str]] = []
-        for batch in _batches(session_ids):
+        for batch in common.batches(session_ids):
             marks = ",".join("?" * len(batch))
             out.extend(
                 (r[0], r[1], r[2])
@@ -975,7 +927,7 @@ def _chunk_scope(scope: ChunkScope) -> tuple[str, list[object]]:
         params.append(scope.session_id)
     if scope.session_prefix is not None:
         where.append("c.session_id LIKE ? ESCAPE '\\'")
-        params.append(_like_escape(scope.session_prefix) + "%")
+        params.append(common.like_escape(scope.session_prefix) + "%")
     if scope.agent is not None:
         where.append("c.agent = ?")
         params.append(scope.agent)
@@ -986,31 +938,3 @@ def _chunk_scope(scope: ChunkScope) -> tuple[str, list[object]]:
         where.append("c.start_time < ?")
         params.append(iso(scope.until))
     return " AND ".join(where) or "1=1", params
-
-
-def _path_parts(path: str) -> list[str]:
-    return [part for part in path.replace("\\", "/").split("/") if part] or [path]
-
-
-def _batches(items: Sequence[str]) -> Iterator[list[str]]:
-    items = list(items)
-    for start in range(0, len(items), _SQL_VARIABLE_BATCH):
-        yield items[start : start + _SQL_VARIABLE_BATCH]
-
-
-def _like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _now() -> str:
-    return iso(datetime.now(UTC))
-
-
-def _older_copy(chunk: ChunkRecord, stored_uuids: str) -> bool:
-    """The stored chunk was made from more of the same turn than ``chunk`` (an early copy of the
-    session read after the full file): keep the fuller text."""
-    try:
-        stored = set(json.loads(stored_uuids or "[]"))
-    except ValueError:
-        return False
-    return set(chunk.message_uuids) < stored

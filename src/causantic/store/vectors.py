@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from causantic.files import file_lock
+from causantic.store import common
 from causantic.store import sqlite as sqlite_util
 from causantic.store.migrations import migrate
 from causantic.store.records import VectorHealth, VectorMatch, VectorRecord
@@ -73,7 +74,6 @@ HEALTH_TTL_S = 30.0
 # A scoped read walks the scope's chunks (by their project or agent index) and looks up each one's
 # vector: CROSS JOIN keeps SQLite from scanning every vector of the model instead (seconds at 1M rows).
 _SCOPED_FROM = "chunks c CROSS JOIN vectors v ON v.chunk_id = c.id AND v.model = ?"
-_SQL_BATCH = 500
 _BUILD_BATCH = 50_000
 
 
@@ -205,7 +205,7 @@ class VectorIndex:
     def delete(self, chunk_ids: Iterable[str]) -> int:
         removed = 0
         with self._lock, sqlite_util.atomic(self.conn):
-            for batch in _batches(list(chunk_ids)):
+            for batch in common.batches(list(chunk_ids)):
                 marks = ",".join("?" * len(batch))
                 removed += self.conn.execute(
                     f"DELETE FROM vectors WHERE model = ? AND chunk_id IN ({marks})", [self.model_id, *batch]
@@ -275,10 +275,8 @@ class VectorIndex:
         self, vector: np.ndarray, *, limit: int, project_ids: Sequence[int] | None = None, agent: str | None = None
     ) -> list[VectorMatch]:
         """Nearest chunks first, each with its vector and its exact cosine similarity."""
-        import numpy as np
 
-        query = np.asarray(vector, dtype=np.float32)
-        query = query / (np.linalg.norm(query) or 1.0)
+        query = unit_query(vector)
         scope, params = _scope(project_ids, agent)
         with self._lock:
             ann = self._current_ann()
@@ -294,10 +292,7 @@ class VectorIndex:
             if row[0] not in seen:
                 seen.add(row[0])
                 unique.append(row)
-        matrix = self._matrix([r[2] for r in unique])
-        similarities = matrix @ query
-        top = np.argsort(-similarities, kind="stable")[:limit]
-        return [VectorMatch(unique[i][1], float(similarities[i]), matrix[i]) for i in top]
+        return nearest([r[1] for r in unique], self._matrix([r[2] for r in unique]), query, limit)
 
     # ---- the ANN index ------------------------------------------------------------------------
 
@@ -561,7 +556,7 @@ class VectorIndex:
         """The rows of ``seqs`` still present, with the scope checked against their chunks again."""
         source = "vectors v CROSS JOIN chunks c ON c.id = v.chunk_id" if scope else "vectors v"
         out: list[tuple[int, str, bytes]] = []
-        for batch in _batches(seqs):
+        for batch in common.batches(seqs):
             marks = ",".join("?" * len(batch))
             out.extend(
                 tuple(r)
@@ -575,14 +570,13 @@ class VectorIndex:
     def _fetch(self, column: str, keys: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         with self._lock:
-            for batch in _batches(keys):
+            for batch in common.batches(keys):
                 marks = ",".join("?" * len(batch))
                 rows = self.conn.execute(
                     f"SELECT {column}, vector FROM vectors WHERE model = ? AND {column} IN ({marks})",
                     [self.model_id, *batch],
                 ).fetchall()
-                for key, row in zip((r[0] for r in rows), self._matrix([r[1] for r in rows]), strict=True):
-                    out.setdefault(key, row)
+                first_by_key([r[0] for r in rows], self._matrix([r[1] for r in rows]), out)
         return out
 
     def _blob(self, vector: Any) -> bytes:
@@ -614,6 +608,27 @@ def _scope(project_ids: Sequence[int] | None, agent: str | None) -> tuple[str, l
     return clause, params
 
 
-def _batches(items: Sequence[Any]) -> Iterator[list[Any]]:
-    for start in range(0, len(items), _SQL_BATCH):
-        yield list(items[start : start + _SQL_BATCH])
+def unit_query(vector: Any) -> np.ndarray:
+    """A query vector as float32 of length 1 (a zero vector stays zero)."""
+    import numpy as np
+
+    query = np.asarray(vector, dtype=np.float32)
+    return query / (np.linalg.norm(query) or 1.0)
+
+
+def nearest(ids: Sequence[str], matrix: np.ndarray, query: np.ndarray, limit: int) -> list[VectorMatch]:
+    """The ``limit`` rows of ``matrix`` (unit vectors, ``ids`` in order) most like the unit ``query``,
+    best first, each with its exact cosine similarity; ties keep their order."""
+    import numpy as np
+
+    similarities = matrix @ query
+    top = np.argsort(-similarities, kind="stable")[:limit]
+    return [VectorMatch(ids[i], float(similarities[i]), matrix[i]) for i in top]
+
+
+def first_by_key(keys: Sequence[str], matrix: np.ndarray, out: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Add each row of ``matrix`` to ``out`` under its key unless the key is there (several chunks can
+    share one content hash: any one of their vectors serves)."""
+    for key, row in zip(keys, matrix, strict=True):
+        out.setdefault(key, row)
+    return out

@@ -22,7 +22,15 @@ from causantic.store.postgres import keyword
 from causantic.store.postgres.connection import connect, failure, psycopg_module
 from causantic.store.postgres.migrations import migrate
 from causantic.store.sqlite import raising_store_errors
-from causantic.store.vectors import HEALTH_TTL_S, VectorHealth, VectorMatch, VectorRecord
+from causantic.store.vectors import (
+    HEALTH_TTL_S,
+    VectorHealth,
+    VectorMatch,
+    VectorRecord,
+    first_by_key,
+    nearest,
+    unit_query,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -184,11 +192,9 @@ class PgVectorIndex:
         member: str | None = None,
     ) -> list[VectorMatch]:
         """Nearest chunks first, each with its vector and its exact cosine similarity."""
-        import numpy as np
         from psycopg import sql
 
-        query = np.asarray(vector, dtype=np.float32)
-        query = query / (np.linalg.norm(query) or 1.0)
+        query = unit_query(vector)
         clause, params = keyword.scope_sql(project_ids, agent, member)
         k = 2 * limit + 16
         with self._lock:
@@ -210,10 +216,7 @@ class PgVectorIndex:
                     rows = self.conn.execute(statement, [self._vector(query), k]).fetchall()
         if not rows:
             return []
-        matrix = self._matrix([r[1] for r in rows])
-        similarities = matrix @ query
-        top = np.argsort(-similarities, kind="stable")[:limit]
-        return [VectorMatch(rows[i][0], float(similarities[i]), matrix[i]) for i in top]
+        return nearest([r[0] for r in rows], self._matrix([r[1] for r in rows]), query, limit)
 
     # ---- the HNSW index -----------------------------------------------------------------------
 
@@ -256,10 +259,7 @@ class PgVectorIndex:
                 f"SELECT {column}, embedding FROM vectors WHERE model = %s AND {column} = ANY(%s)",
                 (self.model_id, keys),
             ).fetchall()
-        out: dict[str, np.ndarray] = {}
-        for key, row in zip((r[0] for r in rows), self._matrix([r[1] for r in rows]), strict=True):
-            out.setdefault(key, row)
-        return out
+        return first_by_key([r[0] for r in rows], self._matrix([r[1] for r in rows]), {})
 
     def _vector(self, vector: Any) -> Any:
         import numpy as np
