@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from causantic.store.records import ChunkKey, ChunkRecord, EdgeRecord, iso
+from causantic.store.records import ChunkKey, ChunkRecord, EdgeRecord, SessionTotals, iso
 
 # Ids per ``IN (…)`` list: well under SQLite's oldest variable limit (999).
 SQL_BATCH = 500
@@ -146,3 +146,38 @@ def edge_changes(
     wanted = {(e.source, e.target, e.reference_type): e for e in edges if e.source in present and e.target in present}
     new = [e for key, e in wanted.items() if key not in stored and e.source != e.target]
     return stored - wanted.keys(), new
+
+
+def agent_and_time(
+    mark: str, agent: str | None, since: datetime | None, until: datetime | None
+) -> tuple[list[str], list[object]]:
+    """WHERE conditions (to AND together) and their values over chunks aliased ``c``: written by
+    ``agent``, starting at or after ``since`` and before ``until``; None leaves a bound out.
+    ``mark``: the driver's placeholder, ``?`` (sqlite3) or ``%s`` (psycopg)."""
+    where: list[str] = []
+    params: list[object] = []
+    if agent is not None:
+        where.append(f"c.agent = {mark}")
+        params.append(agent)
+    if since is not None:
+        where.append(f"c.start_time >= {mark}")
+        params.append(iso(since))
+    if until is not None:
+        where.append(f"c.start_time < {mark}")
+        params.append(iso(until))
+    return where, params
+
+
+def session_totals(row: Any) -> SessionTotals:
+    """A ``session_summaries`` row (``session_id, started, ended, chunks, tokens, agents, source,
+    title``; ``agents`` comma-joined) as :class:`SessionTotals`."""
+    return SessionTotals(
+        row["session_id"],
+        row["started"],
+        row["ended"],
+        row["chunks"],
+        int(row["tokens"] or 0),
+        tuple(sorted((row["agents"] or "").split(","))),
+        row["source"],
+        row["title"],
+    )

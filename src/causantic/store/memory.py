@@ -41,7 +41,6 @@ from causantic.store.records import (
     SessionTotals,
     StoredChunk,
     TopicTotals,
-    iso,
 )
 from causantic.store.rows import CHUNK_COLUMNS, stored_chunk
 
@@ -216,28 +215,11 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     ) -> list[SessionTotals]:
         """Per session: first/last time, chunk and token counts, agents, title; newest first.
         With ``agent``, only sessions it took part in, counting its chunks."""
-        where = ["c.project_id = ?"]
-        params: list[object] = [project_id]
-        if agent is not None:
-            where.append("c.agent = ?")
-            params.append(agent)
-        if since is not None:
-            where.append("c.start_time >= ?")
-            params.append(iso(since))
-        if until is not None:
-            where.append("c.start_time < ?")
-            params.append(iso(until))
+        where, params = common.agent_and_time("?", agent, since, until)
+        where.insert(0, "c.project_id = ?")
+        params.insert(0, project_id)
         return [
-            SessionTotals(
-                r["session_id"],
-                r["started"],
-                r["ended"],
-                r["chunks"],
-                r["tokens"] or 0,
-                tuple(sorted((r["agents"] or "").split(","))),
-                r["source"],
-                r["title"],
-            )
+            common.session_totals(r)
             for r in self.conn.execute(
                 "SELECT c.session_id, MIN(c.start_time) AS started, MAX(c.end_time) AS ended, COUNT(*) AS chunks,"
                 " SUM(c.approx_tokens) AS tokens, GROUP_CONCAT(DISTINCT c.agent) AS agents, MIN(c.source) AS source,"
@@ -928,13 +910,7 @@ def _chunk_scope(scope: ChunkScope) -> tuple[str, list[object]]:
     if scope.session_prefix is not None:
         where.append("c.session_id LIKE ? ESCAPE '\\'")
         params.append(common.like_escape(scope.session_prefix) + "%")
-    if scope.agent is not None:
-        where.append("c.agent = ?")
-        params.append(scope.agent)
-    if scope.since is not None:
-        where.append("c.start_time >= ?")
-        params.append(iso(scope.since))
-    if scope.until is not None:
-        where.append("c.start_time < ?")
-        params.append(iso(scope.until))
+    tail, values = common.agent_and_time("?", scope.agent, scope.since, scope.until)
+    where += tail
+    params += values
     return " AND ".join(where) or "1=1", params

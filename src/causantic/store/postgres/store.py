@@ -37,7 +37,6 @@ from causantic.store.records import (
     SessionTotals,
     StoredChunk,
     TopicTotals,
-    iso,
 )
 from causantic.store.rows import CHUNK_COLUMNS, stored_chunk
 from causantic.store.sqlite import raising_store_errors
@@ -213,17 +212,9 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         until: datetime | None = None,
         agent: str | None = None,
     ) -> list[SessionTotals]:
-        where = ["c.project_id = %s"]
-        params: list[object] = [project_id]
-        if agent is not None:
-            where.append("c.agent = %s")
-            params.append(agent)
-        if since is not None:
-            where.append("c.start_time >= %s")
-            params.append(iso(since))
-        if until is not None:
-            where.append("c.start_time < %s")
-            params.append(iso(until))
+        where, params = common.agent_and_time("%s", agent, since, until)
+        where.insert(0, "c.project_id = %s")
+        params.insert(0, project_id)
         rows = self._rows(
             "SELECT c.session_id, MIN(c.start_time) AS started, MAX(c.end_time) AS ended, COUNT(*) AS chunks,"
             " SUM(c.approx_tokens) AS tokens, string_agg(DISTINCT c.agent, ',') AS agents, MIN(c.source) AS source,"
@@ -231,19 +222,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
             f" FROM chunks c WHERE {' AND '.join(where)} GROUP BY c.session_id ORDER BY started DESC, c.session_id",
             params,
         )
-        return [
-            SessionTotals(
-                r["session_id"],
-                r["started"],
-                r["ended"],
-                r["chunks"],
-                int(r["tokens"] or 0),
-                tuple(sorted((r["agents"] or "").split(","))),
-                r["source"],
-                r["title"],
-            )
-            for r in rows
-        ]
+        return [common.session_totals(r) for r in rows]
 
     def first_chunk_texts(self, session_ids: Sequence[str]) -> dict[str, str]:
         return self._first_texts(session_ids, "")
@@ -823,15 +802,9 @@ def _chunk_scope(scope: ChunkScope) -> tuple[str, list[object]]:
     if scope.session_prefix is not None:
         where.append("starts_with(c.session_id, %s)")  # no pattern: a prefix is matched literally
         params.append(scope.session_prefix)
-    if scope.agent is not None:
-        where.append("c.agent = %s")
-        params.append(scope.agent)
-    if scope.since is not None:
-        where.append("c.start_time >= %s")
-        params.append(iso(scope.since))
-    if scope.until is not None:
-        where.append("c.start_time < %s")
-        params.append(iso(scope.until))
+    tail, values = common.agent_and_time("%s", scope.agent, scope.since, scope.until)
+    where += tail
+    params += values
     return " AND ".join(where) or "TRUE", params
 
 
