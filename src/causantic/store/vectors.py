@@ -36,8 +36,8 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -126,11 +126,11 @@ class VectorIndex:
         self.folder = folder
         self.model_id = model_id
         self.dims = dims
-        self.table_name = "chunks_" + re.sub(r"[^A-Za-z0-9_]", "_", model_id)
+        self.table_name = table_name(model_id)
         self.busy_timeout_ms = busy_timeout_ms
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
-        self._write_depth = 0
+        self._writes = Nesting()
         self._ann: _Ann | None = None
         self._health: tuple[float, VectorHealth] | None = None
 
@@ -165,26 +165,21 @@ class VectorIndex:
     def writing(self) -> Iterator[None]:
         """Hold this model's embedding lock (other processes wait), so two processes never embed the
         same chunks or build the ANN index at once; nested calls share it."""
-        with self._lock:
-            if self._write_depth:
-                self._write_depth += 1
-                try:
-                    yield
-                finally:
-                    self._write_depth -= 1
-                return
-            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            with file_lock(self.folder / f".{self.table_name}.write.lock"):
-                self._write_depth = 1
-                # Lance creates its files with the process umask (0644 by default); vectors and
-                # chunk ids are as private as the text. The umask is process-wide, so it is set
-                # only while this write lock is held.
-                umask = os.umask(0o077)
-                try:
-                    yield
-                finally:
-                    os.umask(umask)
-                    self._write_depth = 0
+        with self._lock, self._writes.outermost(self._write_lock):
+            yield
+
+    @contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with file_lock(self.folder / f".{self.table_name}.write.lock"):
+            # Lance creates its files with the process umask (0644 by default); vectors and
+            # chunk ids are as private as the text. The umask is process-wide, so it is set
+            # only while this write lock is held.
+            umask = os.umask(0o077)
+            try:
+                yield
+            finally:
+                os.umask(umask)
 
     # ---- writes -------------------------------------------------------------------------------
 
@@ -606,6 +601,35 @@ def _scope(project_ids: Sequence[int] | None, agent: str | None) -> tuple[str, l
         clause += " AND c.agent = ?"
         params.append(agent)
     return clause, params
+
+
+def table_name(model_id: str) -> str:
+    """The name a model's vectors go by (index files, index names): its id in ``[A-Za-z0-9_]``."""
+    return "chunks_" + re.sub(r"[^A-Za-z0-9_]", "_", model_id)
+
+
+class Nesting:
+    """Nested ``with`` blocks of one holder (under its thread lock) of which only the outermost takes
+    a cross-process lock: a writer calling another writer shares the lock instead of waiting on itself."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+
+    @contextmanager
+    def outermost(self, take: Callable[[], AbstractContextManager[None]]) -> Iterator[None]:
+        if self.depth:
+            self.depth += 1
+            try:
+                yield
+            finally:
+                self.depth -= 1
+            return
+        with take():
+            self.depth = 1
+            try:
+                yield
+            finally:
+                self.depth = 0
 
 
 def unit_query(vector: Any) -> np.ndarray:

@@ -11,7 +11,6 @@ few rows), then computes every similarity exactly from the vectors read back, as
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -24,11 +23,13 @@ from causantic.store.postgres.migrations import migrate
 from causantic.store.sqlite import raising_store_errors
 from causantic.store.vectors import (
     HEALTH_TTL_S,
+    Nesting,
     VectorHealth,
     VectorMatch,
     VectorRecord,
     first_by_key,
     nearest,
+    table_name,
     unit_query,
 )
 
@@ -48,10 +49,10 @@ class PgVectorIndex:
         self.url = url
         self.model_id = model_id
         self.dims = dims
-        self.table_name = "chunks_" + re.sub(r"[^A-Za-z0-9_]", "_", model_id)
+        self.table_name = table_name(model_id)
         self._conn: Any = None
         self._lock = threading.RLock()
-        self._write_depth = 0
+        self._writes = Nesting()
         self._health: tuple[float, VectorHealth] | None = None
 
     @property
@@ -88,22 +89,17 @@ class PgVectorIndex:
     def writing(self) -> Iterator[None]:
         """Hold this model's embedding lock across every member's processes (a session-level advisory
         lock), so two never embed the same chunks at once; nested calls share it."""
-        with self._lock:
-            if self._write_depth:
-                self._write_depth += 1
-                try:
-                    yield
-                finally:
-                    self._write_depth -= 1
-                return
-            key = f"causantic-embed:{self.model_id}"
-            self.conn.execute("SELECT pg_advisory_lock(hashtext(%s))", (key,))
-            self._write_depth = 1
-            try:
-                yield
-            finally:
-                self._write_depth = 0
-                self.conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (key,))
+        with self._lock, self._writes.outermost(self._write_lock):
+            yield
+
+    @contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        key = f"causantic-embed:{self.model_id}"
+        self.conn.execute("SELECT pg_advisory_lock(hashtext(%s))", (key,))
+        try:
+            yield
+        finally:
+            self.conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (key,))
 
     # ---- writes -------------------------------------------------------------------------------
 
