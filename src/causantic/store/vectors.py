@@ -132,7 +132,7 @@ class VectorIndex:
         self._lock = threading.RLock()
         self._writes = Nesting()
         self._ann: _Ann | None = None
-        self._health: tuple[float, VectorHealth] | None = None
+        self._health = HealthCache()
 
     @property
     def ann_path(self) -> Path:
@@ -195,7 +195,7 @@ class VectorIndex:
                 " SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)",
                 rows,
             )
-        self._health = None
+        self._health.clear()
 
     def delete(self, chunk_ids: Iterable[str]) -> int:
         removed = 0
@@ -205,7 +205,7 @@ class VectorIndex:
                 removed += self.conn.execute(
                     f"DELETE FROM vectors WHERE model = ? AND chunk_id IN ({marks})", [self.model_id, *batch]
                 ).rowcount
-        self._health = None
+        self._health.clear()
         return removed
 
     def drop(self) -> None:
@@ -214,7 +214,7 @@ class VectorIndex:
             with sqlite_util.atomic(self.conn):
                 self.conn.execute("DELETE FROM vectors WHERE model = ?", (self.model_id,))
             self._remove_ann()
-        self._health = None
+        self._health.clear()
 
     # ---- reads --------------------------------------------------------------------------------
 
@@ -231,16 +231,14 @@ class VectorIndex:
 
     def health(self, *, fresh: bool = False) -> VectorHealth:
         """How many chunks have no vector of this model, and the state of the ANN index."""
-        now = time.monotonic()
-        if not fresh and self._health is not None and now - self._health[0] < HEALTH_TTL_S:
-            return self._health[1]
+        return self._health.get(fresh, self._measure_health)
+
+    def _measure_health(self) -> VectorHealth:
         with self._lock:
             chunks = self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
             vectors = self.count()
             ann = "not needed" if vectors < ANN_INDEX_MIN_ROWS else self._ann_state()
-        health = VectorHealth(chunks, vectors, ann)
-        self._health = (now, health)
-        return health
+        return VectorHealth(chunks, vectors, ann)
 
     def ids(self) -> set[str]:
         with self._lock:
@@ -606,6 +604,25 @@ def _scope(project_ids: Sequence[int] | None, agent: str | None) -> tuple[str, l
 def table_name(model_id: str) -> str:
     """The name a model's vectors go by (index files, index names): its id in ``[A-Za-z0-9_]``."""
     return "chunks_" + re.sub(r"[^A-Za-z0-9_]", "_", model_id)
+
+
+class HealthCache:
+    """An index's last :class:`VectorHealth`, trusted for :data:`HEALTH_TTL_S`; writes :meth:`clear` it."""
+
+    def __init__(self) -> None:
+        self._last: tuple[float, VectorHealth] | None = None
+
+    def clear(self) -> None:
+        self._last = None
+
+    def get(self, fresh: bool, measure: Callable[[], VectorHealth]) -> VectorHealth:
+        """The cached health, or ``measure()`` when ``fresh``, when none is cached or it is too old."""
+        now = time.monotonic()
+        if not fresh and self._last is not None and now - self._last[0] < HEALTH_TTL_S:
+            return self._last[1]
+        health = measure()
+        self._last = (now, health)
+        return health
 
 
 class Nesting:

@@ -12,7 +12,6 @@ few rows), then computes every similarity exactly from the vectors read back, as
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -22,7 +21,7 @@ from causantic.store.postgres.connection import connect, failure, psycopg_module
 from causantic.store.postgres.migrations import migrate
 from causantic.store.sqlite import raising_store_errors
 from causantic.store.vectors import (
-    HEALTH_TTL_S,
+    HealthCache,
     Nesting,
     VectorHealth,
     VectorMatch,
@@ -53,7 +52,7 @@ class PgVectorIndex:
         self._conn: Any = None
         self._lock = threading.RLock()
         self._writes = Nesting()
-        self._health: tuple[float, VectorHealth] | None = None
+        self._health = HealthCache()
 
     @property
     def conn(self) -> Any:
@@ -116,20 +115,20 @@ class PgVectorIndex:
                 " embedding = excluded.embedding",
                 rows,
             )
-        self._health = None
+        self._health.clear()
 
     def delete(self, chunk_ids: Iterable[str]) -> int:
         with self._lock:
             removed = self.conn.execute(
                 "DELETE FROM vectors WHERE model = %s AND chunk_id = ANY(%s)", (self.model_id, list(chunk_ids))
             ).rowcount
-        self._health = None
+        self._health.clear()
         return int(removed)
 
     def drop(self) -> None:
         with self.writing():
             self.conn.execute("DELETE FROM vectors WHERE model = %s", (self.model_id,))
-        self._health = None
+        self._health.clear()
 
     # ---- reads --------------------------------------------------------------------------------
 
@@ -142,14 +141,12 @@ class PgVectorIndex:
             return self._value("SELECT 1 FROM vectors WHERE model = %s LIMIT 1", (self.model_id,)) is not None
 
     def health(self, *, fresh: bool = False) -> VectorHealth:
-        now = time.monotonic()
-        if not fresh and self._health is not None and now - self._health[0] < HEALTH_TTL_S:
-            return self._health[1]
+        return self._health.get(fresh, self._measure_health)
+
+    def _measure_health(self) -> VectorHealth:
         with self._lock:
             chunks = int(self._value("SELECT COUNT(*) FROM chunks"))
-            health = VectorHealth(chunks, self.count(), "ready")  # HNSW is kept by the server on each write
-        self._health = (now, health)
-        return health
+            return VectorHealth(chunks, self.count(), "ready")  # HNSW is kept by the server on each write
 
     def ids(self) -> set[str]:
         with self._lock:
