@@ -6,17 +6,36 @@ one behaviour and differ only in their SQL."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from causantic.store.records import ChunkKey, ChunkRecord, EdgeRecord, SessionTotals, iso
+from causantic.store.records import ChunkKey, ChunkRecord, EdgeRecord, Project, SessionTotals, iso
 
 # Ids per ``IN (…)`` list: well under SQLite's oldest variable limit (999).
 SQL_BATCH = 500
 
 _T = TypeVar("_T")
+
+# Statements SQLite and PostgreSQL run as written (no parameters, no dialect difference).
+# Projects holding chunks with their totals (ProjectTotals' fields), most recently active first.
+PROJECT_TOTALS_SQL = (
+    "SELECT p.id, p.name, p.path, COUNT(c.rowid) AS chunks, COUNT(DISTINCT c.session_id) AS sessions,"
+    " MIN(c.start_time) AS first_seen, MAX(c.end_time) AS last_seen"
+    " FROM projects p JOIN chunks c ON c.project_id = p.id GROUP BY p.id ORDER BY last_seen DESC"
+)
+# Names of the projects holding any chunk, alphabetically (one index probe per project).
+PROJECT_NAMES_SQL = (
+    "SELECT name FROM projects p WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.project_id = p.id) ORDER BY name"
+)
+# Projects with sessions (ProjectSessions' fields), most recently active first, from the sessions table.
+PROJECT_ACTIVITY_SQL = (
+    "SELECT p.id, p.name, p.path, COUNT(*) AS sessions, MIN(s.started_at) AS first_seen,"
+    " MAX(s.ended_at) AS last_seen FROM sessions s JOIN projects p ON p.id = s.project_id"
+    " GROUP BY p.id ORDER BY last_seen DESC"
+)
 
 EdgeKey = tuple[str, str, str]  # (source chunk id, target chunk id, reference type)
 
@@ -181,3 +200,13 @@ def session_totals(row: Any) -> SessionTotals:
         row["source"],
         row["title"],
     )
+
+
+def project_for_cwd_hash(rows: Iterable[Any], digest: str) -> Project | None:
+    """The project, among rows ``id, path, name, cwd`` (a project with each of its recorded cwds),
+    whose path or a cwd has this sha256 hex digest (Gemini CLI's ``projectHash``)."""
+    for row in rows:
+        for candidate in (row["cwd"], row["path"]):
+            if candidate and hashlib.sha256(candidate.encode()).hexdigest() == digest:
+                return Project(row["id"], row["path"], row["name"])
+    return None

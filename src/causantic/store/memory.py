@@ -10,7 +10,6 @@ scope chunk reads with a :class:`~causantic.store.records.ChunkScope`, and get f
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
@@ -169,11 +168,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         rows = self.conn.execute(
             "SELECT p.id, p.path, p.name, a.cwd FROM projects p LEFT JOIN project_aliases a ON a.project_id = p.id"
         ).fetchall()
-        for row in rows:
-            for candidate in (row["cwd"], row["path"]):
-                if candidate and hashlib.sha256(candidate.encode()).hexdigest() == digest:
-                    return Project(row["id"], row["path"], row["name"])
-        return None
+        return common.project_for_cwd_hash(rows, digest)
 
     def projects_with_chunks(self) -> list[int]:
         return [r[0] for r in self.conn.execute("SELECT DISTINCT project_id FROM chunks")]
@@ -196,14 +191,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def project_summaries(self) -> list[ProjectTotals]:
         """Projects holding chunks with their totals, most recently active first."""
-        return [
-            ProjectTotals(*row)
-            for row in self.conn.execute(
-                "SELECT p.id, p.name, p.path, COUNT(c.rowid) AS chunks, COUNT(DISTINCT c.session_id) AS sessions,"
-                " MIN(c.start_time) AS first_seen, MAX(c.end_time) AS last_seen"
-                " FROM projects p JOIN chunks c ON c.project_id = p.id GROUP BY p.id ORDER BY last_seen DESC"
-            )
-        ]
+        return [ProjectTotals(*row) for row in self.conn.execute(common.PROJECT_TOTALS_SQL)]
 
     def session_summaries(
         self,
@@ -798,25 +786,12 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def project_names(self) -> list[str]:
         """Names of the projects holding any chunk, alphabetically (one index probe per project)."""
-        return [
-            r[0]
-            for r in self.conn.execute(
-                "SELECT name FROM projects p WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.project_id = p.id)"
-                " ORDER BY name"
-            )
-        ]
+        return [r[0] for r in self.conn.execute(common.PROJECT_NAMES_SQL)]
 
     def project_activity(self) -> list[ProjectSessions]:
         """Projects with sessions, most recently active first. Read from the sessions table alone,
         so it stays cheap however many chunks there are."""
-        return [
-            ProjectSessions(*row)
-            for row in self.conn.execute(
-                "SELECT p.id, p.name, p.path, COUNT(*) AS sessions, MIN(s.started_at) AS first_seen,"
-                " MAX(s.ended_at) AS last_seen FROM sessions s JOIN projects p ON p.id = s.project_id"
-                " GROUP BY p.id ORDER BY last_seen DESC"
-            )
-        ]
+        return [ProjectSessions(*row) for row in self.conn.execute(common.PROJECT_ACTIVITY_SQL)]
 
     def topic_sizes(self, model: str) -> list[tuple[int, str, int]]:
         """(id, label, size) of every topic of ``model``, largest first, from the topics table alone."""

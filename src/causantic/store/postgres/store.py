@@ -9,7 +9,6 @@ Rows carry ``member``: the name of the machine's user (``team.user``, else the l
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
@@ -172,11 +171,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         rows = self._rows(
             "SELECT p.id, p.path, p.name, a.cwd FROM projects p LEFT JOIN project_aliases a ON a.project_id = p.id"
         )
-        for row in rows:
-            for candidate in (row["cwd"], row["path"]):
-                if candidate and hashlib.sha256(candidate.encode()).hexdigest() == digest:
-                    return Project(row["id"], row["path"], row["name"])
-        return None
+        return common.project_for_cwd_hash(rows, digest)
 
     def projects_with_chunks(self) -> list[int]:
         return [r[0] for r in self._rows("SELECT DISTINCT project_id FROM chunks")]
@@ -195,14 +190,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         self.conn.execute("UPDATE projects SET needs_relink = FALSE WHERE id = %s", (project_id,))
 
     def project_summaries(self) -> list[ProjectTotals]:
-        return [
-            ProjectTotals(*r)
-            for r in self._rows(
-                "SELECT p.id, p.name, p.path, COUNT(c.rowid) AS chunks, COUNT(DISTINCT c.session_id) AS sessions,"
-                " MIN(c.start_time) AS first_seen, MAX(c.end_time) AS last_seen"
-                " FROM projects p JOIN chunks c ON c.project_id = p.id GROUP BY p.id ORDER BY last_seen DESC"
-            )
-        ]
+        return [ProjectTotals(*r) for r in self._rows(common.PROJECT_TOTALS_SQL)]
 
     def session_summaries(
         self,
@@ -723,23 +711,10 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         ]
 
     def project_names(self) -> list[str]:
-        return [
-            r[0]
-            for r in self._rows(
-                "SELECT name FROM projects p WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.project_id = p.id)"
-                " ORDER BY name"
-            )
-        ]
+        return [r[0] for r in self._rows(common.PROJECT_NAMES_SQL)]
 
     def project_activity(self) -> list[ProjectSessions]:
-        return [
-            ProjectSessions(*r)
-            for r in self._rows(
-                "SELECT p.id, p.name, p.path, COUNT(*) AS sessions, MIN(s.started_at) AS first_seen,"
-                " MAX(s.ended_at) AS last_seen FROM sessions s JOIN projects p ON p.id = s.project_id"
-                " GROUP BY p.id ORDER BY last_seen DESC"
-            )
-        ]
+        return [ProjectSessions(*r) for r in self._rows(common.PROJECT_ACTIVITY_SQL)]
 
     def topic_sizes(self, model: str) -> list[tuple[int, str, int]]:
         return [
