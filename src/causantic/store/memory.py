@@ -10,18 +10,17 @@ scope chunk reads with a :class:`~causantic.store.records.ChunkScope`, and get f
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 
 from causantic.config import SOURCES
 from causantic.errors import store_failure
+from causantic.store import common
 from causantic.store import sqlite as sqlite_util
 from causantic.store.fts import quote_phrase
 from causantic.store.keyword import KeywordSearch
@@ -41,11 +40,9 @@ from causantic.store.records import (
     SessionTotals,
     StoredChunk,
     TopicTotals,
-    iso,
 )
 from causantic.store.rows import CHUNK_COLUMNS, stored_chunk
 
-_SQL_VARIABLE_BATCH = 500
 _COUNTED_SCOPES = 64  # scopes whose chunk count is kept (searches use a handful: all, each project)
 
 
@@ -110,30 +107,18 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         return Project(row["id"], row["path"], row["name"]) if row else None
 
     def _create_project(self, path: str) -> Project:
-        cur = self.conn.execute("INSERT INTO projects(path, name, created_at) VALUES (?, ?, ?)", (path, path, _now()))
+        cur = self.conn.execute(
+            "INSERT INTO projects(path, name, created_at) VALUES (?, ?, ?)", (path, path, common.now())
+        )
         assert cur.lastrowid is not None
-        names = self._name_family(_path_parts(path)[-1])
+        names = self._name_family(common.path_parts(path)[-1])
         return Project(cur.lastrowid, path, names[cur.lastrowid])
 
     def _name_family(self, basename: str) -> dict[int, str]:
-        """Give every project with this folder name the shortest unique trailing part of its path.
-
-        One project is just ``api``; two become ``work/api`` and ``clients/api``, and so on, so that
-        no name silently means "the first one ingested". Returns the names by project id.
-        """
-        family = [
-            (r["id"], r["path"])
-            for r in self.conn.execute("SELECT id, path FROM projects")
-            if _path_parts(r["path"])[-1] == basename
-        ]
-        longest = max(len(_path_parts(p)) for _, p in family)
-        names: dict[int, str] = {}
-        for depth in range(1, longest + 1):
-            names = {pid: "/".join(_path_parts(p)[-depth:]) for pid, p in family}
-            if len(set(names.values())) == len(names):
-                break
-        else:
-            names = dict(family)
+        """Rename the projects with this folder name apart (:func:`common.family_names`)."""
+        names = common.family_names(
+            ((r[0], r[1]) for r in self.conn.execute("SELECT id, path FROM projects")), basename
+        )
         self.conn.executemany("UPDATE projects SET name = ? WHERE id = ?", [(n, pid) for pid, n in names.items()])
         return names
 
@@ -148,7 +133,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         if not rows:
             rows = self.conn.execute(
                 "SELECT id, path, name FROM projects WHERE name LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\'",
-                ("%/" + _like_escape(text), "%/" + _like_escape(text)),
+                ("%/" + common.like_escape(text), "%/" + common.like_escape(text)),
             ).fetchall()
         return [Project(r["id"], r["path"], r["name"]) for r in rows]
 
@@ -183,11 +168,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         rows = self.conn.execute(
             "SELECT p.id, p.path, p.name, a.cwd FROM projects p LEFT JOIN project_aliases a ON a.project_id = p.id"
         ).fetchall()
-        for row in rows:
-            for candidate in (row["cwd"], row["path"]):
-                if candidate and hashlib.sha256(candidate.encode()).hexdigest() == digest:
-                    return Project(row["id"], row["path"], row["name"])
-        return None
+        return common.project_for_cwd_hash(rows, digest)
 
     def projects_with_chunks(self) -> list[int]:
         return [r[0] for r in self.conn.execute("SELECT DISTINCT project_id FROM chunks")]
@@ -210,14 +191,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def project_summaries(self) -> list[ProjectTotals]:
         """Projects holding chunks with their totals, most recently active first."""
-        return [
-            ProjectTotals(*row)
-            for row in self.conn.execute(
-                "SELECT p.id, p.name, p.path, COUNT(c.rowid) AS chunks, COUNT(DISTINCT c.session_id) AS sessions,"
-                " MIN(c.start_time) AS first_seen, MAX(c.end_time) AS last_seen"
-                " FROM projects p JOIN chunks c ON c.project_id = p.id GROUP BY p.id ORDER BY last_seen DESC"
-            )
-        ]
+        return [ProjectTotals(*row) for row in self.conn.execute(common.PROJECT_TOTALS_SQL)]
 
     def session_summaries(
         self,
@@ -229,28 +203,11 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     ) -> list[SessionTotals]:
         """Per session: first/last time, chunk and token counts, agents, title; newest first.
         With ``agent``, only sessions it took part in, counting its chunks."""
-        where = ["c.project_id = ?"]
-        params: list[object] = [project_id]
-        if agent is not None:
-            where.append("c.agent = ?")
-            params.append(agent)
-        if since is not None:
-            where.append("c.start_time >= ?")
-            params.append(iso(since))
-        if until is not None:
-            where.append("c.start_time < ?")
-            params.append(iso(until))
+        where, params = common.agent_and_time("?", agent, since, until)
+        where.insert(0, "c.project_id = ?")
+        params.insert(0, project_id)
         return [
-            SessionTotals(
-                r["session_id"],
-                r["started"],
-                r["ended"],
-                r["chunks"],
-                r["tokens"] or 0,
-                tuple(sorted((r["agents"] or "").split(","))),
-                r["source"],
-                r["title"],
-            )
+            common.session_totals(r)
             for r in self.conn.execute(
                 "SELECT c.session_id, MIN(c.start_time) AS started, MAX(c.end_time) AS ended, COUNT(*) AS chunks,"
                 " SUM(c.approx_tokens) AS tokens, GROUP_CONCAT(DISTINCT c.agent) AS agents, MIN(c.source) AS source,"
@@ -286,7 +243,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             "INSERT INTO files(path, size, mtime_ns, skipped_lines, ingested_at) VALUES (?, ?, ?, ?, ?)"
             " ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns,"
             " skipped_lines = excluded.skipped_lines, ingested_at = excluded.ingested_at",
-            [(m.path, m.size, m.mtime_ns, m.skipped_lines, _now()) for m in marks],
+            [(m.path, m.size, m.mtime_ns, m.skipped_lines, common.now()) for m in marks],
         )
 
     # ---- sessions, chunks, edges ----------------------------------------------------------
@@ -306,8 +263,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         with the session's edges and file marks. When several files hold parts of one session (a
         resumed session), the title of the part that starts first wins.
         """
-        starts = [c.start_time for c in chunks]
-        ends = [c.end_time for c in chunks]
+        started, ended = common.session_span(chunks)
         self.conn.execute(
             "INSERT INTO sessions(id, project_id, started_at, ended_at, team_name, source, title)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -321,8 +277,8 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             (
                 session_id,
                 project.id,
-                min(starts) if starts else None,
-                max(ends) if ends else None,
+                started,
+                ended,
                 team_name,
                 source,
                 title,
@@ -330,13 +286,8 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         )
         chunks = self._without_forgotten(chunks)
         existing = self._existing_hashes([c.id for c in chunks])
-        new = [c for c in chunks if c.id not in existing]
-        changed = [
-            c
-            for c in chunks
-            if c.id in existing and existing[c.id][0] != c.content_hash and not _older_copy(c, existing[c.id][1])
-        ]
-        now = _now()
+        new, changed = common.new_and_changed(chunks, existing)
+        now = common.now()
         self.conn.executemany(
             "INSERT INTO chunks(id, session_id, project_id, agent, agent_id, team_name, turn_index, part,"
             " start_time, end_time, content, search_terms, content_hash, approx_tokens, tool_use_count,"
@@ -347,37 +298,13 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             " approx_tokens = excluded.approx_tokens, tool_use_count = excluded.tool_use_count,"
             " code_block_count = excluded.code_block_count, has_thinking = excluded.has_thinking,"
             " message_uuids = excluded.message_uuids, agent = excluded.agent, team_name = excluded.team_name",
-            [
-                (
-                    c.id,
-                    c.session_id,
-                    project.id,
-                    c.agent,
-                    c.agent_id,
-                    c.team_name,
-                    c.turn_index,
-                    c.part,
-                    c.start_time,
-                    c.end_time,
-                    c.content,
-                    c.search_terms,
-                    c.content_hash,
-                    c.approx_tokens,
-                    c.tool_use_count,
-                    c.code_block_count,
-                    int(c.has_thinking),
-                    json.dumps(c.message_uuids),
-                    now,
-                    source,
-                )
-                for c in [*new, *changed]
-            ],
+            [common.chunk_values(c, project.id, now, source) for c in [*new, *changed]],
         )
         return [c.id for c in new], len(changed)
 
     def _without_forgotten(self, chunks: Sequence[ChunkRecord]) -> list[ChunkRecord]:
         gone: set[str] = set()
-        for batch in _batches([c.id for c in chunks]):
+        for batch in common.batches([c.id for c in chunks]):
             marks = ",".join("?" * len(batch))
             gone.update(
                 r[0] for r in self.conn.execute(f"SELECT chunk_id FROM forgotten WHERE chunk_id IN ({marks})", batch)
@@ -391,10 +318,10 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         not restore them. Sessions left without chunks are removed too, and the chunks' vectors
         (``ON DELETE CASCADE``).
         """
-        now = _now()
+        now = common.now()
         removed = 0
         with self.atomic():
-            for batch in _batches(ids):
+            for batch in common.batches(ids):
                 marks = ",".join("?" * len(batch))
                 if remember:
                     self.conn.executemany(
@@ -410,7 +337,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def projects_of_chunks(self, ids: Sequence[str]) -> set[int]:
         out: set[int] = set()
-        for batch in _batches(ids):
+        for batch in common.batches(ids):
             marks = ",".join("?" * len(batch))
             out.update(
                 r[0] for r in self.conn.execute(f"SELECT DISTINCT project_id FROM chunks WHERE id IN ({marks})", batch)
@@ -423,7 +350,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def session_chunk_keys(self, session_id: str) -> list[ChunkKey]:
         """Where each stored chunk of a session sits in its transcript."""
         return [
-            ChunkKey(r[0], r[1], r[2], r[3], tuple(json.loads(r[4] or "[]")))
+            common.chunk_key(r)
             for r in self.conn.execute(
                 "SELECT id, agent_id, turn_index, part, message_uuids FROM chunks WHERE session_id = ?", (session_id,)
             )
@@ -434,7 +361,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         marks (cascades), and the session row if nothing is left. Unlike :meth:`delete_chunks` nothing is
         remembered as forgotten: the text may come back in another form. Call inside :meth:`atomic`."""
         removed = 0
-        for batch in _batches(ids):
+        for batch in common.batches(ids):
             marks = ",".join("?" * len(batch))
             removed += self.conn.execute(
                 f"DELETE FROM chunks WHERE session_id = ? AND id IN ({marks})", [session_id, *batch]
@@ -448,7 +375,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def _existing_hashes(self, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         """Stored (content hash, message uuids JSON) by chunk id."""
         out: dict[str, tuple[str, str]] = {}
-        for batch in _batches(ids):
+        for batch in common.batches(ids):
             marks = ",".join("?" * len(batch))
             out.update(
                 (r[0], (r[1], r[2]))
@@ -472,7 +399,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         scope = set(scope_chunk_ids)
         type_marks = ",".join("?" * len(reference_types))
         stored: set[tuple[str, str, str]] = set()
-        for batch in _batches(scope_chunk_ids):
+        for batch in common.batches(scope_chunk_ids):
             marks = ",".join("?" * len(batch))
             stored.update(
                 (r[0], r[1], r[2])
@@ -503,23 +430,18 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def _apply_edges(self, stored: set[tuple[str, str, str]], edges: Sequence[EdgeRecord]) -> list[EdgeRecord]:
         """Delete ``stored`` edges not in ``edges``, insert the new ones; return those inserted."""
         present = self._existing_hashes(list({i for e in edges for i in (e.source, e.target)}))
-        # An edge into a forgotten chunk has no end to point at: it is left out.
-        wanted = {
-            (e.source, e.target, e.reference_type): e for e in edges if e.source in present and e.target in present
-        }
-        stale = stored - wanted.keys()
+        stale, new = common.edge_changes(stored, edges, present.keys())
         if stale:
             self.conn.executemany(
                 "DELETE FROM edges WHERE source_chunk_id = ? AND target_chunk_id = ? AND reference_type = ?",
                 list(stale),
             )
-        new = [e for key, e in wanted.items() if key not in stored and e.source != e.target]
         self.add_edges(new)
         return new
 
     def add_edges(self, edges: Sequence[EdgeRecord]) -> int:
         before = self.conn.total_changes
-        now = _now()
+        now = common.now()
         self.conn.executemany(
             "INSERT INTO edges(source_chunk_id, target_chunk_id, edge_type, reference_type, initial_weight,"
             " created_at) VALUES (?, ?, 'forward', ?, ?, ?) ON CONFLICT DO NOTHING",
@@ -597,7 +519,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         Clusters not kept are deleted with their memberships; ids of kept clusters survive, so a
         topic keeps its identity across reclusters. Returns the ids in input order.
         """
-        now = _now()
+        now = common.now()
         ids: list[int] = []
         with self.atomic():
             keep = {cid for cid, *_ in clusters if cid is not None}
@@ -642,7 +564,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def clusters_of(self, chunk_ids: Sequence[str]) -> dict[str, list[tuple[int, float]]]:
         """Each chunk's clusters with its distance to their centroids, nearest first."""
         out: dict[str, list[tuple[int, float]]] = {}
-        for batch in _batches(chunk_ids):
+        for batch in common.batches(chunk_ids):
             marks = ",".join("?" * len(batch))
             for chunk_id, cluster_id, distance in self.conn.execute(
                 f"SELECT chunk_id, cluster_id, distance FROM chunk_clusters WHERE chunk_id IN ({marks})"
@@ -690,7 +612,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def chunk_texts(self, ids: Sequence[str]) -> dict[str, str]:
         out: dict[str, str] = {}
-        for batch in _batches(ids):
+        for batch in common.batches(ids):
             marks = ",".join("?" * len(batch))
             out.update(self.conn.execute(f"SELECT id, content FROM chunks WHERE id IN ({marks})", batch).fetchall())
         return out
@@ -698,7 +620,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def session_openings(self, session_ids: Sequence[str]) -> dict[str, str]:
         """Each session's first main-agent chunk text (its opening prompt, where the task is stated)."""
         out: dict[str, str] = {}
-        for batch in _batches(list(dict.fromkeys(session_ids))):
+        for batch in common.batches(list(dict.fromkeys(session_ids))):
             marks = ",".join("?" * len(batch))
             out.update(
                 self.conn.execute(
@@ -724,7 +646,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def get_chunks(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
         out: dict[str, StoredChunk] = {}
-        for batch in _batches(ids):
+        for batch in common.batches(ids):
             marks = ",".join("?" * len(batch))
             for row in self.conn.execute(
                 f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id WHERE c.id IN ({marks})",
@@ -833,7 +755,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         """Per session, the text of its first chunk that opens with a user prompt (the main agent's
         first, another agent's when the main agent has none)."""
         out: dict[str, str] = {}
-        for batch in _batches(session_ids):
+        for batch in common.batches(session_ids):
             marks = ",".join("?" * len(batch))
             out.update(
                 self.conn.execute(
@@ -848,7 +770,7 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
     def agent_spawns(self, session_ids: Sequence[str]) -> list[tuple[str, str, str]]:
         """(session id, spawning agent, spawned agent) from brief and team-spawn edges."""
         out: list[tuple[str, str, str]] = []
-        for batch in _batches(session_ids):
+        for batch in common.batches(session_ids):
             marks = ",".join("?" * len(batch))
             out.extend(
                 (r[0], r[1], r[2])
@@ -864,25 +786,12 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def project_names(self) -> list[str]:
         """Names of the projects holding any chunk, alphabetically (one index probe per project)."""
-        return [
-            r[0]
-            for r in self.conn.execute(
-                "SELECT name FROM projects p WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.project_id = p.id)"
-                " ORDER BY name"
-            )
-        ]
+        return [r[0] for r in self.conn.execute(common.PROJECT_NAMES_SQL)]
 
     def project_activity(self) -> list[ProjectSessions]:
         """Projects with sessions, most recently active first. Read from the sessions table alone,
         so it stays cheap however many chunks there are."""
-        return [
-            ProjectSessions(*row)
-            for row in self.conn.execute(
-                "SELECT p.id, p.name, p.path, COUNT(*) AS sessions, MIN(s.started_at) AS first_seen,"
-                " MAX(s.ended_at) AS last_seen FROM sessions s JOIN projects p ON p.id = s.project_id"
-                " GROUP BY p.id ORDER BY last_seen DESC"
-            )
-        ]
+        return [ProjectSessions(*row) for row in self.conn.execute(common.PROJECT_ACTIVITY_SQL)]
 
     def topic_sizes(self, model: str) -> list[tuple[int, str, int]]:
         """(id, label, size) of every topic of ``model``, largest first, from the topics table alone."""
@@ -975,42 +884,8 @@ def _chunk_scope(scope: ChunkScope) -> tuple[str, list[object]]:
         params.append(scope.session_id)
     if scope.session_prefix is not None:
         where.append("c.session_id LIKE ? ESCAPE '\\'")
-        params.append(_like_escape(scope.session_prefix) + "%")
-    if scope.agent is not None:
-        where.append("c.agent = ?")
-        params.append(scope.agent)
-    if scope.since is not None:
-        where.append("c.start_time >= ?")
-        params.append(iso(scope.since))
-    if scope.until is not None:
-        where.append("c.start_time < ?")
-        params.append(iso(scope.until))
+        params.append(common.like_escape(scope.session_prefix) + "%")
+    tail, values = common.agent_and_time("?", scope.agent, scope.since, scope.until)
+    where += tail
+    params += values
     return " AND ".join(where) or "1=1", params
-
-
-def _path_parts(path: str) -> list[str]:
-    return [part for part in path.replace("\\", "/").split("/") if part] or [path]
-
-
-def _batches(items: Sequence[str]) -> Iterator[list[str]]:
-    items = list(items)
-    for start in range(0, len(items), _SQL_VARIABLE_BATCH):
-        yield items[start : start + _SQL_VARIABLE_BATCH]
-
-
-def _like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _now() -> str:
-    return iso(datetime.now(UTC))
-
-
-def _older_copy(chunk: ChunkRecord, stored_uuids: str) -> bool:
-    """The stored chunk was made from more of the same turn than ``chunk`` (an early copy of the
-    session read after the full file): keep the fuller text."""
-    try:
-        stored = set(json.loads(stored_uuids or "[]"))
-    except ValueError:
-        return False
-    return set(chunk.message_uuids) < stored

@@ -7,8 +7,10 @@ so opening an up-to-date database costs one query.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
+from typing import Any
 
 from causantic.store.sqlite import atomic, fts5_available
 
@@ -285,21 +287,38 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
 
 def migrate(conn: sqlite3.Connection) -> int:
     """Apply pending migrations; return the schema version now in force."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-        " applied_at TEXT NOT NULL)"
-    )
+    conn.execute(SCHEMA_MIGRATIONS_TABLE)
     done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-    for version, migration in enumerate(MIGRATIONS, start=1):
+    return run_pending(conn, MIGRATIONS, done, lambda: atomic(conn), "?")
+
+
+# The bookkeeping both backends share (PostgreSQL's runner: causantic.store.postgres.migrations).
+SCHEMA_MIGRATIONS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+    " applied_at TEXT NOT NULL)"
+)
+
+
+def run_pending(
+    conn: Any,
+    migrations: Sequence[Callable[[Any], None]],
+    done: set[int],
+    transaction: Callable[[], AbstractContextManager[Any]],
+    mark: str,
+) -> int:
+    """Apply each migration whose version (its 1-based place) is not in ``done``, each in its own
+    ``transaction()`` (which also takes the backend's migration lock), and record it in
+    ``schema_migrations``; return the version now in force. ``mark``: the driver's placeholder."""
+    for version, migration in enumerate(migrations, start=1):
         if version in done:
             continue
-        with atomic(conn):
-            # Another process may have applied it while we waited for the write lock.
-            if conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)).fetchone():
+        with transaction():
+            # Another process may have applied it while we waited for the lock.
+            if conn.execute(f"SELECT 1 FROM schema_migrations WHERE version = {mark}", (version,)).fetchone():
                 continue
             migration(conn)
             conn.execute(
-                "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
+                f"INSERT INTO schema_migrations(version, name, applied_at) VALUES ({mark}, {mark}, {mark})",
                 (version, migration.__name__, datetime.now(UTC).isoformat()),
             )
-    return len(MIGRATIONS)
+    return len(migrations)

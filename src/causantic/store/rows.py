@@ -1,11 +1,12 @@
 """Chunk rows read back as :class:`StoredChunk`: the one column list and row mapping, shared by
-:class:`~causantic.store.memory.MemoryStore` and the prompt hook's light
-:class:`~causantic.store.prompt_index.PromptIndex` (which must not import the former's chain)."""
+:class:`~causantic.store.memory.MemoryStore`, :class:`~causantic.store.postgres.store.PostgresStore`
+and the prompt hook's light :class:`~causantic.store.prompt_index.PromptIndex` (which must not
+import the first one's chain)."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
+from typing import Any
 
 from causantic.store.records import StoredChunk
 
@@ -16,7 +17,9 @@ CHUNK_COLUMNS = (
 )
 
 
-def stored_chunk(row: sqlite3.Row) -> StoredChunk:
+def stored_chunk(row: Any) -> StoredChunk:
+    """A row of :data:`CHUNK_COLUMNS` (``sqlite3.Row`` or the PostgreSQL store's ``Row``); with a
+    ``member`` column too (team memory), that is the chunk's user."""
     return StoredChunk(
         id=row["id"],
         session_id=row["session_id"],
@@ -32,4 +35,5 @@ def stored_chunk(row: sqlite3.Row) -> StoredChunk:
         approx_tokens=row["approx_tokens"],
         message_uuids=tuple(json.loads(row["message_uuids"])),
         source=row["source"],
+        user=row["member"] if "member" in row.keys() else None,
     )

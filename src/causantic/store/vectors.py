@@ -36,13 +36,14 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from causantic.files import file_lock
+from causantic.store import common
 from causantic.store import sqlite as sqlite_util
 from causantic.store.migrations import migrate
 from causantic.store.records import VectorHealth, VectorMatch, VectorRecord
@@ -73,7 +74,6 @@ HEALTH_TTL_S = 30.0
 # A scoped read walks the scope's chunks (by their project or agent index) and looks up each one's
 # vector: CROSS JOIN keeps SQLite from scanning every vector of the model instead (seconds at 1M rows).
 _SCOPED_FROM = "chunks c CROSS JOIN vectors v ON v.chunk_id = c.id AND v.model = ?"
-_SQL_BATCH = 500
 _BUILD_BATCH = 50_000
 
 
@@ -126,13 +126,13 @@ class VectorIndex:
         self.folder = folder
         self.model_id = model_id
         self.dims = dims
-        self.table_name = "chunks_" + re.sub(r"[^A-Za-z0-9_]", "_", model_id)
+        self.table_name = table_name(model_id)
         self.busy_timeout_ms = busy_timeout_ms
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
-        self._write_depth = 0
+        self._writes = Nesting()
         self._ann: _Ann | None = None
-        self._health: tuple[float, VectorHealth] | None = None
+        self._health = HealthCache()
 
     @property
     def ann_path(self) -> Path:
@@ -165,26 +165,21 @@ class VectorIndex:
     def writing(self) -> Iterator[None]:
         """Hold this model's embedding lock (other processes wait), so two processes never embed the
         same chunks or build the ANN index at once; nested calls share it."""
-        with self._lock:
-            if self._write_depth:
-                self._write_depth += 1
-                try:
-                    yield
-                finally:
-                    self._write_depth -= 1
-                return
-            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            with file_lock(self.folder / f".{self.table_name}.write.lock"):
-                self._write_depth = 1
-                # Lance creates its files with the process umask (0644 by default); vectors and
-                # chunk ids are as private as the text. The umask is process-wide, so it is set
-                # only while this write lock is held.
-                umask = os.umask(0o077)
-                try:
-                    yield
-                finally:
-                    os.umask(umask)
-                    self._write_depth = 0
+        with self._lock, self._writes.outermost(self._write_lock):
+            yield
+
+    @contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with file_lock(self.folder / f".{self.table_name}.write.lock"):
+            # Lance creates its files with the process umask (0644 by default); vectors and
+            # chunk ids are as private as the text. The umask is process-wide, so it is set
+            # only while this write lock is held.
+            umask = os.umask(0o077)
+            try:
+                yield
+            finally:
+                os.umask(umask)
 
     # ---- writes -------------------------------------------------------------------------------
 
@@ -200,17 +195,17 @@ class VectorIndex:
                 " SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)",
                 rows,
             )
-        self._health = None
+        self._health.clear()
 
     def delete(self, chunk_ids: Iterable[str]) -> int:
         removed = 0
         with self._lock, sqlite_util.atomic(self.conn):
-            for batch in _batches(list(chunk_ids)):
+            for batch in common.batches(list(chunk_ids)):
                 marks = ",".join("?" * len(batch))
                 removed += self.conn.execute(
                     f"DELETE FROM vectors WHERE model = ? AND chunk_id IN ({marks})", [self.model_id, *batch]
                 ).rowcount
-        self._health = None
+        self._health.clear()
         return removed
 
     def drop(self) -> None:
@@ -219,7 +214,7 @@ class VectorIndex:
             with sqlite_util.atomic(self.conn):
                 self.conn.execute("DELETE FROM vectors WHERE model = ?", (self.model_id,))
             self._remove_ann()
-        self._health = None
+        self._health.clear()
 
     # ---- reads --------------------------------------------------------------------------------
 
@@ -236,16 +231,14 @@ class VectorIndex:
 
     def health(self, *, fresh: bool = False) -> VectorHealth:
         """How many chunks have no vector of this model, and the state of the ANN index."""
-        now = time.monotonic()
-        if not fresh and self._health is not None and now - self._health[0] < HEALTH_TTL_S:
-            return self._health[1]
+        return self._health.get(fresh, self._measure_health)
+
+    def _measure_health(self) -> VectorHealth:
         with self._lock:
             chunks = self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
             vectors = self.count()
             ann = "not needed" if vectors < ANN_INDEX_MIN_ROWS else self._ann_state()
-        health = VectorHealth(chunks, vectors, ann)
-        self._health = (now, health)
-        return health
+        return VectorHealth(chunks, vectors, ann)
 
     def ids(self) -> set[str]:
         with self._lock:
@@ -275,10 +268,8 @@ class VectorIndex:
         self, vector: np.ndarray, *, limit: int, project_ids: Sequence[int] | None = None, agent: str | None = None
     ) -> list[VectorMatch]:
         """Nearest chunks first, each with its vector and its exact cosine similarity."""
-        import numpy as np
 
-        query = np.asarray(vector, dtype=np.float32)
-        query = query / (np.linalg.norm(query) or 1.0)
+        query = unit_query(vector)
         scope, params = _scope(project_ids, agent)
         with self._lock:
             ann = self._current_ann()
@@ -294,10 +285,7 @@ class VectorIndex:
             if row[0] not in seen:
                 seen.add(row[0])
                 unique.append(row)
-        matrix = self._matrix([r[2] for r in unique])
-        similarities = matrix @ query
-        top = np.argsort(-similarities, kind="stable")[:limit]
-        return [VectorMatch(unique[i][1], float(similarities[i]), matrix[i]) for i in top]
+        return nearest([r[1] for r in unique], self._matrix([r[2] for r in unique]), query, limit)
 
     # ---- the ANN index ------------------------------------------------------------------------
 
@@ -561,7 +549,7 @@ class VectorIndex:
         """The rows of ``seqs`` still present, with the scope checked against their chunks again."""
         source = "vectors v CROSS JOIN chunks c ON c.id = v.chunk_id" if scope else "vectors v"
         out: list[tuple[int, str, bytes]] = []
-        for batch in _batches(seqs):
+        for batch in common.batches(seqs):
             marks = ",".join("?" * len(batch))
             out.extend(
                 tuple(r)
@@ -575,14 +563,13 @@ class VectorIndex:
     def _fetch(self, column: str, keys: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         with self._lock:
-            for batch in _batches(keys):
+            for batch in common.batches(keys):
                 marks = ",".join("?" * len(batch))
                 rows = self.conn.execute(
                     f"SELECT {column}, vector FROM vectors WHERE model = ? AND {column} IN ({marks})",
                     [self.model_id, *batch],
                 ).fetchall()
-                for key, row in zip((r[0] for r in rows), self._matrix([r[1] for r in rows]), strict=True):
-                    out.setdefault(key, row)
+                first_by_key([r[0] for r in rows], self._matrix([r[1] for r in rows]), out)
         return out
 
     def _blob(self, vector: Any) -> bytes:
@@ -614,6 +601,75 @@ def _scope(project_ids: Sequence[int] | None, agent: str | None) -> tuple[str, l
     return clause, params
 
 
-def _batches(items: Sequence[Any]) -> Iterator[list[Any]]:
-    for start in range(0, len(items), _SQL_BATCH):
-        yield list(items[start : start + _SQL_BATCH])
+def table_name(model_id: str) -> str:
+    """The name a model's vectors go by (index files, index names): its id in ``[A-Za-z0-9_]``."""
+    return "chunks_" + re.sub(r"[^A-Za-z0-9_]", "_", model_id)
+
+
+class HealthCache:
+    """An index's last :class:`VectorHealth`, trusted for :data:`HEALTH_TTL_S`; writes :meth:`clear` it."""
+
+    def __init__(self) -> None:
+        self._last: tuple[float, VectorHealth] | None = None
+
+    def clear(self) -> None:
+        self._last = None
+
+    def get(self, fresh: bool, measure: Callable[[], VectorHealth]) -> VectorHealth:
+        """The cached health, or ``measure()`` when ``fresh``, when none is cached or it is too old."""
+        now = time.monotonic()
+        if not fresh and self._last is not None and now - self._last[0] < HEALTH_TTL_S:
+            return self._last[1]
+        health = measure()
+        self._last = (now, health)
+        return health
+
+
+class Nesting:
+    """Nested ``with`` blocks of one holder (under its thread lock) of which only the outermost takes
+    a cross-process lock: a writer calling another writer shares the lock instead of waiting on itself."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+
+    @contextmanager
+    def outermost(self, take: Callable[[], AbstractContextManager[None]]) -> Iterator[None]:
+        if self.depth:
+            self.depth += 1
+            try:
+                yield
+            finally:
+                self.depth -= 1
+            return
+        with take():
+            self.depth = 1
+            try:
+                yield
+            finally:
+                self.depth = 0
+
+
+def unit_query(vector: Any) -> np.ndarray:
+    """A query vector as float32 of length 1 (a zero vector stays zero)."""
+    import numpy as np
+
+    query = np.asarray(vector, dtype=np.float32)
+    return query / (np.linalg.norm(query) or 1.0)
+
+
+def nearest(ids: Sequence[str], matrix: np.ndarray, query: np.ndarray, limit: int) -> list[VectorMatch]:
+    """The ``limit`` rows of ``matrix`` (unit vectors, ``ids`` in order) most like the unit ``query``,
+    best first, each with its exact cosine similarity; ties keep their order."""
+    import numpy as np
+
+    similarities = matrix @ query
+    top = np.argsort(-similarities, kind="stable")[:limit]
+    return [VectorMatch(ids[i], float(similarities[i]), matrix[i]) for i in top]
+
+
+def first_by_key(keys: Sequence[str], matrix: np.ndarray, out: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Add each row of ``matrix`` to ``out`` under its key unless the key is there (several chunks can
+    share one content hash: any one of their vectors serves)."""
+    for key, row in zip(keys, matrix, strict=True):
+        out.setdefault(key, row)
+    return out

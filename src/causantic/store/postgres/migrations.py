@@ -14,9 +14,11 @@ Times stay fixed-width ISO text, as in SQLite, so both backends sort and compare
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
+
+from causantic.store.migrations import SCHEMA_MIGRATIONS_TABLE, run_pending
 
 # Any constant: the key of the advisory lock that serialises migrations ("causantic" in ASCII).
 _MIGRATION_LOCK = 0x636175736E746963
@@ -202,24 +204,15 @@ def migrate(conn: Any) -> int:
         applied = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0]
         if applied >= len(MIGRATIONS):
             return len(MIGRATIONS)
+    with _locked(conn):
+        conn.execute(SCHEMA_MIGRATIONS_TABLE)
+        done = {row["version"] for row in conn.execute("SELECT version FROM schema_migrations")}
+    return run_pending(conn, MIGRATIONS, done, lambda: _locked(conn), "%s")
+
+
+@contextmanager
+def _locked(conn: Any) -> Iterator[None]:
+    """A transaction holding the migration lock: another member migrating makes this one wait."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-            " applied_at TEXT NOT NULL)"
-        )
-        done = {row["version"] for row in conn.execute("SELECT version FROM schema_migrations")}
-    for version, migration in enumerate(MIGRATIONS, start=1):
-        if version in done:
-            continue
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-            # Another member may have applied it while we waited for the lock.
-            if conn.execute("SELECT 1 FROM schema_migrations WHERE version = %s", (version,)).fetchone():
-                continue
-            migration(conn)
-            conn.execute(
-                "INSERT INTO schema_migrations(version, name, applied_at) VALUES (%s, %s, %s)",
-                (version, migration.__name__, datetime.now(UTC).isoformat()),
-            )
-    return len(MIGRATIONS)
+        yield

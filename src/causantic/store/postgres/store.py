@@ -9,17 +9,15 @@ Rows carry ``member``: the name of the machine's user (``team.user``, else the l
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from types import TracebackType
 from typing import Any
 
 from causantic.config import SOURCES
 from causantic.errors import StoreError
-from causantic.store.memory import _like_escape, _older_copy, _path_parts
+from causantic.store import common
 from causantic.store.postgres import keyword
 from causantic.store.postgres.connection import connect, describe, failure, psycopg_module
 from causantic.store.postgres.migrations import migrate
@@ -38,14 +36,11 @@ from causantic.store.records import (
     SessionTotals,
     StoredChunk,
     TopicTotals,
-    iso,
 )
+from causantic.store.rows import CHUNK_COLUMNS, stored_chunk
 from causantic.store.sqlite import raising_store_errors
 
-_CHUNK_COLUMNS = (
-    "c.id, c.session_id, c.project_id, p.name AS project, c.agent, c.turn_index, c.part, c.start_time,"
-    " c.end_time, c.content, c.content_hash, c.approx_tokens, c.message_uuids, c.source, c.member"
-)
+_CHUNK_COLUMNS = CHUNK_COLUMNS + ", c.member"
 
 _RELINK_LOCK = 0x43_41_55  # advisory lock namespace of a project's relink (key 2: the project id)
 
@@ -119,28 +114,18 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         # Another member may create it at the same moment: the conflict leaves theirs, which we read.
         self.conn.execute(
             "INSERT INTO projects(path, name, created_at) VALUES (%s, %s, %s) ON CONFLICT (path) DO NOTHING",
-            (path, path, _now()),
+            (path, path, common.now()),
         )
         project = self._project_by_path(path)
         assert project is not None
-        names = self._name_family(_path_parts(path)[-1])
+        names = self._name_family(common.path_parts(path)[-1])
         return Project(project.id, path, names[project.id])
 
     def _name_family(self, basename: str) -> dict[int, str]:
         """Shortest unique trailing path parts for every project with this folder name (as SQLite)."""
-        family = [
-            (r["id"], r["path"])
-            for r in self._rows("SELECT id, path FROM projects ORDER BY id")
-            if _path_parts(r["path"])[-1] == basename
-        ]
-        longest = max(len(_path_parts(p)) for _, p in family)
-        names: dict[int, str] = {}
-        for depth in range(1, longest + 1):
-            names = {pid: "/".join(_path_parts(p)[-depth:]) for pid, p in family}
-            if len(set(names.values())) == len(names):
-                break
-        else:
-            names = dict(family)
+        names = common.family_names(
+            ((r[0], r[1]) for r in self._rows("SELECT id, path FROM projects ORDER BY id")), basename
+        )
         with self.conn.cursor() as cur:
             cur.executemany(
                 "UPDATE projects SET name = %s WHERE id = %s AND name != %s",
@@ -156,7 +141,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
             (text, text.rstrip("/") or text, text),
         )
         if not rows:
-            pattern = "%/" + _like_escape(text)
+            pattern = "%/" + common.like_escape(text)
             rows = self._rows(
                 "SELECT id, path, name FROM projects WHERE name LIKE %s ESCAPE '\\' OR path LIKE %s ESCAPE '\\'",
                 (pattern, pattern),
@@ -186,11 +171,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         rows = self._rows(
             "SELECT p.id, p.path, p.name, a.cwd FROM projects p LEFT JOIN project_aliases a ON a.project_id = p.id"
         )
-        for row in rows:
-            for candidate in (row["cwd"], row["path"]):
-                if candidate and hashlib.sha256(candidate.encode()).hexdigest() == digest:
-                    return Project(row["id"], row["path"], row["name"])
-        return None
+        return common.project_for_cwd_hash(rows, digest)
 
     def projects_with_chunks(self) -> list[int]:
         return [r[0] for r in self._rows("SELECT DISTINCT project_id FROM chunks")]
@@ -209,14 +190,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         self.conn.execute("UPDATE projects SET needs_relink = FALSE WHERE id = %s", (project_id,))
 
     def project_summaries(self) -> list[ProjectTotals]:
-        return [
-            ProjectTotals(*r)
-            for r in self._rows(
-                "SELECT p.id, p.name, p.path, COUNT(c.rowid) AS chunks, COUNT(DISTINCT c.session_id) AS sessions,"
-                " MIN(c.start_time) AS first_seen, MAX(c.end_time) AS last_seen"
-                " FROM projects p JOIN chunks c ON c.project_id = p.id GROUP BY p.id ORDER BY last_seen DESC"
-            )
-        ]
+        return [ProjectTotals(*r) for r in self._rows(common.PROJECT_TOTALS_SQL)]
 
     def session_summaries(
         self,
@@ -226,17 +200,9 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         until: datetime | None = None,
         agent: str | None = None,
     ) -> list[SessionTotals]:
-        where = ["c.project_id = %s"]
-        params: list[object] = [project_id]
-        if agent is not None:
-            where.append("c.agent = %s")
-            params.append(agent)
-        if since is not None:
-            where.append("c.start_time >= %s")
-            params.append(iso(since))
-        if until is not None:
-            where.append("c.start_time < %s")
-            params.append(iso(until))
+        where, params = common.agent_and_time("%s", agent, since, until)
+        where.insert(0, "c.project_id = %s")
+        params.insert(0, project_id)
         rows = self._rows(
             "SELECT c.session_id, MIN(c.start_time) AS started, MAX(c.end_time) AS ended, COUNT(*) AS chunks,"
             " SUM(c.approx_tokens) AS tokens, string_agg(DISTINCT c.agent, ',') AS agents, MIN(c.source) AS source,"
@@ -244,19 +210,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
             f" FROM chunks c WHERE {' AND '.join(where)} GROUP BY c.session_id ORDER BY started DESC, c.session_id",
             params,
         )
-        return [
-            SessionTotals(
-                r["session_id"],
-                r["started"],
-                r["ended"],
-                r["chunks"],
-                int(r["tokens"] or 0),
-                tuple(sorted((r["agents"] or "").split(","))),
-                r["source"],
-                r["title"],
-            )
-            for r in rows
-        ]
+        return [common.session_totals(r) for r in rows]
 
     def first_chunk_texts(self, session_ids: Sequence[str]) -> dict[str, str]:
         return self._first_texts(session_ids, "")
@@ -285,7 +239,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
                 " VALUES (%s, %s, %s, %s, %s, %s)"
                 " ON CONFLICT (member, path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns,"
                 " skipped_lines = excluded.skipped_lines, ingested_at = excluded.ingested_at",
-                [(self.member, m.path, m.size, m.mtime_ns, m.skipped_lines, _now()) for m in marks],
+                [(self.member, m.path, m.size, m.mtime_ns, m.skipped_lines, common.now()) for m in marks],
             )
 
     # ---- sessions, chunks, edges ----------------------------------------------------------
@@ -303,8 +257,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
 
         The session row is written first: its row lock makes a second member saving the same
         session wait until this transaction ends, then see these chunks as existing."""
-        starts = [c.start_time for c in chunks]
-        ends = [c.end_time for c in chunks]
+        started, ended = common.session_span(chunks)
         self.conn.execute(
             "INSERT INTO sessions(id, project_id, started_at, ended_at, team_name, source, title, member)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
@@ -318,8 +271,8 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
             (
                 session_id,
                 project.id,
-                min(starts) if starts else None,
-                max(ends) if ends else None,
+                started,
+                ended,
                 team_name,
                 source,
                 title,
@@ -330,16 +283,8 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         existing = self._existing_hashes([c.id for c in chunks])
         # Another member's copy of a chunk is theirs to update (row-level security would refuse it).
         others = self._owned_by_others([c.id for c in chunks if c.id in existing])
-        new = [c for c in chunks if c.id not in existing]
-        changed = [
-            c
-            for c in chunks
-            if c.id in existing
-            and c.id not in others
-            and existing[c.id][0] != c.content_hash
-            and not _older_copy(c, existing[c.id][1])
-        ]
-        now = _now()
+        new, changed = common.new_and_changed(chunks, existing, keep=others)
+        now = common.now()
         with self.conn.cursor() as cur:
             cur.executemany(
                 "INSERT INTO chunks(id, session_id, project_id, agent, agent_id, team_name, turn_index, part,"
@@ -352,29 +297,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
                 " code_block_count = excluded.code_block_count, has_thinking = excluded.has_thinking,"
                 " message_uuids = excluded.message_uuids, agent = excluded.agent, team_name = excluded.team_name",
                 [
-                    (
-                        c.id,
-                        c.session_id,
-                        project.id,
-                        c.agent,
-                        c.agent_id,
-                        c.team_name,
-                        c.turn_index,
-                        c.part,
-                        c.start_time,
-                        c.end_time,
-                        _text(c.content),
-                        _text(c.search_terms),
-                        c.content_hash,
-                        c.approx_tokens,
-                        c.tool_use_count,
-                        c.code_block_count,
-                        int(c.has_thinking),
-                        json.dumps(c.message_uuids),
-                        now,
-                        source,
-                        self.member,
-                    )
+                    (*common.chunk_values(c, project.id, now, source, text=_text), self.member)
                     for c in sorted([*new, *changed], key=lambda c: c.id)
                 ],
             )
@@ -403,7 +326,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         Row-level security lets a member delete only their own chunks (a team admin, any): when
         some of ``ids`` belong to others, nothing is deleted and the StoreError says whose they are,
         so a forget never does less than it previewed without saying so."""
-        now = _now()
+        now = common.now()
         ids = list(ids)
         others = self._owned_by_others(ids)
         if others:
@@ -438,7 +361,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
 
     def session_chunk_keys(self, session_id: str) -> list[ChunkKey]:
         return [
-            ChunkKey(r[0], r[1], r[2], r[3], tuple(json.loads(r[4] or "[]")))
+            common.chunk_key(r)
             for r in self._rows(
                 "SELECT id, agent_id, turn_index, part, message_uuids FROM chunks WHERE session_id = %s", (session_id,)
             )
@@ -488,17 +411,13 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
 
     def _apply_edges(self, stored: set[tuple[str, str, str]], edges: Sequence[EdgeRecord]) -> list[EdgeRecord]:
         present = self._existing_hashes(list({i for e in edges for i in (e.source, e.target)}))
-        wanted = {
-            (e.source, e.target, e.reference_type): e for e in edges if e.source in present and e.target in present
-        }
-        stale = stored - wanted.keys()
+        stale, new = common.edge_changes(stored, edges, present.keys())
         if stale:
             with self.conn.cursor() as cur:
                 cur.executemany(
                     "DELETE FROM edges WHERE source_chunk_id = %s AND target_chunk_id = %s AND reference_type = %s",
                     sorted(stale),
                 )
-        new = [e for key, e in wanted.items() if key not in stored and e.source != e.target]
         self.add_edges(new)
         return new
 
@@ -506,7 +425,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         rows = sorted({(e.source, e.target, e.reference_type): e.weight for e in edges if e.source != e.target}.items())
         if not rows:
             return 0
-        now = _now()
+        now = common.now()
         # One statement: its RETURNING counts exactly the edges this call added.
         return len(
             self._rows(
@@ -593,7 +512,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
     def replace_clusters(
         self, model: str, clusters: Sequence[tuple[int | None, str, bytes, Sequence[tuple[str, float]]]]
     ) -> list[int]:
-        now = _now()
+        now = common.now()
         ids: list[int] = []
         with self.atomic():
             keep = [cid for cid, *_ in clusters if cid is not None]
@@ -707,7 +626,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
             f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id WHERE c.id = ANY(%s)",
             (list(ids),),
         )
-        return {r["id"]: _stored_chunk(r) for r in rows}
+        return {r["id"]: stored_chunk(r) for r in rows}
 
     def chunks_in(
         self, scope: ChunkScope, *, newest_first: bool = False, limit: int | None = None
@@ -722,7 +641,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
             sql += " LIMIT %s"
             params.append(int(limit))
         for row in self._rows(sql, params):
-            yield _stored_chunk(row)
+            yield stored_chunk(row)
 
     def count_chunks(self, scope: ChunkScope) -> int:
         where, params = _chunk_scope(scope)
@@ -792,23 +711,10 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         ]
 
     def project_names(self) -> list[str]:
-        return [
-            r[0]
-            for r in self._rows(
-                "SELECT name FROM projects p WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.project_id = p.id)"
-                " ORDER BY name"
-            )
-        ]
+        return [r[0] for r in self._rows(common.PROJECT_NAMES_SQL)]
 
     def project_activity(self) -> list[ProjectSessions]:
-        return [
-            ProjectSessions(*r)
-            for r in self._rows(
-                "SELECT p.id, p.name, p.path, COUNT(*) AS sessions, MIN(s.started_at) AS first_seen,"
-                " MAX(s.ended_at) AS last_seen FROM sessions s JOIN projects p ON p.id = s.project_id"
-                " GROUP BY p.id ORDER BY last_seen DESC"
-            )
-        ]
+        return [ProjectSessions(*r) for r in self._rows(common.PROJECT_ACTIVITY_SQL)]
 
     def topic_sizes(self, model: str) -> list[tuple[int, str, int]]:
         return [
@@ -871,42 +777,12 @@ def _chunk_scope(scope: ChunkScope) -> tuple[str, list[object]]:
     if scope.session_prefix is not None:
         where.append("starts_with(c.session_id, %s)")  # no pattern: a prefix is matched literally
         params.append(scope.session_prefix)
-    if scope.agent is not None:
-        where.append("c.agent = %s")
-        params.append(scope.agent)
-    if scope.since is not None:
-        where.append("c.start_time >= %s")
-        params.append(iso(scope.since))
-    if scope.until is not None:
-        where.append("c.start_time < %s")
-        params.append(iso(scope.until))
+    tail, values = common.agent_and_time("%s", scope.agent, scope.since, scope.until)
+    where += tail
+    params += values
     return " AND ".join(where) or "TRUE", params
 
 
 def _text(value: str) -> str:
     """PostgreSQL text cannot hold NUL, which a transcript can; SQLite kept it. Dropped."""
     return value.replace("\x00", "") if "\x00" in value else value
-
-
-def _stored_chunk(row: Any) -> StoredChunk:
-    return StoredChunk(
-        id=row["id"],
-        session_id=row["session_id"],
-        project_id=row["project_id"],
-        project=row["project"],
-        agent=row["agent"],
-        turn_index=row["turn_index"],
-        part=row["part"],
-        start_time=row["start_time"],
-        end_time=row["end_time"],
-        content=row["content"],
-        content_hash=row["content_hash"],
-        approx_tokens=row["approx_tokens"],
-        message_uuids=tuple(json.loads(row["message_uuids"])),
-        source=row["source"],
-        user=row["member"],
-    )
-
-
-def _now() -> str:
-    return iso(datetime.now(UTC))

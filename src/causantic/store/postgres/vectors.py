@@ -11,9 +11,7 @@ few rows), then computes every similarity exactly from the vectors read back, as
 
 from __future__ import annotations
 
-import re
 import threading
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -22,7 +20,17 @@ from causantic.store.postgres import keyword
 from causantic.store.postgres.connection import connect, failure, psycopg_module
 from causantic.store.postgres.migrations import migrate
 from causantic.store.sqlite import raising_store_errors
-from causantic.store.vectors import HEALTH_TTL_S, VectorHealth, VectorMatch, VectorRecord
+from causantic.store.vectors import (
+    HealthCache,
+    Nesting,
+    VectorHealth,
+    VectorMatch,
+    VectorRecord,
+    first_by_key,
+    nearest,
+    table_name,
+    unit_query,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,11 +48,11 @@ class PgVectorIndex:
         self.url = url
         self.model_id = model_id
         self.dims = dims
-        self.table_name = "chunks_" + re.sub(r"[^A-Za-z0-9_]", "_", model_id)
+        self.table_name = table_name(model_id)
         self._conn: Any = None
         self._lock = threading.RLock()
-        self._write_depth = 0
-        self._health: tuple[float, VectorHealth] | None = None
+        self._writes = Nesting()
+        self._health = HealthCache()
 
     @property
     def conn(self) -> Any:
@@ -80,22 +88,17 @@ class PgVectorIndex:
     def writing(self) -> Iterator[None]:
         """Hold this model's embedding lock across every member's processes (a session-level advisory
         lock), so two never embed the same chunks at once; nested calls share it."""
-        with self._lock:
-            if self._write_depth:
-                self._write_depth += 1
-                try:
-                    yield
-                finally:
-                    self._write_depth -= 1
-                return
-            key = f"causantic-embed:{self.model_id}"
-            self.conn.execute("SELECT pg_advisory_lock(hashtext(%s))", (key,))
-            self._write_depth = 1
-            try:
-                yield
-            finally:
-                self._write_depth = 0
-                self.conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (key,))
+        with self._lock, self._writes.outermost(self._write_lock):
+            yield
+
+    @contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        key = f"causantic-embed:{self.model_id}"
+        self.conn.execute("SELECT pg_advisory_lock(hashtext(%s))", (key,))
+        try:
+            yield
+        finally:
+            self.conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (key,))
 
     # ---- writes -------------------------------------------------------------------------------
 
@@ -112,20 +115,20 @@ class PgVectorIndex:
                 " embedding = excluded.embedding",
                 rows,
             )
-        self._health = None
+        self._health.clear()
 
     def delete(self, chunk_ids: Iterable[str]) -> int:
         with self._lock:
             removed = self.conn.execute(
                 "DELETE FROM vectors WHERE model = %s AND chunk_id = ANY(%s)", (self.model_id, list(chunk_ids))
             ).rowcount
-        self._health = None
+        self._health.clear()
         return int(removed)
 
     def drop(self) -> None:
         with self.writing():
             self.conn.execute("DELETE FROM vectors WHERE model = %s", (self.model_id,))
-        self._health = None
+        self._health.clear()
 
     # ---- reads --------------------------------------------------------------------------------
 
@@ -138,14 +141,12 @@ class PgVectorIndex:
             return self._value("SELECT 1 FROM vectors WHERE model = %s LIMIT 1", (self.model_id,)) is not None
 
     def health(self, *, fresh: bool = False) -> VectorHealth:
-        now = time.monotonic()
-        if not fresh and self._health is not None and now - self._health[0] < HEALTH_TTL_S:
-            return self._health[1]
+        return self._health.get(fresh, self._measure_health)
+
+    def _measure_health(self) -> VectorHealth:
         with self._lock:
             chunks = int(self._value("SELECT COUNT(*) FROM chunks"))
-            health = VectorHealth(chunks, self.count(), "ready")  # HNSW is kept by the server on each write
-        self._health = (now, health)
-        return health
+            return VectorHealth(chunks, self.count(), "ready")  # HNSW is kept by the server on each write
 
     def ids(self) -> set[str]:
         with self._lock:
@@ -184,11 +185,9 @@ class PgVectorIndex:
         member: str | None = None,
     ) -> list[VectorMatch]:
         """Nearest chunks first, each with its vector and its exact cosine similarity."""
-        import numpy as np
         from psycopg import sql
 
-        query = np.asarray(vector, dtype=np.float32)
-        query = query / (np.linalg.norm(query) or 1.0)
+        query = unit_query(vector)
         clause, params = keyword.scope_sql(project_ids, agent, member)
         k = 2 * limit + 16
         with self._lock:
@@ -210,10 +209,7 @@ class PgVectorIndex:
                     rows = self.conn.execute(statement, [self._vector(query), k]).fetchall()
         if not rows:
             return []
-        matrix = self._matrix([r[1] for r in rows])
-        similarities = matrix @ query
-        top = np.argsort(-similarities, kind="stable")[:limit]
-        return [VectorMatch(rows[i][0], float(similarities[i]), matrix[i]) for i in top]
+        return nearest([r[0] for r in rows], self._matrix([r[1] for r in rows]), query, limit)
 
     # ---- the HNSW index -----------------------------------------------------------------------
 
@@ -256,10 +252,7 @@ class PgVectorIndex:
                 f"SELECT {column}, embedding FROM vectors WHERE model = %s AND {column} = ANY(%s)",
                 (self.model_id, keys),
             ).fetchall()
-        out: dict[str, np.ndarray] = {}
-        for key, row in zip((r[0] for r in rows), self._matrix([r[1] for r in rows]), strict=True):
-            out.setdefault(key, row)
-        return out
+        return first_by_key([r[0] for r in rows], self._matrix([r[1] for r in rows]), {})
 
     def _vector(self, vector: Any) -> Any:
         import numpy as np
