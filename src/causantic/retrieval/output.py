@@ -32,7 +32,7 @@ FORGET_PREVIEW_CHARS = 100
 class Out(BaseModel):
     """A result: read-only once built, as every answer of the facade."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
 
 class ChunkOut(Out):
