@@ -255,3 +255,26 @@ def test_a_dead_warm_process_costs_nothing_but_speed(warm_memory: Path) -> None:
     assert "[warm process]" not in read_status()["user-prompt-submit"]["outcome"]
     wait_for_socket(warm_memory)  # and a new warm process replaced the stale socket
     assert stat.S_ISSOCK(os.stat(run / "prompt-memory.sock").st_mode)
+
+
+def test_after_an_upgrade_the_next_prompt_is_answered_by_the_new_code(warm_memory: Path, tmp_path: Path) -> None:
+    """A warm process started before an upgrade must not answer with the old code: it steps aside and the
+    hook answers in-process, with the code now installed."""
+    import shutil
+
+    import causantic
+
+    installed = tmp_path / "site"
+    shutil.copytree(
+        Path(causantic.__file__).parent,
+        installed / "causantic",
+        ignore=shutil.ignore_patterns("__pycache__", "*.onnx"),
+    )
+    env = {**WARM, "PYTHONPATH": str(installed)}
+    prompt_hook(payload(ABOUT_VITE), **env)
+    wait_for_socket(warm_memory)
+    module = installed / "causantic" / "hooks" / "prompt_memory.py"
+    module.write_text(module.read_text().replace('HEADER = "Causantic memory:', 'HEADER = "Upgraded memory:'))
+    answer = prompt_hook(payload(ABOUT_VITE, session_id="0b9b4a6e-2222-4aaa-8bbb-00000000000b"), **env)
+    assert context_of(answer.stdout).startswith("Upgraded memory:")
+    assert "[warm process]" not in read_status()["user-prompt-submit"]["outcome"]

@@ -130,9 +130,9 @@ def serve(idle_minutes: float) -> int:
                     except TimeoutError:
                         break
                     with conn:
+                        if _code_stamp() != stamp:
+                            break  # upgraded: no answer, so this hook runs the new code in-process
                         _answer(conn)
-                    if _code_stamp() != stamp:
-                        break  # upgraded: the next hook starts a server running the new code
                     if _turned_off():
                         break
                     os.chdir(run_dir)  # not a client's folder, which may be deleted while we wait
