@@ -163,6 +163,19 @@ def test_option_limits_are_the_shared_ones(run: CliRunner) -> None:
     assert invoke(run, "recall", "rate limiting", "--max-tokens", str(low)).exit_code == 0
 
 
+def test_a_session_id_prefix_shorter_than_the_mcp_tools_accept_is_refused(run: CliRunner) -> None:
+    """A one-letter prefix picks some session at random; the MCP tools refuse it, so the CLI does too,
+    before anything is shown or forgotten."""
+    short = "a" * (options.SESSION_ID_MIN - 1)
+    for args in (
+        ("reconstruct", "acme-shop", "--session", short),
+        ("reconstruct", "acme-shop", "--previous-session", "--current-session", short),
+        ("forget", "acme-shop", "--session", short, "--yes"),
+    ):
+        refused = invoke(run, *args)
+        assert refused.exit_code == 2 and f"at least {options.SESSION_ID_MIN} characters" in refused.output, args
+
+
 def test_hook_status_json_is_the_shape_the_mcp_tool_sends(run: CliRunner) -> None:
     record("session-start", success=True, started=time.perf_counter(), outcome="briefing of 10 characters")
     text = invoke(run, "hook", "status")

@@ -17,6 +17,7 @@ from causantic.cli.options import (
     int_range,
     max_tokens_option,
     project_option,
+    session_id_option,
     time_range_options,
 )
 from causantic.cli.output import console, domain_errors, emit_json, json_option
@@ -95,12 +96,12 @@ def predict_command(
 
 @click.command("reconstruct")
 @click.argument("project")
-@click.option("--session", "session_id", help="The text of one session (id or id prefix).")
+@session_id_option("--session", "session_id", help="The text of one session (id or id prefix).")
 @click.option("--full", is_flag=True, help="The chunks' text instead of one line per session.")
 @time_range_options
 @days_back_option
 @click.option("--previous-session", is_flag=True, help="The text of the session before --current-session.")
-@click.option("--current-session", "current_session_id", help="The session you are in now.")
+@session_id_option("--current-session", "current_session_id", help="The session you are in now.")
 @click.option(
     "--page", default=options.PAGE.default, show_default=True, type=int_range(options.PAGE), help=options.PAGE.help
 )
@@ -171,7 +172,7 @@ def reconstruct_command(
 @click.argument("project")
 @click.option("--before", type=click.DateTime(), help="Chunks before this time (UTC).")
 @click.option("--after", type=click.DateTime(), help="Chunks at or after this time (UTC).")
-@click.option("--session", "session_id", help="One session (id or id prefix).")
+@session_id_option("--session", "session_id", help="One session (id or id prefix).")
 @click.option("--query", help="Chunks similar to this text (see --threshold).")
 @click.option(
     "--threshold",

@@ -47,3 +47,15 @@ def time_range_options(func: F) -> F:
 
 def days_back_option(func: F) -> F:
     return click.option("--days-back", type=float_range(options.DAYS_BACK), help=options.DAYS_BACK.help)(func)
+
+
+def session_id_option(flag: str, dest: str, help: str) -> Callable[[F], F]:
+    """A session id or id prefix, at least ``options.SESSION_ID_MIN`` characters as the MCP tools ask:
+    a shorter prefix would pick some session by chance."""
+
+    def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is not None and len(value) < options.SESSION_ID_MIN:
+            raise click.BadParameter(f"give at least {options.SESSION_ID_MIN} characters of the session id.")
+        return value
+
+    return click.option(flag, dest, callback=check, help=help)

@@ -171,7 +171,7 @@ def reconstruct(
     ctx: Context,
     project: Project,
     session_id: Annotated[
-        str | None, Field(min_length=4, description=("The text of one session, by id or id prefix."))
+        str | None, Field(min_length=options.SESSION_ID_MIN, description="The text of one session, by id or id prefix.")
     ] = None,
     full: Annotated[
         bool, Field(description="The chunks' text instead of one line per session (implied by session_id).")
@@ -185,7 +185,7 @@ def reconstruct(
     current_session_id: Annotated[
         str | None,
         Field(
-            min_length=4,
+            min_length=options.SESSION_ID_MIN,
             description=("The session you are in now (default: this server's CLAUDE_CODE_SESSION_ID)."),
         ),
     ] = None,
