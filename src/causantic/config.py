@@ -25,6 +25,7 @@ from pydantic.alias_generators import to_camel
 
 from causantic.errors import ConfigError
 from causantic.home import causantic_home as causantic_home  # re-exported: part of the configuration
+from causantic.home import project_config_file
 
 # Which coding agent wrote a transcript; recorded with every session and chunk.
 Source = Literal["claude-code", "codex", "gemini"]
@@ -513,8 +514,8 @@ def load_config(
     """
     env = os.environ if environ is None else environ
     data: dict[str, Any] = Config().model_dump(by_alias=True)
-    for path in (causantic_home() / "config.json", (cwd or Path.cwd()) / "causantic.config.json"):
-        if path.is_file():
+    for path in (causantic_home() / "config.json", project_config_file(cwd)):
+        if path is not None and path.is_file():
             _merge(data, _read_json(path), str(path), sources)
     for name, raw in env.items():
         if not name.startswith("CAUSANTIC_") or name == "CAUSANTIC_HOME":

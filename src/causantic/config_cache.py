@@ -21,7 +21,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from causantic.files import atomic_write, secure_dir
-from causantic.home import causantic_home
+from causantic.home import causantic_home, project_config_file
 
 CACHE_FILE = "hook-config.json"
 KEEP_ENTRIES = 8
@@ -67,9 +67,12 @@ def cached_config(cwd: Path | None, names: Sequence[str], environ: Mapping[str, 
 
 
 def _fingerprint(home: Path, cwd: Path | None, env: Mapping[str, str]) -> list[object]:
-    files = (Path(__file__).with_name("config.py"), home / "config.json", (cwd or Path.cwd()) / "causantic.config.json")
+    files = (Path(__file__).with_name("config.py"), home / "config.json", project_config_file(cwd))
     parts: list[object] = [str(Path.home())]
     for file in files:
+        if file is None:
+            parts.append(None)
+            continue
         try:
             st = file.stat()
             parts.append([str(file), st.st_size, st.st_mtime_ns])

@@ -278,3 +278,20 @@ def test_after_an_upgrade_the_next_prompt_is_answered_by_the_new_code(warm_memor
     answer = prompt_hook(payload(ABOUT_VITE, session_id="0b9b4a6e-2222-4aaa-8bbb-00000000000b"), **env)
     assert context_of(answer.stdout).startswith("Upgraded memory:")
     assert "[warm process]" not in read_status()["user-prompt-submit"]["outcome"]
+
+
+def test_a_deleted_working_directory_still_gets_an_answer_and_exit_0(sound_memory: Path, tmp_path: Path) -> None:
+    """Claude Code's session folder may be gone (a removed worktree): the hook still answers, no traceback."""
+    gone = tmp_path / "removed-worktree"
+    gone.mkdir()
+    script = 'cd "$1" && rmdir "$1" && exec "$2" -m causantic.hooks user-prompt-submit'
+    done = subprocess.run(
+        ["sh", "-c", script, "sh", str(gone), sys.executable],
+        input=json.dumps(payload(ABOUT_VITE)),
+        capture_output=True,
+        text=True,
+        env=subprocess_env(**ON),
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stderr == ""
+    assert "session 7acd37a8" in context_of(done.stdout)

@@ -53,7 +53,10 @@ def client() -> int:
 def _ask(text: str) -> str | None:
     if not hasattr(socket, "AF_UNIX"):
         return None
-    here = os.getcwd()
+    try:
+        here = os.getcwd()
+    except OSError:
+        return None  # the session's folder was deleted: no folder to come back to; answer in-process
     request = {
         "stdin": text,
         "cwd": here,
