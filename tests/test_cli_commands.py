@@ -176,6 +176,14 @@ def test_a_session_id_prefix_shorter_than_the_mcp_tools_accept_is_refused(run: C
         assert refused.exit_code == 2 and f"at least {options.SESSION_ID_MIN} characters" in refused.output, args
 
 
+def test_team_status_without_a_team_database_says_what_is_missing(run: CliRunner) -> None:
+    """On the default SQLite backend the message names the missing URL, not a backend never chosen."""
+    result = run.invoke(cli, ["team", "status"])
+    assert result.exit_code != 0
+    assert "No team database: storage.postgresUrl is not set" in result.output
+    assert "storage.backend is 'postgres'" not in result.output
+
+
 def test_hook_status_json_is_the_shape_the_mcp_tool_sends(run: CliRunner) -> None:
     record("session-start", success=True, started=time.perf_counter(), outcome="briefing of 10 characters")
     text = invoke(run, "hook", "status")

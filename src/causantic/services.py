@@ -123,9 +123,12 @@ def open_store(config: Config) -> MemoryStoreProtocol:
 def postgres_url(config: Config) -> str:
     url = config.storage.postgres_url
     if url is None or not url.get_secret_value():
+        # `team init/status` ask for the URL on the default SQLite backend too: name what is missing,
+        # not a backend the user never chose.
+        needs = "storage.backend is 'postgres' but" if config.storage.backend == "postgres" else "No team database:"
         raise ConfigError(
-            "storage.backend is 'postgres' but storage.postgresUrl is not set: set it (or "
-            "CAUSANTIC_STORAGE_POSTGRES_URL) to the team database's libpq URL."
+            f"{needs} storage.postgresUrl is not set: set it (or CAUSANTIC_STORAGE_POSTGRES_URL) to the "
+            "team database's libpq URL."
         )
     return url.get_secret_value()
 
