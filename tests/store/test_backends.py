@@ -18,7 +18,7 @@ from causantic.ingest.service import ingest_paths
 from causantic.retrieval.search import SearchRequest
 from causantic.services import Services, open_services
 from causantic.store.fts import identifier_terms
-from causantic.store.records import ChunkRecord
+from causantic.store.records import ChunkRecord, ChunkScope
 
 DOCS = [
     "def parse_config(path): raise ValueError('E0425 missing field')",
@@ -105,6 +105,17 @@ def test_saving_a_session_twice_stores_every_chunk_once(services: Services) -> N
     _saved(services)
     assert services.store.counts()["chunks"] == len(DOCS)
     assert services.store.counts()["sessions"] == 1
+
+
+def test_a_session_prefix_matches_its_case_exactly_on_both_backends(services: Services) -> None:
+    """ChunkScope matches values literally: a forget by "S1" must not take session "s1" on SQLite
+    (whose LIKE ignores ASCII case) when PostgreSQL would leave it."""
+    _saved(services)
+    [project] = services.store.find_projects("demo")
+    in_scope = {"project_ids": (project.id,)}
+    assert len(list(services.store.chunks_in(ChunkScope(**in_scope, session_prefix="s")))) == len(DOCS)
+    assert list(services.store.chunks_in(ChunkScope(**in_scope, session_prefix="S"))) == []
+    assert services.store.count_chunks(ChunkScope(**in_scope, session_prefix="S1")) == 0
 
 
 def _corpus_files(corpus_dir: Path) -> list[Path]:

@@ -873,7 +873,9 @@ def _scope(
 
 def _chunk_scope(scope: ChunkScope) -> tuple[str, list[object]]:
     """A WHERE condition over chunks aliased ``c`` covering exactly ``scope``; every value is a
-    parameter, and the session prefix is an escaped LIKE pattern, so no value acts as SQL or a wildcard."""
+    parameter, and the session prefix is compared as text (not LIKE, which would treat ``%`` as a
+    wildcard and ignore ASCII case, as PostgreSQL's ``starts_with`` does not), so no value acts as SQL
+    or a wildcard."""
     where: list[str] = []
     params: list[object] = []
     if scope.project_ids is not None:
@@ -883,8 +885,8 @@ def _chunk_scope(scope: ChunkScope) -> tuple[str, list[object]]:
         where.append("c.session_id = ?")
         params.append(scope.session_id)
     if scope.session_prefix is not None:
-        where.append("c.session_id LIKE ? ESCAPE '\\'")
-        params.append(common.like_escape(scope.session_prefix) + "%")
+        where.append("substr(c.session_id, 1, ?) = ?")
+        params += [len(scope.session_prefix), scope.session_prefix]
     tail, values = common.agent_and_time("?", scope.agent, scope.since, scope.until)
     where += tail
     params += values
