@@ -674,12 +674,15 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def count_chunks(self, scope: ChunkScope) -> int:
         """How many chunks :meth:`chunks_in` would yield for ``scope``; read again only after memory
-        changed (:meth:`change_stamp`)."""
+        changed (:meth:`change_stamp`). A count read inside a transaction is not kept: a rollback
+        moves no stamp, so it would outlive the rows it counted."""
+        where, params = _chunk_scope(scope)
+        if self.conn.in_transaction:
+            return int(self.conn.execute(f"SELECT COUNT(*) FROM chunks c WHERE {where}", params).fetchone()[0])
         stamp = self.change_stamp()
         cached = self._chunk_counts.get(scope)
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        where, params = _chunk_scope(scope)
         count = int(self.conn.execute(f"SELECT COUNT(*) FROM chunks c WHERE {where}", params).fetchone()[0])
         if len(self._chunk_counts) >= _COUNTED_SCOPES:
             self._chunk_counts.clear()
