@@ -214,8 +214,8 @@ class RetrievalConfig(_Section):
         description=(
             "Demotes a chunk by this factor times the share of its match to the query found only in the "
             "output of listing tools (shell, search, fetch: a git log, a changelog diff, a PR list), not in "
-            "the prompt, the agent's words or its tool calls; measured for the first 20 fused candidates, "
-            "about 1 ms per search. Chat has no tool output and is unaffected (LoCoMo unchanged). On the "
+            "the prompt, the agent's words or its tool calls; measured for every fused candidate after a "
+            "substring test. Chat has no tool output and is unaffected (LoCoMo unchanged). On the "
             "coding set 0.5 moved one query up with distractors and none down (benchmarks/coding.py, "
             "mention*)."
         ),

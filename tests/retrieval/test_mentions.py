@@ -111,3 +111,26 @@ def test_the_session_that_did_the_work_outranks_one_that_lists_it(tmp_path: Path
     with Memory(tmp_path / "home", overrides={**without_context, "retrieval.mentionPenalty": "0"}) as memory:
         unpenalised = memory.search(SUBJECT, limit=10)
         assert unpenalised.hits[0].chunk.session_id == "review"  # what the penalty corrects
+
+
+def test_every_listing_is_demoted_however_many_sessions_list_the_work(tmp_path: Path) -> None:
+    """Many later sessions list the commit in git log: each is a mention, so the penalty must reach
+    all of them, not only the first 20 fused candidates (those further down, left at full score,
+    rose above both the demoted listings and the session that did the work)."""
+    folder = _sessions(tmp_path / "sessions")
+    (folder / "review.jsonl").unlink()
+    for n in range(30):
+        log = f"{n:02d}a1b2c review note {n} for the weekly sync\n{LOG}"
+        turns = [
+            ("user", f"what landed in week {n}?"),
+            ("assistant", [{"type": "tool_use", "id": "r1", "name": "Bash", "input": {"command": "git log"}}]),
+            ("user", [{"type": "tool_result", "tool_use_id": "r1", "content": log}]),
+        ]
+        lines = [json.dumps(_record(f"review{n}", i, role, content, i)) for i, (role, content) in enumerate(turns)]
+        (folder / f"review{n}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    overrides = {"retrieval.sessionContext": "0", "retrieval.mentionPenalty": "0.5"}
+    with Memory(tmp_path / "home", overrides=overrides) as memory:
+        memory.ingest([folder])
+        result = memory.search(SUBJECT, limit=10)
+        sessions = list(dict.fromkeys(h.chunk.session_id for h in result.hits))
+        assert sessions[0] == "work", sessions

@@ -18,7 +18,7 @@ from causantic.ingest.service import ingest_paths
 from causantic.retrieval.search import SearchRequest
 from causantic.services import Services, open_services
 from causantic.store.fts import identifier_terms
-from causantic.store.records import ChunkRecord
+from causantic.store.records import ChunkRecord, ChunkScope
 
 DOCS = [
     "def parse_config(path): raise ValueError('E0425 missing field')",
@@ -105,6 +105,26 @@ def test_saving_a_session_twice_stores_every_chunk_once(services: Services) -> N
     _saved(services)
     assert services.store.counts()["chunks"] == len(DOCS)
     assert services.store.counts()["sessions"] == 1
+
+
+def test_a_session_prefix_matches_its_case_exactly_on_both_backends(services: Services) -> None:
+    """ChunkScope matches values literally: a forget by "S1" must not take session "s1" on SQLite
+    (whose LIKE ignores ASCII case) when PostgreSQL would leave it."""
+    _saved(services)
+    [project] = services.store.find_projects("demo")
+    in_scope = {"project_ids": (project.id,)}
+    assert len(list(services.store.chunks_in(ChunkScope(**in_scope, session_prefix="s")))) == len(DOCS)
+    assert list(services.store.chunks_in(ChunkScope(**in_scope, session_prefix="S"))) == []
+    assert services.store.count_chunks(ChunkScope(**in_scope, session_prefix="S1")) == 0
+
+
+def test_a_project_is_found_by_the_end_of_its_path_in_any_ascii_case_on_both_backends(services: Services) -> None:
+    """`--project Demo` names /work/demo on SQLite (its LIKE ignores ASCII case); team memory must
+    resolve it too rather than answer "no such project"."""
+    _saved(services)
+    assert [p.path for p in services.store.find_projects("Demo")] == ["/work/demo"]
+    assert [p.path for p in services.store.find_projects("WORK/DEMO")] == ["/work/demo"]
+    assert services.store.find_projects("dem") == []  # the end of the path, whole segments only
 
 
 def _corpus_files(corpus_dir: Path) -> list[Path]:

@@ -269,3 +269,15 @@ def test_the_chunk_count_words_are_weighed_by_follows_every_save_and_delete(tmp_
         with store.atomic():
             store.delete_chunks(["c0"])
         assert store.count_chunks(everything) == 2
+
+
+def test_the_chunk_count_forgets_what_a_rolled_back_write_added(tmp_path: Path) -> None:
+    """An ingest that fails half-way through a session keeps nothing of it: neither may the count
+    of chunks that words are weighed by and that `reconstruct` reports as left to read."""
+    with MemoryStore(tmp_path / "memory.db") as store:
+        project = store.resolve_project("/work/demo", "/work/demo")
+        with pytest.raises(RuntimeError), store.atomic():
+            store.save_session(project, "s1", [_chunk(0, "alpha", "s1", "main"), _chunk(1, "beta", "s1", "main")])
+            assert store.count_chunks(ChunkScope()) == 2  # the transaction sees its own rows
+            raise RuntimeError("the transcript broke off")
+        assert store.count_chunks(ChunkScope()) == 0

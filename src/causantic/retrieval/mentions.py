@@ -9,9 +9,10 @@ A chunk whose match to the query lies only in such output mentions the work; the
 query's words are in the prompt, the agent's words or its tool calls is where the work happened.
 
 This module measures that share; the search pipeline demotes by it (``retrieval.mentionPenalty``),
-for the first :data:`MENTION_DEPTH` fused candidates only: measuring means splitting and stemming a
-chunk's own words, and a demotion further down cannot change what is shown first. Chat transcripts
-(no tool sections) always score 0, so their ranking is unchanged.
+for every fused candidate: a listing left unmeasured further down keeps its full score and rises
+above the demoted ones (and the work) once many sessions list the same thing. A substring test
+keeps chunks without listing output cheap. Chat transcripts (no tool sections) always score 0, so
+their ranking is unchanged.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ _SECTION = re.compile(r"^\[(?:User|Assistant|Tool:[^\]\n]*|Result:[^\]\n]*|Error
 # fetched pages. A file the agent read (Read) or a sub-agent's report (Task) is the work's own
 # material, not a mention of it: counting those demoted the right session on the coding set.
 _LISTING_TOOLS = ("Bash", "Grep", "Glob", "WebSearch", "WebFetch")
-MENTION_DEPTH = 20  # fused candidates whose share is measured; 10 hits are shown by default
 _OUTPUT_MARKERS = tuple(f"[{label}:{tool}]" for label in ("Result", "Error") for tool in _LISTING_TOOLS)
 
 

@@ -28,7 +28,7 @@ from causantic.errors import checked_query
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.blas import use_one_blas_thread
 from causantic.retrieval.listing import resolve_project
-from causantic.retrieval.mentions import MENTION_DEPTH, mention_share, split_tool_output
+from causantic.retrieval.mentions import mention_share, split_tool_output
 from causantic.retrieval.ranking import (
     blend_fusion,
     convex_fusion,
@@ -293,7 +293,7 @@ class Searcher:
         cfg = self.config
         now = datetime.now(UTC)
         mentions = (
-            {c.chunk_id: mention_share(profile, chunks[c.chunk_id].content) for c in fused[:MENTION_DEPTH]}
+            {c.chunk_id: mention_share(profile, chunks[c.chunk_id].content) for c in fused}
             if cfg.mention_penalty
             else {}
         )

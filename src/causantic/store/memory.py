@@ -674,12 +674,15 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def count_chunks(self, scope: ChunkScope) -> int:
         """How many chunks :meth:`chunks_in` would yield for ``scope``; read again only after memory
-        changed (:meth:`change_stamp`)."""
+        changed (:meth:`change_stamp`). A count read inside a transaction is not kept: a rollback
+        moves no stamp, so it would outlive the rows it counted."""
+        where, params = _chunk_scope(scope)
+        if self.conn.in_transaction:
+            return int(self.conn.execute(f"SELECT COUNT(*) FROM chunks c WHERE {where}", params).fetchone()[0])
         stamp = self.change_stamp()
         cached = self._chunk_counts.get(scope)
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        where, params = _chunk_scope(scope)
         count = int(self.conn.execute(f"SELECT COUNT(*) FROM chunks c WHERE {where}", params).fetchone()[0])
         if len(self._chunk_counts) >= _COUNTED_SCOPES:
             self._chunk_counts.clear()
@@ -873,7 +876,9 @@ def _scope(
 
 def _chunk_scope(scope: ChunkScope) -> tuple[str, list[object]]:
     """A WHERE condition over chunks aliased ``c`` covering exactly ``scope``; every value is a
-    parameter, and the session prefix is an escaped LIKE pattern, so no value acts as SQL or a wildcard."""
+    parameter, and the session prefix is compared as text (not LIKE, which would treat ``%`` as a
+    wildcard and ignore ASCII case, as PostgreSQL's ``starts_with`` does not), so no value acts as SQL
+    or a wildcard."""
     where: list[str] = []
     params: list[object] = []
     if scope.project_ids is not None:
@@ -883,8 +888,8 @@ def _chunk_scope(scope: ChunkScope) -> tuple[str, list[object]]:
         where.append("c.session_id = ?")
         params.append(scope.session_id)
     if scope.session_prefix is not None:
-        where.append("c.session_id LIKE ? ESCAPE '\\'")
-        params.append(common.like_escape(scope.session_prefix) + "%")
+        where.append("substr(c.session_id, 1, ?) = ?")
+        params += [len(scope.session_prefix), scope.session_prefix]
     tail, values = common.agent_and_time("?", scope.agent, scope.since, scope.until)
     where += tail
     params += values

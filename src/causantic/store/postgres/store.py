@@ -142,8 +142,9 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         )
         if not rows:
             pattern = "%/" + common.like_escape(text)
+            # ILIKE: SQLite's LIKE ignores ASCII case, so `--project Demo` names /work/demo there too.
             rows = self._rows(
-                "SELECT id, path, name FROM projects WHERE name LIKE %s ESCAPE '\\' OR path LIKE %s ESCAPE '\\'",
+                "SELECT id, path, name FROM projects WHERE name ILIKE %s ESCAPE '\\' OR path ILIKE %s ESCAPE '\\'",
                 (pattern, pattern),
             )
         return [Project(r["id"], r["path"], r["name"]) for r in rows]
