@@ -31,13 +31,14 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
 from causantic import __version__
-from causantic.config import Config, Source, causantic_home, load_config
 from causantic.errors import CausanticError, InvalidQuery, checked_query
+from causantic.home import causantic_home
 from causantic.services import Services, open_store
 from causantic.services import team_init as team_init  # team memory's set-up and status, for the CLI
 from causantic.services import team_status as team_status
 
 if TYPE_CHECKING:
+    from causantic.config import Config, Source
     from causantic.embedding import Embedder
     from causantic.ingest.pipeline import ProgressCallback
     from causantic.ingest.topics import ClusterReport
@@ -65,7 +66,10 @@ class Memory:
         overrides: dict[str, Any] | None = None,
         embedder: Embedder | None = None,
     ) -> None:
-        config = config or load_config()
+        if config is None:
+            from causantic.config import load_config
+
+            config = load_config()
         paths: dict[str, Any] = {}
         self.home = causantic_home() if home is None else Path(home).expanduser()
         if home is not None:

@@ -21,12 +21,12 @@ from causantic.cli.options import (
     time_range_options,
 )
 from causantic.cli.output import console, domain_errors, emit_json, json_option
+from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.episodes import EpisodeAnswer
 from causantic.retrieval.forget import ForgetResult, preview_line
 from causantic.retrieval.format import chunk_heading, episode_heading, episodes_heading, nothing_relevant, when
-from causantic.retrieval.output import episodic_out, forget_out, reconstruction_out
 from causantic.retrieval.reconstruct import render_reconstruction
 
 
@@ -47,10 +47,12 @@ def _print_episodes(answer: EpisodeAnswer) -> None:
 def _episodic(
     kind: str, text: str, project: str | None, agent: str | None, max_tokens: int | None, as_json: bool
 ) -> None:
-    with domain_errors(), Memory() as memory:
+    with domain_errors(), Memory(config=read_config()) as memory:
         ask = memory.recall if kind == "recall" else memory.predict
         answer = ask(text, project=project, agent=agent, max_tokens=max_tokens)
     if as_json:
+        from causantic.retrieval.output import episodic_out  # pydantic: only for JSON
+
         emit_json(episodic_out(text.strip(), answer, content=True))
     else:
         _print_episodes(answer)
@@ -138,7 +140,7 @@ def reconstruct_command(
     """
     if previous_session and not current_session_id:
         raise click.UsageError("--previous-session needs --current-session (the id of the session you are in now).")
-    with domain_errors(), Memory() as memory:
+    with domain_errors(), Memory(config=read_config()) as memory:
         result = memory.reconstruct(
             project,
             session_id=session_id,
@@ -155,6 +157,8 @@ def reconstruct_command(
             limit=limit,
         )
     if as_json:
+        from causantic.retrieval.output import reconstruction_out  # pydantic: only for JSON
+
         emit_json(reconstruction_out(result, content=True))
         return
     console.print(render_reconstruction(result, page_hint="--page {page}"), markup=False, soft_wrap=True)
@@ -211,7 +215,7 @@ def forget_command(
             "--all takes no filter: drop --before/--after/--session/--query, or drop --all to "
             "forget only what they match."
         )
-    with domain_errors(), Memory() as memory:
+    with domain_errors(), Memory(config=read_config()) as memory:
         result = memory.forget(
             project,
             before=before,
@@ -223,6 +227,8 @@ def forget_command(
             dry_run=not yes,
         )
         if as_json:
+            from causantic.retrieval.output import forget_out  # pydantic: only for JSON
+
             emit_json(forget_out(result))
             return
         _print_forget(result)

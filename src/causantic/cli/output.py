@@ -10,7 +10,6 @@ from dataclasses import asdict, is_dataclass
 from typing import Any, TypeVar
 
 import click
-from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
@@ -32,7 +31,7 @@ def json_option(func: F) -> F:
 
 def emit_json(value: Any) -> None:
     """Print ``value`` as JSON; a result model (causantic.retrieval.output) prints in its one shape."""
-    if isinstance(value, BaseModel):
+    if hasattr(value, "model_dump"):  # not isinstance: pydantic loads only when a result model was made
         value = value.model_dump(mode="json")
     click.echo(json.dumps(_plain(value), indent=2, ensure_ascii=False, default=str))
 

@@ -7,12 +7,12 @@ from rich.text import Text
 
 from causantic.cli.options import agent_option, int_range, max_tokens_option, project_option, source_option
 from causantic.cli.output import console, domain_errors, emit_json, json_option
-from causantic.config import Source
+from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.format import chunk_header, nothing_relevant, search_heading
-from causantic.retrieval.output import search_out
 from causantic.retrieval.search import Mode
+from causantic.sources import Source
 
 
 @click.command("search")
@@ -42,7 +42,7 @@ def search_command(
 
     Example: causantic search "how did we fix the login redirect" --project myapp --source codex
     """
-    with domain_errors(), Memory() as memory:
+    with domain_errors(), Memory(config=read_config()) as memory:
         result = memory.search(
             query,
             project=project,
@@ -54,6 +54,8 @@ def search_command(
             mode=mode,
         )
     if as_json:
+        from causantic.retrieval.output import search_out  # pydantic: only for JSON
+
         emit_json(search_out(query.strip(), result, content=True))
         return
     if result.nothing_relevant:
