@@ -11,7 +11,6 @@ from typing import Any, TypeVar
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from causantic.errors import CausanticError
 
@@ -48,6 +47,8 @@ def _plain(value: Any) -> Any:
 
 def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]) -> None:
     """Print an aligned table; ``columns`` are (header, justify) pairs."""
+    from rich.table import Table  # not at import: a search prints no table
+
     out = Table(title=title, title_justify="left", show_edge=False, header_style="bold")
     for header, justify in columns:
         out.add_column(header, justify=justify)  # type: ignore[arg-type]

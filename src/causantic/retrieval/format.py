@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from causantic.retrieval.episodes import EpisodeAnswer
-from causantic.retrieval.search import Hit, SearchResult
-from causantic.store.records import StoredChunk
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from causantic.retrieval.episodes import EpisodeAnswer
+    from causantic.retrieval.search import Hit, SearchResult
+    from causantic.store.records import StoredChunk
 
 NOTHING_RELEVANT = "Nothing relevant in memory"
 
