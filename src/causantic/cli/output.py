@@ -1,26 +1,63 @@
-"""Rendering helpers shared by every command: JSON for scripts, rich tables for people."""
+"""Rendering helpers shared by every command: JSON for scripts, rich tables for people.
+
+rich loads on first use (``console``, ``err_console``, :func:`table`): it costs a cold command about
+25 ms, which :func:`line` saves a command whose output goes to a pipe or a file.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.console import Console
 
 from causantic.errors import CausanticError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 # Piped output is read in a pager or a file, not a window 80 columns wide: rich would wrap tables
 # and truncate names at 80, so a pipe gets room for a whole row (a terminal keeps its own width).
 PIPE_WIDTH = 200
-console = Console(highlight=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
-err_console = Console(stderr=True, highlight=False)
+_consoles: dict[str, Console] = {}
+
+
+def __getattr__(name: str) -> Console:
+    """``console`` (stdout) and ``err_console`` (stderr), made on first use."""
+    if name not in ("console", "err_console"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _console(name)
+
+
+def _console(name: str = "console") -> Console:
+    if not _consoles:
+        from rich.console import Console
+
+        _consoles["console"] = Console(highlight=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
+        _consoles["err_console"] = Console(stderr=True, highlight=False)
+    return _consoles[name]
+
+
+def line(text: str = "", style: str | None = None) -> None:
+    """Print one line of text as it is (no markup), in ``style`` on a terminal. Piped or redirected,
+    it prints the text verbatim without loading rich (whose plain rendering would also expand tabs and
+    turn ``:emoji_codes:`` into emoji)."""
+    if not (sys.stdout.isatty() or os.environ.get("FORCE_COLOR")):
+        click.echo(text)
+        return
+    if style is None:
+        _console().print(text, markup=False, soft_wrap=True)
+        return
+    from rich.text import Text
+
+    _console().print(Text(text, style=style), soft_wrap=True)
 
 
 def json_option(func: F) -> F:
@@ -54,7 +91,7 @@ def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[
         out.add_column(header, justify=justify)  # type: ignore[arg-type]
     for row in rows:
         out.add_row(*(str(cell) for cell in row))
-    console.print(out)
+    _console().print(out)
 
 
 @contextmanager

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import click
-from rich.text import Text
 
 from causantic.cli.options import agent_option, int_range, max_tokens_option, project_option, source_option
-from causantic.cli.output import console, domain_errors, emit_json, json_option
+from causantic.cli.output import domain_errors, emit_json, json_option, line
 from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
@@ -61,11 +60,11 @@ def search_command(
     if result.nothing_relevant:
         click.echo(nothing_relevant(result.notes))
         return
-    console.print(Text(search_heading(result) + ":", style="bold"), soft_wrap=True)
+    line(search_heading(result) + ":", "bold")
     for hit, shown in zip(result.hits, result.shown_relevance, strict=True):
-        console.print()
-        console.print(Text(chunk_header(hit.chunk, shown), style="cyan"), soft_wrap=True)
-        console.print(hit.chunk.content, markup=False, soft_wrap=True)
+        line()
+        line(chunk_header(hit.chunk, shown), "cyan")
+        line(hit.chunk.content)
 
 
 COMMANDS = [search_command]
