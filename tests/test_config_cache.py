@@ -90,3 +90,16 @@ def test_an_invalid_configuration_raises_and_is_not_cached(configured: Path, cau
     for _ in range(2):
         with pytest.raises(ConfigError, match="mmr"):
             read_config(configured)
+
+
+def test_a_damaged_cache_file_is_rewritten_from_a_full_load(configured: Path, causantic_home: Path) -> None:
+    read_config(configured)
+    cache = causantic_home / "cache" / CACHE_FILE
+    entries = json.loads(cache.read_text())["entries"]
+    del entries[0]["sections"]
+    cache.write_text(json.dumps({"entries": entries}))
+    assert read_config(configured).traversal.max_depth == 12
+    cache.write_text("{not json")
+    assert read_config(configured).traversal.max_depth == 12
+    assert read_config(configured).traversal.max_depth == 12  # and cached again
+    assert "sections" in json.loads(cache.read_text())["entries"][0]

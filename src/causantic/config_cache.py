@@ -74,7 +74,7 @@ def _entry(cwd: Path | None, environ: Mapping[str, str] | None) -> dict[str, Any
     try:
         entries = json.loads(path.read_text(encoding="utf-8"))["entries"]
         for entry in entries:
-            if entry["key"] == key:
+            if entry["key"] == key and isinstance(entry["sections"], dict) and isinstance(entry["dbPath"], str):
                 return cast("dict[str, Any]", entry)
     except (OSError, ValueError, KeyError, TypeError):
         entries = []
