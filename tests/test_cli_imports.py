@@ -4,7 +4,7 @@ Every command runs as a real subprocess against a store holding the example sess
 vectors; at exit it reports which heavy libraries (and heavy Causantic modules) it had loaded. The
 configuration's validation (pydantic) runs once, the first time, and is cached from then on
 (config_cache.py): the read commands' text output needs no pydantic, only their ``--json`` does.
-Output here goes to a pipe, where a search prints plain text without rich.
+Output here goes to a pipe, where search, recall and predict print plain text without rich.
 """
 
 from __future__ import annotations
@@ -113,12 +113,9 @@ def test_other_read_commands_and_json_output_load_no_embedding_runtime_no_index_
 def test_search_commands_load_the_embedding_runtime_and_nothing_else_heavy(
     store_home: Path, args: tuple[str, ...]
 ) -> None:
-    # A six-chunk store is scanned exactly: not even faiss loads; the configuration comes from the cache.
-    assert _imports(store_home, *args) - {"rich"} == RUNTIME
-
-
-def test_a_piped_search_prints_plain_text_without_rich(store_home: Path) -> None:
-    assert _imports(store_home, "search", "rate limiting") == RUNTIME
+    # A six-chunk store is scanned exactly: not even faiss loads; the configuration comes from the
+    # cache, and piped answers print as plain text, without rich.
+    assert _imports(store_home, *args) == RUNTIME
 
 
 def test_only_clustering_loads_scikit_learn(store_home: Path) -> None:

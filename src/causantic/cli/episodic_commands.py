@@ -8,8 +8,8 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import click
-from rich.text import Text
 
+from causantic.cli import output
 from causantic.cli.options import (
     agent_option,
     days_back_option,
@@ -20,7 +20,7 @@ from causantic.cli.options import (
     session_id_option,
     time_range_options,
 )
-from causantic.cli.output import console, domain_errors, emit_json, json_option
+from causantic.cli.output import domain_errors, emit_json, json_option, line
 from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
@@ -34,14 +34,14 @@ def _print_episodes(answer: EpisodeAnswer) -> None:
     if answer.nothing_relevant:
         click.echo(nothing_relevant(answer.notes))
         return
-    console.print(Text(episodes_heading(answer) + ":", style="bold"), soft_wrap=True)
+    line(episodes_heading(answer) + ":", "bold")
     for i, episode in enumerate(answer.episodes):
-        console.print()
-        console.print(Text(episode_heading(answer, i), style="bold magenta"), soft_wrap=True)
+        line()
+        line(episode_heading(answer, i), "bold magenta")
         for j, member in enumerate(episode.chunks):
-            console.print()
-            console.print(Text(chunk_heading(answer, i, j), style="cyan"), soft_wrap=True)
-            console.print(member.chunk.content, markup=False, soft_wrap=True)
+            line()
+            line(chunk_heading(answer, i, j), "cyan")
+            line(member.chunk.content)
 
 
 def _episodic(
@@ -161,6 +161,9 @@ def reconstruct_command(
 
         emit_json(reconstruction_out(result, content=True))
         return
+    from rich.text import Text
+
+    console = output.console
     console.print(render_reconstruction(result, page_hint="--page {page}"), markup=False, soft_wrap=True)
     if result.view == "timeline" and result.sessions:
         console.print(
@@ -239,12 +242,15 @@ def forget_command(
                 and click.confirm(f"Delete these {result.count} chunk(s) of {result.project!r}?", default=False)
             ):
                 done = memory.forget_previewed(result)
-                console.print(f"{done.deleted} chunk(s) of {done.project!r} deleted.", markup=False)
+                output.console.print(f"{done.deleted} chunk(s) of {done.project!r} deleted.", markup=False)
             else:
-                console.print("Nothing was deleted. Add --yes to delete.")
+                output.console.print("Nothing was deleted. Add --yes to delete.")
 
 
 def _print_forget(result: ForgetResult) -> None:
+    from rich.text import Text
+
+    console = output.console
     scope = "the whole project " if result.whole_project else ""
     if result.dry_run:
         head = f"{result.count} chunk(s) in {result.sessions} session(s) of {scope}{result.project!r} would be deleted."
