@@ -8,6 +8,7 @@ the MCP tools publish, so a script reading either gets the same fields.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -118,6 +119,31 @@ def test_reconstruct_timeline_and_text(run: CliRunner) -> None:
     text = as_model(invoke(run, "reconstruct", "acme-shop", "--session", first[:8], "--json"), ReconstructOutput)
     assert isinstance(text, ReconstructOutput) and text.view == "text"
     assert {c.session_id for c in text.chunks} == {first} and all(c.content for c in text.chunks)
+
+
+def test_previous_session_by_a_prefix_of_the_current_session_shows_the_one_before(run: CliRunner) -> None:
+    timeline = as_model(invoke(run, "reconstruct", "acme-shop", "--json"), ReconstructOutput)
+    assert isinstance(timeline, ReconstructOutput)
+    *_, before, current = [s.session_id for s in timeline.sessions]  # oldest first
+    args = ("reconstruct", "acme-shop", "--previous-session", "--current-session", current[: options.SESSION_ID_MIN])
+    shown = as_model(invoke(run, *args, "--json"), ReconstructOutput)
+    assert isinstance(shown, ReconstructOutput) and {c.session_id for c in shown.chunks} == {before}
+    assert f"=== Session {before[:8]}" in invoke(run, *args).stdout
+
+
+def test_an_ambiguous_current_session_prefix_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two sessions starting with the same characters: the prefix names both instead of guessing."""
+    project = tmp_path / "projects" / "-home-dev-acme-shop"
+    shutil.copytree(EXAMPLES / "-home-dev-acme-shop", project)
+    old, twin = "2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec", "7a378dd6-0000-5d34-8e2d-b31f59bac0ec"
+    (project / f"{twin}.jsonl").write_text((project / f"{old}.jsonl").read_text().replace(old, twin))
+    (project / f"{old}.jsonl").unlink()
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    assert invoke(CliRunner(), "ingest", str(project.parent), "--no-embed").exit_code == 0
+    refused = CliRunner().invoke(
+        cli, ["reconstruct", "acme-shop", "--previous-session", "--current-session", "7a378dd6"]
+    )
+    assert refused.exit_code == 1 and "matches 2 sessions" in refused.output and twin in refused.output
 
 
 def test_topics_and_embedding_have_json_shapes(run: CliRunner) -> None:

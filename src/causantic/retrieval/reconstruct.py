@@ -221,10 +221,20 @@ def _windows(chunks: Iterable[StoredChunk], budget: int) -> Iterator[tuple[list[
 
 
 def _previous_session(store: MemoryStoreProtocol, project_id: int, current: str) -> str | None:
+    """The session before ``current`` (its id or an id prefix, as ``session_id`` takes); the newest
+    stored session when ``current`` is not stored yet (a live session not ingested so far)."""
     sessions = [s.session_id for s in store.session_summaries(project_id)]  # newest first
-    if current in sessions:
-        index = sessions.index(current)
-        return sessions[index + 1] if index + 1 < len(sessions) else None
+    matches = [i for i, s in enumerate(sessions) if s == current] or [
+        i for i, s in enumerate(sessions) if s.startswith(current)
+    ]
+    if len(matches) > 1:
+        listed = ", ".join(sessions[i] for i in matches[:5]) + (", …" if len(matches) > 5 else "")
+        raise CausanticError(
+            f"The current session {current!r} matches {len(matches)} sessions ({listed}); give more of its id."
+        )
+    if matches:
+        index = matches[0] + 1
+        return sessions[index] if index < len(sessions) else None
     return sessions[0] if sessions else None
 
 
