@@ -25,7 +25,14 @@ from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.episodes import EpisodeAnswer
 from causantic.retrieval.forget import ForgetResult, preview_line
-from causantic.retrieval.format import chunk_heading, episode_heading, episodes_heading, nothing_relevant, when
+from causantic.retrieval.format import (
+    chunk_heading,
+    episode_heading,
+    episodes_heading,
+    nothing_relevant,
+    shown_content,
+    when,
+)
 from causantic.retrieval.output import episodic_out, forget_out, reconstruction_out
 from causantic.retrieval.reconstruct import render_reconstruction
 
@@ -41,7 +48,7 @@ def _print_episodes(answer: EpisodeAnswer) -> None:
         for j, member in enumerate(episode.chunks):
             console.print()
             console.print(Text(chunk_heading(answer, i, j), style="cyan"), soft_wrap=True)
-            console.print(member.chunk.content, markup=False, soft_wrap=True)
+            console.print(shown_content(member.chunk.content), markup=False, soft_wrap=True)
 
 
 def _episodic(

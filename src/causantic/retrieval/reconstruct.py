@@ -24,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 from causantic.config import SOURCE_NAMES
 from causantic.errors import CausanticError
 from causantic.ingest.tokens import approx_tokens
+from causantic.retrieval.format import shown_content, when
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkScope, Project, StoredChunk
@@ -246,7 +247,7 @@ def timeline_line(session: SessionSummary) -> str:
     agents = ", ".join(session.agents)
     source = SOURCE_NAMES.get(session.source, session.source)
     return (
-        f"{_when(session.started_at)}  {session.session_id[:8]}  {source}  [{agents}]  {session.chunks} chunks  "
+        f"{when(session.started_at)}  {session.session_id[:8]}  {source}  [{agents}]  {session.chunks} chunks  "
         f"{session.short_title(TIMELINE_TITLE_CHARS)}"
     )
 
@@ -298,7 +299,7 @@ def _text_lines(result: Reconstruction) -> list[str]:
             part = " (only part of this session is on this page)" if session in result.split else ""
             lines.append(
                 f"\n=== Session {session[:8]} · {SOURCE_NAMES.get(chunk.source, chunk.source)} "
-                f"({_when(bounds[0].start_time)} – {_when(bounds[-1].end_time)}){part} ==="
+                f"({when(bounds[0].start_time)} – {when(bounds[-1].end_time)}){part} ==="
             )
             title = titles.get(session, "")
             if title and not " ".join(chunk.content.split()).startswith(f"[User] {title[:60]}"):
@@ -306,10 +307,6 @@ def _text_lines(result: Reconstruction) -> list[str]:
         if multi_agent and chunk.agent != agent:
             agent = chunk.agent
             lines.append(f"--- Agent: {agent} ---")
-        lines.append(chunk.content)
+        lines.append(shown_content(chunk.content))
         lines.append("---")
     return lines
-
-
-def _when(iso_text: str) -> str:
-    return iso_text[:16].replace("T", " ") if iso_text else "?"
