@@ -119,6 +119,8 @@ def test_reconstruct_timeline_and_text(run: CliRunner) -> None:
     text = as_model(invoke(run, "reconstruct", "acme-shop", "--session", first[:8], "--json"), ReconstructOutput)
     assert isinstance(text, ReconstructOutput) and text.view == "text"
     assert {c.session_id for c in text.chunks} == {first} and all(c.content for c in text.chunks)
+    full = invoke(run, "reconstruct", "acme-shop", "--full").stdout
+    assert "=== Session 2a2ee33e · Claude Code (2026-11-02 09:15 – 09:20) ===" in full  # the day said once
 
 
 def test_previous_session_by_a_prefix_of_the_current_session_shows_the_one_before(run: CliRunner) -> None:

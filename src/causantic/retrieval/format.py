@@ -31,6 +31,14 @@ def when(iso_text: str | None, missing: str = "?") -> str:
     return iso_text[:16].replace("T", " ") if iso_text else missing
 
 
+def span(start: str, end: str) -> str:
+    """'2026-05-01 10:20 – 11:05'; the end's date only when it differs, one time when both are the same."""
+    first, last = when(start), when(end)
+    if last == first:
+        return first
+    return f"{first} – {last[11:] if last[:10] == first[:10] else last}"
+
+
 def chunk_header(
     chunk: StoredChunk, relevance: float | None = None, position: str | None = None, *, marker: str | None = None
 ) -> str:
@@ -129,13 +137,10 @@ def episodes_heading(answer: EpisodeAnswer) -> str:
 def episode_heading(answer: EpisodeAnswer, index: int) -> str:
     episode = answer.episodes[index]
     first, last = episode.chunks[0].chunk, episode.chunks[-1].chunk
-    span = when(first.start_time) + (
-        f" – {when(last.end_time)[11:]}" if last.end_time[:10] == first.start_time[:10] else f" – {when(last.end_time)}"
-    )
     sessions = list(dict.fromkeys(c.chunk.session_id[:8] for c in episode.chunks))
     return (
         f"== Episode {index + 1} of {len(answer.episodes)} · {first.project} · session "
-        f"{', '.join(sessions)} · {span} =="
+        f"{', '.join(sessions)} · {span(first.start_time, last.end_time)} =="
     )
 
 

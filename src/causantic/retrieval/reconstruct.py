@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from causantic.config import SOURCE_NAMES
 from causantic.errors import CausanticError
 from causantic.ingest.tokens import approx_tokens
-from causantic.retrieval.format import shown_content, when
+from causantic.retrieval.format import shown_content, span, when
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkScope, Project, StoredChunk
@@ -299,7 +299,7 @@ def _text_lines(result: Reconstruction) -> list[str]:
             part = " (only part of this session is on this page)" if session in result.split else ""
             lines.append(
                 f"\n=== Session {session[:8]} · {SOURCE_NAMES.get(chunk.source, chunk.source)} "
-                f"({when(bounds[0].start_time)} – {when(bounds[-1].end_time)}){part} ==="
+                f"({span(bounds[0].start_time, bounds[-1].end_time)}){part} ==="
             )
             title = titles.get(session, "")
             if title and not " ".join(chunk.content.split()).startswith(f"[User] {title[:60]}"):
