@@ -18,6 +18,7 @@ from process_support import EXAMPLES
 from pydantic import BaseModel
 
 from causantic.cli.main import cli
+from causantic.cli.output import console
 from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.output import (
@@ -146,6 +147,18 @@ def test_an_ambiguous_current_session_prefix_is_refused(tmp_path: Path, monkeypa
         cli, ["reconstruct", "acme-shop", "--previous-session", "--current-session", "7a378dd6"]
     )
     assert refused.exit_code == 1 and "matches 2 sessions" in refused.output and twin in refused.output
+
+
+def test_tables_in_a_narrow_terminal_keep_every_value_whole(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At 60 columns a six-column table would cut every cell ("2025-0…"); its rows print as blocks."""
+    listing = as_model(invoke(run, "list-sessions", "acme-shop", "--json"), SessionsOut)
+    assert isinstance(listing, SessionsOut)
+    monkeypatch.setattr(console, "width", 60)
+    shown = invoke(run, "list-sessions", "acme-shop").stdout
+    for s in listing.sessions:
+        assert f"session  {s.session_id[:8]}" in shown and f"start    {s.started_at[:16].replace('T', ' ')}" in shown
+        assert f"title    {s.title[:40]}" in shown
+    assert "┃" not in invoke(run, "stats").stdout  # a name/value list has no empty header row
 
 
 def test_topics_and_embedding_have_json_shapes(run: CliRunner) -> None:
