@@ -161,6 +161,17 @@ def test_tables_in_a_narrow_terminal_keep_every_value_whole(run: CliRunner, monk
     assert "┃" not in invoke(run, "stats").stdout  # a name/value list has no empty header row
 
 
+def test_a_forget_preview_keeps_each_chunk_on_one_line_of_a_narrow_terminal(
+    run: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(console, "width", 60)
+    for args in (("forget", "acme-shop"), ("forget", "acme-shop", "--before", "2027-01-01")):
+        preview = invoke(run, *args).stdout.splitlines()
+        listed = [line for line in preview if line.startswith("  20")]  # "  <date>  <session or chunk>"
+        assert listed and all(len(line) <= 60 for line in listed), args
+        assert any(line.endswith("…") for line in listed)  # a cut is marked
+
+
 def test_topics_and_embedding_have_json_shapes(run: CliRunner) -> None:
     topics = as_model(invoke(run, "clusters", "--json"), TopicsOut)
     assert isinstance(topics, TopicsOut)
