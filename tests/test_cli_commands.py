@@ -172,6 +172,15 @@ def test_a_forget_preview_keeps_each_chunk_on_one_line_of_a_narrow_terminal(
         assert any(line.endswith("…") for line in listed)  # a cut is marked
 
 
+def test_an_ingest_too_small_for_topics_says_when_they_will_form(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "fresh"))
+    report = as_model(invoke(CliRunner(), "ingest", str(EXAMPLES), "--json"), IngestOut)
+    assert isinstance(report, IngestOut) and report.vectors_added
+    assert report.topics is not None and report.topics.startswith("none yet") and "causantic cluster" in report.topics
+
+
 def test_topics_and_embedding_have_json_shapes(run: CliRunner) -> None:
     topics = as_model(invoke(run, "clusters", "--json"), TopicsOut)
     assert isinstance(topics, TopicsOut)
