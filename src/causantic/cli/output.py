@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from pydantic import BaseModel
@@ -18,6 +18,9 @@ from rich.text import Text
 
 from causantic.errors import CausanticError
 
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 # Piped output is read in a pager or a file, not a window 80 columns wide: rich would wrap tables
@@ -26,6 +29,8 @@ PIPE_WIDTH = 200
 console = Console(highlight=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
 err_console = Console(stderr=True, highlight=False)
 FLEX_MIN_WIDTH = 16  # the one wrapping column of a table gets at least this; else rows print as blocks
+# A progress line: what the bar leaves room for (name, count, elapsed time, a detail), its widths.
+PROGRESS_FIXED, PROGRESS_DETAIL, BAR_MIN, BAR_MAX = 36, 30, 10, 40
 
 
 def json_option(func: F) -> F:
@@ -80,6 +85,25 @@ def _records(title: str | None, headers: Sequence[str], cells: Sequence[Sequence
             console.print()
         for header, value in zip(headers, row, strict=True):
             console.print(Text.assemble((header.ljust(width), "bold"), "  ", value), soft_wrap=True)
+
+
+def progress_bars(*, detail: bool = False) -> Progress:
+    """Transient progress lines: name, bar, done/total, optionally a ``detail`` field, elapsed time.
+    The bar narrows and the detail is cut (…) to fit the terminal, so the counts stay whole."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Column
+
+    room = console.width - PROGRESS_FIXED - (PROGRESS_DETAIL if detail else 0)
+    columns = [
+        TextColumn("[bold]{task.description}"),
+        BarColumn(max(BAR_MIN, min(BAR_MAX, room))),
+        MofNCompleteColumn(),
+    ]
+    if detail:
+        columns.append(TextColumn("{task.fields[detail]}", table_column=Column(ratio=1, no_wrap=True)))
+    columns.append(TimeElapsedColumn())
+    # Only a narrow terminal sizes the detail to what is left; a wide one keeps the line short.
+    return Progress(*columns, console=console, transient=True, expand=detail and room < BAR_MAX)
 
 
 @contextmanager
