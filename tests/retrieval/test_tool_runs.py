@@ -55,6 +55,7 @@ def test_a_run_of_tool_calls_is_one_line_when_read_and_whole_in_json(home: Path)
     shown = CliRunner().invoke(cli, ["search", "tokenizer crash nested brackets"])
     assert shown.exit_code == 0 and folded in shown.stdout
     assert shown.stdout.count("[Tool:Read]") == 1 and "Reading the tokenizer modules first." in shown.stdout
+    assert shown.stdout.startswith("Found 1 relevant memory chunk (")  # one chunk, not "1 chunks"
 
     scripted = json.loads(CliRunner().invoke(cli, ["search", "tokenizer crash nested brackets", "--json"]).stdout)
     [hit] = scripted["hits"]
@@ -63,4 +64,4 @@ def test_a_run_of_tool_calls_is_one_line_when_read_and_whole_in_json(home: Path)
     with Memory(home) as memory:  # the MCP search tool's text
         assert folded in render_search(memory.search("tokenizer crash nested brackets"))
     session = CliRunner().invoke(cli, ["reconstruct", "proj", "--session", SESSION[:8]])
-    assert session.exit_code == 0 and folded in session.stdout
+    assert session.exit_code == 0 and folded in session.stdout and session.stdout.startswith("proj: 1 chunk from")

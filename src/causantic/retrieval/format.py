@@ -31,6 +31,11 @@ def when(iso_text: str | None, missing: str = "?") -> str:
     return iso_text[:16].replace("T", " ") if iso_text else missing
 
 
+def counted(n: int, noun: str) -> str:
+    """'1 chunk', '3 chunks': a count with its noun in the right number."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def span(start: str, end: str) -> str:
     """'2026-05-01 10:20 – 11:05'; the end's date only when it differs, one time when both are the same."""
     first, last = when(start), when(end)
@@ -111,7 +116,7 @@ def nothing_relevant(notes: list[str] | tuple[str, ...]) -> str:
 
 
 def search_heading(result: SearchResult) -> str:
-    head = f"Found {len(result.hits)} relevant memory chunks ({result.tokens} tokens, {result.mode})"
+    head = f"Found {counted(len(result.hits), 'relevant memory chunk')} ({result.tokens} tokens, {result.mode})"
     return head + (f" — {'; '.join(result.notes)}" if result.notes else "")
 
 
@@ -124,10 +129,9 @@ def render_search(result: SearchResult) -> str:
 
 def episodes_heading(answer: EpisodeAnswer) -> str:
     what = "the story behind it" if answer.kind == "recall" else "what came next"
-    count = len(answer.episodes)
     head = (
-        f"{answer.kind.capitalize()}: {what}, {count} episode{'s' if count != 1 else ''} in time order "
-        f"({len(answer.chunks)} chunks, {answer.tokens} tokens)"
+        f"{answer.kind.capitalize()}: {what}, {counted(len(answer.episodes), 'episode')} in time order "
+        f"({counted(len(answer.chunks), 'chunk')}, {answer.tokens} tokens)"
     )
     if answer.mode == "chain":
         head += " — chain walk"

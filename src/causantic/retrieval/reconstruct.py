@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from causantic.config import SOURCE_NAMES
 from causantic.errors import CausanticError
 from causantic.ingest.tokens import approx_tokens
-from causantic.retrieval.format import shown_content, span, when
+from causantic.retrieval.format import counted, shown_content, span, when
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkScope, Project, StoredChunk
@@ -269,7 +269,7 @@ def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={pag
         lines = [f"{result.project}: {len(result.sessions)} session(s), oldest first{of}"]
     else:
         lines = [
-            f"{result.project}: {len(result.chunks)} chunks from {len(result.sessions)} session(s), "
+            f"{result.project}: {counted(len(result.chunks), 'chunk')} from {len(result.sessions)} session(s), "
             f"{result.tokens} tokens{of}"
         ]
     if result.earlier:
