@@ -161,6 +161,11 @@ def test_tables_in_a_narrow_terminal_keep_every_value_whole(run: CliRunner, monk
     assert "┃" not in invoke(run, "stats").stdout  # a name/value list has no empty header row
 
 
+def test_an_empty_time_range_says_it_is_the_range_that_holds_no_session(run: CliRunner) -> None:
+    shown = invoke(run, "list-sessions", "acme-shop", "--from", "2030-01-01").stdout
+    assert "No sessions found for project 'acme-shop' in that time range" in shown
+
+
 def test_a_forget_preview_keeps_each_chunk_on_one_line_of_a_narrow_terminal(
     run: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
