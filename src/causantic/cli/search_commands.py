@@ -9,7 +9,7 @@ from causantic.cli.output import domain_errors, emit_json, json_option, line
 from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
-from causantic.retrieval.format import chunk_header, nothing_relevant, search_heading
+from causantic.retrieval.format import chunk_header, nothing_relevant, search_heading, shown_content
 from causantic.retrieval.search import Mode
 from causantic.sources import Source
 
@@ -64,7 +64,7 @@ def search_command(
     for hit, shown in zip(result.hits, result.shown_relevance, strict=True):
         line()
         line(chunk_header(hit.chunk, shown), "cyan")
-        line(hit.chunk.content)
+        line(shown_content(hit.chunk.content))
 
 
 COMMANDS = [search_command]
