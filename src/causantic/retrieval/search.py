@@ -269,14 +269,17 @@ class Searcher:
         cfg = self.config
         scored = {name: hits for name, hits in (("vector", vector_hits), ("keyword", keyword_hits)) if hits}
         weights = {"vector": cfg.vector_weight, "keyword": cfg.keyword_weight}
+        spread = ("vector",) if cfg.vector_spread else ()
         rankings = {name: [i for i, _ in hits] for name, hits in scored.items()}
         if cfg.fusion == "convex":
-            fused = convex_fusion(scored, weights)
+            fused = convex_fusion(scored, weights, spread)
         elif cfg.fusion == "rrf":
             fused = reciprocal_rank_fusion(rankings, cfg.rrf_k, weights)
         else:
             fused = blend_fusion(
-                convex_fusion(scored, weights), reciprocal_rank_fusion(rankings, cfg.rrf_k, weights), cfg.fusion_blend
+                convex_fusion(scored, weights, spread),
+                reciprocal_rank_fusion(rankings, cfg.rrf_k, weights),
+                cfg.fusion_blend,
             )
         fused = keep_list_tops(fused, rankings, cfg.fusion_keep_top)
         return [Candidate(i, score, sources) for i, score, sources in fused]
