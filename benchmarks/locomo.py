@@ -664,6 +664,7 @@ class Runner:
 
             overrides |= _postgres.settings(self.database())
         config = self.config.with_overrides(overrides)
+        # Services, not Memory: the retrievers set search knobs (floor, mmr, expand, variants) Memory keeps fixed.
         with _env("CAUSANTIC_HOME", str(home)), open_services(config) as services:
             self._attach_embedder(services)
             embed = self.embedder is not None

@@ -516,9 +516,15 @@ RENAMED_KEYS = {
 
 
 def load_config(
-    cwd: Path | None = None, environ: dict[str, str] | None = None, sources: dict[str, str] | None = None
+    cwd: Path | None = None,
+    environ: dict[str, str] | None = None,
+    sources: dict[str, str] | None = None,
+    home: Path | None = None,
 ) -> Config:
     """Merge defaults, the user file, the project file and the environment; validate the result.
+
+    ``home``: the data directory whose ``config.json`` is the user file (default
+    :func:`causantic_home`), so a memory opened on another home reads that home's configuration.
 
     ``sources``, when given, receives the source that set each key not left at its default. A key
     Causantic does not know is ignored with a :class:`ConfigWarning` naming it (and its new name,
@@ -526,7 +532,7 @@ def load_config(
     """
     env = os.environ if environ is None else environ
     data: dict[str, Any] = Config().model_dump(by_alias=True)
-    for path in (causantic_home() / "config.json", project_config_file(cwd)):
+    for path in ((home or causantic_home()) / "config.json", project_config_file(cwd)):
         if path is not None and path.is_file():
             _merge(data, _read_json(path), str(path), sources)
     for name, raw in env.items():
