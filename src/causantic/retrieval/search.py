@@ -162,7 +162,7 @@ class Searcher:
             pool *= SOURCE_POOL_FACTOR
         # One helper thread: keyword search (then weighing the query's words) runs beside the
         # embedding and vector search, then the lookup of missing candidate vectors beside the
-        # chunk lookup.
+        # chunk lookup, then that of the sessions' opening prompts beside the scoring.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="causantic-search") as helper:
             query_vector, vector_matches, read_ahead, keyword_hits, profile = self._candidates(
                 request.query, mode, scope, pool, helper
@@ -177,22 +177,30 @@ class Searcher:
             chunks = read_ahead | self.store.get_chunks([c.chunk_id for c in fused if c.chunk_id not in read_ahead])
             if fetched is not None:
                 vectors.update(fetched.result())
-        # Expanders may add other agents' chunks; the agent filter holds for every hit and every seed.
-        fused = [
-            c
-            for c in fused
-            if c.chunk_id in chunks
-            and _in_range(chunks[c.chunk_id], request)
-            and (not request.agent or chunks[c.chunk_id].agent == request.agent)
-            and (not request.source or chunks[c.chunk_id].source == request.source)
-            and (not request.user or chunks[c.chunk_id].user == request.user)
-        ]
-        scored = {
-            c.chunk_id: self.score(chunks[c.chunk_id], vectors.get(c.chunk_id), query_vector, profile) for c in fused
-        }
+            # Expanders may add other agents' chunks; the agent filter holds for every hit and every seed.
+            fused = [
+                c
+                for c in fused
+                if c.chunk_id in chunks
+                and _in_range(chunks[c.chunk_id], request)
+                and (not request.agent or chunks[c.chunk_id].agent == request.agent)
+                and (not request.source or chunks[c.chunk_id].source == request.source)
+                and (not request.user or chunks[c.chunk_id].user == request.user)
+            ]
+            openings = (
+                helper.submit(self.store.session_openings, [chunks[c.chunk_id].session_id for c in fused])
+                if cfg.session_context > 0 and profile is not None
+                else None
+            )
+            scored = {
+                c.chunk_id: self.score(chunks[c.chunk_id], vectors.get(c.chunk_id), query_vector, profile)
+                for c in fused
+            }
         floor = self.relevance.floor if request.floor is None else request.floor
         seeds = [c.chunk_id for c in fused if scored[c.chunk_id][0] >= floor][: cfg.seed_count]
-        ranked = self._rerank(fused, chunks, vectors, request, query_vector, profile)
+        ranked = self._rerank(
+            fused, chunks, vectors, request, query_vector, profile, openings.result() if openings is not None else {}
+        )
         hits, tokens, below = self._fit(ranked, chunks, scored, floor, request)
         if not fused:
             notes.append("no matching chunks")
@@ -304,7 +312,9 @@ class Searcher:
         request: SearchRequest,
         query_vector: np.ndarray | None,
         profile: QueryProfile | None,
+        openings: dict[str, str],
     ) -> list[Candidate]:
+        """``openings``: the candidates' sessions' opening prompts (read when sessionContext is on)."""
         cfg = self.config
         now = datetime.now(UTC)
         mentions = (
@@ -330,7 +340,6 @@ class Searcher:
         ]
         if cfg.session_context > 0 and profile is not None:
             # A chunk deep in a session rarely restates the task; the session's opening prompt does.
-            openings = self.store.session_openings([chunks[c.chunk_id].session_id for c in boosted])
             context = {sid: profile.coverage(split_tool_output(text)[0]) for sid, text in openings.items()}
             boosted = [
                 replace(
