@@ -769,7 +769,11 @@ class Runner:
                 services.searcher
                 if not overrides
                 else Services(
-                    services.config.with_overrides(overrides), services.store, services._embedder, services._vectors
+                    services.config.with_overrides(overrides),
+                    services.store,
+                    home=services.home,
+                    _embedder=services._embedder,
+                    _vectors=services._vectors,
                 ).searcher
             )
             started = time.perf_counter()
