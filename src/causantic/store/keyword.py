@@ -180,7 +180,7 @@ class KeywordSearch:
 
     def _take_counted(self, scope: Scope, version: int) -> dict[str, _Counted]:
         """The counts this thread's last :meth:`document_counts` read in ``scope``, once."""
-        last = getattr(self._counted, "last", None)
+        last: tuple[Scope, dict[str, _Counted], int] | None = getattr(self._counted, "last", None)
         self._counted.last = None
         if last is None or last[0] != scope or last[2] != version:
             return {}  # another scope, or memory changed since
