@@ -65,6 +65,18 @@ def test_spread_lets_a_narrow_cosine_band_order_the_fusion_as_much_as_bm25_s_wid
     assert single == [("only", 1.0, ("vector",))]  # one candidate: nothing to spread between
 
 
+def test_spread_keeps_candidates_that_all_score_alike() -> None:
+    # Two copies of one chunk (the same prompt in two sessions) are the vector list's only
+    # candidates: nothing to spread between, so each is its list's best, not dropped as its weakest.
+    alike = {"vector": [("copy1", 0.52), ("copy2", 0.52)]}
+    assert convex_fusion(alike, {"vector": 1.0}, spread=("vector",)) == [
+        ("copy1", 1.0, ("vector",)),
+        ("copy2", 1.0, ("vector",)),
+    ]
+    beside = {i: s for i, s, _ in convex_fusion({**alike, "keyword": [("k", 3.0)]}, {}, spread=("vector",))}
+    assert beside == {"copy1": 0.5, "copy2": 0.5, "k": 0.5}
+
+
 @pytest.mark.parametrize("fusion", ["convex", "rrf"])
 def test_both_fusions_find_the_exact_identifier_and_the_paraphrased_fix(examples: Services, fusion: str) -> None:
     searcher = examples.searcher

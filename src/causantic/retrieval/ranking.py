@@ -40,19 +40,21 @@ def convex_fusion(
     BM25 and cosine have unrelated scales, so each list's scores become shares of its best, with
     zero as the floor: a cosine of zero or below counts as no evidence, and so does a list whose best
     is not positive. With ``spread`` a share runs from the list's weakest candidate (0) to its best
-    (1) instead (min-max normalisation): cosines of a small model crowd into a narrow band (0.3 to
-    0.6), so as shares of the best they hardly differ and the vector list's order counts for little
-    beside BM25's wide spread; spread, both lists' orders count alike. Unlike RRF this keeps how far
-    apart the scores are: a keyword hit far ahead of the rest stays ahead. Items no list scored above
-    zero are left out. Returns (id, score, names of the lists holding it), best first; ties keep
-    first-seen order.
+    (1) instead (min-max normalisation; a list whose candidates all score alike keeps shares of its
+    best): cosines of a small model crowd into a narrow band (0.3 to 0.6), so as shares of the best
+    they hardly differ and the vector list's order counts for little beside BM25's wide spread;
+    spread, both lists' orders count alike. Unlike RRF this keeps how far apart the scores are: a
+    keyword hit far ahead of the rest stays ahead. Items no list scored above zero are left out.
+    Returns (id, score, names of the lists holding it), best first; ties keep first-seen order.
     """
     total = sum(weights.get(name, 1.0) for name in scored) or 1.0
     scores: dict[str, float] = {}
     sources: dict[str, list[str]] = {}
     for name, hits in scored.items():
         best = max((score for _, score in hits), default=0.0)
-        low = max(0.0, min(score for _, score in hits)) if name in spread and len(hits) > 1 else 0.0
+        low = max(0.0, min((score for _, score in hits), default=0.0)) if name in spread else 0.0
+        if low >= best:
+            low = 0.0  # one candidate, or all alike: nothing to spread between, each is the best
         weight = weights.get(name, 1.0) / total if best > low else 0.0
         for item, score in hits:
             sources.setdefault(item, []).append(name)
