@@ -4,6 +4,7 @@ load, without pydantic once cached, seeing every change of its inputs, and never
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -57,6 +58,18 @@ def test_a_changed_file_or_variable_is_seen_at_once(configured: Path, monkeypatc
     assert read_config(configured).traversal.max_depth == 345
     monkeypatch.setenv("CAUSANTIC_TRAVERSAL_MAX_DEPTH", "7")
     assert read_config(configured).traversal.max_depth == 7
+
+
+def test_an_edit_keeping_the_file_s_size_and_time_is_seen(configured: Path) -> None:
+    # An edit within the file system's clock tick (a second on some) leaves the modification time
+    # as it was; changing one digit leaves the size.
+    project_file = configured / "causantic.config.json"
+    before = project_file.stat()
+    assert read_config(configured).traversal.max_depth == 12
+    project_file.write_text(json.dumps({"traversal": {"maxDepth": 13}}))
+    os.utime(project_file, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert project_file.stat().st_size == before.st_size
+    assert read_config(configured).traversal.max_depth == 13
 
 
 def test_a_cached_read_loads_no_pydantic(configured: Path) -> None:

@@ -5,9 +5,9 @@ more than its search, and a cold ``causantic search`` about a quarter of its tim
 So those paths read it from ``<home>/cache/hook-config.json``, written from a full
 :func:`~causantic.config.load_config` on the first run and again whenever an input of that load
 changes: the file is keyed by a record of everything ``load_config`` reads (the user and project
-files: path, size, modification time; every ``CAUSANTIC_*`` variable) and of ``config.py`` itself (a
-new version may bring new defaults). Defaults and validation therefore stay in ``config.py`` alone;
-this module only remembers their result. An invalid configuration raises
+files: path, size and a checksum of the content; every ``CAUSANTIC_*`` variable) and of
+``config.py`` itself (a new version may bring new defaults). Defaults and validation therefore
+stay in ``config.py`` alone; this module only remembers their result. An invalid configuration raises
 :class:`~causantic.errors.ConfigError` from the full load, as anywhere else, and is never cached;
 nor is one holding a secret (``storage.postgresUrl``: the team database's password stays out of a
 cache file), which is therefore loaded in full each time.
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,8 +106,11 @@ def _fingerprint(home: Path, cwd: Path | None, env: Mapping[str, str]) -> list[o
             parts.append(None)
             continue
         try:
-            st = file.stat()
-            parts.append([str(file), st.st_size, st.st_mtime_ns])
+            # The content's checksum, not its modification time: an edit of the same length within
+            # the file system's clock tick (a second on some) left size and time unchanged. A few
+            # hundred bytes to read; zlib, unlike hashlib, is loaded already.
+            content = file.read_bytes()
+            parts.append([str(file), len(content), zlib.crc32(content)])
         except OSError:
             parts.append(None)  # absent here: the same as absent in any other folder
     parts.append(sorted((k, v) for k, v in env.items() if k.startswith("CAUSANTIC_")))
