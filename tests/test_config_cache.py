@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from causantic.config import config_keys, load_config
+from causantic.config import ConfigWarning, TraversalConfig, config_keys, load_config
 from causantic.config_cache import CACHE_FILE, cached_config, read_config
 
 
@@ -70,6 +70,13 @@ def test_an_edit_keeping_the_file_s_size_and_time_is_seen(configured: Path) -> N
     os.utime(project_file, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert project_file.stat().st_size == before.st_size
     assert read_config(configured).traversal.max_depth == 13
+
+
+def test_a_misspelt_key_is_named_by_every_read_not_only_the_first(configured: Path) -> None:
+    (configured / "causantic.config.json").write_text(json.dumps({"traversal": {"maxDepht": 3}}))
+    for _ in range(2):  # loaded in full, then from the cache
+        with pytest.warns(ConfigWarning, match="'traversal.maxDepht'.*did you mean 'traversal.maxDepth'"):
+            assert read_config(configured).traversal.max_depth == TraversalConfig().max_depth
 
 
 def test_a_cached_read_loads_no_pydantic(configured: Path) -> None:

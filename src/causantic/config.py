@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic.alias_generators import to_camel
 
 from causantic.errors import ConfigError
+from causantic.errors import ConfigWarning as ConfigWarning
 
 # Re-exported: part of the configuration, kept in light modules so that the store and the read
 # commands use them without loading pydantic.
@@ -491,10 +492,6 @@ def gemini_sessions_dir(config: Config) -> Path:
     if config.sources.gemini_sessions:
         return Path(config.sources.gemini_sessions).expanduser()
     return Path.home() / ".gemini" / "tmp"
-
-
-class ConfigWarning(UserWarning):
-    """A configuration file or variable names a key Causantic does not know (it is ignored)."""
 
 
 # Keys of the earlier implementation whose meaning lives on under another name.

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
 
+from causantic.errors import ConfigWarning
 from causantic.files import atomic_write, secure_dir
 from causantic.home import causantic_home, project_config_file
 
@@ -76,13 +78,22 @@ def _entry(cwd: Path | None, environ: Mapping[str, str] | None) -> dict[str, Any
         entries = json.loads(path.read_text(encoding="utf-8"))["entries"]
         for entry in entries:
             if entry["key"] == key and isinstance(entry["sections"], dict) and isinstance(entry["dbPath"], str):
+                for message in entry.get("warnings", ()):
+                    # As the full load warned: a key misspelt in a file is named by every command,
+                    # not only by the first after the edit (which may have been a hook's).
+                    warnings.warn(str(message), ConfigWarning, stacklevel=3)
                 return cast("dict[str, Any]", entry)
     except (OSError, ValueError, KeyError, TypeError):
         entries = []
     from causantic.config import db_path, load_config
 
-    config = load_config(cwd=cwd, environ=dict(env))
-    entry = {"key": key, "sections": config.model_dump(), "dbPath": str(db_path(config))}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConfigWarning)
+        config = load_config(cwd=cwd, environ=dict(env))
+    said = [str(w.message) for w in caught if issubclass(w.category, ConfigWarning)]
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    entry = {"key": key, "sections": config.model_dump(), "dbPath": str(db_path(config)), "warnings": said}
     if config.storage.postgres_url is None:
         try:
             secure_dir(path.parent)

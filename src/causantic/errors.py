@@ -13,6 +13,11 @@ class ConfigError(CausanticError):
     """A configuration file or environment variable holds an invalid value."""
 
 
+class ConfigWarning(UserWarning):
+    """A configuration file or variable names a key Causantic does not know (it is ignored). Here,
+    not in :mod:`causantic.config`, so the cached configuration repeats it without loading pydantic."""
+
+
 class StoreError(CausanticError):
     """The memory store cannot be opened, read or written."""
 
