@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from causantic.cli.main import cli
 from causantic.facade import Memory
-from causantic.retrieval.format import render_search
+from causantic.retrieval.format import render_search, shown_content
 
 SESSION = "5e5510a0-0000-4000-8000-000000000001"
 FILES = [f"/work/proj/src/parser/{name}.py" for name in ("lexer", "grammar", "ast", "errors", "tokens", "visitor")]
@@ -65,3 +65,16 @@ def test_a_run_of_tool_calls_is_one_line_when_read_and_whole_in_json(home: Path)
         assert folded in render_search(memory.search("tokenizer crash nested brackets"))
     session = CliRunner().invoke(cli, ["reconstruct", "proj", "--session", SESSION[:8]])
     assert session.exit_code == 0 and folded in session.stdout and session.stdout.startswith("proj: 1 chunk from")
+
+
+def test_messages_to_teammates_are_never_folded_into_a_listing() -> None:
+    # A lead messaging its team: what each teammate was told is what a search finds, as a
+    # sub-agent's task is, so the run stays whole (a folded listing cuts it at 240 characters).
+    told = [
+        f"[Tool:SendMessage] to {who}: {what} — " + "take the parser module; the lexer drops nested brackets " * 3
+        for who, what in (("alice", "lexer"), ("bob", "grammar"), ("carol", "visitor"))
+    ]
+    content = "\n\n".join(["Splitting the work three ways.", *told])
+    assert shown_content(content) == content
+    reads = "\n\n".join(f"[Tool:Read] {f}" for f in FILES[:3])
+    assert shown_content(reads).startswith("[Tool:Read] ×3 in /work/proj/src/parser/")

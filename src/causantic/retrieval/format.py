@@ -23,6 +23,8 @@ if TYPE_CHECKING:  # annotations only: the CLI's small commands import this modu
 NOTHING_RELEVANT = "Nothing relevant in memory"
 TOOL_RUN_MIN = 3  # consecutive calls of one tool folded into one line from this many on
 TOOL_RUN_CHARS = 240  # most characters of a folded run's listing of what the calls named
+# Calls whose line is what was said, not a listing: a sub-agent's task, a message to a teammate.
+_NEVER_FOLDED = SPAWN_TOOLS | {"SendMessage"}
 _TOOL_CALL = re.compile(r"\[Tool:([^\]\s]+)\](?: (.*))?")  # one rendered call: ingest.render's "[Tool:Name] what"
 
 
@@ -72,7 +74,8 @@ def render_hit(hit: Hit, shown_relevance: float) -> str:
 def shown_content(content: str) -> str:
     """A chunk's text for reading: each run of :data:`TOOL_RUN_MIN` or more consecutive calls of one
     tool becomes one line, ``[Tool:Read] ×7 in /repo/src/: a.py, b.py, …``. A sub-agent's task
-    (a spawn call) is what it was asked, not a listing, so it is never folded."""
+    (a spawn call) and a message to a teammate (SendMessage) are what was said, not a listing, so
+    they are never folded."""
     sections = content.split("\n\n")  # ingest.render's sections, as the chunker joined them
     out: list[str] = []
     for name, group in groupby(((s, _call(s)) for s in sections), key=lambda sc: sc[1][0] if sc[1] else None):
@@ -87,7 +90,7 @@ def shown_content(content: str) -> str:
 def _call(section: str) -> tuple[str, str] | None:
     """(tool, what it named) when ``section`` is one tool-call line, else None."""
     match = _TOOL_CALL.fullmatch(section)
-    if match is None or match.group(1) in SPAWN_TOOLS:
+    if match is None or match.group(1) in _NEVER_FOLDED:
         return None
     return match.group(1), match.group(2) or ""
 
