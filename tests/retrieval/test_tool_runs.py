@@ -69,7 +69,7 @@ def test_a_run_of_tool_calls_is_one_line_when_read_and_whole_in_json(home: Path)
 
 def test_messages_to_teammates_are_never_folded_into_a_listing() -> None:
     # A lead messaging its team: what each teammate was told is what a search finds, as a
-    # sub-agent's task is, so the run stays whole (a folded listing cuts it at 240 characters).
+    # sub-agent's task is, so each message stays on its own line, whole.
     told = [
         f"[Tool:SendMessage] to {who}: {what} — " + "take the parser module; the lexer drops nested brackets " * 3
         for who, what in (("alice", "lexer"), ("bob", "grammar"), ("carol", "visitor"))
@@ -78,3 +78,11 @@ def test_messages_to_teammates_are_never_folded_into_a_listing() -> None:
     assert shown_content(content) == content
     reads = "\n\n".join(f"[Tool:Read] {f}" for f in FILES[:3])
     assert shown_content(reads).startswith("[Tool:Read] ×3 in /work/proj/src/parser/")
+
+
+def test_a_long_run_lists_every_name_the_calls_named() -> None:
+    # 30 files read in a row: whichever one a search matched, its name is in the folded line.
+    files = [f"/work/proj/src/module_{i:02d}_handler.py" for i in range(30)]
+    shown = shown_content("\n\n".join(f"[Tool:Read] {f}" for f in files))
+    assert shown.count("\n") == 0 and shown.startswith("[Tool:Read] ×30 in /work/proj/src/: module_00_handler.py, ")
+    assert all(f.rsplit("/", 1)[1] in shown for f in files)

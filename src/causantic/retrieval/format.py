@@ -22,7 +22,6 @@ if TYPE_CHECKING:  # annotations only: the CLI's small commands import this modu
 
 NOTHING_RELEVANT = "Nothing relevant in memory"
 TOOL_RUN_MIN = 3  # consecutive calls of one tool folded into one line from this many on
-TOOL_RUN_CHARS = 240  # most characters of a folded run's listing of what the calls named
 # Calls whose line is what was said, not a listing: a sub-agent's task, a message to a teammate.
 _NEVER_FOLDED = SPAWN_TOOLS | {"SendMessage"}
 _TOOL_CALL = re.compile(r"\[Tool:([^\]\s]+)\](?: (.*))?")  # one rendered call: ingest.render's "[Tool:Name] what"
@@ -104,13 +103,9 @@ def _folded(name: str, named: list[str]) -> str:
         if common != "/":
             where = f" in {common}/"
             distinct = [n[len(common) + 1 :] for n in distinct]
-    listing = ""
-    for i, n in enumerate(distinct):
-        piece = n if not listing else f", {n}"
-        if listing and len(listing) + len(piece) > TOOL_RUN_CHARS:
-            listing += f", … ({len(distinct) - i} more)"
-            break
-        listing += piece
+    # Every name listed, none cut: the one a search matched may be anywhere in the run (the text
+    # shown does not know the query), and the list is still far shorter than a line per call.
+    listing = ", ".join(distinct)
     return f"[Tool:{name}] ×{len(named)}{where}" + (f": {listing}" if listing else "")
 
 
