@@ -26,10 +26,12 @@ def test_linked_project_folders_and_files_are_read_once_and_a_broken_link_is_nam
     (projects / "single" / LOOSE).symlink_to(elsewhere / LOOSE)
     (projects / "single" / "again").symlink_to(projects, target_is_directory=True)  # a cycle
     (projects / "gone").symlink_to(tmp_path / "moved-away", target_is_directory=True)
+    (projects / "single" / "notes.md").symlink_to(tmp_path / "moved-notes.md")  # not a transcript
 
     result = CliRunner().invoke(cli, ["batch-ingest", str(projects), "--no-embed"])
     assert result.exit_code == 1, result.output  # the broken link could not be read
     assert f"{projects / 'gone'}: broken link" in result.output and str(tmp_path / "moved-away") in result.output
+    assert "notes.md" not in result.output  # a broken link to no transcript is no error
     assert "4 of 4" in result.output  # three sessions and a sub-agent file, each once
 
     stats = json.loads(CliRunner().invoke(cli, ["stats", "--json"]).stdout)

@@ -249,8 +249,8 @@ def _jsonl_files(root: Path, unreadable: list[tuple[str, str]] | None = None) ->
     """Transcript candidates: every ``*.jsonl``, and ``session-*.json`` in a ``chats`` folder.
 
     Symbolic links are followed (a project folder linked in from another disk), each real folder and
-    file taken once, so a link back up the tree ends instead of looping. A broken link is reported
-    in `unreadable`: its target was meant to be read and is gone."""
+    file taken once, so a link back up the tree ends instead of looping. A broken link to a
+    transcript or a folder is reported in `unreadable`: its target was meant to be read and is gone."""
     out: list[Path] = []
     seen: set[str] = set()  # real paths of the folders and files taken
 
@@ -272,10 +272,13 @@ def _jsonl_files(root: Path, unreadable: list[tuple[str, str]] | None = None) ->
         for name in sorted(names):
             path = os.path.join(folder, name)
             link = os.path.islink(path)
+            candidate = name.endswith(".jsonl") or (chats and name.startswith("session-") and name.endswith(".json"))
             if link and not os.path.exists(path):
-                if not name.startswith("."):
+                # A transcript's link, or a folder's (no suffix), was meant to be read; a broken link
+                # to anything else (notes.md -> a moved file) is none of batch-ingest's business.
+                if not name.startswith(".") and (candidate or not os.path.splitext(name)[1]):
                     note(path, f"broken link: its target {os.readlink(path)} does not exist")
-            elif name.endswith(".jsonl") or (chats and name.startswith("session-") and name.endswith(".json")):
+            elif candidate:
                 real_file = os.path.realpath(path) if link else os.path.join(real, name)
                 if real_file not in seen:
                     seen.add(real_file)
