@@ -103,6 +103,22 @@ def test_a_team_database_url_is_never_written_to_the_cache(
     assert not cache.exists() or "s3cret-pw" not in cache.read_text()
 
 
+def test_a_misspelt_variable_holding_a_password_is_not_written_to_the_cache(
+    causantic_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Not a key Causantic knows, so the load ignores it (with a warning) and caches the result.
+    monkeypatch.setenv("CAUSANTIC_STORAGE_POSTGRESURL", "postgresql://alice:s3cret-pw@db.example/team")
+    with pytest.warns(ConfigWarning, match="storage.postgresurl"):
+        assert read_config().storage.postgres_url is None
+    cache = (causantic_home / "cache" / CACHE_FILE).read_text()
+    assert "CAUSANTIC_STORAGE_POSTGRESURL" in cache and "s3cret-pw" not in cache
+    monkeypatch.setenv("CAUSANTIC_STORAGE_POSTGRESURL", "postgresql://alice:0ther-pw@db.example/team")
+    with pytest.warns(ConfigWarning):
+        read_config()
+    # A new value, a new entry: the value's checksum keys it.
+    assert len(json.loads((causantic_home / "cache" / CACHE_FILE).read_text())["entries"]) == 2
+
+
 def test_an_invalid_configuration_raises_and_is_not_cached(configured: Path, causantic_home: Path) -> None:
     from causantic.errors import ConfigError
 

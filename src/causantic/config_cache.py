@@ -5,12 +5,12 @@ more than its search, and a cold ``causantic search`` about a quarter of its tim
 So those paths read it from ``<home>/cache/hook-config.json``, written from a full
 :func:`~causantic.config.load_config` on the first run and again whenever an input of that load
 changes: the file is keyed by a record of everything ``load_config`` reads (the user and project
-files: path, size and a checksum of the content; every ``CAUSANTIC_*`` variable) and of
-``config.py`` itself (a new version may bring new defaults). Defaults and validation therefore
-stay in ``config.py`` alone; this module only remembers their result. An invalid configuration raises
-:class:`~causantic.errors.ConfigError` from the full load, as anywhere else, and is never cached;
-nor is one holding a secret (``storage.postgresUrl``: the team database's password stays out of a
-cache file), which is therefore loaded in full each time.
+files: path, size and a checksum of the content; every ``CAUSANTIC_*`` variable, its value by
+checksum) and of ``config.py`` itself (a new version may bring new defaults). Defaults and
+validation therefore stay in ``config.py`` alone; this module only remembers their result. An
+invalid configuration raises :class:`~causantic.errors.ConfigError` from the full load, as
+anywhere else, and is never cached; nor is one holding a secret (``storage.postgresUrl``: the
+team database's password stays out of a cache file), which is therefore loaded in full each time.
 """
 
 from __future__ import annotations
@@ -124,6 +124,8 @@ def _fingerprint(home: Path, cwd: Path | None, env: Mapping[str, str]) -> list[o
             parts.append([str(file), len(content), zlib.crc32(content)])
         except OSError:
             parts.append(None)  # absent here: the same as absent in any other folder
-    parts.append(sorted((k, v) for k, v in env.items() if k.startswith("CAUSANTIC_")))
+    # The variables' values by checksum too: one misspelt (CAUSANTIC_STORAGE_POSTGRESURL) is ignored
+    # by the load, so its configuration is cached, and its value may be a password.
+    parts.append(sorted((k, zlib.crc32(v.encode())) for k, v in env.items() if k.startswith("CAUSANTIC_")))
     read_back: list[object] = json.loads(json.dumps(parts))  # as read back from the file (tuples become lists)
     return read_back
