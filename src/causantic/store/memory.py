@@ -18,8 +18,8 @@ from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 
-from causantic.config import SOURCES
 from causantic.errors import store_failure
+from causantic.sources import SOURCES
 from causantic.store import common
 from causantic.store import sqlite as sqlite_util
 from causantic.store.fts import quote_phrase
@@ -493,11 +493,13 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         ]
 
     def count_chunks_needing_vectors(self, model: str) -> int:
-        return self.conn.execute(
-            "SELECT COUNT(*) FROM chunks c LEFT JOIN vectors v ON v.chunk_id = c.id AND v.model = ?"
-            " WHERE v.chunk_id IS NULL OR v.content_hash != c.content_hash",
-            (model,),
-        ).fetchone()[0]
+        return int(
+            self.conn.execute(
+                "SELECT COUNT(*) FROM chunks c LEFT JOIN vectors v ON v.chunk_id = c.id AND v.model = ?"
+                " WHERE v.chunk_id IS NULL OR v.content_hash != c.content_hash",
+                (model,),
+            ).fetchone()[0]
+        )
 
     def cluster_members(self, model: str) -> dict[int, set[str]]:
         members: dict[int, set[str]] = {}
@@ -820,7 +822,8 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def last_ingested_at(self) -> str | None:
         """When a transcript file was last read into memory (None before the first ingest)."""
-        return self.conn.execute("SELECT MAX(ingested_at) FROM files").fetchone()[0]
+        stamp: str | None = self.conn.execute("SELECT MAX(ingested_at) FROM files").fetchone()[0]
+        return stamp
 
     def counts(self) -> dict[str, object]:
         one = self.conn.execute
