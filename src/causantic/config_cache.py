@@ -54,7 +54,7 @@ def cached_config(cwd: Path | None, names: Sequence[str], environ: Mapping[str, 
     from causantic.config import db_path, load_config
 
     config = load_config(cwd=cwd, environ=dict(env))
-    dumped = config.model_dump()
+    dumped = config.model_dump(mode="json")  # JSON as the cache holds it; a secret (postgresUrl) stays masked
     found = CachedConfig({n: dumped[n] for n in names}, db_path(config))
     entry = {"key": key, "sections": dumped, "dbPath": str(found.db_path)}
     try:
