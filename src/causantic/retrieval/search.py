@@ -151,14 +151,14 @@ class Searcher:
         scope = self.scope(request)
         mode, notes = self._mode(request.mode or cfg.primary)
         pool = max(cfg.vector_search_limit, cfg.keyword_search_limit, (request.limit or 0) * 3)
-        if request.source or request.user:  # filtered after retrieval (the indexes know neither): a wider pool
+        if request.source:  # filtered after retrieval (the indexes do not know it): a wider pool
             pool *= SOURCE_POOL_FACTOR
         # One helper thread: keyword search (then weighing the query's words) runs beside the
         # embedding and vector search, then the lookup of missing candidate vectors beside the
         # chunk lookup.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="causantic-search") as helper:
             query_vector, vector_matches, keyword_hits, profile = self._candidates(
-                request.query, mode, scope, pool, helper
+                request.query, mode, scope, pool, helper, request.user
             )
             fused = self._fuse([(m.chunk_id, m.similarity) for m in vector_matches], keyword_hits)
             if request.expand if request.expand is not None else self.expansion.enabled:
@@ -236,8 +236,10 @@ class Searcher:
         return "none", notes
 
     def _candidates(
-        self, query: str, mode: str, scope: SearchScope, pool: int, helper: ThreadPoolExecutor
+        self, query: str, mode: str, scope: SearchScope, pool: int, helper: ThreadPoolExecutor, member: str | None
     ) -> tuple[np.ndarray | None, list[VectorMatch], list[tuple[str, float]], QueryProfile]:
+        """Keyword and vector candidates; ``member`` (team memory's ``user`` filter) narrows both
+        index queries, so another member's many chunks never crowd the pool."""
         project_ids = list(scope.project_ids) if scope.project_ids else None
 
         def keyword_side() -> tuple[list[tuple[str, float]], QueryProfile]:
@@ -254,6 +256,7 @@ class Searcher:
                     agent=scope.agent,
                     limit=pool,
                     score_budget=self.config.keyword_score_budget,
+                    member=member,
                 )
             )
             return hits, profile
@@ -262,7 +265,9 @@ class Searcher:
         if mode not in ("hybrid", "vector-only"):
             return None, [], *keyword.result()
         vector = self._embed_query(query)
-        matches = self._vectors().search(vector, limit=pool, project_ids=project_ids, agent=scope.agent)
+        matches = self._vectors().search(
+            vector, limit=pool, project_ids=project_ids, agent=scope.agent, member=member
+        )
         return vector, matches, *keyword.result()
 
     def _fuse(self, vector_hits: list[tuple[str, float]], keyword_hits: list[tuple[str, float]]) -> list[Candidate]:
