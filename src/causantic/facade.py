@@ -25,15 +25,16 @@ need them, so importing this module stays cheap for ``causantic --help`` and the
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from causantic import __version__
-from causantic.config import Config, Source, causantic_home, load_config
-from causantic.errors import CausanticError, InvalidQuery, checked_query
-from causantic.services import Services, open_store
+from causantic.config import Config, Source, causantic_home, load_config, shares_project
+from causantic.errors import CausanticError, InvalidQuery, ProjectNotFound, StoreError, checked_query
+from causantic.services import Services, TeamAndLocal, member_name, open_store, open_team_and_local
 from causantic.services import team_init as team_init  # team memory's set-up and status, for the CLI
 from causantic.services import team_status as team_status
 
@@ -47,12 +48,13 @@ if TYPE_CHECKING:
     from causantic.retrieval.listing import ProjectSummary, SessionList, TopicSummary
     from causantic.retrieval.output import EmbedOut, IngestOut, StatsOut
     from causantic.retrieval.reconstruct import Reconstruction
-    from causantic.retrieval.search import SearchResult
+    from causantic.retrieval.search import SearchRequest, SearchResult
     from causantic.retrieval.topic_map import TopicMap
     from causantic.store.records import ProjectSessions
     from causantic.store.records import StoredChunk as StoredChunk  # a result type of topic_members
 
 Progress = Callable[[int, int], None]  # (done, total)
+Answer = TypeVar("Answer")
 TOPIC_MAP_CACHE = "cache/topic-map.json"
 
 
@@ -73,7 +75,14 @@ class Memory:
         if paths or overrides:
             config = config.with_overrides({**paths, **(overrides or {})})
         self.config = config
-        self._services = Services(config, open_store(config), home=self.home, _embedder=embedder)
+        # Team memory (storage.backend postgres) keeps unshared projects in the local store beside it;
+        # search, recall, predict, reconstruct and ingest use both (the rest reads the main one).
+        self._team: TeamAndLocal | None = None
+        if config.storage.backend == "postgres":
+            self._team = open_team_and_local(config, self.home, embedder)
+            self._services = self._team.main
+        else:
+            self._services = Services(config, open_store(config), home=self.home, _embedder=embedder)
 
     def __enter__(self) -> Memory:
         return self
@@ -84,7 +93,10 @@ class Memory:
         self.close()
 
     def close(self) -> None:
-        self._services.close()
+        if self._team is not None:
+            self._team.close()
+        else:
+            self._services.close()
 
     def warm_up(self) -> None:
         """Open the vector index and load the embedding model now, so the first search does not wait
@@ -110,19 +122,29 @@ class Memory:
 
         ``as_examples``: the bundled example sessions, kept apart from real memory (see
         :func:`causantic.ingest.service.ingest_paths`)."""
-        from causantic.ingest.service import ingest_paths
+        from causantic.ingest.service import ingest_paths, ingest_routed
         from causantic.retrieval.output import ingest_out
 
-        report = ingest_paths(
-            self._services,
-            [Path(p).expanduser() for p in paths],
-            force=force,
-            embed=embed,
-            workers=workers,
-            on_progress=on_progress,
-            on_discovered=on_discovered,
-            on_embed_progress=on_embed_progress,
-            as_examples=as_examples,
+        options: dict[str, Any] = {
+            "force": force,
+            "embed": embed,
+            "workers": workers,
+            "on_progress": on_progress,
+            "on_discovered": on_discovered,
+            "on_embed_progress": on_embed_progress,
+            "as_examples": as_examples,
+        }
+        targets = [Path(p).expanduser() for p in paths]
+        if self._team is None:
+            return ingest_out(ingest_paths(self._services, targets, **options))
+        team, share = self._team, self.config.team
+        report = ingest_routed(
+            team.local if share.share_projects != "all" or team.team is None else None,
+            team.team if share.share_projects else None,
+            lambda path: shares_project(share, path),
+            targets,
+            team.team_down if share.share_projects else None,
+            **options,
         )
         return ingest_out(report)
 
@@ -246,7 +268,7 @@ class Memory:
             max_tokens=max_tokens,
             mode=mode,
         )
-        return self._services.searcher.search(request)
+        return self._from_both(lambda s, r: s.searcher.search(r), request, self._fuse_search)
 
     def recall(
         self,
@@ -261,7 +283,7 @@ class Memory:
         from causantic.retrieval.search import SearchRequest
 
         request = SearchRequest(checked_query(query), project=project, agent=agent, max_tokens=max_tokens)
-        return self._services.episodes.recall(request, mode)
+        return self._from_both(lambda s, r: s.episodes.recall(r, mode), request, self._fuse_episodes)
 
     def predict(
         self,
@@ -276,7 +298,7 @@ class Memory:
         from causantic.retrieval.search import SearchRequest
 
         request = SearchRequest(checked_query(context, "context"), project=project, agent=agent, max_tokens=max_tokens)
-        return self._services.episodes.predict(request, mode)
+        return self._from_both(lambda s, r: s.episodes.predict(r, mode), request, self._fuse_episodes)
 
     def reconstruct(
         self,
@@ -314,7 +336,80 @@ class Memory:
             page=page,
             limit=limit or DEFAULT_TIMELINE_SESSIONS,
         )
-        return reconstruct(self._services.store, request, self.config.tokens.mcp_max_response)
+        budget = self.config.tokens.mcp_max_response
+        if self._team is None or self._team.local is None or self._team.local is self._services:
+            return reconstruct(self._services.store, request, budget)
+        # A project lives in one store (shared: team memory); an unshared one is found locally.
+        try:
+            return reconstruct(self._services.store, request, budget)
+        except (ProjectNotFound, StoreError):
+            return reconstruct(self._team.local.store, request, budget)
+
+    # ---- team memory: two stores, one answer -----------------------------------------------
+
+    def _from_both(
+        self,
+        run: Callable[[Services, SearchRequest], Answer],
+        request: SearchRequest,
+        fuse: Callable[[dict[str, Answer], SearchRequest, list[str]], Answer],
+    ) -> Answer:
+        """``run`` on team memory and on the local store beside it, fused; on the one store otherwise.
+
+        Team memory unreachable (at opening or now) answers from the local store with a note saying
+        so. A project only one store knows is searched there; a ``user`` filter keeps the local
+        store only when it names this machine's member (local chunks are all theirs)."""
+        team = self._team
+        if team is None or team.local is None:
+            return run(self._services, request)
+        answers: dict[str, Answer] = {}
+        notes: list[str] = []
+        missing: list[ProjectNotFound] = []
+        down = team.team_down
+        if team.team is not None:
+            try:
+                answers["team"] = run(team.team, request)
+            except ProjectNotFound as exc:
+                missing.append(exc)
+            except StoreError as exc:
+                down = str(exc)
+        if down is not None:
+            notes.append(f"team memory unreachable: {down}; answering from local memory only")
+        mine = request.user is None or request.user == member_name(self.config)
+        if mine or not answers:  # another member's rows while team memory is down: the local store has none
+            try:
+                answers["local"] = run(team.local, replace(request, user=None) if mine else request)
+            except ProjectNotFound as exc:
+                missing.append(exc)
+        if not answers:
+            raise missing[0]
+        return fuse(answers, request, notes)
+
+    def _fuse_search(self, results: dict[str, SearchResult], request: SearchRequest, notes: list[str]) -> SearchResult:
+        from causantic.retrieval.federated import fused_search
+
+        cfg = self.config
+        return fused_search(
+            results,
+            rrf_k=cfg.retrieval.rrf_k,
+            limit=request.limit or cfg.retrieval.default_limit,
+            max_tokens=request.max_tokens or cfg.tokens.mcp_max_response,
+            notes=notes,
+        )
+
+    def _fuse_episodes(
+        self, answers: dict[str, EpisodeAnswer], request: SearchRequest, notes: list[str]
+    ) -> EpisodeAnswer:
+        from causantic.retrieval.federated import fused_episodes
+
+        cfg = self.config
+        return fused_episodes(
+            answers,
+            rrf_k=cfg.retrieval.rrf_k,
+            limit=request.limit or cfg.retrieval.default_limit,
+            max_episodes=cfg.episodes.max_episodes,
+            max_tokens=request.max_tokens or cfg.tokens.mcp_max_response,
+            notes=notes,
+        )
 
     # ---- what memory holds -----------------------------------------------------------------
 

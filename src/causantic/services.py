@@ -8,14 +8,14 @@ that need no vectors never pay for them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from causantic.config import Config, causantic_home, db_path, load_config, vector_path
-from causantic.errors import ConfigError
+from causantic.errors import ConfigError, StoreError
 from causantic.store.memory import MemoryStore
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.vectors import VectorIndex
@@ -34,11 +34,14 @@ class Services:
     store: MemoryStoreProtocol  # the seam (store/protocol.py): no caller depends on SQLite
     home: Path = field(default_factory=causantic_home)  # the data directory: its cache holds the model files
     _embedder: Embedder | None = field(default=None, repr=False)
+    _embedder_from: Callable[[], Embedder] | None = field(default=None, repr=False)  # one model for two stores
     _vectors: VectorIndexProtocol | None = field(default=None, repr=False)
     _searcher: Searcher | None = field(default=None, repr=False)
 
     @property
     def embedder(self) -> Embedder:
+        if self._embedder is None and self._embedder_from is not None:
+            self._embedder = self._embedder_from()
         if self._embedder is None:
             from causantic.embedding import load_embedder
 
@@ -118,6 +121,43 @@ def open_store(config: Config) -> MemoryStoreProtocol:
 
         return PostgresStore(postgres_url(config), member=member_name(config))
     return MemoryStore(db_path(config), busy_timeout_ms=config.storage.busy_timeout_ms)
+
+
+@dataclass(slots=True)
+class TeamAndLocal:
+    """Team memory's two stores (storage.backend postgres): shared projects live in PostgreSQL,
+    the others in the local SQLite file (``team.shareProjects``)."""
+
+    main: Services  # team memory, or the local store when team memory did not answer
+    local: Services | None  # the local store beside team memory; None: every project is shared, none local
+    team_down: str | None  # why team memory could not be opened (main is then the local store)
+
+    @property
+    def team(self) -> Services | None:
+        return None if self.team_down is not None else self.main
+
+    def close(self) -> None:
+        self.main.close()
+        if self.local is not None and self.local is not self.main:
+            self.local.close()
+
+
+def open_team_and_local(config: Config, home: Path, embedder: Embedder | None = None) -> TeamAndLocal:
+    """Team memory and the local store beside it. The local store opens unless every project is
+    shared and it holds nothing; an unreachable server leaves the local store to answer alone."""
+    local_config = config.with_overrides({"storage.backend": "sqlite"})
+
+    def local_services(embedder_from: Callable[[], Embedder] | None) -> Services:
+        store = MemoryStore(db_path(config), busy_timeout_ms=config.storage.busy_timeout_ms)
+        return Services(local_config, store, home=home, _embedder=embedder, _embedder_from=embedder_from)
+
+    try:
+        team = Services(config, open_store(config), home=home, _embedder=embedder)
+    except StoreError as exc:
+        local = local_services(None)
+        return TeamAndLocal(local, local, str(exc))
+    wants_local = config.team.share_projects != "all" or db_path(config).exists()
+    return TeamAndLocal(team, local_services(lambda: team.embedder) if wants_local else None, None)
 
 
 def postgres_url(config: Config) -> str:
