@@ -158,7 +158,7 @@ class Memory:
         """Embed every chunk that has no vector yet (resumable at any point)."""
         from causantic.ingest.service import embed_pending
 
-        added = embed_pending(self._services, on_progress=on_progress)
+        added = sum(embed_pending(s, on_progress=on_progress) for s in self._stores())
         return self._embedded(added)
 
     def reindex(self, on_progress: Progress | None = None) -> EmbedOut:
@@ -172,7 +172,15 @@ class Memory:
         from causantic.retrieval.output import EmbedOut
 
         vectors = self._services.vectors
-        return EmbedOut(model=vectors.model_id, vectors_added=added, vectors=vectors.count())
+        count = sum(s.vectors.count() for s in self._stores())
+        return EmbedOut(model=vectors.model_id, vectors_added=added, vectors=count)
+
+    def _stores(self) -> list[Services]:
+        """Every store this memory writes: team memory and the local store beside it, or the one."""
+        team = self._team
+        if team is None or team.local is None or team.local is team.main:
+            return [self._services]
+        return [team.main, team.local]
 
     def recluster(self, on_progress: Callable[[str], None] | None = None) -> ClusterReport:
         """Group every embedded chunk into topics (a full HDBSCAN run; continuing topics keep their ids)."""

@@ -174,6 +174,9 @@ def test_an_unreachable_server_answers_from_local_memory_and_the_next_run_upload
     }
     text = CliRunner().invoke(cli, ["search", "redirect loop", "--mode", "keyword"], env=env)
     assert text.exit_code == 0 and "team memory unreachable" in text.output and "Traceback" not in text.output
+    ingest = CliRunner().invoke(cli, ["ingest", str(transcripts), "--no-embed"], env=env)
+    assert ingest.exit_code == 0, ingest.output
+    assert "waiting for team memory" in ingest.output and "team memory unreachable" in ingest.output
     # Back online: the next run uploads what waited, and keeps the local part as it was.
     with Memory(tmp_path / "alice", overrides=_settings(url, share=["shop"])) as memory:
         again = memory.ingest([transcripts], embed=False)
@@ -223,3 +226,16 @@ def test_user_filter_runs_in_the_database_so_a_busy_member_cannot_crowd_out_anot
         mine = memory.search("flaky deploy pipeline", mode="keyword", limit=1, user="alice")
     assert [h.chunk.user for h in mine.hits] == ["alice"]
     assert mine.hits[0].chunk.session_id.startswith("a11ce000")
+
+
+def test_embedding_covers_both_stores_so_vector_search_finds_local_and_team_chunks(
+    postgres_server: Any, transcripts: Path, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    with Memory(tmp_path / "alice", overrides=_settings(url, share=["shop"])) as memory:
+        report = memory.ingest([transcripts], embed=False)
+        embedded = memory.embed_pending()  # what the session-end hook runs after its ingest
+        assert embedded.vectors_added == report.chunks_added == embedded.vectors
+        result = memory.search("cookie problem after signing in on Safari, and my notes about it", mode="vector")
+    assert result.mode == "vector-only"
+    assert {h.chunk.session_id for h in result.hits} == {SHOP_SESSION, DIARY_SESSION}

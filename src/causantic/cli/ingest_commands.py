@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from causantic.cli.output import console, domain_errors, emit_json, json_option, table
 from causantic.config import Config, codex_sessions_dir, gemini_sessions_dir, load_config
@@ -183,6 +184,7 @@ def render_report(report: IngestOut) -> None:
             f"{report.files - report.files_unchanged} of {report.files}"
             + (f" ({report.files_unchanged} unchanged)" if report.files_unchanged else ""),
         ),
+        *([("waiting for team memory", f"{report.files_waiting} files")] if report.files_waiting else []),
         ("transcript data", f"{report.bytes_read / 1e6:.1f} MB"),
         ("sessions", report.sessions),
         ("chunks added", report.chunks_added),
@@ -209,6 +211,8 @@ def render_report(report: IngestOut) -> None:
         ),
     ]
     table("Ingest summary", [("", "left"), ("", "right")], rows)
+    for note in report.notes:
+        console.print(Text("note ", style="yellow") + Text(note), soft_wrap=True)
     for failed in report.errors:
         console.print(
             f"[red]error[/red] {failed.path}: {failed.error}", soft_wrap=True
