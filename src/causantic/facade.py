@@ -345,15 +345,25 @@ class Memory:
             limit=limit or DEFAULT_TIMELINE_SESSIONS,
         )
         budget = self.config.tokens.mcp_max_response
-        if self._team is None or self._team.local is None or self._team.local is self._services:
-            return reconstruct(self._services.store, request, budget)
-        # A project lives in one store (shared: team memory); an unshared one is found locally.
-        try:
-            return reconstruct(self._services.store, request, budget)
-        except (ProjectNotFound, StoreError):
-            return reconstruct(self._team.local.store, request, budget)
+        return self._where_project_lives(lambda s: reconstruct(s.store, request, budget))
 
     # ---- team memory: two stores, one answer -----------------------------------------------
+
+    def _local_beside_team(self) -> Services | None:
+        """The local store beside reachable team memory (None: one store answers everything)."""
+        team = self._team
+        return None if team is None or team.local is None or team.local is team.main else team.local
+
+    def _where_project_lives(self, run: Callable[[Services], Answer]) -> Answer:
+        """``run`` on the store that holds the project it names: team memory for a shared project,
+        else the local store (also when team memory stops answering)."""
+        local = self._local_beside_team()
+        if local is None:
+            return run(self._services)
+        try:
+            return run(self._services)
+        except (ProjectNotFound, StoreError):
+            return run(local)
 
     def _from_both(
         self,
@@ -427,9 +437,16 @@ class Memory:
         return self._services.store.fts_enabled
 
     def projects(self) -> list[ProjectSummary]:
+        """Projects holding memory, most recently active first (team memory's and your local ones)."""
         from causantic.retrieval.listing import list_projects
 
-        return list_projects(self._services.store)
+        found = list_projects(self._services.store)
+        local = self._local_beside_team()
+        if local is not None:
+            shared = {p.path for p in found}
+            found += [p for p in list_projects(local.store) if p.path not in shared]
+            found.sort(key=lambda p: p.last_seen, reverse=True)
+        return found
 
     def sessions(
         self,
@@ -445,8 +462,8 @@ class Memory:
         from causantic.retrieval.listing import SessionList, list_sessions
 
         since, until = _window(since, until, days_back)
-        proj, sessions, total = list_sessions(
-            self._services.store, project, since=since, until=until, limit=limit, agent=agent
+        proj, sessions, total = self._where_project_lives(
+            lambda s: list_sessions(s.store, project, since=since, until=until, limit=limit, agent=agent)
         )
         return SessionList(proj.name, proj.path, tuple(sessions), total)
 
@@ -455,7 +472,7 @@ class Memory:
         from causantic.errors import ProjectNotFound
         from causantic.retrieval.listing import resolve_project
 
-        found = resolve_project(self._services.store, name)
+        found = self._where_project_lives(lambda s: resolve_project(s.store, name))
         summary = next((p for p in self.projects() if p.path == found.path), None)
         if summary is None:  # a project whose chunks were all forgotten
             raise ProjectNotFound(f"Project {found.name!r} holds no memory.")

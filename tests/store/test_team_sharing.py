@@ -133,6 +133,10 @@ def test_only_the_shared_project_reaches_the_server_and_search_fuses_both_markin
         assert sessions == {SHOP_SESSION, DIARY_SESSION}
         assert [s.session_id for s in memory.reconstruct("diary").sessions] == [DIARY_SESSION]
         assert [s.session_id for s in memory.reconstruct("shop").sessions] == [SHOP_SESSION]
+        # Listing shows both stores' projects; a local project's sessions list as a shared one's do.
+        assert {p.name for p in memory.projects()} == {"shop", "diary"}
+        assert memory.project("diary").path == DIARY
+        assert [s.session_id for s in memory.sessions("diary").sessions] == [DIARY_SESSION]
 
 
 def test_nothing_is_shared_until_the_owner_says_so(postgres_server: Any, transcripts: Path, tmp_path: Path) -> None:
