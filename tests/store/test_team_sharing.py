@@ -14,11 +14,13 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 from postgres_server import new_database
+from process_support import run_hook, subprocess_env
 
 from causantic import Memory
 from causantic.cli.main import cli
 from causantic.config import TeamConfig, load_config, shares_project
 from causantic.retrieval.output import search_out
+from causantic.runs import read_status
 
 SHOP, DIARY = "/home/dev/shop", "/home/dev/diary"
 
@@ -243,3 +245,31 @@ def test_embedding_covers_both_stores_so_vector_search_finds_local_and_team_chun
         result = memory.search("cookie problem after signing in on Safari, and my notes about it", mode="vector")
     assert result.mode == "vector-only"
     assert {h.chunk.session_id for h in result.hits} == {SHOP_SESSION, DIARY_SESSION}
+
+
+@pytest.mark.slow
+def test_prompt_memory_says_a_shared_project_lives_in_team_memory_instead_of_failing_or_going_quiet(
+    causantic_home: Path, transcripts: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "no-server").mkdir()
+    dead = f"postgresql://alice:pw@/causantic?host={tmp_path / 'no-server'}&connect_timeout=2"
+    with Memory(causantic_home, overrides=_settings(dead, share=["shop"])) as memory:
+        memory.ingest([transcripts], embed=False)  # the diary locally; the shop waits for the server
+    env = {
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": dead,
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "shop",
+        "CAUSANTIC_PROMPT_MEMORY_ENABLED": "true",
+        "CAUSANTIC_PROMPT_MEMORY_WARM_MINUTES": "0",
+    }
+    event = {
+        "session_id": "0b9b4a6e-2222-4aaa-8bbb-000000000001",
+        "transcript_path": "/nowhere/0b9b4a6e-2222-4aaa-8bbb-000000000001.jsonl",
+        "cwd": SHOP,
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "Why did the SameSite cookie break Safari logins?",
+    }
+    done, _ = run_hook("user-prompt-submit", event, env=subprocess_env(**env))
+    assert done.returncode == 0 and done.stderr == "" and done.stdout == ""
+    run = read_status()["user-prompt-submit"]
+    assert run["success"] and "a shared project's sessions are in team memory" in run["outcome"]
