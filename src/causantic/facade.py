@@ -11,9 +11,12 @@
 A ``Memory`` owns one store (SQLite, vectors) in a data directory (``home``; default from
 :func:`causantic.config.causantic_home`) and the configuration it was opened with: the defaults and
 files as :func:`causantic.config.load_config` reads them, then ``overrides`` (dotted keys, as in
-``causantic config``). An ``embedder`` may be passed in to share one loaded model between several
-memories. The CLI, the MCP server, the hooks, the dashboard and the benchmarks all call these
-methods, so a rule (a query check, a refusal, a default) holds the same everywhere.
+``causantic config``). With team memory (``storage.backend`` postgres) it owns two: the team's
+PostgreSQL and the local store beside it (``team.shareProjects`` says which projects go where); its
+methods hide which store answers, and fuse the two where both may. An ``embedder`` may be passed
+in to share one loaded model between several memories. The CLI, the MCP server, the hooks, the
+dashboard and the benchmarks all call these methods, so a rule (a query check, a refusal, a
+default) holds the same everywhere.
 
 Results are frozen: the retrieval dataclasses (a search's hits, an answer's episodes, a
 reconstruction) for programs and text renderings, and for everything else the pydantic models of
@@ -358,12 +361,21 @@ class Memory:
         """``run`` on the store that holds the project it names: team memory for a shared project,
         else the local store (also when team memory stops answering)."""
         local = self._local_beside_team()
-        if local is None:
-            return run(self._services)
         try:
             return run(self._services)
-        except (ProjectNotFound, StoreError):
-            return run(local)
+        except ProjectNotFound as exc:
+            if local is not None:
+                return run(local)
+            if self._team is not None and self._team.team_down is not None:
+                raise ProjectNotFound(f"{exc} Team memory is unreachable, and shared projects live there.") from exc
+            raise
+        except StoreError as down:
+            if local is None:
+                raise
+            try:
+                return run(local)
+            except ProjectNotFound:
+                raise down from None
 
     def _from_both(
         self,

@@ -19,6 +19,7 @@ from process_support import run_hook, subprocess_env
 from causantic import Memory
 from causantic.cli.main import cli
 from causantic.config import TeamConfig, load_config, shares_project
+from causantic.errors import ProjectNotFound
 from causantic.retrieval.output import search_out
 from causantic.runs import read_status
 
@@ -168,6 +169,9 @@ def test_an_unreachable_server_answers_from_local_memory_and_the_next_run_upload
         assert report.files_waiting == 1 and report.chunks_added > 0
         assert report.notes and report.notes[0].startswith("team memory unreachable: Cannot reach the team memory")
         result = memory.search("redirect loop", mode="keyword")
+        assert [s.session_id for s in memory.reconstruct("diary").sessions] == [DIARY_SESSION]
+        with pytest.raises(ProjectNotFound, match="Team memory is unreachable, and shared projects live there"):
+            memory.reconstruct("shop")
     assert {h.chunk.session_id for h in result.hits} == {DIARY_SESSION}
     assert any("answering from local memory only" in n for n in result.notes)
     assert "pw@" not in " ".join(result.notes)
