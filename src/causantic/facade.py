@@ -218,12 +218,6 @@ class Memory:
 
         if query is not None:
             query = checked_query(query)
-        s = self._services
-        if query and s.vectors.count() == 0:
-            raise CausanticError(
-                "Forgetting by query compares meanings, and no vectors are stored yet (run `causantic embed`); "
-                "use before, after or session_id instead."
-            )
         request = ForgetRequest(
             project,
             _utc(before),
@@ -236,13 +230,26 @@ class Memory:
             expected=expected,
             only_ids=only_ids,
         )
-        return forget(s.store, s.vectors, s.embedder.embed_query if query else None, request, preview_size)
+
+        def run(s: Services) -> ForgetResult:
+            if query and s.vectors.count() == 0:
+                raise CausanticError(
+                    "Forgetting by query compares meanings, and no vectors are stored yet (run `causantic embed`); "
+                    "use before, after or session_id instead."
+                )
+            return forget(s.store, s.vectors, s.embedder.embed_query if query else None, request, preview_size)
+
+        # Never the local store because team memory failed: a deletion goes only where its preview looked.
+        return self._where_project_lives(run, when_down=False)
 
     def forget_previewed(self, preview: ForgetResult) -> ForgetResult:
         """Delete exactly the chunks a :meth:`forget` preview matched (any ingested since stay)."""
         from causantic.retrieval.forget import delete_previewed
 
-        return delete_previewed(self._services.store, self._services.vectors, preview)
+        local = self._local_beside_team()
+        previewed_local = bool(preview.preview) and all(chunk.user is None for chunk, _ in preview.preview)
+        s = local if local is not None and previewed_local else self._services
+        return delete_previewed(s.store, s.vectors, preview)
 
     # ---- answers ---------------------------------------------------------------------------
 
@@ -357,9 +364,9 @@ class Memory:
         team = self._team
         return None if team is None or team.local is None or team.local is team.main else team.local
 
-    def _where_project_lives(self, run: Callable[[Services], Answer]) -> Answer:
+    def _where_project_lives(self, run: Callable[[Services], Answer], *, when_down: bool = True) -> Answer:
         """``run`` on the store that holds the project it names: team memory for a shared project,
-        else the local store (also when team memory stops answering)."""
+        else the local store (also when team memory stops answering, unless not ``when_down``)."""
         local = self._local_beside_team()
         try:
             return run(self._services)
@@ -370,7 +377,7 @@ class Memory:
                 raise ProjectNotFound(f"{exc} Team memory is unreachable, and shared projects live there.") from exc
             raise
         except StoreError as down:
-            if local is None:
+            if local is None or not when_down:
                 raise
             try:
                 return run(local)

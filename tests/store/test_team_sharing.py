@@ -277,3 +277,18 @@ def test_prompt_memory_says_a_shared_project_lives_in_team_memory_instead_of_fai
     assert done.returncode == 0 and done.stderr == "" and done.stdout == ""
     run = read_status()["user-prompt-submit"]
     assert run["success"] and "a shared project's sessions are in team memory" in run["outcome"]
+
+
+def test_forget_finds_an_unshared_project_locally_and_leaves_team_memory_alone(
+    postgres_server: Any, transcripts: Path, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    with Memory(tmp_path / "alice", overrides=_settings(url, share=["shop"])) as memory:
+        memory.ingest([transcripts], embed=False)
+        team_before = _team_rows(url, "SELECT count(*) FROM chunks")
+        preview = memory.forget("diary")
+        assert preview.count > 0 and {c.session_id for c, _ in preview.preview} == {DIARY_SESSION}
+        assert memory.forget_previewed(preview).deleted == preview.count
+        hits = memory.search("redirect loop", mode="keyword").hits
+    assert {h.chunk.session_id for h in hits} == {SHOP_SESSION}
+    assert _team_rows(url, "SELECT count(*) FROM chunks") == team_before
