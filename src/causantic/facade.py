@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from causantic import __version__
 from causantic.config import Config, Source, causantic_home, load_config, shares_project
 from causantic.errors import CausanticError, InvalidQuery, ProjectNotFound, StoreError, checked_query
-from causantic.services import Services, TeamAndLocal, member_name, open_store, open_team_and_local
+from causantic.services import Services, TeamAndLocal, member_name, open_store
 from causantic.services import team_init as team_init  # team memory's set-up and status, for the CLI
 from causantic.services import team_status as team_status
 
@@ -81,11 +81,19 @@ class Memory:
         # Team memory (storage.backend postgres) keeps unshared projects in the local store beside it;
         # search, recall, predict, reconstruct and ingest use both (the rest reads the main one).
         self._team: TeamAndLocal | None = None
+        self._single: Services | None = None
         if config.storage.backend == "postgres":
-            self._team = open_team_and_local(config, self.home, embedder)
-            self._services = self._team.main
+            self._team = TeamAndLocal(config, self.home, embedder)
         else:
-            self._services = Services(config, open_store(config), home=self.home, _embedder=embedder)
+            self._single = Services(config, open_store(config), home=self.home, _embedder=embedder)
+
+    @property
+    def _services(self) -> Services:
+        """The store single-store answers read: the one, or team memory (the local store while it is down)."""
+        if self._team is not None:
+            return self._team.main
+        assert self._single is not None
+        return self._single
 
     def __enter__(self) -> Memory:
         return self
@@ -98,8 +106,8 @@ class Memory:
     def close(self) -> None:
         if self._team is not None:
             self._team.close()
-        else:
-            self._services.close()
+        elif self._single is not None:
+            self._single.close()
 
     def warm_up(self) -> None:
         """Open the vector index and load the embedding model now, so the first search does not wait
@@ -141,9 +149,11 @@ class Memory:
         if self._team is None:
             return ingest_out(ingest_paths(self._services, targets, **options))
         team, share = self._team, self.config.team
+        team.reconnect()
+        up = team.team
         report = ingest_routed(
-            team.local if share.share_projects != "all" or team.team is None else None,
-            team.team if share.share_projects else None,
+            team.main if up is None else (team.local if share.share_projects != "all" else None),
+            up if share.share_projects else None,
             lambda path: shares_project(share, path),
             targets,
             team.team_down if share.share_projects else None,
@@ -180,10 +190,8 @@ class Memory:
 
     def _stores(self) -> list[Services]:
         """Every store this memory writes: team memory and the local store beside it, or the one."""
-        team = self._team
-        if team is None or team.local is None or team.local is team.main:
-            return [self._services]
-        return [team.main, team.local]
+        local = self._local_beside_team()
+        return [self._services] if local is None else [self._services, local]
 
     def recluster(self, on_progress: Callable[[str], None] | None = None) -> ClusterReport:
         """Group every embedded chunk into topics (a full HDBSCAN run; continuing topics keep their ids)."""
@@ -362,25 +370,29 @@ class Memory:
     def _local_beside_team(self) -> Services | None:
         """The local store beside reachable team memory (None: one store answers everything)."""
         team = self._team
-        return None if team is None or team.local is None or team.local is team.main else team.local
+        return team.local if team is not None and team.team is not None else None
 
     def _where_project_lives(self, run: Callable[[Services], Answer], *, when_down: bool = True) -> Answer:
         """``run`` on the store that holds the project it names: team memory for a shared project,
         else the local store (also when team memory stops answering, unless not ``when_down``)."""
+        team = self._team
+        if team is not None:
+            team.reconnect()
         local = self._local_beside_team()
         try:
             return run(self._services)
         except ProjectNotFound as exc:
             if local is not None:
                 return run(local)
-            if self._team is not None and self._team.team_down is not None:
+            if team is not None and team.team is None:
                 raise ProjectNotFound(f"{exc} Team memory is unreachable, and shared projects live there.") from exc
             raise
         except StoreError as down:
-            if local is None or not when_down:
+            if team is None or team.team is None or not when_down:
                 raise
+            team.lost(down)
             try:
-                return run(local)
+                return run(team.main)
             except ProjectNotFound:
                 raise down from None
 
@@ -396,25 +408,27 @@ class Memory:
         so. A project only one store knows is searched there; a ``user`` filter keeps the local
         store only when it names this machine's member (local chunks are all theirs)."""
         team = self._team
-        if team is None or team.local is None:
+        if team is None:
             return run(self._services, request)
+        team.reconnect()
         answers: dict[str, Answer] = {}
         notes: list[str] = []
         missing: list[ProjectNotFound] = []
-        down = team.team_down
         if team.team is not None:
             try:
                 answers["team"] = run(team.team, request)
             except ProjectNotFound as exc:
                 missing.append(exc)
             except StoreError as exc:
-                down = str(exc)
-        if down is not None:
-            notes.append(f"team memory unreachable: {down}; answering from local memory only")
+                team.lost(exc)
+        if team.team is None:
+            notes.append(f"team memory unreachable: {team.team_down}; answering from local memory only")
+        local = team.local if team.team is not None else team.main
         mine = request.user is None or request.user == member_name(self.config)
-        if mine or not answers:  # another member's rows while team memory is down: the local store has none
+        # Another member's rows while team memory is down: the local store has none, and says so.
+        if local is not None and (mine or not answers):
             try:
-                answers["local"] = run(team.local, replace(request, user=None) if mine else request)
+                answers["local"] = run(local, replace(request, user=None) if mine else request)
             except ProjectNotFound as exc:
                 missing.append(exc)
         if not answers:

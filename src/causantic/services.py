@@ -8,6 +8,7 @@ that need no vectors never pay for them.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ class Services:
     store: MemoryStoreProtocol  # the seam (store/protocol.py): no caller depends on SQLite
     home: Path = field(default_factory=causantic_home)  # the data directory: its cache holds the model files
     _embedder: Embedder | None = field(default=None, repr=False)
-    _embedder_from: Callable[[], Embedder] | None = field(default=None, repr=False)  # one model for two stores
+    _embedder_from: Callable[[], Embedder | None] | None = field(default=None, repr=False)  # one model, two stores
     _vectors: VectorIndexProtocol | None = field(default=None, repr=False)
     _searcher: Searcher | None = field(default=None, repr=False)
 
@@ -123,41 +124,72 @@ def open_store(config: Config) -> MemoryStoreProtocol:
     return MemoryStore(db_path(config), busy_timeout_ms=config.storage.busy_timeout_ms)
 
 
-@dataclass(slots=True)
+RETRY_SECONDS = 30.0  # how soon a long-lived process (the MCP server) asks unreachable team memory again
+
+
 class TeamAndLocal:
     """Team memory's two stores (storage.backend postgres): shared projects live in PostgreSQL,
-    the others in the local SQLite file (``team.shareProjects``)."""
+    the others in the local SQLite file (``team.shareProjects``).
 
-    main: Services  # team memory, or the local store when team memory did not answer
-    local: Services | None  # the local store beside team memory; None: every project is shared, none local
-    team_down: str | None  # why team memory could not be opened (main is then the local store)
+    Team memory that cannot be reached (at opening, or it stops answering) leaves the local store
+    to answer alone, saying why (``team_down``); it is asked again at most every ``RETRY_SECONDS``,
+    so a long-lived process (the MCP server) comes back to it without a restart."""
+
+    def __init__(self, config: Config, home: Path, embedder: Embedder | None = None) -> None:
+        self.config = config
+        self.home = home
+        self._embedder = embedder
+        self.team: Services | None = None
+        self.team_down: str | None = None
+        self._retry_at = 0.0
+        self.local: Services | None = None  # None: every project is shared, and nothing is local
+        self._open_team()
+        if config.team.share_projects != "all" or db_path(config).exists() or self.team is None:
+            self.local = self._open_local()
 
     @property
-    def team(self) -> Services | None:
-        return None if self.team_down is not None else self.main
+    def main(self) -> Services:
+        """What a single-store answer reads: team memory, or the local store while it is unreachable."""
+        if self.team is not None:
+            return self.team
+        if self.local is None:
+            self.local = self._open_local()
+        return self.local
+
+    def lost(self, exc: StoreError) -> None:
+        """Team memory stopped answering: the local store answers until it is reachable again."""
+        if self.team is not None:
+            self.team.close()
+        self.team, self.team_down = None, str(exc)
+        self._retry_at = time.monotonic() + RETRY_SECONDS
+
+    def reconnect(self) -> None:
+        """Ask unreachable team memory again, once ``RETRY_SECONDS`` have passed since it failed."""
+        if self.team is None and time.monotonic() >= self._retry_at:
+            self._open_team()
 
     def close(self) -> None:
-        self.main.close()
-        if self.local is not None and self.local is not self.main:
-            self.local.close()
+        for services in (self.team, self.local):
+            if services is not None:
+                services.close()
 
+    def _open_team(self) -> None:
+        embedder = self._embedder or (self.local._embedder if self.local is not None else None)
+        try:
+            self.team = Services(self.config, open_store(self.config), home=self.home, _embedder=embedder)
+            self.team_down = None
+        except StoreError as exc:
+            self.team_down = str(exc)
+            self._retry_at = time.monotonic() + RETRY_SECONDS
 
-def open_team_and_local(config: Config, home: Path, embedder: Embedder | None = None) -> TeamAndLocal:
-    """Team memory and the local store beside it. The local store opens unless every project is
-    shared and it holds nothing; an unreachable server leaves the local store to answer alone."""
-    local_config = config.with_overrides({"storage.backend": "sqlite"})
+    def _open_local(self) -> Services:
+        store = MemoryStore(db_path(self.config), busy_timeout_ms=self.config.storage.busy_timeout_ms)
+        local_config = self.config.with_overrides({"storage.backend": "sqlite"})
+        return Services(local_config, store, home=self.home, _embedder=self._embedder, _embedder_from=self._team_model)
 
-    def local_services(embedder_from: Callable[[], Embedder] | None) -> Services:
-        store = MemoryStore(db_path(config), busy_timeout_ms=config.storage.busy_timeout_ms)
-        return Services(local_config, store, home=home, _embedder=embedder, _embedder_from=embedder_from)
-
-    try:
-        team = Services(config, open_store(config), home=home, _embedder=embedder)
-    except StoreError as exc:
-        local = local_services(None)
-        return TeamAndLocal(local, local, str(exc))
-    wants_local = config.team.share_projects != "all" or db_path(config).exists()
-    return TeamAndLocal(team, local_services(lambda: team.embedder) if wants_local else None, None)
+    def _team_model(self) -> Embedder | None:
+        """One embedding model for both stores: team memory's (None while it is unreachable)."""
+        return self.team.embedder if self.team is not None else None
 
 
 def postgres_url(config: Config) -> str:

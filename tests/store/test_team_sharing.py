@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from postgres_server import new_database
 from process_support import run_hook, subprocess_env
 
-from causantic import Memory
+from causantic import Memory, services
 from causantic.cli.main import cli
 from causantic.config import TeamConfig, load_config, shares_project
 from causantic.errors import ProjectNotFound
@@ -196,20 +196,23 @@ def test_an_unreachable_server_answers_from_local_memory_and_the_next_run_upload
     assert {h.chunk.session_id for h in hits} == {SHOP_SESSION, DIARY_SESSION}
 
 
-def test_a_server_lost_mid_session_leaves_search_answering_from_local_memory(
-    postgres_server: Any, transcripts: Path, tmp_path: Path
+def test_a_server_lost_mid_session_answers_locally_then_comes_back_without_a_restart(
+    postgres_server: Any, transcripts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url = new_database(postgres_server)
-    with Memory(tmp_path / "alice", overrides=_settings(url, share=["shop"])) as memory:
+    monkeypatch.setattr(services, "RETRY_SECONDS", 0.0)  # ask the server again at the next command
+    with Memory(tmp_path / "alice", overrides=_settings(url, share=["shop"])) as memory:  # a long-lived MCP server
         memory.ingest([transcripts], embed=False)
         with psycopg.connect(url, autocommit=True) as admin:  # a restart, a failover, a network cut
             admin.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                 " WHERE datname = current_database() AND pid <> pg_backend_pid()"
             )
-        result = memory.search("redirect loop", mode="keyword")
-    assert {h.chunk.session_id for h in result.hits} == {DIARY_SESSION}
-    assert any(n.startswith("team memory unreachable: The team memory at") for n in result.notes)
+        lost = memory.search("redirect loop", mode="keyword")
+        assert {h.chunk.session_id for h in lost.hits} == {DIARY_SESSION}
+        assert any(n.startswith("team memory unreachable: The team memory at") for n in lost.notes)
+        back = memory.search("redirect loop", mode="keyword")
+    assert {h.chunk.session_id for h in back.hits} == {SHOP_SESSION, DIARY_SESSION} and not back.notes
 
 
 def test_user_filter_runs_in_the_database_so_a_busy_member_cannot_crowd_out_another(
