@@ -148,6 +148,8 @@ class Memory:
         targets = [Path(p).expanduser() for p in paths]
         if self._team is None:
             return ingest_out(ingest_paths(self._services, targets, **options))
+        if as_examples:  # the bundled examples are nobody's work: never shared with a team
+            return ingest_out(ingest_paths(self._team.local_store(), targets, **options))
         team, share = self._team, self.config.team
         team.reconnect()
         up = team.team

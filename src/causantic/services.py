@@ -150,8 +150,10 @@ class TeamAndLocal:
     @property
     def main(self) -> Services:
         """What a single-store answer reads: team memory, or the local store while it is unreachable."""
-        if self.team is not None:
-            return self.team
+        return self.team if self.team is not None else self.local_store()
+
+    def local_store(self) -> Services:
+        """The local store, opened now if every project is shared and it was not needed so far."""
         if self.local is None:
             self.local = self._open_local()
         return self.local

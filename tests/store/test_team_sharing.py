@@ -20,6 +20,7 @@ from causantic import Memory, services
 from causantic.cli.main import cli
 from causantic.config import TeamConfig, load_config, shares_project
 from causantic.errors import ProjectNotFound
+from causantic.examples import SESSIONS_DIR
 from causantic.retrieval.output import search_out
 from causantic.runs import read_status
 
@@ -295,3 +296,14 @@ def test_forget_finds_an_unshared_project_locally_and_leaves_team_memory_alone(
         hits = memory.search("redirect loop", mode="keyword").hits
     assert {h.chunk.session_id for h in hits} == {SHOP_SESSION}
     assert _team_rows(url, "SELECT count(*) FROM chunks") == team_before
+
+
+def test_the_bundled_examples_are_never_uploaded_even_when_everything_is_shared(
+    postgres_server: Any, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    with Memory(tmp_path / "alice", overrides=_settings(url, share="all")) as memory:
+        memory.ingest([SESSIONS_DIR], embed=False, as_examples=True)
+        hits = memory.search("Safari redirect loop", mode="keyword").hits
+    assert hits and all(h.chunk.user is None for h in hits)  # found, and local
+    assert _team_rows(url, "SELECT count(*) FROM chunks") == [(0,)]
