@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -161,7 +161,8 @@ class TeamAndLocal:
     def lost(self, exc: StoreError) -> None:
         """Team memory stopped answering: the local store answers until it is reachable again."""
         if self.team is not None:
-            self.team.close()
+            with suppress(StoreError):  # its connection is gone already
+                self.team.close()
         self.team, self.team_down = None, str(exc)
         self._retry_at = time.monotonic() + RETRY_SECONDS
 
