@@ -58,7 +58,8 @@ def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
     # it on every prompt; with team memory, shared projects' sessions live on the server instead.
     team = config.section("storage").backend == "postgres"
     if not config.db_path.exists():
-        return _done(started, event, "no local memory yet" + (TEAM_NOTE if team else " (nothing ingested)"))
+        empty = ("no local memory yet" + TEAM_NOTE) if team else "no memory yet (nothing ingested)"
+        return _done(started, event, empty)
     if not warm.serving and settings.warm_minutes > 0:
         warm.start_server()  # for the next prompts; this one is answered here (it exits if one runs)
     given_file = _given_file(causantic_home(), event.session_id)
