@@ -414,7 +414,7 @@ def measure_size(
         else:
             home = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"causantic-search-{size}-"))
         os.environ["CAUSANTIC_HOME"] = home
-        services = stack.enter_context(open_services(config))
+        services = stack.enter_context(open_services(config))  # not Memory: it builds and profiles the parts
         built_file = Path(home) / "bench-store.json"
         if built_file.exists():
             built = json.loads(built_file.read_text())

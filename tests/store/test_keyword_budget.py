@@ -12,12 +12,14 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from causantic.errors import StoreError
+from causantic.store import keyword
 from causantic.store.fts import match_phrases, split_by_scoring_budget
 from causantic.store.memory import MemoryStore
 from causantic.store.records import ChunkRecord, ChunkScope
@@ -95,11 +97,25 @@ def _holds(text: str, phrase: str) -> bool:
     limit=st.integers(1, 40),
     scope=st.sampled_from(["all", "project 1", "project 2", "agent Explore", "project 2 + agent main"]),
     counted_first=st.sampled_from([None, 1, 30, CHUNKS]),
+    shared_from=st.sampled_from([keyword.SHARED_FROM, 1]),  # 1: every count is kept for later searches
 )
 # A word the scope lacks beside words all over the budget: the rarest of those must lead.
-@example(words=[WORDS[5], WORDS[20], ELSEWHERE], budget=1, limit=10, scope="project 1", counted_first=None)
+@example(
+    words=[WORDS[5], WORDS[20], ELSEWHERE],
+    budget=1,
+    limit=10,
+    scope="project 1",
+    counted_first=None,
+    shared_from=keyword.SHARED_FROM,
+)
 def test_bounded_search_is_the_exact_ranking_of_chunks_with_a_rare_word(
-    corpus: Corpus, words: list[str], budget: int, limit: int, scope: str, counted_first: int | None
+    corpus: Corpus,
+    words: list[str],
+    budget: int,
+    limit: int,
+    scope: str,
+    counted_first: int | None,
+    shared_from: int,
 ) -> None:
     project_ids = [int(scope.split()[1])] if scope.startswith("project") else None
     agent = scope.split()[-1] if "agent" in scope else None
@@ -121,9 +137,10 @@ def test_bounded_search_is_the_exact_ranking_of_chunks_with_a_rare_word(
         eligible = exact  # every chunk with a query word fits the budget: ranked exactly
     else:
         eligible = [(cid, score) for cid, score in exact if any(_holds(in_scope[cid], p) for p in rare)]
-    if counted_first is not None:  # as search weighs the query's words first: their counts are reused
-        corpus.store.keyword_document_counts(words, project_ids=project_ids, agent=agent, most=counted_first)
-    bounded = search(query, project_ids=project_ids, agent=agent, limit=limit, score_budget=budget)
+    with patch.object(keyword, "SHARED_FROM", shared_from):
+        if counted_first is not None:  # as search weighs the query's words first: their counts are reused
+            corpus.store.keyword_document_counts(words, project_ids=project_ids, agent=agent, most=counted_first)
+        bounded = search(query, project_ids=project_ids, agent=agent, limit=limit, score_budget=budget)
 
     assert [round(s, 9) for _, s in bounded] == [round(s, 9) for _, s in eligible[:limit]]
     exact_scores = dict(exact)
@@ -246,6 +263,37 @@ def test_a_word_counted_before_a_write_is_found_in_the_chunk_that_write_added(tm
         with store.atomic():
             store.save_session(project, "s2", [_chunk(3, f"{WORDS[0]} {RARE}", "s2", "main")])
         assert [cid for cid, _ in store.keyword_search(f"{WORDS[0]} {RARE}", score_budget=1)] == ["c3"]
+
+
+def test_a_common_word_count_kept_between_searches_follows_scope_cap_and_every_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counts of common words are kept for later searches (here every count is common); a count
+    is never read for another scope or past the cap it was counted to, nor after a write by this
+    process or another."""
+    monkeypatch.setattr(keyword, "SHARED_FROM", 1)
+    path = tmp_path / "memory.db"
+    with MemoryStore(path) as store, MemoryStore(path) as other:
+        demo, elsewhere = (store.resolve_project(p, p) for p in ("/work/demo", "/work/other"))
+        with store.atomic():
+            store.save_session(demo, "s1", [_chunk(i, f"{WORDS[0]} {WORDS[1]}", "s1", "main") for i in range(3)])
+            store.save_session(elsewhere, "s2", [_chunk(3, WORDS[0], "s2", "main")])
+        count = store.keyword_document_counts
+        assert count([WORDS[0]], most=2) == [2]  # at its cap
+        assert count([WORDS[0]], most=10) == [4]
+        assert count([WORDS[0]], project_ids=[demo.id], most=10) == [3]
+        assert count([WORDS[0]], project_ids=[elsewhere.id], most=10) == [1]
+        assert count([WORDS[0]], most=10) == [4]
+
+        with other.atomic():  # a writer on another connection, as an ingest in another process
+            other.save_session(demo, "s3", [_chunk(4, f"{WORDS[0]} {RARE}", "s3", "main")])
+        assert count([WORDS[0]], most=10) == [5]
+        assert count([WORDS[0]], project_ids=[demo.id], most=10) == [4]
+        with store.atomic():
+            store.delete_chunks(["c0", "c1"])
+        assert count([WORDS[0]], most=10) == [3]
+        # The search splits rare from common by the new counts: WORDS[1] (one chunk now) is rare.
+        assert [cid for cid, _ in store.keyword_search(f"{WORDS[0]} {WORDS[1]}", score_budget=1)] == ["c2"]
 
 
 def test_the_chunk_count_words_are_weighed_by_follows_every_save_and_delete(tmp_path: Path) -> None:
