@@ -424,7 +424,8 @@ class Memory:
             except StoreError as exc:
                 team.lost(exc)
         if team.team is None:
-            notes.append(f"team memory unreachable: {team.team_down}; answering from local memory only")
+            why = (team.team_down or "").rstrip(".")
+            notes.append(f"team memory unreachable: {why}; answering from local memory only")
         local = team.local if team.team is not None else team.main
         mine = request.user is None or request.user == member_name(self.config)
         # Another member's rows while team memory is down: the local store has none, and says so.

@@ -122,7 +122,7 @@ def ingest_routed(
     if team_down is not None:
         waiting = f"{report.files_waiting} file(s) of shared projects wait for it" if report.files_waiting else ""
         report.notes.append(
-            f"team memory unreachable: {team_down}; local memory was updated"
+            f"team memory unreachable: {team_down.rstrip('.')}; local memory was updated"
             + (f", and {waiting} (the next run uploads them)" if waiting else "")
         )
     return report
