@@ -35,13 +35,14 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from causantic import __version__
-from causantic.config import Config, Source, causantic_home, load_config, shares_project
 from causantic.errors import CausanticError, InvalidQuery, ProjectNotFound, StoreError, checked_query
+from causantic.home import causantic_home
 from causantic.services import Services, TeamAndLocal, member_name, open_store
 from causantic.services import team_init as team_init  # team memory's set-up and status, for the CLI
 from causantic.services import team_status as team_status
 
 if TYPE_CHECKING:
+    from causantic.config import Config, Source
     from causantic.embedding import Embedder
     from causantic.ingest.pipeline import ProgressCallback
     from causantic.ingest.topics import ClusterReport
@@ -72,7 +73,10 @@ class Memory:
     ) -> None:
         paths: dict[str, Any] = {}
         self.home = causantic_home() if home is None else Path(home).expanduser()
-        config = config or load_config(home=self.home)  # that home's config.json, not $CAUSANTIC_HOME's
+        if config is None:
+            from causantic.config import load_config
+
+            config = load_config(home=self.home)  # that home's config.json, not $CAUSANTIC_HOME's
         if home is not None:
             paths = {"storage.dbPath": str(self.home / "memory.db"), "storage.vectorPath": str(self.home / "vectors")}
         if paths or overrides:
@@ -133,6 +137,7 @@ class Memory:
 
         ``as_examples``: the bundled example sessions, kept apart from real memory (see
         :func:`causantic.ingest.service.ingest_paths`)."""
+        from causantic.config import shares_project
         from causantic.ingest.service import ingest_paths, ingest_routed
         from causantic.retrieval.output import ingest_out
 
