@@ -56,8 +56,8 @@ class StorageConfig(_Section):
 class TeamConfig(_Section):
     user: str | None = Field(None, description="Name on your rows in team memory; default your login name.")
     # Nothing leaves the machine unless its owner names it: the safe default is no project at all.
-    share_projects: list[str] | Literal["all"] = Field(
-        [],
+    share_projects: tuple[str, ...] | Literal["all"] = Field(
+        (),
         description=(
             "Projects (names or paths) whose sessions go to team memory (storage.backend postgres), or "
             '"all"; the others stay in the local SQLite file, and search answers from both. '
@@ -70,7 +70,7 @@ class TeamConfig(_Section):
     def _names_from_text(cls, value: Any) -> Any:
         """``CAUSANTIC_TEAM_SHARE_PROJECTS=api,web`` (not JSON) names two projects."""
         if isinstance(value, str) and value.strip() != "all":
-            return [name.strip() for name in value.split(",") if name.strip()]
+            return tuple(name.strip() for name in value.split(",") if name.strip())
         return value.strip() if isinstance(value, str) else value
 
 

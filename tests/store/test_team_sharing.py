@@ -93,14 +93,14 @@ def _team_rows(url: str, sql: str) -> list[tuple[Any, ...]]:
 
 
 def test_share_projects_reads_a_list_all_or_names_with_commas_and_shares_nothing_by_default() -> None:
-    assert load_config(environ={}).team.share_projects == []
-    assert load_config(environ={"CAUSANTIC_TEAM_SHARE_PROJECTS": "shop, acme/web"}).team.share_projects == [
+    assert load_config(environ={}).team.share_projects == ()
+    assert load_config(environ={"CAUSANTIC_TEAM_SHARE_PROJECTS": "shop, acme/web"}).team.share_projects == (
         "shop",
         "acme/web",
-    ]
-    assert load_config(environ={"CAUSANTIC_TEAM_SHARE_PROJECTS": '["shop"]'}).team.share_projects == ["shop"]
+    )
+    assert load_config(environ={"CAUSANTIC_TEAM_SHARE_PROJECTS": '["shop"]'}).team.share_projects == ("shop",)
     assert load_config(environ={"CAUSANTIC_TEAM_SHARE_PROJECTS": "all"}).team.share_projects == "all"
-    team = TeamConfig(share_projects=["shop", "acme/web"])
+    team = TeamConfig(share_projects=("shop", "acme/web"))
     assert shares_project(team, SHOP) and shares_project(team, "/srv/acme/web")
     assert not shares_project(team, DIARY) and not shares_project(team, "/srv/other/web")
     assert not shares_project(TeamConfig(), SHOP)
