@@ -58,4 +58,4 @@ def databases() -> Iterator[Callable[[], str]]:
 
 def settings(url: str, user: str = "bench") -> dict[str, Any]:
     """Configuration overrides that put a store in the database at ``url``."""
-    return {"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": user}
+    return {"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": user, "team.shareProjects": "all"}

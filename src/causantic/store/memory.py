@@ -721,10 +721,12 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         agent: str | None = None,
         limit: int = 50,
         score_budget: int = 0,
+        member: str | None = None,
     ) -> list[tuple[str, float]]:
         """BM25 hits as (chunk id, score), best first; higher is better. Empty without FTS5.
-        ``score_budget`` bounds the work on large stores (:mod:`causantic.store.keyword`)."""
-        if not self.fts_enabled:
+        ``score_budget`` bounds the work on large stores (:mod:`causantic.store.keyword`).
+        ``member``: team memory's filter; local memory holds no member's rows, so none match."""
+        if not self.fts_enabled or member is not None:
             return []
         try:
             return self._keywords.search(
