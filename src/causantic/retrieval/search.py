@@ -286,9 +286,7 @@ class Searcher:
         if mode not in ("hybrid", "vector-only"):
             return None, [], {}, *keyword.result()
         vector = self._embed_query(query)
-        matches = self._vectors().search(
-            vector, limit=pool, project_ids=project_ids, agent=scope.agent, member=member
-        )
+        matches = self._vectors().search(vector, limit=pool, project_ids=project_ids, agent=scope.agent, member=member)
         # Keyword search usually takes longer (a long question's common words above all): meanwhile
         # this thread reads the vector matches and splits their text, which scoring them needs.
         read_ahead = self.store.get_chunks([m.chunk_id for m in matches])
