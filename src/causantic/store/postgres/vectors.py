@@ -225,14 +225,24 @@ class PgVectorIndex:
         (≤ 1,000) rows, so a query ordered by the index and filtered returned a handful of rows
         for a project holding a tenth of the store. So: the whole store's nearest 1,000 from the
         index, then the scope; when at least ``limit`` of them are in it, its nearest are among
-        them (any closer row of the scope would be among the 1,000 too). A smaller scope is
-        scanned exactly, its distances computed after the filter (an expression the index does not
-        cover, so the planner cannot walk the index instead)."""
+        them (any closer row of the scope would be among the 1,000 too). A smaller scope (or one
+        too small for the 1,000 to hold ``limit`` of its rows) is scanned exactly, its distances
+        computed after the filter (an expression the index does not cover, so the planner cannot
+        walk the index instead)."""
         from psycopg import sql
 
-        rows = self._walk(query, k, (clause, params))
-        if len(rows) >= limit:
-            return rows
+        # The walk is skipped when the scope's expected share of its 1,000 rows is under ``limit``
+        # (most projects of a large store), where it would only delay the exact scan. The store's vector count is the
+        # planner's estimate (free; -1 before the first ANALYZE: walk then).
+        in_scope, stored = self.conn.execute(
+            f"SELECT (SELECT count(*) FROM chunks c WHERE TRUE{clause}),"
+            " (SELECT reltuples FROM pg_class WHERE oid = 'vectors'::regclass)",
+            params,
+        ).fetchone()
+        if stored <= 0 or in_scope * _MAX_EF_SEARCH >= limit * stored:
+            rows = self._walk(query, k, (clause, params))
+            if len(rows) >= limit:
+                return rows
         statement = sql.SQL(
             "SELECT v.chunk_id, v.embedding FROM vectors v JOIN chunks c ON c.id = v.chunk_id"
             " WHERE v.model = {model}" + clause + " ORDER BY v.embedding <=> %s::vector LIMIT %s"
