@@ -18,6 +18,7 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
         {
             "retrieval.fusion": "convex",
             "retrieval.vectorWeight": "0.5",
+            "retrieval.vectorSpread": "false",
             "retrieval.fusionKeepTop": "0",
             "retrieval.mentionPenalty": "0",
             "retrieval.sessionEvidence": "0",
@@ -26,12 +27,28 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
         {},
     ),
     # the ranking before mention demotion and session support were switched on (24 November 2026)
-    "prior_default": ({"retrieval.mentionPenalty": "0", "retrieval.sessionEvidence": "0"}, {}),
+    "prior_default": (
+        {
+            "retrieval.mentionPenalty": "0",
+            "retrieval.sessionEvidence": "0",
+            "retrieval.vectorSpread": "false",
+            "retrieval.vectorWeight": "0.5",
+        },
+        {},
+    ),
     "keyword": ({}, {"mode": "keyword"}),
     "vector": ({}, {"mode": "vector"}),
     "no_floor": ({"relevance.floor": "0"}, {}),
     # fusion
-    "convex": ({"retrieval.fusion": "convex", "retrieval.vectorWeight": "0.5", "retrieval.fusionKeepTop": "0"}, {}),
+    "convex": (
+        {
+            "retrieval.fusion": "convex",
+            "retrieval.vectorWeight": "0.5",
+            "retrieval.vectorSpread": "false",
+            "retrieval.fusionKeepTop": "0",
+        },
+        {},
+    ),
     "rrf5": ({**_RRF, "retrieval.rrfK": "5"}, {}),
     "rrf10": ({**_RRF, "retrieval.rrfK": "10"}, {}),
     "rrf30": ({**_RRF, "retrieval.rrfK": "30"}, {}),
@@ -57,9 +74,9 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
     "context25": ({"retrieval.sessionContext": "0.25"}, {}),
     "context50": ({"retrieval.sessionContext": "0.5"}, {}),
     "context100": ({"retrieval.sessionContext": "1.0"}, {}),
-    # vector weight under convex fusion
-    "vw70": ({"retrieval.fusion": "convex", "retrieval.vectorWeight": "0.7"}, {}),
-    "vw100": ({"retrieval.fusion": "convex", "retrieval.vectorWeight": "1.0"}, {}),
+    # vector weight under convex fusion, cosines as shares of the best
+    "vw70": ({"retrieval.fusion": "convex", "retrieval.vectorWeight": "0.7", "retrieval.vectorSpread": "false"}, {}),
+    "vw100": ({"retrieval.fusion": "convex", "retrieval.vectorWeight": "1.0", "retrieval.vectorSpread": "false"}, {}),
     # combinations
     "mention50_session10": (
         {"retrieval.mentionPenalty": "0.5", "retrieval.sessionEvidence": "0.1", "retrieval.sessionEvidenceChunks": "2"},
@@ -138,4 +155,10 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
         {},
     ),
     "context25_mention50": ({"retrieval.sessionContext": "0.25", "retrieval.mentionPenalty": "0.5"}, {}),
+    # convex fusion with the vector list's cosines spread between its weakest and best candidate
+    # (retrieval.vectorSpread, on since 24 November 2026), at several vector weights
+    "before_spread": ({"retrieval.vectorSpread": "false", "retrieval.vectorWeight": "0.5"}, {}),
+    "spread_vw50": ({"retrieval.vectorWeight": "0.5"}, {}),
+    "spread_vw70": ({"retrieval.vectorWeight": "0.7"}, {}),
+    "spread_vw100": ({"retrieval.vectorWeight": "1.0"}, {}),
 }

@@ -228,19 +228,18 @@ def one_line_run(folder: Path) -> dict[str, float]:
 
     with tempfile.TemporaryDirectory(prefix="causantic-line-") as tmp:
         os.environ["CAUSANTIC_HOME"] = tmp
+        from causantic import Memory
         from causantic.config import Config
-        from causantic.ingest.service import ingest_paths
-        from causantic.services import open_services
 
         size = sum(p.stat().st_size for p in folder.glob("*.jsonl"))
-        with open_services(Config()) as services:
-            services.store.counts()  # the store open and its schema made before the baseline
+        with Memory(tmp, config=Config()) as memory:
+            memory.stats()  # the store open and its schema made before the baseline
             import causantic.ingest.plan  # noqa: F401  (the pipeline's imports, also before it)
 
             before = _rss_mb()
-            report = ingest_paths(services, [folder], embed=False, workers=1)
+            report = memory.ingest([folder], embed=False, workers=1)
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 * 1.048576  # KiB → MB
-            found = services.store.counts()["chunks"]
+            found = memory.stats().chunks
     return {
         "megabytes": size / 1e6,
         "seconds": report.seconds,

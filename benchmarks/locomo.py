@@ -664,6 +664,7 @@ class Runner:
 
             overrides |= _postgres.settings(self.database("causantic_locomo")[0])
         config = self.config.with_overrides(overrides)
+        # Services, not Memory: the retrievers set search knobs (floor, mmr, expand, variants) Memory keeps fixed.
         with _env("CAUSANTIC_HOME", str(home)), open_services(config) as services:
             self._attach_embedder(services)
             embed = self.embedder is not None
@@ -768,7 +769,11 @@ class Runner:
                 services.searcher
                 if not overrides
                 else Services(
-                    services.config.with_overrides(overrides), services.store, services._embedder, services._vectors
+                    services.config.with_overrides(overrides),
+                    services.store,
+                    home=services.home,
+                    _embedder=services._embedder,
+                    _vectors=services._vectors,
                 ).searcher
             )
             started = time.perf_counter()

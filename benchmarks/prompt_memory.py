@@ -96,6 +96,7 @@ def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) 
     for store, group in by_store.items():
         config = store_config(work, store, overrides)
         pm = config.prompt_memory
+        # Services, not Memory: this sweeps the prompt hook's own selection (prompt_moments) over its index.
         with open_services(config) as services, open_prompt_index(db_path(config)) as index:
             cwds[store] = cwd = main_project(services)
             for t in group:

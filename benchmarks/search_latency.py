@@ -434,7 +434,7 @@ def measure_size(
         else:
             home = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"causantic-search-{size}-"))
         os.environ["CAUSANTIC_HOME"] = home
-        services = stack.enter_context(open_services(config))
+        services = stack.enter_context(open_services(config))  # not Memory: it builds and profiles the parts
         built_file = Path(home) / "bench-store.json"
         if copied is not None:
             built = json.loads((args.store_dir / str(size) / "bench-store.json").read_text())

@@ -8,6 +8,7 @@ the MCP tools publish, so a script reading either gets the same fields.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from process_support import EXAMPLES
 from pydantic import BaseModel
 
 from causantic.cli.main import cli
+from causantic.cli.output import console
 from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.output import (
@@ -118,6 +120,70 @@ def test_reconstruct_timeline_and_text(run: CliRunner) -> None:
     text = as_model(invoke(run, "reconstruct", "acme-shop", "--session", first[:8], "--json"), ReconstructOutput)
     assert isinstance(text, ReconstructOutput) and text.view == "text"
     assert {c.session_id for c in text.chunks} == {first} and all(c.content for c in text.chunks)
+    full = invoke(run, "reconstruct", "acme-shop", "--full").stdout
+    assert "=== Session 2a2ee33e · Claude Code (2026-11-02 09:15 – 09:20) ===" in full  # the day said once
+
+
+def test_previous_session_by_a_prefix_of_the_current_session_shows_the_one_before(run: CliRunner) -> None:
+    timeline = as_model(invoke(run, "reconstruct", "acme-shop", "--json"), ReconstructOutput)
+    assert isinstance(timeline, ReconstructOutput)
+    *_, before, current = [s.session_id for s in timeline.sessions]  # oldest first
+    args = ("reconstruct", "acme-shop", "--previous-session", "--current-session", current[: options.SESSION_ID_MIN])
+    shown = as_model(invoke(run, *args, "--json"), ReconstructOutput)
+    assert isinstance(shown, ReconstructOutput) and {c.session_id for c in shown.chunks} == {before}
+    assert f"=== Session {before[:8]}" in invoke(run, *args).stdout
+
+
+def test_an_ambiguous_current_session_prefix_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two sessions starting with the same characters: the prefix names both instead of guessing."""
+    project = tmp_path / "projects" / "-home-dev-acme-shop"
+    shutil.copytree(EXAMPLES / "-home-dev-acme-shop", project)
+    old, twin = "2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec", "7a378dd6-0000-5d34-8e2d-b31f59bac0ec"
+    (project / f"{twin}.jsonl").write_text((project / f"{old}.jsonl").read_text().replace(old, twin))
+    (project / f"{old}.jsonl").unlink()
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    assert invoke(CliRunner(), "ingest", str(project.parent), "--no-embed").exit_code == 0
+    refused = CliRunner().invoke(
+        cli, ["reconstruct", "acme-shop", "--previous-session", "--current-session", "7a378dd6"]
+    )
+    assert refused.exit_code == 1 and "matches 2 sessions" in refused.output and twin in refused.output
+
+
+def test_tables_in_a_narrow_terminal_keep_every_value_whole(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At 60 columns a six-column table would cut every cell ("2025-0…"); its rows print as blocks."""
+    listing = as_model(invoke(run, "list-sessions", "acme-shop", "--json"), SessionsOut)
+    assert isinstance(listing, SessionsOut)
+    monkeypatch.setattr(console, "width", 60)
+    shown = invoke(run, "list-sessions", "acme-shop").stdout
+    for s in listing.sessions:
+        assert f"session  {s.session_id[:8]}" in shown and f"start    {s.started_at[:16].replace('T', ' ')}" in shown
+        assert f"title    {s.title[:40]}" in shown
+    assert "┃" not in invoke(run, "stats").stdout  # a name/value list has no empty header row
+
+
+def test_an_empty_time_range_says_it_is_the_range_that_holds_no_session(run: CliRunner) -> None:
+    shown = invoke(run, "list-sessions", "acme-shop", "--from", "2030-01-01").stdout
+    assert "No sessions found for project 'acme-shop' in that time range" in shown
+
+
+def test_a_forget_preview_keeps_each_chunk_on_one_line_of_a_narrow_terminal(
+    run: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(console, "width", 60)
+    for args in (("forget", "acme-shop"), ("forget", "acme-shop", "--before", "2027-01-01")):
+        preview = invoke(run, *args).stdout.splitlines()
+        listed = [line for line in preview if line.startswith("  20")]  # "  <date>  <session or chunk>"
+        assert listed and all(len(line) <= 60 for line in listed), args
+        assert any(line.endswith("…") for line in listed)  # a cut is marked
+
+
+def test_an_ingest_too_small_for_topics_says_when_they_will_form(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "fresh"))
+    report = as_model(invoke(CliRunner(), "ingest", str(EXAMPLES), "--json"), IngestOut)
+    assert isinstance(report, IngestOut) and report.vectors_added
+    assert report.topics is not None and report.topics.startswith("none yet") and "causantic cluster" in report.topics
 
 
 def test_topics_and_embedding_have_json_shapes(run: CliRunner) -> None:

@@ -20,6 +20,12 @@ def test_every_command_has_help_with_an_example() -> None:
     assert not missing, f"commands without help or an example: {missing}"
 
 
+def test_the_quick_start_lines_up_its_comments() -> None:
+    shown = CliRunner().invoke(cli, ["--help"]).output
+    examples = [line for line in shown.splitlines() if line.lstrip().startswith("causantic ")]
+    assert len(examples) >= 2 and len({line.index("#") for line in examples}) == 1, examples
+
+
 def test_every_command_answers_help() -> None:
     runner = CliRunner()
     for name in _commands():

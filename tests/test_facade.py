@@ -53,3 +53,16 @@ def test_results_are_frozen_and_name_their_project(memory: Memory) -> None:
         listing = memory.sessions("/home/dev/acme-shop")  # by path as well as by name
         assert (listing.project, listing.project_path) == ("acme-shop", "/home/dev/acme-shop")
         assert listing.total == len(listing.sessions) == stats.sessions
+
+
+def test_a_memory_opened_on_another_home_reads_that_homes_configuration(tmp_path: Path, causantic_home: Path) -> None:
+    # $CAUSANTIC_HOME would show one hit per search; the other home redacts the word "redis".
+    causantic_home.mkdir(parents=True)
+    (causantic_home / "config.json").write_text('{"retrieval": {"defaultLimit": 1}}', encoding="utf-8")
+    other = tmp_path / "other-home"
+    other.mkdir()
+    (other / "config.json").write_text('{"redaction": {"customPatterns": {"cache": "(?i)redis"}}}', encoding="utf-8")
+    with Memory(other) as memory:
+        memory.ingest([EXAMPLES], embed=False)
+        assert memory.search("redis").hits == []  # redacted before it was indexed
+        assert len(memory.search("test").hits) > 1  # $CAUSANTIC_HOME's limit of 1 does not apply

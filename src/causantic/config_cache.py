@@ -79,4 +79,5 @@ def _fingerprint(home: Path, cwd: Path | None, env: Mapping[str, str]) -> list[o
         except OSError:
             parts.append(None)  # absent here: the same as absent in any other folder
     parts.append(sorted((k, v) for k, v in env.items() if k.startswith("CAUSANTIC_")))
-    return json.loads(json.dumps(parts))  # as read back from the file (tuples become lists)
+    read_back: list[object] = json.loads(json.dumps(parts))  # as read back from the file (tuples become lists)
+    return read_back

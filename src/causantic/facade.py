@@ -10,7 +10,8 @@
 
 A ``Memory`` owns one store (SQLite, vectors) in a data directory (``home``; default from
 :func:`causantic.config.causantic_home`) and the configuration it was opened with: the defaults and
-files as :func:`causantic.config.load_config` reads them, then ``overrides`` (dotted keys, as in
+files as :func:`causantic.config.load_config` reads them (the user file being that home's
+``config.json``), then ``overrides`` (dotted keys, as in
 ``causantic config``). An ``embedder`` may be passed in to share one loaded model between several
 memories. The CLI, the MCP server, the hooks, the dashboard and the benchmarks all call these
 methods, so a rule (a query check, a refusal, a default) holds the same everywhere.
@@ -65,9 +66,9 @@ class Memory:
         overrides: dict[str, Any] | None = None,
         embedder: Embedder | None = None,
     ) -> None:
-        config = config or load_config()
         paths: dict[str, Any] = {}
         self.home = causantic_home() if home is None else Path(home).expanduser()
+        config = config or load_config(home=self.home)  # that home's config.json, not $CAUSANTIC_HOME's
         if home is not None:
             paths = {"storage.dbPath": str(self.home / "memory.db"), "storage.vectorPath": str(self.home / "vectors")}
         if paths or overrides:

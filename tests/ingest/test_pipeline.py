@@ -307,7 +307,7 @@ def test_an_unreadable_file_is_an_error_and_the_command_fails(tmp_path: Path) ->
         timeout=120,
     )
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert f"{folder / 'gone.jsonl'}: No such file" in done.stdout  # on one line, whole
+    assert f"{folder / 'gone.jsonl'}: broken link: its target {tmp_path / 'missing.jsonl'}" in done.stdout  # one line
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user (root reads any folder)")

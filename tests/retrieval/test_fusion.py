@@ -47,6 +47,24 @@ def test_scores_are_weighted_shares_of_each_lists_best() -> None:
     assert [(i, round(s, 6)) for i, s, _ in only_keyword] == [("x", 1.0), ("y", 0.5)]
 
 
+def test_spread_lets_a_narrow_cosine_band_order_the_fusion_as_much_as_bm25_s_wide_one() -> None:
+    # Cosines crowd between 0.40 and 0.62: as shares of the best, the vector list's weakest
+    # candidate still gets two thirds of its winner's credit. Spread between the list's weakest and
+    # best candidate (BM25's too), its winner "v1" passes the keyword hit "k2", and its weakest, "x",
+    # stays a candidate with no credit.
+    keyword = [("k0", 10.0), ("k1", 6.0), ("k2", 5.2), ("k3", 1.0)]
+    vector = [("v1", 0.62), ("k3", 0.45), ("k0", 0.44), ("x", 0.40)]
+    lists, weights = {"vector": vector, "keyword": keyword}, {"vector": 0.5, "keyword": 1.0}
+    share_of_best = [i for i, *_ in convex_fusion(lists, weights)]
+    spread = {i: s for i, s, _ in convex_fusion(lists, weights, spread=("vector", "keyword"))}
+    assert share_of_best.index("k2") < share_of_best.index("v1")
+    assert spread["v1"] > spread["k2"]
+    assert spread["x"] == 0.0
+    assert spread["k0"] == pytest.approx(2 / 3 + (0.04 / 0.22) / 3)
+    single = convex_fusion({"vector": [("only", 0.5)]}, {"vector": 1.0}, spread=("vector", "keyword"))
+    assert single == [("only", 1.0, ("vector",))]  # one candidate: nothing to spread between
+
+
 @pytest.mark.parametrize("fusion", ["convex", "rrf"])
 def test_both_fusions_find_the_exact_identifier_and_the_paraphrased_fix(examples: Services, fusion: str) -> None:
     searcher = examples.searcher

@@ -7,12 +7,14 @@ scores; only chunks holding nothing but common query words may be left out.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from hypothesis import example, given, settings
@@ -20,6 +22,7 @@ from hypothesis import strategies as st
 from postgres_server import new_database
 
 from causantic.errors import StoreError
+from causantic.store import keyword
 from causantic.store.fts import match_phrases, split_by_scoring_budget
 from causantic.store.memory import MemoryStore
 from causantic.store.postgres.keyword import RANK_COST
@@ -113,16 +116,33 @@ _CASES = {
 
 
 @settings(max_examples=80, deadline=None)
-@given(**_CASES)
+@given(
+    **_CASES,
+    shared_from=st.sampled_from([keyword.SHARED_FROM, 1]),  # 1: every count is kept for later searches
+)
 # A word the scope lacks beside words all over the budget: the rarest of those must lead.
-@example(words=[WORDS[5], WORDS[20], ELSEWHERE], budget=1, limit=10, scope="project 1", counted_first=None)
+@example(
+    words=[WORDS[5], WORDS[20], ELSEWHERE],
+    budget=1,
+    limit=10,
+    scope="project 1",
+    counted_first=None,
+    shared_from=keyword.SHARED_FROM,
+)
 def test_bounded_search_is_the_exact_ranking_of_chunks_with_a_rare_word(
-    corpus: Corpus, words: list[str], budget: int, limit: int, scope: str, counted_first: int | None
+    corpus: Corpus,
+    words: list[str],
+    budget: int,
+    limit: int,
+    scope: str,
+    counted_first: int | None,
+    shared_from: int,
 ) -> None:
     scoped = scope != "all"
     # SQLite ranks exactly when every chunk with a query word fits the budget (KeywordSearch._fits).
     fits = lambda n: CHUNKS <= budget or scoped and n <= budget  # noqa: E731
-    _check_bounded(corpus, words, budget, limit, scope, counted_first, budget, fits)
+    sharing = patch.object(keyword, "SHARED_FROM", shared_from)
+    _check_bounded(corpus, words, budget, limit, scope, counted_first, budget, fits, sharing)
 
 
 @settings(max_examples=40, deadline=None)
@@ -133,7 +153,9 @@ def test_bounded_search_on_postgres_is_the_exact_ranking_of_chunks_with_a_rare_w
 ) -> None:
     # A row ranked by ts_rank counts as RANK_COST of the budget's (FTS5) rows.
     rows = max(1, budget // RANK_COST)
-    _check_bounded(pg_corpus, words, budget, limit, scope, counted_first, rows, lambda n: False)
+    _check_bounded(
+        pg_corpus, words, budget, limit, scope, counted_first, rows, lambda n: False, contextlib.nullcontext()
+    )
 
 
 def _check_bounded(
@@ -145,10 +167,12 @@ def _check_bounded(
     counted_first: int | None,
     rows: int,
     exact_when: Callable[[int], bool],
+    searching: contextlib.AbstractContextManager[Any],
 ) -> None:
     """The bounded search's hits are the exact search's best among the chunks holding one of the
     rarest phrases whose chunks fit ``rows``, with the same scores (or all of them when
-    ``exact_when(number of chunks with a query word)``)."""
+    ``exact_when(number of chunks with a query word)``); ``searching`` is held around the counts and
+    the bounded search."""
     project_ids = [int(scope.split()[1])] if scope.startswith("project") else None
     agent = scope.split()[-1] if "agent" in scope else None
     in_scope = {
@@ -169,9 +193,10 @@ def _check_bounded(
         eligible = exact  # every chunk with a query word fits the budget: ranked exactly
     else:
         eligible = [(cid, score) for cid, score in exact if any(_holds(in_scope[cid], p) for p in rare)]
-    if counted_first is not None:  # as search weighs the query's words first: their counts are reused
-        corpus.store.keyword_document_counts(words, project_ids=project_ids, agent=agent, most=counted_first)
-    bounded = search(query, project_ids=project_ids, agent=agent, limit=limit, score_budget=budget)
+    with searching:
+        if counted_first is not None:  # as search weighs the query's words first: their counts are reused
+            corpus.store.keyword_document_counts(words, project_ids=project_ids, agent=agent, most=counted_first)
+        bounded = search(query, project_ids=project_ids, agent=agent, limit=limit, score_budget=budget)
 
     assert [round(s, 9) for _, s in bounded] == [round(s, 9) for _, s in eligible[:limit]]
     exact_scores = dict(exact)
@@ -294,6 +319,37 @@ def test_a_word_counted_before_a_write_is_found_in_the_chunk_that_write_added(tm
         with store.atomic():
             store.save_session(project, "s2", [_chunk(3, f"{WORDS[0]} {RARE}", "s2", "main")])
         assert [cid for cid, _ in store.keyword_search(f"{WORDS[0]} {RARE}", score_budget=1)] == ["c3"]
+
+
+def test_a_common_word_count_kept_between_searches_follows_scope_cap_and_every_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counts of common words are kept for later searches (here every count is common); a count
+    is never read for another scope or past the cap it was counted to, nor after a write by this
+    process or another."""
+    monkeypatch.setattr(keyword, "SHARED_FROM", 1)
+    path = tmp_path / "memory.db"
+    with MemoryStore(path) as store, MemoryStore(path) as other:
+        demo, elsewhere = (store.resolve_project(p, p) for p in ("/work/demo", "/work/other"))
+        with store.atomic():
+            store.save_session(demo, "s1", [_chunk(i, f"{WORDS[0]} {WORDS[1]}", "s1", "main") for i in range(3)])
+            store.save_session(elsewhere, "s2", [_chunk(3, WORDS[0], "s2", "main")])
+        count = store.keyword_document_counts
+        assert count([WORDS[0]], most=2) == [2]  # at its cap
+        assert count([WORDS[0]], most=10) == [4]
+        assert count([WORDS[0]], project_ids=[demo.id], most=10) == [3]
+        assert count([WORDS[0]], project_ids=[elsewhere.id], most=10) == [1]
+        assert count([WORDS[0]], most=10) == [4]
+
+        with other.atomic():  # a writer on another connection, as an ingest in another process
+            other.save_session(demo, "s3", [_chunk(4, f"{WORDS[0]} {RARE}", "s3", "main")])
+        assert count([WORDS[0]], most=10) == [5]
+        assert count([WORDS[0]], project_ids=[demo.id], most=10) == [4]
+        with store.atomic():
+            store.delete_chunks(["c0", "c1"])
+        assert count([WORDS[0]], most=10) == [3]
+        # The search splits rare from common by the new counts: WORDS[1] (one chunk now) is rare.
+        assert [cid for cid, _ in store.keyword_search(f"{WORDS[0]} {WORDS[1]}", score_budget=1)] == ["c2"]
 
 
 def test_the_chunk_count_words_are_weighed_by_follows_every_save_and_delete(tmp_path: Path) -> None:

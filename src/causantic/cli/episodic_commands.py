@@ -25,9 +25,19 @@ from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.episodes import EpisodeAnswer
 from causantic.retrieval.forget import ForgetResult, preview_line
-from causantic.retrieval.format import chunk_heading, episode_heading, episodes_heading, nothing_relevant, when
+from causantic.retrieval.format import (
+    chunk_heading,
+    episode_heading,
+    episodes_heading,
+    nothing_relevant,
+    shown_content,
+    when,
+)
 from causantic.retrieval.output import episodic_out, forget_out, reconstruction_out
 from causantic.retrieval.reconstruct import render_reconstruction
+
+# A forget preview line: a session's title or a chunk's opening words, at most and at least.
+PREVIEW_TITLE_CHARS, PREVIEW_CHUNK_CHARS, PREVIEW_MIN_CHARS = 70, 80, 20
 
 
 def _print_episodes(answer: EpisodeAnswer) -> None:
@@ -41,7 +51,7 @@ def _print_episodes(answer: EpisodeAnswer) -> None:
         for j, member in enumerate(episode.chunks):
             console.print()
             console.print(Text(chunk_heading(answer, i, j), style="cyan"), soft_wrap=True)
-            console.print(member.chunk.content, markup=False, soft_wrap=True)
+            console.print(shown_content(member.chunk.content), markup=False, soft_wrap=True)
 
 
 def _episodic(
@@ -247,21 +257,25 @@ def _print_forget(result: ForgetResult) -> None:
     console.print(head, markup=False)
     if result.whole_project:  # a project is best recognised by its sessions
         for session in result.session_summaries:
-            console.print(
-                Text(
-                    f"  {when(session.started_at)}  {session.session_id[:8]}  {session.chunks} chunks"
-                    f"  {session.short_title(70)}"
-                )
-            )
+            lead = f"  {when(session.started_at)}  {session.session_id[:8]}  {session.chunks} chunks  "
+            console.print(_fitted(lead, session.title, PREVIEW_TITLE_CHARS))
         shown = len(result.session_summaries)
         if result.sessions > shown:
             console.print(f"  … and {result.sessions - shown} more session(s)", markup=False)
         return
     for chunk, similarity in result.preview:
         score = f"[{similarity * 100:.0f}%] " if similarity is not None else ""
-        console.print(Text(f"  {score}{when(chunk.start_time)}  {preview_line(chunk, 80)}"))
+        lead = f"  {score}{when(chunk.start_time)}  "
+        console.print(_fitted(lead, preview_line(chunk, PREVIEW_CHUNK_CHARS + 1), PREVIEW_CHUNK_CHARS))
     if result.count > len(result.preview):
         console.print(f"  … and {result.count - len(result.preview)} more", markup=False)
+
+
+def _fitted(lead: str, text: str, most: int) -> Text:
+    """``lead`` then ``text`` cut (an ellipsis marks it) to ``most`` characters and to the
+    terminal's width, so a preview line stays one line in a narrow terminal too."""
+    room = max(PREVIEW_MIN_CHARS, min(most, console.width - len(lead)))
+    return Text(lead + (text if len(text) <= room else text[: room - 1].rstrip() + "…"))
 
 
 COMMANDS = [recall_command, predict_command, reconstruct_command, forget_command]

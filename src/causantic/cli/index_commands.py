@@ -5,27 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from causantic.cli.output import console, domain_errors, emit_json, json_option, table
+from causantic.cli.output import console, domain_errors, emit_json, json_option, progress_bars, table
 from causantic.config import config_keys, load_config
 from causantic.facade import Memory
 from causantic.retrieval.output import EmbedOut
 
 
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    )
-
-
 def _run_with_bar(description: str, action: Callable[[Callable[[int, int], None]], EmbedOut]) -> EmbedOut:
-    with _progress() as progress:
+    with progress_bars() as progress:
         task = progress.add_task(description, total=None)
 
         def update(done: int, total: int) -> None:

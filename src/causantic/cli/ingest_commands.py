@@ -5,15 +5,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from causantic.cli.output import console, domain_errors, emit_json, json_option, table
+from causantic.cli.output import console, domain_errors, emit_json, json_option, progress_bars, table
 from causantic.config import Config, codex_sessions_dir, gemini_sessions_dir, load_config
 from causantic.facade import Memory
 from causantic.retrieval.output import IngestOut
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 DEFAULT_PROJECTS = Path.home() / ".claude" / "projects"
 
@@ -97,15 +99,7 @@ def _run(
             emit_json(report)
             _exit_on_errors(report)
             return
-        progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[detail]}"),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-        )
+        progress = progress_bars(detail=True)
         with progress:
             task = progress.add_task("Ingesting files", total=None, detail="")
             started = time.perf_counter()

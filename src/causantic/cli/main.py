@@ -70,7 +70,7 @@ def cli() -> None:
 
     \b
     Quick start:
-      causantic batch-ingest            # read ~/.claude/projects
+      causantic batch-ingest             # read your agents' sessions (~/.claude/projects, …)
       causantic search "flaky test fix"  # find past context
     """
 

@@ -115,7 +115,8 @@ def list_sessions_command(
         return
     sessions = listing.sessions
     if not sessions:
-        click.echo(f"No sessions found for project {listing.project!r}.")
+        within = " in that time range (drop --from/--to/--days-back to list them all)"
+        click.echo(f"No sessions found for project {listing.project!r}{within if since or until or days_back else ''}.")
         return
     table(
         f"{listing.project}: {len(sessions)} of {listing.total} sessions, newest first",

@@ -7,14 +7,19 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from pydantic import BaseModel
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from causantic.errors import CausanticError
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -23,6 +28,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 PIPE_WIDTH = 200
 console = Console(highlight=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
 err_console = Console(stderr=True, highlight=False)
+FLEX_MIN_WIDTH = 16  # the one wrapping column of a table gets at least this; else rows print as blocks
+# A progress line: what the bar leaves room for (name, count, elapsed time, a detail), its widths.
+PROGRESS_FIXED, PROGRESS_DETAIL, BAR_MIN, BAR_MAX = 36, 30, 10, 40
 
 
 def json_option(func: F) -> F:
@@ -48,13 +56,54 @@ def _plain(value: Any) -> Any:
 
 
 def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]) -> None:
-    """Print an aligned table; ``columns`` are (header, justify) pairs."""
-    out = Table(title=title, title_justify="left", show_edge=False, header_style="bold")
-    for header, justify in columns:
-        out.add_column(header, justify=justify)  # type: ignore[arg-type]
-    for row in rows:
-        out.add_row(*(str(cell) for cell in row))
+    """Print an aligned table; ``columns`` are (header, justify) pairs, blank headers for a list of
+    name/value pairs. Only the widest column wraps: ids, counts and times stay whole on one line.
+    Where even that does not fit (a narrow terminal), each row is printed as a block of
+    ``header  value`` lines instead of a table whose every cell is cut."""
+    cells = [[str(cell) for cell in row] for row in rows]
+    headers = [header for header, _ in columns]
+    widths = [max([cell_len(h), *(cell_len(row[i]) for row in cells)]) for i, h in enumerate(headers)]
+    flex = max(range(len(columns)), key=lambda i: widths[i])
+    fixed = sum(w + 3 for i, w in enumerate(widths) if i != flex)  # content, padding and a rule each
+    if any(headers) and fixed + FLEX_MIN_WIDTH > console.width:
+        _records(title, headers, cells)
+        return
+    out = Table(title=title, title_justify="left", show_edge=False, show_header=any(headers), header_style="bold")
+    for i, (header, justify) in enumerate(columns):
+        out.add_column(header, justify=justify, no_wrap=i != flex, overflow="fold")  # type: ignore[arg-type]
+    for row in cells:
+        out.add_row(*row)
     console.print(out)
+
+
+def _records(title: str | None, headers: Sequence[str], cells: Sequence[Sequence[str]]) -> None:
+    if title:
+        console.print(Text(title, style="italic"), soft_wrap=True)
+    width = max(cell_len(h) for h in headers)
+    for n, row in enumerate(cells):
+        if n or title:
+            console.print()
+        for header, value in zip(headers, row, strict=True):
+            console.print(Text.assemble((header.ljust(width), "bold"), "  ", value), soft_wrap=True)
+
+
+def progress_bars(*, detail: bool = False) -> Progress:
+    """Transient progress lines: name, bar, done/total, optionally a ``detail`` field, elapsed time.
+    The bar narrows and the detail is cut (…) to fit the terminal, so the counts stay whole."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Column
+
+    room = console.width - PROGRESS_FIXED - (PROGRESS_DETAIL if detail else 0)
+    columns = [
+        TextColumn("[bold]{task.description}"),
+        BarColumn(max(BAR_MIN, min(BAR_MAX, room))),
+        MofNCompleteColumn(),
+    ]
+    if detail:
+        columns.append(TextColumn("{task.fields[detail]}", table_column=Column(ratio=1, no_wrap=True)))
+    columns.append(TimeElapsedColumn())
+    # Only a narrow terminal sizes the detail to what is left; a wide one keeps the line short.
+    return Progress(*columns, console=console, transient=True, expand=detail and room < BAR_MAX)
 
 
 @contextmanager

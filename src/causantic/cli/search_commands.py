@@ -10,7 +10,7 @@ from causantic.cli.output import console, domain_errors, emit_json, json_option
 from causantic.config import Source
 from causantic.facade import Memory
 from causantic.retrieval import options
-from causantic.retrieval.format import chunk_header, nothing_relevant, search_heading
+from causantic.retrieval.format import chunk_header, nothing_relevant, search_heading, shown_content
 from causantic.retrieval.output import search_out
 from causantic.retrieval.search import Mode
 
@@ -63,7 +63,7 @@ def search_command(
     for hit, shown in zip(result.hits, result.shown_relevance, strict=True):
         console.print()
         console.print(Text(chunk_header(hit.chunk, shown), style="cyan"), soft_wrap=True)
-        console.print(hit.chunk.content, markup=False, soft_wrap=True)
+        console.print(shown_content(hit.chunk.content), markup=False, soft_wrap=True)
 
 
 COMMANDS = [search_command]

@@ -91,7 +91,7 @@ def cluster_vectors(
     # takes a row's min_samples-th entry, is told min_samples - 1.
     graph = _connect_components(graph, matrix, distances[:, samples - 2])
     labels = _hdbscan(min_cluster_size, samples - 1).fit_predict(graph)
-    return labels.astype(np.int64, copy=False)
+    return np.asarray(labels, dtype=np.int64)
 
 
 def _hdbscan(min_cluster_size: int, min_samples: int) -> HDBSCAN:

@@ -27,7 +27,8 @@ def normalise(vectors: ArrayLike) -> NDArray[np.float32]:
 
     matrix = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.maximum(norms, np.float32(1e-12))
+    unit: NDArray[np.float32] = matrix / np.maximum(norms, np.float32(1e-12))
+    return unit
 
 
 def angular_distance(a: ArrayLike, b: ArrayLike) -> float:

@@ -127,7 +127,8 @@ class Embedder:
         tokenizer = self._get_tokenizer()
         prefix = self._prefix_ids(self.spec.query_prefix)
         ids = tokenizer.encode(text, add_special_tokens=False).ids[: self._window_size() - len(prefix)]
-        return self._embed_windows([self._head + prefix + ids + self._tail])[0].copy()
+        vector: np.ndarray = self._embed_windows([self._head + prefix + ids + self._tail])[0].copy()
+        return vector
 
     def count_tokens(self, text: str) -> int:
         """Word pieces of ``text`` alone (no special tokens, no prefix). Loads only the tokenizer."""
@@ -368,4 +369,5 @@ def _normalise(vectors: Any) -> np.ndarray:
     import numpy as np
 
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+    unit: np.ndarray = (vectors / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+    return unit

@@ -124,5 +124,8 @@ def maintain_topics(
     if threshold and total >= config.min_cluster_size * 2 and total - last >= threshold:
         report = recluster(store, index, config)
         return f"reclustered: {report.clusters} topics over {report.clustered_chunks} chunks"
+    if not store.cluster_rows(index.model_id):  # nothing to join: say when topics will form
+        when = f"after {threshold} new embedded chunks ({total - last} so far) or " if threshold else ""
+        return f"none yet: they form {when}with `causantic cluster`"
     joined = assign_new_chunks(store, index, new_chunk_ids, config.threshold)
     return f"{joined} new chunks joined existing topics"

@@ -1,17 +1,47 @@
-"""Text renderings of retrieval results, shared by the CLI, the MCP tools and the hooks."""
+"""Text renderings of retrieval results, shared by the CLI, the MCP tools and the hooks.
+
+A chunk's text is shown through :func:`shown_content`, which folds a run of calls of one tool
+(``[Tool:Read] a.py`` eight times over) into one line: the listing says which files were opened,
+and shown in full it buries the words around it. This is only how a person or an agent reads a
+result; ``--json`` and the MCP structured content carry the stored text unchanged.
+"""
 
 from __future__ import annotations
 
-from causantic.retrieval.episodes import EpisodeAnswer
-from causantic.retrieval.search import Hit, SearchResult
-from causantic.store.records import StoredChunk
+import os
+import re
+from itertools import groupby
+from typing import TYPE_CHECKING
+
+from causantic.ingest.render import SPAWN_TOOLS
+
+if TYPE_CHECKING:  # annotations only: the CLI's small commands import this module for when()
+    from causantic.retrieval.episodes import EpisodeAnswer
+    from causantic.retrieval.search import Hit, SearchResult
+    from causantic.store.records import StoredChunk
 
 NOTHING_RELEVANT = "Nothing relevant in memory"
+TOOL_RUN_MIN = 3  # consecutive calls of one tool folded into one line from this many on
+TOOL_RUN_CHARS = 240  # most characters of a folded run's listing of what the calls named
+_TOOL_CALL = re.compile(r"\[Tool:([^\]\s]+)\](?: (.*))?")  # one rendered call: ingest.render's "[Tool:Name] what"
 
 
 def when(iso_text: str | None, missing: str = "?") -> str:
     """'2026-05-01T10:20:30.000000Z' -> '2026-05-01 10:20'; ``missing`` when there is no time."""
     return iso_text[:16].replace("T", " ") if iso_text else missing
+
+
+def counted(n: int, noun: str) -> str:
+    """'1 chunk', '3 chunks': a count with its noun in the right number."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def span(start: str, end: str) -> str:
+    """'2026-05-01 10:20 – 11:05'; the end's date only when it differs, one time when both are the same."""
+    first, last = when(start), when(end)
+    if last == first:
+        return first
+    return f"{first} – {last[11:] if last[:10] == first[:10] else last}"
 
 
 def chunk_header(
@@ -36,7 +66,49 @@ def chunk_header(
 
 
 def render_hit(hit: Hit, shown_relevance: float) -> str:
-    return f"{chunk_header(hit.chunk, shown_relevance)}\n{hit.chunk.content}"
+    return f"{chunk_header(hit.chunk, shown_relevance)}\n{shown_content(hit.chunk.content)}"
+
+
+def shown_content(content: str) -> str:
+    """A chunk's text for reading: each run of :data:`TOOL_RUN_MIN` or more consecutive calls of one
+    tool becomes one line, ``[Tool:Read] ×7 in /repo/src/: a.py, b.py, …``. A sub-agent's task
+    (a spawn call) is what it was asked, not a listing, so it is never folded."""
+    sections = content.split("\n\n")  # ingest.render's sections, as the chunker joined them
+    out: list[str] = []
+    for name, group in groupby(((s, _call(s)) for s in sections), key=lambda sc: sc[1][0] if sc[1] else None):
+        run = list(group)
+        if name is not None and len(run) >= TOOL_RUN_MIN:
+            out.append(_folded(name, [call[1] for _, call in run if call]))
+        else:
+            out.extend(section for section, _ in run)
+    return "\n\n".join(out)
+
+
+def _call(section: str) -> tuple[str, str] | None:
+    """(tool, what it named) when ``section`` is one tool-call line, else None."""
+    match = _TOOL_CALL.fullmatch(section)
+    if match is None or match.group(1) in SPAWN_TOOLS:
+        return None
+    return match.group(1), match.group(2) or ""
+
+
+def _folded(name: str, named: list[str]) -> str:
+    """``[Tool:Read] ×3 in /repo/src/: a.py, b.py, c.py``: the folder the paths share said once."""
+    distinct = [n for n in dict.fromkeys(named) if n]
+    where = ""
+    if len(distinct) > 1 and all(n.startswith("/") and " " not in n for n in distinct):
+        common = os.path.commonpath(distinct)
+        if common != "/":
+            where = f" in {common}/"
+            distinct = [n[len(common) + 1 :] for n in distinct]
+    listing = ""
+    for i, n in enumerate(distinct):
+        piece = n if not listing else f", {n}"
+        if listing and len(listing) + len(piece) > TOOL_RUN_CHARS:
+            listing += f", … ({len(distinct) - i} more)"
+            break
+        listing += piece
+    return f"[Tool:{name}] ×{len(named)}{where}" + (f": {listing}" if listing else "")
 
 
 def nothing_relevant(notes: list[str] | tuple[str, ...]) -> str:
@@ -44,7 +116,7 @@ def nothing_relevant(notes: list[str] | tuple[str, ...]) -> str:
 
 
 def search_heading(result: SearchResult) -> str:
-    head = f"Found {len(result.hits)} relevant memory chunks ({result.tokens} tokens, {result.mode})"
+    head = f"Found {counted(len(result.hits), 'relevant memory chunk')} ({result.tokens} tokens, {result.mode})"
     return head + (f" — {'; '.join(result.notes)}" if result.notes else "")
 
 
@@ -57,10 +129,9 @@ def render_search(result: SearchResult) -> str:
 
 def episodes_heading(answer: EpisodeAnswer) -> str:
     what = "the story behind it" if answer.kind == "recall" else "what came next"
-    count = len(answer.episodes)
     head = (
-        f"{answer.kind.capitalize()}: {what}, {count} episode{'s' if count != 1 else ''} in time order "
-        f"({len(answer.chunks)} chunks, {answer.tokens} tokens)"
+        f"{answer.kind.capitalize()}: {what}, {counted(len(answer.episodes), 'episode')} in time order "
+        f"({counted(len(answer.chunks), 'chunk')}, {answer.tokens} tokens)"
     )
     if answer.mode == "chain":
         head += " — chain walk"
@@ -70,13 +141,10 @@ def episodes_heading(answer: EpisodeAnswer) -> str:
 def episode_heading(answer: EpisodeAnswer, index: int) -> str:
     episode = answer.episodes[index]
     first, last = episode.chunks[0].chunk, episode.chunks[-1].chunk
-    span = when(first.start_time) + (
-        f" – {when(last.end_time)[11:]}" if last.end_time[:10] == first.start_time[:10] else f" – {when(last.end_time)}"
-    )
     sessions = list(dict.fromkeys(c.chunk.session_id[:8] for c in episode.chunks))
     return (
         f"== Episode {index + 1} of {len(answer.episodes)} · {first.project} · session "
-        f"{', '.join(sessions)} · {span} =="
+        f"{', '.join(sessions)} · {span(first.start_time, last.end_time)} =="
     )
 
 
@@ -95,5 +163,8 @@ def render_episodes(answer: EpisodeAnswer) -> str:
     blocks = [episodes_heading(answer) + ":"]
     for i, episode in enumerate(answer.episodes):
         blocks.append(episode_heading(answer, i))
-        blocks += [f"{chunk_heading(answer, i, j)}\n{member.chunk.content}" for j, member in enumerate(episode.chunks)]
+        blocks += [
+            f"{chunk_heading(answer, i, j)}\n{shown_content(member.chunk.content)}"
+            for j, member in enumerate(episode.chunks)
+        ]
     return "\n\n".join(blocks)

@@ -6,7 +6,7 @@ Pure functions over ids, scores and vectors; the search pipeline composes them.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -33,26 +33,32 @@ def reciprocal_rank_fusion(
 
 
 def convex_fusion(
-    scored: Mapping[str, Sequence[tuple[str, float]]], weights: Mapping[str, float]
+    scored: Mapping[str, Sequence[tuple[str, float]]], weights: Mapping[str, float], spread: Collection[str] = ()
 ) -> list[tuple[str, float, tuple[str, ...]]]:
-    """Fuse scored lists: score(d) = Σ weight · s(d) / max s, over the lists holding d, / Σ weight.
+    """Fuse scored lists: score(d) = Σ weight · share(d), over the lists holding d, / Σ weight.
 
-    Each list's scores are divided by its best (BM25 and cosine have unrelated scales), with zero
-    as the floor: a cosine of zero or below counts as no evidence, and so does a list whose best is
-    not positive. Unlike RRF this keeps how far apart the scores are: a keyword hit far ahead of the
-    rest stays ahead. Items scoring zero overall are left out. Returns (id, score, names of the
-    lists holding it), best first; ties keep first-seen order.
+    BM25 and cosine have unrelated scales, so each list's scores become shares of its best, with
+    zero as the floor: a cosine of zero or below counts as no evidence, and so does a list whose best
+    is not positive. With ``spread`` a share runs from the list's weakest candidate (0) to its best
+    (1) instead (min-max normalisation): cosines of a small model crowd into a narrow band (0.3 to
+    0.6), so as shares of the best they hardly differ and the vector list's order counts for little
+    beside BM25's wide spread; spread, both lists' orders count alike. Unlike RRF this keeps how far
+    apart the scores are: a keyword hit far ahead of the rest stays ahead. Items no list scored above
+    zero are left out. Returns (id, score, names of the lists holding it), best first; ties keep
+    first-seen order.
     """
     total = sum(weights.get(name, 1.0) for name in scored) or 1.0
     scores: dict[str, float] = {}
     sources: dict[str, list[str]] = {}
     for name, hits in scored.items():
         best = max((score for _, score in hits), default=0.0)
-        weight = weights.get(name, 1.0) / total if best > 0 else 0.0
+        low = max(0.0, min(score for _, score in hits)) if name in spread and len(hits) > 1 else 0.0
+        weight = weights.get(name, 1.0) / total if best > low else 0.0
         for item, score in hits:
-            scores[item] = scores.get(item, 0.0) + (weight * max(score, 0.0) / best if weight else 0.0)
             sources.setdefault(item, []).append(name)
-    order = sorted((item for item in scores if scores[item] > 0), key=lambda item: -scores[item])
+            if score > 0 and weight:
+                scores[item] = scores.get(item, 0.0) + weight * max(0.0, score - low) / (best - low)
+    order = sorted(scores, key=lambda item: -scores[item])
     return [(item, scores[item], tuple(sources[item])) for item in order]
 
 

@@ -24,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 from causantic.config import SOURCE_NAMES
 from causantic.errors import CausanticError
 from causantic.ingest.tokens import approx_tokens
+from causantic.retrieval.format import counted, shown_content, span, when
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkScope, Project, StoredChunk
@@ -221,10 +222,20 @@ def _windows(chunks: Iterable[StoredChunk], budget: int) -> Iterator[tuple[list[
 
 
 def _previous_session(store: MemoryStoreProtocol, project_id: int, current: str) -> str | None:
+    """The session before ``current`` (its id or an id prefix, as ``session_id`` takes); the newest
+    stored session when ``current`` is not stored yet (a live session not ingested so far)."""
     sessions = [s.session_id for s in store.session_summaries(project_id)]  # newest first
-    if current in sessions:
-        index = sessions.index(current)
-        return sessions[index + 1] if index + 1 < len(sessions) else None
+    matches = [i for i, s in enumerate(sessions) if s == current] or [
+        i for i, s in enumerate(sessions) if s.startswith(current)
+    ]
+    if len(matches) > 1:
+        listed = ", ".join(sessions[i] for i in matches[:5]) + (", …" if len(matches) > 5 else "")
+        raise CausanticError(
+            f"The current session {current!r} matches {len(matches)} sessions ({listed}); give more of its id."
+        )
+    if matches:
+        index = matches[0] + 1
+        return sessions[index] if index < len(sessions) else None
     return sessions[0] if sessions else None
 
 
@@ -236,7 +247,7 @@ def timeline_line(session: SessionSummary) -> str:
     agents = ", ".join(session.agents)
     source = SOURCE_NAMES.get(session.source, session.source)
     return (
-        f"{_when(session.started_at)}  {session.session_id[:8]}  {source}  [{agents}]  {session.chunks} chunks  "
+        f"{when(session.started_at)}  {session.session_id[:8]}  {source}  [{agents}]  {session.chunks} chunks  "
         f"{session.short_title(TIMELINE_TITLE_CHARS)}"
     )
 
@@ -258,7 +269,7 @@ def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={pag
         lines = [f"{result.project}: {len(result.sessions)} session(s), oldest first{of}"]
     else:
         lines = [
-            f"{result.project}: {len(result.chunks)} chunks from {len(result.sessions)} session(s), "
+            f"{result.project}: {counted(len(result.chunks), 'chunk')} from {len(result.sessions)} session(s), "
             f"{result.tokens} tokens{of}"
         ]
     if result.earlier:
@@ -288,7 +299,7 @@ def _text_lines(result: Reconstruction) -> list[str]:
             part = " (only part of this session is on this page)" if session in result.split else ""
             lines.append(
                 f"\n=== Session {session[:8]} · {SOURCE_NAMES.get(chunk.source, chunk.source)} "
-                f"({_when(bounds[0].start_time)} – {_when(bounds[-1].end_time)}){part} ==="
+                f"({span(bounds[0].start_time, bounds[-1].end_time)}){part} ==="
             )
             title = titles.get(session, "")
             if title and not " ".join(chunk.content.split()).startswith(f"[User] {title[:60]}"):
@@ -296,10 +307,6 @@ def _text_lines(result: Reconstruction) -> list[str]:
         if multi_agent and chunk.agent != agent:
             agent = chunk.agent
             lines.append(f"--- Agent: {agent} ---")
-        lines.append(chunk.content)
+        lines.append(shown_content(chunk.content))
         lines.append("---")
     return lines
-
-
-def _when(iso_text: str) -> str:
-    return iso_text[:16].replace("T", " ") if iso_text else "?"

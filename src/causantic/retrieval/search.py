@@ -39,7 +39,14 @@ from causantic.retrieval.ranking import (
     reciprocal_rank_fusion,
     session_evidence,
 )
-from causantic.retrieval.relevance import QueryProfile, bulk_share, profile_query, query_absent_share, relevance
+from causantic.retrieval.relevance import (
+    QueryProfile,
+    bulk_share,
+    profile_query,
+    query_absent_share,
+    relevance,
+    word_stems,
+)
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import StoredChunk, VectorHealth, VectorMatch, iso, parse_iso
 
@@ -155,9 +162,9 @@ class Searcher:
             pool *= SOURCE_POOL_FACTOR
         # One helper thread: keyword search (then weighing the query's words) runs beside the
         # embedding and vector search, then the lookup of missing candidate vectors beside the
-        # chunk lookup.
+        # chunk lookup, then that of the sessions' opening prompts beside the scoring.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="causantic-search") as helper:
-            query_vector, vector_matches, keyword_hits, profile = self._candidates(
+            query_vector, vector_matches, read_ahead, keyword_hits, profile = self._candidates(
                 request.query, mode, scope, pool, helper
             )
             fused = self._fuse([(m.chunk_id, m.similarity) for m in vector_matches], keyword_hits)
@@ -167,25 +174,33 @@ class Searcher:
             vectors = {m.chunk_id: m.vector for m in vector_matches}
             missing = [c.chunk_id for c in fused if c.chunk_id not in vectors] if query_vector is not None else []
             fetched = helper.submit(self._vectors().vectors, missing) if missing else None
-            chunks = self.store.get_chunks([c.chunk_id for c in fused])
+            chunks = read_ahead | self.store.get_chunks([c.chunk_id for c in fused if c.chunk_id not in read_ahead])
             if fetched is not None:
                 vectors.update(fetched.result())
-        # Expanders may add other agents' chunks; the agent filter holds for every hit and every seed.
-        fused = [
-            c
-            for c in fused
-            if c.chunk_id in chunks
-            and _in_range(chunks[c.chunk_id], request)
-            and (not request.agent or chunks[c.chunk_id].agent == request.agent)
-            and (not request.source or chunks[c.chunk_id].source == request.source)
-            and (not request.user or chunks[c.chunk_id].user == request.user)
-        ]
-        scored = {
-            c.chunk_id: self.score(chunks[c.chunk_id], vectors.get(c.chunk_id), query_vector, profile) for c in fused
-        }
+            # Expanders may add other agents' chunks; the agent filter holds for every hit and every seed.
+            fused = [
+                c
+                for c in fused
+                if c.chunk_id in chunks
+                and _in_range(chunks[c.chunk_id], request)
+                and (not request.agent or chunks[c.chunk_id].agent == request.agent)
+                and (not request.source or chunks[c.chunk_id].source == request.source)
+                and (not request.user or chunks[c.chunk_id].user == request.user)
+            ]
+            openings = (
+                helper.submit(self.store.session_openings, [chunks[c.chunk_id].session_id for c in fused])
+                if cfg.session_context > 0 and profile is not None
+                else None
+            )
+            scored = {
+                c.chunk_id: self.score(chunks[c.chunk_id], vectors.get(c.chunk_id), query_vector, profile)
+                for c in fused
+            }
         floor = self.relevance.floor if request.floor is None else request.floor
         seeds = [c.chunk_id for c in fused if scored[c.chunk_id][0] >= floor][: cfg.seed_count]
-        ranked = self._rerank(fused, chunks, vectors, request, query_vector, profile)
+        ranked = self._rerank(
+            fused, chunks, vectors, request, query_vector, profile, openings.result() if openings is not None else {}
+        )
         hits, tokens, below = self._fit(ranked, chunks, scored, floor, request)
         if not fused:
             notes.append("no matching chunks")
@@ -237,7 +252,9 @@ class Searcher:
 
     def _candidates(
         self, query: str, mode: str, scope: SearchScope, pool: int, helper: ThreadPoolExecutor
-    ) -> tuple[np.ndarray | None, list[VectorMatch], list[tuple[str, float]], QueryProfile]:
+    ) -> tuple[np.ndarray | None, list[VectorMatch], dict[str, StoredChunk], list[tuple[str, float]], QueryProfile]:
+        """The query vector, the vector matches, their chunks read ahead, the keyword hits and the
+        query's weighed words."""
         project_ids = list(scope.project_ids) if scope.project_ids else None
 
         def keyword_side() -> tuple[list[tuple[str, float]], QueryProfile]:
@@ -260,23 +277,32 @@ class Searcher:
 
         keyword = helper.submit(keyword_side)
         if mode not in ("hybrid", "vector-only"):
-            return None, [], *keyword.result()
+            return None, [], {}, *keyword.result()
         vector = self._embed_query(query)
         matches = self._vectors().search(vector, limit=pool, project_ids=project_ids, agent=scope.agent)
-        return vector, matches, *keyword.result()
+        # Keyword search usually takes longer (a long question's common words above all): meanwhile
+        # this thread reads the vector matches and splits their text, which scoring them needs.
+        read_ahead = self.store.get_chunks([m.chunk_id for m in matches])
+        for chunk in read_ahead.values():
+            word_stems(chunk.content)  # both cached: score() and the rerank find them done
+            bulk_share(chunk.content)
+        return vector, matches, read_ahead, *keyword.result()
 
     def _fuse(self, vector_hits: list[tuple[str, float]], keyword_hits: list[tuple[str, float]]) -> list[Candidate]:
         cfg = self.config
         scored = {name: hits for name, hits in (("vector", vector_hits), ("keyword", keyword_hits)) if hits}
         weights = {"vector": cfg.vector_weight, "keyword": cfg.keyword_weight}
+        spread = ("vector",) if cfg.vector_spread else ()
         rankings = {name: [i for i, _ in hits] for name, hits in scored.items()}
         if cfg.fusion == "convex":
-            fused = convex_fusion(scored, weights)
+            fused = convex_fusion(scored, weights, spread)
         elif cfg.fusion == "rrf":
             fused = reciprocal_rank_fusion(rankings, cfg.rrf_k, weights)
         else:
             fused = blend_fusion(
-                convex_fusion(scored, weights), reciprocal_rank_fusion(rankings, cfg.rrf_k, weights), cfg.fusion_blend
+                convex_fusion(scored, weights, spread),
+                reciprocal_rank_fusion(rankings, cfg.rrf_k, weights),
+                cfg.fusion_blend,
             )
         fused = keep_list_tops(fused, rankings, cfg.fusion_keep_top)
         return [Candidate(i, score, sources) for i, score, sources in fused]
@@ -289,7 +315,9 @@ class Searcher:
         request: SearchRequest,
         query_vector: np.ndarray | None,
         profile: QueryProfile | None,
+        openings: dict[str, str],
     ) -> list[Candidate]:
+        """``openings``: the candidates' sessions' opening prompts (read when sessionContext is on)."""
         cfg = self.config
         now = datetime.now(UTC)
         mentions = (
@@ -315,7 +343,6 @@ class Searcher:
         ]
         if cfg.session_context > 0 and profile is not None:
             # A chunk deep in a session rarely restates the task; the session's opening prompt does.
-            openings = self.store.session_openings([chunks[c.chunk_id].session_id for c in boosted])
             context = {sid: profile.coverage(split_tool_output(text)[0]) for sid, text in openings.items()}
             boosted = [
                 replace(

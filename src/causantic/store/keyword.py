@@ -19,6 +19,9 @@ rare in the store may be absent from the project.
 
 A search asked right after :meth:`KeywordSearch.document_counts` of its words in the same thread (as
 search weighs the query's words first) reuses those counts instead of reading the postings again.
+Counts of common phrases (:data:`SHARED_FROM` chunks or more) are also kept for every later search
+until memory changes: counting one reads thousands of postings, and the same common words ("test",
+"file", "error") come back query after query, while a rare word is counted in microseconds.
 
 The counts and the two queries run on two read-only connections at once, so both cores share one
 long query; concurrent searches share the connections, which SQLite serialises.
@@ -44,7 +47,9 @@ if TYPE_CHECKING:  # imported where the pool starts: the prompt hook's one-conne
     from concurrent.futures import ThreadPoolExecutor
 
 T = TypeVar("T")
-_Known = tuple[int, dict[str, int]] | None  # (the cap they were counted up to, counts by phrase)
+_Counted = tuple[int, int]  # (the cap a phrase was counted up to, its count)
+SHARED_FROM = 2_000  # a count this high is kept for later searches until memory changes
+_SHARED_MOST = 4_096  # phrases kept so; the cache starts over when full
 R = TypeVar("R")
 # Column weights: the text counts fully, the camelCase parts beside it (search_terms) half, the
 # scope tokens (project, agent) not at all.
@@ -62,9 +67,10 @@ class KeywordSearch:
         self._idle = threading.Condition(self._lock)
         self._running = 0  # searches in progress, in any thread
         self._closed = False
-        # The last document_counts of this thread: (scope, most, counts, data version), taken by
-        # the next search.
+        # The last document_counts of this thread: (scope, counts, data version), taken by the next
+        # search; and the common phrases' counts: (data version, counted) by (scope, phrase).
         self._counted = threading.local()
+        self._shared: dict[tuple[Scope, str], tuple[int, _Counted]] = {}
 
     def close(self) -> None:
         """Close the connections once no search uses them; later searches raise StoreError."""
@@ -85,10 +91,10 @@ class KeywordSearch:
         phrases = [text_only(p) for p in match_phrases(query)]
         if not phrases:
             return []
-        scope = Scope(project_ids, agent)
-        known = self._take_counted(scope)
+        scope = Scope(tuple(project_ids) if project_ids else None, agent)  # hashable: it keys counts
         with self._in_use():
-            return self._search(phrases, scope, limit, score_budget, known)
+            version = self._data_version()
+            return self._search(phrases, scope, limit, score_budget, version, self._take_counted(scope, version))
 
     def document_counts(
         self, phrases: Sequence[str], *, project_ids: Sequence[int] | None, agent: str | None, most: int
@@ -97,10 +103,11 @@ class KeywordSearch:
         counted up to ``most``: the document frequencies a relevance score weighs query words by."""
         if not phrases:
             return []
-        scope = Scope(project_ids, agent)
+        scope = Scope(tuple(project_ids) if project_ids else None, agent)
         with self._in_use():
-            counts = self._counts([text_only(p) for p in phrases], most, scope)
-        self._counted.last = (scope, most, counts, self._data_version())
+            version = self._data_version()
+            counts = self._counts([text_only(p) for p in phrases], most, scope, version)
+        self._counted.last = (scope, {p: (most, n) for p, n in counts.items()}, version)
         return list(counts.values())
 
     @contextmanager
@@ -118,15 +125,16 @@ class KeywordSearch:
                 self._idle.notify_all()
 
     def _search(
-        self, phrases: list[str], scope: Scope, limit: int, score_budget: int, known: _Known
+        self, phrases: list[str], scope: Scope, limit: int, score_budget: int, version: int, known: dict[str, _Counted]
     ) -> list[tuple[str, float]]:
         if score_budget > 0 and self._fits(phrases, score_budget, scope):
             score_budget = 0
         if score_budget > 0:
             # Counting stops past the budget: such a phrase is common however far past it goes...
-            counts = self._counts(phrases, score_budget + 1, scope, known)
+            counts = self._counts(phrases, score_budget + 1, scope, version, known)
             if min((n for n in counts.values() if n), default=0) > score_budget:
-                counts = self._counts(phrases, None, scope, known)  # ...unless all found are: the rarest leads
+                # ...unless all found are: the rarest leads
+                counts = self._counts(phrases, None, scope, version, known)
         else:
             counts = dict.fromkeys(phrases, 1)
         rare, common = split_by_scoring_budget([p for p in phrases if counts[p]], counts, score_budget)
@@ -146,27 +154,37 @@ class KeywordSearch:
             return True
         return scope.filtered and _count(reader, any_of(phrases), budget + 1, scope) <= budget
 
-    def _counts(self, phrases: list[str], most: int | None, scope: Scope, known: _Known = None) -> dict[str, int]:
-        """Each phrase's chunk count up to ``most``, read only where ``known`` does not settle it."""
+    def _counts(
+        self, phrases: list[str], most: int | None, scope: Scope, version: int, known: dict[str, _Counted] | None = None
+    ) -> dict[str, int]:
+        """Each phrase's chunk count up to ``most``, read only where ``known`` or the common phrases'
+        counts (taken at data version ``version``) do not settle it."""
         counts: dict[str, int] = {}
-        if known is not None:
-            known_most, known_counts = known
-            for phrase in phrases:
-                n = known_counts.get(phrase)
-                # Exact below its own cap; at the cap, good for any smaller cap.
-                if n is not None and (n < known_most or (most is not None and most <= known_most)):
-                    counts[phrase] = n if most is None else min(n, most)
+        known = known or {}
+        for phrase in phrases:
+            shared = self._shared.get((scope, phrase))
+            for counted in (known.get(phrase), shared[1] if shared and shared[0] == version else None):
+                n = _settled(counted, most)
+                if n is not None:
+                    counts[phrase] = n
+                    break
         todo = [p for p in phrases if p not in counts]
-        counts.update(zip(todo, self._on_both(lambda conn, p: _count(conn, p, most, scope), todo), strict=True))
+        read = self._on_both(lambda conn, p: _count(conn, p, most, scope), todo)
+        if len(self._shared) >= _SHARED_MOST:
+            self._shared.clear()
+        for phrase, n in zip(todo, read, strict=True):
+            counts[phrase] = n
+            if n >= SHARED_FROM:  # uncapped (None): exact, as a cap just above the count says
+                self._shared[(scope, phrase)] = (version, (most if most is not None else n + 1, n))
         return {p: counts[p] for p in phrases}
 
-    def _take_counted(self, scope: Scope) -> _Known:
+    def _take_counted(self, scope: Scope, version: int) -> dict[str, _Counted]:
         """The counts this thread's last :meth:`document_counts` read in ``scope``, once."""
-        last = getattr(self._counted, "last", None)
+        last: tuple[Scope, dict[str, _Counted], int] | None = getattr(self._counted, "last", None)
         self._counted.last = None
-        if last is None or last[0] != scope or last[3] != self._data_version():
-            return None  # another scope, or memory changed since
-        return last[1], last[2]
+        if last is None or last[0] != scope or last[2] != version:
+            return {}  # another scope, or memory changed since
+        return last[1]
 
     def _data_version(self) -> int:
         """Changes whenever another connection commits (every write: these connections only read)."""
@@ -230,6 +248,17 @@ def text_only(phrase: str) -> str:
     """
     folded = "".join(c for c in unicodedata.normalize("NFKD", phrase) if not unicodedata.combining(c))
     return f"{{content search_terms}} : {phrase}" if _SCOPE_LIKE.search(folded) else phrase
+
+
+def _settled(counted: _Counted | None, most: int | None) -> int | None:
+    """A phrase's count up to ``most`` from one read before, when that read settles it: a count
+    below its own cap is exact; one at its cap is good for any smaller cap."""
+    if counted is None:
+        return None
+    cap, n = counted
+    if n < cap or (most is not None and most <= cap):
+        return n if most is None else min(n, most)
+    return None
 
 
 def _count(conn: sqlite3.Connection, phrase: str, most: int | None, scope: Scope) -> int:

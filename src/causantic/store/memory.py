@@ -485,11 +485,13 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         ]
 
     def count_chunks_needing_vectors(self, model: str) -> int:
-        return self.conn.execute(
-            "SELECT COUNT(*) FROM chunks c LEFT JOIN vectors v ON v.chunk_id = c.id AND v.model = ?"
-            " WHERE v.chunk_id IS NULL OR v.content_hash != c.content_hash",
-            (model,),
-        ).fetchone()[0]
+        return int(
+            self.conn.execute(
+                "SELECT COUNT(*) FROM chunks c LEFT JOIN vectors v ON v.chunk_id = c.id AND v.model = ?"
+                " WHERE v.chunk_id IS NULL OR v.content_hash != c.content_hash",
+                (model,),
+            ).fetchone()[0]
+        )
 
     def cluster_members(self, model: str) -> dict[int, set[str]]:
         members: dict[int, set[str]] = {}
@@ -812,7 +814,8 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
 
     def last_ingested_at(self) -> str | None:
         """When a transcript file was last read into memory (None before the first ingest)."""
-        return self.conn.execute("SELECT MAX(ingested_at) FROM files").fetchone()[0]
+        stamp: str | None = self.conn.execute("SELECT MAX(ingested_at) FROM files").fetchone()[0]
+        return stamp
 
     def counts(self) -> dict[str, object]:
         one = self.conn.execute

@@ -220,7 +220,8 @@ class VectorIndex:
 
     def count(self) -> int:
         with self._lock:
-            return self.conn.execute("SELECT COUNT(*) FROM vectors WHERE model = ?", (self.model_id,)).fetchone()[0]
+            row = self.conn.execute("SELECT COUNT(*) FROM vectors WHERE model = ?", (self.model_id,)).fetchone()
+            return int(row[0])
 
     def has_vectors(self) -> bool:
         with self._lock:

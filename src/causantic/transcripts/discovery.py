@@ -19,7 +19,8 @@ Other agents' files are told apart by their first bytes (:func:`source_of`), whe
   ``chats`` folder (where Gemini CLI writes them).
 
 Folders whose name starts with ``.`` and ``node_modules`` are not entered (a root given by the user
-may itself be one, as ``~/.codex/sessions`` is). A sub-agent file whose session file is absent still
+may itself be one, as ``~/.codex/sessions`` is). Linked folders and files are followed, each real
+one read once; a broken link is reported. A sub-agent file whose session file is absent still
 forms a session (``main=None``). Results are sorted by path.
 """
 
@@ -245,21 +246,40 @@ def _read_gemini(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRep
 
 
 def _jsonl_files(root: Path, unreadable: list[tuple[str, str]] | None = None) -> list[Path]:
-    """Transcript candidates: every ``*.jsonl``, and ``session-*.json`` in a ``chats`` folder."""
+    """Transcript candidates: every ``*.jsonl``, and ``session-*.json`` in a ``chats`` folder.
+
+    Symbolic links are followed (a project folder linked in from another disk), each real folder and
+    file taken once, so a link back up the tree ends instead of looping. A broken link is reported
+    in `unreadable`: its target was meant to be read and is gone."""
     out: list[Path] = []
+    seen: set[str] = set()  # real paths of the folders and files taken
+
+    def note(path: str, reason: str) -> None:
+        if unreadable is not None:
+            unreadable.append((path, reason))
 
     def report(error: OSError) -> None:
-        if unreadable is not None:
-            unreadable.append((str(error.filename), f"cannot list this folder: {error.strerror or error}"))
+        note(str(error.filename), f"cannot list this folder: {error.strerror or error}")
 
-    for folder, dirs, names in os.walk(root, onerror=report):
+    for folder, dirs, names in os.walk(root, onerror=report, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in seen:
+            dirs[:] = []  # reached again through a link: taken already (or a cycle)
+            continue
+        seen.add(real)
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules")
         chats = os.path.basename(folder) == "chats"
-        out += (
-            Path(folder, name)
-            for name in sorted(names)
-            if name.endswith(".jsonl") or (chats and name.startswith("session-") and name.endswith(".json"))
-        )
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            link = os.path.islink(path)
+            if link and not os.path.exists(path):
+                if not name.startswith("."):
+                    note(path, f"broken link: its target {os.readlink(path)} does not exist")
+            elif name.endswith(".jsonl") or (chats and name.startswith("session-") and name.endswith(".json")):
+                real_file = os.path.realpath(path) if link else os.path.join(real, name)
+                if real_file not in seen:
+                    seen.add(real_file)
+                    out.append(Path(path))
     return out
 
 

@@ -47,14 +47,16 @@ def describe(url: str) -> str:
 def connect(url: str, *, connect_timeout: int = 10) -> psycopg.Connection[Any]:
     """An autocommit connection whose rows read by name or position; a StoreError naming the server (not the URL)
     and what to check when it cannot be reached."""
-    psycopg = psycopg_module()
+    pg = psycopg_module()
     from causantic.store.postgres.rows import row_factory
 
     try:
-        conn = psycopg.connect(url, autocommit=True, row_factory=row_factory, connect_timeout=connect_timeout)
-    except psycopg.ProgrammingError as exc:
+        conn: psycopg.Connection[Any] = pg.connect(
+            url, autocommit=True, row_factory=row_factory, connect_timeout=connect_timeout
+        )
+    except pg.ProgrammingError as exc:
         raise StoreError(f"storage.postgresUrl is not a valid libpq URL: {_without_url(exc, url)}") from exc
-    except psycopg.OperationalError as exc:
+    except pg.OperationalError as exc:
         raise StoreError(
             f"Cannot reach the team memory at {describe(url)}: {_without_url(exc, url)}. Check that the server "
             "is up and reachable from here, and the user and password in storage.postgresUrl; "

@@ -19,13 +19,11 @@ from typing import TYPE_CHECKING, Any
 from causantic.store.postgres import keyword
 from causantic.store.postgres.connection import connect, failure, psycopg_module
 from causantic.store.postgres.migrations import migrate
+from causantic.store.records import VectorHealth, VectorMatch, VectorRecord
 from causantic.store.sqlite import raising_store_errors
 from causantic.store.vectors import (
     HealthCache,
     Nesting,
-    VectorHealth,
-    VectorMatch,
-    VectorRecord,
     first_by_key,
     nearest,
     table_name,

@@ -1,0 +1,22 @@
+"""What every command's output shares: progress lines that fit a narrow terminal."""
+
+from __future__ import annotations
+
+import pytest
+
+from causantic.cli.output import console, progress_bars
+
+
+@pytest.mark.parametrize("detail", [True, False])
+def test_progress_lines_keep_their_counts_whole_in_a_narrow_terminal(
+    detail: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 60 columns the count and the elapsed time used to show as "5…" and "0…"."""
+    monkeypatch.setattr(console, "width", 60)
+    progress = progress_bars(detail=detail)
+    task = progress.add_task("Ingesting files", total=54, detail="3.6/3.6 MB · 2.4 MB/s · 198 chunks")
+    progress.update(task, completed=54)
+    with console.capture() as captured:
+        console.print(progress.make_tasks_table(progress.tasks))
+    line = captured.get().rstrip("\n")
+    assert "Ingesting files" in line and " 54/54 " in line and line.endswith("0:00:00") and len(line) <= 60
