@@ -697,7 +697,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
     def _take_counted(self, scope: tuple[str, list[Any]]) -> keyword.Counted | None:
         """The counts this thread's last :meth:`keyword_document_counts` read in ``scope``, once, if
         no member has written since."""
-        last = getattr(self._counted, "last", None)
+        last: tuple[str, tuple[int, int], keyword.Counted] | None = getattr(self._counted, "last", None)
         self._counted.last = None
         if last is None or last[0] != repr(scope) or last[1] != self.change_stamp():
             return None
