@@ -1,7 +1,10 @@
 """Each CLI command family imports only what it needs: a cold command pays for nothing else.
 
 Every command runs as a real subprocess against a store holding the example sessions with their
-vectors; at exit it reports which heavy libraries (and heavy Causantic modules) it had loaded.
+vectors; at exit it reports which heavy libraries (and heavy Causantic modules) it had loaded. The
+configuration's validation (pydantic) runs once, the first time, and is cached from then on
+(config_cache.py): the read commands' text output needs no pydantic, only their ``--json`` does.
+Output here goes to a pipe, where search, recall and predict print plain text without rich.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ WATCHED = (
     "causantic.mcp",
     "causantic.transcripts.discovery",
     "causantic.embedding.embedder",
+    "pydantic",
+    "rich",
 )
 RUNTIME = {"numpy", "onnxruntime", "tokenizers", "causantic.embedding.embedder"}
 SERVERS = {"mcp", "starlette", "uvicorn", "causantic.mcp"}
@@ -65,32 +70,51 @@ def store_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     loaded = _imports(home, "batch-ingest", str(EXAMPLES))
     # Ingest embeds (the runtime) but needs no server, no clustering of 6 chunks, no legacy store.
     assert RUNTIME <= loaded and not loaded & (SERVERS | CLUSTERING | LEGACY)
+    # The first read validates the configuration in full (pydantic) and caches it for the rest.
+    assert "pydantic" in _imports(home, "list-projects")
     return home
 
 
 @pytest.mark.parametrize(
     "args",
     [
-        ("stats",),
         ("list-projects",),
         ("list-sessions", "acme-shop"),
         ("reconstruct", "acme-shop"),
+    ],
+)
+def test_listing_commands_load_no_embedding_runtime_no_index_no_server_and_no_validation(
+    store_home: Path, args: tuple[str, ...]
+) -> None:
+    assert _imports(store_home, *args) <= {"rich"}  # tables
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("stats",),
+        ("list-projects", "--json"),
+        ("reconstruct", "acme-shop", "--json"),
         ("clusters",),
         ("hook", "status"),
         ("config",),
     ],
 )
-def test_read_commands_load_no_embedding_runtime_no_index_and_no_server(
+def test_other_read_commands_and_json_output_load_no_embedding_runtime_no_index_and_no_server(
     store_home: Path, args: tuple[str, ...]
 ) -> None:
-    assert _imports(store_home, *args) == set()
+    # Their answers are pydantic models (stats, --json) or they show the configuration itself.
+    assert _imports(store_home, *args) <= {"pydantic", "rich"}
 
 
-@pytest.mark.parametrize("args", [("search", "rate limiting"), ("recall", "rate limiting")])
+@pytest.mark.parametrize(
+    "args", [("search", "rate limiting"), ("recall", "rate limiting"), ("predict", "rate limiting")]
+)
 def test_search_commands_load_the_embedding_runtime_and_nothing_else_heavy(
     store_home: Path, args: tuple[str, ...]
 ) -> None:
-    # A six-chunk store is scanned exactly: not even faiss loads.
+    # A six-chunk store is scanned exactly: not even faiss loads; the configuration comes from the
+    # cache, and piped answers print as plain text, without rich.
     assert _imports(store_home, *args) == RUNTIME
 
 

@@ -24,13 +24,16 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic.alias_generators import to_camel
 
 from causantic.errors import ConfigError
-from causantic.home import causantic_home as causantic_home  # re-exported: part of the configuration
-from causantic.home import project_config_file
 
-# Which coding agent wrote a transcript; recorded with every session and chunk.
-Source = Literal["claude-code", "codex", "gemini"]
-SOURCES: tuple[Source, ...] = ("claude-code", "codex", "gemini")
-SOURCE_NAMES: dict[str, str] = {"claude-code": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}
+# Re-exported: part of the configuration, kept in light modules so that the store and the read
+# commands use them without loading pydantic.
+from causantic.home import causantic_home as causantic_home
+from causantic.home import db_path as db_path
+from causantic.home import project_config_file
+from causantic.home import vector_path as vector_path
+from causantic.sources import SOURCE_NAMES as SOURCE_NAMES
+from causantic.sources import SOURCES as SOURCES
+from causantic.sources import Source as Source
 
 
 class _Section(BaseModel):
@@ -467,20 +470,10 @@ class Config(_Section):
         return _validate(data, "override")
 
 
-def db_path(config: Config) -> Path:
-    return Path(config.storage.db_path).expanduser() if config.storage.db_path else causantic_home() / "memory.db"
-
-
 def memory_missing(config: Config) -> bool:
     """Nothing was ever ingested: the local SQLite file does not exist yet. (Team memory in
     PostgreSQL is a server to ask, never missing; hooks then skip the cheap check.)"""
     return config.storage.backend == "sqlite" and not db_path(config).exists()
-
-
-def vector_path(config: Config) -> Path:
-    if config.storage.vector_path:
-        return Path(config.storage.vector_path).expanduser()
-    return causantic_home() / "vectors"
 
 
 def codex_sessions_dir(config: Config, environ: dict[str, str] | None = None) -> Path:

@@ -32,13 +32,14 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
 from causantic import __version__
-from causantic.config import Config, Source, causantic_home, load_config
 from causantic.errors import CausanticError, InvalidQuery, checked_query
+from causantic.home import causantic_home
 from causantic.services import Services, open_store
 from causantic.services import team_init as team_init  # team memory's set-up and status, for the CLI
 from causantic.services import team_status as team_status
 
 if TYPE_CHECKING:
+    from causantic.config import Config, Source
     from causantic.embedding import Embedder
     from causantic.ingest.pipeline import ProgressCallback
     from causantic.ingest.topics import ClusterReport
@@ -68,7 +69,10 @@ class Memory:
     ) -> None:
         paths: dict[str, Any] = {}
         self.home = causantic_home() if home is None else Path(home).expanduser()
-        config = config or load_config(home=self.home)  # that home's config.json, not $CAUSANTIC_HOME's
+        if config is None:
+            from causantic.config import load_config
+
+            config = load_config(home=self.home)  # that home's config.json, not $CAUSANTIC_HOME's
         if home is not None:
             paths = {"storage.dbPath": str(self.home / "memory.db"), "storage.vectorPath": str(self.home / "vectors")}
         if paths or overrides:

@@ -1,10 +1,15 @@
-"""The data directory, in a module of its own so that hooks can find it without loading the
-configuration's validation (pydantic), which costs a hook more than the rest of its work."""
+"""The data directory and the store's paths under it, in a module of their own so that hooks and
+read commands can find them without loading the configuration's validation (pydantic), which costs
+a hook more than the rest of its work."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from causantic.config import Config
 
 
 def causantic_home() -> Path:
@@ -21,3 +26,15 @@ def project_config_file(cwd: Path | None) -> Path | None:
     except OSError:
         return None
     return folder / "causantic.config.json"
+
+
+def db_path(config: Config) -> Path:
+    """The SQLite file: ``storage.dbPath``, else ``<home>/memory.db``."""
+    return Path(config.storage.db_path).expanduser() if config.storage.db_path else causantic_home() / "memory.db"
+
+
+def vector_path(config: Config) -> Path:
+    """The folder of the derived ANN index files: ``storage.vectorPath``, else ``<home>/vectors``."""
+    if config.storage.vector_path:
+        return Path(config.storage.vector_path).expanduser()
+    return causantic_home() / "vectors"

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from causantic.config import Config, causantic_home, db_path, load_config, vector_path
 from causantic.errors import ConfigError
+from causantic.home import causantic_home, db_path, vector_path
 from causantic.store.memory import MemoryStore
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.vectors import VectorIndex
 
 if TYPE_CHECKING:
+    from causantic.config import Config
     from causantic.embedding import Embedder
     from causantic.retrieval.chains import ChainWalker
     from causantic.retrieval.episodes import EpisodeBuilder
@@ -142,7 +143,10 @@ def member_name(config: Config) -> str:
 
 @contextmanager
 def open_services(config: Config | None = None) -> Iterator[Services]:
-    config = config or load_config()
+    if config is None:
+        from causantic.config import load_config
+
+        config = load_config()
     store = open_store(config)
     services = Services(config, store)
     try:
@@ -153,6 +157,7 @@ def open_services(config: Config | None = None) -> Iterator[Services]:
 
 def team_init(url: str | None = None) -> ServerCheck:
     """Check a team database (``url``, else storage.postgresUrl) and create or upgrade its schema."""
+    from causantic.config import load_config
     from causantic.store.postgres import team
 
     return team.init(url or postgres_url(load_config()))
@@ -160,6 +165,7 @@ def team_init(url: str | None = None) -> ServerCheck:
 
 def team_status(config: Config | None = None) -> TeamStatus:
     """Members, sizes and last ingests of the configured team database (`causantic team status`)."""
+    from causantic.config import load_config
     from causantic.store.postgres import team
 
     return team.status(postgres_url(config or load_config()))

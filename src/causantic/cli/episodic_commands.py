@@ -5,11 +5,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.text import Text
 
+from causantic.cli import output
 from causantic.cli.options import (
     agent_option,
     days_back_option,
@@ -20,7 +20,8 @@ from causantic.cli.options import (
     session_id_option,
     time_range_options,
 )
-from causantic.cli.output import console, domain_errors, emit_json, json_option
+from causantic.cli.output import domain_errors, emit_json, json_option, line
+from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.episodes import EpisodeAnswer
@@ -33,8 +34,10 @@ from causantic.retrieval.format import (
     shown_content,
     when,
 )
-from causantic.retrieval.output import episodic_out, forget_out, reconstruction_out
 from causantic.retrieval.reconstruct import render_reconstruction
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 # A forget preview line: a session's title or a chunk's opening words, at most and at least.
 PREVIEW_TITLE_CHARS, PREVIEW_CHUNK_CHARS, PREVIEW_MIN_CHARS = 70, 80, 20
@@ -44,23 +47,25 @@ def _print_episodes(answer: EpisodeAnswer) -> None:
     if answer.nothing_relevant:
         click.echo(nothing_relevant(answer.notes))
         return
-    console.print(Text(episodes_heading(answer) + ":", style="bold"), soft_wrap=True)
+    line(episodes_heading(answer) + ":", "bold")
     for i, episode in enumerate(answer.episodes):
-        console.print()
-        console.print(Text(episode_heading(answer, i), style="bold magenta"), soft_wrap=True)
+        line()
+        line(episode_heading(answer, i), "bold magenta")
         for j, member in enumerate(episode.chunks):
-            console.print()
-            console.print(Text(chunk_heading(answer, i, j), style="cyan"), soft_wrap=True)
-            console.print(shown_content(member.chunk.content), markup=False, soft_wrap=True)
+            line()
+            line(chunk_heading(answer, i, j), "cyan")
+            line(shown_content(member.chunk.content))
 
 
 def _episodic(
     kind: str, text: str, project: str | None, agent: str | None, max_tokens: int | None, as_json: bool
 ) -> None:
-    with domain_errors(), Memory() as memory:
+    with domain_errors(), Memory(config=read_config()) as memory:
         ask = memory.recall if kind == "recall" else memory.predict
         answer = ask(text, project=project, agent=agent, max_tokens=max_tokens)
     if as_json:
+        from causantic.retrieval.output import episodic_out  # pydantic: only for JSON
+
         emit_json(episodic_out(text.strip(), answer, content=True))
     else:
         _print_episodes(answer)
@@ -148,7 +153,7 @@ def reconstruct_command(
     """
     if previous_session and not current_session_id:
         raise click.UsageError("--previous-session needs --current-session (the id of the session you are in now).")
-    with domain_errors(), Memory() as memory:
+    with domain_errors(), Memory(config=read_config()) as memory:
         result = memory.reconstruct(
             project,
             session_id=session_id,
@@ -165,8 +170,13 @@ def reconstruct_command(
             limit=limit,
         )
     if as_json:
+        from causantic.retrieval.output import reconstruction_out  # pydantic: only for JSON
+
         emit_json(reconstruction_out(result, content=True))
         return
+    from rich.text import Text
+
+    console = output.console
     console.print(render_reconstruction(result, page_hint="--page {page}"), markup=False, soft_wrap=True)
     if result.view == "timeline" and result.sessions:
         console.print(
@@ -221,7 +231,7 @@ def forget_command(
             "--all takes no filter: drop --before/--after/--session/--query, or drop --all to "
             "forget only what they match."
         )
-    with domain_errors(), Memory() as memory:
+    with domain_errors(), Memory(config=read_config()) as memory:
         result = memory.forget(
             project,
             before=before,
@@ -233,6 +243,8 @@ def forget_command(
             dry_run=not yes,
         )
         if as_json:
+            from causantic.retrieval.output import forget_out  # pydantic: only for JSON
+
             emit_json(forget_out(result))
             return
         _print_forget(result)
@@ -243,12 +255,13 @@ def forget_command(
                 and click.confirm(f"Delete these {result.count} chunk(s) of {result.project!r}?", default=False)
             ):
                 done = memory.forget_previewed(result)
-                console.print(f"{done.deleted} chunk(s) of {done.project!r} deleted.", markup=False)
+                output.console.print(f"{done.deleted} chunk(s) of {done.project!r} deleted.", markup=False)
             else:
-                console.print("Nothing was deleted. Add --yes to delete.")
+                output.console.print("Nothing was deleted. Add --yes to delete.")
 
 
 def _print_forget(result: ForgetResult) -> None:
+    console = output.console
     scope = "the whole project " if result.whole_project else ""
     if result.dry_run:
         head = f"{result.count} chunk(s) in {result.sessions} session(s) of {scope}{result.project!r} would be deleted."
@@ -274,7 +287,9 @@ def _print_forget(result: ForgetResult) -> None:
 def _fitted(lead: str, text: str, most: int) -> Text:
     """``lead`` then ``text`` cut (an ellipsis marks it) to ``most`` characters and to the
     terminal's width, so a preview line stays one line in a narrow terminal too."""
-    room = max(PREVIEW_MIN_CHARS, min(most, console.width - len(lead)))
+    from rich.text import Text
+
+    room = max(PREVIEW_MIN_CHARS, min(most, output.console.width - len(lead)))
     return Text(lead + (text if len(text) <= room else text[: room - 1].rstrip() + "…"))
 
 

@@ -8,10 +8,10 @@ import click
 
 from causantic.cli.options import days_back_option, int_range, time_range_options
 from causantic.cli.output import domain_errors, emit_json, json_option, table
+from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.format import when
-from causantic.retrieval.output import projects_out, sessions_out
 
 LIST_TITLE_CHARS = 80
 
@@ -23,7 +23,7 @@ def stats_command(as_json: bool) -> None:
 
     Example: causantic stats --json
     """
-    with domain_errors(), Memory() as memory:
+    with domain_errors(), Memory(config=read_config()) as memory:
         result = memory.stats()
     if as_json:
         emit_json(result)
@@ -67,9 +67,11 @@ def list_projects_command(as_json: bool) -> None:
 
     Example: causantic list-projects
     """
-    with domain_errors(), Memory() as memory:
+    with domain_errors(), Memory(config=read_config()) as memory:
         projects = memory.projects()
     if as_json:
+        from causantic.retrieval.output import projects_out  # pydantic: only for JSON
+
         emit_json(projects_out(projects))
         return
     if not projects:
@@ -108,9 +110,11 @@ def list_sessions_command(
 
     Example: causantic list-sessions myapp --days-back 7
     """
-    with domain_errors(), Memory() as memory:
+    with domain_errors(), Memory(config=read_config()) as memory:
         listing = memory.sessions(project, since=since, until=until, days_back=days_back, limit=limit)
     if as_json:
+        from causantic.retrieval.output import sessions_out  # pydantic: only for JSON
+
         emit_json(sessions_out(listing))
         return
     sessions = listing.sessions

@@ -7,8 +7,8 @@ from typing import Any, TypeVar
 
 import click
 
-from causantic.config import SOURCES
 from causantic.retrieval import options
+from causantic.sources import SOURCES
 
 F = TypeVar("F", bound=Callable[..., Any])
 

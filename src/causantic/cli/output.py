@@ -1,8 +1,13 @@
-"""Rendering helpers shared by every command: JSON for scripts, rich tables for people."""
+"""Rendering helpers shared by every command: JSON for scripts, rich tables for people.
+
+rich loads on first use (``console``, ``err_console``, :func:`table`): it costs a cold command about
+25 ms, which :func:`line` saves a command whose output goes to a pipe or a file.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -10,15 +15,11 @@ from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from pydantic import BaseModel
-from rich.cells import cell_len
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from causantic.errors import CausanticError
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.progress import Progress
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -26,11 +27,41 @@ F = TypeVar("F", bound=Callable[..., Any])
 # Piped output is read in a pager or a file, not a window 80 columns wide: rich would wrap tables
 # and truncate names at 80, so a pipe gets room for a whole row (a terminal keeps its own width).
 PIPE_WIDTH = 200
-console = Console(highlight=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
-err_console = Console(stderr=True, highlight=False)
 FLEX_MIN_WIDTH = 16  # the one wrapping column of a table gets at least this; else rows print as blocks
 # A progress line: what the bar leaves room for (name, count, elapsed time, a detail), its widths.
 PROGRESS_FIXED, PROGRESS_DETAIL, BAR_MIN, BAR_MAX = 36, 30, 10, 40
+_consoles: dict[str, Console] = {}
+
+
+def __getattr__(name: str) -> Console:
+    """``console`` (stdout) and ``err_console`` (stderr), made on first use."""
+    if name not in ("console", "err_console"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _console(name)
+
+
+def _console(name: str = "console") -> Console:
+    if not _consoles:
+        from rich.console import Console
+
+        _consoles["console"] = Console(highlight=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
+        _consoles["err_console"] = Console(stderr=True, highlight=False)
+    return _consoles[name]
+
+
+def line(text: str = "", style: str | None = None) -> None:
+    """Print one line of text as it is (no markup), in ``style`` on a terminal. Piped or redirected,
+    it prints the text verbatim without loading rich (whose plain rendering would also expand tabs and
+    turn ``:emoji_codes:`` into emoji)."""
+    if not (sys.stdout.isatty() or os.environ.get("FORCE_COLOR")):
+        click.echo(text)
+        return
+    if style is None:
+        _console().print(text, markup=False, soft_wrap=True)
+        return
+    from rich.text import Text
+
+    _console().print(Text(text, style=style), soft_wrap=True)
 
 
 def json_option(func: F) -> F:
@@ -40,7 +71,7 @@ def json_option(func: F) -> F:
 
 def emit_json(value: Any) -> None:
     """Print ``value`` as JSON; a result model (causantic.retrieval.output) prints in its one shape."""
-    if isinstance(value, BaseModel):
+    if hasattr(value, "model_dump"):  # not isinstance: pydantic loads only when a result model was made
         value = value.model_dump(mode="json")
     click.echo(json.dumps(_plain(value), indent=2, ensure_ascii=False, default=str))
 
@@ -60,6 +91,10 @@ def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[
     name/value pairs. Only the widest column wraps: ids, counts and times stay whole on one line.
     Where even that does not fit (a narrow terminal), each row is printed as a block of
     ``header  value`` lines instead of a table whose every cell is cut."""
+    from rich.cells import cell_len
+    from rich.table import Table
+
+    console = _console()
     cells = [[str(cell) for cell in row] for row in rows]
     headers = [header for header, _ in columns]
     widths = [max([cell_len(h), *(cell_len(row[i]) for row in cells)]) for i, h in enumerate(headers)]
@@ -77,6 +112,10 @@ def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[
 
 
 def _records(title: str | None, headers: Sequence[str], cells: Sequence[Sequence[str]]) -> None:
+    from rich.cells import cell_len
+    from rich.text import Text
+
+    console = _console()
     if title:
         console.print(Text(title, style="italic"), soft_wrap=True)
     width = max(cell_len(h) for h in headers)
@@ -93,6 +132,7 @@ def progress_bars(*, detail: bool = False) -> Progress:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Column
 
+    console = _console()
     room = console.width - PROGRESS_FIXED - (PROGRESS_DETAIL if detail else 0)
     columns = [
         TextColumn("[bold]{task.description}"),

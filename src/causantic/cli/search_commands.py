@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import click
-from rich.text import Text
 
 from causantic.cli.options import agent_option, int_range, max_tokens_option, project_option, source_option
-from causantic.cli.output import console, domain_errors, emit_json, json_option
-from causantic.config import Source
+from causantic.cli.output import domain_errors, emit_json, json_option, line
+from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.format import chunk_header, nothing_relevant, search_heading, shown_content
-from causantic.retrieval.output import search_out
 from causantic.retrieval.search import Mode
+from causantic.sources import Source
 
 
 @click.command("search")
@@ -42,7 +41,7 @@ def search_command(
 
     Example: causantic search "how did we fix the login redirect" --project myapp --source codex
     """
-    with domain_errors(), Memory() as memory:
+    with domain_errors(), Memory(config=read_config()) as memory:
         result = memory.search(
             query,
             project=project,
@@ -54,16 +53,18 @@ def search_command(
             mode=mode,
         )
     if as_json:
+        from causantic.retrieval.output import search_out  # pydantic: only for JSON
+
         emit_json(search_out(query.strip(), result, content=True))
         return
     if result.nothing_relevant:
         click.echo(nothing_relevant(result.notes))
         return
-    console.print(Text(search_heading(result) + ":", style="bold"), soft_wrap=True)
+    line(search_heading(result) + ":", "bold")
     for hit, shown in zip(result.hits, result.shown_relevance, strict=True):
-        console.print()
-        console.print(Text(chunk_header(hit.chunk, shown), style="cyan"), soft_wrap=True)
-        console.print(shown_content(hit.chunk.content), markup=False, soft_wrap=True)
+        line()
+        line(chunk_header(hit.chunk, shown), "cyan")
+        line(shown_content(hit.chunk.content))
 
 
 COMMANDS = [search_command]

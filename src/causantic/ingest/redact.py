@@ -26,9 +26,12 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from causantic.config import RedactionConfig
 from causantic.errors import ConfigError
+
+if TYPE_CHECKING:
+    from causantic.config import RedactionConfig
 
 PLACEHOLDER = re.compile(r"\[REDACTED:[\w\-]+\]")
 

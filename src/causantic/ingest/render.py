@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from causantic.ingest.redact import redact_head
+from causantic.sources import SPAWN_TOOLS
 from causantic.transcripts import without_injected, without_trailing_reminders
 from causantic.transcripts.model import TextBlock, ThinkingBlock, ToolCall, ToolResult, Turn
-
-SPAWN_TOOLS = frozenset({"Task", "Agent", "spawn_agent"})  # spawn_agent: Codex CLI
 
 # The input field that says most about a call, per tool; others fall back to compact JSON.
 _SUMMARY_FIELDS = (

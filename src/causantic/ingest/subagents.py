@@ -51,8 +51,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from causantic.ingest.render import SPAWN_TOOLS
 from causantic.ingest.streams import PlannedStream
+from causantic.sources import SPAWN_TOOLS
 from causantic.store.records import EdgeRecord, parse_iso
 from causantic.transcripts.model import TextBlock, ToolCall, ToolResult, Transcript
 from causantic.transcripts.turns import prompt_of

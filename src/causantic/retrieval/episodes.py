@@ -27,13 +27,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from causantic.config import EpisodesConfig
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.search import HEADER_TOKENS, Searcher, SearchRequest, SearchResult
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import StoredChunk
 
 if TYPE_CHECKING:
+    from causantic.config import EpisodesConfig
     from causantic.retrieval.chains import ChainWalker
 
 Kind = Literal["recall", "predict"]

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from causantic.config import ClusterExpansionConfig
 from causantic.retrieval.search import Candidate, SearchScope
 from causantic.store.protocol import MemoryStoreProtocol
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from causantic.config import ClusterExpansionConfig
 
 _HITS_EXAMINED = 10
 

@@ -13,7 +13,7 @@ import re
 from itertools import groupby
 from typing import TYPE_CHECKING
 
-from causantic.ingest.render import SPAWN_TOOLS
+from causantic.sources import SPAWN_TOOLS
 
 if TYPE_CHECKING:  # annotations only: the CLI's small commands import this module for when()
     from causantic.retrieval.episodes import EpisodeAnswer

@@ -21,11 +21,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from causantic.config import SOURCE_NAMES
 from causantic.errors import CausanticError
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.format import counted, shown_content, span, when
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
+from causantic.sources import SOURCE_NAMES
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkScope, Project, StoredChunk
 

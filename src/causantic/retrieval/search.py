@@ -23,7 +23,6 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from causantic.config import ClusterExpansionConfig, RelevanceConfig, RetrievalConfig
 from causantic.errors import checked_query
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.blas import use_one_blas_thread
@@ -52,6 +51,8 @@ from causantic.store.records import StoredChunk, VectorHealth, VectorMatch, iso,
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from causantic.config import ClusterExpansionConfig, RelevanceConfig, RetrievalConfig
 
 Mode = Literal["hybrid", "keyword", "vector"]
 HEADER_TOKENS = 30  # the per-hit header line, in approximate tokens
@@ -144,7 +145,11 @@ class Searcher:
         self._vectors = vectors
         self._embed_query = embed_query
         self.config = config
-        self.relevance = relevance or RelevanceConfig()
+        if relevance is None:
+            from causantic.config import RelevanceConfig  # the defaults
+
+            relevance = RelevanceConfig()
+        self.relevance = relevance
         self.expansion = expansion
         self.max_tokens = max_tokens
         self.expanders = list(expanders)

@@ -18,8 +18,8 @@ from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 
-from causantic.config import SOURCES
 from causantic.errors import store_failure
+from causantic.sources import SOURCES
 from causantic.store import common
 from causantic.store import sqlite as sqlite_util
 from causantic.store.fts import quote_phrase

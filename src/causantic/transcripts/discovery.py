@@ -34,8 +34,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
-from causantic.config import Source
 from causantic.errors import TranscriptError
+from causantic.sources import Source
 from causantic.transcripts.codex import is_rollout_head, peek_rollout_meta, read_rollout
 from causantic.transcripts.gemini import looks_like_gemini, read_gemini
 from causantic.transcripts.model import AgentMeta, SessionTranscripts, SkipReport, Transcript

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from causantic.config import Source
+from causantic.sources import Source
 
 
 @dataclass(frozen=True, slots=True)

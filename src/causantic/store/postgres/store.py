@@ -16,8 +16,8 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any
 
-from causantic.config import SOURCES
 from causantic.errors import StoreError
+from causantic.sources import SOURCES
 from causantic.store import common
 from causantic.store.postgres import keyword
 from causantic.store.postgres.connection import connect, describe, failure, psycopg_module
