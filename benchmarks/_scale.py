@@ -1,6 +1,7 @@
 """The vector store at scale (1M chunks): build once, then time vector search in a fresh process.
 
-Run by ``search_latency.py --scale-sizes``; each step is its own process so that ``ru_maxrss`` is
+Run by ``search_latency.py --scale-sizes`` (with ``--backend postgres`` also on the same store copied
+into PostgreSQL: ``measure-postgres``); each step is its own process so that ``ru_maxrss`` is
 the peak of that step alone. Chunk rows are minimal (a short unique text: the keyword index gets
 1M tiny rows), because what grows with a million chunks here is the vector side: SQLite rows of
 1,536 bytes and the faiss IVF index derived from them. Vectors are synthesised from real ones:
@@ -136,10 +137,64 @@ def measure(home: Path, queries: list[str], baseline_queries: int) -> dict[str, 
     return out
 
 
+def measure_postgres(url: str, queries: list[str]) -> dict[str, object]:
+    """The same vector searches on the store copied into PostgreSQL (``_pgcopy.py``): pgvector's
+    HNSW index, without and with a project filter. Peak memory is this process's and that of the
+    server process serving its connection (``VmHWM``: shared buffers it touched included)."""
+    from causantic.embedding import load_embedder
+    from causantic.store.postgres.store import PostgresStore
+    from causantic.store.postgres.vectors import PgVectorIndex
+
+    embedder = load_embedder()
+    vectors = [embedder.embed_query(q) for q in queries]
+    store = PostgresStore(url, member="bench")
+    index = PgVectorIndex(url, "all-minilm-l6-v2", embedder.dims)
+    project_ids = sorted(store.projects_with_chunks())
+    out: dict[str, object] = {"ann": "pgvector HNSW", "load_before": os.getloadavg()[0]}
+    for v in vectors[:5]:
+        index.search(v, limit=50)
+        index.search(v, limit=50, project_ids=[project_ids[0]])
+    runs: dict[str, list[float]] = {"all": [], "project": []}
+    found: dict[str, list[int]] = {"all": [], "project": []}
+    for kind, times in runs.items():
+        for i, v in enumerate(vectors):
+            scope = [project_ids[i % len(project_ids)]] if kind == "project" else None
+            t = time.perf_counter()
+            hits = index.search(v, limit=50, project_ids=scope)
+            times.append((time.perf_counter() - t) * 1e3)
+            found[kind].append(len(hits))
+    for kind, times in runs.items():
+        times.sort()
+        out[f"{kind}_p50_ms"] = round(statistics.median(times), 2)
+        out[f"{kind}_p95_ms"] = round(times[min(len(times) - 1, round(0.95 * (len(times) - 1)))], 2)
+        out[f"{kind}_hits_mean"] = round(statistics.fmean(found[kind]), 1)
+    out["load_after"] = os.getloadavg()[0]
+    out["search_peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    pid = index.conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+    out["server_peak_mb"] = _peak_mb(pid)
+    out["disk_mb"] = round(store.size_bytes() / 1e6, 1)
+    index.close()
+    store.close()
+    return out
+
+
+def _peak_mb(pid: int) -> float | None:
+    """A process's peak resident memory (VmHWM) in MB; None when /proc does not show it."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return None
+
+
 if __name__ == "__main__":
     step, home = sys.argv[1], Path(sys.argv[2])
     if step == "build":
         result = build(home, int(sys.argv[3]), Path(sys.argv[4]))
+    elif step == "measure-postgres":  # home: the database's URL
+        result = measure_postgres(sys.argv[2], json.loads(Path(sys.argv[3]).read_text()))
     else:
         result = measure(home, json.loads(Path(sys.argv[3]).read_text()), int(sys.argv[4]))
     print("RESULT " + json.dumps(result), flush=True)

@@ -2,6 +2,7 @@
 
 Usage: python benchmarks/ingest.py [PATH] [--json OUT] [--workers N] [--repeat N] [--no-sources]
        python benchmarks/ingest.py --line-sweep [--sizes 1,2,4,8,16,32,64] [--json OUT]
+       python benchmarks/ingest.py --huge-line [--line-mb 50] [--json OUT]
 
 PATH defaults to ../shared/corpus/claude-code; any folder of transcripts works, whatever its file
 names. Without PATH, the same is then measured per source (Claude Code, Codex CLI, Gemini CLI: the
@@ -27,6 +28,15 @@ resident memory above the process's own just before the ingest, and that divided
 size. Ingest is linear when the largest and smallest rates stay within 2x, and its memory bounded
 when the ratio to the line stays flat. Python holds text with any character beyond U+FFFF at four
 bytes per character, so corpus text (emoji) costs about four times an ASCII line of the same size.
+
+``--huge-line`` measures one ``--line-mb`` line (default 50 MB) twice, as corpus text and as
+ASCII-only text, each beside the same text in the same run written as normal-length lines (user and
+assistant messages of about 2,000 characters: every character kept and keyword-indexed, as in the
+line). It prints seconds for each, their ratio, and the line's peak resident memory divided by its
+size; ``--json`` keys: ``huge_line_mb``, and per text kind (``text``, ``ascii``)
+``huge_line_seconds``, ``normal_lines_seconds``, ``huge_to_normal_ratio``, ``peak_rss_over_line``,
+``chunks``; and ``load_average`` before and after. Goal: a 50 MB line in 10 s or less on a quiet
+machine.
 """
 
 from __future__ import annotations
@@ -172,9 +182,9 @@ def embed_rates(home: str, sample: int, runs: int) -> dict[str, float]:
     }
 
 
-def long_line_session(folder: Path, size: int, corpus: Path, ascii_only: bool = False) -> Path:
-    """A real-looking session whose first prompt is one line of ``size`` characters of corpus text
-    (``ascii_only``: with every non-ASCII character dropped, as in a minified bundle or base64)."""
+def corpus_text(corpus: Path, size: int, ascii_only: bool = False) -> str:
+    """``size`` characters of real transcript text, whitespace collapsed to single spaces
+    (``ascii_only``: every non-ASCII character dropped, as in a minified bundle or base64)."""
     words: list[str] = []
     total = 0
     for path in sorted(corpus.rglob("*.jsonl")):
@@ -186,32 +196,43 @@ def long_line_session(folder: Path, size: int, corpus: Path, ascii_only: bool = 
         if total > 4_000_000:
             break
     seed = " ".join(words)
-    line = (seed * (size // len(seed) + 1))[:size]
-    records = [
-        {
-            "type": "user",
-            "uuid": "u1",
-            "sessionId": "long-line",
-            "cwd": "/tmp/long-line",
-            "timestamp": "2026-01-01T10:00:00Z",
-            "message": {"role": "user", "content": f"Why does this fail?\n{line}"},
-        },
+    return (seed * (size // len(seed) + 1))[:size]
+
+
+def _exchange(n: int, prompt: str, answer: str) -> list[dict[str, object]]:
+    """A user message and the assistant's reply, one minute after the previous exchange."""
+    at = f"2026-01-01T{10 + n // 3600 % 14:02d}:{n // 60 % 60:02d}:{n % 60:02d}Z"
+    common = {"sessionId": "long-line", "cwd": "/tmp/long-line", "timestamp": at}
+    return [
+        {"type": "user", "uuid": f"u{n}", **common, "message": {"role": "user", "content": prompt}},
         {
             "type": "assistant",
-            "uuid": "a1",
-            "parentUuid": "u1",
-            "sessionId": "long-line",
-            "cwd": "/tmp/long-line",
-            "timestamp": "2026-01-01T10:00:05Z",
-            "message": {
-                "id": "m1",
-                "role": "assistant",
-                "content": [{"type": "text", "text": "The bundle is minified; the error is in the loader."}],
-            },
+            "uuid": f"a{n}",
+            "parentUuid": f"u{n}",
+            **common,
+            "message": {"id": f"m{n}", "role": "assistant", "content": [{"type": "text", "text": answer}]},
         },
     ]
+
+
+def long_line_session(folder: Path, size: int, corpus: Path, ascii_only: bool = False) -> Path:
+    """A real-looking session whose first prompt is one line of ``size`` characters of corpus text."""
+    line = corpus_text(corpus, size, ascii_only)
+    records = _exchange(0, f"Why does this fail?\n{line}", "The bundle is minified; the error is in the loader.")
     path = folder / "long-line.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    return path
+
+
+def normal_lines_session(folder: Path, size: int, corpus: Path, ascii_only: bool = False, chars: int = 2000) -> Path:
+    """The same ``size`` characters as :func:`long_line_session`, as prompts and replies of about
+    ``chars`` characters each: the baseline of normal-length lines."""
+    text = corpus_text(corpus, size, ascii_only)
+    path = folder / "normal-lines.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        for n, start in enumerate(range(0, len(text), 2 * chars)):
+            prompt, answer = text[start : start + chars], text[start + chars : start + 2 * chars] or "ok"
+            out.writelines(json.dumps(r) + "\n" for r in _exchange(n, prompt, answer))
     return path
 
 
@@ -288,6 +309,55 @@ def line_sweep(sizes: list[int], corpus: Path, json_out: Path | None, ascii_only
     return 0
 
 
+def _fresh_process_run(
+    write: Callable[[Path, int, Path, bool], Path], size: int, corpus: Path, ascii_only: bool
+) -> dict[str, float]:
+    """:func:`one_line_run` in a fresh process over the session ``write`` puts in a new folder."""
+    import subprocess
+
+    with tempfile.TemporaryDirectory(prefix="causantic-huge-") as tmp:
+        write(Path(tmp), size, corpus, ascii_only)
+        done = subprocess.run(
+            [sys.executable, __file__, "--one-line", tmp], capture_output=True, text=True, check=False
+        )
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def huge_line(mb: int, corpus: Path, json_out: Path | None) -> int:
+    """A ``mb`` MB line beside the same text as normal-length lines, for corpus and ASCII text."""
+    size = mb * 1_000_000
+    load_before = os.getloadavg()[0]
+    out: dict[str, object] = {"huge_line_mb": mb}
+    print(f"one {mb} MB line vs the same text as ~2,000-character lines; load average {load_before:.2f}")
+    print(f"{'text':<6} {'line s':>7} {'lines s':>8} {'ratio':>6} {'line MB/s':>10} {'peak RSS ÷ line':>16}")
+    for kind, ascii_only in (("text", False), ("ascii", True)):
+        line = _fresh_process_run(long_line_session, size, corpus, ascii_only)
+        lines = _fresh_process_run(normal_lines_session, size, corpus, ascii_only)
+        row = {
+            "huge_line_seconds": round(line["seconds"], 2),
+            "normal_lines_seconds": round(lines["seconds"], 2),
+            "huge_to_normal_ratio": round(line["seconds"] / lines["seconds"], 2),
+            "huge_line_mb_per_s": round(line["megabytes"] / line["seconds"], 2),
+            "peak_rss_over_line": round(line["peak_over_line"], 2),
+            "normal_lines_peak_rss_over_size": round(lines["peak_over_line"], 2),
+            "chunks": int(line["chunks"]),
+        }
+        out[kind] = row
+        print(
+            f"{kind:<6} {row['huge_line_seconds']:>7.1f} {row['normal_lines_seconds']:>8.1f} "
+            f"{row['huge_to_normal_ratio']:>6.2f} {row['huge_line_mb_per_s']:>10.1f} "
+            f"{row['peak_rss_over_line']:>15.1f}x",
+            flush=True,
+        )
+    out["load_average"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
+    print(f"load average {out['load_average']} (2 cores); goal: a {mb} MB line in ≤ 10 s on a quiet machine")
+    if json_out:
+        json_out.write_text(json.dumps(out, indent=2))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_CORPUS)
@@ -300,11 +370,15 @@ def main() -> int:
     parser.add_argument("--line-sweep", action="store_true", help="ingest single lines of --sizes MB")
     parser.add_argument("--sizes", default="1,2,4,8,16,32,64", help="line sizes in MB for --line-sweep")
     parser.add_argument("--ascii", action="store_true", help="--line-sweep lines without non-ASCII characters")
+    parser.add_argument("--huge-line", action="store_true", help="one --line-mb line vs normal-length lines")
+    parser.add_argument("--line-mb", type=int, default=50, help="line size in MB for --huge-line")
     parser.add_argument("--one-line", type=Path, help=argparse.SUPPRESS)  # one sweep point, in a fresh process
     args = parser.parse_args()
     if args.one_line:
         print(json.dumps(one_line_run(args.one_line)))
         return 0
+    if args.huge_line:
+        return huge_line(args.line_mb, args.path, args.json_out)
     if args.line_sweep:
         return line_sweep([int(s) for s in args.sizes.split(",")], args.path, args.json_out, args.ascii)
     if not args.path.exists():

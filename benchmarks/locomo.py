@@ -613,7 +613,7 @@ class Runner:
         variants: Sequence[str] = (),
     ) -> None:
         self.config = config
-        self.database: Callable[[], str] | None = None  # new PostgreSQL database per store, or SQLite
+        self.database: Callable[[str], tuple[str, bool]] | None = None  # PostgreSQL database per store, or SQLite
         self.retrievers = list(retrievers)
         self.variants = list(variants)
         self.work_dir = work_dir
@@ -662,7 +662,7 @@ class Runner:
         if self.database is not None:
             import _postgres
 
-            overrides |= _postgres.settings(self.database())
+            overrides |= _postgres.settings(self.database("causantic_locomo")[0])
         config = self.config.with_overrides(overrides)
         # Services, not Memory: the retrievers set search knobs (floor, mmr, expand, variants) Memory keeps fixed.
         with _env("CAUSANTIC_HOME", str(home)), open_services(config) as services:

@@ -56,10 +56,23 @@ Re-run on stores built once (fast)::
     PYTHONPATH=src python benchmarks/search_latency.py --sizes 100000 --scale-sizes 1000000 \
         --store-dir /work/bench-stores --skip-embed-rate --json OUT
 
-``--backend postgres`` measures every size twice in the same run: on SQLite (as above) and with the
-store in a fresh PostgreSQL + pgvector database (``benchmarks/_postgres.py``: the server in
-``CAUSANTIC_BENCH_POSTGRES_URL``, else a local one from the ``pgserver`` wheel; vectors in an HNSW
-index), and prints the two p95s side by side with their ratio. ``--scale-sizes`` stays SQLite-only.
+``--backend postgres`` measures every size twice in the same run: on SQLite (as above) and on the
+same store copied into a PostgreSQL + pgvector database (``benchmarks/_pgcopy.py``: COPY, then the
+GIN and HNSW indexes built once; ``benchmarks/_postgres.py``: the server in
+``CAUSANTIC_BENCH_POSTGRES_URL``, else a local one from the ``pgserver`` wheel, kept with its
+databases in ``--store-dir``/pg-server so a rerun reuses them), and prints the two p95s side by
+side with their ratio (keys ``postgres_p95_ms_100k`` beside ``p95_ms_100k``, and so on). So does
+``--scale-sizes``: vector search at 1M on the copied scale store (``postgres_p95_ms_1m`` beside
+``p95_ms_1m``, ``postgres_disk_mb_1m``, ``postgres_peak_mb_1m`` and the server process's
+``postgres_server_peak_mb_1m``). Last, ``--writer-chunks`` chunks are written into PostgreSQL by 1
+and then by 4 concurrent writer processes (``benchmarks/_writers.py``):
+``postgres_ingest_chunks_per_s_1_writers`` and ``..._4_writers``.
+
+The PostgreSQL figures, re-run on stores built once (the first run copies the 1M store and builds
+its HNSW index: about 40 min on two loaded cores)::
+
+    PYTHONPATH=src python benchmarks/search_latency.py --backend postgres --sizes 100000 \
+        --scale-sizes 1000000 --store-dir /work/bench-stores --skip-embed-rate --json OUT
 """
 
 from __future__ import annotations
@@ -85,7 +98,9 @@ if str(REPO / "src") not in sys.path:
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _data  # noqa: E402
+import _pgcopy  # noqa: E402
 import _postgres  # noqa: E402
+import _writers  # noqa: E402
 
 SEED = 20_251_122
 GOAL_P95_MS = 50.0
@@ -407,7 +422,12 @@ def measure_size(
     from causantic.config import Config
     from causantic.services import open_services
 
-    config = Config().with_overrides(_postgres.settings(database())) if database else Config()
+    config = Config()
+    copied: dict[str, Any] | None = None
+    if database is not None:
+        # The very store SQLite was just measured on, copied row for row (_pgcopy.py).
+        url, copied = _pgcopy.copied_store(database, f"bench_{size}", args.store_dir / str(size) / "memory.db")
+        config = config.with_overrides(_postgres.settings(url))
     with contextlib.ExitStack() as stack:
         if args.store_dir and database is None:
             home = str(args.store_dir / str(size))
@@ -416,7 +436,16 @@ def measure_size(
         os.environ["CAUSANTIC_HOME"] = home
         services = stack.enter_context(open_services(config))  # not Memory: it builds and profiles the parts
         built_file = Path(home) / "bench-store.json"
-        if built_file.exists():
+        if copied is not None:
+            built = json.loads((args.store_dir / str(size) / "bench-store.json").read_text())
+            built.update(postgres_copy=copied, db_mb=copied["db_mb"], ann_index=True, vector_indices=["pgvector HNSW"])
+            print(
+                f"\n[{size:,} chunks] the SQLite store copied into PostgreSQL"
+                f"{' (reused)' if copied.get('reused') else ''}: rows {copied['rows_s']} s, GIN {copied['gin_build_s']}"
+                f" s, HNSW {copied['ann_build_s']} s; database {copied['db_mb']} MB (load {load()})",
+                flush=True,
+            )
+        elif built_file.exists():
             built = json.loads(built_file.read_text())
             print(f"\n[{size:,} chunks] reusing the store in {home} (load {load()})", flush=True)
             services.vectors.ensure_ann_index()  # as every ingest does: brings an older index up to date
@@ -521,6 +550,30 @@ def measure_scale(size: int, base: Any, queries: Sequence[str], args: argparse.N
     (root / "queries.json").write_text(json.dumps(list(queries)))
     measured = step("measure", str(root), str(root / "queries.json"), str(args.scale_baseline_queries))
     return {**json.loads(built_file.read_text()), **measured}
+
+
+def measure_scale_postgres(
+    size: int, queries: Sequence[str], args: argparse.Namespace, database: Callable[[str], tuple[str, bool]]
+) -> dict[str, Any]:
+    """The vector store of ``size`` chunks that :func:`measure_scale` built, copied into PostgreSQL
+    (once, kept with ``--store-dir``), and the same vector searches timed there."""
+    root = args.store_dir / f"scale-{size}"
+    print(f"\n[{size:,} chunks, vector store] on PostgreSQL + pgvector (load {load()}) ...", flush=True)
+    started = time.perf_counter()
+    url, copied = _pgcopy.copied_store(database, f"bench_scale_{size}", root / "memory.db")
+    if not copied.get("reused"):
+        print(f"  copied and indexed in {time.perf_counter() - started:.0f} s", flush=True)
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    script = str(Path(__file__).resolve().parent / "_scale.py")
+    out = subprocess.run(
+        [sys.executable, script, "measure-postgres", url, str(root / "queries.json")],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    measured = json.loads(next(x for x in out.stdout.splitlines() if x.startswith("RESULT "))[7:])
+    return {**measured, "copy": copied}
 
 
 def run_cprofile(searcher: Any, queries: Sequence[str]) -> str:
@@ -751,6 +804,12 @@ def main() -> int:
         default="",
         help="also build vector stores of these sizes (e.g. 1000000) and time vector search",
     )
+    parser.add_argument(
+        "--writer-chunks",
+        type=int,
+        default=8000,
+        help="with --backend postgres: chunks written by 1, then by 4 concurrent writers (0: skip)",
+    )
     parser.add_argument("--scale-base", type=int, default=3000, help="real piece vectors the scale stores derive from")
     parser.add_argument(
         "--scale-baseline-queries",
@@ -789,18 +848,29 @@ def main() -> int:
     )
     print("derivation: " + _data.DERIVATION, flush=True)
 
-    results = {size: measure_size(size, pieces, vectors, queries, warmup, args) for size in sizes}
-    on_postgres: dict[int, dict[str, Any]] = {}
-    if args.backend == "postgres":
-        with _postgres.databases() as database:
+    keep_server = args.store_dir / "pg-server" if args.store_dir else None
+    with contextlib.ExitStack() as run:
+        if args.backend == "postgres" and args.store_dir is None:
+            # The PostgreSQL stores are copies of the SQLite ones: those stay until the copies are made.
+            args.store_dir = Path(run.enter_context(tempfile.TemporaryDirectory(prefix="causantic-search-")))
+        results = {size: measure_size(size, pieces, vectors, queries, warmup, args) for size in sizes}
+        scale = {
+            int(s): measure_scale(int(s), vectors[: args.scale_base], queries, args)
+            for s in args.scale_sizes.split(",")
+            if s.strip()
+        }
+        on_postgres: dict[int, dict[str, Any]] = {}
+        scale_postgres: dict[int, dict[str, Any]] = {}
+        writers: dict[str, Any] | None = None
+        if args.backend == "postgres":
+            database = run.enter_context(_postgres.databases(keep_server))
             for size in sizes:
                 print(f"\n[{size:,} chunks] on PostgreSQL + pgvector", flush=True)
                 on_postgres[size] = measure_size(size, pieces, vectors, queries, warmup, args, database)
-    scale = {
-        int(s): measure_scale(int(s), vectors[: args.scale_base], queries, args)
-        for s in args.scale_sizes.split(",")
-        if s.strip()
-    }
+            for size in scale:
+                scale_postgres[size] = measure_scale_postgres(size, queries, args, database)
+            if args.writer_chunks:
+                writers = _writers.compare(pieces, vectors, args.writer_chunks, (1, 4), database)
     embed = None
     if not args.skip_embed_rate:
         print(f"\nembedding rate (load {load()}) ...", flush=True)
@@ -849,6 +919,36 @@ def main() -> int:
             f"{r['build_peak_mb']} MB), ensure_ann_index as ingest runs it {r['ensure_index_s']} s; "
             f"load {r['load_before']} → "
             f"{r['load_after']}"
+        )
+    for size, r in scale_postgres.items():
+        tag, ours = _label(size), scale[size]
+        figures[f"postgres_p95_ms_{tag}"] = max(r["all_p95_ms"], r["project_p95_ms"])
+        for key in ("all_p95_ms", "all_p50_ms", "project_p50_ms", "project_p95_ms", "disk_mb"):
+            figures[f"postgres_{key}_{tag}"] = r[key]
+        figures[f"postgres_peak_mb_{tag}"] = r["search_peak_mb"]
+        figures[f"postgres_server_peak_mb_{tag}"] = r["server_peak_mb"]
+        figures[f"postgres_scale_{tag}"] = r
+        print(
+            f"\n{size:,} chunks (vector search, 50 candidates): PostgreSQL + pgvector HNSW no filter p50 "
+            f"{r['all_p50_ms']} / p95 {r['all_p95_ms']} ms ({r['all_hits_mean']} hits), project filter p50 "
+            f"{r['project_p50_ms']} / p95 {r['project_p95_ms']} ms ({r['project_hits_mean']} hits); SQLite + faiss "
+            f"in the same run: p95 {ours['all_p95_ms']} / {ours['project_p95_ms']} ms; headline p95 "
+            f"{figures[f'postgres_p95_ms_{tag}']} vs {figures[f'p95_ms_{tag}']} ms "
+            f"(x{figures[f'postgres_p95_ms_{tag}'] / figures[f'p95_ms_{tag}']:.2f}); database {r['disk_mb']} MB, "
+            f"search process peak {r['search_peak_mb']} MB + server backend peak {r['server_peak_mb']} MB; "
+            f"copy: rows {r['copy']['rows_s']} s, HNSW {r['copy']['ann_build_s']} s; load {r['load_before']} → "
+            f"{r['load_after']}"
+        )
+    if writers is not None:
+        figures["postgres_ingest"] = writers
+        for n, w in writers["writers"].items():
+            figures[f"postgres_ingest_chunks_per_s_{n}_writers"] = w["chunks_per_s"]
+        one, four = writers["writers"]["1"], writers["writers"]["4"]
+        print(
+            f"\ningest into PostgreSQL (save_session + vectors, {writers['chunks']:,} chunks, every chunk once: "
+            f"{writers['exactly_once']}): 1 writer {one['chunks_per_s']} chunks/s, 4 concurrent writers "
+            f"{four['chunks_per_s']} chunks/s (x{four['chunks_per_s'] / one['chunks_per_s']:.2f}); "
+            f"load {writers['load_before']} → {writers['load_after']}"
         )
     figures["seconds"] = round(time.perf_counter() - started, 1)
     if args.json_out:

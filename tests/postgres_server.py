@@ -74,4 +74,6 @@ def backend_settings(request: pytest.FixtureRequest, backend: str | None = None)
     if (backend or request.param) == "sqlite":
         return Config()
     url = new_database(request.getfixturevalue("postgres_server"))
-    return Config().with_overrides({"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": "alice"})
+    return Config().with_overrides(
+        {"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": "alice", "team.shareProjects": "all"}
+    )

@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 from causantic.errors import ConfigError
@@ -56,6 +56,23 @@ class StorageConfig(_Section):
 
 class TeamConfig(_Section):
     user: str | None = Field(None, description="Name on your rows in team memory; default your login name.")
+    # Nothing leaves the machine unless its owner names it: the safe default is no project at all.
+    share_projects: tuple[str, ...] | Literal["all"] = Field(
+        (),
+        description=(
+            "Projects (names or paths) whose sessions go to team memory (storage.backend postgres), or "
+            '"all"; the others stay in the local SQLite file, and search answers from both. '
+            'Environment: a JSON list, "all", or names separated by commas.'
+        ),
+    )
+
+    @field_validator("share_projects", mode="before")
+    @classmethod
+    def _names_from_text(cls, value: Any) -> Any:
+        """``CAUSANTIC_TEAM_SHARE_PROJECTS=api,web`` (not JSON) names two projects."""
+        if isinstance(value, str) and value.strip() != "all":
+            return tuple(name.strip() for name in value.split(",") if name.strip())
+        return value.strip() if isinstance(value, str) else value
 
 
 class ChunkingConfig(_Section):
@@ -469,6 +486,19 @@ class Config(_Section):
         for dotted, value in overrides.items():
             _set_dotted(data, dotted, value, "override")
         return _validate(data, "override")
+
+
+def shares_project(team: TeamConfig, path: str) -> bool:
+    """Whether ``team.shareProjects`` names the project at ``path`` (its canonical path): "all", the
+    path itself, or its last folders (``api``, ``acme/api``) as a project's name is."""
+    if team.share_projects == "all":
+        return True
+    parts = Path(path).parts
+    for entry in team.share_projects:
+        named = Path(entry).expanduser().parts
+        if str(Path(entry).expanduser()) == path or (named and tuple(parts[-len(named) :]) == named):
+            return True
+    return False
 
 
 def memory_missing(config: Config) -> bool:

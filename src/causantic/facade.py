@@ -11,10 +11,12 @@
 A ``Memory`` owns one store (SQLite, vectors) in a data directory (``home``; default from
 :func:`causantic.config.causantic_home`) and the configuration it was opened with: the defaults and
 files as :func:`causantic.config.load_config` reads them (the user file being that home's
-``config.json``), then ``overrides`` (dotted keys, as in
-``causantic config``). An ``embedder`` may be passed in to share one loaded model between several
-memories. The CLI, the MCP server, the hooks, the dashboard and the benchmarks all call these
-methods, so a rule (a query check, a refusal, a default) holds the same everywhere.
+``config.json``), then ``overrides`` (dotted keys, as in ``causantic config``). With team memory
+(``storage.backend`` postgres) it owns two: the team's PostgreSQL and the local store beside it
+(``team.shareProjects`` says which projects go where); its methods hide which store answers, and
+fuse the two where both may. An ``embedder`` may be passed in to share one loaded model between
+several memories. The CLI, the MCP server, the hooks, the dashboard and the benchmarks all call
+these methods, so a rule (a query check, a refusal, a default) holds the same everywhere.
 
 Results are frozen: the retrieval dataclasses (a search's hits, an answer's episodes, a
 reconstruction) for programs and text renderings, and for everything else the pydantic models of
@@ -26,15 +28,16 @@ need them, so importing this module stays cheap for ``causantic --help`` and the
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from causantic import __version__
-from causantic.errors import CausanticError, InvalidQuery, checked_query
+from causantic.errors import CausanticError, InvalidQuery, ProjectNotFound, StoreError, checked_query
 from causantic.home import causantic_home
-from causantic.services import Services, open_store
+from causantic.services import Services, TeamAndLocal, member_name, open_store
 from causantic.services import team_init as team_init  # team memory's set-up and status, for the CLI
 from causantic.services import team_status as team_status
 
@@ -49,12 +52,13 @@ if TYPE_CHECKING:
     from causantic.retrieval.listing import ProjectSummary, SessionList, TopicSummary
     from causantic.retrieval.output import EmbedOut, IngestOut, StatsOut
     from causantic.retrieval.reconstruct import Reconstruction
-    from causantic.retrieval.search import SearchResult
+    from causantic.retrieval.search import SearchRequest, SearchResult
     from causantic.retrieval.topic_map import TopicMap
     from causantic.store.records import ProjectSessions
     from causantic.store.records import StoredChunk as StoredChunk  # a result type of topic_members
 
 Progress = Callable[[int, int], None]  # (done, total)
+Answer = TypeVar("Answer")
 TOPIC_MAP_CACHE = "cache/topic-map.json"
 
 
@@ -78,7 +82,22 @@ class Memory:
         if paths or overrides:
             config = config.with_overrides({**paths, **(overrides or {})})
         self.config = config
-        self._services = Services(config, open_store(config), home=self.home, _embedder=embedder)
+        # Team memory (storage.backend postgres) keeps unshared projects in the local store beside it;
+        # search, recall, predict, reconstruct and ingest use both (the rest reads the main one).
+        self._team: TeamAndLocal | None = None
+        self._single: Services | None = None
+        if config.storage.backend == "postgres":
+            self._team = TeamAndLocal(config, self.home, embedder)
+        else:
+            self._single = Services(config, open_store(config), home=self.home, _embedder=embedder)
+
+    @property
+    def _services(self) -> Services:
+        """The store single-store answers read: the one, or team memory (the local store while it is down)."""
+        if self._team is not None:
+            return self._team.main
+        assert self._single is not None
+        return self._single
 
     def __enter__(self) -> Memory:
         return self
@@ -89,7 +108,10 @@ class Memory:
         self.close()
 
     def close(self) -> None:
-        self._services.close()
+        if self._team is not None:
+            self._team.close()
+        elif self._single is not None:
+            self._single.close()
 
     def warm_up(self) -> None:
         """Open the vector index and load the embedding model now, so the first search does not wait
@@ -115,19 +137,34 @@ class Memory:
 
         ``as_examples``: the bundled example sessions, kept apart from real memory (see
         :func:`causantic.ingest.service.ingest_paths`)."""
-        from causantic.ingest.service import ingest_paths
+        from causantic.config import shares_project
+        from causantic.ingest.service import ingest_paths, ingest_routed
         from causantic.retrieval.output import ingest_out
 
-        report = ingest_paths(
-            self._services,
-            [Path(p).expanduser() for p in paths],
-            force=force,
-            embed=embed,
-            workers=workers,
-            on_progress=on_progress,
-            on_discovered=on_discovered,
-            on_embed_progress=on_embed_progress,
-            as_examples=as_examples,
+        options: dict[str, Any] = {
+            "force": force,
+            "embed": embed,
+            "workers": workers,
+            "on_progress": on_progress,
+            "on_discovered": on_discovered,
+            "on_embed_progress": on_embed_progress,
+            "as_examples": as_examples,
+        }
+        targets = [Path(p).expanduser() for p in paths]
+        if self._team is None:
+            return ingest_out(ingest_paths(self._services, targets, **options))
+        if as_examples:  # the bundled examples are nobody's work: never shared with a team
+            return ingest_out(ingest_paths(self._team.local_store(), targets, **options))
+        team, share = self._team, self.config.team
+        team.reconnect()
+        up = team.team
+        report = ingest_routed(
+            team.main if up is None else (team.local if share.share_projects != "all" else None),
+            up if share.share_projects else None,
+            lambda path: shares_project(share, path),
+            targets,
+            team.team_down if share.share_projects else None,
+            **options,
         )
         return ingest_out(report)
 
@@ -141,7 +178,7 @@ class Memory:
         """Embed every chunk that has no vector yet (resumable at any point)."""
         from causantic.ingest.service import embed_pending
 
-        added = embed_pending(self._services, on_progress=on_progress)
+        added = sum(embed_pending(s, on_progress=on_progress) for s in self._stores())
         return self._embedded(added)
 
     def reindex(self, on_progress: Progress | None = None) -> EmbedOut:
@@ -155,7 +192,13 @@ class Memory:
         from causantic.retrieval.output import EmbedOut
 
         vectors = self._services.vectors
-        return EmbedOut(model=vectors.model_id, vectors_added=added, vectors=vectors.count())
+        count = sum(s.vectors.count() for s in self._stores())
+        return EmbedOut(model=vectors.model_id, vectors_added=added, vectors=count)
+
+    def _stores(self) -> list[Services]:
+        """Every store this memory writes: team memory and the local store beside it, or the one."""
+        local = self._local_beside_team()
+        return [self._services] if local is None else [self._services, local]
 
     def recluster(self, on_progress: Callable[[str], None] | None = None) -> ClusterReport:
         """Group every embedded chunk into topics (a full HDBSCAN run; continuing topics keep their ids)."""
@@ -190,12 +233,6 @@ class Memory:
 
         if query is not None:
             query = checked_query(query)
-        s = self._services
-        if query and s.vectors.count() == 0:
-            raise CausanticError(
-                "Forgetting by query compares meanings, and no vectors are stored yet (run `causantic embed`); "
-                "use before, after or session_id instead."
-            )
         request = ForgetRequest(
             project,
             _utc(before),
@@ -208,13 +245,26 @@ class Memory:
             expected=expected,
             only_ids=only_ids,
         )
-        return forget(s.store, s.vectors, s.embedder.embed_query if query else None, request, preview_size)
+
+        def run(s: Services) -> ForgetResult:
+            if query and s.vectors.count() == 0:
+                raise CausanticError(
+                    "Forgetting by query compares meanings, and no vectors are stored yet (run `causantic embed`); "
+                    "use before, after or session_id instead."
+                )
+            return forget(s.store, s.vectors, s.embedder.embed_query if query else None, request, preview_size)
+
+        # Never the local store because team memory failed: a deletion goes only where its preview looked.
+        return self._where_project_lives(run, when_down=False)
 
     def forget_previewed(self, preview: ForgetResult) -> ForgetResult:
         """Delete exactly the chunks a :meth:`forget` preview matched (any ingested since stay)."""
         from causantic.retrieval.forget import delete_previewed
 
-        return delete_previewed(self._services.store, self._services.vectors, preview)
+        local = self._local_beside_team()
+        previewed_local = bool(preview.preview) and all(chunk.user is None for chunk, _ in preview.preview)
+        s = local if local is not None and previewed_local else self._services
+        return delete_previewed(s.store, s.vectors, preview)
 
     # ---- answers ---------------------------------------------------------------------------
 
@@ -251,7 +301,7 @@ class Memory:
             max_tokens=max_tokens,
             mode=mode,
         )
-        return self._services.searcher.search(request)
+        return self._from_both(lambda s, r: s.searcher.search(r), request, self._fuse_search)
 
     def recall(
         self,
@@ -266,7 +316,7 @@ class Memory:
         from causantic.retrieval.search import SearchRequest
 
         request = SearchRequest(checked_query(query), project=project, agent=agent, max_tokens=max_tokens)
-        return self._services.episodes.recall(request, mode)
+        return self._from_both(lambda s, r: s.episodes.recall(r, mode), request, self._fuse_episodes)
 
     def predict(
         self,
@@ -281,7 +331,7 @@ class Memory:
         from causantic.retrieval.search import SearchRequest
 
         request = SearchRequest(checked_query(context, "context"), project=project, agent=agent, max_tokens=max_tokens)
-        return self._services.episodes.predict(request, mode)
+        return self._from_both(lambda s, r: s.episodes.predict(r, mode), request, self._fuse_episodes)
 
     def reconstruct(
         self,
@@ -319,7 +369,106 @@ class Memory:
             page=page,
             limit=limit or DEFAULT_TIMELINE_SESSIONS,
         )
-        return reconstruct(self._services.store, request, self.config.tokens.mcp_max_response)
+        budget = self.config.tokens.mcp_max_response
+        return self._where_project_lives(lambda s: reconstruct(s.store, request, budget))
+
+    # ---- team memory: two stores, one answer -----------------------------------------------
+
+    def _local_beside_team(self) -> Services | None:
+        """The local store beside reachable team memory (None: one store answers everything)."""
+        team = self._team
+        return team.local if team is not None and team.team is not None else None
+
+    def _where_project_lives(self, run: Callable[[Services], Answer], *, when_down: bool = True) -> Answer:
+        """``run`` on the store that holds the project it names: team memory for a shared project,
+        else the local store (also when team memory stops answering, unless not ``when_down``)."""
+        team = self._team
+        if team is not None:
+            team.reconnect()
+        local = self._local_beside_team()
+        try:
+            return run(self._services)
+        except ProjectNotFound as exc:
+            if local is not None:
+                return run(local)
+            if team is not None and team.team is None:
+                raise ProjectNotFound(f"{exc} Team memory is unreachable, and shared projects live there.") from exc
+            raise
+        except StoreError as down:
+            if team is None or team.team is None or not when_down:
+                raise
+            team.lost(down)
+            try:
+                return run(team.main)
+            except ProjectNotFound:
+                raise down from None
+
+    def _from_both(
+        self,
+        run: Callable[[Services, SearchRequest], Answer],
+        request: SearchRequest,
+        fuse: Callable[[dict[str, Answer], SearchRequest, list[str]], Answer],
+    ) -> Answer:
+        """``run`` on team memory and on the local store beside it, fused; on the one store otherwise.
+
+        Team memory unreachable (at opening or now) answers from the local store with a note saying
+        so. A project only one store knows is searched there; a ``user`` filter keeps the local
+        store only when it names this machine's member (local chunks are all theirs)."""
+        team = self._team
+        if team is None:
+            return run(self._services, request)
+        team.reconnect()
+        answers: dict[str, Answer] = {}
+        notes: list[str] = []
+        missing: list[ProjectNotFound] = []
+        if team.team is not None:
+            try:
+                answers["team"] = run(team.team, request)
+            except ProjectNotFound as exc:
+                missing.append(exc)
+            except StoreError as exc:
+                team.lost(exc)
+        if team.team is None:
+            why = (team.team_down or "").rstrip(".")
+            notes.append(f"team memory unreachable: {why}; answering from local memory only")
+        local = team.local if team.team is not None else team.main
+        mine = request.user is None or request.user == member_name(self.config)
+        # Another member's rows while team memory is down: the local store has none, and says so.
+        if local is not None and (mine or not answers):
+            try:
+                answers["local"] = run(local, replace(request, user=None) if mine else request)
+            except ProjectNotFound as exc:
+                missing.append(exc)
+        if not answers:
+            raise missing[0]
+        return fuse(answers, request, notes)
+
+    def _fuse_search(self, results: dict[str, SearchResult], request: SearchRequest, notes: list[str]) -> SearchResult:
+        from causantic.retrieval.federated import fused_search
+
+        cfg = self.config
+        return fused_search(
+            results,
+            rrf_k=cfg.retrieval.rrf_k,
+            limit=request.limit or cfg.retrieval.default_limit,
+            max_tokens=request.max_tokens or cfg.tokens.mcp_max_response,
+            notes=notes,
+        )
+
+    def _fuse_episodes(
+        self, answers: dict[str, EpisodeAnswer], request: SearchRequest, notes: list[str]
+    ) -> EpisodeAnswer:
+        from causantic.retrieval.federated import fused_episodes
+
+        cfg = self.config
+        return fused_episodes(
+            answers,
+            rrf_k=cfg.retrieval.rrf_k,
+            limit=request.limit or cfg.retrieval.default_limit,
+            max_episodes=cfg.episodes.max_episodes,
+            max_tokens=request.max_tokens or cfg.tokens.mcp_max_response,
+            notes=notes,
+        )
 
     # ---- what memory holds -----------------------------------------------------------------
 
@@ -329,9 +478,16 @@ class Memory:
         return self._services.store.fts_enabled
 
     def projects(self) -> list[ProjectSummary]:
+        """Projects holding memory, most recently active first (team memory's and your local ones)."""
         from causantic.retrieval.listing import list_projects
 
-        return list_projects(self._services.store)
+        found = list_projects(self._services.store)
+        local = self._local_beside_team()
+        if local is not None:
+            shared = {p.path for p in found}
+            found += [p for p in list_projects(local.store) if p.path not in shared]
+            found.sort(key=lambda p: p.last_seen, reverse=True)
+        return found
 
     def sessions(
         self,
@@ -347,8 +503,8 @@ class Memory:
         from causantic.retrieval.listing import SessionList, list_sessions
 
         since, until = _window(since, until, days_back)
-        proj, sessions, total = list_sessions(
-            self._services.store, project, since=since, until=until, limit=limit, agent=agent
+        proj, sessions, total = self._where_project_lives(
+            lambda s: list_sessions(s.store, project, since=since, until=until, limit=limit, agent=agent)
         )
         return SessionList(proj.name, proj.path, tuple(sessions), total)
 
@@ -357,7 +513,7 @@ class Memory:
         from causantic.errors import ProjectNotFound
         from causantic.retrieval.listing import resolve_project
 
-        found = resolve_project(self._services.store, name)
+        found = self._where_project_lives(lambda s: resolve_project(s.store, name))
         summary = next((p for p in self.projects() if p.path == found.path), None)
         if summary is None:  # a project whose chunks were all forgotten
             raise ProjectNotFound(f"Project {found.name!r} holds no memory.")

@@ -8,13 +8,14 @@ that need no vectors never pay for them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from causantic.errors import ConfigError
+from causantic.errors import ConfigError, StoreError
 from causantic.home import causantic_home, db_path, vector_path
 from causantic.store.memory import MemoryStore
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
@@ -35,11 +36,14 @@ class Services:
     store: MemoryStoreProtocol  # the seam (store/protocol.py): no caller depends on SQLite
     home: Path = field(default_factory=causantic_home)  # the data directory: its cache holds the model files
     _embedder: Embedder | None = field(default=None, repr=False)
+    _embedder_from: Callable[[], Embedder | None] | None = field(default=None, repr=False)  # one model, two stores
     _vectors: VectorIndexProtocol | None = field(default=None, repr=False)
     _searcher: Searcher | None = field(default=None, repr=False)
 
     @property
     def embedder(self) -> Embedder:
+        if self._embedder is None and self._embedder_from is not None:
+            self._embedder = self._embedder_from()
         if self._embedder is None:
             from causantic.embedding import load_embedder
 
@@ -119,6 +123,77 @@ def open_store(config: Config) -> MemoryStoreProtocol:
 
         return PostgresStore(postgres_url(config), member=member_name(config))
     return MemoryStore(db_path(config), busy_timeout_ms=config.storage.busy_timeout_ms)
+
+
+RETRY_SECONDS = 30.0  # how soon a long-lived process (the MCP server) asks unreachable team memory again
+
+
+class TeamAndLocal:
+    """Team memory's two stores (storage.backend postgres): shared projects live in PostgreSQL,
+    the others in the local SQLite file (``team.shareProjects``).
+
+    Team memory that cannot be reached (at opening, or it stops answering) leaves the local store
+    to answer alone, saying why (``team_down``); it is asked again at most every ``RETRY_SECONDS``,
+    so a long-lived process (the MCP server) comes back to it without a restart."""
+
+    def __init__(self, config: Config, home: Path, embedder: Embedder | None = None) -> None:
+        self.config = config
+        self.home = home
+        self._embedder = embedder
+        self.team: Services | None = None
+        self.team_down: str | None = None
+        self._retry_at = 0.0
+        self.local: Services | None = None  # None: every project is shared, and nothing is local
+        self._open_team()
+        if config.team.share_projects != "all" or db_path(config).exists() or self.team is None:
+            self.local = self._open_local()
+
+    @property
+    def main(self) -> Services:
+        """What a single-store answer reads: team memory, or the local store while it is unreachable."""
+        return self.team if self.team is not None else self.local_store()
+
+    def local_store(self) -> Services:
+        """The local store, opened now if every project is shared and it was not needed so far."""
+        if self.local is None:
+            self.local = self._open_local()
+        return self.local
+
+    def lost(self, exc: StoreError) -> None:
+        """Team memory stopped answering: the local store answers until it is reachable again."""
+        if self.team is not None:
+            with suppress(StoreError):  # its connection is gone already
+                self.team.close()
+        self.team, self.team_down = None, str(exc)
+        self._retry_at = time.monotonic() + RETRY_SECONDS
+
+    def reconnect(self) -> None:
+        """Ask unreachable team memory again, once ``RETRY_SECONDS`` have passed since it failed."""
+        if self.team is None and time.monotonic() >= self._retry_at:
+            self._open_team()
+
+    def close(self) -> None:
+        for services in (self.team, self.local):
+            if services is not None:
+                services.close()
+
+    def _open_team(self) -> None:
+        embedder = self._embedder or (self.local._embedder if self.local is not None else None)
+        try:
+            self.team = Services(self.config, open_store(self.config), home=self.home, _embedder=embedder)
+            self.team_down = None
+        except StoreError as exc:
+            self.team_down = str(exc)
+            self._retry_at = time.monotonic() + RETRY_SECONDS
+
+    def _open_local(self) -> Services:
+        store = MemoryStore(db_path(self.config), busy_timeout_ms=self.config.storage.busy_timeout_ms)
+        local_config = self.config.with_overrides({"storage.backend": "sqlite"})
+        return Services(local_config, store, home=self.home, _embedder=self._embedder, _embedder_from=self._team_model)
+
+    def _team_model(self) -> Embedder | None:
+        """One embedding model for both stores: team memory's (None while it is unreachable)."""
+        return self.team.embedder if self.team is not None else None
 
 
 def postgres_url(config: Config) -> str:

@@ -18,7 +18,9 @@ from causantic.services import open_services
 
 def test_every_page_answers_over_postgres(postgres_server: Any) -> None:
     url = new_database(postgres_server)
-    config = Config().with_overrides({"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": "alice"})
+    config = Config().with_overrides(
+        {"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": "alice", "team.shareProjects": "all"}
+    )
     with open_services(config) as services:
         ingest_paths(services, [SESSIONS_DIR], embed=False, workers=1)
         session = services.store.project_activity()[0]

@@ -32,7 +32,11 @@ def served(
     env = subprocess_env(CAUSANTIC_HOME=str(home))
     if request.param == "postgres":
         url = new_database(request.getfixturevalue("postgres_server"))
-        env |= {"CAUSANTIC_STORAGE_BACKEND": "postgres", "CAUSANTIC_STORAGE_POSTGRES_URL": url}
+        env |= {
+            "CAUSANTIC_STORAGE_BACKEND": "postgres",
+            "CAUSANTIC_STORAGE_POSTGRES_URL": url,
+            "CAUSANTIC_TEAM_SHARE_PROJECTS": "all",
+        }
     done = causantic("ingest", "--no-embed", *map(str, corpus_paths(corpus_dir)), env=env)
     assert done.returncode == 0, done.stderr
     with McpProcess(env=env) as server:

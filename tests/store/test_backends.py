@@ -191,3 +191,39 @@ def test_hybrid_search_finds_the_same_top_sessions_on_both_backends(
     assert sqlite, query
     assert postgres[0] == sqlite[0]
     assert len(set(postgres[:3]) & set(sqlite[:3])) >= min(2, len(sqlite))
+
+
+def test_a_vector_search_within_a_project_returns_its_nearest_chunks_as_many_as_asked(services: Services) -> None:
+    # pgvector 0.6 applies a WHERE filter after its HNSW walk, which keeps hnsw.ef_search rows: on
+    # PostgreSQL a search within a project holding a tenth of a store large enough for the planner
+    # to walk the index came back with fewer hits than asked.
+    import dataclasses
+
+    import numpy as np
+
+    from causantic.store.vectors import VectorRecord
+
+    chunks, projects = 5000, 10
+    rng = np.random.default_rng(5)
+    matrix = rng.normal(size=(chunks, services.embedder.dims)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    store, index = services.store, services.vectors
+    members: dict[int, list[int]] = {}
+    for p in range(projects):
+        project = store.resolve_project(f"/work/p{p}", f"/work/p{p}")
+        rows = list(range(p, chunks, projects))
+        with store.atomic():
+            store.save_session(
+                project, f"s{p}", [dataclasses.replace(_chunk(i, f"text {i}"), session_id=f"s{p}") for i in rows]
+            )
+        members[project.id] = rows
+    index.upsert([VectorRecord(f"c{i}", f"h{i}", matrix[i]) for i in range(chunks)])
+    index.ensure_ann_index()
+    for limit in (10, 100):
+        for project_id, rows in list(members.items())[:3]:
+            query = matrix[rows[0]] + rng.normal(scale=0.3, size=matrix.shape[1]).astype(np.float32)
+            query /= np.linalg.norm(query)
+            exact = sorted(rows, key=lambda i: -float(matrix[i] @ query))[:limit]
+            hits = index.search(query, limit=limit, project_ids=[project_id])
+            assert [h.chunk_id for h in hits] == [f"c{i}" for i in exact]
+            assert all(abs(h.similarity - float(matrix[int(h.chunk_id[1:])] @ query)) < 1e-5 for h in hits)

@@ -7,21 +7,25 @@ scores; only chunks holding nothing but common query words may be left out.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from unittest.mock import patch
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from postgres_server import new_database
 
 from causantic.errors import StoreError
 from causantic.store import keyword
 from causantic.store.fts import match_phrases, split_by_scoring_budget
 from causantic.store.memory import MemoryStore
+from causantic.store.postgres.keyword import RANK_COST
 from causantic.store.records import ChunkRecord, ChunkScope
 
 WORDS = [f"t{i}k" for i in range(150)]  # porter leaves these as they are
@@ -32,7 +36,7 @@ ELSEWHERE = "zebraQuux42"
 
 @dataclass(frozen=True)
 class Corpus:
-    store: MemoryStore
+    store: Any  # MemoryStore or PostgresStore
     texts: dict[str, str]
     projects: dict[str, int]  # chunk id -> project id
     agents: dict[str, str]  # chunk id -> agent
@@ -60,29 +64,41 @@ def _chunk(i: int, text: str, session: str, agent: str) -> ChunkRecord:
     )
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
+def _fill(store: Any) -> Corpus:
     """Two projects (a third of the chunks in the second) and two agents, over Zipf-like text."""
     rng = random.Random(7)
     weights = [1 / (rank + 1) ** 1.1 for rank in range(len(WORDS))]  # Zipf-like, as in prose
     texts = {f"c{i}": " ".join(rng.choices(WORDS, weights, k=rng.randint(5, 40))) for i in range(CHUNKS - 1)}
     texts[f"c{CHUNKS - 1}"] = f"{WORDS[0]} {WORDS[1]} {WORDS[2]} {RARE} {WORDS[0]}"  # one rare identifier
     texts[f"c{CHUNKS - 2}"] = f"{WORDS[3]} {ELSEWHERE} {WORDS[8]}"  # another, in the second project (498 % 3 == 0)
-    store = MemoryStore(Path(tmp_path_factory.mktemp("kw")) / "memory.db")
     demo = store.resolve_project("/work/demo", "/work/demo")
     other = store.resolve_project("/work/other", "/work/other")
     projects, agents = {}, {}
-    with store.atomic():
-        for project, session, keep in ((demo, "s1", lambda i: i % 3 != 0), (other, "s2", lambda i: i % 3 == 0)):
-            chunks = [
-                _chunk(i, texts[f"c{i}"], session, "Explore" if i % 4 == 0 else "main")
-                for i in range(CHUNKS)
-                if keep(i)
-            ]
+    for project, session, keep in ((demo, "s1", lambda i: i % 3 != 0), (other, "s2", lambda i: i % 3 == 0)):
+        chunks = [
+            _chunk(i, texts[f"c{i}"], session, "Explore" if i % 4 == 0 else "main") for i in range(CHUNKS) if keep(i)
+        ]
+        with store.atomic():
             store.save_session(project, session, chunks)
-            projects.update((c.id, project.id) for c in chunks)
-            agents.update((c.id, c.agent) for c in chunks)
-    yield Corpus(store, texts, projects, agents)
+        projects.update((c.id, project.id) for c in chunks)
+        agents.update((c.id, c.agent) for c in chunks)
+    return Corpus(store, texts, projects, agents)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
+    store = MemoryStore(Path(tmp_path_factory.mktemp("kw")) / "memory.db")
+    yield _fill(store)
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def pg_corpus(postgres_server: Any) -> Iterator[Corpus]:
+    """The same corpus in PostgreSQL (its keyword search: causantic.store.postgres.keyword)."""
+    from causantic.store.postgres.store import PostgresStore
+
+    store = PostgresStore(new_database(postgres_server), member="alice")
+    yield _fill(store)
     store.close()
 
 
@@ -90,13 +106,18 @@ def _holds(text: str, phrase: str) -> bool:
     return phrase.strip('"') in text.split()
 
 
+_CASES = {
+    "words": st.lists(st.sampled_from(WORDS), min_size=1, max_size=8, unique=True),
+    "budget": st.integers(1, CHUNKS),
+    "limit": st.integers(1, 40),
+    "scope": st.sampled_from(["all", "project 1", "project 2", "agent Explore", "project 2 + agent main"]),
+    "counted_first": st.sampled_from([None, 1, 30, CHUNKS]),
+}
+
+
 @settings(max_examples=80, deadline=None)
 @given(
-    words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=8, unique=True),
-    budget=st.integers(1, CHUNKS),
-    limit=st.integers(1, 40),
-    scope=st.sampled_from(["all", "project 1", "project 2", "agent Explore", "project 2 + agent main"]),
-    counted_first=st.sampled_from([None, 1, 30, CHUNKS]),
+    **_CASES,
     shared_from=st.sampled_from([keyword.SHARED_FROM, 1]),  # 1: every count is kept for later searches
 )
 # A word the scope lacks beside words all over the budget: the rarest of those must lead.
@@ -117,6 +138,41 @@ def test_bounded_search_is_the_exact_ranking_of_chunks_with_a_rare_word(
     counted_first: int | None,
     shared_from: int,
 ) -> None:
+    scoped = scope != "all"
+    # SQLite ranks exactly when every chunk with a query word fits the budget (KeywordSearch._fits).
+    fits = lambda n: CHUNKS <= budget or scoped and n <= budget  # noqa: E731
+    sharing = patch.object(keyword, "SHARED_FROM", shared_from)
+    _check_bounded(corpus, words, budget, limit, scope, counted_first, budget, fits, sharing)
+
+
+@settings(max_examples=40, deadline=None)
+@given(**_CASES)
+@example(words=[WORDS[5], WORDS[20], ELSEWHERE], budget=1, limit=10, scope="project 1", counted_first=None)
+def test_bounded_search_on_postgres_is_the_exact_ranking_of_chunks_with_a_rare_word(
+    pg_corpus: Corpus, words: list[str], budget: int, limit: int, scope: str, counted_first: int | None
+) -> None:
+    # A row ranked by ts_rank counts as RANK_COST of the budget's (FTS5) rows.
+    rows = max(1, budget // RANK_COST)
+    _check_bounded(
+        pg_corpus, words, budget, limit, scope, counted_first, rows, lambda n: False, contextlib.nullcontext()
+    )
+
+
+def _check_bounded(
+    corpus: Corpus,
+    words: list[str],
+    budget: int,
+    limit: int,
+    scope: str,
+    counted_first: int | None,
+    rows: int,
+    exact_when: Callable[[int], bool],
+    searching: contextlib.AbstractContextManager[Any],
+) -> None:
+    """The bounded search's hits are the exact search's best among the chunks holding one of the
+    rarest phrases whose chunks fit ``rows``, with the same scores (or all of them when
+    ``exact_when(number of chunks with a query word)``); ``searching`` is held around the counts and
+    the bounded search."""
     project_ids = [int(scope.split()[1])] if scope.startswith("project") else None
     agent = scope.split()[-1] if "agent" in scope else None
     in_scope = {
@@ -128,16 +184,16 @@ def test_bounded_search_is_the_exact_ranking_of_chunks_with_a_rare_word(
     query = " ".join(words)
     phrases = match_phrases(query)
     counts = {p: sum(_holds(t, p) for t in in_scope.values()) for p in phrases}  # rarity within the scope
-    rare, _ = split_by_scoring_budget([p for p in phrases if counts[p]], counts, budget)
+    rare, _ = split_by_scoring_budget([p for p in phrases if counts[p]], counts, rows)
 
     search = corpus.store.keyword_search
     exact = search(query, project_ids=project_ids, agent=agent, limit=CHUNKS, score_budget=0)
     assert {cid for cid, _ in exact} <= set(in_scope)
-    if CHUNKS <= budget or (project_ids or agent) and len(exact) <= budget:
+    if exact_when(len(exact)):
         eligible = exact  # every chunk with a query word fits the budget: ranked exactly
     else:
         eligible = [(cid, score) for cid, score in exact if any(_holds(in_scope[cid], p) for p in rare)]
-    with patch.object(keyword, "SHARED_FROM", shared_from):
+    with searching:
         if counted_first is not None:  # as search weighs the query's words first: their counts are reused
             corpus.store.keyword_document_counts(words, project_ids=project_ids, agent=agent, most=counted_first)
         bounded = search(query, project_ids=project_ids, agent=agent, limit=limit, score_budget=budget)

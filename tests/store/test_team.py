@@ -45,10 +45,16 @@ def test_an_unreachable_server_is_one_sentence_without_the_password(tmp_path: An
 def test_status_lists_members_with_their_sessions_and_last_ingest(postgres_server: Any) -> None:
     url = new_database(postgres_server)
     for user in ("alice", "bob"):
-        config = Config().with_overrides({"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": user})
+        config = Config().with_overrides(
+            {"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": user, "team.shareProjects": "all"}
+        )
         with open_services(config) as services:
             ingest_paths(services, [ONE_SESSION] if user == "alice" else [SESSIONS_DIR], embed=False)
-    env = {"CAUSANTIC_STORAGE_BACKEND": "postgres", "CAUSANTIC_STORAGE_POSTGRES_URL": url}
+    env = {
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": url,
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "all",
+    }
     result = _run("team", "status", "--json", env=env)
     assert result.exit_code == 0, result.output
     members = {m["user"]: m for m in json.loads(result.output)["members"]}
@@ -63,10 +69,16 @@ def test_status_lists_members_with_their_sessions_and_last_ingest(postgres_serve
 @pytest.mark.parametrize("user", ["alice", "nobody"])
 def test_search_by_user_keeps_only_that_members_chunks(postgres_server: Any, user: str) -> None:
     url = new_database(postgres_server)
-    config = Config().with_overrides({"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": "alice"})
+    config = Config().with_overrides(
+        {"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": "alice", "team.shareProjects": "all"}
+    )
     with open_services(config) as services:
         ingest_paths(services, [SESSIONS_DIR], embed=False)
-    env = {"CAUSANTIC_STORAGE_BACKEND": "postgres", "CAUSANTIC_STORAGE_POSTGRES_URL": url}
+    env = {
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": url,
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "all",
+    }
     result = _run("search", "redirect", "--user", user, "--json", "--mode", "keyword", env=env)
     assert result.exit_code == 0, result.output
     hits = json.loads(result.output)["hits"]
@@ -76,7 +88,9 @@ def test_search_by_user_keeps_only_that_members_chunks(postgres_server: Any, use
 
 def test_a_server_lost_mid_command_is_one_sentence_and_the_next_run_completes(postgres_server: Any) -> None:
     url = new_database(postgres_server)
-    config = Config().with_overrides({"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": "alice"})
+    config = Config().with_overrides(
+        {"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": "alice", "team.shareProjects": "all"}
+    )
     with open_services(config) as services:
         ingest_paths(services, [ONE_SESSION], embed=False, workers=1)
         # The server drops every connection of this database (a restart, a failover, a network cut).

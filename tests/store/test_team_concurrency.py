@@ -43,7 +43,11 @@ def test_four_writers_and_two_searchers_store_every_chunk_exactly_once(
         ingest_paths(reference, folders, embed=False, workers=1)
         expected = reference.store.counts()
     url = new_database(postgres_server)
-    base = {"CAUSANTIC_STORAGE_BACKEND": "postgres", "CAUSANTIC_STORAGE_POSTGRES_URL": url}
+    base = {
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": url,
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "all",
+    }
     # Each writer reads 8 of the 16 folders, each folder is read by two writers, who start together.
     writers = []
     for i in range(WRITERS):

@@ -34,7 +34,9 @@ def team(postgres_server: Any) -> dict[str, str]:
 
 
 def _services(stack: ExitStack, url: str, user: str) -> Services:
-    config = Config().with_overrides({"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": user})
+    config = Config().with_overrides(
+        {"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": user, "team.shareProjects": "all"}
+    )
     return stack.enter_context(open_services(config))
 
 

@@ -177,6 +177,7 @@ def render_report(report: IngestOut) -> None:
             f"{report.files - report.files_unchanged} of {report.files}"
             + (f" ({report.files_unchanged} unchanged)" if report.files_unchanged else ""),
         ),
+        *([("waiting for team memory", f"{report.files_waiting} files")] if report.files_waiting else []),
         ("transcript data", f"{report.bytes_read / 1e6:.1f} MB"),
         ("sessions", report.sessions),
         ("chunks added", report.chunks_added),
@@ -203,6 +204,8 @@ def render_report(report: IngestOut) -> None:
         ),
     ]
     table("Ingest summary", [("", "left"), ("", "right")], rows)
+    for note in report.notes:
+        console.print(f"note: {note}", style="yellow", markup=False, soft_wrap=True)
     for failed in report.errors:
         console.print(
             f"[red]error[/red] {failed.path}: {failed.error}", soft_wrap=True

@@ -9,7 +9,7 @@ from causantic.cli.output import domain_errors, emit_json, json_option, line
 from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
-from causantic.retrieval.format import chunk_header, nothing_relevant, search_heading, shown_content
+from causantic.retrieval.format import chunk_header, mixes_stores, nothing_relevant, search_heading, shown_content
 from causantic.retrieval.search import Mode
 from causantic.sources import Source
 
@@ -61,9 +61,10 @@ def search_command(
         click.echo(nothing_relevant(result.notes))
         return
     line(search_heading(result) + ":", "bold")
+    mixed = mixes_stores([h.chunk for h in result.hits])
     for hit, shown in zip(result.hits, result.shown_relevance, strict=True):
         line()
-        line(chunk_header(hit.chunk, shown), "cyan")
+        line(chunk_header(hit.chunk, shown, mixed=mixed), "cyan")
         line(shown_content(hit.chunk.content))
 
 

@@ -78,7 +78,8 @@ def run_worker(event: HookEvent) -> WorkerResult:
                     f"{len(report.errors)} file(s) could not be ingested; first: {first.path}: {first.error}"
                 )
             result = WorkerResult(
-                f"ingested {report.chunks_added} new and {report.chunks_updated} changed chunks",
+                f"ingested {report.chunks_added} new and {report.chunks_updated} changed chunks"
+                + "".join(f"; {note}" for note in report.notes),
                 details={
                     "files": report.files - report.files_unchanged,
                     "chunks": report.chunks_added,

@@ -35,6 +35,10 @@ from causantic.transcripts._system_text import prompt_text_of
 
 HOOK = "user-prompt-submit"
 _SAFE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+TEAM_NOTE = (
+    "; this project is not in local memory: with team memory (storage.backend postgres) a shared project's "
+    "sessions are in team memory, which prompt memory does not read (search and recall do)"
+)
 HEADER = "Causantic memory: earlier sessions that match this prompt (keyword match; may be useful context)."
 FOOTER = (
     "More: the causantic MCP tools recall (how and why it was done, by question) and reconstruct "
@@ -44,14 +48,18 @@ FOOTER = (
 
 def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
     folder = Path(event.working_dir)
-    config = cached_config(folder if folder.is_dir() else None, ("prompt_memory", "relevance"))
+    config = cached_config(folder if folder.is_dir() else None, ("prompt_memory", "relevance", "storage"))
     settings = config.section("prompt_memory")
     if not settings.enabled:
         return _done(started, event, "off (promptMemory.enabled is false)")
     if not event.prompt.strip():
         return _done(started, event, "empty prompt")
+    # Prompt memory reads the local store only, keyword-only and offline, because Claude Code waits for
+    # it on every prompt; with team memory, shared projects' sessions live on the server instead.
+    team = config.section("storage").backend == "postgres"
     if not config.db_path.exists():
-        return _done(started, event, "no memory yet (nothing ingested)")
+        empty = ("no local memory yet" + TEAM_NOTE) if team else "no memory yet (nothing ingested)"
+        return _done(started, event, empty)
     if not warm.serving and settings.warm_minutes > 0:
         warm.start_server()  # for the next prompts; this one is answered here (it exits if one runs)
     given_file = _given_file(causantic_home(), event.session_id)
@@ -75,7 +83,8 @@ def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
             ),
         )
     if not found.moments:
-        return _done(started, event, found.reason, found.project)
+        unknown = team and found.project is None
+        return _done(started, event, found.reason + (TEAM_NOTE if unknown else ""), found.project)
     text = render(found.moments, settings.max_tokens)
     sys.stdout.write(
         json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}) + "\n"

@@ -39,6 +39,10 @@ SESSION_EDGE_TYPES = ("within-chain", "brief", "debrief", "team-spawn", "team-re
 class IngestReport:
     files: int = 0
     files_unchanged: int = 0
+    # Files of projects another store takes (team memory: shared or not), left for that store's run;
+    # what a team-memory ingest reports here is only what waits for team memory to answer again.
+    files_waiting: int = 0
+    notes: list[str] = field(default_factory=list)  # what people should know (team memory unreachable)
     bytes_read: int = 0
     sessions: int = 0
     chunks_added: int = 0
@@ -71,6 +75,8 @@ class IngestReport:
         return {
             "files": self.files,
             "files_unchanged": self.files_unchanged,
+            "files_waiting": self.files_waiting,
+            "notes": self.notes,
             "bytes_read": self.bytes_read,
             "sessions": self.sessions,
             "chunks_added": self.chunks_added,
@@ -92,6 +98,29 @@ class IngestReport:
         }
 
 
+def combined(first: IngestReport, second: IngestReport) -> IngestReport:
+    """Two runs over the same files into two stores (local and team memory) as one report; files
+    the first left for the second count only where the second left them too."""
+    out = IngestReport()
+    for name in ("files", "files_unchanged", "bytes_read", "sessions", "chunks_added", "chunks_updated"):
+        setattr(out, name, getattr(first, name) + getattr(second, name))
+    out.chunks_removed = first.chunks_removed + second.chunks_removed
+    out.files_waiting = second.files_waiting
+    for name in ("edges_added", "skipped_lines", "skipped_subagents"):
+        setattr(out, name, getattr(first, name) + getattr(second, name))
+    for name in ("subagent_streams", "linked_subagents", "teammates"):
+        setattr(out, name, getattr(first, name) + getattr(second, name))
+    out.errors = first.errors + second.errors
+    out.notes = first.notes + second.notes
+    out.examples_removed = first.examples_removed + second.examples_removed
+    if first.vectors_added is not None or second.vectors_added is not None:
+        out.vectors_added = (first.vectors_added or 0) + (second.vectors_added or 0)
+    out.topics = "; ".join(t for t in (first.topics, second.topics) if t) or None
+    out.seconds = first.seconds + second.seconds
+    out.embed_seconds = first.embed_seconds + second.embed_seconds
+    return out
+
+
 ProgressCallback = Callable[[int, int, int], None]  # (files done, bytes done, chunks added so far)
 
 
@@ -104,8 +133,15 @@ def ingest(
     force: bool = False,
     on_progress: ProgressCallback | None = None,
     on_discovered: Callable[[int, int], None] | None = None,
+    keep: Callable[[str], bool] | None = None,
+    marked_elsewhere: Sequence[MemoryStoreProtocol] = (),
 ) -> IngestReport:
-    """Ingest transcript files and folders; returns what changed."""
+    """Ingest transcript files and folders; returns what changed.
+
+    ``keep`` (team memory): whether this store takes a project, by its canonical path; a session
+    group of a project it does not take is neither written nor marked (``files_waiting``), so the
+    store that does take it reads it on its own run. Files marked in one of ``marked_elsewhere``
+    (that store has them) are skipped without a word."""
     started = time.perf_counter()
     report = IngestReport()
     unreadable: list[tuple[str, str]] = []
@@ -113,11 +149,14 @@ def ingest(
     report.errors.extend(unreadable)
     todo: list[SessionFiles] = []
     for group in groups:
-        report.files += len(group_paths(group))
-        if not force and all(_unchanged(store, p) for p in group_paths(group)):
-            report.files_unchanged += len(group_paths(group))
+        paths = group_paths(group)
+        if not force and all(_unchanged(store, p) for p in paths):
+            report.files_unchanged += len(paths)
+        elif not force and any(all(_unchanged(other, p) for p in paths) for other in marked_elsewhere):
+            continue
         else:
             todo.append(group)
+        report.files += len(paths)
     if on_discovered:
         on_discovered(sum(len(group_paths(g)) for g in todo), sum(_size(p) for g in todo for p in group_paths(g)))
     files_done = 0
@@ -130,6 +169,9 @@ def ingest(
                 files_done += len(group_paths(group))
                 if isinstance(outcome, BaseException):
                     report.errors.append((str(group_paths(group)[0]), f"{type(outcome).__name__}: {outcome}"))
+                elif keep is not None and not all(keep(s.project_path) for s in outcome.sessions if s.chunks):
+                    report.files -= len(group_paths(group))
+                    report.files_waiting += len(group_paths(group))
                 else:
                     write_plan(store, outcome, report)
                 if on_progress:

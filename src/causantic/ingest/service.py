@@ -6,11 +6,12 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from causantic.config import Config
+from causantic.errors import StoreError
 from causantic.ingest.indexing import embedding_text, sync_vectors
-from causantic.ingest.pipeline import IngestReport, ProgressCallback, ingest, remove_chunks
+from causantic.ingest.pipeline import IngestReport, ProgressCallback, combined, ingest, remove_chunks
 from causantic.ingest.plan import PlanSettings
 from causantic.ingest.topics import maintain_topics
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
@@ -44,6 +45,8 @@ def ingest_paths(
     on_discovered: Callable[[int, int], None] | None = None,
     on_embed_progress: Callable[[int, int], None] | None = None,
     as_examples: bool = False,
+    keep: Callable[[str], bool] | None = None,
+    marked_elsewhere: Sequence[MemoryStoreProtocol] = (),
 ) -> IngestReport:
     """Ingest files and folders; embed new chunks unless ``embed`` is off or deferred by config.
 
@@ -53,6 +56,9 @@ def ingest_paths(
     ``as_examples``: these are the bundled example sessions (the quick start on a machine without
     sessions). Their projects are recorded as examples, and the first ingest that brings sessions of
     any other project removes them, so examples never mix with real memory.
+
+    ``keep`` and ``marked_elsewhere``: this store takes only some projects (team memory, see
+    :func:`ingest_routed` and :func:`causantic.ingest.pipeline.ingest`).
     """
     started = time.perf_counter()
     report = ingest(
@@ -63,6 +69,8 @@ def ingest_paths(
         force=force,
         on_progress=on_progress,
         on_discovered=on_discovered,
+        keep=keep,
+        marked_elsewhere=marked_elsewhere,
     )
     examples = example_projects(services.store)
     if as_examples:
@@ -78,6 +86,45 @@ def ingest_paths(
             services.store, services.vectors, services.config.clustering, report.new_chunk_ids
         )
     report.seconds = time.perf_counter() - started
+    return report
+
+
+def ingest_routed(
+    local: Services | None,
+    team: Services | None,
+    shared: Callable[[str], bool],
+    paths: Sequence[Path],
+    team_down: str | None = None,
+    **options: Any,
+) -> IngestReport:
+    """Team memory: sessions of shared projects into ``team``, the others into ``local``.
+
+    ``local`` is None when every project is shared; ``team`` is None when no project is, or when
+    team memory cannot be reached (``team_down`` says why). The local part runs first, so it is
+    done whatever happens to the server; shared sessions it could not upload stay unmarked, and the
+    next run uploads them (team memory's own marks say what it already holds)."""
+    report: IngestReport | None = None
+    if local is not None:
+        others = [team.store] if team is not None else []
+        report = ingest_paths(local, paths, keep=lambda path: not shared(path), marked_elsewhere=others, **options)
+    if team is not None:
+        others = [local.store] if local is not None else []
+        try:
+            uploaded = ingest_paths(team, paths, keep=shared, marked_elsewhere=others, **options)
+        except StoreError as exc:
+            if report is None:
+                raise
+            team_down = str(exc)
+        else:
+            report = uploaded if report is None else combined(report, uploaded)
+            return report
+    assert report is not None, "ingest_routed needs a store"
+    if team_down is not None:
+        waiting = f"{report.files_waiting} file(s) of shared projects wait for it" if report.files_waiting else ""
+        report.notes.append(
+            f"team memory unreachable: {team_down.rstrip('.')}; local memory was updated"
+            + (f", and {waiting} (the next run uploads them)" if waiting else "")
+        )
     return report
 
 

@@ -145,12 +145,17 @@ def plan_stream(
     records: list[ChunkRecord] = []
     agent_key = transcript.agent_id or MAIN_AGENT
     last_time = fallback_time
+    # The slices of one long message share its time: format each time once, not per chunk.
+    stamps: dict[datetime, str] = {}
     for turn in turns:
         for draft in chunk_turn(turn, settings.max_tokens, settings.long_line_chars):
             times = [s.timestamp for s in draft.sections if s.timestamp is not None]
             start = min(times) if times else last_time
             end = max(times) if times else start
             last_time = end
+            for moment in (start, end):
+                if moment not in stamps:
+                    stamps[moment] = iso(moment)
             drafts.append(draft)
             records.append(
                 ChunkRecord(
@@ -161,8 +166,8 @@ def plan_stream(
                     team_name=team_name,
                     turn_index=turn.turn_index,
                     part=draft.part,
-                    start_time=iso(start),
-                    end_time=iso(end),
+                    start_time=stamps[start],
+                    end_time=stamps[end],
                     content=draft.text,
                     search_terms=identifier_terms(draft.text),
                     content_hash=content_hash(draft.text),

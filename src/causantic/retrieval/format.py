@@ -32,6 +32,11 @@ def when(iso_text: str | None, missing: str = "?") -> str:
     return iso_text[:16].replace("T", " ") if iso_text else missing
 
 
+def mixes_stores(chunks: list[StoredChunk]) -> bool:
+    """An answer from team memory and the local store at once: its local chunks are then marked."""
+    return any(c.user is None for c in chunks) and any(c.user is not None for c in chunks)
+
+
 def counted(n: int, noun: str) -> str:
     """'1 chunk', '3 chunks': a count with its noun in the right number."""
     return f"{n} {noun}" + ("" if n == 1 else "s")
@@ -46,8 +51,14 @@ def span(start: str, end: str) -> str:
 
 
 def chunk_header(
-    chunk: StoredChunk, relevance: float | None = None, position: str | None = None, *, marker: str | None = None
+    chunk: StoredChunk,
+    relevance: float | None = None,
+    position: str | None = None,
+    *,
+    marker: str | None = None,
+    mixed: bool = False,
 ) -> str:
+    """One chunk's header line; ``mixed`` (:func:`mixes_stores`): say which chunks are local only."""
     parts = [position] if position else []
     parts += [
         f"Project: {chunk.project}",
@@ -59,6 +70,8 @@ def chunk_header(
         parts.append(f"Agent: {chunk.agent}")
     if chunk.user is not None:
         parts.append(f"User: {chunk.user}")
+    elif mixed:
+        parts.append("Local (not shared)")
     if relevance is not None:
         parts.append(f"Relevance: {round(max(0.0, min(relevance, 1.0)) * 100)}%")
     if marker:
@@ -66,8 +79,8 @@ def chunk_header(
     return "[" + " | ".join(parts) + "]"
 
 
-def render_hit(hit: Hit, shown_relevance: float) -> str:
-    return f"{chunk_header(hit.chunk, shown_relevance)}\n{shown_content(hit.chunk.content)}"
+def render_hit(hit: Hit, shown_relevance: float, *, mixed: bool = False) -> str:
+    return f"{chunk_header(hit.chunk, shown_relevance, mixed=mixed)}\n{shown_content(hit.chunk.content)}"
 
 
 def shown_content(content: str) -> str:
@@ -122,7 +135,8 @@ def render_search(result: SearchResult) -> str:
     if result.nothing_relevant:
         return nothing_relevant(result.notes)
     hits = zip(result.hits, result.shown_relevance, strict=True)
-    return search_heading(result) + ":\n\n" + "\n\n---\n\n".join(render_hit(h, r) for h, r in hits)
+    mixed = mixes_stores([h.chunk for h in result.hits])
+    return search_heading(result) + ":\n\n" + "\n\n---\n\n".join(render_hit(h, r, mixed=mixed) for h, r in hits)
 
 
 def episodes_heading(answer: EpisodeAnswer) -> str:
@@ -152,6 +166,7 @@ def chunk_heading(answer: EpisodeAnswer, index: int, position: int) -> str:
         member.chunk,
         position=f"{position + 1}/{len(answer.episodes[index].chunks)}",
         marker="match" if member.is_hit else None,
+        mixed=mixes_stores(answer.chunks),
     )
 
 

@@ -42,6 +42,9 @@ class ChunkOut(Out):
     source: str = Field(description="The coding agent whose session it is: claude-code, codex or gemini.")
     agent: str
     user: str | None = Field(None, description="Team memory: the member it came from; null in local memory.")
+    store: str = Field(
+        "local", description="Where it lives: 'team' (team memory, PostgreSQL) or 'local' (this machine's SQLite)."
+    )
     date: str = Field(description="When the chunk's turn started, ISO 8601 UTC.")
     relevance: float | None = Field(None, description="Calibrated relevance to the query, 0..1.")
     is_hit: bool = Field(True, description="A search hit, rather than context around one (episodes).")
@@ -113,6 +116,7 @@ def chunk_out(chunk: StoredChunk, relevance: float | None, *, is_hit: bool = Tru
         source=chunk.source,
         agent=chunk.agent,
         user=chunk.user,
+        store="local" if chunk.user is None else "team",
         date=chunk.start_time,
         relevance=None if relevance is None else round(relevance, 4),
         is_hit=is_hit,
@@ -330,6 +334,10 @@ class IngestOut(Out):
 
     files: int
     files_unchanged: int
+    files_waiting: int = Field(
+        0, description="Team memory: files of shared projects not uploaded (server unreachable); the next run does."
+    )
+    notes: list[str] = Field(default_factory=list, description="Team memory unreachable, and what was kept locally.")
     bytes_read: int
     sessions: int
     chunks_added: int

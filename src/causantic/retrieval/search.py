@@ -163,14 +163,14 @@ class Searcher:
         scope = self.scope(request)
         mode, notes = self._mode(request.mode or cfg.primary)
         pool = max(cfg.vector_search_limit, cfg.keyword_search_limit, (request.limit or 0) * 3)
-        if request.source or request.user:  # filtered after retrieval (the indexes know neither): a wider pool
+        if request.source:  # filtered after retrieval (the indexes do not know it): a wider pool
             pool *= SOURCE_POOL_FACTOR
         # One helper thread: keyword search (then weighing the query's words) runs beside the
         # embedding and vector search, then the lookup of missing candidate vectors beside the
         # chunk lookup, then that of the sessions' opening prompts beside the scoring.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="causantic-search") as helper:
             query_vector, vector_matches, read_ahead, keyword_hits, profile = self._candidates(
-                request.query, mode, scope, pool, helper
+                request.query, mode, scope, pool, helper, request.user
             )
             fused = self._fuse([(m.chunk_id, m.similarity) for m in vector_matches], keyword_hits)
             if request.expand if request.expand is not None else self.expansion.enabled:
@@ -256,10 +256,11 @@ class Searcher:
         return "none", notes
 
     def _candidates(
-        self, query: str, mode: str, scope: SearchScope, pool: int, helper: ThreadPoolExecutor
+        self, query: str, mode: str, scope: SearchScope, pool: int, helper: ThreadPoolExecutor, member: str | None
     ) -> tuple[np.ndarray | None, list[VectorMatch], dict[str, StoredChunk], list[tuple[str, float]], QueryProfile]:
         """The query vector, the vector matches, their chunks read ahead, the keyword hits and the
-        query's weighed words."""
+        query's weighed words. ``member`` (team memory's ``user`` filter) narrows both index
+        queries, so another member's many chunks never crowd the pool."""
         project_ids = list(scope.project_ids) if scope.project_ids else None
 
         def keyword_side() -> tuple[list[tuple[str, float]], QueryProfile]:
@@ -276,6 +277,7 @@ class Searcher:
                     agent=scope.agent,
                     limit=pool,
                     score_budget=self.config.keyword_score_budget,
+                    member=member,
                 )
             )
             return hits, profile
@@ -284,7 +286,7 @@ class Searcher:
         if mode not in ("hybrid", "vector-only"):
             return None, [], {}, *keyword.result()
         vector = self._embed_query(query)
-        matches = self._vectors().search(vector, limit=pool, project_ids=project_ids, agent=scope.agent)
+        matches = self._vectors().search(vector, limit=pool, project_ids=project_ids, agent=scope.agent, member=member)
         # Keyword search usually takes longer (a long question's common words above all): meanwhile
         # this thread reads the vector matches and splits their text, which scoring them needs.
         read_ahead = self.store.get_chunks([m.chunk_id for m in matches])

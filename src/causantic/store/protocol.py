@@ -154,6 +154,7 @@ class MemoryStoreProtocol(Protocol):
         agent: str | None = None,
         limit: int = 50,
         score_budget: int = 0,
+        member: str | None = None,  # team memory: only this member's chunks, filtered by the index query
     ) -> list[tuple[str, float]]: ...
     def keyword_document_counts(
         self,
@@ -214,6 +215,12 @@ class VectorIndexProtocol(Protocol):
     def all_vectors(self) -> tuple[list[str], np.ndarray]: ...
     def size_bytes(self, *, rows: int | None = None) -> int: ...
     def search(
-        self, vector: np.ndarray, *, limit: int, project_ids: Sequence[int] | None = None, agent: str | None = None
+        self,
+        vector: np.ndarray,
+        *,
+        limit: int,
+        project_ids: Sequence[int] | None = None,
+        agent: str | None = None,
+        member: str | None = None,  # team memory: only this member's chunks, filtered by the index query
     ) -> list[VectorMatch]: ...
     def ensure_ann_index(self) -> bool: ...

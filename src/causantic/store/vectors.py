@@ -266,10 +266,18 @@ class VectorIndex:
         return (self.count() if rows is None else rows) * self.dims * 4 + ann
 
     def search(
-        self, vector: np.ndarray, *, limit: int, project_ids: Sequence[int] | None = None, agent: str | None = None
+        self,
+        vector: np.ndarray,
+        *,
+        limit: int,
+        project_ids: Sequence[int] | None = None,
+        agent: str | None = None,
+        member: str | None = None,
     ) -> list[VectorMatch]:
-        """Nearest chunks first, each with its vector and its exact cosine similarity."""
-
+        """Nearest chunks first, each with its vector and its exact cosine similarity. ``member``:
+        team memory's filter; local memory holds no member's rows, so none match."""
+        if member is not None:
+            return []
         query = unit_query(vector)
         scope, params = _scope(project_ids, agent)
         with self._lock:

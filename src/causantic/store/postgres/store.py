@@ -9,6 +9,7 @@ Rows carry ``member``: the name of the machine's user (``team.user``, else the l
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
@@ -59,6 +60,7 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         self.member = member
         self.conn = connect(url)
         migrate(self.conn)
+        self._counted = threading.local()  # see keyword_document_counts
 
     def close(self) -> None:
         self.conn.close()
@@ -671,9 +673,10 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         score_budget: int = 0,
         member: str | None = None,
     ) -> list[tuple[str, float]]:
-        """Full-text hits as (chunk id, score), best first (:mod:`causantic.store.postgres.keyword`).
-        ``score_budget`` is SQLite's bound on BM25 work; the GIN index needs none."""
-        return keyword.search(self.conn, query, keyword.scope_sql(project_ids, agent, member), limit)
+        """Full-text hits as (chunk id, score), best first (:mod:`causantic.store.postgres.keyword`);
+        ``score_budget`` bounds the ranking work on large stores, as in SQLite (0: rank every match)."""
+        scope = keyword.scope_sql(project_ids, agent, member)
+        return keyword.search(self.conn, query, scope, limit, score_budget, self._take_counted(scope))
 
     def keyword_document_counts(
         self,
@@ -683,7 +686,22 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         agent: str | None = None,
         most: int = 100_000,
     ) -> list[int]:
-        return keyword.document_counts(self.conn, list(terms), keyword.scope_sql(project_ids, agent, None), most)
+        """As SQLite's; the counts are kept for this thread's next :meth:`keyword_search` in the same
+        scope (search weighs the query's words first), which then does not count them again."""
+        scope = keyword.scope_sql(project_ids, agent, None)
+        stamp = self.change_stamp()  # read first: a write while counting makes the counts stale
+        found, counted = keyword.document_counts(self.conn, list(terms), scope, most)
+        self._counted.last = (repr(scope), stamp, counted)
+        return found
+
+    def _take_counted(self, scope: tuple[str, list[Any]]) -> keyword.Counted | None:
+        """The counts this thread's last :meth:`keyword_document_counts` read in ``scope``, once, if
+        no member has written since."""
+        last: tuple[str, tuple[int, int], keyword.Counted] | None = getattr(self._counted, "last", None)
+        self._counted.last = None
+        if last is None or last[0] != repr(scope) or last[1] != self.change_stamp():
+            return None
+        return last[2]
 
     # ---- browsing (the dashboard) ---------------------------------------------------------
 

@@ -4,9 +4,9 @@
 Vectors live in table ``vectors`` beside their chunks (deleted with them) as pgvector values; models
 differ in dimensions, so each model gets its own partial HNSW index over the value cast to its
 dimensions (cosine distance). The server keeps the index up to date on every write: there is no
-derived file to build or lose. A search asks the index for candidates when it covers the whole store
-and scans a filtered scope exactly (pgvector 0.6 filters after the index walk, which can return too
-few rows), then computes every similarity exactly from the vectors read back, as SQLite's does.
+derived file to build or lose. A search asks the index for candidates (within a project or agent:
+see :meth:`PgVectorIndex._in_scope`), then computes every similarity exactly from the vectors read
+back, as SQLite's does.
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ class PgVectorIndex:
     def all_vectors(self) -> tuple[list[str], np.ndarray]:
         with self._lock:
             rows = self.conn.execute(
-                "SELECT chunk_id, embedding FROM vectors WHERE model = %s ORDER BY seq", (self.model_id,)
+                "SELECT chunk_id, embedding FROM vectors WHERE model = %s ORDER BY seq", (self.model_id,), binary=True
             ).fetchall()
         return [r[0] for r in rows], self._matrix([r[1] for r in rows])
 
@@ -183,31 +183,69 @@ class PgVectorIndex:
         member: str | None = None,
     ) -> list[VectorMatch]:
         """Nearest chunks first, each with its vector and its exact cosine similarity."""
-        from psycopg import sql
 
         query = unit_query(vector)
         clause, params = keyword.scope_sql(project_ids, agent, member)
         k = 2 * limit + 16
         with self._lock:
-            if clause:
-                # Exact within the scope: the filter first, then the distances of what it keeps.
-                statement = sql.SQL(
-                    "SELECT v.chunk_id, v.embedding FROM vectors v JOIN chunks c ON c.id = v.chunk_id"
-                    " WHERE v.model = {model}" + clause + " ORDER BY v.embedding::{cast} <=> %s::{cast} LIMIT %s"
-                ).format(model=self._model, cast=self._cast)
-                rows = self.conn.execute(statement, [*params, self._vector(query), k]).fetchall()
-            else:
-                statement = sql.SQL(
-                    "SELECT chunk_id, embedding FROM vectors WHERE model = {model}"
-                    " ORDER BY embedding::{cast} <=> %s::{cast} LIMIT %s"
-                ).format(model=self._model, cast=self._cast)
-                with self.conn.transaction():
-                    ef = min(_MAX_EF_SEARCH, max(_MIN_EF_SEARCH, k))
-                    self.conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef)))
-                    rows = self.conn.execute(statement, [self._vector(query), k]).fetchall()
+            rows = self._in_scope(query, clause, params, k, limit) if clause else self._walk(query, k)
         if not rows:
             return []
         return nearest([r[0] for r in rows], self._matrix([r[1] for r in rows]), query, limit)
+
+    def _walk(self, query: np.ndarray, k: int, scope: tuple[str, list[Any]] | None = None) -> list[Any]:
+        """The ``k`` nearest rows the HNSW index finds; within ``scope`` (a filter over chunks ``c``):
+        those among the index's nearest :data:`_MAX_EF_SEARCH` of the whole store."""
+        from psycopg import sql
+
+        nearest_first = sql.SQL(
+            "SELECT chunk_id, embedding, embedding::{cast} <=> %s::{cast} AS d FROM vectors WHERE model = {model}"
+            " ORDER BY embedding::{cast} <=> %s::{cast} LIMIT %s"
+        ).format(model=self._model, cast=self._cast)
+        vector = self._vector(query)
+        if scope is None:
+            statement, params, ef = nearest_first, [vector, vector, k], min(_MAX_EF_SEARCH, max(_MIN_EF_SEARCH, k))
+        else:
+            statement = sql.SQL(
+                "SELECT w.chunk_id, w.embedding FROM ({}) w JOIN chunks c ON c.id = w.chunk_id WHERE TRUE"
+                + scope[0]
+                + " ORDER BY w.d LIMIT %s"
+            ).format(nearest_first)
+            params, ef = [vector, vector, _MAX_EF_SEARCH, *scope[1], k], _MAX_EF_SEARCH
+        with self.conn.transaction():
+            self.conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef)))
+            return list(self.conn.execute(statement, params, binary=True).fetchall())
+
+    def _in_scope(self, query: np.ndarray, clause: str, params: list[Any], k: int, limit: int) -> list[Any]:
+        """The ``k`` nearest rows within a scope.
+
+        pgvector 0.6 applies a filter after the HNSW walk, which keeps at most ``hnsw.ef_search``
+        (≤ 1,000) rows, so a query ordered by the index and filtered returned a handful of rows
+        for a project holding a tenth of the store. So: the whole store's nearest 1,000 from the
+        index, then the scope; when at least ``limit`` of them are in it, its nearest are among
+        them (any closer row of the scope would be among the 1,000 too). A smaller scope (or one
+        too small for the 1,000 to hold ``limit`` of its rows) is scanned exactly, its distances
+        computed after the filter (an expression the index does not cover, so the planner cannot
+        walk the index instead)."""
+        from psycopg import sql
+
+        # The walk is skipped when the scope's expected share of its 1,000 rows is under ``limit``
+        # (most projects of a large store), where it would only delay the exact scan. The store's vector count is the
+        # planner's estimate (free; -1 before the first ANALYZE: walk then).
+        in_scope, stored = self.conn.execute(
+            f"SELECT (SELECT count(*) FROM chunks c WHERE TRUE{clause}),"
+            " (SELECT reltuples FROM pg_class WHERE oid = 'vectors'::regclass)",
+            params,
+        ).fetchone()
+        if stored <= 0 or in_scope * _MAX_EF_SEARCH >= limit * stored:
+            rows = self._walk(query, k, (clause, params))
+            if len(rows) >= limit:
+                return rows
+        statement = sql.SQL(
+            "SELECT v.chunk_id, v.embedding FROM vectors v JOIN chunks c ON c.id = v.chunk_id"
+            " WHERE v.model = {model}" + clause + " ORDER BY v.embedding <=> %s::vector LIMIT %s"
+        ).format(model=self._model)
+        return list(self.conn.execute(statement, [*params, self._vector(query), k], binary=True).fetchall())
 
     # ---- the HNSW index -----------------------------------------------------------------------
 
@@ -249,6 +287,7 @@ class PgVectorIndex:
             rows = self.conn.execute(
                 f"SELECT {column}, embedding FROM vectors WHERE model = %s AND {column} = ANY(%s)",
                 (self.model_id, keys),
+                binary=True,  # a vector as 1,536 bytes, not 4 kB of text parsed in Python
             ).fetchall()
         return first_by_key([r[0] for r in rows], self._matrix([r[1] for r in rows]), {})
 

@@ -1,0 +1,113 @@
+"""One answer from two stores: team memory and the local store beside it (``team.shareProjects``).
+
+Each store answers the request alone, through the whole pipeline (its own indexes, relevance floor
+and diversification); this module fuses the answers the way the pipeline fuses its keyword and
+vector lists, by reciprocal rank (:func:`causantic.retrieval.ranking.reciprocal_rank_fusion`):
+the two stores' scores come from different indexes, their ranks do not. Then the request's limit
+and token budget are applied to the fused list. Results are keyed by store name ("team",
+"local"), team first, so ties go to team memory; a chunk both stores hold (a project uploaded
+after it was kept locally) appears once. Which store a chunk came from shows in its ``user``:
+team memory's chunks name their member, local ones none (``store`` in the JSON shape).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from causantic.retrieval.episodes import Episode, EpisodeAnswer, chunk_cost
+from causantic.retrieval.ranking import reciprocal_rank_fusion
+from causantic.retrieval.search import Hit, SearchResult
+
+QUIET_NOTES = ("no matching chunks",)  # one store's empty answer says nothing when the other answered
+
+
+def fused_search(
+    results: Mapping[str, SearchResult], *, rrf_k: int, limit: int, max_tokens: int, notes: list[str]
+) -> SearchResult:
+    """The stores' hits as one ranked list within ``limit`` hits and ``max_tokens``; ``notes`` lead."""
+    if len(results) == 1:
+        (only,) = results.values()
+        return replace(only, notes=[*notes, *only.notes])
+    by_id: dict[str, Hit] = {}
+    for result in results.values():
+        for hit in result.hits:
+            by_id.setdefault(hit.chunk.id, hit)
+    fused = reciprocal_rank_fusion({name: [h.chunk.id for h in r.hits] for name, r in results.items()}, rrf_k)
+    hits: list[Hit] = []
+    used = 0
+    for chunk_id, _, _ in fused:
+        cost = chunk_cost(by_id[chunk_id].chunk)
+        if used + cost > max_tokens:
+            continue
+        hits.append(by_id[chunk_id])
+        used += cost
+        if len(hits) >= limit:
+            break
+    seeds = [i for i, _, _ in reciprocal_rank_fusion({n: r.seeds for n, r in results.items()}, rrf_k)]
+    first = next(iter(results.values()))
+    return SearchResult(
+        hits=hits,
+        mode=first.mode,
+        seeds=seeds[: max(len(r.seeds) for r in results.values())],
+        tokens=used,
+        candidates=sum(r.candidates for r in results.values()),
+        notes=[*notes, *_store_notes(results, answered=bool(hits))],
+        query_vector=next((r.query_vector for r in results.values() if r.query_vector is not None), None),
+        below_floor=sum(r.below_floor for r in results.values()),
+        profile=first.profile,
+    )
+
+
+def fused_episodes(
+    answers: Mapping[str, EpisodeAnswer],
+    *,
+    rrf_k: int,
+    limit: int,
+    max_episodes: int,
+    max_tokens: int,
+    notes: list[str],
+) -> EpisodeAnswer:
+    """The stores' episodes, the best-ranked of both first, within ``max_episodes`` and the budget,
+    told in time order as every episodic answer is."""
+    search = fused_search(
+        {n: a.search for n, a in answers.items()}, rrf_k=rrf_k, limit=limit, max_tokens=max_tokens, notes=notes
+    )
+    if len(answers) == 1:
+        (only,) = answers.values()
+        return replace(only, search=search, notes=(*notes, *only.notes))
+    by_key: dict[str, Episode] = {}
+    rankings: dict[str, list[str]] = {}
+    for name, answer in answers.items():
+        ranked = sorted(answer.episodes, key=lambda e: -e.relevance)
+        rankings[name] = [_episode_key(e) for e in ranked]
+        for episode in ranked:
+            by_key.setdefault(_episode_key(episode), episode)
+    kept: list[Episode] = []
+    used = 0
+    for key, _, _ in reciprocal_rank_fusion(rankings, rrf_k):
+        episode = by_key[key]
+        if used + episode.tokens > max_tokens:
+            continue
+        kept.append(episode)
+        used += episode.tokens
+        if len(kept) >= max_episodes:
+            break
+    first = next(iter(answers.values()))
+    extra = tuple(n for a in answers.values() for n in a.notes if kept or n not in QUIET_NOTES)
+    return EpisodeAnswer(
+        first.kind, first.mode, tuple(sorted(kept, key=lambda e: e.start)), search, (*notes, *dict.fromkeys(extra))
+    )
+
+
+def _episode_key(episode: Episode) -> str:
+    return episode.chunks[0].chunk.id
+
+
+def _store_notes(results: Mapping[str, SearchResult], *, answered: bool) -> list[str]:
+    return [
+        f"{name} memory: {note}"
+        for name, result in results.items()
+        for note in result.notes
+        if not (answered and note in QUIET_NOTES)
+    ]

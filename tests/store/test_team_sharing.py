@@ -1,0 +1,309 @@
+"""Team memory with `team.shareProjects`: shared projects in PostgreSQL, the others local, one answer.
+
+Real PostgreSQL (the ``postgres_server`` fixture), real SQLite files, real transcripts written as
+Claude Code writes them; the CLI through click's runner with the environment a user would set.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from click.testing import CliRunner
+from postgres_server import new_database
+from process_support import run_hook, subprocess_env
+
+from causantic import Memory, services
+from causantic.cli.main import cli
+from causantic.config import TeamConfig, load_config, shares_project
+from causantic.errors import ProjectNotFound
+from causantic.examples import SESSIONS_DIR
+from causantic.retrieval.output import search_out
+from causantic.runs import read_status
+
+SHOP, DIARY = "/home/dev/shop", "/home/dev/diary"
+
+
+def _session(folder: Path, cwd: str, session_id: str, texts: list[tuple[str, str]], day: int = 2) -> Path:
+    """A Claude Code transcript of (prompt, answer) turns in ``cwd``."""
+    lines = []
+    parent = None
+    for n, (prompt, answer) in enumerate(texts):
+        stamp = f"2026-11-{day:02d}T09:{n % 60:02d}:00.000Z"
+        for kind, body in (("user", prompt), ("assistant", answer)):
+            uuid = f"{session_id[:8]}-0000-4000-8000-{2 * n + (kind == 'assistant'):012d}"
+            content: Any = body if kind == "user" else [{"type": "text", "text": body}]
+            message: dict[str, Any] = {"role": kind, "content": content}
+            if kind == "assistant":
+                message["id"] = f"msg_{uuid[-8:]}"
+            lines.append(
+                {
+                    "parentUuid": parent,
+                    "isSidechain": False,
+                    "type": kind,
+                    "cwd": cwd,
+                    "sessionId": session_id,
+                    "uuid": uuid,
+                    "timestamp": stamp,
+                    "message": message,
+                }
+            )
+            parent = uuid
+    path = folder / cwd.strip("/").replace("/", "-") / f"{session_id}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+SHOP_SESSION = "5a0b0000-0000-4000-8000-000000000001"
+DIARY_SESSION = "d1a20000-0000-4000-8000-000000000002"
+
+
+@pytest.fixture
+def transcripts(tmp_path: Path) -> Path:
+    folder = tmp_path / "projects"
+    _session(
+        folder,
+        SHOP,
+        SHOP_SESSION,
+        [("Safari users hit a redirect loop after login", "The session cookie lacked SameSite=None; fixed it.")],
+    )
+    _session(
+        folder,
+        DIARY,
+        DIARY_SESSION,
+        [("My private notes on the redirect loop", "Keep these notes to myself: the redirect loop came back.")],
+    )
+    return folder
+
+
+def _settings(url: str, user: str = "alice", share: Any = None) -> dict[str, Any]:
+    settings: dict[str, Any] = {"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": user}
+    if share is not None:
+        settings["team.shareProjects"] = share
+    return settings
+
+
+def _team_rows(url: str, sql: str) -> list[tuple[Any, ...]]:
+    with psycopg.connect(url) as conn:
+        return list(conn.execute(sql).fetchall())
+
+
+def test_share_projects_reads_a_list_all_or_names_with_commas_and_shares_nothing_by_default() -> None:
+    assert load_config(environ={}).team.share_projects == ()
+    assert load_config(environ={"CAUSANTIC_TEAM_SHARE_PROJECTS": "shop, acme/web"}).team.share_projects == (
+        "shop",
+        "acme/web",
+    )
+    assert load_config(environ={"CAUSANTIC_TEAM_SHARE_PROJECTS": '["shop"]'}).team.share_projects == ("shop",)
+    assert load_config(environ={"CAUSANTIC_TEAM_SHARE_PROJECTS": "all"}).team.share_projects == "all"
+    team = TeamConfig(share_projects=("shop", "acme/web"))
+    assert shares_project(team, SHOP) and shares_project(team, "/srv/acme/web")
+    assert not shares_project(team, DIARY) and not shares_project(team, "/srv/other/web")
+    assert not shares_project(TeamConfig(), SHOP)
+
+
+def test_only_the_shared_project_reaches_the_server_and_search_fuses_both_marking_local(
+    postgres_server: Any, transcripts: Path, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    with Memory(tmp_path / "alice", overrides=_settings(url, share=["shop"])) as memory:
+        report = memory.ingest([transcripts], embed=False)
+        assert report.files == 2 and report.files_waiting == 0 and not report.notes
+        result = memory.search("redirect loop", mode="keyword")
+    # What other members can read: the shared project only, checked in the database itself.
+    assert _team_rows(url, "SELECT DISTINCT session_id, member FROM chunks") == [(SHOP_SESSION, "alice")]
+    assert [r[0] for r in _team_rows(url, "SELECT path FROM projects")] == [SHOP]
+    out = search_out("redirect loop", result)
+    stores = {h.session_id: (h.store, h.user) for h in out.hits}
+    assert stores == {SHOP_SESSION: ("team", "alice"), DIARY_SESSION: ("local", None)}
+    # The CLI shows which hits are local only.
+    env = {
+        "CAUSANTIC_HOME": str(tmp_path / "alice"),
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": url,
+        "CAUSANTIC_TEAM_USER": "alice",
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "shop",
+    }
+    text = CliRunner().invoke(cli, ["search", "redirect loop", "--mode", "keyword"], env=env)
+    assert text.exit_code == 0, text.output
+    assert text.output.count("Local (not shared)") == 1 and "User: alice" in text.output
+    # Recall and reconstruct answer from both stores too.
+    with Memory(tmp_path / "alice", overrides=_settings(url, share=["shop"])) as memory:
+        sessions = {c.session_id for c in memory.recall("redirect loop").chunks}
+        assert sessions == {SHOP_SESSION, DIARY_SESSION}
+        assert [s.session_id for s in memory.reconstruct("diary").sessions] == [DIARY_SESSION]
+        assert [s.session_id for s in memory.reconstruct("shop").sessions] == [SHOP_SESSION]
+        # Listing shows both stores' projects; a local project's sessions list as a shared one's do.
+        assert {p.name for p in memory.projects()} == {"shop", "diary"}
+        assert memory.project("diary").path == DIARY
+        assert [s.session_id for s in memory.sessions("diary").sessions] == [DIARY_SESSION]
+
+
+def test_nothing_is_shared_until_the_owner_says_so(postgres_server: Any, transcripts: Path, tmp_path: Path) -> None:
+    url = new_database(postgres_server)
+    with Memory(tmp_path / "carol", overrides=_settings(url, "carol")) as memory:
+        memory.ingest([transcripts], embed=False)
+        assert {h.chunk.session_id for h in memory.search("redirect loop", mode="keyword").hits} == {
+            SHOP_SESSION,
+            DIARY_SESSION,
+        }
+    assert _team_rows(url, "SELECT count(*) FROM chunks") == [(0,)]
+    # Sharing the project later: the next ingest uploads its sessions (`ingest --force` re-reads
+    # those already kept locally, as the README says).
+    with Memory(tmp_path / "carol", overrides=_settings(url, "carol", ["shop"])) as memory:
+        memory.ingest([transcripts], embed=False, force=True)
+    assert _team_rows(url, "SELECT DISTINCT session_id FROM chunks") == [(SHOP_SESSION,)]
+
+
+def test_an_unreachable_server_answers_from_local_memory_and_the_next_run_uploads(
+    postgres_server: Any, transcripts: Path, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    dead = f"postgresql://alice:pw@/causantic?host={tmp_path / 'no-server'}&connect_timeout=2"
+    (tmp_path / "no-server").mkdir()
+    with Memory(tmp_path / "alice", overrides=_settings(dead, share=["shop"])) as memory:
+        report = memory.ingest([transcripts], embed=False)
+        assert report.files_waiting == 1 and report.chunks_added > 0
+        assert report.notes and report.notes[0].startswith("team memory unreachable: Cannot reach the team memory")
+        result = memory.search("redirect loop", mode="keyword")
+        assert [s.session_id for s in memory.reconstruct("diary").sessions] == [DIARY_SESSION]
+        with pytest.raises(ProjectNotFound, match="Team memory is unreachable, and shared projects live there"):
+            memory.reconstruct("shop")
+    assert {h.chunk.session_id for h in result.hits} == {DIARY_SESSION}
+    assert any("answering from local memory only" in n for n in result.notes)
+    assert "pw@" not in " ".join(result.notes)
+    # The CLI says the same, in one sentence, without a traceback.
+    env = {
+        "CAUSANTIC_HOME": str(tmp_path / "alice"),
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": dead,
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "shop",
+    }
+    text = CliRunner().invoke(cli, ["search", "redirect loop", "--mode", "keyword"], env=env)
+    assert text.exit_code == 0 and "team memory unreachable" in text.output and "Traceback" not in text.output
+    ingest = CliRunner().invoke(cli, ["ingest", str(transcripts), "--no-embed"], env=env)
+    assert ingest.exit_code == 0, ingest.output
+    assert "waiting for team memory" in ingest.output and "team memory unreachable" in ingest.output
+    # Back online: the next run uploads what waited, and keeps the local part as it was.
+    with Memory(tmp_path / "alice", overrides=_settings(url, share=["shop"])) as memory:
+        again = memory.ingest([transcripts], embed=False)
+        assert again.files_waiting == 0 and again.files_unchanged == 1 and not again.notes
+        hits = memory.search("redirect loop", mode="keyword").hits
+    assert _team_rows(url, "SELECT DISTINCT session_id FROM chunks") == [(SHOP_SESSION,)]
+    assert {h.chunk.session_id for h in hits} == {SHOP_SESSION, DIARY_SESSION}
+
+
+def test_a_server_lost_mid_session_answers_locally_then_comes_back_without_a_restart(
+    postgres_server: Any, transcripts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = new_database(postgres_server)
+    monkeypatch.setattr(services, "RETRY_SECONDS", 0.0)  # ask the server again at the next command
+    with Memory(tmp_path / "alice", overrides=_settings(url, share=["shop"])) as memory:  # a long-lived MCP server
+        memory.ingest([transcripts], embed=False)
+        with psycopg.connect(url, autocommit=True) as admin:  # a restart, a failover, a network cut
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        lost = memory.search("redirect loop", mode="keyword")
+        assert {h.chunk.session_id for h in lost.hits} == {DIARY_SESSION}
+        assert any(n.startswith("team memory unreachable: The team memory at") for n in lost.notes)
+        back = memory.search("redirect loop", mode="keyword")
+    assert {h.chunk.session_id for h in back.hits} == {SHOP_SESSION, DIARY_SESSION} and not back.notes
+
+
+def test_user_filter_runs_in_the_database_so_a_busy_member_cannot_crowd_out_another(
+    postgres_server: Any, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    folder = tmp_path / "projects"
+    noisy = [(f"flaky deploy pipeline again, run {n}", f"flaky deploy pipeline: retry {n}") for n in range(40)]
+    _session(folder / "bob", SHOP, "b0b00000-0000-4000-8000-000000000003", noisy)
+    _session(
+        folder / "alice",
+        SHOP,
+        "a11ce000-0000-4000-8000-000000000004",
+        [("Why is the deploy pipeline flaky?", "The cache key ignored the lock file; fixed it.")],
+    )
+    # A small candidate pool, so that filtering after retrieval would find none of alice's chunks.
+    small = {"retrieval.keywordSearchLimit": 5, "retrieval.vectorSearchLimit": 5, "team.shareProjects": "all"}
+    for user in ("bob", "alice"):
+        with Memory(tmp_path / user, overrides=_settings(url, user) | small) as memory:
+            memory.ingest([folder / user], embed=False)
+    with Memory(tmp_path / "alice", overrides=_settings(url) | small) as memory:
+        everyone = memory.search("flaky deploy pipeline", mode="keyword", limit=5)
+        assert {h.chunk.user for h in everyone.hits} == {"bob"}  # bob's chunks lead the pool
+        mine = memory.search("flaky deploy pipeline", mode="keyword", limit=1, user="alice")
+    assert [h.chunk.user for h in mine.hits] == ["alice"]
+    assert mine.hits[0].chunk.session_id.startswith("a11ce000")
+
+
+def test_embedding_covers_both_stores_so_vector_search_finds_local_and_team_chunks(
+    postgres_server: Any, transcripts: Path, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    with Memory(tmp_path / "alice", overrides=_settings(url, share=["shop"])) as memory:
+        report = memory.ingest([transcripts], embed=False)
+        embedded = memory.embed_pending()  # what the session-end hook runs after its ingest
+        assert embedded.vectors_added == report.chunks_added == embedded.vectors
+        result = memory.search("cookie problem after signing in on Safari, and my notes about it", mode="vector")
+    assert result.mode == "vector-only"
+    assert {h.chunk.session_id for h in result.hits} == {SHOP_SESSION, DIARY_SESSION}
+
+
+@pytest.mark.slow
+def test_prompt_memory_says_a_shared_project_lives_in_team_memory_instead_of_failing_or_going_quiet(
+    causantic_home: Path, transcripts: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "no-server").mkdir()
+    dead = f"postgresql://alice:pw@/causantic?host={tmp_path / 'no-server'}&connect_timeout=2"
+    with Memory(causantic_home, overrides=_settings(dead, share=["shop"])) as memory:
+        memory.ingest([transcripts], embed=False)  # the diary locally; the shop waits for the server
+    env = {
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": dead,
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "shop",
+        "CAUSANTIC_PROMPT_MEMORY_ENABLED": "true",
+        "CAUSANTIC_PROMPT_MEMORY_WARM_MINUTES": "0",
+    }
+    event = {
+        "session_id": "0b9b4a6e-2222-4aaa-8bbb-000000000001",
+        "transcript_path": "/nowhere/0b9b4a6e-2222-4aaa-8bbb-000000000001.jsonl",
+        "cwd": SHOP,
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "Why did the SameSite cookie break Safari logins?",
+    }
+    done, _ = run_hook("user-prompt-submit", event, env=subprocess_env(**env))
+    assert done.returncode == 0 and done.stderr == "" and done.stdout == ""
+    run = read_status()["user-prompt-submit"]
+    assert run["success"] and "a shared project's sessions are in team memory" in run["outcome"]
+
+
+def test_forget_finds_an_unshared_project_locally_and_leaves_team_memory_alone(
+    postgres_server: Any, transcripts: Path, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    with Memory(tmp_path / "alice", overrides=_settings(url, share=["shop"])) as memory:
+        memory.ingest([transcripts], embed=False)
+        team_before = _team_rows(url, "SELECT count(*) FROM chunks")
+        preview = memory.forget("diary")
+        assert preview.count > 0 and {c.session_id for c, _ in preview.preview} == {DIARY_SESSION}
+        assert memory.forget_previewed(preview).deleted == preview.count
+        hits = memory.search("redirect loop", mode="keyword").hits
+    assert {h.chunk.session_id for h in hits} == {SHOP_SESSION}
+    assert _team_rows(url, "SELECT count(*) FROM chunks") == team_before
+
+
+def test_the_bundled_examples_are_never_uploaded_even_when_everything_is_shared(
+    postgres_server: Any, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    with Memory(tmp_path / "alice", overrides=_settings(url, share="all")) as memory:
+        memory.ingest([SESSIONS_DIR], embed=False, as_examples=True)
+        hits = memory.search("Safari redirect loop", mode="keyword").hits
+    assert hits and all(h.chunk.user is None for h in hits)  # found, and local
+    assert _team_rows(url, "SELECT count(*) FROM chunks") == [(0,)]
