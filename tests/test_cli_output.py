@@ -1,10 +1,10 @@
-"""What every command's output shares: progress lines that fit a narrow terminal."""
+"""What every command's output shares: progress lines that fit a narrow terminal, text shown as written."""
 
 from __future__ import annotations
 
 import pytest
 
-from causantic.cli.output import console, progress_bars
+from causantic.cli.output import console, line, progress_bars
 
 
 @pytest.mark.parametrize("detail", [True, False])
@@ -20,3 +20,11 @@ def test_progress_lines_keep_their_counts_whole_in_a_narrow_terminal(
         console.print(progress.make_tasks_table(progress.tasks))
     line = captured.get().rstrip("\n")
     assert "Ingesting files" in line and " 54/54 " in line and line.endswith("0:00:00") and len(line) <= 60
+
+
+def test_text_on_a_terminal_keeps_what_looks_like_an_emoji_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chunk's code read ``arr[1💯2]`` on a terminal: rich turned ``:100:`` into an emoji."""
+    monkeypatch.setenv("FORCE_COLOR", "1")  # as on a terminal: printed by rich
+    with console.capture() as captured:
+        line("step = arr[1:100:2]  # :x: marks a failure")
+    assert "step = arr[1:100:2]  # :x: marks a failure" in captured.get()

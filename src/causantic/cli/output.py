@@ -44,15 +44,18 @@ def _console(name: str = "console") -> Console:
     if not _consoles:
         from rich.console import Console
 
-        _consoles["console"] = Console(highlight=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
-        _consoles["err_console"] = Console(stderr=True, highlight=False)
+        # No emoji codes: stored text is shown as written, and code holds them by chance
+        # (arr[1:100:2] would read arr[1💯2]).
+        width = None if sys.stdout.isatty() else PIPE_WIDTH
+        _consoles["console"] = Console(highlight=False, emoji=False, width=width)
+        _consoles["err_console"] = Console(stderr=True, highlight=False, emoji=False)
     return _consoles[name]
 
 
 def line(text: str = "", style: str | None = None) -> None:
-    """Print one line of text as it is (no markup), in ``style`` on a terminal. Piped or redirected,
-    it prints the text verbatim without loading rich (whose plain rendering would also expand tabs and
-    turn ``:emoji_codes:`` into emoji)."""
+    """Print one line of text as it is (no markup, no emoji codes), in ``style`` on a terminal. Piped
+    or redirected, it prints the text verbatim without loading rich (whose plain rendering would also
+    expand tabs)."""
     if not (sys.stdout.isatty() or os.environ.get("FORCE_COLOR")):
         click.echo(text)
         return
