@@ -41,7 +41,7 @@ from search_latency import SEED, pct  # noqa: E402
 
 WARMUP = 5
 
-# One warm searcher: reads [query, project or null] per line, answers [wall ms, CPU ms].
+# One warm searcher: reads [query, project or null] per line, answers [wall ms, CPU ms, hit ids].
 _WORKER = """
 import json, sys, time
 from causantic.config import Config
@@ -53,8 +53,9 @@ with open_services(Config()) as services:
     for line in sys.stdin:
         query, project = json.loads(line)
         cpu, wall = time.process_time(), time.perf_counter()
-        services.searcher.search(SearchRequest(query, project=project, limit=10))
-        print(json.dumps([(time.perf_counter() - wall) * 1e3, (time.process_time() - cpu) * 1e3]), flush=True)
+        hits = services.searcher.search(SearchRequest(query, project=project, limit=10)).hits
+        wall, cpu = (time.perf_counter() - wall) * 1e3, (time.process_time() - cpu) * 1e3
+        print(json.dumps([wall, cpu, [h.chunk.id for h in hits]]), flush=True)
 """
 
 
@@ -73,12 +74,13 @@ class Worker:
             raise SystemExit(f"search worker exited ({self.proc.wait()}); see its error above")
         return line
 
-    def search(self, query: str, project: str | None) -> tuple[float, float]:
+    def search(self, query: str, project: str | None) -> tuple[float, float, list[str]]:
+        """(wall ms, CPU ms, the hits' chunk ids in order)."""
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps([query, project]) + "\n")
         self.proc.stdin.flush()
-        wall, cpu = json.loads(self._line())
-        return wall, cpu
+        wall, cpu, ids = json.loads(self._line())
+        return wall, cpu, ids
 
     def close(self) -> None:
         if self.proc.stdin is not None:
@@ -86,8 +88,8 @@ class Worker:
         self.proc.wait(timeout=60)
 
 
-def summary(base: list[tuple[float, float]], ours: list[tuple[float, float]]) -> dict[str, float]:
-    def side(times: list[tuple[float, float]], name: str) -> dict[str, float]:
+def summary(base: list[tuple[float, float, list[str]]], ours: list[tuple[float, float, list[str]]]) -> dict[str, float]:
+    def side(times: list[tuple[float, float, list[str]]], name: str) -> dict[str, float]:
         wall, cpu = [t[0] for t in times], [t[1] for t in times]
         return {
             f"{name}_p50_ms": round(pct(wall, 50), 1),
@@ -97,7 +99,8 @@ def summary(base: list[tuple[float, float]], ours: list[tuple[float, float]]) ->
         }
 
     ratio = statistics.median(o[0] / b[0] for b, o in zip(base, ours, strict=True))
-    return {**side(base, "base"), **side(ours, "this"), "median_ratio": round(ratio, 3)}
+    differ = sum(b[2] != o[2] for b, o in zip(base, ours, strict=True))  # hits or their order
+    return {**side(base, "base"), **side(ours, "this"), "median_ratio": round(ratio, 3), "hits_differ": differ}
 
 
 def main() -> int:
@@ -125,7 +128,7 @@ def main() -> int:
             for query in warmup:
                 base.search(query, None)
                 ours.search(query, None)
-            times: dict[str, dict[str, list[tuple[float, float]]]] = {
+            times: dict[str, dict[str, list[tuple[float, float, list[str]]]]] = {
                 kind: {"base": [], "this": []} for kind in ("all", "project")
             }
             for r in range(args.rounds):
@@ -142,16 +145,20 @@ def main() -> int:
             ours.close()
 
     figures: dict[str, Any] = {"base": args.base, "loads": loads, "queries": args.queries, "rounds": args.rounds}
-    print(f"\n{'pass':10s} {'base p50':>9s} {'p95':>7s} {'this p50':>9s} {'p95':>7s}  cpu p50 base/this  ratio")
+    print(
+        f"\n{'pass':10s} {'base p50':>9s} {'p95':>7s} {'this p50':>9s} {'p95':>7s}  cpu p50 base/this  ratio"
+        "  hits differ"
+    )
     for kind, t in times.items():
         s = summary(t["base"], t["this"])
         figures[kind] = s
         print(
             f"{kind:10s} {s['base_p50_ms']:9.1f} {s['base_p95_ms']:7.1f} {s['this_p50_ms']:9.1f} "
             f"{s['this_p95_ms']:7.1f}  {s['base_cpu_p50_ms']:7.1f} / {s['this_cpu_p50_ms']:<7.1f} "
-            f"x{s['median_ratio']:.3f}"
+            f"x{s['median_ratio']:.3f}  {s['hits_differ']:>5d}/{len(t['this'])}"
         )
     print("ratio: median over queries of this tree's wall time / base's for the same query, asked back to back")
+    print("hits differ: searches whose hits (ids, in order) differ between the two trees")
     if args.json_out:
         args.json_out.write_text(json.dumps(figures, indent=2))
         print(f"wrote {args.json_out}")
