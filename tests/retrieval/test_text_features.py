@@ -6,6 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from causantic.retrieval.mentions import own_word_stems
 from causantic.retrieval.relevance import _ASCII_WORDS, _prose_words, bulk_share, word_stems
 
 # ASCII with the characters the two ways of splitting could disagree on: line breaks str.splitlines()
@@ -66,3 +67,12 @@ def test_ascii_lines_count_the_prose_words_the_regex_finds(text: str) -> None:
     assert len(lines) == len(translated)
     for line, words in zip(lines, translated, strict=True):
         assert _prose_words(line, words, ascii_text=True) == _prose_words(line, line, ascii_text=False)
+
+
+def test_an_openings_stems_leave_out_listing_output_and_follow_a_rewrite() -> None:
+    text = "[User] fix the parser\n[Result:Bash] commit 1a2b tokenizer"
+    assert own_word_stems(text) == word_stems("[User] fix the parser\n")
+    rewritten = text.replace("parser", "lexer")
+    assert "lexer" in own_word_stems(rewritten)
+    assert "parser" not in own_word_stems(rewritten)
+    assert "parser" in own_word_stems(text)  # the earlier text, still kept, keeps its own stems

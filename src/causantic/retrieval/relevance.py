@@ -200,7 +200,7 @@ def _prose_words(line: str, words: str, ascii_text: bool) -> int:
     then the line's \\w runs, and a prose word is one that is all letters."""
     if not ascii_text:
         return len(_PROSE_WORD.findall(line))
-    return sum(1 for word in words.split() if len(word) > 1 and word.isalpha())
+    return len([word for word in words.split() if len(word) > 1 and word.isalpha()])  # a list: faster than sum()
 
 
 def query_absent_share(profile: QueryProfile | None, config: RelevanceModel) -> float:

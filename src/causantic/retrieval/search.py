@@ -27,7 +27,7 @@ from causantic.errors import checked_query
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.blas import use_one_blas_thread
 from causantic.retrieval.listing import resolve_project
-from causantic.retrieval.mentions import mention_share, split_tool_output
+from causantic.retrieval.mentions import mention_share, own_word_stems
 from causantic.retrieval.ranking import (
     blend_fusion,
     convex_fusion,
@@ -350,7 +350,7 @@ class Searcher:
         ]
         if cfg.session_context > 0 and profile is not None:
             # A chunk deep in a session rarely restates the task; the session's opening prompt does.
-            context = {sid: profile.coverage(split_tool_output(text)[0]) for sid, text in openings.items()}
+            context = {sid: profile.coverage_of(own_word_stems(text)) for sid, text in openings.items()}
             boosted = [
                 replace(
                     c, score=c.score * (1.0 + cfg.session_context * context.get(chunks[c.chunk_id].session_id, 0.0))
