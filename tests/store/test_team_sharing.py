@@ -7,6 +7,8 @@ Claude Code writes them; the CLI through click's runner with the environment a u
 from __future__ import annotations
 
 import json
+import socket
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -195,6 +197,44 @@ def test_an_unreachable_server_answers_from_local_memory_and_the_next_run_upload
         hits = memory.search("redirect loop", mode="keyword").hits
     assert _team_rows(url, "SELECT DISTINCT session_id FROM chunks") == [(SHOP_SESSION,)]
     assert {h.chunk.session_id for h in hits} == {SHOP_SESSION, DIARY_SESSION}
+
+
+@pytest.fixture
+def silent_server() -> Iterator[str]:
+    """A TCP port on this machine that takes connections and never answers, as a server behind a
+    firewall that drops packets looks to libpq (the listening socket is never accepted)."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        yield f"postgresql://alice:pw@127.0.0.1:{listener.getsockname()[1]}/causantic"
+
+
+def test_a_silent_server_costs_the_short_team_timeout_then_search_answers_locally(
+    silent_server: str, transcripts: Path, tmp_path: Path
+) -> None:
+    assert load_config(environ={}).team.connect_timeout_seconds == 3  # the documented default, not libpq's 10 s
+    env = {
+        "CAUSANTIC_HOME": str(tmp_path / "alice"),
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": silent_server,
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "shop",
+        "CAUSANTIC_TEAM_CONNECT_TIMEOUT_SECONDS": "2",
+    }
+    ingest = CliRunner().invoke(cli, ["ingest", str(transcripts), "--no-embed"], env=env)
+    assert ingest.exit_code == 0, ingest.output
+    search = CliRunner().invoke(cli, ["search", "redirect loop", "--mode", "keyword", "--json"], env=env)
+    assert search.exit_code == 0, search.output
+    out = json.loads(search.output)
+    # The wait was the configured one, and the note says which key sets it.
+    assert any("no answer within 2 s: team.connectTimeoutSeconds" in n for n in out["notes"])
+    assert any("answering from local memory only" in n for n in out["notes"])
+    assert DIARY_SESSION in search.output and "pw@" not in search.output
+    # A connect_timeout in the URL is the user's choice, as libpq documents: it wins over the key.
+    own = silent_server + "?connect_timeout=2"
+    settings = {**_settings(own, share=["shop"]), "team.connectTimeoutSeconds": 30}
+    with Memory(tmp_path / "alice", overrides=settings) as memory:
+        notes = memory.search("redirect loop", mode="keyword").notes
+    assert any("no answer within 2 s" in n for n in notes)
 
 
 def test_a_server_lost_mid_session_answers_locally_then_comes_back_without_a_restart(
