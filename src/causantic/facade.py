@@ -78,7 +78,11 @@ class Memory:
 
             config = load_config(home=self.home)  # that home's config.json, not $CAUSANTIC_HOME's
         if home is not None:
-            paths = {"storage.dbPath": str(self.home / "memory.db"), "storage.vectorPath": str(self.home / "vectors")}
+            # The store the CLI opens for this home: its paths where the configuration names none (db_path()
+            # defaults to $CAUSANTIC_HOME, which may be another home); a path it names wins, as in the CLI.
+            defaults = {"storage.dbPath": self.home / "memory.db", "storage.vectorPath": self.home / "vectors"}
+            named = {"storage.dbPath": config.storage.db_path, "storage.vectorPath": config.storage.vector_path}
+            paths = {key: str(path) for key, path in defaults.items() if not named[key]}
         if paths or overrides:
             config = config.with_overrides({**paths, **(overrides or {})})
         self.config = config
