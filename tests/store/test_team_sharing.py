@@ -347,3 +347,52 @@ def test_the_bundled_examples_are_never_uploaded_even_when_everything_is_shared(
         hits = memory.search("Safari redirect loop", mode="keyword").hits
     assert hits and all(h.chunk.user is None for h in hits)  # found, and local
     assert _team_rows(url, "SELECT count(*) FROM chunks") == [(0,)]
+
+
+def test_stats_and_the_dashboard_overview_count_local_projects_beside_team_memory(
+    postgres_server: Any, transcripts: Path, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    settings = _settings(url, share=["shop"])
+    with Memory(tmp_path / "alice", overrides=settings) as memory:
+        memory.ingest([transcripts], embed=False)
+        stats = memory.stats()
+        view = memory.overview()
+    (team_chunks,) = _team_rows(url, "SELECT COUNT(*) FROM chunks")[0]
+    assert set(stats.stores) == {"team", "local"}
+    local = stats.stores["local"]
+    assert (stats.stores["team"].chunks, stats.stores["team"].sessions) == (team_chunks, 1)
+    assert (local.sessions, local.projects) == (1, 1) and local.chunks > 0
+    # The totals are all of memory, the unshared diary included, as search answers from both.
+    assert stats.chunks == team_chunks + local.chunks and stats.sessions == 2 and stats.projects == 2
+    assert {p.path for p in stats.projects_detail} == {SHOP, DIARY}
+    assert view.counts["chunks"] == stats.chunks and view.counts["projects"] == 2
+    assert {p.path for p in view.projects} == {SHOP, DIARY}
+    assert view.store_chunks == {"team": team_chunks, "local": local.chunks}
+    env = {
+        "CAUSANTIC_HOME": str(tmp_path / "alice"),
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": url,
+        "CAUSANTIC_TEAM_USER": "alice",
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "shop",
+    }
+    text = CliRunner().invoke(cli, ["stats"], env=env, terminal_width=80)
+    assert text.exit_code == 0, text.output
+    assert f"{team_chunks} chunks, 1 sessions, 1 projects" in text.output and "local (unshared)" in text.output
+    # The dashboard's overview page shows the diary (a local project) beside the shared shop.
+    from starlette.testclient import TestClient
+
+    from causantic.dashboard.app import create_app
+    from causantic.dashboard.security import Secrets
+
+    secrets = Secrets(port=8765)
+    app = create_app(secrets, opener=lambda: Memory(tmp_path / "alice", overrides=settings))
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+        page = client.get("/", params={"token": secrets.token})
+        # Its link opens: the diary's timeline and session come from the local store.
+        timeline = client.get("/project", params={"name": "diary"})
+        session = client.get(f"/session/{DIARY_SESSION}")
+    assert page.status_code == 200 and "diary" in page.text and "shop" in page.text
+    assert timeline.status_code == 200 and DIARY_SESSION[:8] in timeline.text
+    assert session.status_code == 200 and "Keep these notes to myself" in session.text
+    assert f"your local memory (projects not shared) {local.chunks}" in page.text
