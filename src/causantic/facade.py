@@ -560,7 +560,7 @@ class Memory:
     def project_names(self) -> list[str]:
         from causantic.retrieval.browse import project_names
 
-        return project_names(self._services.store)
+        return sorted({name for s in self._every_store().values() for name in project_names(s.store)})
 
     def timeline(self, project: str) -> Timeline:
         """A project's sessions, newest first, with titles and their agent trees."""

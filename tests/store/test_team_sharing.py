@@ -358,6 +358,7 @@ def test_stats_and_the_dashboard_overview_count_local_projects_beside_team_memor
         memory.ingest([transcripts], embed=False)
         stats = memory.stats()
         view = memory.overview()
+        names = memory.project_names()
     (team_chunks,) = _team_rows(url, "SELECT COUNT(*) FROM chunks")[0]
     assert set(stats.stores) == {"team", "local"}
     local = stats.stores["local"]
@@ -369,6 +370,7 @@ def test_stats_and_the_dashboard_overview_count_local_projects_beside_team_memor
     assert view.counts["chunks"] == stats.chunks and view.counts["projects"] == 2
     assert {p.path for p in view.projects} == {SHOP, DIARY}
     assert view.store_chunks == {"team": team_chunks, "local": local.chunks}
+    assert names == ["diary", "shop"]  # the dashboard's choice of project (search, forget)
     env = {
         "CAUSANTIC_HOME": str(tmp_path / "alice"),
         "CAUSANTIC_STORAGE_BACKEND": "postgres",
