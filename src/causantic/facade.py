@@ -605,7 +605,8 @@ class Memory:
 
         stores = self._every_store()
         each = {name: stats(services.store) for name, services in stores.items()}
-        counts: dict[str, Any] = dict(functools.reduce(combined_counts, each.values()))
+        combined: dict[str, object] = functools.reduce(combined_counts, each.values())
+        counts: dict[str, Any] = dict(combined)
         health: dict[str, VectorHealth | None] = {}
         errors: list[str] = []
         vector_bytes: int | None = 0
