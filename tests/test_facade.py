@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from process_support import EXAMPLES
 from pydantic import ValidationError
 
 from causantic import Memory
+from causantic.cli.main import cli
 from causantic.errors import CausanticError, InvalidQuery, ProjectNotFound
 
 
@@ -66,3 +69,18 @@ def test_a_memory_opened_on_another_home_reads_that_homes_configuration(tmp_path
         memory.ingest([EXAMPLES], embed=False)
         assert memory.search("redis").hits == []  # redacted before it was indexed
         assert len(memory.search("test").hits) > 1  # $CAUSANTIC_HOME's limit of 1 does not apply
+
+
+def test_a_memory_opened_on_a_home_uses_the_store_its_configuration_names_as_the_cli_does(
+    tmp_path: Path, causantic_home: Path
+) -> None:
+    causantic_home.mkdir(parents=True)
+    # Relative, as a user writes it: the CLI reads it from the working directory, and so does the facade.
+    (causantic_home / "config.json").write_text('{"storage": {"dbPath": "stores/work.db"}}', encoding="utf-8")
+    with Memory(causantic_home) as memory:
+        memory.ingest([EXAMPLES], embed=False)
+        chunks = memory.stats().chunks
+    assert (tmp_path / "stores" / "work.db").is_file() and not (causantic_home / "memory.db").exists()
+    cli_stats = CliRunner().invoke(cli, ["stats", "--json"])
+    assert cli_stats.exit_code == 0, cli_stats.output
+    assert chunks > 0 and json.loads(cli_stats.output)["chunks"] == chunks  # one store for both

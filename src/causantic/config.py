@@ -66,6 +66,16 @@ class TeamConfig(_Section):
         ),
     )
 
+    connect_timeout_seconds: int = Field(
+        3,
+        ge=2,
+        le=600,
+        description=(
+            "Seconds to wait for the team database before answering from local memory alone (libpq's "
+            "connect_timeout; at least 2, as libpq rounds up). A connect_timeout in storage.postgresUrl wins."
+        ),
+    )
+
     @field_validator("share_projects", mode="before")
     @classmethod
     def _names_from_text(cls, value: Any) -> Any:

@@ -27,6 +27,7 @@ need them, so importing this module stays cheap for ``causantic --help`` and the
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
     from causantic.retrieval.reconstruct import Reconstruction
     from causantic.retrieval.search import SearchRequest, SearchResult
     from causantic.retrieval.topic_map import TopicMap
-    from causantic.store.records import ProjectSessions
+    from causantic.store.records import ProjectSessions, VectorHealth
     from causantic.store.records import StoredChunk as StoredChunk  # a result type of topic_members
 
 Progress = Callable[[int, int], None]  # (done, total)
@@ -78,7 +79,11 @@ class Memory:
 
             config = load_config(home=self.home)  # that home's config.json, not $CAUSANTIC_HOME's
         if home is not None:
-            paths = {"storage.dbPath": str(self.home / "memory.db"), "storage.vectorPath": str(self.home / "vectors")}
+            # The store the CLI opens for this home: its paths where the configuration names none (db_path()
+            # defaults to $CAUSANTIC_HOME, which may be another home); a path it names wins, as in the CLI.
+            defaults = {"storage.dbPath": self.home / "memory.db", "storage.vectorPath": self.home / "vectors"}
+            named = {"storage.dbPath": config.storage.db_path, "storage.vectorPath": config.storage.vector_path}
+            paths = {key: str(path) for key, path in defaults.items() if not named[key]}
         if paths or overrides:
             config = config.with_overrides({**paths, **(overrides or {})})
         self.config = config
@@ -379,6 +384,16 @@ class Memory:
         team = self._team
         return team.local if team is not None and team.team is not None else None
 
+    def _every_store(self) -> dict[str, Services]:
+        """The stores an account of all memory reads: team memory and the local store beside it
+        ('team', 'local', as search's ``store`` names them), or the one store (named '')."""
+        if self._team is not None:
+            self._team.reconnect()
+        local = self._local_beside_team()
+        if local is None or self._team is None or self._team.team is None:
+            return {"": self._services}
+        return {"team": self._team.team, "local": local}
+
     def _where_project_lives(self, run: Callable[[Services], Answer], *, when_down: bool = True) -> Answer:
         """``run`` on the store that holds the project it names: team memory for a shared project,
         else the local store (also when team memory stops answering, unless not ``when_down``)."""
@@ -479,15 +494,11 @@ class Memory:
 
     def projects(self) -> list[ProjectSummary]:
         """Projects holding memory, most recently active first (team memory's and your local ones)."""
-        from causantic.retrieval.listing import list_projects
+        from causantic.retrieval.listing import list_projects, projects_beside
 
         found = list_projects(self._services.store)
         local = self._local_beside_team()
-        if local is not None:
-            shared = {p.path for p in found}
-            found += [p for p in list_projects(local.store) if p.path not in shared]
-            found.sort(key=lambda p: p.last_seen, reverse=True)
-        return found
+        return found if local is None else projects_beside(found, list_projects(local.store))
 
     def sessions(
         self,
@@ -529,35 +540,45 @@ class Memory:
 
     def overview(self) -> Overview:
         """What memory holds and how fresh it is, from counts that stay cheap at any size."""
-        from causantic.retrieval.browse import overview
+        from causantic.retrieval.browse import combined_overview, overview
 
-        return overview(self._services.store, self._services.vectors)
+        found = [overview(s.store, s.vectors) for s in self._every_store().values()]
+        return found[0] if len(found) == 1 else combined_overview(*found)
 
-    def change_stamp(self) -> tuple[int, int]:
-        """Changes whenever memory does (any commit, by any process): what derived views are keyed by."""
-        return self._services.store.change_stamp()
+    def change_stamp(self) -> tuple[int, ...]:
+        """Changes whenever memory does (any commit, by any process, in either store): what derived views
+        are keyed by."""
+        return tuple(n for s in self._every_store().values() for n in s.store.change_stamp())
 
     def project_activity(self) -> list[ProjectSessions]:
         from causantic.retrieval.browse import project_activity
+        from causantic.retrieval.listing import projects_beside
 
-        return project_activity(self._services.store)
+        found = [project_activity(s.store) for s in self._every_store().values()]
+        return found[0] if len(found) == 1 else projects_beside(found[0], found[1])
 
     def project_names(self) -> list[str]:
         from causantic.retrieval.browse import project_names
 
-        return project_names(self._services.store)
+        return sorted({name for s in self._every_store().values() for name in project_names(s.store)})
 
     def timeline(self, project: str) -> Timeline:
         """A project's sessions, newest first, with titles and their agent trees."""
         from causantic.retrieval.browse import timeline
 
-        return timeline(self._services.store, project)
+        return self._where_project_lives(lambda s: timeline(s.store, project))
 
     def session_view(self, session_id: str) -> SessionView:
         """One session's text, agent by agent (:class:`SessionNotFound` when memory holds no such session)."""
-        from causantic.retrieval.browse import session_view
+        from causantic.retrieval.browse import SessionNotFound, session_view
 
-        return session_view(self._services.store, session_id)
+        try:
+            return session_view(self._services.store, session_id)
+        except SessionNotFound:
+            local = self._local_beside_team()  # a session of a project not shared
+            if local is None:
+                raise
+            return session_view(local.store, session_id)
 
     def topic_sizes(self) -> list[TopicSize]:
         from causantic.retrieval.browse import topic_sizes
@@ -579,37 +600,55 @@ class Memory:
     def stats(self) -> StatsOut:
         """Counts of what memory holds. A vector index that cannot be read does not hide the
         rest: its figures are null and ``vector_error`` says why (the CLI and MCP alike)."""
-        from causantic.retrieval.output import EdgeCounts, SourceCounts, StatsOut, project_out
+        from causantic.retrieval.listing import combined_counts, stats
+        from causantic.retrieval.output import EdgeCounts, SourceCounts, StatsOut, StoreShare, project_out
 
-        store = self._services.store
-        counts: dict[str, Any] = dict(store.counts())
-        vectors: int | None = None
-        missing: int | None = None
-        ann, error, vector_bytes = "error", None, None
-        try:
-            health = self._services.vectors.health(fresh=True)
-            vectors, missing, ann = health.vectors, health.missing, health.ann
-            vector_bytes = self._services.vectors.size_bytes()
-        except (CausanticError, OSError) as exc:
-            error = str(exc)
+        stores = self._every_store()
+        each = {name: stats(services.store) for name, services in stores.items()}
+        combined: dict[str, object] = functools.reduce(combined_counts, each.values())
+        counts: dict[str, Any] = dict(combined)
+        health: dict[str, VectorHealth | None] = {}
+        errors: list[str] = []
+        vector_bytes: int | None = 0
+        for name, services in stores.items():
+            try:
+                health[name] = services.vectors.health(fresh=True)
+                vector_bytes = None if vector_bytes is None else vector_bytes + services.vectors.size_bytes()
+            except (CausanticError, OSError) as exc:
+                health[name], vector_bytes = None, None
+                errors.append(f"{name}: {exc}" if name else str(exc))
+        read = [h for h in health.values() if h is not None]
+        # The index that needs attention shows: one store's missing ANN file is worth the warning.
+        ann = "error" if errors else next((h.ann for h in read if h.ann not in ("ready", "not needed")), read[0].ann)
+        shares = {
+            name: StoreShare(
+                chunks=part["chunks"],
+                sessions=part["sessions"],
+                projects=part["projects"],
+                vectors=None if found is None else found.vectors,
+            )
+            for (name, part), found in zip(each.items(), health.values(), strict=True)
+        }
+        projects_detail = [project_out(p) for p in self.projects()]
         return StatsOut(
             version=__version__,
             chunks=counts["chunks"],
-            vectors=vectors,
-            chunks_without_vectors=missing,
+            vectors=None if errors else sum(h.vectors for h in read),
+            chunks_without_vectors=None if errors else sum(h.missing for h in read),
             vector_index=ann,
-            vector_error=error,
+            vector_error="; ".join(errors) or None,
             edges=EdgeCounts(**counts["edges"]),
             sessions=counts["sessions"],
-            projects=counts["projects"],
+            projects=len(projects_detail) if len(stores) > 1 else counts["projects"],  # a project both hold: once
             agents=counts["agents"],
             clusters=counts["clusters"],
             skipped_lines=counts["skipped_lines"],
             keyword_index=counts["keyword_index"],
             sources={k: SourceCounts(**v) for k, v in counts["sources"].items()},
-            sqlite_bytes=store.size_bytes(),
+            sqlite_bytes=counts["sqlite_bytes"],
             vector_bytes=vector_bytes,
-            projects_detail=[project_out(p) for p in self.projects()],
+            projects_detail=projects_detail,
+            stores=shares if len(stores) > 1 else {},
         )
 
 

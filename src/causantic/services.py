@@ -67,7 +67,12 @@ class Services:
             if self.config.storage.backend == "postgres":
                 from causantic.store.postgres.vectors import PgVectorIndex
 
-                team_index = PgVectorIndex(postgres_url(self.config), spec.id, spec.dims)
+                team_index = PgVectorIndex(
+                    postgres_url(self.config),
+                    spec.id,
+                    spec.dims,
+                    connect_timeout=self.config.team.connect_timeout_seconds,
+                )
                 self._vectors = team_index
                 return team_index
             self._vectors = VectorIndex(
@@ -121,7 +126,9 @@ def open_store(config: Config) -> MemoryStoreProtocol:
     if config.storage.backend == "postgres":
         from causantic.store.postgres.store import PostgresStore
 
-        return PostgresStore(postgres_url(config), member=member_name(config))
+        return PostgresStore(
+            postgres_url(config), member=member_name(config), connect_timeout=config.team.connect_timeout_seconds
+        )
     return MemoryStore(db_path(config), busy_timeout_ms=config.storage.busy_timeout_ms)
 
 
@@ -235,7 +242,8 @@ def team_init(url: str | None = None) -> ServerCheck:
     from causantic.config import load_config
     from causantic.store.postgres import team
 
-    return team.init(url or postgres_url(load_config()))
+    config = load_config()
+    return team.init(url or postgres_url(config), connect_timeout=config.team.connect_timeout_seconds)
 
 
 def team_status(config: Config | None = None) -> TeamStatus:
@@ -243,4 +251,5 @@ def team_status(config: Config | None = None) -> TeamStatus:
     from causantic.config import load_config
     from causantic.store.postgres import team
 
-    return team.status(postgres_url(config or load_config()))
+    config = config or load_config()
+    return team.status(postgres_url(config), connect_timeout=config.team.connect_timeout_seconds)

@@ -7,6 +7,8 @@ Claude Code writes them; the CLI through click's runner with the environment a u
 from __future__ import annotations
 
 import json
+import socket
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +199,44 @@ def test_an_unreachable_server_answers_from_local_memory_and_the_next_run_upload
     assert {h.chunk.session_id for h in hits} == {SHOP_SESSION, DIARY_SESSION}
 
 
+@pytest.fixture
+def silent_server() -> Iterator[str]:
+    """A TCP port on this machine that takes connections and never answers, as a server behind a
+    firewall that drops packets looks to libpq (the listening socket is never accepted)."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        yield f"postgresql://alice:pw@127.0.0.1:{listener.getsockname()[1]}/causantic"
+
+
+def test_a_silent_server_costs_the_short_team_timeout_then_search_answers_locally(
+    silent_server: str, transcripts: Path, tmp_path: Path
+) -> None:
+    assert load_config(environ={}).team.connect_timeout_seconds == 3  # the documented default, not libpq's 10 s
+    env = {
+        "CAUSANTIC_HOME": str(tmp_path / "alice"),
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": silent_server,
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "shop",
+        "CAUSANTIC_TEAM_CONNECT_TIMEOUT_SECONDS": "2",
+    }
+    ingest = CliRunner().invoke(cli, ["ingest", str(transcripts), "--no-embed"], env=env)
+    assert ingest.exit_code == 0, ingest.output
+    search = CliRunner().invoke(cli, ["search", "redirect loop", "--mode", "keyword", "--json"], env=env)
+    assert search.exit_code == 0, search.output
+    out = json.loads(search.output)
+    # The wait was the configured one, and the note says which key sets it.
+    assert any("no answer within 2 s: team.connectTimeoutSeconds" in n for n in out["notes"])
+    assert any("answering from local memory only" in n for n in out["notes"])
+    assert DIARY_SESSION in search.output and "pw@" not in search.output
+    # A connect_timeout in the URL is the user's choice, as libpq documents: it wins over the key.
+    own = silent_server + "?connect_timeout=2"
+    settings = {**_settings(own, share=["shop"]), "team.connectTimeoutSeconds": 30}
+    with Memory(tmp_path / "alice", overrides=settings) as memory:
+        notes = memory.search("redirect loop", mode="keyword").notes
+    assert any("no answer within 2 s" in n for n in notes)
+
+
 def test_a_server_lost_mid_session_answers_locally_then_comes_back_without_a_restart(
     postgres_server: Any, transcripts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -307,3 +347,54 @@ def test_the_bundled_examples_are_never_uploaded_even_when_everything_is_shared(
         hits = memory.search("Safari redirect loop", mode="keyword").hits
     assert hits and all(h.chunk.user is None for h in hits)  # found, and local
     assert _team_rows(url, "SELECT count(*) FROM chunks") == [(0,)]
+
+
+def test_stats_and_the_dashboard_overview_count_local_projects_beside_team_memory(
+    postgres_server: Any, transcripts: Path, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    settings = _settings(url, share=["shop"])
+    with Memory(tmp_path / "alice", overrides=settings) as memory:
+        memory.ingest([transcripts], embed=False)
+        stats = memory.stats()
+        view = memory.overview()
+        names = memory.project_names()
+    (team_chunks,) = _team_rows(url, "SELECT COUNT(*) FROM chunks")[0]
+    assert set(stats.stores) == {"team", "local"}
+    local = stats.stores["local"]
+    assert (stats.stores["team"].chunks, stats.stores["team"].sessions) == (team_chunks, 1)
+    assert (local.sessions, local.projects) == (1, 1) and local.chunks > 0
+    # The totals are all of memory, the unshared diary included, as search answers from both.
+    assert stats.chunks == team_chunks + local.chunks and stats.sessions == 2 and stats.projects == 2
+    assert {p.path for p in stats.projects_detail} == {SHOP, DIARY}
+    assert view.counts["chunks"] == stats.chunks and view.counts["projects"] == 2
+    assert {p.path for p in view.projects} == {SHOP, DIARY}
+    assert view.store_chunks == {"team": team_chunks, "local": local.chunks}
+    assert names == ["diary", "shop"]  # the dashboard's choice of project (search, forget)
+    env = {
+        "CAUSANTIC_HOME": str(tmp_path / "alice"),
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": url,
+        "CAUSANTIC_TEAM_USER": "alice",
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "shop",
+    }
+    text = CliRunner().invoke(cli, ["stats"], env=env, terminal_width=80)
+    assert text.exit_code == 0, text.output
+    assert f"{team_chunks} chunks, 1 sessions, 1 projects" in text.output and "local (unshared)" in text.output
+    # The dashboard's overview page shows the diary (a local project) beside the shared shop.
+    from starlette.testclient import TestClient
+
+    from causantic.dashboard.app import create_app
+    from causantic.dashboard.security import Secrets
+
+    secrets = Secrets(port=8765)
+    app = create_app(secrets, opener=lambda: Memory(tmp_path / "alice", overrides=settings))
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+        page = client.get("/", params={"token": secrets.token})
+        # Its link opens: the diary's timeline and session come from the local store.
+        timeline = client.get("/project", params={"name": "diary"})
+        session = client.get(f"/session/{DIARY_SESSION}")
+    assert page.status_code == 200 and "diary" in page.text and "shop" in page.text
+    assert timeline.status_code == 200 and DIARY_SESSION[:8] in timeline.text
+    assert session.status_code == 200 and "Keep these notes to myself" in session.text
+    assert f"your local memory (projects not shared) {local.chunks}" in page.text

@@ -14,6 +14,7 @@ from causantic.retrieval import options
 from causantic.retrieval.format import when
 
 LIST_TITLE_CHARS = 80
+STORE_LABELS = {"team": "team memory", "local": "local (unshared)"}
 
 
 @click.command("stats")
@@ -30,6 +31,10 @@ def stats_command(as_json: bool) -> None:
         return
     rows = [
         ("chunks", result.chunks),
+        *(
+            (f"  {STORE_LABELS[name]}", f"{s.chunks} chunks, {s.sessions} sessions, {s.projects} projects")
+            for name, s in result.stores.items()
+        ),
         ("vectors", result.vectors if result.vectors is not None else "unavailable"),
         ("edges", result.edges.total),
         *((f"  {kind}", count) for kind, count in sorted(result.edges.by_type.items())),

@@ -42,7 +42,7 @@ class Derived:
     """
 
     def __init__(self, limit: int = 64) -> None:
-        self._stamp: tuple[int, int] | None = None
+        self._stamp: tuple[int, ...] | None = None
         self._values: dict[Hashable, Any] = {}
         self._limit = limit
 

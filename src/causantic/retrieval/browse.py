@@ -15,7 +15,9 @@ from causantic.errors import CausanticError
 from causantic.retrieval.listing import (
     SessionSummary,
     TopicSummary,
+    combined_counts,
     list_sessions,
+    projects_beside,
     stats,
 )
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
@@ -219,6 +221,7 @@ class Overview:
     last_ingest: str | None
     newest_session: str | None
     projects: list[ProjectSessions]
+    store_chunks: dict[str, int] = field(default_factory=dict)  # team memory beside local: each one's chunks
 
 
 def overview(store: MemoryStoreProtocol, vectors: VectorIndexProtocol) -> Overview:
@@ -236,6 +239,29 @@ def overview(store: MemoryStoreProtocol, vectors: VectorIndexProtocol) -> Overvi
         projects[0].last_seen if projects else None,
         projects,
     )
+
+
+def combined_overview(team: Overview, local: Overview) -> Overview:
+    """Team memory's overview with the local store's beside it (unshared projects): counts add up, the
+    projects list holds both, and ``store_chunks`` says how many chunks each store holds."""
+    projects = projects_beside(team.projects, local.projects)
+    counts = combined_counts(team.counts, local.counts)
+    counts["projects"] = len(projects)  # a project uploaded after it was kept locally: once
+    return Overview(
+        counts,
+        team.vectors + local.vectors,
+        team.vector_bytes + local.vector_bytes,
+        team.without_vectors + local.without_vectors,
+        max(filter(None, (team.last_ingest, local.last_ingest)), key=_instant, default=None),
+        projects[0].last_seen if projects else None,
+        projects,
+        {"team": int(team.counts["chunks"]), "local": int(local.counts["chunks"])},  # type: ignore[call-overload]
+    )
+
+
+def _instant(stamp: str) -> datetime:
+    """A stored time as an instant: SQLite writes ISO with a Z, PostgreSQL a space and an offset."""
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
 def project_activity(store: MemoryStoreProtocol) -> list[ProjectSessions]:

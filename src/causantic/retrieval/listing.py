@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Protocol, TypeVar
 
 from causantic.errors import ProjectNotFound
 from causantic.store.protocol import MemoryStoreProtocol
@@ -147,3 +148,40 @@ def stats(store: MemoryStoreProtocol) -> dict[str, object]:
     counts = store.counts()
     counts["sqlite_bytes"] = store.size_bytes()
     return counts
+
+
+def combined_counts(first: dict[str, object], second: dict[str, object]) -> dict[str, object]:
+    """Two stores' :func:`stats` as one (team memory and the local store beside it): numbers add up,
+    nested counts (edge kinds, coding agents) add up key by key, and a text that differs (the keyword
+    index) keeps both, in the order given."""
+    out: dict[str, object] = dict(first)
+    for key, value in second.items():
+        mine = out.get(key)
+        if isinstance(mine, dict) and isinstance(value, dict):
+            out[key] = combined_counts(mine, value)
+        elif isinstance(mine, int) and isinstance(value, int):
+            out[key] = mine + value
+        elif key not in out:
+            out[key] = value
+        elif mine != value:
+            out[key] = f"{mine}; {value}"
+    return out
+
+
+class _Located(Protocol):
+    @property
+    def path(self) -> str: ...
+    @property
+    def last_seen(self) -> str | None: ...
+
+
+Located = TypeVar("Located", bound=_Located)
+
+
+def projects_beside(team: list[Located], local: list[Located]) -> list[Located]:
+    """Team memory's projects and the local ones it does not hold, most recently active first (a
+    project uploaded after it was kept locally is listed once, as team memory's)."""
+    shared = {p.path for p in team}
+    found = team + [p for p in local if p.path not in shared]
+    found.sort(key=lambda p: p.last_seen or "", reverse=True)
+    return found

@@ -233,9 +233,16 @@ class SourceCounts(Out):
     chunks: int
 
 
+class StoreShare(Out):
+    chunks: int
+    sessions: int
+    projects: int
+    vectors: int | None = Field(description="Chunks with a vector of the configured model; null when unreadable.")
+
+
 class StatsOut(Out):
     version: str
-    chunks: int
+    chunks: int = Field(description="In all of memory: with team memory, its chunks and your local ones.")
     vectors: int | None = Field(description="Chunks with a vector of the configured model; null when unreadable.")
     chunks_without_vectors: int | None = Field(description="Chunks vector search cannot find yet (run embed).")
     vector_index: str = Field(description="ANN index: not needed, ready, missing, unavailable, or error.")
@@ -251,6 +258,13 @@ class StatsOut(Out):
     sqlite_bytes: int
     vector_bytes: int | None
     projects_detail: list[ProjectInfo]
+    stores: dict[str, StoreShare] = Field(
+        default_factory=dict,
+        description=(
+            "Team memory with unshared projects beside it: each store's part, 'team' (PostgreSQL) and "
+            "'local' (this machine's SQLite), as search's `store` names them; empty with one store."
+        ),
+    )
 
 
 class ForgetPreview(Out):

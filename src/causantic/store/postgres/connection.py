@@ -8,6 +8,7 @@ by :func:`describe` (host, port and database, never the user's password).
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from causantic.errors import StoreError
@@ -44,22 +45,31 @@ def describe(url: str) -> str:
     return f"PostgreSQL {host}{port}/{parts.get('dbname') or parts.get('user') or 'postgres'}"
 
 
-def connect(url: str, *, connect_timeout: int = 10) -> psycopg.Connection[Any]:
+def connect(url: str, *, connect_timeout: int | None = None) -> psycopg.Connection[Any]:
     """An autocommit connection whose rows read by name or position; a StoreError naming the server (not the URL)
-    and what to check when it cannot be reached."""
+    and what to check when it cannot be reached.
+
+    ``connect_timeout`` (team.connectTimeoutSeconds) bounds the wait for a server that never answers, unless
+    the URL or ``PGCONNECT_TIMEOUT`` sets libpq's own ``connect_timeout``: those win, as libpq documents."""
     pg = psycopg_module()
     from causantic.store.postgres.rows import row_factory
 
     try:
-        conn: psycopg.Connection[Any] = pg.connect(
-            url, autocommit=True, row_factory=row_factory, connect_timeout=connect_timeout
-        )
+        own = pg.conninfo.conninfo_to_dict(url).get("connect_timeout") or os.environ.get("PGCONNECT_TIMEOUT")
+        timeout = {} if own or connect_timeout is None else {"connect_timeout": connect_timeout}
+        conn: psycopg.Connection[Any] = pg.connect(url, autocommit=True, row_factory=row_factory, **timeout)
     except pg.ProgrammingError as exc:
         raise StoreError(f"storage.postgresUrl is not a valid libpq URL: {_without_url(exc, url)}") from exc
     except pg.OperationalError as exc:
+        waited = own or connect_timeout
+        silent = (
+            f" (no answer within {waited} s: team.connectTimeoutSeconds, or connect_timeout in the URL)"
+            if isinstance(exc, pg.errors.ConnectionTimeout) and waited
+            else ""
+        )
         raise StoreError(
-            f"Cannot reach the team memory at {describe(url)}: {_without_url(exc, url)}. Check that the server "
-            "is up and reachable from here, and the user and password in storage.postgresUrl; "
+            f"Cannot reach the team memory at {describe(url)}: {_without_url(exc, url)}{silent}. Check that the "
+            "server is up and reachable from here, and the user and password in storage.postgresUrl; "
             "`causantic team status` tries again."
         ) from exc
     return conn

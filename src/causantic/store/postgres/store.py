@@ -54,11 +54,11 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
 
     fts_enabled = True  # full-text search is part of every PostgreSQL
 
-    def __init__(self, url: str, *, member: str) -> None:
+    def __init__(self, url: str, *, member: str, connect_timeout: int | None = None) -> None:
         self.url = url
         self.path = describe(url)  # how messages name the store; never the URL, which may hold a password
         self.member = member
-        self.conn = connect(url)
+        self.conn = connect(url, connect_timeout=connect_timeout)
         migrate(self.conn)
         self._counted = threading.local()  # see keyword_document_counts
 

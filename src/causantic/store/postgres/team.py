@@ -56,15 +56,15 @@ class TeamStatus:
     members: tuple[MemberStatus, ...]
 
 
-def check(url: str) -> ServerCheck:
+def check(url: str, *, connect_timeout: int | None = None) -> ServerCheck:
     """The server's version and pgvector, and the schema version, without changing anything."""
-    with connect(url) as conn:
+    with connect(url, connect_timeout=connect_timeout) as conn:
         return _check(conn, url)
 
 
-def init(url: str) -> ServerCheck:
+def init(url: str, *, connect_timeout: int | None = None) -> ServerCheck:
     """Check the server, then create or upgrade the schema; a StoreError says what is missing."""
-    with connect(url) as conn:
+    with connect(url, connect_timeout=connect_timeout) as conn:
         found = _check(conn, url)
         if found.missing:
             raise StoreError(f"The team database at {found.server} is not ready: " + " ".join(found.missing))
@@ -80,9 +80,9 @@ def init(url: str) -> ServerCheck:
         return _check(conn, url)
 
 
-def status(url: str) -> TeamStatus:
+def status(url: str, *, connect_timeout: int | None = None) -> TeamStatus:
     """Members with their sessions, chunks, text size and last ingest; the database's size."""
-    with connect(url) as conn:
+    with connect(url, connect_timeout=connect_timeout) as conn:
         version = _schema_version(conn)
         if version == 0:
             raise StoreError(f"{describe(url)} holds no team memory yet: run `causantic team init` first.")

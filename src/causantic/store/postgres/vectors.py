@@ -42,8 +42,9 @@ _MAX_EF_SEARCH = 1000
 class PgVectorIndex:
     """One model's vectors in the team database; its own connection, thread-safe within a process."""
 
-    def __init__(self, url: str, model_id: str, dims: int) -> None:
+    def __init__(self, url: str, model_id: str, dims: int, *, connect_timeout: int | None = None) -> None:
         self.url = url
+        self.connect_timeout = connect_timeout
         self.model_id = model_id
         self.dims = dims
         self.table_name = table_name(model_id)
@@ -57,7 +58,7 @@ class PgVectorIndex:
         if self._conn is None:
             from pgvector.psycopg import register_vector
 
-            conn = connect(self.url)
+            conn = connect(self.url, connect_timeout=self.connect_timeout)
             migrate(conn)
             register_vector(conn)
             self._conn = conn
