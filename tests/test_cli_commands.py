@@ -72,6 +72,14 @@ def test_stats_reads_as_a_table_and_its_json_validates(run: CliRunner) -> None:
     assert stats.vector_error is None and f"{stats.chunks}" in text.stdout
 
 
+def test_stats_values_start_in_one_column(run: CliRunner) -> None:
+    """A name/value list reads down one column: right-aligned, a short count sat far from its name
+    whenever another value was a sentence (the ingest summary's topics line)."""
+    rows = [row for row in invoke(run, "stats").stdout.splitlines() if "│" in row]
+    starts = {len(row.split("│", 1)[1]) - len(row.split("│", 1)[1].lstrip()) for row in rows}
+    assert len(rows) > 5 and starts == {1}
+
+
 def test_projects_and_sessions(run: CliRunner) -> None:
     assert "acme-shop" in invoke(run, "list-projects").stdout
     projects = as_model(invoke(run, "list-projects", "--json"), ProjectsOut)

@@ -203,7 +203,7 @@ def render_report(report: IngestOut) -> None:
             ),
         ),
     ]
-    table("Ingest summary", [("", "left"), ("", "right")], rows)
+    table("Ingest summary", [("", "left"), ("", "left")], rows)
     for note in report.notes:
         console.print(f"note: {note}", style="yellow", markup=False, soft_wrap=True)
     for failed in report.errors:

@@ -49,7 +49,7 @@ def stats_command(as_json: bool) -> None:
         ("vector store size", f"{result.vector_bytes / 1e6:.1f} MB" if result.vector_bytes is not None else "-"),
         ("ANN index", result.vector_index),
     ]
-    table("Memory", [("", "left"), ("", "right")], rows)
+    table("Memory", [("", "left"), ("", "left")], rows)
     if result.vector_error:
         click.echo(f"Warning: the vector index cannot be read ({result.vector_error}).", err=True)
     if result.chunks_without_vectors:
