@@ -30,6 +30,7 @@ from causantic.errors import ConfigWarning as ConfigWarning
 # commands use them without loading pydantic.
 from causantic.home import causantic_home as causantic_home
 from causantic.home import db_path as db_path
+from causantic.home import memory_missing as memory_missing
 from causantic.home import project_config_file
 from causantic.home import vector_path as vector_path
 from causantic.sources import SOURCE_NAMES as SOURCE_NAMES
@@ -509,12 +510,6 @@ def shares_project(team: TeamConfig, path: str) -> bool:
         if str(Path(entry).expanduser()) == path or (named and tuple(parts[-len(named) :]) == named):
             return True
     return False
-
-
-def memory_missing(config: Config) -> bool:
-    """Nothing was ever ingested: the local SQLite file does not exist yet. (Team memory in
-    PostgreSQL is a server to ask, never missing; hooks then skip the cheap check.)"""
-    return config.storage.backend == "sqlite" and not db_path(config).exists()
 
 
 def codex_sessions_dir(config: Config, environ: dict[str, str] | None = None) -> Path:

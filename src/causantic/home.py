@@ -38,3 +38,9 @@ def vector_path(config: Config) -> Path:
     if config.storage.vector_path:
         return Path(config.storage.vector_path).expanduser()
     return causantic_home() / "vectors"
+
+
+def memory_missing(config: Config) -> bool:
+    """Nothing was ever ingested: the local SQLite file does not exist yet. (Team memory in
+    PostgreSQL is a server to ask, never missing; hooks then skip the cheap check.)"""
+    return config.storage.backend == "sqlite" and not db_path(config).exists()

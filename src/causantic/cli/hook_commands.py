@@ -12,7 +12,6 @@ import click
 
 from causantic.cli.output import domain_errors, emit_json, json_option, table
 from causantic.entrypoints import HOOKS, WORKER, run_hook, run_hook_worker
-from causantic.retrieval.output import status_out
 from causantic.runs import lead_text, read_status
 
 
@@ -50,6 +49,8 @@ def status_command(as_json: bool) -> None:
     """When each hook last ran and how it went (also the `hook-status` MCP tool)."""
     runs = read_status()
     if as_json:
+        from causantic.retrieval.output import status_out  # pydantic: only for --json, not the hooks
+
         emit_json(status_out(runs))
         return
     if not runs:

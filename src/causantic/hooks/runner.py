@@ -25,12 +25,15 @@ MAX_CONTEXT_CHARS = 9_500  # Claude Code moves hook output over 10,000 character
 
 
 def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str | None]:
-    from causantic.config import load_config, memory_missing
+    from causantic.config_cache import read_config
     from causantic.facade import Memory
+    from causantic.home import memory_missing
     from causantic.hooks.briefing import cached_briefing
 
     folder = Path(event.working_dir)
-    config = load_config(cwd=folder if folder.is_dir() else None)
+    # The cached configuration, as the CLI's read commands take it: validating it (pydantic) would
+    # cost this hook, which Claude Code waits for, more than building the briefing.
+    config = read_config(cwd=folder if folder.is_dir() else None)
     if memory_missing(config):
         return "no memory yet (nothing ingested)", None
     with Memory(config=config) as memory:
