@@ -183,7 +183,7 @@ class Memory:
         """Embed every chunk that has no vector yet (resumable at any point)."""
         from causantic.ingest.service import embed_pending
 
-        added = sum(embed_pending(s, on_progress=on_progress) for s in self._stores())
+        added = sum(embed_pending(s, on_progress=on_progress) for s in self._every_store().values())
         return self._embedded(added)
 
     def reindex(self, on_progress: Progress | None = None) -> EmbedOut:
@@ -197,13 +197,8 @@ class Memory:
         from causantic.retrieval.output import EmbedOut
 
         vectors = self._services.vectors
-        count = sum(s.vectors.count() for s in self._stores())
+        count = sum(s.vectors.count() for s in self._every_store().values())
         return EmbedOut(model=vectors.model_id, vectors_added=added, vectors=count)
-
-    def _stores(self) -> list[Services]:
-        """Every store this memory writes: team memory and the local store beside it, or the one."""
-        local = self._local_beside_team()
-        return [self._services] if local is None else [self._services, local]
 
     def recluster(self, on_progress: Callable[[str], None] | None = None) -> ClusterReport:
         """Group every embedded chunk into topics (a full HDBSCAN run; continuing topics keep their ids)."""
@@ -385,14 +380,14 @@ class Memory:
         return team.local if team is not None and team.team is not None else None
 
     def _every_store(self) -> dict[str, Services]:
-        """The stores an account of all memory reads: team memory and the local store beside it
+        """The stores an account of all memory reads (and embedding fills): team memory and the local store beside it
         ('team', 'local', as search's ``store`` names them), or the one store (named '')."""
-        if self._team is not None:
-            self._team.reconnect()
-        local = self._local_beside_team()
-        if local is None or self._team is None or self._team.team is None:
+        team = self._team
+        if team is not None:
+            team.reconnect()
+        if team is None or team.team is None or team.local is None:
             return {"": self._services}
-        return {"team": self._team.team, "local": local}
+        return {"team": team.team, "local": team.local}
 
     def _where_project_lives(self, run: Callable[[Services], Answer], *, when_down: bool = True) -> Answer:
         """``run`` on the store that holds the project it names: team memory for a shared project,
