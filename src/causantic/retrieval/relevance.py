@@ -180,11 +180,12 @@ def bulk_share(text: str) -> float:
         return 0.0
     runs = sum(len(run) for run in text.split() if len(run) >= _LONG_RUN)  # str.split() splits at \s
     lines = text.splitlines()
-    words = text.translate(_ASCII_WORDS).splitlines() if text.isascii() else lines
+    ascii_text = text.isascii()  # once per text, not per line
+    words = text.translate(_ASCII_WORDS).splitlines() if ascii_text else lines
     payload_lines = sum(
         len(line)
         for line, line_words in zip(lines, words, strict=True)
-        if (len(line) > 40 and _prose_words(line, line_words, text.isascii()) * 12 < len(line))
+        if (len(line) > 40 and _prose_words(line, line_words, ascii_text) * 12 < len(line))
         # both JSON tests need a quote: most lines have none
         or (
             '"' in line
