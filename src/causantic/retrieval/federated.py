@@ -12,13 +12,15 @@ team memory's chunks name their member, local ones none (``store`` in the JSON s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
+from typing import TypeVar
 
 from causantic.retrieval.episodes import Episode, EpisodeAnswer, chunk_cost
 from causantic.retrieval.ranking import reciprocal_rank_fusion
 from causantic.retrieval.search import Hit, SearchResult
 
+Item = TypeVar("Item")
 QUIET_NOTES = ("no matching chunks",)  # one store's empty answer says nothing when the other answered
 
 
@@ -34,16 +36,9 @@ def fused_search(
         for hit in result.hits:
             by_id.setdefault(hit.chunk.id, hit)
     fused = reciprocal_rank_fusion({name: [h.chunk.id for h in r.hits] for name, r in results.items()}, rrf_k)
-    hits: list[Hit] = []
-    used = 0
-    for chunk_id, _, _ in fused:
-        cost = chunk_cost(by_id[chunk_id].chunk)
-        if used + cost > max_tokens:
-            continue
-        hits.append(by_id[chunk_id])
-        used += cost
-        if len(hits) >= limit:
-            break
+    hits, used = _packed(
+        [by_id[chunk_id] for chunk_id, _, _ in fused], lambda h: chunk_cost(h.chunk), max_tokens, limit
+    )
     seeds = [i for i, _, _ in reciprocal_rank_fusion({n: r.seeds for n, r in results.items()}, rrf_k)]
     first = next(iter(results.values()))
     return SearchResult(
@@ -83,21 +78,29 @@ def fused_episodes(
         rankings[name] = [_episode_key(e) for e in ranked]
         for episode in ranked:
             by_key.setdefault(_episode_key(episode), episode)
-    kept: list[Episode] = []
-    used = 0
-    for key, _, _ in reciprocal_rank_fusion(rankings, rrf_k):
-        episode = by_key[key]
-        if used + episode.tokens > max_tokens:
-            continue
-        kept.append(episode)
-        used += episode.tokens
-        if len(kept) >= max_episodes:
-            break
+    fused = [by_key[key] for key, _, _ in reciprocal_rank_fusion(rankings, rrf_k)]
+    kept, _ = _packed(fused, lambda e: e.tokens, max_tokens, max_episodes)
     first = next(iter(answers.values()))
     extra = tuple(n for a in answers.values() for n in a.notes if kept or n not in QUIET_NOTES)
     return EpisodeAnswer(
         first.kind, first.mode, tuple(sorted(kept, key=lambda e: e.start)), search, (*notes, *dict.fromkeys(extra))
     )
+
+
+def _packed(ranked: list[Item], cost: Callable[[Item], int], max_tokens: int, most: int) -> tuple[list[Item], int]:
+    """The best-ranked items that fit ``max_tokens`` (one too large is passed over, not an end), at
+    most ``most`` of them, and the tokens they use."""
+    kept: list[Item] = []
+    used = 0
+    for item in ranked:
+        tokens = cost(item)
+        if used + tokens > max_tokens:
+            continue
+        kept.append(item)
+        used += tokens
+        if len(kept) >= most:
+            break
+    return kept, used
 
 
 def _episode_key(episode: Episode) -> str:
