@@ -13,8 +13,8 @@ from causantic.cli import output
 from causantic.cli.options import (
     agent_option,
     days_back_option,
+    defaulted_int_option,
     float_range,
-    int_range,
     max_tokens_option,
     project_option,
     session_id_option,
@@ -117,16 +117,8 @@ def predict_command(
 @days_back_option
 @click.option("--previous-session", is_flag=True, help="The text of the session before --current-session.")
 @session_id_option("--current-session", "current_session_id", help="The session you are in now.")
-@click.option(
-    "--page", default=options.PAGE.default, show_default=True, type=int_range(options.PAGE), help=options.PAGE.help
-)
-@click.option(
-    "--limit",
-    default=options.TIMELINE_LIMIT.default,
-    show_default=True,
-    type=int_range(options.TIMELINE_LIMIT),
-    help=options.TIMELINE_LIMIT.help,
-)
+@defaulted_int_option("--page", options.PAGE)
+@defaulted_int_option("--limit", options.TIMELINE_LIMIT)
 @click.option("--keep-oldest", is_flag=True, help="Text pages start from the oldest chunk, not the newest.")
 @click.option("--agent", help="Only this agent's chunks (timeline: sessions it took part in).")
 @max_tokens_option

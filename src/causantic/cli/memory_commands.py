@@ -6,7 +6,7 @@ from datetime import datetime
 
 import click
 
-from causantic.cli.options import days_back_option, int_range, time_range_options
+from causantic.cli.options import days_back_option, defaulted_int_option, time_range_options
 from causantic.cli.output import domain_errors, emit_json, json_option, table
 from causantic.config_cache import read_config
 from causantic.facade import Memory
@@ -100,13 +100,7 @@ def list_projects_command(as_json: bool) -> None:
 @click.argument("project")
 @time_range_options
 @days_back_option
-@click.option(
-    "--limit",
-    default=options.SESSIONS_LIMIT.default,
-    show_default=True,
-    type=int_range(options.SESSIONS_LIMIT),
-    help=options.SESSIONS_LIMIT.help,
-)
+@defaulted_int_option("--limit", options.SESSIONS_LIMIT)
 @json_option
 def list_sessions_command(
     project: str, since: datetime | None, until: datetime | None, days_back: float | None, limit: int, as_json: bool

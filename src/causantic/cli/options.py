@@ -23,6 +23,11 @@ def float_range(option: options.Option) -> click.FloatRange:
     return click.FloatRange(option.low, option.high, min_open=option.low_open)
 
 
+def defaulted_int_option(flag: str, option: options.Option) -> Callable[[F], F]:
+    """An integer option with its declared default, bounds and help (``--limit``, ``--page``)."""
+    return click.option(flag, default=option.default, show_default=True, type=int_range(option), help=option.help)
+
+
 def project_option(func: F) -> F:
     return click.option("--project", help=options.PROJECT.help)(func)
 
