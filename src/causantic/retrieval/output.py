@@ -216,7 +216,7 @@ class TopicInfo(Out):
     size: int
     first_seen: str
     last_seen: str
-    projects: str
+    projects: list[str]
 
 
 class TopicsOut(Out):
