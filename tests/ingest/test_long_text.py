@@ -16,7 +16,7 @@ from causantic.ingest.longtext import cleaned_long_text
 from causantic.ingest.redact import redactor_from
 from causantic.ingest.service import ingest_paths
 from causantic.services import open_services
-from causantic.transcripts import without_injected
+from causantic.transcripts import discover, without_injected
 
 REDACT = redactor_from(Config().redaction)
 
@@ -134,6 +134,7 @@ def test_a_broken_huge_line_is_skipped_and_counted_and_the_rest_is_kept(tmp_path
         report = ingest_paths(services, [path], embed=False, workers=1)
         found = services.store.keyword_search("quokkaclosing")
         answer = services.store.keyword_search("loader minified")
+    assert [group.session_id for group in discover(path)] == ["s-huge"]  # read without parsing the line
     assert report.broken_lines == 1
     assert report.as_dict()["skipped_lines"] == {"total": 1, "by_reason": {"invalid json": 1}}
     assert found and answer
