@@ -39,7 +39,7 @@ _SUMMARY_FIELDS = (
 
 
 PROMPT_HEAD_CHARS = 2_000
-HUGE_TEXT_CHARS = 1 << 20  # a text this long is rendered without being copied
+HUGE_TEXT_CHARS = 1 << 20  # a text this long is cleaned in windows and labelled in a section of its own
 
 
 @dataclass(frozen=True, slots=True)
