@@ -162,3 +162,22 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
     "spread_vw70": ({"retrieval.vectorWeight": "0.7"}, {}),
     "spread_vw100": ({"retrieval.vectorWeight": "1.0"}, {}),
 }
+# query feedback from the best candidates' vectors (retrieval.feedbackWeight; pseudo-relevance feedback)
+VARIANTS.update(
+    {
+        f"feedback{round(100 * weight)}_d{depth}": (
+            {"retrieval.feedbackWeight": str(weight), "retrieval.feedbackDepth": str(depth)},
+            {},
+        )
+        for weight in (0.15, 0.25, 0.4, 0.6)
+        for depth in (3, 5, 10)
+    }
+)
+VARIANTS["feedback40_d5_pull2"] = (
+    {"retrieval.feedbackWeight": "0.4", "retrieval.feedbackDepth": "5", "retrieval.feedbackPull": "2"},
+    {},
+)
+VARIANTS["feedback40_d5_pull05"] = (
+    {"retrieval.feedbackWeight": "0.4", "retrieval.feedbackDepth": "5", "retrieval.feedbackPull": "0.5"},
+    {},
+)
