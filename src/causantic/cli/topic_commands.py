@@ -60,7 +60,11 @@ def clusters_command(project: str | None, as_json: bool) -> None:
             ("last", "left"),
             ("projects", "left"),
         ],
-        [(t.id, t.label, t.size, when(t.first_seen), when(t.last_seen), t.projects) for t in topics],
+        # Days, not minutes: a topic spans days or months, and the room goes to the project names.
+        [
+            (t.id, t.label, t.size, when(t.first_seen)[:10], when(t.last_seen)[:10], ", ".join(t.projects))
+            for t in topics
+        ],
     )
 
 

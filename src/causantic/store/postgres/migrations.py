@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from causantic.store.features import feature_values
 from causantic.store.migrations import SCHEMA_MIGRATIONS_TABLE, run_pending
 
 # Any constant: the key of the advisory lock that serialises migrations ("causantic" in ASCII).
@@ -194,7 +195,38 @@ def m002_row_security(conn: Any) -> None:
 _UPDATE_RULE = {"sessions": "TRUE", "chunks": "causantic_may_change(owner_role)", "files": "owner_role = current_user"}
 
 
-MIGRATIONS: tuple[Callable[[Any], None], ...] = (m001_core_tables, m002_row_security)
+def m003_text_features(conn: Any) -> None:
+    """Each chunk keeps the text features search scores it by, as in SQLite's m009
+    (:func:`causantic.store.migrations.m009_text_features`): stems, own-word stems, bulk share.
+    Every existing row is filled here (the role that owns the tables runs migrations, and row-level
+    security does not limit it)."""
+    conn.execute(
+        """
+        ALTER TABLE chunks ADD COLUMN stems TEXT;
+        ALTER TABLE chunks ADD COLUMN own_stems TEXT;
+        ALTER TABLE chunks ADD COLUMN bulk DOUBLE PRECISION;
+        """
+    )
+    fill_text_features(conn)
+
+
+def fill_text_features(conn: Any, batch: int = 2_000) -> int:
+    """Compute the features of every chunk without them (that this role may change), in rowid
+    order; return how many were read."""
+    filled, after = 0, 0
+    while rows := conn.execute(
+        "SELECT rowid, content FROM chunks WHERE rowid > %s AND stems IS NULL ORDER BY rowid LIMIT %s", (after, batch)
+    ).fetchall():
+        with conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE chunks SET stems = %s, own_stems = %s, bulk = %s WHERE rowid = %s",
+                [(*feature_values(row[1]), row[0]) for row in rows],
+            )
+        filled, after = filled + len(rows), rows[-1][0]
+    return filled
+
+
+MIGRATIONS: tuple[Callable[[Any], None], ...] = (m001_core_tables, m002_row_security, m003_text_features)
 
 
 def migrate(conn: Any) -> int:
