@@ -1,7 +1,7 @@
 """Ingest throughput on real transcripts, beside plain ``json.loads`` over the same lines.
 
 Usage: python benchmarks/ingest.py [PATH] [--json OUT] [--workers N] [--repeat N] [--no-sources]
-       python benchmarks/ingest.py --line-sweep [--sizes 1,2,4,8,16,32,64] [--kinds text,ascii] [--json OUT]
+       python benchmarks/ingest.py --line-sweep [--sizes 1,2,4,8,16,32,64] [--kinds text,ascii,bundle] [--json OUT]
        python benchmarks/ingest.py --huge-line [--line-mb 50] [--json OUT]
 
 PATH defaults to ../shared/corpus/claude-code; any folder of transcripts works, whatever its file
@@ -23,20 +23,21 @@ counted), alternating the two ``--embed-runs`` times; the medians are reported. 
 
 ``--line-sweep`` ingests sessions whose prompt is one single line of 1 to 64 MB (real transcript
 text from PATH, newlines removed, repeated to size), for each ``--kinds``: ``text`` (corpus text as
-it is, emoji included) and ``ascii`` (its non-ASCII characters dropped, as in a minified bundle;
-``--ascii`` runs only these), each point in a fresh process. It prints seconds, MB/s and peak memory:
-the peak resident memory above the process's own just before the ingest, divided by the line's size
-in bytes. The baseline, in the same run, is plain ``json.loads`` of the same session in another
-fresh process (its seconds and its peak ÷ line: what holding the parsed line alone costs). Ingest
-is linear when the largest and smallest rates stay within 2x, and its memory bounded when the
-ratio to the line stays flat (goal ≤ 3x). Python holds text with any character beyond U+FFFF at
-four bytes per character, so corpus text (emoji) costs up to four times an ASCII line of its size.
+it is, emoji included), ``ascii`` (its non-ASCII characters dropped; ``--ascii`` runs only these)
+and, when asked, ``bundle`` (minified code with nothing to redact), each point in a fresh process.
+It prints seconds, MB/s and peak memory: the peak resident memory above the process's own just
+before the ingest, divided by the line's size in bytes. The baseline, in the same run, is plain
+``json.loads`` of the same session in another fresh process (its seconds and its peak ÷ line: what
+holding the parsed line alone costs). Ingest is linear when the largest and smallest rates stay
+within 2x, and its memory bounded when the ratio to the line stays flat (goal ≤ 3x). Python holds
+text with any character beyond U+FFFF at four bytes per character, so corpus text (emoji) costs up
+to four times an ASCII line of its size.
 
-``--huge-line`` measures one ``--line-mb`` line (default 50 MB) twice, as corpus text and as
-ASCII-only text, each beside the same text in the same run written as normal-length lines (user and
+``--huge-line`` measures one ``--line-mb`` line (default 50 MB) three times, as corpus text, as
+ASCII-only text and as minified code, each beside the same text in the same run written as normal-length lines (user and
 assistant messages of about 2,000 characters: every character kept and keyword-indexed, as in the
 line). It prints seconds for each, their ratio, and the line's peak resident memory divided by its
-size; ``--json`` keys: ``huge_line_mb``, and per text kind (``text``, ``ascii``)
+size; ``--json`` keys: ``huge_line_mb``, and per text kind (``text``, ``ascii``, ``bundle``)
 ``huge_line_seconds``, ``huge_line_cpu_seconds`` (the ingest process's CPU time: steadier than
 seconds on a loaded machine), ``normal_lines_seconds``, ``huge_to_normal_ratio``, ``peak_rss_over_line``,
 ``chunks``, ``json_loads_seconds`` and ``json_loads_peak_over_line`` (the baseline: plain
@@ -187,14 +188,21 @@ def embed_rates(home: str, sample: int, runs: int) -> dict[str, float]:
     }
 
 
-def corpus_text(corpus: Path, size: int, ascii_only: bool = False) -> str:
-    """``size`` characters of real transcript text, whitespace collapsed to single spaces
-    (``ascii_only``: every non-ASCII character dropped, as in a minified bundle or base64)."""
+# A minified bundle: code without secrets, hint words or injected elements, so nothing is redacted.
+_BUNDLE = 'function r(e,t){return e.map(function(n){return n*t+1})};var o={a:1,b:[2,3],c:"x"};if(o.a>0){o.b.push(4)};'
+KINDS = {"text": "corpus text (holds emoji)", "ascii": "ASCII-only corpus text", "bundle": "minified code"}
+
+
+def corpus_text(corpus: Path, size: int, kind: str = "text") -> str:
+    """``size`` characters of ``kind`` (see :data:`KINDS`): real transcript text, whitespace collapsed
+    to single spaces (``ascii``: every non-ASCII character dropped), or minified code (``bundle``)."""
+    if kind == "bundle":
+        return (_BUNDLE * (size // len(_BUNDLE) + 1))[:size]
     words: list[str] = []
     total = 0
     for path in sorted(corpus.rglob("*.jsonl")):
         text = " ".join(path.read_text(encoding="utf-8", errors="replace").split())
-        if ascii_only:
+        if kind == "ascii":
             text = text.encode("ascii", "ignore").decode("ascii")
         words.append(text)
         total += len(text)
@@ -220,19 +228,19 @@ def _exchange(n: int, prompt: str, answer: str) -> list[dict[str, object]]:
     ]
 
 
-def long_line_session(folder: Path, size: int, corpus: Path, ascii_only: bool = False) -> Path:
-    """A real-looking session whose first prompt is one line of ``size`` characters of corpus text."""
-    line = corpus_text(corpus, size, ascii_only)
+def long_line_session(folder: Path, size: int, corpus: Path, kind: str = "text") -> Path:
+    """A real-looking session whose first prompt is one line of ``size`` characters of ``kind``."""
+    line = corpus_text(corpus, size, kind)
     records = _exchange(0, f"Why does this fail?\n{line}", "The bundle is minified; the error is in the loader.")
     path = folder / "long-line.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
     return path
 
 
-def normal_lines_session(folder: Path, size: int, corpus: Path, ascii_only: bool = False, chars: int = 2000) -> Path:
+def normal_lines_session(folder: Path, size: int, corpus: Path, kind: str = "text", chars: int = 2000) -> Path:
     """The same ``size`` characters as :func:`long_line_session`, as prompts and replies of about
     ``chars`` characters each: the baseline of normal-length lines."""
-    text = corpus_text(corpus, size, ascii_only)
+    text = corpus_text(corpus, size, kind)
     path = folder / "normal-lines.jsonl"
     with path.open("w", encoding="utf-8") as out:
         for n, start in enumerate(range(0, len(text), 2 * chars)):
@@ -337,15 +345,14 @@ def line_sweep(sizes: list[int], corpus: Path, json_out: Path | None, kinds: lis
     print(f"one-line sessions, each ingested in a fresh process; load average {os.getloadavg()[0]:.2f}")
     for kind in kinds:
         rows = []
-        ascii_only = kind == "ascii"
-        print(f"\n{'ASCII-only corpus text' if ascii_only else 'corpus text (holds emoji)'}")
+        print(f"\n{KINDS[kind]}")
         print(
             f"{'line':>7} {'seconds':>8} {'CPU s':>6} {'MB/s':>7} {'chunks':>7} {'peak ÷ line':>12} "
             f"{'json.loads s':>13} {'its peak ÷ line':>16}"
         )
         for mb in sizes:
             with tempfile.TemporaryDirectory(prefix="causantic-sweep-") as tmp:
-                long_line_session(Path(tmp), mb * 1_000_000, corpus, ascii_only)
+                long_line_session(Path(tmp), mb * 1_000_000, corpus, kind)
                 try:
                     row = _in_fresh_process("--one-line", Path(tmp))
                     base = _in_fresh_process("--json-loads-line", Path(tmp))
@@ -375,12 +382,12 @@ def line_sweep(sizes: list[int], corpus: Path, json_out: Path | None, kinds: lis
 
 
 def _fresh_process_run(
-    write: Callable[[Path, int, Path, bool], Path], size: int, corpus: Path, ascii_only: bool, baseline: bool = False
+    write: Callable[[Path, int, Path, str], Path], size: int, corpus: Path, kind: str, baseline: bool = False
 ) -> tuple[dict[str, float], dict[str, float]]:
     """:func:`one_line_run` in a fresh process over the session ``write`` puts in a new folder, and
     with ``baseline`` :func:`json_loads_run` of the same session in another."""
     with tempfile.TemporaryDirectory(prefix="causantic-huge-") as tmp:
-        write(Path(tmp), size, corpus, ascii_only)
+        write(Path(tmp), size, corpus, kind)
         run = _in_fresh_process("--one-line", Path(tmp))
         return run, (_in_fresh_process("--json-loads-line", Path(tmp)) if baseline else {})
 
@@ -395,9 +402,9 @@ def huge_line(mb: int, corpus: Path, json_out: Path | None) -> int:
         f"{'text':<6} {'line s':>7} {'CPU s':>6} {'lines s':>8} {'ratio':>6} {'line MB/s':>10} {'peak ÷ line':>12} "
         f"{'json.loads s':>13} {'its peak ÷ line':>16}"
     )
-    for kind, ascii_only in (("text", False), ("ascii", True)):
-        line, base = _fresh_process_run(long_line_session, size, corpus, ascii_only, baseline=True)
-        lines, _ = _fresh_process_run(normal_lines_session, size, corpus, ascii_only)
+    for kind in KINDS:
+        line, base = _fresh_process_run(long_line_session, size, corpus, kind, baseline=True)
+        lines, _ = _fresh_process_run(normal_lines_session, size, corpus, kind)
         row = {
             "huge_line_seconds": round(line["seconds"], 2),
             "huge_line_cpu_seconds": round(line["cpu_seconds"], 2),
@@ -438,7 +445,11 @@ def main() -> int:
     parser.add_argument("--line-sweep", action="store_true", help="ingest single lines of --sizes MB")
     parser.add_argument("--sizes", default="1,2,4,8,16,32,64", help="line sizes in MB for --line-sweep")
     parser.add_argument("--ascii", action="store_true", help="--line-sweep: ASCII lines only (same as --kinds ascii)")
-    parser.add_argument("--kinds", default="text,ascii", help="--line-sweep: corpus text (text), ASCII-only (ascii)")
+    parser.add_argument(
+        "--kinds",
+        default="text,ascii",
+        help="--line-sweep: corpus text (text), ASCII-only (ascii), minified code (bundle)",
+    )
     parser.add_argument("--huge-line", action="store_true", help="one --line-mb line vs normal-length lines")
     parser.add_argument("--line-mb", type=int, default=50, help="line size in MB for --huge-line")
     parser.add_argument("--one-line", type=Path, help=argparse.SUPPRESS)  # one sweep point, in a fresh process

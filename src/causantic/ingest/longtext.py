@@ -5,7 +5,8 @@ secrets: ``redact(without_injected(text))``. On the whole of a 50 MB pasted line
 changes something makes a full copy, and the redactor's splicing holds the pieces beside the
 result: four or five copies at once, each at four bytes a character once the text holds one emoji.
 Here the text is cut into windows of about :data:`WINDOW_CHARS` characters, each cleaned and
-redacted alone, and the results are joined once.
+redacted alone, and the results are joined once (or, when no window changed, the text is kept as it
+is, without any copy).
 
 A cut is made only where it changes nothing. It is placed after a space, and accepted only when
 cleaning the :data:`REACH` characters either side of it together gives the same text as cleaning
@@ -45,14 +46,20 @@ def cleaned_long_text(
     def clean(part: str) -> str:
         return redact(injected_elements_removed(part) if injected else part)
 
-    outs: list[str] = []
+    cleaned: list[tuple[int, int, str | None]] = []  # (start, end, cleaned text; None: unchanged)
     start = 0
     while start < len(text):
         end = _clean_cut(text, start + window, reach, clean)
         if end is None:
             return _whole(text, redact, injected)
-        outs.append(clean(text[start:end]))
+        part = text[start:end]
+        out = clean(part)
+        cleaned.append((start, end, None if out is part else out))  # unchanged: its copy goes now
         start = end
+    if all(out is None for _, _, out in cleaned):  # nothing to remove (a bundle, a log): no copy made
+        whole = text.strip()
+        return _whole(text, redact, injected) if injected and opens_unclosed_element(whole) else whole
+    outs = [text[a:b] if out is None else out for a, b, out in cleaned]
     # The ends stripped, as the whole text is: whitespace-only windows at either end go.
     first = next((i for i, out in enumerate(outs) if out.strip()), len(outs))
     last = next((i for i in range(len(outs) - 1, -1, -1) if outs[i].strip()), -1)
