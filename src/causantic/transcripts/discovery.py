@@ -352,7 +352,7 @@ def _peek_session_id(path: Path) -> str | None:
                     # over; its key, when a record names one, opens the record in Claude Code's files.
                     found = _SESSION_ID_KEY.search(line)
                     if found:
-                        return found.group(1).decode()
+                        return found.group(1).decode("utf-8", "replace")
                     while line and not line.endswith(b"\n"):  # the rest of the line, piece by piece
                         line = f.readline(_PEEK_LINE_BYTES)
                         read += len(line)
