@@ -61,9 +61,29 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         self.conn = connect(url, connect_timeout=connect_timeout)
         migrate(self.conn)
         self._counted = threading.local()  # see keyword_document_counts
+        self._connect_timeout = connect_timeout
+        self._keyword_conn: Any = None  # see _keywords
+        self._keyword_lock = threading.Lock()
 
     def close(self) -> None:
         self.conn.close()
+        with self._keyword_lock:
+            if self._keyword_conn is not None:
+                self._keyword_conn.close()
+
+    @contextmanager
+    def _keywords(self) -> Iterator[Any]:
+        """The connection keyword search counts and ranks on, one thread at a time.
+
+        Its counting is a transaction with planner settings of its own (:func:`keyword.count`), and
+        a search runs it on a helper thread while its own thread reads the vector matches' chunks:
+        on one shared connection those reads ran inside that transaction, and two searches'
+        transactions (the MCP server's and the dashboard's threads) interleaved. A second
+        connection, opened on first use, keeps the reads beside it in parallel."""
+        with self._keyword_lock:
+            if self._keyword_conn is None:
+                self._keyword_conn = connect(self.url, connect_timeout=self._connect_timeout)
+            yield self._keyword_conn
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -676,7 +696,9 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         """Full-text hits as (chunk id, score), best first (:mod:`causantic.store.postgres.keyword`);
         ``score_budget`` bounds the ranking work on large stores, as in SQLite (0: rank every match)."""
         scope = keyword.scope_sql(project_ids, agent, member)
-        return keyword.search(self.conn, query, scope, limit, score_budget, self._take_counted(scope))
+        known = self._take_counted(scope)
+        with self._keywords() as conn:
+            return keyword.search(conn, query, scope, limit, score_budget, known)
 
     def keyword_document_counts(
         self,
@@ -690,7 +712,8 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         scope (search weighs the query's words first), which then does not count them again."""
         scope = keyword.scope_sql(project_ids, agent, None)
         stamp = self.change_stamp()  # read first: a write while counting makes the counts stale
-        found, counted = keyword.document_counts(self.conn, list(terms), scope, most)
+        with self._keywords() as conn:
+            found, counted = keyword.document_counts(conn, list(terms), scope, most)
         self._counted.last = (repr(scope), stamp, counted)
         return found
 
