@@ -594,11 +594,14 @@ class Memory:
 
     def stats(self) -> StatsOut:
         """Counts of what memory holds. A vector index that cannot be read does not hide the
-        rest: its figures are null and ``vector_error`` says why (the CLI and MCP alike)."""
+        rest: its figures are null and ``vector_error`` says why (the CLI and MCP alike); unreachable
+        team memory leaves the local store's figures, and ``team_unreachable`` says why."""
         from causantic.retrieval.listing import combined_counts, stats
         from causantic.retrieval.output import EdgeCounts, SourceCounts, StatsOut, StoreShare, project_out
 
         stores = self._every_store()
+        team = self._team
+        unreachable = team.team_down if team is not None and team.team is None else None
         each = {name: stats(services.store) for name, services in stores.items()}
         combined: dict[str, object] = functools.reduce(combined_counts, each.values())
         counts: dict[str, Any] = dict(combined)
@@ -644,6 +647,7 @@ class Memory:
             vector_bytes=vector_bytes,
             projects_detail=projects_detail,
             stores=shares if len(stores) > 1 else {},
+            team_unreachable=unreachable,
         )
 
 

@@ -398,3 +398,43 @@ def test_stats_and_the_dashboard_overview_count_local_projects_beside_team_memor
     assert timeline.status_code == 200 and DIARY_SESSION[:8] in timeline.text
     assert session.status_code == 200 and "Keep these notes to myself" in session.text
     assert f"your local memory (projects not shared) {local.chunks}" in page.text
+
+
+def test_stats_with_team_memory_down_shows_local_figures_and_says_why_in_one_note(
+    silent_server: str, transcripts: Path, tmp_path: Path
+) -> None:
+    env = {
+        "CAUSANTIC_HOME": str(tmp_path / "alice"),
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": silent_server,
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "shop",
+        "CAUSANTIC_TEAM_CONNECT_TIMEOUT_SECONDS": "2",
+    }
+    assert CliRunner().invoke(cli, ["ingest", str(transcripts), "--no-embed"], env=env).exit_code == 0
+    with Memory(tmp_path / "alice", overrides={"storage.backend": "sqlite"}) as local:
+        kept = local.stats()  # what this machine holds: the diary (the shop waits for the server)
+    text = CliRunner().invoke(cli, ["stats"], env=env, terminal_width=100)
+    assert text.exit_code == 0 and "Traceback" not in text.output
+    # Local figures, and one note: what (team memory unreachable), where (the server, never the
+    # password), how long it waited (the configured key) and what to do.
+    assert f"chunks │ {kept.chunks} " in " ".join(text.output.split())
+    notes = [line for line in text.output.splitlines() if "Cannot reach the team memory" in line]
+    assert len(notes) == 1
+    (note,) = notes
+    assert note.startswith("Warning: these are local memory's figures only.")
+    assert "127.0.0.1" in note and "no answer within 2 s: team.connectTimeoutSeconds" in note
+    assert "`causantic team status` tries again" in note and "pw@" not in text.output
+    out = CliRunner().invoke(cli, ["stats", "--json"], env=env)
+    assert out.exit_code == 0, out.output
+    figures = json.loads(out.output)
+    assert figures["chunks"] == kept.chunks and figures["sessions"] == 1
+    assert figures["team_unreachable"].startswith("Cannot reach the team memory at PostgreSQL 127.0.0.1")
+
+
+def test_stats_says_nothing_of_team_memory_while_it_answers(
+    postgres_server: Any, transcripts: Path, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    with Memory(tmp_path / "alice", overrides=_settings(url, share=["shop"])) as memory:
+        memory.ingest([transcripts], embed=False)
+        assert memory.stats().team_unreachable is None

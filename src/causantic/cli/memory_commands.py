@@ -50,6 +50,8 @@ def stats_command(as_json: bool) -> None:
         ("ANN index", result.vector_index),
     ]
     table("Memory", [("", "left"), ("", "left")], rows)
+    if result.team_unreachable:
+        click.echo(f"Warning: these are local memory's figures only. {result.team_unreachable}", err=True)
     if result.vector_error:
         click.echo(f"Warning: the vector index cannot be read ({result.vector_error}).", err=True)
     if result.chunks_without_vectors:

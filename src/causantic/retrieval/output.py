@@ -265,6 +265,13 @@ class StatsOut(Out):
             "'local' (this machine's SQLite), as search's `store` names them; empty with one store."
         ),
     )
+    team_unreachable: str | None = Field(
+        None,
+        description=(
+            "Team memory (storage.backend postgres) could not be reached: why, which server and what to do. "
+            "The figures are then this machine's local memory only."
+        ),
+    )
 
 
 class ForgetPreview(Out):
