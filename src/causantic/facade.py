@@ -536,9 +536,14 @@ class Memory:
     def overview(self) -> Overview:
         """What memory holds and how fresh it is, from counts that stay cheap at any size."""
         from causantic.retrieval.browse import combined_overview, overview
+        from causantic.retrieval.listing import without_sessions
 
-        found = [overview(s.store, s.vectors) for s in self._every_store().values()]
-        return found[0] if len(found) == 1 else combined_overview(*found)
+        stores = self._every_store()
+        found = [overview(s.store, s.vectors) for s in stores.values()]
+        if len(found) == 1:
+            return found[0]
+        combined = combined_overview(*found)
+        return replace(combined, counts=without_sessions(combined.counts, _held_twice(stores)))
 
     def change_stamp(self) -> tuple[int, ...]:
         """Changes whenever memory does (any commit, by any process, in either store): what derived views
@@ -596,14 +601,14 @@ class Memory:
         """Counts of what memory holds. A vector index that cannot be read does not hide the
         rest: its figures are null and ``vector_error`` says why (the CLI and MCP alike); unreachable
         team memory leaves the local store's figures, and ``team_unreachable`` says why."""
-        from causantic.retrieval.listing import combined_counts, stats
+        from causantic.retrieval.listing import combined_counts, stats, without_sessions
         from causantic.retrieval.output import EdgeCounts, SourceCounts, StatsOut, StoreShare, project_out
 
         stores = self._every_store()
         team = self._team
         unreachable = team.team_down if team is not None and team.team is None else None
         each = {name: stats(services.store) for name, services in stores.items()}
-        combined: dict[str, object] = functools.reduce(combined_counts, each.values())
+        combined = without_sessions(functools.reduce(combined_counts, each.values()), _held_twice(stores))
         counts: dict[str, Any] = dict(combined)
         health: dict[str, VectorHealth | None] = {}
         errors: list[str] = []
@@ -649,6 +654,16 @@ class Memory:
             stores=shares if len(stores) > 1 else {},
             team_unreachable=unreachable,
         )
+
+
+def _held_twice(stores: dict[str, Services]) -> dict[str, tuple[str, int]]:
+    """The sessions both team memory and the local store hold (kept locally, then uploaded), each
+    with its source and local chunk count; none with one store."""
+    if set(stores) != {"team", "local"}:
+        return {}
+    local = stores["local"].store.session_sizes()
+    both = stores["team"].store.session_sizes(list(local)) if local else {}
+    return {session: local[session] for session in both}
 
 
 def _utc(value: datetime | None) -> datetime | None:

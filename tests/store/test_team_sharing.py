@@ -438,3 +438,37 @@ def test_stats_says_nothing_of_team_memory_while_it_answers(
     with Memory(tmp_path / "alice", overrides=_settings(url, share=["shop"])) as memory:
         memory.ingest([transcripts], embed=False)
         assert memory.stats().team_unreachable is None
+
+
+def test_a_session_kept_locally_then_uploaded_is_counted_once_in_stats_and_the_overview(
+    postgres_server: Any, transcripts: Path, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    with Memory(tmp_path / "carol", overrides=_settings(url, "carol")) as memory:  # nothing shared yet: all local
+        memory.ingest([transcripts], embed=False)
+        before = memory.stats()
+    assert before.sessions == 2 and before.stores["local"].sessions == 2
+    with Memory(tmp_path / "carol", overrides=_settings(url, "carol", ["shop"])) as memory:
+        memory.ingest([transcripts], embed=False, force=True)  # the shop is uploaded; the local copy stays
+        stats = memory.stats()
+        view = memory.overview()
+    (team_chunks,) = _team_rows(url, "SELECT COUNT(*) FROM chunks")[0]
+    diary_chunks = before.projects_detail[[p.path for p in before.projects_detail].index(DIARY)].chunks
+    assert stats.stores["local"].sessions == 2 and stats.stores["team"].sessions == 1  # what each store holds
+    # All of memory: two sessions, the shop's chunks once (team memory's copy) and the diary's.
+    assert stats.sessions == 2 and stats.projects == 2
+    assert stats.chunks == team_chunks + diary_chunks
+    assert (stats.sources["claude-code"].sessions, stats.sources["claude-code"].chunks) == (2, stats.chunks)
+    assert (view.counts["sessions"], view.counts["chunks"]) == (2, stats.chunks)
+    text = CliRunner().invoke(
+        cli,
+        ["stats", "--json"],
+        env={
+            "CAUSANTIC_HOME": str(tmp_path / "carol"),
+            "CAUSANTIC_STORAGE_BACKEND": "postgres",
+            "CAUSANTIC_STORAGE_POSTGRES_URL": url,
+            "CAUSANTIC_TEAM_USER": "carol",
+            "CAUSANTIC_TEAM_SHARE_PROJECTS": "shop",
+        },
+    )
+    assert json.loads(text.output)["sessions"] == 2

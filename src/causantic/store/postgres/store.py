@@ -794,6 +794,14 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
             "keyword_index": "on (PostgreSQL full-text search)",
         }
 
+    def session_sizes(self, session_ids: Sequence[str] | None = None) -> dict[str, tuple[str, int]]:
+        where, params = ("", []) if session_ids is None else (" WHERE s.id = ANY(%s)", [list(session_ids)])
+        rows = self._rows(
+            "SELECT s.id, s.source, (SELECT COUNT(*) FROM chunks c WHERE c.session_id = s.id) FROM sessions s" + where,
+            params,
+        )
+        return {r[0]: (r[1], r[2]) for r in rows}
+
     def source_counts(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {source: {"sessions": 0, "chunks": 0} for source in SOURCES}
         for source, sessions, chunks in self._rows(
