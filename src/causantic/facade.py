@@ -526,10 +526,27 @@ class Memory:
         return summary
 
     def topics(self, project: str | None = None) -> list[TopicSummary]:
-        """Topics (HDBSCAN clusters) with a label, size and date range; sizes count ``project`` only when given."""
+        """Topics (HDBSCAN clusters) with a label, size and date range; sizes count ``project`` only when given.
+        Team memory beside the local store: both stores' topics, largest first, each labelled with its
+        ``store`` (each store clusters its own chunks)."""
         from causantic.retrieval.listing import list_topics
 
-        return list_topics(self._services.store, self._services.vectors.model_id, project)
+        def listed(s: Services) -> list[TopicSummary]:
+            return list_topics(s.store, s.vectors.model_id, project)
+
+        stores = self._every_store()
+        if len(stores) == 1:
+            return listed(self._services)
+        found: list[TopicSummary] = []
+        missing: list[ProjectNotFound] = []
+        for name, services in stores.items():
+            try:
+                found += [replace(t, store=name) for t in listed(services)]
+            except ProjectNotFound as exc:  # a project lives in one of the two stores
+                missing.append(exc)
+        if len(missing) == len(stores):
+            raise missing[0]
+        return sorted(found, key=lambda t: -t.size)
 
     # ---- browsing (the dashboard's pages) --------------------------------------------------
 
@@ -581,21 +598,31 @@ class Memory:
             return session_view(local.store, session_id)
 
     def topic_sizes(self) -> list[TopicSize]:
+        """Every topic with its size, largest first; both stores' (labelled) beside team memory."""
         from causantic.retrieval.browse import topic_sizes
 
-        return topic_sizes(self._services.store, self._services.vectors.model_id)
+        stores = self._every_store()
+        if len(stores) == 1:
+            return topic_sizes(self._services.store, self._services.vectors.model_id)
+        found = [replace(t, store=name) for name, s in stores.items() for t in topic_sizes(s.store, s.vectors.model_id)]
+        return sorted(found, key=lambda t: -t.size)
 
-    def topic_members(self, topic_id: int) -> tuple[TopicSummary, list[StoredChunk]]:
+    def topic_members(self, topic_id: int, store: str | None = None) -> tuple[TopicSummary, list[StoredChunk]]:
+        """A topic and its chunks nearest its centre; ``store`` 'local' reads the local store's beside team memory."""
         from causantic.retrieval.browse import topic_members
 
-        return topic_members(self._services.store, self._services.vectors.model_id, topic_id)
+        s = self._every_store().get("local", self._services) if store == "local" else self._services
+        topic, chunks = topic_members(s.store, s.vectors.model_id, topic_id)
+        return (replace(topic, store=store) if store else topic), chunks
 
     def topic_map(self, topics: Sequence[TopicSize]) -> TopicMap:
-        """The 2-D map of the topics, cached in ``<home>/cache`` while the topics stay the same."""
+        """The 2-D map of the topics, cached in ``<home>/cache`` while the topics stay the same. Beside
+        team memory it maps team memory's topics (the local ones are listed, not drawn)."""
         from causantic.retrieval.topic_map import topic_map
 
         s = self._services
-        return topic_map(s.store, s.vectors, self.home / TOPIC_MAP_CACHE, [(t.id, t.label, t.size) for t in topics])
+        drawn = [(t.id, t.label, t.size) for t in topics if t.store in (None, "team")]
+        return topic_map(s.store, s.vectors, self.home / TOPIC_MAP_CACHE, drawn)
 
     def stats(self) -> StatsOut:
         """Counts of what memory holds. A vector index that cannot be read does not hide the

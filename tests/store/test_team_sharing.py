@@ -472,3 +472,63 @@ def test_a_session_kept_locally_then_uploaded_is_counted_once_in_stats_and_the_o
         },
     )
     assert json.loads(text.output)["sessions"] == 2
+
+
+def test_topics_of_both_stores_are_listed_labelled_by_where_they_live_in_the_cli_and_the_dashboard(
+    postgres_server: Any, transcripts: Path, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    settings = _settings(url, share=["shop"])
+    with Memory(tmp_path / "alice", overrides=settings) as memory:
+        memory.ingest([transcripts], embed=False)
+        both = memory._team
+        assert both is not None and both.team is not None and both.local is not None
+        # One topic in each store (as a recluster of each leaves them): each store numbers its own from 1.
+        for services, session, label in (
+            (both.team, SHOP_SESSION, "safari cookie redirect"),
+            (both.local, DIARY_SESSION, "private redirect notes"),
+        ):
+            members = [(chunk_id, 0.1) for chunk_id in services.store.session_chunk_ids(session)]
+            services.store.replace_clusters(services.vectors.model_id, [(None, label, b"\0" * 16, members)])
+        topics = memory.topics()
+        diary = memory.topics("diary")
+    assert {(t.label, t.store) for t in topics} == {
+        ("safari cookie redirect", "team"),
+        ("private redirect notes", "local"),
+    }
+    assert [t.id for t in topics] == [1, 1]  # the same number in two stores: the store tells them apart
+    assert [(t.label, t.store) for t in diary] == [("private redirect notes", "local")]
+    env = {
+        "CAUSANTIC_HOME": str(tmp_path / "alice"),
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": url,
+        "CAUSANTIC_TEAM_USER": "alice",
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "shop",
+    }
+    text = CliRunner().invoke(cli, ["clusters"], env=env, terminal_width=140)
+    assert text.exit_code == 0, text.output
+    rows = {line.split("│")[1].strip(): line for line in text.output.splitlines() if "redirect" in line}
+    assert "team memory" in rows["safari cookie redirect"] and "local (unshared)" in rows["private redirect notes"]
+    listed = json.loads(CliRunner().invoke(cli, ["clusters", "--json"], env=env).output)["topics"]
+    assert {(t["label"], t["store"]) for t in listed} == {
+        ("safari cookie redirect", "team"),
+        ("private redirect notes", "local"),
+    }
+    from starlette.testclient import TestClient
+
+    from causantic.dashboard.app import create_app
+    from causantic.dashboard.security import Secrets
+
+    secrets = Secrets(port=8765)
+    app = create_app(secrets, opener=lambda: Memory(tmp_path / "alice", overrides=settings))
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+        page = client.get("/topics", params={"token": secrets.token})
+        team_topic = client.get("/topics/1")
+        local_topic = client.get("/topics/1", params={"store": "local"})
+    assert page.status_code == 200
+    assert "safari cookie redirect" in page.text and "private redirect notes" in page.text
+    assert 'href="/topics/1?store=local"' in page.text and "local (unshared)" in page.text
+    assert team_topic.status_code == 200 and "safari cookie redirect" in team_topic.text
+    assert "SameSite" in team_topic.text and "Keep these notes" not in team_topic.text
+    assert local_topic.status_code == 200 and "private redirect notes" in local_topic.text
+    assert "Keep these notes to myself" in local_topic.text and "local memory (unshared)" in local_topic.text

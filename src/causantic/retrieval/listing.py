@@ -135,6 +135,7 @@ class TopicSummary:
     first_seen: str
     last_seen: str
     projects: str
+    store: str | None = None  # team memory beside the local store: where the topic lives ('team', 'local')
 
 
 def list_topics(store: MemoryStoreProtocol, model: str, project: str | None = None) -> list[TopicSummary]:

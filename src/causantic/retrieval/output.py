@@ -217,6 +217,13 @@ class TopicInfo(Out):
     first_seen: str
     last_seen: str
     projects: str
+    store: str | None = Field(
+        None,
+        description=(
+            "Team memory with unshared projects beside it: where the topic lives, 'team' or 'local' (each "
+            "store numbers its own topics); null with one store."
+        ),
+    )
 
 
 class TopicsOut(Out):
