@@ -271,7 +271,8 @@ class Observed:
 
 def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) -> list[Observed]:
     from causantic import Memory
-    from causantic.retrieval.relevance import bulk_share, query_absent_share
+    from causantic.retrieval.relevance import query_absent_share
+    from causantic.store.features import bulk_share
 
     out: list[Observed] = []
     by_store: dict[str, list[Trial]] = {}

@@ -33,7 +33,7 @@ INTERFACES = {"cli", "mcp", "hooks", "dashboard"}
 # renderings and option limits, ingest's report), never services, the store or another interface.
 # The prompt hook alone opens its own light read-only index (prompt_services), for its start-up time.
 INTERFACE_ALLOWED = {"facade", "retrieval", "ingest", "embedding", "transcripts", "examples", "integration"}
-BASE = {"config", "config_cache", "home", "sources", "errors", "files", "logs", "runs", "__init__", "__main__"}
+BASE = {"config", "config_cache", "home", "sources", "errors", "files", "net", "logs", "runs", "__init__", "__main__"}
 
 
 def _imports(path: Path) -> set[str]:
@@ -144,13 +144,16 @@ def test_importing_the_dashboard_command_loads_no_web_or_heavy_library() -> None
 # ---- the sealed store (docs/architecture.md, "The store seam") ------------------------------------
 
 # What code above store/ may import from it: the values that cross the seam, the seam's own types,
-# and the two text functions the keyword index is built from (ingest fills the identifier column
+# the text features scoring reads (kept per chunk by the store), and the two text functions the
+# keyword index is built from (ingest fills the identifier column
 # with identifier_terms; relevance weighs the same query_terms the index matches). Pure text and
 # frozen records: nothing here opens a database or builds a query.
 STORE_SEAM: dict[str, set[str] | None] = {
     "causantic.store.records": None,  # any name
     "causantic.store.protocol": None,
     "causantic.store.fts": {"identifier_terms", "query_terms"},
+    # the text features the store keeps per chunk, computed on the fly for rows written before it did
+    "causantic.store.features": {"bulk_share", "stem", "word_stems", "OUTPUT_MARKERS", "split_tool_output"},
 }
 # The composition root: the one module that constructs the SQLite store and vector index.
 STORE_BUILDERS = {"services.py", "prompt_services.py"}  # the second: the prompt hook's, light on purpose

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from dashboard_support import BROWSER_HINT, Dashboard, console_errors, screenshot
+from dashboard_support import BROWSER_HINT, Dashboard, causantic, console_errors, screenshot
 
 pytest.importorskip("selenium", reason=BROWSER_HINT)
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -129,3 +129,43 @@ def test_a_link_to_a_sub_agent_chunk_opens_its_branch(corpus_dashboard: Dashboar
     # Without the link, branches start folded.
     chrome.get(f"{corpus_dashboard.base}/session/{session_id}")
     assert chrome.find_element(By.CSS_SELECTOR, "details.branch").get_attribute("open") is None
+
+
+def _cli_session_text(home: Path, project: str, session: str) -> str:
+    """Every page of ``causantic reconstruct PROJECT --session ID``, as a user would read them."""
+    pages, number = [], 1
+    while True:
+        pages.append(causantic(home, "reconstruct", project, "--session", session, "--page", str(number)))
+        if "earlier chunk(s) not shown" not in pages[-1]:
+            return "\n".join(pages)
+        number += 1
+
+
+def _tool_lines(driver: Any) -> list[str]:
+    """Each tool-call line of the page as ``[Tool:Name] what``, from closed sub-agent branches too."""
+    return [
+        f"[Tool:{e.find_element(By.CSS_SELECTOR, '.tag').get_attribute('textContent')}] "
+        + e.find_element(By.TAG_NAME, "code").get_attribute("textContent")
+        for e in driver.find_elements(By.CSS_SELECTOR, "div.sec.tool")
+    ]
+
+
+def test_a_session_page_folds_tool_runs_and_acknowledgements_as_the_cli_does(
+    corpus_dashboard: Dashboard, chrome: Any
+) -> None:
+    # A real session with runs of Edit, Bash and Read calls: the page shows each run as the one
+    # line `causantic reconstruct` prints for it, not a line per call.
+    session = "967e501d-aa48-4eab-a21f-b17058bd78f0"
+    cli_text = _cli_session_text(corpus_dashboard.home, "claude-history", session[:8])
+    cli_runs = sorted(ln for ln in cli_text.splitlines() if ln.startswith("[Tool:") and " ×" in ln)
+    assert len(cli_runs) >= 4, "the test session should hold runs of one tool's calls"
+    _open(chrome, corpus_dashboard, f"/session/{session}")
+    assert sorted(ln for ln in _tool_lines(chrome) if " ×" in ln) == cli_runs
+    assert console_errors(chrome) == []
+
+    # A session that updates its todo list 13 times: each update stays, its boilerplate result goes.
+    _open(chrome, corpus_dashboard, "/session/d3ad4cdc-5657-435d-98fa-0035d53e383d")
+    assert sum(ln.startswith("[Tool:TodoWrite] ") for ln in _tool_lines(chrome)) == 13
+    ack = "Todos have been modified successfully"
+    assert ack not in chrome.page_source
+    assert ack not in _cli_session_text(corpus_dashboard.home, "ai-music", "d3ad4cdc")

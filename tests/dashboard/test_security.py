@@ -166,3 +166,20 @@ def test_every_page_of_an_empty_memory_loads_without_a_console_error(empty_dashb
         chrome.get(empty_dashboard.base + path)
         assert shown in chrome.find_element(By.TAG_NAME, "body").text, path
         assert console_errors(chrome) == [], path
+
+
+def test_a_taken_port_is_the_same_one_clear_sentence_as_for_serve_http(free_tcp_port: int) -> None:
+    import socket
+
+    from click.testing import CliRunner
+
+    from causantic.cli.main import cli
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", free_tcp_port))
+        holder.listen(1)
+        done = CliRunner().invoke(cli, ["dashboard", "--port", str(free_tcp_port)])
+    assert done.exit_code == 1
+    assert done.stderr.strip() == (
+        f"Error: Port {free_tcp_port} on 127.0.0.1 is already in use by another program; choose another with --port."
+    )

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from chunk_records import chunk_record
 
 from causantic.config import Config
 from causantic.ingest.service import ingest_paths
@@ -169,23 +170,18 @@ def test_a_forced_re_ingest_removes_a_stored_chunk_of_a_stream_the_rules_now_ski
     _ingest(services, tmp_path / "sound")
     store = services.store
     project = store.resolve_project("/Users/dain/workspace/JSSoundRecorder", "/Users/dain/workspace/JSSoundRecorder")
-    stale = ChunkRecord(
+    at = "2025-11-17T23:50:05.000000Z"
+    stale = chunk_record(
+        0,
         id="stale",
         session_id=SOUND_SESSION,
         agent="subagent",
         agent_id="88061e52",
-        team_name=None,
-        turn_index=0,
-        part=0,
-        start_time="2025-11-17T23:50:05.000000Z",
-        end_time="2025-11-17T23:50:05.000000Z",
+        start_time=at,
+        end_time=at,
         content="[Assistant]\nHello! I'm Claude Code",
-        search_terms="",
         content_hash="h",
         approx_tokens=9,
-        tool_use_count=0,
-        code_block_count=0,
-        has_thinking=False,
         message_uuids=("x",),
     )
     with store.atomic():
@@ -206,23 +202,16 @@ def test_a_turn_that_shrank_loses_its_stale_trailing_part_but_another_files_turn
     project = store.resolve_project("/Users/dain/workspace/JSSoundRecorder", "/Users/dain/workspace/JSSoundRecorder")
 
     def extra(chunk_id: str, uuids: tuple[str, ...]) -> ChunkRecord:
-        return ChunkRecord(
+        return chunk_record(
+            row["turn_index"],
             id=chunk_id,
             session_id=SOUND_SESSION,
-            agent="main",
-            agent_id=None,
-            team_name=None,
-            turn_index=row["turn_index"],
             part=row["part"] + 1,
             start_time=row["start_time"],
             end_time=row["start_time"],
             content="[Result:Read] x\n\n<system-reminder>malware</system-reminder>",
-            search_terms="",
             content_hash=chunk_id,
             approx_tokens=9,
-            tool_use_count=0,
-            code_block_count=0,
-            has_thinking=False,
             message_uuids=uuids,
         )
 

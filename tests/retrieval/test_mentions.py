@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 from causantic import Memory
-from causantic.retrieval.mentions import mention_share, split_tool_output
+from causantic.retrieval.mentions import mention_share
 from causantic.retrieval.relevance import QueryProfile, QueryTerm, stem
+from causantic.store.features import split_tool_output
 
 SUBJECT = "retry failed uploads with exponential backoff"
 LOG = "\n".join(

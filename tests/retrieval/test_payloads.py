@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from causantic import Memory
-from causantic.retrieval.relevance import bulk_share
+from causantic.store.features import bulk_share
 
 SVG = '<path d="' + " ".join(f"M{i}.5,{i * 3}.25L{i * 7}.75,{i * 2}.5C{i}.1,{i}.2,{i}.3Z" for i in range(60)) + '"/>'
 HAR = "\n".join(

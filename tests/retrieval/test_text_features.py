@@ -6,8 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from causantic.retrieval.mentions import own_word_stems
-from causantic.retrieval.relevance import _ASCII_WORDS, _prose_words, bulk_share, word_stems
+from causantic.store.features import _ASCII_WORDS, _prose_words, bulk_share, own_word_stems, word_stems
 
 # ASCII with the characters the two ways of splitting could disagree on: line breaks str.splitlines()
 # knows (\x0b \x0c \x1c-\x1e), a whitespace it does not (\x1f), quotes and colons of JSON, digits

@@ -86,3 +86,38 @@ def test_a_long_run_lists_every_name_the_calls_named() -> None:
     shown = shown_content("\n\n".join(f"[Tool:Read] {f}" for f in files))
     assert shown.count("\n") == 0 and shown.startswith("[Tool:Read] ×30 in /work/proj/src/: module_00_handler.py, ")
     assert all(f.rsplit("/", 1)[1] in shown for f in files)
+
+
+TODO_SESSION = "chiphuyen__sniffly/tests/mock-data/-Users-chip-dev-ai-music/d3ad4cdc-5657-435d-98fa-0035d53e383d.jsonl"
+TODO_ACK = "Todos have been modified successfully. Ensure that you continue to use the todo list"
+
+
+def test_todo_list_acknowledgements_are_left_out_of_a_session_read(
+    corpus_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A real session that updates its todo list 13 times: each update's result is the same two
+    # sentences of harness boilerplate, which buried the turn's words in the session text.
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    assert CliRunner().invoke(cli, ["ingest", str(corpus_dir / TODO_SESSION), "--no-embed"]).exit_code == 0
+    shown = CliRunner().invoke(cli, ["reconstruct", "ai-music", "--session", "d3ad4cdc"])
+    assert shown.exit_code == 0 and TODO_ACK not in shown.stdout
+    assert shown.stdout.count("[Tool:TodoWrite] ") == 13  # the updates themselves are all still there
+    assert "[Result:Read]" in shown.stdout  # results that say something stay
+
+    scripted = CliRunner().invoke(cli, ["reconstruct", "ai-music", "--session", "d3ad4cdc", "--json"]).stdout
+    assert TODO_ACK in scripted  # programs still get the stored text whole
+
+
+def test_acknowledged_writes_fold_like_reads_and_a_failure_or_a_result_with_content_stays() -> None:
+    files = [f"/work/proj/src/{name}.py" for name in ("a", "b", "c")]
+    written = "\n\n".join(f"[Tool:Write] {f}\n\n[Result:Write] File created successfully at: {f}" for f in files)
+    assert shown_content(written) == "[Tool:Write] ×3 in /work/proj/src/: a.py, b.py, c.py"
+
+    call = "[Tool:Edit] /work/proj/src/a.py"
+    assert shown_content(f"{call}\n\n[Result:Edit] The file /work/proj/src/a.py has been updated successfully.") == call
+    snippet = "[Result:Edit] The file /work/proj/src/a.py has been updated. Here's the result of running `cat -n`:\n1 x"
+    failed = "[Error:TodoWrite] Todos have been modified successfully. (no: InputValidationError)"
+    kept = "\n\n".join([call, snippet, "[Tool:TodoWrite] {}", failed])
+    assert shown_content(kept) == kept
+    lone = f"[Result:TodoWrite] {TODO_ACK} to track your progress."  # a chunk that is only the acknowledgement
+    assert shown_content(lone) == lone

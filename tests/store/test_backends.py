@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from chunk_records import chunk_record
 from postgres_server import backend_settings
 
 from causantic.config import Config
@@ -44,23 +45,14 @@ def services(backend_config: Config) -> Iterator[Services]:
 
 
 def _chunk(i: int, text: str) -> ChunkRecord:
-    return ChunkRecord(
-        id=f"c{i}",
-        session_id="s1",
-        agent="main",
-        agent_id=None,
-        team_name=None,
-        turn_index=i,
-        part=0,
-        start_time=f"2026-01-01T00:00:0{i}.000000Z",
-        end_time=f"2026-01-01T00:00:0{i}.000000Z",
+    at = f"2026-01-01T00:00:0{i}.000000Z"
+    return chunk_record(
+        i,
+        start_time=at,
+        end_time=at,
         content=text,
         search_terms=identifier_terms(text),
-        content_hash=f"h{i}",
         approx_tokens=10,
-        tool_use_count=0,
-        code_block_count=0,
-        has_thinking=False,
         message_uuids=(f"m{i}",),
     )
 

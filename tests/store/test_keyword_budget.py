@@ -17,6 +17,7 @@ from typing import Any
 from unittest.mock import patch
 
 import pytest
+from chunk_records import chunk_record
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from postgres_server import new_database
@@ -43,23 +44,16 @@ class Corpus:
 
 
 def _chunk(i: int, text: str, session: str, agent: str) -> ChunkRecord:
-    return ChunkRecord(
-        id=f"c{i}",
+    at = f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z"
+    return chunk_record(
+        i,
         session_id=session,
         agent=agent,
         agent_id=None if agent == "main" else f"x{agent}",
-        team_name=None,
-        turn_index=i,
-        part=0,
-        start_time=f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z",
-        end_time=f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z",
+        start_time=at,
+        end_time=at,
         content=text,
-        search_terms="",
-        content_hash=f"h{i}",
         approx_tokens=len(text) // 4,
-        tool_use_count=0,
-        code_block_count=0,
-        has_thinking=False,
         message_uuids=(f"u{i}",),
     )
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from chunk_records import chunk_record
 
 from causantic.store import vectors as vectors_module
 from causantic.store.memory import MemoryStore
-from causantic.store.records import ChunkRecord
 from causantic.store.vectors import VectorIndex, VectorRecord
 
 pytest.importorskip("faiss", reason="the ANN index needs faiss-cpu (a default dependency)")
@@ -36,25 +36,7 @@ def _store_with_vectors(
         for p in range(projects):
             project = store.resolve_project(f"/work/p{p}", f"/work/p{p}")
             chunks = [
-                ChunkRecord(
-                    id=f"c{i}",
-                    session_id=f"s{p}",
-                    agent=agents[i % len(agents)],
-                    agent_id=None,
-                    team_name=None,
-                    turn_index=i,
-                    part=0,
-                    start_time="2026-01-01T00:00:00.000Z",
-                    end_time="2026-01-01T00:00:00.000Z",
-                    content=f"text {i}",
-                    search_terms="",
-                    content_hash=f"h{i}",
-                    approx_tokens=2,
-                    tool_use_count=0,
-                    code_block_count=0,
-                    has_thinking=False,
-                    message_uuids=(),
-                )
+                chunk_record(i, session_id=f"s{p}", agent=agents[i % len(agents)])
                 for i in range(p * per_project, (p + 1) * per_project)
             ]
             store.save_session(project, f"s{p}", chunks)
@@ -207,25 +189,17 @@ def test_rows_added_to_the_index_later_join_their_scope(
     second = store.find_projects("p1")[0].id
     rng = np.random.default_rng(9)
     extra = _unit(rng.normal(size=(200, 384)))
+    later = "2026-01-02T00:00:00.000Z"
     chunks = [
-        ChunkRecord(
+        chunk_record(
+            i,
             id=f"n{i}",
             session_id="s1-more",
-            agent="main",
-            agent_id=None,
-            team_name=None,
-            turn_index=i,
-            part=0,
-            start_time="2026-01-02T00:00:00.000Z",
-            end_time="2026-01-02T00:00:00.000Z",
+            start_time=later,
+            end_time=later,
             content=f"more text {i}",
-            search_terms="",
             content_hash=f"n{i}",
             approx_tokens=3,
-            tool_use_count=0,
-            code_block_count=0,
-            has_thinking=False,
-            message_uuids=(),
         )
         for i in range(200)
     ]

@@ -94,7 +94,8 @@ def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[
     """Print an aligned table; ``columns`` are (header, justify) pairs, blank headers for a list of
     name/value pairs. Only the widest column wraps: ids, counts and times stay whole on one line.
     Where even that does not fit (a narrow terminal), each row is printed as a block of
-    ``header  value`` lines instead of a table whose every cell is cut."""
+    ``header  value`` lines (a long value wrapping under itself) instead of a table whose every
+    cell is cut."""
     from rich.cells import cell_len
     from rich.table import Table
 
@@ -116,18 +117,23 @@ def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[
 
 
 def _records(title: str | None, headers: Sequence[str], cells: Sequence[Sequence[str]]) -> None:
-    from rich.cells import cell_len
+    from rich.table import Table
     from rich.text import Text
 
     console = _console()
     if title:
         console.print(Text(title, style="italic"), soft_wrap=True)
-    width = max(cell_len(h) for h in headers)
     for n, row in enumerate(cells):
         if n or title:
             console.print()
+        # A grid, not "header  value" lines: a value longer than the line wraps under its own start,
+        # so the headers stay a column of their own (and each block is as wide as the widest header).
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold", no_wrap=True, min_width=max(len(h) for h in headers))
+        grid.add_column(overflow="fold")
         for header, value in zip(headers, row, strict=True):
-            console.print(Text.assemble((header.ljust(width), "bold"), "  ", value), soft_wrap=True)
+            grid.add_row(header, Text(value))
+        console.print(grid)
 
 
 def progress_bars(*, detail: bool = False) -> Progress:

@@ -63,15 +63,16 @@ def clusters_command(project: str | None, as_json: bool) -> None:
             ("last", "left"),
             ("projects", "left"),
         ],
+        # Days, not minutes: a topic spans days or months, and the room goes to the project names.
         [
             (
                 t.id,
                 t.label,
                 *([STORE_LABELS.get(t.store or "", "")] if stores else []),
                 t.size,
-                when(t.first_seen),
-                when(t.last_seen),
-                t.projects,
+                when(t.first_seen)[:10],
+                when(t.last_seen)[:10],
+                ", ".join(t.projects),
             )
             for t in topics
         ],

@@ -2,8 +2,10 @@
 
 Chunk text is stored as rendered sections (``[User]``, ``[Assistant]``, ``[Tool:Bash] …``,
 ``[Result:Read] …``; see :mod:`causantic.ingest.render`). Pages show each kind differently: prompts
-and answers as prose, tool calls as one compact line, tool results folded. Everything returned as
-markup is escaped first.
+and answers as prose, tool calls as one compact line, tool results folded. What is shown is what the
+CLI and the MCP tools show: :func:`~causantic.retrieval.format.shown_content` (a run of calls of one
+tool as one line, acknowledgements left out), then split here. Everything returned as markup is
+escaped first.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from datetime import UTC, datetime
 
 from markupsafe import Markup, escape
 
-from causantic.retrieval.format import when
+from causantic.retrieval.format import shown_content, when
 
 _SECTION_START = re.compile(r"^\[(User|Assistant|Tool:[^\]\n]+|Result:[^\]\n]+)\]", re.MULTILINE)
 
@@ -32,7 +34,9 @@ class Section:
 
 
 def sections(content: str) -> list[Section]:
-    """Split chunk text at section markers that start a line; text before the first is kept."""
+    """Split chunk text, as every interface shows it (:func:`shown_content`), at section markers
+    that start a line; text before the first is kept."""
+    content = shown_content(content)
     marks = [m for m in _SECTION_START.finditer(content) if m.start() == 0 or content[m.start() - 1] == "\n"]
     out: list[Section] = []
     if not marks or marks[0].start() > 0:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from causantic.store.protocol import VectorIndexProtocol
 
 SESSION_EDGE_TYPES = ("within-chain", "brief", "debrief", "team-spawn", "team-report", "peer-message")
+LINKS_NAMED = 3  # linked folders named in the note that some were not entered; the rest are counted
 
 
 @dataclass(slots=True)
@@ -145,8 +146,11 @@ def ingest(
     started = time.perf_counter()
     report = IngestReport()
     unreadable: list[tuple[str, str]] = []
-    groups = _discover_all(targets, unreadable)
+    linked_outside: list[tuple[str, str]] = []
+    groups = _discover_all(targets, unreadable, linked_outside)
     report.errors.extend(unreadable)
+    if linked_outside:
+        report.notes.append(_linked_outside_note(linked_outside))
     todo: list[SessionFiles] = []
     for group in groups:
         paths = group_paths(group)
@@ -284,7 +288,9 @@ def relink_sessions(store: MemoryStoreProtocol, project_id: int) -> int:
         return len(added)
 
 
-def _discover_all(targets: Iterable[Path], unreadable: list[tuple[str, str]]) -> list[SessionFiles]:
+def _discover_all(
+    targets: Iterable[Path], unreadable: list[tuple[str, str]], linked_outside: list[tuple[str, str]]
+) -> list[SessionFiles]:
     """The sessions under every target, each once: paths are made absolute first, so a file given
     as ``sessions/a.jsonl`` and as ``/home/me/sessions/a.jsonl`` is one file with one mark."""
     groups: list[SessionFiles] = []
@@ -293,7 +299,7 @@ def _discover_all(targets: Iterable[Path], unreadable: list[tuple[str, str]]) ->
         path = Path(os.path.normpath(Path(target).expanduser().absolute()))
         if not path.exists():
             raise TranscriptError(f"{path} does not exist. Pass a transcript file or a folder of them.")
-        for group in discover(path, unreadable):
+        for group in discover(path, unreadable, linked_outside=linked_outside):
             key = str(group_paths(group)[0])
             if key not in seen:
                 seen.add(key)
@@ -301,6 +307,16 @@ def _discover_all(targets: Iterable[Path], unreadable: list[tuple[str, str]]) ->
     # Gemini sessions go last: one that names its project only by a hash of its cwd is matched
     # against the projects known, so the other agents' sessions of this run must be there first.
     return sorted(groups, key=lambda g: g.source == "gemini")
+
+
+def _linked_outside_note(links: list[tuple[str, str]]) -> str:
+    """One line naming the linked folders not entered (the first few) and how to read one."""
+    shown = ", ".join(f"{link} -> {target}" for link, target in links[:LINKS_NAMED])
+    more = f" and {len(links) - LINKS_NAMED} more" if len(links) > LINKS_NAMED else ""
+    return (
+        f"skipped {len(links)} linked folder{'s' if len(links) != 1 else ''} leading outside the folder read: "
+        f"{shown}{more}. To read one, pass its target: causantic batch-ingest TARGET"
+    )
 
 
 def _unchanged(store: MemoryStoreProtocol, path: Path) -> bool:

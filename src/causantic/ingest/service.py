@@ -145,7 +145,9 @@ def embed_pending(services: Services, on_progress: Callable[[int, int], None] | 
 
 
 def reindex(services: Services, on_progress: Callable[[int, int], None] | None = None) -> int:
-    """Re-embed every chunk with the configured model, from scratch."""
+    """Re-embed every chunk with the configured model, from scratch; fill the text features of any
+    chunk written without them (by an older version, after the store was migrated)."""
+    services.store.fill_text_features()
     services.vectors.drop()
     return embed_pending(services, on_progress=on_progress)
 

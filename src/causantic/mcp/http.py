@@ -12,21 +12,18 @@ server gives open streams at most half a second on SIGTERM.
 
 from __future__ import annotations
 
-import errno
 import hmac
 import json
 import secrets
-import socket
 import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
 from causantic.config import causantic_home
-from causantic.errors import CausanticError
 from causantic.files import atomic_write, secure_dir
+from causantic.net import LOCALHOST, bind_loopback
 
-LOCALHOST = "127.0.0.1"
 TOKEN_FILE = "http-token"
 _SHUTDOWN_GRACE_S = 0.5
 
@@ -34,10 +31,6 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-
-class PortInUse(CausanticError):
-    """The HTTP port is taken by another process."""
 
 
 def token_path() -> Path:
@@ -100,29 +93,13 @@ async def _unauthorized(send: Send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def bind(port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((LOCALHOST, port))
-    except OSError as exc:
-        sock.close()
-        if exc.errno in (errno.EADDRINUSE, errno.EACCES):
-            raise PortInUse(
-                f"Port {port} on {LOCALHOST} is already in use by another program; choose another with --port."
-            ) from exc
-        raise
-    sock.listen(128)
-    sock.set_inheritable(True)
-    return sock
-
-
 def serve(app: ASGIApp, port: int, *, auth: bool, out: Any = None) -> None:
     """Bind, say where to connect and how to authenticate, and serve until SIGINT/SIGTERM."""
     import uvicorn
 
     out = out or sys.stdout
-    sock = bind(port)
+    sock = bind_loopback(port)
+    sock.set_inheritable(True)
     url = f"http://{LOCALHOST}:{sock.getsockname()[1]}/mcp"
     lines = [f"Causantic MCP server: {url}"]
     if auth:

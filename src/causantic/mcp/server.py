@@ -18,9 +18,9 @@ from mcp.server.mcpserver import MCPServer
 from causantic import __version__
 from causantic.mcp.app import AppContext, lifespan
 from causantic.mcp.tools import register
+from causantic.net import LOCALHOST
 
 DEFAULT_PORT = 8765
-LOCALHOST = "127.0.0.1"  # the only address --http listens on
 
 INSTRUCTIONS = """\
 Causantic is long-term memory of this user's earlier Claude Code sessions (all projects on this \

@@ -294,8 +294,7 @@ def topic_members(
     rows = store.cluster_summaries(model, cluster_id=topic_id)
     if not rows:
         raise CausanticError(f"No topic {topic_id} (topics change when memory is reclustered).")
-    row = rows[0]
-    topic = TopicSummary(row.id, row.label, row.size, row.first_seen, row.last_seen, ",".join(row.projects))
+    topic = rows[0]
     ids = [chunk_id for chunk_id, _ in store.cluster_siblings(topic_id, limit=limit)]
     chunks = store.get_chunks(ids)
     return topic, [chunks[i] for i in ids if i in chunks]

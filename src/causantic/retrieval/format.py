@@ -2,8 +2,11 @@
 
 A chunk's text is shown through :func:`shown_content`, which folds a run of calls of one tool
 (``[Tool:Read] a.py`` eight times over) into one line: the listing says which files were opened,
-and shown in full it buries the words around it. This is only how a person or an agent reads a
-result; ``--json`` and the MCP structured content carry the stored text unchanged.
+and shown in full it buries the words around it. A result that only acknowledges its call (TodoWrite's
+"Todos have been modified successfully. Ensure that you continue to use the todo list…") is left
+out: the call line says what was done. This is only how a person or an agent reads a result;
+``--json`` and the MCP structured content carry the stored text unchanged. Every interface (CLI,
+MCP text, dashboard) shows chunk text through this one function.
 """
 
 from __future__ import annotations
@@ -25,6 +28,16 @@ TOOL_RUN_MIN = 3  # consecutive calls of one tool folded into one line from this
 # Calls whose line is what was said, not a listing: a sub-agent's task, a message to a teammate.
 _NEVER_FOLDED = SPAWN_TOOLS | {"SendMessage"}
 _TOOL_CALL = re.compile(r"\[Tool:([^\]\s]+)\](?: (.*))?")  # one rendered call: ingest.render's "[Tool:Name] what"
+# Results that say only "it worked", in the words Claude Code's tools use (the commonest tool results
+# in the corpus): shown, each buries the turn's words under a line that tells nothing the call did not.
+_ACKNOWLEDGEMENT = re.compile(
+    r"\[Result:(?:"
+    r"TodoWrite\] Todos have been modified successfully\..*"
+    r"|Write\] File created successfully at: \S.*"
+    r"|Edit\] The file \S.* has been updated successfully\."
+    r")",
+    re.DOTALL,
+)
 
 
 def when(iso_text: str | None, missing: str = "?") -> str:
@@ -84,11 +97,13 @@ def render_hit(hit: Hit, shown_relevance: float, *, mixed: bool = False) -> str:
 
 
 def shown_content(content: str) -> str:
-    """A chunk's text for reading: each run of :data:`TOOL_RUN_MIN` or more consecutive calls of one
-    tool becomes one line, ``[Tool:Read] ×7 in /repo/src/: a.py, b.py, …``. A sub-agent's task
-    (a spawn call) and a message to a teammate (SendMessage) are what was said, not a listing, so
-    they are never folded."""
-    sections = content.split("\n\n")  # ingest.render's sections, as the chunker joined them
+    """A chunk's text for reading: a result that only acknowledges its call is left out, and each
+    run of :data:`TOOL_RUN_MIN` or more consecutive calls of one tool becomes one line,
+    ``[Tool:Read] ×7 in /repo/src/: a.py, b.py, …``. A sub-agent's task (a spawn call) and a message
+    to a teammate (SendMessage) are what was said, not a listing, so they are never folded."""
+    # ingest.render's sections, as the chunker joined them; an acknowledgement goes before runs are
+    # found, so three files written one after the other fold like three files read.
+    sections = [s for s in content.split("\n\n") if not _ACKNOWLEDGEMENT.fullmatch(s)] or [content]
     out: list[str] = []
     for name, group in groupby(((s, _call(s)) for s in sections), key=lambda sc: sc[1][0] if sc[1] else None):
         run = list(group)

@@ -10,7 +10,7 @@ from typing import Protocol, TypeVar
 
 from causantic.errors import ProjectNotFound
 from causantic.store.protocol import MemoryStoreProtocol
-from causantic.store.records import Project
+from causantic.store.records import Project, TopicTotals
 from causantic.transcripts import without_injected
 
 _ROLE_MARKER = re.compile(r"\[(User|Assistant|Tool:[^\]\n]*|Result:[^\]\n]*)\]\n?")
@@ -127,23 +127,14 @@ def _fallback_title(first_chunk: str) -> str:
     return text if len(text) <= _TITLE_MAX else text[: _TITLE_MAX - 1].rstrip() + "…"
 
 
-@dataclass(frozen=True, slots=True)
-class TopicSummary:
-    id: int
-    label: str
-    size: int
-    first_seen: str
-    last_seen: str
-    projects: str
-    store: str | None = None  # team memory beside the local store: where the topic lives ('team', 'local')
+# The store's totals are already what a listing shows: id, label, size, span and the project names
+# (a tuple: each interface joins them its own way; a name may hold a comma).
+TopicSummary = TopicTotals
 
 
 def list_topics(store: MemoryStoreProtocol, model: str, project: str | None = None) -> list[TopicSummary]:
     project_id = resolve_project(store, project).id if project else None
-    return [
-        TopicSummary(r.id, r.label, r.size, r.first_seen, r.last_seen, ",".join(r.projects))
-        for r in store.cluster_summaries(model, project_id)
-    ]
+    return store.cluster_summaries(model, project_id)
 
 
 def stats(store: MemoryStoreProtocol) -> dict[str, object]:

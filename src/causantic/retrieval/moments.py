@@ -29,7 +29,8 @@ from typing import Protocol
 from causantic.retrieval.relevance import (
     RelevanceModel,
     TermCounts,
-    bulk_share,
+    chunk_bulk,
+    chunk_stems,
     profile_query,
     query_absent_share,
     relevance,
@@ -184,7 +185,7 @@ def _scored(
         chunk = chunks.get(chunk_id)
         if chunk is None:
             continue
-        coverage = profile.coverage(chunk.content)
-        score = relevance(None, coverage, bulk_share(chunk.content), absent, config)
+        coverage = profile.coverage_of(chunk_stems(chunk))
+        score = relevance(None, coverage, chunk_bulk(chunk), absent, config)
         out.append(_Hit(chunk, bm25, score, coverage, other))
     return out

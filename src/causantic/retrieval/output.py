@@ -162,16 +162,7 @@ def episodic_out(query: str, answer: EpisodeAnswer, *, content: bool = False) ->
 
 
 def session_out(session: SessionSummary) -> SessionInfo:
-    return SessionInfo(
-        session_id=session.session_id,
-        source=session.source,
-        started_at=session.started_at,
-        ended_at=session.ended_at,
-        chunks=session.chunks,
-        tokens=session.tokens,
-        agents=list(session.agents),
-        title=session.title,
-    )
+    return SessionInfo.model_validate(session, from_attributes=True)
 
 
 def reconstruction_out(result: Reconstruction, *, content: bool = False) -> ReconstructOutput:
@@ -216,7 +207,7 @@ class TopicInfo(Out):
     size: int
     first_seen: str
     last_seen: str
-    projects: str
+    projects: list[str]
     store: str | None = Field(
         None,
         description=(

@@ -18,15 +18,15 @@ score lower (``relevance.bulkPenalty``), so they never lead an answer when prose
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from causantic.store.features import bulk_share, stem, word_stems
 from causantic.store.fts import identifier_terms, query_terms
-from causantic.store.records import ChunkScope
+from causantic.store.records import ChunkScope, StoredChunk
 
 # Light on purpose (no configuration, no store protocol imported): the prompt hook scores with it
 # while Claude Code waits. What it needs of them is written down as the two protocols below, which
@@ -65,15 +65,6 @@ class TermCounts(Protocol):
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-_LONG_RUN = 60  # a run of this many non-spaces no prose has: base64, hashes, minified code, SVG paths
-_PROSE_WORD = re.compile(r"\b[A-Za-z]{2,}\b")
-# ASCII text (most chunks) is split into words by one table lookup per character and str.split(),
-# a third of the regex's time: in ASCII, \w is [A-Za-z0-9_]. Every other character becomes a space,
-# except the line breaks str.splitlines() splits at, so lines split as in the text itself.
-_ASCII_WORDS = str.maketrans(
-    {c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_") and c not in "\n\r\x0b\x0c\x1c\x1d\x1e"}
-)
-_JSON_PAIR = re.compile(r'"[^"\n]{1,80}"\s*:')  # "key": as in JSON, HAR logs and API dumps
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,58 +141,14 @@ def profile_query(
     return QueryProfile(tuple(out), total)
 
 
-@functools.lru_cache(maxsize=1024)  # a candidate's text is split to score it and again to rerank it
-def word_stems(text: str) -> frozenset[str]:
-    """The light stems of the words in ``text``, as coverage compares them."""
-    words = text.lower().translate(_ASCII_WORDS).split() if text.isascii() else _WORD.findall(text.casefold())
-    return frozenset(map(stem, set(words)))  # each distinct word stemmed once
+def chunk_stems(chunk: StoredChunk) -> frozenset[str]:
+    """The chunk's :func:`word_stems`: kept by the store since it was written, else split now."""
+    return frozenset(chunk.features.stems.split()) if chunk.features is not None else word_stems(chunk.content)
 
 
-@functools.lru_cache(maxsize=65_536)
-def stem(word: str) -> str:
-    """A light English stem (plural, -ing, -ed, -ly), enough to match a question's inflection of a
-    word to the transcript's; identifiers and short words are left alone."""
-    if len(word) <= 4 or not word.isalpha():
-        return word
-    for suffix, keep in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: len(word) - len(suffix)] + keep
-    return word
-
-
-_SUFFIXES = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("ly", ""), ("s", ""))
-
-
-@functools.lru_cache(maxsize=1024)  # a search asks it of each candidate twice: to score and to rerank
-def bulk_share(text: str) -> float:
-    """The share of ``text`` that is not prose: long unbroken runs (base64, SVG paths, minified code),
-    lines with almost no words, and lines of JSON key-value pairs (HAR logs, API and config dumps)."""
-    if not text:
-        return 0.0
-    runs = sum(len(run) for run in text.split() if len(run) >= _LONG_RUN)  # str.split() splits at \s
-    lines = text.splitlines()
-    ascii_text = text.isascii()  # once per text, not per line
-    words = text.translate(_ASCII_WORDS).splitlines() if ascii_text else lines
-    payload_lines = sum(
-        len(line)
-        for line, line_words in zip(lines, words, strict=True)
-        if (len(line) > 40 and _prose_words(line, line_words, ascii_text) * 12 < len(line))
-        # both JSON tests need a quote: most lines have none
-        or (
-            '"' in line
-            and (line.lstrip().startswith('"') and _JSON_PAIR.search(line) or len(_JSON_PAIR.findall(line)) >= 2)
-        )
-    )
-    return min(1.0, max(runs, payload_lines) / len(text))
-
-
-def _prose_words(line: str, words: str, ascii_text: bool) -> int:
-    """How many words of ``line`` are two or more ASCII letters (``\\b[A-Za-z]{2,}\\b``); ``words``
-    is the line through :data:`_ASCII_WORDS` when the text is ASCII: its whitespace-separated runs are
-    then the line's \\w runs, and a prose word is one that is all letters."""
-    if not ascii_text:
-        return len(_PROSE_WORD.findall(line))
-    return len([word for word in words.split() if len(word) > 1 and word.isalpha()])  # a list: faster than sum()
+def chunk_bulk(chunk: StoredChunk) -> float:
+    """The chunk's :func:`bulk_share`: kept by the store since it was written, else measured now."""
+    return chunk.features.bulk if chunk.features is not None else bulk_share(chunk.content)
 
 
 def query_absent_share(profile: QueryProfile | None, config: RelevanceModel) -> float:

@@ -27,7 +27,7 @@ from causantic.errors import checked_query
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.blas import use_one_blas_thread
 from causantic.retrieval.listing import resolve_project
-from causantic.retrieval.mentions import mention_share, own_word_stems
+from causantic.retrieval.mentions import mention_share
 from causantic.retrieval.ranking import (
     blend_fusion,
     convex_fusion,
@@ -40,11 +40,11 @@ from causantic.retrieval.ranking import (
 )
 from causantic.retrieval.relevance import (
     QueryProfile,
-    bulk_share,
+    chunk_bulk,
+    chunk_stems,
     profile_query,
     query_absent_share,
     relevance,
-    word_stems,
 )
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import StoredChunk, VectorHealth, VectorMatch, iso, parse_iso
@@ -193,7 +193,7 @@ class Searcher:
                 and (not request.user or chunks[c.chunk_id].user == request.user)
             ]
             openings = (
-                helper.submit(self.store.session_openings, [chunks[c.chunk_id].session_id for c in fused])
+                helper.submit(self.store.session_opening_stems, [chunks[c.chunk_id].session_id for c in fused])
                 if cfg.session_context > 0 and profile is not None
                 else None
             )
@@ -222,9 +222,9 @@ class Searcher:
     ) -> tuple[float, float | None, float]:
         """(calibrated relevance, cosine, coverage) of one chunk for the query."""
         cosine = float(vector @ query_vector) if vector is not None and query_vector is not None else None
-        coverage = profile.coverage(chunk.content) if profile is not None else 0.0
+        coverage = profile.coverage_of(chunk_stems(chunk)) if profile is not None else 0.0
         absent = query_absent_share(profile, self.relevance)
-        return relevance(cosine, coverage, bulk_share(chunk.content), absent, self.relevance), cosine, coverage
+        return relevance(cosine, coverage, chunk_bulk(chunk), absent, self.relevance), cosine, coverage
 
     def scope(self, request: SearchRequest) -> SearchScope:
         project_ids = (resolve_project(self.store, request.project).id,) if request.project else None
@@ -288,11 +288,13 @@ class Searcher:
         vector = self._embed_query(query)
         matches = self._vectors().search(vector, limit=pool, project_ids=project_ids, agent=scope.agent, member=member)
         # Keyword search usually takes longer (a long question's common words above all): meanwhile
-        # this thread reads the vector matches and splits their text, which scoring them needs.
+        # this thread reads the vector matches, and splits the text of those whose features the
+        # store does not keep (rows written before it did), which scoring them needs.
         read_ahead = self.store.get_chunks([m.chunk_id for m in matches])
         for chunk in read_ahead.values():
-            word_stems(chunk.content)  # both cached: score() and the rerank find them done
-            bulk_share(chunk.content)
+            if chunk.features is None:
+                chunk_stems(chunk)  # both cached: score() and the rerank find them done
+                chunk_bulk(chunk)
         return vector, matches, read_ahead, *keyword.result()
 
     def _fuse(self, vector_hits: list[tuple[str, float]], keyword_hits: list[tuple[str, float]]) -> list[Candidate]:
@@ -322,13 +324,14 @@ class Searcher:
         request: SearchRequest,
         query_vector: np.ndarray | None,
         profile: QueryProfile | None,
-        openings: dict[str, str],
+        openings: dict[str, frozenset[str]],
     ) -> list[Candidate]:
-        """``openings``: the candidates' sessions' opening prompts (read when sessionContext is on)."""
+        """``openings``: the stems of the candidates' sessions' opening prompts (read when
+        sessionContext is on)."""
         cfg = self.config
         now = datetime.now(UTC)
         mentions = (
-            {c.chunk_id: mention_share(profile, chunks[c.chunk_id].content) for c in fused}
+            {c.chunk_id: mention_share(profile, chunks[c.chunk_id].content, chunks[c.chunk_id].features) for c in fused}
             if cfg.mention_penalty
             else {}
         )
@@ -343,14 +346,14 @@ class Searcher:
                 * recency_factor(
                     parse_iso(chunks[c.chunk_id].start_time), now, cfg.recency_decay_factor, cfg.recency_half_life_hours
                 )
-                * (1.0 - 0.5 * bulk_share(chunks[c.chunk_id].content))
+                * (1.0 - 0.5 * chunk_bulk(chunks[c.chunk_id]))
                 * (1.0 - cfg.mention_penalty * mentions.get(c.chunk_id, 0.0)),
             )
             for c in fused
         ]
         if cfg.session_context > 0 and profile is not None:
             # A chunk deep in a session rarely restates the task; the session's opening prompt does.
-            context = {sid: profile.coverage_of(own_word_stems(text)) for sid, text in openings.items()}
+            context = {sid: profile.coverage_of(stems) for sid, stems in openings.items()}
             boosted = [
                 replace(
                     c, score=c.score * (1.0 + cfg.session_context * context.get(chunks[c.chunk_id].session_id, 0.0))

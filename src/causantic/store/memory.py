@@ -22,9 +22,10 @@ from causantic.errors import store_failure
 from causantic.sources import SOURCES
 from causantic.store import common
 from causantic.store import sqlite as sqlite_util
+from causantic.store.features import feature_values, opening_stems
 from causantic.store.fts import quote_phrase
 from causantic.store.keyword import KeywordSearch
-from causantic.store.migrations import migrate
+from causantic.store.migrations import fill_text_features, migrate
 from causantic.store.records import (
     ChunkKey,
     ChunkRecord,
@@ -41,13 +42,13 @@ from causantic.store.records import (
     StoredChunk,
     TopicTotals,
 )
-from causantic.store.rows import CHUNK_COLUMNS, stored_chunk
+from causantic.store.rows import CHUNK_COLUMNS, FEATURE_COLUMNS, stored_chunk
 
 _COUNTED_SCOPES = 64  # scopes whose chunk count is kept (searches use a handful: all, each project)
 
 
-_CHUNK_ROW = "(" + ", ".join(["?"] * 20) + ")"
-_CHUNK_ROWS_PER_STATEMENT = 40  # 800 parameters: within SQLite's oldest limit of 999
+_CHUNK_ROW = "(" + ", ".join(["?"] * 23) + ")"
+_CHUNK_ROWS_PER_STATEMENT = 40  # 920 parameters: within SQLite's oldest limit of 999
 
 
 @sqlite_util.raising_store_errors(lambda store: f"at {store.path}")
@@ -299,14 +300,19 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             self.conn.execute(
                 "INSERT INTO chunks(id, session_id, project_id, agent, agent_id, team_name, turn_index, part,"
                 " start_time, end_time, content, search_terms, content_hash, approx_tokens, tool_use_count,"
-                " code_block_count, has_thinking, message_uuids, created_at, source) VALUES "
+                " code_block_count, has_thinking, message_uuids, created_at, source, stems, own_stems, bulk) VALUES "
                 + ", ".join([_CHUNK_ROW] * len(batch))
                 + " ON CONFLICT(id) DO UPDATE SET end_time = excluded.end_time, content = excluded.content,"
                 " search_terms = excluded.search_terms, content_hash = excluded.content_hash,"
                 " approx_tokens = excluded.approx_tokens, tool_use_count = excluded.tool_use_count,"
                 " code_block_count = excluded.code_block_count, has_thinking = excluded.has_thinking,"
-                " message_uuids = excluded.message_uuids, agent = excluded.agent, team_name = excluded.team_name",
-                [value for c in batch for value in common.chunk_values(c, project.id, now, source)],
+                " message_uuids = excluded.message_uuids, agent = excluded.agent, team_name = excluded.team_name,"
+                " stems = excluded.stems, own_stems = excluded.own_stems, bulk = excluded.bulk",
+                [
+                    value
+                    for c in batch
+                    for value in (*common.chunk_values(c, project.id, now, source), *feature_values(c.content))
+                ],
             )
         return [c.id for c in new], len(changed)
 
@@ -627,20 +633,26 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             out.update(self.conn.execute(f"SELECT id, content FROM chunks WHERE id IN ({marks})", batch).fetchall())
         return out
 
-    def session_openings(self, session_ids: Sequence[str]) -> dict[str, str]:
-        """Each session's first main-agent chunk text (its opening prompt, where the task is stated)."""
-        out: dict[str, str] = {}
+    def session_opening_stems(self, session_ids: Sequence[str]) -> dict[str, frozenset[str]]:
+        """The word stems of each session's first main-agent chunk (its opening prompt, where the
+        task is stated), without what listing tools printed in it."""
+        out: dict[str, frozenset[str]] = {}
         for batch in common.batches(list(dict.fromkeys(session_ids))):
             marks = ",".join("?" * len(batch))
-            out.update(
-                self.conn.execute(
-                    "SELECT session_id, content FROM chunks c WHERE c.rowid IN (SELECT (SELECT rowid FROM chunks f"
-                    " WHERE f.session_id = s.id AND +f.agent = 'main' ORDER BY f.start_time, f.turn_index, f.part"
-                    f" LIMIT 1) FROM sessions s WHERE s.id IN ({marks}))",
-                    batch,
-                ).fetchall()
-            )
+            for row in self.conn.execute(
+                "SELECT session_id, content, stems, own_stems FROM chunks c WHERE c.rowid IN (SELECT (SELECT rowid"
+                " FROM chunks f WHERE f.session_id = s.id AND +f.agent = 'main' ORDER BY f.start_time, f.turn_index,"
+                f" f.part LIMIT 1) FROM sessions s WHERE s.id IN ({marks}))",
+                batch,
+            ):
+                out[row[0]] = opening_stems(row[1], row[2], row[3])
         return out
+
+    def fill_text_features(self) -> int:
+        """Compute the text features of chunks written before the store kept them (a store migrated
+        while another process wrote with older code); return how many were filled."""
+        with self.atomic():
+            return fill_text_features(self.conn)
 
     def meta_value(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -659,7 +671,8 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
         for batch in common.batches(ids):
             marks = ",".join("?" * len(batch))
             for row in self.conn.execute(
-                f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id WHERE c.id IN ({marks})",
+                f"SELECT {CHUNK_COLUMNS}{FEATURE_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id"
+                f" WHERE c.id IN ({marks})",
                 batch,
             ):
                 out[row["id"]] = stored_chunk(row)

@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any
 
+from causantic.store.features import feature_values
 from causantic.store.sqlite import atomic, fts5_available
 
 
@@ -262,6 +263,41 @@ def m008_session_titles(conn: sqlite3.Connection) -> None:
     )
 
 
+def m009_text_features(conn: sqlite3.Connection) -> None:
+    """Each chunk keeps the text features search scores it by (:mod:`causantic.store.features`):
+    its word stems, its own words' stems when listing tools printed part of it, and its bulk share.
+
+    Why: search computed them from the text of every candidate, some 6 ms of CPU per query at 100k
+    chunks; read with the row they cost a split of a short string. Every existing row is filled
+    here (about 0.3 ms of CPU per chunk: some 30 s for 100k chunks, once); a row still without them
+    (written meanwhile by an older version) is scored from its text as before, and ``causantic
+    reindex`` fills it.
+    """
+    _run_script(
+        conn,
+        """
+        ALTER TABLE chunks ADD COLUMN stems TEXT;       -- sorted, space-separated; NULL: not computed
+        ALTER TABLE chunks ADD COLUMN own_stems TEXT;   -- NULL: no listing-tool output (same as stems)
+        ALTER TABLE chunks ADD COLUMN bulk REAL;
+        """,
+    )
+    fill_text_features(conn)
+
+
+def fill_text_features(conn: sqlite3.Connection, batch: int = 2_000) -> int:
+    """Compute the features of every chunk without them, in rowid order; return how many."""
+    filled, after = 0, 0
+    while rows := conn.execute(
+        "SELECT rowid, content FROM chunks WHERE rowid > ? AND stems IS NULL ORDER BY rowid LIMIT ?", (after, batch)
+    ).fetchall():
+        conn.executemany(
+            "UPDATE chunks SET stems = ?, own_stems = ?, bulk = ? WHERE rowid = ?",
+            [(*feature_values(content), rowid) for rowid, content in rows],
+        )
+        filled, after = filled + len(rows), rows[-1][0]
+    return filled
+
+
 def _run_script(conn: sqlite3.Connection, script: str) -> None:
     """Run statements one by one: ``executescript`` would commit the migration's transaction."""
     statement = ""
@@ -282,6 +318,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m005_vectors_in_sqlite,
     m006_sources,
     m008_session_titles,
+    m009_text_features,
 )
 
 

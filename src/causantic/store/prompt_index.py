@@ -26,7 +26,7 @@ from causantic.store.fts import any_of, match_phrases, quote_phrase
 from causantic.store.keyword import Scope, _bm25, _count, text_only
 from causantic.store.migrations import MIGRATIONS
 from causantic.store.records import ChunkScope, Project, StoredChunk
-from causantic.store.rows import CHUNK_COLUMNS, stored_chunk
+from causantic.store.rows import CHUNK_COLUMNS, FEATURE_COLUMNS, stored_chunk
 
 _BUSY_TIMEOUT_MS = 2_000  # a writer holding the file longer than this costs the prompt its memory, not a wait
 
@@ -132,7 +132,8 @@ class PromptIndex:
     def get_chunks(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
         marks = ",".join("?" * len(ids))
         rows = self.conn.execute(
-            f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id WHERE c.id IN ({marks})",
+            f"SELECT {CHUNK_COLUMNS}{FEATURE_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id"
+            f" WHERE c.id IN ({marks})",
             list(ids),
         )
         return {row["id"]: stored_chunk(row) for row in rows}

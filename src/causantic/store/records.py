@@ -66,6 +66,16 @@ class Project:
 
 
 @dataclass(frozen=True, slots=True)
+class TextFeatures:
+    """What scoring reads from a chunk's text, computed once when it is written
+    (:func:`causantic.store.features.text_features`)."""
+
+    stems: str  # the text's word stems, sorted and space-separated
+    own_stems: str | None  # the stems of its own words when listing tools printed part of it, else None
+    bulk: float  # the share of the text that is bulky payload, 0..1
+
+
+@dataclass(frozen=True, slots=True)
 class StoredChunk:
     """A chunk read back with what retrieval and display need."""
 
@@ -84,6 +94,7 @@ class StoredChunk:
     message_uuids: tuple[str, ...]
     source: str = "claude-code"
     user: str | None = None  # team memory: the member whose machine ingested it; None in local memory
+    features: TextFeatures | None = None  # read by search; None when not read, or for a row written before
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +216,7 @@ class TopicTotals:
     first_seen: str
     last_seen: str
     projects: tuple[str, ...]
+    store: str | None = None  # team memory beside the local store: where the topic lives ('team', 'local')
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from causantic.store.records import StoredChunk
+from causantic.store.records import StoredChunk, TextFeatures
 
 # Over ``chunks c JOIN projects p ON p.id = c.project_id``.
 CHUNK_COLUMNS = (
@@ -16,10 +16,16 @@ CHUNK_COLUMNS = (
     " c.end_time, c.content, c.content_hash, c.approx_tokens, c.message_uuids, c.source"
 )
 
+# The text features search scores with (:mod:`causantic.store.features`), read after CHUNK_COLUMNS
+# by the reads that feed search only: NULL in a row written before the store kept them.
+FEATURE_COLUMNS = ", c.stems, c.own_stems, c.bulk"
+
 
 def stored_chunk(row: Any) -> StoredChunk:
     """A row of :data:`CHUNK_COLUMNS` (``sqlite3.Row`` or the PostgreSQL store's ``Row``); with a
-    ``member`` column too (team memory), that is the chunk's user."""
+    ``member`` column too (team memory), that is the chunk's user; with :data:`FEATURE_COLUMNS`,
+    its text features."""
+    keys = row.keys()
     return StoredChunk(
         id=row["id"],
         session_id=row["session_id"],
@@ -35,5 +41,8 @@ def stored_chunk(row: Any) -> StoredChunk:
         approx_tokens=row["approx_tokens"],
         message_uuids=tuple(json.loads(row["message_uuids"])),
         source=row["source"],
-        user=row["member"] if "member" in row.keys() else None,
+        user=row["member"] if "member" in keys else None,
+        features=TextFeatures(row["stems"], row["own_stems"], row["bulk"])
+        if "stems" in keys and row["stems"] is not None
+        else None,
     )

@@ -19,9 +19,10 @@ Other agents' files are told apart by their first bytes (:func:`source_of`), whe
   ``chats`` folder (where Gemini CLI writes them).
 
 Folders whose name starts with ``.`` and ``node_modules`` are not entered (a root given by the user
-may itself be one, as ``~/.codex/sessions`` is). Linked folders and files are followed, each real
-one read once; a broken link is reported. A sub-agent file whose session file is absent still
-forms a session (``main=None``). Results are sorted by path.
+may itself be one, as ``~/.codex/sessions`` is). Linked files are followed, and linked folders that
+lead to a place inside the folder read, each real one read once; a linked folder leading outside it
+(a home folder, a disk) is not entered but reported, and a broken link is reported. A sub-agent file
+whose session file is absent still forms a session (``main=None``). Results are sorted by path.
 """
 
 from __future__ import annotations
@@ -60,11 +61,17 @@ class SessionFiles:
     source: Source = "claude-code"
 
 
-def discover(root: Path, unreadable: list[tuple[str, str]] | None = None) -> list[SessionFiles]:
+def discover(
+    root: Path,
+    unreadable: list[tuple[str, str]] | None = None,
+    *,
+    linked_outside: list[tuple[str, str]] | None = None,
+) -> list[SessionFiles]:
     """Every session under `root` (a folder, or a single ``.jsonl`` file), sorted by path.
 
     Folders that cannot be listed are appended to `unreadable` as (path, reason) rather than
-    passed over in silence. Raises :class:`TranscriptError` when `root` does not exist.
+    passed over in silence; linked folders not entered because they lead outside `root`, to
+    `linked_outside` as (link, target). Raises :class:`TranscriptError` when `root` does not exist.
     """
     if root.is_file():
         source = source_of(root)
@@ -79,7 +86,7 @@ def discover(root: Path, unreadable: list[tuple[str, str]] | None = None) -> lis
     nested: dict[tuple[Path, str], list[Path]] = defaultdict(list)  # <session>/subagents/ files
     flat: list[tuple[Path, str]] = []  # agent-*.jsonl outside a subagents/ folder
     others: list[tuple[Path, Source]] = []
-    for path in _jsonl_files(root, unreadable):
+    for path in _jsonl_files(root, unreadable, linked_outside):
         source = source_of(path)
         if source != "claude-code":
             others.append((path, source))
@@ -245,14 +252,20 @@ def _read_gemini(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRep
 # --- walking ----------------------------------------------------------------------------------------
 
 
-def _jsonl_files(root: Path, unreadable: list[tuple[str, str]] | None = None) -> list[Path]:
+def _jsonl_files(
+    root: Path, unreadable: list[tuple[str, str]] | None = None, linked_outside: list[tuple[str, str]] | None = None
+) -> list[Path]:
     """Transcript candidates: every ``*.jsonl``, and ``session-*.json`` in a ``chats`` folder.
 
-    Symbolic links are followed (a project folder linked in from another disk), each real folder and
-    file taken once, so a link back up the tree ends instead of looping. A broken link to a
-    transcript or a folder is reported in `unreadable`: its target was meant to be read and is gone."""
+    Linked files are followed, and linked folders whose target lies inside `root` (after links: a
+    linked `root` is its target); each real folder and file is taken once, so a link back up the
+    tree ends instead of looping. A linked folder leading outside `root` is not entered: a link to a
+    home folder or a disk would have the walk read a tree nobody asked for, for minutes. It goes to
+    `linked_outside` (the user can pass its target to read it). A broken link to a transcript or a
+    folder is reported in `unreadable`: its target was meant to be read and is gone."""
     out: list[Path] = []
     seen: set[str] = set()  # real paths of the folders and files taken
+    inside = os.path.realpath(root)
 
     def note(path: str, reason: str) -> None:
         if unreadable is not None:
@@ -267,7 +280,16 @@ def _jsonl_files(root: Path, unreadable: list[tuple[str, str]] | None = None) ->
             dirs[:] = []  # reached again through a link: taken already (or a cycle)
             continue
         seen.add(real)
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules")
+        entered: list[str] = []
+        for name in sorted(d for d in dirs if not d.startswith(".") and d != "node_modules"):
+            path = os.path.join(folder, name)
+            target = os.path.realpath(path) if os.path.islink(path) else None
+            if target is not None and os.path.commonpath((inside, target)) != inside:
+                if linked_outside is not None:
+                    linked_outside.append((path, target))
+            else:
+                entered.append(name)
+        dirs[:] = entered
         chats = os.path.basename(folder) == "chats"
         for name in sorted(names):
             path = os.path.join(folder, name)

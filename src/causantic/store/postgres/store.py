@@ -19,9 +19,10 @@ from typing import Any
 from causantic.errors import StoreError
 from causantic.sources import SOURCES
 from causantic.store import common
+from causantic.store.features import feature_values, opening_stems
 from causantic.store.postgres import keyword
 from causantic.store.postgres.connection import connect, describe, failure, psycopg_module
-from causantic.store.postgres.migrations import migrate
+from causantic.store.postgres.migrations import fill_text_features, migrate
 from causantic.store.records import (
     ChunkKey,
     ChunkRecord,
@@ -38,7 +39,7 @@ from causantic.store.records import (
     StoredChunk,
     TopicTotals,
 )
-from causantic.store.rows import CHUNK_COLUMNS, stored_chunk
+from causantic.store.rows import CHUNK_COLUMNS, FEATURE_COLUMNS, stored_chunk
 from causantic.store.sqlite import raising_store_errors
 
 _CHUNK_COLUMNS = CHUNK_COLUMNS + ", c.member"
@@ -312,15 +313,21 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
             cur.executemany(
                 "INSERT INTO chunks(id, session_id, project_id, agent, agent_id, team_name, turn_index, part,"
                 " start_time, end_time, content, search_terms, content_hash, approx_tokens, tool_use_count,"
-                " code_block_count, has_thinking, message_uuids, created_at, source, member)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " code_block_count, has_thinking, message_uuids, created_at, source, member, stems, own_stems, bulk)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
+                " %s, %s, %s)"
                 " ON CONFLICT (id) DO UPDATE SET end_time = excluded.end_time, content = excluded.content,"
                 " search_terms = excluded.search_terms, content_hash = excluded.content_hash,"
                 " approx_tokens = excluded.approx_tokens, tool_use_count = excluded.tool_use_count,"
                 " code_block_count = excluded.code_block_count, has_thinking = excluded.has_thinking,"
-                " message_uuids = excluded.message_uuids, agent = excluded.agent, team_name = excluded.team_name",
+                " message_uuids = excluded.message_uuids, agent = excluded.agent, team_name = excluded.team_name,"
+                " stems = excluded.stems, own_stems = excluded.own_stems, bulk = excluded.bulk",
                 [
-                    (*common.chunk_values(c, project.id, now, source, text=_text), self.member)
+                    (
+                        *common.chunk_values(c, project.id, now, source, text=_text),
+                        self.member,
+                        *feature_values(_text(c.content)),  # of the text as stored
+                    )
                     for c in sorted([*new, *changed], key=lambda c: c.id)
                 ],
             )
@@ -621,13 +628,19 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
     def chunk_texts(self, ids: Sequence[str]) -> dict[str, str]:
         return {r[0]: r[1] for r in self._rows("SELECT id, content FROM chunks WHERE id = ANY(%s)", (list(ids),))}
 
-    def session_openings(self, session_ids: Sequence[str]) -> dict[str, str]:
+    def session_opening_stems(self, session_ids: Sequence[str]) -> dict[str, frozenset[str]]:
         rows = self._rows(
-            "SELECT DISTINCT ON (session_id) session_id, content FROM chunks"
+            "SELECT DISTINCT ON (session_id) session_id, content, stems, own_stems FROM chunks"
             " WHERE session_id = ANY(%s) AND agent = 'main' ORDER BY session_id, start_time, turn_index, part",
             (list(dict.fromkeys(session_ids)),),
         )
-        return {r[0]: r[1] for r in rows}
+        return {r[0]: opening_stems(r[1], r[2], r[3]) for r in rows}
+
+    def fill_text_features(self) -> int:
+        """Compute the text features of chunks written without them; row-level security leaves
+        other members' rows to them (search scores such rows from their text, as before)."""
+        with self.atomic():
+            return fill_text_features(self.conn)
 
     def meta_value(self, key: str) -> str | None:
         value = self._value("SELECT value FROM meta WHERE key = %s", (key,))
@@ -646,7 +659,8 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
 
     def get_chunks(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
         rows = self._rows(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id WHERE c.id = ANY(%s)",
+            f"SELECT {_CHUNK_COLUMNS}{FEATURE_COLUMNS} FROM chunks c JOIN projects p ON p.id = c.project_id"
+            " WHERE c.id = ANY(%s)",
             (list(ids),),
         )
         return {r["id"]: stored_chunk(r) for r in rows}

@@ -1,0 +1,226 @@
+"""Chunks keep the text features search scores them by (stems, own-word stems, bulk share), computed
+when they are written; a store from before that is filled when migrated, and searches the same.
+
+The features are a cache of what the text gives: whatever the text, the kept ones must equal what
+scoring computes from the text itself, or a search would rank differently depending on when its
+chunks were written.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from causantic.config import Config
+from causantic.retrieval.mentions import mention_share
+from causantic.retrieval.relevance import QueryProfile, QueryTerm, chunk_bulk, chunk_stems
+from causantic.retrieval.search import SearchRequest
+from causantic.services import Services, open_services
+from causantic.store import migrations
+from causantic.store.features import bulk_share, own_word_stems, split_tool_output, word_stems
+from causantic.store.fts import identifier_terms
+from causantic.store.memory import MemoryStore
+from causantic.store.postgres import migrations as pg_migrations
+from causantic.store.records import ChunkRecord, StoredChunk
+
+# Pieces of what chunk text holds: section markers (listing tools and others), prose, identifiers,
+# JSON pairs, long runs, line breaks of every kind, and words outside ASCII.
+_PIECES = st.sampled_from(
+    [
+        "[User] ",
+        "[Assistant] ",
+        "[Tool:Bash] ",
+        "[Result:Bash] ",
+        "[Result:Grep] ",
+        "[Error:WebFetch] ",
+        "[Result:Read] ",
+        "\n",
+        "\r\n",
+        "\x0c",
+        "\x1e",
+        " ",
+        "fixed the parsing of configs ",
+        "parse_config ",
+        "getUserName ",
+        '"key": "value", ',
+        "x" * 61,
+        "café ",
+        "Straße ",
+        "数据库 ",
+        "\u3000",
+        "1a2b3c",
+    ]
+)
+TEXTS = st.one_of(st.lists(_PIECES, min_size=1, max_size=40).map("".join), st.text(min_size=1, max_size=300))
+
+
+def _chunk(i: int, text: str, session: str = "s1") -> ChunkRecord:
+    return ChunkRecord(
+        id=f"c{i}",
+        session_id=session,
+        agent="main",
+        agent_id=None,
+        team_name=None,
+        turn_index=i,
+        part=0,
+        start_time=f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}.000000Z",
+        end_time=f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}.000000Z",
+        content=text,
+        search_terms=identifier_terms(text),
+        content_hash=f"h{i}-{hash(text)}",
+        approx_tokens=10,
+        tool_use_count=0,
+        code_block_count=0,
+        has_thinking=False,
+        message_uuids=(f"m{i}",),
+    )
+
+
+def _profile(words: list[str]) -> QueryProfile:
+    return QueryProfile(tuple(QueryTerm((w,), (), 1.0 + len(w) / 10, False) for w in words))
+
+
+def test_features_kept_at_ingest_equal_the_ones_computed_from_the_text(tmp_path: Path) -> None:
+    ids = itertools.count()
+    with MemoryStore(tmp_path / "memory.db") as store:
+        with store.atomic():
+            project = store.resolve_project("/work/demo", "/work/demo")
+
+        @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+        @given(TEXTS)
+        def check(text: str) -> None:
+            i = next(ids)
+            with store.atomic():
+                store.save_session(project, f"s{i}", [_chunk(i, text, f"s{i}")])
+            kept = store.get_chunks([f"c{i}"])[f"c{i}"]
+            assert kept.content == text and kept.features is not None
+            fresh = _without_features(kept)
+            assert chunk_stems(kept) == chunk_stems(fresh) == word_stems(text)
+            assert chunk_bulk(kept) == chunk_bulk(fresh) == bulk_share(text)
+            assert store.session_opening_stems([f"s{i}"]) == {f"s{i}": own_word_stems(text)}
+            own = word_stems(split_tool_output(text)[0])
+            for words in (sorted(word_stems(text))[:3], sorted(own)[-2:], ["parse", "config", "café"]):
+                profile = _profile(words)
+                assert mention_share(profile, text, kept.features) == mention_share(profile, text)
+
+        check()
+
+
+def test_a_rewritten_chunk_keeps_the_features_of_its_new_text(tmp_path: Path) -> None:
+    with MemoryStore(tmp_path / "memory.db") as store, store.atomic():
+        project = store.resolve_project("/work/demo", "/work/demo")
+        store.save_session(project, "s1", [_chunk(1, "[User] fix the parser\n[Result:Bash] commit 1a2b lexer")])
+        store.save_session(project, "s1", [_chunk(1, '{"svg": "' + "M0 0L1 1" * 40 + '"}')])
+        chunk = store.get_chunks(["c1"])["c1"]
+        assert chunk.features is not None
+        assert chunk_stems(chunk) == word_stems(chunk.content) and "parser" not in chunk_stems(chunk)
+        assert chunk.features.own_stems is None and chunk_bulk(chunk) == bulk_share(chunk.content) > 0.9
+
+
+def _without_features(chunk: StoredChunk) -> StoredChunk:
+    from dataclasses import replace
+
+    return replace(chunk, features=None)
+
+
+# ---- an old store, migrated, searches the same (both backends) -------------------------------------
+
+# Sessions whose openings state the task, chunks whose match is only in listing output, payloads.
+SESSIONS = {
+    "s-retry": [
+        "[User] retry failed uploads with exponential backoff",
+        "[Assistant] I will add a retry loop to the uploader.\n[Tool:Edit] src/upload.py",
+        "[Tool:Bash] git commit -m 'retry uploads with backoff'\n[Result:Bash] 1 file changed",
+    ],
+    "s-log": [
+        "[User] what changed this week?",
+        "[Tool:Bash] git log --oneline\n[Result:Bash] a1b2 retry failed uploads with exponential backoff\n"
+        "c3d4 parse_config raises E0425 on a missing field",
+    ],
+    "s-payload": [
+        "[User] the logo renders blurry",
+        '[Result:Read] <svg><path d="' + "M10 10L20 20Z" * 30 + '"/></svg> logo upload',
+        '{"request": {"url": "https://x/upload", "method": "POST"}, "response": {"status": 500}}',
+    ],
+    "s-config": [
+        "[User] parse_config fails on an empty file",
+        "[Assistant] getUserName is unrelated; the config parser must treat an empty file as defaults.",
+        "[Result:Grep] src/config.py:12: def parse_config(path)\nsrc/config.py:40: raise ValueError('E0425')",
+    ],
+}
+QUERIES = [
+    "retry uploads backoff",
+    "exponential backoff",
+    "parse_config empty file",
+    "E0425",
+    "logo upload svg",
+    "what changed this week",
+    "getUserName",
+    "uploader retry loop",
+]
+
+
+@pytest.fixture
+def services(backend_config: Config) -> Iterator[Services]:
+    with open_services(backend_config) as opened:
+        store = opened.store
+        with store.atomic():
+            project = store.resolve_project("/work/demo", "/work/demo")
+            ids = itertools.count()
+            for session, texts in SESSIONS.items():
+                store.save_session(project, session, [_chunk(next(ids), text, session) for text in texts])
+        yield opened
+
+
+def _answers(services: Services) -> list[list[tuple[str, float]]]:
+    out = []
+    for query in QUERIES:
+        result = services.searcher.search(SearchRequest(query, limit=10, mode="keyword"))
+        out.append([(h.chunk.id, h.relevance) for h in result.hits])
+    return out
+
+
+def _forget_features_migration(services: Services) -> None:
+    """Make the store one from before the features: drop their columns and the migration's record."""
+    store = services.store
+    sqlite = isinstance(store, MemoryStore)
+    table = migrations.MIGRATIONS if sqlite else pg_migrations.MIGRATIONS
+    version = table.index(migrations.m009_text_features if sqlite else pg_migrations.m003_text_features) + 1
+    with store.atomic():
+        for column in ("stems", "own_stems", "bulk"):
+            store.conn.execute(f"ALTER TABLE chunks DROP COLUMN {column}")
+        store.conn.execute(f"DELETE FROM schema_migrations WHERE version = {version}")
+
+
+def test_an_old_store_is_migrated_and_searches_the_same(services: Services) -> None:
+    before = _answers(services)
+    assert any(before), "the queries find something"
+    chunks = list(services.store.get_chunks([f"c{i}" for i in range(11)]).values())
+    kept = {c.id: c.features for c in chunks}
+    assert len(kept) == 11 and all(f is not None for f in kept.values())
+
+    _forget_features_migration(services)
+    with open_services(services.config) as reopened:  # migrates: m009 (SQLite) or m003 (PostgreSQL)
+        refilled = reopened.store.get_chunks(list(kept))
+        assert {i: c.features for i, c in refilled.items()} == kept
+        assert _answers(reopened) == before
+
+
+def test_rows_written_without_features_score_the_same_and_reindex_fills_them(services: Services) -> None:
+    from causantic.ingest.service import reindex
+
+    before = _answers(services)
+    store = services.store
+    with store.atomic():  # as rows an older version wrote after the store was migrated
+        store.conn.execute("UPDATE chunks SET stems = NULL, own_stems = NULL, bulk = NULL")
+    assert all(c.features is None for c in store.get_chunks([f"c{i}" for i in range(11)]).values())
+    assert _answers(services) == before
+
+    reindex(services)
+    assert all(c.features is not None for c in store.get_chunks([f"c{i}" for i in range(11)]).values())
+    assert _answers(services) == before
