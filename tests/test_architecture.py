@@ -100,10 +100,12 @@ def test_only_the_facade_and_services_open_the_store() -> None:
     "module", ["causantic.cli.main", "causantic.services", "causantic.retrieval.search", "causantic.facade"]
 )
 def test_importing_an_entry_point_loads_no_heavy_library(module: str) -> None:
-    code = (
-        f"import sys, {module}; heavy = [m for m in ('numpy', 'faiss', 'onnxruntime', 'sklearn', 'lancedb')"
-        " if m in sys.modules]; print(heavy)"
-    )
+    assert _loaded_by_importing(module, ("numpy", "faiss", "onnxruntime", "sklearn", "lancedb")) == []
+
+
+def _loaded_by_importing(module: str, libraries: tuple[str, ...]) -> list[str]:
+    """Which of ``libraries`` importing ``module`` loads, in a fresh interpreter."""
+    code = f"import sys, {module}; print(' '.join(m for m in {libraries!r} if m in sys.modules))"
     out = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
@@ -111,7 +113,7 @@ def test_importing_an_entry_point_loads_no_heavy_library(module: str) -> None:
         check=True,
         env={"PYTHONPATH": str(PACKAGE.parent), "PATH": "/usr/bin:/bin"},
     )
-    assert out.stdout.strip() == "[]"
+    return out.stdout.split()
 
 
 def test_only_the_entry_points_launch_an_interface() -> None:
@@ -127,18 +129,8 @@ def test_only_the_entry_points_launch_an_interface() -> None:
 
 
 def test_importing_the_dashboard_command_loads_no_web_or_heavy_library() -> None:
-    code = (
-        "import sys, causantic.cli.dashboard_commands; print([m for m in ('starlette', 'uvicorn', 'jinja2',"
-        " 'numpy', 'lancedb', 'sklearn') if m in sys.modules])"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={"PYTHONPATH": str(PACKAGE.parent), "PATH": "/usr/bin:/bin"},
-    )
-    assert out.stdout.strip() == "[]"
+    web_or_heavy = ("starlette", "uvicorn", "jinja2", "numpy", "lancedb", "sklearn")
+    assert _loaded_by_importing("causantic.cli.dashboard_commands", web_or_heavy) == []
 
 
 # ---- the sealed store (docs/architecture.md, "The store seam") ------------------------------------

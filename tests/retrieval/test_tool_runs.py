@@ -102,6 +102,9 @@ def test_todo_list_acknowledgements_are_left_out_of_a_session_read(
     shown = CliRunner().invoke(cli, ["reconstruct", "ai-music", "--session", "d3ad4cdc"])
     assert shown.exit_code == 0 and TODO_ACK not in shown.stdout
     assert shown.stdout.count("[Tool:TodoWrite] ") == 13  # the updates themselves are all still there
+    # each as the list's words, several items to a line, not its JSON (keys, ids, priorities)
+    first = "[Tool:TodoWrite] Examine existing ai_music.py to understand the workflow (pending); Create Jupyter"
+    assert first in shown.stdout and '{"todos"' not in shown.stdout
     assert "[Result:Read]" in shown.stdout  # results that say something stay
 
     scripted = CliRunner().invoke(cli, ["reconstruct", "ai-music", "--session", "d3ad4cdc", "--json"]).stdout

@@ -12,8 +12,9 @@ load the embedder).
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from causantic import lazy_names
 
 if TYPE_CHECKING:
     from causantic.embedding.embedder import MAX_WINDOWS_PER_DOCUMENT, Embedder, load_embedder
@@ -41,11 +42,4 @@ __all__ = [
     "load_embedder",
 ]
 
-
-def __getattr__(name: str) -> object:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _MODULE_OF)

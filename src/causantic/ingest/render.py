@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
 from causantic.ingest.redact import redact_head
 from causantic.sources import SPAWN_TOOLS
@@ -125,6 +126,10 @@ def _summarise(call: ToolCall, limit: int, redact: Callable[[str], str]) -> str:
         summary, body = _text(data.get("summary")), _text(data.get("content")) or _text(data.get("message"))
         text = f"to {to}" + (f": {summary}" if summary else "") + (f" — {body}" if body else "")
         return redact_head(" ".join(text.split()), limit, redact)
+    if call.name == "TodoWrite" and (todos := _todos(data.get("todos"))):
+        # The list as words: its JSON spent the line on keys, ids and each item's second wording
+        # (activeForm), so a cut line showed one item; these words are what a search should find.
+        return redact_head(" ".join(todos.split()), limit, redact)
     for key in _SUMMARY_FIELDS:
         value = data.get(key)
         if isinstance(value, str) and value.strip():
@@ -138,3 +143,16 @@ def _summarise(call: ToolCall, limit: int, redact: Callable[[str], str]) -> str:
 
 def _text(value: object) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _todos(value: object) -> str:
+    """A TodoWrite list as ``item (status); item (status)``; empty when it holds no item."""
+    items = cast("list[object]", value) if isinstance(value, list) else []
+    out: list[str] = []
+    for item in items:
+        fields = cast("dict[str, object]", item) if isinstance(item, dict) else {}
+        content = _text(fields.get("content"))
+        if content:
+            status = (_text(fields.get("status")) or "pending").replace("_", " ")
+            out.append(f"{content} ({status})")
+    return "; ".join(out)

@@ -12,8 +12,9 @@ The names below load from their modules on first use, so a hook that needs one s
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from causantic import lazy_names
 
 if TYPE_CHECKING:
     from causantic.transcripts._system_text import (
@@ -64,11 +65,4 @@ __all__ = [
     "without_trailing_reminders",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'causantic.transcripts' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"causantic.transcripts.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _HOME)

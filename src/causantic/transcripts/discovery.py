@@ -257,15 +257,18 @@ def _jsonl_files(
 ) -> list[Path]:
     """Transcript candidates: every ``*.jsonl``, and ``session-*.json`` in a ``chats`` folder.
 
-    Linked files are followed, and linked folders whose target lies inside `root` (after links: a
-    linked `root` is its target); each real folder and file is taken once, so a link back up the
-    tree ends instead of looping. A linked folder leading outside `root` is not entered: a link to a
+    Linked files are followed, and so are the linked folders right under `root` (a project folder
+    moved to another disk and linked back: Claude Code writes through such a link) and, deeper down,
+    linked folders whose target lies inside what is read (`root` and those project folders, after
+    links). Each real folder and file is taken once, so a link back up the tree ends instead of
+    looping. A deeper linked folder leading outside is not entered: a link inside a project to a
     home folder or a disk would have the walk read a tree nobody asked for, for minutes. It goes to
     `linked_outside` (the user can pass its target to read it). A broken link to a transcript or a
     folder is reported in `unreadable`: its target was meant to be read and is gone."""
     out: list[Path] = []
     seen: set[str] = set()  # real paths of the folders and files taken
-    inside = os.path.realpath(root)
+    top = os.path.realpath(root)
+    inside = [top]  # real paths whose trees are read: `root` and the project folders linked into it
 
     def note(path: str, reason: str) -> None:
         if unreadable is not None:
@@ -284,11 +287,12 @@ def _jsonl_files(
         for name in sorted(d for d in dirs if not d.startswith(".") and d != "node_modules"):
             path = os.path.join(folder, name)
             target = os.path.realpath(path) if os.path.islink(path) else None
-            if target is not None and os.path.commonpath((inside, target)) != inside:
-                if linked_outside is not None:
-                    linked_outside.append((path, target))
-            else:
+            if target is not None and real == top:
+                inside.append(target)  # a linked project folder
+            if target is None or any(os.path.commonpath((tree, target)) == tree for tree in inside):
                 entered.append(name)
+            elif linked_outside is not None:
+                linked_outside.append((path, target))
         dirs[:] = entered
         chats = os.path.basename(folder) == "chats"
         for name in sorted(names):
