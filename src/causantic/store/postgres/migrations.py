@@ -280,9 +280,13 @@ MIGRATIONS: tuple[Callable[[Any], None], ...] = (
 
 def migrate(conn: Any) -> int:
     """Apply pending migrations; return the schema version now in force."""
-    # Members cannot create tables: an up-to-date schema is recognised without running any DDL.
+    # Members cannot create tables: an up-to-date schema is recognised without running any DDL. Every
+    # version is counted, not the highest: one missing below the newest (applied by a release that
+    # lacked it) still runs.
     if conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is not None:
-        applied = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0]
+        applied = conn.execute(
+            "SELECT count(*) FROM schema_migrations WHERE version <= %s", (len(MIGRATIONS),)
+        ).fetchone()[0]
         if applied >= len(MIGRATIONS):
             return len(MIGRATIONS)
     with _locked(conn):
