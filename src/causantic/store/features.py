@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import functools
 import re
+import string
+from collections.abc import Iterable
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _LONG_RUN = 60  # a run of this many non-spaces no prose has: base64, hashes, minified code, SVG paths
@@ -24,6 +26,7 @@ _PROSE_WORD = re.compile(r"\b[A-Za-z]{2,}\b")
 # except the line breaks str.splitlines() splits at, so lines split as in the text itself.
 _ASCII_WORDS = str.maketrans(
     {c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_") and c not in "\n\r\x0b\x0c\x1c\x1d\x1e"}
+    | {c: c.lower() for c in string.ascii_uppercase}  # lower-cased in the same pass
 )
 _JSON_PAIR = re.compile(r'"[^"\n]{1,80}"\s*:')  # "key": as in JSON, HAR logs and API dumps
 
@@ -39,12 +42,24 @@ OUTPUT_MARKERS = tuple(f"[{label}:{tool}]" for label in ("Result", "Error") for 
 def feature_values(text: str) -> tuple[str, str | None, float]:
     """The features the store keeps for a chunk of ``text`` (``records.TextFeatures``), as the
     values of the columns ``stems, own_stems, bulk``: its stems, its own words' stems when listing
-    tools printed part of it (else None: they are the same), and its bulk share."""
+    tools printed part of it (else None: they are the same), and its bulk share.
+
+    The text is read once: its own part and the listing output are scanned apart and their words and
+    bulk counts added up, since sections open at line starts (a line or a run never spans two)."""
     own, output = split_tool_output(text)
-    return pack_stems(word_stems(text)), pack_stems(word_stems(own)) if output else None, bulk_share(text)
+    words, runs, payload = _scan(own)
+    if not output:
+        return pack_stems(_stems(words)), None, _share(runs, payload, len(text))
+    output_words, output_runs, output_payload = _scan(output)
+    own_stems = _stems(words)
+    return (
+        pack_stems(own_stems | _stems(output_words)),
+        pack_stems(own_stems),
+        _share(runs + output_runs, payload + output_payload, len(text)),
+    )
 
 
-def pack_stems(stems: frozenset[str]) -> str:
+def pack_stems(stems: Iterable[str]) -> str:
     """Stems as one column value: sorted, space-separated (no stem holds whitespace: a stem is a
     run of word characters), so ``frozenset(packed.split())`` gives them back."""
     return " ".join(sorted(stems))
@@ -53,14 +68,26 @@ def pack_stems(stems: frozenset[str]) -> str:
 @functools.lru_cache(maxsize=1024)  # a candidate's text is split to score it and again to rerank it
 def word_stems(text: str) -> frozenset[str]:
     """The light stems of the words in ``text``, as coverage compares them."""
-    words = text.lower().translate(_ASCII_WORDS).split() if text.isascii() else _WORD.findall(text.casefold())
-    return frozenset(map(stem, set(words)))  # each distinct word stemmed once
+    return _stems(_words(text))
 
 
-@functools.lru_cache(maxsize=65_536)
+def _words(text: str) -> set[str]:
+    """The distinct words of ``text``, case-folded: its \\w runs."""
+    return set(text.translate(_ASCII_WORDS).split() if text.isascii() else _WORD.findall(text.casefold()))
+
+
+def _stems(words: set[str]) -> frozenset[str]:
+    """The stems of distinct ``words``: each looked up in the stems already made (words repeat)."""
+    return frozenset(map(_STEMS.__getitem__, words))
+
+
 def stem(word: str) -> str:
     """A light English stem (plural, -ing, -ed, -ly), enough to match a question's inflection of a
     word to the transcript's; identifiers and short words are left alone."""
+    return _STEMS[word]
+
+
+def _light_stem(word: str) -> str:
     if len(word) <= 4 or not word.isalpha():
         return word
     for suffix, keep in _SUFFIXES:
@@ -70,43 +97,75 @@ def stem(word: str) -> str:
 
 
 _SUFFIXES = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("ly", ""), ("s", ""))
+_STEM_CACHE = 65_536  # distinct words kept stemmed; a text of endless distinct words empties it
+
+
+class _StemCache(dict[str, str]):
+    """Word -> stem, filled on first sight: a dict lookup from C (``map``) costs a fraction of a
+    call through functools.lru_cache, and a chunk looks up some hundred words."""
+
+    def __missing__(self, word: str) -> str:
+        if len(self) >= _STEM_CACHE:
+            self.clear()
+        self[word] = stemmed = _light_stem(word)
+        return stemmed
+
+
+_STEMS = _StemCache()
 
 
 @functools.lru_cache(maxsize=1024)  # a search asks it of each candidate twice: to score and to rerank
 def bulk_share(text: str) -> float:
     """The share of ``text`` that is not prose: long unbroken runs (base64, SVG paths, minified code),
     lines with almost no words, and lines of JSON key-value pairs (HAR logs, API and config dumps)."""
-    if not text:
-        return 0.0
-    runs = sum(len(run) for run in text.split() if len(run) >= _LONG_RUN)  # str.split() splits at \s
+    _, runs, payload = _scan(text)
+    return _share(runs, payload, len(text))
+
+
+def _share(runs: int, payload: int, length: int) -> float:
+    return min(1.0, max(runs, payload) / length) if length else 0.0
+
+
+def _scan(text: str) -> tuple[set[str], int, int]:
+    """What the features count in ``text``: its distinct words (:func:`_words`), the characters in
+    its long runs, and those of its payload lines: lines of JSON pairs, and lines over 40 characters
+    with fewer than one prose word (two or more ASCII letters, ``\\b[A-Za-z]{2,}\\b``) per 12."""
+    lengths = list(map(len, text.split()))  # of its runs of non-spaces: str.split() splits at \s
+    runs = sum(n for n in lengths if n >= _LONG_RUN) if max(lengths, default=0) >= _LONG_RUN else 0
     lines = text.splitlines()
-    ascii_text = text.isascii()  # once per text, not per line
-    words = text.translate(_ASCII_WORDS).splitlines() if ascii_text else lines
-    payload_lines = sum(
+    if text.isascii():
+        # Each line's words are its translated line split at spaces; a prose word is one all letters.
+        line_words = [line.split() for line in text.translate(_ASCII_WORDS).splitlines()]
+        words: set[str] = set().union(*line_words)
+        prose = [_prose_words(ws) if len(line) > 40 else 0 for line, ws in zip(lines, line_words, strict=True)]
+    else:
+        words = _words(text)
+        prose = [len(_PROSE_WORD.findall(line)) if len(line) > 40 else 0 for line in lines]
+    payload = sum(
         len(line)
-        for line, line_words in zip(lines, words, strict=True)
-        if (len(line) > 40 and _prose_words(line, line_words, ascii_text) * 12 < len(line))
+        for line, line_prose in zip(lines, prose, strict=True)
+        if (len(line) > 40 and line_prose * 12 < len(line))
         # both JSON tests need a quote: most lines have none
         or (
             '"' in line
             and (line.lstrip().startswith('"') and _JSON_PAIR.search(line) or len(_JSON_PAIR.findall(line)) >= 2)
         )
     )
-    return min(1.0, max(runs, payload_lines) / len(text))
+    return words, runs, payload
 
 
-def _prose_words(line: str, words: str, ascii_text: bool) -> int:
-    """How many words of ``line`` are two or more ASCII letters (``\\b[A-Za-z]{2,}\\b``); ``words``
-    is the line through :data:`_ASCII_WORDS` when the text is ASCII: its whitespace-separated runs are
-    then the line's \\w runs, and a prose word is one that is all letters."""
-    if not ascii_text:
-        return len(_PROSE_WORD.findall(line))
-    return len([word for word in words.split() if len(word) > 1 and word.isalpha()])  # a list: faster than sum()
+def _prose_words(words: list[str]) -> int:
+    """How many of an ASCII line's ``words`` (its \\w runs) are prose: all letters, two or more. Counted
+    in C (filter, map, list.count) rather than by a loop over some hundred words per line."""
+    letters_only = list(map(len, filter(str.isalpha, words)))
+    return len(letters_only) - letters_only.count(1)
 
 
 def split_tool_output(text: str) -> tuple[str, str]:
     """(the chunk's own words, what listing tools printed): sections split at their markers; the
     output of other tools (a file read, a sub-agent's report) counts as the chunk's own."""
+    if not text.startswith("[") and "\n[" not in text:  # a marker opens a line; most texts have none
+        return text, ""
     starts = [m.start() for m in _SECTION.finditer(text)]
     if not starts:
         return text, ""
