@@ -51,8 +51,9 @@ def _oracle_values(text: str) -> tuple[str, str | None, float]:
 
 
 # Pieces where a faster split could part from the regexes: section markers (listing and other tools),
-# case (ASCII and not, ß and ﬁ fold to two letters, Σ), digits and underscores in words, emoji (with a
-# joiner and a skin tone), CJK, combining marks, every kind of line break and space, JSON pairs, runs.
+# case (ASCII and not; ß and ﬁ fold to two letters; Σ; U+0345, a mark that folds to a letter), digits
+# and underscores in words, emoji (with a joiner and a skin tone), CJK, combining marks, typographic
+# quotes, every kind of line break and space, JSON pairs, long runs.
 _PIECES = st.sampled_from(
     [
         "[User] ",
@@ -75,6 +76,12 @@ _PIECES = st.sampled_from(
         "👩\u200d💻",
         "👍🏽",
         "🙂",
+        "“quoted” it’s — ok…",
+        "\u0345",
+        "İstanbul ",
+        "\u212a",
+        "\u00b2",
+        "\u2029",
         "\u3000",
         "\u00a0",
         " ",
