@@ -232,14 +232,19 @@ MIGRATIONS: tuple[Callable[[Any], None], ...] = (m001_core_tables, m002_row_secu
 def migrate(conn: Any) -> int:
     """Apply pending migrations; return the schema version now in force."""
     # Members cannot create tables: an up-to-date schema is recognised without running any DDL.
-    if conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is not None:
-        applied = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0]
-        if applied >= len(MIGRATIONS):
-            return len(MIGRATIONS)
+    if schema_version(conn) >= len(MIGRATIONS):
+        return len(MIGRATIONS)
     with _locked(conn):
         conn.execute(SCHEMA_MIGRATIONS_TABLE)
         done = {row["version"] for row in conn.execute("SELECT version FROM schema_migrations")}
     return run_pending(conn, MIGRATIONS, done, lambda: _locked(conn), "%s")
+
+
+def schema_version(conn: Any) -> int:
+    """The last migration the database has applied; 0 when it holds no team memory yet."""
+    if conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is None:
+        return 0
+    return int(conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0])
 
 
 @contextmanager

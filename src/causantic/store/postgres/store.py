@@ -22,7 +22,7 @@ from causantic.store import common
 from causantic.store.features import feature_values, opening_stems
 from causantic.store.postgres import keyword
 from causantic.store.postgres.connection import connect, describe, failure, psycopg_module
-from causantic.store.postgres.migrations import fill_text_features, migrate
+from causantic.store.postgres.migrations import MIGRATIONS, fill_text_features, migrate, schema_version
 from causantic.store.records import (
     ChunkKey,
     ChunkRecord,
@@ -60,7 +60,17 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         self.path = describe(url)  # how messages name the store; never the URL, which may hold a password
         self.member = member
         self.conn = connect(url, connect_timeout=connect_timeout)
-        migrate(self.conn)
+        try:
+            migrate(self.conn)
+        except psycopg_module().errors.InsufficientPrivilege as exc:
+            # A member upgraded causantic before the database was: only the tables' owner may migrate.
+            found, why = schema_version(self.conn), str(exc).splitlines()[0]
+            self.conn.close()
+            raise StoreError(
+                f"The team database at {self.path} is at schema version {found}; this causantic needs "
+                f"{len(MIGRATIONS)}, and only the role that owns its tables may upgrade it ({why})."
+                " Ask them to run `causantic team init` (it upgrades the schema), then connect again."
+            ) from exc
         self._counted = threading.local()  # see keyword_document_counts
 
     def close(self) -> None:
