@@ -626,9 +626,12 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         )
         return {r[0]: opening_stems(r[1], r[2], r[3]) for r in rows}
 
-    def fill_text_features(self) -> int:
+    def fill_text_features(self, *, pending_only: bool = False) -> int:
         """Compute the text features of chunks written without them; row-level security leaves
-        other members' rows to them (search scores such rows from their text, as before)."""
+        other members' rows to them (search scores such rows from their text, as before). Migration
+        m003 fills every row (the owner runs it, in `team init`), so none is left ``pending_only``."""
+        if pending_only:
+            return 0
         with self.atomic():
             return fill_text_features(self.conn)
 
