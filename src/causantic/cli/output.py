@@ -28,6 +28,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 # and truncate names at 80, so a pipe gets room for a whole row (a terminal keeps its own width).
 PIPE_WIDTH = 200
 FLEX_MIN_WIDTH = 16  # the one wrapping column of a table gets at least this; else rows print as blocks
+STORE_LABELS = {"team": "team memory", "local": "local (unshared)"}  # team memory beside the local store
 # A progress line: what the bar leaves room for (name, count, elapsed time, a detail), its widths.
 PROGRESS_FIXED, PROGRESS_DETAIL, BAR_MIN, BAR_MAX = 36, 30, 10, 40
 _consoles: dict[str, Console] = {}

@@ -306,6 +306,8 @@ def stats(ctx: Context) -> Annotated[CallToolResult, StatsOut]:
         f"- Clusters: {output.clusters}",
         f"- Keyword index: {output.keyword_index}",
     ]
+    if output.team_unreachable:
+        lines[2:2] = [f"Team memory unreachable, local memory's figures only: {output.team_unreachable}", ""]
     if output.projects_detail:
         lines += ["", "Projects:"] + [
             f"- {p.name}: {p.chunks} chunks ({_day(p.first_seen)} – {_day(p.last_seen)})"
