@@ -57,6 +57,15 @@ def test_windowed_cleaning_equals_cleaning_the_whole_text(
     assert not any(s.split()[-1] in windowed for _, s in secrets)
 
 
+def test_a_text_whose_words_all_fall_in_one_window_is_stripped_at_both_ends() -> None:
+    # Mostly blank (a paste padded with spaces and blank lines): the one window holding words, with
+    # a secret redacted in it, starts and ends with blanks, which the whole text's cleaning strips.
+    text = " " * 700 + "\n   the build fails with " + SECRETS[0] + " \n" + " " * 700
+    whole = REDACT(text.strip())
+    windowed = cleaned_long_text(text, REDACT, injected=False, window=300, reach=200)
+    assert windowed == whole and windowed.startswith("the build fails")
+
+
 def test_a_secret_across_a_window_boundary_is_redacted() -> None:
     for secret in SECRETS:
         value = secret.split()[-1]

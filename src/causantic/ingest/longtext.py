@@ -66,7 +66,8 @@ def cleaned_long_text(
     outs = outs[first : last + 1]
     if not outs:
         return ""
-    outs[0], outs[-1] = outs[0].lstrip(), outs[-1].rstrip()
+    outs[0] = outs[0].lstrip()
+    outs[-1] = outs[-1].rstrip()  # after: when both are one window, it is stripped at both ends
     if injected and opens_unclosed_element(outs[0]):  # cut output of the harness: the whole decides
         return _whole(text, redact, injected)
     return "".join(outs)
