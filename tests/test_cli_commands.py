@@ -104,7 +104,8 @@ def test_search_prints_hits_with_their_place_and_json_carries_whole_chunks(run: 
 def test_a_search_for_nothing_says_so_and_an_empty_query_is_an_error(run: CliRunner) -> None:
     nothing = as_model(invoke(run, "search", "zqxv wobblefrotz", "--json"), SearchOut)
     assert isinstance(nothing, SearchOut) and nothing.nothing_relevant and nothing.hits == []
-    assert invoke(run, "search", "zqxv wobblefrotz").stdout.startswith("Nothing relevant in memory")
+    said = invoke(run, "search", "zqxv wobblefrotz").stdout
+    assert said.startswith("Nothing relevant in memory") and "(es)" not in said and "(s)" not in said
     empty = invoke(run, "search", "   ")
     assert empty.exit_code == 1 and "The query is empty" in empty.output
 
@@ -207,7 +208,7 @@ def test_forget_previews_without_deleting(run: CliRunner) -> None:
     assert isinstance(before, StatsOut) and isinstance(sessions, SessionsOut)
     target = sessions.sessions[0]
     text = invoke(run, "forget", "acme-shop", "--session", target.session_id[:8])
-    assert text.exit_code == 0 and f"{target.chunks} chunk(s) in 1 session(s) of 'acme-shop' would be deleted" in (
+    assert text.exit_code == 0 and f"{target.chunks} chunks in 1 session of 'acme-shop' would be deleted" in (
         text.stdout
     )
     assert "Nothing was deleted" in text.stdout  # no terminal to confirm in
@@ -216,6 +217,12 @@ def test_forget_previews_without_deleting(run: CliRunner) -> None:
     assert preview.deleted == 0 and len(preview.preview) == min(5, target.chunks)
     after = as_model(invoke(run, "stats", "--json"), StatsOut)
     assert isinstance(after, StatsOut) and after.chunks == before.chunks
+
+
+def test_a_forget_that_matches_nothing_says_so_in_words(run: CliRunner) -> None:
+    """Not '0 chunk(s) in 0 session(s) of 'acme-shop' would be deleted.'"""
+    text = invoke(run, "forget", "acme-shop", "--before", "2000-01-01")
+    assert text.exit_code == 0 and text.stdout.strip() == "Nothing in 'acme-shop' matches: nothing would be deleted."
 
 
 def test_forget_by_query_is_refused_while_no_vectors_are_stored(

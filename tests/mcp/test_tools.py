@@ -37,7 +37,7 @@ def test_forget_deletes_a_session_only_when_dry_run_is_false(memory: Path) -> No
     )
     assert preview.structured_content["count"] == 2 and preview.structured_content["deleted"] == 0
     assert deleted.structured_content == {**deleted.structured_content, "dry_run": False, "deleted": 2}
-    assert text(deleted).startswith("Deleted 2 chunk(s)")
+    assert text(deleted).startswith("Deleted 2 chunks")
     assert all(h["session_id"] != "4005b823-fa0d-5890-9dc8-e686765e4267" for h in search.structured_content["hits"])
     assert listing.structured_content["total"] == 2
 
@@ -152,3 +152,16 @@ def test_forget_with_no_filter_previews_a_whole_project_and_deletes_only_the_pre
     assert refused.is_error and "needs expected_count" in text(refused)
     assert deleted.structured_content["deleted"] == 6
     assert "acme-shop" not in {p["name"] for p in projects.structured_content["projects"]}
+
+
+def test_list_projects_reads_as_english_with_one_date_for_a_single_day(memory: Path) -> None:
+    """An agent reads '1 session, 2026-11-03', not '1 sessions, 2026-11-03 – 2026-11-03'."""
+    (listing,) = call_all(("list-projects", {}))
+    lines = text(listing).splitlines()[1:]
+    projects = listing.structured_content["projects"]
+    assert len(lines) == len(projects) and any(p["sessions"] == 1 for p in projects)
+    for line, project in zip(lines, projects, strict=True):
+        sessions = project["sessions"]
+        assert f", {sessions} session{'' if sessions == 1 else 's'}, " in line
+        first, last = project["first_seen"][:10], project["last_seen"][:10]
+        assert (f", {first}) " in line) if first == last else (f", {first} – {last}) " in line)

@@ -28,6 +28,7 @@ from causantic.retrieval.episodes import EpisodeAnswer
 from causantic.retrieval.forget import ForgetResult, preview_line
 from causantic.retrieval.format import (
     chunk_heading,
+    counted,
     episode_heading,
     episodes_heading,
     nothing_relevant,
@@ -244,10 +245,10 @@ def forget_command(
             if (
                 sys.stdin.isatty()
                 and sys.stdout.isatty()
-                and click.confirm(f"Delete these {result.count} chunk(s) of {result.project!r}?", default=False)
+                and click.confirm(f"Delete these {counted(result.count, 'chunk')} of {result.project!r}?")
             ):
                 done = memory.forget_previewed(result)
-                output.console.print(f"{done.deleted} chunk(s) of {done.project!r} deleted.", markup=False)
+                output.console.print(f"{counted(done.deleted, 'chunk')} of {done.project!r} deleted.", markup=False)
             else:
                 output.console.print("Nothing was deleted. Add --yes to delete.")
 
@@ -255,10 +256,13 @@ def forget_command(
 def _print_forget(result: ForgetResult) -> None:
     console = output.console
     scope = "the whole project " if result.whole_project else ""
-    if result.dry_run:
-        head = f"{result.count} chunk(s) in {result.sessions} session(s) of {scope}{result.project!r} would be deleted."
+    where = f"in {counted(result.sessions, 'session')} of {scope}{result.project!r}"
+    if result.dry_run and not result.count:
+        head = f"Nothing in {result.project!r} matches: nothing would be deleted."
+    elif result.dry_run:
+        head = f"{counted(result.count, 'chunk')} {where} would be deleted."
     else:
-        head = f"{result.deleted} chunk(s) in {result.sessions} session(s) of {scope}{result.project!r} deleted."
+        head = f"{counted(result.deleted, 'chunk')} {where} deleted."
     console.print(head, markup=False)
     if result.whole_project:  # a project is best recognised by its sessions
         for session in result.session_summaries:
@@ -266,7 +270,7 @@ def _print_forget(result: ForgetResult) -> None:
             console.print(_fitted(lead, session.title, PREVIEW_TITLE_CHARS))
         shown = len(result.session_summaries)
         if result.sessions > shown:
-            console.print(f"  … and {result.sessions - shown} more session(s)", markup=False)
+            console.print(f"  … and {counted(result.sessions - shown, 'more session')}", markup=False)
         return
     for chunk, similarity in result.preview:
         score = f"[{similarity * 100:.0f}%] " if similarity is not None else ""

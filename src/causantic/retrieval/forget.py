@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from causantic.errors import CausanticError
+from causantic.retrieval.format import counted
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import ChunkScope, StoredChunk
@@ -109,7 +110,7 @@ def forget(
         return replace(result, dry_run=request.dry_run)
     if request.expected is not None and request.expected != len(matches):
         raise CausanticError(
-            f"{len(matches)} chunk(s) of {project.name!r} match now, not the {request.expected} previewed "
+            f"{counted(len(matches), 'chunk')} of {project.name!r} match now, not the {request.expected} previewed "
             "(memory changed since). Nothing was deleted; preview again."
         )
     return delete_previewed(store, vectors, result)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from causantic.errors import checked_query
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.blas import use_one_blas_thread
+from causantic.retrieval.format import counted
 from causantic.retrieval.listing import resolve_project
 from causantic.retrieval.mentions import mention_share
 from causantic.retrieval.ranking import (
@@ -210,7 +211,7 @@ class Searcher:
         if not fused:
             notes.append("no matching chunks")
         elif below and not hits:
-            notes.append(f"{below} weak match(es) below the relevance floor")
+            notes.append(f"{counted(below, 'weak match', 'weak matches')} below the relevance floor")
         return SearchResult(hits, mode, seeds, tokens, len(fused), notes, query_vector, below, profile)
 
     def score(
