@@ -17,6 +17,7 @@ from click.testing import CliRunner, Result
 from process_support import EXAMPLES
 from pydantic import BaseModel
 
+from causantic.cli import output
 from causantic.cli.main import cli
 from causantic.cli.output import console
 from causantic.facade import Memory
@@ -170,6 +171,14 @@ def test_tables_in_a_narrow_terminal_keep_every_value_whole(run: CliRunner, monk
     assert "┃" not in invoke(run, "stats").stdout  # a name/value list has no empty header row
 
 
+def test_columns_set_by_hand_sizes_piped_tables(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`COLUMNS=60 causantic list-sessions … | less` printed rows 150 columns wide."""
+    monkeypatch.setenv("COLUMNS", "60")
+    monkeypatch.setattr(output, "_consoles", {})  # made anew, as in a new process
+    shown = invoke(run, "list-sessions", "acme-shop").stdout
+    assert "session  " in shown and max(len(line) for line in shown.splitlines()) <= 60
+
+
 def test_an_empty_time_range_says_it_is_the_range_that_holds_no_session(run: CliRunner) -> None:
     shown = invoke(run, "list-sessions", "acme-shop", "--from", "2030-01-01").stdout
     assert "No sessions found for project 'acme-shop' in that time range" in shown
@@ -275,12 +284,15 @@ def test_hook_status_json_is_the_shape_the_mcp_tool_sends(run: CliRunner) -> Non
 
 def test_ingest_json_reports_in_its_shape(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "fresh"))
-    first = as_model(invoke(CliRunner(), "ingest", str(EXAMPLES), "--no-embed", "--json"), IngestOut)
-    assert isinstance(first, IngestOut) and first.chunks_added > 0 and first.vectors_added is None
+    text = invoke(CliRunner(), "ingest", str(EXAMPLES), "--no-embed")
+    assert text.exit_code == 0 and text.stdout.startswith("Ingest summary")  # piped: no blank line left by a bar
+    assert "deferred (--no-embed)" in text.stdout
+    assert all(line == line.rstrip() for line in text.stdout.splitlines())  # no padding to the table's width
     again = as_model(invoke(CliRunner(), "ingest", str(EXAMPLES), "--no-embed", "--json"), IngestOut)
     assert isinstance(again, IngestOut) and again.chunks_added == 0 and again.files_unchanged == again.files
-    text = invoke(CliRunner(), "ingest", str(EXAMPLES), "--no-embed")
-    assert text.exit_code == 0 and "Ingest summary" in text.stdout and "deferred (--no-embed)" in text.stdout
+    unchanged = invoke(CliRunner(), "ingest", str(EXAMPLES), "--no-embed").stdout
+    assert unchanged.startswith(f"Nothing new: {again.files} files, all unchanged since the last ingest (")
+    assert "Ingest summary" not in unchanged  # not a table of zeros
 
 
 def test_stats_report_an_unusable_vector_index_and_the_rest(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
