@@ -304,3 +304,18 @@ def test_stats_report_an_unusable_vector_index_and_the_rest(run: CliRunner, monk
     text = invoke(run, "stats")
     assert text.exit_code == 0 and "unavailable" in text.stdout
     assert "the vector index cannot be read (Unknown embedding model 'no-such-model'" in text.stderr
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [("serch", "search or serve"), ("list", "list-projects or list-sessions"), ("clusterz", "cluster or clusters")],
+)
+def test_a_mistyped_command_names_the_ones_meant(typed: str, meant: str) -> None:
+    """The commands load lazily, so click's own suggestion had nothing to suggest from."""
+    result = CliRunner().invoke(cli, [typed, "x"])
+    assert result.exit_code == 2 and f"No such command '{typed}'. Did you mean {meant}?" in result.output
+
+
+def test_an_unknown_command_like_no_other_gets_no_guess() -> None:
+    result = CliRunner().invoke(cli, ["xyzzy"])
+    assert result.exit_code == 2 and "No such command 'xyzzy'." in result.output and "Did you mean" not in result.output
