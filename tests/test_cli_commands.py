@@ -319,3 +319,12 @@ def test_a_mistyped_command_names_the_ones_meant(typed: str, meant: str) -> None
 def test_an_unknown_command_like_no_other_gets_no_guess() -> None:
     result = CliRunner().invoke(cli, ["xyzzy"])
     assert result.exit_code == 2 and "No such command 'xyzzy'." in result.output and "Did you mean" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("command", "flags"), [("list-sessions", ("--from", "--to")), ("forget", ("--before", "--after"))]
+)
+def test_date_options_read_as_date_in_help(command: str, flags: tuple[str, ...]) -> None:
+    """Not ``--from [%Y-%m-%d|%Y-%m-%dT%H:%M:%S|%Y-%m-%d %H:%M:%S]``, which pushed every help line aside."""
+    shown = CliRunner().invoke(cli, [command, "--help"]).output
+    assert all(f"{flag} DATE " in shown for flag in flags) and "%Y" not in shown

@@ -12,6 +12,7 @@ import click
 from causantic.cli import output
 from causantic.cli.options import (
     agent_option,
+    date_option,
     days_back_option,
     defaulted_int_option,
     float_range,
@@ -183,8 +184,8 @@ def reconstruct_command(
 
 @click.command("forget")
 @click.argument("project")
-@click.option("--before", type=click.DateTime(), help="Chunks before this time (UTC).")
-@click.option("--after", type=click.DateTime(), help="Chunks at or after this time (UTC).")
+@date_option("--before", "before", "Chunks before this time, e.g. 2026-03-01 or 2026-03-01T09:00:00 (UTC).")
+@date_option("--after", "after", "Chunks at or after this time (UTC).")
 @session_id_option("--session", "session_id", help="One session (id or id prefix).")
 @click.option("--query", help="Chunks similar to this text (see --threshold).")
 @click.option(
