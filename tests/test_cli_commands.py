@@ -328,3 +328,13 @@ def test_date_options_read_as_date_in_help(command: str, flags: tuple[str, ...])
     """Not ``--from [%Y-%m-%d|%Y-%m-%dT%H:%M:%S|%Y-%m-%d %H:%M:%S]``, which pushed every help line aside."""
     shown = CliRunner().invoke(cli, [command, "--help"]).output
     assert all(f"{flag} DATE " in shown for flag in flags) and "%Y" not in shown
+
+
+@pytest.mark.parametrize("command", ["search", "recall"])
+def test_a_search_before_any_ingest_says_memory_is_empty(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It said "no vectors yet: keyword-only (… run `causantic embed`); no matching chunks"."""
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "empty"))
+    said = invoke(CliRunner(), command, "how did we fix the login loop").stdout
+    assert said == "Nothing relevant in memory (memory is empty: run `causantic batch-ingest` first).\n"
