@@ -165,3 +165,16 @@ def test_list_projects_reads_as_english_with_one_date_for_a_single_day(memory: P
         assert f", {sessions} session{'' if sessions == 1 else 's'}, " in line
         first, last = project["first_seen"][:10], project["last_seen"][:10]
         assert (f", {first}) " in line) if first == last else (f", {first} – {last}) " in line)
+
+
+def test_bad_arguments_are_named_in_one_line_without_pydantics_report(memory: Path) -> None:
+    """It read '1 validation error for searchArguments / query / Field required [type=missing,
+    input_value={}, input_type=dict] / For further information visit https://errors.pydantic.dev/…'."""
+    missing, wrong = call_all(
+        ("search", {}), ("search", {"query": "rate limiting", "limit": "ten", "source": "cursor"})
+    )
+    assert missing.is_error and text(missing) == "Error executing tool search: invalid arguments: query is required."
+    assert wrong.is_error and text(wrong).startswith("Error executing tool search: invalid arguments: ")
+    assert "limit: Input should be a valid integer" in text(wrong)
+    assert "source: Input should be 'claude-code', 'codex' or 'gemini'" in text(wrong)
+    assert all(noise not in text(wrong) for noise in ("input_value", "pydantic", "\n"))
