@@ -178,3 +178,9 @@ def test_bad_arguments_are_named_in_one_line_without_pydantics_report(memory: Pa
     assert "limit: Input should be a valid integer" in text(wrong)
     assert "source: Input should be 'claude-code', 'codex' or 'gemini'" in text(wrong)
     assert all(noise not in text(wrong) for noise in ("input_value", "pydantic", "\n"))
+
+
+def test_a_forget_that_matches_nothing_says_so_in_words(memory: Path) -> None:
+    (preview,) = call_all(("forget", {"project": "acme-shop", "before": "2000-01-01T00:00:00"}))
+    assert preview.structured_content["count"] == 0
+    assert text(preview) == "Nothing in 'acme-shop' matches: nothing would be deleted."

@@ -26,7 +26,7 @@ from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.episodes import EpisodeAnswer
-from causantic.retrieval.forget import ForgetResult, preview_line
+from causantic.retrieval.forget import ForgetResult, nothing_to_forget, preview_line
 from causantic.retrieval.format import (
     chunk_heading,
     counted,
@@ -259,7 +259,7 @@ def _print_forget(result: ForgetResult) -> None:
     scope = "the whole project " if result.whole_project else ""
     where = f"in {counted(result.sessions, 'session')} of {scope}{result.project!r}"
     if result.dry_run and not result.count:
-        head = f"Nothing in {result.project!r} matches: nothing would be deleted."
+        head = nothing_to_forget(result.project)
     elif result.dry_run:
         head = f"{counted(result.count, 'chunk')} {where} would be deleted."
     else:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from causantic.facade import Memory
 from causantic.mcp.app import AppContext
 from causantic.retrieval import options
+from causantic.retrieval.forget import nothing_to_forget
 from causantic.retrieval.format import counted, day_span, span
 from causantic.retrieval.output import (
     EpisodicOut,
@@ -388,16 +389,14 @@ def forget(
             for x in result.session_summaries
         ]
     scope = "the whole project" if result.whole_project else "project"
-    if result.dry_run:
+    if result.dry_run and not result.count:
+        text = nothing_to_forget(result.project)
+    elif result.dry_run:
         text = (
             f"Dry run: {counted(result.count, 'chunk')} in {counted(result.sessions, 'session')} would be deleted "
             f"from {scope} {result.project!r}."
             + ("\n" + "\n".join(lines) if lines else "")
-            + (
-                f"\nAfter the user confirms, call again with dry_run=false and expected_count={result.count}."
-                if result.count
-                else ""
-            )
+            + f"\nAfter the user confirms, call again with dry_run=false and expected_count={result.count}."
         )
     else:
         text = f"Deleted {counted(result.deleted, 'chunk')} from {scope} {result.project!r}." + (

@@ -53,6 +53,11 @@ class ForgetResult:
     session_summaries: tuple[SessionSummary, ...] = ()  # whole project: its sessions, newest first
 
 
+def nothing_to_forget(project: str) -> str:
+    """What a preview that matched nothing says, on the command line and to an agent alike."""
+    return f"Nothing in {project!r} matches: nothing would be deleted."
+
+
 def preview_line(chunk: StoredChunk, width: int) -> str:
     """A chunk's opening words on one line, for a preview."""
     return " ".join(chunk.content.split())[:width]
