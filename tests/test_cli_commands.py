@@ -144,6 +144,17 @@ def test_previous_session_by_a_prefix_of_the_current_session_shows_the_one_befor
     assert f"=== Session {before[:8]}" in invoke(run, *args).stdout
 
 
+def test_a_session_that_is_not_there_is_named_and_so_is_a_first_session_with_none_before(run: CliRunner) -> None:
+    """Both said "No session data found for project 'acme-shop' in the requested range" (no range was given)."""
+    missing = invoke(run, "reconstruct", "acme-shop", "--session", "ffffffff")
+    assert missing.exit_code == 1 and "No session of 'acme-shop' has an id starting 'ffffffff'" in missing.output
+    timeline = as_model(invoke(run, "reconstruct", "acme-shop", "--json"), ReconstructOutput)
+    assert isinstance(timeline, ReconstructOutput)
+    first = timeline.sessions[0].session_id  # oldest first
+    none = invoke(run, "reconstruct", "acme-shop", "--previous-session", "--current-session", first)
+    assert none.exit_code == 0 and none.stdout == "No session of 'acme-shop' comes before the current one.\n"
+
+
 def test_an_ambiguous_current_session_prefix_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two sessions starting with the same characters: the prefix names both instead of guessing."""
     project = tmp_path / "projects" / "-home-dev-acme-shop"

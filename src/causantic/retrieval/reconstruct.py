@@ -100,7 +100,12 @@ def reconstruct(store: MemoryStoreProtocol, request: ReconstructRequest, default
         mode = "time-range" if since else "timeline"
     if session_id is None and not request.full:
         return _timeline(store, project, mode, since, until, request, budget)
-    return _text(store, project, mode, session_id, since, until, request, budget)
+    result = _text(store, project, mode, session_id, since, until, request, budget)
+    if mode == "session" and not result.sessions and (since, until, request.agent) == (None, None, None):
+        raise CausanticError(
+            f"No session of {project.name!r} has an id starting {session_id!r}; list-sessions shows its sessions."
+        )
+    return result
 
 
 def _timeline(
@@ -259,6 +264,8 @@ def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={pag
         hint = page_hint.format(page=result.pages or 1)
         pages = counted(result.pages or 0, "page")
         return f"Page {result.page} is past the end: {result.project!r} has {pages} here; use {hint}."
+    if not result.sessions and result.mode == "previous-session":
+        return f"No session of {result.project!r} comes before the current one."
     if not result.sessions:
         return f"No session data found for project {result.project!r} in the requested range."
     of = (
