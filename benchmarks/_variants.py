@@ -23,6 +23,7 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
             "retrieval.mentionPenalty": "0",
             "retrieval.sessionEvidence": "0",
             "retrieval.sessionContext": "0",
+            "retrieval.feedbackWeight": "0",
         },
         {},
     ),
@@ -33,6 +34,7 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
             "retrieval.sessionEvidence": "0",
             "retrieval.vectorSpread": "false",
             "retrieval.vectorWeight": "0.5",
+            "retrieval.feedbackWeight": "0",
         },
         {},
     ),
@@ -61,6 +63,7 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
     "mention30": ({"retrieval.mentionPenalty": "0.3"}, {}),
     "mention50": ({"retrieval.mentionPenalty": "0.5"}, {}),
     "mention70": ({"retrieval.mentionPenalty": "0.7"}, {}),
+    "mention100": ({"retrieval.mentionPenalty": "1.0"}, {}),
     # session-level evidence
     "no_session": ({"retrieval.sessionEvidence": "0"}, {}),
     "session05": ({"retrieval.sessionEvidence": "0.05", "retrieval.sessionEvidenceChunks": "2"}, {}),
@@ -68,6 +71,7 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
     "session25": ({"retrieval.sessionEvidence": "0.25", "retrieval.sessionEvidenceChunks": "2"}, {}),
     "session10_one": ({"retrieval.sessionEvidence": "0.1", "retrieval.sessionEvidenceChunks": "1"}, {}),
     "session20_one": ({"retrieval.sessionEvidence": "0.2", "retrieval.sessionEvidenceChunks": "1"}, {}),
+    "session50_one": ({"retrieval.sessionEvidence": "0.5", "retrieval.sessionEvidenceChunks": "1"}, {}),
     "session50": ({"retrieval.sessionEvidence": "0.5", "retrieval.sessionEvidenceChunks": "2"}, {}),
     # the session's task as context
     "no_context": ({"retrieval.sessionContext": "0"}, {}),
@@ -157,8 +161,32 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
     "context25_mention50": ({"retrieval.sessionContext": "0.25", "retrieval.mentionPenalty": "0.5"}, {}),
     # convex fusion with the vector list's cosines spread between its weakest and best candidate
     # (retrieval.vectorSpread, on since 24 November 2026), at several vector weights
-    "before_spread": ({"retrieval.vectorSpread": "false", "retrieval.vectorWeight": "0.5"}, {}),
+    "before_spread": (
+        {"retrieval.vectorSpread": "false", "retrieval.vectorWeight": "0.5", "retrieval.feedbackWeight": "0"},
+        {},
+    ),
     "spread_vw50": ({"retrieval.vectorWeight": "0.5"}, {}),
     "spread_vw70": ({"retrieval.vectorWeight": "0.7"}, {}),
     "spread_vw100": ({"retrieval.vectorWeight": "1.0"}, {}),
 }
+# query feedback from the best candidates' vectors (retrieval.feedbackWeight, 0.4 with depth 5 since
+# 24 November 2026; pseudo-relevance feedback), at several weights and depths
+VARIANTS["no_feedback"] = ({"retrieval.feedbackWeight": "0"}, {})
+VARIANTS.update(
+    {
+        f"feedback{round(100 * weight)}_d{depth}": (
+            {"retrieval.feedbackWeight": str(weight), "retrieval.feedbackDepth": str(depth)},
+            {},
+        )
+        for weight in (0.15, 0.25, 0.4, 0.6)
+        for depth in (3, 5, 10)
+    }
+)
+VARIANTS["feedback40_d5_pull2"] = (
+    {"retrieval.feedbackWeight": "0.4", "retrieval.feedbackDepth": "5", "retrieval.feedbackPull": "2"},
+    {},
+)
+VARIANTS["feedback40_d5_pull05"] = (
+    {"retrieval.feedbackWeight": "0.4", "retrieval.feedbackDepth": "5", "retrieval.feedbackPull": "0.5"},
+    {},
+)

@@ -101,9 +101,14 @@ def _sessions(folder: Path) -> Path:
 def test_the_session_that_did_the_work_outranks_one_that_lists_it(tmp_path: Path) -> None:
     folder = _sessions(tmp_path / "sessions")
     # The session-context boost also favours "work" here (its opening prompt names uploads), and so
-    # does the vector list's say in the fusion once its cosines are spread; both are off so that
-    # this test sees the mention penalty alone (0.5, the default).
-    without_context = {"retrieval.sessionContext": "0", "retrieval.vectorSpread": "false"}
+    # does the vector list's say in the fusion once its cosines are spread, and query feedback (the
+    # best candidates' topic); all are off so that this test sees the mention penalty alone (0.5,
+    # the default).
+    without_context = {
+        "retrieval.sessionContext": "0",
+        "retrieval.vectorSpread": "false",
+        "retrieval.feedbackWeight": "0",
+    }
     with Memory(tmp_path / "home", overrides={**without_context, "retrieval.mentionPenalty": "0.5"}) as memory:
         memory.ingest([folder])
         result = memory.search(SUBJECT, limit=10)

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from chunk_records import chunk_record
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -60,24 +61,9 @@ TEXTS = st.one_of(st.lists(_PIECES, min_size=1, max_size=40).map("".join), st.te
 
 
 def _chunk(i: int, text: str, session: str = "s1") -> ChunkRecord:
-    return ChunkRecord(
-        id=f"c{i}",
-        session_id=session,
-        agent="main",
-        agent_id=None,
-        team_name=None,
-        turn_index=i,
-        part=0,
-        start_time=f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}.000000Z",
-        end_time=f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}.000000Z",
-        content=text,
-        search_terms=identifier_terms(text),
-        content_hash=f"h{i}-{hash(text)}",
-        approx_tokens=10,
-        tool_use_count=0,
-        code_block_count=0,
-        has_thinking=False,
-        message_uuids=(f"m{i}",),
+    """Chunk ``c{i}`` of ``session`` holding ``text`` (a new text, a new hash: saved again, it is rewritten)."""
+    return chunk_record(
+        i, session_id=session, content=text, search_terms=identifier_terms(text), content_hash=f"h{i}-{hash(text)}"
     )
 
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from causantic.errors import checked_query
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.blas import use_one_blas_thread
+from causantic.retrieval.feedback import feedback_factors
 from causantic.retrieval.format import counted
 from causantic.retrieval.listing import resolve_project
 from causantic.retrieval.mentions import mention_share
@@ -365,6 +366,16 @@ class Searcher:
                 )
                 for c in boosted
             ]
+        if cfg.feedback_weight > 0 and query_vector is not None:
+            factors = feedback_factors(
+                [c.score for c in boosted],
+                [vectors.get(c.chunk_id) for c in boosted],
+                query_vector,
+                cfg.feedback_weight,
+                cfg.feedback_depth,
+                cfg.feedback_pull,
+            )
+            boosted = [replace(c, score=c.score * f) for c, f in zip(boosted, factors, strict=True)]
         if cfg.session_evidence > 0:
             supported = session_evidence(
                 [c.score for c in boosted],

@@ -4,7 +4,7 @@ Search weighs each candidate by the share of the query's words it holds (compare
 by the share of its text that is bulky payload rather than prose, and by which of its words are its
 own rather than what a listing tool printed (:mod:`causantic.retrieval.relevance`,
 :mod:`causantic.retrieval.mentions`). All three depend on the text only, so the store computes them
-once when a chunk is written (:func:`text_features`) and keeps them beside it; search reads them
+once when a chunk is written (:func:`feature_values`) and keeps them beside it; search reads them
 with the chunk instead of splitting some hundred texts per query. A row written before they were
 kept (``features`` None) is scored from its text, with the same functions, to the same result.
 
@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import functools
 import re
-
-from causantic.store.records import TextFeatures
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _LONG_RUN = 60  # a run of this many non-spaces no prose has: base64, hashes, minified code, SVG paths
@@ -38,17 +36,12 @@ _LISTING_TOOLS = ("Bash", "Grep", "Glob", "WebSearch", "WebFetch")
 OUTPUT_MARKERS = tuple(f"[{label}:{tool}]" for label in ("Result", "Error") for tool in _LISTING_TOOLS)
 
 
-def text_features(text: str) -> TextFeatures:
-    """The features the store keeps for a chunk of ``text``: its stems, its own words' stems when
-    listing tools printed part of it (else None: they are the same), and its bulk share."""
-    own, output = split_tool_output(text)
-    return TextFeatures(pack_stems(word_stems(text)), pack_stems(word_stems(own)) if output else None, bulk_share(text))
-
-
 def feature_values(text: str) -> tuple[str, str | None, float]:
-    """:func:`text_features` as the values of the columns ``stems, own_stems, bulk``."""
-    features = text_features(text)
-    return features.stems, features.own_stems, features.bulk
+    """The features the store keeps for a chunk of ``text`` (``records.TextFeatures``), as the
+    values of the columns ``stems, own_stems, bulk``: its stems, its own words' stems when listing
+    tools printed part of it (else None: they are the same), and its bulk share."""
+    own, output = split_tool_output(text)
+    return pack_stems(word_stems(text)), pack_stems(word_stems(own)) if output else None, bulk_share(text)
 
 
 def pack_stems(stems: frozenset[str]) -> str:

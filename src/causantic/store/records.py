@@ -68,7 +68,7 @@ class Project:
 @dataclass(frozen=True, slots=True)
 class TextFeatures:
     """What scoring reads from a chunk's text, computed once when it is written
-    (:func:`causantic.store.features.text_features`)."""
+    (:func:`causantic.store.features.feature_values`)."""
 
     stems: str  # the text's word stems, sorted and space-separated
     own_stems: str | None  # the stems of its own words when listing tools printed part of it, else None
