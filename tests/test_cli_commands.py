@@ -349,3 +349,5 @@ def test_a_search_before_any_ingest_says_memory_is_empty(
     monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "empty"))
     said = invoke(CliRunner(), command, "how did we fix the login loop").stdout
     assert said == "Nothing relevant in memory (memory is empty: run `causantic batch-ingest` first).\n"
+    scoped = invoke(CliRunner(), command, "the login loop", "--project", "acme-shop")
+    assert scoped.exit_code == 1 and "memory is empty (run `causantic batch-ingest` first)" in scoped.output

@@ -184,3 +184,11 @@ def test_a_forget_that_matches_nothing_says_so_in_words(memory: Path) -> None:
     (preview,) = call_all(("forget", {"project": "acme-shop", "before": "2000-01-01T00:00:00"}))
     assert preview.structured_content["count"] == 0
     assert text(preview) == "Nothing in 'acme-shop' matches: nothing would be deleted."
+
+
+def test_an_unknown_project_names_the_known_ones_and_the_tool_that_lists_them(memory: Path) -> None:
+    """It told the model to 'Run `causantic list-projects`', a command line it may not have."""
+    listing, unknown = call_all(("list-projects", {}), ("search", {"query": "redirect", "project": "no-such-app"}))
+    names = [p["name"] for p in listing.structured_content["projects"]]
+    assert unknown.is_error and "`causantic" not in text(unknown)
+    assert text(unknown).endswith(f"(known: {', '.join(names[:10])}; list-projects shows each with its path).")
