@@ -351,3 +351,11 @@ def test_a_search_before_any_ingest_says_memory_is_empty(
     assert said == "Nothing relevant in memory (memory is empty: run `causantic batch-ingest` first).\n"
     scoped = invoke(CliRunner(), command, "the login loop", "--project", "acme-shop")
     assert scoped.exit_code == 1 and "memory is empty (run `causantic batch-ingest` first)" in scoped.output
+
+
+def test_config_shows_values_as_config_json_spells_them(run: CliRunner) -> None:
+    """A user copying a value into config.json needs null, true and [], not Python's None, True and ()."""
+    rows = {line.split("│")[0].strip(): line.split("│")[1:3] for line in invoke(run, "config").stdout.splitlines()[2:]}
+    assert [cell.strip() for cell in rows["storage.dbPath"]] == ["null", "null"]
+    assert [cell.strip() for cell in rows["team.shareProjects"]] == ["[]", "[]"]
+    assert [cell.strip() for cell in rows["promptMemory.enabled"]] == ["false", "false"]
