@@ -526,19 +526,41 @@ class Memory:
         return summary
 
     def topics(self, project: str | None = None) -> list[TopicSummary]:
-        """Topics (HDBSCAN clusters) with a label, size and date range; sizes count ``project`` only when given."""
+        """Topics (HDBSCAN clusters) with a label, size and date range; sizes count ``project`` only when given.
+        Team memory beside the local store: both stores' topics, largest first, each labelled with its
+        ``store`` (each store clusters its own chunks)."""
         from causantic.retrieval.listing import list_topics
 
-        return list_topics(self._services.store, self._services.vectors.model_id, project)
+        def listed(s: Services) -> list[TopicSummary]:
+            return list_topics(s.store, s.vectors.model_id, project)
+
+        stores = self._every_store()
+        if len(stores) == 1:
+            return listed(self._services)
+        found: list[TopicSummary] = []
+        missing: list[ProjectNotFound] = []
+        for name, services in stores.items():
+            try:
+                found += [replace(t, store=name) for t in listed(services)]
+            except ProjectNotFound as exc:  # a project lives in one of the two stores
+                missing.append(exc)
+        if len(missing) == len(stores):
+            raise missing[0]
+        return sorted(found, key=lambda t: -t.size)
 
     # ---- browsing (the dashboard's pages) --------------------------------------------------
 
     def overview(self) -> Overview:
         """What memory holds and how fresh it is, from counts that stay cheap at any size."""
         from causantic.retrieval.browse import combined_overview, overview
+        from causantic.retrieval.listing import without_sessions
 
-        found = [overview(s.store, s.vectors) for s in self._every_store().values()]
-        return found[0] if len(found) == 1 else combined_overview(*found)
+        stores = self._every_store()
+        found = [overview(s.store, s.vectors) for s in stores.values()]
+        if len(found) == 1:
+            return found[0]
+        combined = combined_overview(*found)
+        return replace(combined, counts=without_sessions(combined.counts, _held_twice(stores)))
 
     def change_stamp(self) -> tuple[int, ...]:
         """Changes whenever memory does (any commit, by any process, in either store): what derived views
@@ -576,31 +598,44 @@ class Memory:
             return session_view(local.store, session_id)
 
     def topic_sizes(self) -> list[TopicSize]:
+        """Every topic with its size, largest first; both stores' (labelled) beside team memory."""
         from causantic.retrieval.browse import topic_sizes
 
-        return topic_sizes(self._services.store, self._services.vectors.model_id)
+        stores = self._every_store()
+        if len(stores) == 1:
+            return topic_sizes(self._services.store, self._services.vectors.model_id)
+        found = [replace(t, store=name) for name, s in stores.items() for t in topic_sizes(s.store, s.vectors.model_id)]
+        return sorted(found, key=lambda t: -t.size)
 
-    def topic_members(self, topic_id: int) -> tuple[TopicSummary, list[StoredChunk]]:
+    def topic_members(self, topic_id: int, store: str | None = None) -> tuple[TopicSummary, list[StoredChunk]]:
+        """A topic and its chunks nearest its centre; ``store`` 'local' reads the local store's beside team memory."""
         from causantic.retrieval.browse import topic_members
 
-        return topic_members(self._services.store, self._services.vectors.model_id, topic_id)
+        s = self._every_store().get("local", self._services) if store == "local" else self._services
+        topic, chunks = topic_members(s.store, s.vectors.model_id, topic_id)
+        return (replace(topic, store=store) if store else topic), chunks
 
     def topic_map(self, topics: Sequence[TopicSize]) -> TopicMap:
-        """The 2-D map of the topics, cached in ``<home>/cache`` while the topics stay the same."""
+        """The 2-D map of the topics, cached in ``<home>/cache`` while the topics stay the same. Beside
+        team memory it maps team memory's topics (the local ones are listed, not drawn)."""
         from causantic.retrieval.topic_map import topic_map
 
         s = self._services
-        return topic_map(s.store, s.vectors, self.home / TOPIC_MAP_CACHE, [(t.id, t.label, t.size) for t in topics])
+        drawn = [(t.id, t.label, t.size) for t in topics if t.store in (None, "team")]
+        return topic_map(s.store, s.vectors, self.home / TOPIC_MAP_CACHE, drawn)
 
     def stats(self) -> StatsOut:
         """Counts of what memory holds. A vector index that cannot be read does not hide the
-        rest: its figures are null and ``vector_error`` says why (the CLI and MCP alike)."""
-        from causantic.retrieval.listing import combined_counts, stats
+        rest: its figures are null and ``vector_error`` says why (the CLI and MCP alike); unreachable
+        team memory leaves the local store's figures, and ``team_unreachable`` says why."""
+        from causantic.retrieval.listing import combined_counts, stats, without_sessions
         from causantic.retrieval.output import EdgeCounts, SourceCounts, StatsOut, StoreShare, project_out
 
         stores = self._every_store()
+        team = self._team
+        unreachable = team.team_down if team is not None and team.team is None else None
         each = {name: stats(services.store) for name, services in stores.items()}
-        combined: dict[str, object] = functools.reduce(combined_counts, each.values())
+        combined = without_sessions(functools.reduce(combined_counts, each.values()), _held_twice(stores))
         counts: dict[str, Any] = dict(combined)
         health: dict[str, VectorHealth | None] = {}
         errors: list[str] = []
@@ -644,7 +679,18 @@ class Memory:
             vector_bytes=vector_bytes,
             projects_detail=projects_detail,
             stores=shares if len(stores) > 1 else {},
+            team_unreachable=unreachable,
         )
+
+
+def _held_twice(stores: dict[str, Services]) -> dict[str, tuple[str, int]]:
+    """The sessions both team memory and the local store hold (kept locally, then uploaded), each
+    with its source and local chunk count; none with one store."""
+    if set(stores) != {"team", "local"}:
+        return {}
+    local = stores["local"].store.session_sizes()
+    both = stores["team"].store.session_sizes(list(local)) if local else {}
+    return {session: local[session] for session in both}
 
 
 def _utc(value: datetime | None) -> datetime | None:

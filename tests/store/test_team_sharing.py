@@ -401,3 +401,137 @@ def test_stats_and_the_dashboard_overview_count_local_projects_beside_team_memor
     assert timeline.status_code == 200 and DIARY_SESSION[:8] in timeline.text
     assert session.status_code == 200 and "Keep these notes to myself" in session.text
     assert f"your local memory (projects not shared) {local.chunks}" in page.text
+
+
+def test_stats_with_team_memory_down_shows_local_figures_and_says_why_in_one_note(
+    silent_server: str, transcripts: Path, tmp_path: Path
+) -> None:
+    env = {
+        "CAUSANTIC_HOME": str(tmp_path / "alice"),
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": silent_server,
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "shop",
+        "CAUSANTIC_TEAM_CONNECT_TIMEOUT_SECONDS": "2",
+    }
+    assert CliRunner().invoke(cli, ["ingest", str(transcripts), "--no-embed"], env=env).exit_code == 0
+    with Memory(tmp_path / "alice", overrides={"storage.backend": "sqlite"}) as local:
+        kept = local.stats()  # what this machine holds: the diary (the shop waits for the server)
+    text = CliRunner().invoke(cli, ["stats"], env=env, terminal_width=100)
+    assert text.exit_code == 0 and "Traceback" not in text.output
+    # Local figures, and one note: what (team memory unreachable), where (the server, never the
+    # password), how long it waited (the configured key) and what to do.
+    assert f"chunks │ {kept.chunks} " in " ".join(text.output.split())
+    notes = [line for line in text.output.splitlines() if "Cannot reach the team memory" in line]
+    assert len(notes) == 1
+    (note,) = notes
+    assert note.startswith("Warning: these are local memory's figures only.")
+    assert "127.0.0.1" in note and "no answer within 2 s: team.connectTimeoutSeconds" in note
+    assert "`causantic team status` tries again" in note and "pw@" not in text.output
+    out = CliRunner().invoke(cli, ["stats", "--json"], env=env)
+    assert out.exit_code == 0, out.output
+    figures = json.loads(out.output)
+    assert figures["chunks"] == kept.chunks and figures["sessions"] == 1
+    assert figures["team_unreachable"].startswith("Cannot reach the team memory at PostgreSQL 127.0.0.1")
+
+
+def test_stats_says_nothing_of_team_memory_while_it_answers(
+    postgres_server: Any, transcripts: Path, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    with Memory(tmp_path / "alice", overrides=_settings(url, share=["shop"])) as memory:
+        memory.ingest([transcripts], embed=False)
+        assert memory.stats().team_unreachable is None
+
+
+def test_a_session_kept_locally_then_uploaded_is_counted_once_in_stats_and_the_overview(
+    postgres_server: Any, transcripts: Path, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    with Memory(tmp_path / "carol", overrides=_settings(url, "carol")) as memory:  # nothing shared yet: all local
+        memory.ingest([transcripts], embed=False)
+        before = memory.stats()
+    assert before.sessions == 2 and before.stores["local"].sessions == 2
+    with Memory(tmp_path / "carol", overrides=_settings(url, "carol", ["shop"])) as memory:
+        memory.ingest([transcripts], embed=False, force=True)  # the shop is uploaded; the local copy stays
+        stats = memory.stats()
+        view = memory.overview()
+    (team_chunks,) = _team_rows(url, "SELECT COUNT(*) FROM chunks")[0]
+    diary_chunks = before.projects_detail[[p.path for p in before.projects_detail].index(DIARY)].chunks
+    assert stats.stores["local"].sessions == 2 and stats.stores["team"].sessions == 1  # what each store holds
+    # All of memory: two sessions, the shop's chunks once (team memory's copy) and the diary's.
+    assert stats.sessions == 2 and stats.projects == 2
+    assert stats.chunks == team_chunks + diary_chunks
+    assert (stats.sources["claude-code"].sessions, stats.sources["claude-code"].chunks) == (2, stats.chunks)
+    assert (view.counts["sessions"], view.counts["chunks"]) == (2, stats.chunks)
+    text = CliRunner().invoke(
+        cli,
+        ["stats", "--json"],
+        env={
+            "CAUSANTIC_HOME": str(tmp_path / "carol"),
+            "CAUSANTIC_STORAGE_BACKEND": "postgres",
+            "CAUSANTIC_STORAGE_POSTGRES_URL": url,
+            "CAUSANTIC_TEAM_USER": "carol",
+            "CAUSANTIC_TEAM_SHARE_PROJECTS": "shop",
+        },
+    )
+    assert json.loads(text.output)["sessions"] == 2
+
+
+def test_topics_of_both_stores_are_listed_labelled_by_where_they_live_in_the_cli_and_the_dashboard(
+    postgres_server: Any, transcripts: Path, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    settings = _settings(url, share=["shop"])
+    with Memory(tmp_path / "alice", overrides=settings) as memory:
+        memory.ingest([transcripts], embed=False)
+        both = memory._team
+        assert both is not None and both.team is not None and both.local is not None
+        # One topic in each store (as a recluster of each leaves them): each store numbers its own from 1.
+        for services, session, label in (
+            (both.team, SHOP_SESSION, "safari cookie redirect"),
+            (both.local, DIARY_SESSION, "private redirect notes"),
+        ):
+            members = [(chunk_id, 0.1) for chunk_id in services.store.session_chunk_ids(session)]
+            services.store.replace_clusters(services.vectors.model_id, [(None, label, b"\0" * 16, members)])
+        topics = memory.topics()
+        diary = memory.topics("diary")
+    assert {(t.label, t.store) for t in topics} == {
+        ("safari cookie redirect", "team"),
+        ("private redirect notes", "local"),
+    }
+    assert [t.id for t in topics] == [1, 1]  # the same number in two stores: the store tells them apart
+    assert [(t.label, t.store) for t in diary] == [("private redirect notes", "local")]
+    env = {
+        "CAUSANTIC_HOME": str(tmp_path / "alice"),
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": url,
+        "CAUSANTIC_TEAM_USER": "alice",
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "shop",
+    }
+    text = CliRunner().invoke(cli, ["clusters"], env=env, terminal_width=140)
+    assert text.exit_code == 0, text.output
+    rows = {line.split("│")[1].strip(): line for line in text.output.splitlines() if "redirect" in line}
+    assert "team memory" in rows["safari cookie redirect"] and "local (unshared)" in rows["private redirect notes"]
+    listed = json.loads(CliRunner().invoke(cli, ["clusters", "--json"], env=env).output)["topics"]
+    assert {(t["label"], t["store"]) for t in listed} == {
+        ("safari cookie redirect", "team"),
+        ("private redirect notes", "local"),
+    }
+    from starlette.testclient import TestClient
+
+    from causantic.dashboard.app import create_app
+    from causantic.dashboard.security import Secrets
+
+    secrets = Secrets(port=8765)
+    app = create_app(secrets, opener=lambda: Memory(tmp_path / "alice", overrides=settings))
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+        page = client.get("/topics", params={"token": secrets.token})
+        team_topic = client.get("/topics/1")
+        local_topic = client.get("/topics/1", params={"store": "local"})
+    assert page.status_code == 200
+    assert "safari cookie redirect" in page.text and "private redirect notes" in page.text
+    assert 'href="/topics/1?store=local"' in page.text and "local (unshared)" in page.text
+    assert team_topic.status_code == 200 and "safari cookie redirect" in team_topic.text
+    assert "SameSite" in team_topic.text and "Keep these notes" not in team_topic.text
+    assert local_topic.status_code == 200 and "private redirect notes" in local_topic.text
+    assert "Keep these notes to myself" in local_topic.text and "local memory (unshared)" in local_topic.text

@@ -7,14 +7,13 @@ from datetime import datetime
 import click
 
 from causantic.cli.options import days_back_option, defaulted_int_option, time_range_options
-from causantic.cli.output import domain_errors, emit_json, json_option, table
+from causantic.cli.output import STORE_LABELS, domain_errors, emit_json, json_option, table
 from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.format import counted, when
 
 LIST_TITLE_CHARS = 80
-STORE_LABELS = {"team": "team memory", "local": "local (unshared)"}
 
 
 @click.command("stats")
@@ -53,6 +52,8 @@ def stats_command(as_json: bool) -> None:
         ("ANN index", result.vector_index),
     ]
     table("Memory", [("", "left"), ("", "left")], rows)
+    if result.team_unreachable:
+        click.echo(f"Warning: these are local memory's figures only. {result.team_unreachable}", err=True)
     if result.vector_error:
         click.echo(f"Warning: the vector index cannot be read ({result.vector_error}).", err=True)
     if result.chunks_without_vectors:

@@ -29,6 +29,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 # COLUMNS set by hand wins over both, as it does for rich and click).
 PIPE_WIDTH = 200
 FLEX_MIN_WIDTH = 16  # the one wrapping column of a table gets at least this; else rows print as blocks
+STORE_LABELS = {"team": "team memory", "local": "local (unshared)"}  # team memory beside the local store
 # A progress line: what the bar leaves room for (name, count, elapsed time, a detail), its widths.
 PROGRESS_FIXED, PROGRESS_DETAIL, BAR_MIN, BAR_MAX = 36, 30, 10, 40
 _consoles: dict[str, Console] = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from causantic.cli.options import project_option
-from causantic.cli.output import console, domain_errors, emit_json, json_option, table
+from causantic.cli.output import STORE_LABELS, console, domain_errors, emit_json, json_option, table
 from causantic.facade import Memory
 from causantic.retrieval.format import when
 from causantic.retrieval.output import ClusterOut, topics_out
@@ -50,11 +50,14 @@ def clusters_command(project: str | None, as_json: bool) -> None:
     if not topics:
         click.echo("No topics yet. They appear after `causantic cluster` (or a batch ingest with enough chunks).")
         return
+    # Beside team memory each store numbers its own topics: the memory column says where each lives.
+    stores = any(t.store for t in topics)
     table(
         None,
         [
             ("id", "right"),
             ("topic", "left"),
+            *([("memory", "left")] if stores else []),
             ("chunks", "right"),
             ("first", "left"),
             ("last", "left"),
@@ -62,7 +65,15 @@ def clusters_command(project: str | None, as_json: bool) -> None:
         ],
         # Days, not minutes: a topic spans days or months, and the room goes to the project names.
         [
-            (t.id, t.label, t.size, when(t.first_seen)[:10], when(t.last_seen)[:10], ", ".join(t.projects))
+            (
+                t.id,
+                t.label,
+                *([STORE_LABELS.get(t.store or "", "")] if stores else []),
+                t.size,
+                when(t.first_seen)[:10],
+                when(t.last_seen)[:10],
+                ", ".join(t.projects),
+            )
             for t in topics
         ],
     )

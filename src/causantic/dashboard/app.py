@@ -130,7 +130,8 @@ def create_app(secrets: Secrets, opener: Opener = Memory) -> ASGIApp:
 
     async def topic(request: Request) -> Response:
         topic_id = request.path_params["topic_id"]
-        return await page("topics", "topic.html", lambda s: pages.topic(s, derived, topic_id))(request)
+        store = "local" if request.query_params.get("store") == "local" else None  # beside team memory
+        return await page("topics", "topic.html", lambda s: pages.topic(s, derived, topic_id, store))(request)
 
     async def forget_form(request: Request) -> Response:
         form = pages.ForgetForm(

@@ -222,16 +222,18 @@ def topics(memory: Memory, derived: Derived) -> dict[str, Any]:
 def _topics(memory: Memory) -> dict[str, Any]:
     found = memory.topic_sizes()
     drawn = memory.topic_map(found) if found else None
-    colour = {t.id: i % MAP_COLOURS for i, t in enumerate(found)}
+    # Beside team memory each store numbers its own topics: a topic is (store, id); the map draws team memory's.
+    colour = {(t.store, t.id): i % MAP_COLOURS for i, t in enumerate(found)}
+    mapped = next((t.store for t in found if t.store in (None, "team")), None)
     # Thousands of dots: built as one string here, since a template loop over them costs more than
     # the rest of the page. Every value is escaped; a topic's label and colour once per topic.
-    labels = {t.id: t.label for t in found}
+    labels = {t.id: t.label for t in found if t.store == mapped}
     tails: dict[int, str] = {}
 
     def tail(topic_id: int) -> str:
         if topic_id not in tails:
             label = escape(labels.get(topic_id, ""))
-            tails[topic_id] = f'class="c{colour.get(topic_id, 0)}"><title>{label}</title></circle></a>'
+            tails[topic_id] = f'class="c{colour.get((mapped, topic_id), 0)}"><title>{label}</title></circle></a>'
         return tails[topic_id]
 
     dots = Markup(
@@ -247,7 +249,8 @@ def _topics(memory: Memory) -> dict[str, Any]:
         (t.topic_id, round(t.x * MAP_WIDTH, 1), round(MAP_HEIGHT - t.y * MAP_HEIGHT, 1), t.label[:28])
         for t in _unclashing(drawn.topics[:MAP_LABELS] if drawn else [])
     ]
-    return {"topics": found, "dots": dots, "names": names, "colour": colour, "listed": TOPICS_LISTED}
+    stores = any(t.store for t in found)
+    return {"topics": found, "dots": dots, "names": names, "colour": colour, "listed": TOPICS_LISTED, "stores": stores}
 
 
 def _unclashing(topics: list[Any], width: float = 0.3, height: float = 0.06) -> list[Any]:
@@ -259,8 +262,8 @@ def _unclashing(topics: list[Any], width: float = 0.3, height: float = 0.06) -> 
     return placed
 
 
-def topic(memory: Memory, derived: Derived, topic_id: int) -> dict[str, Any]:
-    found, chunks = derived.get(memory, ("topic", topic_id), lambda: memory.topic_members(topic_id))
+def topic(memory: Memory, derived: Derived, topic_id: int, store: str | None = None) -> dict[str, Any]:
+    found, chunks = derived.get(memory, ("topic", store, topic_id), lambda: memory.topic_members(topic_id, store))
     return {"topic": found, "chunks": chunks}
 
 

@@ -307,6 +307,8 @@ def stats(ctx: Context) -> Annotated[CallToolResult, StatsOut]:
         f"- Clusters: {output.clusters}",
         f"- Keyword index: {output.keyword_index}",
     ]
+    if output.team_unreachable:
+        lines[2:2] = [f"Team memory unreachable, local memory's figures only: {output.team_unreachable}", ""]
     if output.projects_detail:
         lines += ["", "Projects:"] + [
             f"- {p.name}: {counted(p.chunks, 'chunk')} ({day_span(p.first_seen, p.last_seen)})"

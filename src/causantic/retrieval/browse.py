@@ -274,6 +274,7 @@ class TopicSize:
     id: int
     label: str
     size: int
+    store: str | None = None  # as TopicSummary.store
 
 
 def topic_sizes(store: MemoryStoreProtocol, model: str) -> list[TopicSize]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol, TypeVar
@@ -163,6 +164,24 @@ def combined_counts(first: dict[str, object], second: dict[str, object]) -> dict
             out[key] = value
         elif mine != value:
             out[key] = f"{mine}; {value}"
+    return out
+
+
+def without_sessions(counts: dict[str, object], twice: Mapping[str, tuple[str, int]]) -> dict[str, object]:
+    """:func:`combined_counts` of team memory and the local store, less the sessions both hold
+    (``twice``: each one's source and local chunk count): a session kept locally and later uploaded
+    is one session, its chunks counted once (team memory's copy)."""
+    if not twice:
+        return counts
+    out = dict(counts)
+    out["sessions"] = int(counts["sessions"]) - len(twice)  # type: ignore[call-overload]
+    out["chunks"] = int(counts["chunks"]) - sum(n for _, n in twice.values())  # type: ignore[call-overload]
+    sources = {name: dict(c) for name, c in counts["sources"].items()}  # type: ignore[attr-defined]
+    for source, chunks in twice.values():
+        if source in sources:
+            sources[source]["sessions"] -= 1 if chunks else 0  # sessions are counted by source when they hold chunks
+            sources[source]["chunks"] -= chunks
+    out["sources"] = sources
     return out
 
 

@@ -208,6 +208,13 @@ class TopicInfo(Out):
     first_seen: str
     last_seen: str
     projects: list[str]
+    store: str | None = Field(
+        None,
+        description=(
+            "Team memory with unshared projects beside it: where the topic lives, 'team' or 'local' (each "
+            "store numbers its own topics); null with one store."
+        ),
+    )
 
 
 class TopicsOut(Out):
@@ -254,6 +261,13 @@ class StatsOut(Out):
         description=(
             "Team memory with unshared projects beside it: each store's part, 'team' (PostgreSQL) and "
             "'local' (this machine's SQLite), as search's `store` names them; empty with one store."
+        ),
+    )
+    team_unreachable: str | None = Field(
+        None,
+        description=(
+            "Team memory (storage.backend postgres) could not be reached: why, which server and what to do. "
+            "The figures are then this machine's local memory only."
         ),
     )
 

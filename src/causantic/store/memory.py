@@ -869,6 +869,17 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
             row = self.conn.execute("SELECT MIN(agent) FROM chunks WHERE agent > ?", (row[0],)).fetchone()
         return found
 
+    def session_sizes(self, session_ids: Sequence[str] | None = None) -> dict[str, tuple[str, int]]:
+        """Each stored session among ``session_ids`` (None: every one) with its source and chunk count."""
+        select = "SELECT s.id, s.source, (SELECT COUNT(*) FROM chunks c WHERE c.session_id = s.id) FROM sessions s"
+        if session_ids is None:
+            return {r[0]: (r[1], r[2]) for r in self.conn.execute(select)}
+        out: dict[str, tuple[str, int]] = {}
+        for batch in common.batches(session_ids):
+            rows = self.conn.execute(f"{select} WHERE s.id IN ({','.join('?' * len(batch))})", batch)
+            out.update({r[0]: (r[1], r[2]) for r in rows})
+        return out
+
     def source_counts(self) -> dict[str, dict[str, int]]:
         """Sessions and chunks per coding agent; every known source is listed, even when empty.
         Sessions are counted from their own table (a session has one source): counting distinct

@@ -216,6 +216,7 @@ class TopicTotals:
     first_seen: str
     last_seen: str
     projects: tuple[str, ...]
+    store: str | None = None  # team memory beside the local store: where the topic lives ('team', 'local')
 
 
 @dataclass(frozen=True, slots=True)

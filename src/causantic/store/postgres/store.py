@@ -62,9 +62,29 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         self.conn = connect(url, connect_timeout=connect_timeout)
         migrate(self.conn)
         self._counted = threading.local()  # see keyword_document_counts
+        self._connect_timeout = connect_timeout
+        self._keyword_conn: Any = None  # see _keywords
+        self._keyword_lock = threading.Lock()
 
     def close(self) -> None:
         self.conn.close()
+        with self._keyword_lock:
+            if self._keyword_conn is not None:
+                self._keyword_conn.close()
+
+    @contextmanager
+    def _keywords(self) -> Iterator[Any]:
+        """The connection keyword search counts and ranks on, one thread at a time.
+
+        Its counting is a transaction with planner settings of its own (:func:`keyword.count`), and
+        a search runs it on a helper thread while its own thread reads the vector matches' chunks:
+        on one shared connection those reads ran inside that transaction, and two searches'
+        transactions (the MCP server's and the dashboard's threads) interleaved. A second
+        connection, opened on first use, keeps the reads beside it in parallel."""
+        with self._keyword_lock:
+            if self._keyword_conn is None:
+                self._keyword_conn = connect(self.url, connect_timeout=self._connect_timeout)
+            yield self._keyword_conn
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -690,7 +710,9 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         """Full-text hits as (chunk id, score), best first (:mod:`causantic.store.postgres.keyword`);
         ``score_budget`` bounds the ranking work on large stores, as in SQLite (0: rank every match)."""
         scope = keyword.scope_sql(project_ids, agent, member)
-        return keyword.search(self.conn, query, scope, limit, score_budget, self._take_counted(scope))
+        known = self._take_counted(scope)
+        with self._keywords() as conn:
+            return keyword.search(conn, query, scope, limit, score_budget, known)
 
     def keyword_document_counts(
         self,
@@ -704,7 +726,8 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         scope (search weighs the query's words first), which then does not count them again."""
         scope = keyword.scope_sql(project_ids, agent, None)
         stamp = self.change_stamp()  # read first: a write while counting makes the counts stale
-        found, counted = keyword.document_counts(self.conn, list(terms), scope, most)
+        with self._keywords() as conn:
+            found, counted = keyword.document_counts(conn, list(terms), scope, most)
         self._counted.last = (repr(scope), stamp, counted)
         return found
 
@@ -784,6 +807,14 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
             "sources": self.source_counts(),
             "keyword_index": "on (PostgreSQL full-text search)",
         }
+
+    def session_sizes(self, session_ids: Sequence[str] | None = None) -> dict[str, tuple[str, int]]:
+        where, params = ("", []) if session_ids is None else (" WHERE s.id = ANY(%s)", [list(session_ids)])
+        rows = self._rows(
+            "SELECT s.id, s.source, (SELECT COUNT(*) FROM chunks c WHERE c.session_id = s.id) FROM sessions s" + where,
+            params,
+        )
+        return {r[0]: (r[1], r[2]) for r in rows}
 
     def source_counts(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {source: {"sessions": 0, "chunks": 0} for source in SOURCES}

@@ -186,38 +186,44 @@ class PgVectorIndex:
         """Nearest chunks first, each with its vector and its exact cosine similarity."""
 
         query = unit_query(vector)
-        clause, params = keyword.scope_sql(project_ids, agent, member)
         k = 2 * limit + 16
         with self._lock:
-            rows = self._in_scope(query, clause, params, k, limit) if clause else self._walk(query, k)
+            scoped = project_ids or agent or member
+            rows = self._in_scope(query, k, limit, project_ids, agent, member) if scoped else self._walk(query, k)
         if not rows:
             return []
         return nearest([r[0] for r in rows], self._matrix([r[1] for r in rows]), query, limit)
 
     def _walk(self, query: np.ndarray, k: int, scope: tuple[str, list[Any]] | None = None) -> list[Any]:
-        """The ``k`` nearest rows the HNSW index finds; within ``scope`` (a filter over chunks ``c``):
-        those among the index's nearest :data:`_MAX_EF_SEARCH` of the whole store."""
+        """The ``k`` nearest rows the HNSW index finds; within ``scope`` (a filter over vectors ``v``,
+        :func:`_vector_scope`): those among the index's nearest :data:`_MAX_EF_SEARCH` of the whole store."""
         from psycopg import sql
 
         nearest_first = sql.SQL(
-            "SELECT chunk_id, embedding, embedding::{cast} <=> %s::{cast} AS d FROM vectors WHERE model = {model}"
-            " ORDER BY embedding::{cast} <=> %s::{cast} LIMIT %s"
+            "SELECT chunk_id, embedding, project_id, embedding::{cast} <=> %s::{cast} AS d FROM vectors"
+            " WHERE model = {model} ORDER BY embedding::{cast} <=> %s::{cast} LIMIT %s"
         ).format(model=self._model, cast=self._cast)
         vector = self._vector(query)
         if scope is None:
             statement, params, ef = nearest_first, [vector, vector, k], min(_MAX_EF_SEARCH, max(_MIN_EF_SEARCH, k))
         else:
             statement = sql.SQL(
-                "SELECT w.chunk_id, w.embedding FROM ({}) w JOIN chunks c ON c.id = w.chunk_id WHERE TRUE"
-                + scope[0]
-                + " ORDER BY w.d LIMIT %s"
+                "SELECT v.chunk_id, v.embedding FROM ({}) v WHERE TRUE" + scope[0] + " ORDER BY v.d LIMIT %s"
             ).format(nearest_first)
             params, ef = [vector, vector, _MAX_EF_SEARCH, *scope[1], k], _MAX_EF_SEARCH
         with self.conn.transaction():
             self.conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef)))
             return list(self.conn.execute(statement, params, binary=True).fetchall())
 
-    def _in_scope(self, query: np.ndarray, clause: str, params: list[Any], k: int, limit: int) -> list[Any]:
+    def _in_scope(
+        self,
+        query: np.ndarray,
+        k: int,
+        limit: int,
+        project_ids: Sequence[int] | None,
+        agent: str | None,
+        member: str | None,
+    ) -> list[Any]:
         """The ``k`` nearest rows within a scope.
 
         pgvector 0.6 applies a filter after the HNSW walk, which keeps at most ``hnsw.ef_search``
@@ -227,26 +233,30 @@ class PgVectorIndex:
         them (any closer row of the scope would be among the 1,000 too). A smaller scope (or one
         too small for the 1,000 to hold ``limit`` of its rows) is scanned exactly, its distances
         computed after the filter (an expression the index does not cover, so the planner cannot
-        walk the index instead)."""
+        walk the index instead). Vectors carry their chunk's project (migration m004), so that scan
+        reads the project's vectors by the (model, project_id) index, not each chunk's vector by id."""
         from psycopg import sql
 
         # The walk is skipped when the scope's expected share of its 1,000 rows is under ``limit``
         # (most projects of a large store), where it would only delay the exact scan. The store's vector count is the
         # planner's estimate (free; -1 before the first ANALYZE: walk then).
+        clause, params = keyword.scope_sql(project_ids, agent, member)
+        scope = _vector_scope(project_ids, agent, member)
         in_scope, stored = self.conn.execute(
             f"SELECT (SELECT count(*) FROM chunks c WHERE TRUE{clause}),"
             " (SELECT reltuples FROM pg_class WHERE oid = 'vectors'::regclass)",
             params,
         ).fetchone()
         if stored <= 0 or in_scope * _MAX_EF_SEARCH >= limit * stored:
-            rows = self._walk(query, k, (clause, params))
+            rows = self._walk(query, k, scope)
             if len(rows) >= limit:
                 return rows
         statement = sql.SQL(
-            "SELECT v.chunk_id, v.embedding FROM vectors v JOIN chunks c ON c.id = v.chunk_id"
-            " WHERE v.model = {model}" + clause + " ORDER BY v.embedding <=> %s::vector LIMIT %s"
+            "SELECT v.chunk_id, v.embedding FROM vectors v WHERE v.model = {model}"
+            + scope[0]
+            + " ORDER BY v.embedding <=> %s::vector LIMIT %s"
         ).format(model=self._model)
-        return list(self.conn.execute(statement, [*params, self._vector(query), k], binary=True).fetchall())
+        return list(self.conn.execute(statement, [*scope[1], self._vector(query), k], binary=True).fetchall())
 
     # ---- the HNSW index -----------------------------------------------------------------------
 
@@ -307,3 +317,18 @@ class PgVectorIndex:
             return np.zeros((0, self.dims), dtype=np.float32)
         # pgvector's loader gives Vector values (0.4+) or arrays (older); both become float32 rows.
         return np.stack([np.asarray(getattr(v, "to_numpy", lambda v=v: v)(), dtype=np.float32) for v in values])
+
+
+def _vector_scope(project_ids: Sequence[int] | None, agent: str | None, member: str | None) -> tuple[str, list[Any]]:
+    """SQL over vectors aliased ``v`` restricting a search to projects (the vector's own column, see
+    migration m004), an agent and a member (their chunk's)."""
+    clause = ""
+    params: list[Any] = []
+    if project_ids:
+        clause += " AND v.project_id = ANY(%s)"
+        params.append([int(p) for p in project_ids])
+    if agent or member:
+        chunk_clause, chunk_params = keyword.scope_sql(None, agent, member)
+        clause += f" AND EXISTS (SELECT 1 FROM chunks c WHERE c.id = v.chunk_id{chunk_clause})"
+        params += chunk_params
+    return clause, params
