@@ -1,7 +1,7 @@
 """Ingest throughput on real transcripts, beside plain ``json.loads`` over the same lines.
 
 Usage: python benchmarks/ingest.py [PATH] [--json OUT] [--workers N] [--repeat N] [--no-sources]
-       python benchmarks/ingest.py --line-sweep [--sizes 1,2,4,8,16,32,64] [--json OUT]
+       python benchmarks/ingest.py --line-sweep [--sizes 1,2,4,8,16,32,64] [--kinds text,ascii,bundle] [--json OUT]
        python benchmarks/ingest.py --huge-line [--line-mb 50] [--json OUT]
 
 PATH defaults to ../shared/corpus/claude-code; any folder of transcripts works, whatever its file
@@ -22,21 +22,27 @@ text, up to four 256-word-piece windows): chunks per CPU-second of the process (
 counted), alternating the two ``--embed-runs`` times; the medians are reported. Goal: ≥ 3x.
 
 ``--line-sweep`` ingests sessions whose prompt is one single line of 1 to 64 MB (real transcript
-text from PATH, newlines removed, repeated to size; ``--ascii`` drops its non-ASCII characters, as
-in a minified bundle), each in a fresh process, and prints MB/s and peak memory per size: the peak
-resident memory above the process's own just before the ingest, and that divided by the line's
-size. Ingest is linear when the largest and smallest rates stay within 2x, and its memory bounded
-when the ratio to the line stays flat. Python holds text with any character beyond U+FFFF at four
-bytes per character, so corpus text (emoji) costs about four times an ASCII line of the same size.
+text from PATH, newlines removed, repeated to size), for each ``--kinds``: ``text`` (corpus text as
+it is, emoji included), ``ascii`` (its non-ASCII characters dropped; ``--ascii`` runs only these)
+and, when asked, ``bundle`` (minified code with nothing to redact), each point in a fresh process.
+It prints seconds, MB/s and peak memory: the peak resident memory above the process's own just
+before the ingest, divided by the line's size in bytes. The baseline, in the same run, is plain
+``json.loads`` of the same session in another fresh process (its seconds and its peak ÷ line: what
+holding the parsed line alone costs). Ingest is linear when the largest and smallest rates stay
+within 2x, and its memory bounded when the ratio to the line stays flat (goal ≤ 3x). Python holds
+text with any character beyond U+FFFF at four bytes per character, so corpus text (emoji) costs up
+to four times an ASCII line of its size.
 
-``--huge-line`` measures one ``--line-mb`` line (default 50 MB) twice, as corpus text and as
-ASCII-only text, each beside the same text in the same run written as normal-length lines (user and
+``--huge-line`` measures one ``--line-mb`` line (default 50 MB) three times, as corpus text, as
+ASCII-only text and as minified code, each beside the same text in the same run written as normal-length lines (user and
 assistant messages of about 2,000 characters: every character kept and keyword-indexed, as in the
 line). It prints seconds for each, their ratio, and the line's peak resident memory divided by its
-size; ``--json`` keys: ``huge_line_mb``, and per text kind (``text``, ``ascii``)
-``huge_line_seconds``, ``normal_lines_seconds``, ``huge_to_normal_ratio``, ``peak_rss_over_line``,
-``chunks``; and ``load_average`` before and after. Goal: a 50 MB line in 10 s or less on a quiet
-machine.
+size; ``--json`` keys: ``huge_line_mb``, and per text kind (``text``, ``ascii``, ``bundle``)
+``huge_line_seconds``, ``huge_line_cpu_seconds`` (the ingest process's CPU time: steadier than
+seconds on a loaded machine), ``normal_lines_seconds``, ``huge_to_normal_ratio``, ``peak_rss_over_line``,
+``chunks``, ``json_loads_seconds`` and ``json_loads_peak_over_line`` (the baseline: plain
+``json.loads`` of the same line in a fresh process); and ``load_average`` before and after. Goal:
+a 50 MB line in 10 s or less on a quiet machine, its peak memory at most 3x the line.
 """
 
 from __future__ import annotations
@@ -182,14 +188,21 @@ def embed_rates(home: str, sample: int, runs: int) -> dict[str, float]:
     }
 
 
-def corpus_text(corpus: Path, size: int, ascii_only: bool = False) -> str:
-    """``size`` characters of real transcript text, whitespace collapsed to single spaces
-    (``ascii_only``: every non-ASCII character dropped, as in a minified bundle or base64)."""
+# A minified bundle: code without secrets, hint words or injected elements, so nothing is redacted.
+_BUNDLE = 'function r(e,t){return e.map(function(n){return n*t+1})};var o={a:1,b:[2,3],c:"x"};if(o.a>0){o.b.push(4)};'
+KINDS = {"text": "corpus text (holds emoji)", "ascii": "ASCII-only corpus text", "bundle": "minified code"}
+
+
+def corpus_text(corpus: Path, size: int, kind: str = "text") -> str:
+    """``size`` characters of ``kind`` (see :data:`KINDS`): real transcript text, whitespace collapsed
+    to single spaces (``ascii``: every non-ASCII character dropped), or minified code (``bundle``)."""
+    if kind == "bundle":
+        return (_BUNDLE * (size // len(_BUNDLE) + 1))[:size]
     words: list[str] = []
     total = 0
     for path in sorted(corpus.rglob("*.jsonl")):
         text = " ".join(path.read_text(encoding="utf-8", errors="replace").split())
-        if ascii_only:
+        if kind == "ascii":
             text = text.encode("ascii", "ignore").decode("ascii")
         words.append(text)
         total += len(text)
@@ -215,19 +228,19 @@ def _exchange(n: int, prompt: str, answer: str) -> list[dict[str, object]]:
     ]
 
 
-def long_line_session(folder: Path, size: int, corpus: Path, ascii_only: bool = False) -> Path:
-    """A real-looking session whose first prompt is one line of ``size`` characters of corpus text."""
-    line = corpus_text(corpus, size, ascii_only)
+def long_line_session(folder: Path, size: int, corpus: Path, kind: str = "text") -> Path:
+    """A real-looking session whose first prompt is one line of ``size`` characters of ``kind``."""
+    line = corpus_text(corpus, size, kind)
     records = _exchange(0, f"Why does this fail?\n{line}", "The bundle is minified; the error is in the loader.")
     path = folder / "long-line.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
     return path
 
 
-def normal_lines_session(folder: Path, size: int, corpus: Path, ascii_only: bool = False, chars: int = 2000) -> Path:
+def normal_lines_session(folder: Path, size: int, corpus: Path, kind: str = "text", chars: int = 2000) -> Path:
     """The same ``size`` characters as :func:`long_line_session`, as prompts and replies of about
     ``chars`` characters each: the baseline of normal-length lines."""
-    text = corpus_text(corpus, size, ascii_only)
+    text = corpus_text(corpus, size, kind)
     path = folder / "normal-lines.jsonl"
     with path.open("w", encoding="utf-8") as out:
         for n, start in enumerate(range(0, len(text), 2 * chars)):
@@ -237,15 +250,32 @@ def normal_lines_session(folder: Path, size: int, corpus: Path, ascii_only: bool
 
 
 def _rss_mb() -> float:
-    """This process's resident memory now (not its peak), from /proc."""
+    """This process's resident memory now (not its peak), from /proc; the peak is reset to it, so
+    :func:`_peak_rss_mb` then reports what was reached after this call (not during start-up)."""
     with open("/proc/self/statm") as handle:
-        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+        rss = int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")  # resets VmHWM to the current resident size (Linux)
+    except OSError:
+        pass  # then the peak is the process's whole life's: an upper bound
+    return rss
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak resident memory (VmHWM) since the last :func:`_rss_mb`."""
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024 / 1e6
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e6
 
 
 def one_line_run(folder: Path) -> dict[str, float]:
     """Ingest one long-line session (written by the parent) in this fresh process: seconds, MB,
     chunks, and peak resident memory above what the process held just before the ingest."""
-    import resource
 
     with tempfile.TemporaryDirectory(prefix="causantic-line-") as tmp:
         os.environ["CAUSANTIC_HOME"] = tmp
@@ -258,12 +288,15 @@ def one_line_run(folder: Path) -> dict[str, float]:
             import causantic.ingest.plan  # noqa: F401  (the pipeline's imports, also before it)
 
             before = _rss_mb()
+            cpu = time.process_time()
             report = memory.ingest([folder], embed=False, workers=1)
-            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 * 1.048576  # KiB → MB
+            cpu = time.process_time() - cpu
+            peak = _peak_rss_mb()
             found = memory.stats().chunks
     return {
         "megabytes": size / 1e6,
         "seconds": report.seconds,
+        "cpu_seconds": cpu,
         "chunks": found,
         "rss_before_mb": before,
         "peak_rss_mb": peak,
@@ -271,58 +304,92 @@ def one_line_run(folder: Path) -> dict[str, float]:
     }
 
 
-def line_sweep(sizes: list[int], corpus: Path, json_out: Path | None, ascii_only: bool) -> int:
-    """Each size's session is written here, then ingested in a fresh process, so the peak memory
-    a point reports is the ingest's alone (not the making of the line, nor an earlier point's)."""
+def json_loads_run(folder: Path) -> dict[str, float]:
+    """The baseline of a one-line point, in this fresh process: ``json.loads`` of every line of the
+    same session (and nothing else): seconds and peak resident memory above the process's own
+    just before, as :func:`one_line_run` measures the ingest."""
+
+    size = sum(p.stat().st_size for p in folder.glob("*.jsonl"))
+    before = _rss_mb()
+    started = time.perf_counter()
+    for path in folder.glob("*.jsonl"):
+        with path.open("rb") as handle:
+            for line in handle:
+                json.loads(line)
+    seconds = time.perf_counter() - started
+    peak = _peak_rss_mb()
+    return {
+        "megabytes": size / 1e6,
+        "seconds": seconds,
+        "rss_before_mb": before,
+        "peak_rss_mb": peak,
+        "peak_over_line": (peak - before) / (size / 1e6),
+    }
+
+
+def _in_fresh_process(flag: str, folder: Path) -> dict[str, float]:
+    """One measurement (``--one-line`` or ``--json-loads-line``) of ``folder`` in a fresh process, so
+    its peak memory is its own (not the making of the line, nor an earlier point's)."""
     import subprocess
 
-    rows = []
-    kind = "ASCII-only corpus text" if ascii_only else "corpus text"
-    print(f"one-line sessions of {kind}; load average {os.getloadavg()[0]:.2f}")
-    print(f"{'line':>7} {'MB/s':>8} {'seconds':>8} {'chunks':>8} {'peak RSS':>9} {'above start':>11} {'÷ line':>7}")
-    for mb in sizes:
-        with tempfile.TemporaryDirectory(prefix="causantic-sweep-") as tmp:
-            long_line_session(Path(tmp), mb * 1_000_000, corpus, ascii_only)
-            done = subprocess.run(
-                [sys.executable, __file__, "--one-line", tmp], capture_output=True, text=True, check=False
-            )
-        if done.returncode != 0:
-            print(done.stderr, file=sys.stderr)
-            return 1
-        row = json.loads(done.stdout.strip().splitlines()[-1])
-        row["mb_per_s"] = row["megabytes"] / row["seconds"]
-        rows.append({"line_mb": mb, **{k: round(v, 3) for k, v in row.items()}})
+    done = subprocess.run([sys.executable, __file__, flag, str(folder)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def line_sweep(sizes: list[int], corpus: Path, json_out: Path | None, kinds: list[str]) -> int:
+    """Each size's session is written here, then ingested in a fresh process, and parsed with plain
+    ``json.loads`` in another (the baseline, same line, same run)."""
+    out: dict[str, object] = {"load_average": [round(os.getloadavg()[0], 2)]}
+    print(f"one-line sessions, each ingested in a fresh process; load average {os.getloadavg()[0]:.2f}")
+    for kind in kinds:
+        rows = []
+        print(f"\n{KINDS[kind]}")
         print(
-            f"{mb:>5} MB {row['mb_per_s']:>8.2f} {row['seconds']:>8.2f} {row['chunks']:>8.0f} "
-            f"{row['peak_rss_mb']:>6.0f} MB {row['peak_rss_mb'] - row['rss_before_mb']:>8.0f} MB "
-            f"{row['peak_over_line']:>6.1f}x",
-            flush=True,
+            f"{'line':>7} {'seconds':>8} {'CPU s':>6} {'MB/s':>7} {'chunks':>7} {'peak ÷ line':>12} "
+            f"{'json.loads s':>13} {'its peak ÷ line':>16}"
         )
-    rates = [r["mb_per_s"] for r in rows]
-    ratio = max(rates) / min(rates)
-    print(f"ratio fastest/slowest {ratio:.2f} (goal ≤ 2: time grows linearly with line length)")
-    print(f"peak memory above start ÷ line size: at most {max(r['peak_over_line'] for r in rows):.1f}x")
-    print(f"load average {os.getloadavg()[0]:.2f}")
+        for mb in sizes:
+            with tempfile.TemporaryDirectory(prefix="causantic-sweep-") as tmp:
+                long_line_session(Path(tmp), mb * 1_000_000, corpus, kind)
+                try:
+                    row = _in_fresh_process("--one-line", Path(tmp))
+                    base = _in_fresh_process("--json-loads-line", Path(tmp))
+                except RuntimeError as exc:
+                    print(exc, file=sys.stderr)
+                    return 1
+            row["mb_per_s"] = row["megabytes"] / row["seconds"]
+            row["json_loads_seconds"] = base["seconds"]
+            row["json_loads_peak_over_line"] = base["peak_over_line"]
+            rows.append({"line_mb": mb, **{k: round(v, 3) for k, v in row.items()}})
+            print(
+                f"{mb:>5} MB {row['seconds']:>8.2f} {row['cpu_seconds']:>6.2f} {row['mb_per_s']:>7.2f} "
+                f"{row['chunks']:>7.0f} "
+                f"{row['peak_over_line']:>11.1f}x {base['seconds']:>13.2f} {base['peak_over_line']:>15.1f}x",
+                flush=True,
+            )
+        rates = [r["mb_per_s"] for r in rows]
+        ratio = max(rates) / min(rates)
+        print(f"ratio fastest/slowest {ratio:.2f} (goal ≤ 2: time grows linearly with line length)")
+        print(f"peak memory above start ÷ line size: at most {max(r['peak_over_line'] for r in rows):.1f}x (goal ≤ 3x)")
+        out[kind] = {"sizes": rows, "ratio": round(ratio, 3)}
+    out["load_average"] = [*out["load_average"], round(os.getloadavg()[0], 2)]  # type: ignore[misc]
+    print(f"load average {out['load_average']} (2 cores)")
     if json_out:
-        out = {"text": kind, "sizes": rows, "ratio": round(ratio, 3), "load_average": os.getloadavg()[0]}
         json_out.write_text(json.dumps(out, indent=2))
     return 0
 
 
 def _fresh_process_run(
-    write: Callable[[Path, int, Path, bool], Path], size: int, corpus: Path, ascii_only: bool
-) -> dict[str, float]:
-    """:func:`one_line_run` in a fresh process over the session ``write`` puts in a new folder."""
-    import subprocess
-
+    write: Callable[[Path, int, Path, str], Path], size: int, corpus: Path, kind: str, baseline: bool = False
+) -> tuple[dict[str, float], dict[str, float]]:
+    """:func:`one_line_run` in a fresh process over the session ``write`` puts in a new folder, and
+    with ``baseline`` :func:`json_loads_run` of the same session in another."""
     with tempfile.TemporaryDirectory(prefix="causantic-huge-") as tmp:
-        write(Path(tmp), size, corpus, ascii_only)
-        done = subprocess.run(
-            [sys.executable, __file__, "--one-line", tmp], capture_output=True, text=True, check=False
-        )
-    if done.returncode != 0:
-        raise RuntimeError(done.stderr)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+        write(Path(tmp), size, corpus, kind)
+        run = _in_fresh_process("--one-line", Path(tmp))
+        return run, (_in_fresh_process("--json-loads-line", Path(tmp)) if baseline else {})
 
 
 def huge_line(mb: int, corpus: Path, json_out: Path | None) -> int:
@@ -331,24 +398,32 @@ def huge_line(mb: int, corpus: Path, json_out: Path | None) -> int:
     load_before = os.getloadavg()[0]
     out: dict[str, object] = {"huge_line_mb": mb}
     print(f"one {mb} MB line vs the same text as ~2,000-character lines; load average {load_before:.2f}")
-    print(f"{'text':<6} {'line s':>7} {'lines s':>8} {'ratio':>6} {'line MB/s':>10} {'peak RSS ÷ line':>16}")
-    for kind, ascii_only in (("text", False), ("ascii", True)):
-        line = _fresh_process_run(long_line_session, size, corpus, ascii_only)
-        lines = _fresh_process_run(normal_lines_session, size, corpus, ascii_only)
+    print(
+        f"{'text':<6} {'line s':>7} {'CPU s':>6} {'lines s':>8} {'ratio':>6} {'line MB/s':>10} {'peak ÷ line':>12} "
+        f"{'json.loads s':>13} {'its peak ÷ line':>16}"
+    )
+    for kind in KINDS:
+        line, base = _fresh_process_run(long_line_session, size, corpus, kind, baseline=True)
+        lines, _ = _fresh_process_run(normal_lines_session, size, corpus, kind)
         row = {
             "huge_line_seconds": round(line["seconds"], 2),
+            "huge_line_cpu_seconds": round(line["cpu_seconds"], 2),
             "normal_lines_seconds": round(lines["seconds"], 2),
             "huge_to_normal_ratio": round(line["seconds"] / lines["seconds"], 2),
             "huge_line_mb_per_s": round(line["megabytes"] / line["seconds"], 2),
             "peak_rss_over_line": round(line["peak_over_line"], 2),
             "normal_lines_peak_rss_over_size": round(lines["peak_over_line"], 2),
             "chunks": int(line["chunks"]),
+            "json_loads_seconds": round(base["seconds"], 2),
+            "json_loads_peak_over_line": round(base["peak_over_line"], 2),
         }
         out[kind] = row
         print(
-            f"{kind:<6} {row['huge_line_seconds']:>7.1f} {row['normal_lines_seconds']:>8.1f} "
+            f"{kind:<6} {row['huge_line_seconds']:>7.1f} {row['huge_line_cpu_seconds']:>6.1f} "
+            f"{row['normal_lines_seconds']:>8.1f} "
             f"{row['huge_to_normal_ratio']:>6.2f} {row['huge_line_mb_per_s']:>10.1f} "
-            f"{row['peak_rss_over_line']:>15.1f}x",
+            f"{row['peak_rss_over_line']:>11.1f}x {row['json_loads_seconds']:>13.2f} "
+            f"{row['json_loads_peak_over_line']:>15.1f}x",
             flush=True,
         )
     out["load_average"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
@@ -369,18 +444,28 @@ def main() -> int:
     parser.add_argument("--embed-runs", type=int, default=3)
     parser.add_argument("--line-sweep", action="store_true", help="ingest single lines of --sizes MB")
     parser.add_argument("--sizes", default="1,2,4,8,16,32,64", help="line sizes in MB for --line-sweep")
-    parser.add_argument("--ascii", action="store_true", help="--line-sweep lines without non-ASCII characters")
+    parser.add_argument("--ascii", action="store_true", help="--line-sweep: ASCII lines only (same as --kinds ascii)")
+    parser.add_argument(
+        "--kinds",
+        default="text,ascii",
+        help="--line-sweep: corpus text (text), ASCII-only (ascii), minified code (bundle)",
+    )
     parser.add_argument("--huge-line", action="store_true", help="one --line-mb line vs normal-length lines")
     parser.add_argument("--line-mb", type=int, default=50, help="line size in MB for --huge-line")
     parser.add_argument("--one-line", type=Path, help=argparse.SUPPRESS)  # one sweep point, in a fresh process
+    parser.add_argument("--json-loads-line", type=Path, help=argparse.SUPPRESS)  # its baseline, the same way
     args = parser.parse_args()
     if args.one_line:
         print(json.dumps(one_line_run(args.one_line)))
         return 0
+    if args.json_loads_line:
+        print(json.dumps(json_loads_run(args.json_loads_line)))
+        return 0
     if args.huge_line:
         return huge_line(args.line_mb, args.path, args.json_out)
     if args.line_sweep:
-        return line_sweep([int(s) for s in args.sizes.split(",")], args.path, args.json_out, args.ascii)
+        kinds = ["ascii"] if args.ascii else [k.strip() for k in args.kinds.split(",") if k.strip()]
+        return line_sweep([int(s) for s in args.sizes.split(",")], args.path, args.json_out, kinds)
     if not args.path.exists():
         print(f"{args.path} does not exist", file=sys.stderr)
         return 2

@@ -449,6 +449,8 @@ def measure_size(
             built = json.loads(built_file.read_text())
             print(f"\n[{size:,} chunks] reusing the store in {home} (load {load()})", flush=True)
             services.vectors.ensure_ann_index()  # as every ingest does: brings an older index up to date
+            # As the next ingest does: a store built before migration m009 gets its text features.
+            services.store.fill_text_features(pending_only=True)
         else:
             print(f"\n[{size:,} chunks] building store in {home} (load {load()}) ...", flush=True)
             real_corpus = None if args.synthetic_only else args.corpus

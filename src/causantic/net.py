@@ -17,7 +17,7 @@ BACKLOG = 128  # connections a listening socket holds before the server accepts 
 
 
 class PortInUse(CausanticError):
-    """The port is taken by another process (or is not this user's to take)."""
+    """The port is taken by another process."""
 
 
 def bind_loopback(port: int) -> socket.socket:
@@ -28,9 +28,14 @@ def bind_loopback(port: int) -> socket.socket:
         sock.bind((LOCALHOST, port))
     except OSError as exc:
         sock.close()
-        if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+        if exc.errno == errno.EADDRINUSE:
             raise PortInUse(
                 f"Port {port} on {LOCALHOST} is already in use by another program; choose another with --port."
+            ) from exc
+        if exc.errno == errno.EACCES:  # not taken: the system keeps ports below 1024 for administrators
+            raise CausanticError(
+                f"Port {port} on {LOCALHOST} is not open to this user ({exc.strerror}; ports below 1024 need "
+                "administrator rights); choose another with --port."
             ) from exc
         raise CausanticError(f"Cannot listen on {LOCALHOST}:{port} ({exc.strerror}); choose another --port.") from exc
     sock.listen(BACKLOG)

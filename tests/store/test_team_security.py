@@ -84,3 +84,25 @@ def test_the_database_itself_refuses_a_member_changing_anothers_rows(team: dict[
         # Alice updates her own rows, but cannot hand them to someone else.
         assert conn.execute("UPDATE chunks SET owner_role = 'bob', member = 'bob'").rowcount == len(alices)
     assert _chunks_of(team["alice"], "alice") == alices
+
+
+def test_a_member_on_a_newer_version_is_told_the_owner_must_upgrade_the_schema(postgres_server: Any) -> None:
+    """Only the tables' owner may change the schema: a member whose causantic needs a migration the
+    database lacks gets a message naming the command that applies it, and works once it ran."""
+    url = new_database(postgres_server)
+    team_init(url)
+    with psycopg.connect(url, autocommit=True) as conn:  # as a database from before the text features
+        for column in ("stems", "own_stems", "bulk"):
+            conn.execute(f"ALTER TABLE chunks DROP COLUMN {column}")
+        conn.execute("DELETE FROM schema_migrations WHERE version = 3")
+        conn.execute("DO $$ BEGIN CREATE ROLE dave LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
+        conn.execute("GRANT causantic_member TO dave")
+    dave = psycopg.conninfo.make_conninfo(url, user="dave")
+    upgrade = r"lacks schema changes this causantic needs.*run `causantic team init`"
+    with pytest.raises(StoreError, match=upgrade), ExitStack() as stack:
+        _services(stack, dave, "dave")
+
+    team_init(url)
+    with ExitStack() as stack:
+        ingest_paths(_services(stack, dave, "dave"), [SESSIONS[0]], embed=False, workers=1)
+    assert _chunks_of(dave, "dave")

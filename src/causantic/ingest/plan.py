@@ -132,8 +132,7 @@ def plan_session(session: SessionTranscripts, settings: PlanSettings, fallback_t
         return None
     edges: list[EdgeRecord] = []
     for stream in streams:
-        prompts = {t.turn_index: t.prompt for t in stream.turns}
-        edges += within_chain_edges(stream.records, prompts, settings.gating)
+        edges += within_chain_edges(stream.records, stream.prompts, settings.gating)
     edges += _agent_edges(streams, links, team, settings.link_window)
     sub_streams = [s for s in streams if s.agent_id is not None]
     touched = {e.source for e in edges if e.reference_type in LINK_TYPES}

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import cast
 
+from causantic.ingest.longtext import cleaned_long_text
 from causantic.ingest.redact import redact_head
 from causantic.sources import SPAWN_TOOLS
 from causantic.transcripts import without_injected, without_trailing_reminders
@@ -39,6 +40,7 @@ _SUMMARY_FIELDS = (
 
 
 PROMPT_HEAD_CHARS = 2_000
+HUGE_TEXT_CHARS = 1 << 20  # a text this long is cleaned in windows and labelled in a section of its own
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,13 +83,21 @@ def render_turn(
                 continue
             if isinstance(block, TextBlock):
                 # IDE wrappers, reminders, caveats and Causantic's own briefing are not memory.
-                body = without_injected(block.text) if message.role == "user" else block.text.strip()
+                if len(block.text) > HUGE_TEXT_CHARS:  # a pasted bundle: cleaned window by window
+                    body = cleaned_long_text(block.text, redact, injected=message.role == "user")
+                else:
+                    body = without_injected(block.text) if message.role == "user" else block.text.strip()
+                    if body == turn.prompt:  # the same text as the turn's prompt: hold one copy, not two
+                        body = turn.prompt
+                    body = redact(body) if body else body
                 if not body:
                     continue
-                if body == turn.prompt:  # the same text as the turn's prompt: hold one copy, not two
-                    body = turn.prompt
                 role = "User" if message.role == "user" else "Assistant"
-                body = redact(body)
+                if speaker != role and len(body) > HUGE_TEXT_CHARS:
+                    # A pasted bundle: its label goes in a section of its own, as "[User]\n" + body
+                    # would be one more copy of many megabytes.
+                    sections.append(Section(f"[{role}]", message.uuid, message.timestamp))
+                    speaker = role
                 text = body if speaker == role else f"[{role}]\n{body}"
                 speaker = role
             elif isinstance(block, ToolCall):

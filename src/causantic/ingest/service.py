@@ -72,6 +72,11 @@ def ingest_paths(
         keep=keep,
         marked_elsewhere=marked_elsewhere,
     )
+    # Chunks stored before the text features were kept get them here, not in the migration that
+    # added their columns: the first process to open an upgraded store may be a hook with seconds to
+    # run (store.migrations.m009_text_features); ingest runs detached or at the user's request.
+    if filled := services.store.fill_text_features(pending_only=True):
+        report.notes.append(f"stored the search features of {filled:,} chunks ingested by an earlier version")
     examples = example_projects(services.store)
     if as_examples:
         paths_now = {p.path for p in services.store.projects_by_id(report.project_ids)}

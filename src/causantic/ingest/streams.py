@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 from causantic.ingest.chunker import ChunkDraft, chunk_id, chunk_turn, content_hash
 from causantic.ingest.redact import Redactor
-from causantic.ingest.render import RenderedTurn, render_turn
+from causantic.ingest.render import render_turn
 from causantic.ingest.tokens import approx_tokens
 from causantic.store.fts import identifier_terms
 from causantic.store.records import ChunkRecord, iso, parse_iso
@@ -39,7 +39,7 @@ class PlannedStream:
     transcript: Transcript
     agent: str  # "main", a teammate's name, or a sub-agent's type
     agent_id: str | None  # None for the main stream
-    turns: list[RenderedTurn]
+    prompts: dict[int, str]  # turn index → the head of its prompt (see RenderedTurn.prompt)
     drafts: list[ChunkDraft]
     records: list[ChunkRecord]
     _by_message: dict[str, int] = field(default_factory=dict)  # message uuid → first chunk showing it
@@ -132,22 +132,23 @@ def plan_stream(
     fallback_time: datetime,
 ) -> PlannedStream:
     """Render, chunk and identify one stream. A chunk's id is stable across re-reads (see chunk_id)."""
-    turns = [
-        render_turn(
-            t,
-            tool_result_max_chars=settings.tool_result_max_chars,
-            tool_input_max_chars=settings.tool_input_max_chars,
-            redact=settings.redactor,
-        )
-        for t in assemble_turns(transcript)
-    ]
+    prompts: dict[int, str] = {}
     drafts: list[ChunkDraft] = []
     records: list[ChunkRecord] = []
     agent_key = transcript.agent_id or MAIN_AGENT
     last_time = fallback_time
     # The slices of one long message share its time: format each time once, not per chunk.
     stamps: dict[datetime, str] = {}
-    for turn in turns:
+    for assembled in assemble_turns(transcript):
+        # Rendered and chunked one turn at a time: a turn's rendered text (a pasted bundle: many
+        # megabytes) is dropped once its chunks are made, not held until the stream is done.
+        turn = render_turn(
+            assembled,
+            tool_result_max_chars=settings.tool_result_max_chars,
+            tool_input_max_chars=settings.tool_input_max_chars,
+            redact=settings.redactor,
+        )
+        prompts[turn.turn_index] = turn.prompt
         for draft in chunk_turn(turn, settings.max_tokens, settings.long_line_chars):
             times = [s.timestamp for s in draft.sections if s.timestamp is not None]
             start = min(times) if times else last_time
@@ -179,4 +180,4 @@ def plan_stream(
                     source=transcript.source,
                 )
             )
-    return PlannedStream(transcript, agent, transcript.agent_id, turns, drafts, records)
+    return PlannedStream(transcript, agent, transcript.agent_id, prompts, drafts, records)

@@ -94,13 +94,9 @@ class QueryProfile:
             return prior
         return sum(t.weight for t in self.terms if t.absent) / total
 
-    def coverage(self, text: str) -> float:
-        """IDF-weighted share of the query's terms present in ``text`` (0 when it has none); words
-        are compared by a light stem, so "camped" finds "camping"."""
-        return self.coverage_of(word_stems(text))
-
     def coverage_of(self, words: frozenset[str]) -> float:
-        """:meth:`coverage` of a text already split by :func:`word_stems`."""
+        """IDF-weighted share of the query's terms present in a text split by :func:`word_stems`
+        (0 when it has none): words are compared by a light stem, so "camped" finds "camping"."""
         total = sum(t.weight for t in self.terms)
         if total <= 0:
             return 0.0

@@ -25,7 +25,7 @@ from causantic.store import sqlite as sqlite_util
 from causantic.store.features import feature_values, opening_stems
 from causantic.store.fts import quote_phrase
 from causantic.store.keyword import KeywordSearch
-from causantic.store.migrations import fill_text_features, migrate
+from causantic.store.migrations import TEXT_FEATURES_PENDING, fill_text_features, migrate
 from causantic.store.records import (
     ChunkKey,
     ChunkRecord,
@@ -648,11 +648,21 @@ class MemoryStore(AbstractContextManager["MemoryStore"]):
                 out[row[0]] = opening_stems(row[1], row[2], row[3])
         return out
 
-    def fill_text_features(self) -> int:
-        """Compute the text features of chunks written before the store kept them (a store migrated
-        while another process wrote with older code); return how many were filled."""
-        with self.atomic():
-            return fill_text_features(self.conn)
+    def fill_text_features(self, *, pending_only: bool = False) -> int:
+        """Compute the text features of chunks written without them (before migration m009, or
+        since by an older version), a batch per transaction so another process writing waits a
+        fraction of a second, not the whole fill; return how many were filled. ``pending_only``:
+        only when m009 left rows to fill (else one meta read)."""
+        if pending_only and self.meta_value(TEXT_FEATURES_PENDING) is None:
+            return 0
+        filled, after = 0, 0
+        while True:
+            with self.atomic():
+                count, after = fill_text_features(self.conn, after)
+                if not count:
+                    self.delete_meta(TEXT_FEATURES_PENDING)
+                    return filled
+            filled += count
 
     def meta_value(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()

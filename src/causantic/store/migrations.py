@@ -268,34 +268,39 @@ def m009_text_features(conn: sqlite3.Connection) -> None:
     its word stems, its own words' stems when listing tools printed part of it, and its bulk share.
 
     Why: search computed them from the text of every candidate, some 6 ms of CPU per query at 100k
-    chunks; read with the row they cost a split of a short string. Every existing row is filled
-    here (about 0.3 ms of CPU per chunk: some 30 s for 100k chunks, once); a row still without them
-    (written meanwhile by an older version) is scored from its text as before, and ``causantic
-    reindex`` fills it.
+    chunks; read with the row they cost a split of a short string. Only the columns are added here:
+    filling existing rows takes some 0.15 ms of CPU per chunk (13-16 s for 100k chunks), and the
+    first process to open an upgraded store is often the session-start hook, which Claude Code stops
+    after 10 s (rolling the migration back, every session). The next ingest fills them instead
+    (``TEXT_FEATURES_PENDING``), a batch per transaction; until then, and for a row an older version
+    writes later (``causantic reindex`` fills those), a chunk is scored from its text as before.
     """
     _run_script(
         conn,
-        """
+        f"""
         ALTER TABLE chunks ADD COLUMN stems TEXT;       -- sorted, space-separated; NULL: not computed
         ALTER TABLE chunks ADD COLUMN own_stems TEXT;   -- NULL: no listing-tool output (same as stems)
         ALTER TABLE chunks ADD COLUMN bulk REAL;
+        INSERT OR REPLACE INTO meta(key, value) VALUES ('{TEXT_FEATURES_PENDING}', 'true');
         """,
     )
-    fill_text_features(conn)
 
 
-def fill_text_features(conn: sqlite3.Connection, batch: int = 2_000) -> int:
-    """Compute the features of every chunk without them, in rowid order; return how many."""
-    filled, after = 0, 0
-    while rows := conn.execute(
+# meta key: rows written before m009 still lack their text features (the next ingest fills them).
+TEXT_FEATURES_PENDING = "text_features_pending"
+
+
+def fill_text_features(conn: sqlite3.Connection, after: int = 0, batch: int = 2_000) -> tuple[int, int]:
+    """Compute the features of up to ``batch`` chunks without them past rowid ``after``, in rowid
+    order; return how many, and the last rowid done (``after`` when none was left)."""
+    rows = conn.execute(
         "SELECT rowid, content FROM chunks WHERE rowid > ? AND stems IS NULL ORDER BY rowid LIMIT ?", (after, batch)
-    ).fetchall():
-        conn.executemany(
-            "UPDATE chunks SET stems = ?, own_stems = ?, bulk = ? WHERE rowid = ?",
-            [(*feature_values(content), rowid) for rowid, content in rows],
-        )
-        filled, after = filled + len(rows), rows[-1][0]
-    return filled
+    ).fetchall()
+    conn.executemany(
+        "UPDATE chunks SET stems = ?, own_stems = ?, bulk = ? WHERE rowid = ?",
+        [(*feature_values(content), rowid) for rowid, content in rows],
+    )
+    return len(rows), int(rows[-1][0]) if rows else after
 
 
 def _run_script(conn: sqlite3.Connection, script: str) -> None:

@@ -79,6 +79,8 @@ _HOOK_ECHO = re.compile(
 # Claude Code appends a reminder to some tool results (e.g. Read's malware notice).
 _TRAILING_REMINDER = re.compile(r"\s*<system-reminder>(?:(?!<system-reminder>).)*?</system-reminder>\s*\Z", re.DOTALL)
 _INTERRUPT_PREFIX = "[Request interrupted"
+_INJECTED_HEAD_CHARS = 65_536  # how much of a long text is read first to tell it is no injected text
+OPENING_CHARS = 4_096  # enough of a text to tell whether it opens as a whole injected message
 
 
 def without_injected(text: str) -> str:
@@ -88,6 +90,22 @@ def without_injected(text: str) -> str:
         return ""
     if MEMORY_BLOCK_START in s:
         s = _MEMORY_BLOCK.sub("", s).strip()
+    special = _special_form(s)
+    if special is not None:
+        return special
+    if "<" not in s:
+        return s
+    s = _INJECTED_ELEMENT.sub("", s).strip()
+    if opens_unclosed_element(s):
+        # Trigger: an injected element that was never closed (cut output). Why: its tail is still
+        # harness output. Outcome: the whole remainder counts as injected.
+        return ""
+    return s
+
+
+def _special_form(s: str) -> str | None:
+    """What a stripped text opening as a whole injected message (hook echo, briefing, caveat, compact
+    summary, task notification, slash command) reduces to; None for any other text."""
     if _HOOK_ECHO.match(s) or s.startswith((BRIEFING_OPENING, *_EARLIER_BRIEFING_OPENINGS)):
         return ""
     head = s[:200].lower()
@@ -108,14 +126,29 @@ def without_injected(text: str) -> str:
         if name and not name.startswith("/"):
             name = "/" + name
         return f"{name} {args}".strip()
-    if "<" not in s:
-        return s
-    s = _INJECTED_ELEMENT.sub("", s).strip()
-    if _UNCLOSED_AT_START.match(s):
-        # Trigger: an injected element that was never closed (cut output). Why: its tail is still
-        # harness output. Outcome: the whole remainder counts as injected.
-        return ""
-    return s
+    return None
+
+
+def opens_plainly(head: str) -> bool:
+    """True when, for any text opening with `head` (its first :data:`OPENING_CHARS` characters or
+    more), :func:`without_injected` only removes injected elements and memory blocks
+    (:func:`injected_elements_removed`) and strips the ends, unless what is left opens with an
+    unclosed element (:func:`opens_unclosed_element`): no whole-message form such as a slash
+    command or a compaction summary. Lets a pasted 50 MB text be cleaned window by window."""
+    s = head.strip()
+    return len(s) >= 256 and MEMORY_BLOCK_START not in head and _special_form(s) is None
+
+
+def injected_elements_removed(text: str) -> str:
+    """`text` without its injected elements and memory blocks, nothing else changed (not stripped)."""
+    if MEMORY_BLOCK_START in text:
+        text = _MEMORY_BLOCK.sub("", text)
+    return _INJECTED_ELEMENT.sub("", text) if "<" in text else text
+
+
+def opens_unclosed_element(text: str) -> bool:
+    """True when `text` opens (after whitespace) with an injected element that is never closed."""
+    return _UNCLOSED_AT_START.match(text) is not None
 
 
 def is_injected(text: str) -> bool:
@@ -124,6 +157,12 @@ def is_injected(text: str) -> bool:
     Interruption markers ("[Request interrupted by user]") are not injected text: they record
     something the user did, and :func:`prompt_text_of` drops them instead.
     """
+    if len(text) > _INJECTED_HEAD_CHARS and MEMORY_BLOCK_START not in text[:_INJECTED_HEAD_CHARS]:
+        # A pasted 50 MB line: text left after removing the injected parts of its head is text left
+        # in the whole (the head ends where an element it opens is cut, which counts as injected),
+        # and only the head is copied.
+        if without_injected(text[:_INJECTED_HEAD_CHARS]):
+            return False
     return bool(text.strip()) and not without_injected(text)
 
 

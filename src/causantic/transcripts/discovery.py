@@ -47,6 +47,8 @@ __all__ = ["SessionFiles", "discover", "read_session", "source_of"]
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.IGNORECASE)
 _PEEK_MAX_LINES = 200
 _PEEK_MAX_BYTES = 16 * 1024 * 1024
+_PEEK_LINE_BYTES = 1 << 20  # a line longer than this is not parsed to find its session id
+_SESSION_ID_KEY = re.compile(rb'^\{[^\\]{0,4096}?"sessionId"\s*:\s*"([^"\\]{1,200})"')
 _SNIFF_BYTES = 4096  # enough for every first line seen but a Codex meta, told by its start
 
 
@@ -341,10 +343,20 @@ def _peek_session_id(path: Path) -> str | None:
         with path.open("rb") as f:
             read = 0
             for _ in range(_PEEK_MAX_LINES):
-                line = f.readline()
+                line = f.readline(_PEEK_LINE_BYTES)
                 if not line or read > _PEEK_MAX_BYTES:
                     return None
                 read += len(line)
+                if len(line) == _PEEK_LINE_BYTES and not line.endswith(b"\n"):
+                    # A longer line (a pasted bundle): parsing it whole would hold it several times
+                    # over; its key, when a record names one, opens the record in Claude Code's files.
+                    found = _SESSION_ID_KEY.search(line)
+                    if found:
+                        return found.group(1).decode("utf-8", "replace")
+                    while line and not line.endswith(b"\n"):  # the rest of the line, piece by piece
+                        line = f.readline(_PEEK_LINE_BYTES)
+                        read += len(line)
+                    continue
                 if b'"sessionId"' not in line:
                     continue
                 try:

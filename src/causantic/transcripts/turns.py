@@ -9,6 +9,8 @@ Rules (in record order, never re-sorted by timestamp):
 - A user message that carries tool results *and* typed text (the user steering mid-turn, e.g.
   "[Request interrupted by user] actually also run typecheck") is a boundary: its text is what the
   following work answers.
+- A turn's prompt is the head of that text (:data:`PROMPT_HEAD_CHARS` of each block); the
+  messages keep all of it.
 - Everything from a boundary up to the next one is that turn. Messages before the first boundary
   form turn 0 with prompt ``""``, so indices are 0-based and contiguous over all groups.
 - ``start_time``/``end_time`` are the earliest and latest message timestamps of the turn (``None``
@@ -22,7 +24,9 @@ from __future__ import annotations
 from causantic.transcripts._system_text import prompt_text_of
 from causantic.transcripts.model import Message, TextBlock, Transcript, Turn
 
-__all__ = ["assemble_turns", "prompt_of"]
+__all__ = ["PROMPT_HEAD_CHARS", "assemble_turns", "prompt_of"]
+
+PROMPT_HEAD_CHARS = 65_536  # how much of a prompt message a turn keeps as its prompt
 
 
 def prompt_of(message: Message, head: int | None = None) -> str:
@@ -44,7 +48,12 @@ def assemble_turns(transcript: Transcript) -> list[Turn]:
     current: list[Message] = []
     prompt = ""
     for message in transcript.messages:
-        text = prompt_of(message)
+        # The head suffices for what a turn's prompt is read for (gating, titles); reading all of a
+        # pasted 50 MB line would hold a second copy of it. Only a head of injected text alone is
+        # no proof that the message is no prompt: then the whole text is read.
+        text = prompt_of(message, PROMPT_HEAD_CHARS)
+        if not text and any(type(b) is TextBlock and len(b.text) > PROMPT_HEAD_CHARS for b in message.blocks):
+            text = prompt_of(message)[:PROMPT_HEAD_CHARS]
         if text:
             if current:
                 turns.append(_turn(len(turns), prompt, current))

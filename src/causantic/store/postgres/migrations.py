@@ -295,6 +295,13 @@ def migrate(conn: Any) -> int:
     return run_pending(conn, MIGRATIONS, done, lambda: _locked(conn), "%s")
 
 
+def schema_version(conn: Any) -> int:
+    """The last migration the database has applied; 0 when it holds no team memory yet."""
+    if conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is None:
+        return 0
+    return int(conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0])
+
+
 @contextmanager
 def _locked(conn: Any) -> Iterator[None]:
     """A transaction holding the migration lock: another member migrating makes this one wait."""

@@ -60,7 +60,17 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         self.path = describe(url)  # how messages name the store; never the URL, which may hold a password
         self.member = member
         self.conn = connect(url, connect_timeout=connect_timeout)
-        migrate(self.conn)
+        try:
+            migrate(self.conn)
+        except psycopg_module().errors.InsufficientPrivilege as exc:
+            # A member upgraded causantic before the database was: only the tables' owner may migrate.
+            why = str(exc).splitlines()[0]
+            self.conn.close()
+            raise StoreError(
+                f"The team database at {self.path} lacks schema changes this causantic needs, and only the"
+                f" role that owns its tables may make them ({why}). Ask them to run `causantic team init`"
+                " (it upgrades the schema), then connect again."
+            ) from exc
         self._counted = threading.local()  # see keyword_document_counts
         self._connect_timeout = connect_timeout
         self._keyword_conn: Any = None  # see _keywords
@@ -636,9 +646,12 @@ class PostgresStore(AbstractContextManager["PostgresStore"]):
         )
         return {r[0]: opening_stems(r[1], r[2], r[3]) for r in rows}
 
-    def fill_text_features(self) -> int:
+    def fill_text_features(self, *, pending_only: bool = False) -> int:
         """Compute the text features of chunks written without them; row-level security leaves
-        other members' rows to them (search scores such rows from their text, as before)."""
+        other members' rows to them (search scores such rows from their text, as before). Migration
+        m003 fills every row (the owner runs it, in `team init`), so none is left ``pending_only``."""
+        if pending_only:
+            return 0
         with self.atomic():
             return fill_text_features(self.conn)
 

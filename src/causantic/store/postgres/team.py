@@ -7,7 +7,7 @@ from typing import Any
 
 from causantic.errors import StoreError
 from causantic.store.postgres.connection import MIN_PGVECTOR, MIN_SERVER_VERSION, connect, describe, psycopg_module
-from causantic.store.postgres.migrations import MIGRATIONS, migrate
+from causantic.store.postgres.migrations import MIGRATIONS, migrate, schema_version
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +83,7 @@ def init(url: str, *, connect_timeout: int | None = None) -> ServerCheck:
 def status(url: str, *, connect_timeout: int | None = None) -> TeamStatus:
     """Members with their sessions, chunks, text size and last ingest; the database's size."""
     with connect(url, connect_timeout=connect_timeout) as conn:
-        version = _schema_version(conn)
+        version = schema_version(conn)
         if version == 0:
             raise StoreError(f"{describe(url)} holds no team memory yet: run `causantic team init` first.")
         members = conn.execute(
@@ -112,18 +112,12 @@ def _check(conn: Any, url: str) -> ServerCheck:
         number >= MIN_SERVER_VERSION,
         row[0] if row else None,
         row[1] if row else None,
-        _schema_version(conn),
+        schema_version(conn),
     )
 
 
 def _scalar(conn: Any, sql: str) -> Any:
     return conn.execute(sql).fetchone()[0]
-
-
-def _schema_version(conn: Any) -> int:
-    if conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is None:
-        return 0
-    return int(conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0])
 
 
 def _version(text: str) -> tuple[int, ...]:

@@ -1,0 +1,149 @@
+"""A pasted text of many megabytes: cleaned and redacted window by window, nothing lost (issue 18)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from causantic.config import Config
+from causantic.ingest import longtext
+from causantic.ingest.longtext import cleaned_long_text
+from causantic.ingest.redact import redactor_from
+from causantic.ingest.service import ingest_paths
+from causantic.services import open_services
+from causantic.transcripts import discover, without_injected
+
+REDACT = redactor_from(Config().redaction)
+
+# Secrets of the kinds the redactor knows, several of them found only by the words before them.
+SECRETS = (
+    "ghp_" + "Kd8s7F6g5H4j3K2l1Z0x" * 2,
+    "AKIA" + "Q7RT2WX9ZK4MB3N5",
+    "the secret key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYz8Kq3Lm9Tv",
+    "password = hunter2hunter2",
+    "Bearer eyJ0eXAiOiJKV1QiLCJhbGciOi",
+    "https://hooks.slack.com/services/T0ABCDEFG/B0HIJKLMN/aBcDeFgHiJkLmNoPqRsTuVwX",
+    "AccountKey=" + "Zm9vYmFyYmF6cXV4" * 6 + "==",
+)
+WORDS = st.sampled_from(("the", "build", "fails", "😀", "é", "token", "key", "x" * 30, "\n", "  ", "<b>", "ok."))
+
+
+def _text(words: list[str], secrets: list[tuple[int, str]]) -> str:
+    parts = list(words)
+    for at, secret in secrets:
+        parts.insert(min(at, len(parts)), secret)
+    return " ".join(parts)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    words=st.lists(WORDS, min_size=200, max_size=900),
+    secrets=st.lists(st.tuples(st.integers(0, 900), st.sampled_from(SECRETS)), max_size=6),
+    injected=st.booleans(),
+)
+def test_windowed_cleaning_equals_cleaning_the_whole_text(
+    words: list[str], secrets: list[tuple[int, str]], injected: bool
+) -> None:
+    # Windows of a few hundred characters, so secrets fall across cuts wherever they are planted.
+    text = "Why does this fail? " + "w" * 300 + " " + _text(words, secrets)
+    whole = REDACT(without_injected(text) if injected else text.strip())
+    windowed = cleaned_long_text(text, REDACT, injected=injected, window=300, reach=200)
+    assert windowed == whole
+    assert not any(s.split()[-1] in windowed for _, s in secrets)
+
+
+def test_a_text_whose_words_all_fall_in_one_window_is_stripped_at_both_ends() -> None:
+    # Mostly blank (a paste padded with spaces and blank lines): the one window holding words, with
+    # a secret redacted in it, starts and ends with blanks, which the whole text's cleaning strips.
+    text = " " * 700 + "\n   the build fails with " + SECRETS[0] + " \n" + " " * 700
+    whole = REDACT(text.strip())
+    windowed = cleaned_long_text(text, REDACT, injected=False, window=300, reach=200)
+    assert windowed == whole and windowed.startswith("the build fails")
+
+
+def test_a_secret_across_a_window_boundary_is_redacted() -> None:
+    for secret in SECRETS:
+        value = secret.split()[-1]
+        for shift in range(0, len(secret) + 2, 3):  # the window's first cut falls at every point of it
+            text = "a " * ((1000 - shift) // 2) + secret + " b" * 1500
+            out = cleaned_long_text(text, REDACT, injected=True, window=1000, reach=300)
+            assert value not in out and "[REDACTED:" in out, (secret, shift)
+            assert out == REDACT(without_injected(text))
+
+
+def test_an_injected_reminder_across_a_window_boundary_is_removed() -> None:
+    reminder = "<system-reminder>The user opened a file in the IDE.</system-reminder>"
+    text = "a " * 490 + reminder + " b" * 1500
+    out = cleaned_long_text(text, REDACT, injected=True, window=1000, reach=300)
+    assert "system-reminder" not in out and "opened a file" not in out
+    assert out == without_injected(text)
+
+
+def _one_line_session(folder: Path, line: str, *, broken_copy: bool = False) -> Path:
+    record = {
+        "type": "user",
+        "uuid": "u1",
+        "sessionId": "s-huge",
+        "cwd": "/tmp/huge",
+        "timestamp": "2026-01-01T10:00:00Z",
+        "message": {"role": "user", "content": f"Why does this fail?\n{line}"},
+    }
+    answer = {
+        "type": "assistant",
+        "uuid": "a1",
+        "parentUuid": "u1",
+        "sessionId": "s-huge",
+        "cwd": "/tmp/huge",
+        "timestamp": "2026-01-01T10:01:00Z",
+        "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "The loader is minified."}]},
+    }
+    lines = [json.dumps(record), json.dumps(answer)]
+    if broken_copy:  # the same huge record again, cut short: a damaged line inside the file
+        lines.insert(1, json.dumps({**record, "uuid": "u0"})[: len(lines[0]) // 2])
+    path = folder / "huge.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.slow
+def test_a_huge_emoji_line_keeps_every_character_its_words_are_found_and_its_secret_is_not(tmp_path: Path) -> None:
+    # 3 million characters holding emoji and accents (Python stores such text at four bytes a
+    # character), a secret straddling the first window's end and words at its start, middle and end.
+    unit = "naïve café 😀 loader → bundle ✓ the key is in the config; 中文 text "
+    filler = (unit * (3_000_000 // len(unit) + 1))[:3_000_000]
+    secret = "ghp_" + "Kd8s7F6g5H4j3K2l1Z0x" * 2
+    cut, middle = longtext.WINDOW_CHARS - 20, 2_000_000  # the secret sits where the first window would end
+    line = f"quokkaopening {filler[:cut]} {secret} {filler[cut:middle]} quokkamiddle {filler[middle:]} quokkaclosing"
+    path = _one_line_session(tmp_path, line)
+    with open_services(Config()) as services:
+        report = ingest_paths(services, [path], embed=False, workers=1)
+        found = {w: services.store.keyword_search(w) for w in ("quokkaopening", "quokkamiddle", "quokkaclosing")}
+        contents = [r[0] for r in services.store.conn.execute("SELECT content FROM chunks ORDER BY turn_index, part")]
+    assert report.errors == [] and report.broken_lines == 0
+    assert all(found.values()), found
+    stored = "".join(contents)
+    assert secret not in stored and secret[:20] not in stored and "[REDACTED:github-token]" in stored
+    slices = [c for c in contents if "[long line " in c]
+    kept = "".join(re.sub(r"^.*?\[long line \d+/\d+ of [\d,]+ characters\] ", "", c, flags=re.S) for c in slices)
+    kept = kept.removesuffix("\n\n[Assistant]\nThe loader is minified.")  # the reply shares the last chunk
+    same = kept == REDACT(line)  # every character, emoji included, in order, once
+    assert same, "the stored slices are not the line"  # (a diff of 3 MB strings would take minutes)
+
+
+@pytest.mark.slow
+def test_a_broken_huge_line_is_skipped_and_counted_and_the_rest_is_kept(tmp_path: Path) -> None:
+    line = ("minified();var a=1;😀 " * 150_000) + " quokkaclosing"
+    path = _one_line_session(tmp_path, line, broken_copy=True)
+    with open_services(Config()) as services:
+        report = ingest_paths(services, [path], embed=False, workers=1)
+        found = services.store.keyword_search("quokkaclosing")
+        answer = services.store.keyword_search("loader minified")
+    assert [group.session_id for group in discover(path)] == ["s-huge"]  # read without parsing the line
+    assert report.broken_lines == 1
+    assert report.as_dict()["skipped_lines"] == {"total": 1, "by_reason": {"invalid json": 1}}
+    assert found and answer
