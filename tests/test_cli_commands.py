@@ -17,6 +17,7 @@ from click.testing import CliRunner, Result
 from process_support import EXAMPLES
 from pydantic import BaseModel
 
+from causantic.cli import output
 from causantic.cli.main import cli
 from causantic.cli.output import console
 from causantic.facade import Memory
@@ -104,7 +105,8 @@ def test_search_prints_hits_with_their_place_and_json_carries_whole_chunks(run: 
 def test_a_search_for_nothing_says_so_and_an_empty_query_is_an_error(run: CliRunner) -> None:
     nothing = as_model(invoke(run, "search", "zqxv wobblefrotz", "--json"), SearchOut)
     assert isinstance(nothing, SearchOut) and nothing.nothing_relevant and nothing.hits == []
-    assert invoke(run, "search", "zqxv wobblefrotz").stdout.startswith("Nothing relevant in memory")
+    said = invoke(run, "search", "zqxv wobblefrotz").stdout
+    assert said.startswith("Nothing relevant in memory") and "(es)" not in said and "(s)" not in said
     empty = invoke(run, "search", "   ")
     assert empty.exit_code == 1 and "The query is empty" in empty.output
 
@@ -142,6 +144,17 @@ def test_previous_session_by_a_prefix_of_the_current_session_shows_the_one_befor
     assert f"=== Session {before[:8]}" in invoke(run, *args).stdout
 
 
+def test_a_session_that_is_not_there_is_named_and_so_is_a_first_session_with_none_before(run: CliRunner) -> None:
+    """Both said "No session data found for project 'acme-shop' in the requested range" (no range was given)."""
+    missing = invoke(run, "reconstruct", "acme-shop", "--session", "ffffffff")
+    assert missing.exit_code == 1 and "No session of 'acme-shop' has an id starting 'ffffffff'" in missing.output
+    timeline = as_model(invoke(run, "reconstruct", "acme-shop", "--json"), ReconstructOutput)
+    assert isinstance(timeline, ReconstructOutput)
+    first = timeline.sessions[0].session_id  # oldest first
+    none = invoke(run, "reconstruct", "acme-shop", "--previous-session", "--current-session", first)
+    assert none.exit_code == 0 and none.stdout == "No session of 'acme-shop' comes before the current one.\n"
+
+
 def test_an_ambiguous_current_session_prefix_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two sessions starting with the same characters: the prefix names both instead of guessing."""
     project = tmp_path / "projects" / "-home-dev-acme-shop"
@@ -167,6 +180,14 @@ def test_tables_in_a_narrow_terminal_keep_every_value_whole(run: CliRunner, monk
         assert f"session  {s.session_id[:8]}" in shown and f"start    {s.started_at[:16].replace('T', ' ')}" in shown
         assert f"title    {s.title[:40]}" in shown
     assert "┃" not in invoke(run, "stats").stdout  # a name/value list has no empty header row
+
+
+def test_columns_set_by_hand_sizes_piped_tables(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`COLUMNS=60 causantic list-sessions … | less` printed rows 150 columns wide."""
+    monkeypatch.setenv("COLUMNS", "60")
+    monkeypatch.setattr(output, "_consoles", {})  # made anew, as in a new process
+    shown = invoke(run, "list-sessions", "acme-shop").stdout
+    assert "session  " in shown and max(len(line) for line in shown.splitlines()) <= 60
 
 
 def test_an_empty_time_range_says_it_is_the_range_that_holds_no_session(run: CliRunner) -> None:
@@ -207,7 +228,7 @@ def test_forget_previews_without_deleting(run: CliRunner) -> None:
     assert isinstance(before, StatsOut) and isinstance(sessions, SessionsOut)
     target = sessions.sessions[0]
     text = invoke(run, "forget", "acme-shop", "--session", target.session_id[:8])
-    assert text.exit_code == 0 and f"{target.chunks} chunk(s) in 1 session(s) of 'acme-shop' would be deleted" in (
+    assert text.exit_code == 0 and f"{target.chunks} chunks in 1 session of 'acme-shop' would be deleted" in (
         text.stdout
     )
     assert "Nothing was deleted" in text.stdout  # no terminal to confirm in
@@ -216,6 +237,12 @@ def test_forget_previews_without_deleting(run: CliRunner) -> None:
     assert preview.deleted == 0 and len(preview.preview) == min(5, target.chunks)
     after = as_model(invoke(run, "stats", "--json"), StatsOut)
     assert isinstance(after, StatsOut) and after.chunks == before.chunks
+
+
+def test_a_forget_that_matches_nothing_says_so_in_words(run: CliRunner) -> None:
+    """Not '0 chunk(s) in 0 session(s) of 'acme-shop' would be deleted.'"""
+    text = invoke(run, "forget", "acme-shop", "--before", "2000-01-01")
+    assert text.exit_code == 0 and text.stdout.strip() == "Nothing in 'acme-shop' matches: nothing would be deleted."
 
 
 def test_forget_by_query_is_refused_while_no_vectors_are_stored(
@@ -268,12 +295,15 @@ def test_hook_status_json_is_the_shape_the_mcp_tool_sends(run: CliRunner) -> Non
 
 def test_ingest_json_reports_in_its_shape(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "fresh"))
-    first = as_model(invoke(CliRunner(), "ingest", str(EXAMPLES), "--no-embed", "--json"), IngestOut)
-    assert isinstance(first, IngestOut) and first.chunks_added > 0 and first.vectors_added is None
+    text = invoke(CliRunner(), "ingest", str(EXAMPLES), "--no-embed")
+    assert text.exit_code == 0 and text.stdout.startswith("Ingest summary")  # piped: no blank line left by a bar
+    assert "deferred (--no-embed)" in text.stdout
+    assert all(line == line.rstrip() for line in text.stdout.splitlines())  # no padding to the table's width
     again = as_model(invoke(CliRunner(), "ingest", str(EXAMPLES), "--no-embed", "--json"), IngestOut)
     assert isinstance(again, IngestOut) and again.chunks_added == 0 and again.files_unchanged == again.files
-    text = invoke(CliRunner(), "ingest", str(EXAMPLES), "--no-embed")
-    assert text.exit_code == 0 and "Ingest summary" in text.stdout and "deferred (--no-embed)" in text.stdout
+    unchanged = invoke(CliRunner(), "ingest", str(EXAMPLES), "--no-embed").stdout
+    assert unchanged.startswith(f"Nothing new: {again.files} files, all unchanged since the last ingest (")
+    assert "Ingest summary" not in unchanged  # not a table of zeros
 
 
 def test_stats_report_an_unusable_vector_index_and_the_rest(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -285,3 +315,47 @@ def test_stats_report_an_unusable_vector_index_and_the_rest(run: CliRunner, monk
     text = invoke(run, "stats")
     assert text.exit_code == 0 and "unavailable" in text.stdout
     assert "the vector index cannot be read (Unknown embedding model 'no-such-model'" in text.stderr
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [("serch", "search or serve"), ("list", "list-projects or list-sessions"), ("clusterz", "cluster or clusters")],
+)
+def test_a_mistyped_command_names_the_ones_meant(typed: str, meant: str) -> None:
+    """The commands load lazily, so click's own suggestion had nothing to suggest from."""
+    result = CliRunner().invoke(cli, [typed, "x"])
+    assert result.exit_code == 2 and f"No such command '{typed}'. Did you mean {meant}?" in result.output
+
+
+def test_an_unknown_command_like_no_other_gets_no_guess() -> None:
+    result = CliRunner().invoke(cli, ["xyzzy"])
+    assert result.exit_code == 2 and "No such command 'xyzzy'." in result.output and "Did you mean" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("command", "flags"), [("list-sessions", ("--from", "--to")), ("forget", ("--before", "--after"))]
+)
+def test_date_options_read_as_date_in_help(command: str, flags: tuple[str, ...]) -> None:
+    """Not ``--from [%Y-%m-%d|%Y-%m-%dT%H:%M:%S|%Y-%m-%d %H:%M:%S]``, which pushed every help line aside."""
+    shown = CliRunner().invoke(cli, [command, "--help"]).output
+    assert all(f"{flag} DATE " in shown for flag in flags) and "%Y" not in shown
+
+
+@pytest.mark.parametrize("command", ["search", "recall"])
+def test_a_search_before_any_ingest_says_memory_is_empty(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It said "no vectors yet: keyword-only (… run `causantic embed`); no matching chunks"."""
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "empty"))
+    said = invoke(CliRunner(), command, "how did we fix the login loop").stdout
+    assert said == "Nothing relevant in memory (memory is empty: run `causantic batch-ingest` first).\n"
+    scoped = invoke(CliRunner(), command, "the login loop", "--project", "acme-shop")
+    assert scoped.exit_code == 1 and "memory is empty (run `causantic batch-ingest` first)" in scoped.output
+
+
+def test_config_shows_values_as_config_json_spells_them(run: CliRunner) -> None:
+    """A user copying a value into config.json needs null, true and [], not Python's None, True and ()."""
+    rows = {line.split("│")[0].strip(): line.split("│")[1:3] for line in invoke(run, "config").stdout.splitlines()[2:]}
+    assert [cell.strip() for cell in rows["storage.dbPath"]] == ["null", "null"]
+    assert [cell.strip() for cell in rows["team.shareProjects"]] == ["[]", "[]"]
+    assert [cell.strip() for cell in rows["promptMemory.enabled"]] == ["false", "false"]

@@ -7,6 +7,7 @@ test's temporary folder (``screenshots/``).
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -136,7 +137,7 @@ def _cli_session_text(home: Path, project: str, session: str) -> str:
     pages, number = [], 1
     while True:
         pages.append(causantic(home, "reconstruct", project, "--session", session, "--page", str(number)))
-        if "earlier chunk(s) not shown" not in pages[-1]:
+        if not re.search(r"earlier chunks? not shown", pages[-1]):
             return "\n".join(pages)
         number += 1
 

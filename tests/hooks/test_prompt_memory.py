@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -85,6 +86,9 @@ def test_a_prompt_about_past_work_gets_the_moment_with_date_session_and_a_pointe
     assert len(context) / 3.5 <= 300  # promptMemory.maxTokens
     run = read_status()["user-prompt-submit"]
     assert run["success"] and run["project"] == "JSSoundRecorder"
+    # `causantic hook status` shows this; it read "… 1 session(s); lead infx the next session"
+    why = r"added \d+ past moments?, \d+ characters: \d+ moments? of \d+ sessions?; "
+    assert re.match(why + r"(lead \d+\.\d\dx the next session|no other session matched)(;|$)", run["outcome"])
     added = [m for m in run["injected"] if m["sessionId"] == PAST_SESSION]
     assert 1 <= len(added) <= 2  # promptMemory.perSession
     for m in added:  # why: clears the bar, covers enough of the prompt, its session clearly led

@@ -195,7 +195,7 @@ def _briefing(cwd: str) -> str:
 def test_a_real_briefing_names_real_work_not_warm_up_greetings_or_ide_wrappers(real_memory: Path) -> None:
     context = _briefing("/Users/dain/workspace/JSSoundRecorder")
     assert "ready to help" not in context and "Hello!" not in context and "<ide_" not in context
-    assert "1 session(s) stored" in context  # two sessions existed only for their warm-up replies
+    assert "1 session stored" in context  # two sessions existed only for their warm-up replies
     assert "- Last request: Let's also Migrate to AudioWorklet" in context
     assert "7acd37a8 · Claude Code · 36 chunks: OK, so this was just so you know what there is now" in context
     assert len(context) / 3.5 <= 500

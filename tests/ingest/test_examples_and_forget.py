@@ -78,11 +78,11 @@ def test_the_examples_are_never_added_to_a_store_that_holds_real_sessions(no_ses
 def test_forget_with_no_filter_previews_the_whole_project_and_deletes_it_only_with_yes(no_sessions_here: Path) -> None:
     _run("batch-ingest", "--no-embed")
     preview = _run("forget", "acme-shop")
-    assert "6 chunk(s) in 3 session(s) of the whole project 'acme-shop' would be deleted." in preview
+    assert "6 chunks in 3 sessions of the whole project 'acme-shop' would be deleted." in preview
     assert "Nothing was deleted. Add --yes to delete." in preview
     assert _projects() == {"acme-shop"}
     done = _run("forget", "acme-shop", "--all", "--yes")
-    assert "6 chunk(s) in 3 session(s) of the whole project 'acme-shop' deleted." in done
+    assert "6 chunks in 3 sessions of the whole project 'acme-shop' deleted." in done
     assert _projects() == set()
     result = CliRunner().invoke(cli, ["forget", "acme-shop", "--all", "--session", "4005b823"])
     assert result.exit_code == 2 and "--all takes no filter: drop --before/--after/--session/--query" in result.output
@@ -149,9 +149,9 @@ def test_in_a_terminal_forget_asks_before_deleting_a_whole_project(
         ingest_paths(services, [SESSIONS_DIR], embed=False, workers=1)
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "COLUMNS": "100"}
     out = _in_a_terminal(["forget", "acme-shop"], answer, env)
-    assert "would be deleted" in out and "Delete these 6 chunk(s) of 'acme-shop'?" in out
+    assert "would be deleted" in out and "Delete these 6 chunks of 'acme-shop'?" in out
     assert _projects() == left
-    assert ("6 chunk(s) of 'acme-shop' deleted." in out) == (answer == "y")
+    assert ("6 chunks of 'acme-shop' deleted." in out) == (answer == "y")
 
 
 def test_examples_copied_elsewhere_are_ordinary_sessions(tmp_path: Path) -> None:

@@ -196,6 +196,15 @@ def test_init_asks_first_and_a_no_changes_nothing(home: Path) -> None:
     assert snapshot(home) == before
 
 
+def test_init_run_from_a_script_with_no_answer_says_to_add_yes(home: Path) -> None:
+    """It stopped at a bare 'Aborted!' when stdin held no answer."""
+    place(home)
+    before = snapshot(home)
+    done = run(home, "init", "--no-ingest", "--no-check", input="")
+    assert done.returncode == 1 and "add --yes to go ahead without asking" in done.stderr
+    assert "Aborted!" not in done.stderr and snapshot(home) == before
+
+
 def test_the_registered_server_and_hook_run_the_way_claude_code_runs_them(home: Path, causantic_home: Path) -> None:
     place(home)
     assert run(home, "ingest", "--no-embed", str(EXAMPLES)).returncode == 0

@@ -121,7 +121,7 @@ def test_nothing_relevant_is_an_answer_not_an_error(served: McpProcess) -> None:
 
 def test_reconstruct_replays_a_project_in_time_order(served: McpProcess) -> None:
     body, data = ok(served, "reconstruct", {"project": "acme-shop"})
-    assert body.startswith("acme-shop: 3 session(s), oldest first")
+    assert body.startswith("acme-shop: 3 sessions, oldest first")
     assert len(data["sessions"]) == 3 and data["mode"] == "timeline" and data["view"] == "timeline"
     assert body.index("Safari") < body.index("rate limiting")  # Nov 2 before Nov 4
     assert all(s["title"] for s in data["sessions"]) and not data["chunks"]

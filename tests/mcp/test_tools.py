@@ -37,7 +37,7 @@ def test_forget_deletes_a_session_only_when_dry_run_is_false(memory: Path) -> No
     )
     assert preview.structured_content["count"] == 2 and preview.structured_content["deleted"] == 0
     assert deleted.structured_content == {**deleted.structured_content, "dry_run": False, "deleted": 2}
-    assert text(deleted).startswith("Deleted 2 chunk(s)")
+    assert text(deleted).startswith("Deleted 2 chunks")
     assert all(h["session_id"] != "4005b823-fa0d-5890-9dc8-e686765e4267" for h in search.structured_content["hits"])
     assert listing.structured_content["total"] == 2
 
@@ -152,3 +152,43 @@ def test_forget_with_no_filter_previews_a_whole_project_and_deletes_only_the_pre
     assert refused.is_error and "needs expected_count" in text(refused)
     assert deleted.structured_content["deleted"] == 6
     assert "acme-shop" not in {p["name"] for p in projects.structured_content["projects"]}
+
+
+def test_list_projects_reads_as_english_with_one_date_for_a_single_day(memory: Path) -> None:
+    """An agent reads '1 session, 2026-11-03', not '1 sessions, 2026-11-03 – 2026-11-03'."""
+    (listing,) = call_all(("list-projects", {}))
+    lines = text(listing).splitlines()[1:]
+    projects = listing.structured_content["projects"]
+    assert len(lines) == len(projects) and any(p["sessions"] == 1 for p in projects)
+    for line, project in zip(lines, projects, strict=True):
+        sessions = project["sessions"]
+        assert f", {sessions} session{'' if sessions == 1 else 's'}, " in line
+        first, last = project["first_seen"][:10], project["last_seen"][:10]
+        assert (f", {first}) " in line) if first == last else (f", {first} – {last}) " in line)
+
+
+def test_bad_arguments_are_named_in_one_line_without_pydantics_report(memory: Path) -> None:
+    """It read '1 validation error for searchArguments / query / Field required [type=missing,
+    input_value={}, input_type=dict] / For further information visit https://errors.pydantic.dev/…'."""
+    missing, wrong = call_all(
+        ("search", {}), ("search", {"query": "rate limiting", "limit": "ten", "source": "cursor"})
+    )
+    assert missing.is_error and text(missing) == "Error executing tool search: invalid arguments: query is required."
+    assert wrong.is_error and text(wrong).startswith("Error executing tool search: invalid arguments: ")
+    assert "limit: Input should be a valid integer" in text(wrong)
+    assert "source: Input should be 'claude-code', 'codex' or 'gemini'" in text(wrong)
+    assert all(noise not in text(wrong) for noise in ("input_value", "pydantic", "\n"))
+
+
+def test_a_forget_that_matches_nothing_says_so_in_words(memory: Path) -> None:
+    (preview,) = call_all(("forget", {"project": "acme-shop", "before": "2000-01-01T00:00:00"}))
+    assert preview.structured_content["count"] == 0
+    assert text(preview) == "Nothing in 'acme-shop' matches: nothing would be deleted."
+
+
+def test_an_unknown_project_names_the_known_ones_and_the_tool_that_lists_them(memory: Path) -> None:
+    """It told the model to 'Run `causantic list-projects`', a command line it may not have."""
+    listing, unknown = call_all(("list-projects", {}), ("search", {"query": "redirect", "project": "no-such-app"}))
+    names = [p["name"] for p in listing.structured_content["projects"]]
+    assert unknown.is_error and "`causantic" not in text(unknown)
+    assert text(unknown).endswith(f"(known: {', '.join(names[:10])}; list-projects shows each with its path).")

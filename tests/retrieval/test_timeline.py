@@ -39,7 +39,7 @@ def _run(*args: str) -> str:
 def test_reconstruct_defaults_to_one_line_per_session_oldest_first_with_titles(store_home: Path) -> None:
     out = _run("reconstruct", "claude-code-log")
     lines = out.splitlines()
-    assert lines[0] == "claude-code-log: 12 session(s), oldest first"
+    assert lines[0] == "claude-code-log: 12 sessions, oldest first"
     sessions = [line for line in lines if LINE.match(line)]
     assert len(sessions) == 12
     assert sessions == sorted(sessions)  # oldest first, the newest last
@@ -50,10 +50,10 @@ def test_reconstruct_defaults_to_one_line_per_session_oldest_first_with_titles(s
 
 def test_a_timeline_page_says_how_many_sessions_lie_beyond_it_and_how_to_see_them(store_home: Path) -> None:
     first = _run("reconstruct", "claude-code-log", "--limit", "5").splitlines()
-    assert first[0] == "claude-code-log: 5 session(s), oldest first (page 1 of 3)"
-    assert first[1] == "… 7 earlier session(s) not shown; use --page 2"
+    assert first[0] == "claude-code-log: 5 sessions, oldest first (page 1 of 3)"
+    assert first[1] == "… 7 earlier sessions not shown; use --page 2"
     last = _run("reconstruct", "claude-code-log", "--limit", "5", "--page", "3")
-    assert "… 10 later session(s) not shown; use --page 2" in last
+    assert "… 10 later sessions not shown; use --page 2" in last
     ids = [
         line.split()[2]
         for page in ("1", "2", "3")
@@ -70,7 +70,7 @@ def test_the_text_of_one_session_is_paged_from_the_end_and_never_cut_without_say
     assert page1["view"] == "text" and page1["earlier"] > 0 and page1["later"] == 0
     assert page1["split_sessions"] == [page1["sessions"][0]["session_id"]]
     text = _run("reconstruct", "claude-code-log", "--session", session, "--max-tokens", "1500")
-    assert f"… {page1['earlier']} earlier chunk(s) not shown; use --page 2" in text
+    assert f"… {page1['earlier']} earlier chunks not shown; use --page 2" in text
     assert "(only part of this session is on this page)" in text
     seen = [c["id"] for c in page1["chunks"]]
     page = 2

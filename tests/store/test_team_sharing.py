@@ -380,7 +380,10 @@ def test_stats_and_the_dashboard_overview_count_local_projects_beside_team_memor
     }
     text = CliRunner().invoke(cli, ["stats"], env=env, terminal_width=80)
     assert text.exit_code == 0, text.output
-    assert f"{team_chunks} chunks, 1 sessions, 1 projects" in text.output and "local (unshared)" in text.output
+    assert (
+        f"{team_chunks} chunk{'' if team_chunks == 1 else 's'}, 1 session, 1 project" in text.output
+        and "local (unshared)" in text.output
+    )
     # The dashboard's overview page shows the diary (a local project) beside the shared shop.
     from starlette.testclient import TestClient
 

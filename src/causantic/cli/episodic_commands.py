@@ -12,6 +12,7 @@ import click
 from causantic.cli import output
 from causantic.cli.options import (
     agent_option,
+    date_option,
     days_back_option,
     defaulted_int_option,
     float_range,
@@ -25,9 +26,10 @@ from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.episodes import EpisodeAnswer
-from causantic.retrieval.forget import ForgetResult, preview_line
+from causantic.retrieval.forget import ForgetResult, nothing_to_forget, preview_line
 from causantic.retrieval.format import (
     chunk_heading,
+    counted,
     episode_heading,
     episodes_heading,
     nothing_relevant,
@@ -182,8 +184,8 @@ def reconstruct_command(
 
 @click.command("forget")
 @click.argument("project")
-@click.option("--before", type=click.DateTime(), help="Chunks before this time (UTC).")
-@click.option("--after", type=click.DateTime(), help="Chunks at or after this time (UTC).")
+@date_option("--before", "before", "Chunks before this time, e.g. 2026-03-01 or 2026-03-01T09:00:00 (UTC).")
+@date_option("--after", "after", "Chunks at or after this time (UTC).")
 @session_id_option("--session", "session_id", help="One session (id or id prefix).")
 @click.option("--query", help="Chunks similar to this text (see --threshold).")
 @click.option(
@@ -244,10 +246,10 @@ def forget_command(
             if (
                 sys.stdin.isatty()
                 and sys.stdout.isatty()
-                and click.confirm(f"Delete these {result.count} chunk(s) of {result.project!r}?", default=False)
+                and click.confirm(f"Delete these {counted(result.count, 'chunk')} of {result.project!r}?")
             ):
                 done = memory.forget_previewed(result)
-                output.console.print(f"{done.deleted} chunk(s) of {done.project!r} deleted.", markup=False)
+                output.console.print(f"{counted(done.deleted, 'chunk')} of {done.project!r} deleted.", markup=False)
             else:
                 output.console.print("Nothing was deleted. Add --yes to delete.")
 
@@ -255,10 +257,13 @@ def forget_command(
 def _print_forget(result: ForgetResult) -> None:
     console = output.console
     scope = "the whole project " if result.whole_project else ""
-    if result.dry_run:
-        head = f"{result.count} chunk(s) in {result.sessions} session(s) of {scope}{result.project!r} would be deleted."
+    where = f"in {counted(result.sessions, 'session')} of {scope}{result.project!r}"
+    if result.dry_run and not result.count:
+        head = nothing_to_forget(result.project)
+    elif result.dry_run:
+        head = f"{counted(result.count, 'chunk')} {where} would be deleted."
     else:
-        head = f"{result.deleted} chunk(s) in {result.sessions} session(s) of {scope}{result.project!r} deleted."
+        head = f"{counted(result.deleted, 'chunk')} {where} deleted."
     console.print(head, markup=False)
     if result.whole_project:  # a project is best recognised by its sessions
         for session in result.session_summaries:
@@ -266,7 +271,7 @@ def _print_forget(result: ForgetResult) -> None:
             console.print(_fitted(lead, session.title, PREVIEW_TITLE_CHARS))
         shown = len(result.session_summaries)
         if result.sessions > shown:
-            console.print(f"  … and {result.sessions - shown} more session(s)", markup=False)
+            console.print(f"  … and {counted(result.sessions - shown, 'more session')}", markup=False)
         return
     for chunk, similarity in result.preview:
         score = f"[{similarity * 100:.0f}%] " if similarity is not None else ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import click
@@ -85,7 +86,9 @@ def config_command(as_json: bool) -> None:
 
 
 def _short(value: object) -> str:
-    text = str(value)
+    """A value as config.json spells it (null, true, []), not as Python prints it (None, True, ())."""
+    plain = value is None or isinstance(value, bool | int | float | list | tuple | dict)  # a secret stays str()
+    text = json.dumps(value, default=str) if plain else str(value)
     return text if len(text) <= 30 else text[:27] + "…"
 
 

@@ -12,6 +12,7 @@ import click
 from causantic.cli.output import console, domain_errors, emit_json, json_option, progress_bars, table
 from causantic.config import Config, codex_sessions_dir, gemini_sessions_dir, load_config
 from causantic.facade import Memory
+from causantic.retrieval.format import counted
 from causantic.retrieval.output import IngestOut
 
 if TYPE_CHECKING:
@@ -169,7 +170,35 @@ def _damaged(report: IngestOut) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(report.skipped_lines.by_reason.items())) or "0"
 
 
+def _nothing_new(report: IngestOut) -> bool:
+    """Every file was read before and is unchanged: the summary would be a table of zeros."""
+    changed = report.chunks_added or report.chunks_updated or report.chunks_removed or report.vectors_added
+    return bool(report.files) and report.files_unchanged == report.files and not (changed or report.files_waiting)
+
+
 def render_report(report: IngestOut) -> None:
+    if _nothing_new(report):
+        files = counted(report.files, "file")
+        console.print(
+            f"Nothing new: {files}, all unchanged since the last ingest ({report.seconds:.1f} s).", markup=False
+        )
+    else:
+        _summary_table(report)
+    for note in report.notes:
+        console.print(f"note: {note}", style="yellow", markup=False, soft_wrap=True)
+    for failed in report.errors:
+        console.print(
+            f"[red]error[/red] {failed.path}: {failed.error}", soft_wrap=True
+        )  # a path cut in two cannot be copied
+    if report.examples_removed:
+        console.print(
+            f"Removed the bundled example sessions ({', '.join(report.examples_removed)}) now that "
+            "memory holds your own sessions.",
+            markup=False,
+        )
+
+
+def _summary_table(report: IngestOut) -> None:
     edges = report.edges_added.by_type
     rows = [
         (
@@ -204,18 +233,6 @@ def render_report(report: IngestOut) -> None:
         ),
     ]
     table("Ingest summary", [("", "left"), ("", "left")], rows)
-    for note in report.notes:
-        console.print(f"note: {note}", style="yellow", markup=False, soft_wrap=True)
-    for failed in report.errors:
-        console.print(
-            f"[red]error[/red] {failed.path}: {failed.error}", soft_wrap=True
-        )  # a path cut in two cannot be copied
-    if report.examples_removed:
-        console.print(
-            f"Removed the bundled example sessions ({', '.join(report.examples_removed)}) now that "
-            "memory holds your own sessions.",
-            markup=False,
-        )
 
 
 COMMANDS = [ingest_command, batch_ingest_command]

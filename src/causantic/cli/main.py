@@ -7,6 +7,7 @@ stats`` never pays for the embedding runtime or ``causantic search`` for the ing
 
 from __future__ import annotations
 
+import difflib
 import importlib
 
 import click
@@ -55,6 +56,20 @@ class LazyGroup(click.Group):
         module = importlib.import_module(f"causantic.cli.{module_name}")
         command: click.Command = next(c for c in module.COMMANDS if c.name == cmd_name)
         return command
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """An unknown command names the ones meant: 'serch' → search, 'list' → list-projects, list-sessions."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            typed, known = args[0] if args else "", self.list_commands(ctx)
+            meant = [name for name in known if typed and name.startswith(typed)]
+            meant = meant or difflib.get_close_matches(typed, known, n=2)
+            if not meant:
+                raise
+            raise click.UsageError(f"{exc.message} Did you mean {' or '.join(meant)}?", ctx) from exc
 
     def invoke(self, ctx: click.Context) -> object:
         try:

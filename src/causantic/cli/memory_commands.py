@@ -11,7 +11,7 @@ from causantic.cli.output import STORE_LABELS, domain_errors, emit_json, json_op
 from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
-from causantic.retrieval.format import when
+from causantic.retrieval.format import counted, when
 
 LIST_TITLE_CHARS = 80
 
@@ -31,14 +31,17 @@ def stats_command(as_json: bool) -> None:
     rows = [
         ("chunks", result.chunks),
         *(
-            (f"  {STORE_LABELS[name]}", f"{s.chunks} chunks, {s.sessions} sessions, {s.projects} projects")
+            (f"  {STORE_LABELS[name]}", _counts(("chunk", s.chunks), ("session", s.sessions), ("project", s.projects)))
             for name, s in result.stores.items()
         ),
         ("vectors", result.vectors if result.vectors is not None else "unavailable"),
         ("edges", result.edges.total),
         *((f"  {kind}", count) for kind, count in sorted(result.edges.by_type.items())),
         ("sessions", result.sessions),
-        *((f"  {source}", f"{c.sessions} sessions, {c.chunks} chunks") for source, c in result.sources.items()),
+        *(
+            (f"  {source}", _counts(("session", c.sessions), ("chunk", c.chunks)))
+            for source, c in result.sources.items()
+        ),
         ("projects", result.projects),
         ("agents (besides main)", result.agents),
         ("clusters", result.clusters),
@@ -64,6 +67,11 @@ def stats_command(as_json: bool) -> None:
             "Warning: the ANN index file is missing; search scans every vector until `causantic embed` rebuilds it.",
             err=True,
         )
+
+
+def _counts(*counts: tuple[str, int]) -> str:
+    """'8 sessions, 1 chunk': each count with its noun in the right number."""
+    return ", ".join(counted(n, noun) for noun, n in counts)
 
 
 @click.command("list-projects")

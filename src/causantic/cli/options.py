@@ -44,10 +44,16 @@ def max_tokens_option(func: F) -> F:
     return click.option("--max-tokens", type=int_range(options.MAX_TOKENS), help=options.MAX_TOKENS.help)(func)
 
 
+def date_option(flag: str, dest: str, help: str) -> Callable[[F], F]:
+    """A date or date and time without a zone, taken as UTC. Its help line reads ``--from DATE``, not
+    click.DateTime's ``--from [%Y-%m-%d|%Y-%m-%dT%H:%M:%S|%Y-%m-%d %H:%M:%S]``."""
+    return click.option(flag, dest, type=click.DateTime(), metavar="DATE", help=help)
+
+
 def time_range_options(func: F) -> F:
-    """--from and --to (click.DateTime: dates and times without a zone, taken as UTC)."""
-    func = click.option("--to", "until", type=click.DateTime(), help=options.UNTIL.help)(func)
-    return click.option("--from", "since", type=click.DateTime(), help=options.SINCE.help)(func)
+    """--from and --to."""
+    func = date_option("--to", "until", options.UNTIL.help)(func)
+    return date_option("--from", "since", options.SINCE.help)(func)
 
 
 def days_back_option(func: F) -> F:

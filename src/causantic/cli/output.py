@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 # Piped output is read in a pager or a file, not a window 80 columns wide: rich would wrap tables
-# and truncate names at 80, so a pipe gets room for a whole row (a terminal keeps its own width).
+# and truncate names at 80, so a pipe gets room for a whole row (a terminal keeps its own width, and
+# COLUMNS set by hand wins over both, as it does for rich and click).
 PIPE_WIDTH = 200
 FLEX_MIN_WIDTH = 16  # the one wrapping column of a table gets at least this; else rows print as blocks
 STORE_LABELS = {"team": "team memory", "local": "local (unshared)"}  # team memory beside the local store
@@ -47,7 +48,7 @@ def _console(name: str = "console") -> Console:
 
         # No emoji codes: stored text is shown as written, and code holds them by chance
         # (arr[1:100:2] would read arr[1💯2]).
-        width = None if sys.stdout.isatty() else PIPE_WIDTH
+        width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else PIPE_WIDTH
         _consoles["console"] = Console(highlight=False, emoji=False, width=width)
         _consoles["err_console"] = Console(stderr=True, highlight=False, emoji=False)
     return _consoles[name]
@@ -113,7 +114,7 @@ def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[
         out.add_column(header, justify=justify, no_wrap=i != flex, overflow="fold")  # type: ignore[arg-type]
     for row in cells:
         out.add_row(*row)
-    console.print(out)
+    _print(out)
 
 
 def _records(title: str | None, headers: Sequence[str], cells: Sequence[Sequence[str]]) -> None:
@@ -133,7 +134,19 @@ def _records(title: str | None, headers: Sequence[str], cells: Sequence[Sequence
         grid.add_column(overflow="fold")
         for header, value in zip(headers, row, strict=True):
             grid.add_row(header, Text(value))
-        console.print(grid)
+        _print(grid)
+
+
+def _print(renderable: Any) -> None:
+    """Print a table; piped, without the spaces that pad each line to the table's width (they would
+    land in files, diffs and grep matches)."""
+    console = _console()
+    if console.is_terminal:
+        console.print(renderable)
+        return
+    with console.capture() as captured:
+        console.print(renderable)
+    click.echo("\n".join(text.rstrip() for text in captured.get().splitlines()))
 
 
 def progress_bars(*, detail: bool = False) -> Progress:
@@ -153,7 +166,10 @@ def progress_bars(*, detail: bool = False) -> Progress:
         columns.append(TextColumn("{task.fields[detail]}", table_column=Column(ratio=1, no_wrap=True)))
     columns.append(TimeElapsedColumn())
     # Only a narrow terminal sizes the detail to what is left; a wide one keeps the line short.
-    return Progress(*columns, console=console, transient=True, expand=detail and room < BAR_MAX)
+    # Piped, there is no line to redraw: a disabled bar also leaves no blank line before the summary.
+    return Progress(
+        *columns, console=console, transient=True, expand=detail and room < BAR_MAX, disable=not console.is_terminal
+    )
 
 
 @contextmanager

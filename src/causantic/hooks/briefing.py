@@ -23,6 +23,7 @@ from causantic.errors import ProjectNotFound
 from causantic.files import atomic_write, prune_older_than, secure_dir
 from causantic.hooks.chunk_text import sections
 from causantic.ingest.tokens import approx_tokens
+from causantic.retrieval.format import counted
 from causantic.sources import SOURCE_NAMES
 from causantic.transcripts import BRIEFING_OPENING
 
@@ -91,7 +92,7 @@ def build_briefing(memory: Memory, cwd: str, *, exclude_session: str | None, bud
         f"{s.short_title(TITLE_CHARS)}"
         for s in sessions
     ]
-    header = f"{BRIEFING_OPENING} ({listing.project}; {listing.total} session(s) stored), from Causantic."
+    header = f"{BRIEFING_OPENING} ({listing.project}; {counted(listing.total, 'session')} stored), from Causantic."
     titled = [
         (
             f"Where work stopped (session {latest.session_id[:8]}, {SOURCE_NAMES.get(latest.source, latest.source)}, "

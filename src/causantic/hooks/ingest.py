@@ -25,6 +25,7 @@ from causantic.config import causantic_home
 from causantic.files import file_lock, secure_dir
 from causantic.hooks.event import HookEvent, HookProblem
 from causantic.logs import HOOKS_LOG, log, log_path
+from causantic.retrieval.format import counted
 
 if TYPE_CHECKING:
     from causantic.facade import Memory
@@ -75,7 +76,7 @@ def run_worker(event: HookEvent) -> WorkerResult:
             if report.errors:
                 first = report.errors[0]
                 raise HookProblem(
-                    f"{len(report.errors)} file(s) could not be ingested; first: {first.path}: {first.error}"
+                    f"{counted(len(report.errors), 'file')} could not be ingested; first: {first.path}: {first.error}"
                 )
             result = WorkerResult(
                 f"ingested {report.chunks_added} new and {report.chunks_updated} changed chunks"

@@ -29,6 +29,7 @@ from causantic.hooks.chunk_text import sections
 from causantic.hooks.event import HookEvent
 from causantic.ingest.tokens import CHARS_PER_TOKEN
 from causantic.prompt_services import open_prompt_index
+from causantic.retrieval.format import counted
 from causantic.retrieval.moments import Moment, MomentsRelevance, MomentsRequest, prompt_moments
 from causantic.runs import InjectedMoment, record
 from causantic.transcripts._system_text import prompt_text_of
@@ -108,7 +109,7 @@ def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
     return _done(
         started,
         event,
-        f"added {len(found.moments)} past moment(s), {len(text)} characters: {found.reason}",
+        f"added {counted(len(found.moments), 'past moment')}, {len(text)} characters: {found.reason}",
         found.project,
         injected,
     )

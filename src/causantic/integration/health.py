@@ -37,11 +37,8 @@ def _store() -> Check:
     try:
         with Memory() as memory:
             stats = memory.stats()
-        return Check(
-            "memory store",
-            True,
-            f"{stats.chunks} chunks in {stats.projects} project(s); keyword index {stats.keyword_index}",
-        )
+        projects = f"{stats.projects} project" + ("" if stats.projects == 1 else "s")
+        return Check("memory store", True, f"{stats.chunks} chunks in {projects}; keyword index {stats.keyword_index}")
     except Exception as exc:
         return Check("memory store", False, f"{type(exc).__name__}: {exc}")
 

@@ -115,9 +115,8 @@ def uninstall(paths: ClaudePaths) -> Report:
     if settings.exists:
         events = set(record["created_events"]) if "created_events" in record else None
         after, removed = remove_hooks(settings.data or {}, events, record.get("created_hooks_key"))
-        report.changes.append(
-            _write_or_delete(settings, after, record.get("created_file", False), f"{removed} hook handler(s) removed")
-        )
+        what = f"{removed} hook handler{'' if removed == 1 else 's'} removed"
+        report.changes.append(_write_or_delete(settings, after, record.get("created_file", False), what))
 
     mcp_record = manifest.get("claude_json", {})
     if mcp_record.get("path") != str(paths.claude_json):

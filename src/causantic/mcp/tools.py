@@ -21,7 +21,8 @@ from pydantic import BaseModel, Field
 from causantic.facade import Memory
 from causantic.mcp.app import AppContext
 from causantic.retrieval import options
-from causantic.retrieval.format import when
+from causantic.retrieval.forget import nothing_to_forget
+from causantic.retrieval.format import counted, day_span, span
 from causantic.retrieval.output import (
     EpisodicOut,
     ForgetOut,
@@ -247,8 +248,8 @@ def list_projects(ctx: Context) -> Annotated[CallToolResult, ProjectsOut]:
         text = "No projects in memory yet (run `causantic batch-ingest`)."
     else:
         text = "Projects in memory:\n" + "\n".join(
-            f"- {p.name} ({p.chunks} chunks, {p.sessions} sessions, "
-            f"{_day(p.first_seen)} – {_day(p.last_seen)}) {p.path}"
+            f"- {p.name} ({counted(p.chunks, 'chunk')}, {counted(p.sessions, 'session')}, "
+            f"{day_span(p.first_seen, p.last_seen)}) {p.path}"
             for p in output.projects
         )
     return _result(text, output)
@@ -277,8 +278,8 @@ def list_sessions(
         text = f"No sessions found for project {listing.project!r} in that range."
     else:
         lines = [
-            f"- {x.session_id} ({x.source}, {when(x.started_at)} – {when(x.ended_at)}, "
-            f"{x.chunks} chunks, {x.tokens} tokens{_agents(x.agents)}): {x.short_title(120)}"
+            f"- {x.session_id} ({x.source}, {span(x.started_at or '', x.ended_at or '')}, "
+            f"{counted(x.chunks, 'chunk')}, {x.tokens} tokens{_agents(x.agents)}): {x.short_title(120)}"
             for x in sessions
         ]
         text = f"Sessions of {listing.project} ({len(sessions)} of {total}, newest first):\n" + "\n".join(lines)
@@ -310,7 +311,7 @@ def stats(ctx: Context) -> Annotated[CallToolResult, StatsOut]:
         lines[2:2] = [f"Team memory unreachable, local memory's figures only: {output.team_unreachable}", ""]
     if output.projects_detail:
         lines += ["", "Projects:"] + [
-            f"- {p.name}: {p.chunks} chunks ({_day(p.first_seen)} – {_day(p.last_seen)})"
+            f"- {p.name}: {counted(p.chunks, 'chunk')} ({day_span(p.first_seen, p.last_seen)})"
             for p in output.projects_detail
         ]
     return _result("\n".join(lines), output)
@@ -390,19 +391,17 @@ def forget(
             for x in result.session_summaries
         ]
     scope = "the whole project" if result.whole_project else "project"
-    if result.dry_run:
+    if result.dry_run and not result.count:
+        text = nothing_to_forget(result.project)
+    elif result.dry_run:
         text = (
-            f"Dry run: {result.count} chunk(s) in {result.sessions} session(s) would be deleted from {scope} "
-            f"{result.project!r}."
+            f"Dry run: {counted(result.count, 'chunk')} in {counted(result.sessions, 'session')} would be deleted "
+            f"from {scope} {result.project!r}."
             + ("\n" + "\n".join(lines) if lines else "")
-            + (
-                f"\nAfter the user confirms, call again with dry_run=false and expected_count={result.count}."
-                if result.count
-                else ""
-            )
+            + f"\nAfter the user confirms, call again with dry_run=false and expected_count={result.count}."
         )
     else:
-        text = f"Deleted {result.deleted} chunk(s) from {scope} {result.project!r}." + (
+        text = f"Deleted {counted(result.deleted, 'chunk')} from {scope} {result.project!r}." + (
             "\n" + "\n".join(lines[:3]) if lines else ""
         )
     return _result(text, output)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from causantic.errors import CausanticError
+from causantic.retrieval.format import counted
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import ChunkScope, StoredChunk
@@ -50,6 +51,11 @@ class ForgetResult:
     sessions: int = 0  # sessions the matches belong to
     ids: tuple[str, ...] = ()  # every matched chunk, so a confirmed preview deletes exactly these
     session_summaries: tuple[SessionSummary, ...] = ()  # whole project: its sessions, newest first
+
+
+def nothing_to_forget(project: str) -> str:
+    """What a preview that matched nothing says, on the command line and to an agent alike."""
+    return f"Nothing in {project!r} matches: nothing would be deleted."
 
 
 def preview_line(chunk: StoredChunk, width: int) -> str:
@@ -109,7 +115,7 @@ def forget(
         return replace(result, dry_run=request.dry_run)
     if request.expected is not None and request.expected != len(matches):
         raise CausanticError(
-            f"{len(matches)} chunk(s) of {project.name!r} match now, not the {request.expected} previewed "
+            f"{counted(len(matches), 'chunk')} of {project.name!r} match now, not the {request.expected} previewed "
             "(memory changed since). Nothing was deleted; preview again."
         )
     return delete_previewed(store, vectors, result)

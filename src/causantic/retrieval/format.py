@@ -50,9 +50,10 @@ def mixes_stores(chunks: list[StoredChunk]) -> bool:
     return any(c.user is None for c in chunks) and any(c.user is not None for c in chunks)
 
 
-def counted(n: int, noun: str) -> str:
-    """'1 chunk', '3 chunks': a count with its noun in the right number."""
-    return f"{n} {noun}" + ("" if n == 1 else "s")
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 chunk', '3 chunks': a count with its noun in the right number (``plural`` where adding an
+    s is wrong: 'match', 'matches')."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def span(start: str, end: str) -> str:
@@ -61,6 +62,12 @@ def span(start: str, end: str) -> str:
     if last == first:
         return first
     return f"{first} – {last[11:] if last[:10] == first[:10] else last}"
+
+
+def day_span(start: str | None, end: str | None) -> str:
+    """'2026-05-01 – 2026-05-03'; one date when both fall on the same day."""
+    first, last = (start or "?")[:10], (end or "?")[:10]
+    return first if first == last else f"{first} – {last}"
 
 
 def chunk_header(

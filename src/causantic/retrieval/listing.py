@@ -13,6 +13,7 @@ from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import Project, TopicTotals
 from causantic.transcripts import without_injected
 
+KNOWN_SHOWN = 10  # project names an unknown-project error lists
 _ROLE_MARKER = re.compile(r"\[(User|Assistant|Tool:[^\]\n]*|Result:[^\]\n]*)\]\n?")
 _TITLE_MAX = 200
 
@@ -71,9 +72,14 @@ def resolve_project(store: MemoryStoreProtocol, name: str) -> Project:
         project = store.project_by_path(canonical_project_path(name))
         if project is not None:
             return project
-        known = ", ".join(p.name for p in list_projects(store)[:10]) or "none yet"
+        # Words for the command line and for an agent alike (it calls the list-projects tool, not the CLI).
+        known = [p.name for p in list_projects(store)]
+        if not known:
+            raise ProjectNotFound(f"No project named {name!r}: memory is empty (run `causantic batch-ingest` first).")
+        more = f" and {len(known) - KNOWN_SHOWN} more" if len(known) > KNOWN_SHOWN else ""
         raise ProjectNotFound(
-            f"No project named {name!r} in memory (known: {known}). Run `causantic list-projects` to see all names."
+            f"No project named {name!r} in memory (known: {', '.join(known[:KNOWN_SHOWN])}{more}; "
+            "list-projects shows each with its path)."
         )
     if len(matches) > 1:
         names = ", ".join(f"{p.name} ({p.path})" for p in matches)

@@ -26,6 +26,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from causantic.retrieval.format import counted
 from causantic.retrieval.relevance import (
     RelevanceModel,
     TermCounts,
@@ -153,7 +154,8 @@ def _clear_lead(hits: list[_Hit], bar: float, request: MomentsRequest) -> tuple[
         out.append(Moment(hit.chunk, hit.relevance, hit.coverage, hit.other, margin))
     if not out:
         return [], "nothing cleared the bar"
-    return out, f"{len(out)} moment(s) of {len(per_session)} session(s); lead {margin:.2f}x the next session"
+    lead_by = f"lead {margin:.2f}x the next session" if math.isfinite(margin) else "no other session matched"
+    return out, f"{counted(len(out), 'moment')} of {counted(len(per_session), 'session')}; {lead_by}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,7 +100,12 @@ def reconstruct(store: MemoryStoreProtocol, request: ReconstructRequest, default
         mode = "time-range" if since else "timeline"
     if session_id is None and not request.full:
         return _timeline(store, project, mode, since, until, request, budget)
-    return _text(store, project, mode, session_id, since, until, request, budget)
+    result = _text(store, project, mode, session_id, since, until, request, budget)
+    if mode == "session" and not result.sessions and (since, until, request.agent) == (None, None, None):
+        raise CausanticError(
+            f"No session of {project.name!r} has an id starting {session_id!r}; list-sessions shows its sessions."
+        )
+    return result
 
 
 def _timeline(
@@ -257,7 +262,10 @@ def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={pag
     in the caller's own terms (``--page {page}`` on the command line, ``page={page}`` for a tool)."""
     if not result.sessions and result.page > 1:
         hint = page_hint.format(page=result.pages or 1)
-        return f"Page {result.page} is past the end: {result.project!r} has {result.pages} page(s) here; use {hint}."
+        pages = counted(result.pages or 0, "page")
+        return f"Page {result.page} is past the end: {result.project!r} has {pages} here; use {hint}."
+    if not result.sessions and result.mode == "previous-session":
+        return f"No session of {result.project!r} comes before the current one."
     if not result.sessions:
         return f"No session data found for project {result.project!r} in the requested range."
     of = (
@@ -266,15 +274,16 @@ def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={pag
         else (f" (page {result.page})" if result.page > 1 else "")
     )
     if result.view == "timeline":
-        lines = [f"{result.project}: {len(result.sessions)} session(s), oldest first{of}"]
+        lines = [f"{result.project}: {counted(len(result.sessions), 'session')}, oldest first{of}"]
     else:
         lines = [
-            f"{result.project}: {counted(len(result.chunks), 'chunk')} from {len(result.sessions)} session(s), "
-            f"{result.tokens} tokens{of}"
+            f"{result.project}: {counted(len(result.chunks), 'chunk')} from "
+            f"{counted(len(result.sessions), 'session')}, {result.tokens} tokens{of}"
         ]
     if result.earlier:
         lines.append(
-            f"… {result.earlier} earlier {result.unit}(s) not shown; use " + page_hint.format(page=result.earlier_page)
+            f"… {counted(result.earlier, 'earlier ' + result.unit)} not shown; use "
+            + page_hint.format(page=result.earlier_page)
         )
     if result.view == "timeline":
         lines.extend(timeline_line(s) for s in result.sessions)
@@ -282,7 +291,8 @@ def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={pag
         lines.extend(_text_lines(result))
     if result.later:
         lines.append(
-            f"… {result.later} later {result.unit}(s) not shown; use " + page_hint.format(page=result.later_page)
+            f"… {counted(result.later, 'later ' + result.unit)} not shown; use "
+            + page_hint.format(page=result.later_page)
         )
     return "\n".join(lines)
 

@@ -27,6 +27,7 @@ from causantic.errors import checked_query
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.blas import use_one_blas_thread
 from causantic.retrieval.feedback import feedback_factors
+from causantic.retrieval.format import counted
 from causantic.retrieval.listing import resolve_project
 from causantic.retrieval.mentions import mention_share
 from causantic.retrieval.ranking import (
@@ -48,7 +49,7 @@ from causantic.retrieval.relevance import (
     relevance,
 )
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
-from causantic.store.records import StoredChunk, VectorHealth, VectorMatch, iso, parse_iso
+from causantic.store.records import ChunkScope, StoredChunk, VectorHealth, VectorMatch, iso, parse_iso
 
 if TYPE_CHECKING:
     import numpy as np
@@ -58,6 +59,8 @@ if TYPE_CHECKING:
 Mode = Literal["hybrid", "keyword", "vector"]
 HEADER_TOKENS = 30  # the per-hit header line, in approximate tokens
 SOURCE_POOL_FACTOR = 4  # candidate pool widening under a source filter
+# Said instead of "no vectors yet … no matching chunks" to someone who searches before any ingest.
+EMPTY_MEMORY = "memory is empty: run `causantic batch-ingest` first"
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,10 +211,12 @@ class Searcher:
             fused, chunks, vectors, request, query_vector, profile, openings.result() if openings is not None else {}
         )
         hits, tokens, below = self._fit(ranked, chunks, scored, floor, request)
-        if not fused:
+        if not fused and not self.store.count_chunks(ChunkScope()):  # counted only when nothing matched
+            notes = [EMPTY_MEMORY]  # not "no vectors yet … run `causantic embed`": there is nothing to embed
+        elif not fused:
             notes.append("no matching chunks")
         elif below and not hits:
-            notes.append(f"{below} weak match(es) below the relevance floor")
+            notes.append(f"{counted(below, 'weak match', 'weak matches')} below the relevance floor")
         return SearchResult(hits, mode, seeds, tokens, len(fused), notes, query_vector, below, profile)
 
     def score(
