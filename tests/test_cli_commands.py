@@ -71,6 +71,9 @@ def test_stats_reads_as_a_table_and_its_json_validates(run: CliRunner) -> None:
     assert stats.chunks > 0 and stats.vectors == stats.chunks and stats.chunks_without_vectors == 0
     assert stats.projects == 1 and [p.name for p in stats.projects_detail] == ["acme-shop"]
     assert stats.vector_error is None and f"{stats.chunks}" in text.stdout
+    # Only Claude Code sessions are stored: the table names no other agent, --json lists each at 0.
+    assert "claude-code" in text.stdout and "codex" not in text.stdout and "gemini" not in text.stdout
+    assert stats.sources["codex"].sessions == 0 and stats.sources["gemini"].sessions == 0
 
 
 def test_stats_values_start_in_one_column(run: CliRunner) -> None:

@@ -41,6 +41,7 @@ def stats_command(as_json: bool) -> None:
         *(
             (f"  {source}", _counts(("session", c.sessions), ("chunk", c.chunks)))
             for source, c in result.sources.items()
+            if c.sessions  # an agent never ingested is no news; --json keeps every source
         ),
         ("projects", result.projects),
         ("agents (besides main)", result.agents),
