@@ -102,3 +102,14 @@ def test_a_file_and_the_word_it_is_named_after_count_as_one_term() -> None:
     texts = ["update the README.md readme", "the readme and README.md again", "README.md readme intro"]
     terms = cluster_terms({0: texts, 1: ["something else entirely", "else again"]}, terms=4)[0]
     assert len([t for t in terms if t.lower().startswith("readme")]) == 1
+
+
+def test_tool_acknowledgements_lend_no_label_their_filler() -> None:
+    """Every TodoWrite, Write and Edit result says it worked in the same words; a topic of a todo app
+    was labelled 'todo, app, successfully'."""
+    ack = (
+        "[Result:TodoWrite] Todos have been modified successfully. Ensure that you continue to use the todo "
+        "list to track your progress. Please proceed with the current tasks if applicable\n"
+        "[Result:Edit] The file /src/app.js has been updated successfully."
+    )
+    assert not {"successfully", "ensure", "proceed", "applicable", "continue"} & set(tokenize(ack))

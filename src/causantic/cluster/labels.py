@@ -50,6 +50,7 @@ _EXTRA_STOP_WORDS = frozenset(
     checking also make makes making use uses using used got get gets getting good great right know
     think way thing things here there let's ready done actually really maybe probably instead
     user assistant thinking tool result results truncated redacted
+    successfully ensure proceed applicable continue
     http https www com org io html
     true false none null nil undefined self cls this def return returns import from const var
     function func fn class else elif str int bool float string number object void new
