@@ -58,6 +58,14 @@ def test_filters_by_project_and_agent(examples: Services) -> None:
         examples.searcher.search(SearchRequest("redirect", project="no-such-project"))
 
 
+def test_an_agent_name_no_chunk_carries_is_named_in_the_notes(examples: Services) -> None:
+    """A typo in --agent said only 'no matching chunks', as if memory had nothing on the question."""
+    typo = examples.searcher.search(SearchRequest("billing date today", agent="Explroe"))
+    assert not typo.hits and any("no chunk in memory is by an agent named 'Explroe'" in n for n in typo.notes)
+    known = examples.searcher.search(SearchRequest("kubernetes helm chart rollout", agent="Explore"))
+    assert not any("agent named" in n for n in known.notes)
+
+
 def test_results_are_ranked_and_labelled(examples: Services) -> None:
     result = examples.searcher.search(SearchRequest("flaky test on CI", limit=5))
     assert result.hits and all(0 <= h.relevance <= 1.0 for h in result.hits)

@@ -213,6 +213,8 @@ class Searcher:
         hits, tokens, below = self._fit(ranked, chunks, scored, floor, request)
         if not fused and not self.store.count_chunks(ChunkScope()):  # counted only when nothing matched
             notes = [EMPTY_MEMORY]  # not "no vectors yet … run `causantic embed`": there is nothing to embed
+        elif not hits and request.agent and not self.store.count_chunks(ChunkScope(agent=request.agent)):
+            notes.append(f"no chunk in memory is by an agent named {request.agent!r}; 'main' names the main sessions")
         elif not fused:
             notes.append("no matching chunks")
         elif below and not hits:
