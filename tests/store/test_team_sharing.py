@@ -171,6 +171,7 @@ def test_an_unreachable_server_answers_from_local_memory_and_the_next_run_upload
         report = memory.ingest([transcripts], embed=False)
         assert report.files_waiting == 1 and report.chunks_added > 0
         assert report.notes and report.notes[0].startswith("team memory unreachable: Cannot reach the team memory")
+        assert report.notes[0].endswith("1 file of shared projects waits for it (the next run uploads it)")
         result = memory.search("redirect loop", mode="keyword")
         assert [s.session_id for s in memory.reconstruct("diary").sessions] == [DIARY_SESSION]
         with pytest.raises(ProjectNotFound, match="Team memory is unreachable, and shared projects live there"):

@@ -125,10 +125,11 @@ def ingest_routed(
             return report
     assert report is not None, "ingest_routed needs a store"
     if team_down is not None:
-        waiting = f"{report.files_waiting} file(s) of shared projects wait for it" if report.files_waiting else ""
+        n = report.files_waiting
+        waiting = f"{n} file{'s' if n != 1 else ''} of shared projects {'wait' if n != 1 else 'waits'} for it"
         report.notes.append(
             f"team memory unreachable: {team_down.rstrip('.')}; local memory was updated"
-            + (f", and {waiting} (the next run uploads them)" if waiting else "")
+            + (f", and {waiting} (the next run uploads {'them' if n != 1 else 'it'})" if n else "")
         )
     return report
 
