@@ -89,6 +89,17 @@ def _settings(url: str, user: str = "alice", share: Any = None) -> dict[str, Any
     return settings
 
 
+def _cli_env(home: Path, url: str, user: str = "alice") -> dict[str, str]:
+    """The environment of a CLI run as ``user``, home ``home``, on team memory at ``url``, sharing the shop."""
+    return {
+        "CAUSANTIC_HOME": str(home),
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": url,
+        "CAUSANTIC_TEAM_USER": user,
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "shop",
+    }
+
+
 def _team_rows(url: str, sql: str) -> list[tuple[Any, ...]]:
     with psycopg.connect(url) as conn:
         return list(conn.execute(sql).fetchall())
@@ -123,13 +134,7 @@ def test_only_the_shared_project_reaches_the_server_and_search_fuses_both_markin
     stores = {h.session_id: (h.store, h.user) for h in out.hits}
     assert stores == {SHOP_SESSION: ("team", "alice"), DIARY_SESSION: ("local", None)}
     # The CLI shows which hits are local only.
-    env = {
-        "CAUSANTIC_HOME": str(tmp_path / "alice"),
-        "CAUSANTIC_STORAGE_BACKEND": "postgres",
-        "CAUSANTIC_STORAGE_POSTGRES_URL": url,
-        "CAUSANTIC_TEAM_USER": "alice",
-        "CAUSANTIC_TEAM_SHARE_PROJECTS": "shop",
-    }
+    env = _cli_env(tmp_path / "alice", url)
     text = CliRunner().invoke(cli, ["search", "redirect loop", "--mode", "keyword"], env=env)
     assert text.exit_code == 0, text.output
     assert text.output.count("Local (not shared)") == 1 and "User: alice" in text.output
@@ -372,13 +377,7 @@ def test_stats_and_the_dashboard_overview_count_local_projects_beside_team_memor
     assert {p.path for p in view.projects} == {SHOP, DIARY}
     assert view.store_chunks == {"team": team_chunks, "local": local.chunks}
     assert names == ["diary", "shop"]  # the dashboard's choice of project (search, forget)
-    env = {
-        "CAUSANTIC_HOME": str(tmp_path / "alice"),
-        "CAUSANTIC_STORAGE_BACKEND": "postgres",
-        "CAUSANTIC_STORAGE_POSTGRES_URL": url,
-        "CAUSANTIC_TEAM_USER": "alice",
-        "CAUSANTIC_TEAM_SHARE_PROJECTS": "shop",
-    }
+    env = _cli_env(tmp_path / "alice", url)
     text = CliRunner().invoke(cli, ["stats"], env=env, terminal_width=80)
     assert text.exit_code == 0, text.output
     assert (
@@ -467,13 +466,7 @@ def test_a_session_kept_locally_then_uploaded_is_counted_once_in_stats_and_the_o
     text = CliRunner().invoke(
         cli,
         ["stats", "--json"],
-        env={
-            "CAUSANTIC_HOME": str(tmp_path / "carol"),
-            "CAUSANTIC_STORAGE_BACKEND": "postgres",
-            "CAUSANTIC_STORAGE_POSTGRES_URL": url,
-            "CAUSANTIC_TEAM_USER": "carol",
-            "CAUSANTIC_TEAM_SHARE_PROJECTS": "shop",
-        },
+        env=_cli_env(tmp_path / "carol", url, user="carol"),
     )
     assert json.loads(text.output)["sessions"] == 2
 
@@ -502,13 +495,7 @@ def test_topics_of_both_stores_are_listed_labelled_by_where_they_live_in_the_cli
     }
     assert [t.id for t in topics] == [1, 1]  # the same number in two stores: the store tells them apart
     assert [(t.label, t.store) for t in diary] == [("private redirect notes", "local")]
-    env = {
-        "CAUSANTIC_HOME": str(tmp_path / "alice"),
-        "CAUSANTIC_STORAGE_BACKEND": "postgres",
-        "CAUSANTIC_STORAGE_POSTGRES_URL": url,
-        "CAUSANTIC_TEAM_USER": "alice",
-        "CAUSANTIC_TEAM_SHARE_PROJECTS": "shop",
-    }
+    env = _cli_env(tmp_path / "alice", url)
     text = CliRunner().invoke(cli, ["clusters"], env=env, terminal_width=140)
     assert text.exit_code == 0, text.output
     rows = {line.split("│")[1].strip(): line for line in text.output.splitlines() if "redirect" in line}

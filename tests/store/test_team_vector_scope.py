@@ -9,18 +9,17 @@ moves to another project is found there.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import psycopg
 import pytest
+from chunk_records import chunk_record
 from postgres_server import new_database
 
 from causantic.store.postgres.store import PostgresStore
 from causantic.store.postgres.vectors import PgVectorIndex
-from causantic.store.records import ChunkRecord
 from causantic.store.vectors import VectorRecord
 
 DIMS = 32  # small vectors: the index builds in a moment; the search code is the same at any size
@@ -28,28 +27,6 @@ MODEL = "all-minilm-l6-v2"
 # Project shares of 4,000 chunks: one large (the HNSW walk's case), middling ones and a small one
 # (scanned exactly: too few of its rows among the whole store's nearest 1,000).
 SHARES = {"big": 2400, "mid": 800, "other": 790, "small": 10}
-
-
-def _chunk(i: int, session: str, agent: str = "main") -> ChunkRecord:
-    return ChunkRecord(
-        id=f"c{i}",
-        session_id=session,
-        agent=agent,
-        agent_id=None,
-        team_name=None,
-        turn_index=i,
-        part=0,
-        start_time="2026-01-01T00:00:00.000Z",
-        end_time="2026-01-01T00:00:00.000Z",
-        content=f"text {i}",
-        search_terms="",
-        content_hash=f"h{i}",
-        approx_tokens=10,
-        tool_use_count=0,
-        code_block_count=0,
-        has_thinking=False,
-        message_uuids=(f"m{i}",),
-    )
 
 
 def _filled(url: str) -> tuple[PostgresStore, PgVectorIndex, np.ndarray, dict[str, list[int]]]:
@@ -68,7 +45,10 @@ def _filled(url: str) -> tuple[PostgresStore, PgVectorIndex, np.ndarray, dict[st
         members[name] = sorted(int(i) for i in order[start : start + size])
         start += size
         project = store.resolve_project(f"/work/{name}", f"/work/{name}")
-        chunks = [_chunk(i, f"s-{name}", "helper" if n % 3 == 0 else "main") for n, i in enumerate(members[name])]
+        chunks = [
+            chunk_record(i, session_id=f"s-{name}", agent="helper" if n % 3 == 0 else "main")
+            for n, i in enumerate(members[name])
+        ]
         with store.atomic():
             store.save_session(project, f"s-{name}", chunks)
     index.upsert([VectorRecord(f"c{i}", f"h{i}", matrix[i]) for i in range(total)])
@@ -192,7 +172,7 @@ def test_a_chunk_moved_to_another_project_is_found_there(team: Filled) -> None:
         h.chunk_id for h in index.search(matrix[moved], limit=5, project_ids=[_project_id(store, "small")])
     }
     # Vectors written after their chunk take its project, whoever writes them.
-    new = dataclasses.replace(_chunk(99_999, "s-small"), content_hash="h99999")
+    new = chunk_record(99_999, session_id="s-small")
     with store.atomic():
         store.save_session(store.resolve_project("/work/small", "/work/small"), "s-small", [new])
     index.upsert([VectorRecord("c99999", "h99999", matrix[moved])])
