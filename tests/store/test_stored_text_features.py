@@ -176,15 +176,22 @@ def _answers(services: Services) -> list[list[tuple[str, float]]]:
 
 
 def _forget_features_migration(services: Services) -> None:
-    """Make the store one from before the features: drop their columns and the migration's record."""
+    """Make the store one from before the features: drop their columns, the trigger that clears
+    them, and both migrations' records."""
     store = services.store
     sqlite = isinstance(store, MemoryStore)
     table = migrations.MIGRATIONS if sqlite else pg_migrations.MIGRATIONS
-    version = table.index(migrations.m009_text_features if sqlite else pg_migrations.m003_text_features) + 1
+    added, trigger = (
+        (migrations.m009_text_features, migrations.m010_stale_text_features)
+        if sqlite
+        else (pg_migrations.m003_text_features, pg_migrations.m005_stale_text_features)
+    )
     with store.atomic():
+        store.conn.execute("DROP TRIGGER chunks_text_features_stale" + ("" if sqlite else " ON chunks"))
         for column in ("stems", "own_stems", "bulk"):
             store.conn.execute(f"ALTER TABLE chunks DROP COLUMN {column}")
-        store.conn.execute(f"DELETE FROM schema_migrations WHERE version = {version}")
+        for migration in (added, trigger):
+            store.conn.execute(f"DELETE FROM schema_migrations WHERE version = {table.index(migration) + 1}")
 
 
 def test_an_old_store_is_migrated_and_searches_the_same(services: Services) -> None:
@@ -239,3 +246,15 @@ def test_rows_written_without_features_score_the_same_and_reindex_fills_them(ser
     reindex(services)
     assert all(c.features is not None for c in store.get_chunks([f"c{i}" for i in range(11)]).values())
     assert _answers(services) == before
+
+
+def test_a_text_rewritten_without_its_features_is_scored_from_the_new_text(services: Services) -> None:
+    """An older release re-saving a chunk sets its text alone; the stems of the old text must not
+    score the new one (both backends: a trigger clears them)."""
+    store = services.store
+    with store.atomic():  # the statement an older release runs: no feature columns
+        store.conn.execute("UPDATE chunks SET content = 'zebra crossing timings' WHERE id = 'c0'")
+    rewritten = store.get_chunks(["c0"])["c0"]
+    assert rewritten.features is None and chunk_stems(rewritten) == word_stems("zebra crossing timings")
+    untouched = store.get_chunks(["c1"])["c1"]
+    assert untouched.features is not None

@@ -286,6 +286,28 @@ def m009_text_features(conn: sqlite3.Connection) -> None:
     )
 
 
+def m010_stale_text_features(conn: sqlite3.Connection) -> None:
+    """A chunk whose text is rewritten without its text features loses them, so it is scored from its
+    new text instead of by the stems of the old one.
+
+    Why: an older release (a hook still installed from it, a second install) knows no feature
+    columns; re-saving a chunk whose text changed, it sets the text alone. This version writes text
+    and features in one statement, so the trigger fires only when the features stayed as they were;
+    should a new text happen to give the very same features, clearing them costs a re-split, never a
+    wrong score. ``causantic reindex`` fills cleared rows."""
+    _run_script(
+        conn,
+        """
+        CREATE TRIGGER chunks_text_features_stale AFTER UPDATE OF content ON chunks
+        WHEN NEW.content IS NOT OLD.content AND NEW.stems IS OLD.stems AND NEW.own_stems IS OLD.own_stems
+            AND NEW.bulk IS OLD.bulk AND NEW.stems IS NOT NULL
+        BEGIN
+            UPDATE chunks SET stems = NULL, own_stems = NULL, bulk = NULL WHERE rowid = NEW.rowid;
+        END;
+        """,
+    )
+
+
 # meta key: rows written before m009 still lack their text features (the next ingest fills them).
 TEXT_FEATURES_PENDING = "text_features_pending"
 
@@ -324,6 +346,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m006_sources,
     m008_session_titles,
     m009_text_features,
+    m010_stale_text_features,
 )
 
 

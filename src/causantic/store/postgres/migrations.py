@@ -254,6 +254,29 @@ def m003_text_features(conn: Any) -> None:
     fill_text_features(conn)
 
 
+def m005_stale_text_features(conn: Any) -> None:
+    """A chunk whose text is rewritten without its text features loses them, as in SQLite's m010
+    (:func:`causantic.store.migrations.m010_stale_text_features`): a member on an older release sets
+    the text alone, and the old stems would score the new text."""
+    conn.execute(
+        """
+        CREATE OR REPLACE FUNCTION causantic_stale_text_features() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+            IF NEW.stems IS NOT DISTINCT FROM OLD.stems AND NEW.own_stems IS NOT DISTINCT FROM OLD.own_stems
+                    AND NEW.bulk IS NOT DISTINCT FROM OLD.bulk THEN
+                NEW.stems := NULL;
+                NEW.own_stems := NULL;
+                NEW.bulk := NULL;
+            END IF;
+            RETURN NEW;
+        END $$;
+        DROP TRIGGER IF EXISTS chunks_text_features_stale ON chunks;
+        CREATE TRIGGER chunks_text_features_stale BEFORE UPDATE OF content ON chunks
+            FOR EACH ROW WHEN (OLD.content IS DISTINCT FROM NEW.content)
+            EXECUTE FUNCTION causantic_stale_text_features();
+        """
+    )
+
+
 def fill_text_features(conn: Any, batch: int = 2_000) -> int:
     """Compute the features of every chunk without them (that this role may change), in rowid
     order; return how many were read."""
@@ -275,6 +298,7 @@ MIGRATIONS: tuple[Callable[[Any], None], ...] = (
     m002_row_security,
     m003_text_features,
     m004_vector_projects,
+    m005_stale_text_features,
 )
 
 
