@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 from postgres_server import new_database
 from process_support import run_hook, subprocess_env
+from transcript_files import write_session
 
 from causantic import Memory, services
 from causantic.cli.main import cli
@@ -29,37 +30,6 @@ from causantic.runs import read_status
 SHOP, DIARY = "/home/dev/shop", "/home/dev/diary"
 
 
-def _session(folder: Path, cwd: str, session_id: str, texts: list[tuple[str, str]], day: int = 2) -> Path:
-    """A Claude Code transcript of (prompt, answer) turns in ``cwd``."""
-    lines = []
-    parent = None
-    for n, (prompt, answer) in enumerate(texts):
-        stamp = f"2026-11-{day:02d}T09:{n % 60:02d}:00.000Z"
-        for kind, body in (("user", prompt), ("assistant", answer)):
-            uuid = f"{session_id[:8]}-0000-4000-8000-{2 * n + (kind == 'assistant'):012d}"
-            content: Any = body if kind == "user" else [{"type": "text", "text": body}]
-            message: dict[str, Any] = {"role": kind, "content": content}
-            if kind == "assistant":
-                message["id"] = f"msg_{uuid[-8:]}"
-            lines.append(
-                {
-                    "parentUuid": parent,
-                    "isSidechain": False,
-                    "type": kind,
-                    "cwd": cwd,
-                    "sessionId": session_id,
-                    "uuid": uuid,
-                    "timestamp": stamp,
-                    "message": message,
-                }
-            )
-            parent = uuid
-    path = folder / cwd.strip("/").replace("/", "-") / f"{session_id}.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    return path
-
-
 SHOP_SESSION = "5a0b0000-0000-4000-8000-000000000001"
 DIARY_SESSION = "d1a20000-0000-4000-8000-000000000002"
 
@@ -67,13 +37,13 @@ DIARY_SESSION = "d1a20000-0000-4000-8000-000000000002"
 @pytest.fixture
 def transcripts(tmp_path: Path) -> Path:
     folder = tmp_path / "projects"
-    _session(
+    write_session(
         folder,
         SHOP,
         SHOP_SESSION,
         [("Safari users hit a redirect loop after login", "The session cookie lacked SameSite=None; fixed it.")],
     )
-    _session(
+    write_session(
         folder,
         DIARY,
         DIARY_SESSION,
@@ -268,8 +238,8 @@ def test_user_filter_runs_in_the_database_so_a_busy_member_cannot_crowd_out_anot
     url = new_database(postgres_server)
     folder = tmp_path / "projects"
     noisy = [(f"flaky deploy pipeline again, run {n}", f"flaky deploy pipeline: retry {n}") for n in range(40)]
-    _session(folder / "bob", SHOP, "b0b00000-0000-4000-8000-000000000003", noisy)
-    _session(
+    write_session(folder / "bob", SHOP, "b0b00000-0000-4000-8000-000000000003", noisy)
+    write_session(
         folder / "alice",
         SHOP,
         "a11ce000-0000-4000-8000-000000000004",

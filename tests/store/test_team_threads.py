@@ -9,12 +9,12 @@ and two threads' transactions interleaved.
 
 from __future__ import annotations
 
-import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from postgres_server import new_database
+from transcript_files import write_session
 
 from causantic import Memory
 
@@ -31,36 +31,15 @@ QUERIES = (
 def _transcripts(folder: Path) -> Path:
     """Six short Claude Code sessions in two projects, one topic each."""
     for n, query in enumerate(QUERIES):
-        session = f"7e{n:06d}-0000-4000-8000-{n:012d}"
+        turns = [
+            (
+                f"{query}: question {turn}, step {turn} of the fix",
+                f"{query}: what we found {turn}, step {turn} of the fix",
+            )
+            for turn in range(4)
+        ]
         cwd = "/home/dev/shop" if n % 2 else "/home/dev/api"
-        lines = []
-        parent = None
-        for turn in range(4):
-            for kind in ("user", "assistant"):
-                uuid = f"{session[:8]}-0000-4000-8000-{2 * turn + (kind == 'assistant'):012d}"
-                text = f"{query}: {'question' if kind == 'user' else 'what we found'} {turn}, step {turn} of the fix"
-                message: dict[str, Any] = {
-                    "role": kind,
-                    "content": text if kind == "user" else [{"type": "text", "text": text}],
-                }
-                if kind == "assistant":
-                    message["id"] = f"msg_{uuid[-8:]}"
-                lines.append(
-                    {
-                        "parentUuid": parent,
-                        "isSidechain": False,
-                        "type": kind,
-                        "cwd": cwd,
-                        "sessionId": session,
-                        "uuid": uuid,
-                        "timestamp": f"2026-11-0{n + 1}T09:0{turn}:00.000Z",
-                        "message": message,
-                    }
-                )
-                parent = uuid
-        path = folder / cwd.strip("/").replace("/", "-") / f"{session}.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        write_session(folder, cwd, f"7e{n:06d}-0000-4000-8000-{n:012d}", turns, day=n + 1)
     return folder
 
 

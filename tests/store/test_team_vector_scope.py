@@ -60,9 +60,7 @@ def _filled(url: str) -> tuple[PostgresStore, PgVectorIndex, np.ndarray, dict[st
 Filled = tuple[str, PostgresStore, PgVectorIndex, np.ndarray, dict[str, list[int]]]
 
 
-@pytest.fixture(scope="module")
-def shared(postgres_server: Any) -> Iterator[Filled]:
-    """One filled database for the tests that only search."""
+def _new_filled(postgres_server: Any) -> Iterator[Filled]:
     url = new_database(postgres_server)
     store, index, matrix, members = _filled(url)
     try:
@@ -70,18 +68,18 @@ def shared(postgres_server: Any) -> Iterator[Filled]:
     finally:
         index.close()
         store.close()
+
+
+@pytest.fixture(scope="module")
+def shared(postgres_server: Any) -> Iterator[Filled]:
+    """One filled database for the tests that only search."""
+    yield from _new_filled(postgres_server)
 
 
 @pytest.fixture
 def team(postgres_server: Any) -> Iterator[Filled]:
     """A filled database of its own, for a test that changes it."""
-    url = new_database(postgres_server)
-    store, index, matrix, members = _filled(url)
-    try:
-        yield url, store, index, matrix, members
-    finally:
-        index.close()
-        store.close()
+    yield from _new_filled(postgres_server)
 
 
 def _exact(matrix: np.ndarray, rows: list[int], query: np.ndarray, limit: int) -> list[str]:
