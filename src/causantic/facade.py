@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int, int], None]  # (done, total)
 Answer = TypeVar("Answer")
+Topic = TypeVar("Topic", "TopicSummary", "TopicSize")  # a topic listed with its store beside team memory
 TOPIC_MAP_CACHE = "cache/topic-map.json"
 
 
@@ -531,22 +532,7 @@ class Memory:
         ``store`` (each store clusters its own chunks)."""
         from causantic.retrieval.listing import list_topics
 
-        def listed(s: Services) -> list[TopicSummary]:
-            return list_topics(s.store, s.vectors.model_id, project)
-
-        stores = self._every_store()
-        if len(stores) == 1:
-            return listed(self._services)
-        found: list[TopicSummary] = []
-        missing: list[ProjectNotFound] = []
-        for name, services in stores.items():
-            try:
-                found += [replace(t, store=name) for t in listed(services)]
-            except ProjectNotFound as exc:  # a project lives in one of the two stores
-                missing.append(exc)
-        if len(missing) == len(stores):
-            raise missing[0]
-        return sorted(found, key=lambda t: -t.size)
+        return self._topics_of_every_store(lambda s: list_topics(s.store, s.vectors.model_id, project))
 
     # ---- browsing (the dashboard's pages) --------------------------------------------------
 
@@ -601,10 +587,24 @@ class Memory:
         """Every topic with its size, largest first; both stores' (labelled) beside team memory."""
         from causantic.retrieval.browse import topic_sizes
 
+        return self._topics_of_every_store(lambda s: topic_sizes(s.store, s.vectors.model_id))
+
+    def _topics_of_every_store(self, listed: Callable[[Services], list[Topic]]) -> list[Topic]:
+        """``listed`` of the one store; beside team memory, of both stores, each topic labelled with
+        its ``store``, largest first (each store clusters its own chunks). A project one store does
+        not know is listed from the other."""
         stores = self._every_store()
         if len(stores) == 1:
-            return topic_sizes(self._services.store, self._services.vectors.model_id)
-        found = [replace(t, store=name) for name, s in stores.items() for t in topic_sizes(s.store, s.vectors.model_id)]
+            return listed(self._services)
+        found: list[Topic] = []
+        missing: list[ProjectNotFound] = []
+        for name, services in stores.items():
+            try:
+                found += [replace(t, store=name) for t in listed(services)]
+            except ProjectNotFound as exc:  # a project lives in one of the two stores
+                missing.append(exc)
+        if len(missing) == len(stores):
+            raise missing[0]
         return sorted(found, key=lambda t: -t.size)
 
     def topic_members(self, topic_id: int, store: str | None = None) -> tuple[TopicSummary, list[StoredChunk]]:
