@@ -105,6 +105,8 @@ def test_a_prompt_longer_than_any_other_hook_field_is_still_read(sound_memory: P
 def test_an_unrelated_prompt_gets_nothing_printed(sound_memory: Path) -> None:
     for prompt in (
         "What temperature should I bake sourdough bread at for a crispy crust?",
+        "recipe for banana bread",
+        "Wie wird das Wetter morgen in Berlin?",
         "zzqx nonexistent gibberish qqq",
         "yes",
         "   ",
