@@ -32,6 +32,7 @@ from causantic.store.records import (
     ProjectSessions,
     ProjectTotals,
     SessionEndpoints,
+    SessionFigures,
     SessionTotals,
     StoredChunk,
     TopicTotals,
@@ -321,6 +322,29 @@ class SqlStore(ABC):
         select = "SELECT s.id, s.source, (SELECT COUNT(*) FROM chunks c WHERE c.session_id = s.id) FROM sessions s"
         rows = self._rows(select) if session_ids is None else self._rows_in(select + " WHERE s.id {ids}", session_ids)
         return {r[0]: (r[1], r[2]) for r in rows}
+
+    def session_figures(self, session_ids: Sequence[str], model: str) -> SessionFigures:
+        """The edges between these sessions' chunks (both ends among them) by reference type, and
+        how many of their chunks hold a vector of ``model``."""
+        inside = set(session_ids)
+        edges: dict[str, int] = {}
+        for kind, target_session in self._rows_in(
+            "SELECT e.reference_type, t.session_id FROM edges e JOIN chunks s ON s.id = e.source_chunk_id"
+            " JOIN chunks t ON t.id = e.target_chunk_id WHERE s.session_id {ids}",
+            session_ids,
+        ):
+            if target_session in inside:
+                edges[kind] = edges.get(kind, 0) + 1
+        vectors = sum(
+            r[0]
+            for r in self._rows_in(
+                "SELECT COUNT(*) FROM vectors v JOIN chunks c ON c.id = v.chunk_id"
+                " WHERE v.model = ? AND c.session_id {ids}",
+                session_ids,
+                before=[model],
+            )
+        )
+        return SessionFigures(edges, int(vectors))
 
     # ---- chunks ---------------------------------------------------------------------------
 

@@ -418,7 +418,7 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
             "projects": one(  # one index probe per project, not a walk over every chunk
                 "SELECT COUNT(*) FROM projects p WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.project_id = p.id)"
             ).fetchone()[0],
-            "agents": len(self._sub_agents()),
+            "agents": len(self.sub_agents()),
             "clusters": one("SELECT COUNT(*) FROM clusters").fetchone()[0],
             "files": one("SELECT COUNT(*) FROM files").fetchone()[0],
             "skipped_lines": one("SELECT COALESCE(SUM(skipped_lines), 0) FROM files").fetchone()[0],
@@ -426,8 +426,8 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
             "keyword_index": "on" if self.fts_enabled else "off (SQLite has no FTS5)",
         }
 
-    def _sub_agents(self) -> list[str]:
-        """The distinct agents other than main, read by hopping along the agent index (one probe
+    def sub_agents(self) -> list[str]:
+        """The distinct agents other than main, alphabetically, read by hopping along the agent index (one probe
         per agent) instead of walking every chunk."""
         found: list[str] = []
         row = self.conn.execute("SELECT MIN(agent) FROM chunks").fetchone()

@@ -437,13 +437,16 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             "edges": {"total": sum(by_type.values()), "by_type": by_type},
             "sessions": self._value("SELECT COUNT(*) FROM sessions"),
             "projects": self._value("SELECT COUNT(*) FROM projects WHERE id IN (SELECT project_id FROM chunks)"),
-            "agents": self._value("SELECT COUNT(DISTINCT agent) FROM chunks WHERE agent != 'main'"),
+            "agents": len(self.sub_agents()),
             "clusters": self._value("SELECT COUNT(*) FROM clusters"),
             "files": self._value("SELECT COUNT(*) FROM files"),
             "skipped_lines": self._value("SELECT COALESCE(SUM(skipped_lines), 0) FROM files"),
             "sources": self.source_counts(),
             "keyword_index": "on (PostgreSQL full-text search)",
         }
+
+    def sub_agents(self) -> list[str]:
+        return [r[0] for r in self._rows("SELECT DISTINCT agent FROM chunks WHERE agent != 'main' ORDER BY agent")]
 
     def source_counts(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {source: {"sessions": 0, "chunks": 0} for source in SOURCES}
