@@ -482,6 +482,19 @@ BASELINE = {
 }
 
 
+def spread(observed: Sequence[Observed]) -> dict[str, list[float]]:
+    """Quartiles and 90th percentile (p10, p25, p50, p75, p90) of the figure as people would read it
+    on every top-ten hit, floor or not: right hits, the other hits of answerable questions, and hits
+    of unanswerable ones."""
+    import numpy as np
+
+    groups: dict[str, list[float]] = {"right": [], "other": [], "off-topic": []}
+    for o in observed:
+        for s, r in zip(o.shown, o.relevant, strict=True):
+            groups["right" if r else "other" if o.trial.answerable else "off-topic"].append(s)
+    return {k: [round(float(q), 3) for q in np.percentile(v, [10, 25, 50, 75, 90])] for k, v in groups.items() if v}
+
+
 def report(name: str, observed: Sequence[Observed], floor: float) -> dict[str, float]:
     out = {"floor": floor} | meaning(observed, floor) | rates(observed, floor)
     print(
@@ -535,12 +548,17 @@ def main() -> int:
         f"{'':<10} {'floor':>7} {'at 100%':>9} {'2+ at 100':>10} {'AUC right':>9} {'AUC off':>9} {'cal err':>7}"
         f" {'right med':>8} {'false %':>8} {'lost %':>7} {'silenced':>9}"
     )
-    result = {
+    result: dict[str, dict[str, Any]] = {
         "baseline": report("main", baseline, float(BASELINE["relevance.floor"])),
         "configured": report("configured", observed, floor),
     }
     for candidate in sorted({0.01, 0.015, 0.025, 0.035, 0.05}):
         report("  floor", observed, candidate)
+    print("shown figure of every top-10 hit, floor or not (p10 p25 p50 p75 p90):")
+    for name, seen in (("main", baseline), ("configured", observed)):
+        quantiles = spread(seen)
+        result["baseline" if name == "main" else "configured"]["spread"] = quantiles
+        print(f"  {name:<10} " + "  ".join(f"{k} {' '.join(f'{q:.3f}' for q in v)}" for k, v in quantiles.items()))
     result["configured"] |= {"n_unanswerable": n_un, "n_answerable": n_ans}
     print(json.dumps(result))
     if args.json_out:
