@@ -11,6 +11,7 @@ import re
 import shutil
 import socket
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,30 @@ def _cli_env(home: Path, url: str, user: str = "alice") -> dict[str, str]:
 def _team_rows(url: str, sql: str) -> list[tuple[Any, ...]]:
     with psycopg.connect(url) as conn:
         return list(conn.execute(sql).fetchall())
+
+
+def _one_topic_in_each_store(memory: Memory, team_label: str, local_label: str) -> None:
+    """One topic in each store, of the shop's chunks (team) and the diary's (local), as a recluster
+    of each leaves them: each store numbers its own from 1."""
+    both = memory._team
+    assert both is not None and both.team is not None and both.local is not None
+    for held, session, label in ((both.team, SHOP_SESSION, team_label), (both.local, DIARY_SESSION, local_label)):
+        members = [(chunk_id, 0.1) for chunk_id in held.store.session_chunk_ids(session)]
+        held.store.replace_clusters(held.vectors.model_id, [(None, label, b"\0" * 16, members)])
+
+
+@contextmanager
+def _dashboard(home: Path, settings: dict[str, Any]) -> Iterator[tuple[Any, str]]:
+    """The dashboard over the memory at ``home`` (a test client) and its token."""
+    from starlette.testclient import TestClient
+
+    from causantic.dashboard.app import create_app
+    from causantic.dashboard.security import Secrets
+
+    secrets = Secrets(port=8765)
+    app = create_app(secrets, opener=lambda: Memory(home, overrides=settings))
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+        yield client, secrets.token
 
 
 def test_share_projects_reads_a_list_all_or_names_with_commas_and_shares_nothing_by_default() -> None:
@@ -452,15 +477,7 @@ def test_topics_of_both_stores_are_listed_labelled_by_where_they_live_in_the_cli
     settings = _settings(url, share=["shop"])
     with Memory(tmp_path / "alice", overrides=settings) as memory:
         memory.ingest([transcripts], embed=False)
-        both = memory._team
-        assert both is not None and both.team is not None and both.local is not None
-        # One topic in each store (as a recluster of each leaves them): each store numbers its own from 1.
-        for services, session, label in (
-            (both.team, SHOP_SESSION, "safari cookie redirect"),
-            (both.local, DIARY_SESSION, "private redirect notes"),
-        ):
-            members = [(chunk_id, 0.1) for chunk_id in services.store.session_chunk_ids(session)]
-            services.store.replace_clusters(services.vectors.model_id, [(None, label, b"\0" * 16, members)])
+        _one_topic_in_each_store(memory, "safari cookie redirect", "private redirect notes")
         topics = memory.topics()
         diary = memory.topics("diary")
     assert {(t.label, t.store) for t in topics} == {
@@ -479,15 +496,8 @@ def test_topics_of_both_stores_are_listed_labelled_by_where_they_live_in_the_cli
         ("safari cookie redirect", "team"),
         ("private redirect notes", "local"),
     }
-    from starlette.testclient import TestClient
-
-    from causantic.dashboard.app import create_app
-    from causantic.dashboard.security import Secrets
-
-    secrets = Secrets(port=8765)
-    app = create_app(secrets, opener=lambda: Memory(tmp_path / "alice", overrides=settings))
-    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
-        page = client.get("/topics", params={"token": secrets.token})
+    with _dashboard(tmp_path / "alice", settings) as (client, token):
+        page = client.get("/topics", params={"token": token})
         team_topic = client.get("/topics/1")
         local_topic = client.get("/topics/1", params={"store": "local"})
     assert page.status_code == 200
@@ -538,24 +548,10 @@ def test_the_dashboard_topic_map_draws_both_stores_topics_each_linking_to_its_ow
     settings = _settings(url, share=["shop"])
     with Memory(tmp_path / "alice", overrides=settings) as memory:
         memory.ingest([folder])
-        both = memory._team
-        assert both is not None and both.team is not None and both.local is not None
-        for services, session, label in (
-            (both.team, SHOP_SESSION, "safari cookie redirect"),
-            (both.local, DIARY_SESSION, "private diary notes"),
-        ):
-            members = [(chunk_id, 0.1) for chunk_id in services.store.session_chunk_ids(session)]
-            services.store.replace_clusters(services.vectors.model_id, [(None, label, b"\0" * 16, members)])
+        _one_topic_in_each_store(memory, "safari cookie redirect", "private diary notes")
         drawn = memory.topic_map(memory.topic_sizes())
-    from starlette.testclient import TestClient
-
-    from causantic.dashboard.app import create_app
-    from causantic.dashboard.security import Secrets
-
-    secrets = Secrets(port=8765)
-    app = create_app(secrets, opener=lambda: Memory(tmp_path / "alice", overrides=settings))
-    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
-        page = client.get("/topics", params={"token": secrets.token}).text
+    with _dashboard(tmp_path / "alice", settings) as (client, token):
+        page = client.get("/topics", params={"token": token}).text
     assert f'href="/session/{DIARY_SESSION}?at=' in page and f'href="/session/{SHOP_SESSION}?at=' in page
     # The dots of the two topics numbered 1 differ in colour, and a label opens its own store's topic.
     dots = re.findall(r'href="/session/([^?]+)\?at=[^"]+" class="pt"><circle [^>]* class="(c\d+)"', page)
