@@ -199,6 +199,63 @@ How did we fix the MATLAB simulation of the drone flight controller?
 """
 
 
+# Everyday questions of a developer's working life that a history of coding sessions does not answer,
+# asked of the large store (``--large``: a whole corpus as distractors). Written before any result was
+# seen and kept as written: not tuned one by one.
+EVERYDAY = """\
+How many vacation days do I have left this year?
+What time is the team standup tomorrow?
+How do I submit my travel expenses for the conference?
+Who is on call this weekend?
+When is my next one-on-one with my manager?
+What should I say in my self-review for the performance cycle?
+How do I ask for a raise without sounding pushy?
+Which ergonomic chair helps with neck pain?
+What is a good mechanical keyboard for typing all day?
+How do I stop my second monitor from flickering?
+Which noise cancelling headphones are best for an open office?
+How do I reduce eye strain from looking at screens all day?
+What is a healthy lunch I can eat at my desk?
+How much coffee per day is too much?
+How do I deal with burnout after a long release?
+What is a good way to prepare for a system design interview?
+How do I write a resignation letter?
+Should I accept a job offer with equity or a higher salary?
+How do I file taxes as a freelance contractor?
+What is the best way to learn touch typing?
+Where can I find a good coworking space in Lisbon?
+How do I get a visa to work remotely from Portugal?
+What is the time difference between San Francisco and Bangalore?
+How do I book a meeting room for Thursday afternoon?
+What is the wifi password for the guest network at the office?
+When does the office close for the holidays?
+How do I reset my corporate laptop password?
+Which conference talks should I attend at the developer summit?
+How do I give feedback to a colleague who interrupts in meetings?
+How should I onboard a new junior hire on their first day?
+What gift should I buy for a coworker leaving the team?
+How do I organise a team offsite for twelve people?
+What books would you recommend on engineering management?
+How do I negotiate a four day work week?
+Is a standing desk worth it?
+How do I keep my houseplants alive while I travel for work?
+What is the best way to commute by bike in the rain?
+How do I convince my manager to let me work from home?
+How do I calculate my hourly rate as a consultant?
+What should I wear to a job interview at a startup?
+How do I fall asleep after drinking coffee late?
+Which podcast is good for learning about economics?
+How do I make friends in a new city after relocating?
+What is a good birthday present for my partner?
+How do I cook rice without a rice cooker?
+What are the opening hours of the post office on Saturday?
+How do I renew my passport before it expires?
+Which health insurance plan should I pick during open enrollment?
+How do I set up a retirement savings plan through my employer?
+What is a good stretching routine after sitting all day?
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class Trial:
     store: str  # key of the store asked
