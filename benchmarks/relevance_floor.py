@@ -348,6 +348,7 @@ class Observed:
     relevant: list[bool]
     scores: list[float]  # calibrated relevance of each floorless hit, as configured
     shown: list[float]  # the same as people see them (made non-increasing down the list)
+    nearest: float | None  # cosine of the query's nearest chunk in the store (relevance.nearestCosine)
 
 
 def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) -> list[Observed]:
@@ -371,17 +372,28 @@ def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) 
                         [t.is_relevant(h.chunk) for h in result.hits],
                         [h.relevance for h in result.hits],
                         result.shown_relevance,
+                        result.nearest,
                     )
                 )
     return out
 
 
-def rates(observed: Sequence[Observed], floor: float) -> dict[str, float]:
+def kept(o: Observed, floor: float, model: Any) -> list[bool]:
+    """Which of a floorless search's hits search shows at ``floor`` (:func:`clears_floor`: the
+    relevance, and the query's nearest chunk in memory or the hit's own coverage)."""
+    from causantic.retrieval.relevance import clears_floor
+
+    return [clears_floor(s, f[1], o.nearest, floor, model) for s, f in zip(o.scores, o.features, strict=True)]
+
+
+def rates(observed: Sequence[Observed], floor: float, model: Any) -> dict[str, float]:
     answerable = [o for o in observed if o.trial.answerable and any(o.relevant)]
     unanswerable = [o for o in observed if not o.trial.answerable]
-    lost = sum(1 for o in answerable if not any(r and s >= floor for r, s in zip(o.relevant, o.scores, strict=True)))
-    false = sum(1 for o in unanswerable if any(s >= floor for s in o.scores))
-    silent = sum(1 for o in observed if o.trial.answerable and not any(s >= floor for s in o.scores))
+    lost = sum(
+        1 for o in answerable if not any(r and k for r, k in zip(o.relevant, kept(o, floor, model), strict=True))
+    )
+    false = sum(1 for o in unanswerable if any(kept(o, floor, model)))
+    silent = sum(1 for o in observed if o.trial.answerable and not any(kept(o, floor, model)))
     n_answerable = sum(1 for o in observed if o.trial.answerable)
     return {
         "false_answer_rate": round(100 * false / max(len(unanswerable), 1), 2),
@@ -395,7 +407,7 @@ def shown_as_100(value: float) -> bool:
     return round(value * 100) >= 100
 
 
-def meaning(observed: Sequence[Observed], floor: float) -> dict[str, float]:
+def meaning(observed: Sequence[Observed], floor: float, model: Any) -> dict[str, float]:
     """What the shown figure tells a reader, over the hits above ``floor`` (what people see):
 
     - ``shown_100_share``: share of shown hits of answerable questions printed as "100%";
@@ -410,7 +422,7 @@ def meaning(observed: Sequence[Observed], floor: float) -> dict[str, float]:
     from sklearn.metrics import roc_auc_score
 
     def above(o: Observed) -> list[tuple[float, bool]]:
-        return [(s, r) for s, r in zip(o.shown, o.relevant, strict=True) if s >= floor]
+        return [(s, r) for s, r, k in zip(o.shown, o.relevant, kept(o, floor, model), strict=True) if k]
 
     answerable = [above(o) for o in observed if o.trial.answerable]
     offtopic = [s for o in observed if not o.trial.answerable for s, _ in above(o)]
@@ -536,6 +548,7 @@ BASELINE = {
     "relevance.bulkPenalty": "3.132",
     "relevance.absentPenalty": "5.091",
     "relevance.floor": "0.5",
+    "relevance.nearestCosine": "-1",
 }
 
 
@@ -552,14 +565,44 @@ def spread(observed: Sequence[Observed]) -> dict[str, list[float]]:
     return {k: [round(float(q), 3) for q in np.percentile(v, [10, 25, 50, 75, 90])] for k, v in groups.items() if v}
 
 
-def report(name: str, observed: Sequence[Observed], floor: float) -> dict[str, float]:
-    out = {"floor": floor} | meaning(observed, floor) | rates(observed, floor)
+def report(name: str, observed: Sequence[Observed], floor: float, model: Any) -> dict[str, float]:
+    out = {"floor": floor} | meaning(observed, floor, model) | rates(observed, floor, model)
     print(
         f"{name:<10} {floor:7.4f} {out['shown_100_share']:9.1f} {out['queries_two_at_100']:10.1f}"
         f" {out['auc_right_vs_other']:9.3f} {out['auc_right_vs_offtopic']:9.3f} {out['calibration_error']:7.3f}"
         f" {out['relevant_median']:8.3f} {out['false_answer_rate']:8.1f} {out['answerable_lost_rate']:7.1f}"
         f" {out['answerable_silenced_rate']:9.1f}"
     )
+    return out
+
+
+def large_store(home: Path, overrides: dict[str, str], floor: float, models: dict[str, Any]) -> dict[str, Any]:
+    """The floor on a large store: the coding questions (is the session that made the commit still
+    shown?) and questions it cannot answer (everyday ones of a developer's life, other walks of life),
+    for each of ``models`` (the same hits, kept or not by :func:`kept`)."""
+    home = home.resolve()
+    coding = [
+        Trial(str(home), q.text, True, lambda c, rel=q.relevant: c.session_id in rel)
+        for q in load_queries(DEFAULT_QUERIES)
+    ]
+    sets = {
+        name: {q for q in text.splitlines() if q.strip()}
+        for name, text in (("everyday", EVERYDAY), ("other", OTHER_DOMAINS))
+    }
+    offtopic = [Trial(str(home), q, False, lambda c: False) for asked in sets.values() for q in sorted(asked)]
+    seen = observe(home, coding + offtopic, overrides)
+    counts = ", ".join(f"{len(asked)} {name}" for name, asked in sets.items())
+    print(f"large store {home}: {len(coding)} coding questions, {counts} questions; floor {floor}")
+    print(f"{'':<12} {'everyday false %':>17} {'other false %':>14} {'coding lost %':>14}")
+    out: dict[str, Any] = {}
+    for label, model in models.items():
+        row = {
+            f"{name}_false_rate": rates([o for o in seen if o.trial.query in asked], floor, model)["false_answer_rate"]
+            for name, asked in sets.items()
+        }
+        row["coding_lost_rate"] = rates([o for o in seen if o.trial.answerable], floor, model)["answerable_lost_rate"]
+        print(f"{label:<12} " + " ".join(f"{v:{w}.1f}" for v, w in zip(row.values(), (17, 14, 14), strict=True)))
+        out[label] = row
     return out
 
 
@@ -572,6 +615,13 @@ def main() -> int:
         "--rescale", action="store_true", help="keep the configured model's direction, refit its scale only"
     )
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument(
+        "--large",
+        type=Path,
+        metavar="HOME",
+        help="also ask a large store (a home holding the coding project among many others) the coding "
+        "questions and the everyday and other-domain ones, with and without relevance.nearestCosine",
+    )
     args = parser.parse_args()
     if not LOCOMO.is_file() or not CORPUS.is_dir():
         print("Needs ../shared beside the repository.", file=sys.stderr)
@@ -598,6 +648,8 @@ def main() -> int:
         overrides = {**overrides, **{k: str(v) for k, v in fitted.items()}, "relevance.floor": str(floor)}
     observed = observe(work, all_trials, overrides)
     baseline = observe(work, all_trials, {**overrides, **BASELINE})
+    main_model = load_config().with_overrides({**overrides, **BASELINE}).relevance
+    ungated = config.model_copy(update={"nearest_cosine": -1.0})  # the same model, the query's nearest ignored
     n_un = sum(1 for o in observed if not o.trial.answerable)
     n_ans = sum(1 for o in observed if o.trial.answerable)
     print(f"{n_ans} answerable and {n_un} unanswerable questions, top {LIMIT} hits; figures over the hits shown")
@@ -606,17 +658,20 @@ def main() -> int:
         f" {'right med':>8} {'false %':>8} {'lost %':>7} {'silenced':>9}"
     )
     result: dict[str, dict[str, Any]] = {
-        "baseline": report("main", baseline, float(BASELINE["relevance.floor"])),
-        "configured": report("configured", observed, floor),
+        "baseline": report("main", baseline, float(BASELINE["relevance.floor"]), main_model),
+        "ungated": report("no nearest", observed, floor, ungated),
+        "configured": report("configured", observed, floor, config),
     }
     for candidate in sorted({0.01, 0.015, 0.025, 0.035, 0.05}):
-        report("  floor", observed, candidate)
+        report("  floor", observed, candidate, config)
     print("shown figure of every top-10 hit, floor or not (p10 p25 p50 p75 p90):")
     for name, seen in (("main", baseline), ("configured", observed)):
         quantiles = spread(seen)
         result["baseline" if name == "main" else "configured"]["spread"] = quantiles
         print(f"  {name:<10} " + "  ".join(f"{k} {' '.join(f'{q:.3f}' for q in v)}" for k, v in quantiles.items()))
     result["configured"] |= {"n_unanswerable": n_un, "n_answerable": n_ans}
+    if args.large:
+        result["large"] = large_store(args.large, overrides, floor, {"no nearest": ungated, "configured": config})
     print(json.dumps(result))
     if args.json_out:
         args.json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

@@ -370,6 +370,26 @@ class RelevanceConfig(_Section):
     most_counted: int = Field(
         20_000, ge=1, description="Chunks counted per query word when weighing it (bounds the cost on large stores)."
     )
+    nearest_cosine: float = Field(
+        0.32,
+        ge=-1,
+        le=1,
+        description=(
+            "Cosine the query's nearest chunk in memory must reach for a hit to clear the floor, unless the hit "
+            "holds relevance.coverageAlone of the query's words: an off-topic question's best match in a large "
+            "memory is far (benchmarks/relevance_floor.py --large: everyday questions answered 28% -> 12%). "
+            "-1 turns it off."
+        ),
+    )
+    coverage_alone: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description=(
+            "IDF-weighted share of the query's words a hit must hold to clear the floor on its own when the "
+            "query's nearest chunk is further than relevance.nearestCosine (a question in the chat's own words)."
+        ),
+    )
 
 
 class EpisodesConfig(_Section):

@@ -51,6 +51,7 @@ def fused_search(
         query_vector=next((r.query_vector for r in results.values() if r.query_vector is not None), None),
         below_floor=sum(r.below_floor for r in results.values()),
         profile=first.profile,
+        nearest=max((r.nearest for r in results.values() if r.nearest is not None), default=None),
     )
 
 

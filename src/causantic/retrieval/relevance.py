@@ -59,6 +59,10 @@ class RelevanceModel(Protocol):
     def absent_min_chunks(self) -> int: ...
     @property
     def absent_prior(self) -> float: ...
+    @property
+    def nearest_cosine(self) -> float: ...
+    @property
+    def coverage_alone(self) -> float: ...
 
 
 class TermCounts(Protocol):
@@ -170,3 +174,22 @@ def relevance(cosine: float | None, coverage: float, bulk: float, absent: float,
     z = config.intercept + config.cosine_weight * cos + config.coverage_weight * coverage
     z -= config.bulk_penalty * bulk + config.absent_penalty * absent
     return 1.0 / (1.0 + math.exp(-z))
+
+
+def clears_floor(score: float, coverage: float, nearest: float | None, floor: float, config: RelevanceModel) -> bool:
+    """Whether a hit is shown: its relevance reaches ``floor``, and the query is near memory at all.
+
+    The relevance weighs one chunk against the query; in a large memory some chunk of tens of
+    thousands shares a rare word or two with any everyday question ("bread", "salary") and clears
+    the floor. What such a question lacks is a near neighbour: ``nearest``, the best cosine of any
+    chunk in the searched scope (the vector search's first match), stays low for it while a real
+    question has some chunk close by. So below ``relevance.nearestCosine`` a hit is shown only when
+    it holds ``relevance.coverageAlone`` of the query's weighed words itself (a chat question asked
+    in the chat's own words: "When was Jon in Paris?"). Without vectors (``nearest`` None) and with
+    no floor (0 shows everything) the relevance decides alone.
+    """
+    if score < floor:
+        return False
+    if floor <= 0 or nearest is None:
+        return True
+    return nearest >= config.nearest_cosine or coverage >= config.coverage_alone

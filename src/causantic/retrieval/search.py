@@ -44,6 +44,7 @@ from causantic.retrieval.relevance import (
     QueryProfile,
     chunk_bulk,
     chunk_stems,
+    clears_floor,
     profile_query,
     query_absent_share,
     relevance,
@@ -107,6 +108,7 @@ class SearchResult:
     query_vector: np.ndarray | None = None
     below_floor: int = 0  # candidates left out for scoring under the relevance floor
     profile: QueryProfile | None = None  # the query's weighed terms, for scoring more chunks later
+    nearest: float | None = None  # cosine of the query's nearest chunk in the scope; None without vectors
 
     @property
     def nothing_relevant(self) -> bool:
@@ -181,6 +183,7 @@ class Searcher:
                 for expander in self.expanders:
                     fused = expander.expand(fused, scope, query_vector)
             vectors = {m.chunk_id: m.vector for m in vector_matches}
+            nearest = max((m.similarity for m in vector_matches), default=None)  # the query's nearest chunk
             missing = [c.chunk_id for c in fused if c.chunk_id not in vectors] if query_vector is not None else []
             fetched = helper.submit(self._vectors().vectors, missing) if missing else None
             chunks = read_ahead | self.store.get_chunks([c.chunk_id for c in fused if c.chunk_id not in read_ahead])
@@ -206,11 +209,16 @@ class Searcher:
                 for c in fused
             }
         floor = self.relevance.floor if request.floor is None else request.floor
-        seeds = [c.chunk_id for c in fused if scored[c.chunk_id][0] >= floor][: cfg.seed_count]
+        shown = {
+            cid
+            for cid, (score, _, coverage) in scored.items()
+            if clears_floor(score, coverage, nearest, floor, self.relevance)
+        }
+        seeds = [c.chunk_id for c in fused if c.chunk_id in shown][: cfg.seed_count]
         ranked = self._rerank(
             fused, chunks, vectors, request, query_vector, profile, openings.result() if openings is not None else {}
         )
-        hits, tokens, below = self._fit(ranked, chunks, scored, floor, request)
+        hits, tokens, below = self._fit(ranked, chunks, scored, shown, request)
         if not fused and not self.store.count_chunks(ChunkScope()):  # counted only when nothing matched
             notes = [EMPTY_MEMORY]  # not "no vectors yet … run `causantic embed`": there is nothing to embed
         elif not hits and request.agent and not self.store.count_chunks(ChunkScope(agent=request.agent)):
@@ -219,7 +227,7 @@ class Searcher:
             notes.append("no matching chunks")
         elif below and not hits:
             notes.append(f"{counted(below, 'weak match', 'weak matches')} below the relevance floor")
-        return SearchResult(hits, mode, seeds, tokens, len(fused), notes, query_vector, below, profile)
+        return SearchResult(hits, mode, seeds, tokens, len(fused), notes, query_vector, below, profile, nearest)
 
     def score(
         self,
@@ -407,10 +415,10 @@ class Searcher:
         ranked: list[Candidate],
         chunks: dict[str, StoredChunk],
         scored: dict[str, tuple[float, float | None, float]],
-        floor: float,
+        shown: set[str],
         request: SearchRequest,
     ) -> tuple[list[Hit], int, int]:
-        """Whole chunks that clear the floor, in ranked order while they fit the budget (a chunk too
+        """Whole chunks that clear the floor (``shown``), in ranked order while they fit the budget (a chunk too
         big is skipped, not cut); also how many fell below the floor."""
         budget = request.max_tokens or self.max_tokens
         limit = request.limit or self.config.default_limit
@@ -419,7 +427,7 @@ class Searcher:
         for candidate in ranked:
             chunk = chunks[candidate.chunk_id]
             score, cosine, coverage = scored[candidate.chunk_id]
-            if score < floor:
+            if candidate.chunk_id not in shown:
                 below += 1
                 continue
             cost = approx_tokens(chunk.content) + HEADER_TOKENS
