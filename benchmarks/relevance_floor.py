@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/relevance_floor.py [--work DIR] [--json OUT] [--fit] [--set key=value ...]
+    python benchmarks/relevance_floor.py [--work DIR] [--large HOME] [--json OUT] [--fit] [--set key=value ...]
 
 Stores, built through the product's real ingestion (``--work DIR`` keeps them for reruns): the coding
 project of ``../shared/benchdata/coding`` (``corpus/claude-code/entireio__cli``) and each LoCoMo
@@ -22,7 +22,14 @@ ones, over the hits a person sees (above the floor): the share printed as "100%"
 questions with two or more hits at "100%", the AUC of the figure (a relevant hit against the
 question's other hits, and against hits of unanswerable questions), the calibration error (how far
 the figure is from how often such hits are relevant) and the floor's outcomes (false answers,
-answerable questions lost or silenced); then the configured model's outcomes at other floors.
+answerable questions lost or silenced); the same for the settings before the query's nearest chunk
+counted (``BEFORE_NEAREST``: a hit clears the floor only when the query's nearest chunk in memory is
+near, ``relevance.nearestCosine``, or the hit holds much of the query, see
+:func:`causantic.retrieval.relevance.clears_floor`); then the configured model's outcomes at other floors.
+
+``--large HOME`` also asks a large store (``/work/bench-stores/quality-coding-d``'s kind: the coding
+project among the whole corpus) the coding questions and off-topic ones: ``EVERYDAY`` (a developer's
+working life, written before any result was seen) and ``OTHER_DOMAINS``; printed before and after.
 
 ``--fit`` refits the relevance model (:mod:`causantic.retrieval.relevance`, see :func:`fit`) on the
 hits of a floorless search and prints the coefficients for ``relevance.*`` in ``config.py``;
@@ -551,6 +558,9 @@ BASELINE = {
     "relevance.nearestCosine": "-1",
 }
 
+# The floor before the query's nearest chunk counted (relevance.nearestCosine): measured beside it.
+BEFORE_NEAREST = {"relevance.floor": "0.0213", "relevance.nearestCosine": "-1"}
+
 
 def spread(observed: Sequence[Observed]) -> dict[str, list[float]]:
     """Quartiles and 90th percentile (p10, p25, p50, p75, p90) of the figure as people would read it
@@ -576,10 +586,10 @@ def report(name: str, observed: Sequence[Observed], floor: float, model: Any) ->
     return out
 
 
-def large_store(home: Path, overrides: dict[str, str], floor: float, models: dict[str, Any]) -> dict[str, Any]:
+def large_store(home: Path, overrides: dict[str, str], settings: dict[str, tuple[float, Any]]) -> dict[str, Any]:
     """The floor on a large store: the coding questions (is the session that made the commit still
     shown?) and questions it cannot answer (everyday ones of a developer's life, other walks of life),
-    for each of ``models`` (the same hits, kept or not by :func:`kept`)."""
+    for each of ``settings`` (label -> floor and model: the same hits, kept or not by :func:`kept`)."""
     home = home.resolve()
     coding = [
         Trial(str(home), q.text, True, lambda c, rel=q.relevant: c.session_id in rel)
@@ -592,10 +602,10 @@ def large_store(home: Path, overrides: dict[str, str], floor: float, models: dic
     offtopic = [Trial(str(home), q, False, lambda c: False) for asked in sets.values() for q in sorted(asked)]
     seen = observe(home, coding + offtopic, overrides)
     counts = ", ".join(f"{len(asked)} {name}" for name, asked in sets.items())
-    print(f"large store {home}: {len(coding)} coding questions, {counts} questions; floor {floor}")
+    print(f"large store {home}: {len(coding)} coding questions, {counts} questions")
     print(f"{'':<12} {'everyday false %':>17} {'other false %':>14} {'coding lost %':>14}")
     out: dict[str, Any] = {}
-    for label, model in models.items():
+    for label, (floor, model) in settings.items():
         row = {
             f"{name}_false_rate": rates([o for o in seen if o.trial.query in asked], floor, model)["false_answer_rate"]
             for name, asked in sets.items()
@@ -649,7 +659,8 @@ def main() -> int:
     observed = observe(work, all_trials, overrides)
     baseline = observe(work, all_trials, {**overrides, **BASELINE})
     main_model = load_config().with_overrides({**overrides, **BASELINE}).relevance
-    ungated = config.model_copy(update={"nearest_cosine": -1.0})  # the same model, the query's nearest ignored
+    # the settings before relevance.nearestCosine, measured beside
+    before = load_config().with_overrides({**overrides, **BEFORE_NEAREST}).relevance
     n_un = sum(1 for o in observed if not o.trial.answerable)
     n_ans = sum(1 for o in observed if o.trial.answerable)
     print(f"{n_ans} answerable and {n_un} unanswerable questions, top {LIMIT} hits; figures over the hits shown")
@@ -659,7 +670,7 @@ def main() -> int:
     )
     result: dict[str, dict[str, Any]] = {
         "baseline": report("main", baseline, float(BASELINE["relevance.floor"]), main_model),
-        "ungated": report("no nearest", observed, floor, ungated),
+        "before_nearest": report("no nearest", observed, float(BEFORE_NEAREST["relevance.floor"]), before),
         "configured": report("configured", observed, floor, config),
     }
     for candidate in sorted({0.01, 0.015, 0.025, 0.035, 0.05}):
@@ -671,7 +682,11 @@ def main() -> int:
         print(f"  {name:<10} " + "  ".join(f"{k} {' '.join(f'{q:.3f}' for q in v)}" for k, v in quantiles.items()))
     result["configured"] |= {"n_unanswerable": n_un, "n_answerable": n_ans}
     if args.large:
-        result["large"] = large_store(args.large, overrides, floor, {"no nearest": ungated, "configured": config})
+        result["large"] = large_store(
+            args.large,
+            overrides,
+            {"no nearest": (float(BEFORE_NEAREST["relevance.floor"]), before), "configured": (floor, config)},
+        )
     print(json.dumps(result))
     if args.json_out:
         args.json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

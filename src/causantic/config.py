@@ -328,13 +328,14 @@ class RetrievalConfig(_Section):
 
 class RelevanceConfig(_Section):
     floor: float = Field(
-        0.0213,
+        0.015,
         ge=0,
         le=1,
         description=(
             "Calibrated relevance (0-1, the chance a hit is the right one) below which a hit is not shown; "
             "an answer with no hit above it says nothing relevant is in memory. 0 shows everything "
-            "(benchmarks/relevance_floor.py: 3.7% of off-topic questions answered, 1.8% of real ones lost)."
+            "(benchmarks/relevance_floor.py: 2.3% of off-topic questions answered, 0.7% of real ones lost, "
+            "with relevance.nearestCosine)."
         ),
     )
     intercept: float = Field(
@@ -377,7 +378,7 @@ class RelevanceConfig(_Section):
         description=(
             "Cosine the query's nearest chunk in memory must reach for a hit to clear the floor, unless the hit "
             "holds relevance.coverageAlone of the query's words: an off-topic question's best match in a large "
-            "memory is far (benchmarks/relevance_floor.py --large: everyday questions answered 28% -> 12%). "
+            "memory is far (benchmarks/relevance_floor.py --large: everyday questions answered 28% -> 14%). "
             "-1 turns it off."
         ),
     )
@@ -388,6 +389,15 @@ class RelevanceConfig(_Section):
         description=(
             "IDF-weighted share of the query's words a hit must hold to clear the floor on its own when the "
             "query's nearest chunk is further than relevance.nearestCosine (a question in the chat's own words)."
+        ),
+    )
+    far_floor: float = Field(
+        0.1,
+        ge=0,
+        le=1,
+        description=(
+            "The floor of a hit without that coverage when the query's nearest chunk is further than "
+            "relevance.nearestCosine: above the 2-8% that off-topic hits showed on a whole-corpus store."
         ),
     )
 

@@ -63,6 +63,8 @@ class RelevanceModel(Protocol):
     def nearest_cosine(self) -> float: ...
     @property
     def coverage_alone(self) -> float: ...
+    @property
+    def far_floor(self) -> float: ...
 
 
 class TermCounts(Protocol):
@@ -185,11 +187,12 @@ def clears_floor(score: float, coverage: float, nearest: float | None, floor: fl
     chunk in the searched scope (the vector search's first match), stays low for it while a real
     question has some chunk close by. So below ``relevance.nearestCosine`` a hit is shown only when
     it holds ``relevance.coverageAlone`` of the query's weighed words itself (a chat question asked
-    in the chat's own words: "When was Jon in Paris?"). Without vectors (``nearest`` None) and with
-    no floor (0 shows everything) the relevance decides alone.
+    in the chat's own words: "When was Jon in Paris?") or its relevance reaches the higher
+    ``relevance.farFloor``. Without vectors (``nearest`` None) and with no floor (0 shows
+    everything) the relevance decides alone.
     """
     if score < floor:
         return False
     if floor <= 0 or nearest is None:
         return True
-    return nearest >= config.nearest_cosine or coverage >= config.coverage_alone
+    return nearest >= config.nearest_cosine or coverage >= config.coverage_alone or score >= config.far_floor
