@@ -18,7 +18,8 @@ scale is then fitted to how often hits are relevant (``--rescale``). Without tha
 model was a classifier pushed to its extremes, and a third of on-topic hits showed "100%"; now even
 a chunk that repeats the query word for word stays near 93%, and a stronger match always shows a
 higher figure (every weight is positive, every penalty subtracts). A hit below ``relevance.floor`` is not shown, and an
-answer with none above it says "nothing relevant". Bulky payloads (SVG paths, base64, minified
+answer with none above it says "nothing relevant"; when nothing in memory is near the query a weak
+hit is not shown either (:func:`clears_floor`). Bulky payloads (SVG paths, base64, minified
 code, JSON or HAR dumps) are searchable but score lower (``relevance.bulkPenalty``), so they never
 lead an answer when prose says the same.
 """

@@ -8,8 +8,9 @@ Vector and keyword search run concurrently. Without vectors (nothing embedded ye
 runs keyword-only; without FTS5 it runs vector-only; the result says which (``mode``).
 
 Every hit carries its calibrated relevance (:mod:`causantic.retrieval.relevance`), an absolute
-score in [0, 1]; hits below ``relevance.floor`` are left out, and a search whose every candidate
-falls below it answers ``nothing_relevant``. The order stays the fused, diversified ranking (it
+score in [0, 1]; hits below ``relevance.floor`` are left out (and weak ones of a query with no
+near chunk in memory: :func:`~causantic.retrieval.relevance.clears_floor`), and a search whose every
+candidate falls below it answers ``nothing_relevant``. The order stays the fused, diversified ranking (it
 recalled more on LoCoMo than ordering by the calibrated score: 80.5 against 78.3 evidence turns in
 25); what people read is :attr:`SearchResult.shown_relevance`, the calibrated scores made monotone
 along that order.
