@@ -18,8 +18,8 @@ their ranking is unchanged.
 from __future__ import annotations
 
 from causantic.retrieval.relevance import QueryProfile
-from causantic.store.features import OUTPUT_MARKERS, split_tool_output, word_stems
-from causantic.store.records import TextFeatures
+from causantic.store.features import OUTPUT_MARKERS, opening_stems, split_tool_output, word_stems
+from causantic.store.records import StoredChunk, TextFeatures
 
 
 def mention_share(profile: QueryProfile | None, text: str, features: TextFeatures | None = None) -> float:
@@ -46,3 +46,12 @@ def mention_share(profile: QueryProfile | None, text: str, features: TextFeature
     if found <= 0:
         return 0.0
     return max(0.0, found - profile.coverage_of(own)) / found
+
+
+def own_stems(chunk: StoredChunk) -> frozenset[str]:
+    """The stems of the chunk's own words, without what listing tools printed in it: what the
+    chunk says of the work, not what it merely lists."""
+    features = chunk.features
+    if features is None:
+        return opening_stems(chunk.content, None, None)
+    return opening_stems(chunk.content, features.stems, features.own_stems)

@@ -29,7 +29,7 @@ from causantic.retrieval.blas import use_one_blas_thread
 from causantic.retrieval.feedback import feedback_factors
 from causantic.retrieval.format import counted
 from causantic.retrieval.listing import resolve_project
-from causantic.retrieval.mentions import mention_share
+from causantic.retrieval.mentions import mention_share, own_stems
 from causantic.retrieval.ranking import (
     blend_fusion,
     convex_fusion,
@@ -38,6 +38,7 @@ from causantic.retrieval.ranking import (
     non_increasing,
     recency_factor,
     reciprocal_rank_fusion,
+    session_coverage_factors,
     session_evidence,
 )
 from causantic.retrieval.relevance import (
@@ -368,6 +369,15 @@ class Searcher:
                 )
                 for c in boosted
             ]
+        if cfg.session_coverage > 0 and profile is not None:
+            # Together a session's candidates may cover the whole request where no one chunk does.
+            factors = session_coverage_factors(
+                [chunks[c.chunk_id].session_id for c in boosted],
+                [own_stems(chunks[c.chunk_id]) for c in boosted],
+                profile.coverage_of,
+                cfg.session_coverage,
+            )
+            boosted = [replace(c, score=c.score * f) for c, f in zip(boosted, factors, strict=True)]
         if cfg.feedback_weight > 0 and query_vector is not None:
             factors = feedback_factors(
                 [c.score for c in boosted],
