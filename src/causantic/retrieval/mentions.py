@@ -48,10 +48,11 @@ def mention_share(profile: QueryProfile | None, text: str, features: TextFeature
     return max(0.0, found - profile.coverage_of(own)) / found
 
 
-def own_stems(chunk: StoredChunk) -> frozenset[str]:
+def own_stem_words(chunk: StoredChunk) -> list[str]:
     """The stems of the chunk's own words, without what listing tools printed in it: what the
-    chunk says of the work, not what it merely lists."""
+    chunk says of the work, not what it merely lists. A list, not a set: callers pool many chunks'
+    words into one set, and a set per chunk would be built only to be read once."""
     features = chunk.features
     if features is None:
-        return opening_stems(chunk.content, None, None)
-    return opening_stems(chunk.content, features.stems, features.own_stems)
+        return list(opening_stems(chunk.content, None, None))
+    return (features.stems if features.own_stems is None else features.own_stems).split()

@@ -6,7 +6,7 @@ Pure functions over ids, scores and vectors; the search pipeline composes them.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -131,7 +131,7 @@ def session_evidence(scores: Sequence[float], sessions: Sequence[str], weight: f
 
 def session_coverage_factors(
     sessions: Sequence[str],
-    stems: Sequence[frozenset[str]],
+    stems: Sequence[Iterable[str]],
     coverage: Callable[[frozenset[str]], float],
     weight: float,
 ) -> list[float]:

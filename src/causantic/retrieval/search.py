@@ -29,7 +29,7 @@ from causantic.retrieval.blas import use_one_blas_thread
 from causantic.retrieval.feedback import feedback_factors
 from causantic.retrieval.format import counted
 from causantic.retrieval.listing import resolve_project
-from causantic.retrieval.mentions import mention_share, own_stems
+from causantic.retrieval.mentions import mention_share, own_stem_words
 from causantic.retrieval.ranking import (
     blend_fusion,
     convex_fusion,
@@ -373,7 +373,7 @@ class Searcher:
             # Together a session's candidates may cover the whole request where no one chunk does.
             factors = session_coverage_factors(
                 [chunks[c.chunk_id].session_id for c in boosted],
-                [own_stems(chunks[c.chunk_id]) for c in boosted],
+                [own_stem_words(chunks[c.chunk_id]) for c in boosted],
                 profile.coverage_of,
                 cfg.session_coverage,
             )
