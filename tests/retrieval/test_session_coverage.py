@@ -4,10 +4,14 @@ names most of them in passing (retrieval.sessionCoverage)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from causantic import Memory
+from causantic.retrieval.mentions import own_stem_words
 from causantic.retrieval.ranking import session_coverage_factors
+from causantic.store.features import feature_values
+from causantic.store.records import StoredChunk, TextFeatures
 
 QUERY = "retry budget for uploads over slow links"
 
@@ -92,3 +96,18 @@ def test_every_chunk_of_a_session_gets_its_session_s_factor() -> None:
     )
     assert factors == [1.5, 1.5, 1.0 + 0.5 * 2 / 3]
     assert session_coverage_factors(["work"], [frozenset({"retry"})], coverage, 0.0) == [1.0]
+
+
+def test_a_session_covers_only_what_its_own_words_say_not_what_a_listing_printed() -> None:
+    text = (
+        "[User]\nwhat changed lately?\n\n[Tool:Bash] git log --oneline\n\n"
+        "[Result:Bash] 1a2b3c4 add a retry budget for uploads\n"
+    )
+    stored = TextFeatures(*feature_values(text))
+    for features in (stored, None):  # kept by the store, or a row written before it kept them
+        chunk = StoredChunk(
+            "c1", "s1", 1, "photos", "main", 0, 0, "2026-03-02T10:00:00Z", "2026-03-02T10:00:00Z", text, "h", 30, ()
+        )
+        words = set(own_stem_words(replace(chunk, features=features)))
+        assert "git" in words  # the agent's own call counts
+        assert not words & {"retri", "retry", "budget", "upload"}

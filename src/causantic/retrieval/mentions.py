@@ -18,7 +18,7 @@ their ranking is unchanged.
 from __future__ import annotations
 
 from causantic.retrieval.relevance import QueryProfile
-from causantic.store.features import OUTPUT_MARKERS, opening_stems, split_tool_output, word_stems
+from causantic.store.features import OUTPUT_MARKERS, split_tool_output, word_stems
 from causantic.store.records import StoredChunk, TextFeatures
 
 
@@ -54,5 +54,5 @@ def own_stem_words(chunk: StoredChunk) -> list[str]:
     words into one set, and a set per chunk would be built only to be read once."""
     features = chunk.features
     if features is None:
-        return list(opening_stems(chunk.content, None, None))
+        return list(word_stems(split_tool_output(chunk.content)[0]))  # a row written before features were kept
     return (features.stems if features.own_stems is None else features.own_stems).split()
