@@ -108,6 +108,6 @@ def test_a_session_covers_only_what_its_own_words_say_not_what_a_listing_printed
         chunk = StoredChunk(
             "c1", "s1", 1, "photos", "main", 0, 0, "2026-03-02T10:00:00Z", "2026-03-02T10:00:00Z", text, "h", 30, ()
         )
-        words = set(own_stem_words(replace(chunk, features=features)))
+        words = set(own_stem_words(replace(chunk, features=features), frozenset(feature_values(text)[0].split())))
         assert "git" in words  # the agent's own call counts
         assert not words & {"retri", "retry", "budget", "upload"}
