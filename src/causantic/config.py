@@ -390,7 +390,7 @@ class RelevanceConfig(_Section):
         description=(
             "Cosine the query's nearest chunk in memory must reach for a hit to clear the floor, unless the hit "
             "holds relevance.coverageAlone of the query's words: an off-topic question's best match in a large "
-            "memory is far (benchmarks/relevance_floor.py --large: everyday questions answered 28% -> 14%). "
+            "memory is far (benchmarks/relevance_floor.py --large: everyday questions answered 28% -> 16%). "
             "-1 turns it off."
         ),
     )
