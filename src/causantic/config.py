@@ -340,13 +340,13 @@ class RetrievalConfig(_Section):
 
 class RelevanceConfig(_Section):
     floor: float = Field(
-        0.015,
+        0.0213,
         ge=0,
         le=1,
         description=(
             "Calibrated relevance (0-1, the chance a hit is the right one) below which a hit is not shown; "
             "an answer with no hit above it says nothing relevant is in memory. 0 shows everything "
-            "(benchmarks/relevance_floor.py: 2.3% of off-topic questions answered, 0.7% of real ones lost, "
+            "(benchmarks/relevance_floor.py: 1.1% of off-topic questions answered, 2.1% of real ones lost, "
             "with relevance.nearestCosine)."
         ),
     )
@@ -390,7 +390,7 @@ class RelevanceConfig(_Section):
         description=(
             "Cosine the query's nearest chunk in memory must reach for a hit to clear the floor, unless the hit "
             "holds relevance.coverageAlone of the query's words: an off-topic question's best match in a large "
-            "memory is far (benchmarks/relevance_floor.py --large: everyday questions answered 28% -> 16%). "
+            "memory is far (benchmarks/relevance_floor.py --large: everyday questions answered 28% -> 12%). "
             "-1 turns it off."
         ),
     )
