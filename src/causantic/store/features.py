@@ -73,11 +73,11 @@ def word_stems(text: str) -> frozenset[str]:
 
 def _words(text: str) -> set[str]:
     """The distinct words of ``text``, case-folded: its \\w runs."""
-    view = _ascii_view(text)
+    view = ascii_view(text)
     return set(view.translate(_ASCII_WORDS).split() if view is not None else _WORD.findall(text.casefold()))
 
 
-def _ascii_view(text: str) -> str | None:
+def ascii_view(text: str) -> str | None:
     """``text`` in ASCII that splits into the same words and lines, when it has one: each non-ASCII
     character that is in no word, even case-folded (an emoji, a typographic quote or space), replaced
     by a space or, a line break, by one ASCII splitlines() knows; None when one is in a word (é, 数).
@@ -164,7 +164,7 @@ def _scan(text: str) -> tuple[set[str], int, int]:
     lengths = list(map(len, text.split()))  # of its runs of non-spaces: str.split() splits at \s
     runs = sum(n for n in lengths if n >= _LONG_RUN) if max(lengths, default=0) >= _LONG_RUN else 0
     lines = text.splitlines()
-    view = _ascii_view(text)
+    view = ascii_view(text)
     if view is not None:
         # Each line's words are its translated line split at spaces; a prose word is one all letters.
         line_words = [line.split() for line in view.translate(_ASCII_WORDS).splitlines()]
