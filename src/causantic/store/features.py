@@ -42,6 +42,9 @@ _LISTING_TOOLS = ("Bash", "Grep", "Glob", "WebSearch", "WebFetch")
 OUTPUT_MARKERS = tuple(f"[{label}:{tool}]" for label in ("Result", "Error") for tool in _LISTING_TOOLS)
 
 
+Features = tuple[str, str | None, float]  # the values of the columns stems, own_stems, bulk
+
+
 def feature_values(text: str) -> Features:
     """The features the store keeps for a chunk of ``text`` (``records.TextFeatures``), as the
     values of the columns ``stems, own_stems, bulk``: its stems, its own words' stems when listing
@@ -61,8 +64,6 @@ def feature_values(text: str) -> Features:
         _share(runs + output_runs, payload + output_payload, len(text)),
     )
 
-
-Features = tuple[str, str | None, float]
 
 # Past this many characters of text, one write computes its chunks' features in a second process
 # while it writes the rows (a 50 MB pasted line: 37,000 chunks, some 4 s of CPU beside some 4 s of
