@@ -42,7 +42,8 @@ size; ``--json`` keys: ``huge_line_mb``, and per text kind (``text``, ``ascii``,
 included: steadier than seconds on a loaded machine), ``normal_lines_seconds``,
 ``huge_to_normal_ratio``, ``peak_rss_over_line``, ``chunks``, ``json_loads_seconds`` and
 ``json_loads_peak_over_line`` (the baseline: plain ``json.loads`` of the same line in a fresh
-process); and ``load_average`` before and after. Goal: a 50 MB line in 10 s or less on a quiet machine, its peak memory at most 3x the line.
+process); and ``load_average`` before and after. Goal: a 50 MB line in 10 s or less on a quiet
+machine, its peak memory at most 3x the line.
 """
 
 from __future__ import annotations
