@@ -14,6 +14,7 @@ Pure text, no database: the store, the migrations that fill older rows, and retr
 from __future__ import annotations
 
 import functools
+import os
 import re
 import string
 from collections.abc import Iterable, Iterator, Sequence
@@ -75,8 +76,9 @@ _FEATURE_BATCH = 1_000  # chunks a worker is handed at a time: the writer waits 
 
 def features_in_order(texts: Sequence[str]) -> Iterator[Features]:
     """:func:`feature_values` of each text, in order; computed in another process, a batch at a time
-    ahead of the caller, when the texts are long together (:data:`PARALLEL_FEATURE_CHARS`)."""
-    if sum(map(len, texts)) < PARALLEL_FEATURE_CHARS:
+    ahead of the caller, when the texts are long together (:data:`PARALLEL_FEATURE_CHARS`) and
+    there is a second core to run it."""
+    if sum(map(len, texts)) < PARALLEL_FEATURE_CHARS or (os.cpu_count() or 1) < 2:
         yield from map(feature_values, texts)
         return
     batches = [texts[i : i + _FEATURE_BATCH] for i in range(0, len(texts), _FEATURE_BATCH)]
