@@ -356,6 +356,7 @@ class Observed:
     scores: list[float]  # calibrated relevance of each floorless hit, as configured
     shown: list[float]  # the same as people see them (made non-increasing down the list)
     nearest: float | None  # cosine of the query's nearest chunk in the store (relevance.nearestCosine)
+    scope_chunks: int  # chunks in the store
 
 
 def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) -> list[Observed]:
@@ -380,6 +381,7 @@ def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) 
                         [h.relevance for h in result.hits],
                         result.shown_relevance,
                         result.nearest,
+                        result.profile.scope_chunks if result.profile is not None else 0,
                     )
                 )
     return out
@@ -390,7 +392,10 @@ def kept(o: Observed, floor: float, model: Any) -> list[bool]:
     relevance, and the query's nearest chunk in memory or the hit's own coverage)."""
     from causantic.retrieval.relevance import clears_floor
 
-    return [clears_floor(s, f[1], o.nearest, floor, model) for s, f in zip(o.scores, o.features, strict=True)]
+    return [
+        clears_floor(s, f[1], o.nearest, o.scope_chunks, floor, model)
+        for s, f in zip(o.scores, o.features, strict=True)
+    ]
 
 
 def rates(observed: Sequence[Observed], floor: float, model: Any) -> dict[str, float]:

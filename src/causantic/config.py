@@ -403,6 +403,11 @@ class RelevanceConfig(_Section):
             "query's nearest chunk is further than relevance.nearestCosine (a question in the chat's own words)."
         ),
     )
+    nearest_min_chunks: int = Field(
+        100,
+        ge=0,
+        description="relevance.nearestCosine applies only in a scope of at least this many chunks.",
+    )
     far_floor: float = Field(
         0.1,
         ge=0,

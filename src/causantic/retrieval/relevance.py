@@ -66,6 +66,8 @@ class RelevanceModel(Protocol):
     def coverage_alone(self) -> float: ...
     @property
     def far_floor(self) -> float: ...
+    @property
+    def nearest_min_chunks(self) -> int: ...
 
 
 class TermCounts(Protocol):
@@ -179,7 +181,9 @@ def relevance(cosine: float | None, coverage: float, bulk: float, absent: float,
     return 1.0 / (1.0 + math.exp(-z))
 
 
-def clears_floor(score: float, coverage: float, nearest: float | None, floor: float, config: RelevanceModel) -> bool:
+def clears_floor(
+    score: float, coverage: float, nearest: float | None, scope_chunks: int, floor: float, config: RelevanceModel
+) -> bool:
     """Whether a hit is shown: its relevance reaches ``floor``, and the query is near memory at all.
 
     The relevance weighs one chunk against the query; in a large memory some chunk of tens of
@@ -189,11 +193,13 @@ def clears_floor(score: float, coverage: float, nearest: float | None, floor: fl
     question has some chunk close by. So below ``relevance.nearestCosine`` a hit is shown only when
     it holds ``relevance.coverageAlone`` of the query's weighed words itself (a chat question asked
     in the chat's own words: "When was Jon in Paris?") or its relevance reaches the higher
-    ``relevance.farFloor``. Without vectors (``nearest`` None) and with no floor (0 shows
-    everything) the relevance decides alone.
+    ``relevance.farFloor``. Without vectors (``nearest`` None), in a scope of fewer than
+    ``relevance.nearestMinChunks`` chunks (a store of a few sessions may hold nothing close to a
+    question it still answers in part) and with no floor (0 shows everything) the relevance decides
+    alone.
     """
     if score < floor:
         return False
-    if floor <= 0 or nearest is None:
+    if floor <= 0 or nearest is None or scope_chunks < config.nearest_min_chunks:
         return True
     return nearest >= config.nearest_cosine or coverage >= config.coverage_alone or score >= config.far_floor
