@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from chunk_records import chunk_record
 
+from causantic.errors import StoreError
 from causantic.store.memory import MemoryStore
 from causantic.store.records import ChunkScope, Project
 
@@ -92,3 +93,23 @@ def test_a_write_on_another_thread_waits_for_the_open_transaction_instead_of_joi
     assert not _during_open_ingest(store, project, True, write), "the write ran inside the other thread's transaction"
     assert store.meta_value("noted") == "yes"
     assert sorted(store.get_chunks(["c0", "c1", "c2"])) == ["c0", "c2"]
+
+
+def test_a_closed_store_reads_nothing_on_any_thread(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "memory.db")
+    _one_session(store)
+    store.close()
+    errors: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            store.get_chunks(["c0"])
+        except StoreError as exc:
+            errors.append(exc)
+
+    worker = threading.Thread(target=read)
+    worker.start()
+    worker.join(10)
+    with pytest.raises(StoreError, match="closed"):
+        store.project_names()
+    assert len(errors) == 1

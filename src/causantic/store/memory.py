@@ -122,6 +122,7 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         me = threading.current_thread()
         reader = self._readers.get(me)
         if reader is None:
+            self.conn.total_changes  # noqa: B018 -- a closed store fails here, as the writer's reads did
             reader = sqlite_util.connect(self.path, busy_timeout_ms=self._busy_timeout_ms, read_only=True)
             with self._readers_lock:
                 for thread in [t for t in self._readers if not t.is_alive()]:  # a search's helper threads end
