@@ -33,9 +33,12 @@ def _one_session(store: MemoryStore) -> Project:
     return project
 
 
-def _during_open_ingest(store: MemoryStore, project: Project, fails: bool, other: Callable[[], None]) -> bool:
-    """Run ``other`` on a thread while an ingest on another thread holds session s1 uncommitted;
-    the ingest then rolls back (``fails``) or commits. Whether ``other`` finished before that."""
+def _during_open_ingest(
+    store: MemoryStore, project: Project, fails: bool, other: Callable[[], None], window: float
+) -> bool:
+    """Run ``other`` on a thread while an ingest on another thread holds session s1 uncommitted for
+    up to ``window`` seconds; the ingest then rolls back (``fails``) or commits. Whether ``other``
+    finished before that."""
     saved, release = threading.Event(), threading.Event()
 
     def ingest() -> None:
@@ -51,7 +54,7 @@ def _during_open_ingest(store: MemoryStore, project: Project, fails: bool, other
     assert saved.wait(10)
     worker = threading.Thread(target=other)
     worker.start()
-    worker.join(2)  # a read is done at once (a write waits for the ingest)
+    worker.join(window)  # a read is done at once (a write waits for the ingest)
     early = not worker.is_alive()
     release.set()
     writer.join(10)
@@ -76,7 +79,7 @@ def test_a_read_on_another_thread_sees_only_committed_rows_without_waiting(store
             )
         )
 
-    assert _during_open_ingest(store, project, fails, search), "the read waited for the writer's transaction"
+    assert _during_open_ingest(store, project, fails, search, 10), "the read waited for the writer's transaction"
     assert seen == [(1, ["c0"], ["c0"], ["s0"], 1)]
     # The count read meanwhile is not kept past the commit.
     assert store.count_chunks(ChunkScope()) == (1 if fails else 2)
@@ -90,7 +93,7 @@ def test_a_write_on_another_thread_waits_for_the_open_transaction_instead_of_joi
         with store.atomic():
             store.save_session(project, "s2", [chunk_record(2, session_id="s2")])
 
-    assert not _during_open_ingest(store, project, True, write), "the write ran inside the other thread's transaction"
+    assert not _during_open_ingest(store, project, True, write, 0.5), "the write joined the open transaction"
     assert store.meta_value("noted") == "yes"
     assert sorted(store.get_chunks(["c0", "c1", "c2"])) == ["c0", "c2"]
 
