@@ -559,7 +559,7 @@ class SqlStore(ABC):
             f" MAX(c.end_time) AS last_seen, {self._joined('p.name')} AS projects"
             " FROM clusters k JOIN chunk_clusters m ON m.cluster_id = k.id JOIN chunks c ON c.id = m.chunk_id"
             f" JOIN projects p ON p.id = c.project_id WHERE {' AND '.join(where)}"
-            " GROUP BY k.id ORDER BY size DESC",
+            " GROUP BY k.id ORDER BY size DESC, k.id",
             params,
         )
         return [TopicTotals(r[0], r[1], r[2], r[3], r[4], tuple(r[5].split(",")) if r[5] else ()) for r in rows]

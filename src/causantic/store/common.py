@@ -20,21 +20,23 @@ SQL_BATCH = 500
 _T = TypeVar("_T")
 
 # Statements SQLite and PostgreSQL run as written (no parameters, no dialect difference).
-# Projects holding chunks with their totals (ProjectTotals' fields), most recently active first.
+# Projects holding chunks with their totals (ProjectTotals' fields), most recently active first, the
+# older project first on a tie (the dialects order a tie differently: SQLite by id, PostgreSQL as it hashed).
 PROJECT_TOTALS_SQL = (
     "SELECT p.id, p.name, p.path, COUNT(c.rowid) AS chunks, COUNT(DISTINCT c.session_id) AS sessions,"
     " MIN(c.start_time) AS first_seen, MAX(c.end_time) AS last_seen"
-    " FROM projects p JOIN chunks c ON c.project_id = p.id GROUP BY p.id ORDER BY last_seen DESC"
+    " FROM projects p JOIN chunks c ON c.project_id = p.id GROUP BY p.id ORDER BY last_seen DESC, p.id"
 )
 # Names of the projects holding any chunk, alphabetically (one index probe per project).
 PROJECT_NAMES_SQL = (
     "SELECT name FROM projects p WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.project_id = p.id) ORDER BY name"
 )
-# Projects with sessions (ProjectSessions' fields), most recently active first, from the sessions table.
+# Projects with sessions (ProjectSessions' fields), most recently active first (then the older project),
+# from the sessions table.
 PROJECT_ACTIVITY_SQL = (
     "SELECT p.id, p.name, p.path, COUNT(*) AS sessions, MIN(s.started_at) AS first_seen,"
     " MAX(s.ended_at) AS last_seen FROM sessions s JOIN projects p ON p.id = s.project_id"
-    " GROUP BY p.id ORDER BY last_seen DESC"
+    " GROUP BY p.id ORDER BY last_seen DESC, p.id"
 )
 
 EdgeKey = tuple[str, str, str]  # (source chunk id, target chunk id, reference type)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -66,9 +67,24 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
             self.conn.close()
             raise store_failure(exc, f"at {path}") from exc
         self.fts_enabled = bool(row and row[0] == "available")
+        # A transaction belongs to the connection, not to a thread: a read on another thread ran
+        # inside an open ingest (seeing a session not yet committed, perhaps rolled back), and a
+        # write joined it. So the connection is the turn's holder's: a transaction holds the turn
+        # from its start to its end (a write elsewhere waits for it), and a read outside this
+        # thread's own transaction runs on a read-only connection of this thread, on its own WAL
+        # snapshot of what is committed, without waiting.
+        self._turn = threading.RLock()
+        self._mine = threading.local()  # depth: this thread's open atomic/batch blocks
+        self._readers: dict[threading.Thread, sqlite3.Connection] = {}
+        self._readers_lock = threading.Lock()
+        self._busy_timeout_ms = busy_timeout_ms
 
     def close(self) -> None:
         self._keywords.close()
+        with self._readers_lock:
+            for reader in self._readers.values():
+                reader.close()
+            self._readers.clear()
         self.conn.close()
 
     def __exit__(
@@ -76,26 +92,64 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
     ) -> None:
         self.close()
 
-    def atomic(self) -> AbstractContextManager[None]:
-        """Everything the block writes commits together or not at all (a savepoint when nested)."""
-        return self._transactions.atomic()
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """Everything the block writes commits together or not at all (a savepoint when nested).
+        Other threads' writes wait until it ends; their reads see what is committed."""
+        with self._turn_held(), self._transactions.atomic():
+            yield
 
-    def batch(self, commit_every: float = 0.5) -> AbstractContextManager[None]:
+    @contextmanager
+    def batch(self, commit_every: float = 0.5) -> Iterator[None]:
         """Run many :meth:`atomic` blocks in few transactions, committing at most every
         ``commit_every`` seconds and on leaving; an error rolls back only the blocks not yet committed."""
-        return self._transactions.batch(commit_every)
+        with self._turn_held(), self._transactions.batch(commit_every):
+            yield
+
+    @contextmanager
+    def _turn_held(self) -> Iterator[None]:
+        with self._turn:
+            self._mine.depth = getattr(self._mine, "depth", 0) + 1
+            try:
+                yield
+            finally:
+                self._mine.depth -= 1
+
+    def _reading(self) -> sqlite3.Connection:
+        """The connection a read runs on: the writer's inside this thread's own transaction (it sees
+        its own writes), else this thread's read-only one."""
+        if getattr(self._mine, "depth", 0):
+            return self.conn
+        me = threading.current_thread()
+        reader = self._readers.get(me)
+        if reader is None:
+            self.conn.total_changes  # noqa: B018 -- a closed store fails here, as the writer's reads did
+            reader = sqlite_util.connect(self.path, busy_timeout_ms=self._busy_timeout_ms, read_only=True)
+            with self._readers_lock:
+                for thread in [t for t in self._readers if not t.is_alive()]:  # a search's helper threads end
+                    self._readers.pop(thread).close()
+                self._readers[me] = reader
+        return reader
+
+    def _execute(self, sql: str, params: Sequence[Any]) -> sqlite3.Cursor:
+        # Our reads begin SELECT or WITH; a write so written would fail on the read-only connection.
+        if sql.lstrip()[:6].upper().startswith(("SELECT", "WITH")):
+            return self._reading().execute(sql, params)
+        with self._turn:  # a write outside a transaction waits for another thread's to end
+            return self.conn.execute(sql, params)
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
-        return self.conn.execute(sql, params)
+        return self._execute(sql, params)
 
     def _run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        self.conn.executemany(sql, rows)
+        with self._turn:
+            self.conn.executemany(sql, rows)
 
     def _in_ids(
         self, sql: str, ids: Sequence[Any], before: Sequence[Any] = (), after: Sequence[Any] = ()
     ) -> Iterator[sqlite3.Cursor]:
         for batch in common.batches(ids):  # SQLite has no arrays: IN lists, within its parameter limit
-            yield self.conn.execute(sql.format(ids=f"IN ({marks(batch)})"), [*before, *batch, *after])
+            yield self._execute(sql.format(ids=f"IN ({marks(batch)})"), [*before, *batch, *after])
 
     def _chunk_scope(self, scope: ChunkScope) -> tuple[str, list[object]]:
         """A WHERE condition over chunks aliased ``c`` covering exactly ``scope``; every value is a
@@ -125,7 +179,7 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         out: dict[str, str] = {}
         for session_id in session_ids:  # one index probe each: ranking whole sessions read all their text
             for agent_filter in ("+agent = 'main'", "+agent != 'main'"):  # +: walk the session's index
-                row = self.conn.execute(
+                row = self._query(
                     f"SELECT content FROM chunks WHERE session_id = ? AND {agent_filter}"
                     " ORDER BY start_time, turn_index, part LIMIT 1",
                     (session_id,),
@@ -138,7 +192,7 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
     # ---- files (ingest checkpoints) -------------------------------------------------------
 
     def file_unchanged(self, path: str, size: int, mtime_ns: int) -> bool:
-        row = self.conn.execute("SELECT size, mtime_ns FROM files WHERE path = ?", (path,)).fetchone()
+        row = self._query("SELECT size, mtime_ns FROM files WHERE path = ?", (path,)).fetchone()
         return bool(row and row["size"] == size and row["mtime_ns"] == mtime_ns)
 
     def mark_files(self, marks: Iterable[FileMark]) -> None:
@@ -305,7 +359,7 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         task is stated), without what listing tools printed in it."""
         out: dict[str, frozenset[str]] = {}
         for batch in common.batches(list(dict.fromkeys(session_ids))):
-            for row in self.conn.execute(
+            for row in self._query(
                 "SELECT session_id, content, stems, own_stems FROM chunks c WHERE c.rowid IN (SELECT (SELECT rowid"
                 " FROM chunks f WHERE f.session_id = s.id AND +f.agent = 'main' ORDER BY f.start_time, f.turn_index,"
                 f" f.part LIMIT 1) FROM sessions s WHERE s.id IN ({marks(batch)}))",
@@ -337,13 +391,13 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         changed (:meth:`change_stamp`). A count read inside a transaction is not kept: a rollback
         moves no stamp, so it would outlive the rows it counted."""
         where, params = self._chunk_scope(scope)
-        if self.conn.in_transaction:
-            return int(self.conn.execute(f"SELECT COUNT(*) FROM chunks c WHERE {where}", params).fetchone()[0])
-        stamp = self.change_stamp()
+        stamp = self.change_stamp()  # first: a transaction that began before it is open below
+        if self.conn.in_transaction:  # any thread's: its commit moves no stamp of this connection
+            return int(self._query(f"SELECT COUNT(*) FROM chunks c WHERE {where}", params).fetchone()[0])
         cached = self._chunk_counts.get(scope)
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        count = int(self.conn.execute(f"SELECT COUNT(*) FROM chunks c WHERE {where}", params).fetchone()[0])
+        count = int(self._query(f"SELECT COUNT(*) FROM chunks c WHERE {where}", params).fetchone()[0])
         if len(self._chunk_counts) >= _COUNTED_SCOPES:
             self._chunk_counts.clear()
         self._chunk_counts[scope] = (stamp, count)
@@ -398,7 +452,7 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         out: dict[str, str] = {}
         for batch in common.batches(session_ids):
             out.update(
-                self.conn.execute(
+                self._query(
                     "SELECT session_id, content FROM (SELECT session_id, content, ROW_NUMBER() OVER"
                     " (PARTITION BY session_id ORDER BY agent != 'main', start_time, turn_index, part) AS rank"
                     f" FROM chunks WHERE session_id IN ({marks(batch)}) AND content LIKE '[User]%') WHERE rank = 1",
@@ -413,7 +467,7 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         return (self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes)
 
     def counts(self) -> dict[str, object]:
-        one = self.conn.execute
+        one = self._query
         by_type = dict(one("SELECT reference_type, COUNT(*) FROM edges GROUP BY reference_type").fetchall())
         return {
             "chunks": one("SELECT COUNT(*) FROM chunks").fetchone()[0],
@@ -434,11 +488,11 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         """The distinct agents other than main, alphabetically, read by hopping along the agent index (one probe
         per agent) instead of walking every chunk."""
         found: list[str] = []
-        row = self.conn.execute("SELECT MIN(agent) FROM chunks").fetchone()
+        row = self._query("SELECT MIN(agent) FROM chunks").fetchone()
         while row is not None and row[0] is not None:
             if row[0] != "main":
                 found.append(row[0])
-            row = self.conn.execute("SELECT MIN(agent) FROM chunks WHERE agent > ?", (row[0],)).fetchone()
+            row = self._query("SELECT MIN(agent) FROM chunks WHERE agent > ?", (row[0],)).fetchone()
         return found
 
     def source_counts(self) -> dict[str, dict[str, int]]:
@@ -446,9 +500,9 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         Sessions are counted from their own table (a session has one source): counting distinct
         sessions over the chunks took a second at 100k chunks."""
         out: dict[str, dict[str, int]] = {source: {"sessions": 0, "chunks": 0} for source in SOURCES}
-        for source, chunks in self.conn.execute("SELECT source, COUNT(*) FROM chunks GROUP BY source"):
+        for source, chunks in self._query("SELECT source, COUNT(*) FROM chunks GROUP BY source"):
             out[source] = {"sessions": 0, "chunks": chunks}
-        for source, sessions in self.conn.execute(
+        for source, sessions in self._query(
             "SELECT source, COUNT(*) FROM sessions s WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.session_id = s.id)"
             " GROUP BY source"
         ):
