@@ -52,7 +52,7 @@ def test_windowed_cleaning_equals_cleaning_the_whole_text(
     # Windows of a few hundred characters, so secrets fall across cuts wherever they are planted.
     text = "Why does this fail? " + "w" * 300 + " " + _text(words, secrets)
     whole = REDACT(without_injected(text) if injected else text.strip())
-    windowed = cleaned_long_text(text, REDACT, injected=injected, window=300, reach=200)
+    windowed = cleaned_long_text(text, REDACT, injected=injected, window=300, reach=200)[:]
     assert windowed == whole
     assert not any(s.split()[-1] in windowed for _, s in secrets)
 
@@ -62,7 +62,7 @@ def test_a_text_whose_words_all_fall_in_one_window_is_stripped_at_both_ends() ->
     # a secret redacted in it, starts and ends with blanks, which the whole text's cleaning strips.
     text = " " * 700 + "\n   the build fails with " + SECRETS[0] + " \n" + " " * 700
     whole = REDACT(text.strip())
-    windowed = cleaned_long_text(text, REDACT, injected=False, window=300, reach=200)
+    windowed = cleaned_long_text(text, REDACT, injected=False, window=300, reach=200)[:]
     assert windowed == whole and windowed.startswith("the build fails")
 
 
@@ -71,7 +71,7 @@ def test_a_secret_across_a_window_boundary_is_redacted() -> None:
         value = secret.split()[-1]
         for shift in range(0, len(secret) + 2, 3):  # the window's first cut falls at every point of it
             text = "a " * ((1000 - shift) // 2) + secret + " b" * 1500
-            out = cleaned_long_text(text, REDACT, injected=True, window=1000, reach=300)
+            out = cleaned_long_text(text, REDACT, injected=True, window=1000, reach=300)[:]
             assert value not in out and "[REDACTED:" in out, (secret, shift)
             assert out == REDACT(without_injected(text))
 
@@ -79,7 +79,7 @@ def test_a_secret_across_a_window_boundary_is_redacted() -> None:
 def test_an_injected_reminder_across_a_window_boundary_is_removed() -> None:
     reminder = "<system-reminder>The user opened a file in the IDE.</system-reminder>"
     text = "a " * 490 + reminder + " b" * 1500
-    out = cleaned_long_text(text, REDACT, injected=True, window=1000, reach=300)
+    out = cleaned_long_text(text, REDACT, injected=True, window=1000, reach=300)[:]
     assert "system-reminder" not in out and "opened a file" not in out
     assert out == without_injected(text)
 
