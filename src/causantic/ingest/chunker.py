@@ -80,12 +80,20 @@ def split_text(text: Text, max_chars: int, long_line_chars: int = LONG_LINE_CHAR
         piece
         for start, end in _paragraphs_and_fences(text)
         for piece in (
-            [text[start:end]]
+            [_cut(text, start, end)]
             if end - start <= max_chars
             else _cut_long_lines(text, start, end, max_chars, long_line_chars)
         )
     )
     return _pack(pieces, "\n\n", max_chars)
+
+
+def _cut(text: Text, start: int, end: int) -> str:
+    """``text[start:end]``. Pieces are cut in order, so a text held as windows frees those before
+    ``start``: a pasted text and all its pieces are never held at once (it is used up)."""
+    if isinstance(text, WindowedText):
+        text.drop_before(start)
+    return text[start:end]
 
 
 def _lines(text: Text, start: int, end: int) -> Iterator[tuple[int, int]]:
@@ -152,14 +160,14 @@ def _cut_long_lines(text: Text, start: int, end: int, max_chars: int, long_line_
 def _line_pieces(text: Text, start: int, end: int, max_chars: int, long_line_chars: int) -> Iterator[str]:
     length = end - start
     if length <= max_chars:
-        yield text[start:end]
+        yield _cut(text, start, end)
     elif length <= long_line_chars or max_chars < 2 * _MARKER_RESERVE:
-        yield from (text[i : min(i + max_chars, end)] for i in range(start, end, max_chars))
+        yield from (_cut(text, i, min(i + max_chars, end)) for i in range(start, end, max_chars))
     else:
         parts = math.ceil(length / (max_chars - _MARKER_RESERVE))
         step = math.ceil(length / parts)
         for n, i in enumerate(range(start, end, step), start=1):
-            yield f"{_LONG_LINE} {n}/{parts} of {length:,} characters] {text[i : min(i + step, end)]}"
+            yield f"{_LONG_LINE} {n}/{parts} of {length:,} characters] {_cut(text, i, min(i + step, end))}"
 
 
 def _first_non_space(text: Text, start: int, end: int) -> int:

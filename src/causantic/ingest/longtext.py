@@ -75,6 +75,15 @@ class WindowedText:
             start, index = base + len(window), index + 1
         return "".join(out)
 
+    def drop_before(self, position: int) -> None:
+        """Free the windows that end at or before ``position``: a reader that is done with them (the
+        chunker, cutting the text in order) keeps only the pieces it made. Reading there is an error."""
+        index = bisect_right(self._starts, position) - 1
+        for i in range(index):
+            self._parts[i] = b""
+        if self._cached[0] < index:
+            self._cached = (-1, "")
+
     def find(self, char: str, start: int, end: int) -> int:
         """Where ``char`` (one character) first occurs in ``[start, end)``, else -1."""
         index = bisect_right(self._starts, start) - 1
