@@ -16,7 +16,8 @@ from causantic.ingest.longtext import cleaned_long_text
 from causantic.ingest.redact import redactor_from
 from causantic.ingest.service import ingest_paths
 from causantic.services import open_services
-from causantic.transcripts import discover, without_injected
+from causantic.transcripts import discover, longvalue, reader, without_injected
+from causantic.transcripts.model import TextBlock
 
 REDACT = redactor_from(Config().redaction)
 
@@ -110,8 +111,21 @@ def _one_line_session(folder: Path, line: str, *, broken_copy: bool = False) -> 
     return path
 
 
+@pytest.fixture(params=["parsed", "left in the file"])
+def line_reading(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The huge line parsed whole, or (limits lowered to its size) its text left in the file and
+    decoded window by window, as a line of 50 MB is (transcripts/longvalue.py)."""
+    if request.param == "left in the file":
+        monkeypatch.setattr(reader, "LONG_LINE_BYTES", 1 << 20)
+        monkeypatch.setattr(longvalue, "LONG_VALUE_BYTES", 1 << 19)
+        monkeypatch.setattr(longvalue, "WINDOW_BYTES", 100_003)
+    return str(request.param)
+
+
 @pytest.mark.slow
-def test_a_huge_emoji_line_keeps_every_character_its_words_are_found_and_its_secret_is_not(tmp_path: Path) -> None:
+def test_a_huge_emoji_line_keeps_every_character_its_words_are_found_and_its_secret_is_not(
+    tmp_path: Path, line_reading: str
+) -> None:
     # 3 million characters holding emoji and accents (Python stores such text at four bytes a
     # character), a secret straddling the first window's end and words at its start, middle and end.
     unit = "naïve café 😀 loader → bundle ✓ the key is in the config; 中文 text "
@@ -120,6 +134,8 @@ def test_a_huge_emoji_line_keeps_every_character_its_words_are_found_and_its_sec
     cut, middle = longtext.WINDOW_CHARS - 20, 2_000_000  # the secret sits where the first window would end
     line = f"quokkaopening {filler[:cut]} {secret} {filler[cut:middle]} quokkamiddle {filler[middle:]} quokkaclosing"
     path = _one_line_session(tmp_path, line)
+    block = reader.read_file(path)[0][0].messages[0].blocks[0]
+    assert isinstance(block, TextBlock) and (block.long is not None) == (line_reading == "left in the file")
     with open_services(Config()) as services:
         report = ingest_paths(services, [path], embed=False, workers=1)
         found = {w: services.store.keyword_search(w) for w in ("quokkaopening", "quokkamiddle", "quokkaclosing")}
@@ -136,7 +152,7 @@ def test_a_huge_emoji_line_keeps_every_character_its_words_are_found_and_its_sec
 
 
 @pytest.mark.slow
-def test_a_broken_huge_line_is_skipped_and_counted_and_the_rest_is_kept(tmp_path: Path) -> None:
+def test_a_broken_huge_line_is_skipped_and_counted_and_the_rest_is_kept(tmp_path: Path, line_reading: str) -> None:
     line = ("minified();var a=1;😀 " * 150_000) + " quokkaclosing"
     path = _one_line_session(tmp_path, line, broken_copy=True)
     with open_services(Config()) as services:

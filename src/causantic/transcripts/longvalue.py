@@ -58,8 +58,8 @@ class LongText:
     chars: int
     crc: int
 
-    def windows(self, window: int = WINDOW_BYTES) -> Iterator[str]:
-        """The decoded text, in order, a window of about ``window`` bytes at a time.
+    def windows(self, window: int | None = None) -> Iterator[str]:
+        """The decoded text, in order, a window of about ``window`` (:data:`WINDOW_BYTES`) bytes at a time.
 
         Raises :class:`TranscriptError` when the file no longer holds the value it held."""
         crc, chars, carry, position = 0, 0, b"", self.start
@@ -67,7 +67,7 @@ class LongText:
             with self.path.open("rb") as handle:
                 handle.seek(position)
                 while position < self.end:
-                    want = min(max(window, 64), self.end - position)
+                    want = min(max(window or WINDOW_BYTES, 64), self.end - position)
                     read = handle.read(want)
                     if len(read) != want:
                         raise ValueError("the file is shorter")
@@ -107,7 +107,8 @@ def decode_window(raw: bytes | memoryview) -> str:
 def safe_cut(raw: bytes | memoryview, start: int, target: int) -> int:
     """The last place at or before ``target`` (and after ``start``) where ``raw[start:]``, string
     content beginning at an escape boundary, may be cut: not inside an escape, a UTF-8 character or
-    a surrogate pair. Needs ``target - start >= 16`` to be sure of finding one."""
+    a surrogate pair; ``start`` when there is none (valid content always has one when
+    ``target - start >= 16``)."""
     q = target
     while q > start and 0x80 <= raw[q] < 0xC0:  # a UTF-8 continuation byte: inside a character
         q -= 1
@@ -120,7 +121,7 @@ def safe_cut(raw: bytes | memoryview, start: int, target: int) -> int:
     # A high surrogate right before q: its low half may follow, so cut before it too.
     if q - 6 >= start and _HIGH_SURROGATE.fullmatch(bytes(raw[q - 6 : q])) and _opens_escape(raw, start, q - 6):
         q -= 6
-    return q if q > start else target  # no cut found (not valid content): decoding then says so
+    return q
 
 
 def _opens_escape(raw: bytes | memoryview, start: int, b: int) -> bool:
@@ -130,11 +131,15 @@ def _opens_escape(raw: bytes | memoryview, start: int, b: int) -> bool:
     return (len(run) - len(run.rstrip(b"\\"))) % 2 == 1
 
 
-def raw_windows(raw: memoryview, window: int = WINDOW_BYTES) -> Iterator[memoryview]:
-    """``raw`` (string content) in windows of about ``window`` bytes, each cut by :func:`safe_cut`."""
+def raw_windows(raw: memoryview, window: int | None = None) -> Iterator[memoryview]:
+    """``raw`` (string content) in windows of about ``window`` (:data:`WINDOW_BYTES`) bytes, each
+    cut by :func:`safe_cut`."""
+    window = window or WINDOW_BYTES
     start, end = 0, len(raw)
     while start < end:
         cut = end if end - start <= window else safe_cut(raw, start, start + window)
+        if cut <= start:  # no place to cut: not valid content (a run of stray bytes), which decoding reports
+            cut = start + window
         yield raw[start:cut]
         start = cut
 
