@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,22 @@ def test_windowed_cleaning_equals_cleaning_the_whole_text(
     windowed = cleaned_long_text(text, REDACT, injected=injected, window=300, reach=200)[:]
     assert windowed == whole
     assert not any(s.split()[-1] in windowed for _, s in secrets)
+    # The same text left in a transcript file and read back in windows of a few hundred bytes.
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(longvalue, "LONG_VALUE_BYTES", 100)
+        patch.setattr(longvalue, "WINDOW_BYTES", 257)
+        left = _left_in_file(text, Path(folder) / "s.jsonl")
+        assert cleaned_long_text(left, REDACT, injected=injected, window=300, reach=200)[:] == whole
+
+
+def _left_in_file(text: str, path: Path) -> longvalue.LongText:
+    """``text`` as the long message value of a transcript line, left in the file ``path``."""
+    data = json.dumps({"message": {"content": text}}).encode()
+    path.write_bytes(data)
+    parsed = longvalue.parse_long_line(data, 0, len(data), path)
+    assert parsed is not None
+    (value,) = parsed[1].values()
+    return value.text
 
 
 def test_a_text_whose_words_all_fall_in_one_window_is_stripped_at_both_ends() -> None:
