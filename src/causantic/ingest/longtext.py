@@ -5,8 +5,11 @@ secrets: ``redact(without_injected(text))``. On the whole of a 50 MB pasted line
 changes something makes a full copy, and the redactor's splicing holds the pieces beside the
 result: four or five copies at once, each at four bytes a character once the text holds one emoji.
 Here the text is cut into windows of about :data:`WINDOW_CHARS` characters, each cleaned and
-redacted alone, and the results are joined once (or, when no window changed, the text is kept as it
-is, without any copy).
+redacted alone, and the results are kept as a :class:`WindowedText`: UTF-8 windows, about a byte a
+character, never one string. The text comes as a string or, for a message of many megabytes on one
+transcript line, straight from its file (:class:`~causantic.transcripts.longvalue.LongText`), read a
+window at a time, so no more than a few windows of it are held at once; the chunker then cuts the
+windows into chunks in order, freeing each once cut.
 
 A cut is made only where it changes nothing. It is placed after a space, and accepted only when
 cleaning the :data:`REACH` characters either side of it together gives the same text as cleaning
