@@ -102,8 +102,9 @@ def test_a_long_message_left_in_its_file_reads_back_as_json_loads_reads_it(
         transcripts, report = read_file(path)
         block = transcripts[0].messages[0].blocks[0]
         assert isinstance(block, TextBlock) and block.long is not None
-        assert block.text == text[:300]
-        assert "".join(block.long.windows(64)) == text
+        expected = json.loads(json.dumps(text))  # two halves of a pair written apart read as one character
+        assert block.text == expected[:300]
+        assert "".join(block.long.windows(64)) == expected
         assert transcripts[0].messages[1].blocks == (TextBlock("short"),)
         assert report.total == 0
 

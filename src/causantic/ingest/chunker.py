@@ -24,7 +24,7 @@ from causantic.ingest.longtext import WindowedText
 from causantic.ingest.render import RenderedTurn, Section
 from causantic.ingest.tokens import CHARS_PER_TOKEN
 
-_NON_SPACE = re.compile(r"\S")
+_SPACES = re.compile(r"\s*")
 _FENCES = ("```", "~~~")
 LONG_LINE_CHARS = ChunkingConfig.model_fields["long_line_chars"].default
 _LONG_LINE = "[long line"
@@ -117,8 +117,11 @@ def _paragraphs_and_fences(text: Text) -> list[tuple[int, int]]:
     last = 0  # where its last line ends
     in_fence = False
     for start, end in _lines(text, 0, len(text)):
-        first_char = _first_non_space(text, start, end)
-        if end - first_char >= 3 and text[first_char : first_char + 3] in _FENCES:
+        if isinstance(text, WindowedText):
+            first_char = text.first_non_space(start, end)
+        else:
+            first_char = _SPACES.match(text, start, end).end()  # type: ignore[union-attr]  # always matches
+        if text.startswith(_FENCES, first_char, end):
             if not in_fence and first is not None:
                 blocks.append((first, last))
                 first = None
@@ -168,14 +171,6 @@ def _line_pieces(text: Text, start: int, end: int, max_chars: int, long_line_cha
         step = math.ceil(length / parts)
         for n, i in enumerate(range(start, end, step), start=1):
             yield f"{_LONG_LINE} {n}/{parts} of {length:,} characters] {_cut(text, i, min(i + step, end))}"
-
-
-def _first_non_space(text: Text, start: int, end: int) -> int:
-    """Where the first character of ``text[start:end]`` that is not whitespace lies, else ``end``."""
-    if isinstance(text, WindowedText):
-        return text.first_non_space(start, end)
-    found = _NON_SPACE.search(text, start, end)
-    return found.start() if found else end
 
 
 def long_lines_summarised(content: str) -> str:

@@ -87,6 +87,11 @@ class WindowedText:
         if self._cached[0] < index:
             self._cached = (-1, "")
 
+    def startswith(self, prefixes: tuple[str, ...], start: int, end: int) -> bool:
+        """As ``str.startswith``: whether ``self[start:end]`` opens with one of ``prefixes``."""
+        head = self[start : min(end, start + max(map(len, prefixes)))]
+        return head.startswith(prefixes)
+
     def find(self, char: str, start: int, end: int) -> int:
         """Where ``char`` (one character) first occurs in ``[start, end)``, else -1."""
         index = bisect_right(self._starts, start) - 1
