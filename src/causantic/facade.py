@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from causantic.retrieval.browse import Overview, SessionView, Timeline, TopicSize
     from causantic.retrieval.episodes import EpisodeAnswer
     from causantic.retrieval.forget import ForgetResult
-    from causantic.retrieval.listing import ProjectSummary, SessionList, TopicSummary
+    from causantic.retrieval.listing import HeldTwice, ProjectSummary, SessionList, TopicSummary
     from causantic.retrieval.output import EmbedOut, IngestOut, StatsOut
     from causantic.retrieval.reconstruct import Reconstruction
     from causantic.retrieval.search import SearchRequest, SearchResult
@@ -546,7 +546,15 @@ class Memory:
         if len(found) == 1:
             return found[0]
         combined = combined_overview(*found)
-        return replace(combined, counts=without_sessions(combined.counts, _held_twice(stores)))
+        twice = _held_twice(stores)
+        if twice is None:
+            return combined
+        return replace(
+            combined,
+            counts=without_sessions(combined.counts, twice),
+            vectors=combined.vectors - twice.vectors,
+            without_vectors=combined.without_vectors - (twice.chunks - twice.vectors),
+        )
 
     def change_stamp(self) -> tuple[int, ...]:
         """Changes whenever memory does (any commit, by any process, in either store): what derived views
@@ -635,7 +643,8 @@ class Memory:
         team = self._team
         unreachable = team.team_down if team is not None and team.team is None else None
         each = {name: stats(services.store) for name, services in stores.items()}
-        combined = without_sessions(functools.reduce(combined_counts, each.values()), _held_twice(stores))
+        twice = _held_twice(stores)
+        combined = without_sessions(functools.reduce(combined_counts, each.values()), twice)
         counts: dict[str, Any] = dict(combined)
         health: dict[str, VectorHealth | None] = {}
         errors: list[str] = []
@@ -663,8 +672,10 @@ class Memory:
         return StatsOut(
             version=__version__,
             chunks=counts["chunks"],
-            vectors=None if errors else sum(h.vectors for h in read),
-            chunks_without_vectors=None if errors else sum(h.missing for h in read),
+            vectors=None if errors else sum(h.vectors for h in read) - (twice.vectors if twice else 0),
+            chunks_without_vectors=None
+            if errors
+            else sum(h.missing for h in read) - (twice.chunks - twice.vectors if twice else 0),
             vector_index=ann,
             vector_error="; ".join(errors) or None,
             edges=EdgeCounts(**counts["edges"]),
@@ -683,14 +694,19 @@ class Memory:
         )
 
 
-def _held_twice(stores: dict[str, Services]) -> dict[str, tuple[str, int]]:
-    """The sessions both team memory and the local store hold (kept locally, then uploaded), each
-    with its source and local chunk count; none with one store."""
+def _held_twice(stores: dict[str, Services]) -> HeldTwice | None:
+    """What team memory and the local store both hold: the sessions kept locally, then uploaded, with
+    their local chunks, edges and vectors, and the sub-agents both name; None with one store."""
+    from causantic.retrieval.listing import HeldTwice
+
     if set(stores) != {"team", "local"}:
-        return {}
-    local = stores["local"].store.session_sizes()
-    both = stores["team"].store.session_sizes(list(local)) if local else {}
-    return {session: local[session] for session in both}
+        return None
+    team, local = stores["team"], stores["local"]
+    held = local.store.session_sizes()
+    held = {s: held[s] for s in team.store.session_sizes(list(held))} if held else {}
+    figures = local.store.session_figures(list(held), local.vectors.model_id)
+    agents = set(team.store.sub_agents()) & set(local.store.sub_agents())
+    return HeldTwice(held, figures.edges, figures.vectors, len(agents))
 
 
 def _utc(value: datetime | None) -> datetime | None:

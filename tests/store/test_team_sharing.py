@@ -7,6 +7,7 @@ Claude Code writes them; the CLI through click's runner with the environment a u
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +31,8 @@ from causantic.runs import read_status
 SHOP, DIARY = "/home/dev/shop", "/home/dev/diary"
 
 
+# A team session with sub-agents (tests/teams/fixtures/docs_team/README.md).
+DOCS_TEAM = Path(__file__).resolve().parents[1] / "teams" / "fixtures" / "docs_team"
 SHOP_SESSION = "5a0b0000-0000-4000-8000-000000000001"
 DIARY_SESSION = "d1a20000-0000-4000-8000-000000000002"
 
@@ -493,3 +496,27 @@ def test_topics_of_both_stores_are_listed_labelled_by_where_they_live_in_the_cli
     assert "SameSite" in team_topic.text and "Keep these notes" not in team_topic.text
     assert local_topic.status_code == 200 and "private redirect notes" in local_topic.text
     assert "Keep these notes to myself" in local_topic.text and "local memory (unshared)" in local_topic.text
+
+
+def test_a_session_held_by_both_stores_counts_its_edges_agents_and_vectors_once(
+    postgres_server: Any, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    folder = tmp_path / "projects"
+    shutil.copytree(DOCS_TEAM, folder / "-home-synthetic-docs-team", ignore=shutil.ignore_patterns("*.md"))
+    write_session(folder, DIARY, DIARY_SESSION, [("My private notes", "Keep these notes to myself.")])
+    with Memory(tmp_path / "carol", overrides=_settings(url, "carol")) as memory:  # nothing shared yet: all local
+        memory.ingest([folder])
+        alone = memory.stats()
+    assert alone.agents >= 2 and alone.edges.total > 0 and alone.vectors == alone.chunks
+    with Memory(tmp_path / "carol", overrides=_settings(url, "carol", ["docs-team"])) as memory:
+        memory.ingest([folder], force=True)  # the team session is uploaded; the local copy stays
+        stats = memory.stats()
+        view = memory.overview()
+    assert stats.stores["local"].sessions == 2 and stats.stores["team"].sessions == 1
+    # Memory holds what it held before the upload: every figure counts the session once.
+    assert (stats.sessions, stats.chunks, stats.agents) == (alone.sessions, alone.chunks, alone.agents)
+    assert stats.edges == alone.edges
+    assert (stats.vectors, stats.chunks_without_vectors) == (alone.vectors, 0)
+    assert view.counts["edges"] == {"total": alone.edges.total, "by_type": alone.edges.by_type}
+    assert (view.counts["agents"], view.vectors, view.without_vectors) == (alone.agents, alone.vectors, 0)

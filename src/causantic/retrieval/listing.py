@@ -167,17 +167,37 @@ def combined_counts(first: dict[str, object], second: dict[str, object]) -> dict
     return out
 
 
-def without_sessions(counts: dict[str, object], twice: Mapping[str, tuple[str, int]]) -> dict[str, object]:
-    """:func:`combined_counts` of team memory and the local store, less the sessions both hold
-    (``twice``: each one's source and local chunk count): a session kept locally and later uploaded
-    is one session, its chunks counted once (team memory's copy)."""
-    if not twice:
+@dataclass(frozen=True, slots=True)
+class HeldTwice:
+    """What the local store holds that team memory holds too: the sessions kept locally, then
+    uploaded (their figures are team memory's, so their local copies are counted out), and the
+    sub-agents both stores name (each store counts an agent once; so does the sum)."""
+
+    sessions: Mapping[str, tuple[str, int]]  # each session's source and local chunk count
+    edges: Mapping[str, int]  # the local edges between their chunks, by reference type
+    vectors: int  # their local chunks holding a vector
+    agents: int
+
+    @property
+    def chunks(self) -> int:
+        return sum(n for _, n in self.sessions.values())
+
+
+def without_sessions(counts: dict[str, object], twice: HeldTwice | None) -> dict[str, object]:
+    """:func:`combined_counts` of team memory and the local store, less what both hold (``twice``):
+    a session kept locally and later uploaded is one session, its chunks and edges counted once
+    (team memory's copy), and an agent both name is one agent."""
+    if twice is None:
         return counts
     out = dict(counts)
-    out["sessions"] = int(counts["sessions"]) - len(twice)  # type: ignore[call-overload]
-    out["chunks"] = int(counts["chunks"]) - sum(n for _, n in twice.values())  # type: ignore[call-overload]
+    out["sessions"] = int(counts["sessions"]) - len(twice.sessions)  # type: ignore[call-overload]
+    out["chunks"] = int(counts["chunks"]) - twice.chunks  # type: ignore[call-overload]
+    out["agents"] = int(counts["agents"]) - twice.agents  # type: ignore[call-overload]
+    edges = counts["edges"]
+    by_type = {kind: n - twice.edges.get(kind, 0) for kind, n in edges["by_type"].items()}  # type: ignore[index]
+    out["edges"] = {"total": sum(by_type.values()), "by_type": {k: n for k, n in by_type.items() if n}}
     sources = {name: dict(c) for name, c in counts["sources"].items()}  # type: ignore[attr-defined]
-    for source, chunks in twice.values():
+    for source, chunks in twice.sessions.values():
         if source in sources:
             sources[source]["sessions"] -= 1 if chunks else 0  # sessions are counted by source when they hold chunks
             sources[source]["chunks"] -= chunks

@@ -163,6 +163,15 @@ class SessionTotals:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionFigures:
+    """What a store holds of a group of sessions beside their chunks: the edges with both ends among
+    their chunks, by reference type, and how many of their chunks hold a vector of one model."""
+
+    edges: dict[str, int]
+    vectors: int
+
+
+@dataclass(frozen=True, slots=True)
 class SessionEndpoints:
     """A session's first and last main-agent chunk (what cross-session edges join)."""
 

@@ -182,14 +182,15 @@ def raising_store_errors(
     errors: type[BaseException] | tuple[type[BaseException], ...] = sqlite3.Error,
     translate: Translate = store_failure,
 ) -> Callable[[type[T]], type[T]]:
-    """Class decorator: every public method turns an SQLite failure into a
+    """Class decorator: every public method (inherited ones too) turns an SQLite failure into a
     :class:`~causantic.errors.StoreError` naming ``location(self)`` and what to do, so no caller
     above the store sees (or imports) ``sqlite3``. Covers results read lazily (generators) and
     context managers (a COMMIT that fails on leaving ``atomic``). Another backend passes its
     driver's ``errors`` and its own ``translate``."""
 
     def decorate(cls: type[T]) -> type[T]:
-        for name, member in list(vars(cls).items()):
+        for name in dir(cls):  # its own methods and those it inherits (store.base.SqlStore's)
+            member = inspect.getattr_static(cls, name)
             if not name.startswith("_") and inspect.isfunction(member):
                 setattr(cls, name, _translating(member, location, errors, translate))
         return cls
