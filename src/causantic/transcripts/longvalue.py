@@ -32,7 +32,7 @@ import orjson
 
 from causantic.errors import TranscriptError
 
-LONG_LINE_BYTES = 8 << 20  # a line at least this long has its long string values left in the file
+LONG_LINE_BYTES = 2 << 20  # a line at least this long has its long string values left in the file
 LONG_VALUE_BYTES = 1 << 20  # a string value at least this long (in the file) is left there
 WINDOW_BYTES = 1 << 20  # how much of a long value is decoded at a time
 HEAD_CHARS = 131_072  # characters of a long value decoded at once (what prompts and titles read)
