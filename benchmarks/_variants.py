@@ -24,6 +24,7 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
             "retrieval.sessionEvidence": "0",
             "retrieval.sessionContext": "0",
             "retrieval.feedbackWeight": "0",
+            "retrieval.sessionCoverage": "0",
         },
         {},
     ),
@@ -35,6 +36,7 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
             "retrieval.vectorSpread": "false",
             "retrieval.vectorWeight": "0.5",
             "retrieval.feedbackWeight": "0",
+            "retrieval.sessionCoverage": "0",
         },
         {},
     ),
@@ -190,3 +192,7 @@ VARIANTS["feedback40_d5_pull05"] = (
     {"retrieval.feedbackWeight": "0.4", "retrieval.feedbackDepth": "5", "retrieval.feedbackPull": "0.5"},
     {},
 )
+# what a session's candidates cover of the request together (retrieval.sessionCoverage, 0.25 since
+# 24 November 2026), at several weights
+VARIANTS["no_coverage"] = ({"retrieval.sessionCoverage": "0"}, {})
+VARIANTS.update({f"coverage{round(100 * w)}": ({"retrieval.sessionCoverage": str(w)}, {}) for w in (0.1, 0.5, 1.0)})

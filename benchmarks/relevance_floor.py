@@ -6,20 +6,30 @@ Usage::
 
 Stores, built through the product's real ingestion (``--work DIR`` keeps them for reruns): the coding
 project of ``../shared/benchdata/coding`` (``corpus/claude-code/entireio__cli``) and each LoCoMo
-development conversation, converted as ``benchmarks/locomo.py`` does.
+development conversation, converted as ``benchmarks/locomo.py`` does, in its ``--keep`` layout
+(``homes/NNN-conv-ID``; the coding store in ``coding``), so stores it kept serve here too.
 
 - **Answerable**: the coding queries against the coding store, the LoCoMo questions against their
-  conversation. A question is *lost* when search without a floor returned a relevant hit in its
-  first ``--limit`` results (coding: a chunk of the session that made the commit; LoCoMo: a chunk
-  holding an evidence turn) and search with the floor returns none.
-- **Unanswerable** (at least 200): gibberish, questions from other walks of life, and questions about
-  software projects memory never saw, each asked of the coding store and of one LoCoMo
-  conversation; a *false answer* is any hit at all.
+  conversation. A hit is *relevant* when it is a chunk of the session that made the commit (coding)
+  or a chunk holding an evidence turn (LoCoMo). A question is *lost* when search without a floor
+  returned a relevant hit in its first ten results and search with the floor returns none.
+- **Unanswerable** (at least 200): gibberish, questions from other walks of life, terse requests and
+  other languages, and questions about software projects memory never saw, each asked of the coding
+  store and of one LoCoMo conversation; a *false answer* is any hit at all.
 
-``--fit`` refits the relevance model (:mod:`causantic.retrieval.relevance`) by logistic regression
-on the hits of a floorless search: the relevant hits of answerable questions against every hit of
-unanswerable ones, then prints the coefficients and the rates at several floors, for
-``relevance.*`` in ``config.py``. Goals: false answers ≤ 5%, answerable lost ≤ 2%.
+Printed for main's relevance settings (``BASELINE``, measured in the same run) and for the configured
+ones, over the hits a person sees (above the floor): the share printed as "100%", the share of
+questions with two or more hits at "100%", the AUC of the figure (a relevant hit against the
+question's other hits, and against hits of unanswerable questions), the calibration error (how far
+the figure is from how often such hits are relevant) and the floor's outcomes (false answers,
+answerable questions lost or silenced); then the configured model's outcomes at other floors.
+
+``--fit`` refits the relevance model (:mod:`causantic.retrieval.relevance`, see :func:`fit`) on the
+hits of a floorless search and prints the coefficients for ``relevance.*`` in ``config.py``;
+``--rescale`` keeps the configured model's direction and refits its scale only, mapping the floor so
+it keeps the same hits (how the defaults were made from main's: ``--rescale --set`` each of
+``BASELINE``).
+Goals: no ordinary hit at "100%", false answers ≤ 5%, answerable lost ≤ 2%.
 """
 
 from __future__ import annotations
@@ -217,8 +227,21 @@ def gibberish(count: int, seed: int = 11) -> list[str]:
     return out
 
 
+# Short requests and other languages, as people type them into a search box.
+TERSE_AND_FOREIGN = """\
+recipe for banana bread
+zxqv
+weather tomorrow
+¿Cuál es la mejor receta de tortilla de patatas?
+Wie wird das Wetter morgen in Berlin?
+Quelle est la meilleure saison pour visiter la Bretagne ?
+東京でおすすめのラーメン屋はどこですか
+Какая завтра погода в Москве?
+"""
+
+
 def unanswerable() -> list[str]:
-    lines = [*OTHER_DOMAINS.splitlines(), *UNKNOWN_PROJECTS.splitlines()]
+    lines = [*OTHER_DOMAINS.splitlines(), *UNKNOWN_PROJECTS.splitlines(), *TERSE_AND_FOREIGN.splitlines()]
     return [q for q in lines if q.strip()] + gibberish(70)
 
 
@@ -226,14 +249,14 @@ def locomo_stores(work: Path, log: Callable[[str], None]) -> dict[str, tuple[Con
     """Each LoCoMo conversation ingested into a store of its own: key -> (conversation, questions)."""
     samples = json.loads(LOCOMO.read_text(encoding="utf-8"))
     out: dict[str, tuple[Conversation, list[Any]]] = {}
-    for ordinal, sample in enumerate(samples):
+    for ordinal, sample in enumerate(samples, start=1):
         stats = DatasetStats()
         conv = parse_conversation(sample, stats)
-        name = f"locomo-{ordinal:02d}-{safe_name(conv.sample_id)}"
+        name = f"{ordinal:03d}-{safe_name(conv.sample_id)}"  # the layout of ``locomo.py --keep``, so its stores serve
         folder = work / "transcripts" / name
         write_sessions(conv, folder, cwd=f"/locomo/{name}")
-        build_store(work / name, [folder], log)
-        out[name] = (conv, parse_questions(sample, conv, stats))
+        build_store(work / "homes" / name, [folder], log)
+        out[f"homes/{name}"] = (conv, parse_questions(sample, conv, stats))
     return out
 
 
@@ -267,6 +290,7 @@ class Observed:
     features: list[tuple[float | None, float, float, float]]  # (cosine, coverage, bulk, absent) of each hit
     relevant: list[bool]
     scores: list[float]  # calibrated relevance of each floorless hit, as configured
+    shown: list[float]  # the same as people see them (made non-increasing down the list)
 
 
 def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) -> list[Observed]:
@@ -289,6 +313,7 @@ def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) 
                         [(h.cosine, h.coverage, bulk_share(h.chunk.content), absent) for h in result.hits],
                         [t.is_relevant(h.chunk) for h in result.hits],
                         [h.relevance for h in result.hits],
+                        result.shown_relevance,
                     )
                 )
     return out
@@ -308,28 +333,177 @@ def rates(observed: Sequence[Observed], floor: float) -> dict[str, float]:
     }
 
 
+def shown_as_100(value: float) -> bool:
+    """Whether the CLI, MCP and hooks print this relevance as "100%" (they round to whole percents)."""
+    return round(value * 100) >= 100
+
+
+def meaning(observed: Sequence[Observed], floor: float) -> dict[str, float]:
+    """What the shown figure tells a reader, over the hits above ``floor`` (what people see):
+
+    - ``shown_100_share``: share of shown hits of answerable questions printed as "100%";
+    - ``queries_two_at_100``: share of answerable questions with two or more hits at "100%";
+    - ``auc_right_vs_other``: chance that a relevant hit of a question shows a higher relevance than
+      one of its other hits (pooled over questions; 0.5 = the figure tells nothing);
+    - ``auc_right_vs_offtopic``: the same, relevant hits against hits of unanswerable questions;
+    - ``calibration_error``: mean gap between the figure and how often hits with that figure are
+      relevant (10 bins, weighted by hits; 0 = a hit at 40% is relevant 4 times in 10);
+    - ``relevant_median``: the median figure of a relevant hit.
+    """
+    from sklearn.metrics import roc_auc_score
+
+    def above(o: Observed) -> list[tuple[float, bool]]:
+        return [(s, r) for s, r in zip(o.shown, o.relevant, strict=True) if s >= floor]
+
+    answerable = [above(o) for o in observed if o.trial.answerable]
+    offtopic = [s for o in observed if not o.trial.answerable for s, _ in above(o)]
+    shown = [h for hits in answerable for h in hits]
+    right = [s for s, r in shown if r]
+    bins: dict[int, list[tuple[float, bool]]] = {}
+    for s, r in shown + [(s, False) for s in offtopic]:
+        bins.setdefault(min(int(s * 10), 9), []).append((s, r))
+    every = sum(len(b) for b in bins.values())
+    gap = sum(abs(sum(s for s, _ in b) - sum(r for _, r in b)) for b in bins.values()) / max(every, 1)
+    return {
+        "shown_100_share": round(100 * sum(shown_as_100(s) for s, _ in shown) / max(len(shown), 1), 1),
+        "queries_two_at_100": round(
+            100 * sum(sum(shown_as_100(s) for s, _ in hits) >= 2 for hits in answerable) / max(len(answerable), 1), 1
+        ),
+        "auc_right_vs_other": round(float(roc_auc_score([r for _, r in shown], [s for s, _ in shown])), 3),
+        "auc_right_vs_offtopic": round(
+            float(roc_auc_score([1] * len(right) + [0] * len(offtopic), right + offtopic)), 3
+        ),
+        "calibration_error": round(gap, 3),
+        "relevant_median": round(sorted(right)[len(right) // 2], 3) if right else 0.0,
+    }
+
+
+def kind(trial: Trial) -> str:
+    """The development set a question belongs to: its notion of a relevant hit differs."""
+    return "coding" if trial.store == "coding" else "locomo"
+
+
 def fit(observed: Sequence[Observed], missing_cosine: float) -> dict[str, float]:
-    """Logistic regression: relevant hits of answerable questions against hits of unanswerable ones."""
+    """The relevance model in two steps.
+
+    1. Its direction: a logistic regression of the relevant hits of answerable questions against
+       every hit of unanswerable ones (balanced); a hit without evidence of an answerable question
+       may still be on topic, so it is not a clean negative there. This is what tells an answer
+       from "nothing relevant".
+    2. Its scale (Platt scaling): one more logistic regression of whether a hit is relevant on the
+       first model's log-odds, over every hit of every question, so the figure is a probability:
+       of the hits shown at 40%, about 4 in 10 are the right one. The coding history (the right
+       session) and the chat conversations (the turn that holds the answer) weigh the same, though
+       the chats have many more hits. Step 1 alone is a classifier pushed to its extremes: most
+       on-topic hits showed "100%".
+
+    Both steps are logistic in the same features, so the result is one set of ``relevance.*``
+    coefficients (step 1's times the slope, plus the offset); a floor keeps the same hits when it
+    is mapped the same way (:func:`rescaled`).
+    """
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
+    def row(f: tuple[float | None, float, float, float]) -> list[float]:
+        cos, cov, bulk, absent = f
+        return [missing_cosine if cos is None else cos, cov, bulk, absent]
+
     rows, labels = [], []
     for o in observed:
-        for (cos, cov, bulk, absent), rel in zip(o.features, o.relevant, strict=True):
+        for f, rel in zip(o.features, o.relevant, strict=True):
             if o.trial.answerable and not rel:
-                continue  # a hit without evidence may still be on topic: not a clean negative
-            rows.append([missing_cosine if cos is None else cos, cov, bulk, absent])
+                continue
+            rows.append(row(f))
             labels.append(1 if rel else 0)
-    model = LogisticRegression(C=1.0, class_weight="balanced", max_iter=1000)
-    model.fit(np.array(rows), np.array(labels))
-    cos_w, cov_w, bulk_w, absent_w = (float(w) for w in model.coef_[0])
+    direction = LogisticRegression(C=1.0, class_weight="balanced", max_iter=1000)
+    direction.fit(np.array(rows), np.array(labels))
+    every = np.array([row(f) for o in observed for f in o.features])
+    slope, offset = scale(observed, direction.decision_function(every).tolist())
+    cos_w, cov_w, bulk_w, absent_w = (float(w) for w in direction.coef_[0])
+    return scaled(float(direction.intercept_[0]), cos_w, cov_w, -bulk_w, -absent_w, slope, offset)
+
+
+def scale(observed: Sequence[Observed], log_odds: Sequence[float]) -> tuple[float, float]:
+    """Platt scaling: (slope, offset) such that 1/(1+exp(-(offset + slope*z))) of a hit's log-odds z
+    is how often such hits are relevant, each development set weighing the same."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    relevant = np.array([int(r) for o in observed for r in o.relevant])
+    kinds = [kind(o.trial) for o in observed for _ in o.features]
+    hits_of = {k: kinds.count(k) for k in set(kinds)}
+    weights = np.array([len(kinds) / (len(hits_of) * hits_of[k]) for k in kinds])
+    model = LogisticRegression(C=1e4, max_iter=1000)
+    model.fit(np.array(log_odds).reshape(-1, 1), relevant, sample_weight=weights)
+    return float(model.coef_[0][0]), float(model.intercept_[0])
+
+
+def rescale(observed: Sequence[Observed], config: Any) -> dict[str, float]:
+    """The configured model's direction kept, only its scale fitted (:func:`scale`)."""
+    import math
+
+    log_odds = [math.log(s / (1 - s)) for o in observed for s in (min(max(v, 1e-12), 1 - 1e-12) for v in o.scores)]
+    slope, offset = scale(observed, log_odds)
+    c = config
+    return scaled(c.intercept, c.cosine_weight, c.coverage_weight, c.bulk_penalty, c.absent_penalty, slope, offset)
+
+
+def scaled(
+    intercept: float, cos_w: float, cov_w: float, bulk_pen: float, absent_pen: float, slope: float, offset: float
+) -> dict[str, float]:
+    """``relevance.*`` of the model whose log-odds are ``offset + slope *`` the given model's."""
     return {
-        "relevance.intercept": round(float(model.intercept_[0]), 3),
-        "relevance.cosineWeight": round(cos_w, 3),
-        "relevance.coverageWeight": round(cov_w, 3),
-        "relevance.bulkPenalty": round(max(0.0, -bulk_w), 3),
-        "relevance.absentPenalty": round(max(0.0, -absent_w), 3),
+        "relevance.intercept": round(offset + slope * intercept, 3),
+        "relevance.cosineWeight": round(slope * cos_w, 3),
+        "relevance.coverageWeight": round(slope * cov_w, 3),
+        "relevance.bulkPenalty": round(max(0.0, slope * bulk_pen), 3),
+        "relevance.absentPenalty": round(max(0.0, slope * absent_pen), 3),
+        "slope": round(slope, 4),
+        "offset": round(offset, 4),
     }
+
+
+def rescaled(value: float, slope: float, offset: float) -> float:
+    """A relevance of the unscaled model (a floor, a bar) as the rescaled model states it."""
+    import math
+
+    value = min(max(value, 1e-12), 1 - 1e-12)
+    return 1.0 / (1.0 + math.exp(-(offset + slope * math.log(value / (1 - value)))))
+
+
+# main's relevance settings before the figure was calibrated: the baseline measured beside it.
+BASELINE = {
+    "relevance.intercept": "-1.929",
+    "relevance.cosineWeight": "12.726",
+    "relevance.coverageWeight": "6.086",
+    "relevance.bulkPenalty": "3.132",
+    "relevance.absentPenalty": "5.091",
+    "relevance.floor": "0.5",
+}
+
+
+def spread(observed: Sequence[Observed]) -> dict[str, list[float]]:
+    """Quartiles and 90th percentile (p10, p25, p50, p75, p90) of the figure as people would read it
+    on every top-ten hit, floor or not: right hits, the other hits of answerable questions, and hits
+    of unanswerable ones."""
+    import numpy as np
+
+    groups: dict[str, list[float]] = {"right": [], "other": [], "off-topic": []}
+    for o in observed:
+        for s, r in zip(o.shown, o.relevant, strict=True):
+            groups["right" if r else "other" if o.trial.answerable else "off-topic"].append(s)
+    return {k: [round(float(q), 3) for q in np.percentile(v, [10, 25, 50, 75, 90])] for k, v in groups.items() if v}
+
+
+def report(name: str, observed: Sequence[Observed], floor: float) -> dict[str, float]:
+    out = {"floor": floor} | meaning(observed, floor) | rates(observed, floor)
+    print(
+        f"{name:<10} {floor:7.4f} {out['shown_100_share']:9.1f} {out['queries_two_at_100']:10.1f}"
+        f" {out['auc_right_vs_other']:9.3f} {out['auc_right_vs_offtopic']:9.3f} {out['calibration_error']:7.3f}"
+        f" {out['relevant_median']:8.3f} {out['false_answer_rate']:8.1f} {out['answerable_lost_rate']:7.1f}"
+        f" {out['answerable_silenced_rate']:9.1f}"
+    )
+    return out
 
 
 def main() -> int:
@@ -337,6 +511,9 @@ def main() -> int:
     parser.add_argument("--work", type=Path, help="keep (or reuse) the stores in this folder")
     parser.add_argument("--json", dest="json_out", type=Path)
     parser.add_argument("--fit", action="store_true", help="refit the relevance model and print it")
+    parser.add_argument(
+        "--rescale", action="store_true", help="keep the configured model's direction, refit its scale only"
+    )
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     args = parser.parse_args()
     if not LOCOMO.is_file() or not CORPUS.is_dir():
@@ -352,25 +529,37 @@ def main() -> int:
     from causantic.config import load_config
 
     config = load_config().with_overrides(overrides).relevance
-    if args.fit:
-        fitted = fit(observe(work, all_trials, overrides), config.missing_cosine)
-        print("fitted:", " ".join(f"{k}={v}" for k, v in fitted.items()))
-        overrides = {**overrides, **{k: str(v) for k, v in fitted.items()}}
-    observed = observe(work, all_trials, overrides)
     floor = float(overrides.get("relevance.floor", config.floor))
-    print(f"{'floor':>6} {'false answers %':>16} {'answerable lost %':>18} {'answerable silenced %':>22}")
-    for candidate in sorted({0.3, 0.4, 0.5, 0.6, 0.7, floor}):
-        r = rates(observed, candidate)
-        mark = "  <- configured" if candidate == floor else ""
-        print(
-            f"{candidate:6.2f} {r['false_answer_rate']:16.1f} {r['answerable_lost_rate']:18.1f}"
-            f" {r['answerable_silenced_rate']:22.1f}{mark}"
-        )
-    result = rates(observed, floor) | {
-        "n_unanswerable": sum(1 for o in observed if not o.trial.answerable),
-        "n_answerable": sum(1 for o in observed if o.trial.answerable),
-        "floor": floor,
+    if args.fit or args.rescale:
+        first = observe(work, all_trials, overrides)
+        fitted = fit(first, config.missing_cosine) if args.fit else rescale(first, config)
+        slope, offset = fitted.pop("slope"), fitted.pop("offset")
+        # --fit: the balanced model's even odds; --rescale: the configured floor, mapped
+        floor = round(rescaled(0.5 if args.fit else floor, slope, offset), 4)
+        print("fitted:", " ".join(f"{k}={v}" for k, v in fitted.items()), f"relevance.floor={floor}")
+        print(f"a relevance r before is now 1/(1+exp(-({offset} + {slope}*logit(r))))")
+        overrides = {**overrides, **{k: str(v) for k, v in fitted.items()}, "relevance.floor": str(floor)}
+    observed = observe(work, all_trials, overrides)
+    baseline = observe(work, all_trials, {**overrides, **BASELINE})
+    n_un = sum(1 for o in observed if not o.trial.answerable)
+    n_ans = sum(1 for o in observed if o.trial.answerable)
+    print(f"{n_ans} answerable and {n_un} unanswerable questions, top {LIMIT} hits; figures over the hits shown")
+    print(
+        f"{'':<10} {'floor':>7} {'at 100%':>9} {'2+ at 100':>10} {'AUC right':>9} {'AUC off':>9} {'cal err':>7}"
+        f" {'right med':>8} {'false %':>8} {'lost %':>7} {'silenced':>9}"
+    )
+    result: dict[str, dict[str, Any]] = {
+        "baseline": report("main", baseline, float(BASELINE["relevance.floor"])),
+        "configured": report("configured", observed, floor),
     }
+    for candidate in sorted({0.01, 0.015, 0.025, 0.035, 0.05}):
+        report("  floor", observed, candidate)
+    print("shown figure of every top-10 hit, floor or not (p10 p25 p50 p75 p90):")
+    for name, seen in (("main", baseline), ("configured", observed)):
+        quantiles = spread(seen)
+        result["baseline" if name == "main" else "configured"]["spread"] = quantiles
+        print(f"  {name:<10} " + "  ".join(f"{k} {' '.join(f'{q:.3f}' for q in v)}" for k, v in quantiles.items()))
+    result["configured"] |= {"n_unanswerable": n_un, "n_answerable": n_ans}
     print(json.dumps(result))
     if args.json_out:
         args.json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

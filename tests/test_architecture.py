@@ -33,7 +33,20 @@ INTERFACES = {"cli", "mcp", "hooks", "dashboard"}
 # renderings and option limits, ingest's report), never services, the store or another interface.
 # The prompt hook alone opens its own light read-only index (prompt_services), for its start-up time.
 INTERFACE_ALLOWED = {"facade", "retrieval", "ingest", "embedding", "transcripts", "examples", "integration"}
-BASE = {"config", "config_cache", "home", "sources", "errors", "files", "net", "logs", "runs", "__init__", "__main__"}
+BASE = {
+    "config",
+    "config_cache",
+    "home",
+    "sources",
+    "errors",
+    "files",
+    "net",
+    "logs",
+    "processes",
+    "runs",
+    "__init__",
+    "__main__",
+}
 
 
 def _imports(path: Path) -> set[str]:

@@ -288,6 +288,18 @@ class RetrievalConfig(_Section):
     session_evidence_chunks: int = Field(
         1, ge=1, description="Most other chunks of a session counted by sessionEvidence."
     )
+    session_coverage: float = Field(
+        0.25,
+        ge=0,
+        description=(
+            "Multiplies a chunk's score by 1 + this factor times the IDF-weighted share of the query that "
+            "its session's candidates hold together in their own words (listing output left out): the "
+            "session that did the work often names the request's parts in different chunks. 0.25 raised "
+            "LoCoMo turn recall +1.2 / +1.8 / +0.3 / +0.2 at 5 / 10 / 25 / 50 turns (95% bootstrap above "
+            "zero at 5 and 10) and moved no coding query down (2 up with distractors); 0.5 and 1.0 gained "
+            "more on LoCoMo but moved coding queries down (benchmarks/coding.py and locomo.py, sesscov*)."
+        ),
+    )
     feedback_weight: float = Field(
         0.4,
         ge=0,
@@ -328,27 +340,30 @@ class RetrievalConfig(_Section):
 
 class RelevanceConfig(_Section):
     floor: float = Field(
-        0.5,
+        0.0213,
         ge=0,
         le=1,
         description=(
-            "Calibrated relevance (0-1) below which a hit is not shown; an answer with no hit above it "
-            "says nothing relevant is in memory. 0 shows everything (benchmarks/relevance_floor.py)."
+            "Calibrated relevance (0-1, the chance a hit is the right one) below which a hit is not shown; "
+            "an answer with no hit above it says nothing relevant is in memory. 0 shows everything "
+            "(benchmarks/relevance_floor.py: 3.7% of off-topic questions answered, 1.8% of real ones lost)."
         ),
     )
-    intercept: float = Field(-1.929, description="Relevance model: intercept (benchmarks/relevance_floor.py --fit).")
-    cosine_weight: float = Field(12.726, description="Relevance model: weight of the query-chunk cosine similarity.")
+    intercept: float = Field(
+        -4.561, description="Relevance model: intercept (benchmarks/relevance_floor.py --fit, then --rescale)."
+    )
+    cosine_weight: float = Field(4.83, description="Relevance model: weight of the query-chunk cosine similarity.")
     coverage_weight: float = Field(
-        6.086, description="Relevance model: weight of the IDF-weighted share of query words found in the chunk."
+        2.31, description="Relevance model: weight of the IDF-weighted share of query words found in the chunk."
     )
     missing_cosine: float = Field(
         0.35, ge=-1, le=1, description="Cosine assumed for a chunk without a vector (keyword-only search)."
     )
     bulk_penalty: float = Field(
-        3.132, ge=0, description="Relevance model: penalty per unit share of non-prose payload (SVG, base64, dumps)."
+        1.189, ge=0, description="Relevance model: penalty per unit share of non-prose payload (SVG, base64, dumps)."
     )
     absent_penalty: float = Field(
-        5.091, ge=0, description="Relevance model: penalty per unit share of query words found nowhere in memory."
+        1.932, ge=0, description="Relevance model: penalty per unit share of query words found nowhere in memory."
     )
     absent_min_chunks: int = Field(
         100,
@@ -383,7 +398,7 @@ class EpisodesConfig(_Section):
         4, ge=0, description="Most chunks an episode adds before its hit (recall) or after it (predict)."
     )
     context_relevance: float = Field(
-        0.5,
+        0.2,
         ge=0,
         le=1,
         description=(
@@ -446,7 +461,7 @@ class PromptMemoryConfig(_Section):
         ),
     )
     bar: float = Field(
-        0.95,
+        0.0623,
         ge=0,
         le=1,
         description=(
@@ -456,7 +471,7 @@ class PromptMemoryConfig(_Section):
         ),
     )
     cross_project_bar: float = Field(
-        0.98,
+        0.0870,
         ge=0,
         le=1,
         description="Relevance a moment of another project needs; 1 keeps prompt memory to the current project.",

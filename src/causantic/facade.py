@@ -625,12 +625,14 @@ class Memory:
 
     def topic_map(self, topics: Sequence[TopicSize]) -> TopicMap:
         """The 2-D map of the topics, cached in ``<home>/cache`` while the topics stay the same. Beside
-        team memory it maps team memory's topics (the local ones are listed, not drawn)."""
-        from causantic.retrieval.topic_map import topic_map
+        team memory it draws both stores' topics, each point and topic labelled with its ``store``."""
+        from causantic.retrieval.topic_map import MapSource, topic_map
 
-        s = self._services
-        drawn = [(t.id, t.label, t.size) for t in topics if t.store in (None, "team")]
-        return topic_map(s.store, s.vectors, self.home / TOPIC_MAP_CACHE, drawn)
+        sources = []
+        for name, s in self._every_store().items():  # one store: named '', its topics with no store
+            drawn = [(t.id, t.label, t.size) for t in topics if t.store == (name or None)]
+            sources.append(MapSource(s.store, s.vectors, drawn, name or None))
+        return topic_map(sources, self.home / TOPIC_MAP_CACHE)
 
     def stats(self) -> StatsOut:
         """Counts of what memory holds. A vector index that cannot be read does not hide the

@@ -11,8 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from causantic.config import Config, db_path
+from causantic.ingest import redact as redact_module
 from causantic.ingest.redact import make_redactor
 from causantic.ingest.service import ingest_paths
 from causantic.services import open_services
@@ -198,3 +201,74 @@ def test_truncation_keeps_a_placeholder_whole() -> None:
     text = "a" * 590 + " " + token + " tail"
     out = redact_head(text, 600, make_redactor())
     assert "x7Yz" not in out and "[REDACTED:github-token]" in out and out.endswith("…[truncated]")
+
+
+def _plain_redact(text: str) -> str:
+    """The redactor's rules applied the plain way, each regex over the whole text (the speed-ups
+    search for literals and hint words first, as ASCII bytes, and try the regexes only there): the
+    oracle they are held to."""
+    redactor = make_redactor()
+    for rule in redactor.patterns:
+        if not rule.literals or any(literal in text for literal in rule.literals):
+            text = rule.pattern.sub(redact_module._replacer(rule.kind), text)
+    lowered = text.lower()
+    if len(lowered) == len(text) and not any(hint in lowered for hint in redact_module._ASSIGNMENT_HINTS):
+        return text
+    text = redact_module._ASSIGNMENT.sub(redact_module._redact_assignment, text)
+    for context_rule in redactor.context_rules:
+        text = redact_module._redact_in_context(text, context_rule, None)  # context words found by regex
+    return text
+
+
+# Secrets of every kind, the words and literals that lead to them in every case, and the characters
+# where a search of ASCII bytes could part from one of the text: emoji, the Kelvin sign (lower-cases
+# to "k"), "İ" (to two characters), "?" (what other characters become), CJK.
+_SECRET_PIECES = st.sampled_from(
+    [
+        AWS,
+        GITHUB,
+        ANTHROPIC,
+        OPENAI,
+        SLACK,
+        JWT,
+        "SK" + "0123456789abcdef" * 2,
+        "AC" + "0123456789abcdef" * 2,
+        "SG." + "a" * 22 + "." + "B" * 43,
+        "https://hooks.slack.com/services/T0000/B0000/" + "x" * 24,
+        "https://alice:s3cr3tPa55@db.example.com/x",
+        "://bob:pw@",
+        "Bearer abcdefghijklmnop1234",
+        "bearer ",
+        "AccountKey=" + "Ab1" * 10 + "==",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "9fK2mQ7xLp4Rt8Wz1Vb6Nc3Hd5Jg0Ys",
+        " the secret key is ",
+        "aws ",
+        "AWS_SECRET ",
+        "password=",
+        "PASSWORD: ",
+        "api_key = '",
+        "\u212aEY ",
+        "to\u212aen: ",
+        "İ",
+        "🙂",
+        "数据",
+        "?",
+        " ",
+        "\n",
+        '"',
+        "=",
+        "Token",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(_SECRET_PIECES, st.text(max_size=5)), max_size=25))
+def test_the_redactor_finds_what_each_rule_over_the_whole_text_finds(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    expected = _plain_redact(text)
+    assert make_redactor()(text) == expected
+    with pytest.MonkeyPatch.context() as patch:  # short texts searched as ASCII bytes too, as long ones are
+        patch.setattr(redact_module, "_BYTES_SEARCH_CHARS", 0)
+        assert make_redactor()(text) == expected

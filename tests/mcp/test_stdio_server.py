@@ -119,6 +119,19 @@ def test_nothing_relevant_is_an_answer_not_an_error(served: McpProcess) -> None:
     assert body.startswith("Nothing relevant in memory")
 
 
+def test_an_off_topic_search_is_told_nothing_relevant_and_a_real_one_keeps_its_answer(served: McpProcess) -> None:
+    for query in ("recipe for banana bread", "Wie wird das Wetter morgen in Berlin?", "zxqv"):
+        body, data = ok(served, "search", {"query": query})
+        assert data["nothing_relevant"] is True and data["hits"] == [], query
+        assert body.startswith("Nothing relevant in memory")
+    body, data = ok(served, "search", {"query": "How did we set up the Vite dev server so it works cross-platform?"})
+    shown = [h["relevance"] for h in data["hits"]]
+    assert not data["nothing_relevant"] and "JSSoundRecorder" in data["hits"][0]["project"]
+    # the figure tells the hits apart: it used to read "100%" on the first few of such a search
+    assert shown == sorted(shown, reverse=True) and round(shown[0] * 100) < 100 and shown[0] > shown[-1]
+    assert "Relevance: 100%" not in body
+
+
 def test_reconstruct_replays_a_project_in_time_order(served: McpProcess) -> None:
     body, data = ok(served, "reconstruct", {"project": "acme-shop"})
     assert body.startswith("acme-shop: 3 sessions, oldest first")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 from hypothesis import given, settings
@@ -71,3 +72,61 @@ def test_any_text_becomes_a_valid_match_expression(query: str) -> None:
 
 def test_a_query_of_only_stop_words_searches_nothing() -> None:
     assert match_phrases("how did we do the") == []
+
+
+# The first implementation of identifier_terms, kept as the oracle the faster one is held to: the
+# keyword index of a chunk must not depend on which version wrote it.
+_ORACLE_IDENT = re.compile(r"\b[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+[A-Za-z0-9]*\b|\b[A-Z]{2,}[a-z][A-Za-z0-9]*\b")
+_ORACLE_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def _oracle_identifier_terms(text: str, limit: int = 400) -> str:
+    seen: dict[str, None] = {}
+    for match in _ORACLE_IDENT.finditer(text):
+        for part in _ORACLE_PART.findall(match.group()):
+            if len(part) > 1:
+                seen.setdefault(part.lower(), None)
+        if len(seen) >= limit:
+            break
+    return " ".join(seen)
+
+
+# Where a token-based scan could part from the regex's word boundaries: underscores and non-ASCII
+# letters inside a run, emoji and typographic marks between runs, digits, capitals in every place.
+_IDENT_PIECES = st.sampled_from(
+    [
+        "getUserName",
+        "JSONParser",
+        "parseXMLHttpRequest",
+        "AB1",
+        "A1Bc",
+        "aB",
+        "The",
+        "README",
+        "x",
+        "Q",
+        "9",
+        "_",
+        "foo_barBaz",
+        "café",
+        "Ünïcode",
+        "数据",
+        "🙂",
+        "“",
+        "\u2028",
+        "\x85",
+        " ",
+        ".",
+        "\n",
+        "-",
+        "ǅ",
+        "İ",
+    ]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(_IDENT_PIECES, st.text(max_size=6)), max_size=40), st.sampled_from([3, 400]))
+def test_identifier_terms_match_the_plain_regex_version(pieces: list[str], limit: int) -> None:
+    text = "".join(pieces)
+    assert identifier_terms(text, limit) == _oracle_identifier_terms(text, limit)

@@ -24,7 +24,7 @@ from causantic.retrieval.mentions import mention_share
 from causantic.retrieval.relevance import QueryProfile, QueryTerm, chunk_bulk, chunk_stems
 from causantic.retrieval.search import SearchRequest
 from causantic.services import Services, open_services
-from causantic.store import migrations
+from causantic.store import features, migrations
 from causantic.store.features import bulk_share, own_word_stems, split_tool_output, word_stems
 from causantic.store.fts import identifier_terms
 from causantic.store.memory import MemoryStore
@@ -99,6 +99,24 @@ def test_features_kept_at_ingest_equal_the_ones_computed_from_the_text(tmp_path:
                 assert mention_share(profile, text, kept.features) == mention_share(profile, text)
 
         check()
+
+
+def test_a_session_long_enough_for_the_feature_worker_keeps_the_same_features(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``PARALLEL_FEATURE_CHARS`` the features are computed in another process, a batch at a
+    time (lowered here, so a few thousand chunks cross it and are split into several batches):
+    each chunk keeps the features of its own text, in order."""
+    monkeypatch.setattr(features, "PARALLEL_FEATURE_CHARS", 10_000)
+    texts = [f"[User] fix parser {i}\n[Result:Bash] commit {i:x} lexer getUserName{i}" for i in range(2_500)]
+    with MemoryStore(tmp_path / "memory.db") as store, store.atomic():
+        project = store.resolve_project("/work/demo", "/work/demo")
+        store.save_session(project, "s1", [_chunk(i, text) for i, text in enumerate(texts)])
+        kept = store.get_chunks([f"c{i}" for i in range(len(texts))])
+    for i, text in enumerate(texts):
+        stored = kept[f"c{i}"].features
+        assert stored is not None
+        assert (stored.stems, stored.own_stems, stored.bulk) == features.feature_values(text)
 
 
 def test_a_rewritten_chunk_keeps_the_features_of_its_new_text(tmp_path: Path) -> None:

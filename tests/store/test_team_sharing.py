@@ -7,9 +7,11 @@ Claude Code writes them; the CLI through click's runner with the environment a u
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import socket
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +78,30 @@ def _cli_env(home: Path, url: str, user: str = "alice") -> dict[str, str]:
 def _team_rows(url: str, sql: str) -> list[tuple[Any, ...]]:
     with psycopg.connect(url) as conn:
         return list(conn.execute(sql).fetchall())
+
+
+def _one_topic_in_each_store(memory: Memory, team_label: str, local_label: str) -> None:
+    """One topic in each store, of the shop's chunks (team) and the diary's (local), as a recluster
+    of each leaves them: each store numbers its own from 1."""
+    both = memory._team
+    assert both is not None and both.team is not None and both.local is not None
+    for held, session, label in ((both.team, SHOP_SESSION, team_label), (both.local, DIARY_SESSION, local_label)):
+        members = [(chunk_id, 0.1) for chunk_id in held.store.session_chunk_ids(session)]
+        held.store.replace_clusters(held.vectors.model_id, [(None, label, b"\0" * 16, members)])
+
+
+@contextmanager
+def _dashboard(home: Path, settings: dict[str, Any]) -> Iterator[tuple[Any, str]]:
+    """The dashboard over the memory at ``home`` (a test client) and its token."""
+    from starlette.testclient import TestClient
+
+    from causantic.dashboard.app import create_app
+    from causantic.dashboard.security import Secrets
+
+    secrets = Secrets(port=8765)
+    app = create_app(secrets, opener=lambda: Memory(home, overrides=settings))
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+        yield client, secrets.token
 
 
 def test_share_projects_reads_a_list_all_or_names_with_commas_and_shares_nothing_by_default() -> None:
@@ -451,15 +477,7 @@ def test_topics_of_both_stores_are_listed_labelled_by_where_they_live_in_the_cli
     settings = _settings(url, share=["shop"])
     with Memory(tmp_path / "alice", overrides=settings) as memory:
         memory.ingest([transcripts], embed=False)
-        both = memory._team
-        assert both is not None and both.team is not None and both.local is not None
-        # One topic in each store (as a recluster of each leaves them): each store numbers its own from 1.
-        for services, session, label in (
-            (both.team, SHOP_SESSION, "safari cookie redirect"),
-            (both.local, DIARY_SESSION, "private redirect notes"),
-        ):
-            members = [(chunk_id, 0.1) for chunk_id in services.store.session_chunk_ids(session)]
-            services.store.replace_clusters(services.vectors.model_id, [(None, label, b"\0" * 16, members)])
+        _one_topic_in_each_store(memory, "safari cookie redirect", "private redirect notes")
         topics = memory.topics()
         diary = memory.topics("diary")
     assert {(t.label, t.store) for t in topics} == {
@@ -478,15 +496,8 @@ def test_topics_of_both_stores_are_listed_labelled_by_where_they_live_in_the_cli
         ("safari cookie redirect", "team"),
         ("private redirect notes", "local"),
     }
-    from starlette.testclient import TestClient
-
-    from causantic.dashboard.app import create_app
-    from causantic.dashboard.security import Secrets
-
-    secrets = Secrets(port=8765)
-    app = create_app(secrets, opener=lambda: Memory(tmp_path / "alice", overrides=settings))
-    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
-        page = client.get("/topics", params={"token": secrets.token})
+    with _dashboard(tmp_path / "alice", settings) as (client, token):
+        page = client.get("/topics", params={"token": token})
         team_topic = client.get("/topics/1")
         local_topic = client.get("/topics/1", params={"store": "local"})
     assert page.status_code == 200
@@ -520,3 +531,39 @@ def test_a_session_held_by_both_stores_counts_its_edges_agents_and_vectors_once(
     assert (stats.vectors, stats.chunks_without_vectors) == (alone.vectors, 0)
     assert view.counts["edges"] == {"total": alone.edges.total, "by_type": alone.edges.by_type}
     assert (view.counts["agents"], view.vectors, view.without_vectors) == (alone.agents, alone.vectors, 0)
+
+
+def test_the_dashboard_topic_map_draws_both_stores_topics_each_linking_to_its_own(
+    postgres_server: Any, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    folder = tmp_path / "projects"
+    turns = [
+        (f"Step {n}: the redirect loop after login, part {n}", f"Checked the cookie flags, part {n}.") for n in range(4)
+    ]
+    write_session(folder, SHOP, SHOP_SESSION, turns)
+    write_session(
+        folder, DIARY, DIARY_SESSION, [(f"Private note {n} on my diary", f"Noted, entry {n}.") for n in range(4)]
+    )
+    settings = _settings(url, share=["shop"])
+    with Memory(tmp_path / "alice", overrides=settings) as memory:
+        memory.ingest([folder])
+        _one_topic_in_each_store(memory, "safari cookie redirect", "private diary notes")
+        drawn = memory.topic_map(memory.topic_sizes())
+    with _dashboard(tmp_path / "alice", settings) as (client, token):
+        page = client.get("/topics", params={"token": token}).text
+    assert f'href="/session/{DIARY_SESSION}?at=' in page and f'href="/session/{SHOP_SESSION}?at=' in page
+    # The dots of the two topics numbered 1 differ in colour, and a label opens its own store's topic.
+    dots = re.findall(r'href="/session/([^?]+)\?at=[^"]+" class="pt"><circle [^>]* class="(c\d+)"', page)
+    assert len({colour for session, colour in dots if session == SHOP_SESSION}) == 1
+    assert {c for s, c in dots if s == SHOP_SESSION}.isdisjoint({c for s, c in dots if s == DIARY_SESSION})
+    assert 'href="/topics/1?store=local" class="lbl"' in page and 'href="/topics/1" class="lbl"' in page
+    # One map of both stores: each point and topic says which store it is from (both number theirs 1).
+    assert {(p.session_id, p.store, p.topic_id) for p in drawn.points} == {
+        (SHOP_SESSION, "team", 1),
+        (DIARY_SESSION, "local", 1),
+    }
+    assert {(t.label, t.store) for t in drawn.topics} == {
+        ("safari cookie redirect", "team"),
+        ("private diary notes", "local"),
+    }

@@ -9,14 +9,19 @@ and two threads' transactions interleaved.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from chunk_records import chunk_record
 from postgres_server import new_database
 from transcript_files import write_session
 
 from causantic import Memory
+from causantic.store.postgres.store import PostgresStore
+from causantic.store.records import ChunkScope
 
 QUERIES = (
     "redirect loop after login on Safari",
@@ -65,3 +70,36 @@ def test_searches_from_many_threads_at_once_each_get_their_own_answer(postgres_s
         with ThreadPoolExecutor(max_workers=6) as pool:
             for _ in range(4):
                 assert list(pool.map(answer, asks)) == alone
+
+
+def test_a_read_from_another_thread_never_sees_or_joins_an_open_ingest_transaction(postgres_server: Any) -> None:
+    """An ingest's session is one transaction on the store's connection: a search on another thread
+    of the same process (the library used from threads) reads only what is committed, and a session
+    that rolls back was never seen."""
+    store = PostgresStore(new_database(postgres_server), member="alice")
+    project = store.resolve_project("/home/dev/shop", "/home/dev/shop")
+    saved, release = threading.Event(), threading.Event()
+    seen: list[tuple[int, list[str]]] = []
+
+    def ingest() -> None:
+        with contextlib.suppress(RuntimeError), store.atomic():
+            store.save_session(project, "s1", [chunk_record(1)])
+            saved.set()
+            release.wait(10)
+            raise RuntimeError("the ingest fails: its session rolls back")
+
+    def search() -> None:
+        seen.append((store.count_chunks(ChunkScope()), list(store.get_chunks(["c1"]))))
+
+    writer = threading.Thread(target=ingest)
+    writer.start()
+    assert saved.wait(10)
+    reader = threading.Thread(target=search)
+    reader.start()
+    reader.join(0.5)  # a reader that ran inside the open transaction has seen it by now
+    release.set()
+    writer.join(10)
+    reader.join(10)
+    assert seen == [(0, [])]
+    assert store.count_chunks(ChunkScope()) == 0
+    store.close()

@@ -222,35 +222,44 @@ def topics(memory: Memory, derived: Derived) -> dict[str, Any]:
 def _topics(memory: Memory) -> dict[str, Any]:
     found = memory.topic_sizes()
     drawn = memory.topic_map(found) if found else None
-    # Beside team memory each store numbers its own topics: a topic is (store, id); the map draws team memory's.
+    # Beside team memory each store numbers its own topics: a topic is (store, id), on the map as in the list.
     colour = {(t.store, t.id): i % MAP_COLOURS for i, t in enumerate(found)}
-    mapped = next((t.store for t in found if t.store in (None, "team")), None)
     # Thousands of dots: built as one string here, since a template loop over them costs more than
     # the rest of the page. Every value is escaped; a topic's label and colour once per topic.
-    labels = {t.id: t.label for t in found if t.store == mapped}
-    tails: dict[int, str] = {}
+    labels = {(t.store, t.id): t.label for t in found}
+    tails: dict[tuple[str | None, int], str] = {}
 
-    def tail(topic_id: int) -> str:
-        if topic_id not in tails:
-            label = escape(labels.get(topic_id, ""))
-            tails[topic_id] = f'class="c{colour.get((mapped, topic_id), 0)}"><title>{label}</title></circle></a>'
-        return tails[topic_id]
+    def tail(store: str | None, topic_id: int) -> str:
+        if (store, topic_id) not in tails:
+            label = escape(labels.get((store, topic_id), ""))
+            tails[store, topic_id] = f'class="c{colour.get((store, topic_id), 0)}"><title>{label}</title></circle></a>'
+        return tails[store, topic_id]
 
     dots = Markup(
         "".join(
             f'<a href="/session/{escape(p.session_id)}?at={chunk}#c-{chunk}" class="pt">'
             f'<circle cx="{p.x * MAP_WIDTH:.1f}" cy="{MAP_HEIGHT - p.y * MAP_HEIGHT:.1f}" r="2.6" '
-            f"{tail(p.topic_id)}"
+            f"{tail(p.store, p.topic_id)}"
             for p in (drawn.points if drawn else [])
             for chunk in (escape(p.chunk_id),)
         )
     )
     names = [
-        (t.topic_id, round(t.x * MAP_WIDTH, 1), round(MAP_HEIGHT - t.y * MAP_HEIGHT, 1), t.label[:28])
+        (
+            _topic_link(t.topic_id, t.store),
+            round(t.x * MAP_WIDTH, 1),
+            round(MAP_HEIGHT - t.y * MAP_HEIGHT, 1),
+            t.label[:28],
+        )
         for t in _unclashing(drawn.topics[:MAP_LABELS] if drawn else [])
     ]
     stores = any(t.store for t in found)
     return {"topics": found, "dots": dots, "names": names, "colour": colour, "listed": TOPICS_LISTED, "stores": stores}
+
+
+def _topic_link(topic_id: int, store: str | None) -> str:
+    """A topic's page: the local store's beside team memory says so (each store numbers its own)."""
+    return f"/topics/{topic_id}" + ("?store=local" if store == "local" else "")
 
 
 def _unclashing(topics: list[Any], width: float = 0.3, height: float = 0.06) -> list[Any]:

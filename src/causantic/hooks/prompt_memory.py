@@ -99,7 +99,7 @@ def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
             sessionId=m.chunk.session_id,
             project=m.chunk.project,
             date=m.chunk.start_time,
-            relevance=round(m.relevance, 3),
+            relevance=round(m.relevance, 4),
             coverage=round(m.coverage, 3),
             otherProject=m.other_project,
             margin=round(m.margin, 2) if math.isfinite(m.margin) else None,

@@ -10,9 +10,7 @@ upserted by their stable ids, so appended lines become new chunks linked to the 
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 import os
-import sys
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -24,6 +22,7 @@ from typing import TYPE_CHECKING
 from causantic.errors import StoreError, TranscriptError
 from causantic.ingest.edges import cross_session_edges
 from causantic.ingest.plan import GroupPlan, PlanSettings, SessionPlan, group_paths, plan_group, stand_in_project
+from causantic.processes import worker_context
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkKey
 from causantic.transcripts import BROKEN_LINE_REASONS
@@ -334,17 +333,6 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _worker_context() -> multiprocessing.context.BaseContext:
-    """Fork while this process runs no threads of faiss (OpenMP) or onnxruntime; spawn once it may.
-
-    Trigger: a long-lived process (MCP server, hook worker) that already searched or embedded. Why:
-    forking a process holding those libraries' threads can deadlock the child. Outcome: such a
-    process pays the slower start of spawned workers; a plain batch ingest forks and starts at once.
-    """
-    threaded = any(name in sys.modules for name in ("faiss", "onnxruntime", "lancedb", "lance"))
-    return multiprocessing.get_context("spawn" if threaded else "fork")
-
-
 def _plan_all(
     groups: list[SessionFiles], settings: PlanSettings, workers: int
 ) -> Iterator[tuple[SessionFiles, GroupPlan | BaseException]]:
@@ -361,7 +349,7 @@ def _plan_all(
             except Exception as exc:  # a bug in planning must not stop the other files
                 yield group, exc
         return
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_worker_context()) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=worker_context()) as pool:
         pending: deque[tuple[SessionFiles, Future[GroupPlan]]] = deque()
         queue = iter(groups)
         window = workers * 8  # bounded, so plans never pile up in memory

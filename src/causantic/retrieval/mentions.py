@@ -17,9 +17,11 @@ their ranking is unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from causantic.retrieval.relevance import QueryProfile
 from causantic.store.features import OUTPUT_MARKERS, split_tool_output, word_stems
-from causantic.store.records import TextFeatures
+from causantic.store.records import StoredChunk, TextFeatures
 
 
 def mention_share(profile: QueryProfile | None, text: str, features: TextFeatures | None = None) -> float:
@@ -46,3 +48,14 @@ def mention_share(profile: QueryProfile | None, text: str, features: TextFeature
     if found <= 0:
         return 0.0
     return max(0.0, found - profile.coverage_of(own)) / found
+
+
+def own_stem_words(chunk: StoredChunk, stems: frozenset[str]) -> Iterable[str]:
+    """The stems of the chunk's own words, without what listing tools printed in it: what the
+    chunk says of the work, not what it merely lists. ``stems``: all of the chunk's stems, already
+    split for scoring, returned as they are when no listing tool printed in the chunk (most chunks),
+    so they are not split twice."""
+    features = chunk.features
+    if features is None:
+        return word_stems(split_tool_output(chunk.content)[0])  # a row written before features were kept
+    return stems if features.own_stems is None else features.own_stems.split()

@@ -6,7 +6,7 @@ Pure functions over ids, scores and vectors; the search pipeline composes them.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -127,6 +127,27 @@ def session_evidence(scores: Sequence[float], sessions: Sequence[str], weight: f
         support = sum(best) - score if score >= best[-1] else sum(best[:others])
         out.append(score + weight * support)
     return out
+
+
+def session_coverage_factors(
+    sessions: Sequence[str],
+    stems: Sequence[Iterable[str]],
+    coverage: Callable[[frozenset[str]], float],
+    weight: float,
+) -> list[float]:
+    """Per candidate, 1 + ``weight`` × the ``coverage`` (0-1) of the union of the ``stems`` of every
+    candidate in its session. A request names several things ("retry budget for flaky uploads");
+    the session that did the work often says them in different chunks, none of which holds them
+    all, while a chunk elsewhere holding most of them in passing outranks each one. Measured over
+    distinct sessions, not chunks, so one session's many chunks count once, and every chunk of a
+    session gets the same factor: only the order between sessions changes."""
+    if weight <= 0:
+        return [1.0] * len(sessions)
+    union: dict[str, set[str]] = {}
+    for session, words in zip(sessions, stems, strict=True):
+        union.setdefault(session, set()).update(words)
+    factor = {session: 1.0 + weight * coverage(frozenset(words)) for session, words in union.items()}
+    return [factor[session] for session in sessions]
 
 
 def recency_factor(start_time: datetime, now: datetime, decay_factor: float, half_life_hours: float) -> float:

@@ -29,7 +29,7 @@ from causantic.retrieval.blas import use_one_blas_thread
 from causantic.retrieval.feedback import feedback_factors
 from causantic.retrieval.format import counted
 from causantic.retrieval.listing import resolve_project
-from causantic.retrieval.mentions import mention_share
+from causantic.retrieval.mentions import mention_share, own_stem_words
 from causantic.retrieval.ranking import (
     blend_fusion,
     convex_fusion,
@@ -38,6 +38,7 @@ from causantic.retrieval.ranking import (
     non_increasing,
     recency_factor,
     reciprocal_rank_fusion,
+    session_coverage_factors,
     session_evidence,
 )
 from causantic.retrieval.relevance import (
@@ -201,14 +202,24 @@ class Searcher:
                 if cfg.session_context > 0 and profile is not None
                 else None
             )
+            stems = {c.chunk_id: chunk_stems(chunks[c.chunk_id]) for c in fused}  # split once: scored, covered
             scored = {
-                c.chunk_id: self.score(chunks[c.chunk_id], vectors.get(c.chunk_id), query_vector, profile)
+                c.chunk_id: self.score(
+                    chunks[c.chunk_id], vectors.get(c.chunk_id), query_vector, profile, stems[c.chunk_id]
+                )
                 for c in fused
             }
         floor = self.relevance.floor if request.floor is None else request.floor
         seeds = [c.chunk_id for c in fused if scored[c.chunk_id][0] >= floor][: cfg.seed_count]
         ranked = self._rerank(
-            fused, chunks, vectors, request, query_vector, profile, openings.result() if openings is not None else {}
+            fused,
+            chunks,
+            vectors,
+            request,
+            query_vector,
+            profile,
+            openings.result() if openings is not None else {},
+            stems,
         )
         hits, tokens, below = self._fit(ranked, chunks, scored, floor, request)
         if not fused and not self.store.count_chunks(ChunkScope()):  # counted only when nothing matched
@@ -227,10 +238,15 @@ class Searcher:
         vector: np.ndarray | None,
         query_vector: np.ndarray | None,
         profile: QueryProfile | None,
+        stems: frozenset[str] | None = None,
     ) -> tuple[float, float | None, float]:
-        """(calibrated relevance, cosine, coverage) of one chunk for the query."""
+        """(calibrated relevance, cosine, coverage) of one chunk for the query; ``stems``: the
+        chunk's, when the caller has split them already."""
         cosine = float(vector @ query_vector) if vector is not None and query_vector is not None else None
-        coverage = profile.coverage_of(chunk_stems(chunk)) if profile is not None else 0.0
+        if profile is None:
+            coverage = 0.0
+        else:
+            coverage = profile.coverage_of(chunk_stems(chunk) if stems is None else stems)
         absent = query_absent_share(profile, self.relevance)
         return relevance(cosine, coverage, chunk_bulk(chunk), absent, self.relevance), cosine, coverage
 
@@ -333,9 +349,10 @@ class Searcher:
         query_vector: np.ndarray | None,
         profile: QueryProfile | None,
         openings: dict[str, frozenset[str]],
+        stems: dict[str, frozenset[str]],
     ) -> list[Candidate]:
         """``openings``: the stems of the candidates' sessions' opening prompts (read when
-        sessionContext is on)."""
+        sessionContext is on); ``stems``: each candidate's own."""
         cfg = self.config
         now = datetime.now(UTC)
         mentions = (
@@ -368,6 +385,15 @@ class Searcher:
                 )
                 for c in boosted
             ]
+        if cfg.session_coverage > 0 and profile is not None:
+            # Together a session's candidates may cover the whole request where no one chunk does.
+            factors = session_coverage_factors(
+                [chunks[c.chunk_id].session_id for c in boosted],
+                [own_stem_words(chunks[c.chunk_id], stems[c.chunk_id]) for c in boosted],
+                profile.coverage_of,
+                cfg.session_coverage,
+            )
+            boosted = [replace(c, score=c.score * f) for c, f in zip(boosted, factors, strict=True)]
         if cfg.feedback_weight > 0 and query_vector is not None:
             factors = feedback_factors(
                 [c.score for c in boosted],

@@ -4,6 +4,10 @@ PCA (scikit-learn) runs on a fixed-seed sample of clustered chunks, at most :dat
 the map costs the same at 10k or 1M chunks. The result is cached in one JSON file keyed by the
 clustering it was drawn from (when it ran, and the topics' sizes): a page view reads the cache; a
 recluster or new members make the next view recompute it. Coordinates are scaled to 0..1.
+
+Team memory beside the local store: both stores' topics are drawn on one map (both stores' vectors
+come from one model), each point and topic naming its ``store``, since each store numbers its own
+topics.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from causantic.files import atomic_write, secure_dir
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
@@ -28,6 +33,7 @@ class MapPoint:
     topic_id: int
     x: float
     y: float
+    store: str | None = None  # beside team memory: "team" or "local"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +43,17 @@ class MapTopic:
     size: int
     x: float  # where its sampled members are on average
     y: float
+    store: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MapSource:
+    """One store's topics to draw: (id, label, size) of each, and the store's name beside another."""
+
+    store: MemoryStoreProtocol
+    vectors: VectorIndexProtocol
+    topics: Sequence[tuple[int, str, int]]
+    name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,59 +63,71 @@ class TopicMap:
     topics: list[MapTopic]
 
 
-def topic_map(
-    store: MemoryStoreProtocol,
-    vectors: VectorIndexProtocol,
-    cache_file: Path,
-    topics: Sequence[tuple[int, str, int]] | None = None,
-) -> TopicMap:
-    """The map for the current topics, from ``cache_file`` when it still describes them.
-
-    ``topics``: (id, label, size) of every topic, when the caller has read them already.
-    """
-    rows = list(topics) if topics is not None else store.topic_sizes(vectors.model_id)
-    key = json.dumps([vectors.model_id, store.meta_value("clustered_at"), [(i, size) for i, _, size in rows]])
+def topic_map(sources: Sequence[MapSource], cache_file: Path) -> TopicMap:
+    """The map of every source's topics, from ``cache_file`` when it still describes them."""
+    key = json.dumps(
+        [
+            [m.name, m.vectors.model_id, m.store.meta_value("clustered_at"), [(i, size) for i, _, size in m.topics]]
+            for m in sources
+        ]
+    )
     cached = _read(cache_file, key)
     if cached is not None:
         return cached
-    result = _compute(store, vectors, key, {i: label for i, label, _ in rows})
+    result = _compute(sources, key)
     secure_dir(cache_file.parent)
     atomic_write(cache_file, json.dumps(asdict(result)))
     return result
 
 
-def _compute(store: MemoryStoreProtocol, vectors: VectorIndexProtocol, key: str, labels: dict[int, str]) -> TopicMap:
-    members = store.cluster_members(vectors.model_id)
-    pairs = sorted((chunk_id, topic) for topic, ids in members.items() if topic in labels for chunk_id in ids)
+def _compute(sources: Sequence[MapSource], key: str) -> TopicMap:
+    # Chunks and topics are told apart by store first: each store numbers its own. The store is
+    # "" alone, so that the sampled (store, chunk, topic) triples sort.
+    by_name = {m.name or "": m for m in sources}
+    members = {name: m.store.cluster_members(m.vectors.model_id) for name, m in by_name.items()}
+    labels = {(name, i): label for name, m in by_name.items() for i, label, _ in m.topics}
+    pairs = sorted(
+        (name, chunk_id, topic)
+        for name, topics in members.items()
+        for topic, ids in topics.items()
+        if (name, topic) in labels
+        for chunk_id in ids
+    )
     if len(pairs) > SAMPLE_SIZE:
         pairs = sorted(random.Random(_SEED).sample(pairs, SAMPLE_SIZE))
-    found = vectors.vectors([chunk_id for chunk_id, _ in pairs])
-    sessions = {c.id: c.session_id for c in store.get_chunks([chunk_id for chunk_id, _ in pairs]).values()}
-    pairs = [(chunk_id, topic) for chunk_id, topic in pairs if chunk_id in found and chunk_id in sessions]
+    found: dict[tuple[str, str], Any] = {}
+    sessions: dict[tuple[str, str], str] = {}
+    for name, m in by_name.items():
+        ids = [chunk_id for store, chunk_id, _ in pairs if store == name]
+        found.update(((name, i), v) for i, v in m.vectors.vectors(ids).items())
+        sessions.update(((name, c.id), c.session_id) for c in m.store.get_chunks(ids).values())
+    readable = found.keys() & sessions.keys()  # a chunk forgotten or without a vector is left out
+    pairs = [(name, chunk_id, topic) for name, chunk_id, topic in pairs if (name, chunk_id) in readable]
     if len(pairs) < 3:
         return TopicMap(key, [], [])
     import numpy as np
     from sklearn.decomposition import PCA
 
-    matrix = np.stack([found[chunk_id] for chunk_id, _ in pairs])
+    matrix = np.stack([found[(name, chunk_id)] for name, chunk_id, _ in pairs])
     xy = PCA(n_components=2, random_state=_SEED).fit_transform(matrix)
     low, high = xy.min(axis=0), xy.max(axis=0)
     xy = (xy - low) / np.where(high > low, high - low, 1.0)
     points = [
-        MapPoint(chunk_id, sessions[chunk_id], topic, round(float(x), 4), round(float(y), 4))
-        for (chunk_id, topic), (x, y) in zip(pairs, xy, strict=True)
+        MapPoint(chunk_id, sessions[(name, chunk_id)], topic, round(float(x), 4), round(float(y), 4), name or None)
+        for (name, chunk_id, topic), (x, y) in zip(pairs, xy, strict=True)
     ]
     topics = []
-    for topic, label in labels.items():
-        mine = [p for p in points if p.topic_id == topic]
+    for (name, topic), label in labels.items():
+        mine = [p for p in points if p.topic_id == topic and (p.store or "") == name]
         if mine:
             topics.append(
                 MapTopic(
                     topic,
                     label,
-                    len(members.get(topic, ())),
+                    len(members[name].get(topic, ())),
                     round(sum(p.x for p in mine) / len(mine), 4),
                     round(sum(p.y for p in mine) / len(mine), 4),
+                    name or None,
                 )
             )
     return TopicMap(key, points, sorted(topics, key=lambda t: -t.size))

@@ -53,8 +53,9 @@ def marks(values: Sequence[object]) -> str:
 
 
 class SqlStore(ABC):
-    """The half of a store that both backends share; a subclass provides :meth:`_query`,
-    :meth:`_run_many`, :meth:`_in_ids` and :meth:`_chunk_scope`."""
+    """The half of a store that both backends share; a subclass provides its transactions
+    (:meth:`atomic`), its statement runners (:meth:`_query`, :meth:`_run_many`, :meth:`_in_ids`),
+    its chunk scope condition (:meth:`_chunk_scope`) and :meth:`add_edges`."""
 
     # Case-insensitive LIKE: SQLite's LIKE ignores ASCII case already; PostgreSQL's ILIKE does.
     LIKE: ClassVar[str] = "LIKE"

@@ -23,7 +23,7 @@ from causantic.sources import SOURCES
 from causantic.store import common
 from causantic.store import sqlite as sqlite_util
 from causantic.store.base import SqlStore, marks
-from causantic.store.features import feature_values, opening_stems
+from causantic.store.features import features_in_order, opening_stems
 from causantic.store.fts import quote_phrase
 from causantic.store.keyword import KeywordSearch
 from causantic.store.migrations import TEXT_FEATURES_PENDING, fill_text_features, migrate
@@ -38,8 +38,9 @@ from causantic.store.records import (
 _COUNTED_SCOPES = 64  # scopes whose chunk count is kept (searches use a handful: all, each project)
 
 
-_CHUNK_ROW = "(" + ", ".join(["?"] * 23) + ")"
-_CHUNK_ROWS_PER_STATEMENT = 40  # 920 parameters: within SQLite's oldest limit of 999
+_CHUNK_COLUMNS = 23
+_CHUNK_ROW = "(" + ", ".join(["?"] * _CHUNK_COLUMNS) + ")"
+_CHUNK_ROWS_PER_STATEMENT = 1000  # at most; fewer when the SQLite library allows fewer parameters
 
 
 @sqlite_util.raising_store_errors(lambda store: f"at {store.path}")
@@ -191,9 +192,16 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         new, changed = common.new_and_changed(chunks, existing)
         now = common.now()
         # Many rows per statement: a statement that fires the keyword-index trigger opens a
-        # savepoint, at which FTS5 writes out what it has pending, so one row per statement costs
-        # about twice the indexing CPU (a 50 MB pasted line: 37,000 chunks, 5 s instead of 2.5 s).
-        for batch in common.batches([*new, *changed], _CHUNK_ROWS_PER_STATEMENT):
+        # savepoint, at which FTS5 writes out what it has pending as a new segment, and segments are
+        # merged again and again as they pile up: one row per statement costs about twice the
+        # indexing CPU of 40 (a 50 MB pasted line: 37,000 chunks, 5 s instead of 2.5 s), and 40
+        # a quarter more than 1,000.
+        per_statement = min(
+            _CHUNK_ROWS_PER_STATEMENT, self.conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // _CHUNK_COLUMNS
+        )
+        rows = [*new, *changed]
+        features = features_in_order([c.content for c in rows])  # its worker ends with it
+        for batch in common.batches(rows, per_statement):
             self.conn.execute(
                 "INSERT INTO chunks(id, session_id, project_id, agent, agent_id, team_name, turn_index, part,"
                 " start_time, end_time, content, search_terms, content_hash, approx_tokens, tool_use_count,"
@@ -205,11 +213,7 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
                 " code_block_count = excluded.code_block_count, has_thinking = excluded.has_thinking,"
                 " message_uuids = excluded.message_uuids, agent = excluded.agent, team_name = excluded.team_name,"
                 " stems = excluded.stems, own_stems = excluded.own_stems, bulk = excluded.bulk",
-                [
-                    value
-                    for c in batch
-                    for value in (*common.chunk_values(c, project.id, now, source), *feature_values(c.content))
-                ],
+                [value for c in batch for value in (*common.chunk_values(c, project.id, now, source), *next(features))],
             )
         return [c.id for c in new], len(changed)
 

@@ -36,6 +36,7 @@ import re
 import sqlite3
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
@@ -117,8 +118,53 @@ class _Ann:
     scopes_read: bool = False
 
 
+class VectorReads(ABC):
+    """The reads SQLite's :class:`VectorIndex` and team memory's
+    :class:`~causantic.store.postgres.vectors.PgVectorIndex` answer alike, over table ``vectors``
+    (one row per chunk and model). A subclass runs a ``?``-placeholder statement (:meth:`_query`) and
+    reads vectors by a key column (:meth:`_fetch`); its ``_lock`` guards its connection."""
+
+    model_id: str
+    _lock: threading.RLock
+    _health: HealthCache
+
+    @abstractmethod
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """Run one statement written with ``?`` placeholders; the driver's cursor."""
+
+    @abstractmethod
+    def _fetch(self, column: str, keys: list[str]) -> dict[str, np.ndarray]:
+        """This model's stored vectors whose ``column`` (chunk_id or content_hash) is among ``keys``."""
+
+    @abstractmethod
+    def _measure_health(self) -> VectorHealth: ...
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self._query("SELECT COUNT(*) FROM vectors WHERE model = ?", (self.model_id,)).fetchone()[0])
+
+    def has_vectors(self) -> bool:
+        with self._lock:
+            return self._query("SELECT 1 FROM vectors WHERE model = ? LIMIT 1", (self.model_id,)).fetchone() is not None
+
+    def health(self, *, fresh: bool = False) -> VectorHealth:
+        """How many chunks have no vector of this model, and the state of the ANN index."""
+        return self._health.get(fresh, self._measure_health)
+
+    def ids(self) -> set[str]:
+        with self._lock:
+            return {r[0] for r in self._query("SELECT chunk_id FROM vectors WHERE model = ?", (self.model_id,))}
+
+    def vectors(self, chunk_ids: Iterable[str]) -> dict[str, np.ndarray]:
+        return self._fetch("chunk_id", list(chunk_ids))
+
+    def vectors_by_content(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        """Stored vectors keyed by content hash: the cache that spares re-embedding identical text."""
+        return self._fetch("content_hash", list(hashes))
+
+
 @sqlite_util.raising_store_errors(lambda index: f"at {index.db_path}")
-class VectorIndex:
+class VectorIndex(VectorReads):
     """One model's vectors. Opens its own SQLite connection on first use (thread-safe within a process)."""
 
     def __init__(self, db_path: Path, folder: Path, model_id: str, dims: int, *, busy_timeout_ms: int = 30_000) -> None:
@@ -181,6 +227,9 @@ class VectorIndex:
             finally:
                 os.umask(umask)
 
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return self.conn.execute(sql, params)
+
     # ---- writes -------------------------------------------------------------------------------
 
     def upsert(self, records: Sequence[VectorRecord]) -> None:
@@ -218,39 +267,12 @@ class VectorIndex:
 
     # ---- reads --------------------------------------------------------------------------------
 
-    def count(self) -> int:
-        with self._lock:
-            row = self.conn.execute("SELECT COUNT(*) FROM vectors WHERE model = ?", (self.model_id,)).fetchone()
-            return int(row[0])
-
-    def has_vectors(self) -> bool:
-        with self._lock:
-            return (
-                self.conn.execute("SELECT 1 FROM vectors WHERE model = ? LIMIT 1", (self.model_id,)).fetchone()
-                is not None
-            )
-
-    def health(self, *, fresh: bool = False) -> VectorHealth:
-        """How many chunks have no vector of this model, and the state of the ANN index."""
-        return self._health.get(fresh, self._measure_health)
-
     def _measure_health(self) -> VectorHealth:
         with self._lock:
             chunks = self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
             vectors = self.count()
             ann = "not needed" if vectors < ANN_INDEX_MIN_ROWS else self._ann_state()
         return VectorHealth(chunks, vectors, ann)
-
-    def ids(self) -> set[str]:
-        with self._lock:
-            return {r[0] for r in self.conn.execute("SELECT chunk_id FROM vectors WHERE model = ?", (self.model_id,))}
-
-    def vectors(self, chunk_ids: Iterable[str]) -> dict[str, np.ndarray]:
-        return self._fetch("chunk_id", list(chunk_ids))
-
-    def vectors_by_content(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
-        """Stored vectors keyed by content hash: the cache that spares re-embedding identical text."""
-        return self._fetch("content_hash", list(hashes))
 
     def all_vectors(self) -> tuple[list[str], np.ndarray]:
         """Every (chunk id, vector) of this model, as ids and one matrix (for clustering)."""

@@ -68,6 +68,11 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         self._connect_timeout = connect_timeout
         self._keyword_conn: Any = None  # see _keywords
         self._keyword_lock = threading.Lock()
+        # The connection's turn: held by a transaction from its start to its end, and by each other
+        # statement while it runs. A transaction belongs to the connection, not to a thread: without
+        # the turn, a search on another thread of this process ran its reads inside an ingest's open
+        # transaction, seeing (and able to abort) a session not yet committed.
+        self._turn = threading.RLock()
 
     def close(self) -> None:
         self.conn.close()
@@ -96,8 +101,9 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
 
     @contextmanager
     def atomic(self) -> Iterator[None]:
-        """All statements inside commit together or not at all; nested calls become savepoints."""
-        with self.conn.transaction():
+        """All statements inside commit together or not at all; nested calls become savepoints.
+        Other threads' statements on this store wait until it ends (they read what is committed)."""
+        with self._turn, self.conn.transaction():
             yield
 
     @contextmanager
@@ -109,10 +115,11 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         yield
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        return self.conn.execute(pyformat(sql), params)
+        with self._turn:  # the cursor holds every row once it returns (a client-side cursor)
+            return self.conn.execute(pyformat(sql), params)
 
     def _run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        with self.conn.cursor() as cur:
+        with self._turn, self.conn.cursor() as cur:
             cur.executemany(pyformat(sql), rows)
 
     def _in_ids(

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from causantic.store.base import pyformat
 from causantic.store.postgres import keyword
 from causantic.store.postgres.connection import connect, failure, psycopg_module
 from causantic.store.postgres.migrations import migrate
@@ -24,6 +25,7 @@ from causantic.store.sqlite import raising_store_errors
 from causantic.store.vectors import (
     HealthCache,
     Nesting,
+    VectorReads,
     first_by_key,
     nearest,
     table_name,
@@ -39,7 +41,7 @@ _MAX_EF_SEARCH = 1000
 
 
 @raising_store_errors(lambda index: index.url, psycopg_module().Error, failure)
-class PgVectorIndex:
+class PgVectorIndex(VectorReads):
     """One model's vectors in the team database; its own connection, thread-safe within a process."""
 
     def __init__(self, url: str, model_id: str, dims: int, *, connect_timeout: int | None = None) -> None:
@@ -131,31 +133,10 @@ class PgVectorIndex:
 
     # ---- reads --------------------------------------------------------------------------------
 
-    def count(self) -> int:
-        with self._lock:
-            return int(self._value("SELECT COUNT(*) FROM vectors WHERE model = %s", (self.model_id,)))
-
-    def has_vectors(self) -> bool:
-        with self._lock:
-            return self._value("SELECT 1 FROM vectors WHERE model = %s LIMIT 1", (self.model_id,)) is not None
-
-    def health(self, *, fresh: bool = False) -> VectorHealth:
-        return self._health.get(fresh, self._measure_health)
-
     def _measure_health(self) -> VectorHealth:
         with self._lock:
             chunks = int(self._value("SELECT COUNT(*) FROM chunks"))
             return VectorHealth(chunks, self.count(), "ready")  # HNSW is kept by the server on each write
-
-    def ids(self) -> set[str]:
-        with self._lock:
-            return {r[0] for r in self.conn.execute("SELECT chunk_id FROM vectors WHERE model = %s", (self.model_id,))}
-
-    def vectors(self, chunk_ids: Iterable[str]) -> dict[str, np.ndarray]:
-        return self._fetch("chunk_id", list(chunk_ids))
-
-    def vectors_by_content(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
-        return self._fetch("content_hash", list(hashes))
 
     def all_vectors(self) -> tuple[list[str], np.ndarray]:
         with self._lock:
@@ -287,6 +268,9 @@ class PgVectorIndex:
             return True
 
     # ---- helpers ------------------------------------------------------------------------------
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self.conn.execute(pyformat(sql), params)
 
     def _value(self, statement: Any, params: Sequence[Any] = ()) -> Any:
         row = self.conn.execute(statement, params).fetchone()
