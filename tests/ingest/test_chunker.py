@@ -109,3 +109,73 @@ def test_a_50_mb_line_ingests(tmp_path: Path) -> None:
         report = ingest_paths(services, [tmp_path / "s-long.jsonl"], embed=False)
         assert report.errors == [] and report.chunks_added > 35_000
         assert services.store.keyword_search("require")
+
+
+# The paragraph rule as it was written with two regular expressions before a text could be held as
+# windows (issue 18): the oracle of the version that reads a string and a WindowedText alike.
+_OLD_FENCE = re.compile(r"\s*(```|~~~)")
+_OLD_BLANK = re.compile(r"\s*")
+
+
+def _old_paragraphs_and_fences(text: str) -> list[tuple[int, int]]:
+    blocks: list[tuple[int, int]] = []
+    first: int | None = None
+    last = 0
+    in_fence = False
+    start = 0
+    lines = []
+    while True:
+        stop = text.find("\n", start)
+        lines.append((start, len(text) if stop < 0 else stop))
+        if stop < 0:
+            break
+        start = stop + 1
+    for start, end in lines:
+        if _OLD_FENCE.match(text, start, end):
+            if not in_fence and first is not None:
+                blocks.append((first, last))
+                first = None
+            first = start if first is None else first
+            last = end
+            if in_fence:
+                blocks.append((first, last))
+                first = None
+            in_fence = not in_fence
+            continue
+        if not in_fence and _OLD_BLANK.fullmatch(text, start, end):
+            if first is not None:
+                blocks.append((first, last))
+                first = None
+            continue
+        first = start if first is None else first
+        last = end
+    if first is not None:
+        blocks.append((first, last))
+    return blocks
+
+
+PIECES = st.sampled_from(
+    ["```", "~~~", "\n", "\n\n", "  ", "\u3000", "\u2028", "\x85", "word", "😀", "é", "x" * 90, " ```py", "\t~~~"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.one_of(PIECES, st.text(max_size=12)), max_size=80).map("".join),
+    st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=30),
+    st.integers(min_value=20, max_value=300),
+)
+def test_a_text_held_as_windows_splits_as_the_string_does(text: str, sizes: list[int], max_chars: int) -> None:
+    from causantic.ingest.chunker import _paragraphs_and_fences
+    from causantic.ingest.longtext import WindowedText
+
+    assert _paragraphs_and_fences(text) == _old_paragraphs_and_fences(text)
+    windowed = WindowedText()
+    at, n = 0, 0
+    while at < len(text):
+        windowed.append(text[at : at + sizes[n % len(sizes)]])
+        at, n = at + sizes[n % len(sizes)], n + 1
+    assert len(windowed) == len(text) and windowed[:] == text
+    assert split_text(windowed, max_chars, long_line_chars=max_chars * 3) == split_text(
+        text, max_chars, long_line_chars=max_chars * 3
+    )

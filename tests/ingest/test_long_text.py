@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,8 @@ from causantic.ingest.longtext import cleaned_long_text
 from causantic.ingest.redact import redactor_from
 from causantic.ingest.service import ingest_paths
 from causantic.services import open_services
-from causantic.transcripts import discover, without_injected
+from causantic.transcripts import discover, longvalue, reader, without_injected
+from causantic.transcripts.model import TextBlock
 
 REDACT = redactor_from(Config().redaction)
 
@@ -52,9 +54,25 @@ def test_windowed_cleaning_equals_cleaning_the_whole_text(
     # Windows of a few hundred characters, so secrets fall across cuts wherever they are planted.
     text = "Why does this fail? " + "w" * 300 + " " + _text(words, secrets)
     whole = REDACT(without_injected(text) if injected else text.strip())
-    windowed = cleaned_long_text(text, REDACT, injected=injected, window=300, reach=200)
+    windowed = cleaned_long_text(text, REDACT, injected=injected, window=300, reach=200)[:]
     assert windowed == whole
     assert not any(s.split()[-1] in windowed for _, s in secrets)
+    # The same text left in a transcript file and read back in windows of a few hundred bytes.
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(longvalue, "LONG_VALUE_BYTES", 100)
+        patch.setattr(longvalue, "WINDOW_BYTES", 257)
+        left = _left_in_file(text, Path(folder) / "s.jsonl")
+        assert cleaned_long_text(left, REDACT, injected=injected, window=300, reach=200)[:] == whole
+
+
+def _left_in_file(text: str, path: Path) -> longvalue.LongText:
+    """``text`` as the long message value of a transcript line, left in the file ``path``."""
+    data = json.dumps({"message": {"content": text}}).encode()
+    path.write_bytes(data)
+    parsed = longvalue.parse_long_line(data, 0, len(data), path)
+    assert parsed is not None
+    (value,) = parsed[1].values()
+    return value.text
 
 
 def test_a_text_whose_words_all_fall_in_one_window_is_stripped_at_both_ends() -> None:
@@ -62,7 +80,7 @@ def test_a_text_whose_words_all_fall_in_one_window_is_stripped_at_both_ends() ->
     # a secret redacted in it, starts and ends with blanks, which the whole text's cleaning strips.
     text = " " * 700 + "\n   the build fails with " + SECRETS[0] + " \n" + " " * 700
     whole = REDACT(text.strip())
-    windowed = cleaned_long_text(text, REDACT, injected=False, window=300, reach=200)
+    windowed = cleaned_long_text(text, REDACT, injected=False, window=300, reach=200)[:]
     assert windowed == whole and windowed.startswith("the build fails")
 
 
@@ -71,7 +89,7 @@ def test_a_secret_across_a_window_boundary_is_redacted() -> None:
         value = secret.split()[-1]
         for shift in range(0, len(secret) + 2, 3):  # the window's first cut falls at every point of it
             text = "a " * ((1000 - shift) // 2) + secret + " b" * 1500
-            out = cleaned_long_text(text, REDACT, injected=True, window=1000, reach=300)
+            out = cleaned_long_text(text, REDACT, injected=True, window=1000, reach=300)[:]
             assert value not in out and "[REDACTED:" in out, (secret, shift)
             assert out == REDACT(without_injected(text))
 
@@ -79,7 +97,7 @@ def test_a_secret_across_a_window_boundary_is_redacted() -> None:
 def test_an_injected_reminder_across_a_window_boundary_is_removed() -> None:
     reminder = "<system-reminder>The user opened a file in the IDE.</system-reminder>"
     text = "a " * 490 + reminder + " b" * 1500
-    out = cleaned_long_text(text, REDACT, injected=True, window=1000, reach=300)
+    out = cleaned_long_text(text, REDACT, injected=True, window=1000, reach=300)[:]
     assert "system-reminder" not in out and "opened a file" not in out
     assert out == without_injected(text)
 
@@ -110,8 +128,23 @@ def _one_line_session(folder: Path, line: str, *, broken_copy: bool = False) -> 
     return path
 
 
+@pytest.fixture(params=["parsed", "left in the file"])
+def line_reading(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The huge line parsed whole, or (limits lowered to its size) its text left in the file and
+    decoded window by window, as a line of 50 MB is (transcripts/longvalue.py)."""
+    if request.param == "parsed":
+        monkeypatch.setattr(reader, "LONG_LINE_BYTES", 1 << 40)
+    else:
+        monkeypatch.setattr(reader, "LONG_LINE_BYTES", 1 << 20)
+        monkeypatch.setattr(longvalue, "LONG_VALUE_BYTES", 1 << 19)
+        monkeypatch.setattr(longvalue, "WINDOW_BYTES", 100_003)
+    return str(request.param)
+
+
 @pytest.mark.slow
-def test_a_huge_emoji_line_keeps_every_character_its_words_are_found_and_its_secret_is_not(tmp_path: Path) -> None:
+def test_a_huge_emoji_line_keeps_every_character_its_words_are_found_and_its_secret_is_not(
+    tmp_path: Path, line_reading: str
+) -> None:
     # 3 million characters holding emoji and accents (Python stores such text at four bytes a
     # character), a secret straddling the first window's end and words at its start, middle and end.
     unit = "naïve café 😀 loader → bundle ✓ the key is in the config; 中文 text "
@@ -120,6 +153,8 @@ def test_a_huge_emoji_line_keeps_every_character_its_words_are_found_and_its_sec
     cut, middle = longtext.WINDOW_CHARS - 20, 2_000_000  # the secret sits where the first window would end
     line = f"quokkaopening {filler[:cut]} {secret} {filler[cut:middle]} quokkamiddle {filler[middle:]} quokkaclosing"
     path = _one_line_session(tmp_path, line)
+    block = reader.read_file(path)[0][0].messages[0].blocks[0]
+    assert isinstance(block, TextBlock) and (block.long is not None) == (line_reading == "left in the file")
     with open_services(Config()) as services:
         report = ingest_paths(services, [path], embed=False, workers=1)
         found = {w: services.store.keyword_search(w) for w in ("quokkaopening", "quokkamiddle", "quokkaclosing")}
@@ -136,7 +171,7 @@ def test_a_huge_emoji_line_keeps_every_character_its_words_are_found_and_its_sec
 
 
 @pytest.mark.slow
-def test_a_broken_huge_line_is_skipped_and_counted_and_the_rest_is_kept(tmp_path: Path) -> None:
+def test_a_broken_huge_line_is_skipped_and_counted_and_the_rest_is_kept(tmp_path: Path, line_reading: str) -> None:
     line = ("minified();var a=1;😀 " * 150_000) + " quokkaclosing"
     path = _one_line_session(tmp_path, line, broken_copy=True)
     with open_services(Config()) as services:

@@ -20,11 +20,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from causantic.config import ChunkingConfig
+from causantic.ingest.longtext import WindowedText
 from causantic.ingest.render import RenderedTurn, Section
 from causantic.ingest.tokens import CHARS_PER_TOKEN
 
-_FENCE = re.compile(r"\s*(```|~~~)")  # used with match(): anchored at a line's start
-_BLANK = re.compile(r"\s*")
+_SPACES = re.compile(r"\s*")
+_FENCES = ("```", "~~~")
 LONG_LINE_CHARS = ChunkingConfig.model_fields["long_line_chars"].default
 _LONG_LINE = "[long line"
 _LONG_LINE_MARKER = re.compile(r"\[long line (\d+)/\d+ of ([\d,]+) characters\] ")
@@ -45,10 +46,11 @@ def chunk_turn(turn: RenderedTurn, max_tokens: int, long_line_chars: int = LONG_
     max_chars = int(max_tokens * CHARS_PER_TOKEN)
     pieces: list[Section] = []
     for section in turn.sections:
-        if len(section.text) <= max_chars:
+        text = section.text if section.long is None else section.long  # a pasted text of megabytes
+        if len(text) <= max_chars and section.long is None:
             pieces.append(section)
         else:
-            pieces.extend(_replace_text(section, part) for part in split_text(section.text, max_chars, long_line_chars))
+            pieces.extend(_replace_text(section, part) for part in split_text(text, max_chars, long_line_chars))
     drafts: list[ChunkDraft] = []
     current: list[Section] = []
     size = 0
@@ -65,7 +67,10 @@ def chunk_turn(turn: RenderedTurn, max_tokens: int, long_line_chars: int = LONG_
     return drafts
 
 
-def split_text(text: str, max_chars: int, long_line_chars: int = LONG_LINE_CHARS) -> list[str]:
+Text = str | WindowedText  # what is split: a string, or a pasted text of megabytes held as windows
+
+
+def split_text(text: Text, max_chars: int, long_line_chars: int = LONG_LINE_CHARS) -> list[str]:
     """Split at paragraph breaks outside code fences; split an oversized fence by lines.
 
     Paragraphs and lines are found as index spans of ``text`` and only the pieces are copied out,
@@ -75,7 +80,7 @@ def split_text(text: str, max_chars: int, long_line_chars: int = LONG_LINE_CHARS
         piece
         for start, end in _paragraphs_and_fences(text)
         for piece in (
-            [text[start:end]]
+            [_cut(text, start, end)]
             if end - start <= max_chars
             else _cut_long_lines(text, start, end, max_chars, long_line_chars)
         )
@@ -83,7 +88,15 @@ def split_text(text: str, max_chars: int, long_line_chars: int = LONG_LINE_CHARS
     return _pack(pieces, "\n\n", max_chars)
 
 
-def _lines(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+def _cut(text: Text, start: int, end: int) -> str:
+    """``text[start:end]``. Pieces are cut in order, so a text held as windows frees those before
+    ``start``: a pasted text and all its pieces are never held at once (it is used up)."""
+    if isinstance(text, WindowedText):
+        text.drop_before(start)
+    return text[start:end]
+
+
+def _lines(text: Text, start: int, end: int) -> Iterator[tuple[int, int]]:
     """The (start, end) spans of the lines of ``text[start:end]``, without their newlines."""
     while True:
         stop = text.find("\n", start, end)
@@ -94,7 +107,7 @@ def _lines(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
         start = stop + 1
 
 
-def _paragraphs_and_fences(text: str) -> list[tuple[int, int]]:
+def _paragraphs_and_fences(text: Text) -> list[tuple[int, int]]:
     """Spans of paragraphs, with each fenced code block (and its fences) kept as one unit.
 
     A block is a run of whole lines, so its text is ``text[start:end]`` exactly.
@@ -104,7 +117,11 @@ def _paragraphs_and_fences(text: str) -> list[tuple[int, int]]:
     last = 0  # where its last line ends
     in_fence = False
     for start, end in _lines(text, 0, len(text)):
-        if _FENCE.match(text, start, end):
+        if isinstance(text, WindowedText):
+            first_char = text.first_non_space(start, end)
+        else:
+            first_char = _SPACES.match(text, start, end).end()  # type: ignore[union-attr]  # always matches
+        if text.startswith(_FENCES, first_char, end):
             if not in_fence and first is not None:
                 blocks.append((first, last))
                 first = None
@@ -115,7 +132,7 @@ def _paragraphs_and_fences(text: str) -> list[tuple[int, int]]:
                 first = None
             in_fence = not in_fence
             continue
-        if not in_fence and _BLANK.fullmatch(text, start, end):
+        if not in_fence and first_char == end:
             if first is not None:
                 blocks.append((first, last))
                 first = None
@@ -127,7 +144,7 @@ def _paragraphs_and_fences(text: str) -> list[tuple[int, int]]:
     return blocks
 
 
-def _cut_long_lines(text: str, start: int, end: int, max_chars: int, long_line_chars: int) -> list[str]:
+def _cut_long_lines(text: Text, start: int, end: int, max_chars: int, long_line_chars: int) -> list[str]:
     """The lines of ``text[start:end]``, packed, a line longer than ``max_chars`` (minified code,
     base64) cut into slices.
 
@@ -143,17 +160,17 @@ def _cut_long_lines(text: str, start: int, end: int, max_chars: int, long_line_c
     )
 
 
-def _line_pieces(text: str, start: int, end: int, max_chars: int, long_line_chars: int) -> Iterator[str]:
+def _line_pieces(text: Text, start: int, end: int, max_chars: int, long_line_chars: int) -> Iterator[str]:
     length = end - start
     if length <= max_chars:
-        yield text[start:end]
+        yield _cut(text, start, end)
     elif length <= long_line_chars or max_chars < 2 * _MARKER_RESERVE:
-        yield from (text[i : min(i + max_chars, end)] for i in range(start, end, max_chars))
+        yield from (_cut(text, i, min(i + max_chars, end)) for i in range(start, end, max_chars))
     else:
         parts = math.ceil(length / (max_chars - _MARKER_RESERVE))
         step = math.ceil(length / parts)
         for n, i in enumerate(range(start, end, step), start=1):
-            yield f"{_LONG_LINE} {n}/{parts} of {length:,} characters] {text[i : min(i + step, end)]}"
+            yield f"{_LONG_LINE} {n}/{parts} of {length:,} characters] {_cut(text, i, min(i + step, end))}"
 
 
 def long_lines_summarised(content: str) -> str:

@@ -5,8 +5,11 @@ secrets: ``redact(without_injected(text))``. On the whole of a 50 MB pasted line
 changes something makes a full copy, and the redactor's splicing holds the pieces beside the
 result: four or five copies at once, each at four bytes a character once the text holds one emoji.
 Here the text is cut into windows of about :data:`WINDOW_CHARS` characters, each cleaned and
-redacted alone, and the results are joined once (or, when no window changed, the text is kept as it
-is, without any copy).
+redacted alone, and the results are kept as a :class:`WindowedText`: UTF-8 windows, about a byte a
+character, never one string. The text comes as a string or, for a message of many megabytes on one
+transcript line, straight from its file (:class:`~causantic.transcripts.longvalue.LongText`), read a
+window at a time, so no more than a few windows of it are held at once; the chunker then cuts the
+windows into chunks in order, freeing each once cut.
 
 A cut is made only where it changes nothing. It is placed after a space, and accepted only when
 cleaning the :data:`REACH` characters either side of it together gives the same text as cleaning
@@ -20,7 +23,8 @@ Longer matches (a "token" of 16,000 characters, a user pattern without bounds) m
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from bisect import bisect_right
+from collections.abc import Callable, Iterator
 
 from causantic.transcripts import (
     OPENING_CHARS,
@@ -29,66 +33,189 @@ from causantic.transcripts import (
     opens_unclosed_element,
     without_injected,
 )
+from causantic.transcripts.longvalue import LongText
 
 WINDOW_CHARS = 1 << 20  # about how much of the text is cleaned at a time
 REACH = 16_384  # characters either side of a cut checked together: longer than any secret's match
 _TRIES = 32  # cut positions tried for one window before the text is cleaned whole
 
 
+class WindowedText:
+    """A text of many megabytes held as UTF-8 windows: about a byte a character whatever it holds,
+    where one Python string would take four as soon as it holds one emoji. Read by slices (each
+    decodes only the windows it touches) and by the few searches the chunker makes."""
+
+    __slots__ = ("_cached", "_length", "_parts", "_starts")
+
+    def __init__(self, text: str = "") -> None:
+        self._parts: list[bytes] = []
+        self._starts: list[int] = []  # character offset of each window
+        self._length = 0
+        self._cached: tuple[int, str] = (-1, "")
+        self.append(text)
+
+    def append(self, text: str) -> None:
+        if text:
+            self._parts.append(text.encode("utf-8", "surrogatepass"))  # a lone surrogate is text too
+            self._starts.append(self._length)
+            self._length += len(text)
+
+    def __len__(self) -> int:
+        return self._length
+
+    def _window(self, index: int) -> str:
+        if self._cached[0] != index:
+            self._cached = (index, self._parts[index].decode("utf-8", "surrogatepass"))
+        return self._cached[1]
+
+    def __getitem__(self, key: slice) -> str:
+        start, stop, _ = key.indices(self._length)
+        out: list[str] = []
+        index = bisect_right(self._starts, start) - 1
+        while start < stop:
+            base, window = self._starts[index], self._window(index)
+            out.append(window[start - base : stop - base])
+            start, index = base + len(window), index + 1
+        return "".join(out)
+
+    def drop_before(self, position: int) -> None:
+        """Free the windows that end at or before ``position``: a reader that is done with them (the
+        chunker, cutting the text in order) keeps only the pieces it made. Reading there is an error."""
+        index = bisect_right(self._starts, position) - 1
+        for i in range(index):
+            self._parts[i] = b""
+        if self._cached[0] < index:
+            self._cached = (-1, "")
+
+    def startswith(self, prefixes: tuple[str, ...], start: int, end: int) -> bool:
+        """As ``str.startswith``: whether ``self[start:end]`` opens with one of ``prefixes``."""
+        head = self[start : min(end, start + max(map(len, prefixes)))]
+        return head.startswith(prefixes)
+
+    def find(self, char: str, start: int, end: int) -> int:
+        """Where ``char`` (one character) first occurs in ``[start, end)``, else -1."""
+        index = bisect_right(self._starts, start) - 1
+        while start < end and index < len(self._parts):
+            base, window = self._starts[index], self._window(index)
+            found = window.find(char, start - base, end - base)
+            if found >= 0:
+                return base + found
+            start, index = base + len(window), index + 1
+        return -1
+
+    def first_non_space(self, start: int, end: int) -> int:
+        """Where the first character that is not whitespace lies in ``[start, end)``, else ``end``."""
+        index = bisect_right(self._starts, start) - 1
+        while start < end and index < len(self._parts):
+            base, window = self._starts[index], self._window(index)
+            part = window[start - base : end - base]
+            rest = part.lstrip()
+            if rest:
+                return start + len(part) - len(rest)
+            start, index = base + len(window), index + 1
+        return end
+
+
 def cleaned_long_text(
-    text: str, redact: Callable[[str], str], *, injected: bool, window: int = WINDOW_CHARS, reach: int = REACH
-) -> str:
+    source: str | LongText,
+    redact: Callable[[str], str],
+    *,
+    injected: bool,
+    window: int = WINDOW_CHARS,
+    reach: int = REACH,
+) -> WindowedText:
     """``redact(without_injected(text))`` (``injected``: a user's text, where the harness injects), or
-    ``redact(text.strip())``, computed ``window`` characters at a time (see the module docstring)."""
-    if len(text) < 2 * window or (injected and not opens_plainly(text[:OPENING_CHARS])):
-        return _whole(text, redact, injected)
+    ``redact(text.strip())``, computed ``window`` characters at a time (see the module docstring).
+
+    ``source`` is the text, or a text left in its transcript file, read a window at a time; either
+    way only a few windows of it are held at once, and the result is held as UTF-8."""
+    length = source.chars if isinstance(source, LongText) else len(source)
+    if length < 2 * window or (injected and not opens_plainly(_head(source))):
+        return _whole(source, redact, injected)
 
     def clean(part: str) -> str:
         return redact(injected_elements_removed(part) if injected else part)
 
-    cleaned: list[tuple[int, int, str | None]] = []  # (start, end, cleaned text; None: unchanged)
+    text = _Buffer(source.windows() if isinstance(source, LongText) else iter((source,)))
+    out = WindowedText()
+    held: list[str] = []  # the last window with words and the blank ones after it: the end is stripped
     start = 0
-    while start < len(text):
-        end = _clean_cut(text, start + window, reach, clean)
+    while start < length:
+        end = _clean_cut(text, length, start + window, reach, clean)
         if end is None:
-            return _whole(text, redact, injected)
-        part = text[start:end]
-        out = clean(part)
-        cleaned.append((start, end, None if out is part else out))  # unchanged: its copy goes now
+            return _whole(source, redact, injected)
+        cleaned = clean(text.get(start, end))
+        text.release(end)
         start = end
-    if all(out is None for _, _, out in cleaned):  # nothing to remove (a bundle, a log): no copy made
-        whole = text.strip()
-        return _whole(text, redact, injected) if injected and opens_unclosed_element(whole) else whole
-    outs = [text[a:b] if out is None else out for a, b, out in cleaned]
-    # The ends stripped, as the whole text is: whitespace-only windows at either end go.
-    first = next((i for i, out in enumerate(outs) if out.strip()), len(outs))
-    last = next((i for i in range(len(outs) - 1, -1, -1) if outs[i].strip()), -1)
-    outs = outs[first : last + 1]
-    if not outs:
-        return ""
-    outs[0] = outs[0].lstrip()
-    outs[-1] = outs[-1].rstrip()  # after: when both are one window, it is stripped at both ends
-    if injected and opens_unclosed_element(outs[0]):  # cut output of the harness: the whole decides
-        return _whole(text, redact, injected)
-    return "".join(outs)
+        if not held:  # nothing with words yet: blank windows at the start go, the first is stripped
+            if cleaned and not cleaned.isspace():
+                held = [cleaned.lstrip()]
+                if injected and opens_unclosed_element(held[0]):  # cut output of the harness: the whole decides
+                    return _whole(source, redact, injected)
+        elif cleaned and not cleaned.isspace():
+            for part in held:
+                out.append(part)
+            held = [cleaned]
+        else:
+            held.append(cleaned)
+    if held:
+        out.append(held[0].rstrip())  # blank windows at the end go
+    return out
 
 
-def _whole(text: str, redact: Callable[[str], str], injected: bool) -> str:
+def _head(source: str | LongText) -> str:
+    return source[:OPENING_CHARS] if isinstance(source, str) else next(source.windows(), "")[:OPENING_CHARS]
+
+
+def _whole(source: str | LongText, redact: Callable[[str], str], injected: bool) -> WindowedText:
+    text = source if isinstance(source, str) else "".join(source.windows())
     body = without_injected(text) if injected else text.strip()
-    return redact(body) if body else ""
+    return WindowedText(redact(body) if body else "")
 
 
-def _clean_cut(text: str, target: int, reach: int, clean: Callable[[str], str]) -> int | None:
+class _Buffer:
+    """The part of a text being cleaned, from the start of the current window on, filled from the
+    text's pieces as far as it is read."""
+
+    def __init__(self, pieces: Iterator[str]) -> None:
+        self._pieces = pieces
+        self._text = ""
+        self._base = 0  # where ``_text`` starts in the whole text
+        self._keep = 0  # nothing before this is read again
+
+    def _cover(self, end: int) -> None:
+        while self._base + len(self._text) < end:
+            piece = next(self._pieces, None)
+            if piece is None:
+                return
+            # The part already cleaned goes only now: a text given whole is never copied.
+            self._text = self._text[self._keep - self._base :] + piece
+            self._base = self._keep
+
+    def release(self, position: int) -> None:
+        self._keep = position
+
+    def get(self, start: int, end: int) -> str:
+        self._cover(end)
+        return self._text[start - self._base : end - self._base]
+
+    def find(self, char: str, start: int, end: int) -> int:
+        self._cover(end)
+        found = self._text.find(char, start - self._base, end - self._base)
+        return found + self._base if found >= 0 else -1
+
+
+def _clean_cut(text: _Buffer, length: int, target: int, reach: int, clean: Callable[[str], str]) -> int | None:
     """Where the window ending near ``target`` ends: the end of the text when it is near, else the
     first cut after a space from ``target`` on whose ``reach`` either side passes the check; None
     when none of :data:`_TRIES` does."""
     at = target
     for _ in range(_TRIES):
-        if at + reach >= len(text):
-            return len(text)
+        if at + reach >= length:
+            return length
         space = text.find(" ", at, at + reach)
         cut = space + 1 if space >= 0 else at
-        left, right = text[max(0, cut - reach) : cut], text[cut : cut + reach]
+        left, right = text.get(max(0, cut - reach), cut), text.get(cut, cut + reach)
         if clean(left + right) == clean(left) + clean(right):
             return cut
         at = cut + reach // 4

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import cast
 
-from causantic.ingest.longtext import cleaned_long_text
+from causantic.ingest.longtext import WindowedText, cleaned_long_text
 from causantic.ingest.redact import redact_head
 from causantic.sources import SPAWN_TOOLS
 from causantic.transcripts import without_injected, without_trailing_reminders
@@ -52,6 +52,7 @@ class Section:
     timestamp: datetime | None
     tool_call_id: str | None = None  # set on a tool-call line
     tool_result_id: str | None = None  # set on a tool-result section
+    long: WindowedText | None = None  # a pasted text of many megabytes (``text`` is then empty)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +83,18 @@ def render_turn(
                 has_thinking = True
                 continue
             if isinstance(block, TextBlock):
+                role = "User" if message.role == "user" else "Assistant"
                 # IDE wrappers, reminders, caveats and Causantic's own briefing are not memory.
-                if len(block.text) > HUGE_TEXT_CHARS:  # a pasted bundle: cleaned window by window
-                    body = cleaned_long_text(block.text, redact, injected=message.role == "user")
+                if block.long is not None or len(block.text) > HUGE_TEXT_CHARS:
+                    # A pasted bundle: cleaned window by window, held as UTF-8 windows, chunked from them.
+                    long = cleaned_long_text(block.long or block.text, redact, injected=message.role == "user")
+                    if len(long) > HUGE_TEXT_CHARS:
+                        if speaker != role:  # its label in a section of its own, not glued to the text
+                            sections.append(Section(f"[{role}]", message.uuid, message.timestamp))
+                            speaker = role
+                        sections.append(Section("", message.uuid, message.timestamp, long=long))
+                        continue
+                    body = long[:]
                 else:
                     body = without_injected(block.text) if message.role == "user" else block.text.strip()
                     if body == turn.prompt:  # the same text as the turn's prompt: hold one copy, not two
@@ -92,12 +102,6 @@ def render_turn(
                     body = redact(body) if body else body
                 if not body:
                     continue
-                role = "User" if message.role == "user" else "Assistant"
-                if speaker != role and len(body) > HUGE_TEXT_CHARS:
-                    # A pasted bundle: its label goes in a section of its own, as "[User]\n" + body
-                    # would be one more copy of many megabytes.
-                    sections.append(Section(f"[{role}]", message.uuid, message.timestamp))
-                    speaker = role
                 text = body if speaker == role else f"[{role}]\n{body}"
                 speaker = role
             elif isinstance(block, ToolCall):

@@ -15,11 +15,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 from causantic.sources import Source
+from causantic.transcripts.longvalue import LongText
 
 
 @dataclass(frozen=True, slots=True)
 class TextBlock:
+    """A message's text. A text of many megabytes on one line (a pasted bundle) stays in its file:
+    ``long`` says where, and ``text`` holds only its head (what prompts and titles read); whatever
+    needs all of it reads ``long.windows()`` (rendering does)."""
+
     text: str
+    long: LongText | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,6 +44,7 @@ import orjson
 
 from causantic.errors import TranscriptError
 from causantic.transcripts._system_text import is_injected
+from causantic.transcripts.longvalue import LONG_LINE_BYTES, LongValue, parse_long_line
 from causantic.transcripts.model import (
     AgentProgress,
     Block,
@@ -125,7 +126,8 @@ def read_file(
     """
     data = read_bytes(path)
     report = SkipReport()
-    records = decode_lines(data, report)
+    records = decode_lines(data, report, long_values_of=path)
+    del data  # a long message's text stays in the file (see longvalue): only the records are held
     return _Assembler(path, agent_id, session_id, report, known_agents).run(records), report
 
 
@@ -142,13 +144,18 @@ def read_bytes(path: Path) -> bytes:
 # --- lines → records ------------------------------------------------------------------------------
 
 
-def decode_lines(data: bytes, report: SkipReport) -> list[tuple[int, int, dict[str, Any]]]:
+def decode_lines(
+    data: bytes, report: SkipReport, long_values_of: Path | None = None
+) -> list[tuple[int, int, dict[str, Any]]]:
     """(line number, index on the line, record) for every JSON object in `data`.
 
     The fast path hands each line's bytes to ``orjson.loads`` (about 3× ``json.loads`` on the corpus:
     ``benchmarks/json_parse.py``). A line it refuses (damaged, two records run together, invalid
     UTF-8, or JSON orjson is stricter about, such as NaN or huge integers) takes the slow path,
     which decodes the text itself and keeps every complete value the standard library reads.
+
+    ``long_values_of``: the file `data` was read from; a message text of many megabytes on a long
+    line then stays in it as a :class:`LongValue` (see :mod:`longvalue`), decoded when rendered.
     """
     first = len(_BOM) if data.startswith(_BOM) else 0
     view = memoryview(data)
@@ -162,6 +169,11 @@ def decode_lines(data: bytes, report: SkipReport) -> list[tuple[int, int, dict[s
         if start == end or _BLANK_BYTES.fullmatch(data, start, end):
             continue
         raw = view[start:end]
+        if long_values_of is not None and end - start >= LONG_LINE_BYTES:
+            record = _long_line_record(data, start, end, long_values_of)
+            if record is not None:
+                append((line_no, 0, record))
+                continue
         try:
             value = loads(raw)
         except orjson.JSONDecodeError:
@@ -172,6 +184,46 @@ def decode_lines(data: bytes, report: SkipReport) -> list[tuple[int, int, dict[s
         else:
             report.add(SkipReason.NOT_AN_OBJECT)
     return out
+
+
+def _long_line_record(data: bytes, start: int, end: int, path: Path) -> dict[str, Any] | None:
+    """The record of a long line, its message texts of many megabytes left in the file; None when
+    the line holds none, or is no valid JSON object (the ordinary path then reads and counts it)."""
+    parsed = parse_long_line(data, start, end, path)
+    if parsed is None or type(parsed[0]) is not dict:
+        return None
+    record, values = cast("dict[str, Any]", parsed[0]), parsed[1]
+    used: set[str] = set()
+
+    def restore(value: Any, lazy: bool = False) -> Any:
+        """``value`` with every placeholder put back: as the LongValue where a message text may stay
+        in the file (``lazy``), else as the whole string."""
+        if type(value) is str and value in values:
+            if value in used:
+                raise ValueError("a placeholder twice")
+            used.add(value)
+            return values[value] if lazy else "".join(values[value].text.windows())
+        if type(value) is dict:
+            return {k: restore(v) for k, v in cast("dict[str, Any]", value).items()}
+        if type(value) is list:
+            return [restore(v) for v in value]
+        return value
+
+    message = as_object(record.get("message"))
+    try:
+        if message is not None and record.get("type") in ("user", "assistant"):
+            content = message.get("content")
+            if type(content) is str:
+                message["content"] = restore(content, lazy=True)
+            elif (items := as_array(content)) is not None:
+                for item in items:
+                    block = as_object(item)
+                    if block is not None and block.get("type") == "text":
+                        block["text"] = restore(block.get("text"), lazy=True)
+        record = restore(record)
+    except ValueError:
+        return None
+    return record if len(used) == len(values) else None
 
 
 def _slow_line(
@@ -300,7 +352,7 @@ class _Assembler:
             kind = rec.get("type")
             if kind == "user" or kind == "assistant":
                 message = as_object(rec.get("message"))
-                if message is not None and isinstance(message.get("content"), str | list):
+                if message is not None and isinstance(message.get("content"), str | list | LongValue):
                     messages.append((line_no, sub, rec))
                 else:
                     skip(SkipReason.MALFORMED_MESSAGE)
@@ -536,10 +588,12 @@ def _move_handed_over_prompts(
 # --- content ----------------------------------------------------------------------------------------
 
 
-def _parse_blocks(content: str | list[Any]) -> list[Block]:
+def _parse_blocks(content: str | list[Any] | LongValue) -> list[Block]:
     """Typed blocks of `message.content`; unknown block kinds are dropped."""
     if isinstance(content, str):
         return [TextBlock(content)] if content.strip() else []
+    if isinstance(content, LongValue):
+        return [] if content.blank else [TextBlock(content.head, content.text)]
     blocks: list[Block] = []
     for value in content:
         item = as_object(value)
@@ -552,6 +606,8 @@ def _parse_blocks(content: str | list[Any]) -> list[Block]:
             text = item.get("text")
             if isinstance(text, str) and text.strip():
                 blocks.append(TextBlock(text))
+            elif isinstance(text, LongValue) and not text.blank:
+                blocks.append(TextBlock(text.head, text.text))
         elif kind == "tool_use":
             raw_input = item.get("input")
             tool_input = as_object(raw_input)
