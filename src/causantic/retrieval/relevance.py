@@ -110,6 +110,10 @@ class QueryProfile:
             return prior
         return sum(t.weight for t in self.terms if t.absent) / total
 
+    def stems(self) -> frozenset[str]:
+        """Every stem :meth:`coverage_of` looks for: a text's coverage is its coverage of these alone."""
+        return frozenset(stem for t in self.terms for stem in (*t.tokens, *t.parts))
+
     def coverage_of(self, words: frozenset[str]) -> float:
         """IDF-weighted share of the query's terms present in a text split by :func:`word_stems`
         (0 when it has none): words are compared by a light stem, so "camped" finds "camping"."""

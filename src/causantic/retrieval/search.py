@@ -397,9 +397,10 @@ class Searcher:
             ]
         if cfg.session_coverage > 0 and profile is not None:
             # Together a session's candidates may cover the whole request where no one chunk does.
+            asked = profile.stems()  # only these count: the union is kept small
             factors = session_coverage_factors(
                 [chunks[c.chunk_id].session_id for c in boosted],
-                [own_stem_words(chunks[c.chunk_id], stems[c.chunk_id]) for c in boosted],
+                [asked.intersection(own_stem_words(chunks[c.chunk_id], stems[c.chunk_id])) for c in boosted],
                 profile.coverage_of,
                 cfg.session_coverage,
             )
