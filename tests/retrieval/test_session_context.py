@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from transcript_files import write_session
 
 from causantic import Memory
 
@@ -11,39 +12,18 @@ QUERY = "currency column in the CSV export"
 
 
 def _sessions(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
     sessions = {
         "export": [
-            ("user", "the CSV export must show the currency of each amount"),
-            ("assistant", "I'll look at the exporter first."),
-            ("user", "ok, go ahead and change it"),
-            ("assistant", "Added a new column to the writer, filled from the ledger; the tests pass."),
+            ("the CSV export must show the currency of each amount", "I'll look at the exporter first."),
+            ("ok, go ahead and change it", "Added a new column to the writer, filled from the ledger; the tests pass."),
         ],
         "report": [
-            ("user", "the PDF report looks cramped; shrink the fonts a little"),
-            ("assistant", "Shrunk the body font to 10pt."),
-            ("user", "also put a column for the amounts in the table"),
-            ("assistant", "Added a currency column to the PDF table."),
+            ("the PDF report looks cramped; shrink the fonts a little", "Shrunk the body font to 10pt."),
+            ("also put a column for the amounts in the table", "Added a currency column to the PDF table."),
         ],
     }
     for name, turns in sessions.items():
-        day = 2 if name == "export" else 3
-        lines = [
-            json.dumps(
-                {
-                    "parentUuid": f"{name}-{i - 1}" if i else None,
-                    "isSidechain": False,
-                    "type": role,
-                    "message": {"role": role, "content": text},
-                    "uuid": f"{name}-{i}",
-                    "sessionId": name,
-                    "cwd": "/work/ledger",
-                    "timestamp": f"2026-03-0{day}T10:{i:02d}:00.000Z",
-                }
-            )
-            for i, (role, text) in enumerate(turns)
-        ]
-        (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        write_session(folder, "/work/ledger", name, turns, day=2 if name == "export" else 3)
     return folder
 
 

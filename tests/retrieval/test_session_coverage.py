@@ -3,9 +3,10 @@ names most of them in passing (retrieval.sessionCoverage)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
+
+from transcript_files import write_session
 
 from causantic import Memory
 from causantic.retrieval.mentions import own_stem_words
@@ -17,49 +18,27 @@ QUERY = "retry budget for uploads over slow links"
 
 
 def _sessions(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
     sessions = {
         # the work: the request's parts said over two turns, none holding them all
         "work": [
-            ("user", "photo uploads fail on some phones"),
-            ("assistant", "I'll look at the uploader first."),
-            ("user", "it happens on slow links"),
-            ("assistant", "There the app gives up after the first timeout."),
-            ("user", "make it try again before it gives up"),
-            ("assistant", "Added a retry budget for uploads: three tries with a growing pause."),
+            ("photo uploads fail on some phones", "I'll look at the uploader first."),
+            ("it happens on slow links", "There the app gives up after the first timeout."),
+            (
+                "make it try again before it gives up",
+                "Added a retry budget for uploads: three tries with a growing pause.",
+            ),
         ],
         # elsewhere: one turn that names most of the request while doing something else
-        "passing": [
-            ("user", "the retry budget for uploads in CI is too small"),
-            ("assistant", "Raised it to three."),
-        ],
+        "passing": [("the retry budget for uploads in CI is too small", "Raised it to three.")],
         # "slow links" is common talk here, so those words alone single out no session
         "network": [
-            ("user", "the VPN drops on slow links"),
-            ("assistant", "Raised the VPN keepalive for slow links."),
-            ("user", "video calls stutter on slow links too"),
-            ("assistant", "Lowered the call bitrate on slow links."),
-            ("user", "and the dashboard loads badly on slow links"),
-            ("assistant", "The dashboard now loads its charts lazily on slow links."),
+            ("the VPN drops on slow links", "Raised the VPN keepalive for slow links."),
+            ("video calls stutter on slow links too", "Lowered the call bitrate on slow links."),
+            ("and the dashboard loads badly on slow links", "The dashboard now loads its charts lazily on slow links."),
         ],
     }
     for name, turns in sessions.items():
-        lines = [
-            json.dumps(
-                {
-                    "parentUuid": f"{name}-{i - 1}" if i else None,
-                    "isSidechain": False,
-                    "type": role,
-                    "message": {"role": role, "content": text},
-                    "uuid": f"{name}-{i}",
-                    "sessionId": name,
-                    "cwd": "/work/photos",
-                    "timestamp": f"2026-03-0{2 if name == 'work' else 3}T10:{i:02d}:00.000Z",
-                }
-            )
-            for i, (role, text) in enumerate(turns)
-        ]
-        (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        write_session(folder, "/work/photos", name, turns, day=2 if name == "work" else 3)
     return folder
 
 
