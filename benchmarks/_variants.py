@@ -43,6 +43,7 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
     "keyword": ({}, {"mode": "keyword"}),
     "vector": ({}, {"mode": "vector"}),
     "no_floor": ({"relevance.floor": "0"}, {}),
+    "no_nearest": ({"relevance.nearestCosine": "-1"}, {}),  # the floor without the query's-nearest-chunk check
     # fusion
     "convex": (
         {
