@@ -17,8 +17,6 @@ their ranking is unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from causantic.retrieval.relevance import QueryProfile
 from causantic.store.features import OUTPUT_MARKERS, split_tool_output, word_stems
 from causantic.store.records import StoredChunk, TextFeatures
@@ -44,13 +42,19 @@ def mention_share(profile: QueryProfile | None, text: str, features: TextFeature
         if not output:
             return 0.0
         words, own = word_stems(text), word_stems(own_text)  # the first already split when the chunk was scored
+    return listing_share(profile, words, own)
+
+
+def listing_share(profile: QueryProfile, words: frozenset[str], own: frozenset[str]) -> float:
+    """:func:`mention_share` from a chunk's stems already split: ``words`` all of them, ``own``
+    those of its own words (:func:`own_stem_words`)."""
     found = profile.coverage_of(words)
     if found <= 0:
         return 0.0
     return max(0.0, found - profile.coverage_of(own)) / found
 
 
-def own_stem_words(chunk: StoredChunk, stems: frozenset[str]) -> Iterable[str]:
+def own_stem_words(chunk: StoredChunk, stems: frozenset[str]) -> frozenset[str]:
     """The stems of the chunk's own words, without what listing tools printed in it: what the
     chunk says of the work, not what it merely lists. ``stems``: all of the chunk's stems, already
     split for scoring, returned as they are when no listing tool printed in the chunk (most chunks),
@@ -58,4 +62,4 @@ def own_stem_words(chunk: StoredChunk, stems: frozenset[str]) -> Iterable[str]:
     features = chunk.features
     if features is None:
         return word_stems(split_tool_output(chunk.content)[0])  # a row written before features were kept
-    return stems if features.own_stems is None else features.own_stems.split()
+    return stems if features.own_stems is None else frozenset(features.own_stems.split())

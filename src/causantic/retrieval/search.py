@@ -30,7 +30,7 @@ from causantic.retrieval.blas import use_one_blas_thread
 from causantic.retrieval.feedback import feedback_factors
 from causantic.retrieval.format import counted
 from causantic.retrieval.listing import resolve_project
-from causantic.retrieval.mentions import mention_share, own_stem_words
+from causantic.retrieval.mentions import listing_share, own_stem_words
 from causantic.retrieval.ranking import (
     blend_fusion,
     convex_fusion,
@@ -365,9 +365,15 @@ class Searcher:
         sessionContext is on); ``stems``: each candidate's own."""
         cfg = self.config
         now = datetime.now(UTC)
+        # Each candidate's own words (not what a listing tool printed), split once for both uses.
+        own = (
+            {c.chunk_id: own_stem_words(chunks[c.chunk_id], stems[c.chunk_id]) for c in fused}
+            if profile is not None and (cfg.mention_penalty or cfg.session_coverage > 0)
+            else {}
+        )
         mentions = (
-            {c.chunk_id: mention_share(profile, chunks[c.chunk_id].content, chunks[c.chunk_id].features) for c in fused}
-            if cfg.mention_penalty
+            {cid: listing_share(profile, stems[cid], words) for cid, words in own.items()}
+            if cfg.mention_penalty and profile is not None
             else {}
         )
         # Recent work counts a little more; a chunk that is mostly payload (SVG, base64, a JSON dump)
@@ -398,7 +404,7 @@ class Searcher:
             asked = profile.stems()  # only these count: the union is kept small
             factors = session_coverage_factors(
                 sessions,
-                [asked.intersection(own_stem_words(chunks[c.chunk_id], stems[c.chunk_id])) for c in fused],
+                [asked.intersection(own[c.chunk_id]) for c in fused],
                 profile.coverage_of,
                 cfg.session_coverage,
             )
