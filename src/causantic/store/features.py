@@ -18,9 +18,6 @@ import os
 import re
 import string
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-
-from causantic.processes import worker_context
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _LONG_RUN = 60  # a run of this many non-spaces no prose has: base64, hashes, minified code, SVG paths
@@ -81,6 +78,12 @@ def features_in_order(texts: Sequence[str]) -> Iterator[Features]:
     if sum(map(len, texts)) < PARALLEL_FEATURE_CHARS or (os.cpu_count() or 1) < 2:
         yield from map(feature_values, texts)
         return
+    # Imported here: multiprocessing costs every search and hook ~14 ms to import, for a path only
+    # a huge write takes.
+    from concurrent.futures import ProcessPoolExecutor
+
+    from causantic.processes import worker_context
+
     batches = [texts[i : i + _FEATURE_BATCH] for i in range(0, len(texts), _FEATURE_BATCH)]
     pool = ProcessPoolExecutor(max_workers=1, mp_context=worker_context())
     try:
