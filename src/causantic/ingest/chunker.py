@@ -43,28 +43,37 @@ class ChunkDraft:
 
 
 def chunk_turn(turn: RenderedTurn, max_tokens: int, long_line_chars: int = LONG_LINE_CHARS) -> list[ChunkDraft]:
+    return list(iter_chunks(turn, max_tokens, long_line_chars))
+
+
+def iter_chunks(turn: RenderedTurn, max_tokens: int, long_line_chars: int = LONG_LINE_CHARS) -> Iterator[ChunkDraft]:
+    """:func:`chunk_turn` one draft at a time: a turn holding a pasted text of megabytes is cut as
+    its drafts are taken, so a caller that writes each draft away holds a few of them, not all."""
     max_chars = int(max_tokens * CHARS_PER_TOKEN)
-    pieces: list[Section] = []
-    for section in turn.sections:
-        text = section.text if section.long is None else section.long  # a pasted text of megabytes
-        if len(text) <= max_chars and section.long is None:
-            pieces.append(section)
-        else:
-            pieces.extend(_replace_text(section, part) for part in split_text(text, max_chars, long_line_chars))
-    drafts: list[ChunkDraft] = []
     current: list[Section] = []
     size = 0
-    for piece in pieces:
+    part = 0
+    for piece in _pieces(turn.sections, max_chars, long_line_chars):
         added = len(piece.text) + (2 if current else 0)
         if current and size + added > max_chars:
-            drafts.append(_draft(turn, len(drafts), current))
+            yield _draft(turn, part, current)
+            part += 1
             current, size = [], 0
             added = len(piece.text)
         current.append(piece)
         size += added
     if current:
-        drafts.append(_draft(turn, len(drafts), current))
-    return drafts
+        yield _draft(turn, part, current)
+
+
+def _pieces(sections: Iterable[Section], max_chars: int, long_line_chars: int) -> Iterator[Section]:
+    """The sections, one too long for a chunk (or a pasted text of megabytes) split, lazily."""
+    for section in sections:
+        text = section.text if section.long is None else section.long  # a pasted text of megabytes
+        if len(text) <= max_chars and section.long is None:
+            yield section
+        else:
+            yield from (_replace_text(section, part) for part in _split(text, max_chars, long_line_chars))
 
 
 Text = str | WindowedText  # what is split: a string, or a pasted text of megabytes held as windows
@@ -76,6 +85,11 @@ def split_text(text: Text, max_chars: int, long_line_chars: int = LONG_LINE_CHAR
     Paragraphs and lines are found as index spans of ``text`` and only the pieces are copied out,
     so splitting a 50 MB pasted line holds the text once plus its pieces, not several copies.
     """
+    return list(_split(text, max_chars, long_line_chars))
+
+
+def _split(text: Text, max_chars: int, long_line_chars: int) -> Iterator[str]:
+    """:func:`split_text`, a piece at a time (a text held as windows frees them as it is cut)."""
     pieces = (
         piece
         for start, end in _paragraphs_and_fences(text)
@@ -144,7 +158,7 @@ def _paragraphs_and_fences(text: Text) -> list[tuple[int, int]]:
     return blocks
 
 
-def _cut_long_lines(text: Text, start: int, end: int, max_chars: int, long_line_chars: int) -> list[str]:
+def _cut_long_lines(text: Text, start: int, end: int, max_chars: int, long_line_chars: int) -> Iterator[str]:
     """The lines of ``text[start:end]``, packed, a line longer than ``max_chars`` (minified code,
     base64) cut into slices.
 
@@ -188,20 +202,18 @@ def long_lines_summarised(content: str) -> str:
     return f"{summary} {content[match.end() : match.end() + 300]}" if match.group(1) == "1" else summary
 
 
-def _pack(pieces: Iterable[str], sep: str, max_chars: int) -> list[str]:
+def _pack(pieces: Iterable[str], sep: str, max_chars: int) -> Iterator[str]:
     """Join consecutive pieces with ``sep`` while the run stays within ``max_chars``."""
-    out: list[str] = []
     current = ""
     for piece in pieces:
         joined = f"{current}{sep}{piece}" if current else piece
         if current and len(joined) > max_chars:
-            out.append(current)
+            yield current
             current = piece
         else:
             current = joined
     if current:
-        out.append(current)
-    return out
+        yield current
 
 
 def _replace_text(section: Section, text: str) -> Section:

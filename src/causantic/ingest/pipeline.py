@@ -2,7 +2,10 @@
 
 Each session group (a main file with its sub-agent files) is written in one transaction together
 with the marks of its files, so a process killed at any point leaves the store as it was before
-that group, and the next run, seeing the files unmarked, does the group again. An unchanged file
+that group, and the next run, seeing the files unmarked, does the group again. A group planned in
+this process (one worker, or a file of :data:`STREAM_FILE_BYTES` or more) is planned inside its
+transaction and its chunks saved as they are made, :data:`STREAM_BATCH_CHARS` of text at a time,
+so a pasted line of many megabytes is never held as chunks all at once. An unchanged file
 (same size and modification time) is not even parsed; a grown one is re-read whole and its turns
 upserted by their stable ids, so appended lines become new chunks linked to the previous last one.
 """
@@ -21,10 +24,18 @@ from typing import TYPE_CHECKING
 
 from causantic.errors import StoreError, TranscriptError
 from causantic.ingest.edges import cross_session_edges
-from causantic.ingest.plan import GroupPlan, PlanSettings, SessionPlan, group_paths, plan_group, stand_in_project
+from causantic.ingest.plan import (
+    GroupPlan,
+    PlanSettings,
+    SessionHead,
+    SessionPlan,
+    group_paths,
+    plan_group,
+    stand_in_project,
+)
 from causantic.processes import worker_context
 from causantic.store.protocol import MemoryStoreProtocol
-from causantic.store.records import ChunkKey
+from causantic.store.records import ChunkKey, ChunkRecord, Project
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, discover
 
@@ -33,6 +44,14 @@ if TYPE_CHECKING:
 
 SESSION_EDGE_TYPES = ("within-chain", "brief", "debrief", "team-spawn", "team-report", "peer-message")
 LINKS_NAMED = 3  # linked folders named in the note that some were not entered; the rest are counted
+# A group with a file this large is planned by the writing process, its chunks saved as they are
+# made, rather than planned by a worker and sent over whole (a 50 MB pasted line: 37,000 chunks,
+# pickled, unpickled and held, some three times the line).
+STREAM_FILE_BYTES = 8 << 20
+# Chunk text saved at a time while a group is planned here: what is held beyond the pasted text
+# itself (and at most what SQLite copies for one statement batch). Below the size at which the store
+# computes text features in a second process, which would otherwise start once per batch.
+STREAM_BATCH_CHARS = 4_000_000
 
 
 @dataclass(slots=True)
@@ -168,15 +187,22 @@ def ingest(
         # committing); each group is still all-or-nothing with its file marks, so a kill loses at
         # most the uncommitted groups, which the next run, seeing their files unmarked, redoes.
         with store.batch():
-            for group, outcome in _plan_all(todo, settings, workers):
+            for group, planned in _plan_all(todo, settings, workers):
                 files_done += len(group_paths(group))
-                if isinstance(outcome, BaseException):
-                    report.errors.append((str(group_paths(group)[0]), f"{type(outcome).__name__}: {outcome}"))
-                elif keep is not None and not all(keep(s.project_path) for s in outcome.sessions if s.chunks):
+                outcome: BaseException | None = None
+                if planned is None:  # planned here, its chunks saved as they are made
+                    outcome = _plan_and_write(store, group, settings, report, keep)
+                elif isinstance(planned, BaseException):
+                    outcome = planned
+                elif keep is not None and not all(keep(s.project_path) for s in planned.sessions if s.chunks):
+                    outcome = _Waiting()
+                else:
+                    write_plan(store, planned, report)
+                if isinstance(outcome, _Waiting):
                     report.files -= len(group_paths(group))
                     report.files_waiting += len(group_paths(group))
-                else:
-                    write_plan(store, outcome, report)
+                elif outcome is not None:
+                    report.errors.append((str(group_paths(group)[0]), f"{type(outcome).__name__}: {outcome}"))
                 if on_progress:
                     on_progress(files_done, report.bytes_read, report.chunks_added)
     except StoreError as exc:  # a full disk, a damaged file: stop, keep what was committed, say so
@@ -192,8 +218,102 @@ def ingest(
     return report
 
 
-def write_plan(store: MemoryStoreProtocol, plan: GroupPlan, report: IngestReport) -> None:
-    """Save one group in one transaction, flagging its projects for cross-session relinking."""
+class _Waiting(Exception):
+    """A group of a project this store does not take (team memory), found while it was written."""
+
+
+def _plan_and_write(
+    store: MemoryStoreProtocol,
+    group: SessionFiles,
+    settings: PlanSettings,
+    report: IngestReport,
+    keep: Callable[[str], bool] | None,
+) -> _Waiting | Exception | None:
+    """Plan a group here, saving its chunks as they are made, and write the rest of it, all in one
+    transaction (a failure or a kill anywhere leaves the store as before the group); None when it
+    is written, else why not: left for another store, or the error planning it hit. A store error
+    (a full disk) is raised: it stops the run."""
+    try:
+        with store.atomic():
+            writer = _ChunkWriter(store, keep)
+            plan = plan_group(group, settings, writer)
+            if keep is not None and not all(keep(s.project_path) for s in plan.sessions if s.chunks):
+                raise _Waiting
+            write_plan(store, plan, report, writer)
+    except StoreError:
+        raise
+    except _Waiting as waiting:
+        return waiting
+    except Exception as exc:  # a bug in planning must not stop the other files
+        return exc
+    return None
+
+
+class _ChunkWriter:
+    """Saves the chunks of a group planned in this process as they are made (a :data:`ChunkSink`),
+    a batch of :data:`STREAM_BATCH_CHARS` of text at a time, inside the group's transaction; the
+    last batch of each session is saved with the rest of it by :func:`write_plan`."""
+
+    def __init__(self, store: MemoryStoreProtocol, keep: Callable[[str], bool] | None) -> None:
+        self._store = store
+        self._keep = keep
+        self._heads: dict[str, SessionHead] = {}
+        self._pending: dict[str, list[ChunkRecord]] = {}
+        self._chars = 0
+        self._projects: dict[str, Project] = {}
+        # Per session, the saved chunk that starts first, whole: saved again (unchanged, so not
+        # rewritten) with the last batch, the session's row then gets the same start and title as
+        # if all its chunks were saved at once.
+        self._earliest: dict[str, ChunkRecord] = {}
+        self.new_ids: dict[str, list[str]] = {}
+        self.changed: Counter[str] = Counter()
+
+    def __call__(self, head: SessionHead, record: ChunkRecord) -> None:
+        self._heads.setdefault(head.session_id, head)
+        self._pending.setdefault(head.session_id, []).append(record)
+        self._chars += len(record.content)
+        if self._chars >= STREAM_BATCH_CHARS:
+            self._save_pending()
+
+    def _save_pending(self) -> None:
+        for session_id, records in self._pending.items():
+            if not records:
+                continue
+            head = self._heads[session_id]
+            new, changed = self._store.save_session(self._project(head), session_id, records, None, head.source, None)
+            self.new_ids.setdefault(session_id, []).extend(new)
+            self.changed[session_id] += changed
+            first = min(records, key=lambda r: r.start_time)
+            earliest = self._earliest.get(session_id)
+            if earliest is None or first.start_time < earliest.start_time:
+                self._earliest[session_id] = first
+            records.clear()
+        self._chars = 0
+
+    def _project(self, head: SessionHead) -> Project:
+        project = self._projects.get(head.session_id)
+        if project is None:
+            if self._keep is not None and not self._keep(head.project_path):
+                raise _Waiting
+            project = (head.cwd_hash and self._store.project_for_cwd_hash(head.cwd_hash)) or (
+                self._store.resolve_project(head.cwd, head.project_path)
+            )
+            self._projects[head.session_id] = project
+        return project
+
+    def rest(self, session_id: str) -> list[ChunkRecord]:
+        """The session's chunks not saved yet, after the earliest one saved (if any)."""
+        earliest = self._earliest.get(session_id)
+        return [*([earliest] if earliest is not None else []), *self._pending.get(session_id, [])]
+
+
+def write_plan(
+    store: MemoryStoreProtocol, plan: GroupPlan, report: IngestReport, writer: _ChunkWriter | None = None
+) -> None:
+    """Save one group in one transaction, flagging its projects for cross-session relinking.
+
+    ``writer`` saved the chunks of the sessions planned with it (``written``) as they were made:
+    only their last batch is saved here."""
     with store.atomic():
         for session in plan.sessions:
             report.skipped_subagents.update(session.skipped_subagents)
@@ -210,9 +330,18 @@ def write_plan(store: MemoryStoreProtocol, plan: GroupPlan, report: IngestReport
                     store.absorb_project(stand_in_project(hashlib.sha256(path.encode()).hexdigest()), project)
             report.project_ids.add(project.id)
             store.mark_relink(project.id)
+            saved = writer is not None and session.written
             new, changed = store.save_session(
-                project, session.session_id, session.chunks, session.team_name, session.source, session.title
+                project,
+                session.session_id,
+                writer.rest(session.session_id) if writer is not None and saved else session.chunks,
+                session.team_name,
+                session.source,
+                session.title,
             )
+            if writer is not None and saved:
+                new = [*writer.new_ids.get(session.session_id, []), *new]
+                changed += writer.changed[session.session_id]
             added = store.replace_edges([c.id for c in session.chunks], SESSION_EDGE_TYPES, session.edges)
             report.sessions += 1
             report.chunks_added += len(new)
@@ -335,8 +464,10 @@ def _size(path: Path) -> int:
 
 def _plan_all(
     groups: list[SessionFiles], settings: PlanSettings, workers: int
-) -> Iterator[tuple[SessionFiles, GroupPlan | BaseException]]:
+) -> Iterator[tuple[SessionFiles, GroupPlan | BaseException | None]]:
     """Plans in discovery order; parsing runs in ``workers`` processes when there is enough work.
+    None for a group the caller is to plan itself, saving its chunks as they are made: every
+    group when planning runs in this process, else one with a file of :data:`STREAM_FILE_BYTES`.
 
     Writing in a fixed order makes the result independent of which worker finishes first, so a
     run that was killed and resumed ends in exactly the state of one uninterrupted run, even when
@@ -344,13 +475,10 @@ def _plan_all(
     """
     if workers <= 1 or len(groups) < 2:
         for group in groups:
-            try:
-                yield group, plan_group(group, settings)
-            except Exception as exc:  # a bug in planning must not stop the other files
-                yield group, exc
+            yield group, None
         return
     with ProcessPoolExecutor(max_workers=workers, mp_context=worker_context()) as pool:
-        pending: deque[tuple[SessionFiles, Future[GroupPlan]]] = deque()
+        pending: deque[tuple[SessionFiles, Future[GroupPlan] | None]] = deque()
         queue = iter(groups)
         window = workers * 8  # bounded, so plans never pile up in memory
         while True:
@@ -358,9 +486,13 @@ def _plan_all(
                 queued = next(queue, None)
                 if queued is None:
                     break
-                pending.append((queued, pool.submit(plan_group, queued, settings)))
+                large = any(_size(p) >= STREAM_FILE_BYTES for p in group_paths(queued))
+                pending.append((queued, None if large else pool.submit(plan_group, queued, settings)))
             if not pending:
                 return
             group, future = pending.popleft()
+            if future is None:
+                yield group, None
+                continue
             error = future.exception()
             yield group, (error if error is not None else future.result())

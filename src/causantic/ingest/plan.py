@@ -8,8 +8,10 @@ streams to keep and how they link is :mod:`subagents`'; agent teams are :mod:`te
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -66,6 +68,23 @@ class PlanSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionHead:
+    """Who a session is and where it belongs, known before its chunks are made: what a writer
+    needs to save chunks as they come (see :data:`ChunkSink`)."""
+
+    session_id: str
+    cwd: str  # the cwd as recorded (or the folder, when no record names one)
+    project_path: str  # canonical project identity
+    cwd_hash: str | None  # no cwd recorded, only its sha256 (Gemini CLI): matched when written
+    source: Source
+
+
+# Takes each chunk of a session as it is made (the writer in the parent process saves it); the
+# plan then keeps the chunk without its text (SessionPlan.written).
+ChunkSink = Callable[[SessionHead, ChunkRecord], None]
+
+
+@dataclass(frozen=True, slots=True)
 class SessionPlan:
     session_id: str
     cwd: str  # the cwd as recorded (or the folder, when no record names one)
@@ -81,6 +100,7 @@ class SessionPlan:
     cwd_hash: str | None = None  # no cwd recorded, only its sha256 (Gemini CLI): matched when written
     skipped_agent_ids: tuple[str, ...] = ()  # sub-agent streams left out (an older store may hold them)
     title: str | None = None  # the first real prompt of the session's main stream
+    written: bool = False  # its chunks went to a ChunkSink as they were made; ``chunks`` hold no text
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +111,8 @@ class GroupPlan:
     bytes_read: int = 0
 
 
-def plan_group(files: SessionFiles, settings: PlanSettings) -> GroupPlan:
+def plan_group(files: SessionFiles, settings: PlanSettings, sink: ChunkSink | None = None) -> GroupPlan:
+    """A session group's plan; with ``sink``, its chunks are handed to it as they are made."""
     paths = group_paths(files)
     stats = {p: os.stat(p) for p in paths if p.exists()}
     sessions, report = read_session(files)
@@ -101,15 +122,21 @@ def plan_group(files: SessionFiles, settings: PlanSettings) -> GroupPlan:
         first = marks[0]
         marks = (FileMark(first.path, first.size, first.mtime_ns, broken), *marks[1:])
     fallback_time = datetime.fromtimestamp(max((s.st_mtime for s in stats.values()), default=0), UTC)
-    plans = tuple(plan for session in sessions if (plan := plan_session(session, settings, fallback_time)) is not None)
+    plans = tuple(
+        plan for session in sessions if (plan := plan_session(session, settings, fallback_time, sink)) is not None
+    )
     return GroupPlan(marks, plans, report.counts, sum(st.st_size for st in stats.values()))
 
 
-def plan_session(session: SessionTranscripts, settings: PlanSettings, fallback_time: datetime) -> SessionPlan | None:
+def plan_session(
+    session: SessionTranscripts, settings: PlanSettings, fallback_time: datetime, sink: ChunkSink | None = None
+) -> SessionPlan | None:
     """A session's chunks and edges: its main stream, the sub-agent streams worth keeping (stubs and
     warm-ups are skipped, see :mod:`subagents`), every agent named, and the graph between them.
 
-    None when the session has nothing at all; a plan without chunks only reports skipped streams."""
+    None when the session has nothing at all; a plan without chunks only reports skipped streams.
+    With ``sink``, chunks go to it as they are made, except an agent team's: peer-message edges are
+    found in the chunks' text."""
     main_path = session.main.path if session.main is not None else None
     triaged = triage(session.subagents, main_path)
     subs, skipped = triaged.kept, triaged.skipped
@@ -118,15 +145,22 @@ def plan_session(session: SessionTranscripts, settings: PlanSettings, fallback_t
     links = link_subagents(transcripts, spawns)
     team = detect_team(session.main, subs, spawns, links)
     render = settings.render
+    cwd, project_path = _where(session)
+    emit: Callable[[ChunkRecord], None] | None = None
+    if sink is not None and team is None:
+        head = SessionHead(
+            session.session_id, cwd, project_path, session.project_hash if not session.cwd else None, session.source
+        )
+        emit = functools.partial(sink, head)
     streams: list[PlannedStream] = []
     if session.main is not None:
-        streams.append(plan_stream(session.main, MAIN_AGENT, None, session.session_id, render, fallback_time))
+        streams.append(plan_stream(session.main, MAIN_AGENT, None, session.session_id, render, fallback_time, emit))
     for sub in subs:
         link = links.get(sub.agent_id or "")
         teammate = team.members.get(sub.agent_id or "") if team is not None else None
         agent = teammate or agent_label(sub, link.spawn if link is not None else None)
         team_name = team.name if team is not None and teammate is not None else None
-        streams.append(plan_stream(sub, agent, team_name, session.session_id, render, fallback_time))
+        streams.append(plan_stream(sub, agent, team_name, session.session_id, render, fallback_time, emit))
     streams = [s for s in streams if s.records]
     if not streams and not skipped:
         return None
@@ -137,12 +171,6 @@ def plan_session(session: SessionTranscripts, settings: PlanSettings, fallback_t
     sub_streams = [s for s in streams if s.agent_id is not None]
     touched = {e.source for e in edges if e.reference_type in LINK_TYPES}
     touched |= {e.target for e in edges if e.reference_type in LINK_TYPES}
-    if session.cwd:
-        cwd, project_path = session.cwd, canonical_project_path(session.cwd)
-    elif session.project_hash:  # Gemini CLI: until a project matches the hash, the hash stands for it
-        cwd, project_path = f"gemini:{session.project_hash}", stand_in_project(session.project_hash)
-    else:
-        cwd = project_path = str(session.files[0].parent)
     return SessionPlan(
         session_id=session.session_id,
         cwd=cwd,
@@ -158,7 +186,18 @@ def plan_session(session: SessionTranscripts, settings: PlanSettings, fallback_t
         cwd_hash=session.project_hash if not session.cwd else None,
         skipped_agent_ids=triaged.skipped_ids,
         title=session_title([s.transcript for s in streams], render.redactor),
+        written=emit is not None,
     )
+
+
+def _where(session: SessionTranscripts) -> tuple[str, str]:
+    """The session's cwd as recorded and its canonical project path."""
+    if session.cwd:
+        return session.cwd, canonical_project_path(session.cwd)
+    if session.project_hash:  # Gemini CLI: until a project matches the hash, the hash stands for it
+        return f"gemini:{session.project_hash}", stand_in_project(session.project_hash)
+    folder = str(session.files[0].parent)
+    return folder, folder
 
 
 def _agent_edges(

@@ -8,12 +8,13 @@ a message, a file line or a moment, and get an index into that stream's records.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from causantic.ingest.chunker import ChunkDraft, chunk_id, chunk_turn, content_hash
+from causantic.ingest.chunker import ChunkDraft, chunk_id, content_hash, iter_chunks
 from causantic.ingest.redact import Redactor
-from causantic.ingest.render import render_turn
+from causantic.ingest.render import Section, render_turn
 from causantic.ingest.tokens import approx_tokens
 from causantic.store.fts import identifier_terms
 from causantic.store.records import ChunkRecord, iso, parse_iso
@@ -130,8 +131,13 @@ def plan_stream(
     session_id: str,
     settings: RenderSettings,
     fallback_time: datetime,
+    emit: Callable[[ChunkRecord], None] | None = None,
 ) -> PlannedStream:
-    """Render, chunk and identify one stream. A chunk's id is stable across re-reads (see chunk_id)."""
+    """Render, chunk and identify one stream. A chunk's id is stable across re-reads (see chunk_id).
+
+    With ``emit``, each record is handed to it as it is made (the writer saves it) and the stream
+    keeps it without its text (see :func:`written`): a pasted text of megabytes is then never held
+    as chunks, only as the little the edge rules read."""
     prompts: dict[int, str] = {}
     drafts: list[ChunkDraft] = []
     records: list[ChunkRecord] = []
@@ -139,6 +145,7 @@ def plan_stream(
     last_time = fallback_time
     # The slices of one long message share its time: format each time once, not per chunk.
     stamps: dict[datetime, str] = {}
+    sections: dict[Section, Section] = {}  # emitted drafts' sections without their text, shared
     for assembled in assemble_turns(transcript):
         # Rendered and chunked one turn at a time: a turn's rendered text (a pasted bundle: many
         # megabytes) is dropped once its chunks are made, not held until the stream is done.
@@ -149,7 +156,7 @@ def plan_stream(
             redact=settings.redactor,
         )
         prompts[turn.turn_index] = turn.prompt
-        for draft in chunk_turn(turn, settings.max_tokens, settings.long_line_chars):
+        for draft in iter_chunks(turn, settings.max_tokens, settings.long_line_chars):
             times = [s.timestamp for s in draft.sections if s.timestamp is not None]
             start = min(times) if times else last_time
             end = max(times) if times else start
@@ -157,27 +164,47 @@ def plan_stream(
             for moment in (start, end):
                 if moment not in stamps:
                     stamps[moment] = iso(moment)
-            drafts.append(draft)
-            records.append(
-                ChunkRecord(
-                    id=chunk_id(session_id, agent_key, turn.anchor, draft.part),
-                    session_id=session_id,
-                    agent=agent,
-                    agent_id=transcript.agent_id,
-                    team_name=team_name,
-                    turn_index=turn.turn_index,
-                    part=draft.part,
-                    start_time=stamps[start],
-                    end_time=stamps[end],
-                    content=draft.text,
-                    search_terms=identifier_terms(draft.text),
-                    content_hash=content_hash(draft.text),
-                    approx_tokens=approx_tokens(draft.text),
-                    tool_use_count=sum(1 for s in draft.sections if s.tool_call_id),
-                    code_block_count=draft.text.count("```") // 2,
-                    has_thinking=turn.has_thinking and draft.part == 0,
-                    message_uuids=tuple(dict.fromkeys(s.message_uuid for s in draft.sections)),
-                    source=transcript.source,
-                )
+            record = ChunkRecord(
+                id=chunk_id(session_id, agent_key, turn.anchor, draft.part),
+                session_id=session_id,
+                agent=agent,
+                agent_id=transcript.agent_id,
+                team_name=team_name,
+                turn_index=turn.turn_index,
+                part=draft.part,
+                start_time=stamps[start],
+                end_time=stamps[end],
+                content=draft.text,
+                search_terms=identifier_terms(draft.text),
+                content_hash=content_hash(draft.text),
+                approx_tokens=approx_tokens(draft.text),
+                tool_use_count=sum(1 for s in draft.sections if s.tool_call_id),
+                code_block_count=draft.text.count("```") // 2,
+                has_thinking=turn.has_thinking and draft.part == 0,
+                message_uuids=tuple(dict.fromkeys(s.message_uuid for s in draft.sections)),
+                source=transcript.source,
             )
+            if emit is None:
+                drafts.append(draft)
+                records.append(record)
+                continue
+            emit(record)
+            records.append(written(record))
+            drafts.append(_without_text(draft, sections))
     return PlannedStream(transcript, agent, transcript.agent_id, prompts, drafts, records)
+
+
+def written(record: ChunkRecord) -> ChunkRecord:
+    """A record already saved, as the plan keeps it: where it sits, its times and messages (what
+    edges and superseded parts are worked out from), without its text, terms and hash."""
+    return replace(record, content="", search_terms="", content_hash="")
+
+
+def _without_text(draft: ChunkDraft, shared: dict[Section, Section]) -> ChunkDraft:
+    """``draft`` with its sections' text dropped; equal sections (the slices of one long message)
+    become one object."""
+    sections = tuple(
+        shared.setdefault(bare, bare)
+        for bare in (Section("", s.message_uuid, s.timestamp, s.tool_call_id, s.tool_result_id) for s in draft.sections)
+    )
+    return ChunkDraft(draft.turn_index, draft.part, "", sections)
