@@ -44,7 +44,6 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     the server, never the URL: a server lost mid-command is one sentence, not a traceback."""
 
     fts_enabled = True  # full-text search is part of every PostgreSQL
-    LIKE = "ILIKE"  # SQLite's LIKE ignores ASCII case, so `--project Demo` names /work/demo in both
     JOINED = "string_agg(DISTINCT {}, ',')"
     CHUNK_COLUMNS = CHUNK_COLUMNS + ", c.member"
 
