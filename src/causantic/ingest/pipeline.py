@@ -289,6 +289,7 @@ class _ChunkWriter:
         self._pending: dict[str, list[ChunkRecord]] = {}
         self._chars = 0
         self._projects: dict[str, Project] = {}
+        self._stored: dict[str, list[ChunkKey]] = {}
         # Per session, the saved chunk that starts first, whole: saved again (unchanged, so not
         # rewritten) with the last batch, the session's row then gets the same start and title as
         # if all its chunks were saved at once.
@@ -327,7 +328,14 @@ class _ChunkWriter:
                 self._store.resolve_project(head.cwd, head.project_path)
             )
             self._projects[head.session_id] = project
+            # What was stored before this run's chunks: a session's own saved batches are never
+            # superseded, and reading them back (37,000 rows for a 50 MB line) would be for nothing.
+            self._stored[head.session_id] = self._store.session_chunk_keys(head.session_id)
         return project
+
+    def stored_keys(self, session_id: str) -> list[ChunkKey] | None:
+        """The session's chunks stored before its first batch was saved; None when none was."""
+        return self._stored.get(session_id)
 
     def rest(self, session_id: str) -> list[ChunkRecord]:
         """The session's chunks not saved yet, after the earliest one saved (if any)."""
@@ -345,7 +353,11 @@ def write_plan(
     with store.atomic():
         for session in plan.sessions:
             report.skipped_subagents.update(session.skipped_subagents)
-            superseded = _superseded(store.session_chunk_keys(session.session_id), session)
+            saved = writer if session.written else None  # saved its chunks as they were made
+            stored = saved.stored_keys(session.session_id) if saved is not None else None
+            superseded = _superseded(
+                stored if stored is not None else store.session_chunk_keys(session.session_id), session
+            )
             if superseded:
                 report.chunks_removed += store.drop_superseded(session.session_id, superseded)
             if not session.chunks:  # only skipped sub-agent streams (stubs, warm-ups)
@@ -358,18 +370,17 @@ def write_plan(
                     store.absorb_project(stand_in_project(hashlib.sha256(path.encode()).hexdigest()), project)
             report.project_ids.add(project.id)
             store.mark_relink(project.id)
-            saved = writer is not None and session.written
             new, changed = store.save_session(
                 project,
                 session.session_id,
-                writer.rest(session.session_id) if writer is not None and saved else session.chunks,
+                saved.rest(session.session_id) if saved is not None else session.chunks,
                 session.team_name,
                 session.source,
                 session.title,
             )
-            if writer is not None and saved:
-                new = [*writer.new_ids.get(session.session_id, []), *new]
-                changed += writer.changed[session.session_id]
+            if saved is not None:
+                new = [*saved.new_ids.get(session.session_id, []), *new]
+                changed += saved.changed[session.session_id]
             added = store.replace_edges([c.id for c in session.chunks], SESSION_EDGE_TYPES, session.edges)
             report.sessions += 1
             report.chunks_added += len(new)
