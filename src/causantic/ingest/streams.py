@@ -145,7 +145,7 @@ def plan_stream(
     last_time = fallback_time
     # The slices of one long message share its time: format each time once, not per chunk.
     stamps: dict[datetime, str] = {}
-    sections: dict[Section, Section] = {}  # emitted drafts' sections without their text, shared
+    sections: dict[tuple[str, datetime | None, str | None, str | None], Section] = {}  # bare sections, shared
     for assembled in assemble_turns(transcript):
         # Rendered and chunked one turn at a time: a turn's rendered text (a pasted bundle: many
         # megabytes) is dropped once its chunks are made, not held until the stream is done.
@@ -200,11 +200,16 @@ def written(record: ChunkRecord) -> ChunkRecord:
     return replace(record, content="", search_terms="", content_hash="")
 
 
-def _without_text(draft: ChunkDraft, shared: dict[Section, Section]) -> ChunkDraft:
+def _without_text(
+    draft: ChunkDraft, shared: dict[tuple[str, datetime | None, str | None, str | None], Section]
+) -> ChunkDraft:
     """``draft`` with its sections' text dropped; equal sections (the slices of one long message)
     become one object."""
-    sections = tuple(
-        shared.setdefault(bare, bare)
-        for bare in (Section("", s.message_uuid, s.timestamp, s.tool_call_id, s.tool_result_id) for s in draft.sections)
-    )
-    return ChunkDraft(draft.turn_index, draft.part, "", sections)
+    bare: list[Section] = []
+    for s in draft.sections:
+        key = (s.message_uuid, s.timestamp, s.tool_call_id, s.tool_result_id)
+        section = shared.get(key)
+        if section is None:
+            section = shared[key] = Section("", *key)
+        bare.append(section)
+    return ChunkDraft(draft.turn_index, draft.part, "", tuple(bare))
