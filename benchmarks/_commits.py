@@ -204,3 +204,15 @@ def mention_chunks(query: str, subject: str, chunks: Iterable[tuple[str, str]]) 
         elif holds:
             verbatim = True
     return frozenset(ignored), verbatim
+
+
+def commits_here(content: str, subject: str) -> bool:
+    """Whether a chunk holds the commit of ``subject``: its command, or git's ``[branch abc1234] subject``."""
+    head = normalised(subject)[:24]
+    for label, text in sections(content):
+        flat = normalised(text)
+        if label.startswith("Tool:") and _GIT_COMMIT.search(flat) and head in flat:
+            return True
+        if label.startswith("Result:") and f"] {head}" in flat:
+            return True
+    return False

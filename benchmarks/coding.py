@@ -45,6 +45,7 @@ Percentages are 0–100. 27 queries is a small sample: one query moves R@k by 3.
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import math
 import os
@@ -54,7 +55,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,16 @@ CORPUS = ALL_CORPUS / "claude-code"
 PROJECT_FOLDER = "entireio__cli"
 SEARCH_LIMIT = 50
 RANK_CUTOFF = 10
+
+
+@dataclass(frozen=True, slots=True)
+class WorkUnits:
+    """A finer answer than the session: the piece of work a commit closed. ``units`` names the unit of
+    each chunk of a committing session (chunks of other sessions are their session); ``relevant`` the
+    units a query asks for, by query id."""
+
+    units: dict[str, str]
+    relevant: dict[str, frozenset[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,51 +142,81 @@ def bootstrap_delta(ours: Sequence[float], base: Sequence[float], draws: int = 2
     }
 
 
-def mined_queries(home: Path, log: Callable[[str], None]) -> tuple[list[Query], dict[str, Any]]:
+def mined_queries(home: Path, log: Callable[[str], None]) -> tuple[list[Query], WorkUnits, dict[str, Any]]:
     """Queries mined from the corpus's own commits (``benchmarks/_commits.py``), each with the chunks of
     its session that only mention the commit (not counted), and whether its words are still in the
-    session (``verbatim``; False is the "words differ" split). Sessions memory does not hold are dropped."""
-    from _commits import mention_chunks, mine
+    session (``verbatim``; False is the "words differ" split). Sessions memory does not hold are dropped.
+
+    Also the work each commit closed: a committing session's chunks, in time order, are cut after each
+    of its commits (at the last chunk holding that commit), and a query's work unit is the piece its
+    commit ends. Many commits come from a few long sessions, so the session alone is easy to find;
+    finding the right piece of it is the sharper test of "the work, not the mention"."""
+    from _commits import commits_here, mention_chunks, mine
 
     from causantic import Memory
     from causantic.retrieval.browse import SessionNotFound, Stream
+    from causantic.store.records import StoredChunk
 
-    def chunks_of(streams: Sequence[Stream]) -> Iterator[tuple[str, str]]:
+    def chunks_of(streams: Sequence[Stream]) -> Iterator[StoredChunk]:
         for stream in streams:
-            yield from ((c.id, c.content) for c in stream.chunks)
+            yield from stream.chunks
             for spawned in stream.spawned.values():
                 yield from chunks_of(spawned)
 
     mined, skipped = mine(ALL_CORPUS)
-    queries: list[Query] = []
-    per_project: Counter[str] = Counter()
-    missing = 0
+    in_order: dict[str, list[StoredChunk]] = {}
     with Memory(home) as memory:
-        for commit in mined:
-            chunks: list[tuple[str, str]] = []
-            for session in sorted(commit.sessions):
-                try:
-                    view = memory.session_view(session)
-                except SessionNotFound:
-                    continue
-                chunks += chunks_of([view.main, *view.detached])
-            if not chunks:
-                missing += 1
+        for session in sorted({s for commit in mined for s in commit.sessions}):
+            try:
+                view = memory.session_view(session)
+            except SessionNotFound:
                 continue
-            ignored, verbatim = mention_chunks(commit.query, commit.subject, chunks)
-            if len(ignored) == len(chunks):
-                skipped["sessions with nothing but the mention"] += 1
-                continue
-            queries.append(Query(f"mined{len(queries) + 1:03d}", commit.query, commit.sessions, verbatim, ignored))
-            per_project[commit.project] += 1
+            in_order[session] = sorted(
+                chunks_of([view.main, *view.detached]), key=lambda c: (c.start_time, c.turn_index, c.part)
+            )
+    # where each commit happened in each of its sessions: the last chunk holding it (after any retries)
+    ends: dict[tuple[str, str], int] = {}
+    for commit in mined:
+        for session in commit.sessions & in_order.keys():
+            at = [i for i, c in enumerate(in_order[session]) if commits_here(c.content, commit.subject)]
+            if at:
+                ends[(commit.subject, session)] = at[-1]
+    cuts = {s: sorted({i for (_, t), i in ends.items() if t == s}) for s in in_order}
+    units = {
+        c.id: f"{s}#{bisect.bisect_left(cuts[s], i)}" for s, chunks in in_order.items() for i, c in enumerate(chunks)
+    }
+    queries: list[Query] = []
+    relevant_work: dict[str, frozenset[str]] = {}
+    per_project: Counter[str] = Counter()
+    for commit in mined:
+        held = sorted(commit.sessions & in_order.keys())
+        if not held:
+            skipped["sessions not in memory"] += 1
+            continue
+        chunks = [(c.id, c.content) for s in held for c in in_order[s]]
+        ignored, verbatim = mention_chunks(commit.query, commit.subject, chunks)
+        if len(ignored) == len(chunks):
+            skipped["sessions with nothing but the mention"] += 1
+            continue
+        query = Query(f"mined{len(queries) + 1:03d}", commit.query, commit.sessions, verbatim, ignored)
+        queries.append(query)
+        relevant_work[query.id] = frozenset(
+            f"{s}#{cuts[s].index(ends[(commit.subject, s)])}" for s in held if (commit.subject, s) in ends
+        )
+        per_project[commit.project] += 1
     info = {
         "queries_per_project": dict(per_project.most_common()),
         "words_differ": sum(1 for q in queries if not q.verbatim),
+        "sessions": len({s for q in queries for s in q.relevant}),
+        "work_units": len({u for r in relevant_work.values() for u in r}),
         "mention_chunks_ignored": sum(len(q.ignored) for q in queries),
-        "passed_over": {**skipped, "sessions not in memory": missing},
+        "passed_over": dict(skipped),
     }
-    log(f"mined {len(queries)} queries ({info['words_differ']} words differ): {info['queries_per_project']}")
-    return queries, info
+    log(
+        f"mined {len(queries)} queries ({info['words_differ']} words differ) from {info['sessions']} sessions "
+        f"({info['work_units']} pieces of work): {info['queries_per_project']}"
+    )
+    return queries, WorkUnits(units, relevant_work), info
 
 
 def build_store(home: Path, folders: Sequence[Path], log: Callable[[str], None]) -> None:
@@ -200,18 +241,23 @@ def run(
     log: Callable[[str], None],
     episodic_kinds: Sequence[str] = ("recall", "predict", "recall_chain"),
     timing_rounds: int = 3,
+    work: WorkUnits | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from causantic import Memory
 
     details: list[dict[str, Any]] = []
     ranked: dict[str, dict[str, list[str]]] = {}
+    work_ranked: dict[str, dict[str, list[str]]] = {}
     for name in variants:
         config_overrides, request = VARIANTS[name]
         with Memory(home, overrides={**overrides, **config_overrides}) as memory:
-            ranked[name] = {}
+            ranked[name], work_ranked[name] = {}, {}
             for q in queries:
                 answer = memory.search(q.text, limit=SEARCH_LIMIT, **request)
-                ranked[name][q.id] = distinct([h.chunk.session_id for h in answer.hits if h.chunk.id not in q.ignored])
+                kept = [h.chunk for h in answer.hits if h.chunk.id not in q.ignored]
+                ranked[name][q.id] = distinct([c.session_id for c in kept])
+                if work is not None:
+                    work_ranked[name][q.id] = distinct([work.units.get(c.id, c.session_id) for c in kept])
                 if name == "default":
                     details.append(
                         {
@@ -252,9 +298,29 @@ def run(
                 "max_tokens": max(tokens),
             }
             log(f"  {kind}: done")
+    variants_out = compare_variants(ranked, queries, timings)
+    result = {
+        "search": {k: variants_out["default"][k] for k in ("r1", "r5", "r10", "mrr")},
+        **episodic,
+        "search_variants": variants_out,
+        "n_queries": len(queries),
+        "load": os.getloadavg()[0],
+    }
+    if work is not None:
+        asked = [replace(q, relevant=work.relevant[q.id]) for q in queries if work.relevant.get(q.id)]
+        result["work_variants"] = compare_variants(work_ranked, asked, {})
+        result["n_work_queries"] = len(asked)
+    return result, details
+
+
+def compare_variants(
+    ranked: dict[str, dict[str, list[str]]], queries: Sequence[Query], timings: dict[str, list[float]]
+) -> dict[str, Any]:
+    """Each variant's metrics over ``queries`` (ranked answers by query id), and against ``default``
+    a sign test and paired bootstraps; overall, verbatim, and by meaning (words differ)."""
     base_rr = [reciprocal_rank(ranked["default"][q.id], q.relevant) for q in queries]
     variants_out: dict[str, Any] = {}
-    for name in variants:
+    for name in ranked:
         metrics: dict[str, Any] = search_metrics(ranked[name], queries)
         metrics["verbatim"] = search_metrics(ranked[name], [q for q in queries if q.verbatim])
         metrics["by_meaning"] = search_metrics(ranked[name], [q for q in queries if not q.verbatim])
@@ -274,14 +340,7 @@ def run(
             differ = [i for i, q in enumerate(queries) if not q.verbatim]
             metrics["vs_default_meaning"] = sign_test([rr[i] for i in differ], [base_rr[i] for i in differ])
         variants_out[name] = metrics
-    result = {
-        "search": {k: variants_out["default"][k] for k in ("r1", "r5", "r10", "mrr")},
-        **episodic,
-        "search_variants": variants_out,
-        "n_queries": len(queries),
-        "load": os.getloadavg()[0],
-    }
-    return result, details
+    return variants_out
 
 
 def time_variants(
@@ -317,12 +376,28 @@ def render(result: dict[str, Any]) -> str:
         f"Coding memory: {result['n_queries']} queries (session level; %, MRR 0–1); "
         f"load average {result['load']:.1f} on {os.cpu_count()} cores",
         "",
+        *render_variants(result["search_variants"], "search variant"),
     ]
-    head = (
-        f"{'search variant':<16}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'MRR':>7}{'R@10 meaning':>14}{'p95 ms':>8}  vs default"
-    )
-    lines += [head, "-" * len(head)]
-    for name, m in result["search_variants"].items():
+    if "work_variants" in result:
+        lines += [
+            "",
+            f"The piece of work a commit closed ({result['n_work_queries']} queries; a session cut at its commits):",
+            *render_variants(result["work_variants"], "work variant"),
+        ]
+    lines += ["", f"{'answer':<16}{'holds relevant':>16}{'median tokens':>15}{'max tokens':>12}"]
+    for kind in ("recall", "predict", "recall_chain"):
+        if kind not in result:
+            continue
+        e = result[kind]
+        lines.append(f"{kind:<16}{e['holds_relevant']:16.1f}{e['median_tokens']:15d}{e['max_tokens']:12d}")
+    lines.append(f"{'search top 5':<16}{result['search']['r5']:16.1f}")
+    return "\n".join(lines)
+
+
+def render_variants(variants: dict[str, Any], title: str) -> list[str]:
+    head = f"{title:<16}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'MRR':>7}{'R@10 meaning':>14}{'p95 ms':>8}  vs default"
+    lines = [head, "-" * len(head)]
+    for name, m in variants.items():
         test = m.get("vs_default")
         versus = (
             f"  +{test['wins']} −{test['losses']} (p={test['p']:.2f}) "
@@ -335,14 +410,7 @@ def render(result: dict[str, Any]) -> str:
             f"{name:<16}{m['r1']:7.1f}{m['r5']:7.1f}{m['r10']:7.1f}{m['mrr']:7.3f}"
             f"{m['by_meaning'].get('r10', float('nan')):14.1f}{p95:8.0f}{versus}"
         )
-    lines += ["", f"{'answer':<16}{'holds relevant':>16}{'median tokens':>15}{'max tokens':>12}"]
-    for kind in ("recall", "predict", "recall_chain"):
-        if kind not in result:
-            continue
-        e = result[kind]
-        lines.append(f"{kind:<16}{e['holds_relevant']:16.1f}{e['median_tokens']:15d}{e['max_tokens']:12d}")
-    lines.append(f"{'search top 5':<16}{result['search']['r5']:16.1f}")
-    return "\n".join(lines)
+    return lines
 
 
 def main() -> int:
@@ -391,12 +459,13 @@ def main() -> int:
     folders = [ALL_CORPUS] if args.mined else [CORPUS] if args.distractors else [CORPUS / PROJECT_FOLDER]
     build_store(home, folders, log)
     mined: dict[str, Any] = {}
+    work: WorkUnits | None = None
     if args.mined:
-        queries, mined = mined_queries(home, log)
+        queries, work, mined = mined_queries(home, log)
     else:
         queries = load_queries(args.queries)
     kinds = () if args.search_only else ("recall", "predict", "recall_chain")
-    result, details = run(home, queries, variants, overrides, log, kinds, args.timing_rounds)
+    result, details = run(home, queries, variants, overrides, log, kinds, args.timing_rounds, work)
     if mined:
         result["mined"] = mined
     print(render(result))
