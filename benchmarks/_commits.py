@@ -196,14 +196,23 @@ def mention_chunks(query: str, subject: str, chunks: Iterable[tuple[str, str]]) 
             if wanted in flat:
                 holds = True
                 mention = mention or in_tool
-            # The commit command itself, also when the tool line was cut before its message.
-            if label.startswith("Tool:") and _GIT_COMMIT.search(flat) and (head in flat or "…" in text[-20:]):
-                mention = True
+            # The commit command itself, also when the tool line was cut before its message shows.
+            if label.startswith("Tool:") and (commit := _GIT_COMMIT.search(flat)):
+                mention = mention or head in flat or _cut_before_message(flat[commit.end() :])
         if mention:
             ignored.add(chunk_id)
         elif holds:
             verbatim = True
     return frozenset(ignored), verbatim
+
+
+def _cut_before_message(after_commit: str) -> bool:
+    """Whether a rendered ``git commit`` line was cut (``…[truncated]``) before any message words."""
+    if "…[truncated]" not in after_commit:
+        return False
+    words = after_commit.split("…[truncated]")[0]
+    words = re.sub(r"\$\(cat <<\S*|(?:^|\s)-{1,2}[\w-]+(?:=\S*)?|[\"'…]", " ", words)
+    return len(words.strip()) < 8
 
 
 def commits_here(content: str, subject: str) -> bool:

@@ -81,6 +81,9 @@ def test_a_commit_line_cut_before_its_message_is_a_mention() -> None:
     cut = "[Tool:Bash] git add a/very/long/list/of/paths && git commit -m … …[truncated]"
     ignored, _ = commits.mention_chunks("tidy things up", "tidy things up", [("c", cut), ("w", "[User]\nhi")])
     assert ignored == {"c"}
+    other = '[Tool:Bash] git add . && git commit -m "fix: repair the streaming service so that …[truncated]'
+    ignored, _ = commits.mention_chunks("tidy things up", "tidy things up", [("c", other), ("w", "[User]\nhi")])
+    assert ignored == set()  # another commit's message shows: not this commit
 
 
 def test_mined_from_the_corpus_real_sessions_only() -> None:
