@@ -88,6 +88,7 @@ class Query:
     relevant: frozenset[str]
     verbatim: bool
     ignored: frozenset[str] = frozenset()  # chunk ids that do not count as finding the session (mentions)
+    project: str = ""  # mined queries: the corpus folder the commit came from
 
 
 def load_queries(path: Path) -> list[Query]:
@@ -198,7 +199,7 @@ def mined_queries(home: Path, log: Callable[[str], None]) -> tuple[list[Query], 
         if len(ignored) == len(chunks):
             skipped["sessions with nothing but the mention"] += 1
             continue
-        query = Query(f"mined{len(queries) + 1:03d}", commit.query, commit.sessions, verbatim, ignored)
+        query = Query(f"mined{len(queries) + 1:03d}", commit.query, commit.sessions, verbatim, ignored, commit.project)
         queries.append(query)
         relevant_work[query.id] = frozenset(
             f"{s}#{cuts[s].index(ends[(commit.subject, s)])}" for s in held if (commit.subject, s) in ends
@@ -339,6 +340,10 @@ def compare_variants(
             metrics["vs_default"]["r10"] = bootstrap_delta(hit10, base10)
             differ = [i for i, q in enumerate(queries) if not q.verbatim]
             metrics["vs_default_meaning"] = sign_test([rr[i] for i in differ], [base_rr[i] for i in differ])
+            # mined queries: which projects the wins and losses come from (a gain may be one project's habit)
+            moved = Counter(q.project for i, q in enumerate(queries) if q.project and rr[i] != base_rr[i])
+            if moved:
+                metrics["vs_default"]["moved_by_project"] = dict(moved.most_common())
         variants_out[name] = metrics
     return variants_out
 
