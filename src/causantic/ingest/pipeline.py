@@ -35,7 +35,6 @@ from causantic.ingest.plan import (
     stand_in_project,
 )
 from causantic.processes import worker_context
-from causantic.store.features import PARALLEL_FEATURE_CHARS
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkKey, ChunkRecord, Project
 from causantic.transcripts import BROKEN_LINE_REASONS
@@ -51,10 +50,10 @@ LINKS_NAMED = 3  # linked folders named in the note that some were not entered; 
 # pickled, unpickled and held, some three times the line).
 STREAM_FILE_BYTES = 8 << 20
 # Chunk text saved at a time while a group is planned here: what is held beyond the pasted text
-# itself. As much as the store needs to compute the batch's text features in a second process
-# while SQLite writes it (what a 50 MB line's write did at once): fewer, and each batch's features
-# would take the writer's own time.
-STREAM_BATCH_CHARS = PARALLEL_FEATURE_CHARS
+# itself. As much as the store needs to compute a write's text features in a second process while
+# SQLite writes it (store.features.PARALLEL_FEATURE_CHARS), as a 50 MB line's one write did: fewer,
+# and each batch's features would take the writer's own time.
+STREAM_BATCH_CHARS = 8_000_000
 
 
 @dataclass(slots=True)

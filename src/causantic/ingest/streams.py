@@ -9,8 +9,9 @@ a message, a file line or a moment, and get an index into that stream's records.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
+from operator import attrgetter
 
 from causantic.ingest.chunker import ChunkDraft, chunk_id, content_hash, iter_chunks
 from causantic.ingest.redact import Redactor
@@ -197,7 +198,17 @@ def plan_stream(
 def written(record: ChunkRecord) -> ChunkRecord:
     """A record already saved, as the plan keeps it: where it sits, its times and messages (what
     edges and superseded parts are worked out from), without its text, terms and hash."""
-    return replace(record, content="", search_terms="", content_hash="")
+    values = list(_RECORD_VALUES(record))
+    for index in _TEXT_FIELDS:
+        values[index] = ""
+    return ChunkRecord(*values)
+
+
+# written() copies a record field by field in C: dataclasses.replace() cost half a second per 36,000
+# chunks (a 48 MB line), for fields it looks up one by one.
+_RECORD_FIELDS = tuple(f.name for f in fields(ChunkRecord))
+_RECORD_VALUES = attrgetter(*_RECORD_FIELDS)
+_TEXT_FIELDS = tuple(_RECORD_FIELDS.index(name) for name in ("content", "search_terms", "content_hash"))
 
 
 def _without_text(
