@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
 from pathlib import Path
@@ -63,6 +64,50 @@ def test_windowed_cleaning_equals_cleaning_the_whole_text(
         patch.setattr(longvalue, "WINDOW_BYTES", 257)
         left = _left_in_file(text, Path(folder) / "s.jsonl")
         assert cleaned_long_text(left, REDACT, injected=injected, window=300, reach=200)[:] == whole
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    words=st.lists(WORDS, min_size=300, max_size=900),
+    secrets=st.lists(st.tuples(st.integers(0, 900), st.sampled_from(SECRETS)), max_size=6),
+    injected=st.booleans(),
+)
+def test_windows_cleaned_in_two_processes_equal_cleaning_the_whole_text(
+    words: list[str], secrets: list[tuple[int, str]], injected: bool
+) -> None:
+    # Past PARALLEL_CLEAN_CHARS (lowered here) a helper process cleans some of the windows, this
+    # process the others; they come back in order, the same text as cleaning it whole.
+    text = "Why does this fail? " + "w" * 300 + " " + _text(words, secrets)
+    whole = REDACT(without_injected(text) if injected else text.strip())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(longtext, "PARALLEL_CLEAN_CHARS", 0)
+        assert cleaned_long_text(text, REDACT, injected=injected, window=300, reach=200)[:] == whole
+
+
+_PARENT = os.getpid()
+
+
+class _DiesInTheHelper:
+    """The redactor, except that the helper process dies at the second window it is handed (the
+    first two windows always go to it)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, text: str) -> str:
+        if os.getpid() != _PARENT:
+            self.calls += 1
+            if self.calls == 2:
+                os._exit(1)
+        return REDACT(text)
+
+
+def test_a_killed_cleaning_helper_loses_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The helper dies holding a window: this process cleans that window and the rest itself.
+    monkeypatch.setattr(longtext, "PARALLEL_CLEAN_CHARS", 0)
+    text = " ".join(f"word{i} {SECRETS[i % len(SECRETS)]}" for i in range(400)) + " tail" * 2000
+    whole = REDACT(text.strip())
+    assert cleaned_long_text(text, _DiesInTheHelper(), injected=False, window=3000, reach=200)[:] == whole
 
 
 def _left_in_file(text: str, path: Path) -> longvalue.LongText:

@@ -9,6 +9,7 @@ chunks were written.
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -117,6 +118,31 @@ def test_a_session_long_enough_for_the_feature_worker_keeps_the_same_features(
         stored = kept[f"c{i}"].features
         assert stored is not None
         assert (stored.stems, stored.own_stems, stored.bulk) == features.feature_values(text)
+
+
+_PARENT = os.getpid()
+
+
+def _dies_in_the_worker(texts: list[str]) -> list[features.Features]:
+    """The worker's batch function, except that the worker process dies at the third batch."""
+    if os.getpid() != _PARENT and "chunk 2000" in texts[0]:
+        os._exit(1)
+    return list(map(features.feature_values, texts))
+
+
+def test_a_killed_feature_worker_loses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The feature worker dies (killed) in the middle of a huge write: the writer computes the rest
+    itself, and every chunk keeps the features of its own text."""
+    monkeypatch.setattr(features, "PARALLEL_FEATURE_CHARS", 10_000)
+    monkeypatch.setattr(features, "_batch_feature_values", _dies_in_the_worker)
+    texts = [f"[User] chunk {i} fix parser\n[Result:Bash] commit {i:x} lexer" for i in range(4_000)]
+    with MemoryStore(tmp_path / "memory.db") as store, store.atomic():
+        project = store.resolve_project("/work/demo", "/work/demo")
+        store.save_session(project, "s1", [_chunk(i, text) for i, text in enumerate(texts)])
+        kept = store.get_chunks([f"c{i}" for i in range(len(texts))])
+    for i, text in enumerate(texts):
+        stored = kept[f"c{i}"].features
+        assert stored is not None and (stored.stems, stored.own_stems, stored.bulk) == features.feature_values(text)
 
 
 def test_a_rewritten_chunk_keeps_the_features_of_its_new_text(tmp_path: Path) -> None:

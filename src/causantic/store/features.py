@@ -80,15 +80,19 @@ def features_in_order(texts: Sequence[str]) -> Iterator[Features]:
         return
     # Imported here: multiprocessing costs every search and hook ~14 ms to import, for a path only
     # a huge write takes.
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import BrokenExecutor
 
-    from causantic.processes import worker_context
+    from causantic.processes import helper_process
 
     batches = [texts[i : i + _FEATURE_BATCH] for i in range(0, len(texts), _FEATURE_BATCH)]
-    pool = ProcessPoolExecutor(max_workers=1, mp_context=worker_context())
+    pool = helper_process()
+    given = 0
     try:
         for values in pool.map(_batch_feature_values, batches):
             yield from values
+            given += len(values)
+    except BrokenExecutor:  # the worker died (killed): the rest is computed here
+        yield from map(feature_values, texts[given:])
     finally:  # a writer that stops early (an error) does not wait for the rest to be computed
         pool.shutdown(wait=True, cancel_futures=True)
 
