@@ -218,6 +218,7 @@ class _Cleaners:
             from causantic.processes import helper_process  # multiprocessing: only a huge text needs it
 
             self._pool = helper_process(_start_helper, (redact, injected))
+        self._helping = self._pool is not None  # False once the helper died
         self._queue: deque[tuple[str, Future[str] | None]] = deque()  # (window, its cleaning) or (cleaned, None)
         self._held = 0  # windows the helper holds
 
@@ -229,13 +230,13 @@ class _Cleaners:
             self._pool.shutdown(wait=True, cancel_futures=True)
 
     def put(self, window: str) -> None:
-        if self._pool is not None and self._held < _AHEAD:
+        if self._pool is not None and self._helping and self._held < _AHEAD:
             try:
                 self._queue.append((window, self._pool.submit(_clean_in_helper, window)))
                 self._held += 1
                 return
             except BrokenExecutor:
-                self._pool = None
+                self._helping = False
         self._queue.append((_cleaned(window, self._redact, self._injected), None))
 
     def ready(self) -> Iterator[str]:
@@ -256,7 +257,7 @@ class _Cleaners:
         try:
             return cleaning.result()
         except BrokenExecutor:  # the helper died: cleaned here instead, and from now on
-            self._pool = None
+            self._helping = False
             return _cleaned(window, self._redact, self._injected)
 
 
