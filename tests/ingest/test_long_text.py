@@ -13,11 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from causantic.config import Config
-from causantic.ingest import longtext
+from causantic.ingest import longtext, render, streams
 from causantic.ingest.longtext import cleaned_long_text
 from causantic.ingest.redact import redactor_from
 from causantic.ingest.service import ingest_paths
 from causantic.services import open_services
+from causantic.store import features
+from causantic.store.fts import identifier_terms
 from causantic.transcripts import discover, longvalue, reader, without_injected
 from causantic.transcripts.model import TextBlock
 
@@ -227,3 +229,29 @@ def test_a_broken_huge_line_is_skipped_and_counted_and_the_rest_is_kept(tmp_path
     assert report.broken_lines == 1
     assert report.as_dict()["skipped_lines"] == {"total": 1, "by_reason": {"invalid json": 1}}
     assert found and answer
+
+
+def test_a_huge_lines_chunks_get_their_search_terms_from_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Past the parallel thresholds (lowered here) the line is cleaned in two processes and its
+    # chunks' search terms are made by the store beside the writes: each chunk gets those of its own
+    # text, and a camelCase part of an identifier in the line is found.
+    monkeypatch.setattr(reader, "LONG_LINE_BYTES", 1 << 16)
+    monkeypatch.setattr(longvalue, "LONG_VALUE_BYTES", 1 << 15)
+    monkeypatch.setattr(render, "HUGE_TEXT_CHARS", 1 << 16)
+    monkeypatch.setattr(longtext, "PARALLEL_CLEAN_CHARS", 0)
+    monkeypatch.setattr(streams, "PARALLEL_CLEAN_CHARS", 0)
+    monkeypatch.setattr(features, "PARALLEL_FEATURE_CHARS", 0)
+    calls: list[str] = []  # search terms made while planning
+    monkeypatch.setattr(streams, "identifier_terms", lambda text: calls.append(text) or identifier_terms(text))
+    line = "minified();var a=1;😀 getUserName(x); " * 20_000 + " parseQuokkaTree(y)"
+    path = _one_line_session(tmp_path, line)
+    with open_services(Config()) as services:
+        report = ingest_paths(services, [path], embed=False, workers=1)
+        rows = list(services.store.conn.execute("SELECT content, search_terms FROM chunks"))
+        found = services.store.keyword_search("quokka")
+    assert report.errors == [] and len(rows) > 100
+    assert all(terms == identifier_terms(content) for content, terms in rows)
+    assert len(found) == 1
+    assert calls == [], "made while planning"

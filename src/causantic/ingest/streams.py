@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from causantic.ingest.chunker import ChunkDraft, chunk_id, chunk_turn, content_hash
+from causantic.ingest.longtext import PARALLEL_CLEAN_CHARS
 from causantic.ingest.redact import Redactor
 from causantic.ingest.render import render_turn
 from causantic.ingest.tokens import approx_tokens
-from causantic.store.features import PARALLEL_FEATURE_CHARS
 from causantic.store.fts import identifier_terms
 from causantic.store.records import ChunkRecord, iso, parse_iso
 from causantic.transcripts.model import Transcript
@@ -151,9 +151,10 @@ def plan_stream(
         )
         prompts[turn.turn_index] = turn.prompt
         # A huge pasted text's chunks (tens of thousands) get their search terms from the store as
-        # it writes them, in the process that makes their features beside the writes: made here,
-        # they would add some 2 s to a 50 MB line's ingest.
-        deferred = any(s.long is not None and len(s.long) >= PARALLEL_FEATURE_CHARS for s in turn.sections)
+        # it writes them, in the process that makes their features beside the writes (past the same
+        # 8M characters as the text's cleaning in two processes): made here, they would add some 2 s
+        # to a 50 MB line's ingest.
+        deferred = any(s.long is not None and len(s.long) >= PARALLEL_CLEAN_CHARS for s in turn.sections)
         for draft in chunk_turn(turn, settings.max_tokens, settings.long_line_chars):
             times = [s.timestamp for s in draft.sections if s.timestamp is not None]
             start = min(times) if times else last_time
