@@ -64,14 +64,16 @@ def test_an_everyday_question_is_told_nothing_relevant(
         result = memory.search(query)
     assert result.nothing_relevant and result.nearest is not None
     monkeypatch.setenv("CAUSANTIC_HOME", str(projects_home))
-    said = CliRunner().invoke(cli, ["search", query], catch_exceptions=False)
-    assert said.exit_code == 0 and said.stdout.startswith("Nothing relevant in memory")
+    for command in ("search", "recall"):
+        said = CliRunner().invoke(cli, [command, query], catch_exceptions=False)
+        assert said.exit_code == 0 and said.stdout.startswith("Nothing relevant in memory"), command
 
 
-def test_the_mcp_search_tool_says_nothing_relevant_in_words(projects_home: Path) -> None:
+def test_the_mcp_tools_say_nothing_relevant_in_words(projects_home: Path) -> None:
     with McpProcess(env=subprocess_env(CAUSANTIC_HOME=str(projects_home))) as served:
-        answer = served.call("search", {"query": EVERYDAY[0]})
-    assert not answer.is_error and answer.content[0].text.startswith("Nothing relevant in memory")
+        answers = [served.call(tool, {"query": EVERYDAY[0]}) for tool in ("search", "recall")]
+    for answer in answers:
+        assert not answer.is_error and answer.content[0].text.startswith("Nothing relevant in memory")
 
 
 @pytest.mark.parametrize(("query", "project"), REAL)
