@@ -133,16 +133,16 @@ def run(
             for q in queries:
                 answer = memory.search(q.text, limit=SEARCH_LIMIT, **request)
                 ranked[name][q.id] = distinct([h.chunk.session_id for h in answer.hits])
-                if name == "default":
-                    details.append(
-                        {
-                            "query": q.id,
-                            "kind": "search",
-                            "sessions": ranked[name][q.id][:10],
-                            "relevant": sorted(q.relevant),
-                            "nothing_relevant": answer.nothing_relevant,
-                        }
-                    )
+                details.append(
+                    {
+                        "query": q.id,
+                        # another variant's lines: "search:NAME", so runs can be paired (paired_runs.py)
+                        "kind": "search" if name == "default" else f"search:{name}",
+                        "sessions": ranked[name][q.id][:10],
+                        "relevant": sorted(q.relevant),
+                        "nothing_relevant": answer.nothing_relevant,
+                    }
+                )
         log(f"  search {name}: done")
     timings = time_variants(home, queries, variants, overrides)
     episodic: dict[str, dict[str, Any]] = {}
