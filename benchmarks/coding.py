@@ -2,8 +2,9 @@
 
 Usage::
 
-    python benchmarks/coding.py [--queries FILE] [--distractors] [--store DIR] [--json OUT]
+    python benchmarks/coding.py [--queries FILE | --mined] [--distractors] [--store DIR] [--json OUT]
         [--variants default,rrf60,...] [--set key=value ...] [--details OUT.jsonl]
+        [--search-only] [--timing-rounds N]
 
 Data: ``../shared/benchdata/coding/`` (read its README). Each query is a commit subject; the answer is
 the Claude Code session that made the commit. The project's transcripts
@@ -23,12 +24,28 @@ Scored, per query, with the product's default settings unless a variant says oth
   variant's search time per query (p50/p95 ms, limit 10, warm, three rounds; the variants take turns
   query by query, so each sees the same machine load: compare them with each other and report the load).
 
+``--mined``: instead of the dev set, queries mined at run time from the corpus's own commits
+(``benchmarks/_commits.py``: every real session under ``../shared/corpus`` where an agent ran
+``git commit -m``; the subject, without its Conventional-Commits type, asks for that session), over a
+store of the whole corpus (all agents; the other projects are the distractors). The answer session's
+chunks that only mention the commit (the commit command, ``git log`` and other tool output holding the
+subject) are dropped from the hits before sessions are ranked, so a query scores finding the work, not
+the mention; ``by_meaning`` is then the "words differ" split (no other chunk of the session holds the
+subject). ``mined`` in the JSON says how many queries each project gave and what was passed over. E.g.::
+
+    python benchmarks/coding.py --mined --store /tmp/mined-store --search-only --timing-rounds 0 \
+        --variants default,before19,rrf60 --json /tmp/mined.json
+
+Against ``default`` each variant also gets a paired bootstrap (95%, 2,000 draws) of the MRR and R@10
+differences, and a sign test on the words-differ queries alone (``vs_default_meaning``).
+
 Percentages are 0–100. 27 queries is a small sample: one query moves R@k by 3.7 points.
 """
 
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import math
 import os
@@ -36,8 +53,9 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +64,21 @@ from _variants import VARIANTS  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 DEFAULT_QUERIES = SHARED / "benchdata" / "coding" / "entireio-commits-dev.jsonl"
-CORPUS = SHARED / "corpus" / "claude-code"
+ALL_CORPUS = SHARED / "corpus"
+CORPUS = ALL_CORPUS / "claude-code"
 PROJECT_FOLDER = "entireio__cli"
 SEARCH_LIMIT = 50
 RANK_CUTOFF = 10
+
+
+@dataclass(frozen=True, slots=True)
+class WorkUnits:
+    """A finer answer than the session: the piece of work a commit closed. ``units`` names the unit of
+    each chunk of a committing session (chunks of other sessions are their session); ``relevant`` the
+    units a query asks for, by query id."""
+
+    units: dict[str, str]
+    relevant: dict[str, frozenset[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +87,7 @@ class Query:
     text: str
     relevant: frozenset[str]
     verbatim: bool
+    ignored: frozenset[str] = frozenset()  # chunk ids that do not count as finding the session (mentions)
 
 
 def load_queries(path: Path) -> list[Query]:
@@ -99,6 +129,96 @@ def sign_test(ours: Sequence[float], base: Sequence[float]) -> dict[str, float]:
     return {"wins": wins, "losses": losses, "p": round(min(1.0, 2 * tail), 4)}
 
 
+def bootstrap_delta(ours: Sequence[float], base: Sequence[float], draws: int = 2000) -> dict[str, Any]:
+    """Mean paired difference with a 95% bootstrap interval (queries resampled; fixed seed)."""
+    import numpy as np
+
+    diff = np.array(ours, dtype=float) - np.array(base, dtype=float)
+    picks = np.random.default_rng(19).integers(0, len(diff), size=(draws, len(diff)))
+    means = diff[picks].mean(axis=1)
+    return {
+        "delta": round(float(diff.mean()), 4),
+        "ci95": [round(float(np.percentile(means, 2.5)), 4), round(float(np.percentile(means, 97.5)), 4)],
+    }
+
+
+def mined_queries(home: Path, log: Callable[[str], None]) -> tuple[list[Query], WorkUnits, dict[str, Any]]:
+    """Queries mined from the corpus's own commits (``benchmarks/_commits.py``), each with the chunks of
+    its session that only mention the commit (not counted), and whether its words are still in the
+    session (``verbatim``; False is the "words differ" split). Sessions memory does not hold are dropped.
+
+    Also the work each commit closed: a committing session's chunks, in time order, are cut after each
+    of its commits (at the last chunk holding that commit), and a query's work unit is the piece its
+    commit ends. Many commits come from a few long sessions, so the session alone is easy to find;
+    finding the right piece of it is the sharper test of "the work, not the mention"."""
+    from _commits import commits_here, mention_chunks, mine
+
+    from causantic import Memory
+    from causantic.retrieval.browse import SessionNotFound, Stream
+    from causantic.store.records import StoredChunk
+
+    def chunks_of(streams: Sequence[Stream]) -> Iterator[StoredChunk]:
+        for stream in streams:
+            yield from stream.chunks
+            for spawned in stream.spawned.values():
+                yield from chunks_of(spawned)
+
+    mined, skipped = mine(ALL_CORPUS)
+    in_order: dict[str, list[StoredChunk]] = {}
+    with Memory(home) as memory:
+        for session in sorted({s for commit in mined for s in commit.sessions}):
+            try:
+                view = memory.session_view(session)
+            except SessionNotFound:
+                continue
+            in_order[session] = sorted(
+                chunks_of([view.main, *view.detached]), key=lambda c: (c.start_time, c.turn_index, c.part)
+            )
+    # where each commit happened in each of its sessions: the last chunk holding it (after any retries)
+    ends: dict[tuple[str, str], int] = {}
+    for commit in mined:
+        for session in commit.sessions & in_order.keys():
+            at = [i for i, c in enumerate(in_order[session]) if commits_here(c.content, commit.subject)]
+            if at:
+                ends[(commit.subject, session)] = at[-1]
+    cuts = {s: sorted({i for (_, t), i in ends.items() if t == s}) for s in in_order}
+    units = {
+        c.id: f"{s}#{bisect.bisect_left(cuts[s], i)}" for s, chunks in in_order.items() for i, c in enumerate(chunks)
+    }
+    queries: list[Query] = []
+    relevant_work: dict[str, frozenset[str]] = {}
+    per_project: Counter[str] = Counter()
+    for commit in mined:
+        held = sorted(commit.sessions & in_order.keys())
+        if not held:
+            skipped["sessions not in memory"] += 1
+            continue
+        chunks = [(c.id, c.content) for s in held for c in in_order[s]]
+        ignored, verbatim = mention_chunks(commit.query, commit.subject, chunks)
+        if len(ignored) == len(chunks):
+            skipped["sessions with nothing but the mention"] += 1
+            continue
+        query = Query(f"mined{len(queries) + 1:03d}", commit.query, commit.sessions, verbatim, ignored)
+        queries.append(query)
+        relevant_work[query.id] = frozenset(
+            f"{s}#{cuts[s].index(ends[(commit.subject, s)])}" for s in held if (commit.subject, s) in ends
+        )
+        per_project[commit.project] += 1
+    info = {
+        "queries_per_project": dict(per_project.most_common()),
+        "words_differ": sum(1 for q in queries if not q.verbatim),
+        "sessions": len({s for q in queries for s in q.relevant}),
+        "work_units": len({u for r in relevant_work.values() for u in r}),
+        "mention_chunks_ignored": sum(len(q.ignored) for q in queries),
+        "passed_over": dict(skipped),
+    }
+    log(
+        f"mined {len(queries)} queries ({info['words_differ']} words differ) from {info['sessions']} sessions "
+        f"({info['work_units']} pieces of work): {info['queries_per_project']}"
+    )
+    return queries, WorkUnits(units, relevant_work), info
+
+
 def build_store(home: Path, folders: Sequence[Path], log: Callable[[str], None]) -> None:
     """Ingest ``folders`` into the store at ``home`` (a no-op for files already there)."""
     from causantic import Memory
@@ -120,19 +240,24 @@ def run(
     overrides: dict[str, str],
     log: Callable[[str], None],
     episodic_kinds: Sequence[str] = ("recall", "predict", "recall_chain"),
+    timing_rounds: int = 3,
+    work: WorkUnits | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from causantic import Memory
 
     details: list[dict[str, Any]] = []
     ranked: dict[str, dict[str, list[str]]] = {}
-    timings: dict[str, list[float]] = {}
+    work_ranked: dict[str, dict[str, list[str]]] = {}
     for name in variants:
         config_overrides, request = VARIANTS[name]
         with Memory(home, overrides={**overrides, **config_overrides}) as memory:
-            ranked[name] = {}
+            ranked[name], work_ranked[name] = {}, {}
             for q in queries:
                 answer = memory.search(q.text, limit=SEARCH_LIMIT, **request)
-                ranked[name][q.id] = distinct([h.chunk.session_id for h in answer.hits])
+                kept = [h.chunk for h in answer.hits if h.chunk.id not in q.ignored]
+                ranked[name][q.id] = distinct([c.session_id for c in kept])
+                if work is not None:
+                    work_ranked[name][q.id] = distinct([work.units.get(c.id, c.session_id) for c in kept])
                 details.append(
                     {
                         "query": q.id,
@@ -144,7 +269,7 @@ def run(
                     }
                 )
         log(f"  search {name}: done")
-    timings = time_variants(home, queries, variants, overrides)
+    timings = time_variants(home, queries, variants, overrides, timing_rounds) if timing_rounds else {}
     episodic: dict[str, dict[str, Any]] = {}
     with Memory(home, overrides=overrides) as memory:
         for kind in episodic_kinds:
@@ -154,7 +279,7 @@ def run(
                     answer = memory.recall(q.text, mode="chain")
                 else:
                     answer = getattr(memory, kind)(q.text)
-                sessions = distinct([c.session_id for c in answer.chunks])
+                sessions = distinct([c.session_id for c in answer.chunks if c.id not in q.ignored])
                 held.append(bool(q.relevant & set(sessions)))
                 tokens.append(answer.tokens)
                 details.append(
@@ -173,22 +298,7 @@ def run(
                 "max_tokens": max(tokens),
             }
             log(f"  {kind}: done")
-    base_rr = [reciprocal_rank(ranked["default"][q.id], q.relevant) for q in queries]
-    variants_out: dict[str, Any] = {}
-    for name in variants:
-        metrics: dict[str, Any] = search_metrics(ranked[name], queries)
-        metrics["verbatim"] = search_metrics(ranked[name], [q for q in queries if q.verbatim])
-        metrics["by_meaning"] = search_metrics(ranked[name], [q for q in queries if not q.verbatim])
-        ms = sorted(timings[name])
-        metrics["search_ms"] = {
-            "p50": round(statistics.median(ms), 1),
-            "p95": round(ms[min(len(ms) - 1, math.ceil(0.95 * len(ms)) - 1)], 1),
-        }
-        if name != "default":
-            metrics["vs_default"] = sign_test(
-                [reciprocal_rank(ranked[name][q.id], q.relevant) for q in queries], base_rr
-            )
-        variants_out[name] = metrics
+    variants_out = compare_variants(ranked, queries, timings)
     result = {
         "search": {k: variants_out["default"][k] for k in ("r1", "r5", "r10", "mrr")},
         **episodic,
@@ -196,7 +306,41 @@ def run(
         "n_queries": len(queries),
         "load": os.getloadavg()[0],
     }
+    if work is not None:
+        asked = [replace(q, relevant=work.relevant[q.id]) for q in queries if work.relevant.get(q.id)]
+        result["work_variants"] = compare_variants(work_ranked, asked, {})
+        result["n_work_queries"] = len(asked)
     return result, details
+
+
+def compare_variants(
+    ranked: dict[str, dict[str, list[str]]], queries: Sequence[Query], timings: dict[str, list[float]]
+) -> dict[str, Any]:
+    """Each variant's metrics over ``queries`` (ranked answers by query id), and against ``default``
+    a sign test and paired bootstraps; overall, verbatim, and by meaning (words differ)."""
+    base_rr = [reciprocal_rank(ranked["default"][q.id], q.relevant) for q in queries]
+    variants_out: dict[str, Any] = {}
+    for name in ranked:
+        metrics: dict[str, Any] = search_metrics(ranked[name], queries)
+        metrics["verbatim"] = search_metrics(ranked[name], [q for q in queries if q.verbatim])
+        metrics["by_meaning"] = search_metrics(ranked[name], [q for q in queries if not q.verbatim])
+        ms = sorted(timings.get(name, ()))
+        if ms:
+            metrics["search_ms"] = {
+                "p50": round(statistics.median(ms), 1),
+                "p95": round(ms[min(len(ms) - 1, math.ceil(0.95 * len(ms)) - 1)], 1),
+            }
+        if name != "default":
+            rr = [reciprocal_rank(ranked[name][q.id], q.relevant) for q in queries]
+            metrics["vs_default"] = sign_test(rr, base_rr)
+            metrics["vs_default"]["mrr"] = bootstrap_delta(rr, base_rr)
+            hit10 = [float(bool(q.relevant & set(ranked[name][q.id][:10]))) for q in queries]
+            base10 = [float(bool(q.relevant & set(ranked["default"][q.id][:10]))) for q in queries]
+            metrics["vs_default"]["r10"] = bootstrap_delta(hit10, base10)
+            differ = [i for i, q in enumerate(queries) if not q.verbatim]
+            metrics["vs_default_meaning"] = sign_test([rr[i] for i in differ], [base_rr[i] for i in differ])
+        variants_out[name] = metrics
+    return variants_out
 
 
 def time_variants(
@@ -232,18 +376,14 @@ def render(result: dict[str, Any]) -> str:
         f"Coding memory: {result['n_queries']} queries (session level; %, MRR 0–1); "
         f"load average {result['load']:.1f} on {os.cpu_count()} cores",
         "",
+        *render_variants(result["search_variants"], "search variant"),
     ]
-    head = (
-        f"{'search variant':<16}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'MRR':>7}{'R@10 meaning':>14}{'p95 ms':>8}  vs default"
-    )
-    lines += [head, "-" * len(head)]
-    for name, m in result["search_variants"].items():
-        test = m.get("vs_default")
-        versus = f"  +{test['wins']} −{test['losses']} (p={test['p']:.2f})" if test else ""
-        lines.append(
-            f"{name:<16}{m['r1']:7.1f}{m['r5']:7.1f}{m['r10']:7.1f}{m['mrr']:7.3f}"
-            f"{m['by_meaning'].get('r10', float('nan')):14.1f}{m['search_ms']['p95']:8.0f}{versus}"
-        )
+    if "work_variants" in result:
+        lines += [
+            "",
+            f"The piece of work a commit closed ({result['n_work_queries']} queries; a session cut at its commits):",
+            *render_variants(result["work_variants"], "work variant"),
+        ]
     lines += ["", f"{'answer':<16}{'holds relevant':>16}{'median tokens':>15}{'max tokens':>12}"]
     for kind in ("recall", "predict", "recall_chain"):
         if kind not in result:
@@ -252,6 +392,25 @@ def render(result: dict[str, Any]) -> str:
         lines.append(f"{kind:<16}{e['holds_relevant']:16.1f}{e['median_tokens']:15d}{e['max_tokens']:12d}")
     lines.append(f"{'search top 5':<16}{result['search']['r5']:16.1f}")
     return "\n".join(lines)
+
+
+def render_variants(variants: dict[str, Any], title: str) -> list[str]:
+    head = f"{title:<16}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'MRR':>7}{'R@10 meaning':>14}{'p95 ms':>8}  vs default"
+    lines = [head, "-" * len(head)]
+    for name, m in variants.items():
+        test = m.get("vs_default")
+        versus = (
+            f"  +{test['wins']} −{test['losses']} (p={test['p']:.2f}) "
+            f"MRR {test['mrr']['delta']:+.3f} [{test['mrr']['ci95'][0]:+.3f},{test['mrr']['ci95'][1]:+.3f}]"
+            if test
+            else ""
+        )
+        p95 = m["search_ms"]["p95"] if "search_ms" in m else float("nan")
+        lines.append(
+            f"{name:<16}{m['r1']:7.1f}{m['r5']:7.1f}{m['r10']:7.1f}{m['mrr']:7.3f}"
+            f"{m['by_meaning'].get('r10', float('nan')):14.1f}{p95:8.0f}{versus}"
+        )
+    return lines
 
 
 def main() -> int:
@@ -271,12 +430,21 @@ def main() -> int:
         metavar="KEY=VALUE",
         help="a configuration override for every run (e.g. relevance.floor=0.3)",
     )
+    parser.add_argument(
+        "--mined",
+        action="store_true",
+        help="queries mined from the corpus's own commits over the whole corpus (benchmarks/_commits.py)",
+    )
     parser.add_argument("--search-only", action="store_true", help="skip recall and predict (ranking work)")
+    parser.add_argument(
+        "--timing-rounds", type=int, default=3, help="rounds of timed searches per variant (0: no timing)"
+    )
     parser.add_argument("--json", dest="json_out", type=Path)
     parser.add_argument("--details", type=Path, help="one JSON line per (query, answer kind)")
     args = parser.parse_args()
-    if not args.queries.is_file() or not CORPUS.is_dir():
-        print(f"Needs ../shared beside the repository ({args.queries}, {CORPUS}).", file=sys.stderr)
+    needed = [ALL_CORPUS / "sources.tsv"] if args.mined else [args.queries, CORPUS]
+    if not all(path.exists() for path in needed):
+        print(f"Needs ../shared beside the repository ({', '.join(map(str, needed))}).", file=sys.stderr)
         return 2
     variants = [v for v in args.variants.split(",") if v]
     unknown = set(variants) - set(VARIANTS)
@@ -288,10 +456,18 @@ def main() -> int:
         print(text, file=sys.stderr, flush=True)
 
     home = args.store or Path(tempfile.mkdtemp(prefix="causantic-coding-"))
-    folders = [CORPUS] if args.distractors else [CORPUS / PROJECT_FOLDER]
+    folders = [ALL_CORPUS] if args.mined else [CORPUS] if args.distractors else [CORPUS / PROJECT_FOLDER]
     build_store(home, folders, log)
+    mined: dict[str, Any] = {}
+    work: WorkUnits | None = None
+    if args.mined:
+        queries, work, mined = mined_queries(home, log)
+    else:
+        queries = load_queries(args.queries)
     kinds = () if args.search_only else ("recall", "predict", "recall_chain")
-    result, details = run(home, load_queries(args.queries), variants, overrides, log, kinds)
+    result, details = run(home, queries, variants, overrides, log, kinds, args.timing_rounds, work)
+    if mined:
+        result["mined"] = mined
     print(render(result))
     if args.json_out:
         args.json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

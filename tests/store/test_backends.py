@@ -110,13 +110,16 @@ def test_a_session_prefix_matches_its_case_exactly_on_both_backends(services: Se
     assert services.store.count_chunks(ChunkScope(**in_scope, session_prefix="S1")) == 0
 
 
-def test_a_project_is_found_by_the_end_of_its_path_in_any_ascii_case_on_both_backends(services: Services) -> None:
-    """`--project Demo` names /work/demo on SQLite (its LIKE ignores ASCII case); team memory must
-    resolve it too rather than answer "no such project"."""
+def test_a_project_is_found_by_the_end_of_its_path_in_any_case_on_both_backends(services: Services) -> None:
+    """`--project Demo` names /work/demo, and `--project über` names /work/Über, on both backends
+    alike (SQLite's LIKE folds ASCII letters only, PostgreSQL's ILIKE every letter)."""
     _saved(services)
+    services.store.resolve_project("/work/Über", "/work/Über")
     assert [p.path for p in services.store.find_projects("Demo")] == ["/work/demo"]
     assert [p.path for p in services.store.find_projects("WORK/DEMO")] == ["/work/demo"]
+    assert [p.path for p in services.store.find_projects("work/über")] == ["/work/Über"]
     assert services.store.find_projects("dem") == []  # the end of the path, whole segments only
+    assert services.store.find_projects("50%") == []  # a LIKE wildcard is a plain character
 
 
 def _corpus_files(corpus_dir: Path) -> list[Path]:

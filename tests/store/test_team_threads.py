@@ -72,10 +72,12 @@ def test_searches_from_many_threads_at_once_each_get_their_own_answer(postgres_s
                 assert list(pool.map(answer, asks)) == alone
 
 
-def test_a_read_from_another_thread_never_sees_or_joins_an_open_ingest_transaction(postgres_server: Any) -> None:
+def test_a_read_from_another_thread_never_sees_joins_or_waits_for_an_open_ingest_transaction(
+    postgres_server: Any,
+) -> None:
     """An ingest's session is one transaction on the store's connection: a search on another thread
-    of the same process (the library used from threads) reads only what is committed, and a session
-    that rolls back was never seen."""
+    of the same process (the library used from threads) reads only what is committed, at once, and a
+    session that rolls back was never seen."""
     store = PostgresStore(new_database(postgres_server), member="alice")
     project = store.resolve_project("/home/dev/shop", "/home/dev/shop")
     saved, release = threading.Event(), threading.Event()
@@ -96,10 +98,43 @@ def test_a_read_from_another_thread_never_sees_or_joins_an_open_ingest_transacti
     assert saved.wait(10)
     reader = threading.Thread(target=search)
     reader.start()
-    reader.join(0.5)  # a reader that ran inside the open transaction has seen it by now
+    reader.join(10)  # a reader that ran inside the open transaction has seen it by now
+    assert not reader.is_alive(), "the read waited for the ingest's transaction to end"
     release.set()
     writer.join(10)
     reader.join(10)
     assert seen == [(0, [])]
+    assert store.count_chunks(ChunkScope()) == 0
+    store.close()
+
+
+def test_a_write_from_another_thread_waits_for_the_open_transaction_instead_of_joining_it(
+    postgres_server: Any,
+) -> None:
+    store = PostgresStore(new_database(postgres_server), member="alice")
+    project = store.resolve_project("/home/dev/shop", "/home/dev/shop")
+    saved, release = threading.Event(), threading.Event()
+
+    def ingest() -> None:
+        with contextlib.suppress(RuntimeError), store.atomic():
+            store.save_session(project, "s1", [chunk_record(1)])
+            saved.set()
+            release.wait(10)
+            raise RuntimeError("the ingest fails: its session rolls back")
+
+    def write() -> None:
+        store.set_meta("noted", "yes")
+
+    writer = threading.Thread(target=ingest)
+    writer.start()
+    assert saved.wait(10)
+    other = threading.Thread(target=write)
+    other.start()
+    other.join(0.5)
+    assert other.is_alive(), "the write joined the open transaction"
+    release.set()
+    writer.join(10)
+    other.join(10)
+    assert store.meta_value("noted") == "yes"  # it did not roll back with the ingest
     assert store.count_chunks(ChunkScope()) == 0
     store.close()

@@ -5,9 +5,9 @@
 whose SQL is the same in both dialects but for three things each subclass names: its placeholder
 (statements here are written with ``?``; PostgreSQL's driver wants ``%s``, see :func:`pyformat`),
 how a list of ids is matched (``IN (?, …)`` in batches for SQLite, one ``= ANY(?)`` array for
-PostgreSQL: :meth:`SqlStore._in_ids`), and the spelling of a few functions (:attr:`SqlStore.LIKE`,
-:attr:`SqlStore.JOINED`). Statements that differ more (saving a session, deleting chunks, the
-keyword index, topics' replacement, counts) stay in the subclass that runs them. The decisions that
+PostgreSQL: :meth:`SqlStore._in_ids`), and the spelling of an aggregate (:attr:`SqlStore.JOINED`).
+Statements that differ more (saving a session, deleting chunks, the keyword index, topics'
+replacement, counts) stay in the subclass that runs them. The decisions that
 need no SQL at all are in :mod:`causantic.store.common`.
 """
 
@@ -57,8 +57,6 @@ class SqlStore(ABC):
     (:meth:`atomic`), its statement runners (:meth:`_query`, :meth:`_run_many`, :meth:`_in_ids`),
     its chunk scope condition (:meth:`_chunk_scope`) and :meth:`add_edges`."""
 
-    # Case-insensitive LIKE: SQLite's LIKE ignores ASCII case already; PostgreSQL's ILIKE does.
-    LIKE: ClassVar[str] = "LIKE"
     # The distinct values of one column joined by commas (an aggregate over a GROUP BY).
     JOINED: ClassVar[str] = "GROUP_CONCAT(DISTINCT {})"
     # The columns :func:`~causantic.store.rows.stored_chunk` reads (team memory adds ``c.member``).
@@ -158,8 +156,10 @@ class SqlStore(ABC):
         return names
 
     def find_projects(self, text: str) -> list[Project]:
-        """Projects whose name or path equals ``text``; else whose name or path ends with it
-        (ignoring ASCII case, as SQLite's LIKE does)."""
+        """Projects whose name or path equals ``text``; else whose name or path ends with ``/text``
+        in any case (``--project Demo`` names /work/demo). The case is folded here, not by SQL: SQLite's
+        LIKE folds ASCII letters only and PostgreSQL's ILIKE every letter, so ``Über`` named a project
+        on one backend and not the other; a store has tens of projects, not millions."""
         rows = self._rows(
             "SELECT id, path, name FROM projects WHERE name = ? OR path = ?"
             " UNION SELECT p.id, p.path, p.name FROM project_aliases a JOIN projects p"
@@ -167,12 +167,12 @@ class SqlStore(ABC):
             (text, text.rstrip("/") or text, text),
         )
         if not rows:
-            pattern = "%/" + common.like_escape(text)
-            rows = self._rows(
-                f"SELECT id, path, name FROM projects WHERE name {self.LIKE} ? ESCAPE '\\'"
-                f" OR path {self.LIKE} ? ESCAPE '\\'",
-                (pattern, pattern),
-            )
+            tail = "/" + text.casefold()
+            rows = [
+                r
+                for r in self._rows("SELECT id, path, name FROM projects ORDER BY id")
+                if r["name"].casefold().endswith(tail) or r["path"].casefold().endswith(tail)
+            ]
         return [Project(r["id"], r["path"], r["name"]) for r in rows]
 
     def project_by_path(self, path: str) -> Project | None:

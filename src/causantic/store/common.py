@@ -56,11 +56,6 @@ def path_parts(path: str) -> list[str]:
     return [part for part in path.replace("\\", "/").split("/") if part] or [path]
 
 
-def like_escape(text: str) -> str:
-    """``text`` matched literally by ``LIKE … ESCAPE '\\'``."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 def family_names(projects: Iterable[tuple[int, str]], basename: str) -> dict[int, str]:
     """Give every project (id, path) with this folder name the shortest unique trailing part of its path.
 

@@ -45,7 +45,6 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     the server, never the URL: a server lost mid-command is one sentence, not a traceback."""
 
     fts_enabled = True  # full-text search is part of every PostgreSQL
-    LIKE = "ILIKE"  # SQLite's LIKE ignores ASCII case, so `--project Demo` names /work/demo in both
     JOINED = "string_agg(DISTINCT {}, ',')"
     CHUNK_COLUMNS = CHUNK_COLUMNS + ", c.member"
 
@@ -72,14 +71,18 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         # The connection's turn: held by a transaction from its start to its end, and by each other
         # statement while it runs. A transaction belongs to the connection, not to a thread: without
         # the turn, a search on another thread of this process ran its reads inside an ingest's open
-        # transaction, seeing (and able to abort) a session not yet committed.
+        # transaction, seeing (and able to abort) a session not yet committed. A read that finds the
+        # turn taken by another thread runs on a second connection instead of waiting (see _query).
         self._turn = threading.RLock()
+        self._reader_conn: Any = None
+        self._reader_lock = threading.Lock()
 
     def close(self) -> None:
         self.conn.close()
-        with self._keyword_lock:
-            if self._keyword_conn is not None:
-                self._keyword_conn.close()
+        for lock, attr in ((self._keyword_lock, "_keyword_conn"), (self._reader_lock, "_reader_conn")):
+            with lock:
+                if getattr(self, attr) is not None:
+                    getattr(self, attr).close()
 
     @contextmanager
     def _keywords(self) -> Iterator[Any]:
@@ -103,7 +106,8 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     @contextmanager
     def atomic(self) -> Iterator[None]:
         """All statements inside commit together or not at all; nested calls become savepoints.
-        Other threads' statements on this store wait until it ends (they read what is committed)."""
+        Other threads' writes on this store wait until it ends; their reads do not wait, and see what
+        is committed."""
         with self._turn, self.conn.transaction():
             yield
 
@@ -116,8 +120,30 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         yield
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        with self._turn:  # the cursor holds every row once it returns (a client-side cursor)
+        # The cursor holds every row once it returns (a client-side cursor), so the turn is held
+        # while the statement runs only.
+        if self._turn.acquire(blocking=False):  # free, or this thread's own (open transaction)
+            try:
+                return self.conn.execute(pyformat(sql), params)
+            finally:
+                self._turn.release()
+        if sql.lstrip()[:6].upper().startswith(("SELECT", "WITH")):
+            # Another thread holds the connection, perhaps for a whole ingest transaction: a search
+            # waited for it to commit. The read runs on the reader connection, in autocommit, and
+            # sees what is committed, as SQLite's read-only connections do.
+            return self._reader().execute(pyformat(sql), params)
+        with self._turn:  # a write outside a transaction waits for another thread's to end
             return self.conn.execute(pyformat(sql), params)
+
+    def _reader(self) -> Any:
+        """The connection reads use while another thread holds :attr:`conn`, opened on first need;
+        psycopg runs one statement at a time on it, whichever thread sends it."""
+        with self._reader_lock:
+            if self._reader_conn is None:
+                if self.conn.closed:  # a closed store reads nothing, on any thread
+                    raise psycopg_module().OperationalError("the connection is closed")
+                self._reader_conn = connect(self.url, connect_timeout=self._connect_timeout)
+            return self._reader_conn
 
     def _run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._turn, self.conn.cursor() as cur:
