@@ -17,7 +17,7 @@ from causantic.config import Config
 from causantic.ingest.service import ingest_paths
 from causantic.services import Services, open_services
 from causantic.store import migrations
-from causantic.store.context import FILES_MOST, turn_files
+from causantic.store.context import FILES_MOST, files_text, turn_files
 from causantic.store.memory import MemoryStore
 from causantic.store.postgres import migrations as pg_migrations
 from causantic.store.records import ChunkRecord
@@ -71,21 +71,23 @@ def test_turn_files_are_the_paths_the_turns_calls_name_relative_to_the_project()
         "[Tool:Grep] parse_config\n[Tool:Write] /elsewhere/notes.txt\n[User] see /work/demo/README.md",
     ]
     assert turn_files(contents, ROOT) == ["src/a.py", "tests/test_a.py", "docs/guide.md", "elsewhere/notes.txt"]
+    assert files_text(turn_files(contents, ROOT)) == "a test_a guide notes"
     many = ["\n".join(f"[Tool:Read] /work/demo/f{i}.py" for i in range(FILES_MOST + 5))]
     assert len(turn_files(many, ROOT)) == FILES_MOST
 
 
 def test_a_chunk_is_found_by_its_sessions_task_and_its_turns_files_when_they_weigh(services: Services) -> None:
-    # The second and third chunks never say "backoff" or "queue.py"; weighed 0, the fields find nothing.
+    # The second and third chunks never say "backoff", the third not "queue"; weighed 0, the fields find nothing.
     assert _found(services, "exponential backoff") == []
     assert _found(services, "exponential backoff", session=0.5) == ["c0", "c1", "c2"]
-    assert _found(services, "uploader queue.py") == ["c0"]
-    assert _found(services, "uploader queue.py", files=0.5) == ["c0", "c1", "c2"]
+    assert _found(services, "queue") == ["c0", "c1"]
+    assert _found(services, "queue", files=0.5) == ["c0", "c1", "c2"]  # the file's name, not its folders
+    assert _found(services, "uploader", files=0.5) == ["c0"]
     assert _found(services, "demo") == []
     assert _found(services, "demo", session=0.5) == ["c0", "c1", "c10", "c11", "c2"]  # the project's name
     # A word in the text outranks the same word in the context alone.
-    hits = services.store.keyword_search("uploader", limit=5, context_weights=(0.5, 0.5))
-    assert [h[0] for h in hits][0] == "c0" and len(hits) == 3
+    ranked = [h[0] for h in services.store.keyword_search("queue", limit=5, context_weights=(0.5, 0.5))]
+    assert ranked[-1] == "c2" and len(ranked) == 3
 
 
 def test_a_later_title_reaches_the_sessions_earlier_chunks(services: Services) -> None:
@@ -168,7 +170,7 @@ def test_an_old_store_opens_unfilled_searches_as_before_and_the_next_ingest_fill
         assert any("search context of 4 chunks" in note for note in report.notes), report.notes
         _index_consistent(reopened)
         assert _found(reopened, "exponential backoff", session=0.5) == ["c0", "c1", "c2"]
-        assert _found(reopened, "uploader queue.py", files=0.5) == ["c0", "c1", "c2"]
+        assert _found(reopened, "queue", files=0.5) == ["c0", "c1", "c2"]
         assert _found(reopened, "speed thumbnails", session=0.5) == ["c30"]
         assert _found(reopened, "svg scales") == ["c11"]
         again = ingest_paths(reopened, [next(EXAMPLE_DIR.glob("*.jsonl"))], embed=False, workers=1, force=True)

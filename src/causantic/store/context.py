@@ -9,8 +9,8 @@ weighted in BM25 by a configuration key (``retrieval.keywordSessionWeight``,
 
 - ``context_session``: the session's title (its first real prompt, 200 characters at most) and the
   project's name;
-- ``context_files``: the paths the turn's file tools (``Read``, ``Edit``, ``Write``...) named and the
-  paths in its shell commands, relative to the project's root when inside it.
+- ``context_files``: the names of the files the turn's file tools (``Read``, ``Edit``, ``Write``...)
+  named and of the paths in its shell commands.
 
 Both come from what the store already holds (the session's title, the project, the tool-call lines
 of the turn's chunks, as :mod:`causantic.ingest.render` writes them), so rows written before the
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from pathlib import PurePosixPath
 
 from causantic.store.records import ChunkRecord, Project
 
@@ -64,8 +65,12 @@ def session_text(title: str | None, project_name: str) -> str:
 
 
 def files_text(paths: Iterable[str]) -> str:
-    """The ``context_files`` value: the paths, one space apart ('' when none: filled, but empty)."""
-    return " ".join(paths)
+    """The ``context_files`` value: each file's name without folder or extension, once, one space
+    apart ('' when none: filled, but empty). The folders and extensions (``cmd/entire/cli``, ``go``)
+    are the same in most of a project's chunks: kept, they made the field a third of the text's size
+    on the coding set (every chunk of a turn holds it) while saying little; the names say which
+    files (``manual_commit_git``), and the text itself still holds the paths its calls named."""
+    return " ".join(dict.fromkeys(stem for path in paths if (stem := PurePosixPath(path).stem)))
 
 
 def chunk_context(chunks: Sequence[ChunkRecord], title: str | None, project: Project) -> dict[str, tuple[str, str]]:
