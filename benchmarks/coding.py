@@ -268,6 +268,15 @@ def run(
                         "nothing_relevant": answer.nothing_relevant,
                     }
                 )
+                if work is not None and work.relevant.get(q.id):  # the piece of work, paired the same way
+                    details.append(
+                        {
+                            "query": q.id,
+                            "kind": "work" if name == "default" else f"work:{name}",
+                            "sessions": work_ranked[name][q.id][:10],
+                            "relevant": sorted(work.relevant[q.id]),
+                        }
+                    )
         log(f"  search {name}: done")
     timings = time_variants(home, queries, variants, overrides, timing_rounds) if timing_rounds else {}
     episodic: dict[str, dict[str, Any]] = {}

@@ -4,7 +4,7 @@ the version before, where one run's variants cannot be compared in the same stor
 
 Usage::
 
-    python benchmarks/paired_runs.py BASE.jsonl OURS.jsonl [--base-kind search] [--kind search:NAME]
+    python benchmarks/paired_runs.py BASE.jsonl OURS.jsonl [--base-kind search|work] [--kind search:NAME|work:NAME]
 
 Prints R@1/5/10 and MRR of both, the per-query sign test on reciprocal rank (coding.py's) and a
 paired bootstrap 95% interval of the MRR and R@5 differences.
