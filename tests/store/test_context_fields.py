@@ -64,16 +64,17 @@ def _found(services: Services, query: str, session: float = 0.0, files: float = 
     return sorted(chunk_id for chunk_id, _ in hits)
 
 
-def test_turn_files_are_the_paths_the_turns_calls_name_relative_to_the_project() -> None:
+def test_turn_files_are_the_paths_the_turns_file_and_shell_calls_name() -> None:
     contents = [
         "[Tool:Read] /work/demo/src/a.py\n[Result:Read] import b",
         "[Tool:Edit] /work/demo/src/a.py\n[Tool:Bash] pytest tests/test_a.py && git diff docs/guide.md",
         "[Tool:Grep] parse_config\n[Tool:Write] /elsewhere/notes.txt\n[User] see /work/demo/README.md",
     ]
-    assert turn_files(contents, ROOT) == ["src/a.py", "tests/test_a.py", "docs/guide.md", "elsewhere/notes.txt"]
-    assert files_text(turn_files(contents, ROOT)) == "a test_a guide notes"
+    paths = ["work/demo/src/a.py", "tests/test_a.py", "docs/guide.md", "elsewhere/notes.txt"]
+    assert turn_files(contents) == paths
+    assert files_text(paths) == "a test_a guide notes"
     many = ["\n".join(f"[Tool:Read] /work/demo/f{i}.py" for i in range(FILES_MOST + 5))]
-    assert len(turn_files(many, ROOT)) == FILES_MOST
+    assert len(turn_files(many)) == FILES_MOST
 
 
 def test_a_chunk_is_found_by_its_sessions_task_and_its_turns_files_when_they_weigh(services: Services) -> None:

@@ -37,10 +37,8 @@ _PATH_WORD = re.compile(r"(?:[\w.@~+-]*/)+[\w.@+-]+|[\w@+-]+\.[A-Za-z][A-Za-z0-9
 FILES_MOST = 40  # paths kept per turn: a turn that touched hundreds is not about each one
 
 
-def turn_files(contents: Iterable[str], project_path: str = "") -> list[str]:
-    """The distinct paths a turn's chunks name in their tool calls, in order, ``project_path``'s
-    prefix removed (the root's own words would be in every chunk of the project)."""
-    root = project_path.rstrip("/") + "/" if project_path else ""
+def turn_files(contents: Iterable[str]) -> list[str]:
+    """The distinct paths a turn's chunks name in their tool calls, in order."""
     found: dict[str, None] = {}
     for content in contents:
         if "[Tool:" not in content:
@@ -53,7 +51,7 @@ def turn_files(contents: Iterable[str], project_path: str = "") -> list[str]:
             else:
                 continue
             for path in paths:
-                path = path.removeprefix(root).strip("./")
+                path = path.strip("./")
                 if path and len(found) < FILES_MOST:
                     found.setdefault(path, None)
     return list(found)
@@ -79,6 +77,6 @@ def chunk_context(chunks: Sequence[ChunkRecord], title: str | None, project: Pro
     by_turn: dict[tuple[str, int], list[str]] = {}
     for chunk in chunks:
         by_turn.setdefault((chunk.agent, chunk.turn_index), []).append(chunk.content)
-    files = {turn: files_text(turn_files(contents, project.path)) for turn, contents in by_turn.items()}
+    files = {turn: files_text(turn_files(contents)) for turn, contents in by_turn.items()}
     session = session_text(title, project.name)
     return {c.id: (session, files[(c.agent, c.turn_index)]) for c in chunks}

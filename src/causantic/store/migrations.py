@@ -394,23 +394,30 @@ def context_updates(conn: Any, after: int, batch: int, mark: str) -> list[tuple[
     rowid ``after``, in rowid order; both backends' fill. A turn's files are read from all its chunks,
     filled or not. ``mark``: the driver's placeholder."""
     rows = conn.execute(
-        "SELECT c.rowid, c.session_id, c.agent, c.turn_index, s.title, p.name, p.path FROM chunks c"
+        "SELECT c.rowid, c.session_id, c.agent, c.turn_index, s.title, p.name FROM chunks c"
         " JOIN sessions s ON s.id = c.session_id JOIN projects p ON p.id = c.project_id"
         f" WHERE c.rowid > {mark} AND c.context_files IS NULL ORDER BY c.rowid LIMIT {mark}",
         (after, batch),
     ).fetchall()
-    files: dict[tuple[str, str, int], str] = {}
-    updates = []
-    for rowid, session_id, agent, turn, title, name, path in rows:
-        if (session_id, agent, turn) not in files:
-            contents = conn.execute(
-                f"SELECT content FROM chunks WHERE session_id = {mark} AND agent = {mark} AND turn_index = {mark}"
-                " ORDER BY part",
-                (session_id, agent, turn),
-            ).fetchall()
-            files[(session_id, agent, turn)] = files_text(turn_files((r[0] for r in contents), path))
-        updates.append((session_text(title, name), files[(session_id, agent, turn)], int(rowid)))
-    return updates
+    # A turn's chunks by session (the session index; a filter on agent let SQLite pick the agent
+    # index and scan every main-agent chunk per turn), only the turns this batch holds.
+    turns: dict[str, set[int]] = {}
+    for _, session_id, _, turn, *_ in rows:
+        turns.setdefault(session_id, set()).add(int(turn))
+    contents: dict[tuple[str, str, int], list[str]] = {}
+    for session_id, wanted in turns.items():
+        listed = sorted(wanted)
+        for agent, turn, content in conn.execute(
+            f"SELECT agent, turn_index, content FROM chunks WHERE session_id = {mark}"
+            f" AND turn_index IN ({', '.join([mark] * len(listed))}) ORDER BY part",
+            (session_id, *listed),
+        ).fetchall():
+            contents.setdefault((session_id, agent, int(turn)), []).append(content)
+    files = {key: files_text(turn_files(texts)) for key, texts in contents.items()}
+    return [
+        (session_text(title, name), files.get((session_id, agent, int(turn)), ""), int(rowid))
+        for rowid, session_id, agent, turn, title, name in rows
+    ]
 
 
 def swap_context_index(conn: sqlite3.Connection) -> bool:
