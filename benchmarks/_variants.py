@@ -81,18 +81,6 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
     "context25": ({"retrieval.sessionContext": "0.25"}, {}),
     "context50": ({"retrieval.sessionContext": "0.5"}, {}),
     "context100": ({"retrieval.sessionContext": "1.0"}, {}),
-    # the session's task and project, and the turn's files, as keyword fields (BM25 column weights)
-    "fields_s25": ({"retrieval.keywordSessionWeight": "0.25"}, {}),
-    "fields_s50": ({"retrieval.keywordSessionWeight": "0.5"}, {}),
-    "fields_s100": ({"retrieval.keywordSessionWeight": "1.0"}, {}),
-    "fields_f25": ({"retrieval.keywordFilesWeight": "0.25"}, {}),
-    "fields_f50": ({"retrieval.keywordFilesWeight": "0.5"}, {}),
-    "fields_f100": ({"retrieval.keywordFilesWeight": "1.0"}, {}),
-    "fields_s25_f25": ({"retrieval.keywordSessionWeight": "0.25", "retrieval.keywordFilesWeight": "0.25"}, {}),
-    "fields_s50_f50": ({"retrieval.keywordSessionWeight": "0.5", "retrieval.keywordFilesWeight": "0.5"}, {}),
-    "fields_s100_f50": ({"retrieval.keywordSessionWeight": "1.0", "retrieval.keywordFilesWeight": "0.5"}, {}),
-    "fields_s100_f100": ({"retrieval.keywordSessionWeight": "1.0", "retrieval.keywordFilesWeight": "1.0"}, {}),
-    "fields_s50_noctx": ({"retrieval.keywordSessionWeight": "0.5", "retrieval.sessionContext": "0"}, {}),
     # vector weight under convex fusion, cosines as shares of the best
     "vw70": ({"retrieval.fusion": "convex", "retrieval.vectorWeight": "0.7", "retrieval.vectorSpread": "false"}, {}),
     "vw100": ({"retrieval.fusion": "convex", "retrieval.vectorWeight": "1.0", "retrieval.vectorSpread": "false"}, {}),

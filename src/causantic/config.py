@@ -329,23 +329,6 @@ class RetrievalConfig(_Section):
             "stores. 0 scores every chunk with any query word."
         ),
     )
-    keyword_session_weight: float = Field(
-        0.0,
-        ge=0,
-        description=(
-            "BM25 weight of a chunk's session context in keyword search: its session's title (the first "
-            "real prompt) and project name, kept beside every chunk so a chunk deep in a long session is "
-            "found by the task it served (the chunk's own text weighs 1). 0: matched but not scored."
-        ),
-    )
-    keyword_files_weight: float = Field(
-        0.0,
-        ge=0,
-        description=(
-            "BM25 weight of the file paths a chunk's turn touched (read, edited, written, named in a "
-            "shell command) in keyword search. 0: matched but not scored."
-        ),
-    )
     mmr_lambda: float = Field(0.7, ge=0, le=1, description="MMR trade-off: 1 = relevance only.")
     mmr_enabled: bool = Field(True, description="Rerank with Maximal Marginal Relevance.")
     dedup_threshold: float = Field(0.97, ge=0, le=1, description="Cosine above which two hits are duplicates.")

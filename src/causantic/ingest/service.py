@@ -77,8 +77,6 @@ def ingest_paths(
     # run (store.migrations.m009_text_features); ingest runs detached or at the user's request.
     if filled := services.store.fill_text_features(pending_only=True):
         report.notes.append(f"stored the search features of {filled:,} chunks ingested by an earlier version")
-    if filled := services.store.fill_context_fields(pending_only=True):  # likewise (store.migrations.m011)
-        report.notes.append(f"stored the search context of {filled:,} chunks ingested by an earlier version")
     examples = example_projects(services.store)
     if as_examples:
         paths_now = {p.path for p in services.store.projects_by_id(report.project_ids)}
@@ -156,7 +154,6 @@ def reindex(services: Services, on_progress: Callable[[int, int], None] | None =
     """Re-embed every chunk with the configured model, from scratch; fill the text features of any
     chunk written without them (by an older version, after the store was migrated)."""
     services.store.fill_text_features()
-    services.store.fill_context_fields()
     services.vectors.drop()
     return embed_pending(services, on_progress=on_progress)
 

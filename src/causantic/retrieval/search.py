@@ -312,7 +312,6 @@ class Searcher:
                     limit=pool,
                     score_budget=self.config.keyword_score_budget,
                     member=member,
-                    context_weights=(self.config.keyword_session_weight, self.config.keyword_files_weight),
                 )
             )
             return hits, profile

@@ -52,9 +52,8 @@ SHARED_FROM = 2_000  # a count this high is kept for later searches until memory
 _SHARED_MOST = 4_096  # phrases kept so; the cache starts over when full
 R = TypeVar("R")
 # Column weights: the text counts fully, the camelCase parts beside it (search_terms) half, the
-# scope tokens (project, agent) not at all; the context columns as configured (bm25_of). An index
-# migration m011 has not finished yet lacks those columns: FTS5 ignores weights past its last.
-_BM25 = "bm25(chunks_fts, 1.0, 0.5, 0.0, {session!r}, {files!r})"
+# scope tokens (project, agent) not at all.
+_BM25 = "bm25(chunks_fts, 1.0, 0.5, 0.0)"
 _SCOPE_LIKE = re.compile(r"zz[pa]", re.IGNORECASE)
 
 
@@ -86,26 +85,16 @@ class KeywordSearch:
             self._readers.clear()
 
     def search(
-        self,
-        query: str,
-        *,
-        project_ids: Sequence[int] | None,
-        agent: str | None,
-        limit: int,
-        score_budget: int,
-        context_weights: tuple[float, float] = (0.0, 0.0),
+        self, query: str, *, project_ids: Sequence[int] | None, agent: str | None, limit: int, score_budget: int
     ) -> list[tuple[str, float]]:
-        """(chunk id, BM25 score) best first, higher is better; ``score_budget`` 0 ranks exactly.
-        ``context_weights``: BM25's weights of the context columns (a chunk matched there alone, at
-        weight 0, scores 0 and is left out)."""
+        """(chunk id, BM25 score) best first, higher is better; ``score_budget`` 0 ranks exactly."""
         phrases = [text_only(p) for p in match_phrases(query)]
         if not phrases:
             return []
         scope = Scope(tuple(project_ids) if project_ids else None, agent)  # hashable: it keys counts
         with self._in_use():
             version = self._data_version()
-            known = self._take_counted(scope, version)
-            return self._search(phrases, scope, limit, score_budget, version, known, bm25_of(context_weights))
+            return self._search(phrases, scope, limit, score_budget, version, self._take_counted(scope, version))
 
     def document_counts(
         self, phrases: Sequence[str], *, project_ids: Sequence[int] | None, agent: str | None, most: int
@@ -136,14 +125,7 @@ class KeywordSearch:
                 self._idle.notify_all()
 
     def _search(
-        self,
-        phrases: list[str],
-        scope: Scope,
-        limit: int,
-        score_budget: int,
-        version: int,
-        known: dict[str, _Counted],
-        bm25: str,
+        self, phrases: list[str], scope: Scope, limit: int, score_budget: int, version: int, known: dict[str, _Counted]
     ) -> list[tuple[str, float]]:
         if score_budget > 0 and self._fits(phrases, score_budget, scope):
             score_budget = 0
@@ -160,7 +142,7 @@ class KeywordSearch:
             return []
         expressions = [any_of(rare)] + ([f"({any_of(rare)}) AND ({any_of(common)})"] if common else [])
         scores: dict[str, float] = {}
-        for hits in self._on_both(lambda c, e: _bm25(c, e, scope, limit, bm25), expressions):
+        for hits in self._on_both(lambda c, e: _bm25(c, e, scope, limit), expressions):
             scores.update(hits)  # B after A: a chunk in both gets its full score
         return sorted(scores.items(), key=lambda hit: -hit[1])[:limit]
 
@@ -285,20 +267,12 @@ def _count(conn: sqlite3.Connection, phrase: str, most: int | None, scope: Scope
     return int(conn.execute(sql, (scope.match(phrase), -1 if most is None else most)).fetchone()[0])
 
 
-def bm25_of(context_weights: tuple[float, float]) -> str:
-    """The ``bm25()`` call with the context columns' weights (session, files)."""
-    session, files = (float(w) for w in context_weights)
-    return _BM25.format(session=session, files=files)
-
-
-def _bm25(
-    conn: sqlite3.Connection, expression: str, scope: Scope, limit: int, bm25: str = bm25_of((0.0, 0.0))
-) -> list[tuple[str, float]]:
+def _bm25(conn: sqlite3.Connection, expression: str, scope: Scope, limit: int) -> list[tuple[str, float]]:
     # Rank inside the keyword index and look up only the best rows' ids: joining first would read
-    # the chunks row of every match. A row matched only in columns weighted 0 scores 0: not a hit.
+    # the chunks row of every match.
     sql = (
-        f"SELECT c.id, f.rank FROM (SELECT rowid, {bm25} AS rank FROM chunks_fts"
+        f"SELECT c.id, f.rank FROM (SELECT rowid, {_BM25} AS rank FROM chunks_fts"
         " WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN chunks c ON c.rowid = f.rowid"
         " ORDER BY f.rank"
     )
-    return [(r[0], -float(r[1])) for r in conn.execute(sql, (scope.match(expression), limit)) if r[1] < 0]
+    return [(r[0], -float(r[1])) for r in conn.execute(sql, (scope.match(expression), limit))]

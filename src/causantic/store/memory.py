@@ -24,18 +24,10 @@ from causantic.sources import SOURCES
 from causantic.store import common
 from causantic.store import sqlite as sqlite_util
 from causantic.store.base import SqlStore, marks
-from causantic.store.context import chunk_context, session_text
 from causantic.store.features import features_in_order, opening_stems
 from causantic.store.fts import quote_phrase
 from causantic.store.keyword import KeywordSearch
-from causantic.store.migrations import (
-    CONTEXT_FIELDS_PENDING,
-    TEXT_FEATURES_PENDING,
-    fill_context_fields,
-    fill_text_features,
-    migrate,
-    swap_context_index,
-)
+from causantic.store.migrations import TEXT_FEATURES_PENDING, fill_text_features, migrate
 from causantic.store.records import (
     ChunkRecord,
     ChunkScope,
@@ -47,7 +39,7 @@ from causantic.store.records import (
 _COUNTED_SCOPES = 64  # scopes whose chunk count is kept (searches use a handful: all, each project)
 
 
-_CHUNK_COLUMNS = 25
+_CHUNK_COLUMNS = 23
 _CHUNK_ROW = "(" + ", ".join(["?"] * _CHUNK_COLUMNS) + ")"
 _CHUNK_ROWS_PER_STATEMENT = 1000  # at most; fewer when the SQLite library allows fewer parameters
 
@@ -255,14 +247,6 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
                 title,
             ),
         )
-        session_title = self.conn.execute("SELECT title FROM sessions WHERE id = ?", (session_id,)).fetchone()[0]
-        context = chunk_context(chunks, session_title, project)
-        # The session's other chunks follow a title that changed (a resumed session's earlier part).
-        self.conn.execute(
-            "UPDATE chunks SET context_session = ? WHERE session_id = ? AND context_files IS NOT NULL"
-            " AND context_session IS NOT ?",
-            (session_text(session_title, project.name), session_id, session_text(session_title, project.name)),
-        )
         chunks = self._without_forgotten(chunks)
         existing = self._existing_hashes([c.id for c in chunks])
         new, changed = common.new_and_changed(chunks, existing)
@@ -281,21 +265,15 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
             self.conn.execute(
                 "INSERT INTO chunks(id, session_id, project_id, agent, agent_id, team_name, turn_index, part,"
                 " start_time, end_time, content, search_terms, content_hash, approx_tokens, tool_use_count,"
-                " code_block_count, has_thinking, message_uuids, created_at, source, stems, own_stems, bulk,"
-                " context_session, context_files) VALUES "
+                " code_block_count, has_thinking, message_uuids, created_at, source, stems, own_stems, bulk) VALUES "
                 + ", ".join([_CHUNK_ROW] * len(batch))
                 + " ON CONFLICT(id) DO UPDATE SET end_time = excluded.end_time, content = excluded.content,"
                 " search_terms = excluded.search_terms, content_hash = excluded.content_hash,"
                 " approx_tokens = excluded.approx_tokens, tool_use_count = excluded.tool_use_count,"
                 " code_block_count = excluded.code_block_count, has_thinking = excluded.has_thinking,"
                 " message_uuids = excluded.message_uuids, agent = excluded.agent, team_name = excluded.team_name,"
-                " stems = excluded.stems, own_stems = excluded.own_stems, bulk = excluded.bulk,"
-                " context_session = excluded.context_session, context_files = excluded.context_files",
-                [
-                    value
-                    for c in batch
-                    for value in (*common.chunk_values(c, project.id, now, source), *next(features), *context[c.id])
-                ],
+                " stems = excluded.stems, own_stems = excluded.own_stems, bulk = excluded.bulk",
+                [value for c in batch for value in (*common.chunk_values(c, project.id, now, source), *next(features))],
             )
         return [c.id for c in new], len(changed)
 
@@ -412,24 +390,6 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
                     return filled
             filled += count
 
-    def fill_context_fields(self, *, pending_only: bool = False) -> int:
-        """Fill the context fields (:mod:`causantic.store.context`) of chunks written without them
-        (before migration m011, or since by an older version), a batch per transaction as
-        :meth:`fill_text_features` does; once none is left, the keyword index with their columns
-        replaces the one without (:func:`~causantic.store.migrations.swap_context_index`). Return how
-        many were filled. ``pending_only``: only when m011 left rows to fill (else one meta read)."""
-        if pending_only and self.meta_value(CONTEXT_FIELDS_PENDING) is None:
-            return 0
-        filled, after = 0, 0
-        while True:
-            with self.atomic():
-                count, after = fill_context_fields(self.conn, after)
-                if not count:
-                    if swap_context_index(self.conn):
-                        self.delete_meta(CONTEXT_FIELDS_PENDING)
-                    return filled
-            filled += count
-
     # ---- reads ----------------------------------------------------------------------------
 
     def count_chunks(self, scope: ChunkScope) -> int:
@@ -458,22 +418,15 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         limit: int = 50,
         score_budget: int = 0,
         member: str | None = None,
-        context_weights: tuple[float, float] = (0.0, 0.0),
     ) -> list[tuple[str, float]]:
         """BM25 hits as (chunk id, score), best first; higher is better. Empty without FTS5.
         ``score_budget`` bounds the work on large stores (:mod:`causantic.store.keyword`).
-        ``member``: team memory's filter; local memory holds no member's rows, so none match.
-        ``context_weights``: the BM25 weights of the context fields (:mod:`causantic.store.context`)."""
+        ``member``: team memory's filter; local memory holds no member's rows, so none match."""
         if not self.fts_enabled or member is not None:
             return []
         try:
             return self._keywords.search(
-                query,
-                project_ids=project_ids,
-                agent=agent,
-                limit=limit,
-                score_budget=score_budget,
-                context_weights=context_weights,
+                query, project_ids=project_ids, agent=agent, limit=limit, score_budget=score_budget
             )
         except sqlite3.OperationalError as exc:
             # Second guard behind match_phrases' quoting: a query FTS5 still rejects yields no

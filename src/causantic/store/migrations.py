@@ -12,7 +12,6 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any
 
-from causantic.store.context import files_text, session_text, turn_files
 from causantic.store.features import feature_values
 from causantic.store.sqlite import atomic, fts5_available
 
@@ -309,140 +308,6 @@ def m010_stale_text_features(conn: sqlite3.Connection) -> None:
     )
 
 
-def m011_context_fields(conn: sqlite3.Connection) -> None:
-    """Each chunk keeps the context it lacks as two keyword-search fields (:mod:`causantic.store.context`):
-    its session's title and project name, and the files its turn touched.
-
-    Why not here: FTS5 cannot add a column to an index, and building a new one over 100k chunks takes
-    far longer than the session-start hook's 10 s (the first process to open an upgraded store; see
-    m009). So this migration only adds the columns (NULL: not filled) and an empty index
-    ``chunks_fts_next`` with them, which triggers keep in step for filled rows only, while search
-    keeps using ``chunks_fts`` (the same columns first, so the same query runs on either). The next
-    ingest fills the rows a batch per transaction (:func:`fill_context_fields`); once none is left, the
-    new index replaces the old one in one transaction (:func:`swap_context_index`)."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'fts5'").fetchone()
-    _run_script(
-        conn,
-        f"""
-        ALTER TABLE chunks ADD COLUMN context_session TEXT;  -- NULL (with context_files): not filled
-        ALTER TABLE chunks ADD COLUMN context_files TEXT;
-        INSERT OR REPLACE INTO meta(key, value) VALUES ('{CONTEXT_FIELDS_PENDING}', 'true');
-        """,
-    )
-    if row and row[0] == "available":
-        _run_script(conn, _context_index("chunks_fts_next") + _context_triggers("chunks_fts_next", filled_only=True))
-    if swap_context_index(conn):  # no chunk yet: nothing to fill
-        conn.execute(f"DELETE FROM meta WHERE key = '{CONTEXT_FIELDS_PENDING}'")
-
-
-# meta key: rows written before m011 lack their context fields, and the keyword index its columns.
-CONTEXT_FIELDS_PENDING = "context_fields_pending"
-_FTS_COLUMNS = ("content", "search_terms", "scope_terms", "context_session", "context_files")
-
-
-def _context_index(table: str) -> str:
-    """The keyword index with the context columns (triggers: :func:`_context_triggers`)."""
-    return f"""
-        CREATE VIRTUAL TABLE {table} USING fts5(
-            {", ".join(_FTS_COLUMNS)},
-            content='chunks', content_rowid='rowid',
-            tokenize='porter unicode61 remove_diacritics 2'
-        );
-        """
-
-
-def _context_triggers(table: str, *, filled_only: bool) -> str:
-    """Triggers keeping ``table`` (:func:`_context_index`) in step with ``chunks``. ``filled_only``:
-    a row is indexed only once its context is filled (while the old index serves search); else every
-    row, one without context (an older release wrote it) with empty fields, so deleting it removes
-    exactly what was indexed."""
-    columns = ", ".join(_FTS_COLUMNS)
-
-    def values(row: str) -> str:
-        return ", ".join(f"COALESCE({row}.{c}, '')" if c.startswith("context_") else f"{row}.{c}" for c in _FTS_COLUMNS)
-
-    def when(row: str) -> str:
-        return f" WHERE {row}.context_files IS NOT NULL" if filled_only else ""
-
-    insert = f"INSERT INTO {table}(rowid, {columns}) SELECT new.rowid, {values('new')}{when('new')};"
-    delete = f"INSERT INTO {table}({table}, rowid, {columns}) SELECT 'delete', old.rowid, {values('old')}{when('old')};"
-    return f"""
-        CREATE TRIGGER {table}_insert AFTER INSERT ON chunks BEGIN
-            {insert}
-        END;
-        CREATE TRIGGER {table}_delete AFTER DELETE ON chunks BEGIN
-            {delete}
-        END;
-        CREATE TRIGGER {table}_update AFTER UPDATE OF content, search_terms, project_id, agent, context_session,
-            context_files ON chunks BEGIN
-            {delete}
-            {insert}
-        END;
-        """
-
-
-def fill_context_fields(conn: sqlite3.Connection, after: int = 0, batch: int = 2_000) -> tuple[int, int]:
-    """Fill the context fields of up to ``batch`` chunks without them past rowid ``after``, in rowid
-    order; return how many, and the last rowid done (``after`` when none was left)."""
-    updates = context_updates(conn, after, batch, "?")
-    conn.executemany("UPDATE chunks SET context_session = ?, context_files = ? WHERE rowid = ?", updates)
-    return len(updates), int(updates[-1][2]) if updates else after
-
-
-def context_updates(conn: Any, after: int, batch: int, mark: str) -> list[tuple[str, str, int]]:
-    """(context_session, context_files, rowid) of up to ``batch`` chunks without context fields past
-    rowid ``after``, in rowid order; both backends' fill. A turn's files are read from all its chunks,
-    filled or not. ``mark``: the driver's placeholder."""
-    rows = conn.execute(
-        "SELECT c.rowid, c.session_id, c.agent, c.turn_index, s.title, p.name FROM chunks c"
-        " JOIN sessions s ON s.id = c.session_id JOIN projects p ON p.id = c.project_id"
-        f" WHERE c.rowid > {mark} AND c.context_files IS NULL ORDER BY c.rowid LIMIT {mark}",
-        (after, batch),
-    ).fetchall()
-    # A turn's chunks by session (the session index; a filter on agent let SQLite pick the agent
-    # index and scan every main-agent chunk per turn), only the turns this batch holds.
-    turns: dict[str, set[int]] = {}
-    for _, session_id, _, turn, *_ in rows:
-        turns.setdefault(session_id, set()).add(int(turn))
-    contents: dict[tuple[str, str, int], list[str]] = {}
-    for session_id, wanted in turns.items():
-        listed = sorted(wanted)
-        for agent, turn, content in conn.execute(
-            f"SELECT agent, turn_index, content FROM chunks WHERE session_id = {mark}"
-            f" AND turn_index IN ({', '.join([mark] * len(listed))}) ORDER BY part",
-            (session_id, *listed),
-        ).fetchall():
-            contents.setdefault((session_id, agent, int(turn)), []).append(content)
-    files = {key: files_text(turn_files(texts)) for key, texts in contents.items()}
-    return [
-        (session_text(title, name), files.get((session_id, agent, int(turn)), ""), int(rowid))
-        for rowid, session_id, agent, turn, title, name in rows
-    ]
-
-
-def swap_context_index(conn: sqlite3.Connection) -> bool:
-    """Replace the keyword index by the one with context columns once every row is in it; return
-    whether it was replaced (False: a row still lacks its context, an older release wrote it)."""
-    if conn.execute("SELECT 1 FROM chunks WHERE context_files IS NULL LIMIT 1").fetchone():
-        return False
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_fts_next'").fetchone():
-        _run_script(
-            conn,
-            """
-            DROP TRIGGER chunks_fts_insert;
-            DROP TRIGGER chunks_fts_delete;
-            DROP TRIGGER chunks_fts_update;
-            DROP TRIGGER chunks_fts_next_insert;
-            DROP TRIGGER chunks_fts_next_delete;
-            DROP TRIGGER chunks_fts_next_update;
-            DROP TABLE chunks_fts;
-            ALTER TABLE chunks_fts_next RENAME TO chunks_fts;
-            """,
-        )
-        _run_script(conn, _context_triggers("chunks_fts", filled_only=False))
-    return True
-
-
 # meta key: rows written before m009 still lack their text features (the next ingest fills them).
 TEXT_FEATURES_PENDING = "text_features_pending"
 
@@ -482,7 +347,6 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m008_session_titles,
     m009_text_features,
     m010_stale_text_features,
-    m011_context_fields,
 )
 
 

@@ -119,7 +119,6 @@ class MemoryStoreProtocol(Protocol):
 
     # ---- ingest writes (call inside atomic/batch unless said otherwise) -------------------------
     def fill_text_features(self, *, pending_only: bool = False) -> int: ...  # its own transactions
-    def fill_context_fields(self, *, pending_only: bool = False) -> int: ...  # its own transactions
     def file_unchanged(self, path: str, size: int, mtime_ns: int) -> bool: ...
     def mark_files(self, marks: Iterable[FileMark]) -> None: ...
     def save_session(
@@ -161,7 +160,6 @@ class MemoryStoreProtocol(Protocol):
         limit: int = 50,
         score_budget: int = 0,
         member: str | None = None,  # team memory: only this member's chunks, filtered by the index query
-        context_weights: tuple[float, float] = (0.0, 0.0),  # BM25 weights of context_session, context_files
     ) -> list[tuple[str, float]]: ...
     def keyword_document_counts(
         self,

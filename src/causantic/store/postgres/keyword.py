@@ -10,8 +10,7 @@ with the ``causantic`` configuration (English); camelCase parts come from ``sear
 Ranking: FTS5 ranks by BM25. PostgreSQL has no BM25, so each chunk's score is the sum, over the
 query's phrases it holds, of the phrase's IDF (BM25's formula, counted within the search scope) times
 ``ts_rank`` with length normalisation (which saturates term frequency and favours short chunks, as
-BM25's length term does). Content weighs 1, identifier parts 0.5, as SQLite's column weights; the
-context fields (:mod:`causantic.store.context`, a tsvector of their own) as configured.
+BM25's length term does). Content weighs 1, identifier parts 0.5, as SQLite's column weights.
 On a large store only the chunks holding the query's rarer phrases are ranked, as in SQLite
 (:func:`search` says how, and why that keeps their scores exact).
 """
@@ -30,11 +29,8 @@ def split_sql(expression: str) -> str:
     return f"regexp_replace({expression}, '[^[:alnum:]]+', ' ', 'g')"
 
 
-# ts_rank weights for {D, C, B, A}: content is A, search_terms B; the context fields (context_tsv,
-# migration m006) are C (the session's title and project) and D (the turn's files), as configured.
-_WEIGHTS = "'{{{files!r}, {session!r}, 0.5, 1.0}}'::float4[]"
-# A chunk's words and its context's: a chunk not filled yet (context_tsv NULL) by its words alone.
-_MATCHES = "(c.tsv @@ %s::tsquery OR c.context_tsv @@ %s::tsquery)"
+# ts_rank weights for {D, C, B, A}: content is A, search_terms B.
+_WEIGHTS = "'{0.0, 0.0, 0.5, 1.0}'::float4[]"
 _LENGTH_NORMALISATION = 1  # divide by 1 + log(document length)
 # One row ranked by ts_rank costs about as much as this many scored by FTS5's BM25 (measured at
 # 100k chunks: ~5 µs to read a tsvector plus ~2 µs per phrase, against well under 1 µs per row
@@ -121,8 +117,8 @@ def count(conn: Any, queries: Sequence[str], scope: tuple[str, list[Any]], known
     if total is not None and not todo:
         return total, counts
     clause, params = scope
-    conditions = (["TRUE"] if total is None else []) + [_MATCHES] * len(todo)
-    values = ([*params] if total is None else []) + [v for q in todo for v in (q, q, *params)]
+    conditions = (["TRUE"] if total is None else []) + ["c.tsv @@ %s::tsquery"] * len(todo)
+    values = ([*params] if total is None else []) + [v for q in todo for v in (q, *params)]
     selects = ", ".join(f"(SELECT count(*) FROM chunks c WHERE {condition}{clause})" for condition in conditions)
     with conn.transaction():
         conn.execute("SET LOCAL enable_seqscan = off")
@@ -139,10 +135,8 @@ def search(
     limit: int,
     score_budget: int = 0,
     known: Counted | None = None,
-    context_weights: tuple[float, float] = (0.0, 0.0),
 ) -> list[tuple[str, float]]:
-    """(chunk id, score) best first, higher is better; a chunk matched only in context fields
-    weighted 0 (``context_weights``: session, files) scores 0 and is left out.
+    """(chunk id, score) best first, higher is better.
 
     Ranking is what costs: ``ts_rank`` reads each chunk's tsvector (about 5 µs) and walks it once
     per phrase (about 2 µs each), so ranking every chunk with a query word took a second at 100k
@@ -164,10 +158,8 @@ def search(
     rows = max(1, score_budget // RANK_COST) if score_budget > 0 else 0  # 0: every phrase is rare
     rare, _ = split_by_scoring_budget(found, counts, rows)
     clause, params = scope
-    session, files = (float(w) for w in context_weights)
-    weights = _WEIGHTS.format(session=session, files=files)
     ranks = ", ".join(
-        f"ts_rank({weights}, c.tsv, %s::tsquery, {_LENGTH_NORMALISATION}) AS r{i}" for i in range(len(found))
+        f"ts_rank({_WEIGHTS}, c.tsv, %s::tsquery, {_LENGTH_NORMALISATION}) AS r{i}" for i in range(len(found))
     )
     # A single word's rank is 0 exactly where it is absent; a phrase's rank ignores word order, so
     # whether the phrase itself is there takes a match.
@@ -180,17 +172,16 @@ def search(
         f"SELECT m.id, {score} AS score FROM (SELECT c.id, c.rowid, c.tsv, {ranks} FROM"
         # The stored tsvector is compressed: every function given it would decompress its own
         # copy, so each row's is decompressed once (the concatenation) and shared by the ranks.
-        f" (SELECT c.id, c.rowid, c.tsv || COALESCE(c.context_tsv, ''::tsvector) AS tsv FROM chunks c"
-        f" WHERE {_MATCHES}{clause}"
+        f" (SELECT c.id, c.rowid, c.tsv || ''::tsvector AS tsv FROM chunks c WHERE c.tsv @@ %s::tsquery{clause}"
         # OFFSET 0 keeps each subquery whole: merged into the outer query, a rank (or the
         # decompression) would be computed once per mention.
         " OFFSET 0) c OFFSET 0) m ORDER BY score DESC, m.rowid LIMIT %s",
         [
             *(q for q, h in zip(found, hits, strict=True) if "@@" in h),
             *found,
-            *[" | ".join(f"({q})" for q in rare)] * 2,
+            " | ".join(f"({q})" for q in rare),
             *params,
             limit,
         ],
     ).fetchall()
-    return [(r[0], float(r[1])) for r in rows if r[1] > 0]
+    return [(r[0], float(r[1])) for r in rows]

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from causantic.store.features import feature_values
-from causantic.store.migrations import SCHEMA_MIGRATIONS_TABLE, context_updates, run_pending
+from causantic.store.migrations import SCHEMA_MIGRATIONS_TABLE, run_pending
 
 # Any constant: the key of the advisory lock that serialises migrations ("causantic" in ASCII).
 _MIGRATION_LOCK = 0x636175736E746963
@@ -277,50 +277,6 @@ def m005_stale_text_features(conn: Any) -> None:
     )
 
 
-def m006_context_fields(conn: Any) -> None:
-    """Each chunk keeps the context it lacks as keyword-search fields, as in SQLite's m011
-    (:func:`causantic.store.migrations.m011_context_fields`): its session's title and project name,
-    and the files its turn touched. They are indexed in a ``tsvector`` of their own (weights C and
-    D; the text is A, identifier parts B), kept by a trigger rather than generated: adding a
-    generated column would rewrite every row inside the migration. Rows are filled by the next
-    ingest (:func:`fill_context_fields`), a batch at a time; until then they hold no context
-    (``context_tsv`` NULL), and search finds them by their text alone, as before. Row-level security
-    leaves each member's rows to that member's ingest."""
-    conn.execute(
-        """
-        ALTER TABLE chunks ADD COLUMN IF NOT EXISTS context_session TEXT;  -- NULL (with context_files): not filled
-        ALTER TABLE chunks ADD COLUMN IF NOT EXISTS context_files TEXT;
-        ALTER TABLE chunks ADD COLUMN IF NOT EXISTS context_tsv tsvector;
-        CREATE OR REPLACE FUNCTION causantic_context_tsv() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-            NEW.context_tsv := CASE WHEN NEW.context_files IS NULL THEN NULL ELSE
-                setweight(to_tsvector('causantic',
-                    regexp_replace(COALESCE(NEW.context_session, ''), '[^[:alnum:]]+', ' ', 'g')), 'C')
-                || setweight(to_tsvector('causantic',
-                    regexp_replace(NEW.context_files, '[^[:alnum:]]+', ' ', 'g')), 'D')
-            END;
-            RETURN NEW;
-        END $$;
-        DROP TRIGGER IF EXISTS chunks_context_tsv ON chunks;
-        CREATE TRIGGER chunks_context_tsv BEFORE INSERT OR UPDATE OF context_session, context_files ON chunks
-            FOR EACH ROW EXECUTE FUNCTION causantic_context_tsv();
-        CREATE INDEX IF NOT EXISTS chunks_context_tsv ON chunks USING gin(context_tsv);
-        -- the rows left to fill: a member's next ingest finds its own in an index of them alone
-        CREATE INDEX IF NOT EXISTS chunks_context_pending ON chunks(rowid) WHERE context_files IS NULL;
-        """
-    )
-
-
-def fill_context_fields(conn: Any, batch: int = 2_000) -> int:
-    """Fill the context fields of every chunk without them (that this role may change), in rowid
-    order; return how many were filled."""
-    filled, after = 0, 0
-    while updates := context_updates(conn, after, batch, "%s"):
-        with conn.cursor() as cur:
-            cur.executemany("UPDATE chunks SET context_session = %s, context_files = %s WHERE rowid = %s", updates)
-        filled, after = filled + len(updates), updates[-1][2]
-    return filled
-
-
 def fill_text_features(conn: Any, batch: int = 2_000) -> int:
     """Compute the features of every chunk without them (that this role may change), in rowid
     order; return how many were read."""
@@ -343,7 +299,6 @@ MIGRATIONS: tuple[Callable[[Any], None], ...] = (
     m003_text_features,
     m004_vector_projects,
     m005_stale_text_features,
-    m006_context_fields,
 )
 
 

@@ -19,11 +19,10 @@ from causantic.errors import StoreError
 from causantic.sources import SOURCES
 from causantic.store import common
 from causantic.store.base import SqlStore, pyformat
-from causantic.store.context import chunk_context, session_text
 from causantic.store.features import feature_values, opening_stems
 from causantic.store.postgres import keyword
 from causantic.store.postgres.connection import connect, describe, failure, psycopg_module
-from causantic.store.postgres.migrations import fill_context_fields, fill_text_features, migrate
+from causantic.store.postgres.migrations import fill_text_features, migrate
 from causantic.store.records import (
     ChunkRecord,
     ChunkScope,
@@ -242,15 +241,6 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
                 self.member,
             ),
         )
-        session_title = self._value("SELECT title FROM sessions WHERE id = ?", (session_id,))
-        context = chunk_context(chunks, session_title, project)
-        session_context = _text(session_text(session_title, project.name))
-        # The session's other chunks follow a title that changed (a resumed session's earlier part).
-        self.conn.execute(
-            "UPDATE chunks SET context_session = %s WHERE session_id = %s AND context_files IS NOT NULL"
-            " AND context_session IS DISTINCT FROM %s AND causantic_may_change(owner_role)",
-            (session_context, session_id, session_context),
-        )
         chunks = self._without_forgotten(chunks)
         existing = self._existing_hashes([c.id for c in chunks])
         # Another member's copy of a chunk is theirs to update (row-level security would refuse it).
@@ -261,23 +251,20 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             cur.executemany(
                 "INSERT INTO chunks(id, session_id, project_id, agent, agent_id, team_name, turn_index, part,"
                 " start_time, end_time, content, search_terms, content_hash, approx_tokens, tool_use_count,"
-                " code_block_count, has_thinking, message_uuids, created_at, source, member, stems, own_stems, bulk,"
-                " context_session, context_files)"
+                " code_block_count, has_thinking, message_uuids, created_at, source, member, stems, own_stems, bulk)"
                 " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
-                " %s, %s, %s, %s, %s)"
+                " %s, %s, %s)"
                 " ON CONFLICT (id) DO UPDATE SET end_time = excluded.end_time, content = excluded.content,"
                 " search_terms = excluded.search_terms, content_hash = excluded.content_hash,"
                 " approx_tokens = excluded.approx_tokens, tool_use_count = excluded.tool_use_count,"
                 " code_block_count = excluded.code_block_count, has_thinking = excluded.has_thinking,"
                 " message_uuids = excluded.message_uuids, agent = excluded.agent, team_name = excluded.team_name,"
-                " stems = excluded.stems, own_stems = excluded.own_stems, bulk = excluded.bulk,"
-                " context_session = excluded.context_session, context_files = excluded.context_files",
+                " stems = excluded.stems, own_stems = excluded.own_stems, bulk = excluded.bulk",
                 [
                     (
                         *common.chunk_values(c, project.id, now, source, text=_text),
                         self.member,
                         *feature_values(_text(c.content)),  # of the text as stored
-                        *(_text(v) for v in context[c.id]),
                     )
                     for c in sorted([*new, *changed], key=lambda c: c.id)
                 ],
@@ -413,17 +400,6 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         with self.atomic():
             return fill_text_features(self.conn)
 
-    def fill_context_fields(self, *, pending_only: bool = False) -> int:
-        """Fill the context fields of chunks written without them (before migration m006, or since
-        by an older release) that this role may change, in batches of its own transactions.
-        ``pending_only``: only while m006 left rows to fill (else one meta read)."""
-        if pending_only and not self._value(
-            "SELECT EXISTS (SELECT 1 FROM chunks WHERE context_files IS NULL AND causantic_may_change(owner_role))"
-        ):  # the partial index chunks_context_pending holds only such rows
-            return 0
-        with self.atomic():
-            return fill_context_fields(self.conn)
-
     # ---- reads ----------------------------------------------------------------------------
 
     def count_chunks(self, scope: ChunkScope) -> int:
@@ -439,15 +415,13 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         limit: int = 50,
         score_budget: int = 0,
         member: str | None = None,
-        context_weights: tuple[float, float] = (0.0, 0.0),
     ) -> list[tuple[str, float]]:
         """Full-text hits as (chunk id, score), best first (:mod:`causantic.store.postgres.keyword`);
-        ``score_budget`` bounds the ranking work on large stores, as in SQLite (0: rank every match).
-        ``context_weights``: the context fields' weights, as in SQLite."""
+        ``score_budget`` bounds the ranking work on large stores, as in SQLite (0: rank every match)."""
         scope = keyword.scope_sql(project_ids, agent, member)
         known = self._take_counted(scope)
         with self._keywords() as conn:
-            return keyword.search(conn, query, scope, limit, score_budget, known, context_weights)
+            return keyword.search(conn, query, scope, limit, score_budget, known)
 
     def keyword_document_counts(
         self,
