@@ -19,11 +19,12 @@ ranked; a query is "words differ" when no remaining chunk of its sessions holds 
 
 from __future__ import annotations
 
+import bisect
 import csv
 import re
 import shlex
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -225,3 +226,27 @@ def commits_here(content: str, subject: str) -> bool:
         if label.startswith("Result:") and f"] {head}" in flat:
             return True
     return False
+
+
+def work_pieces(
+    sessions: dict[str, list[tuple[str, str]]], commits: Sequence[MinedCommit]
+) -> tuple[dict[str, str], dict[str, frozenset[str]]]:
+    """Each committing session (its chunks as (id, content), in time order) cut after each of its
+    commits, at the last chunk holding it (a commit retried after a failed hook ends at the retry).
+    Returns every chunk's piece (``<session>#<n>``) and, by subject, the pieces its commit closed."""
+    ends: dict[tuple[str, str], int] = {}
+    for commit in commits:
+        for session in commit.sessions & sessions.keys():
+            at = [i for i, (_, content) in enumerate(sessions[session]) if commits_here(content, commit.subject)]
+            if at:
+                ends[(commit.subject, session)] = at[-1]
+    cuts = {s: sorted({i for (_, t), i in ends.items() if t == s}) for s in sessions}
+    units = {
+        chunk_id: f"{s}#{bisect.bisect_left(cuts[s], i)}"
+        for s, chunks in sessions.items()
+        for i, (chunk_id, _) in enumerate(chunks)
+    }
+    closed: dict[str, set[str]] = defaultdict(set)
+    for (subject, session), i in ends.items():
+        closed[subject].add(f"{session}#{cuts[session].index(i)}")
+    return units, {subject: frozenset(pieces) for subject, pieces in closed.items()}

@@ -31,7 +31,9 @@ store of the whole corpus (all agents; the other projects are the distractors). 
 chunks that only mention the commit (the commit command, ``git log`` and other tool output holding the
 subject) are dropped from the hits before sessions are ranked, so a query scores finding the work, not
 the mention; ``by_meaning`` is then the "words differ" split (no other chunk of the session holds the
-subject). ``mined`` in the JSON says how many queries each project gave and what was passed over. E.g.::
+subject). Most commits come from a few long sessions, so ``work_variants`` also scores the piece of
+the session the commit closed (the session cut after each of its commits), the sharper test there.
+``mined`` in the JSON says how many queries each project gave and what was passed over. E.g.::
 
     python benchmarks/coding.py --mined --store /tmp/mined-store --search-only --timing-rounds 0 \
         --variants default,before19,rrf60 --json /tmp/mined.json
@@ -45,7 +47,6 @@ Percentages are 0–100. 27 queries is a small sample: one query moves R@k by 3.
 from __future__ import annotations
 
 import argparse
-import bisect
 import json
 import math
 import os
@@ -88,6 +89,7 @@ class Query:
     relevant: frozenset[str]
     verbatim: bool
     ignored: frozenset[str] = frozenset()  # chunk ids that do not count as finding the session (mentions)
+    project: str = ""  # mined queries: the corpus folder the commit came from
 
 
 def load_queries(path: Path) -> list[Query]:
@@ -151,7 +153,7 @@ def mined_queries(home: Path, log: Callable[[str], None]) -> tuple[list[Query], 
     of its commits (at the last chunk holding that commit), and a query's work unit is the piece its
     commit ends. Many commits come from a few long sessions, so the session alone is easy to find;
     finding the right piece of it is the sharper test of "the work, not the mention"."""
-    from _commits import commits_here, mention_chunks, mine
+    from _commits import mention_chunks, mine, work_pieces
 
     from causantic import Memory
     from causantic.retrieval.browse import SessionNotFound, Stream
@@ -174,17 +176,7 @@ def mined_queries(home: Path, log: Callable[[str], None]) -> tuple[list[Query], 
             in_order[session] = sorted(
                 chunks_of([view.main, *view.detached]), key=lambda c: (c.start_time, c.turn_index, c.part)
             )
-    # where each commit happened in each of its sessions: the last chunk holding it (after any retries)
-    ends: dict[tuple[str, str], int] = {}
-    for commit in mined:
-        for session in commit.sessions & in_order.keys():
-            at = [i for i, c in enumerate(in_order[session]) if commits_here(c.content, commit.subject)]
-            if at:
-                ends[(commit.subject, session)] = at[-1]
-    cuts = {s: sorted({i for (_, t), i in ends.items() if t == s}) for s in in_order}
-    units = {
-        c.id: f"{s}#{bisect.bisect_left(cuts[s], i)}" for s, chunks in in_order.items() for i, c in enumerate(chunks)
-    }
+    units, closed = work_pieces({s: [(c.id, c.content) for c in chunks] for s, chunks in in_order.items()}, mined)
     queries: list[Query] = []
     relevant_work: dict[str, frozenset[str]] = {}
     per_project: Counter[str] = Counter()
@@ -198,11 +190,9 @@ def mined_queries(home: Path, log: Callable[[str], None]) -> tuple[list[Query], 
         if len(ignored) == len(chunks):
             skipped["sessions with nothing but the mention"] += 1
             continue
-        query = Query(f"mined{len(queries) + 1:03d}", commit.query, commit.sessions, verbatim, ignored)
+        query = Query(f"mined{len(queries) + 1:03d}", commit.query, commit.sessions, verbatim, ignored, commit.project)
         queries.append(query)
-        relevant_work[query.id] = frozenset(
-            f"{s}#{cuts[s].index(ends[(commit.subject, s)])}" for s in held if (commit.subject, s) in ends
-        )
+        relevant_work[query.id] = closed.get(commit.subject, frozenset())
         per_project[commit.project] += 1
     info = {
         "queries_per_project": dict(per_project.most_common()),
@@ -348,6 +338,10 @@ def compare_variants(
             metrics["vs_default"]["r10"] = bootstrap_delta(hit10, base10)
             differ = [i for i, q in enumerate(queries) if not q.verbatim]
             metrics["vs_default_meaning"] = sign_test([rr[i] for i in differ], [base_rr[i] for i in differ])
+            # mined queries: which projects the wins and losses come from (a gain may be one project's habit)
+            moved = Counter(q.project for i, q in enumerate(queries) if q.project and rr[i] != base_rr[i])
+            if moved:
+                metrics["vs_default"]["moved_by_project"] = dict(moved.most_common())
         variants_out[name] = metrics
     return variants_out
 

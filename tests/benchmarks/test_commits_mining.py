@@ -86,6 +86,24 @@ def test_a_commit_line_cut_before_its_message_is_a_mention() -> None:
     assert ignored == set()  # another commit's message shows: not this commit
 
 
+def test_a_session_is_cut_after_each_of_its_commits() -> None:
+    chunks = [
+        ("a", "[User]\nadd the parser"),
+        ("b", "[Tool:Bash] git commit -m 'Add the parser'\n\n[Result:Bash] hook failed"),
+        ("c", "[Tool:Bash] git commit -m 'Add the parser'\n\n[Result:Bash] [main 1a2b3c4] Add the parser"),
+        ("d", "[User]\nnow the docs"),
+        ("e", "[Tool:Bash] git commit -am 'Document the parser'"),
+        ("f", "[User]\nthanks"),
+    ]
+    mined = [
+        commits.MinedCommit("Add the parser", "Add the parser", frozenset({"s"}), "p"),
+        commits.MinedCommit("Document the parser", "Document the parser", frozenset({"s"}), "p"),
+    ]
+    units, closed = commits.work_pieces({"s": chunks}, mined)
+    assert [units[c] for c, _ in chunks] == ["s#0", "s#0", "s#0", "s#1", "s#1", "s#2"]  # the retry ends piece 0
+    assert closed == {"Add the parser": {"s#0"}, "Document the parser": {"s#1"}}
+
+
 def test_mined_from_the_corpus_real_sessions_only() -> None:
     corpus = require_shared(CORPUS / "sources.tsv", "The transcript corpus").parent
     mined, skipped = commits.mine(corpus)
