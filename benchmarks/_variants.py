@@ -44,6 +44,7 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
     "vector": ({}, {"mode": "vector"}),
     "no_floor": ({"relevance.floor": "0"}, {}),
     "no_nearest": ({"relevance.nearestCosine": "-1"}, {}),  # the floor without the query's-nearest-chunk check
+    "no_vocab": ({"relevance.knownFloor": "1"}, {}),  # that check without the exception for memory's own words
     # fusion
     "convex": (
         {

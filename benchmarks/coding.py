@@ -248,14 +248,23 @@ def run(
                 ranked[name][q.id] = distinct([c.session_id for c in kept])
                 if work is not None:
                     work_ranked[name][q.id] = distinct([work.units.get(c.id, c.session_id) for c in kept])
-                if name == "default":
+                details.append(
+                    {
+                        "query": q.id,
+                        # another variant's lines: "search:NAME", so runs can be paired (paired_runs.py)
+                        "kind": "search" if name == "default" else f"search:{name}",
+                        "sessions": ranked[name][q.id][:10],
+                        "relevant": sorted(q.relevant),
+                        "nothing_relevant": answer.nothing_relevant,
+                    }
+                )
+                if work is not None and work.relevant.get(q.id):  # the piece of work, paired the same way
                     details.append(
                         {
                             "query": q.id,
-                            "kind": "search",
-                            "sessions": ranked[name][q.id][:10],
-                            "relevant": sorted(q.relevant),
-                            "nothing_relevant": answer.nothing_relevant,
+                            "kind": "work" if name == "default" else f"work:{name}",
+                            "sessions": work_ranked[name][q.id][:10],
+                            "relevant": sorted(work.relevant[q.id]),
                         }
                     )
         log(f"  search {name}: done")

@@ -25,11 +25,14 @@ the figure is from how often such hits are relevant) and the floor's outcomes (f
 answerable questions lost or silenced); the same for the settings before the query's nearest chunk
 counted (``BEFORE_NEAREST``: a hit clears the floor only when the query's nearest chunk in memory is
 near, ``relevance.nearestCosine``, or the hit holds much of the query, see
-:func:`causantic.retrieval.relevance.clears_floor`); then the configured model's outcomes at other floors.
+:func:`causantic.retrieval.relevance.clears_floor`) and without the exception for a query in memory's
+own words (``WITHOUT_KNOWN``, ``relevance.knownChunks``); then the configured model's outcomes at
+other floors.
 
-``--large HOME`` also asks a large store (``/work/bench-stores/quality-coding-d``'s kind: the coding
-project among the whole corpus) the coding questions and off-topic ones: ``EVERYDAY`` (a developer's
-working life, written before any result was seen) and ``OTHER_DOMAINS``; printed before and after.
+``--large HOME`` (repeatable) also asks a large store (``/work/bench-stores/quality-coding-d``'s kind:
+the coding project among the whole corpus, or among a few other projects) the coding questions and
+off-topic ones: ``EVERYDAY`` (a developer's working life, written before any result was seen) and
+``OTHER_DOMAINS``; printed for the same three settings.
 
 ``--fit`` refits the relevance model (:mod:`causantic.retrieval.relevance`, see :func:`fit`) on the
 hits of a floorless search and prints the coefficients for ``relevance.*`` in ``config.py``;
@@ -357,6 +360,7 @@ class Observed:
     shown: list[float]  # the same as people see them (made non-increasing down the list)
     nearest: float | None  # cosine of the query's nearest chunk in the store (relevance.nearestCosine)
     scope_chunks: int  # chunks in the store
+    known_chunks: int  # chunks holding the query's least known word (relevance.knownChunks)
 
 
 def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) -> list[Observed]:
@@ -382,6 +386,7 @@ def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) 
                         result.shown_relevance,
                         result.nearest,
                         result.profile.scope_chunks if result.profile is not None else 0,
+                        result.profile.least_known() if result.profile is not None else 0,
                     )
                 )
     return out
@@ -389,11 +394,12 @@ def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) 
 
 def kept(o: Observed, floor: float, model: Any) -> list[bool]:
     """Which of a floorless search's hits search shows at ``floor`` (:func:`clears_floor`: the
-    relevance, and the query's nearest chunk in memory or the hit's own coverage)."""
+    relevance, and the query's nearest chunk in memory, the hit's own coverage or the query's words
+    being memory's own)."""
     from causantic.retrieval.relevance import clears_floor
 
     return [
-        clears_floor(s, f[1], o.nearest, o.scope_chunks, floor, model)
+        clears_floor(s, f[1], o.nearest, o.scope_chunks, o.known_chunks, floor, model)
         for s, f in zip(o.scores, o.features, strict=True)
     ]
 
@@ -565,6 +571,8 @@ BASELINE = {
 
 # The floor before the query's nearest chunk counted (relevance.nearestCosine): measured beside it.
 BEFORE_NEAREST = {"relevance.floor": "0.0213", "relevance.nearestCosine": "-1"}
+# The nearest chunk without the exception for a query in memory's own words (relevance.knownChunks).
+WITHOUT_KNOWN = {"relevance.knownFloor": "1"}
 
 
 def spread(observed: Sequence[Observed]) -> dict[str, list[float]]:
@@ -633,9 +641,12 @@ def main() -> int:
     parser.add_argument(
         "--large",
         type=Path,
+        action="append",
+        default=[],
         metavar="HOME",
         help="also ask a large store (a home holding the coding project among many others) the coding "
-        "questions and the everyday and other-domain ones, with and without relevance.nearestCosine",
+        "questions and the everyday and other-domain ones, with and without relevance.nearestCosine "
+        "(repeatable)",
     )
     args = parser.parse_args()
     if not LOCOMO.is_file() or not CORPUS.is_dir():
@@ -666,6 +677,7 @@ def main() -> int:
     main_model = load_config().with_overrides({**overrides, **BASELINE}).relevance
     # the settings before relevance.nearestCosine, measured beside
     before = load_config().with_overrides({**overrides, **BEFORE_NEAREST}).relevance
+    unknown = load_config().with_overrides({**overrides, **WITHOUT_KNOWN}).relevance
     n_un = sum(1 for o in observed if not o.trial.answerable)
     n_ans = sum(1 for o in observed if o.trial.answerable)
     print(f"{n_ans} answerable and {n_un} unanswerable questions, top {LIMIT} hits; figures over the hits shown")
@@ -676,6 +688,7 @@ def main() -> int:
     result: dict[str, dict[str, Any]] = {
         "baseline": report("main", baseline, float(BASELINE["relevance.floor"]), main_model),
         "before_nearest": report("no nearest", observed, float(BEFORE_NEAREST["relevance.floor"]), before),
+        "without_known": report("no vocab", observed, floor, unknown),
         "configured": report("configured", observed, floor, config),
     }
     for candidate in sorted({0.01, 0.015, 0.025, 0.035, 0.05}):
@@ -686,11 +699,15 @@ def main() -> int:
         result["baseline" if name == "main" else "configured"]["spread"] = quantiles
         print(f"  {name:<10} " + "  ".join(f"{k} {' '.join(f'{q:.3f}' for q in v)}" for k, v in quantiles.items()))
     result["configured"] |= {"n_unanswerable": n_un, "n_answerable": n_ans}
-    if args.large:
-        result["large"] = large_store(
-            args.large,
+    for home in args.large:
+        result.setdefault("large", {})[str(home)] = large_store(
+            home,
             overrides,
-            {"no nearest": (float(BEFORE_NEAREST["relevance.floor"]), before), "configured": (floor, config)},
+            {
+                "no nearest": (float(BEFORE_NEAREST["relevance.floor"]), before),
+                "no vocab": (floor, unknown),
+                "configured": (floor, config),
+            },
         )
     print(json.dumps(result))
     if args.json_out:

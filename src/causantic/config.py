@@ -346,8 +346,8 @@ class RelevanceConfig(_Section):
         description=(
             "Calibrated relevance (0-1, the chance a hit is the right one) below which a hit is not shown; "
             "an answer with no hit above it says nothing relevant is in memory. 0 shows everything "
-            "(benchmarks/relevance_floor.py: 1.1% of off-topic questions answered, 2.1% of real ones lost, "
-            "with relevance.nearestCosine)."
+            "(benchmarks/relevance_floor.py: 3.7% of off-topic questions answered, 1.8% of real ones lost on the "
+            "development stores; see relevance.nearestCosine for a large store)."
         ),
     )
     intercept: float = Field(
@@ -384,15 +384,17 @@ class RelevanceConfig(_Section):
         20_000, ge=1, description="Chunks counted per query word when weighing it (bounds the cost on large stores)."
     )
     nearest_cosine: float = Field(
-        -1.0,
+        0.32,
         ge=-1,
         le=1,
         description=(
             "Cosine the query's nearest chunk in memory must reach for a hit to clear the floor, unless the hit "
-            "holds relevance.coverageAlone of the query's words: an off-topic question's best match in a large "
-            "memory is far (benchmarks/relevance_floor.py --large, at 0.32: everyday questions answered 28% -> "
-            "12%). -1 (the default) turns it off: at 0.32 real questions lost rose 1.8% -> 2.1% (goal <= 2%) "
-            "and a vague coding request lost its session (coding dev R@5 92.6 -> 88.9)."
+            "holds relevance.coverageAlone of the query's words, reaches relevance.farFloor, or the query is in "
+            "memory's own words (relevance.knownChunks): an off-topic question's best match in a large memory is "
+            "far (benchmarks/relevance_floor.py --large, whole Claude Code corpus, 3132 chunks: everyday questions "
+            "answered 28% -> 14%, other walks of life 21% -> 7%, coding questions lost 0; dev off-topic answered "
+            "3.7% -> 1.1%, real questions lost 1.8% -> 1.9%; coding dev R@5 92.6, MRR 0.810 unchanged). -1 turns "
+            "it off."
         ),
     )
     coverage_alone: float = Field(
@@ -407,7 +409,10 @@ class RelevanceConfig(_Section):
     nearest_min_chunks: int = Field(
         100,
         ge=0,
-        description="relevance.nearestCosine applies only in a scope of at least this many chunks.",
+        description=(
+            "relevance.nearestCosine applies only in a scope of at least this many chunks: a store of a few "
+            "sessions may hold nothing close to a question it still answers in part."
+        ),
     )
     far_floor: float = Field(
         0.1,
@@ -416,6 +421,28 @@ class RelevanceConfig(_Section):
         description=(
             "The floor of a hit without that coverage when the query's nearest chunk is further than "
             "relevance.nearestCosine: above the 2-8% that off-topic hits showed on a whole-corpus store."
+        ),
+    )
+    known_chunks: int = Field(
+        5,
+        ge=1,
+        description=(
+            "A query whose every word is found in at least this many chunks of the scope is asked in memory's own "
+            "vocabulary: when its nearest chunk is further than relevance.nearestCosine, a hit reaching "
+            "relevance.knownFloor is still shown. A vague request in a project's words (Will this get properly "
+            "redacted?, nearest cosine 0.27-0.28) keeps its session (without it coding dev R@5 92.6 -> 88.9, real "
+            "questions lost 1.9% -> 2.1%); an everyday question almost always holds a word memory barely knows "
+            "(whole corpus: everyday questions answered 12% without it, 14% with it)."
+        ),
+    )
+    known_floor: float = Field(
+        0.05,
+        ge=0,
+        le=1,
+        description=(
+            "The floor of a hit of a query in memory's own vocabulary (relevance.knownChunks) when the query's "
+            "nearest chunk is further than relevance.nearestCosine: the vague request's right hits read 6-8%, "
+            "hits of everyday questions in common words 3-5% (at 0.04 whole-corpus everyday answered 16%)."
         ),
     )
 

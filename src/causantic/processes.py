@@ -1,12 +1,18 @@
 """How worker processes are started: the one rule the ingest pool and the store's feature worker share.
 
-Below every layer, so both can use it; it starts nothing itself.
+Below every layer, so both can use it; it starts nothing itself until asked.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
 
 
 def worker_context() -> multiprocessing.context.BaseContext:
@@ -18,3 +24,34 @@ def worker_context() -> multiprocessing.context.BaseContext:
     """
     threaded = any(name in sys.modules for name in ("faiss", "onnxruntime", "lancedb", "lance"))
     return multiprocessing.get_context("spawn" if threaded else "fork")
+
+
+def helper_process(
+    initializer: Callable[..., None] | None = None, initargs: tuple[Any, ...] = ()
+) -> ProcessPoolExecutor:
+    """One worker process that computes beside this one, and ends when this process ends however it
+    ends: a worker left behind by a killed ingest (``kill -9``, the OOM killer) would otherwise wait
+    for work forever, since it holds the task queue's pipe open itself. ``initializer(*initargs)``
+    runs in it first."""
+    return ProcessPoolExecutor(
+        max_workers=1,
+        mp_context=worker_context(),
+        initializer=_watching_parent,
+        initargs=(os.getpid(), initializer, initargs),
+    )
+
+
+_PARENT_POLL_SECONDS = 0.2
+
+
+def _watching_parent(parent: int, initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
+    threading.Thread(target=_exit_when_orphaned, args=(parent,), daemon=True).start()
+    if initializer is not None:
+        initializer(*initargs)
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    """Exit at once when the parent is gone (this process is handed to another parent then)."""
+    while os.getppid() == parent:
+        time.sleep(_PARENT_POLL_SECONDS)
+    os._exit(1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
 from pathlib import Path
@@ -12,11 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from causantic.config import Config
-from causantic.ingest import longtext
+from causantic.ingest import longtext, render, streams
 from causantic.ingest.longtext import cleaned_long_text
 from causantic.ingest.redact import redactor_from
 from causantic.ingest.service import ingest_paths
 from causantic.services import open_services
+from causantic.store import features
+from causantic.store.fts import identifier_terms
 from causantic.transcripts import discover, longvalue, reader, without_injected
 from causantic.transcripts.model import TextBlock
 
@@ -63,6 +66,50 @@ def test_windowed_cleaning_equals_cleaning_the_whole_text(
         patch.setattr(longvalue, "WINDOW_BYTES", 257)
         left = _left_in_file(text, Path(folder) / "s.jsonl")
         assert cleaned_long_text(left, REDACT, injected=injected, window=300, reach=200)[:] == whole
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    words=st.lists(WORDS, min_size=300, max_size=900),
+    secrets=st.lists(st.tuples(st.integers(0, 900), st.sampled_from(SECRETS)), max_size=6),
+    injected=st.booleans(),
+)
+def test_windows_cleaned_in_two_processes_equal_cleaning_the_whole_text(
+    words: list[str], secrets: list[tuple[int, str]], injected: bool
+) -> None:
+    # Past PARALLEL_CLEAN_CHARS (lowered here) a helper process cleans some of the windows, this
+    # process the others; they come back in order, the same text as cleaning it whole.
+    text = "Why does this fail? " + "w" * 300 + " " + _text(words, secrets)
+    whole = REDACT(without_injected(text) if injected else text.strip())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(longtext, "PARALLEL_CLEAN_CHARS", 0)
+        assert cleaned_long_text(text, REDACT, injected=injected, window=300, reach=200)[:] == whole
+
+
+_PARENT = os.getpid()
+
+
+class _DiesInTheHelper:
+    """The redactor, except that the helper process dies at the second window it is handed (the
+    first two windows always go to it)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, text: str) -> str:
+        if os.getpid() != _PARENT:
+            self.calls += 1
+            if self.calls == 2:
+                os._exit(1)
+        return REDACT(text)
+
+
+def test_a_killed_cleaning_helper_loses_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The helper dies holding a window: this process cleans that window and the rest itself.
+    monkeypatch.setattr(longtext, "PARALLEL_CLEAN_CHARS", 0)
+    text = " ".join(f"word{i} {SECRETS[i % len(SECRETS)]}" for i in range(400)) + " tail" * 2000
+    whole = REDACT(text.strip())
+    assert cleaned_long_text(text, _DiesInTheHelper(), injected=False, window=3000, reach=200)[:] == whole
 
 
 def _left_in_file(text: str, path: Path) -> longvalue.LongText:
@@ -182,3 +229,29 @@ def test_a_broken_huge_line_is_skipped_and_counted_and_the_rest_is_kept(tmp_path
     assert report.broken_lines == 1
     assert report.as_dict()["skipped_lines"] == {"total": 1, "by_reason": {"invalid json": 1}}
     assert found and answer
+
+
+def test_a_huge_lines_chunks_get_their_search_terms_from_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Past the parallel thresholds (lowered here) the line is cleaned in two processes and its
+    # chunks' search terms are made by the store beside the writes: each chunk gets those of its own
+    # text, and a camelCase part of an identifier in the line is found.
+    monkeypatch.setattr(reader, "LONG_LINE_BYTES", 1 << 16)
+    monkeypatch.setattr(longvalue, "LONG_VALUE_BYTES", 1 << 15)
+    monkeypatch.setattr(render, "HUGE_TEXT_CHARS", 1 << 16)
+    monkeypatch.setattr(longtext, "PARALLEL_CLEAN_CHARS", 0)
+    monkeypatch.setattr(streams, "PARALLEL_CLEAN_CHARS", 0)
+    monkeypatch.setattr(features, "PARALLEL_FEATURE_CHARS", 0)
+    calls: list[str] = []  # search terms made while planning
+    monkeypatch.setattr(streams, "identifier_terms", lambda text: calls.append(text) or identifier_terms(text))
+    line = "minified();var a=1;😀 getUserName(x); " * 20_000 + " parseQuokkaTree(y)"
+    path = _one_line_session(tmp_path, line)
+    with open_services(Config()) as services:
+        report = ingest_paths(services, [path], embed=False, workers=1)
+        rows = list(services.store.conn.execute("SELECT content, search_terms FROM chunks"))
+        found = services.store.keyword_search("quokka")
+    assert report.errors == [] and len(rows) > 100
+    assert all(terms == identifier_terms(content) for content, terms in rows)
+    assert len(found) == 1
+    assert calls == [], "made while planning"

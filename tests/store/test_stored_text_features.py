@@ -9,7 +9,9 @@ chunks were written.
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -117,6 +119,44 @@ def test_a_session_long_enough_for_the_feature_worker_keeps_the_same_features(
         stored = kept[f"c{i}"].features
         assert stored is not None
         assert (stored.stems, stored.own_stems, stored.bulk) == features.feature_values(text)
+
+
+_PARENT = os.getpid()
+
+
+def _dies_in_the_worker(chunks: list[tuple[str, str | None]]) -> list[features.TextColumns]:
+    """The worker's batch function, except that the worker process dies at the third batch."""
+    if os.getpid() != _PARENT and "chunk 2000" in chunks[0][0]:
+        os._exit(1)
+    return [features.text_columns(text, terms) for text, terms in chunks]
+
+
+@pytest.mark.parametrize("worker", ["lives", "is killed"])
+def test_a_huge_write_keeps_each_chunks_features_and_search_terms(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, worker: str
+) -> None:
+    """Past ``PARALLEL_FEATURE_CHARS`` (lowered here) the features, and the search terms of chunks
+    that come without them (a huge pasted text's), are made in a worker process; if the worker dies
+    (killed) in the middle, the writer makes the rest itself. Every chunk keeps those of its own text."""
+    monkeypatch.setattr(features, "PARALLEL_FEATURE_CHARS", 10_000)
+    if worker == "is killed":
+        monkeypatch.setattr(features, "_batch_text_columns", _dies_in_the_worker)
+    texts = [f"[User] chunk {i} fix parserError\n[Result:Bash] commit {i:x} getUserName{i}" for i in range(4_000)]
+    texts[3999] += " parseQuokkaTree"  # "quokka" is only in its search terms (made for it: an odd chunk)
+    chunks = [_chunk(i, text) for i, text in enumerate(texts)]
+    chunks = [replace(c, search_terms=None) if i % 2 else c for i, c in enumerate(chunks)]
+    with MemoryStore(tmp_path / "memory.db") as store, store.atomic():
+        project = store.resolve_project("/work/demo", "/work/demo")
+        store.save_session(project, "s1", chunks)
+        kept = store.get_chunks([f"c{i}" for i in range(len(texts))])
+        terms = dict(store.conn.execute("SELECT id, search_terms FROM chunks"))
+    with MemoryStore(tmp_path / "memory.db") as store:
+        found = store.keyword_search("quokka")
+    for i, text in enumerate(texts):
+        stored = kept[f"c{i}"].features
+        assert stored is not None and (stored.stems, stored.own_stems, stored.bulk) == features.feature_values(text)
+        assert terms[f"c{i}"] == identifier_terms(text)
+    assert [hit for hit, _ in found] == ["c3999"]  # its camelCase parts are searchable
 
 
 def test_a_rewritten_chunk_keeps_the_features_of_its_new_text(tmp_path: Path) -> None:

@@ -19,12 +19,21 @@ placeholder, and no two halves can put the same placeholder back together. So ev
 injected element up to :data:`REACH` characters long is treated as in the whole text; when no cut
 passes the check within a few tries (text full of secrets), the text is cleaned whole, as before.
 Longer matches (a "token" of 16,000 characters, a user pattern without bounds) may be cut in two.
+
+The windows of a text past :data:`PARALLEL_CLEAN_CHARS` are cleaned in two processes at once: this
+one finds the cuts and cleans some windows, a helper process the others (redaction is most of a
+huge line's ingest time, and the machine has a second core); they are joined in order, so the
+result is the same text.
 """
 
 from __future__ import annotations
 
+import os
 from bisect import bisect_right
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import BrokenExecutor, Future
+from typing import TYPE_CHECKING
 
 from causantic.transcripts import (
     OPENING_CHARS,
@@ -34,6 +43,9 @@ from causantic.transcripts import (
     without_injected,
 )
 from causantic.transcripts.longvalue import LongText
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 WINDOW_CHARS = 1 << 20  # about how much of the text is cleaned at a time
 REACH = 16_384  # characters either side of a cut checked together: longer than any secret's match
@@ -134,33 +146,132 @@ def cleaned_long_text(
         return _whole(source, redact, injected)
 
     def clean(part: str) -> str:
-        return redact(injected_elements_removed(part) if injected else part)
+        return _cleaned(part, redact, injected)
 
     text = _Buffer(source.windows() if isinstance(source, LongText) else iter((source,)))
-    out = WindowedText()
-    held: list[str] = []  # the last window with words and the blank ones after it: the end is stripped
-    start = 0
-    while start < length:
-        end = _clean_cut(text, length, start + window, reach, clean)
-        if end is None:
+    result = _Joined(injected)
+    with _Cleaners(redact, injected, parallel=length >= PARALLEL_CLEAN_CHARS) as cleaners:
+        start = 0
+        while start < length:
+            end = _clean_cut(text, length, start + window, reach, clean)
+            if end is None:
+                return _whole(source, redact, injected)
+            cleaners.put(text.get(start, end))
+            text.release(end)
+            start = end
+            if not all(map(result.add, cleaners.ready())):
+                return _whole(source, redact, injected)
+        if not all(map(result.add, cleaners.rest())):
             return _whole(source, redact, injected)
-        cleaned = clean(text.get(start, end))
-        text.release(end)
-        start = end
-        if not held:  # nothing with words yet: blank windows at the start go, the first is stripped
+    return result.done()
+
+
+def _cleaned(part: str, redact: Callable[[str], str], injected: bool) -> str:
+    return redact(injected_elements_removed(part) if injected else part)
+
+
+class _Joined:
+    """The cleaned windows, in order, joined as the whole text's cleaning would give them: blank
+    windows at the start and the end go, the first and the last are stripped."""
+
+    def __init__(self, injected: bool) -> None:
+        self._out = WindowedText()
+        self._held: list[str] = []  # the last window with words and the blank ones after it
+        self._injected = injected
+
+    def add(self, cleaned: str) -> bool:
+        """Takes the next window; False when the text must be cleaned whole (see below)."""
+        if not self._held:  # nothing with words yet: blank windows at the start go, the first is stripped
             if cleaned and not cleaned.isspace():
-                held = [cleaned.lstrip()]
-                if injected and opens_unclosed_element(held[0]):  # cut output of the harness: the whole decides
-                    return _whole(source, redact, injected)
+                self._held = [cleaned.lstrip()]
+                # Cut output of the harness (an element opened and not closed in the window): the whole decides.
+                return not (self._injected and opens_unclosed_element(self._held[0]))
         elif cleaned and not cleaned.isspace():
-            for part in held:
-                out.append(part)
-            held = [cleaned]
+            for part in self._held:
+                self._out.append(part)
+            self._held = [cleaned]
         else:
-            held.append(cleaned)
-    if held:
-        out.append(held[0].rstrip())  # blank windows at the end go
-    return out
+            self._held.append(cleaned)
+        return True
+
+    def done(self) -> WindowedText:
+        if self._held:
+            self._out.append(self._held[0].rstrip())  # blank windows at the end go
+        return self._out
+
+
+# Past this many characters, the windows are cleaned in two processes, this one and a helper (each
+# cleans some 12 MB a second of corpus text); below it, starting the helper costs more than it saves.
+PARALLEL_CLEAN_CHARS = 8_000_000
+_AHEAD = 2  # windows the helper may hold; beyond them this process cleans the next window itself
+
+
+class _Cleaners:
+    """Windows cleaned, and given back, in the order they are put: by the helper process while it
+    holds fewer than :data:`_AHEAD`, else here, so both work and neither waits long. A helper that
+    dies (killed) loses nothing: what it held is cleaned here, and so is the rest of the text."""
+
+    def __init__(self, redact: Callable[[str], str], injected: bool, *, parallel: bool) -> None:
+        self._redact, self._injected = redact, injected
+        self._pool: ProcessPoolExecutor | None = None
+        if parallel and (os.cpu_count() or 1) >= 2:
+            from causantic.processes import helper_process  # multiprocessing: only a huge text needs it
+
+            self._pool = helper_process(_start_helper, (redact, injected))
+        self._helping = self._pool is not None  # False once the helper died
+        self._queue: deque[tuple[str, Future[str] | None]] = deque()  # (window, its cleaning) or (cleaned, None)
+        self._held = 0  # windows the helper holds
+
+    def __enter__(self) -> _Cleaners:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:  # an error here: the helper stops without finishing what it holds
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def put(self, window: str) -> None:
+        if self._pool is not None and self._helping and self._held < _AHEAD:
+            try:
+                self._queue.append((window, self._pool.submit(_clean_in_helper, window)))
+                self._held += 1
+                return
+            except BrokenExecutor:
+                self._helping = False
+        self._queue.append((_cleaned(window, self._redact, self._injected), None))
+
+    def ready(self) -> Iterator[str]:
+        """The cleaned windows at the head of the queue, as far as they are done."""
+        while self._queue and (self._queue[0][1] is None or self._queue[0][1].done()):
+            yield self._take()
+
+    def rest(self) -> Iterator[str]:
+        """Every cleaned window still in the queue, waiting for the helper as needed."""
+        while self._queue:
+            yield self._take()
+
+    def _take(self) -> str:
+        window, cleaning = self._queue.popleft()
+        if cleaning is None:
+            return window
+        self._held -= 1
+        try:
+            return cleaning.result()
+        except BrokenExecutor:  # the helper died: cleaned here instead, and from now on
+            self._helping = False
+            return _cleaned(window, self._redact, self._injected)
+
+
+_helper: tuple[Callable[[str], str], bool] | None = None  # in the helper process: how to clean
+
+
+def _start_helper(redact: Callable[[str], str], injected: bool) -> None:
+    global _helper
+    _helper = (redact, injected)
+
+
+def _clean_in_helper(window: str) -> str:
+    assert _helper is not None, "the helper process is started with _start_helper"
+    return _cleaned(window, *_helper)
 
 
 def _head(source: str | LongText) -> str:

@@ -403,31 +403,27 @@ def _redact_assignment(match: re.Match[str]) -> str:
     return f"{match.group('key')}{match.group('sep')}{match.group('quote')}[REDACTED:secret]{match.group('quote')}"
 
 
-# Past the end of a context word's window, how much more text a scan for values reads before it
-# stops (a value that reaches this far is matched again on the whole text).
-_VALUE_REACH = 1024
+# Where a value of any context rule can start: a character of its alphabet after one that is not
+# (each value pattern opens with such a lookbehind, over these characters or more).
+_VALUE_START = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]")
 
 
 def _values_near(text: str, ends: list[int], rule: _ContextRule) -> Iterator[re.Match[str]]:
-    """The value matches from the first context word on; where the windows after the context words
-    cover little of the text (a word like "aws" a few times in a pasted bundle), only the windows
-    are scanned, as the same matches are found there (they cannot start inside one another)."""
-    if len(ends) * (rule.window + _VALUE_REACH) * 2 > len(text) - ends[0]:
-        yield from rule.value.finditer(text, ends[0])
-        return
+    """The value matches that start within ``rule.window`` characters after a context word, in order:
+    the value pattern is tried only at the places in those windows where a value can start
+    (:data:`_VALUE_START`), not over the whole text (coding text says "key" and "token" every few
+    hundred characters, so the windows are few characters of many). A value's pattern cannot start
+    inside a run of its own characters (its lookbehind), so these are the matches a scan of the
+    whole text finds there."""
     region_start, region_end = ends[0], ends[0] + rule.window
     for end in [*ends[1:], None]:
-        if end is not None and end <= region_end:
+        if end is not None and end <= region_end:  # windows that touch are tried as one
             region_end = end + rule.window
             continue
-        stop = region_end + _VALUE_REACH
-        for value in rule.value.finditer(text, region_start, stop):
-            if value.start() >= region_end:
-                break
-            # Cut by ``stop``: the trailing lookahead saw the end of the slice, not the text.
-            whole = rule.value.match(text, value.start()) if value.end() >= stop else value
-            if whole is not None:
-                yield whole
+        for start in _VALUE_START.finditer(text, region_start, region_end):
+            value = rule.value.match(text, start.start())
+            if value is not None:
+                yield value
         if end is not None:
             region_start, region_end = end, end + rule.window
 

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from operator import attrgetter
 
 from causantic.ingest.chunker import ChunkDraft, chunk_id, content_hash, iter_chunks
+from causantic.ingest.longtext import PARALLEL_CLEAN_CHARS
 from causantic.ingest.redact import Redactor
 from causantic.ingest.render import Section, render_turn
 from causantic.ingest.tokens import approx_tokens
@@ -157,6 +158,11 @@ def plan_stream(
             redact=settings.redactor,
         )
         prompts[turn.turn_index] = turn.prompt
+        # A huge pasted text's chunks (tens of thousands) get their search terms from the store as
+        # it writes them, in the process that makes their features beside the writes (past the same
+        # 8M characters as the text's cleaning in two processes): made here, they would add some 2 s
+        # to a 50 MB line's ingest.
+        deferred = any(s.long is not None and len(s.long) >= PARALLEL_CLEAN_CHARS for s in turn.sections)
         for draft in iter_chunks(turn, settings.max_tokens, settings.long_line_chars):
             times = [s.timestamp for s in draft.sections if s.timestamp is not None]
             start = min(times) if times else last_time
@@ -176,7 +182,7 @@ def plan_stream(
                 start_time=stamps[start],
                 end_time=stamps[end],
                 content=draft.text,
-                search_terms=identifier_terms(draft.text),
+                search_terms=None if deferred else identifier_terms(draft.text),
                 content_hash=content_hash(draft.text),
                 approx_tokens=approx_tokens(draft.text),
                 tool_use_count=sum(1 for s in draft.sections if s.tool_call_id),

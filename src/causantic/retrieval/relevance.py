@@ -17,11 +17,12 @@ direction separates relevant hits from hits of questions memory cannot answer (`
 scale is then fitted to how often hits are relevant (``--rescale``). Without that second step the
 model was a classifier pushed to its extremes, and a third of on-topic hits showed "100%"; now even
 a chunk that repeats the query word for word stays near 93%, and a stronger match always shows a
-higher figure (every weight is positive, every penalty subtracts). A hit below ``relevance.floor`` is not shown, and an
-answer with none above it says "nothing relevant"; when nothing in memory is near the query a weak
-hit is not shown either (:func:`clears_floor`). Bulky payloads (SVG paths, base64, minified
-code, JSON or HAR dumps) are searchable but score lower (``relevance.bulkPenalty``), so they never
-lead an answer when prose says the same.
+higher figure (every weight is positive, every penalty subtracts). A hit below ``relevance.floor``
+is not shown, and an answer with none above it says "nothing relevant"; when nothing in memory is
+near the query a weak hit is not shown either, unless the query is in memory's own words
+(:func:`clears_floor`). Bulky payloads (SVG paths, base64, minified code, JSON or HAR dumps) are
+searchable but score lower (``relevance.bulkPenalty``), so they never lead an answer when prose
+says the same.
 """
 
 from __future__ import annotations
@@ -68,6 +69,10 @@ class RelevanceModel(Protocol):
     def far_floor(self) -> float: ...
     @property
     def nearest_min_chunks(self) -> int: ...
+    @property
+    def known_chunks(self) -> int: ...
+    @property
+    def known_floor(self) -> float: ...
 
 
 class TermCounts(Protocol):
@@ -89,6 +94,7 @@ class QueryTerm:
     parts: tuple[str, ...]  # stems of its camelCase parts ("StepCount" -> step, count), or ()
     weight: float  # inverse document frequency in the searched scope
     absent: bool  # found in no chunk of the scope
+    chunks: int = 0  # chunks of the scope holding it (counted up to relevance.mostCounted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +115,12 @@ class QueryProfile:
         if self.scope_chunks < min_chunks:
             return prior
         return sum(t.weight for t in self.terms if t.absent) / total
+
+    def least_known(self) -> int:
+        """Chunks of the scope holding the query's least known word (0 for a query without words):
+        a query whose every word memory has written about in several chunks is asked in memory's
+        own vocabulary, even when vague ("Will this get properly redacted?")."""
+        return min((t.chunks for t in self.terms), default=0)
 
     def stems(self) -> frozenset[str]:
         """Every stem :meth:`coverage_of` looks for: a text's coverage is its coverage of these alone."""
@@ -153,7 +165,7 @@ def profile_query(
             continue
         parts = tuple(stem(p) for p in identifier_terms(term).split())
         weight = math.log(1.0 + (total - count + 0.5) / (count + 0.5))
-        out.append(QueryTerm(tokens, parts if len(parts) > 1 else (), weight, count == 0))
+        out.append(QueryTerm(tokens, parts if len(parts) > 1 else (), weight, count == 0, count))
     return QueryProfile(tuple(out), total)
 
 
@@ -186,24 +198,41 @@ def relevance(cosine: float | None, coverage: float, bulk: float, absent: float,
 
 
 def clears_floor(
-    score: float, coverage: float, nearest: float | None, scope_chunks: int, floor: float, config: RelevanceModel
+    score: float,
+    coverage: float,
+    nearest: float | None,
+    scope_chunks: int,
+    known_chunks: int,
+    floor: float,
+    config: RelevanceModel,
 ) -> bool:
     """Whether a hit is shown: its relevance reaches ``floor``, and the query is near memory at all.
 
-    The relevance weighs one chunk against the query; in a large memory some chunk of tens of
-    thousands shares a rare word or two with any everyday question ("bread", "salary") and clears
-    the floor. What such a question lacks is a near neighbour: ``nearest``, the best cosine of any
-    chunk in the searched scope (the vector search's first match), stays low for it while a real
-    question has some chunk close by. So below ``relevance.nearestCosine`` a hit is shown only when
-    it holds ``relevance.coverageAlone`` of the query's weighed words itself (a chat question asked
-    in the chat's own words: "When was Jon in Paris?") or its relevance reaches the higher
-    ``relevance.farFloor``. Without vectors (``nearest`` None), in a scope of fewer than
-    ``relevance.nearestMinChunks`` chunks (a store of a few sessions may hold nothing close to a
-    question it still answers in part) and with no floor (0 shows everything) the relevance decides
-    alone.
+    The relevance weighs one chunk against the query; in a large memory some chunk of thousands
+    shares a rare word or two with any everyday question ("bread", "salary") and clears the floor.
+    What such a question lacks is a near neighbour: ``nearest``, the best cosine of any chunk in
+    the searched scope (the vector search's first match), stays low for it while a real question
+    usually has some chunk close by. So below ``relevance.nearestCosine`` a hit is shown only on
+    evidence of its own, any of:
+
+    - it holds ``relevance.coverageAlone`` of the query's weighed words (a chat question asked in
+      the chat's own words: "When was Jon in Paris?");
+    - its relevance reaches the higher ``relevance.farFloor``;
+    - the query is asked in memory's own vocabulary, every word of it found in at least
+      ``relevance.knownChunks`` chunks of the scope (``known_chunks``, its least known word's), and
+      the hit's relevance reaches ``relevance.knownFloor``. A vague request in a project's words
+      ("Will this get properly redacted?") has no near chunk (0.27-0.29 in one project's or a few
+      projects' memory), but memory knows each of its words well; an everyday question almost
+      always holds a word memory barely knows ("standup", "colleague", "headphones").
+
+    Without vectors (``nearest`` None), in a scope of fewer than ``relevance.nearestMinChunks``
+    chunks (a store of a few sessions may hold nothing close to a question it still answers in
+    part) and with no floor (0 shows everything) the relevance decides alone.
     """
     if score < floor:
         return False
     if floor <= 0 or nearest is None or scope_chunks < config.nearest_min_chunks:
         return True
-    return nearest >= config.nearest_cosine or coverage >= config.coverage_alone or score >= config.far_floor
+    if nearest >= config.nearest_cosine or coverage >= config.coverage_alone or score >= config.far_floor:
+        return True
+    return known_chunks >= config.known_chunks and score >= config.known_floor

@@ -214,11 +214,11 @@ class Searcher:
                 for c in fused
             }
         floor = self.relevance.floor if request.floor is None else request.floor
-        scope_chunks = profile.scope_chunks if profile is not None else 0
+        scope_chunks, known = (profile.scope_chunks, profile.least_known()) if profile is not None else (0, 0)
         shown = {
             cid
             for cid, (score, _, coverage) in scored.items()
-            if clears_floor(score, coverage, nearest, scope_chunks, floor, self.relevance)
+            if clears_floor(score, coverage, nearest, scope_chunks, known, floor, self.relevance)
         }
         seeds = [c.chunk_id for c in fused if c.chunk_id in shown][: cfg.seed_count]
         ranked = self._rerank(

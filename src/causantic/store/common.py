@@ -12,6 +12,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+from causantic.store.fts import identifier_terms
 from causantic.store.records import ChunkKey, ChunkRecord, EdgeRecord, Project, SessionTotals, iso
 
 # Ids per ``IN (…)`` list: well under SQLite's oldest variable limit (999).
@@ -115,13 +116,21 @@ def older_copy(chunk: ChunkRecord, stored_uuids: str) -> bool:
 
 
 def chunk_values(
-    chunk: ChunkRecord, project_id: int, created_at: str, source: str, text: Callable[[str], str] = str
+    chunk: ChunkRecord,
+    project_id: int,
+    created_at: str,
+    source: str,
+    text: Callable[[str], str] = str,
+    search_terms: str | None = None,
 ) -> tuple[Any, ...]:
     """A chunk's column values, in the order ``id, session_id, project_id, agent, agent_id, team_name,
     turn_index, part, start_time, end_time, content, search_terms, content_hash, approx_tokens,
     tool_use_count, code_block_count, has_thinking, message_uuids, created_at, source``. ``text``
-    adapts the two text columns to what the database can hold."""
+    adapts the two text columns to what the database can hold. The search terms are
+    ``search_terms`` when the caller made them, else the chunk's, made now if it has none."""
     c = chunk
+    if search_terms is None:
+        search_terms = identifier_terms(c.content) if c.search_terms is None else c.search_terms
     return (
         c.id,
         c.session_id,
@@ -134,7 +143,7 @@ def chunk_values(
         c.start_time,
         c.end_time,
         text(c.content),
-        text(c.search_terms),
+        text(search_terms),
         c.content_hash,
         c.approx_tokens,
         c.tool_use_count,

@@ -63,38 +63,52 @@ def feature_values(text: str) -> Features:
     )
 
 
-# Past this many characters of text, one write computes its chunks' features in a second process
-# while it writes the rows (a 50 MB pasted line: 37,000 chunks, some 4 s of CPU beside some 4 s of
-# SQLite work, done at once on two cores). Below it, the process's start (some 0.3 s) costs more
-# than it saves; most sessions are far smaller.
+# Past this many characters of text, one write computes its chunks' features and search terms in a
+# second process while it writes the rows (a 50 MB pasted line: 37,000 chunks, some 6 s of CPU
+# beside some 6 s of SQLite work, done at once on two cores). Below it, the process's start (some
+# 0.3 s) costs more than it saves; most sessions are far smaller.
 PARALLEL_FEATURE_CHARS = 8_000_000
 _FEATURE_BATCH = 1_000  # chunks a worker is handed at a time: the writer waits for the first only
 
+TextColumns = tuple[str, str, str | None, float]  # the values of the columns search_terms, stems, own_stems, bulk
 
-def features_in_order(texts: Sequence[str]) -> Iterator[Features]:
-    """:func:`feature_values` of each text, in order; computed in another process, a batch at a time
-    ahead of the caller, when the texts are long together (:data:`PARALLEL_FEATURE_CHARS`) and
-    there is a second core to run it."""
-    if sum(map(len, texts)) < PARALLEL_FEATURE_CHARS or (os.cpu_count() or 1) < 2:
-        yield from map(feature_values, texts)
+
+def text_columns(text: str, search_terms: str | None) -> TextColumns:
+    """What the store derives from a chunk's ``text``: its search terms (``search_terms``, made now
+    when None: :func:`~causantic.store.fts.identifier_terms`) and its features."""
+    from causantic.store.fts import identifier_terms  # here: fts imports this module
+
+    return (identifier_terms(text) if search_terms is None else search_terms, *feature_values(text))
+
+
+def text_columns_in_order(chunks: Sequence[tuple[str, str | None]]) -> Iterator[TextColumns]:
+    """:func:`text_columns` of each (text, search terms), in order; computed in another process, a
+    batch at a time ahead of the caller, when the texts are long together
+    (:data:`PARALLEL_FEATURE_CHARS`) and there is a second core to run it."""
+    if sum(len(text) for text, _ in chunks) < PARALLEL_FEATURE_CHARS or (os.cpu_count() or 1) < 2:
+        yield from (text_columns(text, terms) for text, terms in chunks)
         return
     # Imported here: multiprocessing costs every search and hook ~14 ms to import, for a path only
     # a huge write takes.
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import BrokenExecutor
 
-    from causantic.processes import worker_context
+    from causantic.processes import helper_process
 
-    batches = [texts[i : i + _FEATURE_BATCH] for i in range(0, len(texts), _FEATURE_BATCH)]
-    pool = ProcessPoolExecutor(max_workers=1, mp_context=worker_context())
+    batches = [chunks[i : i + _FEATURE_BATCH] for i in range(0, len(chunks), _FEATURE_BATCH)]
+    pool = helper_process()
+    given = 0
     try:
-        for values in pool.map(_batch_feature_values, batches):
+        for values in pool.map(_batch_text_columns, batches):
             yield from values
+            given += len(values)
+    except BrokenExecutor:  # the worker died (killed): the rest is computed here
+        yield from (text_columns(text, terms) for text, terms in chunks[given:])
     finally:  # a writer that stops early (an error) does not wait for the rest to be computed
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _batch_feature_values(texts: Sequence[str]) -> list[Features]:
-    return list(map(feature_values, texts))
+def _batch_text_columns(chunks: Sequence[tuple[str, str | None]]) -> list[TextColumns]:
+    return [text_columns(text, terms) for text, terms in chunks]
 
 
 def pack_stems(stems: Iterable[str]) -> str:

@@ -24,7 +24,7 @@ from causantic.sources import SOURCES
 from causantic.store import common
 from causantic.store import sqlite as sqlite_util
 from causantic.store.base import SqlStore, marks
-from causantic.store.features import features_in_order, opening_stems
+from causantic.store.features import TextColumns, opening_stems, text_columns_in_order
 from causantic.store.fts import quote_phrase
 from causantic.store.keyword import KeywordSearch
 from causantic.store.migrations import TEXT_FEATURES_PENDING, fill_text_features, migrate
@@ -42,6 +42,14 @@ _COUNTED_SCOPES = 64  # scopes whose chunk count is kept (searches use a handful
 _CHUNK_COLUMNS = 23
 _CHUNK_ROW = "(" + ", ".join(["?"] * _CHUNK_COLUMNS) + ")"
 _CHUNK_ROWS_PER_STATEMENT = 1000  # at most; fewer when the SQLite library allows fewer parameters
+
+
+def _row_values(
+    chunk: ChunkRecord, project_id: int, created_at: str, source: str, columns: TextColumns
+) -> tuple[Any, ...]:
+    """A chunk's row: its column values, with the search terms and features made from its text."""
+    search_terms, *features = columns
+    return (*common.chunk_values(chunk, project_id, created_at, source, search_terms=search_terms), *features)
 
 
 @sqlite_util.raising_store_errors(lambda store: f"at {store.path}")
@@ -260,7 +268,7 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
             _CHUNK_ROWS_PER_STATEMENT, self.conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // _CHUNK_COLUMNS
         )
         rows = [*new, *changed]
-        features = features_in_order([c.content for c in rows])  # its worker ends with it
+        columns = text_columns_in_order([(c.content, c.search_terms) for c in rows])  # its worker ends with it
         for batch in common.batches(rows, per_statement):
             self.conn.execute(
                 "INSERT INTO chunks(id, session_id, project_id, agent, agent_id, team_name, turn_index, part,"
@@ -273,7 +281,7 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
                 " code_block_count = excluded.code_block_count, has_thinking = excluded.has_thinking,"
                 " message_uuids = excluded.message_uuids, agent = excluded.agent, team_name = excluded.team_name,"
                 " stems = excluded.stems, own_stems = excluded.own_stems, bulk = excluded.bulk",
-                [value for c in batch for value in (*common.chunk_values(c, project.id, now, source), *next(features))],
+                [value for c in batch for value in _row_values(c, project.id, now, source, next(columns))],
             )
         return [c.id for c in new], len(changed)
 

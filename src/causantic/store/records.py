@@ -30,7 +30,7 @@ class ChunkRecord:
     start_time: str
     end_time: str
     content: str
-    search_terms: str
+    search_terms: str | None  # None: made by the store as it writes (a huge text's chunks: beside the writes)
     content_hash: str
     approx_tokens: int
     tool_use_count: int
