@@ -50,10 +50,11 @@ LINKS_NAMED = 3  # linked folders named in the note that some were not entered; 
 # pickled, unpickled and held, some three times the line).
 STREAM_FILE_BYTES = 8 << 20
 # Chunk text saved at a time while a group is planned here: what is held beyond the pasted text
-# itself. Below the store's PARALLEL_FEATURE_CHARS, so the writer computes a batch's text features
-# itself: a second process started per batch of 8M cost more than it saved (a 50 MB minified line,
-# main/this alternated twice, load 2.4-3.1: 8M batches 12.8-12.9 CPU-s, 4M 10.4-11.5, main 10.1-10.3).
-STREAM_BATCH_CHARS = 4_000_000
+# itself. As much as the store needs to make a write's search terms and features in a second process
+# beside SQLite's work (store.features.PARALLEL_FEATURE_CHARS). A 50 MB line of corpus text, main
+# then 4M then 8M batches, load 2.2-2.8: 20.3 / 25.5 / 21.7 s, 19.5 / 23.7 / 25.9 CPU-s, peak
+# 3.17 / 1.86 / 1.94x the line (before the store made search terms there, 4M had been cheaper).
+STREAM_BATCH_CHARS = 8_000_000
 
 
 @dataclass(slots=True)
