@@ -157,8 +157,16 @@ STORE_SEAM: dict[str, set[str] | None] = {
     "causantic.store.records": None,  # any name
     "causantic.store.protocol": None,
     "causantic.store.fts": {"identifier_terms", "query_terms"},
-    # the text features the store keeps per chunk, computed on the fly for rows written before it did
-    "causantic.store.features": {"bulk_share", "stem", "word_stems", "OUTPUT_MARKERS", "split_tool_output"},
+    # the text features the store keeps per chunk, computed on the fly for rows written before it did;
+    # and the size of a write whose features it computes in a second process (ingest's streamed batches)
+    "causantic.store.features": {
+        "bulk_share",
+        "stem",
+        "word_stems",
+        "OUTPUT_MARKERS",
+        "split_tool_output",
+        "PARALLEL_FEATURE_CHARS",
+    },
 }
 # The composition root: the one module that constructs the SQLite store and vector index.
 STORE_BUILDERS = {"services.py", "prompt_services.py"}  # the second: the prompt hook's, light on purpose

@@ -35,6 +35,7 @@ from causantic.ingest.plan import (
     stand_in_project,
 )
 from causantic.processes import worker_context
+from causantic.store.features import PARALLEL_FEATURE_CHARS
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkKey, ChunkRecord, Project
 from causantic.transcripts import BROKEN_LINE_REASONS
@@ -51,10 +52,10 @@ LINKS_NAMED = 3  # linked folders named in the note that some were not entered; 
 STREAM_FILE_BYTES = 8 << 20
 # Chunk text saved at a time while a group is planned here: what is held beyond the pasted text
 # itself. As much as the store needs to make a write's search terms and features in a second process
-# beside SQLite's work (store.features.PARALLEL_FEATURE_CHARS). A 50 MB line of corpus text, main
-# then 4M then 8M batches, load 2.2-2.8: 20.3 / 25.5 / 21.7 s, 19.5 / 23.7 / 25.9 CPU-s, peak
-# 3.17 / 1.86 / 1.94x the line (before the store made search terms there, 4M had been cheaper).
-STREAM_BATCH_CHARS = 8_000_000
+# beside SQLite's work. A 50 MB line of corpus text, main then 4M then 8M batches, load 2.2-2.8:
+# 20.3 / 25.5 / 21.7 s, 19.5 / 23.7 / 25.9 CPU-s, peak 3.17 / 1.86 / 1.94x the line (before the
+# store made search terms there, 4M had been cheaper).
+STREAM_BATCH_CHARS = PARALLEL_FEATURE_CHARS
 
 
 @dataclass(slots=True)
