@@ -26,19 +26,26 @@ def worker_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn" if threaded else "fork")
 
 
-def helper_process(
-    initializer: Callable[..., None] | None = None, initargs: tuple[Any, ...] = ()
+def worker_pool(
+    workers: int, initializer: Callable[..., None] | None = None, initargs: tuple[Any, ...] = ()
 ) -> ProcessPoolExecutor:
-    """One worker process that computes beside this one, and ends when this process ends however it
+    """Worker processes that compute beside this one, and end when this process ends however it
     ends: a worker left behind by a killed ingest (``kill -9``, the OOM killer) would otherwise wait
     for work forever, since it holds the task queue's pipe open itself. ``initializer(*initargs)``
-    runs in it first."""
+    runs in each first."""
     return ProcessPoolExecutor(
-        max_workers=1,
+        max_workers=workers,
         mp_context=worker_context(),
         initializer=_watching_parent,
         initargs=(os.getpid(), initializer, initargs),
     )
+
+
+def helper_process(
+    initializer: Callable[..., None] | None = None, initargs: tuple[Any, ...] = ()
+) -> ProcessPoolExecutor:
+    """One such worker (:func:`worker_pool`)."""
+    return worker_pool(1, initializer, initargs)
 
 
 _PARENT_POLL_SECONDS = 0.2

@@ -130,6 +130,7 @@ def test_a_killed_batch_ingest_leaves_a_consistent_store_that_the_next_run_compl
         time.sleep(extra_delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+        assert _left_running(str(subset)) == [], "the killed ingest's workers outlived it"
         conn = sqlite3.connect(causantic_home / "memory.db")
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         partial_counts.append(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
@@ -150,6 +151,23 @@ def test_a_killed_batch_ingest_leaves_a_consistent_store_that_the_next_run_compl
     with open_services(Config()) as clean:
         _ingest(clean, subset, workers=2)
         assert _graph(clean) == resumed_graph
+
+
+def _left_running(argument: str, within: float = 5.0) -> list[int]:
+    """Processes still running, after ``within`` seconds, whose command line holds ``argument``
+    (the pool's forked workers keep their parent's); on Linux, where /proc lists them."""
+    deadline = time.monotonic() + within
+    while True:
+        running = []
+        for entry in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                if argument in entry.read_bytes().decode(errors="replace"):
+                    running.append(int(entry.parent.name))
+            except OSError:
+                pass  # ended meanwhile
+        if not running or time.monotonic() > deadline:
+            return running
+        time.sleep(0.1)
 
 
 def _wait_for_first_commit(db: Path, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:

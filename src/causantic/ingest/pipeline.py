@@ -18,7 +18,7 @@ import sys
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,7 +34,7 @@ from causantic.ingest.plan import (
     plan_group,
     stand_in_project,
 )
-from causantic.processes import worker_context
+from causantic.processes import worker_pool
 from causantic.store.features import PARALLEL_FEATURE_CHARS
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkKey, ChunkRecord, Project
@@ -517,7 +517,7 @@ def _plan_all(
         for group in groups:
             yield group, None
         return
-    with ProcessPoolExecutor(max_workers=workers, mp_context=worker_context()) as pool:
+    with worker_pool(workers) as pool:
         pending: deque[tuple[SessionFiles, Future[GroupPlan] | None]] = deque()
         queue = iter(groups)
         window = workers * 8  # bounded, so plans never pile up in memory
