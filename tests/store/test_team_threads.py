@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -72,16 +73,11 @@ def test_searches_from_many_threads_at_once_each_get_their_own_answer(postgres_s
                 assert list(pool.map(answer, asks)) == alone
 
 
-def test_a_read_from_another_thread_never_sees_joins_or_waits_for_an_open_ingest_transaction(
-    postgres_server: Any,
-) -> None:
-    """An ingest's session is one transaction on the store's connection: a search on another thread
-    of the same process (the library used from threads) reads only what is committed, at once, and a
-    session that rolls back was never seen."""
-    store = PostgresStore(new_database(postgres_server), member="alice")
+def _during_failing_ingest(store: PostgresStore, other: Callable[[], None], window: float) -> bool:
+    """Run ``other`` on a thread while an ingest on another thread holds session s1 uncommitted for up
+    to ``window`` seconds, then rolls back; whether ``other`` had finished by then."""
     project = store.resolve_project("/home/dev/shop", "/home/dev/shop")
     saved, release = threading.Event(), threading.Event()
-    seen: list[tuple[int, list[str]]] = []
 
     def ingest() -> None:
         with contextlib.suppress(RuntimeError), store.atomic():
@@ -90,19 +86,33 @@ def test_a_read_from_another_thread_never_sees_joins_or_waits_for_an_open_ingest
             release.wait(10)
             raise RuntimeError("the ingest fails: its session rolls back")
 
-    def search() -> None:
-        seen.append((store.count_chunks(ChunkScope()), list(store.get_chunks(["c1"]))))
-
     writer = threading.Thread(target=ingest)
     writer.start()
     assert saved.wait(10)
-    reader = threading.Thread(target=search)
-    reader.start()
-    reader.join(10)  # a reader that ran inside the open transaction has seen it by now
-    assert not reader.is_alive(), "the read waited for the ingest's transaction to end"
+    worker = threading.Thread(target=other)
+    worker.start()
+    worker.join(window)
+    early = not worker.is_alive()
     release.set()
     writer.join(10)
-    reader.join(10)
+    worker.join(10)
+    assert not writer.is_alive() and not worker.is_alive(), "a thread is stuck: deadlock"
+    return early
+
+
+def test_a_read_from_another_thread_never_sees_joins_or_waits_for_an_open_ingest_transaction(
+    postgres_server: Any,
+) -> None:
+    """An ingest's session is one transaction on the store's connection: a search on another thread
+    of the same process (the library used from threads) reads only what is committed, at once, and a
+    session that rolls back was never seen."""
+    store = PostgresStore(new_database(postgres_server), member="alice")
+    seen: list[tuple[int, list[str]]] = []
+
+    def search() -> None:
+        seen.append((store.count_chunks(ChunkScope()), list(store.get_chunks(["c1"]))))
+
+    assert _during_failing_ingest(store, search, 10), "the read waited for the ingest's transaction to end"
     assert seen == [(0, [])]
     assert store.count_chunks(ChunkScope()) == 0
     store.close()
@@ -112,29 +122,8 @@ def test_a_write_from_another_thread_waits_for_the_open_transaction_instead_of_j
     postgres_server: Any,
 ) -> None:
     store = PostgresStore(new_database(postgres_server), member="alice")
-    project = store.resolve_project("/home/dev/shop", "/home/dev/shop")
-    saved, release = threading.Event(), threading.Event()
-
-    def ingest() -> None:
-        with contextlib.suppress(RuntimeError), store.atomic():
-            store.save_session(project, "s1", [chunk_record(1)])
-            saved.set()
-            release.wait(10)
-            raise RuntimeError("the ingest fails: its session rolls back")
-
-    def write() -> None:
-        store.set_meta("noted", "yes")
-
-    writer = threading.Thread(target=ingest)
-    writer.start()
-    assert saved.wait(10)
-    other = threading.Thread(target=write)
-    other.start()
-    other.join(0.5)
-    assert other.is_alive(), "the write joined the open transaction"
-    release.set()
-    writer.join(10)
-    other.join(10)
+    waited = not _during_failing_ingest(store, lambda: store.set_meta("noted", "yes"), 0.5)
+    assert waited, "the write joined the open transaction"
     assert store.meta_value("noted") == "yes"  # it did not roll back with the ingest
     assert store.count_chunks(ChunkScope()) == 0
     store.close()
