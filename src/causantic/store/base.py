@@ -59,6 +59,10 @@ class SqlStore(ABC):
 
     # The distinct values of one column joined by commas (an aggregate over a GROUP BY).
     JOINED: ClassVar[str] = "GROUP_CONCAT(DISTINCT {})"
+    # The smaller and the larger of two values: SQLite's two-argument MIN and MAX, PostgreSQL's LEAST
+    # and GREATEST.
+    LEAST: ClassVar[str] = "MIN"
+    GREATEST: ClassVar[str] = "MAX"
     # The columns :func:`~causantic.store.rows.stored_chunk` reads (team memory adds ``c.member``).
     CHUNK_COLUMNS: ClassVar[str] = CHUNK_COLUMNS
 
@@ -348,6 +352,34 @@ class SqlStore(ABC):
         return SessionFigures(edges, int(vectors))
 
     # ---- chunks ---------------------------------------------------------------------------
+
+    def _save_session_row(
+        self,
+        project: Project,
+        session_id: str,
+        chunks: Sequence[ChunkRecord],
+        team_name: str | None,
+        source: str,
+        title: str | None,
+        extra: dict[str, object] | None = None,
+    ) -> None:
+        """Upsert the session row of a save: its span grows to cover ``chunks``; when several files
+        hold parts of one session (a resumed session), the title of the part that starts first wins.
+        ``extra`` names more columns set on insert (team memory's ``member``)."""
+        started, ended = common.session_span(chunks)
+        extra = extra or {}
+        columns = ", ".join(["id", "project_id", "started_at", "ended_at", "team_name", "source", "title", *extra])
+        self._query(
+            f"INSERT INTO sessions({columns}) VALUES ({marks([0] * (7 + len(extra)))})"
+            " ON CONFLICT(id) DO UPDATE SET"
+            f" started_at = {self.LEAST}(COALESCE(sessions.started_at, excluded.started_at), excluded.started_at),"
+            f" ended_at = {self.GREATEST}(COALESCE(sessions.ended_at, excluded.ended_at), excluded.ended_at),"
+            " team_name = COALESCE(excluded.team_name, sessions.team_name), source = excluded.source,"
+            " title = CASE WHEN excluded.title IS NOT NULL AND (sessions.title IS NULL"
+            "  OR excluded.started_at <= COALESCE(sessions.started_at, excluded.started_at))"
+            "  THEN excluded.title ELSE sessions.title END",
+            (session_id, project.id, started, ended, team_name, source, title, *extra.values()),
+        )
 
     def _without_forgotten(self, chunks: Sequence[ChunkRecord]) -> list[ChunkRecord]:
         """``chunks`` less those forgotten (a forgotten chunk is never stored again)."""

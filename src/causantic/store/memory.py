@@ -234,27 +234,7 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         with the session's edges and file marks. When several files hold parts of one session (a
         resumed session), the title of the part that starts first wins.
         """
-        started, ended = common.session_span(chunks)
-        self.conn.execute(
-            "INSERT INTO sessions(id, project_id, started_at, ended_at, team_name, source, title)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT(id) DO UPDATE SET"
-            " started_at = MIN(COALESCE(sessions.started_at, excluded.started_at), excluded.started_at),"
-            " ended_at = MAX(COALESCE(sessions.ended_at, excluded.ended_at), excluded.ended_at),"
-            " team_name = COALESCE(excluded.team_name, sessions.team_name), source = excluded.source,"
-            " title = CASE WHEN excluded.title IS NOT NULL AND (sessions.title IS NULL"
-            "  OR excluded.started_at <= COALESCE(sessions.started_at, excluded.started_at))"
-            "  THEN excluded.title ELSE sessions.title END",
-            (
-                session_id,
-                project.id,
-                started,
-                ended,
-                team_name,
-                source,
-                title,
-            ),
-        )
+        self._save_session_row(project, session_id, chunks, team_name, source, title)
         chunks = self._without_forgotten(chunks)
         existing = self._existing_hashes([c.id for c in chunks])
         new, changed = common.new_and_changed(chunks, existing)

@@ -45,6 +45,8 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
 
     fts_enabled = True  # full-text search is part of every PostgreSQL
     JOINED = "string_agg(DISTINCT {}, ',')"
+    LEAST = "LEAST"
+    GREATEST = "GREATEST"
     CHUNK_COLUMNS = CHUNK_COLUMNS + ", c.member"
 
     def __init__(self, url: str, *, member: str, connect_timeout: int | None = None) -> None:
@@ -219,28 +221,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
 
         The session row is written first: its row lock makes a second member saving the same
         session wait until this transaction ends, then see these chunks as existing."""
-        started, ended = common.session_span(chunks)
-        self.conn.execute(
-            "INSERT INTO sessions(id, project_id, started_at, ended_at, team_name, source, title, member)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
-            " ON CONFLICT (id) DO UPDATE SET"
-            " started_at = LEAST(COALESCE(sessions.started_at, excluded.started_at), excluded.started_at),"
-            " ended_at = GREATEST(COALESCE(sessions.ended_at, excluded.ended_at), excluded.ended_at),"
-            " team_name = COALESCE(excluded.team_name, sessions.team_name), source = excluded.source,"
-            " title = CASE WHEN excluded.title IS NOT NULL AND (sessions.title IS NULL"
-            "  OR excluded.started_at <= COALESCE(sessions.started_at, excluded.started_at))"
-            "  THEN excluded.title ELSE sessions.title END",
-            (
-                session_id,
-                project.id,
-                started,
-                ended,
-                team_name,
-                source,
-                title,
-                self.member,
-            ),
-        )
+        self._save_session_row(project, session_id, chunks, team_name, source, title, {"member": self.member})
         chunks = self._without_forgotten(chunks)
         existing = self._existing_hashes([c.id for c in chunks])
         # Another member's copy of a chunk is theirs to update (row-level security would refuse it).
