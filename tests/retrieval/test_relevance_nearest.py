@@ -67,6 +67,8 @@ def test_an_everyday_question_is_told_nothing_relevant(
     for command in ("search", "recall"):
         said = CliRunner().invoke(cli, [command, query], catch_exceptions=False)
         assert said.exit_code == 0 and said.stdout.startswith("Nothing relevant in memory"), command
+        if command == "search":  # and says why: the matches clear the floor; nothing near the question hides them
+            assert "nothing in memory is near this question" in said.stdout, said.stdout
 
 
 def test_the_mcp_tools_say_nothing_relevant_in_words(projects_home: Path) -> None:

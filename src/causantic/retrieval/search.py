@@ -239,7 +239,11 @@ class Searcher:
         elif not fused:
             notes.append("no matching chunks")
         elif below and not hits:
-            notes.append(f"{counted(below, 'weak match', 'weak matches')} below the relevance floor")
+            # Say which rule hid them: matches that clear the floor are hidden only because nothing in
+            # memory is near the question (clears_floor), and "below the floor" would misreport them.
+            far = any(score >= floor for score, _, _ in scored.values())
+            why = "hidden: nothing in memory is near this question" if far else "below the relevance floor"
+            notes.append(f"{counted(below, 'weak match', 'weak matches')} {why}")
         return SearchResult(hits, mode, seeds, tokens, len(fused), notes, query_vector, below, profile, nearest)
 
     def score(
