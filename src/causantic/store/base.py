@@ -47,6 +47,13 @@ def pyformat(sql: str) -> str:
     return sql.replace("%", "%%").replace("?", "%s")
 
 
+def is_read(sql: str) -> bool:
+    """Whether a statement only reads: ours begin SELECT or WITH (a write so written would fail on a
+    read-only SQLite connection). Such a statement may run on a connection of its own while another
+    thread holds the store's (an open ingest transaction)."""
+    return sql.lstrip()[:6].upper().startswith(("SELECT", "WITH"))
+
+
 def marks(values: Sequence[object]) -> str:
     """``?, ?, …``: one placeholder per value, for an ``IN (…)`` list."""
     return ", ".join("?" * len(values))

@@ -23,7 +23,7 @@ from causantic.errors import store_failure
 from causantic.sources import SOURCES
 from causantic.store import common
 from causantic.store import sqlite as sqlite_util
-from causantic.store.base import SqlStore, marks
+from causantic.store.base import SqlStore, is_read, marks
 from causantic.store.features import TextColumns, opening_stems, text_columns_in_order
 from causantic.store.fts import quote_phrase
 from causantic.store.keyword import KeywordSearch
@@ -146,8 +146,7 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         return reader
 
     def _execute(self, sql: str, params: Sequence[Any]) -> sqlite3.Cursor:
-        # Our reads begin SELECT or WITH; a write so written would fail on the read-only connection.
-        if sql.lstrip()[:6].upper().startswith(("SELECT", "WITH")):
+        if is_read(sql):
             return self._reading().execute(sql, params)
         with self._turn:  # a write outside a transaction waits for another thread's to end
             return self.conn.execute(sql, params)

@@ -18,7 +18,7 @@ from typing import Any
 from causantic.errors import StoreError
 from causantic.sources import SOURCES
 from causantic.store import common
-from causantic.store.base import SqlStore, pyformat
+from causantic.store.base import SqlStore, is_read, pyformat
 from causantic.store.features import feature_values, opening_stems
 from causantic.store.postgres import keyword
 from causantic.store.postgres.connection import connect, describe, failure, psycopg_module
@@ -128,7 +128,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
                 return self.conn.execute(pyformat(sql), params)
             finally:
                 self._turn.release()
-        if sql.lstrip()[:6].upper().startswith(("SELECT", "WITH")):
+        if is_read(sql):
             # Another thread holds the connection, perhaps for a whole ingest transaction: a search
             # waited for it to commit. The read runs on the reader connection, in autocommit, and
             # sees what is committed, as SQLite's read-only connections do.
