@@ -12,6 +12,7 @@ upserted by their stable ids, so appended lines become new chunks linked to the 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sys
@@ -198,7 +199,7 @@ def ingest(
                     outcome = _plan_and_write(store, group, settings, report, keep)
                 elif isinstance(planned, BaseException):
                     outcome = planned
-                elif keep is not None and not all(keep(s.project_path) for s in planned.sessions if s.chunks):
+                elif _waits(planned, keep):
                     outcome = _Waiting()
                 else:
                     write_plan(store, planned, report)
@@ -226,6 +227,17 @@ class _Waiting(Exception):
     """A group of a project this store does not take (team memory), found while it was written."""
 
 
+def _waits(plan: GroupPlan, keep: Callable[[str], bool] | None) -> bool:
+    """Whether a planned group holds a session of a project this store does not take (yet)."""
+    return keep is not None and not all(keep(s.project_path) for s in plan.sessions if s.chunks)
+
+
+def _has_large_file(group: SessionFiles) -> bool:
+    """Whether the group holds a file of :data:`STREAM_FILE_BYTES` or more: it is then planned by the
+    writing process even when workers plan the others, its chunks saved as they are made."""
+    return any(_size(p) >= STREAM_FILE_BYTES for p in group_paths(group))
+
+
 def _plan_and_write(
     store: MemoryStoreProtocol,
     group: SessionFiles,
@@ -237,13 +249,13 @@ def _plan_and_write(
     transaction (a failure or a kill anywhere leaves the store as before the group); None when it
     is written, else why not: left for another store, or the error planning it hit. A store error
     (a full disk) is raised: it stops the run."""
-    if any(_size(p) >= STREAM_FILE_BYTES for p in group_paths(group)):
+    if _has_large_file(group):
         _large_blocks_returned()
     try:
         with store.atomic():
             writer = _ChunkWriter(store, keep)
             plan = plan_group(group, settings, writer)
-            if keep is not None and not all(keep(s.project_path) for s in plan.sessions if s.chunks):
+            if _waits(plan, keep):
                 raise _Waiting
             write_plan(store, plan, report, writer)
     except StoreError:
@@ -255,6 +267,7 @@ def _plan_and_write(
     return None
 
 
+@functools.cache  # a setting of the process: made once
 def _large_blocks_returned() -> None:
     """From now on, this process gives a freed block of 256 KiB or more back to the system at once.
 
@@ -526,8 +539,8 @@ def _plan_all(
                 queued = next(queue, None)
                 if queued is None:
                     break
-                large = any(_size(p) >= STREAM_FILE_BYTES for p in group_paths(queued))
-                pending.append((queued, None if large else pool.submit(plan_group, queued, settings)))
+                planned_here = _has_large_file(queued)
+                pending.append((queued, None if planned_here else pool.submit(plan_group, queued, settings)))
             if not pending:
                 return
             group, future = pending.popleft()
