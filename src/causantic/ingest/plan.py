@@ -146,11 +146,10 @@ def plan_session(
     team = detect_team(session.main, subs, spawns, links)
     render = settings.render
     cwd, project_path = _where(session)
+    cwd_hash = session.project_hash if not session.cwd else None  # Gemini CLI: matched when written
     emit: Callable[[ChunkRecord], None] | None = None
     if sink is not None and team is None:
-        head = SessionHead(
-            session.session_id, cwd, project_path, session.project_hash if not session.cwd else None, session.source
-        )
+        head = SessionHead(session.session_id, cwd, project_path, cwd_hash, session.source)
         emit = functools.partial(sink, head)
     streams: list[PlannedStream] = []
     if session.main is not None:
@@ -183,7 +182,7 @@ def plan_session(
         teammates=sum(1 for s in sub_streams if team is not None and s.agent_id in team.members),
         team_name=team.name if team is not None else None,
         source=session.source,
-        cwd_hash=session.project_hash if not session.cwd else None,
+        cwd_hash=cwd_hash,
         skipped_agent_ids=triaged.skipped_ids,
         title=session_title([s.transcript for s in streams], render.redactor),
         written=emit is not None,
