@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from typing import Any
 
+from benchmark_scripts import load_benchmark
 from shared_data import require_shared
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = (REPO / ".." / "shared" / "corpus").resolve()
 
 
-def _load_module() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_commits", REPO / "benchmarks" / "_commits.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-commits = _load_module()
+commits = load_benchmark("_commits.py")
 
 
 def test_subjects_of_plain_heredoc_and_combined_commands() -> None:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from benchmark_scripts import load_benchmark
 from shared_data import require_shared
 
 from causantic.transcripts.discovery import discover, read_session
@@ -19,16 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 DEV_FILE = (REPO / ".." / "shared" / "benchdata" / "locomo" / "locomo10-dev.json").resolve()
 
 
-def _load_module() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_locomo", REPO / "benchmarks" / "locomo.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-locomo = _load_module()
+locomo = load_benchmark("locomo.py")
 
 
 def _sample() -> dict[str, Any]:

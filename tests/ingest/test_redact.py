@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import bisect
-import importlib.util
 import json
 import random
 import re
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from benchmark_scripts import load_benchmark
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,7 +19,6 @@ from causantic.ingest.redact import make_redactor
 from causantic.ingest.service import ingest_paths
 from causantic.services import open_services
 
-REPO = Path(__file__).resolve().parents[2]
 
 # Real-looking but fake credentials, assembled so no scanner mistakes this file for a leak.
 AWS = "AKIA" + "IOSFODNN7EXAMPLE"
@@ -165,19 +162,10 @@ def test_redaction_settings_come_from_the_config_file(causantic_home: Path, tmp_
 # --- redaction before truncation, on real sessions ------------------------------------------------
 
 
-def _bench() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_redaction", REPO / "benchmarks" / "redaction.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_secrets_planted_in_a_copy_of_a_real_session_never_reach_the_store(corpus_dir: Path, tmp_path: Path) -> None:
     """Every planted kind, in prose, code, a Bash command and a tool result, some across the
     200/600-character cuts: no 8-character piece of any secret is stored or keyword-searchable."""
-    bench = _bench()
+    bench = load_benchmark("redaction.py")
     folder = tmp_path / "sessions"
     folder.mkdir()
     host = corpus_dir / bench.HOSTS[0]

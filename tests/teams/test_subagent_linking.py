@@ -8,15 +8,13 @@ suggestion, an inline sidechain) is linked by the ambient rule — file position
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
+from benchmark_scripts import load_benchmark
 from team_graph import TEST_DATA, Chunk, Graph, ingest_graph
 
-REPO = Path(__file__).resolve().parents[2]
 KFISCHER = "kfischer-okarin__scripts-and-tools/src/claude-history/test/fixtures/claude-projects/-Users-user-project"
 RANDLEE = "randlee__claude-history/docs/examples/claude-history-simple/export/source"
 SPOTTER = "marot__spotter/test/fixtures/transcripts"
@@ -100,11 +98,7 @@ def test_an_inline_sidechain_without_a_spawning_call_is_linked_by_its_place_in_t
 def test_every_non_stub_sub_agent_whose_parent_runs_within_the_time_gap_is_linked_across_the_corpus(
     corpus_dir: Path, tmp_path: Path
 ) -> None:
-    spec = importlib.util.spec_from_file_location("bench_subagents", REPO / "benchmarks" / "subagents.py")
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = bench
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("subagents.py")
     from causantic.config import Config, db_path
     from causantic.ingest.service import ingest_paths
     from causantic.services import open_services
