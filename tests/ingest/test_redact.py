@@ -19,7 +19,6 @@ from causantic.ingest.redact import make_redactor
 from causantic.ingest.service import ingest_paths
 from causantic.services import open_services
 
-
 # Real-looking but fake credentials, assembled so no scanner mistakes this file for a leak.
 AWS = "AKIA" + "IOSFODNN7EXAMPLE"
 GITHUB = "ghp_" + "x7Yz" * 9
