@@ -198,3 +198,27 @@ VARIANTS["feedback40_d5_pull05"] = (
 # 24 November 2026), at several weights
 VARIANTS["no_coverage"] = ({"retrieval.sessionCoverage": "0"}, {})
 VARIANTS.update({f"coverage{round(100 * w)}": ({"retrieval.sessionCoverage": str(w)}, {}) for w in (0.1, 0.5, 1.0)})
+# keyword feedback from the best candidates' words (retrieval.termFeedbackWeight; RM3-style, a second
+# BM25 query): "terms{weight}_d{depth}_n{words}"
+VARIANTS.update(
+    {
+        f"terms{round(100 * weight)}_d{depth}_n{words}": (
+            {
+                "retrieval.termFeedbackWeight": str(weight),
+                "retrieval.termFeedbackDepth": str(depth),
+                "retrieval.termFeedbackTerms": str(words),
+            },
+            {},
+        )
+        for weight in (0.2, 0.35, 0.5)
+        for depth in (3, 5)
+        for words in (10, 20)
+    }
+)
+# candidate depth: each list's candidates (retrieval.vectorSearchLimit, keywordSearchLimit; 50 by default)
+VARIANTS.update(
+    {
+        f"depth{n}": ({"retrieval.vectorSearchLimit": str(n), "retrieval.keywordSearchLimit": str(n)}, {})
+        for n in (100, 200)
+    }
+)

@@ -318,6 +318,19 @@ class RetrievalConfig(_Section):
     feedback_pull: float = Field(
         1.0, ge=0, description="How far the query moves towards that mean: q + pull x mean, re-normalised."
     )
+    term_feedback_weight: float = Field(
+        0.0,
+        ge=0,
+        description=(
+            "Keyword feedback (pseudo-relevance feedback, RM3-style): the termFeedbackTerms most "
+            "distinctive words of the termFeedbackDepth best fused candidates (their own words, tool "
+            "listings left out, weighed by the store's IDF) make a second BM25 query whose hits join the "
+            "keyword list at this weight (the original query's list counts 1), so a chunk sharing no word "
+            "with the request but its best hits' vocabulary can be found. 0 turns it off."
+        ),
+    )
+    term_feedback_depth: int = Field(3, ge=1, description="Best fused candidates whose words feed termFeedback.")
+    term_feedback_terms: int = Field(10, ge=1, description="Words of the termFeedback query.")
     vector_search_limit: int = Field(50, ge=1, description="Candidates from vector search.")
     keyword_search_limit: int = Field(50, ge=1, description="Candidates from BM25 search.")
     keyword_score_budget: int = Field(

@@ -51,6 +51,7 @@ from causantic.retrieval.relevance import (
     query_absent_share,
     relevance,
 )
+from causantic.retrieval.term_feedback import feedback_terms, merged_keyword_hits
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import ChunkScope, StoredChunk, VectorHealth, VectorMatch, iso, parse_iso
 
@@ -180,7 +181,15 @@ class Searcher:
             query_vector, vector_matches, read_ahead, keyword_hits, profile = self._candidates(
                 request.query, mode, scope, pool, helper, request.user
             )
-            fused = self._fuse([(m.chunk_id, m.similarity) for m in vector_matches], keyword_hits)
+            vector_hits = [(m.chunk_id, m.similarity) for m in vector_matches]
+            fused = self._fuse(vector_hits, keyword_hits)
+            if cfg.term_feedback_weight > 0 and mode in ("hybrid", "keyword-only") and fused:
+                # A second keyword query in the best candidates' words: it may bring chunks in.
+                read_ahead = read_ahead | self.store.get_chunks(
+                    [c.chunk_id for c in fused[: cfg.term_feedback_depth] if c.chunk_id not in read_ahead]
+                )
+                keyword_hits = self._term_feedback(fused, read_ahead, keyword_hits, profile, scope, pool, request.user)
+                fused = self._fuse(vector_hits, keyword_hits)
             if request.expand if request.expand is not None else self.expansion.enabled:
                 for expander in self.expanders:
                     fused = expander.expand(fused, scope, query_vector)
@@ -334,6 +343,43 @@ class Searcher:
                 chunk_stems(chunk)  # both cached: score() and the rerank find them done
                 chunk_bulk(chunk)
         return vector, matches, read_ahead, *keyword.result()
+
+    def _term_feedback(
+        self,
+        fused: list[Candidate],
+        chunks: dict[str, StoredChunk],
+        keyword_hits: list[tuple[str, float]],
+        profile: QueryProfile,
+        scope: SearchScope,
+        pool: int,
+        member: str | None,
+    ) -> list[tuple[str, float]]:
+        """The keyword hits with those of a query in the best fused candidates' distinctive words
+        joined (:mod:`causantic.retrieval.term_feedback`)."""
+        cfg = self.config
+        best = [c for c in fused[: cfg.term_feedback_depth] if c.chunk_id in chunks]
+        project_ids = list(scope.project_ids) if scope.project_ids else None
+        words = feedback_terms(
+            [(chunks[c.chunk_id].content, c.score) for c in best],
+            profile.stems(),
+            self.store,
+            scope_chunks=profile.scope_chunks,
+            project_ids=project_ids,
+            agent=scope.agent,
+            most_counted=self.relevance.most_counted,
+            terms=cfg.term_feedback_terms,
+        )
+        if not words:
+            return keyword_hits
+        extra = self.store.keyword_search(
+            " ".join(words),
+            project_ids=project_ids,
+            agent=scope.agent,
+            limit=pool,
+            score_budget=cfg.keyword_score_budget,
+            member=member,
+        )
+        return merged_keyword_hits(keyword_hits, extra, cfg.term_feedback_weight)
 
     def _fuse(self, vector_hits: list[tuple[str, float]], keyword_hits: list[tuple[str, float]]) -> list[Candidate]:
         cfg = self.config
