@@ -3,7 +3,7 @@
 Usage::
 
     PYTHONPATH=src python benchmarks/search_paired.py --base REF [--store DIR] [--rounds 2]
-        [--queries 100] [--json OUT]
+        [--queries 100] [--set KEY=VALUE ...] [--json OUT]
 
 Why: on a shared machine the load moves by a factor of several within a minute, so two runs of
 ``search_latency.py`` minutes apart cannot show a change of 10 %. Here two warm processes, one
@@ -16,7 +16,9 @@ Queries are ``search_latency.py``'s (real user prompts from ``../shared/corpus/c
 seed), each unfiltered and then with a project filter (the store's projects in turn), after 5 warm-up
 queries. ``--store`` is a ``CAUSANTIC_HOME`` holding a built store, by default the 100k real-text
 store ``search_latency.py --store-dir`` keeps (``/work/bench-stores/100000``); searching only reads it,
-and both trees must share its schema.
+and both trees must share its schema. ``--set`` overrides a setting in this tree's searcher only (a
+setting still off by default, measured against the base's default: ``--base HEAD
+--set retrieval.termFeedbackWeight=0.5``).
 """
 
 from __future__ import annotations
@@ -43,11 +45,11 @@ WARMUP = 5
 
 # One warm searcher: reads [query, project or null] per line, answers [wall ms, CPU ms, hit ids].
 _WORKER = """
-import json, sys, time
+import json, os, sys, time
 from causantic.config import Config
 from causantic.retrieval.search import SearchRequest
 from causantic.services import open_services
-with open_services(Config()) as services:
+with open_services(Config().with_overrides(json.loads(os.environ.get("PAIRED_SET", "{}")))) as services:
     store = services.store
     print(json.dumps(sorted({p.name for p in store.projects_by_id(store.projects_with_chunks())})), flush=True)
     for line in sys.stdin:
@@ -60,8 +62,13 @@ with open_services(Config()) as services:
 
 
 class Worker:
-    def __init__(self, src: Path, home: Path) -> None:
-        env = {**os.environ, "PYTHONPATH": str(src), "CAUSANTIC_HOME": str(home)}
+    def __init__(self, src: Path, home: Path, overrides: dict[str, str] | None = None) -> None:
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(src),
+            "CAUSANTIC_HOME": str(home),
+            "PAIRED_SET": json.dumps(overrides or {}),
+        }
         self.proc = subprocess.Popen(
             [sys.executable, "-c", _WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
         )
@@ -110,7 +117,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--json", dest="json_out", type=Path)
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="a setting for this tree's searcher only"
+    )
     args = parser.parse_args()
+    overrides = dict(item.split("=", 1) for item in args.set)
     if not (args.store / "memory.db").exists():
         raise SystemExit(f"No store in {args.store}: build one with search_latency.py --store-dir.")
 
@@ -124,12 +135,15 @@ def main() -> int:
     chosen = random.Random(SEED).sample(corpus.prompts, args.queries + WARMUP)  # as search_latency.py
     queries, warmup = chosen[: args.queries], chosen[args.queries :]
     loads = [round(os.getloadavg()[0], 2)]
-    print(f"load {loads[0]} on {os.cpu_count()} cores; base {args.base} against {REPO / 'src'}", flush=True)
+    print(
+        f"load {loads[0]} on {os.cpu_count()} cores; base {args.base} against {REPO / 'src'} {overrides or ''}",
+        flush=True,
+    )
 
     with tempfile.TemporaryDirectory(prefix="causantic-base-") as tmp:
         archive = subprocess.run(["git", "-C", str(REPO), "archive", args.base, "src"], capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
-        base, ours = Worker(Path(tmp) / "src", args.store), Worker(REPO / "src", args.store)
+        base, ours = Worker(Path(tmp) / "src", args.store), Worker(REPO / "src", args.store, overrides)
         try:
             for query in warmup:
                 base.search(query, None)
@@ -150,7 +164,13 @@ def main() -> int:
             base.close()
             ours.close()
 
-    figures: dict[str, Any] = {"base": args.base, "loads": loads, "queries": args.queries, "rounds": args.rounds}
+    figures: dict[str, Any] = {
+        "base": args.base,
+        "set": overrides,
+        "loads": loads,
+        "queries": args.queries,
+        "rounds": args.rounds,
+    }
     print(
         f"\n{'pass':10s} {'base p50':>9s} {'p95':>7s} {'this p50':>9s} {'p95':>7s}  cpu p50 base/this  ratio"
         "  hits differ"
