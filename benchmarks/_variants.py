@@ -210,9 +210,9 @@ VARIANTS.update(
             },
             {},
         )
-        for weight in (0.2, 0.35, 0.5)
+        for weight in (0.1, 0.2, 0.35, 0.5)
         for depth in (3, 5)
-        for words in (10, 20)
+        for words in (5, 10, 20)
     }
 )
 # candidate depth: each list's candidates (retrieval.vectorSearchLimit, keywordSearchLimit; 50 by default)
