@@ -325,14 +325,25 @@ class RetrievalConfig(_Section):
             "Keyword feedback (pseudo-relevance feedback, RM3-style): the termFeedbackTerms most "
             "distinctive words of the termFeedbackDepth best fused candidates (their own words, tool "
             "listings left out, weighed by the store's IDF) make a second BM25 query whose hits join the "
-            "keyword list at this weight (the original query's list counts 1), so a chunk sharing no word "
-            "with the request but its best hits' vocabulary can be found. 0 turns it off."
+            "keyword list at this weight (the original query's list counts 1). Off (0): at 0.1 with 5 "
+            "words it finds the piece of a session that did the work more often on the mined coding set "
+            "(+10 -2 queries, p = 0.04; MRR +0.038) but cost LoCoMo turn recall at 5 turns (-0.5; -1.2 to "
+            "-1.6, 95% bootstrap below zero, at 0.2-0.5) and one coding dev query; search x1.6-1.8 at "
+            "100k chunks (benchmarks/coding.py and locomo.py, variants terms*; docs/measurements.md)."
         ),
     )
     term_feedback_depth: int = Field(3, ge=1, description="Best fused candidates whose words feed termFeedback.")
-    term_feedback_terms: int = Field(10, ge=1, description="Words of the termFeedback query.")
-    vector_search_limit: int = Field(50, ge=1, description="Candidates from vector search.")
-    keyword_search_limit: int = Field(50, ge=1, description="Candidates from BM25 search.")
+    term_feedback_terms: int = Field(5, ge=1, description="Words of the termFeedback query.")
+    vector_search_limit: int = Field(
+        50,
+        ge=1,
+        description=(
+            "Candidates from vector search (at least 3x the hits asked for). 100 and 200 (with "
+            "keywordSearchLimit) found nothing more on the coding or LoCoMo dev sets and cost search "
+            "x1.35 and x2.1 at 100k chunks (variants depth100, depth200)."
+        ),
+    )
+    keyword_search_limit: int = Field(50, ge=1, description="Candidates from BM25 search (see vectorSearchLimit).")
     keyword_score_budget: int = Field(
         8000,
         ge=0,

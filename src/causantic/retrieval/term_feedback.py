@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from causantic.store.features import split_tool_output, stem
-from causantic.store.fts import STOPWORDS
+from causantic.store.fts import query_terms
 
 # Words of letters only: numbers and hashes say nothing about the topic; nor do the parts of a path,
 # a URL or an address (a user's home folder name, a host), nor a contraction's halves ("doesn't").
@@ -55,12 +55,11 @@ def feedback_terms(
         return []
     mass: dict[str, float] = {}
     for text, weight in texts:
-        words = [w.lower() for w in _WORD.findall(_NOT_PROSE.sub(" ", split_tool_output(text)[0]))]
-        words = [w for w in words if w not in STOPWORDS and stem(w) not in asked]
-        if not words:
-            continue
-        for word, n in Counter(words).items():
-            mass[word] = mass.get(word, 0.0) + weight * n / len(words)
+        counted = Counter(w.lower() for w in _WORD.findall(_NOT_PROSE.sub(" ", split_tool_output(text)[0])))
+        kept = [w for w in query_terms(" ".join(counted)) if stem(w) not in asked]  # no stop word, no query word
+        length = sum(counted[w] for w in kept)
+        for word in kept:
+            mass[word] = mass.get(word, 0.0) + weight * counted[word] / length
     common = sorted(mass, key=lambda word: (-mass[word], word))[:_COUNTED]
     if not common:
         return []
