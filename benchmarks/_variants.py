@@ -198,3 +198,8 @@ VARIANTS["feedback40_d5_pull05"] = (
 # 24 November 2026), at several weights
 VARIANTS["no_coverage"] = ({"retrieval.sessionCoverage": "0"}, {})
 VARIANTS.update({f"coverage{round(100 * w)}": ({"retrieval.sessionCoverage": str(w)}, {}) for w in (0.1, 0.5, 1.0)})
+# what the whole session says of the request, every chunk and not only the candidates
+# (retrieval.sessionWords), beside the candidates' coverage or instead of it (no_coverage), and deeper
+VARIANTS.update({f"words{round(100 * w)}": ({"retrieval.sessionWords": str(w)}, {}) for w in (0.1, 0.25, 0.5)})
+VARIANTS["words25_only"] = ({"retrieval.sessionWords": "0.25", "retrieval.sessionCoverage": "0"}, {})
+VARIANTS["words25_d60"] = ({"retrieval.sessionWords": "0.25", "retrieval.sessionWordsDepth": "60"}, {})

@@ -300,6 +300,19 @@ class RetrievalConfig(_Section):
             "more on LoCoMo but moved coding queries down (benchmarks/coding.py and locomo.py, sesscov*)."
         ),
     )
+    session_words: float = Field(
+        0.0,
+        ge=0,
+        description=(
+            "Multiplies a chunk's score by 1 + this factor times the IDF-weighted share of the query "
+            "that its whole session holds in its own words (every chunk, listing output left out; "
+            "sessionCoverage counts the session's candidates only), for the sessionWordsDepth best "
+            "sessions. Off: FIGURES."
+        ),
+    )
+    session_words_depth: int = Field(
+        30, ge=1, description="Distinct sessions, best first, whose every chunk sessionWords reads."
+    )
     feedback_weight: float = Field(
         0.4,
         ge=0,

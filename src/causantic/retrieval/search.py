@@ -206,6 +206,15 @@ class Searcher:
                 if cfg.session_context > 0 and profile is not None
                 else None
             )
+            whole = (
+                helper.submit(
+                    self.store.session_stems,
+                    list(dict.fromkeys(chunks[c.chunk_id].session_id for c in fused))[: cfg.session_words_depth],
+                    sorted(profile.stems()),
+                )
+                if cfg.session_words > 0 and profile is not None
+                else None
+            )
             stems = {c.chunk_id: chunk_stems(chunks[c.chunk_id]) for c in fused}  # split once: scored, covered
             scored = {
                 c.chunk_id: self.score(
@@ -230,6 +239,7 @@ class Searcher:
             profile,
             openings.result() if openings is not None else {},
             stems,
+            whole.result() if whole is not None else {},
         )
         hits, tokens, below = self._fit(ranked, chunks, scored, shown, request)
         if not fused and not self.store.count_chunks(ChunkScope()):  # counted only when nothing matched
@@ -364,15 +374,17 @@ class Searcher:
         profile: QueryProfile | None,
         openings: dict[str, frozenset[str]],
         stems: dict[str, frozenset[str]],
+        whole: dict[str, frozenset[str]],
     ) -> list[Candidate]:
         """``openings``: the stems of the candidates' sessions' opening prompts (read when
-        sessionContext is on); ``stems``: each candidate's own."""
+        sessionContext is on); ``stems``: each candidate's own; ``whole``: the query's stems the
+        best sessions hold in any chunk (read when sessionWords is on)."""
         cfg = self.config
         now = datetime.now(UTC)
         # Each candidate's own words (not what a listing tool printed), split once for both uses.
         own = (
             {c.chunk_id: own_stem_words(chunks[c.chunk_id], stems[c.chunk_id]) for c in fused}
-            if profile is not None and (cfg.mention_penalty or cfg.session_coverage > 0)
+            if profile is not None and (cfg.mention_penalty or cfg.session_coverage > 0 or cfg.session_words > 0)
             else {}
         )
         mentions = (
@@ -411,6 +423,20 @@ class Searcher:
                 [asked.intersection(own[c.chunk_id]) for c in fused],
                 profile.coverage_of,
                 cfg.session_coverage,
+            )
+            scores = [score * f for score, f in zip(scores, factors, strict=True)]
+        if cfg.session_words > 0 and profile is not None:
+            # And the whole session, chunks no list found included: the work names the request's
+            # parts across the session, a passing mention in one chunk only.
+            asked = profile.stems()
+            factors = session_coverage_factors(
+                sessions,
+                [
+                    whole.get(session, frozenset()) | asked.intersection(own[c.chunk_id])
+                    for c, session in zip(fused, sessions, strict=True)
+                ],
+                profile.coverage_of,
+                cfg.session_words,
             )
             scores = [score * f for score, f in zip(scores, factors, strict=True)]
         if cfg.feedback_weight > 0 and query_vector is not None:
