@@ -203,3 +203,14 @@ VARIANTS.update({f"coverage{round(100 * w)}": ({"retrieval.sessionCoverage": str
 VARIANTS.update({f"words{round(100 * w)}": ({"retrieval.sessionWords": str(w)}, {}) for w in (0.1, 0.25, 0.5)})
 VARIANTS["words25_only"] = ({"retrieval.sessionWords": "0.25", "retrieval.sessionCoverage": "0"}, {})
 VARIANTS["words25_d60"] = ({"retrieval.sessionWords": "0.25", "retrieval.sessionWordsDepth": "60"}, {})
+# the same read as BM25 over sessions: how many chunks say each word, against the session's length
+VARIANTS.update(
+    {
+        f"bm25s{round(100 * w)}": ({"retrieval.sessionWords": str(w), "retrieval.sessionWordsBm25": "true"}, {})
+        for w in (0.25, 0.5, 1.0)
+    }
+)
+VARIANTS["bm25s50_only"] = (
+    {"retrieval.sessionWords": "0.5", "retrieval.sessionWordsBm25": "true", "retrieval.sessionCoverage": "0"},
+    {},
+)

@@ -310,6 +310,14 @@ class RetrievalConfig(_Section):
             "sessions. Off: FIGURES."
         ),
     )
+    session_words_bm25: bool = Field(
+        False,
+        description=(
+            "sessionWords counts how many of the session's chunks hold each of the query's words, "
+            "saturated and weighed against the session's length as BM25 does (the session as the "
+            "document), instead of whether any chunk does. FIGURES."
+        ),
+    )
     session_words_depth: int = Field(
         30, ge=1, description="Distinct sessions, best first, whose every chunk sessionWords reads."
     )

@@ -13,6 +13,7 @@ from transcript_files import write_session
 
 from causantic import Memory
 from causantic.config import Config
+from causantic.retrieval.ranking import session_term_shares
 from causantic.services import Services, open_services
 from causantic.store.features import word_stems
 from causantic.store.fts import identifier_terms
@@ -111,8 +112,27 @@ def test_a_session_s_words_are_read_from_every_chunk_but_not_from_listings(servi
                 n += 1
             store.save_session(project, session, records)
     asked = sorted(word_stems("retry budget uploads slow links timeout"))
-    held = store.session_stems(["s1", "s2", "s3"], asked)
-    assert held["s1"] == word_stems("retry budget uploads slow links")  # the listed "timeout" is not its own
-    assert "s2" not in held  # it only lists a commit that names them
+    held = store.session_stem_counts(["s1", "s2", "s3"], asked)
+    # the listed "timeout" is not its own; "uploads" and "slow links" are said in one chunk, "retry budget" in another
+    assert held["s1"] == (3, dict.fromkeys(word_stems("retry budget uploads slow links"), 1))
+    assert held["s2"] == (1, {})  # it only lists a commit that names them
     assert "s3" not in held  # no such session
-    assert store.session_stems(["s1"], []) == {}
+    assert store.session_stem_counts(["s1"], []) == {}
+
+
+def test_a_word_said_in_more_chunks_counts_more_and_a_long_session_must_say_it_more() -> None:
+    terms = [(2.0, [("retri",)]), (1.0, [("upload",), ("up", "load")])]
+    shares = session_term_shares(
+        {
+            "once": (10, {"retri": 1, "upload": 1}),
+            "often": (10, {"retri": 4, "upload": 1}),
+            "long": (40, {"retri": 4, "upload": 1}),
+            "spelt": (10, {"retri": 1, "up": 2, "load": 1}),
+        },
+        terms,
+    )
+    assert shares["often"] > shares["once"] > 0
+    assert shares["often"] > shares["long"]
+    assert shares["spelt"] == pytest.approx(shares["once"])  # "up load": the fewer of its stems' chunks
+    assert all(0 < share < 1 for share in shares.values())
+    assert session_term_shares({}, terms) == {}

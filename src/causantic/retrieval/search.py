@@ -41,6 +41,7 @@ from causantic.retrieval.ranking import (
     reciprocal_rank_fusion,
     session_coverage_factors,
     session_evidence,
+    session_term_shares,
 )
 from causantic.retrieval.relevance import (
     QueryProfile,
@@ -208,7 +209,7 @@ class Searcher:
             )
             whole = (
                 helper.submit(
-                    self.store.session_stems,
+                    self.store.session_stem_counts,
                     list(dict.fromkeys(chunks[c.chunk_id].session_id for c in fused))[: cfg.session_words_depth],
                     sorted(profile.stems()),
                 )
@@ -374,11 +375,11 @@ class Searcher:
         profile: QueryProfile | None,
         openings: dict[str, frozenset[str]],
         stems: dict[str, frozenset[str]],
-        whole: dict[str, frozenset[str]],
+        whole: dict[str, tuple[int, dict[str, int]]],
     ) -> list[Candidate]:
         """``openings``: the stems of the candidates' sessions' opening prompts (read when
-        sessionContext is on); ``stems``: each candidate's own; ``whole``: the query's stems the
-        best sessions hold in any chunk (read when sessionWords is on)."""
+        sessionContext is on); ``stems``: each candidate's own; ``whole``: per best session, its
+        chunks and how many hold each of the query's stems (read when sessionWords is on)."""
         cfg = self.config
         now = datetime.now(UTC)
         # Each candidate's own words (not what a listing tool printed), split once for both uses.
@@ -428,16 +429,22 @@ class Searcher:
         if cfg.session_words > 0 and profile is not None:
             # And the whole session, chunks no list found included: the work names the request's
             # parts across the session, a passing mention in one chunk only.
-            asked = profile.stems()
-            factors = session_coverage_factors(
-                sessions,
-                [
-                    whole.get(session, frozenset()) | asked.intersection(own[c.chunk_id])
-                    for c, session in zip(fused, sessions, strict=True)
-                ],
-                profile.coverage_of,
-                cfg.session_words,
-            )
+            if cfg.session_words_bm25:
+                shares = session_term_shares(
+                    whole, [(t.weight, (t.tokens, t.parts) if t.parts else (t.tokens,)) for t in profile.terms]
+                )
+                factors = [1.0 + cfg.session_words * shares.get(session, 0.0) for session in sessions]
+            else:
+                asked = profile.stems()
+                factors = session_coverage_factors(
+                    sessions,
+                    [
+                        frozenset(whole.get(session, (0, {}))[1]) | asked.intersection(own[c.chunk_id])
+                        for c, session in zip(fused, sessions, strict=True)
+                    ],
+                    profile.coverage_of,
+                    cfg.session_words,
+                )
             scores = [score * f for score, f in zip(scores, factors, strict=True)]
         if cfg.feedback_weight > 0 and query_vector is not None:
             factors = feedback_factors(
