@@ -198,19 +198,9 @@ VARIANTS["feedback40_d5_pull05"] = (
 # 24 November 2026), at several weights
 VARIANTS["no_coverage"] = ({"retrieval.sessionCoverage": "0"}, {})
 VARIANTS.update({f"coverage{round(100 * w)}": ({"retrieval.sessionCoverage": str(w)}, {}) for w in (0.1, 0.5, 1.0)})
-# what the whole session says of the request, every chunk and not only the candidates
-# (retrieval.sessionWords), beside the candidates' coverage or instead of it (no_coverage), and deeper
-VARIANTS.update({f"words{round(100 * w)}": ({"retrieval.sessionWords": str(w)}, {}) for w in (0.1, 0.25, 0.5)})
-VARIANTS["words25_only"] = ({"retrieval.sessionWords": "0.25", "retrieval.sessionCoverage": "0"}, {})
-VARIANTS["words25_d60"] = ({"retrieval.sessionWords": "0.25", "retrieval.sessionWordsDepth": "60"}, {})
-# the same read as BM25 over sessions: how many chunks say each word, against the session's length
-VARIANTS.update(
-    {
-        f"bm25s{round(100 * w)}": ({"retrieval.sessionWords": str(w), "retrieval.sessionWordsBm25": "true"}, {})
-        for w in (0.25, 0.5, 1.0)
-    }
-)
-VARIANTS["bm25s50_only"] = (
-    {"retrieval.sessionWords": "0.5", "retrieval.sessionWordsBm25": "true", "retrieval.sessionCoverage": "0"},
-    {},
-)
+# what the whole session says of the request, every chunk and not only the candidates, read as BM25
+# with the session as the document (retrieval.sessionWords, off), beside the candidates' coverage or
+# instead of it (*_only), and over fewer sessions (_d15)
+VARIANTS.update({f"bm25s{round(100 * w)}": ({"retrieval.sessionWords": str(w)}, {}) for w in (0.25, 0.5, 1.0)})
+VARIANTS["bm25s50_only"] = ({"retrieval.sessionWords": "0.5", "retrieval.sessionCoverage": "0"}, {})
+VARIANTS["bm25s50_d15"] = ({"retrieval.sessionWords": "0.5", "retrieval.sessionWordsDepth": "15"}, {})

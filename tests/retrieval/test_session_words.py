@@ -28,14 +28,22 @@ FILLER = (
 
 def _sessions(folder: Path) -> Path:
     sessions = {
-        # the work: each chunk names one part of the request among much else
+        # the work: each chunk names a part of the request among much else, the parts again and again
         "work": [
             (f"photo uploads fail on some phones. {FILLER}", f"I'll look at the uploader first. {FILLER}"),
             (f"it happens on slow links. {FILLER}", f"There the app gives up after the first timeout. {FILLER}"),
+            (f"the uploads stop after a minute. {FILLER}", f"So the phone's links are slow there. {FILLER}"),
             ("make it try again", "Added a retry budget: three tries with a growing pause."),
+            (f"does it work now? {FILLER}", f"Yes, on all phones. {FILLER}"),
         ],
-        # elsewhere: one short turn that names the request in passing
-        "passing": [("the retry budget for uploads in CI is too small", "Raised it to three.")],
+        # elsewhere: a session about something else that names the request once, in passing
+        "passing": [
+            ("the retry budget for uploads in CI is too small", "Raised it to three."),
+            ("the page font looks blurry", "Switched to the system font."),
+            ("the header overlaps the menu", "Gave the header a fixed height."),
+            ("dark mode colours are off", "Took them from the design tokens."),
+            ("the logo is cut off on narrow screens", "It scales with the width now."),
+        ],
         # short chunks on uploads and slow links that fill the keyword list ahead of the work's long ones
         "network": [
             ("the VPN drops on slow links", "Raised the VPN keepalive for slow links."),
@@ -54,16 +62,16 @@ def test_a_session_whose_words_lie_in_chunks_search_did_not_find_outranks_a_pass
 ) -> None:
     folder = _sessions(tmp_path / "sessions")
     # Candidate lists of four (a search for one hit): the work's long chunks on uploads and slow
-    # links are not candidates, only its short "retry budget" turn is. Other session weighings are
-    # off so that this test sees what the whole session says alone, at a weight that decides a
-    # three-session toy store; the candidates' own coverage is on, strongly.
+    # links are not candidates, only its short "retry budget" turn is. The other session weighings
+    # (the candidates' coverage among them) are off so that this test sees what the whole session
+    # says alone, at a weight that decides a three-session toy store.
     alone = {
         "retrieval.keywordSearchLimit": "4",
         "retrieval.vectorSearchLimit": "4",
         "retrieval.sessionEvidence": "0",
         "retrieval.sessionContext": "0",
         "retrieval.feedbackWeight": "0",
-        "retrieval.sessionCoverage": "1",
+        "retrieval.sessionCoverage": "0",
     }
 
     def first_session(memory: Memory) -> str:
@@ -79,7 +87,7 @@ def test_a_session_whose_words_lie_in_chunks_search_did_not_find_outranks_a_pass
         candidates = services.store.get_chunks([i for i, _ in services.store.keyword_search(QUERY, limit=4)])
         assert [c.session_id for c in candidates.values()].count("work") == 1
     assert first == "work"
-    assert without == "passing"  # what the candidates alone cover, even at sessionCoverage 1
+    assert without == "passing"  # its one chunk holds more of the request than the work's candidate
 
 
 @pytest.fixture

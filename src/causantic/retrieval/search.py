@@ -385,7 +385,7 @@ class Searcher:
         # Each candidate's own words (not what a listing tool printed), split once for both uses.
         own = (
             {c.chunk_id: own_stem_words(chunks[c.chunk_id], stems[c.chunk_id]) for c in fused}
-            if profile is not None and (cfg.mention_penalty or cfg.session_coverage > 0 or cfg.session_words > 0)
+            if profile is not None and (cfg.mention_penalty or cfg.session_coverage > 0)
             else {}
         )
         mentions = (
@@ -427,25 +427,15 @@ class Searcher:
             )
             scores = [score * f for score, f in zip(scores, factors, strict=True)]
         if cfg.session_words > 0 and profile is not None:
-            # And the whole session, chunks no list found included: the work names the request's
-            # parts across the session, a passing mention in one chunk only.
-            if cfg.session_words_bm25:
-                shares = session_term_shares(
-                    whole, [(t.weight, (t.tokens, t.parts) if t.parts else (t.tokens,)) for t in profile.terms]
-                )
-                factors = [1.0 + cfg.session_words * shares.get(session, 0.0) for session in sessions]
-            else:
-                asked = profile.stems()
-                factors = session_coverage_factors(
-                    sessions,
-                    [
-                        frozenset(whole.get(session, (0, {}))[1]) | asked.intersection(own[c.chunk_id])
-                        for c, session in zip(fused, sessions, strict=True)
-                    ],
-                    profile.coverage_of,
-                    cfg.session_words,
-                )
-            scores = [score * f for score, f in zip(scores, factors, strict=True)]
+            # And the whole session, chunks no list found included, read as one BM25 document: the
+            # work names the request's parts again and again across the session, a passing mention once.
+            shares = session_term_shares(
+                whole, [(t.weight, (t.tokens, t.parts) if t.parts else (t.tokens,)) for t in profile.terms]
+            )
+            scores = [
+                score * (1.0 + cfg.session_words * shares.get(session, 0.0))
+                for score, session in zip(scores, sessions, strict=True)
+            ]
         if cfg.feedback_weight > 0 and query_vector is not None:
             factors = feedback_factors(
                 scores,
