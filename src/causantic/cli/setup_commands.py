@@ -122,6 +122,8 @@ def uninstall_command(yes: bool, purge: bool) -> None:
         report = uninstall(paths)
         report.changes += uninstall_agents(agent_files())
     _render(report)
+    if all(change.action == "unchanged" for change in report.changes):  # a second run, or init never ran
+        click.echo(f"Nothing to remove: Causantic is not registered in {paths.claude_json} or {paths.settings}.")
     if purge:
         home = causantic_home()
         for name in DATA:
