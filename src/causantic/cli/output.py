@@ -174,6 +174,20 @@ def progress_bars(*, detail: bool = False) -> Progress:
     )
 
 
+def agreed(question: str, *, default: bool) -> bool:
+    """The answer typed or piped in. Run from a script with nothing piped, the question met the end of
+    stdin and the command stopped at a bare "Aborted!"; it says what to add instead."""
+    try:
+        return click.confirm(question, default=default)
+    except click.Abort:
+        if sys.stdin.isatty():
+            raise
+        click.echo()  # end the question's line
+        raise click.ClickException(
+            "no answer on stdin (not a terminal): add --yes to go ahead without asking."
+        ) from None
+
+
 @contextmanager
 def domain_errors() -> Iterator[None]:
     """Turn expected failures into a one-line error and exit code 1, never a traceback."""
