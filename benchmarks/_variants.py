@@ -222,3 +222,9 @@ VARIANTS.update(
         for n in (100, 200)
     }
 )
+# what the whole session says of the request, every chunk and not only the candidates, read as BM25
+# with the session as the document (retrieval.sessionWords, off), beside the candidates' coverage or
+# instead of it (*_only), and over fewer sessions (_d15)
+VARIANTS.update({f"bm25s{round(100 * w)}": ({"retrieval.sessionWords": str(w)}, {}) for w in (0.25, 0.5, 1.0)})
+VARIANTS["bm25s50_only"] = ({"retrieval.sessionWords": "0.5", "retrieval.sessionCoverage": "0"}, {})
+VARIANTS["bm25s50_d15"] = ({"retrieval.sessionWords": "0.5", "retrieval.sessionWordsDepth": "15"}, {})
