@@ -456,7 +456,9 @@ class EpisodesConfig(_Section):
         ),
     )
     max_tokens: int = Field(2_500, ge=100, description="Token budget of a recall or predict answer.")
-    max_episodes: int = Field(5, ge=1, description="Most episodes (distinct stories) in one answer.")
+    max_episodes: int = Field(
+        5, ge=1, description="Most sessions an answer's episodes come from (a session may tell several episodes)."
+    )
     context_chunks: int = Field(
         4, ge=0, description="Most chunks an episode adds before its hit (recall) or after it (predict)."
     )
