@@ -32,7 +32,6 @@ from causantic.retrieval.relevance import (
     TermCounts,
     chunk_bulk,
     chunk_stems,
-    clears_floor,
     profile_query,
     query_absent_share,
     relevance,
@@ -41,10 +40,6 @@ from causantic.store.fts import query_terms
 from causantic.store.records import Project, StoredChunk
 
 CANDIDATES = 10  # BM25 hits scored per search: enough to survive the session and repeat filters
-# The query's nearest chunk as the hook takes it: it does not look (no vectors while Claude Code waits),
-# so it assumes the worst, nothing near, and a moment clears the bar only on evidence of its own,
-# as a search hit far from memory does (relevance.nearestCosine -1 turns this off for both).
-UNMEASURED_NEAREST = -1.0
 QUERY_MAX_CHARS = 2_000  # a pasted log is not a question: its head says what it is about
 
 
@@ -123,16 +118,14 @@ def prompt_moments(store: MomentsStore, config: MomentsRelevance, request: Momen
             and hit.chunk.id not in request.exclude_chunks
             and not (other and project is not None and hit.chunk.project_id == project.id)
         ]
-        picked, reason = _clear_lead(hits, bar, request, config)
+        picked, reason = _clear_lead(hits, bar, request)
         chosen += picked
         reasons.append(("other projects: " if other else "") + reason)
     chosen = chosen[: request.most]
     return Moments(chosen, name, "; ".join(reasons) or "no project to search")
 
 
-def _clear_lead(
-    hits: list[_Hit], bar: float, request: MomentsRequest, config: RelevanceModel
-) -> tuple[list[Moment], str]:
+def _clear_lead(hits: list[_Hit], bar: float, request: MomentsRequest) -> tuple[list[Moment], str]:
     """The moments of one scope, or none when no past session clearly leads.
 
     Measured on the development sets (``benchmarks/prompt_memory.py``): a lead whose BM25 beats every
@@ -140,11 +133,7 @@ def _clear_lead(
     (where the hook used to add the wrong exchange of a right session, or a wrong session), and a
     lead covering under ``min_coverage`` of the prompt's words is mostly noise. Past the gate, hits
     clearing ``bar`` are kept in BM25 order, at most ``per_session`` of each session (a session's
-    second-best chunk often holds the exchange its best one only leads to). A hit clears ``bar`` as a
-    search hit clears ``relevance.floor`` when the query's nearest chunk is far
-    (:func:`~causantic.retrieval.relevance.clears_floor` with :data:`UNMEASURED_NEAREST`): in a scope of
-    ``relevance.nearestMinChunks`` chunks or more, one holding less than ``relevance.coverageAlone`` of
-    the prompt's words needs ``relevance.farFloor``, or a prompt in memory's own vocabulary.
+    second-best chunk often holds the exchange its best one only leads to).
     """
     if not hits:
         return [], "no match"
@@ -159,11 +148,7 @@ def _clear_lead(
     out: list[Moment] = []
     for hit in hits:
         session = hit.chunk.session_id
-        if per_session.get(session, 0) >= request.per_session:
-            continue
-        if not clears_floor(
-            hit.relevance, hit.coverage, UNMEASURED_NEAREST, hit.scope_chunks, hit.known_chunks, bar, config
-        ):
+        if hit.relevance < bar or per_session.get(session, 0) >= request.per_session:
             continue
         per_session[session] = per_session.get(session, 0) + 1
         out.append(Moment(hit.chunk, hit.relevance, hit.coverage, hit.other, margin))
@@ -180,8 +165,6 @@ class _Hit:
     relevance: float
     coverage: float
     other: bool
-    scope_chunks: int  # chunks in the scope searched
-    known_chunks: int  # chunks of that scope holding the prompt's least known word
 
 
 def _scored(
@@ -198,7 +181,6 @@ def _scored(
         return []
     profile = profile_query(store, query, project_ids=project_ids, agent=None, most_counted=config.most_counted)
     absent = query_absent_share(profile, config)
-    known = profile.least_known()
     chunks = store.get_chunks([chunk_id for chunk_id, _ in hits])
     out = []
     for chunk_id, bm25 in hits:
@@ -207,5 +189,5 @@ def _scored(
             continue
         coverage = profile.coverage_of(chunk_stems(chunk))
         score = relevance(None, coverage, chunk_bulk(chunk), absent, config)
-        out.append(_Hit(chunk, bm25, score, coverage, other, profile.scope_chunks, known))
+        out.append(_Hit(chunk, bm25, score, coverage, other))
     return out
