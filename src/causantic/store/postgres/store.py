@@ -47,6 +47,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     JOINED = "string_agg(DISTINCT {}, ',')"
     LEAST = "LEAST"
     GREATEST = "GREATEST"
+    POSITION = "STRPOS"
     CHUNK_COLUMNS = CHUNK_COLUMNS + ", c.member"
 
     def __init__(self, url: str, *, member: str, connect_timeout: int | None = None) -> None:
