@@ -198,3 +198,9 @@ VARIANTS["feedback40_d5_pull05"] = (
 # 24 November 2026), at several weights
 VARIANTS["no_coverage"] = ({"retrieval.sessionCoverage": "0"}, {})
 VARIANTS.update({f"coverage{round(100 * w)}": ({"retrieval.sessionCoverage": str(w)}, {}) for w in (0.1, 0.5, 1.0)})
+# what the whole session says of the request, every chunk and not only the candidates, read as BM25
+# with the session as the document (retrieval.sessionWords, off), beside the candidates' coverage or
+# instead of it (*_only), and over fewer sessions (_d15)
+VARIANTS.update({f"bm25s{round(100 * w)}": ({"retrieval.sessionWords": str(w)}, {}) for w in (0.25, 0.5, 1.0)})
+VARIANTS["bm25s50_only"] = ({"retrieval.sessionWords": "0.5", "retrieval.sessionCoverage": "0"}, {})
+VARIANTS["bm25s50_d15"] = ({"retrieval.sessionWords": "0.5", "retrieval.sessionWordsDepth": "15"}, {})

@@ -362,3 +362,11 @@ def test_config_shows_values_as_config_json_spells_them(run: CliRunner) -> None:
     assert [cell.strip() for cell in rows["storage.dbPath"]] == ["null", "null"]
     assert [cell.strip() for cell in rows["team.shareProjects"]] == ["[]", "[]"]
     assert [cell.strip() for cell in rows["promptMemory.enabled"]] == ["false", "false"]
+
+
+def test_reindex_run_from_a_script_names_the_model_and_says_to_add_yes(run: CliRunner) -> None:
+    """With no answer on stdin it stopped at a bare "Aborted!", as init did before it learnt to say more."""
+    result = run.invoke(cli, ["reindex"], input="", catch_exceptions=False)
+    assert result.exit_code == 1
+    assert "Re-embed every chunk with all-minilm-l6-v2?" in result.output
+    assert "add --yes to go ahead without asking" in result.output

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
-from causantic.cli.output import console, line, progress_bars
+import pytest
+from click.testing import CliRunner
+
+from causantic.cli.main import cli
+from causantic.cli.output import console, line, progress_bars, table
 
 
 @pytest.mark.parametrize("detail", [True, False])
@@ -28,3 +32,24 @@ def test_text_on_a_terminal_keeps_what_looks_like_an_emoji_code(monkeypatch: pyt
     with console.capture() as captured:
         line("step = arr[1:100:2]  # :x: marks a failure")
     assert "step = arr[1:100:2]  # :x: marks a failure" in captured.get()
+
+
+def test_table_cells_are_shown_as_written_not_read_as_markup(capsys: pytest.CaptureFixture[str]) -> None:
+    """A project named "[trimmed for fixture]" (one is in the corpus) showed as an empty cell in
+    list-projects, and a value holding "[/x]" stopped the command with rich's MarkupError."""
+    table("Projects [bold]", [("project", "left"), ("path", "left")], [["[trimmed for fixture]", "/tmp/[/x]/a"]])
+    printed = capsys.readouterr().out
+    assert "Projects [bold]" in printed and "[trimmed for fixture]" in printed and "/tmp/[/x]/a" in printed
+
+
+def test_an_ingest_error_on_a_path_with_brackets_is_reported_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder named like a rich closing tag ("[/x]") made the ingest summary raise MarkupError."""
+    folder = tmp_path / "[/x]"
+    folder.mkdir(parents=True)
+    (folder / "gone.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    result = CliRunner().invoke(cli, ["ingest", "--no-embed", str(tmp_path / "[")], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert f"error {folder / 'gone.jsonl'}: broken link" in result.output

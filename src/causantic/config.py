@@ -300,6 +300,23 @@ class RetrievalConfig(_Section):
             "more on LoCoMo but moved coding queries down (benchmarks/coding.py and locomo.py, sesscov*)."
         ),
     )
+    session_words: float = Field(
+        0.0,
+        ge=0,
+        description=(
+            "Multiplies a chunk's score by 1 + this factor times a BM25 over sessions (0-1) of its "
+            "session: every chunk of it read, not only the candidates, as one document (how many of "
+            "its chunks hold each query word in their own words, saturated, against the session's "
+            "length), for the sessionWordsDepth best sessions. Off: at 0.5 it raised LoCoMo turn "
+            "recall +0.8 / +0.0 / +0.5 / +0.3 at 5 / 10 / 25 / 50 turns and the mined commits' work "
+            "level +5 -0 queries, moved the coding dev set +2 -2 (project) and +1 -0 (distractors), "
+            "but reading the sessions' words cost x1.2-1.6 search time on a 100k-chunk store "
+            "(benchmarks/search_paired.py; variants bm25s*, docs/measurements.md)."
+        ),
+    )
+    session_words_depth: int = Field(
+        30, ge=1, description="Distinct sessions, best first, whose every chunk sessionWords reads."
+    )
     feedback_weight: float = Field(
         0.4,
         ge=0,

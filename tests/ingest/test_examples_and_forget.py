@@ -113,6 +113,17 @@ def test_a_real_run_never_deletes_more_than_the_preview_showed(tmp_path: Path) -
         assert left == 4
 
 
+def test_a_confirmed_forget_whose_chunks_are_already_gone_says_so_instead_of_deleting_0(tmp_path: Path) -> None:
+    """Confirmed a second time (the MCP tool called twice with expected_count=3), it answered
+    "Deleted 0 chunks" as a success; the preview's count no longer holds, so it is refused."""
+    with open_services(Config()) as services:
+        ingest_paths(services, [SESSIONS_DIR], embed=False, workers=1)
+        request = ForgetRequest("acme-shop", session_id="2a2ee33e", dry_run=False, expected=2)
+        assert forget(services.store, services.vectors, None, request).deleted == 2
+        with pytest.raises(Exception, match="0 chunks of 'acme-shop' match now, not the 2 previewed"):
+            forget(services.store, services.vectors, None, request)
+
+
 def _in_a_terminal(args: list[str], answer: str, env: dict[str, str]) -> str:
     """Run the CLI on a pseudo-terminal, type ``answer`` at its prompt, return what it printed."""
     main, child = pty.openpty()

@@ -82,6 +82,16 @@ def test_init_then_uninstall_gives_back_the_original_files_byte_for_byte(
     assert snapshot(home) == before
 
 
+def test_uninstall_with_nothing_registered_says_so_instead_of_printing_nothing(home: Path) -> None:
+    """A second uninstall (or one before any init) printed nothing at all and exited 0."""
+    place(home, "settings.json", "claude.json")
+    assert run(home, "init", "--yes", "--no-ingest", "--no-check").returncode == 0
+    assert "Nothing to remove" not in run(home, "uninstall", "--yes").stdout
+    again = run(home, "uninstall", "--yes")
+    assert again.returncode == 0
+    assert f"Nothing to remove: Causantic is not registered in {home / '.claude.json'}" in again.stdout
+
+
 def test_hand_formatted_settings_come_back_with_the_same_content(home: Path) -> None:
     place(home, "settings-hand-formatted.json")
     original = read(home / ".claude" / "settings.json")

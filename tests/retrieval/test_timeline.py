@@ -12,13 +12,15 @@ from click.testing import CliRunner
 from causantic.cli.main import cli
 from causantic.config import Config
 from causantic.ingest.service import ingest_paths
+from causantic.retrieval.listing import SessionSummary
+from causantic.retrieval.reconstruct import timeline_line
 from causantic.services import open_services
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "claude-code"
 REAL = "daaain__claude-code-log/test/test_data/real_projects"
 SAMPLE = f"{REAL}/-Users-dain-workspace-claude-code-log-sample"  # 12 sessions with chunks
 SOUND = f"{REAL}/-Users-dain-workspace-JSSoundRecorder"  # prompts behind IDE wrappers
-LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d  [0-9a-f]{8}  Claude Code  \[[^\]]+\]  \d+ chunks  \S")
+LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d  [0-9a-f]{8}  Claude Code  \[[^\]]+\]  \d+ chunks?  \S")
 
 
 @pytest.fixture
@@ -111,3 +113,9 @@ def test_list_sessions_and_the_json_timeline_carry_the_same_titles(store_home: P
     assert [s["title"] for s in timeline["sessions"]] == [session["title"]]
     table = _run("list-sessions", "JSSoundRecorder")
     assert "OK, so this" in table and "ide_opened_file" not in table
+
+
+def test_a_one_chunk_session_reads_1_chunk_not_1_chunks() -> None:
+    """Most of test-repo's 27 sessions hold one chunk; its timeline read "1 chunks" on each of their lines."""
+    session = SessionSummary("e31c844c-e04e", "2026-06-22T18:55:00Z", "2026-06-22T18:56:00Z", 1, 201, ("main",), "x")
+    assert "  [main]  1 chunk  x" in timeline_line(session)

@@ -267,7 +267,7 @@ def _print_forget(result: ForgetResult) -> None:
     console.print(head, markup=False)
     if result.whole_project:  # a project is best recognised by its sessions
         for session in result.session_summaries:
-            lead = f"  {when(session.started_at)}  {session.session_id[:8]}  {session.chunks} chunks  "
+            lead = f"  {when(session.started_at)}  {session.session_id[:8]}  {counted(session.chunks, 'chunk')}  "
             console.print(_fitted(lead, session.title, PREVIEW_TITLE_CHARS))
         shown = len(result.session_summaries)
         if result.sessions > shown:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import click
 
-from causantic.cli.output import console, domain_errors, emit_json, json_option, progress_bars, table
+from causantic.cli.output import agreed, console, domain_errors, emit_json, json_option, progress_bars, table
 from causantic.config import config_keys, load_config
 from causantic.facade import Memory
 from causantic.retrieval.output import EmbedOut
@@ -47,7 +47,10 @@ def reindex_command(yes: bool, as_json: bool) -> None:
     Example: CAUSANTIC_EMBEDDING_MODEL=bge-small-en-v1.5 causantic reindex --yes
     """
     if not yes and not as_json:
-        click.confirm("Re-embed every chunk with the configured model?", abort=True)
+        with domain_errors():
+            model = load_config().embedding.model
+        if not agreed(f"Re-embed every chunk with {model}?", default=False):
+            raise click.Abort()
     with domain_errors(), Memory() as memory:
         result = memory.reindex() if as_json else _run_with_bar("Re-embedding chunks", memory.reindex)
     if as_json:

@@ -177,6 +177,8 @@ def _nothing_new(report: IngestOut) -> bool:
 
 
 def render_report(report: IngestOut) -> None:
+    from rich.text import Text
+
     if _nothing_new(report):
         files = counted(report.files, "file")
         console.print(
@@ -187,9 +189,8 @@ def render_report(report: IngestOut) -> None:
     for note in report.notes:
         console.print(f"note: {note}", style="yellow", markup=False, soft_wrap=True)
     for failed in report.errors:
-        console.print(
-            f"[red]error[/red] {failed.path}: {failed.error}", soft_wrap=True
-        )  # a path cut in two cannot be copied
+        # A path cut in two cannot be copied; the path and the error are shown as written, not as markup.
+        console.print(Text.assemble(("error", "red"), f" {failed.path}: {failed.error}"), soft_wrap=True)
     if report.examples_removed:
         console.print(
             f"Removed the bundled example sessions ({', '.join(report.examples_removed)}) now that "

@@ -99,6 +99,7 @@ def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[
     cell is cut."""
     from rich.cells import cell_len
     from rich.table import Table
+    from rich.text import Text
 
     console = _console()
     cells = [[str(cell) for cell in row] for row in rows]
@@ -109,11 +110,12 @@ def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[
     if any(headers) and fixed + FLEX_MIN_WIDTH > console.width:
         _records(title, headers, cells)
         return
-    out = Table(title=title, title_justify="left", show_edge=False, show_header=any(headers), header_style="bold")
+    heading = Text(title) if title else None  # a title names a project: text, not markup
+    out = Table(title=heading, title_justify="left", show_edge=False, show_header=any(headers), header_style="bold")
     for i, (header, justify) in enumerate(columns):
         out.add_column(header, justify=justify, no_wrap=i != flex, overflow="fold")  # type: ignore[arg-type]
     for row in cells:
-        out.add_row(*row)
+        out.add_row(*(Text(cell) for cell in row))  # stored text, not markup: "[trimmed]" stays
     _print(out)
 
 
@@ -170,6 +172,20 @@ def progress_bars(*, detail: bool = False) -> Progress:
     return Progress(
         *columns, console=console, transient=True, expand=detail and room < BAR_MAX, disable=not console.is_terminal
     )
+
+
+def agreed(question: str, *, default: bool) -> bool:
+    """The answer typed or piped in. Run from a script with nothing piped, the question met the end of
+    stdin and the command stopped at a bare "Aborted!"; it says what to add instead."""
+    try:
+        return click.confirm(question, default=default)
+    except click.Abort:
+        if sys.stdin.isatty():
+            raise
+        click.echo()  # end the question's line
+        raise click.ClickException(
+            "no answer on stdin (not a terminal): add --yes to go ahead without asking."
+        ) from None
 
 
 @contextmanager

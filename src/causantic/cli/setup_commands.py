@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import click
 
 from causantic.cli.ingest_commands import batch_ingest_command
-from causantic.cli.output import domain_errors
+from causantic.cli.output import agreed, domain_errors
 from causantic.config import causantic_home
 from causantic.integration.agents import agent_files, install_agents, uninstall_agents
 from causantic.integration.claude_files import claude_paths
@@ -66,7 +65,7 @@ def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool,
         click.echo(f"The same MCP server will be registered with {agent.agent} in {agent.path}.")
     if launcher.env:
         click.echo("With environment: " + ", ".join(f"{k}={v}" for k, v in sorted(launcher.env.items())))
-    if not yes and not _agreed("Go ahead?", default=True):
+    if not yes and not agreed("Go ahead?", default=True):
         raise click.Abort()
     with domain_errors():
         report = install(paths, launcher, prompt_memory=prompt_memory)
@@ -74,7 +73,7 @@ def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool,
     _render(report)
 
     if not no_ingest and paths.projects.is_dir():
-        if yes or _agreed(f"Ingest the sessions already in {paths.projects} now?", default=True):
+        if yes or agreed(f"Ingest the sessions already in {paths.projects} now?", default=True):
             ctx.invoke(batch_ingest_command, folder=paths.projects)
     if not no_check:
         from causantic.integration.health import run_checks
@@ -86,20 +85,6 @@ def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool,
         "Restart Claude Code so it loads the server and the hooks (/mcp and /hooks list them)"
         + ("; restart Codex / Gemini CLI too." if agents else ".")
     )
-
-
-def _agreed(question: str, *, default: bool) -> bool:
-    """The answer typed or piped in. Run from a script with nothing piped, the question met the end of
-    stdin and the command stopped at a bare "Aborted!"; it says what to add instead."""
-    try:
-        return click.confirm(question, default=default)
-    except click.Abort:
-        if sys.stdin.isatty():
-            raise
-        click.echo()  # end the question's line
-        raise click.ClickException(
-            "no answer on stdin (not a terminal): add --yes to go ahead without asking."
-        ) from None
 
 
 @click.command("uninstall")
@@ -116,12 +101,14 @@ def uninstall_command(yes: bool, purge: bool) -> None:
     what += "".join(f", the server from {a.path}" for a in agent_files() if a.path.exists())
     if purge:
         what += f", then delete the memory in {causantic_home()}"
-    if not yes and not _agreed(f"Remove {what}?", default=False):
+    if not yes and not agreed(f"Remove {what}?", default=False):
         raise click.Abort()
     with domain_errors():
         report = uninstall(paths)
         report.changes += uninstall_agents(agent_files())
     _render(report)
+    if all(change.action == "unchanged" for change in report.changes):  # a second run, or init never ran
+        click.echo(f"Nothing to remove: Causantic is not registered in {paths.claude_json} or {paths.settings}.")
     if purge:
         home = causantic_home()
         for name in DATA:

@@ -111,13 +111,17 @@ def forget(
         tuple(c.id for c in matches),
         summaries,
     )
-    if request.dry_run or not matches:
-        return replace(result, dry_run=request.dry_run)
+    if request.dry_run:
+        return result
+    # Checked before "nothing matches": a preview of 3 that now matches none (deleted since) is a
+    # changed memory to report, not a deletion of 0 chunks to confirm.
     if request.expected is not None and request.expected != len(matches):
         raise CausanticError(
             f"{counted(len(matches), 'chunk')} of {project.name!r} match now, not the {request.expected} previewed "
             "(memory changed since). Nothing was deleted; preview again."
         )
+    if not matches:
+        return replace(result, dry_run=False)
     return delete_previewed(store, vectors, result)
 
 

@@ -150,6 +150,35 @@ def session_coverage_factors(
     return [factor[session] for session in sessions]
 
 
+def session_term_shares(
+    counts: Mapping[str, tuple[int, Mapping[str, int]]],
+    terms: Sequence[tuple[float, Sequence[Sequence[str]]]],
+    k1: float = 1.2,
+    b: float = 0.75,
+) -> dict[str, float]:
+    """Per session, BM25 with the session as the document, as a share (0-1) of the best a session
+    could score: Σ weight × saturation(n) / Σ weight over the query's ``terms`` (weight, spellings:
+    each a sequence of stems), where n is how many of the session's chunks hold the term (the fewest
+    holding one of its stems, for its best spelling) and saturation(n) = n / (n + k1 × (1 − b + b ×
+    chunks / the mean chunks of the sessions at hand)): a word said in several chunks counts more
+    than once, but ever less, and a long session must say it more often to count as much, so
+    length alone (a long session holds most words somewhere) is not evidence. ``counts``: per
+    session, its chunks and how many hold each stem (``session_stem_counts``)."""
+    total = sum(weight for weight, _ in terms)
+    if total <= 0 or not counts:
+        return {}
+    mean = sum(size for size, _ in counts.values()) / len(counts) or 1.0
+    out = {}
+    for session, (size, held) in counts.items():
+        norm = k1 * (1.0 - b + b * size / mean)
+        score = 0.0
+        for weight, spellings in terms:
+            n = max((min((held.get(stem, 0) for stem in spelling), default=0) for spelling in spellings), default=0)
+            score += weight * n / (n + norm) if n else 0.0
+        out[session] = score / total
+    return out
+
+
 def recency_factor(start_time: datetime, now: datetime, decay_factor: float, half_life_hours: float) -> float:
     """1 + decay · 2^(-age / half-life): recent work counts a little more, old work never less than 1×."""
     age_hours = max(0.0, (now - start_time).total_seconds() / 3600)

@@ -251,8 +251,9 @@ def timeline_line(session: SessionSummary) -> str:
     """One session on one line: start, id, coding agent, agents, chunk count, title."""
     agents = ", ".join(session.agents)
     source = SOURCE_NAMES.get(session.source, session.source)
+    chunks = counted(session.chunks, "chunk")
     return (
-        f"{when(session.started_at)}  {session.session_id[:8]}  {source}  [{agents}]  {session.chunks} chunks  "
+        f"{when(session.started_at)}  {session.session_id[:8]}  {source}  [{agents}]  {chunks}  "
         f"{session.short_title(TIMELINE_TITLE_CHARS)}"
     )
 

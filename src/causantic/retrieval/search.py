@@ -41,6 +41,7 @@ from causantic.retrieval.ranking import (
     reciprocal_rank_fusion,
     session_coverage_factors,
     session_evidence,
+    session_term_shares,
 )
 from causantic.retrieval.relevance import (
     QueryProfile,
@@ -206,6 +207,15 @@ class Searcher:
                 if cfg.session_context > 0 and profile is not None
                 else None
             )
+            whole = (
+                helper.submit(
+                    self.store.session_stem_counts,
+                    list(dict.fromkeys(chunks[c.chunk_id].session_id for c in fused))[: cfg.session_words_depth],
+                    sorted(profile.stems()),
+                )
+                if cfg.session_words > 0 and profile is not None
+                else None
+            )
             stems = {c.chunk_id: chunk_stems(chunks[c.chunk_id]) for c in fused}  # split once: scored, covered
             scored = {
                 c.chunk_id: self.score(
@@ -230,6 +240,7 @@ class Searcher:
             profile,
             openings.result() if openings is not None else {},
             stems,
+            whole.result() if whole is not None else {},
         )
         hits, tokens, below = self._fit(ranked, chunks, scored, shown, request)
         if not fused and not self.store.count_chunks(ChunkScope()):  # counted only when nothing matched
@@ -364,9 +375,11 @@ class Searcher:
         profile: QueryProfile | None,
         openings: dict[str, frozenset[str]],
         stems: dict[str, frozenset[str]],
+        whole: dict[str, tuple[int, dict[str, int]]],
     ) -> list[Candidate]:
         """``openings``: the stems of the candidates' sessions' opening prompts (read when
-        sessionContext is on); ``stems``: each candidate's own."""
+        sessionContext is on); ``stems``: each candidate's own; ``whole``: per best session, its
+        chunks and how many hold each of the query's stems (read when sessionWords is on)."""
         cfg = self.config
         now = datetime.now(UTC)
         # Each candidate's own words (not what a listing tool printed), split once for both uses.
@@ -413,6 +426,16 @@ class Searcher:
                 cfg.session_coverage,
             )
             scores = [score * f for score, f in zip(scores, factors, strict=True)]
+        if cfg.session_words > 0 and profile is not None:
+            # And the whole session, chunks no list found included, read as one BM25 document: the
+            # work names the request's parts again and again across the session, a passing mention once.
+            shares = session_term_shares(
+                whole, [(t.weight, (t.tokens, t.parts) if t.parts else (t.tokens,)) for t in profile.terms]
+            )
+            scores = [
+                score * (1.0 + cfg.session_words * shares.get(session, 0.0))
+                for score, session in zip(scores, sessions, strict=True)
+            ]
         if cfg.feedback_weight > 0 and query_vector is not None:
             factors = feedback_factors(
                 scores,

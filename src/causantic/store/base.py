@@ -70,6 +70,8 @@ class SqlStore(ABC):
     # and GREATEST.
     LEAST: ClassVar[str] = "MIN"
     GREATEST: ClassVar[str] = "MAX"
+    # Where a string starts in another (1 on), 0 when it is not in it: SQLite's INSTR, PostgreSQL's STRPOS.
+    POSITION: ClassVar[str] = "INSTR"
     # The columns :func:`~causantic.store.rows.stored_chunk` reads (team memory adds ``c.member``).
     CHUNK_COLUMNS: ClassVar[str] = CHUNK_COLUMNS
 
@@ -282,6 +284,28 @@ class SqlStore(ABC):
                 "SELECT id FROM chunks WHERE session_id = ? ORDER BY start_time, turn_index, part", (session_id,)
             )
         ]
+
+    def session_stem_counts(
+        self, session_ids: Sequence[str], stems: Sequence[str]
+    ) -> dict[str, tuple[int, dict[str, int]]]:
+        """Per session: how many chunks it has, and of ``stems`` (word stems, as
+        :func:`~causantic.store.features.word_stems` splits) how many of its chunks hold each in
+        their own words (what listing tools printed left out), counted over every chunk of it, not
+        only those a search found. Tested in the database on the stems column each chunk keeps, so
+        no chunk's text travels; a row written before the store kept them (m009, until the next
+        ingest fills it) counts as holding none. A stem no chunk holds is left out."""
+        if not session_ids or not stems:
+            return {}
+        packed = "' ' || COALESCE(c.own_stems, c.stems, '') || ' '"
+        held = ", ".join(f"SUM(CASE WHEN {self.POSITION}({packed}, ?) > 0 THEN 1 ELSE 0 END)" for _ in stems)
+        out: dict[str, tuple[int, dict[str, int]]] = {}
+        for row in self._rows_in(
+            f"SELECT c.session_id, COUNT(*), {held} FROM chunks c WHERE c.session_id {{ids}} GROUP BY c.session_id",
+            list(dict.fromkeys(session_ids)),
+            before=[f" {stem} " for stem in stems],
+        ):
+            out[row[0]] = (int(row[1]), {stem: int(n) for stem, n in zip(stems, row[2:], strict=True) if n})
+        return out
 
     def session_chunk_keys(self, session_id: str) -> list[ChunkKey]:
         """Where each stored chunk of a session sits in its transcript."""

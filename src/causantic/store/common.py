@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from causantic.store.fts import identifier_terms
+from causantic.store.features import TextColumns
 from causantic.store.records import ChunkKey, ChunkRecord, EdgeRecord, Project, SessionTotals, iso
 
 # Ids per ``IN (…)`` list: well under SQLite's oldest variable limit (999).
@@ -115,22 +115,22 @@ def older_copy(chunk: ChunkRecord, stored_uuids: str) -> bool:
     return set(chunk.message_uuids) < stored
 
 
-def chunk_values(
+def chunk_row(
     chunk: ChunkRecord,
     project_id: int,
     created_at: str,
     source: str,
+    columns: TextColumns,
     text: Callable[[str], str] = str,
-    search_terms: str | None = None,
 ) -> tuple[Any, ...]:
     """A chunk's column values, in the order ``id, session_id, project_id, agent, agent_id, team_name,
     turn_index, part, start_time, end_time, content, search_terms, content_hash, approx_tokens,
-    tool_use_count, code_block_count, has_thinking, message_uuids, created_at, source``. ``text``
-    adapts the two text columns to what the database can hold. The search terms are
-    ``search_terms`` when the caller made them, else the chunk's, made now if it has none."""
+    tool_use_count, code_block_count, has_thinking, message_uuids, created_at, source, stems,
+    own_stems, bulk``. ``columns`` are the search terms and features made from the text as stored
+    (:func:`~causantic.store.features.text_columns` of ``text(chunk.content)``); ``text`` adapts the
+    content to what the database can hold."""
     c = chunk
-    if search_terms is None:
-        search_terms = identifier_terms(c.content) if c.search_terms is None else c.search_terms
+    search_terms, *features = columns
     return (
         c.id,
         c.session_id,
@@ -143,7 +143,7 @@ def chunk_values(
         c.start_time,
         c.end_time,
         text(c.content),
-        text(search_terms),
+        search_terms,
         c.content_hash,
         c.approx_tokens,
         c.tool_use_count,
@@ -152,6 +152,7 @@ def chunk_values(
         json.dumps(c.message_uuids),
         created_at,
         source,
+        *features,
     )
 
 

@@ -24,7 +24,7 @@ from causantic.sources import SOURCES
 from causantic.store import common
 from causantic.store import sqlite as sqlite_util
 from causantic.store.base import SqlStore, is_read, marks
-from causantic.store.features import TextColumns, opening_stems, text_columns_in_order
+from causantic.store.features import opening_stems, text_columns_in_order
 from causantic.store.fts import quote_phrase
 from causantic.store.keyword import KeywordSearch
 from causantic.store.migrations import TEXT_FEATURES_PENDING, fill_text_features, migrate
@@ -42,14 +42,6 @@ _COUNTED_SCOPES = 64  # scopes whose chunk count is kept (searches use a handful
 _CHUNK_COLUMNS = 23
 _CHUNK_ROW = "(" + ", ".join(["?"] * _CHUNK_COLUMNS) + ")"
 _CHUNK_ROWS_PER_STATEMENT = 1000  # at most; fewer when the SQLite library allows fewer parameters
-
-
-def _row_values(
-    chunk: ChunkRecord, project_id: int, created_at: str, source: str, columns: TextColumns
-) -> tuple[Any, ...]:
-    """A chunk's row: its column values, with the search terms and features made from its text."""
-    search_terms, *features = columns
-    return (*common.chunk_values(chunk, project_id, created_at, source, search_terms=search_terms), *features)
 
 
 @sqlite_util.raising_store_errors(lambda store: f"at {store.path}")
@@ -260,7 +252,7 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
                 " code_block_count = excluded.code_block_count, has_thinking = excluded.has_thinking,"
                 " message_uuids = excluded.message_uuids, agent = excluded.agent, team_name = excluded.team_name,"
                 " stems = excluded.stems, own_stems = excluded.own_stems, bulk = excluded.bulk",
-                [value for c in batch for value in _row_values(c, project.id, now, source, next(columns))],
+                [value for c in batch for value in common.chunk_row(c, project.id, now, source, next(columns))],
             )
         return [c.id for c in new], len(changed)
 

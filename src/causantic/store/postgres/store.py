@@ -19,7 +19,7 @@ from causantic.errors import StoreError
 from causantic.sources import SOURCES
 from causantic.store import common
 from causantic.store.base import SqlStore, is_read, pyformat
-from causantic.store.features import feature_values, opening_stems
+from causantic.store.features import opening_stems, text_columns
 from causantic.store.postgres import keyword
 from causantic.store.postgres.connection import connect, describe, failure, psycopg_module
 from causantic.store.postgres.migrations import fill_text_features, migrate
@@ -47,6 +47,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     JOINED = "string_agg(DISTINCT {}, ',')"
     LEAST = "LEAST"
     GREATEST = "GREATEST"
+    POSITION = "STRPOS"
     CHUNK_COLUMNS = CHUNK_COLUMNS + ", c.member"
 
     def __init__(self, url: str, *, member: str, connect_timeout: int | None = None) -> None:
@@ -230,9 +231,9 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         now = common.now()
         with self.conn.cursor() as cur:
             cur.executemany(
-                "INSERT INTO chunks(id, session_id, project_id, agent, agent_id, team_name, turn_index, part,"
+                "INSERT INTO chunks(member, id, session_id, project_id, agent, agent_id, team_name, turn_index, part,"
                 " start_time, end_time, content, search_terms, content_hash, approx_tokens, tool_use_count,"
-                " code_block_count, has_thinking, message_uuids, created_at, source, member, stems, own_stems, bulk)"
+                " code_block_count, has_thinking, message_uuids, created_at, source, stems, own_stems, bulk)"
                 " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
                 " %s, %s, %s)"
                 " ON CONFLICT (id) DO UPDATE SET end_time = excluded.end_time, content = excluded.content,"
@@ -243,9 +244,10 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
                 " stems = excluded.stems, own_stems = excluded.own_stems, bulk = excluded.bulk",
                 [
                     (
-                        *common.chunk_values(c, project.id, now, source, text=_text),
                         self.member,
-                        *feature_values(_text(c.content)),  # of the text as stored
+                        *common.chunk_row(
+                            c, project.id, now, source, text_columns(_text(c.content), c.search_terms), _text
+                        ),
                     )
                     for c in sorted([*new, *changed], key=lambda c: c.id)
                 ],
