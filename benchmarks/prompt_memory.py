@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/prompt_memory.py [--work DIR] [--json OUT] [--runs N] [--set key=value ...]
+    python benchmarks/prompt_memory.py [--work DIR] [--json OUT] [--runs N] [--large HOME] [--set key=value ...]
 
 The prompts and stores are those of ``benchmarks/relevance_floor.py`` (imported, not copied): the
 coding development queries against the coding store, the LoCoMo development questions against their
@@ -28,6 +28,13 @@ The selection runs in-process through the hook's own functions (``prompt_moments
 at each ``promptMemory.sessionMargin`` of a sweep (every other key as configured), so the table shows
 what a stricter or looser margin would give. Both starts run with compiled bytecode (a cache folder
 under the work folder, filled by two warm-up runs), as an installed package has it.
+
+``--large HOME`` (repeatable; a copy of a store like ``/work/bench-stores/quality-coding-d``: the coding
+project among the whole corpus) asks that store the coding development queries from the coding
+project's folder, and every off-topic prompt (``EVERYDAY``, a developer's working life, and the
+unanswerable set above) from the folder of each of its ``LARGE_CWDS`` largest projects, as a user
+working there would: the hook's cross-project pass searches the whole corpus.
+
 Goals: precision ≥ 80%, false injections ≤ 5%, p95 ≤ 150 ms on a quiet machine.
 """
 
@@ -50,11 +57,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from coding import CORPUS  # noqa: E402
-from relevance_floor import LOCOMO, Trial, trials  # noqa: E402
+from coding import CORPUS, DEFAULT_QUERIES, load_queries  # noqa: E402
+from relevance_floor import EVERYDAY, LOCOMO, Trial, trials, unanswerable  # noqa: E402
 
 SWEEP = (1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 2.0)  # promptMemory.sessionMargin
 SRC = Path(__file__).resolve().parents[1] / "src"
+LARGE_CWDS = 12  # --large: off-topic prompts are asked from the folders of this many of its largest projects
 
 
 @dataclass(slots=True)
@@ -156,6 +164,64 @@ def rates(outcomes: Sequence[Outcome], margin: float) -> dict[str, float]:
     }
 
 
+def large_store(home: Path, overrides: dict[str, str]) -> dict[str, Any]:
+    """On a store of the whole corpus: the coding questions asked from the coding project's folder
+    (the largest project), and the off-topic prompts from each of the ``LARGE_CWDS`` largest
+    projects' folders; at the configured ``promptMemory.*``."""
+    from causantic.prompt_services import open_prompt_index
+    from causantic.retrieval.listing import list_projects
+    from causantic.retrieval.moments import MomentsRequest, prompt_moments
+    from causantic.services import open_services
+
+    home = home.resolve()
+    coding = [
+        Trial(str(home), q.text, True, lambda c, rel=q.relevant: c.session_id in rel)
+        for q in load_queries(DEFAULT_QUERIES)
+    ]
+    config = store_config(home, "", overrides)
+    pm = config.prompt_memory
+    outcomes, _ = observe(home, coding, overrides)
+    answered = rates(outcomes, pm.session_margin)
+    sets = {
+        "everyday": [q for q in EVERYDAY.splitlines() if q.strip()],
+        "unanswerable": unanswerable(),
+    }
+    with open_services(config) as services:
+        projects = sorted(list_projects(services.store), key=lambda p: -p.chunks)[:LARGE_CWDS]
+    injected = dict.fromkeys(sets, 0)
+    with open_prompt_index(home / "memory.db") as index:
+        for project in projects:
+            for name, prompts in sets.items():
+                for prompt in prompts:
+                    request = MomentsRequest(
+                        prompt,
+                        project.path,
+                        pm.bar,
+                        pm.cross_project_bar,
+                        pm.max_moments,
+                        pm.min_terms,
+                        pm.session_margin,
+                        pm.min_coverage,
+                        pm.per_session,
+                    )
+                    injected[name] += bool(prompt_moments(index, config.relevance, request).moments)
+    out: dict[str, Any] = {
+        "coding_inject_rate": answered["inject_rate"],
+        "coding_precision": answered["precision"],
+        "projects": len(projects),
+    }
+    for name, prompts in sets.items():
+        out[f"{name}_prompts"] = len(prompts) * len(projects)
+        out[f"{name}_injected"] = injected[name]
+        out[f"{name}_false_rate"] = round(100 * injected[name] / max(len(prompts) * len(projects), 1), 2)
+    print(
+        f"large store {home}: coding questions {answered['inject_rate']}% given context (precision "
+        f"{answered['precision']}%); off-topic prompts from {len(projects)} projects' folders given context: "
+        + ", ".join(f"{name} {injected[name]} of {len(prompts) * len(projects)}" for name, prompts in sets.items())
+    )
+    return out
+
+
 def latency(
     work: Path, store: str, cwd: str, prompts: Sequence[str], runs: int, overrides: dict[str, str]
 ) -> tuple[dict[str, float], int]:
@@ -233,6 +299,14 @@ def main() -> int:
     parser.add_argument("--json", dest="json_out", type=Path)
     parser.add_argument("--runs", type=int, default=60, help="hook and baseline starts for the latency (0: none)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument(
+        "--large",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="HOME",
+        help="also ask a copy of a whole-corpus store the coding and off-topic prompts (repeatable)",
+    )
     args = parser.parse_args()
     if not LOCOMO.is_file() or not CORPUS.is_dir():
         print("Needs ../shared beside the repository.", file=sys.stderr)
@@ -292,6 +366,8 @@ def main() -> int:
         "n_unanswerable": sum(1 for o in outcomes if not o.trial.answerable),
         "load": round(load, 2),
     }
+    for home in args.large:
+        result.setdefault("large", {})[str(home)] = large_store(home, overrides)
     print(json.dumps(result))
     if args.json_out:
         args.json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

@@ -59,13 +59,18 @@ def start_server(data: Path) -> Any:
         return pgserver.get_server(data, cleanup_mode="stop")
 
 
-def new_database(server: Any) -> str:
-    """The URL of a new, empty database on ``server`` (one per test module keeps them apart)."""
+def new_database(server: Any, template: str | None = None) -> str:
+    """The URL of a new database on ``server`` (one per test module keeps them apart): empty, or a
+    copy of the database at URL ``template`` (PostgreSQL copies its files: tables, rows and indexes
+    in a moment, where filling it again would take seconds; nothing may be connected to it)."""
     import psycopg
 
     name = f"t_{uuid.uuid4().hex[:12]}"
+    copied = ""
+    if template is not None:
+        copied = f' TEMPLATE "{psycopg.conninfo.conninfo_to_dict(template)["dbname"]}"'
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"{copied}')
     return str(psycopg.conninfo.make_conninfo(server.get_uri(), dbname=name))
 
 
@@ -77,3 +82,13 @@ def backend_settings(request: pytest.FixtureRequest, backend: str | None = None)
     return Config().with_overrides(
         {"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": "alice", "team.shareProjects": "all"}
     )
+
+
+def drop_ann_indexes(conn: Any) -> None:
+    """Drop the HNSW indexes of the database ``conn`` is connected to, before a test loads thousands of
+    vectors: each vector written to an indexed table is inserted into the graph one by one (84 s for
+    5,000 of 384 dimensions on the 2-core test machine, loaded), where ``ensure_ann_index`` afterwards
+    builds the same index over them in one pass (7 s); searches then walk it as on any store."""
+    with conn.transaction():
+        for (name,) in conn.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE 'vectors_hnsw_%'"):
+            conn.execute(f'DROP INDEX "{name}"')

@@ -53,3 +53,17 @@ def test_an_ingest_error_on_a_path_with_brackets_is_reported_not_a_traceback(
     result = CliRunner().invoke(cli, ["ingest", "--no-embed", str(tmp_path / "[")], catch_exceptions=False)
     assert result.exit_code == 1
     assert f"error {folder / 'gone.jsonl'}: broken link" in result.output
+
+
+def test_ingest_of_a_folder_without_transcripts_says_so_and_workers_must_be_at_least_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An empty folder gave a summary table of zeros, and --workers 0 or -3 was taken without a word."""
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = CliRunner().invoke(cli, ["batch-ingest", str(empty), "--no-embed"], catch_exceptions=False)
+    assert done.exit_code == 0
+    assert done.output == f"No transcripts in {empty}: no Claude Code, Codex CLI or Gemini CLI session files.\n"
+    refused = CliRunner().invoke(cli, ["batch-ingest", str(empty), "--workers", "0"])
+    assert refused.exit_code == 2 and "0 is not in the range x>=1" in refused.output

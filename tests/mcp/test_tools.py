@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
+from transcript_files import write_session
 
 from causantic.mcp.server import build_server
 
@@ -152,6 +153,18 @@ def test_forget_with_no_filter_previews_a_whole_project_and_deletes_only_the_pre
     assert refused.is_error and "needs expected_count" in text(refused)
     assert deleted.structured_content["deleted"] == 6
     assert "acme-shop" not in {p["name"] for p in projects.structured_content["projects"]}
+
+
+def test_a_whole_project_preview_counts_a_one_chunk_session_as_1_chunk(tmp_path: Path) -> None:
+    """Its session line read "(2026-11-02, 1 chunks)"."""
+    from causantic.ingest.service import ingest_paths
+    from causantic.services import open_services
+
+    transcript = write_session(tmp_path, "/home/dev/tiny", "5e55a0aa-0000-4000-8000-000000000001", [("hi", "hello")])
+    with open_services() as services:
+        ingest_paths(services, [transcript], embed=False, workers=1)
+    (preview,) = call_all(("forget", {"project": "tiny"}))
+    assert "  - 5e55a0aa (2026-11-02, 1 chunk): hi" in text(preview)
 
 
 def test_list_projects_reads_as_english_with_one_date_for_a_single_day(memory: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from chunk_records import chunk_record
-from postgres_server import backend_settings
+from postgres_server import backend_settings, drop_ann_indexes
 
 from causantic.config import Config
 from causantic.ingest.pipeline import remove_chunks
@@ -216,6 +216,8 @@ def test_a_vector_search_within_a_project_returns_its_nearest_chunks_as_many_as_
                 project, f"s{p}", [dataclasses.replace(_chunk(i, f"text {i}"), session_id=f"s{p}") for i in rows]
             )
         members[project.id] = rows
+    if services.config.storage.backend == "postgres":
+        drop_ann_indexes(index.conn)  # built again over all 5,000 below, in one pass
     index.upsert([VectorRecord(f"c{i}", f"h{i}", matrix[i]) for i in range(chunks)])
     index.ensure_ann_index()
     for limit in (10, 100):

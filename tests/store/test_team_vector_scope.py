@@ -16,7 +16,7 @@ import numpy as np
 import psycopg
 import pytest
 from chunk_records import chunk_record
-from postgres_server import new_database
+from postgres_server import drop_ann_indexes, new_database
 
 from causantic.store.postgres.store import PostgresStore
 from causantic.store.postgres.vectors import PgVectorIndex
@@ -51,8 +51,9 @@ def _filled(url: str) -> tuple[PostgresStore, PgVectorIndex, np.ndarray, dict[st
         ]
         with store.atomic():
             store.save_session(project, f"s-{name}", chunks)
+    drop_ann_indexes(index.conn)  # built again over all 4,000 below, in one pass
     index.upsert([VectorRecord(f"c{i}", f"h{i}", matrix[i]) for i in range(total)])
-    index.ensure_ann_index()
+    assert index.ensure_ann_index()
     store.conn.execute("ANALYZE")
     return store, index, matrix, members
 
@@ -60,9 +61,20 @@ def _filled(url: str) -> tuple[PostgresStore, PgVectorIndex, np.ndarray, dict[st
 Filled = tuple[str, PostgresStore, PgVectorIndex, np.ndarray, dict[str, list[int]]]
 
 
-def _new_filled(postgres_server: Any) -> Iterator[Filled]:
+@pytest.fixture(scope="module")
+def filled(postgres_server: Any) -> tuple[str, np.ndarray, dict[str, list[int]]]:
+    """The filled database, made once per module and closed: each test gets a copy (``new_database``)."""
     url = new_database(postgres_server)
     store, index, matrix, members = _filled(url)
+    index.close()
+    store.close()
+    return url, matrix, members
+
+
+def _copy_of(postgres_server: Any, filled: tuple[str, np.ndarray, dict[str, list[int]]]) -> Iterator[Filled]:
+    template, matrix, members = filled
+    url = new_database(postgres_server, template=template)
+    store, index = PostgresStore(url, member="alice"), PgVectorIndex(url, MODEL, DIMS)
     try:
         yield url, store, index, matrix, members
     finally:
@@ -71,15 +83,15 @@ def _new_filled(postgres_server: Any) -> Iterator[Filled]:
 
 
 @pytest.fixture(scope="module")
-def shared(postgres_server: Any) -> Iterator[Filled]:
-    """One filled database for the tests that only search."""
-    yield from _new_filled(postgres_server)
+def shared(postgres_server: Any, filled: tuple[str, np.ndarray, dict[str, list[int]]]) -> Iterator[Filled]:
+    """One copy of the filled database for the tests that only search."""
+    yield from _copy_of(postgres_server, filled)
 
 
 @pytest.fixture
-def team(postgres_server: Any) -> Iterator[Filled]:
-    """A filled database of its own, for a test that changes it."""
-    yield from _new_filled(postgres_server)
+def team(postgres_server: Any, filled: tuple[str, np.ndarray, dict[str, list[int]]]) -> Iterator[Filled]:
+    """A copy of the filled database of its own, for a test that changes it."""
+    yield from _copy_of(postgres_server, filled)
 
 
 def _exact(matrix: np.ndarray, rows: list[int], query: np.ndarray, limit: int) -> list[str]:
@@ -102,14 +114,14 @@ def test_a_search_within_a_project_equals_searching_everything_and_keeping_the_p
     everything = len(matrix)
     compared = 0
     for name in SHARES:
-        project_id = _project_id(store, name)
-        for limit in (10, 25):
-            for seed, row in enumerate(members[name][:3]):
-                query = _query(matrix, row, seed)
+        project_id, ids = _project_id(store, name), _ids(members[name])
+        for seed, row in enumerate(members[name][:3]):
+            query = _query(matrix, row, seed)
+            # Unfiltered, the HNSW walk returns at most the nearest 1,000: compare where it found enough.
+            unfiltered = [h.chunk_id for h in index.search(query, limit=everything)]
+            for limit in (10, 25):
                 hits = index.search(query, limit=limit, project_ids=[project_id])
-                # Unfiltered, the HNSW walk returns at most the nearest 1,000: compare where it found enough.
-                unfiltered = index.search(query, limit=everything)
-                kept = [h.chunk_id for h in unfiltered if h.chunk_id in _ids(members[name])][:limit]
+                kept = [c for c in unfiltered if c in ids][:limit]
                 assert len(hits) == min(limit, len(members[name]))
                 assert [h.chunk_id for h in hits] == _exact(matrix, members[name], query, limit)
                 if len(kept) == limit:

@@ -38,7 +38,7 @@ def ingest_command(paths: tuple[Path, ...], force: bool, no_embed: bool, as_json
 @click.argument("folder", required=False, type=click.Path(path_type=Path))
 @click.option("--force", is_flag=True, help="Re-read files even when they look unchanged.")
 @click.option("--no-embed", is_flag=True, help="Skip embedding now; run `causantic embed` later.")
-@click.option("--workers", default=2, show_default=True, help="Parsing processes.")
+@click.option("--workers", default=2, show_default=True, type=click.IntRange(1), help="Parsing processes.")
 @json_option
 def batch_ingest_command(folder: Path | None, force: bool, no_embed: bool, workers: int, as_json: bool) -> None:
     """Ingest every session under a folder; by default every agent's own folder that exists:
@@ -131,7 +131,7 @@ def _run(
                 on_embed_progress=_embed_progress(progress),
                 as_examples=as_examples,
             )
-        render_report(report)
+        render_report(report, paths)
         if not memory.keyword_search:
             console.print(
                 "[yellow]note[/yellow] this SQLite has no FTS5: keyword search is off, search runs on vectors alone."
@@ -176,10 +176,15 @@ def _nothing_new(report: IngestOut) -> bool:
     return bool(report.files) and report.files_unchanged == report.files and not (changed or report.files_waiting)
 
 
-def render_report(report: IngestOut) -> None:
+def render_report(report: IngestOut, paths: list[Path]) -> None:
     from rich.text import Text
 
-    if _nothing_new(report):
+    if not (report.files or report.files_waiting or report.errors):  # a table of zeros would not say why
+        where = ", ".join(map(str, paths))
+        console.print(
+            f"No transcripts in {where}: no Claude Code, Codex CLI or Gemini CLI session files.", markup=False
+        )
+    elif _nothing_new(report):
         files = counted(report.files, "file")
         console.print(
             f"Nothing new: {files}, all unchanged since the last ingest ({report.seconds:.1f} s).", markup=False

@@ -388,7 +388,7 @@ def forget(
     ]
     if result.whole_project:  # a project is best recognised by its sessions
         lines = [
-            f"  - {x.session_id[:8]} ({_day(x.started_at)}, {x.chunks} chunks): {x.short_title(80)}"
+            f"  - {x.session_id[:8]} ({_day(x.started_at)}, {counted(x.chunks, 'chunk')}): {x.short_title(80)}"
             for x in result.session_summaries
         ]
     scope = "the whole project" if result.whole_project else "project"

@@ -17,6 +17,12 @@ prompt's words: a close race was where the hook used to add noise. Chunks of the
 and chunks already given are never chosen; at most ``per_session`` moments come from one session.
 Moments keep the keyword ranking's order (BM25), which put a relevant moment first more often than
 ordering by the calibrated score, whose keyword-only values tie near 1.
+
+Search's "nothing relevant" rule (:func:`~causantic.retrieval.relevance.clears_floor`) is not applied
+here: its bite is the query's nearest chunk by cosine, which this path does not compute, and the lead
+gate ``min_coverage`` (0.5) already is that rule's own exception (``relevance.coverageAlone``). Applied
+to each moment with the nearest chunk taken as far, it stopped no off-topic prompt of the development
+sets or of the whole corpus and only trimmed second moments (docs/measurements.md, "Prompt memory").
 """
 
 from __future__ import annotations
