@@ -30,13 +30,15 @@ def text(result: Any) -> str:
 
 def test_forget_deletes_a_session_only_when_dry_run_is_false(memory: Path) -> None:
     session = {"project": "acme-shop", "session_id": "4005b823"}
-    preview, deleted, search, listing = call_all(
+    preview, refused, deleted, search, listing = call_all(
         ("forget", session),
-        ("forget", {**session, "dry_run": False}),
+        ("forget", {**session, "dry_run": False}),  # no count previewed: refused, nothing deleted
+        ("forget", {**session, "dry_run": False, "expected_count": 2}),
         ("search", {"query": "REDIS_URL rate limiting", "project": "acme-shop"}),
         ("list-sessions", {"project": "acme-shop"}),
     )
     assert preview.structured_content["count"] == 2 and preview.structured_content["deleted"] == 0
+    assert refused.is_error and "needs expected_count" in text(refused)
     assert deleted.structured_content == {**deleted.structured_content, "dry_run": False, "deleted": 2}
     assert text(deleted).startswith("Deleted 2 chunks")
     assert all(h["session_id"] != "4005b823-fa0d-5890-9dc8-e686765e4267" for h in search.structured_content["hits"])

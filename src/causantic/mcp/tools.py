@@ -348,8 +348,8 @@ def forget(
         Field(
             ge=0,
             description=(
-                "With dry_run=false: the count the preview reported; nothing is deleted if the matches differ. "
-                "Required to delete a whole project."
+                "With dry_run=false (required then): the count the preview reported; nothing is deleted if "
+                "the matches differ."
             ),
         ),
     ] = None,
@@ -361,11 +361,12 @@ def forget(
     means the whole project. Show the preview to the user and call again with dry_run=false and
     expected_count set to the previewed count only after they confirm.
     """
-    # The model cannot be shown a prompt mid-call, so a whole project goes only with the count it previewed.
-    if not dry_run and expected_count is None and not any((before, after, session_id, query)):
+    # The model cannot be shown a prompt mid-call, so memory goes only with the count it previewed: a
+    # delete never touches more than a preview showed (a query's matches, a period, a session alike).
+    if not dry_run and expected_count is None:
         raise ToolError(
-            "Deleting a whole project needs expected_count: preview first (dry_run=true), show the user the "
-            "count, and pass it as expected_count once they confirm."
+            "Deleting needs expected_count: preview first (dry_run=true), show the user the count, and pass "
+            "it as expected_count once they confirm."
         )
     result = _app(ctx).call(
         "forget",
