@@ -513,6 +513,16 @@ class EpisodesConfig(_Section):
             "hit's; the story is cut where relevance drops."
         ),
     )
+    story_chunks: int = Field(
+        2,
+        ge=0,
+        description=(
+            "Context chunks the best episode gets right after each session's best hit, before the budget "
+            "goes to further hits: the turns that led to the best match (recall) or followed it (predict). "
+            "With 0, a budget that the hits fill tells no story, and recall and predict give the same "
+            "answer of matches only."
+        ),
+    )
 
 
 class ClusterExpansionConfig(_Section):

@@ -223,9 +223,10 @@ class EpisodeBuilder:
         hits: set[str],
         budget: int,
     ) -> list[Episode]:
-        """Spend the budget on each session's best hit first, then on every other hit (best episode
-        first), so the answer names the best distinct sessions and each strong match, then on
-        context, nearest first; a story is never left with a gap."""
+        """Spend the budget on each session's best hit first, then on the best episode's first
+        ``storyChunks`` of context (the answer tells at least one story, in the direction asked),
+        then on every other hit (best episode first), so the answer names the best distinct sessions
+        and each strong match, then on context, nearest first; a story is never left with a gap."""
         chosen: list[list[str]] = [[] for _ in episodes]
         used = 0
         leads: set[str] = set()
@@ -235,6 +236,12 @@ class EpisodeBuilder:
                 leads.add(session)
                 picked.append(ids[0])
                 used += chunk_cost(chunks[ids[0]])
+        if chosen and chosen[0]:  # the first episode holds the best hit
+            for cid in episodes[0][1 : 1 + self.config.story_chunks]:  # nearest first: no gap
+                if used + chunk_cost(chunks[cid]) > budget:
+                    break
+                chosen[0].append(cid)
+                used += chunk_cost(chunks[cid])
         for picked, ids in zip(chosen, episodes, strict=True):
             for cid in ids:
                 if cid in hits and cid not in picked and used + chunk_cost(chunks[cid]) <= budget:
@@ -244,7 +251,7 @@ class EpisodeBuilder:
             if not picked:
                 continue
             for cid in ids:
-                if cid in hits:
+                if cid in hits or cid in picked:
                     continue
                 if used + chunk_cost(chunks[cid]) > budget:
                     break
