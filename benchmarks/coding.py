@@ -16,7 +16,8 @@ Scored, per query, with the product's default settings unless a variant says oth
 
 - ``search``: the distinct sessions of the hits in rank order (limit 50): session-level R@1, R@5, R@10
   and MRR (first relevant session's reciprocal rank, 0 past rank 10), split verbatim / by meaning;
-- ``recall`` and ``predict``: the share of answers that hold a relevant session, and the answer's size
+- ``recall`` and ``predict``: the share of answers that hold a relevant session, that tell a story (a
+  turn that led to a match or followed it, not matches only), and the answer's size
   in tokens (median); with ``recall_chain`` (the seeds' chain walk) beside them;
 - ``search_variants``: the same search metrics for other settings (``benchmarks/_variants.py``, names
   shared with ``benchmarks/locomo.py --variants``), each with a paired sign test against ``default`` on
@@ -272,7 +273,7 @@ def run(
     episodic: dict[str, dict[str, Any]] = {}
     with Memory(home, overrides=overrides) as memory:
         for kind in episodic_kinds:
-            held, tokens = [], []
+            held, tokens, told = [], [], []
             for q in queries:
                 if kind == "recall_chain":
                     answer = memory.recall(q.text, mode="chain")
@@ -281,6 +282,8 @@ def run(
                 sessions = distinct([c.session_id for c in answer.chunks if c.id not in q.ignored])
                 held.append(bool(q.relevant & set(sessions)))
                 tokens.append(answer.tokens)
+                # a story: some turn that led to a match (recall) or followed it (predict), not matches only
+                told.append(any(not part.is_hit for episode in answer.episodes for part in episode.chunks))
                 details.append(
                     {
                         "query": q.id,
@@ -293,6 +296,7 @@ def run(
                 )
             episodic[kind] = {
                 "holds_relevant": round(100 * sum(held) / len(held), 1),
+                "tells_story": round(100 * sum(told) / len(told), 1),
                 "median_tokens": int(statistics.median(tokens)),
                 "max_tokens": max(tokens),
             }
@@ -387,12 +391,14 @@ def render(result: dict[str, Any]) -> str:
             f"The piece of work a commit closed ({result['n_work_queries']} queries; a session cut at its commits):",
             *render_variants(result["work_variants"], "work variant"),
         ]
-    lines += ["", f"{'answer':<16}{'holds relevant':>16}{'median tokens':>15}{'max tokens':>12}"]
+    lines += ["", f"{'answer':<16}{'holds relevant':>16}{'tells story':>13}{'median tokens':>15}{'max tokens':>12}"]
     for kind in ("recall", "predict", "recall_chain"):
         if kind not in result:
             continue
         e = result[kind]
-        lines.append(f"{kind:<16}{e['holds_relevant']:16.1f}{e['median_tokens']:15d}{e['max_tokens']:12d}")
+        lines.append(
+            f"{kind:<16}{e['holds_relevant']:16.1f}{e['tells_story']:13.1f}{e['median_tokens']:15d}{e['max_tokens']:12d}"
+        )
     lines.append(f"{'search top 5':<16}{result['search']['r5']:16.1f}")
     return "\n".join(lines)
 
