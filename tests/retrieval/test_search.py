@@ -66,6 +66,14 @@ def test_an_agent_name_no_chunk_carries_is_named_in_the_notes(examples: Services
     assert not any("agent named" in n for n in known.notes)
 
 
+def test_a_source_memory_holds_no_session_of_is_named_in_the_notes(examples: Services) -> None:
+    """--source gemini on a memory of Claude Code sessions said only 'no matching chunks'."""
+    gemini = examples.searcher.search(SearchRequest("billing date today", source="gemini"))
+    assert not gemini.hits and gemini.notes == ["memory holds no gemini sessions"]
+    claude = examples.searcher.search(SearchRequest("billing date today", source="claude-code"))
+    assert claude.hits and not any("memory holds no" in n for n in claude.notes)
+
+
 def test_results_are_ranked_and_labelled(examples: Services) -> None:
     result = examples.searcher.search(SearchRequest("flaky test on CI", limit=5))
     assert result.hits and all(0 <= h.relevance <= 1.0 for h in result.hits)

@@ -256,6 +256,8 @@ class Searcher:
             notes = [EMPTY_MEMORY]  # not "no vectors yet … run `causantic embed`": there is nothing to embed
         elif not hits and request.agent and not self.store.count_chunks(ChunkScope(agent=request.agent)):
             notes.append(f"no chunk in memory is by an agent named {request.agent!r}; 'main' names the main sessions")
+        elif not hits and request.source and not self.store.source_counts().get(request.source, {}).get("chunks"):
+            notes.append(f"memory holds no {request.source} sessions")
         elif not fused:
             notes.append("no matching chunks")
         elif below and not hits:
