@@ -131,3 +131,9 @@ def test_only_clustering_loads_scikit_learn(store_home: Path) -> None:
     pytest.importorskip("sklearn", reason="topics are the optional scikit-learn extra")
     loaded = _imports(store_home, "cluster")
     assert CLUSTERING & loaded and not loaded & (SERVERS | LEGACY | {"onnxruntime", "tokenizers"})
+
+
+def test_clustering_an_empty_memory_loads_no_scikit_learn(tmp_path: Path) -> None:
+    """It paid about two seconds of scikit-learn imports to label no topics."""
+    pytest.importorskip("sklearn", reason="topics are the optional scikit-learn extra")
+    assert not _imports(tmp_path / "empty", "cluster") & {"sklearn"}

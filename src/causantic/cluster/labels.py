@@ -83,6 +83,8 @@ def cluster_terms(
 ) -> dict[K, list[str]]:
     """The ``terms`` most distinctive terms of each cluster, best first (fewer when its texts
     have fewer)."""
+    if not texts_by_cluster:  # no topics (an empty memory): not worth the second of importing sklearn
+        return {}
     import numpy as np
     import scipy.sparse as sp
     from sklearn.feature_extraction.text import CountVectorizer
