@@ -16,6 +16,7 @@ import pytest
 from dashboard_support import (
     BROWSER_HINT,
     CORPUS,
+    EXAMPLES,
     KFISCHER,
     RANDLEE,
     REBOUND_HOST,
@@ -91,6 +92,18 @@ def corpus_dashboard(corpus_home: Path) -> Iterator[Dashboard]:
 def empty_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
     """A dashboard over a memory nothing was ingested into (no corpus needed)."""
     dashboard = start_dashboard(tmp_path_factory.mktemp("empty") / "home")
+    try:
+        yield dashboard
+    finally:
+        dashboard.stop()
+
+
+@pytest.fixture(scope="module")
+def example_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+    """A dashboard over the packaged example sessions (acme-shop), without vectors: no corpus needed."""
+    home = tmp_path_factory.mktemp("examples") / "home"
+    causantic(home, "batch-ingest", str(EXAMPLES), "--no-embed")
+    dashboard = start_dashboard(home)
     try:
         yield dashboard
     finally:

@@ -6,6 +6,7 @@ through the URL it prints.
 
 from __future__ import annotations
 
+import http.client
 import os
 import queue
 import re
@@ -25,6 +26,7 @@ BROWSER_HINT = (
     "the browser tests need Debian's chromium and chromium-driver "
     "(apt-get install -y chromium chromium-driver) and selenium (pip install -e '.[dev]')"
 )
+EXAMPLES = REPO / "src" / "causantic" / "examples" / "sessions"  # shipped with the package
 REBOUND_HOST = "rebound.test"  # the browser resolves it to 127.0.0.1, like a DNS-rebinding attack
 START_TIMEOUT_S = 60
 
@@ -116,6 +118,38 @@ def start_dashboard(home: Path) -> Dashboard:
         found = re.search(r"http://127\.0\.0\.1:\d+/\?token=[\w-]+", line)
         if found:
             return Dashboard(found.group(0), process, home, reader)
+
+
+def http_request(
+    dashboard: Dashboard,
+    method: str,
+    path: str,
+    *,
+    host: str | None = None,
+    cookie: bool = True,
+    headers: dict[str, str] | None = None,
+    body: str | None = None,
+) -> tuple[int, dict[str, str], str]:
+    """One request as the dashboard's pages send it (its cookie; a form body when given): status, headers, text."""
+    conn = http.client.HTTPConnection("127.0.0.1", dashboard.port, timeout=60)
+    sent = {"Host": host or f"127.0.0.1:{dashboard.port}", **(headers or {})}
+    if cookie:
+        sent["Cookie"] = f"causantic_dashboard_{dashboard.port}={dashboard.token}"
+    if body is not None:
+        sent["Content-Type"] = "application/x-www-form-urlencoded"
+    conn.request(method, path, body=body, headers=sent)
+    response = conn.getresponse()
+    text = response.read().decode("utf-8", "replace")
+    conn.close()
+    return response.status, {k.lower(): v for k, v in response.getheaders()}, text
+
+
+def csrf_of(dashboard: Dashboard) -> str:
+    """The CSRF token the forget form carries, as a page would post it back."""
+    _, _, page = http_request(dashboard, "GET", "/forget")
+    found = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert found, "the forget form carries the CSRF token"
+    return found.group(1)
 
 
 def console_errors(driver: Any) -> list[str]:

@@ -7,49 +7,17 @@ table, so no path reaches the filesystem and no folder is listed.
 
 from __future__ import annotations
 
-import http.client
-import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from dashboard_support import REBOUND_HOST, Dashboard, console_errors
-
-
-def _request(
-    dashboard: Dashboard,
-    method: str,
-    path: str,
-    *,
-    host: str | None = None,
-    cookie: bool = True,
-    headers: dict[str, str] | None = None,
-    body: str | None = None,
-) -> tuple[int, dict[str, str], str]:
-    conn = http.client.HTTPConnection("127.0.0.1", dashboard.port, timeout=60)
-    sent = {"Host": host or f"127.0.0.1:{dashboard.port}", **(headers or {})}
-    if cookie:
-        sent["Cookie"] = f"causantic_dashboard_{dashboard.port}={dashboard.token}"
-    if body is not None:
-        sent["Content-Type"] = "application/x-www-form-urlencoded"
-    conn.request(method, path, body=body, headers=sent)
-    response = conn.getresponse()
-    text = response.read().decode("utf-8", "replace")
-    conn.close()
-    return response.status, {k.lower(): v for k, v in response.getheaders()}, text
-
-
-def _csrf(dashboard: Dashboard) -> str:
-    _, _, page = _request(dashboard, "GET", "/forget")
-    found = re.search(r'name="csrf" value="([^"]+)"', page)
-    assert found, "the forget form carries the CSRF token"
-    return found.group(1)
+from dashboard_support import REBOUND_HOST, Dashboard, console_errors, csrf_of, http_request
 
 
 def test_the_printed_url_is_on_loopback_and_its_token_becomes_a_strict_cookie(empty_dashboard: Dashboard) -> None:
     assert empty_dashboard.base.startswith("http://127.0.0.1:")
-    status, headers, _ = _request(empty_dashboard, "GET", f"/?token={empty_dashboard.token}", cookie=False)
+    status, headers, _ = http_request(empty_dashboard, "GET", f"/?token={empty_dashboard.token}", cookie=False)
     assert status == 303
     assert headers["location"] == "/", "the token leaves the address bar"
     cookie = headers["set-cookie"]
@@ -59,39 +27,41 @@ def test_the_printed_url_is_on_loopback_and_its_token_becomes_a_strict_cookie(em
 
 @pytest.mark.parametrize("path", ["/", "/projects", "/settings", "/static/style.css", "/search?q=x"])
 def test_nothing_is_served_without_the_token(empty_dashboard: Dashboard, path: str) -> None:
-    status, _, body = _request(empty_dashboard, "GET", path, cookie=False)
+    status, _, body = http_request(empty_dashboard, "GET", path, cookie=False)
     assert status == 401
     assert "causantic dashboard" in body
-    status, _, _ = _request(empty_dashboard, "GET", path + ("&" if "?" in path else "?") + "token=wrong", cookie=False)
+    status, _, _ = http_request(
+        empty_dashboard, "GET", path + ("&" if "?" in path else "?") + "token=wrong", cookie=False
+    )
     assert status == 401
 
 
 def test_a_foreign_host_or_origin_is_refused(empty_dashboard: Dashboard) -> None:
     port = empty_dashboard.port
-    assert _request(empty_dashboard, "GET", "/")[0] == 200
-    assert _request(empty_dashboard, "GET", "/", host=f"localhost:{port}")[0] == 200
+    assert http_request(empty_dashboard, "GET", "/")[0] == 200
+    assert http_request(empty_dashboard, "GET", "/", host=f"localhost:{port}")[0] == 200
     for host in (f"evil.example:{port}", f"{REBOUND_HOST}:{port}", "127.0.0.1", f"127.0.0.1:{port + 1}"):
-        status, _, body = _request(empty_dashboard, "GET", "/", host=host)
+        status, _, body = http_request(empty_dashboard, "GET", "/", host=host)
         assert status == 403, host
         assert "Host not allowed" in body
     for origin in ("http://evil.example", f"http://{REBOUND_HOST}:{port}", "null", f"https://127.0.0.1:{port}"):
-        assert _request(empty_dashboard, "GET", "/", headers={"Origin": origin})[0] == 403, origin
+        assert http_request(empty_dashboard, "GET", "/", headers={"Origin": origin})[0] == 403, origin
 
 
 def test_a_state_change_needs_our_origin_and_the_csrf_token(empty_dashboard: Dashboard) -> None:
     origin = {"Origin": f"http://127.0.0.1:{empty_dashboard.port}"}
     form = {"project": "nope", "session": "abc"}
-    csrf = _csrf(empty_dashboard)
+    csrf = csrf_of(empty_dashboard)
     for headers, fields in (
         (origin, form),
         (origin, {**form, "csrf": "forged"}),
         ({}, {**form, "csrf": csrf}),
         ({"Origin": "http://evil.example"}, {**form, "csrf": csrf}),
     ):
-        status, _, _ = _request(empty_dashboard, "POST", "/forget/preview", headers=headers, body=urlencode(fields))
+        status, _, _ = http_request(empty_dashboard, "POST", "/forget/preview", headers=headers, body=urlencode(fields))
         assert status == 403, (headers, fields)
     # With both, the request reaches the page, which answers the form itself (no such project).
-    status, _, body = _request(
+    status, _, body = http_request(
         empty_dashboard, "POST", "/forget/preview", headers=origin, body=urlencode({**form, "csrf": csrf})
     )
     assert status == 400
@@ -112,19 +82,19 @@ def test_a_state_change_needs_our_origin_and_the_csrf_token(empty_dashboard: Das
     ],
 )
 def test_no_folder_is_listed_and_no_path_reaches_the_filesystem(empty_dashboard: Dashboard, path: str) -> None:
-    status, _, body = _request(empty_dashboard, "GET", path)
+    status, _, body = http_request(empty_dashboard, "GET", path)
     assert status == 404, (path, body[:200])
     assert "<a href" not in body
 
 
 def test_pages_carry_a_strict_content_security_policy(empty_dashboard: Dashboard) -> None:
-    status, headers, _ = _request(empty_dashboard, "GET", "/")
+    status, headers, _ = http_request(empty_dashboard, "GET", "/")
     assert status == 200
     assert "script-src 'self'" in headers["content-security-policy"]
     assert "frame-ancestors 'none'" in headers["content-security-policy"]
     assert headers["x-content-type-options"] == "nosniff"
     assert headers["referrer-policy"] == "same-origin"
-    status, headers, css = _request(empty_dashboard, "GET", "/static/style.css")
+    status, headers, css = http_request(empty_dashboard, "GET", "/static/style.css")
     assert status == 200 and headers["content-type"].startswith("text/css") and ":root" in css
 
 
