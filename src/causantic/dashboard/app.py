@@ -21,6 +21,7 @@ from urllib.parse import urlencode
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
@@ -28,7 +29,7 @@ from starlette.routing import Route
 from causantic import __version__
 from causantic.dashboard import pages, text
 from causantic.dashboard.security import ASGIApp, Guard, Secrets
-from causantic.errors import CausanticError
+from causantic.errors import CausanticError, ProjectNotFound
 from causantic.facade import Memory
 from causantic.retrieval.browse import SessionNotFound
 from causantic.retrieval.relevance import marked_terms
@@ -78,7 +79,7 @@ def create_app(secrets: Secrets, opener: Opener = Memory) -> ASGIApp:
                     started = time.perf_counter()
                     try:
                         context = build(held["memory"])
-                    except SessionNotFound as exc:
+                    except (SessionNotFound, ProjectNotFound) as exc:
                         return _render(templates, "error.html", request, name, {"message": str(exc)}, 404)
                     except CausanticError as exc:
                         return _render(templates, "error.html", request, name, {"message": str(exc)}, 400)
@@ -173,7 +174,20 @@ def create_app(secrets: Secrets, opener: Opener = Memory) -> ASGIApp:
         Route("/settings", settings),
         Route("/static/{name}", static),
     ]
-    return Guard(Starlette(routes=routes, lifespan=lifespan), secrets)
+
+    async def not_served(request: Request, exc: Exception) -> Response:
+        # An unknown address (a mistyped link, /topics/abc) gets the dashboard's own error page with
+        # its way back, not a bare "Not Found"; a form address opened without its form says so.
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        message = (
+            "This address is a form's answer: open the form and submit it."
+            if status == 405
+            else f"Nothing is served at {request.url.path}."
+        )
+        return _render(templates, "error.html", request, "", {"message": message}, status)
+
+    handlers = {404: not_served, 405: not_served}
+    return Guard(Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers), secrets)
 
 
 async def _forget_form(request: Request) -> pages.ForgetForm:

@@ -1,0 +1,42 @@
+"""What the dashboard's pages say, read over real HTTP from the running server (no browser needed).
+
+The store is the packaged example sessions of acme-shop: three sessions on 2026-11-02, -03 and -04.
+These are the answers a demanding user checked: error pages, the search dates, and the forget
+preview and confirmation worded as ``causantic forget`` words them.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlencode
+
+from dashboard_support import Dashboard, csrf_of, http_request
+
+INVOICE_SESSION = "7a378dd6-f9b6-52f1-ad8d-dd8aa785f035"  # the session of 2026-11-03
+
+
+def _text(html: str) -> str:
+    return " ".join(re.sub(r"<[^>]+>", " ", html).split())
+
+
+def _post(dashboard: Dashboard, path: str, **fields: str | list[str]) -> tuple[int, str]:
+    form = {"csrf": csrf_of(dashboard), **fields}
+    status, _, page = http_request(
+        dashboard, "POST", path, headers={"Origin": dashboard.base}, body=urlencode(form, doseq=True)
+    )
+    return status, page
+
+
+def test_an_unknown_address_gets_the_dashboards_error_page_with_its_way_back(example_dashboard: Dashboard) -> None:
+    for path in ("/nothing", "/topics/abc", "/session/"):
+        status, headers, page = http_request(example_dashboard, "GET", path)
+        assert status == 404, path
+        assert headers["content-type"].startswith("text/html"), path
+        assert f"Nothing is served at {path}." in _text(page)
+        assert 'href="/projects"' in page, "the navigation is there to go on"
+    status, _, page = http_request(example_dashboard, "GET", "/forget/preview")
+    assert status == 405
+    assert "open the form and submit it" in _text(page)
+    status, _, page = http_request(example_dashboard, "GET", "/project?name=no-such-project")
+    assert status == 404
+    assert "No project named 'no-such-project'" in _text(page.replace("&#39;", "'"))
