@@ -8,7 +8,7 @@ preview and confirmation worded as ``causantic forget`` words them.
 from __future__ import annotations
 
 import re
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from dashboard_support import Dashboard, csrf_of, http_request
 
@@ -40,3 +40,23 @@ def test_an_unknown_address_gets_the_dashboards_error_page_with_its_way_back(exa
     status, _, page = http_request(example_dashboard, "GET", "/project?name=no-such-project")
     assert status == 404
     assert "No project named 'no-such-project'" in _text(page.replace("&#39;", "'"))
+
+
+def test_search_from_and_to_on_one_day_finds_that_days_chunks(example_dashboard: Dashboard) -> None:
+    # A date picker's To is inclusive: one day in both finds that day, not an error.
+    status, _, page = http_request(
+        example_dashboard, "GET", "/search?q=" + quote("invoice test") + "&from=2026-11-03&to=2026-11-03"
+    )
+    assert status == 200, _text(page)
+    assert f"/session/{INVOICE_SESSION}" in page
+    status, _, page = http_request(example_dashboard, "GET", "/search?q=" + quote("invoice test") + "&to=2026-11-02")
+    assert status == 200
+    assert INVOICE_SESSION not in page, "a day before the session's keeps it out"
+
+
+def test_recall_given_dates_says_it_looked_at_every_date(example_dashboard: Dashboard) -> None:
+    query = "/search?kind=recall&q=" + quote("safari redirect loop")
+    _, _, page = http_request(example_dashboard, "GET", query + "&from=2026-11-04")
+    assert "From and To filter search only: recall looked at every date." in _text(page)
+    _, _, page = http_request(example_dashboard, "GET", query)
+    assert "From and To filter" not in page

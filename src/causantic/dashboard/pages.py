@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from markupsafe import Markup, escape
@@ -189,6 +189,7 @@ def search(memory: Memory, derived: Derived, form: SearchForm) -> dict[str, Any]
         "kinds": SEARCH_KINDS,
         "result": None,
         "story": None,
+        "undated": None,
         "projects": project_names(memory, derived),
     }
     if not form.q.strip():
@@ -197,10 +198,12 @@ def search(memory: Memory, derived: Derived, form: SearchForm) -> dict[str, Any]
         raise CausanticError(f"Unknown kind {form.kind!r}: choose search, recall or predict.")
     project, agent = form.project or None, form.agent or None
     if form.kind == "search":
-        since, until = _date(form.since, "from"), _date(form.until, "to")
+        since, until = _date(form.since, "from"), _through(_date(form.until, "to"), form.until)
         context["result"] = result = memory.search(form.q, project=project, agent=agent, since=since, until=until)
         context["shown"] = result.shown_relevance  # what people read: never rising down the list
     else:
+        if form.since or form.until:  # recall and predict take no dates: say so rather than ignore them
+            context["undated"] = f"From and To filter search only: {form.kind} looked at every date."
         ask = memory.recall if form.kind == "recall" else memory.predict
         context["story"] = story_of(ask(form.q, project=project, agent=agent), form.kind)
     return context
@@ -213,6 +216,12 @@ def _date(text: str, name: str) -> datetime | None:
         return datetime.fromisoformat(text).replace(tzinfo=UTC)
     except ValueError as exc:
         raise CausanticError(f"The {name} date {text!r} is not a date like 2026-05-01.") from exc
+
+
+def _through(day: datetime | None, text: str) -> datetime | None:
+    """The page's To is a day picker: a bare date means through the end of that day, so From and
+    To on one day find that day's chunks (a time given in the address is taken as it is)."""
+    return day + timedelta(days=1) if day is not None and len(text) == len("2026-05-01") else day
 
 
 def topics(memory: Memory, derived: Derived) -> dict[str, Any]:
