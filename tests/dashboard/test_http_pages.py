@@ -60,3 +60,8 @@ def test_recall_given_dates_says_it_looked_at_every_date(example_dashboard: Dash
     assert "From and To filter search only: recall looked at every date." in _text(page)
     _, _, page = http_request(example_dashboard, "GET", query)
     assert "From and To filter" not in page
+
+
+def test_the_overview_of_one_edge_kind_shows_no_empty_brackets(empty_dashboard: Dashboard) -> None:
+    _, _, page = http_request(empty_dashboard, "GET", "/")
+    assert "Edges 0 Agents" in _text(page), "an empty memory lists no edge kinds, not '()'"
