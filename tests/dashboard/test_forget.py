@@ -73,7 +73,10 @@ def test_forget_previews_then_deletes_only_what_it_showed(
 
     rows = chrome.find_elements(By.CSS_SELECTOR, "tr.doomed")
     assert len(rows) == len(expected), chrome.find_element(By.TAG_NAME, "body").text[:600]
-    assert f"{len(expected)} chunks of ai-music would be deleted" in chrome.find_element(By.TAG_NAME, "body").text
+    assert (
+        f"{len(expected)} chunks in 2 sessions of ai-music would be deleted"
+        in chrome.find_element(By.TAG_NAME, "body").text
+    )
     listed = {e.get_attribute("value") for e in chrome.find_elements(By.CSS_SELECTOR, "form.confirm input[name=id]")}
     assert listed == expected
     assert _chunks_by_session(forget_dashboard.home) == before, "a preview deletes nothing"
@@ -104,7 +107,7 @@ def test_forget_with_no_filter_previews_the_whole_project_and_deletes_nothing_ye
     chrome.find_element(By.CSS_SELECTOR, "form.forget button").click()
     _wait_for(chrome, "section.preview")
     body = chrome.find_element(By.TAG_NAME, "body").text
-    assert f"{len(everything)} chunks of ai-music would be deleted" in body
+    assert f"{len(everything)} chunks in 2 sessions of the whole project ai-music would be deleted" in body
     listed = {e.get_attribute("value") for e in chrome.find_elements(By.CSS_SELECTOR, "form.confirm input[name=id]")}
     assert listed == everything  # the whole project, as the CLI previews it: only a confirmation deletes it
     assert _chunks_by_session(forget_dashboard.home) == before

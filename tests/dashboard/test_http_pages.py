@@ -8,9 +8,10 @@ preview and confirmation worded as ``causantic forget`` words them.
 from __future__ import annotations
 
 import re
+import sqlite3
 from urllib.parse import quote, urlencode
 
-from dashboard_support import Dashboard, csrf_of, http_request
+from dashboard_support import Dashboard, causantic, csrf_of, http_request
 
 INVOICE_SESSION = "7a378dd6-f9b6-52f1-ad8d-dd8aa785f035"  # the session of 2026-11-03
 
@@ -65,3 +66,32 @@ def test_recall_given_dates_says_it_looked_at_every_date(example_dashboard: Dash
 def test_the_overview_of_one_edge_kind_shows_no_empty_brackets(empty_dashboard: Dashboard) -> None:
     _, _, page = http_request(empty_dashboard, "GET", "/")
     assert "Edges 0 Agents" in _text(page), "an empty memory lists no edge kinds, not '()'"
+
+
+def test_a_forget_preview_says_what_the_cli_says(example_dashboard: Dashboard) -> None:
+    cli = causantic(example_dashboard.home, "forget", "acme-shop")  # not a terminal, no --yes: a preview
+    assert "6 chunks in 3 sessions of the whole project 'acme-shop' would be deleted." in cli
+    status, page = _post(example_dashboard, "/forget/preview", project="acme-shop", threshold="0.6")
+    assert status == 200
+    assert "6 chunks in 3 sessions of the whole project acme-shop would be deleted" in _text(page)
+
+    status, page = _post(example_dashboard, "/forget/preview", project="acme-shop", before="2020-01-01")
+    assert "Nothing in 'acme-shop' matches: nothing would be deleted." in _text(page.replace("&#39;", "'"))
+
+    status, page = _post(example_dashboard, "/forget/preview", project="acme-shop", session="7a")
+    assert status == 400, "a two-character prefix could name several sessions"
+    assert "at least 4 characters of the session id" in _text(page)
+
+
+def test_confirming_a_forget_twice_says_the_second_deleted_nothing(example_dashboard: Dashboard) -> None:
+    fields = {"project": "acme-shop", "session": INVOICE_SESSION[:8], "threshold": "0.6"}
+    _, page = _post(example_dashboard, "/forget/preview", **fields)
+    ids = re.findall(r'name="id" value="([^"]+)"', page)
+    assert len(ids) == 2 and "2 chunks in 1 session of acme-shop would be deleted" in _text(page)
+    _, page = _post(example_dashboard, "/forget/confirm", **fields, id=ids)
+    assert "Deleted 2 chunks of acme-shop." in _text(page)
+    with sqlite3.connect(f"file:{example_dashboard.home / 'memory.db'}?mode=ro", uri=True) as db:
+        assert db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] == 4
+    _, page = _post(example_dashboard, "/forget/confirm", **fields, id=ids)  # a reload re-posts the form
+    assert "Deleted 0" not in page
+    assert "Nothing was deleted: the previewed chunks of acme-shop are already gone." in _text(page)

@@ -32,6 +32,7 @@ from causantic.dashboard.security import ASGIApp, Guard, Secrets
 from causantic.errors import CausanticError, ProjectNotFound
 from causantic.facade import Memory
 from causantic.retrieval.browse import SessionNotFound
+from causantic.retrieval.format import counted
 from causantic.retrieval.relevance import marked_terms
 
 STATIC_TYPES = {
@@ -233,6 +234,7 @@ def _templates(secrets: Secrets) -> Environment:
         commands=text.commands,
         gist=text.gist,
         as_json=_as_json,
+        counted=counted,
     )
     return env
 

@@ -19,7 +19,8 @@ from causantic.dashboard.story import story_of
 from causantic.errors import CausanticError
 from causantic.facade import Memory
 from causantic.retrieval import browse
-from causantic.retrieval.forget import ForgetResult
+from causantic.retrieval.forget import ForgetResult, nothing_to_forget
+from causantic.retrieval.options import SESSION_ID_MIN
 from causantic.runs import read_status
 
 FORGET_PREVIEW_MAX = 500  # the most chunks one confirmation may delete: all of them are listed
@@ -298,6 +299,8 @@ class ForgetForm:
         """The same rules as ``causantic forget``; the preview lists every match (up to FORGET_PREVIEW_MAX)."""
         if not self.project:
             raise CausanticError("Choose a project.")
+        if self.session.strip() and len(self.session.strip()) < SESSION_ID_MIN:  # as the CLI and MCP ask
+            raise CausanticError(f"Give at least {SESSION_ID_MIN} characters of the session id.")
         return memory.forget(
             self.project,
             before=_date(self.before, "before"),
@@ -321,6 +324,7 @@ def forget_preview(memory: Memory, derived: Derived, form: ForgetForm) -> dict[s
     return {
         **forget_form(memory, derived, form),
         "preview": result,
+        "nothing": nothing_to_forget(result.project),  # the CLI's sentence
         "too_many": result.count > FORGET_PREVIEW_MAX,
         "limit": FORGET_PREVIEW_MAX,
     }
