@@ -170,3 +170,22 @@ def test_a_session_page_folds_tool_runs_and_acknowledgements_as_the_cli_does(
     ack = "Todos have been modified successfully"
     assert ack not in chrome.page_source
     assert ack not in _cli_session_text(corpus_dashboard.home, "ai-music", "d3ad4cdc")
+
+
+def test_a_phone_wide_window_scrolls_no_page_sideways(corpus_dashboard: Dashboard, chrome: Any) -> None:
+    # At 400 px every page link stays in sight and nothing widens the page: wide tables and long
+    # project names scroll inside their own box.
+    _open(chrome, corpus_dashboard, "/")
+    chrome.set_window_size(400, 900)
+    try:
+        for path in ("/", "/projects", "/settings", "/topics", "/search?q=" + quote("fix the failing test")):
+            chrome.get(corpus_dashboard.base + path)
+            page, window = chrome.execute_script(
+                "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+            )
+            assert page <= window, f"{path} is {page} px wide in a {window} px window"
+            for link in chrome.find_elements(By.CSS_SELECTOR, "header nav a"):
+                right = chrome.execute_script("return arguments[0].getBoundingClientRect().right", link)
+                assert right <= window, f"{link.text} is out of sight on {path}"
+    finally:
+        chrome.set_window_size(1280, 1000)
