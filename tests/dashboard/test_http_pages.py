@@ -13,7 +13,8 @@ from urllib.parse import quote, urlencode
 
 from dashboard_support import Dashboard, causantic, csrf_of, http_request
 
-INVOICE_SESSION = "7a378dd6-f9b6-52f1-ad8d-dd8aa785f035"  # the session of 2026-11-03
+SAFARI_SESSION = "2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec"  # the session of 2026-11-02
+INVOICE_SESSION = "7a378dd6-f9b6-52f1-ad8d-dd8aa785f035"  # of 2026-11-03, with a sub-agent of one chunk
 
 
 def _text(html: str) -> str:
@@ -63,6 +64,15 @@ def test_recall_given_dates_says_it_looked_at_every_date(example_dashboard: Dash
     assert "From and To filter" not in page
 
 
+def test_one_of_a_thing_is_not_counted_as_many(example_dashboard: Dashboard) -> None:
+    _, _, page = http_request(example_dashboard, "GET", f"/session/{INVOICE_SESSION}")
+    assert "1 chunk — sub-agent started here" in _text(page)
+    _, _, page = http_request(example_dashboard, "GET", "/search?q=REDIS_URL")
+    assert "1 result ·" in _text(page)
+    _, _, page = http_request(example_dashboard, "GET", "/search?kind=recall&q=REDIS_URL")
+    assert "Recall: 1 step ·" in _text(page)
+
+
 def test_the_overview_of_one_edge_kind_shows_no_empty_brackets(empty_dashboard: Dashboard) -> None:
     _, _, page = http_request(empty_dashboard, "GET", "/")
     assert "Edges 0 Agents" in _text(page), "an empty memory lists no edge kinds, not '()'"
@@ -84,7 +94,7 @@ def test_a_forget_preview_says_what_the_cli_says(example_dashboard: Dashboard) -
 
 
 def test_confirming_a_forget_twice_says_the_second_deleted_nothing(example_dashboard: Dashboard) -> None:
-    fields = {"project": "acme-shop", "session": INVOICE_SESSION[:8], "threshold": "0.6"}
+    fields = {"project": "acme-shop", "session": SAFARI_SESSION[:8], "threshold": "0.6"}
     _, page = _post(example_dashboard, "/forget/preview", **fields)
     ids = re.findall(r'name="id" value="([^"]+)"', page)
     assert len(ids) == 2 and "2 chunks in 1 session of acme-shop would be deleted" in _text(page)
