@@ -73,6 +73,14 @@ def test_one_of_a_thing_is_not_counted_as_many(example_dashboard: Dashboard) -> 
     assert "Recall: 1 step ·" in _text(page)
 
 
+def test_a_command_in_a_search_note_is_code_not_backticks(example_dashboard: Dashboard) -> None:
+    # The example store has no vectors: search and recall note it and name the command that adds them.
+    for kind in ("search", "recall"):
+        _, _, page = http_request(example_dashboard, "GET", f"/search?kind={kind}&q=REDIS_URL")
+        assert "<code>causantic embed</code>" in page, kind
+        assert "`causantic embed`" not in page, kind
+
+
 def test_the_overview_of_one_edge_kind_shows_no_empty_brackets(empty_dashboard: Dashboard) -> None:
     _, _, page = http_request(empty_dashboard, "GET", "/")
     assert "Edges 0 Agents" in _text(page), "an empty memory lists no edge kinds, not '()'"
