@@ -81,6 +81,12 @@ def test_a_command_in_a_search_note_is_code_not_backticks(example_dashboard: Das
         assert "`causantic embed`" not in page, kind
 
 
+def test_the_overview_of_chunks_without_vectors_allows_for_a_running_ingest(example_dashboard: Dashboard) -> None:
+    # Seen during an ingest: its newest chunks wait for their vectors, so "run causantic embed" alone misleads.
+    _, _, page = http_request(example_dashboard, "GET", "/")
+    assert "have no vector yet: a running ingest is embedding them, or run causantic embed" in _text(page)
+
+
 def test_the_overview_of_one_edge_kind_shows_no_empty_brackets(empty_dashboard: Dashboard) -> None:
     _, _, page = http_request(empty_dashboard, "GET", "/")
     assert "Edges 0 Agents" in _text(page), "an empty memory lists no edge kinds, not '()'"

@@ -20,6 +20,7 @@ from causantic.errors import CausanticError
 from causantic.facade import Memory
 from causantic.retrieval import browse
 from causantic.retrieval.forget import ForgetResult, nothing_to_forget
+from causantic.retrieval.format import counted
 from causantic.retrieval.options import SESSION_ID_MIN
 from causantic.runs import read_status
 
@@ -99,7 +100,13 @@ def _warnings(memory: Memory, view: browse.Overview, hooks: list[dict[str, Any]]
             )
         )
     if view.without_vectors:
-        out.append(Health("warn", f"{view.without_vectors} chunks have no vector yet: run `causantic embed`."))
+        out.append(  # as search says it: while an ingest runs, the newest chunks wait for their vectors
+            Health(
+                "warn",
+                f"{counted(view.without_vectors, 'chunk')} {'has' if view.without_vectors == 1 else 'have'} no vector "
+                "yet: a running ingest is embedding them, or run `causantic embed`.",
+            )
+        )
     if view.counts["keyword_index"] != "on":
         out.append(Health("warn", f"Keyword index {view.counts['keyword_index']}: search runs vector-only."))
     if view.vectors and not view.counts["clusters"]:
