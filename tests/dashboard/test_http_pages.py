@@ -56,6 +56,17 @@ def test_search_from_and_to_on_one_day_finds_that_days_chunks(example_dashboard:
     assert INVOICE_SESSION not in page, "a day before the session's keeps it out"
 
 
+def test_a_search_forms_error_is_a_notice_in_the_results_not_a_page_in_a_page(example_dashboard: Dashboard) -> None:
+    # The search form swaps in what the server answers (X-Partial): an error must be the notice alone.
+    bad = "/search?q=invoice&from=2026-11-04&to=2026-11-02"
+    status, _, part = http_request(example_dashboard, "GET", bad, headers={"X-Partial": "results"})
+    assert status == 400
+    assert 'class="notice error"' in part and "must be later than the start" in part
+    assert "<nav" not in part and "<html" not in part
+    status, _, page = http_request(example_dashboard, "GET", bad)  # the address itself: the whole page
+    assert status == 400 and "<nav" in page and "must be later than the start" in page
+
+
 def test_recall_given_dates_says_it_looked_at_every_date(example_dashboard: Dashboard) -> None:
     query = "/search?kind=recall&q=" + quote("safari redirect loop")
     _, _, page = http_request(example_dashboard, "GET", query + "&from=2026-11-04")

@@ -78,15 +78,18 @@ def create_app(secrets: Secrets, opener: Opener = Memory) -> ASGIApp:
             def run() -> Response:
                 with lock:
                     started = time.perf_counter()
+                    partial = request.headers.get("x-partial") == "results" and template == "search.html"
+                    # A search form swaps in its results only: its error is the notice alone, not a
+                    # whole page (header and all) inside the results.
+                    failed = "_error.html" if partial else "error.html"
                     try:
                         context = build(held["memory"])
                     except (SessionNotFound, ProjectNotFound) as exc:
-                        return _render(templates, "error.html", request, name, {"message": str(exc)}, 404)
+                        return _render(templates, failed, request, name, {"message": str(exc)}, 404)
                     except CausanticError as exc:
-                        return _render(templates, "error.html", request, name, {"message": str(exc)}, 400)
+                        return _render(templates, failed, request, name, {"message": str(exc)}, 400)
                     gathered = time.perf_counter()
-                    partial = request.headers.get("x-partial")
-                    chosen = f"_{template}" if partial == "results" and template == "search.html" else template
+                    chosen = f"_{template}" if partial else template
                     response = _render(templates, chosen, request, name, context, 200)
                     # Server-Timing: what the page cost on the server, split into the service calls
                     # and the rendering (browsers show it; benchmarks/dashboard.py reads it).
