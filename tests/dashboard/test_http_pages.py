@@ -61,10 +61,10 @@ def test_a_search_forms_error_is_a_notice_in_the_results_not_a_page_in_a_page(ex
     bad = "/search?q=invoice&from=2026-11-04&to=2026-11-02"
     status, _, part = http_request(example_dashboard, "GET", bad, headers={"X-Partial": "results"})
     assert status == 400
-    assert 'class="notice error"' in part and "must be later than the start" in part
+    assert 'class="notice error"' in part and "The To date 2026-11-02 is before the From date 2026-11-04." in part
     assert "<nav" not in part and "<html" not in part
     status, _, page = http_request(example_dashboard, "GET", bad)  # the address itself: the whole page
-    assert status == 400 and "<nav" in page and "must be later than the start" in page
+    assert status == 400 and "<nav" in page and "The To date 2026-11-02 is before" in page
 
 
 def test_recall_given_dates_says_it_looked_at_every_date(example_dashboard: Dashboard) -> None:

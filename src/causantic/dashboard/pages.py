@@ -206,7 +206,10 @@ def search(memory: Memory, derived: Derived, form: SearchForm) -> dict[str, Any]
         raise CausanticError(f"Unknown kind {form.kind!r}: choose search, recall or predict.")
     project, agent = form.project or None, form.agent or None
     if form.kind == "search":
-        since, until = _date(form.since, "from"), _through(_date(form.until, "to"), form.until)
+        since, until = _date(form.since, "from"), _date(form.until, "to")
+        if since is not None and until is not None and until < since:  # in the dates as typed, not as widened
+            raise CausanticError(f"The To date {form.until} is before the From date {form.since}.")
+        until = _through(until, form.until)
         context["result"] = result = memory.search(form.q, project=project, agent=agent, since=since, until=until)
         context["shown"] = result.shown_relevance  # what people read: never rising down the list
     else:
