@@ -309,6 +309,9 @@ class ForgetForm:
         """The same rules as ``causantic forget``; the preview lists every match (up to FORGET_PREVIEW_MAX)."""
         if not self.project:
             raise CausanticError("Choose a project.")
+        for value, label in ((self.session, "Session"), (self.query, "Similar to")):
+            if value and not value.strip():  # spaces only: read as no filter, they would widen the preview
+                raise CausanticError(f"{label} holds only spaces: give a value, or leave it empty.")
         if self.session.strip() and len(self.session.strip()) < SESSION_ID_MIN:  # as the CLI and MCP ask
             raise CausanticError(f"Give at least {SESSION_ID_MIN} characters of the session id.")
         return memory.forget(
