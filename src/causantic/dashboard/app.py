@@ -82,9 +82,11 @@ def create_app(secrets: Secrets, opener: Opener = Memory) -> ASGIApp:
                     # A search form swaps in its results only: its error is the notice alone, not a
                     # whole page (header and all) inside the results.
                     failed = "_error.html" if partial else "error.html"
+                    # A session or project page that names none is not found; a form's unknown project is a bad value.
+                    missing = (SessionNotFound, ProjectNotFound) if name == "projects" else (SessionNotFound,)
                     try:
                         context = build(held["memory"])
-                    except (SessionNotFound, ProjectNotFound) as exc:
+                    except missing as exc:
                         return _render(templates, failed, request, name, {"message": str(exc)}, 404)
                     except CausanticError as exc:
                         return _render(templates, failed, request, name, {"message": str(exc)}, 400)
