@@ -21,6 +21,7 @@ from causantic.files import atomic_write, file_lock, secure_dir
 from causantic.home import causantic_home
 
 STATUS_FILE = "hook-status.json"
+PROMPT_HOOK = "user-prompt-submit"  # the prompt-memory hook: its runs say what memory it added (`injected`)
 
 
 class InjectedMoment(TypedDict):
