@@ -52,7 +52,6 @@ KEPT = (
 def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool, prompt_memory: bool) -> None:
     """Register Causantic with Claude Code: MCP server, hooks, first ingest, health check.
 
-    \b
     Adds the user-scope MCP server "causantic" to ~/.claude.json and three hooks (SessionStart,
     PreCompact, SessionEnd) to ~/.claude/settings.json ($CLAUDE_CONFIG_DIR is honoured), merged
     with what is there; where Codex CLI or Gemini CLI is installed, the same server goes into
