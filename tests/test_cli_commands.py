@@ -114,6 +114,21 @@ def test_a_search_for_nothing_says_so_and_an_empty_query_is_an_error(run: CliRun
     assert empty.exit_code == 1 and "The query is empty" in empty.output
 
 
+def test_user_on_a_local_memory_says_it_filters_team_memory(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--user bob` on local memory said only "no matching chunks"."""
+    monkeypatch.setenv("CAUSANTIC_TEAM_USER", "alice")  # this machine's member (team.user)
+    said = invoke(run, "search", "rate limiting", "--user", "bob")
+    assert said.exit_code == 0 and said.stdout.startswith("Nothing relevant in memory")
+    assert "no matching chunks" not in said.stdout
+    assert "user filter picks a member's chunks in team memory" in " ".join(said.stdout.split())
+    assert "this memory is local and every chunk in it is alice's, none bob's" in " ".join(said.stdout.split())
+    # this machine's own member: local memory is all theirs, so the filter keeps everything
+    everyone = as_model(invoke(run, "search", "rate limiting", "--json"), SearchOut)
+    mine = as_model(invoke(run, "search", "rate limiting", "--json", "--user", "alice"), SearchOut)
+    assert isinstance(mine, SearchOut) and isinstance(everyone, SearchOut)
+    assert mine.hits and [h.id for h in mine.hits] == [h.id for h in everyone.hits]
+
+
 @pytest.mark.parametrize("command", ["recall", "predict"])
 def test_episodic_answers_in_time_order(run: CliRunner, command: str) -> None:
     text = invoke(run, command, "rate limiting")
