@@ -385,3 +385,15 @@ def test_reindex_run_from_a_script_names_the_model_and_says_to_add_yes(run: CliR
     assert result.exit_code == 1
     assert "Re-embed every chunk with all-minilm-l6-v2?" in result.output
     assert "add --yes to go ahead without asking" in result.output
+
+
+def test_reindex_json_without_yes_re_embeds_nothing_and_says_to_add_yes(run: CliRunner, store_home: Path) -> None:
+    """`reindex --json` re-embedded every chunk without asking, where `forget --json` only previews."""
+    vectors = {p.name: p.stat().st_mtime_ns for p in (store_home / "vectors").iterdir()}
+    refused = run.invoke(cli, ["reindex", "--json"], input="y\n", catch_exceptions=False)
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert "--json asks nothing: add --yes to re-embed every chunk with all-minilm-l6-v2." in refused.output
+    assert {p.name: p.stat().st_mtime_ns for p in (store_home / "vectors").iterdir()} == vectors
+    # scripts that pass --yes go on as before
+    done = as_model(invoke(run, "reindex", "--json", "--yes"), EmbedOut)
+    assert isinstance(done, EmbedOut) and done.vectors_added == done.vectors > 0
