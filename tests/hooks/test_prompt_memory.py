@@ -131,6 +131,8 @@ def test_a_memory_is_added_once_per_session_and_again_in_a_new_session(sound_mem
         json.loads((sound_memory / "hooks" / "prompt-memory" / "0b9b4a6e-2222-4aaa-8bbb-000000000001.json").read_text())
     )
     assert not {m["chunkId"] for m in read_status()["user-prompt-submit"].get("injected", [])} - given
+    # hook status says why the same prompt got less: what was added before is left out
+    assert "added earlier in this session left out" in read_status()["user-prompt-submit"]["outcome"]
     record = sound_memory / "hooks" / "prompt-memory" / "0b9b4a6e-2222-4aaa-8bbb-000000000001.json"
     assert stat.S_IMODE(os.stat(record).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(record.parent).st_mode) == 0o700
@@ -214,7 +216,7 @@ def test_hook_status_says_plainly_whether_the_last_prompt_got_memory_and_why(sou
     assert shown.exit_code == 0, shown.output
     lines = shown.output.splitlines()
     added = len(run["injected"])
-    assert f"): memory added: {added} past moment" in shown.output
+    assert f"UTC, project JSSoundRecorder: memory added: {added} past moment" in shown.output
     scopes = [line.strip() for line in lines if line.startswith(("  this project:", "  other projects:"))]
     assert scopes[0].startswith("this project: added")
     # the scopes' counts add up to the moments listed, one line each with its own figures
@@ -227,15 +229,17 @@ def test_hook_status_says_plainly_whether_the_last_prompt_got_memory_and_why(sou
     assert f"covers {best.group(1)}% of the prompt's words" in first
 
 
-def test_hook_status_says_why_nothing_was_added(sound_memory: Path) -> None:
+def test_hook_status_says_for_each_recent_prompt_whether_memory_was_added(sound_memory: Path) -> None:
     from click.testing import CliRunner
 
     from causantic.cli.main import cli
 
+    prompt_hook(payload(ABOUT_VITE), **ON)
     prompt_hook(payload("What is the weather like on the moon tonight, roughly?"), **ON)
     shown = CliRunner().invoke(cli, ["hook", "status"], env={"COLUMNS": "200"})
     assert shown.exit_code == 0, shown.output
-    assert "): no memory added." in shown.output
+    heads = [line for line in shown.output.splitlines() if " UTC, project JSSoundRecorder: " in line]
+    assert [h.split(": ", 1)[1] for h in heads] == ["no memory added.", "memory added: 2 past moments."]
     assert "  this project: none added: " in shown.output
 
 

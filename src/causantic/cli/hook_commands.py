@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from causantic.cli.output import domain_errors, emit_json, json_option, table
+from causantic.cli.output import console, domain_errors, emit_json, json_option, table
 from causantic.entrypoints import HOOKS, WORKER, run_hook, run_hook_worker
 from causantic.retrieval.format import counted
 from causantic.runs import PROMPT_HOOK, HookRun, read_status
@@ -71,8 +71,13 @@ def status_command(as_json: bool) -> None:
             for name, r in sorted(runs.items())
         ],
     )
-    if PROMPT_HOOK in runs and not runs[PROMPT_HOOK].get("error"):
-        _explain_prompt(runs[PROMPT_HOOK])
+    if PROMPT_HOOK in runs:
+        last = runs[PROMPT_HOOK]
+        prompts = [r for r in (last, *last.get("earlier", [])) if not r.get("error")]
+        if prompts:
+            click.echo("\nRecent prompts (newest first): memory added or not, and why")
+        for run in prompts:
+            _explain_prompt(run)
     _warn_about_vectors()
 
 
@@ -83,23 +88,30 @@ def _added(run: HookRun) -> str:
 
 
 def _explain_prompt(run: HookRun) -> None:
-    """The last prompt's memory, plainly: added or not, why in each scope searched, and each moment
-    added with its own figures (the coverage gate holds for each scope's best match, the relevance bar
-    for every moment)."""
+    """One prompt's memory, plainly: added or not, why in each scope searched, and each moment added
+    with its own figures (the coverage gate holds for each scope's best match, the relevance bar for
+    every moment)."""
     injected = run.get("injected", [])
     where = f", project {run['project']}" if run.get("project") else ""
-    click.echo(f"\nLast prompt ({run.get('lastRun', '?')[:19].replace('T', ' ')} UTC{where}): {_added(run)}.")
+    _say(f"{run.get('lastRun', '?')[:19].replace('T', ' ')} UTC{where}: {_added(run)}.", "", "  ")
     outcome = run.get("outcome", "")
     if injected and ": " in outcome:  # "added N past moments, C characters: <why per scope>"
         outcome = outcome.split(": ", 1)[1]
     for part in outcome.split("; "):
-        click.echo(f"  {part}")
+        _say(part, "  ", "    ")
     for i, m in enumerate(injected, 1):
         scope = "other project " if m.get("otherProject") else ""
-        click.echo(
-            f"  {i}. {scope}{m['project']}, session {m['sessionId'][:8]} ({m['date'][:10]}): relevance "
-            f"{m['relevance']:.0%}, covers {m['coverage']:.0%} of the prompt's words"
+        _say(
+            f"{i}. {scope}{m['project']}, session {m['sessionId'][:8]} ({m['date'][:10]}): relevance "
+            f"{m['relevance']:.0%}, covers {m['coverage']:.0%} of the prompt's words",
+            "  ",
+            "     ",
         )
+
+
+def _say(text: str, first: str, rest: str) -> None:
+    """A line wrapped to the terminal (80 columns when piped), its continuation indented under it."""
+    click.echo(click.wrap_text(text, max(console.width, 40), initial_indent=first, subsequent_indent=rest))
 
 
 def _warn_about_vectors() -> None:

@@ -117,14 +117,16 @@ def prompt_moments(store: MomentsStore, config: MomentsRelevance, request: Momen
     if request.cross_bar < 1.0:
         scopes.append((None, request.cross_bar, True))
     for project_ids, bar, other in scopes:
-        hits = [
+        in_scope = [
             hit
             for hit in _scored(store, config, query, project_ids, other=other)
             if hit.chunk.session_id != request.exclude_session
-            and hit.chunk.id not in request.exclude_chunks
             and not (other and project is not None and hit.chunk.project_id == project.id)
         ]
+        hits = [hit for hit in in_scope if hit.chunk.id not in request.exclude_chunks]
         picked, reason = _clear_lead(hits, bar, request)
+        if given := len(in_scope) - len(hits):  # why the same prompt again gets less, or nothing
+            reason += f" ({counted(given, 'match', 'matches')} added earlier in this session left out)"
         kept = picked[: request.most - len(chosen)]  # at most `most` moments in all, the current project's first
         chosen += kept
         if picked and not kept:
