@@ -100,8 +100,9 @@ def _mcp(*calls: tuple[str, dict[str, Any]]) -> list[Any]:
 
 
 def test_mcp_forget_of_a_wildcard_or_empty_session_deletes_nothing() -> None:
-    calls = [("forget", {"project": "acme-shop", "session_id": s, "dry_run": False}) for s in ("%%%%", "____", "4005%")]
-    results = _mcp(*calls, ("forget", {"project": "acme-shop", "session_id": "", "dry_run": False}))
+    real = {"project": "acme-shop", "dry_run": False, "expected_count": 0}  # a pattern must match no chunk
+    calls = [("forget", {**real, "session_id": s}) for s in ("%%%%", "____", "4005%")]
+    results = _mcp(*calls, ("forget", {**real, "session_id": ""}))
     for result in results[:-1]:
         assert not result.is_error, result.content[0].text
         assert (result.structured_content["count"], result.structured_content["deleted"]) == (0, 0)
