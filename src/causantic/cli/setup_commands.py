@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -182,7 +181,7 @@ def _memory_counts(config: Config) -> str:
     try:
         with Memory(config=config.model_copy(update={"storage": storage})) as memory:
             stats = memory.stats()
-    except (CausanticError, OSError, sqlite3.Error) as exc:
+    except (CausanticError, OSError) as exc:
         return f"memory (cannot count it: {exc})"
     projects = counted(stats.projects, "project")
     return f"memory: {counted(stats.chunks, 'chunk')} of {counted(stats.sessions, 'session')} in {projects}"
