@@ -114,6 +114,21 @@ def test_a_search_for_nothing_says_so_and_an_empty_query_is_an_error(run: CliRun
     assert empty.exit_code == 1 and "The query is empty" in empty.output
 
 
+def test_user_on_a_local_memory_says_it_filters_team_memory(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--user bob` on local memory said only "no matching chunks"."""
+    monkeypatch.setenv("CAUSANTIC_TEAM_USER", "alice")  # this machine's member (team.user)
+    said = invoke(run, "search", "rate limiting", "--user", "bob")
+    assert said.exit_code == 0 and said.stdout.startswith("Nothing relevant in memory")
+    assert "no matching chunks" not in said.stdout
+    assert "user filter picks a member's chunks in team memory" in " ".join(said.stdout.split())
+    assert "this memory is local and every chunk in it is alice's, none bob's" in " ".join(said.stdout.split())
+    # this machine's own member: local memory is all theirs, so the filter keeps everything
+    everyone = as_model(invoke(run, "search", "rate limiting", "--json"), SearchOut)
+    mine = as_model(invoke(run, "search", "rate limiting", "--json", "--user", "alice"), SearchOut)
+    assert isinstance(mine, SearchOut) and isinstance(everyone, SearchOut)
+    assert mine.hits and [h.id for h in mine.hits] == [h.id for h in everyone.hits]
+
+
 @pytest.mark.parametrize("command", ["recall", "predict"])
 def test_episodic_answers_in_time_order(run: CliRunner, command: str) -> None:
     text = invoke(run, command, "rate limiting")
@@ -370,3 +385,15 @@ def test_reindex_run_from_a_script_names_the_model_and_says_to_add_yes(run: CliR
     assert result.exit_code == 1
     assert "Re-embed every chunk with all-minilm-l6-v2?" in result.output
     assert "add --yes to go ahead without asking" in result.output
+
+
+def test_reindex_json_without_yes_re_embeds_nothing_and_says_to_add_yes(run: CliRunner, store_home: Path) -> None:
+    """`reindex --json` re-embedded every chunk without asking, where `forget --json` only previews."""
+    vectors = {p.name: p.stat().st_mtime_ns for p in (store_home / "vectors").iterdir()}
+    refused = run.invoke(cli, ["reindex", "--json"], input="y\n", catch_exceptions=False)
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert "--json asks nothing: add --yes to re-embed every chunk with all-minilm-l6-v2." in refused.output
+    assert {p.name: p.stat().st_mtime_ns for p in (store_home / "vectors").iterdir()} == vectors
+    # scripts that pass --yes go on as before
+    done = as_model(invoke(run, "reindex", "--json", "--yes"), EmbedOut)
+    assert isinstance(done, EmbedOut) and done.vectors_added == done.vectors > 0

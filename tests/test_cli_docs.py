@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 from click.testing import CliRunner
+from process_support import causantic, subprocess_env
 
 from causantic.cli.main import cli
 
@@ -64,3 +65,32 @@ def test_every_command_module_is_in_the_lazy_map() -> None:
             module = importlib.import_module(f"causantic.cli.{info.name}")
             for command in module.COMMANDS:
                 assert COMMAND_MODULES.get(command.name) == info.name, command.name
+
+
+def _every_command(command: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """The path of this command and of each visible sub-command, groups within groups."""
+    if not isinstance(command, click.Group):
+        return [path]
+    ctx = click.Context(command)
+    subs = [(name, command.get_command(ctx, name)) for name in command.list_commands(ctx)]
+    return [path, *(p for name, sub in subs if sub and not sub.hidden for p in _every_command(sub, (*path, name)))]
+
+
+def test_every_help_fits_a_50_column_terminal() -> None:
+    """`init --help` kept ~100-column lines (a \\b block) that broke on a narrow terminal."""
+    runner = CliRunner()
+    too_wide = {}
+    for path in _every_command(cli):
+        shown = runner.invoke(cli, [*path, "--help"], terminal_width=50)  # the runner ignores COLUMNS
+        assert shown.exit_code == 0, (path, shown.output)
+        wide = [line for line in shown.output.splitlines() if len(line) > 50]
+        if wide:
+            too_wide[" ".join(path) or "causantic"] = wide
+    assert not too_wide, too_wide
+
+
+def test_help_follows_the_terminals_columns() -> None:
+    """What the test above stands for: a real `causantic init --help` in a 50-column terminal."""
+    shown = causantic("init", "--help", env=subprocess_env(COLUMNS="50"))
+    assert shown.returncode == 0 and "Example:" in shown.stdout
+    assert max(map(len, shown.stdout.splitlines())) <= 50

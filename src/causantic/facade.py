@@ -302,7 +302,15 @@ class Memory:
             max_tokens=max_tokens,
             mode=mode,
         )
-        return self._from_both(lambda s, r: s.searcher.search(r), request, self._fuse_search)
+        result = self._from_both(lambda s, r: s.searcher.search(r), request, self._fuse_search)
+        if user is not None and self._team is None and user != member_name(self.config):
+            me = member_name(self.config)  # not "no matching chunks": no local chunk can be another member's
+            note = (
+                "the user filter picks a member's chunks in team memory, and no team memory is configured: "
+                f"this memory is local and every chunk in it is {me}'s, none {user}'s"
+            )
+            result = replace(result, notes=[note])
+        return result
 
     def recall(
         self,
@@ -426,8 +434,9 @@ class Memory:
         so. A project only one store knows is searched there; a ``user`` filter keeps the local
         store only when it names this machine's member (local chunks are all theirs)."""
         team = self._team
-        if team is None:
-            return run(self._services, request)
+        if team is None:  # local memory only: every chunk is this machine's member's
+            mine = request.user is None or request.user == member_name(self.config)
+            return run(self._services, replace(request, user=None) if mine else request)
         team.reconnect()
         answers: dict[str, Answer] = {}
         notes: list[str] = []

@@ -21,6 +21,8 @@ from causantic.files import atomic_write, file_lock, secure_dir
 from causantic.home import causantic_home
 
 STATUS_FILE = "hook-status.json"
+PROMPT_HOOK = "user-prompt-submit"  # the prompt-memory hook: its runs say what memory it added (`injected`)
+EARLIER_PROMPTS = 4  # the prompt hook's runs before its last one kept too: "why not on that prompt?" comes late
 
 
 class InjectedMoment(TypedDict):
@@ -46,6 +48,7 @@ class HookRun(TypedDict, total=False):
     error: str
     details: dict[str, int]
     injected: list[InjectedMoment]
+    earlier: list[HookRun]  # user-prompt-submit: its runs before this one, newest first (EARLIER_PROMPTS)
 
 
 def record(
@@ -86,6 +89,10 @@ def record(
                 log(f"{hook}: hook-status.json stayed locked; this run is not recorded")
                 return
             runs = read_status()
+            if hook == PROMPT_HOOK and hook in runs:
+                before = runs[hook]
+                last = cast(HookRun, {k: v for k, v in before.items() if k != "earlier"})
+                run["earlier"] = [last, *before.get("earlier", [])][:EARLIER_PROMPTS]
             runs[hook] = run
             atomic_write(home / STATUS_FILE, json.dumps(runs, indent=2, sort_keys=True) + "\n")
     except Exception as exc:

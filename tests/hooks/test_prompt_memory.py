@@ -88,8 +88,9 @@ def test_a_prompt_about_past_work_gets_the_moment_with_date_session_and_a_pointe
     run = read_status()["user-prompt-submit"]
     assert run["success"] and run["project"] == "JSSoundRecorder"
     # `causantic hook status` shows this; it read "… 1 session(s); lead infx the next session"
-    why = r"added \d+ past moments?, \d+ characters: \d+ moments? of \d+ sessions?; "
-    assert re.match(why + r"(lead \d+\.\d\dx the next session|no other session matched)(;|$)", run["outcome"])
+    why = r"added \d+ past moments?, \d+ characters: this project: added \d+ moments? of \d+ sessions?: "
+    why += r"the best match covers \d+% of the prompt's words \(needs 50%\), "
+    assert re.match(why + r"(its session led the next by \d+\.\d\dx|no other session matched),", run["outcome"])
     added = [m for m in run["injected"] if m["sessionId"] == PAST_SESSION]
     assert 1 <= len(added) <= 2  # promptMemory.perSession
     for m in added:  # why: clears the bar, covers enough of the prompt, its session clearly led
@@ -130,6 +131,8 @@ def test_a_memory_is_added_once_per_session_and_again_in_a_new_session(sound_mem
         json.loads((sound_memory / "hooks" / "prompt-memory" / "0b9b4a6e-2222-4aaa-8bbb-000000000001.json").read_text())
     )
     assert not {m["chunkId"] for m in read_status()["user-prompt-submit"].get("injected", [])} - given
+    # hook status says why the same prompt got less: what was added before is left out
+    assert "added earlier in this session left out" in read_status()["user-prompt-submit"]["outcome"]
     record = sound_memory / "hooks" / "prompt-memory" / "0b9b4a6e-2222-4aaa-8bbb-000000000001.json"
     assert stat.S_IMODE(os.stat(record).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(record.parent).st_mode) == 0o700
@@ -191,13 +194,53 @@ def test_hook_status_shows_what_was_added_and_why(sound_memory: Path) -> None:
     result = anyio.run(ask)
     text = result.content[0].text
     assert "user-prompt-submit" in text and "added: JSSoundRecorder session 7acd37a8" in text
-    assert "relevance" in text and "prompt words covered" in text
+    assert "relevance" in text and "of the prompt's words" in text
     added = [
         m
         for m in result.structured_content["hooks"]["user-prompt-submit"]["injected"]
         if m["session_id"] == PAST_SESSION
     ]
     assert added and all(m["relevance"] >= PromptMemoryConfig().bar for m in added)
+
+
+@pytest.fixture
+def test_hook_status_says_plainly_whether_the_last_prompt_got_memory_and_why(sound_memory: Path) -> None:
+    """It read "lead covers 32% … (needs 50%)" (another scope's best match) beside moments it did add."""
+    from click.testing import CliRunner
+
+    from causantic.cli.main import cli
+
+    prompt_hook(payload(ABOUT_VITE), **ON)
+    run = read_status()["user-prompt-submit"]
+    shown = CliRunner().invoke(cli, ["hook", "status"], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    added = len(run["injected"])
+    assert f"UTC, project JSSoundRecorder: memory added: {added} past moment" in shown.output
+    scopes = [line.strip() for line in lines if line.startswith(("  this project:", "  other projects:"))]
+    assert scopes[0].startswith("this project: added")
+    # the scopes' counts add up to the moments listed, one line each with its own figures
+    counts = [int(m) for s in scopes for m in re.findall(r": added (\d+) moments?", s)]
+    assert sum(counts) == added == len([line for line in lines if re.match(r"  \d+\. ", line)])
+    best = re.search(r"the best match covers (\d+)% of the prompt's words \(needs 50%\)", scopes[0])
+    assert best is not None
+    # the best match's coverage is one of the moments listed when it was added, printed the same way
+    first = next(line for line in lines if line.startswith("  1. "))
+    assert f"covers {best.group(1)}% of the prompt's words" in first
+
+
+def test_hook_status_says_for_each_recent_prompt_whether_memory_was_added(sound_memory: Path) -> None:
+    from click.testing import CliRunner
+
+    from causantic.cli.main import cli
+
+    prompt_hook(payload(ABOUT_VITE), **ON)
+    prompt_hook(payload("What is the weather like on the moon tonight, roughly?"), **ON)
+    shown = CliRunner().invoke(cli, ["hook", "status"], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    heads = [line for line in shown.output.splitlines() if " UTC, project JSSoundRecorder: " in line]
+    assert [h.split(": ", 1)[1] for h in heads] == ["no memory added.", "memory added: 2 past moments."]
+    assert "  this project: none added: " in shown.output
 
 
 @pytest.fixture

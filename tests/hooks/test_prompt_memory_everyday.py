@@ -58,7 +58,7 @@ def test_everyday_questions_get_nothing_added_though_memory_shares_their_words(c
         run = read_status()["user-prompt-submit"]
         assert "injected" not in run
         # hook status says why: a keyword match was found, but no session led or the lead said too little
-        assert "no clear lead" in run["outcome"] or "lead covers" in run["outcome"]
+        assert "no session clearly led" in run["outcome"] or "the best match covers" in run["outcome"]
 
 
 def test_a_prompt_in_memorys_own_words_gets_the_session_that_did_the_work(cli_memory: Path) -> None:

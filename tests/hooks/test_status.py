@@ -11,7 +11,7 @@ from pathlib import Path
 
 from process_support import subprocess_env
 
-from causantic.runs import read_status
+from causantic.runs import EARLIER_PROMPTS, PROMPT_HOOK, read_status, record
 
 RECORD = (
     "import time, sys; from causantic.runs import record\n"
@@ -37,3 +37,20 @@ def test_reading_status_before_any_hook_ran_gives_nothing(causantic_home: Path) 
     causantic_home.mkdir(parents=True)
     (causantic_home / "hook-status.json").write_text("{torn")
     assert read_status() == {}
+
+
+def test_the_prompt_hook_keeps_its_recent_runs_newest_first_and_other_hooks_only_their_last(
+    causantic_home: Path,
+) -> None:
+    """hook status tells why memory was or was not added to each recent prompt, not only the last."""
+    for i in range(EARLIER_PROMPTS + 3):
+        record(PROMPT_HOOK, success=True, started=0.0, outcome=f"prompt {i}")
+        record("session-start", success=True, started=0.0, outcome=f"start {i}")
+    runs = read_status()
+    last = runs[PROMPT_HOOK]
+    assert last["outcome"] == f"prompt {EARLIER_PROMPTS + 2}"
+    assert [r["outcome"] for r in last["earlier"]] == [
+        f"prompt {EARLIER_PROMPTS + 1 - i}" for i in range(EARLIER_PROMPTS)
+    ]
+    assert all("earlier" not in r for r in last["earlier"])  # one list, not runs nested in runs
+    assert "earlier" not in runs["session-start"]

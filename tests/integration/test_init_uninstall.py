@@ -316,3 +316,33 @@ def test_the_registered_prompt_hook_runs_the_way_claude_code_runs_it(home: Path,
     assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
     run_record = json.loads((causantic_home / "hook-status.json").read_text())["user-prompt-submit"]
     assert run_record["success"] and run_record["outcome"] == "no memory yet (nothing ingested)"  # switched on
+
+
+def test_purge_previews_the_memory_it_deletes_then_deletes_exactly_that(home: Path, causantic_home: Path) -> None:
+    """--purge said neither how much memory it deleted nor what, and left cache/ (topic map) behind."""
+    place(home, "settings.json", "claude.json")
+    assert run(home, "ingest", "--no-embed", str(EXAMPLES)).returncode == 0
+    assert run(home, "init", "--yes", "--no-ingest", "--no-check").returncode == 0
+    (causantic_home / "cache").mkdir(exist_ok=True)
+    (causantic_home / "cache" / "topic-map.json").write_text("{}")  # derived from memory: goes with it
+    (causantic_home / "config.json").write_text("{}\n")
+    (causantic_home / "http-token").write_text("secret\n")
+    (causantic_home / "notes.txt").write_text("not ours to delete\n")
+    stats = json.loads(run(home, "stats", "--json").stdout)
+
+    asked = run(home, "uninstall", "--purge", input="n\n")
+    assert asked.returncode != 0  # said no: nothing removed
+    preview, question = asked.stdout.split("Remove the causantic MCP server")
+    listed = {line.split()[0].rstrip("/") for line in preview.splitlines() if line.startswith("  ")}
+    assert {"memory.db", "cache"} <= listed
+    assert f"memory: {stats['chunks']} chunks of {stats['sessions']} sessions" in preview
+    assert "It keeps in" in preview and "config.json" in preview and "http-token" in preview
+    assert "notes.txt" in preview and "backups/" in preview
+    assert "then delete the memory listed above (" in question
+    assert (causantic_home / "memory.db").exists() and (causantic_home / "cache" / "topic-map.json").exists()
+
+    done = run(home, "uninstall", "--purge", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert f"Deleted the memory: {len(listed)} items" in done.stdout
+    assert not any((causantic_home / name).exists() for name in listed)
+    assert sorted(p.name for p in causantic_home.iterdir()) == ["backups", "config.json", "http-token", "notes.txt"]

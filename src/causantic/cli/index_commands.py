@@ -39,16 +39,19 @@ def embed_command(as_json: bool) -> None:
 
 
 @click.command("reindex")
-@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--yes", is_flag=True, help="Re-embed without asking (needed with --json, which asks nothing).")
 @json_option
 def reindex_command(yes: bool, as_json: bool) -> None:
-    """Re-embed all chunks with the configured model (after changing `embedding.model`).
+    """Re-embed all chunks with the configured model (after changing `embedding.model`). It asks
+    first; --yes skips the question, and --json (which asks nothing) re-embeds only with --yes.
 
     Example: CAUSANTIC_EMBEDDING_MODEL=bge-small-en-v1.5 causantic reindex --yes
     """
-    if not yes and not as_json:
+    if not yes:
         with domain_errors():
             model = load_config().embedding.model
+        if as_json:  # a script reads the answer and cannot be asked: as forget --json only previews
+            raise click.UsageError(f"--json asks nothing: add --yes to re-embed every chunk with {model}.")
         if not agreed(f"Re-embed every chunk with {model}?", default=False):
             raise click.Abort()
     with domain_errors(), Memory() as memory:

@@ -85,8 +85,10 @@ def cli() -> None:
 
     \b
     Quick start:
-      causantic batch-ingest             # read your agents' sessions (~/.claude/projects, …)
-      causantic search "flaky test fix"  # find past context
+      causantic batch-ingest  # read past sessions
+      causantic search "fix"  # find past context
+
+    batch-ingest reads each agent's own session folder that exists (~/.claude/projects, Codex's, Gemini's).
     """
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -14,17 +15,26 @@ from causantic.integration.agents import agent_files, install_agents, uninstall_
 from causantic.integration.claude_files import claude_paths
 from causantic.integration.entries import HOOKS, PROMPT_MEMORY_HOOKS, SERVER_NAME, this_launcher
 from causantic.integration.install import Report, install, uninstall
+from causantic.retrieval.format import counted
 
-# What --purge deletes: the memory and the files hooks keep; never backups or config.json.
-DATA = (
-    "memory.db",
-    "memory.db-wal",
-    "memory.db-shm",
-    "vectors",
-    "hooks",
-    "locks",
-    "logs",
-    "hook-status.json",
+if TYPE_CHECKING:
+    from causantic.config import Config
+
+# What --purge deletes besides the memory itself (storage.dbPath and storage.vectorPath, wherever they
+# are configured): what was derived from it or kept by the hooks, all rebuilt on demand. Never the
+# settings (config.json), the backups of the agents' files, or the MCP HTTP server's key (http-token).
+DERIVED = (
+    ("cache", "caches rebuilt on demand: the topic map, the converted embedding model"),
+    ("hooks", "the hooks' records: briefings given, moments added to prompts"),
+    ("hook-status.json", "each hook's last run"),
+    ("logs", "logs"),
+    ("locks", "lock files"),
+    ("run", "the prompt-memory process's socket"),
+)
+KEPT = (
+    ("config.json", "your settings"),
+    ("backups", "backups of Claude Code's and the agents' files"),
+    ("http-token", "the key of `causantic serve --http`"),
 )
 
 
@@ -41,7 +51,6 @@ DATA = (
 def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool, prompt_memory: bool) -> None:
     """Register Causantic with Claude Code: MCP server, hooks, first ingest, health check.
 
-    \b
     Adds the user-scope MCP server "causantic" to ~/.claude.json and three hooks (SessionStart,
     PreCompact, SessionEnd) to ~/.claude/settings.json ($CLAUDE_CONFIG_DIR is honoured), merged
     with what is there; where Codex CLI or Gemini CLI is installed, the same server goes into
@@ -89,7 +98,11 @@ def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool,
 
 @click.command("uninstall")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
-@click.option("--purge", is_flag=True, help="Also delete the stored memory (backups and config.json stay).")
+@click.option(
+    "--purge",
+    is_flag=True,
+    help="Also delete the memory and what derives from it (listed first); config.json, backups and http-token stay.",
+)
 def uninstall_command(yes: bool, purge: bool) -> None:
     """Remove what `causantic init` added to Claude Code's, Codex's and Gemini's files. Memory stays
     unless --purge.
@@ -99,8 +112,9 @@ def uninstall_command(yes: bool, purge: bool) -> None:
     paths = claude_paths()
     what = f"the causantic MCP server from {paths.claude_json} and its hooks from {paths.settings}"
     what += "".join(f", the server from {a.path}" for a in agent_files() if a.path.exists())
+    doomed = _purge_plan() if purge else []
     if purge:
-        what += f", then delete the memory in {causantic_home()}"
+        what += f", then delete the memory listed above ({_size(sum(size for _, size, _ in doomed))})"
     if not yes and not agreed(f"Remove {what}?", default=False):
         raise click.Abort()
     with domain_errors():
@@ -110,14 +124,80 @@ def uninstall_command(yes: bool, purge: bool) -> None:
     if all(change.action == "unchanged" for change in report.changes):  # a second run, or init never ran
         click.echo(f"Nothing to remove: Causantic is not registered in {paths.claude_json} or {paths.settings}.")
     if purge:
-        home = causantic_home()
-        for name in DATA:
-            target = home / name
-            if target.is_dir():
-                shutil.rmtree(target)
-            elif target.exists():
-                target.unlink()
-        click.echo(f"Deleted the memory in {home}.")
+        for target, _, _ in doomed:  # exactly what the preview listed
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target, ignore_errors=True)
+            else:
+                target.unlink(missing_ok=True)
+        left = [str(target) for target, _, _ in doomed if target.exists() or target.is_symlink()]
+        if left:
+            raise click.ClickException("could not delete: " + ", ".join(left))
+        click.echo(f"Deleted the memory: {counted(len(doomed), 'item')}, {_size(sum(s for _, s, _ in doomed))}.")
+
+
+def _purge_plan() -> list[tuple[Path, int, str]]:
+    """What --purge will delete (path, bytes, what it is), printed before the question: the memory
+    (the SQLite file, its journal files, the vector index) and what was derived from it; then what
+    stays in the data directory."""
+    from causantic.config import load_config
+    from causantic.home import db_path, vector_path
+
+    with domain_errors():
+        config = load_config()
+    home = causantic_home()
+    db = db_path(config)
+    memory = [
+        (db, _memory_counts(config) if db.exists() else ""),
+        *((db.with_name(db.name + end), "its journal") for end in ("-wal", "-shm")),
+        (vector_path(config), "the vector index"),
+    ]
+    doomed = [(path, _bytes(path), about) for path, about in (*memory, *((home / n, a) for n, a in DERIVED))]
+    doomed = [entry for entry in doomed if entry[0].exists() or entry[0].is_symlink()]
+    if not doomed:
+        click.echo(f"--purge: no memory to delete in {home}.")
+        return []
+    click.echo(f"--purge will delete ({_size(sum(size for _, size, _ in doomed))} in all):")
+    shown = [
+        (path.name if path.parent == home else str(path)) + ("/" if path.is_dir() else "") for path, _, _ in doomed
+    ]
+    for name, (_, size, about) in zip(shown, doomed, strict=True):
+        click.echo(f"  {name:<{max(map(len, shown))}}  {_size(size):>9}  {about}".rstrip())
+    if config.storage.backend == "postgres":
+        click.echo("  Team memory on the PostgreSQL server is not touched.")
+    kept = [f"{n}{'/' if (home / n).is_dir() else ''} ({a})" for n, a in KEPT if (home / n).exists()]
+    named = {n for n, _ in (*DERIVED, *KEPT)} | {path.name for path, _, _ in doomed if path.parent == home}
+    others = sorted(p.name for p in home.iterdir() if p.name not in named) if home.is_dir() else []
+    if kept or others:
+        click.echo(f"It keeps in {home}: " + ", ".join([*kept, *others]) + ".")
+    return doomed
+
+
+def _memory_counts(config: Config) -> str:
+    """What the local memory holds, in people's words; a store that cannot be read is deleted all the same."""
+    from causantic.errors import CausanticError
+    from causantic.facade import Memory
+
+    storage = config.storage.model_copy(update={"backend": "sqlite"})  # the local file, not team memory
+    try:
+        with Memory(config=config.model_copy(update={"storage": storage})) as memory:
+            stats = memory.stats()
+    except (CausanticError, OSError) as exc:
+        return f"memory (cannot count it: {exc})"
+    projects = counted(stats.projects, "project")
+    return f"memory: {counted(stats.chunks, 'chunk')} of {counted(stats.sessions, 'session')} in {projects}"
+
+
+def _bytes(path: Path) -> int:
+    if path.is_symlink() or path.is_file():
+        return path.lstat().st_size
+    return sum(p.lstat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
 
 
 def _render(report: Report) -> None:

@@ -31,10 +31,10 @@ from causantic.ingest.tokens import CHARS_PER_TOKEN
 from causantic.prompt_services import open_prompt_index
 from causantic.retrieval.format import counted
 from causantic.retrieval.moments import Moment, MomentsRelevance, MomentsRequest, prompt_moments
-from causantic.runs import InjectedMoment, record
+from causantic.runs import PROMPT_HOOK, InjectedMoment, record
 from causantic.transcripts._system_text import prompt_text_of
 
-HOOK = "user-prompt-submit"
+HOOK = PROMPT_HOOK
 _SAFE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 TEAM_NOTE = (
     "; this project is not in local memory: with team memory (storage.backend postgres) a shared project's "
@@ -100,7 +100,7 @@ def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
             project=m.chunk.project,
             date=m.chunk.start_time,
             relevance=round(m.relevance, 4),
-            coverage=round(m.coverage, 3),
+            coverage=m.coverage,  # unrounded: hook status prints it as the reason prints the lead's
             otherProject=m.other_project,
             margin=round(m.margin, 2) if math.isfinite(m.margin) else None,
         )

@@ -430,7 +430,7 @@ def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOut]:
         lines.append(line)
         lines += [
             f"  added: {m.project} session {m.session_id[:8]} ({m.date[:10]}), relevance "
-            f"{round(m.relevance * 100)}%, prompt words covered {round(m.coverage * 100)}%, {lead_text(m.margin)}"
+            f"{m.relevance:.0%}, covers {m.coverage:.0%} of the prompt's words, {lead_text(m.margin)}"
             for m in run.injected
         ]
     return _result("\n".join(lines), output)

@@ -117,17 +117,24 @@ def prompt_moments(store: MomentsStore, config: MomentsRelevance, request: Momen
     if request.cross_bar < 1.0:
         scopes.append((None, request.cross_bar, True))
     for project_ids, bar, other in scopes:
-        hits = [
+        in_scope = [
             hit
             for hit in _scored(store, config, query, project_ids, other=other)
             if hit.chunk.session_id != request.exclude_session
-            and hit.chunk.id not in request.exclude_chunks
             and not (other and project is not None and hit.chunk.project_id == project.id)
         ]
+        hits = [hit for hit in in_scope if hit.chunk.id not in request.exclude_chunks]
         picked, reason = _clear_lead(hits, bar, request)
-        chosen += picked
-        reasons.append(("other projects: " if other else "") + reason)
-    chosen = chosen[: request.most]
+        if given := len(in_scope) - len(hits):  # why the same prompt again gets less, or nothing
+            reason += f" ({counted(given, 'match', 'matches')} added earlier in this session left out)"
+        kept = picked[: request.most - len(chosen)]  # at most `most` moments in all, the current project's first
+        chosen += kept
+        if picked and not kept:
+            reason = f"none added: {counted(request.most, 'moment')} (promptMemory.maxMoments) already added"
+        elif kept:  # counts what was added, not what cleared before the cap
+            sessions = counted(len({m.chunk.session_id for m in kept}), "session")
+            reason = f"added {counted(len(kept), 'moment')} of {sessions}: {reason}"
+        reasons.append(("other projects: " if other else "this project: ") + reason)
     return Moments(chosen, name, "; ".join(reasons) or "no project to search")
 
 
@@ -142,14 +149,20 @@ def _clear_lead(hits: list[_Hit], bar: float, request: MomentsRequest) -> tuple[
     second-best chunk often holds the exchange its best one only leads to).
     """
     if not hits:
-        return [], "no match"
+        return [], "none added: no keyword match"
     lead = hits[0]
     rival = max((h.bm25 for h in hits if h.chunk.session_id != lead.chunk.session_id), default=0.0)
     margin = lead.bm25 / rival if rival > 0 else math.inf
+    # The reasons name what each figure measures: the coverage gate holds for the best match only, the
+    # bar for every moment added (hook status lists each moment's own figures beside them).
     if margin < request.session_margin:
-        return [], f"no clear lead (best session {margin:.2f}x the next, needs {request.session_margin})"
+        return [], (
+            f"none added: no session clearly led (the best matched {margin:.2f}x as well as the next, "
+            f"needs {request.session_margin:g}x)"
+        )
+    best = f"the best match covers {lead.coverage:.0%} of the prompt's words"
     if lead.coverage < request.min_coverage:
-        return [], f"lead covers {lead.coverage:.0%} of the prompt's words (needs {request.min_coverage:.0%})"
+        return [], f"none added: {best}, under the {request.min_coverage:.0%} needed"
     per_session: dict[str, int] = {}
     out: list[Moment] = []
     for hit in hits:
@@ -159,9 +172,9 @@ def _clear_lead(hits: list[_Hit], bar: float, request: MomentsRequest) -> tuple[
         per_session[session] = per_session.get(session, 0) + 1
         out.append(Moment(hit.chunk, hit.relevance, hit.coverage, hit.other, margin))
     if not out:
-        return [], "nothing cleared the bar"
-    lead_by = f"lead {margin:.2f}x the next session" if math.isfinite(margin) else "no other session matched"
-    return out, f"{counted(len(out), 'moment')} of {counted(len(per_session), 'session')}; {lead_by}"
+        return [], f"none added: no match reached relevance {bar:.0%}"
+    lead_by = f"its session led the next by {margin:.2f}x" if math.isfinite(margin) else "no other session matched"
+    return out, f"{best} (needs {request.min_coverage:.0%}), {lead_by}, and each moment reached relevance {bar:.0%}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -404,6 +404,9 @@ class HookRunInfo(Out):
     injected: list[InjectedMomentInfo] = Field(
         default_factory=list, description="user-prompt-submit: the past moments added to the last prompt, and why."
     )
+    earlier: list[HookRunInfo] = Field(
+        default_factory=list, description="user-prompt-submit: its runs on the prompts before, newest first."
+    )
 
 
 class HookStatusOut(Out):
@@ -413,31 +416,31 @@ class HookStatusOut(Out):
 
 
 def status_out(runs: dict[str, HookRun]) -> HookStatusOut:
-    return HookStatusOut(
-        hooks={
-            name: HookRunInfo(
-                last_run=r.get("lastRun", ""),
-                success=bool(r.get("success")),
-                duration_ms=r.get("durationMs"),
-                outcome=r.get("outcome", ""),
-                project=r.get("project"),
-                session_id=r.get("sessionId"),
-                error=r.get("error"),
-                details=r.get("details", {}),
-                injected=[
-                    InjectedMomentInfo(
-                        chunk_id=m["chunkId"],
-                        session_id=m["sessionId"],
-                        project=m["project"],
-                        date=m["date"],
-                        relevance=m["relevance"],
-                        coverage=m["coverage"],
-                        other_project=m.get("otherProject", False),
-                        margin=m.get("margin"),
-                    )
-                    for m in r.get("injected", [])
-                ],
+    return HookStatusOut(hooks={name: _run_info(r) for name, r in sorted(runs.items())})
+
+
+def _run_info(r: HookRun) -> HookRunInfo:
+    return HookRunInfo(
+        last_run=r.get("lastRun", ""),
+        success=bool(r.get("success")),
+        duration_ms=r.get("durationMs"),
+        outcome=r.get("outcome", ""),
+        project=r.get("project"),
+        session_id=r.get("sessionId"),
+        error=r.get("error"),
+        details=r.get("details", {}),
+        injected=[
+            InjectedMomentInfo(
+                chunk_id=m["chunkId"],
+                session_id=m["sessionId"],
+                project=m["project"],
+                date=m["date"],
+                relevance=m["relevance"],
+                coverage=m["coverage"],
+                other_project=m.get("otherProject", False),
+                margin=m.get("margin"),
             )
-            for name, r in sorted(runs.items())
-        }
+            for m in r.get("injected", [])
+        ],
+        earlier=[_run_info(e) for e in r.get("earlier", [])],
     )
