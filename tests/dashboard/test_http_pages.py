@@ -36,6 +36,8 @@ def test_an_unknown_address_gets_the_dashboards_error_page_with_its_way_back(exa
         assert headers["content-type"].startswith("text/html"), path
         assert f"Nothing is served at {path}." in _text(page)
         assert 'href="/projects"' in page, "the navigation is there to go on"
+    status, _, page = http_request(example_dashboard, "GET", "/topics/999999")  # a link from before a recluster
+    assert status == 404 and "No topic 999999" in _text(page)
     status, _, page = http_request(example_dashboard, "GET", "/forget/preview")
     assert status == 405
     assert "open the form and submit it" in _text(page)

@@ -31,7 +31,7 @@ from causantic.dashboard import pages, text
 from causantic.dashboard.security import ASGIApp, Guard, Secrets
 from causantic.errors import CausanticError, ProjectNotFound
 from causantic.facade import Memory
-from causantic.retrieval.browse import SessionNotFound
+from causantic.retrieval.browse import SessionNotFound, TopicNotFound
 from causantic.retrieval.format import counted
 from causantic.retrieval.relevance import marked_terms
 
@@ -82,8 +82,10 @@ def create_app(secrets: Secrets, opener: Opener = Memory) -> ASGIApp:
                     # A search form swaps in its results only: its error is the notice alone, not a
                     # whole page (header and all) inside the results.
                     failed = "_error.html" if partial else "error.html"
-                    # A session or project page that names none is not found; a form's unknown project is a bad value.
-                    missing = (SessionNotFound, ProjectNotFound) if name == "projects" else (SessionNotFound,)
+                    # A session, topic or project page that names none is not found; a form's unknown
+                    # project is a bad value.
+                    pages_of = (SessionNotFound, TopicNotFound)
+                    missing = (*pages_of, ProjectNotFound) if name == "projects" else pages_of
                     try:
                         context = build(held["memory"])
                     except missing as exc:

@@ -35,6 +35,10 @@ class SessionNotFound(CausanticError):
     pass
 
 
+class TopicNotFound(CausanticError):
+    pass
+
+
 @dataclass(frozen=True, slots=True)
 class AgentNode:
     name: str
@@ -293,7 +297,7 @@ def topic_members(
     """A topic and its chunks nearest its centroid first."""
     rows = store.cluster_summaries(model, cluster_id=topic_id)
     if not rows:
-        raise CausanticError(f"No topic {topic_id} (topics change when memory is reclustered).")
+        raise TopicNotFound(f"No topic {topic_id} (topics change when memory is reclustered).")
     topic = rows[0]
     ids = [chunk_id for chunk_id, _ in store.cluster_siblings(topic_id, limit=limit)]
     chunks = store.get_chunks(ids)
