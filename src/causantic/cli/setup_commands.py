@@ -15,7 +15,7 @@ from causantic.integration.agents import agent_files, install_agents, uninstall_
 from causantic.integration.claude_files import claude_paths
 from causantic.integration.entries import HOOKS, PROMPT_MEMORY_HOOKS, SERVER_NAME, this_launcher
 from causantic.integration.install import Report, install, uninstall
-from causantic.retrieval.format import counted
+from causantic.retrieval.format import byte_size, counted
 
 if TYPE_CHECKING:
     from causantic.config import Config
@@ -113,8 +113,9 @@ def uninstall_command(yes: bool, purge: bool) -> None:
     what = f"the causantic MCP server from {paths.claude_json} and its hooks from {paths.settings}"
     what += "".join(f", the server from {a.path}" for a in agent_files() if a.path.exists())
     doomed = _purge_plan() if purge else []
+    freed = byte_size(sum(size for _, size, _ in doomed))
     if purge:
-        what += f", then delete the memory listed above ({_size(sum(size for _, size, _ in doomed))})"
+        what += f", then delete the memory listed above ({freed})"
     if not yes and not agreed(f"Remove {what}?", default=False):
         raise click.Abort()
     with domain_errors():
@@ -132,7 +133,7 @@ def uninstall_command(yes: bool, purge: bool) -> None:
         left = [str(target) for target, _, _ in doomed if target.exists() or target.is_symlink()]
         if left:
             raise click.ClickException("could not delete: " + ", ".join(left))
-        click.echo(f"Deleted the memory: {counted(len(doomed), 'item')}, {_size(sum(s for _, s, _ in doomed))}.")
+        click.echo(f"Deleted the memory: {counted(len(doomed), 'item')}, {freed}.")
 
 
 def _purge_plan() -> list[tuple[Path, int, str]]:
@@ -156,12 +157,12 @@ def _purge_plan() -> list[tuple[Path, int, str]]:
     if not doomed:
         click.echo(f"--purge: no memory to delete in {home}.")
         return []
-    click.echo(f"--purge will delete ({_size(sum(size for _, size, _ in doomed))} in all):")
+    click.echo(f"--purge will delete ({byte_size(sum(size for _, size, _ in doomed))} in all):")
     shown = [
         (path.name if path.parent == home else str(path)) + ("/" if path.is_dir() else "") for path, _, _ in doomed
     ]
     for name, (_, size, about) in zip(shown, doomed, strict=True):
-        click.echo(f"  {name:<{max(map(len, shown))}}  {_size(size):>9}  {about}".rstrip())
+        click.echo(f"  {name:<{max(map(len, shown))}}  {byte_size(size):>9}  {about}".rstrip())
     if config.storage.backend == "postgres":
         click.echo("  Team memory on the PostgreSQL server is not touched.")
     kept = [f"{n}{'/' if (home / n).is_dir() else ''} ({a})" for n, a in KEPT if (home / n).exists()]
@@ -191,13 +192,6 @@ def _bytes(path: Path) -> int:
     if path.is_symlink() or path.is_file():
         return path.lstat().st_size
     return sum(p.lstat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
-
-
-def _size(n: int) -> str:
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n} bytes"
 
 
 def _render(report: Report) -> None:

@@ -32,7 +32,7 @@ from causantic.dashboard.security import ASGIApp, Guard, Secrets
 from causantic.errors import CausanticError, ProjectNotFound
 from causantic.facade import Memory
 from causantic.retrieval.browse import SessionNotFound, TopicNotFound
-from causantic.retrieval.format import counted
+from causantic.retrieval.format import byte_size, counted
 from causantic.retrieval.relevance import marked_terms
 
 STATIC_TYPES = {
@@ -233,7 +233,7 @@ def _templates(secrets: Secrets) -> Environment:
     env.filters.update(
         short_time=text.short_time,
         ago=text.ago,
-        size=text.size,
+        size=byte_size,
         percent=text.percent,
         sections=text.sections,
         highlight=text.highlight,

@@ -91,15 +91,6 @@ def ago(iso_text: str | None, now: datetime | None = None) -> str:
     return "just now"
 
 
-def size(num_bytes: int | float) -> str:
-    value = float(num_bytes)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1000 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1000
-    return f"{value:.1f} GB"
-
-
 def percent(value: float | None) -> str:
     return "–" if value is None else f"{round(max(0.0, min(value, 1.0)) * 100)}%"
 

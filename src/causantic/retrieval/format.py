@@ -56,6 +56,16 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
+def byte_size(num_bytes: float) -> str:
+    """A size as people read it: "0 B", "512 B", "16.5 MB" (powers of 1,000)."""
+    value = float(num_bytes)
+    for unit in ("B", "KB", "MB"):
+        if value < 1000:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{value:.1f} GB"
+
+
 def span(start: str, end: str) -> str:
     """'2026-05-01 10:20 – 11:05'; the end's date only when it differs, one time when both are the same."""
     first, last = when(start), when(end)
