@@ -303,8 +303,8 @@ class Memory:
             mode=mode,
         )
         result = self._from_both(lambda s, r: s.searcher.search(r), request, self._fuse_search)
-        if user is not None and self._team is None and user != member_name(self.config):
-            me = member_name(self.config)  # not "no matching chunks": no local chunk can be another member's
+        if user is not None and self._team is None and user != (me := member_name(self.config)):
+            # not "no matching chunks": no local chunk can be another member's
             note = (
                 "the user filter picks a member's chunks in team memory, and no team memory is configured: "
                 f"this memory is local and every chunk in it is {me}'s, none {user}'s"
@@ -434,8 +434,8 @@ class Memory:
         so. A project only one store knows is searched there; a ``user`` filter keeps the local
         store only when it names this machine's member (local chunks are all theirs)."""
         team = self._team
-        if team is None:  # local memory only: every chunk is this machine's member's
-            mine = request.user is None or request.user == member_name(self.config)
+        mine = request.user is None or request.user == member_name(self.config)  # local chunks are all theirs
+        if team is None:  # local memory only
             return run(self._services, replace(request, user=None) if mine else request)
         team.reconnect()
         answers: dict[str, Answer] = {}
@@ -452,7 +452,6 @@ class Memory:
             why = (team.team_down or "").rstrip(".")
             notes.append(f"team memory unreachable: {why}; answering from local memory only")
         local = team.local if team.team is not None else team.main
-        mine = request.user is None or request.user == member_name(self.config)
         # Another member's rows while team memory is down: the local store has none, and says so.
         if local is not None and (mine or not answers):
             try:
