@@ -21,7 +21,6 @@ from causantic.facade import Memory
 from causantic.retrieval import browse
 from causantic.retrieval.forget import ForgetResult, nothing_to_forget
 from causantic.retrieval.format import counted
-from causantic.retrieval.options import SESSION_ID_MIN
 from causantic.runs import read_status
 
 FORGET_PREVIEW_MAX = 500  # the most chunks one confirmation may delete: all of them are listed
@@ -309,17 +308,14 @@ class ForgetForm:
         """The same rules as ``causantic forget``; the preview lists every match (up to FORGET_PREVIEW_MAX)."""
         if not self.project:
             raise CausanticError("Choose a project.")
-        for value, label in ((self.session, "Session"), (self.query, "Similar to")):
-            if value and not value.strip():  # spaces only: read as no filter, they would widen the preview
-                raise CausanticError(f"{label} holds only spaces: give a value, or leave it empty.")
-        if self.session.strip() and len(self.session.strip()) < SESSION_ID_MIN:  # as the CLI and MCP ask
-            raise CausanticError(f"Give at least {SESSION_ID_MIN} characters of the session id.")
+        # An empty field is no filter; anything else, spaces only or a too short session id included,
+        # goes to forget as typed, which refuses it (read as no filter, it would widen the preview).
         return memory.forget(
             self.project,
             before=_date(self.before, "before"),
             after=_date(self.after, "after"),
-            session_id=self.session.strip() or None,
-            query=self.query.strip() or None,
+            session_id=self.session or None,
+            query=self.query or None,
             threshold=self.threshold,
             dry_run=dry_run,
             only_ids=only_ids,

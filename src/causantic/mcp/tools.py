@@ -63,7 +63,6 @@ SourceFilter = Annotated[
 MaxTokens = Annotated[
     int | None, Field(ge=options.MAX_TOKENS.low, le=options.MAX_TOKENS.high, description=options.MAX_TOKENS.help)
 ]
-SessionId = Annotated[str | None, Field(min_length=options.SESSION_ID_MIN, description="A session id or id prefix.")]
 From = Annotated[
     datetime | None,
     Field(
@@ -323,7 +322,10 @@ def forget(
     project: Project,
     before: Annotated[datetime | None, Field(description="Chunks before this time (ISO 8601).")] = None,
     after: Annotated[datetime | None, Field(description="Chunks at or after this time (ISO 8601).")] = None,
-    session_id: SessionId = None,
+    # No min_length here: forget itself refuses a prefix too short to name one session, in its own words.
+    session_id: Annotated[
+        str | None, Field(description=f"A session id or id prefix (at least {options.SESSION_ID_MIN} characters).")
+    ] = None,
     query: Annotated[
         str | None,
         Field(
