@@ -137,3 +137,31 @@ def test_confirming_a_forget_twice_says_the_second_deleted_nothing(example_dashb
     _, page = _post(example_dashboard, "/forget/confirm", **fields, id=ids)  # a reload re-posts the form
     assert "Deleted 0" not in page
     assert "Nothing was deleted: the previewed chunks of acme-shop are already gone." in _text(page)
+
+
+# A time as the pages show it, alone or as a range ('2026-11-03 09:14', '09:14 – 09:20', '… – 2026-11-04 01:02').
+_SHOWN_TIME = re.compile(r"(?:\d{4}-\d\d-\d\d )?\d\d:\d\d(?: – (?:\d{4}-\d\d-\d\d )?\d\d:\d\d)?")
+# What sessions said (a test's frozen '2026-01-31 23:30:00' is no time the page gives).
+_CHUNK_TEXT = re.compile(r'<(pre|code)\b.*?</\1>|<div class="prose">.*?</div>|<span class="line">.*?</span>', re.S)
+
+
+def test_every_page_that_shows_a_time_says_it_is_utc(example_dashboard: Dashboard) -> None:
+    """Stored times are UTC: a reader elsewhere must not take them for local times, on any page."""
+    pages = {
+        path: http_request(example_dashboard, "GET", path)[2]
+        for path in (
+            "/",
+            "/projects",
+            "/project?name=acme-shop",
+            f"/session/{INVOICE_SESSION}",
+            "/search?q=" + quote("invoice test"),
+            "/search?kind=recall&q=" + quote("invoice test"),
+        )
+    }
+    pages["forget preview"] = _post(example_dashboard, "/forget/preview", project="acme-shop", after="2026-11-03")[1]
+    for where, page in pages.items():
+        shown = _text(_CHUNK_TEXT.sub(" ", page))
+        times = list(_SHOWN_TIME.finditer(shown))
+        assert times, f"{where} shows a time"
+        for found in times:
+            assert shown[found.end() :].startswith(" UTC"), f"{where}: {shown[found.start() : found.end() + 20]!r}"

@@ -232,6 +232,7 @@ def _templates(secrets: Secrets) -> Environment:
     env.globals.update(csrf=secrets.csrf, nav=NAV, version=__version__, qs=_qs)
     env.filters.update(
         short_time=text.short_time,
+        time_span=text.time_span,
         ago=text.ago,
         size=byte_size,
         percent=text.percent,

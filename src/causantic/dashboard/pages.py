@@ -16,6 +16,7 @@ from markupsafe import Markup, escape
 
 from causantic.config import config_keys, db_path, load_config, vector_path
 from causantic.dashboard.story import story_of
+from causantic.dashboard.text import short_time
 from causantic.errors import CausanticError
 from causantic.facade import Memory
 from causantic.retrieval import browse
@@ -113,7 +114,7 @@ def _warnings(memory: Memory, view: browse.Overview, hooks: list[dict[str, Any]]
     out.extend(
         Health(
             "error",
-            f"Hook {run['hook']} failed at {str(run.get('lastRun', ''))[:16]}: "
+            f"Hook {run['hook']} failed at {short_time(run.get('lastRun'))}: "
             f"{run.get('error') or run.get('outcome') or 'no detail'}.",
         )
         for run in hooks
