@@ -81,7 +81,7 @@ def test_one_of_a_thing_is_not_counted_as_many(example_dashboard: Dashboard) -> 
     _, _, page = http_request(example_dashboard, "GET", f"/session/{INVOICE_SESSION}")
     assert "1 chunk — sub-agent started here" in _text(page)
     _, _, page = http_request(example_dashboard, "GET", "/search?q=REDIS_URL")
-    assert "1 result ·" in _text(page)
+    assert "1 relevant memory chunk ·" in _text(page)  # as the CLI counts it
     _, _, page = http_request(example_dashboard, "GET", "/search?kind=recall&q=REDIS_URL")
     assert "Recall: 1 step ·" in _text(page)
 
@@ -165,3 +165,14 @@ def test_every_page_that_shows_a_time_says_it_is_utc(example_dashboard: Dashboar
         assert times, f"{where} shows a time"
         for found in times:
             assert shown[found.end() :].startswith(" UTC"), f"{where}: {shown[found.start() : found.end() + 20]!r}"
+
+
+def test_search_counts_and_marks_weak_hits_apart_as_the_cli_does(example_dashboard: Dashboard) -> None:
+    """Keyword-only, 'invoice search' finds two invoice chunks near 30% and two of another session at 8%
+    ('search' only): the page does not call all four relevant (tests/retrieval/test_weak_hits.py: the
+    CLI and MCP). Not a session another test here forgets."""
+    _, _, page = http_request(example_dashboard, "GET", "/search?q=" + quote("invoice search"))
+    assert "4 memory chunks, 2 relevant and 2 weakly related (relevance under 10%) ·" in _text(page)
+    hits = re.findall(r'<li class="hit( weak)?">.*?</li>', page, re.S)
+    assert [bool(weak) for weak in hits] == [False, False, True, True]
+    assert page.count('<span class="pill weak">weakly related</span>') == 2

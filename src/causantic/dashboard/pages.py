@@ -21,7 +21,7 @@ from causantic.errors import CausanticError
 from causantic.facade import Memory
 from causantic.retrieval import browse
 from causantic.retrieval.forget import ForgetResult, nothing_to_forget
-from causantic.retrieval.format import counted
+from causantic.retrieval.format import counted, hits_summary
 from causantic.runs import read_status
 
 FORGET_PREVIEW_MAX = 500  # the most chunks one confirmation may delete: all of them are listed
@@ -211,7 +211,8 @@ def search(memory: Memory, derived: Derived, form: SearchForm) -> dict[str, Any]
             raise CausanticError(f"The To date {form.until} is before the From date {form.since}.")
         until = _through(until, form.until)
         context["result"] = result = memory.search(form.q, project=project, agent=agent, since=since, until=until)
-        context["shown"] = result.shown_relevance  # what people read: never rising down the list
+        context["shown"] = shown = result.shown_relevance  # what people read: never rising down the list
+        context["summary"] = hits_summary(shown)  # the CLI's and the MCP tool's words, weak hits counted apart
     else:
         if form.since or form.until:  # recall and predict take no dates: say so rather than ignore them
             context["undated"] = f"From and To filter search only: {form.kind} looked at every date."

@@ -108,7 +108,8 @@ def search(
     flaky CI before?", "anything about the rate limiter?", "where did we touch the billing webhook?".
     Returns the best-matching chunks, most relevant first, each with project, session, date and a
     relevance: the estimated chance that the hit is what you are after (a right hit usually reads
-    5-60%, an off-topic one below 1%); says plainly when nothing in memory is relevant. For how/why
+    5-60%, an off-topic one below 1%); hits under 10% are marked "weakly related", and it says
+    plainly when nothing in memory is relevant. For how/why
     something was done use recall; for what happened at a time (yesterday, last
     session) use reconstruct; for what usually comes next use predict.
     """
