@@ -193,7 +193,7 @@ def test_hook_status_shows_what_was_added_and_why(sound_memory: Path) -> None:
 
     result = anyio.run(ask)
     text = result.content[0].text
-    assert "user-prompt-submit" in text and "added: JSSoundRecorder session 7acd37a8" in text
+    assert "user-prompt-submit" in text and "JSSoundRecorder, session 7acd37a8" in text
     assert "relevance" in text and "of the prompt's words" in text
     added = [
         m

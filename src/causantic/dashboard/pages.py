@@ -22,7 +22,8 @@ from causantic.facade import Memory
 from causantic.retrieval import browse
 from causantic.retrieval.forget import ForgetResult, nothing_to_forget
 from causantic.retrieval.format import counted, hits_summary
-from causantic.runs import read_status
+from causantic.retrieval.prompt_report import PROMPTS_HEADING, added_text, explain_prompt, recent_prompts
+from causantic.runs import PROMPT_HOOK, HookRun, read_status
 
 FORGET_PREVIEW_MAX = 500  # the most chunks one confirmation may delete: all of them are listed
 STALE_INGEST_DAYS = 7
@@ -69,18 +70,26 @@ class Health:
 
 def overview(memory: Memory, derived: Derived) -> dict[str, Any]:
     view = derived.get(memory, "overview", memory.overview)
-    hooks = hook_status()  # the hooks' file, not memory: read every time
+    status = read_status()  # the hooks' file, not memory: read every time
+    hooks = hook_status(status)
     return {
         "o": view,
         "hooks": hooks,
+        # What `causantic hook status` says of each recent prompt, in its words.
+        "prompts": [explain_prompt(run) for run in recent_prompts(status)],
+        "prompts_heading": PROMPTS_HEADING,
         "warnings": _warnings(memory, view, hooks),
         "disk": int(view.counts["sqlite_bytes"]) + view.vector_bytes,  # type: ignore[call-overload]
     }
 
 
-def hook_status() -> list[dict[str, Any]]:
-    """Each hook's last run, newest first; empty when no hook has run or the file is unreadable."""
-    runs = [{"hook": name, **run} for name, run in read_status().items()]
+def hook_status(status: dict[str, HookRun]) -> list[dict[str, Any]]:
+    """Each hook's last run, newest first (the prompt hook's outcome: whether it added memory);
+    empty when no hook has run or the file is unreadable."""
+    runs = [
+        {"hook": name, **run, **({"outcome": added_text(run)} if name == PROMPT_HOOK else {})}
+        for name, run in status.items()
+    ]
     return sorted(runs, key=lambda r: str(r.get("lastRun", "")), reverse=True)
 
 
