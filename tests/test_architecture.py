@@ -44,6 +44,7 @@ BASE = {
     "logs",
     "processes",
     "runs",
+    "ingest_runs",
     "__init__",
     "__main__",
 }

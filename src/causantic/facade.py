@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from causantic.retrieval.episodes import EpisodeAnswer
     from causantic.retrieval.forget import ForgetResult
     from causantic.retrieval.listing import HeldTwice, ProjectSummary, SessionList, TopicSummary
-    from causantic.retrieval.output import EmbedOut, IngestOut, StatsOut
+    from causantic.retrieval.output import EmbedOut, IngestOut, IngestRunningOut, StatsOut
     from causantic.retrieval.reconstruct import Reconstruction
     from causantic.retrieval.search import SearchRequest, SearchResult
     from causantic.retrieval.topic_map import TopicMap
@@ -564,6 +564,28 @@ class Memory:
             without_vectors=combined.without_vectors - (twice.chunks - twice.vectors),
         )
 
+    def ingests_running(self) -> list[IngestRunningOut]:
+        """The ingests writing this home's memory now (a batch-ingest, the hooks' worker), oldest first;
+        empty when none runs. Read each time: not memory, a file each ingest keeps while it runs."""
+        from causantic.ingest_runs import running_ingests, running_text
+        from causantic.retrieval.output import IngestRunningOut
+
+        return [
+            IngestRunningOut(
+                pid=run["pid"],
+                started=run["started"],
+                source=run["source"],
+                phase=run["phase"],
+                files_done=run["filesDone"],
+                files_total=run["filesTotal"],
+                chunks=run["chunks"],
+                embedded=run["embedded"],
+                embed_total=run["embedTotal"],
+                summary=running_text(run),
+            )
+            for run in running_ingests(self.home)
+        ]
+
     def change_stamp(self) -> tuple[int, ...]:
         """Changes whenever memory does (any commit, by any process, in either store): what derived views
         are keyed by."""
@@ -701,6 +723,7 @@ class Memory:
             projects_detail=projects_detail,
             stores=shares if len(stores) > 1 else {},
             team_unreachable=unreachable,
+            ingests_running=self.ingests_running(),
         )
 
 

@@ -14,6 +14,7 @@ from causantic.ingest.indexing import embedding_text, sync_vectors
 from causantic.ingest.pipeline import IngestReport, ProgressCallback, combined, ingest, remove_chunks
 from causantic.ingest.plan import PlanSettings
 from causantic.ingest.topics import maintain_topics
+from causantic.ingest_runs import IngestProgress
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import Project
 
@@ -26,6 +27,7 @@ class Services(Protocol):
 
     config: Config
     store: MemoryStoreProtocol
+    home: Path  # the data directory: its run folder shows this ingest while it runs
 
     @property
     def vectors(self) -> VectorIndexProtocol: ...
@@ -60,6 +62,37 @@ def ingest_paths(
     ``keep`` and ``marked_elsewhere``: this store takes only some projects (team memory, see
     :func:`ingest_routed` and :func:`causantic.ingest.pipeline.ingest`).
     """
+    # Seen by the dashboard and `causantic stats` while it runs (causantic.ingest_runs), removed at the end.
+    with IngestProgress(services.home, list(paths)) as progress:
+        return _ingest_paths(
+            services,
+            paths,
+            force=force,
+            embed=embed,
+            workers=workers,
+            on_progress=_both(progress.read, on_progress),
+            on_discovered=_both(progress.discovered, on_discovered),
+            on_embed_progress=_both(progress.embedding, on_embed_progress),
+            as_examples=as_examples,
+            keep=keep,
+            marked_elsewhere=marked_elsewhere,
+        )
+
+
+def _ingest_paths(
+    services: Services,
+    paths: Sequence[Path],
+    *,
+    force: bool,
+    embed: bool,
+    workers: int,
+    on_progress: ProgressCallback,
+    on_discovered: Callable[[int, int], None],
+    on_embed_progress: Callable[[int, int], None],
+    as_examples: bool,
+    keep: Callable[[str], bool] | None,
+    marked_elsewhere: Sequence[MemoryStoreProtocol],
+) -> IngestReport:
     started = time.perf_counter()
     report = ingest(
         services.store,
@@ -92,6 +125,17 @@ def ingest_paths(
         )
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _both(status: Callable[..., None], theirs: Callable[..., None] | None) -> Callable[..., None]:
+    """The status file's callback, then the caller's (a progress bar), with the same counts."""
+
+    def call(*counts: int) -> None:
+        status(*counts)
+        if theirs is not None:
+            theirs(*counts)
+
+    return call
 
 
 def ingest_routed(

@@ -242,6 +242,21 @@ class StoreShare(Out):
     vectors: int | None = Field(description="Chunks with a vector of the configured model; null when unreadable.")
 
 
+class IngestRunningOut(Out):
+    """An ingest writing memory right now (``causantic.ingest_runs``): counts may still change."""
+
+    pid: int
+    started: str = Field(description="ISO 8601 UTC.")
+    source: str = Field(description="What it reads: a folder or file (the first, when several).")
+    phase: str = Field(description="finding files, reading or embedding.")
+    files_done: int
+    files_total: int | None = Field(description="Null until the files to read are known.")
+    chunks: int = Field(description="Chunks written so far.")
+    embedded: int = Field(description="Embedding phase: new chunks embedded so far, of embed_total.")
+    embed_total: int
+    summary: str = Field(description="The line `causantic stats` and the dashboard show.")
+
+
 class StatsOut(Out):
     version: str
     chunks: int = Field(description="In all of memory: with team memory, its chunks and your local ones.")
@@ -273,6 +288,9 @@ class StatsOut(Out):
             "Team memory (storage.backend postgres) could not be reached: why, which server and what to do. "
             "The figures are then this machine's local memory only."
         ),
+    )
+    ingests_running: list[IngestRunningOut] = Field(
+        default_factory=list, description="Ingests writing memory now (its figures may change); empty when none runs."
     )
 
 

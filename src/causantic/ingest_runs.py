@@ -1,0 +1,191 @@
+"""Ingests running now, each in ``<home>/run/ingest-<pid>.json`` (owner-only), so that people
+reading memory while a long ingest writes it (the dashboard, ``causantic stats``) see one is under way.
+
+Written by the ingest service (so ``causantic batch-ingest`` and the hooks' ingest worker both
+show), read by the facade for the dashboard and ``stats``: it sits below them all. A file is
+replaced atomically at most every :data:`WRITE_EVERY_S` (a reader never sees half a file, and a
+run of small files costs no write each) and removed when the ingest ends however it ends; a file
+left by a killed process names a pid no longer alive and is not reported (the next ingest removes
+it). Nothing here raises: an ingest that cannot write its status (read-only home, full disk) still
+does its work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypedDict
+
+from causantic.files import atomic_write, secure_dir
+
+RUN_DIR = "run"  # beside the prompt server's socket and pid file (hooks/warm.py)
+WRITE_EVERY_S = 1.0  # progress is written at most this often; the first and last counts always
+
+
+class IngestRun(TypedDict):
+    pid: int
+    started: str  # ISO 8601 UTC
+    source: str  # what it reads: a folder or file, or the first of several
+    phase: str  # "finding files", "reading" or "embedding"
+    filesDone: int
+    filesTotal: int | None  # None until the files to read are known
+    chunks: int  # chunks written so far
+    embedded: int  # embedding phase: chunks embedded so far, of embedTotal
+    embedTotal: int
+
+
+class IngestProgress:
+    """This process's ingest status file while the ``with`` block runs; removed at its end."""
+
+    def __init__(self, home: Path, sources: list[Path]) -> None:
+        self._path = home / RUN_DIR / f"ingest-{os.getpid()}.json"
+        more = f" and {len(sources) - 1} more" if len(sources) > 1 else ""
+        self.run = IngestRun(
+            pid=os.getpid(),
+            started=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+            source=(str(sources[0]) if sources else "") + more,
+            phase="finding files",
+            filesDone=0,
+            filesTotal=None,
+            chunks=0,
+            embedded=0,
+            embedTotal=0,
+        )
+        self._written = 0.0
+
+    def __enter__(self) -> IngestProgress:
+        _remove_stale(self._path.parent)
+        self._write()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        with contextlib.suppress(OSError):
+            self._path.unlink()
+
+    # Each takes the counts its ingest callback gets (causantic.ingest.pipeline.ingest's, sync_vectors').
+    def discovered(self, files: int, _bytes: int) -> None:
+        self.run["phase"], self.run["filesTotal"] = "reading", files
+        self._write()
+
+    def read(self, files_done: int, _bytes_done: int, chunks: int) -> None:
+        self.run["phase"], self.run["filesDone"], self.run["chunks"] = "reading", files_done, chunks
+        self._write(throttled=True)
+
+    def embedding(self, done: int, total: int) -> None:
+        self.run["phase"], self.run["embedded"], self.run["embedTotal"] = "embedding", done, total
+        self._write(throttled=done < total)
+
+    def _write(self, throttled: bool = False) -> None:
+        now = time.monotonic()
+        if throttled and now - self._written < WRITE_EVERY_S:
+            return
+        self._written = now
+        try:
+            secure_dir(self._path.parent)
+            atomic_write(self._path, json.dumps(self.run, sort_keys=True) + "\n")
+        except OSError as exc:
+            from causantic.logs import log
+
+            log("ingest: cannot write its running status", error=exc)
+
+
+def running_ingests(home: Path) -> list[IngestRun]:
+    """The ingests running now on this home, oldest first; empty when none runs. Files of processes
+    that died without removing theirs (``kill -9``, a power cut) are left out."""
+    runs: list[IngestRun] = []
+    for path in (home / RUN_DIR).glob("ingest-*.json"):
+        run = _read(path)
+        if run is not None and pid_alive(run["pid"]):
+            runs.append(run)
+    return sorted(runs, key=lambda r: r["started"])
+
+
+def running_text(run: IngestRun, now: datetime | None = None) -> str:
+    """'Ingest running: 120 of 431 files, 2,310 chunks so far, started 3 min ago (pid 1234)'."""
+    if run["phase"] == "embedding":
+        doing = f"embedding {run['embedded']:,} of {run['embedTotal']:,} new chunks"
+    elif run["filesTotal"] is None:
+        doing = f"finding the files in {run['source']}"
+    else:
+        total = run["filesTotal"]
+        doing = f"{run['filesDone']:,} of {total:,} file{'' if total == 1 else 's'}, {run['chunks']:,} chunks so far"
+    return f"Ingest running: {doing}, started {_ago(run['started'], now)} (pid {run['pid']})"
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id runs on this machine (a reused id counts as running)."""
+    if pid <= 0:
+        return False
+    if sys.platform == "win32":  # os.kill(pid, 0) would terminate it there
+        import ctypes
+
+        handle = ctypes.windll.kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return False
+        code = ctypes.c_ulong()
+        ctypes.windll.kernel32.GetExitCodeProcess(handle, ctypes.byref(code))
+        ctypes.windll.kernel32.CloseHandle(handle)
+        return code.value == 259  # STILL_ACTIVE
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _read(path: Path) -> IngestRun | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # removed meanwhile, or not ours
+    if not isinstance(data, dict) or not isinstance(data.get("pid"), int) or not isinstance(data.get("started"), str):
+        return None
+    try:
+        return _run_of(data)
+    except (TypeError, ValueError):
+        return None
+
+
+def _run_of(data: dict[str, Any]) -> IngestRun:
+    return IngestRun(
+        pid=data["pid"],
+        started=data["started"],
+        source=str(data.get("source", "")),
+        phase=str(data.get("phase", "reading")),
+        filesDone=int(data.get("filesDone", 0)),
+        filesTotal=data["filesTotal"] if isinstance(data.get("filesTotal"), int) else None,
+        chunks=int(data.get("chunks", 0)),
+        embedded=int(data.get("embedded", 0)),
+        embedTotal=int(data.get("embedTotal", 0)),
+    )
+
+
+def _remove_stale(folder: Path) -> None:
+    """Remove the files of ingests whose process is gone."""
+    for path in folder.glob("ingest-*.json"):
+        run = _read(path)
+        if run is not None and not pid_alive(run["pid"]):
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+def _ago(started: str, now: datetime | None) -> str:
+    try:
+        seconds = ((now or datetime.now(UTC)) - datetime.fromisoformat(started.replace("Z", "+00:00"))).total_seconds()
+    except ValueError:
+        return "at an unknown time"
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{seconds // 60:.0f} min ago"
+    return f"{seconds / 3600:.1f} h ago"

@@ -1,0 +1,84 @@
+"""A running ingest is visible while it writes memory (``<home>/run/ingest-<pid>.json``), and only then:
+the file is gone when it ends, however it ends, and one left by a killed process is not shown."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from transcript_files import write_session
+
+from causantic import ingest_runs
+from causantic.facade import Memory
+from causantic.ingest_runs import RUN_DIR, running_ingests
+from causantic.retrieval.output import IngestRunningOut
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _sessions(folder: Path, n: int = 3) -> Path:
+    for i in range(n):
+        write_session(folder, "/work/shop", f"s{i}-session", [(f"Why does invoice {i} fail?", "The tax rounding.")])
+    return folder
+
+
+def _status_files(home: Path) -> list[Path]:
+    return sorted((home / RUN_DIR).glob("ingest-*.json"))
+
+
+def test_an_ingest_shows_its_counts_while_it_runs_and_nothing_after(
+    tmp_path: Path, causantic_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ingest_runs, "WRITE_EVERY_S", 0.0)  # every count written, so each can be compared
+    folder = _sessions(tmp_path / "projects")
+    seen: list[tuple[int, int, list[IngestRunningOut]]] = []
+    with Memory() as memory:
+
+        def on_progress(files_done: int, _bytes: int, chunks: int) -> None:
+            seen.append((files_done, chunks, memory.ingests_running()))
+
+        report = memory.ingest([folder], embed=False, on_progress=on_progress)
+        assert report.files == 3 and report.chunks_added >= 3
+        assert len(seen) == 3
+        for files_done, chunks, running in seen:
+            assert [(r.pid, r.files_total, r.files_done, r.chunks) for r in running] == [
+                (os.getpid(), 3, files_done, chunks)
+            ]
+            assert running[0].source == str(folder)
+            assert running[0].summary.startswith(f"Ingest running: {files_done} of 3 files, {chunks} chunks so far")
+        assert memory.ingests_running() == []
+        assert memory.stats().ingests_running == []
+    assert _status_files(causantic_home) == []
+
+
+def test_an_interrupted_ingest_leaves_no_status(tmp_path: Path, causantic_home: Path) -> None:
+    folder = _sessions(tmp_path / "projects")
+
+    def interrupt(*_counts: int) -> None:
+        assert len(_status_files(causantic_home)) == 1  # there while it ran
+        raise KeyboardInterrupt
+
+    with Memory() as memory, pytest.raises(KeyboardInterrupt):
+        memory.ingest([folder], embed=False, on_progress=interrupt)
+    assert _status_files(causantic_home) == []
+
+
+def test_the_status_of_a_killed_ingest_is_not_shown_and_the_next_ingest_removes_it(
+    tmp_path: Path, causantic_home: Path
+) -> None:
+    killed = (
+        "import os, sys; from pathlib import Path; from causantic.ingest_runs import IngestProgress\n"
+        "p = IngestProgress(Path(sys.argv[1]), [Path('/work/shop')]); p.__enter__(); p.discovered(431, 0)\n"
+        "os._exit(9)  # as kill -9 ends it: no finally runs"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    subprocess.run([sys.executable, "-c", killed, str(causantic_home)], check=False, env=env, timeout=60)
+    assert len(_status_files(causantic_home)) == 1  # left behind
+    assert running_ingests(causantic_home) == []
+    with Memory() as memory:
+        assert memory.ingests_running() == []
+        memory.ingest([_sessions(tmp_path / "projects", 1)], embed=False)
+    assert _status_files(causantic_home) == []
