@@ -21,6 +21,7 @@ from causantic.cli import output
 from causantic.cli.main import cli
 from causantic.cli.output import console
 from causantic.facade import Memory
+from causantic.ingest_runs import IngestProgress
 from causantic.retrieval import options
 from causantic.retrieval.output import (
     EmbedOut,
@@ -74,6 +75,20 @@ def test_stats_reads_as_a_table_and_its_json_validates(run: CliRunner) -> None:
     # Only Claude Code sessions are stored: the table names no other agent, --json lists each at 0.
     assert "claude-code" in text.stdout and "codex" not in text.stdout and "gemini" not in text.stdout
     assert stats.sources["codex"].sessions == 0 and stats.sources["gemini"].sessions == 0
+
+
+def test_stats_says_an_ingest_is_running_while_one_does(run: CliRunner, store_home: Path) -> None:
+    with IngestProgress(store_home, [EXAMPLES]) as progress:  # as a batch-ingest in another terminal keeps it
+        progress.discovered(3, 0)
+        text = invoke(run, "stats")
+        stats = as_model(invoke(run, "stats", "--json"), StatsOut)
+    assert isinstance(stats, StatsOut)
+    assert [(r.files_done, r.files_total, r.source) for r in stats.ingests_running] == [(0, 3, str(EXAMPLES))]
+    line = stats.ingests_running[0].summary
+    assert line.startswith("Ingest running: 0 of 3 files, 0 chunks so far, started just now") and line in text.stdout
+    assert "Ingest running" not in invoke(run, "stats").stdout
+    after = as_model(invoke(run, "stats", "--json"), StatsOut)
+    assert isinstance(after, StatsOut) and after.ingests_running == []
 
 
 def test_stats_values_start_in_one_column(run: CliRunner) -> None:

@@ -567,24 +567,10 @@ class Memory:
     def ingests_running(self) -> list[IngestRunningOut]:
         """The ingests writing this home's memory now (a batch-ingest, the hooks' worker), oldest first;
         empty when none runs. Read each time: not memory, a file each ingest keeps while it runs."""
-        from causantic.ingest_runs import running_ingests, running_text
-        from causantic.retrieval.output import IngestRunningOut
+        from causantic.ingest_runs import running_ingests
+        from causantic.retrieval.output import ingest_running_out
 
-        return [
-            IngestRunningOut(
-                pid=run["pid"],
-                started=run["started"],
-                source=run["source"],
-                phase=run["phase"],
-                files_done=run["filesDone"],
-                files_total=run["filesTotal"],
-                chunks=run["chunks"],
-                embedded=run["embedded"],
-                embed_total=run["embedTotal"],
-                summary=running_text(run),
-            )
-            for run in running_ingests(self.home)
-        ]
+        return [ingest_running_out(run) for run in running_ingests(self.home)]
 
     def change_stamp(self) -> tuple[int, ...]:
         """Changes whenever memory does (any commit, by any process, in either store): what derived views

@@ -111,12 +111,11 @@ def running_ingests(home: Path) -> list[IngestRun]:
 def running_text(run: IngestRun, now: datetime | None = None) -> str:
     """'Ingest running: 120 of 431 files, 2,310 chunks so far, started 3 min ago (pid 1234)'."""
     if run["phase"] == "embedding":
-        doing = f"embedding {run['embedded']:,} of {run['embedTotal']:,} new chunks"
+        doing = f"embedding {run['embedded']:,} of {_count(run['embedTotal'], 'new chunk')}"
     elif run["filesTotal"] is None:
         doing = f"finding the files in {run['source']}"
     else:
-        total = run["filesTotal"]
-        doing = f"{run['filesDone']:,} of {total:,} file{'' if total == 1 else 's'}, {run['chunks']:,} chunks so far"
+        doing = f"{run['filesDone']:,} of {_count(run['filesTotal'], 'file')}, {_count(run['chunks'], 'chunk')} so far"
     return f"Ingest running: {doing}, started {_ago(run['started'], now)} (pid {run['pid']})"
 
 
@@ -177,6 +176,11 @@ def _remove_stale(folder: Path) -> None:
         if run is not None and not pid_alive(run["pid"]):
             with contextlib.suppress(OSError):
                 path.unlink()
+
+
+def _count(n: int, noun: str) -> str:
+    """'1 file', '2,310 chunks' (``retrieval.format.counted`` has no thousands separator, and lives above)."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _ago(started: str, now: datetime | None) -> str:

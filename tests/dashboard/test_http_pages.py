@@ -9,8 +9,10 @@ hits, and the prompt hook's recent prompts worded as ``causantic hook status`` w
 from __future__ import annotations
 
 import html
+import os
 import re
 import sqlite3
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -20,6 +22,8 @@ from dashboard_support import Dashboard, _env, causantic, csrf_of, http_request
 from mcp import Client
 from process_support import run_hook
 
+from causantic import ingest_runs
+from causantic.ingest_runs import IngestProgress
 from causantic.mcp.server import build_server
 
 SAFARI_SESSION = "2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec"  # the session of 2026-11-02
@@ -107,6 +111,20 @@ def test_the_overview_of_chunks_without_vectors_allows_for_a_running_ingest(exam
     # Seen during an ingest: its newest chunks wait for their vectors, so "run causantic embed" alone misleads.
     _, _, page = http_request(example_dashboard, "GET", "/")
     assert "have no vector yet: a running ingest is embedding them, or run causantic embed" in _text(page)
+
+
+def test_the_overview_says_an_ingest_is_running_while_one_does(
+    example_dashboard: Dashboard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ingest_runs, "WRITE_EVERY_S", 0.0)  # each count written at once
+    with IngestProgress(example_dashboard.home, [Path("/data/projects")]) as progress:  # as batch-ingest keeps it
+        progress.discovered(431, 0)
+        progress.read(120, 0, 2310)
+        _, _, page = http_request(example_dashboard, "GET", "/")
+        running = f"Ingest running: 120 of 431 files, 2,310 chunks so far, started just now (pid {os.getpid()})"
+        assert running in _text(page)
+    _, _, page = http_request(example_dashboard, "GET", "/")
+    assert "Ingest running" not in page
 
 
 def test_the_overview_of_one_edge_kind_shows_no_empty_brackets(empty_dashboard: Dashboard) -> None:

@@ -48,7 +48,7 @@ def test_an_ingest_shows_its_counts_while_it_runs_and_nothing_after(
                 (os.getpid(), 3, files_done, chunks)
             ]
             assert running[0].source == str(folder)
-            assert running[0].summary.startswith(f"Ingest running: {files_done} of 3 files, {chunks} chunks so far")
+            assert running[0].summary.startswith(f"Ingest running: {files_done} of 3 files, {chunks} chunk")
         assert memory.ingests_running() == []
         assert memory.stats().ingests_running == []
     assert _status_files(causantic_home) == []

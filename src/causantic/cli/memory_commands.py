@@ -53,6 +53,8 @@ def stats_command(as_json: bool) -> None:
         ("ANN index", result.vector_index),
     ]
     table("Memory", [("", "left"), ("", "left")], rows)
+    for run in result.ingests_running:  # the figures above may change under it
+        click.echo(run.summary)
     if result.team_unreachable:
         click.echo(f"Warning: these are local memory's figures only. {result.team_unreachable}", err=True)
     if result.vector_error:

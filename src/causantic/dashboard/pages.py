@@ -75,6 +75,7 @@ def overview(memory: Memory, derived: Derived) -> dict[str, Any]:
     return {
         "o": view,
         "hooks": hooks,
+        "ingests": memory.ingests_running(),  # a file per running ingest, not memory: read every time
         # What `causantic hook status` says of each recent prompt, in its words.
         "prompts": [explain_prompt(run) for run in recent_prompts(status)],
         "prompts_heading": PROMPTS_HEADING,

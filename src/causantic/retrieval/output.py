@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from causantic.ingest_runs import IngestRun, running_text
 from causantic.retrieval.episodes import EpisodeAnswer
 from causantic.retrieval.forget import ForgetResult, preview_line
 from causantic.retrieval.format import WEAK_RELEVANCE, is_weak
@@ -435,6 +436,21 @@ class HookStatusOut(Out):
     """Each hook's last run (``causantic.runs`` keeps them): ``hook status --json`` and the MCP tool."""
 
     hooks: dict[str, HookRunInfo]
+
+
+def ingest_running_out(run: IngestRun) -> IngestRunningOut:
+    return IngestRunningOut(
+        pid=run["pid"],
+        started=run["started"],
+        source=run["source"],
+        phase=run["phase"],
+        files_done=run["filesDone"],
+        files_total=run["filesTotal"],
+        chunks=run["chunks"],
+        embedded=run["embedded"],
+        embed_total=run["embedTotal"],
+        summary=running_text(run),
+    )
 
 
 def status_out(runs: dict[str, HookRun]) -> HookStatusOut:
