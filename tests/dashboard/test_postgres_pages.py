@@ -32,7 +32,9 @@ def test_every_page_answers_over_postgres(postgres_server: Any, monkeypatch: pyt
     secrets = Secrets(port=8765)
     app = create_app(secrets, opener=lambda: Memory(config=config))
     with TestClient(app, base_url="http://127.0.0.1:8765") as client:
-        assert client.get("/", params={"token": secrets.token}).status_code == 200
+        overview = client.get("/", params={"token": secrets.token})
+        assert overview.status_code == 200
+        assert "vector-only" not in overview.text  # PostgreSQL's keyword index is on, if worded differently
         for path in ("/", "/projects", f"/project?name={session.name}", f"/session/{session_id}", "/topics"):
             page = client.get(path)
             assert page.status_code == 200, (path, page.text[:300])
