@@ -42,6 +42,27 @@ def test_an_unreachable_server_is_one_sentence_without_the_password(tmp_path: An
     assert "s3cret-pw" not in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql//alice:s3cret-pw@db.example.com/causantic ",  # a typo and a trailing space, as pasted
+        "postgresql://alice:s3cret-pw@db.example.com/causantic sslmode=require",
+        "host=db.example.com password=s3cret-pw sslmode",
+    ],
+)
+def test_a_url_libpq_cannot_read_is_refused_without_quoting_the_password(url: str) -> None:
+    result = _run("team", "init", url)
+    assert result.exit_code != 0 and "not a valid libpq URL" in result.output
+    assert "s3cret-pw" not in result.output and "Traceback" not in result.output
+
+
+def test_a_url_pasted_with_spaces_around_it_connects(postgres_server: Any) -> None:
+    database = psycopg.conninfo.conninfo_to_dict(new_database(postgres_server))["dbname"]
+    uri = str(postgres_server.get_uri()).replace("/postgres?", f"/{database}?")  # the URI form, as users write it
+    result = _run("team", "init", f" {uri}\n")
+    assert result.exit_code == 0, result.output
+
+
 def test_status_lists_members_with_their_sessions_and_last_ingest(postgres_server: Any) -> None:
     url = new_database(postgres_server)
     for user in ("alice", "bob"):
