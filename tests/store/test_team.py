@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 import psycopg
@@ -61,6 +62,19 @@ def test_a_url_pasted_with_spaces_around_it_connects(postgres_server: Any) -> No
     uri = str(postgres_server.get_uri()).replace("/postgres?", f"/{database}?")  # the URI form, as users write it
     result = _run("team", "init", f" {uri}\n")
     assert result.exit_code == 0, result.output
+
+
+def test_init_by_a_role_lacking_privileges_says_which_in_one_sentence(postgres_server: Any) -> None:
+    url = new_database(postgres_server)
+    owner = f"owner_{uuid.uuid4().hex[:8]}"  # roles are the server's: one of its own for this test
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {owner} LOGIN")
+        conn.execute(f'ALTER DATABASE "{psycopg.conninfo.conninfo_to_dict(url)["dbname"]}" OWNER TO {owner}')
+    result = _run("team", "init", psycopg.conninfo.make_conninfo(url, user=owner))
+    assert result.exit_code != 0
+    assert 'permission denied to create extension "vector"' in result.output
+    assert "CREATEROLE" in result.output and "superuser" in result.output
+    assert "HINT" not in result.output and "Traceback" not in result.output
 
 
 def test_status_lists_members_with_their_sessions_and_last_ingest(postgres_server: Any) -> None:

@@ -72,10 +72,14 @@ def init(url: str, *, connect_timeout: int | None = None) -> ServerCheck:
         try:
             migrate(conn)
         except psycopg.errors.InsufficientPrivilege as exc:
+            # The primary message alone: the rest (HINT, CONTEXT, the statement with a caret) is lines of SQL.
+            reason = exc.diag.message_primary or str(exc).strip().splitlines()[0]
             raise StoreError(
-                f"The user in storage.postgresUrl may not create the schema at {found.server} ({exc}). "
-                "Run `causantic team init` once as the database owner (or a role that may CREATE EXTENSION "
-                "vector), then members connect with their own roles."
+                f"The role in the URL may not create the schema at {found.server} ({reason}). `causantic team "
+                "init` creates the roles causantic_member and causantic_admin (CREATEROLE), and the vector "
+                "extension unless a superuser already ran `CREATE EXTENSION vector` in this database. Run it "
+                "once as a superuser (a managed service: its admin role), or as the database owner with "
+                "CREATEROLE after that; members then connect with their own roles."
             ) from exc
         return _check(conn, url)
 
