@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from typing import Any
 
@@ -30,6 +31,9 @@ def test_init_creates_the_schema_and_never_prints_the_url(postgres_server: Any) 
     result = _run("team", "init", url)
     assert result.exit_code == 0, result.output
     assert "Team memory is ready" in result.output and "pgvector 0." in result.output
+    # What each member does next includes sharing something: by default nothing is shared.
+    assert "team.shareProjects" in result.output and "GRANT" not in result.output
+    assert "causantic_member" in result.output
     assert url not in result.output
     again = json.loads(_run("team", "init", url, "--json").output)
     assert again["schema_version"] >= 1 and again["pgvector"]
@@ -99,6 +103,9 @@ def test_status_lists_members_with_their_sessions_and_last_ingest(postgres_serve
     assert members["bob"]["last_ingest"] >= members["alice"]["last_ingest"]
     human = _run("team", "status", env=env).output
     assert "alice" in human and "bob" in human and url not in human
+    heading, *rows = human.splitlines()
+    assert re.fullmatch(r"Team memory at .+ \(\d+(\.\d)? [KMG]?B\)", heading), heading  # whole, on one line
+    assert any(" KB " in row for row in rows if row.startswith(" alice")), human  # a session's text, not "0.0" MB
 
 
 @pytest.mark.parametrize("user", ["alice", "nobody"])
