@@ -7,6 +7,7 @@ import re
 import uuid
 from typing import Any
 
+import anyio
 import psycopg
 import pytest
 from click.testing import CliRunner
@@ -109,7 +110,9 @@ def test_status_lists_members_with_their_sessions_and_last_ingest(postgres_serve
 
 
 @pytest.mark.parametrize("user", ["alice", "nobody"])
-def test_search_by_user_keeps_only_that_members_chunks(postgres_server: Any, user: str) -> None:
+def test_search_by_user_keeps_only_that_members_chunks(
+    postgres_server: Any, user: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     url = new_database(postgres_server)
     config = Config().with_overrides(
         {"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": "alice", "team.shareProjects": "all"}
@@ -126,6 +129,26 @@ def test_search_by_user_keeps_only_that_members_chunks(postgres_server: Any, use
     hits = json.loads(result.output)["hits"]
     assert all(h["user"] == "alice" for h in hits)
     assert bool(hits) == (user == "alice")
+    # An agent narrows the same way through MCP (an argument the tool lacked was silently dropped).
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    arguments = {"query": "redirect", "user": user, "mode": "keyword"}
+    assert [(h["id"], h["user"]) for h in _mcp_search(arguments)["hits"]] == [(h["id"], h["user"]) for h in hits]
+
+
+def _mcp_search(arguments: dict[str, Any]) -> Any:
+    """The MCP search tool's structured answer, from an in-process server (the SDK's in-memory client)."""
+    from mcp import Client
+
+    from causantic.mcp.server import build_server
+
+    async def run() -> Any:
+        async with Client(build_server(warm=False), mode="legacy") as client:
+            result = await client.call_tool("search", arguments)
+            assert not result.is_error, result.content
+            return result.structured_content
+
+    return anyio.run(run)
 
 
 def test_a_server_lost_mid_command_is_one_sentence_and_the_next_run_completes(postgres_server: Any) -> None:

@@ -89,6 +89,7 @@ def search(
     project: OptionalProject = None,
     agent: Agent = None,
     source: SourceFilter = None,
+    user: Annotated[str | None, Field(min_length=1, description=options.USER.help)] = None,
     limit: Annotated[
         int | None, Field(ge=options.LIMIT.low, le=options.LIMIT.high, description=options.LIMIT.help)
     ] = None,
@@ -123,6 +124,7 @@ def search(
             project=project,
             agent=agent,
             source=source,
+            user=user,
             since=from_,
             until=to,
             days_back=days_back,
