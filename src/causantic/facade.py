@@ -245,6 +245,7 @@ class Memory:
             whole_project=whole_project,
             expected=expected,
             only_ids=only_ids,
+            member=member_name(self.config),
         )
 
         def run(s: Services) -> ForgetResult:

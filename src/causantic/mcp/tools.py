@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from causantic.facade import Memory
 from causantic.mcp.app import AppContext
 from causantic.retrieval import options
-from causantic.retrieval.forget import nothing_to_forget
+from causantic.retrieval.forget import nothing_to_forget, others_note
 from causantic.retrieval.format import counted, day_span, span
 from causantic.retrieval.output import (
     EpisodicOut,
@@ -401,6 +401,7 @@ def forget(
         text = (
             f"Dry run: {counted(result.count, 'chunk')} in {counted(result.sessions, 'session')} would be deleted "
             f"from {scope} {result.project!r}."
+            + (f" {note}" if (note := others_note(result)) else "")
             + ("\n" + "\n".join(lines) if lines else "")
             + f"\nAfter the user confirms, call again with dry_run=false and expected_count={result.count}."
         )
