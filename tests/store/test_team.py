@@ -109,6 +109,35 @@ def test_status_lists_members_with_their_sessions_and_last_ingest(postgres_serve
     assert any(" KB " in row for row in rows if row.startswith(" alice")), human  # a session's text, not "0.0" MB
 
 
+def test_a_push_with_nothing_new_sends_as_many_statements_for_one_file_as_for_all(
+    postgres_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each statement is a round trip to the server; a member with thousands of transcripts must not
+    wait one per file to learn that nothing changed."""
+    config = Config().with_overrides(
+        {
+            "storage.backend": "postgres",
+            "storage.postgresUrl": new_database(postgres_server),
+            "team.user": "alice",
+            "team.shareProjects": "all",
+        }
+    )
+    files = sorted(SESSIONS_DIR.rglob("*.jsonl"))
+    with open_services(config) as services:
+        ingest_paths(services, [SESSIONS_DIR], embed=False, workers=1)
+    sent: list[object] = []
+    execute = psycopg.Cursor.execute
+    monkeypatch.setattr(psycopg.Cursor, "execute", lambda cur, *a, **k: (sent.append(a[0]), execute(cur, *a, **k))[1])
+    counts = []
+    for paths in ([files[0]], [SESSIONS_DIR]):
+        with open_services(config) as services:
+            sent.clear()
+            report = ingest_paths(services, paths, embed=False, workers=1)
+            assert report.files_unchanged == len(paths if paths == [files[0]] else files) and not report.chunks_added
+            counts.append(len(sent))
+    assert len(files) > 2 and counts[0] == counts[1], counts
+
+
 @pytest.mark.parametrize("user", ["alice", "nobody"])
 def test_search_by_user_keeps_only_that_members_chunks(
     postgres_server: Any, user: str, monkeypatch: pytest.MonkeyPatch
