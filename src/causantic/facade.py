@@ -497,6 +497,13 @@ class Memory:
         """Whether this SQLite has FTS5 (without it, search runs on vectors alone)."""
         return self._services.store.fts_enabled
 
+    @property
+    def team_unreachable(self) -> str | None:
+        """Why team memory is not answering, when it is configured and not (listings then hold local
+        memory alone), else None."""
+        team = self._team
+        return team.team_down if team is not None and team.team is None else None
+
     def projects(self) -> list[ProjectSummary]:
         """Projects holding memory, most recently active first (team memory's and your local ones)."""
         from causantic.retrieval.listing import list_projects, projects_beside
@@ -651,8 +658,7 @@ class Memory:
         from causantic.retrieval.output import EdgeCounts, SourceCounts, StatsOut, StoreShare, project_out
 
         stores = self._every_store()
-        team = self._team
-        unreachable = team.team_down if team is not None and team.team is None else None
+        unreachable = self.team_unreachable
         each = {name: stats(services.store) for name, services in stores.items()}
         twice = _held_twice(stores)
         combined = without_sessions(functools.reduce(combined_counts, each.values()), twice)

@@ -69,6 +69,20 @@ def test_a_url_pasted_with_spaces_around_it_connects(postgres_server: Any) -> No
     assert result.exit_code == 0, result.output
 
 
+def test_list_projects_with_team_memory_unreachable_says_so_beside_local_memory(tmp_path: Any) -> None:
+    env = {
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": f"postgresql://alice:s3cret-pw@/causantic?host={tmp_path}",
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "all",
+    }
+    for args in (["list-projects"], ["list-projects", "--json"]):
+        result = _run(*args, env=env)
+        assert result.exit_code == 0, result.output
+        assert "Warning: local memory's projects only. Cannot reach the team memory" in result.stderr
+        assert "s3cret-pw" not in result.output
+    assert json.loads(result.stdout) == {"projects": []}  # the warning never breaks the JSON
+
+
 def test_init_by_a_role_lacking_privileges_says_which_in_one_sentence(postgres_server: Any) -> None:
     url = new_database(postgres_server)
     owner = f"owner_{uuid.uuid4().hex[:8]}"  # roles are the server's: one of its own for this test

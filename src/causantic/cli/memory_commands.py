@@ -84,6 +84,9 @@ def list_projects_command(as_json: bool) -> None:
     """
     with domain_errors(), Memory(config=read_config()) as memory:
         projects = memory.projects()
+        unreachable = memory.team_unreachable
+    if unreachable:  # else shared projects vanish from the list unexplained ("No projects in memory yet")
+        click.echo(f"Warning: local memory's projects only. {unreachable}", err=True)
     if as_json:
         from causantic.retrieval.output import projects_out  # pydantic: only for JSON
 
