@@ -17,6 +17,7 @@ from causantic.cli.main import cli
 from causantic.config import Config
 from causantic.errors import StoreError
 from causantic.examples import SESSIONS_DIR
+from causantic.ingest.pipeline import IngestReport, combined
 from causantic.ingest.service import ingest_paths
 from causantic.services import open_services
 
@@ -81,6 +82,13 @@ def test_list_projects_with_team_memory_unreachable_says_so_beside_local_memory(
         assert "Warning: local memory's projects only. Cannot reach the team memory" in result.stderr
         assert "s3cret-pw" not in result.output
     assert json.loads(result.stdout) == {"projects": []}  # the warning never breaks the JSON
+
+
+def test_an_ingest_into_both_stores_says_which_store_each_topics_note_is_about() -> None:
+    none_yet = "none yet: they form after 200 new embedded chunks (40 so far) or with `causantic cluster`"
+    report = combined(IngestReport(topics=none_yet), IngestReport(topics=none_yet.replace("40", "24")))
+    assert report.topics == f"local (unshared): {none_yet}; team memory: {none_yet.replace('40', '24')}"
+    assert combined(IngestReport(), IngestReport(topics="reclustered")).topics == "team memory: reclustered"
 
 
 def test_init_by_a_role_lacking_privileges_says_which_in_one_sentence(postgres_server: Any) -> None:
