@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from causantic import __version__
 from causantic.errors import CausanticError, InvalidQuery, ProjectNotFound, StoreError, checked_query
 from causantic.home import causantic_home
-from causantic.services import Services, TeamAndLocal, member_name, open_store
+from causantic.services import Services, TeamAndLocal, member_name, open_store, team_members
 from causantic.services import team_init as team_init  # team memory's set-up and status, for the CLI
 from causantic.services import team_status as team_status
 
@@ -311,6 +311,12 @@ class Memory:
                 f"this memory is local and every chunk in it is {me}'s, none {user}'s"
             )
             result = replace(result, notes=[note])
+        elif user is not None and not result.hits and self._team is not None and self._team.team is not None:
+            # A misspelt member finds nothing; "no matching chunks" would read as "they never did this".
+            known = team_members(self.config)
+            if user not in known:
+                note = f"no member named {user!r} has anything in team memory (members: {', '.join(known) or 'none'})"
+                result = replace(result, notes=[*result.notes, note])
         return result
 
     def recall(

@@ -180,6 +180,9 @@ def test_search_by_user_keeps_only_that_members_chunks(
     hits = json.loads(result.output)["hits"]
     assert all(h["user"] == "alice" for h in hits)
     assert bool(hits) == (user == "alice")
+    # A member nobody is called is named as such, with those who are (not "no matching chunks").
+    unknown = "no member named 'nobody' has anything in team memory (members: alice)"
+    assert (unknown in json.loads(result.output)["notes"]) == (user == "nobody")
     # An agent narrows the same way through MCP (an argument the tool lacked was silently dropped).
     for name, value in env.items():
         monkeypatch.setenv(name, value)

@@ -104,6 +104,12 @@ def status(url: str, *, connect_timeout: int | None = None) -> TeamStatus:
     )
 
 
+def members(url: str, *, connect_timeout: int | None = None) -> list[str]:
+    """The members with rows in team memory, by name."""
+    with connect(url, connect_timeout=connect_timeout) as conn:
+        return [r[0] for r in conn.execute("SELECT DISTINCT member FROM chunks ORDER BY member")]
+
+
 def _check(conn: Any, url: str) -> ServerCheck:
     number = int(conn.execute("SHOW server_version_num").fetchone()[0])
     version = conn.execute("SHOW server_version").fetchone()[0].split()[0]
