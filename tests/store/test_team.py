@@ -126,6 +126,8 @@ def test_status_lists_members_with_their_sessions_and_last_ingest(postgres_serve
     assert members["bob"]["last_ingest"] >= members["alice"]["last_ingest"]
     human = _run("team", "status", env=env).output
     assert "alice" in human and "bob" in human and url not in human
+    stats = _run("stats", env=env).output
+    assert "database size" in stats and "SQLite" not in stats  # the figure is the PostgreSQL database's
     heading, *rows = human.splitlines()
     assert re.fullmatch(r"Team memory at .+ \(\d+(\.\d)? [KMG]?B\)", heading), heading  # whole, on one line
     assert any(" KB " in row for row in rows if row.startswith(" alice")), human  # a session's text, not "0.0" MB
