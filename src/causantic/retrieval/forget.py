@@ -1,6 +1,7 @@
 """Forgetting: delete chosen chunks of one project, or the whole project, after a preview.
 
-Filters combine (AND): ``before``/``after`` on chunk time, ``session_id``, and a semantic
+Filters combine (AND): ``before``/``after`` on chunk time, ``session_id`` (an id or its start, at
+least ``options.SESSION_ID_MIN`` characters: a shorter prefix could name several sessions), and a semantic
 ``query`` whose matches must reach ``threshold`` cosine similarity. No filter means the whole
 project (``whole_project`` says so explicitly and refuses filters beside it). A dry run (the
 default) only says what would go. A real run removes the chunks with their edges, keyword-index
@@ -21,6 +22,7 @@ from datetime import datetime
 from causantic.errors import CausanticError
 from causantic.retrieval.format import counted
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
+from causantic.retrieval.options import session_prefix
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import ChunkScope, StoredChunk
 
@@ -91,8 +93,8 @@ def forget(
         raise CausanticError("The forget query is empty; give a query or use before/after/session_id.")
     if not 0 < request.threshold <= 1:
         raise CausanticError("threshold must be a cosine similarity in (0, 1], e.g. 0.6.")
-    if request.session_id is not None and not request.session_id.strip():
-        raise CausanticError("The session id is empty; give a session id (or the start of one) or leave it out.")
+    if request.session_id is not None:
+        request = replace(request, session_id=session_prefix(request.session_id))
     filtered = any((request.before, request.after, request.session_id, request.query))
     if request.whole_project and filtered:
         raise CausanticError(
