@@ -567,3 +567,16 @@ def test_the_dashboard_topic_map_draws_both_stores_topics_each_linking_to_its_ow
         ("safari cookie redirect", "team"),
         ("private diary notes", "local"),
     }
+
+
+def test_with_team_memory_down_an_empty_local_store_does_not_send_the_member_to_batch_ingest(
+    tmp_path: Path,
+) -> None:
+    # A member whose sessions all live in team memory, on a day the server refuses connections: the
+    # local store is empty, and "run `causantic batch-ingest` first" would be the wrong advice.
+    overrides = {"storage.backend": "postgres", "storage.postgresUrl": "postgresql://alice@127.0.0.1:1/causantic"}
+    with Memory(tmp_path / "alice", overrides=overrides) as memory:
+        for notes in (memory.search("login redirect").notes, memory.recall("login redirect").notes):
+            assert notes[0].startswith("team memory unreachable:")
+            assert "local memory holds nothing (with team memory configured, sessions are stored there)" in notes
+            assert not any("batch-ingest" in note for note in notes)

@@ -26,11 +26,7 @@ from causantic.sources import Source
 @project_option
 @agent_option
 @source_option
-@click.option(
-    "--user",
-    help="Team memory: only what this member ingested (their team.user or login name). "
-    "Local memory is all this machine's member's.",
-)
+@click.option("--user", help=options.USER.help)
 @click.option("--limit", type=int_range(options.LIMIT), help=options.LIMIT.help)
 @max_tokens_option
 @click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), help="Override retrieval.primary.")

@@ -249,8 +249,9 @@ def _templates(secrets: Secrets) -> Environment:
 
 
 def _as_json(value: object) -> str:
-    """A setting as it would be written in config.json (escaped later by autoescaping)."""
-    return json.dumps(value, ensure_ascii=False)
+    """A setting as it would be written in config.json (escaped later by autoescaping); a secret
+    (storage.postgresUrl) as its mask, which is what str() of it gives."""
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _qs(**params: object) -> str:

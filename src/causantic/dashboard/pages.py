@@ -117,8 +117,10 @@ def _warnings(memory: Memory, view: browse.Overview, hooks: list[dict[str, Any]]
                 "yet: a running ingest is embedding them, or run `causantic embed`.",
             )
         )
-    if view.counts["keyword_index"] != "on":
-        out.append(Health("warn", f"Keyword index {view.counts['keyword_index']}: search runs vector-only."))
+    # One text per store ("on", "on (PostgreSQL full-text search)", "off (…)"), joined by "; " when two answer.
+    off = [part for part in str(view.counts["keyword_index"]).split("; ") if not part.startswith("on")]
+    if off:
+        out.append(Health("warn", f"Keyword index {'; '.join(off)}: search runs vector-only."))
     if view.vectors and not view.counts["clusters"]:
         out.append(Health("warn", "No topics yet: run `causantic cluster`."))
     out.extend(

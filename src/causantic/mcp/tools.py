@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from causantic.facade import Memory
 from causantic.mcp.app import AppContext
 from causantic.retrieval import options
-from causantic.retrieval.forget import nothing_to_forget
+from causantic.retrieval.forget import nothing_to_forget, others_note
 from causantic.retrieval.format import counted, day_span, span
 from causantic.retrieval.output import (
     EpisodicOut,
@@ -88,6 +88,7 @@ def search(
     project: OptionalProject = None,
     agent: Agent = None,
     source: SourceFilter = None,
+    user: Annotated[str | None, Field(min_length=1, description=options.USER.help)] = None,
     limit: Annotated[
         int | None, Field(ge=options.LIMIT.low, le=options.LIMIT.high, description=options.LIMIT.help)
     ] = None,
@@ -123,6 +124,7 @@ def search(
             project=project,
             agent=agent,
             source=source,
+            user=user,
             since=from_,
             until=to,
             days_back=days_back,
@@ -402,6 +404,7 @@ def forget(
         text = (
             f"Dry run: {counted(result.count, 'chunk')} in {counted(result.sessions, 'session')} would be deleted "
             f"from {scope} {result.project!r}."
+            + (f" {note}" if (note := others_note(result)) else "")
             + ("\n" + "\n".join(lines) if lines else "")
             + f"\nAfter the user confirms, call again with dry_run=false and expected_count={result.count}."
         )

@@ -31,6 +31,10 @@ THRESHOLD = Option("Cosine similarity a query match must reach (raise it to forg
 PROJECT = Option("Only this project: its name, path, or a folder inside it (the current working directory works).")
 AGENT = Option("Only chunks written by this agent: 'main' or a sub-agent / teammate name.")
 SOURCE = Option("Only sessions of this coding agent: claude-code, codex or gemini.")
+USER = Option(
+    "Team memory: only what this member ingested (their team.user or login name). "
+    "Local memory is all this machine's member's."
+)
 SINCE = Option("Start of a time range, e.g. 2026-03-01 or 2026-03-01T09:00:00; UTC when no offset.")
 UNTIL = Option("End of a time range (exclusive); UTC when no offset.")
 SESSION_ID_MIN = 4  # characters of a session id prefix: a shorter one would pick sessions by chance

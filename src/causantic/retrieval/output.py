@@ -311,6 +311,11 @@ class ForgetOut(Out):
     count: int = Field(description="Chunks matched by the filters.")
     deleted: int
     preview: list[ForgetPreview]
+    other_members: dict[str, int] = Field(
+        default_factory=dict,
+        description="Team memory: matched chunks other members ingested, by member; deleting them needs "
+        "the causantic_admin role (without it nothing is deleted).",
+    )
 
 
 class EmbedOut(Out):
@@ -358,6 +363,7 @@ def forget_out(result: ForgetResult) -> ForgetOut:
             ForgetPreview(id=c.id, date=c.start_time, similarity=sim, first_line=preview_line(c, FORGET_PREVIEW_CHARS))
             for c, sim in result.preview
         ],
+        other_members=dict(result.others),
     )
 
 
