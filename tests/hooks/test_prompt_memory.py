@@ -299,7 +299,7 @@ def test_the_warm_process_follows_each_prompts_own_configuration(warm_memory: Pa
 
 def test_a_dead_warm_process_costs_nothing_but_speed(warm_memory: Path) -> None:
     run = warm_memory / "run"
-    run.mkdir(mode=0o700, parents=True)
+    run.mkdir(mode=0o700, parents=True, exist_ok=True)  # an ingest made it (its running status)
     (run / "prompt-memory.sock").write_text("not a socket")  # left behind, as after a crash
     context = context_of(prompt_hook(payload(ABOUT_VITE), **WARM).stdout)
     assert "session 7acd37a8" in context
