@@ -27,7 +27,14 @@ from causantic.store.base import SqlStore, is_read, marks
 from causantic.store.features import opening_stems, text_columns_in_order
 from causantic.store.fts import quote_phrase
 from causantic.store.keyword import KeywordSearch
-from causantic.store.migrations import TEXT_FEATURES_PENDING, fill_text_features, migrate
+from causantic.store.migrations import (
+    SESSION_STEMS,
+    SESSION_STEMS_UNAVAILABLE,
+    TEXT_FEATURES_PENDING,
+    fill_session_stems,
+    fill_text_features,
+    migrate,
+)
 from causantic.store.records import (
     ChunkRecord,
     ChunkScope,
@@ -368,6 +375,24 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
                     self.delete_meta(TEXT_FEATURES_PENDING)
                     return filled
             filled += count
+
+    def fill_session_stems(self) -> int:
+        """Count the stems of the sessions a store held when migration m011 added their table, a
+        batch of sessions per transaction (so a crash keeps what was done, and another writer waits
+        a fraction of a second); return how many sessions were counted (0, after one meta read,
+        when none waits)."""
+        counted = 0
+        while True:
+            with self.atomic():
+                after = self.meta_value(SESSION_STEMS)
+                if after is None or after == SESSION_STEMS_UNAVAILABLE:
+                    return counted
+                count, after = fill_session_stems(self.conn, after)
+                if count:
+                    self.set_meta(SESSION_STEMS, after)
+                else:
+                    self.delete_meta(SESSION_STEMS)
+            counted += count
 
     # ---- reads ----------------------------------------------------------------------------
 
