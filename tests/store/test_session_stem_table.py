@@ -101,6 +101,22 @@ def test_the_counts_follow_saves_rewrites_and_deletions(services: Services) -> N
     assert store.session_stem_counts(["s1", "s3"], ["draft", "retry"]) == {"s1": (3, {"retry": 1})}
 
 
+def test_a_text_rewritten_by_an_older_release_is_uncounted_until_its_features_are_filled(services: Services) -> None:
+    """An older release sets a chunk's text alone; the trigger that clears its stale features (SQLite
+    m010, PostgreSQL m005) takes its stems out of the counts too, and filling them counts the new text."""
+    store = services.store
+    _save(store, "/work/photos", "s1", {0: "[User]\nretry the upload", 1: "[Assistant]\nraised the retry budget"})
+    mark = "?" if isinstance(store, MemoryStore) else "%s"
+    with store.atomic():
+        store.conn.execute(  # type: ignore[attr-defined]
+            f"UPDATE chunks SET content = {mark} WHERE id = 'c1'", ("[Assistant]\nwrote the changelog",)
+        )
+    assert store.session_stem_counts(["s1"], ["retry", "changelog"]) == {"s1": (2, {"retry": 1})}
+    store.fill_text_features()
+    _assert_kept(store, ["s1"], {"retry", "budget"})
+    assert store.session_stem_counts(["s1"], ["changelog"]) == {"s1": (2, {"changelog": 1})}
+
+
 def test_ingest_of_a_grown_transcript_and_forgetting_keep_the_counts(backend_config: Config, tmp_path: Path) -> None:
     turns = [("the upload retries are flaky", "I raised the retry budget"), ("run the tests", "All tests pass now")]
     transcript = write_session(tmp_path, "/work/photos", "a1b2c3d4-0000-4000-8000-000000000001", turns)

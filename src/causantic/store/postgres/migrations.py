@@ -284,20 +284,22 @@ def m006_session_stems(conn: Any) -> None:
     migrations, in `team init`). The trigger runs as the tables' owner, so members, who may only
     read the table, keep it right by writing their chunks; it fires on every update whose stems or
     session changed, since a member on an older release rewriting a chunk's text has its stems
-    cleared by m005's trigger, which an ``UPDATE OF`` column list would not see."""
+    cleared by m005's trigger, which an ``UPDATE OF`` column list would not see. Run again, it counts
+    afresh (a version applied out of order, see :func:`migrate`)."""
     conn.execute(
-        f"""
-        CREATE TABLE session_stems (
+        """
+        CREATE TABLE IF NOT EXISTS session_stems (
             session_id TEXT NOT NULL,
             stem TEXT NOT NULL,
             chunks INTEGER NOT NULL,
             PRIMARY KEY (session_id, stem)
         );
         GRANT SELECT ON session_stems TO causantic_member;
-        CREATE FUNCTION causantic_own_stems(own_stems TEXT, stems TEXT) RETURNS TEXT[] LANGUAGE sql IMMUTABLE AS
+        CREATE OR REPLACE FUNCTION causantic_own_stems(own_stems TEXT, stems TEXT) RETURNS TEXT[]
+        LANGUAGE sql IMMUTABLE AS
             $$ SELECT ARRAY[''] || string_to_array(NULLIF(COALESCE(own_stems, stems, ''), ''), ' ') $$;
-        CREATE FUNCTION causantic_session_stems() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-        SET search_path = {conn.execute("SELECT current_schema()").fetchone()[0]} AS $$ BEGIN
+        CREATE OR REPLACE FUNCTION causantic_session_stems() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+        SET search_path FROM CURRENT AS $$ BEGIN
             IF TG_OP IN ('UPDATE', 'DELETE') THEN
                 UPDATE session_stems SET chunks = chunks - 1
                     WHERE session_id = OLD.session_id AND stem = ANY(causantic_own_stems(OLD.own_stems, OLD.stems));
@@ -311,12 +313,15 @@ def m006_session_stems(conn: Any) -> None:
             END IF;
             RETURN NULL;
         END $$;
+        DROP TRIGGER IF EXISTS chunks_session_stems ON chunks;
+        DROP TRIGGER IF EXISTS chunks_session_stems_update ON chunks;
         CREATE TRIGGER chunks_session_stems AFTER INSERT OR DELETE ON chunks
             FOR EACH ROW EXECUTE FUNCTION causantic_session_stems();
         CREATE TRIGGER chunks_session_stems_update AFTER UPDATE ON chunks
             FOR EACH ROW WHEN (OLD.session_id IS DISTINCT FROM NEW.session_id
                 OR COALESCE(OLD.own_stems, OLD.stems, '') IS DISTINCT FROM COALESCE(NEW.own_stems, NEW.stems, ''))
             EXECUTE FUNCTION causantic_session_stems();
+        DELETE FROM session_stems;
         INSERT INTO session_stems(session_id, stem, chunks)
             SELECT c.session_id, stem, COUNT(*) FROM chunks c, unnest(causantic_own_stems(c.own_stems, c.stems)) stem
             GROUP BY c.session_id, stem;
