@@ -174,6 +174,23 @@ def test_an_old_sqlite_store_is_counted_by_the_next_ingest_a_batch_at_a_time(tmp
         assert store.fill_session_stems() == 0
 
 
+def test_chunks_an_older_release_adds_are_counted_by_the_trigger(tmp_path: Path) -> None:
+    """This version counts the chunks it saves itself (one upsert per stem, not per chunk and stem);
+    a release that knows no table only inserts rows, and the insert trigger counts them."""
+    with MemoryStore(tmp_path / "memory.db") as store:
+        _save(store, "/work/photos", "s1", {0: "[User]\nretry the upload", 1: LISTING})
+        text = "[User]\nretry with a budget"
+        with store.atomic():
+            store.conn.execute(
+                "INSERT INTO chunks(id, session_id, project_id, turn_index, part, start_time, end_time, content,"
+                " content_hash, approx_tokens, created_at, stems) SELECT 'c9', session_id, project_id, 9, 0,"
+                " start_time, end_time, ?, 'h9', 6, created_at, ? FROM chunks WHERE id = 'c0'",
+                (text, feature_values(text)[0]),
+            )
+        _assert_kept(store, ["s1"], {"timeout"})
+        assert store.session_stem_counts(["s1"], ["retry"]) == {"s1": (3, {"retry": 2})}
+
+
 def test_without_json_functions_sqlite_keeps_no_table_and_scans(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -316,7 +316,10 @@ def m011_session_stems(conn: sqlite3.Connection) -> None:
 
     Triggers keep it right whoever writes a chunk (ingest, re-ingest, forget, purge, the features
     filled later, an older release), splitting the packed stems with ``json_each`` (a stem is a run
-    of word characters: no quote or backslash to escape). Counting existing chunks takes some 12 s
+    of word characters: no quote or backslash to escape). The insert trigger stands aside while the
+    meta row ``STEMS_COUNTED_BY_WRITER`` exists: a write of many new chunks sets it inside its own
+    transaction and adds their counts itself, one upsert per (session, stem)
+    (:meth:`causantic.store.memory.MemoryStore.save_session`). Counting existing chunks takes some 12 s
     per 100k chunks, longer than a hook may run (see m009), so it is left to the next ingest
     (:func:`fill_session_stems`, a batch of sessions per transaction; ``SESSION_STEMS`` holds the
     last session done); until then whole-session evidence scans the chunks as before. An SQLite
@@ -345,7 +348,9 @@ def m011_session_stems(conn: sqlite3.Connection) -> None:
             chunks INTEGER NOT NULL,             -- how many of its chunks hold it in their own words
             PRIMARY KEY (session_id, stem)
         ) WITHOUT ROWID;
-        CREATE TRIGGER chunks_session_stems_insert AFTER INSERT ON chunks BEGIN{count_new}
+        CREATE TRIGGER chunks_session_stems_insert AFTER INSERT ON chunks
+        WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = '{STEMS_COUNTED_BY_WRITER}')
+        BEGIN{count_new}
         END;
         CREATE TRIGGER chunks_session_stems_delete AFTER DELETE ON chunks BEGIN{uncount_old}
         END;
@@ -395,6 +400,8 @@ def fill_text_features(conn: sqlite3.Connection, after: int = 0, batch: int = 2_
 # session id counted ('' none yet; sessions are counted in id order), or SESSION_STEMS_UNAVAILABLE.
 SESSION_STEMS = "session_stems_pending"
 SESSION_STEMS_UNAVAILABLE = "unavailable: no JSON functions"
+# meta key: set by a write that counts its new chunks' stems itself, in its own transaction only.
+STEMS_COUNTED_BY_WRITER = "session_stems_counted_by_writer"
 
 
 def fill_session_stems(conn: sqlite3.Connection, after: str, batch: int = 50) -> tuple[int, str]:
