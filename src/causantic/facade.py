@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from causantic import __version__
 from causantic.errors import CausanticError, InvalidQuery, ProjectNotFound, StoreError, checked_query
 from causantic.home import causantic_home
-from causantic.services import Services, TeamAndLocal, member_name, open_store
+from causantic.services import Services, TeamAndLocal, member_name, open_store, team_members
 from causantic.services import team_init as team_init  # team memory's set-up and status, for the CLI
 from causantic.services import team_status as team_status
 
@@ -245,6 +245,7 @@ class Memory:
             whole_project=whole_project,
             expected=expected,
             only_ids=only_ids,
+            member=member_name(self.config),
         )
 
         def run(s: Services) -> ForgetResult:
@@ -310,6 +311,12 @@ class Memory:
                 f"this memory is local and every chunk in it is {me}'s, none {user}'s"
             )
             result = replace(result, notes=[note])
+        elif user is not None and not result.hits and self._team is not None and self._team.team is not None:
+            # A misspelt member finds nothing; "no matching chunks" would read as "they never did this".
+            known = team_members(self.config)
+            if user not in known:
+                note = f"no member named {user!r} has anything in team memory (members: {', '.join(known) or 'none'})"
+                result = replace(result, notes=[*result.notes, note])
         return result
 
     def recall(
@@ -496,6 +503,13 @@ class Memory:
         """Whether this SQLite has FTS5 (without it, search runs on vectors alone)."""
         return self._services.store.fts_enabled
 
+    @property
+    def team_unreachable(self) -> str | None:
+        """Why team memory is not answering, when it is configured and not (listings then hold local
+        memory alone), else None."""
+        team = self._team
+        return team.team_down if team is not None and team.team is None else None
+
     def projects(self) -> list[ProjectSummary]:
         """Projects holding memory, most recently active first (team memory's and your local ones)."""
         from causantic.retrieval.listing import list_projects, projects_beside
@@ -650,8 +664,7 @@ class Memory:
         from causantic.retrieval.output import EdgeCounts, SourceCounts, StatsOut, StoreShare, project_out
 
         stores = self._every_store()
-        team = self._team
-        unreachable = team.team_down if team is not None and team.team is None else None
+        unreachable = self.team_unreachable
         each = {name: stats(services.store) for name, services in stores.items()}
         twice = _held_twice(stores)
         combined = without_sessions(functools.reduce(combined_counts, each.values()), twice)

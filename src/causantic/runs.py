@@ -101,11 +101,6 @@ def record(
         log(f"{hook}: cannot record status", error=exc)
 
 
-def lead_text(margin: float | None) -> str:
-    """Why a prompt-memory moment was added over others, for people: how far its session led."""
-    return "the only session that matched" if margin is None else f"its session led the next by {margin:.2f}x"
-
-
 def read_status() -> dict[str, HookRun]:
     """Each hook's last run; empty when no hook has run (or the file is unreadable)."""
     try:

@@ -246,6 +246,13 @@ def team_init(url: str | None = None) -> ServerCheck:
     return team.init(url or postgres_url(config), connect_timeout=config.team.connect_timeout_seconds)
 
 
+def team_members(config: Config) -> list[str]:
+    """The members with rows in the configured team database, by name."""
+    from causantic.store.postgres import team
+
+    return team.members(postgres_url(config), connect_timeout=config.team.connect_timeout_seconds)
+
+
 def team_status(config: Config | None = None) -> TeamStatus:
     """Members, sizes and last ingests of the configured team database (`causantic team status`)."""
     from causantic.config import load_config

@@ -1,17 +1,26 @@
 """What the dashboard's pages say, read over real HTTP from the running server (no browser needed).
 
 The store is the packaged example sessions of acme-shop: three sessions on 2026-11-02, -03 and -04.
-These are the answers a demanding user checked: error pages, the search dates, and the forget
-preview and confirmation worded as ``causantic forget`` words them.
+These are the answers a demanding user checked: error pages, the search dates, the forget
+preview and confirmation worded as ``causantic forget`` words them, times said in UTC, weak search
+hits, and the prompt hook's recent prompts worded as ``causantic hook status`` words them.
 """
 
 from __future__ import annotations
 
+import html
 import re
 import sqlite3
+from typing import Any
 from urllib.parse import quote, urlencode
 
-from dashboard_support import Dashboard, causantic, csrf_of, http_request
+import anyio
+import pytest
+from dashboard_support import Dashboard, _env, causantic, csrf_of, http_request
+from mcp import Client
+from process_support import run_hook
+
+from causantic.mcp.server import build_server
 
 SAFARI_SESSION = "2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec"  # the session of 2026-11-02
 INVOICE_SESSION = "7a378dd6-f9b6-52f1-ad8d-dd8aa785f035"  # of 2026-11-03, with a sub-agent of one chunk
@@ -81,7 +90,7 @@ def test_one_of_a_thing_is_not_counted_as_many(example_dashboard: Dashboard) -> 
     _, _, page = http_request(example_dashboard, "GET", f"/session/{INVOICE_SESSION}")
     assert "1 chunk — sub-agent started here" in _text(page)
     _, _, page = http_request(example_dashboard, "GET", "/search?q=REDIS_URL")
-    assert "1 result ·" in _text(page)
+    assert "1 relevant memory chunk ·" in _text(page)  # as the CLI counts it
     _, _, page = http_request(example_dashboard, "GET", "/search?kind=recall&q=REDIS_URL")
     assert "Recall: 1 step ·" in _text(page)
 
@@ -115,9 +124,10 @@ def test_a_forget_preview_says_what_the_cli_says(example_dashboard: Dashboard) -
     status, page = _post(example_dashboard, "/forget/preview", project="acme-shop", before="2020-01-01")
     assert "Nothing in 'acme-shop' matches: nothing would be deleted." in _text(page.replace("&#39;", "'"))
 
-    for field, label in (("query", "Similar to"), ("session", "Session")):  # not the whole project
+    # Spaces only are not "no filter" (the whole project): forget refuses them, in its own words.
+    for field, says in (("query", "The query is empty"), ("session", "The session id is empty")):
         status, page = _post(example_dashboard, "/forget/preview", project="acme-shop", **{field: "   "})
-        assert status == 400 and f"{label} holds only spaces" in _text(page), field
+        assert status == 400 and says in _text(page), field
 
     status, page = _post(example_dashboard, "/forget/preview", project="acme-shop", session="7a")
     assert status == 400, "a two-character prefix could name several sessions"
@@ -136,3 +146,102 @@ def test_confirming_a_forget_twice_says_the_second_deleted_nothing(example_dashb
     _, page = _post(example_dashboard, "/forget/confirm", **fields, id=ids)  # a reload re-posts the form
     assert "Deleted 0" not in page
     assert "Nothing was deleted: the previewed chunks of acme-shop are already gone." in _text(page)
+
+
+# A time as the pages show it, alone or as a range ('2026-11-03 09:14', '09:14 – 09:20', '… – 2026-11-04 01:02').
+_SHOWN_TIME = re.compile(r"(?:\d{4}-\d\d-\d\d )?\d\d:\d\d(?: – (?:\d{4}-\d\d-\d\d )?\d\d:\d\d)?")
+# What sessions said (a test's frozen '2026-01-31 23:30:00' is no time the page gives).
+_CHUNK_TEXT = re.compile(r'<(pre|code)\b.*?</\1>|<div class="prose">.*?</div>|<span class="line">.*?</span>', re.S)
+
+
+def test_every_page_that_shows_a_time_says_it_is_utc(example_dashboard: Dashboard) -> None:
+    """Stored times are UTC: a reader elsewhere must not take them for local times, on any page."""
+    pages = {
+        path: http_request(example_dashboard, "GET", path)[2]
+        for path in (
+            "/",
+            "/projects",
+            "/project?name=acme-shop",
+            f"/session/{INVOICE_SESSION}",
+            "/search?q=" + quote("invoice test"),
+            "/search?kind=recall&q=" + quote("invoice test"),
+        )
+    }
+    pages["forget preview"] = _post(example_dashboard, "/forget/preview", project="acme-shop", after="2026-11-03")[1]
+    for where, page in pages.items():
+        shown = _text(_CHUNK_TEXT.sub(" ", page))
+        times = list(_SHOWN_TIME.finditer(shown))
+        assert times, f"{where} shows a time"
+        for found in times:
+            assert shown[found.end() :].startswith(" UTC"), f"{where}: {shown[found.start() : found.end() + 20]!r}"
+
+
+def test_search_counts_and_marks_weak_hits_apart_as_the_cli_does(example_dashboard: Dashboard) -> None:
+    """Keyword-only, 'invoice search' finds two invoice chunks near 30% and two of another session at 8%
+    ('search' only): the page does not call all four relevant (tests/retrieval/test_weak_hits.py: the
+    CLI and MCP). Not a session another test here forgets."""
+    _, _, page = http_request(example_dashboard, "GET", "/search?q=" + quote("invoice search"))
+    assert "4 memory chunks, 2 relevant and 2 weakly related (relevance under 10%) ·" in _text(page)
+    hits = re.findall(r'<li class="hit( weak)?">.*?</li>', page, re.S)
+    assert [bool(weak) for weak in hits] == [False, False, True, True]
+    assert page.count('<span class="pill weak">weakly related</span>') == 2
+
+
+# What the prompt hook did on each recent prompt reads the same in `causantic hook status`, the MCP
+# `hook-status` tool and the overview (retrieval.prompt_report words it once): two real prompt-hook runs,
+# one about the invoice test (2 moments of session 7a378dd6 added), a later one about the weather (none).
+INVOICE = "How did we fix the invoice due date test that failed in another time zone?"
+WEATHER = "What is the weather like on the moon tonight, roughly?"
+HEADING = "Recent prompts (newest first): memory added or not, and why"
+
+
+@pytest.fixture(scope="module")
+def prompted(example_dashboard: Dashboard) -> Dashboard:
+    env = {**_env(example_dashboard.home), "CAUSANTIC_PROMPT_MEMORY_ENABLED": "true"}
+    env["CAUSANTIC_PROMPT_MEMORY_WARM_MINUTES"] = "0"  # no warm process left behind
+    for prompt in (INVOICE, WEATHER):
+        payload = {
+            "session_id": "0c0ffee0-0000-4000-8000-000000000001",
+            "cwd": "/home/dev/acme-shop",
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": prompt,
+        }
+        done, _ = run_hook("user-prompt-submit", payload, env=env)
+        assert done.returncode == 0, done.stderr
+    return example_dashboard
+
+
+def _report(text: str) -> list[str]:
+    """The recent-prompts lines, stripped of each interface's indentation."""
+    lines = text.splitlines()
+    start = lines.index(HEADING) + 1
+    return [line.strip() for line in lines[start:] if line.strip()]
+
+
+def test_cli_mcp_and_dashboard_list_every_recent_prompt_in_the_same_words(
+    prompted: Dashboard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # the CLI wraps to the terminal; the others leave wrapping to the reader
+    cli = _report(causantic(prompted.home, "hook", "status"))
+    heads = [line for line in cli if " UTC, project acme-shop: " in line]
+    assert [h.split(": ", 1)[1] for h in heads] == ["no memory added.", "memory added: 2 past moments."]
+    moments = [line for line in cli if re.match(r"\d\. acme-shop, session 7a378dd6 \(2026-11-03\): relevance", line)]
+    assert len(moments) == 2 and all("of the prompt's words" in m for m in moments)
+
+    monkeypatch.setenv("CAUSANTIC_HOME", str(prompted.home))
+
+    async def ask() -> Any:
+        async with Client(build_server(warm=False), mode="legacy") as client:
+            return await client.call_tool("hook-status", {})
+
+    mcp = anyio.run(ask).content[0].text
+    assert _report(mcp) == cli  # both prompts, not only the last, worded alike
+    assert "- user-prompt-submit: last ran" in mcp and "— no memory added" in mcp
+
+    _, _, page = http_request(prompted, "GET", "/")
+    section = page[page.index(HEADING) : page.index("</ul>", page.index(HEADING))]
+    shown = [
+        html.unescape(" ".join(re.sub(r"<[^>]+>", " ", div).split())) for div in re.findall(r"<div.*?</div>", section)
+    ]
+    assert shown == cli
+    assert section.count('href="/session/7a378dd6-f9b6-52f1-ad8d-dd8aa785f035?') == 2  # each moment links its session

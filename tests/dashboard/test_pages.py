@@ -57,7 +57,7 @@ def test_every_page_loads_without_a_console_error_and_shows_its_content(
             "Hello I want to have some test conversation",
             ["general-purpose", "brief"],
         ),
-        "search": ("/search?q=" + quote("word embeddings sound"), "Search memory", ["results", "ai-music"]),
+        "search": ("/search?q=" + quote("word embeddings sound"), "Search memory", ["memory chunk", "ai-music"]),
         "recall": ("/search?kind=recall&q=" + quote("why did the ci test keep failing"), "Search memory", ["Recall:"]),
         "predict": ("/search?kind=predict&q=" + quote("create a task agent"), "Search memory", ["Predict:"]),
         "topics": ("/topics", "Topics", ["Map of memory", "topics"]),

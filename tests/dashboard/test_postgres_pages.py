@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from postgres_server import new_database
 from starlette.testclient import TestClient
 
@@ -16,8 +17,11 @@ from causantic.ingest.service import ingest_paths
 from causantic.services import open_services
 
 
-def test_every_page_answers_over_postgres(postgres_server: Any) -> None:
+def test_every_page_answers_over_postgres(postgres_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     url = new_database(postgres_server)
+    # The settings page reads the configuration as the user set it, where the URL is a secret.
+    monkeypatch.setenv("CAUSANTIC_STORAGE_BACKEND", "postgres")
+    monkeypatch.setenv("CAUSANTIC_STORAGE_POSTGRES_URL", url)
     config = Config().with_overrides(
         {"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": "alice", "team.shareProjects": "all"}
     )
@@ -28,10 +32,14 @@ def test_every_page_answers_over_postgres(postgres_server: Any) -> None:
     secrets = Secrets(port=8765)
     app = create_app(secrets, opener=lambda: Memory(config=config))
     with TestClient(app, base_url="http://127.0.0.1:8765") as client:
-        assert client.get("/", params={"token": secrets.token}).status_code == 200
+        overview = client.get("/", params={"token": secrets.token})
+        assert overview.status_code == 200
+        assert "vector-only" not in overview.text  # PostgreSQL's keyword index is on, if worded differently
         for path in ("/", "/projects", f"/project?name={session.name}", f"/session/{session_id}", "/topics"):
             page = client.get(path)
             assert page.status_code == 200, (path, page.text[:300])
         found = client.get("/search", params={"q": "redirect"})
         assert found.status_code == 200 and "acme-shop" in found.text  # a hit, found through PostgreSQL
-        assert url not in client.get("/settings").text
+        settings = client.get("/settings")
+        assert settings.status_code == 200, settings.text[:300]
+        assert url not in settings.text and "**********" in settings.text

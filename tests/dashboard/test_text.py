@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from causantic.dashboard.text import gist, highlight, sections
+from causantic.dashboard.text import gist, highlight, sections, short_time, time_span
 from causantic.retrieval.browse import title_of
 from causantic.retrieval.relevance import marked_terms
 
@@ -74,3 +74,12 @@ def test_a_session_is_titled_by_its_first_prompt_on_one_line() -> None:
 def test_only_meaningful_words_are_marked_and_only_where_a_word_starts() -> None:
     shown = str(highlight("There the other tests failed", marked_terms("why did the tests fail")))
     assert shown == "There the other <mark>tests</mark> <mark>fail</mark>ed"
+
+
+def test_a_time_or_span_on_a_page_says_utc_and_a_date_only_when_it_changes() -> None:
+    assert short_time("2026-05-01T10:20:30.000000Z") == "2026-05-01 10:20 UTC"
+    assert short_time(None) == "–"
+    assert time_span("2026-05-01T10:20:30Z", "2026-05-01T11:05:00Z") == "2026-05-01 10:20 – 11:05 UTC"
+    assert time_span("2026-05-01T23:50:00Z", "2026-05-02T00:10:00Z") == "2026-05-01 23:50 – 2026-05-02 00:10 UTC"
+    assert time_span("2026-05-01T10:20:30Z", "2026-05-01T11:05:00Z", with_date=False) == "10:20 – 11:05 UTC"
+    assert time_span("2026-05-01T10:20:30Z", "2026-05-01T10:20:59Z") == "2026-05-01 10:20 UTC"

@@ -14,7 +14,9 @@ from mcp import Client
 
 from causantic.cli.main import cli
 from causantic.config import Config
+from causantic.errors import CausanticError
 from causantic.examples import SESSIONS_DIR
+from causantic.facade import Memory
 from causantic.ingest.service import ingest_paths
 from causantic.mcp.server import build_server
 from causantic.retrieval import options
@@ -69,13 +71,31 @@ def test_cli_forget_of_a_wildcard_session_deletes_nothing(session: str) -> None:
     assert _left() == 6
 
 
-@pytest.mark.parametrize("session", ["", "  ", "%", "_"], ids=repr)
-def test_cli_forget_with_an_empty_or_one_character_session_is_refused_not_the_whole_project(session: str) -> None:
-    # Shorter than any session id the CLI and MCP accept (options.SESSION_ID_MIN): a usage error
-    # before anything is previewed or deleted.
+@pytest.mark.parametrize(
+    ("session", "says"),
+    [("", "session id is empty"), ("  ", "session id is empty"), ("%", "at least"), (" 4_ ", "at least")],
+    ids=repr,
+)
+def test_cli_forget_with_an_empty_or_short_session_is_refused_not_the_whole_project(session: str, says: str) -> None:
+    # Shorter than options.SESSION_ID_MIN: a usage error in forget's words, before anything is previewed.
     result = _forget("acme-shop", "--session", session, "--yes")
-    assert result.exit_code == 2 and f"at least {options.SESSION_ID_MIN} characters" in result.output
+    assert result.exit_code == 2 and says in result.output, result.output
+    if says == "at least":
+        assert f"at least {options.SESSION_ID_MIN} characters of the session id" in result.output
     assert _left() == 6
+
+
+@pytest.mark.parametrize("session", ["4", "400", "  ", " 400 "], ids=repr)
+def test_the_library_forget_refuses_a_session_prefix_too_short_to_name_one_session(session: str) -> None:
+    # Memory.forget is what the CLI, MCP and dashboard call; a library caller gets the same refusal.
+    # "4" starts the id of acme-shop's session 4005b823: without the minimum it would delete it.
+    with Memory(config=Config()) as memory, pytest.raises(CausanticError, match="session id") as refused:
+        memory.forget("acme-shop", session_id=session, dry_run=False)
+    if session.strip():
+        assert f"at least {options.SESSION_ID_MIN} characters" in str(refused.value)
+    assert _left() == 6
+    with Memory(config=Config()) as memory:  # four characters, spaces around them dropped, are enough
+        assert memory.forget("acme-shop", session_id=" 4005 ").count == 2
 
 
 @pytest.mark.parametrize("project", ["", " ", "%", "_", "%/acme-shop"])
@@ -102,9 +122,11 @@ def _mcp(*calls: tuple[str, dict[str, Any]]) -> list[Any]:
 def test_mcp_forget_of_a_wildcard_or_empty_session_deletes_nothing() -> None:
     real = {"project": "acme-shop", "dry_run": False, "expected_count": 0}  # a pattern must match no chunk
     calls = [("forget", {**real, "session_id": s}) for s in ("%%%%", "____", "4005%")]
-    results = _mcp(*calls, ("forget", {**real, "session_id": ""}))
-    for result in results[:-1]:
+    refused = [("forget", {**real, "session_id": s}) for s in ("", "4")]  # "4" starts 4005b823's id
+    results = _mcp(*calls, *refused)
+    for result in results[:-2]:
         assert not result.is_error, result.content[0].text
         assert (result.structured_content["count"], result.structured_content["deleted"]) == (0, 0)
-    assert results[-1].is_error  # refused before anything is read, let alone deleted
+    assert results[-2].is_error and "session id is empty" in results[-2].content[0].text
+    assert results[-1].is_error and "at least 4 characters of the session id" in results[-1].content[0].text
     assert _left() == 6

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
+import uuid
 from typing import Any
 
+import anyio
 import psycopg
 import pytest
 from click.testing import CliRunner
@@ -14,6 +17,7 @@ from causantic.cli.main import cli
 from causantic.config import Config
 from causantic.errors import StoreError
 from causantic.examples import SESSIONS_DIR
+from causantic.ingest.pipeline import IngestReport, combined
 from causantic.ingest.service import ingest_paths
 from causantic.services import open_services
 
@@ -29,6 +33,9 @@ def test_init_creates_the_schema_and_never_prints_the_url(postgres_server: Any) 
     result = _run("team", "init", url)
     assert result.exit_code == 0, result.output
     assert "Team memory is ready" in result.output and "pgvector 0." in result.output
+    # What each member does next includes sharing something: by default nothing is shared.
+    assert "team.shareProjects" in result.output and "GRANT" not in result.output
+    assert "causantic_member" in result.output
     assert url not in result.output
     again = json.loads(_run("team", "init", url, "--json").output)
     assert again["schema_version"] >= 1 and again["pgvector"]
@@ -40,6 +47,61 @@ def test_an_unreachable_server_is_one_sentence_without_the_password(tmp_path: An
     assert result.exit_code != 0
     assert "Cannot reach the team memory" in result.output
     assert "s3cret-pw" not in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql//alice:s3cret-pw@db.example.com/causantic ",  # a typo and a trailing space, as pasted
+        "postgresql://alice:s3cret-pw@db.example.com/causantic sslmode=require",
+        "host=db.example.com password=s3cret-pw sslmode",
+    ],
+)
+def test_a_url_libpq_cannot_read_is_refused_without_quoting_the_password(url: str) -> None:
+    result = _run("team", "init", url)
+    assert result.exit_code != 0 and "not a valid libpq URL" in result.output
+    assert "s3cret-pw" not in result.output and "Traceback" not in result.output
+
+
+def test_a_url_pasted_with_spaces_around_it_connects(postgres_server: Any) -> None:
+    database = psycopg.conninfo.conninfo_to_dict(new_database(postgres_server))["dbname"]
+    uri = str(postgres_server.get_uri()).replace("/postgres?", f"/{database}?")  # the URI form, as users write it
+    result = _run("team", "init", f" {uri}\n")
+    assert result.exit_code == 0, result.output
+
+
+def test_list_projects_with_team_memory_unreachable_says_so_beside_local_memory(tmp_path: Any) -> None:
+    env = {
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": f"postgresql://alice:s3cret-pw@/causantic?host={tmp_path}",
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "all",
+    }
+    for args in (["list-projects"], ["list-projects", "--json"]):
+        result = _run(*args, env=env)
+        assert result.exit_code == 0, result.output
+        assert "Warning: local memory's projects only. Cannot reach the team memory" in result.stderr
+        assert "s3cret-pw" not in result.output
+    assert json.loads(result.stdout) == {"projects": []}  # the warning never breaks the JSON
+
+
+def test_an_ingest_into_both_stores_says_which_store_each_topics_note_is_about() -> None:
+    none_yet = "none yet: they form after 200 new embedded chunks (40 so far) or with `causantic cluster`"
+    report = combined(IngestReport(topics=none_yet), IngestReport(topics=none_yet.replace("40", "24")))
+    assert report.topics == f"local (unshared): {none_yet}; team memory: {none_yet.replace('40', '24')}"
+    assert combined(IngestReport(), IngestReport(topics="reclustered")).topics == "team memory: reclustered"
+
+
+def test_init_by_a_role_lacking_privileges_says_which_in_one_sentence(postgres_server: Any) -> None:
+    url = new_database(postgres_server)
+    owner = f"owner_{uuid.uuid4().hex[:8]}"  # roles are the server's: one of its own for this test
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {owner} LOGIN")
+        conn.execute(f'ALTER DATABASE "{psycopg.conninfo.conninfo_to_dict(url)["dbname"]}" OWNER TO {owner}')
+    result = _run("team", "init", psycopg.conninfo.make_conninfo(url, user=owner))
+    assert result.exit_code != 0
+    assert 'permission denied to create extension "vector"' in result.output
+    assert "CREATEROLE" in result.output and "superuser" in result.output
+    assert "HINT" not in result.output and "Traceback" not in result.output
 
 
 def test_status_lists_members_with_their_sessions_and_last_ingest(postgres_server: Any) -> None:
@@ -64,10 +126,46 @@ def test_status_lists_members_with_their_sessions_and_last_ingest(postgres_serve
     assert members["bob"]["last_ingest"] >= members["alice"]["last_ingest"]
     human = _run("team", "status", env=env).output
     assert "alice" in human and "bob" in human and url not in human
+    stats = _run("stats", env=env).output
+    assert "database size" in stats and "SQLite" not in stats  # the figure is the PostgreSQL database's
+    heading, *rows = human.splitlines()
+    assert re.fullmatch(r"Team memory at .+ \(\d+(\.\d)? [KMG]?B\)", heading), heading  # whole, on one line
+    assert any(" KB " in row for row in rows if row.startswith(" alice")), human  # a session's text, not "0.0" MB
+
+
+def test_a_push_with_nothing_new_sends_as_many_statements_for_one_file_as_for_all(
+    postgres_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each statement is a round trip to the server; a member with thousands of transcripts must not
+    wait one per file to learn that nothing changed."""
+    config = Config().with_overrides(
+        {
+            "storage.backend": "postgres",
+            "storage.postgresUrl": new_database(postgres_server),
+            "team.user": "alice",
+            "team.shareProjects": "all",
+        }
+    )
+    files = sorted(SESSIONS_DIR.rglob("*.jsonl"))
+    with open_services(config) as services:
+        ingest_paths(services, [SESSIONS_DIR], embed=False, workers=1)
+    sent: list[object] = []
+    execute = psycopg.Cursor.execute
+    monkeypatch.setattr(psycopg.Cursor, "execute", lambda cur, *a, **k: (sent.append(a[0]), execute(cur, *a, **k))[1])
+    counts = []
+    for paths in ([files[0]], [SESSIONS_DIR]):
+        with open_services(config) as services:
+            sent.clear()
+            report = ingest_paths(services, paths, embed=False, workers=1)
+            assert report.files_unchanged == len(paths if paths == [files[0]] else files) and not report.chunks_added
+            counts.append(len(sent))
+    assert len(files) > 2 and counts[0] == counts[1], counts
 
 
 @pytest.mark.parametrize("user", ["alice", "nobody"])
-def test_search_by_user_keeps_only_that_members_chunks(postgres_server: Any, user: str) -> None:
+def test_search_by_user_keeps_only_that_members_chunks(
+    postgres_server: Any, user: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     url = new_database(postgres_server)
     config = Config().with_overrides(
         {"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": "alice", "team.shareProjects": "all"}
@@ -84,6 +182,28 @@ def test_search_by_user_keeps_only_that_members_chunks(postgres_server: Any, use
     hits = json.loads(result.output)["hits"]
     assert all(h["user"] == "alice" for h in hits)
     assert bool(hits) == (user == "alice")
+    # A member nobody is called is named as such, with those who are (not "no matching chunks").
+    unknown = "no member named 'nobody' has anything in team memory (members: alice)"
+    assert (unknown in json.loads(result.output)["notes"]) == (user == "nobody")
+    if user == "nobody":  # an agent narrows the same way through MCP (the tool used to drop the argument)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        assert _mcp_search({"query": "redirect", "user": user, "mode": "keyword"})["hits"] == []
+
+
+def _mcp_search(arguments: dict[str, Any]) -> Any:
+    """The MCP search tool's structured answer, from an in-process server (the SDK's in-memory client)."""
+    from mcp import Client
+
+    from causantic.mcp.server import build_server
+
+    async def run() -> Any:
+        async with Client(build_server(warm=False), mode="legacy") as client:
+            result = await client.call_tool("search", arguments)
+            assert not result.is_error, result.content
+            return result.structured_content
+
+    return anyio.run(run)
 
 
 def test_a_server_lost_mid_command_is_one_sentence_and_the_next_run_completes(postgres_server: Any) -> None:

@@ -13,8 +13,10 @@ from postgres_server import new_database
 from causantic.config import Config
 from causantic.errors import StoreError
 from causantic.examples import SESSIONS_DIR
+from causantic.facade import Memory
 from causantic.ingest.pipeline import remove_chunks
 from causantic.ingest.service import ingest_paths
+from causantic.retrieval.forget import others_note
 from causantic.services import Services, open_services, team_init
 
 SESSIONS = sorted((SESSIONS_DIR / "-home-dev-acme-shop").glob("*.jsonl"))
@@ -33,11 +35,14 @@ def team(postgres_server: Any) -> dict[str, str]:
     return {role: psycopg.conninfo.make_conninfo(url, user=role) for role in ("alice", "bob", "carol")}
 
 
-def _services(stack: ExitStack, url: str, user: str) -> Services:
-    config = Config().with_overrides(
+def _config(url: str, user: str) -> Config:
+    return Config().with_overrides(
         {"storage.backend": "postgres", "storage.postgresUrl": url, "team.user": user, "team.shareProjects": "all"}
     )
-    return stack.enter_context(open_services(config))
+
+
+def _services(stack: ExitStack, url: str, user: str) -> Services:
+    return stack.enter_context(open_services(_config(url, user)))
 
 
 def _chunks_of(url: str, member: str) -> list[str]:
@@ -55,6 +60,11 @@ def test_a_member_forgets_only_their_own_rows_and_an_admin_any(team: dict[str, s
         # Everyone reads everything.
         assert set(bob.store.get_chunks(alices)) == set(alices)
 
+        # Bob's preview of the project both sessions belong to says whose they are, before --yes is refused.
+        with Memory(config=_config(team["bob"], "bob")) as memory:
+            preview = memory.forget("acme-shop")
+        assert preview.others == (("alice", len(alices)),)
+        assert f"{len(alices)} chunks of these are other members' (alice {len(alices)})" in str(others_note(preview))
         with pytest.raises(StoreError, match=r"belong to other members \(alice\).*Nothing was deleted"):
             remove_chunks(bob.store, bob.vectors, alices[:2] + bobs[:1])
         assert _chunks_of(team["alice"], "alice") == alices and _chunks_of(team["bob"], "bob") == bobs

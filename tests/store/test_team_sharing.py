@@ -158,10 +158,15 @@ def test_nothing_is_shared_until_the_owner_says_so(postgres_server: Any, transcr
             DIARY_SESSION,
         }
     assert _team_rows(url, "SELECT count(*) FROM chunks") == [(0,)]
-    # Sharing the project later: the next ingest uploads its sessions (`ingest --force` re-reads
-    # those already kept locally, as the README says).
+    # Sharing the project later: its files are unchanged, so a plain ingest uploads nothing, and it
+    # says which project waits and that `--force` re-reads those already kept locally (the README).
     with Memory(tmp_path / "carol", overrides=_settings(url, "carol", ["shop"])) as memory:
+        plain = memory.ingest([transcripts], embed=False)
+        assert _team_rows(url, "SELECT count(*) FROM chunks") == [(0,)]
+        hint = "shared now but kept in local memory only: shop (1 session); `causantic batch-ingest --force` uploads"
+        assert any(note.startswith(hint) for note in plain.notes), plain.notes
         memory.ingest([transcripts], embed=False, force=True)
+        assert not any("kept in local memory only" in n for n in memory.ingest([transcripts], embed=False).notes)
     assert _team_rows(url, "SELECT DISTINCT session_id FROM chunks") == [(SHOP_SESSION,)]
 
 
@@ -567,3 +572,16 @@ def test_the_dashboard_topic_map_draws_both_stores_topics_each_linking_to_its_ow
         ("safari cookie redirect", "team"),
         ("private diary notes", "local"),
     }
+
+
+def test_with_team_memory_down_an_empty_local_store_does_not_send_the_member_to_batch_ingest(
+    tmp_path: Path,
+) -> None:
+    # A member whose sessions all live in team memory, on a day the server refuses connections: the
+    # local store is empty, and "run `causantic batch-ingest` first" would be the wrong advice.
+    overrides = {"storage.backend": "postgres", "storage.postgresUrl": "postgresql://alice@127.0.0.1:1/causantic"}
+    with Memory(tmp_path / "alice", overrides=overrides) as memory:
+        for notes in (memory.search("login redirect").notes, memory.recall("login redirect").notes):
+            assert notes[0].startswith("team memory unreachable:")
+            assert "local memory holds nothing (with team memory configured, sessions are stored there)" in notes
+            assert not any("batch-ingest" in note for note in notes)

@@ -108,6 +108,21 @@ def test_a_path_from_another_machine_is_only_normalised(tmp_path: Path) -> None:
     assert canonical_project_path("") == ""
 
 
+@pytest.mark.parametrize(
+    "cwd", ["C:\\Users\\u\\proj", "C:\\Users\\u\\proj\\", "c:/Users/u/proj/", "C:\\Users\\u\\src\\..\\proj"]
+)
+def test_a_windows_path_is_one_project_however_a_tool_wrote_it(cwd: str) -> None:
+    # Transcripts made on Windows: a trailing separator, forward slashes or a lower-case drive letter
+    # (VS Code writes "c:") used to make another project of the same folder.
+    assert canonical_project_path(cwd) == "C:\\Users\\u\\proj"
+
+
+def test_a_windows_drive_or_share_root_keeps_its_separator_and_an_agent_worktree_maps_to_its_project() -> None:
+    assert canonical_project_path("C:\\") == canonical_project_path("c:/") == "C:\\"
+    assert canonical_project_path("\\\\server\\share\\repo\\") == "\\\\server\\share\\repo"
+    assert canonical_project_path("D:\\w\\app\\.claude\\worktrees\\agent-1\\src") == "D:\\w\\app"
+
+
 def test_a_claude_agent_worktree_from_another_machine_maps_to_its_project() -> None:
     cwd = "/nonexistent-machine/u/proj/.claude/worktrees/agent-a4ca7529/src"
     assert canonical_project_path(cwd) == "/nonexistent-machine/u/proj"

@@ -26,7 +26,7 @@ from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.episodes import EpisodeAnswer
-from causantic.retrieval.forget import ForgetResult, nothing_to_forget, preview_line
+from causantic.retrieval.forget import ForgetResult, nothing_to_forget, others_note, preview_line
 from causantic.retrieval.format import (
     chunk_heading,
     counted,
@@ -265,6 +265,8 @@ def _print_forget(result: ForgetResult) -> None:
     else:
         head = f"{counted(result.deleted, 'chunk')} {where} deleted."
     console.print(head, markup=False)
+    if result.dry_run and (note := others_note(result)):
+        console.print(note, markup=False)
     if result.whole_project:  # a project is best recognised by its sessions
         for session in result.session_summaries:
             lead = f"  {when(session.started_at)}  {session.session_id[:8]}  {counted(session.chunks, 'chunk')}  "

@@ -12,8 +12,8 @@ import click
 
 from causantic.cli.output import console, domain_errors, emit_json, json_option, table
 from causantic.entrypoints import HOOKS, WORKER, run_hook, run_hook_worker
-from causantic.retrieval.format import counted
-from causantic.runs import PROMPT_HOOK, HookRun, read_status
+from causantic.retrieval.prompt_report import PROMPTS_HEADING, added_text, explain_prompt, recent_prompts
+from causantic.runs import PROMPT_HOOK, read_status
 
 
 @click.group("hook")
@@ -66,47 +66,22 @@ def status_command(as_json: bool) -> None:
                 r.get("lastRun", "?")[:19].replace("T", " "),
                 "ok" if r.get("success") else "FAILED",
                 r.get("durationMs", ""),
-                r.get("error") or (_added(r) if name == PROMPT_HOOK else r.get("outcome", "")),
+                r.get("error") or (added_text(r) if name == PROMPT_HOOK else r.get("outcome", "")),
             )
             for name, r in sorted(runs.items())
         ],
     )
-    if PROMPT_HOOK in runs:
-        last = runs[PROMPT_HOOK]
-        prompts = [r for r in (last, *last.get("earlier", [])) if not r.get("error")]
-        if prompts:
-            click.echo("\nRecent prompts (newest first): memory added or not, and why")
-        for run in prompts:
-            _explain_prompt(run)
+    prompts = recent_prompts(runs)
+    if prompts:
+        click.echo("\n" + PROMPTS_HEADING)
+    for run in prompts:
+        for shown in explain_prompt(run):
+            _say(shown.text, *_INDENTS[shown.level])
     _warn_about_vectors()
 
 
-def _added(run: HookRun) -> str:
-    """The prompt hook's row in the table: whether it added memory (the why follows the table)."""
-    injected = run.get("injected", [])
-    return f"memory added: {counted(len(injected), 'past moment')}" if injected else "no memory added"
-
-
-def _explain_prompt(run: HookRun) -> None:
-    """One prompt's memory, plainly: added or not, why in each scope searched, and each moment added
-    with its own figures (the coverage gate holds for each scope's best match, the relevance bar for
-    every moment)."""
-    injected = run.get("injected", [])
-    where = f", project {run['project']}" if run.get("project") else ""
-    _say(f"{run.get('lastRun', '?')[:19].replace('T', ' ')} UTC{where}: {_added(run)}.", "", "  ")
-    outcome = run.get("outcome", "")
-    if injected and ": " in outcome:  # "added N past moments, C characters: <why per scope>"
-        outcome = outcome.split(": ", 1)[1]
-    for part in outcome.split("; "):
-        _say(part, "  ", "    ")
-    for i, m in enumerate(injected, 1):
-        scope = "other project " if m.get("otherProject") else ""
-        _say(
-            f"{i}. {scope}{m['project']}, session {m['sessionId'][:8]} ({m['date'][:10]}): relevance "
-            f"{m['relevance']:.0%}, covers {m['coverage']:.0%} of the prompt's words",
-            "  ",
-            "     ",
-        )
+# (first line, continuation) per PromptLine level: a moment's continuation sits under its text, past "1. ".
+_INDENTS = {0: ("", "  "), 1: ("  ", "    "), 2: ("  ", "     ")}
 
 
 def _say(text: str, first: str, rest: str) -> None:

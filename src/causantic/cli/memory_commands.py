@@ -48,7 +48,8 @@ def stats_command(as_json: bool) -> None:
         ("clusters", result.clusters),
         ("skipped transcript lines", result.skipped_lines),
         ("keyword index", result.keyword_index),
-        ("SQLite size", f"{result.sqlite_bytes / 1e6:.1f} MB"),
+        # The SQLite file's size, or with team memory the PostgreSQL database's (plus the local file's).
+        ("database size", f"{result.sqlite_bytes / 1e6:.1f} MB"),
         ("vector store size", f"{result.vector_bytes / 1e6:.1f} MB" if result.vector_bytes is not None else "-"),
         ("ANN index", result.vector_index),
     ]
@@ -84,6 +85,9 @@ def list_projects_command(as_json: bool) -> None:
     """
     with domain_errors(), Memory(config=read_config()) as memory:
         projects = memory.projects()
+        unreachable = memory.team_unreachable
+    if unreachable:  # else shared projects vanish from the list unexplained ("No projects in memory yet")
+        click.echo(f"Warning: local memory's projects only. {unreachable}", err=True)
     if as_json:
         from causantic.retrieval.output import projects_out  # pydantic: only for JSON
 

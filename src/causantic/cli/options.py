@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
+from causantic.errors import CausanticError
 from causantic.retrieval import options
 from causantic.sources import SOURCES
 
@@ -62,11 +63,15 @@ def days_back_option(func: F) -> F:
 
 def session_id_option(flag: str, dest: str, help: str) -> Callable[[F], F]:
     """A session id or id prefix, at least ``options.SESSION_ID_MIN`` characters as the MCP tools ask:
-    a shorter prefix would pick some session by chance."""
+    a shorter prefix would pick some session by chance. The rule and its words are
+    :func:`options.session_prefix` (which ``forget`` itself applies too); here a usage error."""
 
     def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-        if value is not None and len(value) < options.SESSION_ID_MIN:
-            raise click.BadParameter(f"give at least {options.SESSION_ID_MIN} characters of the session id.")
-        return value
+        if value is None:
+            return None
+        try:
+            return options.session_prefix(value)
+        except CausanticError as exc:
+            raise click.BadParameter(str(exc)) from exc
 
     return click.option(flag, dest, callback=check, help=help)

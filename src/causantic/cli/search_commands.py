@@ -9,7 +9,14 @@ from causantic.cli.output import domain_errors, emit_json, json_option, line
 from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
-from causantic.retrieval.format import chunk_header, mixes_stores, nothing_relevant, search_heading, shown_content
+from causantic.retrieval.format import (
+    hit_header,
+    is_weak,
+    mixes_stores,
+    nothing_relevant,
+    search_heading,
+    shown_content,
+)
 from causantic.retrieval.search import Mode
 from causantic.sources import Source
 
@@ -19,11 +26,7 @@ from causantic.sources import Source
 @project_option
 @agent_option
 @source_option
-@click.option(
-    "--user",
-    help="Team memory: only what this member ingested (their team.user or login name). "
-    "Local memory is all this machine's member's.",
-)
+@click.option("--user", help=options.USER.help)
 @click.option("--limit", type=int_range(options.LIMIT), help=options.LIMIT.help)
 @max_tokens_option
 @click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), help="Override retrieval.primary.")
@@ -68,7 +71,7 @@ def search_command(
     mixed = mixes_stores([h.chunk for h in result.hits])
     for hit, shown in zip(result.hits, result.shown_relevance, strict=True):
         line()
-        line(chunk_header(hit.chunk, shown, mixed=mixed), "cyan")
+        line(hit_header(hit, shown, mixed=mixed), "dim cyan" if is_weak(shown) else "cyan")
         line(shown_content(hit.chunk.content))
 
 

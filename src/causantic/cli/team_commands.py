@@ -6,7 +6,7 @@ import click
 
 from causantic.cli.output import domain_errors, emit_json, json_option, table
 from causantic.facade import team_init, team_status
-from causantic.retrieval.format import when
+from causantic.retrieval.format import byte_size, when
 
 
 @click.group("team")
@@ -45,8 +45,10 @@ def init_command(url: str | None, as_json: bool) -> None:
         f"  PostgreSQL {found.version}, pgvector {found.pgvector_installed}, schema version {found.schema_version}"
     )
     click.echo(
-        "Each member sets storage.backend to postgres and storage.postgresUrl to this database "
-        "(CAUSANTIC_STORAGE_BACKEND / CAUSANTIC_STORAGE_POSTGRES_URL), then runs `causantic batch-ingest`."
+        "Grant causantic_member to each member's login role (causantic_admin to whoever may forget anyone's "
+        "memory). Each member sets storage.backend to postgres, storage.postgresUrl to this database with their "
+        'own role, and team.shareProjects to the projects they share (nothing is shared by default; "all" '
+        "shares every one), then runs `causantic batch-ingest`."
     )
 
 
@@ -78,10 +80,12 @@ def status_command(as_json: bool) -> None:
             }
         )
         return
+    # A line of its own: as a table's title it would wrap at the width of the table's few columns.
+    click.echo(f"Team memory at {found.server} ({byte_size(found.database_bytes)})")
     table(
-        f"Team memory at {found.server} ({found.database_bytes / 1e6:.1f} MB)",
-        [("member", "left"), ("sessions", "right"), ("chunks", "right"), ("text MB", "right"), ("last ingest", "left")],
-        [(m.user, m.sessions, m.chunks, f"{m.text_bytes / 1e6:.1f}", when(m.last_ingest, "-")) for m in found.members],
+        None,
+        [("member", "left"), ("sessions", "right"), ("chunks", "right"), ("text", "right"), ("last ingest", "left")],
+        [(m.user, m.sessions, m.chunks, byte_size(m.text_bytes), when(m.last_ingest, "-")) for m in found.members],
     )
     if not found.members:
         click.echo("No member has ingested anything yet.")

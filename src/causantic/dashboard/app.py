@@ -32,7 +32,7 @@ from causantic.dashboard.security import ASGIApp, Guard, Secrets
 from causantic.errors import CausanticError, ProjectNotFound
 from causantic.facade import Memory
 from causantic.retrieval.browse import SessionNotFound, TopicNotFound
-from causantic.retrieval.format import byte_size, counted
+from causantic.retrieval.format import WEAK_MARK, byte_size, counted, is_weak
 from causantic.retrieval.relevance import marked_terms
 
 STATIC_TYPES = {
@@ -229,9 +229,10 @@ def _templates(secrets: Secrets) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals.update(csrf=secrets.csrf, nav=NAV, version=__version__, qs=_qs)
+    env.globals.update(csrf=secrets.csrf, nav=NAV, version=__version__, qs=_qs, weak_mark=WEAK_MARK)
     env.filters.update(
         short_time=text.short_time,
+        time_span=text.time_span,
         ago=text.ago,
         size=byte_size,
         percent=text.percent,
@@ -242,13 +243,15 @@ def _templates(secrets: Secrets) -> Environment:
         gist=text.gist,
         as_json=_as_json,
         counted=counted,
+        weak=is_weak,
     )
     return env
 
 
 def _as_json(value: object) -> str:
-    """A setting as it would be written in config.json (escaped later by autoescaping)."""
-    return json.dumps(value, ensure_ascii=False)
+    """A setting as it would be written in config.json (escaped later by autoescaping); a secret
+    (storage.postgresUrl) as its mask, which is what str() of it gives."""
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _qs(**params: object) -> str:

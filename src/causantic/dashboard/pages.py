@@ -16,13 +16,14 @@ from markupsafe import Markup, escape
 
 from causantic.config import config_keys, db_path, load_config, vector_path
 from causantic.dashboard.story import story_of
+from causantic.dashboard.text import short_time
 from causantic.errors import CausanticError
 from causantic.facade import Memory
 from causantic.retrieval import browse
 from causantic.retrieval.forget import ForgetResult, nothing_to_forget
-from causantic.retrieval.format import counted
-from causantic.retrieval.options import SESSION_ID_MIN
-from causantic.runs import read_status
+from causantic.retrieval.format import counted, hits_summary
+from causantic.retrieval.prompt_report import PROMPTS_HEADING, added_text, explain_prompt, recent_prompts
+from causantic.runs import PROMPT_HOOK, HookRun, read_status
 
 FORGET_PREVIEW_MAX = 500  # the most chunks one confirmation may delete: all of them are listed
 STALE_INGEST_DAYS = 7
@@ -69,18 +70,26 @@ class Health:
 
 def overview(memory: Memory, derived: Derived) -> dict[str, Any]:
     view = derived.get(memory, "overview", memory.overview)
-    hooks = hook_status()  # the hooks' file, not memory: read every time
+    status = read_status()  # the hooks' file, not memory: read every time
+    hooks = hook_status(status)
     return {
         "o": view,
         "hooks": hooks,
+        # What `causantic hook status` says of each recent prompt, in its words.
+        "prompts": [explain_prompt(run) for run in recent_prompts(status)],
+        "prompts_heading": PROMPTS_HEADING,
         "warnings": _warnings(memory, view, hooks),
         "disk": int(view.counts["sqlite_bytes"]) + view.vector_bytes,  # type: ignore[call-overload]
     }
 
 
-def hook_status() -> list[dict[str, Any]]:
-    """Each hook's last run, newest first; empty when no hook has run or the file is unreadable."""
-    runs = [{"hook": name, **run} for name, run in read_status().items()]
+def hook_status(status: dict[str, HookRun]) -> list[dict[str, Any]]:
+    """Each hook's last run, newest first (the prompt hook's outcome: whether it added memory);
+    empty when no hook has run or the file is unreadable."""
+    runs = [
+        {"hook": name, **run, **({"outcome": added_text(run)} if name == PROMPT_HOOK else {})}
+        for name, run in status.items()
+    ]
     return sorted(runs, key=lambda r: str(r.get("lastRun", "")), reverse=True)
 
 
@@ -107,14 +116,16 @@ def _warnings(memory: Memory, view: browse.Overview, hooks: list[dict[str, Any]]
                 "yet: a running ingest is embedding them, or run `causantic embed`.",
             )
         )
-    if view.counts["keyword_index"] != "on":
-        out.append(Health("warn", f"Keyword index {view.counts['keyword_index']}: search runs vector-only."))
+    # One text per store ("on", "on (PostgreSQL full-text search)", "off (…)"), joined by "; " when two answer.
+    off = [part for part in str(view.counts["keyword_index"]).split("; ") if not part.startswith("on")]
+    if off:
+        out.append(Health("warn", f"Keyword index {'; '.join(off)}: search runs vector-only."))
     if view.vectors and not view.counts["clusters"]:
         out.append(Health("warn", "No topics yet: run `causantic cluster`."))
     out.extend(
         Health(
             "error",
-            f"Hook {run['hook']} failed at {str(run.get('lastRun', ''))[:16]}: "
+            f"Hook {run['hook']} failed at {short_time(run.get('lastRun'))}: "
             f"{run.get('error') or run.get('outcome') or 'no detail'}.",
         )
         for run in hooks
@@ -211,7 +222,8 @@ def search(memory: Memory, derived: Derived, form: SearchForm) -> dict[str, Any]
             raise CausanticError(f"The To date {form.until} is before the From date {form.since}.")
         until = _through(until, form.until)
         context["result"] = result = memory.search(form.q, project=project, agent=agent, since=since, until=until)
-        context["shown"] = result.shown_relevance  # what people read: never rising down the list
+        context["shown"] = shown = result.shown_relevance  # what people read: never rising down the list
+        context["summary"] = hits_summary(shown)  # the CLI's and the MCP tool's words, weak hits counted apart
     else:
         if form.since or form.until:  # recall and predict take no dates: say so rather than ignore them
             context["undated"] = f"From and To filter search only: {form.kind} looked at every date."
@@ -309,17 +321,14 @@ class ForgetForm:
         """The same rules as ``causantic forget``; the preview lists every match (up to FORGET_PREVIEW_MAX)."""
         if not self.project:
             raise CausanticError("Choose a project.")
-        for value, label in ((self.session, "Session"), (self.query, "Similar to")):
-            if value and not value.strip():  # spaces only: read as no filter, they would widen the preview
-                raise CausanticError(f"{label} holds only spaces: give a value, or leave it empty.")
-        if self.session.strip() and len(self.session.strip()) < SESSION_ID_MIN:  # as the CLI and MCP ask
-            raise CausanticError(f"Give at least {SESSION_ID_MIN} characters of the session id.")
+        # An empty field is no filter; anything else, spaces only or a too short session id included,
+        # goes to forget as typed, which refuses it (read as no filter, it would widen the preview).
         return memory.forget(
             self.project,
             before=_date(self.before, "before"),
             after=_date(self.after, "after"),
-            session_id=self.session.strip() or None,
-            query=self.query.strip() or None,
+            session_id=self.session or None,
+            query=self.query or None,
             threshold=self.threshold,
             dry_run=dry_run,
             only_ids=only_ids,

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 from markupsafe import Markup, escape
 
-from causantic.retrieval.format import shown_content, when
+from causantic.retrieval.format import shown_content, span, when
 
 _SECTION_START = re.compile(r"^\[(User|Assistant|Tool:[^\]\n]+|Result:[^\]\n]+)\]", re.MULTILINE)
 
@@ -72,8 +72,20 @@ def highlight(text: str, terms: list[str]) -> Markup:
 
 
 def short_time(iso_text: str | None) -> str:
-    """'2026-05-01T10:20:30.000000Z' -> '2026-05-01 10:20' (a dash when there is none)."""
-    return when(iso_text, "–")
+    """'2026-05-01T10:20:30.000000Z' -> '2026-05-01 10:20 UTC' (a dash when there is none).
+
+    Every time a page shows goes through this or :func:`time_span`, so each says its zone: stored
+    times are UTC, and a reader in another zone must not take them for local times."""
+    return f"{when(iso_text)} UTC" if iso_text else "–"
+
+
+def time_span(start: str | None, end: str | None, *, with_date: bool = True) -> str:
+    """'2026-05-01 10:20 – 11:05 UTC' (the end's date only when it differs); without ``with_date``
+    (under a heading that gives the day) '10:20 – 11:05 UTC'."""
+    if not start or not end:
+        return short_time(start or end)
+    shown = span(start, end)
+    return f"{shown if with_date else shown[len('2026-05-01 ') :]} UTC"
 
 
 def ago(iso_text: str | None, now: datetime | None = None) -> str:

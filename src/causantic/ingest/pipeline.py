@@ -139,7 +139,9 @@ def combined(first: IngestReport, second: IngestReport) -> IngestReport:
     out.examples_removed = first.examples_removed + second.examples_removed
     if first.vectors_added is not None or second.vectors_added is not None:
         out.vectors_added = (first.vectors_added or 0) + (second.vectors_added or 0)
-    out.topics = "; ".join(t for t in (first.topics, second.topics) if t) or None
+    # Each store forms its own topics: two unlabelled "none yet" clauses read as one store saying it twice.
+    labelled = (("local (unshared)", first.topics), ("team memory", second.topics))
+    out.topics = "; ".join(f"{where}: {t}" for where, t in labelled if t) or None
     out.seconds = first.seconds + second.seconds
     out.embed_seconds = first.embed_seconds + second.embed_seconds
     return out

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from causantic.facade import Memory
 from causantic.mcp.app import AppContext
 from causantic.retrieval import options
-from causantic.retrieval.forget import nothing_to_forget
+from causantic.retrieval.forget import nothing_to_forget, others_note
 from causantic.retrieval.format import counted, day_span, span
 from causantic.retrieval.output import (
     EpisodicOut,
@@ -38,7 +38,7 @@ from causantic.retrieval.output import (
     sessions_out,
     status_out,
 )
-from causantic.runs import lead_text, read_status
+from causantic.runs import PROMPT_HOOK, read_status
 
 if TYPE_CHECKING:
     from causantic.retrieval.episodes import EpisodeAnswer
@@ -63,7 +63,6 @@ SourceFilter = Annotated[
 MaxTokens = Annotated[
     int | None, Field(ge=options.MAX_TOKENS.low, le=options.MAX_TOKENS.high, description=options.MAX_TOKENS.help)
 ]
-SessionId = Annotated[str | None, Field(min_length=options.SESSION_ID_MIN, description="A session id or id prefix.")]
 From = Annotated[
     datetime | None,
     Field(
@@ -89,6 +88,7 @@ def search(
     project: OptionalProject = None,
     agent: Agent = None,
     source: SourceFilter = None,
+    user: Annotated[str | None, Field(min_length=1, description=options.USER.help)] = None,
     limit: Annotated[
         int | None, Field(ge=options.LIMIT.low, le=options.LIMIT.high, description=options.LIMIT.help)
     ] = None,
@@ -109,7 +109,8 @@ def search(
     flaky CI before?", "anything about the rate limiter?", "where did we touch the billing webhook?".
     Returns the best-matching chunks, most relevant first, each with project, session, date and a
     relevance: the estimated chance that the hit is what you are after (a right hit usually reads
-    5-60%, an off-topic one below 1%); says plainly when nothing in memory is relevant. For how/why
+    5-60%, an off-topic one below 1%); hits under 10% are marked "weakly related", and it says
+    plainly when nothing in memory is relevant. For how/why
     something was done use recall; for what happened at a time (yesterday, last
     session) use reconstruct; for what usually comes next use predict.
     """
@@ -123,6 +124,7 @@ def search(
             project=project,
             agent=agent,
             source=source,
+            user=user,
             since=from_,
             until=to,
             days_back=days_back,
@@ -323,7 +325,10 @@ def forget(
     project: Project,
     before: Annotated[datetime | None, Field(description="Chunks before this time (ISO 8601).")] = None,
     after: Annotated[datetime | None, Field(description="Chunks at or after this time (ISO 8601).")] = None,
-    session_id: SessionId = None,
+    # No min_length here: forget itself refuses a prefix too short to name one session, in its own words.
+    session_id: Annotated[
+        str | None, Field(description=f"A session id or id prefix (at least {options.SESSION_ID_MIN} characters).")
+    ] = None,
     query: Annotated[
         str | None,
         Field(
@@ -399,6 +404,7 @@ def forget(
         text = (
             f"Dry run: {counted(result.count, 'chunk')} in {counted(result.sessions, 'session')} would be deleted "
             f"from {scope} {result.project!r}."
+            + (f" {note}" if (note := others_note(result)) else "")
             + ("\n" + "\n".join(lines) if lines else "")
             + f"\nAfter the user confirms, call again with dry_run=false and expected_count={result.count}."
         )
@@ -411,11 +417,15 @@ def forget(
 
 def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOut]:
     """When each Causantic hook (session-start, pre-compact, session-end, user-prompt-submit) last ran, and how
-    it went; for user-prompt-submit, which past moments it added to the last prompt and their scores.
+    it went; for user-prompt-submit, on each recent prompt, whether memory was added, why, and which past
+    moments with their scores.
 
     Use when memory seems stale or a briefing is missing, to see whether ingestion is working.
     """
-    output = status_out(read_status())
+    from causantic.retrieval.prompt_report import PROMPTS_HEADING, added_text, explain_prompt, recent_prompts
+
+    status = read_status()
+    output = status_out(status)
     runs = output.hooks
     if not runs:
         return _result("Hook Status: (no hooks have run yet)", output)
@@ -426,13 +436,13 @@ def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOut]:
         line += f", {run.duration_ms} ms)" if run.duration_ms is not None else ")"
         line += f" for {run.project}" if run.project else ""
         line += f", session {run.session_id[:8]}" if run.session_id else ""
-        line += f" — {run.error or run.outcome}" if (run.error or run.outcome) else ""
+        said = run.error or (added_text(status[name]) if name == PROMPT_HOOK else run.outcome)
+        line += f" — {said}" if said else ""
         lines.append(line)
-        lines += [
-            f"  added: {m.project} session {m.session_id[:8]} ({m.date[:10]}), relevance "
-            f"{m.relevance:.0%}, covers {m.coverage:.0%} of the prompt's words, {lead_text(m.margin)}"
-            for m in run.injected
-        ]
+    prompts = recent_prompts(status)  # as `causantic hook status` lists them, indented as it indents them
+    if prompts:
+        lines += ["", PROMPTS_HEADING]
+    lines += ["  " * min(shown.level, 1) + shown.text for run in prompts for shown in explain_prompt(run)]
     return _result("\n".join(lines), output)
 
 

@@ -12,16 +12,19 @@ team memory's chunks name their member, local ones none (``store`` in the JSON s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
 from causantic.retrieval.episodes import Episode, EpisodeAnswer, chunk_cost
 from causantic.retrieval.ranking import reciprocal_rank_fusion
-from causantic.retrieval.search import Hit, SearchResult
+from causantic.retrieval.search import EMPTY_MEMORY, Hit, SearchResult
 
 Item = TypeVar("Item")
 QUIET_NOTES = ("no matching chunks",)  # one store's empty answer says nothing when the other answered
+# The local store answering alone (team memory down) is empty on a machine whose sessions all went to
+# team memory: "run batch-ingest" would send the member to ingest what is already stored there.
+LOCAL_EMPTY = "local memory holds nothing (with team memory configured, sessions are stored there)"
 
 
 def fused_search(
@@ -29,8 +32,8 @@ def fused_search(
 ) -> SearchResult:
     """The stores' hits as one ranked list within ``limit`` hits and ``max_tokens``; ``notes`` lead."""
     if len(results) == 1:
-        (only,) = results.values()
-        return replace(only, notes=[*notes, *only.notes])
+        ((name, only),) = results.items()
+        return replace(only, notes=[*notes, *_own_notes(name, only.notes)])
     by_id: dict[str, Hit] = {}
     for result in results.values():
         for hit in result.hits:
@@ -70,8 +73,8 @@ def fused_episodes(
         {n: a.search for n, a in answers.items()}, rrf_k=rrf_k, limit=limit, max_tokens=max_tokens, notes=notes
     )
     if len(answers) == 1:
-        (only,) = answers.values()
-        return replace(only, search=search, notes=(*notes, *only.notes))
+        ((name, only),) = answers.items()
+        return replace(only, search=search, notes=(*notes, *_own_notes(name, only.notes)))
     by_key: dict[str, Episode] = {}
     rankings: dict[str, list[str]] = {}
     for name, answer in answers.items():
@@ -106,6 +109,11 @@ def _packed(ranked: list[Item], cost: Callable[[Item], int], max_tokens: int, mo
 
 def _episode_key(episode: Episode) -> str:
     return episode.chunks[0].chunk.id
+
+
+def _own_notes(store: str, notes: Sequence[str]) -> list[str]:
+    """The notes of the one store that answered, for the member who reads them."""
+    return [LOCAL_EMPTY if store == "local" and note == EMPTY_MEMORY else note for note in notes]
 
 
 def _store_notes(results: Mapping[str, SearchResult], *, answered: bool) -> list[str]:

@@ -1,6 +1,7 @@
 """Forgetting: delete chosen chunks of one project, or the whole project, after a preview.
 
-Filters combine (AND): ``before``/``after`` on chunk time, ``session_id``, and a semantic
+Filters combine (AND): ``before``/``after`` on chunk time, ``session_id`` (an id or its start, at
+least ``options.SESSION_ID_MIN`` characters: a shorter prefix could name several sessions), and a semantic
 ``query`` whose matches must reach ``threshold`` cosine similarity. No filter means the whole
 project (``whole_project`` says so explicitly and refuses filters beside it). A dry run (the
 default) only says what would go. A real run removes the chunks with their edges, keyword-index
@@ -14,12 +15,14 @@ matches have grown since, e.g. because the current session kept being ingested.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 from causantic.errors import CausanticError
 from causantic.retrieval.format import counted
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
+from causantic.retrieval.options import session_prefix
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import ChunkScope, StoredChunk
 
@@ -38,6 +41,7 @@ class ForgetRequest:
     # When set, a real run deletes only matches among these ids: what a preview listed, so memory
     # ingested between the preview and the confirmation is never deleted unseen.
     only_ids: frozenset[str] | None = None
+    member: str | None = None  # team memory: who is forgetting (team.user), to name others' chunks
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,11 +55,26 @@ class ForgetResult:
     sessions: int = 0  # sessions the matches belong to
     ids: tuple[str, ...] = ()  # every matched chunk, so a confirmed preview deletes exactly these
     session_summaries: tuple[SessionSummary, ...] = ()  # whole project: its sessions, newest first
+    # Team memory: matched chunks other members ingested, (member, chunks) by name. Row-level security
+    # refuses their deletion (the whole of it) unless the forgetting role holds causantic_admin.
+    others: tuple[tuple[str, int], ...] = ()
 
 
 def nothing_to_forget(project: str) -> str:
     """What a preview that matched nothing says, on the command line and to an agent alike."""
     return f"Nothing in {project!r} matches: nothing would be deleted."
+
+
+def others_note(result: ForgetResult) -> str | None:
+    """What a preview says when some matches are other members' (the CLI and MCP alike), else None."""
+    if not result.others:
+        return None
+    total = sum(n for _, n in result.others)
+    whose = ", ".join(f"{member} {n}" for member, n in result.others)
+    return (
+        f"{counted(total, 'chunk')} of these {'is' if total == 1 else 'are'} other members' ({whose}): deleting "
+        "another member's memory needs the causantic_admin role; without it nothing is deleted."
+    )
 
 
 def preview_line(chunk: StoredChunk, width: int) -> str:
@@ -74,8 +93,8 @@ def forget(
         raise CausanticError("The forget query is empty; give a query or use before/after/session_id.")
     if not 0 < request.threshold <= 1:
         raise CausanticError("threshold must be a cosine similarity in (0, 1], e.g. 0.6.")
-    if request.session_id is not None and not request.session_id.strip():
-        raise CausanticError("The session id is empty; give a session id (or the start of one) or leave it out.")
+    if request.session_id is not None:
+        request = replace(request, session_id=session_prefix(request.session_id))
     filtered = any((request.before, request.after, request.session_id, request.query))
     if request.whole_project and filtered:
         raise CausanticError(
@@ -100,6 +119,7 @@ def forget(
         matches = [c for c in matches if c.id in request.only_ids]
     preview = tuple((c, similarity.get(c.id)) for c in matches[:preview_size])
     summaries = tuple(list_sessions(store, project.path, limit=preview_size)[1]) if not filtered else ()
+    others = Counter(c.user for c in matches if c.user is not None and c.user != request.member)
     result = ForgetResult(
         project.name,
         True,
@@ -110,6 +130,7 @@ def forget(
         len({c.session_id for c in matches}),
         tuple(c.id for c in matches),
         summaries,
+        tuple(sorted(others.items())),
     )
     if request.dry_run:
         return result

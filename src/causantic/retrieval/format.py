@@ -24,6 +24,12 @@ if TYPE_CHECKING:  # annotations only: the CLI's small commands import this modu
     from causantic.store.records import StoredChunk
 
 NOTHING_RELEVANT = "Nothing relevant in memory"
+# A hit that cleared relevance.floor but reads under this is listed as weakly related, not as
+# relevant: below it, off-topic questions' hits are as strong (2-8% on the whole Claude Code corpus,
+# the reason relevance.farFloor is 0.1), while a right hit's median reads 23% (docs/measurements.md,
+# "Relevance floor"). Wording, not selection: what is shown is still relevance.floor's choice.
+WEAK_RELEVANCE = 0.10
+WEAK_MARK = "weakly related"
 TOOL_RUN_MIN = 3  # consecutive calls of one tool folded into one line from this many on
 # Calls whose line is what was said, not a listing: a sub-agent's task, a message to a teammate.
 _NEVER_FOLDED = SPAWN_TOOLS | {"SendMessage"}
@@ -109,8 +115,18 @@ def chunk_header(
     return "[" + " | ".join(parts) + "]"
 
 
+def is_weak(shown_relevance: float) -> bool:
+    """A hit worth listing but not worth calling relevant (:data:`WEAK_RELEVANCE`)."""
+    return shown_relevance < WEAK_RELEVANCE
+
+
+def hit_header(hit: Hit, shown_relevance: float, *, mixed: bool = False) -> str:
+    """A search hit's header line: a weak hit says so beside its figure."""
+    return chunk_header(hit.chunk, shown_relevance, marker=WEAK_MARK if is_weak(shown_relevance) else None, mixed=mixed)
+
+
 def render_hit(hit: Hit, shown_relevance: float, *, mixed: bool = False) -> str:
-    return f"{chunk_header(hit.chunk, shown_relevance, mixed=mixed)}\n{shown_content(hit.chunk.content)}"
+    return f"{hit_header(hit, shown_relevance, mixed=mixed)}\n{shown_content(hit.chunk.content)}"
 
 
 def shown_content(content: str) -> str:
@@ -158,8 +174,25 @@ def nothing_relevant(notes: list[str] | tuple[str, ...]) -> str:
     return f"{NOTHING_RELEVANT}" + (f" ({'; '.join(notes)})" if notes else "") + "."
 
 
+def hits_summary(shown_relevance: list[float], aside: str = "") -> str:
+    """How many hits, and how many of them are only weakly related: '8 memory chunks (``aside``), 5
+    relevant and 3 weakly related (relevance under 10%)'. The CLI, the MCP text and the dashboard
+    all say this; the weak hits are the last ones (shown relevance never rises down the list)."""
+    weak = sum(1 for r in shown_relevance if is_weak(r))
+    strong = len(shown_relevance) - weak
+    bracket = f" ({aside})" if aside else ""
+    if not weak:
+        return counted(strong, "relevant memory chunk") + bracket
+    if not strong:
+        return f"{counted(weak, WEAK_MARK + ' memory chunk')}{bracket}, none reaching {WEAK_RELEVANCE:.0%} relevance"
+    return (
+        f"{counted(len(shown_relevance), 'memory chunk')}{bracket}, {strong} relevant and {weak} {WEAK_MARK} "
+        f"(relevance under {WEAK_RELEVANCE:.0%})"
+    )
+
+
 def search_heading(result: SearchResult) -> str:
-    head = f"Found {counted(len(result.hits), 'relevant memory chunk')} ({result.tokens} tokens, {result.mode})"
+    head = "Found " + hits_summary(result.shown_relevance, f"{result.tokens} tokens, {result.mode}")
     return head + (f" — {'; '.join(result.notes)}" if result.notes else "")
 
 

@@ -173,8 +173,15 @@ def _clear_lead(hits: list[_Hit], bar: float, request: MomentsRequest) -> tuple[
         out.append(Moment(hit.chunk, hit.relevance, hit.coverage, hit.other, margin))
     if not out:
         return [], f"none added: no match reached relevance {bar:.0%}"
-    lead_by = f"its session led the next by {margin:.2f}x" if math.isfinite(margin) else "no other session matched"
+    lead_by = f"its session led the next by {_times(margin)}" if math.isfinite(margin) else "no other session matched"
     return out, f"{best} (needs {request.min_coverage:.0%}), {lead_by}, and each moment reached relevance {bar:.0%}"
+
+
+def _times(ratio: float) -> str:
+    """A lead as people read it: a rival matching one stray word makes ratios like 1665046.87x."""
+    if ratio >= 100:
+        return "over 100x"
+    return f"{ratio:.0f}x" if ratio >= 10 else f"{ratio:.2f}x"
 
 
 @dataclass(frozen=True, slots=True)

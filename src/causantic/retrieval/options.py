@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from causantic.errors import CausanticError
+
 
 @dataclass(frozen=True, slots=True)
 class Option:
@@ -29,6 +31,27 @@ THRESHOLD = Option("Cosine similarity a query match must reach (raise it to forg
 PROJECT = Option("Only this project: its name, path, or a folder inside it (the current working directory works).")
 AGENT = Option("Only chunks written by this agent: 'main' or a sub-agent / teammate name.")
 SOURCE = Option("Only sessions of this coding agent: claude-code, codex or gemini.")
+USER = Option(
+    "Team memory: only what this member ingested (their team.user or login name). "
+    "Local memory is all this machine's member's."
+)
 SINCE = Option("Start of a time range, e.g. 2026-03-01 or 2026-03-01T09:00:00; UTC when no offset.")
 UNTIL = Option("End of a time range (exclusive); UTC when no offset.")
-SESSION_ID_MIN = 4  # characters of a session id prefix
+SESSION_ID_MIN = 4  # characters of a session id prefix: a shorter one would pick sessions by chance
+
+
+def session_prefix(value: str) -> str:
+    """``value`` as a session id prefix (spaces around it dropped: ids hold none), or a
+    :class:`CausanticError` when it is empty or shorter than :data:`SESSION_ID_MIN` characters.
+
+    The one place the rule and its message live: ``forget`` refuses through it (a library call
+    included), and the CLI's ``--session`` options of the read commands say the same words."""
+    prefix = value.strip()
+    if not prefix:
+        raise CausanticError("The session id is empty: give a session id (or its start), or leave it out.")
+    if len(prefix) < SESSION_ID_MIN:
+        raise CausanticError(
+            f"Give at least {SESSION_ID_MIN} characters of the session id: {prefix!r} could be the start of "
+            "several sessions' ids (list-sessions shows them)."
+        )
+    return prefix

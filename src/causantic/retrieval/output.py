@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from causantic.retrieval.episodes import EpisodeAnswer
 from causantic.retrieval.forget import ForgetResult, preview_line
+from causantic.retrieval.format import WEAK_RELEVANCE, is_weak
 from causantic.retrieval.listing import ProjectSummary, SessionList, SessionSummary, TopicSummary
 from causantic.retrieval.reconstruct import Reconstruction
 from causantic.retrieval.search import SearchResult
@@ -60,6 +61,8 @@ class SearchOut(Out):
     notes: list[str]
     nothing_relevant: bool = Field(description="True when no hit cleared the relevance floor.")
     hits: list[ChunkOut]
+    weak: int = Field(0, description="How many hits, the last ones, are only weakly related (relevance < weak_below).")
+    weak_below: float = Field(WEAK_RELEVANCE, description="Relevance under which a shown hit is called weakly related.")
 
 
 class SessionInfo(Out):
@@ -134,6 +137,7 @@ def search_out(query: str, result: SearchResult, *, content: bool = False) -> Se
         notes=list(result.notes),
         nothing_relevant=result.nothing_relevant,
         hits=[chunk_out(h.chunk, r, content=content) for h, r in zip(result.hits, result.shown_relevance, strict=True)],
+        weak=sum(1 for r in result.shown_relevance if is_weak(r)),
     )
 
 
@@ -288,6 +292,11 @@ class ForgetOut(Out):
     count: int = Field(description="Chunks matched by the filters.")
     deleted: int
     preview: list[ForgetPreview]
+    other_members: dict[str, int] = Field(
+        default_factory=dict,
+        description="Team memory: matched chunks other members ingested, by member; deleting them needs "
+        "the causantic_admin role (without it nothing is deleted).",
+    )
 
 
 class EmbedOut(Out):
@@ -335,6 +344,7 @@ def forget_out(result: ForgetResult) -> ForgetOut:
             ForgetPreview(id=c.id, date=c.start_time, similarity=sim, first_line=preview_line(c, FORGET_PREVIEW_CHARS))
             for c, sim in result.preview
         ],
+        other_members=dict(result.others),
     )
 
 

@@ -8,17 +8,23 @@ and is cached per ``cwd``.
 A ``cwd`` that does not exist on this machine (transcripts copied from elsewhere) cannot be
 resolved through git; it is normalised and, as the one heuristic, a Claude Code agent worktree
 (``<project>/.claude/worktrees/<name>``, where ``isolation: "worktree"`` agents run) maps to
-``<project>``. Display names and collisions between same-named projects are the store's concern.
+``<project>``. Normalising is what makes one folder one project however a tool wrote it: a
+trailing separator, ``.`` and ``..`` steps, and for a Windows path (``C:\\…``, ``c:/…``,
+``\\\\server\\share\\…``, from a transcript made on Windows) forward slashes and the drive letter's
+case. Display names and collisions between same-named projects are the store's concern.
 """
 
 from __future__ import annotations
 
+import ntpath
 import os
+import re
 from functools import lru_cache
 
 __all__ = ["canonical_project_path", "project_key_for_folder"]
 
-_CLAUDE_WORKTREES = "/.claude/worktrees/"
+_CLAUDE_WORKTREES = ("/.claude/worktrees/", "\\.claude\\worktrees\\")
+_WINDOWS_PATH = re.compile(r"[A-Za-z]:[\\/]|\\\\")  # a drive's folder, or a UNC share
 
 
 @lru_cache(maxsize=4096)
@@ -58,12 +64,19 @@ def _normalise(cwd: str) -> str:
         path = os.path.normpath(path)
         if path.startswith("//"):  # normpath keeps a POSIX-special leading "//"
             path = "/" + path.lstrip("/")
+    elif _WINDOWS_PATH.match(path):
+        path = ntpath.normpath(path)  # "C:/a/b/" reads as C:\a\b; a drive's root keeps its separator
+        if path[1] == ":":  # VS Code and others write "c:", Windows itself "C:": one folder
+            path = path[0].upper() + path[1:]
     return path
 
 
 def _outside_claude_worktree(path: str) -> str:
-    cut = path.find(_CLAUDE_WORKTREES)
-    return path[:cut] if cut > 0 else path
+    for marker in _CLAUDE_WORKTREES:
+        cut = path.find(marker)
+        if cut > 0:
+            return path[:cut]
+    return path
 
 
 def _git_root(path: str) -> str | None:

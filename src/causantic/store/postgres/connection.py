@@ -54,6 +54,9 @@ def connect(url: str, *, connect_timeout: int | None = None) -> psycopg.Connecti
     pg = psycopg_module()
     from causantic.store.postgres.rows import row_factory
 
+    # A URL pasted into config.json or the environment often keeps a space or newline at an end, and
+    # libpq reads " postgresql://…" as key=value words: refused, quoting the URL.
+    url = url.strip()
     try:
         own = pg.conninfo.conninfo_to_dict(url).get("connect_timeout") or os.environ.get("PGCONNECT_TIMEOUT")
         timeout = {} if own or connect_timeout is None else {"connect_timeout": connect_timeout}
@@ -89,6 +92,10 @@ def failure(exc: BaseException, url: object) -> StoreError:
 
 
 def _without_url(exc: BaseException, url: str) -> str:
-    """libpq messages can quote the connection string; it may hold the password."""
+    """libpq messages can quote the connection string, or the one word of it they failed to read
+    (``missing "=" after "postgresql//alice:pw@host/db"``); either may hold the password."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text.replace(url, "<storage.postgresUrl>")
+    secret = [w for w in url.split() if "@" in w or "password" in w.lower()]
+    for quoted in sorted({url, url.strip(), *secret}, key=len, reverse=True):
+        text = text.replace(quoted, "<storage.postgresUrl>")
+    return text

@@ -72,10 +72,14 @@ def init(url: str, *, connect_timeout: int | None = None) -> ServerCheck:
         try:
             migrate(conn)
         except psycopg.errors.InsufficientPrivilege as exc:
+            # The primary message alone: the rest (HINT, CONTEXT, the statement with a caret) is lines of SQL.
+            reason = exc.diag.message_primary or str(exc).strip().splitlines()[0]
             raise StoreError(
-                f"The user in storage.postgresUrl may not create the schema at {found.server} ({exc}). "
-                "Run `causantic team init` once as the database owner (or a role that may CREATE EXTENSION "
-                "vector), then members connect with their own roles."
+                f"The role in the URL may not create the schema at {found.server} ({reason}). `causantic team "
+                "init` creates the roles causantic_member and causantic_admin (CREATEROLE), and the vector "
+                "extension unless a superuser already ran `CREATE EXTENSION vector` in this database. Run it "
+                "once as a superuser (a managed service: its admin role), or as the database owner with "
+                "CREATEROLE after that; members then connect with their own roles."
             ) from exc
         return _check(conn, url)
 
@@ -98,6 +102,12 @@ def status(url: str, *, connect_timeout: int | None = None) -> TeamStatus:
         int(size),
         tuple(MemberStatus(r[0], int(r[1]), int(r[2]), int(r[3]), r[4]) for r in members),
     )
+
+
+def members(url: str, *, connect_timeout: int | None = None) -> list[str]:
+    """The members with rows in team memory, by name."""
+    with connect(url, connect_timeout=connect_timeout) as conn:
+        return [r[0] for r in conn.execute("SELECT DISTINCT member FROM chunks ORDER BY member")]
 
 
 def _check(conn: Any, url: str) -> ServerCheck:
