@@ -77,6 +77,8 @@ def ingest_paths(
     # run (store.migrations.m009_text_features); ingest runs detached or at the user's request.
     if filled := services.store.fill_text_features(pending_only=True):
         report.notes.append(f"stored the search features of {filled:,} chunks ingested by an earlier version")
+    if counted := services.store.fill_session_stems():
+        report.notes.append(f"counted the words of {counted:,} sessions ingested by an earlier version")
     examples = example_projects(services.store)
     if as_examples:
         paths_now = {p.path for p in services.store.projects_by_id(report.project_ids)}
@@ -177,8 +179,10 @@ def embed_pending(services: Services, on_progress: Callable[[int, int], None] | 
 
 def reindex(services: Services, on_progress: Callable[[int, int], None] | None = None) -> int:
     """Re-embed every chunk with the configured model, from scratch; fill the text features of any
-    chunk written without them (by an older version, after the store was migrated)."""
+    chunk written without them (by an older version, after the store was migrated), and count the
+    stems of sessions a migrated store has not counted yet."""
     services.store.fill_text_features()
+    services.store.fill_session_stems()
     services.vectors.drop()
     return embed_pending(services, on_progress=on_progress)
 
