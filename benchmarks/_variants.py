@@ -25,6 +25,7 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
             "retrieval.sessionContext": "0",
             "retrieval.feedbackWeight": "0",
             "retrieval.sessionCoverage": "0",
+            "retrieval.sessionWords": "0",
         },
         {},
     ),
@@ -37,6 +38,7 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
             "retrieval.vectorWeight": "0.5",
             "retrieval.feedbackWeight": "0",
             "retrieval.sessionCoverage": "0",
+            "retrieval.sessionWords": "0",
         },
         {},
     ),
@@ -226,5 +228,6 @@ VARIANTS.update(
 # with the session as the document (retrieval.sessionWords, off), beside the candidates' coverage or
 # instead of it (*_only), and over fewer sessions (_d15)
 VARIANTS.update({f"bm25s{round(100 * w)}": ({"retrieval.sessionWords": str(w)}, {}) for w in (0.25, 0.5, 1.0)})
+VARIANTS["no_bm25s"] = ({"retrieval.sessionWords": "0"}, {})  # the default before sessionWords was on
 VARIANTS["bm25s50_only"] = ({"retrieval.sessionWords": "0.5", "retrieval.sessionCoverage": "0"}, {})
 VARIANTS["bm25s50_d15"] = ({"retrieval.sessionWords": "0.5", "retrieval.sessionWordsDepth": "15"}, {})

@@ -127,10 +127,12 @@ def main() -> int:
 
     from causantic.store.memory import MemoryStore
 
-    # Migrated, with the text features stored, as the next ingest leaves a store built by older code:
-    # both trees then read the same rows (this tree's m009 leaves the filling to ingest).
+    # Migrated, with the text features stored and the sessions' stems counted, as the next ingest
+    # leaves a store built by older code: both trees then read the same rows (this tree's m009 and
+    # m011 leave the filling to ingest).
     with MemoryStore(args.store / "memory.db") as store:
         store.fill_text_features(pending_only=True)
+        store.fill_session_stems()
     corpus = _data.corpus_text(_data.DEFAULT_CORPUS)
     chosen = random.Random(SEED).sample(corpus.prompts, args.queries + WARMUP)  # as search_latency.py
     queries, warmup = chosen[: args.queries], chosen[args.queries :]

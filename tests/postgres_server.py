@@ -50,13 +50,26 @@ def require_postgres() -> None:
     pytest.skip(message)
 
 
+# The server's data is thrown away when the tests end, so it need not survive a power cut: without
+# flushes to disk each commit, CREATE DATABASE and the shutdown checkpoint cost no disk wait. Only
+# durability against an operating-system crash goes, which no test exercises; a killed client or
+# server process still leaves exactly what was committed.
+THROWAWAY_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+
+
 def start_server(data: Path) -> Any:
     """A running server whose data lives in ``data``; call ``.cleanup()`` to stop it."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import pgserver
+        import psycopg
 
-        return pgserver.get_server(data, cleanup_mode="stop")
+        server = pgserver.get_server(data, cleanup_mode="stop")
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        for name, value in THROWAWAY_SETTINGS.items():
+            conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
+        conn.execute("SELECT pg_reload_conf()")
+    return server
 
 
 def new_database(server: Any, template: str | None = None) -> str:

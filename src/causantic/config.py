@@ -301,17 +301,19 @@ class RetrievalConfig(_Section):
         ),
     )
     session_words: float = Field(
-        0.0,
+        0.5,
         ge=0,
         description=(
             "Multiplies a chunk's score by 1 + this factor times a BM25 over sessions (0-1) of its "
             "session: every chunk of it read, not only the candidates, as one document (how many of "
             "its chunks hold each query word in their own words, saturated, against the session's "
-            "length), for the sessionWordsDepth best sessions. Off: at 0.5 it raised LoCoMo turn "
-            "recall +0.8 / +0.0 / +0.5 / +0.3 at 5 / 10 / 25 / 50 turns and the mined commits' work "
-            "level +5 -0 queries, moved the coding dev set +2 -2 (project) and +1 -0 (distractors), "
-            "but reading the sessions' words cost x1.2-1.6 search time on a 100k-chunk store "
-            "(benchmarks/search_paired.py; variants bm25s*, docs/measurements.md)."
+            "length), for the sessionWordsDepth best sessions. 0.5: LoCoMo turn recall +0.8 (95% CI "
+            "+0.1 to +1.5) / +0.0 / +0.5 / +0.3 at 5 / 10 / 25 / 50 turns, the mined commits' work "
+            "level +5 -0 queries (MRR +0.006), the coding dev set +2 -2 (project) and +1 -0 "
+            "(distractors), none lower; read from the store's per-session stem counts it costs x1.07 "
+            "search time on a 100k-chunk store (x1.05 with a project filter; x1.6 when each chunk "
+            "was read). benchmarks/search_paired.py, coding.py, locomo.py (variant no_bm25s: off); "
+            "docs/measurements.md. 0: off."
         ),
     )
     session_words_depth: int = Field(

@@ -5,6 +5,8 @@ developer's everyday life gets nothing added, one asked in memory's own words ge
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -27,14 +29,27 @@ EVERYDAY = (
 )
 
 
-@pytest.fixture
-def cli_memory(causantic_home: Path, corpus_dir: Path) -> Path:
-    """This test's home with the entireio CLI's sessions ingested (no vectors: the hook reads none)."""
+@pytest.fixture(scope="module")
+def cli_store(corpus_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A home with the entireio CLI's sessions ingested (no vectors: the hook reads none), built once."""
     from causantic.ingest.service import ingest_paths
     from causantic.services import open_services
 
-    with open_services() as services:
-        ingest_paths(services, [corpus_dir / "entireio__cli"], embed=False, workers=1)
+    home = tmp_path_factory.mktemp("entireio-cli") / "home"
+    with pytest.MonkeyPatch.context() as patch:  # as the autouse causantic_home does for a test
+        for name in [n for n in os.environ if n.startswith("CAUSANTIC_")]:
+            patch.delenv(name)
+        patch.setenv("CAUSANTIC_HOME", str(home))
+        with open_services() as services:
+            report = ingest_paths(services, [corpus_dir / "entireio__cli"], embed=False, workers=1)
+    assert report.errors == [] and report.chunks_added > 0
+    return home
+
+
+@pytest.fixture
+def cli_memory(cli_store: Path, causantic_home: Path) -> Path:
+    """This test's home: a copy of that store, so one test's hook runs (status, state) never reach another."""
+    shutil.copytree(cli_store, causantic_home)
     return causantic_home
 
 

@@ -119,7 +119,7 @@ def test_a_killed_batch_ingest_leaves_a_consistent_store_that_the_next_run_compl
     corpus_dir: Path, tmp_path: Path, causantic_home: Path
 ) -> None:
     subset = tmp_path / "subset"
-    for name in ("marot__spotter", "daaain__claude-code-log", "randlee__claude-history"):
+    for name in ("daaain__claude-code-log", "randlee__claude-history"):
         shutil.copytree(corpus_dir / name, subset / name)
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     command = [sys.executable, "-m", "causantic", "batch-ingest", str(subset), "--no-embed", "--json"]

@@ -23,6 +23,8 @@ from causantic.services import open_services
 
 REPO = Path(__file__).resolve().parents[2]
 REAL_FOLDER = "randlee__claude-history"
+# One real session with its sub-agents (964 KB), ingested before the huge line in the kill test.
+REAL_SESSION_FOLDER = f"{REAL_FOLDER}/docs/examples/claude-history-subagents"
 REAL_TEXT = "marot__spotter/test/fixtures/transcripts/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
 
 
@@ -128,7 +130,7 @@ def test_an_ingest_killed_while_saving_a_huge_line_leaves_nothing_half_written_a
     # are being saved (the write-ahead log grows past 4 MB): the store holds none of them (its file
     # unmarked), and the next run ingests it, ending as one uninterrupted ingest in a fresh store.
     folder = tmp_path / "sessions"
-    shutil.copytree(corpus_dir / REAL_FOLDER, folder / REAL_FOLDER)
+    shutil.copytree(corpus_dir / REAL_SESSION_FOLDER, folder / REAL_FOLDER)
     _long_line_session(folder, corpus_dir, 9_000_000, session_id="z-long-line")
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     command = [sys.executable, "-m", "causantic", "batch-ingest", str(folder), "--no-embed", "--json"]

@@ -34,9 +34,9 @@ def _order(memory: Memory) -> list[str]:
 
 def test_the_session_s_opening_task_lifts_its_later_chunks(tmp_path: Path) -> None:
     folder = _sessions(tmp_path / "sessions")
-    # Session support also lifts "export" here (its opening chunk matches too); it is off so that
-    # this test sees the session's task alone.
-    alone = {"retrieval.sessionEvidence": "0"}
+    # Session support and whole-session evidence also lift "export" here (its opening chunk matches
+    # too); they are off so that this test sees the session's task alone.
+    alone = {"retrieval.sessionEvidence": "0", "retrieval.sessionWords": "0"}
     with Memory(tmp_path / "home", overrides=alone) as memory:
         memory.ingest([folder])
         order = _order(memory)

@@ -234,21 +234,35 @@ def _answers(services: Services) -> list[list[tuple[str, float]]]:
 
 
 def _forget_features_migration(services: Services) -> None:
-    """Make the store one from before the features: drop their columns, the trigger that clears
-    them, and both migrations' records."""
+    """Make the store one from before the features: drop their columns, the triggers that read them
+    (clearing them; counting the sessions' stems) and the table they fill, and those migrations'
+    records."""
     store = services.store
     sqlite = isinstance(store, MemoryStore)
     table = migrations.MIGRATIONS if sqlite else pg_migrations.MIGRATIONS
-    added, trigger = (
-        (migrations.m009_text_features, migrations.m010_stale_text_features)
+    added, trigger, counted = (
+        (migrations.m009_text_features, migrations.m010_stale_text_features, migrations.m011_session_stems)
         if sqlite
-        else (pg_migrations.m003_text_features, pg_migrations.m005_stale_text_features)
+        else (
+            pg_migrations.m003_text_features,
+            pg_migrations.m005_stale_text_features,
+            pg_migrations.m006_session_stems,
+        )
     )
+    on = "" if sqlite else " ON chunks"
     with store.atomic():
-        store.conn.execute("DROP TRIGGER chunks_text_features_stale" + ("" if sqlite else " ON chunks"))
+        for name in ("chunks_text_features_stale", "chunks_session_stems_update"):
+            store.conn.execute(f"DROP TRIGGER {name}{on}")
+        for name in (
+            ("chunks_session_stems_insert", "chunks_session_stems_delete") if sqlite else ("chunks_session_stems",)
+        ):
+            store.conn.execute(f"DROP TRIGGER {name}{on}")
+        store.conn.execute("DROP TABLE session_stems")
+        if not sqlite:
+            store.conn.execute("DROP FUNCTION causantic_session_stems(); DROP FUNCTION causantic_own_stems(TEXT, TEXT)")
         for column in ("stems", "own_stems", "bulk"):
             store.conn.execute(f"ALTER TABLE chunks DROP COLUMN {column}")
-        for migration in (added, trigger):
+        for migration in (added, trigger, counted):
             store.conn.execute(f"DELETE FROM schema_migrations WHERE version = {table.index(migration) + 1}")
 
 

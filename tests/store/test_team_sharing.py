@@ -158,10 +158,15 @@ def test_nothing_is_shared_until_the_owner_says_so(postgres_server: Any, transcr
             DIARY_SESSION,
         }
     assert _team_rows(url, "SELECT count(*) FROM chunks") == [(0,)]
-    # Sharing the project later: the next ingest uploads its sessions (`ingest --force` re-reads
-    # those already kept locally, as the README says).
+    # Sharing the project later: its files are unchanged, so a plain ingest uploads nothing, and it
+    # says which project waits and that `--force` re-reads those already kept locally (the README).
     with Memory(tmp_path / "carol", overrides=_settings(url, "carol", ["shop"])) as memory:
+        plain = memory.ingest([transcripts], embed=False)
+        assert _team_rows(url, "SELECT count(*) FROM chunks") == [(0,)]
+        hint = "shared now but kept in local memory only: shop (1 session); `causantic batch-ingest --force` uploads"
+        assert any(note.startswith(hint) for note in plain.notes), plain.notes
         memory.ingest([transcripts], embed=False, force=True)
+        assert not any("kept in local memory only" in n for n in memory.ingest([transcripts], embed=False).notes)
     assert _team_rows(url, "SELECT DISTINCT session_id FROM chunks") == [(SHOP_SESSION,)]
 
 

@@ -110,6 +110,8 @@ def _ingest_paths(
     # run (store.migrations.m009_text_features); ingest runs detached or at the user's request.
     if filled := services.store.fill_text_features(pending_only=True):
         report.notes.append(f"stored the search features of {filled:,} chunks ingested by an earlier version")
+    if counted := services.store.fill_session_stems():
+        report.notes.append(f"counted the words of {counted:,} sessions ingested by an earlier version")
     examples = example_projects(services.store)
     if as_examples:
         paths_now = {p.path for p in services.store.projects_by_id(report.project_ids)}
@@ -166,6 +168,8 @@ def ingest_routed(
             team_down = str(exc)
         else:
             report = uploaded if report is None else combined(report, uploaded)
+            if local is not None and not options.get("force"):
+                report.notes.extend(_kept_locally_note(local.store, team.store, shared))
             return report
     assert report is not None, "ingest_routed needs a store"
     if team_down is not None:
@@ -176,6 +180,29 @@ def ingest_routed(
             + (f", and {waiting} (the next run uploads {'them' if n != 1 else 'it'})" if n else "")
         )
     return report
+
+
+def _kept_locally_note(
+    local: MemoryStoreProtocol, team: MemoryStoreProtocol, shared: Callable[[str], bool]
+) -> list[str]:
+    """A project added to ``team.shareProjects`` after its sessions were kept locally: its files are
+    unchanged, so ingest reads "Nothing new" while team memory lacks them. Say which and how to
+    upload them (``--force``, README "Sharing a project later")."""
+    projects = [p for p in local.projects_by_id(local.projects_with_chunks()) if shared(p.path)]
+    if not projects:
+        return []
+    local_only = {
+        p.name: missing
+        for p in projects
+        if (sessions := [s.session_id for s in local.session_summaries(p.id)])
+        and (missing := len(set(sessions) - set(team.session_sizes(sessions))))
+    }
+    if not local_only:
+        return []
+    names = ", ".join(
+        f"{name} ({missing} session{'s' if missing != 1 else ''})" for name, missing in local_only.items()
+    )
+    return [f"shared now but kept in local memory only: {names}; `causantic batch-ingest --force` uploads them"]
 
 
 def embed_pending(services: Services, on_progress: Callable[[int, int], None] | None = None) -> int:
@@ -196,8 +223,10 @@ def embed_pending(services: Services, on_progress: Callable[[int, int], None] | 
 
 def reindex(services: Services, on_progress: Callable[[int, int], None] | None = None) -> int:
     """Re-embed every chunk with the configured model, from scratch; fill the text features of any
-    chunk written without them (by an older version, after the store was migrated)."""
+    chunk written without them (by an older version, after the store was migrated), and count the
+    stems of sessions a migrated store has not counted yet."""
     services.store.fill_text_features()
+    services.store.fill_session_stems()
     services.vectors.drop()
     return embed_pending(services, on_progress=on_progress)
 

@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from causantic.store import common
+from causantic.store.migrations import SESSION_STEMS
 from causantic.store.records import (
     ChunkKey,
     ChunkRecord,
@@ -291,11 +292,41 @@ class SqlStore(ABC):
         """Per session: how many chunks it has, and of ``stems`` (word stems, as
         :func:`~causantic.store.features.word_stems` splits) how many of its chunks hold each in
         their own words (what listing tools printed left out), counted over every chunk of it, not
-        only those a search found. Tested in the database on the stems column each chunk keeps, so
-        no chunk's text travels; a row written before the store kept them (m009, until the next
-        ingest fills it) counts as holding none. A stem no chunk holds is left out."""
+        only those a search found. Read from the per-session counts the store keeps (SQLite m011,
+        PostgreSQL m006): a lookup per session and stem. A chunk written before the store kept stems
+        (m009, until the next ingest fills them) counts as holding none. A stem no chunk holds is
+        left out."""
         if not session_ids or not stems:
             return {}
+        if not self._session_stems_complete():
+            return self._scanned_session_stem_counts(session_ids, stems)
+        asked = list(dict.fromkeys(stems))
+        counts: dict[str, dict[str, int]] = {}
+        for row in self._rows_in(
+            "SELECT session_id, stem, chunks FROM session_stems"
+            f" WHERE session_id {{ids}} AND stem IN ({marks(asked)}, ?)",
+            list(dict.fromkeys(session_ids)),
+            after=[*asked, ""],
+        ):
+            if row[2] > 0:
+                counts.setdefault(row[0], {})[row[1]] = int(row[2])
+        return {session: (held.pop(""), held) for session, held in counts.items() if "" in held}
+
+    def _session_stems_complete(self) -> bool:
+        """Whether the per-session stem counts hold every session: not while a store migrated to
+        keep them still waits for its next ingest to count the sessions it held
+        (:func:`causantic.store.migrations.fill_session_stems`). Once complete, a store stays so."""
+        if not self._stem_counts_kept:
+            self._stem_counts_kept = self.meta_value(SESSION_STEMS) is None
+        return self._stem_counts_kept
+
+    _stem_counts_kept = False
+
+    def _scanned_session_stem_counts(
+        self, session_ids: Sequence[str], stems: Sequence[str]
+    ) -> dict[str, tuple[int, dict[str, int]]]:
+        """:meth:`session_stem_counts` tested in the database on the stems column of every chunk of
+        the sessions, so no chunk's text travels (12-45 ms for 30 sessions at 100k chunks)."""
         packed = "' ' || COALESCE(c.own_stems, c.stems, '') || ' '"
         held = ", ".join(f"SUM(CASE WHEN {self.POSITION}({packed}, ?) > 0 THEN 1 ELSE 0 END)" for _ in stems)
         out: dict[str, tuple[int, dict[str, int]]] = {}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -24,10 +25,18 @@ from causantic.sources import SOURCES
 from causantic.store import common
 from causantic.store import sqlite as sqlite_util
 from causantic.store.base import SqlStore, is_read, marks
-from causantic.store.features import opening_stems, text_columns_in_order
+from causantic.store.features import TextColumns, opening_stems, text_columns_in_order
 from causantic.store.fts import quote_phrase
 from causantic.store.keyword import KeywordSearch
-from causantic.store.migrations import TEXT_FEATURES_PENDING, fill_text_features, migrate
+from causantic.store.migrations import (
+    SESSION_STEMS,
+    SESSION_STEMS_UNAVAILABLE,
+    STEMS_COUNTED_BY_WRITER,
+    TEXT_FEATURES_PENDING,
+    fill_session_stems,
+    fill_text_features,
+    migrate,
+)
 from causantic.store.records import (
     ChunkRecord,
     ChunkScope,
@@ -42,6 +51,16 @@ _COUNTED_SCOPES = 64  # scopes whose chunk count is kept (searches use a handful
 _CHUNK_COLUMNS = 23
 _CHUNK_ROW = "(" + ", ".join(["?"] * _CHUNK_COLUMNS) + ")"
 _CHUNK_ROWS_PER_STATEMENT = 1000  # at most; fewer when the SQLite library allows fewer parameters
+
+
+def _count_own_stems(
+    counts: Counter[tuple[str, str]], chunks: Sequence[ChunkRecord], values: Sequence[TextColumns]
+) -> None:
+    """Add to ``counts`` each chunk's own stems (``own_stems``, else ``stems``) and ``''`` for the
+    chunk itself, by session: what m011's insert trigger counts."""
+    for chunk, (_, stems, own_stems, _) in zip(chunks, values, strict=False):
+        counts[chunk.session_id, ""] += 1
+        counts.update((chunk.session_id, stem) for stem in (stems if own_stems is None else own_stems).split())
 
 
 @sqlite_util.raising_store_errors(lambda store: f"at {store.path}")
@@ -67,6 +86,9 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
             self.conn.close()
             raise store_failure(exc, f"at {path}") from exc
         self.fts_enabled = bool(row and row[0] == "available")
+        # Whether the store keeps session_stems (m011; not on an SQLite without JSON functions).
+        kept = self.conn.execute("SELECT value FROM meta WHERE key = ?", (SESSION_STEMS,)).fetchone()
+        self._keeps_stem_counts = not (kept and kept[0] == SESSION_STEMS_UNAVAILABLE)
         # A transaction belongs to the connection, not to a thread: a read on another thread ran
         # inside an open ingest (seeing a session not yet committed, perhaps rolled back), and a
         # write joined it. So the connection is the turn's holder's: a transaction holds the turn
@@ -240,21 +262,57 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         )
         rows = [*new, *changed]
         columns = text_columns_in_order([(c.content, c.search_terms) for c in rows])  # its worker ends with it
-        for batch in common.batches(rows, per_statement):
-            self.conn.execute(
-                "INSERT INTO chunks(id, session_id, project_id, agent, agent_id, team_name, turn_index, part,"
-                " start_time, end_time, content, search_terms, content_hash, approx_tokens, tool_use_count,"
-                " code_block_count, has_thinking, message_uuids, created_at, source, stems, own_stems, bulk) VALUES "
-                + ", ".join([_CHUNK_ROW] * len(batch))
-                + " ON CONFLICT(id) DO UPDATE SET end_time = excluded.end_time, content = excluded.content,"
-                " search_terms = excluded.search_terms, content_hash = excluded.content_hash,"
-                " approx_tokens = excluded.approx_tokens, tool_use_count = excluded.tool_use_count,"
-                " code_block_count = excluded.code_block_count, has_thinking = excluded.has_thinking,"
-                " message_uuids = excluded.message_uuids, agent = excluded.agent, team_name = excluded.team_name,"
-                " stems = excluded.stems, own_stems = excluded.own_stems, bulk = excluded.bulk",
-                [value for c in batch for value in common.chunk_row(c, project.id, now, source, next(columns))],
-            )
+        with self.atomic():
+            counts = self._counting_stems_here(bool(new))
+            for n, batch in enumerate(common.batches(rows, per_statement)):
+                values = [next(columns) for _ in batch]
+                if counts is not None:  # the new chunks come first
+                    _count_own_stems(counts, batch[: max(0, len(new) - n * per_statement)], values)
+                self._insert_chunks(batch, values, project.id, now, source)
+            if counts is not None:
+                self._add_stem_counts(counts)
         return [c.id for c in new], len(changed)
+
+    def _insert_chunks(
+        self, batch: Sequence[ChunkRecord], values: Sequence[TextColumns], project_id: int, now: str, source: str
+    ) -> None:
+        self.conn.execute(
+            "INSERT INTO chunks(id, session_id, project_id, agent, agent_id, team_name, turn_index, part,"
+            " start_time, end_time, content, search_terms, content_hash, approx_tokens, tool_use_count,"
+            " code_block_count, has_thinking, message_uuids, created_at, source, stems, own_stems, bulk) VALUES "
+            + ", ".join([_CHUNK_ROW] * len(batch))
+            + " ON CONFLICT(id) DO UPDATE SET end_time = excluded.end_time, content = excluded.content,"
+            " search_terms = excluded.search_terms, content_hash = excluded.content_hash,"
+            " approx_tokens = excluded.approx_tokens, tool_use_count = excluded.tool_use_count,"
+            " code_block_count = excluded.code_block_count, has_thinking = excluded.has_thinking,"
+            " message_uuids = excluded.message_uuids, agent = excluded.agent, team_name = excluded.team_name,"
+            " stems = excluded.stems, own_stems = excluded.own_stems, bulk = excluded.bulk",
+            [
+                value
+                for c, v in zip(batch, values, strict=True)
+                for value in common.chunk_row(c, project_id, now, source, v)
+            ],
+        )
+
+    def _counting_stems_here(self, any_new: bool) -> Counter[tuple[str, str]] | None:
+        """When this write adds chunks, take the counting of their stems from the row trigger
+        (m011): a Counter to fill with them, added by :meth:`_add_stem_counts` in one upsert per
+        (session, stem) instead of one per chunk and stem (a 50 MB pasted line: 37,000 chunks of some
+        hundred stems each, 7 s of trigger work). The trigger stands aside while the meta row
+        ``STEMS_COUNTED_BY_WRITER`` exists, which this transaction alone sees and removes again.
+        None: nothing new, or no table (an SQLite without JSON functions)."""
+        if not any_new or not self._keeps_stem_counts:
+            return None
+        self.set_meta(STEMS_COUNTED_BY_WRITER, "1")
+        return Counter()
+
+    def _add_stem_counts(self, counts: Counter[tuple[str, str]]) -> None:
+        self.conn.executemany(
+            "INSERT INTO session_stems(session_id, stem, chunks) VALUES (?, ?, ?)"
+            " ON CONFLICT (session_id, stem) DO UPDATE SET chunks = chunks + excluded.chunks",
+            [(session, stem, n) for (session, stem), n in counts.items()],
+        )
+        self.delete_meta(STEMS_COUNTED_BY_WRITER)
 
     def delete_chunks(self, ids: Sequence[str], *, remember: bool = True) -> int:
         """Remove chunks with their edges, keyword-index rows, vectors and cluster memberships.
@@ -368,6 +426,24 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
                     self.delete_meta(TEXT_FEATURES_PENDING)
                     return filled
             filled += count
+
+    def fill_session_stems(self) -> int:
+        """Count the stems of the sessions a store held when migration m011 added their table, a
+        batch of sessions per transaction (so a crash keeps what was done, and another writer waits
+        a fraction of a second); return how many sessions were counted (0, after one meta read,
+        when none waits)."""
+        counted = 0
+        while True:
+            with self.atomic():
+                after = self.meta_value(SESSION_STEMS)
+                if after is None or after == SESSION_STEMS_UNAVAILABLE:
+                    return counted
+                count, after = fill_session_stems(self.conn, after)
+                if count:
+                    self.set_meta(SESSION_STEMS, after)
+                else:
+                    self.delete_meta(SESSION_STEMS)
+            counted += count
 
     # ---- reads ----------------------------------------------------------------------------
 

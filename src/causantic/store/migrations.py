@@ -308,6 +308,77 @@ def m010_stale_text_features(conn: sqlite3.Connection) -> None:
     )
 
 
+def m011_session_stems(conn: sqlite3.Connection) -> None:
+    """Per session, how many of its chunks hold each word stem in their own words (what listing tools
+    printed left out: ``own_stems``, else ``stems``), and under the stem ``''`` how many chunks it
+    has: what whole-session evidence reads (``session_stem_counts``) in a few index lookups instead
+    of testing the stems of every chunk of 30 sessions (1,200-1,600 rows at 100k chunks).
+
+    Triggers keep it right whoever writes a chunk (ingest, re-ingest, forget, purge, the features
+    filled later, an older release), splitting the packed stems with ``json_each`` (a stem is a run
+    of word characters: no quote or backslash to escape). The insert trigger stands aside while the
+    meta row ``STEMS_COUNTED_BY_WRITER`` exists: a write of many new chunks sets it inside its own
+    transaction and adds their counts itself, one upsert per (session, stem)
+    (:meth:`causantic.store.memory.MemoryStore.save_session`). Counting existing chunks takes some 12 s
+    per 100k chunks, longer than a hook may run (see m009), so it is left to the next ingest
+    (:func:`fill_session_stems`, a batch of sessions per transaction; ``SESSION_STEMS`` holds the
+    last session done); until then whole-session evidence scans the chunks as before. An SQLite
+    built without JSON functions (possible before 3.38) keeps no table and always scans.
+    """
+    if not _json_available(conn):
+        conn.execute(
+            f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{SESSION_STEMS}', '{SESSION_STEMS_UNAVAILABLE}')"
+        )
+        return
+    old, new = _own_stems_array("OLD"), _own_stems_array("NEW")
+    count_new = f"""
+            INSERT INTO session_stems(session_id, stem, chunks) SELECT NEW.session_id, value, 1 FROM json_each({new})
+                WHERE TRUE ON CONFLICT (session_id, stem) DO UPDATE SET chunks = chunks + 1;"""
+    uncount_old = f"""
+            UPDATE session_stems SET chunks = chunks - 1
+                WHERE session_id = OLD.session_id AND stem IN (SELECT value FROM json_each({old}));
+            DELETE FROM session_stems
+                WHERE session_id = OLD.session_id AND stem IN (SELECT value FROM json_each({old})) AND chunks <= 0;"""
+    _run_script(
+        conn,
+        f"""
+        CREATE TABLE session_stems (
+            session_id TEXT NOT NULL,
+            stem TEXT NOT NULL,                  -- '': every chunk of the session
+            chunks INTEGER NOT NULL,             -- how many of its chunks hold it in their own words
+            PRIMARY KEY (session_id, stem)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER chunks_session_stems_insert AFTER INSERT ON chunks
+        WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = '{STEMS_COUNTED_BY_WRITER}')
+        BEGIN{count_new}
+        END;
+        CREATE TRIGGER chunks_session_stems_delete AFTER DELETE ON chunks BEGIN{uncount_old}
+        END;
+        CREATE TRIGGER chunks_session_stems_update AFTER UPDATE OF session_id, stems, own_stems ON chunks
+        WHEN NEW.session_id IS NOT OLD.session_id
+            OR COALESCE(NEW.own_stems, NEW.stems, '') IS NOT COALESCE(OLD.own_stems, OLD.stems, '')
+        BEGIN{uncount_old}{count_new}
+        END;
+        """,
+    )
+    if conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone():
+        conn.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{SESSION_STEMS}', '')")
+
+
+def _own_stems_array(row: str) -> str:
+    """SQL for a JSON array of ``''`` and the stems of ``row``'s own words (``OLD`` or ``NEW``)."""
+    own = f"COALESCE({row}.own_stems, {row}.stems, '')"
+    return f"""'[""' || CASE WHEN {own} = '' THEN '' ELSE ',"' || replace({own}, ' ', '","') || '"' END || ']'"""
+
+
+def _json_available(conn: sqlite3.Connection) -> bool:
+    try:
+        conn.execute("SELECT value FROM json_each('[]')").fetchall()
+        return True
+    except sqlite3.OperationalError:
+        return False
+
+
 # meta key: rows written before m009 still lack their text features (the next ingest fills them).
 TEXT_FEATURES_PENDING = "text_features_pending"
 
@@ -323,6 +394,31 @@ def fill_text_features(conn: sqlite3.Connection, after: int = 0, batch: int = 2_
         [(*feature_values(content), rowid) for rowid, content in rows],
     )
     return len(rows), int(rows[-1][0]) if rows else after
+
+
+# meta key: while present, session_stems does not hold every session yet. Its value is the last
+# session id counted ('' none yet; sessions are counted in id order), or SESSION_STEMS_UNAVAILABLE.
+SESSION_STEMS = "session_stems_pending"
+SESSION_STEMS_UNAVAILABLE = "unavailable: no JSON functions"
+# meta key: set by a write that counts its new chunks' stems itself, in its own transaction only.
+STEMS_COUNTED_BY_WRITER = "session_stems_counted_by_writer"
+
+
+def fill_session_stems(conn: sqlite3.Connection, after: str, batch: int = 50) -> tuple[int, str]:
+    """Count the stems of up to ``batch`` sessions past id ``after`` in id order, replacing what
+    the triggers counted of them since m011; return how many, and the last id done (``after`` when
+    none was left)."""
+    ids = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE id > ? ORDER BY id LIMIT ?", (after, batch))]
+    if not ids:
+        return 0, after
+    conn.execute(f"DELETE FROM session_stems WHERE session_id IN ({', '.join('?' * len(ids))})", ids)
+    conn.execute(
+        "INSERT INTO session_stems(session_id, stem, chunks) SELECT c.session_id, j.value, COUNT(*)"
+        f" FROM chunks c, json_each({_own_stems_array('c')}) j"
+        f" WHERE c.session_id IN ({', '.join('?' * len(ids))}) GROUP BY c.session_id, j.value",
+        ids,
+    )
+    return len(ids), ids[-1]
 
 
 def _run_script(conn: sqlite3.Connection, script: str) -> None:
@@ -347,6 +443,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m008_session_titles,
     m009_text_features,
     m010_stale_text_features,
+    m011_session_stems,
 )
 
 

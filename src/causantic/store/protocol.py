@@ -122,6 +122,7 @@ class MemoryStoreProtocol(Protocol):
 
     # ---- ingest writes (call inside atomic/batch unless said otherwise) -------------------------
     def fill_text_features(self, *, pending_only: bool = False) -> int: ...  # its own transactions
+    def fill_session_stems(self) -> int: ...  # its own transactions
     def file_unchanged(self, path: str, size: int, mtime_ns: int) -> bool: ...
     def mark_files(self, marks: Iterable[FileMark]) -> None: ...
     def save_session(

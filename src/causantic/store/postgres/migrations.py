@@ -277,6 +277,58 @@ def m005_stale_text_features(conn: Any) -> None:
     )
 
 
+def m006_session_stems(conn: Any) -> None:
+    """Per session, how many of its chunks hold each word stem in their own words, and under the stem
+    ``''`` how many chunks it has, as in SQLite's m011 (:func:`causantic.store.migrations.m011_session_stems`),
+    kept by a trigger whoever writes a chunk. Every existing session is counted here (the owner runs
+    migrations, in `team init`). The trigger runs as the tables' owner, so members, who may only
+    read the table, keep it right by writing their chunks; it fires on every update whose stems or
+    session changed, since a member on an older release rewriting a chunk's text has its stems
+    cleared by m005's trigger, which an ``UPDATE OF`` column list would not see. Run again, it counts
+    afresh (a version applied out of order, see :func:`migrate`)."""
+    conn.execute(
+        """
+        CREATE TABLE IF NOT EXISTS session_stems (
+            session_id TEXT NOT NULL,
+            stem TEXT NOT NULL,
+            chunks INTEGER NOT NULL,
+            PRIMARY KEY (session_id, stem)
+        );
+        GRANT SELECT ON session_stems TO causantic_member;
+        CREATE OR REPLACE FUNCTION causantic_own_stems(own_stems TEXT, stems TEXT) RETURNS TEXT[]
+        LANGUAGE sql IMMUTABLE AS
+            $$ SELECT ARRAY[''] || string_to_array(NULLIF(COALESCE(own_stems, stems, ''), ''), ' ') $$;
+        CREATE OR REPLACE FUNCTION causantic_session_stems() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+        SET search_path FROM CURRENT AS $$ BEGIN
+            IF TG_OP IN ('UPDATE', 'DELETE') THEN
+                UPDATE session_stems SET chunks = chunks - 1
+                    WHERE session_id = OLD.session_id AND stem = ANY(causantic_own_stems(OLD.own_stems, OLD.stems));
+                DELETE FROM session_stems WHERE session_id = OLD.session_id
+                    AND stem = ANY(causantic_own_stems(OLD.own_stems, OLD.stems)) AND chunks <= 0;
+            END IF;
+            IF TG_OP IN ('UPDATE', 'INSERT') THEN
+                INSERT INTO session_stems(session_id, stem, chunks)
+                    SELECT NEW.session_id, stem, 1 FROM unnest(causantic_own_stems(NEW.own_stems, NEW.stems)) stem
+                    ON CONFLICT (session_id, stem) DO UPDATE SET chunks = session_stems.chunks + 1;
+            END IF;
+            RETURN NULL;
+        END $$;
+        DROP TRIGGER IF EXISTS chunks_session_stems ON chunks;
+        DROP TRIGGER IF EXISTS chunks_session_stems_update ON chunks;
+        CREATE TRIGGER chunks_session_stems AFTER INSERT OR DELETE ON chunks
+            FOR EACH ROW EXECUTE FUNCTION causantic_session_stems();
+        CREATE TRIGGER chunks_session_stems_update AFTER UPDATE ON chunks
+            FOR EACH ROW WHEN (OLD.session_id IS DISTINCT FROM NEW.session_id
+                OR COALESCE(OLD.own_stems, OLD.stems, '') IS DISTINCT FROM COALESCE(NEW.own_stems, NEW.stems, ''))
+            EXECUTE FUNCTION causantic_session_stems();
+        DELETE FROM session_stems;
+        INSERT INTO session_stems(session_id, stem, chunks)
+            SELECT c.session_id, stem, COUNT(*) FROM chunks c, unnest(causantic_own_stems(c.own_stems, c.stems)) stem
+            GROUP BY c.session_id, stem;
+        """
+    )
+
+
 def fill_text_features(conn: Any, batch: int = 2_000) -> int:
     """Compute the features of every chunk without them (that this role may change), in rowid
     order; return how many were read."""
@@ -299,6 +351,7 @@ MIGRATIONS: tuple[Callable[[Any], None], ...] = (
     m003_text_features,
     m004_vector_projects,
     m005_stale_text_features,
+    m006_session_stems,
 )
 
 
