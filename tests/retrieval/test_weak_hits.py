@@ -21,6 +21,7 @@ from process_support import EXAMPLES
 from causantic.cli.main import cli
 from causantic.facade import Memory
 from causantic.mcp.server import build_server
+from causantic.retrieval.format import hits_summary, is_weak, relevance_percent
 
 WEAK_RELEVANCE = 0.10  # format.WEAK_RELEVANCE, as the headings below word it
 MIXED = "Found 4 memory chunks ("
@@ -77,3 +78,10 @@ def test_the_mcp_search_tool_says_the_same(home: Path) -> None:
     _check_text(mixed.content[0].text)
     assert mixed.structured_content["weak"] == 2
     assert weak.content[0].text.startswith(ALL_WEAK) and weak.structured_content["weak"] == 2
+
+
+def test_a_hit_reading_10_percent_is_never_called_under_10_percent() -> None:
+    # The CLI showed "Relevance: 10% | weakly related" beside "(relevance under 10%)" for a 9.6% hit.
+    assert (relevance_percent(0.096), is_weak(0.096)) == (10, False)
+    assert (relevance_percent(0.094), is_weak(0.094)) == (9, True)
+    assert hits_summary([0.3, 0.096, 0.094]).endswith("2 relevant and 1 weakly related (relevance under 10%)")

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 from markupsafe import Markup, escape
 
-from causantic.retrieval.format import shown_content, span, when
+from causantic.retrieval.format import relevance_percent, shown_content, span, when
 
 _SECTION_START = re.compile(r"^\[(User|Assistant|Tool:[^\]\n]+|Result:[^\]\n]+)\]", re.MULTILINE)
 
@@ -104,7 +104,7 @@ def ago(iso_text: str | None, now: datetime | None = None) -> str:
 
 
 def percent(value: float | None) -> str:
-    return "–" if value is None else f"{round(max(0.0, min(value, 1.0)) * 100)}%"
+    return "–" if value is None else f"{relevance_percent(value)}%"
 
 
 _BACKTICKED = re.compile(r"`([^`\n]+)`")

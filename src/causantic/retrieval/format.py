@@ -109,15 +109,21 @@ def chunk_header(
     elif mixed:
         parts.append("Local (not shared)")
     if relevance is not None:
-        parts.append(f"Relevance: {round(max(0.0, min(relevance, 1.0)) * 100)}%")
+        parts.append(f"Relevance: {relevance_percent(relevance)}%")
     if marker:
         parts.append(marker)
     return "[" + " | ".join(parts) + "]"
 
 
+def relevance_percent(relevance: float) -> int:
+    """The whole percent people read for a relevance (0-1)."""
+    return round(max(0.0, min(relevance, 1.0)) * 100)
+
+
 def is_weak(shown_relevance: float) -> bool:
-    """A hit worth listing but not worth calling relevant (:data:`WEAK_RELEVANCE`)."""
-    return shown_relevance < WEAK_RELEVANCE
+    """A hit worth listing but not worth calling relevant (:data:`WEAK_RELEVANCE`), judged on the
+    percent people read: a 9.6% hit reads "10%" and must not be called "under 10%"."""
+    return relevance_percent(shown_relevance) < relevance_percent(WEAK_RELEVANCE)
 
 
 def hit_header(hit: Hit, shown_relevance: float, *, mixed: bool = False) -> str:
