@@ -221,6 +221,7 @@ class Memory:
         dry_run: bool = True,
         expected: int | None = None,
         only_ids: frozenset[str] | None = None,
+        only_mine: bool = False,
         preview_size: int = 5,
     ) -> ForgetResult:
         """Preview (the default) or delete chosen chunks of one project, or the whole project.
@@ -228,8 +229,9 @@ class Memory:
         No filter means the whole project. A real run given ``expected`` (the previewed count)
         deletes nothing when the matches have changed since; given ``only_ids`` (what a preview
         listed) it deletes only those; :meth:`forget_previewed` deletes exactly what a preview
-        matched. A ``query`` compares meanings, so it is refused while no vectors are stored (it
-        would match nothing and look like success)."""
+        matched. ``only_mine`` keeps to this member's chunks in team memory (refused for a project in
+        local memory, where every chunk is theirs). A ``query`` compares meanings, so it is refused
+        while no vectors are stored (it would match nothing and look like success)."""
         from causantic.retrieval.forget import ForgetRequest, forget
 
         if query is not None:
@@ -245,16 +247,19 @@ class Memory:
             whole_project=whole_project,
             expected=expected,
             only_ids=only_ids,
-            member=member_name(self.config),
+            only_mine=only_mine,
         )
 
         def run(s: Services) -> ForgetResult:
+            # Members exist in team memory only (the local store beside it runs as SQLite).
+            team = s.config.storage.backend == "postgres"
+            asked = replace(request, member=member_name(self.config) if team else None)
             if query and s.vectors.count() == 0:
                 raise CausanticError(
                     "Forgetting by query compares meanings, and no vectors are stored yet (run `causantic embed`); "
                     "use before, after or session_id instead."
                 )
-            return forget(s.store, s.vectors, s.embedder.embed_query if query else None, request, preview_size)
+            return forget(s.store, s.vectors, s.embedder.embed_query if query else None, asked, preview_size)
 
         # Never the local store because team memory failed: a deletion goes only where its preview looked.
         return self._where_project_lives(run, when_down=False)

@@ -51,7 +51,9 @@ def test_a_session_prefix_is_matched_literally_never_as_a_pattern(prefix: str) -
 
 
 @pytest.mark.parametrize(
-    "scope", [{"session_prefix": ""}, {"session_id": ""}, {"agent": ""}, {"project_ids": ()}], ids=str
+    "scope",
+    [{"session_prefix": ""}, {"session_id": ""}, {"agent": ""}, {"member": ""}, {"project_ids": ()}],
+    ids=str,
 )
 def test_an_empty_scope_value_is_refused_rather_than_read_as_everything(scope: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="empty"):
@@ -109,6 +111,19 @@ def test_cli_forget_of_a_real_prefix_deletes_exactly_that_session() -> None:
     result = _forget("acme-shop", "--session", "4005b823", "--yes", "--json")
     assert json.loads(result.output)["deleted"] == 2
     assert _left() == 4 and _chunks(session_id=SESSION) == []
+
+
+def test_only_mine_is_refused_in_local_memory_where_every_chunk_is_yours() -> None:
+    """Team memory's --only-mine leaves other members' chunks alone; local memory has no other members,
+    so the switch is refused in so many words (not silently ignored), and nothing is deleted."""
+    refused = _forget("acme-shop", "--only-mine", "--yes")
+    assert refused.exit_code == 1, refused.output
+    assert "'acme-shop' is in local memory, where every chunk is yours" in " ".join(refused.output.split())
+    [mcp] = _mcp(("forget", {"project": "acme-shop", "only_mine": True, "dry_run": False, "expected_count": 6}))
+    assert mcp.is_error and "forgetting only your own chunks (only-mine) is for team memory" in mcp.content[0].text
+    whole = _forget("acme-shop", "--all", "--only-mine", "--yes")
+    assert whole.exit_code == 2 and "--all takes no filter" in whole.output
+    assert _left() == 6 and _chunks(member="alice") == []  # a member's scope covers no local chunk
 
 
 def _mcp(*calls: tuple[str, dict[str, Any]]) -> list[Any]:

@@ -3,13 +3,17 @@ a team admin may forget anyone's. Checked through Causantic and with plain SQL a
 
 from __future__ import annotations
 
+import json
 from contextlib import ExitStack
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
+from click.testing import CliRunner
 from postgres_server import new_database
 
+from causantic.cli.main import cli
 from causantic.config import Config
 from causantic.errors import StoreError
 from causantic.examples import SESSIONS_DIR
@@ -72,6 +76,43 @@ def test_a_member_forgets_only_their_own_rows_and_an_admin_any(team: dict[str, s
         assert remove_chunks(bob.store, bob.vectors, bobs) == len(bobs)
         assert remove_chunks(carol.store, carol.vectors, alices[:1]) == 1
         assert _chunks_of(team["alice"], "alice") == alices[1:]
+
+
+def test_a_member_forgets_only_their_own_chunks_of_a_project_another_member_shares(
+    team: dict[str, str], tmp_path: Path
+) -> None:
+    """Bob's chunks in alice's project block her forgetting it; --only-mine previews and deletes hers alone."""
+    with ExitStack() as stack:
+        ingest_paths(_services(stack, team["alice"], "alice"), [SESSIONS[0]], embed=False, workers=1)
+        ingest_paths(_services(stack, team["bob"], "bob"), [SESSIONS[1]], embed=False, workers=1)
+    alices, bobs = _chunks_of(team["alice"], "alice"), _chunks_of(team["bob"], "bob")
+    with Memory(config=_config(team["alice"], "alice")) as memory:
+        everything = memory.forget("acme-shop")
+        assert everything.others == (("bob", len(bobs)),)
+        assert str(others_note(everything, "--only-mine")).endswith("Add --only-mine to forget only your own.")
+        with pytest.raises(StoreError, match=r"belong to other members \(bob\)"):  # without it, as before
+            memory.forget("acme-shop", dry_run=False, expected=everything.count)
+        mine = memory.forget("acme-shop", only_mine=True)
+    assert sorted(mine.ids) == alices and mine.count == len(alices) and mine.others == ()
+    assert _chunks_of(team["alice"], "alice") == alices and _chunks_of(team["bob"], "bob") == bobs
+
+    env = {
+        "CAUSANTIC_HOME": str(tmp_path / "alice"),
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": team["alice"],
+        "CAUSANTIC_TEAM_USER": "alice",
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "all",
+    }
+    runner = CliRunner()
+    shown = runner.invoke(cli, ["forget", "acme-shop", "--only-mine"], env=env)
+    assert shown.exit_code == 0, shown.output
+    assert f"{len(alices)} chunks in 1 session of 'acme-shop' would be deleted." in shown.output
+    assert "other members" not in shown.output
+    done = runner.invoke(cli, ["forget", "acme-shop", "--only-mine", "--yes", "--json"], env=env)
+    assert done.exit_code == 0, done.output
+    out = json.loads(done.output)
+    assert out["deleted"] == len(alices) and out["only_mine"] is True and out["other_members"] == {}
+    assert _chunks_of(team["alice"], "alice") == [] and _chunks_of(team["bob"], "bob") == bobs
 
 
 def test_the_database_itself_refuses_a_member_changing_anothers_rows(team: dict[str, str]) -> None:

@@ -201,6 +201,11 @@ def reconstruct_command(
     is_flag=True,
     help="The whole project (also what no filter means); refuses filters beside it.",
 )
+@click.option(
+    "--only-mine",
+    is_flag=True,
+    help="Team memory: only your own chunks; other members' in the same project stay.",
+)
 @click.option("--yes", is_flag=True, help="Delete what the preview shows, without asking.")
 @json_option
 def forget_command(
@@ -211,6 +216,7 @@ def forget_command(
     query: str | None,
     threshold: float,
     whole_project: bool,
+    only_mine: bool,
     yes: bool,
     as_json: bool,
 ) -> None:
@@ -220,9 +226,9 @@ def forget_command(
     Example: causantic forget myapp --query "staging credentials" --threshold 0.7 --yes
     (or: causantic forget acme-shop — the whole project: a preview, then confirm)
     """
-    if whole_project and any((before, after, session_id, query)):
+    if whole_project and any((before, after, session_id, query, only_mine)):
         raise click.UsageError(
-            "--all takes no filter: drop --before/--after/--session/--query, or drop --all to "
+            "--all takes no filter: drop --before/--after/--session/--query/--only-mine, or drop --all to "
             "forget only what they match."
         )
     with domain_errors(), Memory(config=read_config()) as memory:
@@ -234,6 +240,7 @@ def forget_command(
             query=query,
             threshold=threshold,
             whole_project=whole_project,
+            only_mine=only_mine,
             dry_run=not yes,
         )
         if as_json:
@@ -265,7 +272,7 @@ def _print_forget(result: ForgetResult) -> None:
     else:
         head = f"{counted(result.deleted, 'chunk')} {where} deleted."
     console.print(head, markup=False)
-    if result.dry_run and (note := others_note(result)):
+    if result.dry_run and (note := others_note(result, "--only-mine")):
         console.print(note, markup=False)
     if result.whole_project:  # a project is best recognised by its sessions
         for session in result.session_summaries:

@@ -342,6 +342,10 @@ def forget(
     whole_project: Annotated[
         bool, Field(description="Everything in the project (also what no filter means); takes no filter.")
     ] = False,
+    only_mine: Annotated[
+        bool,
+        Field(description="Team memory: only this member's own chunks; other members' in the project stay."),
+    ] = False,
     dry_run: Annotated[
         bool,
         Field(
@@ -383,6 +387,7 @@ def forget(
             query=query,
             threshold=threshold,
             whole_project=whole_project,
+            only_mine=only_mine,
             dry_run=dry_run,
             expected=expected_count,
         ),
@@ -404,7 +409,7 @@ def forget(
         text = (
             f"Dry run: {counted(result.count, 'chunk')} in {counted(result.sessions, 'session')} would be deleted "
             f"from {scope} {result.project!r}."
-            + (f" {note}" if (note := others_note(result)) else "")
+            + (f" {note}" if (note := others_note(result, "only_mine=true")) else "")
             + ("\n" + "\n".join(lines) if lines else "")
             + f"\nAfter the user confirms, call again with dry_run=false and expected_count={result.count}."
         )

@@ -1,8 +1,9 @@
 """Forgetting: delete chosen chunks of one project, or the whole project, after a preview.
 
 Filters combine (AND): ``before``/``after`` on chunk time, ``session_id`` (an id or its start, at
-least ``options.SESSION_ID_MIN`` characters: a shorter prefix could name several sessions), and a semantic
-``query`` whose matches must reach ``threshold`` cosine similarity. No filter means the whole
+least ``options.SESSION_ID_MIN`` characters: a shorter prefix could name several sessions), a semantic
+``query`` whose matches must reach ``threshold`` cosine similarity, and, in team memory, ``only_mine``
+(the forgetting member's own chunks: others' are theirs to forget). No filter means the whole
 project (``whole_project`` says so explicitly and refuses filters beside it). A dry run (the
 default) only says what would go. A real run removes the chunks with their edges, keyword-index
 rows, vectors and cluster memberships — nothing else — and re-links the project's remaining
@@ -42,6 +43,8 @@ class ForgetRequest:
     # ingested between the preview and the confirmation is never deleted unseen.
     only_ids: frozenset[str] | None = None
     member: str | None = None  # team memory: who is forgetting (team.user), to name others' chunks
+    # Team memory: only the member's own chunks (others' in the same scope stay, and are not counted).
+    only_mine: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +61,7 @@ class ForgetResult:
     # Team memory: matched chunks other members ingested, (member, chunks) by name. Row-level security
     # refuses their deletion (the whole of it) unless the forgetting role holds causantic_admin.
     others: tuple[tuple[str, int], ...] = ()
+    only_mine: bool = False  # team memory: the matches are the forgetting member's own chunks only
 
 
 def nothing_to_forget(project: str) -> str:
@@ -65,15 +69,17 @@ def nothing_to_forget(project: str) -> str:
     return f"Nothing in {project!r} matches: nothing would be deleted."
 
 
-def others_note(result: ForgetResult) -> str | None:
-    """What a preview says when some matches are other members' (the CLI and MCP alike), else None."""
+def others_note(result: ForgetResult, only_mine: str = "only_mine") -> str | None:
+    """What a preview says when some matches are other members' (the CLI and MCP alike), else None;
+    ``only_mine`` is how the interface spells the switch that keeps one's own chunks alone."""
     if not result.others:
         return None
     total = sum(n for _, n in result.others)
     whose = ", ".join(f"{member} {n}" for member, n in result.others)
     return (
         f"{counted(total, 'chunk')} of these {'is' if total == 1 else 'are'} other members' ({whose}): deleting "
-        "another member's memory needs the causantic_admin role; without it nothing is deleted."
+        f"another member's memory needs the causantic_admin role; without it nothing is deleted. Add {only_mine} "
+        "to forget only your own."
     )
 
 
@@ -95,18 +101,25 @@ def forget(
         raise CausanticError("threshold must be a cosine similarity in (0, 1], e.g. 0.6.")
     if request.session_id is not None:
         request = replace(request, session_id=session_prefix(request.session_id))
-    filtered = any((request.before, request.after, request.session_id, request.query))
+    filtered = any((request.before, request.after, request.session_id, request.query, request.only_mine))
     if request.whole_project and filtered:
         raise CausanticError(
-            "Forgetting the whole project takes no filter; drop before/after/session_id/query, "
+            "Forgetting the whole project takes no filter; drop before/after/session_id/query/only_mine, "
             "or drop the whole-project switch to forget only what they match."
         )
     project = resolve_project(store, request.project)
+    if request.only_mine and request.member is None:
+        raise CausanticError(
+            f"{project.name!r} is in local memory, where every chunk is yours: forgetting only your own chunks "
+            "(only-mine) is for team memory, where other members' chunks sit beside yours. Nothing was deleted; "
+            "forget without only-mine."
+        )
     scope = ChunkScope(
         project_ids=(project.id,),
         session_prefix=request.session_id,  # the start of an id, matched literally (`%` is a character)
         since=request.after,
         until=request.before,
+        member=request.member if request.only_mine else None,
     )
     matches = list(store.chunks_in(scope))
     similarity: dict[str, float] = {}
@@ -131,6 +144,7 @@ def forget(
         tuple(c.id for c in matches),
         summaries,
         tuple(sorted(others.items())),
+        request.only_mine,
     )
     if request.dry_run:
         return result

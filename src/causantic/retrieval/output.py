@@ -316,6 +316,7 @@ class ForgetOut(Out):
         description="Team memory: matched chunks other members ingested, by member; deleting them needs "
         "the causantic_admin role (without it nothing is deleted).",
     )
+    only_mine: bool = Field(False, description="Team memory: only the forgetting member's own chunks matched.")
 
 
 class EmbedOut(Out):
@@ -364,6 +365,7 @@ def forget_out(result: ForgetResult) -> ForgetOut:
             for c, sim in result.preview
         ],
         other_members=dict(result.others),
+        only_mine=result.only_mine,
     )
 
 

@@ -194,6 +194,8 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         if scope.session_prefix is not None:
             where.append("substr(c.session_id, 1, ?) = ?")
             params += [len(scope.session_prefix), scope.session_prefix]
+        if scope.member is not None:
+            where.append("0=1")  # local chunks carry no member: a member's scope covers none of them
         tail, values = common.agent_and_time("?", scope.agent, scope.since, scope.until)
         where += tail
         params += values

@@ -118,7 +118,7 @@ class PromptIndex:
 
     def count_chunks(self, scope: ChunkScope) -> int:
         """Chunks in ``scope``; only its projects and agent are read (the rest is refused)."""
-        if scope.session_id or scope.session_prefix or scope.since or scope.until:
+        if scope.session_id or scope.session_prefix or scope.since or scope.until or scope.member:
             raise ValueError("PromptIndex counts chunks by project and agent only.")
         where, params = ["1=1"], list[object]()
         if scope.project_ids:

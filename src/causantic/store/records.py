@@ -113,11 +113,12 @@ class ChunkScope:
     agent: str | None = None  # "main" or an agent's name
     since: datetime | None = None
     until: datetime | None = None
+    member: str | None = None  # team memory: one member's chunks (local chunks are nobody's: none match)
 
     def __post_init__(self) -> None:
         if self.project_ids is not None and not self.project_ids:
             raise ValueError("ChunkScope.project_ids is empty: it names no project (use None for every project).")
-        for name in ("session_id", "session_prefix", "agent"):
+        for name in ("session_id", "session_prefix", "agent", "member"):
             value = getattr(self, name)
             if value is not None and not value:
                 raise ValueError(f"ChunkScope.{name} is empty: it names nothing (use None for no restriction).")

@@ -172,6 +172,9 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         if scope.session_prefix is not None:
             where.append("starts_with(c.session_id, ?)")
             params.append(scope.session_prefix)
+        if scope.member is not None:
+            where.append("c.member = ?")
+            params.append(scope.member)
         tail, values = common.agent_and_time("?", scope.agent, scope.since, scope.until)
         where += tail
         params += values
