@@ -88,6 +88,11 @@ def test_recall_given_dates_says_it_looked_at_every_date(example_dashboard: Dash
     assert "From and To filter search only: recall looked at every date." in _text(page)
     _, _, page = http_request(example_dashboard, "GET", query)
     assert "From and To filter" not in page
+    # Members are team memory's: local memory's form has no member field, and a member in the
+    # address is for search alone, as dates are.
+    assert 'name="member"' not in page
+    _, _, page = http_request(example_dashboard, "GET", query + "&member=bob")
+    assert "Member filters search only: recall looked at every member's memory." in html.unescape(_text(page))
 
 
 def test_one_of_a_thing_is_not_counted_as_many(example_dashboard: Dashboard) -> None:

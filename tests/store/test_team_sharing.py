@@ -291,6 +291,16 @@ def test_user_filter_runs_in_the_database_so_a_busy_member_cannot_crowd_out_anot
     assert [h.chunk.user for h in mine.hits] == ["alice"]
     assert mine.hits[0].chunk.session_id.startswith("a11ce000")
 
+    # The dashboard's search form has the same filter: its member field, on team memory.
+    with _dashboard(tmp_path / "alice", _settings(url) | small) as (client, token):
+        everyone_page = client.get("/search", params={"token": token, "q": "flaky deploy pipeline"})
+        alices_page = client.get("/search", params={"q": "flaky deploy pipeline", "member": "alice"})
+    assert everyone_page.status_code == alices_page.status_code == 200
+    assert 'name="member" value=""' in everyone_page.text
+    assert "/session/b0b00000" in everyone_page.text and "/session/a11ce000" not in everyone_page.text
+    assert 'name="member" value="alice"' in alices_page.text
+    assert "/session/a11ce000" in alices_page.text and "/session/b0b00000" not in alices_page.text
+
 
 def test_embedding_covers_both_stores_so_vector_search_finds_local_and_team_chunks(
     postgres_server: Any, transcripts: Path, tmp_path: Path

@@ -131,6 +131,7 @@ def create_app(secrets: Secrets, opener: Opener = Memory) -> ASGIApp:
             q.get("agent", ""),
             q.get("from", ""),
             q.get("to", ""),
+            q.get("member", ""),
         )
         return await page("search", "search.html", lambda s: pages.search(s, derived, form))(request)
 

@@ -197,6 +197,7 @@ class SearchForm:
     agent: str = ""
     since: str = ""  # YYYY-MM-DD
     until: str = ""
+    member: str = ""  # team memory: one member's chunks (search only)
 
 
 def project_names(memory: Memory, derived: Derived) -> list[str]:
@@ -211,6 +212,8 @@ def search(memory: Memory, derived: Derived, form: SearchForm) -> dict[str, Any]
         "story": None,
         "undated": None,
         "projects": project_names(memory, derived),
+        "team": memory.config.storage.backend == "postgres",  # members exist there only: the field shows
+        "anyone": None,
     }
     if not form.q.strip():
         return context
@@ -222,12 +225,16 @@ def search(memory: Memory, derived: Derived, form: SearchForm) -> dict[str, Any]
         if since is not None and until is not None and until < since:  # in the dates as typed, not as widened
             raise CausanticError(f"The To date {form.until} is before the From date {form.since}.")
         until = _through(until, form.until)
-        context["result"] = result = memory.search(form.q, project=project, agent=agent, since=since, until=until)
+        context["result"] = result = memory.search(
+            form.q, project=project, agent=agent, user=form.member.strip() or None, since=since, until=until
+        )
         context["shown"] = shown = result.shown_relevance  # what people read: never rising down the list
         context["summary"] = hits_summary(shown)  # the CLI's and the MCP tool's words, weak hits counted apart
     else:
         if form.since or form.until:  # recall and predict take no dates: say so rather than ignore them
             context["undated"] = f"From and To filter search only: {form.kind} looked at every date."
+        if form.member.strip():  # nor members
+            context["anyone"] = f"Member filters search only: {form.kind} looked at every member's memory."
         ask = memory.recall if form.kind == "recall" else memory.predict
         context["story"] = story_of(ask(form.q, project=project, agent=agent), form.kind)
     return context
