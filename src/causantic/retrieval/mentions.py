@@ -48,6 +48,8 @@ def mention_share(profile: QueryProfile | None, text: str, features: TextFeature
 def listing_share(profile: QueryProfile, words: frozenset[str], own: frozenset[str]) -> float:
     """:func:`mention_share` from a chunk's stems already split: ``words`` all of them, ``own``
     those of its own words (:func:`own_stem_words`)."""
+    if own is words:  # nothing listed (own_stem_words hands the stems back): most chunks, measured for nothing
+        return 0.0
     found = profile.coverage_of(words)
     if found <= 0:
         return 0.0

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from causantic.store.features import bulk_share, stem, word_stems
@@ -103,13 +103,18 @@ class QueryProfile:
 
     terms: tuple[QueryTerm, ...]
     scope_chunks: int = 0  # chunks in the searched scope
+    # Σ of the terms' weights, summed once: a search measures some 400 coverages of one profile.
+    total_weight: float = field(init=False, repr=False, compare=False, default=0.0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "total_weight", sum(t.weight for t in self.terms))
 
     def absent_share(self, min_chunks: int, prior: float) -> float:
         """IDF-weighted share of the query's terms that no chunk in the scope holds: a question
         about a thing memory has never seen (a framework, a person, a project) scores high. In a
         scope of fewer than ``min_chunks`` chunks most words of any question are absent, so there
         the share is not measured and ``prior`` (its mean over relevant hits) stands in."""
-        total = sum(t.weight for t in self.terms)
+        total = self.total_weight
         if total <= 0:
             return 0.0
         if self.scope_chunks < min_chunks:
@@ -129,7 +134,7 @@ class QueryProfile:
     def coverage_of(self, words: frozenset[str]) -> float:
         """IDF-weighted share of the query's terms present in a text split by :func:`word_stems`
         (0 when it has none): words are compared by a light stem, so "camped" finds "camping"."""
-        total = sum(t.weight for t in self.terms)
+        total = self.total_weight
         if total <= 0:
             return 0.0
         found = sum(

@@ -18,9 +18,9 @@ along that order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -35,7 +35,7 @@ from causantic.retrieval.ranking import (
     blend_fusion,
     convex_fusion,
     keep_list_tops,
-    mmr_order,
+    mmr_picks,
     non_increasing,
     recency_factor,
     reciprocal_rank_fusion,
@@ -424,7 +424,7 @@ class Searcher:
         openings: dict[str, frozenset[str]],
         stems: dict[str, frozenset[str]],
         whole: dict[str, tuple[int, dict[str, int]]],
-    ) -> list[Candidate]:
+    ) -> Iterable[Candidate]:
         """``openings``: the stems of the candidates' sessions' opening prompts (read when
         sessionContext is on); ``stems``: each candidate's own; ``whole``: per best session, its
         chunks and how many hold each of the query's stems (read when sessionWords is on)."""
@@ -496,7 +496,7 @@ class Searcher:
             scores = [score * f for score, f in zip(scores, factors, strict=True)]
         if cfg.session_evidence > 0:
             scores = session_evidence(scores, sessions, cfg.session_evidence, cfg.session_evidence_chunks)
-        boosted = [replace(c, score=score) for c, score in zip(fused, scores, strict=True)]
+        boosted = [Candidate(c.chunk_id, score, c.sources) for c, score in zip(fused, scores, strict=True)]
         boosted.sort(key=lambda c: -c.score)
         boosted = _drop_exact_duplicates(boosted, chunks)
         use_mmr = request.mmr if request.mmr is not None else cfg.mmr_enabled
@@ -510,12 +510,12 @@ class Searcher:
         boosted = [boosted[i] for i in kept]
         if not use_mmr:
             return boosted
-        order = mmr_order([c.score for c in boosted], matrix[kept], cfg.mmr_lambda, len(boosted))
-        return [boosted[i] for i in order]
+        # Picked lazily: _fit reads only as far as its answer fills.
+        return (boosted[i] for i in mmr_picks([c.score for c in boosted], matrix[kept], cfg.mmr_lambda))
 
     def _fit(
         self,
-        ranked: list[Candidate],
+        ranked: Iterable[Candidate],
         chunks: dict[str, StoredChunk],
         scored: dict[str, tuple[float, float | None, float]],
         shown: set[str],
