@@ -131,6 +131,17 @@ class SearchScope:
     agent: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class _ReadAhead:
+    """What the vector side read while keyword search ran: the matches' chunks, their stems, and
+    the opening prompts' stems of ``opened``, their sessions (read when sessionContext is on)."""
+
+    chunks: dict[str, StoredChunk]
+    stems: dict[str, frozenset[str]]
+    openings: dict[str, frozenset[str]]
+    opened: frozenset[str]
+
+
 class CandidateExpander(Protocol):
     """Adds candidates after fusion (cluster siblings); the pipeline's extension point."""
 
@@ -179,9 +190,10 @@ class Searcher:
         # embedding and vector search, then the lookup of missing candidate vectors beside the
         # chunk lookup, then that of the sessions' opening prompts beside the scoring.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="causantic-search") as helper:
-            query_vector, vector_matches, read_ahead, keyword_hits, profile = self._candidates(
+            query_vector, vector_matches, ahead, keyword_hits, profile = self._candidates(
                 request.query, mode, scope, pool, helper, request.user
             )
+            read_ahead = ahead.chunks
             vector_hits = [(m.chunk_id, m.similarity) for m in vector_matches]
             fused = self._fuse(vector_hits, keyword_hits)
             if cfg.term_feedback_weight > 0 and mode in ("hybrid", "keyword-only") and fused:
@@ -212,7 +224,10 @@ class Searcher:
                 and (not request.user or chunks[c.chunk_id].user == request.user)
             ]
             openings = (
-                helper.submit(self.store.session_opening_stems, [chunks[c.chunk_id].session_id for c in fused])
+                helper.submit(
+                    self.store.session_opening_stems,
+                    [s for s in (chunks[c.chunk_id].session_id for c in fused) if s not in ahead.opened],
+                )
                 if cfg.session_context > 0 and profile is not None
                 else None
             )
@@ -225,7 +240,10 @@ class Searcher:
                 if cfg.session_words > 0 and profile is not None
                 else None
             )
-            stems = {c.chunk_id: chunk_stems(chunks[c.chunk_id]) for c in fused}  # split once: scored, covered
+            stems = {  # split once: scored, covered
+                c.chunk_id: ahead.stems[c.chunk_id] if c.chunk_id in ahead.stems else chunk_stems(chunks[c.chunk_id])
+                for c in fused
+            }
             scored = {
                 c.chunk_id: self.score(
                     chunks[c.chunk_id], vectors.get(c.chunk_id), query_vector, profile, stems[c.chunk_id]
@@ -247,7 +265,7 @@ class Searcher:
             request,
             query_vector,
             profile,
-            openings.result() if openings is not None else {},
+            ahead.openings | openings.result() if openings is not None else {},
             stems,
             whole.result() if whole is not None else {},
         )
@@ -317,8 +335,8 @@ class Searcher:
 
     def _candidates(
         self, query: str, mode: str, scope: SearchScope, pool: int, helper: ThreadPoolExecutor, member: str | None
-    ) -> tuple[np.ndarray | None, list[VectorMatch], dict[str, StoredChunk], list[tuple[str, float]], QueryProfile]:
-        """The query vector, the vector matches, their chunks read ahead, the keyword hits and the
+    ) -> tuple[np.ndarray | None, list[VectorMatch], _ReadAhead, list[tuple[str, float]], QueryProfile]:
+        """The query vector, the vector matches, what was read of them ahead, the keyword hits and the
         query's weighed words. ``member`` (team memory's ``user`` filter) narrows both index
         queries, so another member's many chunks never crowd the pool."""
         project_ids = list(scope.project_ids) if scope.project_ids else None
@@ -344,18 +362,21 @@ class Searcher:
 
         keyword = helper.submit(keyword_side)
         if mode not in ("hybrid", "vector-only"):
-            return None, [], {}, *keyword.result()
+            return None, [], _ReadAhead({}, {}, {}, frozenset()), *keyword.result()
         vector = self._embed_query(query)
         matches = self._vectors().search(vector, limit=pool, project_ids=project_ids, agent=scope.agent, member=member)
         # Keyword search usually takes longer (a long question's common words above all): meanwhile
-        # this thread reads the vector matches, and splits the text of those whose features the
-        # store does not keep (rows written before it did), which scoring them needs.
-        read_ahead = self.store.get_chunks([m.chunk_id for m in matches])
-        for chunk in read_ahead.values():
+        # this thread reads the vector matches, splits their stems (kept or, for rows written
+        # before the store kept them, from the text), and reads their sessions' opening prompts,
+        # all of which scoring needs after fusion, where they cost ~1.5 ms of waiting at 100k.
+        chunks = self.store.get_chunks([m.chunk_id for m in matches])
+        stems = {cid: chunk_stems(chunk) for cid, chunk in chunks.items()}
+        for chunk in chunks.values():
             if chunk.features is None:
-                chunk_stems(chunk)  # both cached: score() and the rerank find them done
-                chunk_bulk(chunk)
-        return vector, matches, read_ahead, *keyword.result()
+                chunk_bulk(chunk)  # cached: the rerank finds it done
+        sessions = list(dict.fromkeys(c.session_id for c in chunks.values())) if self.config.session_context > 0 else []
+        openings = self.store.session_opening_stems(sessions) if sessions else {}
+        return vector, matches, _ReadAhead(chunks, stems, openings, frozenset(sessions)), *keyword.result()
 
     def _term_feedback(
         self,
