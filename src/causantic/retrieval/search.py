@@ -188,7 +188,7 @@ class Searcher:
             pool *= SOURCE_POOL_FACTOR
         # One helper thread: keyword search (then weighing the query's words) runs beside the
         # embedding and vector search, then the lookup of missing candidate vectors beside the
-        # chunk lookup, then that of the sessions' opening prompts beside the scoring.
+        # chunk lookup, then the whole-session counts beside the scoring.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="causantic-search") as helper:
             query_vector, vector_matches, ahead, keyword_hits, profile = self._candidates(
                 request.query, mode, scope, pool, helper, request.user
@@ -223,14 +223,6 @@ class Searcher:
                 and (not request.source or chunks[c.chunk_id].source == request.source)
                 and (not request.user or chunks[c.chunk_id].user == request.user)
             ]
-            openings = (
-                helper.submit(
-                    self.store.session_opening_stems,
-                    [s for s in (chunks[c.chunk_id].session_id for c in fused) if s not in ahead.opened],
-                )
-                if cfg.session_context > 0 and profile is not None
-                else None
-            )
             whole = (
                 helper.submit(
                     self.store.session_stem_counts,
@@ -250,6 +242,16 @@ class Searcher:
                 )
                 for c in fused
             }
+            # The opening prompts not read ahead are read here, not on the helper: it has the
+            # whole-session counts to read meanwhile, and did both in turn while this thread waited.
+            openings = (
+                ahead.openings
+                | self.store.session_opening_stems(
+                    [s for s in (chunks[c.chunk_id].session_id for c in fused) if s not in ahead.opened]
+                )
+                if cfg.session_context > 0 and profile is not None
+                else {}
+            )
         floor = self.relevance.floor if request.floor is None else request.floor
         scope_chunks, known = (profile.scope_chunks, profile.least_known()) if profile is not None else (0, 0)
         shown = {
@@ -265,7 +267,7 @@ class Searcher:
             request,
             query_vector,
             profile,
-            ahead.openings | openings.result() if openings is not None else {},
+            openings,
             stems,
             whole.result() if whole is not None else {},
         )
