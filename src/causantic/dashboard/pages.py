@@ -204,6 +204,11 @@ def project_names(memory: Memory, derived: Derived) -> list[str]:
     return derived.get(memory, "project_names", memory.project_names)
 
 
+def on_team(memory: Memory) -> bool:
+    """Whether memory is team memory, where members exist (their filters show there only)."""
+    return memory.config.storage.backend == "postgres"
+
+
 def search(memory: Memory, derived: Derived, form: SearchForm) -> dict[str, Any]:
     context: dict[str, Any] = {
         "form": form,
@@ -212,7 +217,9 @@ def search(memory: Memory, derived: Derived, form: SearchForm) -> dict[str, Any]
         "story": None,
         "undated": None,
         "projects": project_names(memory, derived),
-        "team": memory.config.storage.backend == "postgres",  # members exist there only: the field shows
+        "team": (team := on_team(memory)),
+        # The members to choose from, so that a misspelt name cannot quietly find nothing.
+        "members": derived.get(memory, "team_members", memory.team_members) if team else [],
         "anyone": None,
     }
     if not form.q.strip():
