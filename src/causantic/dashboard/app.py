@@ -212,6 +212,7 @@ async def _forget_form(request: Request) -> pages.ForgetForm:
         str(data.get("session", "")),
         str(data.get("query", "")),
         threshold,
+        bool(data.get("only_mine")),  # a ticked box is sent, an unticked one is not
     )
 
 

@@ -20,7 +20,7 @@ from causantic.dashboard.text import short_time
 from causantic.errors import CausanticError
 from causantic.facade import Memory
 from causantic.retrieval import browse
-from causantic.retrieval.forget import ForgetResult, nothing_to_forget
+from causantic.retrieval.forget import ForgetResult, nothing_to_forget, others_note
 from causantic.retrieval.format import counted, hits_summary
 from causantic.retrieval.prompt_report import PROMPTS_HEADING, added_text, explain_prompt, recent_prompts
 from causantic.runs import PROMPT_HOOK, HookRun, read_status
@@ -31,6 +31,7 @@ SEARCH_KINDS = ("search", "recall", "predict")
 TOPICS_LISTED = 150  # the largest topics get a row; every topic is on the map
 MAP_LABELS = 40  # the largest topics are candidates for a label on the map (those that do not overlap)
 MAP_WIDTH, MAP_HEIGHT, MAP_COLOURS = 600, 400, 12  # the topic map's SVG box and palette (style.css)
+ONLY_MINE = "“Only my chunks”"  # the forget page's switch, as the others note names it
 
 
 T = TypeVar("T")
@@ -331,6 +332,7 @@ class ForgetForm:
     session: str = ""
     query: str = ""
     threshold: float = 0.6
+    only_mine: bool = False  # team memory: the forgetting member's own chunks only
 
     def run(self, memory: Memory, *, dry_run: bool, only_ids: frozenset[str] | None = None) -> ForgetResult:
         """The same rules as ``causantic forget``; the preview lists every match (up to FORGET_PREVIEW_MAX)."""
@@ -345,6 +347,7 @@ class ForgetForm:
             session_id=self.session or None,
             query=self.query or None,
             threshold=self.threshold,
+            only_mine=self.only_mine,
             dry_run=dry_run,
             only_ids=only_ids,
             preview_size=FORGET_PREVIEW_MAX,
@@ -352,7 +355,13 @@ class ForgetForm:
 
 
 def forget_form(memory: Memory, derived: Derived, form: ForgetForm) -> dict[str, Any]:
-    return {"form": form, "projects": project_names(memory, derived), "preview": None, "done": None}
+    return {
+        "form": form,
+        "projects": project_names(memory, derived),
+        "team": on_team(memory),
+        "preview": None,
+        "done": None,
+    }
 
 
 def forget_preview(memory: Memory, derived: Derived, form: ForgetForm) -> dict[str, Any]:
@@ -362,6 +371,7 @@ def forget_preview(memory: Memory, derived: Derived, form: ForgetForm) -> dict[s
         **forget_form(memory, derived, form),
         "preview": result,
         "nothing": nothing_to_forget(result.project),  # the CLI's sentence
+        "others": others_note(result, ONLY_MINE),  # other members' chunks would refuse the deletion
         "too_many": result.count > FORGET_PREVIEW_MAX,
         "limit": FORGET_PREVIEW_MAX,
     }
