@@ -108,7 +108,7 @@ def test_a_member_forgets_only_their_own_chunks_of_a_project_another_member_shar
     runner = CliRunner()
     shown = runner.invoke(cli, ["forget", "acme-shop", "--only-mine"], env=env)
     assert shown.exit_code == 0, shown.output
-    assert f"{len(alices)} chunks in 1 session of 'acme-shop' would be deleted." in shown.output
+    assert f"{len(alices)} of your chunks in 1 session of 'acme-shop' would be deleted." in shown.output
     assert "other members" not in shown.output
     done = runner.invoke(cli, ["forget", "acme-shop", "--only-mine", "--yes", "--json"], env=env)
     assert done.exit_code == 0, done.output
@@ -144,7 +144,7 @@ def test_the_dashboards_forget_page_ticks_only_my_chunks_from_preview_to_confirm
         assert "Add “Only my chunks” to forget only your own." in everything.text
         mine = client.post("/forget/preview", data=fields | {"only_mine": "1"})
         assert mine.status_code == 200 and "Only my chunks” to forget" not in mine.text
-        assert f"{len(alices)} chunks in 1 session of acme-shop would be deleted" in mine.text
+        assert f"{len(alices)} of your chunks in 1 session of acme-shop would be deleted" in mine.text
         assert 'name="only_mine" value="1" checked' in mine.text
         confirm = mine.text.split('class="confirm"', 1)[1].split("</form>", 1)[0]
         sent = re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', confirm)
@@ -153,7 +153,7 @@ def test_the_dashboards_forget_page_ticks_only_my_chunks_from_preview_to_confirm
         for name, value in sent:
             posted.setdefault(name, []).append(html.unescape(value))
         done = client.post("/forget/confirm", data=posted)
-    assert f"Deleted {len(alices)} chunks of acme-shop." in done.text
+    assert f"Deleted {len(alices)} of your chunks of acme-shop." in done.text
     assert _chunks_of(team["alice"], "alice") == [] and _chunks_of(team["bob"], "bob") == bobs
 
 
