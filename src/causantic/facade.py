@@ -508,6 +508,21 @@ class Memory:
         """Whether this SQLite has FTS5 (without it, search runs on vectors alone)."""
         return self._services.store.fts_enabled
 
+    def team_members(self) -> list[str]:
+        """The members with chunks in team memory, by name (none in local memory, or while team memory
+        is unreachable: the dashboard offers them as the search's member filter)."""
+        team = self._team
+        if team is None:
+            return []
+        team.reconnect()
+        if team.team is None:
+            return []
+        try:
+            return team_members(self.config)
+        except StoreError as down:
+            team.lost(down)
+            return []
+
     @property
     def team_unreachable(self) -> str | None:
         """Why team memory is not answering, when it is configured and not (listings then hold local

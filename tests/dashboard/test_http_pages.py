@@ -143,6 +143,10 @@ def test_a_forget_preview_says_what_the_cli_says(example_dashboard: Dashboard) -
     status, page = _post(example_dashboard, "/forget/preview", project="acme-shop", threshold="0.6")
     assert status == 200
     assert "6 chunks in 3 sessions of the whole project acme-shop would be deleted" in _text(page)
+    # Local memory has no other members: no "Only my chunks" box, and a posted one is refused, not ignored.
+    assert 'name="only_mine"' not in page
+    status, page = _post(example_dashboard, "/forget/preview", project="acme-shop", only_mine="1")
+    assert status == 400 and "is in local memory, where every chunk is yours" in _text(page)
 
     status, page = _post(example_dashboard, "/forget/preview", project="acme-shop", before="2020-01-01")
     assert "Nothing in 'acme-shop' matches: nothing would be deleted." in _text(page.replace("&#39;", "'"))

@@ -3,7 +3,9 @@ a team admin may forget anyone's. Checked through Causantic and with plain SQL a
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -106,12 +108,52 @@ def test_a_member_forgets_only_their_own_chunks_of_a_project_another_member_shar
     runner = CliRunner()
     shown = runner.invoke(cli, ["forget", "acme-shop", "--only-mine"], env=env)
     assert shown.exit_code == 0, shown.output
-    assert f"{len(alices)} chunks in 1 session of 'acme-shop' would be deleted." in shown.output
+    assert f"{len(alices)} of your chunks in 1 session of 'acme-shop' would be deleted." in shown.output
     assert "other members" not in shown.output
     done = runner.invoke(cli, ["forget", "acme-shop", "--only-mine", "--yes", "--json"], env=env)
     assert done.exit_code == 0, done.output
     out = json.loads(done.output)
     assert out["deleted"] == len(alices) and out["only_mine"] is True and out["other_members"] == {}
+    assert _chunks_of(team["alice"], "alice") == [] and _chunks_of(team["bob"], "bob") == bobs
+
+
+def test_the_dashboards_forget_page_ticks_only_my_chunks_from_preview_to_confirmation(
+    team: dict[str, str], tmp_path: Path
+) -> None:
+    """Bob's chunks in alice's project: the page's preview says so and names its box; ticked, the preview lists
+    alice's alone and the confirmation carries it, deleting hers and leaving bob's."""
+    from starlette.testclient import TestClient
+
+    from causantic.dashboard.app import create_app
+    from causantic.dashboard.security import Secrets
+
+    with ExitStack() as stack:
+        ingest_paths(_services(stack, team["alice"], "alice"), [SESSIONS[0]], embed=False, workers=1)
+        ingest_paths(_services(stack, team["bob"], "bob"), [SESSIONS[1]], embed=False, workers=1)
+    alices, bobs = _chunks_of(team["alice"], "alice"), _chunks_of(team["bob"], "bob")
+    secrets = Secrets(port=8765)
+    app = create_app(secrets, opener=lambda: Memory(tmp_path, config=_config(team["alice"], "alice")))
+    own_page = {"origin": "http://127.0.0.1:8765"}  # as a browser posts the page's forms
+    with TestClient(app, base_url=own_page["origin"], headers=own_page) as client:
+        form = client.get("/forget", params={"token": secrets.token}).text
+        assert 'name="only_mine"' in form
+        fields = {"csrf": re.findall(r'name="csrf" value="([^"]+)"', form)[0], "project": "acme-shop"}
+        everything = client.post("/forget/preview", data=fields)
+        assert everything.status_code == 200, everything.text[:300]
+        assert f"other members' (bob {len(bobs)})" in html.unescape(everything.text)
+        assert "Add “Only my chunks” to forget only your own." in everything.text
+        mine = client.post("/forget/preview", data=fields | {"only_mine": "1"})
+        assert mine.status_code == 200 and "Only my chunks” to forget" not in mine.text
+        assert f"{len(alices)} of your chunks in 1 session of acme-shop would be deleted" in mine.text
+        assert 'name="only_mine" value="1" checked' in mine.text
+        confirm = mine.text.split('class="confirm"', 1)[1].split("</form>", 1)[0]
+        sent = re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', confirm)
+        assert ("only_mine", "1") in sent and sorted(v for k, v in sent if k == "id") == alices
+        posted: dict[str, list[str]] = {}
+        for name, value in sent:
+            posted.setdefault(name, []).append(html.unescape(value))
+        done = client.post("/forget/confirm", data=posted)
+    assert f"Deleted {len(alices)} of your chunks of acme-shop." in done.text
     assert _chunks_of(team["alice"], "alice") == [] and _chunks_of(team["bob"], "bob") == bobs
 
 

@@ -6,6 +6,7 @@ Claude Code writes them; the CLI through click's runner with the environment a u
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -291,15 +292,24 @@ def test_user_filter_runs_in_the_database_so_a_busy_member_cannot_crowd_out_anot
     assert [h.chunk.user for h in mine.hits] == ["alice"]
     assert mine.hits[0].chunk.session_id.startswith("a11ce000")
 
-    # The dashboard's search form has the same filter: its member field, on team memory.
+    # The dashboard's search form has the same filter: a choice of the members, on team memory.
     with _dashboard(tmp_path / "alice", _settings(url) | small) as (client, token):
         everyone_page = client.get("/search", params={"token": token, "q": "flaky deploy pipeline"})
         alices_page = client.get("/search", params={"q": "flaky deploy pipeline", "member": "alice"})
-    assert everyone_page.status_code == alices_page.status_code == 200
-    assert 'name="member" value=""' in everyone_page.text
+        misspelt_page = client.get("/search", params={"q": "flaky deploy pipeline", "member": "alcie"})
+    assert everyone_page.status_code == alices_page.status_code == misspelt_page.status_code == 200
+    members = re.findall(
+        r'<option value="([^"]*)"', everyone_page.text.split('name="member"', 1)[1].split("</select>")[0]
+    )
+    assert members == ["", "alice", "bob"] and '<option value="">every member</option>' in everyone_page.text
     assert "/session/b0b00000" in everyone_page.text and "/session/a11ce000" not in everyone_page.text
-    assert 'name="member" value="alice"' in alices_page.text
+    assert '<option value="alice" selected>alice</option>' in alices_page.text
     assert "/session/a11ce000" in alices_page.text and "/session/b0b00000" not in alices_page.text
+    # A name typed into the address is kept in the form, and the search says no member has it.
+    assert '<option value="alcie" selected>alcie</option>' in misspelt_page.text
+    assert "no member named 'alcie' has anything in team memory (members: alice, bob)" in html.unescape(
+        misspelt_page.text
+    )
 
 
 def test_embedding_covers_both_stores_so_vector_search_finds_local_and_team_chunks(

@@ -26,7 +26,7 @@ from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.episodes import EpisodeAnswer
-from causantic.retrieval.forget import ForgetResult, nothing_to_forget, others_note, preview_line
+from causantic.retrieval.forget import ForgetResult, chunks_forgotten, nothing_to_forget, others_note, preview_line
 from causantic.retrieval.format import (
     chunk_heading,
     counted,
@@ -268,9 +268,9 @@ def _print_forget(result: ForgetResult) -> None:
     if result.dry_run and not result.count:
         head = nothing_to_forget(result.project)
     elif result.dry_run:
-        head = f"{counted(result.count, 'chunk')} {where} would be deleted."
+        head = f"{chunks_forgotten(result, result.count)} {where} would be deleted."
     else:
-        head = f"{counted(result.deleted, 'chunk')} {where} deleted."
+        head = f"{chunks_forgotten(result, result.deleted)} {where} deleted."
     console.print(head, markup=False)
     if result.dry_run and (note := others_note(result, "--only-mine")):
         console.print(note, markup=False)

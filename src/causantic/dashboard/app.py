@@ -32,6 +32,7 @@ from causantic.dashboard.security import ASGIApp, Guard, Secrets
 from causantic.errors import CausanticError, ProjectNotFound
 from causantic.facade import Memory
 from causantic.retrieval.browse import SessionNotFound, TopicNotFound
+from causantic.retrieval.forget import chunks_forgotten
 from causantic.retrieval.format import WEAK_MARK, byte_size, counted, is_weak
 from causantic.retrieval.relevance import marked_terms
 
@@ -212,6 +213,7 @@ async def _forget_form(request: Request) -> pages.ForgetForm:
         str(data.get("session", "")),
         str(data.get("query", "")),
         threshold,
+        bool(data.get("only_mine")),  # a ticked box is sent, an unticked one is not
     )
 
 
@@ -230,7 +232,9 @@ def _templates(secrets: Secrets) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals.update(csrf=secrets.csrf, nav=NAV, version=__version__, qs=_qs, weak_mark=WEAK_MARK)
+    env.globals.update(
+        csrf=secrets.csrf, nav=NAV, version=__version__, qs=_qs, weak_mark=WEAK_MARK, chunks_forgotten=chunks_forgotten
+    )
     env.filters.update(
         short_time=text.short_time,
         time_span=text.time_span,

@@ -20,7 +20,7 @@ from causantic.dashboard.text import short_time
 from causantic.errors import CausanticError
 from causantic.facade import Memory
 from causantic.retrieval import browse
-from causantic.retrieval.forget import ForgetResult, nothing_to_forget
+from causantic.retrieval.forget import ForgetResult, nothing_to_forget, others_note
 from causantic.retrieval.format import counted, hits_summary
 from causantic.retrieval.prompt_report import PROMPTS_HEADING, added_text, explain_prompt, recent_prompts
 from causantic.runs import PROMPT_HOOK, HookRun, read_status
@@ -31,6 +31,7 @@ SEARCH_KINDS = ("search", "recall", "predict")
 TOPICS_LISTED = 150  # the largest topics get a row; every topic is on the map
 MAP_LABELS = 40  # the largest topics are candidates for a label on the map (those that do not overlap)
 MAP_WIDTH, MAP_HEIGHT, MAP_COLOURS = 600, 400, 12  # the topic map's SVG box and palette (style.css)
+ONLY_MINE = "“Only my chunks”"  # the forget page's switch, as the others note names it
 
 
 T = TypeVar("T")
@@ -204,6 +205,11 @@ def project_names(memory: Memory, derived: Derived) -> list[str]:
     return derived.get(memory, "project_names", memory.project_names)
 
 
+def on_team(memory: Memory) -> bool:
+    """Whether memory is team memory, where members exist (their filters show there only)."""
+    return memory.config.storage.backend == "postgres"
+
+
 def search(memory: Memory, derived: Derived, form: SearchForm) -> dict[str, Any]:
     context: dict[str, Any] = {
         "form": form,
@@ -212,7 +218,9 @@ def search(memory: Memory, derived: Derived, form: SearchForm) -> dict[str, Any]
         "story": None,
         "undated": None,
         "projects": project_names(memory, derived),
-        "team": memory.config.storage.backend == "postgres",  # members exist there only: the field shows
+        "team": (team := on_team(memory)),
+        # The members to choose from, so that a misspelt name cannot quietly find nothing.
+        "members": derived.get(memory, "team_members", memory.team_members) if team else [],
         "anyone": None,
     }
     if not form.q.strip():
@@ -324,6 +332,7 @@ class ForgetForm:
     session: str = ""
     query: str = ""
     threshold: float = 0.6
+    only_mine: bool = False  # team memory: the forgetting member's own chunks only
 
     def run(self, memory: Memory, *, dry_run: bool, only_ids: frozenset[str] | None = None) -> ForgetResult:
         """The same rules as ``causantic forget``; the preview lists every match (up to FORGET_PREVIEW_MAX)."""
@@ -338,6 +347,7 @@ class ForgetForm:
             session_id=self.session or None,
             query=self.query or None,
             threshold=self.threshold,
+            only_mine=self.only_mine,
             dry_run=dry_run,
             only_ids=only_ids,
             preview_size=FORGET_PREVIEW_MAX,
@@ -345,7 +355,13 @@ class ForgetForm:
 
 
 def forget_form(memory: Memory, derived: Derived, form: ForgetForm) -> dict[str, Any]:
-    return {"form": form, "projects": project_names(memory, derived), "preview": None, "done": None}
+    return {
+        "form": form,
+        "projects": project_names(memory, derived),
+        "team": on_team(memory),
+        "preview": None,
+        "done": None,
+    }
 
 
 def forget_preview(memory: Memory, derived: Derived, form: ForgetForm) -> dict[str, Any]:
@@ -355,6 +371,7 @@ def forget_preview(memory: Memory, derived: Derived, form: ForgetForm) -> dict[s
         **forget_form(memory, derived, form),
         "preview": result,
         "nothing": nothing_to_forget(result.project),  # the CLI's sentence
+        "others": others_note(result, ONLY_MINE),  # other members' chunks would refuse the deletion
         "too_many": result.count > FORGET_PREVIEW_MAX,
         "limit": FORGET_PREVIEW_MAX,
     }

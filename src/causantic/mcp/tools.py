@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from causantic.facade import Memory
 from causantic.mcp.app import AppContext
 from causantic.retrieval import options
-from causantic.retrieval.forget import nothing_to_forget, others_note
+from causantic.retrieval.forget import chunks_forgotten, nothing_to_forget, others_note
 from causantic.retrieval.format import counted, day_span, span
 from causantic.retrieval.output import (
     EpisodicOut,
@@ -407,14 +407,14 @@ def forget(
         text = nothing_to_forget(result.project)
     elif result.dry_run:
         text = (
-            f"Dry run: {counted(result.count, 'chunk')} in {counted(result.sessions, 'session')} would be deleted "
-            f"from {scope} {result.project!r}."
+            f"Dry run: {chunks_forgotten(result, result.count)} in {counted(result.sessions, 'session')} would be "
+            f"deleted from {scope} {result.project!r}."
             + (f" {note}" if (note := others_note(result, "only_mine=true")) else "")
             + ("\n" + "\n".join(lines) if lines else "")
             + f"\nAfter the user confirms, call again with dry_run=false and expected_count={result.count}."
         )
     else:
-        text = f"Deleted {counted(result.deleted, 'chunk')} from {scope} {result.project!r}." + (
+        text = f"Deleted {chunks_forgotten(result, result.deleted)} from {scope} {result.project!r}." + (
             "\n" + "\n".join(lines[:3]) if lines else ""
         )
     return _result(text, output)

@@ -69,6 +69,12 @@ def nothing_to_forget(project: str) -> str:
     return f"Nothing in {project!r} matches: nothing would be deleted."
 
 
+def chunks_forgotten(result: ForgetResult, count: int) -> str:
+    """'3 chunks', or '3 of your chunks' when only the member's own were chosen (``only_mine``): the
+    heading of a preview or a deletion says whose, as the box or option that chose them does."""
+    return f"{count:,} of your {'chunk' if count == 1 else 'chunks'}" if result.only_mine else counted(count, "chunk")
+
+
 def others_note(result: ForgetResult, only_mine: str = "only_mine") -> str | None:
     """What a preview says when some matches are other members' (the CLI and MCP alike), else None;
     ``only_mine`` is how the interface spells the switch that keeps one's own chunks alone."""
