@@ -323,8 +323,8 @@ def stage_profile(services: Any, queries: Sequence[str], projects: Sequence[str]
     timer.wrap(searcher, "_mode", "mode check")
     timer.wrap(searcher, "scope", "scope (project lookup)")
     timer.wrap(searcher, "_candidates", "candidates (embed+vector ∥ keyword)")
-    timer.wrap(searcher, "_rerank", "rerank (recency, dedup, MMR)")
-    timer.wrap(searcher, "_fit", "token budget")
+    timer.wrap(searcher, "_rerank", "rerank (recency, dedup, MMR setup)")
+    timer.wrap(searcher, "_fit", "token budget (MMR picks, lazily)")  # _fit draws the MMR picks it reads
     for expander in searcher.expanders:
         timer.wrap(expander, "expand", f"expander ({type(expander).__name__})")
     totals: list[float] = []
