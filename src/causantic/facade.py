@@ -318,8 +318,8 @@ class Memory:
             result = replace(result, notes=[note])
         elif user is not None and not result.hits and self._team is not None and self._team.team is not None:
             # A misspelt member finds nothing; "no matching chunks" would read as "they never did this".
-            known = team_members(self.config)
-            if user not in known:
+            known = self.team_members()
+            if self._team.team is not None and user not in known:  # still answering: the list is whole
                 note = f"no member named {user!r} has anything in team memory (members: {', '.join(known) or 'none'})"
                 result = replace(result, notes=[*result.notes, note])
         return result

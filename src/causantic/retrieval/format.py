@@ -126,6 +126,12 @@ def is_weak(shown_relevance: float) -> bool:
     return relevance_percent(shown_relevance) < relevance_percent(WEAK_RELEVANCE)
 
 
+def weak_count(shown_relevance: list[float]) -> int:
+    """How many hits are only weakly related (:func:`is_weak`): the last ones, as shown relevance
+    never rises down the list."""
+    return sum(1 for r in shown_relevance if is_weak(r))
+
+
 def hit_header(hit: Hit, shown_relevance: float, *, mixed: bool = False) -> str:
     """A search hit's header line: a weak hit says so beside its figure."""
     return chunk_header(hit.chunk, shown_relevance, marker=WEAK_MARK if is_weak(shown_relevance) else None, mixed=mixed)
@@ -184,7 +190,7 @@ def hits_summary(shown_relevance: list[float], aside: str = "") -> str:
     """How many hits, and how many of them are only weakly related: '8 memory chunks (``aside``), 5
     relevant and 3 weakly related (relevance under 10%)'. The CLI, the MCP text and the dashboard
     all say this; the weak hits are the last ones (shown relevance never rises down the list)."""
-    weak = sum(1 for r in shown_relevance if is_weak(r))
+    weak = weak_count(shown_relevance)
     strong = len(shown_relevance) - weak
     bracket = f" ({aside})" if aside else ""
     if not weak:

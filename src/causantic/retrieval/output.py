@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from causantic.ingest_runs import IngestRun, running_text
 from causantic.retrieval.episodes import EpisodeAnswer
 from causantic.retrieval.forget import ForgetResult, preview_line
-from causantic.retrieval.format import WEAK_RELEVANCE, is_weak
+from causantic.retrieval.format import WEAK_RELEVANCE, weak_count
 from causantic.retrieval.listing import ProjectSummary, SessionList, SessionSummary, TopicSummary
 from causantic.retrieval.reconstruct import Reconstruction
 from causantic.retrieval.search import SearchResult
@@ -138,7 +138,7 @@ def search_out(query: str, result: SearchResult, *, content: bool = False) -> Se
         notes=list(result.notes),
         nothing_relevant=result.nothing_relevant,
         hits=[chunk_out(h.chunk, r, content=content) for h, r in zip(result.hits, result.shown_relevance, strict=True)],
-        weak=sum(1 for r in result.shown_relevance if is_weak(r)),
+        weak=weak_count(result.shown_relevance),
     )
 
 
