@@ -3,6 +3,7 @@ the file is gone when it ends, however it ends, and one left by a killed process
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -82,3 +83,32 @@ def test_the_status_of_a_killed_ingest_is_not_shown_and_the_next_ingest_removes_
         assert memory.ingests_running() == []
         memory.ingest([_sessions(tmp_path / "projects", 1)], embed=False)
     assert _status_files(causantic_home) == []
+
+
+def test_the_status_of_a_killed_ingest_whose_pid_went_to_another_process_is_not_shown(
+    tmp_path: Path, causantic_home: Path
+) -> None:
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("this system does not say when a process started (no Linux /proc)")
+    killed = (
+        "import os, sys; from pathlib import Path; from causantic.ingest_runs import IngestProgress\n"
+        "p = IngestProgress(Path(sys.argv[1]), [Path('/work/shop')]); p.__enter__(); p.discovered(431, 0)\n"
+        "os._exit(9)  # as kill -9 ends it: no finally runs"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    subprocess.run([sys.executable, "-c", killed, str(causantic_home)], check=False, env=env, timeout=60)
+    [left] = _status_files(causantic_home)
+    # The system gives the dead ingest's pid to another process (here: one started now, whose pid is
+    # written into the file as a reused pid would read).
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as other:
+        try:
+            status = json.loads(left.read_text(encoding="utf-8"))
+            left.write_text(json.dumps({**status, "pid": other.pid}), encoding="utf-8")
+            assert running_ingests(causantic_home) == []
+            with Memory() as memory:
+                assert memory.ingests_running() == []
+                assert memory.stats().ingests_running == []
+                memory.ingest([_sessions(tmp_path / "projects", 1)], embed=False)
+            assert _status_files(causantic_home) == []  # the next ingest removed it
+        finally:
+            other.kill()
