@@ -7,9 +7,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from postgres_server import new_database
 from transcript_files import write_session
 
 from causantic import ingest_runs
@@ -112,3 +115,38 @@ def test_the_status_of_a_killed_ingest_whose_pid_went_to_another_process_is_not_
             assert _status_files(causantic_home) == []  # the next ingest removed it
         finally:
             other.kill()
+
+
+@pytest.mark.slow
+def test_a_team_ingest_shows_one_start_time_for_its_local_and_its_shared_part(
+    tmp_path: Path, causantic_home: Path, postgres_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Team memory ingests the unshared projects locally, then uploads the shared ones: one command, so
+    `causantic stats` shows one ingest started when the command started, in both parts."""
+    monkeypatch.setattr(ingest_runs, "WRITE_EVERY_S", 0.0)
+    folder = tmp_path / "projects"
+    write_session(folder, "/work/diary", "d0-session", [("My notes on the invoice bug", "Kept to myself.")])
+    write_session(folder, "/work/shop", "s0-session", [("Why does invoice 0 fail?", "The tax rounding.")])
+    settings = {
+        "storage.backend": "postgres",
+        "storage.postgresUrl": new_database(postgres_server),
+        "team.user": "alice",
+        "team.shareProjects": ["shop"],
+    }
+    seen: list[str] = []  # the start shown while each file was read
+    with Memory(causantic_home, overrides=settings) as memory:
+
+        def on_progress(*_counts: int) -> None:
+            [running] = memory.ingests_running()
+            if not seen:  # the parts must start in different seconds for a second start to show
+                second = int(time.time())
+                while int(time.time()) == second:
+                    time.sleep(0.05)
+            seen.append(running.started)
+
+        report = memory.ingest([folder], embed=False, on_progress=on_progress)
+        assert report.files == 2
+        assert memory.ingests_running() == []
+    assert len(seen) >= 2  # counts from both parts
+    assert len(set(seen)) == 1, seen
+    assert _status_files(causantic_home) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -49,6 +50,7 @@ def ingest_paths(
     as_examples: bool = False,
     keep: Callable[[str], bool] | None = None,
     marked_elsewhere: Sequence[MemoryStoreProtocol] = (),
+    status: IngestProgress | None = None,
 ) -> IngestReport:
     """Ingest files and folders; embed new chunks unless ``embed`` is off or deferred by config.
 
@@ -61,9 +63,11 @@ def ingest_paths(
 
     ``keep`` and ``marked_elsewhere``: this store takes only some projects (team memory, see
     :func:`ingest_routed` and :func:`causantic.ingest.pipeline.ingest`).
+
+    ``status``: the running command's status, when this ingest is one part of it (team memory's).
     """
     # Seen by the dashboard and `causantic stats` while it runs (causantic.ingest_runs), removed at the end.
-    with IngestProgress(services.home, list(paths)) as progress:
+    with IngestProgress(services.home, list(paths)) if status is None else nullcontext(status) as progress:
         return _ingest_paths(
             services,
             paths,
@@ -154,6 +158,21 @@ def ingest_routed(
     team memory cannot be reached (``team_down`` says why). The local part runs first, so it is
     done whatever happens to the server; shared sessions it could not upload stay unmarked, and the
     next run uploads them (team memory's own marks say what it already holds)."""
+    either = local or team
+    assert either is not None, "ingest_routed needs a store"
+    # One status for the whole command, both parts: one start time, and no moment it looks finished.
+    with IngestProgress(either.home, list(paths)) as status:
+        return _ingest_routed(local, team, shared, paths, team_down, status=status, **options)
+
+
+def _ingest_routed(
+    local: Services | None,
+    team: Services | None,
+    shared: Callable[[str], bool],
+    paths: Sequence[Path],
+    team_down: str | None,
+    **options: Any,
+) -> IngestReport:
     report: IngestReport | None = None
     if local is not None:
         others = [team.store] if team is not None else []
