@@ -25,6 +25,7 @@ from types import TracebackType
 from typing import Any, TypedDict
 
 from causantic.files import atomic_write, secure_dir
+from causantic.wording import counted
 
 RUN_DIR = "run"  # beside the prompt server's socket and pid file (hooks/warm.py)
 WRITE_EVERY_S = 1.0  # progress is written at most this often; the first and last counts always
@@ -115,11 +116,12 @@ def running_ingests(home: Path) -> list[IngestRun]:
 def running_text(run: IngestRun, now: datetime | None = None) -> str:
     """'Ingest running: 120 of 431 files, 2,310 chunks so far, started 3 min ago (pid 1234)'."""
     if run["phase"] == "embedding":
-        doing = f"embedding {run['embedded']:,} of {_count(run['embedTotal'], 'new chunk')}"
+        doing = f"embedding {run['embedded']:,} of {counted(run['embedTotal'], 'new chunk')}"
     elif run["filesTotal"] is None:
         doing = f"finding the files in {run['source']}"
     else:
-        doing = f"{run['filesDone']:,} of {_count(run['filesTotal'], 'file')}, {_count(run['chunks'], 'chunk')} so far"
+        files = f"{run['filesDone']:,} of {counted(run['filesTotal'], 'file')}"
+        doing = f"{files}, {counted(run['chunks'], 'chunk')} so far"
     return f"Ingest running: {doing}, started {_ago(run['started'], now)} (pid {run['pid']})"
 
 
@@ -203,11 +205,6 @@ def _remove_stale(folder: Path) -> None:
         if run is not None and not _alive(run):
             with contextlib.suppress(OSError):
                 path.unlink()
-
-
-def _count(n: int, noun: str) -> str:
-    """'1 file', '2,310 chunks' (``retrieval.format.counted`` has no thousands separator, and lives above)."""
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _ago(started: str, now: datetime | None) -> str:

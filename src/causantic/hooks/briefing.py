@@ -88,8 +88,8 @@ def build_briefing(memory: Memory, cwd: str, *, exclude_session: str | None, bud
     stopped = _where_stopped(tail)
     open_threads = _open_threads(tail)
     recent = [
-        f"- {_when(s.started_at)} · {s.session_id[:8]} · {SOURCE_NAMES.get(s.source, s.source)} · {s.chunks} chunks: "
-        f"{s.short_title(TITLE_CHARS)}"
+        f"- {_when(s.started_at)} · {s.session_id[:8]} · {SOURCE_NAMES.get(s.source, s.source)} · "
+        f"{counted(s.chunks, 'chunk')}: {s.short_title(TITLE_CHARS)}"
         for s in sessions
     ]
     header = f"{BRIEFING_OPENING} ({listing.project}; {counted(listing.total, 'session')} stored), from Causantic."

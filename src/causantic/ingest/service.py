@@ -18,6 +18,7 @@ from causantic.ingest.topics import maintain_topics
 from causantic.ingest_runs import IngestProgress
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import Project
+from causantic.wording import counted
 
 if TYPE_CHECKING:
     from causantic.embedding import Embedder
@@ -113,9 +114,9 @@ def _ingest_paths(
     # added their columns: the first process to open an upgraded store may be a hook with seconds to
     # run (store.migrations.m009_text_features); ingest runs detached or at the user's request.
     if filled := services.store.fill_text_features(pending_only=True):
-        report.notes.append(f"stored the search features of {filled:,} chunks ingested by an earlier version")
-    if counted := services.store.fill_session_stems():
-        report.notes.append(f"counted the words of {counted:,} sessions ingested by an earlier version")
+        report.notes.append(f"stored the search features of {counted(filled, 'chunk')} ingested by an earlier version")
+    if stemmed := services.store.fill_session_stems():
+        report.notes.append(f"counted the words of {counted(stemmed, 'session')} ingested by an earlier version")
     examples = example_projects(services.store)
     if as_examples:
         paths_now = {p.path for p in services.store.projects_by_id(report.project_ids)}
@@ -193,10 +194,10 @@ def _ingest_routed(
     assert report is not None, "ingest_routed needs a store"
     if team_down is not None:
         n = report.files_waiting
-        waiting = f"{n} file{'s' if n != 1 else ''} of shared projects {'wait' if n != 1 else 'waits'} for it"
+        waiting = f"{counted(n, 'file')} of shared projects {'waits' if n == 1 else 'wait'} for it"
         report.notes.append(
             f"team memory unreachable: {team_down.rstrip('.')}; local memory was updated"
-            + (f", and {waiting} (the next run uploads {'them' if n != 1 else 'it'})" if n else "")
+            + (f", and {waiting} (the next run uploads {'it' if n == 1 else 'them'})" if n else "")
         )
     return report
 
@@ -218,9 +219,7 @@ def _kept_locally_note(
     }
     if not local_only:
         return []
-    names = ", ".join(
-        f"{name} ({missing} session{'s' if missing != 1 else ''})" for name, missing in local_only.items()
-    )
+    names = ", ".join(f"{name} ({counted(missing, 'session')})" for name, missing in local_only.items())
     return [f"shared now but kept in local memory only: {names}; `causantic batch-ingest --force` uploads them"]
 
 

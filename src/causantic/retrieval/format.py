@@ -17,6 +17,7 @@ from itertools import groupby
 from typing import TYPE_CHECKING
 
 from causantic.sources import SPAWN_TOOLS
+from causantic.wording import counted as counted  # where the interfaces' renderers find it beside the rest
 
 if TYPE_CHECKING:  # annotations only: the CLI's small commands import this module for when()
     from causantic.retrieval.episodes import EpisodeAnswer
@@ -54,12 +55,6 @@ def when(iso_text: str | None, missing: str = "?") -> str:
 def mixes_stores(chunks: list[StoredChunk]) -> bool:
     """An answer from team memory and the local store at once: its local chunks are then marked."""
     return any(c.user is None for c in chunks) and any(c.user is not None for c in chunks)
-
-
-def counted(n: int, noun: str, plural: str | None = None) -> str:
-    """'1 chunk', '3 chunks': a count with its noun in the right number (``plural`` where adding an
-    s is wrong: 'match', 'matches')."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def byte_size(num_bytes: float) -> str:
