@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 from markupsafe import Markup, escape
 
-from causantic.retrieval.format import relevance_percent, shown_content, span, when
+from causantic.retrieval.format import relevance_percent, shown_content, span, when_utc
 
 _SECTION_START = re.compile(r"^\[(User|Assistant|Tool:[^\]\n]+|Result:[^\]\n]+)\]", re.MULTILINE)
 
@@ -76,7 +76,7 @@ def short_time(iso_text: str | None) -> str:
 
     Every time a page shows goes through this or :func:`time_span`, so each says its zone: stored
     times are UTC, and a reader in another zone must not take them for local times."""
-    return f"{when(iso_text)} UTC" if iso_text else "–"
+    return when_utc(iso_text, "–")
 
 
 def time_span(start: str | None, end: str | None, *, with_date: bool = True) -> str:

@@ -52,6 +52,12 @@ def when(iso_text: str | None, missing: str = "?") -> str:
     return iso_text[:16].replace("T", " ") if iso_text else missing
 
 
+def when_utc(iso_text: str | None, missing: str = "?") -> str:
+    """'2026-05-01T10:20:30.000000Z' -> '2026-05-01 10:20 UTC': :func:`when` saying its zone, where a
+    time stands alone (stored times are UTC, and a reader elsewhere must not take them for local)."""
+    return f"{when(iso_text)} UTC" if iso_text else missing
+
+
 def mixes_stores(chunks: list[StoredChunk]) -> bool:
     """An answer from team memory and the local store at once: its local chunks are then marked."""
     return any(c.user is None for c in chunks) and any(c.user is not None for c in chunks)
