@@ -25,7 +25,7 @@ from types import TracebackType
 from typing import Any, TypedDict
 
 from causantic.files import atomic_write, secure_dir
-from causantic.wording import counted
+from causantic.wording import ago, counted
 
 RUN_DIR = "run"  # beside the prompt server's socket and pid file (hooks/warm.py)
 WRITE_EVERY_S = 1.0  # progress is written at most this often; the first and last counts always
@@ -122,7 +122,7 @@ def running_text(run: IngestRun, now: datetime | None = None) -> str:
     else:
         files = f"{run['filesDone']:,} of {counted(run['filesTotal'], 'file')}"
         doing = f"{files}, {counted(run['chunks'], 'chunk')} so far"
-    return f"Ingest running: {doing}, started {_ago(run['started'], now)} (pid {run['pid']})"
+    return f"Ingest running: {doing}, started {ago(run['started'], now)} (pid {run['pid']})"
 
 
 def pid_alive(pid: int) -> bool:
@@ -205,15 +205,3 @@ def _remove_stale(folder: Path) -> None:
         if run is not None and not _alive(run):
             with contextlib.suppress(OSError):
                 path.unlink()
-
-
-def _ago(started: str, now: datetime | None) -> str:
-    try:
-        seconds = ((now or datetime.now(UTC)) - datetime.fromisoformat(started.replace("Z", "+00:00"))).total_seconds()
-    except ValueError:
-        return "at an unknown time"
-    if seconds < 60:
-        return "just now"
-    if seconds < 3600:
-        return f"{seconds // 60:.0f} min ago"
-    return f"{seconds / 3600:.1f} h ago"

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from transcript_files import write_session
 
 from causantic import ingest_runs
 from causantic.facade import Memory
-from causantic.ingest_runs import RUN_DIR, running_ingests
+from causantic.ingest_runs import RUN_DIR, IngestProgress, running_ingests
 from causantic.retrieval.output import IngestRunningOut
 
 REPO = Path(__file__).resolve().parents[2]
@@ -150,3 +151,13 @@ def test_a_team_ingest_shows_one_start_time_for_its_local_and_its_shared_part(
     assert len(seen) >= 2  # counts from both parts
     assert len(set(seen)) == 1, seen
     assert _status_files(causantic_home) == []
+
+
+def test_an_ingest_running_for_a_day_says_so_in_days(causantic_home: Path) -> None:
+    """`causantic stats` read "started 26.0 h ago" where the dashboard says "1 day ago"."""
+    with IngestProgress(causantic_home, [Path("/work/shop")]) as progress:
+        progress.run["started"] = (datetime.now(UTC) - timedelta(hours=26)).isoformat(timespec="seconds")
+        progress.discovered(431, 0)
+        with Memory() as memory:
+            [running] = memory.ingests_running()
+    assert running.summary.startswith("Ingest running: 0 of 431 files, 0 chunks so far, started 1 day ago (pid ")
