@@ -87,3 +87,10 @@ def test_a_count_of_one_reads_in_the_singular_and_large_counts_have_separators(
     assert "Embedded 1 chunk; 1 vector in the index." in embedded.output
     # Counts read with separators wherever they are shown (ingest status, stats, hooks, dashboard).
     assert counted(2310, "chunk") == "2,310 chunks" and counted(1, "match", "matches") == "1 match"
+
+
+def test_counts_in_tables_have_separators_as_in_sentences(capsys: pytest.CaptureFixture[str]) -> None:
+    """`causantic stats` read "chunks  123456" a line above "123,456 chunks, 12 sessions" for one store."""
+    table("Memory", [("", "left"), ("", "left")], [("chunks", 123456), ("  local", "123,456 chunks"), ("agents", 1)])
+    rows = [" ".join(line.replace("│", " ").split()) for line in capsys.readouterr().out.splitlines()]
+    assert rows[1:] == ["chunks 123,456", "local 123,456 chunks", "agents 1"]

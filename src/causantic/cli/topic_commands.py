@@ -66,7 +66,7 @@ def clusters_command(project: str | None, as_json: bool) -> None:
         # Days, not minutes: a topic spans days or months, and the room goes to the project names.
         [
             (
-                t.id,
+                str(t.id),  # an id (the dashboard's /topic/ID), not a count
                 t.label,
                 *([STORE_LABELS.get(t.store or "", "")] if stores else []),
                 t.size,
