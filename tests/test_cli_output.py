@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from transcript_files import write_session
 
 from causantic.cli.main import cli
 from causantic.cli.output import console, line, progress_bars, table
+from causantic.retrieval.format import counted
 
 
 @pytest.mark.parametrize("detail", [True, False])
@@ -67,3 +69,28 @@ def test_ingest_of_a_folder_without_transcripts_says_so_and_workers_must_be_at_l
     assert done.output == f"No transcripts in {empty}: no Claude Code, Codex CLI or Gemini CLI session files.\n"
     refused = CliRunner().invoke(cli, ["batch-ingest", str(empty), "--workers", "0"])
     assert refused.exit_code == 2 and "0 is not in the range x>=1" in refused.output
+
+
+def test_a_count_of_one_reads_in_the_singular_and_large_counts_have_separators(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memory holding one chunk read "1 chunks have no vector, so vector search cannot find them" in
+    `causantic stats` and "Embedded 1 chunks; 1 vectors" in `causantic embed`."""
+    write_session(tmp_path / "projects", "/work/shop", "s1-session", [("Why does invoice 1 fail?", "Tax rounding.")])
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    runner = CliRunner()
+    ingested = runner.invoke(cli, ["ingest", "--no-embed", str(tmp_path / "projects")], catch_exceptions=False)
+    assert ingested.exit_code == 0, ingested.output
+    stats = runner.invoke(cli, ["stats"], catch_exceptions=False)
+    assert "Warning: 1 chunk has no vector, so vector search cannot find it." in stats.stderr
+    embedded = runner.invoke(cli, ["embed"], catch_exceptions=False)
+    assert "Embedded 1 chunk; 1 vector in the index." in embedded.output
+    # Counts read with separators wherever they are shown (ingest status, stats, hooks, dashboard).
+    assert counted(2310, "chunk") == "2,310 chunks" and counted(1, "match", "matches") == "1 match"
+
+
+def test_counts_in_tables_have_separators_as_in_sentences(capsys: pytest.CaptureFixture[str]) -> None:
+    """`causantic stats` read "chunks  123456" a line above "123,456 chunks, 12 sessions" for one store."""
+    table("Memory", [("", "left"), ("", "left")], [("chunks", 123456), ("  local", "123,456 chunks"), ("agents", 1)])
+    rows = [" ".join(line.replace("│", " ").split()) for line in capsys.readouterr().out.splitlines()]
+    assert rows[1:] == ["chunks 123,456", "local 123,456 chunks", "agents 1"]

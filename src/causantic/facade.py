@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from causantic import __version__
 from causantic.errors import CausanticError, InvalidQuery, ProjectNotFound, StoreError, checked_query
-from causantic.home import causantic_home
+from causantic.home import causantic_home, is_team_memory
 from causantic.services import Services, TeamAndLocal, member_name, open_store, team_members
 from causantic.services import team_init as team_init  # team memory's set-up and status, for the CLI
 from causantic.services import team_status as team_status
@@ -92,7 +92,7 @@ class Memory:
         # search, recall, predict, reconstruct and ingest use both (the rest reads the main one).
         self._team: TeamAndLocal | None = None
         self._single: Services | None = None
-        if config.storage.backend == "postgres":
+        if is_team_memory(config.storage):
             self._team = TeamAndLocal(config, self.home, embedder)
         else:
             self._single = Services(config, open_store(config), home=self.home, _embedder=embedder)
@@ -252,7 +252,7 @@ class Memory:
 
         def run(s: Services) -> ForgetResult:
             # Members exist in team memory only (the local store beside it runs as SQLite).
-            team = s.config.storage.backend == "postgres"
+            team = is_team_memory(s.config.storage)
             asked = replace(request, member=member_name(self.config) if team else None)
             if query and s.vectors.count() == 0:
                 raise CausanticError(

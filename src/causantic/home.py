@@ -1,6 +1,6 @@
-"""The data directory and the store's paths under it, in a module of their own so that hooks and
-read commands can find them without loading the configuration's validation (pydantic), which costs
-a hook more than the rest of its work."""
+"""The data directory, the store's paths under it and which store holds memory, in a module of their
+own so that hooks and read commands can find them without loading the configuration's validation
+(pydantic), which costs a hook more than the rest of its work."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from causantic.config import Config
+    from causantic.config import Config, StorageConfig
 
 
 def causantic_home() -> Path:
@@ -43,4 +43,11 @@ def vector_path(config: Config) -> Path:
 def memory_missing(config: Config) -> bool:
     """Nothing was ever ingested: the local SQLite file does not exist yet. (Team memory in
     PostgreSQL is a server to ask, never missing; hooks then skip the cheap check.)"""
-    return config.storage.backend == "sqlite" and not db_path(config).exists()
+    return not is_team_memory(config.storage) and not db_path(config).exists()
+
+
+def is_team_memory(storage: StorageConfig) -> bool:
+    """Memory is a team's, in PostgreSQL (``storage.backend`` postgres), with the projects not shared
+    in the local SQLite file beside it; else it is the local SQLite file alone. Takes the section so
+    the prompt hook's cached sections (:mod:`causantic.config_cache`) are asked the same way."""
+    return storage.backend == "postgres"

@@ -6,7 +6,9 @@ show), read by the facade for the dashboard and ``stats``: it sits below them al
 replaced atomically at most every :data:`WRITE_EVERY_S` (a reader never sees half a file, and a
 run of small files costs no write each) and removed when the ingest ends however it ends; a file
 left by a killed process names a pid no longer alive and is not reported (the next ingest removes
-it). Nothing here raises: an ingest that cannot write its status (read-only home, full disk) still
+it). A pid the system has since given to another process does not keep such a file alive: the file
+records the process's start (:func:`process_start`), and a different start means another process.
+Nothing here raises: an ingest that cannot write its status (read-only home, full disk) still
 does its work.
 """
 
@@ -23,6 +25,7 @@ from types import TracebackType
 from typing import Any, TypedDict
 
 from causantic.files import atomic_write, secure_dir
+from causantic.wording import ago, counted
 
 RUN_DIR = "run"  # beside the prompt server's socket and pid file (hooks/warm.py)
 WRITE_EVERY_S = 1.0  # progress is written at most this often; the first and last counts always
@@ -30,6 +33,7 @@ WRITE_EVERY_S = 1.0  # progress is written at most this often; the first and las
 
 class IngestRun(TypedDict):
     pid: int
+    processStart: str | None  # which process holds the pid (process_start); None where the system cannot tell
     started: str  # ISO 8601 UTC
     source: str  # what it reads: a folder or file, or the first of several
     phase: str  # "finding files", "reading" or "embedding"
@@ -48,6 +52,7 @@ class IngestProgress:
         more = f" and {len(sources) - 1} more" if len(sources) > 1 else ""
         self.run = IngestRun(
             pid=os.getpid(),
+            processStart=process_start(os.getpid()),
             started=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
             source=(str(sources[0]) if sources else "") + more,
             phase="finding files",
@@ -103,7 +108,7 @@ def running_ingests(home: Path) -> list[IngestRun]:
     runs: list[IngestRun] = []
     for path in (home / RUN_DIR).glob("ingest-*.json"):
         run = _read(path)
-        if run is not None and pid_alive(run["pid"]):
+        if run is not None and _alive(run):
             runs.append(run)
     return sorted(runs, key=lambda r: r["started"])
 
@@ -111,12 +116,13 @@ def running_ingests(home: Path) -> list[IngestRun]:
 def running_text(run: IngestRun, now: datetime | None = None) -> str:
     """'Ingest running: 120 of 431 files, 2,310 chunks so far, started 3 min ago (pid 1234)'."""
     if run["phase"] == "embedding":
-        doing = f"embedding {run['embedded']:,} of {_count(run['embedTotal'], 'new chunk')}"
+        doing = f"embedding {run['embedded']:,} of {counted(run['embedTotal'], 'new chunk')}"
     elif run["filesTotal"] is None:
         doing = f"finding the files in {run['source']}"
     else:
-        doing = f"{run['filesDone']:,} of {_count(run['filesTotal'], 'file')}, {_count(run['chunks'], 'chunk')} so far"
-    return f"Ingest running: {doing}, started {_ago(run['started'], now)} (pid {run['pid']})"
+        files = f"{run['filesDone']:,} of {counted(run['filesTotal'], 'file')}"
+        doing = f"{files}, {counted(run['chunks'], 'chunk')} so far"
+    return f"Ingest running: {doing}, started {ago(run['started'], now)} (pid {run['pid']})"
 
 
 def pid_alive(pid: int) -> bool:
@@ -142,6 +148,28 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def process_start(pid: int) -> str | None:
+    """What tells this process apart from a later one given the same pid: its start, as the boot and
+    the clock tick since boot it started at (Linux ``/proc``); None where the system does not say
+    (macOS, Windows, a /proc mounted with ``hidepid``), and then the pid alone is checked."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+        # After the command name, which may hold spaces and parentheses: state is field 3, start time field 22.
+        return f"{boot}:{stat.rsplit(')', 1)[1].split()[19]}"
+    except (OSError, IndexError):
+        return None
+
+
+def _alive(run: IngestRun) -> bool:
+    """The process that wrote ``run`` still runs: its pid is alive and, where both starts are known,
+    was not given to another process since."""
+    if not pid_alive(run["pid"]):
+        return False
+    recorded = run["processStart"]
+    return recorded is None or process_start(run["pid"]) in (None, recorded)
+
+
 def _read(path: Path) -> IngestRun | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -158,6 +186,7 @@ def _read(path: Path) -> IngestRun | None:
 def _run_of(data: dict[str, Any]) -> IngestRun:
     return IngestRun(
         pid=data["pid"],
+        processStart=data["processStart"] if isinstance(data.get("processStart"), str) else None,
         started=data["started"],
         source=str(data.get("source", "")),
         phase=str(data.get("phase", "reading")),
@@ -173,23 +202,6 @@ def _remove_stale(folder: Path) -> None:
     """Remove the files of ingests whose process is gone."""
     for path in folder.glob("ingest-*.json"):
         run = _read(path)
-        if run is not None and not pid_alive(run["pid"]):
+        if run is not None and not _alive(run):
             with contextlib.suppress(OSError):
                 path.unlink()
-
-
-def _count(n: int, noun: str) -> str:
-    """'1 file', '2,310 chunks' (``retrieval.format.counted`` has no thousands separator, and lives above)."""
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
-
-
-def _ago(started: str, now: datetime | None) -> str:
-    try:
-        seconds = ((now or datetime.now(UTC)) - datetime.fromisoformat(started.replace("Z", "+00:00"))).total_seconds()
-    except ValueError:
-        return "at an unknown time"
-    if seconds < 60:
-        return "just now"
-    if seconds < 3600:
-        return f"{seconds // 60:.0f} min ago"
-    return f"{seconds / 3600:.1f} h ago"

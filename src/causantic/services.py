@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from causantic.errors import ConfigError, StoreError
-from causantic.home import causantic_home, db_path, vector_path
+from causantic.home import causantic_home, db_path, is_team_memory, vector_path
 from causantic.store.memory import MemoryStore
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.vectors import VectorIndex
@@ -64,7 +64,7 @@ class Services:
             from causantic.embedding.models import get_spec
 
             spec = get_spec(self.config.embedding.model)
-            if self.config.storage.backend == "postgres":
+            if is_team_memory(self.config.storage):
                 from causantic.store.postgres.vectors import PgVectorIndex
 
                 team_index = PgVectorIndex(
@@ -123,7 +123,7 @@ class Services:
 
 def open_store(config: Config) -> MemoryStoreProtocol:
     """The store ``storage.backend`` names: the local SQLite file, or the team's PostgreSQL."""
-    if config.storage.backend == "postgres":
+    if is_team_memory(config.storage):
         from causantic.store.postgres.store import PostgresStore
 
         return PostgresStore(
@@ -208,7 +208,7 @@ def postgres_url(config: Config) -> str:
     if url is None or not url.get_secret_value():
         # `team init/status` ask for the URL on the default SQLite backend too: name what is missing,
         # not a backend the user never chose.
-        needs = "storage.backend is 'postgres' but" if config.storage.backend == "postgres" else "No team database:"
+        needs = "storage.backend is 'postgres' but" if is_team_memory(config.storage) else "No team database:"
         raise ConfigError(
             f"{needs} storage.postgresUrl is not set: set it (or CAUSANTIC_STORAGE_POSTGRES_URL) to the "
             "team database's libpq URL."

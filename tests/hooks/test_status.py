@@ -7,10 +7,17 @@ import os
 import stat
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+import anyio
+from click.testing import CliRunner
+from mcp import Client
 from process_support import subprocess_env
 
+from causantic.cli.main import cli
+from causantic.mcp.server import build_server
 from causantic.runs import EARLIER_PROMPTS, PROMPT_HOOK, read_status, record
 
 RECORD = (
@@ -54,3 +61,41 @@ def test_the_prompt_hook_keeps_its_recent_runs_newest_first_and_other_hooks_only
     ]
     assert all("earlier" not in r for r in last["earlier"])  # one list, not runs nested in runs
     assert "earlier" not in runs["session-start"]
+
+
+def test_hook_status_shows_times_to_the_minute_in_utc_as_every_other_command_does(causantic_home: Path) -> None:
+    """Its table read "2026-11-24 10:20:30" (seconds, no zone) and its prompt lines "… 10:20:30 UTC",
+    where `list-sessions`, `stats` and the dashboard say "2026-11-24 10:20 UTC" or "2026-11-24 10:20"."""
+    record(PROMPT_HOOK, success=True, started=0.0, outcome="nothing relevant", project="acme-shop")
+    record("session-start", success=True, started=0.0, outcome="briefing of 10 characters")
+    path = causantic_home / "hook-status.json"
+    runs = json.loads(path.read_text())
+    for run in runs.values():
+        run["lastRun"] = "2026-11-24T10:20:30.123Z"
+    path.write_text(json.dumps(runs))
+    shown = CliRunner().invoke(cli, ["hook", "status"], env={"COLUMNS": "200"}, catch_exceptions=False)
+    assert shown.exit_code == 0, shown.output
+    assert "10:20:30" not in shown.output
+    [row] = [line for line in shown.output.splitlines() if "session-start" in line]
+    assert "2026-11-24 10:20 UTC" in row
+    assert "2026-11-24 10:20 UTC, project acme-shop: no memory added." in shown.output
+
+
+def test_the_mcp_hook_status_says_how_long_ago_in_the_dashboards_words(causantic_home: Path) -> None:
+    """It said "last ran 2 d ago" (and "40 s ago") where the dashboard says "2 days ago" ("just now")."""
+    record("session-start", success=True, started=0.0, outcome="briefing of 10 characters")
+    record("pre-compact", success=True, started=0.0, outcome="nothing new")
+    path = causantic_home / "hook-status.json"
+    runs = json.loads(path.read_text())
+    now = datetime.now(UTC)
+    runs["session-start"]["lastRun"] = (now - timedelta(days=2, hours=3)).isoformat().replace("+00:00", "Z")
+    runs["pre-compact"]["lastRun"] = (now - timedelta(seconds=40)).isoformat().replace("+00:00", "Z")
+    path.write_text(json.dumps(runs))
+
+    async def ask() -> Any:
+        async with Client(build_server(warm=False), mode="legacy") as client:
+            return await client.call_tool("hook-status", {})
+
+    text = anyio.run(ask).content[0].text
+    assert "- session-start: last ran 2 days ago (success" in text
+    assert "- pre-compact: last ran just now (success" in text

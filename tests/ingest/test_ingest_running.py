@@ -3,17 +3,22 @@ the file is gone when it ends, however it ends, and one left by a killed process
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from postgres_server import new_database
 from transcript_files import write_session
 
 from causantic import ingest_runs
 from causantic.facade import Memory
-from causantic.ingest_runs import RUN_DIR, running_ingests
+from causantic.ingest_runs import RUN_DIR, IngestProgress, running_ingests
 from causantic.retrieval.output import IngestRunningOut
 
 REPO = Path(__file__).resolve().parents[2]
@@ -82,3 +87,77 @@ def test_the_status_of_a_killed_ingest_is_not_shown_and_the_next_ingest_removes_
         assert memory.ingests_running() == []
         memory.ingest([_sessions(tmp_path / "projects", 1)], embed=False)
     assert _status_files(causantic_home) == []
+
+
+def test_the_status_of_a_killed_ingest_whose_pid_went_to_another_process_is_not_shown(
+    tmp_path: Path, causantic_home: Path
+) -> None:
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("this system does not say when a process started (no Linux /proc)")
+    killed = (
+        "import os, sys; from pathlib import Path; from causantic.ingest_runs import IngestProgress\n"
+        "p = IngestProgress(Path(sys.argv[1]), [Path('/work/shop')]); p.__enter__(); p.discovered(431, 0)\n"
+        "os._exit(9)  # as kill -9 ends it: no finally runs"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    subprocess.run([sys.executable, "-c", killed, str(causantic_home)], check=False, env=env, timeout=60)
+    [left] = _status_files(causantic_home)
+    # The system gives the dead ingest's pid to another process (here: one started now, whose pid is
+    # written into the file as a reused pid would read).
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as other:
+        try:
+            status = json.loads(left.read_text(encoding="utf-8"))
+            left.write_text(json.dumps({**status, "pid": other.pid}), encoding="utf-8")
+            assert running_ingests(causantic_home) == []
+            with Memory() as memory:
+                assert memory.ingests_running() == []
+                assert memory.stats().ingests_running == []
+                memory.ingest([_sessions(tmp_path / "projects", 1)], embed=False)
+            assert _status_files(causantic_home) == []  # the next ingest removed it
+        finally:
+            other.kill()
+
+
+@pytest.mark.slow
+def test_a_team_ingest_shows_one_start_time_for_its_local_and_its_shared_part(
+    tmp_path: Path, causantic_home: Path, postgres_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Team memory ingests the unshared projects locally, then uploads the shared ones: one command, so
+    `causantic stats` shows one ingest started when the command started, in both parts."""
+    monkeypatch.setattr(ingest_runs, "WRITE_EVERY_S", 0.0)
+    folder = tmp_path / "projects"
+    write_session(folder, "/work/diary", "d0-session", [("My notes on the invoice bug", "Kept to myself.")])
+    write_session(folder, "/work/shop", "s0-session", [("Why does invoice 0 fail?", "The tax rounding.")])
+    settings = {
+        "storage.backend": "postgres",
+        "storage.postgresUrl": new_database(postgres_server),
+        "team.user": "alice",
+        "team.shareProjects": ["shop"],
+    }
+    seen: list[str] = []  # the start shown while each file was read
+    with Memory(causantic_home, overrides=settings) as memory:
+
+        def on_progress(*_counts: int) -> None:
+            [running] = memory.ingests_running()
+            if not seen:  # the parts must start in different seconds for a second start to show
+                second = int(time.time())
+                while int(time.time()) == second:
+                    time.sleep(0.05)
+            seen.append(running.started)
+
+        report = memory.ingest([folder], embed=False, on_progress=on_progress)
+        assert report.files == 2
+        assert memory.ingests_running() == []
+    assert len(seen) >= 2  # counts from both parts
+    assert len(set(seen)) == 1, seen
+    assert _status_files(causantic_home) == []
+
+
+def test_an_ingest_running_for_a_day_says_so_in_days(causantic_home: Path) -> None:
+    """`causantic stats` read "started 26.0 h ago" where the dashboard says "1 day ago"."""
+    with IngestProgress(causantic_home, [Path("/work/shop")]) as progress:
+        progress.run["started"] = (datetime.now(UTC) - timedelta(hours=26)).isoformat(timespec="seconds")
+        progress.discovered(431, 0)
+        with Memory() as memory:
+            [running] = memory.ingests_running()
+    assert running.summary.startswith("Ingest running: 0 of 431 files, 0 chunks so far, started 1 day ago (pid ")

@@ -12,6 +12,7 @@ import click
 
 from causantic.cli.output import console, domain_errors, emit_json, json_option, table
 from causantic.entrypoints import HOOKS, WORKER, run_hook, run_hook_worker
+from causantic.retrieval.format import counted, when_utc
 from causantic.retrieval.prompt_report import PROMPTS_HEADING, added_text, explain_prompt, recent_prompts
 from causantic.runs import PROMPT_HOOK, read_status
 
@@ -63,7 +64,7 @@ def status_command(as_json: bool) -> None:
         [
             (
                 name,
-                r.get("lastRun", "?")[:19].replace("T", " "),
+                when_utc(r.get("lastRun")),
                 "ok" if r.get("success") else "FAILED",
                 r.get("durationMs", ""),
                 r.get("error") or (added_text(r) if name == PROMPT_HOOK else r.get("outcome", "")),
@@ -99,10 +100,10 @@ def _warn_about_vectors() -> None:
         return
     with domain_errors(), Memory(config=config) as memory:
         stats = memory.stats()
-    if stats.chunks_without_vectors:
+    if n := stats.chunks_without_vectors:
         click.echo(
-            f"Warning: {stats.chunks_without_vectors} of {stats.chunks} chunks have no vector; vector search cannot "
-            "find them. Run `causantic embed`.",
+            f"Warning: {n:,} of {counted(stats.chunks, 'chunk')} {'has' if n == 1 else 'have'} no vector; vector "
+            f"search cannot find {'it' if n == 1 else 'them'}. Run `causantic embed`.",
             err=True,
         )
 

@@ -10,6 +10,7 @@ import click
 from causantic.cli.output import agreed, console, domain_errors, emit_json, json_option, progress_bars, table
 from causantic.config import config_keys, load_config
 from causantic.facade import Memory
+from causantic.retrieval.format import counted
 from causantic.retrieval.output import EmbedOut
 
 
@@ -35,7 +36,9 @@ def embed_command(as_json: bool) -> None:
     if as_json:
         emit_json(result)
     else:
-        console.print(f"Embedded {result.vectors_added} chunks; {result.vectors} vectors in the index.")
+        console.print(
+            f"Embedded {counted(result.vectors_added, 'chunk')}; {counted(result.vectors, 'vector')} in the index."
+        )
 
 
 @click.command("reindex")
@@ -59,7 +62,7 @@ def reindex_command(yes: bool, as_json: bool) -> None:
     if as_json:
         emit_json(result)
     else:
-        console.print(f"Re-embedded {result.vectors_added} chunks with {result.model}.")
+        console.print(f"Re-embedded {counted(result.vectors_added, 'chunk')} with {result.model}.")
 
 
 @click.command("config")

@@ -117,7 +117,7 @@ def _run(
                     completed=files,
                     detail=(
                         f"{done_bytes / 1e6:.1f}/{state['total_mb']:.1f} MB · {done_bytes / 1e6 / elapsed:.1f} MB/s · "
-                        f"{chunks} chunks"
+                        f"{counted(chunks, 'chunk')}"
                     ),
                 )
 
@@ -212,7 +212,7 @@ def _summary_table(report: IngestOut) -> None:
             f"{report.files - report.files_unchanged} of {report.files}"
             + (f" ({report.files_unchanged} unchanged)" if report.files_unchanged else ""),
         ),
-        *([("waiting for team memory", f"{report.files_waiting} files")] if report.files_waiting else []),
+        *([("waiting for team memory", counted(report.files_waiting, "file"))] if report.files_waiting else []),
         ("transcript data", f"{report.bytes_read / 1e6:.1f} MB"),
         ("sessions", report.sessions),
         ("chunks added", report.chunks_added),

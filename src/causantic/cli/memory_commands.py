@@ -60,10 +60,10 @@ def stats_command(as_json: bool) -> None:
         click.echo(f"Warning: these are local memory's figures only. {result.team_unreachable}", err=True)
     if result.vector_error:
         click.echo(f"Warning: the vector index cannot be read ({result.vector_error}).", err=True)
-    if result.chunks_without_vectors:
+    if n := result.chunks_without_vectors:
         click.echo(
-            f"Warning: {result.chunks_without_vectors} chunks have no vector, so vector search cannot find them. "
-            "Run `causantic embed`.",
+            f"Warning: {counted(n, 'chunk')} {'has' if n == 1 else 'have'} no vector, so vector search cannot find "
+            f"{'it' if n == 1 else 'them'}. Run `causantic embed`.",
             err=True,
         )
     if result.vector_index == "missing":
@@ -138,7 +138,7 @@ def list_sessions_command(
         click.echo(f"No sessions found for project {listing.project!r}{within if since or until or days_back else ''}.")
         return
     table(
-        f"{listing.project}: {len(sessions)} of {listing.total} sessions, newest first",
+        f"{listing.project}: {len(sessions):,} of {counted(listing.total, 'session')}, newest first",
         [
             ("session", "left"),
             ("source", "left"),

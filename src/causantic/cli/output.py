@@ -102,7 +102,7 @@ def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[
     from rich.text import Text
 
     console = _console()
-    cells = [[str(cell) for cell in row] for row in rows]
+    cells = [[_cell(cell) for cell in row] for row in rows]
     headers = [header for header, _ in columns]
     widths = [max([cell_len(h), *(cell_len(row[i]) for row in cells)]) for i, h in enumerate(headers)]
     flex = max(range(len(columns)), key=lambda i: widths[i])
@@ -117,6 +117,12 @@ def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[
     for row in cells:
         out.add_row(*(Text(cell) for cell in row))  # stored text, not markup: "[trimmed]" stays
     _print(out)
+
+
+def _cell(value: Any) -> str:
+    """A count with thousands separators ('123,456', as :func:`~causantic.wording.counted` words it
+    in sentences); anything else as text. An id people type is passed as text and left alone."""
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
 def _records(title: str | None, headers: Sequence[str], cells: Sequence[Sequence[str]]) -> None:

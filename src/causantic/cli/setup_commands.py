@@ -141,7 +141,7 @@ def _purge_plan() -> list[tuple[Path, int, str]]:
     (the SQLite file, its journal files, the vector index) and what was derived from it; then what
     stays in the data directory."""
     from causantic.config import load_config
-    from causantic.home import db_path, vector_path
+    from causantic.home import db_path, is_team_memory, vector_path
 
     with domain_errors():
         config = load_config()
@@ -163,7 +163,7 @@ def _purge_plan() -> list[tuple[Path, int, str]]:
     ]
     for name, (_, size, about) in zip(shown, doomed, strict=True):
         click.echo(f"  {name:<{max(map(len, shown))}}  {byte_size(size):>9}  {about}".rstrip())
-    if config.storage.backend == "postgres":
+    if is_team_memory(config.storage):
         click.echo("  Team memory on the PostgreSQL server is not touched.")
     kept = [f"{n}{'/' if (home / n).is_dir() else ''} ({a})" for n, a in KEPT if (home / n).exists()]
     named = {n for n, _ in (*DERIVED, *KEPT)} | {path.name for path, _, _ in doomed if path.parent == home}

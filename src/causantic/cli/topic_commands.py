@@ -7,7 +7,7 @@ import click
 from causantic.cli.options import project_option
 from causantic.cli.output import STORE_LABELS, console, domain_errors, emit_json, json_option, table
 from causantic.facade import Memory
-from causantic.retrieval.format import when
+from causantic.retrieval.format import counted, when
 from causantic.retrieval.output import ClusterOut, topics_out
 
 
@@ -28,8 +28,8 @@ def cluster_command(as_json: bool) -> None:
         emit_json(ClusterOut.model_validate(report, from_attributes=True))
         return
     console.print(
-        f"{report.clusters} topics over {report.clustered_chunks} chunks "
-        f"({report.noise_chunks} left as noise, {report.kept_identities} topics continued) "
+        f"{counted(report.clusters, 'topic')} over {counted(report.clustered_chunks, 'chunk')} "
+        f"({report.noise_chunks:,} left as noise, {counted(report.kept_identities, 'topic')} continued) "
         f"in {report.seconds:.1f} s."
     )
 
@@ -66,7 +66,7 @@ def clusters_command(project: str | None, as_json: bool) -> None:
         # Days, not minutes: a topic spans days or months, and the room goes to the project names.
         [
             (
-                t.id,
+                str(t.id),  # an id (the dashboard's /topic/ID), not a count
                 t.label,
                 *([STORE_LABELS.get(t.store or "", "")] if stores else []),
                 t.size,

@@ -35,6 +35,7 @@ from causantic.retrieval.browse import SessionNotFound, TopicNotFound
 from causantic.retrieval.forget import chunks_forgotten
 from causantic.retrieval.format import WEAK_MARK, byte_size, counted, is_weak
 from causantic.retrieval.relevance import marked_terms
+from causantic.wording import ago
 
 STATIC_TYPES = {
     ".css": "text/css; charset=utf-8",
@@ -238,7 +239,7 @@ def _templates(secrets: Secrets) -> Environment:
     env.filters.update(
         short_time=text.short_time,
         time_span=text.time_span,
-        ago=text.ago,
+        ago=ago,
         size=byte_size,
         percent=text.percent,
         sections=text.sections,

@@ -19,6 +19,7 @@ from causantic.dashboard.story import story_of
 from causantic.dashboard.text import short_time
 from causantic.errors import CausanticError
 from causantic.facade import Memory
+from causantic.home import is_team_memory
 from causantic.retrieval import browse
 from causantic.retrieval.forget import ForgetResult, nothing_to_forget, others_note
 from causantic.retrieval.format import counted, hits_summary
@@ -207,7 +208,7 @@ def project_names(memory: Memory, derived: Derived) -> list[str]:
 
 def on_team(memory: Memory) -> bool:
     """Whether memory is team memory, where members exist (their filters show there only)."""
-    return memory.config.storage.backend == "postgres"
+    return is_team_memory(memory.config.storage)
 
 
 def search(memory: Memory, derived: Derived, form: SearchForm) -> dict[str, Any]:

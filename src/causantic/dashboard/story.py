@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from causantic.wording import counted
+
 if TYPE_CHECKING:
     from causantic.facade import StoredChunk
     from causantic.retrieval.episodes import EpisodeAnswer
@@ -40,10 +42,10 @@ def story_of(answer: EpisodeAnswer, kind: str) -> Story:
     ]
     count = len(answer.episodes)
     if answer.mode == "chain":
-        how = f"The seeds' chain walk: {len(steps)} linked chunks, in the order they happened."
+        how = f"The seeds' chain walk: {counted(len(steps), 'linked chunk')}, in the order they happened."
     else:
         lead = "the turns that led to" if kind == "recall" else "the turns that followed"
-        how = f"{count} episode{'s' if count != 1 else ''}: {lead} the best matches, in time order."
+        how = f"{counted(count, 'episode')}: {lead} the best matches, in time order."
     if answer.notes:
         how += " " + "; ".join(answer.notes)
     return Story(kind, steps, answer.tokens, how, answer.nothing_relevant)

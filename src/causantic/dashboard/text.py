@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from markupsafe import Markup, escape
 
-from causantic.retrieval.format import relevance_percent, shown_content, span, when
+from causantic.retrieval.format import relevance_percent, shown_content, span, when_utc
 
 _SECTION_START = re.compile(r"^\[(User|Assistant|Tool:[^\]\n]+|Result:[^\]\n]+)\]", re.MULTILINE)
 
@@ -76,7 +75,7 @@ def short_time(iso_text: str | None) -> str:
 
     Every time a page shows goes through this or :func:`time_span`, so each says its zone: stored
     times are UTC, and a reader in another zone must not take them for local times."""
-    return f"{when(iso_text)} UTC" if iso_text else "–"
+    return when_utc(iso_text, "–")
 
 
 def time_span(start: str | None, end: str | None, *, with_date: bool = True) -> str:
@@ -86,21 +85,6 @@ def time_span(start: str | None, end: str | None, *, with_date: bool = True) -> 
         return short_time(start or end)
     shown = span(start, end)
     return f"{shown if with_date else shown[len('2026-05-01 ') :]} UTC"
-
-
-def ago(iso_text: str | None, now: datetime | None = None) -> str:
-    """How long ago, in the largest sensible unit: 'just now', '5 min ago', '3 h ago', '12 days ago'."""
-    if not iso_text:
-        return "never"
-    then = datetime.fromisoformat(iso_text.replace("Z", "+00:00"))
-    seconds = ((now or datetime.now(UTC)) - then).total_seconds()
-    if seconds < 60:
-        return "just now"
-    for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            value = int(seconds // size)
-            return f"{value} {'day' if unit == 'days' and value == 1 else unit} ago"
-    return "just now"
 
 
 def percent(value: float | None) -> str:

@@ -23,7 +23,7 @@ from causantic.errors import ProjectNotFound
 from causantic.files import atomic_write, prune_older_than, secure_dir
 from causantic.hooks.chunk_text import sections
 from causantic.ingest.tokens import approx_tokens
-from causantic.retrieval.format import counted
+from causantic.retrieval.format import counted, when, when_utc
 from causantic.sources import SOURCE_NAMES
 from causantic.transcripts import BRIEFING_OPENING
 
@@ -88,15 +88,15 @@ def build_briefing(memory: Memory, cwd: str, *, exclude_session: str | None, bud
     stopped = _where_stopped(tail)
     open_threads = _open_threads(tail)
     recent = [
-        f"- {_when(s.started_at)} · {s.session_id[:8]} · {SOURCE_NAMES.get(s.source, s.source)} · {s.chunks} chunks: "
-        f"{s.short_title(TITLE_CHARS)}"
+        f"- {when(s.started_at)} · {s.session_id[:8]} · {SOURCE_NAMES.get(s.source, s.source)} · "
+        f"{counted(s.chunks, 'chunk')}: {s.short_title(TITLE_CHARS)}"
         for s in sessions
     ]
     header = f"{BRIEFING_OPENING} ({listing.project}; {counted(listing.total, 'session')} stored), from Causantic."
     titled = [
         (
             f"Where work stopped (session {latest.session_id[:8]}, {SOURCE_NAMES.get(latest.source, latest.source)}, "
-            f"{_when(latest.ended_at)} UTC):",
+            f"{when_utc(latest.ended_at)}):",
             stopped,
         ),
         ("Open threads from that session:", open_threads),
@@ -189,7 +189,3 @@ def _unescape(json_text: str) -> str:
         return str(json.loads(f'"{json_text}"'))
     except ValueError:
         return json_text
-
-
-def _when(iso_text: str) -> str:
-    return iso_text[:16].replace("T", " ") if iso_text else "?"

@@ -19,11 +19,11 @@ import math
 import re
 import sys
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from causantic.config_cache import cached_config
 from causantic.files import atomic_write, prune_older_than, secure_dir
-from causantic.home import causantic_home
+from causantic.home import causantic_home, is_team_memory
 from causantic.hooks import warm
 from causantic.hooks.chunk_text import sections
 from causantic.hooks.event import HookEvent
@@ -33,6 +33,9 @@ from causantic.retrieval.format import counted
 from causantic.retrieval.moments import Moment, MomentsRelevance, MomentsRequest, prompt_moments
 from causantic.runs import PROMPT_HOOK, InjectedMoment, record
 from causantic.transcripts._system_text import prompt_text_of
+
+if TYPE_CHECKING:
+    from causantic.config import StorageConfig
 
 HOOK = PROMPT_HOOK
 _SAFE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
@@ -57,7 +60,7 @@ def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
         return _done(started, event, "empty prompt")
     # Prompt memory reads the local store only, keyword-only and offline, because Claude Code waits for
     # it on every prompt; with team memory, shared projects' sessions live on the server instead.
-    team = config.section("storage").backend == "postgres"
+    team = is_team_memory(cast("StorageConfig", config.section("storage")))  # validated by config.py when cached
     if not config.db_path.exists():
         empty = ("no local memory yet" + TEAM_NOTE) if team else "no memory yet (nothing ingested)"
         return _done(started, event, empty)

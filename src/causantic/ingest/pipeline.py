@@ -41,6 +41,7 @@ from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkKey, ChunkRecord, Project
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, discover
+from causantic.wording import counted
 
 if TYPE_CHECKING:
     from causantic.store.protocol import VectorIndexProtocol
@@ -497,7 +498,7 @@ def _linked_outside_note(links: list[tuple[str, str]]) -> str:
     shown = ", ".join(f"{link} -> {target}" for link, target in links[:LINKS_NAMED])
     more = f" and {len(links) - LINKS_NAMED} more" if len(links) > LINKS_NAMED else ""
     return (
-        f"skipped {len(links)} linked folder{'s' if len(links) != 1 else ''} leading outside the folder read: "
+        f"skipped {counted(len(links), 'linked folder')} leading outside the folder read: "
         f"{shown}{more}. To read one, pass its target: causantic batch-ingest TARGET"
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -17,6 +18,7 @@ from causantic.ingest.topics import maintain_topics
 from causantic.ingest_runs import IngestProgress
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import Project
+from causantic.wording import counted
 
 if TYPE_CHECKING:
     from causantic.embedding import Embedder
@@ -49,6 +51,7 @@ def ingest_paths(
     as_examples: bool = False,
     keep: Callable[[str], bool] | None = None,
     marked_elsewhere: Sequence[MemoryStoreProtocol] = (),
+    status: IngestProgress | None = None,
 ) -> IngestReport:
     """Ingest files and folders; embed new chunks unless ``embed`` is off or deferred by config.
 
@@ -61,9 +64,11 @@ def ingest_paths(
 
     ``keep`` and ``marked_elsewhere``: this store takes only some projects (team memory, see
     :func:`ingest_routed` and :func:`causantic.ingest.pipeline.ingest`).
+
+    ``status``: the running command's status, when this ingest is one part of it (team memory's).
     """
     # Seen by the dashboard and `causantic stats` while it runs (causantic.ingest_runs), removed at the end.
-    with IngestProgress(services.home, list(paths)) as progress:
+    with IngestProgress(services.home, list(paths)) if status is None else nullcontext(status) as progress:
         return _ingest_paths(
             services,
             paths,
@@ -109,9 +114,9 @@ def _ingest_paths(
     # added their columns: the first process to open an upgraded store may be a hook with seconds to
     # run (store.migrations.m009_text_features); ingest runs detached or at the user's request.
     if filled := services.store.fill_text_features(pending_only=True):
-        report.notes.append(f"stored the search features of {filled:,} chunks ingested by an earlier version")
-    if counted := services.store.fill_session_stems():
-        report.notes.append(f"counted the words of {counted:,} sessions ingested by an earlier version")
+        report.notes.append(f"stored the search features of {counted(filled, 'chunk')} ingested by an earlier version")
+    if stemmed := services.store.fill_session_stems():
+        report.notes.append(f"counted the words of {counted(stemmed, 'session')} ingested by an earlier version")
     examples = example_projects(services.store)
     if as_examples:
         paths_now = {p.path for p in services.store.projects_by_id(report.project_ids)}
@@ -154,6 +159,21 @@ def ingest_routed(
     team memory cannot be reached (``team_down`` says why). The local part runs first, so it is
     done whatever happens to the server; shared sessions it could not upload stay unmarked, and the
     next run uploads them (team memory's own marks say what it already holds)."""
+    either = local or team
+    assert either is not None, "ingest_routed needs a store"
+    # One status for the whole command, both parts: one start time, and no moment it looks finished.
+    with IngestProgress(either.home, list(paths)) as status:
+        return _ingest_routed(local, team, shared, paths, team_down, status=status, **options)
+
+
+def _ingest_routed(
+    local: Services | None,
+    team: Services | None,
+    shared: Callable[[str], bool],
+    paths: Sequence[Path],
+    team_down: str | None,
+    **options: Any,
+) -> IngestReport:
     report: IngestReport | None = None
     if local is not None:
         others = [team.store] if team is not None else []
@@ -174,10 +194,10 @@ def ingest_routed(
     assert report is not None, "ingest_routed needs a store"
     if team_down is not None:
         n = report.files_waiting
-        waiting = f"{n} file{'s' if n != 1 else ''} of shared projects {'wait' if n != 1 else 'waits'} for it"
+        waiting = f"{counted(n, 'file')} of shared projects {'waits' if n == 1 else 'wait'} for it"
         report.notes.append(
             f"team memory unreachable: {team_down.rstrip('.')}; local memory was updated"
-            + (f", and {waiting} (the next run uploads {'them' if n != 1 else 'it'})" if n else "")
+            + (f", and {waiting} (the next run uploads {'it' if n == 1 else 'them'})" if n else "")
         )
     return report
 
@@ -199,9 +219,7 @@ def _kept_locally_note(
     }
     if not local_only:
         return []
-    names = ", ".join(
-        f"{name} ({missing} session{'s' if missing != 1 else ''})" for name, missing in local_only.items()
-    )
+    names = ", ".join(f"{name} ({counted(missing, 'session')})" for name, missing in local_only.items())
     return [f"shared now but kept in local memory only: {names}; `causantic batch-ingest --force` uploads them"]
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from causantic.config import ClusteringConfig
 from causantic.errors import CausanticError
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
+from causantic.wording import counted
 
 _LABEL_SAMPLE = 60  # member texts per topic read for its label (nearest the centroid first)
 _META_LAST_COUNT = "clustered_vectors"
@@ -56,7 +57,7 @@ def recluster(
     say = on_progress or (lambda _msg: None)
     say("reading vectors")
     ids, matrix = index.all_vectors()
-    say(f"clustering {len(ids)} vectors")
+    say(f"clustering {counted(len(ids), 'vector')}")
     labels = cluster_vectors(matrix, config.min_cluster_size) if len(ids) else np.zeros(0, np.int64)
     centres = centroids(matrix, labels) if len(ids) else {}
     members: dict[int, list[tuple[str, float]]] = {}
@@ -123,9 +124,9 @@ def maintain_topics(
     threshold = config.recluster_after_new_chunks
     if threshold and total >= config.min_cluster_size * 2 and total - last >= threshold:
         report = recluster(store, index, config)
-        return f"reclustered: {report.clusters} topics over {report.clustered_chunks} chunks"
+        return f"reclustered: {counted(report.clusters, 'topic')} over {counted(report.clustered_chunks, 'chunk')}"
     if not store.cluster_rows(index.model_id):  # nothing to join: say when topics will form
-        when = f"after {threshold} new embedded chunks ({total - last} so far) or " if threshold else ""
+        when = f"after {counted(threshold, 'new embedded chunk')} ({total - last:,} so far) or " if threshold else ""
         return f"none yet: they form {when}with `causantic cluster`"
     joined = assign_new_chunks(store, index, new_chunk_ids, config.threshold)
-    return f"{joined} new chunks joined existing topics"
+    return f"{counted(joined, 'new chunk')} joined existing topics"

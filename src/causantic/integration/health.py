@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from causantic.integration.entries import Launcher
+from causantic.wording import counted
 
 MCP_TIMEOUT_S = 60.0
 
@@ -37,8 +38,8 @@ def _store() -> Check:
     try:
         with Memory() as memory:
             stats = memory.stats()
-        projects = f"{stats.projects} project" + ("" if stats.projects == 1 else "s")
-        return Check("memory store", True, f"{stats.chunks} chunks in {projects}; keyword index {stats.keyword_index}")
+        held = f"{counted(stats.chunks, 'chunk')} in {counted(stats.projects, 'project')}"
+        return Check("memory store", True, f"{held}; keyword index {stats.keyword_index}")
     except Exception as exc:
         return Check("memory store", False, f"{type(exc).__name__}: {exc}")
 

@@ -27,6 +27,7 @@ from causantic.integration.entries import (
     set_server,
     unset_server,
 )
+from causantic.wording import counted
 
 MANIFEST = "integration.json"
 
@@ -115,7 +116,7 @@ def uninstall(paths: ClaudePaths) -> Report:
     if settings.exists:
         events = set(record["created_events"]) if "created_events" in record else None
         after, removed = remove_hooks(settings.data or {}, events, record.get("created_hooks_key"))
-        what = f"{removed} hook handler{'' if removed == 1 else 's'} removed"
+        what = f"{counted(removed, 'hook handler')} removed"
         report.changes.append(_write_or_delete(settings, after, record.get("created_file", False), what))
 
     mcp_record = manifest.get("claude_json", {})

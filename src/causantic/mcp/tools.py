@@ -39,6 +39,7 @@ from causantic.retrieval.output import (
     status_out,
 )
 from causantic.runs import PROMPT_HOOK, read_status
+from causantic.wording import ago
 
 if TYPE_CHECKING:
     from causantic.retrieval.episodes import EpisodeAnswer
@@ -437,7 +438,7 @@ def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOut]:
     now = datetime.now(UTC)
     lines = ["Hook Status:"]
     for name, run in runs.items():
-        line = f"- {name}: last ran {_ago(run.last_run, now)} ({'success' if run.success else 'FAILED'}"
+        line = f"- {name}: last ran {ago(run.last_run, now)} ({'success' if run.success else 'FAILED'}"
         line += f", {run.duration_ms} ms)" if run.duration_ms is not None else ")"
         line += f" for {run.project}" if run.project else ""
         line += f", session {run.session_id[:8]}" if run.session_id else ""
@@ -507,14 +508,3 @@ def _agents(agents: Sequence[str]) -> str:
 
 def _percent(similarity: float | None) -> str:
     return f"[{round(similarity * 100)}%] " if similarity is not None else ""
-
-
-def _ago(iso_text: str, now: datetime) -> str:
-    try:
-        seconds = (now - datetime.fromisoformat(iso_text.replace("Z", "+00:00"))).total_seconds()
-    except ValueError:
-        return iso_text or "at an unknown time"
-    for unit, size in (("d", 86_400), ("h", 3_600), ("min", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)} {unit} ago"
-    return f"{int(seconds)} s ago"

@@ -17,6 +17,7 @@ from itertools import groupby
 from typing import TYPE_CHECKING
 
 from causantic.sources import SPAWN_TOOLS
+from causantic.wording import counted as counted  # where the interfaces' renderers find it beside the rest
 
 if TYPE_CHECKING:  # annotations only: the CLI's small commands import this module for when()
     from causantic.retrieval.episodes import EpisodeAnswer
@@ -51,15 +52,15 @@ def when(iso_text: str | None, missing: str = "?") -> str:
     return iso_text[:16].replace("T", " ") if iso_text else missing
 
 
+def when_utc(iso_text: str | None, missing: str = "?") -> str:
+    """'2026-05-01T10:20:30.000000Z' -> '2026-05-01 10:20 UTC': :func:`when` saying its zone, where a
+    time stands alone (stored times are UTC, and a reader elsewhere must not take them for local)."""
+    return f"{when(iso_text)} UTC" if iso_text else missing
+
+
 def mixes_stores(chunks: list[StoredChunk]) -> bool:
     """An answer from team memory and the local store at once: its local chunks are then marked."""
     return any(c.user is None for c in chunks) and any(c.user is not None for c in chunks)
-
-
-def counted(n: int, noun: str, plural: str | None = None) -> str:
-    """'1 chunk', '3 chunks': a count with its noun in the right number (``plural`` where adding an
-    s is wrong: 'match', 'matches')."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def byte_size(num_bytes: float) -> str:

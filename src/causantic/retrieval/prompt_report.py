@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from causantic.retrieval.format import counted
+from causantic.retrieval.format import counted, when_utc
 from causantic.runs import PROMPT_HOOK, HookRun, InjectedMoment
 
 PROMPTS_HEADING = "Recent prompts (newest first): memory added or not, and why"
@@ -44,7 +44,7 @@ def explain_prompt(run: HookRun) -> list[PromptLine]:
     overview all show these lines; only the indentation and wrapping are theirs."""
     injected = run.get("injected", [])
     where = f", project {run['project']}" if run.get("project") else ""
-    lines = [PromptLine(f"{run.get('lastRun', '?')[:19].replace('T', ' ')} UTC{where}: {added_text(run)}.", 0)]
+    lines = [PromptLine(f"{when_utc(run.get('lastRun'))}{where}: {added_text(run)}.", 0)]
     outcome = run.get("outcome", "")
     if injected and ": " in outcome:  # "added N past moments, C characters: <why per scope>"
         outcome = outcome.split(": ", 1)[1]

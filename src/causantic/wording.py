@@ -1,0 +1,32 @@
+"""How counts and ages read wherever people read them: below every layer, so the ingest status, the
+CLI, the MCP text, the hooks and the dashboard all say "1 file", "2,310 chunks" and "3 h ago" alike.
+
+Words only; what is counted and when it is shown is each caller's.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 chunk', '2,310 chunks': a count with thousands separators and its noun in the right number
+    (``plural`` where adding an s is wrong: 'match', 'matches')."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+def ago(iso_text: str | None, now: datetime | None = None) -> str:
+    """How long before ``now`` an ISO 8601 time was, in its largest unit: 'just now', '5 min ago',
+    '3 h ago', '1 day ago'; 'never' without a time, 'at an unknown time' for text that is not one."""
+    if not iso_text:
+        return "never"
+    try:
+        then = datetime.fromisoformat(iso_text.replace("Z", "+00:00"))
+    except ValueError:
+        return "at an unknown time"
+    seconds = ((now or datetime.now(UTC)) - then).total_seconds()
+    for unit, size in (("day", 86_400), ("h", 3_600), ("min", 60)):
+        if seconds >= size:
+            value = int(seconds // size)
+            return f"{counted(value, unit) if unit == 'day' else f'{value:,} {unit}'} ago"
+    return "just now"
