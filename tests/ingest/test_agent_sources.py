@@ -116,21 +116,42 @@ def test_claude_code_and_gemini_sessions_of_one_repository_share_its_project_in_
 def test_gemini_sessions_ingested_before_the_other_agents_join_their_project_later(agents_corpus: Path) -> None:
     with open_services(Config()) as services:
         _ingest(services, agents_corpus / "gemini" / "computermode__test-repo")
+        # Three cwds, known by their hash; two are named in their sessions' text, and one is not.
         stand_ins = {name for name in _sessions_by_project(services) if name.startswith("gemini:")}
-        assert len(stand_ins) == 3  # three cwds, known only by their hash
+        assert stand_ins == {"gemini:f27a15ed61c0409f"}
         _ingest(services, agents_corpus / "claude-code" / "computermode__test-repo")
         projects = _sessions_by_project(services)
-        assert [name for name in projects if name.startswith("gemini:")] == ["gemini:c0f4b0739a6f116c"]
+        assert [name for name in projects if name.startswith("gemini:")] == []
+        assert [source for _, source, _ in projects["gemini-attach"]] == ["gemini"]
         assert [source for _, source, _ in projects["test-dir"]] == ["gemini"] * 6 + ["claude-code"]
         ids = [sid for _, _, sid in projects["test-dir"]]
         assert {(a, b) for a, b in zip(ids, ids[1:], strict=False)} <= _cross_session_pairs(services)
+        assert projects["test-repo"][6][1] == "gemini"  # the stand-in's session, between 18 March and 1 April
         moved = services.store.conn.execute(
-            "SELECT COUNT(*) FROM chunks c JOIN projects p ON p.id = c.project_id WHERE p.name = 'test-dir'"
+            "SELECT COUNT(*) FROM chunks c JOIN projects p ON p.id = c.project_id WHERE p.name = 'test-repo'"
             " AND c.source = 'gemini'"
         ).fetchone()[0]
-        assert moved == 7 and services.store.keyword_search(
-            "readme", project_ids=[services.store.find_projects("test-dir")[0].id]
+        assert moved == 4 and services.store.keyword_search(
+            "hello.py", project_ids=[services.store.find_projects("test-repo")[0].id]
         )  # the keyword index follows the move
+
+
+def test_gemini_sessions_alone_are_filed_under_their_folder_when_their_text_names_it(agents_corpus: Path) -> None:
+    # Gemini CLI records sha256(cwd) only. A session that names its folder (a tool's absolute path,
+    # an error naming the workspace) proves it: that folder's hash is the projectHash. Sessions of
+    # the same hash that name no path join it; `list-projects` shows folders, not hashes.
+    with open_services(Config()) as services:
+        _ingest(services, agents_corpus / "gemini")
+        store = services.store
+        projects = {p.name: p.path for p in store.projects_by_id(store.projects_with_chunks())}
+        assert projects == {
+            "test-dir": "/Users/ninawork/entire/test-repos/test-repo/test-dir",
+            "gemini-attach": "/Users/ninawork/entire/test-repos/test-repo/gemini-attach",
+            "cli": "/Users/peytonmontei/Documents/entire/devenv/entireio/cli",
+            "gemini:f27a15ed61c0409f": "gemini:f27a15ed61c0409f",  # relative paths only: known by its hash
+        }
+        by_project = _sessions_by_project(services)
+        assert (len(by_project["test-dir"]), len(by_project["cli"])) == (6, 3)
 
 
 def _retarget(source: Path, target: Path, old_cwd: str, new_cwd: str) -> None:

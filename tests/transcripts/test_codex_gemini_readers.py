@@ -143,16 +143,19 @@ def test_damaged_lines_are_counted_and_the_rest_is_read(agents_corpus: Path, tmp
     assert report.counts["truncated last line"] == 1
 
 
+ENTIRE_CLI = "/Users/peytonmontei/Documents/entire/devenv/entireio/cli"
+
+
 @pytest.mark.parametrize(
-    ("path", "messages", "turns", "tool_calls", "thoughts"),
+    ("path", "messages", "turns", "tool_calls", "thoughts", "cwd"),
     [
-        (GEMINI_LONG, 21, 1, 9, 15),
-        ("gemini/entireio__cli/12/cbfeaa512b/0/full.jsonl", 8, 2, 2, 6),
-        ("gemini/computermode__test-repo/e6/b2f769a273/0/full.jsonl", 10, 2, 6, 0),
+        (GEMINI_LONG, 21, 1, 9, 15, ENTIRE_CLI),
+        ("gemini/entireio__cli/12/cbfeaa512b/0/full.jsonl", 8, 2, 2, 6, ENTIRE_CLI),
+        ("gemini/computermode__test-repo/e6/b2f769a273/0/full.jsonl", 10, 2, 6, 0, None),
     ],
 )
 def test_a_real_gemini_session_becomes_prompts_replies_and_tool_calls(
-    agents_corpus: Path, path: str, messages: int, turns: int, tool_calls: int, thoughts: int
+    agents_corpus: Path, path: str, messages: int, turns: int, tool_calls: int, thoughts: int, cwd: str | None
 ) -> None:
     session, report = read_gemini(agents_corpus / path)
     transcript = session.transcript
@@ -161,7 +164,9 @@ def test_a_real_gemini_session_becomes_prompts_replies_and_tool_calls(
     calls = [b for m in transcript.messages for b in m.blocks if isinstance(b, ToolCall)]
     results = [b for m in transcript.messages for b in m.blocks if isinstance(b, ToolResult)]
     assert len(calls) == tool_calls and [r.tool_use_id for r in results] == [c.id for c in calls]
-    assert session.project_hash and len(session.project_hash) == 64 and session.cwd is None
+    # The cwd is the folder, named in the session's text, whose sha256 is the projectHash; e6 names
+    # none (relative paths only), so its hash stands for its project until another session names it.
+    assert session.project_hash and len(session.project_hash) == 64 and session.cwd == cwd
     assert sum(isinstance(b, ThinkingBlock) for m in transcript.messages for b in m.blocks) == thoughts
     assert not {"invalid json", "truncated last line"} & set(report.counts)
 
