@@ -61,7 +61,7 @@ def test_the_codex_and_gemini_corpus_ingests_with_these_counts_and_again_changes
     with open_services(Config()) as services:
         report = _ingest(services, agents_corpus / "codex", agents_corpus / "gemini")
         assert report.errors == []
-        assert (report.files, report.sessions, report.chunks_added) == (31, 23, 313)
+        assert (report.files, report.sessions, report.chunks_added) == (31, 23, 264)
         assert report.broken_lines == 0
         assert report.skipped_lines["unknown record type"] == 3
         assert report.skipped_lines["empty message"] == 216
@@ -69,7 +69,7 @@ def test_the_codex_and_gemini_corpus_ingests_with_these_counts_and_again_changes
         # Two Confab fixtures share a thread id: 12 rollouts with messages are 11 sessions.
         assert stats["sources"] == {
             "claude-code": {"sessions": 0, "chunks": 0},
-            "codex": {"sessions": 11, "chunks": 292},
+            "codex": {"sessions": 11, "chunks": 243},
             "gemini": {"sessions": 11, "chunks": 21},
         }
         again = _ingest(services, agents_corpus / "codex", agents_corpus / "gemini")
@@ -298,6 +298,75 @@ def test_secrets_in_codex_shell_output_are_redacted(tmp_path: Path) -> None:
     assert token not in content and "print my env" in content and "[Tool:shell]" in content
 
 
+def test_codex_tool_calls_read_as_the_commands_and_files_they_touched_not_as_json(agents_corpus: Path) -> None:
+    # What `causantic reconstruct` shows of a real Codex session: the command an exec_command ran
+    # and what it printed, not its arguments' JSON and the header Codex writes for the model.
+    with open_services(Config()) as services:
+        _ingest(services, agents_corpus / ENTIRE, agents_corpus / POMODORO)
+        replay = render_reconstruction(
+            reconstruct(
+                services.store, ReconstructRequest("cli", session_id=ENTIRE_THREAD, full=True, keep_newest=False), 4_000
+            )
+        )
+        pomodoro = render_reconstruction(
+            reconstruct(services.store, ReconstructRequest("codex", full=True, keep_newest=False), 4_000)
+        )
+        contents = [row[0] for row in services.store.conn.execute("SELECT content FROM chunks")]
+    assert "[Tool:exec_command] git status --short --branch --untracked-files=all\n" in replay
+    assert "[Result:exec_command] ## main...origin/main [behind 166]\n" in replay
+    assert "[Tool:exec_command] git pull --ff-only\n" in replay
+    # (One output quotes a rollout line, header and all: what the command printed stays.)
+    for noise in ('[Tool:exec_command] {"cmd":', "[Result:exec_command] Chunk ID:", "\nOriginal token count:"):
+        assert sum(noise in c for c in contents) <= (1 if noise.startswith("\n") else 0), noise
+    assert "[Tool:shell] ls\n" in pomodoro  # ["zsh", "-lc", "ls"]
+    assert "[Tool:apply_patch] add index.html\n" in pomodoro
+    assert (
+        "[Tool:update_plan] Design the app structure and decide on file layout (HTML, CSS, JS). (in progress);"
+        in pomodoro
+    )
+
+
+def test_a_codex_command_that_exits_non_zero_reads_as_an_error(tmp_path: Path) -> None:
+    output = (
+        "Chunk ID: 1a2b3c\nWall time: 0.4 seconds\nProcess exited with code 1\nOriginal token count: 7\n"
+        "Output:\nFAILED tests/test_app.py::test_login\n"
+    )
+    records = [
+        {"timestamp": "2026-01-01T10:00:00Z", "type": "session_meta", "payload": {"id": "t1", "cwd": "/w/app"}},
+        {
+            "timestamp": "2026-01-01T10:00:01Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "run the tests"}],
+            },
+        },
+        {
+            "timestamp": "2026-01-01T10:00:02Z",
+            "type": "response_item",
+            "payload": {
+                "type": "function_call",
+                "name": "exec_command",
+                "call_id": "c1",
+                "arguments": json.dumps({"cmd": "pytest -q", "workdir": "/w/app", "yield_time_ms": 10000}),
+            },
+        },
+        {
+            "timestamp": "2026-01-01T10:00:03Z",
+            "type": "response_item",
+            "payload": {"type": "function_call_output", "call_id": "c1", "output": output},
+        },
+    ]
+    path = tmp_path / "rollout-2026-01-01T10-00-00-t1.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    with open_services(Config()) as services:
+        assert _ingest(services, path).chunks_added == 1
+        [content] = [r[0] for r in services.store.conn.execute("SELECT content FROM chunks")]
+    assert "[Tool:exec_command] pytest -q\n" in content
+    assert content.endswith("[Error:exec_command] FAILED tests/test_app.py::test_login")
+
+
 def test_a_growing_rollout_adds_only_its_new_turns(agents_corpus: Path, tmp_path: Path) -> None:
     lines = (agents_corpus / POMODORO).read_bytes().split(b"\n")
     path = tmp_path / "rollout.jsonl"
@@ -369,4 +438,4 @@ def test_a_killed_ingest_of_codex_rollouts_leaves_a_consistent_store_that_the_ne
     clean_home = tmp_path / "clean"
     subprocess.run(command, env={**env, "CAUSANTIC_HOME": str(clean_home)}, capture_output=True, check=True)
     assert _graph(clean_home / "memory.db") == resumed
-    assert len(resumed[0]) == 8 * 265
+    assert len(resumed[0]) == 8 * 218
