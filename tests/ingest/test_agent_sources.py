@@ -13,8 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from process_support import causantic, subprocess_env
 
+from causantic.cli.main import cli
 from causantic.config import Config
 from causantic.facade import Memory
 from causantic.hooks.briefing import build_briefing
@@ -365,6 +367,40 @@ def test_a_codex_command_that_exits_non_zero_reads_as_an_error(tmp_path: Path) -
         [content] = [r[0] for r in services.store.conn.execute("SELECT content FROM chunks")]
     assert "[Tool:exec_command] pytest -q\n" in content
     assert content.endswith("[Error:exec_command] FAILED tests/test_app.py::test_login")
+
+
+def test_files_of_agents_causantic_does_not_read_are_named_and_counted_not_passed_over(
+    agents_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Cursor and Copilot CLI transcripts beside a Codex rollout: "files read 3 of 3" and nothing
+    # else would leave the user thinking the Cursor sessions are in memory.
+    folder = tmp_path / "sessions"
+    for name, source in [
+        ("cursor.jsonl", "cursor/computermode__test-repo/f5/5b1d3b434a/0/full.jsonl"),
+        ("copilot.jsonl", "other-agents/computermode__test-repo/69/9504f045e2/0/full.jsonl"),
+        ("pomodoro.jsonl", POMODORO),
+    ]:
+        folder.mkdir(exist_ok=True)
+        shutil.copyfile(agents_corpus / source, folder / name)
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    done = CliRunner().invoke(cli, ["batch-ingest", str(folder), "--no-embed"], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.output.split())
+    assert (
+        "note: 2 files in no format Causantic reads (it reads Claude Code, Codex CLI and Gemini CLI sessions)" in said
+    )
+    assert f"{folder / 'copilot.jsonl'}, {folder / 'cursor.jsonl'}" in said
+    # Again with another folder: the files told about are unchanged and not told about twice; the
+    # new folder holds a Codex rollout and an edit log that only its name calls a Codex session.
+    edit_log = agents_corpus / "codex/ai4curation__ai-blame/tests/data/traces/codex-session1.jsonl"
+    with open_services(Config()) as services:
+        report = _ingest(services, folder, agents_corpus / "codex" / "ai4curation__ai-blame")
+    assert (report.files_unchanged, report.sessions) == (3, 1)
+    assert report.skipped_lines["file in another format"] == 1 and report.broken_lines == 0
+    assert report.as_dict()["notes"] == [
+        "1 file in no format Causantic reads (it reads Claude Code, Codex CLI and Gemini CLI sessions), so "
+        f"nothing of it is in memory: {edit_log}"
+    ]
 
 
 def test_a_growing_rollout_adds_only_its_new_turns(agents_corpus: Path, tmp_path: Path) -> None:
