@@ -328,6 +328,15 @@ def test_codex_tool_calls_read_as_the_commands_and_files_they_touched_not_as_jso
     )
 
 
+def test_gemini_tool_calls_read_as_the_folder_listed_and_the_question_asked(agents_corpus: Path) -> None:
+    with open_services(Config()) as services:
+        _ingest(services, agents_corpus / "gemini/computermode__test-repo/79/d52455f160/0/full.jsonl")
+        contents = "\n".join(row[0] for row in services.store.conn.execute("SELECT content FROM chunks"))
+    assert "[Tool:list_directory] .\n" in contents and '{"dir_path"' not in contents
+    question = "The directory is empty. Should I create a new README.md file? (Yes, create it / No)"
+    assert f"[Tool:ask_user] {question}\n" in contents and '{"questions"' not in contents
+
+
 def test_a_codex_command_that_exits_non_zero_reads_as_an_error(tmp_path: Path) -> None:
     output = (
         "Chunk ID: 1a2b3c\nWall time: 0.4 seconds\nProcess exited with code 1\nOriginal token count: 7\n"

@@ -28,7 +28,9 @@ _SUMMARY_FIELDS = (
     "command",
     "cmd",  # Codex CLI exec_command
     "file_path",
+    "absolute_path",  # Gemini CLI read_file (older versions)
     "path",
+    "dir_path",  # Gemini CLI list_directory
     "pattern",
     "query",
     "url",
@@ -153,6 +155,8 @@ def _summarise(call: ToolCall, limit: int, redact: Callable[[str], str]) -> str:
         return redact_head(patch, limit, redact)
     if (argv := _argv(data.get("command"))) is not None:  # Codex CLI's shell: ["bash", "-lc", "git status"]
         return redact_head(" ".join(argv.split()), limit, redact)
+    if questions := _questions(data.get("questions")):  # AskUserQuestion, Gemini CLI's ask_user
+        return redact_head(" ".join(questions.split()), limit, redact)
     if call.name == "write_stdin" and data.get("session_id") is not None:  # Codex CLI: input to a running command
         chars = _text(data.get("chars"))
         return redact_head(f"session {data['session_id']}" + (f": {chars}" if chars else ""), limit, redact)
@@ -182,6 +186,24 @@ def _todos(value: object, key: str = "content") -> str:
         if content:
             status = (_text(fields.get("status")) or "pending").replace("_", " ")
             out.append(f"{content} ({status})")
+    return "; ".join(out)
+
+
+def _questions(value: object) -> str:
+    """Questions put to the user as ``question (option / option)``; empty when there are none."""
+    items = cast("list[object]", value) if isinstance(value, list) else []
+    out: list[str] = []
+    for item in items:
+        fields = cast("dict[str, object]", item) if isinstance(item, dict) else {}
+        asked = _text(fields.get("question")) or _text(fields.get("header"))
+        if asked:
+            options = cast("list[object]", fields.get("options")) if isinstance(fields.get("options"), list) else []
+            labels = [
+                label
+                for o in options
+                if (label := _text(cast("dict[str, object]", o).get("label")) if isinstance(o, dict) else _text(o))
+            ]
+            out.append(asked + (f" ({' / '.join(labels)})" if labels else ""))
     return "; ".join(out)
 
 
