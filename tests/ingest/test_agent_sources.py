@@ -261,6 +261,9 @@ def test_a_spawned_codex_agent_is_linked_to_the_call_that_started_it(agents_corp
         assert report.edges_added["brief"] == 1 and report.edges_added["debrief"] == 1
         agents = dict(services.store.conn.execute("SELECT agent, source FROM chunks WHERE agent != 'main'"))
         assert agents == {"default": "codex"}
+        [lead] = [row[0] for row in services.store.conn.execute("SELECT content FROM chunks WHERE agent = 'main'")]
+    # A spawn_agent call has no description: no empty slot before its message.
+    assert lead.startswith("[Tool:spawn_agent] default — Write a short poem\n")
 
 
 def test_secrets_in_codex_shell_output_are_redacted(tmp_path: Path) -> None:

@@ -137,7 +137,8 @@ def _summarise(call: ToolCall, limit: int, redact: Callable[[str], str]) -> str:
         kind = data.get("subagent_type") or data.get("agent_type") or data.get("name") or "agent"
         what = data.get("description") or ""
         prompt = str(data.get("prompt") or data.get("message") or "")
-        return redact_head(f"{kind}: {what} — {prompt}".strip(" —:"), limit, redact)
+        head = f"{kind}: {what}" if what else str(kind)  # Codex CLI's spawn_agent has no description
+        return redact_head(f"{head} — {prompt}" if prompt.strip() else head, limit, redact)
     if call.name == "SendMessage":  # an agent-team message: its words are what a search must find
         broadcast = "all" if data.get("type") == "broadcast" else ""
         to = _text(data.get("recipient")) or _text(data.get("to")) or broadcast
