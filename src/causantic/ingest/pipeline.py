@@ -68,7 +68,7 @@ class IngestReport:
     files_waiting: int = 0
     notes: list[str] = field(default_factory=list)  # what people should know (team memory unreachable)
     bytes_read: int = 0
-    sessions: int = 0
+    sessions: int = 0  # distinct sessions written (a session's records can lie in several files)
     chunks_added: int = 0
     chunks_updated: int = 0
     chunks_removed: int = 0  # stored chunks these rules no longer produce (warm-ups, parts of shrunk turns)
@@ -87,6 +87,7 @@ class IngestReport:
     examples_removed: list[str] = field(default_factory=list)  # example projects dropped for real memory
     vectors_added: int | None = None  # None: embedding deferred
     topics: str | None = None  # what topic maintenance did, when vectors were added
+    session_ids: set[str] = field(default_factory=set)  # the sessions counted in ``sessions``
 
     def _broken(self) -> Counter[str]:
         return Counter({k: v for k, v in self.skipped_lines.items() if k in BROKEN_LINE_REASONS})
@@ -402,7 +403,9 @@ def write_plan(
                 new = [*saved.new_ids.get(session.session_id, []), *new]
                 changed += saved.changed[session.session_id]
             added = store.replace_edges([c.id for c in session.chunks], SESSION_EDGE_TYPES, session.edges)
-            report.sessions += 1
+            if session.session_id not in report.session_ids:
+                report.session_ids.add(session.session_id)
+                report.sessions += 1
             report.chunks_added += len(new)
             report.chunks_updated += changed
             report.new_chunk_ids += new
