@@ -6,6 +6,8 @@ reader now reads a file differently, which is worth a look.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -194,3 +196,30 @@ def test_gemini_reads_the_project_root_newer_versions_write(tmp_path: Path, agen
     assert files.source == "gemini"
     [session], _ = read_session(files)
     assert session.cwd == "/home/dev/myapp" and session.session_id == "faff42ab-6ea5-4f78-b8c4-f7dd6272af08"
+
+
+@pytest.mark.parametrize(
+    ("cwd", "named"),
+    [
+        ("/home/dev/app", "/home/dev/app/src/main.py"),
+        ("C:\\Users\\dev\\app", "C:\\Users\\dev\\app\\src\\main.py"),
+        (None, "/home/dev/other/main.py"),  # no folder named hashes to it: the hash stands in
+    ],
+)
+def test_a_gemini_sessions_cwd_is_the_named_folder_whose_hash_it_records(
+    tmp_path: Path, cwd: str | None, named: str
+) -> None:
+    digest = hashlib.sha256(b"/home/dev/app" if cwd is None else cwd.encode()).hexdigest()
+    call = {"id": "c1", "name": "read_file", "args": {"file_path": named}, "status": "success", "result": []}
+    document = {
+        "sessionId": "s1",
+        "projectHash": digest,
+        "messages": [
+            {"id": "u1", "type": "user", "content": "read main.py", "timestamp": "2026-01-01T10:00:00Z"},
+            {"id": "g1", "type": "gemini", "content": "Reading.", "toolCalls": [call]},
+        ],
+    }
+    path = tmp_path / "session-2026-01-01T10-00-s1.json"
+    path.write_text(json.dumps(document))
+    session, _ = read_gemini(path)
+    assert session.cwd == cwd and session.project_hash == digest
