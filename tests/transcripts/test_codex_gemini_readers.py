@@ -186,6 +186,21 @@ def test_a_damaged_gemini_file_is_counted_not_raised(tmp_path: Path) -> None:
     assert session.transcript is None and report.counts["truncated last line"] == 1
 
 
+def test_a_gemini_session_caught_while_it_is_rewritten_counts_as_one_cut_document(
+    agents_corpus: Path, tmp_path: Path
+) -> None:
+    # Gemini CLI rewrites its pretty-printed session file as the session goes; an ingest that reads
+    # it half written must not report a hundred damaged lines.
+    whole = (agents_corpus / "gemini/computermode__test-repo/e6/b2f769a273/0/full.jsonl").read_bytes()
+    path = tmp_path / "session-2026-03-24T20-12-e6.json"
+    path.write_bytes(whole[:2500])
+    session, report = read_gemini(path)
+    assert session.transcript is None and dict(report.counts) == {"truncated last line": 1}
+    path.write_bytes(whole.replace(b'"type": "user"', b'"type": "user",,', 1))  # damaged, not cut
+    session, report = read_gemini(path)
+    assert session.transcript is None and dict(report.counts) == {"invalid json": 1}
+
+
 def test_gemini_reads_the_project_root_newer_versions_write(tmp_path: Path, agents_corpus: Path) -> None:
     chats = tmp_path / "tmp" / "myapp" / "chats"
     chats.mkdir(parents=True)

@@ -99,7 +99,14 @@ def _records(data: bytes, report: SkipReport) -> tuple[dict[str, Any], list[tupl
     """(session header, [(position, message record)]) from a document or from JSON lines."""
     try:
         document: Any = json.loads(data)
-    except (ValueError, RecursionError):
+    except (ValueError, RecursionError) as error:
+        text = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+        if text.startswith(b"{") and text[1:].lstrip(b" \t\r").startswith(b"\n"):
+            # A pretty-printed document caught while Gemini CLI rewrites it: one cut document, not
+            # a hundred damaged lines; the next ingest reads it whole.
+            cut = isinstance(error, json.JSONDecodeError) and "\n" not in error.doc[error.pos :].rstrip()
+            report.add(SkipReason.TRUNCATED_LAST_LINE if cut else SkipReason.INVALID_JSON)
+            return {}, []
         document = None
     whole = as_object(document)
     if whole is not None and isinstance(whole.get("messages"), list):
