@@ -264,8 +264,12 @@ def test_a_spawned_codex_agent_is_linked_to_the_call_that_started_it(agents_corp
         agents = dict(services.store.conn.execute("SELECT agent, source FROM chunks WHERE agent != 'main'"))
         assert agents == {"default": "codex"}
         [lead] = [row[0] for row in services.store.conn.execute("SELECT content FROM chunks WHERE agent = 'main'")]
-    # A spawn_agent call has no description: no empty slot before its message.
+    # A spawn_agent call has no description: no empty slot before its message. Its result and the
+    # wait for the agents read as words, not JSON.
     assert lead.startswith("[Tool:spawn_agent] default — Write a short poem\n")
+    assert "[Result:spawn_agent] started Hubble (019e-child-1)\n" in lead
+    assert "[Tool:wait_agent] 019e-child-1, 019e-child-2\n" in lead
+    assert "[Result:wait_agent] 019e-child-1 completed: Here is the poem; 019e-child-2 failed: agent timed out" in lead
 
 
 def test_secrets_in_codex_shell_output_are_redacted(tmp_path: Path) -> None:

@@ -158,6 +158,8 @@ def _summarise(call: ToolCall, limit: int, redact: Callable[[str], str]) -> str:
         return redact_head(" ".join(argv.split()), limit, redact)
     if questions := _questions(data.get("questions")):  # AskUserQuestion, Gemini CLI's ask_user
         return redact_head(" ".join(questions.split()), limit, redact)
+    if call.name == "wait_agent" and isinstance(targets := data.get("targets"), list):  # Codex CLI: spawned agents
+        return redact_head(", ".join(str(t) for t in cast("list[object]", targets)), limit, redact)
     if call.name == "write_stdin" and data.get("session_id") is not None:  # Codex CLI: input to a running command
         chars = _text(data.get("chars"))
         return redact_head(f"session {data['session_id']}" + (f": {chars}" if chars else ""), limit, redact)

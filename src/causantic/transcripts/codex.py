@@ -245,6 +245,8 @@ class _Builder:
         spawned = None
         if self.call_names.get(call_id) == SPAWN_TOOL:
             spawned = self.spawned.get(call_id) or _spawned_thread(text)
+        if self.call_names.get(call_id) in (SPAWN_TOOL, "wait_agent"):
+            text = _agents_said(text) or text
         result = {"agentId": spawned, "isAsync": True} if spawned else None
         failed = failed or item.get("success") is False
         self._append(uuid, "user", when, line_no, (ToolResult(call_id, text, failed),), tool_use_result=result)
@@ -407,6 +409,27 @@ def _command_output(text: str) -> tuple[str, bool]:
     if running and not output.strip():
         output = f"(still running as session {running})"
     return output, code not in (None, 0)
+
+
+def _agents_said(output: str) -> str | None:
+    """A spawn_agent or wait_agent output in words: ``started Hubble (019e-child-1)``,
+    ``019e-child-1 completed: Here is the poem``; None for any other output."""
+    try:
+        parsed: Any = json.loads(output) if output.startswith("{") else None
+    except (ValueError, RecursionError):
+        return None
+    obj = as_object(parsed) or {}
+    if isinstance(obj.get("agent_id"), str) and set(obj) <= {"agent_id", "nickname"}:
+        nickname = as_str(obj.get("nickname"))
+        return f"started {nickname} ({obj['agent_id']})" if nickname else f"started {obj['agent_id']}"
+    statuses = as_object(obj.get("status"))
+    if statuses is None:
+        return None
+    said: list[str] = []
+    for agent, value in statuses.items():
+        state = as_object(value)
+        said += [f"{agent} {kind}: {as_str(text)}".rstrip(": ") for kind, text in (state or {}).items()] or [agent]
+    return "; ".join(said) + ("; timed out" if obj.get("timed_out") is True else "")
 
 
 def _spawned_thread(output: str) -> str | None:
