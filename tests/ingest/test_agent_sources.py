@@ -13,8 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from process_support import causantic, subprocess_env
 
+from causantic.cli.main import cli
 from causantic.config import Config
 from causantic.facade import Memory
 from causantic.hooks.briefing import build_briefing
@@ -61,7 +63,7 @@ def test_the_codex_and_gemini_corpus_ingests_with_these_counts_and_again_changes
     with open_services(Config()) as services:
         report = _ingest(services, agents_corpus / "codex", agents_corpus / "gemini")
         assert report.errors == []
-        assert (report.files, report.sessions, report.chunks_added) == (31, 23, 313)
+        assert (report.files, report.sessions, report.chunks_added) == (31, 22, 264)
         assert report.broken_lines == 0
         assert report.skipped_lines["unknown record type"] == 3
         assert report.skipped_lines["empty message"] == 216
@@ -69,9 +71,11 @@ def test_the_codex_and_gemini_corpus_ingests_with_these_counts_and_again_changes
         # Two Confab fixtures share a thread id: 12 rollouts with messages are 11 sessions.
         assert stats["sources"] == {
             "claude-code": {"sessions": 0, "chunks": 0},
-            "codex": {"sessions": 11, "chunks": 292},
+            "codex": {"sessions": 11, "chunks": 243},
             "gemini": {"sessions": 11, "chunks": 21},
         }
+        # The summary's "sessions" is what `stats` then counts, not one per file holding the session.
+        assert report.sessions == sum(source["sessions"] for source in stats["sources"].values())
         again = _ingest(services, agents_corpus / "codex", agents_corpus / "gemini")
         assert (again.files_unchanged, again.chunks_added, again.chunks_updated) == (31, 0, 0)
         assert services.store.counts()["sources"] == stats["sources"]
@@ -116,21 +120,42 @@ def test_claude_code_and_gemini_sessions_of_one_repository_share_its_project_in_
 def test_gemini_sessions_ingested_before_the_other_agents_join_their_project_later(agents_corpus: Path) -> None:
     with open_services(Config()) as services:
         _ingest(services, agents_corpus / "gemini" / "computermode__test-repo")
+        # Three cwds, known by their hash; two are named in their sessions' text, and one is not.
         stand_ins = {name for name in _sessions_by_project(services) if name.startswith("gemini:")}
-        assert len(stand_ins) == 3  # three cwds, known only by their hash
+        assert stand_ins == {"gemini:f27a15ed61c0409f"}
         _ingest(services, agents_corpus / "claude-code" / "computermode__test-repo")
         projects = _sessions_by_project(services)
-        assert [name for name in projects if name.startswith("gemini:")] == ["gemini:c0f4b0739a6f116c"]
+        assert [name for name in projects if name.startswith("gemini:")] == []
+        assert [source for _, source, _ in projects["gemini-attach"]] == ["gemini"]
         assert [source for _, source, _ in projects["test-dir"]] == ["gemini"] * 6 + ["claude-code"]
         ids = [sid for _, _, sid in projects["test-dir"]]
         assert {(a, b) for a, b in zip(ids, ids[1:], strict=False)} <= _cross_session_pairs(services)
+        assert projects["test-repo"][6][1] == "gemini"  # the stand-in's session, between 18 March and 1 April
         moved = services.store.conn.execute(
-            "SELECT COUNT(*) FROM chunks c JOIN projects p ON p.id = c.project_id WHERE p.name = 'test-dir'"
+            "SELECT COUNT(*) FROM chunks c JOIN projects p ON p.id = c.project_id WHERE p.name = 'test-repo'"
             " AND c.source = 'gemini'"
         ).fetchone()[0]
-        assert moved == 7 and services.store.keyword_search(
-            "readme", project_ids=[services.store.find_projects("test-dir")[0].id]
+        assert moved == 4 and services.store.keyword_search(
+            "hello.py", project_ids=[services.store.find_projects("test-repo")[0].id]
         )  # the keyword index follows the move
+
+
+def test_gemini_sessions_alone_are_filed_under_their_folder_when_their_text_names_it(agents_corpus: Path) -> None:
+    # Gemini CLI records sha256(cwd) only. A session that names its folder (a tool's absolute path,
+    # an error naming the workspace) proves it: that folder's hash is the projectHash. Sessions of
+    # the same hash that name no path join it; `list-projects` shows folders, not hashes.
+    with open_services(Config()) as services:
+        _ingest(services, agents_corpus / "gemini")
+        store = services.store
+        projects = {p.name: p.path for p in store.projects_by_id(store.projects_with_chunks())}
+        assert projects == {
+            "test-dir": "/Users/ninawork/entire/test-repos/test-repo/test-dir",
+            "gemini-attach": "/Users/ninawork/entire/test-repos/test-repo/gemini-attach",
+            "cli": "/Users/peytonmontei/Documents/entire/devenv/entireio/cli",
+            "gemini:f27a15ed61c0409f": "gemini:f27a15ed61c0409f",  # relative paths only: known by its hash
+        }
+        by_project = _sessions_by_project(services)
+        assert (len(by_project["test-dir"]), len(by_project["cli"])) == (6, 3)
 
 
 def _retarget(source: Path, target: Path, old_cwd: str, new_cwd: str) -> None:
@@ -238,6 +263,13 @@ def test_a_spawned_codex_agent_is_linked_to_the_call_that_started_it(agents_corp
         assert report.edges_added["brief"] == 1 and report.edges_added["debrief"] == 1
         agents = dict(services.store.conn.execute("SELECT agent, source FROM chunks WHERE agent != 'main'"))
         assert agents == {"default": "codex"}
+        [lead] = [row[0] for row in services.store.conn.execute("SELECT content FROM chunks WHERE agent = 'main'")]
+    # A spawn_agent call has no description: no empty slot before its message. Its result and the
+    # wait for the agents read as words, not JSON.
+    assert lead.startswith("[Tool:spawn_agent] default — Write a short poem\n")
+    assert "[Result:spawn_agent] started Hubble (019e-child-1)\n" in lead
+    assert "[Tool:wait_agent] 019e-child-1, 019e-child-2\n" in lead
+    assert "[Result:wait_agent] 019e-child-1 completed: Here is the poem; 019e-child-2 failed: agent timed out" in lead
 
 
 def test_secrets_in_codex_shell_output_are_redacted(tmp_path: Path) -> None:
@@ -275,6 +307,118 @@ def test_secrets_in_codex_shell_output_are_redacted(tmp_path: Path) -> None:
         assert _ingest(services, path).chunks_added == 1
         [content] = [r[0] for r in services.store.conn.execute("SELECT content FROM chunks")]
     assert token not in content and "print my env" in content and "[Tool:shell]" in content
+
+
+def test_codex_tool_calls_read_as_the_commands_and_files_they_touched_not_as_json(agents_corpus: Path) -> None:
+    # What `causantic reconstruct` shows of a real Codex session: the command an exec_command ran
+    # and what it printed, not its arguments' JSON and the header Codex writes for the model.
+    with open_services(Config()) as services:
+        _ingest(services, agents_corpus / ENTIRE, agents_corpus / POMODORO)
+        replay = render_reconstruction(
+            reconstruct(
+                services.store, ReconstructRequest("cli", session_id=ENTIRE_THREAD, full=True, keep_newest=False), 4_000
+            )
+        )
+        pomodoro = render_reconstruction(
+            reconstruct(services.store, ReconstructRequest("codex", full=True, keep_newest=False), 4_000)
+        )
+        contents = [row[0] for row in services.store.conn.execute("SELECT content FROM chunks")]
+    assert "[Tool:exec_command] git status --short --branch --untracked-files=all\n" in replay
+    assert "[Result:exec_command] ## main...origin/main [behind 166]\n" in replay
+    assert "[Tool:exec_command] git pull --ff-only\n" in replay
+    # (One output quotes a rollout line, header and all: what the command printed stays.)
+    for noise in ('[Tool:exec_command] {"cmd":', "[Result:exec_command] Chunk ID:", "\nOriginal token count:"):
+        assert sum(noise in c for c in contents) <= (1 if noise.startswith("\n") else 0), noise
+    assert "[Tool:shell] ls\n" in pomodoro  # ["zsh", "-lc", "ls"]
+    assert "[Tool:apply_patch] add index.html\n" in pomodoro
+    assert (
+        "[Tool:update_plan] Design the app structure and decide on file layout (HTML, CSS, JS). (in progress);"
+        in pomodoro
+    )
+
+
+def test_gemini_tool_calls_read_as_the_folder_listed_and_the_question_asked(agents_corpus: Path) -> None:
+    with open_services(Config()) as services:
+        _ingest(services, agents_corpus / "gemini/computermode__test-repo/79/d52455f160/0/full.jsonl")
+        contents = "\n".join(row[0] for row in services.store.conn.execute("SELECT content FROM chunks"))
+    assert "[Tool:list_directory] .\n" in contents and '{"dir_path"' not in contents
+    question = "The directory is empty. Should I create a new README.md file? (Yes, create it / No)"
+    assert f"[Tool:ask_user] {question}\n" in contents and '{"questions"' not in contents
+
+
+def test_a_codex_command_that_exits_non_zero_reads_as_an_error(tmp_path: Path) -> None:
+    output = (
+        "Chunk ID: 1a2b3c\nWall time: 0.4 seconds\nProcess exited with code 1\nOriginal token count: 7\n"
+        "Output:\nFAILED tests/test_app.py::test_login\n"
+    )
+    records = [
+        {"timestamp": "2026-01-01T10:00:00Z", "type": "session_meta", "payload": {"id": "t1", "cwd": "/w/app"}},
+        {
+            "timestamp": "2026-01-01T10:00:01Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "run the tests"}],
+            },
+        },
+        {
+            "timestamp": "2026-01-01T10:00:02Z",
+            "type": "response_item",
+            "payload": {
+                "type": "function_call",
+                "name": "exec_command",
+                "call_id": "c1",
+                "arguments": json.dumps({"cmd": "pytest -q", "workdir": "/w/app", "yield_time_ms": 10000}),
+            },
+        },
+        {
+            "timestamp": "2026-01-01T10:00:03Z",
+            "type": "response_item",
+            "payload": {"type": "function_call_output", "call_id": "c1", "output": output},
+        },
+    ]
+    path = tmp_path / "rollout-2026-01-01T10-00-00-t1.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    with open_services(Config()) as services:
+        assert _ingest(services, path).chunks_added == 1
+        [content] = [r[0] for r in services.store.conn.execute("SELECT content FROM chunks")]
+    assert "[Tool:exec_command] pytest -q\n" in content
+    assert content.endswith("[Error:exec_command] FAILED tests/test_app.py::test_login")
+
+
+def test_files_of_agents_causantic_does_not_read_are_named_and_counted_not_passed_over(
+    agents_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Cursor and Copilot CLI transcripts beside a Codex rollout: "files read 3 of 3" and nothing
+    # else would leave the user thinking the Cursor sessions are in memory.
+    folder = tmp_path / "sessions"
+    for name, source in [
+        ("cursor.jsonl", "cursor/computermode__test-repo/f5/5b1d3b434a/0/full.jsonl"),
+        ("copilot.jsonl", "other-agents/computermode__test-repo/69/9504f045e2/0/full.jsonl"),
+        ("pomodoro.jsonl", POMODORO),
+    ]:
+        folder.mkdir(exist_ok=True)
+        shutil.copyfile(agents_corpus / source, folder / name)
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    done = CliRunner().invoke(cli, ["batch-ingest", str(folder), "--no-embed"], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.output.split())
+    assert (
+        "note: 2 files in no format Causantic reads (it reads Claude Code, Codex CLI and Gemini CLI sessions)" in said
+    )
+    assert f"{folder / 'copilot.jsonl'}, {folder / 'cursor.jsonl'}" in said
+    # Again with another folder: the files told about are unchanged and not told about twice; the
+    # new folder holds a Codex rollout and an edit log that only its name calls a Codex session.
+    edit_log = agents_corpus / "codex/ai4curation__ai-blame/tests/data/traces/codex-session1.jsonl"
+    with open_services(Config()) as services:
+        report = _ingest(services, folder, agents_corpus / "codex" / "ai4curation__ai-blame")
+    assert (report.files_unchanged, report.sessions) == (3, 1)
+    assert report.skipped_lines["file in another format"] == 1 and report.broken_lines == 0
+    assert report.as_dict()["notes"] == [
+        "1 file in no format Causantic reads (it reads Claude Code, Codex CLI and Gemini CLI sessions), so "
+        f"nothing of it is in memory: {edit_log}"
+    ]
 
 
 def test_a_growing_rollout_adds_only_its_new_turns(agents_corpus: Path, tmp_path: Path) -> None:
@@ -348,4 +492,4 @@ def test_a_killed_ingest_of_codex_rollouts_leaves_a_consistent_store_that_the_ne
     clean_home = tmp_path / "clean"
     subprocess.run(command, env={**env, "CAUSANTIC_HOME": str(clean_home)}, capture_output=True, check=True)
     assert _graph(clean_home / "memory.db") == resumed
-    assert len(resumed[0]) == 8 * 265
+    assert len(resumed[0]) == 8 * 218

@@ -132,7 +132,7 @@ def test_search_narrows_to_one_coding_agent_and_stats_count_each(memory: Path, a
     assert {h["source"] for h in gemini.structured_content["hits"]} == {"gemini"}
     assert "Source: gemini" in text(gemini)
     sources = stats.structured_content["sources"]
-    assert sources["codex"] == {"sessions": 11, "chunks": 292} and sources["gemini"] == {"sessions": 11, "chunks": 21}
+    assert sources["codex"] == {"sessions": 11, "chunks": 243} and sources["gemini"] == {"sessions": 11, "chunks": 21}
     assert sources["claude-code"]["sessions"] > 0
 
 

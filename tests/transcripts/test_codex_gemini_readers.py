@@ -6,6 +6,8 @@ reader now reads a file differently, which is worth a look.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -143,16 +145,19 @@ def test_damaged_lines_are_counted_and_the_rest_is_read(agents_corpus: Path, tmp
     assert report.counts["truncated last line"] == 1
 
 
+ENTIRE_CLI = "/Users/peytonmontei/Documents/entire/devenv/entireio/cli"
+
+
 @pytest.mark.parametrize(
-    ("path", "messages", "turns", "tool_calls", "thoughts"),
+    ("path", "messages", "turns", "tool_calls", "thoughts", "cwd"),
     [
-        (GEMINI_LONG, 21, 1, 9, 15),
-        ("gemini/entireio__cli/12/cbfeaa512b/0/full.jsonl", 8, 2, 2, 6),
-        ("gemini/computermode__test-repo/e6/b2f769a273/0/full.jsonl", 10, 2, 6, 0),
+        (GEMINI_LONG, 21, 1, 9, 15, ENTIRE_CLI),
+        ("gemini/entireio__cli/12/cbfeaa512b/0/full.jsonl", 8, 2, 2, 6, ENTIRE_CLI),
+        ("gemini/computermode__test-repo/e6/b2f769a273/0/full.jsonl", 10, 2, 6, 0, None),
     ],
 )
 def test_a_real_gemini_session_becomes_prompts_replies_and_tool_calls(
-    agents_corpus: Path, path: str, messages: int, turns: int, tool_calls: int, thoughts: int
+    agents_corpus: Path, path: str, messages: int, turns: int, tool_calls: int, thoughts: int, cwd: str | None
 ) -> None:
     session, report = read_gemini(agents_corpus / path)
     transcript = session.transcript
@@ -161,7 +166,9 @@ def test_a_real_gemini_session_becomes_prompts_replies_and_tool_calls(
     calls = [b for m in transcript.messages for b in m.blocks if isinstance(b, ToolCall)]
     results = [b for m in transcript.messages for b in m.blocks if isinstance(b, ToolResult)]
     assert len(calls) == tool_calls and [r.tool_use_id for r in results] == [c.id for c in calls]
-    assert session.project_hash and len(session.project_hash) == 64 and session.cwd is None
+    # The cwd is the folder, named in the session's text, whose sha256 is the projectHash; e6 names
+    # none (relative paths only), so its hash stands for its project until another session names it.
+    assert session.project_hash and len(session.project_hash) == 64 and session.cwd == cwd
     assert sum(isinstance(b, ThinkingBlock) for m in transcript.messages for b in m.blocks) == thoughts
     assert not {"invalid json", "truncated last line"} & set(report.counts)
 
@@ -179,6 +186,21 @@ def test_a_damaged_gemini_file_is_counted_not_raised(tmp_path: Path) -> None:
     assert session.transcript is None and report.counts["truncated last line"] == 1
 
 
+def test_a_gemini_session_caught_while_it_is_rewritten_counts_as_one_cut_document(
+    agents_corpus: Path, tmp_path: Path
+) -> None:
+    # Gemini CLI rewrites its pretty-printed session file as the session goes; an ingest that reads
+    # it half written must not report a hundred damaged lines.
+    whole = (agents_corpus / "gemini/computermode__test-repo/e6/b2f769a273/0/full.jsonl").read_bytes()
+    path = tmp_path / "session-2026-03-24T20-12-e6.json"
+    path.write_bytes(whole[:2500])
+    session, report = read_gemini(path)
+    assert session.transcript is None and dict(report.counts) == {"truncated last line": 1}
+    path.write_bytes(whole.replace(b'"type": "user"', b'"type": "user",,', 1))  # damaged, not cut
+    session, report = read_gemini(path)
+    assert session.transcript is None and dict(report.counts) == {"invalid json": 1}
+
+
 def test_gemini_reads_the_project_root_newer_versions_write(tmp_path: Path, agents_corpus: Path) -> None:
     chats = tmp_path / "tmp" / "myapp" / "chats"
     chats.mkdir(parents=True)
@@ -189,3 +211,30 @@ def test_gemini_reads_the_project_root_newer_versions_write(tmp_path: Path, agen
     assert files.source == "gemini"
     [session], _ = read_session(files)
     assert session.cwd == "/home/dev/myapp" and session.session_id == "faff42ab-6ea5-4f78-b8c4-f7dd6272af08"
+
+
+@pytest.mark.parametrize(
+    ("cwd", "named"),
+    [
+        ("/home/dev/app", "/home/dev/app/src/main.py"),
+        ("C:\\Users\\dev\\app", "C:\\Users\\dev\\app\\src\\main.py"),
+        (None, "/home/dev/other/main.py"),  # no folder named hashes to it: the hash stands in
+    ],
+)
+def test_a_gemini_sessions_cwd_is_the_named_folder_whose_hash_it_records(
+    tmp_path: Path, cwd: str | None, named: str
+) -> None:
+    digest = hashlib.sha256(b"/home/dev/app" if cwd is None else cwd.encode()).hexdigest()
+    call = {"id": "c1", "name": "read_file", "args": {"file_path": named}, "status": "success", "result": []}
+    document = {
+        "sessionId": "s1",
+        "projectHash": digest,
+        "messages": [
+            {"id": "u1", "type": "user", "content": "read main.py", "timestamp": "2026-01-01T10:00:00Z"},
+            {"id": "g1", "type": "gemini", "content": "Reading.", "toolCalls": [call]},
+        ],
+    }
+    path = tmp_path / "session-2026-01-01T10-00-s1.json"
+    path.write_text(json.dumps(document))
+    session, _ = read_gemini(path)
+    assert session.cwd == cwd and session.project_hash == digest

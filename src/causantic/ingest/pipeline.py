@@ -69,7 +69,7 @@ class IngestReport:
     files_waiting: int = 0
     notes: list[str] = field(default_factory=list)  # what people should know (team memory unreachable)
     bytes_read: int = 0
-    sessions: int = 0
+    sessions: int = 0  # distinct sessions written (a session's records can lie in several files)
     chunks_added: int = 0
     chunks_updated: int = 0
     chunks_removed: int = 0  # stored chunks these rules no longer produce (warm-ups, parts of shrunk turns)
@@ -80,6 +80,7 @@ class IngestReport:
     skipped_subagents: Counter[str] = field(default_factory=Counter)  # by kind: stub, warm-up
     teammates: int = 0  # agent-team members among the ingested sub-agent streams
     errors: list[tuple[str, str]] = field(default_factory=list)
+    other_format: list[str] = field(default_factory=list)  # files read in no known format (said in a note)
     seconds: float = 0.0  # wall time of the whole run, embedding and topics included
     embed_seconds: float = 0.0  # of which embedding new chunks
     new_chunk_ids: list[str] = field(default_factory=list)
@@ -87,6 +88,7 @@ class IngestReport:
     examples_removed: list[str] = field(default_factory=list)  # example projects dropped for real memory
     vectors_added: int | None = None  # None: embedding deferred
     topics: str | None = None  # what topic maintenance did, when vectors were added
+    session_ids: set[str] = field(default_factory=set)  # the sessions counted in ``sessions``
 
     def _broken(self) -> Counter[str]:
         return Counter({k: v for k, v in self.skipped_lines.items() if k in BROKEN_LINE_REASONS})
@@ -136,7 +138,8 @@ def combined(first: IngestReport, second: IngestReport) -> IngestReport:
     for name in ("subagent_streams", "linked_subagents", "teammates"):
         setattr(out, name, getattr(first, name) + getattr(second, name))
     out.errors = first.errors + second.errors
-    out.notes = first.notes + second.notes
+    out.notes = list(dict.fromkeys(first.notes + second.notes))  # a file neither store keeps: told once
+    out.other_format = list(dict.fromkeys(first.other_format + second.other_format))
     out.examples_removed = first.examples_removed + second.examples_removed
     if first.vectors_added is not None or second.vectors_added is not None:
         out.vectors_added = (first.vectors_added or 0) + (second.vectors_added or 0)
@@ -218,6 +221,8 @@ def ingest(
             f"Ingest stopped after {files_done} of {sum(len(group_paths(g)) for g in todo)} changed "
             f"files (the next run reads the rest): {exc}"
         ) from exc
+    if report.other_format:
+        report.notes.append(_other_format_note(report.other_format))
     # Projects flagged in the same transactions as their sessions: a run killed before this point
     # leaves the flags set, and the next run finishes the linking even if it reads no file.
     for project_id in store.projects_to_relink():
@@ -399,7 +404,9 @@ def write_plan(
                 new = [*saved.new_ids.get(session.session_id, []), *new]
                 changed += saved.changed[session.session_id]
             added = store.replace_edges([c.id for c in session.chunks], SESSION_EDGE_TYPES, session.edges)
-            report.sessions += 1
+            if session.session_id not in report.session_ids:
+                report.session_ids.add(session.session_id)
+                report.sessions += 1
             report.chunks_added += len(new)
             report.chunks_updated += changed
             report.new_chunk_ids += new
@@ -410,6 +417,7 @@ def write_plan(
         store.mark_files(plan.files)
     report.bytes_read += plan.bytes_read
     report.skipped_lines.update(plan.skipped)
+    report.other_format += plan.other_format
 
 
 def _superseded(stored: Sequence[ChunkKey], session: SessionPlan) -> list[str]:
@@ -500,6 +508,17 @@ def _linked_outside_note(links: list[tuple[str, str]]) -> str:
     return (
         f"skipped {counted(len(links), 'linked folder')} leading outside the folder read: "
         f"{shown}{more}. To read one, pass its target: causantic batch-ingest TARGET"
+    )
+
+
+def _other_format_note(paths: list[str]) -> str:
+    """One line saying which files were read in no known format (the first few named): nothing of
+    them is in memory, and no rerun will change that."""
+    n = len(paths)
+    shown = ", ".join(paths[:LINKS_NAMED]) + (f" and {n - LINKS_NAMED} more" if n > LINKS_NAMED else "")
+    return (
+        f"{n} file{'s' if n != 1 else ''} in no format Causantic reads (it reads Claude Code, Codex CLI and "
+        f"Gemini CLI sessions), so nothing of {'them' if n != 1 else 'it'} is in memory: {shown}"
     )
 
 

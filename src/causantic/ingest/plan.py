@@ -109,6 +109,7 @@ class GroupPlan:
     sessions: tuple[SessionPlan, ...]
     skipped: Counter[str] = field(default_factory=Counter)
     bytes_read: int = 0
+    other_format: tuple[str, ...] = ()  # files in no format the readers know: nothing of them is kept
 
 
 def plan_group(files: SessionFiles, settings: PlanSettings, sink: ChunkSink | None = None) -> GroupPlan:
@@ -125,7 +126,9 @@ def plan_group(files: SessionFiles, settings: PlanSettings, sink: ChunkSink | No
     plans = tuple(
         plan for session in sessions if (plan := plan_session(session, settings, fallback_time, sink)) is not None
     )
-    return GroupPlan(marks, plans, report.counts, sum(st.st_size for st in stats.values()))
+    return GroupPlan(
+        marks, plans, report.counts, sum(st.st_size for st in stats.values()), tuple(map(str, report.other_format))
+    )
 
 
 def plan_session(

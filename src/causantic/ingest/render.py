@@ -11,6 +11,7 @@ they often restate the prompt); the chunk only records that the turn had them.
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,8 +26,11 @@ from causantic.transcripts.model import TextBlock, ThinkingBlock, ToolCall, Tool
 # The input field that says most about a call, per tool; others fall back to compact JSON.
 _SUMMARY_FIELDS = (
     "command",
+    "cmd",  # Codex CLI exec_command
     "file_path",
+    "absolute_path",  # Gemini CLI read_file (older versions)
     "path",
+    "dir_path",  # Gemini CLI list_directory
     "pattern",
     "query",
     "url",
@@ -133,7 +137,8 @@ def _summarise(call: ToolCall, limit: int, redact: Callable[[str], str]) -> str:
         kind = data.get("subagent_type") or data.get("agent_type") or data.get("name") or "agent"
         what = data.get("description") or ""
         prompt = str(data.get("prompt") or data.get("message") or "")
-        return redact_head(f"{kind}: {what} — {prompt}".strip(" —:"), limit, redact)
+        head = f"{kind}: {what}" if what else str(kind)  # Codex CLI's spawn_agent has no description
+        return redact_head(f"{head} — {prompt}" if prompt.strip() else head, limit, redact)
     if call.name == "SendMessage":  # an agent-team message: its words are what a search must find
         broadcast = "all" if data.get("type") == "broadcast" else ""
         to = _text(data.get("recipient")) or _text(data.get("to")) or broadcast
@@ -144,6 +149,20 @@ def _summarise(call: ToolCall, limit: int, redact: Callable[[str], str]) -> str:
         # The list as words: its JSON spent the line on keys, ids and each item's second wording
         # (activeForm), so a cut line showed one item; these words are what a search should find.
         return redact_head(" ".join(todos.split()), limit, redact)
+    if call.name == "update_plan" and (steps := _todos(data.get("plan"), "step")):  # Codex CLI's to-do list
+        explanation = _text(data.get("explanation"))
+        return redact_head(" ".join((f"{explanation} — {steps}" if explanation else steps).split()), limit, redact)
+    if (patch := _patch_files(data.get("input"))) is not None:  # Codex CLI's apply_patch: the files it changed
+        return redact_head(patch, limit, redact)
+    if (argv := _argv(data.get("command"))) is not None:  # Codex CLI's shell: ["bash", "-lc", "git status"]
+        return redact_head(" ".join(argv.split()), limit, redact)
+    if questions := _questions(data.get("questions")):  # AskUserQuestion, Gemini CLI's ask_user
+        return redact_head(" ".join(questions.split()), limit, redact)
+    if call.name == "wait_agent" and isinstance(targets := data.get("targets"), list):  # Codex CLI: spawned agents
+        return redact_head(", ".join(str(t) for t in cast("list[object]", targets)), limit, redact)
+    if call.name == "write_stdin" and data.get("session_id") is not None:  # Codex CLI: input to a running command
+        chars = _text(data.get("chars"))
+        return redact_head(f"session {data['session_id']}" + (f": {chars}" if chars else ""), limit, redact)
     for key in _SUMMARY_FIELDS:
         value = data.get(key)
         if isinstance(value, str) and value.strip():
@@ -159,14 +178,62 @@ def _text(value: object) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def _todos(value: object) -> str:
-    """A TodoWrite list as ``item (status); item (status)``; empty when it holds no item."""
+def _todos(value: object, key: str = "content") -> str:
+    """A TodoWrite list (an update_plan's: ``key`` "step") as ``item (status); item (status)``;
+    empty when it holds no item."""
     items = cast("list[object]", value) if isinstance(value, list) else []
     out: list[str] = []
     for item in items:
         fields = cast("dict[str, object]", item) if isinstance(item, dict) else {}
-        content = _text(fields.get("content"))
+        content = _text(fields.get(key))
         if content:
             status = (_text(fields.get("status")) or "pending").replace("_", " ")
             out.append(f"{content} ({status})")
     return "; ".join(out)
+
+
+def _questions(value: object) -> str:
+    """Questions put to the user as ``question (option / option)``; empty when there are none."""
+    items = cast("list[object]", value) if isinstance(value, list) else []
+    out: list[str] = []
+    for item in items:
+        fields = cast("dict[str, object]", item) if isinstance(item, dict) else {}
+        asked = _text(fields.get("question")) or _text(fields.get("header"))
+        if asked:
+            options = cast("list[object]", fields.get("options")) if isinstance(fields.get("options"), list) else []
+            labels = [
+                label
+                for o in options
+                if (label := _text(cast("dict[str, object]", o).get("label")) if isinstance(o, dict) else _text(o))
+            ]
+            out.append(asked + (f" ({' / '.join(labels)})" if labels else ""))
+    return "; ".join(out)
+
+
+_PATCH_OPERATIONS = {"*** Add File: ": "add", "*** Update File: ": "update", "*** Delete File: ": "delete"}
+_SHELLS = frozenset({"bash", "zsh", "sh", "fish", "pwsh", "powershell", "cmd"})
+
+
+def _patch_files(value: object) -> str | None:
+    """An apply_patch body as ``update a.py; add b.py``; None when ``value`` is no patch."""
+    if not isinstance(value, str) or not value.lstrip().startswith("*** Begin Patch"):
+        return None
+    out: list[str] = []
+    for line in value.splitlines():
+        for marker, verb in _PATCH_OPERATIONS.items():
+            if line.startswith(marker):
+                out.append(f"{verb} {line[len(marker) :].strip()}")
+        if line.startswith("*** Move to: ") and out:
+            out[-1] += f" → {line[len('*** Move to: ') :].strip()}"
+    return "; ".join(out) or "patch"
+
+
+def _argv(value: object) -> str | None:
+    """A command given as a list of words: the script of ``[shell, "-lc", script]``, else the words
+    joined as a shell would read them; None when ``value`` is not such a list."""
+    if not isinstance(value, list) or not value or not all(isinstance(w, str) for w in value):
+        return None
+    words = cast("list[str]", value)
+    if len(words) == 3 and words[0].rsplit("/", 1)[-1] in _SHELLS and words[1] in ("-lc", "-c", "/c", "-Command"):
+        return words[2]
+    return shlex.join(words)

@@ -32,6 +32,7 @@ links the child rollout (whose meta names this thread as ``parent_thread_id``) b
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -244,6 +245,8 @@ class _Builder:
         spawned = None
         if self.call_names.get(call_id) == SPAWN_TOOL:
             spawned = self.spawned.get(call_id) or _spawned_thread(text)
+        if self.call_names.get(call_id) in (SPAWN_TOOL, "wait_agent"):
+            text = _agents_said(text) or text
         result = {"agentId": spawned, "isAsync": True} if spawned else None
         failed = failed or item.get("success") is False
         self._append(uuid, "user", when, line_no, (ToolResult(call_id, text, failed),), tool_use_result=result)
@@ -356,7 +359,8 @@ def _arguments(raw: Any, key: str) -> dict[str, Any]:
 
 def _output_text(raw: Any) -> tuple[str, bool]:
     """A tool output's text and whether it failed. Shell outputs are JSON text ``{"output",
-    "metadata": {"exit_code"}}``; newer ones are plain text or a list of content parts."""
+    "metadata": {"exit_code"}}``; newer ones are plain text (a command's, after a header: see
+    :func:`_command_output`) or a list of content parts."""
     if isinstance(raw, str):
         try:
             parsed: Any = json.loads(raw) if raw.startswith("{") else None
@@ -366,7 +370,7 @@ def _output_text(raw: Any) -> tuple[str, bool]:
         if obj is not None and isinstance(obj.get("output"), str):
             code = (as_object(obj.get("metadata")) or {}).get("exit_code")
             return obj["output"], isinstance(code, int) and code != 0
-        return raw, False
+        return _command_output(raw)
     parts = as_array(raw)
     if parts is not None:
         texts = [as_str(p.get("text")) if (p := as_object(v)) is not None else as_str(v) for v in parts]
@@ -377,6 +381,55 @@ def _output_text(raw: Any) -> tuple[str, bool]:
             return obj["content"], obj.get("success") is False
         return json.dumps(obj, ensure_ascii=False), False
     return ("" if raw is None else str(raw)), False
+
+
+# The header Codex puts before a command's output (exec_command, write_stdin, shell_command):
+# ``Chunk ID: e63726`` / ``Wall time: 0.0000 seconds`` / ``Process exited with code 0`` (or ``Exit
+# code: 0``, or ``Process running with session ID 27523``) / ``Original token count: 9`` /
+# ``Output:``. Bookkeeping for the model, not what the command said: only the exit code is kept.
+_HEADER_LINE = re.compile(
+    r"(?:Chunk ID: \S+|Wall time: [\d.]+ seconds|Process exited with code (?P<code>-?\d+)"
+    r"|Exit code: (?P<code2>-?\d+)|Process running with session ID (?P<running>\S+)|Original token count: \d+"
+    r"|Total output lines: \d+)\n"
+)
+
+
+def _command_output(text: str) -> tuple[str, bool]:
+    """A command's output without the header Codex writes before it, and whether it exited non-zero;
+    text without that header is returned whole."""
+    index, code, running = 0, None, None
+    while (line := _HEADER_LINE.match(text, index)) is not None:
+        found = line.group("code") or line.group("code2")
+        code = int(found) if found is not None else code
+        running = line.group("running") or running
+        index = line.end()
+    if index == 0 or not text.startswith("Output:", index):
+        return text, False
+    output = text[index + len("Output:") :].removeprefix("\n")
+    if running and not output.strip():
+        output = f"(still running as session {running})"
+    return output, code not in (None, 0)
+
+
+def _agents_said(output: str) -> str | None:
+    """A spawn_agent or wait_agent output in words: ``started Hubble (019e-child-1)``,
+    ``019e-child-1 completed: Here is the poem``; None for any other output."""
+    try:
+        parsed: Any = json.loads(output) if output.startswith("{") else None
+    except (ValueError, RecursionError):
+        return None
+    obj = as_object(parsed) or {}
+    if isinstance(obj.get("agent_id"), str) and set(obj) <= {"agent_id", "nickname"}:
+        nickname = as_str(obj.get("nickname"))
+        return f"started {nickname} ({obj['agent_id']})" if nickname else f"started {obj['agent_id']}"
+    statuses = as_object(obj.get("status"))
+    if statuses is None:
+        return None
+    said: list[str] = []
+    for agent, value in statuses.items():
+        state = as_object(value)
+        said += [f"{agent} {kind}: {as_str(text)}".rstrip(": ") for kind, text in (state or {}).items()] or [agent]
+    return "; ".join(said) + ("; timed out" if obj.get("timed_out") is True else "")
 
 
 def _spawned_thread(output: str) -> str | None:

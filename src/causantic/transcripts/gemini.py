@@ -14,11 +14,17 @@ too. Messages:
 
 Gemini CLI records no working directory, only ``projectHash`` = sha256 of it. Newer versions name
 the project folder instead and keep its path in ``<folder>/.project_root``, which is read when present.
+Otherwise the session's own text often names the folder: a tool call's absolute path, or an error
+naming the workspace. Each absolute path in it, and each folder above one, is hashed, and the one
+whose hash is the ``projectHash`` is the cwd: proven, not guessed (computermode ``79/d52455f160``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +52,9 @@ from causantic.transcripts.reader import (
 __all__ = ["GeminiSession", "looks_like_gemini", "read_gemini"]
 
 _NOTICES = frozenset({"info", "warning", "error"})
+# An absolute path in text: POSIX (``/Users/me/app/README.md``) or Windows (``C:\\Users\\me\\app``).
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.~/-])/[^\s\"'`<>|;,(){}\[\]]+|\b[A-Za-z]:\\[^\s\"'`<>|;,(){}\[\]]+")
+_HASHED_MAX = 20_000  # folders hashed per session at most: a session quoting thousands of paths stops there
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +88,8 @@ def read_gemini(path: Path) -> tuple[GeminiSession, SkipReport]:
         messages += _messages(record, line_no, session_id, report)
     transcript = None
     cwd = _project_root(path)
+    if cwd is None and project_hash and messages:
+        cwd = _folder_of_hash(project_hash.lower(), (record for _, record in records))
     if messages:
         transcript = Transcript(path, session_id, None, tuple(messages), cwd=cwd, source="gemini")
     return GeminiSession(transcript, session_id, project_hash, cwd), report
@@ -88,7 +99,14 @@ def _records(data: bytes, report: SkipReport) -> tuple[dict[str, Any], list[tupl
     """(session header, [(position, message record)]) from a document or from JSON lines."""
     try:
         document: Any = json.loads(data)
-    except (ValueError, RecursionError):
+    except (ValueError, RecursionError) as error:
+        text = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+        if text.startswith(b"{") and text[1:].lstrip(b" \t\r").startswith(b"\n"):
+            # A pretty-printed document caught while Gemini CLI rewrites it: one cut document, not
+            # a hundred damaged lines; the next ingest reads it whole.
+            cut = isinstance(error, json.JSONDecodeError) and "\n" not in error.doc[error.pos :].rstrip()
+            report.add(SkipReason.TRUNCATED_LAST_LINE if cut else SkipReason.INVALID_JSON)
+            return {}, []
         document = None
     whole = as_object(document)
     if whole is not None and isinstance(whole.get("messages"), list):
@@ -183,6 +201,42 @@ def _result_text(call: dict[str, Any]) -> str:
     if not parts and isinstance(call.get("resultDisplay"), str):
         parts.append(call["resultDisplay"])
     return "\n".join(parts)
+
+
+def _folder_of_hash(project_hash: str, records: Iterator[dict[str, Any]]) -> str | None:
+    """The folder whose sha256 is ``project_hash``, among the absolute paths the records' texts name
+    and the folders above them; None when none is."""
+    tried: set[str] = set()
+    for text in _strings(list(records)):
+        if "/" not in text and "\\" not in text:
+            continue
+        for found in _ABSOLUTE_PATH.finditer(text):
+            path = found.group().rstrip(".:")
+            sep = "\\" if path[1:3] == ":\\" else "/"
+            parts = path.rstrip(sep).split(sep)
+            for end in range(len(parts), 1, -1):
+                folder = sep.join(parts[:end])
+                if folder in tried:
+                    break  # it and the folders above it were hashed for an earlier path
+                if len(tried) >= _HASHED_MAX:
+                    return None
+                tried.add(folder)
+                if hashlib.sha256(folder.encode("utf-8")).hexdigest() == project_hash:
+                    return folder
+    return None
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON value, depth first."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
 
 
 def _project_root(path: Path) -> str | None:

@@ -105,9 +105,11 @@ class Transcript:
 
 @dataclass(slots=True)
 class SkipReport:
-    """Lines the reader passed over, counted by reason. Never fatal."""
+    """Lines the reader passed over, counted by reason, and the files read in no format it knows
+    (another agent's transcripts, any other JSON lines). Never fatal."""
 
     counts: Counter[str] = field(default_factory=Counter[str])
+    other_format: list[Path] = field(default_factory=list[Path])
 
     def add(self, reason: str, n: int = 1) -> None:
         self.counts[reason] += n
@@ -118,6 +120,7 @@ class SkipReport:
 
     def merge(self, other: SkipReport) -> None:
         self.counts.update(other.counts)
+        self.other_format += other.other_format
 
 
 @dataclass(frozen=True, slots=True)

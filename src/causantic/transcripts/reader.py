@@ -83,6 +83,7 @@ class SkipReason(StrEnum):
     NON_MESSAGE = "non-message record"  # summary, system, snapshots, progress, attachment, ...: normal
     UNKNOWN_RECORD = "unknown record type"  # Codex/Gemini record kinds no reader knows yet: skipped
     INVALID_AGENT_META = "invalid agent meta file"  # an agent-<id>.meta.json that is not a JSON object
+    OTHER_FORMAT = "file in another format"  # JSON lines, none of them a Claude Code record: once per file
 
 
 # Reasons that mean a damaged line rather than an ignored kind of record. A malformed message is
@@ -102,6 +103,29 @@ _WHITESPACE = re.compile(r"[ \t\r\n]*")
 _BLANK_BYTES = re.compile(rb"[ \t\n\r\x0b\x0c]*")  # what bytes.isspace() accepts
 _DECODER = json.JSONDecoder()
 _MAIN, _AGENT = "main", "agent"  # stream kinds: streams are keyed by (kind, session or agent id)
+# Record types Claude Code writes (SOURCES.md); new ones keep coming, but each of its files holds a
+# message, or a record with one of these keys or types.
+_CLAUDE_CODE_TYPES = frozenset(
+    {
+        "user",
+        "assistant",
+        "system",
+        "summary",
+        "progress",
+        "attachment",
+        "file-history-snapshot",
+        "queue-operation",
+        "last-prompt",
+        "permission-mode",
+        "mode",
+        "ai-title",
+        "custom-title",
+        "pr-link",
+        "worktree-state",
+        "agent-name",
+    }
+)
+_CLAUDE_CODE_KEYS = ("sessionId", "uuid", "leafUuid", "agentId")  # agentId: a workflow journal.jsonl
 
 
 def read_file(
@@ -300,6 +324,11 @@ def _recover_line(
 # --- records → transcripts ------------------------------------------------------------------------
 
 
+def _is_claude_code(record: dict[str, Any]) -> bool:
+    """Whether a record is one Claude Code writes (any kind, message or not)."""
+    return record.get("type") in _CLAUDE_CODE_TYPES or any(key in record for key in _CLAUDE_CODE_KEYS)
+
+
 @dataclass(slots=True)
 class _Pending:
     """A message being assembled from one or more records."""
@@ -364,6 +393,10 @@ class _Assembler:
             else:
                 skip(SkipReason.NON_MESSAGE)
         if not messages:
+            if records and not any(_is_claude_code(rec) for _, _, rec in records):
+                # Another agent's transcript (Cursor, Copilot CLI, Kiro...): said once, not as N ignored records.
+                skip(SkipReason.OTHER_FORMAT)
+                self.report.other_format.append(self.path)
             return []
 
         keys = self._stream_keys(messages)
