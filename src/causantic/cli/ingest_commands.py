@@ -218,7 +218,12 @@ def _summary_table(report: IngestOut) -> None:
         ("chunks added", report.chunks_added),
         ("chunks updated", report.chunks_updated),
         *(
-            [("chunks removed", f"{report.chunks_removed} (stored by an older version: warm-ups, stale parts)")]
+            [
+                (
+                    "chunks removed",
+                    f"{report.chunks_removed:,} (no longer made from their transcript: warm-ups, shorter turns)",
+                )
+            ]
             if report.chunks_removed
             else []
         ),
