@@ -218,8 +218,10 @@ def render_search(result: SearchResult) -> str:
 
 def episodes_heading(answer: EpisodeAnswer) -> str:
     what = "the story behind it" if answer.kind == "recall" else "what came next"
+    weak = all(is_weak(e.relevance) for e in answer.episodes)  # then no match reaches the weak line
+    noun = f"{WEAK_MARK} episode" if weak else "episode"
     head = (
-        f"{answer.kind.capitalize()}: {what}, {counted(len(answer.episodes), 'episode')} in time order "
+        f"{answer.kind.capitalize()}: {what}, {counted(len(answer.episodes), noun)} in time order "
         f"({counted(len(answer.chunks), 'chunk')}, {answer.tokens} tokens)"
     )
     if answer.mode == "chain":
@@ -231,9 +233,13 @@ def episode_heading(answer: EpisodeAnswer, index: int) -> str:
     episode = answer.episodes[index]
     first, last = episode.chunks[0].chunk, episode.chunks[-1].chunk
     sessions = list(dict.fromkeys(c.chunk.session_id[:8] for c in episode.chunks))
+    # Episodes are told in time order, not best first: the figure says which one answers the question.
+    relevance = f"best match {relevance_percent(episode.relevance)}%" + (
+        f", {WEAK_MARK}" if is_weak(episode.relevance) else ""
+    )
     return (
         f"== Episode {index + 1} of {len(answer.episodes)} · {first.project} · session "
-        f"{', '.join(sessions)} · {span(first.start_time, last.end_time)} =="
+        f"{', '.join(sessions)} · {span(first.start_time, last.end_time)} · {relevance} =="
     )
 
 
