@@ -203,6 +203,34 @@ def test_an_ambiguous_current_session_prefix_is_refused(tmp_path: Path, monkeypa
     assert refused.exit_code == 1 and "matches 2 sessions" in refused.output and twin in refused.output
 
 
+def test_a_session_prefix_naming_two_sessions_or_another_projects_session_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "The text of one session" by a prefix two ids share printed both, run together as one story; a
+    session of another project read only as "no session has an id starting …"."""
+    project = tmp_path / "projects" / "-home-dev-acme-shop"
+    shutil.copytree(EXAMPLES / "-home-dev-acme-shop", project)
+    old, twin = "2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec", "7a378dd6-0000-5d34-8e2d-b31f59bac0ec"
+    (project / f"{twin}.jsonl").write_text((project / f"{old}.jsonl").read_text().replace(old, twin))
+    other = "b111aaaa-0000-4000-8000-000000000000"  # the same work in a project of its own
+    billing = tmp_path / "projects" / "-home-dev-billing"
+    billing.mkdir()
+    text = (
+        (project / f"{old}.jsonl").read_text().replace(old, other).replace("/home/dev/acme-shop", "/home/dev/billing")
+    )
+    (billing / f"{other}.jsonl").write_text(text)
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    assert invoke(CliRunner(), "ingest", str(project.parent), "--no-embed").exit_code == 0
+    both = CliRunner().invoke(cli, ["reconstruct", "acme-shop", "--session", "7a378dd6"])
+    assert both.exit_code == 1 and "'7a378dd6' is the start of 2 session ids in 'acme-shop'" in both.output
+    assert twin in both.output and "7a378dd6-f9b6-52f1-ad8d-dd8aa785f035" in both.output
+    whole = invoke(CliRunner(), "reconstruct", "acme-shop", "--session", twin, "--json")  # a whole id is one session
+    assert {c["session_id"] for c in json.loads(whole.stdout)["chunks"]} == {twin}
+    elsewhere = CliRunner().invoke(cli, ["reconstruct", "acme-shop", "--session", other[:8]])
+    assert elsewhere.exit_code == 1
+    assert "No session of 'acme-shop' has an id starting 'b111aaaa'; it is a session of 'billing'" in elsewhere.output
+
+
 def test_tables_in_a_narrow_terminal_keep_every_value_whole(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
     """At 60 columns a six-column table would cut every cell ("2025-0…"); its rows print as blocks."""
     listing = as_model(invoke(run, "list-sessions", "acme-shop", "--json"), SessionsOut)

@@ -88,7 +88,7 @@ def reconstruct(store: MemoryStoreProtocol, request: ReconstructRequest, default
         since = datetime.now(UTC) - timedelta(days=request.days_back)
     session_id: str | None = None
     if request.session_id:
-        mode, session_id = "session", request.session_id
+        mode, session_id = "session", _one_session(store, project, request.session_id)
     elif request.previous_session:
         mode = "previous-session"
         if not request.current_session_id:
@@ -100,12 +100,7 @@ def reconstruct(store: MemoryStoreProtocol, request: ReconstructRequest, default
         mode = "time-range" if since else "timeline"
     if session_id is None and not request.full:
         return _timeline(store, project, mode, since, until, request, budget)
-    result = _text(store, project, mode, session_id, since, until, request, budget)
-    if mode == "session" and not result.sessions and (since, until, request.agent) == (None, None, None):
-        raise CausanticError(
-            f"No session of {project.name!r} has an id starting {session_id!r}; list-sessions shows its sessions."
-        )
-    return result
+    return _text(store, project, mode, session_id, since, until, request, budget)
 
 
 def _timeline(
@@ -152,9 +147,7 @@ def _text(
 ) -> Reconstruction:
     scope = ChunkScope(
         project_ids=(project.id,),
-        # One session asked for by the start of its id (matched literally); the previous session by its id.
-        session_prefix=session_id if mode == "session" else None,
-        session_id=session_id if mode != "session" else None,
+        session_id=session_id,
         agent=request.agent or None,
         since=since,
         until=until,
@@ -226,6 +219,33 @@ def _windows(chunks: Iterable[StoredChunk], budget: int) -> Iterator[tuple[list[
         yield window, used
 
 
+def _one_session(store: MemoryStoreProtocol, project: Project, prefix: str) -> str:
+    """The id of the one session of ``project`` whose id is ``prefix`` or starts with it; else a
+    :class:`CausanticError` naming the sessions it could be, or the project that holds it."""
+    sessions = [s.session_id for s in store.session_summaries(project.id)]  # newest first
+    matches = [s for s in sessions if s == prefix] or [s for s in sessions if s.startswith(prefix)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:  # the text of one session was asked for: several, run together, would read as one
+        raise CausanticError(
+            f"{prefix!r} is the start of {len(matches)} session ids in {project.name!r} ({_listed(matches)}); "
+            "give more of the id."
+        )
+    elsewhere = next(iter(store.chunks_in(ChunkScope(session_prefix=prefix))), None)
+    raise CausanticError(
+        f"No session of {project.name!r} has an id starting {prefix!r}"
+        + (
+            f"; it is a session of {elsewhere.project!r}: reconstruct that project."
+            if elsewhere is not None
+            else "; list-sessions shows its sessions."
+        )
+    )
+
+
+def _listed(session_ids: list[str], most: int = 5) -> str:
+    return ", ".join(session_ids[:most]) + (", …" if len(session_ids) > most else "")
+
+
 def _previous_session(store: MemoryStoreProtocol, project_id: int, current: str) -> str | None:
     """The session before ``current`` (its id or an id prefix, as ``session_id`` takes); the newest
     stored session when ``current`` is not stored yet (a live session not ingested so far)."""
@@ -234,7 +254,7 @@ def _previous_session(store: MemoryStoreProtocol, project_id: int, current: str)
         i for i, s in enumerate(sessions) if s.startswith(current)
     ]
     if len(matches) > 1:
-        listed = ", ".join(sessions[i] for i in matches[:5]) + (", …" if len(matches) > 5 else "")
+        listed = _listed([sessions[i] for i in matches])
         raise CausanticError(
             f"The current session {current!r} matches {len(matches)} sessions ({listed}); give more of its id."
         )
