@@ -321,12 +321,13 @@ def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={pag
 def _text_lines(result: Reconstruction) -> list[str]:
     lines: list[str] = []
     titles = {s.session_id: s.title for s in result.sessions}
-    multi_agent = len({c.agent for c in result.chunks}) > 1
     session = agent = None
+    multi_agent = False  # agent lines only in a session with several: one with only main needs none
     for chunk in result.chunks:
         if chunk.session_id != session:
             session, agent = chunk.session_id, None
             bounds = [c for c in result.chunks if c.session_id == session]
+            multi_agent = len({c.agent for c in bounds}) > 1
             part = " (only part of this session is on this page)" if session in result.split else ""
             lines.append(
                 f"\n=== Session {session[:8]} · {SOURCE_NAMES.get(chunk.source, chunk.source)} "
