@@ -231,6 +231,22 @@ def test_a_session_prefix_naming_two_sessions_or_another_projects_session_says_s
     assert "No session of 'acme-shop' has an id starting 'b111aaaa'; it is a session of 'billing'" in elsewhere.output
 
 
+def test_a_timeline_in_a_narrow_terminal_keeps_each_session_within_its_width(
+    run: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each session's line ran to 180 characters whatever the terminal, which wrapped it mid-word."""
+    timeline = as_model(invoke(run, "reconstruct", "acme-shop", "--json"), ReconstructOutput)
+    assert isinstance(timeline, ReconstructOutput)
+    for width in (60, 100):
+        monkeypatch.setattr(console, "width", width)
+        lines = invoke(run, "reconstruct", "acme-shop").stdout.splitlines()
+        hint = next(i for i, line in enumerate(lines) if line.startswith("The text of one session"))
+        assert all(len(line) <= width for line in lines[:hint]), lines
+        for s in timeline.sessions:
+            assert any(s.title[:20] in line for line in lines), (width, s.title)
+    assert not lines[1].startswith("    ")  # 100 columns: a title fits beside its session
+
+
 def test_tables_in_a_narrow_terminal_keep_every_value_whole(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
     """At 60 columns a six-column table would cut every cell ("2025-0…"); its rows print as blocks."""
     listing = as_model(invoke(run, "list-sessions", "acme-shop", "--json"), SessionsOut)

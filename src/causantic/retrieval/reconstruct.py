@@ -33,6 +33,7 @@ CHUNK_OVERHEAD_TOKENS = 5
 SESSION_HEADER_TOKENS = 20
 TIMELINE_LINE_TOKENS = 60  # one timeline line at most (titles are cut to fit)
 TIMELINE_TITLE_CHARS = 120
+TIMELINE_TITLE_MIN = 30  # a title cut shorter than this says too little: it gets a line of its own
 DEFAULT_TIMELINE_SESSIONS = 20
 
 
@@ -267,20 +268,28 @@ def _previous_session(store: MemoryStoreProtocol, project_id: int, current: str)
 # ---- rendering ------------------------------------------------------------------------------------
 
 
-def timeline_line(session: SessionSummary) -> str:
-    """One session on one line: start, id, coding agent, agents, chunk count, title."""
-    agents = ", ".join(session.agents)
-    source = SOURCE_NAMES.get(session.source, session.source)
-    chunks = counted(session.chunks, "chunk")
-    return (
-        f"{when(session.started_at)}  {session.session_id[:8]}  {source}  [{agents}]  {chunks}  "
-        f"{session.short_title(TIMELINE_TITLE_CHARS)}"
-    )
+def timeline_line(session: SessionSummary, width: int | None = None) -> str:
+    """One session on one line: start, id, coding agent, agents, chunk count, title. Within ``width``
+    columns (a terminal's), the title is cut to fit, or, where less than :data:`TIMELINE_TITLE_MIN`
+    would be left of it, goes on a line of its own below (with the agents, if the first line has no
+    room for them): a terminal wrapping a long line mid-word made each session three ragged lines
+    at 80 columns."""
+    head = f"{when(session.started_at)}  {session.session_id[:8]}  {SOURCE_NAMES.get(session.source, session.source)}"
+    agents, chunks = f"[{', '.join(session.agents)}]", counted(session.chunks, "chunk")
+    lead = f"{head}  {agents}  {chunks}"
+    title = session.short_title(TIMELINE_TITLE_CHARS)
+    if width is None or len(lead) + 2 + len(title) <= width:
+        return f"{lead}  {title}"
+    if width - len(lead) - 2 >= TIMELINE_TITLE_MIN:
+        return f"{lead}  {session.short_title(width - len(lead) - 2)}"
+    first, below = (lead, "    ") if len(lead) <= width else (f"{head}  {chunks}", f"    {agents}  ")
+    return f"{first}\n{below}{session.short_title(max(TIMELINE_TITLE_MIN, width - len(below)))}"
 
 
-def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={page}") -> str:
+def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={page}", width: int | None = None) -> str:
     """The result as text for a person or an agent; ``page_hint`` says how to ask for another page
-    in the caller's own terms (``--page {page}`` on the command line, ``page={page}`` for a tool)."""
+    in the caller's own terms (``--page {page}`` on the command line, ``page={page}`` for a tool);
+    ``width``, a terminal's columns, fits each timeline entry to it (:func:`timeline_line`)."""
     if not result.sessions and result.page > 1:
         hint = page_hint.format(page=result.pages or 1)
         pages = counted(result.pages or 0, "page")
@@ -307,7 +316,7 @@ def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={pag
             + page_hint.format(page=result.earlier_page)
         )
     if result.view == "timeline":
-        lines.extend(timeline_line(s) for s in result.sessions)
+        lines.extend(timeline_line(s, width) for s in result.sessions)
     else:
         lines.extend(_text_lines(result))
     if result.later:
