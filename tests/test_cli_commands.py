@@ -231,6 +231,13 @@ def test_a_session_prefix_naming_two_sessions_or_another_projects_session_says_s
     assert "No session of 'acme-shop' has an id starting 'b111aaaa'; it is a session of 'billing'" in elsewhere.output
 
 
+def test_reconstruct_for_an_agent_that_never_worked_in_the_project_says_so(run: CliRunner) -> None:
+    """It read "No session data found for project 'acme-shop' in the requested range": no range was given."""
+    nobody = run.invoke(cli, ["reconstruct", "acme-shop", "--agent", "Explor"])
+    assert nobody.exit_code == 1 and "No chunk of 'acme-shop' is by an agent named 'Explor'" in nobody.output
+    assert "Explore" in invoke(run, "reconstruct", "acme-shop", "--agent", "Explore").stdout
+
+
 def test_a_timeline_in_a_narrow_terminal_keeps_each_session_within_its_width(
     run: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:

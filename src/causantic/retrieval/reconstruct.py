@@ -83,6 +83,12 @@ def reconstruct(store: MemoryStoreProtocol, request: ReconstructRequest, default
     if request.page < 1:
         raise CausanticError("page counts from 1 (the most recent part).")
     project = resolve_project(store, request.project)
+    if request.agent and not store.count_chunks(ChunkScope(project_ids=(project.id,), agent=request.agent)):
+        # not "no session data in the requested range": no range was asked for, and none would help
+        raise CausanticError(
+            f"No chunk of {project.name!r} is by an agent named {request.agent!r}; 'main' names the main "
+            "sessions, and list-sessions shows each session's agents."
+        )
     budget = request.max_tokens or default_budget
     since, until = request.since, request.until
     if request.days_back and since is None:
