@@ -245,14 +245,16 @@ def episode_heading(answer: EpisodeAnswer, index: int) -> str:
     sessions = list(dict.fromkeys(c.chunk.session_id[:8] for c in episode.chunks))
     if _one_place(answer, index):
         sessions[0] += f" ({SOURCE_NAMES.get(first.source, first.source)})"
-    # Episodes are told in time order, not best first: the figure says which one answers the question.
-    relevance = f"best match {relevance_percent(episode.relevance)}%" + (
-        f", {WEAK_MARK}" if is_weak(episode.relevance) else ""
-    )
     return (
         f"== Episode {index + 1} of {len(answer.episodes)} · {first.project} · session "
-        f"{', '.join(sessions)} · {span(first.start_time, last.end_time)} · {relevance} =="
+        f"{', '.join(sessions)} · {span(first.start_time, last.end_time)} · {episode_match(episode.relevance)} =="
     )
+
+
+def episode_match(relevance: float) -> str:
+    """'best match 43%', or 'best match 4%, weakly related': episodes are told in time order, not
+    best first, so this says which one answers the question (the text and the dashboard say it alike)."""
+    return f"best match {relevance_percent(relevance)}%" + (f", {WEAK_MARK}" if is_weak(relevance) else "")
 
 
 def chunk_heading(answer: EpisodeAnswer, index: int, position: int) -> str:
