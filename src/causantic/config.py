@@ -525,6 +525,15 @@ class EpisodesConfig(_Section):
             "answer of matches only."
         ),
     )
+    weak_anchors: bool = Field(
+        False,
+        description=(
+            "Let weakly related hits (relevance under 10%, as search labels them) of other projects anchor "
+            "episodes beside a relevant hit. Off: an answer that holds a relevant match spends none of its budget "
+            "on other projects' weak matches, and says how many sessions it left out; weak matches of the "
+            "relevant hit's own project, or of an answer whose every match is weak, are still told, each marked."
+        ),
+    )
 
 
 class ClusterExpansionConfig(_Section):

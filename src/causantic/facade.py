@@ -497,7 +497,7 @@ class Memory:
             rrf_k=cfg.retrieval.rrf_k,
             limit=request.limit or cfg.retrieval.default_limit,
             max_episodes=cfg.episodes.max_episodes,
-            max_tokens=request.max_tokens or cfg.tokens.mcp_max_response,
+            max_tokens=request.max_tokens or cfg.episodes.max_tokens,  # an answer's budget, as from one store
             notes=notes,
         )
 

@@ -95,6 +95,13 @@ def test_recall_given_dates_says_it_looked_at_every_date(example_dashboard: Dash
     assert "Member filters search only: recall looked at every member's memory." in html.unescape(_text(page))
 
 
+def test_each_recall_episode_says_how_well_it_matches_as_the_cli_says_it(example_dashboard: Dashboard) -> None:
+    """Episodes are told in time order: the chapter line gives each one's best match, as recall's text does."""
+    _, _, page = http_request(example_dashboard, "GET", "/search?kind=recall&q=" + quote("safari redirect loop"))
+    chapters = re.findall(r'<li class="chapter">(.*?)</li>', page)
+    assert chapters and all(re.search(r" · best match \d+%(, weakly related)?$", html.unescape(c)) for c in chapters)
+
+
 def test_one_of_a_thing_is_not_counted_as_many(example_dashboard: Dashboard) -> None:
     _, _, page = http_request(example_dashboard, "GET", f"/session/{INVOICE_SESSION}")
     assert "1 chunk — sub-agent started here" in _text(page)

@@ -54,7 +54,12 @@ def _answer_text(memory: Memory, kind: str) -> str:
 
 def test_the_best_episode_tells_its_story_when_matches_fill_the_budget(tmp_path: Path) -> None:
     folder = _sessions(tmp_path / "sessions")
-    budget = {"episodes.maxTokens": "450"}  # room for the five sessions' best matches and a few more chunks
+    budget = {
+        "episodes.maxTokens": "450",  # room for the five sessions' best matches and a few more chunks
+        # The turn after the best match is itself a weak match ("lock"); anchoring an episode of its own,
+        # as weak matches did before episodes.weakAnchors, it is what makes the matches fill the budget.
+        "episodes.weakAnchors": "true",
+    }
     with Memory(tmp_path / "home", overrides={**budget, "episodes.storyChunks": "0"}) as memory:
         memory.ingest([folder])
         matches_only = {kind: _answer_text(memory, kind) for kind in ("recall", "predict")}

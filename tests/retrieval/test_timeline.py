@@ -13,8 +13,9 @@ from causantic.cli.main import cli
 from causantic.config import Config
 from causantic.ingest.service import ingest_paths
 from causantic.retrieval.listing import SessionSummary
-from causantic.retrieval.reconstruct import timeline_line
+from causantic.retrieval.reconstruct import Reconstruction, render_reconstruction, timeline_line
 from causantic.services import open_services
+from causantic.store.records import StoredChunk
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "claude-code"
 REAL = "daaain__claude-code-log/test/test_data/real_projects"
@@ -119,3 +120,41 @@ def test_a_one_chunk_session_reads_1_chunk_not_1_chunks() -> None:
     """Most of test-repo's 27 sessions hold one chunk; its timeline read "1 chunks" on each of their lines."""
     session = SessionSummary("e31c844c-e04e", "2026-06-22T18:55:00Z", "2026-06-22T18:56:00Z", 1, 201, ("main",), "x")
     assert "  [main]  1 chunk  x" in timeline_line(session)
+
+
+def test_agent_lines_mark_only_a_session_with_several_agents() -> None:
+    """A page holding a session with a sub-agent marked "--- Agent: main ---" in every other session
+    on it too, where main is the only agent (u/proj of the shared corpus: mem_sess beside mem_sc)."""
+
+    def chunk(session: str, agent: str, minute: int) -> StoredChunk:
+        stamp = f"2025-06-01T10:{minute:02d}:00Z"
+        return StoredChunk(
+            f"{session}-{minute}",
+            session,
+            1,
+            "proj",
+            agent,
+            minute,
+            0,
+            stamp,
+            stamp,
+            f"[User] {agent} {minute}",
+            "h",
+            5,
+            (),
+        )
+
+    chunks = (
+        chunk("alone", "main", 0),
+        chunk("alone", "main", 1),
+        chunk("team", "main", 2),
+        chunk("team", "Explore", 3),
+    )
+    sessions = tuple(
+        SessionSummary(s, "2025-06-01T10:00:00Z", "2025-06-01T10:03:00Z", 2, 10, agents, "")
+        for s, agents in (("alone", ("main",)), ("team", ("Explore", "main")))
+    )
+    text = render_reconstruction(Reconstruction("proj", "timeline", "text", sessions, chunks, 20, 1, 1, 0, 0))
+    alone, team = text.split("=== Session team")
+    assert "--- Agent:" not in alone
+    assert "--- Agent: main ---" in team and "--- Agent: Explore ---" in team

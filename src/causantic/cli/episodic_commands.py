@@ -171,7 +171,8 @@ def reconstruct_command(
     from rich.text import Text
 
     console = output.console
-    console.print(render_reconstruction(result, page_hint="--page {page}"), markup=False, soft_wrap=True)
+    text = render_reconstruction(result, page_hint="--page {page}", width=console.width)
+    console.print(text, markup=False, soft_wrap=True)
     if result.view == "timeline" and result.sessions:
         console.print(
             Text(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from causantic.retrieval.format import episode_match
 from causantic.wording import counted
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ class Step:
     relevance: float | None  # None: episodes are told in time order, so no percentage is shown per step
     new_session: bool  # the first step of an episode (pages draw a divider)
     is_hit: bool  # a search match, rather than the context around one
+    match: str = ""  # the first step of an episode: how well the episode matches ("best match 43%")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +38,9 @@ class Story:
 
 def story_of(answer: EpisodeAnswer, kind: str) -> Story:
     steps = [
-        Step(member.chunk, None, position == 0, member.is_hit)
+        Step(
+            member.chunk, None, position == 0, member.is_hit, episode_match(episode.relevance) if position == 0 else ""
+        )
         for episode in answer.episodes
         for position, member in enumerate(episode.chunks)
     ]

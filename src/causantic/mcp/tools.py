@@ -151,8 +151,9 @@ def recall(
 
     Use for "how did we fix X?", "why did we choose Y?", "what led to Z?", "how did we set up …?".
     Finds the best matches and, for each, the turns of its session that led up to it (cut where
-    they stop being about the question); returns these episodes oldest first, compact. Says
-    plainly when nothing in memory is relevant.
+    they stop being about the question); returns these episodes oldest first, compact, each
+    heading giving its best match's relevance (under 10%: "weakly related"). Says plainly when
+    nothing in memory is relevant.
     """
     return _episodic(ctx, "recall", query, project, agent, max_tokens)
 

@@ -13,7 +13,10 @@ comes from search (seed 001's lesson):
    (the story starts there); ``predict`` keeps up to ``episodes.contextChunks`` chunks of the same
    session, relevant or not (what came next need not resemble the question);
 4. episodes come from at most ``episodes.maxEpisodes`` sessions, the best-ranked ones; episodes
-   that overlap are merged; a hit already told by an earlier episode anchors no new one;
+   that overlap are merged; a hit already told by an earlier episode anchors no new one; beside a
+   relevant hit, a weakly related one (under 10%, as search labels it) of another project anchors
+   none (``episodes.weakAnchors``): in time order it would read as part of the story, and on the
+   whole Claude Code corpus such episodes took half of recall's budget;
 5. the token budget goes to each session's best hit first, then to the other hits, then to
    context nearest first; the answer lists the episodes, and their chunks, in time order.
 
@@ -28,7 +31,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from causantic.ingest.tokens import approx_tokens
-from causantic.retrieval.search import HEADER_TOKENS, Searcher, SearchRequest, SearchResult
+from causantic.retrieval.format import counted, is_weak
+from causantic.retrieval.search import HEADER_TOKENS, Hit, Searcher, SearchRequest, SearchResult
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import StoredChunk
 
@@ -131,10 +135,11 @@ class EpisodeBuilder:
         hits = {h.chunk.id: h for h in search.hits}
         scores = {cid: h.relevance for cid, h in hits.items()}
         chunks = {cid: h.chunk for cid, h in hits.items()}
+        anchors, left_out = self._anchors(search)
         episodes: list[list[str]] = []  # chunk ids, anchor first then context outward
         owner: dict[str, int] = {}
         sessions: set[str] = set()  # sessions with an episode: at most maxEpisodes of them
-        for hit in search.hits:  # best first
+        for hit in anchors:  # best first
             if hit.chunk.id in owner:
                 continue  # already told by an earlier episode
             if hit.chunk.session_id not in sessions and len(sessions) >= cfg.max_episodes:
@@ -154,7 +159,22 @@ class EpisodeBuilder:
         built = self._fit(episodes, chunks, scores, set(hits), budget)
         built.sort(key=lambda e: e.start)
         notes = tuple(search.notes)
+        if left_out:
+            left = counted(left_out, "session")
+            notes += (f"weakly related matches in {left} of other projects left out (search lists them)",)
         return EpisodeAnswer(kind, "episodes", tuple(built), search, notes)
+
+    def _anchors(self, search: SearchResult) -> tuple[list[Hit], int]:
+        """The hits that may anchor an episode, best first, and how many sessions' weak matches were
+        passed over: beside a relevant hit, a weakly related one of another project anchors none
+        (``weakAnchors`` off). One of the relevant hit's own project may carry more of its story (a
+        conversation's earlier sessions: on LoCoMo, leaving those out too lost 7 points of evidence)."""
+        projects = {h.chunk.project for h in search.hits if not is_weak(h.relevance)}
+        if self.config.weak_anchors or not projects:
+            return list(search.hits), 0
+        anchors = [h for h in search.hits if h.chunk.project in projects or not is_weak(h.relevance)]
+        told = {h.chunk.session_id for h in anchors}
+        return anchors, len({h.chunk.session_id for h in search.hits} - told)
 
     # ---- walking ---------------------------------------------------------------------------
 

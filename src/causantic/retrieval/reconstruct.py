@@ -33,6 +33,7 @@ CHUNK_OVERHEAD_TOKENS = 5
 SESSION_HEADER_TOKENS = 20
 TIMELINE_LINE_TOKENS = 60  # one timeline line at most (titles are cut to fit)
 TIMELINE_TITLE_CHARS = 120
+TIMELINE_TITLE_MIN = 30  # a title cut shorter than this says too little: it gets a line of its own
 DEFAULT_TIMELINE_SESSIONS = 20
 
 
@@ -82,13 +83,19 @@ def reconstruct(store: MemoryStoreProtocol, request: ReconstructRequest, default
     if request.page < 1:
         raise CausanticError("page counts from 1 (the most recent part).")
     project = resolve_project(store, request.project)
+    if request.agent and not store.count_chunks(ChunkScope(project_ids=(project.id,), agent=request.agent)):
+        # not "no session data in the requested range": no range was asked for, and none would help
+        raise CausanticError(
+            f"No chunk of {project.name!r} is by an agent named {request.agent!r}; 'main' names the main "
+            "sessions, and list-sessions shows each session's agents."
+        )
     budget = request.max_tokens or default_budget
     since, until = request.since, request.until
     if request.days_back and since is None:
         since = datetime.now(UTC) - timedelta(days=request.days_back)
     session_id: str | None = None
     if request.session_id:
-        mode, session_id = "session", request.session_id
+        mode, session_id = "session", _one_session(store, project, request.session_id)
     elif request.previous_session:
         mode = "previous-session"
         if not request.current_session_id:
@@ -100,12 +107,7 @@ def reconstruct(store: MemoryStoreProtocol, request: ReconstructRequest, default
         mode = "time-range" if since else "timeline"
     if session_id is None and not request.full:
         return _timeline(store, project, mode, since, until, request, budget)
-    result = _text(store, project, mode, session_id, since, until, request, budget)
-    if mode == "session" and not result.sessions and (since, until, request.agent) == (None, None, None):
-        raise CausanticError(
-            f"No session of {project.name!r} has an id starting {session_id!r}; list-sessions shows its sessions."
-        )
-    return result
+    return _text(store, project, mode, session_id, since, until, request, budget)
 
 
 def _timeline(
@@ -152,9 +154,7 @@ def _text(
 ) -> Reconstruction:
     scope = ChunkScope(
         project_ids=(project.id,),
-        # One session asked for by the start of its id (matched literally); the previous session by its id.
-        session_prefix=session_id if mode == "session" else None,
-        session_id=session_id if mode != "session" else None,
+        session_id=session_id,
         agent=request.agent or None,
         since=since,
         until=until,
@@ -226,6 +226,33 @@ def _windows(chunks: Iterable[StoredChunk], budget: int) -> Iterator[tuple[list[
         yield window, used
 
 
+def _one_session(store: MemoryStoreProtocol, project: Project, prefix: str) -> str:
+    """The id of the one session of ``project`` whose id is ``prefix`` or starts with it; else a
+    :class:`CausanticError` naming the sessions it could be, or the project that holds it."""
+    sessions = [s.session_id for s in store.session_summaries(project.id)]  # newest first
+    matches = [s for s in sessions if s == prefix] or [s for s in sessions if s.startswith(prefix)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:  # the text of one session was asked for: several, run together, would read as one
+        raise CausanticError(
+            f"{prefix!r} is the start of {len(matches)} session ids in {project.name!r} ({_listed(matches)}); "
+            "give more of the id."
+        )
+    elsewhere = next(iter(store.chunks_in(ChunkScope(session_prefix=prefix))), None)
+    raise CausanticError(
+        f"No session of {project.name!r} has an id starting {prefix!r}"
+        + (
+            f"; it is a session of {elsewhere.project!r}: reconstruct that project."
+            if elsewhere is not None
+            else "; list-sessions shows its sessions."
+        )
+    )
+
+
+def _listed(session_ids: list[str], most: int = 5) -> str:
+    return ", ".join(session_ids[:most]) + (", …" if len(session_ids) > most else "")
+
+
 def _previous_session(store: MemoryStoreProtocol, project_id: int, current: str) -> str | None:
     """The session before ``current`` (its id or an id prefix, as ``session_id`` takes); the newest
     stored session when ``current`` is not stored yet (a live session not ingested so far)."""
@@ -234,7 +261,7 @@ def _previous_session(store: MemoryStoreProtocol, project_id: int, current: str)
         i for i, s in enumerate(sessions) if s.startswith(current)
     ]
     if len(matches) > 1:
-        listed = ", ".join(sessions[i] for i in matches[:5]) + (", …" if len(matches) > 5 else "")
+        listed = _listed([sessions[i] for i in matches])
         raise CausanticError(
             f"The current session {current!r} matches {len(matches)} sessions ({listed}); give more of its id."
         )
@@ -247,20 +274,28 @@ def _previous_session(store: MemoryStoreProtocol, project_id: int, current: str)
 # ---- rendering ------------------------------------------------------------------------------------
 
 
-def timeline_line(session: SessionSummary) -> str:
-    """One session on one line: start, id, coding agent, agents, chunk count, title."""
-    agents = ", ".join(session.agents)
-    source = SOURCE_NAMES.get(session.source, session.source)
-    chunks = counted(session.chunks, "chunk")
-    return (
-        f"{when(session.started_at)}  {session.session_id[:8]}  {source}  [{agents}]  {chunks}  "
-        f"{session.short_title(TIMELINE_TITLE_CHARS)}"
-    )
+def timeline_line(session: SessionSummary, width: int | None = None) -> str:
+    """One session on one line: start, id, coding agent, agents, chunk count, title. Within ``width``
+    columns (a terminal's), the title is cut to fit, or, where less than :data:`TIMELINE_TITLE_MIN`
+    would be left of it, goes on a line of its own below (with the agents, if the first line has no
+    room for them): a terminal wrapping a long line mid-word made each session three ragged lines
+    at 80 columns."""
+    head = f"{when(session.started_at)}  {session.session_id[:8]}  {SOURCE_NAMES.get(session.source, session.source)}"
+    agents, chunks = f"[{', '.join(session.agents)}]", counted(session.chunks, "chunk")
+    lead = f"{head}  {agents}  {chunks}"
+    title = session.short_title(TIMELINE_TITLE_CHARS)
+    if width is None or len(lead) + 2 + len(title) <= width:
+        return f"{lead}  {title}"
+    if width - len(lead) - 2 >= TIMELINE_TITLE_MIN:
+        return f"{lead}  {session.short_title(width - len(lead) - 2)}"
+    first, below = (lead, "    ") if len(lead) <= width else (f"{head}  {chunks}", f"    {agents}  ")
+    return f"{first}\n{below}{session.short_title(max(TIMELINE_TITLE_MIN, width - len(below)))}"
 
 
-def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={page}") -> str:
+def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={page}", width: int | None = None) -> str:
     """The result as text for a person or an agent; ``page_hint`` says how to ask for another page
-    in the caller's own terms (``--page {page}`` on the command line, ``page={page}`` for a tool)."""
+    in the caller's own terms (``--page {page}`` on the command line, ``page={page}`` for a tool);
+    ``width``, a terminal's columns, fits each timeline entry to it (:func:`timeline_line`)."""
     if not result.sessions and result.page > 1:
         hint = page_hint.format(page=result.pages or 1)
         pages = counted(result.pages or 0, "page")
@@ -287,7 +322,7 @@ def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={pag
             + page_hint.format(page=result.earlier_page)
         )
     if result.view == "timeline":
-        lines.extend(timeline_line(s) for s in result.sessions)
+        lines.extend(timeline_line(s, width) for s in result.sessions)
     else:
         lines.extend(_text_lines(result))
     if result.later:
@@ -301,12 +336,13 @@ def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={pag
 def _text_lines(result: Reconstruction) -> list[str]:
     lines: list[str] = []
     titles = {s.session_id: s.title for s in result.sessions}
-    multi_agent = len({c.agent for c in result.chunks}) > 1
     session = agent = None
+    multi_agent = False  # agent lines only in a session with several: one with only main needs none
     for chunk in result.chunks:
         if chunk.session_id != session:
             session, agent = chunk.session_id, None
             bounds = [c for c in result.chunks if c.session_id == session]
+            multi_agent = len({c.agent for c in bounds}) > 1
             part = " (only part of this session is on this page)" if session in result.split else ""
             lines.append(
                 f"\n=== Session {session[:8]} · {SOURCE_NAMES.get(chunk.source, chunk.source)} "
