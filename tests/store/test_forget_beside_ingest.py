@@ -103,7 +103,7 @@ def test_forgetting_a_project_while_one_of_its_sessions_is_ingested_finishes_and
             request = ForgetRequest(project=PROJECT, whole_project=True, dry_run=False, member="alice")
             _assert_ran(
                 _together(
-                    lambda: forget(forgetter.store, forgetter.vectors, None, request),
+                    lambda r=request: forget(forgetter.store, forgetter.vectors, None, r),
                     lambda g=grown: ingest_paths(ingester, [g], embed=False, workers=1),
                 )
             )
@@ -124,7 +124,7 @@ def test_forgetting_many_sessions_while_another_session_of_the_project_is_ingest
             request = ForgetRequest(project=PROJECT, session_id=f"{round_:04x}", dry_run=False, member="alice")
             _assert_ran(
                 _together(
-                    lambda: forget(forgetter.store, forgetter.vectors, None, request),
+                    lambda r=request: forget(forgetter.store, forgetter.vectors, None, r),
                     lambda g=live: ingest_paths(ingester, [g], embed=False, workers=1),
                 )
             )
@@ -159,4 +159,6 @@ def test_two_ingests_of_different_sessions_and_of_the_same_session_at_once(
                 )
             )
             _assert_counts_kept(first.store, [])
-            assert first.store.count_chunks(ChunkScope()) == (round_ + 1) * SESSIONS * 9  # a chunk a turn, each stored once
+            assert (
+                first.store.count_chunks(ChunkScope()) == (round_ + 1) * SESSIONS * 9
+            )  # a chunk a turn, each stored once

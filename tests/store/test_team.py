@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import uuid
 from typing import Any
 
@@ -20,6 +21,7 @@ from causantic.examples import SESSIONS_DIR
 from causantic.ingest.pipeline import IngestReport, combined
 from causantic.ingest.service import ingest_paths
 from causantic.services import open_services
+from causantic.store.postgres.connection import failure
 
 ONE_SESSION = SESSIONS_DIR / "-home-dev-acme-shop" / "2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec.jsonl"
 
@@ -231,3 +233,38 @@ def test_a_server_lost_mid_command_is_one_sentence_and_the_next_run_completes(po
         counts = services.store.counts()
     for key in ("chunks", "edges", "sessions", "projects"):
         assert counts[key] == expected[key], key
+
+
+def test_a_transaction_the_server_rolls_back_in_a_deadlock_says_so_not_that_the_server_stopped(
+    postgres_server: Any,
+) -> None:
+    """Two writers each holding a row the other wants: the server rolls one back. Its message says to
+    run the command again, not that the server stopped answering."""
+    url = new_database(postgres_server)
+    with psycopg.connect(url, autocommit=True) as setup:
+        setup.execute("CREATE TABLE t (id INT PRIMARY KEY); INSERT INTO t VALUES (1), (2)")
+    first, second = psycopg.connect(url), psycopg.connect(url)
+    for conn, mine in ((first, 1), (second, 2)):
+        conn.execute("SET deadlock_timeout = '50ms'")
+        conn.execute("UPDATE t SET id = id WHERE id = %s", (mine,))
+    errors: list[BaseException] = []
+
+    def take(conn: Any, other: int) -> None:
+        try:
+            conn.execute("UPDATE t SET id = id WHERE id = %s", (other,))
+            conn.commit()
+        except psycopg.Error as exc:
+            errors.append(exc)
+            conn.rollback()
+
+    threads = [threading.Thread(target=take, args=(first, 2)), threading.Thread(target=take, args=(second, 1))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    first.close()
+    second.close()
+    assert len(errors) == 1
+    message = str(failure(errors[0], url))
+    assert "rolled this command back (deadlock detected)" in message and "run the command again" in message
+    assert "stopped answering" not in message and url not in message

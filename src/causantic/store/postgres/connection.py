@@ -83,6 +83,13 @@ def failure(exc: BaseException, url: object) -> StoreError:
     to do (``url`` is the store's; the decorator that calls this passes it as an object)."""
     text = str(url)
     psycopg = psycopg_module()
+    # Class 40, transaction rollback (deadlock detected, serialization failure): OperationalErrors
+    # too, but the server answered; psycopg's classes for them do not derive from TransactionRollback.
+    if str(getattr(exc, "sqlstate", None) or "").startswith("40"):
+        return StoreError(
+            f"The team memory at {describe(text)} rolled this command back ({_without_url(exc, text)}): another "
+            "member's write held rows it needed. Nothing of it was kept; run the command again."
+        )
     if isinstance(exc, psycopg.OperationalError):
         return StoreError(
             f"The team memory at {describe(text)} stopped answering ({_without_url(exc, text)}). Nothing "

@@ -229,8 +229,10 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     ) -> tuple[list[str], int]:
         """Upsert a session and its chunks; return (ids of new chunks, number of changed chunks).
 
-        The session row is written first: its row lock makes a second member saving the same
-        session wait until this transaction ends, then see these chunks as existing."""
+        The project's write lock is taken first (:meth:`_lock_projects`), then the session row: a
+        second member saving the same session waits until this transaction ends, then sees these
+        chunks as existing."""
+        self._lock_projects([project.id])
         self._save_session_row(project, session_id, chunks, team_name, source, title, {"member": self.member})
         chunks = self._without_forgotten(chunks)
         existing = self._existing_hashes([c.id for c in chunks])
@@ -263,6 +265,25 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             )
         return [c.id for c in new], len(changed)
 
+    def _lock_projects(self, project_ids: Iterable[int]) -> None:
+        """Hold the projects' write locks until this transaction ends (outside one, nothing is held).
+
+        Every transaction that writes or deletes a project's chunks takes them before anything else,
+        in id order: an ingest's session, a forget, a superseded chunk's removal, a relink. Without
+        them, a forget of a project beside an ingest of one of its sessions deadlocked (each held
+        rows the other's triggers needed: the session row, its stem counts, its chunks), or the
+        ingest linked edges to chunks the forget had just committed away (a foreign-key violation).
+        With them, the later one waits, then reads what the earlier one committed (each statement
+        of a READ COMMITTED transaction sees the commits made before it started). The lock is the
+        project row's FOR NO KEY UPDATE: inserts referencing the project still only check it."""
+        ids = sorted(set(project_ids))
+        if ids:
+            self._query("SELECT id FROM projects WHERE id = ANY(?) ORDER BY id FOR NO KEY UPDATE", (ids,))
+
+    def drop_superseded(self, session_id: str, ids: Sequence[str]) -> int:
+        self._lock_projects(r[0] for r in self._rows("SELECT project_id FROM sessions WHERE id = ?", (session_id,)))
+        return super().drop_superseded(session_id, ids)
+
     def _owned_by_others(self, ids: Sequence[str]) -> set[str]:
         if not ids:
             return set()
@@ -281,25 +302,39 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         so a forget never does less than it previewed without saying so."""
         now = common.now()
         ids = list(ids)
-        others = self._owned_by_others(ids)
-        if others:
-            owners = sorted(
-                {r[0] for r in self._rows("SELECT member FROM chunks WHERE id = ANY(?)", (sorted(others),))}
-            )
-            raise StoreError(
-                f"{len(others)} of these {len(ids)} chunks belong to other members ({', '.join(owners)}): a member "
-                "forgets only their own memory unless they hold the causantic_admin role. Nothing was deleted."
-            )
         with self.atomic():
+            self._lock_projects(self.projects_of_chunks(ids))
+            others = self._owned_by_others(ids)
+            if others:
+                owners = sorted(
+                    {r[0] for r in self._rows("SELECT member FROM chunks WHERE id = ANY(?)", (sorted(others),))}
+                )
+                raise StoreError(
+                    f"{len(others)} of these {len(ids)} chunks belong to other members ({', '.join(owners)}): a "
+                    "member forgets only their own memory unless they hold the causantic_admin role. Nothing was "
+                    "deleted."
+                )
             if remember:
                 self._run_many(
                     "INSERT INTO forgotten(chunk_id, forgotten_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
                     [(i, now) for i in ids],
                 )
+            # Only the sessions and topics these chunks were in: a statement over every row would
+            # lock other projects' rows too, and wait on (or deadlock with) their writers.
+            sessions = sorted({r[0] for r in self._rows("SELECT session_id FROM chunks WHERE id = ANY(?)", (ids,))})
+            clusters = sorted(
+                {r[0] for r in self._rows("SELECT cluster_id FROM chunk_clusters WHERE chunk_id = ANY(?)", (ids,))}
+            )
             removed = int(self._query("DELETE FROM chunks WHERE id = ANY(?)", (ids,)).rowcount)
-            self._query("DELETE FROM sessions s WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.session_id = s.id)")
+            self._query(
+                "DELETE FROM sessions s WHERE s.id = ANY(?)"
+                " AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.session_id = s.id)",
+                (sessions,),
+            )
             self._query(
                 "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters m WHERE m.cluster_id = clusters.id)"
+                " WHERE id = ANY(?)",
+                (clusters,),
             )
         return removed
 
@@ -327,8 +362,10 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     def session_endpoints(self, project_id: int) -> list[SessionEndpoints]:
         """As SQLite's. Read at the start of a relink transaction, it takes the project's relink lock
         until that transaction ends: two members relinking one project at once would each delete the
-        other's edges as stale."""
+        other's edges as stale. Then the project's write lock (:meth:`_lock_projects`): a forget
+        committed between reading the endpoints and linking them made the links point at nothing."""
         self._query("SELECT pg_advisory_xact_lock(?, ?)", (_RELINK_LOCK, project_id))
+        self._lock_projects([project_id])
         return super().session_endpoints(project_id)
 
     # ---- topics ---------------------------------------------------------------------------
