@@ -6,6 +6,7 @@ import json
 import re
 import threading
 import uuid
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -268,3 +269,40 @@ def test_a_transaction_the_server_rolls_back_in_a_deadlock_says_so_not_that_the_
     message = str(failure(errors[0], url))
     assert "rolled this command back (deadlock detected)" in message and "run the command again" in message
     assert "stopped answering" not in message and url not in message
+
+
+def test_a_role_that_may_not_create_the_vector_extension_is_told_to_ask_the_admin_at_init_and_first_connect(
+    postgres_server: Any, tmp_path: Path
+) -> None:
+    """The database's owner is no superuser, and pgvector's extension is not trusted: only a superuser
+    creates it. `team init` and a first ingest say so, naming the statement and the database, not a
+    traceback and not "ask the owner of the tables" (there are none yet)."""
+    url = new_database(postgres_server)
+    database = psycopg.conninfo.conninfo_to_dict(url)["dbname"]
+    role = f"owner_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f'CREATE ROLE "{role}" LOGIN CREATEROLE')
+        admin.execute(f'ALTER DATABASE "{database}" OWNER TO "{role}"')
+        admin.execute(f'GRANT ALL ON SCHEMA public TO "{role}"')
+    owner = psycopg.conninfo.make_conninfo(url, user=role)
+    ask = f"Ask the server's admin to run `CREATE EXTENSION vector;` in database {database}"
+
+    result = CliRunner().invoke(cli, ["team", "init", owner])
+    assert result.exit_code == 1 and ask in result.output, result.output
+    assert "Traceback" not in result.output and owner not in result.output
+
+    env = {
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": owner,
+        "CAUSANTIC_TEAM_USER": role,
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "all",
+    }
+    # Ingest keeps working on local memory (a hook must not fail) and says why team memory waits.
+    ingest = CliRunner().invoke(cli, ["ingest", "--no-embed", str(ONE_SESSION)], env=env)
+    assert ingest.exit_code == 0 and ask in ingest.output, ingest.output
+    assert "lacks schema changes" not in ingest.output
+
+    with psycopg.connect(url, autocommit=True) as admin:  # the admin does as asked
+        admin.execute("CREATE EXTENSION vector")
+    ready = CliRunner().invoke(cli, ["team", "init", owner])
+    assert ready.exit_code == 0 and "Team memory is ready" in ready.output, ready.output

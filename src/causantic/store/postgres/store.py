@@ -23,6 +23,7 @@ from causantic.store.features import opening_stems, text_columns
 from causantic.store.postgres import keyword
 from causantic.store.postgres.connection import connect, describe, failure, psycopg_module
 from causantic.store.postgres.migrations import fill_text_features, migrate
+from causantic.store.postgres.team import schema_refused
 from causantic.store.records import (
     ChunkRecord,
     ChunkScope,
@@ -57,15 +58,14 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         self.conn = connect(url, connect_timeout=connect_timeout)
         try:
             migrate(self.conn)
-        except psycopg_module().errors.InsufficientPrivilege as exc:
-            # A member upgraded causantic before the database was: only the tables' owner may migrate.
-            why = str(exc).splitlines()[0]
-            self.conn.close()
-            raise StoreError(
-                f"The team database at {self.path} lacks schema changes this causantic needs, and only the"
-                f" role that owns its tables may make them ({why}). Ask them to run `causantic team init`"
-                " (it upgrades the schema), then connect again."
-            ) from exc
+        except psycopg_module().Error as exc:
+            # A member upgraded causantic before the database was (only the tables' owner may
+            # migrate), no one ran `team init` yet, or the server lacks pgvector: what to do, not a traceback.
+            try:
+                refused = schema_refused(self.conn, url, exc) or failure(exc, url)
+            finally:
+                self.conn.close()
+            raise refused from exc
         self._counted = threading.local()  # see keyword_document_counts
         self._file_marks: dict[str, tuple[int, int]] | None = None  # see file_unchanged
         self._connect_timeout = connect_timeout

@@ -6,7 +6,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from causantic.errors import StoreError
-from causantic.store.postgres.connection import MIN_PGVECTOR, MIN_SERVER_VERSION, connect, describe, psycopg_module
+from causantic.store.postgres.connection import (
+    MIN_PGVECTOR,
+    MIN_SERVER_VERSION,
+    connect,
+    describe,
+    failure,
+    psycopg_module,
+)
 from causantic.store.postgres.migrations import MIGRATIONS, migrate, schema_version
 
 
@@ -68,20 +75,45 @@ def init(url: str, *, connect_timeout: int | None = None) -> ServerCheck:
         found = _check(conn, url)
         if found.missing:
             raise StoreError(f"The team database at {found.server} is not ready: " + " ".join(found.missing))
-        psycopg = psycopg_module()
         try:
             migrate(conn)
-        except psycopg.errors.InsufficientPrivilege as exc:
-            # The primary message alone: the rest (HINT, CONTEXT, the statement with a caret) is lines of SQL.
-            reason = exc.diag.message_primary or str(exc).strip().splitlines()[0]
-            raise StoreError(
-                f"The role in the URL may not create the schema at {found.server} ({reason}). `causantic team "
-                "init` creates the roles causantic_member and causantic_admin (CREATEROLE), and the vector "
-                "extension unless a superuser already ran `CREATE EXTENSION vector` in this database. Run it "
-                "once as a superuser (a managed service: its admin role), or as the database owner with "
-                "CREATEROLE after that; members then connect with their own roles."
-            ) from exc
+        except psycopg_module().Error as exc:
+            raise (schema_refused(conn, url, exc) or failure(exc, url)) from exc
         return _check(conn, url)
+
+
+def schema_refused(conn: Any, url: str, exc: BaseException) -> StoreError | None:
+    """Why creating or upgrading the schema on ``conn`` failed, as what to do and whom to ask; None
+    for a failure of another kind. For `team init` and a member's first connect alike: a server
+    without pgvector, a role that may not create its extension, a member's role that may not migrate."""
+    found = _check(conn, url)
+    if found.missing:
+        return StoreError(f"The team database at {found.server} is not ready: " + " ".join(found.missing))
+    if not isinstance(exc, psycopg_module().errors.InsufficientPrivilege):
+        return None
+    # The primary message alone: the rest (HINT, CONTEXT, the statement with a caret) is lines of SQL.
+    reason = exc.diag.message_primary or str(exc).strip().splitlines()[0]
+    database = psycopg_module().conninfo.conninfo_to_dict(url.strip()).get("dbname") or "this database"
+    if 'extension "vector"' in reason:
+        return StoreError(
+            f"The team database at {found.server} needs the vector extension (pgvector {found.pgvector_available} "
+            f"is on the server), and only a superuser may create it ({reason}). Ask the server's admin to run "
+            f"`CREATE EXTENSION vector;` in database {database} (a managed service: as its admin role), then run "
+            "`causantic team init` again."
+        )
+    if found.schema_version:
+        return StoreError(
+            f"The team database at {found.server} lacks schema changes this causantic needs, and only the"
+            f" role that owns its tables may make them ({reason}). Ask them to run `causantic team init`"
+            " (it upgrades the schema), then connect again."
+        )
+    return StoreError(
+        f"The team database at {found.server} holds no team memory yet, and the role in the URL may not create "
+        f"it ({reason}). `causantic team init` creates the roles causantic_member and causantic_admin "
+        "(CREATEROLE), and the vector extension unless a superuser already ran `CREATE EXTENSION vector` in this "
+        "database. Run it once as a superuser (a managed service: its admin role), or as the database owner with "
+        "CREATEROLE after that; members then connect with their own roles."
+    )
 
 
 def status(url: str, *, connect_timeout: int | None = None) -> TeamStatus:
