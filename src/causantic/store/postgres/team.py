@@ -99,7 +99,8 @@ def schema_refused(conn: Any, url: str, exc: BaseException) -> StoreError | None
             f"The team database at {found.server} needs the vector extension (pgvector {found.pgvector_available} "
             f"is on the server), and only a superuser may create it ({reason}). Ask the server's admin to run "
             f"`CREATE EXTENSION vector;` in database {database} (a managed service: as its admin role), then run "
-            "`causantic team init` again."
+            "`causantic team init` again as the database's owner with CREATEROLE (it creates the roles "
+            "causantic_member and causantic_admin), or as a superuser."
         )
     if found.schema_version:
         return StoreError(
