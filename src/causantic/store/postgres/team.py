@@ -35,8 +35,9 @@ class ServerCheck:
         vector = self.pgvector_installed or self.pgvector_available
         if vector is None:
             out.append(
-                "The pgvector extension is not installed on the server: install it (Debian/Ubuntu: "
-                "postgresql-16-pgvector; managed services: enable the 'vector' extension), then run init again."
+                "The server has no pgvector (the vector extension): its admin installs it (Debian/Ubuntu: "
+                f"postgresql-{self.version.split('.')[0]}-pgvector; a managed service: enable the 'vector' "
+                "extension), then `causantic team init` runs again."
             )
         elif _version(vector) < MIN_PGVECTOR:
             out.append(
