@@ -20,7 +20,7 @@ from causantic.retrieval.forget import ForgetRequest, forget
 from causantic.services import open_services
 from causantic.store.features import feature_values
 from causantic.store.protocol import MemoryStoreProtocol
-from causantic.store.records import ChunkScope
+from causantic.store.records import ChunkScope, VectorRecord
 
 PROJECT = "/work/shop"
 ROUNDS = 4
@@ -162,3 +162,28 @@ def test_two_ingests_of_different_sessions_and_of_the_same_session_at_once(
             assert (
                 first.store.count_chunks(ChunkScope()) == (round_ + 1) * SESSIONS * 9
             )  # a chunk a turn, each stored once
+
+
+def test_forgetting_chunks_while_their_vectors_are_written_finishes(backend_config: Config, tmp_path: Path) -> None:
+    """The session-end hook embeds a session's new chunks while the user forgets the project: the
+    forgotten chunks get no vector, and neither side fails."""
+    import numpy as np
+
+    with open_services(backend_config) as forgetter, open_services(backend_config) as embedder:
+        for round_ in range(ROUNDS):
+            ingest_paths(embedder, _project_sessions(tmp_path / f"r{round_}", round_, 30), embed=False, workers=1)
+            chunks = list(embedder.store.chunks_in(ChunkScope()))
+            vectors = np.random.default_rng(round_).normal(size=(len(chunks), embedder.vectors.dims))
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            records = [
+                VectorRecord(c.id, c.content_hash, v.astype("float32")) for c, v in zip(chunks, vectors, strict=True)
+            ]
+            request = ForgetRequest(project=PROJECT, whole_project=True, dry_run=False, member="alice")
+            _assert_ran(
+                _together(
+                    lambda r=request: forget(forgetter.store, forgetter.vectors, None, r),
+                    lambda v=records: embedder.vectors.upsert(v),
+                )
+            )
+            assert embedder.store.count_chunks(ChunkScope()) == 0
+            assert embedder.vectors.count() == 0
