@@ -15,6 +15,7 @@ from pathlib import Path
 from transcript_files import write_session
 
 from causantic.config import Config
+from causantic.ingest.pipeline import remove_chunks
 from causantic.ingest.service import ingest_paths
 from causantic.retrieval.forget import ForgetRequest, forget
 from causantic.services import open_services
@@ -187,3 +188,19 @@ def test_forgetting_chunks_while_their_vectors_are_written_finishes(backend_conf
             )
             assert embedder.store.count_chunks(ChunkScope()) == 0
             assert embedder.vectors.count() == 0
+
+
+def test_a_clustering_that_read_chunks_forgotten_before_it_wrote_keeps_the_rest(
+    backend_config: Config, tmp_path: Path
+) -> None:
+    """Topics are computed from vectors read at the start (seconds of clustering, after an ingest or
+    by `causantic cluster`), then written: a chunk forgotten meanwhile is left out of its topic, and
+    the topic counts the members it has, instead of the write failing on the missing chunk."""
+    with open_services(backend_config) as services:
+        ingest_paths(services, _project_sessions(tmp_path, 0, 2), embed=False, workers=1)
+        read = sorted(c.id for c in services.store.chunks_in(ChunkScope()))[:4]
+        remove_chunks(services.store, services.vectors, read[1:2])  # forgotten while it clustered
+        (topic,) = services.store.replace_clusters("m", [(None, "uploads", b"\0" * 8, [(c, 0.1) for c in read[:3]])])
+        services.store.add_cluster_members([(read[1], topic, 0.2), (read[3], topic, 0.3)])  # a later ingest's
+        assert services.store.cluster_members("m") == {topic: {read[0], read[2], read[3]}}
+        assert [r.size for r in services.store.cluster_rows("m")] == [3]

@@ -280,6 +280,10 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         if ids:
             self._query("SELECT id FROM projects WHERE id = ANY(?) ORDER BY id FOR NO KEY UPDATE", (ids,))
 
+    def _lock_projects_of(self, chunk_ids: Sequence[str]) -> None:
+        """:meth:`_lock_projects` for the projects of these chunks."""
+        self._lock_projects(self.projects_of_chunks(chunk_ids))
+
     def drop_superseded(self, session_id: str, ids: Sequence[str]) -> int:
         self._lock_projects(r[0] for r in self._rows("SELECT project_id FROM sessions WHERE id = ?", (session_id,)))
         return super().drop_superseded(session_id, ids)
@@ -303,7 +307,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         now = common.now()
         ids = list(ids)
         with self.atomic():
-            self._lock_projects(self.projects_of_chunks(ids))
+            self._lock_projects_of(ids)
             others = self._owned_by_others(ids)
             if others:
                 owners = sorted(
@@ -322,20 +326,16 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             # Only the sessions and topics these chunks were in: a statement over every row would
             # lock other projects' rows too, and wait on (or deadlock with) their writers.
             sessions = sorted({r[0] for r in self._rows("SELECT session_id FROM chunks WHERE id = ANY(?)", (ids,))})
-            clusters = sorted(
-                {r[0] for r in self._rows("SELECT cluster_id FROM chunk_clusters WHERE chunk_id = ANY(?)", (ids,))}
-            )
+            clusters = [
+                r[0] for r in self._rows("SELECT cluster_id FROM chunk_clusters WHERE chunk_id = ANY(?)", (ids,))
+            ]
             removed = int(self._query("DELETE FROM chunks WHERE id = ANY(?)", (ids,)).rowcount)
             self._query(
                 "DELETE FROM sessions s WHERE s.id = ANY(?)"
                 " AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.session_id = s.id)",
                 (sessions,),
             )
-            self._query(
-                "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters m WHERE m.cluster_id = clusters.id)"
-                " WHERE id = ANY(?)",
-                (clusters,),
-            )
+            self._count_members(clusters)
         return removed
 
     def add_edges(self, edges: Sequence[EdgeRecord]) -> int:
@@ -376,6 +376,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         now = common.now()
         ids: list[int] = []
         with self.atomic():
+            self._lock_projects_of([chunk_id for *_, members in clusters for chunk_id, _ in members])
             keep = [cid for cid, *_ in clusters if cid is not None]
             self._query("DELETE FROM clusters WHERE model = ? AND NOT (id = ANY(?))", (model, keep))
             for cluster_id, label, centroid, members in clusters:
@@ -393,24 +394,33 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
                     self._query("DELETE FROM chunk_clusters WHERE cluster_id = ?", (cluster_id,))
                 self._upsert_members([(chunk_id, cluster_id, float(d)) for chunk_id, d in members])
                 ids.append(int(cluster_id))
+            self._count_members(ids)
             self.set_meta("clustered_at", now)
         return ids
 
     def _upsert_members(self, members: Sequence[tuple[str, int, float]]) -> None:
+        """Write memberships; a chunk deleted since the clustering read it (a forget while it ran) is
+        left out: its row would break the foreign key, and fail the run. Call with the chunks'
+        projects locked (:meth:`_lock_projects_of`), so no forget is midway."""
         self._run_many(
-            "INSERT INTO chunk_clusters(chunk_id, cluster_id, distance) VALUES (?, ?, ?)"
+            "INSERT INTO chunk_clusters(chunk_id, cluster_id, distance) SELECT ?, ?, ?"
+            " WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)"
             " ON CONFLICT (chunk_id, cluster_id) DO UPDATE SET distance = excluded.distance",
-            members,
+            [(chunk_id, cluster_id, distance, chunk_id) for chunk_id, cluster_id, distance in members],
         )
 
     def add_cluster_members(self, members: Sequence[tuple[str, int, float]]) -> None:
         with self.atomic():
+            self._lock_projects_of([m[0] for m in members])
             self._upsert_members(members)
-            self._query(
-                "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters WHERE cluster_id = clusters.id)"
-                " WHERE id = ANY(?)",
-                (sorted({m[1] for m in members}),),
-            )
+            self._count_members({m[1] for m in members})
+
+    def _count_members(self, cluster_ids: Iterable[int]) -> None:
+        self._query(
+            "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters WHERE cluster_id = clusters.id)"
+            " WHERE id = ANY(?)",
+            (sorted(set(cluster_ids)),),
+        )
 
     def session_opening_stems(self, session_ids: Sequence[str]) -> dict[str, frozenset[str]]:
         rows = self._rows(
