@@ -294,3 +294,23 @@ def test_a_role_that_may_not_create_the_vector_extension_is_told_to_ask_the_admi
         admin.execute("CREATE EXTENSION vector")
     ready = CliRunner().invoke(cli, ["team", "init", owner])
     assert ready.exit_code == 0 and "Team memory is ready" in ready.output, ready.output
+
+
+def test_a_missing_database_or_a_refused_login_says_which_and_what_to_do(postgres_server: Any) -> None:
+    """The server answered both times: the advice is about the database's name, or about the login,
+    not to check that the server is up."""
+    url = new_database(postgres_server)
+    typo = psycopg.conninfo.make_conninfo(url, dbname="causantic_tema")
+    missing = CliRunner().invoke(cli, ["team", "init", typo])
+    assert missing.exit_code == 1
+    text = " ".join(missing.output.split())
+    assert 'FATAL: database "causantic_tema" does not exist' in text
+    assert "holds no database causantic_tema: check its name in storage.postgresUrl" in text
+    assert "`createdb causantic_tema`" in text and "server is up" not in text
+
+    stranger = psycopg.conninfo.make_conninfo(url, user="nobody_here", password="s3cret-pw")
+    refused = CliRunner().invoke(cli, ["team", "init", stranger])
+    text = " ".join(refused.output.split())
+    assert refused.exit_code == 1 and 'role "nobody_here" does not exist' in text
+    assert "refused the login: check the user and password in storage.postgresUrl" in text
+    assert "server is up" not in text and "s3cret-pw" not in text
