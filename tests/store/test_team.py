@@ -314,3 +314,18 @@ def test_a_missing_database_or_a_refused_login_says_which_and_what_to_do(postgre
     assert refused.exit_code == 1 and 'role "nobody_here" does not exist' in text
     assert "refused the login: check the user and password in storage.postgresUrl" in text
     assert "server is up" not in text and "s3cret-pw" not in text
+
+
+def test_team_status_when_the_server_drops_the_connection_mid_command_is_one_sentence(postgres_server: Any) -> None:
+    """The connection is lost between `team status`'s questions (a restart, a failover): here the
+    server ends it itself, while it counts the chunks."""
+    url = new_database(postgres_server)
+    _run("team", "init", url)
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(
+            "ALTER TABLE chunks RENAME TO stored_chunks;"
+            " CREATE VIEW chunks AS SELECT * FROM stored_chunks WHERE (SELECT pg_terminate_backend(pg_backend_pid()))"
+        )
+    result = CliRunner().invoke(cli, ["team", "status"], env={"CAUSANTIC_STORAGE_POSTGRES_URL": url})
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert "stopped answering" in result.output and url not in result.output

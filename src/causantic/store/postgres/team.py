@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from causantic.errors import StoreError
 from causantic.store.postgres.connection import (
@@ -64,12 +66,32 @@ class TeamStatus:
     members: tuple[MemberStatus, ...]
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _one_sentence(command: Callable[P, R]) -> Callable[P, R]:
+    """A psycopg error after connecting (the server restarted or failed over mid-command) as the
+    StoreError :func:`failure` words, as the store's methods do: one sentence, not a traceback."""
+
+    @functools.wraps(command)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except psycopg_module().Error as exc:
+            raise failure(exc, args[0]) from exc
+
+    return run
+
+
+@_one_sentence
 def check(url: str, *, connect_timeout: int | None = None) -> ServerCheck:
     """The server's version and pgvector, and the schema version, without changing anything."""
     with connect(url, connect_timeout=connect_timeout) as conn:
         return _check(conn, url)
 
 
+@_one_sentence
 def init(url: str, *, connect_timeout: int | None = None) -> ServerCheck:
     """Check the server, then create or upgrade the schema; a StoreError says what is missing."""
     with connect(url, connect_timeout=connect_timeout) as conn:
@@ -79,7 +101,10 @@ def init(url: str, *, connect_timeout: int | None = None) -> ServerCheck:
         try:
             migrate(conn)
         except psycopg_module().Error as exc:
-            raise (schema_refused(conn, url, exc) or failure(exc, url)) from exc
+            refused = schema_refused(conn, url, exc)
+            if refused is None:
+                raise
+            raise refused from exc
         return _check(conn, url)
 
 
@@ -118,6 +143,7 @@ def schema_refused(conn: Any, url: str, exc: BaseException) -> StoreError | None
     )
 
 
+@_one_sentence
 def status(url: str, *, connect_timeout: int | None = None) -> TeamStatus:
     """Members with their sessions, chunks, text size and last ingest; the database's size."""
     with connect(url, connect_timeout=connect_timeout) as conn:
@@ -138,6 +164,7 @@ def status(url: str, *, connect_timeout: int | None = None) -> TeamStatus:
     )
 
 
+@_one_sentence
 def members(url: str, *, connect_timeout: int | None = None) -> list[str]:
     """The members with rows in team memory, by name."""
     with connect(url, connect_timeout=connect_timeout) as conn:
