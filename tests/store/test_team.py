@@ -42,6 +42,9 @@ def test_init_creates_the_schema_and_never_prints_the_url(postgres_server: Any) 
     assert url not in result.output
     again = json.loads(_run("team", "init", url, "--json").output)
     assert again["schema_version"] >= 1 and again["pgvector"]
+    # Nobody has ingested yet: one sentence says so, under no table of headings.
+    empty = _run("team", "status", env={"CAUSANTIC_STORAGE_POSTGRES_URL": url}).output.splitlines()
+    assert empty[1:] == ["No member has ingested anything yet."], empty
 
 
 def test_an_unreachable_server_is_one_sentence_without_the_password(tmp_path: Any) -> None:
