@@ -110,7 +110,8 @@ def failure(exc: BaseException, url: object) -> StoreError:
     if str(getattr(exc, "sqlstate", None) or "").startswith("40"):
         return StoreError(
             f"The team memory at {describe(text)} rolled this command back ({_without_url(exc, text)}): another "
-            "write at the same moment (another member's, or another causantic process) held rows it needed. Nothing of it was kept; run the command again."
+            "write at the same moment (another member's, or another causantic process) held rows it needed. "
+            "Nothing of it was kept; run the command again."
         )
     if isinstance(exc, psycopg.OperationalError):
         return StoreError(
