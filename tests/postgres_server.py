@@ -72,6 +72,37 @@ def start_server(data: Path) -> Any:
     return server
 
 
+def start_server_without_pgvector(folder: Path) -> Any:
+    """A second server, like :func:`start_server`'s, whose installation lacks pgvector: a copy of
+    pgserver's (its programs and shared files, 20 MB; its libraries linked) without the extension's
+    files, in ``folder``. pgserver runs the programs it finds in its module's install folder; that
+    folder is pointed at the copy while this server is made and started, then back."""
+    import shutil
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pgserver
+        import pgserver._commands as commands
+        import pgserver.postgres_server as server_module
+
+    original = commands.POSTGRES_BIN_PATH
+    install = original.parent
+    # The programs find their libraries at $ORIGIN/../../../pgserver.libs: the copy keeps that layout.
+    copy = folder / "site" / "pgserver" / "pginstall"
+    copy.mkdir(parents=True)
+    (folder / "site" / "pgserver.libs").symlink_to(install.parent.parent / "pgserver.libs")
+    (copy / "lib").symlink_to(install / "lib")
+    shutil.copytree(install / "bin", copy / "bin")
+    shutil.copytree(install / "share", copy / "share", ignore=lambda _, names: [n for n in names if "vector" in n])
+    commands.POSTGRES_BIN_PATH = server_module.POSTGRES_BIN_PATH = copy / "bin"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return pgserver.get_server(folder / "data", cleanup_mode="stop")
+    finally:
+        commands.POSTGRES_BIN_PATH = server_module.POSTGRES_BIN_PATH = original
+
+
 def new_database(server: Any, template: str | None = None) -> str:
     """The URL of a new database on ``server`` (one per test module keeps them apart): empty, or a
     copy of the database at URL ``template`` (PostgreSQL copies its files: tables, rows and indexes

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import uuid
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -20,6 +22,7 @@ from causantic.examples import SESSIONS_DIR
 from causantic.ingest.pipeline import IngestReport, combined
 from causantic.ingest.service import ingest_paths
 from causantic.services import open_services
+from causantic.store.postgres.connection import failure
 
 ONE_SESSION = SESSIONS_DIR / "-home-dev-acme-shop" / "2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec.jsonl"
 
@@ -39,6 +42,9 @@ def test_init_creates_the_schema_and_never_prints_the_url(postgres_server: Any) 
     assert url not in result.output
     again = json.loads(_run("team", "init", url, "--json").output)
     assert again["schema_version"] >= 1 and again["pgvector"]
+    # Nobody has ingested yet: one sentence says so, under no table of headings.
+    empty = _run("team", "status", env={"CAUSANTIC_STORAGE_POSTGRES_URL": url}).output.splitlines()
+    assert empty[1:] == ["No member has ingested anything yet."], empty
 
 
 def test_an_unreachable_server_is_one_sentence_without_the_password(tmp_path: Any) -> None:
@@ -89,19 +95,6 @@ def test_an_ingest_into_both_stores_says_which_store_each_topics_note_is_about()
     report = combined(IngestReport(topics=none_yet), IngestReport(topics=none_yet.replace("40", "24")))
     assert report.topics == f"local (unshared): {none_yet}; team memory: {none_yet.replace('40', '24')}"
     assert combined(IngestReport(), IngestReport(topics="reclustered")).topics == "team memory: reclustered"
-
-
-def test_init_by_a_role_lacking_privileges_says_which_in_one_sentence(postgres_server: Any) -> None:
-    url = new_database(postgres_server)
-    owner = f"owner_{uuid.uuid4().hex[:8]}"  # roles are the server's: one of its own for this test
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"CREATE ROLE {owner} LOGIN")
-        conn.execute(f'ALTER DATABASE "{psycopg.conninfo.conninfo_to_dict(url)["dbname"]}" OWNER TO {owner}')
-    result = _run("team", "init", psycopg.conninfo.make_conninfo(url, user=owner))
-    assert result.exit_code != 0
-    assert 'permission denied to create extension "vector"' in result.output
-    assert "CREATEROLE" in result.output and "superuser" in result.output
-    assert "HINT" not in result.output and "Traceback" not in result.output
 
 
 def test_status_lists_members_with_their_sessions_and_last_ingest(postgres_server: Any) -> None:
@@ -231,3 +224,111 @@ def test_a_server_lost_mid_command_is_one_sentence_and_the_next_run_completes(po
         counts = services.store.counts()
     for key in ("chunks", "edges", "sessions", "projects"):
         assert counts[key] == expected[key], key
+
+
+def test_a_transaction_the_server_rolls_back_in_a_deadlock_says_so_not_that_the_server_stopped(
+    postgres_server: Any,
+) -> None:
+    """Two writers each holding a row the other wants: the server rolls one back. Its message says to
+    run the command again, not that the server stopped answering."""
+    url = new_database(postgres_server)
+    with psycopg.connect(url, autocommit=True) as setup:
+        setup.execute("CREATE TABLE t (id INT PRIMARY KEY); INSERT INTO t VALUES (1), (2)")
+    first, second = psycopg.connect(url), psycopg.connect(url)
+    for conn, mine in ((first, 1), (second, 2)):
+        conn.execute("SET deadlock_timeout = '50ms'")
+        conn.execute("UPDATE t SET id = id WHERE id = %s", (mine,))
+    errors: list[BaseException] = []
+
+    def take(conn: Any, other: int) -> None:
+        try:
+            conn.execute("UPDATE t SET id = id WHERE id = %s", (other,))
+            conn.commit()
+        except psycopg.Error as exc:
+            errors.append(exc)
+            conn.rollback()
+
+    threads = [threading.Thread(target=take, args=(first, 2)), threading.Thread(target=take, args=(second, 1))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    first.close()
+    second.close()
+    assert len(errors) == 1
+    message = str(failure(errors[0], url))
+    assert "rolled this command back (deadlock detected)" in message and "run the command again" in message
+    assert "stopped answering" not in message and url not in message
+
+
+def test_a_role_that_may_not_create_the_vector_extension_is_told_to_ask_the_admin_at_init_and_first_connect(
+    postgres_server: Any, tmp_path: Path
+) -> None:
+    """The database's owner is no superuser, and pgvector's extension is not trusted: only a superuser
+    creates it. `team init` and a first ingest say so, naming the statement and the database, not a
+    traceback and not "ask the owner of the tables" (there are none yet)."""
+    url = new_database(postgres_server)
+    database = psycopg.conninfo.conninfo_to_dict(url)["dbname"]
+    role = f"owner_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f'CREATE ROLE "{role}" LOGIN CREATEROLE')
+        admin.execute(f'ALTER DATABASE "{database}" OWNER TO "{role}"')
+        admin.execute(f'GRANT ALL ON SCHEMA public TO "{role}"')
+    owner = psycopg.conninfo.make_conninfo(url, user=role)
+    ask = f"Ask the server's admin to run `CREATE EXTENSION vector;` in database {database}"
+
+    result = CliRunner().invoke(cli, ["team", "init", owner])
+    assert result.exit_code == 1 and ask in result.output, result.output
+    assert 'permission denied to create extension "vector"' in result.output and "CREATEROLE" in result.output
+    assert "HINT" not in result.output and "Traceback" not in result.output and owner not in result.output
+
+    env = {
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": owner,
+        "CAUSANTIC_TEAM_USER": role,
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "all",
+    }
+    # Ingest keeps working on local memory (a hook must not fail) and says why team memory waits.
+    ingest = CliRunner().invoke(cli, ["ingest", "--no-embed", str(ONE_SESSION)], env=env)
+    assert ingest.exit_code == 0 and ask in ingest.output, ingest.output
+    assert "lacks schema changes" not in ingest.output
+
+    with psycopg.connect(url, autocommit=True) as admin:  # the admin does as asked
+        admin.execute("CREATE EXTENSION vector")
+    ready = CliRunner().invoke(cli, ["team", "init", owner])
+    assert ready.exit_code == 0 and "Team memory is ready" in ready.output, ready.output
+
+
+def test_a_missing_database_or_a_refused_login_says_which_and_what_to_do(postgres_server: Any) -> None:
+    """The server answered both times: the advice is about the database's name, or about the login,
+    not to check that the server is up."""
+    url = new_database(postgres_server)
+    typo = psycopg.conninfo.make_conninfo(url, dbname="causantic_tema")
+    missing = CliRunner().invoke(cli, ["team", "init", typo])
+    assert missing.exit_code == 1
+    text = " ".join(missing.output.split())
+    assert 'FATAL: database "causantic_tema" does not exist' in text
+    assert "holds no database causantic_tema: check its name in storage.postgresUrl" in text
+    assert "`createdb causantic_tema`" in text and "server is up" not in text
+
+    stranger = psycopg.conninfo.make_conninfo(url, user="nobody_here", password="s3cret-pw")
+    refused = CliRunner().invoke(cli, ["team", "init", stranger])
+    text = " ".join(refused.output.split())
+    assert refused.exit_code == 1 and 'role "nobody_here" does not exist' in text
+    assert "refused the login: check the user and password in storage.postgresUrl" in text
+    assert "server is up" not in text and "s3cret-pw" not in text
+
+
+def test_team_status_when_the_server_drops_the_connection_mid_command_is_one_sentence(postgres_server: Any) -> None:
+    """The connection is lost between `team status`'s questions (a restart, a failover): here the
+    server ends it itself, while it counts the chunks."""
+    url = new_database(postgres_server)
+    _run("team", "init", url)
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(
+            "ALTER TABLE chunks RENAME TO stored_chunks;"
+            " CREATE VIEW chunks AS SELECT * FROM stored_chunks WHERE (SELECT pg_terminate_backend(pg_backend_pid()))"
+        )
+    result = CliRunner().invoke(cli, ["team", "status"], env={"CAUSANTIC_STORAGE_POSTGRES_URL": url})
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert "stopped answering" in result.output and url not in result.output

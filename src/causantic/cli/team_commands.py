@@ -82,13 +82,14 @@ def status_command(as_json: bool) -> None:
         return
     # A line of its own: as a table's title it would wrap at the width of the table's few columns.
     click.echo(f"Team memory at {found.server} ({byte_size(found.database_bytes)})")
+    if not found.members:  # a table of headings alone says nothing the sentence does not
+        click.echo("No member has ingested anything yet.")
+        return
     table(
         None,
         [("member", "left"), ("sessions", "right"), ("chunks", "right"), ("text", "right"), ("last ingest", "left")],
         [(m.user, m.sessions, m.chunks, byte_size(m.text_bytes), when(m.last_ingest, "-")) for m in found.members],
     )
-    if not found.members:
-        click.echo("No member has ingested anything yet.")
 
 
 COMMANDS = [team_command]

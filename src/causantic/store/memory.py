@@ -380,10 +380,7 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
                         (label, centroid, len(members), now, cluster_id),
                     )
                     self.conn.execute("DELETE FROM chunk_clusters WHERE cluster_id = ?", (cluster_id,))
-                self.conn.executemany(
-                    "INSERT OR REPLACE INTO chunk_clusters(chunk_id, cluster_id, distance) VALUES (?, ?, ?)",
-                    [(chunk_id, cluster_id, float(d)) for chunk_id, d in members],
-                )
+                self._add_members([(chunk_id, cluster_id, float(d)) for chunk_id, d in members])
                 ids.append(cluster_id)
             self.set_meta("clustered_at", now)
         return ids
@@ -391,13 +388,20 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
     def add_cluster_members(self, members: Sequence[tuple[str, int, float]]) -> None:
         """Join chunks to existing clusters: (chunk id, cluster id, distance)."""
         with self.atomic():
-            self.conn.executemany(
-                "INSERT OR REPLACE INTO chunk_clusters(chunk_id, cluster_id, distance) VALUES (?, ?, ?)", members
-            )
-            self.conn.executemany(
-                "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters WHERE cluster_id = ?) WHERE id = ?",
-                [(cid, cid) for cid in {m[1] for m in members}],
-            )
+            self._add_members(members)
+
+    def _add_members(self, members: Sequence[tuple[str, int, float]]) -> None:
+        """Write memberships, then count each cluster's. A chunk deleted since the clustering read it
+        (a forget while it ran) is left out: its row would break the foreign key, and fail the run."""
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO chunk_clusters(chunk_id, cluster_id, distance)"
+            " SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)",
+            [(chunk_id, cluster_id, distance, chunk_id) for chunk_id, cluster_id, distance in members],
+        )
+        self.conn.executemany(
+            "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters WHERE cluster_id = ?) WHERE id = ?",
+            [(cid, cid) for cid in sorted({m[1] for m in members})],
+        )
 
     def session_opening_stems(self, session_ids: Sequence[str]) -> dict[str, frozenset[str]]:
         """The word stems of each session's first main-agent chunk (its opening prompt, where the

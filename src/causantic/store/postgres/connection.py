@@ -70,12 +70,34 @@ def connect(url: str, *, connect_timeout: int | None = None) -> psycopg.Connecti
             if isinstance(exc, pg.errors.ConnectionTimeout) and waited
             else ""
         )
+        reason = _without_url(exc, url)
         raise StoreError(
-            f"Cannot reach the team memory at {describe(url)}: {_without_url(exc, url)}{silent}. Check that the "
-            "server is up and reachable from here, and the user and password in storage.postgresUrl; "
-            "`causantic team status` tries again."
+            f"Cannot reach the team memory at {describe(url)}: {reason}{silent}. {_advice(reason, url)}"
         ) from exc
     return conn
+
+
+def _advice(reason: str, url: str) -> str:
+    """What to do about a connection that failed, told by libpq's message (it gives no error code
+    for them): a server that answered but has no such database, or refused the login, needs
+    something else done than one out of reach."""
+    if 'database "' in reason and "does not exist" in reason:
+        name = psycopg_module().conninfo.conninfo_to_dict(url).get("dbname")
+        return (
+            f"The server answered, but holds no database {name}: check its name in storage.postgresUrl, or have "
+            f"it created (`createdb {name}`, by a role allowed to), then run `causantic team init`."
+        )
+    refused = ("password authentication failed", "no pg_hba.conf entry", "is not permitted to log in")
+    if any(words in reason for words in refused) or ('role "' in reason and "does not exist" in reason):
+        return (
+            "The server answered, but refused the login: check the user and password in storage.postgresUrl (or "
+            "~/.pgpass). Each member logs in with a role of their own that the team's admin created and granted "
+            "causantic_member."
+        )
+    return (
+        "Check that the server is up and reachable from here, and the user and password in storage.postgresUrl; "
+        "`causantic team status` tries again."
+    )
 
 
 def failure(exc: BaseException, url: object) -> StoreError:
@@ -83,6 +105,14 @@ def failure(exc: BaseException, url: object) -> StoreError:
     to do (``url`` is the store's; the decorator that calls this passes it as an object)."""
     text = str(url)
     psycopg = psycopg_module()
+    # Class 40, transaction rollback (deadlock detected, serialization failure): OperationalErrors
+    # too, but the server answered; psycopg's classes for them do not derive from TransactionRollback.
+    if str(getattr(exc, "sqlstate", None) or "").startswith("40"):
+        return StoreError(
+            f"The team memory at {describe(text)} rolled this command back ({_without_url(exc, text)}): another "
+            "write at the same moment (another member's, or another causantic process) held rows it needed. "
+            "Nothing of it was kept; run the command again."
+        )
     if isinstance(exc, psycopg.OperationalError):
         return StoreError(
             f"The team memory at {describe(text)} stopped answering ({_without_url(exc, text)}). Nothing "
@@ -94,7 +124,8 @@ def failure(exc: BaseException, url: object) -> StoreError:
 def _without_url(exc: BaseException, url: str) -> str:
     """libpq messages can quote the connection string, or the one word of it they failed to read
     (``missing "=" after "postgresql//alice:pw@host/db"``); either may hold the password."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    # One line, its runs of spaces made one (libpq writes "FATAL:  database ...").
+    text = " ".join(str(exc).strip().splitlines()[0].split()) if str(exc).strip() else type(exc).__name__
     secret = [w for w in url.split() if "@" in w or "password" in w.lower()]
     for quoted in sorted({url, url.strip(), *secret}, key=len, reverse=True):
         text = text.replace(quoted, "<storage.postgresUrl>")

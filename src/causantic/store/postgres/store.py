@@ -23,6 +23,7 @@ from causantic.store.features import opening_stems, text_columns
 from causantic.store.postgres import keyword
 from causantic.store.postgres.connection import connect, describe, failure, psycopg_module
 from causantic.store.postgres.migrations import fill_text_features, migrate
+from causantic.store.postgres.team import schema_refused
 from causantic.store.records import (
     ChunkRecord,
     ChunkScope,
@@ -57,15 +58,14 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         self.conn = connect(url, connect_timeout=connect_timeout)
         try:
             migrate(self.conn)
-        except psycopg_module().errors.InsufficientPrivilege as exc:
-            # A member upgraded causantic before the database was: only the tables' owner may migrate.
-            why = str(exc).splitlines()[0]
-            self.conn.close()
-            raise StoreError(
-                f"The team database at {self.path} lacks schema changes this causantic needs, and only the"
-                f" role that owns its tables may make them ({why}). Ask them to run `causantic team init`"
-                " (it upgrades the schema), then connect again."
-            ) from exc
+        except psycopg_module().Error as exc:
+            # A member upgraded causantic before the database was (only the tables' owner may
+            # migrate), no one ran `team init` yet, or the server lacks pgvector: what to do, not a traceback.
+            try:
+                refused = schema_refused(self.conn, url, exc) or failure(exc, url)
+            finally:
+                self.conn.close()
+            raise refused from exc
         self._counted = threading.local()  # see keyword_document_counts
         self._file_marks: dict[str, tuple[int, int]] | None = None  # see file_unchanged
         self._connect_timeout = connect_timeout
@@ -229,8 +229,10 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     ) -> tuple[list[str], int]:
         """Upsert a session and its chunks; return (ids of new chunks, number of changed chunks).
 
-        The session row is written first: its row lock makes a second member saving the same
-        session wait until this transaction ends, then see these chunks as existing."""
+        The project's write lock is taken first (:meth:`_lock_projects`), then the session row: a
+        second member saving the same session waits until this transaction ends, then sees these
+        chunks as existing."""
+        self._lock_projects([project.id])
         self._save_session_row(project, session_id, chunks, team_name, source, title, {"member": self.member})
         chunks = self._without_forgotten(chunks)
         existing = self._existing_hashes([c.id for c in chunks])
@@ -263,6 +265,29 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             )
         return [c.id for c in new], len(changed)
 
+    def _lock_projects(self, project_ids: Iterable[int]) -> None:
+        """Hold the projects' write locks until this transaction ends (outside one, nothing is held).
+
+        Every transaction that writes or deletes a project's chunks takes them before anything else,
+        in id order: an ingest's session, a forget, a superseded chunk's removal, a relink. Without
+        them, a forget of a project beside an ingest of one of its sessions deadlocked (each held
+        rows the other's triggers needed: the session row, its stem counts, its chunks), or the
+        ingest linked edges to chunks the forget had just committed away (a foreign-key violation).
+        With them, the later one waits, then reads what the earlier one committed (each statement
+        of a READ COMMITTED transaction sees the commits made before it started). The lock is the
+        project row's FOR NO KEY UPDATE: inserts referencing the project still only check it."""
+        ids = sorted(set(project_ids))
+        if ids:
+            self._query("SELECT id FROM projects WHERE id = ANY(?) ORDER BY id FOR NO KEY UPDATE", (ids,))
+
+    def _lock_projects_of(self, chunk_ids: Sequence[str]) -> None:
+        """:meth:`_lock_projects` for the projects of these chunks."""
+        self._lock_projects(self.projects_of_chunks(chunk_ids))
+
+    def drop_superseded(self, session_id: str, ids: Sequence[str]) -> int:
+        self._lock_projects(r[0] for r in self._rows("SELECT project_id FROM sessions WHERE id = ?", (session_id,)))
+        return super().drop_superseded(session_id, ids)
+
     def _owned_by_others(self, ids: Sequence[str]) -> set[str]:
         if not ids:
             return set()
@@ -281,26 +306,36 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         so a forget never does less than it previewed without saying so."""
         now = common.now()
         ids = list(ids)
-        others = self._owned_by_others(ids)
-        if others:
-            owners = sorted(
-                {r[0] for r in self._rows("SELECT member FROM chunks WHERE id = ANY(?)", (sorted(others),))}
-            )
-            raise StoreError(
-                f"{len(others)} of these {len(ids)} chunks belong to other members ({', '.join(owners)}): a member "
-                "forgets only their own memory unless they hold the causantic_admin role. Nothing was deleted."
-            )
         with self.atomic():
+            self._lock_projects_of(ids)
+            others = self._owned_by_others(ids)
+            if others:
+                owners = sorted(
+                    {r[0] for r in self._rows("SELECT member FROM chunks WHERE id = ANY(?)", (sorted(others),))}
+                )
+                raise StoreError(
+                    f"{len(others)} of these {len(ids)} chunks belong to other members ({', '.join(owners)}): a "
+                    "member forgets only their own memory unless they hold the causantic_admin role. Nothing was "
+                    "deleted."
+                )
             if remember:
                 self._run_many(
                     "INSERT INTO forgotten(chunk_id, forgotten_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
                     [(i, now) for i in ids],
                 )
+            # Only the sessions and topics these chunks were in: a statement over every row would
+            # lock other projects' rows too, and wait on (or deadlock with) their writers.
+            sessions = sorted({r[0] for r in self._rows("SELECT session_id FROM chunks WHERE id = ANY(?)", (ids,))})
+            clusters = [
+                r[0] for r in self._rows("SELECT cluster_id FROM chunk_clusters WHERE chunk_id = ANY(?)", (ids,))
+            ]
             removed = int(self._query("DELETE FROM chunks WHERE id = ANY(?)", (ids,)).rowcount)
-            self._query("DELETE FROM sessions s WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.session_id = s.id)")
             self._query(
-                "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters m WHERE m.cluster_id = clusters.id)"
+                "DELETE FROM sessions s WHERE s.id = ANY(?)"
+                " AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.session_id = s.id)",
+                (sessions,),
             )
+            self._count_members(clusters)
         return removed
 
     def add_edges(self, edges: Sequence[EdgeRecord]) -> int:
@@ -327,8 +362,10 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     def session_endpoints(self, project_id: int) -> list[SessionEndpoints]:
         """As SQLite's. Read at the start of a relink transaction, it takes the project's relink lock
         until that transaction ends: two members relinking one project at once would each delete the
-        other's edges as stale."""
+        other's edges as stale. Then the project's write lock (:meth:`_lock_projects`): a forget
+        committed between reading the endpoints and linking them made the links point at nothing."""
         self._query("SELECT pg_advisory_xact_lock(?, ?)", (_RELINK_LOCK, project_id))
+        self._lock_projects([project_id])
         return super().session_endpoints(project_id)
 
     # ---- topics ---------------------------------------------------------------------------
@@ -339,6 +376,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         now = common.now()
         ids: list[int] = []
         with self.atomic():
+            self._lock_projects_of([chunk_id for *_, members in clusters for chunk_id, _ in members])
             keep = [cid for cid, *_ in clusters if cid is not None]
             self._query("DELETE FROM clusters WHERE model = ? AND NOT (id = ANY(?))", (model, keep))
             for cluster_id, label, centroid, members in clusters:
@@ -356,24 +394,33 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
                     self._query("DELETE FROM chunk_clusters WHERE cluster_id = ?", (cluster_id,))
                 self._upsert_members([(chunk_id, cluster_id, float(d)) for chunk_id, d in members])
                 ids.append(int(cluster_id))
+            self._count_members(ids)
             self.set_meta("clustered_at", now)
         return ids
 
     def _upsert_members(self, members: Sequence[tuple[str, int, float]]) -> None:
+        """Write memberships; a chunk deleted since the clustering read it (a forget while it ran) is
+        left out: its row would break the foreign key, and fail the run. Call with the chunks'
+        projects locked (:meth:`_lock_projects_of`), so no forget is midway."""
         self._run_many(
-            "INSERT INTO chunk_clusters(chunk_id, cluster_id, distance) VALUES (?, ?, ?)"
+            "INSERT INTO chunk_clusters(chunk_id, cluster_id, distance) SELECT ?, ?, ?"
+            " WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)"
             " ON CONFLICT (chunk_id, cluster_id) DO UPDATE SET distance = excluded.distance",
-            members,
+            [(chunk_id, cluster_id, distance, chunk_id) for chunk_id, cluster_id, distance in members],
         )
 
     def add_cluster_members(self, members: Sequence[tuple[str, int, float]]) -> None:
         with self.atomic():
+            self._lock_projects_of([m[0] for m in members])
             self._upsert_members(members)
-            self._query(
-                "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters WHERE cluster_id = clusters.id)"
-                " WHERE id = ANY(?)",
-                (sorted({m[1] for m in members}),),
-            )
+            self._count_members({m[1] for m in members})
+
+    def _count_members(self, cluster_ids: Iterable[int]) -> None:
+        self._query(
+            "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters WHERE cluster_id = clusters.id)"
+            " WHERE id = ANY(?)",
+            (sorted(set(cluster_ids)),),
+        )
 
     def session_opening_stems(self, session_ids: Sequence[str]) -> dict[str, frozenset[str]]:
         rows = self._rows(

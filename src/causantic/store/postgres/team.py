@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from causantic.errors import StoreError
-from causantic.store.postgres.connection import MIN_PGVECTOR, MIN_SERVER_VERSION, connect, describe, psycopg_module
+from causantic.store.postgres.connection import (
+    MIN_PGVECTOR,
+    MIN_SERVER_VERSION,
+    connect,
+    describe,
+    failure,
+    psycopg_module,
+)
 from causantic.store.postgres.migrations import MIGRATIONS, migrate, schema_version
 
 
@@ -28,8 +37,9 @@ class ServerCheck:
         vector = self.pgvector_installed or self.pgvector_available
         if vector is None:
             out.append(
-                "The pgvector extension is not installed on the server: install it (Debian/Ubuntu: "
-                "postgresql-16-pgvector; managed services: enable the 'vector' extension), then run init again."
+                "The server has no pgvector (the vector extension): its admin installs it (Debian/Ubuntu: "
+                f"postgresql-{self.version.split('.')[0]}-pgvector; a managed service: enable the 'vector' "
+                "extension), then `causantic team init` runs again."
             )
         elif _version(vector) < MIN_PGVECTOR:
             out.append(
@@ -56,34 +66,84 @@ class TeamStatus:
     members: tuple[MemberStatus, ...]
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _one_sentence(command: Callable[P, R]) -> Callable[P, R]:
+    """A psycopg error after connecting (the server restarted or failed over mid-command) as the
+    StoreError :func:`failure` words, as the store's methods do: one sentence, not a traceback."""
+
+    @functools.wraps(command)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except psycopg_module().Error as exc:
+            raise failure(exc, args[0]) from exc
+
+    return run
+
+
+@_one_sentence
 def check(url: str, *, connect_timeout: int | None = None) -> ServerCheck:
     """The server's version and pgvector, and the schema version, without changing anything."""
     with connect(url, connect_timeout=connect_timeout) as conn:
         return _check(conn, url)
 
 
+@_one_sentence
 def init(url: str, *, connect_timeout: int | None = None) -> ServerCheck:
     """Check the server, then create or upgrade the schema; a StoreError says what is missing."""
     with connect(url, connect_timeout=connect_timeout) as conn:
         found = _check(conn, url)
         if found.missing:
             raise StoreError(f"The team database at {found.server} is not ready: " + " ".join(found.missing))
-        psycopg = psycopg_module()
         try:
             migrate(conn)
-        except psycopg.errors.InsufficientPrivilege as exc:
-            # The primary message alone: the rest (HINT, CONTEXT, the statement with a caret) is lines of SQL.
-            reason = exc.diag.message_primary or str(exc).strip().splitlines()[0]
-            raise StoreError(
-                f"The role in the URL may not create the schema at {found.server} ({reason}). `causantic team "
-                "init` creates the roles causantic_member and causantic_admin (CREATEROLE), and the vector "
-                "extension unless a superuser already ran `CREATE EXTENSION vector` in this database. Run it "
-                "once as a superuser (a managed service: its admin role), or as the database owner with "
-                "CREATEROLE after that; members then connect with their own roles."
-            ) from exc
+        except psycopg_module().Error as exc:
+            refused = schema_refused(conn, url, exc)
+            if refused is None:
+                raise
+            raise refused from exc
         return _check(conn, url)
 
 
+def schema_refused(conn: Any, url: str, exc: BaseException) -> StoreError | None:
+    """Why creating or upgrading the schema on ``conn`` failed, as what to do and whom to ask; None
+    for a failure of another kind. For `team init` and a member's first connect alike: a server
+    without pgvector, a role that may not create its extension, a member's role that may not migrate."""
+    found = _check(conn, url)
+    if found.missing:
+        return StoreError(f"The team database at {found.server} is not ready: " + " ".join(found.missing))
+    if not isinstance(exc, psycopg_module().errors.InsufficientPrivilege):
+        return None
+    # The primary message alone: the rest (HINT, CONTEXT, the statement with a caret) is lines of SQL.
+    reason = exc.diag.message_primary or str(exc).strip().splitlines()[0]
+    database = psycopg_module().conninfo.conninfo_to_dict(url.strip()).get("dbname") or "this database"
+    if 'extension "vector"' in reason:
+        return StoreError(
+            f"The team database at {found.server} needs the vector extension (pgvector {found.pgvector_available} "
+            f"is on the server), and only a superuser may create it ({reason}). Ask the server's admin to run "
+            f"`CREATE EXTENSION vector;` in database {database} (a managed service: as its admin role), then run "
+            "`causantic team init` again as the database's owner with CREATEROLE (it creates the roles "
+            "causantic_member and causantic_admin), or as a superuser."
+        )
+    if found.schema_version:
+        return StoreError(
+            f"The team database at {found.server} lacks schema changes this causantic needs, and only the"
+            f" role that owns its tables may make them ({reason}). Ask them to run `causantic team init`"
+            " (it upgrades the schema), then connect again."
+        )
+    return StoreError(
+        f"The team database at {found.server} holds no team memory yet, and the role in the URL may not create "
+        f"it ({reason}). `causantic team init` creates the roles causantic_member and causantic_admin "
+        "(CREATEROLE), and the vector extension unless a superuser already ran `CREATE EXTENSION vector` in this "
+        "database. Run it once as a superuser (a managed service: its admin role), or as the database owner with "
+        "CREATEROLE after that; members then connect with their own roles."
+    )
+
+
+@_one_sentence
 def status(url: str, *, connect_timeout: int | None = None) -> TeamStatus:
     """Members with their sessions, chunks, text size and last ingest; the database's size."""
     with connect(url, connect_timeout=connect_timeout) as conn:
@@ -104,6 +164,7 @@ def status(url: str, *, connect_timeout: int | None = None) -> TeamStatus:
     )
 
 
+@_one_sentence
 def members(url: str, *, connect_timeout: int | None = None) -> list[str]:
     """The members with rows in team memory, by name."""
     with connect(url, connect_timeout=connect_timeout) as conn:

@@ -104,11 +104,22 @@ class PgVectorIndex(VectorReads):
     # ---- writes -------------------------------------------------------------------------------
 
     def upsert(self, records: Sequence[VectorRecord]) -> None:
-        """Store vectors; a chunk deleted meanwhile gets none (its row would have no chunk)."""
+        """Store vectors; a chunk deleted meanwhile gets none (its row would have no chunk).
+
+        The chunks' projects are locked first, as every transaction writing rows of a project's
+        chunks does (:meth:`causantic.store.postgres.store.PostgresStore._lock_projects`): beside a
+        forget of the same chunks, the check that a chunk exists saw it before the forget committed,
+        so the row then broke the foreign key, or the two deadlocked (each held chunk rows the other
+        needed). Now a forget under way finishes first, and its chunks get no vector."""
         if not records:
             return
         rows = [(r.chunk_id, self.model_id, r.content_hash, self._vector(r.vector), r.chunk_id) for r in records]
         with self._lock, self.conn.transaction(), self.conn.cursor() as cur:
+            cur.execute(
+                "SELECT id FROM projects WHERE id IN (SELECT project_id FROM chunks WHERE id = ANY(%s))"
+                " ORDER BY id FOR NO KEY UPDATE",
+                ([r.chunk_id for r in records],),
+            )
             cur.executemany(
                 "INSERT INTO vectors(chunk_id, model, content_hash, embedding)"
                 " SELECT %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM chunks WHERE id = %s)"
