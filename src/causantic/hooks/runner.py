@@ -2,7 +2,8 @@
 compaction", SessionStart shows other codes as errors), logs what went wrong and records its run.
 
 session-start prints ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext":
-…}}`` and nothing else on stdout, or nothing at all when there is nothing to say.
+…}}`` and nothing else on stdout, or nothing at all when there is nothing to say (no memory of the
+project; a resumed conversation that already holds the briefing).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str
     from causantic.config_cache import read_config
     from causantic.facade import Memory
     from causantic.home import memory_missing
-    from causantic.hooks.briefing import cached_briefing
+    from causantic.hooks.briefing import RESUMED, briefing_in_transcript, cached_briefing
 
     folder = Path(event.working_dir)
     # The cached configuration, as the CLI's read commands take it: validating it (pydantic) would
@@ -36,6 +37,8 @@ def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str
     config = read_config(cwd=folder if folder.is_dir() else None)
     if memory_missing(config):
         return "no memory yet (nothing ingested)", None
+    if event.source in RESUMED and briefing_in_transcript(event.transcript_path):
+        return f"none on {event.source}: the saved conversation already holds a briefing", None
     with Memory(config=config) as memory:
         briefing = cached_briefing(
             memory, memory.home, event.working_dir, event.session_id, config.tokens.claude_md_budget
