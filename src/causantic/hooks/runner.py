@@ -56,10 +56,14 @@ def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str
     return f"briefing of {len(briefing.text)} characters", briefing.project
 
 
-def ingest_hook(name: str, event: HookEvent, started: float) -> None:
+def ingest_hook(name: str, event: HookEvent, started: float) -> tuple[str, str | None] | None:
     """Record the start first: the worker records its outcome under the same name, maybe before we return."""
     from causantic.hooks.ingest import spawn_worker, transcript_of
 
+    if name == "session-end" and event.transcript_path and not Path(event.transcript_path).expanduser().exists():
+        # Trigger: Claude Code opened and closed with no message, so it never wrote the transcript.
+        # Why: an everyday event, not a failure (hook status and the dashboard showed it as one).
+        return f"nothing to ingest: {Path(event.transcript_path).name} was never written (no message sent)", None
     transcript = transcript_of(event)
     record(
         name,
@@ -69,6 +73,7 @@ def ingest_hook(name: str, event: HookEvent, started: float) -> None:
         session_id=event.session_id,
     )
     spawn_worker(name, event)
+    return None
 
 
 # A handler returns (outcome, project) to record, or None when it recorded its run itself.
