@@ -90,15 +90,20 @@ def read_json(path: Path) -> JsonFile:
     return JsonFile(path, data, _indent_of(text), text.endswith("\n"), text)
 
 
-def write_json(file: JsonFile, data: dict[str, Any], original: JsonFile | None = None) -> None:
-    """Replace the file atomically with ``data``, changing only the text of what changed (:func:`render`;
-    ``original``, the file before init, lends its text too) and keeping the file's permissions."""
+def json_text(file: JsonFile, data: dict[str, Any], original: JsonFile | None = None) -> str:
+    """The text of ``file`` holding ``data``: only what changed is laid out anew (:func:`render`;
+    ``original``, the file before init, lends its text too)."""
     sources = [f for f in (file, original) if f is not None and f.data is not None and f.text.strip()]
     if file.indent is None or not sources:
         text = json.dumps(data, indent=file.indent, ensure_ascii=False)
     else:
         text = render(data, [(f.text, f.data, _spans(f.text, 0)[0]) for f in sources], file.indent)
-    text += "\n" if file.newline else ""
+    return text + ("\n" if file.newline else "")
+
+
+def write_json(file: JsonFile, data: dict[str, Any], original: JsonFile | None = None) -> None:
+    """Replace the file atomically with :func:`json_text`, keeping the file's permissions."""
+    text = json_text(file, data, original)
     mode = file.path.stat().st_mode & 0o777 if file.path.exists() else 0o600
     if not file.path.parent.exists():
         secure_dir(file.path.parent)
