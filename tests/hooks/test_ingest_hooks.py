@@ -122,6 +122,9 @@ def test_a_session_that_ended_before_its_first_message_is_nothing_to_ingest_not_
     assert not worker_pids(str(tmp_path))
     status = causantic("hook", "status", env=subprocess_env(CAUSANTIC_HOME=str(causantic_home)))
     assert "FAILED" not in status.stdout and "never.jsonl was never written" in status.stdout
+    run_hook("session-end", ingest_payload(tmp_path / "elsewhere" / "never.jsonl", "SessionEnd"))
+    refused = read_status()["session-end"]  # not a Claude Code transcript at all: still refused
+    assert refused["success"] is False and "not a .jsonl file under a Claude Code projects folder" in refused["error"]
 
 
 def test_a_payload_without_transcript_path_is_skipped(causantic_home: Path) -> None:

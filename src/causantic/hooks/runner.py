@@ -58,9 +58,9 @@ def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str
 
 def ingest_hook(name: str, event: HookEvent, started: float) -> tuple[str, str | None] | None:
     """Record the start first: the worker records its outcome under the same name, maybe before we return."""
-    from causantic.hooks.ingest import spawn_worker, transcript_of
+    from causantic.hooks.ingest import never_written, spawn_worker, transcript_of
 
-    if name == "session-end" and event.transcript_path and not Path(event.transcript_path).expanduser().exists():
+    if name == "session-end" and never_written(event):
         # Trigger: Claude Code opened and closed with no message, so it never wrote the transcript.
         # Why: an everyday event, not a failure (hook status and the dashboard showed it as one).
         return f"nothing to ingest: {Path(event.transcript_path).name} was never written (no message sent)", None
