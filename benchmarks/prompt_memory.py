@@ -132,7 +132,7 @@ def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) 
                         if sid not in relevant_sessions:
                             relevant_sessions[sid] = session_relevant(services.store, t, sid)
                         marks.append((t.is_relevant(m.chunk), relevant_sessions[sid]))
-                    tokens = round(len(render(found.moments, pm.max_tokens)) / 3.5) if found.moments else 0
+                    tokens = round(len(render(found.moments, pm.max_tokens)[0]) / 3.5) if found.moments else 0
                     by_margin[margin] = (marks, tokens)
                 out.append(Outcome(t, by_margin))
     return out, cwds

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from hook_payloads import ingest_payload, relocated_examples
-from process_support import run_hook, subprocess_env, wait_for, worker_pids
+from process_support import causantic, run_hook, subprocess_env, wait_for, worker_pids
 
 from causantic.runs import read_status
 
@@ -100,12 +100,31 @@ def test_two_ingests_of_one_session_at_once_take_turns(
     assert "locked" not in log and "Traceback" not in log
 
 
-def test_a_missing_transcript_is_recorded_as_skipped_and_exits_zero(causantic_home: Path, tmp_path: Path) -> None:
-    done, _ = run_hook("session-end", ingest_payload(tmp_path / ".claude/projects/p/gone.jsonl", "SessionEnd"))
+def test_a_missing_transcript_before_compaction_is_recorded_as_skipped_and_exits_zero(
+    causantic_home: Path, tmp_path: Path
+) -> None:
+    done, _ = run_hook("pre-compact", ingest_payload(tmp_path / ".claude/projects/p/gone.jsonl", "PreCompact"))
     assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
-    run = read_status()["session-end"]
+    run = read_status()["pre-compact"]
     assert run["success"] is False and "does not exist" in run["error"]
     assert not worker_pids(str(tmp_path))
+
+
+def test_a_session_that_ended_before_its_first_message_is_nothing_to_ingest_not_a_failure(
+    causantic_home: Path, tmp_path: Path
+) -> None:
+    """Claude Code writes no transcript for a session closed before any message; hook status said FAILED."""
+    done, _ = run_hook("session-end", ingest_payload(tmp_path / ".claude/projects/p/never.jsonl", "SessionEnd"))
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    run = read_status()["session-end"]
+    assert run["success"] is True and "error" not in run
+    assert run["outcome"] == "nothing to ingest: never.jsonl was never written (no message sent)"
+    assert not worker_pids(str(tmp_path))
+    status = causantic("hook", "status", env=subprocess_env(CAUSANTIC_HOME=str(causantic_home)))
+    assert "FAILED" not in status.stdout and "never.jsonl was never written" in status.stdout
+    run_hook("session-end", ingest_payload(tmp_path / "elsewhere" / "never.jsonl", "SessionEnd"))
+    refused = read_status()["session-end"]  # not a Claude Code transcript at all: still refused
+    assert refused["success"] is False and "not a .jsonl file under a Claude Code projects folder" in refused["error"]
 
 
 def test_a_payload_without_transcript_path_is_skipped(causantic_home: Path) -> None:

@@ -99,6 +99,24 @@ def test_a_prompt_about_past_work_gets_the_moment_with_date_session_and_a_pointe
         assert m["margin"] is None or m["margin"] >= 1.4
 
 
+@pytest.mark.parametrize("max_tokens", [50, 80, 120])
+def test_what_is_added_fits_a_small_budget_and_every_moment_shown_has_its_excerpt(
+    sound_memory: Path, max_tokens: int
+) -> None:
+    """At promptMemory.maxTokens 50 the hook added 114 tokens: bare headings, no excerpt, over budget."""
+    done = prompt_hook(payload(ABOUT_VITE), **ON, CAUSANTIC_PROMPT_MEMORY_MAX_TOKENS=str(max_tokens))
+    run = read_status()["user-prompt-submit"]
+    if not done.stdout:
+        assert run["outcome"].startswith(f"none added: promptMemory.maxTokens ({max_tokens}) has no room for any of")
+        return
+    context = context_of(done.stdout)
+    assert len(context) / 3.5 <= max_tokens
+    lines = context.splitlines()[1:]
+    headings = [i for i, line in enumerate(lines) if re.match(r"\d+\. ", line)]
+    assert headings and len(headings) == len(run["injected"])
+    assert all(lines[i + 1].startswith("   ") and len(lines[i + 1].strip()) >= 40 for i in headings)
+
+
 def test_a_prompt_longer_than_any_other_hook_field_is_still_read(sound_memory: Path) -> None:
     long_prompt = ABOUT_VITE + "\n" + "-" * 12_000  # past the 4,096 characters other fields may hold
     assert "session 7acd37a8" in context_of(prompt_hook(payload(long_prompt), **ON).stdout)

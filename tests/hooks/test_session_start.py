@@ -229,3 +229,55 @@ def test_the_same_session_id_from_another_folder_does_not_get_this_projects_brie
     assert "acme-shop" in context_of(here.stdout)
     elsewhere, _ = run_hook("session-start", start_payload(session, cwd=str(tmp_path), source="resume"))
     assert elsewhere.returncode == 0 and elsewhere.stdout == ""  # a project memory has never seen
+
+
+# A real Claude Code 2.1.100 session: a plugin's SessionStart context at startup, then two resumes.
+RESUMED = "computermode__test-repo/6d/206c888baf/0/full.jsonl"
+COMPACT_BOUNDARY = {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted"}
+
+
+def saved_conversation(corpus_dir: Path, folder: Path, briefing_output: str | None) -> Path:
+    """That session's transcript under ``folder``; with ``briefing_output`` (the startup hook's stdout)
+    in place of the plugin's context, as Claude Code saves it (hook_success and hook_additional_context)."""
+    lines = []
+    for line in (corpus_dir / RESUMED).read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        attachment = record.get("attachment") or {}
+        if briefing_output and attachment.get("hookEvent") == "SessionStart":
+            if attachment["type"] == "hook_additional_context":
+                attachment["content"] = [context_of(briefing_output)]
+            elif "additionalContext" in attachment.get("stdout", ""):
+                attachment["stdout"] = briefing_output
+        lines.append(json.dumps(record, separators=(",", ":")))
+    folder.mkdir(parents=True, exist_ok=True)
+    transcript = folder / f"{json.loads(lines[0])['sessionId']}.jsonl"
+    transcript.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return transcript
+
+
+@pytest.mark.parametrize("source", ["resume", "fork"])
+def test_a_resumed_conversation_that_holds_the_briefing_does_not_get_it_twice(
+    acme_memory: Path, corpus_dir: Path, tmp_path: Path, source: str
+) -> None:
+    startup, _ = run_hook("session-start", start_payload("7bfa825d-a369-4307-9649-be8fd41c9afa"))
+    transcript = saved_conversation(corpus_dir, tmp_path / "projects" / "-home-dev-acme-shop", startup.stdout)
+    payload = {**start_payload(transcript.stem, source=source), "transcript_path": str(transcript)}
+    again, _ = run_hook("session-start", payload)
+    assert (again.returncode, again.stdout, again.stderr) == (0, "", "")
+    run = read_status()["session-start"]
+    assert run["success"] and run["outcome"] == f"none on {source}: the saved conversation already holds a briefing"
+
+
+def test_a_resumed_conversation_gets_the_briefing_when_its_copy_went_at_compaction_or_was_never_saved(
+    acme_memory: Path, corpus_dir: Path, tmp_path: Path
+) -> None:
+    startup, _ = run_hook("session-start", start_payload("7bfa825d-a369-4307-9649-be8fd41c9afa"))
+    compacted = saved_conversation(corpus_dir, tmp_path / "a", startup.stdout)
+    with compacted.open("a", encoding="utf-8") as file:
+        file.write(json.dumps(COMPACT_BOUNDARY, separators=(",", ":")) + "\n")
+    only_a_plugins = saved_conversation(corpus_dir, tmp_path / "b", None)  # another plugin's context only
+    for transcript in (compacted, only_a_plugins, tmp_path / "missing.jsonl", tmp_path):
+        payload = {**start_payload("7bfa825d-a369-4307-9649-be8fd41c9afa", source="resume")}
+        payload["transcript_path"] = str(transcript)
+        resumed, _ = run_hook("session-start", payload)
+        assert resumed.stdout == startup.stdout, transcript

@@ -128,3 +128,14 @@ def test_a_broken_codex_config_is_left_untouched_with_a_clear_error(home: Path) 
     done = causantic("init", "--yes", "--no-ingest", "--no-check", env=subprocess_env(HOME=str(home)), cwd=home)
     assert done.returncode != 0 and "not valid TOML" in done.stderr
     assert toml.read_text() == 'model = "gpt-5"\n[mcp_servers\n'
+
+
+def test_init_leaves_the_users_one_line_gemini_entries_as_they_were(home: Path) -> None:
+    """Init spread the user's one-line "args", "env" and "checkpointing" over many lines."""
+    _, settings = place(home, None, "gemini-settings.json")
+    before = settings.read_text(encoding="utf-8")
+    run(home, "init", "--yes", "--no-ingest", "--no-check")
+    after = settings.read_text(encoding="utf-8")
+    kept = [line for line in before.splitlines() if line.strip().startswith(('"args"', '"env"', '"checkpointing"'))]
+    assert len(kept) == 3 and all(line in after.splitlines() for line in kept)
+    assert "causantic" in json.loads(after)["mcpServers"]

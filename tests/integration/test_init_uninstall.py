@@ -92,12 +92,39 @@ def test_uninstall_with_nothing_registered_says_so_instead_of_printing_nothing(h
     assert f"Nothing to remove: Causantic is not registered in {home / '.claude.json'}" in again.stdout
 
 
-def test_hand_formatted_settings_come_back_with_the_same_content(home: Path) -> None:
+HAND_FORMATTED_LINES = (  # of settings-hand-formatted.json, each the user's own one-line layout
+    '  "permissions": { "allow": ["Bash(make test)", "WebFetch(domain:docs.python.org)"] },\n',
+    '{ "matcher": "manual", "hooks": [ { "type": "command", "command": "~/bin/save-plan.sh" } ] }',
+    '  "outputStyle": "Explanatory"\n',
+)
+
+
+def test_hand_formatted_settings_keep_their_layout_and_come_back_byte_for_byte(home: Path) -> None:
+    """Init spread every one-line object and array of the file over many lines, and uninstall left it so."""
     place(home, "settings-hand-formatted.json")
-    original = read(home / ".claude" / "settings.json")
-    assert run(home, "init", "--yes", "--no-ingest", "--no-check").returncode == 0
+    path = home / ".claude" / "settings.json"
+    original = path.read_text(encoding="utf-8")
+    assert run(home, "init", "--yes", "--no-ingest", "--no-check", "--prompt-memory").returncode == 0
+    installed = path.read_text(encoding="utf-8")
+    assert all(line in installed for line in HAND_FORMATTED_LINES)
+    assert len(ours(json.loads(installed), "PreCompact")) == 1
     assert run(home, "uninstall", "--yes").returncode == 0
-    assert read(home / ".claude" / "settings.json") == original
+    assert path.read_text(encoding="utf-8") == original
+
+
+def test_uninstall_keeps_the_users_edits_since_init_in_their_layout(home: Path) -> None:
+    place(home, "settings-hand-formatted.json")
+    path = home / ".claude" / "settings.json"
+    assert run(home, "init", "--yes", "--no-ingest", "--no-check").returncode == 0
+    edited = path.read_text(encoding="utf-8").replace(
+        '"outputStyle": "Explanatory"', '"outputStyle": "Explanatory",\n  "env": { "DEBUG": "1" }'
+    )
+    path.write_text(edited, encoding="utf-8")
+    assert run(home, "uninstall", "--yes").returncode == 0
+    text = path.read_text(encoding="utf-8")
+    assert all(line in text for line in HAND_FORMATTED_LINES[:2])
+    assert '"outputStyle": "Explanatory",\n  "env": { "DEBUG": "1" }\n}' in text
+    assert "causantic" not in text
 
 
 def test_init_writes_the_documented_entries_and_keeps_everything_else(home: Path, causantic_home: Path) -> None:

@@ -6,14 +6,17 @@ reads the end of the newest session the user worked in, back to its last real re
 holds no IDE wrappers, reminders or warm-up agents (ingest leaves them out), and the briefing's
 own opening (:data:`BRIEFING_OPENING`) is what ingest recognises to keep it out of memory.
 It describes *earlier* sessions only (the current one is left out), fits ``tokens.claudeMdBudget``,
-and is cached per session id, so a resumed or compacted session gets the same text again instead
-of a second, different briefing. A project memory has never seen gets no briefing at all.
+and is cached per session id, so a compacted session gets the same text again instead of a second,
+different briefing. A resumed (or forked) session whose transcript already holds the briefing gets
+none: Claude Code replays the saved conversation, injected context included, so a second copy would
+only cost tokens (:func:`briefing_in_transcript`). A project memory has never seen gets no briefing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -49,6 +52,12 @@ FOOTER = (
 )
 
 
+RESUMED = ("resume", "fork")  # SessionStart sources that bring back a saved conversation
+_COMPACT_BOUNDARY = b'"subtype":"compact_boundary"'
+# The briefing's header as saved, not the opening alone: a session that read Causantic's source has that.
+_HEADER_SAVED = re.compile(re.escape(BRIEFING_OPENING.encode("utf-8")) + rb" \([^()]{1,400}\), from Causantic\.")
+
+
 @dataclass(frozen=True, slots=True)
 class Briefing:
     project: str
@@ -72,6 +81,28 @@ def cached_briefing(memory: Memory, home: Path, cwd: str, session_id: str, budge
         prune_older_than(cache.parent, CACHE_DAYS)
         atomic_write(cache, json.dumps(asdict(briefing) if briefing else None))
     return briefing
+
+
+def briefing_in_transcript(transcript_path: str) -> bool:
+    """Whether the conversation a transcript holds already carries a Causantic briefing: one saved
+    (as a hook attachment) after the transcript's last compaction, which dropped what came before.
+
+    Trigger: SessionStart with source resume or fork. Why: Claude Code replays the saved conversation
+    with the briefing given at startup (or after the last compaction) in it. Outcome: False, and so a
+    briefing, when the transcript is missing, unreadable or holds none (Claude Code builds that saved
+    no hook output, a session started before Causantic was installed).
+    """
+    if not transcript_path:
+        return False
+    path = Path(transcript_path).expanduser()
+    try:
+        if not path.is_file() or path.stat().st_size == 0:  # not a FIFO or a folder: reading could hang
+            return False
+        with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            since = max(data.rfind(_COMPACT_BOUNDARY), 0)
+            return _HEADER_SAVED.search(data, since) is not None
+    except (OSError, ValueError):
+        return False
 
 
 def build_briefing(memory: Memory, cwd: str, *, exclude_session: str | None, budget: int) -> Briefing | None:

@@ -134,6 +134,12 @@ def transcript_of(event: HookEvent) -> Path:
     return path
 
 
+def never_written(event: HookEvent) -> bool:
+    """Whether stdin names a transcript in a Claude Code projects folder that does not exist."""
+    path = Path(event.transcript_path).expanduser() if event.transcript_path else None
+    return path is not None and _in_transcript_folder(path) and not path.exists()
+
+
 def _in_transcript_folder(path: Path) -> bool:
     """A ``.jsonl`` file, after symlinks, inside a ``projects`` folder of a Claude configuration folder
     (``.claude``, or ``$CLAUDE_CONFIG_DIR``) wherever that lives."""

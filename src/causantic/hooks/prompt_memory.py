@@ -43,6 +43,7 @@ TEAM_NOTE = (
     "; this project is not in local memory: with team memory (storage.backend postgres) a shared project's "
     "sessions are in team memory, which prompt memory does not read (search and recall do)"
 )
+MIN_EXCERPT = 40  # characters: a moment with less room than this is left out rather than shown bare
 HEADER = "Causantic memory: earlier sessions that match this prompt (keyword match; may be useful context)."
 FOOTER = (
     "More: the causantic MCP tools recall (how and why it was done, by question) and reconstruct "
@@ -89,13 +90,20 @@ def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
     if not found.moments:
         unknown = team and found.project is None
         return _done(started, event, found.reason + (TEAM_NOTE if unknown else ""), found.project)
-    text = render(found.moments, settings.max_tokens)
+    text, shown = render(found.moments, settings.max_tokens)
+    found_text = f"the {counted(len(found.moments), 'moment')} found"
+    budget = f"promptMemory.maxTokens ({settings.max_tokens})"
+    if not shown:
+        why = f"none added: {budget} has no room for any of {found_text}; {found.reason}"
+        return _done(started, event, why, found.project)
+    moments = found.moments[:shown]
+    cut = f"{shown} of {found_text} fit {budget}; " if shown < len(found.moments) else ""
     sys.stdout.write(
         json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}) + "\n"
     )
     sys.stdout.flush()
     if given_file is not None:
-        _save_given(given_file, [*given, *(m.chunk.id for m in found.moments)], settings.keep_days)
+        _save_given(given_file, [*given, *(m.chunk.id for m in moments)], settings.keep_days)
     injected = [
         InjectedMoment(
             chunkId=m.chunk.id,
@@ -107,23 +115,24 @@ def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
             otherProject=m.other_project,
             margin=round(m.margin, 2) if math.isfinite(m.margin) else None,
         )
-        for m in found.moments
+        for m in moments
     ]
     return _done(
         started,
         event,
-        f"added {counted(len(found.moments), 'past moment')}, {len(text)} characters: {found.reason}",
+        f"added {counted(len(moments), 'past moment')}, {len(text)} characters: {cut}{found.reason}",
         found.project,
         injected,
     )
 
 
-def render(moments: list[Moment], max_tokens: int) -> str:
-    """The block Claude reads: a header, one entry per moment (date, project, session, relevance and
-    an excerpt of what was said), the pointer to the tools; within ``max_tokens``
-    (``promptMemory.maxTokens``)."""
-    budget_chars = int(max_tokens * CHARS_PER_TOKEN)
-    fixed = len(HEADER) + len(FOOTER) + 2
+def render(moments: list[Moment], max_tokens: int) -> tuple[str, int]:
+    """The block Claude reads, and how many of ``moments`` (the first ones) it holds: a header, one entry
+    per moment (date, project, session, relevance and an excerpt of what was said), the pointer to the
+    tools; within ``max_tokens`` (``promptMemory.maxTokens``). The pointer goes first, then the last
+    moments, while each left has no room for an excerpt of ``MIN_EXCERPT`` characters; ("", 0) when
+    not even one has."""
+    budget = int(max_tokens * CHARS_PER_TOKEN)
     entries = []
     for i, m in enumerate(moments, 1):
         c = m.chunk
@@ -132,14 +141,16 @@ def render(moments: list[Moment], max_tokens: int) -> str:
             f"{c.session_id[:8]} · relevance {round(m.relevance * 100)}%"
         )
         entries.append((head, excerpt(c.content)))
-    room = (budget_chars - fixed - sum(len(h) + 5 for h, _ in entries)) // max(len(entries), 1)
-    lines = [HEADER]
-    for head, text in entries:
-        lines.append(head)
-        if room >= 40:
-            lines.append("   " + (text if len(text) <= room else text[: room - 1].rstrip() + "…"))
-    lines.append(FOOTER)
-    return "\n".join(lines)
+    for count in range(len(entries), 0, -1):
+        for footer in ([FOOTER], []):
+            kept = entries[:count]
+            lines = [HEADER, *(head for head, _ in kept), *footer]
+            room = (budget - len("\n".join(lines)) - 4 * count) // count  # "\n   " before each excerpt
+            if room >= MIN_EXCERPT:
+                said = [text if len(text) <= room else text[: room - 1].rstrip() + "…" for _, text in kept]
+                body = [line for (head, _), text in zip(kept, said, strict=True) for line in (head, "   " + text)]
+                return "\n".join([HEADER, *body, *footer]), count
+    return "", 0
 
 
 def excerpt(content: str) -> str:

@@ -2,7 +2,8 @@
 compaction", SessionStart shows other codes as errors), logs what went wrong and records its run.
 
 session-start prints ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext":
-…}}`` and nothing else on stdout, or nothing at all when there is nothing to say.
+…}}`` and nothing else on stdout, or nothing at all when there is nothing to say (no memory of the
+project; a resumed conversation that already holds the briefing).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str
     from causantic.config_cache import read_config
     from causantic.facade import Memory
     from causantic.home import memory_missing
-    from causantic.hooks.briefing import cached_briefing
+    from causantic.hooks.briefing import RESUMED, briefing_in_transcript, cached_briefing
 
     folder = Path(event.working_dir)
     # The cached configuration, as the CLI's read commands take it: validating it (pydantic) would
@@ -36,6 +37,8 @@ def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str
     config = read_config(cwd=folder if folder.is_dir() else None)
     if memory_missing(config):
         return "no memory yet (nothing ingested)", None
+    if event.source in RESUMED and briefing_in_transcript(event.transcript_path):
+        return f"none on {event.source}: the saved conversation already holds a briefing", None
     with Memory(config=config) as memory:
         briefing = cached_briefing(
             memory, memory.home, event.working_dir, event.session_id, config.tokens.claude_md_budget
@@ -53,10 +56,14 @@ def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str
     return f"briefing of {len(briefing.text)} characters", briefing.project
 
 
-def ingest_hook(name: str, event: HookEvent, started: float) -> None:
+def ingest_hook(name: str, event: HookEvent, started: float) -> tuple[str, str | None] | None:
     """Record the start first: the worker records its outcome under the same name, maybe before we return."""
-    from causantic.hooks.ingest import spawn_worker, transcript_of
+    from causantic.hooks.ingest import never_written, spawn_worker, transcript_of
 
+    if name == "session-end" and never_written(event):
+        # Trigger: Claude Code opened and closed with no message, so it never wrote the transcript.
+        # Why: an everyday event, not a failure (hook status and the dashboard showed it as one).
+        return f"nothing to ingest: {Path(event.transcript_path).name} was never written (no message sent)", None
     transcript = transcript_of(event)
     record(
         name,
@@ -66,6 +73,7 @@ def ingest_hook(name: str, event: HookEvent, started: float) -> None:
         session_id=event.session_id,
     )
     spawn_worker(name, event)
+    return None
 
 
 # A handler returns (outcome, project) to record, or None when it recorded its run itself.

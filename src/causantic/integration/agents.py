@@ -3,7 +3,7 @@
 - Codex CLI: the table ``[mcp_servers.causantic]`` in ``$CODEX_HOME/config.toml`` (default
   ``~/.codex/config.toml``), edited with tomlkit so the user's comments and layout stay as they are;
 - Gemini CLI: ``mcpServers.causantic`` in ``~/.gemini/settings.json`` (same JSON handling as Claude
-  Code's files: a file that does not parse is never touched, indentation is kept).
+  Code's files: a file that does not parse is never touched, only what changed is laid out anew).
 
 An agent counts as installed when its folder exists or its command is on ``PATH``; others are left
 alone. The entry runs the same interpreter as Claude Code's (:class:`~.entries.Launcher`).
@@ -30,7 +30,7 @@ from typing import Any, Literal
 from causantic.config import causantic_home
 from causantic.errors import CausanticError
 from causantic.files import atomic_write, secure_dir
-from causantic.integration.claude_files import backup, read_json
+from causantic.integration.claude_files import backup, json_text, read_json
 from causantic.integration.entries import SERVER_NAME, Launcher
 from causantic.integration.install import Change, load_manifest
 
@@ -209,7 +209,7 @@ def _json_set(path: Path, text: str | None, entry: dict[str, Any]) -> tuple[str,
     if previous == entry and text is not None:
         return text, previous, False
     data["mcpServers"] = {**servers, SERVER_NAME: entry}
-    return _json_text(file.indent, file.newline, data), previous, created
+    return json_text(file, data), previous, created
 
 
 def _json_unset(path: Path, text: str, previous: Any, created_container: bool) -> str:
@@ -227,11 +227,7 @@ def _json_unset(path: Path, text: str, previous: Any, created_container: bool) -
         data["mcpServers"] = servers
     else:
         del data["mcpServers"]
-    return _json_text(file.indent, file.newline, data)
-
-
-def _json_text(indent: int | str | None, newline: bool, data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=indent, ensure_ascii=False) + ("\n" if newline else "")
+    return json_text(file, data)
 
 
 # --- files ----------------------------------------------------------------------------------------

@@ -2,10 +2,12 @@
 
 Install merges our entries into the user's files (see :mod:`entries`) and writes a manifest,
 ``<home>/integration.json``, saying what it created: the files, the ``hooks`` key, each hook event
-list, and the ``mcpServers`` entry it replaced, if any. Uninstall removes our entries and, from the
-manifest, exactly the containers install created, so init followed by uninstall gives back the
-original files (same JSON, same indentation). Running install again changes nothing when nothing
-changed, and never loses what the first run recorded.
+list, the ``mcpServers`` entry it replaced, if any, and the backup of each file as the first init
+found it. Uninstall removes our entries and, from the manifest, exactly the containers install
+created, taking the text of what it gives back from that backup, so init followed by uninstall gives
+back the original files byte for byte, however they were laid out (see :mod:`claude_files`).
+Running install again changes nothing when nothing changed, and never loses what the first run
+recorded.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 from causantic.config import causantic_home
 from causantic.errors import CausanticError
 from causantic.files import atomic_write, secure_dir
-from causantic.integration.claude_files import ClaudePaths, backup, read_json, write_json
+from causantic.integration.claude_files import ClaudePaths, JsonFile, backup, read_json, write_json
 from causantic.integration.entries import (
     SERVER_NAME,
     Launcher,
@@ -76,7 +78,9 @@ def install(paths: ClaudePaths, launcher: Launcher, *, prompt_memory: bool = Fal
             set(old.get("created_events", [])) | {e for e in after.get("hooks", {}) if e not in before.get("hooks", {})}
         ),
     }
-    report.changes.append(_write(settings, after, f"hooks {', '.join(events)}" if events else "hooks already set"))
+    change = _write(settings, after, f"hooks {', '.join(events)}" if events else "hooks already set")
+    record["original"] = old.get("original") if old else _backup_of(change)
+    report.changes.append(change)
 
     current = claude.data or {}
     entry = launcher.mcp_entry()
@@ -88,7 +92,9 @@ def install(paths: ClaudePaths, launcher: Launcher, *, prompt_memory: bool = Fal
         "created_key": old_mcp.get("created_key", False) or "mcpServers" not in current,
         "previous_entry": old_mcp["previous_entry"] if "previous_entry" in old_mcp else previous,
     }
-    report.changes.append(_write(claude, updated, f"mcpServers.{SERVER_NAME}"))
+    change = _write(claude, updated, f"mcpServers.{SERVER_NAME}")
+    mcp_record["original"] = old_mcp.get("original") if old_mcp else _backup_of(change)
+    report.changes.append(change)
 
     secure_dir(causantic_home())
     atomic_write(
@@ -117,7 +123,8 @@ def uninstall(paths: ClaudePaths) -> Report:
         events = set(record["created_events"]) if "created_events" in record else None
         after, removed = remove_hooks(settings.data or {}, events, record.get("created_hooks_key"))
         what = f"{counted(removed, 'hook handler')} removed"
-        report.changes.append(_write_or_delete(settings, after, record.get("created_file", False), what))
+        created = record.get("created_file", False)
+        report.changes.append(_write_or_delete(settings, after, created, what, _original(record)))
 
     mcp_record = manifest.get("claude_json", {})
     if mcp_record.get("path") != str(paths.claude_json):
@@ -126,27 +133,43 @@ def uninstall(paths: ClaudePaths) -> Report:
     servers = (claude.data or {}).get("mcpServers")
     if claude.exists and isinstance(servers, dict) and SERVER_NAME in servers:
         after = unset_server(claude.data or {}, mcp_record.get("previous_entry"), mcp_record.get("created_key", False))
-        report.changes.append(
-            _write_or_delete(claude, after, mcp_record.get("created_file", False), f"mcpServers.{SERVER_NAME} removed")
-        )
+        what = f"mcpServers.{SERVER_NAME} removed"
+        created = mcp_record.get("created_file", False)
+        report.changes.append(_write_or_delete(claude, after, created, what, _original(mcp_record)))
     manifest_path().unlink(missing_ok=True)
     return report
 
 
-def _write(file: Any, data: dict[str, Any], detail: str) -> Change:
+def _write(file: JsonFile, data: dict[str, Any], detail: str, original: JsonFile | None = None) -> Change:
     if file.exists and data == file.data:
         return Change(file.path, "unchanged", detail)
     saved = backup(file.path)
-    write_json(file, data)
+    write_json(file, data, original)
     return Change(file.path, "updated" if file.exists else "created", detail, saved)
 
 
-def _write_or_delete(file: Any, data: dict[str, Any], created: bool, detail: str) -> Change:
+def _write_or_delete(
+    file: JsonFile, data: dict[str, Any], created: bool, detail: str, original: JsonFile | None
+) -> Change:
     if created and not data:
         saved = backup(file.path)
         file.path.unlink()
         return Change(file.path, "deleted", "created by init, now empty", saved)
-    return _write(file, data, detail)
+    return _write(file, data, detail, original)
+
+
+def _backup_of(change: Change) -> str | None:
+    """The backup a first init made of a file it changed: the file as the user had it."""
+    return str(change.backup) if change.action == "updated" and change.backup else None
+
+
+def _original(record: dict[str, Any]) -> JsonFile | None:
+    """The file as the first init found it (from its backup), to lend uninstall its text; None if gone."""
+    try:
+        original = read_json(Path(record["original"])) if record.get("original") else None
+    except CausanticError:
+        return None
+    return original if original is not None and original.exists else None
 
 
 def _verify_server(path: Path, entry: dict[str, Any]) -> None:
