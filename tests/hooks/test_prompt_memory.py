@@ -88,7 +88,7 @@ def test_a_prompt_about_past_work_gets_the_moment_with_date_session_and_a_pointe
     run = read_status()["user-prompt-submit"]
     assert run["success"] and run["project"] == "JSSoundRecorder"
     # `causantic hook status` shows this; it read "… 1 session(s); lead infx the next session"
-    why = r"added \d+ past moments?, \d+ characters: this project: added \d+ moments? of \d+ sessions?: "
+    why = r"added \d+ past moments?, \d+ characters: this project: found \d+ moments? of \d+ sessions?: "
     why += r"the best match covers \d+% of the prompt's words \(needs 50%\), "
     lead = r"(its session led the next by (\d+(\.\d\d)?x|over 100x)|no other session matched),"
     assert re.match(why + lead, run["outcome"])
@@ -111,6 +111,10 @@ def test_what_is_added_fits_a_small_budget_and_every_moment_shown_has_its_excerp
         return
     context = context_of(done.stdout)
     assert len(context) / 3.5 <= max_tokens
+    # hook status: the scopes' counts are what was found, the lead says how many of them fit
+    if cut := re.search(r"(\d+) of the (\d+) moments found fit", run["outcome"]):
+        assert int(cut[1]) == len(run["injected"])
+        assert sum(int(n) for n in re.findall(r": found (\d+) moments?", run["outcome"])) == int(cut[2])
     lines = context.splitlines()[1:]
     headings = [i for i, line in enumerate(lines) if re.match(r"\d+\. ", line)]
     assert headings and len(headings) == len(run["injected"])
@@ -237,9 +241,9 @@ def test_hook_status_says_plainly_whether_the_last_prompt_got_memory_and_why(sou
     added = len(run["injected"])
     assert f"UTC, project JSSoundRecorder: memory added: {added} past moment" in shown.output
     scopes = [line.strip() for line in lines if line.startswith(("  this project:", "  other projects:"))]
-    assert scopes[0].startswith("this project: added")
+    assert scopes[0].startswith("this project: found")
     # the scopes' counts add up to the moments listed, one line each with its own figures
-    counts = [int(m) for s in scopes for m in re.findall(r": added (\d+) moments?", s)]
+    counts = [int(m) for s in scopes for m in re.findall(r": found (\d+) moments?", s)]
     assert sum(counts) == added == len([line for line in lines if re.match(r"  \d+\. ", line)])
     best = re.search(r"the best match covers (\d+)% of the prompt's words \(needs 50%\)", scopes[0])
     assert best is not None

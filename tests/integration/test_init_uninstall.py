@@ -90,6 +90,7 @@ def test_uninstall_with_nothing_registered_says_so_instead_of_printing_nothing(h
     again = run(home, "uninstall", "--yes")
     assert again.returncode == 0
     assert f"Nothing to remove: Causantic is not registered in {home / '.claude.json'}" in again.stdout
+    assert "unchanged" not in again.stdout  # no table of files left as they were above the sentence
 
 
 HAND_FORMATTED_LINES = (  # of settings-hand-formatted.json, each the user's own one-line layout

@@ -121,9 +121,10 @@ def uninstall_command(yes: bool, purge: bool) -> None:
     with domain_errors():
         report = uninstall(paths)
         report.changes += uninstall_agents(agent_files())
-    _render(report)
     if all(change.action == "unchanged" for change in report.changes):  # a second run, or init never ran
         click.echo(f"Nothing to remove: Causantic is not registered in {paths.claude_json} or {paths.settings}.")
+    else:
+        _render(report)
     if purge:
         for target, _, _ in doomed:  # exactly what the preview listed
             if target.is_dir() and not target.is_symlink():

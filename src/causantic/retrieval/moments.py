@@ -131,9 +131,9 @@ def prompt_moments(store: MomentsStore, config: MomentsRelevance, request: Momen
         chosen += kept
         if picked and not kept:
             reason = f"none added: {counted(request.most, 'moment')} (promptMemory.maxMoments) already added"
-        elif kept:  # counts what was added, not what cleared before the cap
+        elif kept:  # counts what was kept, not what cleared before the cap; the hook says how many fit its budget
             sessions = counted(len({m.chunk.session_id for m in kept}), "session")
-            reason = f"added {counted(len(kept), 'moment')} of {sessions}: {reason}"
+            reason = f"found {counted(len(kept), 'moment')} of {sessions}: {reason}"
         reasons.append(("other projects: " if other else "this project: ") + reason)
     return Moments(chosen, name, "; ".join(reasons) or "no project to search")
 
