@@ -63,6 +63,20 @@ def test_the_briefing_leaves_out_the_session_being_started(acme_memory: Path) ->
     assert "Where work stopped (session 7a378dd6" in context
 
 
+def test_after_a_compaction_the_agent_is_told_where_its_sessions_earlier_turns_are(acme_memory: Path) -> None:
+    """The summary a compaction keeps loses the session's detail; the pre-compact hook has just put it
+    in memory, and the briefing (earlier sessions only) never said so."""
+    compacted, _ = run_hook("session-start", start_payload(LAST_SESSION, source="compact"))
+    context = context_of(compacted.stdout)
+    assert "Where work stopped (session 7a378dd6" in context  # the briefing, as on startup
+    note = context.split("\n\n")[-1]
+    assert note.startswith("This session before the compaction: ") and "chunk" in note
+    assert "reconstruct tool (project 'acme-shop', session_id '4005b823')" in note
+    assert "before the compaction" in read_status()["session-start"]["outcome"]
+    started, _ = run_hook("session-start", start_payload(LAST_SESSION, source="startup"))
+    assert "before the compaction" not in context_of(started.stdout)
+
+
 def test_a_folder_inside_the_project_gets_the_projects_briefing(causantic_home: Path, tmp_path: Path) -> None:
     project = tmp_path / "work" / "acme-shop"
     sessions = relocated_examples(tmp_path / "user", project)

@@ -9,7 +9,9 @@ It describes *earlier* sessions only (the current one is left out), fits ``token
 and is cached per session id, so a compacted session gets the same text again instead of a second,
 different briefing. A resumed (or forked) session whose transcript already holds the briefing gets
 none: Claude Code replays the saved conversation, injected context included, so a second copy would
-only cost tokens (:func:`briefing_in_transcript`). A project memory has never seen gets no briefing.
+only cost tokens (:func:`briefing_in_transcript`). After a compaction a note follows it: where this
+session's own turns from before the compaction are (:func:`compacted_note`). A project memory has
+never seen gets no briefing.
 """
 
 from __future__ import annotations
@@ -134,6 +136,28 @@ def build_briefing(memory: Memory, cwd: str, *, exclude_session: str | None, bud
         ("Recent sessions:", recent),
     ]
     return Briefing(listing.project, _fit(header, titled, budget))
+
+
+def compacted_note(memory: Memory, cwd: str, session_id: str) -> str | None:
+    """After a compaction: where this session's own turns from before it are, in full.
+
+    Trigger: SessionStart with source compact. Why: the summary Claude Code keeps loses most of the
+    session's detail, and the pre-compact hook has just ingested it; the briefing itself describes
+    earlier sessions only. Outcome: None while memory holds none of this session (its ingest may
+    still be running), so the note never points at nothing.
+    """
+    try:
+        listing = memory.sessions(cwd, limit=RECENT_SESSIONS + 1)
+    except ProjectNotFound:
+        return None
+    own = next((s for s in listing.sessions if s.session_id == session_id), None)
+    if own is None:
+        return None
+    return (
+        f"This session before the compaction: {counted(own.chunks, 'chunk')} up to {when_utc(own.ended_at)} "
+        f"are in memory. The causantic reconstruct tool (project {listing.project!r}, session_id "
+        f"{session_id[:8]!r}) gives them back in full; recall finds the part you need."
+    )
 
 
 def _tail(memory: Memory, project: str, session: SessionSummary) -> list[tuple[str, str]]:

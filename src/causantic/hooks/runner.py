@@ -29,7 +29,7 @@ def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str
     from causantic.config_cache import read_config
     from causantic.facade import Memory
     from causantic.home import memory_missing
-    from causantic.hooks.briefing import RESUMED, briefing_in_transcript, cached_briefing
+    from causantic.hooks.briefing import RESUMED, briefing_in_transcript, cached_briefing, compacted_note
 
     folder = Path(event.working_dir)
     # The cached configuration, as the CLI's read commands take it: validating it (pydantic) would
@@ -43,17 +43,21 @@ def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str
         briefing = cached_briefing(
             memory, memory.home, event.working_dir, event.session_id, config.tokens.claude_md_budget
         )
-    if briefing is None:
+        note = compacted_note(memory, event.working_dir, event.session_id) if event.source == "compact" else None
+    if briefing is None and note is None:
         return "no memory of this project", None
+    text = "\n\n".join(part for part in (briefing and briefing.text, note) if part)
     output = {
         "hookSpecificOutput": {
             "hookEventName": "SessionStart",
-            "additionalContext": briefing.text[:MAX_CONTEXT_CHARS],
+            "additionalContext": text[:MAX_CONTEXT_CHARS],
         }
     }
     sys.stdout.write(json.dumps(output) + "\n")  # ASCII: safe whatever the locale's encoding
     sys.stdout.flush()
-    return f"briefing of {len(briefing.text)} characters", briefing.project
+    outcome = f"briefing of {len(briefing.text)} characters" if briefing else "no briefing (no earlier session)"
+    outcome += ", and where this session's turns before the compaction are" if note else ""
+    return outcome, briefing.project if briefing else None
 
 
 def ingest_hook(name: str, event: HookEvent, started: float) -> tuple[str, str | None] | None:
