@@ -85,3 +85,19 @@ def test_clustering_an_empty_memory_says_to_ingest_first(tmp_path: Path, monkeyp
     monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
     assert _causantic("cluster").strip() == "No embedded chunks to cluster yet: run `causantic batch-ingest` first."
     assert "memory holds no chunks yet" in _causantic("clusters")
+
+
+def test_a_topic_without_words_is_not_named_after_another_topic_s_number(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Turns of figures only: no word to label them with. The label used to be "topic <n>", n being
+    # the clustering's own count, not the id the list shows beside it.
+    figures = [(f"{1000 + n} {2000 + n} {3000 + n}", f"{4000 + n} {5000 + n}") for n in range(8)]
+    write_session(tmp_path / "projects", "/work/figures", "aaaaaaaa-0000-4000-8000-000000000004", LOGIN + figures)
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    _causantic("batch-ingest", str(tmp_path / "projects"))
+    _causantic("cluster")
+    topics = json.loads(_causantic("clusters", "--json"))["topics"]
+    assert len(topics) == 2
+    unnamed = [t for t in topics if not any(ch.isalpha() for ch in t["label"].replace("unnamed topic", ""))]
+    assert [t["label"] for t in unnamed] == ["unnamed topic"], topics
