@@ -8,7 +8,9 @@ common words less distinctive but get no label themselves.
 
 The tokeniser keeps code identifiers whole (``cluster_vectors``, ``minClusterSize``, ``config.py``)
 and drops what names nothing: stop words and agent filler, rendering markers (``[User]``,
-``[Tool:Bash]``), uuids, hex hashes, numbers and random-looking ids. LLM-written names are not here.
+``[Tool:Bash]``), uuids, hex hashes, numbers and random-looking ids, the folders a path passes
+through that only say where code sits (``/tmp/``, ``~/projects/``, ``node_modules/``) and a word cut
+short by truncation. LLM-written names are not here.
 """
 
 from __future__ import annotations
@@ -36,6 +38,16 @@ _DIGIT = re.compile(r"[0-9]")
 _ALNUM_RUN = re.compile(r"[0-9]+|[a-z]+")
 # A home folder and the user name in it name nobody's topic: /home/alex/, /Users/alex/, C:\Users\alex\.
 _HOME = re.compile(r"(?:/home|/Users|[A-Za-z]:\\Users)[/\\][^/\\\s]+")
+# Folders that say where code sits, not what it is about, when a path passes through them
+# ("/tmp/", "node_modules/", "~/projects/"): dropped there; the same word in prose stays.
+_LAYOUT_FOLDER = re.compile(
+    r"(?<![\w.-])(?:projects?|repos?|repositories|src|lib|tmp|temp|var|usr|opt|etc|bin|node_modules|vendor|"
+    r"dist|build|public|workspaces?|worktrees|Documents|Desktop|Downloads|code|dev|git|site-packages|venv|"
+    r"\.venv|packages|pkg|internal|home|Users)(?=[/\\])",
+    re.IGNORECASE,
+)
+# A word cut short where a long text was shortened ("This ma …[truncated]"): half a word names nothing.
+_CUT_WORD = re.compile(r"\S*\s?…\[truncated\]")
 _FILE_EXTENSIONS = frozenset(
     "py pyi ipynb js mjs cjs jsx ts tsx json jsonl toml yaml yml md rst txt csv tsv ini cfg conf env "
     "lock sql db sh bash zsh fish ps1 rs go java kt kts swift c h cc cpp hpp cs rb php lua ex exs erl "
@@ -67,10 +79,12 @@ def tokenize(text: str) -> list[str]:
     Plain words are lower-cased; identifiers keep their spelling. Dotted names are kept whole only
     when they end in a file extension (``labels.py``); otherwise they split into their parts.
     """
+    text = _CUT_WORD.sub(" ", text)
     text = _MARKER.sub(" ", text)
     text = _UUID.sub(" ", text)
     text = _URL_SCHEME.sub(" ", text)
     text = _HOME.sub(" ", text)
+    text = _LAYOUT_FOLDER.sub(" ", text)
     out: list[str] = []
     for token in _TOKEN.findall(text):
         out += _terms_of(token)
