@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from causantic.cli.options import project_option
-from causantic.cli.output import STORE_LABELS, console, domain_errors, emit_json, json_option, line, table
+from causantic.cli.output import STORE_LABELS, console, domain_errors, emit_json, json_option, table
 from causantic.facade import Memory
 from causantic.retrieval.format import counted, when
 from causantic.retrieval.listing import TopicCoverage, in_no_topic_line, no_topics_line
@@ -34,7 +34,7 @@ def cluster_command(as_json: bool) -> None:
     if as_json:
         emit_json(ClusterOut.model_validate(report, from_attributes=True))
         return
-    line(_clustered(report, smallest))
+    _say(_clustered(report, smallest))
 
 
 def _clustered(report: ClusterReport, smallest: int) -> str:
@@ -67,7 +67,7 @@ def clusters_command(project: str | None, as_json: bool) -> None:
         emit_json(topics_out(topics, coverage))
         return
     if not topics:
-        line(no_topics_line(coverage, smallest))
+        _say(no_topics_line(coverage, smallest))
         return
     # Beside team memory each store numbers its own topics: the memory column says where each lives.
     stores = any(t.store for t in topics)
@@ -96,7 +96,12 @@ def clusters_command(project: str | None, as_json: bool) -> None:
             for t in topics
         ],
     )
-    line(in_no_topic_line(coverage))
+    _say(in_no_topic_line(coverage))
+
+
+def _say(sentence: str) -> None:
+    """A sentence wrapped between words to the terminal (60 columns included); whole when piped."""
+    console.print(sentence, markup=False, highlight=False)
 
 
 COMMANDS = [cluster_command, clusters_command]
