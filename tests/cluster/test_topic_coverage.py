@@ -5,6 +5,7 @@ a clustering that found nothing, rather than advice to run that clustering again
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,24 @@ def test_a_topic_without_words_is_not_named_after_another_topic_s_number(
     assert len(topics) == 2
     unnamed = [t for t in topics if not any(ch.isalpha() for ch in t["label"].replace("unnamed topic", ""))]
     assert [t["label"] for t in unnamed] == ["unnamed topic"], topics
+
+
+def test_the_topics_page_draws_its_map_where_scikit_learn_is_not_installed(
+    clustered_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Team memory clustered by a teammate has topics for a member whose install left the topics
+    # extra out: the page must still draw them (it used to fail with an error page).
+    from starlette.testclient import TestClient
+
+    from causantic.dashboard.app import create_app
+    from causantic.dashboard.security import Secrets
+    from causantic.facade import Memory
+
+    for module in ("sklearn", "sklearn.decomposition"):
+        monkeypatch.setitem(sys.modules, module, None)  # import sklearn raises ImportError
+    secrets = Secrets(port=8765)
+    app = create_app(secrets, opener=lambda: Memory(clustered_home))
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+        page = client.get("/topics", params={"token": secrets.token})
+    assert page.status_code == 200, page.text[:500]
+    assert page.text.count('class="pt"') == 16 and "belong to no topic" in page.text
