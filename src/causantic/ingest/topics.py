@@ -131,7 +131,11 @@ def maintain_topics(
     threshold = config.recluster_after_new_chunks
     if threshold and total >= config.min_cluster_size * 2 and total - last >= threshold:
         report = recluster(store, index, config)
-        return f"reclustered: {counted(report.clusters, 'topic')} over {counted(report.clustered_chunks, 'chunk')}"
+        total = report.clustered_chunks + report.noise_chunks
+        return (
+            f"reclustered: {counted(report.clusters, 'topic')} over {report.clustered_chunks:,} of "
+            f"{counted(total, 'chunk')}, {report.noise_chunks:,} in none"
+        )
     if not store.cluster_rows(index.model_id):  # nothing to join: say when topics will form
         when = f"after {counted(threshold, 'new embedded chunk')} ({total - last:,} so far) or " if threshold else ""
         return f"none yet: they form {when}with `causantic cluster`"
