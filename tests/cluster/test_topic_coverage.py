@@ -123,3 +123,14 @@ def test_the_topics_page_draws_its_map_where_scikit_learn_is_not_installed(
         page = client.get("/topics", params={"token": secrets.token})
     assert page.status_code == 200, page.text[:500]
     assert page.text.count('class="pt"') == 16 and "belong to no topic" in page.text
+
+
+def test_an_ingest_that_reclusters_says_how_many_chunks_are_in_no_topic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_session(tmp_path / "projects", "/work/webapp", "aaaaaaaa-0000-4000-8000-000000000005", LOGIN + ODD)
+    write_session(tmp_path / "projects", "/work/accounts", "aaaaaaaa-0000-4000-8000-000000000006", LOGOUT)
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CAUSANTIC_CLUSTERING_RECLUSTER_AFTER_NEW_CHUNKS", "10")
+    report = json.loads(_causantic("batch-ingest", str(tmp_path / "projects"), "--json"))
+    assert report["topics"] == "reclustered: 2 topics over 16 of 18 chunks, 2 in none"
