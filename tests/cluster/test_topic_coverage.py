@@ -104,25 +104,47 @@ def test_a_topic_without_words_is_not_named_after_another_topic_s_number(
     assert [t["label"] for t in unnamed] == ["unnamed topic"], topics
 
 
-def test_the_topics_page_draws_its_map_where_scikit_learn_is_not_installed(
-    clustered_home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Team memory clustered by a teammate has topics for a member whose install left the topics
-    # extra out: the page must still draw them (it used to fail with an error page).
+def _topics_page(home: Path) -> tuple[int, str]:
+    """The dashboard's /topics over ``home`` (in-process): its status and page."""
     from starlette.testclient import TestClient
 
     from causantic.dashboard.app import create_app
     from causantic.dashboard.security import Secrets
     from causantic.facade import Memory
 
-    for module in ("sklearn", "sklearn.decomposition"):
-        monkeypatch.setitem(sys.modules, module, None)  # import sklearn raises ImportError
     secrets = Secrets(port=8765)
-    app = create_app(secrets, opener=lambda: Memory(clustered_home))
+    app = create_app(secrets, opener=lambda: Memory(home))
     with TestClient(app, base_url="http://127.0.0.1:8765") as client:
         page = client.get("/topics", params={"token": secrets.token})
-    assert page.status_code == 200, page.text[:500]
-    assert page.text.count('class="pt"') == 16 and "belong to no topic" in page.text
+    return page.status_code, page.text
+
+
+def test_the_topics_page_draws_its_map_where_scikit_learn_is_not_installed(
+    clustered_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Team memory clustered by a teammate has topics for a member whose install left the topics
+    # extra out: the page must still draw them (it used to fail with an error page).
+    for module in ("sklearn", "sklearn.decomposition"):
+        monkeypatch.setitem(sys.modules, module, None)  # import sklearn raises ImportError
+    status, page = _topics_page(clustered_home)
+    assert status == 200, page[:500]
+    assert page.count('class="pt"') == 16 and "belong to no topic" in page
+
+
+def test_a_forgotten_project_s_topics_leave_the_counts_and_the_topics_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_session(tmp_path / "projects", "/work/webapp", "aaaaaaaa-0000-4000-8000-000000000007", LOGIN + ODD)
+    write_session(tmp_path / "projects", "/work/accounts", "aaaaaaaa-0000-4000-8000-000000000008", LOGOUT)
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    _causantic("batch-ingest", str(tmp_path / "projects"))
+    _causantic("cluster")
+    assert json.loads(_causantic("stats", "--json"))["clusters"] == 2
+    _causantic("forget", "accounts", "--yes")
+    assert json.loads(_causantic("stats", "--json"))["clusters"] == 1
+    status, page = _topics_page(tmp_path / "home")
+    assert status == 200 and "<h2>1 topic</h2>" in page  # one, said in the singular
+    assert "logout" not in page and '<td class="num">0</td>' not in page
 
 
 def test_an_ingest_that_reclusters_says_how_many_chunks_are_in_no_topic(

@@ -675,7 +675,10 @@ class SqlStore(ABC):
         """(id, label, size) of every topic of ``model``, largest first, from the topics table alone."""
         return [
             (r[0], r[1], r[2])
-            for r in self._rows("SELECT id, label, size FROM clusters WHERE model = ? ORDER BY size DESC, id", (model,))
+            # A topic whose chunks were all forgotten (size 0) is gone for the reader until the next recluster.
+            for r in self._rows(
+                "SELECT id, label, size FROM clusters WHERE model = ? AND size > 0 ORDER BY size DESC, id", (model,)
+            )
         ]
 
     # ---- metadata -------------------------------------------------------------------------
