@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from causantic.retrieval.browse import Overview, SessionView, Timeline, TopicSize
     from causantic.retrieval.episodes import EpisodeAnswer
     from causantic.retrieval.forget import ForgetResult
-    from causantic.retrieval.listing import HeldTwice, ProjectSummary, SessionList, TopicSummary
+    from causantic.retrieval.listing import HeldTwice, ProjectSummary, SessionList, TopicCoverage, TopicSummary
     from causantic.retrieval.output import EmbedOut, IngestOut, IngestRunningOut, StatsOut
     from causantic.retrieval.reconstruct import Reconstruction
     from causantic.retrieval.search import SearchRequest, SearchResult
@@ -575,6 +575,24 @@ class Memory:
         from causantic.retrieval.listing import list_topics
 
         return self._topics_of_every_store(lambda s: list_topics(s.store, s.vectors.model_id, project))
+
+    def topic_coverage(self, project: str | None = None) -> TopicCoverage:
+        """How many chunks (of ``project`` when given) there are and how many are in a topic; beside
+        team memory, both stores' together."""
+        from causantic.retrieval.listing import TopicCoverage, topic_coverage
+
+        found: list[TopicCoverage] = []
+        missing: list[ProjectNotFound] = []
+        for s in self._every_store().values():
+            try:
+                found.append(topic_coverage(s.store, s.vectors.model_id, project))
+            except ProjectNotFound as exc:  # a project lives in one of the two stores
+                missing.append(exc)
+        if not found:
+            raise missing[0]
+        return TopicCoverage(
+            sum(c.chunks for c in found), sum(c.in_topics for c in found), any(c.clustered for c in found)
+        )
 
     # ---- browsing (the dashboard's pages) --------------------------------------------------
 

@@ -89,9 +89,7 @@ def test_a_cluster_without_usable_terms_gets_an_empty_label() -> None:
 
 def test_tokenize_drops_home_folders_user_names_and_top_level_domains() -> None:
     assert tokenize("/home/alex/projects/app.js and /Users/dain/workspace/site see pris.ly/d/client") == [
-        "projects",
         "app.js",
-        "workspace",
         "site",
         "pris",
         "client",
@@ -113,3 +111,22 @@ def test_tool_acknowledgements_lend_no_label_their_filler() -> None:
         "[Result:Edit] The file /src/app.js has been updated successfully."
     )
     assert not {"successfully", "ensure", "proceed", "applicable", "continue"} & set(tokenize(ack))
+
+
+def test_a_label_names_no_folder_that_only_says_where_code_sits() -> None:
+    # Every session of a project reads files under ~/projects/<name>/ and writes to /tmp: those
+    # folders named the largest topic of the real corpus ("spotter, spotter_web, projects").
+    spotter = [
+        f"[Tool:Edit] /home/USER/projects/spotter/lib/spotter_web/live/session_live_{n}.ex\n"
+        f"[Result:Bash] wrote /tmp/spotter_{n}.log; node_modules/phoenix/priv/static/phoenix.js rebuilt"
+        for n in range(6)
+    ]
+    other = ["[User]\nThe docker compose stack fails: postgres is unhealthy"] * 3
+    terms = cluster_terms({"spotter": spotter, "docker": other}, terms=8)["spotter"]
+    assert "spotter_web" in terms
+    assert not {"projects", "tmp", "node_modules", "lib", "home"} & set(terms), terms
+    assert "projects" in tokenize("Which projects use phoenix?")  # the word itself stays
+
+
+def test_a_word_cut_short_by_truncation_is_no_term() -> None:
+    assert tokenize("the telemetry note says This ma …[truncated]") == ["telemetry", "note", "says"]

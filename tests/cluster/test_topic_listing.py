@@ -66,7 +66,8 @@ def test_topics_list_their_projects_as_names_for_scripts(topics_home: Path, monk
 def test_piped_the_table_is_aligned_and_names_are_apart(topics_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     topics = json.loads(_clusters(topics_home, monkeypatch, "--json"))["topics"]
     shared = next(t for t in topics if len(t["projects"]) >= 2)
-    lines = _clusters(topics_home, monkeypatch).splitlines()
+    *lines, left_out = _clusters(topics_home, monkeypatch).splitlines()
+    assert left_out.endswith("belong to no topic.")  # said once, under the table
     assert ", ".join(shared["projects"]) in next(ln for ln in lines if ln.startswith(f"{shared['id']:>3} "))
     # Every column rule at the same place on every row: one line a topic, no row folded.
     rules = {tuple(m.start() for m in re.finditer("[┃│╇]", ln)) for ln in lines if "━" not in ln}

@@ -516,7 +516,11 @@ def test_topics_of_both_stores_are_listed_labelled_by_where_they_live_in_the_cli
     assert text.exit_code == 0, text.output
     rows = {line.split("│")[1].strip(): line for line in text.output.splitlines() if "redirect" in line}
     assert "team memory" in rows["safari cookie redirect"] and "local (unshared)" in rows["private redirect notes"]
-    listed = json.loads(CliRunner().invoke(cli, ["clusters", "--json"], env=env).output)["topics"]
+    everything = json.loads(CliRunner().invoke(cli, ["clusters", "--json"], env=env).output)
+    listed = everything["topics"]
+    # Both stores' chunks are counted, those in a topic and those in none.
+    stats = json.loads(CliRunner().invoke(cli, ["stats", "--json"], env=env).output)
+    assert everything["chunks"] == stats["chunks"] == everything["in_no_topic"] + sum(t["size"] for t in listed)
     assert {(t["label"], t["store"]) for t in listed} == {
         ("safari cookie redirect", "team"),
         ("private redirect notes", "local"),

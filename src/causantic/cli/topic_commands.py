@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from causantic.cli.options import project_option
 from causantic.cli.output import STORE_LABELS, console, domain_errors, emit_json, json_option, table
 from causantic.facade import Memory
 from causantic.retrieval.format import counted, when
+from causantic.retrieval.listing import TopicCoverage, in_no_topic_line, no_topics_line
 from causantic.retrieval.output import ClusterOut, topics_out
+
+if TYPE_CHECKING:
+    from causantic.ingest.topics import ClusterReport
 
 
 @click.command("cluster")
@@ -19,6 +25,7 @@ def cluster_command(as_json: bool) -> None:
     Example: causantic cluster
     """
     with domain_errors(), Memory() as memory:
+        smallest = memory.config.clustering.min_cluster_size
         if as_json:
             report = memory.recluster()
         else:
@@ -27,10 +34,20 @@ def cluster_command(as_json: bool) -> None:
     if as_json:
         emit_json(ClusterOut.model_validate(report, from_attributes=True))
         return
-    console.print(
-        f"{counted(report.clusters, 'topic')} over {counted(report.clustered_chunks, 'chunk')} "
-        f"({report.noise_chunks:,} left as noise, {counted(report.kept_identities, 'topic')} continued) "
-        f"in {report.seconds:.1f} s."
+    _say(_clustered(report, smallest))
+
+
+def _clustered(report: ClusterReport, smallest: int) -> str:
+    total = report.clustered_chunks + report.noise_chunks
+    took = f"Took {report.seconds:.1f} s."
+    if not total:
+        return "No embedded chunks to cluster yet: run `causantic batch-ingest` first."
+    if not report.clusters:
+        return no_topics_line(TopicCoverage(total, 0, clustered=True), smallest)
+    kept = f" {report.kept_identities:,} of them kept their ids from the last run." if report.kept_identities else ""
+    return (
+        f"{counted(report.clusters, 'topic')} over {report.clustered_chunks:,} of {counted(total, 'embedded chunk')}; "
+        f"{report.noise_chunks:,} ({report.noise_chunks / total:.0%}) belong to no topic.{kept} {took}"
     )
 
 
@@ -44,11 +61,13 @@ def clusters_command(project: str | None, as_json: bool) -> None:
     """
     with domain_errors(), Memory() as memory:
         topics = memory.topics(project)
+        coverage = memory.topic_coverage(project)
+        smallest = memory.config.clustering.min_cluster_size
     if as_json:
-        emit_json(topics_out(topics))
+        emit_json(topics_out(topics, coverage))
         return
     if not topics:
-        click.echo("No topics yet. They appear after `causantic cluster` (or a batch ingest with enough chunks).")
+        _say(no_topics_line(coverage, smallest))
         return
     # Beside team memory each store numbers its own topics: the memory column says where each lives.
     stores = any(t.store for t in topics)
@@ -77,6 +96,12 @@ def clusters_command(project: str | None, as_json: bool) -> None:
             for t in topics
         ],
     )
+    _say(in_no_topic_line(coverage))
+
+
+def _say(sentence: str) -> None:
+    """A sentence wrapped between words to the terminal (60 columns included); whole when piped."""
+    console.print(sentence, markup=False, highlight=False)
 
 
 COMMANDS = [cluster_command, clusters_command]

@@ -38,10 +38,18 @@ from causantic.cluster.geometry import (  # noqa: E402
     normalise,
 )
 from causantic.cluster.identity import carry_over  # noqa: E402
-from causantic.cluster.labels import cluster_labels, cluster_terms, tokenize  # noqa: E402
+from causantic.cluster.labels import (  # noqa: E402
+    STEADY_TERMS,
+    cluster_labels,
+    cluster_terms,
+    scored_terms,
+    steady_label,
+    tokenize,
+)
 
 __all__ = [
     "NOISE",
+    "STEADY_TERMS",
     "TOPICS_HINT",
     "angular_distance",
     "angular_distances",
@@ -52,6 +60,8 @@ __all__ = [
     "cluster_terms",
     "cluster_vectors",
     "normalise",
+    "scored_terms",
+    "steady_label",
     "tokenize",
     "topics_available",
 ]

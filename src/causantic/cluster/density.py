@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from causantic.cluster.geometry import NOISE, normalise
+from causantic.cluster.geometry import NOISE, normalise, principal_components
 
 if TYPE_CHECKING:
     import numpy as np
@@ -115,7 +115,7 @@ def nearest_neighbours(matrix: NDArray[np.float32], k: int) -> tuple[NDArray[np.
     k = min(k, n - 1)
     project = n > PROJECT_ABOVE and dims > CANDIDATE_DIMS
     wanted = min(max(CANDIDATES, k) + 1, n) if project else k + 1
-    search = _project(matrix, CANDIDATE_DIMS) if project else matrix
+    search = principal_components(matrix, CANDIDATE_DIMS) if project else matrix
     candidates = NearestNeighbors(n_neighbors=wanted, algorithm="brute").fit(search)
     _, candidate_ids = candidates.kneighbors(search)
 
@@ -138,17 +138,6 @@ def nearest_neighbours(matrix: NDArray[np.float32], k: int) -> tuple[NDArray[np.
     # Near-ties between float32 cosines can leave a row slightly out of order in float64.
     order = np.argsort(distances, axis=1, kind="stable")
     return np.take_along_axis(indices, order, axis=1), np.take_along_axis(distances, order, axis=1)
-
-
-def _project(matrix: NDArray[np.float32], dims: int) -> NDArray[np.float32]:
-    """The centred rows on their top ``dims`` principal axes (eigenvectors of the covariance)."""
-    import numpy as np
-
-    centred = matrix - matrix.mean(axis=0, dtype=np.float64).astype(np.float32)
-    covariance = centred.T.astype(np.float64) @ centred.astype(np.float64)
-    _, vectors = np.linalg.eigh(covariance)
-    axes = vectors[:, ::-1][:, :dims].astype(np.float32)
-    return np.ascontiguousarray(centred @ axes)
 
 
 def _symmetric_graph(neighbours: NDArray[np.int64], distances: NDArray[np.float64]) -> sp.csr_matrix:

@@ -85,3 +85,15 @@ def assign_new(
     close = distances[np.arange(matrix.shape[0]), nearest] < threshold
     labels[close] = keys[nearest[close]]
     return labels
+
+
+def principal_components(matrix: NDArray[np.float32], dims: int) -> NDArray[np.float32]:
+    """The centred rows on their top ``dims`` principal axes (eigenvectors of the covariance): PCA
+    with numpy alone, for the neighbour search of large clusterings and the dashboard's topic map."""
+    import numpy as np
+
+    centred = matrix - matrix.mean(axis=0, dtype=np.float64).astype(np.float32)
+    covariance = centred.T.astype(np.float64) @ centred.astype(np.float64)
+    _, vectors = np.linalg.eigh(covariance)
+    axes = vectors[:, ::-1][:, :dims].astype(np.float32)
+    return np.ascontiguousarray(centred @ axes)

@@ -2,7 +2,8 @@
 
 HDBSCAN numbers its clusters afresh on every run, so a topic the user has seen as cluster 12 could
 come back as cluster 3. :func:`carry_over` decides which new clusters are the old ones continued; the
-caller then copies the old id, name and label onto them and gives every other new cluster a new id.
+caller then copies the old id onto them (and the old label while it still fits:
+:func:`causantic.cluster.labels.steady_label`) and gives every other new cluster a new id.
 
 The rule is a majority, one-to-one: a new cluster inherits an old identity only when more than half
 of its members were members of that one old cluster; when an old cluster split, only the new part

@@ -23,6 +23,7 @@ from causantic.home import is_team_memory
 from causantic.retrieval import browse
 from causantic.retrieval.forget import ForgetResult, nothing_to_forget, others_note
 from causantic.retrieval.format import counted, hits_summary
+from causantic.retrieval.listing import in_no_topic_line, no_topics_line
 from causantic.retrieval.prompt_report import PROMPTS_HEADING, added_text, explain_prompt, recent_prompts
 from causantic.runs import PROMPT_HOOK, HookRun, read_status
 
@@ -32,6 +33,8 @@ SEARCH_KINDS = ("search", "recall", "predict")
 TOPICS_LISTED = 150  # the largest topics get a row; every topic is on the map
 MAP_LABELS = 40  # the largest topics are candidates for a label on the map (those that do not overlap)
 MAP_WIDTH, MAP_HEIGHT, MAP_COLOURS = 600, 400, 12  # the topic map's SVG box and palette (style.css)
+MAP_LABEL_CHARS = 28  # a label on the map: its first terms within this many characters
+MAP_CHAR_WIDTH = 6.6  # about the width of a character of a map label (11 px, semi-bold) in SVG units
 ONLY_MINE = "“Only my chunks”"  # the forget page's switch, as the others note names it
 
 
@@ -294,16 +297,42 @@ def _topics(memory: Memory) -> dict[str, Any]:
         )
     )
     names = [
-        (
-            _topic_link(t.topic_id, t.store),
-            round(t.x * MAP_WIDTH, 1),
-            round(MAP_HEIGHT - t.y * MAP_HEIGHT, 1),
-            t.label[:28],
-        )
+        (_topic_link(t.topic_id, t.store), *_placed(_map_label(t.label), t.x), round(MAP_HEIGHT - t.y * MAP_HEIGHT, 1))
         for t in _unclashing(drawn.topics[:MAP_LABELS] if drawn else [])
     ]
     stores = any(t.store for t in found)
-    return {"topics": found, "dots": dots, "names": names, "colour": colour, "listed": TOPICS_LISTED, "stores": stores}
+    coverage = memory.topic_coverage()
+    return {
+        "topics": found,
+        "dots": dots,
+        "names": names,
+        "colour": colour,
+        "listed": TOPICS_LISTED,
+        "stores": stores,
+        "left_out": in_no_topic_line(coverage),
+        "no_topics": no_topics_line(coverage, memory.config.clustering.min_cluster_size),
+    }
+
+
+def _map_label(label: str) -> str:
+    """A topic's label on the map: its first terms that fit :data:`MAP_LABEL_CHARS`, whole."""
+    if len(label) <= MAP_LABEL_CHARS:
+        return label
+    terms = label.split(", ")
+    while len(terms) > 1 and len(", ".join(terms)) > MAP_LABEL_CHARS:
+        terms.pop()
+    return ", ".join(terms)[:MAP_LABEL_CHARS]
+
+
+def _placed(label: str, x: float) -> tuple[str, float, str]:
+    """(label, x, text-anchor) keeping the label inside the map: centred on its topic, else pushed
+    against the edge it would cross."""
+    centre, half = x * MAP_WIDTH, len(label) * MAP_CHAR_WIDTH / 2
+    if centre - half < 0:
+        return label, round(max(centre, 0.0), 1), "start"
+    if centre + half > MAP_WIDTH:
+        return label, round(min(centre, MAP_WIDTH), 1), "end"
+    return label, round(centre, 1), "middle"
 
 
 def _topic_link(topic_id: int, store: str | None) -> str:

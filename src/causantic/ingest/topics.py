@@ -22,6 +22,7 @@ from causantic.wording import counted
 
 _LABEL_SAMPLE = 60  # member texts per topic read for its label (nearest the centroid first)
 _META_LAST_COUNT = "clustered_vectors"
+UNNAMED = "unnamed topic"  # a topic whose texts hold no word worth a label (numbers, ids, markers only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,12 +43,14 @@ def recluster(
     import numpy as np
 
     from causantic.cluster import (
+        STEADY_TERMS,
         TOPICS_HINT,
         angular_distances,
         carry_over,
         centroids,
-        cluster_labels,
         cluster_vectors,
+        scored_terms,
+        steady_label,
         topics_available,
     )
 
@@ -68,14 +71,18 @@ def recluster(
         members[label] = [(ids[member_rows[i]], float(distances[i])) for i in order]
     say("labelling topics")
     texts = store.chunk_texts([cid for group in members.values() for cid, _ in group[:_LABEL_SAMPLE]])
-    names = cluster_labels(
-        {label: [texts[c] for c, _ in group[:_LABEL_SAMPLE] if c in texts] for label, group in members.items()}
+    scored = scored_terms(
+        {label: [texts[c] for c, _ in group[:_LABEL_SAMPLE] if c in texts] for label, group in members.items()},
+        terms=STEADY_TERMS,
     )
     inherited = carry_over(
         store.cluster_members(index.model_id), {label: {c for c, _ in group} for label, group in members.items()}
     )
+    # A continuing topic keeps its name while its terms still describe it (labels.steady_label).
+    previous = {r.id: r.label for r in store.cluster_rows(index.model_id)}
+    names = {label: steady_label(previous.get(inherited.get(label, -1), ""), scored[label]) for label in members}
     rows = [
-        (inherited.get(label), names.get(label) or f"topic {label}", centres[label].astype(np.float32).tobytes(), group)
+        (inherited.get(label), names[label] or UNNAMED, centres[label].astype(np.float32).tobytes(), group)
         for label, group in sorted(members.items())
     ]
     store.replace_clusters(index.model_id, rows)
@@ -124,7 +131,11 @@ def maintain_topics(
     threshold = config.recluster_after_new_chunks
     if threshold and total >= config.min_cluster_size * 2 and total - last >= threshold:
         report = recluster(store, index, config)
-        return f"reclustered: {counted(report.clusters, 'topic')} over {counted(report.clustered_chunks, 'chunk')}"
+        total = report.clustered_chunks + report.noise_chunks
+        return (
+            f"reclustered: {counted(report.clusters, 'topic')} over {report.clustered_chunks:,} of "
+            f"{counted(total, 'chunk')}, {report.noise_chunks:,} in none"
+        )
     if not store.cluster_rows(index.model_id):  # nothing to join: say when topics will form
         when = f"after {counted(threshold, 'new embedded chunk')} ({total - last:,} so far) or " if threshold else ""
         return f"none yet: they form {when}with `causantic cluster`"

@@ -12,6 +12,7 @@ from causantic.errors import ProjectNotFound
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import Project, TopicTotals
 from causantic.transcripts import without_injected
+from causantic.wording import counted
 
 KNOWN_SHOWN = 10  # project names an unknown-project error lists
 _ROLE_MARKER = re.compile(r"\[(User|Assistant|Tool:[^\]\n]*|Result:[^\]\n]*)\]\n?")
@@ -141,6 +142,44 @@ TopicSummary = TopicTotals
 def list_topics(store: MemoryStoreProtocol, model: str, project: str | None = None) -> list[TopicSummary]:
     project_id = resolve_project(store, project).id if project else None
     return store.cluster_summaries(model, project_id)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicCoverage:
+    """How much of memory (or of one project) a topic list covers: HDBSCAN leaves chunks that fit no
+    dense group in no topic, and a list of topics alone would hide how many."""
+
+    chunks: int
+    in_topics: int
+    clustered: bool  # a clustering has run (else no topics only means none were made yet)
+
+    @property
+    def in_no_topic(self) -> int:
+        return self.chunks - self.in_topics
+
+
+def topic_coverage(store: MemoryStoreProtocol, model: str, project: str | None = None) -> TopicCoverage:
+    project_id = resolve_project(store, project).id if project else None
+    chunks, in_topics = store.topic_coverage(model, project_id)
+    return TopicCoverage(chunks, in_topics, store.meta_value("clustered_at") is not None)
+
+
+def in_no_topic_line(coverage: TopicCoverage) -> str:
+    """The chunks the list leaves out, said plainly (HDBSCAN puts what fits no dense group in none)."""
+    share = f" ({coverage.in_no_topic / coverage.chunks:.0%})" if coverage.chunks else ""
+    return f"{coverage.in_no_topic:,} of {counted(coverage.chunks, 'chunk')}{share} belong to no topic."
+
+
+def no_topics_line(coverage: TopicCoverage, smallest: int) -> str:
+    """Why a topic list is empty: never clustered, nothing to cluster, or no group dense enough."""
+    if not coverage.clustered:
+        return "No topics yet. They appear after `causantic cluster` (or a batch ingest with enough chunks)."
+    if not coverage.chunks:
+        return "No topics: memory holds no chunks yet. Run `causantic batch-ingest`, then `causantic cluster`."
+    return (
+        f"No topics: a topic needs at least {smallest} alike chunks (clustering.minClusterSize), and the "
+        f"last clustering found no such group among {counted(coverage.chunks, 'chunk')}."
+    )
 
 
 def stats(store: MemoryStoreProtocol) -> dict[str, object]:

@@ -18,7 +18,7 @@ from causantic.ingest_runs import IngestRun, running_text
 from causantic.retrieval.episodes import EpisodeAnswer
 from causantic.retrieval.forget import ForgetResult, preview_line
 from causantic.retrieval.format import WEAK_RELEVANCE, weak_count
-from causantic.retrieval.listing import ProjectSummary, SessionList, SessionSummary, TopicSummary
+from causantic.retrieval.listing import ProjectSummary, SessionList, SessionSummary, TopicCoverage, TopicSummary
 from causantic.retrieval.reconstruct import Reconstruction
 from causantic.retrieval.search import SearchResult
 from causantic.store.records import StoredChunk
@@ -224,6 +224,10 @@ class TopicInfo(Out):
 
 class TopicsOut(Out):
     topics: list[TopicInfo]
+    chunks: int = Field(description="Chunks in memory (in the project, when one was named).")
+    in_no_topic: int = Field(
+        description="Of those, the chunks in no topic: HDBSCAN leaves what fits no dense group as noise."
+    )
 
 
 class EdgeCounts(Out):
@@ -347,8 +351,12 @@ def sessions_out(listing: SessionList) -> SessionsOut:
     )
 
 
-def topics_out(topics: list[TopicSummary]) -> TopicsOut:
-    return TopicsOut(topics=[TopicInfo.model_validate(t, from_attributes=True) for t in topics])
+def topics_out(topics: list[TopicSummary], coverage: TopicCoverage) -> TopicsOut:
+    return TopicsOut(
+        topics=[TopicInfo.model_validate(t, from_attributes=True) for t in topics],
+        chunks=coverage.chunks,
+        in_no_topic=coverage.in_no_topic,
+    )
 
 
 def forget_out(result: ForgetResult) -> ForgetOut:

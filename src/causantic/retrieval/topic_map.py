@@ -1,7 +1,8 @@
 """A 2-D map of memory: topic members projected onto their first two principal components.
 
-PCA (scikit-learn) runs on a fixed-seed sample of clustered chunks, at most :data:`SAMPLE_SIZE`, so
-the map costs the same at 10k or 1M chunks. The result is cached in one JSON file keyed by the
+PCA (numpy alone: team memory clustered elsewhere has topics to draw where scikit-learn is not
+installed) runs on a fixed-seed sample of clustered chunks, at most :data:`SAMPLE_SIZE`, so the map
+costs the same at 10k or 1M chunks. The result is cached in one JSON file keyed by the
 clustering it was drawn from (when it ran, and the topics' sizes): a page view reads the cache; a
 recluster or new members make the next view recompute it. Coordinates are scaled to 0..1.
 
@@ -106,10 +107,11 @@ def _compute(sources: Sequence[MapSource], key: str) -> TopicMap:
     if len(pairs) < 3:
         return TopicMap(key, [], [])
     import numpy as np
-    from sklearn.decomposition import PCA
+
+    from causantic.cluster.geometry import principal_components
 
     matrix = np.stack([found[(name, chunk_id)] for name, chunk_id, _ in pairs])
-    xy = PCA(n_components=2, random_state=_SEED).fit_transform(matrix)
+    xy = principal_components(matrix, 2)
     low, high = xy.min(axis=0), xy.max(axis=0)
     xy = (xy - low) / np.where(high > low, high - low, 1.0)
     points = [

@@ -658,11 +658,27 @@ class SqlStore(ABC):
         )
         return [TopicTotals(r[0], r[1], r[2], r[3], r[4], tuple(r[5].split(",")) if r[5] else ()) for r in rows]
 
+    def topic_coverage(self, model: str, project_id: int | None = None) -> tuple[int, int]:
+        """(chunks, chunks in a topic of ``model``), of one project or all: what a topic list covers."""
+        scope, params = ("WHERE c.project_id = ?", [project_id]) if project_id is not None else ("", [])
+        chunks = int(self._value(f"SELECT COUNT(*) FROM chunks c {scope}", params))
+        in_topics = int(
+            self._value(
+                "SELECT COUNT(DISTINCT m.chunk_id) FROM chunk_clusters m JOIN clusters k ON k.id = m.cluster_id"
+                f" JOIN chunks c ON c.id = m.chunk_id WHERE k.model = ?{' AND c.project_id = ?' if scope else ''}",
+                [model, *params],
+            )
+        )
+        return chunks, in_topics
+
     def topic_sizes(self, model: str) -> list[tuple[int, str, int]]:
         """(id, label, size) of every topic of ``model``, largest first, from the topics table alone."""
         return [
             (r[0], r[1], r[2])
-            for r in self._rows("SELECT id, label, size FROM clusters WHERE model = ? ORDER BY size DESC, id", (model,))
+            # A topic whose chunks were all forgotten (size 0) is gone for the reader until the next recluster.
+            for r in self._rows(
+                "SELECT id, label, size FROM clusters WHERE model = ? AND size > 0 ORDER BY size DESC, id", (model,)
+            )
         ]
 
     # ---- metadata -------------------------------------------------------------------------
