@@ -41,6 +41,17 @@ def test_an_environment_variable_reaches_a_two_word_section() -> None:
     assert config.cluster_expansion.max_siblings == 7
 
 
+def test_a_variable_set_to_nothing_counts_as_unset(tmp_path: Path) -> None:
+    """`CAUSANTIC_CLUSTER_EXPANSION_ENABLED=` stopped every command: "unable to interpret" a boolean."""
+    (tmp_path / "causantic.config.json").write_text(json.dumps({"traversal": {"maxDepth": 10}}))
+    config = load_config(
+        cwd=tmp_path,
+        environ={"CAUSANTIC_CLUSTER_EXPANSION_ENABLED": "", "CAUSANTIC_TRAVERSAL_MAX_DEPTH": " "},
+    )
+    assert config.cluster_expansion.enabled == Config().cluster_expansion.enabled
+    assert config.traversal.max_depth == 10  # the file's value stands
+
+
 def test_an_out_of_range_value_names_the_key() -> None:
     with pytest.raises(ConfigError, match="mmr_lambda|mmrLambda"):
         load_config(environ={"CAUSANTIC_RETRIEVAL_MMR_LAMBDA": "3"})

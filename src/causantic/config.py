@@ -5,7 +5,9 @@ Sources, lowest priority first (the last one wins, key by key):
 1. the defaults below;
 2. ``~/.causantic/config.json`` (or ``$CAUSANTIC_HOME/config.json``);
 3. ``./causantic.config.json`` in the working directory;
-4. ``CAUSANTIC_<SECTION>_<KEY>`` environment variables, e.g. ``CAUSANTIC_RETRIEVAL_MMR_LAMBDA=0.5``.
+4. ``CAUSANTIC_<SECTION>_<KEY>`` environment variables, e.g. ``CAUSANTIC_RETRIEVAL_MMR_LAMBDA=0.5``;
+   one set to nothing (``CAUSANTIC_RETRIEVAL_MMR_LAMBDA=``, as a shell line or a CI file leaves it)
+   counts as unset.
 
 Keys are camelCase in files (``retrieval.mmrLambda``) as in the design documents. Values are
 validated by pydantic; an invalid value raises :class:`ConfigError` naming the key and its source.
@@ -729,7 +731,7 @@ def load_config(
         if path is not None and path.is_file():
             _merge(data, _read_json(path), str(path), sources)
     for name, raw in env.items():
-        if not name.startswith("CAUSANTIC_") or name == "CAUSANTIC_HOME":
+        if not name.startswith("CAUSANTIC_") or name == "CAUSANTIC_HOME" or not raw.strip():
             continue
         key = _env_key(name)
         if key is not None:
