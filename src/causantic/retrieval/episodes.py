@@ -26,7 +26,7 @@ benchmarks can compare both.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -81,6 +81,7 @@ class EpisodeAnswer:
     episodes: tuple[Episode, ...]  # in time order
     search: SearchResult
     notes: tuple[str, ...] = ()
+    weak_left_out: int = 0  # sessions whose weak matches anchored no episode (episodes.weakAnchors off)
 
     @property
     def chunks(self) -> list[StoredChunk]:
@@ -158,21 +159,16 @@ class EpisodeBuilder:
                     episodes[joined].append(cid)
         built = self._fit(episodes, chunks, scores, set(hits), budget)
         built.sort(key=lambda e: e.start)
-        notes = tuple(search.notes)
-        if left_out:
-            left = counted(left_out, "session")
-            notes += (f"weakly related matches in {left} of other projects left out (search lists them)",)
-        return EpisodeAnswer(kind, "episodes", tuple(built), search, notes)
+        notes = tuple(search.notes) + ((weak_left_out_note(left_out),) if left_out else ())
+        return EpisodeAnswer(kind, "episodes", tuple(built), search, notes, left_out)
 
     def _anchors(self, search: SearchResult) -> tuple[list[Hit], int]:
         """The hits that may anchor an episode, best first, and how many sessions' weak matches were
-        passed over: beside a relevant hit, a weakly related one of another project anchors none
-        (``weakAnchors`` off). One of the relevant hit's own project may carry more of its story (a
-        conversation's earlier sessions: on LoCoMo, leaving those out too lost 7 points of evidence)."""
-        projects = {h.chunk.project for h in search.hits if not is_weak(h.relevance)}
-        if self.config.weak_anchors or not projects:
+        passed over (:func:`weak_aside`)."""
+        if self.config.weak_anchors:
             return list(search.hits), 0
-        anchors = [h for h in search.hits if h.chunk.project in projects or not is_weak(h.relevance)]
+        projects = relevant_projects(search.hits)
+        anchors = [h for h in search.hits if not weak_aside(h.chunk.project, h.relevance, projects)]
         told = {h.chunk.session_id for h in anchors}
         return anchors, len({h.chunk.session_id for h in search.hits} - told)
 
@@ -311,3 +307,23 @@ def _closeness(option: tuple[str, str], here: StoredChunk, others: dict[str, Sto
     else:
         distance = 0 if other.agent == here.agent else 1
     return distance, _EDGE_PREFERENCE.get(option[1], 9)
+
+
+def relevant_projects(hits: Iterable[Hit]) -> set[str]:
+    """The projects of the hits that are not weakly related (:func:`weak_aside`)."""
+    return {h.chunk.project for h in hits if not is_weak(h.relevance)}
+
+
+def weak_aside(project: str, relevance: float, relevant: set[str]) -> bool:
+    """Whether a hit (or an episode it anchors) is a weakly related match beside the story
+    (``weakAnchors`` off): weak, of another project than every relevant hit's (``relevant``, none:
+    no story to stand beside). One of a relevant hit's own project may carry more of its story (a
+    conversation's earlier sessions: on LoCoMo, leaving those out too lost 7 points of evidence)."""
+    return bool(relevant) and project not in relevant and is_weak(relevance)
+
+
+WEAK_LEFT_OUT = "weakly related matches in {} of other projects left out (search lists them)"
+
+
+def weak_left_out_note(sessions: int) -> str:
+    return WEAK_LEFT_OUT.format(counted(sessions, "session"))
