@@ -18,7 +18,9 @@ comes from search (seed 001's lesson):
    none (``episodes.weakAnchors``): in time order it would read as part of the story, and on the
    whole Claude Code corpus such episodes took half of recall's budget;
 5. the token budget goes to each session's best hit first, then to the other hits, then to
-   context nearest first; the answer lists the episodes, and their chunks, in time order.
+   context nearest first; the answer lists the episodes, and their chunks, in time order; of two
+   episodes of one session told one after the other, the later says how many of the session's
+   chunks lie between them (:attr:`Episode.span`).
 
 ``episodes.mode = "chain"`` answers with the seeds' chain walk instead (:mod:`chains`), so the
 benchmarks can compare both.
@@ -26,6 +28,7 @@ benchmarks can compare both.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
@@ -64,6 +67,9 @@ class EpisodeChunk:
 class Episode:
     chunks: tuple[EpisodeChunk, ...]  # in time order
     relevance: float  # the best hit's
+    # Where its first and last chunk stand among its session's chunks (0-based), when the answer
+    # tells another episode of the session: the chunks left out between the two are counted from it.
+    span: tuple[int, int] | None = None
 
     @property
     def tokens(self) -> int:
@@ -157,7 +163,7 @@ class EpisodeBuilder:
                 if cid not in owner:
                     owner[cid] = joined
                     episodes[joined].append(cid)
-        built = self._fit(episodes, chunks, scores, set(hits), budget)
+        built = self._placed(self._fit(episodes, chunks, scores, set(hits), budget))
         built.sort(key=lambda e: e.start)
         notes = tuple(search.notes) + ((weak_left_out_note(left_out),) if left_out else ())
         return EpisodeAnswer(kind, "episodes", tuple(built), search, notes, left_out)
@@ -280,6 +286,20 @@ class EpisodeBuilder:
             ordered = sorted(picked, key=lambda i: (chunks[i].start_time, chunks[i].turn_index, chunks[i].part))
             members = tuple(EpisodeChunk(chunks[i], scores.get(i), i in hits) for i in ordered)
             out.append(Episode(members, max(scores.get(i, 0.0) for i in picked if i in hits)))
+        return out
+
+    def _placed(self, episodes: list[Episode]) -> list[Episode]:
+        """The episodes, those of a session told in more than one with their :attr:`Episode.span`
+        (one read of the session's chunk order each)."""
+        told = Counter(e.chunks[0].chunk.session_id for e in episodes)
+        order = {s: self.store.session_chunk_ids(s) for s, n in told.items() if n > 1}
+        out: list[Episode] = []
+        for episode in episodes:
+            ids = order.get(episode.chunks[0].chunk.session_id)
+            if ids is not None and episode.chunks[0].chunk.id in ids and episode.chunks[-1].chunk.id in ids:
+                span = (ids.index(episode.chunks[0].chunk.id), ids.index(episode.chunks[-1].chunk.id))
+                episode = replace(episode, span=span)
+            out.append(episode)
         return out
 
     def _chain(self, kind: Kind, request: SearchRequest) -> EpisodeAnswer:
