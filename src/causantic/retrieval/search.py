@@ -112,7 +112,9 @@ class SearchResult:
     query_vector: np.ndarray | None = None
     below_floor: int = 0  # candidates left out for scoring under the relevance floor
     profile: QueryProfile | None = None  # the query's weighed terms, for scoring more chunks later
-    nearest: float | None = None  # cosine of the query's nearest chunk in memory; None without vectors
+    # Cosine of the query's nearest chunk in memory (with a filter, the scope's when that reaches
+    # relevance.nearestCosine already: the floor's judgement is the same); None without vectors.
+    nearest: float | None = None
 
     @property
     def nothing_relevant(self) -> bool:
@@ -376,8 +378,10 @@ class Searcher:
             return None, [], None, _ReadAhead({}, {}, {}, frozenset()), *keyword.result()
         vector = self._embed_query(query)
         matches = self._vectors().search(vector, limit=pool, project_ids=project_ids, agent=scope.agent, member=member)
-        nearby = self._vectors().search(vector, limit=1) if narrowed or member else matches
-        nearest = max((m.similarity for m in nearby), default=None)
+        nearest = max((m.similarity for m in matches), default=None)
+        if (narrowed or member) and (nearest is None or nearest < self.relevance.nearest_cosine):
+            # the scope's nearest chunk is far: is memory's? (when the scope's is near, so is memory's)
+            nearest = max((m.similarity for m in self._vectors().search(vector, limit=1)), default=nearest)
         # Keyword search usually takes longer (a long question's common words above all): meanwhile
         # this thread reads the vector matches, splits their stems (kept or, for rows written
         # before the store kept them, from the text), and reads their sessions' opening prompts,
