@@ -385,8 +385,8 @@ def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) 
                         [h.relevance for h in result.hits],
                         result.shown_relevance,
                         result.nearest,
-                        result.profile.scope_chunks if result.profile is not None else 0,
-                        result.profile.least_known() if result.profile is not None else 0,
+                        result.profile.memory.scope_chunks if result.profile is not None else 0,
+                        result.profile.memory.least_known() if result.profile is not None else 0,
                     )
                 )
     return out

@@ -499,6 +499,7 @@ class Memory:
             max_episodes=cfg.episodes.max_episodes,
             max_tokens=request.max_tokens or cfg.episodes.max_tokens,  # an answer's budget, as from one store
             notes=notes,
+            weak_anchors=cfg.episodes.weak_anchors,
         )
 
     # ---- what memory holds -----------------------------------------------------------------

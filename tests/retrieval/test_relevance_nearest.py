@@ -36,6 +36,9 @@ REAL = (
 # the session that did the work is found.
 VAGUE = "Will this get properly redacted?"
 VAGUE_SESSION = "595f7a87-dd6e-4eb7-943a-b2b009259be7"
+# A query of the coding dev set (dev018) asked of the project that made the commit: in that project's
+# few hundred chunks nothing is near it (0.31), in the whole memory something is.
+NARROWED = ("added a section about general capabilities", "devenv/cli")
 CHECK_OFF = {"relevance.nearestCosine": "-1"}
 
 pytestmark = pytest.mark.slow  # ingests real projects with their vectors (~1,000 chunks, ~40 s)
@@ -96,3 +99,25 @@ def test_a_vague_request_in_the_projects_words_finds_its_session(projects_home: 
     sessions = list(dict.fromkeys(h.chunk.session_id for h in result.hits))
     assert result.nearest is not None and result.nearest < memory.config.relevance.nearest_cosine
     assert VAGUE_SESSION in sessions[:5]
+
+
+def test_a_project_filter_never_hides_what_the_whole_memory_shows(
+    projects_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Whether a question is about memory at all is judged on the whole memory, filter or not: the
+    # project's nearest chunk alone once hid every hit the unfiltered search showed.
+    query, project = NARROWED
+    with Memory(projects_home) as memory:
+        whole = memory.search(query)
+        narrowed = memory.search(query, project=project)
+    assert whole.hits and narrowed.hits and narrowed.nearest == whole.nearest
+    assert {h.chunk.project for h in narrowed.hits} == {project}
+    monkeypatch.setenv("CAUSANTIC_HOME", str(projects_home))
+    said = CliRunner().invoke(cli, ["recall", query, "--project", project], catch_exceptions=False)
+    assert said.exit_code == 0 and not said.stdout.startswith("Nothing relevant"), said.stdout
+
+
+@pytest.mark.parametrize("query", EVERYDAY)
+def test_an_everyday_question_asked_of_one_project_is_told_nothing_relevant(projects_home: Path, query: str) -> None:
+    with Memory(projects_home) as memory:
+        assert memory.search(query, project=NARROWED[1]).nothing_relevant

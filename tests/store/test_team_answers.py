@@ -46,3 +46,48 @@ def test_a_recall_from_both_stores_keeps_the_episodes_budget(postgres_server: An
         budget = memory.config.episodes.max_tokens
     assert {c.user is None for c in answer.chunks} == {True, False}  # both stores answered
     assert 0 < answer.tokens <= budget
+
+
+WEAK_QUERY = "how did we fix the nightly billing deploy migration lock timeout"
+# Sessions that share a word or two with the question, each about something else: weak matches,
+# kept in the member's local store while the fix is in team memory.
+WEAK = {
+    "plants": ("/home/dev/garden", "the garden hose timeout on the nightly sprinkler"),
+    "bread": ("/home/dev/recipes", "the bread deploy to the farmers market ran late"),
+    "guitar": ("/home/dev/music", "the billing for the friday gig is late"),
+}
+
+
+@pytest.mark.slow
+def test_weak_matches_of_the_local_store_tell_no_episode_beside_team_memorys_story(
+    postgres_server: Any, tmp_path: Path
+) -> None:
+    """Each store applied episodes.weakAnchors alone: the local store, holding weak matches only,
+    told them as episodes beside the story team memory found."""
+    folder = tmp_path / "projects"
+    write_session(
+        folder,
+        "/home/dev/billing",
+        "f1x00000-0000-4000-8000-000000000000",
+        [
+            ("the nightly deploy of the billing service fails with a migration lock timeout", "I'll read the runner."),
+            ("what did you find", "The runner held the migration lock while old pods drained; now it waits."),
+            ("ship it", "Merged; the nightly deploy passed."),
+        ],
+    )
+    for n, (cwd, said) in enumerate(WEAK.values()):
+        turns = [("good morning", "Morning."), (said, "Noted."), ("thanks", "Sure.")]
+        write_session(folder, cwd, f"3ea{n}0000-0000-4000-8000-000000000000", turns, day=3)
+    team = {
+        "storage.backend": "postgres",
+        "storage.postgresUrl": new_database(postgres_server),
+        "team.user": "alice",
+        "team.shareProjects": ["billing"],
+    }
+    with Memory(tmp_path / "alice", overrides=team) as memory:
+        memory.ingest([folder])
+        weak = {h.chunk.project for h in memory.search(WEAK_QUERY).hits if h.chunk.user is None}
+        answer = memory.recall(WEAK_QUERY)
+    assert weak == {"garden", "recipes", "music"}  # search still lists them, from the local store
+    assert {c.project for c in answer.chunks} == {"billing"} and {c.user for c in answer.chunks} == {"alice"}
+    assert "weakly related matches in 3 sessions of other projects left out (search lists them)" in answer.notes

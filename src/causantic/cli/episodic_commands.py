@@ -32,6 +32,7 @@ from causantic.retrieval.format import (
     counted,
     episode_heading,
     episodes_heading,
+    left_out_before,
     nothing_relevant,
     shown_content,
     when,
@@ -51,6 +52,9 @@ def _print_episodes(answer: EpisodeAnswer) -> None:
         return
     line(episodes_heading(answer) + ":", "bold")
     for i, episode in enumerate(answer.episodes):
+        if gap := left_out_before(answer, i):
+            line()
+            line(gap, "dim")
         line()
         line(episode_heading(answer, i), "bold magenta")
         for j, member in enumerate(episode.chunks):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from causantic.retrieval.format import episode_match
+from causantic.retrieval.format import episode_match, left_out_before
 from causantic.wording import counted
 
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ class Step:
     new_session: bool  # the first step of an episode (pages draw a divider)
     is_hit: bool  # a search match, rather than the context around one
     match: str = ""  # the first step of an episode: how well the episode matches ("best match 43%")
+    left_out: str = ""  # the first step of an episode continuing the one before it: the session's chunks between
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,9 +40,14 @@ class Story:
 def story_of(answer: EpisodeAnswer, kind: str) -> Story:
     steps = [
         Step(
-            member.chunk, None, position == 0, member.is_hit, episode_match(episode.relevance) if position == 0 else ""
+            member.chunk,
+            None,
+            position == 0,
+            member.is_hit,
+            episode_match(episode.relevance) if position == 0 else "",
+            left_out_before(answer, index) if position == 0 else "",
         )
-        for episode in answer.episodes
+        for index, episode in enumerate(answer.episodes)
         for position, member in enumerate(episode.chunks)
     ]
     count = len(answer.episodes)

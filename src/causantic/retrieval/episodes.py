@@ -18,7 +18,9 @@ comes from search (seed 001's lesson):
    none (``episodes.weakAnchors``): in time order it would read as part of the story, and on the
    whole Claude Code corpus such episodes took half of recall's budget;
 5. the token budget goes to each session's best hit first, then to the other hits, then to
-   context nearest first; the answer lists the episodes, and their chunks, in time order.
+   context nearest first; the answer lists the episodes, and their chunks, in time order; of two
+   episodes of one session told one after the other, the later says how many of the session's
+   chunks lie between them (:attr:`Episode.span`).
 
 ``episodes.mode = "chain"`` answers with the seeds' chain walk instead (:mod:`chains`), so the
 benchmarks can compare both.
@@ -26,7 +28,8 @@ benchmarks can compare both.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -64,6 +67,9 @@ class EpisodeChunk:
 class Episode:
     chunks: tuple[EpisodeChunk, ...]  # in time order
     relevance: float  # the best hit's
+    # Where its first and last chunk stand among its session's chunks (0-based), when the answer
+    # tells another episode of the session: the chunks left out between the two are counted from it.
+    span: tuple[int, int] | None = None
 
     @property
     def tokens(self) -> int:
@@ -81,6 +87,7 @@ class EpisodeAnswer:
     episodes: tuple[Episode, ...]  # in time order
     search: SearchResult
     notes: tuple[str, ...] = ()
+    weak_left_out: int = 0  # sessions whose weak matches anchored no episode (episodes.weakAnchors off)
 
     @property
     def chunks(self) -> list[StoredChunk]:
@@ -156,23 +163,18 @@ class EpisodeBuilder:
                 if cid not in owner:
                     owner[cid] = joined
                     episodes[joined].append(cid)
-        built = self._fit(episodes, chunks, scores, set(hits), budget)
+        built = self._placed(self._fit(episodes, chunks, scores, set(hits), budget))
         built.sort(key=lambda e: e.start)
-        notes = tuple(search.notes)
-        if left_out:
-            left = counted(left_out, "session")
-            notes += (f"weakly related matches in {left} of other projects left out (search lists them)",)
-        return EpisodeAnswer(kind, "episodes", tuple(built), search, notes)
+        notes = tuple(search.notes) + ((weak_left_out_note(left_out),) if left_out else ())
+        return EpisodeAnswer(kind, "episodes", tuple(built), search, notes, left_out)
 
     def _anchors(self, search: SearchResult) -> tuple[list[Hit], int]:
         """The hits that may anchor an episode, best first, and how many sessions' weak matches were
-        passed over: beside a relevant hit, a weakly related one of another project anchors none
-        (``weakAnchors`` off). One of the relevant hit's own project may carry more of its story (a
-        conversation's earlier sessions: on LoCoMo, leaving those out too lost 7 points of evidence)."""
-        projects = {h.chunk.project for h in search.hits if not is_weak(h.relevance)}
-        if self.config.weak_anchors or not projects:
+        passed over (:func:`weak_aside`)."""
+        if self.config.weak_anchors:
             return list(search.hits), 0
-        anchors = [h for h in search.hits if h.chunk.project in projects or not is_weak(h.relevance)]
+        projects = relevant_projects(search.hits)
+        anchors = [h for h in search.hits if not weak_aside(h.chunk.project, h.relevance, projects)]
         told = {h.chunk.session_id for h in anchors}
         return anchors, len({h.chunk.session_id for h in search.hits} - told)
 
@@ -286,6 +288,20 @@ class EpisodeBuilder:
             out.append(Episode(members, max(scores.get(i, 0.0) for i in picked if i in hits)))
         return out
 
+    def _placed(self, episodes: list[Episode]) -> list[Episode]:
+        """The episodes, those of a session told in more than one with their :attr:`Episode.span`
+        (one read of the session's chunk order each)."""
+        told = Counter(e.chunks[0].chunk.session_id for e in episodes)
+        order = {s: self.store.session_chunk_ids(s) for s, n in told.items() if n > 1}
+        out: list[Episode] = []
+        for episode in episodes:
+            ids = order.get(episode.chunks[0].chunk.session_id)
+            if ids is not None and episode.chunks[0].chunk.id in ids and episode.chunks[-1].chunk.id in ids:
+                span = (ids.index(episode.chunks[0].chunk.id), ids.index(episode.chunks[-1].chunk.id))
+                episode = replace(episode, span=span)
+            out.append(episode)
+        return out
+
     def _chain(self, kind: Kind, request: SearchRequest) -> EpisodeAnswer:
         """The seeds' chain walk, shaped as one episode (or its search fallback, one per hit)."""
         if self.chain_walker is None:
@@ -311,3 +327,23 @@ def _closeness(option: tuple[str, str], here: StoredChunk, others: dict[str, Sto
     else:
         distance = 0 if other.agent == here.agent else 1
     return distance, _EDGE_PREFERENCE.get(option[1], 9)
+
+
+def relevant_projects(hits: Iterable[Hit]) -> set[str]:
+    """The projects of the hits that are not weakly related (:func:`weak_aside`)."""
+    return {h.chunk.project for h in hits if not is_weak(h.relevance)}
+
+
+def weak_aside(project: str, relevance: float, relevant: set[str]) -> bool:
+    """Whether a hit (or an episode it anchors) is a weakly related match beside the story
+    (``weakAnchors`` off): weak, of another project than every relevant hit's (``relevant``, none:
+    no story to stand beside). One of a relevant hit's own project may carry more of its story (a
+    conversation's earlier sessions: on LoCoMo, leaving those out too lost 7 points of evidence)."""
+    return bool(relevant) and project not in relevant and is_weak(relevance)
+
+
+WEAK_LEFT_OUT = "weakly related matches in {} of other projects left out (search lists them)"
+
+
+def weak_left_out_note(sessions: int) -> str:
+    return WEAK_LEFT_OUT.format(counted(sessions, "session"))

@@ -16,7 +16,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
-from causantic.retrieval.episodes import Episode, EpisodeAnswer, chunk_cost
+from causantic.retrieval.episodes import (
+    Episode,
+    EpisodeAnswer,
+    chunk_cost,
+    relevant_projects,
+    weak_aside,
+    weak_left_out_note,
+)
 from causantic.retrieval.ranking import reciprocal_rank_fusion
 from causantic.retrieval.search import EMPTY_MEMORY, Hit, SearchResult
 
@@ -66,9 +73,12 @@ def fused_episodes(
     max_episodes: int,
     max_tokens: int,
     notes: list[str],
+    weak_anchors: bool,
 ) -> EpisodeAnswer:
     """The stores' episodes, the best-ranked of both first, within ``max_episodes`` and the budget,
-    told in time order as every episodic answer is."""
+    told in time order as every episodic answer is. Beside a relevant match of either store, a
+    weakly related one of another project tells no episode (``weak_anchors`` off), as in one store's
+    answer: a store holding only weak matches told them, having no relevant match to weigh them by."""
     search = fused_search(
         {n: a.search for n, a in answers.items()}, rrf_k=rrf_k, limit=limit, max_tokens=max_tokens, notes=notes
     )
@@ -83,11 +93,29 @@ def fused_episodes(
         for episode in ranked:
             by_key.setdefault(_episode_key(episode), episode)
     fused = [by_key[key] for key, _, _ in reciprocal_rank_fusion(rankings, rrf_k)]
+    left_out = 0
+    if not weak_anchors:
+        hits = [h for a in answers.values() for h in a.search.hits]
+        projects = relevant_projects(hits)
+        fused = [e for e in fused if not weak_aside(e.chunks[0].chunk.project, e.relevance, projects)]
+        told = {h.chunk.session_id for h in hits if not weak_aside(h.chunk.project, h.relevance, projects)}
+        left_out = len({h.chunk.session_id for h in hits} - told)
     kept, _ = _packed(fused, lambda e: e.tokens, max_tokens, max_episodes)
     first = next(iter(answers.values()))
-    extra = tuple(n for a in answers.values() for n in a.notes if kept or n not in QUIET_NOTES)
+    extra = tuple(
+        n
+        for a in answers.values()
+        for n in a.notes
+        if (kept or n not in QUIET_NOTES) and not (a.weak_left_out and n == weak_left_out_note(a.weak_left_out))
+    )
+    extra += (weak_left_out_note(left_out),) if left_out else ()
     return EpisodeAnswer(
-        first.kind, first.mode, tuple(sorted(kept, key=lambda e: e.start)), search, (*notes, *dict.fromkeys(extra))
+        first.kind,
+        first.mode,
+        tuple(sorted(kept, key=lambda e: e.start)),
+        search,
+        (*notes, *dict.fromkeys(extra)),
+        left_out,
     )
 
 

@@ -252,6 +252,27 @@ def episode_heading(answer: EpisodeAnswer, index: int) -> str:
     )
 
 
+def chunks_left_out(answer: EpisodeAnswer, index: int) -> int:
+    """Chunks of the session left out between an episode and the one told before it when both are
+    of one session (0 otherwise, and when they touch or overlap: two agents' streams)."""
+    if index == 0:
+        return 0
+    earlier, later = answer.episodes[index - 1], answer.episodes[index]
+    if earlier.span is None or later.span is None:  # set only for a session told in more than one episode
+        return 0
+    if earlier.chunks[0].chunk.session_id != later.chunks[0].chunk.session_id:
+        return 0
+    return max(later.span[0] - earlier.span[1] - 1, 0)
+
+
+def left_out_before(answer: EpisodeAnswer, index: int) -> str:
+    """'… 5 chunks of this session between these episodes left out …' before an episode that
+    continues the session of the one told before it, else '': two headings of one session read as
+    one story told twice, or as if nothing happened between them."""
+    left = chunks_left_out(answer, index)
+    return f"… {counted(left, 'chunk')} of this session between these episodes left out …" if left else ""
+
+
 def episode_match(relevance: float) -> str:
     """'best match 43%', or 'best match 4%, weakly related': episodes are told in time order, not
     best first, so this says which one answers the question (the text and the dashboard say it alike)."""
@@ -276,6 +297,7 @@ def render_episodes(answer: EpisodeAnswer) -> str:
         return nothing_relevant(answer.notes)
     blocks = [episodes_heading(answer) + ":"]
     for i, episode in enumerate(answer.episodes):
+        blocks += [gap for gap in (left_out_before(answer, i),) if gap]
         blocks.append(episode_heading(answer, i))
         blocks += [
             f"{chunk_heading(answer, i, j)}\n{shown_content(member.chunk.content)}"

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from causantic.ingest_runs import IngestRun, running_text
 from causantic.retrieval.episodes import EpisodeAnswer
 from causantic.retrieval.forget import ForgetResult, preview_line
-from causantic.retrieval.format import WEAK_RELEVANCE, weak_count
+from causantic.retrieval.format import WEAK_RELEVANCE, chunks_left_out, weak_count
 from causantic.retrieval.listing import ProjectSummary, SessionList, SessionSummary, TopicCoverage, TopicSummary
 from causantic.retrieval.reconstruct import Reconstruction
 from causantic.retrieval.search import SearchResult
@@ -100,6 +100,9 @@ class EpisodeOut(Out):
     relevance: float = Field(description="The best hit's calibrated relevance, 0..1.")
     tokens: int
     chunks: list[ChunkOut]
+    left_out_before: int = Field(
+        0, description="Chunks of the session left out between the episode before (of the same session) and this one."
+    )
 
 
 class EpisodicOut(Out):
@@ -152,8 +155,9 @@ def episodic_out(query: str, answer: EpisodeAnswer, *, content: bool = False) ->
             relevance=round(e.relevance, 4),
             tokens=e.tokens,
             chunks=[chunk_out(c.chunk, c.relevance, is_hit=c.is_hit, content=content) for c in e.chunks],
+            left_out_before=chunks_left_out(answer, i),
         )
-        for e in answer.episodes
+        for i, e in enumerate(answer.episodes)
     ]
     return EpisodicOut(
         kind=answer.kind,

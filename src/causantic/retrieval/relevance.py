@@ -103,11 +103,21 @@ class QueryProfile:
 
     terms: tuple[QueryTerm, ...]
     scope_chunks: int = 0  # chunks in the searched scope
+    # The same query weighed against the whole memory, when the search is narrowed to a project or
+    # an agent: whether a question is about memory at all (its absent words, its vocabulary, the
+    # scope the near-chunk rule needs) is judged there, so a filter never hides what it keeps.
+    whole: QueryProfile | None = None
     # Σ of the terms' weights, summed once: a search measures some 400 coverages of one profile.
     total_weight: float = field(init=False, repr=False, compare=False, default=0.0)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "total_weight", sum(t.weight for t in self.terms))
+
+    @property
+    def memory(self) -> QueryProfile:
+        """The query weighed against the whole memory: what the relevance floor judges by
+        (:func:`query_absent_share`, :func:`clears_floor`), the same with a filter as without."""
+        return self.whole if self.whole is not None else self
 
     def absent_share(self, min_chunks: int, prior: float) -> float:
         """IDF-weighted share of the query's terms that no chunk in the scope holds: a question
@@ -186,7 +196,9 @@ def chunk_bulk(chunk: StoredChunk) -> float:
 
 def query_absent_share(profile: QueryProfile | None, config: RelevanceModel) -> float:
     """The query's share of words absent from memory, as the relevance model reads it."""
-    return profile.absent_share(config.absent_min_chunks, config.absent_prior) if profile is not None else 0.0
+    if profile is None:
+        return 0.0
+    return profile.memory.absent_share(config.absent_min_chunks, config.absent_prior)
 
 
 def relevance(cosine: float | None, coverage: float, bulk: float, absent: float, config: RelevanceModel) -> float:
@@ -216,21 +228,21 @@ def clears_floor(
     The relevance weighs one chunk against the query; in a large memory some chunk of thousands
     shares a rare word or two with any everyday question ("bread", "salary") and clears the floor.
     What such a question lacks is a near neighbour: ``nearest``, the best cosine of any chunk in
-    the searched scope (the vector search's first match), stays low for it while a real question
-    usually has some chunk close by. So below ``relevance.nearestCosine`` a hit is shown only on
+    memory (a project filter or not: :attr:`QueryProfile.memory`), stays low for it while a real
+    question usually has some chunk close by. So below ``relevance.nearestCosine`` a hit is shown only on
     evidence of its own, any of:
 
     - it holds ``relevance.coverageAlone`` of the query's weighed words (a chat question asked in
       the chat's own words: "When was Jon in Paris?");
     - its relevance reaches the higher ``relevance.farFloor``;
     - the query is asked in memory's own vocabulary, every word of it found in at least
-      ``relevance.knownChunks`` chunks of the scope (``known_chunks``, its least known word's), and
+      ``relevance.knownChunks`` chunks of memory (``known_chunks``, its least known word's), and
       the hit's relevance reaches ``relevance.knownFloor``. A vague request in a project's words
       ("Will this get properly redacted?") has no near chunk (0.27-0.29 in one project's or a few
       projects' memory), but memory knows each of its words well; an everyday question almost
       always holds a word memory barely knows ("standup", "colleague", "headphones").
 
-    Without vectors (``nearest`` None), in a scope of fewer than ``relevance.nearestMinChunks``
+    Without vectors (``nearest`` None), in a memory of fewer than ``relevance.nearestMinChunks``
     chunks (a store of a few sessions may hold nothing close to a question it still answers in
     part) and with no floor (0 shows everything) the relevance decides alone.
     """

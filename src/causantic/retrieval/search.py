@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -112,7 +112,9 @@ class SearchResult:
     query_vector: np.ndarray | None = None
     below_floor: int = 0  # candidates left out for scoring under the relevance floor
     profile: QueryProfile | None = None  # the query's weighed terms, for scoring more chunks later
-    nearest: float | None = None  # cosine of the query's nearest chunk in the scope; None without vectors
+    # Cosine of the query's nearest chunk in memory (with a filter, the scope's when that reaches
+    # relevance.nearestCosine already: the floor's judgement is the same); None without vectors.
+    nearest: float | None = None
 
     @property
     def nothing_relevant(self) -> bool:
@@ -190,7 +192,7 @@ class Searcher:
         # embedding and vector search, then the lookup of missing candidate vectors beside the
         # chunk lookup, then the whole-session counts beside the scoring.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="causantic-search") as helper:
-            query_vector, vector_matches, ahead, keyword_hits, profile = self._candidates(
+            query_vector, vector_matches, nearest, ahead, keyword_hits, profile = self._candidates(
                 request.query, mode, scope, pool, helper, request.user
             )
             read_ahead = ahead.chunks
@@ -207,7 +209,6 @@ class Searcher:
                 for expander in self.expanders:
                     fused = expander.expand(fused, scope, query_vector)
             vectors = {m.chunk_id: m.vector for m in vector_matches}
-            nearest = max((m.similarity for m in vector_matches), default=None)  # the query's nearest chunk
             missing = [c.chunk_id for c in fused if c.chunk_id not in vectors] if query_vector is not None else []
             fetched = helper.submit(self._vectors().vectors, missing) if missing else None
             chunks = read_ahead | self.store.get_chunks([c.chunk_id for c in fused if c.chunk_id not in read_ahead])
@@ -253,7 +254,8 @@ class Searcher:
                 else {}
             )
         floor = self.relevance.floor if request.floor is None else request.floor
-        scope_chunks, known = (profile.scope_chunks, profile.least_known()) if profile is not None else (0, 0)
+        judged = profile.memory if profile is not None else None  # the whole memory, with a filter or without
+        scope_chunks, known = (judged.scope_chunks, judged.least_known()) if judged is not None else (0, 0)
         shown = {
             cid
             for cid, (score, _, coverage) in scored.items()
@@ -337,17 +339,26 @@ class Searcher:
 
     def _candidates(
         self, query: str, mode: str, scope: SearchScope, pool: int, helper: ThreadPoolExecutor, member: str | None
-    ) -> tuple[np.ndarray | None, list[VectorMatch], _ReadAhead, list[tuple[str, float]], QueryProfile]:
-        """The query vector, the vector matches, what was read of them ahead, the keyword hits and the
-        query's weighed words. ``member`` (team memory's ``user`` filter) narrows both index
-        queries, so another member's many chunks never crowd the pool."""
+    ) -> tuple[np.ndarray | None, list[VectorMatch], float | None, _ReadAhead, list[tuple[str, float]], QueryProfile]:
+        """The query vector, the vector matches, the cosine of the query's nearest chunk in the whole
+        memory, what was read of the matches ahead, the keyword hits and the query's weighed words.
+        ``member`` (team memory's ``user`` filter) narrows both index queries, so another member's
+        many chunks never crowd the pool.
+
+        The relevance floor judges whether the question is about memory at all on the whole memory
+        (:attr:`QueryProfile.memory`, the nearest chunk), not on the searched scope: a project of a
+        few hundred chunks seldom holds a chunk near a question asked in other words, and a filter
+        hid hits the same search without it showed (the project's own among them)."""
         project_ids = list(scope.project_ids) if scope.project_ids else None
+        narrowed = bool(project_ids or scope.agent)
 
         def keyword_side() -> tuple[list[tuple[str, float]], QueryProfile]:
             # Words weighed first: the keyword search then reuses their chunk counts.
-            profile = profile_query(
-                self.store, query, project_ids=project_ids, agent=scope.agent, most_counted=self.relevance.most_counted
-            )
+            most = self.relevance.most_counted
+            profile = profile_query(self.store, query, project_ids=project_ids, agent=scope.agent, most_counted=most)
+            if narrowed:
+                whole = profile_query(self.store, query, project_ids=None, agent=None, most_counted=most)
+                profile = replace(profile, whole=whole)
             hits = (
                 []
                 if mode not in ("hybrid", "keyword-only")
@@ -364,9 +375,13 @@ class Searcher:
 
         keyword = helper.submit(keyword_side)
         if mode not in ("hybrid", "vector-only"):
-            return None, [], _ReadAhead({}, {}, {}, frozenset()), *keyword.result()
+            return None, [], None, _ReadAhead({}, {}, {}, frozenset()), *keyword.result()
         vector = self._embed_query(query)
         matches = self._vectors().search(vector, limit=pool, project_ids=project_ids, agent=scope.agent, member=member)
+        nearest = max((m.similarity for m in matches), default=None)
+        if (narrowed or member) and (nearest is None or nearest < self.relevance.nearest_cosine):
+            # the scope's nearest chunk is far: is memory's? (when the scope's is near, so is memory's)
+            nearest = max((m.similarity for m in self._vectors().search(vector, limit=1)), default=nearest)
         # Keyword search usually takes longer (a long question's common words above all): meanwhile
         # this thread reads the vector matches, splits their stems (kept or, for rows written
         # before the store kept them, from the text), and reads their sessions' opening prompts,
@@ -378,7 +393,7 @@ class Searcher:
                 chunk_bulk(chunk)  # cached: the rerank finds it done
         sessions = list(dict.fromkeys(c.session_id for c in chunks.values())) if self.config.session_context > 0 else []
         openings = self.store.session_opening_stems(sessions) if sessions else {}
-        return vector, matches, _ReadAhead(chunks, stems, openings, frozenset(sessions)), *keyword.result()
+        return vector, matches, nearest, _ReadAhead(chunks, stems, openings, frozenset(sessions)), *keyword.result()
 
     def _term_feedback(
         self,
