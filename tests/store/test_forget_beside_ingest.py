@@ -24,6 +24,7 @@ from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkScope, VectorRecord
 
 PROJECT = "/work/shop"
+BLOG = "/work/blog"
 ROUNDS = 4
 SESSIONS = 8  # forgotten at once, each round
 WORDS = ("upload", "retry", "budget", "cookie", "redirect", "cache", "deploy", "fixture", "timeout", "schema")
@@ -204,3 +205,41 @@ def test_a_clustering_that_read_chunks_forgotten_before_it_wrote_keeps_the_rest(
         services.store.add_cluster_members([(read[1], topic, 0.2), (read[3], topic, 0.3)])  # a later ingest's
         assert services.store.cluster_members("m") == {topic: {read[0], read[2], read[3]}}
         assert [r.size for r in services.store.cluster_rows("m")] == [3]
+
+
+def _two_project_file(folder: Path, first: tuple[str, str], second: tuple[str, str], turns: int) -> Path:
+    """One transcript file holding two sessions (a resumed session's file also holds the one it
+    resumed), each in its own project: ``first`` and ``second`` are (cwd, session id), in file order."""
+    paths = [
+        write_session(folder / sid, cwd, sid, _turns(n, turns), day=1 + n)
+        for n, (cwd, sid) in enumerate((first, second))
+    ]
+    both = folder / "group" / f"{second[1]}.jsonl"
+    both.parent.mkdir(parents=True, exist_ok=True)
+    both.write_text("".join(p.read_text(encoding="utf-8") for p in paths), encoding="utf-8")
+    return both
+
+
+def test_two_ingests_of_groups_whose_sessions_sit_in_two_projects_in_opposite_orders(
+    backend_config: Config, tmp_path: Path
+) -> None:
+    """Each group's transaction takes both projects' locks at its start, in id order: taken in the
+    order of the group's sessions, the group of a blog session then a shop session held the blog
+    and waited for the shop, the other held the shop and waited for the blog (``deadlock
+    detected``)."""
+    with open_services(backend_config) as first, open_services(backend_config) as second:
+        for n, cwd in enumerate((PROJECT, BLOG)):  # the shop's project first: the lower id
+            ingest_paths(
+                first, [write_session(tmp_path / "seed", cwd, _session_id(99, n), _turns(n, 2))], embed=False, workers=1
+            )
+        for round_ in range(ROUNDS):
+            ids = [_session_id(round_, n) for n in range(4)]
+            shop_then_blog = _two_project_file(tmp_path / f"r{round_}a", (PROJECT, ids[0]), (BLOG, ids[1]), 30)
+            blog_then_shop = _two_project_file(tmp_path / f"r{round_}b", (BLOG, ids[2]), (PROJECT, ids[3]), 30)
+            _assert_ran(
+                _together(
+                    lambda p=shop_then_blog: ingest_paths(first, [p], embed=False, workers=1),
+                    lambda p=blog_then_shop: ingest_paths(second, [p], embed=False, workers=1),
+                )
+            )
+            assert all(len(first.store.session_chunk_ids(s)) == 30 for s in ids)

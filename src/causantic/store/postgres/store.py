@@ -229,10 +229,10 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     ) -> tuple[list[str], int]:
         """Upsert a session and its chunks; return (ids of new chunks, number of changed chunks).
 
-        The project's write lock is taken first (:meth:`_lock_projects`), then the session row: a
+        The project's write lock is taken first (:meth:`lock_projects`), then the session row: a
         second member saving the same session waits until this transaction ends, then sees these
         chunks as existing."""
-        self._lock_projects([project.id])
+        self.lock_projects([project.id])
         self._save_session_row(project, session_id, chunks, team_name, source, title, {"member": self.member})
         chunks = self._without_forgotten(chunks)
         existing = self._existing_hashes([c.id for c in chunks])
@@ -265,11 +265,13 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             )
         return [c.id for c in new], len(changed)
 
-    def _lock_projects(self, project_ids: Iterable[int]) -> None:
+    def lock_projects(self, project_ids: Iterable[int]) -> None:
         """Hold the projects' write locks until this transaction ends (outside one, nothing is held).
 
         Every transaction that writes or deletes a project's chunks takes them before anything else,
-        in id order: an ingest's session, a forget, a superseded chunk's removal, a relink. Without
+        all at once, in id order: an ingest's session group (:func:`causantic.ingest.pipeline.lock_group`),
+        a forget, a superseded chunk's removal, a relink. Two writers taking two projects each in
+        opposite orders could deadlock. Without
         them, a forget of a project beside an ingest of one of its sessions deadlocked (each held
         rows the other's triggers needed: the session row, its stem counts, its chunks), or the
         ingest linked edges to chunks the forget had just committed away (a foreign-key violation).
@@ -281,11 +283,11 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             self._query("SELECT id FROM projects WHERE id = ANY(?) ORDER BY id FOR NO KEY UPDATE", (ids,))
 
     def _lock_projects_of(self, chunk_ids: Sequence[str]) -> None:
-        """:meth:`_lock_projects` for the projects of these chunks."""
-        self._lock_projects(self.projects_of_chunks(chunk_ids))
+        """:meth:`lock_projects` for the projects of these chunks."""
+        self.lock_projects(self.projects_of_chunks(chunk_ids))
 
     def drop_superseded(self, session_id: str, ids: Sequence[str]) -> int:
-        self._lock_projects(r[0] for r in self._rows("SELECT project_id FROM sessions WHERE id = ?", (session_id,)))
+        self.lock_projects(self.projects_of_sessions([session_id]))
         return super().drop_superseded(session_id, ids)
 
     def _owned_by_others(self, ids: Sequence[str]) -> set[str]:
@@ -362,10 +364,10 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     def session_endpoints(self, project_id: int) -> list[SessionEndpoints]:
         """As SQLite's. Read at the start of a relink transaction, it takes the project's relink lock
         until that transaction ends: two members relinking one project at once would each delete the
-        other's edges as stale. Then the project's write lock (:meth:`_lock_projects`): a forget
+        other's edges as stale. Then the project's write lock (:meth:`lock_projects`): a forget
         committed between reading the endpoints and linking them made the links point at nothing."""
         self._query("SELECT pg_advisory_xact_lock(?, ?)", (_RELINK_LOCK, project_id))
-        self._lock_projects([project_id])
+        self.lock_projects([project_id])
         return super().session_endpoints(project_id)
 
     # ---- topics ---------------------------------------------------------------------------
