@@ -208,6 +208,7 @@ class SqlStore(ABC):
         old = self._project_by_path(path)
         if old is None or old.id == into.id:
             return 0
+        self.lock_projects([old.id, into.id])
         self._query("DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE project_id = ?)", (old.id,))
         self._query("UPDATE chunks SET project_id = ? WHERE project_id = ?", (into.id, old.id))
         moved = int(self._query("UPDATE sessions SET project_id = ? WHERE project_id = ?", (into.id, old.id)).rowcount)

@@ -269,15 +269,16 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         """Hold the projects' write locks until this transaction ends (outside one, nothing is held).
 
         Every transaction that writes or deletes a project's chunks takes them before anything else,
-        all at once, in id order: an ingest's session group (:func:`causantic.ingest.pipeline.lock_group`),
-        a forget, a superseded chunk's removal, a relink. Two writers taking two projects each in
-        opposite orders could deadlock. Without
-        them, a forget of a project beside an ingest of one of its sessions deadlocked (each held
-        rows the other's triggers needed: the session row, its stem counts, its chunks), or the
-        ingest linked edges to chunks the forget had just committed away (a foreign-key violation).
-        With them, the later one waits, then reads what the earlier one committed (each statement
-        of a READ COMMITTED transaction sees the commits made before it started). The lock is the
-        project row's FOR NO KEY UPDATE: inserts referencing the project still only check it."""
+        all at once, in id order (two writers taking two projects in opposite orders could deadlock):
+        an ingest's session group (:func:`causantic.ingest.pipeline.lock_group`), a forget, a
+        superseded chunk's removal, a relink, a merge of projects (:meth:`absorb_project`), a fill of
+        old rows' text features. Without them, a forget of a project beside an ingest of one of its
+        sessions deadlocked (each held rows the other's triggers needed: the session row, its stem
+        counts, its chunks), or the ingest linked edges to chunks the forget had just committed away
+        (a foreign-key violation). With them, the later one waits, then reads what the earlier one
+        committed (each statement of a READ COMMITTED transaction sees the commits made before it
+        started). The lock is the project row's FOR NO KEY UPDATE: inserts referencing the project
+        still only check it."""
         ids = sorted(set(project_ids))
         if ids:
             self._query("SELECT id FROM projects WHERE id = ANY(?) ORDER BY id FOR NO KEY UPDATE", (ids,))
@@ -439,6 +440,9 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         if pending_only:
             return 0
         with self.atomic():
+            # Each row filled moves its session's stem counts (m006's trigger): the projects' write
+            # locks first, in id order, as every writer of chunks takes them (:meth:`lock_projects`).
+            self.lock_projects(r[0] for r in self._rows("SELECT DISTINCT project_id FROM chunks WHERE stems IS NULL"))
             return fill_text_features(self.conn)
 
     def fill_session_stems(self) -> int:
