@@ -29,6 +29,7 @@ from causantic.store.records import ChunkScope, VectorRecord
 
 PROJECT = "/work/shop"
 BLOG = "/work/blog"
+TURNS = 80  # of each session of a two-project group: its save takes long enough for the other side to start
 ROUNDS = 4
 SESSIONS = 8  # forgotten at once, each round
 WORDS = ("upload", "retry", "budget", "cookie", "redirect", "cache", "deploy", "fixture", "timeout", "schema")
@@ -224,13 +225,16 @@ def _two_project_file(folder: Path, first: tuple[str, str], second: tuple[str, s
     return both
 
 
+@pytest.mark.parametrize("workers", [1, 2])
 def test_two_ingests_of_groups_whose_sessions_sit_in_two_projects_in_opposite_orders(
-    backend_config: Config, tmp_path: Path
+    backend_config: Config, tmp_path: Path, workers: int
 ) -> None:
     """Each group's transaction takes both projects' locks at its start, in id order: taken in the
     order of the group's sessions, the group of a blog session then a shop session held the blog
     and waited for the shop, the other held the shop and waited for the blog (``deadlock
-    detected``)."""
+    detected``). One worker: the groups are planned by the writing process, their chunks saved as
+    they are made; two: planned in worker processes (a second group each, so there are workers),
+    then written."""
     with open_services(backend_config) as first, open_services(backend_config) as second:
         for n, cwd in enumerate((PROJECT, BLOG)):  # the shop's project first: the lower id
             ingest_paths(
@@ -238,15 +242,18 @@ def test_two_ingests_of_groups_whose_sessions_sit_in_two_projects_in_opposite_or
             )
         for round_ in range(ROUNDS):
             ids = [_session_id(round_, n) for n in range(4)]
-            shop_then_blog = _two_project_file(tmp_path / f"r{round_}a", (PROJECT, ids[0]), (BLOG, ids[1]), 30)
-            blog_then_shop = _two_project_file(tmp_path / f"r{round_}b", (BLOG, ids[2]), (PROJECT, ids[3]), 30)
+            shop_then_blog = [_two_project_file(tmp_path / f"r{round_}a", (PROJECT, ids[0]), (BLOG, ids[1]), TURNS)]
+            blog_then_shop = [_two_project_file(tmp_path / f"r{round_}b", (BLOG, ids[2]), (PROJECT, ids[3]), TURNS)]
+            if workers > 1:
+                shop_then_blog.append(write_session(tmp_path / "extra", PROJECT, _session_id(round_, 4), _turns(4, 1)))
+                blog_then_shop.append(write_session(tmp_path / "extra", BLOG, _session_id(round_, 5), _turns(5, 1)))
             _assert_ran(
                 _together(
-                    lambda p=shop_then_blog: ingest_paths(first, [p], embed=False, workers=1),
-                    lambda p=blog_then_shop: ingest_paths(second, [p], embed=False, workers=1),
+                    lambda p=shop_then_blog: ingest_paths(first, p, embed=False, workers=workers),
+                    lambda p=blog_then_shop: ingest_paths(second, p, embed=False, workers=workers),
                 )
             )
-            assert all(len(first.store.session_chunk_ids(s)) == 30 for s in ids)
+            assert all(len(first.store.session_chunk_ids(s)) == TURNS for s in ids)
 
 
 def _written_before_waiting(
