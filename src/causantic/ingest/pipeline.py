@@ -432,19 +432,16 @@ def lock_group(store: MemoryStoreProtocol, heads: Sequence[SessionHead]) -> None
     Gemini CLI stand-ins those absorb. A group whose sessions sit in two projects took their locks
     in plan order, so two such groups in opposite orders (or a forget of both projects) could
     deadlock on team memory. A project created by the group itself is new, and locked by creating it."""
-    ids = store.projects_of_sessions([h.session_id for h in heads])
+    cwds: set[str] = set()
+    paths: set[str] = set()
     for head in heads:
-        project = (
-            (head.cwd_hash and store.project_for_cwd_hash(head.cwd_hash))
-            or store.project_for_cwd(head.cwd)
-            or store.project_by_path(head.project_path)
-        )
-        if project is not None:
-            ids.add(project.id)
-        if not head.cwd_hash:
-            paths = _stand_ins(head.cwd, project.path if project is not None else head.project_path)
-            ids.update(p.id for p in map(store.project_by_path, paths) if p is not None)
-    store.lock_projects(ids)
+        if head.cwd_hash:  # as write_plan resolves it
+            known = store.project_for_cwd_hash(head.cwd_hash)
+            paths.add(known.path if known is not None else head.project_path)
+        else:
+            cwds.add(head.cwd)
+            paths.update([head.project_path, *_stand_ins(head.cwd, head.project_path)])
+    store.lock_ingest_projects([h.session_id for h in heads], sorted(cwds), sorted(paths))
 
 
 def _stand_ins(cwd: str, project_path: str) -> list[str]:

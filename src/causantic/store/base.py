@@ -130,23 +130,18 @@ class SqlStore(ABC):
 
     def resolve_project(self, cwd: str, canonical_path: str) -> Project:
         """The project for a cwd, created on first sight; the cwd is remembered as an alias."""
-        known = self.project_for_cwd(cwd)
-        if known is not None:
-            return known
+        row = self._query(
+            "SELECT p.id, p.path, p.name FROM project_aliases a JOIN projects p ON p.id = a.project_id WHERE a.cwd = ?",
+            (cwd,),
+        ).fetchone()
+        if row:
+            return Project(row["id"], row["path"], row["name"])
         with self.atomic():
             project = self._project_by_path(canonical_path) or self._create_project(canonical_path)
             self._query(
                 "INSERT INTO project_aliases(cwd, project_id) VALUES (?, ?) ON CONFLICT DO NOTHING", (cwd, project.id)
             )
         return project
-
-    def project_for_cwd(self, cwd: str) -> Project | None:
-        """The project a cwd was recorded for (:meth:`resolve_project`), if any; creates nothing."""
-        row = self._query(
-            "SELECT p.id, p.path, p.name FROM project_aliases a JOIN projects p ON p.id = a.project_id WHERE a.cwd = ?",
-            (cwd,),
-        ).fetchone()
-        return Project(row["id"], row["path"], row["name"]) if row else None
 
     def _project_by_path(self, path: str) -> Project | None:
         row = self._query("SELECT id, path, name FROM projects WHERE path = ?", (path,)).fetchone()
@@ -236,9 +231,10 @@ class SqlStore(ABC):
     def lock_projects(self, project_ids: Iterable[int]) -> None:
         """Hold these projects' write locks until the transaction ends, taken in id order."""
 
-    def projects_of_sessions(self, session_ids: Sequence[str]) -> set[int]:
-        """The projects these stored sessions are in (a session not stored yet is in none)."""
-        return {r[0] for r in self._rows_in("SELECT DISTINCT project_id FROM sessions WHERE id {ids}", session_ids)}
+    @abstractmethod
+    def lock_ingest_projects(self, session_ids: Sequence[str], cwds: Sequence[str], paths: Sequence[str]) -> None:
+        """:meth:`lock_projects` for the projects an ingest's session group may write: those its
+        sessions are stored in, its cwds are recorded for (:meth:`resolve_project`), ``paths`` name."""
 
     def mark_relink(self, project_id: int) -> None:
         """Flag a project whose sessions changed; cleared once its cross-session edges are redone."""
