@@ -431,7 +431,9 @@ def lock_group(store: MemoryStoreProtocol, heads: Sequence[SessionHead]) -> None
     writes anything: the projects its sessions are stored in, the ones they resolve to, and the
     Gemini CLI stand-ins those absorb. A group whose sessions sit in two projects took their locks
     in plan order, so two such groups in opposite orders (or a forget of both projects) could
-    deadlock on team memory. A project created by the group itself is new, and locked by creating it."""
+    deadlock on team memory. A project created by the group itself is new, and locked by creating it.
+    Left to :meth:`~causantic.store.protocol.MemoryStoreProtocol.absorb_project`'s own lock: the
+    stand-in of a project path other than the cwd's canonical one (a cwd recorded by an older release)."""
     cwds: set[str] = set()
     paths: set[str] = set()
     for head in heads:
