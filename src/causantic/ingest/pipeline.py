@@ -319,6 +319,9 @@ class _ChunkWriter:
         self.new_ids: dict[str, list[str]] = {}
         self.changed: Counter[str] = Counter()
 
+    def begin(self, heads: Sequence[SessionHead]) -> None:
+        lock_group(self._store, heads)
+
     def __call__(self, head: SessionHead, record: ChunkRecord) -> None:
         self._heads.setdefault(head.session_id, head)
         self._pending.setdefault(head.session_id, []).append(record)
@@ -373,6 +376,8 @@ def write_plan(
     ``writer`` saved the chunks of the sessions planned with it (``written``) as they were made:
     only their last batch is saved here."""
     with store.atomic():
+        if writer is None:  # else locked when planning began (_ChunkWriter.begin)
+            lock_group(store, [s.head for s in plan.sessions])
         for session in plan.sessions:
             report.skipped_subagents.update(session.skipped_subagents)
             saved = writer if session.written else None  # saved its chunks as they were made
@@ -388,8 +393,8 @@ def write_plan(
                 session.cwd, session.project_path
             )
             if not session.cwd_hash:  # Gemini sessions ingested before any that named this cwd join it now
-                for path in {session.cwd, project.path}:
-                    store.absorb_project(stand_in_project(hashlib.sha256(path.encode()).hexdigest()), project)
+                for path in _stand_ins(session.cwd, project.path):
+                    store.absorb_project(path, project)
             report.project_ids.add(project.id)
             store.mark_relink(project.id)
             new, changed = store.save_session(
@@ -418,6 +423,32 @@ def write_plan(
     report.bytes_read += plan.bytes_read
     report.skipped_lines.update(plan.skipped)
     report.other_format += plan.other_format
+
+
+def lock_group(store: MemoryStoreProtocol, heads: Sequence[SessionHead]) -> None:
+    """Take the write locks of every project a session group's transaction may write, all at once
+    (:meth:`~causantic.store.protocol.MemoryStoreProtocol.lock_projects`: in id order), before it
+    writes anything: the projects its sessions are stored in, the ones they resolve to, and the
+    Gemini CLI stand-ins those absorb. A group whose sessions sit in two projects took their locks
+    in plan order, so two such groups in opposite orders (or a forget of both projects) could
+    deadlock on team memory. A project created by the group itself is new, and locked by creating it.
+    Left to :meth:`~causantic.store.protocol.MemoryStoreProtocol.absorb_project`'s own lock: the
+    stand-in of a project path other than the cwd's canonical one (a cwd recorded by an older release)."""
+    cwds: set[str] = set()
+    paths: set[str] = set()
+    for head in heads:
+        if head.cwd_hash:  # as write_plan resolves it
+            known = store.project_for_cwd_hash(head.cwd_hash)
+            paths.add(known.path if known is not None else head.project_path)
+        else:
+            cwds.add(head.cwd)
+            paths.update([head.project_path, *_stand_ins(head.cwd, head.project_path)])
+    store.lock_ingest_projects([h.session_id for h in heads], sorted(cwds), sorted(paths))
+
+
+def _stand_ins(cwd: str, project_path: str) -> list[str]:
+    """The paths of the Gemini CLI stand-in projects a session in ``cwd`` merges into its project."""
+    return [stand_in_project(hashlib.sha256(path.encode()).hexdigest()) for path in dict.fromkeys((cwd, project_path))]
 
 
 def _superseded(stored: Sequence[ChunkKey], session: SessionPlan) -> list[str]:

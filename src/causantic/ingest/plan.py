@@ -11,10 +11,11 @@ from __future__ import annotations
 import functools
 import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Protocol
 
 from causantic.config import Config, Source
 from causantic.ingest.edges import Gating, make_gating, within_chain_edges
@@ -79,9 +80,14 @@ class SessionHead:
     source: Source
 
 
-# Takes each chunk of a session as it is made (the writer in the parent process saves it); the
-# plan then keeps the chunk without its text (SessionPlan.written).
-ChunkSink = Callable[[SessionHead, ChunkRecord], None]
+class ChunkSink(Protocol):
+    """Takes each chunk of a session as it is made (the writer in the parent process saves it); the
+    plan then keeps the chunk without its text (SessionPlan.written)."""
+
+    def begin(self, heads: Sequence[SessionHead]) -> None:
+        """Every session of the group, before any chunk of it is made."""
+
+    def __call__(self, head: SessionHead, record: ChunkRecord) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +107,10 @@ class SessionPlan:
     skipped_agent_ids: tuple[str, ...] = ()  # sub-agent streams left out (an older store may hold them)
     title: str | None = None  # the first real prompt of the session's main stream
     written: bool = False  # its chunks went to a ChunkSink as they were made; ``chunks`` hold no text
+
+    @property
+    def head(self) -> SessionHead:
+        return SessionHead(self.session_id, self.cwd, self.project_path, self.cwd_hash, self.source)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +133,8 @@ def plan_group(files: SessionFiles, settings: PlanSettings, sink: ChunkSink | No
         first = marks[0]
         marks = (FileMark(first.path, first.size, first.mtime_ns, broken), *marks[1:])
     fallback_time = datetime.fromtimestamp(max((s.st_mtime for s in stats.values()), default=0), UTC)
+    if sink is not None:
+        sink.begin([_head(session) for session in sessions])
     plans = tuple(
         plan for session in sessions if (plan := plan_session(session, settings, fallback_time, sink)) is not None
     )
@@ -148,11 +160,9 @@ def plan_session(
     links = link_subagents(transcripts, spawns)
     team = detect_team(session.main, subs, spawns, links)
     render = settings.render
-    cwd, project_path = _where(session)
-    cwd_hash = session.project_hash if not session.cwd else None  # Gemini CLI: matched when written
+    head = _head(session)
     emit: Callable[[ChunkRecord], None] | None = None
     if sink is not None and team is None:
-        head = SessionHead(session.session_id, cwd, project_path, cwd_hash, session.source)
         emit = functools.partial(sink, head)
     streams: list[PlannedStream] = []
     if session.main is not None:
@@ -175,8 +185,8 @@ def plan_session(
     touched |= {e.target for e in edges if e.reference_type in LINK_TYPES}
     return SessionPlan(
         session_id=session.session_id,
-        cwd=cwd,
-        project_path=project_path,
+        cwd=head.cwd,
+        project_path=head.project_path,
         chunks=tuple(r for s in streams for r in s.records),
         edges=tuple(edges),
         subagent_streams=len(sub_streams),
@@ -185,11 +195,17 @@ def plan_session(
         teammates=sum(1 for s in sub_streams if team is not None and s.agent_id in team.members),
         team_name=team.name if team is not None else None,
         source=session.source,
-        cwd_hash=cwd_hash,
+        cwd_hash=head.cwd_hash,
         skipped_agent_ids=triaged.skipped_ids,
         title=session_title([s.transcript for s in streams], render.redactor),
         written=emit is not None,
     )
+
+
+def _head(session: SessionTranscripts) -> SessionHead:
+    cwd, project_path = _where(session)
+    cwd_hash = session.project_hash if not session.cwd else None  # Gemini CLI: matched when written
+    return SessionHead(session.session_id, cwd, project_path, cwd_hash, session.source)
 
 
 def _where(session: SessionTranscripts) -> tuple[str, str]:

@@ -203,6 +203,7 @@ class SqlStore(ABC):
         old = self._project_by_path(path)
         if old is None or old.id == into.id:
             return 0
+        self.lock_projects([old.id, into.id])
         self._query("DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE project_id = ?)", (old.id,))
         self._query("UPDATE chunks SET project_id = ? WHERE project_id = ?", (into.id, old.id))
         moved = int(self._query("UPDATE sessions SET project_id = ? WHERE project_id = ?", (into.id, old.id)).rowcount)
@@ -225,6 +226,15 @@ class SqlStore(ABC):
     def projects_by_id(self, ids: Iterable[int]) -> list[Project]:
         rows = self._rows_in("SELECT id, path, name FROM projects WHERE id {ids} ORDER BY id", sorted(ids))
         return [Project(r["id"], r["path"], r["name"]) for r in rows]
+
+    @abstractmethod
+    def lock_projects(self, project_ids: Iterable[int]) -> None:
+        """Hold these projects' write locks until the transaction ends, taken in id order."""
+
+    @abstractmethod
+    def lock_ingest_projects(self, session_ids: Sequence[str], cwds: Sequence[str], paths: Sequence[str]) -> None:
+        """:meth:`lock_projects` for the projects an ingest's session group may write: those its
+        sessions are stored in, its cwds are recorded for (:meth:`resolve_project`), ``paths`` name."""
 
     def mark_relink(self, project_id: int) -> None:
         """Flag a project whose sessions changed; cleared once its cross-session edges are redone."""

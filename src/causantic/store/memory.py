@@ -417,6 +417,13 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
                 out[row[0]] = opening_stems(row[1], row[2], row[3])
         return out
 
+    def lock_projects(self, project_ids: Iterable[int]) -> None:
+        """Nothing to take: a writing transaction holds the whole database from its start
+        (``BEGIN IMMEDIATE``), so two writers never hold parts of it in opposite orders."""
+
+    def lock_ingest_projects(self, session_ids: Sequence[str], cwds: Sequence[str], paths: Sequence[str]) -> None:
+        """Nothing to take, as for :meth:`lock_projects` (and nothing read)."""
+
     def fill_text_features(self, *, pending_only: bool = False) -> int:
         """Compute the text features of chunks written without them (before migration m009, or
         since by an older version), a batch per transaction so another process writing waits a

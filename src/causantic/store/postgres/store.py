@@ -229,10 +229,10 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     ) -> tuple[list[str], int]:
         """Upsert a session and its chunks; return (ids of new chunks, number of changed chunks).
 
-        The project's write lock is taken first (:meth:`_lock_projects`), then the session row: a
+        The project's write lock is taken first (:meth:`lock_projects`), then the session row: a
         second member saving the same session waits until this transaction ends, then sees these
         chunks as existing."""
-        self._lock_projects([project.id])
+        self.lock_projects([project.id])
         self._save_session_row(project, session_id, chunks, team_name, source, title, {"member": self.member})
         chunks = self._without_forgotten(chunks)
         existing = self._existing_hashes([c.id for c in chunks])
@@ -265,27 +265,39 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             )
         return [c.id for c in new], len(changed)
 
-    def _lock_projects(self, project_ids: Iterable[int]) -> None:
+    def lock_projects(self, project_ids: Iterable[int]) -> None:
         """Hold the projects' write locks until this transaction ends (outside one, nothing is held).
 
         Every transaction that writes or deletes a project's chunks takes them before anything else,
-        in id order: an ingest's session, a forget, a superseded chunk's removal, a relink. Without
-        them, a forget of a project beside an ingest of one of its sessions deadlocked (each held
-        rows the other's triggers needed: the session row, its stem counts, its chunks), or the
-        ingest linked edges to chunks the forget had just committed away (a foreign-key violation).
-        With them, the later one waits, then reads what the earlier one committed (each statement
-        of a READ COMMITTED transaction sees the commits made before it started). The lock is the
-        project row's FOR NO KEY UPDATE: inserts referencing the project still only check it."""
+        all at once, in id order (two writers taking two projects in opposite orders could deadlock):
+        an ingest's session group (:func:`causantic.ingest.pipeline.lock_group`), a forget, a
+        superseded chunk's removal, a relink, a merge of projects (:meth:`absorb_project`), a fill of
+        old rows' text features. Without them, a forget of a project beside an ingest of one of its
+        sessions deadlocked (each held rows the other's triggers needed: the session row, its stem
+        counts, its chunks), or the ingest linked edges to chunks the forget had just committed away
+        (a foreign-key violation). With them, the later one waits, then reads what the earlier one
+        committed (each statement of a READ COMMITTED transaction sees the commits made before it
+        started). The lock is the project row's FOR NO KEY UPDATE: inserts referencing the project
+        still only check it."""
         ids = sorted(set(project_ids))
         if ids:
             self._query("SELECT id FROM projects WHERE id = ANY(?) ORDER BY id FOR NO KEY UPDATE", (ids,))
 
+    def lock_ingest_projects(self, session_ids: Sequence[str], cwds: Sequence[str], paths: Sequence[str]) -> None:
+        """:meth:`lock_projects` for the projects an ingest's session group may write, found and
+        locked in one statement (a round trip to a remote server per group, not several a session)."""
+        self._query(
+            "SELECT id FROM projects WHERE path = ANY(?) OR id IN (SELECT project_id FROM sessions WHERE id = ANY(?))"
+            " OR id IN (SELECT project_id FROM project_aliases WHERE cwd = ANY(?)) ORDER BY id FOR NO KEY UPDATE",
+            (list(paths), list(session_ids), list(cwds)),
+        )
+
     def _lock_projects_of(self, chunk_ids: Sequence[str]) -> None:
-        """:meth:`_lock_projects` for the projects of these chunks."""
-        self._lock_projects(self.projects_of_chunks(chunk_ids))
+        """:meth:`lock_projects` for the projects of these chunks."""
+        self.lock_projects(self.projects_of_chunks(chunk_ids))
 
     def drop_superseded(self, session_id: str, ids: Sequence[str]) -> int:
-        self._lock_projects(r[0] for r in self._rows("SELECT project_id FROM sessions WHERE id = ?", (session_id,)))
+        self.lock_projects(r[0] for r in self._rows("SELECT project_id FROM sessions WHERE id = ?", (session_id,)))
         return super().drop_superseded(session_id, ids)
 
     def _owned_by_others(self, ids: Sequence[str]) -> set[str]:
@@ -362,10 +374,10 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     def session_endpoints(self, project_id: int) -> list[SessionEndpoints]:
         """As SQLite's. Read at the start of a relink transaction, it takes the project's relink lock
         until that transaction ends: two members relinking one project at once would each delete the
-        other's edges as stale. Then the project's write lock (:meth:`_lock_projects`): a forget
+        other's edges as stale. Then the project's write lock (:meth:`lock_projects`): a forget
         committed between reading the endpoints and linking them made the links point at nothing."""
         self._query("SELECT pg_advisory_xact_lock(?, ?)", (_RELINK_LOCK, project_id))
-        self._lock_projects([project_id])
+        self.lock_projects([project_id])
         return super().session_endpoints(project_id)
 
     # ---- topics ---------------------------------------------------------------------------
@@ -437,6 +449,9 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         if pending_only:
             return 0
         with self.atomic():
+            # Each row filled moves its session's stem counts (m006's trigger): the projects' write
+            # locks first, in id order, as every writer of chunks takes them (:meth:`lock_projects`).
+            self.lock_projects(r[0] for r in self._rows("SELECT DISTINCT project_id FROM chunks WHERE stems IS NULL"))
             return fill_text_features(self.conn)
 
     def fill_session_stems(self) -> int:

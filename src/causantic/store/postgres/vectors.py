@@ -107,7 +107,7 @@ class PgVectorIndex(VectorReads):
         """Store vectors; a chunk deleted meanwhile gets none (its row would have no chunk).
 
         The chunks' projects are locked first, as every transaction writing rows of a project's
-        chunks does (:meth:`causantic.store.postgres.store.PostgresStore._lock_projects`): beside a
+        chunks does (:meth:`causantic.store.postgres.store.PostgresStore.lock_projects`): beside a
         forget of the same chunks, the check that a chunk exists saw it before the forget committed,
         so the row then broke the foreign key, or the two deadlocked (each held chunk rows the other
         needed). Now a forget under way finishes first, and its chunks get no vector."""
