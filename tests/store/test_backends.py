@@ -99,6 +99,18 @@ def test_saving_a_session_twice_stores_every_chunk_once(services: Services) -> N
     assert services.store.counts()["sessions"] == 1
 
 
+def test_a_topic_whose_chunks_were_all_forgotten_leaves_the_topic_count(services: Services) -> None:
+    """On PostgreSQL `stats` went on counting it, sized 0, until the next clustering."""
+    ids = list(_saved(services))
+    centroid = bytes(8)
+    services.store.replace_clusters(
+        "m", [(None, "parsing", centroid, [(ids[0], 0.1), (ids[1], 0.2)]), (None, "weather", centroid, [(ids[3], 0.1)])]
+    )
+    assert services.store.counts()["clusters"] == 2
+    remove_chunks(services.store, services.vectors, [ids[3]])
+    assert services.store.counts()["clusters"] == 1
+
+
 def test_a_session_prefix_matches_its_case_exactly_on_both_backends(services: Services) -> None:
     """ChunkScope matches values literally: a forget by "S1" must not take session "s1" on SQLite
     (whose LIKE ignores ASCII case) when PostgreSQL would leave it."""

@@ -529,7 +529,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             "sessions": self._value("SELECT COUNT(*) FROM sessions"),
             "projects": self._value("SELECT COUNT(*) FROM projects WHERE id IN (SELECT project_id FROM chunks)"),
             "agents": len(self.sub_agents()),
-            "clusters": self._value("SELECT COUNT(*) FROM clusters"),
+            "clusters": self._value("SELECT COUNT(*) FROM clusters WHERE size > 0"),  # not emptied by forget
             "files": self._value("SELECT COUNT(*) FROM files"),
             "skipped_lines": self._value("SELECT COALESCE(SUM(skipped_lines), 0) FROM files"),
             "sources": self.source_counts(),
