@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,21 @@ def test_counts_in_tables_have_separators_as_in_sentences(capsys: pytest.Capture
     table("Memory", [("", "left"), ("", "left")], [("chunks", 123456), ("  local", "123,456 chunks"), ("agents", 1)])
     rows = [" ".join(line.replace("│", " ").split()) for line in capsys.readouterr().out.splitlines()]
     assert rows[1:] == ["chunks 123,456", "local 123,456 chunks", "agents 1"]
+
+
+def test_token_counts_in_headings_have_separators(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`causantic recall` read "(6 chunks, 1608 tokens)" and `search` "(1608 tokens, hybrid)", where
+    every other count reads "2,310 chunks"."""
+    from causantic.examples import SESSIONS_DIR
+
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    runner = CliRunner()
+    assert runner.invoke(cli, ["ingest", str(SESSIONS_DIR)], catch_exceptions=False).exit_code == 0
+    query = "invoice test rate limiting redirect login"  # matches all three example sessions
+    commands = (["search", query], ["recall", query], ["predict", query], ["reconstruct", "acme-shop", "--full"])
+    heads = [runner.invoke(cli, command, catch_exceptions=False).output.splitlines()[0] for command in commands]
+    counts = [re.search(r"([\d,]+) tokens", head) for head in heads]
+    assert all(counts), heads
+    numbers = [m.group(1) for m in counts if m]
+    assert all(int(n.replace(",", "")) >= 1000 for n in numbers), heads  # else the test shows nothing
+    assert all(n == f"{int(n.replace(',', '')):,}" for n in numbers), heads

@@ -366,6 +366,7 @@ def test_purge_previews_the_memory_it_deletes_then_deletes_exactly_that(home: Pa
     assert f"memory: {stats['chunks']} chunks of {stats['sessions']} sessions" in preview
     assert "It keeps in" in preview and "config.json" in preview and "http-token" in preview
     assert "notes.txt" in preview and "backups/" in preview
+    assert "integration.json" not in preview  # init's record of what it added: uninstall removes it
     assert "then delete the memory listed above (" in question
     assert (causantic_home / "memory.db").exists() and (causantic_home / "cache" / "topic-map.json").exists()
 

@@ -11,10 +11,11 @@ import click
 from causantic.cli.ingest_commands import batch_ingest_command
 from causantic.cli.output import agreed, domain_errors
 from causantic.config import causantic_home
+from causantic.integration.agents import MANIFEST as AGENTS_MANIFEST
 from causantic.integration.agents import agent_files, install_agents, uninstall_agents
 from causantic.integration.claude_files import claude_paths
 from causantic.integration.entries import HOOKS, PROMPT_MEMORY_HOOKS, SERVER_NAME, this_launcher
-from causantic.integration.install import Report, install, uninstall
+from causantic.integration.install import MANIFEST, Report, install, uninstall
 from causantic.retrieval.format import byte_size, counted
 
 if TYPE_CHECKING:
@@ -167,7 +168,8 @@ def _purge_plan() -> list[tuple[Path, int, str]]:
     if is_team_memory(config.storage):
         click.echo("  Team memory on the PostgreSQL server is not touched.")
     kept = [f"{n}{'/' if (home / n).is_dir() else ''} ({a})" for n, a in KEPT if (home / n).exists()]
-    named = {n for n, _ in (*DERIVED, *KEPT)} | {path.name for path, _, _ in doomed if path.parent == home}
+    records = {MANIFEST, AGENTS_MANIFEST}  # what init added: uninstall removes them
+    named = {n for n, _ in (*DERIVED, *KEPT)} | records | {path.name for path, _, _ in doomed if path.parent == home}
     others = sorted(p.name for p in home.iterdir() if p.name not in named) if home.is_dir() else []
     if kept or others:
         click.echo(f"It keeps in {home}: " + ", ".join([*kept, *others]) + ".")

@@ -284,7 +284,7 @@ def list_sessions(
     else:
         lines = [
             f"- {x.session_id} ({x.source}, {span(x.started_at or '', x.ended_at or '')}, "
-            f"{counted(x.chunks, 'chunk')}, {x.tokens} tokens{_agents(x.agents)}): {x.short_title(120)}"
+            f"{counted(x.chunks, 'chunk')}, {counted(x.tokens, 'token')}{_agents(x.agents)}): {x.short_title(120)}"
             for x in sessions
         ]
         text = f"Sessions of {listing.project} ({len(sessions)} of {total}, newest first):\n" + "\n".join(lines)

@@ -210,7 +210,7 @@ def hits_summary(shown_relevance: list[float], aside: str = "") -> str:
 
 
 def search_heading(result: SearchResult) -> str:
-    head = "Found " + hits_summary(result.shown_relevance, f"{result.tokens} tokens, {result.mode}")
+    head = "Found " + hits_summary(result.shown_relevance, f"{counted(result.tokens, 'token')}, {result.mode}")
     return head + (f" — {'; '.join(result.notes)}" if result.notes else "")
 
 
@@ -228,7 +228,7 @@ def episodes_heading(answer: EpisodeAnswer) -> str:
     noun = f"{WEAK_MARK} episode" if weak else "episode"
     head = (
         f"{answer.kind.capitalize()}: {what}, {counted(len(answer.episodes), noun)} in time order "
-        f"({counted(len(answer.chunks), 'chunk')}, {answer.tokens} tokens)"
+        f"({counted(len(answer.chunks), 'chunk')}, {counted(answer.tokens, 'token')})"
     )
     if answer.mode == "chain":
         head += " — chain walk"

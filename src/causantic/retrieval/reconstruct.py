@@ -314,7 +314,7 @@ def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={pag
     else:
         lines = [
             f"{result.project}: {counted(len(result.chunks), 'chunk')} from "
-            f"{counted(len(result.sessions), 'session')}, {result.tokens} tokens{of}"
+            f"{counted(len(result.sessions), 'session')}, {counted(result.tokens, 'token')}{of}"
         ]
     if result.earlier:
         lines.append(
