@@ -75,7 +75,7 @@ def test_a_compaction_agent_is_linked_to_the_main_chunks_around_it_by_time(corpu
     shutil.copy(corpus_dir / SPOTTER / f"{session}.jsonl", folder)
     graph = ingest_graph(folder)
     compaction = graph.agent_chunks("compaction")
-    assert compaction and compaction[0].content.startswith("[User]\n[Compaction of the conversation above]\n[Assistant]")
+    assert compaction and compaction[0].content.startswith("[User]\n[Compaction of the conversation above]\n")
     main = graph.agent_chunks("main")
     ((forked, first),) = _edges_of(graph, "acompact-fffbd0", "brief")
     assert first == compaction[0]
