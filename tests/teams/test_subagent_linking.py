@@ -106,7 +106,7 @@ def test_every_non_stub_sub_agent_whose_parent_runs_within_the_time_gap_is_linke
     with open_services(Config()) as services:
         ingest_paths(services, [corpus_dir], embed=False, workers=2)
     rows = bench.survey(corpus_dir, db_path(Config()))
-    eligible = [r for r in rows if not r.stub and not r.warmup and r.parent_present]
+    eligible = [r for r in rows if not r.skipped and r.parent_present]
     unlinked = sorted(r.path.rsplit("/", 1)[-1] for r in eligible if not r.linked)
     # Known exceptions (see benchmarks/subagents.py output): two mock agents dated four days before
     # their session. Warm-up replies whose prompt line was trimmed are warm-ups, not sub-agents.
