@@ -223,8 +223,7 @@ def _replace_text(section: Section, text: str) -> Section:
         section.timestamp,
         section.tool_call_id,
         section.tool_result_id,
-        None,
-        section.opened_by,
+        opened_by=section.opened_by,
     )
 
 

@@ -72,8 +72,8 @@ _TASK_NOTIFICATION = re.compile(r"<task-notification>.*?<task-id>\s*([^<\s]+)\s*
 _CODEX_NOTIFICATION = re.compile(r'<subagent_notification>\s*\{[^<]*?"agent_path"\s*:\s*"([^"]+)"')
 _ASYNC_STATUSES = frozenset({"async_launched", "spawned", "teammate_spawned"})
 # Agents Claude Code runs on its own, recognised by their id prefix; the value is the agent label.
-_AMBIENT_PREFIXES = {"acompact-": "compaction", "aprompt_suggestion-": "prompt-suggestion"}
 _PROMPT_SUGGESTION = "aprompt_suggestion-"
+_AMBIENT_PREFIXES = {"acompact-": "compaction", _PROMPT_SUGGESTION: "prompt-suggestion"}
 
 
 @dataclass(frozen=True, slots=True)
