@@ -11,10 +11,11 @@ of the product's own classification, straight from the transcript reader, per la
 - ``subagents/``: ``<session>/subagents/**/agent-<id>.jsonl`` files (2.1.x).
 
 Per layout it prints the streams (and files), the dead-end stubs (no assistant message and at most
-2 lines), the warm-up requests (first prompt ``Warmup``, or a lone greeting with no prompt), how many
-of the rest have their parent session present, and how many of those were linked with brief/debrief
-or team edges. The goal is
-100 % of non-stub, non-warm-up streams whose parent is present. Unlinked streams are listed.
+2 lines), the warm-up requests (first prompt ``Warmup``, or a lone greeting with no prompt), the
+prompt suggestions (``aprompt_suggestion-…``, first prompt ``[SUGGESTION MODE: …``), how many of the
+rest have their parent session present, and how many of those were linked with brief/debrief or team
+edges. The goal is 100 % of the streams kept (not stub, warm-up or prompt suggestion) whose parent is
+present. Unlinked streams are listed.
 """
 
 from __future__ import annotations
@@ -44,10 +45,15 @@ class StreamRow:
     agent_id: str
     stub: bool
     warmup: bool
+    suggestion: bool  # a prompt-suggestion stream, skipped like a warm-up
     parent_present: bool
     ingested: bool
     linked: bool
     minutes_outside_parent: float  # how far the stream runs outside its parent's first..last record
+
+    @property
+    def skipped(self) -> bool:
+        return self.stub or self.warmup or self.suggestion
 
     @property
     def key(self) -> tuple[str, str]:
@@ -85,6 +91,8 @@ def survey(root: Path, db: Path) -> list[StreamRow]:
                         agent_id=sub.agent_id or "",
                         stub=_is_stub(sub),
                         warmup=_is_warm_up(sub),
+                        suggestion=(sub.agent_id or "").startswith("aprompt_suggestion-")
+                        or _first_prompt(sub).startswith("[SUGGESTION MODE:"),
                         parent_present=parent,
                         ingested=key in stored,
                         linked=key in linked,
@@ -155,7 +163,7 @@ def summarise(rows: list[StreamRow]) -> dict[str, dict[str, object]]:
     table: dict[str, dict[str, object]] = {}
     for layout in (*LAYOUTS, "all"):
         part = [r for r in rows if layout in ("all", r.layout)]
-        eligible = [r for r in part if not r.stub and not r.warmup and r.parent_present]
+        eligible = [r for r in part if not r.skipped and r.parent_present]
         linked = sum(1 for r in eligible if r.linked)
         in_gap = [r for r in eligible if r.minutes_outside_parent <= TIME_GAP_MINUTES]
         table[layout] = {
@@ -163,9 +171,10 @@ def summarise(rows: list[StreamRow]) -> dict[str, dict[str, object]]:
             "files": len({r.path for r in part}),
             "stubs": sum(1 for r in part if r.stub),
             "warmups": sum(1 for r in part if r.warmup and not r.stub),
-            "skipped_ingested": sum(1 for r in part if (r.stub or r.warmup) and r.ingested and unique[r.key]),
+            "suggestions": sum(1 for r in part if r.suggestion and not r.stub and not r.warmup),
+            "skipped_ingested": sum(1 for r in part if r.skipped and r.ingested and unique[r.key]),
             "parent_present": len(eligible),
-            "parent_absent": sum(1 for r in part if not r.stub and not r.warmup and not r.parent_present),
+            "parent_absent": sum(1 for r in part if not r.skipped and not r.parent_present),
             "linked": linked,
             "coverage_pct": round(100 * linked / len(eligible), 1) if eligible else None,
             "parent_within_gap": len(in_gap),
@@ -195,7 +204,7 @@ def main() -> int:
         rows = survey(args.path.resolve(), db_path(Config()))
     table = summarise(rows)
     header = (
-        f"{'layout':<11} {'streams':>7} {'files':>6} {'stubs':>6} {'warmup':>7} {'parent':>7}"
+        f"{'layout':<11} {'streams':>7} {'files':>6} {'stubs':>6} {'warmup':>7} {'suggest':>7} {'parent':>7}"
         f" {'no parent':>9} {'linked':>7} {'coverage':>9} {'in gap':>7} {'coverage':>9}"
     )
     print(header)
@@ -203,15 +212,15 @@ def main() -> int:
         cov = "—" if t["coverage_pct"] is None else f"{t['coverage_pct']:.1f} %"
         gap = "—" if t["coverage_within_gap_pct"] is None else f"{t['coverage_within_gap_pct']:.1f} %"
         print(
-            f"{layout:<11} {t['streams']:>7} {t['files']:>6} {t['stubs']:>6} {t['warmups']:>7}"
+            f"{layout:<11} {t['streams']:>7} {t['files']:>6} {t['stubs']:>6} {t['warmups']:>7} {t['suggestions']:>7}"
             f" {t['parent_present']:>7} {t['parent_absent']:>9} {t['linked']:>7} {cov:>9}"
             f" {t['parent_within_gap']:>7} {gap:>9}"
         )
-    print("parent: non-stub, non-warm-up streams whose parent session is present; coverage = linked / parent.")
+    print("parent: streams kept (no stub, warm-up or suggestion) whose parent is present; coverage = linked / parent.")
     print(f"in gap: of those, the ones running within {TIME_GAP_MINUTES} min of their parent's records.")
     skipped = table["all"]["skipped_ingested"]
-    print(f"stubs and warm-ups ingested anyway: {skipped}")
-    unlinked = [r for r in rows if not r.stub and not r.warmup and r.parent_present and not r.linked]
+    print(f"stubs, warm-ups and prompt suggestions ingested anyway: {skipped}")
+    unlinked = [r for r in rows if not r.skipped and r.parent_present and not r.linked]
     for r in unlinked:
         why = (
             f"runs {r.minutes_outside_parent / 60:.1f} h outside its parent session's records"

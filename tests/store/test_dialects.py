@@ -50,3 +50,16 @@ def test_topics_of_equal_size_are_listed_by_id_on_both_backends(store: Any) -> N
     clusters = [(None, f"topic {n}", b"\x00" * 8, [(f"c{n}", 0.1), (f"c{n + 20}", 0.2)]) for n in range(20)]
     ids = store.replace_clusters("m", clusters)
     assert [t.id for t in store.cluster_summaries("m")] == sorted(ids)
+
+
+def test_a_chunk_rewritten_with_new_text_takes_its_new_times_on_both_backends(store: Any) -> None:
+    # A re-ingest under new rules (a compaction's instruction now one line) re-times a turn's parts.
+    project = store.resolve_project("/w/one", "/w/one")
+    with store.atomic():
+        store.save_session(project, "s1", [chunk_record(1)])
+    later = "2026-01-01T00:01:30.000Z"
+    rewritten = chunk_record(1, content="the summary", content_hash="h-new", start_time=later, end_time=later)
+    with store.atomic():
+        assert store.save_session(project, "s1", [rewritten]) == ([], 1)
+    stored = store.get_chunks(["c1"])["c1"]
+    assert (stored.content, stored.start_time, stored.end_time) == ("the summary", later, later)

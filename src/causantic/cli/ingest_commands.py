@@ -221,7 +221,7 @@ def _summary_table(report: IngestOut) -> None:
             [
                 (
                     "chunks removed",
-                    f"{report.chunks_removed:,} (no longer made from their transcript: warm-ups, shorter turns)",
+                    f"{report.chunks_removed:,} (no longer made from their transcript: skipped agents, shorter turns)",
                 )
             ]
             if report.chunks_removed

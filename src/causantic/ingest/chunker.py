@@ -217,7 +217,14 @@ def _pack(pieces: Iterable[str], sep: str, max_chars: int) -> Iterator[str]:
 
 
 def _replace_text(section: Section, text: str) -> Section:
-    return Section(text, section.message_uuid, section.timestamp, section.tool_call_id, section.tool_result_id)
+    return Section(
+        text,
+        section.message_uuid,
+        section.timestamp,
+        section.tool_call_id,
+        section.tool_result_id,
+        opened_by=section.opened_by,
+    )
 
 
 def _draft(turn: RenderedTurn, part: int, sections: list[Section]) -> ChunkDraft:

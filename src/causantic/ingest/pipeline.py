@@ -75,9 +75,9 @@ class IngestReport:
     chunks_removed: int = 0  # stored chunks these rules no longer produce (warm-ups, parts of shrunk turns)
     edges_added: Counter[str] = field(default_factory=Counter)
     skipped_lines: Counter[str] = field(default_factory=Counter)  # every reason, broken or ignored
-    subagent_streams: int = 0  # sub-agent streams ingested (stubs and warm-ups are skipped)
+    subagent_streams: int = 0  # sub-agent streams ingested (stubs, warm-ups and prompt suggestions are skipped)
     linked_subagents: int = 0  # of those, the ones joined to another agent by a brief/debrief or team edge
-    skipped_subagents: Counter[str] = field(default_factory=Counter)  # by kind: stub, warm-up
+    skipped_subagents: Counter[str] = field(default_factory=Counter)  # by kind: stub, warm-up, prompt-suggestion
     teammates: int = 0  # agent-team members among the ingested sub-agent streams
     errors: list[tuple[str, str]] = field(default_factory=list)
     other_format: list[str] = field(default_factory=list)  # files read in no known format (said in a note)
@@ -387,7 +387,7 @@ def write_plan(
             )
             if superseded:
                 report.chunks_removed += store.drop_superseded(session.session_id, superseded)
-            if not session.chunks:  # only skipped sub-agent streams (stubs, warm-ups)
+            if not session.chunks:  # only skipped sub-agent streams (stubs, warm-ups, …)
                 continue
             project = (session.cwd_hash and store.project_for_cwd_hash(session.cwd_hash)) or store.resolve_project(
                 session.cwd, session.project_path
@@ -455,7 +455,7 @@ def _superseded(stored: Sequence[ChunkKey], session: SessionPlan) -> list[str]:
     """Stored chunks of a session that today's rules no longer produce from the same transcript.
 
     Two kinds, both left by an older version of these rules: chunks of sub-agent streams now skipped
-    (warm-ups), and trailing parts of a turn whose text shrank (injected text now left out), so it
+    (warm-ups, prompt suggestions), and trailing parts of a turn whose text shrank (injected text now left out), so it
     splits into fewer parts. A stored chunk is a part of a planned turn only when it shares a message
     with it; a turn read from another file of a resumed session is never touched.
     """

@@ -97,9 +97,9 @@ class SessionPlan:
     project_path: str  # canonical project identity
     chunks: tuple[ChunkRecord, ...]
     edges: tuple[EdgeRecord, ...]
-    subagent_streams: int  # sub-agent streams ingested (stubs and warm-ups are not)
+    subagent_streams: int  # sub-agent streams ingested (stubs, warm-ups and prompt suggestions are not)
     linked_subagents: int  # of those, the ones with a brief/debrief or team edge
-    skipped_subagents: Counter[str] = field(default_factory=Counter)  # by kind: stub, warm-up
+    skipped_subagents: Counter[str] = field(default_factory=Counter)  # by kind: stub, warm-up, prompt-suggestion
     teammates: int = 0  # sub-agent streams that are agent-team members
     team_name: str | None = None
     source: Source = "claude-code"
@@ -146,8 +146,8 @@ def plan_group(files: SessionFiles, settings: PlanSettings, sink: ChunkSink | No
 def plan_session(
     session: SessionTranscripts, settings: PlanSettings, fallback_time: datetime, sink: ChunkSink | None = None
 ) -> SessionPlan | None:
-    """A session's chunks and edges: its main stream, the sub-agent streams worth keeping (stubs and
-    warm-ups are skipped, see :mod:`subagents`), every agent named, and the graph between them.
+    """A session's chunks and edges: its main stream, the sub-agent streams worth keeping (stubs,
+    warm-ups and prompt suggestions are skipped, see :mod:`subagents`), every agent named, and the graph between them.
 
     None when the session has nothing at all; a plan without chunks only reports skipped streams.
     With ``sink``, chunks go to it as they are made, except an agent team's: peer-message edges are

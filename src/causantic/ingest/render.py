@@ -3,7 +3,9 @@
 What gets indexed is what a person would want to find again: the prompt, the assistant's words,
 one line per tool call (``[Tool:Bash] pytest -q``) and the head of each tool result. Text the
 harness injected into a user message (IDE wrappers, system reminders, command caveats, Causantic's
-own briefing) and the reminders Claude Code appends to tool results are left out. Thinking
+own briefing) and the reminders Claude Code appends to tool results are left out; Claude Code's
+instruction to its compaction agent reads as one line, which opens the summary's first section (a
+chunk of that line alone would be the same in every session, and such chunks form a topic). Thinking
 blocks are left out entirely (seed 001: removing them improved topic detection by +0.063 AUC, and
 they often restate the prompt); the chunk only records that the turn had them.
 """
@@ -20,7 +22,7 @@ from typing import cast
 from causantic.ingest.longtext import WindowedText, cleaned_long_text
 from causantic.ingest.redact import redact_head
 from causantic.sources import SPAWN_TOOLS
-from causantic.transcripts import without_injected, without_trailing_reminders
+from causantic.transcripts import COMPACTION_LINE, without_injected, without_trailing_reminders
 from causantic.transcripts.model import TextBlock, ThinkingBlock, ToolCall, ToolResult, Turn
 
 # The input field that says most about a call, per tool; others fall back to compact JSON.
@@ -57,6 +59,11 @@ class Section:
     tool_call_id: str | None = None  # set on a tool-call line
     tool_result_id: str | None = None  # set on a tool-result section
     long: WindowedText | None = None  # a pasted text of many megabytes (``text`` is then empty)
+    # The message whose line opens the section (the compaction line), named by each of its pieces: a
+    # store written when that message's whole text was chunked holds parts naming it, which are
+    # updated in place only when the new parts name it too (a part naming fewer messages than the
+    # stored one reads as an earlier copy of the turn and is left alone).
+    opened_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +84,7 @@ def render_turn(
     has_thinking = False
     tool_uses = 0
     speaker = ""
+    opening: Section | None = None  # the compaction line, held for the section that follows it
     for message in turn.messages:
         if message.is_meta:
             continue
@@ -108,6 +116,9 @@ def render_turn(
                     continue
                 text = body if speaker == role else f"[{role}]\n{body}"
                 speaker = role
+                if body == COMPACTION_LINE and message.role == "user" and opening is None:
+                    opening = Section(text, message.uuid, message.timestamp)
+                    continue
             elif isinstance(block, ToolCall):
                 tool_uses += 1
                 tool_names[block.id] = block.name
@@ -122,7 +133,13 @@ def render_turn(
                 result_id = block.tool_use_id
                 speaker = "Tool"
             if text:
-                sections.append(Section(text, message.uuid, message.timestamp, call_id, result_id))
+                if opening is not None:  # the line and the summary's start make one section
+                    text, opened_by, opening = f"{opening.text}\n{text}", opening.message_uuid, None
+                else:
+                    opened_by = None
+                sections.append(Section(text, message.uuid, message.timestamp, call_id, result_id, opened_by=opened_by))
+    if opening is not None:  # no answer followed
+        sections.append(opening)
     anchor = turn.messages[0].uuid if turn.messages else f"turn-{turn.index}"
     # Only the prompt's start is kept: a plan holds every rendered turn until it is written, and a
     # prompt that is one pasted 50 MB line would otherwise stay in memory twice.

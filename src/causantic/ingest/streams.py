@@ -8,7 +8,7 @@ a message, a file line or a moment, and get an index into that stream's records.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from operator import attrgetter
@@ -188,7 +188,7 @@ def plan_stream(
                 tool_use_count=sum(1 for s in draft.sections if s.tool_call_id),
                 code_block_count=draft.text.count("```") // 2,
                 has_thinking=turn.has_thinking and draft.part == 0,
-                message_uuids=tuple(dict.fromkeys(s.message_uuid for s in draft.sections)),
+                message_uuids=_message_uuids(draft.sections),
                 source=transcript.source,
             )
             if emit is None:
@@ -199,6 +199,12 @@ def plan_stream(
             records.append(written(record))
             drafts.append(_without_text(draft, sections))
     return PlannedStream(transcript, agent, transcript.agent_id, prompts, drafts, records)
+
+
+def _message_uuids(sections: Sequence[Section]) -> tuple[str, ...]:
+    """The messages a chunk's text came from, in order (a section opening with another message's
+    line, the compaction line, names that message too)."""
+    return tuple(dict.fromkeys(u for s in sections for u in (s.opened_by, s.message_uuid) if u))
 
 
 def written(record: ChunkRecord) -> ChunkRecord:

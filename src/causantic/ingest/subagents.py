@@ -1,6 +1,6 @@
 """Sub-agent streams: which ones to keep, which call started each one, and their brief/debrief edges.
 
-Every sub-agent stream of a session falls in one of four kinds:
+Every sub-agent stream of a session falls in one of five kinds:
 
 - **stub** — a dead-end file: no assistant message and at most 2 lines (Claude Code writes one
   when several messages reach an agent at once, or when a start is abandoned). Not ingested.
@@ -10,11 +10,16 @@ Every sub-agent stream of a session falls in one of four kinds:
   prompt at all and a single assistant message that calls no tool is a warm-up too. A real sub-agent
   always starts from a prompt, and one reply without a tool call is only a greeting
   (daaain ``real_projects/-Users-dain-workspace-JSSoundRecorder/agent-*.jsonl``).
+- **prompt suggestion** — ``aprompt_suggestion-…`` (first prompt ``[SUGGESTION MODE: …``): Claude
+  Code guesses the user's next prompt after each reply. The stream is its 1 kB instruction, a copy of
+  the last reply and a 2–12 word guess the user may never have typed (randlee
+  ``claude-history-*/export/source/agents/agent-aprompt_suggestion-*.jsonl``). Not ingested.
 - **spawned** — started by a tool call (``Task``, ``Agent``, Codex CLI's ``spawn_agent``, or
   ``Workflow`` for its run's agents) in the main stream or in another sub-agent's stream. Linked
   by brief/debrief, or by team edges when the call makes it a teammate (:mod:`teams`).
-- **ambient** — run by Claude Code itself with no tool call: compaction (``acompact-…``), prompt
-  suggestion (``aprompt_suggestion-…``) and any other stream no call claims. Linked by the
+- **ambient** — run by Claude Code itself with no tool call: compaction (``acompact-…``; its
+  instruction reads as one line, see :mod:`causantic.transcripts._system_text`, and its summary
+  restates the session's work) and any other stream no call claims. Linked by the
   *ambient* rule: brief from the main chunk it forked from, debrief into the main chunk that
   followed it — by file position for an inline sidechain, by time (within ``graph.timeGapMinutes``)
   for a separate file. A compaction's summary thus leads into the continued conversation.
@@ -54,6 +59,7 @@ from typing import Any
 from causantic.ingest.streams import PlannedStream
 from causantic.sources import SPAWN_TOOLS
 from causantic.store.records import EdgeRecord, parse_iso
+from causantic.transcripts import SUGGESTION_PROMPT_OPENING
 from causantic.transcripts.model import TextBlock, ToolCall, ToolResult, Transcript
 from causantic.transcripts.turns import prompt_of
 
@@ -66,7 +72,8 @@ _TASK_NOTIFICATION = re.compile(r"<task-notification>.*?<task-id>\s*([^<\s]+)\s*
 _CODEX_NOTIFICATION = re.compile(r'<subagent_notification>\s*\{[^<]*?"agent_path"\s*:\s*"([^"]+)"')
 _ASYNC_STATUSES = frozenset({"async_launched", "spawned", "teammate_spawned"})
 # Agents Claude Code runs on its own, recognised by their id prefix; the value is the agent label.
-_AMBIENT_PREFIXES = {"acompact-": "compaction", "aprompt_suggestion-": "prompt-suggestion"}
+_PROMPT_SUGGESTION = "aprompt_suggestion-"
+_AMBIENT_PREFIXES = {"acompact-": "compaction", _PROMPT_SUGGESTION: "prompt-suggestion"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,12 +105,13 @@ class Link:
 @dataclass(frozen=True, slots=True)
 class Triage:
     kept: list[Transcript]  # the sub-agent streams worth ingesting
-    skipped: Counter[str]  # how many were left out, by kind (stub, warm-up)
+    skipped: Counter[str]  # how many were left out, by kind (stub, warm-up, prompt-suggestion)
     skipped_ids: tuple[str, ...]  # agent ids of those left out, so a store can drop what it kept of them
 
 
 def triage(subagents: Sequence[Transcript], main_path: Path | None) -> Triage:
-    """Sort a session's sub-agent streams into those to ingest and those to skip (stubs, warm-ups)."""
+    """Sort a session's sub-agent streams into those to ingest and those to skip (stubs, warm-ups,
+    prompt suggestions)."""
     kept: list[Transcript] = []
     skipped: Counter[str] = Counter()
     skipped_ids: list[str] = []
@@ -112,6 +120,8 @@ def triage(subagents: Sequence[Transcript], main_path: Path | None) -> Triage:
             skipped["stub"] += 1
         elif _is_warm_up(sub):
             skipped["warm-up"] += 1
+        elif _is_prompt_suggestion(sub):
+            skipped["prompt-suggestion"] += 1
         else:
             kept.append(sub)
             continue
@@ -339,6 +349,12 @@ def _is_warm_up(sub: Transcript) -> bool:
         return False  # compaction and prompt suggestion run without a prompt of their own
     replies = [m for m in sub.messages if m.role == "assistant"]
     return len(replies) == 1 and not any(isinstance(b, ToolCall) for b in replies[0].blocks)
+
+
+def _is_prompt_suggestion(sub: Transcript) -> bool:
+    return (sub.agent_id or "").startswith(_PROMPT_SUGGESTION) or first_prompt(sub).startswith(
+        SUGGESTION_PROMPT_OPENING
+    )
 
 
 def _notified_ids(blocks: Sequence[object]) -> set[str]:

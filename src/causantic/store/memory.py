@@ -283,7 +283,8 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
             " start_time, end_time, content, search_terms, content_hash, approx_tokens, tool_use_count,"
             " code_block_count, has_thinking, message_uuids, created_at, source, stems, own_stems, bulk) VALUES "
             + ", ".join([_CHUNK_ROW] * len(batch))
-            + " ON CONFLICT(id) DO UPDATE SET end_time = excluded.end_time, content = excluded.content,"
+            + " ON CONFLICT(id) DO UPDATE SET start_time = excluded.start_time, end_time = excluded.end_time,"
+            " content = excluded.content,"
             " search_terms = excluded.search_terms, content_hash = excluded.content_hash,"
             " approx_tokens = excluded.approx_tokens, tool_use_count = excluded.tool_use_count,"
             " code_block_count = excluded.code_block_count, has_thinking = excluded.has_thinking,"

@@ -19,9 +19,11 @@ from causantic import lazy_names
 if TYPE_CHECKING:
     from causantic.transcripts._system_text import (
         BRIEFING_OPENING,
+        COMPACTION_LINE,
         MEMORY_BLOCK_END,
         MEMORY_BLOCK_START,
         OPENING_CHARS,
+        SUGGESTION_PROMPT_OPENING,
         injected_elements_removed,
         opens_plainly,
         opens_unclosed_element,
@@ -35,9 +37,11 @@ if TYPE_CHECKING:
 
 _HOME = {
     "BRIEFING_OPENING": "_system_text",
+    "COMPACTION_LINE": "_system_text",
     "MEMORY_BLOCK_END": "_system_text",
     "MEMORY_BLOCK_START": "_system_text",
     "OPENING_CHARS": "_system_text",
+    "SUGGESTION_PROMPT_OPENING": "_system_text",
     "injected_elements_removed": "_system_text",
     "opens_plainly": "_system_text",
     "opens_unclosed_element": "_system_text",
@@ -58,9 +62,11 @@ _HOME = {
 __all__ = [
     "BRIEFING_OPENING",
     "BROKEN_LINE_REASONS",
+    "COMPACTION_LINE",
     "MEMORY_BLOCK_END",
     "MEMORY_BLOCK_START",
     "OPENING_CHARS",
+    "SUGGESTION_PROMPT_OPENING",
     "SessionFiles",
     "SkipReason",
     "assemble_turns",

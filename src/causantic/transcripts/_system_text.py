@@ -4,8 +4,9 @@ Claude Code writes several kinds of text as `user` records that nobody typed as 
 local-command caveat, slash-command wrappers (``<command-name>/clear</command-name>``), command
 output (``<local-command-stdout>``), ``!`` shell-mode input and output (``<bash-input>``,
 ``<bash-stdout>``), hook reminders (``<system-reminder>``), background-task notices
-(``<task-notification>``), IDE context (``<ide_opened_file>``) and compaction summaries. This module
-owns that knowledge; :mod:`reader` uses it to set ``Message.is_meta`` and :mod:`turns` to extract a
+(``<task-notification>``), IDE context (``<ide_opened_file>``), compaction summaries and the
+instructions Claude Code gives its own agents (compaction, prompt suggestion). This module owns that
+knowledge; :mod:`reader` uses it to set ``Message.is_meta`` and :mod:`turns` to extract a
 turn's prompt. Nothing here looks at JSON.
 
 Two deliberate exceptions:
@@ -16,6 +17,13 @@ Two deliberate exceptions:
   prompt, are injected.
 - ``<teammate-message>`` is the prompt of an agent-team member (and of the lead when a teammate
   reports back), so it stays prompt text: team linking looks for it in turn prompts.
+
+Claude Code's instruction to its compaction agent (``acompact-…`` streams: "Your task is to create a
+detailed summary of the conversation so far…", 5–9 kB of boilerplate) reads as one line,
+:data:`COMPACTION_LINE`: the line keeps the message a turn's prompt, so the summary that answers it
+is remembered under it. Its "Additional Instructions" go too: they mix the words given to
+``/compact`` with PreCompact hook output (a workflow primer of 3 kB in marot ``spotter``), which
+cannot be told apart, and the summary restates what the user asked for anyway.
 
 Causantic's own output is injected text too: its session-start briefing (which Claude Code may
 echo into the transcript as hook output) and the memory block it can keep in a CLAUDE.md. Memory
@@ -63,6 +71,11 @@ _LOCAL_COMMANDS = frozenset(
     upgrade usage vim""".split()
 )
 _COMPACT_SUMMARY_PREFIX = "This session is being continued from a previous conversation"
+# Claude Code's instruction to its compaction agent (seen in 2.1.29, 2.1.39) and what it becomes (docstring).
+COMPACTION_PROMPT_OPENING = "Your task is to create a detailed summary of the conversation so far"
+COMPACTION_LINE = "[Compaction of the conversation above]"
+# Claude Code's instruction to its prompt-suggestion agent (``aprompt_suggestion-…`` streams).
+SUGGESTION_PROMPT_OPENING = "[SUGGESTION MODE:"
 
 # Causantic's own injected text (see the module docstring).
 BRIEFING_OPENING = "Memory of earlier coding-agent sessions in this project"
@@ -111,6 +124,8 @@ def _special_form(s: str) -> str | None:
     head = s[:200].lower()
     if head.startswith("caveat:") and "messages below" in head:
         return ""
+    if s.startswith(COMPACTION_PROMPT_OPENING):
+        return COMPACTION_LINE
     if s.startswith(_COMPACT_SUMMARY_PREFIX) or s.startswith("<task-notification>"):
         # A task notification ends with a harness-written instruction ("Read the output file…").
         return ""
