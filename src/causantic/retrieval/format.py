@@ -241,14 +241,20 @@ def _one_place(answer: EpisodeAnswer, index: int) -> bool:
 
 
 def episode_heading(answer: EpisodeAnswer, index: int) -> str:
+    return f"== {episode_title(answer, index)} =="
+
+
+def episode_title(answer: EpisodeAnswer, index: int, zone: str = "") -> str:
+    """'Episode 2 of 3 · billing · session 9a9e0000 (Claude Code) · 2026-11-02 09:00 – 09:06 · best
+    match 43%': the text's episode heading, and the dashboard's (which gives ``zone`` ' UTC')."""
     episode = answer.episodes[index]
     first, last = episode.chunks[0].chunk, episode.chunks[-1].chunk
     sessions = list(dict.fromkeys(c.chunk.session_id[:8] for c in episode.chunks))
     if _one_place(answer, index):
         sessions[0] += f" ({SOURCE_NAMES.get(first.source, first.source)})"
     return (
-        f"== Episode {index + 1} of {len(answer.episodes)} · {first.project} · session "
-        f"{', '.join(sessions)} · {span(first.start_time, last.end_time)} · {episode_match(episode.relevance)} =="
+        f"Episode {index + 1} of {len(answer.episodes)} · {first.project} · session {', '.join(sessions)} · "
+        f"{span(first.start_time, last.end_time)}{zone} · {episode_match(episode.relevance)}"
     )
 
 
