@@ -1,5 +1,7 @@
-"""A recall story as a person reads it, in headless Chromium: two episodes of one session say what
-was left out between them and are numbered as recall's text numbers them."""
+"""A recall story and the project lists as a person reads them, in headless Chromium: two episodes of
+one session say what was left out between them and are numbered as recall's text numbers them; at
+400 px each project's session count and last activity stay in sight (not scrolled out of a table)
+and a time is not broken across lines."""
 
 from __future__ import annotations
 
@@ -79,5 +81,33 @@ def test_a_recall_story_says_what_it_left_out_between_two_episodes_of_one_sessio
         window = fits_sideways(chrome, "the recall story")
         in_sight(chrome, chrome.find_element(By.CSS_SELECTOR, "ol.story > li.left-out"), window)
         assert console_errors(chrome) == []
+    finally:
+        chrome.set_window_size(1280, 1000)
+
+
+def test_at_400_px_each_project_s_sessions_and_last_activity_stayin_sight(
+    billing_dashboard: Dashboard, chrome: Any
+) -> None:
+    _open(chrome, billing_dashboard, "/")
+    chrome.set_window_size(400, 900)
+    try:
+        for path in ("/", "/projects"):
+            chrome.get(billing_dashboard.base + path)
+            window = fits_sideways(chrome, path)
+            rows = chrome.find_elements(By.CSS_SELECTOR, "table.projects tbody tr")
+            assert len(rows) == 2, path
+            for row in rows:
+                for cell in row.find_elements(By.TAG_NAME, "td")[:4]:  # name, sessions, first, last active
+                    in_sight(chrome, cell, window)
+            # Each figure says what it is once the column headings are out of sight.
+            for cell in rows[0].find_elements(By.CSS_SELECTOR, "td[data-label]"):
+                label = chrome.execute_script("return getComputedStyle(arguments[0], '::before').content", cell)
+                assert cell.get_attribute("data-label") in label, (cell.text, label)
+        # A time reads on one line: '2026-11-24 22:49 UTC', not '(2026-' and '11-24 22:49 UTC)'.
+        chrome.get(billing_dashboard.base + "/")
+        times = chrome.find_elements(By.CSS_SELECTOR, "dl.facts dd .when")
+        assert len(times) == 2
+        for time in times:
+            assert chrome.execute_script("return arguments[0].getClientRects().length", time) == 1, time.text
     finally:
         chrome.set_window_size(1280, 1000)
