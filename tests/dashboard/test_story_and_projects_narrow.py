@@ -1,7 +1,8 @@
 """A recall story and the project lists as a person reads them, in headless Chromium: two episodes of
 one session say what was left out between them and are numbered as recall's text numbers them; at
 400 px each project's session count and last activity stay in sight (not scrolled out of a table)
-and a time is not broken across lines."""
+and a time is not broken across lines; at 1280 px the search filters fit on one line beside a long
+project name."""
 
 from __future__ import annotations
 
@@ -111,3 +112,14 @@ def test_at_400_px_each_project_s_sessions_and_last_activity_stayin_sight(
             assert chrome.execute_script("return arguments[0].getClientRects().length", time) == 1, time.text
     finally:
         chrome.set_window_size(1280, 1000)
+
+
+def test_the_search_filters_fit_on_one_line_beside_a_long_project_name(
+    billing_dashboard: Dashboard, chrome: Any
+) -> None:
+    _open(chrome, billing_dashboard, "/search")
+    middles = {}
+    for name in ("kind", "project", "agent", "from", "to"):
+        rect = chrome.find_element(By.NAME, name).rect
+        middles[name] = rect["y"] + rect["height"] / 2
+    assert max(middles.values()) - min(middles.values()) < 10, middles  # one line, not the dates on a second
