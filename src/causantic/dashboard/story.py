@@ -58,6 +58,7 @@ def story_of(answer: EpisodeAnswer, kind: str) -> Story:
     else:
         lead = "the turns that led to" if kind == "recall" else "the turns that followed"
         how = f"{counted(count, 'episode')}: {lead} the best matches, in time order."
-    if answer.notes:
-        how += " " + "; ".join(answer.notes)
+    if answer.notes:  # clauses the text tells after a dash: here a sentence of their own
+        said = "; ".join(answer.notes)
+        how += f" {said[:1].upper()}{said[1:]}{'' if said.endswith('.') else '.'}"
     return Story(kind, steps, answer.tokens, how, answer.nothing_relevant)
