@@ -1,8 +1,8 @@
-"""A recall story and the project lists as a person reads them, in headless Chromium: two episodes of
-one session say what was left out between them and are numbered as recall's text numbers them; at
-400 px each project's session count and last activity stay in sight (not scrolled out of a table)
-and a time is not broken across lines; at 1280 px the search filters fit on one line beside a long
-project name."""
+"""Pages as a person reads them, in headless Chromium: two episodes of one session in a recall story
+say what was left out between them and are numbered as recall's text numbers them; at 400 px each
+project's session count and last activity, and each setting's source and meaning, stay in sight (not
+scrolled out of a table), and a time is not broken across lines; at 1280 px the search filters fit on
+one line beside a long project name."""
 
 from __future__ import annotations
 
@@ -110,6 +110,23 @@ def test_at_400_px_each_project_s_sessions_and_last_activity_stayin_sight(
         assert len(times) == 2
         for time in times:
             assert chrome.execute_script("return arguments[0].getClientRects().length", time) == 1, time.text
+    finally:
+        chrome.set_window_size(1280, 1000)
+
+
+def test_at_400_px_each_setting_s_value_source_and_description_stay_in_sight(
+    billing_dashboard: Dashboard, chrome: Any
+) -> None:
+    _open(chrome, billing_dashboard, "/")
+    chrome.set_window_size(400, 900)
+    try:
+        chrome.get(billing_dashboard.base + "/settings")
+        window = fits_sideways(chrome, "/settings")
+        rows = chrome.find_elements(By.CSS_SELECTOR, "table.settings tbody tr")
+        assert len(rows) > 20
+        for row in rows[:6]:
+            for cell in row.find_elements(By.TAG_NAME, "td"):  # key, value, source, what it does
+                in_sight(chrome, cell, window)
     finally:
         chrome.set_window_size(1280, 1000)
 
