@@ -35,6 +35,9 @@ TOOL_RUN_MIN = 3  # consecutive calls of one tool folded into one line from this
 # Calls whose line is what was said, not a listing: a sub-agent's task, a message to a teammate.
 _NEVER_FOLDED = SPAWN_TOOLS | {"SendMessage"}
 _TOOL_CALL = re.compile(r"\[Tool:([^\]\s]+)\](?: (.*))?")  # one rendered call: ingest.render's "[Tool:Name] what"
+# A terminal's colour and cursor codes in a tool's output (ESC [ 0 m, ESC ] … BEL): they recolour the
+# reader's terminal, reach the model as noise through MCP, and a web page draws them as '▯[0m'.
+_TERMINAL_CODE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 # Results that say only "it worked", in the words Claude Code's tools use (the commonest tool results
 # in the corpus): shown, each buries the turn's words under a line that tells nothing the call did not.
 _ACKNOWLEDGEMENT = re.compile(
@@ -151,9 +154,11 @@ def shown_content(content: str) -> str:
     """A chunk's text for reading: a result that only acknowledges its call is left out, and each
     run of :data:`TOOL_RUN_MIN` or more consecutive calls of one tool becomes one line,
     ``[Tool:Read] ×7 in /repo/src/: a.py, b.py, …``. A sub-agent's task (a spawn call) and a message
-    to a teammate (SendMessage) are what was said, not a listing, so they are never folded."""
+    to a teammate (SendMessage) are what was said, not a listing, so they are never folded. A terminal's
+    colour codes are left out (the stored text keeps them)."""
     # ingest.render's sections, as the chunker joined them; an acknowledgement goes before runs are
     # found, so three files written one after the other fold like three files read.
+    content = _TERMINAL_CODE.sub("", content)
     sections = [s for s in content.split("\n\n") if not _ACKNOWLEDGEMENT.fullmatch(s)] or [content]
     out: list[str] = []
     for name, group in groupby(((s, _call(s)) for s in sections), key=lambda sc: sc[1][0] if sc[1] else None):
