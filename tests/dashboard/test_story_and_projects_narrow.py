@@ -1,8 +1,8 @@
 """Pages as a person reads them, in headless Chromium: two episodes of one session in a recall story
 say what was left out between them and are numbered as recall's text numbers them; at 400 px each
-project's session count and last activity, and each setting's source and meaning, stay in sight (not
-scrolled out of a table), and a time is not broken across lines; at 1280 px the search filters fit on
-one line beside a long project name."""
+project's session count and last activity, each hook's outcome and time, and each setting's source
+and meaning stay in sight (not scrolled out of a table), and a time is not broken across lines; at
+1280 px the search filters fit on one line beside a long project name."""
 
 from __future__ import annotations
 
@@ -52,6 +52,8 @@ def billing_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dash
     write_session(root / "projects", LONG_PROJECT, "9a9e0000-0000-4000-8000-000000000001", turns)
     home = root / "home"
     causantic(home, "ingest", str(root / "projects"))
+    start = '{"session_id": "9a9e0000-0000-4000-8000-00000000ffff", "cwd": "/work/billing", "source": "startup"}'
+    causantic(home, "hook", "session-start", stdin=start)
     dashboard = start_dashboard(home)
     try:
         yield dashboard
@@ -127,6 +129,22 @@ def test_at_400_px_each_setting_s_value_source_and_description_stay_in_sight(
         for row in rows[:6]:
             for cell in row.find_elements(By.TAG_NAME, "td"):  # key, value, source, what it does
                 in_sight(chrome, cell, window)
+    finally:
+        chrome.set_window_size(1280, 1000)
+
+
+def test_at_400_px_each_hook_s_outcome_and_time_stay_in_sight(billing_dashboard: Dashboard, chrome: Any) -> None:
+    _open(chrome, billing_dashboard, "/")
+    chrome.set_window_size(400, 900)
+    try:
+        chrome.get(billing_dashboard.base + "/")
+        window = fits_sideways(chrome, "/")
+        rows = chrome.find_elements(By.CSS_SELECTOR, "table.hooks tbody tr")
+        assert len(rows) == 1
+        cells = rows[0].find_elements(By.TAG_NAME, "td")  # hook, last run, outcome, time
+        assert "session-start" in cells[0].text and cells[3].text.endswith(" ms")
+        for cell in cells:
+            in_sight(chrome, cell, window)
     finally:
         chrome.set_window_size(1280, 1000)
 
