@@ -37,6 +37,7 @@ class Story:
     tokens: int
     how: str  # one line: how the answer was built
     nothing_relevant: bool
+    notes: tuple[str, ...] = ()  # as the answer's: said beside 'Nothing relevant' as the CLI says them
 
 
 def story_of(answer: EpisodeAnswer, kind: str) -> Story:
@@ -61,4 +62,4 @@ def story_of(answer: EpisodeAnswer, kind: str) -> Story:
     if answer.notes:  # clauses the text tells after a dash: here a sentence of their own
         said = "; ".join(answer.notes)
         how += f" {said[:1].upper()}{said[1:]}{'' if said.endswith('.') else '.'}"
-    return Story(kind, steps, answer.tokens, how, answer.nothing_relevant)
+    return Story(kind, steps, answer.tokens, how, answer.nothing_relevant, tuple(answer.notes))
