@@ -165,3 +165,20 @@ def screenshot(driver: Any, folder: Path, name: str) -> Path:
     assert driver.save_screenshot(str(path)), f"no screenshot of {name}"
     driver.set_window_size(1280, 1000)
     return path
+
+
+def fits_sideways(driver: Any, where: str) -> int:
+    """The window's width, once the page is seen to be no wider."""
+    page, window = driver.execute_script(
+        "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    )
+    assert page <= window, f"{where} is {page} px wide in a {window} px window"
+    return int(window)
+
+
+def in_sight(driver: Any, element: Any, window: int) -> None:
+    """``element`` is shown and lies within the window's width (not scrolled out of a box)."""
+    left, right = driver.execute_script(
+        "const r = arguments[0].getBoundingClientRect(); return [r.left, r.right]", element
+    )
+    assert element.is_displayed() and 0 <= left and right <= window, (element.text, left, right, window)

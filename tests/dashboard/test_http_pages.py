@@ -144,6 +144,13 @@ def test_the_overview_of_one_edge_kind_shows_no_empty_brackets(empty_dashboard: 
     assert "Edges 0 Agents" in _text(page), "an empty memory lists no edge kinds, not '()'"
 
 
+@pytest.mark.parametrize("kind", ["search", "recall", "predict"])
+def test_an_answer_from_empty_memory_says_why_as_the_cli_does(empty_dashboard: Dashboard, kind: str) -> None:
+    _, _, page = http_request(empty_dashboard, "GET", f"/search?kind={kind}&q=deploy")
+    said = "Nothing relevant in memory (memory is empty: run causantic batch-ingest first)."
+    assert said in _text(html.unescape(page)), kind
+
+
 def test_a_forget_preview_says_what_the_cli_says(example_dashboard: Dashboard) -> None:
     cli = causantic(example_dashboard.home, "forget", "acme-shop")  # not a terminal, no --yes: a preview
     assert "6 chunks in 3 sessions of the whole project 'acme-shop' would be deleted." in cli

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from dashboard_support import BROWSER_HINT, console_errors, start_dashboard
+from dashboard_support import BROWSER_HINT, console_errors, fits_sideways, in_sight, start_dashboard
 from postgres_server import new_database
 from transcript_files import write_session
 
@@ -51,31 +51,31 @@ def test_the_team_controls_fit_and_work_in_a_phone_wide_window(
     chrome.set_window_size(400, 900)
     try:
         chrome.get(dashboard.base + "/search?q=" + quote("redirect loop"))
-        window = _fits_sideways(chrome, "/search")
+        window = fits_sideways(chrome, "/search")
         member = chrome.find_element(By.NAME, "member")
-        _in_sight(chrome, member, window)
+        in_sight(chrome, member, window)
         Select(member).select_by_visible_text(LONG_MEMBER)
         chrome.find_element(By.CSS_SELECTOR, "form.search button[type=submit]").click()
         WebDriverWait(chrome, 30).until(lambda d: "member=" in d.current_url)
         assert f"member={quote(LONG_MEMBER)}" in chrome.current_url
-        _fits_sideways(chrome, "/search with a member chosen")
+        fits_sideways(chrome, "/search with a member chosen")
 
         chrome.get(dashboard.base + "/forget")
-        window = _fits_sideways(chrome, "/forget")
+        window = fits_sideways(chrome, "/forget")
         only_mine = chrome.find_element(By.NAME, "only_mine")
-        _in_sight(chrome, only_mine, window)
+        in_sight(chrome, only_mine, window)
         chrome.find_element(By.XPATH, "//label[.//input[@name='only_mine']]").click()  # the label ticks it
         assert only_mine.is_selected()
         Select(chrome.find_element(By.NAME, "project")).select_by_index(1)
         chrome.find_element(By.CSS_SELECTOR, "form.forget button[type=submit]").click()
         WebDriverWait(chrome, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "section.preview"))
-        window = _fits_sideways(chrome, "/forget preview of only my chunks")
+        window = fits_sideways(chrome, "/forget preview of only my chunks")
         # What would be deleted is read without scrolling the table: each chunk's beginning is in sight,
         # a line of words wide (squeezed beside the other columns it was a letter wide and off screen).
         beginnings = chrome.find_elements(By.CSS_SELECTOR, "tr.doomed td.line")
         assert beginnings
         for cell in beginnings:
-            _in_sight(chrome, cell, window)
+            in_sight(chrome, cell, window)
             assert cell.size["width"] >= window / 2, cell.size
         assert chrome.find_element(By.NAME, "only_mine").is_selected()
         assert console_errors(chrome) == []
@@ -88,19 +88,3 @@ def _one_session(folder: Path) -> Path:
     turns = [("the redirect loop is back on Safari", "The cookie lost SameSite again; set it to Lax.")]
     write_session(folder, "/home/dev/acme-shop", "b0b00000-0000-4000-8000-000000000001", turns)
     return folder
-
-
-def _fits_sideways(driver: Any, where: str) -> int:
-    """The window's width, once the page is seen to be no wider."""
-    page, window = driver.execute_script(
-        "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
-    )
-    assert page <= window, f"{where} is {page} px wide in a {window} px window"
-    return int(window)
-
-
-def _in_sight(driver: Any, element: Any, window: int) -> None:
-    left, right = driver.execute_script(
-        "const r = arguments[0].getBoundingClientRect(); return [r.left, r.right]", element
-    )
-    assert element.is_displayed() and 0 <= left and right <= window, (left, right, window)

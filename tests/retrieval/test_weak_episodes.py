@@ -12,6 +12,7 @@ import pytest
 from transcript_files import write_session
 
 from causantic import Memory
+from causantic.dashboard.story import story_of
 from causantic.retrieval.format import render_episodes
 
 QUERY = "how did we fix the nightly billing deploy migration lock timeout"
@@ -61,6 +62,10 @@ def test_a_found_story_is_not_padded_with_other_projects_weak_matches(home: Path
     text = render_episodes(answer)
     assert text.startswith("Recall: the story behind it, 2 episodes in time order")
     assert "3 sessions of other projects left out" in text.splitlines()[0]
+    # The dashboard's story tells the note as a sentence of its own, not 'in time order. weakly related …'.
+    assert story_of(answer, "recall").how.endswith(
+        " in time order. Weakly related matches in 3 sessions of other projects left out (search lists them)."
+    )
 
 
 def test_each_episode_says_how_well_it_matches_and_weak_ones_say_so(home: Path) -> None:

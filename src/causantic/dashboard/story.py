@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from causantic.retrieval.format import episode_match, left_out_before
+from causantic.retrieval.format import episode_title, left_out_before
 from causantic.wording import counted
 
 if TYPE_CHECKING:
@@ -24,7 +24,9 @@ class Step:
     relevance: float | None  # None: episodes are told in time order, so no percentage is shown per step
     new_session: bool  # the first step of an episode (pages draw a divider)
     is_hit: bool  # a search match, rather than the context around one
-    match: str = ""  # the first step of an episode: how well the episode matches ("best match 43%")
+    # The first step of an episode: its heading as recall's text gives it, saying its times are UTC
+    # ('Episode 2 of 3 · billing · session 9a9e0000 (Claude Code) · 2026-11-02 09:00 – 09:06 UTC · best match 43%').
+    heading: str = ""
     left_out: str = ""  # the first step of an episode continuing the one before it: the session's chunks between
 
 
@@ -35,6 +37,7 @@ class Story:
     tokens: int
     how: str  # one line: how the answer was built
     nothing_relevant: bool
+    notes: tuple[str, ...] = ()  # as the answer's: said beside 'Nothing relevant' as the CLI says them
 
 
 def story_of(answer: EpisodeAnswer, kind: str) -> Story:
@@ -44,7 +47,7 @@ def story_of(answer: EpisodeAnswer, kind: str) -> Story:
             None,
             position == 0,
             member.is_hit,
-            episode_match(episode.relevance) if position == 0 else "",
+            episode_title(answer, index, " UTC") if position == 0 else "",
             left_out_before(answer, index) if position == 0 else "",
         )
         for index, episode in enumerate(answer.episodes)
@@ -56,6 +59,7 @@ def story_of(answer: EpisodeAnswer, kind: str) -> Story:
     else:
         lead = "the turns that led to" if kind == "recall" else "the turns that followed"
         how = f"{counted(count, 'episode')}: {lead} the best matches, in time order."
-    if answer.notes:
-        how += " " + "; ".join(answer.notes)
-    return Story(kind, steps, answer.tokens, how, answer.nothing_relevant)
+    if answer.notes:  # clauses the text tells after a dash: here a sentence of their own
+        said = "; ".join(answer.notes)
+        how += f" {said[:1].upper()}{said[1:]}{'' if said.endswith('.') else '.'}"
+    return Story(kind, steps, answer.tokens, how, answer.nothing_relevant, tuple(answer.notes))

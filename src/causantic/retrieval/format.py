@@ -35,6 +35,9 @@ TOOL_RUN_MIN = 3  # consecutive calls of one tool folded into one line from this
 # Calls whose line is what was said, not a listing: a sub-agent's task, a message to a teammate.
 _NEVER_FOLDED = SPAWN_TOOLS | {"SendMessage"}
 _TOOL_CALL = re.compile(r"\[Tool:([^\]\s]+)\](?: (.*))?")  # one rendered call: ingest.render's "[Tool:Name] what"
+# A terminal's colour and cursor codes in a tool's output (ESC [ 0 m, ESC ] … BEL): they recolour the
+# reader's terminal, reach the model as noise through MCP, and a web page draws them as '▯[0m'.
+_TERMINAL_CODE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 # Results that say only "it worked", in the words Claude Code's tools use (the commonest tool results
 # in the corpus): shown, each buries the turn's words under a line that tells nothing the call did not.
 _ACKNOWLEDGEMENT = re.compile(
@@ -151,9 +154,11 @@ def shown_content(content: str) -> str:
     """A chunk's text for reading: a result that only acknowledges its call is left out, and each
     run of :data:`TOOL_RUN_MIN` or more consecutive calls of one tool becomes one line,
     ``[Tool:Read] ×7 in /repo/src/: a.py, b.py, …``. A sub-agent's task (a spawn call) and a message
-    to a teammate (SendMessage) are what was said, not a listing, so they are never folded."""
+    to a teammate (SendMessage) are what was said, not a listing, so they are never folded. A terminal's
+    colour codes are left out (the stored text keeps them)."""
     # ingest.render's sections, as the chunker joined them; an acknowledgement goes before runs are
     # found, so three files written one after the other fold like three files read.
+    content = _TERMINAL_CODE.sub("", content)
     sections = [s for s in content.split("\n\n") if not _ACKNOWLEDGEMENT.fullmatch(s)] or [content]
     out: list[str] = []
     for name, group in groupby(((s, _call(s)) for s in sections), key=lambda sc: sc[1][0] if sc[1] else None):
@@ -241,14 +246,20 @@ def _one_place(answer: EpisodeAnswer, index: int) -> bool:
 
 
 def episode_heading(answer: EpisodeAnswer, index: int) -> str:
+    return f"== {episode_title(answer, index)} =="
+
+
+def episode_title(answer: EpisodeAnswer, index: int, zone: str = "") -> str:
+    """'Episode 2 of 3 · billing · session 9a9e0000 (Claude Code) · 2026-11-02 09:00 – 09:06 · best
+    match 43%': the text's episode heading, and the dashboard's (which gives ``zone`` ' UTC')."""
     episode = answer.episodes[index]
     first, last = episode.chunks[0].chunk, episode.chunks[-1].chunk
     sessions = list(dict.fromkeys(c.chunk.session_id[:8] for c in episode.chunks))
     if _one_place(answer, index):
         sessions[0] += f" ({SOURCE_NAMES.get(first.source, first.source)})"
     return (
-        f"== Episode {index + 1} of {len(answer.episodes)} · {first.project} · session "
-        f"{', '.join(sessions)} · {span(first.start_time, last.end_time)} · {episode_match(episode.relevance)} =="
+        f"Episode {index + 1} of {len(answer.episodes)} · {first.project} · session {', '.join(sessions)} · "
+        f"{span(first.start_time, last.end_time)}{zone} · {episode_match(episode.relevance)}"
     )
 
 

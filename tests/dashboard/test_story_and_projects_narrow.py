@@ -1,0 +1,160 @@
+"""Pages as a person reads them, in headless Chromium: two episodes of one session in a recall story
+say what was left out between them and are numbered as recall's text numbers them; at 400 px each
+project's session count and last activity, each hook's outcome and time, and each setting's source
+and meaning stay in sight (not scrolled out of a table), and a time is not broken across lines; at
+1280 px the search filters fit on one line beside a long project name."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from dashboard_support import (
+    BROWSER_HINT,
+    Dashboard,
+    causantic,
+    console_errors,
+    fits_sideways,
+    in_sight,
+    start_dashboard,
+)
+from transcript_files import write_session
+
+pytest.importorskip("selenium", reason=BROWSER_HINT)
+from selenium.webdriver.common.by import By  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+QUERY = "how did we fix the nightly billing deploy migration lock timeout"
+GAP = "… 4 chunks of this session between these episodes left out …"
+# The fix, then four turns about something else, then the fix again in the same session.
+BILLING = [
+    ("the nightly billing deploy fails with a migration lock timeout", "The runner holds the migration lock."),
+    ("so the billing migration lock timeout comes from the runner?", "Yes: it waits on old pods draining."),
+    ("rename the css class on the settings page", "Renamed it to settings-panel."),
+    ("bump the eslint version", "Bumped eslint to 9."),
+    ("tidy the readme badges", "The badges sit on one line now."),
+    ("add a favicon", "Added favicon.ico."),
+    ("back to the nightly billing deploy migration lock timeout", "Fixed: the runner releases the lock first."),
+    ("does the nightly billing deploy pass now", "Yes, the migration lock timeout is gone."),
+]
+# A project named by a long path, as real ones are: its name alone is wider than a phone.
+LONG_PROJECT = "/home/dev/customer_portal_frontend_monorepo_checkout_experience"
+
+
+@pytest.fixture(scope="module")
+def billing_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+    root = tmp_path_factory.mktemp("story-narrow")
+    write_session(root / "projects", "/work/billing", "9a9e0000-0000-4000-8000-000000000000", BILLING)
+    turns = [("why does checkout double-charge on retry", "The idempotency key was regenerated per retry.")]
+    write_session(root / "projects", LONG_PROJECT, "9a9e0000-0000-4000-8000-000000000001", turns)
+    home = root / "home"
+    causantic(home, "ingest", str(root / "projects"))
+    start = '{"session_id": "9a9e0000-0000-4000-8000-00000000ffff", "cwd": "/work/billing", "source": "startup"}'
+    causantic(home, "hook", "session-start", stdin=start)
+    dashboard = start_dashboard(home)
+    try:
+        yield dashboard
+    finally:
+        dashboard.stop()
+
+
+def _open(driver: Any, dashboard: Dashboard, path: str) -> None:
+    driver.get(dashboard.url)  # trades the token for this server's cookie
+    driver.get(dashboard.base + path)
+
+
+def test_a_recall_story_says_what_it_left_out_between_two_episodes_of_one_session(
+    billing_dashboard: Dashboard, chrome: Any
+) -> None:
+    _open(chrome, billing_dashboard, f"/search?kind=recall&q={quote(QUERY)}")
+    lines = chrome.find_elements(By.CSS_SELECTOR, "ol.story > li.chapter, ol.story > li.left-out")
+    said = [(line.get_attribute("class").split()[0], line.text) for line in lines]
+    assert [kind for kind, _ in said] == ["chapter", "left-out", "chapter"], said
+    assert said[1][1] == GAP
+    # Numbered as `causantic recall` numbers them ("== Episode 2 of 2 · billing · …"), times in UTC.
+    assert said[0][1].startswith("Episode 1 of 2 · billing · session 9a9e0000 (Claude Code) · "), said[0][1]
+    assert said[2][1].startswith("Episode 2 of 2 · billing · session 9a9e0000 (Claude Code) · "), said[2][1]
+    assert all(" UTC · best match " in text for _, text in (said[0], said[2])), said
+    chrome.set_window_size(400, 900)
+    try:
+        chrome.get(chrome.current_url)
+        window = fits_sideways(chrome, "the recall story")
+        in_sight(chrome, chrome.find_element(By.CSS_SELECTOR, "ol.story > li.left-out"), window)
+        assert console_errors(chrome) == []
+    finally:
+        chrome.set_window_size(1280, 1000)
+
+
+def test_at_400_px_each_project_s_sessions_and_last_activity_stayin_sight(
+    billing_dashboard: Dashboard, chrome: Any
+) -> None:
+    _open(chrome, billing_dashboard, "/")
+    chrome.set_window_size(400, 900)
+    try:
+        for path in ("/", "/projects"):
+            chrome.get(billing_dashboard.base + path)
+            window = fits_sideways(chrome, path)
+            rows = chrome.find_elements(By.CSS_SELECTOR, "table.projects tbody tr")
+            assert len(rows) == 2, path
+            for row in rows:
+                for cell in row.find_elements(By.TAG_NAME, "td")[:4]:  # name, sessions, first, last active
+                    in_sight(chrome, cell, window)
+            # Each figure says what it is once the column headings are out of sight.
+            for cell in rows[0].find_elements(By.CSS_SELECTOR, "td[data-label]"):
+                label = chrome.execute_script("return getComputedStyle(arguments[0], '::before').content", cell)
+                assert cell.get_attribute("data-label") in label, (cell.text, label)
+        # A time reads on one line: '2026-11-24 22:49 UTC', not '(2026-' and '11-24 22:49 UTC)'.
+        chrome.get(billing_dashboard.base + "/")
+        times = chrome.find_elements(By.CSS_SELECTOR, "dl.facts dd .when")
+        assert len(times) == 2
+        for time in times:
+            assert chrome.execute_script("return arguments[0].getClientRects().length", time) == 1, time.text
+    finally:
+        chrome.set_window_size(1280, 1000)
+
+
+def test_at_400_px_each_setting_s_value_source_and_description_stay_in_sight(
+    billing_dashboard: Dashboard, chrome: Any
+) -> None:
+    _open(chrome, billing_dashboard, "/")
+    chrome.set_window_size(400, 900)
+    try:
+        chrome.get(billing_dashboard.base + "/settings")
+        window = fits_sideways(chrome, "/settings")
+        rows = chrome.find_elements(By.CSS_SELECTOR, "table.settings tbody tr")
+        assert len(rows) > 20
+        for row in rows[:6]:
+            for cell in row.find_elements(By.TAG_NAME, "td"):  # key, value, source, what it does
+                in_sight(chrome, cell, window)
+    finally:
+        chrome.set_window_size(1280, 1000)
+
+
+def test_at_400_px_each_hook_s_outcome_and_time_stay_in_sight(billing_dashboard: Dashboard, chrome: Any) -> None:
+    _open(chrome, billing_dashboard, "/")
+    chrome.set_window_size(400, 900)
+    try:
+        chrome.get(billing_dashboard.base + "/")
+        window = fits_sideways(chrome, "/")
+        rows = chrome.find_elements(By.CSS_SELECTOR, "table.hooks tbody tr")
+        assert len(rows) == 1
+        cells = rows[0].find_elements(By.TAG_NAME, "td")  # hook, last run, outcome, time
+        assert "session-start" in cells[0].text and cells[3].text.endswith(" ms")
+        for cell in cells:
+            in_sight(chrome, cell, window)
+    finally:
+        chrome.set_window_size(1280, 1000)
+
+
+def test_the_search_filters_fit_on_one_line_beside_a_long_project_name(
+    billing_dashboard: Dashboard, chrome: Any
+) -> None:
+    _open(chrome, billing_dashboard, "/search")
+    middles = {}
+    for name in ("kind", "project", "agent", "from", "to"):
+        rect = chrome.find_element(By.NAME, name).rect
+        middles[name] = rect["y"] + rect["height"] / 2
+    assert max(middles.values()) - min(middles.values()) < 10, middles  # one line, not the dates on a second
