@@ -1,7 +1,9 @@
 """The topics page as a person reads it, in headless Chromium: it says how many chunks belong to no
 topic, a topic's size stays in sight beside its label at 400 px, and the labels on the map lie inside
 the map. The store holds two topics named by long identifiers (what real code topics are often
-called), at the two ends of the map, and a few turns that fit neither."""
+called), at the two ends of the map, and a few turns that fit neither. A second store holds two dozen
+topics, a list much longer than the map: the map keeps its own size and stays in sight beside it,
+and its labels stay readable, inside it and apart at 1280 and 400 px."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from dashboard_support import BROWSER_HINT, Dashboard, causantic, start_dashboard
+from dashboard_support import BROWSER_HINT, Dashboard, causantic, fits_sideways, start_dashboard
 from transcript_files import write_session
 
 pytest.importorskip("selenium", reason=BROWSER_HINT)
@@ -29,6 +31,33 @@ LOGOUT = [
     for n in range(8)
 ]
 ODD = [("What is the capital of Mongolia?", "Ulaanbaatar."), ("Sing me a sea shanty", "Soon may the Wellerman come.")]
+# Two dozen subjects far apart, five turns each: as many topics.
+SUBJECTS = [
+    ("postgres autovacuum", "table bloat"),
+    ("kubernetes pod", "eviction"),
+    ("webpack bundle", "code splitting"),
+    ("rust borrow checker", "lifetimes"),
+    ("css grid", "column layout"),
+    ("git rebase", "merge conflicts"),
+    ("docker image", "layer cache"),
+    ("python asyncio", "event loop"),
+    ("redis cache", "key expiry"),
+    ("terraform state", "locking"),
+    ("react useEffect", "dependency array"),
+    ("nginx proxy", "forwarded headers"),
+    ("sql btree index", "query planner"),
+    ("unicode normalization", "accents"),
+    ("timezone", "daylight saving"),
+    ("regex", "catastrophic backtracking"),
+    ("heap snapshot", "memory leak"),
+    ("cron schedule", "missed runs"),
+    ("csv parser", "quoted commas"),
+    ("pdf renderer", "embedded fonts"),
+    ("bluetooth", "pairing"),
+    ("cuda kernel", "gpu occupancy"),
+    ("dns resolver", "ttl caching"),
+    ("tls certificate", "chain expiry"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +65,28 @@ def topics_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashb
     root = tmp_path_factory.mktemp("topic-pages")
     write_session(root / "projects", "/work/webapp", "bbbbbbbb-0000-4000-8000-000000000001", LOGIN + ODD)
     write_session(root / "projects", "/work/accounts", "bbbbbbbb-0000-4000-8000-000000000002", LOGOUT)
+    home = root / "home"
+    causantic(home, "batch-ingest", str(root / "projects"))
+    causantic(home, "cluster")
+    dashboard = start_dashboard(home)
+    try:
+        yield dashboard
+    finally:
+        dashboard.stop()
+
+
+@pytest.fixture(scope="module")
+def many_topics_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+    root = tmp_path_factory.mktemp("many-topics")
+    for n, (thing, trouble) in enumerate(SUBJECTS):
+        turns = [
+            (
+                f"Why does the {thing} show {trouble} trouble again ({k})?",
+                f"The {thing} {trouble} trouble is fixed ({k}).",
+            )
+            for k in range(5)
+        ]
+        write_session(root / "projects", f"/work/p{n}", f"cccccccc-0000-4000-8000-{n:012d}", turns)
     home = root / "home"
     causantic(home, "batch-ingest", str(root / "projects"))
     causantic(home, "cluster")
@@ -86,9 +137,74 @@ def test_the_labels_on_the_map_lie_inside_the_map(topics_dashboard: Dashboard, c
     _open(chrome, topics_dashboard, "/topics")
     svg = chrome.find_element(By.CSS_SELECTOR, "svg.topicmap")
     left_edge, width = chrome.execute_script("const v = arguments[0].viewBox.baseVal; return [v.x, v.width]", svg)
-    labels = svg.find_elements(By.CSS_SELECTOR, "a.lbl text")
+    labels = svg.find_elements(By.CSS_SELECTOR, "a.lbl:not(.crowded) text")
     assert len(labels) >= 2
     for label in labels:
         left, right = chrome.execute_script("const b = arguments[0].getBBox(); return [b.x, b.x + b.width]", label)
         assert left_edge <= left and right <= left_edge + width, f"{label.text!r} crosses the map's edge"
         assert not label.text.endswith(("_", ",")), f"{label.text!r} is cut inside a term"
+
+
+def _rect(driver: Any, css: str) -> dict[str, float]:
+    return dict(driver.execute_script(f"return document.querySelector({css!r}).getBoundingClientRect().toJSON()"))
+
+
+def test_beside_a_long_topic_list_the_map_keeps_its_size_and_stays_in_sight(
+    many_topics_dashboard: Dashboard, chrome: Any
+) -> None:
+    _open(chrome, many_topics_dashboard, "/topics")
+    chrome.set_window_size(1280, 800)
+    try:
+        chrome.get(many_topics_dashboard.base + "/topics")
+        window = chrome.execute_script("return window.innerHeight")
+        card, caption, listing = _rect(chrome, ".card.map"), _rect(chrome, ".card.map > p"), _rect(chrome, ".card.list")
+        assert listing["height"] > window, "the list should be longer than the window"
+        # Stretched to the list's height, the map's card was a tall empty white box under the map.
+        assert card["bottom"] - caption["bottom"] < 48, (card, caption)  # the card's padding, the caption's margin
+        chrome.execute_script("document.querySelector('.card.list tbody tr:last-child').scrollIntoView(false)")
+        header, svg = _rect(chrome, "header.top"), _rect(chrome, "svg.topicmap")
+        assert header["bottom"] <= svg["top"] and svg["bottom"] <= window, (
+            "the map scrolled away beside the list",
+            window,
+            svg,
+        )
+    finally:
+        chrome.set_window_size(1280, 1000)
+
+
+@pytest.mark.parametrize("width", [1280, 400])
+def test_the_map_s_labels_are_readable_inside_the_map_and_apart(
+    many_topics_dashboard: Dashboard, chrome: Any, width: int
+) -> None:
+    _open(chrome, many_topics_dashboard, "/topics")
+    chrome.set_window_size(width, 900)
+    try:
+        chrome.get(many_topics_dashboard.base + "/topics")
+        fits_sideways(chrome, f"the topics page at {width} px")
+        svg = chrome.find_element(By.CSS_SELECTOR, "svg.topicmap")
+        drawn = chrome.execute_script(
+            """const svg = arguments[0], scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+            const shown = [...svg.querySelectorAll('a.lbl text')].filter((t) => t.getClientRects().length);
+            const size = (t) => parseFloat(getComputedStyle(t).fontSize) * scale;
+            return shown.map((t) => [t.textContent, t.getBoundingClientRect().toJSON(), size(t)]);""",
+            svg,
+        )
+        assert len(drawn) >= 3, drawn
+        box = _rect(chrome, "svg.topicmap")
+        for label, rect, size in drawn:
+            assert size >= 11, f"{label!r} is drawn {size:.1f} px high at {width} px"
+            assert box["left"] < rect["left"] and rect["right"] < box["right"], f"{label!r} crosses the map's side"
+            assert box["top"] < rect["top"] and rect["bottom"] < box["bottom"], (
+                f"{label!r} crosses the map's top or foot"
+            )
+        for n, (label, rect, _) in enumerate(drawn):
+            for other, near, _ in drawn[n + 1 :]:
+                apart = (
+                    rect["right"] <= near["left"]
+                    or near["right"] <= rect["left"]
+                    or rect["bottom"] <= near["top"]
+                    or near["bottom"] <= rect["top"]
+                )
+                assert apart, f"{label!r} and {other!r} overlap at {width} px"
+    finally:
+        chrome.set_window_size(1280, 1000)
