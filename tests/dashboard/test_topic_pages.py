@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from dashboard_support import BROWSER_HINT, Dashboard, causantic, fits_sideways, start_dashboard
+from dashboard_support import BROWSER_HINT, Dashboard, causantic, console_errors, fits_sideways, start_dashboard
 from transcript_files import write_session
 
 pytest.importorskip("selenium", reason=BROWSER_HINT)
@@ -179,7 +179,9 @@ def test_the_map_s_labels_are_readable_inside_the_map_and_apart(
     _open(chrome, many_topics_dashboard, "/topics")
     chrome.set_window_size(width, 900)
     try:
+        console_errors(chrome)  # start the page's log empty
         chrome.get(many_topics_dashboard.base + "/topics")
+        assert console_errors(chrome) == []
         fits_sideways(chrome, f"the topics page at {width} px")
         svg = chrome.find_element(By.CSS_SELECTOR, "svg.topicmap")
         drawn = chrome.execute_script(
