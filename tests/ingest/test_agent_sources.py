@@ -457,9 +457,30 @@ def test_a_killed_ingest_of_codex_rollouts_leaves_a_consistent_store_that_the_ne
         target = folder / "2026" / "06" / f"{day}" / f"rollout-2026-06-{day}T07-21-36-{thread}.jsonl"
         target.parent.mkdir(parents=True)
         target.write_text(text.replace(ENTIRE_THREAD, thread), encoding="utf-8")
-    db = causantic_home / "memory.db"
-    env = subprocess_env(CAUSANTIC_HOME=str(causantic_home))
     command = [sys.executable, "-m", "causantic", "batch-ingest", str(folder), "--no-embed", "--json"]
+    # On a loaded machine the poller may first see the store when the ingest is already whole: then
+    # no kill landed mid-ingest, and the attempt starts again from an empty home (at most four).
+    for attempt in range(4):
+        home = causantic_home / f"attempt-{attempt}"
+        env = subprocess_env(CAUSANTIC_HOME=str(home))
+        partial = _killed_twice(command, env, home / "memory.db")
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+        assert json.loads(done.stdout)["errors"] == []
+        resumed = _graph(home / "memory.db")
+        if any(0 < n < len(resumed[0]) for n in partial):
+            break
+    else:
+        pytest.fail(f"no kill landed mid-ingest in four attempts: {partial}")
+    clean_home = tmp_path / "clean"
+    subprocess.run(command, env={**env, "CAUSANTIC_HOME": str(clean_home)}, capture_output=True, check=True)
+    assert _graph(clean_home / "memory.db") == resumed
+    assert len(resumed[0]) == 8 * 218
+
+
+def _killed_twice(command: list[str], env: dict[str, str], db: Path) -> list[int]:
+    """Start the ingest twice on one store, each time killed (SIGKILL) once its first commit is seen
+    (at once, then half a second later); each kill must leave a whole, consistent store. Returns the
+    chunks each kill left."""
     partial = []
     for delay in (0.0, 0.5):
         proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -485,11 +506,4 @@ def test_a_killed_ingest_of_codex_rollouts_leaves_a_consistent_store_that_the_ne
                 == 0
             )
             partial.append(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
-    assert json.loads(done.stdout)["errors"] == []
-    resumed = _graph(db)
-    assert any(0 < n < len(resumed[0]) for n in partial), f"no kill landed mid-ingest: {partial}"
-    clean_home = tmp_path / "clean"
-    subprocess.run(command, env={**env, "CAUSANTIC_HOME": str(clean_home)}, capture_output=True, check=True)
-    assert _graph(clean_home / "memory.db") == resumed
-    assert len(resumed[0]) == 8 * 218
+    return partial
