@@ -113,3 +113,20 @@ def test_token_counts_in_headings_have_separators(tmp_path: Path, monkeypatch: p
     numbers = [m.group(1) for m in counts if m]
     assert all(int(n.replace(",", "")) >= 1000 for n in numbers), heads  # else the test shows nothing
     assert all(n == f"{int(n.replace(',', '')):,}" for n in numbers), heads
+
+
+def test_a_tiny_ingest_at_100_columns_says_its_size_and_ends_no_line_with_a_space(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It read "transcript data 0.0 MB", and piped at 100 columns the embedding line wrapped with a
+    trailing space ("… (interrupting is ")."""
+    from causantic.cli import output
+
+    write_session(tmp_path / "sessions", "/work/billing", "5c5e0000-0000-4000-8000-000000000000", [("hi", "hello")])
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setattr(output, "_consoles", {})  # made anew, as in a new process
+    said = CliRunner().invoke(cli, ["ingest", str(tmp_path / "sessions")], catch_exceptions=False).output
+    assert "embedding 1 of them for vector search (interrupting is safe: `causantic embed` resumes)." in said
+    assert re.search(r"^ transcript data +│ \d{3} B$", said, re.MULTILINE)
+    assert [text for text in said.splitlines() if text != text.rstrip()] == []

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from causantic.cli.output import console, domain_errors, emit_json, json_option, progress_bars, table
+from causantic.cli.output import console, domain_errors, emit_json, json_option, line, progress_bars, table
 from causantic.config import Config, codex_sessions_dir, gemini_sessions_dir, load_config
 from causantic.facade import Memory
-from causantic.retrieval.format import counted
+from causantic.retrieval.format import byte_size, counted
 from causantic.retrieval.output import IngestOut
 
 if TYPE_CHECKING:
@@ -104,11 +104,11 @@ def _run(
         with progress:
             task = progress.add_task("Ingesting files", total=None, detail="")
             started = time.perf_counter()
-            state = {"total_mb": 0.0}
+            state = {"total": 0}
 
             def discovered(files: int, total_bytes: int) -> None:
-                progress.update(task, total=files, detail=f"0.0/{total_bytes / 1e6:.1f} MB")
-                state["total_mb"] = total_bytes / 1e6
+                progress.update(task, total=files, detail=f"{byte_size(0)}/{byte_size(total_bytes)}")
+                state["total"] = total_bytes
 
             def advanced(files: int, done_bytes: int, chunks: int) -> None:
                 elapsed = max(time.perf_counter() - started, 1e-6)
@@ -116,7 +116,7 @@ def _run(
                     task,
                     completed=files,
                     detail=(
-                        f"{done_bytes / 1e6:.1f}/{state['total_mb']:.1f} MB · {done_bytes / 1e6 / elapsed:.1f} MB/s · "
+                        f"{byte_size(done_bytes)}/{byte_size(state['total'])} · {byte_size(done_bytes / elapsed)}/s · "
                         f"{counted(chunks, 'chunk')}"
                     ),
                 )
@@ -151,8 +151,8 @@ def _embed_progress(progress: Progress) -> Callable[[int, int], None]:
 
     def update(done: int, total: int) -> None:
         if "task" not in state:
-            console.print(
-                f"Keyword search already finds the new chunks; embedding {total} of them for vector "
+            line(  # as written: piped, rich would wrap it at the console's width, a space ending each line
+                f"Keyword search already finds the new chunks; embedding {total:,} of them for vector "
                 "search (interrupting is safe: `causantic embed` resumes)."
             )
             state["task"] = progress.add_task("Embedding chunks", total=total, detail="")
@@ -181,26 +181,21 @@ def render_report(report: IngestOut, paths: list[Path]) -> None:
 
     if not (report.files or report.files_waiting or report.errors):  # a table of zeros would not say why
         where = ", ".join(map(str, paths))
-        console.print(
-            f"No transcripts in {where}: no Claude Code, Codex CLI or Gemini CLI session files.", markup=False
-        )
+        line(f"No transcripts in {where}: no Claude Code, Codex CLI or Gemini CLI session files.")
     elif _nothing_new(report):
         files = counted(report.files, "file")
-        console.print(
-            f"Nothing new: {files}, all unchanged since the last ingest ({report.seconds:.1f} s).", markup=False
-        )
+        line(f"Nothing new: {files}, all unchanged since the last ingest ({report.seconds:.1f} s).")
     else:
         _summary_table(report)
     for note in report.notes:
-        console.print(f"note: {note}", style="yellow", markup=False, soft_wrap=True)
+        line(f"note: {note}", style="yellow")
     for failed in report.errors:
         # A path cut in two cannot be copied; the path and the error are shown as written, not as markup.
         console.print(Text.assemble(("error", "red"), f" {failed.path}: {failed.error}"), soft_wrap=True)
     if report.examples_removed:
-        console.print(
+        line(
             f"Removed the bundled example sessions ({', '.join(report.examples_removed)}) now that "
-            "memory holds your own sessions.",
-            markup=False,
+            "memory holds your own sessions."
         )
 
 
@@ -213,7 +208,7 @@ def _summary_table(report: IngestOut) -> None:
             + (f" ({report.files_unchanged} unchanged)" if report.files_unchanged else ""),
         ),
         *([("waiting for team memory", counted(report.files_waiting, "file"))] if report.files_waiting else []),
-        ("transcript data", f"{report.bytes_read / 1e6:.1f} MB"),
+        ("transcript data", byte_size(report.bytes_read)),
         ("sessions", report.sessions),
         ("chunks added", report.chunks_added),
         ("chunks updated", report.chunks_updated),

@@ -13,6 +13,7 @@ they often restate the prompt); the chunk only records that the turn had them.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,6 +45,13 @@ _SUMMARY_FIELDS = (
     "recipient",
 )
 
+
+# Claude Code adds to a sub-agent's result the id to resume it by and, at the end, its usage figures
+# ("agentId: a2898e3 (for resuming to continue this agent's work if needed)", "<usage>total_tokens:
+# 76365 …</usage>"): noise to a reader, and indexed tokens no one searches for. Sub-agent linking reads
+# the id from the transcript (:mod:`causantic.ingest.subagents`), not from this rendering.
+_AGENT_ID_LINE = re.compile(r"^agentId: [\w-]+(?: \(.*\))?$\n?", re.MULTILINE)
+_USAGE_TAIL = re.compile(r"<usage>[^<]*</usage>\s*\Z")
 
 PROMPT_HEAD_CHARS = 2_000
 HUGE_TEXT_CHARS = 1 << 20  # a text this long is cleaned in windows and labelled in a section of its own
@@ -129,6 +137,8 @@ def render_turn(
                 name = tool_names.get(block.tool_use_id, "tool")
                 label = "Error" if block.is_error else "Result"
                 body = without_trailing_reminders(block.text).strip()
+                if name in SPAWN_TOOLS:
+                    body = _AGENT_ID_LINE.sub("", _USAGE_TAIL.sub("", body)).strip()
                 text = f"[{label}:{name}] {redact_head(body, tool_result_max_chars, redact)}".rstrip()
                 result_id = block.tool_use_id
                 speaker = "Tool"

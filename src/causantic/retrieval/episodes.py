@@ -18,7 +18,8 @@ comes from search (seed 001's lesson):
    none (``episodes.weakAnchors``): in time order it would read as part of the story, and on the
    whole Claude Code corpus such episodes took half of recall's budget;
 5. the token budget goes to each session's best hit first, then to the other hits, then to
-   context nearest first; the answer lists the episodes, and their chunks, in time order; of two
+   context nearest first; the answer lists the episodes, and their chunks, in time order; two
+   episodes of one session that touch (nothing of the session between them) are told as one; of two
    episodes of one session told one after the other, the later says how many of the session's
    chunks lie between them (:attr:`Episode.span`).
 
@@ -289,18 +290,40 @@ class EpisodeBuilder:
         return out
 
     def _placed(self, episodes: list[Episode]) -> list[Episode]:
-        """The episodes, those of a session told in more than one with their :attr:`Episode.span`
-        (one read of the session's chunk order each)."""
+        """The episodes, two of a session that touch (the later starts at the chunk after the
+        earlier's last: nothing of the session left out between them) told as one, in time order,
+        and those of a session still told in more than one with their :attr:`Episode.span` (one read
+        of the session's chunk order each): told apart, two touching episodes read as one story told
+        twice."""
         told = Counter(e.chunks[0].chunk.session_id for e in episodes)
         order = {s: self.store.session_chunk_ids(s) for s, n in told.items() if n > 1}
-        out: list[Episode] = []
+        placed: list[Episode] = []
         for episode in episodes:
             ids = order.get(episode.chunks[0].chunk.session_id)
             if ids is not None and episode.chunks[0].chunk.id in ids and episode.chunks[-1].chunk.id in ids:
                 span = (ids.index(episode.chunks[0].chunk.id), ids.index(episode.chunks[-1].chunk.id))
                 episode = replace(episode, span=span)
-            out.append(episode)
-        return out
+            placed.append(episode)
+        placed.sort(key=lambda e: (e.chunks[0].chunk.session_id, e.span or (-1, -1)))
+        out: list[Episode] = []
+        for episode in placed:
+            earlier = out[-1] if out else None
+            if (
+                earlier is not None
+                and earlier.span is not None
+                and episode.span is not None
+                and earlier.chunks[0].chunk.session_id == episode.chunks[0].chunk.session_id
+                and episode.span[0] == earlier.span[1] + 1
+            ):
+                out[-1] = Episode(
+                    earlier.chunks + episode.chunks,
+                    max(earlier.relevance, episode.relevance),
+                    (earlier.span[0], episode.span[1]),
+                )
+            else:
+                out.append(episode)
+        left = Counter(e.chunks[0].chunk.session_id for e in out)
+        return [e if left[e.chunks[0].chunk.session_id] > 1 else replace(e, span=None) for e in out]
 
     def _chain(self, kind: Kind, request: SearchRequest) -> EpisodeAnswer:
         """The seeds' chain walk, shaped as one episode (or its search fallback, one per hit)."""

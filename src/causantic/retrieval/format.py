@@ -265,7 +265,8 @@ def episode_title(answer: EpisodeAnswer, index: int, zone: str = "") -> str:
 
 def chunks_left_out(answer: EpisodeAnswer, index: int) -> int:
     """Chunks of the session left out between an episode and the one told before it when both are
-    of one session (0 otherwise, and when they touch or overlap: two agents' streams)."""
+    of one session (0 otherwise, and when they overlap: two agents' streams; episodes that touch are
+    told as one)."""
     if index == 0:
         return 0
     earlier, later = answer.episodes[index - 1], answer.episodes[index]

@@ -172,9 +172,10 @@ def _clear_lead(hits: list[_Hit], bar: float, request: MomentsRequest) -> tuple[
         per_session[session] = per_session.get(session, 0) + 1
         out.append(Moment(hit.chunk, hit.relevance, hit.coverage, hit.other, margin))
     if not out:
-        return [], f"none added: no match reached relevance {bar:.0%}"
+        return [], f"none added: no match cleared the {bar:.0%} relevance bar"
     lead_by = f"its session led the next by {_times(margin)}" if math.isfinite(margin) else "no other session matched"
-    return out, f"{best} (needs {request.min_coverage:.0%}), {lead_by}, and each moment reached relevance {bar:.0%}"
+    cleared = f"each moment cleared the {bar:.0%} relevance bar"
+    return out, f"{best} (needs {request.min_coverage:.0%}), {lead_by}, and {cleared}"
 
 
 def _times(ratio: float) -> str:
