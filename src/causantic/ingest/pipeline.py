@@ -349,9 +349,7 @@ class _ChunkWriter:
         if project is None:
             if self._keep is not None and not self._keep(head.project_path):
                 raise _Waiting
-            project = (head.cwd_hash and self._store.project_for_cwd_hash(head.cwd_hash)) or (
-                self._store.resolve_project(head.cwd, head.project_path)
-            )
+            project = session_project(self._store, head)
             self._projects[head.session_id] = project
             # What was stored before this run's chunks: a session's own saved batches are never
             # superseded, and reading them back (37,000 rows for a 50 MB line) would be for nothing.
@@ -389,9 +387,7 @@ def write_plan(
                 report.chunks_removed += store.drop_superseded(session.session_id, superseded)
             if not session.chunks:  # only skipped sub-agent streams (stubs, warm-ups, …)
                 continue
-            project = (session.cwd_hash and store.project_for_cwd_hash(session.cwd_hash)) or store.resolve_project(
-                session.cwd, session.project_path
-            )
+            project = session_project(store, session.head)
             if not session.cwd_hash:  # Gemini sessions ingested before any that named this cwd join it now
                 for path in _stand_ins(session.cwd, project.path):
                     store.absorb_project(path, project)
@@ -423,6 +419,21 @@ def write_plan(
     report.bytes_read += plan.bytes_read
     report.skipped_lines.update(plan.skipped)
     report.other_format += plan.other_format
+
+
+def session_project(store: MemoryStoreProtocol, head: SessionHead) -> Project:
+    """The project a session's chunks are saved in: the one it is stored in already, else its cwd's.
+
+    A session belongs to one project, whichever of its files names another cwd (a copy of a few of
+    its lines edited elsewhere, a resumed part started in another folder): otherwise the chunks of
+    the later file land in a second project, which the overview counts and the project list, made
+    from sessions, does not."""
+    stored = store.session_project(head.session_id)
+    if stored is not None:
+        return stored
+    return (head.cwd_hash and store.project_for_cwd_hash(head.cwd_hash)) or store.resolve_project(
+        head.cwd, head.project_path
+    )
 
 
 def lock_group(store: MemoryStoreProtocol, heads: Sequence[SessionHead]) -> None:

@@ -348,6 +348,14 @@ class SqlStore(ABC):
             out[row[0]] = (int(row[1]), {stem: int(n) for stem, n in zip(stems, row[2:], strict=True) if n})
         return out
 
+    def session_project(self, session_id: str) -> Project | None:
+        """The project a stored session belongs to; None when the session is not stored."""
+        row = self._query(
+            "SELECT p.id, p.path, p.name FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = ?",
+            (session_id,),
+        ).fetchone()
+        return Project(row["id"], row["path"], row["name"]) if row else None
+
     def session_chunk_keys(self, session_id: str) -> list[ChunkKey]:
         """Where each stored chunk of a session sits in its transcript."""
         return [
