@@ -340,9 +340,10 @@ class _ChunkWriter:
             head = self._heads[session_id]
             project = self._project(head)
             fresh = _not_older(records, self._stored[session_id], self._saved)
-            new, changed = self._store.save_session(project, session_id, fresh, None, head.source, None)
-            self.new_ids.setdefault(session_id, []).extend(new)
-            self.changed[session_id] += changed
+            if fresh:  # else all saved already by another file of this run: the session row too
+                new, changed = self._store.save_session(project, session_id, fresh, None, head.source, None)
+                self.new_ids.setdefault(session_id, []).extend(new)
+                self.changed[session_id] += changed
             first = min(records, key=lambda r: r.start_time)
             earliest = self._earliest.get(session_id)
             if earliest is None or first.start_time < earliest.start_time:
@@ -399,16 +400,15 @@ def write_plan(
                     store.absorb_project(path, project)
             report.project_ids.add(project.id)
             store.mark_relink(project.id)
-            new, changed = store.save_session(
-                project,
-                session.session_id,
-                _not_older(
-                    saved.rest(session.session_id) if saved is not None else session.chunks, stored, report.saved_ids
-                ),
-                session.team_name,
-                session.source,
-                session.title,
+            fresh = _not_older(
+                saved.rest(session.session_id) if saved is not None else session.chunks, stored, report.saved_ids
             )
+            new: list[str] = []  # all saved already by another file of this run: the session row too
+            changed = 0
+            if fresh:  # (a save of no chunks would blank the session's span)
+                new, changed = store.save_session(
+                    project, session.session_id, fresh, session.team_name, session.source, session.title
+                )
             if saved is not None:
                 new = [*saved.new_ids.get(session.session_id, []), *new]
                 changed += saved.changed[session.session_id]
