@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from chunk_records import chunk_record
 from transcript_files import write_session
 
 from causantic.config import Config
@@ -86,6 +87,25 @@ def test_a_session_with_a_line_copied_under_another_cwd_is_one_project(
             assert listed == [("/work/site", 1)]
         _ingest(services, *order, force=True)  # read again: still one project
         assert [(p.path, p.sessions) for p in store.project_summaries()] == listed
+
+
+def test_a_forced_re_read_files_a_chunk_an_older_version_put_elsewhere_with_its_session(
+    backend_config: Config, tmp_path: Path
+) -> None:
+    """A store an older version wrote: one chunk of the session under the copied line's cwd. Reading
+    the session again moves it to the session's project, and the two counts agree."""
+    _full_session(tmp_path / "projects")
+    with open_services(backend_config) as services:
+        store = services.store
+        _ingest(services, tmp_path / "projects")
+        elsewhere = store.resolve_project("/work/tokenizer", "/work/tokenizer")
+        stray = chunk_record(7, id="stray", session_id=SESSION, start_time="2026-11-02T10:00:00.000Z")
+        with store.atomic():
+            store.save_session(elsewhere, SESSION, [stray])
+        assert store.counts()["projects"] == 2 and len(store.project_activity()) == 1
+        _ingest(services, tmp_path / "projects", force=True)
+        assert store.counts()["projects"] == len(store.project_activity()) == 1
+        assert [(p.path, p.chunks) for p in store.project_summaries()] == [("/work/site", len(_texts(store)))]
 
 
 def test_a_forced_re_read_of_a_session_and_a_copy_of_one_message_changes_nothing(tmp_path: Path) -> None:

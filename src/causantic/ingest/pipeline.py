@@ -409,6 +409,7 @@ def write_plan(
                 new, changed = store.save_session(
                     project, session.session_id, fresh, session.team_name, session.source, session.title
                 )
+            store.file_chunks_with_session(session.session_id)  # what an older version filed elsewhere
             if saved is not None:
                 new = [*saved.new_ids.get(session.session_id, []), *new]
                 changed += saved.changed[session.session_id]
