@@ -11,6 +11,7 @@ import pytest
 from chunk_records import chunk_record
 
 from causantic.config import Config
+from causantic.ingest.chunker import chunk_id
 from causantic.ingest.service import ingest_paths
 from causantic.services import Services, open_services
 from causantic.store.memory import MemoryStore
@@ -171,6 +172,10 @@ def test_a_forced_re_ingest_removes_a_stored_chunk_of_a_stream_the_rules_now_ski
     store = services.store
     project = store.resolve_project("/Users/dain/workspace/JSSoundRecorder", "/Users/dain/workspace/JSSoundRecorder")
     at = "2025-11-17T23:50:05.000000Z"
+    # As an older version stored it: made of the warm-up's own reply (a chunk of that stream made
+    # of other messages, a copy of it elsewhere holding more, is not the warm-up's to drop).
+    lines = (tmp_path / "sound" / "agent-88061e52.jsonl").read_text(encoding="utf-8").splitlines()
+    reply = next(r["uuid"] for r in map(json.loads, lines) if r.get("type") == "assistant")
     stale = chunk_record(
         0,
         id="stale",
@@ -182,7 +187,7 @@ def test_a_forced_re_ingest_removes_a_stored_chunk_of_a_stream_the_rules_now_ski
         content="[Assistant]\nHello! I'm Claude Code",
         content_hash="h",
         approx_tokens=9,
-        message_uuids=("x",),
+        message_uuids=(reply,),
     )
     with store.atomic():
         store.save_session(project, SOUND_SESSION, [stale])
@@ -199,6 +204,13 @@ def test_a_turn_that_shrank_loses_its_stale_trailing_part_but_another_files_turn
         "SELECT turn_index, MAX(part) AS part, message_uuids, start_time FROM chunks WHERE agent_id IS NULL"
         " GROUP BY turn_index ORDER BY turn_index DESC LIMIT 1"
     ).fetchone()
+    first = store.conn.execute(
+        "SELECT id, message_uuids FROM chunks WHERE agent_id IS NULL AND turn_index = ? AND part = 0",
+        (row["turn_index"],),
+    ).fetchone()
+    # The turn's first message, which names its parts (chunk_id): a later part of it has the id
+    # that message and the part's number make.
+    anchor = next(u for u in json.loads(first["message_uuids"]) if chunk_id(SOUND_SESSION, "main", u, 0) == first["id"])
     project = store.resolve_project("/Users/dain/workspace/JSSoundRecorder", "/Users/dain/workspace/JSSoundRecorder")
 
     def extra(chunk_id: str, uuids: tuple[str, ...]) -> ChunkRecord:
@@ -216,14 +228,16 @@ def test_a_turn_that_shrank_loses_its_stale_trailing_part_but_another_files_turn
         )
 
     # As an older version stored it: one more part of the last turn, sharing its messages.
-    stale = extra("stale-part", tuple(json.loads(row["message_uuids"]))[-1:])
+    stale = extra(
+        chunk_id(SOUND_SESSION, "main", anchor, row["part"] + 1), tuple(json.loads(row["message_uuids"]))[-1:]
+    )
     # Same turn number, other messages: a turn of the same session read from another file.
     other = extra("other-file", ("some-other-message",))
     with store.atomic():
         store.save_session(project, SOUND_SESSION, [stale, other])
     report = _ingest(services, corpus / SOUND, force=True)
     assert report.chunks_removed == 1
-    assert set(store.get_chunks(["stale-part", "other-file"])) == {"other-file"}
+    assert set(store.get_chunks([stale.id, "other-file"])) == {"other-file"}
 
 
 def test_the_injected_text_markers_are_the_ones_the_hooks_write() -> None:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from causantic.errors import StoreError, TranscriptError
+from causantic.ingest.chunker import chunk_id
 from causantic.ingest.edges import cross_session_edges
 from causantic.ingest.plan import (
     GroupPlan,
@@ -35,6 +36,7 @@ from causantic.ingest.plan import (
     plan_group,
     stand_in_project,
 )
+from causantic.ingest.streams import MAIN_AGENT
 from causantic.processes import worker_pool
 from causantic.store.features import PARALLEL_FEATURE_CHARS
 from causantic.store.protocol import MemoryStoreProtocol
@@ -89,6 +91,7 @@ class IngestReport:
     vectors_added: int | None = None  # None: embedding deferred
     topics: str | None = None  # what topic maintenance did, when vectors were added
     session_ids: set[str] = field(default_factory=set)  # the sessions counted in ``sessions``
+    saved_ids: set[str] = field(default_factory=set)  # the chunks saved so far (see _not_older)
 
     def _broken(self) -> Counter[str]:
         return Counter({k: v for k, v in self.skipped_lines.items() if k in BROKEN_LINE_REASONS})
@@ -261,7 +264,7 @@ def _plan_and_write(
         _large_blocks_returned()
     try:
         with store.atomic():
-            writer = _ChunkWriter(store, keep)
+            writer = _ChunkWriter(store, keep, report.saved_ids)
             plan = plan_group(group, settings, writer)
             if _waits(plan, keep):
                 raise _Waiting
@@ -304,9 +307,10 @@ class _ChunkWriter:
     a batch of :data:`STREAM_BATCH_CHARS` of text at a time, inside the group's transaction; the
     last batch of each session is saved with the rest of it by :func:`write_plan`."""
 
-    def __init__(self, store: MemoryStoreProtocol, keep: Callable[[str], bool] | None) -> None:
+    def __init__(self, store: MemoryStoreProtocol, keep: Callable[[str], bool] | None, saved: set[str]) -> None:
         self._store = store
         self._keep = keep
+        self._saved = saved  # chunks other groups of this run saved (IngestReport.saved_ids)
         self._heads: dict[str, SessionHead] = {}
         self._pending: dict[str, list[ChunkRecord]] = {}
         self._chars = 0
@@ -334,9 +338,12 @@ class _ChunkWriter:
             if not records:
                 continue
             head = self._heads[session_id]
-            new, changed = self._store.save_session(self._project(head), session_id, records, None, head.source, None)
-            self.new_ids.setdefault(session_id, []).extend(new)
-            self.changed[session_id] += changed
+            project = self._project(head)
+            fresh = _not_older(records, self._stored[session_id], self._saved)
+            if fresh:  # else all saved already by another file of this run: the session row too
+                new, changed = self._store.save_session(project, session_id, fresh, None, head.source, None)
+                self.new_ids.setdefault(session_id, []).extend(new)
+                self.changed[session_id] += changed
             first = min(records, key=lambda r: r.start_time)
             earliest = self._earliest.get(session_id)
             if earliest is None or first.start_time < earliest.start_time:
@@ -349,9 +356,7 @@ class _ChunkWriter:
         if project is None:
             if self._keep is not None and not self._keep(head.project_path):
                 raise _Waiting
-            project = (head.cwd_hash and self._store.project_for_cwd_hash(head.cwd_hash)) or (
-                self._store.resolve_project(head.cwd, head.project_path)
-            )
+            project = session_project(self._store, head)
             self._projects[head.session_id] = project
             # What was stored before this run's chunks: a session's own saved batches are never
             # superseded, and reading them back (37,000 rows for a 50 MB line) would be for nothing.
@@ -382,29 +387,29 @@ def write_plan(
             report.skipped_subagents.update(session.skipped_subagents)
             saved = writer if session.written else None  # saved its chunks as they were made
             stored = saved.stored_keys(session.session_id) if saved is not None else None
-            superseded = _superseded(
-                stored if stored is not None else store.session_chunk_keys(session.session_id), session
-            )
+            if stored is None:
+                stored = store.session_chunk_keys(session.session_id)
+            superseded = _superseded(stored, session)
             if superseded:
                 report.chunks_removed += store.drop_superseded(session.session_id, superseded)
             if not session.chunks:  # only skipped sub-agent streams (stubs, warm-ups, …)
                 continue
-            project = (session.cwd_hash and store.project_for_cwd_hash(session.cwd_hash)) or store.resolve_project(
-                session.cwd, session.project_path
-            )
+            project = session_project(store, session.head)
             if not session.cwd_hash:  # Gemini sessions ingested before any that named this cwd join it now
                 for path in _stand_ins(session.cwd, project.path):
                     store.absorb_project(path, project)
             report.project_ids.add(project.id)
             store.mark_relink(project.id)
-            new, changed = store.save_session(
-                project,
-                session.session_id,
-                saved.rest(session.session_id) if saved is not None else session.chunks,
-                session.team_name,
-                session.source,
-                session.title,
+            fresh = _not_older(
+                saved.rest(session.session_id) if saved is not None else session.chunks, stored, report.saved_ids
             )
+            new: list[str] = []  # all saved already by another file of this run: the session row too
+            changed = 0
+            if fresh:  # (a save of no chunks would blank the session's span)
+                new, changed = store.save_session(
+                    project, session.session_id, fresh, session.team_name, session.source, session.title
+                )
+            store.file_chunks_with_session(session.session_id)  # what an older version filed elsewhere
             if saved is not None:
                 new = [*saved.new_ids.get(session.session_id, []), *new]
                 changed += saved.changed[session.session_id]
@@ -419,10 +424,40 @@ def write_plan(
             report.linked_subagents += session.linked_subagents
             report.teammates += session.teammates
             report.edges_added.update(e.reference_type for e in added)
+        for session in plan.sessions:  # after every session of the group: each is read from one file
+            report.saved_ids.update(c.id for c in session.chunks)
         store.mark_files(plan.files)
     report.bytes_read += plan.bytes_read
     report.skipped_lines.update(plan.skipped)
     report.other_format += plan.other_format
+
+
+def session_project(store: MemoryStoreProtocol, head: SessionHead) -> Project:
+    """The project a session's chunks are saved in: the one it is stored in already, else its cwd's.
+
+    A session belongs to one project, whichever of its files names another cwd (a copy of a few of
+    its lines edited elsewhere, a resumed part started in another folder): otherwise the chunks of
+    the later file land in a second project, which the overview counts and the project list, made
+    from sessions, does not."""
+    stored = store.session_project(head.session_id)
+    if stored is not None:
+        return stored
+    return (head.cwd_hash and store.project_for_cwd_hash(head.cwd_hash)) or store.resolve_project(
+        head.cwd, head.project_path
+    )
+
+
+def _not_older(records: Sequence[ChunkRecord], stored: Sequence[ChunkKey], saved: set[str]) -> list[ChunkRecord]:
+    """``records`` less the chunks another file of this run saved already (two files hold copies of
+    one session: fixtures, a session copied to a second folder) in a version this one would not add
+    messages to. The first copy read keeps a chunk both make differently, unless a later one shows
+    more of its turn (then the fuller text wins, as :func:`~causantic.store.common.older_copy` keeps
+    it the other way round): each read of the copies then ends as the last did, so a re-read of
+    unchanged files (``--force``) changes nothing, and no copy's messages are lost."""
+    if not saved:
+        return list(records)
+    held = {k.id: k.message_uuids for k in stored if k.id in saved}
+    return [r for r in records if r.id not in held or set(held[r.id]) < set(r.message_uuids)]
 
 
 def lock_group(store: MemoryStoreProtocol, heads: Sequence[SessionHead]) -> None:
@@ -455,30 +490,34 @@ def _superseded(stored: Sequence[ChunkKey], session: SessionPlan) -> list[str]:
     """Stored chunks of a session that today's rules no longer produce from the same transcript.
 
     Two kinds, both left by an older version of these rules: chunks of sub-agent streams now skipped
-    (warm-ups, prompt suggestions), and trailing parts of a turn whose text shrank (injected text now left out), so it
-    splits into fewer parts. A stored chunk is a part of a planned turn only when it shares a message
-    with it; a turn read from another file of a resumed session is never touched.
+    (warm-ups, prompt suggestions) made of those streams' messages alone, and trailing parts of a turn
+    whose text shrank (injected text now left out), so it splits into fewer parts. A stored chunk is a
+    part of a planned turn only when it has the id of one (same session, agent, first message), and
+    it is dropped only when the planned turn still shows all its messages: a turn read from another
+    file of a resumed session, or whole in one copy of a session and cut short in another (a file
+    holding a few of its lines), is never touched.
     """
     if not stored:
         return []
     skipped = set(session.skipped_agent_ids)
-    planned_ids = {c.id for c in session.chunks}
     parts: dict[tuple[str | None, int], int] = {}
     messages: dict[tuple[str | None, int], set[str]] = {}
     for chunk in session.chunks:
         key = (chunk.agent_id, chunk.turn_index)
         parts[key] = max(parts.get(key, 0), chunk.part + 1)
         messages.setdefault(key, set()).update(chunk.message_uuids)
+    anchors = {(agent_id, turn): anchor for agent_id, turn, anchor in session.turn_anchors}
     out: list[str] = []
     for row in stored:
         key = (row.agent_id, row.turn_index)
         if row.agent_id in skipped:
-            out.append(row.id)
+            if set(row.message_uuids) <= session.skipped_messages:
+                out.append(row.id)
         elif (
             key in parts
-            and row.id not in planned_ids
             and row.part >= parts[key]
-            and messages[key] & set(row.message_uuids)
+            and row.id == chunk_id(session.session_id, row.agent_id or MAIN_AGENT, anchors[key], row.part)
+            and set(row.message_uuids) <= messages[key]
         ):
             out.append(row.id)
     return out

@@ -105,6 +105,12 @@ class SessionPlan:
     source: Source = "claude-code"
     cwd_hash: str | None = None  # no cwd recorded, only its sha256 (Gemini CLI): matched when written
     skipped_agent_ids: tuple[str, ...] = ()  # sub-agent streams left out (an older store may hold them)
+    # The messages of those streams: only a stored chunk made of them alone is theirs to drop (a stub
+    # copying one message of a stream kept whole in another file of the session leaves it be).
+    skipped_messages: frozenset[str] = frozenset()
+    # (agent id, turn index, anchor) of each planned turn: its parts' ids (see chunk_id), so only the
+    # trailing parts of the same turn are superseded, not those of a turn a copy starts elsewhere.
+    turn_anchors: tuple[tuple[str | None, int, str], ...] = ()
     title: str | None = None  # the first real prompt of the session's main stream
     written: bool = False  # its chunks went to a ChunkSink as they were made; ``chunks`` hold no text
 
@@ -197,6 +203,10 @@ def plan_session(
         source=session.source,
         cwd_hash=head.cwd_hash,
         skipped_agent_ids=triaged.skipped_ids,
+        skipped_messages=frozenset(
+            m.uuid for sub in session.subagents if sub.agent_id in triaged.skipped_ids for m in sub.messages
+        ),
+        turn_anchors=tuple((s.agent_id, index, anchor) for s in streams for index, anchor in s.anchors.items()),
         title=session_title([s.transcript for s in streams], render.redactor),
         written=emit is not None,
     )

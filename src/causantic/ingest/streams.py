@@ -45,6 +45,7 @@ class PlannedStream:
     prompts: dict[int, str]  # turn index → the head of its prompt (see RenderedTurn.prompt)
     drafts: list[ChunkDraft]
     records: list[ChunkRecord]
+    anchors: dict[int, str] = field(default_factory=dict)  # turn index → its anchor (see chunk_id)
     _by_message: dict[str, int] = field(default_factory=dict)  # message uuid → first chunk showing it
     _position: dict[str, int] = field(default_factory=dict)  # message uuid → index in the transcript
 
@@ -141,6 +142,7 @@ def plan_stream(
     keeps it without its text (see :func:`written`): a pasted text of megabytes is then never held
     as chunks, only as the little the edge rules read."""
     prompts: dict[int, str] = {}
+    anchors: dict[int, str] = {}
     drafts: list[ChunkDraft] = []
     records: list[ChunkRecord] = []
     agent_key = transcript.agent_id or MAIN_AGENT
@@ -158,6 +160,7 @@ def plan_stream(
             redact=settings.redactor,
         )
         prompts[turn.turn_index] = turn.prompt
+        anchors[turn.turn_index] = turn.anchor
         # A huge pasted text's chunks (tens of thousands) get their search terms from the store as
         # it writes them, in the process that makes their features beside the writes (past the same
         # 8M characters as the text's cleaning in two processes): made here, they would add some 2 s
@@ -198,7 +201,7 @@ def plan_stream(
             emit(record)
             records.append(written(record))
             drafts.append(_without_text(draft, sections))
-    return PlannedStream(transcript, agent, transcript.agent_id, prompts, drafts, records)
+    return PlannedStream(transcript, agent, transcript.agent_id, prompts, drafts, records, anchors)
 
 
 def _message_uuids(sections: Sequence[Section]) -> tuple[str, ...]:

@@ -348,6 +348,30 @@ class SqlStore(ABC):
             out[row[0]] = (int(row[1]), {stem: int(n) for stem, n in zip(stems, row[2:], strict=True) if n})
         return out
 
+    def session_project(self, session_id: str) -> Project | None:
+        """The project a stored session belongs to; None when the session is not stored."""
+        row = self._query(
+            "SELECT p.id, p.path, p.name FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = ?",
+            (session_id,),
+        ).fetchone()
+        return Project(row["id"], row["path"], row["name"]) if row else None
+
+    def file_chunks_with_session(self, session_id: str) -> int:
+        """Move the session's chunks filed under another project than its own into the session's
+        (an older version filed a line copied under another cwd there); returns how many moved. They
+        lose their vectors, as :meth:`absorb_project`'s do. Call inside :meth:`atomic`."""
+        stray = (
+            "SELECT c.id FROM chunks c JOIN sessions s ON s.id = c.session_id"
+            " WHERE c.session_id = ? AND c.project_id <> s.project_id"
+        )
+        self._query(f"DELETE FROM vectors WHERE chunk_id IN ({stray})", (session_id,))
+        return int(
+            self._query(
+                f"UPDATE chunks SET project_id = (SELECT project_id FROM sessions WHERE id = ?) WHERE id IN ({stray})",
+                (session_id, session_id),
+            ).rowcount
+        )
+
     def session_chunk_keys(self, session_id: str) -> list[ChunkKey]:
         """Where each stored chunk of a session sits in its transcript."""
         return [

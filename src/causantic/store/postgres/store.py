@@ -301,6 +301,18 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         self.lock_projects(r[0] for r in self._rows("SELECT project_id FROM sessions WHERE id = ?", (session_id,)))
         return super().drop_superseded(session_id, ids)
 
+    def file_chunks_with_session(self, session_id: str) -> int:
+        """As the base class, in one statement: one round trip per session written, not two."""
+        return int(
+            self._value(
+                "WITH moved AS (UPDATE chunks c SET project_id = s.project_id FROM sessions s"
+                " WHERE s.id = c.session_id AND c.session_id = ? AND c.project_id <> s.project_id RETURNING c.id),"
+                " dropped AS (DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM moved))"
+                " SELECT COUNT(*) FROM moved",
+                (session_id,),
+            )
+        )
+
     def _owned_by_others(self, ids: Sequence[str]) -> set[str]:
         if not ids:
             return set()
