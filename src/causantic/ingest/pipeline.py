@@ -8,6 +8,8 @@ transaction and its chunks saved as they are made, :data:`STREAM_BATCH_CHARS` of
 so a pasted line of many megabytes is never held as chunks all at once. An unchanged file
 (same size and modification time) is not even parsed; a grown one is re-read whole and its turns
 upserted by their stable ids, so appended lines become new chunks linked to the previous last one.
+A file read under older ingest rules (:mod:`rules`) counts as changed: it is read again, and the
+store converges to what a fresh ingest of it makes today.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from causantic.errors import StoreError, TranscriptError
+from causantic.ingest import rules
 from causantic.ingest.edges import cross_session_edges
 from causantic.ingest.plan import (
     GroupPlan,
@@ -64,6 +67,7 @@ STREAM_BATCH_CHARS = PARALLEL_FEATURE_CHARS
 class IngestReport:
     files: int = 0
     files_unchanged: int = 0
+    files_rules_changed: int = 0  # unchanged files read again: ingest rules changed since they were read
     # Files of projects another store takes (team memory: shared or not), left for that store's run;
     # what a team-memory ingest reports here is only what waits for team memory to answer again.
     files_waiting: int = 0
@@ -102,6 +106,7 @@ class IngestReport:
         return {
             "files": self.files,
             "files_unchanged": self.files_unchanged,
+            "files_rules_changed": self.files_rules_changed,
             "files_waiting": self.files_waiting,
             "notes": self.notes,
             "bytes_read": self.bytes_read,
@@ -129,7 +134,9 @@ def combined(first: IngestReport, second: IngestReport) -> IngestReport:
     """Two runs over the same files into two stores (local and team memory) as one report; files
     the first left for the second count only where the second left them too."""
     out = IngestReport()
-    for name in ("files", "files_unchanged", "bytes_read", "sessions", "chunks_added", "chunks_updated"):
+    for name in ("files", "files_unchanged", "files_rules_changed", "bytes_read", "sessions"):
+        setattr(out, name, getattr(first, name) + getattr(second, name))
+    for name in ("chunks_added", "chunks_updated"):
         setattr(out, name, getattr(first, name) + getattr(second, name))
     out.chunks_removed = first.chunks_removed + second.chunks_removed
     out.files_waiting = second.files_waiting
@@ -183,12 +190,14 @@ def ingest(
     todo: list[SessionFiles] = []
     for group in groups:
         paths = group_paths(group)
-        if not force and all(_unchanged(store, p) for p in paths):
+        read_under = [None if force else _read_under(store, p) for p in paths]
+        if not force and all(v is not None and v >= rules.VERSION for v in read_under):
             report.files_unchanged += len(paths)
-        elif not force and any(all(_unchanged(other, p) for p in paths) for other in marked_elsewhere):
-            continue
+        elif not force and any(all(_read_under(other, p) is not None for p in paths) for other in marked_elsewhere):
+            continue  # that store reads it again if its rules are older
         else:
             todo.append(group)
+            report.files_rules_changed += sum(1 for v in read_under if v is not None and v < rules.VERSION)
         report.files += len(paths)
     if on_discovered:
         on_discovered(sum(len(group_paths(g)) for g in todo), sum(_size(p) for g in todo for p in group_paths(g)))
@@ -419,7 +428,7 @@ def write_plan(
             report.linked_subagents += session.linked_subagents
             report.teammates += session.teammates
             report.edges_added.update(e.reference_type for e in added)
-        store.mark_files(plan.files)
+        store.mark_files(plan.files, rules.VERSION)
     report.bytes_read += plan.bytes_read
     report.skipped_lines.update(plan.skipped)
     report.other_format += plan.other_format
@@ -553,12 +562,13 @@ def _other_format_note(paths: list[str]) -> str:
     )
 
 
-def _unchanged(store: MemoryStoreProtocol, path: Path) -> bool:
+def _read_under(store: MemoryStoreProtocol, path: Path) -> int | None:
+    """The ingest-rules version ``store`` read the file under, if it is unchanged since; else None."""
     try:
         st = path.stat()
     except OSError:
-        return False
-    return store.file_unchanged(str(path), st.st_size, st.st_mtime_ns)
+        return None
+    return store.unchanged_file_rules(str(path), st.st_size, st.st_mtime_ns)
 
 
 def _size(path: Path) -> int:

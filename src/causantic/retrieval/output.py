@@ -396,6 +396,9 @@ class IngestOut(Out):
 
     files: int
     files_unchanged: int
+    files_rules_changed: int = Field(
+        0, description="Of the files read, those unchanged but read under older ingest rules: read again to convert."
+    )
     files_waiting: int = Field(
         0, description="Team memory: files of shared projects not uploaded (server unreachable); the next run does."
     )
