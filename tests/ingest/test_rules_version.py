@@ -121,28 +121,36 @@ def test_the_summary_says_files_were_re_read_because_the_rules_changed_and_json_
     assert (out["files"], out["files_rules_changed"], out["files_unchanged"]) == (1, 1, 0)
 
 
-def test_a_file_an_older_release_re_reads_is_read_again_by_this_one(tmp_path: Path) -> None:
+# How releases before rules versions marked a file they had read (store/memory.py, postgres/store.py).
+OLDER_RELEASE_MARK = {
+    "sqlite": "INSERT INTO files(path, size, mtime_ns, skipped_lines, ingested_at) VALUES (?, ?, ?, 0, '')"
+    " ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns,"
+    " skipped_lines = excluded.skipped_lines, ingested_at = excluded.ingested_at",
+    "postgres": "INSERT INTO files(member, path, size, mtime_ns, skipped_lines, ingested_at)"
+    " VALUES ('alice', %s, %s, %s, 0, '') ON CONFLICT (member, path) DO UPDATE SET size = excluded.size,"
+    " mtime_ns = excluded.mtime_ns, skipped_lines = excluded.skipped_lines, ingested_at = excluded.ingested_at",
+}
+
+
+def test_a_file_an_older_release_re_reads_is_read_again_by_this_one(backend_config: Config, tmp_path: Path) -> None:
     session = _session(tmp_path)
-    with Memory() as memory:
-        memory.ingest([session.parent], embed=False)
-    # An older release (a hook still installed from it) re-reads the grown file and marks it the way
-    # it did, unaware of rules versions; the chunks it made follow its own rules.
-    with session.open("a") as f:
-        f.write("\n")
-    st = session.stat()
-    with sqlite3.connect(causantic_home() / "memory.db") as conn:
-        conn.execute(
-            "INSERT INTO files(path, size, mtime_ns, skipped_lines, ingested_at) VALUES (?, ?, ?, 0, '')"
-            " ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns,"
-            " skipped_lines = excluded.skipped_lines, ingested_at = excluded.ingested_at",
-            (str(session), st.st_size, st.st_mtime_ns),
-        )
-    with Memory() as memory:
-        report = memory.ingest([session.parent], embed=False)
-        assert (report.files_rules_changed, report.files_unchanged) == (1, 0)
+    with open_services(backend_config) as services:
+        ingest_paths(services, [session.parent], embed=False, workers=1)
+        # An older release (a hook still installed from it, a member's machine) re-reads the grown file
+        # and marks it the way it did, unaware of rules versions; the chunks it made follow its rules.
+        with session.open("a") as f:
+            f.write("\n")
+        st = session.stat()
+        with services.store.atomic():
+            services.store.conn.execute(  # type: ignore[attr-defined]
+                OLDER_RELEASE_MARK[backend_config.storage.backend], (str(session), st.st_size, st.st_mtime_ns)
+            )
+    with open_services(backend_config) as services:
+        report = ingest_paths(services, [session.parent], embed=False, workers=1)
+        assert (report.files_unchanged, report.files_rules_changed) == (0, 1)
         # This release's own marks of a grown file keep its version: read once, then unchanged.
         with session.open("a") as f:
             f.write("\n")
-        grown = memory.ingest([session.parent], embed=False)
-        assert (grown.files_rules_changed, grown.files_unchanged) == (0, 0)
-        assert memory.ingest([session.parent], embed=False).files_unchanged == 1
+        grown = ingest_paths(services, [session.parent], embed=False, workers=1)
+        assert (grown.files_unchanged, grown.files_rules_changed) == (0, 0)
+        assert ingest_paths(services, [session.parent], embed=False, workers=1).files_unchanged == 1
