@@ -18,7 +18,8 @@ from __future__ import annotations
 
 # Bump by one with any change that alters what is made from the same transcript (chunk text or
 # boundaries, which streams are kept, edges, titles). Then every stored file is read again once on
-# the next ingest: on a large memory that costs a full read of its transcripts (about a minute per
-# 65 MB here), embedding only the chunks whose text changed. A change that only affects how stored
-# chunks are searched or shown needs no bump.
+# the next ingest: a full read of the user's transcripts (the 64.8 MB claude-code corpus: 5.5-5.9 s
+# against 0.9-1.4 s when every file is skipped), embedding only the chunks whose text changed (137
+# of 3,064 from the release before VERSION 1). A change that only affects how stored chunks are
+# searched or shown needs no bump.
 VERSION = 1
