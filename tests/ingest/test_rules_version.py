@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from postgres_server import new_database
 from transcript_files import write_session
 
 from causantic.cli.main import cli
@@ -154,3 +156,35 @@ def test_a_file_an_older_release_re_reads_is_read_again_by_this_one(backend_conf
         grown = ingest_paths(services, [session.parent], embed=False, workers=1)
         assert (grown.files_unchanged, grown.files_rules_changed) == (0, 0)
         assert ingest_paths(services, [session.parent], embed=False, workers=1).files_unchanged == 1
+
+
+def test_team_memory_and_local_memory_each_re_read_their_files_when_the_rules_changed(
+    postgres_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "projects"
+    write_session(folder, "/home/dev/shop", "5a0b0000-0000-4000-8000-000000000001", [("cookie loop", "SameSite")])
+    write_session(folder, "/home/dev/diary", "d1a20000-0000-4000-8000-000000000002", [("my notes", "kept local")])
+    team = {"storage.backend": "postgres", "storage.postgresUrl": new_database(postgres_server), "team.user": "alice"}
+    with monkeypatch.context() as before:  # an older release, sharing nothing yet: both kept locally
+        before.setattr(rules, "VERSION", rules.VERSION - 1)
+        with Memory(tmp_path / "alice", overrides=team | {"team.shareProjects": []}) as memory:
+            assert memory.ingest([folder], embed=False).files == 2
+    team["team.shareProjects"] = ["shop"]
+    # The shop shared now, team memory unreachable: the diary is re-read, the shop waits (not re-read).
+    dead = team | {"storage.postgresUrl": f"postgresql://alice@/x?host={tmp_path / 'none'}&connect_timeout=2"}
+    (tmp_path / "none").mkdir()
+    with Memory(tmp_path / "alice", overrides=dead) as memory:
+        offline = memory.ingest([folder], embed=False)
+        assert (offline.files_rules_changed, offline.files_waiting) == (1, 1)
+    with Memory(tmp_path / "alice", overrides=team) as memory:
+        # The shop goes to team memory (new there), as `--force` would send it: the local copy is older.
+        online = memory.ingest([folder], embed=False)
+        assert (online.files_rules_changed, online.files_unchanged, online.files_waiting) == (0, 1, 0)
+        assert online.sessions == 1 and not any("kept in local memory only" in n for n in online.notes)
+        again = memory.ingest([folder], embed=False)
+        assert (again.files_rules_changed, again.files_unchanged) == (0, 2)
+    # Team memory's own marks follow the rules too.
+    monkeypatch.setattr(rules, "VERSION", rules.VERSION + 1)
+    with Memory(tmp_path / "alice", overrides=team) as memory:
+        upgraded = memory.ingest([folder], embed=False)
+        assert (upgraded.files_rules_changed, upgraded.files_unchanged) == (2, 0)

@@ -188,16 +188,17 @@ def ingest(
     if linked_outside:
         report.notes.append(_linked_outside_note(linked_outside))
     todo: list[SessionFiles] = []
+    stale: dict[str, int] = {}  # by a group's first file: its files unchanged but read under older rules
     for group in groups:
         paths = group_paths(group)
         read_under = [None if force else _read_under(store, p) for p in paths]
-        if not force and all(v is not None and v >= rules.VERSION for v in read_under):
+        if not force and all(map(_current, read_under)):
             report.files_unchanged += len(paths)
-        elif not force and any(all(_read_under(other, p) is not None for p in paths) for other in marked_elsewhere):
-            continue  # that store reads it again if its rules are older
+        elif not force and any(all(_current(_read_under(other, p)) for p in paths) for other in marked_elsewhere):
+            continue
         else:
             todo.append(group)
-            report.files_rules_changed += sum(1 for v in read_under if v is not None and v < rules.VERSION)
+            stale[str(paths[0])] = sum(1 for v in read_under if v is not None and v < rules.VERSION)
         report.files += len(paths)
     if on_discovered:
         on_discovered(sum(len(group_paths(g)) for g in todo), sum(_size(p) for g in todo for p in group_paths(g)))
@@ -223,6 +224,8 @@ def ingest(
                     report.files_waiting += len(group_paths(group))
                 elif outcome is not None:
                     report.errors.append((str(group_paths(group)[0]), f"{type(outcome).__name__}: {outcome}"))
+                else:
+                    report.files_rules_changed += stale[str(group_paths(group)[0])]
                 if on_progress:
                     on_progress(files_done, report.bytes_read, report.chunks_added)
     except StoreError as exc:  # a full disk, a damaged file: stop, keep what was committed, say so
@@ -560,6 +563,14 @@ def _other_format_note(paths: list[str]) -> str:
         f"{n} file{'s' if n != 1 else ''} in no format Causantic reads (it reads Claude Code, Codex CLI and "
         f"Gemini CLI sessions), so nothing of {'them' if n != 1 else 'it'} is in memory: {shown}"
     )
+
+
+def _current(read_under: int | None) -> bool:
+    """Whether a file read under these rules (or newer ones) is unchanged since: nothing to read.
+
+    A file a store holds under older rules is read again, also by the other store of team memory:
+    a session of a project shared after it was kept locally is then uploaded, as `--force` does."""
+    return read_under is not None and read_under >= rules.VERSION
 
 
 def _read_under(store: MemoryStoreProtocol, path: Path) -> int | None:
