@@ -112,11 +112,16 @@ def test_the_summary_says_files_were_re_read_because_the_rules_changed_and_json_
         before.setattr(rules, "VERSION", rules.VERSION - 1)
         first = runner.invoke(cli, ["batch-ingest", "--no-embed", str(folder)], catch_exceptions=False)
     assert first.exit_code == 0 and "re-read" not in first.output
+    # Before the next ingest, stats says what it will do.
+    stats = runner.invoke(cli, ["stats"], catch_exceptions=False)
+    assert "Note: 1 transcript file was ingested under older ingest rules; the next" in stats.output
+    assert json.loads(runner.invoke(cli, ["stats", "--json"]).output)["files_under_older_rules"] == 1
     upgraded = runner.invoke(cli, ["batch-ingest", "--no-embed", str(folder)], catch_exceptions=False)
     assert upgraded.exit_code == 0
     assert "files re-read" in upgraded.output and "1: ingest rules changed since they were read" in upgraded.output
     unchanged = runner.invoke(cli, ["batch-ingest", "--no-embed", str(folder)], catch_exceptions=False)
     assert "Nothing new: 1 file, all unchanged since the last ingest" in unchanged.output
+    assert "older ingest rules" not in runner.invoke(cli, ["stats"], catch_exceptions=False).output
     monkeypatch.setattr(rules, "VERSION", rules.VERSION + 1)  # the next upgrade
     as_json = runner.invoke(cli, ["batch-ingest", "--no-embed", "--json", str(folder)], catch_exceptions=False)
     out = json.loads(as_json.output)
@@ -183,8 +188,12 @@ def test_team_memory_and_local_memory_each_re_read_their_files_when_the_rules_ch
         assert online.sessions == 1 and not any("kept in local memory only" in n for n in online.notes)
         again = memory.ingest([folder], embed=False)
         assert (again.files_rules_changed, again.files_unchanged) == (0, 2)
+        # The shop's local mark is older, but team memory holds it under today's rules: nothing to read.
+        assert memory.stats().files_under_older_rules == 0
     # Team memory's own marks follow the rules too.
     monkeypatch.setattr(rules, "VERSION", rules.VERSION + 1)
     with Memory(tmp_path / "alice", overrides=team) as memory:
+        assert memory.stats().files_under_older_rules == 3  # the diary, the shop in both stores
         upgraded = memory.ingest([folder], embed=False)
         assert (upgraded.files_rules_changed, upgraded.files_unchanged) == (2, 0)
+        assert memory.stats().files_under_older_rules == 0

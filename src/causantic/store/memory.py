@@ -233,6 +233,9 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
             [(m.path, m.size, m.mtime_ns, m.skipped_lines, rules_version, common.now()) for m in marks],
         )
 
+    def file_rules(self) -> dict[str, int]:
+        return {r[0]: r[1] for r in self._query("SELECT path, rules_version FROM files")}
+
     # ---- sessions, chunks, edges ----------------------------------------------------------
 
     def save_session(

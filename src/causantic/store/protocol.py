@@ -131,6 +131,10 @@ class MemoryStoreProtocol(Protocol):
         ...
 
     def mark_files(self, marks: Iterable[FileMark], rules_version: int) -> None: ...
+    def file_rules(self) -> dict[str, int]:
+        """This machine's file marks: the ingest-rules version each file was read under, by path."""
+        ...
+
     def save_session(
         self,
         project: Project,

@@ -219,6 +219,10 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             [(self.member, m.path, m.size, m.mtime_ns, m.skipped_lines, rules_version, common.now()) for m in marks],
         )
 
+    def file_rules(self) -> dict[str, int]:
+        rows = self._rows("SELECT path, rules_version FROM files WHERE member = ?", (self.member,))
+        return {r[0]: r[1] for r in rows}
+
     # ---- sessions, chunks, edges ----------------------------------------------------------
 
     def save_session(
