@@ -211,11 +211,13 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         self._file_marks = None  # also when the transaction writing them rolls back
         marks = list(marks)
         # Deleted and inserted, not upserted: an update of a mark is an older release's, which knows
-        # no rules version, and m007's trigger records it as read under the oldest rules.
+        # no rules version, and m007's trigger records it as read under the oldest rules. A mark
+        # another process of this member inserted in between (a group with no session takes no
+        # project lock) is kept: at worst its file is read once more.
         self._query("DELETE FROM files WHERE member = ? AND path = ANY(?)", (self.member, [m.path for m in marks]))
         self._run_many(
             "INSERT INTO files(member, path, size, mtime_ns, skipped_lines, rules_version, ingested_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (member, path) DO NOTHING",
             [(self.member, m.path, m.size, m.mtime_ns, m.skipped_lines, rules_version, common.now()) for m in marks],
         )
 
