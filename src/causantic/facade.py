@@ -762,7 +762,25 @@ class Memory:
             stores=shares if len(stores) > 1 else {},
             team_unreachable=unreachable,
             ingests_running=self.ingests_running(),
+            files_under_older_rules=_files_to_reread({name: s.store.file_rules() for name, s in stores.items()}),
         )
+
+
+def _files_to_reread(marks: dict[str, dict[str, int]]) -> int:
+    """How many files the next ingest reads again because the rules changed since (each store's
+    marks, by path): a file one store holds under older rules and the other under today's is left
+    to the other (:func:`causantic.ingest.pipeline.ingest`)."""
+    from causantic.ingest import rules
+
+    def current(version: int | None) -> bool:
+        return version is not None and version >= rules.VERSION
+
+    return sum(
+        1
+        for name, held in marks.items()
+        for path, version in held.items()
+        if not current(version) and not any(current(m.get(path)) for other, m in marks.items() if other != name)
+    )
 
 
 def _held_twice(stores: dict[str, Services]) -> HeldTwice | None:

@@ -207,6 +207,11 @@ def _summary_table(report: IngestOut) -> None:
             f"{report.files - report.files_unchanged} of {report.files}"
             + (f" ({report.files_unchanged} unchanged)" if report.files_unchanged else ""),
         ),
+        *(
+            [("files re-read", f"{report.files_rules_changed:,}: ingest rules changed since they were read")]
+            if report.files_rules_changed
+            else []
+        ),
         *([("waiting for team memory", counted(report.files_waiting, "file"))] if report.files_waiting else []),
         ("transcript data", byte_size(report.bytes_read)),
         ("sessions", report.sessions),

@@ -66,6 +66,12 @@ def stats_command(as_json: bool) -> None:
             f"{'it' if n == 1 else 'them'}. Run `causantic embed`.",
             err=True,
         )
+    if n := result.files_under_older_rules:
+        click.echo(
+            f"Note: {counted(n, 'transcript file')} {'was' if n == 1 else 'were'} ingested under older ingest rules; "
+            f"the next `causantic batch-ingest` (or a hook's ingest) reads {'it' if n == 1 else 'them'} again.",
+            err=True,
+        )
     if result.vector_index == "missing":
         click.echo(
             "Warning: the ANN index file is missing; search scans every vector until `causantic embed` rebuilds it.",

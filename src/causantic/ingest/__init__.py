@@ -12,4 +12,5 @@
 - ``teams``: agent teams — teammates and their names, team-spawn/team-report/peer-message edges.
 - ``plan``: one session group's chunks and edges, computed without touching a store (runs in workers).
 - ``pipeline``: writing plans to the store, idempotently and crash-safely; batch ingest.
+- ``rules``: the version of these rules, recorded per file: a file read under older rules is read again.
 """

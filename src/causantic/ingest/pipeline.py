@@ -8,6 +8,8 @@ transaction and its chunks saved as they are made, :data:`STREAM_BATCH_CHARS` of
 so a pasted line of many megabytes is never held as chunks all at once. An unchanged file
 (same size and modification time) is not even parsed; a grown one is re-read whole and its turns
 upserted by their stable ids, so appended lines become new chunks linked to the previous last one.
+A file read under older ingest rules (:mod:`rules`) counts as changed: it is read again, and the
+store converges to what a fresh ingest of it makes today.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from causantic.errors import StoreError, TranscriptError
+from causantic.ingest import rules
 from causantic.ingest.chunker import chunk_id
 from causantic.ingest.edges import cross_session_edges
 from causantic.ingest.plan import (
@@ -66,6 +69,7 @@ STREAM_BATCH_CHARS = PARALLEL_FEATURE_CHARS
 class IngestReport:
     files: int = 0
     files_unchanged: int = 0
+    files_rules_changed: int = 0  # unchanged files read again: ingest rules changed since they were read
     # Files of projects another store takes (team memory: shared or not), left for that store's run;
     # what a team-memory ingest reports here is only what waits for team memory to answer again.
     files_waiting: int = 0
@@ -105,6 +109,7 @@ class IngestReport:
         return {
             "files": self.files,
             "files_unchanged": self.files_unchanged,
+            "files_rules_changed": self.files_rules_changed,
             "files_waiting": self.files_waiting,
             "notes": self.notes,
             "bytes_read": self.bytes_read,
@@ -132,7 +137,9 @@ def combined(first: IngestReport, second: IngestReport) -> IngestReport:
     """Two runs over the same files into two stores (local and team memory) as one report; files
     the first left for the second count only where the second left them too."""
     out = IngestReport()
-    for name in ("files", "files_unchanged", "bytes_read", "sessions", "chunks_added", "chunks_updated"):
+    for name in ("files", "files_unchanged", "files_rules_changed", "bytes_read", "sessions"):
+        setattr(out, name, getattr(first, name) + getattr(second, name))
+    for name in ("chunks_added", "chunks_updated"):
         setattr(out, name, getattr(first, name) + getattr(second, name))
     out.chunks_removed = first.chunks_removed + second.chunks_removed
     out.files_waiting = second.files_waiting
@@ -184,14 +191,17 @@ def ingest(
     if linked_outside:
         report.notes.append(_linked_outside_note(linked_outside))
     todo: list[SessionFiles] = []
+    stale: dict[str, int] = {}  # by a group's first file: its files unchanged but read under older rules
     for group in groups:
         paths = group_paths(group)
-        if not force and all(_unchanged(store, p) for p in paths):
+        read_under = [None if force else _read_under(store, p) for p in paths]
+        if not force and all(map(_current, read_under)):
             report.files_unchanged += len(paths)
-        elif not force and any(all(_unchanged(other, p) for p in paths) for other in marked_elsewhere):
+        elif not force and any(all(_current(_read_under(other, p)) for p in paths) for other in marked_elsewhere):
             continue
         else:
             todo.append(group)
+            stale[str(paths[0])] = sum(1 for v in read_under if v is not None and v < rules.VERSION)
         report.files += len(paths)
     if on_discovered:
         on_discovered(sum(len(group_paths(g)) for g in todo), sum(_size(p) for g in todo for p in group_paths(g)))
@@ -217,6 +227,8 @@ def ingest(
                     report.files_waiting += len(group_paths(group))
                 elif outcome is not None:
                     report.errors.append((str(group_paths(group)[0]), f"{type(outcome).__name__}: {outcome}"))
+                else:
+                    report.files_rules_changed += stale[str(group_paths(group)[0])]
                 if on_progress:
                     on_progress(files_done, report.bytes_read, report.chunks_added)
     except StoreError as exc:  # a full disk, a damaged file: stop, keep what was committed, say so
@@ -426,7 +438,7 @@ def write_plan(
             report.edges_added.update(e.reference_type for e in added)
         for session in plan.sessions:  # after every session of the group: each is read from one file
             report.saved_ids.update(c.id for c in session.chunks)
-        store.mark_files(plan.files)
+        store.mark_files(plan.files, rules.VERSION)
     report.bytes_read += plan.bytes_read
     report.skipped_lines.update(plan.skipped)
     report.other_format += plan.other_format
@@ -592,12 +604,21 @@ def _other_format_note(paths: list[str]) -> str:
     )
 
 
-def _unchanged(store: MemoryStoreProtocol, path: Path) -> bool:
+def _current(read_under: int | None) -> bool:
+    """Whether a file read under these rules (or newer ones) is unchanged since: nothing to read.
+
+    A file a store holds under older rules is read again, also by the other store of team memory:
+    a session of a project shared after it was kept locally is then uploaded, as `--force` does."""
+    return read_under is not None and read_under >= rules.VERSION
+
+
+def _read_under(store: MemoryStoreProtocol, path: Path) -> int | None:
+    """The ingest-rules version ``store`` read the file under, if it is unchanged since; else None."""
     try:
         st = path.stat()
     except OSError:
-        return False
-    return store.file_unchanged(str(path), st.st_size, st.st_mtime_ns)
+        return None
+    return store.unchanged_file_rules(str(path), st.st_size, st.st_mtime_ns)
 
 
 def _size(path: Path) -> int:

@@ -301,6 +301,13 @@ class StatsOut(Out):
     ingests_running: list[IngestRunningOut] = Field(
         default_factory=list, description="Ingests writing memory now (its figures may change); empty when none runs."
     )
+    files_under_older_rules: int = Field(
+        0,
+        description=(
+            "Transcript files this machine ingested under older ingest rules: the next ingest reads them "
+            "again, so their chunks follow this version's rules."
+        ),
+    )
 
 
 class ForgetPreview(Out):
@@ -396,6 +403,9 @@ class IngestOut(Out):
 
     files: int
     files_unchanged: int
+    files_rules_changed: int = Field(
+        0, description="Of the files read, those unchanged but read under older ingest rules: read again to convert."
+    )
     files_waiting: int = Field(
         0, description="Team memory: files of shared projects not uploaded (server unreachable); the next run does."
     )

@@ -220,17 +220,21 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
 
     # ---- files (ingest checkpoints) -------------------------------------------------------
 
-    def file_unchanged(self, path: str, size: int, mtime_ns: int) -> bool:
-        row = self._query("SELECT size, mtime_ns FROM files WHERE path = ?", (path,)).fetchone()
-        return bool(row and row["size"] == size and row["mtime_ns"] == mtime_ns)
+    def unchanged_file_rules(self, path: str, size: int, mtime_ns: int) -> int | None:
+        row = self._query("SELECT size, mtime_ns, rules_version FROM files WHERE path = ?", (path,)).fetchone()
+        return int(row["rules_version"]) if row and (row["size"], row["mtime_ns"]) == (size, mtime_ns) else None
 
-    def mark_files(self, marks: Iterable[FileMark]) -> None:
+    def mark_files(self, marks: Iterable[FileMark], rules_version: int) -> None:
+        # Replaced, not upserted: an update of a mark is an older release's, which knows no rules
+        # version, and m012's trigger records it as read under the oldest rules.
         self.conn.executemany(
-            "INSERT INTO files(path, size, mtime_ns, skipped_lines, ingested_at) VALUES (?, ?, ?, ?, ?)"
-            " ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns,"
-            " skipped_lines = excluded.skipped_lines, ingested_at = excluded.ingested_at",
-            [(m.path, m.size, m.mtime_ns, m.skipped_lines, common.now()) for m in marks],
+            "INSERT OR REPLACE INTO files(path, size, mtime_ns, skipped_lines, rules_version, ingested_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [(m.path, m.size, m.mtime_ns, m.skipped_lines, rules_version, common.now()) for m in marks],
         )
+
+    def file_rules(self) -> dict[str, int]:
+        return {r[0]: r[1] for r in self._query("SELECT path, rules_version FROM files")}
 
     # ---- sessions, chunks, edges ----------------------------------------------------------
 

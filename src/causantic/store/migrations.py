@@ -365,6 +365,27 @@ def m011_session_stems(conn: sqlite3.Connection) -> None:
         conn.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{SESSION_STEMS}', '')")
 
 
+def m012_rules_version(conn: sqlite3.Connection) -> None:
+    """Each file mark records the version of ingest's rules the file was read under
+    (:data:`causantic.ingest.rules.VERSION`), so a file read under older rules is read again by a
+    plain ingest instead of being skipped as unchanged. Marks written before count as version 0.
+
+    Why a trigger: an older release (a hook still installed from it) re-reading a file updates its
+    mark without knowing the column, and the chunks it wrote follow its own, older rules. This
+    version replaces marks instead of updating them, so only an older release's update fires it.
+    """
+    _run_script(
+        conn,
+        """
+        ALTER TABLE files ADD COLUMN rules_version INTEGER NOT NULL DEFAULT 0;
+        CREATE TRIGGER files_marked_by_older_release AFTER UPDATE OF size, mtime_ns ON files
+        BEGIN
+            UPDATE files SET rules_version = 0 WHERE path = NEW.path;
+        END;
+        """,
+    )
+
+
 def _own_stems_array(row: str) -> str:
     """SQL for a JSON array of ``''`` and the stems of ``row``'s own words (``OLD`` or ``NEW``)."""
     own = f"COALESCE({row}.own_stems, {row}.stems, '')"
@@ -444,6 +465,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m009_text_features,
     m010_stale_text_features,
     m011_session_stems,
+    m012_rules_version,
 )
 
 

@@ -127,8 +127,16 @@ class MemoryStoreProtocol(Protocol):
     # ---- ingest writes (call inside atomic/batch unless said otherwise) -------------------------
     def fill_text_features(self, *, pending_only: bool = False) -> int: ...  # its own transactions
     def fill_session_stems(self) -> int: ...  # its own transactions
-    def file_unchanged(self, path: str, size: int, mtime_ns: int) -> bool: ...
-    def mark_files(self, marks: Iterable[FileMark]) -> None: ...
+    def unchanged_file_rules(self, path: str, size: int, mtime_ns: int) -> int | None:
+        """The ingest-rules version a file with this size and modification time was read under (0:
+        before versions were recorded); None when it was never read, or has changed since."""
+        ...
+
+    def mark_files(self, marks: Iterable[FileMark], rules_version: int) -> None: ...
+    def file_rules(self) -> dict[str, int]:
+        """This machine's file marks: the ingest-rules version each file was read under, by path."""
+        ...
+
     def save_session(
         self,
         project: Project,

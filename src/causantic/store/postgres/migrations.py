@@ -329,6 +329,26 @@ def m006_session_stems(conn: Any) -> None:
     )
 
 
+def m007_rules_version(conn: Any) -> None:
+    """Each file mark records the version of ingest's rules it was read under, as in SQLite's m012
+    (:func:`causantic.store.migrations.m012_rules_version`): marks written before count as version 0,
+    and a member on an older release re-reading a file, who updates its mark without knowing the
+    column, marks it read under the oldest rules (this version deletes and inserts its marks)."""
+    conn.execute(
+        """
+        ALTER TABLE files ADD COLUMN IF NOT EXISTS rules_version INTEGER NOT NULL DEFAULT 0;
+        CREATE OR REPLACE FUNCTION causantic_file_marked_by_older_release() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            NEW.rules_version := 0;
+            RETURN NEW;
+        END $$;
+        DROP TRIGGER IF EXISTS files_marked_by_older_release ON files;
+        CREATE TRIGGER files_marked_by_older_release BEFORE UPDATE ON files
+            FOR EACH ROW EXECUTE FUNCTION causantic_file_marked_by_older_release();
+        """
+    )
+
+
 def fill_text_features(conn: Any, batch: int = 2_000) -> int:
     """Compute the features of every chunk without them (that this role may change), in rowid
     order; return how many were read."""
@@ -352,6 +372,7 @@ MIGRATIONS: tuple[Callable[[Any], None], ...] = (
     m004_vector_projects,
     m005_stale_text_features,
     m006_session_stems,
+    m007_rules_version,
 )
 
 

@@ -67,7 +67,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
                 self.conn.close()
             raise refused from exc
         self._counted = threading.local()  # see keyword_document_counts
-        self._file_marks: dict[str, tuple[int, int]] | None = None  # see file_unchanged
+        self._file_marks: dict[str, tuple[int, int, int]] | None = None  # see unchanged_file_rules
         self._connect_timeout = connect_timeout
         self._keyword_conn: Any = None  # see _keywords
         self._keyword_lock = threading.Lock()
@@ -196,25 +196,34 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
 
     # ---- files (ingest checkpoints) -------------------------------------------------------
 
-    def file_unchanged(self, path: str, size: int, mtime_ns: int) -> bool:
+    def unchanged_file_rules(self, path: str, size: int, mtime_ns: int) -> int | None:
         """Ingest asks this of every file before reading any: one read of this member's marks, not a
         round trip per file, which on a remote server made a push with nothing new wait seconds
         (a thousand files at 5 ms each). Writing marks drops the copy; a copy another process of this
         member has outdated since can only make a file look changed, and reading it again is harmless."""
         if self._file_marks is None:
-            rows = self._rows("SELECT path, size, mtime_ns FROM files WHERE member = ?", (self.member,))
-            self._file_marks = {r[0]: (r[1], r[2]) for r in rows}
-        return self._file_marks.get(path) == (size, mtime_ns)
+            rows = self._rows("SELECT path, size, mtime_ns, rules_version FROM files WHERE member = ?", (self.member,))
+            self._file_marks = {r[0]: (r[1], r[2], r[3]) for r in rows}
+        mark = self._file_marks.get(path)
+        return int(mark[2]) if mark is not None and mark[:2] == (size, mtime_ns) else None
 
-    def mark_files(self, marks: Iterable[FileMark]) -> None:
+    def mark_files(self, marks: Iterable[FileMark], rules_version: int) -> None:
         self._file_marks = None  # also when the transaction writing them rolls back
+        marks = list(marks)
+        # Deleted and inserted, not upserted: an update of a mark is an older release's, which knows
+        # no rules version, and m007's trigger records it as read under the oldest rules. A mark
+        # another process of this member inserted in between (a group with no session takes no
+        # project lock) is kept: at worst its file is read once more.
+        self._query("DELETE FROM files WHERE member = ? AND path = ANY(?)", (self.member, [m.path for m in marks]))
         self._run_many(
-            "INSERT INTO files(member, path, size, mtime_ns, skipped_lines, ingested_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (member, path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns,"
-            " skipped_lines = excluded.skipped_lines, ingested_at = excluded.ingested_at",
-            [(self.member, m.path, m.size, m.mtime_ns, m.skipped_lines, common.now()) for m in marks],
+            "INSERT INTO files(member, path, size, mtime_ns, skipped_lines, rules_version, ingested_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (member, path) DO NOTHING",
+            [(self.member, m.path, m.size, m.mtime_ns, m.skipped_lines, rules_version, common.now()) for m in marks],
         )
+
+    def file_rules(self) -> dict[str, int]:
+        rows = self._rows("SELECT path, rules_version FROM files WHERE member = ?", (self.member,))
+        return {r[0]: r[1] for r in rows}
 
     # ---- sessions, chunks, edges ----------------------------------------------------------
 

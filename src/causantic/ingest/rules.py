@@ -1,0 +1,25 @@
+"""The version of ingest's rules: what chunks, edges and titles are made from the same transcript.
+
+Every file's mark records the version it was read under (``store.mark_files``). A file read under an
+older version counts as changed, so a plain ingest (``causantic batch-ingest``, the hooks') reads it
+again and memory converges to what today's rules make (:func:`causantic.ingest.pipeline.ingest`:
+chunks are updated in place by their stable ids, chunks these rules no longer make are dropped, and
+only chunks whose text changed are embedded again). Files marked before versions were recorded
+count as version 0, the oldest.
+
+History (what each version changed, so a release note can say why memory was re-read):
+
+- 1 (25 November 2026): Codex CLI and Gemini CLI tool calls rendered as readable lines instead of
+  raw JSON; Claude Code's compaction instruction reduced to one line; prompt-suggestion agents
+  skipped; terminal colour codes removed.
+"""
+
+from __future__ import annotations
+
+# Bump by one with any change that alters what is made from the same transcript (chunk text or
+# boundaries, which streams are kept, edges, titles). Then every stored file is read again once on
+# the next ingest: a full read of the user's transcripts (the 64.8 MB claude-code corpus: 5.5-5.9 s
+# against 0.9-1.4 s when every file is skipped), embedding only the chunks whose text changed (137
+# of 3,064 from the release before VERSION 1). A change that only affects how stored chunks are
+# searched or shown needs no bump.
+VERSION = 1
