@@ -449,12 +449,13 @@ def _graph(db: Path) -> tuple[set[str], set[tuple[str, str, str]]]:
 def test_a_killed_ingest_of_codex_rollouts_leaves_a_consistent_store_that_the_next_run_completes(
     agents_corpus: Path, tmp_path: Path, causantic_home: Path
 ) -> None:
-    # Eight threads of the real 3 MB Codex session in the ~/.codex/sessions layout.
+    # 24 threads of the real 3 MB Codex session in the ~/.codex/sessions layout: ingest commits at
+    # most every half second, and on a quiet machine eight went in one commit (no kill could land).
     folder = tmp_path / "sessions"
     text = (agents_corpus / ENTIRE).read_text(encoding="utf-8")
-    for day in range(10, 18):
+    for day in range(1, 25):
         thread = ENTIRE_THREAD[:-2] + f"{day:02d}"
-        target = folder / "2026" / "06" / f"{day}" / f"rollout-2026-06-{day}T07-21-36-{thread}.jsonl"
+        target = folder / "2026" / "06" / f"{day:02d}" / f"rollout-2026-06-{day:02d}T07-21-36-{thread}.jsonl"
         target.parent.mkdir(parents=True)
         target.write_text(text.replace(ENTIRE_THREAD, thread), encoding="utf-8")
     command = [sys.executable, "-m", "causantic", "batch-ingest", str(folder), "--no-embed", "--json"]
@@ -474,7 +475,7 @@ def test_a_killed_ingest_of_codex_rollouts_leaves_a_consistent_store_that_the_ne
     clean_home = tmp_path / "clean"
     subprocess.run(command, env={**env, "CAUSANTIC_HOME": str(clean_home)}, capture_output=True, check=True)
     assert _graph(clean_home / "memory.db") == resumed
-    assert len(resumed[0]) == 8 * 218
+    assert len(resumed[0]) == 24 * 218
 
 
 def _killed_twice(command: list[str], env: dict[str, str], db: Path) -> list[int]:

@@ -100,7 +100,7 @@ def fused_episodes(
         fused = [e for e in fused if not weak_aside(e.chunks[0].chunk.project, e.relevance, projects)]
         told = {h.chunk.session_id for h in hits if not weak_aside(h.chunk.project, h.relevance, projects)}
         left_out = len({h.chunk.session_id for h in hits} - told)
-    kept, _ = _packed(fused, lambda e: e.tokens, max_tokens, max_episodes)
+    kept = _fitted(fused, max_tokens, max_episodes)
     first = next(iter(answers.values()))
     extra = tuple(
         n
@@ -133,6 +133,42 @@ def _packed(ranked: list[Item], cost: Callable[[Item], int], max_tokens: int, mo
         if len(kept) >= most:
             break
     return kept, used
+
+
+def _fitted(ranked: list[Episode], max_tokens: int, most: int) -> list[Episode]:
+    """The best-ranked episodes within ``max_tokens``, at most ``most``: one larger than the room
+    left is cut to its matches and the context nearest them (:func:`_cut`), not passed over. Each
+    store fitted its answer to the whole budget, so a store's first episode, two that touch told as
+    one, could fill it and leave the other store's story out."""
+    kept: list[Episode] = []
+    used = 0
+    for episode in ranked:
+        fitting = episode if episode.tokens <= max_tokens - used else _cut(episode, max_tokens - used)
+        if fitting is None:
+            continue
+        kept.append(fitting)
+        used += fitting.tokens
+        if len(kept) >= most:
+            break
+    return kept
+
+
+def _cut(episode: Episode, room: int) -> Episode | None:
+    """The episode's matches, then the chunks nearest them, while they fit ``room``, in time order;
+    None when not even one fits. Its span goes (its ends may have moved): no gap line is counted
+    from it."""
+    chunks = episode.chunks
+    hits = [i for i, c in enumerate(chunks) if c.is_hit] or [0]
+    keep: list[int] = []
+    used = 0
+    for i in sorted(range(len(chunks)), key=lambda i: (not chunks[i].is_hit, min(abs(i - h) for h in hits))):
+        cost = chunk_cost(chunks[i].chunk)
+        if used + cost <= room:
+            keep.append(i)
+            used += cost
+    if not keep:
+        return None
+    return replace(episode, chunks=tuple(chunks[i] for i in sorted(keep)), span=None)
 
 
 def _episode_key(episode: Episode) -> str:
