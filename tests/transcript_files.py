@@ -7,6 +7,21 @@ import json
 from pathlib import Path
 from typing import Any
 
+# A session told in two episodes with turns between them left out: the fix, four turns about something
+# else, then the fix again (recall of GAP_QUERY says GAP_LINE between its two episodes).
+GAP_QUERY = "how did we fix the nightly billing deploy migration lock timeout"
+GAP_LINE = "… 4 chunks of this session between these episodes left out …"
+GAP_TURNS = [
+    ("the nightly billing deploy fails with a migration lock timeout", "The runner holds the migration lock."),
+    ("so the billing migration lock timeout comes from the runner?", "Yes: it waits on old pods draining."),
+    ("rename the css class on the settings page", "Renamed it to settings-panel."),
+    ("bump the eslint version", "Bumped eslint to 9."),
+    ("tidy the readme badges", "The badges sit on one line now."),
+    ("add a favicon", "Added favicon.ico."),
+    ("back to the nightly billing deploy migration lock timeout", "Fixed: the runner releases the lock first."),
+    ("does the nightly billing deploy pass now", "Yes, the migration lock timeout is gone."),
+]
+
 
 def write_session(folder: Path, cwd: str, session_id: str, texts: list[tuple[str, str]], day: int = 2) -> Path:
     """A Claude Code transcript of (prompt, answer) turns in ``cwd``."""

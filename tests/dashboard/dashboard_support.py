@@ -120,6 +120,12 @@ def start_dashboard(home: Path) -> Dashboard:
             return Dashboard(found.group(0), process, home, reader)
 
 
+def open_page(driver: Any, dashboard: Dashboard, path: str) -> None:
+    """Open ``path`` of the dashboard in the browser, signed in: the token URL first sets the cookie."""
+    driver.get(dashboard.url)  # trades the token for this server's cookie
+    driver.get(dashboard.base + path)
+
+
 def http_request(
     dashboard: Dashboard,
     method: str,

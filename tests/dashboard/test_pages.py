@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from dashboard_support import BROWSER_HINT, Dashboard, causantic, console_errors, screenshot
+from dashboard_support import BROWSER_HINT, Dashboard, causantic, console_errors, open_page, screenshot
 
 pytest.importorskip("selenium", reason=BROWSER_HINT)
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -26,11 +26,6 @@ pytestmark = pytest.mark.slow
 
 def _db(home: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"file:{home / 'memory.db'}?mode=ro", uri=True)
-
-
-def _open(driver: Any, dashboard: Dashboard, path: str) -> None:
-    driver.get(dashboard.url)  # trades the token for this server's cookie
-    driver.get(dashboard.base + path)
 
 
 def _text(driver: Any, css: str) -> str:
@@ -90,7 +85,7 @@ def test_search_returns_the_session_holding_the_words_and_opens_it_at_that_chunk
             r[0]: r[1] for r in db.execute("SELECT id, session_id FROM chunks WHERE content LIKE ?", (f"%{phrase}%",))
         }
     assert len(set(holders.values())) == 1, "the phrase should name one session of the test store"
-    _open(chrome, corpus_dashboard, "/search")
+    open_page(chrome, corpus_dashboard, "/search")
     box = chrome.find_element(By.CSS_SELECTOR, "form.search input[name=q]")
     box.send_keys(phrase.lower())
     box.submit()
@@ -112,7 +107,7 @@ def test_search_returns_the_session_holding_the_words_and_opens_it_at_that_chunk
 
 
 def test_search_filters_by_project_as_the_cli_does(corpus_dashboard: Dashboard, chrome: Any) -> None:
-    _open(chrome, corpus_dashboard, "/search?project=ai-music&q=" + quote("test file"))
+    open_page(chrome, corpus_dashboard, "/search?project=ai-music&q=" + quote("test file"))
     projects = {e.text for e in chrome.find_elements(By.CSS_SELECTOR, "li.hit .proj")}
     assert projects == {"ai-music"}
 
@@ -122,7 +117,7 @@ def test_a_link_to_a_sub_agent_chunk_opens_its_branch(corpus_dashboard: Dashboar
         chunk_id, session_id = db.execute(
             "SELECT id, session_id FROM chunks WHERE agent = 'general-purpose' LIMIT 1"
         ).fetchone()
-    _open(chrome, corpus_dashboard, f"/session/{session_id}?at={chunk_id}#c-{chunk_id}")
+    open_page(chrome, corpus_dashboard, f"/session/{session_id}?at={chunk_id}#c-{chunk_id}")
     target = chrome.find_element(By.ID, f"c-{chunk_id}")
     assert target.is_displayed()
     branch = chrome.find_element(By.CSS_SELECTOR, "details.branch")
@@ -160,12 +155,12 @@ def test_a_session_page_folds_tool_runs_and_acknowledgements_as_the_cli_does(
     cli_text = _cli_session_text(corpus_dashboard.home, "claude-history", session[:8])
     cli_runs = sorted(ln for ln in cli_text.splitlines() if ln.startswith("[Tool:") and " ×" in ln)
     assert len(cli_runs) >= 4, "the test session should hold runs of one tool's calls"
-    _open(chrome, corpus_dashboard, f"/session/{session}")
+    open_page(chrome, corpus_dashboard, f"/session/{session}")
     assert sorted(ln for ln in _tool_lines(chrome) if " ×" in ln) == cli_runs
     assert console_errors(chrome) == []
 
     # A session that updates its todo list 13 times: each update stays, its boilerplate result goes.
-    _open(chrome, corpus_dashboard, "/session/d3ad4cdc-5657-435d-98fa-0035d53e383d")
+    open_page(chrome, corpus_dashboard, "/session/d3ad4cdc-5657-435d-98fa-0035d53e383d")
     assert sum(ln.startswith("[Tool:TodoWrite] ") for ln in _tool_lines(chrome)) == 13
     ack = "Todos have been modified successfully"
     assert ack not in chrome.page_source
@@ -175,7 +170,7 @@ def test_a_session_page_folds_tool_runs_and_acknowledgements_as_the_cli_does(
 def test_a_phone_wide_window_scrolls_no_page_sideways(corpus_dashboard: Dashboard, chrome: Any) -> None:
     # At 400 px every page link stays in sight and nothing widens the page: wide tables and long
     # project names scroll inside their own box.
-    _open(chrome, corpus_dashboard, "/")
+    open_page(chrome, corpus_dashboard, "/")
     chrome.set_window_size(400, 900)
     try:
         for path in ("/", "/projects", "/settings", "/topics", "/search?q=" + quote("fix the failing test")):

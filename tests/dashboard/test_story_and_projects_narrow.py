@@ -18,28 +18,16 @@ from dashboard_support import (
     console_errors,
     fits_sideways,
     in_sight,
+    open_page,
     start_dashboard,
 )
-from transcript_files import write_session
+from transcript_files import GAP_LINE, GAP_QUERY, GAP_TURNS, write_session
 
 pytest.importorskip("selenium", reason=BROWSER_HINT)
 from selenium.webdriver.common.by import By  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-QUERY = "how did we fix the nightly billing deploy migration lock timeout"
-GAP = "… 4 chunks of this session between these episodes left out …"
-# The fix, then four turns about something else, then the fix again in the same session.
-BILLING = [
-    ("the nightly billing deploy fails with a migration lock timeout", "The runner holds the migration lock."),
-    ("so the billing migration lock timeout comes from the runner?", "Yes: it waits on old pods draining."),
-    ("rename the css class on the settings page", "Renamed it to settings-panel."),
-    ("bump the eslint version", "Bumped eslint to 9."),
-    ("tidy the readme badges", "The badges sit on one line now."),
-    ("add a favicon", "Added favicon.ico."),
-    ("back to the nightly billing deploy migration lock timeout", "Fixed: the runner releases the lock first."),
-    ("does the nightly billing deploy pass now", "Yes, the migration lock timeout is gone."),
-]
 # A project named by a long path, as real ones are: its name alone is wider than a phone.
 LONG_PROJECT = "/home/dev/customer_portal_frontend_monorepo_checkout_experience"
 
@@ -47,7 +35,7 @@ LONG_PROJECT = "/home/dev/customer_portal_frontend_monorepo_checkout_experience"
 @pytest.fixture(scope="module")
 def billing_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
     root = tmp_path_factory.mktemp("story-narrow")
-    write_session(root / "projects", "/work/billing", "9a9e0000-0000-4000-8000-000000000000", BILLING)
+    write_session(root / "projects", "/work/billing", "9a9e0000-0000-4000-8000-000000000000", GAP_TURNS)
     turns = [("why does checkout double-charge on retry", "The idempotency key was regenerated per retry.")]
     write_session(root / "projects", LONG_PROJECT, "9a9e0000-0000-4000-8000-000000000001", turns)
     home = root / "home"
@@ -61,19 +49,14 @@ def billing_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dash
         dashboard.stop()
 
 
-def _open(driver: Any, dashboard: Dashboard, path: str) -> None:
-    driver.get(dashboard.url)  # trades the token for this server's cookie
-    driver.get(dashboard.base + path)
-
-
 def test_a_recall_story_says_what_it_left_out_between_two_episodes_of_one_session(
     billing_dashboard: Dashboard, chrome: Any
 ) -> None:
-    _open(chrome, billing_dashboard, f"/search?kind=recall&q={quote(QUERY)}")
+    open_page(chrome, billing_dashboard, f"/search?kind=recall&q={quote(GAP_QUERY)}")
     lines = chrome.find_elements(By.CSS_SELECTOR, "ol.story > li.chapter, ol.story > li.left-out")
     said = [(line.get_attribute("class").split()[0], line.text) for line in lines]
     assert [kind for kind, _ in said] == ["chapter", "left-out", "chapter"], said
-    assert said[1][1] == GAP
+    assert said[1][1] == GAP_LINE
     # Numbered as `causantic recall` numbers them ("== Episode 2 of 2 · billing · …"), times in UTC.
     assert said[0][1].startswith("Episode 1 of 2 · billing · session 9a9e0000 (Claude Code) · "), said[0][1]
     assert said[2][1].startswith("Episode 2 of 2 · billing · session 9a9e0000 (Claude Code) · "), said[2][1]
@@ -91,7 +74,7 @@ def test_a_recall_story_says_what_it_left_out_between_two_episodes_of_one_sessio
 def test_at_400_px_each_project_s_sessions_and_last_activity_stayin_sight(
     billing_dashboard: Dashboard, chrome: Any
 ) -> None:
-    _open(chrome, billing_dashboard, "/")
+    open_page(chrome, billing_dashboard, "/")
     chrome.set_window_size(400, 900)
     try:
         for path in ("/", "/projects"):
@@ -119,7 +102,7 @@ def test_at_400_px_each_project_s_sessions_and_last_activity_stayin_sight(
 def test_at_400_px_each_setting_s_value_source_and_description_stay_in_sight(
     billing_dashboard: Dashboard, chrome: Any
 ) -> None:
-    _open(chrome, billing_dashboard, "/")
+    open_page(chrome, billing_dashboard, "/")
     chrome.set_window_size(400, 900)
     try:
         chrome.get(billing_dashboard.base + "/settings")
@@ -134,7 +117,7 @@ def test_at_400_px_each_setting_s_value_source_and_description_stay_in_sight(
 
 
 def test_at_400_px_each_hook_s_outcome_and_time_stay_in_sight(billing_dashboard: Dashboard, chrome: Any) -> None:
-    _open(chrome, billing_dashboard, "/")
+    open_page(chrome, billing_dashboard, "/")
     chrome.set_window_size(400, 900)
     try:
         chrome.get(billing_dashboard.base + "/")
@@ -152,7 +135,7 @@ def test_at_400_px_each_hook_s_outcome_and_time_stay_in_sight(billing_dashboard:
 def test_the_search_filters_fit_on_one_line_beside_a_long_project_name(
     billing_dashboard: Dashboard, chrome: Any
 ) -> None:
-    _open(chrome, billing_dashboard, "/search")
+    open_page(chrome, billing_dashboard, "/search")
     middles = {}
     for name in ("kind", "project", "agent", "from", "to"):
         rect = chrome.find_element(By.NAME, name).rect

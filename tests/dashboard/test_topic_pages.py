@@ -12,7 +12,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from dashboard_support import BROWSER_HINT, Dashboard, causantic, console_errors, fits_sideways, start_dashboard
+from dashboard_support import (
+    BROWSER_HINT,
+    Dashboard,
+    causantic,
+    console_errors,
+    fits_sideways,
+    open_page,
+    start_dashboard,
+)
 from transcript_files import write_session
 
 pytest.importorskip("selenium", reason=BROWSER_HINT)
@@ -97,11 +105,6 @@ def many_topics_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         dashboard.stop()
 
 
-def _open(driver: Any, dashboard: Dashboard, path: str) -> None:
-    driver.get(dashboard.url)  # trades the token for this server's cookie
-    driver.get(dashboard.base + path)
-
-
 def _right(driver: Any, element: Any) -> float:
     return float(driver.execute_script("return arguments[0].getBoundingClientRect().right", element))
 
@@ -112,13 +115,13 @@ def test_the_topics_page_says_how_many_chunks_belong_to_no_topic(topics_dashboar
         in_topics = db.execute("SELECT COUNT(DISTINCT chunk_id) FROM chunk_clusters").fetchone()[0]
     left_out = chunks - in_topics
     assert left_out, "the odd turns should belong to no topic"
-    _open(chrome, topics_dashboard, "/topics")
+    open_page(chrome, topics_dashboard, "/topics")
     body = chrome.find_element(By.TAG_NAME, "body").text
     assert f"{left_out} of {chunks} chunks ({left_out / chunks:.0%}) belong to no topic." in body
 
 
 def test_at_400_px_each_topic_s_size_stays_in_sight_beside_its_label(topics_dashboard: Dashboard, chrome: Any) -> None:
-    _open(chrome, topics_dashboard, "/topics")
+    open_page(chrome, topics_dashboard, "/topics")
     chrome.set_window_size(400, 900)
     try:
         chrome.get(topics_dashboard.base + "/topics")
@@ -134,7 +137,7 @@ def test_at_400_px_each_topic_s_size_stays_in_sight_beside_its_label(topics_dash
 
 
 def test_the_labels_on_the_map_lie_inside_the_map(topics_dashboard: Dashboard, chrome: Any) -> None:
-    _open(chrome, topics_dashboard, "/topics")
+    open_page(chrome, topics_dashboard, "/topics")
     svg = chrome.find_element(By.CSS_SELECTOR, "svg.topicmap")
     left_edge, width = chrome.execute_script("const v = arguments[0].viewBox.baseVal; return [v.x, v.width]", svg)
     labels = svg.find_elements(By.CSS_SELECTOR, "a.lbl:not(.crowded) text")
@@ -152,7 +155,7 @@ def _rect(driver: Any, css: str) -> dict[str, float]:
 def test_beside_a_long_topic_list_the_map_keeps_its_size_and_stays_in_sight(
     many_topics_dashboard: Dashboard, chrome: Any
 ) -> None:
-    _open(chrome, many_topics_dashboard, "/topics")
+    open_page(chrome, many_topics_dashboard, "/topics")
     chrome.set_window_size(1280, 800)
     try:
         chrome.get(many_topics_dashboard.base + "/topics")
@@ -176,7 +179,7 @@ def test_beside_a_long_topic_list_the_map_keeps_its_size_and_stays_in_sight(
 def test_the_map_s_labels_are_readable_inside_the_map_and_apart(
     many_topics_dashboard: Dashboard, chrome: Any, width: int
 ) -> None:
-    _open(chrome, many_topics_dashboard, "/topics")
+    open_page(chrome, many_topics_dashboard, "/topics")
     chrome.set_window_size(width, 900)
     try:
         console_errors(chrome)  # start the page's log empty
