@@ -11,7 +11,8 @@ History (what each version changed, so a release note can say why memory was re-
 
 - 1 (25 November 2026): Codex CLI and Gemini CLI tool calls rendered as readable lines instead of
   raw JSON; Claude Code's compaction instruction reduced to one line; prompt-suggestion agents
-  skipped; terminal colour codes removed.
+  skipped; Task/Agent results without their trailing ``agentId`` and ``<usage>`` lines; every copy
+  of a session filed under the project it was first stored in.
 """
 
 from __future__ import annotations
