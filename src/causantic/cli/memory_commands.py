@@ -11,7 +11,7 @@ from causantic.cli.output import STORE_LABELS, domain_errors, emit_json, json_op
 from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
-from causantic.retrieval.format import counted, when
+from causantic.retrieval.format import byte_size, counted, when
 
 LIST_TITLE_CHARS = 80
 
@@ -49,8 +49,8 @@ def stats_command(as_json: bool) -> None:
         ("skipped transcript lines", result.skipped_lines),
         ("keyword index", result.keyword_index),
         # The SQLite file's size, or with team memory the PostgreSQL database's (plus the local file's).
-        ("database size", f"{result.sqlite_bytes / 1e6:.1f} MB"),
-        ("vector store size", f"{result.vector_bytes / 1e6:.1f} MB" if result.vector_bytes is not None else "-"),
+        ("database size", byte_size(result.sqlite_bytes)),
+        ("vector store size", byte_size(result.vector_bytes) if result.vector_bytes is not None else "-"),
         ("ANN index", result.vector_index),
     ]
     table("Memory", [("", "left"), ("", "left")], rows)
