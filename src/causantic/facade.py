@@ -617,6 +617,10 @@ class Memory:
             without_vectors=combined.without_vectors - (twice.chunks - twice.vectors),
         )
 
+    def files_to_reread(self) -> int:
+        """How many transcript files the next ingest reads again: ingested under older ingest rules."""
+        return _files_to_reread({name: s.store.file_rules() for name, s in self._every_store().items()})
+
     def ingests_running(self) -> list[IngestRunningOut]:
         """The ingests writing this home's memory now (a batch-ingest, the hooks' worker), oldest first;
         empty when none runs. Read each time: not memory, a file each ingest keeps while it runs."""
@@ -762,7 +766,7 @@ class Memory:
             stores=shares if len(stores) > 1 else {},
             team_unreachable=unreachable,
             ingests_running=self.ingests_running(),
-            files_under_older_rules=_files_to_reread({name: s.store.file_rules() for name, s in stores.items()}),
+            files_under_older_rules=self.files_to_reread(),
         )
 
 

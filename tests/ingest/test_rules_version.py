@@ -20,6 +20,7 @@ from transcript_files import write_session
 
 from causantic.cli.main import cli
 from causantic.config import Config, causantic_home
+from causantic.dashboard import pages
 from causantic.facade import Memory
 from causantic.ingest import rules, subagents
 from causantic.ingest.service import ingest_paths
@@ -126,6 +127,21 @@ def test_the_summary_says_files_were_re_read_because_the_rules_changed_and_json_
     as_json = runner.invoke(cli, ["batch-ingest", "--no-embed", "--json", str(folder)], catch_exceptions=False)
     out = json.loads(as_json.output)
     assert (out["files"], out["files_rules_changed"], out["files_unchanged"]) == (1, 1, 0)
+
+
+def test_the_dashboard_overview_says_which_files_the_next_ingest_reads_again(tmp_path: Path) -> None:
+    """`causantic stats` said so; the dashboard's overview, where a person looks first, did not."""
+    folder = _session(tmp_path).parent
+    with Memory() as memory:
+        memory.ingest([folder], embed=False)
+    _marks_from_before_versions(causantic_home())
+    derived = pages.Derived()
+    with Memory() as memory:
+        said = [w.text for w in pages.overview(memory, derived)["warnings"]]
+        assert any(text.startswith("1 transcript file was ingested under older ingest rules") for text in said)
+        memory.ingest([folder], embed=False)
+        said = [w.text for w in pages.overview(memory, derived)["warnings"]]
+        assert not any("older ingest rules" in text for text in said)
 
 
 # How releases before rules versions marked a file they had read (store/memory.py, postgres/store.py).

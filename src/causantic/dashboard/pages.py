@@ -84,7 +84,7 @@ def overview(memory: Memory, derived: Derived) -> dict[str, Any]:
         # What `causantic hook status` says of each recent prompt, in its words.
         "prompts": [explain_prompt(run) for run in recent_prompts(status)],
         "prompts_heading": PROMPTS_HEADING,
-        "warnings": _warnings(memory, view, hooks),
+        "warnings": _warnings(memory, view, hooks, derived.get(memory, "files_to_reread", memory.files_to_reread)),
         "disk": int(view.counts["sqlite_bytes"]) + view.vector_bytes,  # type: ignore[call-overload]
     }
 
@@ -99,7 +99,7 @@ def hook_status(status: dict[str, HookRun]) -> list[dict[str, Any]]:
     return sorted(runs, key=lambda r: str(r.get("lastRun", "")), reverse=True)
 
 
-def _warnings(memory: Memory, view: browse.Overview, hooks: list[dict[str, Any]]) -> list[Health]:
+def _warnings(memory: Memory, view: browse.Overview, hooks: list[dict[str, Any]], reread: int) -> list[Health]:
     from causantic.embedding import is_available
 
     out: list[Health] = []
@@ -126,6 +126,15 @@ def _warnings(memory: Memory, view: browse.Overview, hooks: list[dict[str, Any]]
     off = [part for part in str(view.counts["keyword_index"]).split("; ") if not part.startswith("on")]
     if off:
         out.append(Health("warn", f"Keyword index {'; '.join(off)}: search runs vector-only."))
+    if reread:  # as `causantic stats` says it
+        out.append(
+            Health(
+                "warn",
+                f"{counted(reread, 'transcript file')} {'was' if reread == 1 else 'were'} ingested under older "
+                "ingest rules: the next `causantic batch-ingest` (or a hook's ingest) reads "
+                f"{'it' if reread == 1 else 'them'} again.",
+            )
+        )
     if view.vectors and not view.counts["clusters"]:
         out.append(Health("warn", "No topics yet: run `causantic cluster`."))
     out.extend(
