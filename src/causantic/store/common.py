@@ -115,6 +115,18 @@ def older_copy(chunk: ChunkRecord, stored_uuids: str) -> bool:
     return set(chunk.message_uuids) < stored
 
 
+# What saving a chunk again rewrites (its id, session, project and creation stay): both backends'
+# upsert, so a column added to what ingest rewrites is added for both at once.
+CHUNK_UPSERT = (
+    " ON CONFLICT (id) DO UPDATE SET start_time = excluded.start_time, end_time = excluded.end_time,"
+    " content = excluded.content, search_terms = excluded.search_terms, content_hash = excluded.content_hash,"
+    " approx_tokens = excluded.approx_tokens, tool_use_count = excluded.tool_use_count,"
+    " code_block_count = excluded.code_block_count, has_thinking = excluded.has_thinking,"
+    " message_uuids = excluded.message_uuids, agent = excluded.agent, team_name = excluded.team_name,"
+    " stems = excluded.stems, own_stems = excluded.own_stems, bulk = excluded.bulk"
+)
+
+
 def chunk_row(
     chunk: ChunkRecord,
     project_id: int,

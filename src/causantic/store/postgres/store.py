@@ -255,14 +255,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
                 " start_time, end_time, content, search_terms, content_hash, approx_tokens, tool_use_count,"
                 " code_block_count, has_thinking, message_uuids, created_at, source, stems, own_stems, bulk)"
                 " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
-                " %s, %s, %s)"
-                " ON CONFLICT (id) DO UPDATE SET start_time = excluded.start_time, end_time = excluded.end_time,"
-                " content = excluded.content,"
-                " search_terms = excluded.search_terms, content_hash = excluded.content_hash,"
-                " approx_tokens = excluded.approx_tokens, tool_use_count = excluded.tool_use_count,"
-                " code_block_count = excluded.code_block_count, has_thinking = excluded.has_thinking,"
-                " message_uuids = excluded.message_uuids, agent = excluded.agent, team_name = excluded.team_name,"
-                " stems = excluded.stems, own_stems = excluded.own_stems, bulk = excluded.bulk",
+                " %s, %s, %s)" + common.CHUNK_UPSERT,
                 [
                     (
                         self.member,
