@@ -11,7 +11,7 @@ from causantic.cli.output import STORE_LABELS, domain_errors, emit_json, json_op
 from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
-from causantic.retrieval.format import byte_size, counted, when
+from causantic.retrieval.format import byte_size, counted, reread_note, when
 
 LIST_TITLE_CHARS = 80
 
@@ -67,11 +67,7 @@ def stats_command(as_json: bool) -> None:
             err=True,
         )
     if n := result.files_under_older_rules:
-        click.echo(
-            f"Note: {counted(n, 'transcript file')} {'was' if n == 1 else 'were'} ingested under older ingest rules; "
-            f"the next `causantic batch-ingest` (or a hook's ingest) reads {'it' if n == 1 else 'them'} again.",
-            err=True,
-        )
+        click.echo(f"Note: {reread_note(n)}", err=True)
     if result.vector_index == "missing":
         click.echo(
             "Warning: the ANN index file is missing; search scans every vector until `causantic embed` rebuilds it.",

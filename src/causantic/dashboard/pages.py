@@ -22,7 +22,7 @@ from causantic.facade import Memory
 from causantic.home import is_team_memory
 from causantic.retrieval import browse
 from causantic.retrieval.forget import ForgetResult, nothing_to_forget, others_note
-from causantic.retrieval.format import counted, hits_summary
+from causantic.retrieval.format import counted, hits_summary, reread_note
 from causantic.retrieval.listing import in_no_topic_line, no_topics_line
 from causantic.retrieval.prompt_report import PROMPTS_HEADING, added_text, explain_prompt, recent_prompts
 from causantic.runs import PROMPT_HOOK, HookRun, read_status
@@ -126,15 +126,8 @@ def _warnings(memory: Memory, view: browse.Overview, hooks: list[dict[str, Any]]
     off = [part for part in str(view.counts["keyword_index"]).split("; ") if not part.startswith("on")]
     if off:
         out.append(Health("warn", f"Keyword index {'; '.join(off)}: search runs vector-only."))
-    if reread:  # as `causantic stats` says it
-        out.append(
-            Health(
-                "warn",
-                f"{counted(reread, 'transcript file')} {'was' if reread == 1 else 'were'} ingested under older "
-                "ingest rules: the next `causantic batch-ingest` (or a hook's ingest) reads "
-                f"{'it' if reread == 1 else 'them'} again.",
-            )
-        )
+    if reread:
+        out.append(Health("warn", reread_note(reread)))
     if view.vectors and not view.counts["clusters"]:
         out.append(Health("warn", "No topics yet: run `causantic cluster`."))
     out.extend(

@@ -61,6 +61,16 @@ def when_utc(iso_text: str | None, missing: str = "?") -> str:
     return f"{when(iso_text)} UTC" if iso_text else missing
 
 
+def reread_note(files: int) -> str:
+    """What the next ingest will read again, as `causantic stats` and the dashboard's overview say it:
+    files ingested under older ingest rules (:mod:`causantic.ingest.rules`)."""
+    it = "it" if files == 1 else "them"
+    return (
+        f"{counted(files, 'transcript file')} {'was' if files == 1 else 'were'} ingested under older ingest "
+        f"rules; the next `causantic batch-ingest` (or a hook's ingest) reads {it} again."
+    )
+
+
 def mixes_stores(chunks: list[StoredChunk]) -> bool:
     """An answer from team memory and the local store at once: its local chunks are then marked."""
     return any(c.user is None for c in chunks) and any(c.user is not None for c in chunks)
