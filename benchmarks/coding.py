@@ -2,7 +2,8 @@
 
 Usage::
 
-    python benchmarks/coding.py [--queries FILE | --mined] [--distractors] [--store DIR] [--json OUT]
+    python benchmarks/coding.py [--queries FILE [--transcripts DIR ...] | --mined] [--distractors]
+        [--store DIR] [--json OUT]
         [--variants default,rrf60,...] [--set key=value ...] [--details OUT.jsonl]
         [--search-only] [--timing-rounds N]
 
@@ -10,7 +11,9 @@ Data: ``../shared/benchdata/coding/`` (read its README). Each query is a commit 
 the Claude Code session that made the commit. The project's transcripts
 (``../shared/corpus/claude-code/entireio__cli``) are ingested through the product's real path into a
 fresh store (``--store DIR`` keeps it for reruns; a store already there is reused); ``--distractors``
-ingests the whole ``corpus/claude-code`` folder, so other projects compete.
+ingests the whole ``corpus/claude-code`` folder, so other projects compete. A split whose sessions are
+not in the corpus (the held-out one) names its transcripts: ``--queries FILE --transcripts DIR`` ingests
+``DIR`` (repeatable) instead of the dev project's folder, and ``--distractors`` adds the corpus beside it.
 
 Scored, per query, with the product's default settings unless a variant says otherwise:
 
@@ -414,17 +417,25 @@ def render_variants(variants: dict[str, Any], title: str) -> list[str]:
             if test
             else ""
         )
-        p95 = m["search_ms"]["p95"] if "search_ms" in m else float("nan")
-        lines.append(
-            f"{name:<16}{m['r1']:7.1f}{m['r5']:7.1f}{m['r10']:7.1f}{m['mrr']:7.3f}"
-            f"{m['by_meaning'].get('r10', float('nan')):14.1f}{p95:8.0f}{versus}"
-        )
+        p95 = f"{m['search_ms']['p95']:8.0f}" if "search_ms" in m else f"{'–':>8}"  # not timed
+        meaning_r10 = m["by_meaning"].get("r10")
+        meaning = f"{meaning_r10:14.1f}" if meaning_r10 is not None else f"{'–':>14}"  # every query verbatim
+        lines.append(f"{name:<16}{m['r1']:7.1f}{m['r5']:7.1f}{m['r10']:7.1f}{m['mrr']:7.3f}{meaning}{p95}{versus}")
     return lines
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", type=Path, default=DEFAULT_QUERIES)
+    parser.add_argument(
+        "--transcripts",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder of the queries' own transcripts, ingested instead of corpus/claude-code/entireio__cli "
+        "(for a split whose sessions are not in the corpus); repeatable",
+    )
     parser.add_argument("--distractors", action="store_true", help="ingest the whole corpus/claude-code folder")
     parser.add_argument("--store", type=Path, help="keep (or reuse) the ingested store in this folder")
     parser.add_argument(
@@ -451,9 +462,19 @@ def main() -> int:
     parser.add_argument("--json", dest="json_out", type=Path)
     parser.add_argument("--details", type=Path, help="one JSON line per (query, answer kind)")
     args = parser.parse_args()
-    needed = [ALL_CORPUS / "sources.tsv"] if args.mined else [args.queries, CORPUS]
+    if args.mined and args.transcripts:
+        parser.error("--transcripts names the sessions of --queries; --mined reads the whole corpus")
+    project_folders = args.transcripts or [CORPUS / PROJECT_FOLDER]
+    if args.mined:
+        folders = [ALL_CORPUS]
+    elif args.distractors:
+        folders = [*args.transcripts, CORPUS]
+    else:
+        folders = project_folders
+    needed = [ALL_CORPUS / "sources.tsv"] if args.mined else [args.queries, *folders]
     if not all(path.exists() for path in needed):
-        print(f"Needs ../shared beside the repository ({', '.join(map(str, needed))}).", file=sys.stderr)
+        missing = ", ".join(str(path) for path in needed if not path.exists())
+        print(f"Not found: {missing} (the dev data needs ../shared beside the repository).", file=sys.stderr)
         return 2
     variants = [v for v in args.variants.split(",") if v]
     unknown = set(variants) - set(VARIANTS)
@@ -465,7 +486,6 @@ def main() -> int:
         print(text, file=sys.stderr, flush=True)
 
     home = args.store or Path(tempfile.mkdtemp(prefix="causantic-coding-"))
-    folders = [ALL_CORPUS] if args.mined else [CORPUS] if args.distractors else [CORPUS / PROJECT_FOLDER]
     build_store(home, folders, log)
     mined: dict[str, Any] = {}
     work: WorkUnits | None = None
