@@ -773,18 +773,13 @@ class Memory:
 def _files_to_reread(marks: dict[str, dict[str, int]]) -> int:
     """How many files the next ingest reads again because the rules changed since (each store's
     marks, by path): a file one store holds under older rules and the other under today's is left
-    to the other (:func:`causantic.ingest.pipeline.ingest`)."""
+    to the other (:func:`causantic.ingest.pipeline.ingest`), and a file both hold under older rules
+    (a project shared after it was kept locally, then uploaded) is read again once, by the store
+    that takes its project: one file, counted once."""
     from causantic.ingest import rules
 
-    def current(version: int | None) -> bool:
-        return version is not None and version >= rules.VERSION
-
-    return sum(
-        1
-        for name, held in marks.items()
-        for path, version in held.items()
-        if not current(version) and not any(current(m.get(path)) for other, m in marks.items() if other != name)
-    )
+    older = {path for held in marks.values() for path, version in held.items() if version < rules.VERSION}
+    return sum(1 for path in older if not any(held.get(path, -1) >= rules.VERSION for held in marks.values()))
 
 
 def _held_twice(stores: dict[str, Services]) -> HeldTwice | None:
