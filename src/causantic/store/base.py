@@ -692,8 +692,24 @@ class SqlStore(ABC):
         )
         return [TopicTotals(r[0], r[1], r[2], r[3], r[4], tuple(r[5].split(",")) if r[5] else ()) for r in rows]
 
-    def topic_coverage(self, model: str, project_id: int | None = None) -> tuple[int, int]:
-        """(chunks, chunks in a topic of ``model``), of one project or all: what a topic list covers."""
+    def topic_coverage(
+        self, model: str, project_id: int | None = None, *, sessions: Sequence[str] | None = None
+    ) -> tuple[int, int]:
+        """(chunks, chunks in a topic of ``model``), of one project or all: what a topic list covers.
+        ``sessions``: of those sessions' chunks only (the local copies of sessions team memory holds too)."""
+        if sessions is not None:
+            counted = list(
+                self._rows_in(
+                    "SELECT COUNT(*), COALESCE(SUM(CASE WHEN EXISTS (SELECT 1 FROM chunk_clusters m JOIN clusters k"
+                    " ON k.id = m.cluster_id WHERE m.chunk_id = c.id AND k.model = ?) THEN 1 ELSE 0 END), 0)"
+                    " FROM chunks c WHERE c.session_id {ids}"
+                    + (" AND c.project_id = ?" if project_id is not None else ""),
+                    sessions,
+                    before=[model],
+                    after=[project_id] if project_id is not None else [],
+                )
+            )
+            return sum(int(r[0]) for r in counted), sum(int(r[1]) for r in counted)
         scope, params = ("WHERE c.project_id = ?", [project_id]) if project_id is not None else ("", [])
         chunks = int(self._value(f"SELECT COUNT(*) FROM chunks c {scope}", params))
         in_topics = int(
