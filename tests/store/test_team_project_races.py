@@ -99,11 +99,11 @@ def _interleaved(
             failures.append(exc)
 
     waited = False
+    thread = threading.Thread(target=run)
     with psycopg.connect(other.store.url, autocommit=True) as watcher:  # type: ignore[attr-defined]
         try:
             with holder.store.atomic():
                 holds[0]()
-                thread = threading.Thread(target=run)
                 thread.start()
                 while thread.is_alive() and not waited:
                     locks = watcher.execute("SELECT granted FROM pg_locks WHERE pid = %s", (pid,)).fetchall()
@@ -111,9 +111,10 @@ def _interleaved(
                     time.sleep(0.02)
                 for hold in holds[1:]:
                     hold()
-        except StoreError as exc:
+        except StoreError as exc:  # the holder's side rolled back (a deadlock)
             failures.append(exc)
-        thread.join(60)
+        if thread.ident is not None:
+            thread.join(60)
     assert not thread.is_alive(), "the second side is stuck"
     return waited, failures
 
@@ -123,7 +124,7 @@ def _assert_ran(failures: list[BaseException]) -> None:
 
 
 def _projects(services: Services) -> list[tuple[str, str]]:
-    """Every project's name and path, by name."""
+    """Every project's name and path, in order of name."""
     return sorted(services.store.conn.execute("SELECT name, path FROM projects"))  # type: ignore[attr-defined]
 
 
