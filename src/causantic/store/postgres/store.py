@@ -286,7 +286,8 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         (a foreign-key violation). With them, the later one waits, then reads what the earlier one
         committed (each statement of a READ COMMITTED transaction sees the commits made before it
         started). The lock is the project row's FOR NO KEY UPDATE: inserts referencing the project
-        still only check it."""
+        still only check it. Only an ingest's folder-name locks come before them
+        (:meth:`lock_project_names`)."""
         ids = sorted(set(project_ids))
         if ids:
             self._query("SELECT id FROM projects WHERE id = ANY(?) ORDER BY id FOR NO KEY UPDATE", (ids,))
