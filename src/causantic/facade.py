@@ -579,14 +579,18 @@ class Memory:
 
     def topic_coverage(self, project: str | None = None) -> TopicCoverage:
         """How many chunks (of ``project`` when given) there are and how many are in a topic; beside
-        team memory, both stores' together."""
+        team memory, both stores' together, a session both hold (kept locally, then uploaded) counted
+        once: team memory's copy, as :meth:`stats` counts it."""
         from causantic.retrieval.listing import TopicCoverage, topic_coverage
 
+        stores = self._every_store()
+        twice = list(_sessions_held_twice(stores))
         found: list[TopicCoverage] = []
         missing: list[ProjectNotFound] = []
-        for s in self._every_store().values():
+        for name, s in stores.items():
+            elsewhere = twice if name == "local" else []
             try:
-                found.append(topic_coverage(s.store, s.vectors.model_id, project))
+                found.append(topic_coverage(s.store, s.vectors.model_id, project, counted_elsewhere=elsewhere))
             except ProjectNotFound as exc:  # a project lives in one of the two stores
                 missing.append(exc)
         if not found:
@@ -773,18 +777,13 @@ class Memory:
 def _files_to_reread(marks: dict[str, dict[str, int]]) -> int:
     """How many files the next ingest reads again because the rules changed since (each store's
     marks, by path): a file one store holds under older rules and the other under today's is left
-    to the other (:func:`causantic.ingest.pipeline.ingest`)."""
+    to the other (:func:`causantic.ingest.pipeline.ingest`), and a file both hold under older rules
+    (a project shared after it was kept locally, then uploaded) is read again once, by the store
+    that takes its project: one file, counted once."""
     from causantic.ingest import rules
 
-    def current(version: int | None) -> bool:
-        return version is not None and version >= rules.VERSION
-
-    return sum(
-        1
-        for name, held in marks.items()
-        for path, version in held.items()
-        if not current(version) and not any(current(m.get(path)) for other, m in marks.items() if other != name)
-    )
+    older = {path for held in marks.values() for path, version in held.items() if version < rules.VERSION}
+    return sum(1 for path in older if not any(held.get(path, -1) >= rules.VERSION for held in marks.values()))
 
 
 def _held_twice(stores: dict[str, Services]) -> HeldTwice | None:
@@ -795,11 +794,19 @@ def _held_twice(stores: dict[str, Services]) -> HeldTwice | None:
     if set(stores) != {"team", "local"}:
         return None
     team, local = stores["team"], stores["local"]
-    held = local.store.session_sizes()
-    held = {s: held[s] for s in team.store.session_sizes(list(held))} if held else {}
+    held = _sessions_held_twice(stores)
     figures = local.store.session_figures(list(held), local.vectors.model_id)
     agents = set(team.store.sub_agents()) & set(local.store.sub_agents())
     return HeldTwice(held, figures.edges, figures.vectors, len(agents))
+
+
+def _sessions_held_twice(stores: dict[str, Services]) -> dict[str, tuple[str, int]]:
+    """The sessions the local store holds that team memory holds too (kept locally, then uploaded),
+    each with its source and local chunk count; none with one store."""
+    if set(stores) != {"team", "local"}:
+        return {}
+    held = stores["local"].store.session_sizes()
+    return {s: held[s] for s in stores["team"].store.session_sizes(list(held))} if held else {}
 
 
 def _utc(value: datetime | None) -> datetime | None:

@@ -209,7 +209,9 @@ def test_team_memory_and_local_memory_each_re_read_their_files_when_the_rules_ch
     # Team memory's own marks follow the rules too.
     monkeypatch.setattr(rules, "VERSION", rules.VERSION + 1)
     with Memory(tmp_path / "alice", overrides=team) as memory:
-        assert memory.stats().files_under_older_rules == 3  # the diary, the shop in both stores
+        # The diary, and the shop: marked in both stores, read again once (by team memory). It was
+        # counted once per store: "3 transcript files", then the ingest read 2.
+        assert memory.stats().files_under_older_rules == 2
         upgraded = memory.ingest([folder], embed=False)
         assert (upgraded.files_rules_changed, upgraded.files_unchanged) == (2, 0)
         assert memory.stats().files_under_older_rules == 0

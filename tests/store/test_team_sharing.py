@@ -538,6 +538,31 @@ def test_topics_of_both_stores_are_listed_labelled_by_where_they_live_in_the_cli
     assert "Keep these notes to myself" in local_topic.text and "local memory (unshared)" in local_topic.text
 
 
+def test_a_session_kept_locally_then_uploaded_is_counted_once_among_the_chunks_in_no_topic(
+    postgres_server: Any, transcripts: Path, tmp_path: Path
+) -> None:
+    """The topics views said "1 of 3 chunks (33%) belong to no topic" of a memory of 2 chunks, each in
+    a topic: the shop's local copy was counted beside team memory's."""
+    url = new_database(postgres_server)
+    with Memory(tmp_path / "carol", overrides=_settings(url, "carol")) as memory:  # nothing shared yet: all local
+        memory.ingest([transcripts], embed=False)
+    with Memory(tmp_path / "carol", overrides=_settings(url, "carol", ["shop"])) as memory:
+        memory.ingest([transcripts], embed=False, force=True)  # the shop is uploaded; the local copy stays
+        _one_topic_in_each_store(memory, "safari cookie redirect", "private redirect notes")
+    env = _cli_env(tmp_path / "carol", url, user="carol")
+    stats = json.loads(CliRunner().invoke(cli, ["stats", "--json"], env=env).output)
+    (team_chunks,) = _team_rows(url, "SELECT COUNT(*) FROM chunks")[0]
+    for project, chunks in ((None, stats["chunks"]), ("shop", team_chunks)):
+        scope = ["--project", project] if project else []
+        listed = json.loads(CliRunner().invoke(cli, ["clusters", "--json", *scope], env=env).output)
+        assert (listed["chunks"], listed["in_no_topic"]) == (chunks, 0), project
+    said = CliRunner().invoke(cli, ["clusters"], env=env, terminal_width=140).output
+    assert f"0 of {stats['chunks']} chunks (0%) belong to no topic." in said
+    with _dashboard(tmp_path / "carol", _settings(url, "carol", ["shop"])) as (client, token):
+        page = client.get("/topics", params={"token": token}).text
+    assert f"0 of {stats['chunks']} chunks (0%) belong to no topic." in html.unescape(page)
+
+
 def test_a_session_held_by_both_stores_counts_its_edges_agents_and_vectors_once(
     postgres_server: Any, tmp_path: Path
 ) -> None:

@@ -480,7 +480,16 @@ def lock_group(store: MemoryStoreProtocol, heads: Sequence[SessionHead]) -> None
     in plan order, so two such groups in opposite orders (or a forget of both projects) could
     deadlock on team memory. A project created by the group itself is new, and locked by creating it.
     Left to :meth:`~causantic.store.protocol.MemoryStoreProtocol.absorb_project`'s own lock: the
-    stand-in of a project path other than the cwd's canonical one (a cwd recorded by an older release)."""
+    stand-in of a project path other than the cwd's canonical one (a cwd recorded by an older release).
+
+    Before those, the folder names of the projects the group may make or absorb
+    (:meth:`~causantic.store.protocol.MemoryStoreProtocol.lock_project_names`): its sessions' project
+    paths and stand-ins. A project another ingest makes at the same moment is then either committed
+    before these locks are read (and locked with them) or made after this group commits, seeing its
+    projects: without them, a Gemini CLI stand-in made beside this group outlived the session naming
+    its folder, and two new projects of one folder name were both named alike. A Gemini CLI session's
+    project is looked up after them for that reason."""
+    store.lock_project_names(sorted({path for head in heads for path in _may_make(head)}))
     cwds: set[str] = set()
     paths: set[str] = set()
     for head in heads:
@@ -489,8 +498,14 @@ def lock_group(store: MemoryStoreProtocol, heads: Sequence[SessionHead]) -> None
             paths.add(known.path if known is not None else head.project_path)
         else:
             cwds.add(head.cwd)
-            paths.update([head.project_path, *_stand_ins(head.cwd, head.project_path)])
+            paths.update(_may_make(head))
     store.lock_ingest_projects([h.session_id for h in heads], sorted(cwds), sorted(paths))
+
+
+def _may_make(head: SessionHead) -> list[str]:
+    """The paths of the projects writing a session may make or absorb: its project's (a Gemini CLI
+    session known by its cwd's hash: the stand-in's), and the stand-ins a session naming its cwd absorbs."""
+    return [head.project_path, *([] if head.cwd_hash else _stand_ins(head.cwd, head.project_path))]
 
 
 def _stand_ins(cwd: str, project_path: str) -> list[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol, TypeVar
@@ -158,9 +158,16 @@ class TopicCoverage:
         return self.chunks - self.in_topics
 
 
-def topic_coverage(store: MemoryStoreProtocol, model: str, project: str | None = None) -> TopicCoverage:
+def topic_coverage(
+    store: MemoryStoreProtocol, model: str, project: str | None = None, *, counted_elsewhere: Sequence[str] = ()
+) -> TopicCoverage:
+    """What ``store``'s topics cover, less the chunks of ``counted_elsewhere``: sessions another store
+    holds too and counts (team memory's copy of a session kept locally, then uploaded)."""
     project_id = resolve_project(store, project).id if project else None
     chunks, in_topics = store.topic_coverage(model, project_id)
+    if counted_elsewhere:
+        copies, copies_in_topics = store.topic_coverage(model, project_id, sessions=counted_elsewhere)
+        chunks, in_topics = chunks - copies, in_topics - copies_in_topics
     return TopicCoverage(chunks, in_topics, store.meta_value("clustered_at") is not None)
 
 

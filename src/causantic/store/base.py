@@ -137,6 +137,7 @@ class SqlStore(ABC):
         if row:
             return Project(row["id"], row["path"], row["name"])
         with self.atomic():
+            self.lock_project_names([canonical_path])  # held already by an ingest's group (lock_group)
             project = self._project_by_path(canonical_path) or self._create_project(canonical_path)
             self._query(
                 "INSERT INTO project_aliases(cwd, project_id) VALUES (?, ?) ON CONFLICT DO NOTHING", (cwd, project.id)
@@ -149,7 +150,8 @@ class SqlStore(ABC):
 
     def _create_project(self, path: str) -> Project:
         # Another writer (a team member) may create it at the same moment: the conflict leaves
-        # theirs, which is read back.
+        # theirs, which is read back. One creating another project of this folder name waits for
+        # this transaction to end (:meth:`lock_project_names`), then names its own apart from this one.
         self._query(
             "INSERT INTO projects(path, name, created_at) VALUES (?, ?, ?) ON CONFLICT (path) DO NOTHING",
             (path, path, common.now()),
@@ -235,6 +237,12 @@ class SqlStore(ABC):
     def lock_ingest_projects(self, session_ids: Sequence[str], cwds: Sequence[str], paths: Sequence[str]) -> None:
         """:meth:`lock_projects` for the projects an ingest's session group may write: those its
         sessions are stored in, its cwds are recorded for (:meth:`resolve_project`), ``paths`` name."""
+
+    @abstractmethod
+    def lock_project_names(self, paths: Iterable[str]) -> None:
+        """Hold, until the transaction ends, the making of projects of these paths' folder names (and
+        the renaming of that folder name's projects apart, :meth:`_name_family`); taken before any
+        project's write lock."""
 
     def mark_relink(self, project_id: int) -> None:
         """Flag a project whose sessions changed; cleared once its cross-session edges are redone."""
@@ -692,8 +700,24 @@ class SqlStore(ABC):
         )
         return [TopicTotals(r[0], r[1], r[2], r[3], r[4], tuple(r[5].split(",")) if r[5] else ()) for r in rows]
 
-    def topic_coverage(self, model: str, project_id: int | None = None) -> tuple[int, int]:
-        """(chunks, chunks in a topic of ``model``), of one project or all: what a topic list covers."""
+    def topic_coverage(
+        self, model: str, project_id: int | None = None, *, sessions: Sequence[str] | None = None
+    ) -> tuple[int, int]:
+        """(chunks, chunks in a topic of ``model``), of one project or all: what a topic list covers.
+        ``sessions``: of those sessions' chunks only (the local copies of sessions team memory holds too)."""
+        if sessions is not None:
+            counted = list(
+                self._rows_in(
+                    "SELECT COUNT(*), COALESCE(SUM(CASE WHEN EXISTS (SELECT 1 FROM chunk_clusters m JOIN clusters k"
+                    " ON k.id = m.cluster_id WHERE m.chunk_id = c.id AND k.model = ?) THEN 1 ELSE 0 END), 0)"
+                    " FROM chunks c WHERE c.session_id {ids}"
+                    + (" AND c.project_id = ?" if project_id is not None else ""),
+                    sessions,
+                    before=[model],
+                    after=[project_id] if project_id is not None else [],
+                )
+            )
+            return sum(int(r[0]) for r in counted), sum(int(r[1]) for r in counted)
         scope, params = ("WHERE c.project_id = ?", [project_id]) if project_id is not None else ("", [])
         chunks = int(self._value(f"SELECT COUNT(*) FROM chunks c {scope}", params))
         in_topics = int(

@@ -423,6 +423,9 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
     def lock_ingest_projects(self, session_ids: Sequence[str], cwds: Sequence[str], paths: Sequence[str]) -> None:
         """Nothing to take, as for :meth:`lock_projects` (and nothing read)."""
 
+    def lock_project_names(self, paths: Iterable[str]) -> None:
+        """Nothing to take, as for :meth:`lock_projects`."""
+
     def fill_text_features(self, *, pending_only: bool = False) -> int:
         """Compute the text features of chunks written without them (before migration m009, or
         since by an older version), a batch per transaction so another process writing waits a

@@ -9,6 +9,7 @@ Rows carry ``member``: the name of the machine's user (``team.user``, else the l
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -36,6 +37,10 @@ from causantic.store.rows import CHUNK_COLUMNS
 from causantic.store.sqlite import raising_store_errors
 
 _RELINK_LOCK = 0x43_41_55  # advisory lock namespace of a project's relink (key 2: the project id)
+_NAME_LOCK = 0x43_41_4E  # advisory lock namespace of making projects of a folder name (key 2: _name_key)
+# A stored path's folder name in SQL, as common.path_parts(path)[-1] reads it: the last part between
+# slashes or backslashes; the path itself when it has none.
+_FOLDER_NAME = "COALESCE(NULLIF(substring(rtrim(replace(path, '\\', '/'), '/') FROM '[^/]*$'), ''), path)"
 
 
 @raising_store_errors(lambda store: store.url, psycopg_module().Error, failure)
@@ -281,19 +286,39 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         (a foreign-key violation). With them, the later one waits, then reads what the earlier one
         committed (each statement of a READ COMMITTED transaction sees the commits made before it
         started). The lock is the project row's FOR NO KEY UPDATE: inserts referencing the project
-        still only check it."""
+        still only check it. Only an ingest's folder-name locks come before them
+        (:meth:`lock_project_names`)."""
         ids = sorted(set(project_ids))
         if ids:
             self._query("SELECT id FROM projects WHERE id = ANY(?) ORDER BY id FOR NO KEY UPDATE", (ids,))
 
     def lock_ingest_projects(self, session_ids: Sequence[str], cwds: Sequence[str], paths: Sequence[str]) -> None:
         """:meth:`lock_projects` for the projects an ingest's session group may write, found and
-        locked in one statement (a round trip to a remote server per group, not several a session)."""
+        locked in one statement (a round trip to a remote server per group, not several a session).
+
+        A path with no project yet is one the group may make, renaming the projects of its folder
+        name apart from it (:meth:`_name_family`): those are locked too, here, in id order with the
+        rest. Renamed later, one at a time, they were taken out of that order: a forget holding one
+        of them and waiting for a project this group held deadlocked with it."""
         self._query(
             "SELECT id FROM projects WHERE path = ANY(?) OR id IN (SELECT project_id FROM sessions WHERE id = ANY(?))"
-            " OR id IN (SELECT project_id FROM project_aliases WHERE cwd = ANY(?)) ORDER BY id FOR NO KEY UPDATE",
-            (list(paths), list(session_ids), list(cwds)),
+            " OR id IN (SELECT project_id FROM project_aliases WHERE cwd = ANY(?))"
+            f" OR {_FOLDER_NAME} IN (SELECT u.name FROM unnest(?::text[], ?::text[]) AS u(path, name)"
+            "  WHERE NOT EXISTS (SELECT 1 FROM projects q WHERE q.path = u.path))"
+            " ORDER BY id FOR NO KEY UPDATE",
+            (list(paths), list(session_ids), list(cwds), list(paths), [_folder(p) for p in paths]),
         )
+
+    def lock_project_names(self, paths: Iterable[str]) -> None:
+        """Advisory locks, one per folder name, held until the transaction ends: two members making
+        projects of one folder name at the same moment each named theirs from the projects they saw,
+        the other's not committed yet (both ``api``); a Gemini CLI session's stand-in project made
+        beside the ingest of a session naming its folder outlived it. With them the later one waits,
+        then sees the earlier one's project. Taken before any project's row lock (:func:`lock_group`
+        takes them first), in one order (by key), so they never wait on each other in a cycle."""
+        keys = sorted({_name_key(_folder(path)) for path in paths})
+        if keys:
+            self._query("SELECT pg_advisory_xact_lock(?::int4, k) FROM unnest(?::int4[]) AS u(k)", (_NAME_LOCK, keys))
 
     def _lock_projects_of(self, chunk_ids: Sequence[str]) -> None:
         """:meth:`lock_projects` for the projects of these chunks."""
@@ -564,6 +589,16 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
 
     def size_bytes(self) -> int:
         return int(self._value("SELECT pg_database_size(current_database())"))
+
+
+def _folder(path: str) -> str:
+    return common.path_parts(path)[-1]
+
+
+def _name_key(folder: str) -> int:
+    """A folder name as the second key of an advisory lock: a signed 32-bit number, the same in every
+    process (a collision only makes two names wait on each other)."""
+    return int.from_bytes(hashlib.sha256(folder.encode()).digest()[:4], "big", signed=True)
 
 
 def _text(value: str) -> str:
