@@ -34,6 +34,7 @@ from causantic.facade import Memory
 from causantic.retrieval.browse import SessionNotFound, TopicNotFound
 from causantic.retrieval.forget import chunks_forgotten
 from causantic.retrieval.format import WEAK_MARK, byte_size, counted, is_weak
+from causantic.retrieval.options import FORGET_THRESHOLD
 from causantic.retrieval.relevance import marked_terms
 from causantic.wording import ago
 
@@ -204,7 +205,7 @@ def create_app(secrets: Secrets, opener: Opener = Memory) -> ASGIApp:
 async def _forget_form(request: Request) -> pages.ForgetForm:
     data = await request.form()
     try:
-        threshold = float(str(data.get("threshold") or 0.6))
+        threshold = float(str(data.get("threshold") or FORGET_THRESHOLD))
     except ValueError:
         threshold = -1.0  # forget() refuses it with its own message
     return pages.ForgetForm(

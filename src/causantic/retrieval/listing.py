@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol, TypeVar
 
 from causantic.errors import ProjectNotFound
+from causantic.retrieval.options import SESSIONS_LISTED
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import Project, TopicTotals
 from causantic.transcripts import without_injected
@@ -95,7 +96,7 @@ def list_sessions(
     since: datetime | None = None,
     until: datetime | None = None,
     days_back: float | None = None,
-    limit: int = 30,
+    limit: int = SESSIONS_LISTED,
     offset: int = 0,
     agent: str | None = None,
 ) -> tuple[Project, list[SessionSummary], int]:
