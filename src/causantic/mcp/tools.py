@@ -1,4 +1,4 @@
-"""The MCP tools: each parses typed arguments, calls one service, renders text plus structured data.
+"""The MCP tools: each parses typed arguments, calls one ``Memory`` method, renders text plus structured data.
 
 The docstring of each tool is its description, written so the model picks the right one: temporal
 questions go to ``reconstruct``, "how / why did we…" to ``recall``, discovery to ``search``, "what
