@@ -13,7 +13,7 @@ from causantic.retrieval.options import SESSIONS_LISTED
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import Project, TopicTotals
 from causantic.transcripts import without_injected
-from causantic.wording import counted
+from causantic.wording import counted, shortened
 
 KNOWN_SHOWN = 10  # project names an unknown-project error lists
 _ROLE_MARKER = re.compile(r"\[(User|Assistant|Tool:[^\]\n]*|Result:[^\]\n]*)\]\n?")
@@ -43,7 +43,7 @@ class SessionSummary:
 
     def short_title(self, limit: int) -> str:
         """The title cut to ``limit`` characters (an ellipsis marks the cut)."""
-        return self.title if len(self.title) <= limit else self.title[: limit - 1].rstrip() + "…"
+        return shortened(self.title, limit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +132,7 @@ def _fallback_title(first_chunk: str) -> str:
     if not words:
         return "(no prompt recorded)"
     text = words if role == "User" else f"(no prompt recorded) {words}"
-    return text if len(text) <= _TITLE_MAX else text[: _TITLE_MAX - 1].rstrip() + "…"
+    return shortened(text, _TITLE_MAX)
 
 
 # The store's totals are already what a listing shows: id, label, size, span and the project names
