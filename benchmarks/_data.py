@@ -7,8 +7,9 @@ only derived numbers (embedding matrices) are cached, outside the repository.
   with the product's own filter) and *pieces* — paragraphs of user text, assistant text, tool calls
   and tool results, at most :data:`PIECE_MAX_CHARS` characters, each labelled the way the product
   renders a turn (``[Assistant]``, ``[Tool:Bash]``, ``[Result:Read]``), deduplicated, in corpus order.
-- :func:`embed_cached` embeds texts with the product's embedder, caching the matrix on disk keyed by
-  a hash of the model files and the texts.
+- :func:`embed_cached` embeds texts with the product's default model, caching the matrix on disk keyed
+  by a hash of the model files and the texts. It takes ``load_embedder``'s own defaults (batches of
+  32, up to 4 full windows), not the configured ``embedding.*`` (1, one window of 128 word pieces).
 - :func:`synthetic_chunks` composes store-sized sets of chunks from a few thousand embedded pieces
   and derives each chunk's vector from its pieces' real vectors (see its docstring for exactly how).
 """
@@ -164,7 +165,8 @@ def _sentences(paragraph: str) -> list[str]:
 
 
 def embed_cached(texts: Sequence[str], cache_dir: Path, *, label: str) -> tuple[Any, bool, float]:
-    """(matrix, from_cache, seconds) for ``texts`` embedded with the product's default embedder."""
+    """(matrix, from_cache, seconds) for ``texts`` embedded with the default model (``load_embedder``'s
+    defaults, not the configured ``embedding.*``)."""
     import time
 
     import numpy as np

@@ -717,7 +717,7 @@ def embedding_rates(pieces: Sequence[str], runs: int, python: Path) -> dict[str,
     from causantic.embedding import load_embedder
     from causantic.embedding.embedder import plan_windows
 
-    embedder = load_embedder(batch_size=32)  # services' embedder: embedding.batchSize = 32
+    embedder = load_embedder(batch_size=32)  # as first measured; the product now embeds with batchSize 1
     sets = {
         "300wp": token_texts(pieces, embedder.count_tokens, 280, 320, 256, SEED),
         "1window": token_texts(pieces, embedder.count_tokens, 200, 250, 128, SEED + 1),

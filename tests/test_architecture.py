@@ -88,6 +88,22 @@ def test_every_layer_imports_only_the_layers_before_it() -> None:
     assert not problems, "\n".join(problems)
 
 
+def test_the_base_modules_import_only_each_other() -> None:
+    """config, errors, home, runs and the rest sit below every layer (which is why the layers may all
+    import them): one that imported a layer would pull it into everything. Two exceptions, at the top:
+    the package root hands out ``Memory``, and ``python -m causantic`` starts the CLI."""
+    above = {"__init__": {"facade"}, "__main__": {"cli"}}
+    problems = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        layer = _layer(path)
+        if layer not in BASE:
+            continue
+        bad = _imports(path) - BASE - above.get(layer, set())
+        if bad:
+            problems.append(f"{path.relative_to(PACKAGE)} imports {sorted(bad)}")
+    assert not problems, "\n".join(problems)
+
+
 def test_no_interface_imports_another_and_none_reaches_below_the_facade() -> None:
     """No exceptions: the CLI starts the MCP server, the dashboard and the hooks through
     ``causantic.entrypoints``, and what several interfaces share lives below them all."""

@@ -101,3 +101,25 @@ def test_every_key_has_a_description() -> None:
     keys = config_keys()
     assert "retrieval.mmrLambda" in keys and "clustering.minClusterSize" in keys
     assert all(description for _, description in keys.values())
+
+
+def test_every_key_is_read_by_the_code() -> None:
+    """A key nothing reads promises a setting that does nothing: each one is read as an attribute
+    (``config.graph.time_gap_minutes``) somewhere in the package, outside its own declaration."""
+    import ast
+
+    from pydantic import BaseModel
+
+    package = Path(__file__).resolve().parents[1] / "src" / "causantic"
+    read = {
+        node.attr
+        for path in package.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute)
+    }
+    unread = []
+    for section_name, section_field in Config.model_fields.items():
+        section = section_field.annotation
+        assert isinstance(section, type) and issubclass(section, BaseModel)
+        unread += [f"{section_name}.{key}" for key in section.model_fields if key not in read]
+    assert not unread, f"keys nothing reads: {unread}"

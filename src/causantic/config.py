@@ -130,7 +130,6 @@ class GraphConfig(_Section):
         ),
         description="Case-insensitive regexes matched at the start of a user prompt.",
     )
-    cross_session: bool = Field(True, description="Link each project's consecutive sessions.")
 
 
 class RedactionConfig(_Section):

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from causantic import __version__
 from causantic.errors import CausanticError, InvalidQuery, ProjectNotFound, StoreError, checked_query
 from causantic.home import causantic_home, is_team_memory
+from causantic.retrieval.options import FORGET_THRESHOLD, SESSIONS_LISTED, TIMELINE_SESSIONS
 from causantic.services import Services, TeamAndLocal, member_name, open_store, team_members
 from causantic.services import team_init as team_init  # team memory's set-up and status, for the CLI
 from causantic.services import team_status as team_status
@@ -216,7 +217,7 @@ class Memory:
         after: datetime | None = None,
         session_id: str | None = None,
         query: str | None = None,
-        threshold: float = 0.6,
+        threshold: float = FORGET_THRESHOLD,
         whole_project: bool = False,
         dry_run: bool = True,
         expected: int | None = None,
@@ -372,7 +373,7 @@ class Memory:
         limit: int | None = None,
     ) -> Reconstruction:
         """A project's sessions in time order: one entry each (the timeline), or their text."""
-        from causantic.retrieval.reconstruct import DEFAULT_TIMELINE_SESSIONS, ReconstructRequest, reconstruct
+        from causantic.retrieval.reconstruct import ReconstructRequest, reconstruct
 
         since, until = _window(since, until, None)
         request = ReconstructRequest(
@@ -388,7 +389,7 @@ class Memory:
             max_tokens=max_tokens,
             full=full,
             page=page,
-            limit=limit or DEFAULT_TIMELINE_SESSIONS,
+            limit=limit or TIMELINE_SESSIONS,
         )
         budget = self.config.tokens.mcp_max_response
         return self._where_project_lives(lambda s: reconstruct(s.store, request, budget))
@@ -546,7 +547,7 @@ class Memory:
         since: datetime | None = None,
         until: datetime | None = None,
         days_back: float | None = None,
-        limit: int = 30,
+        limit: int = SESSIONS_LISTED,
         agent: str | None = None,
     ) -> SessionList:
         """A project's sessions, newest first (at most ``limit``), and how many matched in all."""

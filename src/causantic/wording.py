@@ -1,5 +1,6 @@
-"""How counts and ages read wherever people read them: below every layer, so the ingest status, the
-CLI, the MCP text, the hooks and the dashboard all say "1 file", "2,310 chunks" and "3 h ago" alike.
+"""How counts, ages and cut text read wherever people read them: below every layer, so the ingest
+status, the CLI, the MCP text, the hooks and the dashboard all say "1 file", "2,310 chunks", "3 h ago"
+and "The login page ret…" alike.
 
 Words only; what is counted and when it is shown is each caller's.
 """
@@ -13,6 +14,12 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     """'1 chunk', '2,310 chunks': a count with thousands separators and its noun in the right number
     (``plural`` where adding an s is wrong: 'match', 'matches')."""
     return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text`` as it is when it fits in ``limit`` characters, else cut to ``limit`` with an ellipsis
+    as the last one (spaces before the cut dropped)."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def ago(iso_text: str | None, now: datetime | None = None) -> str:

@@ -38,5 +38,5 @@ def test_assign_new_joins_the_nearest_cluster_only_under_the_threshold() -> None
 
 
 def test_assign_new_with_no_clusters_or_no_vectors_assigns_nothing() -> None:
-    assert assign_new(np.stack([_at_angle(0.0)]), {}).tolist() == [-1]
-    assert assign_new(np.zeros((0, 8), np.float32), {1: _at_angle(0.0)}).tolist() == []
+    assert assign_new(np.stack([_at_angle(0.0)]), {}, 0.09).tolist() == [-1]
+    assert assign_new(np.zeros((0, 8), np.float32), {1: _at_angle(0.0)}, 0.09).tolist() == []

@@ -9,10 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_runs import cli_stdout
 from transcript_files import write_session
-
-from causantic.cli.main import cli
 
 LOGIN = [
     (f"The login page returns 401 after the token refresh ({n})", f"The refresh handler dropped the auth cookie {n}.")
@@ -26,12 +24,6 @@ LOGOUT = [
 ODD = [("What is the capital of Mongolia?", "Ulaanbaatar."), ("Sing me a sea shanty", "Soon may the Wellerman come.")]
 
 
-def _causantic(*args: str) -> str:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.stdout
-
-
 @pytest.fixture(scope="module")
 def clustered_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("coverage")
@@ -39,8 +31,8 @@ def clustered_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_session(root / "projects", "/work/accounts", "aaaaaaaa-0000-4000-8000-000000000002", LOGOUT)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("CAUSANTIC_HOME", str(root / "home"))
-        _causantic("batch-ingest", str(root / "projects"))
-        _causantic("cluster")
+        cli_stdout("batch-ingest", str(root / "projects"))
+        cli_stdout("cluster")
     return root / "home"
 
 
@@ -48,13 +40,13 @@ def test_the_topic_list_says_how_many_chunks_belong_to_no_topic(
     clustered_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CAUSANTIC_HOME", str(clustered_home))
-    chunks = json.loads(_causantic("stats", "--json"))["chunks"]
-    listed = json.loads(_causantic("clusters", "--json"))
+    chunks = json.loads(cli_stdout("stats", "--json"))["chunks"]
+    listed = json.loads(cli_stdout("clusters", "--json"))
     in_topics = sum(t["size"] for t in listed["topics"])
     assert listed["topics"] and 0 < in_topics < chunks, "the test sessions should leave some chunks out"
     assert listed["chunks"] == chunks and listed["in_no_topic"] == chunks - in_topics
     left_out = chunks - in_topics
-    assert _causantic("clusters").splitlines()[-1] == (
+    assert cli_stdout("clusters").splitlines()[-1] == (
         f"{left_out} of {chunks} chunks ({left_out / chunks:.0%}) belong to no topic."
     )
 
@@ -63,8 +55,8 @@ def test_a_project_topic_list_counts_that_project_s_chunks_only(
     clustered_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CAUSANTIC_HOME", str(clustered_home))
-    projects = {p["name"]: p["chunks"] for p in json.loads(_causantic("list-projects", "--json"))["projects"]}
-    listed = json.loads(_causantic("clusters", "--project", "accounts", "--json"))
+    projects = {p["name"]: p["chunks"] for p in json.loads(cli_stdout("list-projects", "--json"))["projects"]}
+    listed = json.loads(cli_stdout("clusters", "--project", "accounts", "--json"))
     assert listed["chunks"] == projects["accounts"] < sum(projects.values())
     assert listed["in_no_topic"] == projects["accounts"] - sum(t["size"] for t in listed["topics"])
     assert all(t["projects"] == ["accounts"] for t in listed["topics"])
@@ -73,19 +65,19 @@ def test_a_project_topic_list_counts_that_project_s_chunks_only(
 def test_after_a_clustering_that_found_none_the_list_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_session(tmp_path / "projects", "/work/tiny", "aaaaaaaa-0000-4000-8000-000000000003", ODD + LOGIN[:1])
     monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
-    _causantic("batch-ingest", str(tmp_path / "projects"))
-    never = _causantic("clusters")
+    cli_stdout("batch-ingest", str(tmp_path / "projects"))
+    never = cli_stdout("clusters")
     assert "after `causantic cluster`" in never  # not clustered yet: running it is the advice
     why = "a topic needs at least 4 alike chunks (clustering.minClusterSize)"
-    assert why in _causantic("cluster")
-    after = _causantic("clusters")
+    assert why in cli_stdout("cluster")
+    after = cli_stdout("clusters")
     assert why in after and "3 chunks" in after and "`causantic cluster`" not in after
 
 
 def test_clustering_an_empty_memory_says_to_ingest_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
-    assert _causantic("cluster").strip() == "No embedded chunks to cluster yet: run `causantic batch-ingest` first."
-    assert "memory holds no chunks yet" in _causantic("clusters")
+    assert cli_stdout("cluster").strip() == "No embedded chunks to cluster yet: run `causantic batch-ingest` first."
+    assert "memory holds no chunks yet" in cli_stdout("clusters")
 
 
 def test_a_topic_without_words_is_not_named_after_another_topic_s_number(
@@ -96,9 +88,9 @@ def test_a_topic_without_words_is_not_named_after_another_topic_s_number(
     figures = [(f"{1000 + n} {2000 + n} {3000 + n}", f"{4000 + n} {5000 + n}") for n in range(8)]
     write_session(tmp_path / "projects", "/work/figures", "aaaaaaaa-0000-4000-8000-000000000004", LOGIN + figures)
     monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
-    _causantic("batch-ingest", str(tmp_path / "projects"))
-    _causantic("cluster")
-    topics = json.loads(_causantic("clusters", "--json"))["topics"]
+    cli_stdout("batch-ingest", str(tmp_path / "projects"))
+    cli_stdout("cluster")
+    topics = json.loads(cli_stdout("clusters", "--json"))["topics"]
     assert len(topics) == 2
     unnamed = [t for t in topics if not any(ch.isalpha() for ch in t["label"].replace("unnamed topic", ""))]
     assert [t["label"] for t in unnamed] == ["unnamed topic"], topics
@@ -137,11 +129,11 @@ def test_a_forgotten_project_s_topics_leave_the_counts_and_the_topics_page(
     write_session(tmp_path / "projects", "/work/webapp", "aaaaaaaa-0000-4000-8000-000000000007", LOGIN + ODD)
     write_session(tmp_path / "projects", "/work/accounts", "aaaaaaaa-0000-4000-8000-000000000008", LOGOUT)
     monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
-    _causantic("batch-ingest", str(tmp_path / "projects"))
-    _causantic("cluster")
-    assert json.loads(_causantic("stats", "--json"))["clusters"] == 2
-    _causantic("forget", "accounts", "--yes")
-    assert json.loads(_causantic("stats", "--json"))["clusters"] == 1
+    cli_stdout("batch-ingest", str(tmp_path / "projects"))
+    cli_stdout("cluster")
+    assert json.loads(cli_stdout("stats", "--json"))["clusters"] == 2
+    cli_stdout("forget", "accounts", "--yes")
+    assert json.loads(cli_stdout("stats", "--json"))["clusters"] == 1
     status, page = _topics_page(tmp_path / "home")
     assert status == 200 and "<h2>1 topic</h2>" in page  # one, said in the singular
     assert "logout" not in page and '<td class="num">0</td>' not in page
@@ -154,5 +146,5 @@ def test_an_ingest_that_reclusters_says_how_many_chunks_are_in_no_topic(
     write_session(tmp_path / "projects", "/work/accounts", "aaaaaaaa-0000-4000-8000-000000000006", LOGOUT)
     monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("CAUSANTIC_CLUSTERING_RECLUSTER_AFTER_NEW_CHUNKS", "10")
-    report = json.loads(_causantic("batch-ingest", str(tmp_path / "projects"), "--json"))
+    report = json.loads(cli_stdout("batch-ingest", str(tmp_path / "projects"), "--json"))
     assert report["topics"] == "reclustered: 2 topics over 16 of 18 chunks, 2 in none"

@@ -8,10 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_runs import cli_stdout
 from transcript_files import write_session
 
-from causantic.cli.main import cli
 from causantic.cluster import steady_label
 
 ORCHARD = [(f"apple banana cherry damson elderberry fig ({n})", f"Planted the orchard row {n}.") for n in range(8)]
@@ -20,14 +19,8 @@ ENGINE = [(f"piston crankshaft gasket valve camshaft ({n})", f"Rebuilt the engin
 BAKERY = [(f"apple pie with cinnamon and nutmeg crust ({n})", f"Baked the apple pie batch {n}.") for n in range(8)]
 
 
-def _causantic(*args: str) -> str:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.stdout
-
-
 def _topics() -> dict[int, tuple[str, int]]:
-    return {t["id"]: (t["label"], t["size"]) for t in json.loads(_causantic("clusters", "--json"))["topics"]}
+    return {t["id"]: (t["label"], t["size"]) for t in json.loads(cli_stdout("clusters", "--json"))["topics"]}
 
 
 def test_topics_keep_their_ids_and_names_when_another_project_s_sessions_arrive(
@@ -38,13 +31,13 @@ def test_topics_keep_their_ids_and_names_when_another_project_s_sessions_arrive(
     write_session(first, "/work/farm", "cccccccc-0000-4000-8000-000000000001", ORCHARD)
     write_session(first, "/work/garage", "cccccccc-0000-4000-8000-000000000002", ENGINE)
     write_session(later, "/work/bakery", "cccccccc-0000-4000-8000-000000000003", BAKERY)
-    _causantic("batch-ingest", str(first))
-    _causantic("cluster")
+    cli_stdout("batch-ingest", str(first))
+    cli_stdout("cluster")
     before = _topics()
     assert len(before) == 2 and "apple" in next(label for label, _ in before.values())
 
-    _causantic("batch-ingest", str(later))
-    assert "2 of them kept their ids" in _causantic("cluster")
+    cli_stdout("batch-ingest", str(later))
+    assert "2 of them kept their ids" in cli_stdout("cluster")
     after = _topics()
     assert len(after) == 3
     assert {i: after[i] for i in before} == before  # same ids, same names, same sizes

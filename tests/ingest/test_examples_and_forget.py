@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_runs import cli_output
 from click.testing import CliRunner
 
 from causantic.cli import ingest_commands
@@ -36,12 +37,6 @@ def no_sessions_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return missing
 
 
-def _run(*args: str) -> str:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.output
-
-
 def _projects() -> set[str]:
     with open_services(Config()) as services:
         return {r.name for r in services.store.project_summaries()}
@@ -53,35 +48,35 @@ def test_the_quick_start_says_the_examples_are_not_memory_and_real_sessions_repl
 ) -> None:
     if not CORPUS.is_dir():
         pytest.skip(f"the shared corpus is absent ({CORPUS})")
-    out = _run("batch-ingest", "--no-embed")
+    out = cli_output("batch-ingest", "--no-embed")
     assert "bundled example sessions (project acme-shop)" in out and "removes them" in out
     assert _projects() == {"acme-shop"}
-    out = _run("batch-ingest", str(CORPUS / SOUND), "--no-embed")
+    out = cli_output("batch-ingest", str(CORPUS / SOUND), "--no-embed")
     assert "Removed the bundled example sessions (acme-shop)" in out
     assert _projects() == {"JSSoundRecorder"}
-    search = _run("search", "Safari login redirect loop", "--mode", "keyword", "--json")
+    search = cli_output("search", "Safari login redirect loop", "--mode", "keyword", "--json")
     assert "acme-shop" not in search
-    _run("forget", "JSSoundRecorder", "--yes")  # an emptied store gets the quick start again
-    _run("batch-ingest", "--no-embed")
+    cli_output("forget", "JSSoundRecorder", "--yes")  # an emptied store gets the quick start again
+    cli_output("batch-ingest", "--no-embed")
     assert _projects() == {"acme-shop"}
 
 
 def test_the_examples_are_never_added_to_a_store_that_holds_real_sessions(no_sessions_here: Path) -> None:
     if not CORPUS.is_dir():
         pytest.skip(f"the shared corpus is absent ({CORPUS})")
-    _run("batch-ingest", str(CORPUS / SOUND), "--no-embed")
-    out = _run("batch-ingest", "--no-embed")
+    cli_output("batch-ingest", str(CORPUS / SOUND), "--no-embed")
+    out = cli_output("batch-ingest", "--no-embed")
     assert "Memory already holds real sessions, so the bundled example sessions are not added" in out
     assert _projects() == {"JSSoundRecorder"}
 
 
 def test_forget_with_no_filter_previews_the_whole_project_and_deletes_it_only_with_yes(no_sessions_here: Path) -> None:
-    _run("batch-ingest", "--no-embed")
-    preview = _run("forget", "acme-shop")
+    cli_output("batch-ingest", "--no-embed")
+    preview = cli_output("forget", "acme-shop")
     assert "6 chunks in 3 sessions of the whole project 'acme-shop' would be deleted." in preview
     assert "Nothing was deleted. Add --yes to delete." in preview
     assert _projects() == {"acme-shop"}
-    done = _run("forget", "acme-shop", "--all", "--yes")
+    done = cli_output("forget", "acme-shop", "--all", "--yes")
     assert "6 chunks in 3 sessions of the whole project 'acme-shop' deleted." in done
     assert _projects() == set()
     result = CliRunner().invoke(cli, ["forget", "acme-shop", "--all", "--session", "4005b823"])
@@ -170,6 +165,6 @@ def test_examples_copied_elsewhere_are_ordinary_sessions(tmp_path: Path) -> None
     if not CORPUS.is_dir():
         pytest.skip(f"the shared corpus is absent ({CORPUS})")
     shutil.copytree(SESSIONS_DIR, tmp_path / "mine")
-    _run("batch-ingest", str(tmp_path / "mine"), "--no-embed")
-    _run("batch-ingest", str(CORPUS / SOUND), "--no-embed")
+    cli_output("batch-ingest", str(tmp_path / "mine"), "--no-embed")
+    cli_output("batch-ingest", str(CORPUS / SOUND), "--no-embed")
     assert _projects() == {"acme-shop", "JSSoundRecorder"}

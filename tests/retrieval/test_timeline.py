@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from cli_runs import cli_output
 from click.testing import CliRunner
 
 from causantic.cli.main import cli
@@ -33,14 +34,8 @@ def store_home() -> Path:
     return CORPUS
 
 
-def _run(*args: str) -> str:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.output
-
-
 def test_reconstruct_defaults_to_one_line_per_session_oldest_first_with_titles(store_home: Path) -> None:
-    out = _run("reconstruct", "claude-code-log")
+    out = cli_output("reconstruct", "claude-code-log")
     lines = out.splitlines()
     assert lines[0] == "claude-code-log: 12 sessions, oldest first"
     sessions = [line for line in lines if LINE.match(line)]
@@ -52,15 +47,15 @@ def test_reconstruct_defaults_to_one_line_per_session_oldest_first_with_titles(s
 
 
 def test_a_timeline_page_says_how_many_sessions_lie_beyond_it_and_how_to_see_them(store_home: Path) -> None:
-    first = _run("reconstruct", "claude-code-log", "--limit", "5").splitlines()
+    first = cli_output("reconstruct", "claude-code-log", "--limit", "5").splitlines()
     assert first[0] == "claude-code-log: 5 sessions, oldest first (page 1 of 3)"
     assert first[1] == "… 7 earlier sessions not shown; use --page 2"
-    last = _run("reconstruct", "claude-code-log", "--limit", "5", "--page", "3")
+    last = cli_output("reconstruct", "claude-code-log", "--limit", "5", "--page", "3")
     assert "… 10 later sessions not shown; use --page 2" in last
     ids = [
         line.split()[2]
         for page in ("1", "2", "3")
-        for line in _run("reconstruct", "claude-code-log", "--limit", "5", "--page", page).splitlines()
+        for line in cli_output("reconstruct", "claude-code-log", "--limit", "5", "--page", page).splitlines()
         if LINE.match(line)
     ]
     assert len(ids) == len(set(ids)) == 12
@@ -68,18 +63,18 @@ def test_a_timeline_page_says_how_many_sessions_lie_beyond_it_and_how_to_see_the
 
 def test_the_text_of_one_session_is_paged_from_the_end_and_never_cut_without_saying_so(store_home: Path) -> None:
     session = "326189cf"  # 8 chunks
-    first = _run("reconstruct", "claude-code-log", "--session", session, "--max-tokens", "1500", "--json")
+    first = cli_output("reconstruct", "claude-code-log", "--session", session, "--max-tokens", "1500", "--json")
     page1 = json.loads(first)
     assert page1["view"] == "text" and page1["earlier"] > 0 and page1["later"] == 0
     assert page1["split_sessions"] == [page1["sessions"][0]["session_id"]]
-    text = _run("reconstruct", "claude-code-log", "--session", session, "--max-tokens", "1500")
+    text = cli_output("reconstruct", "claude-code-log", "--session", session, "--max-tokens", "1500")
     assert f"… {page1['earlier']} earlier chunks not shown; use --page 2" in text
     assert "(only part of this session is on this page)" in text
     seen = [c["id"] for c in page1["chunks"]]
     page = 2
     while True:
         data = json.loads(
-            _run(
+            cli_output(
                 "reconstruct",
                 "claude-code-log",
                 "--session",
@@ -95,7 +90,9 @@ def test_the_text_of_one_session_is_paged_from_the_end_and_never_cut_without_say
         if not data["earlier"]:
             break
         page += 1
-    full = json.loads(_run("reconstruct", "claude-code-log", "--session", session, "--max-tokens", "50000", "--json"))
+    full = json.loads(
+        cli_output("reconstruct", "claude-code-log", "--session", session, "--max-tokens", "50000", "--json")
+    )
     assert seen == [c["id"] for c in full["chunks"]] and not full["truncated"]
 
 
@@ -107,12 +104,12 @@ def test_previous_session_errors_name_the_command_line_flags(store_home: Path) -
 
 
 def test_list_sessions_and_the_json_timeline_carry_the_same_titles(store_home: Path) -> None:
-    listed = json.loads(_run("list-sessions", "JSSoundRecorder", "--json"))
+    listed = json.loads(cli_output("list-sessions", "JSSoundRecorder", "--json"))
     (session,) = listed["sessions"]
     assert session["title"].startswith("OK, so this was just so you know what there is now")
-    timeline = json.loads(_run("reconstruct", "JSSoundRecorder", "--json"))
+    timeline = json.loads(cli_output("reconstruct", "JSSoundRecorder", "--json"))
     assert [s["title"] for s in timeline["sessions"]] == [session["title"]]
-    table = _run("list-sessions", "JSSoundRecorder")
+    table = cli_output("list-sessions", "JSSoundRecorder")
     assert "OK, so this" in table and "ide_opened_file" not in table
 
 

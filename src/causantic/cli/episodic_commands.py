@@ -38,6 +38,7 @@ from causantic.retrieval.format import (
     when,
 )
 from causantic.retrieval.reconstruct import render_reconstruction
+from causantic.wording import shortened
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -301,7 +302,7 @@ def _fitted(lead: str, text: str, most: int) -> Text:
     from rich.text import Text
 
     room = max(PREVIEW_MIN_CHARS, min(most, output.console.width - len(lead)))
-    return Text(lead + (text if len(text) <= room else text[: room - 1].rstrip() + "…"))
+    return Text(lead + shortened(text, room))
 
 
 COMMANDS = [recall_command, predict_command, reconstruct_command, forget_command]

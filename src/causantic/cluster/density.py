@@ -57,7 +57,7 @@ _MIN_DISTANCE = 1e-12  # identical vectors: a zero in a sparse matrix would be a
 
 def cluster_vectors(
     vectors: ArrayLike,
-    min_cluster_size: int = 4,
+    min_cluster_size: int,
     *,
     min_samples: int | None = None,
 ) -> NDArray[np.int64]:

@@ -64,7 +64,7 @@ def centroids(vectors: ArrayLike, labels: ArrayLike) -> dict[int, NDArray[np.flo
 def assign_new(
     vectors: ArrayLike,
     centroids: Mapping[int, ArrayLike],
-    threshold: float = 0.09,
+    threshold: float,
 ) -> NDArray[np.int64]:
     """Each vector's nearest cluster when its angular distance to that centroid is under
     ``threshold``, else noise (-1).

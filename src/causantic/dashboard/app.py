@@ -31,6 +31,7 @@ from causantic.dashboard import pages, text
 from causantic.dashboard.security import ASGIApp, Guard, Secrets
 from causantic.errors import CausanticError, ProjectNotFound
 from causantic.facade import Memory
+from causantic.retrieval import options
 from causantic.retrieval.browse import SessionNotFound, TopicNotFound
 from causantic.retrieval.forget import chunks_forgotten
 from causantic.retrieval.format import WEAK_MARK, byte_size, counted, is_weak
@@ -204,7 +205,7 @@ def create_app(secrets: Secrets, opener: Opener = Memory) -> ASGIApp:
 async def _forget_form(request: Request) -> pages.ForgetForm:
     data = await request.form()
     try:
-        threshold = float(str(data.get("threshold") or 0.6))
+        threshold = float(str(data.get("threshold") or options.FORGET_THRESHOLD))
     except ValueError:
         threshold = -1.0  # forget() refuses it with its own message
     return pages.ForgetForm(
@@ -234,7 +235,13 @@ def _templates(secrets: Secrets) -> Environment:
         lstrip_blocks=True,
     )
     env.globals.update(
-        csrf=secrets.csrf, nav=NAV, version=__version__, qs=_qs, weak_mark=WEAK_MARK, chunks_forgotten=chunks_forgotten
+        csrf=secrets.csrf,
+        nav=NAV,
+        version=__version__,
+        qs=_qs,
+        weak_mark=WEAK_MARK,
+        chunks_forgotten=chunks_forgotten,
+        threshold_option=options.THRESHOLD,  # the forget form's bounds, as the CLI's and the MCP tool's
     )
     env.filters.update(
         short_time=text.short_time,

@@ -24,6 +24,7 @@ from causantic.retrieval import browse
 from causantic.retrieval.forget import ForgetResult, nothing_to_forget, others_note
 from causantic.retrieval.format import counted, hits_summary, reread_note
 from causantic.retrieval.listing import in_no_topic_line, no_topics_line
+from causantic.retrieval.options import FORGET_THRESHOLD
 from causantic.retrieval.prompt_report import PROMPTS_HEADING, added_text, explain_prompt, recent_prompts
 from causantic.runs import PROMPT_HOOK, HookRun, read_status
 
@@ -363,7 +364,7 @@ class ForgetForm:
     after: str = ""
     session: str = ""
     query: str = ""
-    threshold: float = 0.6
+    threshold: float = FORGET_THRESHOLD
     only_mine: bool = False  # team memory: the forgetting member's own chunks only
 
     def run(self, memory: Memory, *, dry_run: bool, only_ids: frozenset[str] | None = None) -> ForgetResult:

@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from causantic.config import EmbeddingConfig
 from causantic.errors import ModelUnavailable
 
-DEFAULT_MODEL = "all-minilm-l6-v2"
+DEFAULT_MODEL: str = EmbeddingConfig.model_fields["model"].default  # the one shipped in assets/
 ASSETS = Path(__file__).resolve().parent / "assets"
 BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
 

@@ -31,6 +31,7 @@ from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.format import counted, when, when_utc
 from causantic.sources import SOURCE_NAMES
 from causantic.transcripts import BRIEFING_OPENING
+from causantic.wording import shortened
 
 if TYPE_CHECKING:
     from causantic.facade import Memory
@@ -235,8 +236,7 @@ def _fit(header: str, titled: list[tuple[str, list[str]]], budget: int) -> str:
 
 
 def _line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+    return shortened(" ".join(text.split()), limit)
 
 
 def _unescape(json_text: str) -> str:

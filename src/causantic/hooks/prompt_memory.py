@@ -33,6 +33,7 @@ from causantic.retrieval.format import counted
 from causantic.retrieval.moments import Moment, MomentsRelevance, MomentsRequest, prompt_moments
 from causantic.runs import PROMPT_HOOK, InjectedMoment, record
 from causantic.transcripts._system_text import prompt_text_of
+from causantic.wording import shortened
 
 if TYPE_CHECKING:
     from causantic.config import StorageConfig
@@ -147,7 +148,7 @@ def render(moments: list[Moment], max_tokens: int) -> tuple[str, int]:
             lines = [HEADER, *(head for head, _ in kept), *footer]
             room = (budget - len("\n".join(lines)) - 4 * count) // count  # "\n   " before each excerpt
             if room >= MIN_EXCERPT:
-                said = [text if len(text) <= room else text[: room - 1].rstrip() + "…" for _, text in kept]
+                said = [shortened(text, room) for _, text in kept]
                 body = [line for (head, _), text in zip(kept, said, strict=True) for line in (head, "   " + text)]
                 return "\n".join([HEADER, *body, *footer]), count
     return "", 0

@@ -27,12 +27,9 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from causantic.config import RedactionConfig
 from causantic.errors import ConfigError
-
-if TYPE_CHECKING:
-    from causantic.config import RedactionConfig
 
 PLACEHOLDER = re.compile(r"\[REDACTED:[\w\-]+\]")
 
@@ -346,7 +343,7 @@ def make_redactor(
     extra_patterns: Sequence[str] = (),
     custom_patterns: Mapping[str, str] | None = None,
     disabled_kinds: Sequence[str] = (),
-    min_entropy: float = 3.5,
+    min_entropy: float = RedactionConfig.model_fields["min_entropy"].default,
 ) -> Redactor:
     """Built-in rules minus ``disabled_kinds``, plus the user's patterns (which run on every text).
 

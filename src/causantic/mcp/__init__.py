@@ -4,5 +4,6 @@
   call at a time, errors turned into tool errors, background warm-up of the embedding model).
 - ``tools``: the nine tools, each a typed function over one ``Memory`` method; their output schemas
   are the facade's result models (``causantic.retrieval.output``, ``causantic.runs``).
-- ``server``: building the server (instructions, middleware) and running it on stdio or HTTP.
+- ``server``: building the server (instructions, middleware) and running it on stdio or HTTP;
+  ``http``: the HTTP transport (``causantic serve --http``), on 127.0.0.1 behind a bearer token.
 """

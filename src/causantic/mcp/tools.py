@@ -1,4 +1,4 @@
-"""The MCP tools: each parses typed arguments, calls one service, renders text plus structured data.
+"""The MCP tools: each parses typed arguments, calls one ``Memory`` method, renders text plus structured data.
 
 The docstring of each tool is its description, written so the model picks the right one: temporal
 questions go to ``reconstruct``, "how / why did we…" to ``recall``, discovery to ``search``, "what
@@ -269,7 +269,7 @@ def list_sessions(
     limit: Annotated[
         int,
         Field(ge=options.SESSIONS_LIMIT.low, le=options.SESSIONS_LIMIT.high, description=options.SESSIONS_LIMIT.help),
-    ] = 30,
+    ] = options.SESSIONS_LISTED,
 ) -> Annotated[CallToolResult, SessionsOut]:
     """List a project's sessions, newest first, with their time span, size and title (first prompt).
 
@@ -340,7 +340,7 @@ def forget(
     threshold: Annotated[
         float,
         Field(ge=options.THRESHOLD.low, le=options.THRESHOLD.high, description=options.THRESHOLD.help),
-    ] = 0.6,
+    ] = options.FORGET_THRESHOLD,
     whole_project: Annotated[
         bool, Field(description="Everything in the project (also what no filter means); takes no filter.")
     ] = False,

@@ -16,14 +16,13 @@ lead that spawned it), and only then a cross-session edge. A chain thus tells on
 before it reaches into earlier or later sessions.
 
 A chunk without a vector (embedding deferred) gets no similarity score: it is shown, but left out
-of its chain's median, and a chain with no scored node ranks below every chain with one. The
-diagnostics count such nodes.
+of its chain's median, and a chain with no scored node ranks below every chain with one.
 """
 
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from causantic.ingest.tokens import approx_tokens
@@ -32,6 +31,8 @@ from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import StoredChunk
 
 Direction = Literal["backward", "forward"]
+# Between edges that lead equally far (:func:`closeness`), which kind is followed first. Only chain
+# walks compare a cross-session edge with others: an episode never leaves its session.
 _EDGE_PREFERENCE = {
     "within-chain": 0,
     "cross-session": 1,
@@ -62,13 +63,13 @@ class ChainDiagnostics:
     seeds: int
     chains_attempted: int
     chain_lengths: list[int]
-    unscored_nodes: int
     fallback_reason: str | None = None
 
-    def line(self, search_count: int) -> str:
+    def line(self) -> str:
+        """The note a fallback to search carries: why, and what the walk found."""
         lengths = ", ".join(map(str, self.chain_lengths)) or "none"
         return (
-            f"[Chain walk: fell back to search — {self.fallback_reason}. Search found {search_count} chunks,"
+            f"[Chain walk: fell back to search — {self.fallback_reason}. Search found {self.search_hits} chunks,"
             f" {self.seeds} seeds, {self.chains_attempted} chain(s) attempted, lengths: {lengths}]"
         )
 
@@ -82,7 +83,6 @@ class EpisodicResult:
     diagnostics: ChainDiagnostics
     search: SearchResult
     chain_median: float | None = None
-    all_chains: list[Chain] = field(default_factory=list)
 
 
 class ChainWalker:
@@ -103,7 +103,7 @@ class ChainWalker:
     def run(self, request: SearchRequest, direction: Direction) -> EpisodicResult:
         budget = request.max_tokens or self.searcher.max_tokens
         search = self.searcher.search(request)
-        diagnostics = ChainDiagnostics(len(search.hits), len(search.seeds), 0, [], 0)
+        diagnostics = ChainDiagnostics(len(search.hits), len(search.seeds), 0, [])
         if not search.seeds:
             diagnostics.fallback_reason = "no matching chunks in memory"
             return self._fallback(search, diagnostics)
@@ -111,7 +111,6 @@ class ChainWalker:
         self._score(chains, search, request.query)
         diagnostics.chains_attempted = len(chains)
         diagnostics.chain_lengths = [len(c.ids) for c in chains]
-        diagnostics.unscored_nodes = sum(1 for c in chains for s in c.scores if s is None)
         best = select_best_chain(chains)
         if best is None:
             if all(len(c.ids) <= 1 for c in chains):
@@ -128,7 +127,7 @@ class ChainWalker:
             scores.reverse()
         chunks = self.store.get_chunks(ids)
         ordered = [chunks[i] for i in ids if i in chunks]
-        return EpisodicResult("chain", ordered, scores, best.tokens, diagnostics, search, best.median, chains)
+        return EpisodicResult("chain", ordered, scores, best.tokens, diagnostics, search, best.median)
 
     def walk(self, seeds: list[str], direction: Direction, budget: int) -> list[Chain]:
         """One chain per seed; the visited set and the token budget are shared by all chains."""
@@ -170,17 +169,7 @@ class ChainWalker:
         if len(options) == 1:
             return options[0][0]
         others = self.store.get_chunks([cid for cid, _ in options])
-
-        def preference(option: tuple[str, str]) -> tuple[int, int]:
-            cid, kind = option
-            other = others.get(cid)
-            if other is None or other.session_id != chunk.session_id:
-                closeness = 2
-            else:
-                closeness = 0 if other.agent == chunk.agent else 1
-            return (closeness, _EDGE_PREFERENCE.get(kind, 9))
-
-        return min(options, key=preference)[0]
+        return min(options, key=lambda option: closeness(option, chunk, others))[0]
 
     def _score(self, chains: list[Chain], search: SearchResult, query_text: str) -> None:
         ids = [i for c in chains for i in c.ids]
@@ -202,6 +191,18 @@ class ChainWalker:
             diagnostics,
             search,
         )
+
+
+def closeness(option: tuple[str, str], here: StoredChunk, others: dict[str, StoredChunk]) -> tuple[int, int]:
+    """How far an edge ``(chunk id, kind)`` leads from ``here``'s story, smallest first: into the same
+    agent's stream, into another agent of the same session, then anywhere else (another session, or
+    a chunk not found); between equals, by the kind of edge. Chain walks and episodes both branch by it."""
+    other = others.get(option[0])
+    if other is None or other.session_id != here.session_id:
+        distance = 2
+    else:
+        distance = 0 if other.agent == here.agent else 1
+    return distance, _EDGE_PREFERENCE.get(option[1], 9)
 
 
 def select_best_chain(chains: list[Chain]) -> Chain | None:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from causantic.ingest.tokens import approx_tokens
+from causantic.retrieval.chains import ChainWalker, closeness
 from causantic.retrieval.format import counted, is_weak
 from causantic.retrieval.search import HEADER_TOKENS, Hit, Searcher, SearchRequest, SearchResult
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
@@ -42,19 +43,8 @@ from causantic.store.records import StoredChunk
 
 if TYPE_CHECKING:
     from causantic.config import EpisodesConfig
-    from causantic.retrieval.chains import ChainWalker
 
 Kind = Literal["recall", "predict"]
-# At a branch, the edge that stays closest to the chunk's own story is followed.
-_EDGE_PREFERENCE = {
-    "within-chain": 0,
-    "debrief": 1,
-    "brief": 1,
-    "team-report": 2,
-    "team-spawn": 2,
-    "peer-message": 2,
-    "cross-session": 3,
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +197,7 @@ class EpisodeBuilder:
             if not options:
                 break
             others = self.store.get_chunks([cid for cid, _ in options])
-            best_id, _ = min(options, key=lambda option: _closeness(option, current, others))
+            best_id, _ = min(options, key=lambda option: closeness(option, current, others))
             best = others.get(best_id)
             if best is None or best.session_id != start.session_id:
                 break
@@ -331,7 +321,7 @@ class EpisodeBuilder:
             raise RuntimeError("episodes.mode = chain needs a chain walker")
         result = self.chain_walker.run(request, "backward" if kind == "recall" else "forward")
         members = [EpisodeChunk(c, s, False) for c, s in zip(result.chunks, result.scores, strict=True)]
-        notes = (result.diagnostics.line(len(result.search.hits)),) if result.diagnostics.fallback_reason else ()
+        notes = (result.diagnostics.line(),) if result.diagnostics.fallback_reason else ()
         if not members:
             return EpisodeAnswer(kind, "chain", (), result.search, notes)
         episodes: tuple[Episode, ...]
@@ -340,16 +330,6 @@ class EpisodeBuilder:
         else:
             episodes = tuple(Episode((m,), m.relevance or 0.0) for m in members)
         return EpisodeAnswer(kind, "chain", episodes, result.search, notes)
-
-
-def _closeness(option: tuple[str, str], here: StoredChunk, others: dict[str, StoredChunk]) -> tuple[int, int]:
-    """How far an edge leads from ``here``'s story: same agent, same session, then elsewhere."""
-    other = others.get(option[0])
-    if other is None or other.session_id != here.session_id:
-        distance = 2
-    else:
-        distance = 0 if other.agent == here.agent else 1
-    return distance, _EDGE_PREFERENCE.get(option[1], 9)
 
 
 def relevant_projects(hits: Iterable[Hit]) -> set[str]:

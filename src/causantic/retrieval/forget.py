@@ -23,7 +23,7 @@ from datetime import datetime
 from causantic.errors import CausanticError
 from causantic.retrieval.format import counted
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
-from causantic.retrieval.options import session_prefix
+from causantic.retrieval.options import FORGET_THRESHOLD, session_prefix
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import ChunkScope, StoredChunk
 
@@ -35,7 +35,7 @@ class ForgetRequest:
     after: datetime | None = None
     session_id: str | None = None
     query: str | None = None
-    threshold: float = 0.6
+    threshold: float = FORGET_THRESHOLD
     dry_run: bool = True
     whole_project: bool = False  # explicit "everything in the project"; no filter means the same
     expected: int | None = None  # a real run deletes nothing unless the matches number exactly this

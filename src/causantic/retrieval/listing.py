@@ -9,10 +9,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol, TypeVar
 
 from causantic.errors import ProjectNotFound
+from causantic.retrieval.options import SESSIONS_LISTED
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import Project, TopicTotals
 from causantic.transcripts import without_injected
-from causantic.wording import counted
+from causantic.wording import counted, shortened
 
 KNOWN_SHOWN = 10  # project names an unknown-project error lists
 _ROLE_MARKER = re.compile(r"\[(User|Assistant|Tool:[^\]\n]*|Result:[^\]\n]*)\]\n?")
@@ -42,7 +43,7 @@ class SessionSummary:
 
     def short_title(self, limit: int) -> str:
         """The title cut to ``limit`` characters (an ellipsis marks the cut)."""
-        return self.title if len(self.title) <= limit else self.title[: limit - 1].rstrip() + "…"
+        return shortened(self.title, limit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +96,7 @@ def list_sessions(
     since: datetime | None = None,
     until: datetime | None = None,
     days_back: float | None = None,
-    limit: int = 30,
+    limit: int = SESSIONS_LISTED,
     offset: int = 0,
     agent: str | None = None,
 ) -> tuple[Project, list[SessionSummary], int]:
@@ -131,7 +132,7 @@ def _fallback_title(first_chunk: str) -> str:
     if not words:
         return "(no prompt recorded)"
     text = words if role == "User" else f"(no prompt recorded) {words}"
-    return text if len(text) <= _TITLE_MAX else text[: _TITLE_MAX - 1].rstrip() + "…"
+    return shortened(text, _TITLE_MAX)
 
 
 # The store's totals are already what a listing shows: id, label, size, span and the project names

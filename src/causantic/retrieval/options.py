@@ -21,13 +21,18 @@ class Option:
     low_open: bool = False  # ``low`` itself is refused (a positive number of days)
 
 
+# Defaults that are not configuration, named once for every interface and the library call.
+SESSIONS_LISTED = 30  # list-sessions
+TIMELINE_SESSIONS = 20  # sessions per page of reconstruct's timeline
+FORGET_THRESHOLD = 0.6  # the cosine similarity forget's query match must reach
+
 MAX_TOKENS = Option("Token budget of the answer (default: tokens.mcpMaxResponse, or episodes.maxTokens).", 100, 100_000)
 LIMIT = Option("Most results (default: retrieval.defaultLimit).", 1, 100)
-SESSIONS_LIMIT = Option("Most sessions listed.", 1, 500, 30)
-TIMELINE_LIMIT = Option("Sessions per page of the timeline.", 1, 500, 20)
+SESSIONS_LIMIT = Option("Most sessions listed.", 1, 500, SESSIONS_LISTED)
+TIMELINE_LIMIT = Option("Sessions per page of the timeline.", 1, 500, TIMELINE_SESSIONS)
 PAGE = Option("1 is the most recent part; 2 the part before it, and so on.", 1, None, 1)
 DAYS_BACK = Option("The last N days (fractions allowed).", 0, 3650, low_open=True)
-THRESHOLD = Option("Cosine similarity a query match must reach (raise it to forget less).", 0.01, 1.0, 0.6)
+THRESHOLD = Option("Cosine similarity a query match must reach (raise it to forget less).", 0.01, 1.0, FORGET_THRESHOLD)
 PROJECT = Option("Only this project: its name, path, or a folder inside it (the current working directory works).")
 AGENT = Option("Only chunks written by this agent: 'main' or a sub-agent / teammate name.")
 SOURCE = Option("Only sessions of this coding agent: claude-code, codex or gemini.")

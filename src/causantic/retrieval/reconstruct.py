@@ -25,6 +25,7 @@ from causantic.errors import CausanticError
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.format import counted, shown_content, span, when
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
+from causantic.retrieval.options import TIMELINE_SESSIONS
 from causantic.sources import SOURCE_NAMES
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkScope, Project, StoredChunk
@@ -34,7 +35,6 @@ SESSION_HEADER_TOKENS = 20
 TIMELINE_LINE_TOKENS = 60  # one timeline line at most (titles are cut to fit)
 TIMELINE_TITLE_CHARS = 120
 TIMELINE_TITLE_MIN = 30  # a title cut shorter than this says too little: it gets a line of its own
-DEFAULT_TIMELINE_SESSIONS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +51,7 @@ class ReconstructRequest:
     max_tokens: int | None = None
     full: bool = False  # the chunks' text rather than the timeline (implied by one session)
     page: int = 1  # 1: the part nearest the kept end (the newest, unless keep_newest is off)
-    limit: int = DEFAULT_TIMELINE_SESSIONS  # sessions per timeline page
+    limit: int = TIMELINE_SESSIONS  # sessions per timeline page
 
 
 @dataclass(frozen=True, slots=True)

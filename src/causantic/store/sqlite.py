@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -66,7 +67,7 @@ def connect(path: Path, *, busy_timeout_ms: int = 30_000, read_only: bool = Fals
 def atomic(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """All statements inside commit together or not at all; nested calls become savepoints."""
     if conn.in_transaction:
-        name = f"sp_{id(conn)}_{_depth(conn)}"
+        name = f"sp_{id(conn)}_{next(_savepoint_numbers)}"
         conn.execute(f"SAVEPOINT {name}")
         try:
             yield conn
@@ -153,13 +154,7 @@ class Transactions:
         self._begun_at = None
 
 
-_savepoint_counter = 0
-
-
-def _depth(conn: sqlite3.Connection) -> int:
-    global _savepoint_counter
-    _savepoint_counter += 1
-    return _savepoint_counter
+_savepoint_numbers = itertools.count(1)  # a savepoint's name is unique in the process, so nested ones never clash
 
 
 def fts5_available(conn: sqlite3.Connection) -> bool:

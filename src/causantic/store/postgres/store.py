@@ -552,9 +552,6 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     def opening_prompts(self, session_ids: Sequence[str]) -> dict[str, str]:
         return self._first_texts(session_ids, " AND content LIKE '[User]%'")
 
-    def count_embedded(self, model: str) -> int:
-        return int(self._value("SELECT COUNT(*) FROM vectors WHERE model = ?", (model,)))
-
     def change_stamp(self) -> tuple[int, int]:
         """A value that changes whenever memory may have: the server's write-ahead-log position, which
         any member's commit moves (reads do not). Reads no table; moves also for other databases of the

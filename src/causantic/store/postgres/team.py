@@ -16,7 +16,7 @@ from causantic.store.postgres.connection import (
     failure,
     psycopg_module,
 )
-from causantic.store.postgres.migrations import MIGRATIONS, migrate, schema_version
+from causantic.store.postgres.migrations import migrate, schema_version
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +193,3 @@ def _scalar(conn: Any, sql: str) -> Any:
 
 def _version(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in text.split(".") if p.isdigit())
-
-
-LATEST_SCHEMA = len(MIGRATIONS)
