@@ -501,30 +501,43 @@ def _stand_ins(cwd: str, project_path: str) -> list[str]:
 def _superseded(stored: Sequence[ChunkKey], session: SessionPlan) -> list[str]:
     """Stored chunks of a session that today's rules no longer produce from the same transcript.
 
-    Two kinds, both left by an older version of these rules: chunks of sub-agent streams now skipped
-    (warm-ups, prompt suggestions) made of those streams' messages alone, and trailing parts of a turn
-    whose text shrank (injected text now left out), so it splits into fewer parts. A stored chunk is a
-    part of a planned turn only when it has the id of one (same session, agent, first message), and
-    it is dropped only when the planned turn still shows all its messages: a turn read from another
-    file of a resumed session, or whole in one copy of a session and cut short in another (a file
-    holding a few of its lines), is never touched.
+    Three kinds, all left by an older version of these rules: chunks of sub-agent streams now skipped
+    (warm-ups, prompt suggestions) made of those streams' messages alone; chunks of a sub-agent stream
+    made of messages the main stream now shows (the conversation's records a compaction file holds,
+    see :mod:`causantic.transcripts.compaction`); and trailing parts of a turn whose text shrank
+    (injected text now left out), so it splits into fewer parts. A stored chunk is a part of a
+    planned turn only when it has the id of one (same session, agent, first message), whatever
+    number the turn had then (a turn is numbered anew when messages before it leave its stream, or a
+    prompt is found before it), and it is dropped only when the planned turn still shows all its
+    messages: a turn read from another file of a resumed session, or whole in one copy of a session
+    and cut short in another (a file holding a few of its lines), is never touched.
     """
     if not stored:
         return []
     skipped = set(session.skipped_agent_ids)
     parts: dict[tuple[str | None, int], int] = {}
     messages: dict[tuple[str | None, int], set[str]] = {}
+    turn_of: dict[str, tuple[str | None, int]] = {}
     for chunk in session.chunks:
-        key = (chunk.agent_id, chunk.turn_index)
+        key = turn_of[chunk.id] = (chunk.agent_id, chunk.turn_index)
         parts[key] = max(parts.get(key, 0), chunk.part + 1)
         messages.setdefault(key, set()).update(chunk.message_uuids)
+    in_main = set().union(*(m for (agent_id, _), m in messages.items() if agent_id is None))
+    renumbered = {(row.agent_id, row.turn_index): turn_of[row.id] for row in stored if row.id in turn_of}
     anchors = {(agent_id, turn): anchor for agent_id, turn, anchor in session.turn_anchors}
     out: list[str] = []
     for row in stored:
-        key = (row.agent_id, row.turn_index)
+        key = renumbered.get((row.agent_id, row.turn_index), (row.agent_id, row.turn_index))
         if row.agent_id in skipped:
             if set(row.message_uuids) <= session.skipped_messages:
                 out.append(row.id)
+        elif (
+            row.agent_id is not None
+            and row.id not in turn_of
+            and row.message_uuids
+            and set(row.message_uuids) <= in_main
+        ):
+            out.append(row.id)
         elif (
             key in parts
             and row.part >= parts[key]
