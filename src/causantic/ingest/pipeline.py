@@ -95,7 +95,7 @@ class IngestReport:
     vectors_added: int | None = None  # None: embedding deferred
     topics: str | None = None  # what topic maintenance did, when vectors were added
     session_ids: set[str] = field(default_factory=set)  # the sessions counted in ``sessions``
-    saved_ids: set[str] = field(default_factory=set)  # the chunks saved so far (see _not_older)
+    saved_ids: set[str] = field(default_factory=set)  # chunks a file of this run made as stored (see _not_older)
 
     def _broken(self) -> Counter[str]:
         return Counter({k: v for k, v in self.skipped_lines.items() if k in BROKEN_LINE_REASONS})
@@ -395,12 +395,14 @@ def write_plan(
     with store.atomic():
         if writer is None:  # else locked when planning began (_ChunkWriter.begin)
             lock_group(store, [s.head for s in plan.sessions])
+        held: list[str] = []  # the chunks of this group whose version the store keeps (see _not_older)
         for session in plan.sessions:
             report.skipped_subagents.update(session.skipped_subagents)
             saved = writer if session.written else None  # saved its chunks as they were made
             stored = saved.stored_keys(session.session_id) if saved is not None else None
             if stored is None:
                 stored = store.session_chunk_keys(session.session_id)
+            held += _not_fuller_stored(session.chunks, stored)
             superseded = _superseded(stored, session)
             if superseded:
                 report.chunks_removed += store.drop_superseded(session.session_id, superseded)
@@ -436,8 +438,7 @@ def write_plan(
             report.linked_subagents += session.linked_subagents
             report.teammates += session.teammates
             report.edges_added.update(e.reference_type for e in added)
-        for session in plan.sessions:  # after every session of the group: each is read from one file
-            report.saved_ids.update(c.id for c in session.chunks)
+        report.saved_ids.update(held)  # after every session of the group: each is read from one file
         store.mark_files(plan.files, rules.VERSION)
     report.bytes_read += plan.bytes_read
     report.skipped_lines.update(plan.skipped)
@@ -460,9 +461,9 @@ def session_project(store: MemoryStoreProtocol, head: SessionHead) -> Project:
 
 
 def _not_older(records: Sequence[ChunkRecord], stored: Sequence[ChunkKey], saved: set[str]) -> list[ChunkRecord]:
-    """``records`` less the chunks another file of this run saved already (two files hold copies of
-    one session: fixtures, a session copied to a second folder) in a version this one would not add
-    messages to. The first copy read keeps a chunk both make differently, unless a later one shows
+    """``records`` less the chunks another file of this run made as the store keeps them (two files
+    hold copies of one session: fixtures, a session copied to a second folder; see
+    :func:`_not_fuller_stored`) in a version this one would not add messages to. The first copy read keeps a chunk both make differently, unless a later one shows
     more of its turn (then the fuller text wins, as :func:`~causantic.store.common.older_copy` keeps
     it the other way round): each read of the copies then ends as the last did, so a re-read of
     unchanged files (``--force``) changes nothing, and no copy's messages are lost."""
@@ -470,6 +471,15 @@ def _not_older(records: Sequence[ChunkRecord], stored: Sequence[ChunkKey], saved
         return list(records)
     held = {k.id: k.message_uuids for k in stored if k.id in saved}
     return [r for r in records if r.id not in held or set(held[r.id]) < set(r.message_uuids)]
+
+
+def _not_fuller_stored(records: Sequence[ChunkRecord], stored: Sequence[ChunkKey]) -> list[str]:
+    """Ids of ``records`` the store keeps as this file makes them: all but those it holds made from
+    more of their turn (:func:`~causantic.store.common.older_copy`: an excerpt read after the whole
+    session). A later file of the run holding such a chunk writes its own version, number included
+    (a store of older rules may hold the excerpt's turn number under the whole session's text)."""
+    fuller = {k.id: set(k.message_uuids) for k in stored}
+    return [r.id for r in records if not (r.id in fuller and set(r.message_uuids) < fuller[r.id])]
 
 
 def lock_group(store: MemoryStoreProtocol, heads: Sequence[SessionHead]) -> None:
