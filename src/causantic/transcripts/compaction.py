@@ -6,8 +6,9 @@ and the summary, and, before them, records of the conversation being compacted t
 own file does not hold under their uuids. Seen in the corpus (2.1.29 and 2.1.39; marot ``spotter``,
 randlee ``claude-history``), 26 such records in 7 of its 9 compaction files:
 
-- hook notes (``<system-reminder>PostToolUse:Edit hook additional context…``, ``isMeta``), which the
-  session's file keeps as progress records; each one's ``parentUuid`` is a record of that file;
+- hook notes (``<system-reminder>PostToolUse:Edit hook additional context…``, ``isMeta``), whose
+  text the session's file does not hold at all (only progress records naming the hook); each one's
+  ``parentUuid`` is a record of that file;
 - the result of the tool call the compaction cut into: randlee ``967e501d``'s file has the ``Read``
   call and no result; the result is only in the compaction's file, and the session file's
   ``compact_boundary`` names it as its ``logicalParentUuid``.
@@ -19,11 +20,12 @@ those records made chunks of it (``[Result:tool] …`` with no prompt and no too
 corpus), apart from the turn whose call they answer.
 
 Rules (:func:`give_back_carried`): in a sub-agent stream whose first prompt is the compaction
-instruction, the messages before it (none of them a prompt) leave that stream. One the main stream holds already
-(the same uuid, or the same role and blocks) is a copy and is dropped; any other joins the main
-stream after the last of its messages written no later than it (by timestamp: a merged assistant
-message answers to the uuid of its first record only, so ``parentUuid`` cannot always be found), or
-at its end when it has no time. The conversation holds each record once, in place: the randlee
+instruction, the messages before it (none of them a prompt) leave that stream. One the main stream
+holds already (the same uuid, or the same role and blocks: none in the corpus) is a copy and is
+dropped; any other joins the main stream after the last of its messages written no later than it
+(by timestamp: a merged assistant message answers to the uuid of its first record only, so
+``parentUuid`` cannot always be found), or at its end when it has no time. The hook notes are
+harness text, which memory never keeps, wherever they stand. The conversation holds each record once, in place: the randlee
 result joins the turn of its ``Read`` call. When the session's own file is absent (randlee's
 ``claude-history-subagents`` export has none), nothing says whether they are copies and there is no
 conversation to put them in: they stay where they are (2 chunks in the corpus). A main stream made of
