@@ -463,10 +463,11 @@ def session_project(store: MemoryStoreProtocol, head: SessionHead) -> Project:
 def _not_older(records: Sequence[ChunkRecord], stored: Sequence[ChunkKey], saved: set[str]) -> list[ChunkRecord]:
     """``records`` less the chunks another file of this run made as the store keeps them (two files
     hold copies of one session: fixtures, a session copied to a second folder; see
-    :func:`_not_fuller_stored`) in a version this one would not add messages to. The first copy read keeps a chunk both make differently, unless a later one shows
-    more of its turn (then the fuller text wins, as :func:`~causantic.store.common.older_copy` keeps
-    it the other way round): each read of the copies then ends as the last did, so a re-read of
-    unchanged files (``--force``) changes nothing, and no copy's messages are lost."""
+    :func:`_not_fuller_stored`) in a version this one would not add messages to. The first copy read
+    keeps a chunk both make differently, unless a later one shows more of its turn (then the fuller
+    text wins, as :func:`~causantic.store.common.older_copy` keeps it the other way round): each read
+    of the copies then ends as the last did, so a re-read of unchanged files (``--force``) changes
+    nothing, and no copy's messages are lost."""
     if not saved:
         return list(records)
     held = {k.id: k.message_uuids for k in stored if k.id in saved}

@@ -24,13 +24,13 @@ instruction, the messages before it (none of them a prompt) leave that stream. O
 holds already (the same uuid, or the same role and blocks: none in the corpus) is a copy and is
 dropped; any other joins the main stream after the last of its messages written no later than it
 (by timestamp: a merged assistant message answers to the uuid of its first record only, so
-``parentUuid`` cannot always be found), or at its end when it has no time. The hook notes are
-harness text, which memory never keeps, wherever they stand. The conversation holds each record once, in place: the randlee
-result joins the turn of its ``Read`` call. When the session's own file is absent (randlee's
-``claude-history-subagents`` export has none), nothing says whether they are copies and there is no
-conversation to put them in: they stay where they are (2 chunks in the corpus). A main stream made of
-them alone would span hours between two compactions, and the timing rule would link every agent
-started meanwhile to it.
+``parentUuid`` cannot always be found), or at its end when it has no time. The conversation holds
+each record once, in place: the randlee result joins the turn of its ``Read`` call; the hook notes
+are harness text, which memory never keeps, wherever they stand. When the session's own file is
+absent (randlee's ``claude-history-subagents`` export has none), nothing says whether they are
+copies and there is no conversation to put them in: they stay where they are (2 chunks in the
+corpus). A main stream made of them alone would span hours between two compactions, and the timing
+rule would link every agent started meanwhile to it.
 """
 
 from __future__ import annotations
