@@ -165,3 +165,24 @@ def test_a_forced_re_read_of_the_corpus_copies_changes_nothing(corpus_dir: Path)
         assert (report.chunks_added, report.chunks_removed, report.chunks_updated) == (0, 0, 0)
         assert _texts(services.store) == texts
         assert services.store.counts()["projects"] == len(services.store.project_activity())
+
+
+def test_a_re_read_gives_a_turn_the_number_of_the_copy_whose_text_is_kept(tmp_path: Path) -> None:
+    """An older release kept the number of a turn from the first file read (an excerpt: its turn 0)
+    under the text of the whole session read after it (its second turn). The excerpt's version is
+    never written again (the whole session shows more of the turn), so a re-read numbered the turn as
+    the whole session does only once the whole session is no longer skipped as a copy read before."""
+    turns = [("fix the upload", "Raised the retry budget."), ("and the tokenizer?", "It splits words.")]
+    whole = write_session(tmp_path / "projects", "/work/site", SESSION, turns)
+    excerpt = _copy(tmp_path / "copies", whole.read_text(encoding="utf-8").splitlines()[2:3])  # a prompt alone
+    with open_services(Config()) as services:
+        _ingest(services, excerpt, tmp_path / "projects")
+        numbers = {c.id: c.turn_index for c in services.store.chunks_in(ChunkScope())}
+        assert sorted(numbers.values()) == [0, 1]
+        [second] = [i for i, n in numbers.items() if n == 1]
+        services.store.conn.execute("UPDATE chunks SET turn_index = 0 WHERE id = ?", (second,))  # as stored then
+        report = _ingest(services, excerpt, tmp_path / "projects", force=True)
+        assert {c.id: c.turn_index for c in services.store.chunks_in(ChunkScope())} == numbers
+        assert (report.chunks_added, report.chunks_updated, report.chunks_removed) == (0, 1, 0)
+        report = _ingest(services, excerpt, tmp_path / "projects", force=True)
+        assert (report.chunks_added, report.chunks_updated, report.chunks_removed) == (0, 0, 0)

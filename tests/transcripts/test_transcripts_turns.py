@@ -86,6 +86,25 @@ def test_a_slash_command_with_arguments_is_a_prompt_written_as_typed(tmp_path: P
     assert [turn.prompt for turn in assemble_turns(t)] == ["/orchestrator create TODO app"]
 
 
+def test_the_words_given_to_compact_are_a_prompt_and_a_bare_compact_is_not(tmp_path: Path) -> None:
+    """/compact is Claude Code's own command, but its words tell the compaction what to keep."""
+    t = _transcript(
+        tmp_path,
+        user("fix the login redirect"),
+        assistant([text("fixed")]),
+        user("<command-name>/compact</command-name>\n<command-args></command-args>"),
+        user("<command-name>/compact</command-name>\n<command-message>compact</command-message>\n"
+             "<command-args>keep the auth work</command-args>"),
+        user("<local-command-stdout>Compacted. PreCompact [bd prime] completed successfully</local-command-stdout>"),
+        user("go on"),
+    )  # fmt: skip
+    assert [turn.prompt for turn in assemble_turns(t)] == [
+        "fix the login redirect",
+        "/compact keep the auth work",
+        "go on",
+    ]
+
+
 def test_ide_context_and_reminders_are_cut_from_a_prompt_but_teammate_messages_stay(tmp_path: Path) -> None:
     t = _transcript(
         tmp_path,

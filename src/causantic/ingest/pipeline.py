@@ -95,7 +95,7 @@ class IngestReport:
     vectors_added: int | None = None  # None: embedding deferred
     topics: str | None = None  # what topic maintenance did, when vectors were added
     session_ids: set[str] = field(default_factory=set)  # the sessions counted in ``sessions``
-    saved_ids: set[str] = field(default_factory=set)  # the chunks saved so far (see _not_older)
+    saved_ids: set[str] = field(default_factory=set)  # chunks a file of this run made as stored (see _not_older)
 
     def _broken(self) -> Counter[str]:
         return Counter({k: v for k, v in self.skipped_lines.items() if k in BROKEN_LINE_REASONS})
@@ -395,12 +395,14 @@ def write_plan(
     with store.atomic():
         if writer is None:  # else locked when planning began (_ChunkWriter.begin)
             lock_group(store, [s.head for s in plan.sessions])
+        held: list[str] = []  # the chunks of this group whose version the store keeps (see _not_older)
         for session in plan.sessions:
             report.skipped_subagents.update(session.skipped_subagents)
             saved = writer if session.written else None  # saved its chunks as they were made
             stored = saved.stored_keys(session.session_id) if saved is not None else None
             if stored is None:
                 stored = store.session_chunk_keys(session.session_id)
+            held += _not_fuller_stored(session.chunks, stored)
             superseded = _superseded(stored, session)
             if superseded:
                 report.chunks_removed += store.drop_superseded(session.session_id, superseded)
@@ -436,8 +438,7 @@ def write_plan(
             report.linked_subagents += session.linked_subagents
             report.teammates += session.teammates
             report.edges_added.update(e.reference_type for e in added)
-        for session in plan.sessions:  # after every session of the group: each is read from one file
-            report.saved_ids.update(c.id for c in session.chunks)
+        report.saved_ids.update(held)  # after every session of the group: each is read from one file
         store.mark_files(plan.files, rules.VERSION)
     report.bytes_read += plan.bytes_read
     report.skipped_lines.update(plan.skipped)
@@ -460,16 +461,26 @@ def session_project(store: MemoryStoreProtocol, head: SessionHead) -> Project:
 
 
 def _not_older(records: Sequence[ChunkRecord], stored: Sequence[ChunkKey], saved: set[str]) -> list[ChunkRecord]:
-    """``records`` less the chunks another file of this run saved already (two files hold copies of
-    one session: fixtures, a session copied to a second folder) in a version this one would not add
-    messages to. The first copy read keeps a chunk both make differently, unless a later one shows
-    more of its turn (then the fuller text wins, as :func:`~causantic.store.common.older_copy` keeps
-    it the other way round): each read of the copies then ends as the last did, so a re-read of
-    unchanged files (``--force``) changes nothing, and no copy's messages are lost."""
+    """``records`` less the chunks another file of this run made as the store keeps them (two files
+    hold copies of one session: fixtures, a session copied to a second folder; see
+    :func:`_not_fuller_stored`) in a version this one would not add messages to. The first copy read
+    keeps a chunk both make differently, unless a later one shows more of its turn (then the fuller
+    text wins, as :func:`~causantic.store.common.older_copy` keeps it the other way round): each read
+    of the copies then ends as the last did, so a re-read of unchanged files (``--force``) changes
+    nothing, and no copy's messages are lost."""
     if not saved:
         return list(records)
     held = {k.id: k.message_uuids for k in stored if k.id in saved}
     return [r for r in records if r.id not in held or set(held[r.id]) < set(r.message_uuids)]
+
+
+def _not_fuller_stored(records: Sequence[ChunkRecord], stored: Sequence[ChunkKey]) -> list[str]:
+    """Ids of ``records`` the store keeps as this file makes them: all but those it holds made from
+    more of their turn (:func:`~causantic.store.common.older_copy`: an excerpt read after the whole
+    session). A later file of the run holding such a chunk writes its own version, number included
+    (a store of older rules may hold the excerpt's turn number under the whole session's text)."""
+    fuller = {k.id: set(k.message_uuids) for k in stored}
+    return [r.id for r in records if not (r.id in fuller and set(r.message_uuids) < fuller[r.id])]
 
 
 def lock_group(store: MemoryStoreProtocol, heads: Sequence[SessionHead]) -> None:
@@ -516,30 +527,43 @@ def _stand_ins(cwd: str, project_path: str) -> list[str]:
 def _superseded(stored: Sequence[ChunkKey], session: SessionPlan) -> list[str]:
     """Stored chunks of a session that today's rules no longer produce from the same transcript.
 
-    Two kinds, both left by an older version of these rules: chunks of sub-agent streams now skipped
-    (warm-ups, prompt suggestions) made of those streams' messages alone, and trailing parts of a turn
-    whose text shrank (injected text now left out), so it splits into fewer parts. A stored chunk is a
-    part of a planned turn only when it has the id of one (same session, agent, first message), and
-    it is dropped only when the planned turn still shows all its messages: a turn read from another
-    file of a resumed session, or whole in one copy of a session and cut short in another (a file
-    holding a few of its lines), is never touched.
+    Three kinds, all left by an older version of these rules: chunks of sub-agent streams now skipped
+    (warm-ups, prompt suggestions) made of those streams' messages alone; chunks of a sub-agent stream
+    made of messages the main stream now shows (the conversation's records a compaction file holds,
+    see :mod:`causantic.transcripts.compaction`); and trailing parts of a turn whose text shrank
+    (injected text now left out), so it splits into fewer parts. A stored chunk is a part of a
+    planned turn only when it has the id of one (same session, agent, first message), whatever
+    number the turn had then (a turn is numbered anew when messages before it leave its stream, or a
+    prompt is found before it), and it is dropped only when the planned turn still shows all its
+    messages: a turn read from another file of a resumed session, or whole in one copy of a session
+    and cut short in another (a file holding a few of its lines), is never touched.
     """
     if not stored:
         return []
     skipped = set(session.skipped_agent_ids)
     parts: dict[tuple[str | None, int], int] = {}
     messages: dict[tuple[str | None, int], set[str]] = {}
+    turn_of: dict[str, tuple[str | None, int]] = {}
     for chunk in session.chunks:
-        key = (chunk.agent_id, chunk.turn_index)
+        key = turn_of[chunk.id] = (chunk.agent_id, chunk.turn_index)
         parts[key] = max(parts.get(key, 0), chunk.part + 1)
         messages.setdefault(key, set()).update(chunk.message_uuids)
+    in_main = set().union(*(m for (agent_id, _), m in messages.items() if agent_id is None))
+    renumbered = {(row.agent_id, row.turn_index): turn_of[row.id] for row in stored if row.id in turn_of}
     anchors = {(agent_id, turn): anchor for agent_id, turn, anchor in session.turn_anchors}
     out: list[str] = []
     for row in stored:
-        key = (row.agent_id, row.turn_index)
+        key = renumbered.get((row.agent_id, row.turn_index), (row.agent_id, row.turn_index))
         if row.agent_id in skipped:
             if set(row.message_uuids) <= session.skipped_messages:
                 out.append(row.id)
+        elif (
+            row.agent_id is not None
+            and row.id not in turn_of
+            and row.message_uuids
+            and set(row.message_uuids) <= in_main
+        ):
+            out.append(row.id)
         elif (
             key in parts
             and row.part >= parts[key]

@@ -13,6 +13,10 @@ History (what each version changed, so a release note can say why memory was re-
   raw JSON; Claude Code's compaction instruction reduced to one line; prompt-suggestion agents
   skipped; Task/Agent results without their trailing ``agentId`` and ``<usage>`` lines; every copy
   of a session filed under the project it was first stored in.
+- 2 (25 November 2026): the conversation's records that Claude Code's compaction agent file holds
+  before its instruction (a tool result the compaction cut into, hook notes) read as the main
+  conversation's, in the turn they belong to, not as a chunk of the compaction; ``/compact`` with
+  words kept as the user's prompt (``/compact keep the auth work``).
 """
 
 from __future__ import annotations
@@ -23,4 +27,4 @@ from __future__ import annotations
 # against 0.9-1.4 s when every file is skipped), embedding only the chunks whose text changed (137
 # of 3,064 from the release before VERSION 1). A change that only affects how stored chunks are
 # searched or shown needs no bump.
-VERSION = 1
+VERSION = 2

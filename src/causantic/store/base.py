@@ -491,10 +491,10 @@ class SqlStore(ABC):
         gone = {r[0] for r in self._rows_in("SELECT chunk_id FROM forgotten WHERE chunk_id {ids}", ids)}
         return [c for c in chunks if c.id not in gone] if gone else list(chunks)
 
-    def _existing_hashes(self, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-        """Stored (content hash, message uuids JSON) by chunk id."""
-        rows = self._rows_in("SELECT id, content_hash, message_uuids FROM chunks WHERE id {ids}", ids)
-        return {r[0]: (r[1], r[2]) for r in rows}
+    def _existing_hashes(self, ids: Sequence[str]) -> dict[str, tuple[str, str, int]]:
+        """Stored (content hash, message uuids JSON, turn index) by chunk id."""
+        rows = self._rows_in("SELECT id, content_hash, message_uuids, turn_index FROM chunks WHERE id {ids}", ids)
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
     def drop_superseded(self, session_id: str, ids: Sequence[str]) -> int:
         """Delete chunks that ingest no longer produces, with their edges, keyword-index rows and vector

@@ -84,14 +84,16 @@ def session_span(chunks: Sequence[ChunkRecord]) -> tuple[str | None, str | None]
 
 def new_and_changed(
     chunks: Sequence[ChunkRecord],
-    existing: Mapping[str, tuple[str, str]],
+    existing: Mapping[str, tuple[str, str, int]],
     keep: Collection[str] = (),
 ) -> tuple[list[ChunkRecord], list[ChunkRecord]]:
-    """Split a session's chunks into those not stored yet and those whose stored text to replace.
+    """Split a session's chunks into those not stored yet and those whose stored row to replace.
 
-    ``existing``: stored (content hash, message uuids JSON) by chunk id. A stored chunk is left
-    alone when its text is the same, when it was made from more of the turn (:func:`older_copy`),
-    or when its id is in ``keep`` (team memory: another member's copy is theirs to update).
+    ``existing``: stored (content hash, message uuids JSON, turn index) by chunk id. A stored chunk
+    is left alone when its text and turn number are the same, when it was made from more of the turn
+    (:func:`older_copy`), or when its id is in ``keep`` (team memory: another member's copy is theirs
+    to update). Its turn is numbered anew when a prompt is found before it in its stream (a
+    ``/compact`` with words) or messages before it leave the stream.
     """
     new = [c for c in chunks if c.id not in existing]
     changed = [
@@ -99,7 +101,7 @@ def new_and_changed(
         for c in chunks
         if c.id in existing
         and c.id not in keep
-        and existing[c.id][0] != c.content_hash
+        and (existing[c.id][0], existing[c.id][2]) != (c.content_hash, c.turn_index)
         and not older_copy(c, existing[c.id][1])
     ]
     return new, changed
@@ -118,7 +120,8 @@ def older_copy(chunk: ChunkRecord, stored_uuids: str) -> bool:
 # What saving a chunk again rewrites (its id, session, project and creation stay): both backends'
 # upsert, so a column added to what ingest rewrites is added for both at once.
 CHUNK_UPSERT = (
-    " ON CONFLICT (id) DO UPDATE SET start_time = excluded.start_time, end_time = excluded.end_time,"
+    " ON CONFLICT (id) DO UPDATE SET turn_index = excluded.turn_index,"
+    " start_time = excluded.start_time, end_time = excluded.end_time,"
     " content = excluded.content, search_terms = excluded.search_terms, content_hash = excluded.content_hash,"
     " approx_tokens = excluded.approx_tokens, tool_use_count = excluded.tool_use_count,"
     " code_block_count = excluded.code_block_count, has_thinking = excluded.has_thinking,"

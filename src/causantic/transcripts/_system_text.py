@@ -13,8 +13,11 @@ Two deliberate exceptions:
 
 - A slash command **with arguments** (``/review fix the flaky test``) is the user's request, so it
   reads as the prompt ``"/review fix the flaky test"``. A bare command (``/clear``) and Claude Code's
-  own local commands (``/model sonnet``, ``/compact focus on X``), which never reach the model as a
-  prompt, are injected.
+  own local commands (``/model sonnet``), whose arguments are settings that never reach the model,
+  are injected. ``/compact keep the auth work`` is a prompt: its words are the user's instruction to
+  the compaction, and the main transcript records them alone in the command's own record (marot
+  ``spotter`` ``ae4a77f8``: "and continue with the reamining tasks"), while the compaction agent
+  gets them mixed with PreCompact hook output (see below).
 - ``<teammate-message>`` is the prompt of an agent-team member (and of the lead when a teammate
   reports back), so it stays prompt text: team linking looks for it in turn prompts.
 
@@ -23,7 +26,8 @@ detailed summary of the conversation so far…", 5–9 kB of boilerplate) reads 
 :data:`COMPACTION_LINE`: the line keeps the message a turn's prompt, so the summary that answers it
 is remembered under it. Its "Additional Instructions" go too: they mix the words given to
 ``/compact`` with PreCompact hook output (a workflow primer of 3 kB in marot ``spotter``), which
-cannot be told apart, and the summary restates what the user asked for anyway.
+cannot be told apart there; the words are kept from the ``/compact`` command's own record in the
+main transcript, as the user's prompt.
 
 Causantic's own output is injected text too: its session-start briefing (which Claude Code may
 echo into the transcript as hook output) and the memory block it can keep in a CLAUDE.md. Memory
@@ -63,8 +67,9 @@ _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 
 # Built-in commands handled by Claude Code itself; their arguments are settings, not prompts.
 # Prompt-type built-ins (/init, /review, /pr-comments, /security-review) are left out on purpose.
+# /compact is not one: its words tell the compaction what to keep (the module docstring).
 _LOCAL_COMMANDS = frozenset(
-    """add-dir agents allowed-tools approved-tools bashes bug clear compact config context cost
+    """add-dir agents allowed-tools approved-tools bashes bug clear config context cost
     doctor effort exit export fast feedback help hooks ide install-github-app keybindings login
     logout mcp memory migrate-installer model output-style permissions plugin privacy-settings quit
     release-notes resume rewind sandbox stats status statusline tasks terminal-setup theme todos

@@ -38,6 +38,7 @@ from typing import Any, cast
 from causantic.errors import TranscriptError
 from causantic.sources import Source
 from causantic.transcripts.codex import is_rollout_head, peek_rollout_meta, read_rollout
+from causantic.transcripts.compaction import give_back_carried
 from causantic.transcripts.gemini import looks_like_gemini, read_gemini
 from causantic.transcripts.model import AgentMeta, SessionTranscripts, SkipReport, Transcript
 from causantic.transcripts.reader import SkipReason, read_file
@@ -128,7 +129,9 @@ def read_session(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRep
 
     Usually that is one; a resumed session's file can also hold records of the session it resumed.
     Sub-agent files belong to ``files.session_id`` whatever their records say. Sub-agent
-    transcripts keep their file order (main file's inline sidechains first). Raises
+    transcripts keep their file order (main file's inline sidechains first). The conversation's
+    records a compaction agent's file holds before its instruction join the main stream
+    (:mod:`compaction`). Raises
     :class:`TranscriptError` when one of the files cannot be read at all.
     """
     if files.source == "codex":
@@ -157,6 +160,10 @@ def read_session(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRep
         subagents = tuple(t for t in transcripts if t.agent_id is not None)
         cwd = next((t.cwd for t in transcripts if t.cwd), None) if main is None or not main.cwd else main.cwd
         paths = tuple(dict.fromkeys(t.path for t in transcripts))
+        if main is not None:
+            main, subagents, copies = give_back_carried(main, subagents)
+            if copies:
+                report.add(SkipReason.DUPLICATE_RECORD, copies)
         sessions.append(SessionTranscripts(session_id, main, subagents, cwd, paths))
     return sessions, report
 
