@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from causantic.retrieval.episodes import EpisodeAnswer
     from causantic.retrieval.forget import ForgetResult
     from causantic.retrieval.listing import HeldTwice, ProjectSummary, SessionList, TopicCoverage, TopicSummary
-    from causantic.retrieval.output import EmbedOut, IngestOut, IngestRunningOut, StatsOut
+    from causantic.retrieval.output import EmbedOut, IngestOut, IngestRunningOut, StatsOut, VacuumOut
     from causantic.retrieval.reconstruct import Reconstruction
     from causantic.retrieval.search import SearchRequest, SearchResult
     from causantic.retrieval.topic_map import TopicMap
@@ -263,6 +263,24 @@ class Memory:
 
         # Never the local store because team memory failed: a deletion goes only where its preview looked.
         return self._where_project_lives(run, when_down=False)
+
+    def vacuum(self) -> VacuumOut:
+        """Rebuild the local SQLite file without the free space deleted memory left in it, and turn on
+        incremental auto-vacuum, so later forgets give their space back by themselves. Team memory's
+        PostgreSQL looks after its own (autovacuum) and is left alone."""
+        from causantic.retrieval.output import VacuumOut
+
+        before, after = [], []
+        for services in self._every_store().values():
+            then, now = services.store.vacuum()
+            before.append(then)
+            after.append(now)
+        return VacuumOut(
+            bytes_before=sum(s.total for s in before),
+            bytes_after=sum(s.total for s in after),
+            free_before=sum(s.free_bytes for s in before),
+            reclaims=all(s.reclaims for s in after),
+        )
 
     def forget_previewed(self, preview: ForgetResult) -> ForgetResult:
         """Delete exactly the chunks a :meth:`forget` preview matched (any ingested since stay)."""
@@ -761,6 +779,8 @@ class Memory:
             keyword_index=counts["keyword_index"],
             sources={k: SourceCounts(**v) for k, v in counts["sources"].items()},
             sqlite_bytes=counts["sqlite_bytes"],
+            journal_bytes=counts["journal_bytes"],
+            free_bytes=counts["free_bytes"],
             vector_bytes=vector_bytes,
             projects_detail=projects_detail,
             stores=shares if len(stores) > 1 else {},

@@ -26,7 +26,14 @@ from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.episodes import EpisodeAnswer
-from causantic.retrieval.forget import ForgetResult, chunks_forgotten, nothing_to_forget, others_note, preview_line
+from causantic.retrieval.forget import (
+    ForgetResult,
+    chunks_forgotten,
+    nothing_to_forget,
+    others_note,
+    preview_line,
+    space_note,
+)
 from causantic.retrieval.format import (
     chunk_heading,
     counted,
@@ -262,6 +269,8 @@ def forget_command(
             ):
                 done = memory.forget_previewed(result)
                 output.console.print(f"{counted(done.deleted, 'chunk')} of {done.project!r} deleted.", markup=False)
+                if note := space_note(done):
+                    output.console.print(note, markup=False)
             else:
                 output.console.print("Nothing was deleted. Add --yes to delete.")
 
@@ -278,6 +287,8 @@ def _print_forget(result: ForgetResult) -> None:
         head = f"{chunks_forgotten(result, result.deleted)} {where} deleted."
     console.print(head, markup=False)
     if result.dry_run and (note := others_note(result, "--only-mine")):
+        console.print(note, markup=False)
+    if note := space_note(result):
         console.print(note, markup=False)
     if result.whole_project:  # a project is best recognised by its sessions
         for session in result.session_summaries:

@@ -22,6 +22,7 @@ COMMAND_MODULES: dict[str, str] = {
     "stats": "memory_commands",
     "list-projects": "memory_commands",
     "list-sessions": "memory_commands",
+    "vacuum": "memory_commands",
     "search": "search_commands",
     "recall": "episodic_commands",
     "predict": "episodic_commands",

@@ -130,6 +130,9 @@ def _ingest_paths(
         report.topics = maintain_topics(
             services.store, services.vectors, services.config.clustering, report.new_chunk_ids
         )
+    # A reader elsewhere (an MCP server, the dashboard) kept the write-ahead log from being emptied
+    # as it grew; it would stay that large for as long as any process holds memory open.
+    services.store.release_space()
     report.seconds = time.perf_counter() - started
     return report
 

@@ -9,6 +9,11 @@ default) only says what would go. A real run removes the chunks with their edges
 rows, vectors and cluster memberships — nothing else — and re-links the project's remaining
 sessions in order.
 
+Space. A real run then gives the deleted rows' space back to the disk where the store can (a
+memory.db made with incremental auto-vacuum: every one since this release) and says how much; a file
+made before keeps it as free space inside, reused by later ingests, and the answer says so and
+names ``causantic vacuum`` (:func:`space_note`).
+
 Never more than was previewed: :func:`delete_previewed` deletes exactly the chunks a dry run
 listed, and a real run given ``expected`` (the count a dry run reported) refuses when the
 matches have grown since, e.g. because the current session kept being ingested.
@@ -21,7 +26,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from causantic.errors import CausanticError
-from causantic.retrieval.format import counted
+from causantic.retrieval.format import byte_size, counted
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
 from causantic.retrieval.options import session_prefix
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
@@ -62,6 +67,24 @@ class ForgetResult:
     # refuses their deletion (the whole of it) unless the forgetting role holds causantic_admin.
     others: tuple[tuple[str, int], ...] = ()
     only_mine: bool = False  # team memory: the matches are the forgetting member's own chunks only
+    freed_bytes: int = 0  # a real run: how much smaller memory's files became
+    free_bytes: int = 0  # a real run: free space left inside the file, given back by `causantic vacuum`
+    size_bytes: int = 0  # a real run: memory's files after it
+
+
+def space_note(result: ForgetResult) -> str | None:
+    """What a deletion did to memory's size on disk (the CLI, MCP and the dashboard alike), or None
+    when it changed nothing worth saying."""
+    if result.dry_run or not result.deleted:
+        return None
+    if result.free_bytes:
+        return (
+            f"{byte_size(result.free_bytes)} inside memory.db is now free space, reused by later ingests; "
+            "`causantic vacuum` gives it back to the disk."
+        )
+    if result.freed_bytes:
+        return f"memory.db is {byte_size(result.freed_bytes)} smaller ({byte_size(result.size_bytes)} now)."
+    return None
 
 
 def nothing_to_forget(project: str) -> str:
@@ -171,5 +194,17 @@ def delete_previewed(store: MemoryStoreProtocol, vectors: VectorIndexProtocol, p
     # Imported here: the ingest pipeline (processes, discovery) is not for `reconstruct` to load.
     from causantic.ingest.pipeline import remove_chunks
 
+    before = store.space()
     deleted = remove_chunks(store, vectors, preview.ids) if preview.ids else 0
-    return replace(preview, dry_run=False, deleted=deleted)
+    if not deleted:
+        return replace(preview, dry_run=False)
+    store.release_space()
+    after = store.space()
+    return replace(
+        preview,
+        dry_run=False,
+        deleted=deleted,
+        freed_bytes=max(0, before.total - after.total),
+        free_bytes=after.free_bytes,
+        size_bytes=after.total,
+    )

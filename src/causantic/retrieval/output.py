@@ -281,7 +281,15 @@ class StatsOut(Out):
     skipped_lines: int = Field(description="Damaged transcript lines skipped at ingest.")
     keyword_index: str
     sources: dict[str, SourceCounts] = Field(description="Sessions and chunks per coding agent.")
-    sqlite_bytes: int
+    sqlite_bytes: int = Field(
+        description="The SQLite file with its write-ahead log (team memory: the database's size)."
+    )
+    journal_bytes: int = Field(0, description="Of sqlite_bytes, the write-ahead log (emptied after each ingest).")
+    free_bytes: int = Field(
+        0,
+        description="Of sqlite_bytes, free space inside the file left by deleted memory: reused by later ingests, "
+        "given back to the disk by `causantic vacuum`.",
+    )
     vector_bytes: int | None
     projects_detail: list[ProjectInfo]
     stores: dict[str, StoreShare] = Field(
@@ -332,6 +340,20 @@ class ForgetOut(Out):
         "the causantic_admin role (without it nothing is deleted).",
     )
     only_mine: bool = Field(False, description="Team memory: only the forgetting member's own chunks matched.")
+    freed_bytes: int = Field(0, description="A real run: how many bytes smaller memory's files became.")
+    size_bytes: int = Field(0, description="A real run: memory's files after it (SQLite: with the write-ahead log).")
+    free_bytes: int = Field(
+        0,
+        description="A real run: free space left inside memory.db (reused by later ingests; `causantic vacuum` "
+        "gives it back to the disk).",
+    )
+
+
+class VacuumOut(Out):
+    bytes_before: int = Field(description="The SQLite file and its write-ahead log before.")
+    bytes_after: int = Field(description="...and after: free space gone, the log emptied.")
+    free_before: int = Field(description="Free space inside the file before (left by deleted memory).")
+    reclaims: bool = Field(description="Whether later deletions give their space back by themselves (always, after).")
 
 
 class EmbedOut(Out):
@@ -385,6 +407,9 @@ def forget_out(result: ForgetResult) -> ForgetOut:
         ],
         other_members=dict(result.others),
         only_mine=result.only_mine,
+        freed_bytes=result.freed_bytes,
+        free_bytes=result.free_bytes,
+        size_bytes=result.size_bytes,
     )
 
 

@@ -53,6 +53,7 @@ from causantic.store.records import (
     SessionFigures,
     SessionTotals,
     StoredChunk,
+    StoreSpace,
     TopicTotals,
     VectorHealth,
     VectorMatch,
@@ -212,6 +213,15 @@ class MemoryStoreProtocol(Protocol):
     def change_stamp(self) -> tuple[int, int]: ...
     def counts(self) -> dict[str, object]: ...
     def size_bytes(self) -> int: ...
+    def space(self) -> StoreSpace: ...
+    def release_space(self) -> int:
+        """After an ingest or a deletion: give what the files hold but no longer use back to the disk
+        where the store can; the bytes they shrank by."""
+        ...
+
+    def vacuum(self) -> tuple[StoreSpace, StoreSpace]:
+        """Rebuild the store without its free space; the space before and after."""
+        ...
 
 
 class VectorIndexProtocol(Protocol):
