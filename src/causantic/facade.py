@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from causantic.ingest.topics import ClusterReport
     from causantic.retrieval.browse import Overview, SessionView, Timeline, TopicSize
     from causantic.retrieval.episodes import EpisodeAnswer
-    from causantic.retrieval.forget import ForgetResult
+    from causantic.retrieval.forget import ForgetResult, PruneResult
     from causantic.retrieval.listing import HeldTwice, ProjectSummary, SessionList, TopicCoverage, TopicSummary
     from causantic.retrieval.output import EmbedOut, IngestOut, IngestRunningOut, StatsOut, VacuumOut
     from causantic.retrieval.reconstruct import Reconstruction
@@ -263,6 +263,28 @@ class Memory:
 
         # Never the local store because team memory failed: a deletion goes only where its preview looked.
         return self._where_project_lives(run, when_down=False)
+
+    def prune(self, before: datetime, *, dry_run: bool = True) -> PruneResult:
+        """Preview (the default) or delete every chunk of every project older than ``before``: the
+        retention a user runs now and then. Local memory only: in team memory each project is
+        forgotten on its own (:meth:`forget`), by whoever may."""
+        from causantic.retrieval.forget import delete_pruned, prune
+
+        s = self._services
+        if is_team_memory(s.config.storage):
+            raise CausanticError(
+                "Pruning every project at once is for local memory; in team memory forget one project at a time "
+                "(causantic forget PROJECT --before DATE), since other members' chunks are theirs."
+            )
+        preview = prune(s.store, _utc(before) or before)
+        return preview if dry_run or not preview.count else delete_pruned(s.store, s.vectors, preview)
+
+    def prune_previewed(self, preview: PruneResult) -> PruneResult:
+        """Delete exactly the chunks a :meth:`prune` preview matched (any ingested since stay)."""
+        from causantic.retrieval.forget import delete_pruned
+
+        s = self._services
+        return delete_pruned(s.store, s.vectors, preview)
 
     def vacuum(self) -> VacuumOut:
         """Rebuild the local SQLite file without the free space deleted memory left in it, and turn on

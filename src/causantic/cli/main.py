@@ -28,6 +28,7 @@ COMMAND_MODULES: dict[str, str] = {
     "predict": "episodic_commands",
     "reconstruct": "episodic_commands",
     "forget": "episodic_commands",
+    "prune": "episodic_commands",
     "embed": "index_commands",
     "reindex": "index_commands",
     "config": "index_commands",

@@ -16,12 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from causantic.ingest_runs import IngestRun, running_text
 from causantic.retrieval.episodes import EpisodeAnswer
-from causantic.retrieval.forget import ForgetResult, preview_line
+from causantic.retrieval.forget import ForgetResult, PruneResult, preview_line
 from causantic.retrieval.format import WEAK_RELEVANCE, chunks_left_out, weak_count
 from causantic.retrieval.listing import ProjectSummary, SessionList, SessionSummary, TopicCoverage, TopicSummary
 from causantic.retrieval.reconstruct import Reconstruction
 from causantic.retrieval.search import SearchResult
-from causantic.store.records import StoredChunk
+from causantic.store.records import StoredChunk, iso
 
 if TYPE_CHECKING:  # the ingest pipeline is not for a search's output to load
     from causantic.ingest.pipeline import IngestReport
@@ -346,6 +346,38 @@ class ForgetOut(Out):
         0,
         description="A real run: free space left inside memory.db (reused by later ingests; `causantic vacuum` "
         "gives it back to the disk).",
+    )
+
+
+class PruneProject(Out):
+    project: str
+    chunks: int
+    sessions: int
+
+
+class PruneOut(Out):
+    before: str = Field(description="Chunks before this time (UTC), in every project.")
+    dry_run: bool
+    count: int = Field(description="Chunks matched.")
+    sessions: int = Field(description="Sessions the matched chunks belong to.")
+    deleted: int
+    projects: list[PruneProject] = Field(description="The matches by project, most chunks first.")
+    freed_bytes: int = Field(0, description="A real run: how many bytes smaller memory's files became.")
+    size_bytes: int = Field(0, description="A real run: memory's files after it.")
+    free_bytes: int = Field(0, description="A real run: free space left inside memory.db (`causantic vacuum`).")
+
+
+def prune_out(result: PruneResult) -> PruneOut:
+    return PruneOut(
+        before=iso(result.before),
+        dry_run=result.dry_run,
+        count=result.count,
+        sessions=result.sessions,
+        deleted=result.deleted,
+        projects=[PruneProject(project=p.project, chunks=p.chunks, sessions=p.sessions) for p in result.projects],
+        freed_bytes=result.freed_bytes,
+        size_bytes=result.size_bytes,
+        free_bytes=result.free_bytes,
     )
 
 
