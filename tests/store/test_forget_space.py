@@ -11,11 +11,13 @@ import json
 import sqlite3
 from pathlib import Path
 
+from chunk_records import chunk_record
 from click.testing import CliRunner
 from transcript_files import write_session
 
 from causantic.cli.main import cli
 from causantic.facade import Memory
+from causantic.store.memory import MemoryStore
 
 SHOP = "/work/shop"
 BLOG = "/work/blog"
@@ -107,3 +109,24 @@ def test_forget_as_json_reports_the_space(tmp_path: Path, causantic_home: Path) 
     assert out["deleted"] > 0
     assert out["freed_bytes"] > 0
     assert out["size_bytes"] == _files(causantic_home)
+
+
+def test_a_writer_holding_the_lock_leaves_the_space_for_later_without_failing_the_deletion(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    with MemoryStore(path, busy_timeout_ms=50) as store:
+        project = store.resolve_project("/work/shop", "/work/shop")
+        with store.atomic():
+            store.save_session(project, "s1", [chunk_record(i, content=f"text {i} " + "x" * 4000) for i in range(200)])
+        store.delete_chunks([f"c{i}" for i in range(200)])  # settles nothing yet: free pages inside
+        other = sqlite3.connect(path, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")  # another process's write transaction
+            assert store.release_space() == 0
+            assert store.space().free_bytes > 0
+            other.execute("COMMIT")
+        finally:
+            other.close()
+        before = store.space().total
+        store.release_space()
+        assert store.space().free_bytes == 0
+        assert store.space().total < before / 4
