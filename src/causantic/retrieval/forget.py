@@ -222,6 +222,7 @@ def _deleted(store: MemoryStoreProtocol, vectors: VectorIndexProtocol, ids: Sequ
     deleted = remove_chunks(store, vectors, ids) if ids else 0
     if not deleted:
         return 0, _Space()
+    vectors.drop_deleted_from_ann()  # a forgotten chunk's vector stays in no file
     store.release_space()
     after = store.space()
     return deleted, _Space(max(0, before.total - after.total), after.free_bytes, after.total)
