@@ -590,14 +590,13 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         with self._turn:
             return sqlite_util.space(self.conn, self.path)
 
-    def release_space(self) -> int:
+    def release_space(self) -> None:
         """After an ingest or a deletion: give free pages back to the disk (a file made with
-        incremental auto-vacuum) and truncate the write-ahead log (readers permitting); the bytes
-        the files shrank by. Nothing inside an open transaction, which holds what it would release."""
+        incremental auto-vacuum) and truncate the write-ahead log (readers permitting). Nothing
+        inside an open transaction, which holds what it would release."""
         with self._turn:
-            if self.conn.in_transaction:
-                return 0
-            return sqlite_util.settle(self.conn, self.path)
+            if not self.conn.in_transaction:
+                sqlite_util.settle(self.conn)
 
     def vacuum(self) -> tuple[StoreSpace, StoreSpace]:
         """Rebuild the file without its free space (``VACUUM``), with incremental auto-vacuum from

@@ -188,7 +188,7 @@ def _depth(conn: sqlite3.Connection) -> int:
     return _savepoint_counter
 
 
-def wal_path(path: Path) -> Path:
+def _wal_path(path: Path) -> Path:
     return path.with_name(path.name + "-wal")
 
 
@@ -197,14 +197,13 @@ def space(conn: sqlite3.Connection, path: Path) -> StoreSpace:
     page_size = conn.execute("PRAGMA page_size").fetchone()[0]
     free = conn.execute("PRAGMA freelist_count").fetchone()[0] * page_size
     reclaims = conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2  # INCREMENTAL
-    return StoreSpace(_size(path), _size(wal_path(path)), free, reclaims)
+    return StoreSpace(_size(path), _size(_wal_path(path)), free, reclaims)
 
 
-def settle(conn: sqlite3.Connection, path: Path) -> int:
+def settle(conn: sqlite3.Connection) -> None:
     """Give free pages back to the file system (when the file allows it), then checkpoint the
-    write-ahead log and truncate it (readers permitting, within :data:`CHECKPOINT_WAIT_MS`);
-    return how many bytes the two files shrank by. Run outside any transaction."""
-    before = _size(path) + _size(wal_path(path))
+    write-ahead log and truncate it (readers permitting, within :data:`CHECKPOINT_WAIT_MS`). Run
+    outside any transaction."""
     try:
         if conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:
             while conn.execute("PRAGMA freelist_count").fetchone()[0]:
@@ -218,20 +217,18 @@ def settle(conn: sqlite3.Connection, path: Path) -> int:
         # free inside the file, reused by later writes, and the next settle gives them back.
         if "locked" not in str(exc) and "busy" not in str(exc):
             raise
-    return max(0, before - _size(path) - _size(wal_path(path)))
 
 
-def checkpoint(conn: sqlite3.Connection) -> bool:
-    """Copy the write-ahead log into the database and truncate it; True when it was truncated.
-    Readers on older snapshots are waited for at most :data:`CHECKPOINT_WAIT_MS`; then what they
-    allow is copied, as ``PASSIVE`` does, and the log is cut back when a later checkpoint empties it."""
+def checkpoint(conn: sqlite3.Connection) -> None:
+    """Copy the write-ahead log into the database and truncate it. Readers on older snapshots are
+    waited for at most :data:`CHECKPOINT_WAIT_MS`; then what they allow is copied, as ``PASSIVE``
+    does, and the log is cut back when a later checkpoint empties it (``journal_size_limit``)."""
     timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
     conn.execute(f"PRAGMA busy_timeout = {min(timeout, CHECKPOINT_WAIT_MS)}")
     try:
-        busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     finally:
         conn.execute(f"PRAGMA busy_timeout = {timeout}")
-    return not busy
 
 
 def vacuum(conn: sqlite3.Connection, path: Path) -> tuple[StoreSpace, StoreSpace]:

@@ -570,9 +570,8 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         """The database's size; PostgreSQL's autovacuum makes deleted rows' space reusable itself."""
         return StoreSpace(self.size_bytes(), 0, 0, True)
 
-    def release_space(self) -> int:
+    def release_space(self) -> None:
         """Nothing to do: autovacuum reclaims deleted rows (a shared server is its owner's to shrink)."""
-        return 0
 
     def vacuum(self) -> tuple[StoreSpace, StoreSpace]:
         """Nothing rebuilt: a shared server's files are its owner's (VACUUM FULL locks every member out)."""
