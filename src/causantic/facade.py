@@ -206,7 +206,9 @@ class Memory:
         from causantic.ingest.topics import recluster
 
         s = self._services
-        return recluster(s.store, s.vectors, s.config.clustering, on_progress=on_progress)
+        report = recluster(s.store, s.vectors, s.config.clustering, on_progress=on_progress)
+        s.store.release_space()  # the old topics' memberships were replaced
+        return report
 
     def forget(
         self,
