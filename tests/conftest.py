@@ -84,6 +84,7 @@ PROCESS_MODULES = frozenset(
         "mcp/test_http.py",
         "mcp/test_stdio_server.py",
         "store/test_store_failures.py",
+        "store/test_wal_bounds.py",
         "test_cli_imports.py",
     }
 )

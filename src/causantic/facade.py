@@ -50,9 +50,9 @@ if TYPE_CHECKING:
     from causantic.ingest.topics import ClusterReport
     from causantic.retrieval.browse import Overview, SessionView, Timeline, TopicSize
     from causantic.retrieval.episodes import EpisodeAnswer
-    from causantic.retrieval.forget import ForgetResult
+    from causantic.retrieval.forget import ForgetResult, PruneResult
     from causantic.retrieval.listing import HeldTwice, ProjectSummary, SessionList, TopicCoverage, TopicSummary
-    from causantic.retrieval.output import EmbedOut, IngestOut, IngestRunningOut, StatsOut
+    from causantic.retrieval.output import EmbedOut, IngestOut, IngestRunningOut, StatsOut, VacuumOut
     from causantic.retrieval.reconstruct import Reconstruction
     from causantic.retrieval.search import SearchRequest, SearchResult
     from causantic.retrieval.topic_map import TopicMap
@@ -207,7 +207,9 @@ class Memory:
         from causantic.ingest.topics import recluster
 
         s = self._services
-        return recluster(s.store, s.vectors, s.config.clustering, on_progress=on_progress)
+        report = recluster(s.store, s.vectors, s.config.clustering, on_progress=on_progress)
+        s.store.release_space()  # the old topics' memberships were replaced
+        return report
 
     def forget(
         self,
@@ -264,6 +266,46 @@ class Memory:
 
         # Never the local store because team memory failed: a deletion goes only where its preview looked.
         return self._where_project_lives(run, when_down=False)
+
+    def prune(self, before: datetime, *, dry_run: bool = True) -> PruneResult:
+        """Preview (the default) or delete every chunk of every project older than ``before``: the
+        retention a user runs now and then. Local memory only: in team memory each project is
+        forgotten on its own (:meth:`forget`), by whoever may."""
+        from causantic.retrieval.forget import delete_pruned, prune
+
+        s = self._services
+        if is_team_memory(s.config.storage):
+            raise CausanticError(
+                "Pruning every project at once is for local memory; in team memory forget one project at a time "
+                "(causantic forget PROJECT --before DATE), since other members' chunks are theirs."
+            )
+        preview = prune(s.store, _utc(before) or before)
+        return preview if dry_run or not preview.count else delete_pruned(s.store, s.vectors, preview)
+
+    def prune_previewed(self, preview: PruneResult) -> PruneResult:
+        """Delete exactly the chunks a :meth:`prune` preview matched (any ingested since stay)."""
+        from causantic.retrieval.forget import delete_pruned
+
+        s = self._services
+        return delete_pruned(s.store, s.vectors, preview)
+
+    def vacuum(self) -> VacuumOut:
+        """Rebuild the local SQLite file without the free space deleted memory left in it, and turn on
+        incremental auto-vacuum, so later forgets give their space back by themselves. Team memory's
+        PostgreSQL looks after its own (autovacuum) and is left alone."""
+        from causantic.retrieval.output import VacuumOut
+
+        before, after = [], []
+        for services in self._every_store().values():
+            then, now = services.store.vacuum()
+            before.append(then)
+            after.append(now)
+        return VacuumOut(
+            bytes_before=sum(s.total for s in before),
+            bytes_after=sum(s.total for s in after),
+            free_before=sum(s.free_bytes for s in before),
+            reclaims=all(s.reclaims for s in after),
+        )
 
     def forget_previewed(self, preview: ForgetResult) -> ForgetResult:
         """Delete exactly the chunks a :meth:`forget` preview matched (any ingested since stay)."""
@@ -766,6 +808,8 @@ class Memory:
             keyword_index=counts["keyword_index"],
             sources={k: SourceCounts(**v) for k, v in counts["sources"].items()},
             sqlite_bytes=counts["sqlite_bytes"],
+            journal_bytes=counts["journal_bytes"],
+            free_bytes=counts["free_bytes"],
             vector_bytes=vector_bytes,
             projects_detail=projects_detail,
             stores=shares if len(stores) > 1 else {},

@@ -21,12 +21,20 @@ from causantic.cli.options import (
     session_id_option,
     time_range_options,
 )
-from causantic.cli.output import domain_errors, emit_json, json_option, line
+from causantic.cli.output import domain_errors, emit_json, json_option, line, table
 from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.episodes import EpisodeAnswer
-from causantic.retrieval.forget import ForgetResult, chunks_forgotten, nothing_to_forget, others_note, preview_line
+from causantic.retrieval.forget import (
+    ForgetResult,
+    PruneResult,
+    chunks_forgotten,
+    nothing_to_forget,
+    others_note,
+    preview_line,
+    space_note,
+)
 from causantic.retrieval.format import (
     chunk_heading,
     counted,
@@ -36,6 +44,7 @@ from causantic.retrieval.format import (
     nothing_relevant,
     shown_content,
     when,
+    when_utc,
 )
 from causantic.retrieval.reconstruct import render_reconstruction
 from causantic.wording import shortened
@@ -45,6 +54,7 @@ if TYPE_CHECKING:
 
 # A forget preview line: a session's title or a chunk's opening words, at most and at least.
 PREVIEW_TITLE_CHARS, PREVIEW_CHUNK_CHARS, PREVIEW_MIN_CHARS = 70, 80, 20
+PRUNE_PROJECTS_SHOWN = 15  # a prune preview's projects, most chunks first
 
 
 def _print_episodes(answer: EpisodeAnswer) -> None:
@@ -263,6 +273,8 @@ def forget_command(
             ):
                 done = memory.forget_previewed(result)
                 output.console.print(f"{counted(done.deleted, 'chunk')} of {done.project!r} deleted.", markup=False)
+                if note := space_note(done):
+                    output.console.print(note, markup=False)
             else:
                 output.console.print("Nothing was deleted. Add --yes to delete.")
 
@@ -280,6 +292,8 @@ def _print_forget(result: ForgetResult) -> None:
     console.print(head, markup=False)
     if result.dry_run and (note := others_note(result, "--only-mine")):
         console.print(note, markup=False)
+    if note := space_note(result):
+        console.print(note, markup=False)
     if result.whole_project:  # a project is best recognised by its sessions
         for session in result.session_summaries:
             lead = f"  {when(session.started_at)}  {session.session_id[:8]}  {counted(session.chunks, 'chunk')}  "
@@ -296,6 +310,61 @@ def _print_forget(result: ForgetResult) -> None:
         console.print(f"  … and {result.count - len(result.preview)} more", markup=False)
 
 
+@click.command("prune")
+@date_option("--before", "before", "Forget every chunk before this time, in every project (UTC), e.g. 2026-01-01.")
+@click.option("--yes", is_flag=True, help="Delete what the preview shows, without asking.")
+@json_option
+def prune_command(before: datetime | None, yes: bool, as_json: bool) -> None:
+    """Forget everything older than a date, in every project: keep memory to the months you want.
+    Always previews first (chunks by project); deletes only with --yes or when you confirm at the
+    prompt (in a terminal), and never more than the preview showed.
+
+    Example: causantic prune --before 2026-01-01
+    """
+    if before is None:
+        raise click.UsageError("Give --before DATE: memory older than that date is forgotten, in every project.")
+    with domain_errors(), Memory(config=read_config()) as memory:
+        result = memory.prune(before, dry_run=not yes)
+        if as_json:
+            from causantic.retrieval.output import prune_out  # pydantic: only for JSON
+
+            emit_json(prune_out(result))
+            return
+        _print_prune(result)
+        if result.dry_run and result.count:
+            if (
+                sys.stdin.isatty()
+                and sys.stdout.isatty()
+                and click.confirm(f"Delete these {counted(result.count, 'chunk')}?")
+            ):
+                _print_prune(memory.prune_previewed(result))
+            else:
+                output.console.print("Nothing was deleted. Add --yes to delete.")
+
+
+def _print_prune(result: PruneResult) -> None:
+    console = output.console
+    day = when_utc(result.before.isoformat())
+    if result.dry_run and not result.count:
+        console.print(f"Nothing in memory is older than {day}: nothing would be deleted.", markup=False)
+        return
+    where = f"in {counted(result.sessions, 'session')} of {counted(len(result.projects), 'project')}"
+    verb = "would be deleted" if result.dry_run else "deleted"
+    count = result.count if result.dry_run else result.deleted
+    console.print(f"{counted(count, 'chunk')} older than {day} {where} {verb}.", markup=False)
+    if result.dry_run:
+        shown = result.projects[:PRUNE_PROJECTS_SHOWN]
+        table(
+            None,
+            [("project", "left"), ("chunks", "right"), ("sessions", "right")],
+            [(p.project, p.chunks, p.sessions) for p in shown],
+        )
+        if len(result.projects) > len(shown):
+            console.print(f"  … and {counted(len(result.projects) - len(shown), 'more project')}", markup=False)
+    if note := space_note(result):
+        console.print(note, markup=False)
+
+
 def _fitted(lead: str, text: str, most: int) -> Text:
     """``lead`` then ``text`` cut (an ellipsis marks it) to ``most`` characters and to the
     terminal's width, so a preview line stays one line in a narrow terminal too."""
@@ -305,4 +374,4 @@ def _fitted(lead: str, text: str, most: int) -> Text:
     return Text(lead + shortened(text, room))
 
 
-COMMANDS = [recall_command, predict_command, reconstruct_command, forget_command]
+COMMANDS = [recall_command, predict_command, reconstruct_command, forget_command, prune_command]

@@ -50,6 +50,8 @@ def stats_command(as_json: bool) -> None:
         ("keyword index", result.keyword_index),
         # The SQLite file's size, or with team memory the PostgreSQL database's (plus the local file's).
         ("database size", byte_size(result.sqlite_bytes)),
+        *([("  write-ahead log", byte_size(result.journal_bytes))] if result.journal_bytes else []),
+        *([("  free space", byte_size(result.free_bytes))] if result.free_bytes else []),
         ("vector store size", byte_size(result.vector_bytes) if result.vector_bytes is not None else "-"),
         ("ANN index", result.vector_index),
     ]
@@ -64,6 +66,12 @@ def stats_command(as_json: bool) -> None:
         click.echo(
             f"Warning: {counted(n, 'chunk')} {'has' if n == 1 else 'have'} no vector, so vector search cannot find "
             f"{'it' if n == 1 else 'them'}. Run `causantic embed`.",
+            err=True,
+        )
+    if result.free_bytes:
+        click.echo(
+            f"Note: {byte_size(result.free_bytes)} of the database is free space left by forgotten memory, reused by "
+            "later ingests; `causantic vacuum` gives it back to the disk.",
             err=True,
         )
     if n := result.files_under_older_rules:
@@ -165,4 +173,27 @@ def list_sessions_command(
         click.echo(f"(showing {len(sessions)} of {listing.total}; use --from/--to or --limit to see more)")
 
 
-COMMANDS = [stats_command, list_projects_command, list_sessions_command]
+@click.command("vacuum")
+@json_option
+def vacuum_command(as_json: bool) -> None:
+    """Give the space forgotten memory left inside memory.db back to the disk, and let later forgets
+    give theirs back by themselves (stores made before this release keep it until you run this once).
+    Rebuilds the file: needs free disk about twice its size, and writers wait until it ends.
+
+    Example: causantic vacuum
+    """
+    with domain_errors(), Memory(config=read_config()) as memory:
+        result = memory.vacuum()
+    if as_json:
+        emit_json(result)
+        return
+    saved = result.bytes_before - result.bytes_after
+    click.echo(
+        f"memory.db: {byte_size(result.bytes_before)} → {byte_size(result.bytes_after)}"
+        + (f" ({byte_size(saved)} given back to the disk)." if saved > 0 else " (nothing to give back).")
+    )
+    if result.reclaims:
+        click.echo("From now on forget gives the space it frees back by itself.")
+
+
+COMMANDS = [stats_command, list_projects_command, list_sessions_command, vacuum_command]

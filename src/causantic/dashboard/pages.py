@@ -21,7 +21,7 @@ from causantic.errors import CausanticError
 from causantic.facade import Memory
 from causantic.home import is_team_memory
 from causantic.retrieval import browse
-from causantic.retrieval.forget import ForgetResult, nothing_to_forget, others_note
+from causantic.retrieval.forget import ForgetResult, nothing_to_forget, others_note, space_note
 from causantic.retrieval.format import counted, hits_summary, reread_note
 from causantic.retrieval.listing import in_no_topic_line, no_topics_line
 from causantic.retrieval.options import FORGET_THRESHOLD
@@ -417,7 +417,7 @@ def forget_confirm(memory: Memory, derived: Derived, form: ForgetForm, shown: fr
     if len(shown) > FORGET_PREVIEW_MAX:
         raise CausanticError(f"At most {FORGET_PREVIEW_MAX} chunks can be deleted at once here.")
     result = form.run(memory, dry_run=False, only_ids=shown)
-    return {**forget_form(memory, derived, form), "done": result}
+    return {**forget_form(memory, derived, form), "done": result, "space": space_note(result)}
 
 
 def settings(memory: Memory) -> dict[str, Any]:

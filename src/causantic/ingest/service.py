@@ -130,6 +130,9 @@ def _ingest_paths(
         report.topics = maintain_topics(
             services.store, services.vectors, services.config.clustering, report.new_chunk_ids
         )
+    # A reader elsewhere (an MCP server, the dashboard) kept the write-ahead log from being emptied
+    # as it grew; it would stay that large for as long as any process holds memory open.
+    services.store.release_space()
     report.seconds = time.perf_counter() - started
     return report
 
@@ -230,13 +233,15 @@ def embed_pending(services: Services, on_progress: Callable[[int, int], None] | 
     def embed(texts: list[str]) -> object:
         return services.embedder.embed_documents([embedding_text(t, result_chars) for t in texts])
 
-    return sync_vectors(
+    added = sync_vectors(
         services.store,
         services.vectors,
         embed,
         batch_size=max(services.config.embedding.batch_size * 8, 64),
         on_progress=on_progress,
     )
+    services.store.release_space()  # the vectors went through the write-ahead log; reindex freed the old ones
+    return added
 
 
 def reindex(services: Services, on_progress: Callable[[int, int], None] | None = None) -> int:

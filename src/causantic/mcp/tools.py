@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from causantic.facade import Memory
 from causantic.mcp.app import AppContext
 from causantic.retrieval import options
-from causantic.retrieval.forget import chunks_forgotten, nothing_to_forget, others_note
+from causantic.retrieval.forget import chunks_forgotten, nothing_to_forget, others_note, space_note
 from causantic.retrieval.format import counted, day_span, span
 from causantic.retrieval.output import (
     EpisodicOut,
@@ -416,8 +416,10 @@ def forget(
             + f"\nAfter the user confirms, call again with dry_run=false and expected_count={result.count}."
         )
     else:
-        text = f"Deleted {chunks_forgotten(result, result.deleted)} from {scope} {result.project!r}." + (
-            "\n" + "\n".join(lines[:3]) if lines else ""
+        text = (
+            f"Deleted {chunks_forgotten(result, result.deleted)} from {scope} {result.project!r}."
+            + (f" {note}" if (note := space_note(result)) else "")
+            + ("\n" + "\n".join(lines[:3]) if lines else "")
         )
     return _result(text, output)
 

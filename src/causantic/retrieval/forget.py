@@ -9,6 +9,14 @@ default) only says what would go. A real run removes the chunks with their edges
 rows, vectors and cluster memberships — nothing else — and re-links the project's remaining
 sessions in order.
 
+Space. A real run then gives the deleted rows' space back to the disk where the store can (a
+memory.db made with incremental auto-vacuum: every one since this release) and says how much; a file
+made before keeps it as free space inside, reused by later ingests, and the answer says so and
+names ``causantic vacuum`` (:func:`space_note`).
+
+Retention: :func:`prune` previews every chunk of every project before a date, by project, and
+:func:`delete_pruned` deletes exactly those (``causantic prune --before DATE``).
+
 Never more than was previewed: :func:`delete_previewed` deletes exactly the chunks a dry run
 listed, and a real run given ``expected`` (the count a dry run reported) refuses when the
 matches have grown since, e.g. because the current session kept being ingested.
@@ -17,11 +25,12 @@ matches have grown since, e.g. because the current session kept being ingested.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 from causantic.errors import CausanticError
-from causantic.retrieval.format import counted
+from causantic.retrieval.format import byte_size, counted
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
 from causantic.retrieval.options import FORGET_THRESHOLD, session_prefix
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
@@ -62,6 +71,24 @@ class ForgetResult:
     # refuses their deletion (the whole of it) unless the forgetting role holds causantic_admin.
     others: tuple[tuple[str, int], ...] = ()
     only_mine: bool = False  # team memory: the matches are the forgetting member's own chunks only
+    freed_bytes: int = 0  # a real run: how much smaller memory's files became
+    free_bytes: int = 0  # a real run: free space left inside the file, given back by `causantic vacuum`
+    size_bytes: int = 0  # a real run: memory's files after it
+
+
+def space_note(result: ForgetResult | PruneResult) -> str | None:
+    """What a deletion did to memory's size on disk (the CLI, MCP and the dashboard alike), or None
+    when it changed nothing worth saying."""
+    if result.dry_run or not result.deleted:
+        return None
+    if result.free_bytes:
+        return (
+            f"{byte_size(result.free_bytes)} inside memory.db is now free space, reused by later ingests; "
+            "`causantic vacuum` gives it back to the disk."
+        )
+    if result.freed_bytes:
+        return f"memory.db is {byte_size(result.freed_bytes)} smaller ({byte_size(result.size_bytes)} now)."
+    return None
 
 
 def nothing_to_forget(project: str) -> str:
@@ -168,8 +195,87 @@ def forget(
 
 def delete_previewed(store: MemoryStoreProtocol, vectors: VectorIndexProtocol, preview: ForgetResult) -> ForgetResult:
     """Delete exactly the chunks a dry run matched (any added since are left alone)."""
+    deleted, space = _deleted(store, vectors, preview.ids)
+    return replace(
+        preview,
+        dry_run=False,
+        deleted=deleted,
+        freed_bytes=space.freed_bytes,
+        free_bytes=space.free_bytes,
+        size_bytes=space.size_bytes,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Space:
+    freed_bytes: int = 0
+    free_bytes: int = 0
+    size_bytes: int = 0
+
+
+def _deleted(store: MemoryStoreProtocol, vectors: VectorIndexProtocol, ids: Sequence[str]) -> tuple[int, _Space]:
+    """Delete ``ids`` and give their space back where the store can; how many went, and the space."""
     # Imported here: the ingest pipeline (processes, discovery) is not for `reconstruct` to load.
     from causantic.ingest.pipeline import remove_chunks
 
-    deleted = remove_chunks(store, vectors, preview.ids) if preview.ids else 0
-    return replace(preview, dry_run=False, deleted=deleted)
+    before = store.space()
+    deleted = remove_chunks(store, vectors, ids) if ids else 0
+    if not deleted:
+        return 0, _Space()
+    vectors.drop_deleted_from_ann()  # a forgotten chunk's vector stays in no file
+    store.release_space()
+    after = store.space()
+    return deleted, _Space(max(0, before.total - after.total), after.free_bytes, after.total)
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectShare:
+    """One project's part of a :class:`PruneResult`."""
+
+    project: str
+    chunks: int
+    sessions: int
+
+
+@dataclass(frozen=True, slots=True)
+class PruneResult:
+    """Memory older than a date, in every project: what a preview matched or a real run deleted."""
+
+    before: datetime
+    dry_run: bool
+    count: int
+    projects: tuple[ProjectShare, ...]  # most chunks first
+    deleted: int = 0
+    ids: tuple[str, ...] = ()  # every matched chunk, so a confirmed preview deletes exactly these
+    freed_bytes: int = 0
+    free_bytes: int = 0
+    size_bytes: int = 0
+
+    @property
+    def sessions(self) -> int:
+        return sum(p.sessions for p in self.projects)
+
+
+def prune(store: MemoryStoreProtocol, before: datetime) -> PruneResult:
+    """Preview: every chunk of every project before ``before`` (chunk time, UTC), counted by project."""
+    # Only the keys are kept: the texts of years of memory need not sit in memory at once.
+    matches = [(c.id, c.project_id, c.session_id) for c in store.chunks_in(ChunkScope(until=before))]
+    names = {p.id: p.name for p in store.projects_by_id({project for _, project, _ in matches})}
+    chunks = Counter(names[project] for _, project, _ in matches)
+    sessions = Counter(names[project] for project, _ in {(project, session) for _, project, session in matches})
+    by_size = sorted(chunks.items(), key=lambda item: (-item[1], item[0]))
+    shares = tuple(ProjectShare(name, n, sessions[name]) for name, n in by_size)
+    return PruneResult(before, True, len(matches), shares, ids=tuple(i for i, _, _ in matches))
+
+
+def delete_pruned(store: MemoryStoreProtocol, vectors: VectorIndexProtocol, preview: PruneResult) -> PruneResult:
+    """Delete exactly the chunks a :func:`prune` preview matched (any ingested since stay)."""
+    deleted, space = _deleted(store, vectors, preview.ids)
+    return replace(
+        preview,
+        dry_run=False,
+        deleted=deleted,
+        freed_bytes=space.freed_bytes,
+        free_bytes=space.free_bytes,
+        size_bytes=space.size_bytes,
+    )

@@ -192,7 +192,10 @@ def no_topics_line(coverage: TopicCoverage, smallest: int) -> str:
 
 def stats(store: MemoryStoreProtocol) -> dict[str, object]:
     counts = store.counts()
-    counts["sqlite_bytes"] = store.size_bytes()
+    space = store.space()
+    counts["sqlite_bytes"] = space.total
+    counts["journal_bytes"] = space.journal_bytes
+    counts["free_bytes"] = space.free_bytes
     return counts
 
 

@@ -16,12 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from causantic.ingest_runs import IngestRun, running_text
 from causantic.retrieval.episodes import EpisodeAnswer
-from causantic.retrieval.forget import ForgetResult, preview_line
+from causantic.retrieval.forget import ForgetResult, PruneResult, preview_line
 from causantic.retrieval.format import WEAK_RELEVANCE, chunks_left_out, weak_count
 from causantic.retrieval.listing import ProjectSummary, SessionList, SessionSummary, TopicCoverage, TopicSummary
 from causantic.retrieval.reconstruct import Reconstruction
 from causantic.retrieval.search import SearchResult
-from causantic.store.records import StoredChunk
+from causantic.store.records import StoredChunk, iso
 
 if TYPE_CHECKING:  # the ingest pipeline is not for a search's output to load
     from causantic.ingest.pipeline import IngestReport
@@ -281,7 +281,15 @@ class StatsOut(Out):
     skipped_lines: int = Field(description="Damaged transcript lines skipped at ingest.")
     keyword_index: str
     sources: dict[str, SourceCounts] = Field(description="Sessions and chunks per coding agent.")
-    sqlite_bytes: int
+    sqlite_bytes: int = Field(
+        description="The SQLite file with its write-ahead log (team memory: the database's size)."
+    )
+    journal_bytes: int = Field(0, description="Of sqlite_bytes, the write-ahead log (emptied after each ingest).")
+    free_bytes: int = Field(
+        0,
+        description="Of sqlite_bytes, free space inside the file left by deleted memory: reused by later ingests, "
+        "given back to the disk by `causantic vacuum`.",
+    )
     vector_bytes: int | None
     projects_detail: list[ProjectInfo]
     stores: dict[str, StoreShare] = Field(
@@ -332,6 +340,52 @@ class ForgetOut(Out):
         "the causantic_admin role (without it nothing is deleted).",
     )
     only_mine: bool = Field(False, description="Team memory: only the forgetting member's own chunks matched.")
+    freed_bytes: int = Field(0, description="A real run: how many bytes smaller memory's files became.")
+    size_bytes: int = Field(0, description="A real run: memory's files after it (SQLite: with the write-ahead log).")
+    free_bytes: int = Field(
+        0,
+        description="A real run: free space left inside memory.db (reused by later ingests; `causantic vacuum` "
+        "gives it back to the disk).",
+    )
+
+
+class PruneProject(Out):
+    project: str
+    chunks: int
+    sessions: int
+
+
+class PruneOut(Out):
+    before: str = Field(description="Chunks before this time (UTC), in every project.")
+    dry_run: bool
+    count: int = Field(description="Chunks matched.")
+    sessions: int = Field(description="Sessions the matched chunks belong to.")
+    deleted: int
+    projects: list[PruneProject] = Field(description="The matches by project, most chunks first.")
+    freed_bytes: int = Field(0, description="A real run: how many bytes smaller memory's files became.")
+    size_bytes: int = Field(0, description="A real run: memory's files after it.")
+    free_bytes: int = Field(0, description="A real run: free space left inside memory.db (`causantic vacuum`).")
+
+
+def prune_out(result: PruneResult) -> PruneOut:
+    return PruneOut(
+        before=iso(result.before),
+        dry_run=result.dry_run,
+        count=result.count,
+        sessions=result.sessions,
+        deleted=result.deleted,
+        projects=[PruneProject(project=p.project, chunks=p.chunks, sessions=p.sessions) for p in result.projects],
+        freed_bytes=result.freed_bytes,
+        size_bytes=result.size_bytes,
+        free_bytes=result.free_bytes,
+    )
+
+
+class VacuumOut(Out):
+    bytes_before: int = Field(description="The SQLite file and its write-ahead log before.")
+    bytes_after: int = Field(description="...and after: free space gone, the log emptied.")
+    free_before: int = Field(description="Free space inside the file before (left by deleted memory).")
+    reclaims: bool = Field(description="Whether later deletions give their space back by themselves (always, after).")
 
 
 class EmbedOut(Out):
@@ -385,6 +439,9 @@ def forget_out(result: ForgetResult) -> ForgetOut:
         ],
         other_members=dict(result.others),
         only_mine=result.only_mine,
+        freed_bytes=result.freed_bytes,
+        free_bytes=result.free_bytes,
+        size_bytes=result.size_bytes,
     )
 
 

@@ -10,7 +10,6 @@ scope chunk reads with a :class:`~causantic.store.records.ChunkScope`, and get f
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 from collections import Counter
@@ -43,6 +42,7 @@ from causantic.store.records import (
     EdgeRecord,
     FileMark,
     Project,
+    StoreSpace,
 )
 
 _COUNTED_SCOPES = 64  # scopes whose chunk count is kept (searches use a handful: all, each project)
@@ -586,4 +586,23 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         return out
 
     def size_bytes(self) -> int:
-        return sum(os.path.getsize(p) for p in (self.path, Path(f"{self.path}-wal")) if os.path.exists(p))
+        return self.space().total
+
+    def space(self) -> StoreSpace:
+        """The file's size, its write-ahead log's and the free space inside it."""
+        with self._turn:
+            return sqlite_util.space(self.conn, self.path)
+
+    def release_space(self) -> None:
+        """After an ingest or a deletion: give free pages back to the disk (a file made with
+        incremental auto-vacuum) and truncate the write-ahead log (readers permitting). Nothing
+        inside an open transaction, which holds what it would release."""
+        with self._turn:
+            if not self.conn.in_transaction:
+                sqlite_util.settle(self.conn)
+
+    def vacuum(self) -> tuple[StoreSpace, StoreSpace]:
+        """Rebuild the file without its free space (``VACUUM``), with incremental auto-vacuum from
+        now on; the space before and after."""
+        with self._turn:
+            return sqlite_util.vacuum(self.conn, self.path)

@@ -53,6 +53,7 @@ from causantic.store.records import (
     SessionFigures,
     SessionTotals,
     StoredChunk,
+    StoreSpace,
     TopicTotals,
     VectorHealth,
     VectorMatch,
@@ -215,6 +216,15 @@ class MemoryStoreProtocol(Protocol):
     def change_stamp(self) -> tuple[int, int]: ...
     def counts(self) -> dict[str, object]: ...
     def size_bytes(self) -> int: ...
+    def space(self) -> StoreSpace: ...
+    def release_space(self) -> None:
+        """After an ingest or a deletion: give what the files hold but no longer use back to the disk
+        where the store can."""
+        ...
+
+    def vacuum(self) -> tuple[StoreSpace, StoreSpace]:
+        """Rebuild the store without its free space; the space before and after."""
+        ...
 
 
 class VectorIndexProtocol(Protocol):
@@ -250,3 +260,6 @@ class VectorIndexProtocol(Protocol):
         member: str | None = None,  # team memory: only this member's chunks, filtered by the index query
     ) -> list[VectorMatch]: ...
     def ensure_ann_index(self) -> bool: ...
+    def drop_deleted_from_ann(self) -> int:
+        """After a forget: take deleted rows out of any index file kept outside the database."""
+        ...

@@ -252,3 +252,18 @@ class VectorHealth:
     @property
     def missing(self) -> int:
         return max(0, self.chunks - self.vectors)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreSpace:
+    """What memory's files take on disk. PostgreSQL (team memory) reports its database's size as
+    ``file_bytes`` and looks after its own free space (autovacuum)."""
+
+    file_bytes: int  # the database file
+    journal_bytes: int  # its write-ahead log (SQLite), 0 once checkpointed
+    free_bytes: int  # pages inside the file that hold nothing (deleted rows), reused by later writes
+    reclaims: bool  # whether a deletion gives its free pages back to the disk by itself
+
+    @property
+    def total(self) -> int:
+        return self.file_bytes + self.journal_bytes

@@ -4,6 +4,16 @@ Many processes share one database (an MCP server per Claude Code session, hooks 
 background, the CLI). WAL lets readers run beside a writer; ``busy_timeout`` makes a second writer
 wait instead of failing; write transactions start with ``BEGIN IMMEDIATE`` so two writers never
 deadlock on a read-to-write lock upgrade (which busy_timeout cannot resolve).
+
+Bounded files. A reader holding an old snapshot keeps SQLite's automatic checkpoints from emptying
+the write-ahead log, which then grows with every write and, by default, never shrinks while any
+connection stays open (an MCP server always does). So every writer sets ``journal_size_limit``
+(the log is cut back to :data:`JOURNAL_SIZE_LIMIT` whenever a checkpoint empties it), and the
+store calls :func:`settle` after an ingest or a deletion: it gives free pages back to the file
+system where the file allows it (``auto_vacuum = INCREMENTAL``, set on every new file) and
+checkpoints the log with ``TRUNCATE``, waiting at most :data:`CHECKPOINT_WAIT_MS` for readers
+(then it checkpoints what they allow, as ``PASSIVE`` does). A file made before keeps its deleted
+rows' pages as free space inside it until :func:`vacuum` rebuilds it (``causantic vacuum``).
 """
 
 from __future__ import annotations
@@ -11,6 +21,7 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -20,9 +31,19 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from causantic.errors import StoreError, store_failure
+from causantic.store.records import StoreSpace
 
 # Generated columns (the keyword index's scope column, migration m004) arrived in SQLite 3.31.
 MIN_SQLITE = (3, 31, 0)
+JOURNAL_SIZE_LIMIT = 16 * 1024 * 1024
+"""Bytes of write-ahead log a checkpoint that empties it leaves on disk (SQLite's default keeps all
+of it: the log stays as large as it ever grew until the last connection closes)."""
+CHECKPOINT_WAIT_MS = 2_000
+"""How long :func:`settle` waits for readers on older snapshots before it checkpoints only what they
+allow (the log is cut back later, when a checkpoint empties it)."""
+VACUUM_STEP_PAGES = 2_560
+"""Free pages :func:`settle` gives back per transaction (10 MB of 4 KB pages): another writer waits
+for one step, not for the whole release."""
 
 
 def connect(path: Path, *, busy_timeout_ms: int = 30_000, read_only: bool = False) -> sqlite3.Connection:
@@ -50,8 +71,13 @@ def connect(path: Path, *, busy_timeout_ms: int = 30_000, read_only: bool = Fals
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         conn.execute("PRAGMA foreign_keys = ON")
         if not read_only:
-            conn.execute("PRAGMA journal_mode = WAL")  # the first read of the file: damage shows here
+            # The first read of the file: damage shows here. auto_vacuum takes only on a file
+            # with no page yet (journal_mode = WAL writes the first).
+            if conn.execute("PRAGMA page_count").fetchone()[0] == 0:
+                conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+            conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute(f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}")
     except sqlite3.Error as exc:  # DatabaseError (malformed, not a database) is not an OperationalError
         conn.close()
         raise store_failure(exc, f"at {path}") from exc
@@ -155,6 +181,68 @@ class Transactions:
 
 
 _savepoint_numbers = itertools.count(1)  # a savepoint's name is unique in the process, so nested ones never clash
+
+
+def _wal_path(path: Path) -> Path:
+    return path.with_name(path.name + "-wal")
+
+
+def space(conn: sqlite3.Connection, path: Path) -> StoreSpace:
+    """The database file's size, its write-ahead log's, and the free pages inside the file."""
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    free = conn.execute("PRAGMA freelist_count").fetchone()[0] * page_size
+    reclaims = conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2  # INCREMENTAL
+    return StoreSpace(_size(path), _size(_wal_path(path)), free, reclaims)
+
+
+def settle(conn: sqlite3.Connection) -> None:
+    """Give free pages back to the file system (when the file allows it), then checkpoint the
+    write-ahead log and truncate it (readers permitting, within :data:`CHECKPOINT_WAIT_MS`). Run
+    outside any transaction."""
+    try:
+        if conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:
+            while conn.execute("PRAGMA freelist_count").fetchone()[0]:
+                # sqlite3's execute steps a statement that returns no rows once, which frees one page:
+                # executescript steps it to the end.
+                conn.executescript(f"PRAGMA incremental_vacuum({VACUUM_STEP_PAGES})")
+        checkpoint(conn)
+    except sqlite3.OperationalError as exc:
+        # Trigger: another writer held the lock past busy_timeout. Why: what went before (an
+        # ingest, a forget) is committed and must not be reported as failed. Outcome: the pages stay
+        # free inside the file, reused by later writes, and the next settle gives them back.
+        if "locked" not in str(exc) and "busy" not in str(exc):
+            raise
+
+
+def checkpoint(conn: sqlite3.Connection) -> None:
+    """Copy the write-ahead log into the database and truncate it. Readers on older snapshots are
+    waited for at most :data:`CHECKPOINT_WAIT_MS`; then what they allow is copied, as ``PASSIVE``
+    does, and the log is cut back when a later checkpoint empties it (``journal_size_limit``)."""
+    timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.execute(f"PRAGMA busy_timeout = {min(timeout, CHECKPOINT_WAIT_MS)}")
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {timeout}")
+
+
+def vacuum(conn: sqlite3.Connection, path: Path) -> tuple[StoreSpace, StoreSpace]:
+    """Rebuild the file without its free pages, with incremental auto-vacuum from now on (so
+    :func:`settle` gives back what later deletions free); the space before and after. Needs free
+    disk of about the file's size twice (SQLite writes the copy to a temporary file, then through
+    the log); readers carry on, writers wait for it."""
+    before = space(conn, path)
+    conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # applies at the VACUUM
+    conn.execute("VACUUM")
+    checkpoint(conn)
+    return before, space(conn, path)
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def fts5_available(conn: sqlite3.Connection) -> bool:

@@ -346,6 +346,49 @@ class VectorIndex(VectorReads):
                 return True
             return False
 
+    def drop_deleted_from_ann(self) -> int:
+        """Take the rows deleted since the build out of the ANN index file (a forget's: search already
+        skips them, but their quantised vectors would stay on disk until a retrain); how many rows the
+        file no longer holds (all of them when too few rows are left to keep an index)."""
+        try:
+            import faiss
+            import numpy as np
+        except ImportError:
+            return 0
+        with self.writing():
+            ann = self._current_ann()
+            if ann is None:
+                return 0
+            if self.count() < ANN_INDEX_MIN_ROWS:
+                dropped = int(ann.index.ntotal)
+                self._remove_ann()
+                return dropped
+            scopes = self._load_scopes(ann)
+            live = np.fromiter(
+                (
+                    r[0]
+                    for r in self.conn.execute(
+                        "SELECT seq FROM vectors WHERE model = ? AND seq <= ?", (self.model_id, ann.watermark)
+                    )
+                ),
+                dtype=np.int64,
+            )
+            if scopes is None:  # an index written before scope maps: which rows it holds is not at hand
+                dropped = int(ann.index.ntotal) - len(live)
+                if dropped:
+                    self._build(self.count())
+                return dropped
+            gone = np.setdiff1d(scopes.seqs, live, assume_unique=True)
+            if not len(gone):
+                return 0
+            index = faiss.read_index(str(self.ann_path))  # in memory: the mapped copy is read-only
+            index.remove_ids(faiss.IDSelectorBatch(len(gone), faiss.swig_ptr(gone)))
+            keep = ~np.isin(scopes.seqs, gone)
+            kept = _ScopeMap(scopes.projects[keep], scopes.seqs[keep], scopes.agents[keep], scopes.agent_names)
+            self._save_scopes(ann.watermark, kept)
+            self._write_ann(index, ann.watermark, ann.trained_rows)
+            return len(gone)
+
     def _ann_state(self) -> str:
         try:
             import faiss  # noqa: F401
@@ -459,13 +502,19 @@ class VectorIndex(VectorReads):
             projects = np.concatenate([previous.projects, projects])
             agents = np.concatenate([previous.agents, agents])
         order = np.lexsort((seqs, projects))
+        self._save_scopes(upto, _ScopeMap(projects[order], seqs[order], agents[order], tuple(names)))
+
+    def _save_scopes(self, watermark: int, scopes: _ScopeMap) -> None:
+        import numpy as np
+
         tmp = self._scopes_path.with_suffix(".tmp.npz")
+        names = list(scopes.agent_names)
         np.savez(
             tmp,
-            watermark=np.int64(upto),
-            projects=projects[order],
-            seqs=seqs[order],
-            agents=agents[order],
+            watermark=np.int64(watermark),
+            projects=scopes.projects,
+            seqs=scopes.seqs,
+            agents=scopes.agents,
             agent_names=np.asarray(names, dtype=str) if names else np.zeros(0, dtype="<U1"),
         )
         tmp.chmod(0o600)

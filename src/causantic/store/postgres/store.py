@@ -32,6 +32,7 @@ from causantic.store.records import (
     FileMark,
     Project,
     SessionEndpoints,
+    StoreSpace,
 )
 from causantic.store.rows import CHUNK_COLUMNS
 from causantic.store.sqlite import raising_store_errors
@@ -586,6 +587,18 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
 
     def size_bytes(self) -> int:
         return int(self._value("SELECT pg_database_size(current_database())"))
+
+    def space(self) -> StoreSpace:
+        """The database's size; PostgreSQL's autovacuum makes deleted rows' space reusable itself."""
+        return StoreSpace(self.size_bytes(), 0, 0, True)
+
+    def release_space(self) -> None:
+        """Nothing to do: autovacuum reclaims deleted rows (a shared server is its owner's to shrink)."""
+
+    def vacuum(self) -> tuple[StoreSpace, StoreSpace]:
+        """Nothing rebuilt: a shared server's files are its owner's (VACUUM FULL locks every member out)."""
+        space = self.space()
+        return space, space
 
 
 def _folder(path: str) -> str:

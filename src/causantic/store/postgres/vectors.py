@@ -156,6 +156,10 @@ class PgVectorIndex(VectorReads):
             ).fetchall()
         return [r[0] for r in rows], self._matrix([r[1] for r in rows])
 
+    def drop_deleted_from_ann(self) -> int:
+        """Nothing kept outside the database: pgvector's index loses a deleted row with its table."""
+        return 0
+
     def size_bytes(self, *, rows: int | None = None) -> int:
         """Vector bytes, and the HNSW index's; ``rows``: :meth:`count`, when known."""
         from psycopg import sql

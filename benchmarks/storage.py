@@ -1,0 +1,194 @@
+"""Memory's size on disk: the SQLite file and its write-ahead log through an ingest and forgets, with a
+reader holding the store open, for this tree and another commit in the same run.
+
+Usage::
+
+    PYTHONPATH=src python benchmarks/storage.py [--base REF] [--corpus DIR] [--forget N] [--embed]
+        [--json OUT]
+
+Each tree (``REF``'s code from ``git archive``, default ``main``; then this tree's ``src/``) gets a new
+``CAUSANTIC_HOME`` and runs, as real processes, what a user does:
+
+1. a reader opens the store and holds one read transaction (a database browser, a long export, a
+   reader mid-query) until the ingest ends, then stays connected, idle, as an MCP server does;
+2. ``causantic batch-ingest CORPUS`` (``--no-embed`` unless ``--embed``), sampling the log's size
+   every 50 ms (its peak); then the reader lets go, and the same ingest runs again (nothing new: what a
+   session-end hook runs);
+3. ``causantic forget PROJECT --yes`` for the ``N`` largest projects, then ``forget --before`` the
+   median chunk time of the next one;
+4. ``causantic stats --json``; for the base tree's file, this tree's ``causantic vacuum`` last.
+
+It prints the file and log sizes after each step, side by side, and the free space inside the file
+(``PRAGMA freelist_count``). Sizes, not times: nothing here depends on the machine's load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
+
+# The reader: holds a read transaction until told (a line on stdin), then stays connected until EOF.
+_READER = """
+import sqlite3, sys, time
+conn = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True, isolation_level=None)
+conn.execute("BEGIN")
+conn.execute("SELECT COUNT(*) FROM chunks").fetchone()
+print("holding", flush=True)
+sys.stdin.readline()
+conn.execute("COMMIT")
+print("idle", flush=True)
+sys.stdin.read()
+"""
+
+
+@dataclass
+class Run:
+    name: str
+    src: Path
+    home: Path
+    rows: list[tuple[str, int, int, int]] = field(default_factory=list)  # step, file, log, free
+    wal_peak: int = 0
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "PYTHONPATH": str(self.src), "CAUSANTIC_HOME": str(self.home)}
+
+    def causantic(self, *args: str, src: Path | None = None) -> str:
+        env = self.env() if src is None else {**self.env(), "PYTHONPATH": str(src)}
+        done = subprocess.run(
+            [sys.executable, "-m", "causantic", *args], env=env, capture_output=True, text=True, check=False
+        )
+        if done.returncode:
+            raise SystemExit(f"{self.name}: causantic {' '.join(args)} failed:\n{done.stderr}")
+        return done.stdout
+
+    def record(self, step: str) -> None:
+        db = self.home / "memory.db"
+        self.rows.append((step, _size(db), _size(db.with_name("memory.db-wal")), _free(db)))
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _free(db: Path) -> int:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        pages = conn.execute("PRAGMA freelist_count").fetchone()[0]
+        return int(pages * conn.execute("PRAGMA page_size").fetchone()[0])
+
+
+def _largest_projects(run: Run, n: int) -> list[dict[str, Any]]:
+    listing = json.loads(run.causantic("list-projects", "--json"))
+    projects = listing if isinstance(listing, list) else listing["projects"]
+    return sorted(projects, key=lambda p: (-p["chunks"], p["name"]))[:n]
+
+
+def measure(run: Run, corpus: Path, forget: int, embed: bool, vacuum_src: Path | None) -> None:
+    run.home.mkdir(parents=True)
+    run.causantic("stats", "--json")  # creates the store, as the first command a user runs does
+    db = run.home / "memory.db"
+    reader = subprocess.Popen(
+        [sys.executable, "-c", _READER, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert reader.stdin is not None and reader.stdout is not None
+    try:
+        reader.stdout.readline()
+        stop = threading.Event()
+
+        def sample() -> None:
+            while not stop.is_set():
+                run.wal_peak = max(run.wal_peak, _size(db.with_name("memory.db-wal")))
+                time.sleep(0.05)
+
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        try:
+            run.causantic("batch-ingest", str(corpus), *([] if embed else ["--no-embed"]))
+        finally:
+            stop.set()
+            sampler.join()
+        run.record("ingest, reader holding a snapshot")
+        reader.stdin.write("release\n")
+        reader.stdin.flush()
+        reader.stdout.readline()
+        run.record("reader idle, still connected")
+        run.causantic("batch-ingest", str(corpus), "--no-embed")
+        run.record("ingest again, nothing new (as a hook does)")
+        *largest, next_one = _largest_projects(run, forget + 1)
+        for project in largest:
+            run.causantic("forget", project["name"], "--yes")
+            run.record(f"forget {project['name'][:28]} ({project['chunks']})")
+        before = next_one["last_seen"] if "last_seen" in next_one else None
+        if before:
+            run.causantic("forget", next_one["name"], "--before", before[:19], "--yes")
+            run.record(f"forget --before ({next_one['name'][:20]})")
+        stats = json.loads(run.causantic("stats", "--json"))
+        run.rows.append(("stats: database size", stats["sqlite_bytes"], -1, stats.get("free_bytes", -1)))
+        if vacuum_src is not None:
+            run.causantic("vacuum", src=vacuum_src)
+            run.record("vacuum (this tree's code)")
+    finally:
+        reader.stdin.close()
+        reader.wait(timeout=60)
+
+
+def mb(n: int) -> str:
+    return "-" if n < 0 else f"{n / 1e6:.1f} MB"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--base", default="main", help="the commit to compare with (any git revision)")
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--forget", type=int, default=3, help="forget this many of the largest projects")
+    parser.add_argument("--embed", action="store_true", help="embed while ingesting (vectors live in memory.db too)")
+    parser.add_argument("--json", type=Path, help="write the figures here too")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="causantic-storage-") as tmp:
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", args.base, "src"], capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        runs = [
+            Run(f"base {args.base}", Path(tmp) / "src", Path(tmp) / "home-base"),
+            Run("this tree", REPO / "src", Path(tmp) / "home-this"),
+        ]
+        print(f"corpus {args.corpus}; load {os.getloadavg()[0]:.2f}", flush=True)
+        for run in runs:
+            measure(run, args.corpus, args.forget, args.embed, REPO / "src" if run is runs[0] else None)
+            print(f"  {run.name} done", flush=True)
+    width = max(len(step) for run in runs for step, *_ in run.rows)
+    header = f"{'':{width}}" + "".join(f"  {run.name:>34}" for run in runs)
+    print(header)
+    print(f"{'':{width}}" + "  {:>10} {:>11} {:>11}".format("file", "log", "free") * len(runs))
+    peaks = "".join(f"  {'':>10} {mb(run.wal_peak):>11} {'':>11}" for run in runs)
+    print(f"{'log peak during ingest':{width}}{peaks}")
+    steps = list(dict.fromkeys(step for run in runs for step, *_ in run.rows))
+    for step in steps:
+        cells = []
+        for run in runs:
+            row = next((r for r in run.rows if r[0] == step), None)
+            cells.append("  {:>10} {:>11} {:>11}".format(*(mb(v) for v in row[1:])) if row else f"  {'':>34}")
+        print(f"{step:{width}}" + "".join(cells))
+    if args.json:
+        args.json.write_text(
+            json.dumps({run.name: {"wal_peak": run.wal_peak, "rows": run.rows} for run in runs}, indent=1),
+            encoding="utf-8",
+        )
+
+
+if __name__ == "__main__":
+    main()

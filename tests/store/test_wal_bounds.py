@@ -1,0 +1,97 @@
+"""The write-ahead log does not outgrow an ingest while another process holds memory open.
+
+SQLite deletes ``memory.db-wal`` when the last connection closes, so the log's size matters while
+another process stays connected: an MCP server per Claude Code session, the dashboard. Here that
+process is real (a reader on its own connection) and so are the ingests (``causantic ingest`` as
+the user and the hooks run it). An idle reader leaves the log empty after an ingest; a reader
+holding a snapshot through an ingest keeps the log it needs, and the next ingest (one with nothing
+new, as a session-end hook runs) empties it once the reader has let go.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from process_support import causantic
+from transcript_files import write_session
+
+from causantic.facade import Memory
+
+# Holds a read transaction while told to (a line on stdin toggles), connected until stdin ends.
+_READER = """
+import sqlite3, sys
+conn = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True, isolation_level=None)
+conn.execute("SELECT COUNT(*) FROM chunks").fetchone()  # opens the file and its log (connect alone does not)
+print("connected", flush=True)
+for line in sys.stdin:
+    if line.strip() == "hold":
+        conn.execute("BEGIN")
+        conn.execute("SELECT COUNT(*) FROM chunks").fetchone()
+    else:
+        conn.execute("COMMIT")
+    print("ok", flush=True)
+"""
+
+
+def _sessions(folder: Path, first: int) -> Path:
+    for n in range(first, first + 6):
+        turns = [
+            (f"turn {n}.{t} " + " ".join(f"w{n}y{t}y{w}" for w in range(400)), f"ok {n}.{t} " * 300) for t in range(15)
+        ]
+        write_session(folder, "/work/shop", f"{n:08x}-0000-4000-8000-{n:012d}", turns)
+    return folder
+
+
+def _log(home: Path) -> int:
+    wal = home / "memory.db-wal"
+    return wal.stat().st_size if wal.exists() else 0
+
+
+class Reader:
+    def __init__(self, db: Path) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _READER, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert self.process.stdout is not None
+        assert self.process.stdout.readline().strip() == "connected"
+
+    def tell(self, what: str) -> None:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(what + "\n")
+        self.process.stdin.flush()
+        assert self.process.stdout.readline().strip() == "ok"
+
+    def close(self) -> None:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+        self.process.stdout.close()
+
+
+def _ingest(folder: Path) -> None:
+    done = causantic("ingest", str(folder), "--no-embed")
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_log_is_empty_after_an_ingest_while_another_process_stays_connected(
+    tmp_path: Path, causantic_home: Path
+) -> None:
+    with Memory(causantic_home):
+        pass  # the store exists, as after the first command a user runs
+    reader = Reader(causantic_home / "memory.db")
+    try:
+        _ingest(_sessions(tmp_path / "first", 0))
+        assert _log(causantic_home) == 0
+
+        reader.tell("hold")  # a reader mid-query through the whole ingest: the log must keep what it reads
+        _ingest(_sessions(tmp_path / "second", 6))
+        assert _log(causantic_home) > 0
+        reader.tell("let go")
+        _ingest(tmp_path / "second")  # nothing new: what a session-end hook's ingest does
+        assert _log(causantic_home) == 0
+    finally:
+        reader.close()
+    with Memory(causantic_home) as memory:
+        assert memory.stats().sessions == 12
