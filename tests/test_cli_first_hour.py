@@ -1,0 +1,53 @@
+"""What a new user meets in the first hour: the quick start, `init`, help, wrong input, narrow and
+piped output. Each test is something such a user ran into and that now reads or works right."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from transcript_files import write_codex_rollout, write_session
+
+from causantic.cli.main import cli
+
+TURNS = [("why does the invoice export time out", "The export query scans every invoice; I added an index.")]
+
+
+@pytest.fixture
+def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty HOME of the user's own (no agent has written anything yet), without embedding."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.setenv("CAUSANTIC_EMBEDDING_EAGER", "false")
+    return home
+
+
+def test_batch_ingest_reads_claude_codes_sessions_where_claude_config_dir_puts_them(
+    user_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code keeps its sessions in $CLAUDE_CONFIG_DIR/projects when that is set (init already
+    registered the hooks there); batch-ingest looked in ~/.claude/projects only and, finding nothing,
+    ingested the bundled examples instead of the user's sessions."""
+    config_dir = tmp_path / "claude-config"
+    write_session(config_dir / "projects", "/work/billing", "5b1f0c2e-0000-4000-8000-000000000001", TURNS)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config_dir))
+    shown = CliRunner().invoke(cli, ["batch-ingest", "--json"], catch_exceptions=False)
+    assert shown.exit_code == 0, shown.output
+    report = json.loads(shown.stdout)
+    assert report["sessions"] == 1 and report["chunks_added"] == 1 and "bundled example" not in shown.output
+
+
+def test_init_ingests_the_codex_sessions_it_registers_the_server_for(user_home: Path) -> None:
+    """A Codex CLI user with no Claude Code sessions: init registered the MCP server with Codex, then
+    ingested nothing (it read ~/.claude/projects only), so the server answered from empty memory."""
+    write_codex_rollout(user_home / ".codex" / "sessions", "/work/billing", "019a-thread-1", TURNS)
+    shown = CliRunner().invoke(cli, ["init", "--yes", "--no-check"], catch_exceptions=False)
+    assert shown.exit_code == 0, shown.output
+    assert "Ingest summary" in shown.output and "registered with Codex CLI in" in shown.output
+    stats = json.loads(CliRunner().invoke(cli, ["stats", "--json"], catch_exceptions=False).stdout)
+    assert stats["sources"]["codex"] == {"sessions": 1, "chunks": 1}
