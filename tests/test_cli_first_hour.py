@@ -4,8 +4,10 @@ piped output. Each test is something such a user ran into and that now reads or 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 from transcript_files import write_codex_rollout, write_session
@@ -51,3 +53,29 @@ def test_init_ingests_the_codex_sessions_it_registers_the_server_for(user_home: 
     assert "Ingest summary" in shown.output and "registered with Codex CLI in" in shown.output
     stats = json.loads(CliRunner().invoke(cli, ["stats", "--json"], catch_exceptions=False).stdout)
     assert stats["sources"]["codex"] == {"sessions": 1, "chunks": 1}
+
+
+def _command_paths(command: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    if not isinstance(command, click.Group):
+        return [path]
+    ctx = click.Context(command)
+    found = [path]
+    for name in command.list_commands(ctx):
+        sub = command.get_command(ctx, name)
+        if sub is not None and not sub.hidden:
+            found += _command_paths(sub, (*path, name))
+    return found
+
+
+@pytest.mark.parametrize("width", [40, 50, 60])
+def test_help_never_cuts_a_word_at_its_hyphen(width: int) -> None:
+    """click wrapped after hyphens: 'causantic reconstruct myapp (then: --session 3f2a1b, or --days-'
+    ended one line and 'back 1 --full)' began the next; '--source' said 'claude-' / 'code'."""
+    cut = {}
+    for path in _command_paths(cli):
+        shown = CliRunner().invoke(cli, [*path, "--help"], terminal_width=width)
+        assert shown.exit_code == 0 and "\u2011" not in shown.output, (path, shown.output)
+        lines = [line for line in shown.output.splitlines() if re.search(r"\w-$", line)]
+        if lines:
+            cut[" ".join(path) or "causantic"] = lines
+    assert not cut, cut
