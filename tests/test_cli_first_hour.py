@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from transcript_files import write_codex_rollout, write_session
 
 from causantic.cli.main import cli
+from causantic.cli.output import console
 
 TURNS = [("why does the invoice export time out", "The export query scans every invoice; I added an index.")]
 
@@ -79,3 +80,41 @@ def test_help_never_cuts_a_word_at_its_hyphen(width: int) -> None:
         if lines:
             cut[" ".join(path) or "causantic"] = lines
     assert not cut, cut
+
+
+def test_config_says_where_each_value_was_set_as_the_dashboard_does(
+    causantic_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`causantic config` showed a value and its default but not what set it, so a user could not tell
+    which file or variable to edit (the dashboard's settings page said it)."""
+    causantic_home.mkdir()
+    (causantic_home / "config.json").write_text('{"episodes": {"maxTokens": 1500}}')
+    monkeypatch.setenv("CAUSANTIC_RETRIEVAL_MMR_LAMBDA", "0.5")
+    monkeypatch.setattr(console, "width", 400)  # a table, not blocks, beside this test's long path
+    shown = CliRunner().invoke(cli, ["config"], catch_exceptions=False)
+    rows = {
+        line.split("│")[0].strip(): [cell.strip() for cell in line.split("│")[1:4]]
+        for line in shown.stdout.splitlines()[2:]
+    }
+    assert rows["retrieval.mmrLambda"] == ["0.5", "0.7", "$CAUSANTIC_RETRIEVAL_MMR_LAMBDA"]
+    assert rows["episodes.maxTokens"] == ["1500", "2500", str(causantic_home / "config.json")]
+    assert rows["chunking.maxTokens"] == ["400", "400", ""]
+    keys = json.loads(CliRunner().invoke(cli, ["config", "--json"], catch_exceptions=False).stdout)
+    assert keys["retrieval.mmrLambda"]["source"] == "environment variable CAUSANTIC_RETRIEVAL_MMR_LAMBDA"
+    assert keys["chunking.maxTokens"]["source"] == "default"
+
+
+def test_a_refused_setting_names_the_variable_or_file_that_set_it(
+    causantic_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'Invalid configuration: retrieval.defaultLimit: Input should be a valid integer' left the user
+    to search config.json, the project's file and the environment for the culprit."""
+    monkeypatch.setenv("CAUSANTIC_RETRIEVAL_DEFAULT_LIMIT", "ten")
+    shown = CliRunner().invoke(cli, ["search", "invoice export"])
+    assert shown.exit_code == 1
+    assert "retrieval.defaultLimit (set in environment variable CAUSANTIC_RETRIEVAL_DEFAULT_LIMIT):" in shown.output
+    monkeypatch.delenv("CAUSANTIC_RETRIEVAL_DEFAULT_LIMIT")
+    causantic_home.mkdir()
+    (causantic_home / "config.json").write_text('{"retrieval": {"mmrLambda": 7}}')
+    shown = CliRunner().invoke(cli, ["stats"])
+    assert shown.exit_code == 1 and f"retrieval.mmrLambda (set in {causantic_home / 'config.json'}):" in shown.output
