@@ -118,3 +118,23 @@ def test_a_refused_setting_names_the_variable_or_file_that_set_it(
     (causantic_home / "config.json").write_text('{"retrieval": {"mmrLambda": 7}}')
     shown = CliRunner().invoke(cli, ["stats"])
     assert shown.exit_code == 1 and f"retrieval.mmrLambda (set in {causantic_home / 'config.json'}):" in shown.output
+
+
+@pytest.mark.parametrize("command", ["search", "recall", "predict"])
+def test_a_budget_too_small_for_the_best_match_says_so_instead_of_hiding_it(
+    user_home: Path, tmp_path: Path, command: str
+) -> None:
+    """`search "jupyter notebook" --max-tokens 100` answered 'Found 1 weakly related memory chunk …
+    none reaching 10% relevance' while three matches of 43-59% were each larger than 100 tokens;
+    recall told a 5% episode in place of the 59% one."""
+    answer = "I added a composite index on invoices(customer_id, issued_at) to the export query. " * 12
+    write_session(
+        tmp_path / "sessions", "/work/billing", "5b1f0c2e-0000-4000-8000-000000000002", [TURNS[0][:1] + (answer,)]
+    )
+    CliRunner().invoke(cli, ["ingest", str(tmp_path / "sessions")], catch_exceptions=False)
+    shown = CliRunner().invoke(cli, [command, "invoice export time out", "--max-tokens", "150"], catch_exceptions=False)
+    assert shown.exit_code == 0
+    assert "1 better match left out, larger than the 150-token budget (the smallest needs " in shown.output
+    assert "a larger budget (max tokens) shows it" in shown.output
+    roomy = CliRunner().invoke(cli, [command, "invoice export time out"], catch_exceptions=False).output
+    assert "better match" not in roomy and "composite index" in roomy
