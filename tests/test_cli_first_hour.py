@@ -138,3 +138,16 @@ def test_a_budget_too_small_for_the_best_match_says_so_instead_of_hiding_it(
     assert "a larger budget (max tokens) shows it" in shown.output
     roomy = CliRunner().invoke(cli, [command, "invoice export time out"], catch_exceptions=False).output
     assert "better match" not in roomy and "composite index" in roomy
+
+
+@pytest.mark.parametrize("command", ["search", "recall", "predict"])
+def test_an_unquoted_query_is_read_as_one_query(user_home: Path, tmp_path: Path, command: str) -> None:
+    """`causantic search invoice export time out` stopped at 'Got unexpected extra argument (export)'."""
+    write_session(tmp_path / "sessions", "/work/billing", "5b1f0c2e-0000-4000-8000-000000000003", TURNS)
+    CliRunner().invoke(cli, ["ingest", str(tmp_path / "sessions")], catch_exceptions=False)
+    unquoted = CliRunner().invoke(cli, [command, "invoice", "export", "--json", "time", "out"], catch_exceptions=False)
+    assert unquoted.exit_code == 0, unquoted.output
+    answer = json.loads(unquoted.stdout)
+    assert answer["query"] == "invoice export time out" and not answer["nothing_relevant"]
+    quoted = CliRunner().invoke(cli, [command, "invoice export time out", "--json"], catch_exceptions=False)
+    assert json.loads(quoted.stdout) == answer

@@ -19,6 +19,7 @@ from causantic.cli.options import (
     max_tokens_option,
     project_option,
     session_id_option,
+    text_argument,
     time_range_options,
 )
 from causantic.cli.output import domain_errors, emit_json, json_option, line
@@ -86,13 +87,13 @@ def _with_common(func: _Command) -> _Command:
 
 
 @click.command("recall")
-@click.argument("query")
+@text_argument("query")
 @_with_common
 @json_option
 def recall_command(query: str, project: str | None, agent: str | None, max_tokens: int | None, as_json: bool) -> None:
     """Tell the story behind something, in order: what led up to it.
 
-    A query that starts with "-" goes after "--": causantic recall -- "--force flag"
+    Quotes are optional; a query that starts with "-" goes after "--": causantic recall -- "--force flag"
 
     Example: causantic recall "how did we fix the Safari login loop"
     """
@@ -100,7 +101,7 @@ def recall_command(query: str, project: str | None, agent: str | None, max_token
 
 
 @click.command("predict")
-@click.argument("context")
+@text_argument("context")
 @_with_common
 @json_option
 def predict_command(
@@ -108,7 +109,7 @@ def predict_command(
 ) -> None:
     """What came next after work like this: the turns that followed the best matches, in order.
 
-    Text that starts with "-" goes after "--": causantic predict -- "--dry-run added"
+    Quotes are optional; text that starts with "-" goes after "--": causantic predict -- "--dry-run added"
 
     Example: causantic predict "added a rate limiter to the search endpoint"
     """

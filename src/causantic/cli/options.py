@@ -29,6 +29,16 @@ def defaulted_int_option(flag: str, option: options.Option) -> Callable[[F], F]:
     return click.option(flag, default=option.default, show_default=True, type=int_range(option), help=option.help)
 
 
+def text_argument(name: str) -> Callable[[F], F]:
+    """What to search for, recall or predict from: quoted or not (`causantic search login redirect
+    loop` stopped at 'Got unexpected extra argument (redirect)'), its words joined by one space."""
+
+    def joined(ctx: click.Context, param: click.Parameter, words: tuple[str, ...]) -> str:
+        return " ".join(words)
+
+    return click.argument(name, nargs=-1, required=True, callback=joined)
+
+
 def project_option(func: F) -> F:
     return click.option("--project", help=options.PROJECT.help)(func)
 
