@@ -151,3 +151,23 @@ def test_an_unquoted_query_is_read_as_one_query(user_home: Path, tmp_path: Path,
     assert answer["query"] == "invoice export time out" and not answer["nothing_relevant"]
     quoted = CliRunner().invoke(cli, [command, "invoice export time out", "--json"], catch_exceptions=False)
     assert json.loads(quoted.stdout) == answer
+
+
+def test_dates_take_minutes_and_offsets_as_the_help_says_and_a_wrong_one_is_told_in_examples(
+    user_home: Path, tmp_path: Path
+) -> None:
+    """The help said 'UTC when no offset' but click.DateTime refused '2026-11-02T11:00+02:00' and
+    '2026-11-02T09:30' alike, in strftime codes: "does not match the formats '%Y-%m-%d', …"."""
+    write_session(tmp_path / "sessions", "/work/billing", "5b1f0c2e-0000-4000-8000-000000000004", TURNS)
+    CliRunner().invoke(cli, ["ingest", str(tmp_path / "sessions")], catch_exceptions=False)
+
+    def sessions(*args: str) -> int:
+        shown = CliRunner().invoke(cli, ["list-sessions", "billing", "--json", *args], catch_exceptions=False)
+        assert shown.exit_code == 0, shown.output
+        return int(json.loads(shown.stdout)["total"])
+
+    assert sessions("--from", "2026-11-02T10:30+02:00", "--to", "2026-11-02T11:30+02:00") == 1  # 09:00 UTC
+    assert sessions("--from", "2026-11-02T09:30") == 0
+    wrong = CliRunner().invoke(cli, ["forget", "billing", "--before", "yesterday"])
+    assert wrong.exit_code == 2 and "%Y" not in wrong.output
+    assert "'yesterday' is not a date or time: write 2026-03-01, 2026-03-01T09:00 or" in wrong.output

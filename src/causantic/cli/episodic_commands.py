@@ -190,8 +190,8 @@ def reconstruct_command(
 
 @click.command("forget")
 @click.argument("project")
-@date_option("--before", "before", "Chunks before this time, e.g. 2026-03-01 or 2026-03-01T09:00:00 (UTC).")
-@date_option("--after", "after", "Chunks at or after this time (UTC).")
+@date_option("--before", "before", "Chunks before this time, e.g. 2026-03-01 or 2026-03-01T09:00; UTC when no offset.")
+@date_option("--after", "after", "Chunks at or after this time; UTC when no offset.")
 @session_id_option("--session", "session_id", help="One session (id or id prefix).")
 @click.option("--query", help="Chunks similar to this text (see --threshold).")
 @click.option(

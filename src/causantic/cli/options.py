@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any, TypeVar
 
 import click
@@ -55,10 +56,31 @@ def max_tokens_option(func: F) -> F:
     return click.option("--max-tokens", type=int_range(options.MAX_TOKENS), help=options.MAX_TOKENS.help)(func)
 
 
+class IsoTime(click.ParamType):
+    """A date, or a date and time, as ISO 8601 writes it (2026-03-01, 2026-03-01T09:00,
+    2026-03-01 09:00:00+02:00, …Z), as the MCP tools take it; without an offset it is UTC (the
+    facade's rule). click.DateTime refused minutes without seconds and every offset, and said so in
+    strftime codes ('does not match the formats '%Y-%m-%d', …')."""
+
+    name = "date"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> datetime:
+        if isinstance(value, datetime):
+            return value
+        try:
+            return datetime.fromisoformat(str(value).strip())
+        except ValueError:
+            self.fail(
+                f"{value!r} is not a date or time: write 2026-03-01, 2026-03-01T09:00 or "
+                "2026-03-01T09:00+02:00 (UTC when no offset).",
+                param,
+                ctx,
+            )
+
+
 def date_option(flag: str, dest: str, help: str) -> Callable[[F], F]:
-    """A date or date and time without a zone, taken as UTC. Its help line reads ``--from DATE``, not
-    click.DateTime's ``--from [%Y-%m-%d|%Y-%m-%dT%H:%M:%S|%Y-%m-%d %H:%M:%S]``."""
-    return click.option(flag, dest, type=click.DateTime(), metavar="DATE", help=help)
+    """A date or date and time (:class:`IsoTime`). Its help line reads ``--from DATE``."""
+    return click.option(flag, dest, type=IsoTime(), metavar="DATE", help=help)
 
 
 def time_range_options(func: F) -> F:
