@@ -171,3 +171,15 @@ def test_dates_take_minutes_and_offsets_as_the_help_says_and_a_wrong_one_is_told
     wrong = CliRunner().invoke(cli, ["forget", "billing", "--before", "yesterday"])
     assert wrong.exit_code == 2 and "%Y" not in wrong.output
     assert "'yesterday' is not a date or time: write 2026-03-01, 2026-03-01T09:00 or" in wrong.output
+
+
+def test_a_forget_with_yes_that_matches_nothing_says_so_in_words(user_home: Path, tmp_path: Path) -> None:
+    """Running `forget … --yes` a second time said '0 chunks in 0 sessions of the whole project … deleted.'"""
+    write_session(tmp_path / "sessions", "/work/billing", "5b1f0c2e-0000-4000-8000-000000000005", TURNS)
+    CliRunner().invoke(cli, ["ingest", str(tmp_path / "sessions")], catch_exceptions=False)
+    first = CliRunner().invoke(cli, ["forget", "billing", "--yes"], catch_exceptions=False)
+    assert first.exit_code == 0 and first.stdout.startswith(
+        "1 chunk in 1 session of the whole project 'billing' deleted."
+    )
+    again = CliRunner().invoke(cli, ["forget", "billing", "--yes"], catch_exceptions=False)
+    assert again.exit_code == 0 and again.stdout.strip() == "Nothing in 'billing' matches: nothing was deleted."
