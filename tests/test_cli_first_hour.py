@@ -183,3 +183,19 @@ def test_a_forget_with_yes_that_matches_nothing_says_so_in_words(user_home: Path
     )
     again = CliRunner().invoke(cli, ["forget", "billing", "--yes"], catch_exceptions=False)
     assert again.exit_code == 0 and again.stdout.strip() == "Nothing in 'billing' matches: nothing was deleted."
+
+
+def test_init_names_each_backup_after_the_agent_whose_file_it_is(user_home: Path, causantic_home: Path) -> None:
+    """Claude Code's and Gemini CLI's settings.json were both backed up as 'settings.json.<time>.bak',
+    so a user restoring one could not tell which was which but by the time in their names."""
+    (user_home / ".claude").mkdir()
+    (user_home / ".claude" / "settings.json").write_text('{"permissions": {"allow": []}}\n')
+    (user_home / ".gemini").mkdir()
+    (user_home / ".gemini" / "settings.json").write_text('{"theme": "Dracula"}\n')
+    shown = CliRunner().invoke(cli, ["init", "--yes", "--no-ingest", "--no-check"], catch_exceptions=False)
+    assert shown.exit_code == 0, shown.output
+    backups = sorted(p.name.split(".20")[0] for p in (causantic_home / "backups").iterdir())
+    assert backups == ["claude-settings.json", "gemini-settings.json"], backups
+    assert f"(backup: {causantic_home / 'backups' / 'gemini-settings.json.'}" in shown.output
+    restored = {p.name.split(".20")[0]: p.read_text() for p in (causantic_home / "backups").iterdir()}
+    assert restored["gemini-settings.json"] == '{"theme": "Dracula"}\n'
