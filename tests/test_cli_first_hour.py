@@ -199,3 +199,15 @@ def test_init_names_each_backup_after_the_agent_whose_file_it_is(user_home: Path
     assert f"(backup: {causantic_home / 'backups' / 'gemini-settings.json.'}" in shown.output
     restored = {p.name.split(".20")[0]: p.read_text() for p in (causantic_home / "backups").iterdir()}
     assert restored["gemini-settings.json"] == '{"theme": "Dracula"}\n'
+
+
+def test_every_list_in_json_comes_in_an_object_that_names_it() -> None:
+    """`models --json` printed a bare array where list-projects, list-sessions and clusters print an
+    object naming their list, so one script could not read them alike (`jq .models`)."""
+    for command, key in (("models", "models"), ("list-projects", "projects"), ("clusters", "topics")):
+        shown = CliRunner().invoke(cli, [command, "--json"], catch_exceptions=False)
+        assert shown.exit_code == 0, shown.output
+        answer = json.loads(shown.stdout)
+        assert isinstance(answer, dict) and isinstance(answer[key], list), (command, answer)
+    models = json.loads(CliRunner().invoke(cli, ["models", "--json"]).stdout)["models"]
+    assert {"id": "all-minilm-l6-v2", "dims": 384, "status": "ready"}.items() <= models[0].items()

@@ -125,8 +125,8 @@ def models_command(as_json: bool) -> None:
         }
         for spec in MODELS.values()
     ]
-    if as_json:
-        emit_json(rows)
+    if as_json:  # an object naming its list, as list-projects ("projects") and clusters ("topics")
+        emit_json({"models": rows})
         return
     table(
         None,
