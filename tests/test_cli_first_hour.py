@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from process_support import EXAMPLES
 from transcript_files import write_codex_rollout, write_session
 
 from causantic.cli.main import cli
@@ -211,3 +212,19 @@ def test_every_list_in_json_comes_in_an_object_that_names_it() -> None:
         assert isinstance(answer, dict) and isinstance(answer[key], list), (command, answer)
     models = json.loads(CliRunner().invoke(cli, ["models", "--json"]).stdout)["models"]
     assert {"id": "all-minilm-l6-v2", "dims": 384, "status": "ready"}.items() <= models[0].items()
+
+
+def test_the_ingest_summary_says_how_many_of_the_new_chunks_joined_topics(
+    user_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'topics  0 new chunks joined existing topics' was printed both when nothing was new (--force)
+    and when 25 new chunks joined none, which read as if the ingest had added nothing."""
+    monkeypatch.setenv("CAUSANTIC_EMBEDDING_EAGER", "true")
+    monkeypatch.setenv("CAUSANTIC_CLUSTERING_MIN_CLUSTER_SIZE", "2")  # topics among the six example chunks
+    examples = CliRunner().invoke(cli, ["ingest", str(EXAMPLES)], catch_exceptions=False)
+    assert examples.exit_code == 0 and "topics over" in CliRunner().invoke(cli, ["cluster"]).output
+    again = CliRunner().invoke(cli, ["ingest", "--force", str(EXAMPLES)], catch_exceptions=False).stdout
+    assert "topics                │ unchanged: no new chunks" in again, again
+    write_session(tmp_path / "sessions", "/work/billing", "5b1f0c2e-0000-4000-8000-000000000006", TURNS)
+    new = CliRunner().invoke(cli, ["ingest", str(tmp_path / "sessions")], catch_exceptions=False).stdout
+    assert re.search(r"topics +│ [01] of 1 new chunk joined existing topics", new), new
