@@ -228,3 +228,14 @@ def test_the_ingest_summary_says_how_many_of_the_new_chunks_joined_topics(
     write_session(tmp_path / "sessions", "/work/billing", "5b1f0c2e-0000-4000-8000-000000000006", TURNS)
     new = CliRunner().invoke(cli, ["ingest", str(tmp_path / "sessions")], catch_exceptions=False).stdout
     assert re.search(r"topics +│ [01] of 1 new chunk joined existing topics", new), new
+
+
+def test_a_page_past_the_end_is_an_error_not_an_answer(user_home: Path, tmp_path: Path) -> None:
+    """`reconstruct billing --page 99` said 'Page 99 is past the end' on stdout and exited 0, so a
+    script paging until an error never stopped."""
+    write_session(tmp_path / "sessions", "/work/billing", "5b1f0c2e-0000-4000-8000-000000000007", TURNS)
+    CliRunner().invoke(cli, ["ingest", str(tmp_path / "sessions")], catch_exceptions=False)
+    shown = CliRunner().invoke(cli, ["reconstruct", "billing", "--page", "99"])
+    assert shown.exit_code == 1 and shown.stdout == ""
+    assert "Error: Page 99 is past the end: 'billing' has 1 page here; use --page 1." in shown.stderr
+    assert CliRunner().invoke(cli, ["reconstruct", "billing", "--page", "1"]).exit_code == 0

@@ -177,6 +177,8 @@ def reconstruct_command(
 
     console = output.console
     text = render_reconstruction(result, page_hint="--page {page}", width=console.width)
+    if not result.sessions and result.page > 1:  # a --page past the end is a wrong input: exit 1
+        raise click.ClickException(text)
     console.print(text, markup=False, soft_wrap=True)
     if result.view == "timeline" and result.sessions:
         console.print(
