@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Sequence
+from collections.abc import Iterable
 
 import click
 
@@ -57,7 +57,7 @@ class HelpFormatter(click.HelpFormatter):
         super().write_text(text.replace("-", _UNBROKEN))
         self._restore(start)
 
-    def write_dl(self, rows: Sequence[tuple[str, str]], col_max: int = 30, col_spacing: int = 2) -> None:
+    def write_dl(self, rows: Iterable[tuple[str, str]], col_max: int = 30, col_spacing: int = 2) -> None:
         start = len(self.buffer)
         super().write_dl([(term, text.replace("-", _UNBROKEN)) for term, text in rows], col_max, col_spacing)
         self._restore(start)

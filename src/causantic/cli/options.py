@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -56,7 +56,13 @@ def max_tokens_option(func: F) -> F:
     return click.option("--max-tokens", type=int_range(options.MAX_TOKENS), help=options.MAX_TOKENS.help)(func)
 
 
-class IsoTime(click.ParamType):
+if TYPE_CHECKING:  # generic in newer click only; pyproject allows click 8.1
+    _DateType = click.ParamType[datetime, Any]
+else:
+    _DateType = click.ParamType
+
+
+class IsoTime(_DateType):
     """A date, or a date and time, as ISO 8601 writes it (2026-03-01, 2026-03-01T09:00,
     2026-03-01 09:00:00+02:00, …Z), as the MCP tools take it; without an offset it is UTC (the
     facade's rule). click.DateTime refused minutes without seconds and every offset, and said so in
