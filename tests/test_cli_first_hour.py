@@ -239,3 +239,17 @@ def test_a_page_past_the_end_is_an_error_not_an_answer(user_home: Path, tmp_path
     assert shown.exit_code == 1 and shown.stdout == ""
     assert "Error: Page 99 is past the end: 'billing' has 1 page here; use --page 1." in shown.stderr
     assert CliRunner().invoke(cli, ["reconstruct", "billing", "--page", "1"]).exit_code == 0
+
+
+def test_after_a_clustering_that_found_no_topic_the_summary_does_not_say_to_cluster_for_topics(
+    user_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after `causantic cluster` said no four chunks were alike, the next ingest's summary said
+    'none yet: they form after 200 new embedded chunks (0 so far) or with `causantic cluster`'."""
+    monkeypatch.setenv("CAUSANTIC_EMBEDDING_EAGER", "true")
+    CliRunner().invoke(cli, ["ingest", str(EXAMPLES)], catch_exceptions=False)
+    assert "found no such group" in CliRunner().invoke(cli, ["cluster"]).output
+    write_session(tmp_path / "sessions", "/work/billing", "5b1f0c2e-0000-4000-8000-000000000008", TURNS)
+    summary = CliRunner().invoke(cli, ["ingest", str(tmp_path / "sessions")], catch_exceptions=False).stdout
+    assert "none: the last clustering found no 4 alike chunks (clustering.minClusterSize); it runs again" in summary
+    assert "none yet" not in summary
