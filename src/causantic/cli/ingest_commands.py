@@ -19,7 +19,7 @@ from causantic.retrieval.output import IngestOut
 if TYPE_CHECKING:
     from rich.progress import Progress
 
-WORKERS = 2  # parsing processes of a batch ingest: this machine's two cores
+WORKERS = 2  # parsing processes of a batch ingest (and of init's first ingest) unless --workers says otherwise
 
 
 @click.command("ingest")
