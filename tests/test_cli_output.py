@@ -9,24 +9,45 @@ import pytest
 from click.testing import CliRunner
 from transcript_files import write_session
 
+from causantic.cli.ingest_commands import ingest_detail
 from causantic.cli.main import cli
 from causantic.cli.output import console, line, progress_bars, table
 from causantic.retrieval.format import counted
 
 
+@pytest.mark.parametrize("width", [40, 60])
 @pytest.mark.parametrize("detail", [True, False])
 def test_progress_lines_keep_their_counts_whole_in_a_narrow_terminal(
-    detail: bool, monkeypatch: pytest.MonkeyPatch
+    detail: bool, width: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """At 60 columns the count and the elapsed time used to show as "5…" and "0…"."""
-    monkeypatch.setattr(console, "width", 60)
+    """At 60 columns the count and the elapsed time used to show as "5…" and "0…"; at 40 the
+    embedding line read 'Embedding chunks ━━━━━━ 316/3… … 0:00:04'."""
+    monkeypatch.setattr(console, "width", width)
     progress = progress_bars(detail=detail)
     task = progress.add_task("Ingesting files", total=54, detail="3.6/3.6 MB · 2.4 MB/s · 198 chunks")
     progress.update(task, completed=54)
+    embed = progress.add_task("Embedding chunks", total=316, detail="56.0 chunks/s")
+    progress.update(embed, completed=256)
     with console.capture() as captured:
         console.print(progress.make_tasks_table(progress.tasks))
-    line = captured.get().rstrip("\n")
-    assert "Ingesting files" in line and " 54/54 " in line and line.endswith("0:00:00") and len(line) <= 60
+    ingesting, embedding = captured.get().rstrip("\n").splitlines()
+    assert "Ingesting files" in ingesting and " 54/54 " in ingesting and ingesting.endswith("0:00:00")
+    assert "Embedding chunks" in embedding and " 256/316 " in embedding and embedding.endswith("0:00:00")
+    assert max(len(ingesting), len(embedding)) <= width
+
+
+def test_the_ingest_line_of_an_80_column_terminal_shows_the_chunk_count_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """'Ingesting files ━━━━━━━━━━━━━━ 42/42 4.5 MB/4.5 MB · 4.4 MB/s · 316 chu… 0:00:01': the cut fell
+    on the chunk count, the one figure that says what the ingest found."""
+    monkeypatch.setattr(console, "width", 80)
+    progress = progress_bars(detail=True)
+    detail = ingest_detail(316, 4_500_000, 4_500_000, 1.02)
+    task = progress.add_task("Ingesting files", total=42, detail=detail)
+    progress.update(task, completed=42)
+    with console.capture() as captured:
+        console.print(progress.make_tasks_table(progress.tasks))
+    shown = captured.get().rstrip("\n")
+    assert " 42/42 " in shown and "316 chunks · 4.5 MB/" in shown and len(shown) <= 80
 
 
 def test_text_on_a_terminal_keeps_what_looks_like_an_emoji_code(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -52,3 +52,24 @@ def write_session(folder: Path, cwd: str, session_id: str, texts: list[tuple[str
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return path
+
+
+def write_codex_rollout(sessions: Path, cwd: str, thread: str, texts: list[tuple[str, str]]) -> Path:
+    """A Codex CLI rollout of (prompt, answer) turns in ``cwd``, where Codex keeps it
+    (``<sessions>/YYYY/MM/DD/rollout-<time>-<thread>.jsonl``)."""
+    records: list[dict[str, Any]] = [
+        {"timestamp": "2026-11-02T09:00:00Z", "type": "session_meta", "payload": {"id": thread, "cwd": cwd}}
+    ]
+    for n, (prompt, answer) in enumerate(texts):
+        for kind, role, body in (("input_text", "user", prompt), ("output_text", "assistant", answer)):
+            records.append(
+                {
+                    "timestamp": f"2026-11-02T09:{n % 60:02d}:{30 if role == 'assistant' else 0:02d}Z",
+                    "type": "response_item",
+                    "payload": {"type": "message", "role": role, "content": [{"type": kind, "text": body}]},
+                }
+            )
+    path = sessions / "2026" / "11" / "02" / f"rollout-2026-11-02T09-00-00-{thread}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    return path

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -725,6 +726,7 @@ def load_config(
     where it was renamed), so a file written for another version never stops a command.
     """
     env = os.environ if environ is None else environ
+    sources = {} if sources is None else sources  # also what names the source of a value that is refused
     data: dict[str, Any] = Config().model_dump(by_alias=True)
     for path in ((home or causantic_home()) / "config.json", project_config_file(cwd)):
         if path is not None and path.is_file():
@@ -735,7 +737,7 @@ def load_config(
         key = _env_key(name)
         if key is not None:
             _set_known(data, key, _parse_env_value(raw), f"environment variable {name}", sources)
-    return _validate(data, "configuration")
+    return _validate(data, "configuration", sources)
 
 
 def config_keys() -> dict[str, tuple[Any, str]]:
@@ -747,6 +749,27 @@ def config_keys() -> dict[str, tuple[Any, str]]:
         for key, field in section_type.model_fields.items():
             out[f"{to_camel(section_name)}.{to_camel(key)}"] = (field.default, field.description or "")
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One key as `causantic config` and the dashboard's settings page show it."""
+
+    key: str
+    value: Any
+    default: Any
+    source: str  # "default", the file that set it, or "environment variable CAUSANTIC_…"
+    description: str
+
+
+def described_settings(config: Config, sources: dict[str, str]) -> list[Setting]:
+    """Every key of ``config`` with its default, meaning and where its value came from (``sources``
+    as :func:`load_config` filled it)."""
+    current = config.model_dump(by_alias=True)
+    return [
+        Setting(key, current[key.split(".")[0]][key.split(".")[1]], default, sources.get(key, "default"), description)
+        for key, (default, description) in config_keys().items()
+    ]
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -836,9 +859,15 @@ def _parse_env_value(raw: str) -> Any:
         return raw
 
 
-def _validate(data: dict[str, Any], source: str) -> Config:
+def _validate(data: dict[str, Any], source: str, sources: dict[str, str] | None = None) -> Config:
+    """The configuration, or a ConfigError naming each refused key and, from ``sources``, where its
+    value was set (the file or the environment variable to correct)."""
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
-        raise ConfigError(f"Invalid {source}: {problems}") from exc
+        problems = []
+        for err in exc.errors():
+            key = ".".join(str(p) for p in err["loc"])
+            where = (sources or {}).get(".".join(str(p) for p in err["loc"][:2]))
+            problems.append(f"{key}{f' (set in {where})' if where else ''}: {err['msg']}")
+        raise ConfigError(f"Invalid {source}: {'; '.join(problems)}") from exc

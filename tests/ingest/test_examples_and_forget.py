@@ -15,7 +15,6 @@ import pytest
 from cli_runs import cli_output
 from click.testing import CliRunner
 
-from causantic.cli import ingest_commands
 from causantic.cli.main import cli
 from causantic.config import Config
 from causantic.examples import SESSIONS_DIR
@@ -31,10 +30,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def no_sessions_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A machine without ~/.claude/projects."""
-    missing = tmp_path / "home" / ".claude" / "projects"
-    monkeypatch.setattr(ingest_commands, "DEFAULT_PROJECTS", missing)
-    return missing
+    """A machine without ~/.claude/projects (nor Codex CLI or Gemini CLI sessions)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    return tmp_path / "home" / ".claude" / "projects"
 
 
 def _projects() -> set[str]:

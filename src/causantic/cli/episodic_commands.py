@@ -19,6 +19,7 @@ from causantic.cli.options import (
     max_tokens_option,
     project_option,
     session_id_option,
+    text_argument,
     time_range_options,
 )
 from causantic.cli.output import domain_errors, emit_json, json_option, line, table
@@ -97,13 +98,13 @@ def _with_common(func: _Command) -> _Command:
 
 
 @click.command("recall")
-@click.argument("query")
+@text_argument("query")
 @_with_common
 @json_option
 def recall_command(query: str, project: str | None, agent: str | None, max_tokens: int | None, as_json: bool) -> None:
     """Tell the story behind something, in order: what led up to it.
 
-    A query that starts with "-" goes after "--": causantic recall -- "--force flag"
+    Quotes are optional; a query that starts with "-" goes after "--": causantic recall -- "--force flag"
 
     Example: causantic recall "how did we fix the Safari login loop"
     """
@@ -111,7 +112,7 @@ def recall_command(query: str, project: str | None, agent: str | None, max_token
 
 
 @click.command("predict")
-@click.argument("context")
+@text_argument("context")
 @_with_common
 @json_option
 def predict_command(
@@ -119,7 +120,7 @@ def predict_command(
 ) -> None:
     """What came next after work like this: the turns that followed the best matches, in order.
 
-    Text that starts with "-" goes after "--": causantic predict -- "--dry-run added"
+    Quotes are optional; text that starts with "-" goes after "--": causantic predict -- "--dry-run added"
 
     Example: causantic predict "added a rate limiter to the search endpoint"
     """
@@ -187,6 +188,8 @@ def reconstruct_command(
 
     console = output.console
     text = render_reconstruction(result, page_hint="--page {page}", width=console.width)
+    if not result.sessions and result.page > 1:  # a --page past the end is a wrong input: exit 1
+        raise click.ClickException(text)
     console.print(text, markup=False, soft_wrap=True)
     if result.view == "timeline" and result.sessions:
         console.print(
@@ -200,8 +203,8 @@ def reconstruct_command(
 
 @click.command("forget")
 @click.argument("project")
-@date_option("--before", "before", "Chunks before this time, e.g. 2026-03-01 or 2026-03-01T09:00:00 (UTC).")
-@date_option("--after", "after", "Chunks at or after this time (UTC).")
+@date_option("--before", "before", "Chunks before this time, e.g. 2026-03-01 or 2026-03-01T09:00; UTC when no offset.")
+@date_option("--after", "after", "Chunks at or after this time; UTC when no offset.")
 @session_id_option("--session", "session_id", help="One session (id or id prefix).")
 @click.option("--query", help="Chunks similar to this text (see --threshold).")
 @click.option(
@@ -283,8 +286,8 @@ def _print_forget(result: ForgetResult) -> None:
     console = output.console
     scope = "the whole project " if result.whole_project else ""
     where = f"in {counted(result.sessions, 'session')} of {scope}{result.project!r}"
-    if result.dry_run and not result.count:
-        head = nothing_to_forget(result.project)
+    if not (result.count or result.deleted):  # not "0 chunks in 0 sessions of … deleted"
+        head = nothing_to_forget(result.project, result.dry_run)
     elif result.dry_run:
         head = f"{chunks_forgotten(result, result.count)} {where} would be deleted."
     else:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import click
 
 from causantic.cli.output import agreed, console, domain_errors, emit_json, json_option, progress_bars, table
-from causantic.config import config_keys, load_config
+from causantic.config import described_settings, load_config
 from causantic.facade import Memory
 from causantic.retrieval.format import counted
 from causantic.retrieval.output import EmbedOut
@@ -68,30 +68,35 @@ def reindex_command(yes: bool, as_json: bool) -> None:
 @click.command("config")
 @json_option
 def config_command(as_json: bool) -> None:
-    """Show every setting: its value now, its default and what it does.
+    """Show every setting: its value now, its default, where it was set (config.json, the project's
+    file or a CAUSANTIC_… environment variable; blank: the default) and what it does.
 
     Example: causantic config --json
     """
+    sources: dict[str, str] = {}
     with domain_errors():
-        config = load_config()
-    current = config.model_dump(by_alias=True)
-    rows = []
-    for key, (default, description) in config_keys().items():
-        section, name = key.split(".")
-        rows.append((key, current[section][name], default, description))
+        settings = described_settings(load_config(sources=sources), sources)
     if as_json:
         emit_json(
             {
-                key: {"value": value, "default": default, "description": description}
-                for key, value, default, description in rows
+                s.key: {"value": s.value, "default": s.default, "source": s.source, "description": s.description}
+                for s in settings
             }
         )
         return
     table(
         None,
-        [("key", "left"), ("value", "left"), ("default", "left"), ("description", "left")],
-        [(k, _short(v), _short(d), desc) for k, v, d, desc in rows],
+        [("key", "left"), ("value", "left"), ("default", "left"), ("set in", "left"), ("description", "left")],
+        [(s.key, _short(s.value), _short(s.default), _set_in(s.source), s.description) for s in settings],
     )
+
+
+def _set_in(source: str) -> str:
+    """Where a value was set, blank for a default (most rows): '$CAUSANTIC_RETRIEVAL_MMR_LAMBDA' or the file."""
+    if source == "default":
+        return ""
+    variable = source.removeprefix("environment variable ")
+    return f"${variable}" if variable != source else source
 
 
 def _short(value: object) -> str:
@@ -120,8 +125,8 @@ def models_command(as_json: bool) -> None:
         }
         for spec in MODELS.values()
     ]
-    if as_json:
-        emit_json(rows)
+    if as_json:  # an object naming its list, as list-projects ("projects") and clusters ("topics")
+        emit_json({"models": rows})
         return
     table(
         None,

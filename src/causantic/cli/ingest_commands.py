@@ -12,13 +12,14 @@ import click
 from causantic.cli.output import console, domain_errors, emit_json, json_option, line, progress_bars, table
 from causantic.config import Config, codex_sessions_dir, gemini_sessions_dir, load_config
 from causantic.facade import Memory
+from causantic.integration.claude_files import claude_paths
 from causantic.retrieval.format import byte_size, counted
 from causantic.retrieval.output import IngestOut
 
 if TYPE_CHECKING:
     from rich.progress import Progress
 
-DEFAULT_PROJECTS = Path.home() / ".claude" / "projects"
+WORKERS = 2  # parsing processes of a batch ingest (and of init's first ingest) unless --workers says otherwise
 
 
 @click.command("ingest")
@@ -31,38 +32,40 @@ def ingest_command(paths: tuple[Path, ...], force: bool, no_embed: bool, as_json
 
     Example: causantic ingest ~/.claude/projects/-Users-me-myapp/3f2a….jsonl
     """
-    _run(list(paths), force=force, no_embed=no_embed, as_json=as_json, workers=1)
+    ingest_paths(list(paths), force=force, no_embed=no_embed, as_json=as_json, workers=1)
 
 
 @click.command("batch-ingest")
 @click.argument("folder", required=False, type=click.Path(path_type=Path))
 @click.option("--force", is_flag=True, help="Re-read files even when they look unchanged.")
 @click.option("--no-embed", is_flag=True, help="Skip embedding now; run `causantic embed` later.")
-@click.option("--workers", default=2, show_default=True, type=click.IntRange(1), help="Parsing processes.")
+@click.option("--workers", default=WORKERS, show_default=True, type=click.IntRange(1), help="Parsing processes.")
 @json_option
 def batch_ingest_command(folder: Path | None, force: bool, no_embed: bool, workers: int, as_json: bool) -> None:
     """Ingest every session under a folder; by default every agent's own folder that exists:
-    ~/.claude/projects (Claude Code), sources.codexSessions (Codex CLI: $CODEX_HOME/sessions or
-    ~/.codex/sessions) and sources.geminiSessions (Gemini CLI: ~/.gemini/tmp).
+    ~/.claude/projects (Claude Code; $CLAUDE_CONFIG_DIR/projects when set), sources.codexSessions
+    (Codex CLI: $CODEX_HOME/sessions or ~/.codex/sessions) and sources.geminiSessions (Gemini CLI:
+    ~/.gemini/tmp).
 
     Example: causantic batch-ingest ~/.claude/projects
     """
     if folder is not None:
         if not folder.exists():
             raise click.ClickException(f"{folder} does not exist. Pass the folder that holds your transcripts.")
-        _run([folder], force=force, no_embed=no_embed, as_json=as_json, workers=workers)
+        ingest_paths([folder], force=force, no_embed=no_embed, as_json=as_json, workers=workers)
         return
     with domain_errors():
-        folders = _agent_folders(load_config())
+        folders = agent_folders(load_config())
     if not folders:
         _quick_start(no_embed=no_embed, as_json=as_json, workers=workers)
         return
-    _run(folders, force=force, no_embed=no_embed, as_json=as_json, workers=workers)
+    ingest_paths(folders, force=force, no_embed=no_embed, as_json=as_json, workers=workers)
 
 
-def _agent_folders(config: Config) -> list[Path]:
-    """The folders where Claude Code, Codex CLI and Gemini CLI keep sessions, those holding any."""
-    folders = (DEFAULT_PROJECTS, codex_sessions_dir(config), gemini_sessions_dir(config))
+def agent_folders(config: Config) -> list[Path]:
+    """The folders where Claude Code (honouring ``$CLAUDE_CONFIG_DIR``, as it does), Codex CLI and
+    Gemini CLI keep sessions, those holding any: what `batch-ingest` and `init` read by default."""
+    folders = (claude_paths().projects, codex_sessions_dir(config), gemini_sessions_dir(config))
     return [p for p in folders if p.is_dir() and next(p.rglob("*.json*"), None) is not None]
 
 
@@ -71,7 +74,7 @@ def _quick_start(*, no_embed: bool, as_json: bool, workers: int) -> None:
     real memory (they are only added to an empty store, and leave it when real sessions arrive)."""
     from causantic.examples import SESSIONS_DIR
 
-    where = f"{DEFAULT_PROJECTS} (nor Codex CLI or Gemini CLI sessions)"
+    where = f"{claude_paths().projects} (nor Codex CLI or Gemini CLI sessions)"
     with domain_errors(), Memory() as memory:
         real = memory.holds_real_sessions()
     if real:
@@ -88,12 +91,14 @@ def _quick_start(*, no_embed: bool, as_json: bool, workers: int) -> None:
         err=True,
     )
     # Always read (they are tiny): files marked from an earlier quick start may since have been removed.
-    _run([SESSIONS_DIR], force=True, no_embed=no_embed, as_json=as_json, workers=workers, as_examples=True)
+    ingest_paths([SESSIONS_DIR], force=True, no_embed=no_embed, as_json=as_json, workers=workers, as_examples=True)
 
 
-def _run(
+def ingest_paths(
     paths: list[Path], *, force: bool, no_embed: bool, as_json: bool, workers: int, as_examples: bool = False
 ) -> None:
+    """Ingest files and folders: the JSON report, or progress bars then the summary; exit 1 after
+    it when a path could not be read."""
     with domain_errors(), Memory() as memory:
         if as_json:
             report = memory.ingest(paths, force=force, embed=not no_embed, workers=workers, as_examples=as_examples)
@@ -113,12 +118,7 @@ def _run(
             def advanced(files: int, done_bytes: int, chunks: int) -> None:
                 elapsed = max(time.perf_counter() - started, 1e-6)
                 progress.update(
-                    task,
-                    completed=files,
-                    detail=(
-                        f"{byte_size(done_bytes)}/{byte_size(state['total'])} · {byte_size(done_bytes / elapsed)}/s · "
-                        f"{counted(chunks, 'chunk')}"
-                    ),
+                    task, completed=files, detail=ingest_detail(chunks, done_bytes, state["total"], elapsed)
                 )
 
             report = memory.ingest(
@@ -137,6 +137,15 @@ def _run(
                 "[yellow]note[/yellow] this SQLite has no FTS5: keyword search is off, search runs on vectors alone."
             )
     _exit_on_errors(report)
+
+
+def ingest_detail(chunks: int, done_bytes: int, total_bytes: int, seconds: float) -> str:
+    """The ingest bar's detail, what matters first: a narrow line cuts its end ('316 chu…' hid the
+    chunk count behind the bytes and the rate)."""
+    return (
+        f"{counted(chunks, 'chunk')} · {byte_size(done_bytes)}/{byte_size(total_bytes)} · "
+        f"{byte_size(done_bytes / seconds)}/s"
+    )
 
 
 def _exit_on_errors(report: IngestOut) -> None:

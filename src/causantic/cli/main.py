@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+from collections.abc import Iterable
 
 import click
 
@@ -44,9 +45,48 @@ COMMAND_MODULES: dict[str, str] = {
 }
 
 
+# Stands in for "-" while click wraps help: textwrap breaks only after an ASCII hyphen.
+_UNBROKEN = "\u2011"
+
+
+class HelpFormatter(click.HelpFormatter):
+    """Help wrapped at spaces only. click's wrapping also breaks a word after a hyphen, which put
+    '--days-' and 'back', or 'claude-' and 'code', on two lines, where an option or an example can
+    no longer be read or copied as one."""
+
+    def write_text(self, text: str) -> None:
+        start = len(self.buffer)
+        super().write_text(text.replace("-", _UNBROKEN))
+        self._restore(start)
+
+    def write_dl(self, rows: Iterable[tuple[str, str]], col_max: int = 30, col_spacing: int = 2) -> None:
+        start = len(self.buffer)
+        super().write_dl([(term, text.replace("-", _UNBROKEN)) for term, text in rows], col_max, col_spacing)
+        self._restore(start)
+
+    def _restore(self, start: int) -> None:
+        self.buffer[start:] = [part.replace(_UNBROKEN, "-") for part in self.buffer[start:]]
+
+
+class HelpContext(click.Context):
+    formatter_class = HelpFormatter
+
+
+def _with_help_layout(command: click.Command) -> click.Command:
+    """Every command's help, sub-commands' too, through :class:`HelpFormatter` (a context's formatter
+    is its own command's ``context_class``'s, not inherited from the group's)."""
+    command.context_class = HelpContext
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _with_help_layout(sub)
+    return command
+
+
 class LazyGroup(click.Group):
     """The group: imports a command's module only when the command is looked up, and turns a store
     failure any command lets through (already one sentence: damaged, full, busy) into a clean exit."""
+
+    context_class = HelpContext
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMAND_MODULES)
@@ -56,8 +96,7 @@ class LazyGroup(click.Group):
         if module_name is None:
             return None
         module = importlib.import_module(f"causantic.cli.{module_name}")
-        command: click.Command = next(c for c in module.COMMANDS if c.name == cmd_name)
-        return command
+        return _with_help_layout(next(c for c in module.COMMANDS if c.name == cmd_name))
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -29,6 +30,16 @@ def defaulted_int_option(flag: str, option: options.Option) -> Callable[[F], F]:
     return click.option(flag, default=option.default, show_default=True, type=int_range(option), help=option.help)
 
 
+def text_argument(name: str) -> Callable[[F], F]:
+    """What to search for, recall or predict from: quoted or not (`causantic search login redirect
+    loop` stopped at 'Got unexpected extra argument (redirect)'), its words joined by one space."""
+
+    def joined(ctx: click.Context, param: click.Parameter, words: tuple[str, ...]) -> str:
+        return " ".join(words)
+
+    return click.argument(name, nargs=-1, required=True, callback=joined)
+
+
 def project_option(func: F) -> F:
     return click.option("--project", help=options.PROJECT.help)(func)
 
@@ -45,10 +56,37 @@ def max_tokens_option(func: F) -> F:
     return click.option("--max-tokens", type=int_range(options.MAX_TOKENS), help=options.MAX_TOKENS.help)(func)
 
 
+if TYPE_CHECKING:  # generic in newer click only; pyproject allows click 8.1
+    _DateType = click.ParamType[datetime, Any]
+else:
+    _DateType = click.ParamType
+
+
+class IsoTime(_DateType):
+    """A date, or a date and time, as ISO 8601 writes it (2026-03-01, 2026-03-01T09:00,
+    2026-03-01 09:00:00+02:00, …Z), as the MCP tools take it; without an offset it is UTC (the
+    facade's rule). click.DateTime refused minutes without seconds and every offset, and said so in
+    strftime codes ('does not match the formats '%Y-%m-%d', …')."""
+
+    name = "date"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> datetime:
+        if isinstance(value, datetime):
+            return value
+        try:
+            return datetime.fromisoformat(str(value).strip())
+        except ValueError:
+            self.fail(
+                f"{value!r} is not a date or time: write 2026-03-01, 2026-03-01T09:00 or "
+                "2026-03-01T09:00+02:00 (UTC when no offset).",
+                param,
+                ctx,
+            )
+
+
 def date_option(flag: str, dest: str, help: str) -> Callable[[F], F]:
-    """A date or date and time without a zone, taken as UTC. Its help line reads ``--from DATE``, not
-    click.DateTime's ``--from [%Y-%m-%d|%Y-%m-%dT%H:%M:%S|%Y-%m-%d %H:%M:%S]``."""
-    return click.option(flag, dest, type=click.DateTime(), metavar="DATE", help=help)
+    """A date or date and time (:class:`IsoTime`). Its help line reads ``--from DATE``."""
+    return click.option(flag, dest, type=IsoTime(), metavar="DATE", help=help)
 
 
 def time_range_options(func: F) -> F:

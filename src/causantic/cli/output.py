@@ -30,8 +30,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 PIPE_WIDTH = 200
 FLEX_MIN_WIDTH = 16  # the one wrapping column of a table gets at least this; else rows print as blocks
 STORE_LABELS = {"team": "team memory", "local": "local (unshared)"}  # team memory beside the local store
-# A progress line: what the bar leaves room for (name, count, elapsed time, a detail), its widths.
-PROGRESS_FIXED, PROGRESS_DETAIL, BAR_MIN, BAR_MAX = 36, 30, 10, 40
+# A progress line: what the bar leaves room for (name, count, elapsed time, a detail), its widths;
+# a detail narrower than DETAIL_MIN says nothing, and the bar of a line without one shrinks to BAR_LEAST.
+PROGRESS_FIXED, PROGRESS_DETAIL, BAR_MIN, BAR_MAX, DETAIL_MIN, BAR_LEAST = 36, 30, 10, 40, 10, 3
 _consoles: dict[str, Console] = {}
 
 
@@ -159,15 +160,18 @@ def _print(renderable: Any) -> None:
 
 def progress_bars(*, detail: bool = False) -> Progress:
     """Transient progress lines: name, bar, done/total, optionally a ``detail`` field, elapsed time.
-    The bar narrows and the detail is cut (…) to fit the terminal, so the counts stay whole."""
+    The bar narrows and the detail is cut (…) to fit the terminal, so the counts stay whole; where
+    not even a few characters of the detail fit (40 columns), it is left out and the bar narrows
+    further ('Embedding chunks ━━━━━━ 316/3… …' hid the total)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Column
 
     console = _console()
+    detail = detail and console.width - PROGRESS_FIXED - BAR_MIN >= DETAIL_MIN
     room = console.width - PROGRESS_FIXED - (PROGRESS_DETAIL if detail else 0)
     columns = [
         TextColumn("[bold]{task.description}"),
-        BarColumn(max(BAR_MIN, min(BAR_MAX, room))),
+        BarColumn(max(BAR_MIN if detail else BAR_LEAST, min(BAR_MAX, room))),
         MofNCompleteColumn(),
     ]
     if detail:

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from causantic.cli.options import agent_option, int_range, max_tokens_option, project_option, source_option
+from causantic.cli.options import (
+    agent_option,
+    int_range,
+    max_tokens_option,
+    project_option,
+    source_option,
+    text_argument,
+)
 from causantic.cli.output import domain_errors, emit_json, json_option, line
 from causantic.config_cache import read_config
 from causantic.facade import Memory
@@ -22,7 +29,7 @@ from causantic.sources import Source
 
 
 @click.command("search")
-@click.argument("query")
+@text_argument("query")
 @project_option
 @agent_option
 @source_option
@@ -44,7 +51,7 @@ def search_command(
 ) -> None:
     """Find past context by meaning and exact words (vector + BM25, fused, diversified).
 
-    A query that starts with "-" goes after "--": causantic search -- "--search-all flag"
+    Quotes are optional; a query that starts with "-" goes after "--": causantic search -- "--search-all flag"
 
     Example: causantic search "how did we fix the login redirect" --project myapp --source codex
     """

@@ -8,15 +8,16 @@ from typing import TYPE_CHECKING
 
 import click
 
-from causantic.cli.ingest_commands import batch_ingest_command
+from causantic.cli.ingest_commands import WORKERS, agent_folders, ingest_paths
 from causantic.cli.output import agreed, domain_errors
-from causantic.config import causantic_home
+from causantic.config import causantic_home, load_config
 from causantic.integration.agents import MANIFEST as AGENTS_MANIFEST
 from causantic.integration.agents import agent_files, install_agents, uninstall_agents
 from causantic.integration.claude_files import claude_paths
 from causantic.integration.entries import HOOKS, PROMPT_MEMORY_HOOKS, SERVER_NAME, this_launcher
 from causantic.integration.install import MANIFEST, Report, install, uninstall
 from causantic.retrieval.format import byte_size, counted
+from causantic.sources import SOURCE_NAMES
 
 if TYPE_CHECKING:
     from causantic.config import Config
@@ -48,15 +49,15 @@ KEPT = (
     is_flag=True,
     help="Also register the UserPromptSubmit hook that adds relevant past work to prompts (promptMemory.*).",
 )
-@click.pass_context
-def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool, prompt_memory: bool) -> None:
+def init_command(yes: bool, no_ingest: bool, no_check: bool, prompt_memory: bool) -> None:
     """Register Causantic with Claude Code: MCP server, hooks, first ingest, health check.
 
     Adds the user-scope MCP server "causantic" to ~/.claude.json and three hooks (SessionStart,
     PreCompact, SessionEnd) to ~/.claude/settings.json ($CLAUDE_CONFIG_DIR is honoured), merged
     with what is there; where Codex CLI or Gemini CLI is installed, the same server goes into
     [mcp_servers.causantic] of ~/.codex/config.toml ($CODEX_HOME honoured) and mcpServers of
-    ~/.gemini/settings.json. Backups go to <home>/backups. Running it again is safe.
+    ~/.gemini/settings.json. Backups go to <home>/backups. Then it ingests the sessions already
+    there, every agent's as `causantic batch-ingest` does. Running it again is safe.
     --prompt-memory adds a fourth hook, UserPromptSubmit, that adds past work relevant to each prompt
     (only when it clears a strict bar). `causantic uninstall` removes exactly what it added.
 
@@ -72,7 +73,7 @@ def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool,
     click.echo(f"and hooks {', '.join(events)} ({launcher.python} -m causantic.hooks <name>) in {paths.settings}.")
     agents = [f for f in agent_files() if f.installed]
     for agent in agents:
-        click.echo(f"The same MCP server will be registered with {agent.agent} in {agent.path}.")
+        click.echo(f"The same MCP server will be registered with {SOURCE_NAMES[agent.agent]} in {agent.path}.")
     if launcher.env:
         click.echo("With environment: " + ", ".join(f"{k}={v}" for k, v in sorted(launcher.env.items())))
     if not yes and not agreed("Go ahead?", default=True):
@@ -82,9 +83,13 @@ def init_command(ctx: click.Context, yes: bool, no_ingest: bool, no_check: bool,
         report.changes += install_agents(agents, launcher)
     _render(report)
 
-    if not no_ingest and paths.projects.is_dir():
-        if yes or agreed(f"Ingest the sessions already in {paths.projects} now?", default=True):
-            ctx.invoke(batch_ingest_command, folder=paths.projects)
+    if not no_ingest:
+        with domain_errors():
+            folders = agent_folders(load_config())
+        if folders and (
+            yes or agreed(f"Ingest the sessions already in {', '.join(map(str, folders))} now?", default=True)
+        ):
+            ingest_paths(folders, force=False, no_embed=False, as_json=False, workers=WORKERS)
     if not no_check:
         from causantic.integration.health import run_checks
 

@@ -8,13 +8,13 @@ are raised as :class:`~causantic.errors.CausanticError` and shown on the page by
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from markupsafe import Markup, escape
 
-from causantic.config import config_keys, db_path, load_config, vector_path
+from causantic.config import db_path, described_settings, load_config, vector_path
 from causantic.dashboard.story import story_of
 from causantic.dashboard.text import short_time
 from causantic.errors import CausanticError
@@ -423,18 +423,6 @@ def forget_confirm(memory: Memory, derived: Derived, form: ForgetForm, shown: fr
 def settings(memory: Memory) -> dict[str, Any]:
     sources: dict[str, str] = {}
     config = load_config(sources=sources)
-    current = config.model_dump(by_alias=True)
-    rows = []
-    for key, (default, description) in config_keys().items():
-        section, name = key.split(".")
-        rows.append(
-            {
-                "key": key,
-                "value": current[section][name],
-                "default": default,
-                "source": sources.get(key, "default"),
-                "description": description,
-            }
-        )
+    rows = [asdict(setting) for setting in described_settings(config, sources)]
     paths = [("home", memory.home), ("database", db_path(config)), ("vectors", vector_path(config))]
     return {"rows": rows, "paths": paths}

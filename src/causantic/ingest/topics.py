@@ -138,6 +138,13 @@ def maintain_topics(
         )
     if not store.cluster_rows(index.model_id):  # nothing to join: say when topics will form
         when = f"after {counted(threshold, 'new embedded chunk')} ({total - last:,} so far) or " if threshold else ""
+        if last:  # not "none yet … or with `causantic cluster`" right after a clustering that found none
+            return (
+                f"none: the last clustering found no {config.min_cluster_size} alike chunks "
+                f"(clustering.minClusterSize); it runs again {when}with `causantic cluster`"
+            )
         return f"none yet: they form {when}with `causantic cluster`"
+    if not new_chunk_ids:  # not "0 new chunks joined existing topics", which reads as if some were new
+        return "unchanged: no new chunks"
     joined = assign_new_chunks(store, index, new_chunk_ids, config.threshold)
-    return f"{counted(joined, 'new chunk')} joined existing topics"
+    return f"{joined:,} of {counted(len(new_chunk_ids), 'new chunk')} joined existing topics"

@@ -111,12 +111,15 @@ def write_json(file: JsonFile, data: dict[str, Any], original: JsonFile | None =
 
 
 def backup(path: Path) -> Path | None:
-    """Copy ``path`` into ``<home>/backups/`` (owner-only); None when there is nothing to copy."""
+    """Copy ``path`` into ``<home>/backups/`` (owner-only); None when there is nothing to copy. A file
+    in an agent's own folder is named after it ('gemini-settings.json.<time>.bak'): Claude Code's and
+    Gemini CLI's settings.json were both backed up as 'settings.json.<time>.bak'."""
     if not path.is_file():
         return None
     folder = secure_dir(causantic_home() / "backups")
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    target = folder / f"{path.name.lstrip('.')}.{stamp}.bak"
+    owner = f"{path.parent.name.lstrip('.')}-" if path.parent.name.startswith(".") else ""
+    target = folder / f"{owner}{path.name.lstrip('.')}.{stamp}.bak"
     shutil.copyfile(path, target)
     target.chmod(0o600)
     return target

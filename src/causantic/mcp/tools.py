@@ -405,8 +405,8 @@ def forget(
             for x in result.session_summaries
         ]
     scope = "the whole project" if result.whole_project else "project"
-    if result.dry_run and not result.count:
-        text = nothing_to_forget(result.project)
+    if not (result.count or result.deleted):
+        text = nothing_to_forget(result.project, result.dry_run)
     elif result.dry_run:
         text = (
             f"Dry run: {chunks_forgotten(result, result.count)} in {counted(result.sessions, 'session')} would be "

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Literal
 
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.chains import ChainWalker, closeness
-from causantic.retrieval.format import counted, is_weak
+from causantic.retrieval.format import counted, is_weak, over_budget_note
 from causantic.retrieval.search import HEADER_TOKENS, Hit, Searcher, SearchRequest, SearchResult
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import StoredChunk
@@ -157,6 +157,12 @@ class EpisodeBuilder:
         built = self._placed(self._fit(episodes, chunks, scores, set(hits), budget))
         built.sort(key=lambda e: e.start)
         notes = tuple(search.notes) + ((weak_left_out_note(left_out),) if left_out else ())
+        # Episodes are in their best hits' order, and each hit alone larger than the budget is left out:
+        # those ranked above every episode told are said to be missing, as search says of its hits.
+        too_big = [chunk_cost(chunks[ids[0]]) for ids in episodes]
+        too_big = too_big[: next((n for n, cost in enumerate(too_big) if cost <= budget), len(too_big))]
+        if too_big:
+            notes += (over_budget_note(len(too_big), min(too_big), budget),)
         return EpisodeAnswer(kind, "episodes", tuple(built), search, notes, left_out)
 
     def _anchors(self, search: SearchResult) -> tuple[list[Hit], int]:

@@ -91,9 +91,9 @@ def space_note(result: ForgetResult | PruneResult) -> str | None:
     return None
 
 
-def nothing_to_forget(project: str) -> str:
-    """What a preview that matched nothing says, on the command line and to an agent alike."""
-    return f"Nothing in {project!r} matches: nothing would be deleted."
+def nothing_to_forget(project: str, dry_run: bool = True) -> str:
+    """What a preview, or a deletion, that matched nothing says, on the command line and to an agent alike."""
+    return f"Nothing in {project!r} matches: nothing {'would be' if dry_run else 'was'} deleted."
 
 
 def chunks_forgotten(result: ForgetResult, count: int) -> str:

@@ -203,6 +203,16 @@ def _folded(name: str, named: list[str]) -> str:
     return f"[Tool:{name}] ×{len(named)}{where}" + (f": {listing}" if listing else "")
 
 
+def over_budget_note(matches: int, smallest: int, budget: int) -> str:
+    """Matches ranked above everything shown but each larger than the whole token budget: said, so a
+    small budget never passes off a weaker answer (or none) as the best memory holds."""
+    them = "it" if matches == 1 else "them"
+    return (
+        f"{counted(matches, 'better match', 'better matches')} left out, larger than the {budget:,}-token "
+        f"budget (the smallest needs {smallest:,}): a larger budget (max tokens) shows {them}"
+    )
+
+
 def nothing_relevant(notes: list[str] | tuple[str, ...]) -> str:
     return f"{NOTHING_RELEVANT}" + (f" ({'; '.join(notes)})" if notes else "") + "."
 

@@ -40,7 +40,7 @@ USER = Option(
     "Team memory: only what this member ingested (their team.user or login name). "
     "Local memory is all this machine's member's."
 )
-SINCE = Option("Start of a time range, e.g. 2026-03-01 or 2026-03-01T09:00:00; UTC when no offset.")
+SINCE = Option("Start of a time range, e.g. 2026-03-01 or 2026-03-01T09:00; UTC when no offset.")
 UNTIL = Option("End of a time range (exclusive); UTC when no offset.")
 SESSION_ID_MIN = 4  # characters of a session id prefix: a shorter one would pick sessions by chance
 

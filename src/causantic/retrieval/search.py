@@ -28,7 +28,7 @@ from causantic.errors import checked_query
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.blas import use_one_blas_thread
 from causantic.retrieval.feedback import feedback_factors
-from causantic.retrieval.format import counted
+from causantic.retrieval.format import counted, over_budget_note
 from causantic.retrieval.listing import resolve_project
 from causantic.retrieval.mentions import listing_share, own_stem_words
 from causantic.retrieval.ranking import (
@@ -273,7 +273,8 @@ class Searcher:
             stems,
             whole.result() if whole is not None else {},
         )
-        hits, tokens, below = self._fit(ranked, chunks, scored, shown, request)
+        hits, tokens, below, budget_notes = self._fit(ranked, chunks, scored, shown, request)
+        notes += budget_notes
         if not fused and not self.store.count_chunks(ChunkScope()):  # counted only when nothing matched
             notes = [EMPTY_MEMORY]  # not "no vectors yet … run `causantic embed`": there is nothing to embed
         elif not hits and request.agent and not self.store.count_chunks(ChunkScope(agent=request.agent)):
@@ -558,13 +559,15 @@ class Searcher:
         scored: dict[str, tuple[float, float | None, float]],
         shown: set[str],
         request: SearchRequest,
-    ) -> tuple[list[Hit], int, int]:
+    ) -> tuple[list[Hit], int, int, list[str]]:
         """Whole chunks that clear the floor (``shown``), in ranked order while they fit the budget (a chunk too
-        big is skipped, not cut); also how many fell below the floor."""
+        big is skipped, not cut); also how many fell below the floor, and a note when the best
+        matches were skipped as each larger than the whole budget."""
         budget = request.max_tokens or self.max_tokens
         limit = request.limit or self.config.default_limit
         hits: list[Hit] = []
         used = below = 0
+        too_big: list[int] = []  # the costs of matches ranked above every hit, each over the budget
         for candidate in ranked:
             chunk = chunks[candidate.chunk_id]
             score, cosine, coverage = scored[candidate.chunk_id]
@@ -573,12 +576,15 @@ class Searcher:
                 continue
             cost = approx_tokens(chunk.content) + HEADER_TOKENS
             if used + cost > budget:
+                if not hits:
+                    too_big.append(cost)
                 continue
             hits.append(Hit(chunk, score, candidate.sources, cosine, coverage))
             used += cost
             if len(hits) >= limit:
                 break
-        return hits, used, below
+        notes = [over_budget_note(len(too_big), min(too_big), budget)] if too_big else []
+        return hits, used, below, notes
 
 
 def vector_health_notes(health: VectorHealth) -> list[str]:
