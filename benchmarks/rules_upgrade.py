@@ -105,6 +105,7 @@ def main() -> int:
         "older_chunks": first.chunks_added,
         "chunks_added": upgraded.chunks_added,
         "chunks_updated": upgraded.chunks_updated,
+        "chunks_renumbered": upgraded.chunks_renumbered,
         "chunks_removed": upgraded.chunks_removed,
         "vectors_added": upgraded.vectors_added,
         "reread_seconds": round(min(reread_s), 2),
@@ -117,6 +118,7 @@ def main() -> int:
         f"{out['files']} files, {out['mb']} MB; store of the older rules: {out['older_chunks']:,} chunks\n"
         f"re-read (rules changed): {out['reread_seconds']:.2f} s, {out['files_rules_changed']} files re-read, "
         f"chunks +{out['chunks_added']} ~{out['chunks_updated']} -{out['chunks_removed']}"
+        f" (renumbered {out['chunks_renumbered']})"
         + (f", {out['vectors_added']} embedded" if out["vectors_added"] is not None else "")
         + f"\nskip (all unchanged):    {out['skip_seconds']:.2f} s  (re-read / skip: {out['reread_to_skip_ratio']}x)\n"
         f"store after the re-read equals a fresh ingest: {'yes' if equal else 'NO'}\n"

@@ -30,6 +30,17 @@ from dashboard_support import (
 @pytest.fixture(scope="session")
 def chrome() -> Iterator[Any]:
     """One headless Chromium for the session (cookies are per port, so servers do not mix)."""
+    yield from _chromium(javascript=True)
+
+
+@pytest.fixture(scope="session")
+def chrome_without_js() -> Iterator[Any]:
+    """Headless Chromium with JavaScript off for pages (a reader who turned it off): what the server
+    sends is all the page shows. The tests' own ``execute_script`` still runs."""
+    yield from _chromium(javascript=False)
+
+
+def _chromium(*, javascript: bool) -> Iterator[Any]:
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     driver_path = shutil.which("chromedriver")
     try:
@@ -53,6 +64,8 @@ def chrome() -> Iterator[Any]:
         f"--host-resolver-rules=MAP {REBOUND_HOST} 127.0.0.1",
     ):
         options.add_argument(arg)
+    if not javascript:
+        options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(driver_path), options=options)
     driver.set_page_load_timeout(120)

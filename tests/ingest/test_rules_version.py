@@ -129,6 +129,41 @@ def test_the_summary_says_files_were_re_read_because_the_rules_changed_and_json_
     assert (out["files"], out["files_rules_changed"], out["files_unchanged"]) == (1, 1, 0)
 
 
+COMPACT_WITH_WORDS = (
+    "<command-name>/compact</command-name>\n<command-message>compact</command-message>\n"
+    "<command-args>keep the checkout work</command-args>"
+)
+
+
+def test_after_the_compact_words_rule_chunks_only_renumbered_are_not_counted_as_updated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Version 2 made `/compact keep …` a prompt: the turns after it are numbered one higher, their
+    text unchanged and not embedded again. The summary said `chunks updated │ 2` for them (102 on a
+    real store)."""
+    turns = [
+        ("why does checkout time out", "the payment call had no timeout"),
+        (COMPACT_WITH_WORDS, "Compacted."),
+        ("now add a retry to the payment call", "added one retry with backoff"),
+        ("and a test for it", "test added"),
+    ]
+    folder = write_session(tmp_path / "projects", "/work/shop", "5e0c1a55-0000-4000-8000-000000000002", turns).parent
+    runner = CliRunner()
+    said = {}
+    for shown in ("table", "json"):
+        monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / shown))
+        with monkeypatch.context() as before:  # version 1: /compact's words were a local command's settings
+            before.setattr(rules, "VERSION", 1)
+            before.setattr(_system_text, "_LOCAL_COMMANDS", _system_text._LOCAL_COMMANDS | {"compact"})
+            runner.invoke(cli, ["batch-ingest", "--no-embed", str(folder)], catch_exceptions=False)
+        json_flag = ["--json"] if shown == "json" else []
+        said[shown] = runner.invoke(cli, ["batch-ingest", "--no-embed", *json_flag, str(folder)]).output
+    assert "chunks updated        │ 0" in said["table"]
+    assert "chunks renumbered     │ 2 (text unchanged, a new turn number)" in said["table"]
+    out = json.loads(said["json"])
+    assert (out["chunks_added"], out["chunks_updated"], out["chunks_renumbered"]) == (1, 0, 2)
+
+
 def test_the_dashboard_overview_says_which_files_the_next_ingest_reads_again(tmp_path: Path) -> None:
     """`causantic stats` said so; the dashboard's overview, where a person looks first, did not."""
     folder = _session(tmp_path).parent

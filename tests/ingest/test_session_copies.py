@@ -183,6 +183,7 @@ def test_a_re_read_gives_a_turn_the_number_of_the_copy_whose_text_is_kept(tmp_pa
         services.store.conn.execute("UPDATE chunks SET turn_index = 0 WHERE id = ?", (second,))  # as stored then
         report = _ingest(services, excerpt, tmp_path / "projects", force=True)
         assert {c.id: c.turn_index for c in services.store.chunks_in(ChunkScope())} == numbers
-        assert (report.chunks_added, report.chunks_updated, report.chunks_removed) == (0, 1, 0)
+        counts = (report.chunks_added, report.chunks_updated, report.chunks_renumbered, report.chunks_removed)
+        assert counts == (0, 0, 1, 0)  # its text is the same: numbered anew, not updated
         report = _ingest(services, excerpt, tmp_path / "projects", force=True)
-        assert (report.chunks_added, report.chunks_updated, report.chunks_removed) == (0, 0, 0)
+        assert (report.chunks_added, report.chunks_updated, report.chunks_renumbered) == (0, 0, 0)

@@ -60,6 +60,7 @@ def test_a_chunk_rewritten_with_new_text_takes_its_new_times_on_both_backends(st
     later = "2026-01-01T00:01:30.000Z"
     rewritten = chunk_record(1, content="the summary", content_hash="h-new", start_time=later, end_time=later)
     with store.atomic():
-        assert store.save_session(project, "s1", [rewritten]) == ([], 1)
+        saved = store.save_session(project, "s1", [rewritten])
+        assert (saved.new_ids, saved.updated, saved.renumbered) == ([], 1, 0)
     stored = store.get_chunks(["c1"])["c1"]
     assert (stored.content, stored.start_time, stored.end_time) == ("the summary", later, later)

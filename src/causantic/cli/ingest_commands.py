@@ -181,7 +181,13 @@ def _damaged(report: IngestOut) -> str:
 
 def _nothing_new(report: IngestOut) -> bool:
     """Every file was read before and is unchanged: the summary would be a table of zeros."""
-    changed = report.chunks_added or report.chunks_updated or report.chunks_removed or report.vectors_added
+    changed = (
+        report.chunks_added
+        or report.chunks_updated
+        or report.chunks_renumbered
+        or report.chunks_removed
+        or report.vectors_added
+    )
     return bool(report.files) and report.files_unchanged == report.files and not (changed or report.files_waiting)
 
 
@@ -226,6 +232,11 @@ def _summary_table(report: IngestOut) -> None:
         ("sessions", report.sessions),
         ("chunks added", report.chunks_added),
         ("chunks updated", report.chunks_updated),
+        *(
+            [("chunks renumbered", f"{report.chunks_renumbered:,} (text unchanged, a new turn number)")]
+            if report.chunks_renumbered
+            else []
+        ),
         *(
             [
                 (

@@ -27,7 +27,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from causantic import __version__
-from causantic.dashboard import pages, text
+from causantic.dashboard import map_labels, pages, text
 from causantic.dashboard.security import ASGIApp, Guard, Secrets
 from causantic.errors import CausanticError, ProjectNotFound
 from causantic.facade import Memory
@@ -272,11 +272,15 @@ def _qs(**params: object) -> str:
 
 
 def _static_assets() -> dict[str, tuple[bytes, str]]:
-    """Every shipped asset by file name, read once (the package is the only source of truth)."""
+    """Every shipped asset by file name, read once (the package is the only source of truth), and
+    the topic map's label layouts' stylesheet, made once."""
     folder = resources.files("causantic.dashboard") / "static"
     return {
-        item.name: (item.read_bytes(), STATIC_TYPES.get("." + item.name.rsplit(".", 1)[-1], "text/plain"))
-        for item in _files(folder)
+        **{
+            item.name: (item.read_bytes(), STATIC_TYPES.get("." + item.name.rsplit(".", 1)[-1], "text/plain"))
+            for item in _files(folder)
+        },
+        "topicmap.css": (map_labels.stylesheet().encode(), STATIC_TYPES[".css"]),  # its bands are Python's
     }
 
 

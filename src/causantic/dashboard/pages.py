@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from markupsafe import Markup, escape
 
 from causantic.config import db_path, described_settings, load_config, vector_path
+from causantic.dashboard.map_labels import VIEWBOX, MapLabel, layouts, short_label
 from causantic.dashboard.story import story_of
 from causantic.dashboard.text import short_time
 from causantic.errors import CausanticError
@@ -33,9 +34,7 @@ STALE_INGEST_DAYS = 7
 SEARCH_KINDS = ("search", "recall", "predict")
 TOPICS_LISTED = 150  # the largest topics get a row; every topic is on the map
 MAP_LABELS = 40  # the largest topics are candidates for a label on the map (those that do not overlap)
-MAP_WIDTH, MAP_HEIGHT, MAP_COLOURS = 600, 400, 12  # the topic map's SVG box and palette (style.css)
-MAP_LABEL_CHARS = 28  # a label on the map: its first terms within this many characters
-MAP_CHAR_WIDTH = 6.6  # about the width of a character of a map label (11 px, semi-bold) in SVG units
+MAP_WIDTH, MAP_HEIGHT, MAP_COLOURS = 600, 400, 12  # the topic map's points' span and palette (style.css)
 ONLY_MINE = "“Only my chunks”"  # the forget page's switch, as the others note names it
 
 
@@ -299,16 +298,17 @@ def _topics(memory: Memory) -> dict[str, Any]:
             for chunk in (escape(p.chunk_id),)
         )
     )
-    names = [
-        (_topic_link(t.topic_id, t.store), *_placed(_map_label(t.label), t.x), round(MAP_HEIGHT - t.y * MAP_HEIGHT, 1))
-        for t in _unclashing(drawn.topics[:MAP_LABELS] if drawn else [])
+    named = [
+        MapLabel(_topic_link(t.topic_id, t.store), short_label(t.label), t.x * MAP_WIDTH, MAP_HEIGHT - t.y * MAP_HEIGHT)
+        for t in (drawn.topics[:MAP_LABELS] if drawn else [])
     ]
     stores = any(t.store for t in found)
     coverage = memory.topic_coverage()
     return {
         "topics": found,
         "dots": dots,
-        "names": names,
+        "label_layouts": layouts(named),
+        "viewbox": " ".join(f"{v:g}" for v in VIEWBOX),
         "colour": colour,
         "listed": TOPICS_LISTED,
         "stores": stores,
@@ -317,39 +317,9 @@ def _topics(memory: Memory) -> dict[str, Any]:
     }
 
 
-def _map_label(label: str) -> str:
-    """A topic's label on the map: its first terms that fit :data:`MAP_LABEL_CHARS`, whole."""
-    if len(label) <= MAP_LABEL_CHARS:
-        return label
-    terms = label.split(", ")
-    while len(terms) > 1 and len(", ".join(terms)) > MAP_LABEL_CHARS:
-        terms.pop()
-    return ", ".join(terms)[:MAP_LABEL_CHARS]
-
-
-def _placed(label: str, x: float) -> tuple[str, float, str]:
-    """(label, x, text-anchor) keeping the label inside the map: centred on its topic, else pushed
-    against the edge it would cross."""
-    centre, half = x * MAP_WIDTH, len(label) * MAP_CHAR_WIDTH / 2
-    if centre - half < 0:
-        return label, round(max(centre, 0.0), 1), "start"
-    if centre + half > MAP_WIDTH:
-        return label, round(min(centre, MAP_WIDTH), 1), "end"
-    return label, round(centre, 1), "middle"
-
-
 def _topic_link(topic_id: int, store: str | None) -> str:
     """A topic's page: the local store's beside team memory says so (each store numbers its own)."""
     return f"/topics/{topic_id}" + ("?store=local" if store == "local" else "")
-
-
-def _unclashing(topics: list[Any], width: float = 0.3, height: float = 0.06) -> list[Any]:
-    """The largest topics whose labels (about ``width`` x ``height`` of the map) overlap no larger one's."""
-    placed: list[Any] = []
-    for t in topics:
-        if all(abs(t.x - p.x) > width or abs(t.y - p.y) > height for p in placed):
-            placed.append(t)
-    return placed
 
 
 def topic(memory: Memory, derived: Derived, topic_id: int, store: str | None = None) -> dict[str, Any]:

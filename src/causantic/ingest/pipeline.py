@@ -77,7 +77,8 @@ class IngestReport:
     bytes_read: int = 0
     sessions: int = 0  # distinct sessions written (a session's records can lie in several files)
     chunks_added: int = 0
-    chunks_updated: int = 0
+    chunks_updated: int = 0  # stored chunks whose text changed (embedded again)
+    chunks_renumbered: int = 0  # stored chunks with the same text under a new turn number (not embedded again)
     chunks_removed: int = 0  # stored chunks these rules no longer produce (warm-ups, parts of shrunk turns)
     edges_added: Counter[str] = field(default_factory=Counter)
     skipped_lines: Counter[str] = field(default_factory=Counter)  # every reason, broken or ignored
@@ -116,6 +117,7 @@ class IngestReport:
             "sessions": self.sessions,
             "chunks_added": self.chunks_added,
             "chunks_updated": self.chunks_updated,
+            "chunks_renumbered": self.chunks_renumbered,
             "chunks_removed": self.chunks_removed,
             "edges_added": {"total": sum(self.edges_added.values()), "by_type": dict(self.edges_added)},
             "skipped_lines": {"total": self.broken_lines, "by_reason": dict(self._broken())},
@@ -139,7 +141,7 @@ def combined(first: IngestReport, second: IngestReport) -> IngestReport:
     out = IngestReport()
     for name in ("files", "files_unchanged", "files_rules_changed", "bytes_read", "sessions"):
         setattr(out, name, getattr(first, name) + getattr(second, name))
-    for name in ("chunks_added", "chunks_updated"):
+    for name in ("chunks_added", "chunks_updated", "chunks_renumbered"):
         setattr(out, name, getattr(first, name) + getattr(second, name))
     out.chunks_removed = first.chunks_removed + second.chunks_removed
     out.files_waiting = second.files_waiting
@@ -333,7 +335,8 @@ class _ChunkWriter:
         # if all its chunks were saved at once.
         self._earliest: dict[str, ChunkRecord] = {}
         self.new_ids: dict[str, list[str]] = {}
-        self.changed: Counter[str] = Counter()
+        self.updated: Counter[str] = Counter()
+        self.renumbered: Counter[str] = Counter()
 
     def begin(self, heads: Sequence[SessionHead]) -> None:
         lock_group(self._store, heads)
@@ -353,9 +356,10 @@ class _ChunkWriter:
             project = self._project(head)
             fresh = _not_older(records, self._stored[session_id], self._saved)
             if fresh:  # else all saved already by another file of this run: the session row too
-                new, changed = self._store.save_session(project, session_id, fresh, None, head.source, None)
-                self.new_ids.setdefault(session_id, []).extend(new)
-                self.changed[session_id] += changed
+                done = self._store.save_session(project, session_id, fresh, None, head.source, None)
+                self.new_ids.setdefault(session_id, []).extend(done.new_ids)
+                self.updated[session_id] += done.updated
+                self.renumbered[session_id] += done.renumbered
             first = min(records, key=lambda r: r.start_time)
             earliest = self._earliest.get(session_id)
             if earliest is None or first.start_time < earliest.start_time:
@@ -418,21 +422,23 @@ def write_plan(
                 saved.rest(session.session_id) if saved is not None else session.chunks, stored, report.saved_ids
             )
             new: list[str] = []  # all saved already by another file of this run: the session row too
-            changed = 0
             if fresh:  # (a save of no chunks would blank the session's span)
-                new, changed = store.save_session(
+                done = store.save_session(
                     project, session.session_id, fresh, session.team_name, session.source, session.title
                 )
+                new = done.new_ids
+                report.chunks_updated += done.updated
+                report.chunks_renumbered += done.renumbered
             store.file_chunks_with_session(session.session_id)  # what an older version filed elsewhere
             if saved is not None:
                 new = [*saved.new_ids.get(session.session_id, []), *new]
-                changed += saved.changed[session.session_id]
+                report.chunks_updated += saved.updated[session.session_id]
+                report.chunks_renumbered += saved.renumbered[session.session_id]
             added = store.replace_edges([c.id for c in session.chunks], SESSION_EDGE_TYPES, session.edges)
             if session.session_id not in report.session_ids:
                 report.session_ids.add(session.session_id)
                 report.sessions += 1
             report.chunks_added += len(new)
-            report.chunks_updated += changed
             report.new_chunk_ids += new
             report.subagent_streams += session.subagent_streams
             report.linked_subagents += session.linked_subagents

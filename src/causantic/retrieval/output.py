@@ -470,7 +470,10 @@ class IngestOut(Out):
     bytes_read: int
     sessions: int
     chunks_added: int
-    chunks_updated: int
+    chunks_updated: int = Field(description="Stored chunks whose text changed: embedded again.")
+    chunks_renumbered: int = Field(
+        0, description="Stored chunks whose text is unchanged under a new turn number (ingest rules changed)."
+    )
     chunks_removed: int
     edges_added: EdgeCounts
     skipped_lines: SkippedLines = Field(description="Damaged lines skipped, by reason.")

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from causantic.store.features import TextColumns
-from causantic.store.records import ChunkKey, ChunkRecord, EdgeRecord, Project, SessionTotals, iso
+from causantic.store.records import ChunkKey, ChunkRecord, EdgeRecord, Project, SavedChunks, SessionTotals, iso
 
 # Ids per ``IN (…)`` list: well under SQLite's oldest variable limit (999).
 SQL_BATCH = 500
@@ -105,6 +105,15 @@ def new_and_changed(
         and not older_copy(c, existing[c.id][1])
     ]
     return new, changed
+
+
+def saved_chunks(
+    new: Sequence[ChunkRecord], changed: Sequence[ChunkRecord], existing: Mapping[str, tuple[str, str, int]]
+) -> SavedChunks:
+    """What a save of :func:`new_and_changed`'s chunks did: a changed chunk whose text is the one
+    stored was only numbered anew."""
+    renumbered = sum(existing[c.id][0] == c.content_hash for c in changed)
+    return SavedChunks([c.id for c in new], len(changed) - renumbered, renumbered)
 
 
 def older_copy(chunk: ChunkRecord, stored_uuids: str) -> bool:

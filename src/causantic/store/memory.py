@@ -42,6 +42,7 @@ from causantic.store.records import (
     EdgeRecord,
     FileMark,
     Project,
+    SavedChunks,
     StoreSpace,
 )
 
@@ -246,8 +247,8 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         team_name: str | None = None,
         source: str = "claude-code",
         title: str | None = None,
-    ) -> tuple[list[str], int]:
-        """Upsert a session and its chunks; return (ids of new chunks, number of changed chunks).
+    ) -> SavedChunks:
+        """Upsert a session and its chunks; return what was new, changed or only renumbered.
 
         ``source`` is the coding agent that wrote the session. Call inside :meth:`atomic` together
         with the session's edges and file marks. When several files hold parts of one session (a
@@ -277,7 +278,7 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
                 self._insert_chunks(batch, values, project.id, now, source)
             if counts is not None:
                 self._add_stem_counts(counts)
-        return [c.id for c in new], len(changed)
+        return common.saved_chunks(new, changed, existing)
 
     def _insert_chunks(
         self, batch: Sequence[ChunkRecord], values: Sequence[TextColumns], project_id: int, now: str, source: str

@@ -49,6 +49,7 @@ from causantic.store.records import (
     Project,
     ProjectSessions,
     ProjectTotals,
+    SavedChunks,
     SessionEndpoints,
     SessionFigures,
     SessionTotals,
@@ -147,7 +148,7 @@ class MemoryStoreProtocol(Protocol):
         team_name: str | None = None,
         source: str = "claude-code",
         title: str | None = None,
-    ) -> tuple[list[str], int]: ...
+    ) -> SavedChunks: ...
     def drop_superseded(self, session_id: str, ids: Sequence[str]) -> int: ...
     def replace_edges(
         self, scope_chunk_ids: Sequence[str], reference_types: Sequence[str], edges: Sequence[EdgeRecord]

@@ -49,6 +49,17 @@ class EdgeRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class SavedChunks:
+    """What saving a session's chunks wrote: chunks new to the store, chunks whose text changed
+    (embedded again), and chunks whose text is the same under a new turn number (a prompt found
+    before them, or messages before them gone, after a change of ingest's rules): rewritten only."""
+
+    new_ids: list[str]
+    updated: int
+    renumbered: int
+
+
+@dataclass(frozen=True, slots=True)
 class FileMark:
     """What an ingested file looked like, so an unchanged file is skipped next time."""
 

@@ -1,8 +1,18 @@
-"""Transcript parsing: JSONL files written by Claude Code into typed sessions and turns.
+"""Transcript parsing: the session files coding agents write, into typed sessions and turns.
+
+Three agents' files are read, told apart by their first bytes wherever they lie: Claude Code's JSONL
+(main sessions and their sub-agents in every layout, compaction agents included), Codex CLI rollouts
+(a spawned agent's joins its parent's session) and Gemini CLI sessions. Each becomes the same typed
+values, its ``source`` naming the agent. Rendering turns into text, chunking and linking belong to
+``ingest``.
 
 - ``model``: the typed values (messages, transcripts, turns) every later layer consumes.
-- ``reader``: robust line reading (bad lines skipped and counted), record parsing.
-- ``discovery``: finding sessions and their sub-agent files in every layout.
+- ``reader``: Claude Code's files: robust line reading (bad lines skipped and counted), record parsing.
+- ``codex``, ``gemini``: one Codex CLI rollout, one Gemini CLI session, into the same values.
+- ``longvalue``: a multi-megabyte string value left in its file and decoded a window at a time.
+- ``_system_text``: what Claude Code injected into a user record, told apart from what was typed.
+- ``compaction``: the conversation's records a compaction agent's file holds, given back to it.
+- ``discovery``: finding sessions and their sub-agent files in every layout, and which agent wrote each.
 - ``turns``: turn assembly.
 - ``projects``: project identity from ``cwd``.
 

@@ -31,6 +31,7 @@ from causantic.store.records import (
     EdgeRecord,
     FileMark,
     Project,
+    SavedChunks,
     SessionEndpoints,
     StoreSpace,
 )
@@ -241,8 +242,8 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         team_name: str | None = None,
         source: str = "claude-code",
         title: str | None = None,
-    ) -> tuple[list[str], int]:
-        """Upsert a session and its chunks; return (ids of new chunks, number of changed chunks).
+    ) -> SavedChunks:
+        """Upsert a session and its chunks; return what was new, changed or only renumbered.
 
         The project's write lock is taken first (:meth:`lock_projects`), then the session row: a
         second member saving the same session waits until this transaction ends, then sees these
@@ -272,7 +273,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
                     for c in sorted([*new, *changed], key=lambda c: c.id)
                 ],
             )
-        return [c.id for c in new], len(changed)
+        return common.saved_chunks(new, changed, existing)
 
     def lock_projects(self, project_ids: Iterable[int]) -> None:
         """Hold the projects' write locks until this transaction ends (outside one, nothing is held).
