@@ -50,6 +50,13 @@ def test_the_default_model_is_shipped_and_described() -> None:
     assert {"bge-small-en-v1.5", "jina-small"} <= set(MODELS)
 
 
+def test_the_shipped_model_is_what_the_configuration_asks_for_by_default() -> None:
+    # Written twice (the embedding path stays free of pydantic for a cold search): one name for both.
+    from causantic.config import EmbeddingConfig
+
+    assert EmbeddingConfig().model == DEFAULT_MODEL
+
+
 def test_the_shipped_onnx_matches_its_manifest_hash() -> None:
     manifest = json.loads((ASSETS / "MANIFEST.json").read_text(encoding="utf-8"))
     for key in ("onnx", "tokenizer"):
