@@ -106,7 +106,7 @@ def test_a_count_of_one_reads_in_the_singular_and_large_counts_have_separators(
     stats = runner.invoke(cli, ["stats"], catch_exceptions=False)
     assert "Warning: 1 chunk has no vector, so vector search cannot find it." in stats.stderr
     # sizes in the unit that says something, as the ingest summary's: "0.0 MB" said nothing
-    assert re.search(r"vector store size +│ \d+(\.\d)? (B|KB)\n", stats.stdout), stats.stdout
+    assert re.search(r"vectors in it +│ \d+(\.\d)? (B|KB)\n", stats.stdout), stats.stdout
     embedded = runner.invoke(cli, ["embed"], catch_exceptions=False)
     assert "Embedded 1 chunk; 1 vector in the index." in embedded.output
     # Counts read with separators wherever they are shown (ingest status, stats, hooks, dashboard).

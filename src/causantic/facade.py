@@ -770,12 +770,15 @@ class Memory:
         health: dict[str, VectorHealth | None] = {}
         errors: list[str] = []
         vector_bytes: int | None = 0
+        vector_file_bytes: int | None = 0
         for name, services in stores.items():
             try:
                 health[name] = services.vectors.health(fresh=True)
-                vector_bytes = None if vector_bytes is None else vector_bytes + services.vectors.size_bytes()
+                if vector_bytes is not None and vector_file_bytes is not None:
+                    vector_bytes += services.vectors.size_bytes()
+                    vector_file_bytes += services.vectors.file_bytes()
             except (CausanticError, OSError) as exc:
-                health[name], vector_bytes = None, None
+                health[name], vector_bytes, vector_file_bytes = None, None, None
                 errors.append(f"{name}: {exc}" if name else str(exc))
         read = [h for h in health.values() if h is not None]
         # The index that needs attention shows: one store's missing ANN file is worth the warning.
@@ -811,6 +814,7 @@ class Memory:
             journal_bytes=counts["journal_bytes"],
             free_bytes=counts["free_bytes"],
             vector_bytes=vector_bytes,
+            vector_file_bytes=vector_file_bytes,
             projects_detail=projects_detail,
             stores=shares if len(stores) > 1 else {},
             team_unreachable=unreachable,

@@ -40,3 +40,14 @@ def test_a_page_shows_an_ingest_by_another_process_on_its_next_view(causantic_ho
 
     assert len(after) == len(before) + 1
     assert overview.counts["chunks"] > 0 and len(overview.projects) == len(after)
+
+
+def test_on_disk_counts_the_vectors_once_as_part_of_the_database(causantic_home: Path) -> None:
+    # The vectors live in memory.db; "on disk" added them to its size a second time (stats' rows too read as two).
+    with Memory() as memory:
+        memory.ingest([EXAMPLES])
+        stats = memory.stats()
+        view = pages.overview(memory, pages.Derived())
+    assert stats.vectors and stats.vector_bytes and stats.vector_file_bytes == 0  # too few vectors for an ANN file
+    assert stats.vector_bytes < stats.sqlite_bytes
+    assert view["disk"] == view["o"].counts["sqlite_bytes"] == stats.sqlite_bytes

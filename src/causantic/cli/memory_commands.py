@@ -52,7 +52,9 @@ def stats_command(as_json: bool) -> None:
         ("database size", byte_size(result.sqlite_bytes)),
         *([("  write-ahead log", byte_size(result.journal_bytes))] if result.journal_bytes else []),
         *([("  free space", byte_size(result.free_bytes))] if result.free_bytes else []),
-        ("vector store size", byte_size(result.vector_bytes) if result.vector_bytes is not None else "-"),
+        # The vectors are part of the database's size; only the ANN index files lie beside it.
+        ("  vectors in it", _in_database(result.vector_bytes, result.vector_file_bytes)),
+        *([("ANN index files", byte_size(result.vector_file_bytes))] if result.vector_file_bytes else []),
         ("ANN index", result.vector_index),
     ]
     table("Memory", [("", "left"), ("", "left")], rows)
@@ -86,6 +88,11 @@ def stats_command(as_json: bool) -> None:
 def _counts(*counts: tuple[str, int]) -> str:
     """'8 sessions, 1 chunk': each count with its noun in the right number."""
     return ", ".join(counted(n, noun) for noun, n in counts)
+
+
+def _in_database(vector_bytes: int | None, file_bytes: int | None) -> str:
+    """The vectors' part of the database size: their bytes less the index files kept beside it."""
+    return "-" if vector_bytes is None else byte_size(vector_bytes - (file_bytes or 0))
 
 
 @click.command("list-projects")

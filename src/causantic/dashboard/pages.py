@@ -85,7 +85,8 @@ def overview(memory: Memory, derived: Derived) -> dict[str, Any]:
         "prompts": [explain_prompt(run) for run in recent_prompts(status)],
         "prompts_heading": PROMPTS_HEADING,
         "warnings": _warnings(memory, view, hooks, derived.get(memory, "files_to_reread", memory.files_to_reread)),
-        "disk": int(view.counts["sqlite_bytes"]) + view.vector_bytes,  # type: ignore[call-overload]
+        # The database holds the vectors; only the ANN index files lie beside it.
+        "disk": int(view.counts["sqlite_bytes"]) + view.vector_file_bytes,  # type: ignore[call-overload]
     }
 
 

@@ -221,6 +221,7 @@ class Overview:
     counts: dict[str, object]  # as :func:`causantic.retrieval.listing.stats`
     vectors: int
     vector_bytes: int
+    vector_file_bytes: int  # of vector_bytes, the ANN index files beside the database
     without_vectors: int  # chunks the active model has no vector for
     last_ingest: str | None
     newest_session: str | None
@@ -238,6 +239,7 @@ def overview(store: MemoryStoreProtocol, vectors: VectorIndexProtocol) -> Overvi
         counts,
         embedded,
         vectors.size_bytes(rows=embedded),
+        vectors.file_bytes(),
         missing,
         store.last_ingested_at(),
         projects[0].last_seen if projects else None,
@@ -255,6 +257,7 @@ def combined_overview(team: Overview, local: Overview) -> Overview:
         counts,
         team.vectors + local.vectors,
         team.vector_bytes + local.vector_bytes,
+        team.vector_file_bytes + local.vector_file_bytes,
         team.without_vectors + local.without_vectors,
         max(filter(None, (team.last_ingest, local.last_ingest)), key=_instant, default=None),
         projects[0].last_seen if projects else None,

@@ -290,7 +290,12 @@ class StatsOut(Out):
         description="Of sqlite_bytes, free space inside the file left by deleted memory: reused by later ingests, "
         "given back to the disk by `causantic vacuum`.",
     )
-    vector_bytes: int | None
+    vector_bytes: int | None = Field(
+        description="The vectors and their index: their part of sqlite_bytes, plus vector_file_bytes."
+    )
+    vector_file_bytes: int | None = Field(
+        None, description="Of vector_bytes, the ANN index files beside the database (not in sqlite_bytes)."
+    )
     projects_detail: list[ProjectInfo]
     stores: dict[str, StoreShare] = Field(
         default_factory=dict,

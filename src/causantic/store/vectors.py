@@ -284,8 +284,11 @@ class VectorIndex(VectorReads):
 
     def size_bytes(self, *, rows: int | None = None) -> int:
         """Vector bytes in SQLite plus the ANN index files; ``rows``: :meth:`count`, when known."""
-        ann = sum(p.stat().st_size for p in (self.ann_path, self._sidecar, self._scopes_path) if p.exists())
-        return (self.count() if rows is None else rows) * self.dims * 4 + ann
+        return (self.count() if rows is None else rows) * self.dims * 4 + self.file_bytes()
+
+    def file_bytes(self) -> int:
+        """The ANN index files beside memory.db: of :meth:`size_bytes`, what the database's size leaves out."""
+        return sum(p.stat().st_size for p in (self.ann_path, self._sidecar, self._scopes_path) if p.exists())
 
     def search(
         self,

@@ -170,6 +170,10 @@ class PgVectorIndex(VectorReads):
             )
         return (self.count() if rows is None else rows) * self.dims * 4 + int(index)
 
+    def file_bytes(self) -> int:
+        """Nothing beside the database: the vectors and their HNSW index are part of its size."""
+        return 0
+
     def search(
         self,
         vector: np.ndarray,
