@@ -34,7 +34,6 @@ from causantic.retrieval.format import (
     episodes_heading,
     left_out_before,
     nothing_relevant,
-    shown_content,
     when,
 )
 from causantic.retrieval.reconstruct import render_reconstruction
@@ -61,7 +60,7 @@ def _print_episodes(answer: EpisodeAnswer) -> None:
         for j, member in enumerate(episode.chunks):
             line()
             line(chunk_heading(answer, i, j), "cyan")
-            line(shown_content(member.chunk.content))
+            line(member.text)
 
 
 def _episodic(
