@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/answer_content.py --store DIR [--queries FILE] [--set key=value ...] [--json OUT]
+        [--details OUT.jsonl]
 
 ``DIR`` is a store ``benchmarks/coding.py --store DIR`` built (or any store: the queries are only
 asked). Each answer is rendered as the CLI prints it (``render_episodes``) and its lines are sorted
@@ -12,7 +13,9 @@ in place of left-out output. Tool results are also split by whether a line holds
 light stem of one, as relevance compares them), and all chunk text by whether it belongs to a match
 or to the context around one (the story). The table gives each kind's share of all answers' tokens
 (characters / 3.5, the product's measure) and its tokens per answer, with the tools whose results
-cost most. ``--set`` changes the configuration as ``benchmarks/coding.py --set`` does.
+cost most. ``--set`` changes the configuration as ``benchmarks/coding.py --set`` does; ``--details``
+writes one line per (query, answer kind): its tokens, its chunks, how many are context (not matches),
+and its tokens by kind, so two runs (the code before and after) can be compared query by query.
 """
 
 from __future__ import annotations
@@ -79,11 +82,13 @@ def main() -> int:
     parser.add_argument("--queries", type=Path, default=DEFAULT_QUERIES)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a configuration override")
     parser.add_argument("--json", dest="json_out", type=Path)
+    parser.add_argument("--details", type=Path, help="one JSON line per (query, answer kind)")
     args = parser.parse_args()
     overrides = dict(item.split("=", 1) for item in args.set)
     queries = load_queries(args.queries)
     result: dict[str, object] = {}
     lines: list[str] = []
+    details: list[dict[str, object]] = []
     with Memory(args.store, overrides=overrides) as memory:
         for kind in ("recall", "predict"):
             totals: Counter[str] = Counter()
@@ -94,11 +99,23 @@ def main() -> int:
                 counted = kinds_of(render_episodes(answer), stems)
                 per_answer.append(counted)
                 totals.update(counted)
+                details.append(
+                    {
+                        "query": q.id,
+                        "kind": kind,
+                        "tokens": answer.tokens,
+                        "chunks": len(answer.chunks),
+                        "context": sum(not c.is_hit for e in answer.episodes for c in e.chunks),
+                        "tokens_by_kind": {k: round(v / CHARS_PER_TOKEN) for k, v in counted.items()},
+                    }
+                )
             result[kind] = {"chars": dict(totals), "answers": len(per_answer)}
             lines += share_table(kind, totals, per_answer)
     print("\n".join(lines))
     if args.json_out:
         args.json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    if args.details:
+        args.details.write_text("".join(json.dumps(d) + "\n" for d in details), encoding="utf-8")
     return 0
 
 

@@ -517,13 +517,14 @@ class EpisodesConfig(_Section):
         ),
     )
     story_chunks: int = Field(
-        2,
+        4,
         ge=0,
         description=(
             "Context chunks the best episode gets right after each session's best hit, before the budget "
             "goes to further hits: the turns that led to the best match (recall) or followed it (predict). "
             "With 0, a budget that the hits fill tells no story, and recall and predict give the same "
-            "answer of matches only."
+            "answer of matches only. 4 (was 2) once tool results were cut (result_lines): on the coding dev "
+            "set recall's answers that tell a story went 44% -> 59%, LoCoMo's evidence unchanged."
         ),
     )
     result_lines: int = Field(
