@@ -523,8 +523,8 @@ class EpisodesConfig(_Section):
             "Context chunks the best episode gets right after each session's best hit, before the budget "
             "goes to further hits: the turns that led to the best match (recall) or followed it (predict). "
             "With 0, a budget that the hits fill tells no story, and recall and predict give the same "
-            "answer of matches only. 4 (was 2) once tool results were cut (result_lines): on the coding dev "
-            "set recall's answers that tell a story went 44% -> 59%, LoCoMo's evidence unchanged."
+            "answer of matches only. 4 (was 2) once tool results were cut (resultLines): on the coding dev "
+            "set recall's answers that tell a story went from 44% to 59%, LoCoMo's evidence unchanged."
         ),
     )
     result_lines: int = Field(
@@ -549,7 +549,7 @@ class EpisodesConfig(_Section):
     whole_results: tuple[str, ...] = Field(
         ("Edit", "MultiEdit", "NotebookEdit", "Task", "Agent"),
         description=(
-            "Tools whose results an episode shows uncut (result_lines does not apply): an edit's result is "
+            "Tools whose results an episode shows uncut (resultLines does not apply): an edit's result is "
             "the edited code, the work itself; a sub-agent's (Task, Agent) is its report, the explanation."
         ),
     )
