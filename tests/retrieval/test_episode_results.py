@@ -134,3 +134,13 @@ def test_the_cut_answer_costs_fewer_tokens_and_json_keeps_the_stored_text(
     assert TESTS_PASS not in page and "\n… 10 more lines like this" in page
     scripted = json.loads(_recall(home, monkeypatch, "--json"))
     assert any(TESTS_PASS in c["content"] for e in scripted["episodes"] for c in e["chunks"])
+
+
+def test_a_small_budget_tells_the_whole_fix_from_explanation_to_passing_tests(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Told whole, the file dump and the test listing cost 571 tokens: 450 held only the first turn,
+    # and the answer stopped before the fix was done.
+    told = _recall(home, monkeypatch, "--max-tokens", "450")
+    assert told.startswith("Recall: the story behind it, 1 episode in time order (2 chunks,")
+    assert EXPLANATION in told and "Fixed: resume falls back to origin's checkpoint branch." in told
