@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from causantic import Memory
 from causantic.cli.main import cli
 from causantic.dashboard.story import story_of
+from causantic.retrieval.format import told_content
 
 SESSION = "c4ec0000-0000-4000-8000-000000000001"
 QUERY = "fix resume when the checkpoint branch was deleted"
@@ -144,3 +145,12 @@ def test_a_small_budget_tells_the_whole_fix_from_explanation_to_passing_tests(
     told = _recall(home, monkeypatch, "--max-tokens", "450")
     assert told.startswith("Recall: the story behind it, 1 episode in time order (2 chunks,")
     assert EXPLANATION in told and "Fixed: resume falls back to origin's checkpoint branch." in told
+
+
+def test_an_error_is_told_whole() -> None:
+    # What went wrong is the story's turning point, and a traceback says it in its last line.
+    trace = "[Error:Bash] Traceback (most recent call last):\n" + "".join(
+        f'  File "/work/cli/step{n}.py", line {n}, in run\n' for n in range(12)
+    )
+    error = trace + "KeyError: 'checkpoint branch'"
+    assert told_content(error, lambda line: False, result_lines=6, similar_lines=3) == error

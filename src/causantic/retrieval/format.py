@@ -40,7 +40,9 @@ _NEVER_FOLDED = SPAWN_TOOLS | {"SendMessage"}
 # A section that starts a speaker's words or a tool's line (ingest.render's labels); a section without
 # one continues the labelled one before it (a result with a blank line in it, a second paragraph).
 _LABELLED = re.compile(r"\[(?:User|Assistant|(?:Tool|Result|Error):[^\]\s]+)\]")
-_RESULT_LABEL = re.compile(r"\[(?:Result|Error):([^\]\s]+)\]")
+# A tool's result; an error ([Error:Bash]) is told whole: what went wrong is the story's turning point,
+# and a traceback says it in its last lines.
+_RESULT_LABEL = re.compile(r"\[Result:([^\]\s]+)\]")
 _DIGITS = re.compile(r"\d+")
 _TOOL_CALL = re.compile(r"\[Tool:([^\]\s]+)\](?: (.*))?")  # one rendered call: ingest.render's "[Tool:Name] what"
 # A terminal's colour and cursor codes in a tool's output (ESC [ 0 m, ESC ] … BEL): they recolour the
@@ -196,8 +198,8 @@ def told_content(
     similar_lines: int,
     whole_results: Collection[str] = (),
 ) -> str:
-    """A chunk's text as an episode tells it: :func:`shown_content`, and each tool result (but
-    those of ``whole_results``' tools) cut to what a reader of the story needs
+    """A chunk's text as an episode tells it: :func:`shown_content`, and each tool result (not an
+    error, nor one of ``whole_results``' tools) cut to what a reader of the story needs
     (:func:`_result_told`). Measured on the coding dev set (``benchmarks/answer_content.py``), tool
     results were 39% of recall's tokens, two thirds of them lines without a query word (a file's
     imports, a listing of passing test packages), while the turns that led to a match got 6%."""
