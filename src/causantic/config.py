@@ -534,7 +534,7 @@ class EpisodesConfig(_Section):
             "Lines of a tool result an episode shows from its head, then up to as many more that hold a word of "
             "the query; each gap says how many lines it left out. On the coding dev set tool results were 39% of "
             "recall's tokens, two thirds of them lines without a query word; cut, the budget tells more of the "
-            "story. Errors are shown whole. 0: results shown as stored. Search shows results as stored either way."
+            "story. Errors are shown whole. 0: results shown as stored. Search shows results uncut either way."
         ),
     )
     similar_lines: int = Field(

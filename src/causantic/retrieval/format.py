@@ -225,20 +225,19 @@ def _result_told(lines: list[str], holds_query: Callable[[str], bool], head: int
     many words, numbers aside, as a test runner's ``ok  pkg  (cached)`` lines) that come ``similar``
     or more times are told by the first of them (a package named like the query is no more of the
     story than the others); of the other lines the first ``head`` are kept (0: all), then up to
-    ``head`` more that hold a query word. Each gap says what it left out: '… 10
-    more lines like this' when they are all like the line above it, else '… 12 lines left out'. A
-    gap of one line shows the line: its marker would cost as much."""
+    ``head`` more that hold a query word. Each gap says what it left out: '… 10 more lines like
+    this' when they are all like the line above it, else '… 12 lines left out'. A gap of one line
+    shows the line: its marker would cost as much."""
     shapes = [_shape(line) for line in lines]
     seen = Counter(s for s in shapes if s is not None)
     first = {s: shapes.index(s) for s in seen}
     alike = [s is not None and similar > 0 and seen[s] >= similar and first[s] != i for i, s in enumerate(shapes)]
     keep = [not a for a in alike]
     if head:
-        kept = [i for i, k in enumerate(keep) if k][:head]
-        keep = [False] * len(lines)
+        kept = set([i for i, k in enumerate(keep) if k][:head])
         asked = [i for i, line in enumerate(lines) if not alike[i] and i not in kept and holds_query(line)]
-        for i in kept + asked[:head]:
-            keep[i] = True
+        kept.update(asked[:head])
+        keep = [i in kept for i in range(len(lines))]
     out: list[str] = []
     i = 0
     while i < len(lines):
