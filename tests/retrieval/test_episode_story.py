@@ -67,3 +67,29 @@ def test_the_best_episode_tells_its_story_when_matches_fill_the_budget(tmp_path:
         told = {kind: _answer_text(memory, kind) for kind in ("recall", "predict")}
     assert matches_only["predict"] == matches_only["recall"] and FOLLOWED not in matches_only["predict"]
     assert FOLLOWED in told["predict"] and FOLLOWED not in told["recall"]
+
+
+MERGED = "Merged; the pipeline passed."  # four turns after the best match, in none of its words
+
+
+def test_predict_tells_the_best_match_through_to_the_merge(tmp_path: Path) -> None:
+    # Four turns of story after the best match, ahead of further matches (episodes.storyChunks 4): with
+    # two, the answer stopped at the fix and never said it was merged.
+    folder = _sessions(tmp_path / "sessions")
+    write_session(
+        folder,
+        "/work/billing",
+        "deploy-fix",
+        [
+            ("the nightly deploy of the billing service fails with a migration lock timeout", "Reading the runner."),
+            ("what did you find", "The runner held it while old pods drained."),
+            ("fix it", "It now waits for the drain first."),
+            ("run the suite", "All green."),
+            ("ship it", MERGED),
+        ],
+        day=4,
+    )
+    with Memory(tmp_path / "home", overrides={"episodes.maxTokens": "600", "episodes.weakAnchors": "true"}) as memory:
+        memory.ingest([folder])
+        told = _answer_text(memory, "predict")
+    assert "It now waits for the drain first." in told and MERGED in told

@@ -43,7 +43,6 @@ from causantic.retrieval.format import (
     episodes_heading,
     left_out_before,
     nothing_relevant,
-    shown_content,
     when,
     when_utc,
 )
@@ -72,7 +71,7 @@ def _print_episodes(answer: EpisodeAnswer) -> None:
         for j, member in enumerate(episode.chunks):
             line()
             line(chunk_heading(answer, i, j), "cyan")
-            line(shown_content(member.chunk.content))
+            line(member.text)
 
 
 def _episodic(

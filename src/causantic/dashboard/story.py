@@ -24,6 +24,7 @@ class Step:
     relevance: float | None  # None: episodes are told in time order, so no percentage is shown per step
     new_session: bool  # the first step of an episode (pages draw a divider)
     is_hit: bool  # a search match, rather than the context around one
+    text: str  # the chunk's text as the episode tells it (tool results cut: format.told_content)
     # The first step of an episode: its heading as recall's text gives it, saying its times are UTC
     # ('Episode 2 of 3 · billing · session 9a9e0000 (Claude Code) · 2026-11-02 09:00 – 09:06 UTC · best match 43%').
     heading: str = ""
@@ -47,6 +48,7 @@ def story_of(answer: EpisodeAnswer, kind: str) -> Story:
             None,
             position == 0,
             member.is_hit,
+            member.text,
             episode_title(answer, index, " UTC") if position == 0 else "",
             left_out_before(answer, index) if position == 0 else "",
         )

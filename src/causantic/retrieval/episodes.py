@@ -30,14 +30,16 @@ benchmarks can compare both.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.chains import ChainWalker, closeness
-from causantic.retrieval.format import counted, is_weak, over_budget_note
+from causantic.retrieval.format import counted, is_weak, over_budget_note, told_content
 from causantic.retrieval.search import HEADER_TOKENS, Hit, Searcher, SearchRequest, SearchResult
+from causantic.store.features import word_stems
+from causantic.store.fts import identifier_terms
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import StoredChunk
 
@@ -52,6 +54,11 @@ class EpisodeChunk:
     chunk: StoredChunk
     relevance: float | None  # calibrated relevance to the query (None: not scored, e.g. no vector)
     is_hit: bool  # a search hit, rather than context around one
+    text: str  # the chunk's text as the episode tells it (:func:`told_content`); the store keeps it whole
+
+    @property
+    def tokens(self) -> int:
+        return text_cost(self.text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +71,7 @@ class Episode:
 
     @property
     def tokens(self) -> int:
-        return sum(chunk_cost(c.chunk) for c in self.chunks)
+        return sum(c.tokens for c in self.chunks)
 
     @property
     def start(self) -> str:
@@ -94,7 +101,11 @@ class EpisodeAnswer:
 
 
 def chunk_cost(chunk: StoredChunk) -> int:
-    return approx_tokens(chunk.content) + HEADER_TOKENS
+    return text_cost(chunk.content)
+
+
+def text_cost(text: str) -> int:
+    return approx_tokens(text) + HEADER_TOKENS
 
 
 class EpisodeBuilder:
@@ -154,7 +165,9 @@ class EpisodeBuilder:
                 if cid not in owner:
                     owner[cid] = joined
                     episodes[joined].append(cid)
-        built = self._placed(self._fit(episodes, chunks, scores, set(hits), budget))
+        told = self._teller(search)
+        texts = {cid: told(chunks[cid]) for ids in episodes for cid in ids}
+        built = self._placed(self._fit(episodes, chunks, texts, scores, set(hits), budget))
         built.sort(key=lambda e: e.start)
         notes = tuple(search.notes) + ((weak_left_out_note(left_out),) if left_out else ())
         # Episodes are in their best hits' order, and each hit alone larger than the budget is left out:
@@ -164,6 +177,24 @@ class EpisodeBuilder:
         if too_big:
             notes += (over_budget_note(len(too_big), min(too_big), budget),)
         return EpisodeAnswer(kind, "episodes", tuple(built), search, notes, left_out)
+
+    def _teller(self, search: SearchResult) -> Callable[[StoredChunk], str]:
+        """How this answer tells a chunk (:func:`told_content`): tool results cut to their head and
+        the lines that hold a word of the query (its stems, as relevance compares them, found in
+        snake_case and camelCase names too: ``checkpointBranch`` holds "checkpoint")."""
+        stems = search.profile.stems() if search.profile is not None else frozenset()
+        cfg = self.config
+
+        def told(chunk: StoredChunk) -> str:
+            return told_content(
+                chunk.content,
+                lambda line: not stems.isdisjoint(word_stems(f"{line.replace('_', ' ')} {identifier_terms(line)}")),
+                result_lines=cfg.result_lines,
+                similar_lines=cfg.similar_lines,
+                whole_results=cfg.whole_results,
+            )
+
+        return told
 
     def _anchors(self, search: SearchResult) -> tuple[list[Hit], int]:
         """The hits that may anchor an episode, best first, and how many sessions' weak matches were
@@ -238,6 +269,7 @@ class EpisodeBuilder:
         self,
         episodes: list[list[str]],
         chunks: dict[str, StoredChunk],
+        texts: dict[str, str],
         scores: dict[str, float],
         hits: set[str],
         budget: int,
@@ -245,43 +277,45 @@ class EpisodeBuilder:
         """Spend the budget on each session's best hit first, then on the best episode's first
         ``storyChunks`` of context (the answer tells at least one story, in the direction asked),
         then on every other hit (best episode first), so the answer names the best distinct sessions
-        and each strong match, then on context, nearest first; a story is never left with a gap."""
+        and each strong match, then on context, nearest first; a story is never left with a gap. A
+        chunk costs what it takes told (``texts``), not what the store holds."""
+        cost = {cid: text_cost(text) for cid, text in texts.items()}
         chosen: list[list[str]] = [[] for _ in episodes]
         used = 0
         leads: set[str] = set()
         for picked, ids in zip(chosen, episodes, strict=True):  # the anchor of each session's first episode
             session = chunks[ids[0]].session_id
-            if session not in leads and used + chunk_cost(chunks[ids[0]]) <= budget:
+            if session not in leads and used + cost[ids[0]] <= budget:
                 leads.add(session)
                 picked.append(ids[0])
-                used += chunk_cost(chunks[ids[0]])
+                used += cost[ids[0]]
         if chosen and chosen[0]:  # the first episode holds the best hit
             for cid in episodes[0][1 : 1 + self.config.story_chunks]:  # nearest first: no gap
-                if used + chunk_cost(chunks[cid]) > budget:
+                if used + cost[cid] > budget:
                     break
                 chosen[0].append(cid)
-                used += chunk_cost(chunks[cid])
+                used += cost[cid]
         for picked, ids in zip(chosen, episodes, strict=True):
             for cid in ids:
-                if cid in hits and cid not in picked and used + chunk_cost(chunks[cid]) <= budget:
+                if cid in hits and cid not in picked and used + cost[cid] <= budget:
                     picked.append(cid)
-                    used += chunk_cost(chunks[cid])
+                    used += cost[cid]
         for picked, ids in zip(chosen, episodes, strict=True):
             if not picked:
                 continue
             for cid in ids:
                 if cid in hits or cid in picked:
                     continue
-                if used + chunk_cost(chunks[cid]) > budget:
+                if used + cost[cid] > budget:
                     break
                 picked.append(cid)
-                used += chunk_cost(chunks[cid])
+                used += cost[cid]
         out: list[Episode] = []
         for picked in chosen:
             if not picked:
                 continue
             ordered = sorted(picked, key=lambda i: (chunks[i].start_time, chunks[i].turn_index, chunks[i].part))
-            members = tuple(EpisodeChunk(chunks[i], scores.get(i), i in hits) for i in ordered)
+            members = tuple(EpisodeChunk(chunks[i], scores.get(i), i in hits, texts[i]) for i in ordered)
             out.append(Episode(members, max(scores.get(i, 0.0) for i in picked if i in hits)))
         return out
 
@@ -326,7 +360,8 @@ class EpisodeBuilder:
         if self.chain_walker is None:
             raise RuntimeError("episodes.mode = chain needs a chain walker")
         result = self.chain_walker.run(request, "backward" if kind == "recall" else "forward")
-        members = [EpisodeChunk(c, s, False) for c, s in zip(result.chunks, result.scores, strict=True)]
+        told = self._teller(result.search)
+        members = [EpisodeChunk(c, s, False, told(c)) for c, s in zip(result.chunks, result.scores, strict=True)]
         notes = (result.diagnostics.line(),) if result.diagnostics.fallback_reason else ()
         if not members:
             return EpisodeAnswer(kind, "chain", (), result.search, notes)

@@ -162,7 +162,7 @@ def _cut(episode: Episode, room: int) -> Episode | None:
     keep: list[int] = []
     used = 0
     for i in sorted(range(len(chunks)), key=lambda i: (not chunks[i].is_hit, min(abs(i - h) for h in hits))):
-        cost = chunk_cost(chunks[i].chunk)
+        cost = chunks[i].tokens
         if used + cost <= room:
             keep.append(i)
             used += cost

@@ -6,13 +6,16 @@ and shown in full it buries the words around it. A result that only acknowledges
 "Todos have been modified successfully. Ensure that you continue to use the todo list…") is left
 out: the call line says what was done. This is only how a person or an agent reads a result;
 ``--json`` and the MCP structured content carry the stored text unchanged. Every interface (CLI,
-MCP text, dashboard) shows chunk text through this one function.
+MCP text, dashboard) shows chunk text through this one function; a recall or predict answer through
+:func:`told_content`, which also cuts each tool result to what the story needs.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections import Counter
+from collections.abc import Callable, Collection
 from itertools import groupby
 from typing import TYPE_CHECKING
 
@@ -34,6 +37,13 @@ WEAK_MARK = "weakly related"
 TOOL_RUN_MIN = 3  # consecutive calls of one tool folded into one line from this many on
 # Calls whose line is what was said, not a listing: a sub-agent's task, a message to a teammate.
 _NEVER_FOLDED = SPAWN_TOOLS | {"SendMessage"}
+# A section that starts a speaker's words or a tool's line (ingest.render's labels); a section without
+# one continues the labelled one before it (a result with a blank line in it, a second paragraph).
+_LABELLED = re.compile(r"\[(?:User|Assistant|(?:Tool|Result|Error):[^\]\s]+)\]")
+# A tool's result; an error ([Error:Bash]) is told whole: what went wrong is the story's turning point,
+# and a traceback says it in its last lines.
+_RESULT_LABEL = re.compile(r"\[Result:([^\]\s]+)\]")
+_DIGITS = re.compile(r"\d+")
 _TOOL_CALL = re.compile(r"\[Tool:([^\]\s]+)\](?: (.*))?")  # one rendered call: ingest.render's "[Tool:Name] what"
 # A terminal's colour and cursor codes in a tool's output (ESC [ 0 m, ESC ] … BEL): they recolour the
 # reader's terminal, reach the model as noise through MCP, and a web page draws them as '▯[0m'.
@@ -178,6 +188,85 @@ def shown_content(content: str) -> str:
         else:
             out.extend(section for section, _ in run)
     return "\n\n".join(out)
+
+
+def told_content(
+    content: str,
+    holds_query: Callable[[str], bool],
+    *,
+    result_lines: int,
+    similar_lines: int,
+    whole_results: Collection[str] = (),
+) -> str:
+    """A chunk's text as an episode tells it: :func:`shown_content`, and each tool result (not an
+    error, nor one of ``whole_results``' tools) cut to what a reader of the story needs
+    (:func:`_result_told`). Measured on the coding dev set (``benchmarks/answer_content.py``), tool
+    results were 39% of recall's tokens, two thirds of them lines without a query word (a file's
+    imports, a listing of passing test packages), while the turns that led to a match got 6%."""
+    shown = shown_content(content)
+    groups: list[list[str]] = []  # a labelled section and the unlabelled ones that continue it
+    for section in shown.split("\n\n"):
+        if not groups or _LABELLED.match(section):
+            groups.append([section])
+        else:
+            groups[-1].append(section)
+    out: list[str] = []
+    for group in groups:
+        text = "\n\n".join(group)
+        result = _RESULT_LABEL.match(text)
+        if result is not None and result.group(1) not in whole_results:
+            text = "\n".join(_result_told(text.split("\n"), holds_query, result_lines, similar_lines))
+        out.append(text)
+    return "\n\n".join(out)
+
+
+def _result_told(lines: list[str], holds_query: Callable[[str], bool], head: int, similar: int) -> list[str]:
+    """A tool result's lines, cut. Lines alike (:func:`_shape`: the same first and last word and as
+    many words, numbers aside, as a test runner's ``ok  pkg  (cached)`` lines) that come ``similar``
+    or more times are told by the first of them (a package named like the query is no more of the
+    story than the others); of the other lines the first ``head`` are kept (0: all), then up to
+    ``head`` more that hold a query word. Each gap says what it left out: '… 10 more lines like
+    this' when they are all like the line above it, else '… 12 lines left out'. A gap of one line
+    shows the line: its marker would cost as much."""
+    shapes = [_shape(line) for line in lines]
+    seen = Counter(s for s in shapes if s is not None)
+    first = {s: shapes.index(s) for s in seen}
+    alike = [s is not None and similar > 0 and seen[s] >= similar and first[s] != i for i, s in enumerate(shapes)]
+    keep = [not a for a in alike]
+    if head:
+        kept = set([i for i, k in enumerate(keep) if k][:head])
+        asked = [i for i, line in enumerate(lines) if not alike[i] and i not in kept and holds_query(line)]
+        kept.update(asked[:head])
+        keep = [i in kept for i in range(len(lines))]
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        if keep[i]:
+            out.append(lines[i])
+            i += 1
+            continue
+        end = i
+        while end < len(lines) and not keep[end]:
+            end += 1
+        if end - i == 1:
+            out.append(lines[i])
+        elif i > 0 and all(alike[j] and shapes[j] == shapes[i - 1] for j in range(i, end)):
+            out.append(f"… {end - i} more lines like this")
+        else:
+            out.append(f"… {counted(end - i, 'line')} left out")
+        i = end
+    return out
+
+
+def _shape(line: str) -> tuple[str, ...] | None:
+    """What makes lines alike: first word, last word and word count, digits aside, and the second
+    word too when the first has no letter (``--- PASS: TestA (0.00s)`` is not like ``--- FAIL: TestB
+    (0.01s)``); None for a line of fewer than two words (a blank line, a lone number)."""
+    words = _DIGITS.sub("0", line).split()
+    if len(words) < 2:
+        return None
+    second = "" if any(c.isalpha() for c in words[0]) else words[1]
+    return (words[0], second, words[-1], str(len(words)))
 
 
 def _call(section: str) -> tuple[str, str] | None:
@@ -331,8 +420,5 @@ def render_episodes(answer: EpisodeAnswer) -> str:
     for i, episode in enumerate(answer.episodes):
         blocks += [gap for gap in (left_out_before(answer, i),) if gap]
         blocks.append(episode_heading(answer, i))
-        blocks += [
-            f"{chunk_heading(answer, i, j)}\n{shown_content(member.chunk.content)}"
-            for j, member in enumerate(episode.chunks)
-        ]
+        blocks += [f"{chunk_heading(answer, i, j)}\n{member.text}" for j, member in enumerate(episode.chunks)]
     return "\n\n".join(blocks)

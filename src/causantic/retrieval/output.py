@@ -98,7 +98,10 @@ class EpisodeOut(Out):
     start: str
     end: str
     relevance: float = Field(description="The best hit's calibrated relevance, 0..1.")
-    tokens: int
+    tokens: int = Field(
+        description="What the episode costs as told (tool results cut, each chunk with its header line); a "
+        "chunk's own tokens are its stored text's."
+    )
     chunks: list[ChunkOut]
     left_out_before: int = Field(
         0, description="Chunks of the session left out between the episode before (of the same session) and this one."
