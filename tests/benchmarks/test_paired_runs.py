@@ -47,3 +47,34 @@ def test_runs_with_no_query_in_common_are_refused(tmp_path: Path) -> None:
         text=True,
     )
     assert done.returncode == 2 and "no query is in both runs" in done.stderr
+
+
+def _locomo_details(path: Path, retriever: str, recalls: list[float]) -> None:
+    """locomo.py --details lines: one question per recall (the same at every budget), plus a bm25 line."""
+    lines = [
+        {
+            "sample_id": "conv-1",
+            "qa_index": i,
+            "retriever": name,
+            "turn_recall": dict.fromkeys(("5", "10", "25", "50"), recall),
+            "rr10": recall,
+        }
+        for i, recall in enumerate(recalls)
+        for name in (retriever, "bm25")
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
+def test_two_locomo_runs_are_paired_question_by_question_for_one_retriever(tmp_path: Path) -> None:
+    base, ours = tmp_path / "base.jsonl", tmp_path / "ours.jsonl"
+    _locomo_details(base, "hybrid", [0.0, 0.0, 1.0, 1.0])
+    _locomo_details(ours, "hybrid", [1.0, 1.0, 1.0, 1.0])  # two questions found, none lost
+    out = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "paired_runs.py"), str(base), str(ours)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "4 questions paired" in out and "(hybrid)" in out
+    assert "T@5    50.0 -> 100.0  +50.0 [+0.0, +100.0]" in out
+    assert "MRR@10 0.500 -> 1.000" in out
