@@ -1,35 +1,38 @@
 """Several Claude Code sessions at once on one memory: errors, hook latency and consistency.
 
-Usage: python benchmarks/concurrent_sessions.py [--servers N] [--json OUT] [--keep DIR]
+Usage: python benchmarks/concurrent_sessions.py [--servers N] [--no-embed] [--json OUT] [--keep DIR]
 
 One CAUSANTIC_HOME (a temporary folder) and a ``~/.claude/projects`` holding copies of real projects
 of the shared corpus (daaain__claude-code-log's ``real_projects``; the corpus is read where it lies,
 the copies live in the temporary folder). One of their sessions, the *live* one, starts as its first
 half; the rest of its lines are appended during the run, as Claude Code writes them.
 
-1. Idle: the memory holds the example sessions (embedded, clustered). The live session's first
-   quarter of new lines is appended; hooks fire as Claude Code fires them (``causantic hook
-   user-prompt-submit`` on each user prompt, ``pre-compact`` every few lines, ``session-start``
-   once): their wall times are the idle baseline.
-2. Busy: at the same time ``causantic batch-ingest`` of the whole projects folder, N ``causantic
-   serve`` MCP servers (the ``mcp`` SDK's stdio client) answering search / recall / stats in a
-   loop, a ``causantic dashboard`` fetched in a loop, two ``causantic cluster`` runs at once, and the
-   rest of the live session appended with its hooks firing. Every few lines a marker prompt is
-   appended, ingested by ``causantic ingest`` (committed when it exits), then searched on every
-   server: an answer without it missed a committed write.
+1. Idle: the memory holds the example sessions and one small project (embedded, clustered). The
+   live session's first quarter of new lines is appended; hooks fire as Claude Code fires them
+   (``causantic hook user-prompt-submit`` on each user prompt; ``pre-compact`` and a new session's
+   ``session-start`` every few lines): their wall times are the idle baseline.
+2. Busy: at the same time ``causantic batch-ingest`` of the whole projects folder (embedding, as
+   the hook workers do, unless ``--no-embed``), N ``causantic serve`` MCP servers (the ``mcp``
+   SDK's stdio client) answering search / recall / stats in a loop, a ``causantic dashboard``
+   fetched in a loop, two ``causantic cluster`` runs at once, and the rest of the live session
+   appended with its hooks firing. Every few lines a marker prompt is appended, ingested by
+   ``causantic ingest`` (committed when it exits), then searched on every server: an answer
+   without it missed a committed write.
 3. After everything stops (a final ``session-end``, its worker waited for), the chunk ids (with
    content hashes) and edges are compared with one ``causantic ingest`` of the same final files
    into a fresh home.
 
 Printed: every error a user or agent would see (non-zero exits, tracebacks, "database is locked",
 failed tool calls, hook stdout that is not Claude Code's JSON, hook runs recorded as failed), hook
-p95 busy against idle (the ratio), missed fresh answers, and the consistency check.
+p95 busy against idle (the ratio; ``python -c pass`` beside them says how much the machine's load
+alone explains), missed fresh answers, the consistency check, and vectors against chunks.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import http.client
 import itertools
 import json
@@ -63,7 +66,7 @@ FOLDERS = (
     "-src-experiments-claude_p",
 )
 LIVE_FOLDER = "-src-deep-manifest"
-PRECOMPACT_EVERY = 12  # appended lines between two pre-compact hooks
+PRECOMPACT_EVERY = 6  # appended lines between two pre-compact hooks (and a new session starting)
 MARKER_EVERY = 25  # appended lines between two freshness checks
 QUERIES: list[tuple[str, dict[str, Any]]] = [
     ("search", {"query": "redirect loop"}),
@@ -86,6 +89,7 @@ class Run:
     pages: int = 0
     fresh_checks: int = 0
     fresh_misses: list[str] = field(default_factory=list)
+    wal_peak: int = 0  # bytes of memory.db-wal, largest seen
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def error(self, text: str) -> None:
@@ -304,9 +308,12 @@ def dashboard_loop(run: Run, env: dict[str, str], stop: threading.Event) -> None
     threading.Thread(target=lambda: output.extend(process.stdout or []), daemon=True).start()
     port, token = int(url.group(1)), url.group(2)
     try:
+        wal = Path(env["CAUSANTIC_HOME"]) / "memory.db-wal"
         for page in itertools.cycle(DASHBOARD_PAGES):
             if stop.is_set():
                 break
+            with contextlib.suppress(OSError):
+                run.wal_peak = max(run.wal_peak, wal.stat().st_size)
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
             conn.request("GET", page, headers={"Cookie": f"causantic_dashboard_{port}={token}"})
             response = conn.getresponse()
@@ -335,12 +342,14 @@ def p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
-def scenario(root: Path, servers: int) -> dict[str, Any]:
+def scenario(root: Path, servers: int, embed: bool) -> dict[str, Any]:
     projects, live, rest = prepare(root)
     home = root / "home"
     env = environment(home, root / "user")
-    lazy = {**env, "CAUSANTIC_EMBEDDING_EAGER": "false"}  # batch-ingest and hook workers: chunks only
-    causantic("ingest", str(EXAMPLES), env=env)  # embedded, so topics and vector search have work
+    # batch-ingest and the hook workers embed what they ingest (the default), or store chunks only.
+    lazy = env if embed else {**env, "CAUSANTIC_EMBEDDING_EAGER": "false"}
+    # Embedded and clustered first (two topics), so topics and vector search have work from the start.
+    causantic("ingest", str(EXAMPLES), str(projects / FOLDERS[0]), env=env)
     causantic("cluster", env=env)
     template = next(line for line in rest if user_prompt(line) is not None)
 
@@ -358,7 +367,7 @@ def scenario(root: Path, servers: int) -> dict[str, Any]:
     for thread in threads:
         thread.start()
     batch = subprocess.Popen(
-        [sys.executable, "-m", "causantic", "batch-ingest", "--no-embed", str(projects)],
+        [sys.executable, "-m", "causantic", "batch-ingest", *([] if embed else ["--no-embed"]), str(projects)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -425,7 +434,11 @@ def scenario(root: Path, servers: int) -> dict[str, Any]:
     causantic("ingest", "--no-embed", str(projects), env={**lazy, "CAUSANTIC_HOME": str(reference)})
     causantic("ingest", "--no-embed", str(EXAMPLES), env={**lazy, "CAUSANTIC_HOME": str(reference)})
     got, want = rows(home / "memory.db"), rows(reference / "memory.db")
+    stats = json.loads(causantic("stats", "--json", env=env))
     return {
+        "vectors": (stats["vectors"], stats["chunks"]),
+        "topics": stats["clusters"],
+        "db_mb": (home / "memory.db").stat().st_size / 2**20,
         "idle": idle,
         "busy": busy,
         "chunks": (len(got[0]), len(want[0]), got[0] == want[0]),
@@ -467,6 +480,9 @@ def report(result: dict[str, Any], servers: int) -> dict[str, Any]:
         f" {result['missing_chunks']} missing, {result['extra_chunks']} extra"
     )
     print(f"  edges  {edges[0]:,} vs {edges[1]:,} ({'same' if edges[2] else 'DIFFERENT'})")
+    vectors, stored = result["vectors"]
+    print(f"  vectors {vectors:,} for {stored:,} chunks; {result['topics']} topics")
+    print(f"  write-ahead log: at most {busy.wal_peak / 2**20:.1f} MB while busy; database {result['db_mb']:.1f} MB")
     print(f"\n{'Everything held.' if same and not errors and not busy.fresh_misses else 'Problems found (above).'}")
     return {
         "errors": errors,
@@ -475,6 +491,9 @@ def report(result: dict[str, Any], servers: int) -> dict[str, Any]:
         "fresh_misses": busy.fresh_misses,
         "chunks": chunks,
         "edges": edges,
+        "vectors": result["vectors"],
+        "topics": result["topics"],
+        "wal_peak_bytes": busy.wal_peak,
         "tool_calls": busy.tool_calls,
         "pages": busy.pages,
     }
@@ -483,6 +502,7 @@ def report(result: dict[str, Any], servers: int) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--servers", type=int, default=3, help="MCP servers at once (default 3)")
+    parser.add_argument("--no-embed", action="store_true", help="batch-ingest and hooks store chunks only (faster)")
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--keep", type=Path, help="run in this folder and keep it (default: a temporary one)")
     args = parser.parse_args()
@@ -490,10 +510,10 @@ def main() -> int:
         raise SystemExit(f"the shared corpus is not at {REAL}")
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=False)
-        result = scenario(args.keep, args.servers)
+        result = scenario(args.keep, args.servers, not args.no_embed)
     else:
         with tempfile.TemporaryDirectory(prefix="causantic-concurrent-") as folder:
-            result = scenario(Path(folder), args.servers)
+            result = scenario(Path(folder), args.servers, not args.no_embed)
     figures = report(result, args.servers)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2, default=str) + "\n", encoding="utf-8")
