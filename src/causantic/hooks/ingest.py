@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from causantic.config import causantic_home
 from causantic.files import file_lock, secure_dir
+from causantic.home import causantic_home
 from causantic.hooks.event import HookEvent, HookProblem
 from causantic.logs import HOOKS_LOG, log, log_path
-from causantic.retrieval.format import counted
+from causantic.wording import counted
 
 if TYPE_CHECKING:
     from causantic.facade import Memory

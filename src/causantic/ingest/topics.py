@@ -75,18 +75,22 @@ def recluster(
         {label: [texts[c] for c, _ in group[:_LABEL_SAMPLE] if c in texts] for label, group in members.items()},
         terms=STEADY_TERMS,
     )
-    inherited = carry_over(
-        store.cluster_members(index.model_id), {label: {c for c, _ in group} for label, group in members.items()}
-    )
-    # A continuing topic keeps its name while its terms still describe it (labels.steady_label).
-    previous = {r.id: r.label for r in store.cluster_rows(index.model_id)}
-    names = {label: steady_label(previous.get(inherited.get(label, -1), ""), scored[label]) for label in members}
-    rows = [
-        (inherited.get(label), names[label] or UNNAMED, centres[label].astype(np.float32).tobytes(), group)
-        for label, group in sorted(members.items())
-    ]
-    store.replace_clusters(index.model_id, rows)
-    store.set_meta(_META_LAST_COUNT, str(len(ids)))
+    # The topics kept are read in the transaction that replaces them: another process's run (a second
+    # `causantic cluster`, another session's ingest) may have replaced them since HDBSCAN began, and a
+    # kept id it deleted failed this run on the foreign key.
+    with store.atomic():
+        inherited = carry_over(
+            store.cluster_members(index.model_id), {label: {c for c, _ in group} for label, group in members.items()}
+        )
+        # A continuing topic keeps its name while its terms still describe it (labels.steady_label).
+        previous = {r.id: r.label for r in store.cluster_rows(index.model_id)}
+        names = {label: steady_label(previous.get(inherited.get(label, -1), ""), scored[label]) for label in members}
+        rows = [
+            (inherited.get(label), names[label] or UNNAMED, centres[label].astype(np.float32).tobytes(), group)
+            for label, group in sorted(members.items())
+        ]
+        store.replace_clusters(index.model_id, rows)
+        store.set_meta(_META_LAST_COUNT, str(len(ids)))
     clustered = sum(len(g) for g in members.values())
     return ClusterReport(len(rows), clustered, len(ids) - clustered, len(inherited), time.perf_counter() - started)
 
@@ -94,27 +98,34 @@ def recluster(
 def assign_new_chunks(
     store: MemoryStoreProtocol, index: VectorIndexProtocol, chunk_ids: Sequence[str], threshold: float
 ) -> int:
-    """Join chunks to existing topics within ``threshold`` of a centroid; return how many joined."""
+    """Join chunks to existing topics within ``threshold`` of a centroid; return how many joined.
+
+    The topics are read in the transaction that joins chunks to them: a full run in another process
+    between the two replaced them, and the chunks then joined a deleted topic (a foreign key failure
+    that failed the ingest) or, its id reused, an unrelated one."""
     import numpy as np
 
     from causantic.cluster import angular_distances, assign_new
 
-    clusters = store.cluster_rows(index.model_id)
-    if not clusters or not chunk_ids:
+    if not chunk_ids:
         return 0
-    centres = {r.id: np.frombuffer(r.centroid, dtype=np.float32) for r in clusters}
     vectors = index.vectors(chunk_ids)
     ids = [c for c in chunk_ids if c in vectors]
     if not ids:
         return 0
     matrix = np.stack([vectors[c] for c in ids])
-    labels = assign_new(matrix, centres, threshold)
-    joined = []
-    for chunk_id, label, row in zip(ids, labels, matrix, strict=True):
-        if label >= 0:
-            distance = float(angular_distances(row[None, :], centres[int(label)][None, :])[0, 0])
-            joined.append((chunk_id, int(label), distance))
-    store.add_cluster_members(joined)
+    with store.atomic():
+        clusters = store.cluster_rows(index.model_id)
+        if not clusters:
+            return 0
+        centres = {r.id: np.frombuffer(r.centroid, dtype=np.float32) for r in clusters}
+        labels = assign_new(matrix, centres, threshold)
+        joined = []
+        for chunk_id, label, row in zip(ids, labels, matrix, strict=True):
+            if label >= 0:
+                distance = float(angular_distances(row[None, :], centres[int(label)][None, :])[0, 0])
+                joined.append((chunk_id, int(label), distance))
+        store.add_cluster_members(joined)
     return len(joined)
 
 
