@@ -253,3 +253,23 @@ def test_after_a_clustering_that_found_no_topic_the_summary_does_not_say_to_clus
     summary = CliRunner().invoke(cli, ["ingest", str(tmp_path / "sessions")], catch_exceptions=False).stdout
     assert "none: the last clustering found no 4 alike chunks (clustering.minClusterSize); it runs again" in summary
     assert "none yet" not in summary
+
+
+def test_a_file_that_is_no_transcript_is_named_as_one_in_no_format_not_as_damaged_lines(
+    user_home: Path, tmp_path: Path
+) -> None:
+    """`causantic ingest notes.txt` said 'damaged lines skipped: invalid json 3', as if a transcript
+    were broken, where a Cursor file gets the note that Causantic does not read its format."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("things to do\nrefactor the invoice export\n\n  call Sam\n")
+    shown = CliRunner().invoke(cli, ["ingest", str(notes), "--no-embed"], catch_exceptions=False)
+    assert shown.exit_code == 0, shown.output
+    said = " ".join(shown.output.split())
+    assert "note: 1 file in no format Causantic reads (it reads Claude Code, Codex CLI and Gemini CLI " in said
+    assert said.endswith(f"so nothing of it is in memory: {notes}") and "damaged lines skipped │ 0" in said
+    # A transcript with a broken line is still one: its line is counted as damaged, nothing noted.
+    session = write_session(tmp_path / "sessions", "/work/billing", "5b1f0c2e-0000-4000-8000-000000000006", TURNS)
+    session.write_text(session.read_text() + '{"type": "user", "mess\n')
+    shown = CliRunner().invoke(cli, ["ingest", str(session), "--no-embed"], catch_exceptions=False)
+    said = " ".join(shown.output.split())
+    assert "damaged lines skipped │ invalid json 1" in said and "no format" not in said
