@@ -273,3 +273,23 @@ def test_a_file_that_is_no_transcript_is_named_as_one_in_no_format_not_as_damage
     shown = CliRunner().invoke(cli, ["ingest", str(session), "--no-embed"], catch_exceptions=False)
     said = " ".join(shown.output.split())
     assert "damaged lines skipped │ invalid json 1" in said and "no format" not in said
+
+
+def test_a_project_forgotten_whole_is_unknown_to_the_filters_as_to_list_projects(
+    user_home: Path, tmp_path: Path
+) -> None:
+    """After `forget billing`, `search --project billing` said 'no matching chunks', as if billing
+    were still there to search, where list-projects no longer shows it and a typo gets the list."""
+    sessions = tmp_path / "sessions"
+    write_session(sessions, "/work/billing", "5b1f0c2e-0000-4000-8000-000000000009", TURNS)
+    write_session(sessions, "/work/shop", "5b1f0c2e-0000-4000-8000-00000000000a", TURNS)
+    CliRunner().invoke(cli, ["ingest", str(sessions), "--no-embed"], catch_exceptions=False)
+    CliRunner().invoke(cli, ["forget", "billing", "--yes"], catch_exceptions=False)
+    unknown = "No project named 'billing' in memory (known: shop; list-projects shows each with its path)."
+    for command in (["search", "--project", "billing", "invoice"], ["list-sessions", "billing"]):
+        shown = CliRunner().invoke(cli, command, catch_exceptions=False)
+        assert shown.exit_code == 1 and unknown in shown.output, shown.output
+    again = CliRunner().invoke(cli, ["forget", "billing", "--yes"], catch_exceptions=False)
+    assert again.stdout.strip() == "Nothing in 'billing' matches: nothing was deleted."
+    found = CliRunner().invoke(cli, ["search", "--project", "shop", "invoice"], catch_exceptions=False)
+    assert found.exit_code == 0 and "[Project: shop" in found.output, found.output
