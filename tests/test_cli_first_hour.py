@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from pathlib import Path
 
 import click
 import pytest
+from cli_runs import cli_stdout
 from click.testing import CliRunner
 from process_support import EXAMPLES
 from transcript_files import write_codex_rollout, write_session
@@ -293,3 +295,22 @@ def test_a_project_forgotten_whole_is_unknown_to_the_filters_as_to_list_projects
     assert again.stdout.strip() == "Nothing in 'billing' matches: nothing was deleted."
     found = CliRunner().invoke(cli, ["search", "--project", "shop", "invoice"], catch_exceptions=False)
     assert found.exit_code == 0 and "[Project: shop" in found.output, found.output
+
+
+def test_stats_counts_the_files_an_upgrade_cleared_the_marks_of_as_the_next_ingest_reads_them(
+    user_home: Path, causantic_home: Path
+) -> None:
+    """A store upgraded from an old release (m008 cleared every file's mark) had `stats` say no file
+    would be read again, while the next batch-ingest read every one of them."""
+    session = "5b1f0c2e-0000-4000-8000-00000000000b"
+    write_session(user_home / ".claude" / "projects" / "-work-billing", "/work/billing", session, TURNS)
+    write_codex_rollout(user_home / ".codex" / "sessions", "/work/billing", "019a-thread-2", TURNS)
+    CliRunner().invoke(cli, ["batch-ingest", "--no-embed"], catch_exceptions=False)
+    with sqlite3.connect(causantic_home / "memory.db") as db:
+        db.execute("DELETE FROM files")  # what migration m008 did to an older release's store
+    db.close()
+    stats = json.loads(cli_stdout("stats", "--json"))
+    ingest = json.loads(cli_stdout("batch-ingest", "--no-embed", "--json"))
+    assert stats["files_under_older_rules"] == ingest["files"] - ingest["files_unchanged"] == 2
+    said = CliRunner().invoke(cli, ["stats"], catch_exceptions=False).output
+    assert "rules" not in said and ingest["files_unchanged"] == 0

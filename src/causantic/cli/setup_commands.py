@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from causantic.cli.ingest_commands import WORKERS, agent_folders, ingest_paths
+from causantic.cli.ingest_commands import WORKERS, ingest_paths
 from causantic.cli.output import agreed, domain_errors
-from causantic.config import causantic_home, load_config
+from causantic.config import agent_folders, causantic_home, load_config
 from causantic.integration.agents import MANIFEST as AGENTS_MANIFEST
 from causantic.integration.agents import agent_files, install_agents, uninstall_agents
 from causantic.integration.claude_files import claude_paths

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from causantic.config import causantic_home
+from causantic.config import causantic_home, claude_config_dir
 from causantic.errors import CausanticError
 from causantic.files import atomic_write, secure_dir
 
@@ -46,12 +46,10 @@ class ClaudePaths:
 def claude_paths(environ: dict[str, str] | None = None) -> ClaudePaths:
     """The files of the Claude Code this user runs; ``HOME`` and ``CLAUDE_CONFIG_DIR`` are honoured."""
     env = os.environ if environ is None else environ
-    custom = env.get("CLAUDE_CONFIG_DIR")
-    if custom:
-        folder = Path(custom).expanduser()
+    folder = claude_config_dir(env)
+    if env.get("CLAUDE_CONFIG_DIR"):
         return ClaudePaths(folder, folder / "settings.json", folder / ".claude.json")
-    home = Path(env.get("HOME") or Path.home())
-    return ClaudePaths(home / ".claude", home / ".claude" / "settings.json", home / ".claude.json")
+    return ClaudePaths(folder, folder / "settings.json", folder.parent / ".claude.json")
 
 
 @dataclass(frozen=True, slots=True)
