@@ -93,6 +93,22 @@ def test_uninstall_with_nothing_registered_says_so_instead_of_printing_nothing(h
     assert "unchanged" not in again.stdout  # no table of files left as they were above the sentence
 
 
+def test_uninstall_with_nothing_registered_says_so_without_asking(home: Path) -> None:
+    """Without --yes it asked 'Remove the causantic MCP server … and its hooks …? [y/N]', only to say
+    'Nothing to remove' after a yes; it answers at once now, and changes nothing."""
+    place(home, "settings.json", "claude.json")
+    before = snapshot(home)
+    done = run(home, "uninstall", input="")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout == f"Nothing to remove: Causantic is not registered in {home / '.claude.json'} or " + (
+        f"{home / '.claude' / 'settings.json'}.\n"
+    )
+    assert snapshot(home) == before
+    assert run(home, "init", "--yes", "--no-ingest", "--no-check").returncode == 0
+    asked = run(home, "uninstall", input="n\n")
+    assert "Remove the causantic MCP server from" in asked.stdout and asked.returncode == 1
+
+
 HAND_FORMATTED_LINES = (  # of settings-hand-formatted.json, each the user's own one-line layout
     '  "permissions": { "allow": ["Bash(make test)", "WebFetch(domain:docs.python.org)"] },\n',
     '{ "matcher": "manual", "hooks": [ { "type": "command", "command": "~/bin/save-plan.sh" } ] }',
