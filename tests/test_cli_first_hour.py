@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from pathlib import Path
 
 import click
 import pytest
+from cli_runs import cli_stdout
 from click.testing import CliRunner
 from process_support import EXAMPLES
 from transcript_files import write_codex_rollout, write_session
@@ -253,3 +255,62 @@ def test_after_a_clustering_that_found_no_topic_the_summary_does_not_say_to_clus
     summary = CliRunner().invoke(cli, ["ingest", str(tmp_path / "sessions")], catch_exceptions=False).stdout
     assert "none: the last clustering found no 4 alike chunks (clustering.minClusterSize); it runs again" in summary
     assert "none yet" not in summary
+
+
+def test_a_file_that_is_no_transcript_is_named_as_one_in_no_format_not_as_damaged_lines(
+    user_home: Path, tmp_path: Path
+) -> None:
+    """`causantic ingest notes.txt` said 'damaged lines skipped: invalid json 3', as if a transcript
+    were broken, where a Cursor file gets the note that Causantic does not read its format."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("things to do\nrefactor the invoice export\n\n  call Sam\n")
+    shown = CliRunner().invoke(cli, ["ingest", str(notes), "--no-embed"], catch_exceptions=False)
+    assert shown.exit_code == 0, shown.output
+    said = " ".join(shown.output.split())
+    assert "note: 1 file in no format Causantic reads (it reads Claude Code, Codex CLI and Gemini CLI " in said
+    assert said.endswith(f"so nothing of it is in memory: {notes}") and "damaged lines skipped │ 0" in said
+    # A transcript with a broken line is still one: its line is counted as damaged, nothing noted.
+    session = write_session(tmp_path / "sessions", "/work/billing", "5b1f0c2e-0000-4000-8000-000000000006", TURNS)
+    session.write_text(session.read_text() + '{"type": "user", "mess\n')
+    shown = CliRunner().invoke(cli, ["ingest", str(session), "--no-embed"], catch_exceptions=False)
+    said = " ".join(shown.output.split())
+    assert "damaged lines skipped │ invalid json 1" in said and "no format" not in said
+
+
+def test_a_project_forgotten_whole_is_unknown_to_the_filters_as_to_list_projects(
+    user_home: Path, tmp_path: Path
+) -> None:
+    """After `forget billing`, `search --project billing` said 'no matching chunks', as if billing
+    were still there to search, where list-projects no longer shows it and a typo gets the list."""
+    sessions = tmp_path / "sessions"
+    write_session(sessions, "/work/billing", "5b1f0c2e-0000-4000-8000-000000000009", TURNS)
+    write_session(sessions, "/work/shop", "5b1f0c2e-0000-4000-8000-00000000000a", TURNS)
+    CliRunner().invoke(cli, ["ingest", str(sessions), "--no-embed"], catch_exceptions=False)
+    CliRunner().invoke(cli, ["forget", "billing", "--yes"], catch_exceptions=False)
+    unknown = "No project named 'billing' in memory (known: shop; list-projects shows each with its path)."
+    for command in (["search", "--project", "billing", "invoice"], ["list-sessions", "billing"]):
+        shown = CliRunner().invoke(cli, command, catch_exceptions=False)
+        assert shown.exit_code == 1 and unknown in shown.output, shown.output
+    again = CliRunner().invoke(cli, ["forget", "billing", "--yes"], catch_exceptions=False)
+    assert again.stdout.strip() == "Nothing in 'billing' matches: nothing was deleted."
+    found = CliRunner().invoke(cli, ["search", "--project", "shop", "invoice"], catch_exceptions=False)
+    assert found.exit_code == 0 and "[Project: shop" in found.output, found.output
+
+
+def test_stats_counts_the_files_an_upgrade_cleared_the_marks_of_as_the_next_ingest_reads_them(
+    user_home: Path, causantic_home: Path
+) -> None:
+    """A store upgraded from an old release (m008 cleared every file's mark) had `stats` say no file
+    would be read again, while the next batch-ingest read every one of them."""
+    session = "5b1f0c2e-0000-4000-8000-00000000000b"
+    write_session(user_home / ".claude" / "projects" / "-work-billing", "/work/billing", session, TURNS)
+    write_codex_rollout(user_home / ".codex" / "sessions", "/work/billing", "019a-thread-2", TURNS)
+    CliRunner().invoke(cli, ["batch-ingest", "--no-embed"], catch_exceptions=False)
+    with sqlite3.connect(causantic_home / "memory.db") as db:
+        db.execute("DELETE FROM files")  # what migration m008 did to an older release's store
+    db.close()
+    stats = json.loads(cli_stdout("stats", "--json"))
+    ingest = json.loads(cli_stdout("batch-ingest", "--no-embed", "--json"))
+    assert stats["files_under_older_rules"] == ingest["files"] - ingest["files_unchanged"] == 2
+    said = CliRunner().invoke(cli, ["stats"], catch_exceptions=False).output
+    assert "rules" not in said and ingest["files_unchanged"] == 0

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -707,6 +708,23 @@ def shares_project(team: TeamConfig, path: str) -> bool:
         if str(Path(entry).expanduser()) == path or (named and tuple(parts[-len(named) :]) == named):
             return True
     return False
+
+
+def claude_config_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Claude Code's folder, where its settings and its sessions (``projects/``) are:
+    ``$CLAUDE_CONFIG_DIR``, else ``~/.claude`` (``HOME`` honoured as given)."""
+    env = os.environ if environ is None else environ
+    custom = env.get("CLAUDE_CONFIG_DIR")
+    if custom:
+        return Path(custom).expanduser()
+    return Path(env.get("HOME") or Path.home()) / ".claude"
+
+
+def agent_folders(config: Config) -> list[Path]:
+    """The folders where Claude Code (honouring ``$CLAUDE_CONFIG_DIR``, as it does), Codex CLI and
+    Gemini CLI keep sessions, those holding any: what `batch-ingest` and `init` read by default."""
+    folders = (claude_config_dir() / "projects", codex_sessions_dir(config), gemini_sessions_dir(config))
+    return [p for p in folders if p.is_dir() and next(p.rglob("*.json*"), None) is not None]
 
 
 def codex_sessions_dir(config: Config, environ: dict[str, str] | None = None) -> Path:

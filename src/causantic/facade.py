@@ -665,8 +665,17 @@ class Memory:
         )
 
     def files_to_reread(self) -> int:
-        """How many transcript files the next ingest reads again: ingested under older ingest rules."""
-        return _files_to_reread({name: s.store.file_rules() for name, s in self._every_store().items()})
+        """How many transcript files the next ingest reads again: ingested under older ingest rules,
+        or with no mark at all though their session is in memory (a migration cleared the marks),
+        among the files `batch-ingest` reads by default."""
+        from causantic.config import agent_folders
+        from causantic.ingest.pipeline import unmarked_files_of_held_sessions
+
+        stores = self._every_store()
+        marks = {name: s.store.file_rules() for name, s in stores.items()}
+        marked = {path for held in marks.values() for path in held}
+        held = [s.store for s in stores.values()]
+        return _files_to_reread(marks) + unmarked_files_of_held_sessions(held, marked, agent_folders(self.config))
 
     def ingests_running(self) -> list[IngestRunningOut]:
         """The ingests writing this home's memory now (a batch-ingest, the hooks' worker), oldest first;

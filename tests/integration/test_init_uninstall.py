@@ -64,6 +64,7 @@ def ours(settings: dict[str, Any], event: str) -> list[dict[str, Any]]:
     [
         ("settings.json", "claude.json"),
         ("settings-4-space-indent.json", "claude.json"),
+        ("settings-minified.json", "claude.json"),  # came back with spaces after every ',' and ':'
         ("settings.json", None),
         (None, "claude.json"),
         (None, None),
@@ -91,6 +92,31 @@ def test_uninstall_with_nothing_registered_says_so_instead_of_printing_nothing(h
     assert again.returncode == 0
     assert f"Nothing to remove: Causantic is not registered in {home / '.claude.json'}" in again.stdout
     assert "unchanged" not in again.stdout  # no table of files left as they were above the sentence
+
+
+def test_uninstall_with_nothing_registered_says_so_without_asking(home: Path) -> None:
+    """Without --yes it asked 'Remove the causantic MCP server … and its hooks …? [y/N]', only to say
+    'Nothing to remove' after a yes; it answers at once now, and changes nothing."""
+    place(home, "settings.json", "claude.json")
+    before = snapshot(home)
+    done = run(home, "uninstall", input="")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout == f"Nothing to remove: Causantic is not registered in {home / '.claude.json'} or " + (
+        f"{home / '.claude' / 'settings.json'}.\n"
+    )
+    assert snapshot(home) == before
+    assert run(home, "init", "--yes", "--no-ingest", "--no-check").returncode == 0
+    asked = run(home, "uninstall", input="n\n")
+    assert "Remove the causantic MCP server from" in asked.stdout and asked.returncode == 1
+
+
+def test_init_keeps_a_minified_settings_file_minified(home: Path) -> None:
+    """A settings.json written without spaces gained one after every ',' and ':' of it at init."""
+    place(home, "settings-minified.json", "claude.json")
+    assert run(home, "init", "--yes", "--no-ingest", "--no-check").returncode == 0
+    text = (home / ".claude" / "settings.json").read_text(encoding="utf-8")
+    assert text == json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+    assert ours(json.loads(text), "SessionStart")
 
 
 HAND_FORMATTED_LINES = (  # of settings-hand-formatted.json, each the user's own one-line layout

@@ -241,6 +241,18 @@ def test_a_cut_last_line_is_a_truncated_line_not_a_broken_one(tmp_path: Path) ->
     assert dict(report.counts) == {"truncated last line": 1}
 
 
+def test_a_file_without_one_json_line_is_in_another_format_unless_its_lines_are_records_cut_short(
+    tmp_path: Path,
+) -> None:
+    """Text, or a JSON document over several lines, is no damaged transcript; a record cut short is."""
+    _, report = read_file(write(tmp_path / "live.jsonl", line(user("one"))[:25]))
+    assert (dict(report.counts), report.other_format) == ({"truncated last line": 1}, [])
+    for name, data in [("notes.txt", b"hello\nworld\n"), ("settings.json", b'{\n  "a": [1,\n 2]\n}\n')]:
+        other = write(tmp_path / name, data)
+        _, report = read_file(other)
+        assert (dict(report.counts), report.other_format) == ({"file in another format": 1}, [other])
+
+
 def test_a_record_without_a_newline_before_the_next_is_recovered(tmp_path: Path) -> None:
     data = line(user("a")) + line({"type": "summary", "summary": "s", "leafUuid": "x"}) + b"\n"
     data += line(user("b")) + line(user("c")) + b"\n"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from causantic.cli.output import console, domain_errors, emit_json, json_option, line, progress_bars, table
-from causantic.config import Config, codex_sessions_dir, gemini_sessions_dir, load_config
+from causantic.config import agent_folders, load_config
 from causantic.facade import Memory
 from causantic.integration.claude_files import claude_paths
 from causantic.retrieval.format import byte_size, counted
@@ -60,13 +60,6 @@ def batch_ingest_command(folder: Path | None, force: bool, no_embed: bool, worke
         _quick_start(no_embed=no_embed, as_json=as_json, workers=workers)
         return
     ingest_paths(folders, force=force, no_embed=no_embed, as_json=as_json, workers=workers)
-
-
-def agent_folders(config: Config) -> list[Path]:
-    """The folders where Claude Code (honouring ``$CLAUDE_CONFIG_DIR``, as it does), Codex CLI and
-    Gemini CLI keep sessions, those holding any: what `batch-ingest` and `init` read by default."""
-    folders = (claude_paths().projects, codex_sessions_dir(config), gemini_sessions_dir(config))
-    return [p for p in folders if p.is_dir() and next(p.rglob("*.json*"), None) is not None]
 
 
 def _quick_start(*, no_embed: bool, as_json: bool, workers: int) -> None:

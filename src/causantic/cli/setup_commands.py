@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from causantic.cli.ingest_commands import WORKERS, agent_folders, ingest_paths
+from causantic.cli.ingest_commands import WORKERS, ingest_paths
 from causantic.cli.output import agreed, domain_errors
-from causantic.config import causantic_home, load_config
+from causantic.config import agent_folders, causantic_home, load_config
 from causantic.integration.agents import MANIFEST as AGENTS_MANIFEST
-from causantic.integration.agents import agent_files, install_agents, uninstall_agents
+from causantic.integration.agents import agent_files, install_agents, registered_agents, uninstall_agents
 from causantic.integration.claude_files import claude_paths
 from causantic.integration.entries import HOOKS, PROMPT_MEMORY_HOOKS, SERVER_NAME, this_launcher
-from causantic.integration.install import MANIFEST, Report, install, uninstall
+from causantic.integration.install import MANIFEST, Report, install, registered, uninstall
 from causantic.retrieval.format import byte_size, counted
 from causantic.sources import SOURCE_NAMES
 
@@ -116,21 +116,31 @@ def uninstall_command(yes: bool, purge: bool) -> None:
     Example: causantic uninstall --yes
     """
     paths = claude_paths()
-    what = f"the causantic MCP server from {paths.claude_json} and its hooks from {paths.settings}"
-    what += "".join(f", the server from {a.path}" for a in agent_files() if a.path.exists())
-    doomed = _purge_plan() if purge else []
-    freed = byte_size(sum(size for _, size, _ in doomed))
-    if purge:
-        what += f", then delete the memory listed above ({freed})"
-    if not yes and not agreed(f"Remove {what}?", default=False):
-        raise click.Abort()
+    nothing = f"Nothing to remove: Causantic is not registered in {paths.claude_json} or {paths.settings}."
     with domain_errors():
-        report = uninstall(paths)
-        report.changes += uninstall_agents(agent_files())
-    if all(change.action == "unchanged" for change in report.changes):  # a second run, or init never ran
-        click.echo(f"Nothing to remove: Causantic is not registered in {paths.claude_json} or {paths.settings}.")
+        claude = registered(paths)
+        others = registered_agents(agent_files())
+    entries = [f"the causantic MCP server from {paths.claude_json} and its hooks from {paths.settings}"] * claude
+    entries += [f"the server from {a.path}" for a in others]
+    doomed = _purge_plan() if purge else []
+    if not entries and not doomed:  # a second run, or init never ran: nothing to ask about
+        click.echo(nothing)
+        return
+    freed = byte_size(sum(size for _, size, _ in doomed))
+    memory = f"the memory listed above ({freed})"
+    if not entries:
+        question = f"Delete {memory}?"
     else:
+        question = f"Remove {', '.join(entries)}{f', then delete {memory}' if doomed else ''}?"
+    if not yes and not agreed(question, default=False):
+        raise click.Abort()
+    if entries:
+        with domain_errors():
+            report = uninstall(paths)
+            report.changes += uninstall_agents(agent_files())
         _render(report)
+    else:
+        click.echo(nothing)
     if purge:
         for target, _, _ in doomed:  # exactly what the preview listed
             if target.is_dir() and not target.is_symlink():

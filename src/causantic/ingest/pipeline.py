@@ -628,6 +628,22 @@ def _discover_all(
     return sorted(groups, key=lambda g: g.source == "gemini")
 
 
+def unmarked_files_of_held_sessions(
+    stores: Sequence[MemoryStoreProtocol], marked: set[str], targets: Iterable[Path]
+) -> int:
+    """The files under ``targets`` that no store has a mark for (``marked``: every path any store
+    has one for) though their session is in memory: the next ingest of them reads them again, as
+    it reads every file without a mark (a migration cleared the marks: m008)."""
+    unmarked = [
+        (group.session_id, n)
+        for group in _discover_all(targets, [], [])
+        if (n := sum(1 for p in group_paths(group) if str(p) not in marked))
+    ]
+    ids = sorted({session for session, _ in unmarked})
+    held = {session for store in stores for session in store.session_sizes(ids)} if ids else set()
+    return sum(n for session, n in unmarked if session in held)
+
+
 def _linked_outside_note(links: list[tuple[str, str]]) -> str:
     """One line naming the linked folders not entered (the first few) and how to read one."""
     shown = ", ".join(f"{link} -> {target}" for link, target in links[:LINKS_NAMED])

@@ -136,6 +136,22 @@ def uninstall_agents(files: list[AgentFile]) -> list[Change]:
     return changes
 
 
+def registered_agents(files: list[AgentFile]) -> list[AgentFile]:
+    """The files that hold Causantic's MCP server entry: what :func:`uninstall_agents` takes out."""
+    found = []
+    for file in files:
+        current = _read_text(file.path)
+        if current is None:
+            continue
+        if file.agent == "codex":
+            without = _toml_unset(current, None, False)
+        else:
+            without = _json_unset(file.path, current, None, False)
+        if without != current:
+            found.append(file)
+    return found
+
+
 # --- the entry -------------------------------------------------------------------------------------
 
 

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from causantic.config import causantic_home
+from causantic.config import causantic_home, claude_config_dir
 from causantic.errors import CausanticError
 from causantic.files import atomic_write, secure_dir
 
@@ -46,12 +46,10 @@ class ClaudePaths:
 def claude_paths(environ: dict[str, str] | None = None) -> ClaudePaths:
     """The files of the Claude Code this user runs; ``HOME`` and ``CLAUDE_CONFIG_DIR`` are honoured."""
     env = os.environ if environ is None else environ
-    custom = env.get("CLAUDE_CONFIG_DIR")
-    if custom:
-        folder = Path(custom).expanduser()
+    folder = claude_config_dir(env)
+    if env.get("CLAUDE_CONFIG_DIR"):
         return ClaudePaths(folder, folder / "settings.json", folder / ".claude.json")
-    home = Path(env.get("HOME") or Path.home())
-    return ClaudePaths(home / ".claude", home / ".claude" / "settings.json", home / ".claude.json")
+    return ClaudePaths(folder, folder / "settings.json", folder.parent / ".claude.json")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +92,14 @@ def json_text(file: JsonFile, data: dict[str, Any], original: JsonFile | None = 
     """The text of ``file`` holding ``data``: only what changed is laid out anew (:func:`render`;
     ``original``, the file before init, lends its text too)."""
     sources = [f for f in (file, original) if f is not None and f.data is not None and f.text.strip()]
-    if file.indent is None or not sources:
-        text = json.dumps(data, indent=file.indent, ensure_ascii=False)
+    if file.indent is None or not sources:  # on one line (minified or not), or a new file
+        given_back = [f.text.strip() for f in sources if _same(f.data, data)]
+        separators = (",", ":") if file.data is not None and _compact(file.text, file.data) else None
+        text = (
+            given_back[0]
+            if given_back
+            else json.dumps(data, indent=file.indent, separators=separators, ensure_ascii=False)
+        )
     else:
         text = render(data, [(f.text, f.data, _spans(f.text, 0)[0]) for f in sources], file.indent)
     return text + ("\n" if file.newline else "")
@@ -159,6 +163,11 @@ def render(value: Any, sources: list[Source], indent: int | str, depth: int = 0)
             items.append(render(item, equal or same_place, indent, depth + 1))
         return "[" + inner + ("," + inner).join(items) + "\n" + unit * depth + "]"
     return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", "\n" + unit * depth)
+
+
+def _compact(text: str, data: Any) -> bool:
+    """Whether a file is written without the spaces after ``,`` and ``:`` (minified)."""
+    return text.strip() == json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
 def _same(a: Any, b: Any) -> bool:

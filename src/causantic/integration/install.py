@@ -140,6 +140,15 @@ def uninstall(paths: ClaudePaths) -> Report:
     return report
 
 
+def registered(paths: ClaudePaths) -> bool:
+    """Whether Claude Code's files hold Causantic's hooks or MCP server: what :func:`uninstall` takes out."""
+    settings, claude = read_json(paths.settings), read_json(paths.claude_json)
+    servers = (claude.data or {}).get("mcpServers")
+    return remove_hooks(settings.data or {}, None, None)[1] > 0 or (
+        isinstance(servers, dict) and SERVER_NAME in servers
+    )
+
+
 def _write(file: JsonFile, data: dict[str, Any], detail: str, original: JsonFile | None = None) -> Change:
     if file.exists and data == file.data:
         return Change(file.path, "unchanged", detail)

@@ -140,7 +140,7 @@ def forget(
             "Forgetting the whole project takes no filter; drop before/after/session_id/query/only_mine, "
             "or drop the whole-project switch to forget only what they match."
         )
-    project = resolve_project(store, request.project)
+    project = resolve_project(store, request.project, emptied=True)
     if request.only_mine and request.member is None:
         raise CausanticError(
             f"{project.name!r} is in local memory, where every chunk is yours: forgetting only your own chunks "
@@ -164,7 +164,7 @@ def forget(
     if request.only_ids is not None:
         matches = [c for c in matches if c.id in request.only_ids]
     preview = tuple((c, similarity.get(c.id)) for c in matches[:preview_size])
-    summaries = tuple(list_sessions(store, project.path, limit=preview_size)[1]) if not filtered else ()
+    summaries = tuple(list_sessions(store, project.path, limit=preview_size)[1]) if matches and not filtered else ()
     others = Counter(c.user for c in matches if c.user is not None and c.user != request.member)
     result = ForgetResult(
         project.name,

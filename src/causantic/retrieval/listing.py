@@ -63,16 +63,19 @@ def list_projects(store: MemoryStoreProtocol) -> list[ProjectSummary]:
     ]
 
 
-def resolve_project(store: MemoryStoreProtocol, name: str) -> Project:
-    """One project by name, path or a cwd inside it; a clear error when none or several match."""
+def resolve_project(store: MemoryStoreProtocol, name: str, *, emptied: bool = False) -> Project:
+    """One project by name, path or a cwd inside it; a clear error when none or several match.
+
+    A project whose chunks were all forgotten is unknown, as list-projects does not show it, unless
+    ``emptied`` (forget, which says there is nothing left in it)."""
     if not name.strip():  # would match by suffix (e.g. the project at "/"): an empty name names nothing
         raise ProjectNotFound("The project name is empty; run `causantic list-projects` to see the names.")
-    matches = store.find_projects(name)
+    matches = [p for p in store.find_projects(name) if emptied or store.holds_chunks(p.id)]
     if not matches:
         from causantic.transcripts.projects import canonical_project_path
 
         project = store.project_by_path(canonical_project_path(name))
-        if project is not None:
+        if project is not None and (emptied or store.holds_chunks(project.id)):
             return project
         # Words for the command line and for an agent alike (it calls the list-projects tool, not the CLI).
         known = [p.name for p in list_projects(store)]

@@ -225,6 +225,10 @@ class SqlStore(ABC):
     def projects_with_chunks(self) -> list[int]:
         return [r[0] for r in self._rows("SELECT DISTINCT project_id FROM chunks")]
 
+    def holds_chunks(self, project_id: int) -> bool:
+        """Whether the project has a chunk left (one index probe): a project all forgotten has none."""
+        return bool(self._rows("SELECT 1 FROM chunks WHERE project_id = ? LIMIT 1", (project_id,)))
+
     def projects_by_id(self, ids: Iterable[int]) -> list[Project]:
         rows = self._rows_in("SELECT id, path, name FROM projects WHERE id {ids} ORDER BY id", sorted(ids))
         return [Project(r["id"], r["path"], r["name"]) for r in rows]

@@ -101,6 +101,7 @@ BROKEN_LINE_REASONS = frozenset(
 _BOM = b"\xef\xbb\xbf"
 _WHITESPACE = re.compile(r"[ \t\r\n]*")
 _BLANK_BYTES = re.compile(rb"[ \t\n\r\x0b\x0c]*")  # what bytes.isspace() accepts
+_OBJECT_LINE = re.compile(rb"^(?:\xef\xbb\xbf)?[ \t]*\{", re.MULTILINE)  # a line that starts a JSON object
 _DECODER = json.JSONDecoder()
 _MAIN, _AGENT = "main", "agent"  # stream kinds: streams are keyed by (kind, session or agent id)
 # Record types Claude Code writes (SOURCES.md); new ones keep coming, but each of its files holds a
@@ -151,8 +152,32 @@ def read_file(
     data = read_bytes(path)
     report = SkipReport()
     records = decode_lines(data, report, long_values_of=path)
+    if not records and report.total and not _damaged_json_lines(data):
+        # Not one line is a JSON object (a text file, an indented JSON document): a file in another
+        # format, not a damaged transcript, so its lines are not counted as damaged ones.
+        report.counts.clear()
+        _note_other_format(report, path)
     del data  # a long message's text stays in the file (see longvalue): only the records are held
     return _Assembler(path, agent_id, session_id, report, known_agents).run(records), report
+
+
+def _damaged_json_lines(data: bytes) -> bool:
+    """Whether a file none of whose lines is a JSON object is still JSON lines, each one damaged: a
+    line starts an object (a record cut short, a session half written), and the whole file is not
+    one JSON document written over several lines."""
+    if _OBJECT_LINE.search(data) is None:
+        return False
+    try:
+        orjson.loads(data.removeprefix(_BOM))
+    except orjson.JSONDecodeError:
+        return True
+    return False
+
+
+def _note_other_format(report: SkipReport, path: Path) -> None:
+    """Count a file in no format the reader knows once, and name it for the ingest's note."""
+    report.add(SkipReason.OTHER_FORMAT)
+    report.other_format.append(path)
 
 
 def read_bytes(path: Path) -> bytes:
@@ -395,8 +420,7 @@ class _Assembler:
         if not messages:
             if records and not any(_is_claude_code(rec) for _, _, rec in records):
                 # Another agent's transcript (Cursor, Copilot CLI, Kiro...): said once, not as N ignored records.
-                skip(SkipReason.OTHER_FORMAT)
-                self.report.other_format.append(self.path)
+                _note_other_format(self.report, self.path)
             return []
 
         keys = self._stream_keys(messages)
