@@ -668,14 +668,20 @@ class Memory:
         """How many transcript files the next ingest reads again: ingested under older ingest rules,
         or with no mark at all though their session is in memory (a migration cleared the marks),
         among the files `batch-ingest` reads by default."""
+        stores = self._every_store()
+        marks = {name: s.store.file_rules() for name, s in stores.items()}
+        older = _files_to_reread(marks)
+        # Marks go with the sessions ingest writes, so only a migration that cleared them all (m008)
+        # leaves sessions without one: only then are the agents' folders walked, which would
+        # otherwise cost every `stats` a discovery of every transcript file (and its imports).
+        if not any(not marks[name] and s.store.session_sizes() for name, s in stores.items()):
+            return older
         from causantic.config import agent_folders
         from causantic.ingest.pipeline import unmarked_files_of_held_sessions
 
-        stores = self._every_store()
-        marks = {name: s.store.file_rules() for name, s in stores.items()}
         marked = {path for held in marks.values() for path in held}
         held = [s.store for s in stores.values()]
-        return _files_to_reread(marks) + unmarked_files_of_held_sessions(held, marked, agent_folders(self.config))
+        return older + unmarked_files_of_held_sessions(held, marked, agent_folders(self.config))
 
     def ingests_running(self) -> list[IngestRunningOut]:
         """The ingests writing this home's memory now (a batch-ingest, the hooks' worker), oldest first;
