@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import TypeVar
 
 from causantic.errors import CausanticError
 from causantic.retrieval.format import byte_size, counted
@@ -195,15 +196,7 @@ def forget(
 
 def delete_previewed(store: MemoryStoreProtocol, vectors: VectorIndexProtocol, preview: ForgetResult) -> ForgetResult:
     """Delete exactly the chunks a dry run matched (any added since are left alone)."""
-    deleted, space = _deleted(store, vectors, preview.ids)
-    return replace(
-        preview,
-        dry_run=False,
-        deleted=deleted,
-        freed_bytes=space.freed_bytes,
-        free_bytes=space.free_bytes,
-        size_bytes=space.size_bytes,
-    )
+    return _delete_matched(store, vectors, preview)
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +263,14 @@ def prune(store: MemoryStoreProtocol, before: datetime) -> PruneResult:
 
 def delete_pruned(store: MemoryStoreProtocol, vectors: VectorIndexProtocol, preview: PruneResult) -> PruneResult:
     """Delete exactly the chunks a :func:`prune` preview matched (any ingested since stay)."""
+    return _delete_matched(store, vectors, preview)
+
+
+_Preview = TypeVar("_Preview", ForgetResult, PruneResult)
+
+
+def _delete_matched(store: MemoryStoreProtocol, vectors: VectorIndexProtocol, preview: _Preview) -> _Preview:
+    """A preview's chunks deleted, and the preview as done: what was deleted and the space it freed."""
     deleted, space = _deleted(store, vectors, preview.ids)
     return replace(
         preview,
