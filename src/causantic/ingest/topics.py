@@ -77,8 +77,10 @@ def recluster(
     )
     # The topics kept are read in the transaction that replaces them: another process's run (a second
     # `causantic cluster`, another session's ingest) may have replaced them since HDBSCAN began, and a
-    # kept id it deleted failed this run on the foreign key.
+    # kept id it deleted failed this run on the foreign key. On team memory a read does not wait for
+    # another member's writer: the topics' lock does (store.lock_topics).
     with store.atomic():
+        store.lock_topics(index.model_id, [cid for group in members.values() for cid, _ in group])
         inherited = carry_over(
             store.cluster_members(index.model_id), {label: {c for c, _ in group} for label, group in members.items()}
         )
@@ -102,7 +104,8 @@ def assign_new_chunks(
 
     The topics are read in the transaction that joins chunks to them: a full run in another process
     between the two replaced them, and the chunks then joined a deleted topic (a foreign key failure
-    that failed the ingest) or, its id reused, an unrelated one."""
+    that failed the ingest) or, its id reused, an unrelated one. On team memory, where a read waits
+    for no other member's writer, the topics' lock (``store.lock_topics``) is taken before reading."""
     import numpy as np
 
     from causantic.cluster import angular_distances, assign_new
@@ -115,6 +118,7 @@ def assign_new_chunks(
         return 0
     matrix = np.stack([vectors[c] for c in ids])
     with store.atomic():
+        store.lock_topics(index.model_id, ids)
         clusters = store.cluster_rows(index.model_id)
         if not clusters:
             return 0

@@ -243,6 +243,12 @@ class SqlStore(ABC):
         sessions are stored in, its cwds are recorded for (:meth:`resolve_project`), ``paths`` name."""
 
     @abstractmethod
+    def lock_topics(self, model: str, chunk_ids: Sequence[str]) -> None:
+        """Hold, until the transaction ends, the write locks of these chunks' projects, then the
+        topics of ``model``: taken before a transaction reads the topics it then writes (a full run
+        replacing them, an ingest joining chunks to them)."""
+
+    @abstractmethod
     def lock_project_names(self, paths: Iterable[str]) -> None:
         """Hold, until the transaction ends, the making of projects of these paths' folder names (and
         the renaming of that folder name's projects apart, :meth:`_name_family`); taken before any

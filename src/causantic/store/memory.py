@@ -427,6 +427,9 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
     def lock_project_names(self, paths: Iterable[str]) -> None:
         """Nothing to take, as for :meth:`lock_projects`."""
 
+    def lock_topics(self, model: str, chunk_ids: Sequence[str]) -> None:
+        """Nothing to take, as for :meth:`lock_projects`."""
+
     def fill_text_features(self, *, pending_only: bool = False) -> int:
         """Compute the text features of chunks written without them (before migration m009, or
         since by an older version), a batch per transaction so another process writing waits a

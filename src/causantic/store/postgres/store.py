@@ -40,6 +40,7 @@ from causantic.store.sqlite import raising_store_errors
 
 _RELINK_LOCK = 0x43_41_55  # advisory lock namespace of a project's relink (key 2: the project id)
 _NAME_LOCK = 0x43_41_4E  # advisory lock namespace of making projects of a folder name (key 2: _name_key)
+_TOPICS_LOCK = 0x43_41_54  # advisory lock namespace of a model's topics (key 2: hashtext of the model)
 # A stored path's folder name in SQL, as common.path_parts(path)[-1] reads it: the last part between
 # slashes or backslashes; the path itself when it has none.
 _FOLDER_NAME = "COALESCE(NULLIF(substring(rtrim(replace(path, '\\', '/'), '/') FROM '[^/]*$'), ''), path)"
@@ -322,6 +323,17 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         if keys:
             self._query("SELECT pg_advisory_xact_lock(?::int4, k) FROM unnest(?::int4[]) AS u(k)", (_NAME_LOCK, keys))
 
+    def lock_topics(self, model: str, chunk_ids: Sequence[str]) -> None:
+        """The write locks of these chunks' projects (:meth:`lock_projects`), then an advisory lock on
+        ``model``'s topics, both until the transaction ends; a transaction reading the topics it then
+        writes takes them before reading. A member's ingest read the topics, another member's
+        ``causantic cluster`` replaced them and committed, and the chunks the ingest then joined to a
+        topic it had deleted failed the ingest on the foreign key (the recluster's chunks and the
+        ingest's new ones may share no project, so their projects' locks alone kept nothing apart).
+        Taken after the projects', as every lock on other tables is, so it waits on no cycle."""
+        self._lock_projects_of(chunk_ids)
+        self._query("SELECT pg_advisory_xact_lock(?::int4, hashtext(?))", (_TOPICS_LOCK, model))
+
     def _lock_projects_of(self, chunk_ids: Sequence[str]) -> None:
         """:meth:`lock_projects` for the projects of these chunks."""
         self.lock_projects(self.projects_of_chunks(chunk_ids))
@@ -430,7 +442,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         now = common.now()
         ids: list[int] = []
         with self.atomic():
-            self._lock_projects_of([chunk_id for *_, members in clusters for chunk_id, _ in members])
+            self.lock_topics(model, [chunk_id for *_, members in clusters for chunk_id, _ in members])
             keep = [cid for cid, *_ in clusters if cid is not None]
             self._query("DELETE FROM clusters WHERE model = ? AND NOT (id = ANY(?))", (model, keep))
             for cluster_id, label, centroid, members in clusters:
