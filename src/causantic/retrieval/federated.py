@@ -16,16 +16,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
+from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.episodes import (
     Episode,
     EpisodeAnswer,
-    chunk_cost,
     relevant_projects,
     weak_aside,
     weak_left_out_note,
 )
 from causantic.retrieval.ranking import reciprocal_rank_fusion
-from causantic.retrieval.search import EMPTY_MEMORY, Hit, SearchResult
+from causantic.retrieval.search import EMPTY_MEMORY, HEADER_TOKENS, Hit, SearchResult
 
 Item = TypeVar("Item")
 QUIET_NOTES = ("no matching chunks",)  # one store's empty answer says nothing when the other answered
@@ -47,7 +47,10 @@ def fused_search(
             by_id.setdefault(hit.chunk.id, hit)
     fused = reciprocal_rank_fusion({name: [h.chunk.id for h in r.hits] for name, r in results.items()}, rrf_k)
     hits, used = _packed(
-        [by_id[chunk_id] for chunk_id, _, _ in fused], lambda h: chunk_cost(h.chunk), max_tokens, limit
+        [by_id[chunk_id] for chunk_id, _, _ in fused],
+        lambda h: approx_tokens(h.chunk.content) + HEADER_TOKENS,
+        max_tokens,
+        limit,
     )
     seeds = [i for i, _, _ in reciprocal_rank_fusion({n: r.seeds for n, r in results.items()}, rrf_k)]
     first = next(iter(results.values()))
