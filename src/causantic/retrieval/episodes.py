@@ -38,6 +38,7 @@ from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.chains import ChainWalker, closeness
 from causantic.retrieval.format import (
     counted,
+    episodes_body,
     episodes_heading,
     is_weak,
     member_heading,
@@ -105,7 +106,9 @@ class EpisodeAnswer:
 
     @property
     def tokens(self) -> int:
-        return sum(e.tokens for e in self.episodes)
+        """What the episodes print (:func:`episodes_body`: their headings, their chunks' headings and
+        text), as the answer's heading counts them."""
+        return approx_tokens(episodes_body(self)) if self.episodes else 0
 
     @property
     def nothing_relevant(self) -> bool:

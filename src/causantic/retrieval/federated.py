@@ -20,10 +20,12 @@ from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.episodes import (
     Episode,
     EpisodeAnswer,
+    heading_cost,
     relevant_projects,
     weak_aside,
     weak_left_out_note,
 )
+from causantic.retrieval.format import render_episodes
 from causantic.retrieval.ranking import reciprocal_rank_fusion
 from causantic.retrieval.search import EMPTY_MEMORY, HEADER_TOKENS, Hit, SearchResult
 
@@ -112,14 +114,23 @@ def fused_episodes(
         if (kept or n not in QUIET_NOTES) and not (a.weak_left_out and n == weak_left_out_note(a.weak_left_out))
     )
     extra += (weak_left_out_note(left_out),) if left_out else ()
-    return EpisodeAnswer(
-        first.kind,
-        first.mode,
-        tuple(sorted(kept, key=lambda e: e.start)),
-        search,
-        (*notes, *dict.fromkeys(extra)),
-        left_out,
-    )
+    # As one store's answer (:meth:`EpisodeBuilder.answer`): what the pieces' costs leave uncounted (the
+    # heading, "Local (not shared)" on the member's own chunks) is measured on the answer as printed.
+    room = max_tokens
+    while True:
+        answer = EpisodeAnswer(
+            first.kind,
+            first.mode,
+            tuple(sorted(kept, key=lambda e: e.start)),
+            search,
+            (*notes, *dict.fromkeys(extra)),
+            left_out,
+        )
+        over = approx_tokens(render_episodes(answer)) - max_tokens
+        if over <= 0 or not kept:
+            return answer
+        room -= over
+        kept = _fitted(fused, room, max_episodes)
 
 
 def _packed(ranked: list[Item], cost: Callable[[Item], int], max_tokens: int, most: int) -> tuple[list[Item], int]:
@@ -146,11 +157,13 @@ def _fitted(ranked: list[Episode], max_tokens: int, most: int) -> list[Episode]:
     kept: list[Episode] = []
     used = 0
     for episode in ranked:
-        fitting = episode if episode.tokens <= max_tokens - used else _cut(episode, max_tokens - used)
+        heading = heading_cost(episode.chunks, most - 1, most, episode.relevance)
+        room = max_tokens - used - heading
+        fitting = episode if episode.tokens <= room else _cut(episode, room)
         if fitting is None:
             continue
         kept.append(fitting)
-        used += fitting.tokens
+        used += heading + fitting.tokens
         if len(kept) >= most:
             break
     return kept

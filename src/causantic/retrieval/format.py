@@ -432,7 +432,13 @@ def member_heading(member: EpisodeChunk, position: str, *, mixed: bool, placed: 
 def render_episodes(answer: EpisodeAnswer) -> str:
     if answer.nothing_relevant:
         return nothing_relevant(answer.notes)
-    blocks = [episodes_heading(answer) + ":"]
+    return f"{episodes_heading(answer)}:\n\n{episodes_body(answer)}"
+
+
+def episodes_body(answer: EpisodeAnswer) -> str:
+    """The episodes as :func:`render_episodes` prints them below its heading: what the heading's
+    token count counts (:attr:`EpisodeAnswer.tokens`)."""
+    blocks: list[str] = []
     for i, episode in enumerate(answer.episodes):
         blocks += [gap for gap in (left_out_before(answer, i),) if gap]
         blocks.append(episode_heading(answer, i))
