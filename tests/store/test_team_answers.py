@@ -15,6 +15,8 @@ from postgres_server import new_database
 from transcript_files import write_session
 
 from causantic import Memory
+from causantic.ingest.tokens import approx_tokens
+from causantic.retrieval.format import render_episodes
 
 SHOP, DIARY = "/home/dev/shop", "/home/dev/diary"
 QUERY = "the checkout redirect loop after login on Safari"
@@ -45,7 +47,7 @@ def test_a_recall_from_both_stores_keeps_the_episodes_budget(postgres_server: An
         answer = memory.recall(QUERY)
         budget = memory.config.episodes.max_tokens
     assert {c.user is None for c in answer.chunks} == {True, False}  # both stores answered
-    assert 0 < answer.tokens <= budget
+    assert 0 < answer.tokens and approx_tokens(render_episodes(answer)) <= budget  # counted as printed
 
 
 WEAK_QUERY = "how did we fix the nightly billing deploy migration lock timeout"

@@ -36,8 +36,18 @@ from typing import TYPE_CHECKING, Literal
 
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.chains import ChainWalker, closeness
-from causantic.retrieval.format import counted, is_weak, over_budget_note, told_content
-from causantic.retrieval.search import HEADER_TOKENS, Hit, Searcher, SearchRequest, SearchResult
+from causantic.retrieval.format import (
+    counted,
+    episodes_body,
+    episodes_heading,
+    is_weak,
+    member_heading,
+    over_budget_note,
+    render_episodes,
+    titled,
+    told_content,
+)
+from causantic.retrieval.search import Hit, Searcher, SearchRequest, SearchResult
 from causantic.store.features import word_stems
 from causantic.store.fts import identifier_terms
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
@@ -58,7 +68,10 @@ class EpisodeChunk:
 
     @property
     def tokens(self) -> int:
-        return text_cost(self.text)
+        """What the chunk prints in an episode: its heading (:func:`member_heading`, at the widest
+        position it says), its text and the blank line after."""
+        heading = member_heading(self, POSITION_ROOM, mixed=False, placed=True)
+        return approx_tokens(f"{heading}\n{self.text}\n\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,19 +106,23 @@ class EpisodeAnswer:
 
     @property
     def tokens(self) -> int:
-        return sum(e.tokens for e in self.episodes)
+        """What the episodes print (:func:`episodes_body`: their headings, their chunks' headings and
+        text), as the answer's heading counts them."""
+        return approx_tokens(episodes_body(self)) if self.episodes else 0
 
     @property
     def nothing_relevant(self) -> bool:
         return not self.episodes
 
 
-def chunk_cost(chunk: StoredChunk) -> int:
-    return text_cost(chunk.content)
+# The widest position a chunk's heading says ("12/12"), charged before the episode's size is known.
+POSITION_ROOM = "99/99"
 
 
-def text_cost(text: str) -> int:
-    return approx_tokens(text) + HEADER_TOKENS
+def heading_cost(members: Sequence[EpisodeChunk], index: int, count: int, relevance: float) -> int:
+    """What an episode's heading prints (:func:`titled`), with the blank line after it."""
+    ordered = sorted(members, key=lambda m: (m.chunk.start_time, m.chunk.turn_index, m.chunk.part))
+    return approx_tokens(titled(Episode(tuple(ordered), relevance), index, count, True) + "\n\n")
 
 
 class EpisodeBuilder:
@@ -166,17 +183,30 @@ class EpisodeBuilder:
                     owner[cid] = joined
                     episodes[joined].append(cid)
         told = self._teller(search)
-        texts = {cid: told(chunks[cid]) for ids in episodes for cid in ids}
-        built = self._placed(self._fit(episodes, chunks, texts, scores, set(hits), budget))
-        built.sort(key=lambda e: e.start)
+        members = {
+            cid: EpisodeChunk(chunks[cid], scores.get(cid), cid in hits, told(chunks[cid]))
+            for ids in episodes
+            for cid in ids
+        }
         notes = tuple(search.notes) + ((weak_left_out_note(left_out),) if left_out else ())
         # Episodes are in their best hits' order, and each hit alone larger than the budget is left out:
         # those ranked above every episode told are said to be missing, as search says of its hits.
-        too_big = [chunk_cost(chunks[ids[0]]) for ids in episodes]
+        too_big = [members[ids[0]].tokens for ids in episodes]
         too_big = too_big[: next((n for n, cost in enumerate(too_big) if cost <= budget), len(too_big))]
         if too_big:
             notes += (over_budget_note(len(too_big), min(too_big), budget),)
-        return EpisodeAnswer(kind, "episodes", tuple(built), search, notes, left_out)
+        # The budget is spent on what the answer prints: its heading, each episode's and each chunk's.
+        # What the pieces' costs leave uncounted (a heading's numbers, the line between two episodes
+        # of a session) is measured on the answer as printed, and the answer fitted again that less.
+        room = budget - approx_tokens(episodes_heading(EpisodeAnswer(kind, "episodes", (), search, notes)) + ":\n\n")
+        while True:
+            built = self._placed(self._fit(episodes, members, room))
+            built.sort(key=lambda e: e.start)
+            answer = EpisodeAnswer(kind, "episodes", tuple(built), search, notes, left_out)
+            over = approx_tokens(render_episodes(answer)) - budget
+            if over <= 0 or not built:
+                return answer
+            room -= over
 
     def _teller(self, search: SearchResult) -> Callable[[StoredChunk], str]:
         """How this answer tells a chunk (:func:`told_content`): tool results cut to their head and
@@ -268,27 +298,33 @@ class EpisodeBuilder:
     def _fit(
         self,
         episodes: list[list[str]],
-        chunks: dict[str, StoredChunk],
-        texts: dict[str, str],
-        scores: dict[str, float],
-        hits: set[str],
+        members: dict[str, EpisodeChunk],
         budget: int,
     ) -> list[Episode]:
         """Spend the budget on each session's best hit first, then on the best episode's first
         ``storyChunks`` of context (the answer tells at least one story, in the direction asked),
         then on every other hit (best episode first), so the answer names the best distinct sessions
         and each strong match, then on context, nearest first; a story is never left with a gap. A
-        chunk costs what it takes told (``texts``), not what the store holds."""
-        cost = {cid: text_cost(text) for cid, text in texts.items()}
+        chunk costs what it prints (:attr:`EpisodeChunk.tokens`: told, not as the store holds it, and
+        its heading), and an episode's first chunk its heading too."""
+        cost = {cid: member.tokens for cid, member in members.items()}
+        hits = {cid for cid, member in members.items() if member.is_hit}
+        chunks = {cid: member.chunk for cid, member in members.items()}
         chosen: list[list[str]] = [[] for _ in episodes]
         used = 0
         leads: set[str] = set()
         for picked, ids in zip(chosen, episodes, strict=True):  # the anchor of each session's first episode
             session = chunks[ids[0]].session_id
-            if session not in leads and used + cost[ids[0]] <= budget:
+            heading = heading_cost(
+                [members[i] for i in ids],
+                len(episodes) - 1,
+                len(episodes),
+                max(members[i].relevance or 0.0 for i in ids if i in hits),
+            )
+            if session not in leads and used + heading + cost[ids[0]] <= budget:
                 leads.add(session)
                 picked.append(ids[0])
-                used += cost[ids[0]]
+                used += heading + cost[ids[0]]
         if chosen and chosen[0]:  # the first episode holds the best hit
             for cid in episodes[0][1 : 1 + self.config.story_chunks]:  # nearest first: no gap
                 if used + cost[cid] > budget:
@@ -315,8 +351,8 @@ class EpisodeBuilder:
             if not picked:
                 continue
             ordered = sorted(picked, key=lambda i: (chunks[i].start_time, chunks[i].turn_index, chunks[i].part))
-            members = tuple(EpisodeChunk(chunks[i], scores.get(i), i in hits, texts[i]) for i in ordered)
-            out.append(Episode(members, max(scores.get(i, 0.0) for i in picked if i in hits)))
+            told = tuple(members[i] for i in ordered)
+            out.append(Episode(told, max(members[i].relevance or 0.0 for i in picked if i in hits)))
         return out
 
     def _placed(self, episodes: list[Episode]) -> list[Episode]:

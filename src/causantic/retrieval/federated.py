@@ -16,16 +16,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
+from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.episodes import (
     Episode,
     EpisodeAnswer,
-    chunk_cost,
+    heading_cost,
     relevant_projects,
     weak_aside,
     weak_left_out_note,
 )
+from causantic.retrieval.format import render_episodes
 from causantic.retrieval.ranking import reciprocal_rank_fusion
-from causantic.retrieval.search import EMPTY_MEMORY, Hit, SearchResult
+from causantic.retrieval.search import EMPTY_MEMORY, HEADER_TOKENS, Hit, SearchResult
 
 Item = TypeVar("Item")
 QUIET_NOTES = ("no matching chunks",)  # one store's empty answer says nothing when the other answered
@@ -47,7 +49,10 @@ def fused_search(
             by_id.setdefault(hit.chunk.id, hit)
     fused = reciprocal_rank_fusion({name: [h.chunk.id for h in r.hits] for name, r in results.items()}, rrf_k)
     hits, used = _packed(
-        [by_id[chunk_id] for chunk_id, _, _ in fused], lambda h: chunk_cost(h.chunk), max_tokens, limit
+        [by_id[chunk_id] for chunk_id, _, _ in fused],
+        lambda h: approx_tokens(h.chunk.content) + HEADER_TOKENS,
+        max_tokens,
+        limit,
     )
     seeds = [i for i, _, _ in reciprocal_rank_fusion({n: r.seeds for n, r in results.items()}, rrf_k)]
     first = next(iter(results.values()))
@@ -109,14 +114,23 @@ def fused_episodes(
         if (kept or n not in QUIET_NOTES) and not (a.weak_left_out and n == weak_left_out_note(a.weak_left_out))
     )
     extra += (weak_left_out_note(left_out),) if left_out else ()
-    return EpisodeAnswer(
-        first.kind,
-        first.mode,
-        tuple(sorted(kept, key=lambda e: e.start)),
-        search,
-        (*notes, *dict.fromkeys(extra)),
-        left_out,
-    )
+    # As one store's answer (:meth:`EpisodeBuilder.answer`): what the pieces' costs leave uncounted (the
+    # heading, "Local (not shared)" on the member's own chunks) is measured on the answer as printed.
+    room = max_tokens
+    while True:
+        answer = EpisodeAnswer(
+            first.kind,
+            first.mode,
+            tuple(sorted(kept, key=lambda e: e.start)),
+            search,
+            (*notes, *dict.fromkeys(extra)),
+            left_out,
+        )
+        over = approx_tokens(render_episodes(answer)) - max_tokens
+        if over <= 0 or not kept:
+            return answer
+        room -= over
+        kept = _fitted(fused, room, max_episodes)
 
 
 def _packed(ranked: list[Item], cost: Callable[[Item], int], max_tokens: int, most: int) -> tuple[list[Item], int]:
@@ -143,11 +157,13 @@ def _fitted(ranked: list[Episode], max_tokens: int, most: int) -> list[Episode]:
     kept: list[Episode] = []
     used = 0
     for episode in ranked:
-        fitting = episode if episode.tokens <= max_tokens - used else _cut(episode, max_tokens - used)
+        heading = heading_cost(episode.chunks, most - 1, most, episode.relevance)
+        room = max_tokens - used - heading
+        fitting = episode if episode.tokens <= room else _cut(episode, room)
         if fitting is None:
             continue
         kept.append(fitting)
-        used += fitting.tokens
+        used += heading + fitting.tokens
         if len(kept) >= most:
             break
     return kept

@@ -23,7 +23,7 @@ from causantic.sources import SOURCE_NAMES, SPAWN_TOOLS
 from causantic.wording import counted as counted  # where the interfaces' renderers find it beside the rest
 
 if TYPE_CHECKING:  # annotations only: the CLI's small commands import this module for when()
-    from causantic.retrieval.episodes import EpisodeAnswer
+    from causantic.retrieval.episodes import Episode, EpisodeAnswer, EpisodeChunk
     from causantic.retrieval.search import Hit, SearchResult
     from causantic.store.records import StoredChunk
 
@@ -361,13 +361,18 @@ def episode_heading(answer: EpisodeAnswer, index: int) -> str:
 def episode_title(answer: EpisodeAnswer, index: int, zone: str = "") -> str:
     """'Episode 2 of 3 · billing · session 9a9e0000 (Claude Code) · 2026-11-02 09:00 – 09:06 · best
     match 43%': the text's episode heading, and the dashboard's (which gives ``zone`` ' UTC')."""
-    episode = answer.episodes[index]
+    return titled(answer.episodes[index], index, len(answer.episodes), _one_place(answer, index), zone)
+
+
+def titled(episode: Episode, index: int, count: int, one_place: bool, zone: str = "") -> str:
+    """:func:`episode_title` of an episode told ``index``-th of ``count``; the episodes' assembly
+    charges its budget what this prints."""
     first, last = episode.chunks[0].chunk, episode.chunks[-1].chunk
     sessions = list(dict.fromkeys(c.chunk.session_id[:8] for c in episode.chunks))
-    if _one_place(answer, index):
+    if one_place:
         sessions[0] += f" ({SOURCE_NAMES.get(first.source, first.source)})"
     return (
-        f"Episode {index + 1} of {len(answer.episodes)} · {first.project} · session {', '.join(sessions)} · "
+        f"Episode {index + 1} of {count} · {first.project} · session {', '.join(sessions)} · "
         f"{span(first.start_time, last.end_time)}{zone} · {episode_match(episode.relevance)}"
     )
 
@@ -401,22 +406,39 @@ def episode_match(relevance: float) -> str:
 
 
 def chunk_heading(answer: EpisodeAnswer, index: int, position: int) -> str:
-    member = answer.episodes[index].chunks[position]
+    episode = answer.episodes[index]
+    return member_heading(
+        episode.chunks[position],
+        f"{position + 1}/{len(episode.chunks)}",
+        mixed=mixes_stores(answer.chunks),
+        placed=_one_place(answer, index),
+    )
+
+
+def member_heading(member: EpisodeChunk, position: str, *, mixed: bool, placed: bool) -> str:
+    """'[1/7 | Date: 2026-01-08 13:11 | match]': an episode's chunk heading (``position`` '1/7'); the
+    episodes' assembly charges its budget what this prints."""
     return chunk_header(
         member.chunk,
-        position=f"{position + 1}/{len(answer.episodes[index].chunks)}",
+        position=position,
         marker="match" if member.is_hit else None,
-        mixed=mixes_stores(answer.chunks),
+        mixed=mixed,
         # The episode's heading names its project, session and source: said again on every chunk they
         # were 8.5% of recall's text on the coding dev set.
-        placed=_one_place(answer, index),
+        placed=placed,
     )
 
 
 def render_episodes(answer: EpisodeAnswer) -> str:
     if answer.nothing_relevant:
         return nothing_relevant(answer.notes)
-    blocks = [episodes_heading(answer) + ":"]
+    return f"{episodes_heading(answer)}:\n\n{episodes_body(answer)}"
+
+
+def episodes_body(answer: EpisodeAnswer) -> str:
+    """The episodes as :func:`render_episodes` prints them below its heading: what the heading's
+    token count counts (:attr:`EpisodeAnswer.tokens`)."""
+    blocks: list[str] = []
     for i, episode in enumerate(answer.episodes):
         blocks += [gap for gap in (left_out_before(answer, i),) if gap]
         blocks.append(episode_heading(answer, i))
