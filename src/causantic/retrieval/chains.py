@@ -25,8 +25,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Literal
 
-from causantic.ingest.tokens import approx_tokens
-from causantic.retrieval.search import HEADER_TOKENS, Searcher, SearchRequest, SearchResult
+from causantic.retrieval.search import Searcher, SearchRequest, SearchResult, hit_cost
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import StoredChunk
 
@@ -147,7 +146,7 @@ class ChainWalker:
                 if chunk is None:
                     break
                 info[current] = chunk
-                cost = approx_tokens(chunk.content) + HEADER_TOKENS
+                cost = hit_cost(chunk)
                 if tally + cost > budget:
                     tally = budget + 1  # budget exhausted: no chain grows further
                     break

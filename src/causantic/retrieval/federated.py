@@ -27,7 +27,7 @@ from causantic.retrieval.episodes import (
 )
 from causantic.retrieval.format import render_episodes
 from causantic.retrieval.ranking import reciprocal_rank_fusion
-from causantic.retrieval.search import EMPTY_MEMORY, HEADER_TOKENS, Hit, SearchResult
+from causantic.retrieval.search import EMPTY_MEMORY, Hit, SearchResult, hit_cost
 
 Item = TypeVar("Item")
 QUIET_NOTES = ("no matching chunks",)  # one store's empty answer says nothing when the other answered
@@ -50,7 +50,7 @@ def fused_search(
     fused = reciprocal_rank_fusion({name: [h.chunk.id for h in r.hits] for name, r in results.items()}, rrf_k)
     hits, used = _packed(
         [by_id[chunk_id] for chunk_id, _, _ in fused],
-        lambda h: approx_tokens(h.chunk.content) + HEADER_TOKENS,
+        lambda h: hit_cost(h.chunk),
         max_tokens,
         limit,
     )

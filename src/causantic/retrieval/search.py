@@ -68,6 +68,11 @@ SOURCE_POOL_FACTOR = 4  # candidate pool widening under a source filter
 EMPTY_MEMORY = "memory is empty: run `causantic batch-ingest` first"
 
 
+def hit_cost(chunk: StoredChunk) -> int:
+    """What a hit costs of a token budget: its text and its header line."""
+    return approx_tokens(chunk.content) + HEADER_TOKENS
+
+
 @dataclass(frozen=True, slots=True)
 class SearchRequest:
     query: str
@@ -574,7 +579,7 @@ class Searcher:
             if candidate.chunk_id not in shown:
                 below += 1
                 continue
-            cost = approx_tokens(chunk.content) + HEADER_TOKENS
+            cost = hit_cost(chunk)
             if used + cost > budget:
                 if not hits:
                     too_big.append(cost)
