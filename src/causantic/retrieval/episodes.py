@@ -125,6 +125,18 @@ def heading_cost(members: Sequence[EpisodeChunk], index: int, count: int, releva
     return approx_tokens(titled(Episode(tuple(ordered), relevance), index, count, True) + "\n\n")
 
 
+def printed_within(
+    answer: EpisodeAnswer, budget: int, room: int, refit: Callable[[int], EpisodeAnswer]
+) -> EpisodeAnswer:
+    """``answer`` (fitted to ``room``), or while it prints more than ``budget`` (what its pieces'
+    costs leave uncounted: a heading's numbers, the line between two episodes of a session, a
+    store's label), ``refit`` with that much less room; an answer with no episode ends it."""
+    while answer.episodes and (over := approx_tokens(render_episodes(answer)) - budget) > 0:
+        room -= over
+        answer = refit(room)
+    return answer
+
+
 class EpisodeBuilder:
     def __init__(
         self,
@@ -199,14 +211,12 @@ class EpisodeBuilder:
         # What the pieces' costs leave uncounted (a heading's numbers, the line between two episodes
         # of a session) is measured on the answer as printed, and the answer fitted again that less.
         room = budget - approx_tokens(episodes_heading(EpisodeAnswer(kind, "episodes", (), search, notes)) + ":\n\n")
-        while True:
-            built = self._placed(self._fit(episodes, members, room))
-            built.sort(key=lambda e: e.start)
-            answer = EpisodeAnswer(kind, "episodes", tuple(built), search, notes, left_out)
-            over = approx_tokens(render_episodes(answer)) - budget
-            if over <= 0 or not built:
-                return answer
-            room -= over
+
+        def fitted(room: int) -> EpisodeAnswer:
+            built = sorted(self._placed(self._fit(episodes, members, room)), key=lambda e: e.start)
+            return EpisodeAnswer(kind, "episodes", tuple(built), search, notes, left_out)
+
+        return printed_within(fitted(room), budget, room, fitted)
 
     def _teller(self, search: SearchResult) -> Callable[[StoredChunk], str]:
         """How this answer tells a chunk (:func:`told_content`): tool results cut to their head and

@@ -16,16 +16,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
-from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.episodes import (
     Episode,
     EpisodeAnswer,
     heading_cost,
+    printed_within,
     relevant_projects,
     weak_aside,
     weak_left_out_note,
 )
-from causantic.retrieval.format import render_episodes
 from causantic.retrieval.ranking import reciprocal_rank_fusion
 from causantic.retrieval.search import EMPTY_MEMORY, Hit, SearchResult, hit_cost
 
@@ -114,23 +113,16 @@ def fused_episodes(
         if (kept or n not in QUIET_NOTES) and not (a.weak_left_out and n == weak_left_out_note(a.weak_left_out))
     )
     extra += (weak_left_out_note(left_out),) if left_out else ()
-    # As one store's answer (:meth:`EpisodeBuilder.answer`): what the pieces' costs leave uncounted (the
-    # heading, "Local (not shared)" on the member's own chunks) is measured on the answer as printed.
-    room = max_tokens
-    while True:
-        answer = EpisodeAnswer(
-            first.kind,
-            first.mode,
-            tuple(sorted(kept, key=lambda e: e.start)),
-            search,
-            (*notes, *dict.fromkeys(extra)),
-            left_out,
-        )
-        over = approx_tokens(render_episodes(answer)) - max_tokens
-        if over <= 0 or not kept:
-            return answer
-        room -= over
-        kept = _fitted(fused, room, max_episodes)
+
+    def answer_of(kept: list[Episode]) -> EpisodeAnswer:
+        episodes = tuple(sorted(kept, key=lambda e: e.start))
+        return EpisodeAnswer(first.kind, first.mode, episodes, search, (*notes, *dict.fromkeys(extra)), left_out)
+
+    # As one store's answer: what the pieces' costs leave uncounted (the heading, "Local (not shared)"
+    # on the member's own chunks) is measured on the answer as printed.
+    return printed_within(
+        answer_of(kept), max_tokens, max_tokens, lambda room: answer_of(_fitted(fused, room, max_episodes))
+    )
 
 
 def _packed(ranked: list[Item], cost: Callable[[Item], int], max_tokens: int, most: int) -> tuple[list[Item], int]:
