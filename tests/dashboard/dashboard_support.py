@@ -13,6 +13,8 @@ import re
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -156,6 +158,17 @@ def csrf_of(dashboard: Dashboard) -> str:
     found = re.search(r'name="csrf" value="([^"]+)"', page)
     assert found, "the forget form carries the CSRF token"
     return found.group(1)
+
+
+@contextmanager
+def window_size(driver: Any, width: int, height: int) -> Iterator[None]:
+    """The browser window at ``width`` × ``height`` for the block, then back to the 1280 × 1000 every
+    test starts from (a test that fails inside leaves the next one its usual window)."""
+    driver.set_window_size(width, height)
+    try:
+        yield
+    finally:
+        driver.set_window_size(1280, 1000)
 
 
 def console_errors(driver: Any) -> list[str]:

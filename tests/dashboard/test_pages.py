@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from dashboard_support import BROWSER_HINT, Dashboard, causantic, console_errors, open_page, screenshot
+from dashboard_support import BROWSER_HINT, Dashboard, causantic, console_errors, open_page, screenshot, window_size
 
 pytest.importorskip("selenium", reason=BROWSER_HINT)
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -171,8 +171,7 @@ def test_a_phone_wide_window_scrolls_no_page_sideways(corpus_dashboard: Dashboar
     # At 400 px every page link stays in sight and nothing widens the page: wide tables and long
     # project names scroll inside their own box.
     open_page(chrome, corpus_dashboard, "/")
-    chrome.set_window_size(400, 900)
-    try:
+    with window_size(chrome, 400, 900):
         for path in ("/", "/projects", "/settings", "/topics", "/search?q=" + quote("fix the failing test")):
             chrome.get(corpus_dashboard.base + path)
             page, window = chrome.execute_script(
@@ -182,5 +181,3 @@ def test_a_phone_wide_window_scrolls_no_page_sideways(corpus_dashboard: Dashboar
             for link in chrome.find_elements(By.CSS_SELECTOR, "header nav a"):
                 right = chrome.execute_script("return arguments[0].getBoundingClientRect().right", link)
                 assert right <= window, f"{link.text} is out of sight on {path}"
-    finally:
-        chrome.set_window_size(1280, 1000)

@@ -20,6 +20,7 @@ from dashboard_support import (
     in_sight,
     open_page,
     start_dashboard,
+    window_size,
 )
 from transcript_files import GAP_LINE, GAP_QUERY, GAP_TURNS, write_session
 
@@ -61,22 +62,18 @@ def test_a_recall_story_says_what_it_left_out_between_two_episodes_of_one_sessio
     assert said[0][1].startswith("Episode 1 of 2 · billing · session 9a9e0000 (Claude Code) · "), said[0][1]
     assert said[2][1].startswith("Episode 2 of 2 · billing · session 9a9e0000 (Claude Code) · "), said[2][1]
     assert all(" UTC · best match " in text for _, text in (said[0], said[2])), said
-    chrome.set_window_size(400, 900)
-    try:
+    with window_size(chrome, 400, 900):
         chrome.get(chrome.current_url)
         window = fits_sideways(chrome, "the recall story")
         in_sight(chrome, chrome.find_element(By.CSS_SELECTOR, "ol.story > li.left-out"), window)
         assert console_errors(chrome) == []
-    finally:
-        chrome.set_window_size(1280, 1000)
 
 
 def test_at_400_px_each_project_s_sessions_and_last_activity_stayin_sight(
     billing_dashboard: Dashboard, chrome: Any
 ) -> None:
     open_page(chrome, billing_dashboard, "/")
-    chrome.set_window_size(400, 900)
-    try:
+    with window_size(chrome, 400, 900):
         for path in ("/", "/projects"):
             chrome.get(billing_dashboard.base + path)
             window = fits_sideways(chrome, path)
@@ -95,16 +92,13 @@ def test_at_400_px_each_project_s_sessions_and_last_activity_stayin_sight(
         assert len(times) == 2
         for time in times:
             assert chrome.execute_script("return arguments[0].getClientRects().length", time) == 1, time.text
-    finally:
-        chrome.set_window_size(1280, 1000)
 
 
 def test_at_400_px_each_setting_s_value_source_and_description_stay_in_sight(
     billing_dashboard: Dashboard, chrome: Any
 ) -> None:
     open_page(chrome, billing_dashboard, "/")
-    chrome.set_window_size(400, 900)
-    try:
+    with window_size(chrome, 400, 900):
         chrome.get(billing_dashboard.base + "/settings")
         window = fits_sideways(chrome, "/settings")
         rows = chrome.find_elements(By.CSS_SELECTOR, "table.settings tbody tr")
@@ -112,14 +106,11 @@ def test_at_400_px_each_setting_s_value_source_and_description_stay_in_sight(
         for row in rows[:6]:
             for cell in row.find_elements(By.TAG_NAME, "td"):  # key, value, source, what it does
                 in_sight(chrome, cell, window)
-    finally:
-        chrome.set_window_size(1280, 1000)
 
 
 def test_at_400_px_each_hook_s_outcome_and_time_stay_in_sight(billing_dashboard: Dashboard, chrome: Any) -> None:
     open_page(chrome, billing_dashboard, "/")
-    chrome.set_window_size(400, 900)
-    try:
+    with window_size(chrome, 400, 900):
         chrome.get(billing_dashboard.base + "/")
         window = fits_sideways(chrome, "/")
         rows = chrome.find_elements(By.CSS_SELECTOR, "table.hooks tbody tr")
@@ -128,8 +119,6 @@ def test_at_400_px_each_hook_s_outcome_and_time_stay_in_sight(billing_dashboard:
         assert "session-start" in cells[0].text and cells[3].text.endswith(" ms")
         for cell in cells:
             in_sight(chrome, cell, window)
-    finally:
-        chrome.set_window_size(1280, 1000)
 
 
 def test_the_search_filters_fit_on_one_line_beside_a_long_project_name(

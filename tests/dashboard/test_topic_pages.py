@@ -20,6 +20,7 @@ from dashboard_support import (
     fits_sideways,
     open_page,
     start_dashboard,
+    window_size,
 )
 from transcript_files import write_session
 
@@ -122,8 +123,7 @@ def test_the_topics_page_says_how_many_chunks_belong_to_no_topic(topics_dashboar
 
 def test_at_400_px_each_topic_s_size_stays_in_sight_beside_its_label(topics_dashboard: Dashboard, chrome: Any) -> None:
     open_page(chrome, topics_dashboard, "/topics")
-    chrome.set_window_size(400, 900)
-    try:
+    with window_size(chrome, 400, 900):
         chrome.get(topics_dashboard.base + "/topics")
         table = chrome.find_element(By.CSS_SELECTOR, "section.list table.grid")
         labels = [e.text for e in table.find_elements(By.CSS_SELECTOR, "tbody td a")]
@@ -132,8 +132,6 @@ def test_at_400_px_each_topic_s_size_stays_in_sight_beside_its_label(topics_dash
         assert len(sizes) == len(labels) >= 2
         for label, cell in zip(labels, sizes, strict=True):
             assert _right(chrome, cell) <= _right(chrome, table) + 0.5, f"the size of {label!r} is out of sight"
-    finally:
-        chrome.set_window_size(1280, 1000)
 
 
 def test_the_labels_on_the_map_lie_inside_the_map(topics_dashboard: Dashboard, chrome: Any) -> None:
@@ -156,8 +154,7 @@ def test_beside_a_long_topic_list_the_map_keeps_its_size_and_stays_in_sight(
     many_topics_dashboard: Dashboard, chrome: Any
 ) -> None:
     open_page(chrome, many_topics_dashboard, "/topics")
-    chrome.set_window_size(1280, 800)
-    try:
+    with window_size(chrome, 1280, 800):
         chrome.get(many_topics_dashboard.base + "/topics")
         window = chrome.execute_script("return window.innerHeight")
         card, caption, listing = _rect(chrome, ".card.map"), _rect(chrome, ".card.map > p"), _rect(chrome, ".card.list")
@@ -171,8 +168,6 @@ def test_beside_a_long_topic_list_the_map_keeps_its_size_and_stays_in_sight(
             window,
             svg,
         )
-    finally:
-        chrome.set_window_size(1280, 1000)
 
 
 @pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
@@ -183,8 +178,7 @@ def test_the_map_s_labels_are_readable_inside_the_map_and_apart(
     """With JavaScript off as with it on: the labels are laid out by the server for the map's width."""
     chrome = request.getfixturevalue("chrome" if javascript else "chrome_without_js")
     open_page(chrome, many_topics_dashboard, "/topics")
-    chrome.set_window_size(width, 900)
-    try:
+    with window_size(chrome, width, 900):
         console_errors(chrome)  # start the page's log empty
         chrome.get(many_topics_dashboard.base + "/topics")
         assert console_errors(chrome) == []
@@ -214,5 +208,3 @@ def test_the_map_s_labels_are_readable_inside_the_map_and_apart(
                     or near["bottom"] <= rect["top"]
                 )
                 assert apart, f"{label!r} and {other!r} overlap at {width} px"
-    finally:
-        chrome.set_window_size(1280, 1000)
