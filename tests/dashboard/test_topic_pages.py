@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -69,11 +70,8 @@ SUBJECTS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def topics_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
-    root = tmp_path_factory.mktemp("topic-pages")
-    write_session(root / "projects", "/work/webapp", "bbbbbbbb-0000-4000-8000-000000000001", LOGIN + ODD)
-    write_session(root / "projects", "/work/accounts", "bbbbbbbb-0000-4000-8000-000000000002", LOGOUT)
+def _clustered_dashboard(root: Path) -> Iterator[Dashboard]:
+    """A dashboard over the sessions written under ``root/projects``, ingested and clustered."""
     home = root / "home"
     causantic(home, "batch-ingest", str(root / "projects"))
     causantic(home, "cluster")
@@ -82,6 +80,14 @@ def topics_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashb
         yield dashboard
     finally:
         dashboard.stop()
+
+
+@pytest.fixture(scope="module")
+def topics_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+    root = tmp_path_factory.mktemp("topic-pages")
+    write_session(root / "projects", "/work/webapp", "bbbbbbbb-0000-4000-8000-000000000001", LOGIN + ODD)
+    write_session(root / "projects", "/work/accounts", "bbbbbbbb-0000-4000-8000-000000000002", LOGOUT)
+    yield from _clustered_dashboard(root)
 
 
 @pytest.fixture(scope="module")
@@ -96,14 +102,7 @@ def many_topics_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             for k in range(5)
         ]
         write_session(root / "projects", f"/work/p{n}", f"cccccccc-0000-4000-8000-{n:012d}", turns)
-    home = root / "home"
-    causantic(home, "batch-ingest", str(root / "projects"))
-    causantic(home, "cluster")
-    dashboard = start_dashboard(home)
-    try:
-        yield dashboard
-    finally:
-        dashboard.stop()
+    yield from _clustered_dashboard(root)
 
 
 def _right(driver: Any, element: Any) -> float:

@@ -46,12 +46,17 @@ BOILERPLATE = (
 )
 
 
+def _session_copy(corpus_dir: Path, tmp_path: Path, session: str) -> Path:
+    """A folder holding one spotter session: its transcript and its folder of sub-agents."""
+    folder = tmp_path / "project"
+    shutil.copytree(corpus_dir / SPOTTER / session, folder / session)
+    shutil.copy(corpus_dir / SPOTTER / f"{session}.jsonl", folder)
+    return folder
+
+
 @pytest.fixture
 def compacted_session(corpus_dir: Path, tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    shutil.copytree(corpus_dir / SPOTTER / COMPACTED, folder / COMPACTED)
-    shutil.copy(corpus_dir / SPOTTER / f"{COMPACTED}.jsonl", folder)
-    return folder
+    return _session_copy(corpus_dir, tmp_path, COMPACTED)
 
 
 def test_a_compaction_is_remembered_as_its_summary_under_one_line_not_as_the_instruction_to_summarise(
@@ -163,10 +168,7 @@ def test_records_a_compaction_file_holds_before_its_instruction_are_kept_once_in
 
 @pytest.fixture
 def compacted_with_words(corpus_dir: Path, tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    shutil.copytree(corpus_dir / SPOTTER / WITH_WORDS, folder / WITH_WORDS)
-    shutil.copy(corpus_dir / SPOTTER / f"{WITH_WORDS}.jsonl", folder)
-    return folder
+    return _session_copy(corpus_dir, tmp_path, WITH_WORDS)
 
 
 def test_the_words_given_to_compact_are_a_user_turn_and_the_hook_output_beside_them_is_not(
