@@ -267,18 +267,24 @@ def forget_command(
             emit_json(forget_out(result))
             return
         _print_forget(result)
-        if result.dry_run and result.count:
-            if (
-                sys.stdin.isatty()
-                and sys.stdout.isatty()
-                and click.confirm(f"Delete these {counted(result.count, 'chunk')} of {result.project!r}?")
-            ):
-                done = memory.forget_previewed(result)
-                output.console.print(f"{counted(done.deleted, 'chunk')} of {done.project!r} deleted.", markup=False)
-                if note := space_note(done):
-                    output.console.print(note, markup=False)
-            else:
-                output.console.print("Nothing was deleted. Add --yes to delete.")
+        if (
+            result.dry_run
+            and result.count
+            and _confirmed(f"Delete these {counted(result.count, 'chunk')} of {result.project!r}?")
+        ):
+            done = memory.forget_previewed(result)
+            output.console.print(f"{counted(done.deleted, 'chunk')} of {done.project!r} deleted.", markup=False)
+            if note := space_note(done):
+                output.console.print(note, markup=False)
+
+
+def _confirmed(question: str) -> bool:
+    """A preview's deletion, asked only in a terminal; piped or scripted, the preview stands and
+    nothing is deleted without --yes."""
+    if sys.stdin.isatty() and sys.stdout.isatty() and click.confirm(question):
+        return True
+    output.console.print("Nothing was deleted. Add --yes to delete.")
+    return False
 
 
 def _print_forget(result: ForgetResult) -> None:
@@ -333,15 +339,8 @@ def prune_command(before: datetime | None, yes: bool, as_json: bool) -> None:
             emit_json(prune_out(result))
             return
         _print_prune(result)
-        if result.dry_run and result.count:
-            if (
-                sys.stdin.isatty()
-                and sys.stdout.isatty()
-                and click.confirm(f"Delete these {counted(result.count, 'chunk')}?")
-            ):
-                _print_prune(memory.prune_previewed(result))
-            else:
-                output.console.print("Nothing was deleted. Add --yes to delete.")
+        if result.dry_run and result.count and _confirmed(f"Delete these {counted(result.count, 'chunk')}?"):
+            _print_prune(memory.prune_previewed(result))
 
 
 def _print_prune(result: PruneResult) -> None:
