@@ -30,10 +30,9 @@ from causantic.runs import read_status
 
 QUERIES = [
     ("search", {"query": "redirect loop"}),
-    ("list-projects", {}),
     ("stats", {}),
-    ("search", {"query": "worktree subagents", "project": "worktrees"}),
 ]
+FILTERED = ("search", {"query": "worktree subagents", "project": "worktrees"})
 
 
 def chunk_rows(db: Path) -> list[tuple[str, str]]:
@@ -91,11 +90,24 @@ def test_servers_and_parallel_ingests_share_one_store_with_no_error_and_no_dupli
                     result: Any = server.call(tool, arguments)
                     if result.is_error:
                         errors.append(f"{tool}: {result.content[0].text}")
+                # A project filter names a project that may not be ingested yet: once the server
+                # lists it, the filtered search must answer; before, it may only say it is unknown.
+                listed = server.call("list-projects")
+                if listed.is_error:
+                    errors.append(f"list-projects: {listed.content[0].text}")
+                    continue
+                known = {p["name"] for p in listed.structured_content["projects"]}
+                filtered: Any = server.call(*FILTERED)
+                unknown_yet = "worktrees" not in known and "No project named 'worktrees'" in filtered.content[0].text
+                if filtered.is_error and not unknown_yet:
+                    errors.append(f"filtered search: {filtered.content[0].text}")
             rounds += 1
             assert rounds < 2000, "ingests did not finish"
         for server in servers:  # every server sees the finished store
             counts = server.call("stats").structured_content
             assert counts["chunks"] == len(chunk_rows(reference / "memory.db"))
+            finished: Any = server.call(*FILTERED)
+            assert not finished.is_error and finished.structured_content["hits"], finished.content[0].text
 
     outputs = [w.communicate() for w in workers]
     assert [w.returncode for w in workers] == [0] * len(workers), outputs
