@@ -9,17 +9,21 @@ Usage::
 Each tree (``REF``'s code from ``git archive``, default ``main``; then this tree's ``src/``) gets a new
 ``CAUSANTIC_HOME`` and runs, as real processes, what a user does:
 
-1. a reader opens the store and holds one read transaction (a database browser, a long export, a
-   reader mid-query) until the ingest ends, then stays connected, idle, as an MCP server does;
+1. an MCP server (``causantic serve``, as each Claude Code session starts one) connects and answers
+   one ``list-projects`` call, then stays idle until the end; a reader opens the store and holds one
+   read transaction (a database browser, a long export, a reader mid-query) until the ingest ends,
+   then stays connected, idle;
 2. ``causantic batch-ingest CORPUS`` (``--no-embed`` unless ``--embed``), sampling the log's size
-   every 50 ms (its peak); then the reader lets go, and the same ingest runs again (nothing new: what a
+   every 50 ms (its peak); then the reader lets go, nothing runs for :data:`IDLE_WAIT` seconds (the
+   idle MCP server may empty the log), and the same ingest runs again (nothing new: what a
    session-end hook runs);
 3. ``causantic forget PROJECT --yes`` for the ``N`` largest projects, then ``forget --before`` the
    median chunk time of the next one;
 4. ``causantic stats --json``; for the base tree's file, this tree's ``causantic vacuum`` last.
 
-It prints the file and log sizes after each step, side by side, and the free space inside the file
-(``PRAGMA freelist_count``). Sizes, not times: nothing here depends on the machine's load.
+It prints the file and log sizes after each step, side by side, the free space inside the file
+(``PRAGMA freelist_count``) and the keyword index's share of the file (FTS5's tables, from
+``dbstat``). Sizes, not times: nothing here depends on the machine's load.
 """
 
 from __future__ import annotations
@@ -54,12 +58,29 @@ sys.stdin.read()
 """
 
 
+IDLE_WAIT = 25.0  # seconds: twice storage.idleCheckpointSeconds' default, and some
+_MCP_HELLO = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "benchmarks/storage.py", "version": "1"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list-projects", "arguments": {}}},
+]
+
+
 @dataclass
 class Run:
     name: str
     src: Path
     home: Path
-    rows: list[tuple[str, int, int, int]] = field(default_factory=list)  # step, file, log, free
+    rows: list[tuple[str, int, int, int, int]] = field(default_factory=list)  # step, file, log, free, fts
     wal_peak: int = 0
 
     def env(self) -> dict[str, str]:
@@ -76,7 +97,7 @@ class Run:
 
     def record(self, step: str) -> None:
         db = self.home / "memory.db"
-        self.rows.append((step, _size(db), _size(db.with_name("memory.db-wal")), _free(db)))
+        self.rows.append((step, _size(db), _size(db.with_name("memory.db-wal")), _free(db), _fts(db)))
 
 
 def _size(path: Path) -> int:
@@ -92,6 +113,32 @@ def _free(db: Path) -> int:
         return int(pages * conn.execute("PRAGMA page_size").fetchone()[0])
 
 
+def _fts(db: Path) -> int:
+    """Bytes of the file the keyword index (FTS5's shadow tables) takes."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        row = conn.execute("SELECT SUM(pgsize) FROM dbstat WHERE name LIKE 'chunks_fts%'").fetchone()
+        return int(row[0] or 0)
+
+
+def _mcp_server(run: Run) -> subprocess.Popen[str]:
+    """``causantic serve`` after the handshake and one answered tool call, as a Claude Code session leaves it."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "causantic", "serve", "--no-warm"],
+        env=run.env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    for message in _MCP_HELLO:
+        server.stdin.write(json.dumps(message) + "\n")
+        server.stdin.flush()
+        if "id" in message:
+            server.stdout.readline()
+    return server
+
+
 def _largest_projects(run: Run, n: int) -> list[dict[str, Any]]:
     listing = json.loads(run.causantic("list-projects", "--json"))
     projects = listing if isinstance(listing, list) else listing["projects"]
@@ -102,6 +149,7 @@ def measure(run: Run, corpus: Path, forget: int, embed: bool, vacuum_src: Path |
     run.home.mkdir(parents=True)
     run.causantic("stats", "--json")  # creates the store, as the first command a user runs does
     db = run.home / "memory.db"
+    server = _mcp_server(run)
     reader = subprocess.Popen(
         [sys.executable, "-c", _READER, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
@@ -127,6 +175,8 @@ def measure(run: Run, corpus: Path, forget: int, embed: bool, vacuum_src: Path |
         reader.stdin.flush()
         reader.stdout.readline()
         run.record("reader idle, still connected")
+        time.sleep(IDLE_WAIT)
+        run.record(f"nothing runs for {IDLE_WAIT:.0f} s (an MCP server idle)")
         run.causantic("batch-ingest", str(corpus), "--no-embed")
         run.record("ingest again, nothing new (as a hook does)")
         *largest, next_one = _largest_projects(run, forget + 1)
@@ -138,13 +188,16 @@ def measure(run: Run, corpus: Path, forget: int, embed: bool, vacuum_src: Path |
             run.causantic("forget", next_one["name"], "--before", before[:19], "--yes")
             run.record(f"forget --before ({next_one['name'][:20]})")
         stats = json.loads(run.causantic("stats", "--json"))
-        run.rows.append(("stats: database size", stats["sqlite_bytes"], -1, stats.get("free_bytes", -1)))
+        run.rows.append(("stats: database size", stats["sqlite_bytes"], -1, stats.get("free_bytes", -1), -1))
         if vacuum_src is not None:
             run.causantic("vacuum", src=vacuum_src)
             run.record("vacuum (this tree's code)")
     finally:
         reader.stdin.close()
         reader.wait(timeout=60)
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(timeout=60)
 
 
 def mb(n: int) -> str:
@@ -171,17 +224,17 @@ def main() -> None:
             measure(run, args.corpus, args.forget, args.embed, REPO / "src" if run is runs[0] else None)
             print(f"  {run.name} done", flush=True)
     width = max(len(step) for run in runs for step, *_ in run.rows)
-    header = f"{'':{width}}" + "".join(f"  {run.name:>34}" for run in runs)
+    header = f"{'':{width}}" + "".join(f"  {run.name:>43}" for run in runs)
     print(header)
-    print(f"{'':{width}}" + "  {:>10} {:>11} {:>11}".format("file", "log", "free") * len(runs))
-    peaks = "".join(f"  {'':>10} {mb(run.wal_peak):>11} {'':>11}" for run in runs)
+    print(f"{'':{width}}" + "  {:>10} {:>10} {:>10} {:>10}".format("file", "log", "free", "keywords") * len(runs))
+    peaks = "".join(f"  {'':>10} {mb(run.wal_peak):>10} {'':>10} {'':>10}" for run in runs)
     print(f"{'log peak during ingest':{width}}{peaks}")
     steps = list(dict.fromkeys(step for run in runs for step, *_ in run.rows))
     for step in steps:
         cells = []
         for run in runs:
             row = next((r for r in run.rows if r[0] == step), None)
-            cells.append("  {:>10} {:>11} {:>11}".format(*(mb(v) for v in row[1:])) if row else f"  {'':>34}")
+            cells.append("  {:>10} {:>10} {:>10} {:>10}".format(*(mb(v) for v in row[1:])) if row else f"  {'':>43}")
         print(f"{step:{width}}" + "".join(cells))
     if args.json:
         args.json.write_text(

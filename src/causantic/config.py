@@ -50,6 +50,12 @@ class StorageConfig(_Section):
     db_path: str | None = Field(None, description="SQLite file; default <home>/memory.db.")
     vector_path: str | None = Field(None, description="Folder of the derived ANN index files; default <home>/vectors.")
     busy_timeout_ms: int = Field(30_000, ge=0, description="How long a writer waits for another's lock.")
+    idle_checkpoint_seconds: float = Field(
+        10.0,
+        ge=0,
+        description="How often an MCP server or the dashboard looks whether memory's write-ahead log has stopped "
+        "changing and, if so, empties it (a reader on an older snapshot can keep an ingest's log); 0: never.",
+    )
     backend: Literal["sqlite", "postgres"] = Field(
         "sqlite", description="Where memory lives: the local SQLite file, or a team's PostgreSQL (postgresUrl)."
     )

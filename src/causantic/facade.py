@@ -28,7 +28,9 @@ need them, so importing this module stays cheap for ``causantic --help`` and the
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -125,6 +127,33 @@ class Memory:
         (nothing loads while no vector is stored)."""
         if self._services.vectors.count() > 0:
             self._services.embedder.embed_query("warm up")
+
+    @contextmanager
+    def tidied_while_open(self) -> Iterator[None]:
+        """For a process that keeps memory open between requests (the MCP server, the dashboard): a
+        background thread empties the local file's write-ahead log every ``storage.idleCheckpointSeconds``
+        once no process is writing to it (the store's ``tidy``), so a log that a reader kept through an
+        ingest does not stay on disk until the next ingest. Searches run beside it, on their own
+        connections."""
+        every = self.config.storage.idle_checkpoint_seconds
+        local = self._team.local if self._team is not None else self._single
+        if not every or local is None:
+            yield
+            return
+        stop = threading.Event()
+
+        def tidy() -> None:
+            while not stop.wait(every):
+                with suppress(CausanticError):  # a broken store is the next request's to report
+                    local.store.tidy()
+
+        worker = threading.Thread(target=tidy, name="causantic-tidy", daemon=True)
+        worker.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            worker.join()
 
     # ---- writing ---------------------------------------------------------------------------
 

@@ -5,16 +5,19 @@ another process stays connected: an MCP server per Claude Code session, the dash
 process is real (a reader on its own connection) and so are the ingests (``causantic ingest`` as
 the user and the hooks run it). An idle reader leaves the log empty after an ingest; a reader
 holding a snapshot through an ingest keeps the log it needs, and the next ingest (one with nothing
-new, as a session-end hook runs) empties it once the reader has let go.
+new, as a session-end hook runs) empties it once the reader has let go; so does an MCP server or the
+dashboard left open, once nothing writes any more.
 """
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
-from process_support import causantic
+import pytest
+from process_support import McpProcess, causantic, subprocess_env, wait_for
 from transcript_files import write_session
 
 from causantic.facade import Memory
@@ -95,3 +98,51 @@ def test_the_log_is_empty_after_an_ingest_while_another_process_stays_connected(
         reader.close()
     with Memory(causantic_home) as memory:
         assert memory.stats().sessions == 12
+
+
+@pytest.mark.slow
+def test_an_idle_mcp_server_empties_the_log_a_reader_kept_through_an_ingest(
+    tmp_path: Path, causantic_home: Path
+) -> None:
+    with Memory(causantic_home):
+        pass
+    reader = Reader(causantic_home / "memory.db")
+    server = McpProcess(env=subprocess_env(CAUSANTIC_STORAGE_IDLE_CHECKPOINT_SECONDS="0.2"))
+    try:
+        with server:
+            assert not server.call("list-projects").is_error  # connected, as a Claude Code session's server is
+            reader.tell("hold")
+            _ingest(_sessions(tmp_path / "first", 0))
+            assert _log(causantic_home) > 0  # the ingest could not empty what the reader reads
+            reader.tell("let go")
+            # Nothing writes any more: the server, idle, empties the log (before: it stayed until the next ingest).
+            wait_for(lambda: _log(causantic_home) == 0, timeout=30)
+            found = server.call("search", {"query": "turn 3.4"})
+            assert not found.is_error and "turn 3.4" in found.content[0].text
+    finally:
+        reader.close()
+
+
+def test_the_dashboard_left_open_empties_the_log_once_a_reader_lets_go(tmp_path: Path, causantic_home: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from causantic.dashboard.app import create_app
+    from causantic.dashboard.security import Secrets
+
+    with Memory(causantic_home):
+        pass
+    app = create_app(
+        Secrets(port=8765), opener=lambda: Memory(causantic_home, overrides={"storage.idleCheckpointSeconds": 0.05})
+    )
+    reader = sqlite3.connect(f"file:{causantic_home / 'memory.db'}?mode=ro", uri=True, isolation_level=None)
+    try:
+        with TestClient(app, base_url="http://127.0.0.1:8765"):
+            reader.execute("BEGIN")
+            reader.execute("SELECT COUNT(*) FROM chunks").fetchone()
+            with Memory(causantic_home) as memory:
+                memory.ingest([_sessions(tmp_path / "first", 0)], embed=False)
+            assert _log(causantic_home) > 0
+            reader.execute("COMMIT")
+            wait_for(lambda: _log(causantic_home) == 0, timeout=30)
+    finally:
+        reader.close()

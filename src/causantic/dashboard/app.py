@@ -67,7 +67,7 @@ def create_app(secrets: Secrets, opener: Opener = Memory) -> ASGIApp:
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        with opener() as memory:
+        with opener() as memory, memory.tidied_while_open():
             held["memory"] = memory
             yield
             held.clear()

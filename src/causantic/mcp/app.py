@@ -66,5 +66,5 @@ class AppContext:
 
 @asynccontextmanager
 async def lifespan(_server: Any) -> AsyncIterator[AppContext]:
-    with Memory() as memory:
+    with Memory() as memory, memory.tidied_while_open():
         yield AppContext(memory)

@@ -101,6 +101,7 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         self._readers: dict[threading.Thread, sqlite3.Connection] = {}
         self._readers_lock = threading.Lock()
         self._busy_timeout_ms = busy_timeout_ms
+        self._log_seen: sqlite_util.LogMark | None = None  # the log as tidy() last saw it
 
     def close(self) -> None:
         self._keywords.close()
@@ -604,6 +605,18 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         with self._turn:
             if not self.conn.in_transaction:
                 sqlite_util.settle(self.conn)
+
+    def tidy(self) -> None:
+        """Between requests of a long-lived process: empty the write-ahead log once no process has
+        written to it since the last call (:func:`~causantic.store.sqlite.checkpoint_if_quiet`).
+        Skipped while this process writes; reads carry on beside it, on their own connections."""
+        if not self._turn.acquire(blocking=False):
+            return
+        try:
+            if not self.conn.in_transaction:
+                self._log_seen = sqlite_util.checkpoint_if_quiet(self.conn, self.path, self._log_seen)
+        finally:
+            self._turn.release()
 
     def vacuum(self) -> tuple[StoreSpace, StoreSpace]:
         """Rebuild the file without its free space (``VACUUM``), with incremental auto-vacuum from

@@ -225,6 +225,11 @@ class MemoryStoreProtocol(Protocol):
         where the store can."""
         ...
 
+    def tidy(self) -> None:
+        """Called every few seconds by a long-lived process (MCP server, dashboard): empty what the
+        files hold for readers that have since let go, once no process is writing."""
+        ...
+
     def vacuum(self) -> tuple[StoreSpace, StoreSpace]:
         """Rebuild the store without its free space; the space before and after."""
         ...

@@ -12,8 +12,10 @@ connection stays open (an MCP server always does). So every writer sets ``journa
 store calls :func:`settle` after an ingest or a deletion: it gives free pages back to the file
 system where the file allows it (``auto_vacuum = INCREMENTAL``, set on every new file) and
 checkpoints the log with ``TRUNCATE``, waiting at most :data:`CHECKPOINT_WAIT_MS` for readers
-(then it checkpoints what they allow, as ``PASSIVE`` does). A file made before keeps its deleted
-rows' pages as free space inside it until :func:`vacuum` rebuilds it (``causantic vacuum``).
+(then it checkpoints what they allow, as ``PASSIVE`` does). What such a reader kept, a long-lived
+process (MCP server, dashboard) empties once the log stops changing (:func:`checkpoint_if_quiet`),
+not only the next writer. A file made before keeps its deleted rows' pages as free space inside it
+until :func:`vacuum` rebuilds it (``causantic vacuum``).
 """
 
 from __future__ import annotations
@@ -214,16 +216,45 @@ def settle(conn: sqlite3.Connection) -> None:
             raise
 
 
-def checkpoint(conn: sqlite3.Connection) -> None:
-    """Copy the write-ahead log into the database and truncate it. Readers on older snapshots are
-    waited for at most :data:`CHECKPOINT_WAIT_MS`; then what they allow is copied, as ``PASSIVE``
-    does, and the log is cut back when a later checkpoint empties it (``journal_size_limit``)."""
+def checkpoint(conn: sqlite3.Connection, wait_ms: int = CHECKPOINT_WAIT_MS) -> bool:
+    """Copy the write-ahead log into the database and truncate it; whether it is now empty. Readers
+    on older snapshots (and another writer) are waited for at most ``wait_ms``; then what they allow
+    is copied, as ``PASSIVE`` does, and the log is cut back when a later checkpoint empties it
+    (``journal_size_limit``)."""
     timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
-    conn.execute(f"PRAGMA busy_timeout = {min(timeout, CHECKPOINT_WAIT_MS)}")
+    conn.execute(f"PRAGMA busy_timeout = {min(timeout, wait_ms)}")
     try:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
     finally:
         conn.execute(f"PRAGMA busy_timeout = {timeout}")
+    return not busy
+
+
+LogMark = tuple[int, int]
+"""The write-ahead log's size and modification time: a write since changes it."""
+
+
+def checkpoint_if_quiet(conn: sqlite3.Connection, path: Path, seen: LogMark | None) -> LogMark | None:
+    """A long-lived process's upkeep while it waits for requests (an MCP server, the dashboard):
+    when the log holds pages and has not changed since ``seen`` (no process wrote in between),
+    checkpoint and truncate it, waiting for no one. What to pass as ``seen`` next time.
+
+    Trigger: an ingest's :func:`settle` met a reader on an older snapshot and left the log as large as
+    the ingest made it. Why: nothing else checkpoints until the next write, and this process's
+    connection keeps the file open, so SQLite does not delete the log either. Outcome: the log is
+    emptied within two calls of the last reader letting go."""
+    try:
+        stat = os.stat(_wal_path(path))
+    except OSError:
+        return None
+    mark = (stat.st_size, stat.st_mtime_ns)
+    if not stat.st_size:
+        return None
+    if mark != seen:  # written since the last look: writers may be mid-batch, look again later
+        return mark
+    if checkpoint(conn, wait_ms=0):
+        return None
+    return mark
 
 
 def vacuum(conn: sqlite3.Connection, path: Path) -> tuple[StoreSpace, StoreSpace]:

@@ -608,6 +608,9 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     def release_space(self) -> None:
         """Nothing to do: autovacuum reclaims deleted rows (a shared server is its owner's to shrink)."""
 
+    def tidy(self) -> None:
+        """Nothing to do: the server checkpoints its own log."""
+
     def vacuum(self) -> tuple[StoreSpace, StoreSpace]:
         """Nothing rebuilt: a shared server's files are its owner's (VACUUM FULL locks every member out)."""
         space = self.space()
