@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from causantic.retrieval.reconstruct import Reconstruction
     from causantic.retrieval.search import SearchRequest, SearchResult
     from causantic.retrieval.topic_map import TopicMap
-    from causantic.store.records import ProjectSessions, VectorHealth
+    from causantic.store.records import DiskShortfall, ProjectSessions, VectorHealth
     from causantic.store.records import StoredChunk as StoredChunk  # a result type of topic_members
 
 Progress = Callable[[int, int], None]  # (done, total)
@@ -324,8 +324,12 @@ class Memory:
         PostgreSQL looks after its own (autovacuum) and is left alone."""
         from causantic.retrieval.output import VacuumOut
 
+        stores = self._every_store().values()
+        for services in stores:
+            if shortfalls := services.store.vacuum_shortfalls():
+                raise StoreError(_no_room_to_vacuum(shortfalls))
         before, after = [], []
-        for services in self._every_store().values():
+        for services in stores:
             then, now = services.store.vacuum()
             before.append(then)
             after.append(now)
@@ -918,3 +922,19 @@ def _window(
     if since is not None and until is not None and until <= since:
         raise InvalidQuery(f"The end ({until.isoformat()}) must be later than the start ({since.isoformat()}).")
     return since, until
+
+
+def _no_room_to_vacuum(shortfalls: Sequence[DiskShortfall]) -> str:
+    """What rebuilding the file would write where, against the free space there, and what to do."""
+    from causantic.retrieval.format import byte_size
+
+    disks = []
+    for disk in shortfalls:
+        writes = " and ".join(f"{what} ({byte_size(size)}) in {folder}" for what, folder, size in disk.writes)
+        total = f", {byte_size(disk.needed)} on one disk," if len(disk.writes) > 1 else ""
+        disks.append(f"{writes}{total} where {byte_size(disk.free)} is free")
+    database = shortfalls[0].database
+    return (
+        f"Not enough free disk space to vacuum {database}: it needs {'; and '.join(disks)}. Free some space, "
+        f"or set SQLITE_TMPDIR to a folder on a disk with room for the temporary copy. {database.name} is unchanged."
+    )

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from datetime import datetime
 
 import click
 
 from causantic.cli.options import days_back_option, defaulted_int_option, time_range_options
-from causantic.cli.output import STORE_LABELS, domain_errors, emit_json, json_option, table
+from causantic.cli.output import STORE_LABELS, domain_errors, emit_json, json_option, table, working
 from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
@@ -185,11 +186,16 @@ def list_sessions_command(
 def vacuum_command(as_json: bool) -> None:
     """Give the space forgotten memory left inside memory.db back to the disk, and let later forgets
     give theirs back by themselves (stores made before this release keep it until you run this once).
-    Rebuilds the file: needs free disk about twice its size, and writers wait until it ends.
+    Rebuilds the file: needs free disk about twice its used size (checked first), and writers wait
+    until it ends; stopped midway, the file stays as it was.
 
     Example: causantic vacuum
     """
-    with domain_errors(), Memory(config=read_config()) as memory:
+    with (
+        domain_errors(),
+        Memory(config=read_config()) as memory,
+        working("Rebuilding memory.db") if not as_json else nullcontext(),
+    ):
         result = memory.vacuum()
     if as_json:
         emit_json(result)

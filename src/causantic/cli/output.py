@@ -184,6 +184,22 @@ def progress_bars(*, detail: bool = False) -> Progress:
     )
 
 
+@contextmanager
+def working(description: str) -> Iterator[None]:
+    """A spinner, ``description`` and the time elapsed while a step that reports no progress runs, on
+    a terminal; piped or redirected, nothing (rich is not even loaded)."""
+    if not sys.stdout.isatty():
+        yield
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=_console(), transient=True
+    ) as progress:
+        progress.add_task(description, total=None)
+        yield
+
+
 def agreed(question: str, *, default: bool) -> bool:
     """The answer typed or piped in. Run from a script with nothing piped, the question met the end of
     stdin and the command stopped at a bare "Aborted!"; it says what to add instead."""

@@ -44,6 +44,7 @@ from causantic.store.records import (
     ChunkScope,
     ChunkText,
     ClusterRecord,
+    DiskShortfall,
     EdgeRecord,
     FileMark,
     Project,
@@ -228,6 +229,14 @@ class MemoryStoreProtocol(Protocol):
     def tidy(self) -> None:
         """Called every few seconds by a long-lived process (MCP server, dashboard): empty what the
         files hold for readers that have since let go, once no process is writing."""
+        ...
+
+    def compact_keyword_index(self) -> None:
+        """Rewrite the keyword index without what deleted chunks left in it (after a large deletion)."""
+        ...
+
+    def vacuum_shortfalls(self) -> list[DiskShortfall]:
+        """The disks without room for what :meth:`vacuum` writes (none: it can run)."""
         ...
 
     def vacuum(self) -> tuple[StoreSpace, StoreSpace]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 
@@ -278,3 +279,17 @@ class StoreSpace:
     @property
     def total(self) -> int:
         return self.file_bytes + self.journal_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class DiskShortfall:
+    """A disk without room for what rebuilding ``database`` (``VACUUM``) writes on it: each write's
+    purpose, folder and bytes, and the disk's free bytes."""
+
+    database: Path
+    writes: tuple[tuple[str, Path, int], ...]
+    free: int
+
+    @property
+    def needed(self) -> int:
+        return sum(size for _, _, size in self.writes)

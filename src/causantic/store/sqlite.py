@@ -24,7 +24,9 @@ import functools
 import inspect
 import itertools
 import os
+import shutil
 import sqlite3
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
@@ -33,7 +35,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from causantic.errors import StoreError, store_failure
-from causantic.store.records import StoreSpace
+from causantic.store.records import DiskShortfall, StoreSpace
 
 # Generated columns (the keyword index's scope column, migration m004) arrived in SQLite 3.31.
 MIN_SQLITE = (3, 31, 0)
@@ -260,13 +262,49 @@ def checkpoint_if_quiet(conn: sqlite3.Connection, path: Path, seen: LogMark | No
 def vacuum(conn: sqlite3.Connection, path: Path) -> tuple[StoreSpace, StoreSpace]:
     """Rebuild the file without its free pages, with incremental auto-vacuum from now on (so
     :func:`settle` gives back what later deletions free); the space before and after. Needs free
-    disk of about the file's size twice (SQLite writes the copy to a temporary file, then through
-    the log); readers carry on, writers wait for it."""
+    disk of about the file's used size twice (:func:`vacuum_shortfalls`); readers carry on, writers
+    wait for it. Killed midway, the file stays as it was (the copy is in a transaction)."""
     before = space(conn, path)
     conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # applies at the VACUUM
     conn.execute("VACUUM")
     checkpoint(conn)
     return before, space(conn, path)
+
+
+def temp_folder() -> Path:
+    """Where SQLite writes its temporary files (``VACUUM``'s copy of the database). On Unix the first
+    writable folder of ``SQLITE_TMPDIR``, ``TMPDIR``, /var/tmp, /usr/tmp and /tmp, else the current
+    one (``unixTempFileDir`` in SQLite's os_unix.c); elsewhere the system's temporary folder."""
+    if os.name != "posix":
+        return Path(tempfile.gettempdir())
+    for folder in (os.environ.get("SQLITE_TMPDIR"), os.environ.get("TMPDIR"), "/var/tmp", "/usr/tmp", "/tmp"):
+        if folder and os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK):
+            return Path(folder)
+    return Path.cwd()
+
+
+def vacuum_shortfalls(conn: sqlite3.Connection, path: Path) -> list[DiskShortfall]:
+    """The disks without room for what :func:`vacuum` writes: a copy of the file's used pages in
+    SQLite's temporary folder (unless temporary files are kept in memory), then each page again, in
+    the write-ahead log beside the file, before the checkpoint copies them back. Both on one disk
+    need twice the room."""
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    pages = conn.execute("PRAGMA page_count").fetchone()[0] - conn.execute("PRAGMA freelist_count").fetchone()[0]
+    writes = [("the rebuilt file's write-ahead log", path.parent, pages * (page_size + _WAL_FRAME_HEADER))]
+    if conn.execute("PRAGMA temp_store").fetchone()[0] != 2:  # 2: MEMORY
+        writes.insert(0, ("SQLite's temporary copy", temp_folder(), pages * page_size))
+    by_disk: dict[int, list[tuple[str, Path, int]]] = {}
+    for write in writes:
+        by_disk.setdefault(os.stat(write[1]).st_dev, []).append(write)
+    shortfalls = []
+    for on_disk in by_disk.values():
+        free = shutil.disk_usage(on_disk[0][1]).free
+        if free < sum(size for _, _, size in on_disk):
+            shortfalls.append(DiskShortfall(path, tuple(on_disk), free))
+    return shortfalls
+
+
+_WAL_FRAME_HEADER = 24  # bytes before each page in the write-ahead log
 
 
 def _size(path: Path) -> int:

@@ -28,6 +28,7 @@ from causantic.store.postgres.team import schema_refused
 from causantic.store.records import (
     ChunkRecord,
     ChunkScope,
+    DiskShortfall,
     EdgeRecord,
     FileMark,
     Project,
@@ -610,6 +611,13 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
 
     def tidy(self) -> None:
         """Nothing to do: the server checkpoints its own log."""
+
+    def compact_keyword_index(self) -> None:
+        """Nothing to do: autovacuum cleans the text index's deleted entries."""
+
+    def vacuum_shortfalls(self) -> list[DiskShortfall]:
+        """None: :meth:`vacuum` writes nothing."""
+        return []
 
     def vacuum(self) -> tuple[StoreSpace, StoreSpace]:
         """Nothing rebuilt: a shared server's files are its owner's (VACUUM FULL locks every member out)."""
