@@ -45,6 +45,21 @@ def test_forgetting_most_of_memory_shrinks_the_keyword_index_with_it(tmp_path: P
     assert found.hits and "term13x4x7" in found.hits[0].chunk.content
 
 
+def test_forgetting_a_session_at_a_time_keeps_the_keyword_index_from_growing(
+    tmp_path: Path, causantic_home: Path
+) -> None:
+    with Memory(causantic_home) as memory:
+        memory.ingest([_transcripts(tmp_path / "projects")], embed=False)
+        whole = _keyword_index_bytes(causantic_home)
+        for n in range(6):  # each a fourteenth of memory or less: none alone is worth rewriting the index
+            assert memory.forget("shop", session_id=f"{n:08x}", dry_run=False).deleted
+        left = _keyword_index_bytes(causantic_home)
+        found = memory.search("term9x4x7", limit=3)
+
+    assert left < whole  # eight sessions of fourteen left, not fourteen sessions' entries and six's tombstones
+    assert found.hits and "term9x4x7" in found.hits[0].chunk.content
+
+
 def test_vacuum_leaves_no_deleted_entry_in_the_keyword_index(tmp_path: Path, causantic_home: Path) -> None:
     with Memory(causantic_home) as memory:
         memory.ingest([_transcripts(tmp_path / "projects")], embed=False)

@@ -199,12 +199,6 @@ def delete_previewed(store: MemoryStoreProtocol, vectors: VectorIndexProtocol, p
     return _delete_matched(store, vectors, preview)
 
 
-KEYWORD_COMPACT_SHARE = 0.1
-"""A deletion of at least this share of memory's chunks rewrites the keyword index without them (what
-they leave in it outweighs the rewrite); smaller ones leave theirs to the index's own merges. Not
-tunable: no answer depends on it."""
-
-
 @dataclass(frozen=True, slots=True)
 class _Space:
     freed_bytes: int = 0
@@ -222,8 +216,6 @@ def _deleted(store: MemoryStoreProtocol, vectors: VectorIndexProtocol, ids: Sequ
     if not deleted:
         return 0, _Space()
     vectors.drop_deleted_from_ann()  # a forgotten chunk's vector stays in no file
-    if deleted >= KEYWORD_COMPACT_SHARE * (deleted + store.count_chunks(ChunkScope())):
-        store.compact_keyword_index()
     store.release_space()
     after = store.space()
     return deleted, _Space(max(0, before.total - after.total), after.free_bytes, after.total)

@@ -47,6 +47,12 @@ from causantic.store.records import (
     StoreSpace,
 )
 
+KEYWORD_INDEX_DELETIONS = "keyword_index_deletions"  # meta: chunks deleted since the keyword index was rewritten
+KEYWORD_COMPACT_SHARE = 0.1
+"""Once the chunks deleted since the keyword index was last rewritten reach this share of those it
+indexed, the next :meth:`MemoryStore.release_space` rewrites it without them (what they leave in it
+then outweighs a rewrite); until then they are left to FTS5's own merges. Not tunable: no answer
+depends on it."""
 _COUNTED_SCOPES = 64  # scopes whose chunk count is kept (searches use a handful: all, each project)
 
 
@@ -335,6 +341,12 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
                         [(i, now) for i in batch],
                     )
                 removed += self.conn.execute(f"DELETE FROM chunks WHERE id IN ({marks(batch)})", batch).rowcount
+            if removed and self.fts_enabled:  # their tombstones in the keyword index, until it is rewritten
+                self.conn.execute(
+                    "INSERT INTO meta(key, value) VALUES (?, ?)"
+                    " ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + excluded.value",
+                    (KEYWORD_INDEX_DELETIONS, removed),
+                )
             self.conn.execute("DELETE FROM sessions WHERE id NOT IN (SELECT DISTINCT session_id FROM chunks)")
             self.conn.execute(
                 "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters m WHERE m.cluster_id = clusters.id)"
@@ -605,6 +617,9 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         inside an open transaction, which holds what it would release."""
         with self._turn:
             if not self.conn.in_transaction:
+                with sqlite_util.unless_busy():
+                    if self._keyword_index_due():
+                        self._compact_keyword_index()
                 sqlite_util.settle(self.conn)
 
     def tidy(self) -> None:
@@ -624,7 +639,7 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         with self._turn:
             return sqlite_util.vacuum_shortfalls(self.conn, self.path)
 
-    def compact_keyword_index(self) -> None:
+    def _compact_keyword_index(self) -> None:
         """Rewrite the keyword index without the entries of deleted chunks (FTS5 ``optimize``).
 
         Why: FTS5 deletes by adding a tombstone for every term of the deleted row, kept until a merge
@@ -632,13 +647,20 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         26.1 MB; 33.1 MB after forgetting 55% of its chunks; 12.4 MB once optimized, in 2.1 s against
         the forgets' 60 s; docs/measurements.md). One transaction: other writers wait for it."""
         if self.fts_enabled:
-            with self.atomic():
+            with self._turn, sqlite_util.atomic(self.conn):
                 self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+                self.conn.execute("DELETE FROM meta WHERE key = ?", (KEYWORD_INDEX_DELETIONS,))
+
+    def _keyword_index_due(self) -> bool:
+        """Whether the chunks deleted since the keyword index was last rewritten reach
+        :data:`KEYWORD_COMPACT_SHARE` of those it indexed."""
+        deleted = int(self.meta_value(KEYWORD_INDEX_DELETIONS) or 0)
+        return bool(deleted) and deleted >= KEYWORD_COMPACT_SHARE * (deleted + self.count_chunks(ChunkScope()))
 
     def vacuum(self) -> tuple[StoreSpace, StoreSpace]:
         """Rebuild the file without its free space (``VACUUM``) and the keyword index without its
         deleted entries, with incremental auto-vacuum from now on; the space before and after."""
         with self._turn:
             before = self.space()
-            self.compact_keyword_index()
+            self._compact_keyword_index()
             return before, sqlite_util.vacuum(self.conn, self.path)[1]

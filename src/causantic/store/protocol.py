@@ -231,10 +231,6 @@ class MemoryStoreProtocol(Protocol):
         files hold for readers that have since let go, once no process is writing."""
         ...
 
-    def compact_keyword_index(self) -> None:
-        """Rewrite the keyword index without what deleted chunks left in it (after a large deletion)."""
-        ...
-
     def vacuum_shortfalls(self) -> list[DiskShortfall]:
         """The disks without room for what :meth:`vacuum` writes (none: it can run)."""
         ...

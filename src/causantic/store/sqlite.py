@@ -203,17 +203,25 @@ def settle(conn: sqlite3.Connection) -> None:
     """Give free pages back to the file system (when the file allows it), then checkpoint the
     write-ahead log and truncate it (readers permitting, within :data:`CHECKPOINT_WAIT_MS`). Run
     outside any transaction."""
-    try:
+    with unless_busy():
         if conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:
             while conn.execute("PRAGMA freelist_count").fetchone()[0]:
                 # sqlite3's execute steps a statement that returns no rows once, which frees one page:
                 # executescript steps it to the end.
                 conn.executescript(f"PRAGMA incremental_vacuum({VACUUM_STEP_PAGES})")
         checkpoint(conn)
+
+
+@contextmanager
+def unless_busy() -> Iterator[None]:
+    """Upkeep after a write: given up, not failed, when another writer holds the lock.
+
+    Trigger: another writer held the lock past busy_timeout. Why: what went before (an ingest, a
+    forget) is committed and must not be reported as failed. Outcome: the upkeep waits for the next
+    write's (free pages stay inside the file, reused by later writes, until then)."""
+    try:
+        yield
     except sqlite3.OperationalError as exc:
-        # Trigger: another writer held the lock past busy_timeout. Why: what went before (an
-        # ingest, a forget) is committed and must not be reported as failed. Outcome: the pages stay
-        # free inside the file, reused by later writes, and the next settle gives them back.
         if "locked" not in str(exc) and "busy" not in str(exc):
             raise
 

@@ -612,9 +612,6 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     def tidy(self) -> None:
         """Nothing to do: the server checkpoints its own log."""
 
-    def compact_keyword_index(self) -> None:
-        """Nothing to do: autovacuum cleans the text index's deleted entries."""
-
     def vacuum_shortfalls(self) -> list[DiskShortfall]:
         """None: :meth:`vacuum` writes nothing."""
         return []
