@@ -3,8 +3,8 @@ reader holding the store open, for this tree and another commit in the same run.
 
 Usage::
 
-    PYTHONPATH=src python benchmarks/storage.py [--base REF] [--corpus DIR] [--forget N] [--embed]
-        [--json OUT]
+    PYTHONPATH=src python benchmarks/storage.py [--base REF] [--corpus DIR | --store DIR] [--forget N]
+        [--embed] [--json OUT]
 
 Each tree (``REF``'s code from ``git archive``, default ``main``; then this tree's ``src/``) gets a new
 ``CAUSANTIC_HOME`` and runs, as real processes, what a user does:
@@ -21,6 +21,9 @@ Each tree (``REF``'s code from ``git archive``, default ``main``; then this tree
    median chunk time of the next one;
 4. ``causantic stats --json``; for the base tree's file, this tree's ``causantic vacuum`` last.
 
+With ``--store DIR`` (a store built before, e.g. /work/bench-stores/100000) each tree forgets in its
+own copy of it instead: steps 3 and 4 only. The forgets' CPU seconds are printed with their ratio.
+
 It prints the file and log sizes after each step, side by side, the free space inside the file
 (``PRAGMA freelist_count``) and the keyword index's share of the file (FTS5's tables, from
 ``dbstat``). Sizes, not times: nothing here depends on the machine's load.
@@ -31,6 +34,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -82,15 +87,19 @@ class Run:
     home: Path
     rows: list[tuple[str, int, int, int, int]] = field(default_factory=list)  # step, file, log, free, fts
     wal_peak: int = 0
+    forget_cpu: float = 0.0  # CPU seconds of the forget commands
 
     def env(self) -> dict[str, str]:
         return {**os.environ, "PYTHONPATH": str(self.src), "CAUSANTIC_HOME": str(self.home)}
 
     def causantic(self, *args: str, src: Path | None = None) -> str:
         env = self.env() if src is None else {**self.env(), "PYTHONPATH": str(src)}
+        cpu = _children_cpu()
         done = subprocess.run(
             [sys.executable, "-m", "causantic", *args], env=env, capture_output=True, text=True, check=False
         )
+        if args[0] == "forget":
+            self.forget_cpu += _children_cpu() - cpu
         if done.returncode:
             raise SystemExit(f"{self.name}: causantic {' '.join(args)} failed:\n{done.stderr}")
         return done.stdout
@@ -98,6 +107,11 @@ class Run:
     def record(self, step: str) -> None:
         db = self.home / "memory.db"
         self.rows.append((step, _size(db), _size(db.with_name("memory.db-wal")), _free(db), _fts(db)))
+
+
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def _size(path: Path) -> int:
@@ -179,25 +193,38 @@ def measure(run: Run, corpus: Path, forget: int, embed: bool, vacuum_src: Path |
         run.record(f"nothing runs for {IDLE_WAIT:.0f} s (an MCP server idle)")
         run.causantic("batch-ingest", str(corpus), "--no-embed")
         run.record("ingest again, nothing new (as a hook does)")
-        *largest, next_one = _largest_projects(run, forget + 1)
-        for project in largest:
-            run.causantic("forget", project["name"], "--yes")
-            run.record(f"forget {project['name'][:28]} ({project['chunks']})")
-        before = next_one["last_seen"] if "last_seen" in next_one else None
-        if before:
-            run.causantic("forget", next_one["name"], "--before", before[:19], "--yes")
-            run.record(f"forget --before ({next_one['name'][:20]})")
-        stats = json.loads(run.causantic("stats", "--json"))
-        run.rows.append(("stats: database size", stats["sqlite_bytes"], -1, stats.get("free_bytes", -1), -1))
-        if vacuum_src is not None:
-            run.causantic("vacuum", src=vacuum_src)
-            run.record("vacuum (this tree's code)")
+        forget_and_vacuum(run, forget, vacuum_src)
     finally:
         reader.stdin.close()
         reader.wait(timeout=60)
         assert server.stdin is not None
         server.stdin.close()
         server.wait(timeout=60)
+
+
+def forget_and_vacuum(run: Run, forget: int, vacuum_src: Path | None) -> None:
+    """Step 3 and 4: the forgets (their processes' CPU seconds in ``run.forget_cpu``), stats, vacuum."""
+    *largest, next_one = _largest_projects(run, forget + 1)
+    for project in largest:
+        run.causantic("forget", project["name"], "--yes")
+        run.record(f"forget {project['name'][:28]} ({project['chunks']})")
+    before = next_one["last_seen"] if "last_seen" in next_one else None
+    if before:
+        run.causantic("forget", next_one["name"], "--before", before[:19], "--yes")
+        run.record(f"forget --before ({next_one['name'][:20]})")
+    stats = json.loads(run.causantic("stats", "--json"))
+    run.rows.append(("stats: database size", stats["sqlite_bytes"], -1, stats.get("free_bytes", -1), -1))
+    if vacuum_src is not None:
+        run.causantic("vacuum", src=vacuum_src)
+        run.record("vacuum (this tree's code)")
+
+
+def measure_copy(run: Run, store: Path, forget: int, vacuum_src: Path | None) -> None:
+    """Steps 3 and 4 only, on a copy of the store in ``store`` (the reader, the server and the
+    ingests left out)."""
+    shutil.copytree(store, run.home)
+    run.record(f"copy of {store.name}")
+    forget_and_vacuum(run, forget, vacuum_src)
 
 
 def mb(n: int) -> str:
@@ -210,6 +237,7 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--forget", type=int, default=3, help="forget this many of the largest projects")
     parser.add_argument("--embed", action="store_true", help="embed while ingesting (vectors live in memory.db too)")
+    parser.add_argument("--store", type=Path, help="forget in copies of this store (no reader, server or ingest)")
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="causantic-storage-") as tmp:
@@ -219,16 +247,21 @@ def main() -> None:
             Run(f"base {args.base}", Path(tmp) / "src", Path(tmp) / "home-base"),
             Run("this tree", REPO / "src", Path(tmp) / "home-this"),
         ]
-        print(f"corpus {args.corpus}; load {os.getloadavg()[0]:.2f}", flush=True)
+        print(f"{args.store or args.corpus}; load {os.getloadavg()[0]:.2f}", flush=True)
         for run in runs:
-            measure(run, args.corpus, args.forget, args.embed, REPO / "src" if run is runs[0] else None)
+            vacuum_src = REPO / "src" if run is runs[0] else None
+            if args.store:
+                measure_copy(run, args.store, args.forget, vacuum_src)
+            else:
+                measure(run, args.corpus, args.forget, args.embed, vacuum_src)
             print(f"  {run.name} done", flush=True)
     width = max(len(step) for run in runs for step, *_ in run.rows)
     header = f"{'':{width}}" + "".join(f"  {run.name:>43}" for run in runs)
     print(header)
     print(f"{'':{width}}" + "  {:>10} {:>10} {:>10} {:>10}".format("file", "log", "free", "keywords") * len(runs))
     peaks = "".join(f"  {'':>10} {mb(run.wal_peak):>10} {'':>10} {'':>10}" for run in runs)
-    print(f"{'log peak during ingest':{width}}{peaks}")
+    if not args.store:
+        print(f"{'log peak during ingest':{width}}{peaks}")
     steps = list(dict.fromkeys(step for run in runs for step, *_ in run.rows))
     for step in steps:
         cells = []
@@ -236,9 +269,17 @@ def main() -> None:
             row = next((r for r in run.rows if r[0] == step), None)
             cells.append("  {:>10} {:>10} {:>10} {:>10}".format(*(mb(v) for v in row[1:])) if row else f"  {'':>43}")
         print(f"{step:{width}}" + "".join(cells))
+    base, this = runs
+    print(
+        f"forgets' CPU: {this.forget_cpu:.1f} s against {base.forget_cpu:.1f} s "
+        f"(×{this.forget_cpu / max(base.forget_cpu, 1e-9):.2f}); load {os.getloadavg()[0]:.2f}"
+    )
     if args.json:
         args.json.write_text(
-            json.dumps({run.name: {"wal_peak": run.wal_peak, "rows": run.rows} for run in runs}, indent=1),
+            json.dumps(
+                {run.name: {"wal_peak": run.wal_peak, "forget_cpu": run.forget_cpu, "rows": run.rows} for run in runs},
+                indent=1,
+            ),
             encoding="utf-8",
         )
 
