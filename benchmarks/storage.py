@@ -19,14 +19,15 @@ Each tree (``REF``'s code from ``git archive``, default ``main``; then this tree
    session-end hook runs);
 3. ``causantic forget PROJECT --yes`` for the ``N`` largest projects, then ``forget --before`` the
    median chunk time of the next one;
-4. ``causantic stats --json``; for the base tree's file, this tree's ``causantic vacuum`` last.
+4. ``causantic stats --json``; for the base tree's file, FTS5's ``merge`` and ``optimize`` each on a
+   copy of it (what they give back of the keyword index), then this tree's ``causantic vacuum``.
 
 With ``--store DIR`` (a store built before, e.g. /work/bench-stores/100000) each tree forgets in its
 own copy of it instead: steps 3 and 4 only. The forgets' CPU seconds are printed with their ratio.
 
 It prints the file and log sizes after each step, side by side, the free space inside the file
 (``PRAGMA freelist_count``) and the keyword index's share of the file (FTS5's tables, from
-``dbstat``). Sizes, not times: nothing here depends on the machine's load.
+``dbstat``). Sizes, not times (but the forgets' CPU ratio): nothing else depends on the machine's load.
 """
 
 from __future__ import annotations
@@ -215,8 +216,31 @@ def forget_and_vacuum(run: Run, forget: int, vacuum_src: Path | None) -> None:
     stats = json.loads(run.causantic("stats", "--json"))
     run.rows.append(("stats: database size", stats["sqlite_bytes"], -1, stats.get("free_bytes", -1), -1))
     if vacuum_src is not None:
+        for name, statement in FTS_OPERATIONS.items():
+            run.rows.append((f"on a copy: {name}", *_fts_operation(run.home / "memory.db", statement)))
         run.causantic("vacuum", src=vacuum_src)
         run.record("vacuum (this tree's code)")
+
+
+FTS_OPERATIONS = {  # what FTS5 offers to drop deleted rows' tombstones from its index
+    "FTS5 merge, -16": "INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('merge', -16)",
+    "FTS5 optimize": "INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')",
+}
+
+
+def _fts_operation(db: Path, statement: str) -> tuple[int, int, int, int]:
+    """What one FTS5 command gives back, run on a copy of ``db`` followed by an incremental vacuum:
+    the copy's file, log (none), free space and keyword index."""
+    copy = db.with_name("fts-copy.db")
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+    try:
+        with sqlite3.connect(copy, isolation_level=None) as conn:
+            conn.execute(statement)
+            conn.executescript("PRAGMA incremental_vacuum")
+        return _size(copy), -1, _free(copy), _fts(copy)
+    finally:
+        copy.unlink()
 
 
 def measure_copy(run: Run, store: Path, forget: int, vacuum_src: Path | None) -> None:
