@@ -60,6 +60,9 @@ def test_the_best_episode_tells_its_story_when_matches_fill_the_budget(tmp_path:
         # The turn after the best match is itself a weak match ("lock"); anchoring an episode of its own,
         # as weak matches did before episodes.weakAnchors, it is what makes the matches fill the budget.
         "episodes.weakAnchors": "true",
+        # Every match of every session told before any context, as before episodes.sideShare: the other
+        # sessions' weaker matches would otherwise wait for the best session's context.
+        "episodes.sideShare": "0",
     }
     with Memory(tmp_path / "home", overrides={**budget, "episodes.storyChunks": "0"}) as memory:
         memory.ingest([folder])
