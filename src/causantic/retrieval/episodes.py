@@ -74,8 +74,9 @@ class EpisodeChunk:
     @property
     def tokens(self) -> int:
         """What the chunk prints in an episode: its heading (:func:`member_heading`, at the widest
-        position it says), its text and the blank line after."""
-        heading = member_heading(self, POSITION_ROOM, mixed=False, placed=True)
+        position it says, its time without its date: one on another day than its episode's start is
+        measured on the answer as printed, :func:`printed_within`), its text and the blank line after."""
+        heading = member_heading(self, POSITION_ROOM, mixed=False, placed=True, day=self.chunk.start_time[:10])
         return approx_tokens(f"{heading}\n{self.text}\n\n")
 
 
