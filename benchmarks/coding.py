@@ -20,8 +20,12 @@ Scored, per query, with the product's default settings unless a variant says oth
 - ``search``: the distinct sessions of the hits in rank order (limit 50): session-level R@1, R@5, R@10
   and MRR (first relevant session's reciprocal rank, 0 past rank 10), split verbatim / by meaning;
 - ``recall`` and ``predict``: the share of answers that hold a relevant session, that tell a story (a
-  turn that led to a match or followed it, not matches only), and the answer's size
-  in tokens (median); with ``recall_chain`` (the seeds' chain walk) beside them;
+  turn that led to a match or followed it, not matches only: the old, weak measure), that tell a
+  relevant session's story (``relevant story``: a request, the user's words opening a turn, and the
+  chunks of that agent that follow it, in order with none left out between, at least
+  :data:`STORY_RUN` of them or all the agent has left), the share of the answer's tokens spent on
+  relevant sessions (``on relevant``, mean), and the answer's size in tokens (median); with
+  ``recall_chain`` (the seeds' chain walk) beside them;
 - ``search_variants``: the same search metrics for other settings (``benchmarks/_variants.py``, names
   shared with ``benchmarks/locomo.py --variants``), each with a paired sign test against ``default`` on
   the per-query reciprocal rank (wins / losses / two-sided p), so noise is not read as gain, and each
@@ -62,9 +66,15 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from _variants import VARIANTS  # noqa: E402
+
+if TYPE_CHECKING:
+    from causantic import Memory
+    from causantic.retrieval.browse import Stream
+    from causantic.retrieval.episodes import EpisodeAnswer
+    from causantic.store.records import StoredChunk
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -74,6 +84,7 @@ CORPUS = ALL_CORPUS / "claude-code"
 PROJECT_FOLDER = "entireio__cli"
 SEARCH_LIMIT = 50
 RANK_CUTOFF = 10
+STORY_RUN = 3  # a relevant story: a request and what followed it, at least this many chunks in a row
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,14 +171,7 @@ def mined_queries(home: Path, log: Callable[[str], None]) -> tuple[list[Query], 
     from _commits import mention_chunks, mine, work_pieces
 
     from causantic import Memory
-    from causantic.retrieval.browse import SessionNotFound, Stream
-    from causantic.store.records import StoredChunk
-
-    def chunks_of(streams: Sequence[Stream]) -> Iterator[StoredChunk]:
-        for stream in streams:
-            yield from stream.chunks
-            for spawned in stream.spawned.values():
-                yield from chunks_of(spawned)
+    from causantic.retrieval.browse import SessionNotFound
 
     mined, skipped = mine(ALL_CORPUS)
     in_order: dict[str, list[StoredChunk]] = {}
@@ -178,7 +182,8 @@ def mined_queries(home: Path, log: Callable[[str], None]) -> tuple[list[Query], 
             except SessionNotFound:
                 continue
             in_order[session] = sorted(
-                chunks_of([view.main, *view.detached]), key=lambda c: (c.start_time, c.turn_index, c.part)
+                (c for stream in streams_of([view.main, *view.detached]) for c in stream.chunks),
+                key=lambda c: (c.start_time, c.turn_index, c.part),
             )
     units, closed = work_pieces({s: [(c.id, c.content) for c in chunks] for s, chunks in in_order.items()}, mined)
     queries: list[Query] = []
@@ -211,6 +216,37 @@ def mined_queries(home: Path, log: Callable[[str], None]) -> tuple[list[Query], 
         f"({info['work_units']} pieces of work): {info['queries_per_project']}"
     )
     return queries, WorkUnits(units, relevant_work), info
+
+
+def streams_of(streams: Sequence[Stream]) -> Iterator[Stream]:
+    """Each agent's stream of a session view, and the streams they started, depth first."""
+    for stream in streams:
+        yield stream
+        for spawned in stream.spawned.values():
+            yield from streams_of(spawned)
+
+
+def tells_relevant_story(memory: Memory, answer: EpisodeAnswer, relevant: frozenset[str]) -> bool:
+    """Whether ``answer`` tells a relevant session's story: a request (a turn's first chunk, opening on
+    the user's words) and the chunks of that agent that follow it, none left out between, at least
+    :data:`STORY_RUN` of them (or all the agent has from the request on)."""
+    from causantic.retrieval.browse import SessionNotFound
+
+    told = {c.id for c in answer.chunks}
+    for session in relevant & {c.session_id for c in answer.chunks}:
+        try:
+            view = memory.session_view(session)
+        except SessionNotFound:
+            continue
+        for stream in streams_of([view.main, *view.detached]):
+            ids = [c.id for c in stream.chunks]
+            for i, chunk in enumerate(stream.chunks):
+                if chunk.id not in told or chunk.part != 0 or not chunk.content.startswith("[User]"):
+                    continue
+                needed = min(STORY_RUN, len(ids) - i)
+                if all(cid in told for cid in ids[i : i + needed]):
+                    return True
+    return False
 
 
 def build_store(home: Path, folders: Sequence[Path], log: Callable[[str], None]) -> None:
@@ -276,7 +312,7 @@ def run(
     episodic: dict[str, dict[str, Any]] = {}
     with Memory(home, overrides=overrides) as memory:
         for kind in episodic_kinds:
-            held, tokens, told = [], [], []
+            held, tokens, told, stories, shares = [], [], [], [], []
             for q in queries:
                 if kind == "recall_chain":
                     answer = memory.recall(q.text, mode="chain")
@@ -287,6 +323,10 @@ def run(
                 tokens.append(answer.tokens)
                 # a story: some turn that led to a match (recall) or followed it (predict), not matches only
                 told.append(any(not part.is_hit for episode in answer.episodes for part in episode.chunks))
+                stories.append(tells_relevant_story(memory, answer, q.relevant))
+                spent = [(p.chunk.session_id, p.tokens) for e in answer.episodes for p in e.chunks]
+                total = sum(t for _, t in spent)
+                shares.append(sum(t for s, t in spent if s in q.relevant) / total if total else 0.0)
                 details.append(
                     {
                         "query": q.id,
@@ -294,12 +334,16 @@ def run(
                         "sessions": sessions,
                         "tokens": answer.tokens,
                         "holds_relevant": held[-1],
+                        "relevant_story": stories[-1],
+                        "on_relevant": round(shares[-1], 3),
                         "relevant": sorted(q.relevant),
                     }
                 )
             episodic[kind] = {
                 "holds_relevant": round(100 * sum(held) / len(held), 1),
                 "tells_story": round(100 * sum(told) / len(told), 1),
+                "relevant_story": round(100 * sum(stories) / len(stories), 1),
+                "on_relevant": round(100 * statistics.fmean(shares), 1),
                 "median_tokens": int(statistics.median(tokens)),
                 "max_tokens": max(tokens),
             }
@@ -394,15 +438,20 @@ def render(result: dict[str, Any]) -> str:
             f"The piece of work a commit closed ({result['n_work_queries']} queries; a session cut at its commits):",
             *render_variants(result["work_variants"], "work variant"),
         ]
-    lines += ["", f"{'answer':<16}{'holds relevant':>16}{'tells story':>13}{'median tokens':>15}{'max tokens':>12}"]
+    lines += [
+        "",
+        f"{'answer':<14}{'holds relevant':>15}{'tells story':>12}{'relevant story':>15}{'on relevant':>12}"
+        f"{'median tokens':>14}{'max tokens':>11}",
+    ]
     for kind in ("recall", "predict", "recall_chain"):
         if kind not in result:
             continue
         e = result[kind]
         lines.append(
-            f"{kind:<16}{e['holds_relevant']:16.1f}{e['tells_story']:13.1f}{e['median_tokens']:15d}{e['max_tokens']:12d}"
+            f"{kind:<14}{e['holds_relevant']:15.1f}{e['tells_story']:12.1f}{e['relevant_story']:15.1f}"
+            f"{e['on_relevant']:12.1f}{e['median_tokens']:14d}{e['max_tokens']:11d}"
         )
-    lines.append(f"{'search top 5':<16}{result['search']['r5']:16.1f}")
+    lines.append(f"{'search top 5':<14}{result['search']['r5']:15.1f}")
     return "\n".join(lines)
 
 

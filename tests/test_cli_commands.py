@@ -8,6 +8,7 @@ the MCP tools publish, so a script reading either gets the same fields.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from pathlib import Path
@@ -162,7 +163,7 @@ def test_an_episode_names_its_project_session_and_source_once_not_on_every_chunk
     text = invoke(run, "recall", "which code depends on the current date in billing").stdout
     for episode in answer.episodes:
         assert f"· acme-shop · session {episode.session_id[:8]} (Claude Code) ·" in text
-    headers = [line for line in text.splitlines() if line.startswith("[") and "| Date: " in line]
+    headers = [line for line in text.splitlines() if re.match(r"\[\d+/\d+ \| ", line)]
     assert len(headers) == sum(len(e.chunks) for e in answer.episodes)
     assert not any("Project:" in h or "Session:" in h or "Source:" in h for h in headers)
     assert any("| Agent: Explore |" in h for h in headers)  # what differs within an episode is still said

@@ -561,6 +561,29 @@ class EpisodesConfig(_Section):
             "the edited code, the work itself; a sub-agent's (Task, Agent) is its report, the explanation."
         ),
     )
+    story_turn: bool = Field(
+        True,
+        description=(
+            "Recall's best episode tells its match's turn: back to the request that opened it (past where "
+            "relevance drops) and on to the turn's end (what was tried, the fix, how it ended), up to "
+            "contextChunks each way. Off: only the turns that led to a match while relevance holds. On the "
+            "coding dev set recall's answers that tell the right session's story (its request and what "
+            "followed, in order) went from 52% to 63% (67% with sideShare), LoCoMo's evidence unchanged."
+        ),
+    )
+    side_share: float = Field(
+        0.35,
+        ge=0,
+        le=1,
+        description=(
+            "Sessions whose best match reads under this share of the best match's relevance (the best-ranked "
+            "hit's session aside) are side matches: their episodes get only the budget the others leave, after "
+            "the best session's story and every other match. 0: every session's best match is told first. On "
+            "the coding dev set 0.35 raised the share of recall's tokens spent on the right session from 53% to "
+            "62% and the answers that tell its story from 52% to 59%, LoCoMo's evidence unchanged (0.5: 65% and "
+            "59%, LoCoMo -0.4 points)."
+        ),
+    )
     weak_anchors: bool = Field(
         False,
         description=(

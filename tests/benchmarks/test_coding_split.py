@@ -93,6 +93,27 @@ def test_a_split_outside_the_corpus_is_scored_from_its_own_transcripts(tmp_path:
     assert "nan" not in run.stdout  # untimed, and no query by meaning: a dash, not nan
 
 
+@pytest.mark.slow
+def test_an_answer_of_the_right_sessions_turns_in_order_counts_as_its_story(tmp_path: Path) -> None:
+    # Recall answers each query with its session's chunks, all of them matches: "tells story" (some
+    # chunk no match) says no story, while the answer is the session from its request on, in order.
+    queries, transcripts = _split(tmp_path)
+    out = tmp_path / "result.json"
+    run = subprocess.run(
+        [sys.executable, str(BENCHMARK), "--queries", str(queries), "--transcripts", str(transcripts)]
+        + ["--store", str(tmp_path / "store"), "--timing-rounds", "0", "--variants", "default", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    recall = json.loads(out.read_text(encoding="utf-8"))["recall"]
+    assert recall["tells_story"] == 0.0
+    assert recall["relevant_story"] == 100.0 and recall["on_relevant"] == 100.0
+    assert "relevant story" in run.stdout and "on relevant" in run.stdout
+
+
 def test_a_missing_split_folder_is_named(tmp_path: Path) -> None:
     queries, _ = _split(tmp_path)
     run = subprocess.run(

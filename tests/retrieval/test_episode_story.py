@@ -56,10 +56,13 @@ def test_the_best_episode_tells_its_story_when_matches_fill_the_budget(tmp_path:
     folder = _sessions(tmp_path / "sessions")
     budget = {
         # room for the five sessions' best matches (each with its episode's heading) and a few more chunks
-        "episodes.maxTokens": "500",
+        "episodes.maxTokens": "470",
         # The turn after the best match is itself a weak match ("lock"); anchoring an episode of its own,
         # as weak matches did before episodes.weakAnchors, it is what makes the matches fill the budget.
         "episodes.weakAnchors": "true",
+        # Every match of every session told before any context, as before episodes.sideShare: the other
+        # sessions' weaker matches would otherwise wait for the best session's context.
+        "episodes.sideShare": "0",
     }
     with Memory(tmp_path / "home", overrides={**budget, "episodes.storyChunks": "0"}) as memory:
         memory.ingest([folder])

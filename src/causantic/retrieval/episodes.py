@@ -11,17 +11,21 @@ comes from search (seed 001's lesson):
    agent's stream first, then the sub-agent or lead it exchanged work with;
 3. ``recall`` cuts the walk where relevance drops below ``episodes.contextRelevance`` of the hit's
    (the story starts there); ``predict`` keeps up to ``episodes.contextChunks`` chunks of the same
-   session, relevant or not (what came next need not resemble the question);
+   session, relevant or not (what came next need not resemble the question); recall's best episode
+   tells its match's turn instead (``episodes.storyTurn``, :func:`story_of_turn`): back to the
+   request that opened it and on to the turn's end, what was tried, the fix and how it ended;
 4. episodes come from at most ``episodes.maxEpisodes`` sessions, the best-ranked ones; episodes
    that overlap are merged; a hit already told by an earlier episode anchors no new one; beside a
    relevant hit, a weakly related one (under 10%, as search labels it) of another project anchors
    none (``episodes.weakAnchors``): in time order it would read as part of the story, and on the
    whole Claude Code corpus such episodes took half of recall's budget;
 5. the token budget goes to each session's best hit first, then to the other hits, then to
-   context nearest first; the answer lists the episodes, and their chunks, in time order; two
-   episodes of one session that touch (nothing of the session between them) are told as one; of two
-   episodes of one session told one after the other, the later says how many of the session's
-   chunks lie between them (:attr:`Episode.span`).
+   context nearest first; sessions whose best match is far weaker than the best one
+   (``episodes.sideShare``, :func:`side_sessions`) get only what the others leave; the answer
+   lists the episodes, and their chunks, in time order; two episodes of one session that touch
+   (nothing of the session between them) are told as one; of two episodes of one session told one
+   after the other, the later says how many of the session's chunks lie between them
+   (:attr:`Episode.span`).
 
 ``episodes.mode = "chain"`` answers with the seeds' chain walk instead (:mod:`chains`), so the
 benchmarks can compare both.
@@ -30,8 +34,9 @@ benchmarks can compare both.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import takewhile
 from typing import TYPE_CHECKING, Literal
 
 from causantic.ingest.tokens import approx_tokens
@@ -69,8 +74,9 @@ class EpisodeChunk:
     @property
     def tokens(self) -> int:
         """What the chunk prints in an episode: its heading (:func:`member_heading`, at the widest
-        position it says), its text and the blank line after."""
-        heading = member_heading(self, POSITION_ROOM, mixed=False, placed=True)
+        position it says, its time without its date: one on another day than its episode's start is
+        measured on the answer as printed, :func:`printed_within`), its text and the blank line after."""
+        heading = member_heading(self, POSITION_ROOM, mixed=False, placed=True, day=self.chunk.start_time[:10])
         return approx_tokens(f"{heading}\n{self.text}\n\n")
 
 
@@ -184,8 +190,11 @@ class EpisodeBuilder:
                 continue
             sessions.add(hit.chunk.session_id)
             walk = self._walk(hit.chunk, kind)
-            self._score_context([cid for cid in walk if cid not in chunks], search, chunks, scores)
+            turn = self._walk(hit.chunk, "predict") if kind == "recall" and not episodes and cfg.story_turn else []
+            self._score_context([cid for cid in walk + turn if cid not in chunks], search, chunks, scores)
             ids = [hit.chunk.id] + self._cut(kind, hit.relevance, walk, scores, chunks)
+            if turn:  # the best episode of a recall: its match's turn, from the request to the outcome
+                ids = [hit.chunk.id] + story_of_turn(hit.chunk, walk, turn, ids[1:], chunks)
             joined = next((owner[i] for i in ids if i in owner), None)
             if joined is None:
                 episodes.append([])
@@ -194,6 +203,7 @@ class EpisodeBuilder:
                 if cid not in owner:
                     owner[cid] = joined
                     episodes[joined].append(cid)
+        sides = side_sessions(anchors, cfg.side_share)
         told = self._teller(search)
         members = {
             cid: EpisodeChunk(chunks[cid], scores.get(cid), cid in hits, told(chunks[cid]))
@@ -213,7 +223,7 @@ class EpisodeBuilder:
         room = budget - approx_tokens(episodes_heading(EpisodeAnswer(kind, "episodes", (), search, notes)) + ":\n\n")
 
         def fitted(room: int) -> EpisodeAnswer:
-            built = sorted(self._placed(self._fit(episodes, members, room)), key=lambda e: e.start)
+            built = sorted(self._placed(self._fit(episodes, members, room, sides)), key=lambda e: e.start)
             return EpisodeAnswer(kind, "episodes", tuple(built), search, notes, left_out)
 
         return printed_within(fitted(room), budget, room, fitted)
@@ -310,52 +320,59 @@ class EpisodeBuilder:
         episodes: list[list[str]],
         members: dict[str, EpisodeChunk],
         budget: int,
+        sides: Collection[str] = (),
     ) -> list[Episode]:
         """Spend the budget on each session's best hit first, then on the best episode's first
         ``storyChunks`` of context (the answer tells at least one story, in the direction asked),
         then on every other hit (best episode first), so the answer names the best distinct sessions
-        and each strong match, then on context, nearest first; a story is never left with a gap. A
-        chunk costs what it prints (:attr:`EpisodeChunk.tokens`: told, not as the store holds it, and
-        its heading), and an episode's first chunk its heading too."""
+        and each strong match, then on context, nearest first; a story is never left with a gap. The
+        episodes of ``sides`` (:func:`side_sessions`) get what is left after all that, in the same
+        order: a side match fills room the story leaves, and never takes it. A chunk costs what it
+        prints (:attr:`EpisodeChunk.tokens`: told, not as the store holds it, and its heading), and
+        an episode's first chunk its heading too."""
         cost = {cid: member.tokens for cid, member in members.items()}
         hits = {cid for cid, member in members.items() if member.is_hit}
         chunks = {cid: member.chunk for cid, member in members.items()}
         chosen: list[list[str]] = [[] for _ in episodes]
         used = 0
         leads: set[str] = set()
-        for picked, ids in zip(chosen, episodes, strict=True):  # the anchor of each session's first episode
-            session = chunks[ids[0]].session_id
-            heading = heading_cost(
-                [members[i] for i in ids],
-                len(episodes) - 1,
-                len(episodes),
-                max(members[i].relevance or 0.0 for i in ids if i in hits),
-            )
-            if session not in leads and used + heading + cost[ids[0]] <= budget:
-                leads.add(session)
-                picked.append(ids[0])
-                used += heading + cost[ids[0]]
-        if chosen and chosen[0]:  # the first episode holds the best hit
-            for cid in episodes[0][1 : 1 + self.config.story_chunks]:  # nearest first: no gap
-                if used + cost[cid] > budget:
-                    break
-                chosen[0].append(cid)
-                used += cost[cid]
-        for picked, ids in zip(chosen, episodes, strict=True):
-            for cid in ids:
-                if cid in hits and cid not in picked and used + cost[cid] <= budget:
-                    picked.append(cid)
+        main = [n for n, ids in enumerate(episodes) if chunks[ids[0]].session_id not in sides]
+        aside = [n for n, ids in enumerate(episodes) if chunks[ids[0]].session_id in sides]
+        for tier in (main, aside):
+            for n in tier:  # the anchor of each session's first episode
+                ids, picked = episodes[n], chosen[n]
+                session = chunks[ids[0]].session_id
+                heading = heading_cost(
+                    [members[i] for i in ids],
+                    len(episodes) - 1,
+                    len(episodes),
+                    max(members[i].relevance or 0.0 for i in ids if i in hits),
+                )
+                if session not in leads and used + heading + cost[ids[0]] <= budget:
+                    leads.add(session)
+                    picked.append(ids[0])
+                    used += heading + cost[ids[0]]
+            if tier is main and chosen and chosen[0]:  # the first episode holds the best hit
+                for cid in episodes[0][1 : 1 + self.config.story_chunks]:  # nearest first: no gap
+                    if used + cost[cid] > budget:
+                        break
+                    chosen[0].append(cid)
                     used += cost[cid]
-        for picked, ids in zip(chosen, episodes, strict=True):
-            if not picked:
-                continue
-            for cid in ids:
-                if cid in hits or cid in picked:
+            for n in tier:
+                for cid in episodes[n]:
+                    if cid in hits and cid not in chosen[n] and used + cost[cid] <= budget:
+                        chosen[n].append(cid)
+                        used += cost[cid]
+            for n in tier:
+                if not chosen[n]:
                     continue
-                if used + cost[cid] > budget:
-                    break
-                picked.append(cid)
-                used += cost[cid]
+                for cid in episodes[n]:
+                    if cid in hits or cid in chosen[n]:
+                        continue
+                    if used + cost[cid] > budget:
+                        break
+                    chosen[n].append(cid)
+                    used += cost[cid]
         out: list[Episode] = []
         for picked in chosen:
             if not picked:
@@ -419,6 +436,33 @@ class EpisodeBuilder:
         return EpisodeAnswer(kind, "chain", episodes, result.search, notes)
 
 
+def opens_turn(chunk: StoredChunk) -> bool:
+    """A request: the chunk that opens its turn with the user's words (a sub-agent's task too)."""
+    return chunk.part == 0 and chunk.content.startswith("[User]")
+
+
+def story_of_turn(
+    hit: StoredChunk, back: Sequence[str], forward: Sequence[str], cut: list[str], chunks: dict[str, StoredChunk]
+) -> list[str]:
+    """The context of recall's best episode (``episodes.storyTurn``), nearest first: back to the
+    request that opened the match's turn (past where relevance drops: the request is where the
+    story starts), when the walk back (``back``) reaches it, else the walk cut where relevance drops
+    (``cut``); then forward through the rest of the turn (``forward``, to the next request): what
+    was tried, the fix and how it ended. A match that is itself the request tells the rest of its
+    turn first and what led to it (``cut``) after."""
+
+    def of_turn(cid: str) -> bool:
+        chunk = chunks.get(cid)
+        return chunk is not None and chunk.agent == hit.agent and chunk.turn_index == hit.turn_index
+
+    rest = list(takewhile(lambda cid: of_turn(cid) and not opens_turn(chunks[cid]), forward))
+    if opens_turn(hit):
+        return rest + [cid for cid in cut if cid not in rest]
+    turn = list(takewhile(of_turn, back))
+    request = next((n for n, cid in enumerate(turn) if opens_turn(chunks[cid])), None)
+    return (turn[: request + 1] if request is not None else cut) + rest
+
+
 def relevant_projects(hits: Iterable[Hit]) -> set[str]:
     """The projects of the hits that are not weakly related (:func:`weak_aside`)."""
     return {h.chunk.project for h in hits if not is_weak(h.relevance)}
@@ -430,6 +474,21 @@ def weak_aside(project: str, relevance: float, relevant: set[str]) -> bool:
     no story to stand beside). One of a relevant hit's own project may carry more of its story (a
     conversation's earlier sessions: on LoCoMo, leaving those out too lost 7 points of evidence)."""
     return bool(relevant) and project not in relevant and is_weak(relevance)
+
+
+def side_sessions(anchors: Sequence[Hit], share: float) -> set[str]:
+    """The sessions of ``anchors`` (best-ranked first) whose best match reads under ``share`` of the
+    best one's relevance (``episodes.sideShare``), the best-ranked hit's session aside: their
+    episodes get only the budget the others leave (:meth:`EpisodeBuilder._fit`). Told first, in time
+    order beside the story, a side match reads as part of it; on the coding dev set such matches
+    took half of recall's budget from the session that did the work."""
+    best: dict[str, float] = {}
+    for hit in anchors:
+        best[hit.chunk.session_id] = max(best.get(hit.chunk.session_id, 0.0), hit.relevance)
+    if not best:
+        return set()
+    bar = share * max(best.values())
+    return {session for session, relevance in best.items() if relevance < bar} - {anchors[0].chunk.session_id}
 
 
 WEAK_LEFT_OUT = "weakly related matches in {} of other projects left out (search lists them)"
