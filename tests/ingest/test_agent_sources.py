@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from process_support import causantic, subprocess_env
+from transcript_files import write_gemini_log
 
 from causantic.cli.main import cli
 from causantic.config import Config
@@ -508,3 +509,53 @@ def _killed_twice(command: list[str], env: dict[str, str], db: Path) -> list[int
             )
             partial.append(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
     return partial
+
+
+def test_a_gemini_json_lines_session_and_its_sub_agent_ingest_once_each_and_linked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Gemini CLI (since April 2026) appends a reply again as its tokens and tool calls arrive, and
+    # writes a sub-agent's conversation to chats/<session id>/<agent id>.jsonl.
+    chats = tmp_path / "gemini" / "tmp" / "app" / "chats"
+    session, agent = "5e551010-aaaa-4bbb-8ccc-000000000001", "a9e47000-dddd-4eee-8fff-000000000002"
+    task = "Find where the token budget is enforced"
+    run = {"name": "invoke_agent", "args": {"agent_name": "codebase_investigator", "prompt": task}}
+    write_gemini_log(
+        chats,
+        "/home/dev/app",
+        session,
+        [
+            {"user": "where is the token budget enforced?"},
+            {"gemini": "I will ask an investigator.", "calls": [{**run, "output": "In budget.py", "agentId": agent}]},
+            {"gemini": "It is enforced in retrieval/budget.py."},
+        ],
+    )
+    grep = {"name": "run_shell_command", "args": {"command": "rg -n enforce_budget"}, "output": "budget.py:12"}
+    write_gemini_log(
+        chats,
+        "/home/dev/app",
+        agent,
+        [{"user": task}, {"gemini": "Searching.", "calls": [grep]}, {"gemini": "In budget.py"}],
+        parent=session,
+    )
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    done = CliRunner().invoke(cli, ["ingest", str(tmp_path / "gemini"), "--no-embed", "--json"])
+    assert done.exit_code == 0, done.output
+    summary = json.loads(done.output)
+    assert (summary["sessions"], summary["subagent_streams"], summary["linked_subagents"]) == (1, 1, 1)
+    with open_services(Config()) as services:
+        chunks = services.store.conn.execute(
+            "SELECT agent, session_id, content FROM chunks ORDER BY start_time, agent"
+        ).fetchall()
+        edges = dict(services.store.conn.execute("SELECT reference_type, COUNT(*) FROM edges GROUP BY 1"))
+        [project] = _sessions_by_project(services)
+        hits = services.searcher.search(SearchRequest("enforce_budget", mode="keyword")).hits
+    assert project == "app" and {sid for _, sid, _ in chunks} == {session}
+    [main] = [text for who, _, text in chunks if who == "main"]
+    [investigator] = [text for who, _, text in chunks if who == "codebase_investigator"]
+    # Each message once, in its last version: the call with its result, then the answer.
+    assert main.count("where is the token budget enforced?") == 1 and main.count("[Tool:invoke_agent]") == 1
+    assert f"[Tool:invoke_agent] codebase_investigator — {task}\n\n[Result:invoke_agent] In budget.py" in main
+    assert investigator.count("[Tool:run_shell_command] rg -n enforce_budget") == 1
+    assert edges["brief"] == 1 and edges["debrief"] == 1
+    assert [h.chunk.agent for h in hits] == ["codebase_investigator"]

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from transcript_files import write_gemini_log
 
 from causantic.transcripts.codex import peek_rollout_meta, read_rollout
 from causantic.transcripts.discovery import discover, read_session, source_of
@@ -238,3 +239,41 @@ def test_a_gemini_sessions_cwd_is_the_named_folder_whose_hash_it_records(
     path.write_text(json.dumps(document))
     session, _ = read_gemini(path)
     assert session.cwd == cwd and session.project_hash == digest
+
+
+def test_a_gemini_json_lines_log_is_replayed_each_message_once_in_its_last_version(tmp_path: Path) -> None:
+    # Gemini CLI appends a message again each time it changes (tokens, tool calls), updates its header
+    # with $set, and marks a rewind with $rewindTo: the conversation is what Gemini CLI replays.
+    call = {"name": "read_file", "args": {"file_path": "/home/dev/app/main.py"}, "output": "print('hi')"}
+    path = write_gemini_log(
+        tmp_path / "chats",
+        "/home/dev/app",
+        "c0ffee00-1111-4222-8333-444455556666",
+        [
+            {"user": "what does main.py print"},
+            {"gemini": "I will read it.", "calls": [call]},
+            {"gemini": "It prints hi."},
+            {"user": "delete main.py"},
+            {"gemini": "Deleted it."},
+            {"rewind": 3},  # the user took the deletion back
+            {"user": "rename main.py to app.py"},
+            {"gemini": "Renamed it."},
+        ],
+    )
+    session, report = read_gemini(path)
+    transcript = session.transcript
+    assert transcript is not None and session.cwd == "/home/dev/app"
+    said = [(m.role, b.text) for m in transcript.messages for b in m.blocks if isinstance(b, TextBlock)]
+    assert said == [
+        ("user", "what does main.py print"),
+        ("assistant", "I will read it."),
+        ("assistant", "It prints hi."),
+        ("user", "rename main.py to app.py"),
+        ("assistant", "Renamed it."),
+    ]
+    calls = [b for m in transcript.messages for b in m.blocks if isinstance(b, ToolCall)]
+    results = [b for m in transcript.messages for b in m.blocks if isinstance(b, ToolResult)]
+    assert [c.name for c in calls] == ["read_file"] and [r.text for r in results] == ["print('hi')"]
+    times = [m.timestamp for m in transcript.messages]
+    assert times == sorted(times) and transcript.messages[2].blocks == (results[0],)
+    assert report.counts["duplicate record"] == 8 and not set(report.counts) & {"invalid json", "not a json object"}

@@ -17,6 +17,11 @@ History (what each version changed, so a release note can say why memory was re-
   before its instruction (a tool result the compaction cut into, hook notes) read as the main
   conversation's, in the turn they belong to, not as a chunk of the compaction; ``/compact`` with
   words kept as the user's prompt (``/compact keep the auth work``).
+- 3 (25 November 2026): Gemini CLI's JSON-lines sessions (its format since April 2026) replayed as
+  Gemini CLI replays them: each message once, in its last version (a reply was kept once per time
+  it was written: three or more copies), and what the user rewound left out; a Gemini CLI
+  sub-agent's file joins its parent's session, linked to the ``invoke_agent`` call that ran it; each
+  Gemini tool result told when its call ended.
 """
 
 from __future__ import annotations
@@ -27,4 +32,4 @@ from __future__ import annotations
 # against 0.9-1.4 s when every file is skipped), embedding only the chunks whose text changed (137
 # of 3,064 from the release before VERSION 1). A change that only affects how stored chunks are
 # searched or shown needs no bump.
-VERSION = 2
+VERSION = 3

@@ -16,7 +16,8 @@ Other agents' files are told apart by their first bytes (:func:`source_of`), whe
 - a Codex CLI rollout (:mod:`codex`) is a session of its own, except a spawned agent's rollout whose
   parent thread's rollout is found too: it joins the parent's session as a sub-agent file;
 - a Gemini CLI session (:mod:`gemini`): ``*.jsonl`` like the others, or ``session-*.json`` in a
-  ``chats`` folder (where Gemini CLI writes them).
+  ``chats`` folder (where Gemini CLI writes them); a sub-agent's file in ``chats/<parent id>/`` joins
+  its parent's session when the parent's file is found.
 
 Folders whose name starts with ``.`` and ``node_modules`` are not entered (a root given by the user
 may itself be one, as ``~/.codex/sessions`` is). Linked files are followed, and linked folders that
@@ -39,7 +40,7 @@ from causantic.errors import TranscriptError
 from causantic.sources import Source
 from causantic.transcripts.codex import is_rollout_head, peek_rollout_meta, read_rollout
 from causantic.transcripts.compaction import give_back_carried
-from causantic.transcripts.gemini import looks_like_gemini, read_gemini
+from causantic.transcripts.gemini import looks_like_gemini, peek_gemini_header, read_gemini
 from causantic.transcripts.model import AgentMeta, SessionTranscripts, SkipReport, Transcript
 from causantic.transcripts.reader import SkipReason, read_file
 
@@ -220,8 +221,27 @@ def _other_sessions(files: list[tuple[Path, Source]]) -> list[SessionFiles]:
                     meta.thread_id or path.stem, path, tuple(sorted(children.get(path, ()))), path.parent, "codex"
                 )
             )
-    found += [SessionFiles(path.stem, path, (), path.parent, "gemini") for path, source in files if source == "gemini"]
+    found += _gemini_sessions([path for path, source in files if source == "gemini"])
     return found
+
+
+def _gemini_sessions(paths: list[Path]) -> list[SessionFiles]:
+    """A session per Gemini CLI file, but a sub-agent's (``chats/<parent id>/<agent id>.jsonl``)
+    joins the session of its parent's file (``chats/session-<time>-<parent id8>.jsonl``) when present."""
+    headers = {path: peek_gemini_header(path) for path in paths}
+    by_id = {(p.parent, h.session_id): p for p, h in headers.items() if h.session_id and not h.subagent}
+    children: dict[Path, list[Path]] = defaultdict(list)
+    for path, header in headers.items():
+        if header.subagent:
+            parent = by_id.get((path.parent.parent, path.parent.name))
+            if parent is not None:
+                children[parent].append(path)
+    attached = {p for paths in children.values() for p in paths}
+    return [
+        SessionFiles(path.stem, path, tuple(sorted(children.get(path, ()))), path.parent, "gemini")
+        for path in paths
+        if path not in attached
+    ]
 
 
 def _read_codex(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipReport]:
@@ -249,11 +269,20 @@ def _read_codex(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRepo
 def _read_gemini(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipReport]:
     assert files.main is not None
     session, report = read_gemini(files.main)
-    if session.transcript is None:
+    subagents: list[Transcript] = []
+    for path in files.subagents:
+        agent = peek_gemini_header(path).session_id or path.stem
+        child, skipped = read_gemini(path, agent_id=agent, session_id=session.session_id)
+        report.merge(skipped)
+        if child.transcript is not None:
+            subagents.append(child.transcript)
+    if session.transcript is None and not subagents:
         return [], report
+    cwd = session.cwd or next((s.cwd for s in subagents if s.cwd), None)
+    paths = tuple(t.path for t in (session.transcript, *subagents) if t is not None)
     return [
         SessionTranscripts(
-            session.session_id, session.transcript, (), session.cwd, (files.main,), "gemini", session.project_hash
+            session.session_id, session.transcript, tuple(subagents), cwd, paths, "gemini", session.project_hash
         )
     ], report
 
