@@ -161,10 +161,9 @@ def read_session(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRep
         subagents = tuple(t for t in transcripts if t.agent_id is not None)
         cwd = next((t.cwd for t in transcripts if t.cwd), None) if main is None or not main.cwd else main.cwd
         paths = tuple(dict.fromkeys(t.path for t in transcripts))
-        if main is not None:
-            main, subagents, copies = give_back_carried(main, subagents)
-            if copies:
-                report.add(SkipReason.DUPLICATE_RECORD, copies)
+        main, subagents, copies = give_back_carried(main, subagents)
+        if copies:
+            report.add(SkipReason.DUPLICATE_RECORD, copies)
         sessions.append(SessionTranscripts(session_id, main, subagents, cwd, paths))
     return sessions, report
 
