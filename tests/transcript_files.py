@@ -82,7 +82,8 @@ def write_gemini_log(
 ) -> Path:
     """A Gemini CLI session as its chat recording writes one since April 2026: a header line, then
     each message appended again in full every time it changes, ``$set`` updates after each message,
-    and ``$rewindTo`` when the user rewinds. ``steps`` are written in order: ``{"user": text}``;
+    and ``$rewindTo`` when the user rewinds. ``steps`` are written in order: ``{"user": text}``
+    (``read_in``: the text of a file its @reference read in; ``hook``: a hook's added context);
     ``{"gemini": text, "calls": [call, ...]}`` (written three times: as said, with its token counts,
     with its finished calls), each call ``{"name", "args", "output"}`` plus ``agentId`` for a
     sub-agent's run; ``{"rewind": n}`` rewinds to the n-th message written (0 the first). With
@@ -105,7 +106,12 @@ def write_gemini_log(
         uid = f"{session_id[:8]}-m{n}"
         ids.append(uid)
         if "user" in step:
-            lines += [{"id": uid, "timestamp": stamp, "type": "user", "content": [{"text": step["user"]}]}]
+            said = {"id": uid, "timestamp": stamp, "type": "user", "content": [{"text": step["user"]}]}
+            if "read_in" in step:  # an @reference: the file's text is read into the content
+                said |= {"content": [*said["content"], {"text": step["read_in"]}], "displayContent": step["user"]}
+            if "hook" in step:  # a hook's additionalContext, appended as Gemini CLI does
+                said["content"] = [*said["content"], {"text": f"<hook_context>{step['hook']}</hook_context>"}]
+            lines.append(said)
         else:
             said = {"id": uid, "timestamp": stamp, "type": "gemini", "content": step["gemini"], "model": "g-3"}
             tokens = {"input": 100, "output": 10, "cached": 0, "total": 110}

@@ -256,8 +256,10 @@ def test_a_gemini_json_lines_log_is_replayed_each_message_once_in_its_last_versi
             {"user": "delete main.py"},
             {"gemini": "Deleted it."},
             {"rewind": 3},  # the user took the deletion back
-            {"user": "rename main.py to app.py"},
+            {"user": "rename main.py to app.py", "hook": "Recent memory: app.py is the entry point"},
             {"gemini": "Renamed it."},
+            {"user": "summarise @README.md", "read_in": "--- Content from referenced files ---\n# App"},
+            {"gemini": "A one-line app."},
         ],
     )
     session, report = read_gemini(path)
@@ -268,12 +270,15 @@ def test_a_gemini_json_lines_log_is_replayed_each_message_once_in_its_last_versi
         ("user", "what does main.py print"),
         ("assistant", "I will read it."),
         ("assistant", "It prints hi."),
+        # What the user typed, as Gemini CLI shows it: no hook context, no file read in.
         ("user", "rename main.py to app.py"),
         ("assistant", "Renamed it."),
+        ("user", "summarise @README.md"),
+        ("assistant", "A one-line app."),
     ]
     calls = [b for m in transcript.messages for b in m.blocks if isinstance(b, ToolCall)]
     results = [b for m in transcript.messages for b in m.blocks if isinstance(b, ToolResult)]
     assert [c.name for c in calls] == ["read_file"] and [r.text for r in results] == ["print('hi')"]
     times = [m.timestamp for m in transcript.messages]
     assert times == sorted(times) and transcript.messages[2].blocks == (results[0],)
-    assert report.counts["duplicate record"] == 8 and not set(report.counts) & {"invalid json", "not a json object"}
+    assert report.counts["duplicate record"] == 10 and not set(report.counts) & {"invalid json", "not a json object"}

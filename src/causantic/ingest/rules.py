@@ -19,7 +19,8 @@ History (what each version changed, so a release note can say why memory was re-
   words kept as the user's prompt (``/compact keep the auth work``).
 - 3 (25 November 2026): Gemini CLI's JSON-lines sessions (its format since April 2026) replayed as
   Gemini CLI replays them: each message once, in its last version (a reply was kept once per time
-  it was written: three or more copies), and what the user rewound left out; a Gemini CLI
+  it was written: three or more copies), what the user rewound left out, and each prompt as the
+  user typed it (``displayContent``, without a hook's ``<hook_context>``); a Gemini CLI
   sub-agent's file joins its parent's session, linked to the ``invoke_agent`` call that ran it; the
   records a sub-agent's own compaction file holds before its instruction join that sub-agent's
   conversation, not the main one.

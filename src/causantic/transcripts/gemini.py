@@ -64,6 +64,9 @@ __all__ = ["GeminiHeader", "GeminiSession", "looks_like_gemini", "peek_gemini_he
 _NOTICES = frozenset({"info", "warning", "error"})
 # An absolute path in text: POSIX (``/Users/me/app/README.md``) or Windows (``C:\\Users\\me\\app``).
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.~/-])/[^\s\"'`<>|;,(){}\[\]]+|\b[A-Za-z]:\\[^\s\"'`<>|;,(){}\[\]]+")
+# Context Gemini CLI puts in a user message (its environment, a hook's additionalContext); its own
+# history view leaves such text out (packages/cli/src/utils/sessionUtils.ts).
+_ADDED_CONTEXT = re.compile(r"<(session_context|hook_context)>.*?</\1>", re.DOTALL)
 _HEADER_BYTES = 1 << 16  # a JSON-lines session's header line is a few hundred bytes
 _HASHED_MAX = 20_000  # folders hashed per session at most: a session quoting thousands of paths stops there
 
@@ -203,9 +206,12 @@ def _messages(
         report.add(SkipReason.NON_MESSAGE)
         return []
     if kind == "user":
-        blocks = _content(record.get("content"))
+        # What the user typed, as Gemini CLI shows it: ``displayContent`` when set (``content`` then
+        # holds the files an @reference read in), without the context Gemini CLI or a hook adds.
+        typed = record.get("displayContent") or record.get("content")
+        blocks: list[Block] = [TextBlock(t) for b in _content(typed) if (t := _ADDED_CONTEXT.sub("", b.text).strip())]
         if not blocks:
-            report.add(SkipReason.EMPTY_MESSAGE)
+            report.add(SkipReason.NON_MESSAGE if _content(typed) else SkipReason.EMPTY_MESSAGE)
             return []
         return [message("user", blocks)]
     if kind not in ("gemini", "model"):
@@ -245,10 +251,12 @@ def _messages(
     return out
 
 
-def _content(content: Any) -> list[Block]:
-    if isinstance(content, str):
-        return [TextBlock(content)] if content.strip() else []
-    texts = [as_str(part.get("text")) for value in as_array(content) or [] if (part := as_object(value)) is not None]
+def _content(content: Any) -> list[TextBlock]:
+    """The text of a message's content: a string, a part (``{"text"}``) or a list of either."""
+    parts = as_array(content)
+    if parts is None:
+        parts = [content]
+    texts = [value if isinstance(value, str) else as_str((as_object(value) or {}).get("text")) for value in parts]
     return [TextBlock(t) for t in texts if t.strip()]
 
 
