@@ -20,8 +20,10 @@ for spawn links). User text Codex injects (``<environment_context>``, AGENTS.md 
 ``<turn_aborted>``, ``<subagent_notification>``…) is marked ``is_meta``; ``developer``/``system``
 messages are instructions and are skipped. Reasoning becomes :class:`ThinkingBlock` (summary text
 only; ``encrypted_content`` is dropped), which is never indexed. A compaction's replacement history
-repeats earlier items and is skipped. Several ``session_meta`` records in one file (a resumed or
-forked thread) keep the first one's identity. Damaged lines are counted by :func:`decode_lines`.
+repeats earlier items and is skipped. A ``thread_rolled_back`` event (the user went back to an
+earlier prompt to edit it: Esc Esc) drops its last ``num_turns`` turns, as Codex drops them from the
+thread. Several ``session_meta`` records in one file (a resumed or forked thread) keep the first
+one's identity. Damaged lines are counted by :func:`decode_lines`.
 
 Spawned agents: a ``spawn_agent`` call's output (``{"agent_id": …}``) or a
 ``collab_agent_spawn_end`` event names the new thread; the result message then carries
@@ -194,6 +196,21 @@ class _Builder:
             call, thread = as_str(payload.get("call_id")), as_str(payload.get("new_thread_id"))
             if call and thread:
                 self.spawned[call] = thread
+        elif kind == "event_msg" and payload.get("type") == "thread_rolled_back":
+            turns = payload.get("num_turns")
+            if type(turns) is int and turns > 0:
+                self._roll_back(turns)
+
+    def _roll_back(self, turns: int) -> None:
+        """Drop the last ``turns`` turns, from the prompt that opened the first of them on, as Codex
+        drops them from the thread (the user went back to an earlier prompt, to edit it)."""
+        prompts = [
+            i
+            for i, m in enumerate(self.messages)
+            if m.role == "user" and not m.is_meta and any(type(b) is TextBlock for b in m.blocks)
+        ]
+        if prompts:
+            del self.messages[prompts[-min(turns, len(prompts))] :]
 
     def _item(self, item: dict[str, Any], when: datetime | None, line_no: int, sub: int) -> None:
         kind = item.get("type") or ("message" if "role" in item else None)
