@@ -273,6 +273,54 @@ def test_a_spawned_codex_agent_is_linked_to_the_call_that_started_it(agents_corp
     assert "[Result:wait_agent] 019e-child-1 completed: Here is the poem; 019e-child-2 failed: agent timed out" in lead
 
 
+def test_a_forked_codex_agent_is_remembered_without_the_copy_of_its_parents_conversation(
+    agents_corpus: Path, tmp_path: Path
+) -> None:
+    # spawn_agent with fork_context: Codex versions before fork references wrote the parent's items
+    # again at the start of the child's rollout (their times rewritten), then the child's own work.
+    folder = tmp_path / "sessions" / "2026" / "05" / "13"
+    folder.mkdir(parents=True)
+    parent = folder / "rollout-2026-05-13T01-00-00-019e-parent.jsonl"
+    shutil.copyfile(agents_corpus / SPAWNS, parent)
+    copied = [
+        {**json.loads(line), "timestamp": "2026-05-13T01:00:00.600Z"} for line in parent.read_text().splitlines()[1:5]
+    ]
+    meta = {
+        "id": "019e-child-2",
+        "cwd": "/Users/dev/example",
+        "parent_thread_id": "019e-parent",
+        "agent_role": "explorer",
+    }
+    own = [
+        ("user", "input_text", "Explore the codebase"),
+        ("assistant", "output_text", "The codebase has three packages: api, web and jobs."),
+    ]
+    records = [
+        {"timestamp": "2026-05-13T01:00:00.600Z", "type": "session_meta", "payload": meta},
+        *copied,
+        *(
+            {
+                "timestamp": f"2026-05-13T01:00:0{n + 1}.000Z",
+                "type": "response_item",
+                "payload": {"type": "message", "role": role, "content": [{"type": kind, "text": text}]},
+            }
+            for n, (role, kind, text) in enumerate(own)
+        ),
+    ]
+    (folder / "rollout-2026-05-13T01-00-00-019e-child-2.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in records)
+    )
+    with open_services(Config()) as services:
+        report = _ingest(services, tmp_path / "sessions")
+        assert report.errors == [] and (report.sessions, report.linked_subagents) == (1, 1)
+        rows = services.store.conn.execute("SELECT agent, content FROM chunks ORDER BY start_time").fetchall()
+    [explorer] = [text for agent, text in rows if agent == "explorer"]
+    assert explorer == (
+        "[User]\nExplore the codebase\n\n[Assistant]\nThe codebase has three packages: api, web and jobs."
+    )
+    assert sum(text.count("[Tool:spawn_agent] default — Write a short poem") for _, text in rows) == 1
+
+
 def test_secrets_in_codex_shell_output_are_redacted(tmp_path: Path) -> None:
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     records = [

@@ -24,7 +24,8 @@ History (what each version changed, so a release note can say why memory was re-
   sub-agent's file joins its parent's session, linked to the ``invoke_agent`` call that ran it; the
   records a sub-agent's own compaction file holds before its instruction join that sub-agent's
   conversation, not the main one; the turns a Codex CLI user rolled back (``thread_rolled_back``,
-  to edit an earlier prompt) left out, as Codex leaves them out of the thread.
+  to edit an earlier prompt) left out, as Codex leaves them out of the thread; a forked Codex agent
+  without the copy of its parent's conversation its rollout opens with.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ parent thread), then records in the order Codex wrote them. Versions seen (Codex
   ``web_search_call``, ``tool_search_call``/``_output``, ``ghost_snapshot``, ``agent_message``…),
   ``event_msg`` (UI events that repeat the items: ``user_message``, ``agent_message``,
   ``agent_reasoning``, ``token_count``, rate limits, ``collab_*``…), ``turn_context``,
-  ``compacted`` and ``world_state``. Hand-written tools also wrote ``request_item``.
+  ``compacted``, ``world_state`` and ``fork_reference`` (a forked thread naming the rollout it
+  continues, instead of copying it). Hand-written tools also wrote ``request_item``.
 - **legacy** (before 0.44): the first line is the bare meta (``{"id", "timestamp",
   "instructions"}``), then bare items (``{"type": "message", …}``) and ``{"record_type": "state"}``.
 - **drift**: items shaped ``tool_call``/``tool_result`` with ``function.name`` and object
@@ -64,7 +65,9 @@ __all__ = ["SPAWN_TOOL", "RolloutMeta", "is_rollout_head", "peek_rollout_meta", 
 
 SPAWN_TOOL = "spawn_agent"
 _ENVELOPES = frozenset({"response_item", "request_item"})
-_IGNORED = frozenset({"turn_context", "event_msg", "world_state", "inter_agent_communication_metadata", "compacted"})
+_IGNORED = frozenset(
+    {"turn_context", "event_msg", "world_state", "inter_agent_communication_metadata", "compacted", "fork_reference"}
+)
 _CALLS = frozenset(
     {"function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call", "tool_call"}
 )

@@ -14,7 +14,8 @@ Layouts handled (all seen in real Claude Code data):
 Other agents' files are told apart by their first bytes (:func:`source_of`), wherever they lie:
 
 - a Codex CLI rollout (:mod:`codex`) is a session of its own, except a spawned agent's rollout whose
-  parent thread's rollout is found too: it joins the parent's session as a sub-agent file;
+  parent thread's rollout is found too: it joins the parent's session as a sub-agent file, less the
+  copy of the parent's conversation a forked agent's rollout opens with;
 - a Gemini CLI session (:mod:`gemini`): ``*.jsonl`` like the others, or ``session-*.json`` in a
   ``chats`` folder (where Gemini CLI writes them); a sub-agent's file in ``chats/<parent id>/`` joins
   its parent's session when the parent's file is found.
@@ -255,6 +256,8 @@ def _read_codex(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRepo
         child_meta = peek_rollout_meta(path)
         sub, _, skipped = read_rollout(path, agent_id=child_meta.thread_id or path.stem, session_id=session_id)
         report.merge(skipped)
+        if sub is not None and main is not None:
+            sub = _after_copy(sub, main)
         if sub is not None:
             label = AgentMeta(agent_type=child_meta.role, description=child_meta.nickname)
             subagents.append(replace(sub, meta=label))
@@ -263,6 +266,20 @@ def _read_codex(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRepo
     cwd = (main.cwd if main else None) or next((s.cwd for s in subagents if s.cwd), None)
     paths = tuple(t.path for t in (main, *subagents) if t is not None)
     return [SessionTranscripts(session_id, main, tuple(subagents), cwd, paths, "codex")], report
+
+
+def _after_copy(child: Transcript, parent: Transcript) -> Transcript | None:
+    """A spawned Codex agent's stream without the copy of its parent's conversation it opens with
+    (``spawn_agent`` with ``fork_context``: Codex versions before fork references wrote the parent's
+    items again into the child's rollout); None when nothing else is left."""
+    copied = 0
+    for mine, theirs in zip(child.messages, parent.messages, strict=False):
+        if (mine.role, mine.blocks) != (theirs.role, theirs.blocks):
+            break
+        copied += 1
+    if not copied:
+        return child
+    return replace(child, messages=child.messages[copied:]) if copied < len(child.messages) else None
 
 
 def _read_gemini(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipReport]:
