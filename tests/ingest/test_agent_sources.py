@@ -254,12 +254,15 @@ def test_a_spawned_codex_agent_is_linked_to_the_call_that_started_it(agents_corp
             },
         },
     ]
-    (folder / "rollout-2026-05-13T01-00-00-019e-child-1.jsonl").write_text(
-        "".join(json.dumps(r) + "\n" for r in records)
-    )
+    child = folder / "rollout-2026-05-13T01-00-00-019e-child-1.jsonl"
+    child.write_text("".join(json.dumps(r) + "\n" for r in records))
     with open_services(Config()) as services:
+        # The child's rollout read alone first (before its parent's was written, say) is a session of
+        # its own; read with its parent's, it is the parent session's stream, and only that.
+        assert _ingest(services, child).sessions == 1
         report = _ingest(services, tmp_path / "sessions")
-        assert report.errors == [] and report.sessions == 1
+        assert report.errors == [] and report.sessions == 1 and report.chunks_removed == 1
+        assert services.store.counts()["sources"]["codex"]["sessions"] == 1
         assert (report.subagent_streams, report.linked_subagents) == (1, 1)
         assert report.edges_added["brief"] == 1 and report.edges_added["debrief"] == 1
         agents = dict(services.store.conn.execute("SELECT agent, source FROM chunks WHERE agent != 'main'"))
@@ -579,7 +582,7 @@ def test_a_gemini_json_lines_session_and_its_sub_agent_ingest_once_each_and_link
         ],
     )
     grep = {"name": "run_shell_command", "args": {"command": "rg -n enforce_budget"}, "output": "budget.py:12"}
-    write_gemini_log(
+    alone = write_gemini_log(
         chats,
         "/home/dev/app",
         agent,
@@ -587,6 +590,10 @@ def test_a_gemini_json_lines_session_and_its_sub_agent_ingest_once_each_and_link
         parent=session,
     )
     monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    # Read alone first (an ingest of that one file), the sub-agent is a session of its own; read with
+    # its parent, it is a stream of the parent's session, and is kept there only.
+    done = CliRunner().invoke(cli, ["ingest", str(alone), "--no-embed", "--json"])
+    assert done.exit_code == 0 and json.loads(done.output)["sessions"] == 1, done.output
     done = CliRunner().invoke(cli, ["ingest", str(tmp_path / "gemini"), "--no-embed", "--json"])
     assert done.exit_code == 0, done.output
     summary = json.loads(done.output)
@@ -598,7 +605,7 @@ def test_a_gemini_json_lines_session_and_its_sub_agent_ingest_once_each_and_link
         edges = dict(services.store.conn.execute("SELECT reference_type, COUNT(*) FROM edges GROUP BY 1"))
         [project] = _sessions_by_project(services)
         hits = services.searcher.search(SearchRequest("enforce_budget", mode="keyword")).hits
-    assert project == "app" and {sid for _, sid, _ in chunks} == {session}
+    assert project == "app" and {sid for _, sid, _ in chunks} == {session} and len(chunks) == 2
     [main] = [text for who, _, text in chunks if who == "main"]
     [investigator] = [text for who, _, text in chunks if who == "codebase_investigator"]
     # Each message once, in its last version: the call with its result, then the answer.

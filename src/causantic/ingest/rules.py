@@ -25,7 +25,9 @@ History (what each version changed, so a release note can say why memory was re-
   records a sub-agent's own compaction file holds before its instruction join that sub-agent's
   conversation, not the main one; the turns a Codex CLI user rolled back (``thread_rolled_back``,
   to edit an earlier prompt) left out, as Codex leaves them out of the thread; a forked Codex agent
-  without the copy of its parent's conversation its rollout opens with.
+  without the copy of its parent's conversation its rollout opens with; a Codex or Gemini sub-agent
+  stored as a session of its own (read without its parent's file) dropped once it is read as its
+  parent session's stream.
 """
 
 from __future__ import annotations
