@@ -1,8 +1,10 @@
-"""Claude Code transcripts for tests that need sessions of their own words, written as the real
-files are laid out (``<projects>/<cwd with dashes>/<session id>.jsonl``)."""
+"""Transcripts for tests that need sessions of their own words, written as each agent lays out and
+writes its real files (Claude Code: ``<projects>/<cwd with dashes>/<session id>.jsonl``; Codex CLI's
+rollouts; Gemini CLI's chat recordings)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -72,4 +74,64 @@ def write_codex_rollout(sessions: Path, cwd: str, thread: str, texts: list[tuple
     path = sessions / "2026" / "11" / "02" / f"rollout-2026-11-02T09-00-00-{thread}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    return path
+
+
+def write_gemini_log(
+    chats: Path, cwd: str, session_id: str, steps: list[dict[str, Any]], *, parent: str | None = None
+) -> Path:
+    """A Gemini CLI session as its chat recording writes one since April 2026: a header line, then
+    each message appended again in full every time it changes, ``$set`` updates after each message,
+    and ``$rewindTo`` when the user rewinds. ``steps`` are written in order: ``{"user": text}``
+    (``read_in``: the text of a file its @reference read in; ``hook``: a hook's added context);
+    ``{"gemini": text, "calls": [call, ...]}`` (written three times: as said, with its token counts,
+    with its finished calls), each call ``{"name", "args", "output"}`` plus ``agentId`` for a
+    sub-agent's run; ``{"rewind": n}`` rewinds to the n-th message written (0 the first). With
+    `parent`, the file is a sub-agent's, under ``chats/<parent>/``."""
+    lines: list[dict[str, Any]] = [
+        {
+            "sessionId": session_id,
+            "projectHash": hashlib.sha256(cwd.encode()).hexdigest(),
+            "startTime": "2026-11-03T10:00:00.000Z",
+            "lastUpdated": "2026-11-03T10:00:00.000Z",
+            **({"kind": "subagent", "directories": [cwd]} if parent else {}),
+        }
+    ]
+    ids: list[str] = []
+    for n, step in enumerate(steps):
+        stamp = f"2026-11-03T10:{n:02d}:00.000Z"
+        if "rewind" in step:
+            lines.append({"$rewindTo": ids[step["rewind"]]})
+            continue
+        uid = f"{session_id[:8]}-m{n}"
+        ids.append(uid)
+        if "user" in step:
+            said = {"id": uid, "timestamp": stamp, "type": "user", "content": [{"text": step["user"]}]}
+            if "read_in" in step:  # an @reference: the file's text is read into the content
+                said |= {"content": [*said["content"], {"text": step["read_in"]}], "displayContent": step["user"]}
+            if "hook" in step:  # a hook's additionalContext, appended as Gemini CLI does
+                said["content"] = [*said["content"], {"text": f"<hook_context>{step['hook']}</hook_context>"}]
+            lines.append(said)
+        else:
+            said = {"id": uid, "timestamp": stamp, "type": "gemini", "content": step["gemini"], "model": "g-3"}
+            tokens = {"input": 100, "output": 10, "cached": 0, "total": 110}
+            calls = [
+                {
+                    "id": f"{uid}-{call['name']}-{k}",
+                    "name": call["name"],
+                    "args": call["args"],
+                    "result": [{"functionResponse": {"name": call["name"], "response": {"output": call["output"]}}}],
+                    "status": "success",
+                    "timestamp": f"2026-11-03T10:{n:02d}:30.000Z",
+                    **({"agentId": call["agentId"]} if "agentId" in call else {}),
+                }
+                for k, call in enumerate(step.get("calls", []))
+            ]
+            lines += [said, {**said, "tokens": tokens}, {**said, "tokens": tokens, "toolCalls": calls}]
+        lines.append({"$set": {"lastUpdated": stamp}})
+    folder = chats / parent if parent else chats
+    name = f"{session_id}.jsonl" if parent else f"session-2026-11-03T10-00-{session_id[:8]}.jsonl"
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return path

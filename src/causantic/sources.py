@@ -11,6 +11,7 @@ from typing import Literal
 Source = Literal["claude-code", "codex", "gemini"]
 SOURCES: tuple[Source, ...] = ("claude-code", "codex", "gemini")
 SOURCE_NAMES: dict[str, str] = {"claude-code": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}
-# The tools with which an agent spawns a sub-agent (spawn_agent: Codex CLI); ingest links the
-# sub-agent's session to the call, and a rendering never folds such a call into a listing.
-SPAWN_TOOLS = frozenset({"Task", "Agent", "spawn_agent"})
+# The tools with which an agent spawns a sub-agent (spawn_agent: Codex CLI; invoke_agent: Gemini
+# CLI); ingest links the sub-agent's session to the call, and a rendering never folds such a call
+# into a listing.
+SPAWN_TOOLS = frozenset({"Task", "Agent", "spawn_agent", "invoke_agent"})

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from process_support import causantic, subprocess_env
+from transcript_files import write_gemini_log
 
 from causantic.cli.main import cli
 from causantic.config import Config
@@ -253,12 +254,15 @@ def test_a_spawned_codex_agent_is_linked_to_the_call_that_started_it(agents_corp
             },
         },
     ]
-    (folder / "rollout-2026-05-13T01-00-00-019e-child-1.jsonl").write_text(
-        "".join(json.dumps(r) + "\n" for r in records)
-    )
+    child = folder / "rollout-2026-05-13T01-00-00-019e-child-1.jsonl"
+    child.write_text("".join(json.dumps(r) + "\n" for r in records))
     with open_services(Config()) as services:
+        # The child's rollout read alone first (before its parent's was written, say) is a session of
+        # its own; read with its parent's, it is the parent session's stream, and only that.
+        assert _ingest(services, child).sessions == 1
         report = _ingest(services, tmp_path / "sessions")
-        assert report.errors == [] and report.sessions == 1
+        assert report.errors == [] and report.sessions == 1 and report.chunks_removed == 1
+        assert services.store.counts()["sources"]["codex"]["sessions"] == 1
         assert (report.subagent_streams, report.linked_subagents) == (1, 1)
         assert report.edges_added["brief"] == 1 and report.edges_added["debrief"] == 1
         agents = dict(services.store.conn.execute("SELECT agent, source FROM chunks WHERE agent != 'main'"))
@@ -270,6 +274,54 @@ def test_a_spawned_codex_agent_is_linked_to_the_call_that_started_it(agents_corp
     assert "[Result:spawn_agent] started Hubble (019e-child-1)\n" in lead
     assert "[Tool:wait_agent] 019e-child-1, 019e-child-2\n" in lead
     assert "[Result:wait_agent] 019e-child-1 completed: Here is the poem; 019e-child-2 failed: agent timed out" in lead
+
+
+def test_a_forked_codex_agent_is_remembered_without_the_copy_of_its_parents_conversation(
+    agents_corpus: Path, tmp_path: Path
+) -> None:
+    # spawn_agent with fork_context: Codex versions before fork references wrote the parent's items
+    # again at the start of the child's rollout (their times rewritten), then the child's own work.
+    folder = tmp_path / "sessions" / "2026" / "05" / "13"
+    folder.mkdir(parents=True)
+    parent = folder / "rollout-2026-05-13T01-00-00-019e-parent.jsonl"
+    shutil.copyfile(agents_corpus / SPAWNS, parent)
+    copied = [
+        {**json.loads(line), "timestamp": "2026-05-13T01:00:00.600Z"} for line in parent.read_text().splitlines()[1:5]
+    ]
+    meta = {
+        "id": "019e-child-2",
+        "cwd": "/Users/dev/example",
+        "parent_thread_id": "019e-parent",
+        "agent_role": "explorer",
+    }
+    own = [
+        ("user", "input_text", "Explore the codebase"),
+        ("assistant", "output_text", "The codebase has three packages: api, web and jobs."),
+    ]
+    records = [
+        {"timestamp": "2026-05-13T01:00:00.600Z", "type": "session_meta", "payload": meta},
+        *copied,
+        *(
+            {
+                "timestamp": f"2026-05-13T01:00:0{n + 1}.000Z",
+                "type": "response_item",
+                "payload": {"type": "message", "role": role, "content": [{"type": kind, "text": text}]},
+            }
+            for n, (role, kind, text) in enumerate(own)
+        ),
+    ]
+    (folder / "rollout-2026-05-13T01-00-00-019e-child-2.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in records)
+    )
+    with open_services(Config()) as services:
+        report = _ingest(services, tmp_path / "sessions")
+        assert report.errors == [] and (report.sessions, report.linked_subagents) == (1, 1)
+        rows = services.store.conn.execute("SELECT agent, content FROM chunks ORDER BY start_time").fetchall()
+    [explorer] = [text for agent, text in rows if agent == "explorer"]
+    assert explorer == (
+        "[User]\nExplore the codebase\n\n[Assistant]\nThe codebase has three packages: api, web and jobs."
+    )
+    assert sum(text.count("[Tool:spawn_agent] default — Write a short poem") for _, text in rows) == 1
 
 
 def test_secrets_in_codex_shell_output_are_redacted(tmp_path: Path) -> None:
@@ -508,3 +560,57 @@ def _killed_twice(command: list[str], env: dict[str, str], db: Path) -> list[int
             )
             partial.append(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
     return partial
+
+
+def test_a_gemini_json_lines_session_and_its_sub_agent_ingest_once_each_and_linked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Gemini CLI (since April 2026) appends a reply again as its tokens and tool calls arrive, and
+    # writes a sub-agent's conversation to chats/<session id>/<agent id>.jsonl.
+    chats = tmp_path / "gemini" / "tmp" / "app" / "chats"
+    session, agent = "5e551010-aaaa-4bbb-8ccc-000000000001", "a9e47000-dddd-4eee-8fff-000000000002"
+    task = "Find where the token budget is enforced"
+    run = {"name": "invoke_agent", "args": {"agent_name": "codebase_investigator", "prompt": task}}
+    write_gemini_log(
+        chats,
+        "/home/dev/app",
+        session,
+        [
+            {"user": "where is the token budget enforced?"},
+            {"gemini": "I will ask an investigator.", "calls": [{**run, "output": "In budget.py", "agentId": agent}]},
+            {"gemini": "It is enforced in retrieval/budget.py."},
+        ],
+    )
+    grep = {"name": "run_shell_command", "args": {"command": "rg -n enforce_budget"}, "output": "budget.py:12"}
+    alone = write_gemini_log(
+        chats,
+        "/home/dev/app",
+        agent,
+        [{"user": task}, {"gemini": "Searching.", "calls": [grep]}, {"gemini": "In budget.py"}],
+        parent=session,
+    )
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    # Read alone first (an ingest of that one file), the sub-agent is a session of its own; read with
+    # its parent, it is a stream of the parent's session, and is kept there only.
+    done = CliRunner().invoke(cli, ["ingest", str(alone), "--no-embed", "--json"])
+    assert done.exit_code == 0 and json.loads(done.output)["sessions"] == 1, done.output
+    done = CliRunner().invoke(cli, ["ingest", str(tmp_path / "gemini"), "--no-embed", "--json"])
+    assert done.exit_code == 0, done.output
+    summary = json.loads(done.output)
+    assert (summary["sessions"], summary["subagent_streams"], summary["linked_subagents"]) == (1, 1, 1)
+    with open_services(Config()) as services:
+        chunks = services.store.conn.execute(
+            "SELECT agent, session_id, content FROM chunks ORDER BY start_time, agent"
+        ).fetchall()
+        edges = dict(services.store.conn.execute("SELECT reference_type, COUNT(*) FROM edges GROUP BY 1"))
+        [project] = _sessions_by_project(services)
+        hits = services.searcher.search(SearchRequest("enforce_budget", mode="keyword")).hits
+    assert project == "app" and {sid for _, sid, _ in chunks} == {session} and len(chunks) == 2
+    [main] = [text for who, _, text in chunks if who == "main"]
+    [investigator] = [text for who, _, text in chunks if who == "codebase_investigator"]
+    # Each message once, in its last version: the call with its result, then the answer.
+    assert main.count("where is the token budget enforced?") == 1 and main.count("[Tool:invoke_agent]") == 1
+    assert f"[Tool:invoke_agent] codebase_investigator — {task}\n\n[Result:invoke_agent] In budget.py" in main
+    assert investigator.count("[Tool:run_shell_command] rg -n enforce_budget") == 1
+    assert edges["brief"] == 1 and edges["debrief"] == 1
+    assert [h.chunk.agent for h in hits] == ["codebase_investigator"]

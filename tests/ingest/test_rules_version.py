@@ -26,7 +26,7 @@ from causantic.ingest import rules, subagents
 from causantic.ingest.service import ingest_paths
 from causantic.services import open_services
 from causantic.store.protocol import MemoryStoreProtocol
-from causantic.transcripts import _system_text
+from causantic.transcripts import _system_text, gemini
 
 SPOTTER = "marot__spotter/test/fixtures/transcripts"
 RANDLEE = "randlee__claude-history/docs/examples/claude-history-simple/export/source"
@@ -250,3 +250,50 @@ def test_team_memory_and_local_memory_each_re_read_their_files_when_the_rules_ch
         upgraded = memory.ingest([folder], embed=False)
         assert (upgraded.files_rules_changed, upgraded.files_unchanged) == (2, 0)
         assert memory.stats().files_under_older_rules == 0
+
+
+def _as_gemini_json_lines(document: Path, chats: Path) -> Path:
+    """A real Gemini CLI session document written as Gemini CLI has written sessions since April 2026:
+    its header, then each message, a reply again with its token counts and again with its calls."""
+    session = json.loads(document.read_text())
+    lines: list[dict[str, Any]] = [{k: session[k] for k in ("sessionId", "projectHash", "startTime", "lastUpdated")}]
+    for message in session["messages"]:
+        said = {k: v for k, v in message.items() if k not in ("tokens", "toolCalls")}
+        versions = [said, {**said, "tokens": message.get("tokens")}] if message["type"] == "gemini" else [said]
+        if message.get("toolCalls"):
+            versions.append({**said, "tokens": message.get("tokens"), "toolCalls": message["toolCalls"]})
+        lines += [*versions, {"$set": {"lastUpdated": message["timestamp"]}}]
+    path = chats / f"session-{session['sessionId'][:8]}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_gemini_json_lines_sessions_read_under_older_rules_end_as_a_fresh_ingest(
+    backend_config: Config, agents_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # e6's first turn splits into parts; read with every version of each reply, its parts held more
+    # of its messages than today's: the store must not keep those as a fuller copy of the turn.
+    chats = tmp_path / "gemini" / "chats"
+    for name in ("e6/b2f769a273", "79/d52455f160"):
+        _as_gemini_json_lines(agents_corpus / "gemini/computermode__test-repo" / name / "0/full.jsonl", chats)
+
+    def every_version(data: bytes, report: Any) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any]]]]:
+        records = [(n, record) for n, _, record in gemini.decode_lines(data, report)]
+        return records[0][1], [(n, r) for n, r in records if "type" in r]
+
+    with monkeypatch.context() as before:  # an older release: every version of a reply read as a reply
+        before.setattr(gemini, "_records", every_version)
+        before.setattr(rules, "VERSION", rules.VERSION - 1)
+        with open_services(backend_config) as services:
+            ingest_paths(services, [chats], embed=False, workers=1)
+            texts = [text for *_, text in _memory(services.store)[0].values()]
+            assert any(text.count("I will list the files in the current directory") == 3 for text in texts)
+    with open_services(backend_config) as services:
+        upgraded = ingest_paths(services, [chats], embed=False, workers=1)
+        assert upgraded.chunks_updated > 0 and upgraded.chunks_removed > 0
+        converged = _memory(services.store)
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "fresh"))
+    with open_services(Config()) as fresh:
+        ingest_paths(fresh, [chats], embed=False, workers=1)
+        assert converged == _memory(fresh.store)

@@ -166,6 +166,50 @@ def test_records_a_compaction_file_holds_before_its_instruction_are_kept_once_in
     assert graph.report.skipped_lines["duplicate record"] == 1
 
 
+def test_a_sub_agent_compacted_on_its_own_keeps_the_result_its_compaction_cut_into(tmp_path: Path) -> None:
+    """A sub-agent's compaction file opens with the result of the sub-agent's last call (its
+    ``parentUuid`` a record of the sub-agent's file): the result joins the sub-agent's turn, not the
+    main conversation, where it read as a result of no call."""
+    folder, session = tmp_path / "-work-site", WRITTEN
+    task = {"subagent_type": "Explore", "description": "Audit retries", "prompt": "Find every retry limit"}
+    main = [
+        _record("user", "u1", None, "00:00", "audit the retry settings"),
+        _record("assistant", "a1", "u1", "00:05", [{"type": "tool_use", "id": "toolu_task", "name": "Task",
+                                                     "input": task}]),
+        _record("user", "r1", "a1", "01:10", _result("toolu_task", "The only retry limit is LIMIT = 10."),
+                toolUseResult={"agentId": "a5b6c7d", "status": "completed"}),
+        _record("assistant", "a2", "r1", "01:15", [{"type": "text", "text": "The retry limit is 10."}]),
+    ]  # fmt: skip
+    agent = {"agentId": "a5b6c7d"}
+    sub = [
+        _record("user", "s1", None, "00:06", "Find every retry limit", **agent),
+        _record("assistant", "s2", "s1", "00:10", _call("Read", "toolu_sread", "net.py"), **agent),
+        _record("assistant", "s3", "c2", "01:05", [{"type": "text", "text": "LIMIT = 10 is the only one."}], **agent),
+    ]
+    compacting = {"agentId": "acompact-4d5e6f"}
+    compaction = [
+        _record("user", "c1", "s2", "00:11", _result("toolu_sread", "LIMIT = 10  # what the sub-agent read"),
+                **compacting),
+        _record("user", "c2", "c1", "00:12", "Your task is to create a detailed summary of the conversation so far.",
+                **compacting),
+        _record("assistant", "c3", "c2", "01:00", [{"type": "text", "text": "<summary>Found LIMIT.</summary>"}],
+                **compacting),
+    ]  # fmt: skip
+    (folder / session / "subagents").mkdir(parents=True)
+    for path, records in (
+        (folder / f"{session}.jsonl", main),
+        (folder / session / "subagents" / "agent-a5b6c7d.jsonl", sub),
+        (folder / session / "subagents" / "agent-acompact-4d5e6f.jsonl", compaction),
+    ):
+        path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+    graph = ingest_graph(folder)
+    holding = [c for c in graph.chunks.values() if "what the sub-agent read" in c.content]
+    assert [c.agent for c in holding] == ["Explore"]
+    assert "[Tool:Read] net.py\n\n[Result:Read] LIMIT = 10  # what the sub-agent read" in holding[0].content
+    assert "what the sub-agent read" not in "".join(c.content for c in graph.agent_chunks("main"))
+
+
 @pytest.fixture
 def compacted_with_words(corpus_dir: Path, tmp_path: Path) -> Path:
     return _session_copy(corpus_dir, tmp_path, WITH_WORDS)

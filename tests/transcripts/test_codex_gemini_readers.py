@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from transcript_files import write_gemini_log
 
 from causantic.transcripts.codex import peek_rollout_meta, read_rollout
 from causantic.transcripts.discovery import discover, read_session, source_of
@@ -238,3 +239,78 @@ def test_a_gemini_sessions_cwd_is_the_named_folder_whose_hash_it_records(
     path.write_text(json.dumps(document))
     session, _ = read_gemini(path)
     assert session.cwd == cwd and session.project_hash == digest
+
+
+def test_a_gemini_json_lines_log_is_replayed_each_message_once_in_its_last_version(tmp_path: Path) -> None:
+    # Gemini CLI appends a message again each time it changes (tokens, tool calls), updates its header
+    # with $set, and marks a rewind with $rewindTo: the conversation is what Gemini CLI replays.
+    call = {"name": "read_file", "args": {"file_path": "/home/dev/app/main.py"}, "output": "print('hi')"}
+    path = write_gemini_log(
+        tmp_path / "chats",
+        "/home/dev/app",
+        "c0ffee00-1111-4222-8333-444455556666",
+        [
+            {"user": "what does main.py print"},
+            {"gemini": "I will read it.", "calls": [call]},
+            {"gemini": "It prints hi."},
+            {"user": "delete main.py"},
+            {"gemini": "Deleted it."},
+            {"rewind": 3},  # the user took the deletion back
+            {"user": "rename main.py to app.py", "hook": "Recent memory: app.py is the entry point"},
+            {"gemini": "Renamed it."},
+            {"user": "summarise @README.md", "read_in": "--- Content from referenced files ---\n# App"},
+            {"gemini": "A one-line app."},
+        ],
+    )
+    session, report = read_gemini(path)
+    transcript = session.transcript
+    assert transcript is not None and session.cwd == "/home/dev/app"
+    said = [(m.role, b.text) for m in transcript.messages for b in m.blocks if isinstance(b, TextBlock)]
+    assert said == [
+        ("user", "what does main.py print"),
+        ("assistant", "I will read it."),
+        ("assistant", "It prints hi."),
+        # What the user typed, as Gemini CLI shows it: no hook context, no file read in.
+        ("user", "rename main.py to app.py"),
+        ("assistant", "Renamed it."),
+        ("user", "summarise @README.md"),
+        ("assistant", "A one-line app."),
+    ]
+    calls = [b for m in transcript.messages for b in m.blocks if isinstance(b, ToolCall)]
+    results = [b for m in transcript.messages for b in m.blocks if isinstance(b, ToolResult)]
+    assert [c.name for c in calls] == ["read_file"] and [r.text for r in results] == ["print('hi')"]
+    times = [m.timestamp for m in transcript.messages]
+    assert times == sorted(times) and transcript.messages[2].blocks == (results[0],)
+    assert report.counts["duplicate record"] == 10 and not set(report.counts) & {"invalid json", "not a json object"}
+
+
+def test_codex_turns_the_user_rolled_back_are_dropped_as_codex_drops_them(tmp_path: Path) -> None:
+    # Esc Esc in Codex: back to an earlier prompt to edit it; the thread loses the turns after it.
+    def item(second: int, payload: dict[str, object], kind: str = "response_item") -> dict[str, object]:
+        return {"timestamp": f"2026-11-04T10:00:{second:02d}Z", "type": kind, "payload": payload}
+
+    def said(role: str, text: str) -> dict[str, object]:
+        kind = "input_text" if role == "user" else "output_text"
+        return {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+
+    call = {"type": "function_call", "name": "shell", "arguments": '{"command": ["rm", "app.toml"]}', "call_id": "c1"}
+    records = [
+        {"timestamp": "2026-11-04T10:00:00Z", "type": "session_meta", "payload": {"id": "t1", "cwd": "/srv/app"}},
+        item(1, said("user", "<environment_context><cwd>/srv/app</cwd></environment_context>")),
+        item(2, said("user", "rename the flag to --dry")),
+        item(3, said("assistant", "Renamed.")),
+        item(4, said("user", "now delete the config file")),
+        item(5, call),
+        item(6, {"type": "function_call_output", "call_id": "c1", "output": "removed app.toml"}),
+        item(7, said("assistant", "Deleted.")),
+        item(8, {"type": "thread_rolled_back", "num_turns": 1}, "event_msg"),
+        item(9, said("user", "now move the config file to etc/")),
+        item(10, said("assistant", "Moved.")),
+    ]
+    path = tmp_path / "rollout-2026-11-04T10-00-00-t1.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    transcript, _, _ = read_rollout(path)
+    assert transcript is not None
+    texts = [b.text for m in transcript.messages if not m.is_meta for b in m.blocks if isinstance(b, TextBlock)]
+    assert texts == ["rename the flag to --dry", "Renamed.", "now move the config file to etc/", "Moved."]
+    assert not any(isinstance(b, ToolCall | ToolResult) for m in transcript.messages for b in m.blocks)

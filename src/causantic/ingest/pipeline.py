@@ -410,6 +410,9 @@ def write_plan(
             superseded = _superseded(stored, session)
             if superseded:
                 report.chunks_removed += store.drop_superseded(session.session_id, superseded)
+            for thread in session.joined:  # a sub-agent stored as a session of its own: a stream now
+                if thread != session.session_id and (keys := store.session_chunk_keys(thread)):
+                    report.chunks_removed += store.drop_superseded(thread, [k.id for k in keys])
             if not session.chunks:  # only skipped sub-agent streams (stubs, warm-ups, …)
                 continue
             project = session_project(store, session.head)
@@ -516,7 +519,8 @@ def lock_group(store: MemoryStoreProtocol, heads: Sequence[SessionHead]) -> None
         else:
             cwds.add(head.cwd)
             paths.update(_may_make(head))
-    store.lock_ingest_projects([h.session_id for h in heads], sorted(cwds), sorted(paths))
+    sessions = [h.session_id for h in heads] + [thread for h in heads for thread in h.joined]
+    store.lock_ingest_projects(sessions, sorted(cwds), sorted(paths))
 
 
 def _may_make(head: SessionHead) -> list[str]:

@@ -78,6 +78,10 @@ class SessionHead:
     project_path: str  # canonical project identity
     cwd_hash: str | None  # no cwd recorded, only its sha256 (Gemini CLI): matched when written
     source: Source
+    # Codex CLI and Gemini CLI sub-agents are threads of their own: each was stored as a session of
+    # its own when read without its parent's file (a hook's ingest of it alone, an older release).
+    # Read with it, it is a stream of this session, and that session is dropped (write_plan).
+    joined: tuple[str, ...] = ()
 
 
 class ChunkSink(Protocol):
@@ -113,10 +117,11 @@ class SessionPlan:
     turn_anchors: tuple[tuple[str | None, int, str], ...] = ()
     title: str | None = None  # the first real prompt of the session's main stream
     written: bool = False  # its chunks went to a ChunkSink as they were made; ``chunks`` hold no text
+    joined: tuple[str, ...] = ()  # see SessionHead.joined
 
     @property
     def head(self) -> SessionHead:
-        return SessionHead(self.session_id, self.cwd, self.project_path, self.cwd_hash, self.source)
+        return SessionHead(self.session_id, self.cwd, self.project_path, self.cwd_hash, self.source, self.joined)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,13 +214,15 @@ def plan_session(
         turn_anchors=tuple((s.agent_id, index, anchor) for s in streams for index, anchor in s.anchors.items()),
         title=session_title([s.transcript for s in streams], render.redactor),
         written=emit is not None,
+        joined=head.joined,
     )
 
 
 def _head(session: SessionTranscripts) -> SessionHead:
     cwd, project_path = _where(session)
     cwd_hash = session.project_hash if not session.cwd else None  # Gemini CLI: matched when written
-    return SessionHead(session.session_id, cwd, project_path, cwd_hash, session.source)
+    joined = () if session.source == "claude-code" else tuple(s.agent_id for s in session.subagents if s.agent_id)
+    return SessionHead(session.session_id, cwd, project_path, cwd_hash, session.source, joined)
 
 
 def _where(session: SessionTranscripts) -> tuple[str, str]:

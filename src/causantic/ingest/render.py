@@ -161,7 +161,9 @@ def _summarise(call: ToolCall, limit: int, redact: Callable[[str], str]) -> str:
     """One line saying what the call did, redacted in full before it is cut to ``limit``."""
     data = call.input if isinstance(call.input, dict) else {}
     if call.name in SPAWN_TOOLS:
-        kind = data.get("subagent_type") or data.get("agent_type") or data.get("name") or "agent"
+        kind = (
+            data.get("subagent_type") or data.get("agent_type") or data.get("agent_name") or data.get("name") or "agent"
+        )
         what = data.get("description") or ""
         prompt = str(data.get("prompt") or data.get("message") or "")
         head = f"{kind}: {what}" if what else str(kind)  # Codex CLI's spawn_agent has no description

@@ -17,6 +17,17 @@ History (what each version changed, so a release note can say why memory was re-
   before its instruction (a tool result the compaction cut into, hook notes) read as the main
   conversation's, in the turn they belong to, not as a chunk of the compaction; ``/compact`` with
   words kept as the user's prompt (``/compact keep the auth work``).
+- 3 (25 November 2026): Gemini CLI's JSON-lines sessions (its format since April 2026) replayed as
+  Gemini CLI replays them: each message once, in its last version (a reply was kept once per time
+  it was written: three or more copies), what the user rewound left out, and each prompt as the
+  user typed it (``displayContent``, without a hook's ``<hook_context>``); a Gemini CLI
+  sub-agent's file joins its parent's session, linked to the ``invoke_agent`` call that ran it; the
+  records a sub-agent's own compaction file holds before its instruction join that sub-agent's
+  conversation, not the main one; the turns a Codex CLI user rolled back (``thread_rolled_back``,
+  to edit an earlier prompt) left out, as Codex leaves them out of the thread; a forked Codex agent
+  without the copy of its parent's conversation its rollout opens with; a Codex or Gemini sub-agent
+  stored as a session of its own (read without its parent's file) dropped once it is read as its
+  parent session's stream.
 """
 
 from __future__ import annotations
@@ -27,4 +38,4 @@ from __future__ import annotations
 # against 0.9-1.4 s when every file is skipped), embedding only the chunks whose text changed (137
 # of 3,064 from the release before VERSION 1). A change that only affects how stored chunks are
 # searched or shown needs no bump.
-VERSION = 2
+VERSION = 3

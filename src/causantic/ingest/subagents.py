@@ -14,9 +14,9 @@ Every sub-agent stream of a session falls in one of five kinds:
   Code guesses the user's next prompt after each reply. The stream is its 1 kB instruction, a copy of
   the last reply and a 2–12 word guess the user may never have typed (randlee
   ``claude-history-*/export/source/agents/agent-aprompt_suggestion-*.jsonl``). Not ingested.
-- **spawned** — started by a tool call (``Task``, ``Agent``, Codex CLI's ``spawn_agent``, or
-  ``Workflow`` for its run's agents) in the main stream or in another sub-agent's stream. Linked
-  by brief/debrief, or by team edges when the call makes it a teammate (:mod:`teams`).
+- **spawned** — started by a tool call (``Task``, ``Agent``, Codex CLI's ``spawn_agent``, Gemini CLI's
+  ``invoke_agent``, or ``Workflow`` for its run's agents) in the main stream or in another sub-agent's
+  stream. Linked by brief/debrief, or by team edges when the call makes it a teammate (:mod:`teams`).
 - **ambient** — run by Claude Code itself with no tool call: compaction (``acompact-…``; its
   instruction reads as one line, see :mod:`causantic.transcripts._system_text`, and its summary
   restates the session's work) and any other stream no call claims. Linked by the
@@ -230,8 +230,11 @@ def is_ambient(sub: Transcript) -> bool:
 
 def agent_label(sub: Transcript, spawn: Spawn | None) -> str:
     """What an ordinary (not team) sub-agent's chunks are attributed to: its type, else its kind."""
-    if spawn is not None and (spawn.text("subagent_type") or spawn.text("agent_type")):
-        return spawn.text("subagent_type") or spawn.text("agent_type")  # agent_type: Codex spawn_agent
+    # agent_type: Codex CLI's spawn_agent; agent_name: Gemini CLI's invoke_agent
+    if spawn is not None and (
+        kind := spawn.text("subagent_type") or spawn.text("agent_type") or spawn.text("agent_name")
+    ):
+        return kind
     if sub.meta is not None and sub.meta.agent_type:
         return sub.meta.agent_type
     for prefix, label in _AMBIENT_PREFIXES.items():

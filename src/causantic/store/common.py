@@ -95,6 +95,9 @@ def new_and_changed(
     to update). Its turn is numbered anew when a prompt is found before it in its stream (a
     ``/compact`` with words) or messages before it leave the stream.
     """
+    turns: dict[tuple[str | None, int], set[str]] = {}  # the messages each turn's parts show
+    for c in chunks:
+        turns.setdefault((c.agent_id, c.turn_index), set()).update(c.message_uuids)
     new = [c for c in chunks if c.id not in existing]
     changed = [
         c
@@ -102,7 +105,7 @@ def new_and_changed(
         if c.id in existing
         and c.id not in keep
         and (existing[c.id][0], existing[c.id][2]) != (c.content_hash, c.turn_index)
-        and not older_copy(c, existing[c.id][1])
+        and not older_copy(c, existing[c.id][1], turns[(c.agent_id, c.turn_index)])
     ]
     return new, changed
 
@@ -116,14 +119,16 @@ def saved_chunks(
     return SavedChunks([c.id for c in new], len(changed) - renumbered, renumbered)
 
 
-def older_copy(chunk: ChunkRecord, stored_uuids: str) -> bool:
+def older_copy(chunk: ChunkRecord, stored_uuids: str, turn: Collection[str] = ()) -> bool:
     """The stored chunk was made from more of the same turn than ``chunk`` (an early copy of the
-    session read after the full file): keep the fuller text."""
+    session read after the full file): keep the fuller text. Not when ``turn`` (the messages all of
+    ``chunk``'s turn shows, read with it) holds all of the stored chunk's: the turn is whole, only
+    split into parts elsewhere (its text changed under new ingest rules)."""
     try:
         stored = set(json.loads(stored_uuids or "[]"))
     except ValueError:
         return False
-    return set(chunk.message_uuids) < stored
+    return set(chunk.message_uuids) < stored and not stored <= set(turn)
 
 
 # What saving a chunk again rewrites (its id, session, project and creation stay): both backends'

@@ -9,7 +9,8 @@ parent thread), then records in the order Codex wrote them. Versions seen (Codex
   ``web_search_call``, ``tool_search_call``/``_output``, ``ghost_snapshot``, ``agent_message``…),
   ``event_msg`` (UI events that repeat the items: ``user_message``, ``agent_message``,
   ``agent_reasoning``, ``token_count``, rate limits, ``collab_*``…), ``turn_context``,
-  ``compacted`` and ``world_state``. Hand-written tools also wrote ``request_item``.
+  ``compacted``, ``world_state`` and ``fork_reference`` (a forked thread naming the rollout it
+  continues, instead of copying it). Hand-written tools also wrote ``request_item``.
 - **legacy** (before 0.44): the first line is the bare meta (``{"id", "timestamp",
   "instructions"}``), then bare items (``{"type": "message", …}``) and ``{"record_type": "state"}``.
 - **drift**: items shaped ``tool_call``/``tool_result`` with ``function.name`` and object
@@ -20,8 +21,10 @@ for spawn links). User text Codex injects (``<environment_context>``, AGENTS.md 
 ``<turn_aborted>``, ``<subagent_notification>``…) is marked ``is_meta``; ``developer``/``system``
 messages are instructions and are skipped. Reasoning becomes :class:`ThinkingBlock` (summary text
 only; ``encrypted_content`` is dropped), which is never indexed. A compaction's replacement history
-repeats earlier items and is skipped. Several ``session_meta`` records in one file (a resumed or
-forked thread) keep the first one's identity. Damaged lines are counted by :func:`decode_lines`.
+repeats earlier items and is skipped. A ``thread_rolled_back`` event (the user went back to an
+earlier prompt to edit it: Esc Esc) drops its last ``num_turns`` turns, as Codex drops them from the
+thread. Several ``session_meta`` records in one file (a resumed or forked thread) keep the first
+one's identity. Damaged lines are counted by :func:`decode_lines`.
 
 Spawned agents: a ``spawn_agent`` call's output (``{"agent_id": …}``) or a
 ``collab_agent_spawn_end`` event names the new thread; the result message then carries
@@ -62,7 +65,9 @@ __all__ = ["SPAWN_TOOL", "RolloutMeta", "is_rollout_head", "peek_rollout_meta", 
 
 SPAWN_TOOL = "spawn_agent"
 _ENVELOPES = frozenset({"response_item", "request_item"})
-_IGNORED = frozenset({"turn_context", "event_msg", "world_state", "inter_agent_communication_metadata", "compacted"})
+_IGNORED = frozenset(
+    {"turn_context", "event_msg", "world_state", "inter_agent_communication_metadata", "compacted", "fork_reference"}
+)
 _CALLS = frozenset(
     {"function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call", "tool_call"}
 )
@@ -194,6 +199,21 @@ class _Builder:
             call, thread = as_str(payload.get("call_id")), as_str(payload.get("new_thread_id"))
             if call and thread:
                 self.spawned[call] = thread
+        elif kind == "event_msg" and payload.get("type") == "thread_rolled_back":
+            turns = payload.get("num_turns")
+            if type(turns) is int and turns > 0:
+                self._roll_back(turns)
+
+    def _roll_back(self, turns: int) -> None:
+        """Drop the last ``turns`` turns, from the prompt that opened the first of them on, as Codex
+        drops them from the thread (the user went back to an earlier prompt, to edit it)."""
+        prompts = [
+            i
+            for i, m in enumerate(self.messages)
+            if m.role == "user" and not m.is_meta and any(type(b) is TextBlock for b in m.blocks)
+        ]
+        if prompts:
+            del self.messages[prompts[-min(turns, len(prompts))] :]
 
     def _item(self, item: dict[str, Any], when: datetime | None, line_no: int, sub: int) -> None:
         kind = item.get("type") or ("message" if "role" in item else None)

@@ -20,17 +20,20 @@ those records made chunks of it (``[Result:tool] …`` with no prompt and no too
 corpus), apart from the turn whose call they answer.
 
 Rules (:func:`give_back_carried`): in a sub-agent stream whose first prompt is the compaction
-instruction, the messages before it (none of them a prompt) leave that stream. One the main stream
-holds already (the same uuid, or the same role and blocks: none in the corpus) is a copy and is
-dropped; any other joins the main stream after the last of its messages written no later than it
-(by timestamp: a merged assistant message answers to the uuid of its first record only, so
-``parentUuid`` cannot always be found), or at its end when it has no time. The conversation holds
+instruction, the messages before it (none of them a prompt) leave that stream for the conversation
+compacted: the stream holding the record the instruction continues (its ``parentUuid``), else one a
+carried record continues, else the main stream. That is a sub-agent's own stream when the sub-agent
+was compacted (none in the corpus; a written test), the main stream in every corpus file. One that
+stream holds already (the same uuid, or the same role and blocks: none in the corpus) is a copy and
+is dropped; any other joins it after the last of its messages written no later than it (by
+timestamp: a merged assistant message answers to the uuid of its first record only, so its place
+cannot always be found by ``parentUuid``), or at its end when it has no time. The conversation holds
 each record once, in place: the randlee result joins the turn of its ``Read`` call; the hook notes
-are harness text, which memory never keeps, wherever they stand. When the session's own file is
-absent (randlee's ``claude-history-subagents`` export has none), nothing says whether they are
-copies and there is no conversation to put them in: they stay where they are (2 chunks in the
-corpus). A main stream made of them alone would span hours between two compactions, and the timing
-rule would link every agent started meanwhile to it.
+are harness text, which memory never keeps, wherever they stand. When the conversation compacted is
+the main one and the session's own file is absent (randlee's ``claude-history-subagents`` export
+has none), nothing says whether they are copies and there is no conversation to put them in: they
+stay where they are (2 chunks in the corpus). A main stream made of them alone would span hours
+between two compactions, and the timing rule would link every agent started meanwhile to it.
 """
 
 from __future__ import annotations
@@ -45,33 +48,56 @@ __all__ = ["give_back_carried"]
 
 
 def give_back_carried(
-    main: Transcript, subagents: tuple[Transcript, ...]
-) -> tuple[Transcript, tuple[Transcript, ...], int]:
+    main: Transcript | None, subagents: tuple[Transcript, ...]
+) -> tuple[Transcript | None, tuple[Transcript, ...], int]:
     """The session's main stream and sub-agent streams with the conversation's records moved out of
     compaction streams (the rules in the module docstring), and how many were dropped as copies."""
-    carried: list[Message] = []
-    kept: list[Transcript] = []
-    for sub in subagents:
-        cut = _instruction_at(sub)
-        if cut:
-            carried += sub.messages[:cut]
-            sub = replace(sub, messages=sub.messages[cut:])
-        kept.append(sub)
-    if not carried:
-        return main, subagents, 0
-    messages = list(main.messages)
+    streams: list[Transcript | None] = [main, *subagents]
     copies = 0
-    for message in carried:
-        if any(_same(message, held) for held in messages):
-            copies += 1
+    for k in range(1, len(streams)):
+        sub = streams[k]
+        cut = _instruction_at(sub) if sub is not None else 0
+        if sub is None or not cut:
             continue
-        at = _place(messages, message)
-        # Its line is that of the message it follows: the stream's messages stay in file order.
-        line = messages[at - 1].line_no if at else 0
-        messages.insert(
-            at, replace(message, session_id=main.session_id, line_no=line, agent_id=None, is_sidechain=False)
-        )
-    return replace(main, messages=tuple(messages)), tuple(kept), copies
+        carried = sub.messages[:cut]
+        owner = _owner(streams, k, (sub.messages[cut], *reversed(carried)))
+        target = streams[owner]
+        if target is None:  # the compacted conversation's own file is absent: nowhere to put them
+            continue
+        streams[k] = replace(sub, messages=sub.messages[cut:])
+        messages = list(target.messages)
+        for message in carried:
+            if any(_same(message, held) for held in messages):
+                copies += 1
+                continue
+            at = _place(messages, message)
+            # Its line is that of the message it follows: the stream's messages stay in file order.
+            line = messages[at - 1].line_no if at else 0
+            messages.insert(
+                at,
+                replace(
+                    message,
+                    session_id=target.session_id,
+                    line_no=line,
+                    agent_id=target.agent_id,
+                    is_sidechain=target.agent_id is not None,
+                ),
+            )
+        streams[owner] = replace(target, messages=tuple(messages))
+    kept = tuple(s for s in streams[1:] if s is not None)
+    return streams[0], kept, copies
+
+
+def _owner(streams: list[Transcript | None], compaction: int, messages: tuple[Message, ...]) -> int:
+    """Index in ``streams`` of the conversation a compaction summarised: the stream holding the record
+    its instruction, or else one of the records it carries, continues (a sub-agent compacted on its
+    own); the main stream (index 0) when none does."""
+    held = [{m.uuid for m in s.messages} if s is not None and i != compaction else set() for i, s in enumerate(streams)]
+    for message in messages:
+        for index, uuids in enumerate(held):
+            if message.parent_uuid in uuids:
+                return index
+    return 0
 
 
 def _instruction_at(transcript: Transcript) -> int:

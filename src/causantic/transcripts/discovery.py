@@ -14,9 +14,11 @@ Layouts handled (all seen in real Claude Code data):
 Other agents' files are told apart by their first bytes (:func:`source_of`), wherever they lie:
 
 - a Codex CLI rollout (:mod:`codex`) is a session of its own, except a spawned agent's rollout whose
-  parent thread's rollout is found too: it joins the parent's session as a sub-agent file;
+  parent thread's rollout is found too: it joins the parent's session as a sub-agent file, less the
+  copy of the parent's conversation a forked agent's rollout opens with;
 - a Gemini CLI session (:mod:`gemini`): ``*.jsonl`` like the others, or ``session-*.json`` in a
-  ``chats`` folder (where Gemini CLI writes them).
+  ``chats`` folder (where Gemini CLI writes them); a sub-agent's file in ``chats/<parent id>/`` joins
+  its parent's session when the parent's file is found.
 
 Folders whose name starts with ``.`` and ``node_modules`` are not entered (a root given by the user
 may itself be one, as ``~/.codex/sessions`` is). Linked files are followed, and linked folders that
@@ -39,7 +41,7 @@ from causantic.errors import TranscriptError
 from causantic.sources import Source
 from causantic.transcripts.codex import is_rollout_head, peek_rollout_meta, read_rollout
 from causantic.transcripts.compaction import give_back_carried
-from causantic.transcripts.gemini import looks_like_gemini, read_gemini
+from causantic.transcripts.gemini import looks_like_gemini, peek_gemini_header, read_gemini
 from causantic.transcripts.model import AgentMeta, SessionTranscripts, SkipReport, Transcript
 from causantic.transcripts.reader import SkipReason, read_file
 
@@ -160,10 +162,9 @@ def read_session(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRep
         subagents = tuple(t for t in transcripts if t.agent_id is not None)
         cwd = next((t.cwd for t in transcripts if t.cwd), None) if main is None or not main.cwd else main.cwd
         paths = tuple(dict.fromkeys(t.path for t in transcripts))
-        if main is not None:
-            main, subagents, copies = give_back_carried(main, subagents)
-            if copies:
-                report.add(SkipReason.DUPLICATE_RECORD, copies)
+        main, subagents, copies = give_back_carried(main, subagents)
+        if copies:
+            report.add(SkipReason.DUPLICATE_RECORD, copies)
         sessions.append(SessionTranscripts(session_id, main, subagents, cwd, paths))
     return sessions, report
 
@@ -220,8 +221,27 @@ def _other_sessions(files: list[tuple[Path, Source]]) -> list[SessionFiles]:
                     meta.thread_id or path.stem, path, tuple(sorted(children.get(path, ()))), path.parent, "codex"
                 )
             )
-    found += [SessionFiles(path.stem, path, (), path.parent, "gemini") for path, source in files if source == "gemini"]
+    found += _gemini_sessions([path for path, source in files if source == "gemini"])
     return found
+
+
+def _gemini_sessions(paths: list[Path]) -> list[SessionFiles]:
+    """A session per Gemini CLI file, but a sub-agent's (``chats/<parent id>/<agent id>.jsonl``)
+    joins the session of its parent's file (``chats/session-<time>-<parent id8>.jsonl``) when present."""
+    headers = {path: peek_gemini_header(path) for path in paths}
+    by_id = {(p.parent, h.session_id): p for p, h in headers.items() if h.session_id and not h.subagent}
+    children: dict[Path, list[Path]] = defaultdict(list)
+    for path, header in headers.items():
+        if header.subagent:
+            parent = by_id.get((path.parent.parent, path.parent.name))
+            if parent is not None:
+                children[parent].append(path)
+    attached = {p for paths in children.values() for p in paths}
+    return [
+        SessionFiles(path.stem, path, tuple(sorted(children.get(path, ()))), path.parent, "gemini")
+        for path in paths
+        if path not in attached
+    ]
 
 
 def _read_codex(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipReport]:
@@ -236,6 +256,8 @@ def _read_codex(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRepo
         child_meta = peek_rollout_meta(path)
         sub, _, skipped = read_rollout(path, agent_id=child_meta.thread_id or path.stem, session_id=session_id)
         report.merge(skipped)
+        if sub is not None and main is not None:
+            sub = _after_copy(sub, main)
         if sub is not None:
             label = AgentMeta(agent_type=child_meta.role, description=child_meta.nickname)
             subagents.append(replace(sub, meta=label))
@@ -246,14 +268,37 @@ def _read_codex(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRepo
     return [SessionTranscripts(session_id, main, tuple(subagents), cwd, paths, "codex")], report
 
 
+def _after_copy(child: Transcript, parent: Transcript) -> Transcript | None:
+    """A spawned Codex agent's stream without the copy of its parent's conversation it opens with
+    (``spawn_agent`` with ``fork_context``: Codex versions before fork references wrote the parent's
+    items again into the child's rollout); None when nothing else is left."""
+    copied = 0
+    for mine, theirs in zip(child.messages, parent.messages, strict=False):
+        if (mine.role, mine.blocks) != (theirs.role, theirs.blocks):
+            break
+        copied += 1
+    if not copied:
+        return child
+    return replace(child, messages=child.messages[copied:]) if copied < len(child.messages) else None
+
+
 def _read_gemini(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipReport]:
     assert files.main is not None
     session, report = read_gemini(files.main)
-    if session.transcript is None:
+    subagents: list[Transcript] = []
+    for path in files.subagents:
+        agent = peek_gemini_header(path).session_id or path.stem
+        child, skipped = read_gemini(path, agent_id=agent, session_id=session.session_id)
+        report.merge(skipped)
+        if child.transcript is not None:
+            subagents.append(child.transcript)
+    if session.transcript is None and not subagents:
         return [], report
+    cwd = session.cwd or next((s.cwd for s in subagents if s.cwd), None)
+    paths = tuple(t.path for t in (session.transcript, *subagents) if t is not None)
     return [
         SessionTranscripts(
-            session.session_id, session.transcript, (), session.cwd, (files.main,), "gemini", session.project_hash
+            session.session_id, session.transcript, tuple(subagents), cwd, paths, "gemini", session.project_hash
         )
     ], report
 

@@ -12,6 +12,16 @@ too. Messages:
   result in a following user message, as Claude Code records them;
 - ``info``, ``warning``, ``error``: CLI notices, skipped; other kinds are counted as unknown.
 
+Since April 2026 (gemini-cli ``feat(core): migrate chat recording to JSONL streaming``) a session is
+``session-<time>-<id8>.jsonl``, an append-only log replayed as Gemini CLI replays it: the first line
+is the session's header; a message is written again in full each time it changes (its tokens, its
+tool calls and their results), so the last version of an id wins, in the place of its first;
+``{"$rewindTo": id}`` drops that message and every later one (the user rewound the conversation);
+``{"$set": {...}}`` updates the header (``$set.messages``, the model's context after a compression,
+is not the conversation and is ignored). A sub-agent's session is ``chats/<parent session id>/<agent
+id>.jsonl`` (header ``kind: "subagent"``): it joins its parent's session (:mod:`discovery`), and the
+parent's call that ran it (``invoke_agent``) names it in its record's ``agentId``.
+
 Gemini CLI records no working directory, only ``projectHash`` = sha256 of it. Newer versions name
 the project folder instead and keep its path in ``<folder>/.project_root``, which is read when present.
 Otherwise the session's own text often names the folder: a tool call's absolute path, or an error
@@ -49,11 +59,15 @@ from causantic.transcripts.reader import (
     read_bytes,
 )
 
-__all__ = ["GeminiSession", "looks_like_gemini", "read_gemini"]
+__all__ = ["GeminiHeader", "GeminiSession", "looks_like_gemini", "peek_gemini_header", "read_gemini"]
 
 _NOTICES = frozenset({"info", "warning", "error"})
 # An absolute path in text: POSIX (``/Users/me/app/README.md``) or Windows (``C:\\Users\\me\\app``).
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.~/-])/[^\s\"'`<>|;,(){}\[\]]+|\b[A-Za-z]:\\[^\s\"'`<>|;,(){}\[\]]+")
+# Context Gemini CLI puts in a user message (its environment, a hook's additionalContext); its own
+# history view leaves such text out (packages/cli/src/utils/sessionUtils.ts).
+_ADDED_CONTEXT = re.compile(r"<(session_context|hook_context)>.*?</\1>", re.DOTALL)
+_HEADER_BYTES = 1 << 16  # a JSON-lines session's header line is a few hundred bytes
 _HASHED_MAX = 20_000  # folders hashed per session at most: a session quoting thousands of paths stops there
 
 
@@ -65,6 +79,14 @@ class GeminiSession:
     cwd: str | None  # from ``.project_root``, when the CLI wrote one
 
 
+@dataclass(frozen=True, slots=True)
+class GeminiHeader:
+    """What a JSON-lines session's first line says: its id, and whether a sub-agent ran it."""
+
+    session_id: str | None = None
+    subagent: bool = False
+
+
 def looks_like_gemini(head: bytes) -> bool:
     """True when a file's first bytes are those of a Gemini CLI session document. Some versions
     write the keys sorted, so ``sessionId`` and ``projectHash`` can come after all the messages."""
@@ -73,25 +95,44 @@ def looks_like_gemini(head: bytes) -> bool:
     )
 
 
-def read_gemini(path: Path) -> tuple[GeminiSession, SkipReport]:
-    """Parse one session file; problems inside it are counted, never raised.
+def peek_gemini_header(path: Path) -> GeminiHeader:
+    """The header of a JSON-lines session from its first line; empty for a session document."""
+    try:
+        with path.open("rb") as f:
+            line = f.readline(_HEADER_BYTES)
+    except OSError:
+        return GeminiHeader()
+    try:
+        record: Any = json.loads(line)
+    except (ValueError, RecursionError):
+        return GeminiHeader()
+    header = as_object(record) or {}
+    return GeminiHeader(as_str(header.get("sessionId")) or None, header.get("kind") == "subagent")
+
+
+def read_gemini(
+    path: Path, *, agent_id: str | None = None, session_id: str | None = None
+) -> tuple[GeminiSession, SkipReport]:
+    """Parse one session file; problems inside it are counted, never raised. `agent_id` reads it as
+    the sub-agent stream of session `session_id` (a sub-agent's file read with its parent's).
 
     Raises :class:`TranscriptError` only when the file cannot be read at all.
     """
     data = read_bytes(path)
     report = SkipReport()
     header, records = _records(data, report)
-    session_id = as_str(header.get("sessionId")) or path.stem
+    own_id = as_str(header.get("sessionId")) or path.stem
+    session_id = session_id or own_id
     project_hash = as_str(header.get("projectHash")) or None
     messages: list[Message] = []
     for line_no, record in records:
-        messages += _messages(record, line_no, session_id, report)
+        messages += _messages(record, line_no, session_id, agent_id, report)
     transcript = None
     cwd = _project_root(path)
     if cwd is None and project_hash and messages:
-        cwd = _folder_of_hash(project_hash.lower(), (record for _, record in records))
+        cwd = _folder_of_hash(project_hash.lower(), iter([header, *(record for _, record in records)]))
     if messages:
-        transcript = Transcript(path, session_id, None, tuple(messages), cwd=cwd, source="gemini")
+        transcript = Transcript(path, session_id, agent_id, tuple(messages), cwd=cwd, source="gemini")
     return GeminiSession(transcript, session_id, project_hash, cwd), report
 
 
@@ -116,34 +157,61 @@ def _records(data: bytes, report: SkipReport) -> tuple[dict[str, Any], list[tupl
             report.add(SkipReason.NOT_AN_OBJECT, len(items) - len(records))
         return whole, records
     header: dict[str, Any] = {}
-    records = []
+    latest: dict[str, tuple[int, dict[str, Any]]] = {}  # message id → (its first line, its last version)
     for line_no, _, record in decode_lines(data, report):
-        if "type" in record:
-            records.append((line_no, record))
+        rewind, update = record.get("$rewindTo"), as_object(record.get("$set"))
+        if isinstance(rewind, str):  # as Gemini CLI replays it: an unknown id rewinds to the start
+            ids = list(latest)
+            for key in ids[ids.index(rewind) if rewind in latest else 0 :]:
+                del latest[key]
+            report.add(SkipReason.NON_MESSAGE)
+        elif update is not None:
+            header |= {key: value for key, value in update.items() if key != "messages"}
+            report.add(SkipReason.NON_MESSAGE)
+        elif "type" in record:
+            key = as_str(record.get("id")) or f"line-{line_no}"
+            if key in latest:  # the message written again as it changed: this version replaces it
+                latest[key] = (latest[key][0], record)
+                report.add(SkipReason.DUPLICATE_RECORD)
+            else:
+                latest[key] = (line_no, record)
         elif not header and "sessionId" in record:
             header = record
         else:
             report.add(SkipReason.NON_MESSAGE)
-    return header, records
+    return header, list(latest.values())
 
 
-def _messages(record: dict[str, Any], position: int, session_id: str, report: SkipReport) -> list[Message]:
+def _messages(
+    record: dict[str, Any], position: int, session_id: str, agent_id: str | None, report: SkipReport
+) -> list[Message]:
     kind = record.get("type")
     uuid = as_str(record.get("id")) or f"message-{position}"
     when = parse_time(record.get("timestamp"))
 
-    def message(role: str, blocks: list[Block], suffix: str = "") -> Message:
+    def message(role: str, blocks: list[Block], suffix: str = "", result: Any = None) -> Message:
         return Message(
-            uuid + suffix, "user" if role == "user" else "assistant", when, tuple(blocks), session_id, position
+            uuid + suffix,
+            "user" if role == "user" else "assistant",
+            when,
+            tuple(blocks),
+            session_id,
+            position,
+            agent_id=agent_id,
+            is_sidechain=agent_id is not None,
+            tool_use_result=result,
         )
 
     if kind in _NOTICES:
         report.add(SkipReason.NON_MESSAGE)
         return []
     if kind == "user":
-        blocks = _content(record.get("content"))
+        # What the user typed, as Gemini CLI shows it: ``displayContent`` when set (``content`` then
+        # holds the files an @reference read in), without the context Gemini CLI or a hook adds.
+        typed = record.get("displayContent") or record.get("content")
+        blocks: list[Block] = [TextBlock(t) for b in _content(typed) if (t := _ADDED_CONTEXT.sub("", b.text).strip())]
         if not blocks:
-            report.add(SkipReason.EMPTY_MESSAGE)
+            report.add(SkipReason.NON_MESSAGE if _content(typed) else SkipReason.EMPTY_MESSAGE)
             return []
         return [message("user", blocks)]
     if kind not in ("gemini", "model"):
@@ -155,27 +223,40 @@ def _messages(record: dict[str, Any], position: int, session_id: str, report: Sk
         if (thought := as_object(t)) is not None and (text := _thought(thought))
     ]
     blocks += _content(record.get("content"))
-    results: list[Block] = []
+    results: list[tuple[ToolResult, str]] = []  # each call's result, and the agent its call ran
     for value in as_array(record.get("toolCalls")) or []:
         call = as_object(value)
         if call is None:
             continue
         call_id = as_str(call.get("id")) or f"{uuid}-call-{len(results)}"
         blocks.append(ToolCall(call_id, as_str(call.get("name")), as_object(call.get("args")) or {}))
-        results.append(ToolResult(call_id, _result_text(call), call.get("status") == "error"))
+        results.append(
+            (ToolResult(call_id, _result_text(call), call.get("status") == "error"), as_str(call.get("agentId")))
+        )
     if not blocks:
         report.add(SkipReason.EMPTY_MESSAGE)
         return []
     out = [message("assistant", blocks)]
-    if results:
-        out.append(message("user", results, "-results"))
+    # The results follow in one user message, as Claude Code records them; but the result of a call
+    # that ran a sub-agent (invoke_agent) is a message of its own, naming the agent, whose file joins
+    # this session (:mod:`causantic.ingest.subagents` links it to the call by that name).
+    groups: list[tuple[list[Block], str]] = []
+    for result, agent in results:
+        if agent or not groups or groups[-1][1]:
+            groups.append(([result], agent))
+        else:
+            groups[-1][0].append(result)
+    for n, (said, agent) in enumerate(groups):
+        out.append(message("user", said, f"-results-{n}" if n else "-results", {"agentId": agent} if agent else None))
     return out
 
 
-def _content(content: Any) -> list[Block]:
-    if isinstance(content, str):
-        return [TextBlock(content)] if content.strip() else []
-    texts = [as_str(part.get("text")) for value in as_array(content) or [] if (part := as_object(value)) is not None]
+def _content(content: Any) -> list[TextBlock]:
+    """The text of a message's content: a string, a part (``{"text"}``) or a list of either."""
+    parts = as_array(content)
+    if parts is None:
+        parts = [content]
+    texts = [value if isinstance(value, str) else as_str((as_object(value) or {}).get("text")) for value in parts]
     return [TextBlock(t) for t in texts if t.strip()]
 
 

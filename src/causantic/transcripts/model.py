@@ -64,6 +64,7 @@ class Message:
     is_sidechain: bool = False
     is_meta: bool = False  # system-injected user text (caveats, command output), not a prompt
     tool_use_result: Any = None  # the record's `toolUseResult`, kept for agent/team linking
+    parent_uuid: str | None = None  # the record's `parentUuid` (Claude Code): which stream a record continues
 
 
 @dataclass(frozen=True, slots=True)

@@ -366,6 +366,7 @@ class _Pending:
     is_meta_flag: bool
     tool_use_result: Any
     blocks: list[Block]
+    parent_uuid: str | None = None
 
 
 @dataclass(slots=True)
@@ -544,6 +545,7 @@ class _Assembler:
             ),
             tool_use_result=rec.get("toolUseResult"),
             blocks=blocks,
+            parent_uuid=parent if isinstance(parent := rec.get("parentUuid"), str) and parent else None,
         )
         stream.pending.append(pending)
         if isinstance(message_id, str) and message_id:
@@ -562,6 +564,7 @@ class _Assembler:
             is_sidechain=p.is_sidechain,
             is_meta=p.role == "user" and (p.is_meta_flag or _all_injected(blocks)),
             tool_use_result=p.tool_use_result,
+            parent_uuid=p.parent_uuid,
         )
 
     # -- progress --
