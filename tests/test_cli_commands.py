@@ -1,8 +1,8 @@
 """The CLI's commands through click's runner: what a person reads, and ``--json`` in the facade's shapes.
 
 One store holds the bundled example sessions (project acme-shop) with their vectors, ingested once
-through :class:`causantic.Memory`; every ``--json`` output is validated against the result model
-the MCP tools publish, so a script reading either gets the same fields.
+through :class:`causantic.Memory`; every ``--json`` output is validated against its result model
+(``causantic.retrieval.output``), one shape per answer.
 """
 
 from __future__ import annotations

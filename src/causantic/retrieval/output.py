@@ -1,11 +1,9 @@
-"""One JSON shape per answer of the ``Memory`` facade, shared by ``--json`` and the MCP tools'
-structured output: search, recall/predict, reconstruct, projects, sessions, topics, stats, forget,
-embedding and clustering runs.
+"""One JSON shape per answer of the ``Memory`` facade, printed by ``--json`` (the MCP tools answer in
+text): search, recall/predict, reconstruct, projects, sessions, topics, stats, forget, embedding and
+clustering runs.
 
-Frozen pydantic models (so the MCP server publishes them as output schemas, and a script can
-validate ``causantic … --json`` against them) built from the retrieval results. A chunk carries a
-short ``preview``; ``content`` (the whole text) is filled where the caller wants it (the CLI's
-``--json``), and left out where the text is already sent beside it (MCP).
+Frozen pydantic models (so a script can validate ``causantic … --json`` against them) built from
+the retrieval results. A chunk carries its whole stored text (``content``) and a short ``preview``.
 """
 
 from __future__ import annotations
@@ -52,7 +50,7 @@ class ChunkOut(Out):
     is_hit: bool = Field(True, description="A search hit, rather than context around one (episodes).")
     tokens: int
     preview: str
-    content: str | None = None
+    content: str
 
 
 class SearchOut(Out):
@@ -118,7 +116,7 @@ class EpisodicOut(Out):
     episodes: list[EpisodeOut] = Field(description="In time order; their chunks too.")
 
 
-def chunk_out(chunk: StoredChunk, relevance: float | None, *, is_hit: bool = True, content: bool = False) -> ChunkOut:
+def chunk_out(chunk: StoredChunk, relevance: float | None, *, is_hit: bool = True) -> ChunkOut:
     return ChunkOut(
         id=chunk.id,
         project=chunk.project,
@@ -132,23 +130,23 @@ def chunk_out(chunk: StoredChunk, relevance: float | None, *, is_hit: bool = Tru
         is_hit=is_hit,
         tokens=chunk.approx_tokens,
         preview=" ".join(chunk.content.split())[:PREVIEW_CHARS],
-        content=chunk.content if content else None,
+        content=chunk.content,
     )
 
 
-def search_out(query: str, result: SearchResult, *, content: bool = False) -> SearchOut:
+def search_out(query: str, result: SearchResult) -> SearchOut:
     return SearchOut(
         query=query,
         mode=result.mode,
         tokens=result.tokens,
         notes=list(result.notes),
         nothing_relevant=result.nothing_relevant,
-        hits=[chunk_out(h.chunk, r, content=content) for h, r in zip(result.hits, result.shown_relevance, strict=True)],
+        hits=[chunk_out(h.chunk, r) for h, r in zip(result.hits, result.shown_relevance, strict=True)],
         weak=weak_count(result.shown_relevance),
     )
 
 
-def episodic_out(query: str, answer: EpisodeAnswer, *, content: bool = False) -> EpisodicOut:
+def episodic_out(query: str, answer: EpisodeAnswer) -> EpisodicOut:
     episodes = [
         EpisodeOut(
             project=e.chunks[0].chunk.project,
@@ -157,7 +155,7 @@ def episodic_out(query: str, answer: EpisodeAnswer, *, content: bool = False) ->
             end=e.chunks[-1].chunk.end_time,
             relevance=round(e.relevance, 4),
             tokens=e.tokens,
-            chunks=[chunk_out(c.chunk, c.relevance, is_hit=c.is_hit, content=content) for c in e.chunks],
+            chunks=[chunk_out(c.chunk, c.relevance, is_hit=c.is_hit) for c in e.chunks],
             left_out_before=chunks_left_out(answer, i),
         )
         for i, e in enumerate(answer.episodes)
@@ -177,7 +175,7 @@ def session_out(session: SessionSummary) -> SessionInfo:
     return SessionInfo.model_validate(session, from_attributes=True)
 
 
-def reconstruction_out(result: Reconstruction, *, content: bool = False) -> ReconstructOutput:
+def reconstruction_out(result: Reconstruction) -> ReconstructOutput:
     return ReconstructOutput(
         project=result.project,
         mode=result.mode,
@@ -190,7 +188,7 @@ def reconstruction_out(result: Reconstruction, *, content: bool = False) -> Reco
         truncated=result.truncated,
         split_sessions=list(result.split),
         sessions=[session_out(s) for s in result.sessions],
-        chunks=[chunk_out(c, None, content=content) for c in result.chunks],
+        chunks=[chunk_out(c, None) for c in result.chunks],
     )
 
 
