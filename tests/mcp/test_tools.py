@@ -198,3 +198,37 @@ def test_an_unknown_project_names_the_known_ones_and_the_tool_that_lists_them(me
     names = [line[2:].split(" (")[0] for line in text(listing).splitlines()[1:]]
     assert unknown.is_error and "`causantic" not in text(unknown)
     assert text(unknown).endswith(f"(known: {', '.join(names[:10])}; list-projects shows each with its path).")
+
+
+def test_a_folder_inside_a_project_names_it_even_when_it_is_not_on_this_machine(memory: Path) -> None:
+    """An agent passes its cwd; the project's folder held no git checkout here, so a subfolder was
+    'No project named …' (only the folder itself, or a git checkout's subfolder, named it)."""
+    search, sessions = call_all(
+        ("search", {"query": "Safari redirect loop", "project": "/home/dev/acme-shop/src/auth"}),
+        ("list-sessions", {"project": "/home/dev/acme-shop/src/auth/"}),
+    )
+    assert not search.is_error, text(search)
+    assert {h["Project"] for h in hit_headers(text(search))} == {"acme-shop"}
+    assert text(sessions).startswith("Sessions of acme-shop (3 of 3, newest first)")
+
+
+def test_a_new_project_under_home_is_not_taken_for_sessions_run_in_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sessions started in the home folder make a project of it; a cwd in a new project below home
+    has no memory yet, and must not get home's sessions as its own."""
+    from causantic.ingest.service import ingest_paths
+    from causantic.services import open_services
+
+    monkeypatch.setenv("HOME", "/home/dana")
+    transcript = write_session(
+        tmp_path, "/home/dana", "5e55a0aa-0000-4000-8000-000000000002", [("tidy the dotfiles", "done")]
+    )
+    with open_services() as services:
+        ingest_paths(services, [transcript], embed=False, workers=1)
+    home, below = call_all(
+        ("search", {"query": "dotfiles", "project": "/home/dana"}),
+        ("search", {"query": "dotfiles", "project": "/home/dana/src/newapp"}),
+    )
+    assert hit_headers(text(home))
+    assert below.is_error and "No project named '/home/dana/src/newapp'" in text(below)
