@@ -417,13 +417,12 @@ class Memory:
         """A project's sessions in time order: one entry each (the timeline), or their text."""
         from causantic.retrieval.reconstruct import ReconstructRequest, reconstruct
 
-        since, until = _window(since, until, None)
+        since, until = _window(since, until, days_back)
         request = ReconstructRequest(
             project,
             session_id=session_id,
             since=since,
             until=until,
-            days_back=days_back,
             previous_session=previous_session,
             current_session_id=current_session_id,
             keep_newest=keep_newest,

@@ -232,3 +232,24 @@ def test_a_new_project_under_home_is_not_taken_for_sessions_run_in_home(
     )
     assert hit_headers(text(home))
     assert below.is_error and "No project named '/home/dana/src/newapp'" in text(below)
+
+
+def test_a_time_range_with_no_session_says_when_the_newest_one_was(memory: Path) -> None:
+    """An agent asked for last week of a project idle for a month read only "No session data found
+    for project 'acme-shop' in the requested range", and had to guess how far back to look."""
+    for tool, arguments in [
+        ("reconstruct", {"project": "acme-shop", "from": "2030-01-01"}),
+        ("reconstruct", {"project": "acme-shop", "from": "2030-01-01", "full": True}),
+    ]:
+        (result,) = call_all((tool, arguments))
+        assert text(result) == (
+            "No session of 'acme-shop' in the requested range; its newest session started 2026-11-04 10:30 UTC."
+        )
+
+
+def test_reconstruct_refuses_days_back_beside_a_start_as_search_and_list_sessions_do(memory: Path) -> None:
+    """reconstruct kept the start and dropped days_back without a word."""
+    both = {"project": "acme-shop", "days_back": 3, "from": "2026-11-01"}
+    results = call_all(("reconstruct", both), ("list-sessions", both), ("search", {"query": "redis", **both}))
+    for result in results:
+        assert result.is_error and "Give either days back or a start time, not both." in text(result)
