@@ -333,6 +333,12 @@ def test_forget_previews_without_deleting(run: CliRunner) -> None:
     preview = as_model(invoke(run, "forget", "acme-shop", "--session", target.session_id[:8], "--json"), ForgetOut)
     assert isinstance(preview, ForgetOut) and preview.dry_run and preview.count == target.chunks
     assert preview.deleted == 0 and len(preview.preview) == min(5, target.chunks)
+    # A previewed chunk has a search hit's shape (it had four fields of its own: id, date, similarity, first_line).
+    hit = json.loads(invoke(run, "search", "rate limiting", "--json").stdout)["hits"][0]
+    previewed = json.loads(invoke(run, "forget", "acme-shop", "--session", target.session_id[:8], "--json").stdout)
+    assert set(previewed["preview"][0]) == set(hit) | {"similarity"}
+    assert {c["session_id"] for c in previewed["preview"]} == {target.session_id}
+    assert all(c["content"] and c["project"] == "acme-shop" for c in previewed["preview"])
     after = as_model(invoke(run, "stats", "--json"), StatsOut)
     assert isinstance(after, StatsOut) and after.chunks == before.chunks
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from causantic.ingest_runs import IngestRun, running_text
 from causantic.retrieval.episodes import EpisodeAnswer
-from causantic.retrieval.forget import ForgetResult, PruneResult, preview_line
+from causantic.retrieval.forget import ForgetResult, PruneResult
 from causantic.retrieval.format import WEAK_RELEVANCE, chunks_left_out, weak_count
 from causantic.retrieval.listing import ProjectSummary, SessionList, SessionSummary, TopicCoverage, TopicSummary
 from causantic.retrieval.reconstruct import Reconstruction
@@ -26,7 +26,6 @@ if TYPE_CHECKING:  # the ingest pipeline is not for a search's output to load
     from causantic.runs import HookRun
 
 PREVIEW_CHARS = 160
-FORGET_PREVIEW_CHARS = 100
 
 
 class Out(BaseModel):
@@ -324,11 +323,12 @@ class StatsOut(Out):
     )
 
 
-class ForgetPreview(Out):
-    id: str
-    date: str
-    similarity: float | None
-    first_line: str = Field(description="The chunk's first 100 characters, on one line.")
+class ForgetHit(ChunkOut):
+    """A chunk a forget matched: a search hit's shape, and the query's similarity."""
+
+    similarity: float | None = Field(
+        description="With a query filter: the chunk's cosine similarity to it (what threshold compares); else null."
+    )
 
 
 class ForgetOut(Out):
@@ -339,7 +339,9 @@ class ForgetOut(Out):
     preview_sessions: list[SessionInfo] = Field(description="Whole project: its newest sessions, by title.")
     count: int = Field(description="Chunks matched by the filters.")
     deleted: int
-    preview: list[ForgetPreview]
+    preview: list[ForgetHit] = Field(
+        description="The first matches (most similar first with a query), shaped as search hits."
+    )
     other_members: dict[str, int] = Field(
         default_factory=dict,
         description="Team memory: matched chunks other members ingested, by member; deleting them needs "
@@ -439,10 +441,7 @@ def forget_out(result: ForgetResult) -> ForgetOut:
         preview_sessions=[session_out(x) for x in result.session_summaries],
         count=result.count,
         deleted=result.deleted,
-        preview=[
-            ForgetPreview(id=c.id, date=c.start_time, similarity=sim, first_line=preview_line(c, FORGET_PREVIEW_CHARS))
-            for c, sim in result.preview
-        ],
+        preview=[ForgetHit(**dict(chunk_out(c, None)), similarity=sim) for c, sim in result.preview],
         other_members=dict(result.others),
         only_mine=result.only_mine,
         freed_bytes=result.freed_bytes,
