@@ -313,6 +313,21 @@ def test_an_ingest_too_small_for_topics_says_when_they_will_form(
     assert report.topics is not None and report.topics.startswith("none yet") and "causantic cluster" in report.topics
 
 
+def test_cluster_and_clusters_name_their_counts_alike(
+    store_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cluster --json said clusters, clustered_chunks and noise_chunks where clusters --json says
+    topics, chunks and in_no_topic."""
+    shutil.copytree(store_home, tmp_path / "home")
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    run = CliRunner()
+    clustered = json.loads(invoke(run, "cluster", "--json").stdout)
+    listed = json.loads(invoke(run, "clusters", "--json").stdout)
+    assert set(clustered) == {"topics", "chunks", "in_no_topic", "kept_identities", "seconds"}
+    assert clustered["topics"] == len(listed["topics"])
+    assert (clustered["chunks"], clustered["in_no_topic"]) == (listed["chunks"], listed["in_no_topic"])
+
+
 def test_topics_and_embedding_have_json_shapes(run: CliRunner) -> None:
     topics = as_model(invoke(run, "clusters", "--json"), TopicsOut)
     assert isinstance(topics, TopicsOut)

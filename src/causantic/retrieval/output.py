@@ -23,6 +23,7 @@ from causantic.store.records import StoredChunk, iso
 
 if TYPE_CHECKING:  # the ingest pipeline is not for a search's output to load
     from causantic.ingest.pipeline import IngestReport
+    from causantic.ingest.topics import ClusterReport
     from causantic.runs import HookRun
 
 PREVIEW_CHARS = 160
@@ -403,11 +404,23 @@ class EmbedOut(Out):
 
 
 class ClusterOut(Out):
-    clusters: int
-    clustered_chunks: int
-    noise_chunks: int
-    kept_identities: int
+    """A clustering run, its counts named as ``clusters --json`` names them."""
+
+    topics: int = Field(description="Topics found.")
+    chunks: int = Field(description="Embedded chunks grouped.")
+    in_no_topic: int = Field(description="Of those, the chunks in no topic (HDBSCAN's noise).")
+    kept_identities: int = Field(description="Topics that kept their id from the run before.")
     seconds: float
+
+
+def cluster_out(report: ClusterReport) -> ClusterOut:
+    return ClusterOut(
+        topics=report.clusters,
+        chunks=report.clustered_chunks + report.noise_chunks,
+        in_no_topic=report.noise_chunks,
+        kept_identities=report.kept_identities,
+        seconds=report.seconds,
+    )
 
 
 def project_out(p: ProjectSummary) -> ProjectInfo:
