@@ -27,8 +27,8 @@ from causantic.net import LOCALHOST
 DEFAULT_PORT = 8765
 
 INSTRUCTIONS = """\
-Causantic is long-term memory of this user's earlier Claude Code sessions (all projects on this \
-machine), stored locally. Pick the tool by the question:
+Causantic is long-term memory of this user's earlier coding-agent sessions (Claude Code, Codex, \
+Gemini CLI; all projects on this machine), stored locally. Pick the tool by the question:
 - what happened when: "yesterday", "last week", "where did I leave off", "the last session" -> \
 reconstruct (days_back, from/to, or previous_session=true);
 - how or why something was done, what led to it -> recall;

@@ -320,8 +320,10 @@ def stats(ctx: Context) -> CallToolResult:
 def forget(
     ctx: Context,
     project: Project,
-    before: Annotated[datetime | None, Field(description="Chunks before this time (ISO 8601).")] = None,
-    after: Annotated[datetime | None, Field(description="Chunks at or after this time (ISO 8601).")] = None,
+    before: Annotated[
+        datetime | None, Field(description="Chunks before this time, e.g. 2026-03-01; UTC when no offset.")
+    ] = None,
+    after: Annotated[datetime | None, Field(description="Chunks at or after this time; UTC when no offset.")] = None,
     # No min_length here: forget itself refuses a prefix too short to name one session, in its own words.
     session_id: Annotated[
         str | None, Field(description=f"A session id or id prefix (at least {options.SESSION_ID_MIN} characters).")
