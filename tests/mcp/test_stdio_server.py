@@ -309,3 +309,14 @@ def test_a_lone_surrogate_in_a_query_gets_a_clear_error_reply(memory: Path) -> N
     assert replies[2]["result"]["isError"] is True
     assert "invalid character" in replies[2]["result"]["content"][0]["text"]
     assert replies[3]["result"]["isError"] is False  # and the server goes on serving
+
+
+def test_a_long_answer_by_default_stays_inline_in_claude_code(served: McpProcess) -> None:
+    """Claude Code moves a tool result over 50,000 characters to a file and hands the model a path and
+    a preview; the default budget (20,000 tokens) made a project's text 67,352 characters."""
+    for tool, arguments in [
+        ("reconstruct", {"project": "worktrees", "full": True}),
+        ("search", {"query": "worktree", "limit": 100}),
+    ]:
+        body = ok(served, tool, arguments)
+        assert 20_000 < len(body) < 50_000, (tool, len(body))
