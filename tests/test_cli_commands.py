@@ -291,6 +291,7 @@ def test_columns_set_by_hand_sizes_piped_tables(run: CliRunner, monkeypatch: pyt
 def test_an_empty_time_range_says_it_is_the_range_that_holds_no_session(run: CliRunner) -> None:
     shown = invoke(run, "list-sessions", "acme-shop", "--from", "2030-01-01").stdout
     assert "No sessions found for project 'acme-shop' in that time range" in shown
+    assert "; its newest session started 2026-11-04 10:30 UTC (drop --from/--to/--days-back" in shown
 
 
 def test_a_forget_preview_keeps_each_chunk_on_one_line_of_a_narrow_terminal(

@@ -598,7 +598,10 @@ class Memory:
         proj, sessions, total = self._where_project_lives(
             lambda s: list_sessions(s.store, project, since=since, until=until, limit=limit, agent=agent)
         )
-        return SessionList(proj.name, proj.path, tuple(sessions), total)
+        newest = None
+        if not total and (since or until):
+            newest = next(iter(self._where_project_lives(lambda s: list_sessions(s.store, project, limit=1))[1]), None)
+        return SessionList(proj.name, proj.path, tuple(sessions), total, newest)
 
     def project(self, name: str) -> ProjectSummary:
         """The project a name, path or folder inside it names (:class:`ProjectNotFound` when none or several)."""

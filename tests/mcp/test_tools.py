@@ -236,7 +236,8 @@ def test_a_new_project_under_home_is_not_taken_for_sessions_run_in_home(
 
 def test_a_time_range_with_no_session_says_when_the_newest_one_was(memory: Path) -> None:
     """An agent asked for last week of a project idle for a month read only "No session data found
-    for project 'acme-shop' in the requested range", and had to guess how far back to look."""
+    for project 'acme-shop' in the requested range" (list-sessions: "No sessions found …"), and had
+    to guess how far back to look."""
     for tool, arguments in [
         ("reconstruct", {"project": "acme-shop", "from": "2030-01-01"}),
         ("reconstruct", {"project": "acme-shop", "from": "2030-01-01", "full": True}),
@@ -245,6 +246,8 @@ def test_a_time_range_with_no_session_says_when_the_newest_one_was(memory: Path)
         assert text(result) == (
             "No session of 'acme-shop' in the requested range; its newest session started 2026-11-04 10:30 UTC."
         )
+    (listed,) = call_all(("list-sessions", {"project": "acme-shop", "from": "2030-01-01"}))
+    assert text(listed) == "No session of 'acme-shop' in that range; its newest session started 2026-11-04 10:30 UTC."
 
 
 def test_reconstruct_refuses_days_back_beside_a_start_as_search_and_list_sessions_do(memory: Path) -> None:

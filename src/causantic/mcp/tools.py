@@ -29,6 +29,7 @@ from causantic.mcp.app import AppContext
 from causantic.retrieval import options
 from causantic.retrieval.forget import chunks_forgotten, nothing_to_forget, others_note, preview_line, space_note
 from causantic.retrieval.format import counted, day_span, span
+from causantic.retrieval.listing import newest_note
 from causantic.retrieval.output import status_out
 from causantic.runs import PROMPT_HOOK, read_status
 from causantic.wording import ago
@@ -269,7 +270,7 @@ def list_sessions(
     )
     sessions, total = listing.sessions, listing.total
     if not sessions:
-        text = f"No sessions found for project {listing.project!r} in that range."
+        text = f"No session of {listing.project!r} in that range{newest_note(listing.newest)}."
     else:
         lines = [
             f"- {x.session_id} ({x.source}, {span(x.started_at or '', x.ended_at or '')}, "

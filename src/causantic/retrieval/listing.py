@@ -57,6 +57,15 @@ class SessionList:
     project_path: str  # what names it uniquely (two projects may share a name)
     sessions: tuple[SessionSummary, ...]
     total: int
+    newest: SessionSummary | None = None  # a range that held no session: the project's newest one
+
+
+def newest_note(newest: SessionSummary | None) -> str:
+    """'; its newest session started 2025-07-20 18:30 UTC', or nothing: what a time range that holds
+    no session adds, so an agent's "last week" of a project idle for months knows where to look."""
+    from causantic.retrieval.format import when_utc
+
+    return f"; its newest session started {when_utc(newest.started_at)}" if newest else ""
 
 
 def list_projects(store: MemoryStoreProtocol) -> list[ProjectSummary]:

@@ -24,8 +24,8 @@ from datetime import datetime
 
 from causantic.errors import CausanticError
 from causantic.ingest.tokens import approx_tokens
-from causantic.retrieval.format import counted, shown_content, span, when, when_utc
-from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
+from causantic.retrieval.format import counted, shown_content, span, when
+from causantic.retrieval.listing import SessionSummary, list_sessions, newest_note, resolve_project
 from causantic.retrieval.options import TIMELINE_SESSIONS
 from causantic.sources import SOURCE_NAMES
 from causantic.store.protocol import MemoryStoreProtocol
@@ -307,8 +307,7 @@ def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={pag
     if not result.sessions and result.mode == "previous-session":
         return f"No session of {result.project!r} comes before the current one."
     if not result.sessions:
-        newest = f"; its newest session started {when_utc(result.newest.started_at)}" if result.newest else ""
-        return f"No session of {result.project!r} in the requested range{newest}."
+        return f"No session of {result.project!r} in the requested range{newest_note(result.newest)}."
     of = (
         f" (page {result.page} of {result.pages})"
         if result.pages and result.pages > 1
