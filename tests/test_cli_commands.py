@@ -1,8 +1,8 @@
 """The CLI's commands through click's runner: what a person reads, and ``--json`` in the facade's shapes.
 
 One store holds the bundled example sessions (project acme-shop) with their vectors, ingested once
-through :class:`causantic.Memory`; every ``--json`` output is validated against the result model
-the MCP tools publish, so a script reading either gets the same fields.
+through :class:`causantic.Memory`; every ``--json`` output is validated against its result model
+(``causantic.retrieval.output``), one shape per answer.
 """
 
 from __future__ import annotations
@@ -292,6 +292,7 @@ def test_columns_set_by_hand_sizes_piped_tables(run: CliRunner, monkeypatch: pyt
 def test_an_empty_time_range_says_it_is_the_range_that_holds_no_session(run: CliRunner) -> None:
     shown = invoke(run, "list-sessions", "acme-shop", "--from", "2030-01-01").stdout
     assert "No sessions found for project 'acme-shop' in that time range" in shown
+    assert "; its newest session started 2026-11-04 10:30 UTC (drop --from/--to/--days-back" in shown
 
 
 def test_a_forget_preview_keeps_each_chunk_on_one_line_of_a_narrow_terminal(
@@ -314,6 +315,21 @@ def test_an_ingest_too_small_for_topics_says_when_they_will_form(
     assert report.topics is not None and report.topics.startswith("none yet") and "causantic cluster" in report.topics
 
 
+def test_cluster_and_clusters_name_their_counts_alike(
+    store_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cluster --json said clusters, clustered_chunks and noise_chunks where clusters --json says
+    topics, chunks and in_no_topic."""
+    shutil.copytree(store_home, tmp_path / "home")
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    run = CliRunner()
+    clustered = json.loads(invoke(run, "cluster", "--json").stdout)
+    listed = json.loads(invoke(run, "clusters", "--json").stdout)
+    assert set(clustered) == {"topics", "chunks", "in_no_topic", "kept_identities", "seconds"}
+    assert clustered["topics"] == len(listed["topics"])
+    assert (clustered["chunks"], clustered["in_no_topic"]) == (listed["chunks"], listed["in_no_topic"])
+
+
 def test_topics_and_embedding_have_json_shapes(run: CliRunner) -> None:
     topics = as_model(invoke(run, "clusters", "--json"), TopicsOut)
     assert isinstance(topics, TopicsOut)
@@ -334,6 +350,12 @@ def test_forget_previews_without_deleting(run: CliRunner) -> None:
     preview = as_model(invoke(run, "forget", "acme-shop", "--session", target.session_id[:8], "--json"), ForgetOut)
     assert isinstance(preview, ForgetOut) and preview.dry_run and preview.count == target.chunks
     assert preview.deleted == 0 and len(preview.preview) == min(5, target.chunks)
+    # A previewed chunk has a search hit's shape (it had four fields of its own: id, date, similarity, first_line).
+    hit = json.loads(invoke(run, "search", "rate limiting", "--json").stdout)["hits"][0]
+    previewed = json.loads(invoke(run, "forget", "acme-shop", "--session", target.session_id[:8], "--json").stdout)
+    assert set(previewed["preview"][0]) == set(hit) | {"similarity"}
+    assert {c["session_id"] for c in previewed["preview"]} == {target.session_id}
+    assert all(c["content"] and c["project"] == "acme-shop" for c in previewed["preview"])
     after = as_model(invoke(run, "stats", "--json"), StatsOut)
     assert isinstance(after, StatsOut) and after.chunks == before.chunks
 

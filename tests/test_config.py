@@ -20,7 +20,7 @@ def test_defaults_follow_the_design_documents() -> None:
     assert config.clustering.min_cluster_size == 4
     assert config.clustering.threshold == 0.09
     assert config.traversal.max_depth == 50
-    assert config.tokens.mcp_max_response == 20_000
+    assert config.tokens.mcp_max_response == 10_000
     assert config.graph.time_gap_minutes == 30
 
 

@@ -622,7 +622,11 @@ class TraversalConfig(_Section):
 
 
 class TokensConfig(_Section):
-    mcp_max_response: int = Field(20_000, ge=500, description="Token budget of one tool answer.")
+    # Claude Code warns of an MCP result over 10,000 tokens and puts one over 50,000 characters in a
+    # file, handing the model a path and a preview: 20,000 (about 70,000 characters) did both.
+    mcp_max_response: int = Field(
+        10_000, ge=500, description="Token budget of one tool answer (search, reconstruct; about 35,000 characters)."
+    )
     claude_md_budget: int = Field(500, ge=50, description="Token budget of the session-start briefing.")
 
 

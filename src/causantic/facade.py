@@ -450,13 +450,12 @@ class Memory:
         """A project's sessions in time order: one entry each (the timeline), or their text."""
         from causantic.retrieval.reconstruct import ReconstructRequest, reconstruct
 
-        since, until = _window(since, until, None)
+        since, until = _window(since, until, days_back)
         request = ReconstructRequest(
             project,
             session_id=session_id,
             since=since,
             until=until,
-            days_back=days_back,
             previous_session=previous_session,
             current_session_id=current_session_id,
             keep_newest=keep_newest,
@@ -632,7 +631,10 @@ class Memory:
         proj, sessions, total = self._where_project_lives(
             lambda s: list_sessions(s.store, project, since=since, until=until, limit=limit, agent=agent)
         )
-        return SessionList(proj.name, proj.path, tuple(sessions), total)
+        newest = None
+        if not total and (since or until):
+            newest = next(iter(self._where_project_lives(lambda s: list_sessions(s.store, project, limit=1))[1]), None)
+        return SessionList(proj.name, proj.path, tuple(sessions), total, newest)
 
     def project(self, name: str) -> ProjectSummary:
         """The project a name, path or folder inside it names (:class:`ProjectNotFound` when none or several)."""

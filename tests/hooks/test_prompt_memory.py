@@ -220,12 +220,9 @@ def test_hook_status_shows_what_was_added_and_why(sound_memory: Path) -> None:
     text = result.content[0].text
     assert "user-prompt-submit" in text and "JSSoundRecorder, session 7acd37a8" in text
     assert "relevance" in text and "of the prompt's words" in text
-    added = [
-        m
-        for m in result.structured_content["hooks"]["user-prompt-submit"]["injected"]
-        if m["session_id"] == PAST_SESSION
-    ]
+    added = [m for m in read_status()["user-prompt-submit"]["injected"] if m["sessionId"] == PAST_SESSION]
     assert added and all(m["relevance"] >= PromptMemoryConfig().bar for m in added)
+    assert all(f"{round(m['relevance'] * 100)}%" in text for m in added)
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from process_support import (
     wait_for,
     worker_pids,
 )
+from tool_answers import hit_headers, text
 
 from causantic.runs import read_status
 
@@ -96,7 +97,7 @@ def test_servers_and_parallel_ingests_share_one_store_with_no_error_and_no_dupli
                 if listed.is_error:
                     errors.append(f"list-projects: {listed.content[0].text}")
                     continue
-                known = {p["name"] for p in listed.structured_content["projects"]}
+                known = {line[2:].split(" (")[0] for line in text(listed).splitlines()[1:]}
                 filtered: Any = server.call(*FILTERED)
                 unknown_yet = "worktrees" not in known and "No project named 'worktrees'" in filtered.content[0].text
                 if filtered.is_error and not unknown_yet:
@@ -104,10 +105,9 @@ def test_servers_and_parallel_ingests_share_one_store_with_no_error_and_no_dupli
             rounds += 1
             assert rounds < 2000, "ingests did not finish"
         for server in servers:  # every server sees the finished store
-            counts = server.call("stats").structured_content
-            assert counts["chunks"] == len(chunk_rows(reference / "memory.db"))
+            assert f"- Chunks: {len(chunk_rows(reference / 'memory.db'))}\n" in text(server.call("stats"))
             finished: Any = server.call(*FILTERED)
-            assert not finished.is_error and finished.structured_content["hits"], finished.content[0].text
+            assert not finished.is_error and hit_headers(text(finished)), text(finished)
 
     outputs = [w.communicate() for w in workers]
     assert [w.returncode for w in workers] == [0] * len(workers), outputs

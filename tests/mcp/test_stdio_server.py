@@ -7,6 +7,7 @@ sessions and three real projects of the shared corpus (keyword search: no vector
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,9 +15,9 @@ from typing import Any
 
 import pytest
 from process_support import McpProcess, run_hook, subprocess_env
+from tool_answers import hit_headers, text
 
 from causantic.retrieval import options
-from causantic.retrieval.output import SearchOut
 
 TOOLS = {
     "search",
@@ -31,15 +32,10 @@ TOOLS = {
 }
 
 
-def text(result: Any) -> str:
-    assert result.content and result.content[0].type == "text"
-    return str(result.content[0].text)
-
-
-def ok(server: McpProcess, tool: str, arguments: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+def ok(server: McpProcess, tool: str, arguments: dict[str, Any] | None = None) -> str:
     result = server.call(tool, arguments)
     assert not result.is_error, text(result)
-    return text(result), result.structured_content
+    return text(result)
 
 
 def test_the_server_lists_nine_tools_with_schemas_descriptions_and_hints(served: McpProcess) -> None:
@@ -48,7 +44,7 @@ def test_the_server_lists_nine_tools_with_schemas_descriptions_and_hints(served:
     for name, tool in tools.items():
         assert tool.description and len(tool.description) < 2048, name
         assert tool.input_schema["type"] == "object"
-        assert tool.output_schema is not None, name
+        assert tool.output_schema is None, name  # the model reads the text: see causantic.mcp.tools
         assert tool.annotations.open_world_hint is False
         assert tool.annotations.read_only_hint is (name != "forget"), name
     assert tools["forget"].annotations.destructive_hint is True
@@ -67,10 +63,29 @@ def test_the_server_lists_nine_tools_with_schemas_descriptions_and_hints(served:
     assert "yesterday" in tools["reconstruct"].description
     # The limits are the CLI's (retrieval/options.py), so a budget one accepts the other does too.
     for name in ("search", "recall", "predict", "reconstruct"):
-        budget = tools[name].input_schema["properties"]["max_tokens"]["anyOf"][0]
+        budget = tools[name].input_schema["properties"]["max_tokens"]
         assert (budget["minimum"], budget["maximum"]) == (options.MAX_TOKENS.low, options.MAX_TOKENS.high), name
-    assert tools["search"].output_schema == SearchOut.model_json_schema()
     assert "how" in tools["recall"].description.lower() and "why" in tools["recall"].description.lower()
+
+
+def test_the_tool_list_costs_few_tokens(served: McpProcess) -> None:
+    """Every session pays for it: it was 41,174 characters, two thirds of them output schemas no
+    model reads, and pydantic's titles, "or null" variants and docstring indentation."""
+    tools = served.list_tools().tools
+    listed = json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools])
+    assert len(listed) < 14_000
+    for tool in tools:
+        assert "\n    " not in tool.description and tool.description == tool.description.strip(), tool.name
+        for name, field in tool.input_schema["properties"].items():
+            assert "title" not in field and {"type": "null"} not in field.get("anyOf", []), (tool.name, name)
+    search = next(t for t in tools if t.name == "search").input_schema["properties"]
+    assert search["limit"] == {
+        "type": "integer",
+        "minimum": options.LIMIT.low,
+        "maximum": options.LIMIT.high,
+        "description": options.LIMIT.help,
+    }
+    assert search["source"]["enum"] == ["claude-code", "codex", "gemini"]
 
 
 def test_the_server_introduces_itself_with_guidance_on_which_tool_to_use(served: McpProcess) -> None:
@@ -81,67 +96,78 @@ def test_the_server_introduces_itself_with_guidance_on_which_tool_to_use(served:
 
 
 def test_search_finds_the_safari_redirect_loop_in_the_acme_shop_project(served: McpProcess) -> None:
-    body, data = ok(served, "search", {"query": "Safari redirect loop", "project": "acme-shop"})
-    assert body.startswith("Found ")
-    assert "Safari" in body and "[Project: acme-shop" in body
-    assert data["hits"] and all(h["project"] == "acme-shop" for h in data["hits"])
-    assert data["mode"] == "keyword-only"
+    body = ok(served, "search", {"query": "Safari redirect loop", "project": "acme-shop"})
+    assert body.startswith("Found ") and "keyword-only" in body.splitlines()[0]
+    hits = hit_headers(body)
+    assert "Safari" in body and hits and {h["Project"] for h in hits} == {"acme-shop"}
+
+
+def test_the_model_reads_whole_chunks_not_their_first_160_characters(served: McpProcess) -> None:
+    """Claude Code hands the model a result's structuredContent instead of its text when it has one;
+    the search's structured hits held 160-character previews, so the model never read the chunks
+    (anthropics/claude-code#79944). The answer is its text alone, the whole chunk in it."""
+    for tool, arguments in [
+        ("search", {"query": "dev-docs work folder convention clmail", "limit": 1}),
+        ("recall", {"query": "dev-docs work folder convention clmail"}),
+    ]:
+        result = served.call(tool, arguments)
+        assert not result.is_error and result.structured_content is None, tool
+        chunk = result.content[0].text.split("]\n", 1)[1]
+        assert len(chunk) > 400 and "clmail" in chunk, tool
 
 
 def test_search_across_projects_finds_a_real_session_by_its_words(served: McpProcess) -> None:
-    body, data = ok(served, "search", {"query": "dev-docs work folder convention clmail", "limit": 3})
-    assert len(data["hits"]) <= 3
-    assert {h["project"] for h in data["hits"]} == {"project"}
+    body = ok(served, "search", {"query": "dev-docs work folder convention clmail", "limit": 3})
+    hits = hit_headers(body)
+    assert 0 < len(hits) <= 3 and {h["Project"] for h in hits} == {"project"}
     assert "clmail" in body
 
 
 def test_recall_tells_the_story_oldest_first(served: McpProcess) -> None:
-    body, data = ok(served, "recall", {"query": "regression test for the Safari redirect loop", "project": "acme-shop"})
-    dates = [c["date"] for e in data["episodes"] for c in e["chunks"]]
-    assert dates and dates == sorted(dates) and not data["nothing_relevant"]
-    assert data["mode"] == "episodes" and body.startswith("Recall: the story behind it")
+    body = ok(served, "recall", {"query": "regression test for the Safari redirect loop", "project": "acme-shop"})
+    dates = re.findall(r"\| Date: ([0-9-]+ [0-9:]+) \|", body)
+    assert len(dates) > 1 and dates == sorted(dates)
+    assert body.startswith("Recall: the story behind it")
     assert "Safari" in body and "== Episode 1 of" in body
 
 
 def test_predict_answers_from_memory(served: McpProcess) -> None:
-    body, data = ok(
+    body = ok(
         served,
         "predict",
         {"context": "users stuck in a login redirect loop on Safari", "project": "acme-shop"},
     )
-    assert data["episodes"] and data["kind"] == "predict"
-    assert body.startswith("Predict: what came next")
+    assert body.startswith("Predict: what came next") and "== Episode 1 of" in body
 
 
 def test_nothing_relevant_is_an_answer_not_an_error(served: McpProcess) -> None:
-    body, data = ok(served, "recall", {"query": "zzqx nonexistent gibberish qqq"})
-    assert data["nothing_relevant"] is True and data["episodes"] == []
-    assert body.startswith("Nothing relevant in memory")
+    body = ok(served, "recall", {"query": "zzqx nonexistent gibberish qqq"})
+    assert body.startswith("Nothing relevant in memory") and "Episode" not in body
 
 
 def test_an_off_topic_search_is_told_nothing_relevant_and_a_real_one_keeps_its_answer(served: McpProcess) -> None:
     for query in ("recipe for banana bread", "Wie wird das Wetter morgen in Berlin?", "zxqv"):
-        body, data = ok(served, "search", {"query": query})
-        assert data["nothing_relevant"] is True and data["hits"] == [], query
-        assert body.startswith("Nothing relevant in memory")
-    body, data = ok(served, "search", {"query": "How did we set up the Vite dev server so it works cross-platform?"})
-    shown = [h["relevance"] for h in data["hits"]]
-    assert not data["nothing_relevant"] and "JSSoundRecorder" in data["hits"][0]["project"]
+        body = ok(served, "search", {"query": query})
+        assert body.startswith("Nothing relevant in memory") and not hit_headers(body), query
+    body = ok(served, "search", {"query": "How did we set up the Vite dev server so it works cross-platform?"})
+    hits = hit_headers(body)
+    shown = [int(h["Relevance"].split("%")[0]) for h in hits]
+    assert hits and "JSSoundRecorder" in hits[0]["Project"]
     # the figure tells the hits apart: it used to read "100%" on the first few of such a search
-    assert shown == sorted(shown, reverse=True) and round(shown[0] * 100) < 100 and shown[0] > shown[-1]
+    assert shown == sorted(shown, reverse=True) and shown[0] < 100 and shown[0] > shown[-1]
     assert "Relevance: 100%" not in body
 
 
 def test_reconstruct_replays_a_project_in_time_order(served: McpProcess) -> None:
-    body, data = ok(served, "reconstruct", {"project": "acme-shop"})
+    body = ok(served, "reconstruct", {"project": "acme-shop"})
     assert body.startswith("acme-shop: 3 sessions, oldest first")
-    assert len(data["sessions"]) == 3 and data["mode"] == "timeline" and data["view"] == "timeline"
+    lines = body.splitlines()[1:]
+    assert len(lines) == 3 and all(line.startswith("2026-11-0") for line in lines)
     assert body.index("Safari") < body.index("rate limiting")  # Nov 2 before Nov 4
-    assert all(s["title"] for s in data["sessions"]) and not data["chunks"]
 
 
 def test_reconstruct_gives_the_session_before_the_current_one(served: McpProcess) -> None:
-    _, data = ok(
+    body = ok(
         served,
         "reconstruct",
         {
@@ -150,37 +176,36 @@ def test_reconstruct_gives_the_session_before_the_current_one(served: McpProcess
             "current_session_id": "4005b823-fa0d-5890-9dc8-e686765e4267",
         },
     )
-    assert data["mode"] == "previous-session"
-    assert [s["session_id"] for s in data["sessions"]] == ["7a378dd6-f9b6-52f1-ad8d-dd8aa785f035"]
+    assert "7a378dd6" in body and "4005b823" not in body and "2a2ee33e" not in body
 
 
 def test_list_projects_names_every_ingested_project(served: McpProcess) -> None:
-    body, data = ok(served, "list-projects")
-    names = {p["name"] for p in data["projects"]}
+    body = ok(served, "list-projects")
+    names = {line[2:].split(" (")[0] for line in body.splitlines()[1:]}
     assert {"acme-shop", "JSSoundRecorder", "worktrees", "project"} <= names
     assert body.startswith("Projects in memory:")
 
 
 def test_list_sessions_lists_newest_first_and_says_when_it_cut(served: McpProcess) -> None:
-    body, data = ok(served, "list-sessions", {"project": "acme-shop", "limit": 2})
-    assert data["total"] == 3 and len(data["sessions"]) == 2
-    starts = [s["started_at"] for s in data["sessions"]]
-    assert starts == sorted(starts, reverse=True)
+    body = ok(served, "list-sessions", {"project": "acme-shop", "limit": 2})
+    assert body.startswith("Sessions of acme-shop (2 of 3, newest first):")
+    starts = re.findall(r"^- \S+ \(claude-code, ([0-9-]+ [0-9:]+)", body, re.MULTILINE)
+    assert len(starts) == 2 and starts == sorted(starts, reverse=True)
     assert "showing 2 of 3" in body
 
 
 def test_stats_counts_what_was_ingested(served: McpProcess) -> None:
-    body, data = ok(served, "stats")
-    assert data["chunks"] > 100 and data["projects"] == 4 and data["edges"]["total"] > 0
-    assert f"- Chunks: {data['chunks']}" in body
+    body = ok(served, "stats")
+    assert int(re.search(r"^- Chunks: (\d+)$", body, re.MULTILINE)[1]) > 100  # type: ignore[index]
+    assert "- Projects: 4\n" in body and "- Edges: 0\n" not in body
+    assert "codex" not in body  # no Codex session was ingested: no "codex 0 (0 chunks)"
 
 
 def test_forget_only_previews_unless_dry_run_is_false(served: McpProcess) -> None:
-    body, data = ok(served, "forget", {"project": "acme-shop", "before": "2026-11-03T00:00:00Z"})
-    assert data["dry_run"] is True and data["count"] == 2 and data["deleted"] == 0
+    body = ok(served, "forget", {"project": "acme-shop", "before": "2026-11-03T00:00:00Z"})
+    assert body.startswith("Dry run: 2 chunks in 1 session would be deleted")
     assert "call again with dry_run=false and expected_count=2" in body
-    _, after = ok(served, "stats")
-    assert after["projects"] == 4 and after["chunks"] > 100
+    assert "Safari" in ok(served, "search", {"query": "Safari redirect loop", "project": "acme-shop"})
 
 
 def test_hook_status_shows_the_hooks_last_runs(served: McpProcess) -> None:
@@ -192,10 +217,8 @@ def test_hook_status_shows_the_hooks_last_runs(served: McpProcess) -> None:
     }
     done, _ = run_hook("session-start", payload, env=served.env)  # the server's store, either backend
     assert done.returncode == 0 and json.loads(done.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-    body, data = ok(served, "hook-status")
-    run = data["hooks"]["session-start"]
-    assert run["success"] is True and run["project"] == "acme-shop"
-    assert "session-start: last ran" in body and "success" in body
+    body = ok(served, "hook-status")
+    assert re.search(r"^- session-start: last ran .* \(success, \d+ ms\) for acme-shop", body, re.MULTILINE), body
 
 
 @pytest.mark.parametrize(
@@ -286,3 +309,14 @@ def test_a_lone_surrogate_in_a_query_gets_a_clear_error_reply(memory: Path) -> N
     assert replies[2]["result"]["isError"] is True
     assert "invalid character" in replies[2]["result"]["content"][0]["text"]
     assert replies[3]["result"]["isError"] is False  # and the server goes on serving
+
+
+def test_a_long_answer_by_default_stays_inline_in_claude_code(served: McpProcess) -> None:
+    """Claude Code moves a tool result over 50,000 characters to a file and hands the model a path and
+    a preview; the default budget (20,000 tokens) made a project's text 67,352 characters."""
+    for tool, arguments in [
+        ("reconstruct", {"project": "worktrees", "full": True}),
+        ("search", {"query": "worktree", "limit": 100}),
+    ]:
+        body = ok(served, tool, arguments)
+        assert 20_000 < len(body) < 50_000, (tool, len(body))

@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
+from tool_answers import hit_headers, text
 from transcript_files import write_session
 
 from causantic.mcp.server import build_server
@@ -24,10 +25,6 @@ def call_all(*calls: tuple[str, dict[str, Any]]) -> list[Any]:
     return anyio.run(run)
 
 
-def text(result: Any) -> str:
-    return str(result.content[0].text)
-
-
 def test_forget_deletes_a_session_only_when_dry_run_is_false(memory: Path) -> None:
     session = {"project": "acme-shop", "session_id": "4005b823"}
     preview, refused, deleted, search, listing = call_all(
@@ -37,12 +34,11 @@ def test_forget_deletes_a_session_only_when_dry_run_is_false(memory: Path) -> No
         ("search", {"query": "REDIS_URL rate limiting", "project": "acme-shop"}),
         ("list-sessions", {"project": "acme-shop"}),
     )
-    assert preview.structured_content["count"] == 2 and preview.structured_content["deleted"] == 0
+    assert text(preview).startswith("Dry run: 2 chunks in 1 session would be deleted")
     assert refused.is_error and "needs expected_count" in text(refused)
-    assert deleted.structured_content == {**deleted.structured_content, "dry_run": False, "deleted": 2}
     assert text(deleted).startswith("Deleted 2 chunks")
-    assert all(h["session_id"] != "4005b823-fa0d-5890-9dc8-e686765e4267" for h in search.structured_content["hits"])
-    assert listing.structured_content["total"] == 2
+    assert all(h["Session"] != "4005b823" for h in hit_headers(text(search)))
+    assert "(2 of 2, newest first)" in text(listing) and "4005b823" not in text(listing)
 
 
 def test_reconstruct_by_time_range_and_by_session(memory: Path) -> None:
@@ -50,8 +46,8 @@ def test_reconstruct_by_time_range_and_by_session(memory: Path) -> None:
         ("reconstruct", {"project": "acme-shop", "from": "2026-11-03", "to": "2026-11-04"}),
         ("reconstruct", {"project": "/home/dev/acme-shop", "session_id": "2a2ee33e"}),
     )
-    assert [s["session_id"] for s in ranged.structured_content["sessions"]] == ["7a378dd6-f9b6-52f1-ad8d-dd8aa785f035"]
-    assert [s["session_id"] for s in one.structured_content["sessions"]] == ["2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec"]
+    assert "7a378dd6" in text(ranged) and "2a2ee33e" not in text(ranged) and "4005b823" not in text(ranged)
+    assert "2a2ee33e" in text(one) and "7a378dd6" not in text(one)
     assert "Safari" in text(one)
 
 
@@ -60,7 +56,7 @@ def test_previous_session_defaults_to_the_servers_claude_code_session(
 ) -> None:
     monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "7a378dd6-f9b6-52f1-ad8d-dd8aa785f035")
     (result,) = call_all(("reconstruct", {"project": "acme-shop", "previous_session": True}))
-    assert [s["session_id"] for s in result.structured_content["sessions"]] == ["2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec"]
+    assert "2a2ee33e" in text(result) and "7a378dd6" not in text(result)
 
 
 def test_answers_stay_within_the_token_budget(memory: Path) -> None:
@@ -71,15 +67,14 @@ def test_answers_stay_within_the_token_budget(memory: Path) -> None:
     )
     for result in results:
         assert not result.is_error, text(result)
-        assert 0 < result.structured_content["tokens"] <= 1000
-        assert len(text(result)) / 3.5 <= 1000 * 1.2  # headers on top of the chunks' budget
-    assert results[1].structured_content["truncated"] is True
+        assert 0 < len(text(result)) / 3.5 <= 1000 * 1.2  # headers on top of the chunks' budget
+    assert "page=2" in text(results[1])  # what did not fit is a page away
 
 
 def test_search_filters_by_agent(memory: Path) -> None:
     (result,) = call_all(("search", {"query": "billing date timezone", "agent": "Explore"}))
-    hits = result.structured_content["hits"]
-    assert hits and {h["agent"] for h in hits} == {"Explore"}
+    hits = hit_headers(text(result))
+    assert hits and {h["Agent"] for h in hits} == {"Explore"}
 
 
 def test_a_store_error_reaches_the_model_as_a_tool_error(memory: Path) -> None:
@@ -108,9 +103,9 @@ def test_with_real_vectors_search_runs_hybrid_and_forget_matches_by_meaning(
             {"project": "acme-shop", "query": "Redis connection string for the limiter", "threshold": 0.3},
         ),
     )
-    assert search.structured_content["mode"] == "hybrid"
-    assert "Safari" in search.structured_content["hits"][0]["preview"]
-    assert forget.structured_content["count"] >= 1 and forget.structured_content["dry_run"] is True
+    assert "hybrid" in text(search).splitlines()[0]
+    assert "Safari" in text(search).split("\n\n---\n\n")[0]
+    assert text(forget).startswith("Dry run: ")
     assert "REDIS_URL" in text(forget) or "rate limiting" in text(forget)
 
 
@@ -126,14 +121,12 @@ def test_search_narrows_to_one_coding_agent_and_stats_count_each(memory: Path, a
         ("search", {"query": "readme file test", "source": "gemini", "limit": 50}),
         ("stats", {}),
     )
-    assert len({h["source"] for h in both.structured_content["hits"]}) > 1
-    assert codex.structured_content["hits"] and {h["source"] for h in codex.structured_content["hits"]} == {"codex"}
-    assert gemini.structured_content["hits"]
-    assert {h["source"] for h in gemini.structured_content["hits"]} == {"gemini"}
-    assert "Source: gemini" in text(gemini)
-    sources = stats.structured_content["sources"]
-    assert sources["codex"] == {"sessions": 11, "chunks": 243} and sources["gemini"] == {"sessions": 11, "chunks": 21}
-    assert sources["claude-code"]["sessions"] > 0
+    assert len({h["Source"] for h in hit_headers(text(both))}) > 1
+    codex_hits, gemini_hits = hit_headers(text(codex)), hit_headers(text(gemini))
+    assert codex_hits and {h["Source"] for h in codex_hits} == {"codex"}
+    assert gemini_hits and {h["Source"] for h in gemini_hits} == {"gemini"}
+    assert "  - codex: 11 sessions, 243 chunks\n  - gemini: 11 sessions, 21 chunks" in text(stats)
+    assert "  - claude-code: " in text(stats)
 
 
 def test_forget_with_no_filter_previews_a_whole_project_and_deletes_only_the_previewed_count(memory: Path) -> None:
@@ -144,17 +137,13 @@ def test_forget_with_no_filter_previews_a_whole_project_and_deletes_only_the_pre
         ("forget", {**project, "dry_run": False, "expected_count": 6}),
         ("list-projects", {}),
     )
-    content = preview.structured_content
-    assert content["whole_project"] is True and content["count"] == 6 and content["deleted"] == 0
-    assert [s["title"][:24] for s in content["preview_sessions"]] == [
-        "Let's add rate limiting ",
-        "The invoice test `test_i",
-        "After logging in, users ",
-    ]
-    assert "expected_count=6" in text(preview) and "the whole project" in text(preview)
+    titles = [line.split("): ", 1)[1][:24] for line in text(preview).splitlines() if line.startswith("  - ")]
+    assert text(preview).startswith("Dry run: 6 chunks in 3 sessions would be deleted from the whole project")
+    assert titles == ["Let's add rate limiting ", "The invoice test `test_i", "After logging in, users "]
+    assert "expected_count=6" in text(preview)
     assert refused.is_error and "needs expected_count" in text(refused)
-    assert deleted.structured_content["deleted"] == 6
-    assert "acme-shop" not in {p["name"] for p in projects.structured_content["projects"]}
+    assert text(deleted).startswith("Deleted 6 chunks")
+    assert "acme-shop" not in text(projects)
 
 
 def test_a_whole_project_preview_counts_a_one_chunk_session_as_1_chunk(tmp_path: Path) -> None:
@@ -172,13 +161,16 @@ def test_a_whole_project_preview_counts_a_one_chunk_session_as_1_chunk(tmp_path:
 def test_list_projects_reads_as_english_with_one_date_for_a_single_day(memory: Path) -> None:
     """An agent reads '1 session, 2026-11-03', not '1 sessions, 2026-11-03 – 2026-11-03'."""
     (listing,) = call_all(("list-projects", {}))
+    from causantic.facade import Memory
+
+    with Memory() as memory:
+        projects = memory.projects()
     lines = text(listing).splitlines()[1:]
-    projects = listing.structured_content["projects"]
-    assert len(lines) == len(projects) and any(p["sessions"] == 1 for p in projects)
+    assert len(lines) == len(projects) and any(p.sessions == 1 for p in projects)
     for line, project in zip(lines, projects, strict=True):
-        sessions = project["sessions"]
+        sessions = project.sessions
         assert f", {sessions} session{'' if sessions == 1 else 's'}, " in line
-        first, last = project["first_seen"][:10], project["last_seen"][:10]
+        first, last = project.first_seen[:10], project.last_seen[:10]
         assert (f", {first}) " in line) if first == last else (f", {first} – {last}) " in line)
 
 
@@ -197,13 +189,70 @@ def test_bad_arguments_are_named_in_one_line_without_pydantics_report(memory: Pa
 
 def test_a_forget_that_matches_nothing_says_so_in_words(memory: Path) -> None:
     (preview,) = call_all(("forget", {"project": "acme-shop", "before": "2000-01-01T00:00:00"}))
-    assert preview.structured_content["count"] == 0
     assert text(preview) == "Nothing in 'acme-shop' matches: nothing would be deleted."
 
 
 def test_an_unknown_project_names_the_known_ones_and_the_tool_that_lists_them(memory: Path) -> None:
     """It told the model to 'Run `causantic list-projects`', a command line it may not have."""
     listing, unknown = call_all(("list-projects", {}), ("search", {"query": "redirect", "project": "no-such-app"}))
-    names = [p["name"] for p in listing.structured_content["projects"]]
+    names = [line[2:].split(" (")[0] for line in text(listing).splitlines()[1:]]
     assert unknown.is_error and "`causantic" not in text(unknown)
     assert text(unknown).endswith(f"(known: {', '.join(names[:10])}; list-projects shows each with its path).")
+
+
+def test_a_folder_inside_a_project_names_it_even_when_it_is_not_on_this_machine(memory: Path) -> None:
+    """An agent passes its cwd; the project's folder held no git checkout here, so a subfolder was
+    'No project named …' (only the folder itself, or a git checkout's subfolder, named it)."""
+    search, sessions = call_all(
+        ("search", {"query": "Safari redirect loop", "project": "/home/dev/acme-shop/src/auth"}),
+        ("list-sessions", {"project": "/home/dev/acme-shop/src/auth/"}),
+    )
+    assert not search.is_error, text(search)
+    assert {h["Project"] for h in hit_headers(text(search))} == {"acme-shop"}
+    assert text(sessions).startswith("Sessions of acme-shop (3 of 3, newest first)")
+
+
+def test_a_new_project_under_home_is_not_taken_for_sessions_run_in_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sessions started in the home folder make a project of it; a cwd in a new project below home
+    has no memory yet, and must not get home's sessions as its own."""
+    from causantic.ingest.service import ingest_paths
+    from causantic.services import open_services
+
+    monkeypatch.setenv("HOME", "/home/dana")
+    transcript = write_session(
+        tmp_path, "/home/dana", "5e55a0aa-0000-4000-8000-000000000002", [("tidy the dotfiles", "done")]
+    )
+    with open_services() as services:
+        ingest_paths(services, [transcript], embed=False, workers=1)
+    home, below = call_all(
+        ("search", {"query": "dotfiles", "project": "/home/dana"}),
+        ("search", {"query": "dotfiles", "project": "/home/dana/src/newapp"}),
+    )
+    assert hit_headers(text(home))
+    assert below.is_error and "No project named '/home/dana/src/newapp'" in text(below)
+
+
+def test_a_time_range_with_no_session_says_when_the_newest_one_was(memory: Path) -> None:
+    """An agent asked for last week of a project idle for a month read only "No session data found
+    for project 'acme-shop' in the requested range" (list-sessions: "No sessions found …"), and had
+    to guess how far back to look."""
+    for tool, arguments in [
+        ("reconstruct", {"project": "acme-shop", "from": "2030-01-01"}),
+        ("reconstruct", {"project": "acme-shop", "from": "2030-01-01", "full": True}),
+    ]:
+        (result,) = call_all((tool, arguments))
+        assert text(result) == (
+            "No session of 'acme-shop' in the requested range; its newest session started 2026-11-04 10:30 UTC."
+        )
+    (listed,) = call_all(("list-sessions", {"project": "acme-shop", "from": "2030-01-01"}))
+    assert text(listed) == "No session of 'acme-shop' in that range; its newest session started 2026-11-04 10:30 UTC."
+
+
+def test_reconstruct_refuses_days_back_beside_a_start_as_search_and_list_sessions_do(memory: Path) -> None:
+    """reconstruct kept the start and dropped days_back without a word."""
+    both = {"project": "acme-shop", "days_back": 3, "from": "2026-11-01"}
+    results = call_all(("reconstruct", both), ("list-sessions", both), ("search", {"query": "redis", **both}))
+    for result in results:
+        assert result.is_error and "Give either days back or a start time, not both." in text(result)

@@ -99,7 +99,7 @@ def test_todo_list_acknowledgements_are_left_out_of_a_session_read(
     # sentences of harness boilerplate, which buried the turn's words in the session text.
     monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
     assert CliRunner().invoke(cli, ["ingest", str(corpus_dir / TODO_SESSION), "--no-embed"]).exit_code == 0
-    shown = CliRunner().invoke(cli, ["reconstruct", "ai-music", "--session", "d3ad4cdc"])
+    shown = CliRunner().invoke(cli, ["reconstruct", "ai-music", "--session", "d3ad4cdc", "--max-tokens", "20000"])
     assert shown.exit_code == 0 and TODO_ACK not in shown.stdout
     assert shown.stdout.count("[Tool:TodoWrite] ") == 13  # the updates themselves are all still there
     # each as the list's words, several items to a line, not its JSON (keys, ids, priorities)

@@ -76,8 +76,7 @@ def test_the_mcp_search_tool_says_the_same(home: Path) -> None:
 
     mixed, weak = anyio.run(ask)
     _check_text(mixed.content[0].text)
-    assert mixed.structured_content["weak"] == 2
-    assert weak.content[0].text.startswith(ALL_WEAK) and weak.structured_content["weak"] == 2
+    assert weak.content[0].text.startswith(ALL_WEAK) and ALL_WEAK_TAIL in weak.content[0].text.splitlines()[0]
 
 
 def test_a_hit_reading_10_percent_is_never_called_under_10_percent() -> None:

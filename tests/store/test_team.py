@@ -181,11 +181,12 @@ def test_search_by_user_keeps_only_that_members_chunks(
     if user == "nobody":  # an agent narrows the same way through MCP (the tool used to drop the argument)
         for name, value in env.items():
             monkeypatch.setenv(name, value)
-        assert _mcp_search({"query": "redirect", "user": user, "mode": "keyword"})["hits"] == []
+        answer = _mcp_search({"query": "redirect", "user": user, "mode": "keyword"})
+        assert "[Project: " not in answer and unknown in answer
 
 
 def _mcp_search(arguments: dict[str, Any]) -> Any:
-    """The MCP search tool's structured answer, from an in-process server (the SDK's in-memory client)."""
+    """The MCP search tool's answer (its text), from an in-process server (the SDK's in-memory client)."""
     from mcp import Client
 
     from causantic.mcp.server import build_server
@@ -194,7 +195,7 @@ def _mcp_search(arguments: dict[str, Any]) -> Any:
         async with Client(build_server(warm=False), mode="legacy") as client:
             result = await client.call_tool("search", arguments)
             assert not result.is_error, result.content
-            return result.structured_content
+            return result.content[0].text
 
     return anyio.run(run)
 

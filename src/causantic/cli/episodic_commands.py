@@ -83,7 +83,7 @@ def _episodic(
     if as_json:
         from causantic.retrieval.output import episodic_out  # pydantic: only for JSON
 
-        emit_json(episodic_out(text.strip(), answer, content=True))
+        emit_json(episodic_out(text.strip(), answer))
     else:
         _print_episodes(answer)
 
@@ -181,7 +181,7 @@ def reconstruct_command(
     if as_json:
         from causantic.retrieval.output import reconstruction_out  # pydantic: only for JSON
 
-        emit_json(reconstruction_out(result, content=True))
+        emit_json(reconstruction_out(result))
         return
     from rich.text import Text
 

@@ -152,7 +152,9 @@ def list_sessions_command(
         return
     sessions = listing.sessions
     if not sessions:
-        within = " in that time range (drop --from/--to/--days-back to list them all)"
+        from causantic.retrieval.listing import newest_note
+
+        within = f" in that time range{newest_note(listing.newest)} (drop --from/--to/--days-back to list them all)"
         click.echo(f"No sessions found for project {listing.project!r}{within if since or until or days_back else ''}.")
         return
     table(

@@ -69,7 +69,7 @@ def search_command(
     if as_json:
         from causantic.retrieval.output import search_out  # pydantic: only for JSON
 
-        emit_json(search_out(query.strip(), result, content=True))
+        emit_json(search_out(query.strip(), result))
         return
     if result.nothing_relevant:
         click.echo(nothing_relevant(result.notes))

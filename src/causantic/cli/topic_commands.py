@@ -11,7 +11,7 @@ from causantic.cli.output import STORE_LABELS, console, domain_errors, emit_json
 from causantic.facade import Memory
 from causantic.retrieval.format import counted, when
 from causantic.retrieval.listing import TopicCoverage, in_no_topic_line, no_topics_line
-from causantic.retrieval.output import ClusterOut, topics_out
+from causantic.retrieval.output import cluster_out, topics_out
 
 if TYPE_CHECKING:
     from causantic.ingest.topics import ClusterReport
@@ -32,7 +32,7 @@ def cluster_command(as_json: bool) -> None:
             with console.status("Clustering…") as status:
                 report = memory.recluster(on_progress=lambda msg: status.update(msg.capitalize() + "…"))
     if as_json:
-        emit_json(ClusterOut.model_validate(report, from_attributes=True))
+        emit_json(cluster_out(report))
         return
     _say(_clustered(report, smallest))
 

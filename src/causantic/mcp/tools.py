@@ -1,9 +1,15 @@
-"""The MCP tools: each parses typed arguments, calls one ``Memory`` method, renders text plus structured data.
+"""The MCP tools: each parses typed arguments, calls one ``Memory`` method and answers in text.
 
 The docstring of each tool is its description, written so the model picks the right one: temporal
 questions go to ``reconstruct``, "how / why did we…" to ``recall``, discovery to ``search``, "what
 comes next" to ``predict``. Bad arguments and domain failures raise (the client gets
 ``isError`` with the message); nothing returns an error string.
+
+Answers are text only, with no ``structuredContent`` and no output schema: Claude Code and Codex
+hand the model ``structuredContent`` in place of the text whenever a result has it
+(anthropics/claude-code#79944, openai/codex#38287), so the model would read chunk previews cut at
+160 characters instead of the chunks and the stories the text tells within their budget. Scripts
+get the same answers' JSON shapes from the CLI's ``--json`` (``causantic.retrieval.output``).
 """
 
 from __future__ import annotations
@@ -16,28 +22,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from causantic.facade import Memory
 from causantic.mcp.app import AppContext
 from causantic.retrieval import options
-from causantic.retrieval.forget import chunks_forgotten, nothing_to_forget, others_note, space_note
+from causantic.retrieval.forget import chunks_forgotten, nothing_to_forget, others_note, preview_line, space_note
 from causantic.retrieval.format import counted, day_span, span
-from causantic.retrieval.output import (
-    EpisodicOut,
-    ForgetOut,
-    HookStatusOut,
-    ProjectsOut,
-    ReconstructOutput,
-    SearchOut,
-    SessionsOut,
-    StatsOut,
-    forget_out,
-    projects_out,
-    reconstruction_out,
-    sessions_out,
-    status_out,
-)
+from causantic.retrieval.listing import newest_note
+from causantic.retrieval.output import status_out
 from causantic.runs import PROMPT_HOOK, read_status
 from causantic.wording import ago
 
@@ -103,20 +96,18 @@ def search(
             description=("hybrid (default) fuses meaning and exact words; keyword for identifiers and error strings.")
         ),
     ] = None,
-) -> Annotated[CallToolResult, SearchOut]:
+) -> CallToolResult:
     """Find past context by meaning and exact words across stored sessions (Claude Code, Codex, Gemini).
 
     Use for discovery, when you do not know where or when something happened: "have we dealt with
-    flaky CI before?", "anything about the rate limiter?", "where did we touch the billing webhook?".
-    Returns the best-matching chunks, most relevant first, each with project, session, date and a
-    relevance: the estimated chance that the hit is what you are after (a right hit usually reads
-    5-60%, an off-topic one below 1%); hits under 10% are marked "weakly related", and it says
-    plainly when nothing in memory is relevant. For how/why
-    something was done use recall; for what happened at a time (yesterday, last
-    session) use reconstruct; for what usually comes next use predict.
+    flaky CI before?", "where did we touch the billing webhook?". Returns the best-matching chunks,
+    most relevant first, each headed by project, session, date and relevance: the chance that it is
+    what you are after (a right hit usually reads 5-60%, an off-topic one under 1%; under 10% is
+    marked "weakly related"). Says plainly when nothing in memory is relevant. For how/why something
+    was done use recall; for what happened when (yesterday, the last session) reconstruct; for what
+    usually comes next predict.
     """
     from causantic.retrieval.format import render_search
-    from causantic.retrieval.output import search_out
 
     result = _app(ctx).call(
         "search",
@@ -134,7 +125,7 @@ def search(
             mode=mode,
         ),
     )
-    return _result(render_search(result), search_out(query.strip(), result))
+    return _result(render_search(result))
 
 
 def recall(
@@ -146,7 +137,7 @@ def recall(
     project: OptionalProject = None,
     agent: Agent = None,
     max_tokens: MaxTokens = None,
-) -> Annotated[CallToolResult, EpisodicOut]:
+) -> CallToolResult:
     """Tell the story behind something, in order: how and why it was done, and what led up to it.
 
     Use for "how did we fix X?", "why did we choose Y?", "what led to Z?", "how did we set up …?".
@@ -164,7 +155,7 @@ def predict(
     project: OptionalProject = None,
     agent: Agent = None,
     max_tokens: MaxTokens = None,
-) -> Annotated[CallToolResult, EpisodicOut]:
+) -> CallToolResult:
     """What came next after work like the current one: the turns that followed the best matches.
 
     Use when planning the next step: "what usually follows a schema migration here?", "what did we
@@ -206,7 +197,7 @@ def reconstruct(
     ] = True,
     agent: Agent = None,
     max_tokens: MaxTokens = None,
-) -> Annotated[CallToolResult, ReconstructOutput]:
+) -> CallToolResult:
     """A project's sessions in time order: one line each (date, agents, title, size), or their text.
 
     Use for temporal questions: "what did we do yesterday / last week?" (days_back), "where did I leave off?"
@@ -236,28 +227,27 @@ def reconstruct(
             limit=limit,
         ),
     )
-    output = reconstruction_out(result)
-    return _result(render_reconstruction(result, page_hint="page={page}"), output)
+    return _result(render_reconstruction(result, page_hint="page={page}"))
 
 
 # ---- what memory holds -----------------------------------------------------------------------
 
 
-def list_projects(ctx: Context) -> Annotated[CallToolResult, ProjectsOut]:
+def list_projects(ctx: Context) -> CallToolResult:
     """List the projects in memory with chunk and session counts and the dates they cover.
 
     Use to find the name to pass as project, or to see what memory knows about.
     """
-    output = projects_out(_app(ctx).call("list-projects", lambda m: m.projects()))
-    if not output.projects:
+    projects = _app(ctx).call("list-projects", lambda m: m.projects())
+    if not projects:
         text = "No projects in memory yet (run `causantic batch-ingest`)."
     else:
         text = "Projects in memory:\n" + "\n".join(
             f"- {p.name} ({counted(p.chunks, 'chunk')}, {counted(p.sessions, 'session')}, "
             f"{day_span(p.first_seen, p.last_seen)}) {p.path}"
-            for p in output.projects
+            for p in projects
         )
-    return _result(text, output)
+    return _result(text)
 
 
 def list_sessions(
@@ -270,7 +260,7 @@ def list_sessions(
         int,
         Field(ge=options.SESSIONS_LIMIT.low, le=options.SESSIONS_LIMIT.high, description=options.SESSIONS_LIMIT.help),
     ] = options.SESSIONS_LISTED,
-) -> Annotated[CallToolResult, SessionsOut]:
+) -> CallToolResult:
     """List a project's sessions, newest first, with their time span, size and title (first prompt).
 
     Use to pick a session for reconstruct, or to see when work happened.
@@ -280,7 +270,7 @@ def list_sessions(
     )
     sessions, total = listing.sessions, listing.total
     if not sessions:
-        text = f"No sessions found for project {listing.project!r} in that range."
+        text = f"No session of {listing.project!r} in that range{newest_note(listing.newest)}."
     else:
         lines = [
             f"- {x.session_id} ({x.source}, {span(x.started_at or '', x.ended_at or '')}, "
@@ -290,10 +280,10 @@ def list_sessions(
         text = f"Sessions of {listing.project} ({len(sessions)} of {total}, newest first):\n" + "\n".join(lines)
         if total > len(sessions):
             text += f"\n(showing {len(sessions)} of {total} sessions; use from/to or limit to see others)"
-    return _result(text, sessions_out(listing))
+    return _result(text)
 
 
-def stats(ctx: Context) -> Annotated[CallToolResult, StatsOut]:
+def stats(ctx: Context) -> CallToolResult:
     """Memory statistics: chunks, vectors, edges by type, sessions, projects, agents, clusters."""
     output = _app(ctx).call("stats", lambda m: m.stats())
     vectors = output.vectors if output.vectors is not None else f"unavailable ({output.vector_error})"
@@ -304,29 +294,37 @@ def stats(ctx: Context) -> Annotated[CallToolResult, StatsOut]:
         f"- Chunks: {output.chunks}",
         f"- Vectors: {vectors}",
         f"- Edges: {output.edges.total}" + "".join(f"\n  - {k}: {v}" for k, v in sorted(output.edges.by_type.items())),
-        f"- Sessions: {output.sessions}",
+        f"- Sessions: {output.sessions}"
+        + "".join(
+            f"\n  - {k}: {counted(v.sessions, 'session')}, {counted(v.chunks, 'chunk')}"
+            for k, v in output.sources.items()
+            if v.sessions  # an agent never ingested is no news
+        ),
         f"- Projects: {output.projects}",
         f"- Agents besides main: {output.agents}",
-        "- Sessions by source: "
-        + ", ".join(f"{k} {v.sessions} ({v.chunks} chunks)" for k, v in output.sources.items()),
         f"- Clusters: {output.clusters}",
         f"- Keyword index: {output.keyword_index}",
     ]
     if output.team_unreachable:
         lines[2:2] = [f"Team memory unreachable, local memory's figures only: {output.team_unreachable}", ""]
+    if n := output.chunks_without_vectors:
+        lines.append(f"- Not yet embedded: {counted(n, 'chunk')} (keyword search finds them; vector search not yet)")
+    lines += [f"- {run.summary}" for run in output.ingests_running]  # the figures may change under it
     if output.projects_detail:
         lines += ["", "Projects:"] + [
             f"- {p.name}: {counted(p.chunks, 'chunk')} ({day_span(p.first_seen, p.last_seen)})"
             for p in output.projects_detail
         ]
-    return _result("\n".join(lines), output)
+    return _result("\n".join(lines))
 
 
 def forget(
     ctx: Context,
     project: Project,
-    before: Annotated[datetime | None, Field(description="Chunks before this time (ISO 8601).")] = None,
-    after: Annotated[datetime | None, Field(description="Chunks at or after this time (ISO 8601).")] = None,
+    before: Annotated[
+        datetime | None, Field(description="Chunks before this time, e.g. 2026-03-01; UTC when no offset.")
+    ] = None,
+    after: Annotated[datetime | None, Field(description="Chunks at or after this time; UTC when no offset.")] = None,
     # No min_length here: forget itself refuses a prefix too short to name one session, in its own words.
     session_id: Annotated[
         str | None, Field(description=f"A session id or id prefix (at least {options.SESSION_ID_MIN} characters).")
@@ -364,7 +362,7 @@ def forget(
             ),
         ),
     ] = None,
-) -> Annotated[CallToolResult, ForgetOut]:
+) -> CallToolResult:
     """Delete chosen memories of one project, or the whole project; by default only previews what would go.
 
     Use only when the user asks to forget something (a leaked secret, a wrong approach, an old
@@ -394,10 +392,9 @@ def forget(
             expected=expected_count,
         ),
     )
-    output = forget_out(result)
     lines = [
-        f'  {i}. {_percent(p.similarity)}"{p.first_line[:80]}" ({_day(p.date)})'
-        for i, p in enumerate(output.preview, start=1)
+        f'  {i}. {_percent(similarity)}"{preview_line(chunk, 80)}" ({_day(chunk.start_time)})'
+        for i, (chunk, similarity) in enumerate(result.preview, start=1)
     ]
     if result.whole_project:  # a project is best recognised by its sessions
         lines = [
@@ -421,10 +418,10 @@ def forget(
             + (f" {note}" if (note := space_note(result)) else "")
             + ("\n" + "\n".join(lines[:3]) if lines else "")
         )
-    return _result(text, output)
+    return _result(text)
 
 
-def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOut]:
+def hook_status(ctx: Context) -> CallToolResult:
     """When each Causantic hook (session-start, pre-compact, session-end, user-prompt-submit) last ran, and how
     it went; for user-prompt-submit, on each recent prompt, whether memory was added, why, and which past
     moments with their scores.
@@ -434,10 +431,9 @@ def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOut]:
     from causantic.retrieval.prompt_report import PROMPTS_HEADING, added_text, explain_prompt, recent_prompts
 
     status = read_status()
-    output = status_out(status)
-    runs = output.hooks
+    runs = status_out(status).hooks
     if not runs:
-        return _result("Hook Status: (no hooks have run yet)", output)
+        return _result("Hook Status: (no hooks have run yet)")
     now = datetime.now(UTC)
     lines = ["Hook Status:"]
     for name, run in runs.items():
@@ -452,7 +448,7 @@ def hook_status(ctx: Context) -> Annotated[CallToolResult, HookStatusOut]:
     if prompts:
         lines += ["", PROMPTS_HEADING]
     lines += ["  " * min(shown.level, 1) + shown.text for run in prompts for shown in explain_prompt(run)]
-    return _result("\n".join(lines), output)
+    return _result("\n".join(lines))
 
 
 TOOLS: Sequence[tuple[Callable[..., Any], str, ToolAnnotations]] = (
@@ -484,20 +480,17 @@ def _episodic(
     ctx: Context, tool: str, text: str, project: str | None, agent: str | None, max_tokens: int | None
 ) -> CallToolResult:
     from causantic.retrieval.format import render_episodes
-    from causantic.retrieval.output import episodic_out
 
     def answer(m: Memory) -> EpisodeAnswer:
         ask = m.recall if tool == "recall" else m.predict
         return ask(text, project=project, agent=agent, max_tokens=max_tokens)
 
     result = _app(ctx).call(tool, answer)
-    return _result(render_episodes(result), episodic_out(text.strip(), result))
+    return _result(render_episodes(result))
 
 
-def _result(text: str, output: BaseModel) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=output.model_dump(mode="json")
-    )
+def _result(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)])
 
 
 def _day(iso_text: str | None) -> str:

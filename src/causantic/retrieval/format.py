@@ -5,7 +5,7 @@ A chunk's text is shown through :func:`shown_content`, which folds a run of call
 and shown in full it buries the words around it. A result that only acknowledges its call (TodoWrite's
 "Todos have been modified successfully. Ensure that you continue to use the todo list…") is left
 out: the call line says what was done. This is only how a person or an agent reads a result;
-``--json`` and the MCP structured content carry the stored text unchanged. Every interface (CLI,
+``--json`` carries the stored text unchanged. Every interface (CLI,
 MCP text, dashboard) shows chunk text through this one function; a recall or predict answer through
 :func:`told_content`, which also cuts each tool result to what the story needs.
 """

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ntpath
+import os
+import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -54,6 +57,15 @@ class SessionList:
     project_path: str  # what names it uniquely (two projects may share a name)
     sessions: tuple[SessionSummary, ...]
     total: int
+    newest: SessionSummary | None = None  # a range that held no session: the project's newest one
+
+
+def newest_note(newest: SessionSummary | None) -> str:
+    """'; its newest session started 2025-07-20 18:30 UTC', or nothing: what a time range that holds
+    no session adds, so an agent's "last week" of a project idle for months knows where to look."""
+    from causantic.retrieval.format import when_utc
+
+    return f"; its newest session started {when_utc(newest.started_at)}" if newest else ""
 
 
 def list_projects(store: MemoryStoreProtocol) -> list[ProjectSummary]:
@@ -74,9 +86,10 @@ def resolve_project(store: MemoryStoreProtocol, name: str, *, emptied: bool = Fa
     if not matches:
         from causantic.transcripts.projects import canonical_project_path
 
-        project = store.project_by_path(canonical_project_path(name))
-        if project is not None and (emptied or store.holds_chunks(project.id)):
-            return project
+        for path in _folder_and_parents(canonical_project_path(name)):
+            project = store.project_by_path(path)
+            if project is not None and (emptied or store.holds_chunks(project.id)):
+                return project
         # Words for the command line and for an agent alike (it calls the list-projects tool, not the CLI).
         known = [p.name for p in list_projects(store)]
         if not known:
@@ -90,6 +103,18 @@ def resolve_project(store: MemoryStoreProtocol, name: str, *, emptied: bool = Fa
         names = ", ".join(f"{p.name} ({p.path})" for p in matches)
         raise ProjectNotFound(f"{name!r} matches several projects: {names}. Pass the full name or path.")
     return matches[0]
+
+
+def _folder_and_parents(path: str) -> list[str]:
+    """``path``, then each folder above it that could be a project: a cwd inside a project that is
+    no git checkout (or not on this machine, or an agent's guess) still names it. The home folder
+    and the root stop the walk, so a new project under home is not taken for home's own sessions."""
+    paths = ntpath if ntpath.splitdrive(path)[0] else posixpath
+    stops = {"", os.path.expanduser("~")}
+    found = [path]
+    while (parent := paths.dirname(found[-1])) not in stops and parent != found[-1] and paths.dirname(parent) != parent:
+        found.append(parent)
+    return found
 
 
 def list_sessions(

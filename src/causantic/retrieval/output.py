@@ -1,11 +1,9 @@
-"""One JSON shape per answer of the ``Memory`` facade, shared by ``--json`` and the MCP tools'
-structured output: search, recall/predict, reconstruct, projects, sessions, topics, stats, forget,
-embedding and clustering runs.
+"""One JSON shape per answer of the ``Memory`` facade, printed by ``--json`` (the MCP tools answer in
+text): search, recall/predict, reconstruct, projects, sessions, topics, stats, forget, embedding and
+clustering runs.
 
-Frozen pydantic models (so the MCP server publishes them as output schemas, and a script can
-validate ``causantic … --json`` against them) built from the retrieval results. A chunk carries a
-short ``preview``; ``content`` (the whole text) is filled where the caller wants it (the CLI's
-``--json``), and left out where the text is already sent beside it (MCP).
+Frozen pydantic models (so a script can validate ``causantic … --json`` against them) built from
+the retrieval results. A chunk carries its whole stored text (``content``) and a short ``preview``.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from causantic.ingest_runs import IngestRun, running_text
 from causantic.retrieval.episodes import EpisodeAnswer
-from causantic.retrieval.forget import ForgetResult, PruneResult, preview_line
+from causantic.retrieval.forget import ForgetResult, PruneResult
 from causantic.retrieval.format import WEAK_RELEVANCE, chunks_left_out, weak_count
 from causantic.retrieval.listing import ProjectSummary, SessionList, SessionSummary, TopicCoverage, TopicSummary
 from causantic.retrieval.reconstruct import Reconstruction
@@ -25,10 +23,10 @@ from causantic.store.records import StoredChunk, iso
 
 if TYPE_CHECKING:  # the ingest pipeline is not for a search's output to load
     from causantic.ingest.pipeline import IngestReport
+    from causantic.ingest.topics import ClusterReport
     from causantic.runs import HookRun
 
 PREVIEW_CHARS = 160
-FORGET_PREVIEW_CHARS = 100
 
 
 class Out(BaseModel):
@@ -52,7 +50,7 @@ class ChunkOut(Out):
     is_hit: bool = Field(True, description="A search hit, rather than context around one (episodes).")
     tokens: int
     preview: str
-    content: str | None = None
+    content: str
 
 
 class SearchOut(Out):
@@ -118,7 +116,7 @@ class EpisodicOut(Out):
     episodes: list[EpisodeOut] = Field(description="In time order; their chunks too.")
 
 
-def chunk_out(chunk: StoredChunk, relevance: float | None, *, is_hit: bool = True, content: bool = False) -> ChunkOut:
+def chunk_out(chunk: StoredChunk, relevance: float | None, *, is_hit: bool = True) -> ChunkOut:
     return ChunkOut(
         id=chunk.id,
         project=chunk.project,
@@ -132,23 +130,23 @@ def chunk_out(chunk: StoredChunk, relevance: float | None, *, is_hit: bool = Tru
         is_hit=is_hit,
         tokens=chunk.approx_tokens,
         preview=" ".join(chunk.content.split())[:PREVIEW_CHARS],
-        content=chunk.content if content else None,
+        content=chunk.content,
     )
 
 
-def search_out(query: str, result: SearchResult, *, content: bool = False) -> SearchOut:
+def search_out(query: str, result: SearchResult) -> SearchOut:
     return SearchOut(
         query=query,
         mode=result.mode,
         tokens=result.tokens,
         notes=list(result.notes),
         nothing_relevant=result.nothing_relevant,
-        hits=[chunk_out(h.chunk, r, content=content) for h, r in zip(result.hits, result.shown_relevance, strict=True)],
+        hits=[chunk_out(h.chunk, r) for h, r in zip(result.hits, result.shown_relevance, strict=True)],
         weak=weak_count(result.shown_relevance),
     )
 
 
-def episodic_out(query: str, answer: EpisodeAnswer, *, content: bool = False) -> EpisodicOut:
+def episodic_out(query: str, answer: EpisodeAnswer) -> EpisodicOut:
     episodes = [
         EpisodeOut(
             project=e.chunks[0].chunk.project,
@@ -157,7 +155,7 @@ def episodic_out(query: str, answer: EpisodeAnswer, *, content: bool = False) ->
             end=e.chunks[-1].chunk.end_time,
             relevance=round(e.relevance, 4),
             tokens=e.tokens,
-            chunks=[chunk_out(c.chunk, c.relevance, is_hit=c.is_hit, content=content) for c in e.chunks],
+            chunks=[chunk_out(c.chunk, c.relevance, is_hit=c.is_hit) for c in e.chunks],
             left_out_before=chunks_left_out(answer, i),
         )
         for i, e in enumerate(answer.episodes)
@@ -177,7 +175,7 @@ def session_out(session: SessionSummary) -> SessionInfo:
     return SessionInfo.model_validate(session, from_attributes=True)
 
 
-def reconstruction_out(result: Reconstruction, *, content: bool = False) -> ReconstructOutput:
+def reconstruction_out(result: Reconstruction) -> ReconstructOutput:
     return ReconstructOutput(
         project=result.project,
         mode=result.mode,
@@ -190,7 +188,7 @@ def reconstruction_out(result: Reconstruction, *, content: bool = False) -> Reco
         truncated=result.truncated,
         split_sessions=list(result.split),
         sessions=[session_out(s) for s in result.sessions],
-        chunks=[chunk_out(c, None, content=content) for c in result.chunks],
+        chunks=[chunk_out(c, None) for c in result.chunks],
     )
 
 
@@ -326,11 +324,12 @@ class StatsOut(Out):
     )
 
 
-class ForgetPreview(Out):
-    id: str
-    date: str
-    similarity: float | None
-    first_line: str = Field(description="The chunk's first 100 characters, on one line.")
+class ForgetHit(ChunkOut):
+    """A chunk a forget matched: a search hit's shape, and the query's similarity."""
+
+    similarity: float | None = Field(
+        description="With a query filter: the chunk's cosine similarity to it (what threshold compares); else null."
+    )
 
 
 class ForgetOut(Out):
@@ -341,7 +340,9 @@ class ForgetOut(Out):
     preview_sessions: list[SessionInfo] = Field(description="Whole project: its newest sessions, by title.")
     count: int = Field(description="Chunks matched by the filters.")
     deleted: int
-    preview: list[ForgetPreview]
+    preview: list[ForgetHit] = Field(
+        description="The first matches (most similar first with a query), shaped as search hits."
+    )
     other_members: dict[str, int] = Field(
         default_factory=dict,
         description="Team memory: matched chunks other members ingested, by member; deleting them needs "
@@ -403,11 +404,23 @@ class EmbedOut(Out):
 
 
 class ClusterOut(Out):
-    clusters: int
-    clustered_chunks: int
-    noise_chunks: int
-    kept_identities: int
+    """A clustering run, its counts named as ``clusters --json`` names them."""
+
+    topics: int = Field(description="Topics found.")
+    chunks: int = Field(description="Embedded chunks grouped.")
+    in_no_topic: int = Field(description="Of those, the chunks in no topic (HDBSCAN's noise).")
+    kept_identities: int = Field(description="Topics that kept their id from the run before.")
     seconds: float
+
+
+def cluster_out(report: ClusterReport) -> ClusterOut:
+    return ClusterOut(
+        topics=report.clusters,
+        chunks=report.clustered_chunks + report.noise_chunks,
+        in_no_topic=report.noise_chunks,
+        kept_identities=report.kept_identities,
+        seconds=report.seconds,
+    )
 
 
 def project_out(p: ProjectSummary) -> ProjectInfo:
@@ -441,10 +454,7 @@ def forget_out(result: ForgetResult) -> ForgetOut:
         preview_sessions=[session_out(x) for x in result.session_summaries],
         count=result.count,
         deleted=result.deleted,
-        preview=[
-            ForgetPreview(id=c.id, date=c.start_time, similarity=sim, first_line=preview_line(c, FORGET_PREVIEW_CHARS))
-            for c, sim in result.preview
-        ],
+        preview=[ForgetHit(**dict(chunk_out(c, None)), similarity=sim) for c, sim in result.preview],
         other_members=dict(result.others),
         only_mine=result.only_mine,
         freed_bytes=result.freed_bytes,

@@ -2,7 +2,7 @@
 
 ``causantic hook status``, the MCP ``hook-status`` tool and the dashboard's overview read the runs
 ``causantic.runs`` keeps and show these lines; each interface only indents (and the CLI wraps)
-them. The figures behind them are in ``HookStatusOut`` (``--json``, the MCP structured content).
+them. The figures behind them are in ``HookStatusOut`` (``--json``).
 """
 
 from __future__ import annotations

@@ -10,21 +10,22 @@ Two views:
   ``keep_newest`` off, starts with the oldest); each further page reaches further from it.
 
 Which sessions or chunks: ``session_id`` (one session), ``previous_session`` (the one before
-``current_session_id``), a time range (``since``/``until`` or ``days_back``), else the whole
-project (``until`` may end it). A budget never cuts silently: the result says how many sessions
-or chunks lie beyond the page on either side, and a session split across pages is marked.
+``current_session_id``), a time range (``since``/``until``), else the whole project (``until`` may
+end it). A budget never cuts silently: the result says how many sessions or chunks lie beyond the
+page on either side, and a session split across pages is marked; a range that holds no session
+says when the project's newest one started.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass, replace
+from datetime import datetime
 
 from causantic.errors import CausanticError
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.format import counted, shown_content, span, when
-from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
+from causantic.retrieval.listing import SessionSummary, list_sessions, newest_note, resolve_project
 from causantic.retrieval.options import TIMELINE_SESSIONS
 from causantic.sources import SOURCE_NAMES
 from causantic.store.protocol import MemoryStoreProtocol
@@ -43,7 +44,6 @@ class ReconstructRequest:
     session_id: str | None = None
     since: datetime | None = None
     until: datetime | None = None
-    days_back: float | None = None
     previous_session: bool = False
     current_session_id: str | None = None
     keep_newest: bool = True
@@ -69,6 +69,7 @@ class Reconstruction:
     earlier_page: int | None = None  # the page that holds what comes just before this one
     later_page: int | None = None
     split: tuple[str, ...] = ()  # text view: sessions only partly on this page
+    newest: SessionSummary | None = None  # a range that held no session: the project's newest one
 
     @property
     def truncated(self) -> bool:
@@ -91,8 +92,6 @@ def reconstruct(store: MemoryStoreProtocol, request: ReconstructRequest, default
         )
     budget = request.max_tokens or default_budget
     since, until = request.since, request.until
-    if request.days_back and since is None:
-        since = datetime.now(UTC) - timedelta(days=request.days_back)
     session_id: str | None = None
     if request.session_id:
         mode, session_id = "session", _one_session(store, project, request.session_id)
@@ -106,8 +105,13 @@ def reconstruct(store: MemoryStoreProtocol, request: ReconstructRequest, default
     else:
         mode = "time-range" if since else "timeline"
     if session_id is None and not request.full:
-        return _timeline(store, project, mode, since, until, request, budget)
-    return _text(store, project, mode, session_id, since, until, request, budget)
+        result = _timeline(store, project, mode, since, until, request, budget)
+    else:
+        result = _text(store, project, mode, session_id, since, until, request, budget)
+    if result.sessions or result.page > 1 or mode not in ("time-range", "timeline"):
+        return result
+    _, newest, _ = list_sessions(store, project.path, limit=1)  # an agent's "last week" may be long ago
+    return replace(result, newest=newest[0] if newest else None)
 
 
 def _timeline(
@@ -303,7 +307,7 @@ def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={pag
     if not result.sessions and result.mode == "previous-session":
         return f"No session of {result.project!r} comes before the current one."
     if not result.sessions:
-        return f"No session data found for project {result.project!r} in the requested range."
+        return f"No session of {result.project!r} in the requested range{newest_note(result.newest)}."
     of = (
         f" (page {result.page} of {result.pages})"
         if result.pages and result.pages > 1
