@@ -1,0 +1,143 @@
+"""A project's timeline and a session's page as a person reads them, in headless Chromium.
+
+At 1280 px a session's time span stays in its column (it ran on under the title: '18:55 – 18:56
+UTC' over 'update the…'); at 380 px a title that is one long path wraps inside the page; a Codex
+session is labelled Codex CLI, not Claude Code; a sub-agent's text reads in ink (it was drawn in the
+colour of the page's lines, #e2e5eb on white); muted text and links reach 4.5:1 contrast.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from dashboard_support import (
+    BROWSER_HINT,
+    REPO,
+    Dashboard,
+    causantic,
+    fits_sideways,
+    open_page,
+    start_dashboard,
+    window_size,
+)
+from transcript_files import write_codex_rollout, write_session
+
+pytest.importorskip("selenium", reason=BROWSER_HINT)
+from selenium.webdriver.common.by import By  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+CWD = "/home/dev/acme/checkout"
+PROJECT = "acme/checkout"
+LONG_PATH = "/Users/dev/Documents/github/checkout-worktrees/feature/phase10-payment-retry-idempotency-keys/src"
+TEAM = REPO / "tests" / "teams" / "fixtures" / "docs_team"  # a lead, two teammates, one of them twice
+TEAM_SESSION = "d0c5d0c5-0000-4000-8000-000000000001"
+
+# Every text's contrast with what is behind it (WCAG: 4.5:1, or 3:1 for large text), worst first.
+LOW_CONTRAST = """
+function lum(c) { const [r, g, b] = c.match(/[\\d.]+/g).slice(0, 3).map(v => { v /= 255;
+  return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b; }
+function behind(el) { for (let n = el; n; n = n.parentElement) { const c = getComputedStyle(n).backgroundColor;
+  const v = c.match(/[\\d.]+/g).map(Number); if (v.length < 4 || v[3] > 0.5) return c; } return "rgb(255, 255, 255)"; }
+const low = [];
+for (const el of document.querySelectorAll("body *")) {
+  if (![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()) || el.closest("svg")) continue;
+  const st = getComputedStyle(el), a = lum(st.color), b = lum(behind(el));
+  const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05), size = parseFloat(st.fontSize);
+  const large = size >= 24 || (size >= 18.66 && parseInt(st.fontWeight) >= 700);
+  const what = `${el.tagName}.${el.className}: ${el.textContent.trim().slice(0, 40)}`;
+  if (ratio < (large ? 3 : 4.5)) low.push(`${ratio.toFixed(2)} ${what}`);
+}
+return low.sort();
+"""
+
+
+@pytest.fixture(scope="module")
+def checkout_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+    root = tmp_path_factory.mktemp("timeline")
+    projects = root / "projects"
+    turns = [(f"step {n} of the payment retry work", f"Done with step {n}.") for n in range(8)]
+    write_session(projects, CWD, "c0c0a000-0000-4000-8000-000000000001", turns, day=2)  # 09:00 – 09:07
+    write_session(projects, CWD, "c0c0a000-0000-4000-8000-000000000002", [(LONG_PATH, "Opened it.")], day=4)
+    # A session worked on past midnight: its span names the day it ended.
+    late = write_session(projects, CWD, "c0c0a000-0000-4000-8000-000000000003", turns[:2], day=6)
+    lines = [json.loads(line) for line in late.read_text(encoding="utf-8").splitlines()]
+    lines[-1]["timestamp"] = "2026-11-07T08:30:00.000Z"
+    late.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    codex = root / "codex"
+    write_codex_rollout(codex, CWD, "019a0000-0000-7000-8000-00000000c0de", [("add a retry test", "Added it.")])
+    home = root / "home"
+    causantic(home, "ingest", str(projects), str(codex), str(TEAM), "--no-embed")
+    dashboard = start_dashboard(home)
+    try:
+        yield dashboard
+    finally:
+        dashboard.stop()
+
+
+def _overlaps(driver: Any) -> list[str]:
+    """Each timeline entry whose time runs past its column, or into the title beside it."""
+    return driver.execute_script(
+        """return [...document.querySelectorAll("ol.timeline li.entry")].flatMap(entry => {
+             const when = entry.querySelector(".when"), what = entry.querySelector(".what");
+             const w = when.getBoundingClientRect(), t = what.getBoundingClientRect();
+             const beside = w.top < t.bottom && t.top < w.bottom && w.left < t.left;
+             return when.scrollWidth > when.clientWidth || (beside && w.right > t.left) ? [when.textContent] : [];
+           })"""
+    )
+
+
+def test_each_session_s_time_span_stays_in_its_column_beside_the_title(
+    checkout_dashboard: Dashboard, chrome: Any
+) -> None:
+    open_page(chrome, checkout_dashboard, f"/project?name={PROJECT}")
+    spans = [e.text for e in chrome.find_elements(By.CSS_SELECTOR, "ol.timeline .when")]
+    assert "09:00 – 09:07 UTC" in spans and any("2026-11-07 08:30 UTC" in s for s in spans), spans
+    assert _overlaps(chrome) == []
+    with window_size(chrome, 380, 900):
+        chrome.get(chrome.current_url)
+        fits_sideways(chrome, "the project's timeline")
+        assert _overlaps(chrome) == []
+
+
+def test_a_title_that_is_one_long_path_wraps_inside_a_phone_wide_page(
+    checkout_dashboard: Dashboard, chrome: Any
+) -> None:
+    open_page(chrome, checkout_dashboard, "/")
+    with window_size(chrome, 380, 900):
+        chrome.get(f"{checkout_dashboard.base}/project?name={PROJECT}")
+        fits_sideways(chrome, "a timeline holding a long path as a title")
+        chrome.get(f"{checkout_dashboard.base}/session/c0c0a000-0000-4000-8000-000000000002")
+        assert chrome.find_element(By.TAG_NAME, "h1").text.replace("\n", "") == LONG_PATH
+        fits_sideways(chrome, "a session titled by a long path")
+
+
+def test_a_codex_session_is_labelled_codex_cli_as_recall_names_it(checkout_dashboard: Dashboard, chrome: Any) -> None:
+    open_page(chrome, checkout_dashboard, f"/project?name={PROJECT}")
+    labels = [e.text for e in chrome.find_elements(By.CSS_SELECTOR, "ol.timeline .src")]
+    assert sorted(labels) == ["Claude Code", "Claude Code", "Claude Code", "Codex CLI"], labels
+
+
+def test_a_sub_agent_s_text_reads_in_ink_and_each_run_says_what_it_was_asked(
+    checkout_dashboard: Dashboard, chrome: Any
+) -> None:
+    open_page(chrome, checkout_dashboard, f"/session/{TEAM_SESSION}")
+    folds = chrome.find_elements(By.CSS_SELECTOR, "details.branch")
+    # ana worked in two contexts: two runs, each where it was started (the second by the lead's message).
+    summaries = [fold.find_element(By.TAG_NAME, "summary").text for fold in folds]
+    assert [s.split()[0] for s in summaries] == ["ana", "ben", "ana"], summaries
+    assert "Write docs/api.md for the export endpoint" in summaries[0]
+    assert "add the pagination example" in summaries[2]
+    for fold in folds:
+        chrome.execute_script("arguments[0].open = true", fold)
+    assert chrome.execute_script(LOW_CONTRAST) == []
+
+
+@pytest.mark.parametrize("path", ["/", f"/project?name={PROJECT}", "/search?q=payment+retry", "/forget"])
+def test_muted_text_and_links_reach_4_5_to_1_contrast(checkout_dashboard: Dashboard, chrome: Any, path: str) -> None:
+    open_page(chrome, checkout_dashboard, path)
+    assert chrome.execute_script(LOW_CONTRAST) == []
