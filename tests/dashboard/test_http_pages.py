@@ -106,9 +106,22 @@ def test_one_of_a_thing_is_not_counted_as_many(example_dashboard: Dashboard) -> 
     _, _, page = http_request(example_dashboard, "GET", f"/session/{INVOICE_SESSION}")
     assert "1 chunk — sub-agent started here" in _text(page)
     _, _, page = http_request(example_dashboard, "GET", "/search?q=REDIS_URL")
-    assert "1 relevant memory chunk ·" in _text(page)  # as the CLI counts it
+    assert "1 relevant memory chunk (" in _text(page)  # as the CLI counts it
     _, _, page = http_request(example_dashboard, "GET", "/search?kind=recall&q=REDIS_URL")
-    assert "Recall: 1 step ·" in _text(page)
+    assert "1 episode in time order (1 chunk, " in _text(page)
+
+
+@pytest.mark.parametrize("kind", ["search", "recall", "predict"])
+def test_search_recall_and_predict_say_what_they_found_in_the_cli_s_words(
+    example_dashboard: Dashboard, kind: str
+) -> None:
+    """The page's summary is the CLI's heading, word for word, its notes apart: it said '1 relevant
+    memory chunk · keyword-only · 128 tokens' and 'Recall: 1 step · 141 tokens · 1 episode: …'."""
+    heading = causantic(example_dashboard.home, kind, "REDIS_URL").splitlines()[0]
+    said = heading.removeprefix("Found ").split(" — ")[0]
+    _, _, page = http_request(example_dashboard, "GET", f"/search?kind={kind}&q=REDIS_URL")
+    (summary,) = re.findall(r'<p class="summary">(.*?)</p>', page, re.S)
+    assert _text(html.unescape(summary)).startswith(said), (summary, heading)
 
 
 def test_a_command_in_a_search_note_is_code_not_backticks(example_dashboard: Dashboard) -> None:
@@ -222,7 +235,10 @@ def test_search_counts_and_marks_weak_hits_apart_as_the_cli_does(example_dashboa
     ('search' only): the page does not call all four relevant (tests/retrieval/test_weak_hits.py: the
     CLI and MCP). Not a session another test here forgets."""
     _, _, page = http_request(example_dashboard, "GET", "/search?q=" + quote("invoice search"))
-    assert "4 memory chunks, 2 relevant and 2 weakly related (relevance under 10%) ·" in _text(page)
+    assert re.search(
+        r"4 memory chunks \([\d,]+ tokens, keyword-only\), 2 relevant and 2 weakly related \(relevance under 10%\) ·",
+        _text(page),
+    )
     hits = re.findall(r'<li class="hit( weak)?">.*?</li>', page, re.S)
     assert [bool(weak) for weak in hits] == [False, False, True, True]
     assert page.count('<span class="pill weak">weakly related</span>') == 2

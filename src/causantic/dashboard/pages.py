@@ -23,7 +23,7 @@ from causantic.facade import Memory
 from causantic.home import is_team_memory
 from causantic.retrieval import browse
 from causantic.retrieval.forget import ForgetResult, nothing_to_forget, others_note, space_note
-from causantic.retrieval.format import counted, hits_summary, reread_note
+from causantic.retrieval.format import counted, reread_note, search_summary
 from causantic.retrieval.listing import in_no_topic_line, no_topics_line
 from causantic.retrieval.options import FORGET_THRESHOLD
 from causantic.retrieval.prompt_report import PROMPTS_HEADING, added_text, explain_prompt, recent_prompts
@@ -243,15 +243,15 @@ def search(memory: Memory, derived: Derived, form: SearchForm) -> dict[str, Any]
         context["result"] = result = memory.search(
             form.q, project=project, agent=agent, user=form.member.strip() or None, since=since, until=until
         )
-        context["shown"] = shown = result.shown_relevance  # what people read: never rising down the list
-        context["summary"] = hits_summary(shown)  # the CLI's and the MCP tool's words, weak hits counted apart
+        context["shown"] = result.shown_relevance  # what people read: never rising down the list
+        context["summary"] = search_summary(result)  # the CLI's and the MCP tool's words, weak hits counted apart
     else:
         if form.since or form.until:  # recall and predict take no dates: say so rather than ignore them
             context["undated"] = f"From and To filter search only: {form.kind} looked at every date."
         if form.member.strip():  # nor members
             context["anyone"] = f"Member filters search only: {form.kind} looked at every member's memory."
         ask = memory.recall if form.kind == "recall" else memory.predict
-        context["story"] = story_of(ask(form.q, project=project, agent=agent), form.kind)
+        context["story"] = story_of(ask(form.q, project=project, agent=agent))
     return context
 
 
