@@ -280,7 +280,9 @@ def _topics(memory: Memory) -> dict[str, Any]:
     # Beside team memory each store numbers its own topics: a topic is (store, id), on the map as in the list.
     colour = {(t.store, t.id): i % MAP_COLOURS for i, t in enumerate(found)}
     # Thousands of dots: built as one string here, since a template loop over them costs more than
-    # the rest of the page. Every value is escaped; a topic's label and colour once per topic.
+    # the rest of the page. Every value is escaped; a topic's label and colour once per topic. A dot
+    # is for the mouse: out of the Tab order (a keyboard crossed 900 dots to reach the topic list),
+    # its topic reached by its label or the list.
     labels = {(t.store, t.id): t.label for t in found}
     tails: dict[tuple[str | None, int], str] = {}
 
@@ -292,7 +294,7 @@ def _topics(memory: Memory) -> dict[str, Any]:
 
     dots = Markup(
         "".join(
-            f'<a href="/session/{escape(p.session_id)}?at={chunk}#c-{chunk}" class="pt">'
+            f'<a href="/session/{escape(p.session_id)}?at={chunk}#c-{chunk}" class="pt" tabindex="-1">'
             f'<circle cx="{p.x * MAP_WIDTH:.1f}" cy="{MAP_HEIGHT - p.y * MAP_HEIGHT:.1f}" r="2.6" '
             f"{tail(p.store, p.topic_id)}"
             for p in (drawn.points if drawn else [])
