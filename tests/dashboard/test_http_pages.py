@@ -59,6 +59,18 @@ def test_an_unknown_address_gets_the_dashboards_error_page_with_its_way_back(exa
     assert "No project named 'no-such-project'" in _text(page.replace("&#39;", "'"))
 
 
+def test_a_session_opens_by_the_start_of_its_id_as_the_cli_takes_it(example_dashboard: Dashboard) -> None:
+    """Pages, search hits and the CLI show 8 characters of a session id; typed into the address, they
+    said 'No session … in memory'."""
+    _, _, whole = http_request(example_dashboard, "GET", f"/session/{SAFARI_SESSION}")
+    status, _, page = http_request(example_dashboard, "GET", f"/session/{SAFARI_SESSION[:8]}")
+    assert status == 200, _text(page)
+    assert re.search(r"<h1.*?</h1>", page, re.S).group(0) == re.search(r"<h1.*?</h1>", whole, re.S).group(0)  # type: ignore[union-attr]
+    assert SAFARI_SESSION in page
+    status, _, page = http_request(example_dashboard, "GET", "/session/2a2")  # too short to pick one
+    assert status == 404 and "No session '2a2' in memory" in html.unescape(_text(page))
+
+
 def test_search_from_and_to_on_one_day_finds_that_days_chunks(example_dashboard: Dashboard) -> None:
     # A date picker's To is inclusive: one day in both finds that day, not an error.
     status, _, page = http_request(

@@ -20,9 +20,11 @@ from causantic.retrieval.listing import (
     projects_beside,
     stats,
 )
+from causantic.retrieval.options import SESSION_ID_MIN
 from causantic.sources import SOURCE_NAMES
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
-from causantic.store.records import EdgeRecord, Project, ProjectSessions, StoredChunk
+from causantic.store.records import ChunkScope, EdgeRecord, Project, ProjectSessions, StoredChunk
+from causantic.wording import counted
 
 TITLE_MAX_CHARS = 140
 MAIN = "main"
@@ -162,10 +164,12 @@ def _agent_tree(agents: tuple[str, ...], spawns: list[tuple[str, str]]) -> tuple
 
 
 def session_view(store: MemoryStoreProtocol, session_id: str) -> SessionView:
-    """One session: its streams in order as a tree, with every edge touching it."""
+    """One session: its streams in order as a tree, with every edge touching it. ``session_id`` may
+    be the start of an id, as the CLI's ``--session`` takes it (pages and answers show 8 characters)."""
     chunks_by_id = store.get_chunks(store.session_chunk_ids(session_id))
     if not chunks_by_id:
-        raise SessionNotFound(f"No session {session_id!r} in memory (it may have been forgotten).")
+        session_id = _session_starting(store, session_id)
+        chunks_by_id = store.get_chunks(store.session_chunk_ids(session_id))
     ordered = sorted(chunks_by_id.values(), key=lambda c: (c.start_time, c.turn_index, c.part))
     by_run: dict[RunKey, list[StoredChunk]] = {}
     for chunk in ordered:
@@ -224,6 +228,22 @@ def _run_of(chunk: StoredChunk) -> RunKey:
     """The agent run a chunk belongs to: its agent's name and, for a sub-agent, its own id (the main
     agent's chunks are one run, whatever id a transcript gave them)."""
     return MAIN_RUN if chunk.agent == MAIN else (chunk.agent, chunk.agent_id)
+
+
+def _session_starting(store: MemoryStoreProtocol, prefix: str) -> str:
+    """The one session whose id starts with ``prefix``; else :class:`SessionNotFound` saying why."""
+    found: list[str] = []
+    if len(prefix) >= SESSION_ID_MIN:
+        for chunk in store.chunks_in(ChunkScope(session_prefix=prefix)):
+            if chunk.session_id not in found:
+                found.append(chunk.session_id)
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise SessionNotFound(
+            f"{prefix!r} is the start of {counted(len(found), 'session id')} ({', '.join(found)}): give more of it."
+        )
+    raise SessionNotFound(f"No session {prefix!r} in memory (it may have been forgotten).")
 
 
 def _would_cycle(run: RunKey, parent: RunKey, started_at: dict[RunKey, str], chunks: dict[str, StoredChunk]) -> bool:
