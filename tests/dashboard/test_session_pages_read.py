@@ -1,9 +1,10 @@
-"""A project's timeline and a session's page as a person reads them, in headless Chromium.
+"""A project's timeline, a session's page and the forms as a person reads them, in headless Chromium.
 
 At 1280 px a session's time span stays in its column (it ran on under the title: '18:55 – 18:56
 UTC' over 'update the…'); at 380 px a title that is one long path wraps inside the page; a Codex
 session is labelled Codex CLI, not Claude Code; a sub-agent's text reads in ink (it was drawn in the
-colour of the page's lines, #e2e5eb on white); muted text and links reach 4.5:1 contrast.
+colour of the page's lines, #e2e5eb on white); muted text and links reach 4.5:1 contrast; at 380
+px a form's fields stay inside it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ pytestmark = pytest.mark.slow
 CWD = "/home/dev/acme/checkout"
 PROJECT = "acme/checkout"
 LONG_PATH = "/Users/dev/Documents/github/checkout-worktrees/feature/phase10-payment-retry-idempotency-keys/src"
+# A project named by a long path, as real ones are: its name alone is wider than a phone.
+LONG_PROJECT = "/home/dev/customer_portal_frontend_monorepo_checkout_experience"
 TEAM = REPO / "tests" / "teams" / "fixtures" / "docs_team"  # a lead, two teammates, one of them twice
 TEAM_SESSION = "d0c5d0c5-0000-4000-8000-000000000001"
 
@@ -63,6 +66,7 @@ def checkout_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Das
     turns = [(f"step {n} of the payment retry work", f"Done with step {n}.") for n in range(8)]
     write_session(projects, CWD, "c0c0a000-0000-4000-8000-000000000001", turns, day=2)  # 09:00 – 09:07
     write_session(projects, CWD, "c0c0a000-0000-4000-8000-000000000002", [(LONG_PATH, "Opened it.")], day=4)
+    write_session(projects, LONG_PROJECT, "c0c0a000-0000-4000-8000-000000000004", turns[:1], day=3)
     # A session worked on past midnight: its span names the day it ended.
     late = write_session(projects, CWD, "c0c0a000-0000-4000-8000-000000000003", turns[:2], day=6)
     lines = [json.loads(line) for line in late.read_text(encoding="utf-8").splitlines()]
@@ -141,3 +145,24 @@ def test_a_sub_agent_s_text_reads_in_ink_and_each_run_says_what_it_was_asked(
 def test_muted_text_and_links_reach_4_5_to_1_contrast(checkout_dashboard: Dashboard, chrome: Any, path: str) -> None:
     open_page(chrome, checkout_dashboard, path)
     assert chrome.execute_script(LOW_CONTRAST) == []
+
+
+def test_at_380_px_every_field_of_a_form_lies_inside_the_form(checkout_dashboard: Dashboard, chrome: Any) -> None:
+    """The forget form's fields ran 36 px past its right edge: the column took the project list's
+    width, as wide as its longest name."""
+    open_page(chrome, checkout_dashboard, "/")
+    with window_size(chrome, 380, 900):
+        for path in ("/forget", "/search?q=payment"):
+            chrome.get(checkout_dashboard.base + path)
+            fits_sideways(chrome, path)
+            outside = chrome.execute_script(
+                """return [...document.querySelectorAll("main form")].flatMap(form => {
+                     const box = form.getBoundingClientRect();
+                     return [...form.querySelectorAll("input:not([type=hidden]), select, button")]
+                       .filter(e => { const q = e.getBoundingClientRect();
+                                      return q.left < box.left || q.right > box.right; })
+                       .map(e => `${e.name}: ${r(e)} beyond ${box.right}`);
+                     function r(e) { const q = e.getBoundingClientRect(); return `${q.left}-${q.right}`; }
+                   })"""
+            )
+            assert outside == [], (path, outside)
