@@ -9,6 +9,7 @@ hits, and the prompt hook's recent prompts worded as ``causantic hook status`` w
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 import sqlite3
@@ -162,6 +163,17 @@ def test_the_overview_says_an_ingest_is_running_while_one_does(
         assert running in _text(page)
     _, _, page = http_request(example_dashboard, "GET", "/")
     assert "Ingest running" not in page
+
+
+def test_the_overview_counts_each_coding_agent_s_sessions_and_chunks_as_stats_does(
+    example_dashboard: Dashboard,
+) -> None:
+    """`causantic stats` lists each coding agent's sessions and chunks; the overview did not say them."""
+    sources = json.loads(causantic(example_dashboard.home, "stats", "--json"))["sources"]
+    n = sources["claude-code"]
+    _, _, page = http_request(example_dashboard, "GET", "/")
+    said = f"Coding agents Claude Code: {n['sessions']:,} sessions, {n['chunks']:,} chunks Agents besides main"
+    assert said in _text(page)
 
 
 def test_the_overview_of_one_edge_kind_shows_no_empty_brackets(empty_dashboard: Dashboard) -> None:
