@@ -4,7 +4,7 @@ At 1280 px a session's time span stays in its column (it ran on under the title:
 UTC' over 'update the…'); at 380 px a title that is one long path wraps inside the page; a Codex
 session is labelled Codex CLI, not Claude Code; a sub-agent's text reads in ink (it was drawn in the
 colour of the page's lines, #e2e5eb on white); muted text and links reach 4.5:1 contrast; at 380
-px a form's fields stay inside it.
+px a form's fields stay inside it; the keyboard's place is a ring seen on the header and the page.
 """
 
 from __future__ import annotations
@@ -47,6 +47,12 @@ function lum(c) { const [r, g, b] = c.match(/[\\d.]+/g).slice(0, 3).map(v => { v
 function behind(el) { for (let n = el; n; n = n.parentElement) { const c = getComputedStyle(n).backgroundColor;
   const v = c.match(/[\\d.]+/g).map(Number); if (v.length < 4 || v[3] > 0.5) return c; } return "rgb(255, 255, 255)"; }
 const low = [];
+if (arguments[0] === "focus") {  // the ring around the focused element, against what is behind it
+  const el = document.activeElement, st = getComputedStyle(el);
+  const ratio = (x, y) => (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+  const seen = st.outlineStyle !== "none" && parseFloat(st.outlineWidth) >= 2;
+  return [el.textContent.trim() || el.name, seen, ratio(lum(st.outlineColor), lum(behind(el.parentElement)))];
+}
 for (const el of document.querySelectorAll("body *")) {
   if (![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()) || el.closest("svg")) continue;
   const st = getComputedStyle(el), a = lum(st.color), b = lum(behind(el));
@@ -166,3 +172,20 @@ def test_at_380_px_every_field_of_a_form_lies_inside_the_form(checkout_dashboard
                    })"""
             )
             assert outside == [], (path, outside)
+
+
+def test_the_keyboard_s_place_is_a_ring_seen_on_the_dark_header_and_on_the_page(
+    checkout_dashboard: Dashboard, chrome: Any
+) -> None:
+    """Chromium's own ring was 1 px of near black: 1.2:1 on the header, where Tab starts."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    open_page(chrome, checkout_dashboard, "/")
+    chrome.execute_script("document.activeElement.blur()")
+    rings = []
+    for _ in range(10):  # the brand, six page links, the quick search, then the page's own links
+        ActionChains(chrome).send_keys(Keys.TAB).perform()
+        rings.append(chrome.execute_script(LOW_CONTRAST, "focus"))
+    assert [name for name, _, _ in rings][:3] == ["◆ Causantic", "Overview", "Projects"], rings
+    assert all(seen and ratio >= 3 for _, seen, ratio in rings), rings
