@@ -13,15 +13,17 @@ import json
 import os
 import re
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
 import anyio
 import pytest
-from dashboard_support import Dashboard, _env, causantic, csrf_of, http_request
+from dashboard_support import Dashboard, _env, causantic, csrf_of, http_request, start_dashboard
 from mcp import Client
 from process_support import run_hook
+from transcript_files import write_session
 
 from causantic import ingest_runs
 from causantic.ingest_runs import IngestProgress
@@ -326,3 +328,39 @@ def test_cli_mcp_and_dashboard_list_every_recent_prompt_in_the_same_words(
     ]
     assert shown == cli
     assert section.count('href="/session/7a378dd6-f9b6-52f1-ad8d-dd8aa785f035?') == 2  # each moment links its session
+
+
+@pytest.fixture(scope="module")
+def monorepo_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+    """One project of 201 sessions (one more than a timeline page holds), another of one session."""
+    root = tmp_path_factory.mktemp("monorepo")
+    for n in range(201):
+        turn = [(f"task number {n}", f"Done with task {n}.")]
+        write_session(root / "projects", "/work/monorepo", f"dddd{n:04d}-0000-4000-8000-000000000000", turn, 1 + n % 28)
+    write_session(root / "projects", "/work/tiny", "eeee0000-0000-4000-8000-000000000000", [("hello", "Hi.")])
+    causantic(root / "home", "ingest", str(root / "projects"), "--no-embed")
+    dashboard = start_dashboard(root / "home")
+    try:
+        yield dashboard
+    finally:
+        dashboard.stop()
+
+
+def test_a_project_s_older_sessions_are_a_page_away(monorepo_dashboard: Dashboard) -> None:
+    """The timeline showed the newest 200 sessions and said '200 of 201': the oldest had no page."""
+    _, _, page = http_request(monorepo_dashboard, "GET", "/project?name=monorepo")
+    assert "Sessions 1–200 of 201, newest first." in _text(page)
+    older = re.search(r'<a href="([^"]+)" rel="next">Older sessions →</a>', page)
+    assert older, _text(page)
+    status, _, page = http_request(monorepo_dashboard, "GET", html.unescape(older.group(1)))
+    assert status == 200 and "Sessions 201–201 of 201, newest first." in _text(page)
+    assert page.count('<li class="entry">') == 1 and 'rel="next"' not in page and "← Newer sessions" in page
+    status, _, page = http_request(monorepo_dashboard, "GET", "/project?name=monorepo&page=3")
+    assert status == 400 and "Page 3 is past the last: monorepo has 201 sessions, 2 pages of 200." in _text(page)
+    status, _, page = http_request(monorepo_dashboard, "GET", "/project?name=monorepo&page=two")
+    assert status == 400 and "is not a page number" in _text(page) and "Traceback" not in page
+
+
+def test_a_project_of_one_session_says_1_session(monorepo_dashboard: Dashboard) -> None:
+    _, _, page = http_request(monorepo_dashboard, "GET", "/project?name=tiny")
+    assert "1 session." in _text(page) and "1 sessions" not in _text(page)

@@ -118,8 +118,8 @@ def create_app(secrets: Secrets, opener: Opener = Memory) -> ASGIApp:
         return await page("projects", "projects.html", lambda s: pages.projects(s, derived))(request)
 
     async def sessions(request: Request) -> Response:
-        project = request.query_params.get("name", "")
-        return await page("projects", "sessions.html", lambda s: pages.sessions(s, derived, project))(request)
+        project, number = request.query_params.get("name", ""), request.query_params.get("page", "")
+        return await page("projects", "sessions.html", lambda s: pages.sessions(s, derived, project, number))(request)
 
     async def session(request: Request) -> Response:
         session_id = request.path_params["session_id"]

@@ -22,6 +22,7 @@ from causantic.errors import CausanticError
 from causantic.facade import Memory
 from causantic.home import is_team_memory
 from causantic.retrieval import browse
+from causantic.retrieval.browse import TIMELINE_PAGE
 from causantic.retrieval.forget import ForgetResult, nothing_to_forget, others_note, space_note
 from causantic.retrieval.format import counted, reread_note, search_summary
 from causantic.retrieval.listing import in_no_topic_line, no_topics_line
@@ -153,8 +154,27 @@ def projects(memory: Memory, derived: Derived) -> dict[str, Any]:
     return {"projects": derived.get(memory, "projects", memory.project_activity)}
 
 
-def sessions(memory: Memory, derived: Derived, project: str) -> dict[str, Any]:
-    return {"timeline": derived.get(memory, ("timeline", project), lambda: memory.timeline(project))}
+def sessions(memory: Memory, derived: Derived, project: str, page_text: str = "") -> dict[str, Any]:
+    """A page of a project's timeline: page 1 the newest sessions, 2 the ones before them, …"""
+    page = _page(page_text)
+    offset = (page - 1) * TIMELINE_PAGE
+    found = derived.get(memory, ("timeline", project, page), lambda: memory.timeline(project, offset=offset))
+    pages = max(1, -(-found.total // TIMELINE_PAGE))
+    if page > pages:
+        raise CausanticError(
+            f"Page {page} is past the last: {found.project.name} has {counted(found.total, 'session')}, "
+            f"{counted(pages, 'page')} of {TIMELINE_PAGE}."
+        )
+    return {"timeline": found, "page": page, "pages": pages, "first": offset + 1, "last": offset + len(found.sessions)}
+
+
+def _page(text: str) -> int:
+    """A page number from the address ('' is the first), or a CausanticError saying what one is."""
+    if not text:
+        return 1
+    if not text.isdigit() or int(text) < 1:
+        raise CausanticError(f"Page {text!r} is not a page number: 1 is the newest sessions, 2 the ones before them.")
+    return int(text)
 
 
 def session(memory: Memory, derived: Derived, session_id: str, at: str | None) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from causantic.store.records import ChunkScope, EdgeRecord, Project, ProjectSess
 from causantic.wording import counted
 
 TITLE_MAX_CHARS = 140
+TIMELINE_PAGE = 200  # sessions a page of a project's timeline shows (the dashboard's Older/Newer pages)
 MAIN = "main"
 SPAWN_EDGES = ("brief", "team-spawn")
 RunKey = tuple[str, str | None]  # (agent, agent id): one agent run of a session
@@ -117,10 +118,11 @@ def timeline(
     *,
     since: datetime | None = None,
     until: datetime | None = None,
-    limit: int = 200,
+    limit: int = TIMELINE_PAGE,
+    offset: int = 0,
 ) -> Timeline:
-    """A project's sessions, newest first, with titles and their agent trees."""
-    proj, summaries, total = list_sessions(store, project, since=since, until=until, limit=limit)
+    """A project's sessions, newest first from ``offset``, with titles and their agent trees."""
+    proj, summaries, total = list_sessions(store, project, since=since, until=until, limit=limit, offset=offset)
     ids = [s.session_id for s in summaries]
     openings = store.opening_prompts(ids)
     spawns: dict[str, list[tuple[str, str]]] = {}
