@@ -189,3 +189,14 @@ def test_the_keyboard_s_place_is_a_ring_seen_on_the_dark_header_and_on_the_page(
         rings.append(chrome.execute_script(LOW_CONTRAST, "focus"))
     assert [name for name, _, _ in rings][:3] == ["◆ Causantic", "Overview", "Projects"], rings
     assert all(seen and ratio >= 3 for _, seen, ratio in rings), rings
+
+
+def test_a_search_hit_names_the_coding_agent_that_wrote_it_as_the_cli_does(
+    checkout_dashboard: Dashboard, chrome: Any
+) -> None:
+    """`causantic search` heads each hit 'Source: codex'; the page's hits did not say it."""
+    said = causantic(checkout_dashboard.home, "search", "add a retry test", "--limit", "1")
+    assert "Source: codex" in said, said
+    open_page(chrome, checkout_dashboard, "/search?q=add+a+retry+test")
+    where = chrome.find_element(By.CSS_SELECTOR, "li.hit .where")
+    assert where.find_element(By.CSS_SELECTOR, ".src").text == "Codex CLI", where.text
