@@ -38,6 +38,7 @@ LONG_PATH = "/Users/dev/Documents/github/checkout-worktrees/feature/phase10-paym
 LONG_PROJECT = "/home/dev/customer_portal_frontend_monorepo_checkout_experience"
 TEAM = REPO / "tests" / "teams" / "fixtures" / "docs_team"  # a lead, two teammates, one of them twice
 TEAM_SESSION = "d0c5d0c5-0000-4000-8000-000000000001"
+ORPHANS = "0a9a0000-0000-4000-8000-000000000001"
 
 # Every text's contrast with what is behind it (WCAG: 4.5:1, or 3:1 for large text), worst first.
 LOW_CONTRAST = """
@@ -78,6 +79,11 @@ def checkout_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Das
     lines = [json.loads(line) for line in late.read_text(encoding="utf-8").splitlines()]
     lines[-1]["timestamp"] = "2026-11-07T08:30:00.000Z"
     late.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    # A session of which only the sub-agents' files were read: the team's three, under an id of their own.
+    for part in (TEAM / TEAM_SESSION / "subagents").iterdir():
+        copy = projects / "-home-dev-acme-checkout" / ORPHANS / "subagents" / part.name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_text(part.read_text(encoding="utf-8").replace(TEAM_SESSION, ORPHANS), encoding="utf-8")
     codex = root / "codex"
     write_codex_rollout(codex, CWD, "019a0000-0000-7000-8000-00000000c0de", [("add a retry test", "Added it.")])
     home = root / "home"
@@ -200,3 +206,15 @@ def test_a_search_hit_names_the_coding_agent_that_wrote_it_as_the_cli_does(
     open_page(chrome, checkout_dashboard, "/search?q=add+a+retry+test")
     where = chrome.find_element(By.CSS_SELECTOR, "li.hit .where")
     assert where.find_element(By.CSS_SELECTOR, ".src").text == "Codex CLI", where.text
+
+
+def test_a_session_of_sub_agents_only_shows_their_text_unfolded(checkout_dashboard: Dashboard, chrome: Any) -> None:
+    """Only its sub-agents' files were read (as in randlee's claude-history export): the page was a
+    stack of folds and no text."""
+    open_page(chrome, checkout_dashboard, f"/session/{ORPHANS}")
+    folds = chrome.find_elements(By.CSS_SELECTOR, "main > details.branch")
+    assert len(folds) == 3 and all(fold.get_attribute("open") is not None for fold in folds)
+    assert all(chunk.is_displayed() for chunk in chrome.find_elements(By.CSS_SELECTOR, "article.chunk"))
+    # Beside a main stream, branches still start folded.
+    chrome.get(f"{checkout_dashboard.base}/session/{TEAM_SESSION}")
+    assert all(f.get_attribute("open") is None for f in chrome.find_elements(By.CSS_SELECTOR, "details.branch"))
