@@ -109,10 +109,10 @@ def serve_in_thread(home: Path) -> tuple[Any, Any, int, str]:
 
     from causantic.dashboard.app import create_app
     from causantic.dashboard.security import Secrets
-    from causantic.dashboard.server import bind
+    from causantic.net import bind_loopback
 
     os.environ["CAUSANTIC_HOME"] = str(home)
-    sock = bind(0)
+    sock = bind_loopback(0)
     secrets = Secrets(sock.getsockname()[1])
     # One kept-alive connection for the whole run: the client reads the corpus between requests,
     # longer than uvicorn's default 5 s keep-alive.

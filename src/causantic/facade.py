@@ -743,11 +743,11 @@ class Memory:
 
         return sorted({name for s in self._every_store().values() for name in project_names(s.store)})
 
-    def timeline(self, project: str) -> Timeline:
-        """A project's sessions, newest first, with titles and their agent trees."""
+    def timeline(self, project: str, *, offset: int = 0) -> Timeline:
+        """A project's sessions, newest first (from ``offset``), with titles and their agent trees."""
         from causantic.retrieval.browse import timeline
 
-        return self._where_project_lives(lambda s: timeline(s.store, project))
+        return self._where_project_lives(lambda s: timeline(s.store, project, offset=offset))
 
     def session_view(self, session_id: str) -> SessionView:
         """One session's text, agent by agent (:class:`SessionNotFound` when memory holds no such session)."""

@@ -9,18 +9,21 @@ hits, and the prompt hook's recent prompts worded as ``causantic hook status`` w
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
 import anyio
 import pytest
-from dashboard_support import Dashboard, _env, causantic, csrf_of, http_request
+from dashboard_support import Dashboard, _env, causantic, csrf_of, http_request, start_dashboard
 from mcp import Client
 from process_support import run_hook
+from transcript_files import write_session
 
 from causantic import ingest_runs
 from causantic.ingest_runs import IngestProgress
@@ -57,6 +60,18 @@ def test_an_unknown_address_gets_the_dashboards_error_page_with_its_way_back(exa
     status, _, page = http_request(example_dashboard, "GET", "/project?name=no-such-project")
     assert status == 404
     assert "No project named 'no-such-project'" in _text(page.replace("&#39;", "'"))
+
+
+def test_a_session_opens_by_the_start_of_its_id_as_the_cli_takes_it(example_dashboard: Dashboard) -> None:
+    """Pages, search hits and the CLI show 8 characters of a session id; typed into the address, they
+    said 'No session … in memory'."""
+    _, _, whole = http_request(example_dashboard, "GET", f"/session/{SAFARI_SESSION}")
+    status, _, page = http_request(example_dashboard, "GET", f"/session/{SAFARI_SESSION[:8]}")
+    assert status == 200, _text(page)
+    assert re.search(r"<h1.*?</h1>", page, re.S).group(0) == re.search(r"<h1.*?</h1>", whole, re.S).group(0)  # type: ignore[union-attr]
+    assert SAFARI_SESSION in page
+    status, _, page = http_request(example_dashboard, "GET", "/session/2a2")  # too short to pick one
+    assert status == 404 and "No session '2a2' in memory" in html.unescape(_text(page))
 
 
 def test_search_from_and_to_on_one_day_finds_that_days_chunks(example_dashboard: Dashboard) -> None:
@@ -106,9 +121,22 @@ def test_one_of_a_thing_is_not_counted_as_many(example_dashboard: Dashboard) -> 
     _, _, page = http_request(example_dashboard, "GET", f"/session/{INVOICE_SESSION}")
     assert "1 chunk — sub-agent started here" in _text(page)
     _, _, page = http_request(example_dashboard, "GET", "/search?q=REDIS_URL")
-    assert "1 relevant memory chunk ·" in _text(page)  # as the CLI counts it
+    assert "1 relevant memory chunk (" in _text(page)  # as the CLI counts it
     _, _, page = http_request(example_dashboard, "GET", "/search?kind=recall&q=REDIS_URL")
-    assert "Recall: 1 step ·" in _text(page)
+    assert "1 episode in time order (1 chunk, " in _text(page)
+
+
+@pytest.mark.parametrize("kind", ["search", "recall", "predict"])
+def test_search_recall_and_predict_say_what_they_found_in_the_cli_s_words(
+    example_dashboard: Dashboard, kind: str
+) -> None:
+    """The page's summary is the CLI's heading, word for word, its notes apart: it said '1 relevant
+    memory chunk · keyword-only · 128 tokens' and 'Recall: 1 step · 141 tokens · 1 episode: …'."""
+    heading = causantic(example_dashboard.home, kind, "REDIS_URL").splitlines()[0]
+    said = heading.removeprefix("Found ").split(" — ")[0]
+    _, _, page = http_request(example_dashboard, "GET", f"/search?kind={kind}&q=REDIS_URL")
+    (summary,) = re.findall(r'<p class="summary">(.*?)</p>', page, re.S)
+    assert _text(html.unescape(summary)).startswith(said), (summary, heading)
 
 
 def test_a_command_in_a_search_note_is_code_not_backticks(example_dashboard: Dashboard) -> None:
@@ -137,6 +165,17 @@ def test_the_overview_says_an_ingest_is_running_while_one_does(
         assert running in _text(page)
     _, _, page = http_request(example_dashboard, "GET", "/")
     assert "Ingest running" not in page
+
+
+def test_the_overview_counts_each_coding_agent_s_sessions_and_chunks_as_stats_does(
+    example_dashboard: Dashboard,
+) -> None:
+    """`causantic stats` lists each coding agent's sessions and chunks; the overview did not say them."""
+    sources = json.loads(causantic(example_dashboard.home, "stats", "--json"))["sources"]
+    n = sources["claude-code"]
+    _, _, page = http_request(example_dashboard, "GET", "/")
+    said = f"Coding agents Claude Code: {n['sessions']:,} sessions, {n['chunks']:,} chunks Agents besides main"
+    assert said in _text(page)
 
 
 def test_the_overview_of_one_edge_kind_shows_no_empty_brackets(empty_dashboard: Dashboard) -> None:
@@ -222,7 +261,10 @@ def test_search_counts_and_marks_weak_hits_apart_as_the_cli_does(example_dashboa
     ('search' only): the page does not call all four relevant (tests/retrieval/test_weak_hits.py: the
     CLI and MCP). Not a session another test here forgets."""
     _, _, page = http_request(example_dashboard, "GET", "/search?q=" + quote("invoice search"))
-    assert "4 memory chunks, 2 relevant and 2 weakly related (relevance under 10%) ·" in _text(page)
+    assert re.search(
+        r"4 memory chunks \([\d,]+ tokens, keyword-only\), 2 relevant and 2 weakly related \(relevance under 10%\) ·",
+        _text(page),
+    )
     hits = re.findall(r'<li class="hit( weak)?">.*?</li>', page, re.S)
     assert [bool(weak) for weak in hits] == [False, False, True, True]
     assert page.count('<span class="pill weak">weakly related</span>') == 2
@@ -286,3 +328,39 @@ def test_cli_mcp_and_dashboard_list_every_recent_prompt_in_the_same_words(
     ]
     assert shown == cli
     assert section.count('href="/session/7a378dd6-f9b6-52f1-ad8d-dd8aa785f035?') == 2  # each moment links its session
+
+
+@pytest.fixture(scope="module")
+def monorepo_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+    """One project of 201 sessions (one more than a timeline page holds), another of one session."""
+    root = tmp_path_factory.mktemp("monorepo")
+    for n in range(201):
+        turn = [(f"task number {n}", f"Done with task {n}.")]
+        write_session(root / "projects", "/work/monorepo", f"dddd{n:04d}-0000-4000-8000-000000000000", turn, 1 + n % 28)
+    write_session(root / "projects", "/work/tiny", "eeee0000-0000-4000-8000-000000000000", [("hello", "Hi.")])
+    causantic(root / "home", "ingest", str(root / "projects"), "--no-embed")
+    dashboard = start_dashboard(root / "home")
+    try:
+        yield dashboard
+    finally:
+        dashboard.stop()
+
+
+def test_a_project_s_older_sessions_are_a_page_away(monorepo_dashboard: Dashboard) -> None:
+    """The timeline showed the newest 200 sessions and said '200 of 201': the oldest had no page."""
+    _, _, page = http_request(monorepo_dashboard, "GET", "/project?name=monorepo")
+    assert "Sessions 1–200 of 201, newest first." in _text(page)
+    older = re.search(r'<a href="([^"]+)" rel="next">Older sessions →</a>', page)
+    assert older, _text(page)
+    status, _, page = http_request(monorepo_dashboard, "GET", html.unescape(older.group(1)))
+    assert status == 200 and "Sessions 201–201 of 201, newest first." in _text(page)
+    assert page.count('<li class="entry">') == 1 and 'rel="next"' not in page and "← Newer sessions" in page
+    status, _, page = http_request(monorepo_dashboard, "GET", "/project?name=monorepo&page=3")
+    assert status == 400 and "Page 3 is past the last: monorepo has 201 sessions, 2 pages of 200." in _text(page)
+    status, _, page = http_request(monorepo_dashboard, "GET", "/project?name=monorepo&page=two")
+    assert status == 400 and "is not a page number" in _text(page) and "Traceback" not in page
+
+
+def test_a_project_of_one_session_says_1_session(monorepo_dashboard: Dashboard) -> None:
+    _, _, page = http_request(monorepo_dashboard, "GET", "/project?name=tiny")
+    assert "1 session." in _text(page) and "1 sessions" not in _text(page)

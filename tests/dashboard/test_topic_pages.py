@@ -207,3 +207,23 @@ def test_the_map_s_labels_are_readable_inside_the_map_and_apart(
                     or near["bottom"] <= rect["top"]
                 )
                 assert apart, f"{label!r} and {other!r} overlap at {width} px"
+
+
+def test_a_keyboard_reaches_the_topic_list_without_crossing_every_dot(
+    many_topics_dashboard: Dashboard, chrome: Any
+) -> None:
+    """Tab from the top of the page: past the header, the map's labels, to the first topic in the
+    list. Each dot of the map was a stop of its own (900 on a real store's page)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    open_page(chrome, many_topics_dashboard, "/topics")
+    dots = len(chrome.find_elements(By.CSS_SELECTOR, "svg.topicmap a.pt"))
+    first = chrome.find_element(By.CSS_SELECTOR, ".card.list table a")
+    chrome.execute_script("document.activeElement.blur()")
+    presses = 0
+    while chrome.switch_to.active_element != first and presses < dots + 100:
+        ActionChains(chrome).send_keys(Keys.TAB).perform()
+        presses += 1
+    assert chrome.switch_to.active_element == first
+    assert presses <= 7 + 1 + 40 + 1, f"{presses} Tab presses to reach the topic list beside {dots} dots"

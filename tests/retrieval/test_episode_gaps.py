@@ -37,7 +37,7 @@ def test_two_episodes_of_one_session_say_what_is_left_out_between_them(
     second = next(i for i, line in enumerate(lines) if line.startswith("== Episode 2 of 2"))
     assert lines[second - 2] == GAP_LINE and sum(line == GAP_LINE for line in lines) == 1
     assert [e.left_out_before for e in episodic_out(GAP_QUERY, answer).episodes] == [0, 4]
-    assert [s.left_out for s in story_of(answer, "recall").steps if s.left_out] == [GAP_LINE]
+    assert [s.left_out for s in story_of(answer).steps if s.left_out] == [GAP_LINE]
     monkeypatch.setenv("CAUSANTIC_HOME", str(home))
     said = CliRunner().invoke(cli, ["recall", GAP_QUERY], catch_exceptions=False)
     assert said.exit_code == 0 and f"\n\n{GAP_LINE}\n\n== Episode 2 of 2" in said.stdout

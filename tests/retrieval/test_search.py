@@ -92,3 +92,16 @@ def test_without_vectors_search_runs_keyword_only_and_says_so(examples: Services
         from causantic.ingest.service import embed_pending
 
         assert embed_pending(examples) > 0
+
+
+def test_chunks_waiting_for_vectors_are_counted_readably_and_a_running_ingest_is_allowed_for() -> None:
+    """Seen on the dashboard during an ingest: '1234 of 3327 chunks … (`causantic embed` adds them)'
+    beside the overview's 'a running ingest is embedding them, or run causantic embed'."""
+    from causantic.retrieval.search import vector_health_notes
+    from causantic.store.records import VectorHealth
+
+    (note,) = vector_health_notes(VectorHealth(chunks=3_327, vectors=2_093, ann="ready"))
+    assert note == (
+        "1,234 of 3,327 chunks (37%) have no vector yet, so vector search cannot find them "
+        "(a running ingest is embedding them, or run `causantic embed`)"
+    )

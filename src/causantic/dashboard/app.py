@@ -36,6 +36,7 @@ from causantic.retrieval.browse import SessionNotFound, TopicNotFound
 from causantic.retrieval.forget import chunks_forgotten
 from causantic.retrieval.format import WEAK_MARK, byte_size, counted, is_weak
 from causantic.retrieval.relevance import marked_terms
+from causantic.sources import SOURCE_NAMES
 from causantic.wording import ago
 
 STATIC_TYPES = {
@@ -117,8 +118,8 @@ def create_app(secrets: Secrets, opener: Opener = Memory) -> ASGIApp:
         return await page("projects", "projects.html", lambda s: pages.projects(s, derived))(request)
 
     async def sessions(request: Request) -> Response:
-        project = request.query_params.get("name", "")
-        return await page("projects", "sessions.html", lambda s: pages.sessions(s, derived, project))(request)
+        project, number = request.query_params.get("name", ""), request.query_params.get("page", "")
+        return await page("projects", "sessions.html", lambda s: pages.sessions(s, derived, project, number))(request)
 
     async def session(request: Request) -> Response:
         session_id = request.path_params["session_id"]
@@ -242,6 +243,7 @@ def _templates(secrets: Secrets) -> Environment:
         weak_mark=WEAK_MARK,
         chunks_forgotten=chunks_forgotten,
         threshold_option=options.THRESHOLD,  # the forget form's bounds, as the CLI's and the MCP tool's
+        source_names=SOURCE_NAMES,
     )
     env.filters.update(
         short_time=text.short_time,

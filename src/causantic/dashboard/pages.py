@@ -22,8 +22,9 @@ from causantic.errors import CausanticError
 from causantic.facade import Memory
 from causantic.home import is_team_memory
 from causantic.retrieval import browse
+from causantic.retrieval.browse import TIMELINE_PAGE
 from causantic.retrieval.forget import ForgetResult, nothing_to_forget, others_note, space_note
-from causantic.retrieval.format import counted, hits_summary, reread_note
+from causantic.retrieval.format import counted, reread_note, search_summary
 from causantic.retrieval.listing import in_no_topic_line, no_topics_line
 from causantic.retrieval.options import FORGET_THRESHOLD
 from causantic.retrieval.prompt_report import PROMPTS_HEADING, added_text, explain_prompt, recent_prompts
@@ -153,8 +154,27 @@ def projects(memory: Memory, derived: Derived) -> dict[str, Any]:
     return {"projects": derived.get(memory, "projects", memory.project_activity)}
 
 
-def sessions(memory: Memory, derived: Derived, project: str) -> dict[str, Any]:
-    return {"timeline": derived.get(memory, ("timeline", project), lambda: memory.timeline(project))}
+def sessions(memory: Memory, derived: Derived, project: str, page_text: str = "") -> dict[str, Any]:
+    """A page of a project's timeline: page 1 the newest sessions, 2 the ones before them, …"""
+    page = _page(page_text)
+    offset = (page - 1) * TIMELINE_PAGE
+    found = derived.get(memory, ("timeline", project, page), lambda: memory.timeline(project, offset=offset))
+    pages = max(1, -(-found.total // TIMELINE_PAGE))
+    if page > pages:
+        raise CausanticError(
+            f"Page {page} is past the last: {found.project.name} has {counted(found.total, 'session')}, "
+            f"{counted(pages, 'page')} of {TIMELINE_PAGE}."
+        )
+    return {"timeline": found, "page": page, "pages": pages, "first": offset + 1, "last": offset + len(found.sessions)}
+
+
+def _page(text: str) -> int:
+    """A page number from the address ('' is the first), or a CausanticError saying what one is."""
+    if not text:
+        return 1
+    if not text.isdigit() or int(text) < 1:
+        raise CausanticError(f"Page {text!r} is not a page number: 1 is the newest sessions, 2 the ones before them.")
+    return int(text)
 
 
 def session(memory: Memory, derived: Derived, session_id: str, at: str | None) -> dict[str, Any]:
@@ -243,15 +263,15 @@ def search(memory: Memory, derived: Derived, form: SearchForm) -> dict[str, Any]
         context["result"] = result = memory.search(
             form.q, project=project, agent=agent, user=form.member.strip() or None, since=since, until=until
         )
-        context["shown"] = shown = result.shown_relevance  # what people read: never rising down the list
-        context["summary"] = hits_summary(shown)  # the CLI's and the MCP tool's words, weak hits counted apart
+        context["shown"] = result.shown_relevance  # what people read: never rising down the list
+        context["summary"] = search_summary(result)  # the CLI's and the MCP tool's words, weak hits counted apart
     else:
         if form.since or form.until:  # recall and predict take no dates: say so rather than ignore them
             context["undated"] = f"From and To filter search only: {form.kind} looked at every date."
         if form.member.strip():  # nor members
             context["anyone"] = f"Member filters search only: {form.kind} looked at every member's memory."
         ask = memory.recall if form.kind == "recall" else memory.predict
-        context["story"] = story_of(ask(form.q, project=project, agent=agent), form.kind)
+        context["story"] = story_of(ask(form.q, project=project, agent=agent))
     return context
 
 
@@ -280,7 +300,9 @@ def _topics(memory: Memory) -> dict[str, Any]:
     # Beside team memory each store numbers its own topics: a topic is (store, id), on the map as in the list.
     colour = {(t.store, t.id): i % MAP_COLOURS for i, t in enumerate(found)}
     # Thousands of dots: built as one string here, since a template loop over them costs more than
-    # the rest of the page. Every value is escaped; a topic's label and colour once per topic.
+    # the rest of the page. Every value is escaped; a topic's label and colour once per topic. A dot
+    # is for the mouse: out of the Tab order (a keyboard crossed 900 dots to reach the topic list),
+    # its topic reached by its label or the list.
     labels = {(t.store, t.id): t.label for t in found}
     tails: dict[tuple[str | None, int], str] = {}
 
@@ -292,7 +314,7 @@ def _topics(memory: Memory) -> dict[str, Any]:
 
     dots = Markup(
         "".join(
-            f'<a href="/session/{escape(p.session_id)}?at={chunk}#c-{chunk}" class="pt">'
+            f'<a href="/session/{escape(p.session_id)}?at={chunk}#c-{chunk}" class="pt" tabindex="-1">'
             f'<circle cx="{p.x * MAP_WIDTH:.1f}" cy="{MAP_HEIGHT - p.y * MAP_HEIGHT:.1f}" r="2.6" '
             f"{tail(p.store, p.topic_id)}"
             for p in (drawn.points if drawn else [])

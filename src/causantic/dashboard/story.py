@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from causantic.retrieval.format import episode_title, left_out_before
-from causantic.wording import counted
+from causantic.retrieval.format import episode_title, episodes_headline, left_out_before
 
 if TYPE_CHECKING:
     from causantic.facade import StoredChunk
@@ -33,15 +32,13 @@ class Step:
 
 @dataclass(frozen=True, slots=True)
 class Story:
-    kind: str  # "recall" or "predict"
     steps: list[Step]
-    tokens: int
-    how: str  # one line: how the answer was built
+    how: str  # one line: what the answer holds, as the CLI's heading says it, then its notes
     nothing_relevant: bool
     notes: tuple[str, ...] = ()  # as the answer's: said beside 'Nothing relevant' as the CLI says them
 
 
-def story_of(answer: EpisodeAnswer, kind: str) -> Story:
+def story_of(answer: EpisodeAnswer) -> Story:
     steps = [
         Step(
             member.chunk,
@@ -55,13 +52,10 @@ def story_of(answer: EpisodeAnswer, kind: str) -> Story:
         for index, episode in enumerate(answer.episodes)
         for position, member in enumerate(episode.chunks)
     ]
-    count = len(answer.episodes)
-    if answer.mode == "chain":
-        how = f"The seeds' chain walk: {counted(len(steps), 'linked chunk')}, in the order they happened."
-    else:
-        lead = "the turns that led to" if kind == "recall" else "the turns that followed"
-        how = f"{counted(count, 'episode')}: {lead} the best matches, in time order."
+    # The CLI's and the MCP text's heading, word for word ('Recall: the story behind it, 2 episodes in
+    # time order (7 chunks, 2,361 tokens)'); it said '7 steps' and the episodes' count apart.
+    how = episodes_headline(answer) + "."
     if answer.notes:  # clauses the text tells after a dash: here a sentence of their own
         said = "; ".join(answer.notes)
         how += f" {said[:1].upper()}{said[1:]}{'' if said.endswith('.') else '.'}"
-    return Story(kind, steps, answer.tokens, how, answer.nothing_relevant, tuple(answer.notes))
+    return Story(steps, how, answer.nothing_relevant, tuple(answer.notes))

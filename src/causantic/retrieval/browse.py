@@ -20,15 +20,18 @@ from causantic.retrieval.listing import (
     projects_beside,
     stats,
 )
+from causantic.retrieval.options import SESSION_ID_MIN
+from causantic.sources import SOURCE_NAMES
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
-from causantic.store.records import EdgeRecord, Project, ProjectSessions, StoredChunk
+from causantic.store.records import ChunkScope, EdgeRecord, Project, ProjectSessions, StoredChunk
+from causantic.wording import counted
 
 TITLE_MAX_CHARS = 140
+TIMELINE_PAGE = 200  # sessions a page of a project's timeline shows (the dashboard's Older/Newer pages)
 MAIN = "main"
-# Every transcript the reader understands today is Claude Code's; other agents' sessions (Codex,
-# Gemini) will carry their own source once they are ingested.
-CLAUDE_CODE = "Claude Code"
 SPAWN_EDGES = ("brief", "team-spawn")
+RunKey = tuple[str, str | None]  # (agent, agent id): one agent run of a session
+MAIN_RUN: RunKey = (MAIN, None)
 
 
 class SessionNotFound(CausanticError):
@@ -62,11 +65,19 @@ class Timeline:
 
 @dataclass(frozen=True, slots=True)
 class Stream:
-    """One agent's chunks in order, and the streams started from each of them."""
+    """One agent's chunks in order, and the streams started from each of them.
+
+    A stream is one agent run: two sub-agents of one type ("dev" started at 23:52 and again at 01:17)
+    are two streams, each hung where it was started."""
 
     agent: str
     chunks: list[StoredChunk]
     spawned: dict[str, list[Stream]] = field(default_factory=dict)  # chunk id -> streams started there
+
+    @property
+    def task(self) -> str:
+        """What the run was asked first, on one line (its brief), as a session's title is its first prompt."""
+        return title_of(self.chunks[0].content) if self.chunks else "(no prompt)"
 
     def holds(self, chunk_id: str) -> bool:
         return any(c.id == chunk_id for c in self.chunks) or any(
@@ -107,10 +118,11 @@ def timeline(
     *,
     since: datetime | None = None,
     until: datetime | None = None,
-    limit: int = 200,
+    limit: int = TIMELINE_PAGE,
+    offset: int = 0,
 ) -> Timeline:
-    """A project's sessions, newest first, with titles and their agent trees."""
-    proj, summaries, total = list_sessions(store, project, since=since, until=until, limit=limit)
+    """A project's sessions, newest first from ``offset``, with titles and their agent trees."""
+    proj, summaries, total = list_sessions(store, project, since=since, until=until, limit=limit, offset=offset)
     ids = [s.session_id for s in summaries]
     openings = store.opening_prompts(ids)
     spawns: dict[str, list[tuple[str, str]]] = {}
@@ -118,7 +130,10 @@ def timeline(
         spawns.setdefault(session_id, []).append((parent, child))
     entries = [
         SessionEntry(
-            s, title_of(openings.get(s.session_id)), _agent_tree(s.agents, spawns.get(s.session_id, [])), CLAUDE_CODE
+            s,
+            title_of(openings.get(s.session_id)),
+            _agent_tree(s.agents, spawns.get(s.session_id, [])),
+            SOURCE_NAMES.get(s.source, s.source),  # the coding agent that wrote it, as recall names it
         )
         for s in summaries
     ]
@@ -151,43 +166,49 @@ def _agent_tree(agents: tuple[str, ...], spawns: list[tuple[str, str]]) -> tuple
 
 
 def session_view(store: MemoryStoreProtocol, session_id: str) -> SessionView:
-    """One session: its streams in order as a tree, with every edge touching it."""
+    """One session: its streams in order as a tree, with every edge touching it. ``session_id`` may
+    be the start of an id, as the CLI's ``--session`` takes it (pages and answers show 8 characters)."""
     chunks_by_id = store.get_chunks(store.session_chunk_ids(session_id))
     if not chunks_by_id:
-        raise SessionNotFound(f"No session {session_id!r} in memory (it may have been forgotten).")
+        session_id = _session_starting(store, session_id)
+        chunks_by_id = store.get_chunks(store.session_chunk_ids(session_id))
     ordered = sorted(chunks_by_id.values(), key=lambda c: (c.start_time, c.turn_index, c.part))
-    by_agent: dict[str, list[StoredChunk]] = {}
+    by_run: dict[RunKey, list[StoredChunk]] = {}
     for chunk in ordered:
-        by_agent.setdefault(chunk.agent, []).append(chunk)
+        by_run.setdefault(_run_of(chunk), []).append(chunk)
     edges = store.session_edges(session_id)
     by_chunk: dict[str, list[EdgeRecord]] = {}
     for edge in edges:
         for end in {edge.source, edge.target}:
             if end in chunks_by_id:
                 by_chunk.setdefault(end, []).append(edge)
-    # Each sub-agent hangs on the first chunk of another agent that started it.
-    started_at: dict[str, str] = {}
+    # Each sub-agent run hangs on the first chunk of another run that started it.
+    started_at: dict[RunKey, str] = {}
     for edge in edges:
         source, target = chunks_by_id.get(edge.source), chunks_by_id.get(edge.target)
         if (
             edge.reference_type in SPAWN_EDGES
             and source
             and target
-            and source.agent != target.agent
+            and _run_of(source) != _run_of(target)
             and target.agent != MAIN
-            and target.agent not in started_at
+            and _run_of(target) not in started_at
         ):
-            started_at[target.agent] = source.id
-    streams = {agent: Stream(agent, chunks) for agent, chunks in by_agent.items()}
-    placed: set[str] = set()
-    for agent, chunk_id in started_at.items():
-        parent = streams[chunks_by_id[chunk_id].agent]
-        if _would_cycle(agent, chunks_by_id[chunk_id].agent, started_at, chunks_by_id):
+            started_at[_run_of(target)] = source.id
+    streams = {run: Stream(run[0], chunks) for run, chunks in by_run.items()}
+    placed: set[RunKey] = set()
+    for run, chunk_id in started_at.items():
+        parent = _run_of(chunks_by_id[chunk_id])
+        if _would_cycle(run, parent, started_at, chunks_by_id):
             continue
-        parent.spawned.setdefault(chunk_id, []).append(streams[agent])
-        placed.add(agent)
-    main = streams.get(MAIN) or Stream(MAIN, [])
-    detached = [s for agent, s in sorted(streams.items()) if agent != MAIN and agent not in placed]
+        streams[parent].spawned.setdefault(chunk_id, []).append(streams[run])
+        placed.add(run)
+    for stream in streams.values():  # runs started at one chunk, in the order they began
+        for started in stream.spawned.values():
+            started.sort(key=lambda s: s.chunks[0].start_time)
+    main = streams.get(MAIN_RUN) or Stream(MAIN, [])
+    # In the order they began (the runs of one agent type in turn), each under its own fold.
+    detached = [s for run, s in streams.items() if run != MAIN_RUN and run not in placed]
     other_ids = {e for edge in edges for e in (edge.source, edge.target) if e not in chunks_by_id}
     first = ordered[0]
     return SessionView(
@@ -205,14 +226,36 @@ def session_view(store: MemoryStoreProtocol, session_id: str) -> SessionView:
     )
 
 
-def _would_cycle(agent: str, parent: str, started_at: dict[str, str], chunks: dict[str, StoredChunk]) -> bool:
-    """True when ``parent`` descends from ``agent`` (a malformed graph must not hide a stream)."""
-    seen = {agent}
-    while parent != MAIN and parent in started_at:
+def _run_of(chunk: StoredChunk) -> RunKey:
+    """The agent run a chunk belongs to: its agent's name and, for a sub-agent, its own id (the main
+    agent's chunks are one run, whatever id a transcript gave them)."""
+    return MAIN_RUN if chunk.agent == MAIN else (chunk.agent, chunk.agent_id)
+
+
+def _session_starting(store: MemoryStoreProtocol, prefix: str) -> str:
+    """The one session whose id starts with ``prefix``; else :class:`SessionNotFound` saying why."""
+    found: list[str] = []
+    if len(prefix) >= SESSION_ID_MIN:
+        for chunk in store.chunks_in(ChunkScope(session_prefix=prefix)):
+            if chunk.session_id not in found:
+                found.append(chunk.session_id)
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise SessionNotFound(
+            f"{prefix!r} is the start of {counted(len(found), 'session id')} ({', '.join(found)}): give more of it."
+        )
+    raise SessionNotFound(f"No session {prefix!r} in memory (it may have been forgotten).")
+
+
+def _would_cycle(run: RunKey, parent: RunKey, started_at: dict[RunKey, str], chunks: dict[str, StoredChunk]) -> bool:
+    """True when ``parent`` descends from ``run`` (a malformed graph must not hide a stream)."""
+    seen = {run}
+    while parent != MAIN_RUN and parent in started_at:
         if parent in seen:
             return True
         seen.add(parent)
-        parent = chunks[started_at[parent]].agent
+        parent = _run_of(chunks[started_at[parent]])
     return parent in seen
 
 

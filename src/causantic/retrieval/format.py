@@ -327,8 +327,13 @@ def hits_summary(shown_relevance: list[float], aside: str = "") -> str:
 
 
 def search_heading(result: SearchResult) -> str:
-    head = "Found " + hits_summary(result.shown_relevance, f"{counted(result.tokens, 'token')}, {result.mode}")
+    head = "Found " + search_summary(result)
     return head + (f" — {'; '.join(result.notes)}" if result.notes else "")
+
+
+def search_summary(result: SearchResult) -> str:
+    """'10 relevant memory chunks (3,650 tokens, hybrid)': the heading's count, as the dashboard says it too."""
+    return hits_summary(result.shown_relevance, f"{counted(result.tokens, 'token')}, {result.mode}")
 
 
 def render_search(result: SearchResult) -> str:
@@ -340,6 +345,12 @@ def render_search(result: SearchResult) -> str:
 
 
 def episodes_heading(answer: EpisodeAnswer) -> str:
+    return episodes_headline(answer) + (f" — {'; '.join(answer.notes)}" if answer.notes else "")
+
+
+def episodes_headline(answer: EpisodeAnswer) -> str:
+    """'Recall: the story behind it, 2 episodes in time order (7 chunks, 2,361 tokens)': the text's
+    heading without its notes (the dashboard tells them as a sentence of their own)."""
     what = "the story behind it" if answer.kind == "recall" else "what came next"
     weak = all(is_weak(e.relevance) for e in answer.episodes)  # then no match reaches the weak line
     noun = f"{WEAK_MARK} episode" if weak else "episode"
@@ -349,7 +360,7 @@ def episodes_heading(answer: EpisodeAnswer) -> str:
     )
     if answer.mode == "chain":
         head += " — chain walk"
-    return head + (f" — {'; '.join(answer.notes)}" if answer.notes else "")
+    return head
 
 
 def _one_place(answer: EpisodeAnswer, index: int) -> bool:

@@ -597,9 +597,9 @@ def vector_health_notes(health: VectorHealth) -> list[str]:
     notes = []
     if health.missing:
         share = health.missing / health.chunks
-        notes.append(
-            f"{health.missing} of {health.chunks} chunks ({share:.0%}) have no vector yet, so vector "
-            "search cannot find them (`causantic embed` adds them)"
+        notes.append(  # as the keyword-only note says it: during an ingest, its newest chunks wait for vectors
+            f"{health.missing:,} of {health.chunks:,} chunks ({share:.0%}) have no vector yet, so vector search "
+            "cannot find them (a running ingest is embedding them, or run `causantic embed`)"
         )
     if health.ann == "missing":
         notes.append(

@@ -107,6 +107,9 @@ class StoredChunk:
     source: str = "claude-code"
     user: str | None = None  # team memory: the member whose machine ingested it; None in local memory
     features: TextFeatures | None = None  # read by search; None when not read, or for a row written before
+    # The sub-agent's own id from the transcript (None for the main agent): several sub-agents of one
+    # type share ``agent`` ("general-purpose") and are told apart by this.
+    agent_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

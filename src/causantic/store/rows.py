@@ -13,7 +13,7 @@ from causantic.store.records import StoredChunk, TextFeatures
 # Over ``chunks c JOIN projects p ON p.id = c.project_id``.
 CHUNK_COLUMNS = (
     "c.id, c.session_id, c.project_id, p.name AS project, c.agent, c.turn_index, c.part, c.start_time,"
-    " c.end_time, c.content, c.content_hash, c.approx_tokens, c.message_uuids, c.source"
+    " c.end_time, c.content, c.content_hash, c.approx_tokens, c.message_uuids, c.source, c.agent_id"
 )
 
 # The text features search scores with (:mod:`causantic.store.features`), read after CHUNK_COLUMNS
@@ -41,6 +41,7 @@ def stored_chunk(row: Any) -> StoredChunk:
         approx_tokens=row["approx_tokens"],
         message_uuids=tuple(json.loads(row["message_uuids"])),
         source=row["source"],
+        agent_id=row["agent_id"],
         user=row["member"] if "member" in keys else None,
         features=TextFeatures(row["stems"], row["own_stems"], row["bulk"])
         if "stems" in keys and row["stems"] is not None
