@@ -194,6 +194,8 @@ def real_memory(causantic_home: Path) -> Path:
         "-Users-dain-workspace-JSSoundRecorder",
         "-Users-dain-workspace-coderabbit-review-helper",
         "-Users-dain-workspace-claude-code-log-sample",
+        "-Users-dain-workspace-danieldemmel-me-next",
+        "-src-deep-manifest",
     )
     with open_services() as services:
         ingest_paths(services, [REAL_PROJECTS / f for f in folders], embed=False, workers=1)
@@ -232,6 +234,35 @@ def test_where_work_stopped_reaches_back_to_the_last_request_of_a_long_final_tur
     assert "- Last request: We've just done a big refactoring (Phase 2" in stopped
     assert "Only one test is still failing" not in context  # fixed later in that session
     assert '{"todos"' not in context
+    assert len(context) / 3.5 <= 500
+
+
+def test_where_work_stopped_quotes_the_last_request_that_names_work_not_the_thank_you_after_it(
+    real_memory: Path,
+) -> None:
+    """deep-manifest's session ends with "Excellent work, thank you!": quoted as the last request, it told
+    the next session nothing of the work (archive errors) that request had been about."""
+    stopped = _briefing("/src/deep-manifest").split("Where work stopped", 1)[1].split("\n\n", 1)[0]
+    assert "thank you" not in stopped
+    assert "- Last request: OK, so first commit the changes related to the previous task, adding support for tar" in (
+        stopped
+    )
+    assert "- Last reply: You're welcome! Here's a summary of what we accomplished" in stopped  # the session's end
+
+
+def test_last_steps_name_the_projects_files_relative_to_it(real_memory: Path) -> None:
+    """A step is cut at 60 characters: written with the absolute path, the file's name was cut off."""
+    context = _briefing("/Users/dain/workspace/danieldemmel.me-next")
+    steps = next(line for line in context.splitlines() if line.startswith("- Last steps: "))
+    assert steps.endswith("; Write .markdownlintrc.json")
+    assert "/Users/dain/workspace/danieldemmel.me-next/" not in steps
+
+
+def test_recent_sessions_fit_five_sessions_in_the_budget(real_memory: Path) -> None:
+    """Titles of 160 characters left room for 4 of claude-code-log's sessions in the 500-token budget."""
+    context = _briefing("/Users/dain/workspace/claude-code-log")
+    recent = context.split("Recent sessions:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert len(recent) == 5 and "12 sessions stored" in context
     assert len(context) / 3.5 <= 500
 
 

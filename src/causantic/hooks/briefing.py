@@ -2,7 +2,8 @@
 
 Built from SQLite alone (listing and reconstruct), so no embedding model or vector index loads.
 Sessions are named by their titles (the first real prompt, stored at ingest); "where work stopped"
-reads the end of the newest session the user worked in, back to its last real request. Chunk text
+reads the end of the newest session the user worked in, back to its last request that names work
+(not a "continue" or "thank you" after it), its steps with paths relative to the project. Chunk text
 holds no IDE wrappers, reminders or warm-up agents (ingest leaves them out), and the briefing's
 own opening (:data:`BRIEFING_OPENING`) is what ingest recognises to keep it out of memory.
 It describes *earlier* sessions only (the current one is left out), fits ``tokens.claudeMdBudget``,
@@ -46,7 +47,14 @@ _OPEN_LINE = re.compile(
 )
 _OPEN_TODO = re.compile(r'"content":"((?:[^"\\]|\\.)+)","status":"(pending|in_progress)"')
 _SAFE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
-TITLE_CHARS = 160
+# Words of a prompt that only acknowledges or says go on ("continue", "Excellent work, thank you!"):
+# such a prompt names no work, so "where work stopped" quotes the request before it.
+_GO_ON_WORDS = frozenset(
+    "ok okay k yes yep yeah y sure thanks thank you thx ty great good nice cool perfect excellent awesome "
+    "amazing wonderful brilliant fantastic continue go on ahead proceed please pls lgtm done job work it do "
+    "that this works looks sounds fine right alright all much so very keep going carry now then let s us".split()
+)
+TITLE_CHARS = 100  # a recent session's first prompt: its head says what it was about; 160 left room for 4 of 5
 TAIL_TOKENS = 2000  # one page of a session's end
 TAIL_PAGES = 4  # how far back to look for the last request
 FOOTER = (
@@ -119,7 +127,7 @@ def build_briefing(memory: Memory, cwd: str, *, exclude_session: str | None, bud
     # Where work stopped: the newest session the user worked in (not one only sub-agents left behind).
     latest = next((s for s in sessions if "main" in s.agents), sessions[0])
     tail = _tail(memory, listing.project_path, latest)
-    stopped = _where_stopped(tail)
+    stopped = _where_stopped(tail, listing.project_path)
     open_threads = _open_threads(tail)
     recent = [
         f"- {when(s.started_at)} · {s.session_id[:8]} · {SOURCE_NAMES.get(s.source, s.source)} · "
@@ -170,7 +178,7 @@ def _tail(memory: Memory, project: str, session: SessionSummary) -> list[tuple[s
             project, session_id=session.session_id, agent=agent, max_tokens=TAIL_TOKENS, page=page
         )
         tail = [section for c in result.chunks for section in sections(c.content)] + tail
-        if not result.earlier or any(role == "User" and _is_request(text) for role, text in tail):
+        if not result.earlier or any(role == "User" and _names_work(text) for role, text in tail):
             break
     return tail
 
@@ -181,13 +189,25 @@ def _is_request(text: str) -> bool:
     return bool(words) and not words.startswith("[Request interrupted") and words not in ("[image]", "[document]")
 
 
-def _where_stopped(tail: list[tuple[str, str]]) -> list[str]:
-    last_user = max((i for i, (role, text) in enumerate(tail) if role == "User" and _is_request(text)), default=-1)
+def _names_work(text: str) -> bool:
+    """A request that says what to do, not only "continue" or "thanks, great work" after one."""
+    words = re.findall(r"[^\W\d_]+|\d+", text.casefold())
+    return _is_request(text) and not (len(words) <= 8 and set(words) <= _GO_ON_WORDS)
+
+
+def _last_request(tail: list[tuple[str, str]]) -> int:
+    """Index of the last request that names work (else the last request of any kind; -1: none)."""
+    requests = [i for i, (role, text) in enumerate(tail) if role == "User" and _is_request(text)]
+    return next((i for i in reversed(requests) if _names_work(tail[i][1])), requests[-1] if requests else -1)
+
+
+def _where_stopped(tail: list[tuple[str, str]], project_path: str) -> list[str]:
+    last_user = _last_request(tail)
     turn = tail[last_user:] if last_user >= 0 else tail
     lines = []
     if last_user >= 0:
         lines.append(f"- Last request: {_line(tail[last_user][1], 240)}")
-    steps = [_step(role[5:], text) for role, text in turn if role.startswith("Tool:")][-3:]
+    steps = [_step(role[5:], text, project_path) for role, text in turn if role.startswith("Tool:")][-3:]
     if steps:
         lines.append(f"- Last steps: {'; '.join(steps)}")
     reply = next((text for role, text in reversed(turn) if role == "Assistant"), "")
@@ -196,9 +216,13 @@ def _where_stopped(tail: list[tuple[str, str]]) -> list[str]:
     return lines
 
 
-def _step(tool: str, text: str) -> str:
-    """One tool call as a step: its tool and subject (a todo list update is just that)."""
-    return tool if tool == "TodoWrite" else f"{tool} {_line(text, 60)}".strip()
+def _step(tool: str, text: str, project_path: str) -> str:
+    """One tool call as a step: its tool and subject (a todo list update is just that), with paths
+    inside the project relative to it: cut at 60 characters, an absolute path lost its file name."""
+    if tool == "TodoWrite":
+        return tool
+    inside = project_path.rstrip("/") + "/" if project_path.startswith("/") else ""
+    return f"{tool} {_line(text.replace(inside, '') if inside else text, 60)}".strip()
 
 
 def _open_threads(tail: list[tuple[str, str]]) -> list[str]:
@@ -209,7 +233,7 @@ def _open_threads(tail: list[tuple[str, str]]) -> list[str]:
     if todo_writes:
         for content, status in _OPEN_TODO.findall(todo_writes[-1]):
             found.append(f"{_unescape(content)} ({status.replace('_', ' ')})")
-    last_user = max((i for i, (role, text) in enumerate(tail) if role == "User" and _is_request(text)), default=-1)
+    last_user = _last_request(tail)
     final_reply = max((i for i, (role, _) in enumerate(tail) if role == "Assistant"), default=-1)
     for index in (last_user, final_reply):
         if index >= 0:
