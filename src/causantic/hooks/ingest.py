@@ -29,6 +29,7 @@ from causantic.wording import counted
 
 if TYPE_CHECKING:
     from causantic.facade import Memory
+    from causantic.retrieval.output import IngestOut
 
 LOCK_WAIT_S = 600.0
 
@@ -79,12 +80,13 @@ def run_worker(event: HookEvent) -> WorkerResult:
                     f"{counted(len(report.errors), 'file')} could not be ingested; first: {first.path}: {first.error}"
                 )
             result = WorkerResult(
-                f"ingested {report.chunks_added} new and {report.chunks_updated} changed chunks"
-                + "".join(f"; {note}" for note in report.notes),
+                _ingested(report) + "".join(f"; {note}" for note in report.notes),
                 details={
                     "files": report.files - report.files_unchanged,
                     "chunks": report.chunks_added,
                     "updated": report.chunks_updated,
+                    "renumbered": report.chunks_renumbered,
+                    "removed": report.chunks_removed,
                     "edges": report.edges_added.total,
                 },
             )
@@ -96,6 +98,23 @@ def run_worker(event: HookEvent) -> WorkerResult:
                     result.outcome += f"; embedding deferred ({type(exc).__name__}: {exc})"
             result.project = _refresh_claude_md(memory, event)
     return result
+
+
+def _ingested(report: IngestOut) -> str:
+    """What the ingest did to the stored chunks, as `causantic ingest` counts them: a chunk only
+    renumbered (same text under a new turn number, not embedded again) is not a changed one."""
+    said = [
+        f"{n:,} {what}"
+        for n, what in (
+            (report.chunks_updated, "changed"),
+            (report.chunks_renumbered, "renumbered (text unchanged, a new turn number)"),
+            (report.chunks_removed, "removed (no longer made from their transcript)"),
+        )
+        if n
+    ]
+    if not (report.chunks_added or said) and report.files and report.files_unchanged == report.files:
+        return f"ingested {counted(0, 'new chunk')}: {counted(report.files, 'file')} unchanged since the last ingest"
+    return ", ".join([f"ingested {counted(report.chunks_added, 'new chunk')}", *said])
 
 
 def _refresh_claude_md(memory: Memory, event: HookEvent) -> str | None:
