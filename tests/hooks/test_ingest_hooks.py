@@ -176,6 +176,18 @@ def test_a_payload_without_transcript_path_is_skipped(causantic_home: Path) -> N
     assert "no transcript_path" in read_status()["pre-compact"]["error"]
 
 
+@pytest.mark.parametrize("hook", ["session-start", "user-prompt-submit", "pre-compact", "session-end"])
+def test_stdin_that_is_not_json_is_one_line_in_the_hook_log_and_exit_zero(
+    causantic_home: Path, tmp_path: Path, hook: str
+) -> None:
+    """pre-compact and session-end logged two lines for it: "running with an empty event", then the
+    empty event's missing transcript_path."""
+    done, _ = run_hook(hook, "{not json", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    lines = (causantic_home / "logs" / "hooks.log").read_text().splitlines()
+    assert len(lines) == 1 and f"] {hook}: " in lines[0] and "no JSON object" in lines[0], lines
+
+
 @pytest.mark.slow  # the worker embeds with the real model, so LanceDB's folder is there too
 def test_hook_files_are_owner_only(causantic_home: Path, sessions: Path) -> None:
     transcript = sessions / "4005b823-fa0d-5890-9dc8-e686765e4267.jsonl"

@@ -140,7 +140,9 @@ def _refresh_claude_md(memory: Memory, event: HookEvent) -> str | None:
 def transcript_of(event: HookEvent) -> Path:
     """The transcript to ingest; HookProblem when stdin names none or it does not exist."""
     if not event.transcript_path:
-        raise HookProblem("no transcript_path on stdin; nothing to ingest")
+        raise HookProblem(
+            f"no transcript_path on stdin{'' if event.parsed else ' (it held no JSON object)'}; nothing to ingest"
+        )
     path = Path(event.transcript_path).expanduser()
     if not _in_transcript_folder(path):
         # The path is not repeated: a hook fed /etc/shadow must not copy it into the status file.

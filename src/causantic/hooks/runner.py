@@ -95,7 +95,7 @@ def run_hook(name: str, stdin_text: str | None = None) -> int:
     event = HookEvent()
     try:
         event = parse_event(read_stdin() if stdin_text is None else stdin_text)
-        if not event.parsed:
+        if not event.parsed and HANDLERS[name] is not ingest_hook:  # which logs it, with why it did nothing
             log(f"{name}: stdin held no JSON object; running with an empty event")
         done = HANDLERS[name](name, event, started)
         if done is not None:
