@@ -258,6 +258,28 @@ def test_last_steps_name_the_projects_files_relative_to_it(real_memory: Path) ->
     assert "/Users/dain/workspace/danieldemmel.me-next/" not in steps
 
 
+def test_a_long_run_on_one_prompt_says_what_it_was_asked_and_names_the_project_folder_as_dot(
+    causantic_home: Path, corpus_dir: Path
+) -> None:
+    """marot/spotter's agent worked through an issue alone for 138 chunks: no request in the session's
+    last pages, so "where work stopped" said what was done but not what for. A step on the project's
+    folder itself read "find /home/USER/projects/spotter-worktrees/spotter-0rt -nam…", cut there."""
+    from causantic.ingest.service import ingest_paths
+    from causantic.services import open_services
+
+    folder = corpus_dir / "marot__spotter/test/fixtures/transcripts"
+    session = "fa812bfe-b295-4cca-9c2f-fdf01028cb46"
+    explorer = "6c2214d7-b87e-4432-8e41-22ba294ea584"  # a sub-agent's session in another worktree
+    with open_services() as services:
+        paths = [folder / f"{session}.jsonl", folder / session, folder / explorer]
+        ingest_paths(services, paths, embed=False, workers=1)
+    stopped = _briefing("/home/USER/projects/spotter-worktrees/spotter-a0y").split("\n\n")[1]
+    assert "- Opening request: Work on bead spotter-a0y. Run bd show spotter-a0y" in stopped
+    assert "Last request" not in stopped
+    steps = _briefing("/home/USER/projects/spotter-worktrees/spotter-0rt").split("- Last steps: ", 1)[1]
+    assert '; Bash find . -name "*.heex" | wc -l;' in steps.splitlines()[0]
+
+
 def test_recent_sessions_fit_five_sessions_in_the_budget(real_memory: Path) -> None:
     """Titles of 160 characters left room for 4 of claude-code-log's sessions in the 500-token budget."""
     context = _briefing("/Users/dain/workspace/claude-code-log")

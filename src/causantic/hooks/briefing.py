@@ -3,7 +3,8 @@
 Built from SQLite alone (listing and reconstruct), so no embedding model or vector index loads.
 Sessions are named by their titles (the first real prompt, stored at ingest); "where work stopped"
 reads the end of the newest session the user worked in, back to its last request that names work
-(not a "continue" or "thank you" after it), its steps with paths relative to the project. Chunk text
+(not a "continue" or "thank you" after it; a long run on one prompt: its opening request), its steps
+with paths relative to the project. Chunk text
 holds no IDE wrappers, reminders or warm-up agents (ingest leaves them out), and the briefing's
 own opening (:data:`BRIEFING_OPENING`) is what ingest recognises to keep it out of memory.
 It describes *earlier* sessions only (the current one is left out), fits ``tokens.claudeMdBudget``,
@@ -127,7 +128,7 @@ def build_briefing(memory: Memory, cwd: str, *, exclude_session: str | None, bud
     # Where work stopped: the newest session the user worked in (not one only sub-agents left behind).
     latest = next((s for s in sessions if "main" in s.agents), sessions[0])
     tail = _tail(memory, listing.project_path, latest)
-    stopped = _where_stopped(tail, listing.project_path)
+    stopped = _where_stopped(tail, listing.project_path, latest.title)
     open_threads = _open_threads(tail)
     recent = [
         f"- {when(s.started_at)} · {s.session_id[:8]} · {SOURCE_NAMES.get(s.source, s.source)} · "
@@ -201,12 +202,16 @@ def _last_request(tail: list[tuple[str, str]]) -> int:
     return next((i for i in reversed(requests) if _names_work(tail[i][1])), requests[-1] if requests else -1)
 
 
-def _where_stopped(tail: list[tuple[str, str]], project_path: str) -> list[str]:
+def _where_stopped(tail: list[tuple[str, str]], project_path: str, opening: str) -> list[str]:
+    """The last request, steps and reply; a long run on one prompt (an agent working through an issue
+    alone) has no request in its last pages: its opening prompt, the session's title, says what it was."""
     last_user = _last_request(tail)
     turn = tail[last_user:] if last_user >= 0 else tail
     lines = []
     if last_user >= 0:
         lines.append(f"- Last request: {_line(tail[last_user][1], 240)}")
+    elif opening.strip():
+        lines.append(f"- Opening request: {_line(opening, 240)}")
     steps = [_step(role[5:], text, project_path) for role, text in turn if role.startswith("Tool:")][-3:]
     if steps:
         lines.append(f"- Last steps: {'; '.join(steps)}")
@@ -221,8 +226,14 @@ def _step(tool: str, text: str, project_path: str) -> str:
     inside the project relative to it: cut at 60 characters, an absolute path lost its file name."""
     if tool == "TodoWrite":
         return tool
-    inside = project_path.rstrip("/") + "/" if project_path.startswith("/") else ""
-    return f"{tool} {_line(text.replace(inside, '') if inside else text, 60)}".strip()
+    root = project_path.rstrip("/")
+    if project_path.startswith("/") and root:  # "<root>/a/b" -> "a/b", "<root>" alone -> "."
+        text = re.sub(
+            r"(?<![\w.~/-])" + re.escape(root) + r"(?:/|(?![^\s'\"`]))",
+            lambda m: "" if m[0].endswith("/") else ".",
+            text,
+        )
+    return f"{tool} {_line(text, 60)}".strip()
 
 
 def _open_threads(tail: list[tuple[str, str]]) -> list[str]:
