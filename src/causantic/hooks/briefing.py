@@ -4,16 +4,15 @@ Built from SQLite alone (listing and reconstruct), so no embedding model or vect
 Sessions are named by their titles (the first real prompt, stored at ingest); "where work stopped"
 reads the end of the newest session the user worked in, back to its last request that names work
 (not a "continue" or "thank you" after it; a long run on one prompt: its opening request), its steps
-with paths relative to the project. Chunk text
-holds no IDE wrappers, reminders or warm-up agents (ingest leaves them out), and the briefing's
-own opening (:data:`BRIEFING_OPENING`) is what ingest recognises to keep it out of memory.
-It describes *earlier* sessions only (the current one is left out), fits ``tokens.claudeMdBudget``,
-and is cached per session id, so a compacted session gets the same text again instead of a second,
-different briefing. A resumed (or forked) session whose transcript already holds the briefing gets
-none: Claude Code replays the saved conversation, injected context included, so a second copy would
-only cost tokens (:func:`briefing_in_transcript`). After a compaction a note follows it: where this
-session's own turns from before the compaction are (:func:`compacted_note`). A project memory has
-never seen gets no briefing.
+with paths relative to the project. Chunk text holds no IDE wrappers, reminders or warm-up agents
+(ingest leaves them out), and the briefing's own opening (:data:`BRIEFING_OPENING`) is what ingest
+recognises to keep it out of memory. It describes *earlier* sessions only (the current one is left
+out), fits ``tokens.claudeMdBudget``, and is cached per session id, so a compacted session gets the
+same text again instead of a second, different briefing. A resumed (or forked) session whose
+transcript already holds the briefing gets none: Claude Code replays the saved conversation,
+injected context included, so a second copy would only cost tokens (:func:`briefing_in_transcript`).
+After a compaction a note follows it: where this session's own turns from before the compaction are
+(:func:`compacted_note`). A project memory has never seen gets no briefing.
 """
 
 from __future__ import annotations
