@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import statistics
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from hook_payloads import LAST_SESSION, relocated_examples, start_payload
-from process_support import EXAMPLES, run_hook, subprocess_env
+from hook_payloads import LAST_SESSION, ingest_payload, relocated_examples, start_payload
+from process_support import EXAMPLES, run_hook, subprocess_env, wait_for, worker_pids
 
+from causantic.files import file_lock
+from causantic.hooks.ingest import ingest_lock
 from causantic.runs import read_status
 
 
@@ -92,6 +96,56 @@ def test_a_folder_inside_the_project_gets_the_projects_briefing(causantic_home: 
     )
     context = context_of(done.stdout)
     assert "acme-shop" in context and "Where work stopped (session 4005b823" in context
+
+
+def test_after_clear_the_briefing_says_where_the_cleared_session_stopped(
+    causantic_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/clear ends a session (its session-end hook starts the ingest in the background) and starts a new
+    one at once: the briefing, built before that ingest landed, said where the session *before* it
+    stopped, and was kept for the whole new session."""
+    monkeypatch.setenv("CAUSANTIC_EMBEDDING_EAGER", "false")
+    project = tmp_path / "work" / "acme-shop"
+    folder = relocated_examples(tmp_path / "user", project)
+    cleared = folder / f"{LAST_SESSION}.jsonl"
+    text = cleared.read_text(encoding="utf-8")
+    cleared.unlink()  # memory holds the project's earlier sessions, not yet the one being cleared
+    from causantic.ingest.service import ingest_paths
+    from causantic.services import open_services
+
+    with open_services() as services:
+        ingest_paths(services, [folder], embed=False, workers=1)
+    cleared.write_text(text, encoding="utf-8")
+    new_session = "0b9b4a6e-1111-4aaa-8bbb-00000000000c"
+    payload = {**start_payload(new_session, cwd=str(project), source="clear")}
+    payload["transcript_path"] = str(folder / f"{new_session}.jsonl")  # Claude Code writes it later
+    with file_lock(ingest_lock(folder), timeout=0):  # the worker's ingest lands 3 s after the start
+        ended, _ = run_hook(
+            "session-end", {**ingest_payload(cleared, "SessionEnd", cwd=str(project)), "reason": "clear"}
+        )
+        assert ended.returncode == 0
+        start = subprocess.Popen(
+            [sys.executable, "-m", "causantic.hooks", "session-start"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=subprocess_env(),
+        )
+        assert start.stdin is not None
+        start.stdin.write(json.dumps(payload))
+        start.stdin.close()
+        time.sleep(3)
+    with start:  # closes its pipes and waits for it
+        assert start.stdout is not None
+        started = start.stdout.read()
+    assert start.returncode == 0
+    wait_for(lambda: not worker_pids(str(cleared)), timeout=120)
+    assert f"Where work stopped (session {LAST_SESSION[:8]}" in context_of(started)
+    assert "waiting for the cleared session's ingest" in read_status()["session-start"]["outcome"]
+    # Once the cleared session is in memory, the next clear has nothing to wait for.
+    again, _ = run_hook("session-start", {**payload, "session_id": "0b9b4a6e-1111-4aaa-8bbb-00000000000d"})
+    assert f"Where work stopped (session {LAST_SESSION[:8]}" in context_of(again.stdout)
+    assert read_status()["session-start"]["outcome"] == f"briefing of {len(context_of(again.stdout))} characters"
 
 
 def test_a_project_memory_has_never_seen_gets_no_output_at_all(acme_memory: Path, tmp_path: Path) -> None:

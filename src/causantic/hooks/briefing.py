@@ -17,10 +17,12 @@ After a compaction a note follows it: where this session's own turns from before
 
 from __future__ import annotations
 
+import calendar
 import hashlib
 import json
 import mmap
 import re
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -64,6 +66,8 @@ FOOTER = (
 
 
 RESUMED = ("resume", "fork")  # SessionStart sources that bring back a saved conversation
+CLEAR_WAIT_S = 5.0  # after /clear, the longest wait for the cleared session's ingest (the hook's timeout is 10 s)
+CLEARED_WITHIN_S = 60.0  # a session-end run this recent may be the /clear that started this session
 _COMPACT_BOUNDARY = b'"subtype":"compact_boundary"'
 # The briefing's header as saved, not the opening alone: a session that read Causantic's source has that.
 _HEADER_SAVED = re.compile(re.escape(BRIEFING_OPENING.encode("utf-8")) + rb" \([^()]{1,400}\), from Causantic\.")
@@ -92,6 +96,34 @@ def cached_briefing(memory: Memory, home: Path, cwd: str, session_id: str, budge
         prune_older_than(cache.parent, CACHE_DAYS)
         atomic_write(cache, json.dumps(asdict(briefing) if briefing else None))
     return briefing
+
+
+def await_cleared_session(memory: Memory, transcript_path: str, session_id: str) -> float | None:
+    """After ``/clear``: wait, at most :data:`CLEAR_WAIT_S`, until memory holds the session just cleared.
+
+    Trigger: SessionStart with source clear, within :data:`CLEARED_WITHIN_S` of a session-end hook
+    that started the ingest of another session in this session's transcript folder. Why: that ingest
+    runs in the background; the briefing, built before it lands, said where the session *before* the
+    cleared one stopped, and is then kept for this whole session. Outcome: the seconds waited; None
+    when there was nothing to wait for (no such session-end, its ingest failed or has landed).
+    """
+    from causantic.runs import read_status
+
+    run = read_status().get("session-end", {})
+    ended_id = run.get("sessionId", "")
+    if not (run.get("success") and transcript_path and ended_id != session_id and _SAFE_ID.fullmatch(ended_id)):
+        return None
+    try:
+        ended_at = calendar.timegm(time.strptime(run.get("lastRun", "")[:19], "%Y-%m-%dT%H:%M:%S"))
+    except ValueError:
+        return None
+    ended = Path(transcript_path).expanduser().parent / f"{ended_id}.jsonl"
+    if time.time() - ended_at > CLEARED_WITHIN_S or not ended.is_file() or memory.holds_transcript(ended):
+        return None
+    started = time.monotonic()
+    while not memory.holds_transcript(ended) and time.monotonic() - started < CLEAR_WAIT_S:
+        time.sleep(0.1)
+    return time.monotonic() - started
 
 
 def briefing_in_transcript(transcript_path: str) -> bool:

@@ -67,9 +67,7 @@ def run_worker(event: HookEvent) -> WorkerResult:
 
     transcript = transcript_of(event)
     target = _ingest_target(transcript)
-    locks = causantic_home() / "locks"
-    key = hashlib.sha256(str(target).encode()).hexdigest()[:16]
-    with file_lock(locks / f"ingest-{key}.lock", timeout=LOCK_WAIT_S) as locked:
+    with file_lock(ingest_lock(target), timeout=LOCK_WAIT_S) as locked:
         if not locked:
             raise HookProblem(f"another ingest of {target} held its lock for {LOCK_WAIT_S:.0f} s")
         with Memory() as memory:
@@ -115,6 +113,11 @@ def _ingested(report: IngestOut) -> str:
     if not (report.chunks_added or said) and report.files and report.files_unchanged == report.files:
         return f"ingested {counted(0, 'new chunk')}: {counted(report.files, 'file')} unchanged since the last ingest"
     return ", ".join([f"ingested {counted(report.chunks_added, 'new chunk')}", *said])
+
+
+def ingest_lock(target: Path) -> Path:
+    """The lock a worker holds while it ingests ``target`` (a transcript's project folder, or the file)."""
+    return causantic_home() / "locks" / f"ingest-{hashlib.sha256(str(target).encode()).hexdigest()[:16]}.lock"
 
 
 def _refresh_claude_md(memory: Memory, event: HookEvent) -> str | None:
