@@ -342,6 +342,16 @@ def test_recent_sessions_fit_five_sessions_in_the_budget(real_memory: Path) -> N
     assert len(context) / 3.5 <= 500
 
 
+def test_the_request_where_work_stopped_is_not_quoted_again_among_recent_sessions(real_memory: Path) -> None:
+    """A one-request session's title is its last request: the same 100 characters twice, every session."""
+    context = _briefing("/Users/dain/workspace/claude-code-log")
+    recent = context.split("Recent sessions:\n", 1)[1].splitlines()
+    assert recent[0] == "- 2025-07-20 18:30 · 12a546d1 · Claude Code · 23 chunks: (where work stopped, above)"
+    assert context.count("We've just done a big refactoring") == 1
+    other = _briefing("/Users/dain/workspace/coderabbit-review-helper")  # its last request is not its first
+    assert "(where work stopped, above)" not in other
+
+
 def test_the_same_session_id_from_another_folder_does_not_get_this_projects_briefing(
     acme_memory: Path, tmp_path: Path
 ) -> None:

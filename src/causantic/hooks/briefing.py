@@ -161,9 +161,16 @@ def build_briefing(memory: Memory, cwd: str, *, exclude_session: str | None, bud
     tail = _tail(memory, listing.project_path, latest)
     stopped = _where_stopped(tail, listing.project_path, latest.title)
     open_threads = _open_threads(tail)
+    # The session where work stopped is not named twice by the same prompt (a one-request session's is).
+    quoted = stopped[0].split(": ", 1)[1] if stopped and stopped[0].startswith(("- Last", "- Opening")) else ""
     recent = [
         f"- {when(s.started_at)} · {s.session_id[:8]} · {SOURCE_NAMES.get(s.source, s.source)} · "
-        f"{counted(s.chunks, 'chunk')}: {s.short_title(TITLE_CHARS)}"
+        f"{counted(s.chunks, 'chunk')}: "
+        + (
+            "(where work stopped, above)"
+            if s is latest and _same_prompt(s.title, quoted)
+            else s.short_title(TITLE_CHARS)
+        )
         for s in sessions
     ]
     header = f"{BRIEFING_OPENING} ({listing.project}; {counted(listing.total, 'session')} stored), from Causantic."
@@ -219,6 +226,12 @@ def _is_request(text: str) -> bool:
     """A user section that asks for something (not just an interruption marker or a pasted image)."""
     words = " ".join(text.split())
     return bool(words) and not words.startswith("[Request interrupted") and words not in ("[image]", "[document]")
+
+
+def _same_prompt(title: str, quoted: str) -> bool:
+    """Whether a session's title (its first prompt, stored cut with an ellipsis) is the request quoted."""
+    title = _line(title, 240)
+    return bool(quoted) and (quoted.startswith(title[:-1].rstrip()) if title.endswith("…") else quoted == title)
 
 
 def _names_work(text: str) -> bool:
