@@ -28,6 +28,7 @@ need them, so importing this module stays cheap for ``causantic --help`` and the
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -697,6 +698,19 @@ class Memory:
             counts=without_sessions(combined.counts, twice),
             vectors=combined.vectors - twice.vectors,
             without_vectors=combined.without_vectors - (twice.chunks - twice.vectors),
+        )
+
+    def holds_transcript(self, path: Path) -> bool:
+        """Whether memory holds this transcript file as it is now: an ingest marked it at its current
+        size and modification time (in any store). False when the file is gone or has changed since."""
+        path = Path(os.path.normpath(path.expanduser().absolute()))  # as ingest names the files it marks
+        try:
+            st = path.stat()
+        except OSError:
+            return False
+        return any(
+            s.store.unchanged_file_rules(str(path), st.st_size, st.st_mtime_ns) is not None
+            for s in self._every_store().values()
         )
 
     def files_to_reread(self) -> int:

@@ -6,13 +6,18 @@ import json
 import os
 import sqlite3
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from hook_payloads import ingest_payload, relocated_examples
 from process_support import causantic, run_hook, subprocess_env, wait_for, worker_pids
+from transcript_files import write_session
 
+from causantic.ingest import rules
 from causantic.runs import read_status
+from causantic.transcripts import _system_text
 
 
 def chunk_ids(home: Path) -> list[str]:
@@ -55,7 +60,7 @@ def test_the_hook_returns_at_once_and_a_detached_worker_ingests_the_session(
     assert run["success"], run
     stored = chunk_ids(causantic_home)  # the project folder: this session with its sub-agent, and the others
     assert len(stored) >= 6 and run["details"]["chunks"] == len(stored)
-    assert run["outcome"].startswith(f"ingested {len(stored)} new and 0 changed chunks")
+    assert run["outcome"] == f"ingested {len(stored)} new chunks"
     assert run["details"]["vectors"] == len(stored)  # embedded too (embedding.eager is on by default)
     assert run["project"] == "acme-shop" and run["sessionId"] == transcript.stem
 
@@ -76,6 +81,44 @@ def test_a_grown_transcript_is_ingested_again_and_nothing_twice(
     after = chunk_ids(causantic_home)
     assert set(before) < set(after) and len(after) == len(set(after))
     assert read_status()["session-end"]["details"]["chunks"] == len(after) - len(before)
+
+
+def test_chunks_only_renumbered_are_counted_apart_from_changed_ones(
+    causantic_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ingest rules 2 made `/compact keep …` a prompt: the turns after it are numbered one higher, their
+    text unchanged. `causantic ingest` says "renumbered"; the hook said "0 changed chunks" of them, and
+    "ingested 0 new and 0 changed chunks" of a session it had just read."""
+    monkeypatch.setenv("CAUSANTIC_EMBEDDING_EAGER", "false")
+    compact = (
+        "<command-name>/compact</command-name>\n<command-message>compact</command-message>\n"
+        "<command-args>keep the checkout work</command-args>"
+    )
+    turns = [
+        ("why does checkout time out", "the payment call had no timeout"),
+        (compact, "Compacted."),
+        ("now add a retry to the payment call", "added one retry with backoff"),
+        ("and a test for it", "test added"),
+    ]
+    transcript = write_session(
+        tmp_path / ".claude" / "projects", "/work/shop", "5e0c1a55-0000-4000-8000-00000000c0de", turns
+    )
+    from causantic.ingest.service import ingest_paths
+    from causantic.services import open_services
+
+    with monkeypatch.context() as before:  # an older release: /compact's words were a local command's settings
+        before.setattr(rules, "VERSION", 1)
+        before.setattr(_system_text, "_LOCAL_COMMANDS", _system_text._LOCAL_COMMANDS | {"compact"})
+        with open_services() as services:
+            ingest_paths(services, [transcript.parent], embed=False, workers=1)
+    event = json.dumps(ingest_payload(transcript, "PreCompact", cwd="/work/shop"))
+    worker = [sys.executable, "-m", "causantic.hooks", "ingest-worker", "pre-compact", event]
+    subprocess.run(worker, env=subprocess_env(), check=True, timeout=120)  # the hook's detached half, to its end
+    run = read_status()["pre-compact"]
+    assert run["outcome"] == "ingested 1 new chunk, 2 renumbered (text unchanged, a new turn number)"
+    assert (run["details"]["chunks"], run["details"]["updated"], run["details"]["renumbered"]) == (1, 0, 2)
+    subprocess.run(worker, env=subprocess_env(), check=True, timeout=120)
+    assert read_status()["pre-compact"]["outcome"] == "ingested 0 new chunks: 1 file unchanged since the last ingest"
 
 
 def test_two_ingests_of_one_session_at_once_take_turns(
@@ -131,6 +174,18 @@ def test_a_payload_without_transcript_path_is_skipped(causantic_home: Path) -> N
     done, _ = run_hook("pre-compact", {"session_id": "x", "hook_event_name": "PreCompact"})
     assert done.returncode == 0 and done.stdout == ""
     assert "no transcript_path" in read_status()["pre-compact"]["error"]
+
+
+@pytest.mark.parametrize("hook", ["session-start", "user-prompt-submit", "pre-compact", "session-end"])
+def test_stdin_that_is_not_json_is_one_line_in_the_hook_log_and_exit_zero(
+    causantic_home: Path, tmp_path: Path, hook: str
+) -> None:
+    """pre-compact and session-end logged two lines for it: "running with an empty event", then the
+    empty event's missing transcript_path."""
+    done, _ = run_hook(hook, "{not json", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    lines = (causantic_home / "logs" / "hooks.log").read_text().splitlines()
+    assert len(lines) == 1 and f"] {hook}: " in lines[0] and "no JSON object" in lines[0], lines
 
 
 @pytest.mark.slow  # the worker embeds with the real model, so LanceDB's folder is there too

@@ -19,6 +19,7 @@ import anyio
 import pytest
 from mcp import Client
 from process_support import REAL_PROJECTS, run_hook, subprocess_env
+from transcript_files import write_session
 
 from causantic.config import PromptMemoryConfig
 from causantic.mcp.server import build_server
@@ -139,6 +140,48 @@ def test_an_unrelated_prompt_gets_nothing_printed(sound_memory: Path) -> None:
     ):
         assert prompt_hook(payload(prompt), **ON).stdout == ""
     assert "injected" not in read_status()["user-prompt-submit"]
+
+
+def test_another_projects_moment_says_it_is_another_projects(sound_memory: Path, tmp_path: Path) -> None:
+    """Both read "project JSSoundRecorder": nothing told Claude that the moment was not of the project
+    the session works in."""
+    here = context_of(prompt_hook(payload(ABOUT_VITE), **ON).stdout)
+    assert " · project JSSoundRecorder · session 7acd37a8" in here and "other project" not in here
+    other_session = "0b9b4a6e-2222-4aaa-8bbb-000000000003"
+    elsewhere = context_of(prompt_hook(payload(ABOUT_VITE, other_session, cwd=str(tmp_path)), **ON).stdout)
+    assert " · other project JSSoundRecorder · session 7acd37a8" in elsewhere
+
+
+WEBHOOK_PROMPT = "why do the checkout webhook retries time out"
+
+
+def test_no_other_projects_moment_when_this_projects_sessions_match_the_prompt_as_well(
+    causantic_home: Path, tmp_path: Path
+) -> None:
+    """Two of this project's sessions matched the prompt alike (no clear lead: nothing added), and another
+    project's session, ranked below both, was added: its only rivals were other projects' sessions."""
+    projects = tmp_path / "projects"
+    for n, answer in enumerate(("The provider waits 10 s.", "We raised the retry budget.")):
+        turns = [(f"the checkout webhook retries time out again ({n})", answer)]
+        write_session(projects, "/work/shop", f"5e0c1a55-0000-4000-8000-00000000000{n}", turns, day=2 + n)
+    write_session(
+        projects,
+        "/work/blog",
+        "5e0c1a55-0000-4000-8000-0000000000b1",
+        [("the blog's checkout page webhook retries time out", "The blog uses the shop's checkout webhook.")],
+        day=5,
+    )
+    from causantic.ingest.service import ingest_paths
+    from causantic.services import open_services
+
+    with open_services() as services:
+        ingest_paths(services, [projects], embed=False, workers=1)
+    done = prompt_hook(payload(WEBHOOK_PROMPT, cwd="/work/shop"), **ON)
+    outcome = read_status()["user-prompt-submit"]["outcome"]
+    assert done.stdout == "", context_of(done.stdout)
+    assert "other projects: none added: no session clearly led" in outcome and "this project's best" in outcome
+    # From a third folder both projects are other projects, and the blog still ranks below the shop.
+    assert prompt_hook(payload(WEBHOOK_PROMPT, cwd="/work/docs"), **ON).stdout == ""
 
 
 def test_nothing_comes_from_the_session_being_worked_in(sound_memory: Path) -> None:

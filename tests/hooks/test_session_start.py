@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import statistics
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from hook_payloads import LAST_SESSION, relocated_examples, start_payload
-from process_support import EXAMPLES, run_hook, subprocess_env
+from hook_payloads import LAST_SESSION, ingest_payload, relocated_examples, start_payload
+from process_support import EXAMPLES, run_hook, subprocess_env, wait_for, worker_pids
 
+from causantic.files import file_lock
+from causantic.hooks.ingest import ingest_lock
 from causantic.runs import read_status
 
 
@@ -92,6 +96,56 @@ def test_a_folder_inside_the_project_gets_the_projects_briefing(causantic_home: 
     )
     context = context_of(done.stdout)
     assert "acme-shop" in context and "Where work stopped (session 4005b823" in context
+
+
+def test_after_clear_the_briefing_says_where_the_cleared_session_stopped(
+    causantic_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/clear ends a session (its session-end hook starts the ingest in the background) and starts a new
+    one at once: the briefing, built before that ingest landed, said where the session *before* it
+    stopped, and was kept for the whole new session."""
+    monkeypatch.setenv("CAUSANTIC_EMBEDDING_EAGER", "false")
+    project = tmp_path / "work" / "acme-shop"
+    folder = relocated_examples(tmp_path / "user", project)
+    cleared = folder / f"{LAST_SESSION}.jsonl"
+    text = cleared.read_text(encoding="utf-8")
+    cleared.unlink()  # memory holds the project's earlier sessions, not yet the one being cleared
+    from causantic.ingest.service import ingest_paths
+    from causantic.services import open_services
+
+    with open_services() as services:
+        ingest_paths(services, [folder], embed=False, workers=1)
+    cleared.write_text(text, encoding="utf-8")
+    new_session = "0b9b4a6e-1111-4aaa-8bbb-00000000000c"
+    payload = {**start_payload(new_session, cwd=str(project), source="clear")}
+    payload["transcript_path"] = str(folder / f"{new_session}.jsonl")  # Claude Code writes it later
+    with file_lock(ingest_lock(folder), timeout=0):  # the worker's ingest lands 3 s after the start
+        ended, _ = run_hook(
+            "session-end", {**ingest_payload(cleared, "SessionEnd", cwd=str(project)), "reason": "clear"}
+        )
+        assert ended.returncode == 0
+        start = subprocess.Popen(
+            [sys.executable, "-m", "causantic.hooks", "session-start"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=subprocess_env(),
+        )
+        assert start.stdin is not None
+        start.stdin.write(json.dumps(payload))
+        start.stdin.close()
+        time.sleep(3)
+    with start:  # closes its pipes and waits for it
+        assert start.stdout is not None
+        started = start.stdout.read()
+    assert start.returncode == 0
+    wait_for(lambda: not worker_pids(str(cleared)), timeout=120)
+    assert f"Where work stopped (session {LAST_SESSION[:8]}" in context_of(started)
+    assert "waiting for the cleared session's ingest" in read_status()["session-start"]["outcome"]
+    # Once the cleared session is in memory, the next clear has nothing to wait for.
+    again, _ = run_hook("session-start", {**payload, "session_id": "0b9b4a6e-1111-4aaa-8bbb-00000000000d"})
+    assert f"Where work stopped (session {LAST_SESSION[:8]}" in context_of(again.stdout)
+    assert read_status()["session-start"]["outcome"] == f"briefing of {len(context_of(again.stdout))} characters"
 
 
 def test_a_project_memory_has_never_seen_gets_no_output_at_all(acme_memory: Path, tmp_path: Path) -> None:
@@ -194,6 +248,8 @@ def real_memory(causantic_home: Path) -> Path:
         "-Users-dain-workspace-JSSoundRecorder",
         "-Users-dain-workspace-coderabbit-review-helper",
         "-Users-dain-workspace-claude-code-log-sample",
+        "-Users-dain-workspace-danieldemmel-me-next",
+        "-src-deep-manifest",
     )
     with open_services() as services:
         ingest_paths(services, [REAL_PROJECTS / f for f in folders], embed=False, workers=1)
@@ -233,6 +289,67 @@ def test_where_work_stopped_reaches_back_to_the_last_request_of_a_long_final_tur
     assert "Only one test is still failing" not in context  # fixed later in that session
     assert '{"todos"' not in context
     assert len(context) / 3.5 <= 500
+
+
+def test_where_work_stopped_quotes_the_last_request_that_names_work_not_the_thank_you_after_it(
+    real_memory: Path,
+) -> None:
+    """deep-manifest's session ends with "Excellent work, thank you!": quoted as the last request, it told
+    the next session nothing of the work (archive errors) that request had been about."""
+    stopped = _briefing("/src/deep-manifest").split("Where work stopped", 1)[1].split("\n\n", 1)[0]
+    assert "thank you" not in stopped
+    assert "- Last request: OK, so first commit the changes related to the previous task, adding support for tar" in (
+        stopped
+    )
+    assert "- Last reply: You're welcome! Here's a summary of what we accomplished" in stopped  # the session's end
+
+
+def test_last_steps_name_the_projects_files_relative_to_it(real_memory: Path) -> None:
+    """A step is cut at 60 characters: written with the absolute path, the file's name was cut off."""
+    context = _briefing("/Users/dain/workspace/danieldemmel.me-next")
+    steps = next(line for line in context.splitlines() if line.startswith("- Last steps: "))
+    assert steps.endswith("; Write .markdownlintrc.json")
+    assert "/Users/dain/workspace/danieldemmel.me-next/" not in steps
+
+
+def test_a_long_run_on_one_prompt_says_what_it_was_asked_and_names_the_project_folder_as_dot(
+    causantic_home: Path, corpus_dir: Path
+) -> None:
+    """marot/spotter's agent worked through an issue alone for 138 chunks: no request in the session's
+    last pages, so "where work stopped" said what was done but not what for. A step on the project's
+    folder itself read "find /home/USER/projects/spotter-worktrees/spotter-0rt -nam…", cut there."""
+    from causantic.ingest.service import ingest_paths
+    from causantic.services import open_services
+
+    folder = corpus_dir / "marot__spotter/test/fixtures/transcripts"
+    session = "fa812bfe-b295-4cca-9c2f-fdf01028cb46"
+    explorer = "6c2214d7-b87e-4432-8e41-22ba294ea584"  # a sub-agent's session in another worktree
+    with open_services() as services:
+        paths = [folder / f"{session}.jsonl", folder / session, folder / explorer]
+        ingest_paths(services, paths, embed=False, workers=1)
+    stopped = _briefing("/home/USER/projects/spotter-worktrees/spotter-a0y").split("\n\n")[1]
+    assert "- Opening request: Work on bead spotter-a0y. Run bd show spotter-a0y" in stopped
+    assert "Last request" not in stopped
+    steps = _briefing("/home/USER/projects/spotter-worktrees/spotter-0rt").split("- Last steps: ", 1)[1]
+    assert '; Bash find . -name "*.heex" | wc -l;' in steps.splitlines()[0]
+
+
+def test_recent_sessions_fit_five_sessions_in_the_budget(real_memory: Path) -> None:
+    """Titles of 160 characters left room for 4 of claude-code-log's sessions in the 500-token budget."""
+    context = _briefing("/Users/dain/workspace/claude-code-log")
+    recent = context.split("Recent sessions:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert len(recent) == 5 and "12 sessions stored" in context
+    assert len(context) / 3.5 <= 500
+
+
+def test_the_request_where_work_stopped_is_not_quoted_again_among_recent_sessions(real_memory: Path) -> None:
+    """A one-request session's title is its last request: the same 100 characters twice, every session."""
+    context = _briefing("/Users/dain/workspace/claude-code-log")
+    recent = context.split("Recent sessions:\n", 1)[1].splitlines()
+    assert recent[0] == "- 2025-07-20 18:30 · 12a546d1 · Claude Code · 23 chunks: (where work stopped, above)"
+    assert context.count("We've just done a big refactoring") == 1
+    other = _briefing("/Users/dain/workspace/coderabbit-review-helper")  # its last request is not its first
+    assert "(where work stopped, above)" not in other
 
 
 def test_the_same_session_id_from_another_folder_does_not_get_this_projects_briefing(

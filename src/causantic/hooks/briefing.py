@@ -2,24 +2,27 @@
 
 Built from SQLite alone (listing and reconstruct), so no embedding model or vector index loads.
 Sessions are named by their titles (the first real prompt, stored at ingest); "where work stopped"
-reads the end of the newest session the user worked in, back to its last real request. Chunk text
-holds no IDE wrappers, reminders or warm-up agents (ingest leaves them out), and the briefing's
-own opening (:data:`BRIEFING_OPENING`) is what ingest recognises to keep it out of memory.
-It describes *earlier* sessions only (the current one is left out), fits ``tokens.claudeMdBudget``,
-and is cached per session id, so a compacted session gets the same text again instead of a second,
-different briefing. A resumed (or forked) session whose transcript already holds the briefing gets
-none: Claude Code replays the saved conversation, injected context included, so a second copy would
-only cost tokens (:func:`briefing_in_transcript`). After a compaction a note follows it: where this
-session's own turns from before the compaction are (:func:`compacted_note`). A project memory has
-never seen gets no briefing.
+reads the end of the newest session the user worked in, back to its last request that names work
+(not a "continue" or "thank you" after it; a long run on one prompt: its opening request), its steps
+with paths relative to the project. Chunk text holds no IDE wrappers, reminders or warm-up agents
+(ingest leaves them out), and the briefing's own opening (:data:`BRIEFING_OPENING`) is what ingest
+recognises to keep it out of memory. It describes *earlier* sessions only (the current one is left
+out), fits ``tokens.claudeMdBudget``, and is cached per session id, so a compacted session gets the
+same text again instead of a second, different briefing. A resumed (or forked) session whose
+transcript already holds the briefing gets none: Claude Code replays the saved conversation,
+injected context included, so a second copy would only cost tokens (:func:`briefing_in_transcript`).
+After a compaction a note follows it: where this session's own turns from before the compaction are
+(:func:`compacted_note`). A project memory has never seen gets no briefing.
 """
 
 from __future__ import annotations
 
+import calendar
 import hashlib
 import json
 import mmap
 import re
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,7 +49,14 @@ _OPEN_LINE = re.compile(
 )
 _OPEN_TODO = re.compile(r'"content":"((?:[^"\\]|\\.)+)","status":"(pending|in_progress)"')
 _SAFE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
-TITLE_CHARS = 160
+# Words of a prompt that only acknowledges or says go on ("continue", "Excellent work, thank you!"):
+# such a prompt names no work, so "where work stopped" quotes the request before it.
+_GO_ON_WORDS = frozenset(
+    "ok okay k yes yep yeah y sure thanks thank you thx ty great good nice cool perfect excellent awesome "
+    "amazing wonderful brilliant fantastic continue go on ahead proceed please pls lgtm done job work it do "
+    "that this works looks sounds fine right alright all much so very keep going carry now then let s us".split()
+)
+TITLE_CHARS = 100  # a recent session's first prompt: its head says what it was about; 160 left room for 4 of 5
 TAIL_TOKENS = 2000  # one page of a session's end
 TAIL_PAGES = 4  # how far back to look for the last request
 FOOTER = (
@@ -56,6 +66,8 @@ FOOTER = (
 
 
 RESUMED = ("resume", "fork")  # SessionStart sources that bring back a saved conversation
+CLEAR_WAIT_S = 5.0  # after /clear, the longest wait for the cleared session's ingest (the hook's timeout is 10 s)
+CLEARED_WITHIN_S = 60.0  # a session-end run this recent may be the /clear that started this session
 _COMPACT_BOUNDARY = b'"subtype":"compact_boundary"'
 # The briefing's header as saved, not the opening alone: a session that read Causantic's source has that.
 _HEADER_SAVED = re.compile(re.escape(BRIEFING_OPENING.encode("utf-8")) + rb" \([^()]{1,400}\), from Causantic\.")
@@ -84,6 +96,34 @@ def cached_briefing(memory: Memory, home: Path, cwd: str, session_id: str, budge
         prune_older_than(cache.parent, CACHE_DAYS)
         atomic_write(cache, json.dumps(asdict(briefing) if briefing else None))
     return briefing
+
+
+def await_cleared_session(memory: Memory, transcript_path: str, session_id: str) -> float | None:
+    """After ``/clear``: wait, at most :data:`CLEAR_WAIT_S`, until memory holds the session just cleared.
+
+    Trigger: SessionStart with source clear, within :data:`CLEARED_WITHIN_S` of a session-end hook
+    that started the ingest of another session in this session's transcript folder. Why: that ingest
+    runs in the background; the briefing, built before it lands, said where the session *before* the
+    cleared one stopped, and is then kept for this whole session. Outcome: the seconds waited; None
+    when there was nothing to wait for (no such session-end, its ingest failed or has landed).
+    """
+    from causantic.runs import read_status
+
+    run = read_status().get("session-end", {})
+    ended_id = run.get("sessionId", "")
+    if not (run.get("success") and transcript_path and ended_id != session_id and _SAFE_ID.fullmatch(ended_id)):
+        return None
+    try:
+        ended_at = calendar.timegm(time.strptime(run.get("lastRun", "")[:19], "%Y-%m-%dT%H:%M:%S"))
+    except ValueError:
+        return None
+    ended = Path(transcript_path).expanduser().parent / f"{ended_id}.jsonl"
+    if time.time() - ended_at > CLEARED_WITHIN_S or not ended.is_file() or memory.holds_transcript(ended):
+        return None
+    started = time.monotonic()
+    while not memory.holds_transcript(ended) and time.monotonic() - started < CLEAR_WAIT_S:
+        time.sleep(0.1)
+    return time.monotonic() - started
 
 
 def briefing_in_transcript(transcript_path: str) -> bool:
@@ -119,11 +159,18 @@ def build_briefing(memory: Memory, cwd: str, *, exclude_session: str | None, bud
     # Where work stopped: the newest session the user worked in (not one only sub-agents left behind).
     latest = next((s for s in sessions if "main" in s.agents), sessions[0])
     tail = _tail(memory, listing.project_path, latest)
-    stopped = _where_stopped(tail)
+    stopped = _where_stopped(tail, listing.project_path, latest.title)
     open_threads = _open_threads(tail)
+    # The session where work stopped is not named twice by the same prompt (a one-request session's is).
+    quoted = stopped[0].split(": ", 1)[1] if stopped and stopped[0].startswith(("- Last", "- Opening")) else ""
     recent = [
         f"- {when(s.started_at)} · {s.session_id[:8]} · {SOURCE_NAMES.get(s.source, s.source)} · "
-        f"{counted(s.chunks, 'chunk')}: {s.short_title(TITLE_CHARS)}"
+        f"{counted(s.chunks, 'chunk')}: "
+        + (
+            "(where work stopped, above)"
+            if s is latest and _same_prompt(s.title, quoted)
+            else s.short_title(TITLE_CHARS)
+        )
         for s in sessions
     ]
     header = f"{BRIEFING_OPENING} ({listing.project}; {counted(listing.total, 'session')} stored), from Causantic."
@@ -170,7 +217,7 @@ def _tail(memory: Memory, project: str, session: SessionSummary) -> list[tuple[s
             project, session_id=session.session_id, agent=agent, max_tokens=TAIL_TOKENS, page=page
         )
         tail = [section for c in result.chunks for section in sections(c.content)] + tail
-        if not result.earlier or any(role == "User" and _is_request(text) for role, text in tail):
+        if not result.earlier or any(role == "User" and _names_work(text) for role, text in tail):
             break
     return tail
 
@@ -181,13 +228,35 @@ def _is_request(text: str) -> bool:
     return bool(words) and not words.startswith("[Request interrupted") and words not in ("[image]", "[document]")
 
 
-def _where_stopped(tail: list[tuple[str, str]]) -> list[str]:
-    last_user = max((i for i, (role, text) in enumerate(tail) if role == "User" and _is_request(text)), default=-1)
+def _same_prompt(title: str, quoted: str) -> bool:
+    """Whether a session's title (its first prompt, stored cut with an ellipsis) is the request quoted."""
+    title = _line(title, 240)
+    return bool(quoted) and (quoted.startswith(title[:-1].rstrip()) if title.endswith("…") else quoted == title)
+
+
+def _names_work(text: str) -> bool:
+    """A request that says what to do, not only "continue" or "thanks, great work" after one."""
+    words = re.findall(r"[^\W\d_]+|\d+", text.casefold())
+    return _is_request(text) and not (len(words) <= 8 and set(words) <= _GO_ON_WORDS)
+
+
+def _last_request(tail: list[tuple[str, str]]) -> int:
+    """Index of the last request that names work (else the last request of any kind; -1: none)."""
+    requests = [i for i, (role, text) in enumerate(tail) if role == "User" and _is_request(text)]
+    return next((i for i in reversed(requests) if _names_work(tail[i][1])), requests[-1] if requests else -1)
+
+
+def _where_stopped(tail: list[tuple[str, str]], project_path: str, opening: str) -> list[str]:
+    """The last request, steps and reply; a long run on one prompt (an agent working through an issue
+    alone) has no request in its last pages: its opening prompt, the session's title, says what it was."""
+    last_user = _last_request(tail)
     turn = tail[last_user:] if last_user >= 0 else tail
     lines = []
     if last_user >= 0:
         lines.append(f"- Last request: {_line(tail[last_user][1], 240)}")
-    steps = [_step(role[5:], text) for role, text in turn if role.startswith("Tool:")][-3:]
+    elif opening.strip():
+        lines.append(f"- Opening request: {_line(opening, 240)}")
+    steps = [_step(role[5:], text, project_path) for role, text in turn if role.startswith("Tool:")][-3:]
     if steps:
         lines.append(f"- Last steps: {'; '.join(steps)}")
     reply = next((text for role, text in reversed(turn) if role == "Assistant"), "")
@@ -196,9 +265,19 @@ def _where_stopped(tail: list[tuple[str, str]]) -> list[str]:
     return lines
 
 
-def _step(tool: str, text: str) -> str:
-    """One tool call as a step: its tool and subject (a todo list update is just that)."""
-    return tool if tool == "TodoWrite" else f"{tool} {_line(text, 60)}".strip()
+def _step(tool: str, text: str, project_path: str) -> str:
+    """One tool call as a step: its tool and subject (a todo list update is just that), with paths
+    inside the project relative to it: cut at 60 characters, an absolute path lost its file name."""
+    if tool == "TodoWrite":
+        return tool
+    root = project_path.rstrip("/")
+    if project_path.startswith("/") and root:  # "<root>/a/b" -> "a/b", "<root>" alone -> "."
+        text = re.sub(
+            r"(?<![\w.~/-])" + re.escape(root) + r"(?:/|(?![^\s'\"`]))",
+            lambda m: "" if m[0].endswith("/") else ".",
+            text,
+        )
+    return f"{tool} {_line(text, 60)}".strip()
 
 
 def _open_threads(tail: list[tuple[str, str]]) -> list[str]:
@@ -209,7 +288,7 @@ def _open_threads(tail: list[tuple[str, str]]) -> list[str]:
     if todo_writes:
         for content, status in _OPEN_TODO.findall(todo_writes[-1]):
             found.append(f"{_unescape(content)} ({status.replace('_', ' ')})")
-    last_user = max((i for i, (role, text) in enumerate(tail) if role == "User" and _is_request(text)), default=-1)
+    last_user = _last_request(tail)
     final_reply = max((i for i, (role, _) in enumerate(tail) if role == "Assistant"), default=-1)
     for index in (last_user, final_reply):
         if index >= 0:

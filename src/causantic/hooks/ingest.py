@@ -29,6 +29,7 @@ from causantic.wording import counted
 
 if TYPE_CHECKING:
     from causantic.facade import Memory
+    from causantic.retrieval.output import IngestOut
 
 LOCK_WAIT_S = 600.0
 
@@ -66,9 +67,7 @@ def run_worker(event: HookEvent) -> WorkerResult:
 
     transcript = transcript_of(event)
     target = _ingest_target(transcript)
-    locks = causantic_home() / "locks"
-    key = hashlib.sha256(str(target).encode()).hexdigest()[:16]
-    with file_lock(locks / f"ingest-{key}.lock", timeout=LOCK_WAIT_S) as locked:
+    with file_lock(ingest_lock(target), timeout=LOCK_WAIT_S) as locked:
         if not locked:
             raise HookProblem(f"another ingest of {target} held its lock for {LOCK_WAIT_S:.0f} s")
         with Memory() as memory:
@@ -79,12 +78,13 @@ def run_worker(event: HookEvent) -> WorkerResult:
                     f"{counted(len(report.errors), 'file')} could not be ingested; first: {first.path}: {first.error}"
                 )
             result = WorkerResult(
-                f"ingested {report.chunks_added} new and {report.chunks_updated} changed chunks"
-                + "".join(f"; {note}" for note in report.notes),
+                _ingested(report) + "".join(f"; {note}" for note in report.notes),
                 details={
                     "files": report.files - report.files_unchanged,
                     "chunks": report.chunks_added,
                     "updated": report.chunks_updated,
+                    "renumbered": report.chunks_renumbered,
+                    "removed": report.chunks_removed,
                     "edges": report.edges_added.total,
                 },
             )
@@ -96,6 +96,28 @@ def run_worker(event: HookEvent) -> WorkerResult:
                     result.outcome += f"; embedding deferred ({type(exc).__name__}: {exc})"
             result.project = _refresh_claude_md(memory, event)
     return result
+
+
+def _ingested(report: IngestOut) -> str:
+    """What the ingest did to the stored chunks, as `causantic ingest` counts them: a chunk only
+    renumbered (same text under a new turn number, not embedded again) is not a changed one."""
+    said = [
+        f"{n:,} {what}"
+        for n, what in (
+            (report.chunks_updated, "changed"),
+            (report.chunks_renumbered, "renumbered (text unchanged, a new turn number)"),
+            (report.chunks_removed, "removed (no longer made from their transcript)"),
+        )
+        if n
+    ]
+    if not (report.chunks_added or said) and report.files and report.files_unchanged == report.files:
+        return f"ingested {counted(0, 'new chunk')}: {counted(report.files, 'file')} unchanged since the last ingest"
+    return ", ".join([f"ingested {counted(report.chunks_added, 'new chunk')}", *said])
+
+
+def ingest_lock(target: Path) -> Path:
+    """The lock a worker holds while it ingests ``target`` (a transcript's project folder, or the file)."""
+    return causantic_home() / "locks" / f"ingest-{hashlib.sha256(str(target).encode()).hexdigest()[:16]}.lock"
 
 
 def _refresh_claude_md(memory: Memory, event: HookEvent) -> str | None:
@@ -121,7 +143,9 @@ def _refresh_claude_md(memory: Memory, event: HookEvent) -> str | None:
 def transcript_of(event: HookEvent) -> Path:
     """The transcript to ingest; HookProblem when stdin names none or it does not exist."""
     if not event.transcript_path:
-        raise HookProblem("no transcript_path on stdin; nothing to ingest")
+        raise HookProblem(
+            f"no transcript_path on stdin{'' if event.parsed else ' (it held no JSON object)'}; nothing to ingest"
+        )
     path = Path(event.transcript_path).expanduser()
     if not _in_transcript_folder(path):
         # The path is not repeated: a hook fed /etc/shadow must not copy it into the status file.

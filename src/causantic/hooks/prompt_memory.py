@@ -129,16 +129,18 @@ def user_prompt_submit(name: str, event: HookEvent, started: float) -> None:
 
 def render(moments: list[Moment], max_tokens: int) -> tuple[str, int]:
     """The block Claude reads, and how many of ``moments`` (the first ones) it holds: a header, one entry
-    per moment (date, project, session, relevance and an excerpt of what was said), the pointer to the
-    tools; within ``max_tokens`` (``promptMemory.maxTokens``). The pointer goes first, then the last
-    moments, while each left has no room for an excerpt of ``MIN_EXCERPT`` characters; ("", 0) when
-    not even one has."""
+    per moment (date, project, or "other project" when not the session's, session, relevance and an
+    excerpt of what was said), the pointer to the tools; within ``max_tokens`` (``promptMemory.maxTokens``).
+    The pointer goes first, then the last moments, while each left has no room for an excerpt of
+    ``MIN_EXCERPT`` characters; ("", 0) when not even one has."""
     budget = int(max_tokens * CHARS_PER_TOKEN)
     entries = []
     for i, m in enumerate(moments, 1):
         c = m.chunk
+        # "other project": a bare name did not say that the moment is not of the session's own project.
+        where = f"other project {c.project}" if m.other_project else f"project {c.project}"
         head = (
-            f"{i}. {c.start_time[:16].replace('T', ' ')} UTC · project {c.project} · session "
+            f"{i}. {c.start_time[:16].replace('T', ' ')} UTC · {where} · session "
             f"{c.session_id[:8]} · relevance {round(m.relevance * 100)}%"
         )
         entries.append((head, excerpt(c.content)))

@@ -29,7 +29,13 @@ def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str
     from causantic.config_cache import read_config
     from causantic.facade import Memory
     from causantic.home import memory_missing
-    from causantic.hooks.briefing import RESUMED, briefing_in_transcript, cached_briefing, compacted_note
+    from causantic.hooks.briefing import (
+        RESUMED,
+        await_cleared_session,
+        briefing_in_transcript,
+        cached_briefing,
+        compacted_note,
+    )
 
     folder = Path(event.working_dir)
     # The cached configuration, as the CLI's read commands take it: validating it (pydantic) would
@@ -40,6 +46,9 @@ def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str
     if event.source in RESUMED and briefing_in_transcript(event.transcript_path):
         return f"none on {event.source}: the saved conversation already holds a briefing", None
     with Memory(config=config) as memory:
+        waited = (
+            await_cleared_session(memory, event.transcript_path, event.session_id) if event.source == "clear" else None
+        )
         briefing = cached_briefing(
             memory, memory.home, event.working_dir, event.session_id, config.tokens.claude_md_budget
         )
@@ -57,6 +66,7 @@ def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str
     sys.stdout.flush()
     outcome = f"briefing of {len(briefing.text)} characters" if briefing else "no briefing (no earlier session)"
     outcome += ", and where this session's turns before the compaction are" if note else ""
+    outcome += f", after {waited:.1f} s waiting for the cleared session's ingest" if waited is not None else ""
     return outcome, briefing.project if briefing else None
 
 
@@ -95,7 +105,7 @@ def run_hook(name: str, stdin_text: str | None = None) -> int:
     event = HookEvent()
     try:
         event = parse_event(read_stdin() if stdin_text is None else stdin_text)
-        if not event.parsed:
+        if not event.parsed and HANDLERS[name] is not ingest_hook:  # which logs it, with why it did nothing
             log(f"{name}: stdin held no JSON object; running with an empty event")
         done = HANDLERS[name](name, event, started)
         if done is not None:

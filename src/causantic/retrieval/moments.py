@@ -13,7 +13,9 @@ kept). Because the cosine is missing, the bars are configured and measured apart
 The current project is searched against ``bar``; other projects only against the stricter
 ``cross_bar``. In each, nothing is added unless one past session clearly leads (its best BM25 at
 least ``session_margin`` times any other session's) with a lead covering ``min_coverage`` of the
-prompt's words: a close race was where the hook used to add noise. Chunks of the current session
+prompt's words: a close race was where the hook used to add noise. Another project's session must
+lead the current project's sessions too: a prompt they match as well is about this project's work,
+and another project's moment beside it was a distraction. Chunks of the current session
 and chunks already given are never chosen; at most ``per_session`` moments come from one session.
 Moments keep the keyword ranking's order (BM25), which put a relevant moment first more often than
 ordering by the calibrated score, whose keyword-only values tie near 1.
@@ -117,14 +119,16 @@ def prompt_moments(store: MomentsStore, config: MomentsRelevance, request: Momen
     if request.cross_bar < 1.0:
         scopes.append((None, request.cross_bar, True))
     for project_ids, bar, other in scopes:
-        in_scope = [
-            hit
-            for hit in _scored(store, config, query, project_ids, other=other)
-            if hit.chunk.session_id != request.exclude_session
-            and not (other and project is not None and hit.chunk.project_id == project.id)
+        scored = [
+            h
+            for h in _scored(store, config, query, project_ids, other=other)
+            if h.chunk.session_id != request.exclude_session
         ]
+        own = [h for h in scored if other and project is not None and h.chunk.project_id == project.id]
+        in_scope = [hit for hit in scored if hit not in own]
         hits = [hit for hit in in_scope if hit.chunk.id not in request.exclude_chunks]
-        picked, reason = _clear_lead(hits, bar, request)
+        # The current project's sessions are rivals too: another project's session must lead them as well.
+        picked, reason = _clear_lead(hits, bar, request, max((h.bm25 for h in own), default=0.0))
         if given := len(in_scope) - len(hits):  # why the same prompt again gets less, or nothing
             reason += f" ({counted(given, 'match', 'matches')} added earlier in this session left out)"
         kept = picked[: request.most - len(chosen)]  # at most `most` moments in all, the current project's first
@@ -138,7 +142,9 @@ def prompt_moments(store: MomentsStore, config: MomentsRelevance, request: Momen
     return Moments(chosen, name, "; ".join(reasons) or "no project to search")
 
 
-def _clear_lead(hits: list[_Hit], bar: float, request: MomentsRequest) -> tuple[list[Moment], str]:
+def _clear_lead(
+    hits: list[_Hit], bar: float, request: MomentsRequest, own_best: float = 0.0
+) -> tuple[list[Moment], str]:
     """The moments of one scope, or none when no past session clearly leads.
 
     Measured on the development sets (``benchmarks/prompt_memory.py``): a lead whose BM25 beats every
@@ -151,13 +157,14 @@ def _clear_lead(hits: list[_Hit], bar: float, request: MomentsRequest) -> tuple[
     if not hits:
         return [], "none added: no keyword match"
     lead = hits[0]
-    rival = max((h.bm25 for h in hits if h.chunk.session_id != lead.chunk.session_id), default=0.0)
+    rival = max([own_best, *(h.bm25 for h in hits if h.chunk.session_id != lead.chunk.session_id)])
     margin = lead.bm25 / rival if rival > 0 else math.inf
     # The reasons name what each figure measures: the coverage gate holds for the best match only, the
     # bar for every moment added (hook status lists each moment's own figures beside them).
     if margin < request.session_margin:
+        next_one = "this project's best" if rival == own_best else "the next"
         return [], (
-            f"none added: no session clearly led (the best matched {margin:.2f}x as well as the next, "
+            f"none added: no session clearly led (the best matched {margin:.2f}x as well as {next_one}, "
             f"needs {request.session_margin:g}x)"
         )
     best = f"the best match covers {lead.coverage:.0%} of the prompt's words"
