@@ -326,13 +326,21 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     def lock_topics(self, model: str, chunk_ids: Sequence[str]) -> None:
         """The write locks of these chunks' projects (:meth:`lock_projects`), then an advisory lock on
         ``model``'s topics, both until the transaction ends; a transaction reading the topics it then
-        writes takes them before reading. A member's ingest read the topics, another member's
+        writes takes them before reading, and a forget before deleting memberships
+        (:meth:`delete_chunks`). A member's ingest read the topics, another member's
         ``causantic cluster`` replaced them and committed, and the chunks the ingest then joined to a
         topic it had deleted failed the ingest on the foreign key (the recluster's chunks and the
         ingest's new ones may share no project, so their projects' locks alone kept nothing apart).
         Taken after the projects', as every lock on other tables is, so it waits on no cycle."""
         self._lock_projects_of(chunk_ids)
-        self._query("SELECT pg_advisory_xact_lock(?::int4, hashtext(?))", (_TOPICS_LOCK, model))
+        self._lock_models([model])
+
+    def _lock_models(self, models: Iterable[str]) -> None:
+        """The advisory locks on these models' topics, in one order (by name)."""
+        self._query(
+            "SELECT pg_advisory_xact_lock(?::int4, hashtext(m)) FROM unnest(?::text[]) AS u(m)",
+            (_TOPICS_LOCK, sorted(set(models))),
+        )
 
     def _lock_projects_of(self, chunk_ids: Sequence[str]) -> None:
         """:meth:`lock_projects` for the projects of these chunks."""
@@ -374,6 +382,19 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         ids = list(ids)
         with self.atomic():
             self._lock_projects_of(ids)
+            # Then the topics these chunks are in (lock_topics' order): another member's recluster
+            # deletes and rewrites topics and memberships beyond its own chunks' projects, and this
+            # forget's deletion of memberships and recount of the topics, between its steps,
+            # deadlocked with it. Read after the projects' locks, the memberships can only shrink
+            # meanwhile: a writer adding one to these chunks holds their projects' locks first.
+            self._lock_models(
+                r[0]
+                for r in self._rows(
+                    "SELECT DISTINCT k.model FROM chunk_clusters m JOIN clusters k ON k.id = m.cluster_id"
+                    " WHERE m.chunk_id = ANY(?)",
+                    (ids,),
+                )
+            )
             others = self._owned_by_others(ids)
             if others:
                 owners = sorted(
