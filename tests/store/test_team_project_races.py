@@ -184,3 +184,29 @@ def test_a_new_project_renaming_its_folder_names_projects_waits_for_their_locks_
         assert waited
         assert _projects(first) == [("blog", BLOG), ("old/api", "/old/api"), ("work/api", "/work/api")]
         assert len(first.store.session_chunk_ids(_session_id(4))) == 1
+
+
+def test_a_stand_in_for_the_path_of_a_cwds_recorded_project_is_locked_with_the_groups_projects(
+    team_config: Config, tmp_path: Path
+) -> None:
+    """An older release recorded ``/old/api/web`` as a cwd of the project ``/old/api``, and a Gemini CLI
+    session run in ``/old/api`` sits in its stand-in (made first: the lower id). A session in the cwd
+    joins the recorded project and absorbs that stand-in, whose lock the group took only when absorbing
+    it, after the project's: a forget holding the stand-in and then asking for the project deadlocked
+    with it."""
+    with open_services(team_config) as first, open_services(team_config) as second:
+        _ingest(first, _gemini(tmp_path, "/old/api", 1))
+        [stand_in] = first.store.projects_by_id(first.store.projects_with_chunks())
+        project = first.store.resolve_project("/old/api/web", "/old/api")
+        assert stand_in.id < project.id
+        waited, failures = _interleaved(
+            first,
+            [lambda: first.store.lock_projects([stand_in.id]), lambda: first.store.lock_projects([project.id])],
+            second,
+            lambda: _ingest(second, _claude(tmp_path, "/old/api/web", 2)),
+        )
+        _assert_ran(failures)
+        assert waited
+        assert _projects(first) == [("api", "/old/api")]
+        sessions = {s.session_id: s.source for s in first.store.session_summaries(project.id)}
+        assert sessions == {_session_id(1): "gemini", _session_id(2): "claude-code"}

@@ -37,10 +37,10 @@ from causantic.ingest.plan import (
     SessionPlan,
     group_paths,
     plan_group,
-    stand_in_project,
 )
 from causantic.ingest.streams import MAIN_AGENT
 from causantic.processes import worker_pool
+from causantic.store.common import stand_in_project
 from causantic.store.features import PARALLEL_FEATURE_CHARS
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkKey, ChunkRecord, Project
@@ -496,8 +496,10 @@ def lock_group(store: MemoryStoreProtocol, heads: Sequence[SessionHead]) -> None
     Gemini CLI stand-ins those absorb. A group whose sessions sit in two projects took their locks
     in plan order, so two such groups in opposite orders (or a forget of both projects) could
     deadlock on team memory. A project created by the group itself is new, and locked by creating it.
-    Left to :meth:`~causantic.store.protocol.MemoryStoreProtocol.absorb_project`'s own lock: the
-    stand-in of a project path other than the cwd's canonical one (a cwd recorded by an older release).
+    The stand-in of a project path other than the cwd's canonical one (the project a session is
+    stored in, or a cwd an older release recorded) is found by the locking statement itself: taken
+    later, by :meth:`~causantic.store.protocol.MemoryStoreProtocol.absorb_project`, it was out of
+    order, and deadlocked with a forget holding it (tests/store/test_team_project_races.py).
 
     Before those, the folder names of the projects the group may make or absorb
     (:meth:`~causantic.store.protocol.MemoryStoreProtocol.lock_project_names`): its sessions' project

@@ -32,6 +32,7 @@ from causantic.ingest.subagents import (
 )
 from causantic.ingest.teams import Team, detect_team, team_edges
 from causantic.ingest.titles import session_title
+from causantic.store.common import stand_in_project
 from causantic.store.records import ChunkRecord, EdgeRecord, FileMark
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, read_session
@@ -248,12 +249,6 @@ def _agent_edges(
     if team is not None:
         edges += team_edges(streams, team, links, window)
     return edges
-
-
-def stand_in_project(cwd_hash: str) -> str:
-    """The path of the project that stands for a cwd known only by its sha256 (Gemini CLI's
-    ``projectHash``) until a session names the cwd itself; see :func:`pipeline.write_plan`."""
-    return f"gemini:{cwd_hash[:16]}"
 
 
 def group_paths(files: SessionFiles) -> list[Path]:

@@ -302,14 +302,34 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         A path with no project yet is one the group may make, renaming the projects of its folder
         name apart from it (:meth:`_name_family`): those are locked too, here, in id order with the
         rest. Renamed later, one at a time, they were taken out of that order: a forget holding one
-        of them and waiting for a project this group held deadlocked with it."""
+        of them and waiting for a project this group held deadlocked with it.
+
+        So are the Gemini CLI stand-ins of the paths of the projects the sessions are stored in and
+        the cwds are recorded for (:func:`~causantic.store.common.stand_in_project`, made here in
+        SQL), which the group absorbs: such a path may be none of ``paths`` (a cwd an older release
+        recorded for another project path), and its stand-in was locked only when absorbed, out of order."""
+        found = (
+            "SELECT project_id FROM sessions WHERE id = ANY(?)"
+            " UNION SELECT project_id FROM project_aliases WHERE cwd = ANY(?)"
+        )
         self._query(
-            "SELECT id FROM projects WHERE path = ANY(?) OR id IN (SELECT project_id FROM sessions WHERE id = ANY(?))"
-            " OR id IN (SELECT project_id FROM project_aliases WHERE cwd = ANY(?))"
+            f"SELECT id FROM projects WHERE path = ANY(?) OR id IN ({found})"
             f" OR {_FOLDER_NAME} IN (SELECT u.name FROM unnest(?::text[], ?::text[]) AS u(path, name)"
             "  WHERE NOT EXISTS (SELECT 1 FROM projects q WHERE q.path = u.path))"
+            " OR path IN (SELECT ? || left(encode(sha256(convert_to(q.path, 'UTF8')), 'hex'), ?) FROM projects q"
+            f"  WHERE q.id IN ({found}))"
             " ORDER BY id FOR NO KEY UPDATE",
-            (list(paths), list(session_ids), list(cwds), list(paths), [_folder(p) for p in paths]),
+            (
+                list(paths),
+                list(session_ids),
+                list(cwds),
+                list(paths),
+                [_folder(p) for p in paths],
+                common.STAND_IN_PREFIX,
+                common.STAND_IN_HEX,
+                list(session_ids),
+                list(cwds),
+            ),
         )
 
     def lock_project_names(self, paths: Iterable[str]) -> None:
