@@ -418,6 +418,7 @@ def forget(
     else:
         text = (
             f"Deleted {chunks_forgotten(result, result.deleted)} from {scope} {result.project!r}."
+            + (f" {note}" if (note := others_note(result, "only_mine=true")) else "")
             + (f" {note}" if (note := space_note(result)) else "")
             + ("\n" + "\n".join(lines[:3]) if lines else "")
         )

@@ -345,7 +345,12 @@ class ForgetOut(Out):
     other_members: dict[str, int] = Field(
         default_factory=dict,
         description="Team memory: matched chunks other members ingested, by member; deleting them needs "
-        "the causantic_admin role (without it nothing is deleted).",
+        "the causantic_admin role (without it nothing is deleted), unless other_members_deletable.",
+    )
+    other_members_deletable: bool = Field(
+        False,
+        description="Team memory: this member's database role may delete the other members' chunks too (a "
+        "login the team shares, an admin's, the tables' owner's), so a real run deletes them with the rest.",
     )
     only_mine: bool = Field(False, description="Team memory: only the forgetting member's own chunks matched.")
     freed_bytes: int = Field(0, description="A real run: how many bytes smaller memory's files became.")
@@ -446,6 +451,7 @@ def forget_out(result: ForgetResult) -> ForgetOut:
             for c, sim in result.preview
         ],
         other_members=dict(result.others),
+        other_members_deletable=result.others_deletable,
         only_mine=result.only_mine,
         freed_bytes=result.freed_bytes,
         free_bytes=result.free_bytes,

@@ -506,6 +506,11 @@ class SqlStore(ABC):
         rows = self._rows_in("SELECT id, content_hash, message_uuids, turn_index FROM chunks WHERE id {ids}", ids)
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
+    def protected_chunks(self, ids: Sequence[str]) -> set[str]:
+        """The chunks of ``ids`` this member may not delete: none in local memory (team memory: the
+        server's row-level security decides)."""
+        return set()
+
     def drop_superseded(self, session_id: str, ids: Sequence[str]) -> int:
         """Delete chunks that ingest no longer produces, with their edges, keyword-index rows and vector
         marks (cascades), and the session row if nothing is left. Unlike ``delete_chunks`` nothing is

@@ -159,6 +159,7 @@ class MemoryStoreProtocol(Protocol):
         self, project_id: int, reference_type: str, edges: Sequence[EdgeRecord]
     ) -> list[EdgeRecord]: ...
     def delete_chunks(self, ids: Sequence[str], *, remember: bool = True) -> int: ...  # its own transaction
+    def protected_chunks(self, ids: Sequence[str]) -> set[str]: ...  # those this member may not delete
 
     # ---- chunks -------------------------------------------------------------------------------
     def get_chunks(self, ids: Sequence[str]) -> dict[str, StoredChunk]: ...

@@ -254,7 +254,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         chunks = self._without_forgotten(chunks)
         existing = self._existing_hashes([c.id for c in chunks])
         # Another member's copy of a chunk is theirs to update (row-level security would refuse it).
-        others = self._owned_by_others([c.id for c in chunks if c.id in existing])
+        others = self.protected_chunks([c.id for c in chunks if c.id in existing])
         new, changed = common.new_and_changed(chunks, existing, keep=others)
         now = common.now()
         with self.conn.cursor() as cur:
@@ -382,7 +382,10 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             )
         )
 
-    def _owned_by_others(self, ids: Sequence[str]) -> set[str]:
+    def protected_chunks(self, ids: Sequence[str]) -> set[str]:
+        """The chunks of ``ids`` this member's database role may neither change nor delete: another
+        member's, unless the role is theirs too (a team sharing one login), an admin's or the tables'
+        owner's (row-level security, migration m002)."""
         if not ids:
             return set()
         return {
@@ -415,7 +418,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
                     (ids,),
                 )
             )
-            others = self._owned_by_others(ids)
+            others = self.protected_chunks(ids)
             if others:
                 owners = sorted(
                     {r[0] for r in self._rows("SELECT member FROM chunks WHERE id = ANY(?)", (sorted(others),))}
