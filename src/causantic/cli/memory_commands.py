@@ -115,17 +115,25 @@ def list_projects_command(as_json: bool) -> None:
     if not projects:
         click.echo("No projects in memory yet. Run `causantic batch-ingest` first.")
         return
+    # Team memory: the sessions' count is followed by whose they are ("alice 3, bob 1"; your local ones: "local").
+    team = any(p.members for p in projects)
+    by_member = [("by member", "left")] if team else []
     table(
         None,
+        [("project", "left"), ("chunks", "right"), ("sessions", "right"), *by_member]
+        + [("first", "left"), ("last", "left"), ("path", "left")],
         [
-            ("project", "left"),
-            ("chunks", "right"),
-            ("sessions", "right"),
-            ("first", "left"),
-            ("last", "left"),
-            ("path", "left"),
+            (
+                p.name,
+                p.chunks,
+                p.sessions,
+                *([", ".join(f"{member} {n}" for member, n in p.members) or "local"] if team else []),
+                when(p.first_seen),
+                when(p.last_seen),
+                p.path,
+            )
+            for p in projects
         ],
-        [(p.name, p.chunks, p.sessions, when(p.first_seen), when(p.last_seen), p.path) for p in projects],
     )
 
 

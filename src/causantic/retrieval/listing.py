@@ -28,6 +28,7 @@ class ProjectSummary:
     sessions: int
     first_seen: str
     last_seen: str
+    members: tuple[tuple[str, int], ...] = ()  # team memory: (member, sessions they ingested into it), by name
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +59,7 @@ class SessionList:
 
 def list_projects(store: MemoryStoreProtocol) -> list[ProjectSummary]:
     return [
-        ProjectSummary(r.name, r.path, r.chunks, r.sessions, r.first_seen, r.last_seen)
+        ProjectSummary(r.name, r.path, r.chunks, r.sessions, r.first_seen, r.last_seen, r.members)
         for r in store.project_summaries()
     ]
 

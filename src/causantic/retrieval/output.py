@@ -201,6 +201,9 @@ class ProjectInfo(Out):
     sessions: int
     first_seen: str
     last_seen: str
+    members: dict[str, int] = Field(
+        default_factory=dict, description="Team memory: the members who ingested its sessions, with how many each."
+    )
 
 
 class ProjectsOut(Out):
@@ -416,7 +419,15 @@ class ClusterOut(Out):
 
 
 def project_out(p: ProjectSummary) -> ProjectInfo:
-    return ProjectInfo.model_validate(p, from_attributes=True)
+    return ProjectInfo(
+        name=p.name,
+        path=p.path,
+        chunks=p.chunks,
+        sessions=p.sessions,
+        first_seen=p.first_seen,
+        last_seen=p.last_seen,
+        members=dict(p.members),
+    )
 
 
 def projects_out(projects: list[ProjectSummary]) -> ProjectsOut:

@@ -146,6 +146,7 @@ class ProjectTotals:
     sessions: int
     first_seen: str
     last_seen: str
+    members: tuple[tuple[str, int], ...] = ()  # team memory: (member, sessions they ingested into it), by name
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ import hashlib
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
 from types import TracebackType
 from typing import Any
 
@@ -31,6 +32,7 @@ from causantic.store.records import (
     EdgeRecord,
     FileMark,
     Project,
+    ProjectTotals,
     SavedChunks,
     SessionEndpoints,
     StoreSpace,
@@ -201,6 +203,16 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             (list(session_ids),),
         )
         return {r[0]: r[1] for r in rows}
+
+    def project_summaries(self) -> list[ProjectTotals]:
+        """As SQLite's, with the members who ingested each project's sessions (how many each)."""
+        members: dict[int, list[tuple[str, int]]] = {}
+        for project_id, member, sessions in self._rows(
+            "SELECT project_id, member, COUNT(DISTINCT session_id) FROM chunks GROUP BY project_id, member"
+            " ORDER BY project_id, member"
+        ):
+            members.setdefault(project_id, []).append((member, int(sessions)))
+        return [replace(p, members=tuple(members.get(p.id, ()))) for p in super().project_summaries()]
 
     # ---- files (ingest checkpoints) -------------------------------------------------------
 
