@@ -671,10 +671,11 @@ class Memory:
         stores = self._every_store()
         marks = {name: s.store.file_rules() for name, s in stores.items()}
         older = _files_to_reread(marks)
-        # Marks go with the sessions ingest writes, so only a migration that cleared them all (m008)
-        # leaves sessions without one: only then are the agents' folders walked, which would
-        # otherwise cost every `stats` a discovery of every transcript file (and its imports).
-        if not any(not marks[name] and s.store.session_sizes() for name, s in stores.items()):
+        # Marks go with the sessions ingest writes, so only a migration that cleared them all (SQLite's
+        # m008) leaves sessions without one: only then are the agents' folders walked, which would
+        # otherwise cost every `stats` a discovery of every transcript file (and its imports). Team
+        # memory's marks are each member's: a member with none beside the others' sessions is no such case.
+        if not any(s.store.file_marks_cleared() for s in stores.values()):
             return older
         from causantic.config import agent_folders
         from causantic.ingest.pipeline import unmarked_files_of_held_sessions

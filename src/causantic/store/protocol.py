@@ -142,6 +142,11 @@ class MemoryStoreProtocol(Protocol):
         """This machine's file marks: the ingest-rules version each file was read under, by path."""
         ...
 
+    def file_marks_cleared(self) -> bool:
+        """Whether sessions are held whose files' marks a migration cleared (the next ingest reads
+        those files again, unchanged though they are)."""
+        ...
+
     def save_session(
         self,
         project: Project,

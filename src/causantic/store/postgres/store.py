@@ -241,6 +241,11 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             [(self.member, m.path, m.size, m.mtime_ns, m.skipped_lines, rules_version, common.now()) for m in marks],
         )
 
+    def file_marks_cleared(self) -> bool:
+        """Never: no migration of team memory cleared marks, and each is written with its session. A
+        member without marks (a reader, a newcomer) beside others' sessions is no such store."""
+        return False
+
     def file_rules(self) -> dict[str, int]:
         rows = self._rows("SELECT path, rules_version FROM files WHERE member = ?", (self.member,))
         return {r[0]: r[1] for r in rows}
