@@ -28,6 +28,7 @@ need them, so importing this module stays cheap for ``causantic --help`` and the
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from causantic.retrieval.browse import Overview, SessionView, Timeline, TopicSize
     from causantic.retrieval.episodes import EpisodeAnswer
     from causantic.retrieval.forget import ForgetResult, PruneResult
+    from causantic.retrieval.format import Reread
     from causantic.retrieval.listing import HeldTwice, ProjectSummary, SessionList, TopicCoverage, TopicSummary
     from causantic.retrieval.output import EmbedOut, IngestOut, IngestRunningOut, StatsOut, VacuumOut
     from causantic.retrieval.reconstruct import Reconstruction
@@ -664,13 +666,21 @@ class Memory:
             without_vectors=combined.without_vectors - (twice.chunks - twice.vectors),
         )
 
-    def files_to_reread(self) -> int:
-        """How many transcript files the next ingest reads again: ingested under older ingest rules,
-        or with no mark at all though their session is in memory (a migration cleared the marks),
-        among the files `batch-ingest` reads by default."""
+    def files_to_reread(self) -> Reread:
+        """The transcript files the next ingest reads again: ingested under older ingest rules (from
+        any folder: those outside the agents' are counted by folder), or with no mark at all though
+        their session is in memory (a migration cleared the marks), among the files `batch-ingest`
+        reads by default."""
+        from causantic.retrieval.format import Reread
+
         stores = self._every_store()
         marks = {name: s.store.file_rules() for name, s in stores.items()}
-        older = _files_to_reread(marks)
+        paths = _files_to_reread(marks)
+        older = Reread(0)
+        if paths:  # the agents' folders come from the configuration module (pydantic): only when needed
+            from causantic.config import agent_folder_paths
+
+            older = Reread(len(paths), _outside(paths, agent_folder_paths(self.config)))
         # Marks go with the sessions ingest writes, so only a migration that cleared them all (SQLite's
         # m008) leaves sessions without one: only then are the agents' folders walked, which would
         # otherwise cost every `stats` a discovery of every transcript file (and its imports). Team
@@ -682,7 +692,8 @@ class Memory:
 
         marked = {path for held in marks.values() for path in held}
         held = [s.store for s in stores.values()]
-        return older + unmarked_files_of_held_sessions(held, marked, agent_folders(self.config))
+        unmarked = unmarked_files_of_held_sessions(held, marked, agent_folders(self.config))
+        return replace(older, files=older.files + unmarked)
 
     def ingests_running(self) -> list[IngestRunningOut]:
         """The ingests writing this home's memory now (a batch-ingest, the hooks' worker), oldest first;
@@ -779,6 +790,7 @@ class Memory:
 
         stores = self._every_store()
         unreachable = self.team_unreachable
+        reread = self.files_to_reread()
         each = {name: stats(services.store) for name, services in stores.items()}
         twice = _held_twice(stores)
         combined = without_sessions(functools.reduce(combined_counts, each.values()), twice)
@@ -835,20 +847,37 @@ class Memory:
             stores=shares if len(stores) > 1 else {},
             team_unreachable=unreachable,
             ingests_running=self.ingests_running(),
-            files_under_older_rules=self.files_to_reread(),
+            files_under_older_rules=reread.files,
+            older_rules_elsewhere=dict(reread.elsewhere),
         )
 
 
-def _files_to_reread(marks: dict[str, dict[str, int]]) -> int:
-    """How many files the next ingest reads again because the rules changed since (each store's
-    marks, by path): a file one store holds under older rules and the other under today's is left
-    to the other (:func:`causantic.ingest.pipeline.ingest`), and a file both hold under older rules
-    (a project shared after it was kept locally, then uploaded) is read again once, by the store
-    that takes its project: one file, counted once."""
+def _files_to_reread(marks: dict[str, dict[str, int]]) -> list[str]:
+    """The files the next ingest reads again because the rules changed since (each store's marks, by
+    path): a file one store holds under older rules and the other under today's is left to the
+    other (:func:`causantic.ingest.pipeline.ingest`), and a file both hold under older rules (a
+    project shared after it was kept locally, then uploaded) is read again once, by the store that
+    takes its project: one file, counted once."""
     from causantic.ingest import rules
 
     older = {path for held in marks.values() for path, version in held.items() if version < rules.VERSION}
-    return sum(1 for path in older if not any(held.get(path, -1) >= rules.VERSION for held in marks.values()))
+    return sorted(path for path in older if not any(held.get(path, -1) >= rules.VERSION for held in marks.values()))
+
+
+def _outside(paths: Sequence[str], folders: Sequence[Path]) -> tuple[tuple[str, int], ...]:
+    """The files of ``paths`` in none of ``folders`` (the agents'), counted by folder, most first: the
+    folder they share when it is not the file system's root, else each file's own."""
+    import os
+
+    roots = [os.path.normpath(folder.expanduser().absolute()) for folder in folders]
+    outside = [p for p in paths if not any(p == r or p.startswith(r.rstrip(os.sep) + os.sep) for r in roots)]
+    if not outside:
+        return ()
+    shared = os.path.dirname(outside[0]) if len(outside) == 1 else os.path.commonpath(outside)
+    if shared != os.path.dirname(shared):  # not the root of a file system
+        return ((shared, len(outside)),)
+    by_folder = Counter(os.path.dirname(p) for p in outside)
+    return tuple(sorted(by_folder.items(), key=lambda item: (-item[1], item[0])))
 
 
 def _held_twice(stores: dict[str, Services]) -> HeldTwice | None:

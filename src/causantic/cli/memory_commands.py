@@ -11,7 +11,7 @@ from causantic.cli.output import STORE_LABELS, domain_errors, emit_json, json_op
 from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
-from causantic.retrieval.format import byte_size, counted, reread_note, when
+from causantic.retrieval.format import Reread, byte_size, counted, reread_note, when
 
 LIST_TITLE_CHARS = 80
 
@@ -76,8 +76,8 @@ def stats_command(as_json: bool) -> None:
             "later ingests; `causantic vacuum` gives it back to the disk.",
             err=True,
         )
-    if n := result.files_under_older_rules:
-        click.echo(f"Note: {reread_note(n)}", err=True)
+    if reread := Reread(result.files_under_older_rules, tuple(result.older_rules_elsewhere.items())):
+        click.echo(f"Note: {reread_note(reread)}", err=True)
     if result.vector_index == "missing":
         click.echo(
             "Warning: the ANN index file is missing; search scans every vector until `causantic embed` rebuilds it.",

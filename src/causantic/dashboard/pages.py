@@ -23,7 +23,7 @@ from causantic.facade import Memory
 from causantic.home import is_team_memory
 from causantic.retrieval import browse
 from causantic.retrieval.forget import ForgetResult, nothing_to_forget, others_note, space_note
-from causantic.retrieval.format import counted, hits_summary, reread_note
+from causantic.retrieval.format import Reread, counted, hits_summary, reread_note
 from causantic.retrieval.listing import in_no_topic_line, no_topics_line
 from causantic.retrieval.options import FORGET_THRESHOLD
 from causantic.retrieval.prompt_report import PROMPTS_HEADING, added_text, explain_prompt, recent_prompts
@@ -100,7 +100,7 @@ def hook_status(status: dict[str, HookRun]) -> list[dict[str, Any]]:
     return sorted(runs, key=lambda r: str(r.get("lastRun", "")), reverse=True)
 
 
-def _warnings(memory: Memory, view: browse.Overview, hooks: list[dict[str, Any]], reread: int) -> list[Health]:
+def _warnings(memory: Memory, view: browse.Overview, hooks: list[dict[str, Any]], reread: Reread) -> list[Health]:
     from causantic.embedding import is_available
 
     out: list[Health] = []

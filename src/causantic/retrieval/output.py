@@ -320,6 +320,11 @@ class StatsOut(Out):
     ingests_running: list[IngestRunningOut] = Field(
         default_factory=list, description="Ingests writing memory now (its figures may change); empty when none runs."
     )
+    older_rules_elsewhere: dict[str, int] = Field(
+        default_factory=dict,
+        description="Of files_under_older_rules, those outside the agents' folders, by folder: a plain "
+        "batch-ingest and the hooks do not read them; `causantic batch-ingest FOLDER` does.",
+    )
     files_under_older_rules: int = Field(
         0,
         description=(
