@@ -838,6 +838,7 @@ class Memory:
             skipped_lines=counts["skipped_lines"],
             keyword_index=counts["keyword_index"],
             sources={k: SourceCounts(**v) for k, v in counts["sources"].items()},
+            members={k: SourceCounts(**v) for k, v in counts.get("members", {}).items()},
             sqlite_bytes=counts["sqlite_bytes"],
             journal_bytes=counts["journal_bytes"],
             free_bytes=counts["free_bytes"],

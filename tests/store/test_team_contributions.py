@@ -25,7 +25,9 @@ def team_config(request: pytest.FixtureRequest) -> Config:
     return backend_settings(request, "postgres")
 
 
-def test_list_projects_says_which_members_ingested_each_projects_sessions(team_config: Config, tmp_path: Path) -> None:
+def _two_members(team_config: Config, tmp_path: Path) -> dict[str, str]:
+    """Alice's one shop session, and bob's two shop sessions and one blog session, in team memory; the
+    environment of carol, a third member who reads them."""
     alice = write_session(tmp_path / "a", "/work/shop", "00000001-0000-4000-8000-000000000001", [("retry", "ok")])
     bob = [
         write_session(tmp_path / "b", "/work/shop", f"0000000{n}-0000-4000-8000-00000000000{n}", [("retry", "ok")])
@@ -37,7 +39,7 @@ def test_list_projects_says_which_members_ingested_each_projects_sessions(team_c
             assert ingest_paths(services, files, embed=False, workers=1).errors == []
     url = team_config.storage.postgres_url
     assert url is not None
-    env = {
+    return {
         "CAUSANTIC_HOME": str(tmp_path / "carol"),
         "CAUSANTIC_STORAGE_BACKEND": "postgres",
         "CAUSANTIC_STORAGE_POSTGRES_URL": url.get_secret_value(),
@@ -45,6 +47,10 @@ def test_list_projects_says_which_members_ingested_each_projects_sessions(team_c
         "CAUSANTIC_TEAM_SHARE_PROJECTS": "all",
         "COLUMNS": "120",
     }
+
+
+def test_list_projects_says_which_members_ingested_each_projects_sessions(team_config: Config, tmp_path: Path) -> None:
+    env = _two_members(team_config, tmp_path)
     runner = CliRunner()
     shown = runner.invoke(cli, ["list-projects"], env=env)
     assert shown.exit_code == 0, shown.output
@@ -55,6 +61,18 @@ def test_list_projects_says_which_members_ingested_each_projects_sessions(team_c
     assert "alice 1, bob 2" in shop and "bob 1" in blog_line and "alice" not in blog_line
     listed = json.loads(runner.invoke(cli, ["list-projects", "--json"], env=env).output)["projects"]
     assert {p["name"]: p["members"] for p in listed} == {"shop": {"alice": 1, "bob": 2}, "blog": {"bob": 1}}
+
+
+def test_stats_says_what_each_member_contributed(team_config: Config, tmp_path: Path) -> None:
+    env = _two_members(team_config, tmp_path)
+    runner = CliRunner()
+    shown = runner.invoke(cli, ["stats"], env=env)
+    assert shown.exit_code == 0, shown.output
+    rows = [" ".join(line.split()) for line in shown.output.splitlines()]
+    at = rows.index("members │ 2")
+    assert rows[at + 1 : at + 3] == ["alice │ 1 session, 1 chunk", "bob │ 3 sessions, 3 chunks"]
+    members = json.loads(runner.invoke(cli, ["stats", "--json"], env=env).output)["members"]
+    assert members == {"alice": {"sessions": 1, "chunks": 1}, "bob": {"sessions": 3, "chunks": 3}}
 
 
 def test_a_members_stats_walks_no_transcript_folder_while_the_team_holds_sessions_of_others(

@@ -44,6 +44,9 @@ def stats_command(as_json: bool) -> None:
             if c.sessions  # an agent never ingested is no news; --json keeps every source
         ),
         ("projects", result.projects),
+        # Team memory: who contributed what (`causantic team status` adds text sizes and last ingests).
+        *([("members", len(result.members))] if result.members else []),
+        *((f"  {who}", _counts(("session", c.sessions), ("chunk", c.chunks))) for who, c in result.members.items()),
         ("agents (besides main)", result.agents),
         ("clusters", result.clusters),
         ("skipped transcript lines", result.skipped_lines),

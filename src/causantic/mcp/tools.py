@@ -312,6 +312,12 @@ def stats(ctx: Context) -> Annotated[CallToolResult, StatsOut]:
         f"- Clusters: {output.clusters}",
         f"- Keyword index: {output.keyword_index}",
     ]
+    if output.members:  # team memory: who contributed what
+        lines.insert(
+            -2,
+            "- Sessions by member: "
+            + ", ".join(f"{k} {v.sessions} ({counted(v.chunks, 'chunk')})" for k, v in output.members.items()),
+        )
     if output.team_unreachable:
         lines[2:2] = [f"Team memory unreachable, local memory's figures only: {output.team_unreachable}", ""]
     if output.projects_detail:

@@ -287,6 +287,9 @@ class StatsOut(Out):
     skipped_lines: int = Field(description="Damaged transcript lines skipped at ingest.")
     keyword_index: str
     sources: dict[str, SourceCounts] = Field(description="Sessions and chunks per coding agent.")
+    members: dict[str, SourceCounts] = Field(
+        default_factory=dict, description="Team memory: the sessions and chunks each member ingested, by name."
+    )
     sqlite_bytes: int = Field(
         description="The SQLite file with its write-ahead log (team memory: the database's size)."
     )

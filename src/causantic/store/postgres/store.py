@@ -645,6 +645,12 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             "files": self._value("SELECT COUNT(*) FROM files"),
             "skipped_lines": self._value("SELECT COALESCE(SUM(skipped_lines), 0) FROM files"),
             "sources": self.source_counts(),
+            "members": {
+                r[0]: {"sessions": r[1], "chunks": r[2]}
+                for r in self._rows(
+                    "SELECT member, COUNT(DISTINCT session_id), COUNT(*) FROM chunks GROUP BY member ORDER BY member"
+                )
+            },
             "keyword_index": "on (PostgreSQL full-text search)",
         }
 
