@@ -514,7 +514,10 @@ class SqlStore(ABC):
     def drop_superseded(self, session_id: str, ids: Sequence[str]) -> int:
         """Delete chunks that ingest no longer produces, with their edges, keyword-index rows and vector
         marks (cascades), and the session row if nothing is left. Unlike ``delete_chunks`` nothing is
-        remembered as forgotten: the text may come back in another form. Call inside :meth:`atomic`."""
+        remembered as forgotten: the text may come back in another form. Call inside :meth:`atomic`.
+        The topics they were in are counted again: a topic kept its size, and one whose chunks had all
+        gone was still counted by `stats` and drawn on the topics map, until the next clustering."""
+        topics = {r[0] for r in self._rows_in("SELECT cluster_id FROM chunk_clusters WHERE chunk_id {ids}", ids)}
         removed = sum(
             int(cursor.rowcount)
             for cursor in self._in_ids("DELETE FROM chunks WHERE session_id = ? AND id {ids}", ids, [session_id])
@@ -523,7 +526,17 @@ class SqlStore(ABC):
             "DELETE FROM sessions WHERE id = ? AND NOT EXISTS (SELECT 1 FROM chunks WHERE session_id = ?)",
             (session_id, session_id),
         )
+        self._count_members(topics)
         return removed
+
+    def _count_members(self, cluster_ids: Iterable[int]) -> None:
+        """Set these topics' sizes to their counts of members (in id order: writers lock their rows alike)."""
+        for _ in self._in_ids(
+            "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters m WHERE m.cluster_id = clusters.id)"
+            " WHERE id {ids}",
+            sorted(set(cluster_ids)),
+        ):
+            pass  # each batch's statement runs as the loop draws it
 
     def get_chunks(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
         rows = self._rows_in(

@@ -384,8 +384,27 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         self.lock_projects(self.projects_of_chunks(chunk_ids))
 
     def drop_superseded(self, session_id: str, ids: Sequence[str]) -> int:
+        """As SQLite's, after the session's project's lock and the lock of the topics its chunks are in
+        (it counts them again, as a forget does: :meth:`delete_chunks`)."""
         self.lock_projects(r[0] for r in self._rows("SELECT project_id FROM sessions WHERE id = ?", (session_id,)))
+        self._lock_topics_of(ids)
         return super().drop_superseded(session_id, ids)
+
+    def _lock_topics_of(self, chunk_ids: Sequence[str]) -> None:
+        """The topics' locks (:meth:`lock_topics`) of the models these chunks have topics in, taken with
+        their projects' locks held and before their memberships are deleted and their topics counted
+        again: another member's recluster deletes and rewrites topics beyond the projects it locks,
+        and each, holding a row the other then needed, deadlocked. Read after the projects' locks, the
+        memberships can only shrink meanwhile: a writer adding one to these chunks holds their projects'
+        locks first."""
+        self._lock_models(
+            r[0]
+            for r in self._rows(
+                "SELECT DISTINCT k.model FROM chunk_clusters m JOIN clusters k ON k.id = m.cluster_id"
+                " WHERE m.chunk_id = ANY(?)",
+                (list(chunk_ids),),
+            )
+        )
 
     def file_chunks_with_session(self, session_id: str) -> int:
         """As the base class, in one statement: one round trip per session written, not two."""
@@ -422,19 +441,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         ids = list(ids)
         with self.atomic():
             self._lock_projects_of(ids)
-            # Then the topics these chunks are in (lock_topics' order): another member's recluster
-            # deletes and rewrites topics and memberships beyond its own chunks' projects, and this
-            # forget's deletion of memberships and recount of the topics, between its steps,
-            # deadlocked with it. Read after the projects' locks, the memberships can only shrink
-            # meanwhile: a writer adding one to these chunks holds their projects' locks first.
-            self._lock_models(
-                r[0]
-                for r in self._rows(
-                    "SELECT DISTINCT k.model FROM chunk_clusters m JOIN clusters k ON k.id = m.cluster_id"
-                    " WHERE m.chunk_id = ANY(?)",
-                    (ids,),
-                )
-            )
+            self._lock_topics_of(ids)
             others = self.protected_chunks(ids)
             if others:
                 owners = sorted(
@@ -541,13 +548,6 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             self._lock_projects_of([m[0] for m in members])
             self._upsert_members(members)
             self._count_members({m[1] for m in members})
-
-    def _count_members(self, cluster_ids: Iterable[int]) -> None:
-        self._query(
-            "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters WHERE cluster_id = clusters.id)"
-            " WHERE id = ANY(?)",
-            (sorted(set(cluster_ids)),),
-        )
 
     def session_opening_stems(self, session_ids: Sequence[str]) -> dict[str, frozenset[str]]:
         rows = self._rows(
