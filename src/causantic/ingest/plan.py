@@ -32,12 +32,11 @@ from causantic.ingest.subagents import (
 )
 from causantic.ingest.teams import Team, detect_team, team_edges
 from causantic.ingest.titles import session_title
-from causantic.store.common import stand_in_project
-from causantic.store.records import ChunkRecord, EdgeRecord, FileMark
+from causantic.store.records import ChunkRecord, EdgeRecord, FileMark, stand_in_project
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, read_session
 from causantic.transcripts.model import SessionTranscripts
-from causantic.transcripts.projects import canonical_project_path
+from causantic.transcripts.projects import canonical_project_path, repository_key
 
 # Edges that join an agent's stream to another agent's: a sub-agent counts as linked when it has one.
 LINK_TYPES = frozenset({"brief", "debrief", "team-spawn", "team-report", "peer-message"})
@@ -79,6 +78,9 @@ class SessionHead:
     project_path: str  # canonical project identity
     cwd_hash: str | None  # no cwd recorded, only its sha256 (Gemini CLI): matched when written
     source: Source
+    # The repository the project path is a checkout of (transcripts.projects.repository_key), when this
+    # machine has it: another member's clone of it at another path is the same project.
+    repository: str | None = None
 
 
 class ChunkSink(Protocol):
@@ -114,10 +116,11 @@ class SessionPlan:
     turn_anchors: tuple[tuple[str | None, int, str], ...] = ()
     title: str | None = None  # the first real prompt of the session's main stream
     written: bool = False  # its chunks went to a ChunkSink as they were made; ``chunks`` hold no text
+    repository: str | None = None  # see SessionHead.repository
 
     @property
     def head(self) -> SessionHead:
-        return SessionHead(self.session_id, self.cwd, self.project_path, self.cwd_hash, self.source)
+        return SessionHead(self.session_id, self.cwd, self.project_path, self.cwd_hash, self.source, self.repository)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +197,7 @@ def plan_session(
         session_id=session.session_id,
         cwd=head.cwd,
         project_path=head.project_path,
+        repository=head.repository,
         chunks=tuple(r for s in streams for r in s.records),
         edges=tuple(edges),
         subagent_streams=len(sub_streams),
@@ -216,7 +220,8 @@ def plan_session(
 def _head(session: SessionTranscripts) -> SessionHead:
     cwd, project_path = _where(session)
     cwd_hash = session.project_hash if not session.cwd else None  # Gemini CLI: matched when written
-    return SessionHead(session.session_id, cwd, project_path, cwd_hash, session.source)
+    repository = repository_key(project_path) if session.cwd and project_path else None
+    return SessionHead(session.session_id, cwd, project_path, cwd_hash, session.source, repository)
 
 
 def _where(session: SessionTranscripts) -> tuple[str, str]:

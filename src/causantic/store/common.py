@@ -233,18 +233,6 @@ def session_totals(row: Any) -> SessionTotals:
     )
 
 
-STAND_IN_PREFIX = "gemini:"
-STAND_IN_HEX = 16  # hex digits of the cwd's hash a stand-in's path keeps
-
-
-def stand_in_project(cwd_hash: str) -> str:
-    """The path of the project that stands for a cwd known only by its sha256 (Gemini CLI's
-    ``projectHash``) until a session names the cwd itself, which then absorbs it
-    (:func:`causantic.ingest.pipeline.write_plan`). PostgreSQL's lock of an ingest's projects makes
-    it in SQL too (``PostgresStore.lock_ingest_projects``)."""
-    return f"{STAND_IN_PREFIX}{cwd_hash[:STAND_IN_HEX]}"
-
-
 def project_for_cwd_hash(rows: Iterable[Any], digest: str) -> Project | None:
     """The project, among rows ``id, path, name, cwd`` (a project with each of its recorded cwds),
     whose path or a cwd has this sha256 hex digest (Gemini CLI's ``projectHash``)."""

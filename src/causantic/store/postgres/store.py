@@ -27,6 +27,8 @@ from causantic.store.postgres.connection import connect, describe, failure, psyc
 from causantic.store.postgres.migrations import fill_text_features, migrate
 from causantic.store.postgres.team import schema_refused
 from causantic.store.records import (
+    STAND_IN_HEX,
+    STAND_IN_PREFIX,
     ChunkRecord,
     ChunkScope,
     EdgeRecord,
@@ -322,7 +324,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         of them and waiting for a project this group held deadlocked with it.
 
         So are the Gemini CLI stand-ins of the paths of the projects the sessions are stored in and
-        the cwds are recorded for (:func:`~causantic.store.common.stand_in_project`, made here in
+        the cwds are recorded for (:func:`~causantic.store.records.stand_in_project`, made here in
         SQL), which the group absorbs: such a path may be none of ``paths`` (a cwd an older release
         recorded for another project path), and its stand-in was locked only when absorbed, out of order."""
         found = (
@@ -342,8 +344,8 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
                 list(cwds),
                 list(paths),
                 [_folder(p) for p in paths],
-                common.STAND_IN_PREFIX,
-                common.STAND_IN_HEX,
+                STAND_IN_PREFIX,
+                STAND_IN_HEX,
                 list(session_ids),
                 list(cwds),
             ),
