@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from postgres_server import backend_settings
-from test_team_project_races import _interleaved
+from postgres_server import backend_settings, interleaved
 from transcript_files import write_session
 
 from causantic.cli.main import cli
@@ -90,7 +89,7 @@ def test_two_members_making_their_clones_project_at_the_same_moment_make_one(
     bobs = _clone(tmp_path / "bob" / "api-service", "https://github.com/acme/api.git")
     with open_services(_member(team_config, "alice")) as alice, open_services(_member(team_config, "bob")) as bob:
         first, second = _session(tmp_path, alices, 1, "retry"), _session(tmp_path, bobs, 2, "retry")
-        waited, failures = _interleaved(alice, [lambda: _ingest(alice, first)], bob, lambda: _ingest(bob, second))
+        waited, failures = interleaved(alice, [lambda: _ingest(alice, first)], bob, lambda: _ingest(bob, second))
         assert failures == [], [f"{type(e).__name__}: {e}" for e in failures]
         assert waited
         assert [(p.name, p.path) for p in alice.store.projects_by_id(alice.store.projects_with_chunks())] == [
