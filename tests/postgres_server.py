@@ -15,8 +15,11 @@ TCP port to collide with other test runs) and is stopped when the test session e
 from __future__ import annotations
 
 import os
+import threading
+import time
 import uuid
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +139,44 @@ def drop_ann_indexes(conn: Any) -> None:
     with conn.transaction():
         for (name,) in conn.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE 'vectors_hnsw_%'"):
             conn.execute(f'DROP INDEX "{name}"')
+
+
+def interleaved(
+    holder: Any, holds: list[Callable[[], object]], other: Any, step: Callable[[], object]
+) -> tuple[bool, list[BaseException]]:
+    """In one transaction of ``holder``: the first of ``holds``, then ``step`` started on ``other``'s
+    connection, then, once ``step`` waits for a lock (or has finished), the rest of ``holds``; then
+    commit. Whether ``step`` waited, and what either side raised. ``holder`` and ``other`` are the
+    :class:`~causantic.services.Services` of two members on one team database."""
+    import psycopg
+
+    from causantic.errors import StoreError
+
+    pid = other.store.conn.info.backend_pid
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            step()
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            failures.append(exc)
+
+    waited = False
+    thread = threading.Thread(target=run)
+    with psycopg.connect(other.store.url, autocommit=True) as watcher:
+        try:
+            with holder.store.atomic():
+                holds[0]()
+                thread.start()
+                while thread.is_alive() and not waited:
+                    locks = watcher.execute("SELECT granted FROM pg_locks WHERE pid = %s", (pid,)).fetchall()
+                    waited = not all(granted for (granted,) in locks)
+                    time.sleep(0.02)
+                for hold in holds[1:]:
+                    hold()
+        except StoreError as exc:  # the holder's side rolled back (a deadlock)
+            failures.append(exc)
+        if thread.ident is not None:
+            thread.join(60)
+    assert not thread.is_alive(), "the second side is stuck"
+    return waited, failures

@@ -40,6 +40,53 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     return env
 
 
+# Heavy libraries and heavy Causantic modules a command may load (cli_imports reports which).
+WATCHED = (
+    "numpy",
+    "onnxruntime",
+    "tokenizers",
+    "faiss",
+    "sklearn",
+    "scipy",
+    "mcp",
+    "starlette",
+    "uvicorn",
+    "lancedb",
+    "pyarrow",
+    "causantic.ingest.pipeline",
+    "causantic.mcp",
+    "causantic.transcripts.discovery",
+    "causantic.embedding.embedder",
+    "pydantic",
+    "rich",
+)
+REPORTER = (
+    "import atexit, json, sys\n"
+    f"watched = {WATCHED!r}\n"
+    "atexit.register(lambda: sys.stderr.write('\\nIMPORTS ' + json.dumps(sorted(m for m in watched"
+    " if m in sys.modules)) + '\\n'))\n"
+    "from causantic.cli.main import main\n"
+    "sys.argv[0] = 'causantic'\n"
+    "main()\n"
+)
+
+
+def cli_imports(home: Path, *args: str, stdin: str | None = None, **env: str) -> set[str]:
+    """Which of :data:`WATCHED` ``causantic <args>``, run as a real process with ``home`` as its data
+    folder (and ``env`` besides), had loaded when it exited: what a cold command pays for."""
+    run = subprocess.run(
+        [sys.executable, "-c", REPORTER, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(CAUSANTIC_HOME=str(home), **env),
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    line = next(line for line in run.stderr.splitlines() if line.startswith("IMPORTS "))
+    return set(json.loads(line.removeprefix("IMPORTS ")))
+
+
 def causantic(
     *args: str,
     input: str | None = None,

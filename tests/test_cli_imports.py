@@ -10,69 +10,25 @@ Output here goes to a pipe, where search, recall and predict print plain text wi
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from process_support import EXAMPLES, subprocess_env
+from process_support import EXAMPLES, cli_imports
 
-WATCHED = (
-    "numpy",
-    "onnxruntime",
-    "tokenizers",
-    "faiss",
-    "sklearn",
-    "scipy",
-    "mcp",
-    "starlette",
-    "uvicorn",
-    "lancedb",
-    "pyarrow",
-    "causantic.ingest.pipeline",
-    "causantic.mcp",
-    "causantic.transcripts.discovery",
-    "causantic.embedding.embedder",
-    "pydantic",
-    "rich",
-)
 RUNTIME = {"numpy", "onnxruntime", "tokenizers", "causantic.embedding.embedder"}
 SERVERS = {"mcp", "starlette", "uvicorn", "causantic.mcp"}
 CLUSTERING = {"sklearn", "scipy"}
 LEGACY = {"lancedb", "pyarrow"}
-REPORTER = (
-    "import atexit, json, sys\n"
-    f"watched = {WATCHED!r}\n"
-    "atexit.register(lambda: sys.stderr.write('\\nIMPORTS ' + json.dumps(sorted(m for m in watched"
-    " if m in sys.modules)) + '\\n'))\n"
-    "from causantic.cli.main import main\n"
-    "sys.argv[0] = 'causantic'\n"
-    "main()\n"
-)
-
-
-def _imports(home: Path, *args: str, stdin: str | None = None) -> set[str]:
-    run = subprocess.run(
-        [sys.executable, "-c", REPORTER, *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(CAUSANTIC_HOME=str(home)),
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr
-    line = next(line for line in run.stderr.splitlines() if line.startswith("IMPORTS "))
-    return set(json.loads(line.removeprefix("IMPORTS ")))
 
 
 @pytest.fixture(scope="module")
 def store_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("home")
-    loaded = _imports(home, "batch-ingest", str(EXAMPLES))
+    loaded = cli_imports(home, "batch-ingest", str(EXAMPLES))
     # Ingest embeds (the runtime) but needs no server, no clustering of 6 chunks, no legacy store.
     assert RUNTIME <= loaded and not loaded & (SERVERS | CLUSTERING | LEGACY)
     # The first read validates the configuration in full (pydantic) and caches it for the rest.
-    assert "pydantic" in _imports(home, "list-projects")
+    assert "pydantic" in cli_imports(home, "list-projects")
     return home
 
 
@@ -87,7 +43,7 @@ def store_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_listing_commands_load_no_embedding_runtime_no_index_no_server_and_no_validation(
     store_home: Path, args: tuple[str, ...]
 ) -> None:
-    assert _imports(store_home, *args) <= {"rich"}  # tables
+    assert cli_imports(store_home, *args) <= {"rich"}  # tables
 
 
 @pytest.mark.parametrize(
@@ -105,7 +61,7 @@ def test_other_read_commands_and_json_output_load_no_embedding_runtime_no_index_
     store_home: Path, args: tuple[str, ...]
 ) -> None:
     # Their answers are pydantic models (stats, --json) or they show the configuration itself.
-    assert _imports(store_home, *args) <= {"pydantic", "rich"}
+    assert cli_imports(store_home, *args) <= {"pydantic", "rich"}
 
 
 @pytest.mark.parametrize(
@@ -116,15 +72,16 @@ def test_search_commands_load_the_embedding_runtime_and_nothing_else_heavy(
 ) -> None:
     # A six-chunk store is scanned exactly: not even faiss loads; the configuration comes from the
     # cache, and piped answers print as plain text, without rich.
-    assert _imports(store_home, *args) == RUNTIME
+    assert cli_imports(store_home, *args) == RUNTIME
 
 
 def test_the_session_start_hook_briefs_without_validating_the_configuration(store_home: Path, tmp_path: Path) -> None:
     """Claude Code waits for this hook at every session start: the cached configuration spares it
     pydantic (about 0.1 s), as it spares the read commands."""
     event = {"session_id": "s-imports", "cwd": str(tmp_path), "hook_event_name": "SessionStart", "source": "startup"}
-    _imports(store_home, "hook", "session-start", stdin=json.dumps(event))  # a new folder: cached now
-    assert not _imports(store_home, "hook", "session-start", stdin=json.dumps(event)) & {"pydantic", *RUNTIME, *SERVERS}
+    cli_imports(store_home, "hook", "session-start", stdin=json.dumps(event))  # a new folder: cached now
+    loaded = cli_imports(store_home, "hook", "session-start", stdin=json.dumps(event))
+    assert not loaded & {"pydantic", *RUNTIME, *SERVERS}
 
 
 @pytest.mark.parametrize("hook", ["pre-compact", "session-end"])
@@ -136,16 +93,16 @@ def test_the_ingest_hooks_hand_over_to_their_worker_without_validating_the_confi
     servers on two cores (benchmarks/concurrent_sessions.py). The worker it starts validates it."""
     transcript = tmp_path / ".claude" / "projects" / "-work-shop" / "0b9b4a6e-3333-4aaa-8bbb-000000000001.jsonl"
     event = {"session_id": transcript.stem, "transcript_path": str(transcript), "cwd": str(tmp_path)}
-    assert not _imports(store_home, "hook", hook, stdin=json.dumps(event)) & {"pydantic", *RUNTIME, *SERVERS}
+    assert not cli_imports(store_home, "hook", hook, stdin=json.dumps(event)) & {"pydantic", *RUNTIME, *SERVERS}
 
 
 def test_only_clustering_loads_scikit_learn(store_home: Path) -> None:
     pytest.importorskip("sklearn", reason="topics are the optional scikit-learn extra")
-    loaded = _imports(store_home, "cluster")
+    loaded = cli_imports(store_home, "cluster")
     assert CLUSTERING & loaded and not loaded & (SERVERS | LEGACY | {"onnxruntime", "tokenizers"})
 
 
 def test_clustering_an_empty_memory_loads_no_scikit_learn(tmp_path: Path) -> None:
     """It paid about two seconds of scikit-learn imports to label no topics."""
     pytest.importorskip("sklearn", reason="topics are the optional scikit-learn extra")
-    assert not _imports(tmp_path / "empty", "cluster") & {"sklearn"}
+    assert not cli_imports(tmp_path / "empty", "cluster") & {"sklearn"}

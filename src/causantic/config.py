@@ -756,8 +756,12 @@ def claude_config_dir(environ: Mapping[str, str] | None = None) -> Path:
 def agent_folders(config: Config) -> list[Path]:
     """The folders where Claude Code (honouring ``$CLAUDE_CONFIG_DIR``, as it does), Codex CLI and
     Gemini CLI keep sessions, those holding any: what `batch-ingest` and `init` read by default."""
-    folders = (claude_config_dir() / "projects", codex_sessions_dir(config), gemini_sessions_dir(config))
-    return [p for p in folders if p.is_dir() and next(p.rglob("*.json*"), None) is not None]
+    return [p for p in agent_folder_paths(config) if p.is_dir() and next(p.rglob("*.json*"), None) is not None]
+
+
+def agent_folder_paths(config: Config) -> tuple[Path, Path, Path]:
+    """Where Claude Code, Codex CLI and Gemini CLI keep sessions, whether or not they hold any."""
+    return claude_config_dir() / "projects", codex_sessions_dir(config), gemini_sessions_dir(config)
 
 
 def codex_sessions_dir(config: Config, environ: dict[str, str] | None = None) -> Path:

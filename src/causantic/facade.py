@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import replace
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from causantic.retrieval.browse import Overview, SessionView, Timeline, TopicSize
     from causantic.retrieval.episodes import EpisodeAnswer
     from causantic.retrieval.forget import ForgetResult, PruneResult
+    from causantic.retrieval.format import Reread
     from causantic.retrieval.listing import HeldTwice, ProjectSummary, SessionList, TopicCoverage, TopicSummary
     from causantic.retrieval.output import EmbedOut, IngestOut, IngestRunningOut, StatsOut, VacuumOut
     from causantic.retrieval.reconstruct import Reconstruction
@@ -713,24 +715,34 @@ class Memory:
             for s in self._every_store().values()
         )
 
-    def files_to_reread(self) -> int:
-        """How many transcript files the next ingest reads again: ingested under older ingest rules,
-        or with no mark at all though their session is in memory (a migration cleared the marks),
-        among the files `batch-ingest` reads by default."""
+    def files_to_reread(self) -> Reread:
+        """The transcript files the next ingest reads again: ingested under older ingest rules (from
+        any folder: those outside the agents' are counted by folder), or with no mark at all though
+        their session is in memory (a migration cleared the marks), among the files `batch-ingest`
+        reads by default."""
+        from causantic.retrieval.format import Reread
+
         stores = self._every_store()
         marks = {name: s.store.file_rules() for name, s in stores.items()}
-        older = _files_to_reread(marks)
-        # Marks go with the sessions ingest writes, so only a migration that cleared them all (m008)
-        # leaves sessions without one: only then are the agents' folders walked, which would
-        # otherwise cost every `stats` a discovery of every transcript file (and its imports).
-        if not any(not marks[name] and s.store.session_sizes() for name, s in stores.items()):
+        paths = _files_to_reread(marks)
+        older = Reread(0)
+        if paths:  # the agents' folders come from the configuration module (pydantic): only when needed
+            from causantic.config import agent_folder_paths
+
+            older = Reread(len(paths), _outside(paths, agent_folder_paths(self.config)))
+        # Marks go with the sessions ingest writes, so only a migration that cleared them all (SQLite's
+        # m008) leaves sessions without one: only then are the agents' folders walked, which would
+        # otherwise cost every `stats` a discovery of every transcript file (and its imports). Team
+        # memory's marks are each member's: a member with none beside the others' sessions is no such case.
+        if not any(s.store.file_marks_cleared() for s in stores.values()):
             return older
         from causantic.config import agent_folders
         from causantic.ingest.pipeline import unmarked_files_of_held_sessions
 
         marked = {path for held in marks.values() for path in held}
         held = [s.store for s in stores.values()]
-        return older + unmarked_files_of_held_sessions(held, marked, agent_folders(self.config))
+        unmarked = unmarked_files_of_held_sessions(held, marked, agent_folders(self.config))
+        return replace(older, files=older.files + unmarked)
 
     def ingests_running(self) -> list[IngestRunningOut]:
         """The ingests writing this home's memory now (a batch-ingest, the hooks' worker), oldest first;
@@ -827,6 +839,7 @@ class Memory:
 
         stores = self._every_store()
         unreachable = self.team_unreachable
+        reread = self.files_to_reread()
         each = {name: stats(services.store) for name, services in stores.items()}
         twice = _held_twice(stores)
         combined = without_sessions(functools.reduce(combined_counts, each.values()), twice)
@@ -874,6 +887,7 @@ class Memory:
             skipped_lines=counts["skipped_lines"],
             keyword_index=counts["keyword_index"],
             sources={k: SourceCounts(**v) for k, v in counts["sources"].items()},
+            members={k: SourceCounts(**v) for k, v in counts.get("members", {}).items()},
             sqlite_bytes=counts["sqlite_bytes"],
             journal_bytes=counts["journal_bytes"],
             free_bytes=counts["free_bytes"],
@@ -883,20 +897,37 @@ class Memory:
             stores=shares if len(stores) > 1 else {},
             team_unreachable=unreachable,
             ingests_running=self.ingests_running(),
-            files_under_older_rules=self.files_to_reread(),
+            files_under_older_rules=reread.files,
+            older_rules_elsewhere=dict(reread.elsewhere),
         )
 
 
-def _files_to_reread(marks: dict[str, dict[str, int]]) -> int:
-    """How many files the next ingest reads again because the rules changed since (each store's
-    marks, by path): a file one store holds under older rules and the other under today's is left
-    to the other (:func:`causantic.ingest.pipeline.ingest`), and a file both hold under older rules
-    (a project shared after it was kept locally, then uploaded) is read again once, by the store
-    that takes its project: one file, counted once."""
+def _files_to_reread(marks: dict[str, dict[str, int]]) -> list[str]:
+    """The files the next ingest reads again because the rules changed since (each store's marks, by
+    path): a file one store holds under older rules and the other under today's is left to the
+    other (:func:`causantic.ingest.pipeline.ingest`), and a file both hold under older rules (a
+    project shared after it was kept locally, then uploaded) is read again once, by the store that
+    takes its project: one file, counted once."""
     from causantic.ingest import rules
 
     older = {path for held in marks.values() for path, version in held.items() if version < rules.VERSION}
-    return sum(1 for path in older if not any(held.get(path, -1) >= rules.VERSION for held in marks.values()))
+    return sorted(path for path in older if not any(held.get(path, -1) >= rules.VERSION for held in marks.values()))
+
+
+def _outside(paths: Sequence[str], folders: Sequence[Path]) -> tuple[tuple[str, int], ...]:
+    """The files of ``paths`` in none of ``folders`` (the agents'), counted by folder, most first: the
+    folder they share when it is not the file system's root, else each file's own."""
+    import os
+
+    roots = [os.path.normpath(folder.expanduser().absolute()) for folder in folders]
+    outside = [p for p in paths if not any(p == r or p.startswith(r.rstrip(os.sep) + os.sep) for r in roots)]
+    if not outside:
+        return ()
+    shared = os.path.dirname(outside[0]) if len(outside) == 1 else os.path.commonpath(outside)
+    if shared != os.path.dirname(shared):  # not the root of a file system
+        return ((shared, len(outside)),)
+    by_folder = Counter(os.path.dirname(p) for p in outside)
+    return tuple(sorted(by_folder.items(), key=lambda item: (-item[1], item[0])))
 
 
 def _held_twice(stores: dict[str, Services]) -> HeldTwice | None:

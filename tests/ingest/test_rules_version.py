@@ -108,6 +108,7 @@ def test_the_summary_says_files_were_re_read_because_the_rules_changed_and_json_
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = _session(tmp_path).parent
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))  # the session is in Claude Code's folder
     runner = CliRunner()
     with monkeypatch.context() as before:  # an older release
         before.setattr(rules, "VERSION", rules.VERSION - 1)
@@ -127,6 +128,39 @@ def test_the_summary_says_files_were_re_read_because_the_rules_changed_and_json_
     as_json = runner.invoke(cli, ["batch-ingest", "--no-embed", "--json", str(folder)], catch_exceptions=False)
     out = json.loads(as_json.output)
     assert (out["files"], out["files_rules_changed"], out["files_unchanged"]) == (1, 1, 0)
+
+
+def test_stats_names_the_folder_to_ingest_again_for_files_read_from_outside_the_agents_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain `causantic batch-ingest` and the hooks read the agents' folders only: stats said they would
+    read again a file once ingested from another folder (`causantic ingest ~/exports`), and went on
+    saying so after they ran."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    inside = _session(tmp_path / "claude")
+    exported = write_session(tmp_path / "exports", "/work/blog", "5e0c1a55-0000-4000-8000-000000000002", [("a", "b")])
+    runner = CliRunner()
+    with monkeypatch.context() as before:  # an older release
+        before.setattr(rules, "VERSION", rules.VERSION - 1)
+        runner.invoke(cli, ["ingest", "--no-embed", str(inside), str(exported)], catch_exceptions=False)
+
+    def note() -> str:
+        return " ".join(runner.invoke(cli, ["stats"], catch_exceptions=False).output.split("Note: ", 1)[-1].split())
+
+    assert note() == (
+        "2 transcript files were ingested under older ingest rules: the next `causantic batch-ingest` (or a hook's "
+        f"ingest) reads 1 of them again, and `causantic batch-ingest {exported.parent}` the 1 from outside the "
+        "agents' folders."
+    )
+    as_json = json.loads(runner.invoke(cli, ["stats", "--json"]).output)
+    assert as_json["files_under_older_rules"] == 2 and as_json["older_rules_elsewhere"] == {str(exported.parent): 1}
+    assert runner.invoke(cli, ["batch-ingest", "--no-embed"], catch_exceptions=False).exit_code == 0
+    assert note() == (
+        "1 transcript file was ingested under older ingest rules, outside the agents' folders: "
+        f"`causantic batch-ingest {exported.parent}` reads it again."
+    )
+    runner.invoke(cli, ["batch-ingest", "--no-embed", str(exported.parent)], catch_exceptions=False)
+    assert "older ingest rules" not in runner.invoke(cli, ["stats"], catch_exceptions=False).output
 
 
 COMPACT_WITH_WORDS = (

@@ -111,6 +111,22 @@ def test_a_topic_whose_chunks_were_all_forgotten_leaves_the_topic_count(services
     assert services.store.counts()["clusters"] == 1
 
 
+def test_chunks_an_ingest_no_longer_makes_leave_their_topics_sizes(services: Services) -> None:
+    """An ingest that drops a session's superseded chunks (new ingest rules, a turn's text shrank) took
+    them out of their topics but not out of the topics' sizes: `stats` and the topics map counted a topic
+    whose chunks were all gone, and a topic at its old size, until the next clustering."""
+    ids = list(_saved(services))
+    centroid = bytes(8)
+    store = services.store
+    store.replace_clusters(
+        "m", [(None, "parsing", centroid, [(ids[0], 0.1), (ids[1], 0.2)]), (None, "weather", centroid, [(ids[3], 0.1)])]
+    )
+    with store.atomic():
+        assert store.drop_superseded("s1", [ids[1], ids[3]]) == 2
+    assert store.counts()["clusters"] == 1
+    assert [(label, size) for _, label, size in store.topic_sizes("m")] == [("parsing", 1)]
+
+
 def test_a_session_prefix_matches_its_case_exactly_on_both_backends(services: Services) -> None:
     """ChunkScope matches values literally: a forget by "S1" must not take session "s1" on SQLite
     (whose LIKE ignores ASCII case) when PostgreSQL would leave it."""

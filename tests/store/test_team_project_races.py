@@ -13,18 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-import psycopg
 import pytest
-from postgres_server import backend_settings
+from postgres_server import backend_settings, interleaved
 from transcript_files import write_session
 
 from causantic.config import Config
-from causantic.errors import StoreError
 from causantic.ingest.service import ingest_paths
 from causantic.services import Services, open_services
 
@@ -83,42 +78,6 @@ def _ingest(services: Services, path: Path) -> None:
     assert report.errors == [] and report.sessions > 0, report.errors
 
 
-def _interleaved(
-    holder: Services, holds: list[Callable[[], object]], other: Services, step: Callable[[], object]
-) -> tuple[bool, list[BaseException]]:
-    """In one transaction of ``holder``: the first of ``holds``, then ``step`` started on ``other``'s
-    connection, then, once ``step`` waits for a lock (or has finished), the rest of ``holds``; then
-    commit. Whether ``step`` waited, and what either side raised."""
-    pid = other.store.conn.info.backend_pid  # type: ignore[attr-defined]
-    failures: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            step()
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
-            failures.append(exc)
-
-    waited = False
-    thread = threading.Thread(target=run)
-    with psycopg.connect(other.store.url, autocommit=True) as watcher:  # type: ignore[attr-defined]
-        try:
-            with holder.store.atomic():
-                holds[0]()
-                thread.start()
-                while thread.is_alive() and not waited:
-                    locks = watcher.execute("SELECT granted FROM pg_locks WHERE pid = %s", (pid,)).fetchall()
-                    waited = not all(granted for (granted,) in locks)
-                    time.sleep(0.02)
-                for hold in holds[1:]:
-                    hold()
-        except StoreError as exc:  # the holder's side rolled back (a deadlock)
-            failures.append(exc)
-        if thread.ident is not None:
-            thread.join(60)
-    assert not thread.is_alive(), "the second side is stuck"
-    return waited, failures
-
-
 def _assert_ran(failures: list[BaseException]) -> None:
     assert failures == [], [f"{type(e).__name__}: {e}" for e in failures]
 
@@ -135,7 +94,7 @@ def test_two_projects_of_one_folder_name_made_at_the_same_moment_are_named_apart
     committed, so both were ``api`` and `--project api` named two projects."""
     first_api, second_api = _claude(tmp_path, "/work/api", 1), _claude(tmp_path, "/clients/api", 2)
     with open_services(team_config) as first, open_services(team_config) as second:
-        waited, failures = _interleaved(
+        waited, failures = interleaved(
             first, [lambda: _ingest(first, first_api)], second, lambda: _ingest(second, second_api)
         )
         _assert_ran(failures)
@@ -153,7 +112,7 @@ def test_a_gemini_session_ingested_beside_a_session_naming_its_folder_joins_that
     gemini, claude = _gemini(tmp_path, SHOP, 1), _claude(tmp_path, SHOP, 2)
     held, beside = (gemini, claude) if first_source == "gemini" else (claude, gemini)
     with open_services(team_config) as first, open_services(team_config) as second:
-        waited, failures = _interleaved(first, [lambda: _ingest(first, held)], second, lambda: _ingest(second, beside))
+        waited, failures = interleaved(first, [lambda: _ingest(first, held)], second, lambda: _ingest(second, beside))
         _assert_ran(failures)
         assert _projects(first) == [("shop", SHOP)]
         (shop,) = first.store.find_projects(SHOP)
@@ -174,7 +133,7 @@ def test_a_new_project_renaming_its_folder_names_projects_waits_for_their_locks_
         _ingest(first, _claude(tmp_path / "before", BLOG, 2))
         ((old,), (blog,)) = first.store.find_projects("/old/api"), first.store.find_projects(BLOG)
         group = _two_project_file(tmp_path, (BLOG, _session_id(3)), ("/work/api", _session_id(4)))
-        waited, failures = _interleaved(
+        waited, failures = interleaved(
             first,
             [lambda: first.store.lock_projects([old.id]), lambda: first.store.lock_projects([blog.id])],
             second,
@@ -184,3 +143,29 @@ def test_a_new_project_renaming_its_folder_names_projects_waits_for_their_locks_
         assert waited
         assert _projects(first) == [("blog", BLOG), ("old/api", "/old/api"), ("work/api", "/work/api")]
         assert len(first.store.session_chunk_ids(_session_id(4))) == 1
+
+
+def test_a_stand_in_for_the_path_of_a_cwds_recorded_project_is_locked_with_the_groups_projects(
+    team_config: Config, tmp_path: Path
+) -> None:
+    """An older release recorded ``/old/api/web`` as a cwd of the project ``/old/api``, and a Gemini CLI
+    session run in ``/old/api`` sits in its stand-in (made first: the lower id). A session in the cwd
+    joins the recorded project and absorbs that stand-in, whose lock the group took only when absorbing
+    it, after the project's: a forget holding the stand-in and then asking for the project deadlocked
+    with it."""
+    with open_services(team_config) as first, open_services(team_config) as second:
+        _ingest(first, _gemini(tmp_path, "/old/api", 1))
+        [stand_in] = first.store.projects_by_id(first.store.projects_with_chunks())
+        project = first.store.resolve_project("/old/api/web", "/old/api")
+        assert stand_in.id < project.id
+        waited, failures = interleaved(
+            first,
+            [lambda: first.store.lock_projects([stand_in.id]), lambda: first.store.lock_projects([project.id])],
+            second,
+            lambda: _ingest(second, _claude(tmp_path, "/old/api/web", 2)),
+        )
+        _assert_ran(failures)
+        assert waited
+        assert _projects(first) == [("api", "/old/api")]
+        sessions = {s.session_id: s.source for s in first.store.session_summaries(project.id)}
+        assert sessions == {_session_id(1): "gemini", _session_id(2): "claude-code"}

@@ -201,3 +201,33 @@ def test_a_member_on_a_newer_version_is_told_the_owner_must_upgrade_the_schema(p
     with ExitStack() as stack:
         ingest_paths(_services(stack, dave, "dave"), [SESSIONS[0]], embed=False, workers=1)
     assert _chunks_of(dave, "dave")
+
+
+def test_members_sharing_one_login_are_told_their_forget_deletes_the_others_chunks_too(
+    postgres_server: Any, tmp_path: Path
+) -> None:
+    """A team on one login (the database owner's, as a small team sets it up) is not kept apart by row-level
+    security: the preview said bob's chunks needed the admin role and nothing would be deleted, and --yes
+    then deleted them with alice's."""
+    url = new_database(postgres_server)
+    with ExitStack() as stack:
+        ingest_paths(_services(stack, url, "alice"), [SESSIONS[0]], embed=False, workers=1)
+        ingest_paths(_services(stack, url, "bob"), [SESSIONS[1]], embed=False, workers=1)
+    bobs = _chunks_of(url, "bob")
+    env = {
+        "CAUSANTIC_HOME": str(tmp_path / "alice"),
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": url,
+        "CAUSANTIC_TEAM_USER": "alice",
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "all",
+    }
+    runner = CliRunner()
+    shown = runner.invoke(cli, ["forget", "acme-shop"], env=env)
+    assert shown.exit_code == 0, shown.output
+    said = " ".join(shown.output.split())
+    assert f"{len(bobs)} chunks of these are other members' (bob {len(bobs)}), and your database role may" in said
+    assert "they go too. Add --only-mine to forget only your own." in said and "nothing is deleted" not in said
+    done = runner.invoke(cli, ["forget", "acme-shop", "--yes"], env=env)
+    assert done.exit_code == 0, done.output
+    assert f"{len(bobs)} of them were other members' (bob {len(bobs)})." in " ".join(done.output.split())
+    assert _chunks_of(url, "bob") == []

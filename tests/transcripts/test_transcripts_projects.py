@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from causantic.transcripts import canonical_project_path, project_key_for_folder
+from causantic.transcripts.projects import repository_key
 
 
 def _repo(path: Path) -> Path:
@@ -138,3 +139,32 @@ def test_resolution_is_cached_per_cwd(tmp_path: Path) -> None:
 def test_the_folder_fallback_key_is_the_encoded_folder_name_unchanged() -> None:
     assert project_key_for_folder("-Users-x-proj") == "-Users-x-proj"
     assert project_key_for_folder("/home/u/.claude/projects/-Users-x-my-proj/") == "-Users-x-my-proj"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "git@github.com:acme/api.git",
+        "https://github.com/acme/api",
+        "https://alice:ghp_secret@github.com/Acme/api.git/",
+        "ssh://git@github.com:22/acme/api.git",
+    ],
+)
+def test_every_form_of_a_clones_remote_names_one_repository_and_keeps_no_credentials(tmp_path: Path, url: str) -> None:
+    (tmp_path / "api" / ".git").mkdir(parents=True)
+    (tmp_path / "api" / ".git" / "config").write_text(
+        f'[core]\n\tbare = false\n[remote "upstream"]\n\turl = https://example.org/other/x\n'
+        f'[remote "origin"]\n\turl = {url}\n',
+        encoding="utf-8",
+    )
+    assert repository_key(str(tmp_path / "api")) == "git:github.com/acme/api"
+
+
+def test_a_checkout_without_a_remote_or_with_a_local_one_names_no_repository(tmp_path: Path) -> None:
+    (tmp_path / "solo" / ".git").mkdir(parents=True)
+    (tmp_path / "solo" / ".git" / "config").write_text("[core]\n\tbare = false\n", encoding="utf-8")
+    (tmp_path / "local" / ".git").mkdir(parents=True)
+    (tmp_path / "local" / ".git" / "config").write_text('[remote "origin"]\n\turl = /srv/git/api.git\n', "utf-8")
+    assert repository_key(str(tmp_path / "solo")) is None
+    assert repository_key(str(tmp_path / "local")) is None
+    assert repository_key(str(tmp_path / "nowhere")) is None

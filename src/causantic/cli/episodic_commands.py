@@ -298,7 +298,7 @@ def _print_forget(result: ForgetResult) -> None:
     else:
         head = f"{chunks_forgotten(result, result.deleted)} {where} deleted."
     console.print(head, markup=False)
-    if result.dry_run and (note := others_note(result, "--only-mine")):
+    if note := others_note(result, "--only-mine"):
         console.print(note, markup=False)
     if note := space_note(result):
         console.print(note, markup=False)

@@ -12,7 +12,7 @@ from causantic.cli.output import STORE_LABELS, domain_errors, emit_json, json_op
 from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
-from causantic.retrieval.format import byte_size, counted, reread_note, when
+from causantic.retrieval.format import Reread, byte_size, counted, reread_note, when
 
 LIST_TITLE_CHARS = 80
 
@@ -45,6 +45,9 @@ def stats_command(as_json: bool) -> None:
             if c.sessions  # an agent never ingested is no news; --json keeps every source
         ),
         ("projects", result.projects),
+        # Team memory: who contributed what (`causantic team status` adds text sizes and last ingests).
+        *([("members", len(result.members))] if result.members else []),
+        *((f"  {who}", _counts(("session", c.sessions), ("chunk", c.chunks))) for who, c in result.members.items()),
         ("agents (besides main)", result.agents),
         ("clusters", result.clusters),
         ("skipped transcript lines", result.skipped_lines),
@@ -77,8 +80,8 @@ def stats_command(as_json: bool) -> None:
             "later ingests; `causantic vacuum` gives it back to the disk.",
             err=True,
         )
-    if n := result.files_under_older_rules:
-        click.echo(f"Note: {reread_note(n)}", err=True)
+    if reread := Reread(result.files_under_older_rules, tuple(result.older_rules_elsewhere.items())):
+        click.echo(f"Note: {reread_note(reread)}", err=True)
     if result.vector_index == "missing":
         click.echo(
             "Warning: the ANN index file is missing; search scans every vector until `causantic embed` rebuilds it.",
@@ -116,17 +119,25 @@ def list_projects_command(as_json: bool) -> None:
     if not projects:
         click.echo("No projects in memory yet. Run `causantic batch-ingest` first.")
         return
+    # Team memory: the sessions' count is followed by whose they are ("alice 3, bob 1"; your local ones: "local").
+    team = any(p.members for p in projects)
+    by_member = [("by member", "left")] if team else []
     table(
         None,
+        [("project", "left"), ("chunks", "right"), ("sessions", "right"), *by_member]
+        + [("first", "left"), ("last", "left"), ("path", "left")],
         [
-            ("project", "left"),
-            ("chunks", "right"),
-            ("sessions", "right"),
-            ("first", "left"),
-            ("last", "left"),
-            ("path", "left"),
+            (
+                p.name,
+                p.chunks,
+                p.sessions,
+                *([", ".join(f"{member} {n}" for member, n in p.members) or "local"] if team else []),
+                when(p.first_seen),
+                when(p.last_seen),
+                p.path,
+            )
+            for p in projects
         ],
-        [(p.name, p.chunks, p.sessions, when(p.first_seen), when(p.last_seen), p.path) for p in projects],
     )
 
 

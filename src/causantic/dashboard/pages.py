@@ -24,7 +24,7 @@ from causantic.home import is_team_memory
 from causantic.retrieval import browse
 from causantic.retrieval.browse import TIMELINE_PAGE
 from causantic.retrieval.forget import ForgetResult, nothing_to_forget, others_note, space_note
-from causantic.retrieval.format import counted, reread_note, search_summary
+from causantic.retrieval.format import Reread, counted, reread_note, search_summary
 from causantic.retrieval.listing import in_no_topic_line, no_topics_line
 from causantic.retrieval.options import FORGET_THRESHOLD
 from causantic.retrieval.prompt_report import PROMPTS_HEADING, added_text, explain_prompt, recent_prompts
@@ -101,7 +101,7 @@ def hook_status(status: dict[str, HookRun]) -> list[dict[str, Any]]:
     return sorted(runs, key=lambda r: str(r.get("lastRun", "")), reverse=True)
 
 
-def _warnings(memory: Memory, view: browse.Overview, hooks: list[dict[str, Any]], reread: int) -> list[Health]:
+def _warnings(memory: Memory, view: browse.Overview, hooks: list[dict[str, Any]], reread: Reread) -> list[Health]:
     from causantic.embedding import is_available
 
     out: list[Health] = []

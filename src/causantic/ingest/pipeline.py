@@ -37,13 +37,12 @@ from causantic.ingest.plan import (
     SessionPlan,
     group_paths,
     plan_group,
-    stand_in_project,
 )
 from causantic.ingest.streams import MAIN_AGENT
 from causantic.processes import worker_pool
 from causantic.store.features import PARALLEL_FEATURE_CHARS
 from causantic.store.protocol import MemoryStoreProtocol
-from causantic.store.records import ChunkKey, ChunkRecord, Project
+from causantic.store.records import ChunkKey, ChunkRecord, Project, stand_in_project
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, discover
 from causantic.wording import counted
@@ -465,7 +464,7 @@ def session_project(store: MemoryStoreProtocol, head: SessionHead) -> Project:
     if stored is not None:
         return stored
     return (head.cwd_hash and store.project_for_cwd_hash(head.cwd_hash)) or store.resolve_project(
-        head.cwd, head.project_path
+        head.cwd, head.project_path, head.repository
     )
 
 
@@ -499,8 +498,10 @@ def lock_group(store: MemoryStoreProtocol, heads: Sequence[SessionHead]) -> None
     Gemini CLI stand-ins those absorb. A group whose sessions sit in two projects took their locks
     in plan order, so two such groups in opposite orders (or a forget of both projects) could
     deadlock on team memory. A project created by the group itself is new, and locked by creating it.
-    Left to :meth:`~causantic.store.protocol.MemoryStoreProtocol.absorb_project`'s own lock: the
-    stand-in of a project path other than the cwd's canonical one (a cwd recorded by an older release).
+    The stand-in of a project path other than the cwd's canonical one (the project a session is
+    stored in, or a cwd an older release recorded) is found by the locking statement itself: taken
+    later, by :meth:`~causantic.store.protocol.MemoryStoreProtocol.absorb_project`, it was out of
+    order, and deadlocked with a forget holding it (tests/store/test_team_project_races.py).
 
     Before those, the folder names of the projects the group may make or absorb
     (:meth:`~causantic.store.protocol.MemoryStoreProtocol.lock_project_names`): its sessions' project
@@ -508,8 +509,11 @@ def lock_group(store: MemoryStoreProtocol, heads: Sequence[SessionHead]) -> None
     before these locks are read (and locked with them) or made after this group commits, seeing its
     projects: without them, a Gemini CLI stand-in made beside this group outlived the session naming
     its folder, and two new projects of one folder name were both named alike. A Gemini CLI session's
-    project is looked up after them for that reason."""
-    store.lock_project_names(sorted({path for head in heads for path in _may_make(head)}))
+    project is looked up after them for that reason. So is the repository a session's project path is
+    a checkout of (:attr:`~causantic.ingest.plan.SessionHead.repository`): a member making the project
+    of their clone beside another's ingest of a clone at another path (of another folder name) each
+    found no project of it, and made two."""
+    store.lock_project_names(sorted({key for head in heads for key in (*_may_make(head), *_repository(head))}))
     cwds: set[str] = set()
     paths: set[str] = set()
     for head in heads:
@@ -517,10 +521,14 @@ def lock_group(store: MemoryStoreProtocol, heads: Sequence[SessionHead]) -> None
             known = store.project_for_cwd_hash(head.cwd_hash)
             paths.add(known.path if known is not None else head.project_path)
         else:
-            cwds.add(head.cwd)
+            cwds.update([head.cwd, *_repository(head)])  # the repository is recorded as the cwds are
             paths.update(_may_make(head))
     sessions = [h.session_id for h in heads] + [thread for h in heads for thread in h.joined]
     store.lock_ingest_projects(sessions, sorted(cwds), sorted(paths))
+
+
+def _repository(head: SessionHead) -> list[str]:
+    return [head.repository] if head.repository else []
 
 
 def _may_make(head: SessionHead) -> list[str]:

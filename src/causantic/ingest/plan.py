@@ -32,11 +32,11 @@ from causantic.ingest.subagents import (
 )
 from causantic.ingest.teams import Team, detect_team, team_edges
 from causantic.ingest.titles import session_title
-from causantic.store.records import ChunkRecord, EdgeRecord, FileMark
+from causantic.store.records import ChunkRecord, EdgeRecord, FileMark, stand_in_project
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, read_session
 from causantic.transcripts.model import SessionTranscripts
-from causantic.transcripts.projects import canonical_project_path
+from causantic.transcripts.projects import canonical_project_path, repository_key
 
 # Edges that join an agent's stream to another agent's: a sub-agent counts as linked when it has one.
 LINK_TYPES = frozenset({"brief", "debrief", "team-spawn", "team-report", "peer-message"})
@@ -82,6 +82,9 @@ class SessionHead:
     # its own when read without its parent's file (a hook's ingest of it alone, an older release).
     # Read with it, it is a stream of this session, and that session is dropped (write_plan).
     joined: tuple[str, ...] = ()
+    # The repository the project path is a checkout of (transcripts.projects.repository_key), when this
+    # machine has it: another member's clone of it at another path is the same project.
+    repository: str | None = None
 
 
 class ChunkSink(Protocol):
@@ -118,10 +121,19 @@ class SessionPlan:
     title: str | None = None  # the first real prompt of the session's main stream
     written: bool = False  # its chunks went to a ChunkSink as they were made; ``chunks`` hold no text
     joined: tuple[str, ...] = ()  # see SessionHead.joined
+    repository: str | None = None  # see SessionHead.repository
 
     @property
     def head(self) -> SessionHead:
-        return SessionHead(self.session_id, self.cwd, self.project_path, self.cwd_hash, self.source, self.joined)
+        return SessionHead(
+            self.session_id,
+            self.cwd,
+            self.project_path,
+            self.cwd_hash,
+            self.source,
+            joined=self.joined,
+            repository=self.repository,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +210,7 @@ def plan_session(
         session_id=session.session_id,
         cwd=head.cwd,
         project_path=head.project_path,
+        repository=head.repository,
         chunks=tuple(r for s in streams for r in s.records),
         edges=tuple(edges),
         subagent_streams=len(sub_streams),
@@ -222,7 +235,10 @@ def _head(session: SessionTranscripts) -> SessionHead:
     cwd, project_path = _where(session)
     cwd_hash = session.project_hash if not session.cwd else None  # Gemini CLI: matched when written
     joined = () if session.source == "claude-code" else tuple(s.agent_id for s in session.subagents if s.agent_id)
-    return SessionHead(session.session_id, cwd, project_path, cwd_hash, session.source, joined)
+    repository = repository_key(project_path) if session.cwd and project_path else None
+    return SessionHead(
+        session.session_id, cwd, project_path, cwd_hash, session.source, joined=joined, repository=repository
+    )
 
 
 def _where(session: SessionTranscripts) -> tuple[str, str]:
@@ -255,12 +271,6 @@ def _agent_edges(
     if team is not None:
         edges += team_edges(streams, team, links, window)
     return edges
-
-
-def stand_in_project(cwd_hash: str) -> str:
-    """The path of the project that stands for a cwd known only by its sha256 (Gemini CLI's
-    ``projectHash``) until a session names the cwd itself; see :func:`pipeline.write_plan`."""
-    return f"gemini:{cwd_hash[:16]}"
 
 
 def group_paths(files: SessionFiles) -> list[Path]:

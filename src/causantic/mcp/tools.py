@@ -305,6 +305,12 @@ def stats(ctx: Context) -> CallToolResult:
         f"- Clusters: {output.clusters}",
         f"- Keyword index: {output.keyword_index}",
     ]
+    if output.members:  # team memory: who contributed what
+        lines.insert(
+            -2,
+            "- Sessions by member: "
+            + ", ".join(f"{k} {v.sessions} ({counted(v.chunks, 'chunk')})" for k, v in output.members.items()),
+        )
     if output.team_unreachable:
         lines[2:2] = [f"Team memory unreachable, local memory's figures only: {output.team_unreachable}", ""]
     if n := output.chunks_without_vectors:
@@ -415,6 +421,7 @@ def forget(
     else:
         text = (
             f"Deleted {chunks_forgotten(result, result.deleted)} from {scope} {result.project!r}."
+            + (f" {note}" if (note := others_note(result, "only_mine=true")) else "")
             + (f" {note}" if (note := space_note(result)) else "")
             + ("\n" + "\n".join(lines[:3]) if lines else "")
         )

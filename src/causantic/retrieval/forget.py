@@ -71,6 +71,9 @@ class ForgetResult:
     # Team memory: matched chunks other members ingested, (member, chunks) by name. Row-level security
     # refuses their deletion (the whole of it) unless the forgetting role holds causantic_admin.
     others: tuple[tuple[str, int], ...] = ()
+    # Team memory: whether the forgetting member's database role may delete those too (the team shares
+    # one login, or it is an admin's or the tables' owner's); else a real run refuses them.
+    others_deletable: bool = False
     only_mine: bool = False  # team memory: the matches are the forgetting member's own chunks only
     freed_bytes: int = 0  # a real run: how much smaller memory's files became
     free_bytes: int = 0  # a real run: free space left inside the file, given back by `causantic vacuum`
@@ -104,16 +107,27 @@ def chunks_forgotten(result: ForgetResult, count: int) -> str:
 
 
 def others_note(result: ForgetResult, only_mine: str = "only_mine") -> str | None:
-    """What a preview says when some matches are other members' (the CLI and MCP alike), else None;
-    ``only_mine`` is how the interface spells the switch that keeps one's own chunks alone."""
+    """What a preview or a deletion says when some matches are other members' (the CLI and MCP alike),
+    else None; ``only_mine`` is how the interface spells the switch that keeps one's own chunks alone.
+
+    Whether a real run deletes them is the database's to say, and the note says what it will do: a
+    team whose members share one login (or a member who is an admin, or owns the tables) may delete
+    anyone's memory, and was told that nothing would be deleted, then deleted it."""
     if not result.others:
         return None
     total = sum(n for _, n in result.others)
     whose = ", ".join(f"{member} {n}" for member, n in result.others)
+    if not result.dry_run:
+        return f"{counted(total, 'of them was', 'of them were')} other members' ({whose})."
+    these = f"{counted(total, 'chunk')} of these {'is' if total == 1 else 'are'} other members' ({whose})"
+    if result.others_deletable:
+        return (
+            f"{these}, and your database role may delete them (the team shares one login, or it is an admin's or "
+            f"the tables' owner's): they go too. Add {only_mine} to forget only your own."
+        )
     return (
-        f"{counted(total, 'chunk')} of these {'is' if total == 1 else 'are'} other members' ({whose}): deleting "
-        f"another member's memory needs the causantic_admin role; without it nothing is deleted. Add {only_mine} "
-        "to forget only your own."
+        f"{these}: deleting another member's memory needs the causantic_admin role; without it nothing is deleted. "
+        f"Add {only_mine} to forget only your own."
     )
 
 
@@ -166,6 +180,7 @@ def forget(
         matches = [c for c in matches if c.id in request.only_ids]
     preview = tuple((c, similarity.get(c.id)) for c in matches[:preview_size])
     summaries = tuple(list_sessions(store, project.path, limit=preview_size)[1]) if matches and not filtered else ()
+    theirs = [c.id for c in matches if c.user is not None and c.user != request.member]
     others = Counter(c.user for c in matches if c.user is not None and c.user != request.member)
     result = ForgetResult(
         project.name,
@@ -178,6 +193,7 @@ def forget(
         tuple(c.id for c in matches),
         summaries,
         tuple(sorted(others.items())),
+        bool(theirs) and not store.protected_chunks(theirs),
         request.only_mine,
     )
     if request.dry_run:

@@ -16,6 +16,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from itertools import groupby
 from typing import TYPE_CHECKING
 
@@ -71,13 +72,43 @@ def when_utc(iso_text: str | None, missing: str = "?") -> str:
     return f"{when(iso_text)} UTC" if iso_text else missing
 
 
-def reread_note(files: int) -> str:
+@dataclass(frozen=True, slots=True)
+class Reread:
+    """The transcript files the next ingest reads again (ingested under older ingest rules, or
+    unmarked by a migration), and of them those outside the agents' folders, by folder: a plain
+    `causantic batch-ingest` and the hooks read only the agents' folders, so those stay as they are
+    until their folder is ingested again."""
+
+    files: int
+    elsewhere: tuple[tuple[str, int], ...] = ()  # (folder, files), most files first
+
+    def __bool__(self) -> bool:
+        return bool(self.files)
+
+
+REREAD_FOLDERS_NAMED = 3  # folders of files outside the agents' folders a note names
+
+
+def reread_note(reread: Reread) -> str:
     """What the next ingest will read again, as `causantic stats` and the dashboard's overview say it:
-    files ingested under older ingest rules (:mod:`causantic.ingest.rules`)."""
-    it = "it" if files == 1 else "them"
+    files ingested under older ingest rules (:mod:`causantic.ingest.rules`). Files read from other
+    folders than the agents' are read again only when those folders are ingested again: the note
+    names them and the command, where it said a plain batch-ingest would (and stats said so after it)."""
+    files = reread.files
+    head = f"{counted(files, 'transcript file')} {'was' if files == 1 else 'were'} ingested under older ingest rules"
+    outside = sum(n for _, n in reread.elsewhere)
+    them = "it" if files == 1 else "them"
+    if not outside:
+        return f"{head}; the next `causantic batch-ingest` (or a hook's ingest) reads {them} again."
+    named = [folder for folder, _ in reread.elsewhere[:REREAD_FOLDERS_NAMED]]
+    more = len(reread.elsewhere) - len(named)
+    command = f"`causantic batch-ingest {' '.join(named)}`" + (f" (and {counted(more, 'more folder')})" if more else "")
+    if outside == files:
+        return f"{head}, outside the agents' folders: {command} reads {them} again."
+    inside = files - outside
     return (
-        f"{counted(files, 'transcript file')} {'was' if files == 1 else 'were'} ingested under older ingest "
-        f"rules; the next `causantic batch-ingest` (or a hook's ingest) reads {it} again."
+        f"{head}: the next `causantic batch-ingest` (or a hook's ingest) reads {inside} of them again, and "
+        f"{command} the {outside} from outside the agents' folders."
     )
 
 

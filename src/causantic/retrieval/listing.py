@@ -31,6 +31,7 @@ class ProjectSummary:
     sessions: int
     first_seen: str
     last_seen: str
+    members: tuple[tuple[str, int], ...] = ()  # team memory: (member, sessions they ingested into it), by name
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +71,7 @@ def newest_note(newest: SessionSummary | None) -> str:
 
 def list_projects(store: MemoryStoreProtocol) -> list[ProjectSummary]:
     return [
-        ProjectSummary(r.name, r.path, r.chunks, r.sessions, r.first_seen, r.last_seen)
+        ProjectSummary(r.name, r.path, r.chunks, r.sessions, r.first_seen, r.last_seen, r.members)
         for r in store.project_summaries()
     ]
 

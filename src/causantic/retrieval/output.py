@@ -199,6 +199,9 @@ class ProjectInfo(Out):
     sessions: int
     first_seen: str
     last_seen: str
+    members: dict[str, int] = Field(
+        default_factory=dict, description="Team memory: the members who ingested its sessions, with how many each."
+    )
 
 
 class ProjectsOut(Out):
@@ -282,6 +285,9 @@ class StatsOut(Out):
     skipped_lines: int = Field(description="Damaged transcript lines skipped at ingest.")
     keyword_index: str
     sources: dict[str, SourceCounts] = Field(description="Sessions and chunks per coding agent.")
+    members: dict[str, SourceCounts] = Field(
+        default_factory=dict, description="Team memory: the sessions and chunks each member ingested, by name."
+    )
     sqlite_bytes: int = Field(
         description="The SQLite file with its write-ahead log (team memory: the database's size)."
     )
@@ -315,6 +321,11 @@ class StatsOut(Out):
     ingests_running: list[IngestRunningOut] = Field(
         default_factory=list, description="Ingests writing memory now (its figures may change); empty when none runs."
     )
+    older_rules_elsewhere: dict[str, int] = Field(
+        default_factory=dict,
+        description="Of files_under_older_rules, those outside the agents' folders, by folder: a plain "
+        "batch-ingest and the hooks do not read them; `causantic batch-ingest FOLDER` does.",
+    )
     files_under_older_rules: int = Field(
         0,
         description=(
@@ -346,7 +357,12 @@ class ForgetOut(Out):
     other_members: dict[str, int] = Field(
         default_factory=dict,
         description="Team memory: matched chunks other members ingested, by member; deleting them needs "
-        "the causantic_admin role (without it nothing is deleted).",
+        "the causantic_admin role (without it nothing is deleted), unless other_members_deletable.",
+    )
+    other_members_deletable: bool = Field(
+        False,
+        description="Team memory: this member's database role may delete the other members' chunks too (a "
+        "login the team shares, an admin's, the tables' owner's), so a real run deletes them with the rest.",
     )
     only_mine: bool = Field(False, description="Team memory: only the forgetting member's own chunks matched.")
     freed_bytes: int = Field(0, description="A real run: how many bytes smaller memory's files became.")
@@ -424,7 +440,15 @@ def cluster_out(report: ClusterReport) -> ClusterOut:
 
 
 def project_out(p: ProjectSummary) -> ProjectInfo:
-    return ProjectInfo.model_validate(p, from_attributes=True)
+    return ProjectInfo(
+        name=p.name,
+        path=p.path,
+        chunks=p.chunks,
+        sessions=p.sessions,
+        first_seen=p.first_seen,
+        last_seen=p.last_seen,
+        members=dict(p.members),
+    )
 
 
 def projects_out(projects: list[ProjectSummary]) -> ProjectsOut:
@@ -456,6 +480,7 @@ def forget_out(result: ForgetResult) -> ForgetOut:
         deleted=result.deleted,
         preview=[ForgetHit(**dict(chunk_out(c, None)), similarity=sim) for c, sim in result.preview],
         other_members=dict(result.others),
+        other_members_deletable=result.others_deletable,
         only_mine=result.only_mine,
         freed_bytes=result.freed_bytes,
         free_bytes=result.free_bytes,

@@ -128,21 +128,48 @@ class SqlStore(ABC):
 
     # ---- projects -------------------------------------------------------------------------
 
-    def resolve_project(self, cwd: str, canonical_path: str) -> Project:
-        """The project for a cwd, created on first sight; the cwd is remembered as an alias."""
+    def resolve_project(self, cwd: str, canonical_path: str, repository: str | None = None) -> Project:
+        """The project for a cwd, created on first sight; the cwd is remembered as an alias.
+
+        ``repository`` (``git:<host>/<owner>/<repo>``, :func:`causantic.transcripts.projects.repository_key`)
+        is the repository the canonical path is a checkout of. It is remembered as an alias of the
+        project too (the first project of it keeps it), and a cwd first seen in another clone of it,
+        at another path (another member's machine, a second clone), joins that project: team memory
+        held one project per member's path, and ``--project api`` named several."""
+        row = self._query(
+            "SELECT p.id, p.path, p.name, EXISTS (SELECT 1 FROM project_aliases r WHERE r.cwd = ?) AS known"
+            " FROM project_aliases a JOIN projects p ON p.id = a.project_id WHERE a.cwd = ?",
+            (repository or "", cwd),
+        ).fetchone()
+        if row:
+            project = Project(row["id"], row["path"], row["name"])
+            if repository and not row["known"]:  # a project made before repositories were recorded
+                self._add_aliases(project, [repository])
+            return project
+        keys = [canonical_path, *([repository] if repository else [])]
+        with self.atomic():
+            self.lock_project_names(keys)  # held already by an ingest's group (lock_group)
+            project = (
+                self._project_by_path(canonical_path)
+                or (self._project_by_alias(repository) if repository else None)
+                or self._create_project(canonical_path)
+            )
+            # The canonical path too, when it is another clone's: the hooks look a folder's project up by it.
+            self._add_aliases(project, [cwd, *([canonical_path] if project.path != canonical_path else []), *keys[1:]])
+        return project
+
+    def _project_by_alias(self, cwd: str) -> Project | None:
         row = self._query(
             "SELECT p.id, p.path, p.name FROM project_aliases a JOIN projects p ON p.id = a.project_id WHERE a.cwd = ?",
             (cwd,),
         ).fetchone()
-        if row:
-            return Project(row["id"], row["path"], row["name"])
-        with self.atomic():
-            self.lock_project_names([canonical_path])  # held already by an ingest's group (lock_group)
-            project = self._project_by_path(canonical_path) or self._create_project(canonical_path)
-            self._query(
-                "INSERT INTO project_aliases(cwd, project_id) VALUES (?, ?) ON CONFLICT DO NOTHING", (cwd, project.id)
-            )
-        return project
+        return Project(row["id"], row["path"], row["name"]) if row else None
+
+    def _add_aliases(self, project: Project, cwds: Sequence[str]) -> None:
+        self._run_many(
+            "INSERT INTO project_aliases(cwd, project_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            [(cwd, project.id) for cwd in dict.fromkeys(cwds)],
+        )
 
     def _project_by_path(self, path: str) -> Project | None:
         row = self._query("SELECT id, path, name FROM projects WHERE path = ?", (path,)).fetchone()
@@ -183,16 +210,21 @@ class SqlStore(ABC):
             (text, text.rstrip("/") or text, text),
         )
         if not rows:
+            # Also by the end of a recorded cwd: another member's clone of the project, at another path.
             tail = "/" + text.casefold()
+            cwds: dict[int, list[str]] = {}
+            for project_id, cwd in self._rows("SELECT project_id, cwd FROM project_aliases"):
+                cwds.setdefault(project_id, []).append(cwd)
             rows = [
                 r
                 for r in self._rows("SELECT id, path, name FROM projects ORDER BY id")
-                if r["name"].casefold().endswith(tail) or r["path"].casefold().endswith(tail)
+                if any(c.casefold().endswith(tail) for c in (r["name"], r["path"], *cwds.get(r["id"], ())))
             ]
         return [Project(r["id"], r["path"], r["name"]) for r in rows]
 
     def project_by_path(self, path: str) -> Project | None:
-        return self._project_by_path(path)
+        """The project at ``path``, or the one a clone at ``path`` joined (:meth:`resolve_project`)."""
+        return self._project_by_path(path) or self._project_by_alias(path)
 
     def absorb_project(self, path: str, into: Project) -> int:
         """Move the sessions, chunks and cwds of the project at ``path`` into ``into``, then delete it;
@@ -506,10 +538,18 @@ class SqlStore(ABC):
         rows = self._rows_in("SELECT id, content_hash, message_uuids, turn_index FROM chunks WHERE id {ids}", ids)
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
+    def protected_chunks(self, ids: Sequence[str]) -> set[str]:
+        """The chunks of ``ids`` this member may not delete: none in local memory (team memory: the
+        server's row-level security decides)."""
+        return set()
+
     def drop_superseded(self, session_id: str, ids: Sequence[str]) -> int:
         """Delete chunks that ingest no longer produces, with their edges, keyword-index rows and vector
         marks (cascades), and the session row if nothing is left. Unlike ``delete_chunks`` nothing is
-        remembered as forgotten: the text may come back in another form. Call inside :meth:`atomic`."""
+        remembered as forgotten: the text may come back in another form. Call inside :meth:`atomic`.
+        The topics they were in are counted again: a topic kept its size, and one whose chunks had all
+        gone was still counted by `stats` and drawn on the topics map, until the next clustering."""
+        topics = {r[0] for r in self._rows_in("SELECT cluster_id FROM chunk_clusters WHERE chunk_id {ids}", ids)}
         removed = sum(
             int(cursor.rowcount)
             for cursor in self._in_ids("DELETE FROM chunks WHERE session_id = ? AND id {ids}", ids, [session_id])
@@ -518,7 +558,17 @@ class SqlStore(ABC):
             "DELETE FROM sessions WHERE id = ? AND NOT EXISTS (SELECT 1 FROM chunks WHERE session_id = ?)",
             (session_id, session_id),
         )
+        self._count_members(topics)
         return removed
+
+    def _count_members(self, cluster_ids: Iterable[int]) -> None:
+        """Set these topics' sizes to their counts of members (in id order: writers lock their rows alike)."""
+        for _ in self._in_ids(
+            "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters m WHERE m.cluster_id = clusters.id)"
+            " WHERE id {ids}",
+            sorted(set(cluster_ids)),
+        ):
+            pass  # each batch's statement runs as the loop draws it
 
     def get_chunks(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
         rows = self._rows_in(

@@ -245,6 +245,11 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
     def file_rules(self) -> dict[str, int]:
         return {r[0]: r[1] for r in self._query("SELECT path, rules_version FROM files")}
 
+    def file_marks_cleared(self) -> bool:
+        """Sessions and no file mark at all: what m008 left (it cleared every mark). Marks are
+        written with the sessions ingest writes, so no other store is without both."""
+        return bool(self._rows("SELECT 1 FROM sessions WHERE NOT EXISTS (SELECT 1 FROM files) LIMIT 1"))
+
     # ---- sessions, chunks, edges ----------------------------------------------------------
 
     def save_session(

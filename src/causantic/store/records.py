@@ -70,6 +70,18 @@ class FileMark:
     skipped_lines: int
 
 
+STAND_IN_PREFIX = "gemini:"
+STAND_IN_HEX = 16  # hex digits of the cwd's hash a stand-in's path keeps
+
+
+def stand_in_project(cwd_hash: str) -> str:
+    """The path of the project that stands for a cwd known only by its sha256 (Gemini CLI's
+    ``projectHash``) until a session names the cwd itself, which then absorbs it
+    (:func:`causantic.ingest.pipeline.write_plan`). PostgreSQL's lock of an ingest's projects makes
+    it in SQL too (``PostgresStore.lock_ingest_projects``)."""
+    return f"{STAND_IN_PREFIX}{cwd_hash[:STAND_IN_HEX]}"
+
+
 @dataclass(frozen=True, slots=True)
 class Project:
     id: int
@@ -150,6 +162,7 @@ class ProjectTotals:
     sessions: int
     first_seen: str
     last_seen: str
+    members: tuple[tuple[str, int], ...] = ()  # team memory: (member, sessions they ingested into it), by name
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ import os
 import re
 from functools import lru_cache
 
-__all__ = ["canonical_project_path", "project_key_for_folder"]
+__all__ = ["canonical_project_path", "project_key_for_folder", "repository_key"]
 
 _CLAUDE_WORKTREES = ("/.claude/worktrees/", "\\.claude\\worktrees\\")
 _WINDOWS_PATH = re.compile(r"[A-Za-z]:[\\/]|\\\\")  # a drive's folder, or a UNC share
@@ -43,6 +43,47 @@ def canonical_project_path(cwd: str) -> str:
     if root is None:
         return path
     return _main_checkout(root)
+
+
+@lru_cache(maxsize=1024)
+def repository_key(project_path: str) -> str | None:
+    """The repository a project path is a checkout of, as ``git:<host>/<owner>/<repo>``: its remote
+    ``origin`` (else its first remote) read from ``.git/config``, the same for every clone whatever
+    its URL's form (``git@github.com:acme/api.git``, ``https://github.com/acme/api``); None for a
+    path that is no checkout on this machine, or one without a remote. What lets the clones of one
+    repository that team members keep at different paths be one project."""
+    dot_git = os.path.join(project_path, ".git")
+    git_dir = _read_gitdir(dot_git, project_path) if os.path.isfile(dot_git) else dot_git
+    if git_dir is None:
+        return None
+    config = os.path.join(_common_dir(git_dir) or git_dir, "config")
+    try:
+        with open(config, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    remotes: dict[str, str] = {}
+    section = ""
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("["):
+            section = stripped.strip("[]").strip()
+            continue
+        key, sep, value = stripped.partition("=")
+        name = re.fullmatch(r'remote\s+"(.+)"', section)
+        if name and sep and key.strip().lower() == "url" and value.strip():
+            remotes.setdefault(name.group(1), value.strip())
+    url = remotes.get("origin") or next(iter(remotes.values()), None)
+    return _repository(url) if url else None
+
+
+def _repository(url: str) -> str | None:
+    """``host/owner/repo`` of a remote URL in any of git's forms; None for a local path."""
+    found = re.fullmatch(r"(?:[a-z][a-z0-9+.-]*://)?(?:[^@/]+@)?([^/:]+)(?::\d+)?[:/](.+)", url.strip(), re.IGNORECASE)
+    if found is None or url.startswith(("/", ".", "file:")) or _WINDOWS_PATH.match(url):
+        return None
+    path = found.group(2).strip("/").removesuffix(".git").strip("/")
+    return f"git:{found.group(1)}/{path}".lower() if path else None  # hosts compare their paths in any case
 
 
 def project_key_for_folder(encoded_dir_name: str) -> str:

@@ -13,6 +13,7 @@ import hashlib
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
 from types import TracebackType
 from typing import Any
 
@@ -26,12 +27,15 @@ from causantic.store.postgres.connection import connect, describe, failure, psyc
 from causantic.store.postgres.migrations import fill_text_features, migrate
 from causantic.store.postgres.team import schema_refused
 from causantic.store.records import (
+    STAND_IN_HEX,
+    STAND_IN_PREFIX,
     ChunkRecord,
     ChunkScope,
     DiskShortfall,
     EdgeRecord,
     FileMark,
     Project,
+    ProjectTotals,
     SavedChunks,
     SessionEndpoints,
     StoreSpace,
@@ -203,6 +207,16 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         )
         return {r[0]: r[1] for r in rows}
 
+    def project_summaries(self) -> list[ProjectTotals]:
+        """As SQLite's, with the members who ingested each project's sessions (how many each)."""
+        members: dict[int, list[tuple[str, int]]] = {}
+        for project_id, member, sessions in self._rows(
+            "SELECT project_id, member, COUNT(DISTINCT session_id) FROM chunks GROUP BY project_id, member"
+            " ORDER BY project_id, member"
+        ):
+            members.setdefault(project_id, []).append((member, int(sessions)))
+        return [replace(p, members=tuple(members.get(p.id, ()))) for p in super().project_summaries()]
+
     # ---- files (ingest checkpoints) -------------------------------------------------------
 
     def unchanged_file_rules(self, path: str, size: int, mtime_ns: int) -> int | None:
@@ -230,6 +244,11 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             [(self.member, m.path, m.size, m.mtime_ns, m.skipped_lines, rules_version, common.now()) for m in marks],
         )
 
+    def file_marks_cleared(self) -> bool:
+        """Never: no migration of team memory cleared marks, and each is written with its session. A
+        member without marks (a reader, a newcomer) beside others' sessions is no such store."""
+        return False
+
     def file_rules(self) -> dict[str, int]:
         rows = self._rows("SELECT path, rules_version FROM files WHERE member = ?", (self.member,))
         return {r[0]: r[1] for r in rows}
@@ -255,7 +274,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         chunks = self._without_forgotten(chunks)
         existing = self._existing_hashes([c.id for c in chunks])
         # Another member's copy of a chunk is theirs to update (row-level security would refuse it).
-        others = self._owned_by_others([c.id for c in chunks if c.id in existing])
+        others = self.protected_chunks([c.id for c in chunks if c.id in existing])
         new, changed = common.new_and_changed(chunks, existing, keep=others)
         now = common.now()
         with self.conn.cursor() as cur:
@@ -303,14 +322,34 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         A path with no project yet is one the group may make, renaming the projects of its folder
         name apart from it (:meth:`_name_family`): those are locked too, here, in id order with the
         rest. Renamed later, one at a time, they were taken out of that order: a forget holding one
-        of them and waiting for a project this group held deadlocked with it."""
+        of them and waiting for a project this group held deadlocked with it.
+
+        So are the Gemini CLI stand-ins of the paths of the projects the sessions are stored in and
+        the cwds are recorded for (:func:`~causantic.store.records.stand_in_project`, made here in
+        SQL), which the group absorbs: such a path may be none of ``paths`` (a cwd an older release
+        recorded for another project path), and its stand-in was locked only when absorbed, out of order."""
+        found = (
+            "SELECT project_id FROM sessions WHERE id = ANY(?)"
+            " UNION SELECT project_id FROM project_aliases WHERE cwd = ANY(?)"
+        )
         self._query(
-            "SELECT id FROM projects WHERE path = ANY(?) OR id IN (SELECT project_id FROM sessions WHERE id = ANY(?))"
-            " OR id IN (SELECT project_id FROM project_aliases WHERE cwd = ANY(?))"
+            f"SELECT id FROM projects WHERE path = ANY(?) OR id IN ({found})"
             f" OR {_FOLDER_NAME} IN (SELECT u.name FROM unnest(?::text[], ?::text[]) AS u(path, name)"
             "  WHERE NOT EXISTS (SELECT 1 FROM projects q WHERE q.path = u.path))"
+            " OR path IN (SELECT ? || left(encode(sha256(convert_to(q.path, 'UTF8')), 'hex'), ?) FROM projects q"
+            f"  WHERE q.id IN ({found}))"
             " ORDER BY id FOR NO KEY UPDATE",
-            (list(paths), list(session_ids), list(cwds), list(paths), [_folder(p) for p in paths]),
+            (
+                list(paths),
+                list(session_ids),
+                list(cwds),
+                list(paths),
+                [_folder(p) for p in paths],
+                STAND_IN_PREFIX,
+                STAND_IN_HEX,
+                list(session_ids),
+                list(cwds),
+            ),
         )
 
     def lock_project_names(self, paths: Iterable[str]) -> None:
@@ -327,21 +366,48 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     def lock_topics(self, model: str, chunk_ids: Sequence[str]) -> None:
         """The write locks of these chunks' projects (:meth:`lock_projects`), then an advisory lock on
         ``model``'s topics, both until the transaction ends; a transaction reading the topics it then
-        writes takes them before reading. A member's ingest read the topics, another member's
+        writes takes them before reading, and a forget before deleting memberships
+        (:meth:`delete_chunks`). A member's ingest read the topics, another member's
         ``causantic cluster`` replaced them and committed, and the chunks the ingest then joined to a
         topic it had deleted failed the ingest on the foreign key (the recluster's chunks and the
         ingest's new ones may share no project, so their projects' locks alone kept nothing apart).
         Taken after the projects', as every lock on other tables is, so it waits on no cycle."""
         self._lock_projects_of(chunk_ids)
-        self._query("SELECT pg_advisory_xact_lock(?::int4, hashtext(?))", (_TOPICS_LOCK, model))
+        self._lock_models([model])
+
+    def _lock_models(self, models: Iterable[str]) -> None:
+        """The advisory locks on these models' topics, in one order (by name)."""
+        self._query(
+            "SELECT pg_advisory_xact_lock(?::int4, hashtext(m)) FROM unnest(?::text[]) AS u(m)",
+            (_TOPICS_LOCK, sorted(set(models))),
+        )
 
     def _lock_projects_of(self, chunk_ids: Sequence[str]) -> None:
         """:meth:`lock_projects` for the projects of these chunks."""
         self.lock_projects(self.projects_of_chunks(chunk_ids))
 
     def drop_superseded(self, session_id: str, ids: Sequence[str]) -> int:
+        """As SQLite's, after the session's project's lock and the lock of the topics its chunks are in
+        (it counts them again, as a forget does: :meth:`delete_chunks`)."""
         self.lock_projects(r[0] for r in self._rows("SELECT project_id FROM sessions WHERE id = ?", (session_id,)))
+        self._lock_topics_of(ids)
         return super().drop_superseded(session_id, ids)
+
+    def _lock_topics_of(self, chunk_ids: Sequence[str]) -> None:
+        """The topics' locks (:meth:`lock_topics`) of the models these chunks have topics in, taken with
+        their projects' locks held and before their memberships are deleted and their topics counted
+        again: another member's recluster deletes and rewrites topics beyond the projects it locks,
+        and each, holding a row the other then needed, deadlocked. Read after the projects' locks, the
+        memberships can only shrink meanwhile: a writer adding one to these chunks holds their projects'
+        locks first."""
+        self._lock_models(
+            r[0]
+            for r in self._rows(
+                "SELECT DISTINCT k.model FROM chunk_clusters m JOIN clusters k ON k.id = m.cluster_id"
+                " WHERE m.chunk_id = ANY(?)",
+                (list(chunk_ids),),
+            )
+        )
 
     def file_chunks_with_session(self, session_id: str) -> int:
         """As the base class, in one statement: one round trip per session written, not two."""
@@ -355,7 +421,10 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             )
         )
 
-    def _owned_by_others(self, ids: Sequence[str]) -> set[str]:
+    def protected_chunks(self, ids: Sequence[str]) -> set[str]:
+        """The chunks of ``ids`` this member's database role may neither change nor delete: another
+        member's, unless the role is theirs too (a team sharing one login), an admin's or the tables'
+        owner's (row-level security, migration m002)."""
         if not ids:
             return set()
         return {
@@ -375,7 +444,8 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         ids = list(ids)
         with self.atomic():
             self._lock_projects_of(ids)
-            others = self._owned_by_others(ids)
+            self._lock_topics_of(ids)
+            others = self.protected_chunks(ids)
             if others:
                 owners = sorted(
                     {r[0] for r in self._rows("SELECT member FROM chunks WHERE id = ANY(?)", (sorted(others),))}
@@ -482,13 +552,6 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             self._upsert_members(members)
             self._count_members({m[1] for m in members})
 
-    def _count_members(self, cluster_ids: Iterable[int]) -> None:
-        self._query(
-            "UPDATE clusters SET size = (SELECT COUNT(*) FROM chunk_clusters WHERE cluster_id = clusters.id)"
-            " WHERE id = ANY(?)",
-            (sorted(set(cluster_ids)),),
-        )
-
     def session_opening_stems(self, session_ids: Sequence[str]) -> dict[str, frozenset[str]]:
         rows = self._rows(
             "SELECT DISTINCT ON (session_id) session_id, content, stems, own_stems FROM chunks"
@@ -585,6 +648,12 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             "files": self._value("SELECT COUNT(*) FROM files"),
             "skipped_lines": self._value("SELECT COALESCE(SUM(skipped_lines), 0) FROM files"),
             "sources": self.source_counts(),
+            "members": {
+                r[0]: {"sessions": r[1], "chunks": r[2]}
+                for r in self._rows(
+                    "SELECT member, COUNT(DISTINCT session_id), COUNT(*) FROM chunks GROUP BY member ORDER BY member"
+                )
+            },
             "keyword_index": "on (PostgreSQL full-text search)",
         }
 
