@@ -125,8 +125,13 @@ def test_search_across_projects_finds_a_real_session_by_its_words(served: McpPro
 
 def test_recall_tells_the_story_oldest_first(served: McpProcess) -> None:
     body = ok(served, "recall", {"query": "regression test for the Safari redirect loop", "project": "acme-shop"})
-    dates = re.findall(r"\| Date: ([0-9-]+ [0-9:]+) \|", body)
-    assert len(dates) > 1 and dates == sorted(dates)
+    # episodes in time order by their headings' start, each told from its first chunk on
+    starts = re.findall(r"^== Episode \d+ of \d+ · .* · (\d{4}-\d\d-\d\d \d\d:\d\d)", body, re.M)
+    assert starts and starts == sorted(starts)
+    positions = [(int(i), int(n)) for i, n in re.findall(r"^\[(\d+)/(\d+) \|", body, re.M)]
+    assert len(positions) > 1
+    told = [i for i, _ in positions]
+    assert told == [i for n in [n for i, n in positions if i == 1] for i in range(1, n + 1)]
     assert body.startswith("Recall: the story behind it")
     assert "Safari" in body and "== Episode 1 of" in body
 
