@@ -498,7 +498,7 @@ class Memory:
             if local is not None:
                 return run(local)
             if team is not None and team.team is None:
-                raise ProjectNotFound(f"{exc} Team memory is unreachable, and shared projects live there.") from exc
+                raise type(exc)(f"{exc} Team memory is unreachable, and shared projects live there.") from exc
             raise
         except StoreError as down:
             if team is None or team.team is None or not when_down:

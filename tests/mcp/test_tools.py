@@ -231,7 +231,28 @@ def test_a_new_project_under_home_is_not_taken_for_sessions_run_in_home(
         ("search", {"query": "dotfiles", "project": "/home/dana/src/newapp"}),
     )
     assert hit_headers(text(home))
-    assert below.is_error and "No project named '/home/dana/src/newapp'" in text(below)
+    assert not below.is_error and text(below).startswith("Nothing in memory for /home/dana/src/newapp yet")
+
+
+def test_a_new_projects_folder_is_answered_plainly_not_as_an_error(memory: Path) -> None:
+    """An agent in a project memory has never seen passes its cwd: it got an error, 'No project named
+    '/home/dev/new-app' in memory (known: …)', for what is simply an empty memory of that project."""
+    calls = [
+        ("search", {"query": "redirect", "project": "/home/dev/new-app"}),
+        ("recall", {"query": "redirect", "project": "/home/dev/new-app/src"}),
+        ("reconstruct", {"project": "/home/dev/new-app", "days_back": 1}),
+        ("list-sessions", {"project": "/home/dev/new-app"}),
+    ]
+    answers = call_all(*calls)
+    for result in answers:
+        assert not result.is_error, text(result)
+        assert text(result).startswith("Nothing in memory for /home/dev/new-app")
+        assert "yet: its sessions are remembered once ingested (known projects: acme-shop" in text(result)
+
+
+def test_a_misspelt_project_name_is_an_error_naming_the_nearest_project(memory: Path) -> None:
+    (typo,) = call_all(("search", {"query": "redirect", "project": "acme-shpo"}))
+    assert typo.is_error and "No project named 'acme-shpo' in memory: did you mean acme-shop?" in text(typo)
 
 
 def test_a_time_range_with_no_session_says_when_the_newest_one_was(memory: Path) -> None:

@@ -16,10 +16,11 @@ from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult, InputRequiredResult, Tool
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, Tool
 from pydantic import ValidationError
 
 from causantic import __version__
+from causantic.errors import NoMemoryYet
 from causantic.mcp.app import AppContext, lifespan
 from causantic.mcp.tools import register
 from causantic.net import LOCALHOST
@@ -67,10 +68,20 @@ class _Server(MCPServer[AppContext]):
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
+            if (plain := _no_memory_yet(exc)) is not None:  # a new project's cwd: an answer, not an error
+                return CallToolResult(content=[TextContent(type="text", text=str(plain))])
             cause = exc.__cause__
             if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
                 raise
             raise ToolError(f"Error executing tool {name}: {argument_problems(cause)}") from cause
+
+
+def _no_memory_yet(exc: BaseException) -> NoMemoryYet | None:
+    """The :class:`NoMemoryYet` behind a tool's failure (the SDK wraps the tool's own ``ToolError``)."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, NoMemoryYet):
+        cause = cause.__cause__
+    return cause
 
 
 def argument_problems(error: ValidationError) -> str:
