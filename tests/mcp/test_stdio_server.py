@@ -61,10 +61,10 @@ def test_the_server_lists_nine_tools_with_schemas_descriptions_and_hints(served:
     } <= set(tools["reconstruct"].input_schema["properties"])
     assert tools["reconstruct"].input_schema["required"] == ["project"]
     assert "yesterday" in tools["reconstruct"].description
-    # The limits are the CLI's (retrieval/options.py), so a budget one accepts the other does too.
+    # The CLI's lower limit (retrieval/options.py); the upper one keeps an answer out of Claude Code's file.
     for name in ("search", "recall", "predict", "reconstruct"):
         budget = tools[name].input_schema["properties"]["max_tokens"]
-        assert (budget["minimum"], budget["maximum"]) == (options.MAX_TOKENS.low, options.MAX_TOKENS.high), name
+        assert (budget["minimum"], budget["maximum"]) == (options.MAX_TOKENS.low, options.MCP_MAX_TOKENS), name
     assert "how" in tools["recall"].description.lower() and "why" in tools["recall"].description.lower()
 
 

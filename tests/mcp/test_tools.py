@@ -277,3 +277,36 @@ def test_reconstruct_refuses_days_back_beside_a_start_as_search_and_list_session
     results = call_all(("reconstruct", both), ("list-sessions", both), ("search", {"query": "redis", **both}))
     for result in results:
         assert result.is_error and "Give either days back or a start time, not both." in text(result)
+
+
+def test_an_answer_stays_within_what_claude_code_hands_the_model_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """max_tokens took up to 100,000 (and tokens.mcpMaxResponse any size): a session read whole came
+    back as some 90,000 characters, which Claude Code puts in a file (over 50,000), handing the model
+    a path and a preview. Now a bigger budget is refused, naming the largest, and a configured one is
+    held to it."""
+    from causantic.ingest.service import ingest_paths
+    from causantic.services import open_services
+
+    words = "the retry queue drains the webhook backlog before the nightly billing export runs; "
+    turns = [(f"step {n}: {words * 6}", f"done {n}: {words * 6}") for n in range(90)]
+    transcript = write_session(tmp_path, "/home/dev/long-app", "10a9e000-0000-4000-8000-000000000001", turns)
+    with open_services() as services:
+        ingest_paths(services, [transcript], embed=False, workers=1)
+    monkeypatch.setenv("CAUSANTIC_TOKENS_MCP_MAX_RESPONSE", "40000")
+    read, refused = call_all(
+        ("reconstruct", {"project": "long-app", "session_id": "10a9e000"}),
+        ("search", {"query": "webhook backlog", "max_tokens": 30_000}),
+    )
+    assert not read.is_error and 30_000 < len(text(read)) < 50_000, len(text(read))
+    assert refused.is_error and "max_tokens: Input should be less than or equal to 12000" in text(refused)
+
+
+def test_a_lower_max_mcp_output_tokens_lowers_the_largest_budget() -> None:
+    """Claude Code cuts a result beyond MAX_MCP_OUTPUT_TOKENS (its model's tokens, up to 1.4 of ours)."""
+    from causantic.mcp.tools import token_ceiling
+
+    assert token_ceiling({}) == token_ceiling({"MAX_MCP_OUTPUT_TOKENS": "50000"}) == 12_000
+    assert token_ceiling({"MAX_MCP_OUTPUT_TOKENS": "7000"}) == 5_000
+    assert token_ceiling({"MAX_MCP_OUTPUT_TOKENS": "10"}) == 100

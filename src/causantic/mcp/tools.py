@@ -15,7 +15,7 @@ get the same answers' JSON shapes from the CLI's ``--json`` (``causantic.retriev
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
@@ -54,9 +54,19 @@ Agent = Annotated[str | None, Field(min_length=1, description=options.AGENT.help
 SourceFilter = Annotated[
     Literal["claude-code", "codex", "gemini"] | None, Field(description=options.SOURCE.help + " Omit for all.")
 ]
-MaxTokens = Annotated[
-    int | None, Field(ge=options.MAX_TOKENS.low, le=options.MAX_TOKENS.high, description=options.MAX_TOKENS.help)
-]
+
+
+def token_ceiling(environ: Mapping[str, str]) -> int:
+    """The largest budget an answer may have: :data:`~causantic.retrieval.options.MCP_MAX_TOKENS`, or
+    less when Claude Code's ``MAX_MCP_OUTPUT_TOKENS`` (default 25,000) is set lower: it counts the
+    model's tokens, up to 1.4 of ours (3.5 characters) on code, and cuts a result beyond it."""
+    limit = environ.get("MAX_MCP_OUTPUT_TOKENS", "")
+    ceiling = min(options.MCP_MAX_TOKENS, int(limit) * 5 // 7) if limit.isdigit() else options.MCP_MAX_TOKENS
+    return max(ceiling, int(options.MAX_TOKENS.low or 0))
+
+
+CEILING = token_ceiling(os.environ)  # the server's environment is fixed at spawn
+MaxTokens = Annotated[int | None, Field(ge=options.MAX_TOKENS.low, le=CEILING, description=options.MAX_TOKENS.help)]
 From = Annotated[
     datetime | None,
     Field(
@@ -121,7 +131,7 @@ def search(
             until=to,
             days_back=days_back,
             limit=limit,
-            max_tokens=max_tokens,
+            max_tokens=_budget(m, max_tokens),
             mode=mode,
         ),
     )
@@ -221,7 +231,7 @@ def reconstruct(
             current_session_id=current,
             keep_newest=keep_newest,
             agent=agent,
-            max_tokens=max_tokens,
+            max_tokens=_budget(m, max_tokens),
             full=full,
             page=page,
             limit=limit,
@@ -483,10 +493,15 @@ def _episodic(
 
     def answer(m: Memory) -> EpisodeAnswer:
         ask = m.recall if tool == "recall" else m.predict
-        return ask(text, project=project, agent=agent, max_tokens=max_tokens)
+        return ask(text, project=project, agent=agent, max_tokens=_budget(m, max_tokens, m.config.episodes.max_tokens))
 
     result = _app(ctx).call(tool, answer)
     return _result(render_episodes(result))
+
+
+def _budget(memory: Memory, asked: int | None, default: int | None = None) -> int:
+    """``asked``, else the configured budget, within :data:`CEILING` (a configured budget may exceed it)."""
+    return min(asked or default or memory.config.tokens.mcp_max_response, CEILING)
 
 
 def _result(text: str) -> CallToolResult:
