@@ -289,7 +289,7 @@ class Memory:
             if query and s.vectors.count() == 0:
                 raise CausanticError(
                     "Forgetting by query compares meanings, and no vectors are stored yet (run `causantic embed`); "
-                    "use before, after or session_id instead."
+                    "use before, after or session instead."
                 )
             return forget(s.store, s.vectors, s.embedder.embed_query if query else None, asked, preview_size)
 

@@ -26,7 +26,7 @@ def call_all(*calls: tuple[str, dict[str, Any]]) -> list[Any]:
 
 
 def test_forget_deletes_a_session_only_when_dry_run_is_false(memory: Path) -> None:
-    session = {"project": "acme-shop", "session_id": "4005b823"}
+    session = {"project": "acme-shop", "session": "4005b823"}
     preview, refused, deleted, search, listing = call_all(
         ("forget", session),
         ("forget", {**session, "dry_run": False}),  # no count previewed: refused, nothing deleted
@@ -44,7 +44,7 @@ def test_forget_deletes_a_session_only_when_dry_run_is_false(memory: Path) -> No
 def test_reconstruct_by_time_range_and_by_session(memory: Path) -> None:
     ranged, one = call_all(
         ("reconstruct", {"project": "acme-shop", "from": "2026-11-03", "to": "2026-11-04"}),
-        ("reconstruct", {"project": "/home/dev/acme-shop", "session_id": "2a2ee33e"}),
+        ("reconstruct", {"project": "/home/dev/acme-shop", "session": "2a2ee33e"}),
     )
     assert "7a378dd6" in text(ranged) and "2a2ee33e" not in text(ranged) and "4005b823" not in text(ranged)
     assert "2a2ee33e" in text(one) and "7a378dd6" not in text(one)
@@ -296,7 +296,7 @@ def test_an_answer_stays_within_what_claude_code_hands_the_model_whole(
         ingest_paths(services, [transcript], embed=False, workers=1)
     monkeypatch.setenv("CAUSANTIC_TOKENS_MCP_MAX_RESPONSE", "40000")
     read, refused = call_all(
-        ("reconstruct", {"project": "long-app", "session_id": "10a9e000"}),
+        ("reconstruct", {"project": "long-app", "session": "10a9e000"}),
         ("search", {"query": "webhook backlog", "max_tokens": 30_000}),
     )
     assert not read.is_error and 30_000 < len(text(read)) < 50_000, len(text(read))

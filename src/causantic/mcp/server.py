@@ -8,6 +8,7 @@ for the lazy model loading.
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import io
 import os
@@ -65,6 +66,10 @@ class _Server(MCPServer[AppContext]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[AppContext, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        listed = {t.name: set(t.input_schema.get("properties", {})) for t in await self.list_tools()}
+        known = listed.get(name)
+        if known is not None and (unknown := sorted(set(arguments) - known)):  # else ignored: a wrong answer
+            raise ToolError(f"Error executing tool {name}: {unknown_arguments(name, unknown, known)}")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -91,6 +96,21 @@ def argument_problems(error: ValidationError) -> str:
         where = ".".join(str(part) for part in problem["loc"]) or "arguments"
         problems.append(f"{where} is required" if problem["type"] == "missing" else f"{where}: {problem['msg']}")
     return "invalid arguments: " + "; ".join(problems) + "."
+
+
+# Names that were arguments and whose nearest name now means the opposite.
+_OPPOSITES = {"keep_newest": "keep_oldest=true is its keep_newest=false"}
+
+
+def unknown_arguments(tool: str, unknown: list[str], known: set[str]) -> str:
+    """'invalid arguments: session_id is not an argument of reconstruct (did you mean session?); it
+    takes …'. pydantic ignores an unknown name, so a misnamed filter answered as if not given."""
+    said = []
+    for name in unknown:
+        near = difflib.get_close_matches(name, known, n=1, cutoff=0.5) or [k for k in known if k in name or name in k]
+        meant = _OPPOSITES.get(name) or (f"did you mean {near[0]}?" if near else "")
+        said.append(f"{name} is not an argument of {tool}" + (f" ({meant})" if meant else ""))
+    return f"invalid arguments: {'; '.join(said)}; it takes {', '.join(sorted(known)) or 'none'}."
 
 
 def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
