@@ -310,3 +310,14 @@ def test_a_lower_max_mcp_output_tokens_lowers_the_largest_budget() -> None:
     assert token_ceiling({}) == token_ceiling({"MAX_MCP_OUTPUT_TOKENS": "50000"}) == 12_000
     assert token_ceiling({"MAX_MCP_OUTPUT_TOKENS": "7000"}) == 5_000
     assert token_ceiling({"MAX_MCP_OUTPUT_TOKENS": "10"}) == 100
+
+
+def test_an_argument_a_tool_does_not_take_is_refused_naming_the_nearest(memory: Path) -> None:
+    """pydantic ignored it: `days: 3` listed every session, as if no range were asked for, and the
+    old `keep_newest: false` (now keep_oldest) kept the newest."""
+    days, renamed = call_all(
+        ("reconstruct", {"project": "acme-shop", "days": 3}),
+        ("reconstruct", {"project": "acme-shop", "session": "2a2ee33e", "keep_newest": False}),
+    )
+    assert days.is_error and "days is not an argument of reconstruct (did you mean days_back?)" in text(days)
+    assert renamed.is_error and "(keep_oldest=true is its keep_newest=false)" in text(renamed)
