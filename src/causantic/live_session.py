@@ -58,14 +58,19 @@ def _notes() -> Path:
 
 
 def _ancestors() -> list[int]:
-    """The parent's process id and, where /proc tells it, the grandparent's."""
+    """The parent's process id and the grandparent's (from /proc, or ``ps`` where there is none)."""
     parent = os.getppid()
-    found = [parent]
     try:
         stat = Path(f"/proc/{parent}/stat").read_text(encoding="utf-8")
         grandparent = int(stat.rsplit(")", 1)[1].split()[1])
-        if grandparent > 1:
-            found.append(grandparent)
-    except (OSError, ValueError, IndexError):
-        pass
-    return found
+    except OSError:  # macOS: no /proc
+        import subprocess
+
+        try:
+            asked = subprocess.run(["ps", "-o", "ppid=", "-p", str(parent)], capture_output=True, text=True, timeout=2)
+            grandparent = int(asked.stdout.strip() or 0)
+        except (OSError, ValueError, subprocess.SubprocessError):
+            grandparent = 0
+    except (ValueError, IndexError):
+        grandparent = 0
+    return [parent, grandparent] if grandparent > 1 else [parent]
