@@ -45,6 +45,7 @@ BASE = {
     "processes",
     "runs",
     "ingest_runs",
+    "live_session",
     "wording",
     "__init__",
     "__main__",

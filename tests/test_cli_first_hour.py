@@ -297,6 +297,22 @@ def test_a_project_forgotten_whole_is_unknown_to_the_filters_as_to_list_projects
     assert found.exit_code == 0 and "[Project: shop" in found.output, found.output
 
 
+def test_a_new_projects_folder_gets_a_plain_answer_where_a_misspelt_name_gets_an_error(
+    user_home: Path, tmp_path: Path
+) -> None:
+    """`search --project /work/newapp` (a folder memory has never seen) failed with 'Error: No project
+    named …' and exit 1, as a misspelt name does; it is a plain answer, as the MCP tools give it."""
+    write_session(tmp_path / "sessions", "/work/shop", "5b1f0c2e-0000-4000-8000-00000000000c", TURNS)
+    CliRunner().invoke(cli, ["ingest", str(tmp_path / "sessions"), "--no-embed"], catch_exceptions=False)
+    plain = "yet: its sessions are remembered once ingested (known projects: shop)."
+    searched = CliRunner().invoke(cli, ["search", "--project", "/work/newapp", "invoice"], catch_exceptions=False)
+    listed = CliRunner().invoke(cli, ["reconstruct", "/work/newapp/src"], catch_exceptions=False)
+    assert searched.exit_code == 0 and searched.stdout.strip() == f"Nothing in memory for /work/newapp {plain}"
+    assert listed.exit_code == 0 and listed.stdout.strip() == f"Nothing in memory for /work/newapp/src {plain}"
+    typo = CliRunner().invoke(cli, ["list-sessions", "shpo"], catch_exceptions=False)
+    assert typo.exit_code == 1 and "No project named 'shpo' in memory: did you mean shop?" in typo.output
+
+
 def test_stats_counts_the_files_an_upgrade_cleared_the_marks_of_as_the_next_ingest_reads_them(
     user_home: Path, causantic_home: Path
 ) -> None:

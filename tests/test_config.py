@@ -24,6 +24,18 @@ def test_defaults_follow_the_design_documents() -> None:
     assert config.graph.time_gap_minutes == 30
 
 
+def test_the_defaults_help_names_are_the_configured_defaults() -> None:
+    """--limit and max_tokens said 'default: retrieval.defaultLimit', a key an agent cannot look up;
+    they give the number, which must be the configuration's."""
+    from causantic.retrieval import options
+
+    config = Config()
+    assert options.RESULTS == config.retrieval.default_limit and f"(default {options.RESULTS})" in options.LIMIT.help
+    assert options.ANSWER_TOKENS == config.tokens.mcp_max_response
+    assert options.EPISODE_TOKENS == config.episodes.max_tokens
+    assert "default 10000; recall and predict 2500" in options.MAX_TOKENS.help
+
+
 def test_the_last_source_wins_key_by_key(causantic_home: Path, tmp_path: Path) -> None:
     causantic_home.mkdir(parents=True)
     (causantic_home / "config.json").write_text(

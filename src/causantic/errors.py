@@ -30,6 +30,11 @@ class ProjectNotFound(CausanticError):
     """A project name matched nothing, or matched several projects."""
 
 
+class NoMemoryYet(ProjectNotFound):
+    """A folder memory has never seen, such as a new project's: an answer, not a failure. The CLI
+    prints its message as the answer and the MCP tools return it as their text, not as an error."""
+
+
 class ModelUnavailable(CausanticError):
     """The configured embedding model cannot be loaded on this machine."""
 

@@ -292,7 +292,7 @@ class Memory:
             if query and s.vectors.count() == 0:
                 raise CausanticError(
                     "Forgetting by query compares meanings, and no vectors are stored yet (run `causantic embed`); "
-                    "use before, after or session_id instead."
+                    "use before, after or session instead."
                 )
             return forget(s.store, s.vectors, s.embedder.embed_query if query else None, asked, preview_size)
 
@@ -501,7 +501,7 @@ class Memory:
             if local is not None:
                 return run(local)
             if team is not None and team.team is None:
-                raise ProjectNotFound(f"{exc} Team memory is unreachable, and shared projects live there.") from exc
+                raise type(exc)(f"{exc} Team memory is unreachable, and shared projects live there.") from exc
             raise
         except StoreError as down:
             if team is None or team.team is None or not when_down:

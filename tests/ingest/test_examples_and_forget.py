@@ -80,7 +80,7 @@ def test_forget_with_no_filter_previews_the_whole_project_and_deletes_it_only_wi
     assert "6 chunks in 3 sessions of the whole project 'acme-shop' deleted." in done
     assert _projects() == set()
     result = CliRunner().invoke(cli, ["forget", "acme-shop", "--all", "--session", "4005b823"])
-    assert result.exit_code == 2 and "--all takes no filter: drop --before/--after/--session/--query" in result.output
+    assert result.exit_code == 2 and "(--all) takes no filter: drop --before/--after/--session/--query" in result.output
 
 
 def test_a_real_run_never_deletes_more_than_the_preview_showed(tmp_path: Path) -> None:

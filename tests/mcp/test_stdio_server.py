@@ -53,18 +53,18 @@ def test_the_server_lists_nine_tools_with_schemas_descriptions_and_hints(served:
         "to",
         "days_back",
         "previous_session",
-        "current_session_id",
-        "keep_newest",
+        "current_session",
+        "keep_oldest",
         "agent",
         "max_tokens",
-        "session_id",
+        "session",
     } <= set(tools["reconstruct"].input_schema["properties"])
     assert tools["reconstruct"].input_schema["required"] == ["project"]
     assert "yesterday" in tools["reconstruct"].description
-    # The limits are the CLI's (retrieval/options.py), so a budget one accepts the other does too.
+    # The CLI's lower limit (retrieval/options.py); the upper one keeps an answer out of Claude Code's file.
     for name in ("search", "recall", "predict", "reconstruct"):
         budget = tools[name].input_schema["properties"]["max_tokens"]
-        assert (budget["minimum"], budget["maximum"]) == (options.MAX_TOKENS.low, options.MAX_TOKENS.high), name
+        assert (budget["minimum"], budget["maximum"]) == (options.MAX_TOKENS.low, options.MCP_MAX_TOKENS), name
     assert "how" in tools["recall"].description.lower() and "why" in tools["recall"].description.lower()
 
 
@@ -178,10 +178,35 @@ def test_reconstruct_gives_the_session_before_the_current_one(served: McpProcess
         {
             "project": "acme-shop",
             "previous_session": True,
-            "current_session_id": "4005b823-fa0d-5890-9dc8-e686765e4267",
+            "current_session": "4005b823-fa0d-5890-9dc8-e686765e4267",
         },
     )
     assert "7a378dd6" in body and "4005b823" not in body and "2a2ee33e" not in body
+
+
+def test_previous_session_follows_a_clear_and_says_when_the_current_session_is_unknown(served: McpProcess) -> None:
+    """The server keeps the CLAUDE_CODE_SESSION_ID it was started with: after /clear it answered with
+    the session before the cleared one. Under Codex or Gemini CLI (no such variable) it failed with
+    'previous_session needs current_session_id', which the agent had no way to know."""
+    before_clear = "7a378dd6-f9b6-52f1-ad8d-dd8aa785f035"  # acme-shop's sessions: 2a2ee33e, 7a378dd6, 4005b823
+    ask = {"project": "acme-shop", "previous_session": True}
+    with McpProcess(env={**served.env, "CLAUDE_CODE_SESSION_ID": before_clear}) as claude_code:
+        assert "2a2ee33e" in ok(claude_code, "reconstruct", ask)
+        cleared = {
+            "session_id": "c1ea0000-0000-4000-8000-000000000001",
+            "cwd": "/home/dev/acme-shop",
+            "source": "clear",
+        }
+        done, _ = run_hook(
+            "session-start", {**cleared, "hook_event_name": "SessionStart", "source": "clear"}, env=served.env
+        )
+        assert done.returncode == 0
+        after = ok(claude_code, "reconstruct", ask)
+        assert "4005b823" in after and "7a378dd6" not in after and "not given" not in after
+    env = {k: v for k, v in served.env.items() if k not in ("CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID")}
+    with McpProcess(env=env) as codex:  # started after the note: its parent's note is not newer than it
+        unknown = ok(codex, "reconstruct", ask)
+    assert "4005b823" in unknown and "The current session's id was not given" in unknown
 
 
 def test_list_projects_names_every_ingested_project(served: McpProcess) -> None:
@@ -244,7 +269,7 @@ def test_hook_status_shows_the_hooks_last_runs(served: McpProcess) -> None:
             {"project": "acme-shop", "from": "2026-11-04", "to": "2026-11-01"},
             "must be later than",
         ),
-        ("reconstruct", {"project": "acme-shop", "previous_session": True}, "current_session_id"),
+        ("reconstruct", {"project": "acme-shop", "session_id": "4005b823"}, "(did you mean session?)"),
         ("reconstruct", {"project": "no-such-project"}, "No project named 'no-such-project'"),
         ("list-sessions", {"project": "acme-shop", "days_back": -1}, "greater than 0"),
         ("forget", {"project": "acme-shop", "dry_run": False}, "needs expected_count"),

@@ -26,7 +26,7 @@ def call_all(*calls: tuple[str, dict[str, Any]]) -> list[Any]:
 
 
 def test_forget_deletes_a_session_only_when_dry_run_is_false(memory: Path) -> None:
-    session = {"project": "acme-shop", "session_id": "4005b823"}
+    session = {"project": "acme-shop", "session": "4005b823"}
     preview, refused, deleted, search, listing = call_all(
         ("forget", session),
         ("forget", {**session, "dry_run": False}),  # no count previewed: refused, nothing deleted
@@ -44,7 +44,7 @@ def test_forget_deletes_a_session_only_when_dry_run_is_false(memory: Path) -> No
 def test_reconstruct_by_time_range_and_by_session(memory: Path) -> None:
     ranged, one = call_all(
         ("reconstruct", {"project": "acme-shop", "from": "2026-11-03", "to": "2026-11-04"}),
-        ("reconstruct", {"project": "/home/dev/acme-shop", "session_id": "2a2ee33e"}),
+        ("reconstruct", {"project": "/home/dev/acme-shop", "session": "2a2ee33e"}),
     )
     assert "7a378dd6" in text(ranged) and "2a2ee33e" not in text(ranged) and "4005b823" not in text(ranged)
     assert "2a2ee33e" in text(one) and "7a378dd6" not in text(one)
@@ -231,7 +231,28 @@ def test_a_new_project_under_home_is_not_taken_for_sessions_run_in_home(
         ("search", {"query": "dotfiles", "project": "/home/dana/src/newapp"}),
     )
     assert hit_headers(text(home))
-    assert below.is_error and "No project named '/home/dana/src/newapp'" in text(below)
+    assert not below.is_error and text(below).startswith("Nothing in memory for /home/dana/src/newapp yet")
+
+
+def test_a_new_projects_folder_is_answered_plainly_not_as_an_error(memory: Path) -> None:
+    """An agent in a project memory has never seen passes its cwd: it got an error, 'No project named
+    '/home/dev/new-app' in memory (known: …)', for what is simply an empty memory of that project."""
+    calls = [
+        ("search", {"query": "redirect", "project": "/home/dev/new-app"}),
+        ("recall", {"query": "redirect", "project": "/home/dev/new-app/src"}),
+        ("reconstruct", {"project": "/home/dev/new-app", "days_back": 1}),
+        ("list-sessions", {"project": "/home/dev/new-app"}),
+    ]
+    answers = call_all(*calls)
+    for result in answers:
+        assert not result.is_error, text(result)
+        assert text(result).startswith("Nothing in memory for /home/dev/new-app")
+        assert "yet: its sessions are remembered once ingested (known projects: acme-shop" in text(result)
+
+
+def test_a_misspelt_project_name_is_an_error_naming_the_nearest_project(memory: Path) -> None:
+    (typo,) = call_all(("search", {"query": "redirect", "project": "acme-shpo"}))
+    assert typo.is_error and "No project named 'acme-shpo' in memory: did you mean acme-shop?" in text(typo)
 
 
 def test_a_time_range_with_no_session_says_when_the_newest_one_was(memory: Path) -> None:
@@ -256,3 +277,47 @@ def test_reconstruct_refuses_days_back_beside_a_start_as_search_and_list_session
     results = call_all(("reconstruct", both), ("list-sessions", both), ("search", {"query": "redis", **both}))
     for result in results:
         assert result.is_error and "Give either days back or a start time, not both." in text(result)
+
+
+def test_an_answer_stays_within_what_claude_code_hands_the_model_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """max_tokens took up to 100,000 (and tokens.mcpMaxResponse any size): a session read whole came
+    back as some 90,000 characters, which Claude Code puts in a file (over 50,000), handing the model
+    a path and a preview. Now a bigger budget is refused, naming the largest, and a configured one is
+    held to it."""
+    from causantic.ingest.service import ingest_paths
+    from causantic.services import open_services
+
+    words = "the retry queue drains the webhook backlog before the nightly billing export runs; "
+    turns = [(f"step {n}: {words * 6}", f"done {n}: {words * 6}") for n in range(90)]
+    transcript = write_session(tmp_path, "/home/dev/long-app", "10a9e000-0000-4000-8000-000000000001", turns)
+    with open_services() as services:
+        ingest_paths(services, [transcript], embed=False, workers=1)
+    monkeypatch.setenv("CAUSANTIC_TOKENS_MCP_MAX_RESPONSE", "40000")
+    read, refused = call_all(
+        ("reconstruct", {"project": "long-app", "session": "10a9e000"}),
+        ("search", {"query": "webhook backlog", "max_tokens": 30_000}),
+    )
+    assert not read.is_error and 30_000 < len(text(read)) < 50_000, len(text(read))
+    assert refused.is_error and "max_tokens: Input should be less than or equal to 12000" in text(refused)
+
+
+def test_a_lower_max_mcp_output_tokens_lowers_the_largest_budget() -> None:
+    """Claude Code cuts a result beyond MAX_MCP_OUTPUT_TOKENS (its model's tokens, up to 1.4 of ours)."""
+    from causantic.mcp.tools import token_ceiling
+
+    assert token_ceiling({}) == token_ceiling({"MAX_MCP_OUTPUT_TOKENS": "50000"}) == 12_000
+    assert token_ceiling({"MAX_MCP_OUTPUT_TOKENS": "7000"}) == 5_000
+    assert token_ceiling({"MAX_MCP_OUTPUT_TOKENS": "10"}) == 100
+
+
+def test_an_argument_a_tool_does_not_take_is_refused_naming_the_nearest(memory: Path) -> None:
+    """pydantic ignored it: `days: 3` listed every session, as if no range were asked for, and the
+    old `keep_newest: false` (now keep_oldest) kept the newest."""
+    days, renamed = call_all(
+        ("reconstruct", {"project": "acme-shop", "days": 3}),
+        ("reconstruct", {"project": "acme-shop", "session": "2a2ee33e", "keep_newest": False}),
+    )
+    assert days.is_error and "days is not an argument of reconstruct (did you mean days_back?)" in text(days)
+    assert renamed.is_error and "(keep_oldest=true is its keep_newest=false)" in text(renamed)

@@ -110,8 +110,9 @@ def test_reconstruct_modes(examples: Services) -> None:
     assert [s.session_id for s in previous.sessions] == [sessions[1]]
     text = render_reconstruction(one)
     assert "=== Session" in text and "--- Agent: Explore ---" in text
-    with pytest.raises(CausanticError, match="current_session_id"):
-        reconstruct(examples.store, ReconstructRequest("acme-shop", previous_session=True), budget)
+    unknown = reconstruct(examples.store, ReconstructRequest("acme-shop", previous_session=True), budget)
+    assert [s.session_id for s in unknown.sessions] == [sessions[-1]]  # the current session unknown: the newest
+    assert "The current session's id was not given, so this is the newest session" in render_reconstruction(unknown)
 
 
 def test_list_projects_and_sessions(examples: Services) -> None:

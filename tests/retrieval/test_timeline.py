@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 from cli_runs import cli_output
-from click.testing import CliRunner
 
-from causantic.cli.main import cli
 from causantic.config import Config
 from causantic.ingest.service import ingest_paths
 from causantic.retrieval.listing import SessionSummary
@@ -96,11 +94,19 @@ def test_the_text_of_one_session_is_paged_from_the_end_and_never_cut_without_say
     assert seen == [c["id"] for c in full["chunks"]] and not full["truncated"]
 
 
-def test_previous_session_errors_name_the_command_line_flags(store_home: Path) -> None:
-    result = CliRunner().invoke(cli, ["reconstruct", "claude-code-log", "--previous-session"])
-    assert result.exit_code == 2
-    assert "--previous-session needs --current-session" in result.output
-    assert "current_session_id" not in result.output
+def test_previous_session_on_the_command_line_is_the_one_before_the_agents_own(
+    store_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--previous-session` failed without `--current-session`, an id an agent running the command in
+    its shell does not know offhand, where the shell holds it ($CLAUDE_CODE_SESSION_ID, $CODEX_THREAD_ID)."""
+    monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
+    ids = [s["session_id"] for s in json.loads(cli_output("reconstruct", "claude-code-log", "--json"))["sessions"]]
+    monkeypatch.setenv("CODEX_THREAD_ID", ids[-1])  # the newest, oldest first
+    before = json.loads(cli_output("reconstruct", "claude-code-log", "--previous-session", "--json"))
+    assert [s["session_id"] for s in before["sessions"]] == [ids[-2]]
+    monkeypatch.delenv("CODEX_THREAD_ID")
+    unknown = cli_output("reconstruct", "claude-code-log", "--previous-session")
+    assert ids[-1][:8] in unknown and "The current session's id was not given" in unknown
 
 
 def test_list_sessions_and_the_json_timeline_carry_the_same_titles(store_home: Path) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -133,7 +135,11 @@ def predict_command(
 @time_range_options
 @days_back_option
 @click.option("--previous-session", is_flag=True, help="The text of the session before --current-session.")
-@session_id_option("--current-session", "current_session_id", help="The session you are in now.")
+@session_id_option(
+    "--current-session",
+    "current_session_id",
+    help="The session you are in now (default: $CLAUDE_CODE_SESSION_ID, or $CODEX_THREAD_ID).",
+)
 @defaulted_int_option("--page", options.PAGE)
 @defaulted_int_option("--limit", options.TIMELINE_LIMIT)
 @click.option("--keep-oldest", is_flag=True, help="Text pages start from the oldest chunk, not the newest.")
@@ -160,8 +166,10 @@ def reconstruct_command(
 
     Example: causantic reconstruct myapp   (then: --session 3f2a1b, or --days-back 1 --full)
     """
-    if previous_session and not current_session_id:
-        raise click.UsageError("--previous-session needs --current-session (the id of the session you are in now).")
+    if previous_session and not current_session_id:  # run by an agent's shell: the agent's session
+        from causantic.live_session import current_session
+
+        current_session_id = current_session(os.environ, time.time())
     with domain_errors(), Memory(config=read_config()) as memory:
         result = memory.reconstruct(
             project,
@@ -214,6 +222,7 @@ def reconstruct_command(
     help=options.THRESHOLD.help,
 )
 @click.option(
+    "--whole-project",
     "--all",
     "whole_project",
     is_flag=True,
@@ -246,8 +255,8 @@ def forget_command(
     """
     if whole_project and any((before, after, session_id, query, only_mine)):
         raise click.UsageError(
-            "--all takes no filter: drop --before/--after/--session/--query/--only-mine, or drop --all to "
-            "forget only what they match."
+            "--whole-project (--all) takes no filter: drop --before/--after/--session/--query/--only-mine, or "
+            "drop --whole-project to forget only what they match."
         )
     with domain_errors(), Memory(config=read_config()) as memory:
         result = memory.forget(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from causantic.errors import CausanticError
+from causantic.errors import CausanticError, NoMemoryYet
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -219,5 +219,11 @@ def domain_errors() -> Iterator[None]:
     """Turn expected failures into a one-line error and exit code 1, never a traceback."""
     try:
         yield
+    except NoMemoryYet as exc:  # a new project's folder: the answer, in the words the MCP tools give
+        context = click.get_current_context(silent=True)
+        if context is not None and context.params.get("as_json"):  # a script expecting a result's shape
+            raise click.ClickException(str(exc)) from exc
+        click.echo(str(exc))
+        raise click.exceptions.Exit(0) from exc
     except CausanticError as exc:
         raise click.ClickException(str(exc)) from exc

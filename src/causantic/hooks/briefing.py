@@ -203,7 +203,7 @@ def compacted_note(memory: Memory, cwd: str, session_id: str) -> str | None:
         return None
     return (
         f"This session before the compaction: {counted(own.chunks, 'chunk')} up to {when_utc(own.ended_at)} "
-        f"are in memory. The causantic reconstruct tool (project {listing.project!r}, session_id "
+        f"are in memory. The causantic reconstruct tool (project {listing.project!r}, session "
         f"{session_id[:8]!r}) gives them back in full; recall finds the part you need."
     )
 

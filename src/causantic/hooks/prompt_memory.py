@@ -48,7 +48,7 @@ MIN_EXCERPT = 40  # characters: a moment with less room than this is left out ra
 HEADER = "Causantic memory: earlier sessions that match this prompt (keyword match; may be useful context)."
 FOOTER = (
     "More: the causantic MCP tools recall (how and why it was done, by question) and reconstruct "
-    "(a session's timeline, by session_id)."
+    "(a session's timeline, by session)."
 )
 
 

@@ -36,7 +36,9 @@ def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str
         cached_briefing,
         compacted_note,
     )
+    from causantic.live_session import note_session
 
+    note_session(event.session_id)  # the MCP server's id is stale after /clear; this one is not
     folder = Path(event.working_dir)
     # The cached configuration, as the CLI's read commands take it: validating it (pydantic) would
     # cost this hook, which Claude Code waits for, more than building the briefing.

@@ -10,6 +10,7 @@ the tools (so loading never delays the handshake).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ LOG_FILE = "mcp.log"
 class AppContext:
     memory: Memory
     lock: threading.Lock = field(default_factory=threading.Lock)
+    started: float = field(default_factory=time.time)  # a session noted after it is newer than the environment
     _warm_started: bool = False
 
     def call(self, tool: str, work: Callable[[Memory], T]) -> T:

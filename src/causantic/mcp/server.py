@@ -8,6 +8,7 @@ for the lazy model loading.
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import io
 import os
@@ -16,10 +17,11 @@ from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult, InputRequiredResult, Tool
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, Tool
 from pydantic import ValidationError
 
 from causantic import __version__
+from causantic.errors import NoMemoryYet
 from causantic.mcp.app import AppContext, lifespan
 from causantic.mcp.tools import register
 from causantic.net import LOCALHOST
@@ -64,13 +66,27 @@ class _Server(MCPServer[AppContext]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[AppContext, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        listed = {t.name: set(t.input_schema.get("properties", {})) for t in await self.list_tools()}
+        known = listed.get(name)
+        if known is not None and (unknown := sorted(set(arguments) - known)):  # else ignored: a wrong answer
+            raise ToolError(f"Error executing tool {name}: {unknown_arguments(name, unknown, known)}")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
+            if (plain := _no_memory_yet(exc)) is not None:  # a new project's cwd: an answer, not an error
+                return CallToolResult(content=[TextContent(type="text", text=str(plain))])
             cause = exc.__cause__
             if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
                 raise
             raise ToolError(f"Error executing tool {name}: {argument_problems(cause)}") from cause
+
+
+def _no_memory_yet(exc: BaseException) -> NoMemoryYet | None:
+    """The :class:`NoMemoryYet` behind a tool's failure (the SDK wraps the tool's own ``ToolError``)."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, NoMemoryYet):
+        cause = cause.__cause__
+    return cause
 
 
 def argument_problems(error: ValidationError) -> str:
@@ -80,6 +96,21 @@ def argument_problems(error: ValidationError) -> str:
         where = ".".join(str(part) for part in problem["loc"]) or "arguments"
         problems.append(f"{where} is required" if problem["type"] == "missing" else f"{where}: {problem['msg']}")
     return "invalid arguments: " + "; ".join(problems) + "."
+
+
+# Names that were arguments and whose nearest name now means the opposite.
+_OPPOSITES = {"keep_newest": "keep_oldest=true is its keep_newest=false"}
+
+
+def unknown_arguments(tool: str, unknown: list[str], known: set[str]) -> str:
+    """'invalid arguments: session_id is not an argument of reconstruct (did you mean session?); it
+    takes …'. pydantic ignores an unknown name, so a misnamed filter answered as if not given."""
+    said = []
+    for name in unknown:
+        near = difflib.get_close_matches(name, known, n=1, cutoff=0.5) or [k for k in known if k in name or name in k]
+        meant = _OPPOSITES.get(name) or (f"did you mean {near[0]}?" if near else "")
+        said.append(f"{name} is not an argument of {tool}" + (f" ({meant})" if meant else ""))
+    return f"invalid arguments: {'; '.join(said)}; it takes {', '.join(sorted(known)) or 'none'}."
 
 
 def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:

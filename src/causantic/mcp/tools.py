@@ -15,7 +15,7 @@ get the same answers' JSON shapes from the CLI's ``--json`` (``causantic.retriev
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
@@ -25,6 +25,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from causantic.facade import Memory
+from causantic.live_session import current_session as current_session_now
 from causantic.mcp.app import AppContext
 from causantic.retrieval import options
 from causantic.retrieval.forget import chunks_forgotten, nothing_to_forget, others_note, preview_line, space_note
@@ -54,9 +55,19 @@ Agent = Annotated[str | None, Field(min_length=1, description=options.AGENT.help
 SourceFilter = Annotated[
     Literal["claude-code", "codex", "gemini"] | None, Field(description=options.SOURCE.help + " Omit for all.")
 ]
-MaxTokens = Annotated[
-    int | None, Field(ge=options.MAX_TOKENS.low, le=options.MAX_TOKENS.high, description=options.MAX_TOKENS.help)
-]
+
+
+def token_ceiling(environ: Mapping[str, str]) -> int:
+    """The largest budget an answer may have: :data:`~causantic.retrieval.options.MCP_MAX_TOKENS`, or
+    less when Claude Code's ``MAX_MCP_OUTPUT_TOKENS`` (default 25,000) is set lower: it counts the
+    model's tokens, up to 1.4 of ours (3.5 characters) on code, and cuts a result beyond it."""
+    limit = environ.get("MAX_MCP_OUTPUT_TOKENS", "")
+    ceiling = min(options.MCP_MAX_TOKENS, int(limit) * 5 // 7) if limit.isdigit() else options.MCP_MAX_TOKENS
+    return max(ceiling, int(options.MAX_TOKENS.low or 0))
+
+
+CEILING = token_ceiling(os.environ)  # the server's environment is fixed at spawn
+MaxTokens = Annotated[int | None, Field(ge=options.MAX_TOKENS.low, le=CEILING, description=options.MAX_TOKENS.help)]
 From = Annotated[
     datetime | None,
     Field(
@@ -121,7 +132,7 @@ def search(
             until=to,
             days_back=days_back,
             limit=limit,
-            max_tokens=max_tokens,
+            max_tokens=_budget(m, max_tokens),
             mode=mode,
         ),
     )
@@ -167,23 +178,26 @@ def predict(
 def reconstruct(
     ctx: Context,
     project: Project,
-    session_id: Annotated[
+    session: Annotated[
         str | None, Field(min_length=options.SESSION_ID_MIN, description="The text of one session, by id or id prefix.")
     ] = None,
     full: Annotated[
-        bool, Field(description="The chunks' text instead of one line per session (implied by session_id).")
+        bool, Field(description="The chunks' text instead of one line per session (implied by session).")
     ] = False,
     from_: From = None,
     to: To = None,
     days_back: DaysBack = None,
     previous_session: Annotated[
-        bool, Field(description=("The text of the session before current_session_id: how the last one ended."))
+        bool, Field(description=("The text of the session before current_session: how the last one ended."))
     ] = False,
-    current_session_id: Annotated[
+    current_session: Annotated[
         str | None,
         Field(
             min_length=options.SESSION_ID_MIN,
-            description=("The session you are in now (default: this server's CLAUDE_CODE_SESSION_ID)."),
+            description=(
+                "The session you are in now: Claude Code's is known (also after /clear); "
+                "under Codex pass $CODEX_THREAD_ID. Unknown: the newest session counts as previous."
+            ),
         ),
     ] = None,
     page: Annotated[int, Field(ge=options.PAGE.low, description=options.PAGE.help)] = 1,
@@ -191,10 +205,9 @@ def reconstruct(
         int,
         Field(ge=options.TIMELINE_LIMIT.low, le=options.TIMELINE_LIMIT.high, description=options.TIMELINE_LIMIT.help),
     ] = 20,
-    keep_newest: Annotated[
-        bool,
-        Field(description=("Text pages count back from the newest chunk (else forward from the oldest).")),
-    ] = True,
+    keep_oldest: Annotated[
+        bool, Field(description="Text pages count forward from the oldest chunk, not back from the newest.")
+    ] = False,
     agent: Agent = None,
     max_tokens: MaxTokens = None,
 ) -> CallToolResult:
@@ -202,26 +215,27 @@ def reconstruct(
 
     Use for temporal questions: "what did we do yesterday / last week?" (days_back), "where did I leave off?"
     (previous_session=true), "what happened between Monday and Wednesday?" (from/to), "show
-    session 3f2a…" (session_id). Without session_id or full it lists sessions, oldest first, so the
-    newest is last; pick one and call again with its session_id for the story. Not for topic
+    session 3f2a…" (session). Without session or full it lists sessions, oldest first, so the
+    newest is last; pick one and call again with its session for the story. Not for topic
     questions: use search or recall for those.
     """
     from causantic.retrieval.reconstruct import render_reconstruction
 
-    current = current_session_id or (os.environ.get("CLAUDE_CODE_SESSION_ID") if previous_session else None)
-    result = _app(ctx).call(
+    app = _app(ctx)
+    current = current_session or (current_session_now(os.environ, app.started) if previous_session else None)
+    result = app.call(
         "reconstruct",
         lambda m: m.reconstruct(
             project,
-            session_id=session_id,
+            session_id=session,
             since=from_,
             until=to,
             days_back=days_back,
             previous_session=previous_session,
             current_session_id=current,
-            keep_newest=keep_newest,
+            keep_newest=not keep_oldest,
             agent=agent,
-            max_tokens=max_tokens,
+            max_tokens=_budget(m, max_tokens),
             full=full,
             page=page,
             limit=limit,
@@ -332,7 +346,7 @@ def forget(
     ] = None,
     after: Annotated[datetime | None, Field(description="Chunks at or after this time; UTC when no offset.")] = None,
     # No min_length here: forget itself refuses a prefix too short to name one session, in its own words.
-    session_id: Annotated[
+    session: Annotated[
         str | None, Field(description=f"A session id or id prefix (at least {options.SESSION_ID_MIN} characters).")
     ] = None,
     query: Annotated[
@@ -372,7 +386,7 @@ def forget(
     """Delete chosen memories of one project, or the whole project; by default only previews what would go.
 
     Use only when the user asks to forget something (a leaked secret, a wrong approach, an old
-    period, a project). Filters combine: before/after (time), session_id, query (meaning); no filter
+    period, a project). Filters combine: before/after (time), session, query (meaning); no filter
     means the whole project. Show the preview to the user and call again with dry_run=false and
     expected_count set to the previewed count only after they confirm.
     """
@@ -389,7 +403,7 @@ def forget(
             project,
             before=before,
             after=after,
-            session_id=session_id,
+            session_id=session,
             query=query,
             threshold=threshold,
             whole_project=whole_project,
@@ -490,10 +504,15 @@ def _episodic(
 
     def answer(m: Memory) -> EpisodeAnswer:
         ask = m.recall if tool == "recall" else m.predict
-        return ask(text, project=project, agent=agent, max_tokens=max_tokens)
+        return ask(text, project=project, agent=agent, max_tokens=_budget(m, max_tokens, m.config.episodes.max_tokens))
 
     result = _app(ctx).call(tool, answer)
     return _result(render_episodes(result))
+
+
+def _budget(memory: Memory, asked: int | None, default: int | None = None) -> int:
+    """``asked``, else the configured budget, within :data:`CEILING` (a configured budget may exceed it)."""
+    return min(asked or default or memory.config.tokens.mcp_max_response, CEILING)
 
 
 def _result(text: str) -> CallToolResult:

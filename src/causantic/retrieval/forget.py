@@ -144,7 +144,7 @@ def forget(
     preview_size: int = 5,
 ) -> ForgetResult:
     if request.query is not None and not request.query.strip():
-        raise CausanticError("The forget query is empty; give a query or use before/after/session_id.")
+        raise CausanticError("The forget query is empty; give a query or use before/after/session.")
     if not 0 < request.threshold <= 1:
         raise CausanticError("threshold must be a cosine similarity in (0, 1], e.g. 0.6.")
     if request.session_id is not None:
@@ -152,7 +152,7 @@ def forget(
     filtered = any((request.before, request.after, request.session_id, request.query, request.only_mine))
     if request.whole_project and filtered:
         raise CausanticError(
-            "Forgetting the whole project takes no filter; drop before/after/session_id/query/only_mine, "
+            "Forgetting the whole project takes no filter; drop before/after/session/query/only_mine, "
             "or drop the whole-project switch to forget only what they match."
         )
     project = resolve_project(store, request.project, emptied=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import ntpath
 import os
 import posixpath
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol, TypeVar
 
-from causantic.errors import ProjectNotFound
+from causantic.errors import NoMemoryYet, ProjectNotFound
 from causantic.retrieval.options import SESSIONS_LISTED
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import Project, TopicTotals
@@ -93,17 +94,27 @@ def resolve_project(store: MemoryStoreProtocol, name: str, *, emptied: bool = Fa
                 return project
         # Words for the command line and for an agent alike (it calls the list-projects tool, not the CLI).
         known = [p.name for p in list_projects(store)]
+        more = f" and {len(known) - KNOWN_SHOWN} more" if len(known) > KNOWN_SHOWN else ""
+        listed = ", ".join(known[:KNOWN_SHOWN]) + more
+        if _is_folder(name):  # an agent's cwd in a project not ingested yet: nothing went wrong
+            held = f"known projects: {listed}" if known else "memory is empty: run `causantic batch-ingest`"
+            raise NoMemoryYet(f"Nothing in memory for {name} yet: its sessions are remembered once ingested ({held}).")
         if not known:
             raise ProjectNotFound(f"No project named {name!r}: memory is empty (run `causantic batch-ingest` first).")
-        more = f" and {len(known) - KNOWN_SHOWN} more" if len(known) > KNOWN_SHOWN else ""
+        meant = difflib.get_close_matches(name, known, n=3)
+        guess = f": did you mean {' or '.join(meant)}?" if meant else ""
         raise ProjectNotFound(
-            f"No project named {name!r} in memory (known: {', '.join(known[:KNOWN_SHOWN])}{more}; "
-            "list-projects shows each with its path)."
+            f"No project named {name!r} in memory{guess} (known: {listed}; list-projects shows each with its path)."
         )
     if len(matches) > 1:
         names = ", ".join(f"{p.name} ({p.path})" for p in matches)
         raise ProjectNotFound(f"{name!r} matches several projects: {names}. Pass the full name or path.")
     return matches[0]
+
+
+def _is_folder(name: str) -> bool:
+    """Whether ``name`` is a path (an agent's cwd, say), not a project's name that could be misspelt."""
+    return "/" in name or "\\" in name or name.startswith("~")
 
 
 def _folder_and_parents(path: str) -> list[str]:

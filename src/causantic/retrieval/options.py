@@ -26,8 +26,16 @@ SESSIONS_LISTED = 30  # list-sessions
 TIMELINE_SESSIONS = 20  # sessions per page of reconstruct's timeline
 FORGET_THRESHOLD = 0.6  # the cosine similarity forget's query match must reach
 
-MAX_TOKENS = Option("Token budget of the answer (default: tokens.mcpMaxResponse, or episodes.maxTokens).", 100, 100_000)
-LIMIT = Option("Most results (default: retrieval.defaultLimit).", 1, 100)
+# The built-in defaults of tokens.mcpMaxResponse, episodes.maxTokens and retrieval.defaultLimit, as help
+# gives them: numbers read better than key names (tests/test_config.py checks they agree with config).
+ANSWER_TOKENS, EPISODE_TOKENS, RESULTS = 10_000, 2_500, 10
+MAX_TOKENS = Option(
+    f"Token budget of the answer (default {ANSWER_TOKENS}; recall and predict {EPISODE_TOKENS}).", 100, 100_000
+)
+# An MCP answer's ceiling: Claude Code puts a tool result over 50,000 characters in a file, handing the model
+# a path and a preview; 12,000 tokens (3.5 characters each) rendered some 42,400 characters, headings included.
+MCP_MAX_TOKENS = 12_000
+LIMIT = Option(f"Most results (default {RESULTS}).", 1, 100)
 SESSIONS_LIMIT = Option("Most sessions listed.", 1, 500, SESSIONS_LISTED)
 TIMELINE_LIMIT = Option("Sessions per page of the timeline.", 1, 500, TIMELINE_SESSIONS)
 PAGE = Option("1 is the most recent part; 2 the part before it, and so on.", 1, None, 1)

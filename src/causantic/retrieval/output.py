@@ -79,7 +79,7 @@ class ReconstructOutput(Out):
     project: str
     mode: str = Field(description="timeline, time-range, session or previous-session.")
     view: str = Field(description="'timeline' (one entry per session, no chunks) or 'text' (the chunks).")
-    page: int = Field(description="1 is the part nearest the kept end (the newest, unless keep_newest is off).")
+    page: int = Field(description="1 is the part nearest the kept end (the newest, unless keep_oldest).")
     pages: int | None = Field(description="How many pages there are, when known.")
     earlier: int = Field(description="Sessions (timeline) or chunks (text) older than this page, not shown.")
     later: int = Field(description="Sessions or chunks newer than this page, not shown.")

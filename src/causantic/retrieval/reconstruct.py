@@ -70,6 +70,7 @@ class Reconstruction:
     later_page: int | None = None
     split: tuple[str, ...] = ()  # text view: sessions only partly on this page
     newest: SessionSummary | None = None  # a range that held no session: the project's newest one
+    current_known: bool = True  # previous-session: the current session was named (else: the newest)
 
     @property
     def truncated(self) -> bool:
@@ -97,8 +98,6 @@ def reconstruct(store: MemoryStoreProtocol, request: ReconstructRequest, default
         mode, session_id = "session", _one_session(store, project, request.session_id)
     elif request.previous_session:
         mode = "previous-session"
-        if not request.current_session_id:
-            raise CausanticError("previous_session needs current_session_id (the session you are in now).")
         session_id = _previous_session(store, project.id, request.current_session_id)
         if session_id is None:
             return Reconstruction(project.name, mode, "text", (), (), 0, 1, 1, 0, 0)
@@ -108,6 +107,8 @@ def reconstruct(store: MemoryStoreProtocol, request: ReconstructRequest, default
         result = _timeline(store, project, mode, since, until, request, budget)
     else:
         result = _text(store, project, mode, session_id, since, until, request, budget)
+    if mode == "previous-session" and not request.current_session_id:
+        result = replace(result, current_known=False)
     if result.sessions or result.page > 1 or mode not in ("time-range", "timeline"):
         return result
     _, newest, _ = list_sessions(store, project.path, limit=1)  # an agent's "last week" may be long ago
@@ -257,10 +258,13 @@ def _listed(session_ids: list[str], most: int = 5) -> str:
     return ", ".join(session_ids[:most]) + (", …" if len(session_ids) > most else "")
 
 
-def _previous_session(store: MemoryStoreProtocol, project_id: int, current: str) -> str | None:
+def _previous_session(store: MemoryStoreProtocol, project_id: int, current: str | None) -> str | None:
     """The session before ``current`` (its id or an id prefix, as ``session_id`` takes); the newest
-    stored session when ``current`` is not stored yet (a live session not ingested so far)."""
+    stored session when ``current`` is not stored yet (a live session not ingested so far) or unknown
+    (an agent that tells its MCP server no session id: Codex CLI, Gemini CLI)."""
     sessions = [s.session_id for s in store.session_summaries(project_id)]  # newest first
+    if not current:
+        return sessions[0] if sessions else None
     matches = [i for i, s in enumerate(sessions) if s == current] or [
         i for i, s in enumerate(sessions) if s.startswith(current)
     ]
@@ -306,6 +310,7 @@ def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={pag
         return f"Page {result.page} is past the end: {result.project!r} has {pages} here; use {hint}."
     if not result.sessions and result.mode == "previous-session":
         return f"No session of {result.project!r} comes before the current one."
+    unsure = result.mode == "previous-session" and not result.current_known
     if not result.sessions:
         return f"No session of {result.project!r} in the requested range{newest_note(result.newest)}."
     of = (
@@ -320,6 +325,11 @@ def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={pag
             f"{result.project}: {counted(len(result.chunks), 'chunk')} from "
             f"{counted(len(result.sessions), 'session')}, {counted(result.tokens, 'token')}{of}"
         ]
+    if unsure:
+        lines.append(
+            "(The current session's id was not given, so this is the newest session in memory; if it is the "
+            "one you are in, give its id as the current session to get the one before.)"
+        )
     if result.earlier:
         lines.append(
             f"… {counted(result.earlier, 'earlier ' + result.unit)} not shown; use "
