@@ -164,7 +164,7 @@ def _fitted(ranked: list[Episode], max_tokens: int, most: int) -> list[Episode]:
 def _cut(episode: Episode, room: int) -> Episode | None:
     """The episode's matches, then the chunks nearest them, while they fit ``room``, in time order;
     None when not even one fits. Its span goes (its ends may have moved): no gap line is counted
-    from it."""
+    from it; the chunks left out within it (:attr:`Episode.gaps`) are counted again."""
     chunks = episode.chunks
     hits = [i for i, c in enumerate(chunks) if c.is_hit] or [0]
     keep: list[int] = []
@@ -176,7 +176,12 @@ def _cut(episode: Episode, room: int) -> Episode | None:
             used += cost
     if not keep:
         return None
-    return replace(episode, chunks=tuple(chunks[i] for i in sorted(keep)), span=None)
+    kept = sorted(keep)
+    gaps: tuple[int, ...] = ()
+    if episode.gaps:  # where each chunk stands in its session, counting what was left out before it
+        places = [sum(episode.gaps[: i + 1]) + i for i in kept]
+        gaps = tuple(0 if n == 0 else places[n] - places[n - 1] - 1 for n in range(len(places)))
+    return replace(episode, chunks=tuple(chunks[i] for i in kept), span=None, gaps=gaps if any(gaps) else ())
 
 
 def _episode_key(episode: Episode) -> str:
