@@ -13,7 +13,10 @@ comes from search (seed 001's lesson):
    (the story starts there); ``predict`` keeps up to ``episodes.contextChunks`` chunks of the same
    session, relevant or not (what came next need not resemble the question); recall's best episode
    tells its match's turn instead (``episodes.storyTurn``, :func:`story_of_turn`): back to the
-   request that opened it and on to the turn's end, what was tried, the fix and how it ended;
+   request that opened it and on to the turn's end, what was tried, the fix and how it ended; a
+   match deeper in a long turn than the walk reaches tells the turn's first chunks, then how many it
+   leaves out, then the match's neighbourhood (``episodes.storyOpening``, :func:`elided_story`,
+   :attr:`Episode.gaps`);
 4. episodes come from at most ``episodes.maxEpisodes`` sessions, the best-ranked ones; episodes
    that overlap are merged; a hit already told by an earlier episode anchors no new one; beside a
    relevant hit, a weakly related one (under 10%, as search labels it) of another project anchors
