@@ -571,6 +571,17 @@ class EpisodesConfig(_Section):
             "followed, in order) went from 52% to 63% (67% with sideShare), LoCoMo's evidence unchanged."
         ),
     )
+    story_opening: int = Field(
+        3,
+        ge=0,
+        description=(
+            "When recall's best match lies in a long turn, beyond contextChunks of its request, the best episode "
+            "tells the turn's first this many chunks (the request and how the work began), then '… N chunks left "
+            "out …' and the match's neighbourhood, rather than no request at all. 0: only the walk back. On the "
+            "coding dev set recall's answers that tell the right session's story went from 67% to 78% (59% to 70% "
+            "among the whole corpus), LoCoMo's evidence unchanged; 1 and 2 left it at 67%."
+        ),
+    )
     side_share: float = Field(
         0.35,
         ge=0,

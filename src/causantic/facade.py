@@ -578,6 +578,7 @@ class Memory:
             max_tokens=request.max_tokens or cfg.episodes.max_tokens,  # an answer's budget, as from one store
             notes=notes,
             weak_anchors=cfg.episodes.weak_anchors,
+            side_share=cfg.episodes.side_share,
         )
 
     # ---- what memory holds -----------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from postgres_server import new_database
-from transcript_files import write_session
+from transcript_files import GAP_LINE, GAP_QUERY, GAP_TURNS, write_session
 
 from causantic import Memory
 from causantic.ingest.tokens import approx_tokens
@@ -48,6 +48,12 @@ def test_a_recall_from_both_stores_keeps_the_episodes_budget(postgres_server: An
         budget = memory.config.episodes.max_tokens
     assert {c.user is None for c in answer.chunks} == {True, False}  # both stores answered
     assert 0 < answer.tokens and approx_tokens(render_episodes(answer)) <= budget  # counted as printed
+
+
+# A side match (18% against the fix's 82%, under episodes.sideShare 0.35 of it) in the member's own store,
+# and a budget that holds the fix's two episodes (the session told with its gap) but not them and it.
+SIDE = "the nightly deploy of the garden blog hit a lock timeout too"
+BUDGET = 330
 
 
 WEAK_QUERY = "how did we fix the nightly billing deploy migration lock timeout"
@@ -93,3 +99,29 @@ def test_weak_matches_of_the_local_store_tell_no_episode_beside_team_memorys_sto
     assert weak == {"garden", "recipes", "music"}  # search still lists them, from the local store
     assert {c.project for c in answer.chunks} == {"billing"} and {c.user for c in answer.chunks} == {"alice"}
     assert "weakly related matches in 3 sessions of other projects left out (search lists them)" in answer.notes
+
+
+@pytest.mark.slow
+def test_a_side_match_of_the_local_store_waits_for_what_team_memorys_story_leaves(
+    postgres_server: Any, tmp_path: Path
+) -> None:
+    """Fused by rank, the local store's best episode, a side match, came second, before the rest of the
+    story team memory told, and took its room (episodes.sideShare held in one store's answer only):
+    the answer lost the fix's second step."""
+    folder = tmp_path / "projects"
+    write_session(folder, "/home/dev/billing", "f1x00000-0000-4000-8000-000000000000", GAP_TURNS)
+    side = [("good morning", "Morning."), (SIDE, "Noted, the hose timer is reset."), ("thanks", "Sure.")]
+    write_session(folder, "/home/dev/garden", "9a4d0000-0000-4000-8000-000000000000", side, day=3)
+    team = {
+        "storage.backend": "postgres",
+        "storage.postgresUrl": new_database(postgres_server),
+        "team.user": "alice",
+        "team.shareProjects": ["billing"],
+    }
+    with Memory(tmp_path / "alice", overrides=team) as memory:
+        memory.ingest([folder])
+        answer = memory.recall(GAP_QUERY, max_tokens=BUDGET)
+    told = "\n".join(c.content for c in answer.chunks)
+    assert all(f"{prompt}\n\n[Assistant]\n{said}" in told for prompt, said in (*GAP_TURNS[:2], *GAP_TURNS[-2:]))
+    assert GAP_LINE in render_episodes(answer)
+    assert approx_tokens(render_episodes(answer)) <= BUDGET

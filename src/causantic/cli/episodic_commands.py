@@ -44,6 +44,7 @@ from causantic.retrieval.format import (
     episode_heading,
     episodes_heading,
     left_out_before,
+    left_out_within,
     nothing_relevant,
     when,
     when_utc,
@@ -71,6 +72,9 @@ def _print_episodes(answer: EpisodeAnswer) -> None:
         line()
         line(episode_heading(answer, i), "bold magenta")
         for j, member in enumerate(episode.chunks):
+            if gap := left_out_within(episode, j):
+                line()
+                line(gap, "dim")
             line()
             line(chunk_heading(answer, i, j), "cyan")
             line(member.text)

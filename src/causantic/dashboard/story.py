@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from causantic.retrieval.format import episode_title, episodes_headline, left_out_before
+from causantic.retrieval.format import episode_title, episodes_headline, left_out_before, left_out_within
 
 if TYPE_CHECKING:
     from causantic.facade import StoredChunk
@@ -27,7 +27,9 @@ class Step:
     # The first step of an episode: its heading as recall's text gives it, saying its times are UTC
     # ('Episode 2 of 3 · billing · session 9a9e0000 (Claude Code) · 2026-11-02 09:00 – 09:06 UTC · best match 43%').
     heading: str = ""
-    left_out: str = ""  # the first step of an episode continuing the one before it: the session's chunks between
+    # '… 9 chunks left out …': the first step of an episode continuing the one before it (the session's
+    # chunks between), or a step of a long turn told from its request after the chunks left out before it
+    left_out: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +49,7 @@ def story_of(answer: EpisodeAnswer) -> Story:
             member.is_hit,
             member.text,
             episode_title(answer, index, " UTC") if position == 0 else "",
-            left_out_before(answer, index) if position == 0 else "",
+            left_out_before(answer, index) if position == 0 else left_out_within(episode, position),
         )
         for index, episode in enumerate(answer.episodes)
         for position, member in enumerate(episode.chunks)

@@ -13,7 +13,10 @@ comes from search (seed 001's lesson):
    (the story starts there); ``predict`` keeps up to ``episodes.contextChunks`` chunks of the same
    session, relevant or not (what came next need not resemble the question); recall's best episode
    tells its match's turn instead (``episodes.storyTurn``, :func:`story_of_turn`): back to the
-   request that opened it and on to the turn's end, what was tried, the fix and how it ended;
+   request that opened it and on to the turn's end, what was tried, the fix and how it ended; a
+   match deeper in a long turn than the walk reaches tells the turn's first chunks, then how many it
+   leaves out, then the match's neighbourhood (``episodes.storyOpening``, :func:`elided_story`,
+   :attr:`Episode.gaps`);
 4. episodes come from at most ``episodes.maxEpisodes`` sessions, the best-ranked ones; episodes
    that overlap are merged; a hit already told by an earlier episode anchors no new one; beside a
    relevant hit, a weakly related one (under 10%, as search labels it) of another project anchors
@@ -56,7 +59,7 @@ from causantic.retrieval.search import Hit, Searcher, SearchRequest, SearchResul
 from causantic.store.features import word_stems
 from causantic.store.fts import identifier_terms
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
-from causantic.store.records import StoredChunk
+from causantic.store.records import ChunkKey, StoredChunk
 
 if TYPE_CHECKING:
     from causantic.config import EpisodesConfig
@@ -87,6 +90,9 @@ class Episode:
     # Where its first and last chunk stand among its session's chunks (0-based), when the answer
     # tells another episode of the session: the chunks left out between the two are counted from it.
     span: tuple[int, int] | None = None
+    # Per chunk, the session's chunks left out right before it within the episode (a long turn told
+    # from its request, :func:`elided_story`); () when none is.
+    gaps: tuple[int, ...] = ()
 
     @property
     def tokens(self) -> int:
@@ -183,6 +189,7 @@ class EpisodeBuilder:
         episodes: list[list[str]] = []  # chunk ids, anchor first then context outward
         owner: dict[str, int] = {}
         sessions: set[str] = set()  # sessions with an episode: at most maxEpisodes of them
+        orders: dict[str, list[str]] = {}  # a long turn's session, told from its request: its chunk order
         for hit in anchors:  # best first
             if hit.chunk.id in owner:
                 continue  # already told by an earlier episode
@@ -194,7 +201,9 @@ class EpisodeBuilder:
             self._score_context([cid for cid in walk + turn if cid not in chunks], search, chunks, scores)
             ids = [hit.chunk.id] + self._cut(kind, hit.relevance, walk, scores, chunks)
             if turn:  # the best episode of a recall: its match's turn, from the request to the outcome
-                ids = [hit.chunk.id] + story_of_turn(hit.chunk, walk, turn, ids[1:], chunks)
+                story = story_of_turn(hit.chunk, walk, turn, ids[1:], chunks)
+                opening = self._opening(hit.chunk, walk, story, search, chunks, scores, orders)
+                ids = [hit.chunk.id] + list(dict.fromkeys(opening + story))
             joined = next((owner[i] for i in ids if i in owner), None)
             if joined is None:
                 episodes.append([])
@@ -223,7 +232,7 @@ class EpisodeBuilder:
         room = budget - approx_tokens(episodes_heading(EpisodeAnswer(kind, "episodes", (), search, notes)) + ":\n\n")
 
         def fitted(room: int) -> EpisodeAnswer:
-            built = sorted(self._placed(self._fit(episodes, members, room, sides)), key=lambda e: e.start)
+            built = sorted(self._placed(self._fit(episodes, members, room, sides), orders), key=lambda e: e.start)
             return EpisodeAnswer(kind, "episodes", tuple(built), search, notes, left_out)
 
         return printed_within(fitted(room), budget, room, fitted)
@@ -313,6 +322,30 @@ class EpisodeBuilder:
             kept.append(cid)
         return kept
 
+    def _opening(
+        self,
+        hit: StoredChunk,
+        walk: Sequence[str],
+        story: Sequence[str],
+        search: SearchResult,
+        chunks: dict[str, StoredChunk],
+        scores: dict[str, float],
+        orders: dict[str, list[str]],
+    ) -> list[str]:
+        """The request that opened a long turn and the ``storyOpening`` chunks of the turn from it
+        (:func:`elided_story`), read and scored, when the walk back from the match stayed in its turn
+        and did not reach the request; else none. ``orders`` gets the session's chunk order, from
+        which the answer counts the chunks it leaves out between them and the match."""
+        if self.config.story_opening == 0 or not walk or any(opens_turn(chunks[cid]) for cid in story if cid in chunks):
+            return []
+        order = self.store.session_chunk_ids(hit.session_id)
+        opening = elided_story(hit, order, self.store.session_chunk_keys(hit.session_id), self.config.story_opening)
+        self._score_context([cid for cid in opening if cid not in chunks], search, chunks, scores)
+        if not opening or opening[0] not in chunks or not opens_turn(chunks[opening[0]]):
+            return []
+        orders[hit.session_id] = order
+        return [cid for cid in opening if cid in chunks]
+
     # ---- fitting ---------------------------------------------------------------------------
 
     def _fit(
@@ -382,20 +415,24 @@ class EpisodeBuilder:
             out.append(Episode(told, max(members[i].relevance or 0.0 for i in picked if i in hits)))
         return out
 
-    def _placed(self, episodes: list[Episode]) -> list[Episode]:
+    def _placed(self, episodes: list[Episode], orders: dict[str, list[str]]) -> list[Episode]:
         """The episodes, two of a session that touch (the later starts at the chunk after the
         earlier's last: nothing of the session left out between them) told as one, in time order,
         and those of a session still told in more than one with their :attr:`Episode.span` (one read
-        of the session's chunk order each): told apart, two touching episodes read as one story told
-        twice."""
+        of the session's chunk order each, ``orders`` holding those already read): told apart, two
+        touching episodes read as one story told twice. An episode of a long turn told from its
+        request (a session of ``orders``) gets its :attr:`Episode.gaps`."""
         told = Counter(e.chunks[0].chunk.session_id for e in episodes)
-        order = {s: self.store.session_chunk_ids(s) for s, n in told.items() if n > 1}
+        order = {s: orders.get(s) or self.store.session_chunk_ids(s) for s, n in told.items() if n > 1}
         placed: list[Episode] = []
         for episode in episodes:
-            ids = order.get(episode.chunks[0].chunk.session_id)
+            session = episode.chunks[0].chunk.session_id
+            ids = order.get(session)
             if ids is not None and episode.chunks[0].chunk.id in ids and episode.chunks[-1].chunk.id in ids:
                 span = (ids.index(episode.chunks[0].chunk.id), ids.index(episode.chunks[-1].chunk.id))
                 episode = replace(episode, span=span)
+            if session in orders:
+                episode = replace(episode, gaps=gaps_in(episode, orders[session]))
             placed.append(episode)
         placed.sort(key=lambda e: (e.chunks[0].chunk.session_id, e.span or (-1, -1)))
         out: list[Episode] = []
@@ -412,6 +449,9 @@ class EpisodeBuilder:
                     earlier.chunks + episode.chunks,
                     max(earlier.relevance, episode.relevance),
                     (earlier.span[0], episode.span[1]),
+                    (earlier.gaps or (0,) * len(earlier.chunks)) + (episode.gaps or (0,) * len(episode.chunks))
+                    if earlier.gaps or episode.gaps
+                    else (),
                 )
             else:
                 out.append(episode)
@@ -461,6 +501,37 @@ def story_of_turn(
     turn = list(takewhile(of_turn, back))
     request = next((n for n, cid in enumerate(turn) if opens_turn(chunks[cid])), None)
     return (turn[: request + 1] if request is not None else cut) + rest
+
+
+def elided_story(hit: StoredChunk, order: Sequence[str], keys: Sequence[ChunkKey], most: int) -> list[str]:
+    """The first ``most`` chunks of the turn ``hit`` belongs to (its agent's, in the session's chunk
+    ``order``), the request that opened it first: how a long turn is told when its match lies
+    beyond the walk back (``episodes.storyOpening``): the request, how the work began, then "… N
+    chunks left out …" and the match's neighbourhood, rather than every step between."""
+    by_id = {key.id: key for key in keys}
+    own = by_id.get(hit.id)
+    if own is None:
+        return []
+    turn = [
+        cid
+        for cid in order
+        if (key := by_id.get(cid)) is not None and key.agent_id == own.agent_id and key.turn_index == own.turn_index
+    ]
+    if not turn or by_id[turn[0]].part != 0 or hit.id in turn[:most]:
+        return []
+    return turn[:most]
+
+
+def gaps_in(episode: Episode, order: Sequence[str]) -> tuple[int, ...]:
+    """Per chunk of ``episode``, how many of its session's chunks (in ``order``) lie right before
+    it and are not told (:attr:`Episode.gaps`); () when none is."""
+    at = {cid: n for n, cid in enumerate(order)}
+    places = [at.get(c.chunk.id) for c in episode.chunks]
+    gaps = tuple(
+        0 if n == 0 or place is None or before is None else max(place - before - 1, 0)
+        for n, (before, place) in enumerate(zip([None, *places[:-1]], places, strict=True))
+    )
+    return gaps if any(gaps) else ()
 
 
 def relevant_projects(hits: Iterable[Hit]) -> set[str]:

@@ -22,6 +22,7 @@ from causantic.retrieval.episodes import (
     heading_cost,
     printed_within,
     relevant_projects,
+    side_sessions,
     weak_aside,
     weak_left_out_note,
 )
@@ -78,11 +79,15 @@ def fused_episodes(
     max_tokens: int,
     notes: list[str],
     weak_anchors: bool,
+    side_share: float,
 ) -> EpisodeAnswer:
     """The stores' episodes, the best-ranked of both first, within ``max_episodes`` and the budget,
     told in time order as every episodic answer is. Beside a relevant match of either store, a
     weakly related one of another project tells no episode (``weak_anchors`` off), as in one store's
-    answer: a store holding only weak matches told them, having no relevant match to weigh them by."""
+    answer: a store holding only weak matches told them, having no relevant match to weigh them by.
+    Side sessions of both stores' matches (``side_share``, :func:`side_sessions`) get only the
+    budget the others leave, as in one store's answer: a store's best episode ranked beside team
+    memory's best, a side match took the room of the story's next episode."""
     search = fused_search(
         {n: a.search for n, a in answers.items()}, rrf_k=rrf_k, limit=limit, max_tokens=max_tokens, notes=notes
     )
@@ -104,6 +109,9 @@ def fused_episodes(
         fused = [e for e in fused if not weak_aside(e.chunks[0].chunk.project, e.relevance, projects)]
         told = {h.chunk.session_id for h in hits if not weak_aside(h.chunk.project, h.relevance, projects)}
         left_out = len({h.chunk.session_id for h in hits} - told)
+    # The best-ranked hit of both stores (the fused search's first) anchors the story; every hit weighs.
+    sides = side_sessions([*search.hits[:1], *(h for a in answers.values() for h in a.search.hits)], side_share)
+    fused = sorted(fused, key=lambda e: e.chunks[0].chunk.session_id in sides)  # stable: ranks kept within
     kept = _fitted(fused, max_tokens, max_episodes)
     first = next(iter(answers.values()))
     extra = tuple(
@@ -164,7 +172,7 @@ def _fitted(ranked: list[Episode], max_tokens: int, most: int) -> list[Episode]:
 def _cut(episode: Episode, room: int) -> Episode | None:
     """The episode's matches, then the chunks nearest them, while they fit ``room``, in time order;
     None when not even one fits. Its span goes (its ends may have moved): no gap line is counted
-    from it."""
+    from it; the chunks left out within it (:attr:`Episode.gaps`) are counted again."""
     chunks = episode.chunks
     hits = [i for i, c in enumerate(chunks) if c.is_hit] or [0]
     keep: list[int] = []
@@ -176,7 +184,12 @@ def _cut(episode: Episode, room: int) -> Episode | None:
             used += cost
     if not keep:
         return None
-    return replace(episode, chunks=tuple(chunks[i] for i in sorted(keep)), span=None)
+    kept = sorted(keep)
+    gaps: tuple[int, ...] = ()
+    if episode.gaps:  # where each chunk stands in its session, counting what was left out before it
+        places = [sum(episode.gaps[: i + 1]) + i for i in kept]
+        gaps = tuple(0 if n == 0 else places[n] - places[n - 1] - 1 for n in range(len(places)))
+    return replace(episode, chunks=tuple(chunks[i] for i in kept), span=None, gaps=gaps if any(gaps) else ())
 
 
 def _episode_key(episode: Episode) -> str:

@@ -444,6 +444,13 @@ def left_out_before(answer: EpisodeAnswer, index: int) -> str:
     return f"… {counted(left, 'chunk')} of this session between these episodes left out …" if left else ""
 
 
+def left_out_within(episode: Episode, position: int) -> str:
+    """'… 9 chunks left out …' before a chunk of an episode that does not follow the one told before
+    it (a long turn told from its request, then the match's neighbourhood), else ''."""
+    left = episode.gaps[position] if episode.gaps else 0
+    return f"… {counted(left, 'chunk')} left out …" if left else ""
+
+
 def episode_match(relevance: float) -> str:
     """'best match 43%', or 'best match 4%, weakly related': episodes are told in time order, not
     best first, so this says which one answers the question (the text and the dashboard say it alike)."""
@@ -490,5 +497,7 @@ def episodes_body(answer: EpisodeAnswer) -> str:
     for i, episode in enumerate(answer.episodes):
         blocks += [gap for gap in (left_out_before(answer, i),) if gap]
         blocks.append(episode_heading(answer, i))
-        blocks += [f"{chunk_heading(answer, i, j)}\n{member.text}" for j, member in enumerate(episode.chunks)]
+        for j, member in enumerate(episode.chunks):
+            blocks += [gap for gap in (left_out_within(episode, j),) if gap]
+            blocks.append(f"{chunk_heading(answer, i, j)}\n{member.text}")
     return "\n\n".join(blocks)

@@ -104,6 +104,11 @@ class EpisodeOut(Out):
     left_out_before: int = Field(
         0, description="Chunks of the session left out between the episode before (of the same session) and this one."
     )
+    left_out_within: list[int] = Field(
+        default_factory=list,
+        description="Per chunk, those of the session left out right before it in this episode (a long turn told "
+        "from its request, then the match's neighbourhood); empty when none is.",
+    )
 
 
 class EpisodicOut(Out):
@@ -157,6 +162,7 @@ def episodic_out(query: str, answer: EpisodeAnswer) -> EpisodicOut:
             tokens=e.tokens,
             chunks=[chunk_out(c.chunk, c.relevance, is_hit=c.is_hit) for c in e.chunks],
             left_out_before=chunks_left_out(answer, i),
+            left_out_within=list(e.gaps),
         )
         for i, e in enumerate(answer.episodes)
     ]
