@@ -297,6 +297,15 @@ class RetrievalConfig(_Section):
     session_evidence_chunks: int = Field(
         1, ge=1, description="Most other chunks of a session counted by sessionEvidence."
     )
+    here_boost: float = Field(
+        0.5,
+        ge=0,
+        description=(
+            "Asked without a project filter from inside a project (the CLI's, the MCP server's or a hook's "
+            "working directory), that project's candidates score this share more: its own history leads unless "
+            "another project's match is clearly better. 0: the working directory does not count."
+        ),
+    )
     session_coverage: float = Field(
         0.25,
         ge=0,

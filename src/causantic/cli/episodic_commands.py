@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -79,7 +80,7 @@ def _episodic(
 ) -> None:
     with domain_errors(), Memory(config=read_config()) as memory:
         ask = memory.recall if kind == "recall" else memory.predict
-        answer = ask(text, project=project, agent=agent, max_tokens=max_tokens)
+        answer = ask(text, project=project, agent=agent, max_tokens=max_tokens, here=os.getcwd())
     if as_json:
         from causantic.retrieval.output import episodic_out  # pydantic: only for JSON
 

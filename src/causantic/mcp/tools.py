@@ -118,7 +118,8 @@ def search(
     from causantic.retrieval.format import render_search
     from causantic.retrieval.output import search_out
 
-    result = _app(ctx).call(
+    app = _app(ctx)
+    result = app.call(
         "search",
         lambda m: m.search(
             query,
@@ -132,6 +133,7 @@ def search(
             limit=limit,
             max_tokens=max_tokens,
             mode=mode,
+            here=app.here,
         ),
     )
     return _result(render_search(result), search_out(query.strip(), result))
@@ -486,11 +488,13 @@ def _episodic(
     from causantic.retrieval.format import render_episodes
     from causantic.retrieval.output import episodic_out
 
+    app = _app(ctx)
+
     def answer(m: Memory) -> EpisodeAnswer:
         ask = m.recall if tool == "recall" else m.predict
-        return ask(text, project=project, agent=agent, max_tokens=max_tokens)
+        return ask(text, project=project, agent=agent, max_tokens=max_tokens, here=app.here)
 
-    result = _app(ctx).call(tool, answer)
+    result = app.call(tool, answer)
     return _result(render_episodes(result), episodic_out(text.strip(), result))
 
 
