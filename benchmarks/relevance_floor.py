@@ -623,7 +623,11 @@ BASELINE = {
 }
 
 # The floor before the query's nearest chunk counted (relevance.nearestCosine): measured beside it.
-BEFORE_NEAREST = {"relevance.floor": "0.0213", "relevance.nearestCosine": "-1"}
+BEFORE_NEAREST = {
+    "relevance.floor": "0.0213",
+    "relevance.nearestCosine": "-1",
+    "relevance.largeNearestCosine": "-1",
+}
 # The nearest chunk without the exception for a query in memory's own words (relevance.knownChunks).
 WITHOUT_KNOWN = {"relevance.knownFloor": "1"}
 

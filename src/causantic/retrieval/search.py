@@ -308,9 +308,9 @@ class Searcher:
             why = "hidden: nothing in memory is near this question" if far else "below the relevance floor"
             notes.append(f"{counted(below, 'weak match', 'weak matches')} {why}")
         if here is not None and any(h.chunk.project_id != here for h in hits):
-            ahead = [h for h in hits if h.chunk.project_id == here]
-            if ahead and any(h.chunk.project_id != here and h.relevance > ahead[-1].relevance for h in hits):
-                name = ahead[0].chunk.project
+            own_hits = [h for h in hits if h.chunk.project_id == here]
+            if own_hits and any(h.chunk.project_id != here and h.relevance > own_hits[-1].relevance for h in hits):
+                name = own_hits[0].chunk.project
                 notes.append(f"asked from {name}: its own matches placed above other projects' higher-scoring ones")
         return SearchResult(hits, mode, seeds, tokens, len(fused), notes, query_vector, below, profile, nearest, here)
 
