@@ -2,7 +2,8 @@
 
 Usage::
 
-    python benchmarks/relevance_floor.py [--work DIR] [--large HOME] [--json OUT] [--fit] [--set key=value ...]
+    python benchmarks/relevance_floor.py [--work DIR] [--large HOME [--large-only]] [--json OUT] [--fit]
+        [--set key=value ...]
 
 Stores, built through the product's real ingestion (``--work DIR`` keeps them for reruns): the coding
 project of ``../shared/benchdata/coding`` (``corpus/claude-code/entireio__cli``) and each LoCoMo
@@ -32,7 +33,14 @@ other floors.
 ``--large HOME`` (repeatable) also asks a large store (``/work/bench-stores/quality-coding-d``'s kind:
 the coding project among the whole corpus, or among a few other projects) the coding questions and
 off-topic ones: ``EVERYDAY`` (a developer's working life, written before any result was seen) and
-``OTHER_DOMAINS``; printed for the same three settings.
+``OTHER_DOMAINS``, plus ``UNKNOWN_PROJECTS`` and ``OTHER_STACKS`` (other stacks: "stacks" and
+"agents") and a sample of the LoCoMo development
+questions (a store of the wrong kind); printed for the same three settings. Then the asker's working
+directory (``retrieval.hereBoost``): each coding question asked without a project filter, as the CLI
+and MCP server do, from the project of the session that made the commit (``here``) and, beside, from
+an unrelated project of the store (``elsewhere``): how often the first hit is of another project than
+the asker's, and the right session's R@5 and MRR, with the working directory unknown, at
+``hereBoost`` 0 and as configured.
 
 ``--fit`` refits the relevance model (:mod:`causantic.retrieval.relevance`, see :func:`fit`) on the
 hits of a floorless search and prints the coefficients for ``relevance.*`` in ``config.py``;
@@ -47,6 +55,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sqlite3
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -61,6 +70,7 @@ from locomo import Conversation, DatasetStats, parse_conversation, parse_questio
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "benchdata" / "locomo" / "locomo10-dev.json"
 LIMIT = 10
+LOCOMO_SAMPLE = 100  # LoCoMo development questions asked of the large coding store (the wrong kind of store)
 
 OTHER_DOMAINS = """\
 What temperature should I bake sourdough bread at for a crispy crust?
@@ -206,6 +216,49 @@ How did we migrate the Perforce depot to Git LFS for the game studio?
 How did we fix the Elixir Phoenix LiveView form losing focus?
 How did we set up the HL7 interface between the hospital EHR and the lab system?
 How did we fix the MATLAB simulation of the drone flight controller?
+"""
+
+
+# Questions an agent working in another stack would ask memory (for h-relevance, 2026-11-25): a coding
+# history of Go CLIs, Python tools and web viewers holds none of them. Phrased as agents and people ask,
+# not only "How did we ...", and written before any result was seen; kept as written.
+OTHER_STACKS = """\
+Where did we configure the Terraform remote state backend for the EKS cluster?
+which helm chart values did we override for the ingress-nginx controller
+What was the workaround for the Xcode 15 signing error with the watchOS extension?
+Did we ever get the Gradle configuration cache working with the Kotlin multiplatform module?
+how is the Laravel queue worker supervised on the production droplet
+What did we decide about Redux Toolkit versus Zustand for the checkout state?
+Why does the Angular SSR build fail with window is not defined in the date picker?
+the Ruby on Rails asset pipeline precompile step that broke after upgrading to Sprockets 4
+Which Postgres extension did we use for geospatial queries on the delivery zones table?
+How do we rotate the Vault AppRole secret for the Jenkins pipeline?
+What was the fix for the Elasticsearch cluster going red after the node restart?
+how did we tune the JVM garbage collector for the Kafka consumers
+Where is the Ansible playbook that provisions the Raspberry Pi kiosks?
+the Svelte store that caches the user's shopping cart between page loads
+What did we change in the nginx config to stop the 413 request entity too large errors on uploads?
+How do we seed the MongoDB test database for the Mocha integration suite?
+Why did the Unreal Engine packaging step fail on the PS5 dev kit?
+What is the retry policy on the Azure Service Bus topic for invoice events?
+how did we wire Sentry source maps into the Vite build for the marketing site
+Which Cocoapods version pinned the Firebase Crashlytics SDK?
+What broke when we bumped .NET 6 to .NET 8 in the Blazor admin app?
+the Airflow DAG that backfills the Snowflake warehouse every night
+Did we solve the CORS preflight failure between the Next.js frontend and the FastAPI backend on Vercel?
+How are Stripe webhooks verified in the Express payments service?
+What was the root cause of the deadlock in the MySQL order allocation stored procedure?
+how did we get the Arduino ESP32 to reconnect to wifi after deep sleep
+Where do we keep the Figma tokens that generate the Tailwind theme?
+Which Prometheus alert fires when the RabbitMQ queue depth is too high?
+How did we shard the Redis cache for the leaderboard in the mobile game backend?
+the COBOL batch job that reads the mainframe VSAM file for payroll
+What was the trick to make Jest mock the AWS SDK v3 S3 client?
+Why did the Haskell Stack build run out of memory on CI?
+how do we deploy the Phoenix LiveView app to Fly.io with a release migration
+What did we change in the Webpack 5 module federation config for the shell app?
+How did we fix the SwiftUI list scrolling jank on older iPhones?
+Where did we set the Cloudflare Workers KV namespace binding for the edge cache?
 """
 
 
@@ -570,7 +623,11 @@ BASELINE = {
 }
 
 # The floor before the query's nearest chunk counted (relevance.nearestCosine): measured beside it.
-BEFORE_NEAREST = {"relevance.floor": "0.0213", "relevance.nearestCosine": "-1"}
+BEFORE_NEAREST = {
+    "relevance.floor": "0.0213",
+    "relevance.nearestCosine": "-1",
+    "relevance.largeNearestCosine": "-1",
+}
 # The nearest chunk without the exception for a query in memory's own words (relevance.knownChunks).
 WITHOUT_KNOWN = {"relevance.knownFloor": "1"}
 
@@ -612,11 +669,22 @@ def large_store(home: Path, overrides: dict[str, str], settings: dict[str, tuple
         name: {q for q in text.splitlines() if q.strip()}
         for name, text in (("everyday", EVERYDAY), ("other", OTHER_DOMAINS))
     }
+    sets["stacks"] = {q for q in UNKNOWN_PROJECTS.splitlines() if q.strip()}
+    sets["agents"] = {q for q in OTHER_STACKS.splitlines() if q.strip()}
+    samples = json.loads(LOCOMO.read_text(encoding="utf-8"))
+    locomo = [
+        q.question
+        for sample in samples
+        for q in parse_questions(sample, parse_conversation(sample, DatasetStats()), DatasetStats())
+    ]
+    sets["locomo"] = set(random.Random(5).sample(sorted(set(locomo)), LOCOMO_SAMPLE))
     offtopic = [Trial(str(home), q, False, lambda c: False) for asked in sets.values() for q in sorted(asked)]
     seen = observe(home, coding + offtopic, overrides)
     counts = ", ".join(f"{len(asked)} {name}" for name, asked in sets.items())
     print(f"large store {home}: {len(coding)} coding questions, {counts} questions")
-    print(f"{'':<12} {'everyday false %':>17} {'other false %':>14} {'coding lost %':>14}")
+    widths = [max(len(f"{name} false %"), 8) for name in sets] + [14]
+    heads = [f"{name} false %" for name in sets] + ["coding lost %"]
+    print(f"{'':<12} " + " ".join(f"{h:>{w}}" for h, w in zip(heads, widths, strict=True)))
     out: dict[str, Any] = {}
     for label, (floor, model) in settings.items():
         row = {
@@ -624,7 +692,64 @@ def large_store(home: Path, overrides: dict[str, str], settings: dict[str, tuple
             for name, asked in sets.items()
         }
         row["coding_lost_rate"] = rates([o for o in seen if o.trial.answerable], floor, model)["answerable_lost_rate"]
-        print(f"{label:<12} " + " ".join(f"{v:{w}.1f}" for v, w in zip(row.values(), (17, 14, 14), strict=True)))
+        print(f"{label:<12} " + " ".join(f"{v:{w}.1f}" for v, w in zip(row.values(), widths, strict=True)))
+        out[label] = row
+    out["here"] = asked_from_here(home, overrides)
+    return out
+
+
+def session_projects(home: Path) -> dict[str, str]:
+    """Each session's project path in the store at ``home`` (the project it was ingested into)."""
+    with sqlite3.connect(f"file:{home / 'memory.db'}?mode=ro", uri=True) as conn:
+        rows = conn.execute(
+            "SELECT DISTINCT c.session_id, p.path FROM chunks c JOIN projects p ON p.id = c.project_id"
+        ).fetchall()
+    return dict(rows)
+
+
+def asked_from_here(home: Path, overrides: dict[str, str]) -> dict[str, Any]:
+    """The coding questions asked without a project filter from a working directory: the project of
+    the session that made the commit (``here``) or an unrelated one (``elsewhere``, the store's
+    project with most chunks that holds none of the right sessions), with the directory unknown, with
+    ``retrieval.hereBoost`` 0 and as configured. Per row: the share of questions whose first hit is of
+    another project than the asker's, and the right session's R@5 and MRR over the first ten hits."""
+    from causantic import Memory
+
+    projects = session_projects(home)
+    with sqlite3.connect(f"file:{home / 'memory.db'}?mode=ro", uri=True) as conn:
+        sizes = dict(
+            conn.execute(
+                "SELECT p.path, COUNT(*) FROM chunks c JOIN projects p ON p.id = c.project_id GROUP BY p.path"
+            ).fetchall()
+        )
+    queries = load_queries(DEFAULT_QUERIES)
+    right = {projects[s] for q in queries for s in q.relevant if s in projects}
+    elsewhere = max((p for p in sizes if p not in right), key=lambda p: sizes[p])
+    rows = {
+        "unknown": (None, {}),
+        "here, boost 0": ("here", {"retrieval.hereBoost": "0"}),
+        "here": ("here", {}),
+        "elsewhere": ("elsewhere", {}),
+    }
+    print(f"asked from a working directory ({len(queries)} coding questions; elsewhere = {elsewhere}):")
+    print(f"{'':<14} {'first hit of another project %':>31} {'R@5':>6} {'MRR':>6}")
+    out: dict[str, Any] = {}
+    for label, (where, extra) in rows.items():
+        other = r5 = rr = 0.0
+        with Memory(home, overrides={**overrides, **extra}) as memory:
+            for q in queries:
+                own = next(projects[s] for s in sorted(q.relevant) if s in projects)
+                asker = {"here": own, "elsewhere": elsewhere, None: None}[where]
+                hits = memory.search(q.text, limit=LIMIT, here=asker).hits
+                sessions = list(dict.fromkeys(h.chunk.session_id for h in hits))
+                rank = next((i for i, sid in enumerate(sessions, start=1) if sid in q.relevant), None)
+                r5 += rank is not None and rank <= 5
+                rr += 1 / rank if rank else 0.0
+                # the asker's project: where the question comes from (unknown: the right one's)
+                other += bool(hits) and projects.get(hits[0].chunk.session_id) != (asker or own)
+        n = len(queries)
+        row = {"other_first_rate": 100 * other / n, "r5": 100 * r5 / n, "mrr": rr / n}
+        print(f"{label:<14} {row['other_first_rate']:31.1f} {row['r5']:6.1f} {row['mrr']:6.3f}")
         out[label] = row
     return out
 
@@ -648,18 +773,40 @@ def main() -> int:
         "questions and the everyday and other-domain ones, with and without relevance.nearestCosine "
         "(repeatable)",
     )
+    parser.add_argument(
+        "--large-only", action="store_true", help="only the --large stores (no development stores built)"
+    )
     args = parser.parse_args()
     if not LOCOMO.is_file() or not CORPUS.is_dir():
         print("Needs ../shared beside the repository.", file=sys.stderr)
         return 2
     overrides = dict(item.split("=", 1) for item in args.set)
+    from causantic.config import load_config
+
+    if args.large_only:
+        config = load_config().with_overrides(overrides).relevance
+        before = load_config().with_overrides({**overrides, **BEFORE_NEAREST}).relevance
+        large = {
+            str(home): large_store(
+                home,
+                overrides,
+                {
+                    "no nearest": (float(BEFORE_NEAREST["relevance.floor"]), before),
+                    "configured": (config.floor, config),
+                },
+            )
+            for home in args.large
+        }
+        print(json.dumps({"large": large}))
+        if args.json_out:
+            args.json_out.write_text(json.dumps({"large": large}, indent=2) + "\n", encoding="utf-8")
+        return 0
 
     def log(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
     work = args.work or Path(tempfile.mkdtemp(prefix="causantic-floor-"))
     all_trials = trials(work, log)
-    from causantic.config import load_config
 
     config = load_config().with_overrides(overrides).relevance
     floor = float(overrides.get("relevance.floor", config.floor))

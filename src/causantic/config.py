@@ -297,6 +297,15 @@ class RetrievalConfig(_Section):
     session_evidence_chunks: int = Field(
         1, ge=1, description="Most other chunks of a session counted by sessionEvidence."
     )
+    here_boost: float = Field(
+        0.5,
+        ge=0,
+        description=(
+            "Asked without a project filter from inside a project (the CLI's, the MCP server's or a hook's "
+            "working directory), that project's candidates score this share more: its own history leads unless "
+            "another project's match is clearly better. 0: the working directory does not count."
+        ),
+    )
     session_coverage: float = Field(
         0.25,
         ge=0,
@@ -400,7 +409,8 @@ class RelevanceConfig(_Section):
             "Calibrated relevance (0-1, the chance a hit is the right one) below which a hit is not shown; "
             "an answer with no hit above it says nothing relevant is in memory. 0 shows everything "
             "(benchmarks/relevance_floor.py: 3.7% of off-topic questions answered, 1.8% of real ones lost on the "
-            "development stores; see relevance.nearestCosine for a large store)."
+            "development stores; see relevance.nearestCosine for a large store). Lower floors (0.015-0.017) lost "
+            "fewer real questions there but told gibberish and unrelated turns in a store of a few sessions."
         ),
     )
     intercept: float = Field(
@@ -449,6 +459,22 @@ class RelevanceConfig(_Section):
             "3.7% -> 1.1%, real questions lost 1.8% -> 1.9%; coding dev R@5 92.6, MRR 0.810 unchanged). -1 turns "
             "it off."
         ),
+    )
+    large_nearest_cosine: float = Field(
+        0.36,
+        ge=-1,
+        le=1,
+        description=(
+            "relevance.nearestCosine in a memory of relevance.largeMinChunks chunks or more: among thousands of "
+            "chunks some chunk comes nearer any question. Whole Claude Code corpus as one memory "
+            "(benchmarks/relevance_floor.py --large), 0.32 -> 0.36: questions about other stacks answered "
+            "53% -> 34% (UNKNOWN_PROJECTS) and 67% -> 39% (OTHER_STACKS), everyday ones 18% -> 14%, LoCoMo's chat "
+            "questions 8% -> 3%, coding questions lost 4% either way. In the development stores (a few hundred "
+            "chunks) 0.36 cost LoCoMo recall 0.2 points, so smaller memories keep 0.32."
+        ),
+    )
+    large_min_chunks: int = Field(
+        1_000, ge=0, description="Chunks from which relevance.largeNearestCosine replaces relevance.nearestCosine."
     )
     coverage_alone: float = Field(
         0.5,

@@ -368,10 +368,12 @@ class Memory:
         limit: int | None = None,
         max_tokens: int | None = None,
         mode: Literal["hybrid", "keyword", "vector"] | None = None,
+        here: str | None = None,
     ) -> SearchResult:
         """The best-matching chunks, most relevant first. ``source`` keeps one coding agent's
         sessions (claude-code, codex or gemini), ``user`` one team member's (team memory); times
-        without a zone are UTC."""
+        without a zone are UTC. ``here``, the asker's working directory, ranks its project's
+        matches higher (``retrieval.hereBoost``) without keeping to it as ``project`` does."""
         from causantic.retrieval.search import SearchRequest
 
         since, until = _window(since, until, days_back)
@@ -386,6 +388,7 @@ class Memory:
             limit=limit,
             max_tokens=max_tokens,
             mode=mode,
+            here=here,
         )
         result = self._from_both(lambda s, r: s.searcher.search(r), request, self._fuse_search)
         if user is not None and self._team is None and user != (me := member_name(self.config)):
@@ -411,11 +414,13 @@ class Memory:
         agent: str | None = None,
         max_tokens: int | None = None,
         mode: Literal["episodes", "chain"] | None = None,
+        here: str | None = None,
     ) -> EpisodeAnswer:
-        """The story behind something: the turns that led to the best matches, in time order."""
+        """The story behind something: the turns that led to the best matches, in time order
+        (``here`` as for :meth:`search`)."""
         from causantic.retrieval.search import SearchRequest
 
-        request = SearchRequest(checked_query(query), project=project, agent=agent, max_tokens=max_tokens)
+        request = SearchRequest(checked_query(query), project=project, agent=agent, max_tokens=max_tokens, here=here)
         return self._from_both(lambda s, r: s.episodes.recall(r, mode), request, self._fuse_episodes)
 
     def predict(
@@ -426,11 +431,14 @@ class Memory:
         agent: str | None = None,
         max_tokens: int | None = None,
         mode: Literal["episodes", "chain"] | None = None,
+        here: str | None = None,
     ) -> EpisodeAnswer:
         """What came next after work like this, in time order."""
         from causantic.retrieval.search import SearchRequest
 
-        request = SearchRequest(checked_query(context, "context"), project=project, agent=agent, max_tokens=max_tokens)
+        request = SearchRequest(
+            checked_query(context, "context"), project=project, agent=agent, max_tokens=max_tokens, here=here
+        )
         return self._from_both(lambda s, r: s.episodes.predict(r, mode), request, self._fuse_episodes)
 
     def reconstruct(

@@ -85,7 +85,7 @@ def _episodic(
 ) -> None:
     with domain_errors(), Memory(config=read_config()) as memory:
         ask = memory.recall if kind == "recall" else memory.predict
-        answer = ask(text, project=project, agent=agent, max_tokens=max_tokens)
+        answer = ask(text, project=project, agent=agent, max_tokens=max_tokens, here=os.getcwd())
     if as_json:
         from causantic.retrieval.output import episodic_out  # pydantic: only for JSON
 

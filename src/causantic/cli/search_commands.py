@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from causantic.cli.options import (
@@ -65,6 +67,7 @@ def search_command(
             limit=limit,
             max_tokens=max_tokens,
             mode=mode,
+            here=os.getcwd(),
         )
     if as_json:
         from causantic.retrieval.output import search_out  # pydantic: only for JSON

@@ -29,6 +29,7 @@ LOG_FILE = "mcp.log"
 @dataclass(slots=True)
 class AppContext:
     memory: Memory
+    here: str | None = None  # the client's project folder (stdio: the server's cwd), preferred by search/recall/predict
     lock: threading.Lock = field(default_factory=threading.Lock)
     started: float = field(default_factory=time.time)  # a session noted after it is newer than the environment
     _warm_started: bool = False
@@ -67,6 +68,6 @@ class AppContext:
 
 
 @asynccontextmanager
-async def lifespan(_server: Any) -> AsyncIterator[AppContext]:
+async def lifespan(_server: Any, here: str | None = None) -> AsyncIterator[AppContext]:
     with Memory() as memory, memory.tidied_while_open():
-        yield AppContext(memory)
+        yield AppContext(memory, here=here)

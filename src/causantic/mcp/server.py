@@ -9,6 +9,7 @@ for the lazy model loading.
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import io
 import os
@@ -127,10 +128,15 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in schema.items() if k != "title"} | {"properties": properties}
 
 
-def build_server(*, warm: bool = True) -> MCPServer[AppContext]:
-    """The server with every tool registered; ``warm`` loads the model after the first tools/list."""
+def build_server(*, warm: bool = True, here: str | None = None) -> MCPServer[AppContext]:
+    """The server with every tool registered; ``warm`` loads the model after the first tools/list;
+    ``here``, the client's project folder, ranks that project's matches higher when a tool names none."""
     server: MCPServer[AppContext] = _Server(
-        "causantic", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING"
+        "causantic",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        lifespan=functools.partial(lifespan, here=here),
+        log_level="WARNING",
     )
     register(server)
     if warm:
@@ -152,7 +158,8 @@ def run(
     warm: bool = True,
     auth: bool = True,
 ) -> None:
-    server = build_server(warm=warm)
+    # A stdio server is started by the coding agent in the project's folder; an HTTP one serves any.
+    server = build_server(warm=warm, here=os.getcwd() if transport == "stdio" else None)
     if transport == "stdio":
         import anyio
 

@@ -120,7 +120,8 @@ def search(
     """
     from causantic.retrieval.format import render_search
 
-    result = _app(ctx).call(
+    app = _app(ctx)
+    result = app.call(
         "search",
         lambda m: m.search(
             query,
@@ -134,6 +135,7 @@ def search(
             limit=limit,
             max_tokens=_budget(m, max_tokens),
             mode=mode,
+            here=app.here,
         ),
     )
     return _result(render_search(result))
@@ -502,11 +504,19 @@ def _episodic(
 ) -> CallToolResult:
     from causantic.retrieval.format import render_episodes
 
+    app = _app(ctx)
+
     def answer(m: Memory) -> EpisodeAnswer:
         ask = m.recall if tool == "recall" else m.predict
-        return ask(text, project=project, agent=agent, max_tokens=_budget(m, max_tokens, m.config.episodes.max_tokens))
+        return ask(
+            text,
+            project=project,
+            agent=agent,
+            max_tokens=_budget(m, max_tokens, m.config.episodes.max_tokens),
+            here=app.here,
+        )
 
-    result = _app(ctx).call(tool, answer)
+    result = app.call(tool, answer)
     return _result(render_episodes(result))
 
 

@@ -64,6 +64,10 @@ class RelevanceModel(Protocol):
     @property
     def nearest_cosine(self) -> float: ...
     @property
+    def large_nearest_cosine(self) -> float: ...
+    @property
+    def large_min_chunks(self) -> int: ...
+    @property
     def coverage_alone(self) -> float: ...
     @property
     def far_floor(self) -> float: ...
@@ -229,8 +233,9 @@ def clears_floor(
     shares a rare word or two with any everyday question ("bread", "salary") and clears the floor.
     What such a question lacks is a near neighbour: ``nearest``, the best cosine of any chunk in
     memory (a project filter or not: :attr:`QueryProfile.memory`), stays low for it while a real
-    question usually has some chunk close by. So below ``relevance.nearestCosine`` a hit is shown only on
-    evidence of its own, any of:
+    question usually has some chunk close by. So below ``relevance.nearestCosine`` (in a memory of
+    ``relevance.largeMinChunks`` chunks or more, ``relevance.largeNearestCosine``: the more chunks, the
+    nearer the best of them comes to any question) a hit is shown only on evidence of its own, any of:
 
     - it holds ``relevance.coverageAlone`` of the query's weighed words (a chat question asked in
       the chat's own words: "When was Jon in Paris?");
@@ -250,6 +255,7 @@ def clears_floor(
         return False
     if floor <= 0 or nearest is None or scope_chunks < config.nearest_min_chunks:
         return True
-    if nearest >= config.nearest_cosine or coverage >= config.coverage_alone or score >= config.far_floor:
+    near = config.large_nearest_cosine if scope_chunks >= config.large_min_chunks else config.nearest_cosine
+    if nearest >= near or coverage >= config.coverage_alone or score >= config.far_floor:
         return True
     return known_chunks >= config.known_chunks and score >= config.known_floor

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from causantic.errors import checked_query
+from causantic.errors import ProjectNotFound, checked_query
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.blas import use_one_blas_thread
 from causantic.retrieval.feedback import feedback_factors
@@ -88,6 +88,7 @@ class SearchRequest:
     mmr: bool | None = None
     expand: bool | None = None  # cluster expansion
     floor: float | None = None  # relevance floor; default relevance.floor
+    here: str | None = None  # the asker's working directory: its project's hits rank higher (retrieval.hereBoost)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +121,7 @@ class SearchResult:
     # Cosine of the query's nearest chunk in memory (with a filter, the scope's when that reaches
     # relevance.nearestCosine already: the floor's judgement is the same); None without vectors.
     nearest: float | None = None
+    here_project: int | None = None  # the asker's project, whose hits were weighed up (retrieval.hereBoost)
 
     @property
     def nothing_relevant(self) -> bool:
@@ -128,8 +130,17 @@ class SearchResult:
 
     @property
     def shown_relevance(self) -> list[float]:
-        """The hits' relevance as shown to people: non-increasing down the list, in [0, 1]."""
-        return non_increasing([h.relevance for h in self.hits])
+        """The hits' relevance as shown to people: non-increasing down the list, in [0, 1]. Asked from a
+        project, its hits and other projects' are each made so apart: an other project's hit ranked
+        below the asker's own keeps its higher figure rather than being pulled down to theirs."""
+        if self.here_project is None:
+            return non_increasing([h.relevance for h in self.hits])
+        shown = [0.0] * len(self.hits)
+        for own in (True, False):
+            places = [i for i, h in enumerate(self.hits) if (h.chunk.project_id == self.here_project) == own]
+            for i, value in zip(places, non_increasing([self.hits[i].relevance for i in places]), strict=True):
+                shown[i] = value
+        return shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +200,7 @@ class Searcher:
         use_one_blas_thread()
         cfg = self.config
         scope = self.scope(request)
+        here = self.here_project(request)
         mode, notes = self._mode(request.mode or cfg.primary)
         pool = max(cfg.vector_search_limit, cfg.keyword_search_limit, (request.limit or 0) * 3)
         if request.source:  # filtered after retrieval (the indexes do not know it): a wider pool
@@ -277,6 +289,7 @@ class Searcher:
             openings,
             stems,
             whole.result() if whole is not None else {},
+            here,
         )
         hits, tokens, below, budget_notes = self._fit(ranked, chunks, scored, shown, request)
         notes += budget_notes
@@ -294,7 +307,12 @@ class Searcher:
             far = any(score >= floor for score, _, _ in scored.values())
             why = "hidden: nothing in memory is near this question" if far else "below the relevance floor"
             notes.append(f"{counted(below, 'weak match', 'weak matches')} {why}")
-        return SearchResult(hits, mode, seeds, tokens, len(fused), notes, query_vector, below, profile, nearest)
+        if here is not None and any(h.chunk.project_id != here for h in hits):
+            own_hits = [h for h in hits if h.chunk.project_id == here]
+            if own_hits and any(h.chunk.project_id != here and h.relevance > own_hits[-1].relevance for h in hits):
+                name = own_hits[0].chunk.project
+                notes.append(f"asked from {name}: its own matches placed above other projects' higher-scoring ones")
+        return SearchResult(hits, mode, seeds, tokens, len(fused), notes, query_vector, below, profile, nearest, here)
 
     def score(
         self,
@@ -317,6 +335,16 @@ class Searcher:
     def scope(self, request: SearchRequest) -> SearchScope:
         project_ids = (resolve_project(self.store, request.project).id,) if request.project else None
         return SearchScope(project_ids, request.agent)
+
+    def here_project(self, request: SearchRequest) -> int | None:
+        """The id of the project the asker works in (``request.here``, a folder inside it), when no
+        project filter already keeps to one and memory knows it; None otherwise."""
+        if not request.here or request.project or self.config.here_boost <= 0:
+            return None
+        try:
+            return resolve_project(self.store, request.here).id
+        except ProjectNotFound:  # a folder memory has no session of: nothing to prefer
+            return None
 
     def query_vector(self, query: str) -> np.ndarray | None:
         """The query's embedding when vectors exist for the active model, else None."""
@@ -468,10 +496,12 @@ class Searcher:
         openings: dict[str, frozenset[str]],
         stems: dict[str, frozenset[str]],
         whole: dict[str, tuple[int, dict[str, int]]],
+        here: int | None = None,
     ) -> Iterable[Candidate]:
         """``openings``: the stems of the candidates' sessions' opening prompts (read when
         sessionContext is on); ``stems``: each candidate's own; ``whole``: per best session, its
-        chunks and how many hold each of the query's stems (read when sessionWords is on)."""
+        chunks and how many hold each of the query's stems (read when sessionWords is on); ``here``:
+        the asker's project (:meth:`here_project`), whose candidates count retrieval.hereBoost more."""
         cfg = self.config
         now = datetime.now(UTC)
         # Each candidate's own words (not what a listing tool printed), split once for both uses.
@@ -540,6 +570,13 @@ class Searcher:
             scores = [score * f for score, f in zip(scores, factors, strict=True)]
         if cfg.session_evidence > 0:
             scores = session_evidence(scores, sessions, cfg.session_evidence, cfg.session_evidence_chunks)
+        if here is not None:
+            # The project the agent works in: asked without a filter, its own history should lead unless
+            # another project's match is clearly better (a factor, not a filter).
+            scores = [
+                score * (1.0 + cfg.here_boost) if chunks[c.chunk_id].project_id == here else score
+                for c, score in zip(fused, scores, strict=True)
+            ]
         boosted = [Candidate(c.chunk_id, score, c.sources) for c, score in zip(fused, scores, strict=True)]
         boosted.sort(key=lambda c: -c.score)
         boosted = _drop_exact_duplicates(boosted, chunks)
