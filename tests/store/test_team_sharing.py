@@ -160,7 +160,7 @@ def test_nothing_is_shared_until_the_owner_says_so(postgres_server: Any, transcr
         }
     assert _team_rows(url, "SELECT count(*) FROM chunks") == [(0,)]
     # Sharing the project later: its files are unchanged, so a plain ingest uploads nothing, and it
-    # says which project waits and that `--force` re-reads those already kept locally (the README).
+    # says which project waits and that `--force` re-reads those already kept locally (docs/team-memory.md).
     with Memory(tmp_path / "carol", overrides=_settings(url, "carol", ["shop"])) as memory:
         plain = memory.ingest([transcripts], embed=False)
         assert _team_rows(url, "SELECT count(*) FROM chunks") == [(0,)]

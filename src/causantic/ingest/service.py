@@ -210,7 +210,7 @@ def _kept_locally_note(
 ) -> list[str]:
     """A project added to ``team.shareProjects`` after its sessions were kept locally: its files are
     unchanged, so ingest reads "Nothing new" while team memory lacks them. Say which and how to
-    upload them (``--force``, README "Sharing a project later")."""
+    upload them (``--force``, docs/team-memory.md "Sharing a project later")."""
     projects = [p for p in local.projects_by_id(local.projects_with_chunks()) if shared(p.path)]
     if not projects:
         return []
