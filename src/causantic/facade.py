@@ -341,6 +341,7 @@ class Memory:
             bytes_after=sum(s.total for s in after),
             free_before=sum(s.free_bytes for s in before),
             reclaims=all(s.reclaims for s in after),
+            reclaimed_before=all(s.reclaims for s in before),
         )
 
     def forget_previewed(self, preview: ForgetResult) -> ForgetResult:

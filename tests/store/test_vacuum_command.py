@@ -67,6 +67,19 @@ def test_vacuum_without_room_on_the_disk_says_what_it_needs_where_and_changes_no
     assert _files(causantic_home) == before  # nothing rebuilt, the free pages still inside
 
 
+def test_vacuum_says_forget_now_gives_space_back_only_when_it_turned_that_on(
+    tmp_path: Path, causantic_home: Path
+) -> None:
+    _forgotten_space(causantic_home, tmp_path / "projects")  # a file an earlier release made
+    runner = CliRunner()
+    first = runner.invoke(cli, ["vacuum"], catch_exceptions=False)
+    again = runner.invoke(cli, ["vacuum"], catch_exceptions=False)  # the file now gives it back already
+
+    assert "From now on forget gives the space it frees back by itself." in first.output
+    assert again.exit_code == 0 and "From now on" not in again.output
+    assert json.loads(runner.invoke(cli, ["vacuum", "--json"]).output)["reclaimed_before"] is True
+
+
 @pytest.mark.slow
 def test_vacuum_shows_it_works_on_a_terminal_and_prints_only_its_result_when_piped(
     tmp_path: Path, causantic_home: Path

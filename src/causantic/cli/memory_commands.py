@@ -218,7 +218,7 @@ def vacuum_command(as_json: bool) -> None:
         f"memory.db: {byte_size(result.bytes_before)} → {byte_size(result.bytes_after)}"
         + (f" ({byte_size(saved)} given back to the disk)." if saved > 0 else " (nothing to give back).")
     )
-    if result.reclaims:
+    if result.reclaims and not result.reclaimed_before:  # said only when this vacuum turned it on
         click.echo("From now on forget gives the space it frees back by itself.")
 
 

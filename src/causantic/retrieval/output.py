@@ -417,6 +417,9 @@ class VacuumOut(Out):
     bytes_after: int = Field(description="...and after: free space gone, the log emptied.")
     free_before: int = Field(description="Free space inside the file before (left by deleted memory).")
     reclaims: bool = Field(description="Whether later deletions give their space back by themselves (always, after).")
+    reclaimed_before: bool = Field(
+        description="Whether they already did before this vacuum (a file this release made)."
+    )
 
 
 class EmbedOut(Out):
