@@ -608,7 +608,7 @@ def test_the_dashboard_topic_map_draws_both_stores_topics_each_linking_to_its_ow
         page = client.get("/topics", params={"token": token}).text
     assert f'href="/session/{DIARY_SESSION}?at=' in page and f'href="/session/{SHOP_SESSION}?at=' in page
     # The dots of the two topics numbered 1 differ in colour, and a label opens its own store's topic.
-    dots = re.findall(r'href="/session/([^?]+)\?at=[^"]+" class="pt"><circle [^>]* class="(c\d+)"', page)
+    dots = re.findall(r'href="/session/([^?]+)\?at=[^"]+" class="pt"[^>]*><circle [^>]* class="(c\d+)"', page)
     assert len({colour for session, colour in dots if session == SHOP_SESSION}) == 1
     assert {c for s, c in dots if s == SHOP_SESSION}.isdisjoint({c for s, c in dots if s == DIARY_SESSION})
     assert 'href="/topics/1?store=local" class="lbl"' in page and 'href="/topics/1" class="lbl"' in page
