@@ -28,6 +28,16 @@ def _long_story(n: int, place: str) -> list[tuple[str, str]]:
     return [(f"step {n}.{t}: the checkout redirect loop after login on Safari again", detail) for t in range(4)]
 
 
+def _alice_sharing(postgres_server: Any, project: str) -> dict[str, Any]:
+    """Settings of alice's memory on a new team database, sharing ``project`` only."""
+    return {
+        "storage.backend": "postgres",
+        "storage.postgresUrl": new_database(postgres_server),
+        "team.user": "alice",
+        "team.shareProjects": [project],
+    }
+
+
 @pytest.mark.slow
 def test_a_recall_from_both_stores_keeps_the_episodes_budget(postgres_server: Any, tmp_path: Path) -> None:
     """Fused under the whole tool budget (tokens.mcpMaxResponse, 20,000), it came to twice the 2,500 of
@@ -36,12 +46,7 @@ def test_a_recall_from_both_stores_keeps_the_episodes_budget(postgres_server: An
     for n in range(3):
         write_session(folder, SHOP, f"5b0{n}0000-0000-4000-8000-000000000000", _long_story(n, "shop"), day=2 + n)
         write_session(folder, DIARY, f"d1a{n}0000-0000-4000-8000-000000000000", _long_story(n, "diary"), day=2 + n)
-    team = {
-        "storage.backend": "postgres",
-        "storage.postgresUrl": new_database(postgres_server),
-        "team.user": "alice",
-        "team.shareProjects": ["shop"],
-    }
+    team = _alice_sharing(postgres_server, "shop")
     with Memory(tmp_path / "alice", overrides=team) as memory:
         memory.ingest([folder])
         answer = memory.recall(QUERY)
@@ -86,12 +91,7 @@ def test_weak_matches_of_the_local_store_tell_no_episode_beside_team_memorys_sto
     for n, (cwd, said) in enumerate(WEAK.values()):
         turns = [("good morning", "Morning."), (said, "Noted."), ("thanks", "Sure.")]
         write_session(folder, cwd, f"3ea{n}0000-0000-4000-8000-000000000000", turns, day=3)
-    team = {
-        "storage.backend": "postgres",
-        "storage.postgresUrl": new_database(postgres_server),
-        "team.user": "alice",
-        "team.shareProjects": ["billing"],
-    }
+    team = _alice_sharing(postgres_server, "billing")
     with Memory(tmp_path / "alice", overrides=team) as memory:
         memory.ingest([folder])
         weak = {h.chunk.project for h in memory.search(WEAK_QUERY).hits if h.chunk.user is None}
@@ -112,12 +112,7 @@ def test_a_side_match_of_the_local_store_waits_for_what_team_memorys_story_leave
     write_session(folder, "/home/dev/billing", "f1x00000-0000-4000-8000-000000000000", GAP_TURNS)
     side = [("good morning", "Morning."), (SIDE, "Noted, the hose timer is reset."), ("thanks", "Sure.")]
     write_session(folder, "/home/dev/garden", "9a4d0000-0000-4000-8000-000000000000", side, day=3)
-    team = {
-        "storage.backend": "postgres",
-        "storage.postgresUrl": new_database(postgres_server),
-        "team.user": "alice",
-        "team.shareProjects": ["billing"],
-    }
+    team = _alice_sharing(postgres_server, "billing")
     with Memory(tmp_path / "alice", overrides=team) as memory:
         memory.ingest([folder])
         answer = memory.recall(GAP_QUERY, max_tokens=BUDGET)
