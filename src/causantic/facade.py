@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from causantic import __version__
 from causantic.errors import CausanticError, InvalidQuery, ProjectNotFound, StoreError, checked_query
+from causantic.files import absolute
 from causantic.home import causantic_home, is_team_memory
 from causantic.retrieval.options import FORGET_THRESHOLD, SESSIONS_LISTED, TIMELINE_SESSIONS
 from causantic.services import Services, TeamAndLocal, member_name, open_store, team_members
@@ -715,7 +716,7 @@ class Memory:
     def holds_transcript(self, path: Path) -> bool:
         """Whether memory holds this transcript file as it is now: an ingest marked it at its current
         size and modification time (in any store). False when the file is gone or has changed since."""
-        path = Path(os.path.normpath(path.expanduser().absolute()))  # as ingest names the files it marks
+        path = absolute(path)  # as ingest names the files it marks
         try:
             st = path.stat()
         except OSError:
@@ -927,9 +928,7 @@ def _files_to_reread(marks: dict[str, dict[str, int]]) -> list[str]:
 def _outside(paths: Sequence[str], folders: Sequence[Path]) -> tuple[tuple[str, int], ...]:
     """The files of ``paths`` in none of ``folders`` (the agents'), counted by folder, most first: the
     folder they share when it is not the file system's root, else each file's own."""
-    import os
-
-    roots = [os.path.normpath(folder.expanduser().absolute()) for folder in folders]
+    roots = [str(absolute(folder)) for folder in folders]
     outside = [p for p in paths if not any(p == r or p.startswith(r.rstrip(os.sep) + os.sep) for r in roots)]
     if not outside:
         return ()

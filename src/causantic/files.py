@@ -1,4 +1,5 @@
-"""Owner-only files and cross-process locks, shared by every layer that writes under ``<home>``."""
+"""Owner-only files and cross-process locks, shared by every layer that writes under ``<home>``, and
+the one spelling of a transcript file's path that ingest marks it under."""
 
 from __future__ import annotations
 
@@ -7,6 +8,12 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+
+def absolute(path: Path | str) -> Path:
+    """``path`` as ingest names the files it marks: ``~`` expanded, absolute, ``.`` and ``..`` taken
+    out (symbolic links kept), so ``sessions/a.jsonl`` and ``/home/me/sessions/a.jsonl`` are one file."""
+    return Path(os.path.normpath(Path(path).expanduser().absolute()))
 
 
 def secure_dir(path: Path) -> Path:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 import sys
 import time
 from collections import Counter, deque
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from causantic.errors import StoreError, TranscriptError
+from causantic.files import absolute
 from causantic.ingest import rules
 from causantic.ingest.chunker import chunk_id
 from causantic.ingest.edges import cross_session_edges
@@ -627,7 +627,7 @@ def _discover_all(
     groups: list[SessionFiles] = []
     seen: set[str] = set()
     for target in targets:
-        path = Path(os.path.normpath(Path(target).expanduser().absolute()))
+        path = absolute(target)
         if not path.exists():
             raise TranscriptError(f"{path} does not exist. Pass a transcript file or a folder of them.")
         for group in discover(path, unreadable, linked_outside=linked_outside):
