@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/relevance_floor.py [--work DIR] [--large HOME [--large-only]] [--json OUT] [--fit]
-        [--set key=value ...]
+        [--split FOLDS [--seed N]] [--set key=value ...]
 
 Stores, built through the product's real ingestion (``--work DIR`` keeps them for reruns): the coding
 project of ``../shared/benchdata/coding`` (``corpus/claude-code/entireio__cli``) and each LoCoMo
@@ -30,8 +30,9 @@ near, ``relevance.nearestCosine``, or the hit holds much of the query, see
 own words (``WITHOUT_KNOWN``, ``relevance.knownChunks``); then the configured model's outcomes at
 other floors.
 
-``--large HOME`` (repeatable) also asks a large store (``/work/bench-stores/quality-coding-d``'s kind:
-the coding project among the whole corpus, or among a few other projects) the coding questions and
+``--large HOME`` (repeatable) also asks a large store (``/work/bench-stores/coding-dist``'s kind:
+the coding project among the whole corpus, or among a few other projects) the coding questions, those
+mined from the corpus's own commits (``coding.py --mined``; sessions the store lacks are dropped) and
 off-topic ones: ``EVERYDAY`` (a developer's working life, written before any result was seen) and
 ``OTHER_DOMAINS``, plus ``UNKNOWN_PROJECTS`` and ``OTHER_STACKS`` (other stacks: "stacks" and
 "agents") and a sample of the LoCoMo development
@@ -47,12 +48,17 @@ hits of a floorless search and prints the coefficients for ``relevance.*`` in ``
 ``--rescale`` keeps the configured model's direction and refits its scale only, mapping the floor so
 it keeps the same hits (how the defaults were made from main's: ``--rescale --set`` each of
 ``BASELINE``).
+``--split FOLDS`` scores the rule's settings on questions they were not chosen on: each question set is
+dealt into folds (:func:`folds_of`, ``--seed``), and each setting of a grid (``relevance.nearestCosine`` on
+the development stores; ``relevance.largeNearestCosine`` and two gates on a large store) is chosen on all
+folds but one and counted on that one (:func:`held_out`), beside the configured rule.
 Goals: no ordinary hit at "100%", false answers ≤ 5%, answerable lost ≤ 2%.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import sqlite3
@@ -65,7 +71,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from coding import CORPUS, DEFAULT_QUERIES, PROJECT_FOLDER, build_store, load_queries  # noqa: E402
+from coding import CORPUS, DEFAULT_QUERIES, PROJECT_FOLDER, build_store, load_queries, mined_queries  # noqa: E402
 from locomo import Conversation, DatasetStats, parse_conversation, parse_questions, safe_name, write_sessions  # noqa: E402
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "benchdata" / "locomo" / "locomo10-dev.json"
@@ -325,6 +331,7 @@ class Trial:
     query: str
     answerable: bool
     is_relevant: Callable[[Any], bool]  # chunk -> relevant to this question
+    group: str = ""  # the question set it comes from (``--split`` deals each set's questions into folds)
 
 
 def gibberish(count: int, seed: int = 11) -> list[str]:
@@ -385,7 +392,7 @@ def trials(work: Path, log: Callable[[str], None]) -> list[Trial]:
     coding_home = "coding"
     build_store(work / coding_home, [CORPUS / PROJECT_FOLDER], log)
     out += [
-        Trial(coding_home, q.text, True, lambda c, rel=q.relevant: c.session_id in rel)
+        Trial(coding_home, q.text, True, lambda c, rel=q.relevant: c.session_id in rel, "coding")
         for q in load_queries(DEFAULT_QUERIES)
     ]
     locomo = locomo_stores(work, log)
@@ -394,13 +401,17 @@ def trials(work: Path, log: Callable[[str], None]) -> list[Trial]:
             uuids = {conv.turn_by_dia[d].uuid for d in question.evidence if d in conv.turn_by_dia}
             out.append(
                 Trial(
-                    name, question.question, True, lambda c, u=frozenset(uuids): bool(u.intersection(c.message_uuids))
+                    name,
+                    question.question,
+                    True,
+                    lambda c, u=frozenset(uuids): bool(u.intersection(c.message_uuids)),
+                    "locomo",
                 )
             )
     names = list(locomo)
     for i, text in enumerate(unanswerable()):
-        out.append(Trial(coding_home, text, False, lambda c: False))
-        out.append(Trial(names[i % len(names)], text, False, lambda c: False))
+        out.append(Trial(coding_home, text, False, lambda c: False, "off-topic"))
+        out.append(Trial(names[i % len(names)], text, False, lambda c: False, "off-topic"))
     return out
 
 
@@ -471,6 +482,127 @@ def rates(observed: Sequence[Observed], floor: float, model: Any) -> dict[str, f
         "answerable_lost_rate": round(100 * lost / max(len(answerable), 1), 2),
         "answerable_silenced_rate": round(100 * silent / max(n_answerable, 1), 2),
     }
+
+
+Rule = Callable[[Observed], list[bool]]  # which of a floorless search's hits a rule shows
+
+# Candidate rules measured by ``--split`` on a large store and not adopted (docs/measurements.md): when
+# the query's nearest chunk alone let its hits through, its best hit must hold this share of the query's
+# weighed words (lead coverage) or reach this relevance (lead relevance).
+LEAD_COVERAGE = (0.0, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)
+LEAD_RELEVANCE = (0.0, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1)
+
+
+def shown_by(floor: float, model: Any) -> Rule:
+    """The rule search applies (:func:`kept`) at ``floor`` with ``model``'s settings."""
+    return lambda o: kept(o, floor, model)
+
+
+def lead_gate(floor: float, model: Any, bar: float, *, by_coverage: bool) -> Rule:
+    """Search's rule, and in a memory of ``relevance.largeMinChunks`` chunks or more, when the query's
+    nearest chunk reached ``relevance.largeNearestCosine`` (so that alone let weak hits through), an
+    answer only when its best hit's coverage (``by_coverage``) or relevance reaches ``bar``."""
+
+    def rule(o: Observed) -> list[bool]:
+        shown = kept(o, floor, model)
+        if o.nearest is None or o.scope_chunks < model.large_min_chunks or o.nearest < model.large_nearest_cosine:
+            return shown
+        lead = max(
+            (f[1] if by_coverage else s for f, s, k in zip(o.features, o.scores, shown, strict=True) if k), default=0.0
+        )
+        return shown if lead >= bar else [False] * len(shown)
+
+    return rule
+
+
+def folds_of(trials: Sequence[Trial], folds: int, seed: int) -> dict[str, int]:
+    """Each question's fold: the questions of each set (:attr:`Trial.group`) ordered by a hash of the
+    seed and their text and dealt in turn, so every fold holds its share of every set, the same on every
+    run; a question asked of two stores, or in two sets, is in one fold."""
+    out: dict[str, int] = {}
+    groups: dict[str, set[str]] = {}
+    for t in trials:
+        groups.setdefault(t.group, set()).add(t.query)
+    for texts in groups.values():
+        ordered = sorted(texts - out.keys(), key=lambda q: hashlib.sha256(f"{seed}:{q}".encode()).hexdigest())
+        for i, text in enumerate(ordered):
+            out[text] = i % folds
+    return out
+
+
+def tally(observed: Sequence[Observed], rule: Rule) -> dict[str, list[int]]:
+    """Counts [how many, of how many]: per set of unanswerable questions those answered (any hit shown);
+    ``lost``, real questions whose relevant hits (found without a floor) are all hidden; ``silenced``,
+    real questions told "nothing relevant"."""
+    out: dict[str, list[int]] = {}
+
+    def add(key: str, hit: bool) -> None:
+        count = out.setdefault(key, [0, 0])
+        count[0] += hit
+        count[1] += 1
+
+    for o in observed:
+        shown = rule(o)
+        if not o.trial.answerable:
+            add(o.trial.group, any(shown))
+            continue
+        if any(o.relevant):
+            add("lost", not any(r and k for r, k in zip(o.relevant, shown, strict=True)))
+        add("silenced", not any(shown))
+    return out
+
+
+def choose(observed: Sequence[Observed], candidates: Sequence[tuple[str, Rule]], base: Rule) -> tuple[str, Rule]:
+    """The candidate one tuning on ``observed`` picks: the fewest unanswerable questions answered among
+    those that lose and silence no more real questions than ``base``; ties to the earliest (the grids
+    run from the mildest)."""
+    limit = tally(observed, base)
+
+    def real(counts: dict[str, list[int]], key: str) -> int:
+        return counts.get(key, [0, 0])[0]
+
+    best: tuple[int, str, Rule] | None = None
+    for label, rule in candidates:
+        counts = tally(observed, rule)
+        if any(real(counts, k) > real(limit, k) for k in ("lost", "silenced")):
+            continue
+        answered = sum(v[0] for k, v in counts.items() if k not in ("lost", "silenced"))
+        if best is None or answered < best[0]:
+            best = (answered, label, rule)
+    return ("configured", base) if best is None else (best[1], best[2])
+
+
+def held_out(
+    observed: Sequence[Observed], base: Rule, families: dict[str, list[tuple[str, Rule]]], folds: int, seed: int
+) -> dict[str, Any]:
+    """Rules chosen and scored on different questions: the questions dealt into ``folds`` (:func:`folds_of`),
+    each family's setting chosen on all folds but one (:func:`choose`) and counted on that one, summed over
+    the folds, so every question is held out once; beside, the configured rule over the same questions.
+    Printed as percentages, with the setting each fold chose."""
+    fold = folds_of([o.trial for o in observed], folds, seed)
+    rows: dict[str, dict[str, Any]] = {"configured": {"chosen": []} | tally(observed, base)}
+    for family, candidates in families.items():
+        row: dict[str, Any] = {"chosen": []}
+        for f in range(folds):
+            tuning = [o for o in observed if fold[o.trial.query] != f]
+            label, rule = choose(tuning, candidates, base)
+            row["chosen"].append(label)
+            for key, (count, of) in tally([o for o in observed if fold[o.trial.query] == f], rule).items():
+                total = row.setdefault(key, [0, 0])
+                total[0] += count
+                total[1] += of
+        rows[family] = row
+    keys = [k for k in rows["configured"] if k not in ("chosen", "lost", "silenced")] + ["lost", "silenced"]
+    heads = [f"{k} %" if k in ("lost", "silenced") else f"{k} ans %" for k in keys]
+    widths = [max(len(h), 6) for h in heads]
+    print(f"held out ({folds} folds, seed {seed}: each fold's setting chosen on the others; real questions lost or")
+    print("silenced, unanswerable ones answered)")
+    print(f"{'':<18} " + " ".join(f"{h:>{w}}" for h, w in zip(heads, widths, strict=True)) + "  chosen")
+    for name, row in rows.items():
+        cells = [100 * row[k][0] / max(row[k][1], 1) if k in row else 0.0 for k in keys]
+        chosen = ", ".join(row["chosen"]) or "-"
+        print(f"{name:<18} " + " ".join(f"{v:{w}.1f}" for v, w in zip(cells, widths, strict=True)) + f"  {chosen}")
+    return {"folds": folds, "seed": seed, **rows}
 
 
 def shown_as_100(value: float) -> bool:
@@ -656,44 +788,83 @@ def report(name: str, observed: Sequence[Observed], floor: float, model: Any) ->
     return out
 
 
-def large_store(home: Path, overrides: dict[str, str], settings: dict[str, tuple[float, Any]]) -> dict[str, Any]:
-    """The floor on a large store: the coding questions (is the session that made the commit still
-    shown?) and questions it cannot answer (everyday ones of a developer's life, other walks of life),
-    for each of ``settings`` (label -> floor and model: the same hits, kept or not by :func:`kept`)."""
+def large_store(
+    home: Path,
+    overrides: dict[str, str],
+    settings: dict[str, tuple[float, Any]],
+    log: Callable[[str], None],
+    split: tuple[int, int] | None = None,
+) -> dict[str, Any]:
+    """The floor on a large store: the coding questions and those mined from the corpus's own commits
+    (is the session that did the work still shown?) and questions it cannot answer (everyday ones of a
+    developer's life, other walks of life, other stacks, LoCoMo's), for each of ``settings`` (label ->
+    floor and model: the same hits, kept or not by :func:`kept`); with ``split`` (folds, seed) also
+    the held-out figures of :func:`held_out`."""
     home = home.resolve()
-    coding = [
-        Trial(str(home), q.text, True, lambda c, rel=q.relevant: c.session_id in rel)
+    real = [
+        Trial(str(home), q.text, True, lambda c, rel=q.relevant: c.session_id in rel, "coding")
         for q in load_queries(DEFAULT_QUERIES)
     ]
+    mined, _, _ = mined_queries(home, log)
+    # a mined query's session is found by its work, not by a chunk that only mentions the commit
+    real += [
+        Trial(
+            str(home),
+            q.text,
+            True,
+            lambda c, rel=q.relevant, ig=q.ignored: c.session_id in rel and c.id not in ig,
+            "mined",
+        )
+        for q in mined
+    ]
     sets = {
-        name: {q for q in text.splitlines() if q.strip()}
-        for name, text in (("everyday", EVERYDAY), ("other", OTHER_DOMAINS))
+        name: sorted({q for q in text.splitlines() if q.strip()})
+        for name, text in (
+            ("everyday", EVERYDAY),
+            ("other", OTHER_DOMAINS),
+            ("stacks", UNKNOWN_PROJECTS),
+            ("agents", OTHER_STACKS),
+        )
     }
-    sets["stacks"] = {q for q in UNKNOWN_PROJECTS.splitlines() if q.strip()}
-    sets["agents"] = {q for q in OTHER_STACKS.splitlines() if q.strip()}
     samples = json.loads(LOCOMO.read_text(encoding="utf-8"))
     locomo = [
         q.question
         for sample in samples
         for q in parse_questions(sample, parse_conversation(sample, DatasetStats()), DatasetStats())
     ]
-    sets["locomo"] = set(random.Random(5).sample(sorted(set(locomo)), LOCOMO_SAMPLE))
-    offtopic = [Trial(str(home), q, False, lambda c: False) for asked in sets.values() for q in sorted(asked)]
-    seen = observe(home, coding + offtopic, overrides)
+    sets["locomo"] = sorted(random.Random(5).sample(sorted(set(locomo)), LOCOMO_SAMPLE))
+    offtopic = [Trial(str(home), q, False, lambda c: False, name) for name, asked in sets.items() for q in asked]
+    seen = observe(home, real + offtopic, overrides)
     counts = ", ".join(f"{len(asked)} {name}" for name, asked in sets.items())
-    print(f"large store {home}: {len(coding)} coding questions, {counts} questions")
-    widths = [max(len(f"{name} false %"), 8) for name in sets] + [14]
-    heads = [f"{name} false %" for name in sets] + ["coding lost %"]
+    print(f"large store {home}: {len(real)} real questions ({len(mined)} mined), {counts} questions")
+    widths = [max(len(f"{name} false %"), 8) for name in sets] + [14, 13]
+    heads = [f"{name} false %" for name in sets] + ["coding lost %", "mined lost %"]
     print(f"{'':<12} " + " ".join(f"{h:>{w}}" for h, w in zip(heads, widths, strict=True)))
     out: dict[str, Any] = {}
     for label, (floor, model) in settings.items():
         row = {
-            f"{name}_false_rate": rates([o for o in seen if o.trial.query in asked], floor, model)["false_answer_rate"]
-            for name, asked in sets.items()
+            f"{name}_false_rate": rates([o for o in seen if o.trial.group == name], floor, model)["false_answer_rate"]
+            for name in sets
         }
-        row["coding_lost_rate"] = rates([o for o in seen if o.trial.answerable], floor, model)["answerable_lost_rate"]
+        for group in ("coding", "mined"):
+            row[f"{group}_lost_rate"] = rates([o for o in seen if o.trial.group == group], floor, model)[
+                "answerable_lost_rate"
+            ]
         print(f"{label:<12} " + " ".join(f"{v:{w}.1f}" for v, w in zip(row.values(), widths, strict=True)))
         out[label] = row
+    if split is not None:
+        floor, model = settings["configured"]
+        grid = [round(0.30 + 0.01 * i, 2) for i in range(31)]
+        families = {
+            "largeNearestCosine": [
+                (f"{bar:.2f}", shown_by(floor, model.model_copy(update={"large_nearest_cosine": bar}))) for bar in grid
+            ],
+            "lead coverage": [(f"{bar:.2f}", lead_gate(floor, model, bar, by_coverage=True)) for bar in LEAD_COVERAGE],
+            "lead relevance": [
+                (f"{bar:.2f}", lead_gate(floor, model, bar, by_coverage=False)) for bar in LEAD_RELEVANCE
+            ],
+        }
+        out["held_out"] = held_out(seen, shown_by(floor, model), families, *split)
     out["here"] = asked_from_here(home, overrides)
     return out
 
@@ -776,12 +947,27 @@ def main() -> int:
     parser.add_argument(
         "--large-only", action="store_true", help="only the --large stores (no development stores built)"
     )
+    parser.add_argument(
+        "--split",
+        type=int,
+        default=0,
+        metavar="FOLDS",
+        help="also choose the rule's settings on some questions and score them on others: each question set "
+        "dealt into FOLDS folds (2: a tuning and a held-out half, both ways)",
+    )
+    parser.add_argument("--seed", type=int, default=19, help="the seed of --split's folds")
     args = parser.parse_args()
+    if args.split == 1 or args.split < 0:
+        parser.error("--split needs 2 folds or more")
+    split = (args.split, args.seed) if args.split else None
     if not LOCOMO.is_file() or not CORPUS.is_dir():
         print("Needs ../shared beside the repository.", file=sys.stderr)
         return 2
     overrides = dict(item.split("=", 1) for item in args.set)
     from causantic.config import load_config
+
+    def log(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
 
     if args.large_only:
         config = load_config().with_overrides(overrides).relevance
@@ -794,6 +980,8 @@ def main() -> int:
                     "no nearest": (float(BEFORE_NEAREST["relevance.floor"]), before),
                     "configured": (config.floor, config),
                 },
+                log,
+                split,
             )
             for home in args.large
         }
@@ -801,9 +989,6 @@ def main() -> int:
         if args.json_out:
             args.json_out.write_text(json.dumps({"large": large}, indent=2) + "\n", encoding="utf-8")
         return 0
-
-    def log(text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
 
     work = args.work or Path(tempfile.mkdtemp(prefix="causantic-floor-"))
     all_trials = trials(work, log)
@@ -846,6 +1031,14 @@ def main() -> int:
         result["baseline" if name == "main" else "configured"]["spread"] = quantiles
         print(f"  {name:<10} " + "  ".join(f"{k} {' '.join(f'{q:.3f}' for q in v)}" for k, v in quantiles.items()))
     result["configured"] |= {"n_unanswerable": n_un, "n_answerable": n_ans}
+    if split is not None:
+        grid = [round(0.26 + 0.01 * i, 2) for i in range(15)]
+        families = {
+            "nearestCosine": [
+                (f"{bar:.2f}", shown_by(floor, config.model_copy(update={"nearest_cosine": bar}))) for bar in grid
+            ]
+        }
+        result["held_out"] = held_out(observed, shown_by(floor, config), families, *split)
     for home in args.large:
         result.setdefault("large", {})[str(home)] = large_store(
             home,
@@ -855,6 +1048,8 @@ def main() -> int:
                 "no vocab": (floor, unknown),
                 "configured": (floor, config),
             },
+            log,
+            split,
         )
     print(json.dumps(result))
     if args.json_out:
