@@ -61,6 +61,7 @@ from causantic.sources import SPAWN_TOOLS
 from causantic.store.records import EdgeRecord, parse_iso
 from causantic.transcripts import SUGGESTION_PROMPT_OPENING
 from causantic.transcripts.model import TextBlock, ToolCall, ToolResult, Transcript
+from causantic.transcripts.rewinds import REWOUND_PREFIX
 from causantic.transcripts.turns import prompt_of
 
 WORKFLOW_TOOL = "Workflow"
@@ -73,7 +74,7 @@ _CODEX_NOTIFICATION = re.compile(r'<subagent_notification>\s*\{[^<]*?"agent_path
 _ASYNC_STATUSES = frozenset({"async_launched", "spawned", "teammate_spawned"})
 # Agents Claude Code runs on its own, recognised by their id prefix; the value is the agent label.
 _PROMPT_SUGGESTION = "aprompt_suggestion-"
-_AMBIENT_PREFIXES = {"acompact-": "compaction", _PROMPT_SUGGESTION: "prompt-suggestion"}
+_AMBIENT_PREFIXES = {"acompact-": "compaction", _PROMPT_SUGGESTION: "prompt-suggestion", REWOUND_PREFIX: "rewound"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +117,7 @@ def triage(subagents: Sequence[Transcript], main_path: Path | None) -> Triage:
     skipped: Counter[str] = Counter()
     skipped_ids: list[str] = []
     for sub in subagents:
-        if _is_stub(sub, inline=sub.path == main_path):
+        if _is_stub(sub, inline=sub.path == main_path) and not (sub.agent_id or "").startswith(REWOUND_PREFIX):
             skipped["stub"] += 1
         elif _is_warm_up(sub):
             skipped["warm-up"] += 1
