@@ -22,7 +22,10 @@ Every sub-agent stream of a session falls in one of five kinds:
   restates the session's work) and any other stream no call claims. Linked by the
   *ambient* rule: brief from the main chunk it forked from, debrief into the main chunk that
   followed it — by file position for an inline sidechain, by time (within ``graph.timeGapMinutes``)
-  for a separate file. A compaction's summary thus leads into the continued conversation.
+  for a separate file. A compaction's summary thus leads into the continued conversation. An attempt
+  the user rewound past (``rewound-…``, :mod:`causantic.transcripts.rewinds`) is linked the same way:
+  from the turn it branched off to the turn typed after going back. It is never a stub: a prompt
+  the user went back from before any reply is still something they asked.
 
 Which call started a stream — the first rule that answers wins, and a call starts one stream
 (a ``Workflow`` call starts all the agents of its run):
@@ -225,7 +228,8 @@ def link_subagents(streams: Sequence[Transcript], spawns: Sequence[Spawn]) -> di
 
 
 def is_ambient(sub: Transcript) -> bool:
-    """True for an agent Claude Code runs on its own (compaction, prompt suggestion): no call starts it."""
+    """True for a stream no call starts: an agent Claude Code runs on its own (compaction, prompt
+    suggestion), or an attempt the user rewound past."""
     return (sub.agent_id or "").startswith(tuple(_AMBIENT_PREFIXES))
 
 
