@@ -87,10 +87,12 @@ def test_cursor_transcripts_in_their_folder_have_the_project_folder_for_a_projec
         {"role": "assistant", "message": {"content": [{"type": "text", "text": "Fixed the cart total."}]}},
     ]
     (folder / f"{session}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-    [files] = discover(tmp_path / ".cursor" / "projects")
-    assert (files.source, files.folder.name) == ("cursor", "Users-dev-shop")
-    [read], _ = read_session(files)
-    assert read.session_id == session
+    (folder / session[::-1]).mkdir()  # newer versions: a folder per session
+    (folder / session[::-1] / f"{session[::-1]}.jsonl").write_text(json.dumps(lines[0]) + "\n")
+    found = discover(tmp_path / ".cursor" / "projects")
+    assert [(f.source, f.folder.name) for f in found] == [("cursor", "Users-dev-shop")] * 2
+    read = [s for files in found for s in read_session(files)[0]]
+    assert sorted(s.session_id for s in read) == sorted([session, session[::-1]])
 
 
 def test_a_factory_droid_session_leaves_out_its_reminders_and_its_usage_notice(agents_corpus: Path) -> None:

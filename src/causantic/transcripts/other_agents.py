@@ -83,9 +83,10 @@ def source_of_line(line: bytes) -> Source | None:
 
 def session_folder(path: Path, source: Source) -> Path:
     """The folder that stands for a session's project when none of its records names one: a Cursor
-    transcript's project folder (``<folder>/agent-transcripts/<id>.jsonl``), else the file's folder."""
-    if source == "cursor" and path.parent.name == "agent-transcripts":
-        return path.parent.parent
+    transcript's project folder (``<folder>/agent-transcripts/[<id>/]<id>.jsonl``), else the file's
+    folder."""
+    if source == "cursor":
+        return next((p.parent for p in path.parents if p.name == "agent-transcripts"), path.parent)
     return path.parent
 
 
