@@ -126,6 +126,25 @@ def test_a_codex_fork_keeps_only_its_own_turns_and_links_to_where_it_forked(tmp_
         assert (again.chunks_added, again.chunks_removed, again.chunks_updated) == (0, 0, 0)
 
 
+def test_a_codex_fork_read_alone_before_drops_its_copy_once_read_with_the_session_it_forked(tmp_path: Path) -> None:
+    # A fork ingested without its parent (as every fork was before) holds the copied turns; read
+    # again with its parent (also: the upgrade to these rules), it keeps only its own.
+    sessions = tmp_path / "codex"
+    parent = write_codex_rollout(
+        sessions,
+        "/srv/shop",
+        "019e-parent",
+        [("why does the cart total drift", "Float rounding."), ("use cents", "Done.")],
+    )
+    fork = _fork_of(sessions, parent, "019e-fork", "019e-parent", 2, [("try banker's rounding instead", "Switched.")])
+    with open_services(Config()) as services:
+        _ingest(services, fork)
+        assert len(_chunks(services, "019e-fork")) == 3
+        later = _ingest(services, sessions)
+        assert later.chunks_removed == 2
+        assert [c.content.splitlines()[1] for c in _chunks(services, "019e-fork")] == ["try banker's rounding instead"]
+
+
 def test_the_other_agents_corpus_ingests_by_agent(agents_corpus: Path) -> None:
     with open_services(Config()) as services:
         report = _ingest(services, agents_corpus / "cursor", agents_corpus / "other-agents")

@@ -546,12 +546,13 @@ def _stand_ins(cwd: str, project_path: str) -> list[str]:
 def _superseded(stored: Sequence[ChunkKey], session: SessionPlan) -> list[str]:
     """Stored chunks of a session that today's rules no longer produce from the same transcript.
 
-    Four kinds, all left by an older version of these rules: chunks of sub-agent streams now skipped
+    Five kinds, all left by an older version of these rules: chunks of sub-agent streams now skipped
     (warm-ups, prompt suggestions) made of those streams' messages alone; chunks of a sub-agent stream
     (not a rewound branch) made of messages the main stream now shows (the conversation's records a
     compaction file holds, see :mod:`causantic.transcripts.compaction`); main-line chunks of turns now
-    told as a rewound branch (:mod:`causantic.transcripts.rewinds`), by the id they had there; and
-    trailing parts of a turn whose text shrank
+    told as a rewound branch (:mod:`causantic.transcripts.rewinds`), by the id they had there, and
+    main-line chunks of a Codex fork showing only its copy of the session it forked; and trailing
+    parts of a turn whose text shrank
     (injected text now left out), so it splits into fewer parts. A stored chunk is a part of a
     planned turn only when it has the id of one (same session, agent, first message), whatever
     number the turn had then (a turn is numbered anew when messages before it leave its stream, or a
@@ -593,7 +594,7 @@ def _superseded(stored: Sequence[ChunkKey], session: SessionPlan) -> list[str]:
             and set(row.message_uuids) <= in_main
         ):
             out.append(row.id)
-        elif row.agent_id is None and row.id in was_main and row.id not in turn_of:
+        elif row.agent_id is None and row.id not in turn_of and (row.id in was_main or _copied(row, session)):
             out.append(row.id)
         elif (
             key in parts
@@ -603,6 +604,11 @@ def _superseded(stored: Sequence[ChunkKey], session: SessionPlan) -> list[str]:
         ):
             out.append(row.id)
     return out
+
+
+def _copied(row: ChunkKey, session: SessionPlan) -> bool:
+    """Whether a stored chunk shows only messages a Codex fork copied from the session it forked."""
+    return bool(row.message_uuids) and set(row.message_uuids) <= session.copied_messages
 
 
 def _rewound(agent_id: str | None) -> bool:

@@ -116,6 +116,8 @@ class SessionPlan:
     # The messages of those streams: only a stored chunk made of them alone is theirs to drop (a stub
     # copying one message of a stream kept whole in another file of the session leaves it be).
     skipped_messages: frozenset[str] = frozenset()
+    # A Codex fork's messages left out as its copy of the session it forked (an older release kept them).
+    copied_messages: frozenset[str] = frozenset()
     # (agent id, turn index, anchor) of each planned turn: its parts' ids (see chunk_id), so only the
     # trailing parts of the same turn are superseded, not those of a turn a copy starts elsewhere.
     turn_anchors: tuple[tuple[str | None, int, str], ...] = ()
@@ -223,6 +225,7 @@ def plan_session(
         source=session.source,
         cwd_hash=head.cwd_hash,
         skipped_agent_ids=triaged.skipped_ids,
+        copied_messages=session.copied,
         skipped_messages=frozenset(
             m.uuid for sub in session.subagents if sub.agent_id in triaged.skipped_ids for m in sub.messages
         ),

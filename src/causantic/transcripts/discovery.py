@@ -328,7 +328,16 @@ def _read_codex(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRepo
         own = replace(fork, messages=fork.messages[copied:])
         origin = (fork_meta.forked_from or "", parent.messages[copied - 1].uuid) if copied and parent else None
         sessions.append(
-            SessionTranscripts(own.session_id, own, tuple(rewound), own.cwd, (path,), "codex", forked_from=origin)
+            SessionTranscripts(
+                own.session_id,
+                own,
+                tuple(rewound),
+                own.cwd,
+                (path,),
+                "codex",
+                forked_from=origin,
+                copied=frozenset(m.uuid for m in fork.messages[:copied]),
+            )
         )
     return sessions, report
 

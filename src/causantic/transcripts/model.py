@@ -140,6 +140,7 @@ class SessionTranscripts:
     # A user's fork of another session (Codex CLI ``/fork``): (that session's id, the uuid of its
     # last message the fork copied), when the fork was read with it; the copy itself is left out.
     forked_from: tuple[str, str] | None = None
+    copied: frozenset[str] = frozenset()  # uuids of the fork's messages left out as that copy
 
 
 @dataclass(frozen=True, slots=True)

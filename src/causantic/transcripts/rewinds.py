@@ -17,10 +17,11 @@ after going back past them.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import replace
 
 from causantic.transcripts.model import AgentMeta, Message, Transcript
-from causantic.transcripts.turns import prompt_of
+from causantic.transcripts.turns import PROMPT_HEAD_CHARS, prompt_of
 
 __all__ = ["REWOUND_PREFIX", "mark_claude_rewinds", "split_rewound"]
 
@@ -39,13 +40,17 @@ def mark_claude_rewinds(messages: tuple[Message, ...], line_of: dict[str, int]) 
     the tree as well) never match: only a prompt going back past a prompt does.
     """
     marked = list(messages)
+    lines = [m.line_no for m in messages]  # ascending: a stream keeps its records' file order
     for i, message in enumerate(messages):
-        parent = message.parent_uuid
-        if parent is None or parent not in line_of or not prompt_of(message):
+        start = line_of.get(message.parent_uuid or "") if message.role == "user" else None
+        if start is None:
             continue
-        start = line_of[parent]
-        gone = [j for j in range(i) if messages[j].line_no > start and marked[j].rewound is None]
-        if any(prompt_of(messages[j]) for j in gone):
+        gone = [j for j in range(bisect_right(lines, start, 0, i), i) if marked[j].rewound is None]
+        if (
+            gone
+            and prompt_of(message, PROMPT_HEAD_CHARS)
+            and any(prompt_of(messages[j], PROMPT_HEAD_CHARS) for j in gone)
+        ):
             branch = messages[gone[0]].uuid[:8]
             for j in gone:
                 marked[j] = replace(marked[j], rewound=branch)
