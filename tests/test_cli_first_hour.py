@@ -267,7 +267,7 @@ def test_a_file_that_is_no_transcript_is_named_as_one_in_no_format_not_as_damage
     shown = CliRunner().invoke(cli, ["ingest", str(notes), "--no-embed"], catch_exceptions=False)
     assert shown.exit_code == 0, shown.output
     said = " ".join(shown.output.split())
-    assert "note: 1 file in no format Causantic reads (it reads Claude Code, Codex CLI and Gemini CLI " in said
+    assert "note: 1 file in no format Causantic reads (it reads the sessions of Claude Code, Codex CLI, " in said
     assert said.endswith(f"so nothing of it is in memory: {notes}") and "damaged lines skipped │ 0" in said
     # A transcript with a broken line is still one: its line is counted as damaged, nothing noted.
     session = write_session(tmp_path / "sessions", "/work/billing", "5b1f0c2e-0000-4000-8000-000000000006", TURNS)

@@ -678,6 +678,19 @@ class SourcesConfig(_Section):
     gemini_sessions: str | None = Field(
         None, description="Gemini CLI sessions batch-ingest reads; default ~/.gemini/tmp (its chats folders)."
     )
+    copilot_sessions: str | None = Field(
+        None, description="GitHub Copilot CLI sessions batch-ingest reads; default ~/.copilot/session-state."
+    )
+    cursor_projects: str | None = Field(
+        None, description="Cursor agent transcripts batch-ingest reads; default ~/.cursor/projects."
+    )
+    droid_sessions: str | None = Field(
+        None, description="Factory Droid sessions batch-ingest reads; default ~/.factory/sessions."
+    )
+    pi_sessions: str | None = Field(
+        None,
+        description="Pi sessions batch-ingest reads; default $PI_CODING_AGENT_DIR/sessions or ~/.pi/agent/sessions.",
+    )
 
 
 class PromptMemoryConfig(_Section):
@@ -791,14 +804,28 @@ def claude_config_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def agent_folders(config: Config) -> list[Path]:
-    """The folders where Claude Code (honouring ``$CLAUDE_CONFIG_DIR``, as it does), Codex CLI and
-    Gemini CLI keep sessions, those holding any: what `batch-ingest` and `init` read by default."""
+    """The folders where Claude Code (honouring ``$CLAUDE_CONFIG_DIR``, as it does) and the other
+    agents (:func:`agent_folder_paths`) keep sessions, those holding any: what `batch-ingest` and
+    `init` read by default."""
     return [p for p in agent_folder_paths(config) if p.is_dir() and next(p.rglob("*.json*"), None) is not None]
 
 
-def agent_folder_paths(config: Config) -> tuple[Path, Path, Path]:
-    """Where Claude Code, Codex CLI and Gemini CLI keep sessions, whether or not they hold any."""
-    return claude_config_dir() / "projects", codex_sessions_dir(config), gemini_sessions_dir(config)
+def agent_folder_paths(config: Config) -> tuple[Path, ...]:
+    """Where Claude Code, Codex CLI, Gemini CLI, Copilot CLI, Cursor, Factory Droid and Pi keep
+    sessions, whether or not they hold any."""
+    s, home = config.sources, Path.home()
+    pi_home = os.environ.get("PI_CODING_AGENT_DIR")
+    return (
+        claude_config_dir() / "projects",
+        codex_sessions_dir(config),
+        gemini_sessions_dir(config),
+        Path(s.copilot_sessions).expanduser() if s.copilot_sessions else home / ".copilot" / "session-state",
+        Path(s.cursor_projects).expanduser() if s.cursor_projects else home / ".cursor" / "projects",
+        Path(s.droid_sessions).expanduser() if s.droid_sessions else home / ".factory" / "sessions",
+        Path(s.pi_sessions).expanduser()
+        if s.pi_sessions
+        else (Path(pi_home).expanduser() if pi_home else home / ".pi" / "agent") / "sessions",
+    )
 
 
 def codex_sessions_dir(config: Config, environ: dict[str, str] | None = None) -> Path:

@@ -74,6 +74,7 @@ def test_the_codex_and_gemini_corpus_ingests_with_these_counts_and_again_changes
             "claude-code": {"sessions": 0, "chunks": 0},
             "codex": {"sessions": 11, "chunks": 243},
             "gemini": {"sessions": 11, "chunks": 21},
+            **{source: {"sessions": 0, "chunks": 0} for source in ("copilot", "cursor", "droid", "pi")},
         }
         # The summary's "sessions" is what `stats` then counts, not one per file holding the session.
         assert report.sessions == sum(source["sessions"] for source in stats["sources"].values())
@@ -442,11 +443,12 @@ def test_a_codex_command_that_exits_non_zero_reads_as_an_error(tmp_path: Path) -
 def test_files_of_agents_causantic_does_not_read_are_named_and_counted_not_passed_over(
     agents_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Cursor and Copilot CLI transcripts beside a Codex rollout: "files read 3 of 3" and nothing
-    # else would leave the user thinking the Cursor sessions are in memory.
+    # Kiro's exported histories beside a Copilot CLI session and a Codex rollout: "files read 4 of 4"
+    # and nothing else would leave the user thinking the Kiro sessions are in memory.
     folder = tmp_path / "sessions"
     for name, source in [
-        ("cursor.jsonl", "cursor/computermode__test-repo/f5/5b1d3b434a/0/full.jsonl"),
+        ("kiro-1.jsonl", "other-agents/computermode__test-repo/9b/bf78569566/0/full.jsonl"),
+        ("kiro-2.jsonl", "other-agents/computermode__test-repo/cc/e48b6a4aec/0/full.jsonl"),
         ("copilot.jsonl", "other-agents/computermode__test-repo/69/9504f045e2/0/full.jsonl"),
         ("pomodoro.jsonl", POMODORO),
     ]:
@@ -457,19 +459,22 @@ def test_files_of_agents_causantic_does_not_read_are_named_and_counted_not_passe
     assert done.exit_code == 0, done.output
     said = " ".join(done.output.split())
     assert (
-        "note: 2 files in no format Causantic reads (it reads Claude Code, Codex CLI and Gemini CLI sessions)" in said
-    )
-    assert f"{folder / 'copilot.jsonl'}, {folder / 'cursor.jsonl'}" in said
+        "note: 2 files in no format Causantic reads (it reads the sessions of Claude Code, Codex CLI, Gemini CLI, "
+        "Copilot CLI, Cursor, Factory Droid and Pi; Kiro and OpenCode keep theirs in databases it does not read)"
+    ) in said
+    assert f"{folder / 'kiro-1.jsonl'}, {folder / 'kiro-2.jsonl'}" in said
+    assert "sessions │ 2" in said  # the Copilot CLI session and the Codex one
     # Again with another folder: the files told about are unchanged and not told about twice; the
     # new folder holds a Codex rollout and an edit log that only its name calls a Codex session.
     edit_log = agents_corpus / "codex/ai4curation__ai-blame/tests/data/traces/codex-session1.jsonl"
     with open_services(Config()) as services:
         report = _ingest(services, folder, agents_corpus / "codex" / "ai4curation__ai-blame")
-    assert (report.files_unchanged, report.sessions) == (3, 1)
+    assert (report.files_unchanged, report.sessions) == (4, 1)
     assert report.skipped_lines["file in another format"] == 1 and report.broken_lines == 0
     assert report.as_dict()["notes"] == [
-        "1 file in no format Causantic reads (it reads Claude Code, Codex CLI and Gemini CLI sessions), so "
-        f"nothing of it is in memory: {edit_log}"
+        "1 file in no format Causantic reads (it reads the sessions of Claude Code, Codex CLI, Gemini CLI, "
+        "Copilot CLI, Cursor, Factory Droid and Pi; Kiro and OpenCode keep theirs in databases it does not "
+        f"read), so nothing of it is in memory: {edit_log}"
     ]
 
 

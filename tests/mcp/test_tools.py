@@ -178,12 +178,14 @@ def test_bad_arguments_are_named_in_one_line_without_pydantics_report(memory: Pa
     """It read '1 validation error for searchArguments / query / Field required [type=missing,
     input_value={}, input_type=dict] / For further information visit https://errors.pydantic.dev/…'."""
     missing, wrong = call_all(
-        ("search", {}), ("search", {"query": "rate limiting", "limit": "ten", "source": "cursor"})
+        ("search", {}), ("search", {"query": "rate limiting", "limit": "ten", "source": "windsurf"})
     )
     assert missing.is_error and text(missing) == "Error executing tool search: invalid arguments: query is required."
     assert wrong.is_error and text(wrong).startswith("Error executing tool search: invalid arguments: ")
     assert "limit: Input should be a valid integer" in text(wrong)
-    assert "source: Input should be 'claude-code', 'codex' or 'gemini'" in text(wrong)
+    assert "source: Input should be 'claude-code', 'codex', 'gemini', 'copilot', 'cursor', 'droid' or 'pi'" in text(
+        wrong
+    )
     assert all(noise not in text(wrong) for noise in ("input_value", "pydantic", "\n"))
 
 

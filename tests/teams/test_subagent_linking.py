@@ -31,7 +31,10 @@ def test_dead_end_stubs_and_warm_ups_are_skipped_and_counted_not_ingested(corpus
     assert "a86dcdc" not in ids  # one line, a "Warmup" prompt and no answer: a stub
     assert "a4e24f0" not in ids  # "Warmup" and its boilerplate answer
     assert not any("Warmup" in c.content for c in graph.chunks.values())
-    assert graph.report.subagent_streams == graph.report.linked_subagents == 1
+    # One spawned agent, and the two attempts the user rewound past (rewound streams, also linked).
+    assert graph.report.subagent_streams == graph.report.linked_subagents == 3
+    agents = {c.agent_id: c.agent for c in graph.chunks.values() if c.agent_id is not None}
+    assert sorted(agents.values()) == ["general-purpose", "rewound", "rewound"]
 
 
 def test_task_and_agent_calls_both_brief_and_debrief_their_sub_agents(corpus_dir: Path) -> None:

@@ -265,7 +265,11 @@ def test_a_gemini_json_lines_log_is_replayed_each_message_once_in_its_last_versi
     session, report = read_gemini(path)
     transcript = session.transcript
     assert transcript is not None and session.cwd == "/home/dev/app"
-    said = [(m.role, b.text) for m in transcript.messages for b in m.blocks if isinstance(b, TextBlock)]
+    said = [
+        (m.role, b.text) for m in transcript.messages if m.rewound is None for b in m.blocks if isinstance(b, TextBlock)
+    ]
+    rewound = [(m.role, b.text) for m in transcript.messages if m.rewound for b in m.blocks if type(b) is TextBlock]
+    assert rewound == [("user", "delete main.py"), ("assistant", "Deleted it.")]  # kept, off the main line
     assert said == [
         ("user", "what does main.py print"),
         ("assistant", "I will read it."),
@@ -279,13 +283,14 @@ def test_a_gemini_json_lines_log_is_replayed_each_message_once_in_its_last_versi
     calls = [b for m in transcript.messages for b in m.blocks if isinstance(b, ToolCall)]
     results = [b for m in transcript.messages for b in m.blocks if isinstance(b, ToolResult)]
     assert [c.name for c in calls] == ["read_file"] and [r.text for r in results] == ["print('hi')"]
-    times = [m.timestamp for m in transcript.messages]
+    times = [m.timestamp for m in transcript.messages if m.rewound is None]
     assert times == sorted(times) and transcript.messages[2].blocks == (results[0],)
     assert report.counts["duplicate record"] == 10 and not set(report.counts) & {"invalid json", "not a json object"}
 
 
-def test_codex_turns_the_user_rolled_back_are_dropped_as_codex_drops_them(tmp_path: Path) -> None:
-    # Esc Esc in Codex: back to an earlier prompt to edit it; the thread loses the turns after it.
+def test_codex_turns_the_user_rolled_back_are_kept_off_the_main_line(tmp_path: Path) -> None:
+    # Esc Esc in Codex: back to an earlier prompt to edit it; the thread loses the turns after it,
+    # and memory keeps them as an abandoned attempt, not as part of the conversation.
     def item(second: int, payload: dict[str, object], kind: str = "response_item") -> dict[str, object]:
         return {"timestamp": f"2026-11-04T10:00:{second:02d}Z", "type": kind, "payload": payload}
 
@@ -309,8 +314,13 @@ def test_codex_turns_the_user_rolled_back_are_dropped_as_codex_drops_them(tmp_pa
     ]
     path = tmp_path / "rollout-2026-11-04T10-00-00-t1.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    transcript, _, _ = read_rollout(path)
-    assert transcript is not None
-    texts = [b.text for m in transcript.messages if not m.is_meta for b in m.blocks if isinstance(b, TextBlock)]
+    [files] = discover(path)
+    [session], _ = read_session(files)
+    assert session.main is not None
+    texts = [b.text for m in session.main.messages if not m.is_meta for b in m.blocks if isinstance(b, TextBlock)]
     assert texts == ["rename the flag to --dry", "Renamed.", "now move the config file to etc/", "Moved."]
-    assert not any(isinstance(b, ToolCall | ToolResult) for m in transcript.messages for b in m.blocks)
+    assert not any(isinstance(b, ToolCall | ToolResult) for m in session.main.messages for b in m.blocks)
+    [rewound] = session.subagents
+    assert rewound.agent_id == "rewound-line-5" and rewound.meta is not None and rewound.meta.agent_type == "rewound"
+    kept = [b.text if isinstance(b, TextBlock | ToolResult) else b.name for m in rewound.messages for b in m.blocks]
+    assert kept == ["now delete the config file", "shell", "removed app.toml", "Deleted."]

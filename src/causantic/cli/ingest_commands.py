@@ -44,8 +44,10 @@ def ingest_command(paths: tuple[Path, ...], force: bool, no_embed: bool, as_json
 def batch_ingest_command(folder: Path | None, force: bool, no_embed: bool, workers: int, as_json: bool) -> None:
     """Ingest every session under a folder; by default every agent's own folder that exists:
     ~/.claude/projects (Claude Code; $CLAUDE_CONFIG_DIR/projects when set), sources.codexSessions
-    (Codex CLI: $CODEX_HOME/sessions or ~/.codex/sessions) and sources.geminiSessions (Gemini CLI:
-    ~/.gemini/tmp).
+    (Codex CLI: $CODEX_HOME/sessions or ~/.codex/sessions), sources.geminiSessions (Gemini CLI:
+    ~/.gemini/tmp), sources.copilotSessions (~/.copilot/session-state), sources.cursorProjects
+    (~/.cursor/projects), sources.droidSessions (~/.factory/sessions) and sources.piSessions
+    (~/.pi/agent/sessions).
 
     Example: causantic batch-ingest ~/.claude/projects
     """
@@ -67,7 +69,7 @@ def _quick_start(*, no_embed: bool, as_json: bool, workers: int) -> None:
     real memory (they are only added to an empty store, and leave it when real sessions arrive)."""
     from causantic.examples import SESSIONS_DIR
 
-    where = f"{claude_paths().projects} (nor Codex CLI or Gemini CLI sessions)"
+    where = f"{claude_paths().projects} (nor any other agent's sessions)"
     with domain_errors(), Memory() as memory:
         real = memory.holds_real_sessions()
     if real:

@@ -49,7 +49,7 @@ def agent_option(func: F) -> F:
 
 
 def source_option(func: F) -> F:
-    return click.option("--source", type=click.Choice(SOURCES), help=options.SOURCE.help)(func)
+    return click.option("--source", type=click.Choice(SOURCES), metavar="AGENT", help=options.SOURCE.help)(func)
 
 
 def max_tokens_option(func: F) -> F:

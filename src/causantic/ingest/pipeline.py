@@ -45,6 +45,7 @@ from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkKey, ChunkRecord, Project, stand_in_project
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, discover
+from causantic.transcripts.rewinds import REWOUND_PREFIX
 from causantic.wording import counted
 
 if TYPE_CHECKING:
@@ -545,10 +546,13 @@ def _stand_ins(cwd: str, project_path: str) -> list[str]:
 def _superseded(stored: Sequence[ChunkKey], session: SessionPlan) -> list[str]:
     """Stored chunks of a session that today's rules no longer produce from the same transcript.
 
-    Three kinds, all left by an older version of these rules: chunks of sub-agent streams now skipped
+    Five kinds, all left by an older version of these rules: chunks of sub-agent streams now skipped
     (warm-ups, prompt suggestions) made of those streams' messages alone; chunks of a sub-agent stream
-    made of messages the main stream now shows (the conversation's records a compaction file holds,
-    see :mod:`causantic.transcripts.compaction`); and trailing parts of a turn whose text shrank
+    (not a rewound branch) made of messages the main stream now shows (the conversation's records a
+    compaction file holds, see :mod:`causantic.transcripts.compaction`); main-line chunks of turns now
+    told as a rewound branch (:mod:`causantic.transcripts.rewinds`), by the id they had there, and
+    main-line chunks of a Codex fork showing only its copy of the session it forked; and trailing
+    parts of a turn whose text shrank
     (injected text now left out), so it splits into fewer parts. A stored chunk is a part of a
     planned turn only when it has the id of one (same session, agent, first message), whatever
     number the turn had then (a turn is numbered anew when messages before it leave its stream, or a
@@ -567,6 +571,13 @@ def _superseded(stored: Sequence[ChunkKey], session: SessionPlan) -> list[str]:
         parts[key] = max(parts.get(key, 0), chunk.part + 1)
         messages.setdefault(key, set()).update(chunk.message_uuids)
     in_main = set().union(*(m for (agent_id, _), m in messages.items() if agent_id is None))
+    # The turns now told as rewound, by the ids their main-line chunks had under older rules.
+    was_main = {
+        chunk_id(session.session_id, MAIN_AGENT, anchor, part)
+        for agent_id, turn, anchor in session.turn_anchors
+        if _rewound(agent_id)
+        for part in range(parts.get((agent_id, turn), 1))
+    }
     renumbered = {(row.agent_id, row.turn_index): turn_of[row.id] for row in stored if row.id in turn_of}
     anchors = {(agent_id, turn): anchor for agent_id, turn, anchor in session.turn_anchors}
     out: list[str] = []
@@ -577,10 +588,13 @@ def _superseded(stored: Sequence[ChunkKey], session: SessionPlan) -> list[str]:
                 out.append(row.id)
         elif (
             row.agent_id is not None
+            and not _rewound(row.agent_id)
             and row.id not in turn_of
             and row.message_uuids
             and set(row.message_uuids) <= in_main
         ):
+            out.append(row.id)
+        elif row.agent_id is None and row.id not in turn_of and (row.id in was_main or _copied(row, session)):
             out.append(row.id)
         elif (
             key in parts
@@ -590,6 +604,15 @@ def _superseded(stored: Sequence[ChunkKey], session: SessionPlan) -> list[str]:
         ):
             out.append(row.id)
     return out
+
+
+def _copied(row: ChunkKey, session: SessionPlan) -> bool:
+    """Whether a stored chunk shows only messages a Codex fork copied from the session it forked."""
+    return bool(row.message_uuids) and set(row.message_uuids) <= session.copied_messages
+
+
+def _rewound(agent_id: str | None) -> bool:
+    return (agent_id or "").startswith(REWOUND_PREFIX)
 
 
 def remove_chunks(
@@ -672,8 +695,9 @@ def _other_format_note(paths: list[str]) -> str:
     n = len(paths)
     shown = ", ".join(paths[:LINKS_NAMED]) + (f" and {n - LINKS_NAMED} more" if n > LINKS_NAMED else "")
     return (
-        f"{n} file{'s' if n != 1 else ''} in no format Causantic reads (it reads Claude Code, Codex CLI and "
-        f"Gemini CLI sessions), so nothing of {'them' if n != 1 else 'it'} is in memory: {shown}"
+        f"{n} file{'s' if n != 1 else ''} in no format Causantic reads (it reads the sessions of Claude Code, "
+        "Codex CLI, Gemini CLI, Copilot CLI, Cursor, Factory Droid and Pi; Kiro and OpenCode keep theirs in "
+        f"databases it does not read), so nothing of {'them' if n != 1 else 'it'} is in memory: {shown}"
     )
 
 

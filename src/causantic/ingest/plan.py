@@ -12,7 +12,7 @@ import functools
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Protocol
@@ -36,6 +36,7 @@ from causantic.store.records import ChunkRecord, EdgeRecord, FileMark, stand_in_
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, read_session
 from causantic.transcripts.model import SessionTranscripts
+from causantic.transcripts.other_agents import session_folder
 from causantic.transcripts.projects import canonical_project_path, repository_key
 
 # Edges that join an agent's stream to another agent's: a sub-agent counts as linked when it has one.
@@ -115,6 +116,8 @@ class SessionPlan:
     # The messages of those streams: only a stored chunk made of them alone is theirs to drop (a stub
     # copying one message of a stream kept whole in another file of the session leaves it be).
     skipped_messages: frozenset[str] = frozenset()
+    # A Codex fork's messages left out as its copy of the session it forked (an older release kept them).
+    copied_messages: frozenset[str] = frozenset()
     # (agent id, turn index, anchor) of each planned turn: its parts' ids (see chunk_id), so only the
     # trailing parts of the same turn are superseded, not those of a turn a copy starts elsewhere.
     turn_anchors: tuple[tuple[str | None, int, str], ...] = ()
@@ -158,8 +161,9 @@ def plan_group(files: SessionFiles, settings: PlanSettings, sink: ChunkSink | No
     fallback_time = datetime.fromtimestamp(max((s.st_mtime for s in stats.values()), default=0), UTC)
     if sink is not None:
         sink.begin([_head(session) for session in sessions])
-    plans = tuple(
-        plan for session in sessions if (plan := plan_session(session, settings, fallback_time, sink)) is not None
+    plans = _forks_linked(
+        [plan for session in sessions if (plan := plan_session(session, settings, fallback_time, sink)) is not None],
+        {s.session_id: s.forked_from for s in sessions if s.forked_from is not None},
     )
     return GroupPlan(
         marks, plans, report.counts, sum(st.st_size for st in stats.values()), tuple(map(str, report.other_format))
@@ -221,6 +225,7 @@ def plan_session(
         source=session.source,
         cwd_hash=head.cwd_hash,
         skipped_agent_ids=triaged.skipped_ids,
+        copied_messages=session.copied,
         skipped_messages=frozenset(
             m.uuid for sub in session.subagents if sub.agent_id in triaged.skipped_ids for m in sub.messages
         ),
@@ -229,6 +234,23 @@ def plan_session(
         written=emit is not None,
         joined=head.joined,
     )
+
+
+def _forks_linked(plans: list[SessionPlan], forked_from: dict[str, tuple[str, str]]) -> tuple[SessionPlan, ...]:
+    """`plans` with a ``forked-from`` edge from the chunk of the session a fork copied that shows
+    the last message it copied (else that session's last main chunk) to the fork's first chunk."""
+    by_id = {plan.session_id: plan for plan in plans}
+    out: list[SessionPlan] = []
+    for plan in plans:
+        origin = forked_from.get(plan.session_id)
+        parent = by_id.get(origin[0]) if origin is not None else None
+        mine = [c for c in plan.chunks if c.agent_id is None]
+        theirs = [c for c in parent.chunks if c.agent_id is None] if parent is not None else []
+        if origin is not None and mine and theirs:
+            at = next((c for c in theirs if origin[1] in c.message_uuids), theirs[-1])
+            plan = replace(plan, edges=(*plan.edges, EdgeRecord(at.id, mine[0].id, "forked-from")))
+        out.append(plan)
+    return tuple(out)
 
 
 def _head(session: SessionTranscripts) -> SessionHead:
@@ -247,7 +269,7 @@ def _where(session: SessionTranscripts) -> tuple[str, str]:
         return session.cwd, canonical_project_path(session.cwd)
     if session.project_hash:  # Gemini CLI: until a project matches the hash, the hash stands for it
         return f"gemini:{session.project_hash}", stand_in_project(session.project_hash)
-    folder = str(session.files[0].parent)
+    folder = str(session_folder(session.files[0], session.source))
     return folder, folder
 
 
@@ -274,5 +296,6 @@ def _agent_edges(
 
 
 def group_paths(files: SessionFiles) -> list[Path]:
-    """Every file of a session group: the main transcript (when present) and its sub-agent files."""
-    return [p for p in (files.main, *files.subagents) if p is not None]
+    """Every file of a session group: the main transcript (when present), its sub-agent files and
+    its forks' files."""
+    return [p for p in (files.main, *files.subagents, *files.forks) if p is not None]

@@ -28,6 +28,12 @@ History (what each version changed, so a release note can say why memory was re-
   without the copy of its parent's conversation its rollout opens with; a Codex or Gemini sub-agent
   stored as a session of its own (read without its parent's file) dropped once it is read as its
   parent session's stream.
+- 4 (25 November 2026): what the user rewound past kept, for every agent alike, as a ``rewound``
+  stream beside the main line, linked from where it branched off (Claude Code's ``/rewind`` had it
+  told inline as part of the conversation; Codex and Gemini rewinds had it dropped); a Codex user
+  fork read with the session it forked, without the copy of that session's turns it opens with,
+  linked by a ``forked-from`` edge; Copilot CLI, Cursor, Factory Droid and Pi sessions read
+  (before: files in another format).
 """
 
 from __future__ import annotations
@@ -38,4 +44,4 @@ from __future__ import annotations
 # against 0.9-1.4 s when every file is skipped), embedding only the chunks whose text changed (137
 # of 3,064 from the release before VERSION 1). A change that only affects how stored chunks are
 # searched or shown needs no bump.
-VERSION = 3
+VERSION = 4

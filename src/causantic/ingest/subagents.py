@@ -22,7 +22,10 @@ Every sub-agent stream of a session falls in one of five kinds:
   restates the session's work) and any other stream no call claims. Linked by the
   *ambient* rule: brief from the main chunk it forked from, debrief into the main chunk that
   followed it — by file position for an inline sidechain, by time (within ``graph.timeGapMinutes``)
-  for a separate file. A compaction's summary thus leads into the continued conversation.
+  for a separate file. A compaction's summary thus leads into the continued conversation. An attempt
+  the user rewound past (``rewound-…``, :mod:`causantic.transcripts.rewinds`) is linked the same way:
+  from the turn it branched off to the turn typed after going back. It is never a stub: a prompt
+  the user went back from before any reply is still something they asked.
 
 Which call started a stream — the first rule that answers wins, and a call starts one stream
 (a ``Workflow`` call starts all the agents of its run):
@@ -61,6 +64,7 @@ from causantic.sources import SPAWN_TOOLS
 from causantic.store.records import EdgeRecord, parse_iso
 from causantic.transcripts import SUGGESTION_PROMPT_OPENING
 from causantic.transcripts.model import TextBlock, ToolCall, ToolResult, Transcript
+from causantic.transcripts.rewinds import REWOUND_PREFIX
 from causantic.transcripts.turns import prompt_of
 
 WORKFLOW_TOOL = "Workflow"
@@ -73,7 +77,7 @@ _CODEX_NOTIFICATION = re.compile(r'<subagent_notification>\s*\{[^<]*?"agent_path
 _ASYNC_STATUSES = frozenset({"async_launched", "spawned", "teammate_spawned"})
 # Agents Claude Code runs on its own, recognised by their id prefix; the value is the agent label.
 _PROMPT_SUGGESTION = "aprompt_suggestion-"
-_AMBIENT_PREFIXES = {"acompact-": "compaction", _PROMPT_SUGGESTION: "prompt-suggestion"}
+_AMBIENT_PREFIXES = {"acompact-": "compaction", _PROMPT_SUGGESTION: "prompt-suggestion", REWOUND_PREFIX: "rewound"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +120,7 @@ def triage(subagents: Sequence[Transcript], main_path: Path | None) -> Triage:
     skipped: Counter[str] = Counter()
     skipped_ids: list[str] = []
     for sub in subagents:
-        if _is_stub(sub, inline=sub.path == main_path):
+        if _is_stub(sub, inline=sub.path == main_path) and not (sub.agent_id or "").startswith(REWOUND_PREFIX):
             skipped["stub"] += 1
         elif _is_warm_up(sub):
             skipped["warm-up"] += 1
@@ -224,7 +228,8 @@ def link_subagents(streams: Sequence[Transcript], spawns: Sequence[Spawn]) -> di
 
 
 def is_ambient(sub: Transcript) -> bool:
-    """True for an agent Claude Code runs on its own (compaction, prompt suggestion): no call starts it."""
+    """True for a stream no call starts: an agent Claude Code runs on its own (compaction, prompt
+    suggestion), or an attempt the user rewound past."""
     return (sub.agent_id or "").startswith(tuple(_AMBIENT_PREFIXES))
 
 

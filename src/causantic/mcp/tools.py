@@ -33,6 +33,7 @@ from causantic.retrieval.format import counted, day_span, span
 from causantic.retrieval.listing import newest_note
 from causantic.retrieval.output import status_out
 from causantic.runs import PROMPT_HOOK, read_status
+from causantic.sources import Source
 from causantic.wording import ago
 
 if TYPE_CHECKING:
@@ -52,9 +53,7 @@ Project = Annotated[
 ]
 OptionalProject = Annotated[str | None, Field(min_length=1, description=options.PROJECT.help + " Omit for all.")]
 Agent = Annotated[str | None, Field(min_length=1, description=options.AGENT.help)]
-SourceFilter = Annotated[
-    Literal["claude-code", "codex", "gemini"] | None, Field(description=options.SOURCE.help + " Omit for all.")
-]
+SourceFilter = Annotated[Source | None, Field(description=options.SOURCE.help + " Omit for all.")]
 
 
 def token_ceiling(environ: Mapping[str, str]) -> int:

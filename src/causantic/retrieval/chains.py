@@ -35,6 +35,7 @@ Direction = Literal["backward", "forward"]
 _EDGE_PREFERENCE = {
     "within-chain": 0,
     "cross-session": 1,
+    "forked-from": 1,
     "debrief": 2,
     "brief": 2,
     "team-report": 3,

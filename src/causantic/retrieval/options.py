@@ -43,7 +43,7 @@ DAYS_BACK = Option("The last N days (fractions allowed).", 0, 3650, low_open=Tru
 THRESHOLD = Option("Cosine similarity a query match must reach (raise it to forget less).", 0.01, 1.0, FORGET_THRESHOLD)
 PROJECT = Option("Only this project: its name, path, or a folder inside it (the current working directory works).")
 AGENT = Option("Only chunks written by this agent: 'main' or a sub-agent / teammate name.")
-SOURCE = Option("Only sessions of this coding agent: claude-code, codex or gemini.")
+SOURCE = Option("Only sessions of this coding agent: claude-code, codex, gemini, copilot, cursor, droid or pi.")
 USER = Option(
     "Team memory: only what this member ingested (their team.user or login name). "
     "Local memory is all this machine's member's."

@@ -1,14 +1,17 @@
 """Transcript parsing: the session files coding agents write, into typed sessions and turns.
 
-Three agents' files are read, told apart by their first bytes wherever they lie: Claude Code's JSONL
+Seven agents' files are read, told apart by their first bytes wherever they lie: Claude Code's JSONL
 (main sessions and their sub-agents in every layout, compaction agents included), Codex CLI rollouts
-(a spawned agent's joins its parent's session) and Gemini CLI sessions. Each becomes the same typed
-values, its ``source`` naming the agent. Rendering turns into text, chunking and linking belong to
-``ingest``.
+(a spawned agent's joins its parent's session, a user's fork is read with the session it forked),
+Gemini CLI sessions, and Copilot CLI, Cursor, Factory Droid and Pi sessions. Each becomes the same
+typed values, its ``source`` naming the agent; what the user rewound past becomes a stream of its
+own. Rendering turns into text, chunking and linking belong to ``ingest``.
 
 - ``model``: the typed values (messages, transcripts, turns) every later layer consumes.
 - ``reader``: Claude Code's files: robust line reading (bad lines skipped and counted), record parsing.
 - ``codex``, ``gemini``: one Codex CLI rollout, one Gemini CLI session, into the same values.
+- ``other_agents``: one Copilot CLI, Cursor, Factory Droid or Pi session, into the same values.
+- ``rewinds``: attempts the user rewound past, marked by the readers, split off the main line.
 - ``longvalue``: a multi-megabyte string value left in its file and decoded a window at a time.
 - ``_system_text``: what Claude Code injected into a user record, told apart from what was typed.
 - ``compaction``: the conversation's records a compaction agent's file holds, given back to it.

@@ -22,9 +22,11 @@ for spawn links). User text Codex injects (``<environment_context>``, AGENTS.md 
 messages are instructions and are skipped. Reasoning becomes :class:`ThinkingBlock` (summary text
 only; ``encrypted_content`` is dropped), which is never indexed. A compaction's replacement history
 repeats earlier items and is skipped. A ``thread_rolled_back`` event (the user went back to an
-earlier prompt to edit it: Esc Esc) drops its last ``num_turns`` turns, as Codex drops them from the
-thread. Several ``session_meta`` records in one file (a resumed or forked thread) keep the first
-one's identity. Damaged lines are counted by :func:`decode_lines`.
+earlier prompt to edit it: Esc Esc) takes its last ``num_turns`` turns out of the thread, as Codex
+does: they are kept as a rewound branch (:mod:`rewinds`). Several ``session_meta`` records in one
+file (a resumed or forked thread) keep the first one's identity; a user's fork (``/fork``) names the
+thread it copied in ``forked_from_id`` (:mod:`discovery` leaves the copy out). Damaged lines are
+counted by :func:`decode_lines`.
 
 Spawned agents: a ``spawn_agent`` call's output (``{"agent_id": …}``) or a
 ``collab_agent_spawn_end`` event names the new thread; the result message then carries
@@ -61,7 +63,7 @@ from causantic.transcripts.reader import (
     read_bytes,
 )
 
-__all__ = ["SPAWN_TOOL", "RolloutMeta", "is_rollout_head", "peek_rollout_meta", "read_rollout"]
+__all__ = ["SPAWN_TOOL", "RolloutMeta", "call_arguments", "is_rollout_head", "peek_rollout_meta", "read_rollout"]
 
 SPAWN_TOOL = "spawn_agent"
 _ENVELOPES = frozenset({"response_item", "request_item"})
@@ -99,6 +101,7 @@ class RolloutMeta:
     thread_id: str | None = None
     cwd: str | None = None
     parent_thread_id: str | None = None  # set for a spawned (sub-)agent's thread
+    forked_from: str | None = None  # the thread a user fork (``/fork``) copied its conversation from
     nickname: str | None = None
     role: str | None = None
 
@@ -205,15 +208,18 @@ class _Builder:
                 self._roll_back(turns)
 
     def _roll_back(self, turns: int) -> None:
-        """Drop the last ``turns`` turns, from the prompt that opened the first of them on, as Codex
-        drops them from the thread (the user went back to an earlier prompt, to edit it)."""
+        """Mark the last ``turns`` turns, from the prompt that opened the first of them on, as a
+        rewound branch (:mod:`rewinds`): Codex drops them from the thread (the user went back to an
+        earlier prompt, to edit it), and they are told apart from it."""
         prompts = [
             i
             for i, m in enumerate(self.messages)
-            if m.role == "user" and not m.is_meta and any(type(b) is TextBlock for b in m.blocks)
+            if m.role == "user" and not m.is_meta and m.rewound is None and any(type(b) is TextBlock for b in m.blocks)
         ]
         if prompts:
-            del self.messages[prompts[-min(turns, len(prompts))] :]
+            start = prompts[-min(turns, len(prompts))]
+            branch = self.messages[start].uuid
+            self.messages[start:] = [m if m.rewound else replace(m, rewound=branch) for m in self.messages[start:]]
 
     def _item(self, item: dict[str, Any], when: datetime | None, line_no: int, sub: int) -> None:
         kind = item.get("type") or ("message" if "role" in item else None)
@@ -322,6 +328,7 @@ def _meta_of(record: dict[str, Any]) -> RolloutMeta:
         thread_id=as_str(payload.get("id")) or as_str(payload.get("session_id")) or None,
         cwd=cwd if cwd.startswith("/") or cwd[1:3] == ":\\" else None,
         parent_thread_id=as_str(payload.get("parent_thread_id")) or as_str(spawn.get("parent_thread_id")) or None,
+        forked_from=as_str(payload.get("forked_from_id")) or None,
         nickname=as_str(payload.get("agent_nickname")) or as_str(spawn.get("agent_nickname")) or None,
         role=as_str(payload.get("agent_role")) or as_str(spawn.get("agent_role")) or None,
     )
@@ -360,11 +367,11 @@ def _call_of(item: dict[str, Any], kind: str, uuid: str) -> ToolCall:
     call_id = as_str(item.get("call_id")) or as_str(item.get("id")) or f"{uuid}-call"
     for key in ("arguments", "parameters", "input", "action"):
         if key in item:
-            return ToolCall(call_id, name, _arguments(item[key], key))
+            return ToolCall(call_id, name, call_arguments(item[key], key))
     return ToolCall(call_id, name, {})
 
 
-def _arguments(raw: Any, key: str) -> dict[str, Any]:
+def call_arguments(raw: Any, key: str) -> dict[str, Any]:
     """A call's input as an object: JSON text is parsed; other text (an apply_patch body) is kept whole."""
     if isinstance(raw, str):
         try:

@@ -39,11 +39,13 @@ from typing import Any, cast
 
 from causantic.errors import TranscriptError
 from causantic.sources import Source
-from causantic.transcripts.codex import is_rollout_head, peek_rollout_meta, read_rollout
+from causantic.transcripts.codex import RolloutMeta, is_rollout_head, peek_rollout_meta, read_rollout
 from causantic.transcripts.compaction import give_back_carried
 from causantic.transcripts.gemini import looks_like_gemini, peek_gemini_header, read_gemini
 from causantic.transcripts.model import AgentMeta, SessionTranscripts, SkipReport, Transcript
+from causantic.transcripts.other_agents import OTHER_SOURCES, read_other, session_folder, source_of_line
 from causantic.transcripts.reader import SkipReason, read_file
+from causantic.transcripts.rewinds import split_rewound
 
 __all__ = ["SessionFiles", "discover", "read_session", "source_of"]
 
@@ -64,6 +66,7 @@ class SessionFiles:
     subagents: tuple[Path, ...]
     folder: Path  # the folder holding the session: a project folder under ~/.claude/projects
     source: Source = "claude-code"
+    forks: tuple[Path, ...] = ()  # Codex CLI: user forks of this session (and of its forks), read with it
 
 
 def discover(
@@ -140,6 +143,15 @@ def read_session(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRep
         return _read_codex(files)
     if files.source == "gemini":
         return _read_gemini(files)
+    if files.source in OTHER_SOURCES and files.main is not None:
+        transcript, report = read_other(files.main, files.source)
+        main, rewound = split_rewound(transcript)
+        if main is None and not rewound:
+            return [], report
+        found_in = main or rewound[0]
+        return [
+            SessionTranscripts(found_in.session_id, main, tuple(rewound), found_in.cwd, (files.main,), files.source)
+        ], report
     report = SkipReport()
     found: list[Transcript] = []
     if files.main is not None:
@@ -165,7 +177,8 @@ def read_session(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRep
         main, subagents, copies = give_back_carried(main, subagents)
         if copies:
             report.add(SkipReason.DUPLICATE_RECORD, copies)
-        sessions.append(SessionTranscripts(session_id, main, subagents, cwd, paths))
+        main, rewound = split_rewound(main)
+        sessions.append(SessionTranscripts(session_id, main, (*subagents, *rewound), cwd, paths))
     return sessions, report
 
 
@@ -200,27 +213,38 @@ def source_of(path: Path) -> Source:
             return "codex"
     if looks_like_gemini(line) and b'"type"' not in line:
         return "gemini"  # a JSON-lines Gemini session: its header record first
-    return "claude-code"
+    return source_of_line(line) or "claude-code"
 
 
 def _other_sessions(files: list[tuple[Path, Source]]) -> list[SessionFiles]:
-    """Sessions of Codex and Gemini files; a spawned Codex thread joins its parent's session."""
+    """Sessions of other agents' files: a spawned Codex thread joins its parent's session, and a
+    user's fork of a Codex session is read with the session it forked (the root of a chain of forks)."""
     found: list[SessionFiles] = []
     codex = {path: peek_rollout_meta(path) for path, source in files if source == "codex"}
     by_thread = {m.thread_id: p for p, m in codex.items() if m.thread_id}
     children: dict[Path, list[Path]] = defaultdict(list)
+    forks: dict[Path, list[Path]] = defaultdict(list)
     for path, meta in codex.items():
         parent = by_thread.get(meta.parent_thread_id or "")
         if parent is not None and parent != path:
             children[parent].append(path)
-    attached = {p for paths in children.values() for p in paths}
+        elif meta.parent_thread_id is None and (root := _fork_root(path, codex, by_thread)) is not None:
+            forks[root].append(path)
+    attached = {p for paths in (*children.values(), *forks.values()) for p in paths}
     for path, meta in codex.items():
         if path not in attached:
             found.append(
                 SessionFiles(
-                    meta.thread_id or path.stem, path, tuple(sorted(children.get(path, ()))), path.parent, "codex"
+                    meta.thread_id or path.stem,
+                    path,
+                    tuple(sorted(children.get(path, ()))),
+                    path.parent,
+                    "codex",
+                    tuple(sorted(forks.get(path, ()))),
                 )
             )
+    for source in ("copilot", "cursor", "droid", "pi"):
+        found += [_one_file_session(path, source) for path, kind in files if kind == source]
     found += _gemini_sessions([path for path, source in files if source == "gemini"])
     return found
 
@@ -244,6 +268,24 @@ def _gemini_sessions(paths: list[Path]) -> list[SessionFiles]:
     ]
 
 
+def _one_file_session(path: Path, source: Source) -> SessionFiles:
+    return SessionFiles(path.stem, path, (), session_folder(path, source), source)
+
+
+def _fork_root(path: Path, codex: dict[Path, RolloutMeta], by_thread: dict[str, Path]) -> Path | None:
+    """The rollout at the start of `path`'s chain of user forks, when `path` is a fork and the
+    session it forked is among `codex`; None otherwise."""
+    seen = {path}
+    parent = by_thread.get(codex[path].forked_from or "")
+    while parent is not None and parent not in seen:
+        seen.add(parent)
+        above = by_thread.get(codex[parent].forked_from or "")
+        if above is None or above in seen:
+            return parent
+        parent = above
+    return None
+
+
 def _read_codex(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipReport]:
     report = SkipReport()
     main, meta = None, None
@@ -251,7 +293,7 @@ def _read_codex(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRepo
         main, meta, skipped = read_rollout(files.main)
         report.merge(skipped)
     session_id = (meta.thread_id if meta else None) or files.session_id
-    subagents: list[Transcript] = []
+    main, subagents = split_rewound(main)
     for path in files.subagents:
         child_meta = peek_rollout_meta(path)
         sub, _, skipped = read_rollout(path, agent_id=child_meta.thread_id or path.stem, session_id=session_id)
@@ -261,22 +303,61 @@ def _read_codex(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRepo
         if sub is not None:
             label = AgentMeta(agent_type=child_meta.role, description=child_meta.nickname)
             subagents.append(replace(sub, meta=label))
-    if main is None and not subagents:
-        return [], report
-    cwd = (main.cwd if main else None) or next((s.cwd for s in subagents if s.cwd), None)
-    paths = tuple(t.path for t in (main, *subagents) if t is not None)
-    return [SessionTranscripts(session_id, main, tuple(subagents), cwd, paths, "codex")], report
+    sessions: list[SessionTranscripts] = []
+    if main is not None or subagents:
+        cwd = (main.cwd if main else None) or next((s.cwd for s in subagents if s.cwd), None)
+        paths = tuple(dict.fromkeys(t.path for t in (main, *subagents) if t is not None))
+        sessions.append(SessionTranscripts(session_id, main, tuple(subagents), cwd, paths, "codex"))
+    threads: dict[str, Transcript | None] = {session_id: main}
+    metas = {path: peek_rollout_meta(path) for path in files.forks}
+    pending = sorted(files.forks)
+    while pending:  # a fork after the one it forked
+        ready = [p for p in pending if metas[p].forked_from in threads] or pending[:1]
+        path = ready[0]
+        pending.remove(path)
+        fork, fork_meta, skipped = read_rollout(path)
+        report.merge(skipped)
+        fork, rewound = split_rewound(fork)
+        parent = threads.get(fork_meta.forked_from or "")
+        threads[fork_meta.thread_id or path.stem] = fork
+        copied = _copied(fork, parent) if fork is not None and parent is not None else 0
+        if copied:
+            report.add(SkipReason.DUPLICATE_RECORD, copied)
+        if fork is None or copied == len(fork.messages):
+            continue  # nothing but the copy (yet)
+        own = replace(fork, messages=fork.messages[copied:])
+        origin = (fork_meta.forked_from or "", parent.messages[copied - 1].uuid) if copied and parent else None
+        sessions.append(
+            SessionTranscripts(
+                own.session_id,
+                own,
+                tuple(rewound),
+                own.cwd,
+                (path,),
+                "codex",
+                forked_from=origin,
+                copied=frozenset(m.uuid for m in fork.messages[:copied]),
+            )
+        )
+    return sessions, report
+
+
+def _copied(fork: Transcript, parent: Transcript) -> int:
+    """How many messages `fork` opens with that repeat `parent`'s (a user fork copies the
+    conversation it forked, main line only)."""
+    copied = 0
+    for mine, theirs in zip(fork.messages, parent.messages, strict=False):
+        if (mine.role, mine.blocks) != (theirs.role, theirs.blocks):
+            break
+        copied += 1
+    return copied
 
 
 def _after_copy(child: Transcript, parent: Transcript) -> Transcript | None:
     """A spawned Codex agent's stream without the copy of its parent's conversation it opens with
     (``spawn_agent`` with ``fork_context``: Codex versions before fork references wrote the parent's
     items again into the child's rollout); None when nothing else is left."""
-    copied = 0
-    for mine, theirs in zip(child.messages, parent.messages, strict=False):
-        if (mine.role, mine.blocks) != (theirs.role, theirs.blocks):
-            break
-        copied += 1
+    copied = _copied(child, parent)
     if not copied:
         return child
     return replace(child, messages=child.messages[copied:]) if copied < len(child.messages) else None
@@ -285,21 +366,19 @@ def _after_copy(child: Transcript, parent: Transcript) -> Transcript | None:
 def _read_gemini(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipReport]:
     assert files.main is not None
     session, report = read_gemini(files.main)
-    subagents: list[Transcript] = []
+    main, subagents = split_rewound(session.transcript)
     for path in files.subagents:
         agent = peek_gemini_header(path).session_id or path.stem
         child, skipped = read_gemini(path, agent_id=agent, session_id=session.session_id)
         report.merge(skipped)
         if child.transcript is not None:
             subagents.append(child.transcript)
-    if session.transcript is None and not subagents:
+    if main is None and not subagents:
         return [], report
     cwd = session.cwd or next((s.cwd for s in subagents if s.cwd), None)
-    paths = tuple(t.path for t in (session.transcript, *subagents) if t is not None)
+    paths = tuple(dict.fromkeys(t.path for t in (main, *subagents) if t is not None))
     return [
-        SessionTranscripts(
-            session.session_id, session.transcript, tuple(subagents), cwd, paths, "gemini", session.project_hash
-        )
+        SessionTranscripts(session.session_id, main, tuple(subagents), cwd, paths, "gemini", session.project_hash)
     ], report
 
 

@@ -16,7 +16,8 @@ Since April 2026 (gemini-cli ``feat(core): migrate chat recording to JSONL strea
 ``session-<time>-<id8>.jsonl``, an append-only log replayed as Gemini CLI replays it: the first line
 is the session's header; a message is written again in full each time it changes (its tokens, its
 tool calls and their results), so the last version of an id wins, in the place of its first;
-``{"$rewindTo": id}`` drops that message and every later one (the user rewound the conversation);
+``{"$rewindTo": id}`` takes that message and every later one out of the conversation (the user
+rewound it): they are kept as a rewound branch (:mod:`rewinds`);
 ``{"$set": {...}}`` updates the header (``$set.messages``, the model's context after a compression,
 is not the conversation and is ignored). A sub-agent's session is ``chats/<parent session id>/<agent
 id>.jsonl`` (header ``kind: "subagent"``): it joins its parent's session (:mod:`discovery`), and the
@@ -35,7 +36,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -125,19 +126,21 @@ def read_gemini(
     session_id = session_id or own_id
     project_hash = as_str(header.get("projectHash")) or None
     messages: list[Message] = []
-    for line_no, record in records:
-        messages += _messages(record, line_no, session_id, agent_id, report)
+    for line_no, record, branch in records:
+        found = _messages(record, line_no, session_id, agent_id, report)
+        messages += [replace(m, rewound=branch) for m in found] if branch else found
     transcript = None
     cwd = _project_root(path)
     if cwd is None and project_hash and messages:
-        cwd = _folder_of_hash(project_hash.lower(), iter([header, *(record for _, record in records)]))
+        cwd = _folder_of_hash(project_hash.lower(), iter([header, *(record for _, record, _ in records)]))
     if messages:
         transcript = Transcript(path, session_id, agent_id, tuple(messages), cwd=cwd, source="gemini")
     return GeminiSession(transcript, session_id, project_hash, cwd), report
 
 
-def _records(data: bytes, report: SkipReport) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any]]]]:
-    """(session header, [(position, message record)]) from a document or from JSON lines."""
+def _records(data: bytes, report: SkipReport) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any], str | None]]]:
+    """(session header, [(position, message record, the rewound branch it is on or None)]) from a
+    document or from JSON lines, in the order of their first lines."""
     try:
         document: Any = json.loads(data)
     except (ValueError, RecursionError) as error:
@@ -152,18 +155,21 @@ def _records(data: bytes, report: SkipReport) -> tuple[dict[str, Any], list[tupl
     whole = as_object(document)
     if whole is not None and isinstance(whole.get("messages"), list):
         items = whole["messages"]
-        records = [(i, obj) for i, value in enumerate(items, 1) if (obj := as_object(value)) is not None]
+        records: list[tuple[int, dict[str, Any], str | None]] = [
+            (i, obj, None) for i, value in enumerate(items, 1) if (obj := as_object(value)) is not None
+        ]
         if len(records) < len(items):
             report.add(SkipReason.NOT_AN_OBJECT, len(items) - len(records))
         return whole, records
     header: dict[str, Any] = {}
     latest: dict[str, tuple[int, dict[str, Any]]] = {}  # message id → (its first line, its last version)
+    rewound: list[tuple[int, dict[str, Any], str | None]] = []  # what a $rewindTo went back past
     for line_no, _, record in decode_lines(data, report):
         rewind, update = record.get("$rewindTo"), as_object(record.get("$set"))
         if isinstance(rewind, str):  # as Gemini CLI replays it: an unknown id rewinds to the start
             ids = list(latest)
-            for key in ids[ids.index(rewind) if rewind in latest else 0 :]:
-                del latest[key]
+            gone = ids[ids.index(rewind) if rewind in latest else 0 :]
+            rewound += [(*latest.pop(key), gone[0][:8]) for key in gone]
             report.add(SkipReason.NON_MESSAGE)
         elif update is not None:
             header |= {key: value for key, value in update.items() if key != "messages"}
@@ -179,7 +185,8 @@ def _records(data: bytes, report: SkipReport) -> tuple[dict[str, Any], list[tupl
             header = record
         else:
             report.add(SkipReason.NON_MESSAGE)
-    return header, list(latest.values())
+    kept: list[tuple[int, dict[str, Any], str | None]] = [(line, record, None) for line, record in latest.values()]
+    return header, sorted(kept + rewound, key=lambda r: r[0])
 
 
 def _messages(

@@ -65,6 +65,7 @@ class Message:
     is_meta: bool = False  # system-injected user text (caveats, command output), not a prompt
     tool_use_result: Any = None  # the record's `toolUseResult`, kept for agent/team linking
     parent_uuid: str | None = None  # the record's `parentUuid` (Claude Code): which stream a record continues
+    rewound: str | None = None  # the abandoned branch it is on: the user went back past it (:mod:`rewinds`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +137,10 @@ class SessionTranscripts:
     source: Source = "claude-code"
     # Gemini CLI records no cwd, only sha256(cwd): the project is matched by it when ingested.
     project_hash: str | None = None
+    # A user's fork of another session (Codex CLI ``/fork``): (that session's id, the uuid of its
+    # last message the fork copied), when the fork was read with it; the copy itself is left out.
+    forked_from: tuple[str, str] | None = None
+    copied: frozenset[str] = frozenset()  # uuids of the fork's messages left out as that copy
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,6 +56,7 @@ from causantic.transcripts.model import (
     ToolResult,
     Transcript,
 )
+from causantic.transcripts.rewinds import mark_claude_rewinds
 
 __all__ = [
     "BROKEN_LINE_REASONS",
@@ -435,9 +436,16 @@ class _Assembler:
         for line_no, rec in progress:
             self._add_progress(streams, line_no, rec)
 
+        line_of = {
+            uuid: line_no
+            for line_no, _, rec in records
+            if isinstance(uuid := rec.get("uuid"), str) and rec.get("isSidechain") is not True
+        }
         transcripts: list[Transcript] = []
         for stream in sorted(streams.values(), key=lambda s: s.first_line):
             built = tuple(self._finish(stream, p) for p in stream.pending if p.blocks)
+            if stream.agent_id is None:
+                built = mark_claude_rewinds(built, line_of)
             empty = len(stream.pending) - len(built)
             if empty:
                 skip(SkipReason.EMPTY_MESSAGE, empty)
@@ -522,7 +530,7 @@ class _Assembler:
                 stream.cwd = cwd
         message = rec["message"]
         role = rec["type"]
-        blocks = _parse_blocks(message["content"])
+        blocks = parse_blocks(message["content"])
         message_id = message.get("id") if role == "assistant" else None
         if isinstance(message_id, str) and message_id:
             earlier = stream.by_message_id.get(message_id)
@@ -648,7 +656,7 @@ def _move_handed_over_prompts(
 # --- content ----------------------------------------------------------------------------------------
 
 
-def _parse_blocks(content: str | list[Any] | LongValue) -> list[Block]:
+def parse_blocks(content: str | list[Any] | LongValue) -> list[Block]:
     """Typed blocks of `message.content`; unknown block kinds are dropped."""
     if isinstance(content, str):
         return [TextBlock(content)] if content.strip() else []

@@ -1,0 +1,163 @@
+"""Attempts the user rewound past, and Codex sessions the user forked, as memory keeps them: an
+abandoned attempt is stored (it happened) but in a ``rewound`` stream of its own, beside the main line
+and linked to where it branched off; a fork keeps only its own turns and links to the turn it forked at.
+Also the other agents' corpus (Copilot CLI, Cursor, Factory Droid, Pi) end to end."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from transcript_files import write_codex_rollout
+
+from causantic.config import Config
+from causantic.ingest import rules
+from causantic.ingest.pipeline import IngestReport
+from causantic.ingest.service import ingest_paths
+from causantic.services import Services, open_services
+from causantic.store.records import ChunkScope, StoredChunk
+from causantic.transcripts import reader
+
+REWIND_SESSION = "b3edadab-bca0-4054-9b41-f7ffa6941260"
+REWIND_FILE = (
+    "kfischer-okarin__scripts-and-tools/src/claude-history/test/fixtures/claude-projects/-Users-user-project/"
+    f"{REWIND_SESSION}.jsonl"
+)
+ABANDONED = "Ok make another addition which I will revert later"
+AFTER = "Ok in the future some new content was added look at it"
+
+
+def _ingest(services: Services, *paths: Path) -> IngestReport:
+    return ingest_paths(services, list(paths), embed=False, workers=1)
+
+
+def _chunks(services: Services, session_id: str) -> list[StoredChunk]:
+    return list(services.store.chunks_in(ChunkScope(session_id=session_id)))
+
+
+def _rewind_copy(corpus_dir: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / "projects" / "-Users-user-project"
+    folder.mkdir(parents=True)
+    return Path(shutil.copy(corpus_dir / REWIND_FILE, folder))
+
+
+def test_a_claude_code_rewind_is_kept_beside_the_main_line_not_in_it(corpus_dir: Path, tmp_path: Path) -> None:
+    # A real session (claude-history's rewind fixture): the user asked for an addition, rewound past
+    # it with /rewind, then asked again from the same point, twice.
+    path = _rewind_copy(corpus_dir, tmp_path)
+    with open_services(Config()) as services:
+        report = _ingest(services, path)
+        chunks = _chunks(services, REWIND_SESSION)
+        main = [c for c in chunks if c.agent == "main"]
+        rewound = [c for c in chunks if c.agent == "rewound"]
+        assert not any(ABANDONED in c.content for c in main)
+        assert [c.agent_id for c in rewound] == ["rewound-84944fbf", "rewound-291cfc48"]
+        assert ABANDONED in rewound[0].content
+        # The main line runs from the turn before the first attempt straight to the prompt after them.
+        by_id = {c.id: c for c in chunks}
+        edges = services.store.session_edges(REWIND_SESSION)
+        chain = [(by_id[e.source], by_id[e.target]) for e in edges if e.reference_type == "within-chain"]
+        assert any(AFTER in b.content and a.agent == "main" for a, b in chain)
+        linked = {(e.reference_type, by_id[e.target].agent_id) for e in edges if e.reference_type == "brief"}
+        assert linked == {("brief", "rewound-84944fbf"), ("brief", "rewound-291cfc48")}
+        assert report.subagent_streams == 2 and report.linked_subagents == 2
+
+
+def test_a_rewound_turn_stored_on_the_main_line_by_older_rules_moves_off_it(corpus_dir: Path, tmp_path: Path) -> None:
+    path = _rewind_copy(corpus_dir, tmp_path)
+    with pytest.MonkeyPatch.context() as before:  # the release before: rewinds read inline
+        before.setattr(reader, "mark_claude_rewinds", lambda messages, _: messages)
+        before.setattr(rules, "VERSION", rules.VERSION - 1)
+        with open_services(Config()) as services:
+            _ingest(services, path)
+            assert any(ABANDONED in c.content for c in _chunks(services, REWIND_SESSION) if c.agent == "main")
+    with open_services(Config()) as services:
+        upgraded = _ingest(services, path)
+        chunks = _chunks(services, REWIND_SESSION)
+    assert upgraded.files_rules_changed == 1 and upgraded.chunks_removed > 0
+    assert [c.agent for c in chunks if ABANDONED in c.content] == ["rewound"]
+
+
+def _fork_of(
+    sessions: Path, parent: Path, thread: str, parent_thread: str, copied: int, turns: list[tuple[str, str]]
+) -> Path:
+    """A Codex user fork (``/fork``) of `parent`: a rollout naming the thread it forked, opening with a
+    copy of the parent's first `copied` turns (its session_meta too), then turns of its own."""
+    records = [json.loads(line) for line in parent.read_text().splitlines()]
+    own = [
+        json.loads(line)
+        for line in write_codex_rollout(sessions / "own", "/srv/shop", thread, turns).read_text().splitlines()
+    ]
+    head = {**own[0], "payload": {"id": thread, "cwd": "/srv/shop", "forked_from_id": parent_thread}}
+    path = sessions / "2026" / "11" / "03" / f"rollout-2026-11-03T09-00-00-{thread}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [head, records[0], *records[1 : 1 + 2 * copied], *own[1:]]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    shutil.rmtree(sessions / "own")
+    return path
+
+
+def test_a_codex_fork_keeps_only_its_own_turns_and_links_to_where_it_forked(tmp_path: Path) -> None:
+    sessions = tmp_path / "codex"
+    parent = write_codex_rollout(
+        sessions,
+        "/srv/shop",
+        "019e-parent",
+        [
+            ("why does the cart total drift", "Float rounding in the discount step."),
+            ("store the discount in cents", "Stored in cents; totals match."),
+            ("add a test for the rounding", "Added test_cart_rounding."),
+        ],
+    )
+    _fork_of(sessions, parent, "019e-fork", "019e-parent", 2, [("try banker's rounding instead", "Switched to it.")])
+    with open_services(Config()) as services:
+        report = _ingest(services, sessions)
+        assert report.sessions == 2
+        fork = _chunks(services, "019e-fork")
+        assert [c.content.splitlines()[1] for c in fork] == ["try banker's rounding instead"]
+        everything = list(services.store.chunks_in(ChunkScope()))
+        assert sum("store the discount in cents" in c.content for c in everything) == 1  # not twice
+        [edge] = [e for e in services.store.session_edges("019e-fork") if e.reference_type == "forked-from"]
+        by_id = {c.id: c for c in everything}
+        assert "store the discount in cents" in by_id[edge.source].content and edge.target == fork[0].id
+        again = _ingest(services, sessions)
+        assert (again.chunks_added, again.chunks_removed, again.chunks_updated) == (0, 0, 0)
+
+
+def test_a_codex_fork_read_alone_before_drops_its_copy_once_read_with_the_session_it_forked(tmp_path: Path) -> None:
+    # A fork ingested without its parent (as every fork was before) holds the copied turns; read
+    # again with its parent (also: the upgrade to these rules), it keeps only its own.
+    sessions = tmp_path / "codex"
+    parent = write_codex_rollout(
+        sessions,
+        "/srv/shop",
+        "019e-parent",
+        [("why does the cart total drift", "Float rounding."), ("use cents", "Done.")],
+    )
+    fork = _fork_of(sessions, parent, "019e-fork", "019e-parent", 2, [("try banker's rounding instead", "Switched.")])
+    with open_services(Config()) as services:
+        _ingest(services, fork)
+        assert len(_chunks(services, "019e-fork")) == 3
+        later = _ingest(services, sessions)
+        assert later.chunks_removed == 2
+        assert [c.content.splitlines()[1] for c in _chunks(services, "019e-fork")] == ["try banker's rounding instead"]
+
+
+def test_the_other_agents_corpus_ingests_by_agent(agents_corpus: Path) -> None:
+    with open_services(Config()) as services:
+        report = _ingest(services, agents_corpus / "cursor", agents_corpus / "other-agents")
+        assert report.errors == [] and report.broken_lines == 0
+        assert (report.files, report.sessions, report.chunks_added) == (16, 8, 19)
+        assert report.skipped_lines["file in another format"] == 8  # 5 Kiro histories, 3 generic fixtures
+        sources = services.store.counts()["sources"]
+        assert {k: v["sessions"] for k, v in sources.items() if v["sessions"]} == {
+            "gemini": 1,
+            "copilot": 2,
+            "cursor": 2,
+            "droid": 2,
+            "pi": 1,
+        }
+        again = _ingest(services, agents_corpus / "cursor", agents_corpus / "other-agents")
+        assert (again.files_unchanged, again.chunks_added, again.chunks_updated) == (16, 0, 0)

@@ -1,0 +1,226 @@
+"""Copilot CLI, Cursor, Factory Droid and Pi sessions: read from the real files in the corpus (Entire
+checkpoint copies, ``other-agents/`` and ``cursor/``) and from small files for the edge cases."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from causantic.transcripts.discovery import discover, read_session, source_of
+from causantic.transcripts.model import TextBlock, ThinkingBlock, ToolCall, ToolResult, Transcript
+from causantic.transcripts.turns import assemble_turns
+
+ENTIRE = "computermode__test-repo"
+
+
+def _one(path: Path) -> Transcript:
+    [files] = discover(path)
+    [session], _ = read_session(files)
+    assert session.main is not None
+    return session.main
+
+
+def _texts(transcript: Transcript, kind: type = TextBlock) -> list[tuple[str, str]]:
+    return [(m.role, getattr(b, "text", "")) for m in transcript.messages for b in m.blocks if type(b) is kind]
+
+
+def test_a_copilot_cli_event_log_reads_as_its_prompt_calls_results_and_reply(agents_corpus: Path) -> None:
+    path = agents_corpus / "other-agents" / ENTIRE / "69/9504f045e2/0/full.jsonl"
+    assert source_of(path) == "copilot"
+    main = _one(path)
+    assert (main.source, main.session_id) == ("copilot", "31b0eadb-c44b-41ef-b46b-16c3f8e1fdd6")
+    assert main.cwd == "/Users/ninawork/entire/test-repos/test-repo/copilot-cli-attach"
+    # The prompt as typed: not the transformedContent Copilot wraps in <current_datetime> and reminders.
+    assert _texts(main) == [
+        ("user", "create a file in this folder that states this is for testing copilot cli"),
+        ("assistant", "Created `README.md` in this folder with the message."),
+    ]
+    calls = [b for m in main.messages for b in m.blocks if isinstance(b, ToolCall)]
+    results = {b.tool_use_id: b.text for m in main.messages for b in m.blocks if isinstance(b, ToolResult)}
+    assert [(c.name, c.input.get("path")) for c in calls] == [
+        ("report_intent", None),
+        ("create", "/Users/ninawork/entire/test-repos/test-repo/copilot-cli-attach/README.md"),
+    ]
+    assert results[calls[1].id].startswith("Created file") and len(results) == 2
+    assert _texts(main, ThinkingBlock) == [("assistant", "Create a simple file in the current working directory.")]
+    assert len(assemble_turns(main)) == 1
+
+
+def test_a_cursor_transcript_keeps_the_users_query_and_tells_reasoning_summaries_apart(agents_corpus: Path) -> None:
+    path = agents_corpus / "cursor" / ENTIRE / "b8/b6fbd5f55f/0/full.jsonl"
+    assert source_of(path) == "cursor"
+    main = _one(path)
+    prompts = [t.prompt for t in assemble_turns(main)]
+    # The 20 kB of GitHub page Cursor put in <external_links> is not what the user asked.
+    assert prompts[0] == "review changes in https://github.com/entireio/cli/pull/688"
+    assert len(prompts) == 5 and all(len(p) < 200 for p in prompts)
+    assert not any("Skip to content" in text for _, text in _texts(main))
+    thinking = [text for _, text in _texts(main, ThinkingBlock)]
+    assert "Planning JSON parsing with jq" in thinking and len(thinking) == 38
+    # No times in the file: every message has the file's.
+    mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    assert {m.timestamp for m in main.messages} == {mtime}
+
+
+def test_a_cursor_tool_call_without_an_id_gets_one(agents_corpus: Path) -> None:
+    main = _one(agents_corpus / "cursor" / ENTIRE / "f5/5b1d3b434a/0/full.jsonl")
+    [call] = [b for m in main.messages for b in m.blocks if isinstance(b, ToolCall)]
+    assert (call.id, call.name) == ("line-2-call1", "Write")
+    assert [t.prompt for t in assemble_turns(main)] == [
+        "create a markdown file stating this is for testing cursor",
+        "how do I quit this cli",
+    ]
+
+
+def test_cursor_transcripts_in_their_folder_have_the_project_folder_for_a_project(tmp_path: Path) -> None:
+    folder = tmp_path / ".cursor" / "projects" / "Users-dev-shop" / "agent-transcripts"
+    folder.mkdir(parents=True)
+    session = "0f7a2b8e-9a41-4d5c-8e2f-3c1d5b6a7e80"
+    lines = [
+        {
+            "role": "user",
+            "message": {"content": [{"type": "text", "text": "<user_query>\nfix the cart\n</user_query>"}]},
+        },
+        {"role": "assistant", "message": {"content": [{"type": "text", "text": "Fixed the cart total."}]}},
+    ]
+    (folder / f"{session}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (folder / session[::-1]).mkdir()  # newer versions: a folder per session
+    (folder / session[::-1] / f"{session[::-1]}.jsonl").write_text(json.dumps(lines[0]) + "\n")
+    found = discover(tmp_path / ".cursor" / "projects")
+    assert [(f.source, f.folder.name) for f in found] == [("cursor", "Users-dev-shop")] * 2
+    read = [s for files in found for s in read_session(files)[0]]
+    assert sorted(s.session_id for s in read) == sorted([session, session[::-1]])
+
+
+def test_a_factory_droid_session_leaves_out_its_reminders_and_its_usage_notice(agents_corpus: Path) -> None:
+    path = agents_corpus / "other-agents" / ENTIRE / "a0/f8612fcb64/0/full.jsonl"
+    assert source_of(path) == "droid"
+    main = _one(path)
+    assert (main.session_id, main.cwd) == (
+        "a31fbbb0-0922-4b2b-be85-9e9f0283a4d8",
+        "/Users/ninawork/entire/test-repos/test-repo/droid-attach",
+    )
+    turns = assemble_turns(main)
+    # One prompt: the "Token limit reached" line is Droid's notice to the user, not a second prompt.
+    assert [t.prompt for t in turns] == ["create a markdown file that explains this is for testing factory droid"]
+    assert not any("system-reminder" in text for _, text in _texts(main))
+    assert [m.is_meta for m in main.messages] == [False, True]
+
+
+def test_a_pi_session_reads_its_thinking_calls_and_results(agents_corpus: Path) -> None:
+    path = agents_corpus / "other-agents" / ENTIRE / "de/5a2f809927/0/full.jsonl"
+    assert source_of(path) == "pi"
+    main = _one(path)
+    assert (main.session_id, main.cwd) == (
+        "019dc132-b9ea-736e-aa6f-e20ee7d84b11",
+        "/Users/ninawork/entire/test-repos/test-repo",
+    )
+    calls = [(b.name, b.input) for m in main.messages for b in m.blocks if isinstance(b, ToolCall)]
+    assert calls[1] == ("bash", {"command": "mkdir -p pi/test"}) and len(calls) == 4
+    results = [b for m in main.messages for b in m.blocks if isinstance(b, ToolResult)]
+    assert [r.text for r in results[1:]] == [
+        "(no output)",
+        "Successfully wrote 131 bytes to pi/README.md",
+        "Successfully wrote 0 bytes to pi/test/.gitkeep",
+    ]
+    assert len(_texts(main, ThinkingBlock)) == 1 and [t.prompt for t in assemble_turns(main)] == [
+        "add a test folder and readme for pi"
+    ]
+
+
+def _pi_session(path: Path, entries: list[tuple[str, str | None, str, str]]) -> Path:
+    """A Pi session of (id, parent id, role, text) message entries."""
+    lines: list[dict[str, object]] = [
+        {"type": "session", "version": 3, "id": "019dc999-0000-7000-8000-000000000001", "cwd": "/srv/shop"}
+    ]
+    for n, (entry, parent, role, text) in enumerate(entries):
+        content = [{"type": "text", "text": text}]
+        stamp = f"2026-11-20T10:00:{n:02d}Z"
+        lines.append(
+            {
+                "type": "message",
+                "id": entry,
+                "parentId": parent,
+                "timestamp": stamp,
+                "message": {"role": role, "content": content},
+            }
+        )
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_a_pi_branch_the_user_went_back_from_is_kept_off_the_main_line(tmp_path: Path) -> None:
+    # /tree in Pi: back to an entry and on from there; the file keeps the branch left behind.
+    path = _pi_session(
+        tmp_path / "2026-11-20T10-00-00_019dc999.jsonl",
+        [
+            ("a1", None, "user", "add a discount field"),
+            ("a2", "a1", "assistant", "Added discount to the cart."),
+            ("b1", "a2", "user", "store it as a float"),
+            ("b2", "b1", "assistant", "Stored as a float."),
+            ("c1", "a2", "user", "store it in cents as an integer"),
+            ("c2", "c1", "assistant", "Stored in cents."),
+        ],
+    )
+    [files] = discover(path)
+    [session], _ = read_session(files)
+    assert session.main is not None
+    assert [t for _, t in _texts(session.main)] == [
+        "add a discount field",
+        "Added discount to the cart.",
+        "store it in cents as an integer",
+        "Stored in cents.",
+    ]
+    [branch] = session.subagents
+    assert branch.agent_id == "rewound-b1" and [t for _, t in _texts(branch)] == [
+        "store it as a float",
+        "Stored as a float.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("first", "good"),
+    [
+        (
+            {"type": "session.start", "data": {"sessionId": "cop-1", "context": {"cwd": "/srv/shop"}}},
+            {"type": "user.message", "data": {"content": "fix the cart total"}, "id": "e2"},
+        ),
+        (
+            {
+                "role": "user",
+                "message": {"content": [{"type": "text", "text": "<user_query>fix the cart total</user_query>"}]},
+            },
+            {"role": "assistant", "message": {"content": [{"type": "text", "text": "fix the cart total: done"}]}},
+        ),
+        (
+            {"type": "session_start", "id": "droid-1", "cwd": "/srv/shop"},
+            {
+                "type": "message",
+                "id": "m1",
+                "message": {"role": "user", "content": [{"type": "text", "text": "fix the cart total"}]},
+            },
+        ),
+        (
+            {"type": "session", "version": 3, "id": "pi-1", "cwd": "/srv/shop"},
+            {
+                "type": "message",
+                "id": "m1",
+                "parentId": None,
+                "message": {"role": "user", "content": "fix the cart total"},
+            },
+        ),
+    ],
+    ids=["copilot", "cursor", "droid", "pi"],
+)
+def test_a_broken_line_is_skipped_and_counted_never_fatal(
+    tmp_path: Path, first: dict[str, object], good: dict[str, object]
+) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_text(json.dumps(first) + "\n" + '{"type": "user.mess\n' + json.dumps(good) + "\n" + '{"cut": ')
+    [files] = discover(path)
+    [session], report = read_session(files)
+    assert session.main is not None and any("fix the cart total" in t for _, t in _texts(session.main))
+    assert report.counts["invalid json"] == 1 and report.counts["truncated last line"] == 1
