@@ -380,18 +380,28 @@ def episodes_heading(answer: EpisodeAnswer) -> str:
 
 
 def episodes_headline(answer: EpisodeAnswer) -> str:
-    """'Recall: the story behind it, 2 episodes in time order (7 chunks, 2,361 tokens)': the text's
-    heading without its notes (the dashboard tells them as a sentence of their own)."""
+    """'Recall: the story behind it, 3 episodes, best session first (7 chunks, 2,361 tokens)': the
+    text's heading without its notes (the dashboard tells them as a sentence of their own)."""
     what = "the story behind it" if answer.kind == "recall" else "what came next"
     weak = all(is_weak(e.relevance) for e in answer.episodes)  # then no match reaches the weak line
     noun = f"{WEAK_MARK} episode" if weak else "episode"
     head = (
-        f"{answer.kind.capitalize()}: {what}, {counted(len(answer.episodes), noun)} in time order "
+        f"{answer.kind.capitalize()}: {what}, {counted(len(answer.episodes), noun)}{_order_said(answer)} "
         f"({counted(len(answer.chunks), 'chunk')}, {counted(answer.tokens, 'token')})"
     )
     if answer.mode == "chain":
         head += " — chain walk"
     return head
+
+
+def _order_said(answer: EpisodeAnswer) -> str:
+    """How the heading says the episodes' order: ' in time order' (``episodes.order`` time, a team
+    answer, or one session's episodes), ', best session first', or nothing for one episode."""
+    if answer.order == "time":
+        return " in time order"
+    if len({e.chunks[0].chunk.session_id for e in answer.episodes}) > 1:
+        return ", best session first"
+    return " in time order" if len(answer.episodes) > 1 else ""
 
 
 def _one_place(answer: EpisodeAnswer, index: int) -> bool:
@@ -452,8 +462,9 @@ def left_out_within(episode: Episode, position: int) -> str:
 
 
 def episode_match(relevance: float) -> str:
-    """'best match 43%', or 'best match 4%, weakly related': episodes are told in time order, not
-    best first, so this says which one answers the question (the text and the dashboard say it alike)."""
+    """'best match 43%', or 'best match 4%, weakly related': how well each episode answers the
+    question, the later ones beside the first, or each of a team answer told in time order (the text
+    and the dashboard say it alike)."""
     return f"best match {relevance_percent(relevance)}%" + (f", {WEAK_MARK}" if is_weak(relevance) else "")
 
 
