@@ -11,7 +11,7 @@ import pytest
 from transcript_files import write_session
 
 from causantic import Memory
-from causantic.retrieval.format import render_episodes
+from causantic.retrieval.format import chunks_left_out, render_episodes
 from causantic.retrieval.output import episodic_out
 
 QUERY = "how did we fix the nightly billing deploy migration lock timeout"
@@ -80,7 +80,7 @@ def test_the_best_match_s_episode_leads_and_each_episode_keeps_its_time_order(ho
         assert times == sorted(times)
     text = render_episodes(answer)
     assert text.startswith(f"{kind.capitalize()}: ")
-    assert f"{len(told)} episodes, best session first (" in text.splitlines()[0]
+    assert f"{len(told)} episodes, best first (" in text.splitlines()[0]
     assert "session fix-lock" in text.split("== Episode 2 of")[0]
     assert episodic_out(QUERY, answer).order == "best"
 
@@ -104,3 +104,70 @@ def test_asked_from_a_project_its_relevant_episode_leads(home: Path) -> None:
     assert told[0] == TOOLS and FIX in told  # the better match of another project is still told, after
     # A weakly related match of the asker's project does not push a relevant one from the top.
     assert sessions(from_garden.episodes)[0] == FIX
+
+
+LATE_FIX_TURNS = [
+    ("the nightly billing deploy was slow again", "I'll look at its log later."),
+    ("rename the css class on the settings page", "Renamed it to settings-panel."),
+    ("bump the eslint version", "Bumped eslint to 9."),
+    ("tidy the readme badges", "The badges sit on one line now."),
+    ("add a favicon", "Added favicon.ico."),
+    ("update the copyright year", "It says 2026 now."),
+    ("sort the imports", "Sorted them."),
+    ("the nightly billing deploy fails with a migration lock timeout", "The runner holds the migration lock."),
+    ("so how did we fix the migration lock timeout?", "Fixed: the runner releases the migration lock first."),
+]
+
+
+@pytest.fixture(scope="module")
+def late_fix(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("late-fix")
+    write_session(root / "sessions", "/work/billing", "1a7e0000-0000-4000-8000-000000000000", LATE_FIX_TURNS)
+    with Memory(root / "home") as memory:
+        memory.ingest([root / "sessions"])
+    return root / "home"
+
+
+@pytest.mark.parametrize("kind", ["recall", "predict"])
+def test_a_session_s_best_episode_comes_before_its_earlier_weaker_one(late_fix: Path, kind: str) -> None:
+    with Memory(late_fix) as memory:
+        answer = getattr(memory, kind)(QUERY)
+    assert len(answer.episodes) == 2
+    best, earlier = answer.episodes
+    assert best.relevance > earlier.relevance and best.start > earlier.start
+    assert "migration lock" in best.chunks[0].text
+    lines = render_episodes(answer).splitlines()
+    assert lines[0].startswith(f"{kind.capitalize()}: ") and "2 episodes, best first (" in lines[0]
+    # the chunks between the two are still counted, the earlier episode told second
+    second = next(i for i, line in enumerate(lines) if line.startswith("== Episode 2 of 2"))
+    assert lines[second - 2].startswith("… ") and lines[second - 2].endswith(
+        " of this session between these episodes left out …"
+    )
+
+
+MIDDLE_FIX_TURNS = [
+    LATE_FIX_TURNS[0],
+    *LATE_FIX_TURNS[1:7],
+    LATE_FIX_TURNS[7],
+    LATE_FIX_TURNS[8],
+    *LATE_FIX_TURNS[1:7],
+    ("the nightly billing deploy was fine today", "Good, nothing to do."),
+]
+
+
+@pytest.fixture(scope="module")
+def middle_fix(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("middle-fix")
+    write_session(root / "sessions", "/work/billing", "3a7e0000-0000-4000-8000-000000000000", MIDDLE_FIX_TURNS)
+    with Memory(root / "home") as memory:
+        memory.ingest([root / "sessions"])
+    return root / "home"
+
+
+def test_no_count_of_left_out_chunks_spans_an_episode_told_above(middle_fix: Path) -> None:
+    with Memory(middle_fix) as memory:
+        answer = memory.recall(QUERY)
+    assert len(answer.episodes) == 3
+    best, later, earlier = answer.episodes
+    assert earlier.start < best.start < later.start
+    assert [chunks_left_out(answer, i) for i in range(3)] == [0, 6, 0]

@@ -60,7 +60,7 @@ def test_a_found_story_is_not_padded_with_other_projects_weak_matches(home: Path
     assert {c.session_id for c in answer.chunks} == {FIX, SAME_PROJECT}
     assert "weakly related matches in 3 sessions of other projects left out (search lists them)" in answer.notes
     text = render_episodes(answer)
-    assert text.startswith("Recall: the story behind it, 2 episodes, best session first")
+    assert text.startswith("Recall: the story behind it, 2 episodes in time order")
     assert "3 sessions of other projects left out" in text.splitlines()[0]
     # The dashboard's story says the text's heading, then the note as a sentence of its own (not
     # 'in time order. weakly related …').

@@ -55,7 +55,7 @@ def story_of(answer: EpisodeAnswer) -> Story:
         for position, member in enumerate(episode.chunks)
     ]
     # The CLI's and the MCP text's heading, word for word ('Recall: the story behind it, 2 episodes,
-    # best session first (7 chunks, 2,361 tokens)'); it said '7 steps' and the episodes' count apart.
+    # best first (7 chunks, 2,361 tokens)'); it said '7 steps' and the episodes' count apart.
     how = episodes_headline(answer) + "."
     if answer.notes:  # clauses the text tells after a dash: here a sentence of their own
         said = "; ".join(answer.notes)

@@ -380,7 +380,7 @@ def episodes_heading(answer: EpisodeAnswer) -> str:
 
 
 def episodes_headline(answer: EpisodeAnswer) -> str:
-    """'Recall: the story behind it, 3 episodes, best session first (7 chunks, 2,361 tokens)': the
+    """'Recall: the story behind it, 3 episodes, best first (7 chunks, 2,361 tokens)': the
     text's heading without its notes (the dashboard tells them as a sentence of their own)."""
     what = "the story behind it" if answer.kind == "recall" else "what came next"
     weak = all(is_weak(e.relevance) for e in answer.episodes)  # then no match reaches the weak line
@@ -396,12 +396,11 @@ def episodes_headline(answer: EpisodeAnswer) -> str:
 
 def _order_said(answer: EpisodeAnswer) -> str:
     """How the heading says the episodes' order: ' in time order' (``episodes.order`` time, a team
-    answer, or one session's episodes), ', best session first', or nothing for one episode."""
-    if answer.order == "time":
+    answer, or best first where that is time order too), ', best first', or nothing for one episode."""
+    starts = [e.start for e in answer.episodes]
+    if answer.order == "time" or (len(starts) > 1 and starts == sorted(starts)):
         return " in time order"
-    if len({e.chunks[0].chunk.session_id for e in answer.episodes}) > 1:
-        return ", best session first"
-    return " in time order" if len(answer.episodes) > 1 else ""
+    return ", best first" if len(starts) > 1 else ""
 
 
 def _one_place(answer: EpisodeAnswer, index: int) -> bool:
@@ -434,22 +433,32 @@ def titled(episode: Episode, index: int, count: int, one_place: bool, zone: str 
 
 def chunks_left_out(answer: EpisodeAnswer, index: int) -> int:
     """Chunks of the session left out between an episode and the one told before it when both are
-    of one session (0 otherwise, and when they overlap: two agents' streams; episodes that touch are
-    told as one)."""
+    of one session, whichever came first (an answer told best first may tell a session's earlier
+    episode after its best one); 0 otherwise, when they overlap (two agents' streams; episodes that
+    touch are told as one), and when another episode the answer tells lies between them."""
     if index == 0:
         return 0
-    earlier, later = answer.episodes[index - 1], answer.episodes[index]
-    if earlier.span is None or later.span is None:  # set only for a session told in more than one episode
+    told, this = answer.episodes[index - 1], answer.episodes[index]
+    session = this.chunks[0].chunk.session_id
+    if told.span is None or this.span is None:  # set only for a session told in more than one episode
         return 0
-    if earlier.chunks[0].chunk.session_id != later.chunks[0].chunk.session_id:
+    if told.chunks[0].chunk.session_id != session:
         return 0
-    return max(later.span[0] - earlier.span[1] - 1, 0)
+    first, second = sorted((told.span, this.span))
+    between = (
+        e.span
+        for e in answer.episodes
+        if e is not told and e is not this and e.span is not None and e.chunks[0].chunk.session_id == session
+    )
+    if any(first[1] < span[0] and span[1] < second[0] for span in between):
+        return 0
+    return max(second[0] - first[1] - 1, 0)
 
 
 def left_out_before(answer: EpisodeAnswer, index: int) -> str:
-    """'… 5 chunks of this session between these episodes left out …' before an episode that
-    continues the session of the one told before it, else '': two headings of one session read as
-    one story told twice, or as if nothing happened between them."""
+    """'… 5 chunks of this session between these episodes left out …' before an episode of the
+    session of the one told before it, else '': two headings of one session read as one story told
+    twice, or as if nothing happened between them."""
     left = chunks_left_out(answer, index)
     return f"… {counted(left, 'chunk')} of this session between these episodes left out …" if left else ""
 
