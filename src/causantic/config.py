@@ -538,10 +538,12 @@ class EpisodesConfig(_Section):
     order: Literal["best", "time"] = Field(
         "best",
         description=(
-            "The order an answer tells its episodes in. best: the session of the best-ranked match first (with "
-            "retrieval.hereBoost, the asker's project's), then the others as their best matches rank, a session's "
-            "episodes together in time order; time: all in time order. Each episode tells its chunks in time "
-            "order either way. An agent reads an answer from the top and a client may cut it short: on the coding "
+            "The order an answer tells its episodes in. best: the session of the best-ranked match first (asked "
+            "from a project, retrieval.hereBoost, that project's best-ranked session, which then tells the story, "
+            "unless its match is weakly related beside a relevant one or far weaker than the best), then the "
+            "others as their best matches rank, side sessions (sideShare) last, a session's episodes together "
+            "from its best one on; time: all in time order. Each episode tells its chunks in time order either "
+            "way. An agent reads an answer from the top and a client may cut it short: on the coding "
             "dev set the first episode was the right session's in 56% of recall's answers in time order and 78% "
             "best first (63% and 85% asked from the project among the whole corpus)."
         ),

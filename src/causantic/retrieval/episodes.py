@@ -189,7 +189,7 @@ class EpisodeBuilder:
             replace(request, limit=max(request.limit or 0, cfg.max_episodes * 4), max_tokens=max(budget, 50_000))
         )
         if search.nothing_relevant:
-            return EpisodeAnswer(kind, "episodes", (), search, tuple(search.notes))
+            return EpisodeAnswer(kind, "episodes", (), search, tuple(search.notes), order=cfg.order)
         hits = {h.chunk.id: h for h in search.hits}
         scores = {cid: h.relevance for cid, h in hits.items()}
         chunks = {cid: h.chunk for cid, h in hits.items()}
