@@ -5,7 +5,7 @@ Usage::
     python benchmarks/coding.py [--queries FILE [--transcripts DIR ...] | --mined] [--distractors]
         [--store DIR] [--json OUT]
         [--variants default,rrf60,...] [--set key=value ...] [--details OUT.jsonl]
-        [--search-only] [--timing-rounds N]
+        [--search-only] [--here] [--timing-rounds N]
 
 Data: ``../shared/benchdata/coding/`` (read its README). Each query is a commit subject; the answer is
 the Claude Code session that made the commit. The project's transcripts
@@ -24,8 +24,14 @@ Scored, per query, with the product's default settings unless a variant says oth
   relevant session's story (``relevant story``: a request, the user's words opening a turn, and the
   chunks of that agent that follow it, in order with none left out between, at least
   :data:`STORY_RUN` of them or all the agent has left), the share of the answer's tokens spent on
-  relevant sessions (``on relevant``, mean), and the answer's size in tokens (median); with
-  ``recall_chain`` (the seeds' chain walk) beside them;
+  relevant sessions (``on relevant``, mean), whether the answer's first episode is of a relevant
+  session (``first relevant``: what an agent reads first, and all a client that cuts the answer
+  short keeps), the share of the answer's first :data:`LEAD_TOKENS` tokens as printed spent on
+  relevant sessions (``lead on relevant``, mean; the heading and the lines between chunks count as
+  not relevant), and the answer's size in tokens (median); with ``recall_chain`` (the seeds' chain
+  walk) beside them. ``--here`` asks recall and predict from the folder of the project whose
+  session made the commit, as the CLI (its cwd) and the MCP server (its start folder) ask, and
+  ``--here FOLDER`` from another project's (a project memory knows that made none of the commits);
 - ``search_variants``: the same search metrics for other settings (``benchmarks/_variants.py``, names
   shared with ``benchmarks/locomo.py --variants``), each with a paired sign test against ``default`` on
   the per-query reciprocal rank (wins / losses / two-sided p), so noise is not read as gain, and each
@@ -85,6 +91,7 @@ PROJECT_FOLDER = "entireio__cli"
 SEARCH_LIMIT = 50
 RANK_CUTOFF = 10
 STORY_RUN = 3  # a relevant story: a request and what followed it, at least this many chunks in a row
+LEAD_TOKENS = 500  # the answer's lead: what a reader takes in first (lead on relevant)
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +256,60 @@ def tells_relevant_story(memory: Memory, answer: EpisodeAnswer, relevant: frozen
     return False
 
 
+def printed_pieces(answer: EpisodeAnswer) -> Iterator[tuple[str | None, str]]:
+    """The answer as :func:`causantic.retrieval.format.render_episodes` prints it, piece by piece, each
+    with the session it tells (None: the heading, a line saying what was left out)."""
+    from causantic.retrieval.format import (
+        chunk_heading,
+        episode_heading,
+        episodes_heading,
+        left_out_before,
+        left_out_within,
+    )
+
+    yield None, f"{episodes_heading(answer)}:"
+    for i, episode in enumerate(answer.episodes):
+        session = episode.chunks[0].chunk.session_id
+        if gap := left_out_before(answer, i):
+            yield None, gap
+        yield session, episode_heading(answer, i)
+        for j, member in enumerate(episode.chunks):
+            if gap := left_out_within(episode, j):
+                yield None, gap
+            yield member.chunk.session_id, f"{chunk_heading(answer, i, j)}\n{member.text}"
+
+
+def lead_share(answer: EpisodeAnswer, relevant: frozenset[str], lead: int = LEAD_TOKENS) -> float:
+    """The share of the answer's first ``lead`` tokens as printed (all of it when shorter) that tell
+    a relevant session (an episode's heading counts as its session's)."""
+    from causantic.ingest.tokens import approx_tokens
+
+    read = on = 0
+    for session, text in printed_pieces(answer):
+        tokens = min(approx_tokens(f"{text}\n\n"), lead - read)
+        read += tokens
+        on += tokens if session in relevant else 0
+        if read >= lead:
+            break
+    return on / read if read else 0.0
+
+
+def project_folders(memory: Memory, queries: Sequence[Query]) -> dict[str, str]:
+    """Per query, the folder of the project whose session made the commit (``--here``)."""
+    from causantic.retrieval.browse import SessionNotFound
+
+    paths = {p.name: p.path for p in memory.projects()}
+    out: dict[str, str] = {}
+    for q in queries:
+        for session in sorted(q.relevant):
+            try:
+                out[q.id] = paths[memory.session_view(session).project]
+                break
+            except (SessionNotFound, KeyError):
+                continue
+    return out
+
+
 def build_store(home: Path, folders: Sequence[Path], log: Callable[[str], None]) -> None:
     """Ingest ``folders`` into the store at ``home`` (a no-op for files already there)."""
     from causantic import Memory
@@ -272,6 +333,7 @@ def run(
     episodic_kinds: Sequence[str] = ("recall", "predict", "recall_chain"),
     timing_rounds: int = 3,
     work: WorkUnits | None = None,
+    here: str | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from causantic import Memory
 
@@ -311,13 +373,14 @@ def run(
     timings = time_variants(home, queries, variants, overrides, timing_rounds) if timing_rounds else {}
     episodic: dict[str, dict[str, Any]] = {}
     with Memory(home, overrides=overrides) as memory:
+        folders = project_folders(memory, queries) if here == "own" else dict.fromkeys((q.id for q in queries), here)
         for kind in episodic_kinds:
-            held, tokens, told, stories, shares = [], [], [], [], []
+            held, tokens, told, stories, shares, firsts, leads = [], [], [], [], [], [], []
             for q in queries:
                 if kind == "recall_chain":
-                    answer = memory.recall(q.text, mode="chain")
+                    answer = memory.recall(q.text, mode="chain", here=folders.get(q.id))
                 else:
-                    answer = getattr(memory, kind)(q.text)
+                    answer = getattr(memory, kind)(q.text, here=folders.get(q.id))
                 sessions = distinct([c.session_id for c in answer.chunks if c.id not in q.ignored])
                 held.append(bool(q.relevant & set(sessions)))
                 tokens.append(answer.tokens)
@@ -327,6 +390,8 @@ def run(
                 spent = [(p.chunk.session_id, p.tokens) for e in answer.episodes for p in e.chunks]
                 total = sum(t for _, t in spent)
                 shares.append(sum(t for s, t in spent if s in q.relevant) / total if total else 0.0)
+                firsts.append(bool(answer.episodes) and answer.episodes[0].chunks[0].chunk.session_id in q.relevant)
+                leads.append(lead_share(answer, q.relevant))
                 details.append(
                     {
                         "query": q.id,
@@ -336,6 +401,8 @@ def run(
                         "holds_relevant": held[-1],
                         "relevant_story": stories[-1],
                         "on_relevant": round(shares[-1], 3),
+                        "first_relevant": firsts[-1],
+                        "lead_on_relevant": round(leads[-1], 3),
                         "relevant": sorted(q.relevant),
                     }
                 )
@@ -344,6 +411,8 @@ def run(
                 "tells_story": round(100 * sum(told) / len(told), 1),
                 "relevant_story": round(100 * sum(stories) / len(stories), 1),
                 "on_relevant": round(100 * statistics.fmean(shares), 1),
+                "first_relevant": round(100 * sum(firsts) / len(firsts), 1),
+                "lead_on_relevant": round(100 * statistics.fmean(leads), 1),
                 "median_tokens": int(statistics.median(tokens)),
                 "max_tokens": max(tokens),
             }
@@ -440,8 +509,9 @@ def render(result: dict[str, Any]) -> str:
         ]
     lines += [
         "",
+        *([f"Recall and predict asked from {asked_from(result['here'])} (--here):"] if result.get("here") else []),
         f"{'answer':<14}{'holds relevant':>15}{'tells story':>12}{'relevant story':>15}{'on relevant':>12}"
-        f"{'median tokens':>14}{'max tokens':>11}",
+        f"{'first relevant':>15}{f'first {LEAD_TOKENS} on rel.':>19}{'median tokens':>14}{'max tokens':>11}",
     ]
     for kind in ("recall", "predict", "recall_chain"):
         if kind not in result:
@@ -449,10 +519,15 @@ def render(result: dict[str, Any]) -> str:
         e = result[kind]
         lines.append(
             f"{kind:<14}{e['holds_relevant']:15.1f}{e['tells_story']:12.1f}{e['relevant_story']:15.1f}"
-            f"{e['on_relevant']:12.1f}{e['median_tokens']:14d}{e['max_tokens']:11d}"
+            f"{e['on_relevant']:12.1f}{e['first_relevant']:15.1f}{e['lead_on_relevant']:19.1f}"
+            f"{e['median_tokens']:14d}{e['max_tokens']:11d}"
         )
     lines.append(f"{'search top 5':<14}{result['search']['r5']:15.1f}")
     return "\n".join(lines)
+
+
+def asked_from(here: str) -> str:
+    return "the folder of the project that made the commit" if here == "own" else here
 
 
 def render_variants(variants: dict[str, Any], title: str) -> list[str]:
@@ -506,6 +581,14 @@ def main() -> int:
     )
     parser.add_argument("--search-only", action="store_true", help="skip recall and predict (ranking work)")
     parser.add_argument(
+        "--here",
+        nargs="?",
+        const="own",
+        metavar="FOLDER",
+        help="ask recall and predict from the folder of the project whose session made the commit, as the CLI "
+        "does, or from FOLDER (another project's: what leading with the asker's project costs)",
+    )
+    parser.add_argument(
         "--timing-rounds", type=int, default=3, help="rounds of timed searches per variant (0: no timing)"
     )
     parser.add_argument("--json", dest="json_out", type=Path)
@@ -543,7 +626,8 @@ def main() -> int:
     else:
         queries = load_queries(args.queries)
     kinds = () if args.search_only else ("recall", "predict", "recall_chain")
-    result, details = run(home, queries, variants, overrides, log, kinds, args.timing_rounds, work)
+    result, details = run(home, queries, variants, overrides, log, kinds, args.timing_rounds, work, args.here)
+    result["here"] = args.here
     if mined:
         result["mined"] = mined
     print(render(result))

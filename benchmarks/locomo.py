@@ -34,8 +34,9 @@ Retrievers (``SearchRequest`` fields; everything else is the product default con
   expands through clusters follows ``clusterExpansion.enabled`` (off by default, as measured here).
 - ``recall``: the product's ``recall`` (episodes around the best search hits, ``episodes.mode``
   ``episodes``) with the request the ``recall`` command sends (product defaults); its whole answer is
-  scored in the order the product returns it (chronological), plus ``chronological_share`` (answers
-  whose chunks never go back in time) and ``median_tokens``.
+  scored in the order the product returns it (the best match's episode first), plus
+  ``chronological_share`` (answers whose chunks never go back in time), ``episodes_chronological_share``
+  (answers each of whose episodes tells its chunks in time order) and ``median_tokens``.
 - ``recall_chain``: the same with ``episodes.mode`` ``chain``, the seeds' single best chain by median
   similarity (the baseline the episodes replace), plus ``fallback_rate`` and ``chain_length_median``.
 - ``search_same_budget``: the hybrid search given, per question, the token budget that question's
@@ -817,7 +818,13 @@ class Runner:
             elapsed = time.perf_counter() - started
             chunks = answer.chunks
             times = [c.start_time for c in chunks]
-            extra = {"chronological": times == sorted(times), "nothing_relevant": answer.nothing_relevant}
+            extra = {
+                "chronological": times == sorted(times),
+                "episodes_chronological": all(
+                    (told := [c.chunk.start_time for c in e.chunks]) == sorted(told) for e in answer.episodes
+                ),
+                "nothing_relevant": answer.nothing_relevant,
+            }
             if name == "recall_chain":
                 chain = answer.episodes and len(answer.episodes) == 1 and len(answer.episodes[0].chunks) > 1
                 extra |= {
@@ -986,7 +993,8 @@ def render_episodic(summaries: dict[str, dict[str, Any]], extras: dict[str, Any]
         if name in summaries:
             s = summaries[name]
             lines.append(
-                f"{name}: chronological {s['chronological_share']:.1f}% of answers, median "
+                f"{name}: chronological {s['chronological_share']:.1f}% of answers (each episode "
+                f"{s['episodes_chronological_share']:.1f}%), median "
                 f"{s['median_tokens']:.0f} tokens, nothing relevant for {s['nothing_relevant_share']:.1f}%"
             )
     if "recall_chain" in extras:
@@ -1017,9 +1025,10 @@ def build_report(
         summary["modes"] = dict(Counter(o.mode for o in mine))
         summary["query_seconds"] = round(sum(o.seconds for o in mine), 2)
         if name in ("recall", "recall_chain"):
-            summary["chronological_share"] = (
-                round(100 * sum(1 for o in mine if o.extra.get("chronological")) / len(mine), 2) if mine else 0.0
-            )
+            for key in ("chronological", "episodes_chronological"):
+                summary[f"{key}_share"] = (
+                    round(100 * sum(1 for o in mine if o.extra.get(key)) / len(mine), 2) if mine else 0.0
+                )
             summary["nothing_relevant_share"] = (
                 round(100 * sum(1 for o in mine if o.extra.get("nothing_relevant")) / len(mine), 2) if mine else 0.0
             )
@@ -1190,7 +1199,7 @@ def render_report(report: dict[str, Any]) -> str:
     if episodic:
         lines += [*render_episodic(episodic, report["retrievers"]), ""]
         lines += [
-            "Episodic retrievers on the ranked metrics (recall's list is chronological, as the product returns it):",
+            "Episodic retrievers on the ranked metrics (recall's list in the order the product returns it):",
             *render_overall(episodic),
             "",
         ]

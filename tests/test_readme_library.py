@@ -21,5 +21,8 @@ def test_the_library_example_runs(tmp_path: Path) -> None:
     lines = run.stdout.splitlines()
     assert lines[-1] == "True"  # gibberish: nothing relevant
     assert any(line.endswith("match") for line in lines[:-1])  # the recall answer names its hits
-    times = [line.split()[0] for line in lines[:-1]]
-    assert times == sorted(times)
+    episodes = "\n".join(lines[:-1]).split("\nacme-shop best match ")  # each episode's heading, then its chunks
+    assert lines[0].startswith("acme-shop best match ") and len(episodes) >= 1
+    for episode in episodes:
+        times = [line.split()[0] for line in episode.splitlines()[1:]]
+        assert times and times == sorted(times)  # each episode in time order

@@ -530,8 +530,22 @@ class EpisodesConfig(_Section):
     mode: Literal["episodes", "chain"] = Field(
         "episodes",
         description=(
-            "How recall and predict answer. episodes: the turns around the best search hits, merged and "
-            "ordered in time; chain: the seeds' single best chain by median similarity (seed 000)."
+            "How recall and predict answer. episodes: the turns around the best search hits, merged, each "
+            "told in time order (episodes.order says in which order they come); chain: the seeds' single best "
+            "chain by median similarity (seed 000)."
+        ),
+    )
+    order: Literal["best", "time"] = Field(
+        "best",
+        description=(
+            "The order an answer tells its episodes in. best: the session of the best-ranked match first (asked "
+            "from a project, retrieval.hereBoost, that project's best-ranked session, which then tells the story, "
+            "unless its match is weakly related beside a relevant one or far weaker than the best), then the "
+            "others as their best matches rank, side sessions (sideShare) last, a session's episodes together "
+            "from its best one on; time: all in time order. Each episode tells its chunks in time order either "
+            "way. An agent reads an answer from the top and a client may cut it short: on the coding "
+            "dev set the first episode was the right session's in 56% of recall's answers in time order and 78% "
+            "best first (63% and 85% asked from the project among the whole corpus)."
         ),
     )
     max_tokens: int = Field(2_500, ge=100, description="Token budget of a recall or predict answer.")

@@ -418,8 +418,9 @@ class Memory:
         mode: Literal["episodes", "chain"] | None = None,
         here: str | None = None,
     ) -> EpisodeAnswer:
-        """The story behind something: the turns that led to the best matches, in time order
-        (``here`` as for :meth:`search`)."""
+        """The story behind something: the turns that led to the best matches, as episodes each told
+        in time order, the best match's session first (``episodes.order``); ``here`` as for
+        :meth:`search`, and its project's relevant episode leads."""
         from causantic.retrieval.search import SearchRequest
 
         request = SearchRequest(checked_query(query), project=project, agent=agent, max_tokens=max_tokens, here=here)
@@ -435,7 +436,7 @@ class Memory:
         mode: Literal["episodes", "chain"] | None = None,
         here: str | None = None,
     ) -> EpisodeAnswer:
-        """What came next after work like this, in time order."""
+        """What came next after work like this: episodes as :meth:`recall` tells them."""
         from causantic.retrieval.search import SearchRequest
 
         request = SearchRequest(

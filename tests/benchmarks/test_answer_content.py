@@ -7,7 +7,7 @@ from benchmark_scripts import BENCHMARKS, load_benchmark
 
 from causantic.store.features import word_stems
 
-ANSWER = """Recall: the story behind it, 1 episode in time order (1 chunk, 90 tokens):
+ANSWER = """Recall: the story behind it, 1 episode (1 chunk, 90 tokens):
 
 == Episode 1 of 1 · cli · session c4ec0000 (Claude Code) · 2026-11-02 09:01 · best match 56% ==
 

@@ -112,6 +112,29 @@ def test_an_answer_of_the_right_sessions_turns_in_order_counts_as_its_story(tmp_
     assert recall["tells_story"] == 0.0
     assert recall["relevant_story"] == 100.0 and recall["on_relevant"] == 100.0
     assert "relevant story" in run.stdout and "on relevant" in run.stdout
+    # Each answer opens on its right session; of its first 500 tokens the heading is not the session's.
+    assert recall["first_relevant"] == 100.0 and 80.0 < recall["lead_on_relevant"] < 100.0
+    assert "first relevant" in run.stdout and "first 500 on rel." in run.stdout
+
+
+@pytest.mark.slow
+def test_here_asks_from_the_folder_of_the_project_that_made_the_commit(tmp_path: Path) -> None:
+    queries, transcripts = _split(tmp_path)
+    out, details = tmp_path / "result.json", tmp_path / "details.jsonl"
+    run = subprocess.run(
+        [sys.executable, str(BENCHMARK), "--queries", str(queries), "--transcripts", str(transcripts), "--here"]
+        + ["--store", str(tmp_path / "store"), "--timing-rounds", "0", "--variants", "default", "--json", str(out)]
+        + ["--details", str(details)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "asked from the folder of the project that made the commit (--here)" in run.stdout
+    assert json.loads(out.read_text(encoding="utf-8"))["here"] == "own"
+    rows = [json.loads(line) for line in details.read_text(encoding="utf-8").splitlines()]
+    assert {r["first_relevant"] for r in rows if r["kind"] in ("recall", "predict")} == {True}
 
 
 def test_a_missing_split_folder_is_named(tmp_path: Path) -> None:

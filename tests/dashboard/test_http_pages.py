@@ -111,7 +111,7 @@ def test_recall_given_dates_says_it_looked_at_every_date(example_dashboard: Dash
 
 
 def test_each_recall_episode_says_how_well_it_matches_as_the_cli_says_it(example_dashboard: Dashboard) -> None:
-    """Episodes are told in time order: the chapter line gives each one's best match, as recall's text does."""
+    """Each chapter line gives its episode's best match, as recall's text does: the later ones read beside the first."""
     _, _, page = http_request(example_dashboard, "GET", "/search?kind=recall&q=" + quote("safari redirect loop"))
     chapters = re.findall(r'<li class="chapter">(.*?)</li>', page)
     assert chapters and all(re.search(r" · best match \d+%(, weakly related)?$", html.unescape(c)) for c in chapters)
@@ -123,7 +123,7 @@ def test_one_of_a_thing_is_not_counted_as_many(example_dashboard: Dashboard) -> 
     _, _, page = http_request(example_dashboard, "GET", "/search?q=REDIS_URL")
     assert "1 relevant memory chunk (" in _text(page)  # as the CLI counts it
     _, _, page = http_request(example_dashboard, "GET", "/search?kind=recall&q=REDIS_URL")
-    assert "1 episode in time order (1 chunk, " in _text(page)
+    assert "1 episode (1 chunk, " in _text(page)
 
 
 @pytest.mark.parametrize("kind", ["search", "recall", "predict"])

@@ -123,11 +123,11 @@ def test_search_across_projects_finds_a_real_session_by_its_words(served: McpPro
     assert "clmail" in body
 
 
-def test_recall_tells_the_story_oldest_first(served: McpProcess) -> None:
+def test_recall_tells_the_best_story_first(served: McpProcess) -> None:
     body = ok(served, "recall", {"query": "regression test for the Safari redirect loop", "project": "acme-shop"})
-    # episodes in time order by their headings' start, each told from its first chunk on
-    starts = re.findall(r"^== Episode \d+ of \d+ · .* · (\d{4}-\d\d-\d\d \d\d:\d\d)", body, re.M)
-    assert starts and starts == sorted(starts)
+    # the best match's episode first, each episode told from its first chunk on
+    best = [int(m) for m in re.findall(r"^== Episode \d+ of \d+ · .* · best match (\d+)%", body, re.M)]
+    assert len(best) > 1 and best[0] == max(best)
     positions = [(int(i), int(n)) for i, n in re.findall(r"^\[(\d+)/(\d+) \|", body, re.M)]
     assert len(positions) > 1
     told = [i for i, _ in positions]

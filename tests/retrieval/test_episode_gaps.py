@@ -64,5 +64,5 @@ def test_episodes_of_one_session_that_touch_are_told_as_one(tmp_path: Path, monk
     assert [c.chunk.turn_index for c in answer.episodes[0].chunks] == list(range(len(TOUCHING)))
     monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
     said = CliRunner().invoke(cli, ["recall", GAP_QUERY], catch_exceptions=False).stdout
-    assert said.startswith("Recall: the story behind it, 1 episode in time order (6 chunks,")
+    assert said.startswith("Recall: the story behind it, 1 episode (6 chunks,")
     assert "== Episode 1 of 1 · billing · session 7b7e0000 (Claude Code) · 2026-11-02 09:00 – 09:05 ·" in said

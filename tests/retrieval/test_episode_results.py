@@ -143,7 +143,7 @@ def test_a_small_budget_tells_the_whole_fix_from_explanation_to_passing_tests(
     # Told whole, the file dump and the test listing cost 571 tokens: 450 held only the first turn,
     # and the answer stopped before the fix was done.
     told = _recall(home, monkeypatch, "--max-tokens", "450")
-    assert told.startswith("Recall: the story behind it, 1 episode in time order (2 chunks,")
+    assert told.startswith("Recall: the story behind it, 1 episode (2 chunks,")
     assert EXPLANATION in told and "Fixed: resume falls back to origin's checkpoint branch." in told
 
 

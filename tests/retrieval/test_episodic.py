@@ -24,8 +24,9 @@ def test_recall_tells_the_story_in_order(examples: Services) -> None:
     assert answer.mode == "episodes" and not answer.nothing_relevant
     chunks = answer.chunks
     assert "date.today()" in "\n".join(c.content for c in chunks)
-    times = [c.start_time for c in chunks]
-    assert times == sorted(times)  # episodes, and their chunks, in time order
+    for episode in answer.episodes:  # each episode tells its chunks in time order
+        times = [m.chunk.start_time for m in episode.chunks]
+        assert times == sorted(times)
     assert any(m.is_hit for e in answer.episodes for m in e.chunks)
     assert answer.tokens <= examples.config.episodes.max_tokens
 

@@ -1,6 +1,6 @@
 """A recall that found the story spends its budget on it, not on other projects' weak matches, and
-each episode says how well it matches: episodes are told in time order, so without a figure a weak
-match from another project read first, as if it began the story (on the whole Claude Code corpus,
+each episode says how well it matches: when episodes were told in time order, without a figure a
+weak match from another project read first, as if it began the story (on the whole Claude Code corpus,
 "how did we restore the StepCount guard" opened with a TODO app's types at 4%). A weak match of the
 story's own project is still told, marked: it may hold more of the story (LoCoMo's conversations)."""
 

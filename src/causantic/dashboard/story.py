@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class Step:
     chunk: StoredChunk
-    relevance: float | None  # None: episodes are told in time order, so no percentage is shown per step
+    relevance: float | None  # None: no percentage per step; each episode's heading gives its best match's
     new_session: bool  # the first step of an episode (pages draw a divider)
     is_hit: bool  # a search match, rather than the context around one
     text: str  # the chunk's text as the episode tells it (tool results cut: format.told_content)
@@ -54,8 +54,8 @@ def story_of(answer: EpisodeAnswer) -> Story:
         for index, episode in enumerate(answer.episodes)
         for position, member in enumerate(episode.chunks)
     ]
-    # The CLI's and the MCP text's heading, word for word ('Recall: the story behind it, 2 episodes in
-    # time order (7 chunks, 2,361 tokens)'); it said '7 steps' and the episodes' count apart.
+    # The CLI's and the MCP text's heading, word for word ('Recall: the story behind it, 2 episodes,
+    # best first (7 chunks, 2,361 tokens)'); it said '7 steps' and the episodes' count apart.
     how = episodes_headline(answer) + "."
     if answer.notes:  # clauses the text tells after a dash: here a sentence of their own
         said = "; ".join(answer.notes)

@@ -154,9 +154,9 @@ def recall(
 
     Use for "how did we fix X?", "why did we choose Y?", "what led to Z?", "how did we set up …?".
     Finds the best matches and, for each, the turns of its session that led up to it (cut where
-    they stop being about the question); returns these episodes oldest first, compact, each
-    heading giving its best match's relevance (under 10%: "weakly related"). Says plainly when
-    nothing in memory is relevant.
+    they stop being about the question); returns these episodes compact, the best match's first
+    (of this project's sessions, when one matches), each told oldest first and headed by its best
+    match's relevance (under 10%: "weakly related"). Says plainly when nothing in memory is relevant.
     """
     return _episodic(ctx, "recall", query, project, agent, max_tokens)
 
@@ -168,7 +168,8 @@ def predict(
     agent: Agent = None,
     max_tokens: MaxTokens = None,
 ) -> CallToolResult:
-    """What came next after work like the current one: the turns that followed the best matches.
+    """What came next after work like the current one: the turns that followed the best matches,
+    the best match's first (of this project's sessions, when one matches).
 
     Use when planning the next step: "what usually follows a schema migration here?", "what did we
     do after adding the cache last time?", "what problems came up after similar changes?".

@@ -24,11 +24,14 @@ comes from search (seed 001's lesson):
    whole Claude Code corpus such episodes took half of recall's budget;
 5. the token budget goes to each session's best hit first, then to the other hits, then to
    context nearest first; sessions whose best match is far weaker than the best one
-   (``episodes.sideShare``, :func:`side_sessions`) get only what the others leave; the answer
-   lists the episodes, and their chunks, in time order; two episodes of one session that touch
-   (nothing of the session between them) are told as one; of two episodes of one session told one
-   after the other, the later says how many of the session's chunks lie between them
-   (:attr:`Episode.span`).
+   (``episodes.sideShare``, :func:`side_sessions`) get only what the others leave; two episodes of
+   one session that touch (nothing of the session between them) are told as one; of two episodes
+   of one session told one after the other, the later says how many of the session's chunks lie
+   between them (:attr:`Episode.span`);
+6. the answer tells each episode's chunks in time order, and the episodes session by session, the
+   best-ranked match's session first, asked from a project (``retrieval.hereBoost``) that
+   project's best relevant one (:func:`asker_first`), side sessions last, a session's episodes from
+   its best one on (``episodes.order`` best, :func:`told_order`); or all in time order (``time``).
 
 ``episodes.mode = "chain"`` answers with the seeds' chain walk instead (:mod:`chains`), so the
 benchmarks can compare both.
@@ -65,6 +68,7 @@ if TYPE_CHECKING:
     from causantic.config import EpisodesConfig
 
 Kind = Literal["recall", "predict"]
+Order = Literal["best", "time"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +97,9 @@ class Episode:
     # Per chunk, the session's chunks left out right before it within the episode (a long turn told
     # from its request, :func:`elided_story`); () when none is.
     gaps: tuple[int, ...] = ()
+    # Where its best hit ranks among the answer's episodes' (0: the best-ranked match's; an episode
+    # merged from two keeps the better): the answer tells them in this order (:func:`told_order`).
+    rank: int = 0
 
     @property
     def tokens(self) -> int:
@@ -107,10 +114,11 @@ class Episode:
 class EpisodeAnswer:
     kind: Kind
     mode: Literal["episodes", "chain"]
-    episodes: tuple[Episode, ...]  # in time order
+    episodes: tuple[Episode, ...]  # in ``order`` (:func:`told_order`)
     search: SearchResult
     notes: tuple[str, ...] = ()
     weak_left_out: int = 0  # sessions whose weak matches anchored no episode (episodes.weakAnchors off)
+    order: Order = "time"  # best: the best-ranked match's session first (episodes.order); time: in time order
 
     @property
     def chunks(self) -> list[StoredChunk]:
@@ -181,11 +189,13 @@ class EpisodeBuilder:
             replace(request, limit=max(request.limit or 0, cfg.max_episodes * 4), max_tokens=max(budget, 50_000))
         )
         if search.nothing_relevant:
-            return EpisodeAnswer(kind, "episodes", (), search, tuple(search.notes))
+            return EpisodeAnswer(kind, "episodes", (), search, tuple(search.notes), order=cfg.order)
         hits = {h.chunk.id: h for h in search.hits}
         scores = {cid: h.relevance for cid, h in hits.items()}
         chunks = {cid: h.chunk for cid, h in hits.items()}
         anchors, left_out = self._anchors(search)
+        if cfg.order == "best":
+            anchors = asker_first(anchors, search.here_project, cfg.side_share, cfg.max_episodes)
         episodes: list[list[str]] = []  # chunk ids, anchor first then context outward
         owner: dict[str, int] = {}
         sessions: set[str] = set()  # sessions with an episode: at most maxEpisodes of them
@@ -232,8 +242,8 @@ class EpisodeBuilder:
         room = budget - approx_tokens(episodes_heading(EpisodeAnswer(kind, "episodes", (), search, notes)) + ":\n\n")
 
         def fitted(room: int) -> EpisodeAnswer:
-            built = sorted(self._placed(self._fit(episodes, members, room, sides), orders), key=lambda e: e.start)
-            return EpisodeAnswer(kind, "episodes", tuple(built), search, notes, left_out)
+            built = told_order(self._placed(self._fit(episodes, members, room, sides), orders), cfg.order, sides)
+            return EpisodeAnswer(kind, "episodes", tuple(built), search, notes, left_out, cfg.order)
 
         return printed_within(fitted(room), budget, room, fitted)
 
@@ -407,12 +417,12 @@ class EpisodeBuilder:
                     chosen[n].append(cid)
                     used += cost[cid]
         out: list[Episode] = []
-        for picked in chosen:
+        for rank, picked in enumerate(chosen):
             if not picked:
                 continue
             ordered = sorted(picked, key=lambda i: (chunks[i].start_time, chunks[i].turn_index, chunks[i].part))
             told = tuple(members[i] for i in ordered)
-            out.append(Episode(told, max(members[i].relevance or 0.0 for i in picked if i in hits)))
+            out.append(Episode(told, max(members[i].relevance or 0.0 for i in picked if i in hits), rank=rank))
         return out
 
     def _placed(self, episodes: list[Episode], orders: dict[str, list[str]]) -> list[Episode]:
@@ -452,6 +462,7 @@ class EpisodeBuilder:
                     (earlier.gaps or (0,) * len(earlier.chunks)) + (episode.gaps or (0,) * len(episode.chunks))
                     if earlier.gaps or episode.gaps
                     else (),
+                    min(earlier.rank, episode.rank),
                 )
             else:
                 out.append(episode)
@@ -474,6 +485,61 @@ class EpisodeBuilder:
         else:
             episodes = tuple(Episode((m,), m.relevance or 0.0) for m in members)
         return EpisodeAnswer(kind, "chain", episodes, result.search, notes)
+
+
+def told_order(episodes: Iterable[Episode], order: Order, sides: Collection[str] = ()) -> list[Episode]:
+    """The episodes as the answer tells them (``episodes.order``). best: session by session, the
+    session of the best-ranked match first (:attr:`Episode.rank`: search's order, the asker's
+    project's best match first, :func:`asker_first`), then the others as they rank, side sessions
+    (:func:`side_sessions`) last; a session's episodes from its best one on in time order, then
+    those before it in time order (so no told episode lies between two that the line between them
+    counts the left-out chunks of). time: all in time order. An agent reads an answer from its top,
+    and a client may cut it short: in time order the best match's episode was first in little over
+    half of recall's answers on the coding dev set, and a session's weak early match (7%, 100
+    chunks before its 64% one) could open the answer."""
+    in_time = sorted(episodes, key=lambda e: e.start)
+    if order == "time":
+        return in_time
+    best: dict[str, Episode] = {}
+    for episode in in_time:
+        session = episode.chunks[0].chunk.session_id
+        if session not in best or episode.rank < best[session].rank:
+            best[session] = episode
+
+    def place(episode: Episode) -> tuple[bool, int, bool]:
+        lead = best[episode.chunks[0].chunk.session_id]
+        return episode.chunks[0].chunk.session_id in sides, lead.rank, episode.start < lead.start
+
+    return sorted(in_time, key=place)  # stable: in time order within each part
+
+
+def asker_first(anchors: list[Hit], here: int | None, share: float, sessions: int) -> list[Hit]:
+    """``anchors`` (best-ranked first) with the best-ranked of the asker's project (``here``, its id:
+    ``retrieval.hereBoost``) first, when another project's ranks above it and its own match is of
+    the first ``sessions`` sessions (those the answer tells: it is reordered, never added to), no
+    side match (at least ``share`` of the best's relevance, :func:`side_sessions`), nor weakly
+    related beside a relevant first one. Search ranks the asker's project's matches higher unless
+    another's scores clearly better; that one is still told, after, with its figure. The first
+    anchor's episode tells the story (``storyTurn``, ``storyChunks``) and leads the answer."""
+    if here is None or not anchors:
+        return anchors
+    bar = share * max(h.relevance for h in anchors)
+    weak_first = is_weak(anchors[0].relevance)
+    told = list(dict.fromkeys(h.chunk.session_id for h in anchors))[:sessions]
+    lead = next(
+        (
+            h
+            for h in anchors
+            if h.chunk.project_id == here
+            and h.chunk.session_id in told
+            and h.relevance >= bar
+            and (weak_first or not is_weak(h.relevance))
+        ),
+        None,
+    )
+    if lead is None or lead is anchors[0]:
+        return anchors
+    return [lead, *(h for h in anchors if h is not lead)]
 
 
 def opens_turn(chunk: StoredChunk) -> bool:

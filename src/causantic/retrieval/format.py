@@ -380,18 +380,27 @@ def episodes_heading(answer: EpisodeAnswer) -> str:
 
 
 def episodes_headline(answer: EpisodeAnswer) -> str:
-    """'Recall: the story behind it, 2 episodes in time order (7 chunks, 2,361 tokens)': the text's
-    heading without its notes (the dashboard tells them as a sentence of their own)."""
+    """'Recall: the story behind it, 3 episodes, best first (7 chunks, 2,361 tokens)': the
+    text's heading without its notes (the dashboard tells them as a sentence of their own)."""
     what = "the story behind it" if answer.kind == "recall" else "what came next"
     weak = all(is_weak(e.relevance) for e in answer.episodes)  # then no match reaches the weak line
     noun = f"{WEAK_MARK} episode" if weak else "episode"
     head = (
-        f"{answer.kind.capitalize()}: {what}, {counted(len(answer.episodes), noun)} in time order "
+        f"{answer.kind.capitalize()}: {what}, {counted(len(answer.episodes), noun)}{_order_said(answer)} "
         f"({counted(len(answer.chunks), 'chunk')}, {counted(answer.tokens, 'token')})"
     )
     if answer.mode == "chain":
         head += " — chain walk"
     return head
+
+
+def _order_said(answer: EpisodeAnswer) -> str:
+    """How the heading says the episodes' order: ' in time order' (``episodes.order`` time, a team
+    answer, or best first where that is time order too), ', best first', or nothing for one episode."""
+    starts = [e.start for e in answer.episodes]
+    if answer.order == "time" or (len(starts) > 1 and starts == sorted(starts)):
+        return " in time order"
+    return ", best first" if len(starts) > 1 else ""
 
 
 def _one_place(answer: EpisodeAnswer, index: int) -> bool:
@@ -424,22 +433,32 @@ def titled(episode: Episode, index: int, count: int, one_place: bool, zone: str 
 
 def chunks_left_out(answer: EpisodeAnswer, index: int) -> int:
     """Chunks of the session left out between an episode and the one told before it when both are
-    of one session (0 otherwise, and when they overlap: two agents' streams; episodes that touch are
-    told as one)."""
+    of one session, whichever came first (an answer told best first may tell a session's earlier
+    episode after its best one); 0 otherwise, when they overlap (two agents' streams; episodes that
+    touch are told as one), and when another episode the answer tells lies between them."""
     if index == 0:
         return 0
-    earlier, later = answer.episodes[index - 1], answer.episodes[index]
-    if earlier.span is None or later.span is None:  # set only for a session told in more than one episode
+    told, this = answer.episodes[index - 1], answer.episodes[index]
+    session = this.chunks[0].chunk.session_id
+    if told.span is None or this.span is None:  # set only for a session told in more than one episode
         return 0
-    if earlier.chunks[0].chunk.session_id != later.chunks[0].chunk.session_id:
+    if told.chunks[0].chunk.session_id != session:
         return 0
-    return max(later.span[0] - earlier.span[1] - 1, 0)
+    first, second = sorted((told.span, this.span))
+    between = (
+        e.span
+        for e in answer.episodes
+        if e is not told and e is not this and e.span is not None and e.chunks[0].chunk.session_id == session
+    )
+    if any(first[1] < span[0] and span[1] < second[0] for span in between):
+        return 0
+    return max(second[0] - first[1] - 1, 0)
 
 
 def left_out_before(answer: EpisodeAnswer, index: int) -> str:
-    """'… 5 chunks of this session between these episodes left out …' before an episode that
-    continues the session of the one told before it, else '': two headings of one session read as
-    one story told twice, or as if nothing happened between them."""
+    """'… 5 chunks of this session between these episodes left out …' before an episode of the
+    session of the one told before it, else '': two headings of one session read as one story told
+    twice, or as if nothing happened between them."""
     left = chunks_left_out(answer, index)
     return f"… {counted(left, 'chunk')} of this session between these episodes left out …" if left else ""
 
@@ -452,8 +471,9 @@ def left_out_within(episode: Episode, position: int) -> str:
 
 
 def episode_match(relevance: float) -> str:
-    """'best match 43%', or 'best match 4%, weakly related': episodes are told in time order, not
-    best first, so this says which one answers the question (the text and the dashboard say it alike)."""
+    """'best match 43%', or 'best match 4%, weakly related': how well each episode answers the
+    question, the later ones beside the first, or each of a team answer told in time order (the text
+    and the dashboard say it alike)."""
     return f"best match {relevance_percent(relevance)}%" + (f", {WEAK_MARK}" if is_weak(relevance) else "")
 
 

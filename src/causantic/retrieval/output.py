@@ -118,7 +118,12 @@ class EpisodicOut(Out):
     tokens: int
     notes: list[str]
     nothing_relevant: bool = Field(description="True when nothing in memory cleared the relevance floor.")
-    episodes: list[EpisodeOut] = Field(description="In time order; their chunks too.")
+    order: str = Field(
+        description="best: the episodes of the best-ranked match's session first (the asker's project's, asked "
+        "from it), then the others as their best matches rank, a session's together in time order; time: all in "
+        "time order (episodes.order; a team answer's). Each episode's chunks are in time order."
+    )
+    episodes: list[EpisodeOut] = Field(description="In the answer's order (order); each one's chunks in time order.")
 
 
 def chunk_out(chunk: StoredChunk, relevance: float | None, *, is_hit: bool = True) -> ChunkOut:
@@ -173,6 +178,7 @@ def episodic_out(query: str, answer: EpisodeAnswer) -> EpisodicOut:
         tokens=answer.tokens,
         notes=list(answer.notes),
         nothing_relevant=answer.nothing_relevant,
+        order=answer.order,
         episodes=episodes,
     )
 
