@@ -1,8 +1,9 @@
 """Pages as a person reads them, in headless Chromium: two episodes of one session in a recall story
 say what was left out between them and are numbered as recall's text numbers them; at 400 px each
 project's session count and last activity, each hook's outcome and time, and each setting's source
-and meaning stay in sight (not scrolled out of a table), and a time is not broken across lines; at
-1280 px the search filters fit on one line beside a long project name."""
+and meaning stay in sight (not scrolled out of a table), a time is not broken across lines, and the
+header's search box is there and reached by the keyboard; at 1280 px the search filters fit on one
+line beside a long project name."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from transcript_files import GAP_LINE, GAP_QUERY, GAP_TURNS, write_session
 
 pytest.importorskip("selenium", reason=BROWSER_HINT)
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -80,7 +82,8 @@ def test_at_400_px_each_project_s_sessions_and_last_activity_stayin_sight(
             rows = chrome.find_elements(By.CSS_SELECTOR, "table.projects tbody tr")
             assert len(rows) == 2, path
             for row in rows:
-                for cell in row.find_elements(By.TAG_NAME, "td")[:4]:  # name, sessions, first, last active
+                cells = row.find_elements(By.TAG_NAME, "td")  # the overview's have no chunk count
+                for cell in cells[: 5 if path == "/projects" else 4]:  # name, [chunks,] sessions, first, last active
                     in_sight(chrome, cell, window)
             # Each figure says what it is once the column headings are out of sight.
             for cell in rows[0].find_elements(By.CSS_SELECTOR, "td[data-label]"):
@@ -130,3 +133,27 @@ def test_the_search_filters_fit_on_one_line_beside_a_long_project_name(
         rect = chrome.find_element(By.NAME, name).rect
         middles[name] = rect["y"] + rect["height"] / 2
     assert max(middles.values()) - min(middles.values()) < 10, middles  # one line, not the dates on a second
+
+
+def test_at_380_px_the_header_search_box_is_in_sight_and_reached_by_tab(
+    billing_dashboard: Dashboard, chrome: Any
+) -> None:
+    """Below 820 px the box was hidden: on a phone, searching took the Search page first."""
+    open_page(chrome, billing_dashboard, "/")
+    with window_size(chrome, 380, 900):
+        chrome.get(billing_dashboard.base + "/projects")
+        window = fits_sideways(chrome, "/projects")
+        box = chrome.find_element(By.CSS_SELECTOR, "header form.quick input[name=q]")
+        in_sight(chrome, box, window)
+        assert box.size["width"] >= 200, box.size  # room to read a query, not a sliver
+        body = chrome.find_element(By.TAG_NAME, "body")
+        body.click()
+        for _ in range(12):  # the brand, six page links, then the box
+            chrome.switch_to.active_element.send_keys(Keys.TAB)
+            if chrome.switch_to.active_element == box:
+                break
+        assert chrome.switch_to.active_element == box, "Tab reaches the search box after the page links"
+        box.send_keys("double-charge on retry", Keys.ENTER)
+        assert "/search?q=double-charge" in chrome.current_url
+        assert "idempotency key was regenerated" in chrome.find_element(By.ID, "results").text
+        fits_sideways(chrome, "the search page")
