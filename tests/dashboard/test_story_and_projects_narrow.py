@@ -2,7 +2,7 @@
 say what was left out between them and are numbered as recall's text numbers them; at 400 px each
 project's session count and last activity, each hook's outcome and time, and each setting's source
 and meaning stay in sight (not scrolled out of a table), a time is not broken across lines, and the
-header's search box is there and reached by the keyboard; at 1280 px the search filters fit on one
+header's search box is there, reached by the keyboard, and scrolls away with the header; at 1280 px the search filters fit on one
 line beside a long project name."""
 
 from __future__ import annotations
@@ -153,7 +153,15 @@ def test_at_380_px_the_header_search_box_is_in_sight_and_reached_by_tab(
             if chrome.switch_to.active_element == box:
                 break
         assert chrome.switch_to.active_element == box, "Tab reaches the search box after the page links"
+        # Wrapped onto three rows, a header that stays on top would hide a quarter of the screen.
+        chrome.get(billing_dashboard.base + "/settings")  # a page long enough to scroll
+        chrome.execute_script("window.scrollTo(0, 400)")
+        bottom = chrome.execute_script("return document.querySelector('header.top').getBoundingClientRect().bottom")
+        assert bottom <= 0, f"the header still covers {bottom} px once the page is scrolled"
+        box = chrome.find_element(By.CSS_SELECTOR, "header form.quick input[name=q]")
         box.send_keys("double-charge on retry", Keys.ENTER)
         assert "/search?q=double-charge" in chrome.current_url
         assert "idempotency key was regenerated" in chrome.find_element(By.ID, "results").text
         fits_sideways(chrome, "the search page")
+        # The Search page's own box, with the filters, is the one box there (not two, one above the other).
+        assert len(chrome.find_elements(By.CSS_SELECTOR, "input[name=q]")) == 1
