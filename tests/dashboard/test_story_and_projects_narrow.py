@@ -1,9 +1,9 @@
 """Pages as a person reads them, in headless Chromium: two episodes of one session in a recall story
 say what was left out between them and are numbered as recall's text numbers them; at 400 px each
 project's session count and last activity, each hook's outcome and time, and each setting's source
-and meaning stay in sight (not scrolled out of a table), a time is not broken across lines, and the
-header's search box is there, reached by the keyboard, and scrolls away with the header; at 1280 px the search filters fit on one
-line beside a long project name."""
+and meaning stay in sight (not scrolled out of a table), and a time is not broken across lines; at
+380 px the header's search box is there, reached by the keyboard, and scrolls away with the header;
+at 1280 px the search filters fit on one line beside a long project name."""
 
 from __future__ import annotations
 
