@@ -5,7 +5,8 @@ UTC' over 'update the…'); at 380 px a title that is one long path wraps inside
 as a title leaves room for the session, and a chunk's time and size each stay on one line; a Codex
 session is labelled Codex CLI, not Claude Code; a sub-agent's text reads in ink (it was drawn in the
 colour of the page's lines, #e2e5eb on white); muted text and links reach 4.5:1 contrast; at 380
-px a form's fields stay inside it; the keyboard's place is a ring seen on the header and the page.
+px a form's fields stay inside it; the keyboard's place is a ring seen on the header and the page,
+and one stop skips the header.
 """
 
 from __future__ import annotations
@@ -218,11 +219,33 @@ def test_the_keyboard_s_place_is_a_ring_seen_on_the_dark_header_and_on_the_page(
     open_page(chrome, checkout_dashboard, "/")
     chrome.execute_script("document.activeElement.blur()")
     rings = []
-    for _ in range(10):  # the brand, six page links, the quick search, then the page's own links
+    for _ in range(11):  # the skip link, the brand, six page links, the quick search, then the page's own links
         ActionChains(chrome).send_keys(Keys.TAB).perform()
         rings.append(chrome.execute_script(LOW_CONTRAST, "focus"))
-    assert [name for name, _, _ in rings][:3] == ["◆ Causantic", "Overview", "Projects"], rings
+    assert [name for name, _, _ in rings][:4] == ["Skip to the page", "◆ Causantic", "Overview", "Projects"], rings
     assert all(seen and ratio >= 3 for _, seen, ratio in rings), rings
+
+
+def test_the_keyboard_skips_the_header_to_the_page_in_one_stop(checkout_dashboard: Dashboard, chrome: Any) -> None:
+    """Eight stops of header (brand, six page links, the search box) came before every page's own links."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    open_page(chrome, checkout_dashboard, "/projects")
+    chrome.execute_script("document.activeElement.blur()")
+    skip = chrome.find_element(By.CSS_SELECTOR, "a.skip")
+    assert not _in_view(chrome, skip), "out of sight until the keyboard reaches it"
+    ActionChains(chrome).send_keys(Keys.TAB).perform()
+    assert chrome.switch_to.active_element == skip and _in_view(chrome, skip)
+    ActionChains(chrome).send_keys(Keys.ENTER).perform()
+    ActionChains(chrome).send_keys(Keys.TAB).perform()
+    first = chrome.find_element(By.CSS_SELECTOR, "main a")
+    assert chrome.switch_to.active_element == first, chrome.switch_to.active_element.text
+
+
+def _in_view(driver: Any, element: Any) -> bool:
+    rect = driver.execute_script("return arguments[0].getBoundingClientRect()", element)
+    return bool(rect["bottom"] > 0 and rect["top"] < driver.execute_script("return innerHeight"))
 
 
 def test_a_search_hit_names_the_coding_agent_that_wrote_it_as_the_cli_does(
