@@ -143,7 +143,7 @@ def test_a_title_that_is_one_long_path_wraps_inside_a_phone_wide_page(
 def test_at_380_px_a_session_s_first_prompt_as_its_title_leaves_room_for_the_session(
     checkout_dashboard: Dashboard, chrome: Any
 ) -> None:
-    """At the page heading's size a 100-character prompt took seven lines of a phone's screen, and each
+    """At the page heading's size a 200-character prompt took six lines of a phone's screen, and each
     chunk's time broke in two ('2026-11-05 09:00' over 'UTC') beside its turn and tokens."""
     open_page(chrome, checkout_dashboard, "/")
     with window_size(chrome, 380, 900):
