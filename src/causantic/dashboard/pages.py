@@ -80,6 +80,10 @@ def overview(memory: Memory, derived: Derived) -> dict[str, Any]:
     hooks = hook_status(status)
     ingests = memory.ingests_running()  # a file per running ingest, not memory: read every time
     reread = derived.get(memory, "files_to_reread", memory.files_to_reread)
+    no_topics = None
+    if view.vectors and not view.counts["clusters"]:  # why, as the topics page and `causantic clusters` say it
+        coverage = derived.get(memory, "topic_coverage", memory.topic_coverage)
+        no_topics = no_topics_line(coverage, memory.config.clustering.min_cluster_size, ingesting=bool(ingests))
     return {
         "o": view,
         "hooks": hooks,
@@ -87,7 +91,7 @@ def overview(memory: Memory, derived: Derived) -> dict[str, Any]:
         # What `causantic hook status` says of each recent prompt, in its words.
         "prompts": [explain_prompt(run) for run in recent_prompts(status)],
         "prompts_heading": PROMPTS_HEADING,
-        "warnings": _warnings(memory, view, hooks, reread, ingesting=bool(ingests)),
+        "warnings": _warnings(memory, view, hooks, reread, no_topics, ingesting=bool(ingests)),
         # The database holds the vectors; only the ANN index files lie beside it.
         "disk": int(view.counts["sqlite_bytes"]) + view.vector_file_bytes,  # type: ignore[call-overload]
     }
@@ -104,7 +108,13 @@ def hook_status(status: dict[str, HookRun]) -> list[dict[str, Any]]:
 
 
 def _warnings(
-    memory: Memory, view: browse.Overview, hooks: list[dict[str, Any]], reread: Reread, *, ingesting: bool
+    memory: Memory,
+    view: browse.Overview,
+    hooks: list[dict[str, Any]],
+    reread: Reread,
+    no_topics: str | None,
+    *,
+    ingesting: bool,
 ) -> list[Health]:
     from causantic.embedding import is_available
 
@@ -139,9 +149,8 @@ def _warnings(
         out.append(Health("warn", f"Keyword index {'; '.join(off)}: search runs vector-only."))
     if reread:
         out.append(Health("warn", reread_note(reread)))
-    if view.vectors and not view.counts["clusters"]:  # why, as the topics page and `causantic clusters` say it
-        smallest = memory.config.clustering.min_cluster_size
-        out.append(Health("warn", no_topics_line(memory.topic_coverage(), smallest, ingesting=ingesting)))
+    if no_topics:
+        out.append(Health("warn", no_topics))
     out.extend(
         Health(
             "error",
