@@ -2,7 +2,8 @@
 say what was left out between them and are numbered as recall's text numbers them; at 400 px each
 project's session count and last activity, each hook's outcome and time, and each setting's source
 and meaning stay in sight (not scrolled out of a table), and a time is not broken across lines; at
-380 px the header's search box is there, reached by the keyboard, and scrolls away with the header;
+380 px the header's search box is there, reached by the keyboard, and scrolls away with the header,
+and each of the overview's figures reads on one line inside its box;
 at 1280 px the search filters fit on one line beside a long project name."""
 
 from __future__ import annotations
@@ -165,3 +166,28 @@ def test_at_380_px_the_header_search_box_is_in_sight_and_reached_by_tab(
         fits_sideways(chrome, "the search page")
         # The Search page's own box, with the filters, is the one box there (not two, one above the other).
         assert len(chrome.find_elements(By.CSS_SELECTOR, "input[name=q]")) == 1
+
+
+def test_at_380_px_each_overview_figure_reads_on_one_line_inside_its_box(
+    billing_dashboard: Dashboard, chrome: Any
+) -> None:
+    """'10.6 MB' on disk broke into '10.6' over 'MB', and a six-digit chunk count ran past its box."""
+    open_page(chrome, billing_dashboard, "/")
+    with window_size(chrome, 380, 900):
+        chrome.get(billing_dashboard.base + "/")
+        figures = chrome.find_elements(By.CSS_SELECTOR, ".stats .stat .n")
+        assert len(figures) == 6
+        # The widest figures of a 100k-chunk memory, as the page would show them.
+        chunks, disk = figures[2], figures[5]
+        chrome.execute_script("arguments[0].textContent = '100,000'", chunks)
+        chrome.execute_script("arguments[0].textContent = '510.7 MB'", disk)
+        for figure in figures:
+            lines = chrome.execute_script(
+                "const n = arguments[0]; return n.offsetHeight / parseFloat(getComputedStyle(n).lineHeight)", figure
+            )
+            inside = chrome.execute_script(
+                "const n = arguments[0], box = n.parentElement.getBoundingClientRect(), r = n.getBoundingClientRect();"
+                "return n.scrollWidth <= n.clientWidth + 1 && r.right <= box.right",
+                figure,
+            )
+            assert lines < 1.5 and inside, (figure.text, lines, inside)
