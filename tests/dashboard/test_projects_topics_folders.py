@@ -1,7 +1,8 @@
 """The Projects page, a new project's folder and pages without topics, read over real HTTP from the
 running server, each in the CLI's words: `list-projects`' chunk counts, `list-sessions`' "Nothing in
 memory for … yet" (an answer, not an error page), and `clusters`' reason for having no topics,
-an ingest still running included.
+an ingest still running included; with team memory not answering, that the pages show local
+memory alone, as `list-projects` and `stats` warn.
 
 The stores are the packaged example sessions of acme-shop (6 chunks in 3 sessions): without
 vectors (``example_dashboard``), and with them but too few for an ingest to cluster (``embedded``).
@@ -18,7 +19,12 @@ from urllib.parse import urlencode
 
 import pytest
 from dashboard_support import EXAMPLES, Dashboard, causantic, http_request, page_text, start_dashboard
+from starlette.testclient import TestClient
 
+from causantic.config import Config
+from causantic.dashboard.app import create_app
+from causantic.dashboard.security import Secrets
+from causantic.facade import Memory
 from causantic.ingest_runs import IngestProgress
 
 NEW_FOLDER = "/home/dev/brand-new-app"  # an agent's cwd in a project never ingested
@@ -118,3 +124,25 @@ def test_a_misspelt_project_name_is_still_an_error_that_names_the_nearest(exampl
     status, _, page = http_request(example_dashboard, "GET", "/project?name=acme-shpo")
     assert status == 404
     assert "No project named 'acme-shpo' in memory: did you mean acme-shop?" in _said(page)
+
+
+def test_with_team_memory_unreachable_the_overview_and_projects_say_they_show_local_memory_alone(
+    tmp_path: Path,
+) -> None:
+    """Shared projects vanished from the Projects page unexplained, and the overview said "All healthy"."""
+    socket_dir = tmp_path / "no-server"  # a PostgreSQL that is not running: refused at once
+    config = Config().with_overrides(
+        {
+            "storage.backend": "postgres",
+            "storage.postgresUrl": f"postgresql://alice:s3cret-pw@/causantic?host={socket_dir}",
+            "team.shareProjects": "all",
+        }
+    )
+    secrets = Secrets(port=8766)
+    with TestClient(create_app(secrets, opener=lambda: Memory(config=config)), base_url="http://127.0.0.1:8766") as c:
+        overview = _said(c.get("/", params={"token": secrets.token}).text)
+        assert "These are local memory's figures only. Cannot reach the team memory" in overview
+        assert "All healthy" not in overview
+        projects = _said(c.get("/projects").text)
+        assert "Local memory's projects only. Cannot reach the team memory" in projects
+        assert "s3cret-pw" not in overview + projects

@@ -119,6 +119,8 @@ def _warnings(
     from causantic.embedding import is_available
 
     out: list[Health] = []
+    if unreachable := memory.team_unreachable:  # the figures are the local store's alone, as `causantic stats` warns
+        out.append(Health("warn", f"These are local memory's figures only. {unreachable}"))
     if not view.counts["chunks"]:  # not "run batch-ingest" while one is finding the files to read
         empty = (
             "Memory is empty so far: the ingest running now is reading your sessions."
@@ -173,7 +175,8 @@ def projects(memory: Memory, derived: Derived) -> dict[str, Any]:
     """Every project with its chunks and sessions, as `causantic list-projects` lists them (the same
     call: team memory's projects say whose sessions they hold)."""
     found = derived.get(memory, "projects", memory.projects)
-    return {"projects": found, "team": any(p.members for p in found)}
+    # Team memory not answering: its projects are missing, as `causantic list-projects` warns.
+    return {"projects": found, "team": any(p.members for p in found), "unreachable": memory.team_unreachable}
 
 
 def sessions(memory: Memory, derived: Derived, project: str, page_text: str = "") -> dict[str, Any]:
