@@ -164,8 +164,11 @@ def test_at_380_px_the_header_search_box_is_in_sight_and_reached_by_tab(
         assert "/search?q=double-charge" in chrome.current_url
         assert "idempotency key was regenerated" in chrome.find_element(By.ID, "results").text
         fits_sideways(chrome, "the search page")
-        # The Search page's own box, with the filters, is the one box there (not two, one above the other).
+        # The Search page's own box, with the filters, is the one box there (not two, one above the other);
+        # its error page, with no form, keeps the header's.
         assert len(chrome.find_elements(By.CSS_SELECTOR, "input[name=q]")) == 1
+        chrome.get(billing_dashboard.base + "/search?kind=bogus&q=retry")
+        assert chrome.find_element(By.CSS_SELECTOR, "header form.quick input[name=q]").is_displayed()
 
 
 def test_at_380_px_each_overview_figure_reads_on_one_line_inside_its_box(
