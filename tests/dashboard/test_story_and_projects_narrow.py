@@ -169,6 +169,8 @@ def test_at_380_px_the_header_search_box_is_in_sight_and_reached_by_tab(
         assert len(chrome.find_elements(By.CSS_SELECTOR, "input[name=q]")) == 1
         chrome.get(billing_dashboard.base + "/search?kind=bogus&q=retry")
         assert chrome.find_element(By.CSS_SELECTOR, "header form.quick input[name=q]").is_displayed()
+        # The page's 400 is the browser log's only error (read here, it is not left to the next test's check).
+        assert [e for e in console_errors(chrome) if "kind=bogus" not in e or "400" not in e] == []
 
 
 def test_at_380_px_each_overview_figure_reads_on_one_line_inside_its_box(
