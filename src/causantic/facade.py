@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from causantic.retrieval.reconstruct import Reconstruction
     from causantic.retrieval.search import SearchRequest, SearchResult
     from causantic.retrieval.topic_map import TopicMap
-    from causantic.store.records import DiskShortfall, ProjectSessions, VectorHealth
+    from causantic.store.records import DiskShortfall, VectorHealth
     from causantic.store.records import StoredChunk as StoredChunk  # a result type of topic_members
 
 Progress = Callable[[int, int], None]  # (done, total)
@@ -768,13 +768,6 @@ class Memory:
         """Changes whenever memory does (any commit, by any process, in either store): what derived views
         are keyed by."""
         return tuple(n for s in self._every_store().values() for n in s.store.change_stamp())
-
-    def project_activity(self) -> list[ProjectSessions]:
-        from causantic.retrieval.browse import project_activity
-        from causantic.retrieval.listing import projects_beside
-
-        found = [project_activity(s.store) for s in self._every_store().values()]
-        return found[0] if len(found) == 1 else projects_beside(found[0], found[1])
 
     def project_names(self) -> list[str]:
         from causantic.retrieval.browse import project_names

@@ -152,6 +152,11 @@ def http_request(
     return response.status, {k.lower(): v for k, v in response.getheaders()}, text
 
 
+def page_text(html: str) -> str:
+    """A page's words as a reader reads them: tags dropped, runs of white space one space (entities kept)."""
+    return " ".join(re.sub(r"<[^>]+>", " ", html).split())
+
+
 def csrf_of(dashboard: Dashboard) -> str:
     """The CSRF token the forget form carries, as a page would post it back."""
     _, _, page = http_request(dashboard, "GET", "/forget")

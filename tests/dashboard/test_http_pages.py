@@ -20,7 +20,7 @@ from urllib.parse import quote, urlencode
 
 import anyio
 import pytest
-from dashboard_support import Dashboard, _env, causantic, csrf_of, http_request, start_dashboard
+from dashboard_support import Dashboard, _env, causantic, csrf_of, http_request, page_text, start_dashboard
 from mcp import Client
 from process_support import run_hook
 from transcript_files import write_session
@@ -31,10 +31,6 @@ from causantic.mcp.server import build_server
 
 SAFARI_SESSION = "2a2ee33e-fb12-5d34-8e2d-b31f59bac0ec"  # the session of 2026-11-02
 INVOICE_SESSION = "7a378dd6-f9b6-52f1-ad8d-dd8aa785f035"  # of 2026-11-03, with a sub-agent of one chunk
-
-
-def _text(html: str) -> str:
-    return " ".join(re.sub(r"<[^>]+>", " ", html).split())
 
 
 def _post(dashboard: Dashboard, path: str, **fields: str | list[str]) -> tuple[int, str]:
@@ -50,16 +46,16 @@ def test_an_unknown_address_gets_the_dashboards_error_page_with_its_way_back(exa
         status, headers, page = http_request(example_dashboard, "GET", path)
         assert status == 404, path
         assert headers["content-type"].startswith("text/html"), path
-        assert f"Nothing is served at {path}." in _text(page)
+        assert f"Nothing is served at {path}." in page_text(page)
         assert 'href="/projects"' in page, "the navigation is there to go on"
     status, _, page = http_request(example_dashboard, "GET", "/topics/999999")  # a link from before a recluster
-    assert status == 404 and "No topic 999999" in _text(page)
+    assert status == 404 and "No topic 999999" in page_text(page)
     status, _, page = http_request(example_dashboard, "GET", "/forget/preview")
     assert status == 405
-    assert "open the form and submit it" in _text(page)
+    assert "open the form and submit it" in page_text(page)
     status, _, page = http_request(example_dashboard, "GET", "/project?name=no-such-project")
     assert status == 404
-    assert "No project named 'no-such-project'" in _text(page.replace("&#39;", "'"))
+    assert "No project named 'no-such-project'" in page_text(page.replace("&#39;", "'"))
 
 
 def test_a_session_opens_by_the_start_of_its_id_as_the_cli_takes_it(example_dashboard: Dashboard) -> None:
@@ -67,11 +63,11 @@ def test_a_session_opens_by_the_start_of_its_id_as_the_cli_takes_it(example_dash
     said 'No session … in memory'."""
     _, _, whole = http_request(example_dashboard, "GET", f"/session/{SAFARI_SESSION}")
     status, _, page = http_request(example_dashboard, "GET", f"/session/{SAFARI_SESSION[:8]}")
-    assert status == 200, _text(page)
+    assert status == 200, page_text(page)
     assert re.search(r"<h1.*?</h1>", page, re.S).group(0) == re.search(r"<h1.*?</h1>", whole, re.S).group(0)  # type: ignore[union-attr]
     assert SAFARI_SESSION in page
     status, _, page = http_request(example_dashboard, "GET", "/session/2a2")  # too short to pick one
-    assert status == 404 and "No session '2a2' in memory" in html.unescape(_text(page))
+    assert status == 404 and "No session '2a2' in memory" in html.unescape(page_text(page))
 
 
 def test_search_from_and_to_on_one_day_finds_that_days_chunks(example_dashboard: Dashboard) -> None:
@@ -79,7 +75,7 @@ def test_search_from_and_to_on_one_day_finds_that_days_chunks(example_dashboard:
     status, _, page = http_request(
         example_dashboard, "GET", "/search?q=" + quote("invoice test") + "&from=2026-11-03&to=2026-11-03"
     )
-    assert status == 200, _text(page)
+    assert status == 200, page_text(page)
     assert f"/session/{INVOICE_SESSION}" in page
     status, _, page = http_request(example_dashboard, "GET", "/search?q=" + quote("invoice test") + "&to=2026-11-02")
     assert status == 200
@@ -100,14 +96,14 @@ def test_a_search_forms_error_is_a_notice_in_the_results_not_a_page_in_a_page(ex
 def test_recall_given_dates_says_it_looked_at_every_date(example_dashboard: Dashboard) -> None:
     query = "/search?kind=recall&q=" + quote("safari redirect loop")
     _, _, page = http_request(example_dashboard, "GET", query + "&from=2026-11-04")
-    assert "From and To filter search only: recall looked at every date." in _text(page)
+    assert "From and To filter search only: recall looked at every date." in page_text(page)
     _, _, page = http_request(example_dashboard, "GET", query)
     assert "From and To filter" not in page
     # Members are team memory's: local memory's form has no member field, and a member in the
     # address is for search alone, as dates are.
     assert 'name="member"' not in page
     _, _, page = http_request(example_dashboard, "GET", query + "&member=bob")
-    assert "Member filters search only: recall looked at every member's memory." in html.unescape(_text(page))
+    assert "Member filters search only: recall looked at every member's memory." in html.unescape(page_text(page))
 
 
 def test_each_recall_episode_says_how_well_it_matches_as_the_cli_says_it(example_dashboard: Dashboard) -> None:
@@ -119,11 +115,11 @@ def test_each_recall_episode_says_how_well_it_matches_as_the_cli_says_it(example
 
 def test_one_of_a_thing_is_not_counted_as_many(example_dashboard: Dashboard) -> None:
     _, _, page = http_request(example_dashboard, "GET", f"/session/{INVOICE_SESSION}")
-    assert "1 chunk — sub-agent started here" in _text(page)
+    assert "1 chunk — sub-agent started here" in page_text(page)
     _, _, page = http_request(example_dashboard, "GET", "/search?q=REDIS_URL")
-    assert "1 relevant memory chunk (" in _text(page)  # as the CLI counts it
+    assert "1 relevant memory chunk (" in page_text(page)  # as the CLI counts it
     _, _, page = http_request(example_dashboard, "GET", "/search?kind=recall&q=REDIS_URL")
-    assert "1 episode (1 chunk, " in _text(page)
+    assert "1 episode (1 chunk, " in page_text(page)
 
 
 @pytest.mark.parametrize("kind", ["search", "recall", "predict"])
@@ -136,7 +132,7 @@ def test_search_recall_and_predict_say_what_they_found_in_the_cli_s_words(
     said = heading.removeprefix("Found ").split(" — ")[0]
     _, _, page = http_request(example_dashboard, "GET", f"/search?kind={kind}&q=REDIS_URL")
     (summary,) = re.findall(r'<p class="summary">(.*?)</p>', page, re.S)
-    assert _text(html.unescape(summary)).startswith(said), (summary, heading)
+    assert page_text(html.unescape(summary)).startswith(said), (summary, heading)
 
 
 def test_a_command_in_a_search_note_is_code_not_backticks(example_dashboard: Dashboard) -> None:
@@ -150,7 +146,7 @@ def test_a_command_in_a_search_note_is_code_not_backticks(example_dashboard: Das
 def test_the_overview_of_chunks_without_vectors_allows_for_a_running_ingest(example_dashboard: Dashboard) -> None:
     # Seen during an ingest: its newest chunks wait for their vectors, so "run causantic embed" alone misleads.
     _, _, page = http_request(example_dashboard, "GET", "/")
-    assert "have no vector yet: a running ingest is embedding them, or run causantic embed" in _text(page)
+    assert "have no vector yet: a running ingest is embedding them, or run causantic embed" in page_text(page)
 
 
 def test_the_overview_says_an_ingest_is_running_while_one_does(
@@ -162,7 +158,7 @@ def test_the_overview_says_an_ingest_is_running_while_one_does(
         progress.read(120, 0, 2310)
         _, _, page = http_request(example_dashboard, "GET", "/")
         running = f"Ingest running: 120 of 431 files, 2,310 chunks so far, started just now (pid {os.getpid()})"
-        assert running in _text(page)
+        assert running in page_text(page)
     _, _, page = http_request(example_dashboard, "GET", "/")
     assert "Ingest running" not in page
 
@@ -175,19 +171,19 @@ def test_the_overview_counts_each_coding_agent_s_sessions_and_chunks_as_stats_do
     n = sources["claude-code"]
     _, _, page = http_request(example_dashboard, "GET", "/")
     said = f"Coding agents Claude Code: {n['sessions']:,} sessions, {n['chunks']:,} chunks Agents besides main"
-    assert said in _text(page)
+    assert said in page_text(page)
 
 
 def test_the_overview_of_one_edge_kind_shows_no_empty_brackets(empty_dashboard: Dashboard) -> None:
     _, _, page = http_request(empty_dashboard, "GET", "/")
-    assert "Edges 0 Agents" in _text(page), "an empty memory lists no edge kinds, not '()'"
+    assert "Edges 0 Agents" in page_text(page), "an empty memory lists no edge kinds, not '()'"
 
 
 @pytest.mark.parametrize("kind", ["search", "recall", "predict"])
 def test_an_answer_from_empty_memory_says_why_as_the_cli_does(empty_dashboard: Dashboard, kind: str) -> None:
     _, _, page = http_request(empty_dashboard, "GET", f"/search?kind={kind}&q=deploy")
     said = "Nothing relevant in memory (memory is empty: run causantic batch-ingest first)."
-    assert said in _text(html.unescape(page)), kind
+    assert said in page_text(html.unescape(page)), kind
 
 
 def test_a_forget_preview_says_what_the_cli_says(example_dashboard: Dashboard) -> None:
@@ -195,37 +191,37 @@ def test_a_forget_preview_says_what_the_cli_says(example_dashboard: Dashboard) -
     assert "6 chunks in 3 sessions of the whole project 'acme-shop' would be deleted." in cli
     status, page = _post(example_dashboard, "/forget/preview", project="acme-shop", threshold="0.6")
     assert status == 200
-    assert "6 chunks in 3 sessions of the whole project acme-shop would be deleted" in _text(page)
+    assert "6 chunks in 3 sessions of the whole project acme-shop would be deleted" in page_text(page)
     # Local memory has no other members: no "Only my chunks" box, and a posted one is refused, not ignored.
     assert 'name="only_mine"' not in page
     status, page = _post(example_dashboard, "/forget/preview", project="acme-shop", only_mine="1")
-    assert status == 400 and "is in local memory, where every chunk is yours" in _text(page)
+    assert status == 400 and "is in local memory, where every chunk is yours" in page_text(page)
 
     status, page = _post(example_dashboard, "/forget/preview", project="acme-shop", before="2020-01-01")
-    assert "Nothing in 'acme-shop' matches: nothing would be deleted." in _text(page.replace("&#39;", "'"))
+    assert "Nothing in 'acme-shop' matches: nothing would be deleted." in page_text(page.replace("&#39;", "'"))
 
     # Spaces only are not "no filter" (the whole project): forget refuses them, in its own words.
     for field, says in (("query", "The query is empty"), ("session", "The session id is empty")):
         status, page = _post(example_dashboard, "/forget/preview", project="acme-shop", **{field: "   "})
-        assert status == 400 and says in _text(page), field
+        assert status == 400 and says in page_text(page), field
 
     status, page = _post(example_dashboard, "/forget/preview", project="acme-shop", session="7a")
     assert status == 400, "a two-character prefix could name several sessions"
-    assert "at least 4 characters of the session id" in _text(page)
+    assert "at least 4 characters of the session id" in page_text(page)
 
 
 def test_confirming_a_forget_twice_says_the_second_deleted_nothing(example_dashboard: Dashboard) -> None:
     fields = {"project": "acme-shop", "session": SAFARI_SESSION[:8], "threshold": "0.6"}
     _, page = _post(example_dashboard, "/forget/preview", **fields)
     ids = re.findall(r'name="id" value="([^"]+)"', page)
-    assert len(ids) == 2 and "2 chunks in 1 session of acme-shop would be deleted" in _text(page)
+    assert len(ids) == 2 and "2 chunks in 1 session of acme-shop would be deleted" in page_text(page)
     _, page = _post(example_dashboard, "/forget/confirm", **fields, id=ids)
-    assert "Deleted 2 chunks of acme-shop." in _text(page)
+    assert "Deleted 2 chunks of acme-shop." in page_text(page)
     with sqlite3.connect(f"file:{example_dashboard.home / 'memory.db'}?mode=ro", uri=True) as db:
         assert db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] == 4
     _, page = _post(example_dashboard, "/forget/confirm", **fields, id=ids)  # a reload re-posts the form
     assert "Deleted 0" not in page
-    assert "Nothing was deleted: the previewed chunks of acme-shop are already gone." in _text(page)
+    assert "Nothing was deleted: the previewed chunks of acme-shop are already gone." in page_text(page)
 
 
 # A time as the pages show it, alone or as a range ('2026-11-03 09:14', '09:14 – 09:20', '… – 2026-11-04 01:02').
@@ -249,7 +245,7 @@ def test_every_page_that_shows_a_time_says_it_is_utc(example_dashboard: Dashboar
     }
     pages["forget preview"] = _post(example_dashboard, "/forget/preview", project="acme-shop", after="2026-11-03")[1]
     for where, page in pages.items():
-        shown = _text(_CHUNK_TEXT.sub(" ", page))
+        shown = page_text(_CHUNK_TEXT.sub(" ", page))
         times = list(_SHOWN_TIME.finditer(shown))
         assert times, f"{where} shows a time"
         for found in times:
@@ -263,7 +259,7 @@ def test_search_counts_and_marks_weak_hits_apart_as_the_cli_does(example_dashboa
     _, _, page = http_request(example_dashboard, "GET", "/search?q=" + quote("invoice search"))
     assert re.search(
         r"4 memory chunks \([\d,]+ tokens, keyword-only\), 2 relevant and 2 weakly related \(relevance under 10%\) ·",
-        _text(page),
+        page_text(page),
     )
     hits = re.findall(r'<li class="hit( weak)?">.*?</li>', page, re.S)
     assert [bool(weak) for weak in hits] == [False, False, True, True]
@@ -349,18 +345,18 @@ def monorepo_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Das
 def test_a_project_s_older_sessions_are_a_page_away(monorepo_dashboard: Dashboard) -> None:
     """The timeline showed the newest 200 sessions and said '200 of 201': the oldest had no page."""
     _, _, page = http_request(monorepo_dashboard, "GET", "/project?name=monorepo")
-    assert "Sessions 1–200 of 201, newest first." in _text(page)
+    assert "Sessions 1–200 of 201, newest first." in page_text(page)
     older = re.search(r'<a href="([^"]+)" rel="next">Older sessions →</a>', page)
-    assert older, _text(page)
+    assert older, page_text(page)
     status, _, page = http_request(monorepo_dashboard, "GET", html.unescape(older.group(1)))
-    assert status == 200 and "Sessions 201–201 of 201, newest first." in _text(page)
+    assert status == 200 and "Sessions 201–201 of 201, newest first." in page_text(page)
     assert page.count('<li class="entry">') == 1 and 'rel="next"' not in page and "← Newer sessions" in page
     status, _, page = http_request(monorepo_dashboard, "GET", "/project?name=monorepo&page=3")
-    assert status == 400 and "Page 3 is past the last: monorepo has 201 sessions, 2 pages of 200." in _text(page)
+    assert status == 400 and "Page 3 is past the last: monorepo has 201 sessions, 2 pages of 200." in page_text(page)
     status, _, page = http_request(monorepo_dashboard, "GET", "/project?name=monorepo&page=two")
-    assert status == 400 and "is not a page number" in _text(page) and "Traceback" not in page
+    assert status == 400 and "is not a page number" in page_text(page) and "Traceback" not in page
 
 
 def test_a_project_of_one_session_says_1_session(monorepo_dashboard: Dashboard) -> None:
     _, _, page = http_request(monorepo_dashboard, "GET", "/project?name=tiny")
-    assert "1 session." in _text(page) and "1 sessions" not in _text(page)
+    assert "1 session." in page_text(page) and "1 sessions" not in page_text(page)

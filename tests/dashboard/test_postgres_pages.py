@@ -38,6 +38,9 @@ def test_every_page_answers_over_postgres(postgres_server: Any, monkeypatch: pyt
         for path in ("/", "/projects", f"/project?name={session.name}", f"/session/{session_id}", "/topics"):
             page = client.get(path)
             assert page.status_code == 200, (path, page.text[:300])
+        # Whose sessions each project holds, as `causantic list-projects` says it in team memory.
+        projects = client.get("/projects").text
+        assert "<th>by member</th>" in projects and 'data-label="by member">alice 3</td>' in projects
         found = client.get("/search", params={"q": "redirect"})
         assert found.status_code == 200 and "acme-shop" in found.text  # a hit, found through PostgreSQL
         settings = client.get("/settings")

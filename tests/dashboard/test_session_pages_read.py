@@ -1,10 +1,12 @@
 """A project's timeline, a session's page and the forms as a person reads them, in headless Chromium.
 
 At 1280 px a session's time span stays in its column (it ran on under the title: '18:55 – 18:56
-UTC' over 'update the…'); at 380 px a title that is one long path wraps inside the page; a Codex
+UTC' over 'update the…'); at 380 px a title that is one long path wraps inside the page, a first prompt
+as a title leaves room for the session, and a chunk's time and size each stay on one line; a Codex
 session is labelled Codex CLI, not Claude Code; a sub-agent's text reads in ink (it was drawn in the
 colour of the page's lines, #e2e5eb on white); muted text and links reach 4.5:1 contrast; at 380
-px a form's fields stay inside it; the keyboard's place is a ring seen on the header and the page.
+px a form's fields stay inside it; the keyboard's place is a ring seen on the header and the page,
+and one stop skips the header.
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ LONG_PROJECT = "/home/dev/customer_portal_frontend_monorepo_checkout_experience"
 TEAM = REPO / "tests" / "teams" / "fixtures" / "docs_team"  # a lead, two teammates, one of them twice
 TEAM_SESSION = "d0c5d0c5-0000-4000-8000-000000000001"
 ORPHANS = "0a9a0000-0000-4000-8000-000000000001"
+PROSE_SESSION = "c0c0a000-0000-4000-8000-000000000005"
+PROSE = (  # a first prompt as people write them: its first 200 characters are the session's title
+    "OK, we are going to try a small experiment here: pretend we have a list of tasks, the first being to "
+    "research how the payment service retries a charge, the second how it keys idempotency"
+)
 
 # Every text's contrast with what is behind it (WCAG: 4.5:1, or 3:1 for large text), worst first.
 LOW_CONTRAST = """
@@ -74,6 +81,7 @@ def checkout_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Das
     write_session(projects, CWD, "c0c0a000-0000-4000-8000-000000000001", turns, day=2)  # 09:00 – 09:07
     write_session(projects, CWD, "c0c0a000-0000-4000-8000-000000000002", [(LONG_PATH, "Opened it.")], day=4)
     write_session(projects, LONG_PROJECT, "c0c0a000-0000-4000-8000-000000000004", turns[:1], day=3)
+    write_session(projects, "/home/dev/acme/notes", PROSE_SESSION, [(PROSE, "Noted.")], day=5)
     # A session worked on past midnight: its span names the day it ended.
     late = write_session(projects, CWD, "c0c0a000-0000-4000-8000-000000000003", turns[:2], day=6)
     lines = [json.loads(line) for line in late.read_text(encoding="utf-8").splitlines()]
@@ -130,6 +138,27 @@ def test_a_title_that_is_one_long_path_wraps_inside_a_phone_wide_page(
         chrome.get(f"{checkout_dashboard.base}/session/c0c0a000-0000-4000-8000-000000000002")
         assert chrome.find_element(By.TAG_NAME, "h1").text.replace("\n", "") == LONG_PATH
         fits_sideways(chrome, "a session titled by a long path")
+
+
+def test_at_380_px_a_session_s_first_prompt_as_its_title_leaves_room_for_the_session(
+    checkout_dashboard: Dashboard, chrome: Any
+) -> None:
+    """At the page heading's size a 200-character prompt took six lines of a phone's screen, and each
+    chunk's time broke in two ('2026-11-05 09:00' over 'UTC') beside its turn and tokens."""
+    open_page(chrome, checkout_dashboard, "/")
+    with window_size(chrome, 380, 900):
+        chrome.get(f"{checkout_dashboard.base}/session/{PROSE_SESSION}")
+        title = chrome.find_element(By.TAG_NAME, "h1")
+        assert title.text.replace("\n", " ").startswith(PROSE[:60])
+        lines = chrome.execute_script(
+            "const h = arguments[0]; return h.offsetHeight / parseFloat(getComputedStyle(h).lineHeight)",
+            title,
+        )
+        assert lines <= 5.2, f"the title takes {lines:.1f} lines"
+        parts = chrome.find_elements(By.CSS_SELECTOR, "article.chunk header .time, article.chunk header .muted")
+        assert len(parts) == 2
+        for part in parts:
+            assert chrome.execute_script("return arguments[0].getClientRects().length", part) == 1, part.text
 
 
 def test_a_codex_session_is_labelled_codex_cli_as_recall_names_it(checkout_dashboard: Dashboard, chrome: Any) -> None:
@@ -190,11 +219,33 @@ def test_the_keyboard_s_place_is_a_ring_seen_on_the_dark_header_and_on_the_page(
     open_page(chrome, checkout_dashboard, "/")
     chrome.execute_script("document.activeElement.blur()")
     rings = []
-    for _ in range(10):  # the brand, six page links, the quick search, then the page's own links
+    for _ in range(11):  # the skip link, the brand, six page links, the quick search, then the page's own links
         ActionChains(chrome).send_keys(Keys.TAB).perform()
         rings.append(chrome.execute_script(LOW_CONTRAST, "focus"))
-    assert [name for name, _, _ in rings][:3] == ["◆ Causantic", "Overview", "Projects"], rings
+    assert [name for name, _, _ in rings][:4] == ["Skip to the page", "◆ Causantic", "Overview", "Projects"], rings
     assert all(seen and ratio >= 3 for _, seen, ratio in rings), rings
+
+
+def test_the_keyboard_skips_the_header_to_the_page_in_one_stop(checkout_dashboard: Dashboard, chrome: Any) -> None:
+    """Eight stops of header (brand, six page links, the search box) came before every page's own links."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    open_page(chrome, checkout_dashboard, "/projects")
+    chrome.execute_script("document.activeElement.blur()")
+    skip = chrome.find_element(By.CSS_SELECTOR, "a.skip")
+    assert not _in_view(chrome, skip), "out of sight until the keyboard reaches it"
+    ActionChains(chrome).send_keys(Keys.TAB).perform()
+    assert chrome.switch_to.active_element == skip and _in_view(chrome, skip)
+    ActionChains(chrome).send_keys(Keys.ENTER).perform()
+    ActionChains(chrome).send_keys(Keys.TAB).perform()
+    first = chrome.find_element(By.CSS_SELECTOR, "main a")
+    assert chrome.switch_to.active_element == first, chrome.switch_to.active_element.text
+
+
+def _in_view(driver: Any, element: Any) -> bool:
+    rect = driver.execute_script("return arguments[0].getBoundingClientRect()", element)
+    return bool(rect["bottom"] > 0 and rect["top"] < driver.execute_script("return innerHeight"))
 
 
 def test_a_search_hit_names_the_coding_agent_that_wrote_it_as_the_cli_does(

@@ -35,7 +35,7 @@ def projects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     with Memory(root / "home") as memory:
         report = memory.ingest([root / "projects"], embed=False)
         assert report.errors == []
-        return {p.path: p.name for p in memory.project_activity()}
+        return {p.path: p.name for p in memory.projects()}
 
 
 def test_one_folder_is_one_project_however_its_path_was_written(projects: dict[str, str]) -> None:

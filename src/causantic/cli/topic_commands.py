@@ -63,11 +63,12 @@ def clusters_command(project: str | None, as_json: bool) -> None:
         topics = memory.topics(project)
         coverage = memory.topic_coverage(project)
         smallest = memory.config.clustering.min_cluster_size
+        ingesting = not topics and bool(memory.ingests_running())  # why none: an ingest still writing
     if as_json:
         emit_json(topics_out(topics, coverage))
         return
     if not topics:
-        _say(no_topics_line(coverage, smallest))
+        _say(no_topics_line(coverage, smallest, ingesting=ingesting))
         return
     # Beside team memory each store numbers its own topics: the memory column says where each lives.
     stores = any(t.store for t in topics)

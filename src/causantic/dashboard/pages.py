@@ -18,7 +18,7 @@ from causantic.config import db_path, described_settings, load_config, vector_pa
 from causantic.dashboard.map_labels import VIEWBOX, MapLabel, layouts, short_label
 from causantic.dashboard.story import story_of
 from causantic.dashboard.text import short_time
-from causantic.errors import CausanticError
+from causantic.errors import CausanticError, NoMemoryYet
 from causantic.facade import Memory
 from causantic.home import is_team_memory
 from causantic.retrieval import browse
@@ -78,14 +78,20 @@ def overview(memory: Memory, derived: Derived) -> dict[str, Any]:
     view = derived.get(memory, "overview", memory.overview)
     status = read_status()  # the hooks' file, not memory: read every time
     hooks = hook_status(status)
+    ingests = memory.ingests_running()  # a file per running ingest, not memory: read every time
+    reread = derived.get(memory, "files_to_reread", memory.files_to_reread)
+    no_topics = None
+    if view.vectors and not view.counts["clusters"]:  # why, as the topics page and `causantic clusters` say it
+        coverage = derived.get(memory, "topic_coverage", memory.topic_coverage)
+        no_topics = no_topics_line(coverage, memory.config.clustering.min_cluster_size, ingesting=bool(ingests))
     return {
         "o": view,
         "hooks": hooks,
-        "ingests": memory.ingests_running(),  # a file per running ingest, not memory: read every time
+        "ingests": ingests,
         # What `causantic hook status` says of each recent prompt, in its words.
         "prompts": [explain_prompt(run) for run in recent_prompts(status)],
         "prompts_heading": PROMPTS_HEADING,
-        "warnings": _warnings(memory, view, hooks, derived.get(memory, "files_to_reread", memory.files_to_reread)),
+        "warnings": _warnings(memory, view, hooks, reread, no_topics, ingesting=bool(ingests)),
         # The database holds the vectors; only the ANN index files lie beside it.
         "disk": int(view.counts["sqlite_bytes"]) + view.vector_file_bytes,  # type: ignore[call-overload]
     }
@@ -101,12 +107,27 @@ def hook_status(status: dict[str, HookRun]) -> list[dict[str, Any]]:
     return sorted(runs, key=lambda r: str(r.get("lastRun", "")), reverse=True)
 
 
-def _warnings(memory: Memory, view: browse.Overview, hooks: list[dict[str, Any]], reread: Reread) -> list[Health]:
+def _warnings(
+    memory: Memory,
+    view: browse.Overview,
+    hooks: list[dict[str, Any]],
+    reread: Reread,
+    no_topics: str | None,
+    *,
+    ingesting: bool,
+) -> list[Health]:
     from causantic.embedding import is_available
 
     out: list[Health] = []
-    if not view.counts["chunks"]:
-        out.append(Health("warn", "Memory is empty: run `causantic batch-ingest` to read your sessions."))
+    if unreachable := memory.team_unreachable:  # the figures are the local store's alone, as `causantic stats` warns
+        out.append(Health("warn", f"These are local memory's figures only. {unreachable}"))
+    if not view.counts["chunks"]:  # not "run batch-ingest" while one is finding the files to read
+        empty = (
+            "Memory is empty so far: the ingest running now is reading your sessions."
+            if ingesting
+            else "Memory is empty: run `causantic batch-ingest` to read your sessions."
+        )
+        out.append(Health("warn", empty))
     model = memory.config.embedding.model
     if not is_available(model):
         out.append(
@@ -130,8 +151,8 @@ def _warnings(memory: Memory, view: browse.Overview, hooks: list[dict[str, Any]]
         out.append(Health("warn", f"Keyword index {'; '.join(off)}: search runs vector-only."))
     if reread:
         out.append(Health("warn", reread_note(reread)))
-    if view.vectors and not view.counts["clusters"]:
-        out.append(Health("warn", "No topics yet: run `causantic cluster`."))
+    if no_topics:
+        out.append(Health("warn", no_topics))
     out.extend(
         Health(
             "error",
@@ -151,14 +172,21 @@ def _warnings(memory: Memory, view: browse.Overview, hooks: list[dict[str, Any]]
 
 
 def projects(memory: Memory, derived: Derived) -> dict[str, Any]:
-    return {"projects": derived.get(memory, "projects", memory.project_activity)}
+    """Every project with its chunks and sessions, as `causantic list-projects` lists them (the same
+    call: team memory's projects say whose sessions they hold)."""
+    found = derived.get(memory, "projects", memory.projects)
+    # Team memory not answering: its projects are missing, as `causantic list-projects` warns.
+    return {"projects": found, "team": any(p.members for p in found), "unreachable": memory.team_unreachable}
 
 
 def sessions(memory: Memory, derived: Derived, project: str, page_text: str = "") -> dict[str, Any]:
     """A page of a project's timeline: page 1 the newest sessions, 2 the ones before them, …"""
     page = _page(page_text)
     offset = (page - 1) * TIMELINE_PAGE
-    found = derived.get(memory, ("timeline", project, page), lambda: memory.timeline(project, offset=offset))
+    try:
+        found = derived.get(memory, ("timeline", project, page), lambda: memory.timeline(project, offset=offset))
+    except NoMemoryYet as exc:  # a new project's folder: an answer, as the CLI prints it and the MCP tools give it
+        return {"timeline": None, "folder": project, "nothing_yet": str(exc)}
     pages = max(1, -(-found.total // TIMELINE_PAGE))
     if page > pages:
         raise CausanticError(
@@ -249,9 +277,18 @@ def search(memory: Memory, derived: Derived, form: SearchForm) -> dict[str, Any]
         # The members to choose from, so that a misspelt name cannot quietly find nothing.
         "members": derived.get(memory, "team_members", memory.team_members) if team else [],
         "anyone": None,
+        "nothing_yet": None,
     }
     if not form.q.strip():
         return context
+    try:
+        return _answer(memory, form, context)
+    except NoMemoryYet as exc:  # a new project's folder as the filter: an answer, as the CLI and MCP tools give it
+        return {**context, "nothing_yet": str(exc)}
+
+
+def _answer(memory: Memory, form: SearchForm, context: dict[str, Any]) -> dict[str, Any]:
+    """``context`` with the search's, recall's or predict's answer to ``form``."""
     if form.kind not in SEARCH_KINDS:
         raise CausanticError(f"Unknown kind {form.kind!r}: choose search, recall or predict.")
     project, agent = form.project or None, form.agent or None
@@ -291,7 +328,12 @@ def _through(day: datetime | None, text: str) -> datetime | None:
 
 
 def topics(memory: Memory, derived: Derived) -> dict[str, Any]:
-    return derived.get(memory, "topics", lambda: _topics(memory))
+    found = derived.get(memory, "topics", lambda: _topics(memory))
+    if found["topics"]:
+        return found
+    # Why there are none, as `causantic clusters` says it; whether an ingest runs is read every time.
+    smallest = memory.config.clustering.min_cluster_size
+    return {**found, "no_topics": no_topics_line(found["coverage"], smallest, ingesting=bool(memory.ingests_running()))}
 
 
 def _topics(memory: Memory) -> dict[str, Any]:
@@ -336,7 +378,7 @@ def _topics(memory: Memory) -> dict[str, Any]:
         "listed": TOPICS_LISTED,
         "stores": stores,
         "left_out": in_no_topic_line(coverage),
-        "no_topics": no_topics_line(coverage, memory.config.clustering.min_cluster_size),
+        "coverage": coverage,
     }
 
 

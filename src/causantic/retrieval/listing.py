@@ -218,8 +218,14 @@ def in_no_topic_line(coverage: TopicCoverage) -> str:
     return f"{coverage.in_no_topic:,} of {counted(coverage.chunks, 'chunk')}{share} belong to no topic."
 
 
-def no_topics_line(coverage: TopicCoverage, smallest: int) -> str:
-    """Why a topic list is empty: never clustered, nothing to cluster, or no group dense enough."""
+def no_topics_line(coverage: TopicCoverage, smallest: int, *, ingesting: bool = False) -> str:
+    """Why a topic list is empty: an ingest is still writing memory, never clustered, nothing to
+    cluster, or no group dense enough."""
+    if ingesting:  # its chunks are not in any topic until it ends: "run cluster" now would miss them
+        return (
+            "No topics yet: an ingest is running. Topics appear when it ends (it clusters once enough "
+            "new chunks are embedded), or run `causantic cluster` after it."
+        )
     if not coverage.clustered:
         return "No topics yet. They appear after `causantic cluster` (or a batch ingest with enough chunks)."
     if not coverage.chunks:

@@ -38,8 +38,21 @@ function partialForms() {
   window.addEventListener("popstate", () => location.reload());
 }
 
+// The skip link: the next Tab goes on from the page, not from the top again (followed as a link,
+// Chromium scrolls to #main but leaves the focus on the body).
+function skipLink() {
+  const link = document.querySelector("a.skip");
+  const main = document.getElementById("main");
+  if (!link || !main) return;
+  link.addEventListener("click", (event) => {
+    event.preventDefault();
+    main.focus();
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   revealTarget();
   partialForms();
+  skipLink();
 });
 window.addEventListener("hashchange", revealTarget);
