@@ -572,6 +572,7 @@ class Memory:
             limit=request.limit or cfg.retrieval.default_limit,
             max_tokens=request.max_tokens or cfg.tokens.mcp_max_response,
             notes=notes,
+            here_boost=cfg.retrieval.here_boost,
         )
 
     def _fuse_episodes(
@@ -589,6 +590,7 @@ class Memory:
             notes=notes,
             weak_anchors=cfg.episodes.weak_anchors,
             side_share=cfg.episodes.side_share,
+            here_boost=cfg.retrieval.here_boost,
         )
 
     # ---- what memory holds -----------------------------------------------------------------
