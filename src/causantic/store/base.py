@@ -246,6 +246,60 @@ class SqlStore(ABC):
         self.mark_relink(into.id)
         return moved
 
+    def session_folders(self, project_id: int) -> dict[str, str | None]:
+        """Each session of the project by id, with the folder it was recorded in (None: ingested
+        before folders were recorded, SQLite m013 / PostgreSQL m008, and not read again since)."""
+        return {r[0]: r[1] for r in self._rows("SELECT id, cwd FROM sessions WHERE project_id = ?", (project_id,))}
+
+    def project_aliases(self, project_id: int) -> list[str]:
+        """The cwds (and ``git:`` repositories) recorded for the project, which later sessions join it by."""
+        return [
+            r[0] for r in self._rows("SELECT cwd FROM project_aliases WHERE project_id = ? ORDER BY cwd", (project_id,))
+        ]
+
+    def move_sessions(
+        self, session_ids: Sequence[str], source: Project, into: Project | str, aliases: Sequence[str]
+    ) -> Project:
+        """Move the sessions ``session_ids`` of ``source``, with their chunks, into ``into`` (a project,
+        or a path: a new project there), and its ``aliases`` with them (later sessions in those folders
+        join ``into``); ``source`` is deleted once it holds no session. Returns the project moved into.
+        Call inside :meth:`atomic`; both projects are flagged for relinking."""
+        if isinstance(into, str):
+            self.lock_project_names([into, source.path])
+            into = self._project_by_path(into) or self._create_project(into)
+        else:
+            self.lock_project_names([into.path, source.path])
+        self.lock_projects([source.id, into.id])
+        ids = list(session_ids)
+        moved = [
+            r[0]
+            for r in self._rows_in("SELECT id FROM chunks WHERE project_id = ? AND session_id {ids}", ids, [source.id])
+        ]
+        for sql in (
+            "UPDATE chunks SET project_id = ? WHERE project_id = ? AND session_id {ids}",
+            "UPDATE sessions SET project_id = ? WHERE project_id = ? AND id {ids}",
+        ):
+            for _ in self._in_ids(sql, ids, [into.id, source.id]):  # each cursor ran its batch
+                pass
+        self._chunks_moved(moved)
+        self._run_many(
+            "UPDATE project_aliases SET project_id = ? WHERE project_id = ? AND cwd = ?",
+            [(into.id, source.id, cwd) for cwd in aliases],
+        )
+        if self._rows("SELECT 1 FROM sessions WHERE project_id = ? LIMIT 1", (source.id,)):
+            self.mark_relink(source.id)
+        else:
+            self._query("DELETE FROM projects WHERE id = ?", (source.id,))
+            basename = common.path_parts(source.path)[-1]
+            if any(common.path_parts(r[0])[-1] == basename for r in self._rows("SELECT path FROM projects")):
+                self._name_family(basename)  # one left of two: its name shortens again
+        self.mark_relink(into.id)
+        return self.projects_by_id([into.id])[0]
+
+    @abstractmethod
+    def _chunks_moved(self, ids: Sequence[str]) -> None:
+        """Keep the vector index right for chunks moved to another project."""
+
     def project_for_cwd_hash(self, digest: str) -> Project | None:
         """The project of a cwd known only by its sha256 hex digest (Gemini CLI's ``projectHash``):
         the project whose path, or one of whose recorded cwds, hashes to it."""
@@ -507,24 +561,26 @@ class SqlStore(ABC):
         team_name: str | None,
         source: str,
         title: str | None,
+        cwd: str | None = None,
         extra: dict[str, object] | None = None,
     ) -> None:
         """Upsert the session row of a save: its span grows to cover ``chunks``; when several files
         hold parts of one session (a resumed session), the title of the part that starts first wins.
-        ``extra`` names more columns set on insert (team memory's ``member``)."""
+        ``cwd``: the folder it was recorded in, kept from the first save naming one. ``extra`` names
+        more columns set on insert (team memory's ``member``)."""
         started, ended = common.session_span(chunks)
         extra = extra or {}
-        columns = ", ".join(["id", "project_id", "started_at", "ended_at", "team_name", "source", "title", *extra])
+        names = ["id", "project_id", "started_at", "ended_at", "team_name", "source", "title", "cwd", *extra]
         self._query(
-            f"INSERT INTO sessions({columns}) VALUES ({marks([0] * (7 + len(extra)))})"
-            " ON CONFLICT(id) DO UPDATE SET"
+            f"INSERT INTO sessions({', '.join(names)}) VALUES ({marks(names)})"
+            " ON CONFLICT(id) DO UPDATE SET cwd = COALESCE(sessions.cwd, excluded.cwd),"
             f" started_at = {self.LEAST}(COALESCE(sessions.started_at, excluded.started_at), excluded.started_at),"
             f" ended_at = {self.GREATEST}(COALESCE(sessions.ended_at, excluded.ended_at), excluded.ended_at),"
             " team_name = COALESCE(excluded.team_name, sessions.team_name), source = excluded.source,"
             " title = CASE WHEN excluded.title IS NOT NULL AND (sessions.title IS NULL"
             "  OR excluded.started_at <= COALESCE(sessions.started_at, excluded.started_at))"
             "  THEN excluded.title ELSE sessions.title END",
-            (session_id, project.id, started, ended, team_name, source, title, *extra.values()),
+            (session_id, project.id, started, ended, team_name, source, title, cwd, *extra.values()),
         )
 
     def _without_forgotten(self, chunks: Sequence[ChunkRecord]) -> list[ChunkRecord]:
