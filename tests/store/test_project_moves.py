@@ -30,8 +30,8 @@ def _session(tmp_path: Path, cwd: Path, n: int, prompt: str) -> Path:
     return write_session(tmp_path / f"t{n}", str(cwd), f"0000000{n}-0000-4000-8000-00000000000{n}", [(prompt, "ok")])
 
 
-def _ingest(memory: Memory, path: Path) -> None:
-    assert memory.ingest([path], embed=False).errors == []
+def _ingest(memory: Memory, path: Path, *, embed: bool = False) -> None:
+    assert memory.ingest([path], embed=embed).errors == []
 
 
 def _projects(memory: Memory) -> list[tuple[str, int]]:
@@ -77,7 +77,7 @@ def test_two_projects_from_one_template_split_by_folder(backend_config: Config, 
     (blog / "src").mkdir()
     with Memory(config=backend_config) as memory:
         for n, cwd, said in ((1, shop, "the cart total"), (2, blog, "the rss feed"), (3, blog / "src", "rss dates")):
-            _ingest(memory, _session(tmp_path, cwd, n, said))
+            _ingest(memory, _session(tmp_path, cwd, n, said), embed=True)
         assert _projects(memory) == [("shop", 3)]  # joined as clones of one repository
         preview = memory.split_project(str(blog))
         assert move_summary(preview) == (
@@ -86,11 +86,16 @@ def test_two_projects_from_one_template_split_by_folder(backend_config: Config, 
         )
         memory.move_previewed(preview)
         assert _projects(memory) == [("blog", 2), ("shop", 1)]
+        # The moved chunks kept their vectors: found by meaning within their new project.
+        assert len(memory.search("syndication feed of posts", project="blog", mode="vector").hits) == 2
         _ingest(memory, _session(tmp_path, blog, 4, "the rss feed again"))
         _ingest(memory, _session(tmp_path, shop, 5, "the cart total again"))
-        assert _projects(memory) == [("blog", 3), ("shop", 2)]
+        # Another clone of the template kept in a folder named blog (another member's) joins blog.
+        bobs = git_checkout(tmp_path / "bob" / "blog", TEMPLATE)
+        _ingest(memory, _session(tmp_path, bobs, 6, "bob's rss feed"))
+        assert _projects(memory) == [("blog", 4), ("shop", 2)]
         found = memory.search("rss", project="blog", mode="keyword")
-        assert {h.chunk.project for h in found.hits} == {"blog"} and len(found.hits) == 3
+        assert {h.chunk.project for h in found.hits} == {"blog"} and len(found.hits) == 4
 
 
 def test_split_project_previews_until_told_yes(tmp_path: Path) -> None:

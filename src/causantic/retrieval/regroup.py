@@ -8,7 +8,8 @@ kept. Two cases that rule cannot settle alone:
   one per path; ``causantic merge-projects SOURCE INTO`` moves SOURCE's sessions and folders into INTO;
 - **split**: two projects started from one template that kept its ``origin`` are one project of two
   folders; ``causantic split-project FOLDER`` moves the sessions recorded in FOLDER (or below it) out
-  into a project of their own, and sessions later recorded there join that one.
+  into a project of their own, and sessions later recorded there join that one, as do other clones
+  of that folder's name (another member's ``blog``: :func:`causantic.store.common.clone_key`).
 
 Both preview first (the default) and move only what the preview listed: the sessions are named by id,
 and when they have changed since (a chunk added, a session gone) nothing is moved. In team memory the
@@ -27,6 +28,7 @@ from causantic.retrieval.listing import resolve_project
 from causantic.store import common
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkScope, Project, SessionTotals
+from causantic.transcripts.projects import canonical_project_path, repository_key
 from causantic.wording import counted
 
 
@@ -79,6 +81,9 @@ def split_preview(store: MemoryStoreProtocol, folder: str, project: str | None, 
     folders = store.session_folders(holder.id)
     ids = tuple(sorted(s for s, cwd in folders.items() if cwd is not None and _within(cwd, folder)))
     aliases = [a for a in store.project_aliases(holder.id) if _within(a, folder)]
+    repository = repository_key(canonical_project_path(folder))
+    if repository is not None:  # another clone of this folder's name (another member's) joins it too
+        aliases.append(common.clone_key(repository, folder))
     unrecorded = sum(1 for cwd in folders.values() if cwd is None)
     name = _name_of_new(store, folder)
     return _preview(store, "split", holder, name, folder, ids, aliases, unrecorded, member)

@@ -135,7 +135,9 @@ class SqlStore(ABC):
         is the repository the canonical path is a checkout of. It is remembered as an alias of the
         project too (the first project of it keeps it), and a cwd first seen in another clone of it,
         at another path (another member's machine, a second clone), joins that project: team memory
-        held one project per member's path, and ``--project api`` named several."""
+        held one project per member's path, and ``--project api`` named several. Of a repository
+        some of whose clones were split out into projects of their own (:func:`common.clone_key`), a
+        clone joins the project split out of a folder of its name, if any."""
         row = self._query(
             "SELECT p.id, p.path, p.name, EXISTS (SELECT 1 FROM project_aliases r WHERE r.cwd = ?) AS known"
             " FROM project_aliases a JOIN projects p ON p.id = a.project_id WHERE a.cwd = ?",
@@ -151,6 +153,7 @@ class SqlStore(ABC):
             self.lock_project_names(keys)  # held already by an ingest's group (lock_group)
             project = (
                 self._project_by_path(canonical_path)
+                or (self._project_by_alias(common.clone_key(repository, canonical_path)) if repository else None)
                 or (self._project_by_alias(repository) if repository else None)
                 or self._create_project(canonical_path)
             )
@@ -261,9 +264,10 @@ class SqlStore(ABC):
         self, session_ids: Sequence[str], source: Project, into: Project | str, aliases: Sequence[str]
     ) -> Project:
         """Move the sessions ``session_ids`` of ``source``, with their chunks, into ``into`` (a project,
-        or a path: a new project there), and its ``aliases`` with them (later sessions in those folders
-        join ``into``); ``source`` is deleted once it holds no session. Returns the project moved into.
-        Call inside :meth:`atomic`; both projects are flagged for relinking."""
+        or a path: a new project there), and ``aliases`` with them, recorded for ``into`` if they were
+        not (later sessions in those folders join ``into``); ``source`` is deleted once it holds no
+        session. Returns the project moved into. Call inside :meth:`atomic`; both projects are
+        flagged for relinking."""
         if isinstance(into, str):
             self.lock_project_names([into, source.path])
             into = self._project_by_path(into) or self._create_project(into)
@@ -286,6 +290,7 @@ class SqlStore(ABC):
             "UPDATE project_aliases SET project_id = ? WHERE project_id = ? AND cwd = ?",
             [(into.id, source.id, cwd) for cwd in aliases],
         )
+        self._add_aliases(into, aliases)  # those not recorded yet (a split's clone_key)
         if self._rows("SELECT 1 FROM sessions WHERE project_id = ? LIMIT 1", (source.id,)):
             self.mark_relink(source.id)
         else:
