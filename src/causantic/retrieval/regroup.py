@@ -9,7 +9,7 @@ kept. Two cases that rule cannot settle alone:
 - **split**: two projects started from one template that kept its ``origin`` are one project of two
   folders; ``causantic split-project FOLDER`` moves the sessions recorded in FOLDER (or below it) out
   into a project of their own, and sessions later recorded there join that one, as do other clones
-  of that folder's name (another member's ``blog``: :func:`causantic.store.common.clone_key`).
+  of that folder's name (another member's ``blog``: :meth:`~causantic.store.base.SqlStore.clone_key`).
 
 Both preview first (the default) and move only what the preview listed: the sessions are named by id,
 and when they have changed since (a chunk added, a session gone) nothing is moved. In team memory the
@@ -25,7 +25,6 @@ from typing import Literal
 
 from causantic.errors import CausanticError, ProjectNotFound
 from causantic.retrieval.listing import resolve_project
-from causantic.store import common
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkScope, Project, SessionTotals
 from causantic.transcripts.projects import canonical_project_path, repository_key
@@ -83,9 +82,9 @@ def split_preview(store: MemoryStoreProtocol, folder: str, project: str | None, 
     aliases = [a for a in store.project_aliases(holder.id) if _within(a, folder)]
     repository = repository_key(canonical_project_path(folder))
     if repository is not None:  # another clone of this folder's name (another member's) joins it too
-        aliases.append(common.clone_key(repository, folder))
+        aliases.append(store.clone_key(repository, folder))
     unrecorded = sum(1 for cwd in folders.values() if cwd is None)
-    name = _name_of_new(store, folder)
+    name = store.new_project_name(folder)
     return _preview(store, "split", holder, name, folder, ids, aliases, unrecorded, member)
 
 
@@ -213,10 +212,3 @@ def _within(path: str, folder: str) -> bool:
     """Whether ``path`` is ``folder`` or inside it."""
     path, folder = _without_separator(path), _without_separator(folder)
     return path == folder or path.startswith(folder.rstrip("/\\") + ("\\" if "\\" in folder else "/"))
-
-
-def _name_of_new(store: MemoryStoreProtocol, folder: str) -> str:
-    """The name a new project at ``folder`` gets beside the projects of its folder name."""
-    basename = common.path_parts(folder)[-1]
-    known = [(p.id, p.path) for p in store.projects_by_id(store.projects_with_chunks())]
-    return common.family_names([*known, (-1, folder)], basename)[-1]

@@ -260,6 +260,16 @@ class SqlStore(ABC):
             r[0] for r in self._rows("SELECT cwd FROM project_aliases WHERE project_id = ? ORDER BY cwd", (project_id,))
         ]
 
+    def new_project_name(self, path: str) -> str:
+        """The name a project made at ``path`` would get beside those of its folder name."""
+        rows = self._rows("SELECT id, path FROM projects ORDER BY id")
+        return common.family_names([*((r[0], r[1]) for r in rows), (-1, path)], common.path_parts(path)[-1])[-1]
+
+    def clone_key(self, repository: str, path: str) -> str:
+        """The alias by which clones of ``repository`` kept in a folder of ``path``'s name join one
+        project (:func:`common.clone_key`)."""
+        return common.clone_key(repository, path)
+
     def move_sessions(
         self, session_ids: Sequence[str], source: Project, into: Project | str, aliases: Sequence[str]
     ) -> Project:
