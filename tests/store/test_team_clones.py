@@ -19,6 +19,7 @@ from transcript_files import git_checkout, write_session
 from causantic.cli.main import cli
 from causantic.config import Config
 from causantic.ingest.service import ingest_paths
+from causantic.retrieval.regroup import apply_move, merge_preview
 from causantic.services import Services, open_services
 
 pytestmark = pytest.mark.slow
@@ -96,3 +97,26 @@ def test_a_project_made_before_repositories_were_recorded_is_joined_once_its_mem
         _ingest(alice, _session(tmp_path, alices, 1, "retry"))
         _ingest(bob, _session(tmp_path, bobs, 2, "retry"))
         assert alice.store.projects_with_chunks() == [older.id]
+
+
+def test_a_merge_beside_a_members_ingest_into_the_project_it_merges_loses_nothing(
+    team_config: Config, tmp_path: Path
+) -> None:
+    """Bob ingests a session of his clone while alice merges his clone's project (recorded apart by an
+    older release) into hers: his ingest waits for the merge, then lands in the merged project."""
+    alices = git_checkout(tmp_path / "alice" / "api", "git@github.com:acme/api.git")
+    bobs = git_checkout(tmp_path / "bob" / "api-service", "https://github.com/acme/api.git")
+    with open_services(_member(team_config, "alice")) as alice, open_services(_member(team_config, "bob")) as bob:
+        alice.store.resolve_project(str(alices), str(alices))  # as a release before this one made them
+        bob.store.resolve_project(str(bobs), str(bobs))
+        _ingest(alice, _session(tmp_path, alices, 1, "retry"))
+        _ingest(bob, _session(tmp_path, bobs, 2, "retry"))
+        preview = merge_preview(alice.store, "api-service", "api", "alice")
+        later = _session(tmp_path, bobs, 3, "retry again")
+        waited, failures = interleaved(
+            alice, [lambda: apply_move(alice.store, preview, "alice")], bob, lambda: _ingest(bob, later)
+        )
+        assert failures == [], [f"{type(e).__name__}: {e}" for e in failures]
+        assert waited
+        projects = alice.store.projects_by_id(alice.store.projects_with_chunks())
+        assert [(p.name, len(alice.store.session_folders(p.id))) for p in projects] == [("api", 3)]

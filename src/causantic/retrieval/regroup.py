@@ -92,11 +92,15 @@ def apply_move(store: MemoryStoreProtocol, preview: ProjectMove, member: str | N
     """Move exactly what ``preview`` listed, in one transaction; nothing when the same question
     (the same projects, the same folder) has another answer now."""
     with store.atomic():
+        # Held before the answer is read again, so no ingest adds to it meanwhile: the folder names'
+        # locks first, then the projects', as every writer takes them.
+        paths = (preview.source_path, preview.target_path)
+        store.lock_project_names(paths)
+        store.lock_projects([p.id for p in map(store.project_by_path, paths) if p is not None])
         if preview.action == "merge":
             now = merge_preview(store, preview.source_path, preview.target_path, member)
         else:
             now = split_preview(store, preview.target_path, preview.source_path, member)
-        store.lock_projects([p.id for p in map(store.project_by_path, (now.source_path, now.target_path)) if p])
         if (now.session_ids, now.chunks) != (preview.session_ids, preview.chunks):
             previewed = _what(len(preview.session_ids), preview.chunks)
             raise CausanticError(
