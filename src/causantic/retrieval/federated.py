@@ -167,8 +167,11 @@ def fused_episodes(
         n
         for a in answers.values()
         for n in a.notes
-        if (kept or n not in QUIET_NOTES) and not (a.weak_left_out and n == weak_left_out_note(a.weak_left_out))
+        if (kept or n not in QUIET_NOTES)
+        and not (a.weak_left_out and n == weak_left_out_note(a.weak_left_out))
+        and not is_here_note(n)  # each store's order: said again of the fused one
     )
+    extra += tuple(n for n in search.notes if is_here_note(n))
     extra += (weak_left_out_note(left_out),) if left_out else ()
 
     def answer_of(kept: list[Episode]) -> EpisodeAnswer:
