@@ -108,7 +108,7 @@ def test_split_project_previews_until_told_yes(tmp_path: Path) -> None:
     shown = runner.invoke(cli, ["split-project", str(blog)])
     assert shown.exit_code == 0, shown.output
     assert " ".join(shown.output.split()).startswith(
-        f"1 session (1 chunk) recorded in {blog} would move out of 'shop' into a project of their own, 'blog'; "
+        f"1 session (1 chunk) recorded in {blog} would move out of 'shop' into a project of its own, 'blog'; "
         "sessions recorded there later join it."
     )
     assert "00000002  1 chunk  the rss feed" in shown.output

@@ -72,12 +72,14 @@ def split_preview(store: MemoryStoreProtocol, folder: str, project: str | None, 
             f"No project holds sessions recorded in {folder} (list-projects shows each project with its path; "
             "give it with --project)."
         )
+    folders = store.session_folders(holder.id)
     if _within(holder.path, folder):
+        joined = sorted({cwd for cwd in folders.values() if cwd is not None and not _within(cwd, holder.path)})
+        which = f": {', '.join(joined[:3])}{' …' if len(joined) > 3 else ''}" if joined else ""
         raise CausanticError(
             f"{folder} is where {holder.name!r} itself lives ({holder.path}): split out the other folder whose "
-            "sessions joined it (list-sessions shows them)."
+            f"sessions joined it{which}."
         )
-    folders = store.session_folders(holder.id)
     ids = tuple(sorted(s for s, cwd in folders.items() if cwd is not None and _within(cwd, folder)))
     aliases = [a for a in store.project_aliases(holder.id) if _within(a, folder)]
     repository = repository_key(canonical_project_path(folder))
@@ -108,7 +110,7 @@ def apply_move(store: MemoryStoreProtocol, preview: ProjectMove, member: str | N
                 "previewed (memory changed since). Nothing was moved; preview again."
             )
         if now.others:
-            raise CausanticError(_refusal(now))
+            raise CausanticError(f"{move_summary(now)} Nothing was moved.")
         source = store.project_by_path(now.source_path)
         assert source is not None  # the preview just found it
         into = store.project_by_path(now.target_path) if now.action == "merge" else None
@@ -121,23 +123,22 @@ def move_summary(move: ProjectMove) -> str:
     what = _what(len(move.session_ids), move.chunks)
     if not move.session_ids:
         return _nothing(move)
-    verb = "would move" if move.dry_run else "moved"
+    verb = "cannot move" if move.others else "would move" if move.dry_run else "moved"
     if move.action == "merge":
-        after = "" if move.left else f"; {move.source!r} is then gone" if move.dry_run else f"; {move.source!r} is gone"
-        return (
-            f"{what} of {move.source!r} ({move.source_path}) {verb} into {move.target!r} ({move.target_path}){after}."
-        )
-    return (
-        f"{what} recorded in {move.target_path} {verb} out of {move.source!r} into a project of their own, "
-        f"{move.target!r}; sessions recorded there later join it."
-    )
+        lead = f"{what} of {move.source!r} ({move.source_path}) {verb} into {move.target!r} ({move.target_path})"
+        if move.others:
+            return f"{lead}: {_refusal(move)}"
+        return lead + ("." if move.left else f"; {move.source!r} is {'then ' if move.dry_run else ''}gone.")
+    lead = f"{what} recorded in {move.target_path} {verb} out of {move.source!r}"
+    if move.others:
+        return f"{lead}: {_refusal(move)}"
+    own = "its" if len(move.session_ids) == 1 else "their"
+    return f"{lead} into a project of {own} own, {move.target!r}; sessions recorded there later join it."
 
 
 def move_notes(move: ProjectMove) -> list[str]:
-    """What else the reader of a move should know: what it cannot move, and what stays."""
+    """What else the reader of a move should know: what stays, and what a split cannot tell apart."""
     notes: list[str] = []
-    if move.others:
-        notes.append(_refusal(move))
     if move.action == "split" and move.unrecorded:
         notes.append(
             f"{counted(move.unrecorded, 'session')} of {move.source!r} {_were(move.unrecorded)} ingested before "
@@ -188,10 +189,13 @@ def _preview(
 
 
 def _refusal(move: ProjectMove) -> str:
-    whose = ", ".join(f"{counted(n, 'chunk')} of {user}'s" for user, n in move.others)
-    return (
-        f"{move.source!r} holds {whose}, which only they or a team admin (causantic_admin) may move: nothing is moved."
+    """Why the move cannot be made by this member: the other members' chunks among it."""
+    (first, n), *rest = move.others
+    whose = f"{counted(n, 'chunk')} {'is' if n == 1 else 'are'} {first}'s" + "".join(
+        f" and {counted(m, 'chunk')} {user}'s" for user, m in rest
     )
+    who = first if not rest else "their owners"
+    return f"of them, {whose}, which only {who} or a team admin (causantic_admin) may move."
 
 
 def _nothing(move: ProjectMove) -> str:
