@@ -59,3 +59,24 @@ def test_an_ingest_that_embeds_another_members_chunks_says_so(postgres_server: A
     assert bob.exit_code == 0, bob.output
     assert " chunks added          │ 1\n" in bob.output
     assert " vectors added         │ 3 (2 for chunks stored earlier without one)\n" in bob.output
+
+
+def test_forgetting_only_ones_own_single_chunk_reads_as_english(postgres_server: Any, tmp_path: Path) -> None:
+    """It read '1 of your chunk in 1 session of 'shop' would be deleted.'"""
+    url = new_database(postgres_server)
+    runner = CliRunner()
+    for n, name in enumerate(("alice", "bob")):
+        session = write_session(
+            tmp_path / name,
+            "/home/dev/shop",
+            f"5{n}000000-0000-4000-8000-000000000000",
+            [
+                (f"{name}: the cart total rounds wrong", "Rounded per line now."),
+            ],
+        )
+        ingested = runner.invoke(
+            cli, ["batch-ingest", str(session.parent.parent), "--no-embed"], env=_member(tmp_path, url, name)
+        )
+        assert ingested.exit_code == 0, ingested.output
+    shown = runner.invoke(cli, ["forget", "shop", "--only-mine"], env=_member(tmp_path, url, "alice"))
+    assert shown.output.startswith("1 of your chunks in 1 session of 'shop' would be deleted.\n"), shown.output
