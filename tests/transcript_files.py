@@ -135,3 +135,14 @@ def write_gemini_log(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return path
+
+
+def git_checkout(folder: Path, url: str) -> Path:
+    """A checkout at ``folder`` whose remote origin is ``url`` (what `git clone` leaves in .git/config)."""
+    (folder / ".git").mkdir(parents=True)
+    (folder / ".git" / "config").write_text(
+        f'[core]\n\trepositoryformatversion = 0\n[remote "origin"]\n\turl = {url}\n'
+        '\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch "main"]\n\tremote = origin\n',
+        encoding="utf-8",
+    )
+    return folder

@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from causantic.retrieval.listing import HeldTwice, ProjectSummary, SessionList, TopicCoverage, TopicSummary
     from causantic.retrieval.output import EmbedOut, IngestOut, IngestRunningOut, StatsOut, VacuumOut
     from causantic.retrieval.reconstruct import Reconstruction
+    from causantic.retrieval.regroup import ProjectMove
     from causantic.retrieval.search import SearchRequest, SearchResult
     from causantic.retrieval.topic_map import TopicMap
     from causantic.store.records import DiskShortfall, VectorHealth
@@ -354,6 +355,43 @@ class Memory:
         s = local if local is not None and previewed_local else self._services
         return delete_previewed(s.store, s.vectors, preview)
 
+    def merge_projects(self, source: str, into: str, *, dry_run: bool = True) -> ProjectMove:
+        """Preview (the default) or move every session and folder of the project ``source`` into
+        ``into``, which ``source`` is then gone into: clones of one repository recorded apart before
+        clones were joined (:mod:`causantic.retrieval.regroup`)."""
+        from causantic.retrieval.regroup import apply_move, merge_preview
+
+        def run(s: Services) -> ProjectMove:
+            preview = merge_preview(s.store, source, into, self._member_of(s))
+            return preview if dry_run or not preview.session_ids else apply_move(s.store, preview, self._member_of(s))
+
+        return self._where_project_lives(run, when_down=False)
+
+    def split_project(self, folder: str, *, project: str | None = None, dry_run: bool = True) -> ProjectMove:
+        """Preview (the default) or move the sessions recorded in ``folder`` (or below it) out of
+        their project into one of their own, which later sessions there join: two projects from one
+        template that kept its ``origin`` were joined as clones of one repository."""
+        from causantic.retrieval.regroup import apply_move, split_preview
+
+        where = str(absolute(folder))
+
+        def run(s: Services) -> ProjectMove:
+            preview = split_preview(s.store, where, project, self._member_of(s))
+            return preview if dry_run or not preview.session_ids else apply_move(s.store, preview, self._member_of(s))
+
+        return self._where_project_lives(run, when_down=False)
+
+    def move_previewed(self, preview: ProjectMove) -> ProjectMove:
+        """Move exactly the sessions a :meth:`merge_projects` or :meth:`split_project` preview listed;
+        nothing when they changed since."""
+        from causantic.retrieval.regroup import apply_move
+
+        return self._where_project_lives(lambda s: apply_move(s.store, preview, self._member_of(s)), when_down=False)
+
+    def _member_of(self, s: Services) -> str | None:
+        """This machine's member in team memory; None in local memory, where every chunk is theirs."""
+        return member_name(self.config) if is_team_memory(s.config.storage) else None
+
     # ---- answers ---------------------------------------------------------------------------
 
     def search(
@@ -573,6 +611,7 @@ class Memory:
             limit=request.limit or cfg.retrieval.default_limit,
             max_tokens=request.max_tokens or cfg.tokens.mcp_max_response,
             notes=notes,
+            here_boost=cfg.retrieval.here_boost,
         )
 
     def _fuse_episodes(
@@ -590,6 +629,7 @@ class Memory:
             notes=notes,
             weak_anchors=cfg.episodes.weak_anchors,
             side_share=cfg.episodes.side_share,
+            here_boost=cfg.retrieval.here_boost,
         )
 
     # ---- what memory holds -----------------------------------------------------------------

@@ -120,3 +120,47 @@ def test_a_side_match_of_the_local_store_waits_for_what_team_memorys_story_leave
     assert all(f"{prompt}\n\n[Assistant]\n{said}" in told for prompt, said in (*GAP_TURNS[:2], *GAP_TURNS[-2:]))
     assert GAP_LINE in render_episodes(answer)
     assert approx_tokens(render_episodes(answer)) <= BUDGET
+
+
+RELEASES = (
+    "The session cookie lacked SameSite=None, so Safari dropped it.",
+    "A proxy stripped the Secure flag; the cookie is set again behind it.",
+    "The login callback URL had a trailing slash the router redirected forever.",
+)
+
+
+def _redirect_sessions(folder: Path) -> None:
+    """Three sessions about the redirect loop in shop (shared) and three in diary (alice's own)."""
+    for n in range(3):
+        for cwd, tag in ((SHOP, "5b0"), (DIARY, "d1a")):
+            place = cwd.rsplit("/", 1)[-1]
+            turns = [
+                (f"the checkout redirect loop after login on Safari is back in {place} release {n}", RELEASES[n]),
+                ("thanks", "Sure."),
+            ]
+            write_session(folder, cwd, f"{tag}{n}0000-0000-4000-8000-000000000000", turns, day=2 + n)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("asker", [SHOP, DIARY])
+def test_a_team_answer_asked_from_a_project_puts_that_projects_matches_first(
+    postgres_server: Any, tmp_path: Path, asker: str
+) -> None:
+    """Each store ranked the asker's project up in its own list (retrieval.hereBoost), and fusing by rank
+    undid it: team memory's best and the local store's best came first and second whatever their
+    projects, so asked from shop (shared) a diary hit came second, and asked from diary (alice's own)
+    team memory's shop hit came first."""
+    folder = tmp_path / "projects"
+    _redirect_sessions(folder)
+    other = DIARY if asker == SHOP else SHOP
+    with Memory(tmp_path / "alice", overrides=_alice_sharing(postgres_server, "shop")) as memory:
+        memory.ingest([folder])
+        plain = memory.search(QUERY, limit=6)
+        found = memory.search(QUERY, limit=6, here=asker)
+        recalled = memory.recall(QUERY, here=asker, max_tokens=120)
+        predicted = memory.predict(QUERY, here=asker, max_tokens=120)
+    assert {h.chunk.project for h in plain.hits} == {"shop", "diary"}  # both stores answer, both projects match
+    assert [h.chunk.project for h in found.hits] == [asker.rsplit("/", 1)[-1]] * 3 + [other.rsplit("/", 1)[-1]] * 3
+    assert found.shown_relevance[3] == pytest.approx(max(h.relevance for h in found.hits[3:]))  # keeps its figure
+    for answer in (recalled, predicted):  # a budget of one episode tells the asker's project's
+        assert answer.episodes and {c.project for c in answer.chunks} == {asker.rsplit("/", 1)[-1]}

@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from postgres_server import backend_settings, interleaved
-from transcript_files import write_session
+from transcript_files import git_checkout, write_session
 
 from causantic.cli.main import cli
 from causantic.config import Config
 from causantic.ingest.service import ingest_paths
+from causantic.retrieval.regroup import apply_move, merge_preview
 from causantic.services import Services, open_services
 
 pytestmark = pytest.mark.slow
@@ -27,17 +28,6 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def team_config(request: pytest.FixtureRequest) -> Config:
     return backend_settings(request, "postgres")
-
-
-def _clone(folder: Path, url: str) -> Path:
-    """A checkout at ``folder`` whose remote origin is ``url`` (what `git clone` leaves in .git/config)."""
-    (folder / ".git").mkdir(parents=True)
-    (folder / ".git" / "config").write_text(
-        f'[core]\n\trepositoryformatversion = 0\n[remote "origin"]\n\turl = {url}\n'
-        '\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch "main"]\n\tremote = origin\n',
-        encoding="utf-8",
-    )
-    return folder
 
 
 def _session(tmp_path: Path, clone: Path, n: int, prompt: str) -> Path:
@@ -53,8 +43,8 @@ def _member(config: Config, name: str) -> Config:
 
 
 def test_two_members_clones_at_different_paths_are_one_project(team_config: Config, tmp_path: Path) -> None:
-    alices = _clone(tmp_path / "home" / "alice" / "src" / "api", "git@github.com:acme/api.git")
-    bobs = _clone(tmp_path / "Users" / "bob" / "code" / "api-service", "https://github.com/Acme/api")
+    alices = git_checkout(tmp_path / "home" / "alice" / "src" / "api", "git@github.com:acme/api.git")
+    bobs = git_checkout(tmp_path / "Users" / "bob" / "code" / "api-service", "https://github.com/Acme/api")
     with open_services(_member(team_config, "alice")) as alice:
         _ingest(alice, _session(tmp_path, alices, 1, "fix the upload retry backoff"))
     with open_services(_member(team_config, "bob")) as bob:
@@ -85,8 +75,8 @@ def test_two_members_making_their_clones_project_at_the_same_moment_make_one(
 ) -> None:
     """Of different folder names, the two ingests took no lock in common: each found no project of the
     repository, and made its own."""
-    alices = _clone(tmp_path / "alice" / "api", "git@github.com:acme/api.git")
-    bobs = _clone(tmp_path / "bob" / "api-service", "https://github.com/acme/api.git")
+    alices = git_checkout(tmp_path / "alice" / "api", "git@github.com:acme/api.git")
+    bobs = git_checkout(tmp_path / "bob" / "api-service", "https://github.com/acme/api.git")
     with open_services(_member(team_config, "alice")) as alice, open_services(_member(team_config, "bob")) as bob:
         first, second = _session(tmp_path, alices, 1, "retry"), _session(tmp_path, bobs, 2, "retry")
         waited, failures = interleaved(alice, [lambda: _ingest(alice, first)], bob, lambda: _ingest(bob, second))
@@ -100,10 +90,33 @@ def test_two_members_making_their_clones_project_at_the_same_moment_make_one(
 def test_a_project_made_before_repositories_were_recorded_is_joined_once_its_member_ingests_again(
     team_config: Config, tmp_path: Path
 ) -> None:
-    alices = _clone(tmp_path / "alice" / "api", "git@github.com:acme/api.git")
-    bobs = _clone(tmp_path / "bob" / "api-service", "https://github.com/acme/api.git")
+    alices = git_checkout(tmp_path / "alice" / "api", "git@github.com:acme/api.git")
+    bobs = git_checkout(tmp_path / "bob" / "api-service", "https://github.com/acme/api.git")
     with open_services(_member(team_config, "alice")) as alice, open_services(_member(team_config, "bob")) as bob:
         older = alice.store.resolve_project(str(alices), str(alices))  # as a release before this one made it
         _ingest(alice, _session(tmp_path, alices, 1, "retry"))
         _ingest(bob, _session(tmp_path, bobs, 2, "retry"))
         assert alice.store.projects_with_chunks() == [older.id]
+
+
+def test_a_merge_beside_a_members_ingest_into_the_project_it_merges_loses_nothing(
+    team_config: Config, tmp_path: Path
+) -> None:
+    """Bob ingests a session of his clone while alice merges his clone's project (recorded apart by an
+    older release) into hers: his ingest waits for the merge, then lands in the merged project."""
+    alices = git_checkout(tmp_path / "alice" / "api", "git@github.com:acme/api.git")
+    bobs = git_checkout(tmp_path / "bob" / "api-service", "https://github.com/acme/api.git")
+    with open_services(_member(team_config, "alice")) as alice, open_services(_member(team_config, "bob")) as bob:
+        alice.store.resolve_project(str(alices), str(alices))  # as a release before this one made them
+        bob.store.resolve_project(str(bobs), str(bobs))
+        _ingest(alice, _session(tmp_path, alices, 1, "retry"))
+        _ingest(bob, _session(tmp_path, bobs, 2, "retry"))
+        preview = merge_preview(alice.store, "api-service", "api", "alice")
+        later = _session(tmp_path, bobs, 3, "retry again")
+        waited, failures = interleaved(
+            alice, [lambda: apply_move(alice.store, preview, "alice")], bob, lambda: _ingest(bob, later)
+        )
+        assert failures == [], [f"{type(e).__name__}: {e}" for e in failures]
+        assert waited
+        projects = alice.store.projects_by_id(alice.store.projects_with_chunks())
+        assert [(p.name, len(alice.store.session_folders(p.id))) for p in projects] == [("api", 3)]

@@ -14,15 +14,17 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 from postgres_server import new_database
+from transcript_files import write_session
 
 from causantic.cli.main import cli
 from causantic.config import Config
-from causantic.errors import StoreError
+from causantic.errors import CausanticError, StoreError
 from causantic.examples import SESSIONS_DIR
 from causantic.facade import Memory
 from causantic.ingest.pipeline import remove_chunks
 from causantic.ingest.service import ingest_paths
 from causantic.retrieval.forget import others_note
+from causantic.retrieval.regroup import move_summary
 from causantic.services import Services, open_services, team_init
 
 SESSIONS = sorted((SESSIONS_DIR / "-home-dev-acme-shop").glob("*.jsonl"))
@@ -231,3 +233,27 @@ def test_members_sharing_one_login_are_told_their_forget_deletes_the_others_chun
     assert done.exit_code == 0, done.output
     assert f"{len(bobs)} of them were other members' (bob {len(bobs)})." in " ".join(done.output.split())
     assert _chunks_of(url, "bob") == []
+
+
+def test_a_member_moves_only_their_own_chunks_into_another_project_and_an_admin_any(
+    team: dict[str, str], tmp_path: Path
+) -> None:
+    """A merge moves chunks, and an UPDATE that row-level security refuses skips the row without a word:
+    alice's merge of bob's project would have moved the session and left his chunks behind."""
+    with ExitStack() as stack:
+        ingest_paths(_services(stack, team["alice"], "alice"), [SESSIONS[0]], embed=False, workers=1)
+        bobs = write_session(tmp_path, "/home/bob/shop-old", "b0b00000-0000-4000-8000-000000000000", [("x", "y")])
+        ingest_paths(_services(stack, team["bob"], "bob"), [bobs], embed=False, workers=1)
+    with Memory(config=_config(team["alice"], "alice")) as memory:
+        preview = memory.merge_projects("shop-old", "acme-shop")
+        assert move_summary(preview) == (
+            "1 session (1 chunk) of 'shop-old' (/home/bob/shop-old) cannot move into 'acme-shop' "
+            "(/home/dev/acme-shop): of them, 1 chunk is bob's, which only bob or a team admin (causantic_admin) "
+            "may move."
+        )
+        with pytest.raises(CausanticError, match="Nothing was moved"):
+            memory.merge_projects("shop-old", "acme-shop", dry_run=False)
+        assert sorted(p.name for p in memory.projects()) == ["acme-shop", "shop-old"]
+    with Memory(config=_config(team["carol"], "carol")) as memory:
+        assert memory.merge_projects("shop-old", "acme-shop", dry_run=False).others == ()
+        assert [(p.name, p.sessions) for p in memory.projects()] == [("acme-shop", 2)]

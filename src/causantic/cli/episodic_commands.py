@@ -6,6 +6,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -50,6 +51,7 @@ from causantic.retrieval.format import (
     when_utc,
 )
 from causantic.retrieval.reconstruct import render_reconstruction
+from causantic.retrieval.regroup import ProjectMove, move_notes, move_summary
 from causantic.wording import shortened
 
 if TYPE_CHECKING:
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
 # A forget preview line: a session's title or a chunk's opening words, at most and at least.
 PREVIEW_TITLE_CHARS, PREVIEW_CHUNK_CHARS, PREVIEW_MIN_CHARS = 70, 80, 20
 PRUNE_PROJECTS_SHOWN = 15  # a prune preview's projects, most chunks first
+PREVIEW_SESSIONS = 10  # a merge's or split's preview: its sessions, newest first
 
 
 def _print_episodes(answer: EpisodeAnswer) -> None:
@@ -291,12 +294,12 @@ def forget_command(
                 output.console.print(note, markup=False)
 
 
-def _confirmed(question: str) -> bool:
-    """A preview's deletion, asked only in a terminal; piped or scripted, the preview stands and
-    nothing is deleted without --yes."""
+def _confirmed(question: str, declined: str = "Nothing was deleted. Add --yes to delete.") -> bool:
+    """A preview's deletion (or move), asked only in a terminal; piped or scripted, the preview stands
+    and nothing is done without --yes (``declined`` says so)."""
     if sys.stdin.isatty() and sys.stdout.isatty() and click.confirm(question):
         return True
-    output.console.print("Nothing was deleted. Add --yes to delete.")
+    output.console.print(declined)
     return False
 
 
@@ -379,6 +382,65 @@ def _print_prune(result: PruneResult) -> None:
         console.print(note, markup=False)
 
 
+@click.command("merge-projects")
+@click.argument("source")
+@click.argument("into")
+@click.option("--yes", is_flag=True, help="Move what the preview shows, without asking.")
+@json_option
+def merge_projects_command(source: str, into: str, yes: bool, as_json: bool) -> None:
+    """Move every session of project SOURCE into project INTO; SOURCE's folders join INTO, and SOURCE
+    goes. For clones of one repository that memory keeps as two projects (recorded before clones
+    were joined). Previews first; moves only with --yes or when you confirm, never more than previewed.
+
+    Example: causantic merge-projects api-service api
+    """
+    with domain_errors(), Memory(config=read_config()) as memory:
+        _move(memory, memory.merge_projects(source, into, dry_run=not yes), as_json)
+
+
+@click.command("split-project")
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option("--project", help="The project the folder's sessions joined, when the folder alone does not name it.")
+@click.option("--yes", is_flag=True, help="Move what the preview shows, without asking.")
+@json_option
+def split_project_command(folder: str, project: str | None, yes: bool, as_json: bool) -> None:
+    """Move the sessions recorded in FOLDER (or below it) out of their project into one of their own;
+    later sessions there join it. For two projects from one template that kept its git remote
+    (origin), which memory joins as clones of one repository. Previews first; moves only with --yes
+    or when you confirm, never more than previewed.
+
+    Example: causantic split-project ~/code/blog
+    """
+    with domain_errors(), Memory(config=read_config()) as memory:
+        _move(memory, memory.split_project(folder, project=project, dry_run=not yes), as_json)
+
+
+def _move(memory: Memory, move: ProjectMove, as_json: bool) -> None:
+    """Print a merge's or split's preview (or what it did), then move it once confirmed."""
+    if as_json:
+        emit_json({**asdict(move), "summary": move_summary(move), "notes": move_notes(move)})
+        return
+    _print_move(move)
+    question = f"Move these {counted(len(move.session_ids), 'session')}?"
+    declined = "Nothing was moved. Add --yes to move."
+    if move.dry_run and move.session_ids and not move.others and _confirmed(question, declined):
+        _print_move(memory.move_previewed(move))
+
+
+def _print_move(move: ProjectMove) -> None:
+    console = output.console
+    console.print(move_summary(move), markup=False)
+    for note in move_notes(move):
+        console.print(note, markup=False)
+    if not move.dry_run:
+        return
+    for session in move.sessions[:PREVIEW_SESSIONS]:
+        lead = f"  {when(session.started)}  {session.session_id[:8]}  {counted(session.chunks, 'chunk')}  "
+        console.print(_fitted(lead, session.title or "", PREVIEW_TITLE_CHARS))
+    if len(move.sessions) > PREVIEW_SESSIONS:
+        console.print(f"  … and {counted(len(move.sessions) - PREVIEW_SESSIONS, 'more session')}", markup=False)
+
+
 def _fitted(lead: str, text: str, most: int) -> Text:
     """``lead`` then ``text`` cut (an ellipsis marks it) to ``most`` characters and to the
     terminal's width, so a preview line stays one line in a narrow terminal too."""
@@ -388,4 +450,12 @@ def _fitted(lead: str, text: str, most: int) -> Text:
     return Text(lead + shortened(text, room))
 
 
-COMMANDS = [recall_command, predict_command, reconstruct_command, forget_command, prune_command]
+COMMANDS = [
+    recall_command,
+    predict_command,
+    reconstruct_command,
+    forget_command,
+    prune_command,
+    merge_projects_command,
+    split_project_command,
+]

@@ -209,6 +209,16 @@ def render_report(report: IngestOut, paths: list[Path]) -> None:
         )
 
 
+def _vectors_added(report: IngestOut) -> str:
+    """The vectors this run wrote: every chunk missing one gets it, so also chunks stored before
+    without one (in team memory, another member's still waiting for theirs; after --no-embed, one's own)."""
+    added = report.vectors_added
+    if added is None:
+        return "deferred (--no-embed)"
+    earlier = added - report.chunks_added - report.chunks_updated
+    return f"{added:,}" + (f" ({earlier:,} for chunks stored earlier without one)" if earlier > 0 else "")
+
+
 def _summary_table(report: IngestOut) -> None:
     edges = report.edges_added.by_type
     rows = [
@@ -246,7 +256,7 @@ def _summary_table(report: IngestOut) -> None:
         ("sub-agents linked", f"{report.linked_subagents} of {report.subagent_streams}"),
         ("sub-agents skipped", ", ".join(f"{k} {v}" for k, v in sorted(report.skipped_subagents.items())) or "0"),
         ("damaged lines skipped", _damaged(report)),
-        ("vectors added", report.vectors_added if report.vectors_added is not None else "deferred (--no-embed)"),
+        ("vectors added", _vectors_added(report)),
         ("topics", report.topics or "-"),
         (
             "time",

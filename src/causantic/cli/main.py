@@ -30,6 +30,8 @@ COMMAND_MODULES: dict[str, str] = {
     "reconstruct": "episodic_commands",
     "forget": "episodic_commands",
     "prune": "episodic_commands",
+    "merge-projects": "episodic_commands",
+    "split-project": "episodic_commands",
     "embed": "index_commands",
     "reindex": "index_commands",
     "config": "index_commands",

@@ -356,7 +356,7 @@ class _ChunkWriter:
             project = self._project(head)
             fresh = _not_older(records, self._stored[session_id], self._saved)
             if fresh:  # else all saved already by another file of this run: the session row too
-                done = self._store.save_session(project, session_id, fresh, None, head.source, None)
+                done = self._store.save_session(project, session_id, fresh, None, head.source, None, head.cwd or None)
                 self.new_ids.setdefault(session_id, []).extend(done.new_ids)
                 self.updated[session_id] += done.updated
                 self.renumbered[session_id] += done.renumbered
@@ -427,7 +427,13 @@ def write_plan(
             new: list[str] = []  # all saved already by another file of this run: the session row too
             if fresh:  # (a save of no chunks would blank the session's span)
                 done = store.save_session(
-                    project, session.session_id, fresh, session.team_name, session.source, session.title
+                    project,
+                    session.session_id,
+                    fresh,
+                    session.team_name,
+                    session.source,
+                    session.title,
+                    session.cwd or None,
                 )
                 new = done.new_ids
                 report.chunks_updated += done.updated

@@ -101,9 +101,10 @@ def nothing_to_forget(project: str, dry_run: bool = True) -> str:
 
 
 def chunks_forgotten(result: ForgetResult, count: int) -> str:
-    """'3 chunks', or '3 of your chunks' when only the member's own were chosen (``only_mine``): the
-    heading of a preview or a deletion says whose, as the box or option that chose them does."""
-    return counted(count, "of your chunk", "of your chunks") if result.only_mine else counted(count, "chunk")
+    """'3 chunks', or '3 of your chunks' ('1 of your chunks') when only the member's own were chosen
+    (``only_mine``): the heading of a preview or a deletion says whose, as the box or option that
+    chose them does."""
+    return counted(count, "of your chunks", "of your chunks") if result.only_mine else counted(count, "chunk")
 
 
 def others_note(result: ForgetResult, only_mine: str = "only_mine") -> str | None:

@@ -122,6 +122,8 @@ class SearchResult:
     # relevance.nearestCosine already: the floor's judgement is the same); None without vectors.
     nearest: float | None = None
     here_project: int | None = None  # the asker's project, whose hits were weighed up (retrieval.hereBoost)
+    # Fused from two stores (team memory), whose project ids differ: the asker's project's hits, by id.
+    here_chunks: frozenset[str] | None = None
 
     @property
     def nothing_relevant(self) -> bool:
@@ -133,14 +135,39 @@ class SearchResult:
         """The hits' relevance as shown to people: non-increasing down the list, in [0, 1]. Asked from a
         project, its hits and other projects' are each made so apart: an other project's hit ranked
         below the asker's own keeps its higher figure rather than being pulled down to theirs."""
-        if self.here_project is None:
+        if self.here_project is None and self.here_chunks is None:
             return non_increasing([h.relevance for h in self.hits])
+        mine = [
+            h.chunk.id in self.here_chunks if self.here_chunks is not None else h.chunk.project_id == self.here_project
+            for h in self.hits
+        ]
         shown = [0.0] * len(self.hits)
         for own in (True, False):
-            places = [i for i, h in enumerate(self.hits) if (h.chunk.project_id == self.here_project) == own]
+            places = [i for i, m in enumerate(mine) if m == own]
             for i, value in zip(places, non_increasing([self.hits[i].relevance for i in places]), strict=True):
                 shown[i] = value
         return shown
+
+
+HERE_NOTE = "asked from {}: its own matches placed above other projects' higher-scoring ones"
+
+
+def here_note(hits: Sequence[Hit], own: Sequence[Hit]) -> list[str]:
+    """Asked from a project, a note when one of its own matches (``own``, among ``hits``) was placed
+    above another project's higher-scoring one (retrieval.hereBoost), else none."""
+    ids = {h.chunk.id for h in own}
+    weakest_above = float("inf")  # the lowest relevance of the asker's own matches ranked so far
+    for hit in hits:
+        if hit.chunk.id in ids:
+            weakest_above = min(weakest_above, hit.relevance)
+        elif hit.relevance > weakest_above:
+            return [HERE_NOTE.format(own[0].chunk.project)]
+    return []
+
+
+def is_here_note(note: str) -> bool:
+    prefix, _, suffix = HERE_NOTE.partition("{}")
+    return note.startswith(prefix) and note.endswith(suffix)
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,11 +334,8 @@ class Searcher:
             far = any(score >= floor for score, _, _ in scored.values())
             why = "hidden: nothing in memory is near this question" if far else "below the relevance floor"
             notes.append(f"{counted(below, 'weak match', 'weak matches')} {why}")
-        if here is not None and any(h.chunk.project_id != here for h in hits):
-            own_hits = [h for h in hits if h.chunk.project_id == here]
-            if own_hits and any(h.chunk.project_id != here and h.relevance > own_hits[-1].relevance for h in hits):
-                name = own_hits[0].chunk.project
-                notes.append(f"asked from {name}: its own matches placed above other projects' higher-scoring ones")
+        if here is not None:
+            notes += here_note(hits, [h for h in hits if h.chunk.project_id == here])
         return SearchResult(hits, mode, seeds, tokens, len(fused), notes, query_vector, below, profile, nearest, here)
 
     def score(

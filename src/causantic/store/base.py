@@ -135,7 +135,9 @@ class SqlStore(ABC):
         is the repository the canonical path is a checkout of. It is remembered as an alias of the
         project too (the first project of it keeps it), and a cwd first seen in another clone of it,
         at another path (another member's machine, a second clone), joins that project: team memory
-        held one project per member's path, and ``--project api`` named several."""
+        held one project per member's path, and ``--project api`` named several. Of a repository
+        some of whose clones were split out into projects of their own (:func:`common.clone_key`), a
+        clone joins the project split out of a folder of its name, if any."""
         row = self._query(
             "SELECT p.id, p.path, p.name, EXISTS (SELECT 1 FROM project_aliases r WHERE r.cwd = ?) AS known"
             " FROM project_aliases a JOIN projects p ON p.id = a.project_id WHERE a.cwd = ?",
@@ -151,6 +153,7 @@ class SqlStore(ABC):
             self.lock_project_names(keys)  # held already by an ingest's group (lock_group)
             project = (
                 self._project_by_path(canonical_path)
+                or (self._project_by_alias(common.clone_key(repository, canonical_path)) if repository else None)
                 or (self._project_by_alias(repository) if repository else None)
                 or self._create_project(canonical_path)
             )
@@ -245,6 +248,72 @@ class SqlStore(ABC):
         self._query("DELETE FROM projects WHERE id = ?", (old.id,))
         self.mark_relink(into.id)
         return moved
+
+    def session_folders(self, project_id: int) -> dict[str, str | None]:
+        """Each session of the project by id, with the folder it was recorded in (None: ingested
+        before folders were recorded, SQLite m013 / PostgreSQL m008, and not read again since)."""
+        return {r[0]: r[1] for r in self._rows("SELECT id, cwd FROM sessions WHERE project_id = ?", (project_id,))}
+
+    def project_aliases(self, project_id: int) -> list[str]:
+        """The cwds (and ``git:`` repositories) recorded for the project, which later sessions join it by."""
+        return [
+            r[0] for r in self._rows("SELECT cwd FROM project_aliases WHERE project_id = ? ORDER BY cwd", (project_id,))
+        ]
+
+    def new_project_name(self, path: str) -> str:
+        """The name a project made at ``path`` would get beside those of its folder name."""
+        rows = self._rows("SELECT id, path FROM projects ORDER BY id")
+        return common.family_names([*((r[0], r[1]) for r in rows), (-1, path)], common.path_parts(path)[-1])[-1]
+
+    def clone_key(self, repository: str, path: str) -> str:
+        """The alias by which clones of ``repository`` kept in a folder of ``path``'s name join one
+        project (:func:`common.clone_key`)."""
+        return common.clone_key(repository, path)
+
+    def move_sessions(
+        self, session_ids: Sequence[str], source: Project, into: Project | str, aliases: Sequence[str]
+    ) -> Project:
+        """Move the sessions ``session_ids`` of ``source``, with their chunks, into ``into`` (a project,
+        or a path: a new project there), and ``aliases`` with them, recorded for ``into`` if they were
+        not (later sessions in those folders join ``into``); ``source`` is deleted once it holds no
+        session. Returns the project moved into. Call inside :meth:`atomic`; both projects are
+        flagged for relinking."""
+        if isinstance(into, str):
+            self.lock_project_names([into, source.path])
+            into = self._project_by_path(into) or self._create_project(into)
+        else:
+            self.lock_project_names([into.path, source.path])
+        self.lock_projects([source.id, into.id])
+        ids = list(session_ids)
+        moved = [
+            r[0]
+            for r in self._rows_in("SELECT id FROM chunks WHERE project_id = ? AND session_id {ids}", ids, [source.id])
+        ]
+        for sql in (
+            "UPDATE chunks SET project_id = ? WHERE project_id = ? AND session_id {ids}",
+            "UPDATE sessions SET project_id = ? WHERE project_id = ? AND id {ids}",
+        ):
+            for _ in self._in_ids(sql, ids, [into.id, source.id]):  # each cursor ran its batch
+                pass
+        self._chunks_moved(moved)
+        self._run_many(
+            "UPDATE project_aliases SET project_id = ? WHERE project_id = ? AND cwd = ?",
+            [(into.id, source.id, cwd) for cwd in aliases],
+        )
+        self._add_aliases(into, aliases)  # those not recorded yet (a split's clone_key)
+        if self._rows("SELECT 1 FROM sessions WHERE project_id = ? LIMIT 1", (source.id,)):
+            self.mark_relink(source.id)
+        else:
+            self._query("DELETE FROM projects WHERE id = ?", (source.id,))
+            basename = common.path_parts(source.path)[-1]
+            if any(common.path_parts(r[0])[-1] == basename for r in self._rows("SELECT path FROM projects")):
+                self._name_family(basename)  # one left of two: its name shortens again
+        self.mark_relink(into.id)
+        return self.projects_by_id([into.id])[0]
+
+    @abstractmethod
+    def _chunks_moved(self, ids: Sequence[str]) -> None:
+        """Keep the vector index right for chunks moved to another project."""
 
     def project_for_cwd_hash(self, digest: str) -> Project | None:
         """The project of a cwd known only by its sha256 hex digest (Gemini CLI's ``projectHash``):
@@ -507,24 +576,26 @@ class SqlStore(ABC):
         team_name: str | None,
         source: str,
         title: str | None,
+        cwd: str | None = None,
         extra: dict[str, object] | None = None,
     ) -> None:
         """Upsert the session row of a save: its span grows to cover ``chunks``; when several files
         hold parts of one session (a resumed session), the title of the part that starts first wins.
-        ``extra`` names more columns set on insert (team memory's ``member``)."""
+        ``cwd``: the folder it was recorded in, kept from the first save naming one. ``extra`` names
+        more columns set on insert (team memory's ``member``)."""
         started, ended = common.session_span(chunks)
         extra = extra or {}
-        columns = ", ".join(["id", "project_id", "started_at", "ended_at", "team_name", "source", "title", *extra])
+        names = ["id", "project_id", "started_at", "ended_at", "team_name", "source", "title", "cwd", *extra]
         self._query(
-            f"INSERT INTO sessions({columns}) VALUES ({marks([0] * (7 + len(extra)))})"
-            " ON CONFLICT(id) DO UPDATE SET"
+            f"INSERT INTO sessions({', '.join(names)}) VALUES ({marks(names)})"
+            " ON CONFLICT(id) DO UPDATE SET cwd = COALESCE(sessions.cwd, excluded.cwd),"
             f" started_at = {self.LEAST}(COALESCE(sessions.started_at, excluded.started_at), excluded.started_at),"
             f" ended_at = {self.GREATEST}(COALESCE(sessions.ended_at, excluded.ended_at), excluded.ended_at),"
             " team_name = COALESCE(excluded.team_name, sessions.team_name), source = excluded.source,"
             " title = CASE WHEN excluded.title IS NOT NULL AND (sessions.title IS NULL"
             "  OR excluded.started_at <= COALESCE(sessions.started_at, excluded.started_at))"
             "  THEN excluded.title ELSE sessions.title END",
-            (session_id, project.id, started, ended, team_name, source, title, *extra.values()),
+            (session_id, project.id, started, ended, team_name, source, title, cwd, *extra.values()),
         )
 
     def _without_forgotten(self, chunks: Sequence[ChunkRecord]) -> list[ChunkRecord]:

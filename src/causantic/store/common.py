@@ -57,6 +57,13 @@ def path_parts(path: str) -> list[str]:
     return [part for part in path.replace("\\", "/").split("/") if part] or [path]
 
 
+def clone_key(repository: str, path: str) -> str:
+    """The alias naming a repository's clones kept in a folder of ``path``'s name (``git:…#blog``):
+    recorded when a project is split out of its repository's (``causantic split-project``), so that
+    another clone of that folder name (another member's) joins the split-out project, not the first."""
+    return f"{repository}#{path_parts(path)[-1]}"
+
+
 def family_names(projects: Iterable[tuple[int, str]], basename: str) -> dict[int, str]:
     """Give every project (id, path) with this folder name the shortest unique trailing part of its path.
 

@@ -260,14 +260,16 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         team_name: str | None = None,
         source: str = "claude-code",
         title: str | None = None,
+        cwd: str | None = None,
     ) -> SavedChunks:
         """Upsert a session and its chunks; return what was new, changed or only renumbered.
 
-        ``source`` is the coding agent that wrote the session. Call inside :meth:`atomic` together
+        ``source`` is the coding agent that wrote the session, ``cwd`` the folder it was recorded in
+        (kept from its first save that names one). Call inside :meth:`atomic` together
         with the session's edges and file marks. When several files hold parts of one session (a
         resumed session), the title of the part that starts first wins.
         """
-        self._save_session_row(project, session_id, chunks, team_name, source, title)
+        self._save_session_row(project, session_id, chunks, team_name, source, title, cwd)
         chunks = self._without_forgotten(chunks)
         existing = self._existing_hashes([c.id for c in chunks])
         new, changed = common.new_and_changed(chunks, existing)
@@ -435,6 +437,19 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
             ):
                 out[row[0]] = opening_stems(row[1], row[2], row[3])
         return out
+
+    def _chunks_moved(self, ids: Sequence[str]) -> None:
+        """Their vectors are written again, each under a new seq (REPLACE): the ANN index's scope map
+        lists a vector under the project its chunk had when the map was built, and rows newer than
+        the map are read exactly (:mod:`causantic.store.vectors`)."""
+        for batch in common.batches(list(ids)):
+            rows = self.conn.execute(
+                f"SELECT chunk_id, model, content_hash, vector FROM vectors WHERE chunk_id IN ({marks(batch)})", batch
+            ).fetchall()
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO vectors(chunk_id, model, content_hash, vector) VALUES (?, ?, ?, ?)",
+                [tuple(r) for r in rows],
+            )
 
     def lock_projects(self, project_ids: Iterable[int]) -> None:
         """Nothing to take: a writing transaction holds the whole database from its start

@@ -442,6 +442,13 @@ def fill_session_stems(conn: sqlite3.Connection, after: str, batch: int = 50) ->
     return len(ids), ids[-1]
 
 
+def m013_session_folders(conn: sqlite3.Connection) -> None:
+    """Each session records the folder it was recorded in (its ``cwd``): the sessions of one clone
+    can then be told apart from another clone's in the same project, and split out of it
+    (``causantic split-project``). Sessions stored before are filled by their next ingest."""
+    conn.execute("ALTER TABLE sessions ADD COLUMN cwd TEXT")
+
+
 def _run_script(conn: sqlite3.Connection, script: str) -> None:
     """Run statements one by one: ``executescript`` would commit the migration's transaction."""
     statement = ""
@@ -466,6 +473,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m010_stale_text_features,
     m011_session_stems,
     m012_rules_version,
+    m013_session_folders,
 )
 
 

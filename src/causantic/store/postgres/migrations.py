@@ -349,6 +349,12 @@ def m007_rules_version(conn: Any) -> None:
     )
 
 
+def m008_session_folders(conn: Any) -> None:
+    """Each session records the folder it was recorded in, as in SQLite's m013
+    (:func:`causantic.store.migrations.m013_session_folders`)."""
+    conn.execute("ALTER TABLE sessions ADD COLUMN IF NOT EXISTS cwd TEXT")
+
+
 def fill_text_features(conn: Any, batch: int = 2_000) -> int:
     """Compute the features of every chunk without them (that this role may change), in rowid
     order; return how many were read."""
@@ -373,6 +379,7 @@ MIGRATIONS: tuple[Callable[[Any], None], ...] = (
     m005_stale_text_features,
     m006_session_stems,
     m007_rules_version,
+    m008_session_folders,
 )
 
 

@@ -263,6 +263,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         team_name: str | None = None,
         source: str = "claude-code",
         title: str | None = None,
+        cwd: str | None = None,
     ) -> SavedChunks:
         """Upsert a session and its chunks; return what was new, changed or only renumbered.
 
@@ -270,7 +271,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         second member saving the same session waits until this transaction ends, then sees these
         chunks as existing."""
         self.lock_projects([project.id])
-        self._save_session_row(project, session_id, chunks, team_name, source, title, {"member": self.member})
+        self._save_session_row(project, session_id, chunks, team_name, source, title, cwd, {"member": self.member})
         chunks = self._without_forgotten(chunks)
         existing = self._existing_hashes([c.id for c in chunks])
         # Another member's copy of a chunk is theirs to update (row-level security would refuse it).
@@ -420,6 +421,9 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
                 (session_id,),
             )
         )
+
+    def _chunks_moved(self, ids: Sequence[str]) -> None:
+        """Nothing to do: a trigger moves their vectors' project (migration m004)."""
 
     def protected_chunks(self, ids: Sequence[str]) -> set[str]:
         """The chunks of ``ids`` this member's database role may neither change nor delete: another
