@@ -630,6 +630,7 @@ class Memory:
             weak_anchors=cfg.episodes.weak_anchors,
             side_share=cfg.episodes.side_share,
             here_boost=cfg.retrieval.here_boost,
+            order=cfg.episodes.order,
         )
 
     # ---- what memory holds -----------------------------------------------------------------

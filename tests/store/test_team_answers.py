@@ -164,3 +164,23 @@ def test_a_team_answer_asked_from_a_project_puts_that_projects_matches_first(
     assert found.shown_relevance[3] == pytest.approx(max(h.relevance for h in found.hits[3:]))  # keeps its figure
     for answer in (recalled, predicted):  # a budget of one episode tells the asker's project's
         assert answer.episodes and {c.project for c in answer.chunks} == {asker.rsplit("/", 1)[-1]}
+
+
+@pytest.mark.slow
+def test_a_team_answer_is_told_best_first_as_one_stores_is(postgres_server: Any, tmp_path: Path) -> None:
+    """Fused from two stores, recall's episodes were sorted back into time order (episodes.order best
+    held in one store's answer only): asked from diary, shop's and diary's sessions alternated day by
+    day, and an agent reading the top met team memory's shop first."""
+    folder = tmp_path / "projects"
+    _redirect_sessions(folder)
+    with Memory(tmp_path / "alice", overrides=_alice_sharing(postgres_server, "shop")) as memory:
+        memory.ingest([folder])
+        answer = memory.recall(QUERY, here=DIARY)
+    told = [e.chunks[0].chunk.project for e in answer.episodes]
+    assert set(told) == {"shop", "diary"}  # both stores' stories are told
+    assert told == sorted(told, key=lambda project: project != "diary")  # the asker's sessions lead
+    assert (
+        render_episodes(answer)
+        .splitlines()[0]
+        .startswith(f"Recall: the story behind it, {len(told)} episodes, best first")
+    )

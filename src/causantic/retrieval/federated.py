@@ -24,10 +24,12 @@ from typing import TypeVar
 from causantic.retrieval.episodes import (
     Episode,
     EpisodeAnswer,
+    Order,
     heading_cost,
     printed_within,
     relevant_projects,
     side_sessions,
+    told_order,
     weak_aside,
     weak_left_out_note,
 )
@@ -119,11 +121,13 @@ def fused_episodes(
     weak_anchors: bool,
     side_share: float,
     here_boost: float = 0.0,
+    order: Order = "best",
 ) -> EpisodeAnswer:
     """The stores' episodes, the best-ranked of both first, within ``max_episodes`` and the budget,
-    told in time order as every episodic answer is. Beside a relevant match of either store, a
-    weakly related one of another project tells no episode (``weak_anchors`` off), as in one store's
-    answer: a store holding only weak matches told them, having no relevant match to weigh them by.
+    told in ``order`` as one store's answer is (:func:`told_order`; best: by their fused rank).
+    Beside a relevant match of either store, a weakly related one of another project tells no
+    episode (``weak_anchors`` off), as in one store's answer: a store holding only weak matches told
+    them, having no relevant match to weigh them by.
     Side sessions of both stores' matches (``side_share``, :func:`side_sessions`) get only the
     budget the others leave, as in one store's answer: a store's best episode ranked beside team
     memory's best, a side match took the room of the story's next episode. The asker's project's
@@ -161,6 +165,8 @@ def fused_episodes(
     # The best-ranked hit of both stores (the fused search's first) anchors the story; every hit weighs.
     sides = side_sessions([*search.hits[:1], *(h for a in answers.values() for h in a.search.hits)], side_share)
     fused = sorted(fused, key=lambda e: e.chunks[0].chunk.session_id in sides)  # stable: ranks kept within
+    # Each store ranked its own episodes; the fused order is the one rank both are told by.
+    fused = [replace(e, rank=i) for i, e in enumerate(fused)]
     kept = _fitted(fused, max_tokens, max_episodes)
     first = next(iter(answers.values()))
     extra = tuple(
@@ -175,8 +181,10 @@ def fused_episodes(
     extra += (weak_left_out_note(left_out),) if left_out else ()
 
     def answer_of(kept: list[Episode]) -> EpisodeAnswer:
-        episodes = tuple(sorted(kept, key=lambda e: e.start))
-        return EpisodeAnswer(first.kind, first.mode, episodes, search, (*notes, *dict.fromkeys(extra)), left_out)
+        episodes = tuple(told_order(kept, order, sides))
+        return EpisodeAnswer(
+            first.kind, first.mode, episodes, search, (*notes, *dict.fromkeys(extra)), left_out, order=order
+        )
 
     # As one store's answer: what the pieces' costs leave uncounted (the heading, "Local (not shared)"
     # on the member's own chunks) is measured on the answer as printed.

@@ -395,8 +395,8 @@ def episodes_headline(answer: EpisodeAnswer) -> str:
 
 
 def _order_said(answer: EpisodeAnswer) -> str:
-    """How the heading says the episodes' order: ' in time order' (``episodes.order`` time, a team
-    answer, or best first where that is time order too), ', best first', or nothing for one episode."""
+    """How the heading says the episodes' order: ' in time order' (``episodes.order`` time, or best
+    first where that is time order too), ', best first', or nothing for one episode."""
     starts = [e.start for e in answer.episodes]
     if answer.order == "time" or (len(starts) > 1 and starts == sorted(starts)):
         return " in time order"
@@ -472,8 +472,7 @@ def left_out_within(episode: Episode, position: int) -> str:
 
 def episode_match(relevance: float) -> str:
     """'best match 43%', or 'best match 4%, weakly related': how well each episode answers the
-    question, the later ones beside the first, or each of a team answer told in time order (the text
-    and the dashboard say it alike)."""
+    question, the later ones beside the first (the text and the dashboard say it alike)."""
     return f"best match {relevance_percent(relevance)}%" + (f", {WEAK_MARK}" if is_weak(relevance) else "")
 
 

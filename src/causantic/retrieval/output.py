@@ -121,7 +121,7 @@ class EpisodicOut(Out):
     order: str = Field(
         description="best: the episodes of the best-ranked match's session first (the asker's project's, asked "
         "from it), then the others as their best matches rank, a session's together in time order; time: all in "
-        "time order (episodes.order; a team answer's). Each episode's chunks are in time order."
+        "time order (episodes.order). Each episode's chunks are in time order."
     )
     episodes: list[EpisodeOut] = Field(description="In the answer's order (order); each one's chunks in time order.")
 
