@@ -123,3 +123,20 @@ def test_split_project_previews_until_told_yes(tmp_path: Path) -> None:
     assert sorted((p["name"], p["sessions"]) for p in listed) == [("blog", 1), ("shop", 1)]
     again = runner.invoke(cli, ["split-project", str(shop)])
     assert again.exit_code != 0 and f"{shop} is where 'shop' itself lives" in again.output
+
+
+def test_a_moves_preview_lists_its_sessions_in_aligned_columns(tmp_path: Path) -> None:
+    """Each line was written as it came, so '1 chunk' and '12 chunks' pushed the titles apart, and a
+    session id shorter than 8 characters (other agents' fixtures, tests) pulled its line left."""
+    old, new = tmp_path / "old-api", tmp_path / "api"
+    turns = [(f"the upload retry step {t}", "ok") for t in range(12)]
+    write_session(tmp_path / "t1", str(old), "00000001-0000-4000-8000-000000000001", [("the cart total", "ok")])
+    write_session(tmp_path / "t2", str(old), "s2", turns, day=2)
+    write_session(tmp_path / "t3", str(new), "00000003-0000-4000-8000-000000000003", [("the rss feed", "ok")])
+    with Memory() as memory:
+        _ingest(memory, tmp_path)
+    shown = CliRunner().invoke(cli, ["merge-projects", "old-api", "api"], env={"COLUMNS": "100"})
+    assert shown.exit_code == 0, shown.output
+    (long,) = [line for line in shown.output.splitlines() if "12 chunks" in line]
+    (short,) = [line for line in shown.output.splitlines() if " 1 chunk " in line]
+    assert long.index("the upload retry") == short.index("the cart total")

@@ -319,9 +319,8 @@ def _print_forget(result: ForgetResult) -> None:
     if note := space_note(result):
         console.print(note, markup=False)
     if result.whole_project:  # a project is best recognised by its sessions
-        for session in result.session_summaries:
-            lead = f"  {when(session.started_at)}  {session.session_id[:8]}  {counted(session.chunks, 'chunk')}  "
-            console.print(_fitted(lead, session.title, PREVIEW_TITLE_CHARS))
+        rows = [(s.started_at, s.session_id, s.chunks, s.title) for s in result.session_summaries]
+        _print_session_rows(rows)
         shown = len(result.session_summaries)
         if result.sessions > shown:
             console.print(f"  … and {counted(result.sessions - shown, 'more session')}", markup=False)
@@ -434,11 +433,21 @@ def _print_move(move: ProjectMove) -> None:
         console.print(note, markup=False)
     if not move.dry_run:
         return
-    for session in move.sessions[:PREVIEW_SESSIONS]:
-        lead = f"  {when(session.started)}  {session.session_id[:8]}  {counted(session.chunks, 'chunk')}  "
-        console.print(_fitted(lead, session.title or "", PREVIEW_TITLE_CHARS))
+    _print_session_rows([(s.started, s.session_id, s.chunks, s.title or "") for s in move.sessions[:PREVIEW_SESSIONS]])
     if len(move.sessions) > PREVIEW_SESSIONS:
         console.print(f"  … and {counted(len(move.sessions) - PREVIEW_SESSIONS, 'more session')}", markup=False)
+
+
+def _print_session_rows(rows: list[tuple[str, str, int, str]]) -> None:
+    """A preview's sessions (start, id, chunks, title), one line each, in aligned columns: ids of
+    other agents' sessions are not all 8 characters, nor counts all '1 chunk'."""
+    ids = [session_id[:8] for _, session_id, _, _ in rows]
+    counts = [counted(chunks, "chunk") for _, _, chunks, _ in rows]
+    id_width = max(map(len, ids), default=0)
+    count_width = max(map(len, counts), default=0)
+    for (started, _, _, title), short_id, count in zip(rows, ids, counts, strict=True):
+        lead = f"  {when(started)}  {short_id:<{id_width}}  {count:>{count_width}}  "
+        output.console.print(_fitted(lead, title, PREVIEW_TITLE_CHARS))
 
 
 def _fitted(lead: str, text: str, most: int) -> Text:
