@@ -3,7 +3,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from causantic.cluster import angular_distance, assign_new, centroids
+from causantic.cluster import angular_distances, assign_new, centroids
+
+
+def angular_distance(a: np.ndarray, b: np.ndarray) -> float:
+    return float(angular_distances(a, b)[0, 0])
 
 
 def _at_angle(fraction_of_pi: float, dims: int = 8) -> np.ndarray:

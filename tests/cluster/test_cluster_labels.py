@@ -1,8 +1,22 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
 
-from causantic.cluster import cluster_labels, cluster_terms, tokenize
+from causantic.cluster import STEADY_TERMS, scored_terms, steady_label, tokenize
+
+
+def cluster_terms(texts_by_cluster: Mapping[Hashable, Sequence[str]], **options: Any) -> dict[Hashable, list[str]]:
+    """Each cluster's most distinctive terms, best first."""
+    return {key: [term for term, _ in found] for key, found in scored_terms(texts_by_cluster, **options).items()}
+
+
+def cluster_labels(texts_by_cluster: Mapping[Hashable, Sequence[str]], **options: Any) -> dict[Hashable, str]:
+    """Each cluster's label as ingest names a new topic (ingest/topics.py: no earlier label to keep)."""
+    scored = scored_terms(texts_by_cluster, terms=STEADY_TERMS, **options)
+    return {key: steady_label("", found) for key, found in scored.items()}
+
 
 PYTEST = [
     "[User]\nThe fixture in conftest.py leaks a tmp_path between tests",

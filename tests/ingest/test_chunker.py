@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from causantic.config import Config
-from causantic.ingest.chunker import chunk_id, chunk_turn, long_lines_summarised, split_text
+from causantic.ingest.chunker import chunk_id, iter_chunks, long_lines_summarised, split_text
 from causantic.ingest.longtext import WindowedText
 from causantic.ingest.render import RenderedTurn, Section
 from causantic.ingest.tokens import approx_tokens
@@ -21,14 +21,14 @@ def _turn(*texts: str) -> RenderedTurn:
 
 
 def test_a_short_turn_is_one_chunk() -> None:
-    drafts = chunk_turn(_turn("[User]\nhello", "[Assistant]\nhi there"), max_tokens=400)
+    drafts = list(iter_chunks(_turn("[User]\nhello", "[Assistant]\nhi there"), max_tokens=400))
     assert len(drafts) == 1
     assert drafts[0].text == "[User]\nhello\n\n[Assistant]\nhi there"
 
 
 def test_a_long_turn_splits_between_sections_within_the_limit() -> None:
     sections = [f"[Assistant]\n{'word ' * 100}{i}" for i in range(10)]
-    drafts = chunk_turn(_turn(*sections), max_tokens=400)
+    drafts = list(iter_chunks(_turn(*sections), max_tokens=400))
     assert len(drafts) > 1
     assert all(approx_tokens(d.text) <= 400 for d in drafts)
     assert [d.part for d in drafts] == list(range(len(drafts)))
@@ -101,7 +101,7 @@ def test_a_50_mb_line_is_cut_into_chunks_in_one_pass_keeping_every_character() -
     max_tokens = Config().chunking.max_tokens
     for long in (None, windows):
         section = Section("" if long else text, "u1", None, long=long)
-        drafts = chunk_turn(RenderedTurn(0, "look at this:", (section,), False, 0, "u1"), max_tokens)
+        drafts = list(iter_chunks(RenderedTurn(0, "look at this:", (section,), False, 0, "u1"), max_tokens))
         assert len(drafts) > 35_000
         kept = "".join(_LONG_LINE_SLICE.sub("", d.text) for d in drafts)
         assert drafts[0].text.startswith("look at this:\n")

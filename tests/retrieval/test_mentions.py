@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 from causantic import Memory
-from causantic.retrieval.mentions import mention_share
+from causantic.retrieval.mentions import listing_share, own_stem_words
 from causantic.retrieval.relevance import QueryProfile, QueryTerm, stem
-from causantic.store.features import split_tool_output
+from causantic.store.features import split_tool_output, word_stems
+from causantic.store.records import StoredChunk
 
 SUBJECT = "retry failed uploads with exponential backoff"
 LOG = "\n".join(
@@ -19,6 +20,13 @@ LOG = "\n".join(
         "77c1d0e fix flaky clock test in the scheduler",
     ]
 )
+
+
+def mention_share(profile: QueryProfile, text: str) -> float:
+    """What search demotes a chunk holding ``text`` by (a row without stored features)."""
+    chunk = StoredChunk("c", "s", 1, "p", "main", 0, 0, "", "", text, "", 0, ())
+    words = word_stems(text)
+    return listing_share(profile, words, own_stem_words(chunk, words))
 
 
 def _profile(*words: str) -> QueryProfile:

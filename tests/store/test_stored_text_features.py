@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from causantic.config import Config
 from causantic.examples import SESSIONS_DIR
 from causantic.ingest.service import ingest_paths
-from causantic.retrieval.mentions import mention_share
+from causantic.retrieval.mentions import listing_share, own_stem_words
 from causantic.retrieval.relevance import QueryProfile, QueryTerm, chunk_bulk, chunk_stems
 from causantic.retrieval.search import SearchRequest
 from causantic.services import Services, open_services
@@ -98,7 +98,10 @@ def test_features_kept_at_ingest_equal_the_ones_computed_from_the_text(tmp_path:
             own = word_stems(split_tool_output(text)[0])
             for words in (sorted(word_stems(text))[:3], sorted(own)[-2:], ["parse", "config", "café"]):
                 profile = _profile(words)
-                assert mention_share(profile, text, kept.features) == mention_share(profile, text)
+                stored, recomputed = chunk_stems(kept), word_stems(text)
+                assert listing_share(profile, stored, own_stem_words(kept, stored)) == listing_share(
+                    profile, recomputed, own_stem_words(fresh, recomputed)
+                )
 
         check()
 

@@ -31,7 +31,6 @@ def topics_available() -> bool:
 from causantic.cluster.density import cluster_vectors  # noqa: E402
 from causantic.cluster.geometry import (  # noqa: E402
     NOISE,
-    angular_distance,
     angular_distances,
     assign_new,
     centroids,
@@ -40,8 +39,6 @@ from causantic.cluster.geometry import (  # noqa: E402
 from causantic.cluster.identity import carry_over  # noqa: E402
 from causantic.cluster.labels import (  # noqa: E402
     STEADY_TERMS,
-    cluster_labels,
-    cluster_terms,
     scored_terms,
     steady_label,
     tokenize,
@@ -51,13 +48,10 @@ __all__ = [
     "NOISE",
     "STEADY_TERMS",
     "TOPICS_HINT",
-    "angular_distance",
     "angular_distances",
     "assign_new",
     "carry_over",
     "centroids",
-    "cluster_labels",
-    "cluster_terms",
     "cluster_vectors",
     "normalise",
     "scored_terms",

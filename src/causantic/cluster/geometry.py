@@ -31,11 +31,6 @@ def normalise(vectors: ArrayLike) -> NDArray[np.float32]:
     return unit
 
 
-def angular_distance(a: ArrayLike, b: ArrayLike) -> float:
-    """The angle between two vectors as a fraction of pi, in [0, 1]."""
-    return float(angular_distances(a, b)[0, 0])
-
-
 def angular_distances(vectors: ArrayLike, others: ArrayLike) -> NDArray[np.float64]:
     """``(n, m)`` angular distances between each row of ``vectors`` and each row of ``others``."""
     import numpy as np

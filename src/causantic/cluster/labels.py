@@ -91,25 +91,14 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
-def cluster_terms(
-    texts_by_cluster: Mapping[K, Sequence[str]],
-    *,
-    terms: int = DEFAULT_TERMS,
-    background: Sequence[str] = (),
-) -> dict[K, list[str]]:
-    """The ``terms`` most distinctive terms of each cluster, best first (fewer when its texts
-    have fewer)."""
-    scored = scored_terms(texts_by_cluster, terms=terms, background=background)
-    return {key: [term for term, _ in found] for key, found in scored.items()}
-
-
 def scored_terms(
     texts_by_cluster: Mapping[K, Sequence[str]],
     *,
     terms: int = DEFAULT_TERMS,
     background: Sequence[str] = (),
 ) -> dict[K, list[tuple[str, float]]]:
-    """:func:`cluster_terms` with each term's score."""
+    """The ``terms`` most distinctive terms of each cluster with their scores, best first (fewer when its
+    texts have fewer)."""
     if not texts_by_cluster:  # no topics (an empty memory): not worth the second of importing sklearn
         return {}
     import numpy as np
@@ -162,17 +151,6 @@ def scored_terms(
                     break
         result[key] = chosen
     return result
-
-
-def cluster_labels(
-    texts_by_cluster: Mapping[K, Sequence[str]],
-    *,
-    terms: int = DEFAULT_TERMS,
-    background: Sequence[str] = (),
-) -> dict[K, str]:
-    """A short readable label per cluster, its best terms joined by ", " ("" when it has none)."""
-    found = cluster_terms(texts_by_cluster, terms=terms, background=background)
-    return {key: ", ".join(words) for key, words in found.items()}
 
 
 def steady_label(previous: str, scored: Sequence[tuple[str, float]], *, terms: int = DEFAULT_TERMS) -> str:

@@ -42,13 +42,9 @@ class ChunkDraft:
     sections: tuple[Section, ...]
 
 
-def chunk_turn(turn: RenderedTurn, max_tokens: int, long_line_chars: int = LONG_LINE_CHARS) -> list[ChunkDraft]:
-    return list(iter_chunks(turn, max_tokens, long_line_chars))
-
-
 def iter_chunks(turn: RenderedTurn, max_tokens: int, long_line_chars: int = LONG_LINE_CHARS) -> Iterator[ChunkDraft]:
-    """:func:`chunk_turn` one draft at a time: a turn holding a pasted text of megabytes is cut as
-    its drafts are taken, so a caller that writes each draft away holds a few of them, not all."""
+    """A turn's chunk drafts, one at a time: a turn holding a pasted text of megabytes is cut as its
+    drafts are taken, so a caller that writes each draft away holds a few of them, not all."""
     max_chars = int(max_tokens * CHARS_PER_TOKEN)
     current: list[Section] = []
     size = 0

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Protocol
 
-from causantic.config import Config, Source
+from causantic.config import Config, GraphConfig, Source
 from causantic.ingest.edges import Gating, make_gating, within_chain_edges
 from causantic.ingest.redact import redactor_from
 from causantic.ingest.streams import MAIN_AGENT, PlannedStream, RenderSettings, plan_stream
@@ -41,7 +41,8 @@ from causantic.transcripts.projects import canonical_project_path, repository_ke
 
 # Edges that join an agent's stream to another agent's: a sub-agent counts as linked when it has one.
 LINK_TYPES = frozenset({"brief", "debrief", "team-spawn", "team-report", "peer-message"})
-_DEFAULT_LINK_WINDOW = timedelta(minutes=30)  # when graph.timeGapMinutes is 0 (never break on time)
+# When graph.timeGapMinutes is 0 (never break on time), agents are still linked by timing within its default.
+_DEFAULT_LINK_WINDOW = timedelta(minutes=GraphConfig.model_fields["time_gap_minutes"].default)
 
 
 @dataclass(frozen=True, slots=True)

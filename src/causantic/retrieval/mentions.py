@@ -10,44 +10,24 @@ query's words are in the prompt, the agent's words or its tool calls is where th
 
 This module measures that share; the search pipeline demotes by it (``retrieval.mentionPenalty``),
 for every fused candidate: a listing left unmeasured further down keeps its full score and rises
-above the demoted ones (and the work) once many sessions list the same thing. A substring test
-keeps chunks without listing output cheap. Chat transcripts (no tool sections) always score 0, so
-their ranking is unchanged.
+above the demoted ones (and the work) once many sessions list the same thing. A chunk without
+listing output costs nothing: the store keeps no own stems for it (:func:`own_stem_words`). Chat
+transcripts (no tool sections) always score 0, so their ranking is unchanged.
 """
 
 from __future__ import annotations
 
 from causantic.retrieval.relevance import QueryProfile
-from causantic.store.features import OUTPUT_MARKERS, split_tool_output, word_stems
-from causantic.store.records import StoredChunk, TextFeatures
-
-
-def mention_share(profile: QueryProfile | None, text: str, features: TextFeatures | None = None) -> float:
-    """The share (0-1) of the query's matched weight that the chunk holds only in tool output.
-
-    0 when the chunk matches nothing, has no tool output, or holds every matched word in its own
-    words; 1 when every query word it matches appears only in what a tool printed. ``features``:
-    the chunk's, as the store keeps them (then ``text`` is not split again).
-    """
-    if profile is None or not profile.terms:
-        return 0.0
-    if features is not None:
-        if features.own_stems is None:  # no listing output
-            return 0.0
-        words, own = frozenset(features.stems.split()), frozenset(features.own_stems.split())
-    else:
-        if not any(marker in text for marker in OUTPUT_MARKERS):
-            return 0.0  # the substring test first: most chunks hold no listing output at all
-        own_text, output = split_tool_output(text)
-        if not output:
-            return 0.0
-        words, own = word_stems(text), word_stems(own_text)  # the first already split when the chunk was scored
-    return listing_share(profile, words, own)
+from causantic.store.features import split_tool_output, word_stems
+from causantic.store.records import StoredChunk
 
 
 def listing_share(profile: QueryProfile, words: frozenset[str], own: frozenset[str]) -> float:
-    """:func:`mention_share` from a chunk's stems already split: ``words`` all of them, ``own``
-    those of its own words (:func:`own_stem_words`)."""
+    """The share (0-1) of the query's matched weight that the chunk holds only in tool output, from its
+    stems already split: ``words`` all of them, ``own`` those of its own words (:func:`own_stem_words`).
+
+    0 when the chunk matches nothing, has no listing output, or holds every matched word in its own
+    words; 1 when every query word it matches appears only in what a tool printed."""
     if own is words:  # nothing listed (own_stem_words hands the stems back): most chunks, measured for nothing
         return 0.0
     found = profile.coverage_of(words)
