@@ -457,7 +457,7 @@ def forget_confirm(memory: Memory, derived: Derived, form: ForgetForm, shown: fr
 
 def settings(memory: Memory) -> dict[str, Any]:
     sources: dict[str, str] = {}
-    config = load_config(sources=sources)
+    config = load_config(sources=sources, home=memory.home)  # the memory served, not $CAUSANTIC_HOME's
     rows = [asdict(setting) for setting in described_settings(config, sources)]
     paths = [("home", memory.home), ("database", db_path(config)), ("vectors", vector_path(config))]
     return {"rows": rows, "paths": paths}
