@@ -3,23 +3,40 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 
 import click
 
-from causantic.cli.output import agreed, console, domain_errors, emit_json, json_option, progress_bars, table
+from causantic.cli.output import (
+    agreed,
+    chunk_rate,
+    console,
+    domain_errors,
+    emit_json,
+    interrupted_says,
+    json_option,
+    progress_bars,
+    table,
+)
 from causantic.config import described_settings, load_config
 from causantic.facade import Memory
 from causantic.retrieval.format import counted
 from causantic.retrieval.output import EmbedOut
 
+EMBED_RESUME_NOTE = "The vectors made so far are kept: run `causantic embed` again to finish."
+
 
 def _run_with_bar(description: str, action: Callable[[Callable[[int, int], None]], EmbedOut]) -> EmbedOut:
-    with progress_bars() as progress:
-        task = progress.add_task(description, total=None)
+    """``action`` under a bar of chunks done, with the rate and, on long work, the minutes left."""
+    with progress_bars(detail=True) as progress:
+        task = progress.add_task(description, total=None, detail="")
+        started = time.perf_counter()
 
         def update(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
+            progress.update(
+                task, completed=done, total=total, detail=chunk_rate(done, total, time.perf_counter() - started)
+            )
 
         return action(update)
 
@@ -31,7 +48,7 @@ def embed_command(as_json: bool) -> None:
 
     Example: causantic embed
     """
-    with domain_errors(), Memory() as memory:
+    with interrupted_says(EMBED_RESUME_NOTE), domain_errors(), Memory() as memory:
         result = memory.embed_pending() if as_json else _run_with_bar("Embedding chunks", memory.embed_pending)
     if as_json:
         emit_json(result)

@@ -9,7 +9,17 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from causantic.cli.output import console, domain_errors, emit_json, json_option, line, progress_bars, table
+from causantic.cli.output import (
+    chunk_rate,
+    console,
+    domain_errors,
+    emit_json,
+    interrupted_says,
+    json_option,
+    line,
+    progress_bars,
+    table,
+)
 from causantic.config import agent_folders, load_config
 from causantic.facade import Memory
 from causantic.integration.claude_files import claude_paths
@@ -19,6 +29,11 @@ from causantic.retrieval.output import IngestOut
 if TYPE_CHECKING:
     from rich.progress import Progress
 
+# Files are written one session at a time and vectors one batch at a time, so all of this holds.
+RESUME_NOTE = (
+    "What was read and embedded so far is kept: run the same command again to finish (the files "
+    "already read are skipped)."
+)
 WORKERS = 2  # parsing processes of a batch ingest (and of init's first ingest) unless --workers says otherwise
 
 
@@ -91,8 +106,9 @@ def ingest_paths(
     paths: list[Path], *, force: bool, no_embed: bool, as_json: bool, workers: int, as_examples: bool = False
 ) -> None:
     """Ingest files and folders: the JSON report, or progress bars then the summary; exit 1 after
-    it when a path could not be read."""
-    with domain_errors(), Memory() as memory:
+    it when a path could not be read. Stopped by Ctrl-C, it says that what was read is kept and
+    the next run finishes (exit 130)."""
+    with interrupted_says(RESUME_NOTE), domain_errors(), Memory() as memory:
         if as_json:
             report = memory.ingest(paths, force=force, embed=not no_embed, workers=workers, as_examples=as_examples)
             emit_json(report)
@@ -159,10 +175,7 @@ def _embed_progress(progress: Progress) -> Callable[[int, int], None]:
             )
             state["task"] = progress.add_task("Embedding chunks", total=total, detail="")
             state["started"] = time.perf_counter()
-        elapsed = time.perf_counter() - state["started"]
-        rate = done / elapsed if elapsed > 0 else 0.0
-        left = (total - done) / rate if rate else None
-        detail = f"{rate:.1f} chunks/s" + (f" · ~{left / 60:.0f} min left" if left and left >= 60 else "")
+        detail = chunk_rate(done, total, time.perf_counter() - state["started"])
         progress.update(state["task"], completed=done, total=total, detail=detail)
 
     return update

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 import click
 
 from causantic import __version__
+from causantic.cli.output import interrupted_says
 from causantic.errors import StoreError
 
 # Command name -> module under causantic.cli that defines it (in its COMMANDS list).
@@ -114,7 +115,8 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> object:
         try:
-            return super().invoke(ctx)
+            with interrupted_says(""):  # Ctrl-C: 'Interrupted.' and exit 130, not 'Aborted!' and 1
+                return super().invoke(ctx)
         except StoreError as exc:
             raise click.ClickException(str(exc)) from exc
 

@@ -37,6 +37,8 @@ def serve_command(use_http: bool, port: int | None, no_warm: bool, no_auth: bool
         serve_mcp("http" if use_http else "stdio", port=port or DEFAULT_PORT, warm=not no_warm, auth=not no_auth)
     except CausanticError as exc:
         raise click.ClickException(str(exc)) from exc
+    except KeyboardInterrupt:  # how a server run by hand is stopped: not a failure ('Aborted!', exit 1)
+        pass
 
 
 COMMANDS = [serve_command]
