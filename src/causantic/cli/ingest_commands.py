@@ -150,10 +150,11 @@ def ingest_paths(
 
 def ingest_detail(chunks: int, done_bytes: int, total_bytes: int, seconds: float) -> str:
     """The ingest bar's detail, what matters first: a narrow line cuts its end ('316 chu…' hid the
-    chunk count behind the bytes and the rate)."""
+    chunk count behind the bytes and the rate; then, at 80 and 100 columns, '· 4.5 MB/4.5 MB ·…' the
+    rate, which the bar's file count cannot tell)."""
     return (
-        f"{counted(chunks, 'chunk')} · {byte_size(done_bytes)}/{byte_size(total_bytes)} · "
-        f"{byte_size(done_bytes / seconds)}/s"
+        f"{counted(chunks, 'chunk')} · {byte_size(done_bytes / seconds)}/s · "
+        f"{byte_size(done_bytes)}/{byte_size(total_bytes)}"
     )
 
 
