@@ -99,7 +99,7 @@ _Command = TypeVar("_Command", bound=Callable[..., Any])
 
 def _with_common(func: _Command) -> _Command:
     """--project, --agent (the story starts from that agent's chunks, then may cross agents), --max-tokens."""
-    return project_option(agent_option(max_tokens_option(func)))
+    return project_option(agent_option(max_tokens_option("episodes.maxTokens")(func)))
 
 
 @click.command("recall")
@@ -148,7 +148,7 @@ def predict_command(
 @defaulted_int_option("--limit", options.TIMELINE_LIMIT)
 @click.option("--keep-oldest", is_flag=True, help="Text pages start from the oldest chunk, not the newest.")
 @click.option("--agent", help="Only this agent's chunks (timeline: sessions it took part in).")
-@max_tokens_option
+@max_tokens_option("tokens.mcpMaxResponse")
 @json_option
 def reconstruct_command(
     project: str,

@@ -8,6 +8,7 @@ import click
 
 from causantic.cli.options import (
     agent_option,
+    configured_option,
     int_range,
     max_tokens_option,
     project_option,
@@ -36,9 +37,15 @@ from causantic.sources import Source
 @agent_option
 @source_option
 @click.option("--user", help=options.USER.help)
-@click.option("--limit", type=int_range(options.LIMIT), help=options.LIMIT.help)
-@max_tokens_option
-@click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), help="Override retrieval.primary.")
+@configured_option("--limit", "retrieval.defaultLimit", type=int_range(options.LIMIT), help=f"{options.MOST_RESULTS}.")
+@max_tokens_option("tokens.mcpMaxResponse")
+@configured_option(
+    "--mode",
+    "retrieval.primary",
+    type=click.Choice(["hybrid", "keyword", "vector"]),
+    metavar="MODE",
+    help="How candidates are found: hybrid (meaning and words), keyword (BM25) or vector (meaning).",
+)
 @json_option
 def search_command(
     query: str,
