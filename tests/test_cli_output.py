@@ -178,3 +178,15 @@ def test_causantic_embed_shows_its_rate_in_a_terminal(tmp_path: Path, monkeypatc
     plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", terminal.getvalue())
     assert "Embedded 1 chunk; 1 vector in the index." in plain
     assert re.search(r"Embedding chunks .* 1/1 +\d+\.\d chunks/s", plain)
+
+
+def test_the_ingest_summary_counts_edges_by_kind_with_separators(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'edges added │ brief 52, …, within-chain 2759' beside 'chunks added │ 3,063'."""
+    turns = [(f"step {n} of the long migration", f"done with step {n}") for n in range(1_100)]
+    write_session(tmp_path / "sessions", "/work/billing", "5c5e0000-0000-4000-8000-000000000000", turns)
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    said = CliRunner().invoke(cli, ["ingest", "--no-embed", str(tmp_path / "sessions")], catch_exceptions=False).output
+    edges = re.search(r"edges added +│ (.*)", said)
+    assert edges and re.fullmatch(r"within-chain \d,\d{3}", edges.group(1)), said

@@ -182,8 +182,9 @@ def _embed_progress(progress: Progress) -> Callable[[int, int], None]:
     return update
 
 
-def _damaged(report: IngestOut) -> str:
-    return ", ".join(f"{k} {v}" for k, v in sorted(report.skipped_lines.by_reason.items())) or "0"
+def _by_kind(counts: dict[str, int]) -> str:
+    """'brief 52, within-chain 2,759': each kind's count, with separators as every other count has."""
+    return ", ".join(f"{kind} {n:,}" for kind, n in sorted(counts.items()) if n) or "0"
 
 
 def _nothing_new(report: IngestOut) -> bool:
@@ -226,8 +227,8 @@ def _summary_table(report: IngestOut) -> None:
     rows = [
         (
             "files read",
-            f"{report.files - report.files_unchanged} of {report.files}"
-            + (f" ({report.files_unchanged} unchanged)" if report.files_unchanged else ""),
+            f"{report.files - report.files_unchanged:,} of {report.files:,}"
+            + (f" ({report.files_unchanged:,} unchanged)" if report.files_unchanged else ""),
         ),
         *(
             [("files re-read", f"{report.files_rules_changed:,}: ingest rules changed since they were read")]
@@ -254,10 +255,10 @@ def _summary_table(report: IngestOut) -> None:
             if report.chunks_removed
             else []
         ),
-        ("edges added", ", ".join(f"{k} {v}" for k, v in sorted(edges.items()) if v) or "0"),
-        ("sub-agents linked", f"{report.linked_subagents} of {report.subagent_streams}"),
-        ("sub-agents skipped", ", ".join(f"{k} {v}" for k, v in sorted(report.skipped_subagents.items())) or "0"),
-        ("damaged lines skipped", _damaged(report)),
+        ("edges added", _by_kind(edges)),
+        ("sub-agents linked", f"{report.linked_subagents:,} of {report.subagent_streams:,}"),
+        ("sub-agents skipped", _by_kind(report.skipped_subagents)),
+        ("damaged lines skipped", _by_kind(report.skipped_lines.by_reason)),
         ("vectors added", report.vectors_added if report.vectors_added is not None else "deferred (--no-embed)"),
         ("topics", report.topics or "-"),
         (
