@@ -124,14 +124,17 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "-V", "--version", prog_name="causantic")
 def cli() -> None:
-    """Long-term, local, episodic memory for Claude Code.
+    """Long-term, local, episodic memory for AI coding agents (Claude Code, Codex CLI, Gemini CLI).
 
     \b
     Quick start:
       causantic batch-ingest  # read past sessions
       causantic search "fix"  # find past context
+      causantic recall "fix"  # the story behind it
+      causantic init          # connect Claude Code
 
     batch-ingest reads each agent's own session folder that exists (~/.claude/projects, Codex's, Gemini's).
+    `causantic COMMAND --help` says what a command does, with an example.
     """
 
 
