@@ -256,14 +256,16 @@ def test_reconstruct_for_an_agent_that_never_worked_in_the_project_says_so(run: 
 def test_a_timeline_in_a_narrow_terminal_keeps_each_session_within_its_width(
     run: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each session's line ran to 180 characters whatever the terminal, which wrapped it mid-word."""
+    """Each session's line ran to 180 characters whatever the terminal, which wrapped it mid-word; and
+    the hint below split its command in two at 60 columns ('… causantic reconstruct Demo ⏎ --session ID')."""
     timeline = as_model(invoke(run, "reconstruct", "acme-shop", "--json"), ReconstructOutput)
     assert isinstance(timeline, ReconstructOutput)
     for width in (60, 100):
         monkeypatch.setattr(console, "width", width)
         lines = invoke(run, "reconstruct", "acme-shop").stdout.splitlines()
         hint = next(i for i, line in enumerate(lines) if line.startswith("The text of one session"))
-        assert all(len(line) <= width for line in lines[:hint]), lines
+        assert all(len(line) <= width for line in lines), lines
+        assert lines[hint + 1] == "  causantic reconstruct acme-shop --session ID"  # whole, to copy
         for s in timeline.sessions:
             assert any(s.title[:20] in line for line in lines), (width, s.title)
     assert not lines[1].startswith("    ")  # 100 columns: a title fits beside its session

@@ -203,13 +203,11 @@ def reconstruct_command(
         raise click.ClickException(text)
     console.print(text, markup=False, soft_wrap=True)
     if result.view == "timeline" and result.sessions:
-        console.print(
-            Text(
-                f"The text of one session: causantic reconstruct {project} --session ID "
-                "(ID from the second column); of this page: add --full.",
-                style="dim",
-            )
-        )
+        # The command on a line of its own: wrapped inside the sentence, a narrow terminal split it
+        # ('… causantic reconstruct Demo ⏎ --session ID'), where it can no longer be copied.
+        console.print(Text("The text of one session (ID from the second column):", style="dim"))
+        console.print(Text(f"  causantic reconstruct {project} --session ID", style="dim"), soft_wrap=True)
+        console.print(Text("Of this page: add --full.", style="dim"))
 
 
 @click.command("forget")
