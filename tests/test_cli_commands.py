@@ -272,15 +272,18 @@ def test_a_timeline_in_a_narrow_terminal_keeps_each_session_within_its_width(
 
 
 def test_tables_in_a_narrow_terminal_keep_every_value_whole(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
-    """At 60 columns a six-column table would cut every cell ("2025-0…"); its rows print as blocks."""
+    """At 60 columns a six-column table would cut every cell ("2025-0…"); its rows print as blocks. Their
+    times are UTC, as stored, and say so (a 'start' column read as local time)."""
     listing = as_model(invoke(run, "list-sessions", "acme-shop", "--json"), SessionsOut)
     assert isinstance(listing, SessionsOut)
     monkeypatch.setattr(console, "width", 60)
     shown = invoke(run, "list-sessions", "acme-shop").stdout
     for s in listing.sessions:
-        assert f"session  {s.session_id[:8]}" in shown and f"start    {s.started_at[:16].replace('T', ' ')}" in shown
-        assert f"title    {s.title[:40]}" in shown
+        assert f"session      {s.session_id[:8]}" in shown
+        assert f"start (UTC)  {s.started_at[:16].replace('T', ' ')}" in shown  # stored times are UTC
+        assert f"title        {s.title[:30]}" in shown
     assert "┃" not in invoke(run, "stats").stdout  # a name/value list has no empty header row
+    assert "first (UTC)  2026-11-" in invoke(run, "list-projects").stdout  # not taken for local time
 
 
 def test_columns_set_by_hand_sizes_piped_tables(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:

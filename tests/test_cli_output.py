@@ -176,7 +176,6 @@ def test_causantic_embed_shows_its_rate_in_a_terminal(tmp_path: Path, monkeypatc
     monkeypatch.setattr(output, "_consoles", {"console": shown})
     CliRunner().invoke(cli, ["embed"], catch_exceptions=False)
     plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", terminal.getvalue())
-    assert "Embedded 1 chunk; 1 vector in the index." in plain
     assert re.search(r"Embedding chunks .* 1/1 +\d+\.\d chunks/s", plain)
 
 

@@ -125,7 +125,7 @@ def list_projects_command(as_json: bool) -> None:
     table(
         None,
         [("project", "left"), ("chunks", "right"), ("sessions", "right"), *by_member]
-        + [("first", "left"), ("last", "left"), ("path", "left")],
+        + [("first (UTC)", "left"), ("last (UTC)", "left"), ("path", "left")],  # stored times are UTC
         [
             (
                 p.name,
@@ -173,7 +173,7 @@ def list_sessions_command(
         [
             ("session", "left"),
             ("source", "left"),
-            ("start", "left"),
+            ("start (UTC)", "left"),  # stored times are UTC: a reader elsewhere must not take them for local
             ("chunks", "right"),
             ("agents", "left"),
             ("title", "left"),
