@@ -365,6 +365,23 @@ def test_forget_previews_without_deleting(run: CliRunner) -> None:
     assert isinstance(after, StatsOut) and after.chunks == before.chunks
 
 
+def test_a_whole_project_forget_preview_starts_every_title_in_one_column(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'fe5e1c67  74 chunks  /orchestrator …' over '1af7fc5e  2 chunks  (no prompt …': the titles zigzagged."""
+    from transcript_files import write_session
+
+    sessions = tmp_path / "sessions"
+    write_session(sessions, "/work/billing", "10000000-0000-4000-8000-000000000000", [("fix the invoice", "Fixed.")])
+    long = [(f"step {n} of the invoice migration", f"step {n} done") for n in range(12)]
+    write_session(sessions, "/work/billing", "20000000-0000-4000-8000-000000000000", long, day=3)
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    invoke(CliRunner(), "ingest", "--no-embed", str(sessions))
+    lines = invoke(CliRunner(), "forget", "billing").stdout.splitlines()
+    titles = [line for line in lines if "step 0 of" in line or "fix the invoice" in line]
+    assert len(titles) == 2 and titles[0].index("step 0") == titles[1].index("fix the invoice"), lines
+
+
 def test_a_forget_that_matches_nothing_says_so_in_words(run: CliRunner) -> None:
     """Not '0 chunk(s) in 0 session(s) of 'acme-shop' would be deleted.'"""
     text = invoke(run, "forget", "acme-shop", "--before", "2000-01-01")

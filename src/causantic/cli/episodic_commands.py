@@ -314,8 +314,11 @@ def _print_forget(result: ForgetResult) -> None:
     if note := space_note(result):
         console.print(note, markup=False)
     if result.whole_project:  # a project is best recognised by its sessions
-        for session in result.session_summaries:
-            lead = f"  {when(session.started_at)}  {session.session_id[:8]}  {counted(session.chunks, 'chunk')}  "
+        # Counts padded to one width, so the titles start in one column ('74 chunks' over '2 chunks').
+        counts = [counted(session.chunks, "chunk") for session in result.session_summaries]
+        wide = max(map(len, counts), default=0)
+        for session, count in zip(result.session_summaries, counts, strict=True):
+            lead = f"  {when(session.started_at)}  {session.session_id[:8]}  {count.rjust(wide)}  "
             console.print(_fitted(lead, session.title, PREVIEW_TITLE_CHARS))
         shown = len(result.session_summaries)
         if result.sessions > shown:
