@@ -255,10 +255,10 @@ def test_ctrl_c_stops_the_server_quietly_as_it_says(free_tcp_port: int) -> None:
     """Run by hand, the server is stopped by Ctrl-C: it said so nowhere and then printed click's
     'Aborted!' and exited 1, as if it had failed."""
     server = HttpServer(free_tcp_port)
+    assert server.proc.stderr.readline().rstrip() == "Press Ctrl-C to stop."  # type: ignore[union-attr]
     server.proc.send_signal(signal.SIGINT)
     server.proc.wait(timeout=30)
     assert server.stop() == 0
-    assert "Press Ctrl-C to stop." in server.stderr
     assert "Aborted" not in server.stderr and "Traceback" not in server.stderr
 
 

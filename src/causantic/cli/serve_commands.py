@@ -38,15 +38,16 @@ def serve_command(use_http: bool, port: int | None, no_warm: bool, no_auth: bool
     from causantic.errors import CausanticError
 
     if not use_http and sys.stdin.isatty():  # a person ran it, not a coding agent
+        # Trigger: Ctrl-C. Why: the SDK's stdin reader thread stays blocked in read(), and the event
+        # loop waits for it on the way out, so the server went on until killed. Outcome: it stops at
+        # once. Set before the line below says so.
+        signal.signal(signal.SIGINT, lambda signum, frame: os._exit(0))
         click.echo(
             "Causantic MCP server on stdio: it reads JSON-RPC requests on standard input; coding agents start "
             "it themselves (`causantic init` registers it), and `--http` serves other clients. "
             "Press Ctrl-C to stop.",
             err=True,
         )
-        # Trigger: Ctrl-C. Why: the SDK's stdin reader thread stays blocked in read(), and the event
-        # loop waits for it on the way out, so the server went on until killed. Outcome: it stops at once.
-        signal.signal(signal.SIGINT, lambda signum, frame: os._exit(0))
     try:
         serve_mcp("http" if use_http else "stdio", port=port or DEFAULT_PORT, warm=not no_warm, auth=not no_auth)
     except CausanticError as exc:
