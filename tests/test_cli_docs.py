@@ -120,3 +120,19 @@ def test_the_top_help_names_every_agent_read_and_the_main_commands() -> None:
     shown = " ".join(CliRunner().invoke(cli, ["--help"]).output.split())
     assert "memory for AI coding agents (Claude Code, Codex CLI, Gemini CLI)." in shown
     assert 'causantic recall "fix" # the story behind it' in shown and "causantic init # connect Claude Code" in shown
+
+
+def test_every_command_listed_in_help_is_described_whole() -> None:
+    """`causantic --help` cut most descriptions mid-phrase: 'Ingest every session under a folder; by
+    default every...', 'Register Causantic with Claude Code: MCP server, hooks,...'."""
+    runner = CliRunner()
+    for path in _every_command(cli):
+        command = cli
+        for name in path:
+            command = command.get_command(click.Context(command), name)  # type: ignore[attr-defined]
+        if not isinstance(command, click.Group):
+            continue
+        for width in (80, 60):
+            shown = runner.invoke(cli, [*path, "--help"], terminal_width=width).output
+            listed = shown[shown.index("Commands:") :].splitlines()[1:]
+            assert listed and not [line for line in listed if line.endswith("...")], (path, width, listed)

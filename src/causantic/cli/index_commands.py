@@ -41,7 +41,7 @@ def _run_with_bar(description: str, action: Callable[[Callable[[int, int], None]
         return action(update)
 
 
-@click.command("embed")
+@click.command("embed", short_help="Embed the chunks that have no vector yet.")
 @json_option
 def embed_command(as_json: bool) -> None:
     """Embed every chunk that has no vector yet (after `--no-embed`, or to resume an interrupted run).
@@ -58,7 +58,7 @@ def embed_command(as_json: bool) -> None:
         )
 
 
-@click.command("reindex")
+@click.command("reindex", short_help="Re-embed every chunk (after a model change).")
 @click.option("--yes", is_flag=True, help="Re-embed without asking (needed with --json, which asks nothing).")
 @json_option
 def reindex_command(yes: bool, as_json: bool) -> None:
@@ -82,7 +82,7 @@ def reindex_command(yes: bool, as_json: bool) -> None:
         console.print(f"Re-embedded {counted(result.vectors_added, 'chunk')} with {result.model}.")
 
 
-@click.command("config")
+@click.command("config", short_help="Every setting, its default and where it is set.")
 @json_option
 def config_command(as_json: bool) -> None:
     """Show every setting: its value now, its default, where it was set (config.json, the project's
@@ -123,7 +123,7 @@ def _short(value: object) -> str:
     return text if len(text) <= 30 else text[:27] + "…"
 
 
-@click.command("models")
+@click.command("models", short_help="Embedding models, and which can load here.")
 @json_option
 def models_command(as_json: bool) -> None:
     """Embedding models Causantic knows, and whether each can load on this machine.

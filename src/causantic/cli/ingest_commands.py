@@ -37,7 +37,7 @@ RESUME_NOTE = (
 WORKERS = 2  # parsing processes of a batch ingest (and of init's first ingest) unless --workers says otherwise
 
 
-@click.command("ingest")
+@click.command("ingest", short_help="Ingest transcript files or folders.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--force", is_flag=True, help="Re-read files even when they look unchanged.")
 @click.option("--no-embed", is_flag=True, help="Skip embedding now; run `causantic embed` later.")
@@ -50,7 +50,7 @@ def ingest_command(paths: tuple[Path, ...], force: bool, no_embed: bool, as_json
     ingest_paths(list(paths), force=force, no_embed=no_embed, as_json=as_json, workers=1)
 
 
-@click.command("batch-ingest")
+@click.command("batch-ingest", short_help="Ingest every agent's sessions (or a folder).")
 @click.argument("folder", required=False, type=click.Path(path_type=Path))
 @click.option("--force", is_flag=True, help="Re-read files even when they look unchanged.")
 @click.option("--no-embed", is_flag=True, help="Skip embedding now; run `causantic embed` later.")

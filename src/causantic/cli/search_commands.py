@@ -31,7 +31,7 @@ from causantic.retrieval.search import Mode
 from causantic.sources import Source
 
 
-@click.command("search")
+@click.command("search", short_help="Find past context by meaning and words.")
 @text_argument("query")
 @project_option
 @agent_option

@@ -11,7 +11,7 @@ import click
 DEFAULT_PORT = 8765
 
 
-@click.command("serve")
+@click.command("serve", short_help="Run the MCP server (stdio, or --http).")
 @click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
 @click.option("--port", type=click.IntRange(1, 65535), help=f"HTTP port (default {DEFAULT_PORT}; needs --http).")
 @click.option("--no-warm", is_flag=True, help="Do not preload the embedding model after start-up.")
