@@ -67,3 +67,36 @@ def test_ctrl_c_during_a_batch_ingest_says_what_is_kept_and_the_next_run_complet
         [sys.executable, "-m", "causantic", "stats", "--json"], capture_output=True, text=True, env=subprocess_env()
     )
     assert json.loads(stats.stdout)["sessions"] == SESSIONS
+
+
+@pytest.mark.parametrize("command", ["embed", "reindex"])
+def test_ctrl_c_during_embedding_says_what_is_kept_and_how_to_finish(
+    command: str, tmp_path: Path, causantic_home: Path
+) -> None:
+    """Both said 'Aborted!' (exit 1); reindex drops every vector first, so what to run next matters."""
+    projects = tmp_path / "projects"
+    for n in range(40):
+        turns = [
+            (f"question {t} about widget {n}, module {t * n}", "lorem ipsum dolor sit amet " * 20) for t in range(30)
+        ]
+        write_session(projects, "/home/dev/proj", f"{n:08d}-aaaa-4bbb-8ccc-000000000000", turns)
+    ingested = subprocess.run(
+        [sys.executable, "-m", "causantic", "ingest", "--no-embed", str(projects)],
+        capture_output=True,
+        env=subprocess_env(),
+    )
+    assert ingested.returncode == 0, ingested.stderr
+    run = subprocess.Popen(
+        [sys.executable, "-m", "causantic", command, *(["--yes"] if command == "reindex" else [])],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(),
+    )
+    time.sleep(3)  # loading the model or embedding: either way interrupted before 1,200 chunks are done
+    assert run.poll() is None, "the embedding ended before it could be interrupted"
+    run.send_signal(signal.SIGINT)
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 130, out + err
+    assert "Interrupted. The vectors made so far are kept: `causantic embed` makes the rest." in err
+    assert "Aborted" not in err and "Traceback" not in err

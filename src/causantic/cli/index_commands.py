@@ -24,7 +24,8 @@ from causantic.facade import Memory
 from causantic.retrieval.format import counted
 from causantic.retrieval.output import EmbedOut
 
-EMBED_RESUME_NOTE = "The vectors made so far are kept: run `causantic embed` again to finish."
+# embed and reindex (which drops every vector first) both leave the rest of the chunks without one.
+EMBED_RESUME_NOTE = "The vectors made so far are kept: `causantic embed` makes the rest."
 
 
 def _run_with_bar(description: str, action: Callable[[Callable[[int, int], None]], EmbedOut]) -> EmbedOut:
@@ -74,7 +75,7 @@ def reindex_command(yes: bool, as_json: bool) -> None:
             raise click.UsageError(f"--json asks nothing: add --yes to re-embed every chunk with {model}.")
         if not agreed(f"Re-embed every chunk with {model}?", default=False):
             raise click.Abort()
-    with domain_errors(), Memory() as memory:
+    with interrupted_says(EMBED_RESUME_NOTE), domain_errors(), Memory() as memory:
         result = memory.reindex() if as_json else _run_with_bar("Re-embedding chunks", memory.reindex)
     if as_json:
         emit_json(result)
