@@ -146,7 +146,7 @@ def test_a_tiny_ingest_at_100_columns_says_its_size_and_ends_no_line_with_a_spac
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """It read "transcript data 0.0 MB", and piped at 100 columns the embedding line wrapped with a
-    trailing space ("… (interrupting is ")."""
+    trailing space ("… (interrupting is "); one chunk read 'the new chunks; embedding 1 of them'."""
     from causantic.cli import output
 
     write_session(tmp_path / "sessions", "/work/billing", "5c5e0000-0000-4000-8000-000000000000", [("hi", "hello")])
@@ -154,7 +154,9 @@ def test_a_tiny_ingest_at_100_columns_says_its_size_and_ends_no_line_with_a_spac
     monkeypatch.setenv("COLUMNS", "100")
     monkeypatch.setattr(output, "_consoles", {})  # made anew, as in a new process
     said = CliRunner().invoke(cli, ["ingest", str(tmp_path / "sessions")], catch_exceptions=False).output
-    assert "embedding 1 of them for vector search (interrupting is safe: `causantic embed` resumes)." in said
+    assert (
+        "what was read; embedding 1 chunk for vector search (interrupting is safe: `causantic embed` resumes)." in said
+    )
     assert re.search(r"^ transcript data +│ \d{3} B$", said, re.MULTILINE)
     assert [text for text in said.splitlines() if text != text.rstrip()] == []
 

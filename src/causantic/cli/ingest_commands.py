@@ -171,8 +171,8 @@ def _embed_progress(progress: Progress) -> Callable[[int, int], None]:
     def update(done: int, total: int) -> None:
         if "task" not in state:
             line(  # as written: piped, rich would wrap it at the console's width, a space ending each line
-                f"Keyword search already finds the new chunks; embedding {total:,} of them for vector "
-                "search (interrupting is safe: `causantic embed` resumes)."
+                f"Keyword search already finds what was read; embedding {counted(total, 'chunk')} for vector "
+                "search (interrupting is safe: `causantic embed` resumes)."  # one chunk read 'embedding 1 of them'
             )
             state["task"] = progress.add_task("Embedding chunks", total=total, detail="")
             state["started"] = time.perf_counter()
