@@ -200,7 +200,8 @@ def interrupted_says(note: str) -> Iterator[None]:
     try:
         yield
     except KeyboardInterrupt:
-        click.echo(f"\nInterrupted. {note}".rstrip(), err=True)
+        # On a terminal the ^C the terminal echoed ends its line first; piped, no blank line.
+        click.echo(("\n" if sys.stderr.isatty() else "") + f"Interrupted. {note}".rstrip(), err=True)
         raise click.exceptions.Exit(INTERRUPTED) from None
 
 
