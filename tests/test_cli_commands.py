@@ -256,29 +256,34 @@ def test_reconstruct_for_an_agent_that_never_worked_in_the_project_says_so(run: 
 def test_a_timeline_in_a_narrow_terminal_keeps_each_session_within_its_width(
     run: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each session's line ran to 180 characters whatever the terminal, which wrapped it mid-word."""
+    """Each session's line ran to 180 characters whatever the terminal, which wrapped it mid-word; and
+    the hint below split its command in two at 60 columns ('… causantic reconstruct Demo ⏎ --session ID')."""
     timeline = as_model(invoke(run, "reconstruct", "acme-shop", "--json"), ReconstructOutput)
     assert isinstance(timeline, ReconstructOutput)
     for width in (60, 100):
         monkeypatch.setattr(console, "width", width)
         lines = invoke(run, "reconstruct", "acme-shop").stdout.splitlines()
         hint = next(i for i, line in enumerate(lines) if line.startswith("The text of one session"))
-        assert all(len(line) <= width for line in lines[:hint]), lines
+        assert all(len(line) <= width for line in lines), lines
+        assert lines[hint + 1] == "  causantic reconstruct acme-shop --session ID"  # whole, to copy
         for s in timeline.sessions:
             assert any(s.title[:20] in line for line in lines), (width, s.title)
     assert not lines[1].startswith("    ")  # 100 columns: a title fits beside its session
 
 
 def test_tables_in_a_narrow_terminal_keep_every_value_whole(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
-    """At 60 columns a six-column table would cut every cell ("2025-0…"); its rows print as blocks."""
+    """At 60 columns a six-column table would cut every cell ("2025-0…"); its rows print as blocks. Their
+    times are UTC, as stored, and say so (a 'start' column read as local time)."""
     listing = as_model(invoke(run, "list-sessions", "acme-shop", "--json"), SessionsOut)
     assert isinstance(listing, SessionsOut)
     monkeypatch.setattr(console, "width", 60)
     shown = invoke(run, "list-sessions", "acme-shop").stdout
     for s in listing.sessions:
-        assert f"session  {s.session_id[:8]}" in shown and f"start    {s.started_at[:16].replace('T', ' ')}" in shown
-        assert f"title    {s.title[:40]}" in shown
+        assert f"session      {s.session_id[:8]}" in shown
+        assert f"start (UTC)  {s.started_at[:16].replace('T', ' ')}" in shown  # stored times are UTC
+        assert f"title        {s.title[:30]}" in shown
     assert "┃" not in invoke(run, "stats").stdout  # a name/value list has no empty header row
+    assert "first (UTC)  2026-11-" in invoke(run, "list-projects").stdout  # not taken for local time
 
 
 def test_columns_set_by_hand_sizes_piped_tables(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -358,6 +363,23 @@ def test_forget_previews_without_deleting(run: CliRunner) -> None:
     assert all(c["content"] and c["project"] == "acme-shop" for c in previewed["preview"])
     after = as_model(invoke(run, "stats", "--json"), StatsOut)
     assert isinstance(after, StatsOut) and after.chunks == before.chunks
+
+
+def test_a_whole_project_forget_preview_starts_every_title_in_one_column(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'fe5e1c67  74 chunks  /orchestrator …' over '1af7fc5e  2 chunks  (no prompt …': the titles zigzagged."""
+    from transcript_files import write_session
+
+    sessions = tmp_path / "sessions"
+    write_session(sessions, "/work/billing", "10000000-0000-4000-8000-000000000000", [("fix the invoice", "Fixed.")])
+    long = [(f"step {n} of the invoice migration", f"step {n} done") for n in range(12)]
+    write_session(sessions, "/work/billing", "20000000-0000-4000-8000-000000000000", long, day=3)
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    invoke(CliRunner(), "ingest", "--no-embed", str(sessions))
+    lines = invoke(CliRunner(), "forget", "billing").stdout.splitlines()
+    titles = [line for line in lines if "step 0 of" in line or "fix the invoice" in line]
+    assert len(titles) == 2 and titles[0].index("step 0") == titles[1].index("fix the invoice"), lines
 
 
 def test_a_forget_that_matches_nothing_says_so_in_words(run: CliRunner) -> None:

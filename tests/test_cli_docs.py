@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+import pytest
 from click.testing import CliRunner
 from process_support import causantic, subprocess_env
 
@@ -94,3 +97,42 @@ def test_help_follows_the_terminals_columns() -> None:
     shown = causantic("init", "--help", env=subprocess_env(COLUMNS="50"))
     assert shown.returncode == 0 and "Example:" in shown.stdout
     assert max(map(len, shown.stdout.splitlines())) <= 50
+
+
+def test_help_gives_the_defaults_configured_now(causantic_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`recall --help` said 'default 10000; recall and predict 2500' whatever config.json said, and
+    `search --help` had '--mode  Override retrieval.primary.' without the mode it would use."""
+    causantic_home.mkdir(parents=True)
+    (causantic_home / "config.json").write_text('{"episodes": {"maxTokens": 4000}}', encoding="utf-8")
+    monkeypatch.setenv("CAUSANTIC_RETRIEVAL_PRIMARY", "keyword")
+    runner = CliRunner()
+    recall = " ".join(runner.invoke(cli, ["recall", "--help"], catch_exceptions=False).output.split())
+    assert "Token budget of the answer. [default: 4000 (episodes.maxTokens); 100<=x<=100000]" in recall
+    search = " ".join(runner.invoke(cli, ["search", "--help"], catch_exceptions=False).output.split())
+    assert "[default: 10000 (tokens.mcpMaxResponse); 100<=x<=100000]" in search
+    assert "[default: 10 (retrieval.defaultLimit); 1<=x<=100]" in search
+    assert "[default: keyword (retrieval.primary)]" in search
+
+
+def test_the_top_help_names_every_agent_read_and_the_main_commands() -> None:
+    """It read 'Long-term, local, episodic memory for Claude Code.' above a quick start of two commands,
+    though batch-ingest reads Codex CLI and Gemini CLI sessions too and recall is the main answer."""
+    shown = " ".join(CliRunner().invoke(cli, ["--help"]).output.split())
+    assert "memory for AI coding agents (Claude Code, Codex CLI, Gemini CLI)." in shown
+    assert 'causantic recall "fix" # the story behind it' in shown and "causantic init # connect Claude Code" in shown
+
+
+def test_every_command_listed_in_help_is_described_whole() -> None:
+    """`causantic --help` cut most descriptions mid-phrase: 'Ingest every session under a folder; by
+    default every...', 'Register Causantic with Claude Code: MCP server, hooks,...'."""
+    runner = CliRunner()
+    for path in _every_command(cli):
+        command = cli
+        for name in path:
+            command = command.get_command(click.Context(command), name)  # type: ignore[attr-defined]
+        if not isinstance(command, click.Group):
+            continue
+        for width in (80, 60):
+            shown = runner.invoke(cli, [*path, "--help"], terminal_width=width).output
+            listed = shown[shown.index("Commands:") :].splitlines()[1:]
+            assert listed and not [line for line in listed if line.endswith("...")], (path, width, listed)

@@ -36,10 +36,14 @@ def test_progress_lines_keep_their_counts_whole_in_a_narrow_terminal(
     assert max(len(ingesting), len(embedding)) <= width
 
 
-def test_the_ingest_line_of_an_80_column_terminal_shows_the_chunk_count_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("width", [80, 100])
+def test_the_ingest_line_of_an_80_column_terminal_shows_the_chunk_count_and_the_rate_whole(
+    width: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """'Ingesting files ━━━━━━━━━━━━━━ 42/42 4.5 MB/4.5 MB · 4.4 MB/s · 316 chu… 0:00:01': the cut fell
-    on the chunk count, the one figure that says what the ingest found."""
-    monkeypatch.setattr(console, "width", 80)
+    on the chunk count, the one figure that says what the ingest found; then, at 80 and 100 columns,
+    on the rate ('316 chunks · 4.5 MB/4.5 MB ·…')."""
+    monkeypatch.setattr(console, "width", width)
     progress = progress_bars(detail=True)
     detail = ingest_detail(316, 4_500_000, 4_500_000, 1.02)
     task = progress.add_task("Ingesting files", total=42, detail=detail)
@@ -47,7 +51,7 @@ def test_the_ingest_line_of_an_80_column_terminal_shows_the_chunk_count_whole(mo
     with console.capture() as captured:
         console.print(progress.make_tasks_table(progress.tasks))
     shown = captured.get().rstrip("\n")
-    assert " 42/42 " in shown and "316 chunks · 4.5 MB/" in shown and len(shown) <= 80
+    assert " 42/42 " in shown and "316 chunks · 4.4 MB/s · " in shown and len(shown) <= width
 
 
 def test_text_on_a_terminal_keeps_what_looks_like_an_emoji_code(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -142,7 +146,7 @@ def test_a_tiny_ingest_at_100_columns_says_its_size_and_ends_no_line_with_a_spac
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """It read "transcript data 0.0 MB", and piped at 100 columns the embedding line wrapped with a
-    trailing space ("… (interrupting is ")."""
+    trailing space ("… (interrupting is "); one chunk read 'the new chunks; embedding 1 of them'."""
     from causantic.cli import output
 
     write_session(tmp_path / "sessions", "/work/billing", "5c5e0000-0000-4000-8000-000000000000", [("hi", "hello")])
@@ -150,6 +154,40 @@ def test_a_tiny_ingest_at_100_columns_says_its_size_and_ends_no_line_with_a_spac
     monkeypatch.setenv("COLUMNS", "100")
     monkeypatch.setattr(output, "_consoles", {})  # made anew, as in a new process
     said = CliRunner().invoke(cli, ["ingest", str(tmp_path / "sessions")], catch_exceptions=False).output
-    assert "embedding 1 of them for vector search (interrupting is safe: `causantic embed` resumes)." in said
+    assert (
+        "what was read; embedding 1 chunk for vector search (interrupting is safe: `causantic embed` resumes)." in said
+    )
     assert re.search(r"^ transcript data +│ \d{3} B$", said, re.MULTILINE)
     assert [text for text in said.splitlines() if text != text.rstrip()] == []
+
+
+def test_causantic_embed_shows_its_rate_in_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`causantic embed`, the long work after `batch-ingest --no-embed`, showed a count and the time
+    only, where the ingest's embedding line showed chunks per second and the minutes left."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from causantic.cli import output
+
+    write_session(tmp_path / "sessions", "/work/billing", "5c5e0000-0000-4000-8000-000000000000", [("hi", "hello")])
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    CliRunner().invoke(cli, ["ingest", "--no-embed", str(tmp_path / "sessions")], catch_exceptions=False)
+    terminal = StringIO()
+    shown = Console(file=terminal, force_terminal=True, width=80, highlight=False)
+    monkeypatch.setattr(output, "_consoles", {"console": shown})
+    CliRunner().invoke(cli, ["embed"], catch_exceptions=False)
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", terminal.getvalue())
+    assert re.search(r"Embedding chunks .* 1/1 +\d+\.\d chunks/s", plain)
+
+
+def test_the_ingest_summary_counts_edges_by_kind_with_separators(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'edges added │ brief 52, …, within-chain 2759' beside 'chunks added │ 3,063'."""
+    turns = [(f"step {n} of the long migration", f"done with step {n}") for n in range(1_100)]
+    write_session(tmp_path / "sessions", "/work/billing", "5c5e0000-0000-4000-8000-000000000000", turns)
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    said = CliRunner().invoke(cli, ["ingest", "--no-embed", str(tmp_path / "sessions")], catch_exceptions=False).output
+    edges = re.search(r"edges added +│ (.*)", said)
+    assert edges and re.fullmatch(r"within-chain \d,\d{3}", edges.group(1)), said

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 import time
@@ -52,6 +53,10 @@ _PARENT_POLL_SECONDS = 0.2
 
 
 def _watching_parent(parent: int, initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
+    # Ctrl-C reaches the terminal's whole process group: a worker stopped by it printed a traceback
+    # of its own ('Process ForkProcess-2: … KeyboardInterrupt') under the command's message. The
+    # parent alone handles it; a worker ends with it (below) or when the pool shuts down.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_exit_when_orphaned, args=(parent,), daemon=True).start()
     if initializer is not None:
         initializer(*initargs)

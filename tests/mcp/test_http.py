@@ -251,6 +251,17 @@ def test_sigterm_stops_the_server_while_a_client_holds_a_stream_open(causantic_h
     assert "Traceback" not in server.stderr
 
 
+def test_ctrl_c_stops_the_server_quietly_as_it_says(free_tcp_port: int) -> None:
+    """Run by hand, the server is stopped by Ctrl-C: it said so nowhere and then printed click's
+    'Aborted!' and exited 1, as if it had failed."""
+    server = HttpServer(free_tcp_port)
+    assert server.proc.stderr.readline().rstrip() == "Press Ctrl-C to stop."  # type: ignore[union-attr]
+    server.proc.send_signal(signal.SIGINT)
+    server.proc.wait(timeout=30)
+    assert server.stop() == 0
+    assert "Aborted" not in server.stderr and "Traceback" not in server.stderr
+
+
 def test_port_without_http_is_refused() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "causantic", "serve", "--port", "9999"],

@@ -7,9 +7,14 @@ sessions and three real projects of the shared corpus (keyword search: no vector
 from __future__ import annotations
 
 import json
+import os
+import pty
 import re
+import select
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -350,3 +355,31 @@ def test_a_long_answer_by_default_stays_inline_in_claude_code(served: McpProcess
     ]:
         body = ok(served, tool, arguments)
         assert 20_000 < len(body) < 50_000, (tool, len(body))
+
+
+def test_a_server_run_by_hand_in_a_terminal_says_what_it_is_and_stops_on_ctrl_c() -> None:
+    """`causantic serve` typed in a terminal printed nothing and waited; Ctrl-C did not stop it (the
+    SDK's stdin reader thread stayed blocked, and the event loop waited for it), only a kill did."""
+    controller, terminal = pty.openpty()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "causantic", "serve", "--no-warm"],
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        env=subprocess_env(),
+    )
+    os.close(terminal)
+    try:
+        said = b""
+        deadline = time.monotonic() + 60
+        while b"Press Ctrl-C to stop." not in said and time.monotonic() < deadline:
+            if select.select([controller], [], [], 0.5)[0]:
+                said += os.read(controller, 4096)
+        assert b"Causantic MCP server on stdio" in said and b"`causantic init` registers it" in said
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=30) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        os.close(controller)

@@ -7,7 +7,7 @@ import click
 from causantic.cli.output import domain_errors
 
 
-@click.command("dashboard")
+@click.command("dashboard", short_help="A local web dashboard on 127.0.0.1.")
 @click.option(
     "--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port on 127.0.0.1 (0: a free one)."
 )

@@ -102,10 +102,10 @@ _Command = TypeVar("_Command", bound=Callable[..., Any])
 
 def _with_common(func: _Command) -> _Command:
     """--project, --agent (the story starts from that agent's chunks, then may cross agents), --max-tokens."""
-    return project_option(agent_option(max_tokens_option(func)))
+    return project_option(agent_option(max_tokens_option("episodes.maxTokens")(func)))
 
 
-@click.command("recall")
+@click.command("recall", short_help="The story behind something, in order.")
 @text_argument("query")
 @_with_common
 @json_option
@@ -119,7 +119,7 @@ def recall_command(query: str, project: str | None, agent: str | None, max_token
     _episodic("recall", query, project, agent, max_tokens, as_json)
 
 
-@click.command("predict")
+@click.command("predict", short_help="What came next after work like this.")
 @text_argument("context")
 @_with_common
 @json_option
@@ -135,7 +135,7 @@ def predict_command(
     _episodic("predict", context, project, agent, max_tokens, as_json)
 
 
-@click.command("reconstruct")
+@click.command("reconstruct", short_help="A project's sessions in order, or their text.")
 @click.argument("project")
 @session_id_option("--session", "session_id", help="The text of one session (id or id prefix).")
 @click.option("--full", is_flag=True, help="The chunks' text instead of one line per session.")
@@ -151,7 +151,7 @@ def predict_command(
 @defaulted_int_option("--limit", options.TIMELINE_LIMIT)
 @click.option("--keep-oldest", is_flag=True, help="Text pages start from the oldest chunk, not the newest.")
 @click.option("--agent", help="Only this agent's chunks (timeline: sessions it took part in).")
-@max_tokens_option
+@max_tokens_option("tokens.mcpMaxResponse")
 @json_option
 def reconstruct_command(
     project: str,
@@ -206,16 +206,14 @@ def reconstruct_command(
         raise click.ClickException(text)
     console.print(text, markup=False, soft_wrap=True)
     if result.view == "timeline" and result.sessions:
-        console.print(
-            Text(
-                f"The text of one session: causantic reconstruct {project} --session ID "
-                "(ID from the second column); of this page: add --full.",
-                style="dim",
-            )
-        )
+        # The command on a line of its own: wrapped inside the sentence, a narrow terminal split it
+        # ('… causantic reconstruct Demo ⏎ --session ID'), where it can no longer be copied.
+        console.print(Text("The text of one session (ID from the second column):", style="dim"))
+        console.print(Text(f"  causantic reconstruct {project} --session ID", style="dim"), soft_wrap=True)
+        console.print(Text("Of this page: add --full.", style="dim"))
 
 
-@click.command("forget")
+@click.command("forget", short_help="Delete chosen memories of a project.")
 @click.argument("project")
 @date_option("--before", "before", "Chunks before this time, e.g. 2026-03-01 or 2026-03-01T09:00; UTC when no offset.")
 @date_option("--after", "after", "Chunks at or after this time; UTC when no offset.")
@@ -333,7 +331,7 @@ def _print_forget(result: ForgetResult) -> None:
         console.print(f"  … and {result.count - len(result.preview)} more", markup=False)
 
 
-@click.command("prune")
+@click.command("prune", short_help="Forget everything older than a date.")
 @date_option("--before", "before", "Forget every chunk before this time, in every project (UTC), e.g. 2026-01-01.")
 @click.option("--yes", is_flag=True, help="Delete what the preview shows, without asking.")
 @json_option

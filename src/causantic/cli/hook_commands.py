@@ -17,7 +17,7 @@ from causantic.retrieval.prompt_report import PROMPTS_HEADING, added_text, expla
 from causantic.runs import PROMPT_HOOK, read_status
 
 
-@click.group("hook")
+@click.group("hook", short_help="Claude Code's hooks, and how they went.")
 def hook_group() -> None:
     """Run a Claude Code hook with its JSON on stdin (always exits 0; see `causantic hook status`).
 
@@ -30,7 +30,7 @@ def _hook_command(name: str) -> click.Command:
         sys.exit(run_hook(name))
 
     run.__doc__ = f"The {name} hook: reads Claude Code's hook JSON on stdin."
-    return click.Command(name, callback=run, help=run.__doc__)
+    return click.Command(name, callback=run, help=run.__doc__, short_help=f"What Claude Code runs at {name}.")
 
 
 for _name in HOOKS:
@@ -45,7 +45,7 @@ def worker_command(hook: str, event_json: str) -> None:
     sys.exit(run_hook_worker(hook, event_json))
 
 
-@hook_group.command("status")
+@hook_group.command("status", short_help="When each hook last ran and how it went.")
 @json_option
 def status_command(as_json: bool) -> None:
     """When each hook last ran and how it went (also the `hook-status` MCP tool)."""

@@ -3,35 +3,53 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 
 import click
 
-from causantic.cli.output import agreed, console, domain_errors, emit_json, json_option, progress_bars, table
+from causantic.cli.output import (
+    agreed,
+    chunk_rate,
+    console,
+    domain_errors,
+    emit_json,
+    interrupted_says,
+    json_option,
+    progress_bars,
+    table,
+)
 from causantic.config import described_settings, load_config
 from causantic.facade import Memory
 from causantic.retrieval.format import counted
 from causantic.retrieval.output import EmbedOut
 
+# embed and reindex (which drops every vector first) both leave the rest of the chunks without one.
+EMBED_RESUME_NOTE = "The vectors made so far are kept: `causantic embed` makes the rest."
+
 
 def _run_with_bar(description: str, action: Callable[[Callable[[int, int], None]], EmbedOut]) -> EmbedOut:
-    with progress_bars() as progress:
-        task = progress.add_task(description, total=None)
+    """``action`` under a bar of chunks done, with the rate and, on long work, the minutes left."""
+    with progress_bars(detail=True) as progress:
+        task = progress.add_task(description, total=None, detail="")
+        started = time.perf_counter()
 
         def update(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
+            progress.update(
+                task, completed=done, total=total, detail=chunk_rate(done, total, time.perf_counter() - started)
+            )
 
         return action(update)
 
 
-@click.command("embed")
+@click.command("embed", short_help="Embed the chunks that have no vector yet.")
 @json_option
 def embed_command(as_json: bool) -> None:
     """Embed every chunk that has no vector yet (after `--no-embed`, or to resume an interrupted run).
 
     Example: causantic embed
     """
-    with domain_errors(), Memory() as memory:
+    with interrupted_says(EMBED_RESUME_NOTE), domain_errors(), Memory() as memory:
         result = memory.embed_pending() if as_json else _run_with_bar("Embedding chunks", memory.embed_pending)
     if as_json:
         emit_json(result)
@@ -41,7 +59,7 @@ def embed_command(as_json: bool) -> None:
         )
 
 
-@click.command("reindex")
+@click.command("reindex", short_help="Re-embed every chunk (after a model change).")
 @click.option("--yes", is_flag=True, help="Re-embed without asking (needed with --json, which asks nothing).")
 @json_option
 def reindex_command(yes: bool, as_json: bool) -> None:
@@ -57,7 +75,7 @@ def reindex_command(yes: bool, as_json: bool) -> None:
             raise click.UsageError(f"--json asks nothing: add --yes to re-embed every chunk with {model}.")
         if not agreed(f"Re-embed every chunk with {model}?", default=False):
             raise click.Abort()
-    with domain_errors(), Memory() as memory:
+    with interrupted_says(EMBED_RESUME_NOTE), domain_errors(), Memory() as memory:
         result = memory.reindex() if as_json else _run_with_bar("Re-embedding chunks", memory.reindex)
     if as_json:
         emit_json(result)
@@ -65,7 +83,7 @@ def reindex_command(yes: bool, as_json: bool) -> None:
         console.print(f"Re-embedded {counted(result.vectors_added, 'chunk')} with {result.model}.")
 
 
-@click.command("config")
+@click.command("config", short_help="Every setting, its default and where it is set.")
 @json_option
 def config_command(as_json: bool) -> None:
     """Show every setting: its value now, its default, where it was set (config.json, the project's
@@ -106,7 +124,7 @@ def _short(value: object) -> str:
     return text if len(text) <= 30 else text[:27] + "…"
 
 
-@click.command("models")
+@click.command("models", short_help="Embedding models, and which can load here.")
 @json_option
 def models_command(as_json: bool) -> None:
     """Embedding models Causantic knows, and whether each can load on this machine.

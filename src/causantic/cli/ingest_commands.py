@@ -9,7 +9,17 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from causantic.cli.output import console, domain_errors, emit_json, json_option, line, progress_bars, table
+from causantic.cli.output import (
+    chunk_rate,
+    console,
+    domain_errors,
+    emit_json,
+    interrupted_says,
+    json_option,
+    line,
+    progress_bars,
+    table,
+)
 from causantic.config import agent_folders, load_config
 from causantic.facade import Memory
 from causantic.integration.claude_files import claude_paths
@@ -19,10 +29,15 @@ from causantic.retrieval.output import IngestOut
 if TYPE_CHECKING:
     from rich.progress import Progress
 
+# Files are written one session at a time and vectors one batch at a time, so all of this holds.
+RESUME_NOTE = (
+    "What was read and embedded so far is kept: run the same command again to finish (the files "
+    "already read are skipped)."
+)
 WORKERS = 2  # parsing processes of a batch ingest (and of init's first ingest) unless --workers says otherwise
 
 
-@click.command("ingest")
+@click.command("ingest", short_help="Ingest transcript files or folders.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--force", is_flag=True, help="Re-read files even when they look unchanged.")
 @click.option("--no-embed", is_flag=True, help="Skip embedding now; run `causantic embed` later.")
@@ -35,7 +50,7 @@ def ingest_command(paths: tuple[Path, ...], force: bool, no_embed: bool, as_json
     ingest_paths(list(paths), force=force, no_embed=no_embed, as_json=as_json, workers=1)
 
 
-@click.command("batch-ingest")
+@click.command("batch-ingest", short_help="Ingest every agent's sessions (or a folder).")
 @click.argument("folder", required=False, type=click.Path(path_type=Path))
 @click.option("--force", is_flag=True, help="Re-read files even when they look unchanged.")
 @click.option("--no-embed", is_flag=True, help="Skip embedding now; run `causantic embed` later.")
@@ -93,8 +108,9 @@ def ingest_paths(
     paths: list[Path], *, force: bool, no_embed: bool, as_json: bool, workers: int, as_examples: bool = False
 ) -> None:
     """Ingest files and folders: the JSON report, or progress bars then the summary; exit 1 after
-    it when a path could not be read."""
-    with domain_errors(), Memory() as memory:
+    it when a path could not be read. Stopped by Ctrl-C, it says that what was read is kept and
+    the next run finishes (exit 130)."""
+    with interrupted_says(RESUME_NOTE), domain_errors(), Memory() as memory:
         if as_json:
             report = memory.ingest(paths, force=force, embed=not no_embed, workers=workers, as_examples=as_examples)
             emit_json(report)
@@ -136,10 +152,11 @@ def ingest_paths(
 
 def ingest_detail(chunks: int, done_bytes: int, total_bytes: int, seconds: float) -> str:
     """The ingest bar's detail, what matters first: a narrow line cuts its end ('316 chu…' hid the
-    chunk count behind the bytes and the rate)."""
+    chunk count behind the bytes and the rate; then, at 80 and 100 columns, '· 4.5 MB/4.5 MB ·…' the
+    rate, which the bar's file count cannot tell)."""
     return (
-        f"{counted(chunks, 'chunk')} · {byte_size(done_bytes)}/{byte_size(total_bytes)} · "
-        f"{byte_size(done_bytes / seconds)}/s"
+        f"{counted(chunks, 'chunk')} · {byte_size(done_bytes / seconds)}/s · "
+        f"{byte_size(done_bytes)}/{byte_size(total_bytes)}"
     )
 
 
@@ -156,22 +173,20 @@ def _embed_progress(progress: Progress) -> Callable[[int, int], None]:
     def update(done: int, total: int) -> None:
         if "task" not in state:
             line(  # as written: piped, rich would wrap it at the console's width, a space ending each line
-                f"Keyword search already finds the new chunks; embedding {total:,} of them for vector "
-                "search (interrupting is safe: `causantic embed` resumes)."
+                f"Keyword search already finds what was read; embedding {counted(total, 'chunk')} for vector "
+                "search (interrupting is safe: `causantic embed` resumes)."  # one chunk read 'embedding 1 of them'
             )
             state["task"] = progress.add_task("Embedding chunks", total=total, detail="")
             state["started"] = time.perf_counter()
-        elapsed = time.perf_counter() - state["started"]
-        rate = done / elapsed if elapsed > 0 else 0.0
-        left = (total - done) / rate if rate else None
-        detail = f"{rate:.1f} chunks/s" + (f" · ~{left / 60:.0f} min left" if left and left >= 60 else "")
+        detail = chunk_rate(done, total, time.perf_counter() - state["started"])
         progress.update(state["task"], completed=done, total=total, detail=detail)
 
     return update
 
 
-def _damaged(report: IngestOut) -> str:
-    return ", ".join(f"{k} {v}" for k, v in sorted(report.skipped_lines.by_reason.items())) or "0"
+def _by_kind(counts: dict[str, int]) -> str:
+    """'brief 52, within-chain 2,759': each kind's count, with separators as every other count has."""
+    return ", ".join(f"{kind} {n:,}" for kind, n in sorted(counts.items()) if n) or "0"
 
 
 def _nothing_new(report: IngestOut) -> bool:
@@ -224,8 +239,8 @@ def _summary_table(report: IngestOut) -> None:
     rows = [
         (
             "files read",
-            f"{report.files - report.files_unchanged} of {report.files}"
-            + (f" ({report.files_unchanged} unchanged)" if report.files_unchanged else ""),
+            f"{report.files - report.files_unchanged:,} of {report.files:,}"
+            + (f" ({report.files_unchanged:,} unchanged)" if report.files_unchanged else ""),
         ),
         *(
             [("files re-read", f"{report.files_rules_changed:,}: ingest rules changed since they were read")]
@@ -252,10 +267,10 @@ def _summary_table(report: IngestOut) -> None:
             if report.chunks_removed
             else []
         ),
-        ("edges added", ", ".join(f"{k} {v}" for k, v in sorted(edges.items()) if v) or "0"),
-        ("sub-agents linked", f"{report.linked_subagents} of {report.subagent_streams}"),
-        ("sub-agents skipped", ", ".join(f"{k} {v}" for k, v in sorted(report.skipped_subagents.items())) or "0"),
-        ("damaged lines skipped", _damaged(report)),
+        ("edges added", _by_kind(edges)),
+        ("sub-agents linked", f"{report.linked_subagents:,} of {report.subagent_streams:,}"),
+        ("sub-agents skipped", _by_kind(report.skipped_subagents)),
+        ("damaged lines skipped", _by_kind(report.skipped_lines.by_reason)),
         ("vectors added", _vectors_added(report)),
         ("topics", report.topics or "-"),
         (

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 import click
 
 from causantic import __version__
+from causantic.cli.output import interrupted_says
 from causantic.errors import StoreError
 
 # Command name -> module under causantic.cli that defines it (in its COMMANDS list).
@@ -116,7 +117,8 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> object:
         try:
-            return super().invoke(ctx)
+            with interrupted_says(""):  # Ctrl-C: 'Interrupted.' and exit 130, not 'Aborted!' and 1
+                return super().invoke(ctx)
         except StoreError as exc:
             raise click.ClickException(str(exc)) from exc
 
@@ -124,14 +126,17 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "-V", "--version", prog_name="causantic")
 def cli() -> None:
-    """Long-term, local, episodic memory for Claude Code.
+    """Long-term, local, episodic memory for AI coding agents (Claude Code, Codex CLI, Gemini CLI).
 
     \b
     Quick start:
       causantic batch-ingest  # read past sessions
       causantic search "fix"  # find past context
+      causantic recall "fix"  # the story behind it
+      causantic init          # connect Claude Code
 
     batch-ingest reads each agent's own session folder that exists (~/.claude/projects, Codex's, Gemini's).
+    `causantic COMMAND --help` says what a command does, with an example.
     """
 
 

@@ -17,7 +17,7 @@ from causantic.retrieval.format import Reread, byte_size, counted, reread_note, 
 LIST_TITLE_CHARS = 80
 
 
-@click.command("stats")
+@click.command("stats", short_help="What memory holds: counts and sizes.")
 @json_option
 def stats_command(as_json: bool) -> None:
     """Counts of chunks, edges by type, sessions, projects, agents and store sizes.
@@ -99,7 +99,7 @@ def _in_database(vector_bytes: int | None, file_bytes: int | None) -> str:
     return "-" if vector_bytes is None else byte_size(vector_bytes - (file_bytes or 0))
 
 
-@click.command("list-projects")
+@click.command("list-projects", short_help="Projects with chunk counts and dates.")
 @json_option
 def list_projects_command(as_json: bool) -> None:
     """Projects in memory with chunk counts and date ranges.
@@ -125,7 +125,7 @@ def list_projects_command(as_json: bool) -> None:
     table(
         None,
         [("project", "left"), ("chunks", "right"), ("sessions", "right"), *by_member]
-        + [("first", "left"), ("last", "left"), ("path", "left")],
+        + [("first (UTC)", "left"), ("last (UTC)", "left"), ("path", "left")],  # stored times are UTC
         [
             (
                 p.name,
@@ -141,7 +141,7 @@ def list_projects_command(as_json: bool) -> None:
     )
 
 
-@click.command("list-sessions")
+@click.command("list-sessions", short_help="A project's sessions, newest first.")
 @click.argument("project")
 @time_range_options
 @days_back_option
@@ -173,7 +173,7 @@ def list_sessions_command(
         [
             ("session", "left"),
             ("source", "left"),
-            ("start", "left"),
+            ("start (UTC)", "left"),  # stored times are UTC: a reader elsewhere must not take them for local
             ("chunks", "right"),
             ("agents", "left"),
             ("title", "left"),
@@ -194,7 +194,7 @@ def list_sessions_command(
         click.echo(f"(showing {len(sessions)} of {listing.total}; use --from/--to or --limit to see more)")
 
 
-@click.command("vacuum")
+@click.command("vacuum", short_help="Give forgotten memory's space to the disk.")
 @json_option
 def vacuum_command(as_json: bool) -> None:
     """Give the space forgotten memory left inside memory.db back to the disk, and let later forgets

@@ -49,11 +49,57 @@ def agent_option(func: F) -> F:
 
 
 def source_option(func: F) -> F:
+    # AGENT, not the agents' names (the help names them): so wide a name narrowed every help text.
     return click.option("--source", type=click.Choice(SOURCES), metavar="AGENT", help=options.SOURCE.help)(func)
 
 
-def max_tokens_option(func: F) -> F:
-    return click.option("--max-tokens", type=int_range(options.MAX_TOKENS), help=options.MAX_TOKENS.help)(func)
+class ConfiguredOption(click.Option):
+    """An option whose default is a setting's: its help gives the value configured now, with the key
+    that sets it ('[default: 4000 (episodes.maxTokens); 100<=x<=100000]'), read only when help is
+    shown. A fixed 'default 2500' in the help stayed the same after config.json changed it, and
+    recall's help gave search's default first ('default 10000; recall and predict 2500')."""
+
+    def __init__(self, *args: Any, setting: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.setting = setting  # as config.json spells it: "episodes.maxTokens"
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        record = super().get_help_record(ctx)
+        value = _configured(self.setting)
+        if record is None or value is None:
+            return record
+        spec, text = record
+        default = f"default: {value} ({self.setting})"
+        if text.endswith("]") and "  [" in text:  # click's own bracket: the range
+            head, _, extra = text.rpartition("  [")
+            return spec, f"{head}  [{default}; {extra}"
+        return spec, f"{text}  [{default}]"
+
+
+def _configured(setting: str) -> object | None:
+    """The value of ``setting`` ('section.camelKey') in the configuration of this folder; None when the
+    configuration cannot be read (the command itself then says why)."""
+    from pydantic.alias_generators import to_snake
+
+    from causantic.config_cache import read_config
+    from causantic.errors import ConfigError
+
+    section, key = setting.split(".")
+    try:
+        return getattr(getattr(read_config(), section), to_snake(key), None)
+    except ConfigError:
+        return None
+
+
+def configured_option(flag: str, setting: str, **kwargs: Any) -> Callable[[F], F]:
+    """An option defaulting to ``setting`` (:class:`ConfiguredOption`)."""
+    return click.option(flag, cls=ConfiguredOption, setting=setting, **kwargs)
+
+
+def max_tokens_option(setting: str) -> Callable[[F], F]:
+    """--max-tokens, defaulting to ``setting``: tokens.mcpMaxResponse, or for recall and predict
+    episodes.maxTokens."""
+    return configured_option("--max-tokens", setting, type=int_range(options.MAX_TOKENS), help=f"{options.BUDGET}.")
 
 
 if TYPE_CHECKING:  # generic in newer click only; pyproject allows click 8.1

@@ -29,6 +29,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 # COLUMNS set by hand wins over both, as it does for rich and click).
 PIPE_WIDTH = 200
 FLEX_MIN_WIDTH = 16  # the one wrapping column of a table gets at least this; else rows print as blocks
+INTERRUPTED = 130  # the exit code of a command stopped by Ctrl-C, as a shell reports it (128 + SIGINT)
 STORE_LABELS = {"team": "team memory", "local": "local (unshared)"}  # team memory beside the local store
 # A progress line: what the bar leaves room for (name, count, elapsed time, a detail), its widths;
 # a detail narrower than DETAIL_MIN says nothing, and the bar of a line without one shrinks to BAR_LEAST.
@@ -182,6 +183,26 @@ def progress_bars(*, detail: bool = False) -> Progress:
     return Progress(
         *columns, console=console, transient=True, expand=detail and room < BAR_MAX, disable=not console.is_terminal
     )
+
+
+def chunk_rate(done: int, total: int, seconds: float) -> str:
+    """An embedding bar's detail: the chunks per second of wall time so far, and the minutes left
+    once there are more than one."""
+    rate = done / seconds if seconds > 0 else 0.0
+    left = (total - done) / rate if rate else None
+    return f"{rate:.1f} chunks/s" + (f" · ~{left / 60:.0f} min left" if left and left >= 60 else "")
+
+
+@contextmanager
+def interrupted_says(note: str) -> Iterator[None]:
+    """Ctrl-C ends the command with ``note`` on stderr and exit code 130 (a shell's code for it), where
+    click said only 'Aborted!' (exit 1), which read as a failure and not what the next run would do."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        # On a terminal the ^C the terminal echoed ends its line first; piped, no blank line.
+        click.echo(("\n" if sys.stderr.isatty() else "") + f"Interrupted. {note}".rstrip(), err=True)
+        raise click.exceptions.Exit(INTERRUPTED) from None
 
 
 @contextmanager

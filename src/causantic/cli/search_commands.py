@@ -8,6 +8,7 @@ import click
 
 from causantic.cli.options import (
     agent_option,
+    configured_option,
     int_range,
     max_tokens_option,
     project_option,
@@ -30,15 +31,21 @@ from causantic.retrieval.search import Mode
 from causantic.sources import Source
 
 
-@click.command("search")
+@click.command("search", short_help="Find past context by meaning and words.")
 @text_argument("query")
 @project_option
 @agent_option
 @source_option
 @click.option("--user", help=options.USER.help)
-@click.option("--limit", type=int_range(options.LIMIT), help=options.LIMIT.help)
-@max_tokens_option
-@click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), help="Override retrieval.primary.")
+@configured_option("--limit", "retrieval.defaultLimit", type=int_range(options.LIMIT), help=f"{options.MOST_RESULTS}.")
+@max_tokens_option("tokens.mcpMaxResponse")
+@configured_option(
+    "--mode",
+    "retrieval.primary",
+    type=click.Choice(["hybrid", "keyword", "vector"]),
+    metavar="MODE",
+    help="How candidates are found: hybrid (meaning and words), keyword (BM25) or vector (meaning).",
+)
 @json_option
 def search_command(
     query: str,

@@ -40,7 +40,7 @@ KEPT = (
 )
 
 
-@click.command("init")
+@click.command("init", short_help="Connect Claude Code (and Codex, Gemini CLI).")
 @click.option("--yes", "-y", is_flag=True, help="Answer yes to every question (register, then ingest).")
 @click.option("--no-ingest", is_flag=True, help="Do not ingest the existing sessions.")
 @click.option("--no-check", is_flag=True, help="Skip the health check at the end.")
@@ -102,7 +102,7 @@ def init_command(yes: bool, no_ingest: bool, no_check: bool, prompt_memory: bool
     )
 
 
-@click.command("uninstall")
+@click.command("uninstall", short_help="Remove what init added (--purge: memory too).")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @click.option(
     "--purge",

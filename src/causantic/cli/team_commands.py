@@ -9,7 +9,7 @@ from causantic.facade import team_init, team_status
 from causantic.retrieval.format import byte_size, when
 
 
-@click.group("team")
+@click.group("team", short_help="Team memory on PostgreSQL: set up, status.")
 def team_command() -> None:
     """Team memory on PostgreSQL + pgvector: set up the database, see who shares what.
 
@@ -17,7 +17,7 @@ def team_command() -> None:
     """
 
 
-@team_command.command("init")
+@team_command.command("init", short_help="Check the server; create or upgrade the schema.")
 @click.argument("url", required=False)
 @json_option
 def init_command(url: str | None, as_json: bool) -> None:
@@ -52,7 +52,7 @@ def init_command(url: str | None, as_json: bool) -> None:
     )
 
 
-@team_command.command("status")
+@team_command.command("status", short_help="Who shares what in team memory.")
 @json_option
 def status_command(as_json: bool) -> None:
     """Who shares the team memory: each member's sessions, chunks, text size and last ingest.

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from causantic.ingest.topics import ClusterReport
 
 
-@click.command("cluster")
+@click.command("cluster", short_help="Group memory into topics (HDBSCAN).")
 @json_option
 def cluster_command(as_json: bool) -> None:
     """Group all embedded chunks into topics (a full HDBSCAN run; ids of continuing topics are kept).
@@ -51,7 +51,7 @@ def _clustered(report: ClusterReport, smallest: int) -> str:
     )
 
 
-@click.command("clusters")
+@click.command("clusters", short_help="List topics: label, size, dates, projects.")
 @project_option
 @json_option
 def clusters_command(project: str | None, as_json: bool) -> None:

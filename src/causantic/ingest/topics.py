@@ -149,7 +149,7 @@ def maintain_topics(
         total = report.clustered_chunks + report.noise_chunks
         return (
             f"reclustered: {counted(report.clusters, 'topic')} over {report.clustered_chunks:,} of "
-            f"{counted(total, 'chunk')}, {report.noise_chunks:,} in none"
+            f"{counted(total, 'chunk')}, {report.noise_chunks:,} in no topic"
         )
     if not store.cluster_rows(index.model_id):  # nothing to join: say when topics will form
         when = f"after {counted(threshold, 'new embedded chunk')} ({total - last:,} so far) or " if threshold else ""

@@ -111,6 +111,7 @@ def serve(app: ASGIApp, port: int, *, auth: bool, out: Any = None) -> None:
     else:
         lines.append("Authentication: off (--no-auth); any local user can call it.")
     print("\n".join(lines), file=out, flush=True)
+    print("Press Ctrl-C to stop.", file=sys.stderr, flush=True)  # as the dashboard says it: beside, not in, the banner
     # uvicorn annotates the grace as int but only hands it to asyncio.wait_for, which takes seconds as a float.
     config = uvicorn.Config(
         app,

@@ -28,14 +28,14 @@ FORGET_THRESHOLD = 0.6  # the cosine similarity forget's query match must reach
 
 # The built-in defaults of tokens.mcpMaxResponse, episodes.maxTokens and retrieval.defaultLimit, as help
 # gives them: numbers read better than key names (tests/test_config.py checks they agree with config).
+# The command line gives the value configured now instead (causantic.cli.options.ConfiguredOption).
 ANSWER_TOKENS, EPISODE_TOKENS, RESULTS = 10_000, 2_500, 10
-MAX_TOKENS = Option(
-    f"Token budget of the answer (default {ANSWER_TOKENS}; recall and predict {EPISODE_TOKENS}).", 100, 100_000
-)
+BUDGET, MOST_RESULTS = "Token budget of the answer", "Most results"
+MAX_TOKENS = Option(f"{BUDGET} (default {ANSWER_TOKENS}; recall and predict {EPISODE_TOKENS}).", 100, 100_000)
 # An MCP answer's ceiling: Claude Code puts a tool result over 50,000 characters in a file, handing the model
 # a path and a preview; 12,000 tokens (3.5 characters each) rendered some 42,400 characters, headings included.
 MCP_MAX_TOKENS = 12_000
-LIMIT = Option(f"Most results (default {RESULTS}).", 1, 100)
+LIMIT = Option(f"{MOST_RESULTS} (default {RESULTS}).", 1, 100)
 SESSIONS_LIMIT = Option("Most sessions listed.", 1, 500, SESSIONS_LISTED)
 TIMELINE_LIMIT = Option("Sessions per page of the timeline.", 1, 500, TIMELINE_SESSIONS)
 PAGE = Option("1 is the most recent part; 2 the part before it, and so on.", 1, None, 1)
