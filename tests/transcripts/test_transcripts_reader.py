@@ -247,7 +247,12 @@ def test_a_file_without_one_json_line_is_in_another_format_unless_its_lines_are_
     """Text, or a JSON document over several lines, is no damaged transcript; a record cut short is."""
     _, report = read_file(write(tmp_path / "live.jsonl", line(user("one"))[:25]))
     assert (dict(report.counts), report.other_format) == ({"truncated last line": 1}, [])
-    for name, data in [("notes.txt", b"hello\nworld\n"), ("settings.json", b'{\n  "a": [1,\n 2]\n}\n')]:
+    readme = b'# Setup\n\nAdd this to settings:\n\n```json\n{"mcpServers": {"causantic":\n```\n\nThen restart.\n'
+    for name, data in [
+        ("notes.txt", b"hello\nworld\n"),
+        ("settings.json", b'{\n  "a": [1,\n 2]\n}\n'),
+        ("README.md", readme),  # a snippet's line starts an object, the text around it does not
+    ]:
         other = write(tmp_path / name, data)
         _, report = read_file(other)
         assert (dict(report.counts), report.other_format) == ({"file in another format": 1}, [other])

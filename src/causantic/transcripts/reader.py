@@ -163,10 +163,12 @@ def read_file(
 
 
 def _damaged_json_lines(data: bytes) -> bool:
-    """Whether a file none of whose lines is a JSON object is still JSON lines, each one damaged: a
-    line starts an object (a record cut short, a session half written), and the whole file is not
-    one JSON document written over several lines."""
-    if _OBJECT_LINE.search(data) is None:
+    """Whether a file none of whose lines is a JSON object is still JSON lines, each one damaged: most
+    of its lines start an object (records cut short, a session half written), and the whole file is
+    not one JSON document written over several lines. A README or notes file quoting a JSON snippet
+    or two is text, not 300 damaged lines."""
+    starts = len(_OBJECT_LINE.findall(data))
+    if not starts or 2 * starts < sum(1 for text in data.splitlines() if text.strip()):
         return False
     try:
         orjson.loads(data.removeprefix(_BOM))
