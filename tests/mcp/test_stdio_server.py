@@ -23,6 +23,7 @@ from process_support import McpProcess, run_hook, subprocess_env
 from tool_answers import hit_headers, text
 
 from causantic.retrieval import options
+from causantic.sources import SOURCES
 
 TOOLS = {
     "search",
@@ -90,7 +91,7 @@ def test_the_tool_list_costs_few_tokens(served: McpProcess) -> None:
         "maximum": options.LIMIT.high,
         "description": options.LIMIT.help,
     }
-    assert search["source"]["enum"] == ["claude-code", "codex", "gemini"]
+    assert search["source"]["enum"] == list(SOURCES)  # every agent ingest reads
 
 
 def test_the_server_introduces_itself_with_guidance_on_which_tool_to_use(served: McpProcess) -> None:

@@ -379,7 +379,7 @@ def _print_prune(result: PruneResult) -> None:
         console.print(note, markup=False)
 
 
-@click.command("merge-projects")
+@click.command("merge-projects", short_help="Merge one project into another (previewed).")
 @click.argument("source")
 @click.argument("into")
 @click.option("--yes", is_flag=True, help="Move what the preview shows, without asking.")
@@ -395,7 +395,7 @@ def merge_projects_command(source: str, into: str, yes: bool, as_json: bool) -> 
         _move(memory, memory.merge_projects(source, into, dry_run=not yes), as_json)
 
 
-@click.command("split-project")
+@click.command("split-project", short_help="Move a folder's sessions into a project of their own.")
 @click.argument("folder", type=click.Path(file_okay=False))
 @click.option("--project", help="The project the folder's sessions joined, when the folder alone does not name it.")
 @click.option("--yes", is_flag=True, help="Move what the preview shows, without asking.")
