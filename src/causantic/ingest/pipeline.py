@@ -595,7 +595,8 @@ def _superseded(stored: Sequence[ChunkKey], session: SessionPlan) -> list[str]:
 def remove_chunks(
     store: MemoryStoreProtocol, vectors: VectorIndexProtocol, ids: Sequence[str], *, remember: bool = True
 ) -> int:
-    """Delete chunks from SQLite and the vector index, then re-link the sessions left in their projects.
+    """Delete chunks from SQLite and the vector index, then re-link the sessions left in their projects
+    (flagged with the deletion: killed before this re-links them, the next ingest does).
 
     Exactly ``ids`` go (a caller that previewed them deletes no more than it showed). ``remember``:
     keep them forgotten, so ingesting their transcript again does not bring them back. Returns how
