@@ -84,7 +84,8 @@ def test_a_full_disk_stops_ingest_with_one_sentence_and_a_consistent_store(
     )
     assert done.returncode == 1
     line = _one_sentence(done.stderr)
-    assert "Ingest stopped after" in line and "memory.db" in line and "intact" in line, line
+    assert "Ingest stopped with 0 of 1 changed file stored (the next run reads the 1 left)" in line, line
+    assert "memory.db" in line and "intact" in line, line
     # The store is whole: SQLite finds no damage, exactly what was there before still reads (the
     # session that hit the full disk left no part of itself), and the next ingest completes.
     import sqlite3
