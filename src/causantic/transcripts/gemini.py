@@ -55,6 +55,7 @@ from causantic.transcripts.reader import (
     as_object,
     as_str,
     decode_lines,
+    loads,
     parse_time,
     read_bytes,
 )
@@ -103,7 +104,7 @@ def peek_gemini_header(path: Path) -> GeminiHeader:
     except OSError:
         return GeminiHeader()
     try:
-        record: Any = json.loads(line)
+        record: Any = loads(line)
     except (ValueError, RecursionError):
         return GeminiHeader()
     header = as_object(record) or {}
@@ -139,7 +140,7 @@ def read_gemini(
 def _records(data: bytes, report: SkipReport) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any]]]]:
     """(session header, [(position, message record)]) from a document or from JSON lines."""
     try:
-        document: Any = json.loads(data)
+        document: Any = loads(data)
     except (ValueError, RecursionError) as error:
         text = data.lstrip(b"\xef\xbb\xbf \t\r\n")
         if text.startswith(b"{") and text[1:].lstrip(b" \t\r").startswith(b"\n"):
