@@ -44,7 +44,7 @@ import orjson
 
 from causantic.errors import TranscriptError
 from causantic.transcripts._system_text import is_injected
-from causantic.transcripts.longvalue import LONG_LINE_BYTES, LongValue, parse_long_line
+from causantic.transcripts.longvalue import LONG_LINE_BYTES, LongValue, parse_long_line, replace_lone_surrogates
 from causantic.transcripts.model import (
     AgentProgress,
     Block,
@@ -105,7 +105,6 @@ _OBJECT_LINE = re.compile(rb"^(?:\xef\xbb\xbf)?[ \t]*\{", re.MULTILINE)  # a lin
 _DECODER = json.JSONDecoder()
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # \ud83d: half of a pair, or a lone one
 _SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # what is left in a decoded str: a lone half
 _MAIN, _AGENT = "main", "agent"  # stream kinds: streams are keyed by (kind, session or agent id)
 # Record types Claude Code writes (SOURCES.md); new ones keep coming, but each of its files holds a
 # message, or a record with one of these keys or types.
@@ -259,7 +258,7 @@ def without_lone_surrogates(value: Any, source: str | bytes) -> Any:
 
 def _replaced(value: Any) -> Any:
     if type(value) is str:
-        return _LONE_SURROGATE.sub("\ufffd", value)
+        return replace_lone_surrogates(value)
     if type(value) is dict:
         return {_replaced(k): _replaced(v) for k, v in cast("dict[str, Any]", value).items()}
     if type(value) is list:
