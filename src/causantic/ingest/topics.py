@@ -182,9 +182,9 @@ def maintain_topics(
     seen = store.meta_value(_META_SEEN)
     ours = set(new_chunk_ids)
     left: list[str] = []
-    if seen is not None:
+    if seen is not None and (left := [c for c in index.written_after(int(seen)) if c not in ours]):
         held = {c for members in store.cluster_members(index.model_id).values() for c in members}
-        left = [c for c in index.written_after(int(seen)) if c not in held and c not in ours]
+        left = [c for c in left if c not in held]
     if not new_chunk_ids and not left:  # not "0 new chunks joined existing topics", which reads as if some were new
         return "unchanged: no new chunks"
     joined = assign_new_chunks(store, index, [*new_chunk_ids, *left], config.threshold, seen=now)
