@@ -7,6 +7,7 @@ import os
 import pty
 import select
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,8 @@ from pathlib import Path
 import pytest
 from cli_runs import cli_output
 from click.testing import CliRunner
+from process_support import subprocess_env
+from transcript_files import write_session
 
 from causantic.cli.main import cli
 from causantic.config import Config
@@ -59,6 +62,32 @@ def test_the_quick_start_says_the_examples_are_not_memory_and_real_sessions_repl
     cli_output("forget", "JSSoundRecorder", "--yes")  # an emptied store gets the quick start again
     cli_output("batch-ingest", "--no-embed")
     assert _projects() == {"acme-shop"}
+
+
+@pytest.mark.slow
+def test_an_ingest_killed_before_it_removed_the_examples_leaves_that_to_the_next_ingest(
+    no_sessions_here: Path, tmp_path: Path
+) -> None:
+    """Killed after its real sessions were stored, before it removed the examples: the next ingest
+    (reading nothing new) kept them, mixed with real memory, until a new session came."""
+    cli_output("batch-ingest", "--no-embed")  # the quick start: the examples
+    real = tmp_path / "real"
+    write_session(real, "/work/shop", "cccccccc-0000-4000-8000-000000000003", [("fix the build", "Fixed.")])
+    dies_before_removing = (
+        "import os, signal, sys\n"
+        "import causantic.ingest.service as service\n"
+        "service.remove_examples = lambda *_: os.kill(os.getpid(), signal.SIGKILL)\n"
+        "from causantic.cli.main import main\n"
+        f"sys.argv = ['causantic', 'ingest', '--no-embed', {str(real)!r}]\n"
+        "main()\n"
+    )
+    killed = subprocess.run([sys.executable, "-c", dies_before_removing], env=subprocess_env(), timeout=120)
+    assert killed.returncode == -signal.SIGKILL
+    assert _projects() == {"acme-shop", "shop"}
+
+    out = cli_output("ingest", "--no-embed", str(real))
+    assert "Removed the bundled example sessions (acme-shop)" in out
+    assert _projects() == {"shop"}
 
 
 def test_the_examples_are_never_added_to_a_store_that_holds_real_sessions(no_sessions_here: Path) -> None:

@@ -107,3 +107,37 @@ def test_a_prune_killed_midway_leaves_a_consistent_store_and_running_it_again_fi
     assert causantic(*prune, env=subprocess_env(CAUSANTIC_HOME=str(killed))).returncode == 0
     _consistent(killed)
     assert _contents(killed) == _contents(calm)
+
+
+def test_a_forget_killed_after_its_deletion_leaves_the_next_ingest_to_relink_the_sessions_around_it(
+    tmp_path: Path,
+) -> None:
+    """A forget deletes its chunks in one transaction, then links the sessions on either side of
+    them in another. Killed in between, the chain of the project's sessions stayed broken: nothing
+    said it was to be redone, and the next ingest, with no file changed, left it."""
+    killed, calm = tmp_path / "killed", tmp_path / "calm"
+    _memory(killed, tmp_path / "projects")
+    shutil.copytree(killed, calm)
+    middle = f"{30:08x}-0000-4000-8000-{30:012d}"  # a session of the shop, with others before and after
+    forget = ("forget", "shop", "--session", middle, "--yes")
+    assert causantic(*forget, env=subprocess_env(CAUSANTIC_HOME=str(calm))).returncode == 0
+
+    dies_before_relinking = (
+        "import os, signal, sys\n"
+        "import causantic.ingest.pipeline as pipeline\n"
+        "pipeline.relink_sessions = lambda *_: os.kill(os.getpid(), signal.SIGKILL)\n"
+        "from causantic.cli.main import main\n"
+        f"sys.argv = ['causantic', *{forget!r}]\n"
+        "main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", dies_before_relinking], env=subprocess_env(CAUSANTIC_HOME=str(killed)), timeout=120
+    )
+    assert done.returncode == -signal.SIGKILL
+
+    _consistent(killed)
+    again = causantic(
+        "ingest", "--no-embed", str(tmp_path / "projects"), env=subprocess_env(CAUSANTIC_HOME=str(killed))
+    )
+    assert again.returncode == 0, again.stderr
+    assert _contents(killed) == _contents(calm)

@@ -84,7 +84,8 @@ def test_a_full_disk_stops_ingest_with_one_sentence_and_a_consistent_store(
     )
     assert done.returncode == 1
     line = _one_sentence(done.stderr)
-    assert "Ingest stopped after" in line and "memory.db" in line and "intact" in line, line
+    assert "Ingest stopped with 0 of 1 changed file stored (the next run reads the 1 left)" in line, line
+    assert "memory.db" in line and "intact" in line, line
     # The store is whole: SQLite finds no damage, exactly what was there before still reads (the
     # session that hit the full disk left no part of itself), and the next ingest completes.
     import sqlite3
@@ -133,3 +134,45 @@ def test_a_failing_store_method_raises_store_error_never_a_driver_error(tmp_path
             blocker.close()
         store.set_meta("k", "v")  # the lock gone, the same call works
         assert store.meta_value("k") == "v"
+
+
+def _limit_file_size_to_8_mb() -> None:  # memory.db fits; the model's optimised graph (~23 MB) does not
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (8 << 20, 8 << 20))
+
+
+@pytest.mark.slow
+def test_a_disk_too_full_for_the_models_cache_still_embeds_and_leaves_no_half_written_copy(
+    causantic_home: Path, tmp_path: Path
+) -> None:
+    """The optimised graph is kept beside memory to start faster; on a full disk it could not be
+    written, and ingest stopped: "Cannot load the model (Protobuf serialization failed). Reinstall
+    Causantic". A copy half written by a process killed while writing it (minutes ago) is removed."""
+    import subprocess
+    import sys
+    import time
+
+    from causantic.embedding import Embedder
+    from causantic.embedding.models import get_spec, locate
+
+    spec = get_spec("all-minilm-l6-v2")
+    Embedder(spec, locate(spec), cache_dir=tmp_path).embed_query("a warm-up")  # the cache's file name
+    [optimised] = tmp_path.glob("*.onnx")
+    killed = causantic_home / "cache" / f"{optimised.name}.4242.tmp"
+    killed.parent.mkdir(parents=True)
+    killed.write_bytes(optimised.read_bytes()[:3_000_000])
+    an_hour_ago = time.time() - 3600
+    os.utime(killed, (an_hour_ago, an_hour_ago))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "causantic", "ingest", "--json", str(SESSIONS_DIR)],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=300,
+        preexec_fn=_limit_file_size_to_8_mb,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["vectors_added"] == report["chunks_added"] > 0
+    assert list((causantic_home / "cache").glob("*.onnx*")) == []  # no copy, no half-written one

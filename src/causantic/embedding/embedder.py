@@ -30,6 +30,7 @@ import functools
 import math
 import os
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -254,23 +255,7 @@ class Embedder:
         session = self._open_optimized(ort, options)
         if session is None:
             verify_file(self.files.onnx, self.files.onnx_sha256)
-            cached = self._optimized_path(ort.__version__)
-            partial = cached.with_name(f"{cached.name}.{os.getpid()}.tmp") if cached else None
-            try:
-                if partial is not None:
-                    # Optimising the graph takes ~0.5 s of each cold start; its result is kept for the next.
-                    partial.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                    options.optimized_model_filepath = str(partial)
-            except OSError:  # a read-only home: no cache, only slower starts
-                partial = None
-            try:
-                session = ort.InferenceSession(str(self.files.onnx), options, providers=["CPUExecutionProvider"])
-            except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/... types
-                raise ModelUnavailable(f"Cannot load {self.files.onnx} ({exc}). {self._refetch()}") from exc
-            if partial is not None and cached is not None:
-                with contextlib.suppress(OSError):
-                    partial.chmod(0o600)
-                    os.replace(partial, cached)
+            session = self._optimize_and_cache(ort, options)
         known = {"input_ids", "attention_mask", "token_type_ids", "position_ids"}
         self._input_types = {i.name: i.type for i in session.get_inputs()}
         unknown = sorted(set(self._input_types) - known)
@@ -283,6 +268,47 @@ class Embedder:
         preferred = [name for name in ("sentence_embedding", "last_hidden_state") if name in outputs]
         self._output_name = (preferred or outputs)[0]
         return session
+
+    def _optimize_and_cache(self, ort: Any, options: Any) -> InferenceSession:
+        """A session on the shipped graph, optimised now; the optimised graph is kept for the next
+        process where it can be (not in a read-only home; on a full disk the model loads without it)."""
+        cached = self._optimized_path(ort.__version__)
+        partial = None
+        if cached is not None:
+            try:
+                cached.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                _remove_stale_partials(cached)
+                # Optimising the graph takes ~0.5 s of each cold start; its result is kept for the next.
+                partial = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
+                options.optimized_model_filepath = str(partial)
+            except OSError:  # a read-only home: no cache, only slower starts
+                partial = None
+        try:
+            session = self._load_shipped(ort, options)
+        except ModelUnavailable:
+            if partial is None:
+                raise
+            # Writing the optimised copy failed, not the model (a full disk: onnxruntime says "Protobuf
+            # serialization failed", and the user was told to reinstall): load it without keeping a
+            # copy, and leave no half-written one to fill the disk further.
+            with contextlib.suppress(OSError):
+                partial.unlink()
+            options.optimized_model_filepath = ""
+            return self._load_shipped(ort, options)
+        if cached is not None and partial is not None:
+            try:
+                partial.chmod(0o600)
+                os.replace(partial, cached)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    partial.unlink()
+        return session
+
+    def _load_shipped(self, ort: Any, options: Any) -> InferenceSession:
+        try:
+            return ort.InferenceSession(str(self.files.onnx), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/... types
+            raise ModelUnavailable(f"Cannot load {self.files.onnx} ({exc}). {self._refetch()}") from exc
 
     def _optimized_path(self, runtime_version: str) -> Path | None:
         """Where this model's graph, optimised by this onnxruntime on this machine, is cached."""
@@ -314,6 +340,19 @@ class Embedder:
         if self.spec.bundled:
             return "Reinstall Causantic (`pip install --force-reinstall causantic`)."
         return f"Download it again: `hf download {self.spec.hf_repo} onnx/model.onnx tokenizer.json`."
+
+
+PARTIAL_STALE_S = 600  # a half-written optimised graph this old was left by a process killed writing it
+
+
+def _remove_stale_partials(cached: Path) -> None:
+    """Remove the half-written copies of ``cached`` that killed processes left (~20 MB each): a
+    copy is written in about half a second, so one untouched for minutes belongs to nobody."""
+    now = time.time()
+    for partial in cached.parent.glob(f"{cached.name}.*.tmp"):
+        with contextlib.suppress(OSError):
+            if now - partial.stat().st_mtime > PARTIAL_STALE_S:
+                partial.unlink()
 
 
 @functools.cache

@@ -234,10 +234,7 @@ def ingest(
                 if on_progress:
                     on_progress(files_done, report.bytes_read, report.chunks_added)
     except StoreError as exc:  # a full disk, a damaged file: stop, keep what was committed, say so
-        raise StoreError(
-            f"Ingest stopped after {files_done} of {sum(len(group_paths(g)) for g in todo)} changed "
-            f"files (the next run reads the rest): {exc}"
-        ) from exc
+        raise StoreError(f"{_stopped(store, todo)}: {exc}") from exc
     if report.other_format:
         report.notes.append(_other_format_note(report.other_format))
     # Projects flagged in the same transactions as their sessions: a run killed before this point
@@ -246,6 +243,21 @@ def ingest(
         report.edges_added["cross-session"] += relink_sessions(store, project_id)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _stopped(store: MemoryStoreProtocol, todo: list[SessionFiles]) -> str:
+    """How far an ingest a store error stopped got: the changed files the store now holds (their
+    marks were committed with them), not the files read, whose last transaction may have failed
+    ("after 99 of 99 changed files (the next run reads the rest)" on a disk that filled at the end)."""
+    paths = [p for group in todo for p in group_paths(group)]
+    try:
+        stored = sum(1 for p in paths if _current(_read_under(store, p)))
+    except StoreError:  # the store cannot even be read: say nothing of how far it got
+        return "Ingest stopped (the next run reads the files not stored)"
+    return (
+        f"Ingest stopped with {stored} of {counted(len(paths), 'changed file')} stored "
+        f"(the next run reads the {len(paths) - stored} left)"
+    )
 
 
 class _Waiting(Exception):
@@ -624,7 +636,8 @@ def _rewound(agent_id: str | None) -> bool:
 def remove_chunks(
     store: MemoryStoreProtocol, vectors: VectorIndexProtocol, ids: Sequence[str], *, remember: bool = True
 ) -> int:
-    """Delete chunks from SQLite and the vector index, then re-link the sessions left in their projects.
+    """Delete chunks from SQLite and the vector index, then re-link the sessions left in their projects
+    (flagged with the deletion: killed before this re-links them, the next ingest does).
 
     Exactly ``ids`` go (a caller that previewed them deletes no more than it showed). ``remember``:
     keep them forgotten, so ingesting their transcript again does not bring them back. Returns how

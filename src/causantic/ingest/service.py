@@ -59,8 +59,8 @@ def ingest_paths(
     committed batch by batch, so an interrupted run loses no more than one batch.
 
     ``as_examples``: these are the bundled example sessions (the quick start on a machine without
-    sessions). Their projects are recorded as examples, and the first ingest that brings sessions of
-    any other project removes them, so examples never mix with real memory.
+    sessions). Their projects are recorded as examples, and the first ingest that finds sessions of
+    any other project in memory removes them, so examples never mix with real memory.
 
     ``keep`` and ``marked_elsewhere``: this store takes only some projects (team memory, see
     :func:`ingest_routed` and :func:`causantic.ingest.pipeline.ingest`).
@@ -121,7 +121,9 @@ def _ingest_paths(
     if as_examples:
         paths_now = {p.path for p in services.store.projects_by_id(report.project_ids)}
         services.store.set_meta(EXAMPLES_KEY, json.dumps(sorted(paths_now | set(examples))))
-    elif examples and report.project_ids - {p.id for p in examples.values()}:
+    elif examples and holds_real_sessions(services.store):
+        # Not only when this run brought real sessions: a run killed before it removed the examples
+        # stored its sessions, and the next one, reading nothing new, removes them instead.
         report.examples_removed = remove_examples(services)
     if embed and services.config.embedding.eager:
         embed_started = time.perf_counter()

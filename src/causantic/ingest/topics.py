@@ -7,6 +7,11 @@
 - :func:`assign_new_chunks` puts chunks embedded since the last full run into the nearest topic
   when they are within ``clustering.threshold`` of its centroid (seed 001), else leaves them noise.
 - :func:`maintain_topics` decides which of the two an ingest needs.
+
+Which vectors the topics have seen is kept as the number of the newest vector the last full run or
+assignment read (meta ``topics_seen_vectors``), saved in the transaction that stores its memberships:
+an ingest killed after its chunks were embedded and before they joined topics leaves them for the
+next ingest, which finds them after that number even though it adds no chunk itself.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from causantic.wording import counted
 
 _LABEL_SAMPLE = 60  # member texts per topic read for its label (nearest the centroid first)
 _META_LAST_COUNT = "clustered_vectors"
+_META_SEEN = "topics_seen_vectors"  # the newest vector (VectorIndexProtocol.newest_seq) topics have seen
 UNNAMED = "unnamed topic"  # a topic whose texts hold no word worth a label (numbers, ids, markers only)
 
 
@@ -59,6 +65,7 @@ def recluster(
     started = time.perf_counter()
     say = on_progress or (lambda _msg: None)
     say("reading vectors")
+    seen = index.newest_seq()  # before the read: a vector written meanwhile is left for the next assignment
     ids, matrix = index.all_vectors()
     say(f"clustering {counted(len(ids), 'vector')}")
     labels = cluster_vectors(matrix, config.min_cluster_size) if len(ids) else np.zeros(0, np.int64)
@@ -93,19 +100,27 @@ def recluster(
         ]
         store.replace_clusters(index.model_id, rows)
         store.set_meta(_META_LAST_COUNT, str(len(ids)))
+        store.set_meta(_META_SEEN, str(seen))
     clustered = sum(len(g) for g in members.values())
     return ClusterReport(len(rows), clustered, len(ids) - clustered, len(inherited), time.perf_counter() - started)
 
 
 def assign_new_chunks(
-    store: MemoryStoreProtocol, index: VectorIndexProtocol, chunk_ids: Sequence[str], threshold: float
+    store: MemoryStoreProtocol,
+    index: VectorIndexProtocol,
+    chunk_ids: Sequence[str],
+    threshold: float,
+    seen: int | None = None,
 ) -> int:
     """Join chunks to existing topics within ``threshold`` of a centroid; return how many joined.
 
     The topics are read in the transaction that joins chunks to them: a full run in another process
     between the two replaced them, and the chunks then joined a deleted topic (a foreign key failure
     that failed the ingest) or, its id reused, an unrelated one. On team memory, where a read waits
-    for no other member's writer, the topics' lock (``store.lock_topics``) is taken before reading."""
+    for no other member's writer, the topics' lock (``store.lock_topics``) is taken before reading.
+
+    ``seen``: the newest vector this assignment has looked at (every vector up to it is in
+    ``chunk_ids`` or already in a topic), recorded with the memberships."""
     import numpy as np
 
     from causantic.cluster import angular_distances, assign_new
@@ -114,13 +129,13 @@ def assign_new_chunks(
         return 0
     vectors = index.vectors(chunk_ids)
     ids = [c for c in chunk_ids if c in vectors]
-    if not ids:
-        return 0
-    matrix = np.stack([vectors[c] for c in ids])
+    matrix = np.stack([vectors[c] for c in ids]) if ids else None
     with store.atomic():
         store.lock_topics(index.model_id, ids)
+        if seen is not None and seen > int(store.meta_value(_META_SEEN) or 0):
+            store.set_meta(_META_SEEN, str(seen))
         clusters = store.cluster_rows(index.model_id)
-        if not clusters:
+        if not clusters or matrix is None:
             return 0
         centres = {r.id: np.frombuffer(r.centroid, dtype=np.float32) for r in clusters}
         labels = assign_new(matrix, centres, threshold)
@@ -159,7 +174,18 @@ def maintain_topics(
                 f"(clustering.minClusterSize); it runs again {when}with `causantic cluster`"
             )
         return f"none yet: they form {when}with `causantic cluster`"
-    if not new_chunk_ids:  # not "0 new chunks joined existing topics", which reads as if some were new
+    # Chunks embedded since the topics last looked, in none: an ingest killed before it joined them
+    # to topics left them, and the ingest now running may add none of its own. (A store whose topics
+    # an older release formed has no such mark: what its topics saw is not known, and only this run's
+    # chunks are looked at.)
+    now = index.newest_seq()
+    seen = store.meta_value(_META_SEEN)
+    ours = set(new_chunk_ids)
+    left: list[str] = []
+    if seen is not None and (left := [c for c in index.written_after(int(seen)) if c not in ours]):
+        held = {c for members in store.cluster_members(index.model_id).values() for c in members}
+        left = [c for c in left if c not in held]
+    if not new_chunk_ids and not left:  # not "0 new chunks joined existing topics", which reads as if some were new
         return "unchanged: no new chunks"
-    joined = assign_new_chunks(store, index, new_chunk_ids, config.threshold)
-    return f"{joined:,} of {counted(len(new_chunk_ids), 'new chunk')} joined existing topics"
+    joined = assign_new_chunks(store, index, [*new_chunk_ids, *left], config.threshold, seen=now)
+    return f"{joined:,} of {counted(len(new_chunk_ids) + len(left), 'new chunk')} joined existing topics"

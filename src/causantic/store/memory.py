@@ -336,12 +336,19 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
 
         With ``remember`` the ids are kept as forgotten, so a later ingest of the same transcript does
         not restore them. Sessions left without chunks are removed too, and the chunks' vectors
-        (``ON DELETE CASCADE``).
+        (``ON DELETE CASCADE``). Their projects are flagged for relinking (:meth:`mark_relink`) in the
+        same transaction: a process killed before it linked the sessions left around the gap leaves
+        that to the next ingest.
         """
         now = common.now()
         removed = 0
         with self.atomic():
             for batch in common.batches(ids):
+                self.conn.execute(
+                    "UPDATE projects SET needs_relink = TRUE WHERE NOT needs_relink"
+                    f" AND id IN (SELECT project_id FROM chunks WHERE id IN ({marks(batch)}))",
+                    batch,
+                )
                 if remember:
                     self.conn.executemany(
                         "INSERT OR IGNORE INTO forgotten(chunk_id, forgotten_at) VALUES (?, ?)",

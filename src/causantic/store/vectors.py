@@ -143,6 +143,15 @@ class VectorReads(ABC):
         with self._lock:
             return int(self._query("SELECT COUNT(*) FROM vectors WHERE model = ?", (self.model_id,)).fetchone()[0])
 
+    def newest_seq(self) -> int:
+        with self._lock:
+            return int(self._query("SELECT MAX(seq) FROM vectors WHERE model = ?", (self.model_id,)).fetchone()[0] or 0)
+
+    def written_after(self, seq: int) -> list[str]:
+        with self._lock:
+            rows = self._query("SELECT chunk_id FROM vectors WHERE model = ? AND seq > ?", (self.model_id, seq))
+            return [r[0] for r in rows]
+
     def has_vectors(self) -> bool:
         with self._lock:
             return self._query("SELECT 1 FROM vectors WHERE model = ? LIMIT 1", (self.model_id,)).fetchone() is not None

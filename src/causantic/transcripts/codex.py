@@ -59,6 +59,7 @@ from causantic.transcripts.reader import (
     as_object,
     as_str,
     decode_lines,
+    loads,
     parse_time,
     read_bytes,
 )
@@ -122,7 +123,7 @@ def peek_rollout_meta(path: Path) -> RolloutMeta:
     except OSError:
         return RolloutMeta()
     try:
-        record: Any = json.loads(line)
+        record: Any = loads(line)
     except (ValueError, RecursionError):
         return RolloutMeta()
     return _meta_of(record) if type(record) is dict else RolloutMeta()
@@ -375,7 +376,7 @@ def call_arguments(raw: Any, key: str) -> dict[str, Any]:
     """A call's input as an object: JSON text is parsed; other text (an apply_patch body) is kept whole."""
     if isinstance(raw, str):
         try:
-            parsed: Any = json.loads(raw)
+            parsed: Any = loads(raw)
         except (ValueError, RecursionError):
             parsed = None
         obj = as_object(parsed)
@@ -390,7 +391,7 @@ def _output_text(raw: Any) -> tuple[str, bool]:
     :func:`_command_output`) or a list of content parts."""
     if isinstance(raw, str):
         try:
-            parsed: Any = json.loads(raw) if raw.startswith("{") else None
+            parsed: Any = loads(raw) if raw.startswith("{") else None
         except (ValueError, RecursionError):
             parsed = None
         obj = as_object(parsed)
@@ -442,7 +443,7 @@ def _agents_said(output: str) -> str | None:
     """A spawn_agent or wait_agent output in words: ``started Hubble (019e-child-1)``,
     ``019e-child-1 completed: Here is the poem``; None for any other output."""
     try:
-        parsed: Any = json.loads(output) if output.startswith("{") else None
+        parsed: Any = loads(output) if output.startswith("{") else None
     except (ValueError, RecursionError):
         return None
     obj = as_object(parsed) or {}
@@ -461,7 +462,7 @@ def _agents_said(output: str) -> str | None:
 
 def _spawned_thread(output: str) -> str | None:
     try:
-        parsed: Any = json.loads(output)
+        parsed: Any = loads(output)
     except (ValueError, RecursionError):
         return None
     obj = as_object(parsed)

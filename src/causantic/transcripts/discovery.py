@@ -23,12 +23,14 @@ Other agents' files are told apart by their first bytes (:func:`source_of`), whe
 Folders whose name starts with ``.`` and ``node_modules`` are not entered (a root given by the user
 may itself be one, as ``~/.codex/sessions`` is). Linked files are followed, and linked folders that
 lead to a place inside the folder read, each real one read once; a linked folder leading outside it
-(a home folder, a disk) is not entered but reported, and a broken link is reported. A sub-agent file
+(a home folder, a disk) is not entered but reported, and a broken link or a loop of links is reported,
+as is a pipe or device named like a transcript (never opened: it could wait forever). A sub-agent file
 whose session file is absent still forms a session (``main=None``). Results are sorted by path.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -397,7 +399,8 @@ def _jsonl_files(
     looping. A deeper linked folder leading outside is not entered: a link inside a project to a
     home folder or a disk would have the walk read a tree nobody asked for, for minutes. It goes to
     `linked_outside` (the user can pass its target to read it). A broken link to a transcript or a
-    folder is reported in `unreadable`: its target was meant to be read and is gone."""
+    folder is reported in `unreadable`: its target was meant to be read and is gone (or leads back to
+    itself); so is a pipe or device named like a transcript, which is never opened."""
     out: list[Path] = []
     seen: set[str] = set()  # real paths of the folders and files taken
     top = os.path.realpath(root)
@@ -436,13 +439,27 @@ def _jsonl_files(
                 # A transcript's link, or a folder's (no suffix), was meant to be read; a broken link
                 # to anything else (notes.md -> a moved file) is none of batch-ingest's business.
                 if not name.startswith(".") and (candidate or not os.path.splitext(name)[1]):
-                    note(path, f"broken link: its target {os.readlink(path)} does not exist")
+                    note(path, _broken_link(path))
+            elif candidate and not os.path.isfile(path):
+                # A named pipe or a device: opening it waits for a writer that may never come (an
+                # ingest hung on a pipe named like a transcript); nothing of it is a transcript.
+                note(path, "not a regular file (a pipe, socket or device): not read")
             elif candidate:
                 real_file = os.path.realpath(path) if link else os.path.join(real, name)
                 if real_file not in seen:
                     seen.add(real_file)
                     out.append(Path(path))
     return out
+
+
+def _broken_link(path: str) -> str:
+    """Why a link cannot be followed: its target is gone, or the links lead back to themselves."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return f"link loop: its target {os.readlink(path)} leads back to it"
+    return f"broken link: its target {os.readlink(path)} does not exist"
 
 
 def _subagents_owner(root: Path, path: Path) -> tuple[Path, str] | None:

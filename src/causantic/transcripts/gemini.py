@@ -56,6 +56,7 @@ from causantic.transcripts.reader import (
     as_object,
     as_str,
     decode_lines,
+    loads,
     parse_time,
     read_bytes,
 )
@@ -104,7 +105,7 @@ def peek_gemini_header(path: Path) -> GeminiHeader:
     except OSError:
         return GeminiHeader()
     try:
-        record: Any = json.loads(line)
+        record: Any = loads(line)
     except (ValueError, RecursionError):
         return GeminiHeader()
     header = as_object(record) or {}
@@ -142,7 +143,7 @@ def _records(data: bytes, report: SkipReport) -> tuple[dict[str, Any], list[tupl
     """(session header, [(position, message record, the rewound branch it is on or None)]) from a
     document or from JSON lines, in the order of their first lines."""
     try:
-        document: Any = json.loads(data)
+        document: Any = loads(data)
     except (ValueError, RecursionError) as error:
         text = data.lstrip(b"\xef\xbb\xbf \t\r\n")
         if text.startswith(b"{") and text[1:].lstrip(b" \t\r").startswith(b"\n"):

@@ -99,9 +99,20 @@ def decode_window(raw: bytes | memoryview) -> str:
         value = orjson.loads(quoted)
     except orjson.JSONDecodeError:
         value = json.loads(quoted.decode("utf-8"))
+        if type(value) is str:
+            value = replace_lone_surrogates(value)
     if type(value) is not str:  # unreachable for valid content; a guard against "a" "b" tricks
         raise ValueError("not one JSON string")
     return value
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a decoded str, only a lone half of a pair is left
+
+
+def replace_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate (half of an emoji cut in two, which the standard library
+    decodes from ``\\ud83d``) replaced by U+FFFD, one character for one: no UTF-8 text may hold it."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def safe_cut(raw: bytes | memoryview, start: int, target: int) -> int:

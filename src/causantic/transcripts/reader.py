@@ -44,7 +44,7 @@ import orjson
 
 from causantic.errors import TranscriptError
 from causantic.transcripts._system_text import is_injected
-from causantic.transcripts.longvalue import LONG_LINE_BYTES, LongValue, parse_long_line
+from causantic.transcripts.longvalue import LONG_LINE_BYTES, LongValue, parse_long_line, replace_lone_surrogates
 from causantic.transcripts.model import (
     AgentProgress,
     Block,
@@ -104,6 +104,8 @@ _WHITESPACE = re.compile(r"[ \t\r\n]*")
 _BLANK_BYTES = re.compile(rb"[ \t\n\r\x0b\x0c]*")  # what bytes.isspace() accepts
 _OBJECT_LINE = re.compile(rb"^(?:\xef\xbb\xbf)?[ \t]*\{", re.MULTILINE)  # a line that starts a JSON object
 _DECODER = json.JSONDecoder()
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # \ud83d: half of a pair, or a lone one
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 _MAIN, _AGENT = "main", "agent"  # stream kinds: streams are keyed by (kind, session or agent id)
 # Record types Claude Code writes (SOURCES.md); new ones keep coming, but each of its files holds a
 # message, or a record with one of these keys or types.
@@ -238,6 +240,35 @@ def decode_lines(
     return out
 
 
+def loads(text: str | bytes) -> Any:
+    """``json.loads``, each lone surrogate in the strings it decodes replaced by U+FFFD.
+
+    The standard library decodes ``\\ud83d`` without its other half (a tool output cut inside an
+    emoji, as JavaScript's ``JSON.stringify`` writes it) to a code point no UTF-8 text may hold, and
+    storing it failed the whole file ("UnicodeEncodeError: surrogates not allowed")."""
+    return without_lone_surrogates(json.loads(text), text)
+
+
+def without_lone_surrogates(value: Any, source: str | bytes) -> Any:
+    """``value``, decoded from the JSON text ``source``, with each lone surrogate replaced by U+FFFD
+    (only searched for when ``source`` escapes one)."""
+    if isinstance(source, str):
+        escaped = _SURROGATE_ESCAPE.search(source) is not None
+    else:
+        escaped = _SURROGATE_ESCAPE_BYTES.search(source) is not None
+    return _replaced(value) if escaped else value
+
+
+def _replaced(value: Any) -> Any:
+    if type(value) is str:
+        return replace_lone_surrogates(value)
+    if type(value) is dict:
+        return {_replaced(k): _replaced(v) for k, v in cast("dict[str, Any]", value).items()}
+    if type(value) is list:
+        return [_replaced(v) for v in value]
+    return value
+
+
 def _long_line_record(data: bytes, start: int, end: int, path: Path) -> dict[str, Any] | None:
     """The record of a long line, its message texts of many megabytes left in the file; None when
     the line holds none, or is no valid JSON object (the ordinary path then reads and counts it)."""
@@ -338,7 +369,8 @@ def _recover_line(
         try:
             if index >= end:
                 raise ValueError("the line ends inside a character")
-            value, index = _DECODER.raw_decode(text, index)
+            value, stop = _DECODER.raw_decode(text, index)
+            value, index = without_lone_surrogates(value, text[index:stop]), stop
         except (ValueError, RecursionError):
             report.add(SkipReason.TRUNCATED_LAST_LINE if is_last else SkipReason.INVALID_JSON)
             return

@@ -443,12 +443,18 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
 
         Row-level security lets a member delete only their own chunks (a team admin, any): when
         some of ``ids`` belong to others, nothing is deleted and the StoreError says whose they are,
-        so a forget never does less than it previewed without saying so."""
+        so a forget never does less than it previewed without saying so. Their projects are flagged for
+        relinking in the same transaction (as SQLite's)."""
         now = common.now()
         ids = list(ids)
         with self.atomic():
             self._lock_projects_of(ids)
             self._lock_topics_of(ids)
+            self._query(
+                "UPDATE projects SET needs_relink = TRUE WHERE NOT needs_relink"
+                " AND id IN (SELECT project_id FROM chunks WHERE id = ANY(?))",
+                (ids,),
+            )
             others = self.protected_chunks(ids)
             if others:
                 owners = sorted(
