@@ -279,7 +279,7 @@ def test_hook_status_shows_the_hooks_last_runs(served: McpProcess) -> None:
         ("reconstruct", {"project": "no-such-project"}, "No project named 'no-such-project'"),
         ("list-sessions", {"project": "acme-shop", "days_back": -1}, "greater than 0"),
         ("forget", {"project": "acme-shop", "dry_run": False}, "needs expected_count"),
-        ("forget", {"project": "acme-shop", "dry_run": False, "expected_count": 1}, "not the 1 previewed"),
+        ("forget", {"project": "acme-shop", "dry_run": False, "expected_count": 1}, "has shown no preview"),
         ("forget", {"project": "acme-shop", "query": "redis"}, "no vectors are stored"),
         ("no-such-tool", {}, "Unknown tool"),
     ],

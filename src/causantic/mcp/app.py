@@ -32,6 +32,10 @@ class AppContext:
     here: str | None = None  # the client's project folder (stdio: the server's cwd), preferred by search/recall/predict
     lock: threading.Lock = field(default_factory=threading.Lock)
     started: float = field(default_factory=time.time)  # a session noted after it is newer than the environment
+    # The chunk ids each forget preview matched, by its filters: a confirmation deletes only those, so
+    # a chunk ingested between preview and confirmation is never deleted unseen (the count alone let
+    # one new match stand in for one gone).
+    forget_previews: dict[tuple[object, ...], frozenset[str]] = field(default_factory=dict)
     _warm_started: bool = False
 
     def call(self, tool: str, work: Callable[[Memory], T]) -> T:

@@ -392,14 +392,22 @@ def forget(
     means the whole project. Show the preview to the user and call again with dry_run=false and
     expected_count set to the previewed count only after they confirm.
     """
-    # The model cannot be shown a prompt mid-call, so memory goes only with the count it previewed: a
+    # The model cannot be shown a prompt mid-call, so memory goes only as this server previewed it: a
     # delete never touches more than a preview showed (a query's matches, a period, a session alike).
     if not dry_run and expected_count is None:
         raise ToolError(
             "Deleting needs expected_count: preview first (dry_run=true), show the user the count, and pass "
             "it as expected_count once they confirm."
         )
-    result = _app(ctx).call(
+    app = _app(ctx)
+    asked = (project, before, after, session, query, threshold, whole_project, only_mine)
+    previewed = app.forget_previews.get(asked)
+    if not dry_run and previewed is None and expected_count:
+        raise ToolError(
+            "This server has shown no preview of this forget, so it cannot tell which chunks the user "
+            "confirmed: preview it first (dry_run=true) with the same arguments."
+        )
+    result = app.call(
         "forget",
         lambda m: m.forget(
             project,
@@ -412,8 +420,13 @@ def forget(
             only_mine=only_mine,
             dry_run=dry_run,
             expected=expected_count,
+            only_ids=None if dry_run else previewed,
         ),
     )
+    if result.dry_run:
+        app.forget_previews[asked] = frozenset(result.ids)
+    else:
+        app.forget_previews.pop(asked, None)
     lines = [
         f'  {i}. {_percent(similarity)}"{preview_line(chunk, 80)}" ({_day(chunk.start_time)})'
         for i, (chunk, similarity) in enumerate(result.preview, start=1)
