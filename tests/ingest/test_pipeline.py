@@ -473,3 +473,18 @@ def test_a_pasted_8_mb_line_is_kept_for_keyword_search_redacted_and_summarised_f
     summaries = {long_lines_summarised(c) for c in contents if "[long line" in c}
     assert len(summaries) <= 2 and all(len(s) < 700 for s in summaries)
     assert titles and len(titles[0]) <= 200 and titles[0].startswith("Why does this bundle fail?")
+
+
+def test_a_transcript_deleted_after_it_was_found_is_named_once_and_the_rest_is_read(tmp_path: Path) -> None:
+    """Claude Code deletes old transcripts on its own (cleanupPeriodDays): one gone between discovery
+    and reading was reported as 'TranscriptError: Cannot read transcript file <path>: …' after its
+    path, the class name and the path said twice."""
+    from transcript_files import write_session
+
+    folder = tmp_path / "projects"
+    kept = write_session(folder, "/work/shop", "a1b2c3d4-0000-4000-8000-000000000001", [("fix the build", "done")])
+    gone = write_session(folder, "/work/shop", "b1b2c3d4-0000-4000-8000-000000000002", [("fix the tests", "ok")], day=3)
+    with open_services(Config()) as services:
+        report = ingest_paths(services, [folder], embed=False, workers=1, on_discovered=lambda *_: gone.unlink())
+    assert report.errors == [(str(gone), "cannot read it: No such file or directory")]
+    assert report.session_ids == {"a1b2c3d4-0000-4000-8000-000000000001"} and kept.exists()

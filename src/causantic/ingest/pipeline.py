@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from causantic.errors import StoreError, TranscriptError
+from causantic.errors import CausanticError, StoreError, TranscriptError
 from causantic.files import absolute
 from causantic.ingest import rules
 from causantic.ingest.chunker import chunk_id
@@ -228,7 +228,7 @@ def ingest(
                     report.files -= len(group_paths(group))
                     report.files_waiting += len(group_paths(group))
                 elif outcome is not None:
-                    report.errors.append((str(group_paths(group)[0]), f"{type(outcome).__name__}: {outcome}"))
+                    report.errors.append((str(group_paths(group)[0]), _error_text(outcome)))
                 else:
                     report.files_rules_changed += stale[str(group_paths(group)[0])]
                 if on_progress:
@@ -706,6 +706,16 @@ def _linked_outside_note(links: list[tuple[str, str]]) -> str:
         f"skipped {counted(len(links), 'linked folder')} leading outside the folder read: "
         f"{shown}{more}. To read one, pass its target: causantic batch-ingest TARGET"
     )
+
+
+def _error_text(error: BaseException) -> str:
+    """What a file's error says after its path, as discovery words a folder it cannot list: 'cannot
+    read it: Permission denied' (a file deleted since it was found: 'No such file or directory').
+    Our other errors are worded for the reader already; anything else is a bug, named by its type."""
+    cause = error.__cause__
+    if isinstance(error, TranscriptError) and isinstance(cause, OSError):
+        return f"cannot read it: {cause.strerror or cause}"
+    return str(error) if isinstance(error, CausanticError) else f"{type(error).__name__}: {error}"
 
 
 def _other_format_note(paths: list[str]) -> str:
