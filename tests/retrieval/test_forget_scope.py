@@ -122,7 +122,7 @@ def test_only_mine_is_refused_in_local_memory_where_every_chunk_is_yours() -> No
     refused = _forget("acme-shop", "--only-mine", "--yes")
     assert refused.exit_code == 1, refused.output
     assert "'acme-shop' is in local memory, where every chunk is yours" in " ".join(refused.output.split())
-    [mcp] = _mcp(("forget", {"project": "acme-shop", "only_mine": True, "dry_run": False, "expected_count": 6}))
+    [mcp] = _mcp(("forget", {"project": "acme-shop", "only_mine": True}))  # refused at the preview already
     assert mcp.is_error and "forgetting only your own chunks (only-mine) is for team memory" in mcp.content[0].text
     whole = _forget("acme-shop", "--all", "--only-mine", "--yes")
     assert whole.exit_code == 2 and "--whole-project (--all) takes no filter" in whole.output
