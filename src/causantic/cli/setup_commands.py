@@ -40,7 +40,7 @@ KEPT = (
 )
 
 
-@click.command("init", short_help="Connect Claude Code (and Codex, Gemini CLI).")
+@click.command("init", short_help="Connect Claude Code (and the other agents' MCP).")
 @click.option("--yes", "-y", is_flag=True, help="Answer yes to every question (register, then ingest).")
 @click.option("--no-ingest", is_flag=True, help="Do not ingest the existing sessions.")
 @click.option("--no-check", is_flag=True, help="Skip the health check at the end.")
@@ -54,10 +54,12 @@ def init_command(yes: bool, no_ingest: bool, no_check: bool, prompt_memory: bool
 
     Adds the user-scope MCP server "causantic" to ~/.claude.json and three hooks (SessionStart,
     PreCompact, SessionEnd) to ~/.claude/settings.json ($CLAUDE_CONFIG_DIR is honoured), merged
-    with what is there; where Codex CLI or Gemini CLI is installed, the same server goes into
-    [mcp_servers.causantic] of ~/.codex/config.toml ($CODEX_HOME honoured) and mcpServers of
-    ~/.gemini/settings.json. Backups go to <home>/backups. Then it ingests the sessions already
-    there, every agent's as `causantic batch-ingest` does. Running it again is safe.
+    with what is there. Where another agent with MCP is installed, the same server goes into its
+    file: [mcp_servers.causantic] of ~/.codex/config.toml ($CODEX_HOME honoured), mcpServers of
+    ~/.gemini/settings.json, ~/.copilot/mcp-config.json ($COPILOT_HOME honoured),
+    ~/.cursor/mcp.json and ~/.factory/mcp.json (Pi has no MCP). Backups go to <home>/backups. Then
+    it ingests the sessions already there, every agent's as `causantic batch-ingest` does. Running
+    it again is safe.
     --prompt-memory adds a fourth hook, UserPromptSubmit, that adds past work relevant to each prompt
     (only when it clears a strict bar). `causantic uninstall` removes exactly what it added.
 
@@ -96,9 +98,11 @@ def init_command(yes: bool, no_ingest: bool, no_check: bool, prompt_memory: bool
         click.echo("Health check:")
         for check in run_checks(launcher, Path.cwd()):
             click.echo(f"  {'✓' if check.ok else '✗'} {check.name}: {check.detail}")
+    names = [SOURCE_NAMES[a.agent] for a in agents]
+    others = " and ".join(filter(None, (", ".join(names[:-1]), names[-1]))) if names else ""
     click.echo(
         "Restart Claude Code so it loads the server and the hooks (/mcp and /hooks list them)"
-        + ("; restart Codex / Gemini CLI too." if agents else ".")
+        + (f"; restart {others} too." if others else ".")
     )
 
 
@@ -110,8 +114,8 @@ def init_command(yes: bool, no_ingest: bool, no_check: bool, prompt_memory: bool
     help="Also delete the memory and what derives from it (listed first); config.json, backups and http-token stay.",
 )
 def uninstall_command(yes: bool, purge: bool) -> None:
-    """Remove what `causantic init` added to Claude Code's, Codex's and Gemini's files. Memory stays
-    unless --purge.
+    """Remove what `causantic init` added to Claude Code's files and the other agents' (Codex CLI,
+    Gemini CLI, Copilot CLI, Cursor, Factory Droid). Memory stays unless --purge.
 
     Example: causantic uninstall --yes
     """

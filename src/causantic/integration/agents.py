@@ -1,12 +1,21 @@
-"""Registering Causantic's MCP server with Codex CLI and Gemini CLI, and taking it out again.
+"""Registering Causantic's MCP server with the other agents that have MCP, and taking it out again.
 
 - Codex CLI: the table ``[mcp_servers.causantic]`` in ``$CODEX_HOME/config.toml`` (default
   ``~/.codex/config.toml``), edited with tomlkit so the user's comments and layout stay as they are;
-- Gemini CLI: ``mcpServers.causantic`` in ``~/.gemini/settings.json`` (same JSON handling as Claude
-  Code's files: a file that does not parse is never touched, only what changed is laid out anew).
+- Gemini CLI: ``mcpServers.causantic`` in ``~/.gemini/settings.json``;
+- GitHub Copilot CLI: ``mcpServers.causantic`` in ``$COPILOT_HOME/mcp-config.json`` (default
+  ``~/.copilot/mcp-config.json``), with the ``"type": "local"`` and ``"tools": ["*"]`` its schema asks for;
+- Cursor: ``mcpServers.causantic`` in ``~/.cursor/mcp.json`` (global; the editor and ``cursor-agent``);
+- Factory Droid: ``mcpServers.causantic`` in ``~/.factory/mcp.json`` (user level), ``"type": "stdio"``.
+
+The JSON files get the same handling as Claude Code's files: a file that does not parse is never
+touched, only what changed is laid out anew. Pi has no MCP by design (its README: "No MCP."), so
+there is nothing to register there.
 
 An agent counts as installed when its folder exists or its command is on ``PATH``; others are left
-alone. The entry runs the same interpreter as Claude Code's (:class:`~.entries.Launcher`).
+alone. The entry runs the same interpreter as Claude Code's (:class:`~.entries.Launcher`). Every
+file is read and its new text made before any is written, so one that does not parse leaves all of
+them as they were.
 
 The manifest ``<home>/agents-integration.json`` records, per file: whether init created the file and
 the ``mcp_servers``/``mcpServers`` container, the entry named ``causantic`` it replaced, a backup of the
@@ -33,9 +42,10 @@ from causantic.files import atomic_write, secure_dir
 from causantic.integration.claude_files import backup, json_text, read_json
 from causantic.integration.entries import SERVER_NAME, Launcher
 from causantic.integration.install import Change, load_manifest
+from causantic.sources import SOURCE_NAMES
 
 MANIFEST = "agents-integration.json"
-Agent = Literal["codex", "gemini"]
+Agent = Literal["codex", "gemini", "copilot", "cursor", "droid"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,31 +63,41 @@ class AgentFile:
 
 
 def agent_files(environ: dict[str, str] | None = None) -> list[AgentFile]:
-    """Codex CLI's and Gemini CLI's files for this user; ``HOME`` and ``CODEX_HOME`` are honoured."""
+    """The MCP files of Codex CLI, Gemini CLI, Copilot CLI, Cursor and Factory Droid for this user;
+    ``HOME``, ``CODEX_HOME`` and ``COPILOT_HOME`` are honoured."""
     env = os.environ if environ is None else environ
     home = Path(env.get("HOME") or Path.home())
     codex = Path(env["CODEX_HOME"]).expanduser() if env.get("CODEX_HOME") else home / ".codex"
+    copilot = Path(env["COPILOT_HOME"]).expanduser() if env.get("COPILOT_HOME") else home / ".copilot"
     return [
         AgentFile("codex", codex / "config.toml", codex, "codex"),
         AgentFile("gemini", home / ".gemini" / "settings.json", home / ".gemini", "gemini"),
+        AgentFile("copilot", copilot / "mcp-config.json", copilot, "copilot"),
+        AgentFile("cursor", home / ".cursor" / "mcp.json", home / ".cursor", "cursor-agent"),
+        AgentFile("droid", home / ".factory" / "mcp.json", home / ".factory", "droid"),
     ]
 
 
 def install_agents(files: list[AgentFile], launcher: Launcher) -> list[Change]:
-    """Add our MCP server to each file (those of installed agents only, see :func:`agent_files`)."""
-    manifest = _load_manifest()
-    changes: list[Change] = []
+    """Add our MCP server to each file (those of installed agents only, see :func:`agent_files`).
+    Every file is read and its new text made first: one that does not parse raises before any is
+    written."""
+    planned = []
     for file in files:
         if not file.installed:
             continue
         original = _read_text(file.path)
-        entry = _entry(launcher)
+        entry = _entry(launcher, file.agent)
         if file.agent == "codex":
             text, previous, created_container = _toml_set(original or "", entry)
             where = f"[mcp_servers.{SERVER_NAME}]"
         else:
-            text, previous, created_container = _json_set(file.path, original, entry)
+            text, previous, created_container = _json_set(file, original, entry)
             where = f"mcpServers.{SERVER_NAME}"
+        planned.append((file, original, text, previous, created_container, where))
+    manifest = _load_manifest()
+    changes: list[Change] = []
+    for file, original, text, previous, created_container, where in planned:
         if text == original:
             changes.append(Change(file.path, "unchanged", where))
             continue
@@ -125,7 +145,7 @@ def uninstall_agents(files: list[AgentFile]) -> list[Change]:
                 original = _toml_unset(current, record.get("previous_entry"), bool(record.get("created_container")))
             else:
                 original = _json_unset(
-                    file.path, current, record.get("previous_entry"), bool(record.get("created_container"))
+                    file, current, record.get("previous_entry"), bool(record.get("created_container"))
                 )
         if original == current:
             continue
@@ -146,7 +166,7 @@ def registered_agents(files: list[AgentFile]) -> list[AgentFile]:
         if file.agent == "codex":
             without = _toml_unset(current, None, False)
         else:
-            without = _json_unset(file.path, current, None, False)
+            without = _json_unset(file, current, None, False)
         if without != current:
             found.append(file)
     return found
@@ -155,10 +175,14 @@ def registered_agents(files: list[AgentFile]) -> list[AgentFile]:
 # --- the entry -------------------------------------------------------------------------------------
 
 
-def _entry(launcher: Launcher) -> dict[str, Any]:
+def _entry(launcher: Launcher, agent: Agent) -> dict[str, Any]:
     entry: dict[str, Any] = {"command": launcher.python, "args": ["-m", "causantic.mcp"]}
     if launcher.env:
         entry["env"] = dict(sorted(launcher.env.items()))
+    if agent == "copilot":  # Copilot CLI's schema: a local process, and the tools it may call ("*": all)
+        return {"type": "local", **entry, "tools": ["*"]}
+    if agent == "droid":  # Factory Droid's: every entry names its type (stdio or http)
+        return {"type": "stdio", **entry}
     return entry
 
 
@@ -212,8 +236,9 @@ def _toml_unset(text: str, previous: Any, created_container: bool) -> str:
     return tomlkit.dumps(doc)
 
 
-def _json_set(path: Path, text: str | None, entry: dict[str, Any]) -> tuple[str, Any, bool]:
-    file = read_json(path)  # raises, leaving the file alone, when it is not a JSON object
+def _json_set(agent: AgentFile, text: str | None, entry: dict[str, Any]) -> tuple[str, Any, bool]:
+    path = agent.path
+    file = read_json(path, SOURCE_NAMES[agent.agent])  # raises, leaving the file alone, when not a JSON object
     data = dict(file.data or {})
     servers = data.get("mcpServers")
     created = servers is None
@@ -228,8 +253,8 @@ def _json_set(path: Path, text: str | None, entry: dict[str, Any]) -> tuple[str,
     return json_text(file, data), previous, created
 
 
-def _json_unset(path: Path, text: str, previous: Any, created_container: bool) -> str:
-    file = read_json(path)
+def _json_unset(agent: AgentFile, text: str, previous: Any, created_container: bool) -> str:
+    file = read_json(agent.path, SOURCE_NAMES[agent.agent])
     data = dict(file.data or {})
     servers = data.get("mcpServers")
     if not isinstance(servers, dict) or SERVER_NAME not in servers:

@@ -67,7 +67,9 @@ class JsonFile:
         return self.data is not None
 
 
-def read_json(path: Path) -> JsonFile:
+def read_json(path: Path, owner: str = "Claude Code") -> JsonFile:
+    """The JSON object in ``path``; ``owner``, the program that reads the file, is named when it
+    does not parse."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -80,7 +82,7 @@ def read_json(path: Path) -> JsonFile:
         data = json.loads(text)
     except ValueError as exc:
         raise CausanticError(
-            f"{path} is not valid JSON ({exc}); Claude Code cannot read it either. Fix it "
+            f"{path} is not valid JSON ({exc}); {owner} cannot read it either. Fix it "
             "(or move it away) and run this again; it was left untouched."
         ) from exc
     if not isinstance(data, dict):
