@@ -693,7 +693,9 @@ class SourcesConfig(_Section):
         None, description="Gemini CLI sessions batch-ingest reads; default ~/.gemini/tmp (its chats folders)."
     )
     copilot_sessions: str | None = Field(
-        None, description="GitHub Copilot CLI sessions batch-ingest reads; default ~/.copilot/session-state."
+        None,
+        description="GitHub Copilot CLI sessions batch-ingest reads; default $COPILOT_HOME/session-state or "
+        "~/.copilot/session-state.",
     )
     cursor_projects: str | None = Field(
         None, description="Cursor agent transcripts batch-ingest reads; default ~/.cursor/projects."
@@ -828,12 +830,14 @@ def agent_folder_paths(config: Config) -> tuple[Path, ...]:
     """Where Claude Code, Codex CLI, Gemini CLI, Copilot CLI, Cursor, Factory Droid and Pi keep
     sessions, whether or not they hold any."""
     s, home = config.sources, Path.home()
-    pi_home = os.environ.get("PI_CODING_AGENT_DIR")
+    pi_home, copilot_home = os.environ.get("PI_CODING_AGENT_DIR"), os.environ.get("COPILOT_HOME")
     return (
         claude_config_dir() / "projects",
         codex_sessions_dir(config),
         gemini_sessions_dir(config),
-        Path(s.copilot_sessions).expanduser() if s.copilot_sessions else home / ".copilot" / "session-state",
+        Path(s.copilot_sessions).expanduser()
+        if s.copilot_sessions
+        else (Path(copilot_home).expanduser() if copilot_home else home / ".copilot") / "session-state",
         Path(s.cursor_projects).expanduser() if s.cursor_projects else home / ".cursor" / "projects",
         Path(s.droid_sessions).expanduser() if s.droid_sessions else home / ".factory" / "sessions",
         Path(s.pi_sessions).expanduser()

@@ -619,3 +619,14 @@ def test_a_gemini_json_lines_session_and_its_sub_agent_ingest_once_each_and_link
     assert investigator.count("[Tool:run_shell_command] rg -n enforce_budget") == 1
     assert edges["brief"] == 1 and edges["debrief"] == 1
     assert [h.chunk.agent for h in hits] == ["codebase_investigator"]
+
+
+def test_copilot_sessions_are_looked_for_under_copilot_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Copilot CLI keeps its whole configuration under $COPILOT_HOME when set (its sessions too); init
+    registered the MCP server there while batch-ingest kept looking in ~/.copilot."""
+    from causantic.config import agent_folder_paths
+
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "copilot"))
+    assert tmp_path / "copilot" / "session-state" in agent_folder_paths(Config())
+    monkeypatch.delenv("COPILOT_HOME")
+    assert Path.home() / ".copilot" / "session-state" in agent_folder_paths(Config())
