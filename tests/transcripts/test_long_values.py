@@ -20,7 +20,7 @@ from causantic.transcripts.longvalue import (
     replace_lone_surrogates,
     safe_cut,
 )
-from causantic.transcripts.model import TextBlock
+from causantic.transcripts.model import TextBlock, ToolCall, ToolResult
 from causantic.transcripts.reader import read_file
 
 # Characters whose JSON form is an escape, several bytes of UTF-8, or a surrogate pair.
@@ -119,12 +119,34 @@ def test_a_long_message_left_in_its_file_reads_back_as_json_loads_reads_it(
 
 def test_a_long_value_elsewhere_is_decoded_whole(tmp_path: Path, small_limits: None) -> None:
     long = "x😀" * 3000
-    record = {**_record("hello"), "toolUseResult": {"stdout": long}}
+    call = {"type": "tool_use", "id": "c1", "name": "Write", "input": {"file_path": "a.txt", "content": long}}
+    record = {**_record("hello"), "type": "assistant", "message": {"role": "assistant", "content": [call]}}
     path = tmp_path / "s.jsonl"
     path.write_text(json.dumps(record) + "\n")
     transcripts, _ = read_file(path)
+    assert transcripts[0].messages[0].blocks == (ToolCall("c1", "Write", {"file_path": "a.txt", "content": long}),)
+
+
+@pytest.mark.parametrize("as_blocks", [False, True])
+def test_a_long_tool_output_stays_in_its_file_and_its_copy_keeps_its_head(
+    tmp_path: Path, small_limits: None, as_blocks: bool
+) -> None:
+    # A Bash output of many megabytes, which Claude Code writes twice: in the tool_result and in
+    # toolUseResult.stdout. Neither is held whole: the result reads back from the file.
+    long = "".join(f"line {n} 😀\n" for n in range(1000))
+    content: object = [{"type": "text", "text": long}] if as_blocks else long
+    result = {"type": "tool_result", "tool_use_id": "c1", "content": content, "is_error": True}
+    record = {**_record([result]), "toolUseResult": {"stdout": long, "stderr": ""}}
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    transcripts, report = read_file(path)
     message = transcripts[0].messages[0]
-    assert message.tool_use_result == {"stdout": long} and message.blocks == (TextBlock("hello"),)
+    (block,) = message.blocks
+    assert isinstance(block, ToolResult) and block.long is not None
+    assert (block.tool_use_id, block.is_error) == ("c1", True)
+    assert block.text == long[:300] and block.tail == long[-longvalue.TAIL_CHARS :]
+    assert "".join(block.long.windows()) == block.whole() == long
+    assert message.tool_use_result == {"stdout": long[:300], "stderr": ""} and report.total == 0
 
 
 def test_a_damaged_long_line_is_skipped_and_counted(tmp_path: Path, small_limits: None) -> None:

@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import cast
 
 from causantic.ingest.longtext import WindowedText, cleaned_long_text
-from causantic.ingest.redact import redact_head
+from causantic.ingest.redact import REDACT_MARGIN, redact_head
 from causantic.sources import SPAWN_TOOLS
 from causantic.transcripts import COMPACTION_LINE, without_injected, without_trailing_reminders
 from causantic.transcripts.model import TextBlock, ThinkingBlock, ToolCall, ToolResult, Turn
@@ -136,9 +136,7 @@ def render_turn(
             elif isinstance(block, ToolResult):
                 name = tool_names.get(block.tool_use_id, "tool")
                 label = "Error" if block.is_error else "Result"
-                body = without_trailing_reminders(block.text).strip()
-                if name in SPAWN_TOOLS:
-                    body = _AGENT_ID_LINE.sub("", _USAGE_TAIL.sub("", body)).strip()
+                body = _result_head(block, tool_result_max_chars + REDACT_MARGIN + 1, name)
                 text = f"[{label}:{name}] {redact_head(body, tool_result_max_chars, redact)}".rstrip()
                 result_id = block.tool_use_id
                 speaker = "Tool"
@@ -155,6 +153,29 @@ def render_turn(
     # prompt that is one pasted 50 MB line would otherwise stay in memory twice.
     prompt = turn.prompt[:PROMPT_HEAD_CHARS]
     return RenderedTurn(turn.index, prompt, tuple(sections), has_thinking, tool_uses, anchor)
+
+
+def _result_head(block: ToolResult, chars: int, tool: str) -> str:
+    """The text a tool result is kept by: without the reminders Claude Code appends, nor a sub-agent
+    result's id and usage lines, stripped; of an output left in its file (:class:`ToolResult`
+    ``long``), its first ``chars`` characters only, as many as :func:`redact_head` reads, found from
+    its head and tail without decoding the rest. When those cannot tell (reminders reaching past the
+    tail, an output all blank, a sub-agent's result), the output is decoded whole, as one in the line
+    is."""
+    if block.long is not None and tool not in SPAWN_TOOLS and chars > REDACT_MARGIN + 1:
+        lead = len(block.text) - len(block.text.lstrip())
+        end = without_trailing_reminders(block.tail).rstrip()
+        if (
+            lead + chars <= len(block.text) < block.long.chars - len(block.tail)
+            and end
+            and not end.endswith("</system-reminder>")
+            and block.long.chars - len(block.tail) + len(end) - lead >= chars
+        ):
+            return block.text[lead : lead + chars]
+    body = without_trailing_reminders(block.whole()).strip()
+    if tool in SPAWN_TOOLS:
+        body = _AGENT_ID_LINE.sub("", _USAGE_TAIL.sub("", body)).strip()
+    return body
 
 
 def _summarise(call: ToolCall, limit: int, redact: Callable[[str], str]) -> str:

@@ -145,7 +145,7 @@ def find_spawns(streams: Sequence[Transcript]) -> list[Spawn]:
                 if isinstance(block, ToolCall) and (block.name in SPAWN_TOOLS or block.name == WORKFLOW_TOOL):
                     calls[block.id] = (block, message.timestamp)
                 elif isinstance(block, ToolResult) and block.tool_use_id not in results:
-                    results[block.tool_use_id] = (message.timestamp, message.tool_use_result, block.text)
+                    results[block.tool_use_id] = (message.timestamp, message.tool_use_result, block.tail or block.text)
         for call_id, (call, called_at) in calls.items():
             returned_at, raw, text = results.get(call_id, (None, None, ""))
             info: dict[str, Any] = raw if isinstance(raw, dict) else {}

@@ -134,7 +134,7 @@ def _own_sender(sub: Transcript) -> str | None:
                 routing = info.get("routing")
                 if not isinstance(routing, dict):
                     routing = {}
-                match = _SENDER_IN_TEXT.search(block.text)
+                match = _SENDER_IN_TEXT.search(block.whole())
                 sender = _name(routing.get("sender") or (match.group(1) if match else None))
                 if sender is not None and sender != LEAD:
                     return sender

@@ -14,9 +14,9 @@ halves of a surrogate pair (``\\ud83d\\ude00``), so the windows joined are exact
 ``json.loads`` gives. While the line is read, every window is decoded once (a damaged value makes the
 line fall back to the ordinary path, which counts it as broken), and its characters are counted.
 
-What this module leaves to others: which values may stay in the file (the reader keeps only message
-text that way; any other long value is decoded whole), and how a long text is cleaned and chunked
-(:mod:`causantic.ingest.longtext`).
+What this module leaves to others: which values may stay in the file (the reader keeps message text
+and tool results that way; any other long value is decoded whole, or cut to its head where only that
+is read), and how a long text is cleaned and chunked (:mod:`causantic.ingest.longtext`).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ LONG_LINE_BYTES = 2 << 20  # a line at least this long has its long string value
 LONG_VALUE_BYTES = 1 << 20  # a string value at least this long (in the file) is left there
 WINDOW_BYTES = 1 << 20  # how much of a long value is decoded at a time
 HEAD_CHARS = 131_072  # characters of a long value decoded at once (what prompts and titles read)
+TAIL_CHARS = 65_536  # characters of its end kept too (where Claude Code appends reminders to a tool result)
 
 # A JSON string token: unrolled, possessive, so a megabyte of plain text is one C-level run.
 _STRING = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
@@ -162,6 +163,7 @@ class LongValue:
     text: LongText
     head: str  # its first :data:`HEAD_CHARS` characters
     blank: bool  # only whitespace
+    tail: str = ""  # its last :data:`TAIL_CHARS` characters
 
 
 def parse_long_line(data: bytes, start: int, end: int, path: Path) -> tuple[object, dict[str, LongValue]] | None:
@@ -193,7 +195,7 @@ def parse_long_line(data: bytes, start: int, end: int, path: Path) -> tuple[obje
 
 def _checked(raw: memoryview, path: Path, start: int) -> LongValue | None:
     """Decode every window of ``raw`` once: what the value is, None when it is not valid string content."""
-    crc, chars, head, blank = 0, 0, "", True
+    crc, chars, head, tail, blank = 0, 0, "", "", True
     try:
         for piece in raw_windows(raw):
             crc = zlib.crc32(piece, crc)
@@ -201,7 +203,9 @@ def _checked(raw: memoryview, path: Path, start: int) -> LongValue | None:
             chars += len(text)
             if len(head) < HEAD_CHARS:
                 head += text[: HEAD_CHARS - len(head)]
+            tail = (tail + text[-TAIL_CHARS:])[-TAIL_CHARS:]
             blank = blank and (not text or text.isspace())
+            del text  # not held while the next window is decoded (up to 4 bytes a character)
     except ValueError:
         return None
-    return LongValue(LongText(path, start, start + len(raw), chars, crc), head, blank)
+    return LongValue(LongText(path, start, start + len(raw), chars, crc), head, blank, tail)

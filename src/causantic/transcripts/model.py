@@ -44,9 +44,19 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
+    """A tool's output. An output of many megabytes on one line (a ``cat`` of a log, a huge diff)
+    stays in its file like a long :class:`TextBlock`: ``long`` says where, ``text`` holds only its
+    head and ``tail`` its end; whatever needs all of it reads ``long.windows()``."""
+
     tool_use_id: str
     text: str  # string content, or the text of a block list (images become "[image]")
     is_error: bool = False
+    long: LongText | None = None
+    tail: str = ""  # the end of a long output (its last ``TAIL_CHARS`` characters)
+
+    def whole(self) -> str:
+        """All of the output, decoded from the file when it was left there."""
+        return self.text if self.long is None else "".join(self.long.windows())
 
 
 Block = TextBlock | ThinkingBlock | ToolCall | ToolResult

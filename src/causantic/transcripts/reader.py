@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import orjson
 
@@ -270,26 +270,33 @@ def _replaced(value: Any) -> Any:
 
 
 def _long_line_record(data: bytes, start: int, end: int, path: Path) -> dict[str, Any] | None:
-    """The record of a long line, its message texts of many megabytes left in the file; None when
-    the line holds none, or is no valid JSON object (the ordinary path then reads and counts it)."""
+    """The record of a long line, its message texts and tool outputs of many megabytes left in the
+    file; None when the line holds none, or is no valid JSON object (the ordinary path then reads it,
+    and counts it when broken).
+
+    The record's ``toolUseResult`` (Claude Code's copy of the output, its ``stdout`` or file
+    ``content``) keeps only the head of such a value: sub-agent and team linking read its short
+    fields (an agent id, a sender), and nothing reads its copy of the output."""
     parsed = parse_long_line(data, start, end, path)
     if parsed is None or type(parsed[0]) is not dict:
         return None
     record, values = cast("dict[str, Any]", parsed[0]), parsed[1]
     used: set[str] = set()
 
-    def restore(value: Any, lazy: bool = False) -> Any:
-        """``value`` with every placeholder put back: as the LongValue where a message text may stay
-        in the file (``lazy``), else as the whole string."""
+    def restore(value: Any, keep: Literal["whole", "lazy", "head"] = "whole") -> Any:
+        """``value`` with every placeholder put back: as the LongValue where it may stay in the file
+        (``keep`` "lazy"), as its head ("head", inside too), else as the whole string."""
         if type(value) is str and value in values:
             if value in used:
                 raise ValueError("a placeholder twice")
             used.add(value)
-            return values[value] if lazy else "".join(values[value].text.windows())
+            long = values[value]
+            return long if keep == "lazy" else long.head if keep == "head" else "".join(long.text.windows())
+        inner: Literal["whole", "head"] = "head" if keep == "head" else "whole"
         if type(value) is dict:
-            return {k: restore(v) for k, v in cast("dict[str, Any]", value).items()}
+            return {k: restore(v, inner) for k, v in cast("dict[str, Any]", value).items()}
         if type(value) is list:
-            return [restore(v) for v in value]
+            return [restore(v, inner) for v in value]
         return value
 
     message = as_object(record.get("message"))
@@ -297,16 +304,34 @@ def _long_line_record(data: bytes, start: int, end: int, path: Path) -> dict[str
         if message is not None and record.get("type") in ("user", "assistant"):
             content = message.get("content")
             if type(content) is str:
-                message["content"] = restore(content, lazy=True)
+                message["content"] = restore(content, "lazy")
             elif (items := as_array(content)) is not None:
                 for item in items:
                     block = as_object(item)
                     if block is not None and block.get("type") == "text":
-                        block["text"] = restore(block.get("text"), lazy=True)
+                        block["text"] = restore(block.get("text"), "lazy")
+                    elif block is not None and block.get("type") == "tool_result":
+                        output = block.get("content")
+                        if type(output) is str:
+                            block["content"] = restore(output, "lazy")
+                        elif (part := _only_text_part(output)) is not None:
+                            part["text"] = restore(part["text"], "lazy")
+        if "toolUseResult" in record:
+            record["toolUseResult"] = restore(record["toolUseResult"], "head")
         record = restore(record)
     except ValueError:
         return None
     return record if len(used) == len(values) else None
+
+
+def _only_text_part(content: Any) -> dict[str, Any] | None:
+    """The one block of a tool result's content list when it is all the result's text (a text
+    block, whatever its type says, as :func:`_flatten_result` reads it), else None."""
+    items = as_array(content)
+    part = as_object(items[0]) if items is not None and len(items) == 1 else None
+    if part is None or part.get("type") in ("image", "document", "tool_reference") or "text" not in part:
+        return None
+    return part
 
 
 def _slow_line(
@@ -717,13 +742,13 @@ def parse_blocks(content: str | list[Any] | LongValue) -> list[Block]:
                 tool_input = {} if raw_input is None else {"input": raw_input}
             blocks.append(ToolCall(as_str(item.get("id")), as_str(item.get("name")), tool_input))
         elif kind == "tool_result":
-            blocks.append(
-                ToolResult(
-                    as_str(item.get("tool_use_id")),
-                    _flatten_result(item.get("content")),
-                    item.get("is_error") is True,
-                )
-            )
+            call_id, failed, output = as_str(item.get("tool_use_id")), item.get("is_error") is True, item.get("content")
+            if (part := _only_text_part(output)) is not None and isinstance(part["text"], LongValue):
+                output = part["text"]
+            if isinstance(output, LongValue):  # an output of many megabytes, left in the file
+                blocks.append(ToolResult(call_id, output.head, failed, output.text, output.tail))
+            else:
+                blocks.append(ToolResult(call_id, _flatten_result(output), failed))
         elif kind == "thinking":
             text = item.get("thinking")
             if not isinstance(text, str):
