@@ -137,7 +137,13 @@ class LockHeld(sqlite3.OperationalError):
 
 def begin(conn: sqlite3.Connection) -> None:
     """``BEGIN IMMEDIATE``: take the write lock, waiting up to the connection's busy timeout for
-    another writer.
+    another writer (told to a listener, :func:`run_waiting`)."""
+    run_waiting(conn, "BEGIN IMMEDIATE")
+
+
+def run_waiting(conn: sqlite3.Connection, statement: str) -> None:
+    """Run ``statement``, which takes the write lock first (``BEGIN IMMEDIATE``, ``VACUUM``), waiting
+    up to the connection's busy timeout for another writer.
 
     Trigger: another process writes memory (an ingest, a vacuum) while a command wants to write.
     Why: a command that waits in silence looks frozen, for up to ``storage.busyTimeoutMs``.
@@ -146,7 +152,7 @@ def begin(conn: sqlite3.Connection) -> None:
     of it runs in slices Ctrl-C can stop, and a timeout raises :class:`LockHeld` naming the holder.
     Otherwise (hooks, servers) the wait is one call, as SQLite makes it."""
     if not write_waits.listening():
-        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(statement)
         return
     timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
     deadline = time.monotonic() + timeout / 1000
@@ -155,7 +161,7 @@ def begin(conn: sqlite3.Connection) -> None:
     try:
         while True:
             try:
-                conn.execute("BEGIN IMMEDIATE")
+                conn.execute(statement)
                 return
             except sqlite3.OperationalError as exc:
                 if not _is_busy(exc):
@@ -329,7 +335,7 @@ def vacuum(conn: sqlite3.Connection, path: Path) -> tuple[StoreSpace, StoreSpace
     wait for it. Killed midway, the file stays as it was (the copy is in a transaction)."""
     before = space(conn, path)
     conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # applies at the VACUUM
-    conn.execute("VACUUM")
+    run_waiting(conn, "VACUUM")
     checkpoint(conn)
     return before, space(conn, path)
 
