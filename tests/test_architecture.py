@@ -47,6 +47,7 @@ BASE = {
     "ingest_runs",
     "live_session",
     "wording",
+    "write_waits",
     "__init__",
     "__main__",
 }

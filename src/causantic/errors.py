@@ -62,6 +62,13 @@ def store_failure(exc: BaseException, where: object) -> StoreError:
             "run the command again; what was stored before is intact."
         )
     if "locked" in lowered or "busy" in lowered:
+        holder = getattr(exc, "holder", None)  # causantic.store.sqlite.LockHeld: the store waited and knows more
+        if holder:
+            return StoreError(
+                f"The memory database {where} stayed busy ({text}): {holder} held its write lock for "
+                f"all of {getattr(exc, 'waited_s', 0):g} s; try again when it has finished (storage.busyTimeoutMs "
+                "sets how long a command waits)."
+            )
         return StoreError(
             f"The memory database {where} stayed busy ({text}): another Causantic process is "
             "writing; try again in a moment."

@@ -31,8 +31,19 @@ RUN_DIR = "run"  # beside the prompt server's socket and pid file (hooks/warm.py
 WRITE_EVERY_S = 1.0  # progress is written at most this often; the first and last counts always
 
 
+_started_by: str | None = None  # this process's ingests' ``by`` (started_by)
+
+
+def started_by(words: str) -> None:
+    """What started this process's ingests, as a person would say it ("a Claude Code hook"): named
+    to whoever waits for them (:func:`lock_holder`)."""
+    global _started_by
+    _started_by = words
+
+
 class IngestRun(TypedDict):
     pid: int
+    by: str | None  # what started it ("a Claude Code hook", "`causantic ingest`"); None when not said
     processStart: str | None  # which process holds the pid (process_start); None where the system cannot tell
     started: str  # ISO 8601 UTC
     source: str  # what it reads: a folder or file, or the first of several
@@ -52,6 +63,7 @@ class IngestProgress:
         more = f" and {len(sources) - 1} more" if len(sources) > 1 else ""
         self.run = IngestRun(
             pid=os.getpid(),
+            by=_started_by,
             processStart=process_start(os.getpid()),
             started=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
             source=(str(sources[0]) if sources else "") + more,
@@ -125,6 +137,24 @@ def running_text(run: IngestRun, now: datetime | None = None) -> str:
     return f"Ingest running: {doing}, started {ago(run['started'], now)} (pid {run['pid']})"
 
 
+def lock_holder(home: Path) -> str:
+    """What most likely holds memory's write lock when this process waits for it, in words: the
+    oldest other ingest running on ``home`` ("the ingest started by a Claude Code hook at 08:14
+    (pid 4242)"), else "another Causantic process" (SQLite does not say which process holds it,
+    and only ingests record that they run)."""
+    runs = [run for run in running_ingests(home) if run["pid"] != os.getpid()]
+    if not runs:
+        return "another Causantic process"
+    first = runs[0]
+    by = f" by {first['by']}" if first["by"] else ""
+    try:
+        at = " at " + datetime.fromisoformat(first["started"].replace("Z", "+00:00")).astimezone().strftime("%H:%M")
+    except ValueError:
+        at = ""
+    more = f" (or one of {counted(len(runs) - 1, 'other ingest')})" if len(runs) > 1 else ""
+    return f"the ingest started{by}{at} (pid {first['pid']}){more}"
+
+
 def pid_alive(pid: int) -> bool:
     """Whether a process with this id runs on this machine (a reused id counts as running)."""
     if pid <= 0:
@@ -186,6 +216,7 @@ def _read(path: Path) -> IngestRun | None:
 def _run_of(data: dict[str, Any]) -> IngestRun:
     return IngestRun(
         pid=data["pid"],
+        by=data["by"] if isinstance(data.get("by"), str) else None,
         processStart=data["processStart"] if isinstance(data.get("processStart"), str) else None,
         started=data["started"],
         source=str(data.get("source", "")),

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 import click
 
 from causantic import __version__
-from causantic.cli.output import interrupted_says
+from causantic.cli.output import interrupted_says, say_write_waits
 from causantic.errors import StoreError
 
 # Command name -> module under causantic.cli that defines it (in its COMMANDS list).
@@ -47,6 +47,10 @@ COMMAND_MODULES: dict[str, str] = {
     "team": "team_commands",
 }
 
+
+# Commands that never tell their user that a write waits: the hooks (what they print reaches the
+# agent's context) and the servers (no one reads their stderr as it happens).
+UNTOLD_WAITS = {"hook", "serve", "dashboard"}
 
 # Stands in for "-" while click wraps help: textwrap breaks only after an ASCII hyphen.
 _UNBROKEN = "\u2011"
@@ -104,16 +108,20 @@ class LazyGroup(click.Group):
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
-        """An unknown command names the ones meant: 'serch' → search, 'list' → list-projects, list-sessions."""
+        """An unknown command names the ones meant: 'serch' → search, 'list' → list-projects, list-sessions.
+        A known one, unless it is in :data:`UNTOLD_WAITS`, will say when a write waits for another process."""
         try:
-            return super().resolve_command(ctx, args)
+            name, command, rest = super().resolve_command(ctx, args)
         except click.UsageError as exc:
             typed, known = args[0] if args else "", self.list_commands(ctx)
-            meant = [name for name in known if typed and name.startswith(typed)]
+            meant = [known_name for known_name in known if typed and known_name.startswith(typed)]
             meant = meant or difflib.get_close_matches(typed, known, n=2)
             if not meant:
                 raise
             raise click.UsageError(f"{exc.message} Did you mean {' or '.join(meant)}?", ctx) from exc
+        if name not in UNTOLD_WAITS:
+            say_write_waits()
+        return name, command, rest
 
     def invoke(self, ctx: click.Context) -> object:
         try:

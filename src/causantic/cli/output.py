@@ -205,6 +205,20 @@ def interrupted_says(note: str) -> Iterator[None]:
         raise click.exceptions.Exit(INTERRUPTED) from None
 
 
+def say_write_waits() -> None:
+    """A write that waits for another process's lock says so on stderr, with what holds it and what to
+    do (:mod:`causantic.write_waits`); a command that waits no longer looks frozen."""
+    from causantic import write_waits
+
+    def told(holder: str, timeout_s: float) -> None:
+        click.echo(
+            f"causantic: waiting for {holder} to finish writing memory (at most {timeout_s:g} s); Ctrl-C to stop.",
+            err=True,
+        )
+
+    write_waits.listen(told)
+
+
 @contextmanager
 def working(description: str) -> Iterator[None]:
     """A spinner, ``description`` and the time elapsed while a step that reports no progress runs, on

@@ -128,8 +128,10 @@ def run_hook(name: str, stdin_text: str | None = None) -> int:
 def run_worker(hook: str, event_json: str) -> int:
     """The detached half of pre-compact / session-end; records the hook's final outcome."""
     from causantic.hooks.ingest import run_worker as ingest
+    from causantic.ingest_runs import started_by
 
     started = time.perf_counter()
+    started_by(f"Claude Code's {hook} hook")  # named to a command that waits for this ingest's writes
     event = parse_event(event_json)
     try:
         result = ingest(event)

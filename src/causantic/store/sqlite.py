@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
+import math
 import os
 import shutil
 import sqlite3
@@ -34,6 +35,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
+from causantic import write_waits
 from causantic.errors import StoreError, store_failure
 from causantic.store.records import DiskShortfall, StoreSpace
 
@@ -45,6 +47,9 @@ of it: the log stays as large as it ever grew until the last connection closes).
 CHECKPOINT_WAIT_MS = 2_000
 """How long :func:`settle` waits for readers on older snapshots before it checkpoints only what they
 allow (the log is cut back later, when a checkpoint empties it)."""
+WAIT_SLICE_MS = 250
+"""Once a waiting write has been told (:func:`begin`), it waits on in slices this long: Python
+handles Ctrl-C only between SQLite calls, and one call would wait out the whole timeout first."""
 VACUUM_STEP_PAGES = 2_560
 """Free pages :func:`settle` gives back per transaction (10 MB of 4 KB pages): another writer waits
 for one step, not for the whole release."""
@@ -110,7 +115,7 @@ def atomic(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
             raise
         conn.execute(f"RELEASE {name}")
         return
-    conn.execute("BEGIN IMMEDIATE")
+    begin(conn)
     try:
         yield conn
     except BaseException:
@@ -119,6 +124,62 @@ def atomic(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
                 conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+class LockHeld(sqlite3.OperationalError):
+    """Another process held the write lock for the whole busy timeout; ``holder`` says which, in words."""
+
+    def __init__(self, message: str, holder: str, waited_s: float) -> None:
+        super().__init__(message)
+        self.holder = holder
+        self.waited_s = waited_s
+
+
+def begin(conn: sqlite3.Connection) -> None:
+    """``BEGIN IMMEDIATE``: take the write lock, waiting up to the connection's busy timeout for
+    another writer (told to a listener, :func:`run_waiting`)."""
+    run_waiting(conn, "BEGIN IMMEDIATE")
+
+
+def run_waiting(conn: sqlite3.Connection, statement: str) -> None:
+    """Run ``statement``, which takes the write lock first (``BEGIN IMMEDIATE``, ``VACUUM``), waiting
+    up to the connection's busy timeout for another writer.
+
+    Trigger: another process writes memory (an ingest, a vacuum) while a command wants to write.
+    Why: a command that waits in silence looks frozen, for up to ``storage.busyTimeoutMs``.
+    Outcome: when someone listens (:mod:`causantic.write_waits`, the CLI), a wait past
+    :data:`~causantic.write_waits.NOTICE_AFTER_MS` is told to them with what holds the lock, the rest
+    of it runs in slices Ctrl-C can stop, and a timeout raises :class:`LockHeld` naming the holder.
+    Otherwise (hooks, servers) the wait is one call, as SQLite makes it."""
+    if not write_waits.listening():
+        conn.execute(statement)
+        return
+    timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    deadline = time.monotonic() + timeout / 1000
+    holder = None
+    conn.execute(f"PRAGMA busy_timeout = {min(timeout, write_waits.NOTICE_AFTER_MS)}")
+    try:
+        while True:
+            try:
+                conn.execute(statement)
+                return
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise
+                left_ms = math.ceil((deadline - time.monotonic()) * 1000)
+                if left_ms <= 0 and holder is None:
+                    raise
+                if left_ms <= 0:
+                    raise LockHeld(str(exc), holder or "", timeout / 1000) from exc
+            if holder is None:
+                holder = write_waits.waiting(timeout)
+            conn.execute(f"PRAGMA busy_timeout = {min(left_ms, WAIT_SLICE_MS)}")
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {timeout}")
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    return "locked" in str(exc) or "busy" in str(exc)
 
 
 class Transactions:
@@ -141,7 +202,7 @@ class Transactions:
     def atomic(self) -> Iterator[None]:
         batching = self._commit_every is not None
         if batching and self._depth == 0 and not self.conn.in_transaction:
-            self.conn.execute("BEGIN IMMEDIATE")
+            begin(self.conn)
             self._begun_at = time.perf_counter()
         self._depth += 1
         try:
@@ -222,7 +283,7 @@ def unless_busy() -> Iterator[None]:
     try:
         yield
     except sqlite3.OperationalError as exc:
-        if "locked" not in str(exc) and "busy" not in str(exc):
+        if not _is_busy(exc):
             raise
 
 
@@ -274,7 +335,7 @@ def vacuum(conn: sqlite3.Connection, path: Path) -> tuple[StoreSpace, StoreSpace
     wait for it. Killed midway, the file stays as it was (the copy is in a transaction)."""
     before = space(conn, path)
     conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # applies at the VACUUM
-    conn.execute("VACUUM")
+    run_waiting(conn, "VACUUM")
     checkpoint(conn)
     return before, space(conn, path)
 

@@ -1,0 +1,149 @@
+"""A command that must wait for another process's write lock says so, with who holds it (issue: a
+`causantic ingest` started beside a hook's ingest looked frozen for up to 30 s, then failed).
+
+Real processes: a holder process takes memory's write lock (a plain SQLite ``BEGIN IMMEDIATE``,
+or the store's own transaction inside a recorded ingest run, as a hook's ingest worker holds it)
+until the test tells it to let go; ``causantic`` runs beside it as a user would.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from process_support import causantic, subprocess_env
+from transcript_files import write_session
+
+from causantic.examples import SESSIONS_DIR
+
+pytestmark = pytest.mark.slow
+
+HOLDER = """
+import sqlite3, sys
+from contextlib import nullcontext
+from pathlib import Path
+from causantic.ingest_runs import IngestProgress, started_by
+from causantic.store.memory import MemoryStore
+
+home, by = Path(sys.argv[1]), sys.argv[2]
+if by:  # an ingest's run, recorded as the hook's worker records it, holding the store's transaction
+    started_by(by)
+    with IngestProgress(home, [home]), MemoryStore(home / "memory.db") as store, store.atomic():
+        print("holding", flush=True)
+        sys.stdin.readline()
+else:  # a process that records nothing
+    conn = sqlite3.connect(home / "memory.db", isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    print("holding", flush=True)
+    sys.stdin.readline()
+"""
+HOOK = "Claude Code's session-end hook"
+
+
+@pytest.fixture
+def memory(causantic_home: Path, tmp_path: Path) -> Path:
+    """A store holding the examples, and a new session for an ingest to write."""
+    done = causantic("ingest", "--no-embed", str(SESSIONS_DIR))
+    assert done.returncode == 0, done.stderr
+    return write_session(
+        tmp_path / "projects" / "-work-shop",
+        "/work/shop",
+        "s-new",
+        [("How do we cache carts?", "With Redis, keyed by user.")],
+    ).parent
+
+
+@contextmanager
+def lock_held(home: Path, by: str = "") -> Iterator[subprocess.Popen[str]]:
+    with subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(home), by],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(),
+    ) as holder:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        try:
+            yield holder
+        finally:
+            release(holder)
+
+
+def release(holder: subprocess.Popen[str]) -> None:
+    if holder.poll() is None:
+        assert holder.stdin is not None
+        holder.stdin.write("\n")
+        holder.stdin.close()
+        holder.wait(timeout=30)
+
+
+def start(*args: str, **env: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "causantic", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(**{"CAUSANTIC_STORAGE_BUSY_TIMEOUT_MS": "20000", **env}),
+    )
+
+
+def waiting_line(command: subprocess.Popen[str]) -> str:
+    """The first line on the command's stderr that says it waits (or all it printed, if none did)."""
+    assert command.stderr is not None
+    seen = []
+    for line in command.stderr:
+        seen.append(line)
+        if "waiting" in line:
+            return line.strip()
+    return "".join(seen)
+
+
+def test_an_ingest_waiting_for_a_hooks_ingest_says_whose_and_then_finishes(causantic_home: Path, memory: Path) -> None:
+    with lock_held(causantic_home, HOOK) as holder:
+        command = start("ingest", "--no-embed", str(memory))
+        line = waiting_line(command)
+        assert line.startswith(f"causantic: waiting for the ingest started by {HOOK} at "), line
+        assert f"(pid {holder.pid}) to finish writing memory (at most 20 s); Ctrl-C to stop." in line
+        assert command.poll() is None  # still waiting, not failed
+        release(holder)
+        out, err = command.communicate(timeout=60)
+    assert command.returncode == 0, err
+    assert "chunks added" in out and "1 of 1" in out  # it went on to read the new session
+
+
+def test_a_json_ingest_that_waits_keeps_its_stdout_to_the_report(causantic_home: Path, memory: Path) -> None:
+    with lock_held(causantic_home) as holder:
+        command = start("ingest", "--no-embed", "--json", str(memory))
+        line = waiting_line(command)
+        assert line.startswith("causantic: waiting for another Causantic process to finish writing memory"), line
+        release(holder)
+        out, err = command.communicate(timeout=60)
+    assert command.returncode == 0, err
+    assert json.loads(out)["chunks_added"] > 0
+
+
+def test_ctrl_c_stops_a_command_that_waits(causantic_home: Path, memory: Path) -> None:
+    with lock_held(causantic_home, HOOK):
+        command = start("forget", "acme-shop", "--yes")
+        assert "Ctrl-C to stop" in waiting_line(command)
+        command.send_signal(signal.SIGINT)
+        # The lock is still held: the command ends because it was asked to, not because the wait did.
+        _, err = command.communicate(timeout=10)
+    assert command.returncode == 130 and "Interrupted." in err and "Traceback" not in err
+
+
+def test_a_wait_that_times_out_names_what_held_the_lock(causantic_home: Path, memory: Path) -> None:
+    with lock_held(causantic_home, HOOK) as holder:
+        command = start("ingest", "--no-embed", str(memory), CAUSANTIC_STORAGE_BUSY_TIMEOUT_MS="2000")
+        _, err = command.communicate(timeout=60)
+    assert command.returncode == 1
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines[0].startswith("causantic: waiting for the ingest started by"), err
+    assert f"the ingest started by {HOOK} at " in lines[-1] and f"(pid {holder.pid}) held its write lock" in lines[-1]
+    assert "try again when it has finished" in lines[-1] and "Traceback" not in err
