@@ -147,3 +147,20 @@ def test_a_wait_that_times_out_names_what_held_the_lock(causantic_home: Path, me
     assert lines[0].startswith("causantic: waiting for the ingest started by"), err
     assert f"the ingest started by {HOOK} at " in lines[-1] and f"(pid {holder.pid}) held its write lock" in lines[-1]
     assert "try again when it has finished" in lines[-1] and "Traceback" not in err
+
+
+def test_a_forced_ingest_that_times_out_does_not_say_none_is_left(causantic_home: Path, memory: Path) -> None:
+    """--force re-reads files whose marks are current, so every file counted as stored: the error said
+    'Ingest stopped with 4 of 4 changed files stored (the next run reads the 0 left)'."""
+    with lock_held(causantic_home):
+        done = causantic(
+            "ingest",
+            "--no-embed",
+            "--force",
+            str(SESSIONS_DIR),
+            env=subprocess_env(CAUSANTIC_STORAGE_BUSY_TIMEOUT_MS="1500"),
+            timeout=60,
+        )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Ingest stopped (run it again to finish)" in done.stdout + done.stderr
+    assert "the next run reads the 0 left" not in done.stdout + done.stderr

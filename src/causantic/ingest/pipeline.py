@@ -254,6 +254,8 @@ def _stopped(store: MemoryStoreProtocol, todo: list[SessionFiles]) -> str:
         stored = sum(1 for p in paths if _current(_read_under(store, p)))
     except StoreError:  # the store cannot even be read: say nothing of how far it got
         return "Ingest stopped (the next run reads the files not stored)"
+    if stored == len(paths):  # --force re-reads files whose marks are current: none of them is "left"
+        return "Ingest stopped (run it again to finish)"
     return (
         f"Ingest stopped with {stored} of {counted(len(paths), 'changed file')} stored "
         f"(the next run reads the {len(paths) - stored} left)"
