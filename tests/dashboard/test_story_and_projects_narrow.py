@@ -201,7 +201,9 @@ def test_at_380_px_each_overview_figure_reads_on_one_line_inside_its_box(
             assert lines < 1.5 and inside, (figure.text, lines, inside)
 
 
-def test_at_380_px_the_page_links_lie_in_two_even_rows_under_the_brand(billing_dashboard: Dashboard, chrome: Any) -> None:
+def test_at_380_px_the_page_links_lie_in_two_even_rows_under_the_brand(
+    billing_dashboard: Dashboard, chrome: Any
+) -> None:
     """Beside the brand the six links wrapped onto three ragged rows (two, three, one); at 1280 px
     they stay on the brand's line."""
     open_page(chrome, billing_dashboard, "/")
