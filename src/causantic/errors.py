@@ -27,7 +27,13 @@ class TranscriptError(CausanticError):
 
 
 class ProjectNotFound(CausanticError):
-    """A project name matched nothing, or matched several projects."""
+    """A project name matched nothing, or matched several projects. ``meant``: the known names close
+    to a misspelt ``asked`` one, which the message offers ("did you mean …?"), for the dashboard's links."""
+
+    def __init__(self, message: str, *, asked: str = "", meant: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.asked = asked
+        self.meant = meant
 
 
 class NoMemoryYet(ProjectNotFound):

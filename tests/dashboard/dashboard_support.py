@@ -206,3 +206,31 @@ def in_sight(driver: Any, element: Any, window: int) -> None:
         "const r = arguments[0].getBoundingClientRect(); return [r.left, r.right]", element
     )
     assert element.is_displayed() and 0 <= left and right <= window, (element.text, left, right, window)
+
+
+def pixels_of_colour(driver: Any, element: Any, rgb: tuple[int, int, int], within: int = 30) -> int:
+    """How many pixels of ``element`` as drawn on screen lie within ``within`` of ``rgb`` in each
+    channel: a focus ring's colour, where no computed style shows it (counted by the browser's canvas)."""
+    shot = element.screenshot_as_base64
+    return int(
+        driver.execute_async_script(
+            """const [shot, rgb, within, done] = arguments;
+            const img = new Image();
+            img.onload = () => {
+              const canvas = document.createElement("canvas");
+              canvas.width = img.width; canvas.height = img.height;
+              const g = canvas.getContext("2d");
+              g.drawImage(img, 0, 0);
+              const px = g.getImageData(0, 0, img.width, img.height).data;
+              let n = 0;
+              for (let i = 0; i < px.length; i += 4) {
+                if ([0, 1, 2].every((c) => Math.abs(px[i + c] - rgb[c]) <= within)) n++;
+              }
+              done(n);
+            };
+            img.src = "data:image/png;base64," + shot;""",
+            shot,
+            list(rgb),
+            within,
+        )
+    )

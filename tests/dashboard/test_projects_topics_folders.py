@@ -123,7 +123,23 @@ def test_a_new_project_s_folder_gets_the_cli_s_answer_not_an_error_page(example_
 def test_a_misspelt_project_name_is_still_an_error_that_names_the_nearest(example_dashboard: Dashboard) -> None:
     status, _, page = http_request(example_dashboard, "GET", "/project?name=acme-shpo")
     assert status == 404
-    assert "No project named 'acme-shpo' in memory: did you mean acme-shop?" in _said(page)
+    unlinked = re.sub(r"</?a\b[^>]*>", "", page)  # the name is a link (the next test): read as its words
+    assert "No project named 'acme-shpo' in memory: did you mean acme-shop?" in _said(unlinked)
+
+
+def test_a_misspelt_project_name_s_nearest_names_are_links_to_the_page_asked_for(example_dashboard: Dashboard) -> None:
+    """'did you mean acme-shop?' was words to retype: each name is now the same page (the same search,
+    its other fields kept) for that project, in the page and in the search form's results alike."""
+    for asked, meant, headers in (
+        ("/project?name=acme-shpo", "/project?name=acme-shop", {}),
+        ("/search?q=deploy&kind=recall&project=acme-shpo", "/search?q=deploy&kind=recall&project=acme-shop", {}),
+        ("/search?q=deploy&project=acme-shpo", "/search?q=deploy&project=acme-shop", {"X-Partial": "results"}),
+    ):
+        status, _, page = http_request(example_dashboard, "GET", asked, headers=headers)
+        assert status in (400, 404), asked
+        assert f'did you mean <a href="{html.escape(meant)}">acme-shop</a>?' in page, page_text(page)
+        status, _, page = http_request(example_dashboard, "GET", meant)
+        assert status == 200 and "No project named" not in page, meant
 
 
 def test_with_team_memory_unreachable_the_overview_and_projects_say_they_show_local_memory_alone(

@@ -3,8 +3,9 @@ say what was left out between them and are numbered as recall's text numbers the
 project's session count and last activity, each hook's outcome and time, and each setting's source
 and meaning stay in sight (not scrolled out of a table), and a time is not broken across lines; at
 380 px the header's search box is there, reached by the keyboard, and scrolls away with the header,
-and each of the overview's figures reads on one line inside its box;
-at 1280 px the search filters fit on one line beside a long project name."""
+each of the overview's figures reads on one line inside its box, and the page links lie in rows of
+their own under the brand; at 1280 px the search filters fit on one line beside a long project name;
+at both, a date field's calendar button shows the dashboard's focus ring when Tab reaches it."""
 
 from __future__ import annotations
 
@@ -21,12 +22,14 @@ from dashboard_support import (
     fits_sideways,
     in_sight,
     open_page,
+    pixels_of_colour,
     start_dashboard,
     window_size,
 )
 from transcript_files import GAP_LINE, GAP_QUERY, GAP_TURNS, write_session
 
 pytest.importorskip("selenium", reason=BROWSER_HINT)
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 
@@ -196,3 +199,51 @@ def test_at_380_px_each_overview_figure_reads_on_one_line_inside_its_box(
                 figure,
             )
             assert lines < 1.5 and inside, (figure.text, lines, inside)
+
+
+def test_at_380_px_the_page_links_lie_in_two_even_rows_under_the_brand(
+    billing_dashboard: Dashboard, chrome: Any
+) -> None:
+    """Beside the brand the six links wrapped onto three ragged rows (two, three, one); at 1280 px
+    they stay on the brand's line."""
+    open_page(chrome, billing_dashboard, "/")
+    for width, rows in ((1280, 1), (380, 2)):
+        with window_size(chrome, width, 900):
+            chrome.get(billing_dashboard.base + "/projects")
+            window = fits_sideways(chrome, f"/projects at {width} px")
+            brand = chrome.find_element(By.CSS_SELECTOR, "header .brand").rect
+            links = chrome.find_elements(By.CSS_SELECTOR, "header nav a")
+            for link in links:
+                in_sight(chrome, link, window)
+            tops = sorted({round(link.rect["y"]) for link in links})
+            assert len(tops) == rows, (width, [(link.text, link.rect) for link in links])
+            if width == 380:
+                assert tops[0] >= brand["y"] + brand["height"], "the links are under the brand, not beside it"
+                widths = {round(link.rect["width"]) for link in links}
+                assert max(widths) - min(widths) <= 1, f"three a row, each as wide: {widths}"
+            else:
+                assert abs(links[0].rect["y"] + links[0].rect["height"] / 2 - brand["y"] - brand["height"] / 2) < 4
+
+
+ACCENT = (0x44, 0x60, 0xE0)  # the dashboard's focus ring (--accent)
+
+
+def test_a_date_field_s_calendar_button_shows_the_dashboard_s_focus_ring(
+    billing_dashboard: Dashboard, chrome: Any
+) -> None:
+    """Tab from a date's year reaches its calendar button, which Chromium ringed in its own near black."""
+    open_page(chrome, billing_dashboard, "/")
+    for width in (1280, 380):
+        with window_size(chrome, width, 900):
+            for path, before, field in (("/search?q=retry", "agent", "from"), ("/forget", "session", "before")):
+                chrome.get(billing_dashboard.base + path)
+                date = chrome.find_element(By.NAME, field)
+                chrome.execute_script("arguments[0].scrollIntoView({block: 'center'})", date)
+                chrome.find_element(By.NAME, before).click()
+                presses = 0
+                button = "const a = document.activeElement; return a.name === arguments[0] && !a.matches(':focus')"
+                while not chrome.execute_script(button, field) and presses < 8:  # month, day, year, the button
+                    ActionChains(chrome).send_keys(Keys.TAB).perform()
+                    presses += 1
+                assert chrome.execute_script(button, field), f"Tab reached no calendar button on {path}"
+                assert pixels_of_colour(chrome, date, ACCENT) >= 40, f"no accent ring at {width} px on {path}"

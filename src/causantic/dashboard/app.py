@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -93,9 +94,9 @@ def create_app(secrets: Secrets, opener: Opener = Memory) -> ASGIApp:
                     try:
                         context = build(held["memory"])
                     except missing as exc:
-                        return _render(templates, failed, request, name, {"message": str(exc)}, 404)
+                        return _render(templates, failed, request, name, {"message": _offered(request, exc)}, 404)
                     except CausanticError as exc:
-                        return _render(templates, failed, request, name, {"message": str(exc)}, 400)
+                        return _render(templates, failed, request, name, {"message": _offered(request, exc)}, 400)
                     gathered = time.perf_counter()
                     chosen = f"_{template}" if partial else template
                     response = _render(templates, chosen, request, name, context, 200)
@@ -218,6 +219,21 @@ async def _forget_form(request: Request) -> pages.ForgetForm:
         threshold,
         bool(data.get("only_mine")),  # a ticked box is sent, an unticked one is not
     )
+
+
+def _offered(request: Request, exc: CausanticError) -> str | Markup:
+    """The error's message; a misspelt project's nearest names in it link to this address with each
+    in its place (a page read by GET: a form's POST is not a link)."""
+    if not isinstance(exc, ProjectNotFound) or not exc.meant or request.method != "GET":
+        return str(exc)
+    asked = request.query_params.multi_items()
+    if not any(value == exc.asked for _, value in asked):
+        return str(exc)
+    links = [
+        (name, f"{request.url.path}?" + urlencode([(k, name if v == exc.asked else v) for k, v in asked]))
+        for name in exc.meant
+    ]
+    return text.guesses_linked(str(exc), links)
 
 
 def _render(

@@ -99,6 +99,14 @@ def commands(message: str) -> Markup:
     return Markup(_BACKTICKED.sub(lambda m: f"<code>{m.group(1)}</code>", str(escape(message))))
 
 
+def guesses_linked(message: str, links: list[tuple[str, str]]) -> Markup:
+    """``message`` escaped, the names it offers ("did you mean A or B?") each a link: ``links`` holds
+    (name, address) in the message's order. A message worded otherwise is left as it is."""
+    said = " or ".join(str(escape(name)) for name, _ in links)
+    linked = " or ".join(f'<a href="{escape(href)}">{escape(name)}</a>' for name, href in links)
+    return Markup(str(escape(message)).replace(f"did you mean {said}?", f"did you mean {linked}?", 1))
+
+
 def gist(content: str, limit: int = 140) -> str:
     """One line saying what a chunk holds: its first section's kind and first words."""
     for section in sections(content):

@@ -104,7 +104,9 @@ def resolve_project(store: MemoryStoreProtocol, name: str, *, emptied: bool = Fa
         meant = difflib.get_close_matches(name, known, n=3)
         guess = f": did you mean {' or '.join(meant)}?" if meant else ""
         raise ProjectNotFound(
-            f"No project named {name!r} in memory{guess} (known: {listed}; list-projects shows each with its path)."
+            f"No project named {name!r} in memory{guess} (known: {listed}; list-projects shows each with its path).",
+            asked=name,
+            meant=tuple(meant),
         )
     if len(matches) > 1:
         names = ", ".join(f"{p.name} ({p.path})" for p in matches)
