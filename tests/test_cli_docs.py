@@ -116,9 +116,13 @@ def test_help_gives_the_defaults_configured_now(causantic_home: Path, monkeypatc
 
 def test_the_top_help_names_every_agent_read_and_the_main_commands() -> None:
     """It read 'Long-term, local, episodic memory for Claude Code.' above a quick start of two commands,
-    though batch-ingest reads Codex CLI and Gemini CLI sessions too and recall is the main answer."""
+    though batch-ingest reads Codex CLI and Gemini CLI sessions too (and since, Copilot CLI, Cursor, Factory
+    Droid and Pi sessions) and recall is the main answer."""
     shown = " ".join(CliRunner().invoke(cli, ["--help"]).output.split())
-    assert "memory for AI coding agents (Claude Code, Codex CLI, Gemini CLI)." in shown
+    assert (
+        "memory for AI coding agents (Claude Code, Codex CLI, Gemini CLI, Copilot CLI, Cursor, Factory Droid, Pi)."
+        in shown
+    )
     assert 'causantic recall "fix" # the story behind it' in shown and "causantic init # connect Claude Code" in shown
 
 

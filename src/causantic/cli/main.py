@@ -134,7 +134,8 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "-V", "--version", prog_name="causantic")
 def cli() -> None:
-    """Long-term, local, episodic memory for AI coding agents (Claude Code, Codex CLI, Gemini CLI).
+    """Long-term, local, episodic memory for AI coding agents (Claude Code, Codex CLI, Gemini CLI,
+    Copilot CLI, Cursor, Factory Droid, Pi).
 
     \b
     Quick start:
@@ -143,7 +144,8 @@ def cli() -> None:
       causantic recall "fix"  # the story behind it
       causantic init          # connect Claude Code
 
-    batch-ingest reads each agent's own session folder that exists (~/.claude/projects, Codex's, Gemini's).
+    batch-ingest reads each agent's own session folder that exists (~/.claude/projects and the
+    other agents': the README lists them).
     `causantic COMMAND --help` says what a command does, with an example.
     """
 
