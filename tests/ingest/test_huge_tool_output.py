@@ -102,5 +102,7 @@ def test_a_huge_tool_output_is_read_and_chunked_without_being_held_in_memory(tmp
         tracemalloc.stop()
     assert plan.sessions[0].chunks and size > 4 * longvalue.LONG_VALUE_BYTES
     # The file's bytes are read once; decoded whole, the output (4 bytes a character as it holds an
-    # emoji) and its copy in toolUseResult took about 8 times the file.
-    assert peak < 2 * size, f"peak {peak / 1e6:.1f} MB for a {size / 1e6:.1f} MB file"
+    # emoji) and its copy in toolUseResult took 6.6 times the file. Left in the file: 1.7 times with
+    # orjson 3.8, 3.0 with orjson 3.13, which over-allocates while decoding non-ASCII text (the
+    # decoded window's share: docs/measurements.md, "A huge tool output").
+    assert peak < 4 * size, f"peak {peak / 1e6:.1f} MB for a {size / 1e6:.1f} MB file"
