@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,27 @@ def test_shown_relevance_moves_each_score_as_little_as_possible() -> None:
     assert non_increasing([0.9, 0.5, 0.7, 0.2]) == pytest.approx([0.9, 0.6, 0.6, 0.2])
     assert non_increasing([0.3, 0.8]) == pytest.approx([0.55, 0.55])
     assert non_increasing([]) == []
+
+
+def test_the_chain_walks_fallback_says_its_hits_come_as_they_rank(tmp_path: Path) -> None:
+    """With no edge to walk, chain mode tells search's hits one by one, best first, under a heading
+    that said 'in time order'."""
+    from chunk_records import chunk_record
+
+    from causantic.retrieval.format import render_episodes
+    from causantic.store.fts import identifier_terms
+
+    texts = {  # the older session matches a word of the question, the newer one all of them
+        "s1": ("2026-03-01T09:00:00.000Z", "[User]\nthe export is slow again"),
+        "s2": ("2026-03-05T09:00:00.000Z", "[User]\nthe invoice export times out on large months: paged it"),
+    }
+    with open_services(Config()) as services:
+        store = services.store
+        with store.atomic():
+            project = store.resolve_project("/work/shop", "/work/shop")
+            for n, (session, (when, text)) in enumerate(texts.items()):
+                record = chunk_record(n, session_id=session, start_time=when, end_time=when, content=text)
+                store.save_session(project, session, [replace(record, search_terms=identifier_terms(text))])
+        answer = services.episodes.recall(SearchRequest("invoice export times out on large months"), "chain")
+    assert [e.chunks[0].chunk.session_id for e in answer.episodes] == ["s2", "s1"]  # as search ranks them
+    assert render_episodes(answer).startswith("Recall: the story behind it, 2 episodes, best first")

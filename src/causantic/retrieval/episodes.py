@@ -479,12 +479,12 @@ class EpisodeBuilder:
         notes = (result.diagnostics.line(),) if result.diagnostics.fallback_reason else ()
         if not members:
             return EpisodeAnswer(kind, "chain", (), result.search, notes)
-        episodes: tuple[Episode, ...]
         if result.mode == "chain":
-            episodes = (Episode(tuple(members), result.chain_median or 0.0),)
-        else:
-            episodes = tuple(Episode((m,), m.relevance or 0.0) for m in members)
-        return EpisodeAnswer(kind, "chain", episodes, result.search, notes)
+            chain = (Episode(tuple(members), result.chain_median or 0.0),)
+            return EpisodeAnswer(kind, "chain", chain, result.search, notes)
+        # The fallback tells search's hits one by one, as they rank: its heading must not say "in time order".
+        hits = tuple(Episode((m,), m.relevance or 0.0, rank=i) for i, m in enumerate(members))
+        return EpisodeAnswer(kind, "chain", hits, result.search, notes, order="best")
 
 
 def told_order(episodes: Iterable[Episode], order: Order, sides: Collection[str] = ()) -> list[Episode]:
