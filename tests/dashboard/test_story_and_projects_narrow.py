@@ -32,6 +32,8 @@ pytest.importorskip("selenium", reason=BROWSER_HINT)
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -164,7 +166,8 @@ def test_at_380_px_the_header_search_box_is_in_sight_and_reached_by_tab(
         assert bottom <= 0, f"the header still covers {bottom} px once the page is scrolled"
         box = chrome.find_element(By.CSS_SELECTOR, "header form.quick input[name=q]")
         box.send_keys("double-charge on retry", Keys.ENTER)
-        assert "/search?q=double-charge" in chrome.current_url
+        # The form's navigation is the browser's own: read the address once it has happened, not before.
+        WebDriverWait(chrome, 30).until(ec.url_contains("/search?q=double-charge"))
         assert "idempotency key was regenerated" in chrome.find_element(By.ID, "results").text
         fits_sideways(chrome, "the search page")
         # The Search page's own box, with the filters, is the one box there (not two, one above the other);
