@@ -59,6 +59,7 @@ from causantic.transcripts.reader import (
     as_object,
     as_str,
     decode_lines,
+    line_uuid,
     loads,
     parse_time,
     read_bytes,
@@ -226,7 +227,7 @@ class _Builder:
         kind = item.get("type") or ("message" if "role" in item else None)
         # Identity by position: item ids are optional and repeat when a thread is resumed or forked,
         # while a rollout only ever grows, so a line keeps its number (and its turn its chunk ids).
-        uuid = f"line-{line_no}" if sub == 0 else f"line-{line_no}.{sub}"
+        uuid = line_uuid(line_no, sub)
         if kind == "message":
             self._message(item, when, line_no, uuid)
         elif kind == "reasoning":

@@ -58,6 +58,7 @@ from causantic.transcripts.reader import (
     as_object,
     as_str,
     decode_lines,
+    line_uuid,
     parse_blocks,
     parse_time,
     read_bytes,
@@ -188,7 +189,7 @@ class _Builder:
 
     def copilot(self, record: dict[str, Any], line_no: int, sub: int) -> None:
         kind, data = record.get("type"), as_object(record.get("data")) or {}
-        uuid = as_str(record.get("id")) or _line_uuid(line_no, sub)
+        uuid = as_str(record.get("id")) or line_uuid(line_no, sub)
         when = parse_time(record.get("timestamp"))
         if kind == "session.start":
             self.header(as_str(data.get("sessionId")), (as_object(data.get("context")) or {}).get("cwd"))
@@ -223,7 +224,7 @@ class _Builder:
         if role not in ("user", "assistant") or not isinstance(content, list | str):
             self.report.add(SkipReason.MALFORMED_MESSAGE)
             return
-        uuid = _line_uuid(line_no, sub)
+        uuid = line_uuid(line_no, sub)
         blocks: list[Block] = []
         for n, block in enumerate(parse_blocks(content)):
             if type(block) is ToolCall:
@@ -238,16 +239,26 @@ class _Builder:
                 blocks.append(ThinkingBlock(block.text.strip().strip("*")) if summary else block)
         self.append(uuid, str(role), None, line_no, blocks)
 
-    # -- Factory Droid --
+    # -- Factory Droid and Pi: a header record, then ``message`` records --
 
-    def droid(self, record: dict[str, Any], line_no: int, sub: int) -> None:
+    def message_of(self, record: dict[str, Any], header_type: str) -> dict[str, Any] | None:
+        """Droid's and Pi's records alike: the session header (``type`` ``header_type``) is read,
+        a ``message`` record's message returned, anything else counted as skipped."""
         kind = record.get("type")
-        if kind == "session_start":
+        if kind == header_type:
             self.header(as_str(record.get("id")), record.get("cwd"))
-            return
+            return None
         message = as_object(record.get("message"))
         if kind != "message" or message is None:
             self.report.add(SkipReason.NON_MESSAGE if kind != "message" else SkipReason.MALFORMED_MESSAGE)
+            return None
+        return message
+
+    # -- Factory Droid --
+
+    def droid(self, record: dict[str, Any], line_no: int, sub: int) -> None:
+        message = self.message_of(record, "session_start")
+        if message is None:
             return
         role = message.get("role")
         content = message.get("content")
@@ -256,21 +267,16 @@ class _Builder:
             return
         blocks = [b for b in parse_blocks(content) if not (type(b) is TextBlock and is_injected(b.text))]
         notice = role == "user" and message.get("visibility") == "user_only"
-        uuid = as_str(record.get("id")) or _line_uuid(line_no, sub)
+        uuid = as_str(record.get("id")) or line_uuid(line_no, sub)
         self.append(uuid, str(role), parse_time(record.get("timestamp")), line_no, blocks, is_meta=notice)
 
     # -- Pi --
 
     def pi(self, record: dict[str, Any], line_no: int, sub: int) -> None:
-        kind = record.get("type")
-        if kind == "session":
-            self.header(as_str(record.get("id")), record.get("cwd"))
+        message = self.message_of(record, "session")
+        if message is None:
             return
-        message = as_object(record.get("message"))
-        if kind != "message" or message is None:
-            self.report.add(SkipReason.NON_MESSAGE if kind != "message" else SkipReason.MALFORMED_MESSAGE)
-            return
-        uuid = as_str(record.get("id")) or _line_uuid(line_no, sub)
+        uuid = as_str(record.get("id")) or line_uuid(line_no, sub)
         when = parse_time(record.get("timestamp"))
         rewound = as_str(record.get("_rewound")) or None
         role = message.get("role")
@@ -307,10 +313,6 @@ def _pi_blocks(content: list[Any]) -> list[Block]:
         else:
             blocks += parse_blocks([item])
     return blocks
-
-
-def _line_uuid(line_no: int, sub: int) -> str:
-    return f"line-{line_no}" if sub == 0 else f"line-{line_no}.{sub}"
 
 
 def _drive(value: Any) -> bool:

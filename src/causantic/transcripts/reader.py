@@ -185,6 +185,12 @@ def _note_other_format(report: SkipReport, path: Path) -> None:
     report.other_format.append(path)
 
 
+def line_uuid(line_no: int, sub: int) -> str:
+    """The id of a record that has none, from where it stands: its line, and its place on the line
+    when one line holds several (``sub``). A transcript only grows, so the id stays the same."""
+    return f"line-{line_no}" if sub == 0 else f"line-{line_no}.{sub}"
+
+
 def read_bytes(path: Path) -> bytes:
     """A transcript file's bytes; :class:`TranscriptError` (saying what to check) when unreadable."""
     try:
@@ -582,7 +588,7 @@ class _Assembler:
                 return
             stream.uuids.add(uuid)
         else:
-            uuid = f"line-{line_no}" if sub == 0 else f"line-{line_no}.{sub}"
+            uuid = line_uuid(line_no, sub)
         if stream.cwd is None:
             cwd = rec.get("cwd")
             if isinstance(cwd, str) and cwd:
