@@ -359,27 +359,18 @@ class Memory:
         """Preview (the default) or move every session and folder of the project ``source`` into
         ``into``, which ``source`` is then gone into: clones of one repository recorded apart before
         clones were joined (:mod:`causantic.retrieval.regroup`)."""
-        from causantic.retrieval.regroup import apply_move, merge_preview
+        from causantic.retrieval.regroup import merge_preview
 
-        def run(s: Services) -> ProjectMove:
-            preview = merge_preview(s.store, source, into, self._member_of(s))
-            return preview if dry_run or not preview.session_ids else apply_move(s.store, preview, self._member_of(s))
-
-        return self._where_project_lives(run, when_down=False)
+        return self._move(lambda s, member: merge_preview(s.store, source, into, member), dry_run)
 
     def split_project(self, folder: str, *, project: str | None = None, dry_run: bool = True) -> ProjectMove:
         """Preview (the default) or move the sessions recorded in ``folder`` (or below it) out of
         their project into one of their own, which later sessions there join: two projects from one
         template that kept its ``origin`` were joined as clones of one repository."""
-        from causantic.retrieval.regroup import apply_move, split_preview
+        from causantic.retrieval.regroup import split_preview
 
         where = str(absolute(folder))
-
-        def run(s: Services) -> ProjectMove:
-            preview = split_preview(s.store, where, project, self._member_of(s))
-            return preview if dry_run or not preview.session_ids else apply_move(s.store, preview, self._member_of(s))
-
-        return self._where_project_lives(run, when_down=False)
+        return self._move(lambda s, member: split_preview(s.store, where, project, member), dry_run)
 
     def move_previewed(self, preview: ProjectMove) -> ProjectMove:
         """Move exactly the sessions a :meth:`merge_projects` or :meth:`split_project` preview listed;
@@ -387,6 +378,18 @@ class Memory:
         from causantic.retrieval.regroup import apply_move
 
         return self._where_project_lives(lambda s: apply_move(s.store, preview, self._member_of(s)), when_down=False)
+
+    def _move(self, preview_of: Callable[[Services, str | None], ProjectMove], dry_run: bool) -> ProjectMove:
+        """A merge's or split's preview (``preview_of``, given the store's services and this member),
+        moved unless ``dry_run`` or it names no session."""
+        from causantic.retrieval.regroup import apply_move
+
+        def run(s: Services) -> ProjectMove:
+            member = self._member_of(s)
+            preview = preview_of(s, member)
+            return preview if dry_run or not preview.session_ids else apply_move(s.store, preview, member)
+
+        return self._where_project_lives(run, when_down=False)
 
     def _member_of(self, s: Services) -> str | None:
         """This machine's member in team memory; None in local memory, where every chunk is theirs."""
