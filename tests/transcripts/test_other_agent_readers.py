@@ -75,6 +75,23 @@ def test_a_cursor_tool_call_without_an_id_gets_one(agents_corpus: Path) -> None:
     ]
 
 
+def test_a_cursor_checkpoint_copy_is_the_session_its_metadata_names_wherever_it_lives(
+    agents_corpus: Path, tmp_path: Path
+) -> None:
+    checkpoint = agents_corpus / "cursor" / ENTIRE / "f5/5b1d3b434a/0"
+    copies = [tmp_path / "a" / "0", tmp_path / "elsewhere" / "b" / "0"]
+    for copy in copies:
+        copy.mkdir(parents=True)
+        for name in ("full.jsonl", "metadata.json"):
+            (copy / name).write_bytes((checkpoint / name).read_bytes())
+    assert {_one(copy / "full.jsonl").session_id for copy in copies} == {"fcab959a-cca4-4bc7-8521-92a5ea313ca4"}
+    # Without metadata (or with one that is damaged) two copies stay two sessions, not one.
+    (copies[0] / "metadata.json").unlink()
+    (copies[1] / "metadata.json").write_text("{not json")
+    ids = {_one(copy / "full.jsonl").session_id for copy in copies}
+    assert len(ids) == 2 and all(i.startswith("full-") for i in ids)
+
+
 def test_cursor_transcripts_in_their_folder_have_the_project_folder_for_a_project(tmp_path: Path) -> None:
     folder = tmp_path / ".cursor" / "projects" / "Users-dev-shop" / "agent-transcripts"
     folder.mkdir(parents=True)

@@ -171,8 +171,8 @@ def test_the_other_agents_files_read_as_the_agent_that_wrote_each(corpus_dir: Pa
         ("droid", "992853e5", 2),
         ("copilot", "b4257b63", 7),
         ("pi", "019dc132", 9),
-        ("cursor", "full-24e", 56),
-        ("cursor", "full-93f", 5),
+        ("cursor", "13e662e2", 56),  # the ids their Entire checkpoints' metadata.json record
+        ("cursor", "fcab959a", 5),
     ]
     unread = [f.main.parts[-4] for f in found if f.main is not None and not read_session(f)[0]]
     assert unread == ["75", "75", "9b", "cc", "d0", *["jazzyalex__agent-sessions"] * 3]

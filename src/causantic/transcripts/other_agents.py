@@ -39,6 +39,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from causantic.sources import Source
 from causantic.transcripts._system_text import is_injected
 from causantic.transcripts.codex import call_arguments
@@ -116,12 +118,25 @@ def read_other(path: Path, source: Source) -> tuple[Transcript | None, SkipRepor
 
 
 def _stem_id(path: Path) -> str:
-    """A session id from the file name: Pi's ``<time>_<id>``, a Cursor or Droid ``<id>``; a name
-    that is no id (an export's ``full.jsonl``) is made unique by its path."""
+    """A session id from the file name: Pi's ``<time>_<id>``, a Cursor or Droid ``<id>``. An Entire
+    checkpoint's ``full.jsonl`` takes the id its ``metadata.json`` records, so the same session
+    read from the agent's folder and from a checkpoint is one session, wherever the copy lives.
+    Any other name that is no id is made unique by its path."""
     stem = path.stem.rsplit("_", 1)[-1]
     if re.fullmatch(r"[0-9a-fA-F-]{16,}", stem):
         return stem
+    if recorded := _checkpoint_session_id(path.with_name("metadata.json")):
+        return recorded
     return f"{path.stem}-{hashlib.sha1(str(path).encode()).hexdigest()[:12]}"
+
+
+def _checkpoint_session_id(metadata: Path) -> str:
+    """The ``session_id`` an Entire checkpoint's metadata names, or "" when there is none to read."""
+    try:
+        recorded = as_object(orjson.loads(metadata.read_bytes()))
+    except (OSError, orjson.JSONDecodeError):
+        return ""
+    return as_str(recorded.get("session_id")) if recorded else ""
 
 
 def _pi_marked(records: list[tuple[int, int, dict[str, Any]]]) -> list[tuple[int, int, dict[str, Any]]]:
