@@ -77,6 +77,40 @@ def write_codex_rollout(sessions: Path, cwd: str, thread: str, texts: list[tuple
     return path
 
 
+def write_pi_session(
+    sessions: Path,
+    cwd: str,
+    session_id: str,
+    texts: list[tuple[str, str]],
+    *,
+    forked_from: Path | None = None,
+    copied: int = 0,
+) -> Path:
+    """A Pi session of (prompt, answer) turns in ``cwd``, where Pi keeps it
+    (``<sessions>/--<cwd with dashes>--/<time>_<id>.jsonl``): a header, then message entries linked
+    by ``id``/``parentId``. With ``forked_from`` (a Pi session file), a fork as ``/fork`` writes it
+    (pi-mono ``SessionManager.createBranchedSession``): the header names that file
+    (``parentSession``) and the entries open with its first ``copied`` turns, their ids kept."""
+    header: dict[str, Any] = {"type": "session", "version": 3, "id": session_id, "timestamp": "2026-11-02T10:00:00Z"}
+    header["cwd"] = cwd
+    lines: list[dict[str, Any]] = [header]
+    if forked_from is not None:
+        header["parentSession"] = str(forked_from)
+        lines += [json.loads(line) for line in forked_from.read_text().splitlines()[1 : 1 + 2 * copied]]
+    parent = lines[-1]["id"] if len(lines) > 1 else None
+    for n, (prompt, answer) in enumerate(texts):
+        for k, (role, body) in enumerate((("user", prompt), ("assistant", answer))):
+            entry = f"{session_id[-4:]}{2 * n + k:04x}"
+            stamp = f"2026-11-02T10:{n % 60:02d}:{30 * k:02d}Z"
+            message = {"role": role, "content": [{"type": "text", "text": body}]}
+            lines.append({"type": "message", "id": entry, "parentId": parent, "timestamp": stamp, "message": message})
+            parent = entry
+    path = sessions / f"--{cwd.strip('/').replace('/', '-')}--" / f"2026-11-02T10-00-00-000Z_{session_id}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
 def write_gemini_log(
     chats: Path, cwd: str, session_id: str, steps: list[dict[str, Any]], *, parent: str | None = None
 ) -> Path:

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from transcript_files import write_codex_rollout
+from transcript_files import write_codex_rollout, write_pi_session
 
 from causantic.config import Config
 from causantic.ingest import rules
@@ -126,9 +126,10 @@ def test_a_codex_fork_keeps_only_its_own_turns_and_links_to_where_it_forked(tmp_
         assert (again.chunks_added, again.chunks_removed, again.chunks_updated) == (0, 0, 0)
 
 
-def test_a_codex_fork_read_alone_before_drops_its_copy_once_read_with_the_session_it_forked(tmp_path: Path) -> None:
-    # A fork ingested without its parent (as every fork was before) holds the copied turns; read
-    # again with its parent (also: the upgrade to these rules), it keeps only its own.
+def test_a_codex_fork_read_alone_keeps_its_copy_until_the_session_it_forked_is_there(tmp_path: Path) -> None:
+    # The session the fork copied is nowhere to be found (not yet copied over from another machine):
+    # the copied turns are kept in the fork, so what was said there can still be found. Once the
+    # session's file is where Codex keeps it, the fork is read with it and keeps only its own turns.
     sessions = tmp_path / "codex"
     parent = write_codex_rollout(
         sessions,
@@ -137,12 +138,95 @@ def test_a_codex_fork_read_alone_before_drops_its_copy_once_read_with_the_sessio
         [("why does the cart total drift", "Float rounding."), ("use cents", "Done.")],
     )
     fork = _fork_of(sessions, parent, "019e-fork", "019e-parent", 2, [("try banker's rounding instead", "Switched.")])
+    away = Path(shutil.move(parent, tmp_path / parent.name))
     with open_services(Config()) as services:
         _ingest(services, fork)
         assert len(_chunks(services, "019e-fork")) == 3
-        later = _ingest(services, sessions)
+        shutil.move(away, parent)
+        later = _ingest(services, fork)
         assert later.chunks_removed == 2
         assert [c.content.splitlines()[1] for c in _chunks(services, "019e-fork")] == ["try banker's rounding instead"]
+        assert len(_chunks(services, "019e-parent")) == 2
+
+
+@pytest.mark.parametrize("first", ["fork", "parent"])
+def test_a_codex_fork_ingested_by_its_file_alone_is_read_with_the_session_it_forked(tmp_path: Path, first: str) -> None:
+    # A fork's file ingested by itself (``causantic ingest <rollout>``), in either order with the
+    # file of the session it forked: each turn is kept once, the fork's own turns in the fork.
+    sessions = tmp_path / "codex"
+    parent = write_codex_rollout(
+        sessions,
+        "/srv/shop",
+        "019e-parent",
+        [("why does the cart total drift", "Float rounding."), ("use cents", "Done.")],
+    )
+    fork = _fork_of(sessions, parent, "019e-fork", "019e-parent", 2, [("try banker's rounding instead", "Switched.")])
+    order = [fork, parent] if first == "fork" else [parent, fork]
+    with open_services(Config()) as services:
+        for path in order:
+            _ingest(services, path)
+        assert [c.content.splitlines()[1] for c in _chunks(services, "019e-fork")] == ["try banker's rounding instead"]
+        everything = list(services.store.chunks_in(ChunkScope()))
+        assert sum("use cents" in c.content for c in everything) == 1
+        assert [e.reference_type for e in services.store.session_edges("019e-fork")].count("forked-from") == 1
+        again = _ingest(services, sessions)
+        assert (again.chunks_added, again.chunks_removed, again.chunks_updated) == (0, 0, 0)
+
+
+PI_PARENT = "019e1111-0000-7000-8000-00000000aaaa"
+PI_FORK = "019e1111-0000-7000-8000-00000000bbbb"
+PI_TURNS = [
+    ("why does the cart total drift", "Float rounding in the discount step."),
+    ("store the discount in cents", "Stored in cents; totals match."),
+    ("add a test for the rounding", "Added test_cart_rounding."),
+]
+
+
+def test_a_pi_fork_keeps_only_its_own_turns_and_links_to_where_it_forked(tmp_path: Path) -> None:
+    # Pi's /fork: a new session whose header names the session's file (parentSession) and whose
+    # entries open with a copy of its first turns, under the same ids. Before: the copy was stored
+    # again, as the fork's own conversation.
+    sessions = tmp_path / "pi"
+    parent = write_pi_session(sessions, "/srv/shop", PI_PARENT, PI_TURNS)
+    write_pi_session(
+        sessions,
+        "/srv/shop",
+        PI_FORK,
+        [("try banker's rounding instead", "Switched to it.")],
+        forked_from=parent,
+        copied=2,
+    )
+    with open_services(Config()) as services:
+        report = _ingest(services, sessions)
+        assert report.sessions == 2 and report.broken_lines == 0
+        fork = _chunks(services, PI_FORK)
+        assert [c.content.splitlines()[1] for c in fork] == ["try banker's rounding instead"]
+        everything = list(services.store.chunks_in(ChunkScope()))
+        assert sum("store the discount in cents" in c.content for c in everything) == 1  # not twice
+        [edge] = [e for e in services.store.session_edges(PI_FORK) if e.reference_type == "forked-from"]
+        by_id = {c.id: c for c in everything}
+        assert "store the discount in cents" in by_id[edge.source].content and edge.target == fork[0].id
+        again = _ingest(services, sessions)
+        assert (again.chunks_added, again.chunks_removed, again.chunks_updated) == (0, 0, 0)
+
+
+def test_a_pi_fork_ingested_alone_is_read_with_the_session_its_header_names(tmp_path: Path) -> None:
+    # The fork's file alone (the session it forked lives in another project's folder: ``pi --fork``).
+    parent = write_pi_session(tmp_path / "pi", "/srv/shop", PI_PARENT, PI_TURNS)
+    fork = write_pi_session(
+        tmp_path / "pi",
+        "/srv/till",
+        PI_FORK,
+        [("try banker's rounding instead", "Switched.")],
+        forked_from=parent,
+        copied=2,
+    )
+    with open_services(Config()) as services:
+        _ingest(services, fork)
+        assert [c.content.splitlines()[1] for c in _chunks(services, PI_FORK)] == ["try banker's rounding instead"]
+        assert len(_chunks(services, PI_PARENT)) == 3
+        again = _ingest(services, parent)
+        assert (again.chunks_added, again.chunks_removed) == (0, 0)
 
 
 def test_the_other_agents_corpus_ingests_by_agent(agents_corpus: Path) -> None:

@@ -16,6 +16,10 @@ Other agents' files are told apart by their first bytes (:func:`source_of`), whe
 - a Codex CLI rollout (:mod:`codex`) is a session of its own, except a spawned agent's rollout whose
   parent thread's rollout is found too: it joins the parent's session as a sub-agent file, less the
   copy of the parent's conversation a forked agent's rollout opens with;
+- a user's fork of a Codex or Pi session is read with the session it forked, less the copy of that
+  session's turns it opens with; when that session's file is not among those found, it is looked
+  for where the agent keeps it (a Pi fork's header names it; a Codex rollout lies in the same
+  ``YYYY/MM/DD`` tree), and read too when found: else the fork keeps its copy;
 - a Gemini CLI session (:mod:`gemini`): ``*.jsonl`` like the others, or ``session-*.json`` in a
   ``chats`` folder (where Gemini CLI writes them); a sub-agent's file in ``chats/<parent id>/`` joins
   its parent's session when the parent's file is found.
@@ -31,6 +35,7 @@ whose session file is absent still forms a session (``main=None``). Results are 
 from __future__ import annotations
 
 import errno
+import glob
 import json
 import os
 import re
@@ -45,7 +50,14 @@ from causantic.transcripts.codex import RolloutMeta, is_rollout_head, peek_rollo
 from causantic.transcripts.compaction import give_back_carried
 from causantic.transcripts.gemini import looks_like_gemini, peek_gemini_header, read_gemini
 from causantic.transcripts.model import AgentMeta, SessionTranscripts, SkipReport, Transcript
-from causantic.transcripts.other_agents import OTHER_SOURCES, read_other, session_folder, source_of_line
+from causantic.transcripts.other_agents import (
+    OTHER_SOURCES,
+    PiHeader,
+    peek_pi_header,
+    read_other,
+    session_folder,
+    source_of_line,
+)
 from causantic.transcripts.reader import SkipReason, read_file
 from causantic.transcripts.rewinds import split_rewound
 
@@ -146,14 +158,7 @@ def read_session(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRep
     if files.source == "gemini":
         return _read_gemini(files)
     if files.source in OTHER_SOURCES and files.main is not None:
-        transcript, report = read_other(files.main, files.source)
-        main, rewound = split_rewound(transcript)
-        if main is None and not rewound:
-            return [], report
-        found_in = main or rewound[0]
-        return [
-            SessionTranscripts(found_in.session_id, main, tuple(rewound), found_in.cwd, (files.main,), files.source)
-        ], report
+        return _read_other(files)
     report = SkipReport()
     found: list[Transcript] = []
     if files.main is not None:
@@ -220,17 +225,23 @@ def source_of(path: Path) -> Source:
 
 def _other_sessions(files: list[tuple[Path, Source]]) -> list[SessionFiles]:
     """Sessions of other agents' files: a spawned Codex thread joins its parent's session, and a
-    user's fork of a Codex session is read with the session it forked (the root of a chain of forks)."""
+    user's fork of a Codex or Pi session is read with the session it forked (the root of a chain of
+    forks). A fork whose session is not among `files` is read with it all the same when that
+    session's file is where the agent keeps it (:func:`_add_forked_sessions`), so the turns the fork
+    copied are kept once, in the session they belong to, whichever of the two files is read first."""
     found: list[SessionFiles] = []
     codex = {path: peek_rollout_meta(path) for path, source in files if source == "codex"}
+    pi = {path: peek_pi_header(path) for path, source in files if source == "pi"}
+    _add_forked_sessions(codex, pi)
     by_thread = {m.thread_id: p for p, m in codex.items() if m.thread_id}
     children: dict[Path, list[Path]] = defaultdict(list)
     forks: dict[Path, list[Path]] = defaultdict(list)
+    forked_from = {p: m.forked_from for p, m in codex.items() if m.parent_thread_id is None}
     for path, meta in codex.items():
         parent = by_thread.get(meta.parent_thread_id or "")
         if parent is not None and parent != path:
             children[parent].append(path)
-        elif meta.parent_thread_id is None and (root := _fork_root(path, codex, by_thread)) is not None:
+        elif (root := _fork_root(path, forked_from, by_thread)) is not None:
             forks[root].append(path)
     attached = {p for paths in (*children.values(), *forks.values()) for p in paths}
     for path, meta in codex.items():
@@ -245,10 +256,72 @@ def _other_sessions(files: list[tuple[Path, Source]]) -> list[SessionFiles]:
                     tuple(sorted(forks.get(path, ()))),
                 )
             )
-    for source in ("copilot", "cursor", "droid", "pi"):
+    for source in ("copilot", "cursor", "droid"):
         found += [_one_file_session(path, source) for path, kind in files if kind == source]
+    found += _pi_sessions(pi)
     found += _gemini_sessions([path for path, source in files if source == "gemini"])
     return found
+
+
+def _add_forked_sessions(codex: dict[Path, RolloutMeta], pi: dict[Path, PiHeader]) -> None:
+    """Add to `codex` and `pi` the file of each session a fork among them was forked from, when it
+    is not among them but where the agent keeps it (and so on up a chain of forks): a Pi fork's
+    header names the file (``parentSession``); a Codex rollout lies in ``<sessions>/YYYY/MM/DD/``,
+    named after its thread (``rollout-<time>-<thread id>.jsonl``)."""
+    known = {path.resolve() for path in (*codex, *pi)}
+    threads = {m.thread_id for m in codex.values()}
+    pending = list(codex)
+    while pending:
+        path = pending.pop()
+        meta = codex[path]
+        wanted = meta.forked_from if meta.parent_thread_id is None else None
+        if not wanted or wanted in threads:
+            continue
+        threads.add(wanted)
+        parent = _codex_rollout(path, wanted)
+        if parent is not None and parent.resolve() not in known and source_of(parent) == "codex":
+            known.add(parent.resolve())
+            codex[parent] = peek_rollout_meta(parent)
+            pending.append(parent)
+    sessions = {h.session_id for h in pi.values()}
+    waiting = list(pi)
+    while waiting:
+        header = pi[waiting.pop()]
+        parent = header.parent_path
+        if not header.parent_id or header.parent_id in sessions or parent is None:
+            continue
+        sessions.add(header.parent_id)
+        if parent.is_file() and parent.resolve() not in known and source_of(parent) == "pi":
+            known.add(parent.resolve())
+            pi[parent] = peek_pi_header(parent)
+            waiting.append(parent)
+
+
+def _codex_rollout(fork: Path, thread: str) -> Path | None:
+    """The rollout of `thread` in the Codex sessions tree `fork` lies in (``<sessions>/YYYY/MM/DD/``),
+    if there is one; None also when `fork` lies elsewhere (there is nowhere known to look)."""
+    day = fork.parent
+    if not all(p.name.isdigit() for p in (day, day.parent, day.parent.parent)):
+        return None
+    tree = day.parent.parent.parent
+    return next(iter(sorted(tree.glob(f"[0-9]*/[0-9]*/[0-9]*/rollout-*-{glob.escape(thread)}.jsonl"))), None)
+
+
+def _pi_sessions(headers: dict[Path, PiHeader]) -> list[SessionFiles]:
+    """A session per Pi file, but a fork is read with the session it was forked from (the root of a
+    chain of forks) when that session's file is among `headers`."""
+    by_id = {h.session_id: p for p, h in headers.items() if h.session_id}
+    parent_of: dict[Path, str | None] = {p: h.parent_id for p, h in headers.items()}
+    forks: dict[Path, list[Path]] = defaultdict(list)
+    for path in headers:
+        if (root := _fork_root(path, parent_of, by_id)) is not None:
+            forks[root].append(path)
+    attached = {p for found in forks.values() for p in found}
+    return [
+        replace(_one_file_session(path, "pi"), forks=tuple(sorted(forks.get(path, ()))))
+        for path in headers
+        if path not in attached
+    ]
 
 
 def _gemini_sessions(paths: list[Path]) -> list[SessionFiles]:
@@ -274,14 +347,14 @@ def _one_file_session(path: Path, source: Source) -> SessionFiles:
     return SessionFiles(path.stem, path, (), session_folder(path, source), source)
 
 
-def _fork_root(path: Path, codex: dict[Path, RolloutMeta], by_thread: dict[str, Path]) -> Path | None:
-    """The rollout at the start of `path`'s chain of user forks, when `path` is a fork and the
-    session it forked is among `codex`; None otherwise."""
+def _fork_root(path: Path, forked_from: dict[Path, str | None], by_id: dict[str, Path]) -> Path | None:
+    """The file at the start of `path`'s chain of user forks, when `path` is a fork and the
+    session it forked is among `by_id` (`forked_from`: each file's fork parent id); None otherwise."""
     seen = {path}
-    parent = by_thread.get(codex[path].forked_from or "")
+    parent = by_id.get(forked_from.get(path) or "")
     while parent is not None and parent not in seen:
         seen.add(parent)
-        above = by_thread.get(codex[parent].forked_from or "")
+        above = by_id.get(forked_from.get(parent) or "")
         if above is None or above in seen:
             return parent
         parent = above
@@ -363,6 +436,51 @@ def _after_copy(child: Transcript, parent: Transcript) -> Transcript | None:
     if not copied:
         return child
     return replace(child, messages=child.messages[copied:]) if copied < len(child.messages) else None
+
+
+def _read_other(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipReport]:
+    """A Copilot CLI, Cursor, Droid or Pi session, and the Pi sessions forked from it (each after
+    the one it forked), each fork without the entries it copied: those that carry the id of an entry
+    of the session it forked, with the same message (Pi copies them under their ids)."""
+    assert files.main is not None
+    transcript, report = read_other(files.main, files.source)
+    sessions: list[SessionTranscripts] = []
+    threads: dict[str, Transcript] = {}
+    parents = {path: peek_pi_header(path).parent_id for path in files.forks}
+    pending = [files.main, *sorted(files.forks)]
+    while pending:  # a fork after the one it forked
+        path = ([p for p in pending[1:] if parents[p] in threads] or pending[:1])[0]
+        pending.remove(path)
+        if path != files.main:
+            transcript, skipped = read_other(path, files.source)
+            report.merge(skipped)
+        if transcript is None:
+            continue
+        threads[transcript.session_id] = transcript
+        parent = threads.get(parents.get(path, ""))
+        theirs = {m.uuid: (m.role, m.blocks) for m in parent.messages} if parent is not None else {}
+        copied = [m for m in transcript.messages if theirs.get(m.uuid) == (m.role, m.blocks)]
+        if copied:
+            report.add(SkipReason.DUPLICATE_RECORD, len(copied))
+            left = {m.uuid for m in copied}
+            transcript = replace(transcript, messages=tuple(m for m in transcript.messages if m.uuid not in left))
+        main, rewound = split_rewound(transcript if transcript.messages else None)
+        if main is None and not rewound:
+            continue  # nothing but the copy (yet)
+        found_in = main or rewound[0]
+        sessions.append(
+            SessionTranscripts(
+                found_in.session_id,
+                main,
+                tuple(rewound),
+                found_in.cwd,
+                (path,),
+                files.source,
+                forked_from=(parent.session_id, copied[-1].uuid) if parent is not None and copied else None,
+                copied=frozenset(m.uuid for m in copied),
+            )
+        )
+    return sessions, report
 
 
 def _read_gemini(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipReport]:

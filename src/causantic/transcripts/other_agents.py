@@ -24,7 +24,11 @@ Each is one JSON-lines file per session, told apart by its first line (:func:`so
   ``user``, ``assistant`` (``text``, ``thinking``, ``toolCall``), ``toolResult`` or
   ``bashExecution`` message. The conversation is the path from the last entry back to the root; the
   entries off it are branches the user went back from (``/tree``), kept as rewound branches
-  (:mod:`rewinds`).
+  (:mod:`rewinds`). A fork (``/fork``, ``pi --fork``) is a new session whose header names the file
+  of the session it came from (``parentSession``) and whose entries open with a copy of that
+  session's, under the same entry ids (pi-mono ``SessionManager.createBranchedSession`` and
+  ``forkFrom``): :func:`peek_pi_header` reads that link, and :mod:`discovery` leaves the copy out
+  when it reads the fork with its parent.
 
 Damaged lines are skipped and counted (:func:`~causantic.transcripts.reader.decode_lines`), unknown
 records counted, never fatal. Kiro and OpenCode keep their sessions in databases and are not read.
@@ -66,7 +70,7 @@ from causantic.transcripts.reader import (
     read_bytes,
 )
 
-__all__ = ["OTHER_SOURCES", "read_other", "session_folder", "source_of_line"]
+__all__ = ["OTHER_SOURCES", "PiHeader", "peek_pi_header", "read_other", "session_folder", "source_of_line"]
 
 OTHER_SOURCES: tuple[Source, ...] = ("copilot", "cursor", "droid", "pi")
 _FIRST_LINES: tuple[tuple[re.Pattern[bytes], Source], ...] = (
@@ -75,6 +79,7 @@ _FIRST_LINES: tuple[tuple[re.Pattern[bytes], Source], ...] = (
     (re.compile(rb'^\{\s*"type"\s*:\s*"session_start"\s*,\s*"id"\s*:'), "droid"),
     (re.compile(rb'^\{\s*"type"\s*:\s*"session"\s*,\s*"version"\s*:\s*\d+\s*,\s*"id"\s*:'), "pi"),
 )
+_PI_HEADER_BYTES = 64 * 1024  # a Pi header holds ids, a time, a cwd and a path: well under this
 _USER_QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.DOTALL)
 _SUMMARY_HEADER = re.compile(r"\*\*[^*\n]{1,200}\*\*")
 
@@ -91,6 +96,31 @@ def session_folder(path: Path, source: Source) -> Path:
     if source == "cursor":
         return next((p.parent for p in path.parents if p.name == "agent-transcripts"), path.parent)
     return path.parent
+
+
+@dataclass(frozen=True, slots=True)
+class PiHeader:
+    """What a Pi session's header says about it: its id, and for a fork the session it came from."""
+
+    session_id: str = ""
+    parent_id: str = ""  # the id of the session named by ``parentSession`` (its file's ``<time>_<id>``)
+    parent_path: Path | None = None  # that file, as the header names it
+
+
+def peek_pi_header(path: Path) -> PiHeader:
+    """The header of a Pi session file (its first line), reading only that line."""
+    try:
+        with path.open("rb") as f:
+            record: Any = orjson.loads(f.readline(_PI_HEADER_BYTES))
+    except (OSError, orjson.JSONDecodeError):
+        return PiHeader()
+    header = as_object(record) or {}
+    parent = as_str(header.get("parentSession"))
+    return PiHeader(
+        as_str(header.get("id")),
+        Path(parent).stem.rsplit("_", 1)[-1] if parent else "",
+        Path(parent) if parent else None,
+    )
 
 
 def read_other(path: Path, source: Source) -> tuple[Transcript | None, SkipReport]:
