@@ -20,6 +20,6 @@ SOURCE_NAMES: dict[str, str] = {
     "pi": "Pi",
 }
 # The tools with which an agent spawns a sub-agent (spawn_agent: Codex CLI; invoke_agent: Gemini
-# CLI); ingest links the sub-agent's session to the call, and a rendering never folds such a call
-# into a listing.
-SPAWN_TOOLS = frozenset({"Task", "Agent", "spawn_agent", "invoke_agent"})
+# CLI; task: Copilot CLI, ``task(agent_type=…)``); ingest links the sub-agent's session to the call,
+# and a rendering never folds such a call into a listing.
+SPAWN_TOOLS = frozenset({"Task", "Agent", "spawn_agent", "invoke_agent", "task"})

@@ -245,3 +245,83 @@ def test_the_other_agents_corpus_ingests_by_agent(agents_corpus: Path) -> None:
         }
         again = _ingest(services, agents_corpus / "cursor", agents_corpus / "other-agents")
         assert (again.files_unchanged, again.chunks_added, again.chunks_updated) == (16, 0, 0)
+
+
+def _copilot_events(folder: Path, newer: bool) -> Path:
+    """A Copilot CLI event log (``session-state/<id>/events.jsonl``) whose main agent runs a sub-agent
+    with its ``task`` tool, shaped as github/copilot-sdk's session-events schema
+    (``nodejs/src/generated/session-events.ts``) and the real logs of the corpus: the sub-agent's
+    events carry ``data.parentToolCallId`` (older) or the envelope's ``agentId`` (1.0.39 on)."""
+    task = {
+        "agent_type": "explore",
+        "description": "find the rounding",
+        "prompt": "find where cart totals get rounded",
+    }
+
+    def sub(data: dict[str, object]) -> dict[str, object]:
+        return {"agentId": "agent-7", "data": data} if newer else {"data": {**data, "parentToolCallId": "call_task"}}
+
+    events: list[dict[str, object]] = [
+        {"type": "session.start", "data": {"sessionId": "cop-sub-1", "context": {"cwd": "/srv/shop"}}},
+        {"type": "user.message", "data": {"content": "why do cart totals drift by a cent"}},
+        {
+            "type": "assistant.message",
+            "data": {
+                "content": "",
+                "toolRequests": [{"toolCallId": "call_task", "name": "task", "arguments": task, "type": "function"}],
+            },
+        },
+        {
+            "type": "subagent.started",
+            **({"agentId": "agent-7"} if newer else {}),
+            "data": {
+                "toolCallId": "call_task",
+                "agentName": "explore",
+                "agentDisplayName": "Explore",
+                "agentDescription": "Explores the codebase",
+            },
+        },
+        {
+            "type": "assistant.message",
+            **sub({"content": "", "toolRequests": [{"toolCallId": "call_grep", "name": "grep", "arguments": {}}]}),
+        },
+        {
+            "type": "tool.execution_complete",
+            **sub({"toolCallId": "call_grep", "success": True, "result": {"content": "cart.py:41: round(total, 2)"}}),
+        },
+        {"type": "assistant.message", **sub({"content": "Totals are rounded per line in cart.py:41."})},
+        {"type": "subagent.completed", "data": {"toolCallId": "call_task", "agentName": "explore"}},
+        {
+            "type": "tool.execution_complete",
+            "data": {"toolCallId": "call_task", "success": True, "result": {"content": "Rounded per line."}},
+        },
+        {"type": "assistant.message", "data": {"content": "The drift comes from rounding each line; round once."}},
+    ]
+    path = folder / "session-state" / "cop-sub-1" / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    lines = [
+        {**event, "id": f"e{n}", "timestamp": f"2026-11-02T09:00:{n:02d}Z", "parentId": f"e{n - 1}" if n else None}
+        for n, event in enumerate(events)
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+@pytest.mark.parametrize("newer", [False, True], ids=["parentToolCallId", "agentId"])
+def test_a_copilot_sub_agents_work_is_its_own_stream_linked_to_the_task_that_ran_it(
+    tmp_path: Path, newer: bool
+) -> None:
+    # Before: the sub-agent's calls and words were told on the main line, as if the main agent said them.
+    path = _copilot_events(tmp_path, newer)
+    with open_services(Config()) as services:
+        report = _ingest(services, path)
+        chunks = _chunks(services, "cop-sub-1")
+        main = [c for c in chunks if c.agent == "main"]
+        [sub] = [c for c in chunks if c.agent != "main"]
+        assert sub.agent == "explore" and "Totals are rounded per line in cart.py:41." in sub.content
+        assert not any("cart.py:41" in c.content for c in main)
+        assert report.subagent_streams == 1 and report.linked_subagents == 1
+        by_id = {c.id: c for c in chunks}
+        briefs = [by_id[e.source] for e in services.store.session_edges("cop-sub-1") if e.reference_type == "brief"]
+        assert [c.agent for c in briefs] == ["main"]
+        assert "[Tool:task] explore: find the rounding — find where cart totals get rounded" in briefs[0].content

@@ -443,18 +443,23 @@ def _read_other(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRepo
     the one it forked), each fork without the entries it copied: those that carry the id of an entry
     of the session it forked, with the same message (Pi copies them under their ids)."""
     assert files.main is not None
-    transcript, report = read_other(files.main, files.source)
+    transcript, subagents, report = read_other(files.main, files.source)
     sessions: list[SessionTranscripts] = []
     threads: dict[str, Transcript] = {}
     parents = {path: peek_pi_header(path).parent_id for path in files.forks}
     pending = [files.main, *sorted(files.forks)]
     while pending:  # a fork after the one it forked
-        path = ([p for p in pending[1:] if parents[p] in threads] or pending[:1])[0]
+        path = ([p for p in pending if parents.get(p) in threads] or pending[:1])[0]
         pending.remove(path)
         if path != files.main:
-            transcript, skipped = read_other(path, files.source)
+            transcript, subagents, skipped = read_other(path, files.source)
             report.merge(skipped)
         if transcript is None:
+            if subagents:  # a sub-agent's work with nothing of the main agent's (yet)
+                first = subagents[0]
+                sessions.append(
+                    SessionTranscripts(first.session_id, None, tuple(subagents), first.cwd, (path,), files.source)
+                )
             continue
         threads[transcript.session_id] = transcript
         parent = threads.get(parents.get(path, ""))
@@ -472,7 +477,7 @@ def _read_other(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRepo
             SessionTranscripts(
                 found_in.session_id,
                 main,
-                tuple(rewound),
+                (*subagents, *rewound),
                 found_in.cwd,
                 (path,),
                 files.source,

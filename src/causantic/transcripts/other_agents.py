@@ -7,7 +7,12 @@ Each is one JSON-lines file per session, told apart by its first line (:func:`so
   ``user.message`` is a prompt (``content`` as typed; ``transformedContent`` adds what Copilot
   injects), ``assistant.message`` a reply (``content``, ``reasoningText`` as thinking,
   ``toolRequests`` as calls), ``tool.execution_complete`` a call's result. Hooks, turn marks and
-  the rest are not conversation.
+  the rest are not conversation. A sub-agent's events (its ``task`` call's work) share the log,
+  told apart by the envelope's ``agentId`` (Copilot CLI 1.0.39 on) or, before, by
+  ``data.parentToolCallId`` (the ``task`` call that started it); ``subagent.started`` names the
+  agent (``agentName``, ``agentDescription``) and its call (``toolCallId``). Each sub-agent is read
+  as a sub-agent stream of the session, as Claude Code's are (github/copilot-sdk
+  ``nodejs/src/generated/session-events.ts``, ``docs/features/custom-agents.md``).
 - **Cursor** (``~/.cursor/projects/<folder>/agent-transcripts/<id>.jsonl``): lines ``{role,
   message: {content}}`` with ``text`` and ``tool_use`` blocks and nothing else: no ids, no times,
   no working directory, no tool results. A prompt is what its ``<user_query>`` element holds (the
@@ -49,6 +54,7 @@ from causantic.sources import Source
 from causantic.transcripts._system_text import is_injected
 from causantic.transcripts.codex import call_arguments
 from causantic.transcripts.model import (
+    AgentMeta,
     Block,
     Message,
     SkipReport,
@@ -123,8 +129,9 @@ def peek_pi_header(path: Path) -> PiHeader:
     )
 
 
-def read_other(path: Path, source: Source) -> tuple[Transcript | None, SkipReport]:
-    """One session file of `source` (one of :data:`OTHER_SOURCES`); None when it holds no message.
+def read_other(path: Path, source: Source) -> tuple[Transcript | None, list[Transcript], SkipReport]:
+    """One session file of `source` (one of :data:`OTHER_SOURCES`): its main stream (None when it
+    holds no message of it) and its sub-agents' streams (Copilot CLI's, in the order they began).
 
     Raises :class:`TranscriptError` only when the file cannot be read at all.
     """
@@ -138,13 +145,21 @@ def read_other(path: Path, source: Source) -> tuple[Transcript | None, SkipRepor
     for line_no, sub, record in records:
         add(record, line_no, sub)
     if not builder.messages:
-        return None, report
+        return None, [], report
     session = builder.session_id or (path.parent.name if path.name == "events.jsonl" else "") or _stem_id(path)
     if source == "cursor":  # no times recorded: the file's
         when = datetime.fromtimestamp(path.stat().st_mtime, UTC)
         builder.messages = [replace(m, timestamp=when) for m in builder.messages]
-    messages = tuple(replace(m, session_id=session) for m in builder.messages)
-    return Transcript(path, session, None, messages, cwd=builder.cwd, source=source), report
+    streams: dict[str | None, list[Message]] = {None: []}
+    for m in builder.messages:
+        streams.setdefault(m.agent_id, []).append(replace(m, session_id=session))
+    main = tuple(streams.pop(None))
+    transcript = Transcript(path, session, None, main, cwd=builder.cwd, source=source) if main else None
+    subagents = [
+        Transcript(path, session, agent, tuple(found), builder.cwd, meta=builder.agents.get(agent), source=source)
+        for agent, found in streams.items()
+    ]
+    return transcript, subagents, report
 
 
 def _stem_id(path: Path) -> str:
@@ -197,6 +212,8 @@ class _Builder:
     session_id: str = ""
     cwd: str | None = None
     messages: list[Message] = field(default_factory=list[Message])
+    agents: dict[str | None, AgentMeta] = field(default_factory=dict[str | None, AgentMeta])  # sub-agent → meta
+    aliases: dict[str, str] = field(default_factory=dict[str, str])  # Copilot CLI: agentId → its task call
 
     def append(
         self,
@@ -208,6 +225,7 @@ class _Builder:
         *,
         is_meta: bool = False,
         rewound: str | None = None,
+        agent: str | None = None,
     ) -> None:
         if not blocks:
             self.report.add(SkipReason.EMPTY_MESSAGE)
@@ -222,6 +240,8 @@ class _Builder:
                 line_no=line_no,
                 is_meta=is_meta,
                 rewound=rewound,
+                agent_id=agent,
+                is_sidechain=agent is not None,
             )
         )
 
@@ -232,15 +252,30 @@ class _Builder:
 
     # -- Copilot CLI --
 
+    def copilot_agent(self, agent_id: str, call_id: str) -> str | None:
+        """The sub-agent stream an event belongs to (None: the main agent's): the ``task`` call that
+        started the agent, which older events name (``parentToolCallId``), else the ``agentId``
+        newer ones carry, known as that call once an event has named both."""
+        if agent_id and call_id:
+            self.aliases.setdefault(agent_id, call_id)
+        return call_id or self.aliases.get(agent_id) or agent_id or None
+
     def copilot(self, record: dict[str, Any], line_no: int, sub: int) -> None:
         kind, data = record.get("type"), as_object(record.get("data")) or {}
         uuid = as_str(record.get("id")) or line_uuid(line_no, sub)
         when = parse_time(record.get("timestamp"))
+        agent = self.copilot_agent(as_str(record.get("agentId")), as_str(data.get("parentToolCallId")))
         if kind == "session.start":
             self.header(as_str(data.get("sessionId")), (as_object(data.get("context")) or {}).get("cwd"))
+        elif kind == "subagent.started":
+            spawn = as_str(data.get("toolCallId"))
+            described = as_str(data.get("agentDescription")) or as_str(data.get("agentDisplayName"))
+            named = self.copilot_agent(as_str(record.get("agentId")), spawn) or spawn
+            self.agents[named] = AgentMeta(as_str(data.get("agentName")) or None, described or None, spawn)
+            self.report.add(SkipReason.NON_MESSAGE)
         elif kind == "user.message":
             text = as_str(data.get("content"))
-            self.append(uuid, "user", when, line_no, [TextBlock(text)] if text.strip() else [])
+            self.append(uuid, "user", when, line_no, [TextBlock(text)] if text.strip() else [], agent=agent)
         elif kind == "assistant.message":
             blocks: list[Block] = []
             if (reasoning := as_str(data.get("reasoningText"))).strip():
@@ -251,13 +286,14 @@ class _Builder:
                 call = as_object(value) or {}
                 name, call_id = as_str(call.get("name")), as_str(call.get("toolCallId"))
                 blocks.append(ToolCall(call_id, name, call_arguments(call.get("arguments"), "arguments")))
-            self.append(uuid, "assistant", when, line_no, blocks)
+            self.append(uuid, "assistant", when, line_no, blocks, agent=agent)
         elif kind == "tool.execution_complete":
             result = as_object(data.get("result")) or {}
             error = as_object(data.get("error")) or {}
             text = as_str(result.get("content")) or as_str(error.get("message"))
             failed = data.get("success") is False
-            self.append(uuid, "user", when, line_no, [ToolResult(as_str(data.get("toolCallId")), text, failed)])
+            outcome = ToolResult(as_str(data.get("toolCallId")), text, failed)
+            self.append(uuid, "user", when, line_no, [outcome], agent=agent)
         else:
             self.report.add(SkipReason.NON_MESSAGE)
 
