@@ -241,3 +241,102 @@ def test_a_broken_line_is_skipped_and_counted_never_fatal(
     [session], report = read_session(files)
     assert session.main is not None and any("fix the cart total" in t for _, t in _texts(session.main))
     assert report.counts["invalid json"] == 1 and report.counts["truncated last line"] == 1
+
+
+# A Cursor text transcript (``agent-transcripts/<id>.txt``, Cursor's format before JSON lines), laid
+# out as the real one copied into Lorlah/Return-It (``.cursor/previous-session.md`` at 16fbf5d3):
+# role lines, the prompt in <user_query>, [Thinking] / [Tool call] with indented arguments /
+# [Tool result] with no output; the words are this test's own.
+CURSOR_TEXT = """user:
+<user_query>
+start the shop, I want to see it in the browser
+</user_query>
+
+assistant:
+[Thinking] **Preparing to run dev server**
+[Tool call] Shell
+  command: npm run dev
+  working_directory: /srv/shop
+  description: Start the dev server
+
+[Tool result] Shell
+
+assistant:
+[Thinking] **Noticing basePath causes 404 at root**
+
+The root is set to /shop, so / answers 404.
+The app is configured with a `basePath` of `/shop`.
+Open it at `http://localhost:3000/shop`.
+
+user:
+<user_query>
+why 404 on the cart page
+</user_query>
+
+assistant:
+[Thinking] 
+[Tool call] Task
+  description: Find the cart route
+  prompt: Look for the cart page route.
+Return:
+1. the file
+  subagent_type: explore
+
+[Tool result] Task
+
+assistant:
+The cart page lives in app/cart/page.tsx and was never exported.
+"""
+
+
+def test_a_cursor_text_transcript_reads_as_its_prompts_calls_and_replies(tmp_path: Path) -> None:
+    folder = tmp_path / ".cursor" / "projects" / "Users-dev-shop" / "agent-transcripts"
+    folder.mkdir(parents=True)
+    session = "4c1d9e2a-7b3f-4e8a-9d6c-1a2b3c4d5e6f"
+    (folder / f"{session}.txt").write_text(CURSOR_TEXT)
+    (folder / "notes.txt").write_text("not a transcript\n")  # no role line: not read as one
+    [files] = discover(tmp_path / ".cursor" / "projects")
+    assert (files.source, files.session_id, files.folder.name) == ("cursor", session, "Users-dev-shop")
+    [session_read], report = read_session(files)
+    main = session_read.main
+    assert main is not None and report.total == 0
+    assert [t.prompt for t in assemble_turns(main)] == [
+        "start the shop, I want to see it in the browser",
+        "why 404 on the cart page",
+    ]
+    assert [t for _, t in _texts(main, ThinkingBlock)] == [
+        "Preparing to run dev server",
+        "Noticing basePath causes 404 at root",
+    ]
+    calls = [b for m in main.messages for b in m.blocks if type(b) is ToolCall]
+    assert [(c.name, c.input) for c in calls] == [
+        ("Shell", {"command": "npm run dev", "working_directory": "/srv/shop", "description": "Start the dev server"}),
+        (
+            "Task",
+            {
+                "description": "Find the cart route",
+                "prompt": "Look for the cart page route.\nReturn:\n1. the file",
+                "subagent_type": "explore",
+            },
+        ),
+    ]
+    assert len({c.id for c in calls}) == 2
+    # After the [Thinking] paragraph, the reply's words (a summary's body paragraph cannot be told apart).
+    assert [text for text in _texts(main) if text[0] == "assistant"] == [
+        (
+            "assistant",
+            "The root is set to /shop, so / answers 404.\nThe app is configured with a `basePath` of `/shop`.\n"
+            "Open it at `http://localhost:3000/shop`.",
+        ),
+        ("assistant", "The cart page lives in app/cart/page.tsx and was never exported."),
+    ]
+
+
+def test_a_cursor_text_transcript_beside_the_same_sessions_json_lines_is_not_read_twice(tmp_path: Path) -> None:
+    folder = tmp_path / "agent-transcripts"
+    folder.mkdir()
+    session = "4c1d9e2a-7b3f-4e8a-9d6c-1a2b3c4d5e6f"
+    (folder / f"{session}.txt").write_text(CURSOR_TEXT)
+    line = {"role": "user", "message": {"content": [{"type": "text", "text": "<user_query>fix it</user_query>"}]}}
+    (folder / f"{session}.jsonl").write_text(json.dumps(line) + "\n")
+    assert [f.main.name for f in discover(tmp_path) if f.main is not None] == [f"{session}.jsonl"]

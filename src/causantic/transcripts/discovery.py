@@ -11,7 +11,8 @@ Layouts handled (all seen in real Claude Code data):
   companions, read into :class:`~causantic.transcripts.model.AgentMeta`;
 - sidechains inline in the main file (1.0.x), which :mod:`reader` splits out.
 
-Other agents' files are told apart by their first bytes (:func:`source_of`), wherever they lie:
+Other agents' files are told apart by their first bytes (:func:`source_of`), wherever they lie
+(and Cursor's older text transcripts, ``agent-transcripts/<id>.txt``, by where they lie):
 
 - a Codex CLI rollout (:mod:`codex`) is a session of its own, except a spawned agent's rollout whose
   parent thread's rollout is found too: it joins the parent's session as a sub-agent file, less the
@@ -53,6 +54,7 @@ from causantic.transcripts.model import AgentMeta, SessionTranscripts, SkipRepor
 from causantic.transcripts.other_agents import (
     OTHER_SOURCES,
     PiHeader,
+    is_cursor_text,
     peek_pi_header,
     read_other,
     session_folder,
@@ -110,6 +112,8 @@ def discover(
     others: list[tuple[Path, Source]] = []
     for path in _jsonl_files(root, unreadable, linked_outside):
         source = source_of(path)
+        if path.suffix == ".txt" and source != "cursor":
+            continue  # a text file that is no transcript: no business of ours
         if source != "claude-code":
             others.append((path, source))
             continue
@@ -199,6 +203,8 @@ def source_of(path: Path) -> Source:
             head = f.read(_SNIFF_BYTES)
     except OSError:
         return "claude-code"
+    if path.suffix == ".txt":
+        return "cursor" if is_cursor_text(head) else "claude-code"
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if not text.startswith(b"{"):
         return "claude-code"
@@ -513,7 +519,8 @@ def _read_gemini(files: SessionFiles) -> tuple[list[SessionTranscripts], SkipRep
 def _jsonl_files(
     root: Path, unreadable: list[tuple[str, str]] | None = None, linked_outside: list[tuple[str, str]] | None = None
 ) -> list[Path]:
-    """Transcript candidates: every ``*.jsonl``, and ``session-*.json`` in a ``chats`` folder.
+    """Transcript candidates: every ``*.jsonl``, ``session-*.json`` in a ``chats`` folder, and Cursor's
+    text transcripts (:func:`_cursor_text`).
 
     Linked files are followed, and so are the linked folders right under `root` (a project folder
     moved to another disk and linked back: Claude Code writes through such a link) and, deeper down,
@@ -557,7 +564,11 @@ def _jsonl_files(
         for name in sorted(names):
             path = os.path.join(folder, name)
             link = os.path.islink(path)
-            candidate = name.endswith(".jsonl") or (chats and name.startswith("session-") and name.endswith(".json"))
+            candidate = (
+                name.endswith(".jsonl")
+                or (chats and name.startswith("session-") and name.endswith(".json"))
+                or _cursor_text(folder, name)
+            )
             if link and not os.path.exists(path):
                 # A transcript's link, or a folder's (no suffix), was meant to be read; a broken link
                 # to anything else (notes.md -> a moved file) is none of batch-ingest's business.
@@ -573,6 +584,20 @@ def _jsonl_files(
                     seen.add(real_file)
                     out.append(Path(path))
     return out
+
+
+def _cursor_text(folder: str, name: str) -> bool:
+    """Whether `name` in `folder` is a Cursor text transcript to read: ``<id>.txt`` in an
+    ``agent-transcripts`` folder (or its ``<id>/`` folder), with no ``<id>.jsonl`` beside it that
+    holds the same session."""
+    stem, suffix = os.path.splitext(name)
+    where = os.path.basename(folder)
+    if suffix != ".txt" or not (
+        where == "agent-transcripts"
+        or (where == stem and os.path.basename(os.path.dirname(folder)) == "agent-transcripts")
+    ):
+        return False
+    return not os.path.exists(os.path.join(folder, stem + ".jsonl"))
 
 
 def _broken_link(path: str) -> str:

@@ -19,7 +19,17 @@ Each is one JSON-lines file per session, told apart by its first line (:func:`so
   ``<external_links>`` pages and ``<attached_files>`` Cursor adds are left out); a reply's text
   that is one bold line (``**Planning the fix**``) is a reasoning summary, kept as thinking. With
   no times recorded, every message takes the file's modification time, and the folder stands for
-  the project.
+  the project. Before the JSON lines (until early 2026) Cursor wrote the same transcripts as text,
+  ``<id>.txt`` (a real one: Lorlah/Return-It ``.cursor/previous-session.md`` at 16fbf5d3): blocks
+  opened by a line ``user:`` or ``assistant:``; a prompt in ``<user_query>``; in a reply,
+  ``[Thinking] …``, the reply's words, ``[Tool call] <name>`` with its arguments on the lines below
+  (``  key: value``, a long value running on over unindented lines) and ``[Tool result] <name>``
+  (with no output in the files seen). :func:`cursor_text_records` reads them into the records of
+  the JSON lines. What is read as what, since nothing else marks where a part ends: the
+  ``[Thinking]`` paragraph (up to a blank line) is the reasoning; the lines after it, up to the
+  next call, are the reply's words, a reasoning summary's body paragraph included (it cannot be told
+  from the reply); an argument runs to the next argument or marker. A ``.txt`` beside an
+  ``<id>.jsonl`` of the same session is not read: the JSON lines hold it.
 - **Factory Droid** (``~/.factory/sessions/<folder>/<id>.jsonl``): ``session_start`` (id, ``cwd``,
   title), then ``message`` records holding Anthropic-shaped messages (``text``, ``thinking``,
   ``tool_use``, ``tool_result``). ``<system-reminder>`` blocks are Droid's, not the user's; a
@@ -76,7 +86,16 @@ from causantic.transcripts.reader import (
     read_bytes,
 )
 
-__all__ = ["OTHER_SOURCES", "PiHeader", "peek_pi_header", "read_other", "session_folder", "source_of_line"]
+__all__ = [
+    "OTHER_SOURCES",
+    "PiHeader",
+    "cursor_text_records",
+    "is_cursor_text",
+    "peek_pi_header",
+    "read_other",
+    "session_folder",
+    "source_of_line",
+]
 
 OTHER_SOURCES: tuple[Source, ...] = ("copilot", "cursor", "droid", "pi")
 _FIRST_LINES: tuple[tuple[re.Pattern[bytes], Source], ...] = (
@@ -86,6 +105,9 @@ _FIRST_LINES: tuple[tuple[re.Pattern[bytes], Source], ...] = (
     (re.compile(rb'^\{\s*"type"\s*:\s*"session"\s*,\s*"version"\s*:\s*\d+\s*,\s*"id"\s*:'), "pi"),
 )
 _PI_HEADER_BYTES = 64 * 1024  # a Pi header holds ids, a time, a cwd and a path: well under this
+_CURSOR_ROLE = re.compile(rb"^(user|assistant):[ \t]*\r?$")
+_CURSOR_MARK = re.compile(r"^\[(Thinking|Tool call|Tool result)\](?: (.*))?$")
+_CURSOR_ARGUMENT = re.compile(r"^  ([A-Za-z_][\w-]*): ?(.*)$")
 _USER_QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.DOTALL)
 _SUMMARY_HEADER = re.compile(r"\*\*[^*\n]{1,200}\*\*")
 
@@ -129,6 +151,73 @@ def peek_pi_header(path: Path) -> PiHeader:
     )
 
 
+def is_cursor_text(head: bytes) -> bool:
+    """Whether a file's first bytes open a Cursor text transcript (its first line ``user:``)."""
+    line = head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0]
+    return _CURSOR_ROLE.match(line) is not None
+
+
+def cursor_text_records(data: bytes) -> list[tuple[int, int, dict[str, Any]]]:
+    """A Cursor text transcript as the records of its JSON-lines form, each with the line its block
+    opens on: ``{role, message: {content: [text, thinking, tool_use, tool_result blocks]}}``."""
+    lines = data.decode("utf-8", "replace").splitlines()
+    starts = [n for n, line in enumerate(lines) if _CURSOR_ROLE.match(line.encode())]
+    records: list[tuple[int, int, dict[str, Any]]] = []
+    for k, start in enumerate(starts):
+        body = lines[start + 1 : starts[k + 1] if k + 1 < len(starts) else len(lines)]
+        role = lines[start].strip()[:-1]
+        if role == "user":
+            content: list[dict[str, Any]] = [{"type": "text", "text": "\n".join(body).strip()}]
+        else:
+            content = _cursor_reply(body)
+        records.append((start + 1, 0, {"role": role, "message": {"content": content}}))
+    return records
+
+
+def _cursor_reply(lines: list[str]) -> list[dict[str, Any]]:
+    """A text reply's parts (rules in the module docstring), as JSON-lines content blocks."""
+    parts: list[dict[str, Any]] = []
+    kind, argument = "text", ""
+    for line in lines:
+        mark = _CURSOR_MARK.match(line)
+        if mark is not None:
+            kind, name = mark.group(1), (mark.group(2) or "").strip()
+            if kind == "Thinking":
+                parts.append({"type": "thinking", "thinking": name})
+            elif kind == "Tool call":
+                parts.append({"type": "tool_use", "name": name, "input": {}})
+                argument = ""
+            continue
+        part = parts[-1] if parts else None
+        if kind == "Tool result":
+            continue  # a call's output (none in the files seen): not kept, as the JSON lines keep none
+        if kind == "Thinking" and part is not None and line.strip():
+            part["thinking"] += "\n" + line
+        elif kind == "Tool call" and part is not None and (found := _CURSOR_ARGUMENT.match(line)):
+            argument = found.group(1)
+            part["input"][argument] = found.group(2)
+        elif kind == "Tool call" and part is not None and argument:
+            part["input"][argument] += "\n" + line
+        else:  # the reply's words; after a [Thinking] paragraph, what follows its blank line
+            kind = "text"
+            if part is not None and part["type"] == "text":
+                part["text"] += "\n" + line
+            elif line.strip():
+                parts.append({"type": "text", "text": line})
+    kept: list[dict[str, Any]] = []
+    for part in parts:
+        if part["type"] == "text":
+            part["text"] = part["text"].strip()
+        elif part["type"] == "thinking":
+            thought = part["thinking"].strip()
+            part["thinking"] = thought.strip("*") if _SUMMARY_HEADER.fullmatch(thought) else thought
+        else:
+            part["input"] = {key: value.rstrip() for key, value in part["input"].items()}
+        if part.get("text", part.get("thinking", True)):
+            kept.append(part)
+    return kept
+
+
 def read_other(path: Path, source: Source) -> tuple[Transcript | None, list[Transcript], SkipReport]:
     """One session file of `source` (one of :data:`OTHER_SOURCES`): its main stream (None when it
     holds no message of it) and its sub-agents' streams (Copilot CLI's, in the order they began).
@@ -138,7 +227,8 @@ def read_other(path: Path, source: Source) -> tuple[Transcript | None, list[Tran
     data = read_bytes(path)
     report = SkipReport()
     builder = _Builder(report)
-    records = decode_lines(data, report)
+    text = source == "cursor" and path.suffix == ".txt"
+    records = cursor_text_records(data) if text else decode_lines(data, report)
     if source == "pi":
         records = _pi_marked(records)
     add = {"copilot": builder.copilot, "cursor": builder.cursor, "droid": builder.droid, "pi": builder.pi}[source]
