@@ -18,7 +18,8 @@ from causantic.ingest.pipeline import IngestReport
 from causantic.ingest.service import ingest_paths
 from causantic.services import Services, open_services
 from causantic.store.records import ChunkScope, StoredChunk
-from causantic.transcripts import reader
+from causantic.transcripts import discovery, reader
+from causantic.transcripts.other_agents import PiHeader
 
 REWIND_SESSION = "b3edadab-bca0-4054-9b41-f7ffa6941260"
 REWIND_FILE = (
@@ -208,6 +209,24 @@ def test_a_pi_fork_keeps_only_its_own_turns_and_links_to_where_it_forked(tmp_pat
         assert "store the discount in cents" in by_id[edge.source].content and edge.target == fork[0].id
         again = _ingest(services, sessions)
         assert (again.chunks_added, again.chunks_removed, again.chunks_updated) == (0, 0, 0)
+
+
+def test_a_pi_fork_stored_whole_by_older_rules_drops_its_copy_on_the_upgrade(tmp_path: Path) -> None:
+    sessions = tmp_path / "pi"
+    parent = write_pi_session(sessions, "/srv/shop", PI_PARENT, PI_TURNS)
+    write_pi_session(
+        sessions, "/srv/shop", PI_FORK, [("try banker's rounding", "Switched.")], forked_from=parent, copied=2
+    )
+    with pytest.MonkeyPatch.context() as before:  # the release before: a fork was a session like any
+        before.setattr(discovery, "peek_pi_header", lambda path: PiHeader())
+        before.setattr(rules, "VERSION", rules.VERSION - 1)
+        with open_services(Config()) as services:
+            _ingest(services, sessions)
+            assert len(_chunks(services, PI_FORK)) == 3
+    with open_services(Config()) as services:
+        upgraded = _ingest(services, sessions)
+        assert (upgraded.files_rules_changed, upgraded.chunks_removed) == (2, 2)
+        assert [c.content.splitlines()[1] for c in _chunks(services, PI_FORK)] == ["try banker's rounding"]
 
 
 def test_a_pi_fork_ingested_alone_is_read_with_the_session_its_header_names(tmp_path: Path) -> None:

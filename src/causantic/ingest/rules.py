@@ -34,6 +34,14 @@ History (what each version changed, so a release note can say why memory was re-
   fork read with the session it forked, without the copy of that session's turns it opens with,
   linked by a ``forked-from`` edge; Copilot CLI, Cursor, Factory Droid and Pi sessions read
   (before: files in another format).
+- 5 (25 November 2026): a Pi fork (its header names the session it came from: ``parentSession``)
+  read with that session, without the copy of its entries it opens with, linked by a
+  ``forked-from`` edge; a Codex or Pi fork ingested without the session it forked reads that
+  session's file too when it is where the agent keeps it (before: the copied turns were stored
+  twice, once in each session); a Copilot CLI sub-agent's work (events naming an ``agentId`` or a
+  ``parentToolCallId``) kept as a sub-agent stream linked to the ``task`` call that ran it (before:
+  told on the main line as the main agent's), and that call rendered as a spawn (``explore: <what>
+  — <prompt>``); Cursor's older text transcripts (``agent-transcripts/<id>.txt``) read.
 """
 
 from __future__ import annotations
@@ -44,4 +52,4 @@ from __future__ import annotations
 # against 0.9-1.4 s when every file is skipped), embedding only the chunks whose text changed (137
 # of 3,064 from the release before VERSION 1). A change that only affects how stored chunks are
 # searched or shown needs no bump.
-VERSION = 4
+VERSION = 5
