@@ -344,3 +344,16 @@ def test_a_copilot_sub_agents_work_is_its_own_stream_linked_to_the_task_that_ran
         briefs = [by_id[e.source] for e in services.store.session_edges("cop-sub-1") if e.reference_type == "brief"]
         assert [c.agent for c in briefs] == ["main"]
         assert "[Tool:task] explore: find the rounding — find where cart totals get rounded" in briefs[0].content
+
+
+def test_two_forks_of_one_codex_session_given_as_two_targets_are_both_kept(tmp_path: Path) -> None:
+    # Each fork, given by its own file, is read with the session it forked: the group found twice
+    # (once per target) is one group holding both forks, not the first one found.
+    sessions = tmp_path / "codex"
+    parent = write_codex_rollout(sessions, "/srv/shop", "019e-parent", [("why does the cart drift", "Rounding.")])
+    one = _fork_of(sessions, parent, "019e-fork-1", "019e-parent", 1, [("try banker's rounding", "Switched.")])
+    two = _fork_of(sessions, parent, "019e-fork-2", "019e-parent", 1, [("try decimal instead", "Switched to Decimal.")])
+    with open_services(Config()) as services:
+        report = _ingest(services, one, two)
+        assert report.sessions == 3
+        assert [c.content.splitlines()[1] for c in _chunks(services, "019e-fork-2")] == ["try decimal instead"]

@@ -21,7 +21,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -669,7 +669,7 @@ def _discover_all(
     """The sessions under every target, each once: paths are made absolute first, so a file given
     as ``sessions/a.jsonl`` and as ``/home/me/sessions/a.jsonl`` is one file with one mark."""
     groups: list[SessionFiles] = []
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     for target in targets:
         path = absolute(target)
         if not path.exists():
@@ -677,8 +677,15 @@ def _discover_all(
         for group in discover(path, unreadable, linked_outside=linked_outside):
             key = str(group_paths(group)[0])
             if key not in seen:
-                seen.add(key)
+                seen[key] = len(groups)
                 groups.append(group)
+            else:  # found again from another target, maybe with other files (a fork found by its own)
+                first = groups[seen[key]]
+                groups[seen[key]] = replace(
+                    first,
+                    subagents=tuple(sorted({*first.subagents, *group.subagents})),
+                    forks=tuple(sorted({*first.forks, *group.forks})),
+                )
     # Gemini sessions go last: one that names its project only by a hash of its cwd is matched
     # against the projects known, so the other agents' sessions of this run must be there first.
     return sorted(groups, key=lambda g: g.source == "gemini")
