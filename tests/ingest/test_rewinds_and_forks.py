@@ -357,3 +357,25 @@ def test_two_forks_of_one_codex_session_given_as_two_targets_are_both_kept(tmp_p
         report = _ingest(services, one, two)
         assert report.sessions == 3
         assert [c.content.splitlines()[1] for c in _chunks(services, "019e-fork-2")] == ["try decimal instead"]
+
+
+def test_a_pi_session_found_only_after_its_fork_was_stored_is_read_with_the_fork(tmp_path: Path) -> None:
+    # The fork was ingested while the session it forked was nowhere (copied over later): it kept the
+    # copied turns. That session's file, ingested by itself once it is there, brings the fork beside
+    # it along, so the copy is not kept twice.
+    sessions = tmp_path / "pi"
+    parent = write_pi_session(sessions, "/srv/shop", PI_PARENT, PI_TURNS)
+    fork = write_pi_session(
+        sessions, "/srv/shop", PI_FORK, [("try banker's rounding", "Switched.")], forked_from=parent, copied=2
+    )
+    away = Path(shutil.move(parent, tmp_path / parent.name))
+    with open_services(Config()) as services:
+        _ingest(services, fork)
+        assert len(_chunks(services, PI_FORK)) == 3
+        shutil.move(away, parent)
+        later = _ingest(services, parent)
+        assert later.chunks_removed == 2
+        everything = list(services.store.chunks_in(ChunkScope()))
+        assert sum("store the discount in cents" in c.content for c in everything) == 1
+        again = _ingest(services, sessions)
+        assert (again.chunks_added, again.chunks_removed, again.chunks_updated) == (0, 0, 0)

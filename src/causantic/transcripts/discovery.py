@@ -273,7 +273,9 @@ def _add_forked_sessions(codex: dict[Path, RolloutMeta], pi: dict[Path, PiHeader
     """Add to `codex` and `pi` the file of each session a fork among them was forked from, when it
     is not among them but where the agent keeps it (and so on up a chain of forks): a Pi fork's
     header names the file (``parentSession``); a Codex rollout lies in ``<sessions>/YYYY/MM/DD/``,
-    named after its thread (``rollout-<time>-<thread id>.jsonl``)."""
+    named after its thread (``rollout-<time>-<thread id>.jsonl``). Also the Pi forks beside a Pi
+    session among them (``/fork`` writes the fork in the session's folder): a session ingested by
+    its own file after its fork is read with it, and the fork's copy goes."""
     known = {path.resolve() for path in (*codex, *pi)}
     threads = {m.thread_id for m in codex.values()}
     pending = list(codex)
@@ -290,6 +292,14 @@ def _add_forked_sessions(codex: dict[Path, RolloutMeta], pi: dict[Path, PiHeader
             codex[parent] = peek_rollout_meta(parent)
             pending.append(parent)
     sessions = {h.session_id for h in pi.values()}
+    for folder in {path.parent for path in pi}:  # a session read by its own file: its forks beside it
+        for sibling in sorted(folder.glob("*.jsonl")):
+            if sibling.resolve() in known or source_of(sibling) != "pi":
+                continue
+            header = peek_pi_header(sibling)
+            if header.parent_id in sessions:
+                known.add(sibling.resolve())
+                pi[sibling] = header
     waiting = list(pi)
     while waiting:
         header = pi[waiting.pop()]
