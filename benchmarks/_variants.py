@@ -240,6 +240,3 @@ VARIANTS["no_work"] = ({"retrieval.workEvidence": "0"}, {})
 VARIANTS.update(
     {f"work{round(100 * w)}": ({"retrieval.workEvidence": str(w)}, {}) for w in (0.05, 0.1, 0.15, 0.25, 0.5)}
 )
-# within a session, the chunk that first says the request's words counts more than later ones that
-# say them again (retrieval.firstMention, off)
-VARIANTS.update({f"first{round(100 * w)}": ({"retrieval.firstMention": str(w)}, {}) for w in (0.25, 0.5, 1.0)})

@@ -309,16 +309,6 @@ class RetrievalConfig(_Section):
             "benchmarks/coding.py and locomo.py, variants work*; docs/measurements.md. 0: off."
         ),
     )
-    first_mention: float = Field(
-        0.0,
-        ge=0,
-        description=(
-            "Multiplies a chunk's score by 1 + this factor times the IDF-weighted share of the query that its "
-            "own words are the first of its session's candidates to hold (in the session's time order): the "
-            "work names the request's parts where it happens, later chunks refer back to it. Off (0): see "
-            "docs/measurements.md (variants first*)."
-        ),
-    )
     work_tools: tuple[str, ...] = Field(
         ("Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch", "write_file", "replace"),
         description="Tool calls that change files (Claude Code, Codex, Gemini CLI), for workEvidence.",

@@ -150,31 +150,6 @@ def session_coverage_factors(
     return [factor[session] for session in sessions]
 
 
-def first_mention_factors(
-    sessions: Sequence[str],
-    order: Sequence[tuple[str, int, int]],
-    stems: Sequence[Iterable[str]],
-    coverage: Callable[[frozenset[str]], float],
-    weight: float,
-) -> list[float]:
-    """Per candidate, 1 + ``weight`` × the ``coverage`` (0-1) of the query ``stems`` it is the first
-    of its session's candidates to hold, in session time ``order`` (start time, turn, part). A
-    session that did the work names the request's parts where it does them; its later chunks refer
-    back to them (the commit, a summary, the next task built on it), so the first to say a word is
-    likelier where it happened than a later one saying it again. Only the order within a session
-    changes much: a session's first mention of each word is lifted whichever chunk it is."""
-    if weight <= 0:
-        return [1.0] * len(sessions)
-    said: dict[str, set[str]] = {}
-    factors = [1.0] * len(sessions)
-    for i in sorted(range(len(sessions)), key=lambda i: (sessions[i], order[i])):
-        words = set(stems[i])
-        before = said.setdefault(sessions[i], set())
-        factors[i] = 1.0 + weight * coverage(frozenset(words - before))
-        before |= words
-    return factors
-
-
 def session_term_shares(
     counts: Mapping[str, tuple[int, Mapping[str, int]]],
     terms: Sequence[tuple[float, Sequence[Sequence[str]]]],

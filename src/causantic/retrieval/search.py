@@ -34,7 +34,6 @@ from causantic.retrieval.mentions import edits_files, listing_share, own_stem_wo
 from causantic.retrieval.ranking import (
     blend_fusion,
     convex_fusion,
-    first_mention_factors,
     keep_list_tops,
     mmr_picks,
     non_increasing,
@@ -532,7 +531,7 @@ class Searcher:
         # Each candidate's own words (not what a listing tool printed), split once for both uses.
         own = (
             {c.chunk_id: own_stem_words(chunks[c.chunk_id], stems[c.chunk_id]) for c in fused}
-            if profile is not None and (cfg.mention_penalty or cfg.session_coverage > 0 or cfg.first_mention > 0)
+            if profile is not None and (cfg.mention_penalty or cfg.session_coverage > 0)
             else {}
         )
         mentions = (
@@ -574,17 +573,6 @@ class Searcher:
                 [asked.intersection(own[c.chunk_id]) for c in fused],
                 profile.coverage_of,
                 cfg.session_coverage,
-            )
-            scores = [score * f for score, f in zip(scores, factors, strict=True)]
-        if cfg.first_mention > 0 and profile is not None:
-            # Within a session, the chunk that first says the request's words, not those referring back.
-            asked = profile.stems()
-            factors = first_mention_factors(
-                sessions,
-                [(ch.start_time, ch.turn_index, ch.part) for ch in (chunks[c.chunk_id] for c in fused)],
-                [asked.intersection(own[c.chunk_id]) for c in fused],
-                profile.coverage_of,
-                cfg.first_mention,
             )
             scores = [score * f for score, f in zip(scores, factors, strict=True)]
         if cfg.session_words > 0 and profile is not None:
