@@ -43,7 +43,7 @@ def test_reading_running_or_talking_about_an_edit_is_not_editing() -> None:
         assert not edits_files(_chunk(text), TOOLS), text
 
 
-def _record(session: str, i: int, role: str, content: object, day: int) -> dict[str, object]:
+def _record(session: str, i: int, role: str, content: object) -> dict[str, object]:
     return {
         "parentUuid": f"{session}-{i - 1}" if i else None,
         "isSidechain": False,
@@ -52,7 +52,7 @@ def _record(session: str, i: int, role: str, content: object, day: int) -> dict[
         "uuid": f"{session}-{i}",
         "sessionId": session,
         "cwd": "/work/uploader",
-        "timestamp": f"2026-03-0{day}T10:{i:02d}:00.000Z",
+        "timestamp": f"2026-03-02T10:{i:02d}:00.000Z",
     }
 
 
@@ -86,9 +86,9 @@ def _sessions(folder: Path) -> Path:
             "rename the bucket setting to storage",
         )
     ]
-    named = [("talk", talk, 2), ("work", work, 3), *((f"other{n}", t, 4) for n, t in enumerate(others))]
-    for name, turns, day in named:
-        lines = [json.dumps(_record(name, i, role, content, day)) for i, (role, content) in enumerate(turns)]
+    named = [("talk", talk), ("work", work), *((f"other{n}", t) for n, t in enumerate(others))]
+    for name, turns in named:
+        lines = [json.dumps(_record(name, i, role, content)) for i, (role, content) in enumerate(turns)]
         (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return folder
 
