@@ -26,6 +26,7 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
             "retrieval.feedbackWeight": "0",
             "retrieval.sessionCoverage": "0",
             "retrieval.sessionWords": "0",
+            "retrieval.workEvidence": "0",
         },
         {},
     ),
@@ -39,6 +40,7 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
             "retrieval.feedbackWeight": "0",
             "retrieval.sessionCoverage": "0",
             "retrieval.sessionWords": "0",
+            "retrieval.workEvidence": "0",
         },
         {},
     ),
@@ -231,3 +233,10 @@ VARIANTS.update({f"bm25s{round(100 * w)}": ({"retrieval.sessionWords": str(w)}, 
 VARIANTS["no_bm25s"] = ({"retrieval.sessionWords": "0"}, {})  # the default before sessionWords was on
 VARIANTS["bm25s50_only"] = ({"retrieval.sessionWords": "0.5", "retrieval.sessionCoverage": "0"}, {})
 VARIANTS["bm25s50_d15"] = ({"retrieval.sessionWords": "0.5", "retrieval.sessionWordsDepth": "15"}, {})
+# a chunk that calls an editing tool (Edit, Write, apply_patch: retrieval.workTools) counts more
+# (retrieval.workEvidence, 0.1 since 25 November 2026): the session changed files there, it did not
+# only talk about them; no_work: the default before
+VARIANTS["no_work"] = ({"retrieval.workEvidence": "0"}, {})
+VARIANTS.update(
+    {f"work{round(100 * w)}": ({"retrieval.workEvidence": str(w)}, {}) for w in (0.05, 0.1, 0.15, 0.25, 0.5)}
+)

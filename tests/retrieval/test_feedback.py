@@ -50,10 +50,12 @@ def test_a_vague_request_finds_the_session_that_did_the_work(corpus_dir: Path, t
     folder.mkdir()
     for i, name in enumerate(SESSIONS):
         shutil.copy(corpus_dir / "entireio__cli" / name / "full.jsonl", folder / f"{i}.jsonl")
-    with Memory(tmp_path / "home") as memory:  # the defaults: feedback on
+    # The worker's chunk calls Edit, which lifts it too (workEvidence): off, so that feedback is seen alone.
+    alone = {"retrieval.workEvidence": "0"}
+    with Memory(tmp_path / "home", overrides=alone) as memory:  # otherwise the defaults: feedback on
         memory.ingest([folder])
         with_feedback = list(dict.fromkeys(h.chunk.session_id for h in memory.search(QUERY, limit=20).hits))
-    with Memory(tmp_path / "home", overrides={"retrieval.feedbackWeight": "0"}) as memory:
+    with Memory(tmp_path / "home", overrides={**alone, "retrieval.feedbackWeight": "0"}) as memory:
         without = list(dict.fromkeys(h.chunk.session_id for h in memory.search(QUERY, limit=20).hits))
     assert with_feedback[0] == WORKER, with_feedback
     assert without[0] == OTHER, without  # what feedback corrects: other work on the CLI came first

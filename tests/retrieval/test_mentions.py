@@ -110,12 +110,13 @@ def test_the_session_that_did_the_work_outranks_one_that_lists_it(tmp_path: Path
     folder = _sessions(tmp_path / "sessions")
     # The session-context boost also favours "work" here (its opening prompt names uploads), and so
     # does the vector list's say in the fusion once its cosines are spread, and query feedback (the
-    # best candidates' topic); all are off so that this test sees the mention penalty alone (0.5,
-    # the default).
+    # best candidates' topic), and the weight of its Edit call (workEvidence); all are off so that this
+    # test sees the mention penalty alone (0.5, the default).
     without_context = {
         "retrieval.sessionContext": "0",
         "retrieval.vectorSpread": "false",
         "retrieval.feedbackWeight": "0",
+        "retrieval.workEvidence": "0",
     }
     with Memory(tmp_path / "home", overrides={**without_context, "retrieval.mentionPenalty": "0.5"}) as memory:
         memory.ingest([folder])

@@ -13,9 +13,16 @@ for every fused candidate: a listing left unmeasured further down keeps its full
 above the demoted ones (and the work) once many sessions list the same thing. A chunk without
 listing output costs nothing: the store keeps no own stems for it (:func:`own_stem_words`). Chat
 transcripts (no tool sections) always score 0, so their ranking is unchanged.
+
+The other side of the same question: a chunk that calls an editing tool (``[Tool:Edit] path``,
+``[Tool:apply_patch]``) is where files were changed, the work itself rather than talk about it
+(:func:`edits_files`; ``retrieval.workEvidence``).
 """
 
 from __future__ import annotations
+
+import functools
+import re
 
 from causantic.retrieval.relevance import QueryProfile
 from causantic.store.features import split_tool_output, word_stems
@@ -45,3 +52,15 @@ def own_stem_words(chunk: StoredChunk, stems: frozenset[str]) -> frozenset[str]:
     if features is None:
         return word_stems(split_tool_output(chunk.content)[0])  # a row written before features were kept
     return stems if features.own_stems is None else frozenset(features.own_stems.split())
+
+
+def edits_files(chunk: StoredChunk, tools: tuple[str, ...]) -> bool:
+    """Whether the chunk calls one of the editing ``tools`` (a ``[Tool:NAME]`` line opening with one of
+    them, ``retrieval.workTools``): the session changed files here, it did not only talk about it."""
+    return "[Tool:" in chunk.content and _tool_call(tools).search(chunk.content) is not None
+
+
+@functools.lru_cache(maxsize=8)
+def _tool_call(tools: tuple[str, ...]) -> re.Pattern[str]:
+    names = "|".join(map(re.escape, tools))
+    return re.compile(rf"^\[Tool:(?:{names})\]", re.MULTILINE)
