@@ -290,7 +290,8 @@ def list_sessions(
     else:
         lines = [
             f"- {x.session_id} ({x.source}, {span(x.started_at or '', x.ended_at or '')}, "
-            f"{counted(x.chunks, 'chunk')}, {counted(x.tokens, 'token')}{_agents(x.agents)}): {x.short_title(120)}"
+            f"{counted(x.chunks, 'chunk')}, {counted(x.tokens, 'token')}{_agents(x.agents)}{_members(x.members)}): "
+            f"{x.short_title(120)}"
             for x in sessions
         ]
         text = f"Sessions of {listing.project} ({len(sessions)} of {total}, newest first):\n" + "\n".join(lines)
@@ -549,6 +550,11 @@ def _day(iso_text: str | None) -> str:
 def _agents(agents: Sequence[str]) -> str:
     others = [a for a in agents if a and a != "main"]
     return f", agents: main + {', '.join(others)}" if others else ""
+
+
+def _members(members: Sequence[str]) -> str:
+    """', by alice': whose a session of team memory is; nothing in local memory, where all is yours."""
+    return f", by {' and '.join(members)}" if members else ""
 
 
 def _percent(similarity: float | None) -> str:

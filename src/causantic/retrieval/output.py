@@ -73,6 +73,9 @@ class SessionInfo(Out):
     tokens: int
     agents: list[str]
     title: str = Field(description="The session's first real prompt (or a fallback when none was recorded).")
+    members: list[str] = Field(
+        default_factory=list, description="Team memory: whose chunks it holds, by member name; empty in local memory."
+    )
 
 
 class ReconstructOutput(Out):

@@ -75,6 +75,8 @@ class SqlStore(ABC):
     POSITION: ClassVar[str] = "INSTR"
     # The columns :func:`~causantic.store.rows.stored_chunk` reads (team memory adds ``c.member``).
     CHUNK_COLUMNS: ClassVar[str] = CHUNK_COLUMNS
+    # Whose a group of chunks is (their members, comma-joined): none in local memory, where all are yours.
+    MEMBERS: ClassVar[str] = "''"
 
     # ---- what a backend provides ----------------------------------------------------------
 
@@ -400,7 +402,7 @@ class SqlStore(ABC):
         rows = self._rows(
             "SELECT c.session_id, MIN(c.start_time) AS started, MAX(c.end_time) AS ended, COUNT(*) AS chunks,"
             f" SUM(c.approx_tokens) AS tokens, {self._joined('c.agent')} AS agents, MIN(c.source) AS source,"
-            " (SELECT s.title FROM sessions s WHERE s.id = c.session_id) AS title"
+            f" (SELECT s.title FROM sessions s WHERE s.id = c.session_id) AS title, {self.MEMBERS} AS members"
             f" FROM chunks c WHERE {' AND '.join(['c.project_id = ?', *where])}"
             " GROUP BY c.session_id ORDER BY started DESC, c.session_id",
             [project_id, *params],

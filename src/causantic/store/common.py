@@ -232,7 +232,7 @@ def agent_and_time(
 
 def session_totals(row: Any) -> SessionTotals:
     """A ``session_summaries`` row (``session_id, started, ended, chunks, tokens, agents, source,
-    title``; ``agents`` comma-joined) as :class:`SessionTotals`."""
+    title, members``; ``agents`` and ``members`` comma-joined) as :class:`SessionTotals`."""
     return SessionTotals(
         row["session_id"],
         row["started"],
@@ -242,6 +242,7 @@ def session_totals(row: Any) -> SessionTotals:
         tuple(sorted((row["agents"] or "").split(","))),
         row["source"],
         row["title"],
+        tuple(sorted(filter(None, (row["members"] or "").split(",")))),
     )
 
 

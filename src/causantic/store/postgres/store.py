@@ -63,6 +63,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     GREATEST = "GREATEST"
     POSITION = "STRPOS"
     CHUNK_COLUMNS = CHUNK_COLUMNS + ", c.member"
+    MEMBERS = "string_agg(DISTINCT c.member, ',')"
 
     def __init__(self, url: str, *, member: str, connect_timeout: int | None = None) -> None:
         self.url = url
