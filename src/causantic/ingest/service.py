@@ -110,6 +110,8 @@ def _ingest_paths(
         keep=keep,
         marked_elsewhere=marked_elsewhere,
     )
+    if services.store.schema_note:
+        report.notes.append(services.store.schema_note)
     # Chunks stored before the text features were kept get them here, not in the migration that
     # added their columns: the first process to open an upgraded store may be a hook with seconds to
     # run (store.migrations.m009_text_features); ingest runs detached or at the user's request.
