@@ -546,6 +546,11 @@ class IngestOut(Out):
     teammates: int
     errors: list[IngestError] = Field(description="Files or folders that could not be read at all.")
     vectors_added: int | None = Field(description="null: embedding deferred.")
+    vectors_elsewhere: int = Field(
+        0,
+        description="New chunks of this run that another ingest running at the same time embedded (not counted in "
+        "vectors_added): in team memory, another member's.",
+    )
     topics: str | None
     seconds: float
     embed_seconds: float
