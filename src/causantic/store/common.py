@@ -24,7 +24,7 @@ _T = TypeVar("_T")
 # Projects holding chunks with their totals (ProjectTotals' fields), most recently active first, the
 # older project first on a tie (the dialects order a tie differently: SQLite by id, PostgreSQL as it hashed).
 PROJECT_TOTALS_SQL = (
-    "SELECT p.id, p.name, p.path, COUNT(c.rowid) AS chunks, COUNT(DISTINCT c.session_id) AS sessions,"
+    "SELECT p.id, p.name, p.path, COUNT(*) AS chunks, COUNT(DISTINCT c.session_id) AS sessions,"
     " MIN(c.start_time) AS first_seen, MAX(c.end_time) AS last_seen"
     " FROM projects p JOIN chunks c ON c.project_id = p.id GROUP BY p.id ORDER BY last_seen DESC, p.id"
 )

@@ -355,6 +355,22 @@ def m008_session_folders(conn: Any) -> None:
     conn.execute("ALTER TABLE sessions ADD COLUMN IF NOT EXISTS cwd TEXT")
 
 
+def m009_project_listing_index(conn: Any) -> None:
+    """The project/time index also carries each chunk's end time, session and member, so listing
+    projects (``list-projects``, the dashboard's Projects page: totals, then sessions by member) reads
+    the index alone (an index-only scan) instead of every chunk row, as SQLite's m014
+    (:func:`causantic.store.migrations.m014_project_listing_index`) does; its key is unchanged, so
+    the project- and time-filtered reads that used it still do. ``benchmarks/project_listing.py
+    --postgres`` measures it. Members on this release work without it until the owner applies it
+    (:data:`WORKS_WITHOUT`): listing is then slower, not wrong."""
+    conn.execute(
+        """
+        DROP INDEX IF EXISTS chunks_project_time;
+        CREATE INDEX chunks_project_time ON chunks(project_id, start_time) INCLUDE (end_time, session_id, member);
+        """
+    )
+
+
 def fill_text_features(conn: Any, batch: int = 2_000) -> int:
     """Compute the features of every chunk without them (that this role may change), in rowid
     order; return how many were read."""
@@ -380,6 +396,7 @@ MIGRATIONS: tuple[Callable[[Any], None], ...] = (
     m006_session_stems,
     m007_rules_version,
     m008_session_folders,
+    m009_project_listing_index,
 )
 
 
@@ -392,6 +409,7 @@ MIGRATIONS: tuple[Callable[[Any], None], ...] = (
 # then answers from local memory until the owner has run it.
 WORKS_WITHOUT: dict[int, str] = {
     8: "the sessions you ingest are stored without the folder they were recorded in (which split-project reads)",
+    9: "listing projects reads every chunk row (slower as memory grows)",
 }
 
 

@@ -45,8 +45,13 @@ from causantic.store.sqlite import raising_store_errors
 
 _RELINK_LOCK = 0x43_41_55  # advisory lock namespace of a project's relink (key 2: the project id)
 _NAME_LOCK = 0x43_41_4E  # advisory lock namespace of making projects of a folder name (key 2: _name_key)
-_FOLDERS = MIGRATIONS.index(m008_session_folders) + 1  # the migration adding sessions.cwd
 _TOPICS_LOCK = 0x43_41_54  # advisory lock namespace of a model's topics (key 2: hashtext of the model)
+# Each project's sessions by the member who ingested them; from the project/time index alone (m009).
+PROJECT_MEMBERS_SQL = (
+    "SELECT project_id, member, COUNT(DISTINCT session_id) FROM chunks GROUP BY project_id, member"
+    " ORDER BY project_id, member"
+)
+_FOLDERS = MIGRATIONS.index(m008_session_folders) + 1  # the migration adding sessions.cwd
 # A stored path's folder name in SQL, as common.path_parts(path)[-1] reads it: the last part between
 # slashes or backslashes; the path itself when it has none.
 _FOLDER_NAME = "COALESCE(NULLIF(substring(rtrim(replace(path, '\\', '/'), '/') FROM '[^/]*$'), ''), path)"
@@ -221,10 +226,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     def project_summaries(self) -> list[ProjectTotals]:
         """As SQLite's, with the members who ingested each project's sessions (how many each)."""
         members: dict[int, list[tuple[str, int]]] = {}
-        for project_id, member, sessions in self._rows(
-            "SELECT project_id, member, COUNT(DISTINCT session_id) FROM chunks GROUP BY project_id, member"
-            " ORDER BY project_id, member"
-        ):
+        for project_id, member, sessions in self._rows(PROJECT_MEMBERS_SQL):
             members.setdefault(project_id, []).append((member, int(sessions)))
         return [replace(p, members=tuple(members.get(p.id, ()))) for p in super().project_summaries()]
 
