@@ -6,7 +6,7 @@ after PostgreSQL's m009 did the same there.
 
 Usage::
 
-    PYTHONPATH=src python benchmarks/project_listing.py [--store DIR] [--rounds 15] [--postgres]
+    PYTHONPATH=src python benchmarks/project_listing.py [--store DIR] [--rounds 15] [--postgres [--keep DIR]]
 
 ``--store`` is a store's folder (``memory.db`` in it; default the 100k-chunk store
 ``benchmarks/search_latency.py --store-dir`` keeps). It is copied twice into a temporary folder:
@@ -51,9 +51,12 @@ def main() -> None:
     parser.add_argument("--store", type=Path, default=Path("/work/bench-stores/100000"))
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--postgres", action="store_true", help="measure team memory's listing (m009)")
+    parser.add_argument(
+        "--keep", type=Path, help="--postgres: keep the copy (a server in DIR, as _postgres.py keeps one) and reuse it"
+    )
     args = parser.parse_args()
     if args.postgres:
-        postgres(args.store / "memory.db", args.rounds)
+        postgres(args.store / "memory.db", args.rounds, args.keep)
         return
     with tempfile.TemporaryDirectory(prefix="causantic-listing-") as tmp:
         stores: dict[str, MemoryStore] = {}
@@ -83,14 +86,14 @@ def main() -> None:
             store.close()
 
 
-def postgres(sqlite_db: Path, rounds: int) -> None:
+def postgres(sqlite_db: Path, rounds: int, keep: Path | None) -> None:
     import _pgcopy
     import _postgres
     import psycopg
 
     from causantic.store.postgres.store import PostgresStore
 
-    with _postgres.databases() as database:
+    with _postgres.databases(keep) as database:
         url, _ = _pgcopy.copied_store(database, "listing", sqlite_db)
         name = psycopg.conninfo.conninfo_to_dict(url)["dbname"]
         before_url = psycopg.conninfo.make_conninfo(url, dbname=f"{name}_before")

@@ -58,7 +58,7 @@ def test_the_listing_reads_the_project_index_alone_not_the_chunk_rows(tmp_path: 
 def test_team_memory_lists_projects_from_the_project_index_alone(postgres_server: Any) -> None:
     """PostgreSQL's m009: the totals and each project's sessions by member can be read by an
     index-only scan (every column they read is in the index), so listing need not read the chunk
-    rows (×0.26 at 100k chunks, ``benchmarks/project_listing.py --postgres``). The planner is kept
+    rows (×0.38 at 100k chunks, ``benchmarks/project_listing.py --postgres``). The planner is kept
     off the whole-table scan it prefers for so few rows."""
     url = new_database(postgres_server)
     with _two_projects(PostgresStore(url, member="alice")) as store:
