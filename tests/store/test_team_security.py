@@ -181,7 +181,9 @@ def test_the_database_itself_refuses_a_member_changing_anothers_rows(team: dict[
     assert _chunks_of(team["alice"], "alice") == alices
 
 
-def test_a_member_on_a_newer_version_is_told_the_owner_must_upgrade_the_schema(postgres_server: Any) -> None:
+def test_a_member_on_a_newer_version_is_told_the_owner_must_upgrade_the_schema(
+    postgres_server: Any, tmp_path: Path
+) -> None:
     """Only the tables' owner may change the schema: a member whose causantic needs a migration the
     database lacks gets a message naming the command that applies it, and works once it ran."""
     url = new_database(postgres_server)
@@ -201,6 +203,18 @@ def test_a_member_on_a_newer_version_is_told_the_owner_must_upgrade_the_schema(p
     )
     with pytest.raises(StoreError, match=upgrade), ExitStack() as stack:
         _services(stack, dave, "dave")
+    # Their ingest and search carry on with local memory, saying why: not "unreachable", it answered.
+    env = {
+        "CAUSANTIC_HOME": str(tmp_path / "dave"),
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": dave,
+        "CAUSANTIC_TEAM_USER": "dave",
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "all",
+    }
+    for args in (["ingest", "--no-embed", str(SESSIONS[0])], ["search", "redirect loop"]):
+        said = " ".join(CliRunner().invoke(cli, args, env=env).output.split())
+        assert "team memory unavailable: The team database at" in said and "unreachable" not in said, said
+        assert re.search(upgrade, said), said
 
     team_init(url)
     with ExitStack() as stack:

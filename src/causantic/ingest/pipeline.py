@@ -73,7 +73,7 @@ class IngestReport:
     # Files of projects another store takes (team memory: shared or not), left for that store's run;
     # what a team-memory ingest reports here is only what waits for team memory to answer again.
     files_waiting: int = 0
-    notes: list[str] = field(default_factory=list)  # what people should know (team memory unreachable)
+    notes: list[str] = field(default_factory=list)  # what people should know (team memory unavailable)
     bytes_read: int = 0
     sessions: int = 0  # distinct sessions written (a session's records can lie in several files)
     chunks_added: int = 0

@@ -207,7 +207,7 @@ def _ingest_routed(
         n = report.files_waiting
         waiting = f"{counted(n, 'file')} of shared projects {'waits' if n == 1 else 'wait'} for it"
         report.notes.append(
-            f"team memory unreachable: {team_down.rstrip('.')}; local memory was updated"
+            f"team memory unavailable: {team_down.rstrip('.')}; local memory was updated"
             + (f", and {waiting} (the next run uploads {'it' if n == 1 else 'them'})" if n else "")
         )
     return report

@@ -329,7 +329,7 @@ def stats(ctx: Context) -> CallToolResult:
             + ", ".join(f"{k} {v.sessions} ({counted(v.chunks, 'chunk')})" for k, v in output.members.items()),
         )
     if output.team_unreachable:
-        lines[2:2] = [f"Team memory unreachable, local memory's figures only: {output.team_unreachable}", ""]
+        lines[2:2] = [f"Team memory unavailable, local memory's figures only: {output.team_unreachable}", ""]
     if n := output.chunks_without_vectors:
         lines.append(f"- Not yet embedded: {counted(n, 'chunk')} (keyword search finds them; vector search not yet)")
     lines += [f"- {run.summary}" for run in output.ingests_running]  # the figures may change under it

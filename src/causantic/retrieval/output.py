@@ -527,7 +527,11 @@ class IngestOut(Out):
     files_waiting: int = Field(
         0, description="Team memory: files of shared projects not uploaded (server unreachable); the next run does."
     )
-    notes: list[str] = Field(default_factory=list, description="Team memory unreachable, and what was kept locally.")
+    notes: list[str] = Field(
+        default_factory=list,
+        description="Team memory unavailable (unreachable, or its schema behind) and what was kept locally; "
+        "what a member goes without until the team database is upgraded.",
+    )
     bytes_read: int
     sessions: int
     chunks_added: int
