@@ -572,9 +572,10 @@ class Memory:
     ) -> Answer:
         """``run`` on team memory and on the local store beside it, fused; on the one store otherwise.
 
-        Team memory unreachable (at opening or now) answers from the local store with a note saying
-        so. A project only one store knows is searched there; a ``user`` filter keeps the local
-        store only when it names this machine's member (local chunks are all theirs)."""
+        Team memory unavailable (unreachable, or its schema behind, at opening or now) answers from
+        the local store with a note saying so. A project only one store knows is searched there; a
+        ``user`` filter keeps the local store only when it names this machine's member (local chunks
+        are all theirs)."""
         team = self._team
         mine = request.user is None or request.user == member_name(self.config)  # local chunks are all theirs
         if team is None:  # local memory only
@@ -592,7 +593,7 @@ class Memory:
                 team.lost(exc)
         if team.team is None:
             why = (team.team_down or "").rstrip(".")
-            notes.append(f"team memory unreachable: {why}; answering from local memory only")
+            notes.append(f"team memory unavailable: {why}; answering from local memory only")
         local = team.local if team.team is not None else team.main
         # Another member's rows while team memory is down: the local store has none, and says so.
         if local is not None and (mine or not answers):

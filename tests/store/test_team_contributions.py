@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from postgres_server import backend_settings
-from process_support import cli_imports
+from process_support import McpProcess, cli_imports, subprocess_env
 from transcript_files import write_session
 
 from causantic.cli.main import cli
@@ -61,6 +61,44 @@ def test_list_projects_says_which_members_ingested_each_projects_sessions(team_c
     assert "alice 1, bob 2" in shop and "bob 1" in blog_line and "alice" not in blog_line
     listed = json.loads(runner.invoke(cli, ["list-projects", "--json"], env=env).output)["projects"]
     assert {p["name"]: p["members"] for p in listed} == {"shop": {"alice": 1, "bob": 2}, "blog": {"bob": 1}}
+
+
+def test_list_sessions_says_whose_each_session_is_in_team_memory_and_not_in_local_memory(
+    team_config: Config, tmp_path: Path
+) -> None:
+    """The table gets a member column, the JSON each session's members and the MCP tool's lines
+    'by bob'; a single user's table keeps its columns (every session is theirs)."""
+    env = _two_members(team_config, tmp_path)
+    runner = CliRunner()
+    shown = runner.invoke(cli, ["list-sessions", "shop"], env=env)
+    assert shown.exit_code == 0, shown.output
+    lines = [_cells(line) for line in shown.output.splitlines()]
+    assert lines[1] == ["session", "source", "start (UTC)", "chunks", "member", "agents", "title"]
+    members = {row[0]: row[4] for row in lines[3:]}
+    assert members == {"00000001": "alice", "00000002": "bob", "00000003": "bob"}
+    listed = json.loads(runner.invoke(cli, ["list-sessions", "shop", "--json"], env=env).output)["sessions"]
+    assert {s["session_id"][:8]: s["members"] for s in listed} == {
+        "00000001": ["alice"],
+        "00000002": ["bob"],
+        "00000003": ["bob"],
+    }
+    with McpProcess(env=subprocess_env(**env)) as server:
+        said = server.call("list-sessions", {"project": "shop"}).content[0].text
+    [alices] = [line for line in said.splitlines() if line.startswith("- 00000001")]
+    assert "chunk, " in alices and ", by alice): " in alices
+
+    local = {"CAUSANTIC_HOME": str(tmp_path / "single"), "COLUMNS": "120"}
+    shop = write_session(tmp_path / "s", "/work/shop", "00000005-0000-4000-8000-000000000005", [("retry", "ok")])
+    assert runner.invoke(cli, ["ingest", "--no-embed", str(shop)], env=local).exit_code == 0
+    alone = runner.invoke(cli, ["list-sessions", "shop"], env=local).output.splitlines()
+    assert _cells(alone[1]) == ["session", "source", "start (UTC)", "chunks", "agents", "title"]
+    [single] = json.loads(runner.invoke(cli, ["list-sessions", "shop", "--json"], env=local).output)["sessions"]
+    assert single["members"] == []
+
+
+def _cells(line: str) -> list[str]:
+    """A table row's cells (the columns are ruled with '┃' under the header, '│' below it)."""
+    return [cell.strip() for cell in line.replace("┃", "│").split("│")]
 
 
 def test_stats_says_what_each_member_contributed(team_config: Config, tmp_path: Path) -> None:

@@ -181,7 +181,9 @@ def test_the_database_itself_refuses_a_member_changing_anothers_rows(team: dict[
     assert _chunks_of(team["alice"], "alice") == alices
 
 
-def test_a_member_on_a_newer_version_is_told_the_owner_must_upgrade_the_schema(postgres_server: Any) -> None:
+def test_a_member_on_a_newer_version_is_told_the_owner_must_upgrade_the_schema(
+    postgres_server: Any, tmp_path: Path
+) -> None:
     """Only the tables' owner may change the schema: a member whose causantic needs a migration the
     database lacks gets a message naming the command that applies it, and works once it ran."""
     url = new_database(postgres_server)
@@ -195,14 +197,82 @@ def test_a_member_on_a_newer_version_is_told_the_owner_must_upgrade_the_schema(p
         conn.execute("DO $$ BEGIN CREATE ROLE dave LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
         conn.execute("GRANT causantic_member TO dave")
     dave = psycopg.conninfo.make_conninfo(url, user="dave")
-    upgrade = r"lacks schema changes this causantic needs.*run `causantic team init`"
+    upgrade = (
+        r"lacks schema changes 3 and 6 this causantic needs, and only the role that owns its tables \(\w+\) may make"
+        r" them \(must be owner of table chunks\)\. Ask them to run `causantic team init`"
+    )
     with pytest.raises(StoreError, match=upgrade), ExitStack() as stack:
         _services(stack, dave, "dave")
+    # Their ingest and search carry on with local memory, saying why: not "unreachable", it answered.
+    env = {
+        "CAUSANTIC_HOME": str(tmp_path / "dave"),
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": dave,
+        "CAUSANTIC_TEAM_USER": "dave",
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "all",
+    }
+    for args in (["ingest", "--no-embed", str(SESSIONS[0])], ["search", "redirect loop"]):
+        said = " ".join(CliRunner().invoke(cli, args, env=env).output.split())
+        assert "team memory unavailable: The team database at" in said and "unreachable" not in said, said
+        assert re.search(upgrade, said), said
 
     team_init(url)
     with ExitStack() as stack:
         ingest_paths(_services(stack, dave, "dave"), [SESSIONS[0]], embed=False, workers=1)
     assert _chunks_of(dave, "dave")
+
+
+def test_a_member_whose_team_database_lacks_a_change_they_can_do_without_keeps_using_it_and_is_told_who_runs_what(
+    postgres_server: Any, tmp_path: Path
+) -> None:
+    """A database the owner set up with the release before sessions recorded their folder (m008): a
+    member's role may not add the column (ALTER TABLE is the tables' owner's), and their ingest went to
+    local memory, "team memory unreachable", until the owner upgraded. Now it lands in team memory
+    without the folder, and ingest and `team status` say what goes without it and who runs what."""
+    url = new_database(postgres_server)
+    team_init(url)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE sessions DROP COLUMN cwd; DELETE FROM schema_migrations WHERE version = 8")
+        conn.execute("DO $$ BEGIN CREATE ROLE erin LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
+        conn.execute("GRANT causantic_member TO erin")
+        owner = conn.execute("SELECT current_user").fetchone()[0]
+    erin = psycopg.conninfo.make_conninfo(url, user="erin")
+    env = {
+        "CAUSANTIC_HOME": str(tmp_path / "erin"),
+        "CAUSANTIC_STORAGE_BACKEND": "postgres",
+        "CAUSANTIC_STORAGE_POSTGRES_URL": erin,
+        "CAUSANTIC_TEAM_USER": "erin",
+        "CAUSANTIC_TEAM_SHARE_PROJECTS": "all",
+    }
+    first = write_session(tmp_path / "t", "/work/shop", "00000001-0000-4000-8000-000000000001", [("retry", "ok")])
+    runner = CliRunner()
+    done = runner.invoke(cli, ["ingest", "--no-embed", str(first)], env=env)
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.output.split())
+    assert "unreachable" not in said and "waiting for team memory" not in said
+    assert (
+        "lacks schema change 8 of this causantic (members may not change its tables), so the sessions you ingest are"
+        f" stored without the folder they were recorded in (which split-project reads) until the role that owns its"
+        f" tables ({owner}) runs `causantic team init`"
+    ) in said
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT member FROM sessions").fetchall() == [("erin",)]
+    status = runner.invoke(cli, ["team", "status", "--json"], env=env)
+    assert json.loads(status.output)["schema_missing"] == [8]
+    assert (
+        f"until the role that owns its tables ({owner}) runs" in runner.invoke(cli, ["team", "status"], env=env).output
+    )
+
+    team_init(url)  # the owner upgrades: the folder is recorded from then on, and nothing more is said
+    second = write_session(tmp_path / "t", "/work/shop", "00000002-0000-4000-8000-000000000002", [("retry", "ok")])
+    done = runner.invoke(cli, ["ingest", "--no-embed", str(second)], env=env)
+    assert done.exit_code == 0 and "schema" not in done.output, done.output
+    with psycopg.connect(url) as conn:
+        assert dict(conn.execute("SELECT left(id, 8), cwd FROM sessions").fetchall()) == {
+            "00000001": None,
+            "00000002": "/work/shop",
+        }
+    assert json.loads(runner.invoke(cli, ["team", "status", "--json"], env=env).output)["schema_note"] is None
 
 
 def test_members_sharing_one_login_are_told_their_forget_deletes_the_others_chunks_too(

@@ -180,7 +180,7 @@ def test_an_unreachable_server_answers_from_local_memory_and_the_next_run_upload
     with Memory(tmp_path / "alice", overrides=_settings(dead, share=["shop"])) as memory:
         report = memory.ingest([transcripts], embed=False)
         assert report.files_waiting == 1 and report.chunks_added > 0
-        assert report.notes and report.notes[0].startswith("team memory unreachable: Cannot reach the team memory")
+        assert report.notes and report.notes[0].startswith("team memory unavailable: Cannot reach the team memory")
         assert report.notes[0].endswith("1 file of shared projects waits for it (the next run uploads it)")
         result = memory.search("redirect loop", mode="keyword")
         assert [s.session_id for s in memory.reconstruct("diary").sessions] == [DIARY_SESSION]
@@ -197,10 +197,10 @@ def test_an_unreachable_server_answers_from_local_memory_and_the_next_run_upload
         "CAUSANTIC_TEAM_SHARE_PROJECTS": "shop",
     }
     text = CliRunner().invoke(cli, ["search", "redirect loop", "--mode", "keyword"], env=env)
-    assert text.exit_code == 0 and "team memory unreachable" in text.output and "Traceback" not in text.output
+    assert text.exit_code == 0 and "team memory unavailable" in text.output and "Traceback" not in text.output
     ingest = CliRunner().invoke(cli, ["ingest", str(transcripts), "--no-embed"], env=env)
     assert ingest.exit_code == 0, ingest.output
-    assert "waiting for team memory" in ingest.output and "team memory unreachable" in ingest.output
+    assert "waiting for team memory" in ingest.output and "team memory unavailable" in ingest.output
     # Back online: the next run uploads what waited, and keeps the local part as it was.
     with Memory(tmp_path / "alice", overrides=_settings(url, share=["shop"])) as memory:
         again = memory.ingest([transcripts], embed=False)
@@ -262,7 +262,7 @@ def test_a_server_lost_mid_session_answers_locally_then_comes_back_without_a_res
             )
         lost = memory.search("redirect loop", mode="keyword")
         assert {h.chunk.session_id for h in lost.hits} == {DIARY_SESSION}
-        assert any(n.startswith("team memory unreachable: The team memory at") for n in lost.notes)
+        assert any(n.startswith("team memory unavailable: The team memory at") for n in lost.notes)
         back = memory.search("redirect loop", mode="keyword")
     assert {h.chunk.session_id for h in back.hits} == {SHOP_SESSION, DIARY_SESSION} and not back.notes
 
@@ -442,7 +442,7 @@ def test_stats_with_team_memory_down_shows_local_figures_and_says_why_in_one_not
         kept = local.stats()  # what this machine holds: the diary (the shop waits for the server)
     text = CliRunner().invoke(cli, ["stats"], env=env, terminal_width=100)
     assert text.exit_code == 0 and "Traceback" not in text.output
-    # Local figures, and one note: what (team memory unreachable), where (the server, never the
+    # Local figures, and one note: what (team memory unavailable), where (the server, never the
     # password), how long it waited (the configured key) and what to do.
     assert f"chunks │ {kept.chunks} " in " ".join(text.output.split())
     notes = [line for line in text.output.splitlines() if "Cannot reach the team memory" in line]
@@ -631,6 +631,6 @@ def test_with_team_memory_down_an_empty_local_store_does_not_send_the_member_to_
     overrides = {"storage.backend": "postgres", "storage.postgresUrl": "postgresql://alice@127.0.0.1:1/causantic"}
     with Memory(tmp_path / "alice", overrides=overrides) as memory:
         for notes in (memory.search("login redirect").notes, memory.recall("login redirect").notes):
-            assert notes[0].startswith("team memory unreachable:")
+            assert notes[0].startswith("team memory unavailable:")
             assert "local memory holds nothing (with team memory configured, sessions are stored there)" in notes
             assert not any("batch-ingest" in note for note in notes)

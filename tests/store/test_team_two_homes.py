@@ -58,7 +58,7 @@ def test_an_ingest_that_embeds_another_members_chunks_says_so(postgres_server: A
     bob = runner.invoke(cli, ["batch-ingest", str(bobs.parent.parent)], env=_member(tmp_path, url, "bob"))
     assert bob.exit_code == 0, bob.output
     assert " chunks added          │ 1\n" in bob.output
-    assert " vectors added         │ 3 (2 for chunks stored earlier without one)\n" in bob.output
+    assert " vectors added         │ 3 (2 for chunks this run did not store)\n" in bob.output
 
 
 def test_forgetting_only_ones_own_single_chunk_reads_as_english(postgres_server: Any, tmp_path: Path) -> None:

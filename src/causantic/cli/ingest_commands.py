@@ -227,13 +227,27 @@ def render_report(report: IngestOut, paths: list[Path]) -> None:
 
 
 def _vectors_added(report: IngestOut) -> str:
-    """The vectors this run wrote: every chunk missing one gets it, so also chunks stored before
-    without one (in team memory, another member's still waiting for theirs; after --no-embed, one's own)."""
+    """The vectors this run wrote: every chunk missing one gets it, so also chunks this run did not
+    store (after --no-embed, one's own; in team memory, another member's, stored earlier or by an ingest
+    running at the same time). Such an ingest may equally have embedded this run's chunks first."""
     added = report.vectors_added
     if added is None:
         return "deferred (--no-embed)"
-    earlier = added - report.chunks_added - report.chunks_updated
-    return f"{added:,}" + (f" ({earlier:,} for chunks stored earlier without one)" if earlier > 0 else "")
+    elsewhere = report.vectors_elsewhere
+    others = added - (report.chunks_added - elsewhere) - report.chunks_updated
+    said = []
+    if others > 0:
+        said.append(
+            "1 for a chunk this run did not store" if others == 1 else f"{others:,} for chunks this run did not store"
+        )
+    if elsewhere:
+        whose = "this run's chunk" if elsewhere == 1 else f"this run's {elsewhere:,} chunks"
+        if elsewhere < report.chunks_added:
+            whose = f"{elsewhere:,} of this run's {report.chunks_added:,} chunks"
+        said.append(
+            f"{whose} {'was' if elsewhere == 1 else 'were'} embedded by another ingest running at the same time"
+        )
+    return f"{added:,}" + (f" ({'; '.join(said)})" if said else "")
 
 
 def _summary_table(report: IngestOut) -> None:

@@ -168,6 +168,7 @@ def list_sessions_command(
         within = f" in that time range{newest_note(listing.newest)} (drop --from/--to/--days-back to list them all)"
         click.echo(f"No sessions found for project {listing.project!r}{within if since or until or days_back else ''}.")
         return
+    team = any(s.members for s in sessions)  # team memory: whose each session is; local memory is all yours
     table(
         f"{listing.project}: {len(sessions):,} of {counted(listing.total, 'session')}, newest first",
         [
@@ -175,6 +176,7 @@ def list_sessions_command(
             ("source", "left"),
             ("start (UTC)", "left"),  # stored times are UTC: a reader elsewhere must not take them for local
             ("chunks", "right"),
+            *([("member", "left")] if team else []),
             ("agents", "left"),
             ("title", "left"),
         ],
@@ -184,6 +186,7 @@ def list_sessions_command(
                 s.source,
                 when(s.started_at),
                 s.chunks,
+                *([", ".join(s.members)] if team else []),
                 ", ".join(s.agents),
                 s.short_title(LIST_TITLE_CHARS),
             )

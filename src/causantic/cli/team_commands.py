@@ -67,6 +67,8 @@ def status_command(as_json: bool) -> None:
                 "server": found.server,
                 "schema_version": found.schema_version,
                 "database_bytes": found.database_bytes,
+                "schema_missing": list(found.schema_missing),
+                "schema_note": found.schema_note,
                 "members": [
                     {
                         "user": m.user,
@@ -82,6 +84,8 @@ def status_command(as_json: bool) -> None:
         return
     # A line of its own: as a table's title it would wrap at the width of the table's few columns.
     click.echo(f"Team memory at {found.server} ({byte_size(found.database_bytes)})")
+    if found.schema_note:
+        click.echo(f"note: {found.schema_note}")
     if not found.members:  # a table of headings alone says nothing the sentence does not
         click.echo("No member has ingested anything yet.")
         return

@@ -24,13 +24,15 @@ def sync_vectors(
     *,
     batch_size: int = 256,
     on_progress: Callable[[int, int], None] | None = None,
+    written: set[str] | None = None,
 ) -> int:
-    """Embed what is missing, drop what is orphaned; return the number of vectors written.
+    """Embed what is missing, drop what is orphaned; return the number of vectors written (their
+    chunks' ids are added to ``written``).
 
     Holds the index's write lock throughout, so two processes never embed the same chunks twice.
     """
     with index.writing():
-        return _sync(store, index, embed_documents, batch_size, on_progress)
+        return _sync(store, index, embed_documents, batch_size, on_progress, written if written is not None else set())
 
 
 def _sync(
@@ -39,6 +41,7 @@ def _sync(
     embed_documents: Callable[[list[str]], object],
     batch_size: int,
     on_progress: Callable[[int, int], None] | None,
+    written: set[str],
 ) -> int:
     total = store.count_chunks_needing_vectors(index.model_id)
     done = 0
@@ -58,6 +61,7 @@ def _sync(
             for row, text in zip(to_embed, texts, strict=True):
                 cached[row.content_hash] = by_text[text]
         index.upsert([VectorRecord(r.id, r.content_hash, cached[r.content_hash]) for r in rows])
+        written.update(r.id for r in rows)
         done += len(rows)
         if on_progress:
             on_progress(done, total)

@@ -73,7 +73,7 @@ class IngestReport:
     # Files of projects another store takes (team memory: shared or not), left for that store's run;
     # what a team-memory ingest reports here is only what waits for team memory to answer again.
     files_waiting: int = 0
-    notes: list[str] = field(default_factory=list)  # what people should know (team memory unreachable)
+    notes: list[str] = field(default_factory=list)  # what people should know (team memory unavailable)
     bytes_read: int = 0
     sessions: int = 0  # distinct sessions written (a session's records can lie in several files)
     chunks_added: int = 0
@@ -94,6 +94,7 @@ class IngestReport:
     project_ids: set[int] = field(default_factory=set)  # projects that got sessions in this run
     examples_removed: list[str] = field(default_factory=list)  # example projects dropped for real memory
     vectors_added: int | None = None  # None: embedding deferred
+    vectors_elsewhere: int = 0  # new chunks of this run that another process embedded at the same time
     topics: str | None = None  # what topic maintenance did, when vectors were added
     session_ids: set[str] = field(default_factory=set)  # the sessions counted in ``sessions``
     saved_ids: set[str] = field(default_factory=set)  # chunks a file of this run made as stored (see _not_older)
@@ -129,6 +130,7 @@ class IngestReport:
             "teammates": self.teammates,
             "errors": [{"path": p, "error": e} for p, e in self.errors],
             "vectors_added": self.vectors_added,
+            "vectors_elsewhere": self.vectors_elsewhere,
             "topics": self.topics,
             "seconds": round(self.seconds, 3),
             "embed_seconds": round(self.embed_seconds, 3),
@@ -155,6 +157,7 @@ def combined(first: IngestReport, second: IngestReport) -> IngestReport:
     out.examples_removed = first.examples_removed + second.examples_removed
     if first.vectors_added is not None or second.vectors_added is not None:
         out.vectors_added = (first.vectors_added or 0) + (second.vectors_added or 0)
+    out.vectors_elsewhere = first.vectors_elsewhere + second.vectors_elsewhere
     # Each store forms its own topics: two unlabelled "none yet" clauses read as one store saying it twice.
     labelled = (("local (unshared)", first.topics), ("team memory", second.topics))
     out.topics = "; ".join(f"{where}: {t}" for where, t in labelled if t) or None

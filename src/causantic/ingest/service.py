@@ -110,6 +110,8 @@ def _ingest_paths(
         keep=keep,
         marked_elsewhere=marked_elsewhere,
     )
+    if services.store.schema_note:
+        report.notes.append(services.store.schema_note)
     # Chunks stored before the text features were kept get them here, not in the migration that
     # added their columns: the first process to open an upgraded store may be a hook with seconds to
     # run (store.migrations.m009_text_features); ingest runs detached or at the user's request.
@@ -127,7 +129,11 @@ def _ingest_paths(
         report.examples_removed = remove_examples(services)
     if embed and services.config.embedding.eager:
         embed_started = time.perf_counter()
-        report.vectors_added = embed_pending(services, on_progress=on_embed_progress)
+        written: set[str] = set()
+        report.vectors_added = embed_pending(services, on_progress=on_embed_progress, written=written)
+        # Another process embedding at the same time (another member's ingest, in team memory) may
+        # have taken this run's chunks with its own: they have vectors this run did not write.
+        report.vectors_elsewhere = len(set(report.new_chunk_ids) - written)
         report.embed_seconds = time.perf_counter() - embed_started
         report.topics = maintain_topics(
             services.store, services.vectors, services.config.clustering, report.new_chunk_ids
@@ -201,7 +207,7 @@ def _ingest_routed(
         n = report.files_waiting
         waiting = f"{counted(n, 'file')} of shared projects {'waits' if n == 1 else 'wait'} for it"
         report.notes.append(
-            f"team memory unreachable: {team_down.rstrip('.')}; local memory was updated"
+            f"team memory unavailable: {team_down.rstrip('.')}; local memory was updated"
             + (f", and {waiting} (the next run uploads {'it' if n == 1 else 'them'})" if n else "")
         )
     return report
@@ -228,8 +234,11 @@ def _kept_locally_note(
     return [f"shared now but kept in local memory only: {names}; `causantic batch-ingest --force` uploads them"]
 
 
-def embed_pending(services: Services, on_progress: Callable[[int, int], None] | None = None) -> int:
-    """Embed every chunk that has no vector for the configured model (resumable at any point)."""
+def embed_pending(
+    services: Services, on_progress: Callable[[int, int], None] | None = None, written: set[str] | None = None
+) -> int:
+    """Embed every chunk that has no vector for the configured model (resumable at any point); the
+    ids of the chunks embedded are added to ``written``."""
     result_chars = services.config.embedding.tool_result_chars
 
     def embed(texts: list[str]) -> object:
@@ -241,6 +250,7 @@ def embed_pending(services: Services, on_progress: Callable[[int, int], None] | 
         embed,
         batch_size=max(services.config.embedding.batch_size * 8, 64),
         on_progress=on_progress,
+        written=written,
     )
     services.store.release_space()  # the vectors went through the write-ahead log; reindex freed the old ones
     return added

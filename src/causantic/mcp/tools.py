@@ -290,7 +290,8 @@ def list_sessions(
     else:
         lines = [
             f"- {x.session_id} ({x.source}, {span(x.started_at or '', x.ended_at or '')}, "
-            f"{counted(x.chunks, 'chunk')}, {counted(x.tokens, 'token')}{_agents(x.agents)}): {x.short_title(120)}"
+            f"{counted(x.chunks, 'chunk')}, {counted(x.tokens, 'token')}{_agents(x.agents)}{_members(x.members)}): "
+            f"{x.short_title(120)}"
             for x in sessions
         ]
         text = f"Sessions of {listing.project} ({len(sessions)} of {total}, newest first):\n" + "\n".join(lines)
@@ -328,7 +329,7 @@ def stats(ctx: Context) -> CallToolResult:
             + ", ".join(f"{k} {v.sessions} ({counted(v.chunks, 'chunk')})" for k, v in output.members.items()),
         )
     if output.team_unreachable:
-        lines[2:2] = [f"Team memory unreachable, local memory's figures only: {output.team_unreachable}", ""]
+        lines[2:2] = [f"Team memory unavailable, local memory's figures only: {output.team_unreachable}", ""]
     if n := output.chunks_without_vectors:
         lines.append(f"- Not yet embedded: {counted(n, 'chunk')} (keyword search finds them; vector search not yet)")
     lines += [f"- {run.summary}" for run in output.ingests_running]  # the figures may change under it
@@ -549,6 +550,11 @@ def _day(iso_text: str | None) -> str:
 def _agents(agents: Sequence[str]) -> str:
     others = [a for a in agents if a and a != "main"]
     return f", agents: main + {', '.join(others)}" if others else ""
+
+
+def _members(members: Sequence[str]) -> str:
+    """', by alice': whose a session of team memory is; nothing in local memory, where all is yours."""
+    return f", by {' and '.join(members)}" if members else ""
 
 
 def _percent(similarity: float | None) -> str:

@@ -45,6 +45,7 @@ class SessionSummary:
     agents: tuple[str, ...]
     title: str  # the first real prompt, stored at ingest; else a fallback from the first chunk
     source: str = "claude-code"  # the coding agent of the session
+    members: tuple[str, ...] = ()  # team memory: whose its chunks are, by name; none in local memory
 
     def short_title(self, limit: int) -> str:
         """The title cut to ``limit`` characters (an ellipsis marks the cut)."""
@@ -160,6 +161,7 @@ def list_sessions(
             r.agents,
             r.title or _fallback_title(fallback.get(r.session_id, "")),
             r.source,
+            r.members,
         )
         for r in page
     ]

@@ -73,6 +73,9 @@ class SessionInfo(Out):
     tokens: int
     agents: list[str]
     title: str = Field(description="The session's first real prompt (or a fallback when none was recorded).")
+    members: list[str] = Field(
+        default_factory=list, description="Team memory: whose chunks it holds, by member name; empty in local memory."
+    )
 
 
 class ReconstructOutput(Out):
@@ -524,7 +527,11 @@ class IngestOut(Out):
     files_waiting: int = Field(
         0, description="Team memory: files of shared projects not uploaded (server unreachable); the next run does."
     )
-    notes: list[str] = Field(default_factory=list, description="Team memory unreachable, and what was kept locally.")
+    notes: list[str] = Field(
+        default_factory=list,
+        description="Team memory unavailable (unreachable, or its schema behind) and what was kept locally; "
+        "what a member goes without until the team database is upgraded.",
+    )
     bytes_read: int
     sessions: int
     chunks_added: int
@@ -543,6 +550,11 @@ class IngestOut(Out):
     teammates: int
     errors: list[IngestError] = Field(description="Files or folders that could not be read at all.")
     vectors_added: int | None = Field(description="null: embedding deferred.")
+    vectors_elsewhere: int = Field(
+        0,
+        description="New chunks of this run that another ingest running at the same time embedded (not counted in "
+        "vectors_added): in team memory, another member's.",
+    )
     topics: str | None
     seconds: float
     embed_seconds: float

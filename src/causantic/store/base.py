@@ -75,6 +75,18 @@ class SqlStore(ABC):
     POSITION: ClassVar[str] = "INSTR"
     # The columns :func:`~causantic.store.rows.stored_chunk` reads (team memory adds ``c.member``).
     CHUNK_COLUMNS: ClassVar[str] = CHUNK_COLUMNS
+    # Whose a group of chunks is (their members, comma-joined): none in local memory, where all are yours.
+    MEMBERS: ClassVar[str] = "''"
+
+    # What this store goes without until someone else upgrades its schema (team memory whose owner has
+    # not applied a migration a member may do without: PostgresStore.schema_gap); None: nothing.
+    schema_note: str | None = None
+
+    @property
+    def records_folders(self) -> bool:
+        """Whether sessions record the folder they were recorded in (team memory whose owner has not
+        applied PostgreSQL's m008 lacks the column)."""
+        return True
 
     # ---- what a backend provides ----------------------------------------------------------
 
@@ -252,7 +264,8 @@ class SqlStore(ABC):
     def session_folders(self, project_id: int) -> dict[str, str | None]:
         """Each session of the project by id, with the folder it was recorded in (None: ingested
         before folders were recorded, SQLite m013 / PostgreSQL m008, and not read again since)."""
-        return {r[0]: r[1] for r in self._rows("SELECT id, cwd FROM sessions WHERE project_id = ?", (project_id,))}
+        cwd = "cwd" if self.records_folders else "NULL"
+        return {r[0]: r[1] for r in self._rows(f"SELECT id, {cwd} FROM sessions WHERE project_id = ?", (project_id,))}
 
     def project_aliases(self, project_id: int) -> list[str]:
         """The cwds (and ``git:`` repositories) recorded for the project, which later sessions join it by."""
@@ -400,7 +413,7 @@ class SqlStore(ABC):
         rows = self._rows(
             "SELECT c.session_id, MIN(c.start_time) AS started, MAX(c.end_time) AS ended, COUNT(*) AS chunks,"
             f" SUM(c.approx_tokens) AS tokens, {self._joined('c.agent')} AS agents, MIN(c.source) AS source,"
-            " (SELECT s.title FROM sessions s WHERE s.id = c.session_id) AS title"
+            f" (SELECT s.title FROM sessions s WHERE s.id = c.session_id) AS title, {self.MEMBERS} AS members"
             f" FROM chunks c WHERE {' AND '.join(['c.project_id = ?', *where])}"
             " GROUP BY c.session_id ORDER BY started DESC, c.session_id",
             [project_id, *params],
@@ -584,18 +597,20 @@ class SqlStore(ABC):
         ``cwd``: the folder it was recorded in, kept from the first save naming one. ``extra`` names
         more columns set on insert (team memory's ``member``)."""
         started, ended = common.session_span(chunks)
-        extra = extra or {}
-        names = ["id", "project_id", "started_at", "ended_at", "team_name", "source", "title", "cwd", *extra]
+        folder = {"cwd": cwd} if self.records_folders else {}
+        extra = folder | (extra or {})
+        names = ["id", "project_id", "started_at", "ended_at", "team_name", "source", "title", *extra]
         self._query(
             f"INSERT INTO sessions({', '.join(names)}) VALUES ({marks(names)})"
-            " ON CONFLICT(id) DO UPDATE SET cwd = COALESCE(sessions.cwd, excluded.cwd),"
-            f" started_at = {self.LEAST}(COALESCE(sessions.started_at, excluded.started_at), excluded.started_at),"
+            " ON CONFLICT(id) DO UPDATE SET"
+            + (" cwd = COALESCE(sessions.cwd, excluded.cwd)," if folder else "")
+            + f" started_at = {self.LEAST}(COALESCE(sessions.started_at, excluded.started_at), excluded.started_at),"
             f" ended_at = {self.GREATEST}(COALESCE(sessions.ended_at, excluded.ended_at), excluded.ended_at),"
             " team_name = COALESCE(excluded.team_name, sessions.team_name), source = excluded.source,"
             " title = CASE WHEN excluded.title IS NOT NULL AND (sessions.title IS NULL"
             "  OR excluded.started_at <= COALESCE(sessions.started_at, excluded.started_at))"
             "  THEN excluded.title ELSE sessions.title END",
-            (session_id, project.id, started, ended, team_name, source, title, cwd, *extra.values()),
+            (session_id, project.id, started, ended, team_name, source, title, *extra.values()),
         )
 
     def _without_forgotten(self, chunks: Sequence[ChunkRecord]) -> list[ChunkRecord]:

@@ -24,7 +24,7 @@ _T = TypeVar("_T")
 # Projects holding chunks with their totals (ProjectTotals' fields), most recently active first, the
 # older project first on a tie (the dialects order a tie differently: SQLite by id, PostgreSQL as it hashed).
 PROJECT_TOTALS_SQL = (
-    "SELECT p.id, p.name, p.path, COUNT(c.rowid) AS chunks, COUNT(DISTINCT c.session_id) AS sessions,"
+    "SELECT p.id, p.name, p.path, COUNT(*) AS chunks, COUNT(DISTINCT c.session_id) AS sessions,"
     " MIN(c.start_time) AS first_seen, MAX(c.end_time) AS last_seen"
     " FROM projects p JOIN chunks c ON c.project_id = p.id GROUP BY p.id ORDER BY last_seen DESC, p.id"
 )
@@ -232,7 +232,7 @@ def agent_and_time(
 
 def session_totals(row: Any) -> SessionTotals:
     """A ``session_summaries`` row (``session_id, started, ended, chunks, tokens, agents, source,
-    title``; ``agents`` comma-joined) as :class:`SessionTotals`."""
+    title, members``; ``agents`` and ``members`` comma-joined) as :class:`SessionTotals`."""
     return SessionTotals(
         row["session_id"],
         row["started"],
@@ -242,6 +242,7 @@ def session_totals(row: Any) -> SessionTotals:
         tuple(sorted((row["agents"] or "").split(","))),
         row["source"],
         row["title"],
+        tuple(sorted(filter(None, (row["members"] or "").split(",")))),
     )
 
 

@@ -76,6 +76,13 @@ class MemoryStoreProtocol(Protocol):
         """Whether keyword search works (False: keyword search returns nothing, counts are zeros)."""
         ...
 
+    @property
+    def schema_note(self) -> str | None:
+        """What this store goes without until someone else upgrades its schema, and who runs what to
+        end it (team memory whose owner has not run `causantic team init` since this release); None
+        when nothing."""
+        ...
+
     def close(self) -> None: ...
 
     # ---- transactions -------------------------------------------------------------------------

@@ -189,6 +189,7 @@ class SessionTotals:
     agents: tuple[str, ...]
     source: str
     title: str | None  # the first real prompt, recorded at ingest; None for older stores
+    members: tuple[str, ...] = ()  # team memory: whose its chunks are, by name; none in local memory
 
 
 @dataclass(frozen=True, slots=True)

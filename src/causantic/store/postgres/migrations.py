@@ -355,6 +355,22 @@ def m008_session_folders(conn: Any) -> None:
     conn.execute("ALTER TABLE sessions ADD COLUMN IF NOT EXISTS cwd TEXT")
 
 
+def m009_project_listing_index(conn: Any) -> None:
+    """The project/time index also carries each chunk's end time, session and member, so listing
+    projects (``list-projects``, the dashboard's Projects page: totals, then sessions by member) reads
+    the index alone (an index-only scan) instead of every chunk row, as SQLite's m014
+    (:func:`causantic.store.migrations.m014_project_listing_index`) does; its key is unchanged, so
+    the project- and time-filtered reads that used it still do. ``benchmarks/project_listing.py
+    --postgres`` measures it. Members on this release work without it until the owner applies it
+    (:data:`WORKS_WITHOUT`): listing is then slower, not wrong."""
+    conn.execute(
+        """
+        DROP INDEX IF EXISTS chunks_project_time;
+        CREATE INDEX chunks_project_time ON chunks(project_id, start_time) INCLUDE (end_time, session_id, member);
+        """
+    )
+
+
 def fill_text_features(conn: Any, batch: int = 2_000) -> int:
     """Compute the features of every chunk without them (that this role may change), in rowid
     order; return how many were read."""
@@ -380,7 +396,35 @@ MIGRATIONS: tuple[Callable[[Any], None], ...] = (
     m006_session_stems,
     m007_rules_version,
     m008_session_folders,
+    m009_project_listing_index,
 )
+
+
+# The migrations a member's release may find missing and still use team memory, each with what goes
+# without it until the tables' owner applies it (`causantic team init`). PostgreSQL lets only a
+# table's owner (or a superuser) ALTER or index it, and members are granted rows, not tables: a
+# member's connection cannot add even a nullable column. Nor should it be able to: ownership (or
+# membership in the owner's role) would let any member drop the tables, and row-level security does
+# not bind a table's owner. A migration the code cannot do without stays out of this list: a member
+# then answers from local memory until the owner has run it.
+WORKS_WITHOUT: dict[int, str] = {
+    8: "the sessions you ingest are stored without the folder they were recorded in (which split-project reads)",
+    9: "listing projects reads every chunk row (slower as memory grows)",
+}
+
+
+def missing_versions(conn: Any) -> list[int]:
+    """The migrations of this release the database has not applied, in order (all before `team init`)."""
+    if conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is None:
+        return list(range(1, len(MIGRATIONS) + 1))
+    applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+    return [version for version in range(1, len(MIGRATIONS) + 1) if version not in applied]
+
+
+def tables_owner(conn: Any) -> str | None:
+    """The role that owns the team's tables (the one that ran `team init`), the only one that may migrate them."""
+    row = conn.execute("SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = to_regclass('sessions')").fetchone()
+    return str(row[0]) if row else None
 
 
 def migrate(conn: Any) -> int:
@@ -388,14 +432,13 @@ def migrate(conn: Any) -> int:
     # Members cannot create tables: an up-to-date schema is recognised without running any DDL. Every
     # version is counted, not the highest: one missing below the newest (applied by a release that
     # lacked it) still runs.
-    if conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is not None:
-        applied = conn.execute(
-            "SELECT count(*) FROM schema_migrations WHERE version <= %s", (len(MIGRATIONS),)
-        ).fetchone()[0]
-        if applied >= len(MIGRATIONS):
-            return len(MIGRATIONS)
+    if not missing_versions(conn):
+        return len(MIGRATIONS)
     with _locked(conn):
-        conn.execute(SCHEMA_MIGRATIONS_TABLE)
+        # Created only where missing: even IF NOT EXISTS needs the right to create tables, and a
+        # member refused it was told "permission denied for schema public", not the change they lack.
+        if conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is None:
+            conn.execute(SCHEMA_MIGRATIONS_TABLE)
         done = {row["version"] for row in conn.execute("SELECT version FROM schema_migrations")}
     return run_pending(conn, MIGRATIONS, done, lambda: _locked(conn), "%s")
 

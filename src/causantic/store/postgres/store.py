@@ -24,8 +24,8 @@ from causantic.store.base import SqlStore, is_read, pyformat
 from causantic.store.features import opening_stems, text_columns
 from causantic.store.postgres import keyword
 from causantic.store.postgres.connection import connect, describe, failure, psycopg_module
-from causantic.store.postgres.migrations import fill_text_features, migrate
-from causantic.store.postgres.team import schema_refused
+from causantic.store.postgres.migrations import MIGRATIONS, fill_text_features, m008_session_folders, migrate
+from causantic.store.postgres.team import gap_note, schema_gap
 from causantic.store.records import (
     STAND_IN_HEX,
     STAND_IN_PREFIX,
@@ -46,6 +46,12 @@ from causantic.store.sqlite import raising_store_errors
 _RELINK_LOCK = 0x43_41_55  # advisory lock namespace of a project's relink (key 2: the project id)
 _NAME_LOCK = 0x43_41_4E  # advisory lock namespace of making projects of a folder name (key 2: _name_key)
 _TOPICS_LOCK = 0x43_41_54  # advisory lock namespace of a model's topics (key 2: hashtext of the model)
+# Each project's sessions by the member who ingested them; from the project/time index alone (m009).
+PROJECT_MEMBERS_SQL = (
+    "SELECT project_id, member, COUNT(DISTINCT session_id) FROM chunks GROUP BY project_id, member"
+    " ORDER BY project_id, member"
+)
+_FOLDERS = MIGRATIONS.index(m008_session_folders) + 1  # the migration adding sessions.cwd
 # A stored path's folder name in SQL, as common.path_parts(path)[-1] reads it: the last part between
 # slashes or backslashes; the path itself when it has none.
 _FOLDER_NAME = "COALESCE(NULLIF(substring(rtrim(replace(path, '\\', '/'), '/') FROM '[^/]*$'), ''), path)"
@@ -63,22 +69,28 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     GREATEST = "GREATEST"
     POSITION = "STRPOS"
     CHUNK_COLUMNS = CHUNK_COLUMNS + ", c.member"
+    MEMBERS = "string_agg(DISTINCT c.member, ',')"
 
     def __init__(self, url: str, *, member: str, connect_timeout: int | None = None) -> None:
         self.url = url
         self.path = describe(url)  # how messages name the store; never the URL, which may hold a password
         self.member = member
         self.conn = connect(url, connect_timeout=connect_timeout)
+        # Migrations this member's role could not apply and works without (team.schema_gap), and what
+        # that costs them, said by ingest and `team status` until the tables' owner runs `team init`.
+        self.schema_gap: tuple[int, ...] = ()
+        self.schema_note: str | None = None
         try:
             migrate(self.conn)
         except psycopg_module().Error as exc:
             # A member upgraded causantic before the database was (only the tables' owner may
             # migrate), no one ran `team init` yet, or the server lacks pgvector: what to do, not a traceback.
             try:
-                refused = schema_refused(self.conn, url, exc) or failure(exc, url)
-            finally:
+                self.schema_gap = schema_gap(self.conn, url, exc)
+                self.schema_note = gap_note(self.conn, url, self.schema_gap)
+            except BaseException:
                 self.conn.close()
-            raise refused from exc
+                raise
         self._counted = threading.local()  # see keyword_document_counts
         self._file_marks: dict[str, tuple[int, int, int]] | None = None  # see unchanged_file_rules
         self._connect_timeout = connect_timeout
@@ -92,6 +104,10 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         self._turn = threading.RLock()
         self._reader_conn: Any = None
         self._reader_lock = threading.Lock()
+
+    @property
+    def records_folders(self) -> bool:
+        return _FOLDERS not in self.schema_gap
 
     def close(self) -> None:
         self.conn.close()
@@ -210,10 +226,7 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
     def project_summaries(self) -> list[ProjectTotals]:
         """As SQLite's, with the members who ingested each project's sessions (how many each)."""
         members: dict[int, list[tuple[str, int]]] = {}
-        for project_id, member, sessions in self._rows(
-            "SELECT project_id, member, COUNT(DISTINCT session_id) FROM chunks GROUP BY project_id, member"
-            " ORDER BY project_id, member"
-        ):
+        for project_id, member, sessions in self._rows(PROJECT_MEMBERS_SQL):
             members.setdefault(project_id, []).append((member, int(sessions)))
         return [replace(p, members=tuple(members.get(p.id, ()))) for p in super().project_summaries()]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
@@ -16,7 +16,7 @@ from causantic.store.postgres.connection import (
     failure,
     psycopg_module,
 )
-from causantic.store.postgres.migrations import migrate, schema_version
+from causantic.store.postgres.migrations import WORKS_WITHOUT, migrate, missing_versions, schema_version, tables_owner
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +64,8 @@ class TeamStatus:
     schema_version: int
     database_bytes: int
     members: tuple[MemberStatus, ...]
+    schema_missing: tuple[int, ...] = ()  # migrations of this release the database lacks
+    schema_note: str | None = None  # what members go without until the tables' owner applies them
 
 
 P = ParamSpec("P")
@@ -129,10 +131,11 @@ def schema_refused(conn: Any, url: str, exc: BaseException) -> StoreError | None
             "causantic_member and causantic_admin), or as a superuser."
         )
     if found.schema_version:
+        missing = missing_versions(conn)
         return StoreError(
-            f"The team database at {found.server} lacks schema changes this causantic needs, and only the"
-            f" role that owns its tables may make them ({reason}). Ask them to run `causantic team init`"
-            " (it upgrades the schema), then connect again."
+            f"The team database at {found.server} lacks schema {_changes(missing)} this causantic needs, and only"
+            f" {_owner(conn)} may make {'it' if len(missing) == 1 else 'them'} ({reason}). Ask them to run"
+            " `causantic team init` (it upgrades the schema), then connect again."
         )
     return StoreError(
         f"The team database at {found.server} holds no team memory yet, and the role in the URL may not create "
@@ -141,6 +144,38 @@ def schema_refused(conn: Any, url: str, exc: BaseException) -> StoreError | None
         "database. Run it once as a superuser (a managed service: its admin role), or as the database owner with "
         "CREATEROLE after that; members then connect with their own roles."
     )
+
+
+def schema_gap(conn: Any, url: str, exc: BaseException) -> tuple[int, ...]:
+    """The migrations a member's connection was refused (``exc``) and can do without
+    (:data:`~causantic.store.postgres.migrations.WORKS_WITHOUT`): the store opens without them. Any
+    other failure raises the StoreError that says what to do and whom to ask."""
+    missing = missing_versions(conn)
+    if isinstance(exc, psycopg_module().errors.InsufficientPrivilege) and all(v in WORKS_WITHOUT for v in missing):
+        return tuple(missing)
+    raise (schema_refused(conn, url, exc) or failure(exc, url)) from exc
+
+
+def gap_note(conn: Any, url: str, missing: Sequence[int]) -> str:
+    """What a member goes without while the team database lacks ``missing`` (see :func:`schema_gap`;
+    local memory alone, for a migration members cannot do without), and who runs what to end it."""
+    lacks = f"team memory at {describe(url)} lacks schema {_changes(missing)} of this causantic"
+    if not all(v in WORKS_WITHOUT for v in missing):
+        return f"{lacks}, so members on it answer from local memory until {_owner(conn)} runs `causantic team init`"
+    without = "; and ".join(WORKS_WITHOUT[v] for v in missing)
+    return f"{lacks} (members may not change its tables), so {without} until {_owner(conn)} runs `causantic team init`"
+
+
+def _changes(missing: Sequence[int]) -> str:
+    """'change 8' or 'changes 3 and 6': the schema versions a database lacks."""
+    numbers = [str(v) for v in missing]
+    return f"change {numbers[0]}" if len(numbers) == 1 else f"changes {', '.join(numbers[:-1])} and {numbers[-1]}"
+
+
+def _owner(conn: Any) -> str:
+    """Who may migrate the team's tables, by role name."""
+    owner = tables_owner(conn)
+    return f"the role that owns its tables ({owner})" if owner else "the role that owns its tables"
 
 
 @_one_sentence
@@ -156,12 +191,15 @@ def status(url: str, *, connect_timeout: int | None = None) -> TeamStatus:
             " FROM chunks c GROUP BY c.member ORDER BY c.member"
         ).fetchall()
         size = _scalar(conn, "SELECT pg_database_size(current_database())")
-    return TeamStatus(
-        describe(url),
-        version,
-        int(size),
-        tuple(MemberStatus(r[0], int(r[1]), int(r[2]), int(r[3]), r[4]) for r in members),
-    )
+        missing = tuple(missing_versions(conn))
+        return TeamStatus(
+            describe(url),
+            version,
+            int(size),
+            tuple(MemberStatus(r[0], int(r[1]), int(r[2]), int(r[3]), r[4]) for r in members),
+            missing,
+            gap_note(conn, url, missing) if missing else None,
+        )
 
 
 @_one_sentence
