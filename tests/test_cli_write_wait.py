@@ -9,6 +9,7 @@ until the test tells it to let go; ``causantic`` runs beside it as a user would.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -28,12 +29,13 @@ HOLDER = """
 import sqlite3, sys
 from contextlib import nullcontext
 from pathlib import Path
-from causantic.ingest_runs import IngestProgress, started_by
+from causantic.ingest_runs import IngestProgress
 from causantic.store.memory import MemoryStore
+from causantic.write_waits import named
 
 home, by = Path(sys.argv[1]), sys.argv[2]
 if by:  # an ingest's run, recorded as the hook's worker records it, holding the store's transaction
-    started_by(by)
+    named(by)
     with IngestProgress(home, [home]), MemoryStore(home / "memory.db") as store, store.atomic():
         print("holding", flush=True)
         sys.stdin.readline()
@@ -44,6 +46,29 @@ else:  # a process that records nothing
     sys.stdin.readline()
 """
 HOOK = "Claude Code's session-end hook"
+# `causantic ARGS` as a user runs it, except that the first time it takes memory's write lock (the
+# store's own way, recorded as the command records it) it holds it until the test says "go on".
+COMMAND_HOLDING = """
+import sys
+import causantic.store.sqlite as sqlite_util
+
+real = sqlite_util.run_waiting
+held = []
+
+def run_waiting(conn, statement, **options):
+    if not held:
+        held.append(statement)
+        real(conn, "BEGIN IMMEDIATE")
+        print("holding", flush=True)
+        sys.stdin.readline()
+        conn.execute("ROLLBACK")
+    real(conn, statement, **options)
+
+sqlite_util.run_waiting = run_waiting
+from causantic.cli.main import main
+sys.argv = ["causantic", *sys.argv[1:]]
+main()
+"""
 
 
 @pytest.fixture
@@ -60,9 +85,11 @@ def memory(causantic_home: Path, tmp_path: Path) -> Path:
 
 
 @contextmanager
-def lock_held(home: Path, by: str = "") -> Iterator[subprocess.Popen[str]]:
+def lock_held(home: Path, by: str = "", *, command: tuple[str, ...] = ()) -> Iterator[subprocess.Popen[str]]:
+    """A process holding memory's write lock until :func:`release`: ``causantic COMMAND`` (holding it
+    the first time it writes), else a plain process (an ingest run started by ``by``, when given)."""
     with subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(home), by],
+        [sys.executable, "-c", COMMAND_HOLDING, *command] if command else [sys.executable, "-c", HOLDER, str(home), by],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -115,6 +142,28 @@ def test_an_ingest_waiting_for_a_hooks_ingest_says_whose_and_then_finishes(causa
         out, err = command.communicate(timeout=60)
     assert command.returncode == 0, err
     assert "chunks added" in out and "1 of 1" in out  # it went on to read the new session
+
+
+@pytest.mark.parametrize("command", [("vacuum",), ("forget", "acme-shop", "--yes"), ("cluster",)], ids=lambda c: c[0])
+def test_a_command_waiting_for_another_command_names_it(
+    causantic_home: Path, memory: Path, command: tuple[str, ...]
+) -> None:
+    """Only ingests recorded that they ran: waiting for a vacuum, a forget or a cluster said 'another
+    Causantic process'."""
+    with lock_held(causantic_home, command=command) as holder:
+        waiting = start("ingest", "--no-embed", str(memory))
+        line = waiting_line(waiting)
+        assert re.fullmatch(
+            rf"causantic: waiting for the `causantic {command[0]}` started at \d\d:\d\d \(pid {holder.pid}\) "
+            r"to finish writing memory \(at most 20 s\); Ctrl-C to stop\.",
+            line,
+        ), line
+        release(holder)
+        assert holder.returncode == 0
+        out, err = waiting.communicate(timeout=60)
+    assert waiting.returncode == 0, err
+    # The command's record went with it: a later wait does not name a process that has ended.
+    assert not list((causantic_home / "run").glob("writer-*.json"))
 
 
 def test_a_json_ingest_that_waits_keeps_its_stdout_to_the_report(causantic_home: Path, memory: Path) -> None:

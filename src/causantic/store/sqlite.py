@@ -143,7 +143,8 @@ def begin(conn: sqlite3.Connection) -> None:
 
 def run_waiting(conn: sqlite3.Connection, statement: str) -> None:
     """Run ``statement``, which takes the write lock first (``BEGIN IMMEDIATE``, ``VACUUM``), waiting
-    up to the connection's busy timeout for another writer.
+    up to the connection's busy timeout for another writer; then this process counts as a writer of
+    memory (:func:`causantic.write_waits.holding`).
 
     Trigger: another process writes memory (an ingest, a vacuum) while a command wants to write.
     Why: a command that waits in silence looks frozen, for up to ``storage.busyTimeoutMs``.
@@ -153,6 +154,7 @@ def run_waiting(conn: sqlite3.Connection, statement: str) -> None:
     Otherwise (hooks, servers) the wait is one call, as SQLite makes it."""
     if not write_waits.listening():
         conn.execute(statement)
+        write_waits.holding()
         return
     timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
     deadline = time.monotonic() + timeout / 1000
@@ -162,6 +164,7 @@ def run_waiting(conn: sqlite3.Connection, statement: str) -> None:
         while True:
             try:
                 conn.execute(statement)
+                write_waits.holding()
                 return
             except sqlite3.OperationalError as exc:
                 if not _is_busy(exc):
