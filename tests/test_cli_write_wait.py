@@ -84,6 +84,26 @@ def memory(causantic_home: Path, tmp_path: Path) -> Path:
     ).parent
 
 
+# `causantic ARGS`, except that its end-of-write upkeep (giving free space back) starts only when the
+# test says "go on": another process can take the lock between the command's write and its upkeep.
+SETTLING_WHEN_TOLD = """
+import sys
+import causantic.store.sqlite as sqlite_util
+
+real = sqlite_util.settle
+
+def settle(conn):
+    print("settling", flush=True)
+    sys.stdin.readline()
+    real(conn)
+
+sqlite_util.settle = settle
+from causantic.cli.main import main
+sys.argv = ["causantic", *sys.argv[1:]]
+main()
+"""
+
+
 @contextmanager
 def lock_held(home: Path, by: str = "", *, command: tuple[str, ...] = ()) -> Iterator[subprocess.Popen[str]]:
     """A process holding memory's write lock until :func:`release`: ``causantic COMMAND`` (holding it
@@ -213,3 +233,51 @@ def test_a_forced_ingest_that_times_out_does_not_say_none_is_left(causantic_home
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Ingest stopped (run it again to finish)" in done.stdout + done.stderr
     assert "the next run reads the 0 left" not in done.stdout + done.stderr
+
+
+@contextmanager
+def settling_behind(home: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str], subprocess.Popen[str]]]:
+    """``causantic ARGS`` whose write is done, and a hook's ingest that took the lock before its upkeep."""
+    command = subprocess.Popen(
+        [sys.executable, "-c", SETTLING_WHEN_TOLD, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(CAUSANTIC_STORAGE_BUSY_TIMEOUT_MS="20000"),
+    )
+    assert command.stdin is not None and command.stdout is not None
+    assert command.stdout.readline() == "settling\n"
+    with command, lock_held(home, HOOK) as holder:
+        command.stdin.write("\n")
+        command.stdin.flush()
+        yield command, holder
+
+
+UPKEEP_WAIT = (
+    rf"causantic: waiting for the ingest started by {HOOK} at \d\d:\d\d \(pid (\d+)\) to finish writing memory, "
+    r"to give free space back to the disk \(at most 20 s\); Ctrl-C skips that \(a later write does it\)\."
+)
+
+
+def test_giving_space_back_after_a_forget_says_what_it_waits_for(causantic_home: Path, memory: Path) -> None:
+    """The forget's upkeep waited up to the busy timeout in silence, after its deletion was done."""
+    with settling_behind(causantic_home, "forget", "acme-shop", "--yes") as (command, holder):
+        told = re.fullmatch(UPKEEP_WAIT, waiting_line(command))
+        assert told and told[1] == str(holder.pid), told
+        release(holder)
+        out, err = command.communicate(timeout=60)
+    assert command.returncode == 0, err
+    assert "6 chunks in 3 sessions of the whole project 'acme-shop' deleted." in out
+    assert "smaller" in out  # the space was given back once the hook's ingest let go
+
+
+def test_ctrl_c_skips_the_upkeep_and_the_forget_reports_what_it_deleted(causantic_home: Path, memory: Path) -> None:
+    with settling_behind(causantic_home, "forget", "acme-shop", "--yes") as (command, _):
+        assert re.fullmatch(UPKEEP_WAIT, waiting_line(command))
+        command.send_signal(signal.SIGINT)
+        # The lock is still held: the forget ends because it was asked to, and says what it did.
+        out, err = command.communicate(timeout=10)
+    assert command.returncode == 0, err
+    assert "6 chunks in 3 sessions of the whole project 'acme-shop' deleted." in out
+    assert "Interrupted" not in err and "Traceback" not in err

@@ -21,8 +21,10 @@ from collections.abc import Callable
 NOTICE_AFTER_MS = 1_000
 """How long a write waits for another process's lock before the listener hears of it."""
 
-Listener = Callable[[str, float], None]
-"""Called once per wait with what holds the lock, in words, and the seconds the write waits at most."""
+Listener = Callable[[str, float, bool], None]
+"""Called once per wait with what holds the lock, in words, the seconds the write waits at most, and
+whether the write is upkeep that Ctrl-C skips (giving free space back after a write) rather than the
+command's own work."""
 
 _listener: Listener | None = None
 _name: str | None = None
@@ -66,13 +68,14 @@ def holding() -> None:
     record_writer(causantic_home(), _name, _named_at)
 
 
-def waiting(timeout_ms: int) -> str:
+def waiting(timeout_ms: int, *, upkeep: bool = False) -> str:
     """A write has waited :data:`NOTICE_AFTER_MS` and waits on, up to ``timeout_ms`` in all: tell the
-    listener; what holds the lock, in words (for the error if the wait times out)."""
+    listener; what holds the lock, in words (for the error if the wait times out). ``upkeep``: the
+    write gives free space back after the command's own (Ctrl-C skips it)."""
     from causantic.home import causantic_home
     from causantic.ingest_runs import lock_holder
 
     holder = lock_holder(causantic_home())
     if _listener is not None:
-        _listener(holder, timeout_ms / 1000)
+        _listener(holder, timeout_ms / 1000, upkeep)
     return holder
