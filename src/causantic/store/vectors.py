@@ -339,6 +339,7 @@ class VectorIndex(VectorReads):
         except ImportError:
             return False
         with self.writing():
+            self._remove_temporary_files()
             rows = self.count()
             if rows < ANN_INDEX_MIN_ROWS:
                 self._remove_ann()
@@ -564,7 +565,8 @@ class VectorIndex(VectorReads):
         index = faiss.read_index(str(self.ann_path))  # in memory: the mapped copy is read-only
         watermark = self.conn.execute("SELECT MAX(seq) FROM vectors WHERE model = ?", (self.model_id,)).fetchone()[0]
         self._add_rows(index, ann.watermark, watermark)
-        self._write_scopes(ann.watermark, watermark, self._load_scopes(ann))
+        previous = self._load_scopes(ann)  # none (lost, or a run killed after writing the next one): all rows'
+        self._write_scopes(ann.watermark if previous is not None else 0, watermark, previous)
         self._write_ann(index, watermark, ann.trained_rows)
 
     def _add_rows(self, index: Any, after: int, upto: int) -> None:
@@ -581,13 +583,21 @@ class VectorIndex(VectorReads):
             after = batch[-1][0]
 
     def _write_ann(self, index: Any, watermark: int, trained_rows: int) -> None:
-        """Index first, sidecar second, each by atomic rename: a sidecar never names rows its index lacks."""
+        """Index first, sidecar second, each by atomic rename, the old sidecar removed before the index
+        is replaced: a sidecar only ever describes the index file beside it.
+
+        Trigger: a process killed between the two renames (SIGKILL, a power cut). Why: the new index
+        beside the old sidecar looked like the old index with its newer rows not yet added, and the
+        next run added them again (an extended index held 2,500 rows twice). Outcome: no sidecar, so
+        searches scan exactly until the next run builds the index afresh."""
         import faiss
 
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         tmp = self.ann_path.with_suffix(".faiss.tmp")
         faiss.write_index(index, str(tmp))
         tmp.chmod(0o600)
+        with suppress(FileNotFoundError):
+            self._sidecar.unlink()
         os.replace(tmp, self.ann_path)
         meta = {
             "model": self.model_id,
@@ -601,6 +611,17 @@ class VectorIndex(VectorReads):
         tmp_meta.chmod(0o600)
         os.replace(tmp_meta, self._sidecar)
         self._ann = None
+
+    def _remove_temporary_files(self) -> None:
+        """The temporary files of a write killed before its rename (this process holds the write lock:
+        no other writes them now)."""
+        for path in (
+            self.ann_path.with_suffix(".faiss.tmp"),
+            self._sidecar.with_suffix(".json.tmp"),
+            self._scopes_path.with_suffix(".tmp.npz"),
+        ):
+            with suppress(FileNotFoundError):
+                path.unlink()
 
     def _remove_ann(self) -> None:
         for path in (self._sidecar, self.ann_path, self._scopes_path):
