@@ -17,7 +17,7 @@ drops out and every similarity is the exact cosine. Losing the file loses nothin
 exactly meanwhile (and says so in its notes) and the next ``causantic embed`` or ingest rebuilds it.
 Without faiss installed, search always scans exactly. A process killed while it writes the index
 leaves at worst no sidecar (exact scans until the next run builds it afresh), a temporary file (the
-next run removes it) or, after a forget, a mark that the file still holds deleted rows (the next run
+next write replaces it) or, after a forget, a mark that the file still holds deleted rows (the next run
 takes them out); ``tests/store/test_ann_kills.py`` kills one at each point.
 
 Scopes. Beside the index lies its *scope map* (``<table name>.scopes.npz``): each indexed row's
@@ -351,7 +351,6 @@ class VectorIndex(VectorReads):
         except ImportError:
             return False
         with self.writing():
-            self._remove_temporary_files()
             if self._deleted_marker.exists():  # a forget killed before its rows left the index file
                 self.drop_deleted_from_ann()
             rows = self.count()
@@ -634,19 +633,16 @@ class VectorIndex(VectorReads):
         os.replace(tmp_meta, self._sidecar)
         self._ann = None
 
-    def _remove_temporary_files(self) -> None:
-        """The temporary files of a write killed before its rename (this process holds the write lock:
-        no other writes them now)."""
-        for path in (
-            self.ann_path.with_suffix(".faiss.tmp"),
-            self._sidecar.with_suffix(".json.tmp"),
-            self._scopes_path.with_suffix(".tmp.npz"),
-        ):
-            with suppress(FileNotFoundError):
-                path.unlink()
-
     def _remove_ann(self) -> None:
-        for path in (self._sidecar, self.ann_path, self._scopes_path, self._deleted_marker):
+        """Every file of the index, a killed write's temporary ones too (a later write would replace them)."""
+        temporary = (".faiss.tmp", ".faiss.json.tmp", ".scopes.tmp.npz")
+        for path in (
+            self._sidecar,
+            self.ann_path,
+            self._scopes_path,
+            self._deleted_marker,
+            *(self.folder / f"{self.table_name}{suffix}" for suffix in temporary),
+        ):
             with suppress(FileNotFoundError):
                 path.unlink()
         self._ann = None
