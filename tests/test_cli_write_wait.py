@@ -9,6 +9,7 @@ until the test tells it to let go; ``causantic`` runs beside it as a user would.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -28,12 +29,13 @@ HOLDER = """
 import sqlite3, sys
 from contextlib import nullcontext
 from pathlib import Path
-from causantic.ingest_runs import IngestProgress, started_by
+from causantic.ingest_runs import IngestProgress
 from causantic.store.memory import MemoryStore
+from causantic.write_waits import named
 
 home, by = Path(sys.argv[1]), sys.argv[2]
 if by:  # an ingest's run, recorded as the hook's worker records it, holding the store's transaction
-    started_by(by)
+    named(by)
     with IngestProgress(home, [home]), MemoryStore(home / "memory.db") as store, store.atomic():
         print("holding", flush=True)
         sys.stdin.readline()
@@ -44,6 +46,29 @@ else:  # a process that records nothing
     sys.stdin.readline()
 """
 HOOK = "Claude Code's session-end hook"
+# `causantic ARGS` as a user runs it, except that the first time it takes memory's write lock (the
+# store's own way, recorded as the command records it) it holds it until the test says "go on".
+COMMAND_HOLDING = """
+import sys
+import causantic.store.sqlite as sqlite_util
+
+real = sqlite_util.run_waiting
+held = []
+
+def run_waiting(conn, statement, **options):
+    if not held:
+        held.append(statement)
+        real(conn, "BEGIN IMMEDIATE")
+        print("holding", flush=True)
+        sys.stdin.readline()
+        conn.execute("ROLLBACK")
+    real(conn, statement, **options)
+
+sqlite_util.run_waiting = run_waiting
+from causantic.cli.main import main
+sys.argv = ["causantic", *sys.argv[1:]]
+main()
+"""
 
 
 @pytest.fixture
@@ -59,10 +84,32 @@ def memory(causantic_home: Path, tmp_path: Path) -> Path:
     ).parent
 
 
+# `causantic ARGS`, except that its end-of-write upkeep (giving free space back) starts only when the
+# test says "go on": another process can take the lock between the command's write and its upkeep.
+SETTLING_WHEN_TOLD = """
+import sys
+import causantic.store.sqlite as sqlite_util
+
+real = sqlite_util.settle
+
+def settle(conn):
+    print("settling", flush=True)
+    sys.stdin.readline()
+    real(conn)
+
+sqlite_util.settle = settle
+from causantic.cli.main import main
+sys.argv = ["causantic", *sys.argv[1:]]
+main()
+"""
+
+
 @contextmanager
-def lock_held(home: Path, by: str = "") -> Iterator[subprocess.Popen[str]]:
+def lock_held(home: Path, by: str = "", *, command: tuple[str, ...] = ()) -> Iterator[subprocess.Popen[str]]:
+    """A process holding memory's write lock until :func:`release`: ``causantic COMMAND`` (holding it
+    the first time it writes), else a plain process (an ingest run started by ``by``, when given)."""
     with subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(home), by],
+        [sys.executable, "-c", COMMAND_HOLDING, *command] if command else [sys.executable, "-c", HOLDER, str(home), by],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -117,6 +164,28 @@ def test_an_ingest_waiting_for_a_hooks_ingest_says_whose_and_then_finishes(causa
     assert "chunks added" in out and "1 of 1" in out  # it went on to read the new session
 
 
+@pytest.mark.parametrize("command", [("vacuum",), ("forget", "acme-shop", "--yes"), ("cluster",)], ids=lambda c: c[0])
+def test_a_command_waiting_for_another_command_names_it(
+    causantic_home: Path, memory: Path, command: tuple[str, ...]
+) -> None:
+    """Only ingests recorded that they ran: waiting for a vacuum, a forget or a cluster said 'another
+    Causantic process'."""
+    with lock_held(causantic_home, command=command) as holder:
+        waiting = start("ingest", "--no-embed", str(memory))
+        line = waiting_line(waiting)
+        assert re.fullmatch(
+            rf"causantic: waiting for the `causantic {command[0]}` started at \d\d:\d\d \(pid {holder.pid}\) "
+            r"to finish writing memory \(at most 20 s\); Ctrl-C to stop\.",
+            line,
+        ), line
+        release(holder)
+        assert holder.returncode == 0
+        out, err = waiting.communicate(timeout=60)
+    assert waiting.returncode == 0, err
+    # The command's record went with it: a later wait does not name a process that has ended.
+    assert not list((causantic_home / "run").glob("writer-*.json"))
+
+
 def test_a_json_ingest_that_waits_keeps_its_stdout_to_the_report(causantic_home: Path, memory: Path) -> None:
     with lock_held(causantic_home) as holder:
         command = start("ingest", "--no-embed", "--json", str(memory))
@@ -164,3 +233,51 @@ def test_a_forced_ingest_that_times_out_does_not_say_none_is_left(causantic_home
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Ingest stopped (run it again to finish)" in done.stdout + done.stderr
     assert "the next run reads the 0 left" not in done.stdout + done.stderr
+
+
+@contextmanager
+def settling_behind(home: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str], subprocess.Popen[str]]]:
+    """``causantic ARGS`` whose write is done, and a hook's ingest that took the lock before its upkeep."""
+    command = subprocess.Popen(
+        [sys.executable, "-c", SETTLING_WHEN_TOLD, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(CAUSANTIC_STORAGE_BUSY_TIMEOUT_MS="20000"),
+    )
+    assert command.stdin is not None and command.stdout is not None
+    assert command.stdout.readline() == "settling\n"
+    with command, lock_held(home, HOOK) as holder:
+        command.stdin.write("\n")
+        command.stdin.flush()
+        yield command, holder
+
+
+UPKEEP_WAIT = (
+    rf"causantic: waiting for the ingest started by {HOOK} at \d\d:\d\d \(pid (\d+)\) to finish writing memory, "
+    r"to give free space back to the disk \(at most 20 s\); Ctrl-C skips that \(a later write does it\)\."
+)
+
+
+def test_giving_space_back_after_a_forget_says_what_it_waits_for(causantic_home: Path, memory: Path) -> None:
+    """The forget's upkeep waited up to the busy timeout in silence, after its deletion was done."""
+    with settling_behind(causantic_home, "forget", "acme-shop", "--yes") as (command, holder):
+        told = re.fullmatch(UPKEEP_WAIT, waiting_line(command))
+        assert told and told[1] == str(holder.pid), told
+        release(holder)
+        out, err = command.communicate(timeout=60)
+    assert command.returncode == 0, err
+    assert "6 chunks in 3 sessions of the whole project 'acme-shop' deleted." in out
+    assert "smaller" in out  # the space was given back once the hook's ingest let go
+
+
+def test_ctrl_c_skips_the_upkeep_and_the_forget_reports_what_it_deleted(causantic_home: Path, memory: Path) -> None:
+    with settling_behind(causantic_home, "forget", "acme-shop", "--yes") as (command, _):
+        assert re.fullmatch(UPKEEP_WAIT, waiting_line(command))
+        command.send_signal(signal.SIGINT)
+        # The lock is still held: the forget ends because it was asked to, and says what it did.
+        out, err = command.communicate(timeout=10)
+    assert command.returncode == 0, err
+    assert "6 chunks in 3 sessions of the whole project 'acme-shop' deleted." in out
+    assert "Interrupted" not in err and "Traceback" not in err

@@ -10,10 +10,16 @@ it). A pid the system has since given to another process does not keep such a fi
 records the process's start (:func:`process_start`), and a different start means another process.
 Nothing here raises: an ingest that cannot write its status (read-only home, full disk) still
 does its work.
+
+Beside them, ``<home>/run/writer-<pid>.json`` records any other named process that writes memory (a
+``causantic forget``, a hook; :func:`causantic.write_waits.holding`) from its first write until it
+exits, so that a process waiting for memory's write lock can say what most likely holds it
+(:func:`lock_holder`).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -24,6 +30,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypedDict
 
+from causantic import write_waits
 from causantic.files import atomic_write, secure_dir
 from causantic.wording import ago, counted
 
@@ -31,19 +38,9 @@ RUN_DIR = "run"  # beside the prompt server's socket and pid file (hooks/warm.py
 WRITE_EVERY_S = 1.0  # progress is written at most this often; the first and last counts always
 
 
-_started_by: str | None = None  # this process's ingests' ``by`` (started_by)
-
-
-def started_by(words: str) -> None:
-    """What started this process's ingests, as a person would say it ("a Claude Code hook"): named
-    to whoever waits for them (:func:`lock_holder`)."""
-    global _started_by
-    _started_by = words
-
-
 class IngestRun(TypedDict):
     pid: int
-    by: str | None  # what started it ("a Claude Code hook", "`causantic ingest`"); None when not said
+    by: str | None  # what started it ("Claude Code's session-end hook", "`causantic ingest`"); None when not said
     processStart: str | None  # which process holds the pid (process_start); None where the system cannot tell
     started: str  # ISO 8601 UTC
     source: str  # what it reads: a folder or file, or the first of several
@@ -63,9 +60,9 @@ class IngestProgress:
         more = f" and {len(sources) - 1} more" if len(sources) > 1 else ""
         self.run = IngestRun(
             pid=os.getpid(),
-            by=_started_by,
+            by=write_waits.name(),
             processStart=process_start(os.getpid()),
-            started=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+            started=_iso(time.time()),
             source=(str(sources[0]) if sources else "") + more,
             phase="finding files",
             filesDone=0,
@@ -84,8 +81,7 @@ class IngestProgress:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        with contextlib.suppress(OSError):
-            self._path.unlink()
+        _unlink(self._path)
 
     # Each takes the counts its ingest callback gets (causantic.ingest.pipeline.ingest's, sync_vectors').
     def discovered(self, files: int, _bytes: int) -> None:
@@ -137,22 +133,75 @@ def running_text(run: IngestRun, now: datetime | None = None) -> str:
     return f"Ingest running: {doing}, started {ago(run['started'], now)} (pid {run['pid']})"
 
 
+class WriterRun(TypedDict):
+    """A process that wrote memory and still runs (:func:`record_writer`)."""
+
+    pid: int
+    by: str  # what it is ("`causantic forget`", "Claude Code's session-start hook")
+    processStart: str | None  # as IngestRun's
+    started: str  # ISO 8601 UTC: when it started
+
+
+def record_writer(home: Path, by: str, started: float) -> None:
+    """Record this process as a writer of memory on ``home`` (``<home>/run/writer-<pid>.json``) until
+    it exits: :func:`lock_holder` names it to a process that waits for its writes. Never raises."""
+    path = home / RUN_DIR / f"writer-{os.getpid()}.json"
+    run = WriterRun(pid=os.getpid(), by=by, processStart=process_start(os.getpid()), started=_iso(started))
+    try:
+        secure_dir(path.parent)
+        _remove_stale(path.parent)
+        atomic_write(path, json.dumps(run, sort_keys=True) + "\n")
+    except OSError as exc:
+        from causantic.logs import log
+
+        log("cannot record this process as a writer of memory", error=exc)
+        return
+    atexit.register(_unlink, path)
+
+
 def lock_holder(home: Path) -> str:
-    """What most likely holds memory's write lock when this process waits for it, in words: the
-    oldest other ingest running on ``home`` ("the ingest started by a Claude Code hook at 08:14
-    (pid 4242)"), else "another Causantic process" (SQLite does not say which process holds it,
-    and only ingests record that they run)."""
-    runs = [run for run in running_ingests(home) if run["pid"] != os.getpid()]
+    """What most likely holds memory's write lock when this process waits for it, in words: of the
+    other processes that write memory on ``home`` now, the oldest ("the ingest started by Claude
+    Code's session-end hook at 08:14 (pid 4242)", "the `causantic vacuum` started at 10:02 (pid
+    4250)"); else "another Causantic process" (SQLite does not say which process holds it, and only
+    named processes record that they write: :func:`causantic.write_waits.named`)."""
+    me = os.getpid()
+    ingests = [run for run in running_ingests(home) if run["pid"] != me]
+    seen = {run["pid"] for run in ingests} | {me}  # an ingest's process is named once, as the ingest
+    writers = [run for run in running_writers(home) if run["pid"] not in seen]
+    # (started, pid, what it is in words, whether an ingest) of each, oldest first
+    runs = sorted(
+        [
+            (run["started"], run["pid"], "the ingest started" + (f" by {run['by']}" if run["by"] else ""), True)
+            for run in ingests
+        ]
+        + [(run["started"], run["pid"], f"{_the(run['by'])} started", False) for run in writers]
+    )
     if not runs:
         return "another Causantic process"
-    first = runs[0]
-    by = f" by {first['by']}" if first["by"] else ""
+    started, pid, words, _ = runs[0]
     try:
-        at = " at " + datetime.fromisoformat(first["started"].replace("Z", "+00:00")).astimezone().strftime("%H:%M")
+        at = " at " + datetime.fromisoformat(started.replace("Z", "+00:00")).astimezone().strftime("%H:%M")
     except ValueError:
         at = ""
-    more = f" (or one of {counted(len(runs) - 1, 'other ingest')})" if len(runs) > 1 else ""
-    return f"the ingest started{by}{at} (pid {first['pid']}){more}"
+    others, kind = len(runs) - 1, "ingest" if all(ingest for *_, ingest in runs[1:]) else "writer"
+    more = f" (or one of {counted(others, 'other ' + kind)})" if others > 1 else f" (or one other {kind})" * others
+    return f"{words}{at} (pid {pid}){more}"
+
+
+def _the(by: str) -> str:
+    """'the `causantic forget`' for a command; a hook's words as they are ("Claude Code's session-start hook")."""
+    return f"the {by}" if by.startswith("`") else by
+
+
+def running_writers(home: Path) -> list[WriterRun]:
+    """The processes that wrote memory on ``home`` and still run (:func:`record_writer`)."""
+    runs: list[WriterRun] = []
+    for path in (home / RUN_DIR).glob("writer-*.json"):
+        run = _read_writer(path)
+        if run is not None and _alive(run):
+            runs.append(run)
+    return runs
 
 
 def pid_alive(pid: int) -> bool:
@@ -191,7 +240,7 @@ def process_start(pid: int) -> str | None:
         return None
 
 
-def _alive(run: IngestRun) -> bool:
+def _alive(run: IngestRun | WriterRun) -> bool:
     """The process that wrote ``run`` still runs: its pid is alive and, where both starts are known,
     was not given to another process since."""
     if not pid_alive(run["pid"]):
@@ -200,17 +249,35 @@ def _alive(run: IngestRun) -> bool:
     return recorded is None or process_start(run["pid"]) in (None, recorded)
 
 
-def _read(path: Path) -> IngestRun | None:
+def _json(path: Path) -> dict[str, Any] | None:
+    """A run file's fields, when it has a pid and a start."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None  # removed meanwhile, or not ours
     if not isinstance(data, dict) or not isinstance(data.get("pid"), int) or not isinstance(data.get("started"), str):
         return None
+    return data
+
+
+def _read(path: Path) -> IngestRun | None:
+    data = _json(path)
+    if data is None:
+        return None
     try:
         return _run_of(data)
     except (TypeError, ValueError):
         return None
+
+
+def _read_writer(path: Path) -> WriterRun | None:
+    data = _json(path)
+    if data is None or not isinstance(data.get("by"), str):
+        return None
+    start = data.get("processStart")
+    return WriterRun(
+        pid=data["pid"], by=data["by"], processStart=start if isinstance(start, str) else None, started=data["started"]
+    )
 
 
 def _run_of(data: dict[str, Any]) -> IngestRun:
@@ -230,9 +297,22 @@ def _run_of(data: dict[str, Any]) -> IngestRun:
 
 
 def _remove_stale(folder: Path) -> None:
-    """Remove the files of ingests whose process is gone."""
+    """Remove the files of ingests and writers whose process is gone."""
     for path in folder.glob("ingest-*.json"):
         run = _read(path)
         if run is not None and not _alive(run):
-            with contextlib.suppress(OSError):
-                path.unlink()
+            _unlink(path)
+    for path in folder.glob("writer-*.json"):
+        writer = _read_writer(path)
+        if writer is not None and not _alive(writer):
+            _unlink(path)
+
+
+def _unlink(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink()
+
+
+def _iso(seconds: float) -> str:
+    """A time as ISO 8601 UTC to the second ('2026-11-25T10:02:13Z')."""
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

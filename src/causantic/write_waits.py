@@ -6,19 +6,30 @@ which process holds the lock SQLite does not say, so :func:`waiting` names it fr
 records (:func:`causantic.ingest_runs.lock_holder`). An interface that wants its user told installs a
 listener with :func:`listen`: the CLI does, on stderr. Hooks and servers install none, so their
 writes wait as before, silently (a hook's output would reach the agent's context).
+
+What is recorded: a process that says what it is (:func:`named`: each CLI command, each hook) is
+recorded as a writer the first time it takes the write lock (:func:`holding`), so that a process
+waiting for it can name it ("the `causantic forget` started at 10:02 (pid 4242)"). A process that
+only reads never takes the lock and is never named as its holder.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 NOTICE_AFTER_MS = 1_000
 """How long a write waits for another process's lock before the listener hears of it."""
 
-Listener = Callable[[str, float], None]
-"""Called once per wait with what holds the lock, in words, and the seconds the write waits at most."""
+Listener = Callable[[str, float, bool], None]
+"""Called once per wait with what holds the lock, in words, the seconds the write waits at most, and
+whether the write is upkeep that Ctrl-C skips (giving free space back after a write) rather than the
+command's own work."""
 
 _listener: Listener | None = None
+_name: str | None = None
+_named_at = 0.0  # when named: the process's start, near enough (a CLI command names itself first)
+_recorded = False
 
 
 def listen(listener: Listener | None) -> None:
@@ -32,13 +43,39 @@ def listening() -> bool:
     return _listener is not None
 
 
-def waiting(timeout_ms: int) -> str:
+def named(words: str) -> None:
+    """Say what this process is, as a person would ("`causantic forget`", "Claude Code's session-end
+    hook"): named to whoever waits for its writes, and as what started its ingests."""
+    global _name, _named_at
+    _name, _named_at = words, time.time()
+
+
+def name() -> str | None:
+    """What this process said it is (:func:`named`); None when it said nothing (a program using the API)."""
+    return _name
+
+
+def holding() -> None:
+    """This process has taken memory's write lock: the first time, if it is :func:`named`, record it
+    as a writer (:func:`causantic.ingest_runs.record_writer`) until it exits."""
+    global _recorded
+    if _recorded or _name is None:
+        return
+    _recorded = True
+    from causantic.home import causantic_home
+    from causantic.ingest_runs import record_writer
+
+    record_writer(causantic_home(), _name, _named_at)
+
+
+def waiting(timeout_ms: int, *, upkeep: bool = False) -> str:
     """A write has waited :data:`NOTICE_AFTER_MS` and waits on, up to ``timeout_ms`` in all: tell the
-    listener; what holds the lock, in words (for the error if the wait times out)."""
+    listener; what holds the lock, in words (for the error if the wait times out). ``upkeep``: the
+    write gives free space back after the command's own (Ctrl-C skips it)."""
     from causantic.home import causantic_home
     from causantic.ingest_runs import lock_holder
 
     holder = lock_holder(causantic_home())
     if _listener is not None:
-        _listener(holder, timeout_ms / 1000)
+        _listener(holder, timeout_ms / 1000, upkeep)
     return holder

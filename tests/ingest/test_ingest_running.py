@@ -22,6 +22,7 @@ from causantic.ingest_runs import RUN_DIR, IngestProgress, running_ingests
 from causantic.retrieval.output import IngestRunningOut
 
 REPO = Path(__file__).resolve().parents[2]
+HOOK = "Claude Code's session-start hook"
 
 
 def _sessions(folder: Path, n: int = 3) -> Path:
@@ -161,3 +162,28 @@ def test_an_ingest_running_for_a_day_says_so_in_days(causantic_home: Path) -> No
         with Memory() as memory:
             [running] = memory.ingests_running()
     assert running.summary.startswith("Ingest running: 0 of 431 files, 0 chunks so far, started 1 day ago (pid ")
+
+
+def test_a_wait_names_the_oldest_writer_running_and_counts_the_others(causantic_home: Path) -> None:
+    """Writers other than ingests (a vacuum, a forget, a hook) record themselves from their first write;
+    one whose process has ended is not named."""
+    sleeping = [sys.executable, "-c", "import time; time.sleep(60)"]
+    with subprocess.Popen(sleeping) as vacuum, subprocess.Popen(sleeping) as hook:
+        try:
+            run = causantic_home / RUN_DIR
+            run.mkdir(parents=True)
+            records = [
+                (vacuum.pid, "`causantic vacuum`", "2026-11-25T10:02:00Z"),
+                (hook.pid, HOOK, "2026-11-25T10:05:00Z"),
+            ]
+            records.append((2**22 + 1, "`causantic forget`", "2026-11-25T09:00:00Z"))  # no such process
+            for pid, by, started in records:
+                (run / f"writer-{pid}.json").write_text(json.dumps({"pid": pid, "by": by, "started": started}))
+            holder = ingest_runs.lock_holder(causantic_home)
+            assert holder.startswith("the `causantic vacuum` started at "), holder
+            assert holder.endswith(f"(pid {vacuum.pid}) (or one other writer)"), holder
+            (run / f"writer-{vacuum.pid}.json").unlink()
+            assert ingest_runs.lock_holder(causantic_home).startswith(f"{HOOK} started at ")
+        finally:
+            vacuum.kill()
+            hook.kill()

@@ -22,7 +22,6 @@ from causantic.cli.output import (
 )
 from causantic.config import agent_folders, load_config
 from causantic.facade import Memory
-from causantic.ingest_runs import started_by
 from causantic.integration.claude_files import claude_paths
 from causantic.retrieval.format import byte_size, counted
 from causantic.retrieval.output import IngestOut
@@ -111,7 +110,6 @@ def ingest_paths(
     """Ingest files and folders: the JSON report, or progress bars then the summary; exit 1 after
     it when a path could not be read. Stopped by Ctrl-C, it says that what was read is kept and
     the next run finishes (exit 130)."""
-    started_by(f"`{click.get_current_context().command_path}`")  # named to a command that waits for its writes
     with interrupted_says(RESUME_NOTE), domain_errors(), Memory() as memory:
         if as_json:
             report = memory.ingest(paths, force=force, embed=not no_embed, workers=workers, as_examples=as_examples)

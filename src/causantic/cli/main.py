@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import click
 
-from causantic import __version__
+from causantic import __version__, write_waits
 from causantic.cli.output import interrupted_says, say_write_waits
 from causantic.errors import StoreError
 
@@ -109,7 +109,9 @@ class LazyGroup(click.Group):
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         """An unknown command names the ones meant: 'serch' → search, 'list' → list-projects, list-sessions.
-        A known one, unless it is in :data:`UNTOLD_WAITS`, will say when a write waits for another process."""
+        A known one, unless it is in :data:`UNTOLD_WAITS`, will say when a write waits for another
+        process, and is named to a process that waits for its writes ("the `causantic forget` started
+        at 10:02"). A hook names itself (Claude Code's session-end hook); a server is not named."""
         try:
             name, command, rest = super().resolve_command(ctx, args)
         except click.UsageError as exc:
@@ -121,6 +123,7 @@ class LazyGroup(click.Group):
             raise click.UsageError(f"{exc.message} Did you mean {' or '.join(meant)}?", ctx) from exc
         if name not in UNTOLD_WAITS:
             say_write_waits()
+            write_waits.named(f"`causantic {name}`")
         return name, command, rest
 
     def invoke(self, ctx: click.Context) -> object:

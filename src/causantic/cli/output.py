@@ -210,7 +210,14 @@ def say_write_waits() -> None:
     do (:mod:`causantic.write_waits`); a command that waits no longer looks frozen."""
     from causantic import write_waits
 
-    def told(holder: str, timeout_s: float) -> None:
+    def told(holder: str, timeout_s: float, upkeep: bool) -> None:
+        if upkeep:  # the command's own write is done: Ctrl-C skips the rest (causantic.store.sqlite.settle)
+            click.echo(
+                f"causantic: waiting for {holder} to finish writing memory, to give free space back to the disk "
+                f"(at most {timeout_s:g} s); Ctrl-C skips that (a later write does it).",
+                err=True,
+            )
+            return
         click.echo(
             f"causantic: waiting for {holder} to finish writing memory (at most {timeout_s:g} s); Ctrl-C to stop.",
             err=True,

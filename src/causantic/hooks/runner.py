@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from causantic import write_waits
 from causantic.hooks.event import HookEvent, HookProblem, parse_event, read_stdin
 from causantic.hooks.prompt_memory import user_prompt_submit
 from causantic.logs import log
@@ -104,6 +105,7 @@ HANDLERS: dict[str, Callable[[str, HookEvent, float], tuple[str, str | None] | N
 def run_hook(name: str, stdin_text: str | None = None) -> int:
     """Run hook ``name`` on the stdin JSON (read from stdin when not given); always returns 0."""
     started = time.perf_counter()
+    write_waits.named(f"Claude Code's {name} hook")  # named to a command that waits for its writes
     event = HookEvent()
     try:
         event = parse_event(read_stdin() if stdin_text is None else stdin_text)
@@ -128,10 +130,9 @@ def run_hook(name: str, stdin_text: str | None = None) -> int:
 def run_worker(hook: str, event_json: str) -> int:
     """The detached half of pre-compact / session-end; records the hook's final outcome."""
     from causantic.hooks.ingest import run_worker as ingest
-    from causantic.ingest_runs import started_by
 
     started = time.perf_counter()
-    started_by(f"Claude Code's {hook} hook")  # named to a command that waits for this ingest's writes
+    write_waits.named(f"Claude Code's {hook} hook")  # named to a command that waits for this ingest's writes
     event = parse_event(event_json)
     try:
         result = ingest(event)

@@ -644,7 +644,7 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         inside an open transaction, which holds what it would release."""
         with self._turn:
             if not self.conn.in_transaction:
-                with sqlite_util.unless_busy():
+                with sqlite_util.upkeep(self.conn):
                     if self._keyword_index_due():
                         self._compact_keyword_index()
                 sqlite_util.settle(self.conn)

@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
+from contextvars import ContextVar
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -142,17 +143,22 @@ def begin(conn: sqlite3.Connection) -> None:
 
 
 def run_waiting(conn: sqlite3.Connection, statement: str) -> None:
-    """Run ``statement``, which takes the write lock first (``BEGIN IMMEDIATE``, ``VACUUM``), waiting
-    up to the connection's busy timeout for another writer.
+    """Run ``statement``, which takes the write lock first (``BEGIN IMMEDIATE``, ``VACUUM``, a script
+    that begins with ``BEGIN IMMEDIATE``: run whole, by ``executescript``), waiting up to the
+    connection's busy timeout for another writer; then this process counts as a writer of memory
+    (:func:`causantic.write_waits.holding`).
 
     Trigger: another process writes memory (an ingest, a vacuum) while a command wants to write.
     Why: a command that waits in silence looks frozen, for up to ``storage.busyTimeoutMs``.
     Outcome: when someone listens (:mod:`causantic.write_waits`, the CLI), a wait past
-    :data:`~causantic.write_waits.NOTICE_AFTER_MS` is told to them with what holds the lock, the rest
-    of it runs in slices Ctrl-C can stop, and a timeout raises :class:`LockHeld` naming the holder.
-    Otherwise (hooks, servers) the wait is one call, as SQLite makes it."""
+    :data:`~causantic.write_waits.NOTICE_AFTER_MS` is told to them with what holds the lock (and,
+    inside :func:`upkeep`, that it is upkeep), the rest of it runs in slices Ctrl-C can stop, and a
+    timeout raises :class:`LockHeld` naming the holder. Otherwise (hooks, servers) the wait is one
+    call, as SQLite makes it."""
+    run = conn.executescript if ";" in statement else conn.execute
     if not write_waits.listening():
-        conn.execute(statement)
+        run(statement)
+        write_waits.holding()
         return
     timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
     deadline = time.monotonic() + timeout / 1000
@@ -161,7 +167,8 @@ def run_waiting(conn: sqlite3.Connection, statement: str) -> None:
     try:
         while True:
             try:
-                conn.execute(statement)
+                run(statement)
+                write_waits.holding()
                 return
             except sqlite3.OperationalError as exc:
                 if not _is_busy(exc):
@@ -172,7 +179,7 @@ def run_waiting(conn: sqlite3.Connection, statement: str) -> None:
                 if left_ms <= 0:
                     raise LockHeld(str(exc), holder or "", timeout / 1000) from exc
             if holder is None:
-                holder = write_waits.waiting(timeout)
+                holder = write_waits.waiting(timeout, upkeep=_upkeep.get())
             conn.execute(f"PRAGMA busy_timeout = {min(left_ms, WAIT_SLICE_MS)}")
     finally:
         conn.execute(f"PRAGMA busy_timeout = {timeout}")
@@ -263,23 +270,45 @@ def space(conn: sqlite3.Connection, path: Path) -> StoreSpace:
 def settle(conn: sqlite3.Connection) -> None:
     """Give free pages back to the file system (when the file allows it), then checkpoint the
     write-ahead log and truncate it (readers permitting, within :data:`CHECKPOINT_WAIT_MS`). Run
-    outside any transaction."""
-    with unless_busy():
+    outside any transaction, as :func:`upkeep`."""
+    with upkeep(conn):
         if conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:
             while conn.execute("PRAGMA freelist_count").fetchone()[0]:
                 # sqlite3's execute steps a statement that returns no rows once, which frees one page:
-                # executescript steps it to the end.
-                conn.executescript(f"PRAGMA incremental_vacuum({VACUUM_STEP_PAGES})")
+                # a script steps it to the end.
+                run_waiting(conn, f"BEGIN IMMEDIATE; PRAGMA incremental_vacuum({VACUUM_STEP_PAGES}); COMMIT")
         checkpoint(conn)
 
 
 @contextmanager
-def unless_busy() -> Iterator[None]:
-    """Upkeep after a write: given up, not failed, when another writer holds the lock.
+def upkeep(conn: sqlite3.Connection) -> Iterator[None]:
+    """Upkeep after a write (the keyword index rewritten, free pages given back, the log truncated).
 
-    Trigger: another writer held the lock past busy_timeout. Why: what went before (an ingest, a
-    forget) is committed and must not be reported as failed. Outcome: the upkeep waits for the next
-    write's (free pages stay inside the file, reused by later writes, until then)."""
+    Trigger: another writer holds the lock, or the user presses Ctrl-C while upkeep waits for it.
+    Why: what went before (an ingest, a forget) is committed and must not be reported as failed or
+    interrupted; the upkeep is the next write's to do (free pages stay inside the file, reused by
+    later writes, until then). Outcome: a wait is told as upkeep (:func:`run_waiting`), one that
+    lasts the busy timeout gives up, and where someone listens (the CLI) Ctrl-C skips the rest of
+    the upkeep and the command goes on to report; a hook or server stopped by a signal stops."""
+    doing = _upkeep.set(True)
+    try:
+        with unless_busy():
+            yield
+    except KeyboardInterrupt:
+        if not write_waits.listening():
+            raise
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+    finally:
+        _upkeep.reset(doing)
+
+
+_upkeep: ContextVar[bool] = ContextVar("causantic_upkeep", default=False)  # inside upkeep()
+
+
+@contextmanager
+def unless_busy() -> Iterator[None]:
+    """Upkeep after a write: given up, not failed, when another writer holds the lock past busy_timeout."""
     try:
         yield
     except sqlite3.OperationalError as exc:

@@ -15,7 +15,10 @@ derived: a search asks it for candidates among rows up to the watermark, scans n
 and reads every candidate's vector back from SQLite, so a row deleted or replaced since the build
 drops out and every similarity is the exact cosine. Losing the file loses nothing: search scans
 exactly meanwhile (and says so in its notes) and the next ``causantic embed`` or ingest rebuilds it.
-Without faiss installed, search always scans exactly.
+Without faiss installed, search always scans exactly. A process killed while it writes the index
+leaves at worst no sidecar (exact scans until the next run builds it afresh), a temporary file (the
+next write replaces it) or, after a forget, a mark that the file still holds deleted rows (the next run
+takes them out); ``tests/store/test_ann_kills.py`` kills one at each point.
 
 Scopes. Beside the index lies its *scope map* (``<table name>.scopes.npz``): each indexed row's
 ``seq`` with its chunk's project and agent, sorted by project. A project or agent filter takes its
@@ -202,6 +205,11 @@ class VectorIndex(VectorReads):
         return self.folder / f"{self.table_name}.scopes.npz"
 
     @property
+    def _deleted_marker(self) -> Path:
+        """Present while the index file may hold rows deleted from the table (:meth:`delete`)."""
+        return self.folder / f"{self.table_name}.faiss.deleted"
+
+    @property
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
             conn = sqlite_util.connect(self.db_path, busy_timeout_ms=self.busy_timeout_ms)
@@ -256,7 +264,11 @@ class VectorIndex(VectorReads):
         self._health.clear()
 
     def delete(self, chunk_ids: Iterable[str]) -> int:
+        """Delete these chunks' vectors; with an ANN index file, mark it as holding deleted rows until
+        :meth:`drop_deleted_from_ann` takes them out (killed before, the next :meth:`ensure_ann_index` does)."""
         removed = 0
+        if self._sidecar.exists():
+            self._deleted_marker.touch(mode=0o600)
         with self._lock, sqlite_util.atomic(self.conn):
             for batch in common.batches(list(chunk_ids)):
                 marks = ",".join("?" * len(batch))
@@ -339,6 +351,8 @@ class VectorIndex(VectorReads):
         except ImportError:
             return False
         with self.writing():
+            if self._deleted_marker.exists():  # a forget killed before its rows left the index file
+                self.drop_deleted_from_ann()
             rows = self.count()
             if rows < ANN_INDEX_MIN_ROWS:
                 self._remove_ann()
@@ -363,43 +377,51 @@ class VectorIndex(VectorReads):
         skips them, but their quantised vectors would stay on disk until a retrain); how many rows the
         file no longer holds (all of them when too few rows are left to keep an index)."""
         try:
-            import faiss
-            import numpy as np
+            import faiss  # noqa: F401
         except ImportError:
             return 0
         with self.writing():
-            ann = self._current_ann()
-            if ann is None:
-                return 0
-            if self.count() < ANN_INDEX_MIN_ROWS:
-                dropped = int(ann.index.ntotal)
-                self._remove_ann()
-                return dropped
-            scopes = self._load_scopes(ann)
-            live = np.fromiter(
-                (
-                    r[0]
-                    for r in self.conn.execute(
-                        "SELECT seq FROM vectors WHERE model = ? AND seq <= ?", (self.model_id, ann.watermark)
-                    )
-                ),
-                dtype=np.int64,
-            )
-            if scopes is None:  # an index written before scope maps: which rows it holds is not at hand
-                dropped = int(ann.index.ntotal) - len(live)
-                if dropped:
-                    self._build(self.count())
-                return dropped
-            gone = np.setdiff1d(scopes.seqs, live, assume_unique=True)
-            if not len(gone):
-                return 0
-            index = faiss.read_index(str(self.ann_path))  # in memory: the mapped copy is read-only
-            index.remove_ids(faiss.IDSelectorBatch(len(gone), faiss.swig_ptr(gone)))
-            keep = ~np.isin(scopes.seqs, gone)
-            kept = _ScopeMap(scopes.projects[keep], scopes.seqs[keep], scopes.agents[keep], scopes.agent_names)
-            self._save_scopes(ann.watermark, kept)
-            self._write_ann(index, ann.watermark, ann.trained_rows)
-            return len(gone)
+            dropped = self._drop_deleted()
+            with suppress(FileNotFoundError):
+                self._deleted_marker.unlink()
+            return dropped
+
+    def _drop_deleted(self) -> int:
+        import faiss
+        import numpy as np
+
+        ann = self._current_ann()
+        if ann is None:
+            return 0
+        if self.count() < ANN_INDEX_MIN_ROWS:
+            dropped = int(ann.index.ntotal)
+            self._remove_ann()
+            return dropped
+        scopes = self._load_scopes(ann)
+        live = np.fromiter(
+            (
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT seq FROM vectors WHERE model = ? AND seq <= ?", (self.model_id, ann.watermark)
+                )
+            ),
+            dtype=np.int64,
+        )
+        if scopes is None:  # an index written before scope maps: which rows it holds is not at hand
+            dropped = int(ann.index.ntotal) - len(live)
+            if dropped:
+                self._build(self.count())
+            return dropped
+        gone = np.setdiff1d(scopes.seqs, live, assume_unique=True)
+        if not len(gone):
+            return 0
+        index = faiss.read_index(str(self.ann_path))  # in memory: the mapped copy is read-only
+        index.remove_ids(faiss.IDSelectorBatch(len(gone), faiss.swig_ptr(gone)))
+        keep = ~np.isin(scopes.seqs, gone)
+        kept = _ScopeMap(scopes.projects[keep], scopes.seqs[keep], scopes.agents[keep], scopes.agent_names)
+        self._save_scopes(ann.watermark, kept)
+        self._write_ann(index, ann.watermark, ann.trained_rows)
+        return len(gone)
 
     def _ann_state(self) -> str:
         try:
@@ -564,7 +586,8 @@ class VectorIndex(VectorReads):
         index = faiss.read_index(str(self.ann_path))  # in memory: the mapped copy is read-only
         watermark = self.conn.execute("SELECT MAX(seq) FROM vectors WHERE model = ?", (self.model_id,)).fetchone()[0]
         self._add_rows(index, ann.watermark, watermark)
-        self._write_scopes(ann.watermark, watermark, self._load_scopes(ann))
+        previous = self._load_scopes(ann)  # none (lost, or a run killed after writing the next one): all rows'
+        self._write_scopes(ann.watermark if previous is not None else 0, watermark, previous)
         self._write_ann(index, watermark, ann.trained_rows)
 
     def _add_rows(self, index: Any, after: int, upto: int) -> None:
@@ -581,13 +604,21 @@ class VectorIndex(VectorReads):
             after = batch[-1][0]
 
     def _write_ann(self, index: Any, watermark: int, trained_rows: int) -> None:
-        """Index first, sidecar second, each by atomic rename: a sidecar never names rows its index lacks."""
+        """Index first, sidecar second, each by atomic rename, the old sidecar removed before the index
+        is replaced: a sidecar only ever describes the index file beside it.
+
+        Trigger: a process killed between the two renames (SIGKILL, a power cut). Why: the new index
+        beside the old sidecar looked like the old index with its newer rows not yet added, and the
+        next run added them again (an extended index held 2,500 rows twice). Outcome: no sidecar, so
+        searches scan exactly until the next run builds the index afresh."""
         import faiss
 
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         tmp = self.ann_path.with_suffix(".faiss.tmp")
         faiss.write_index(index, str(tmp))
         tmp.chmod(0o600)
+        with suppress(FileNotFoundError):
+            self._sidecar.unlink()
         os.replace(tmp, self.ann_path)
         meta = {
             "model": self.model_id,
@@ -603,7 +634,15 @@ class VectorIndex(VectorReads):
         self._ann = None
 
     def _remove_ann(self) -> None:
-        for path in (self._sidecar, self.ann_path, self._scopes_path):
+        """Every file of the index, a killed write's temporary ones too (a later write would replace them)."""
+        temporary = (".faiss.tmp", ".faiss.json.tmp", ".scopes.tmp.npz")
+        for path in (
+            self._sidecar,
+            self.ann_path,
+            self._scopes_path,
+            self._deleted_marker,
+            *(self.folder / f"{self.table_name}{suffix}" for suffix in temporary),
+        ):
             with suppress(FileNotFoundError):
                 path.unlink()
         self._ann = None
