@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -80,7 +82,7 @@ def init_command(yes: bool, no_ingest: bool, no_check: bool, prompt_memory: bool
         click.echo("With environment: " + ", ".join(f"{k}={v}" for k, v in sorted(launcher.env.items())))
     if not yes and not agreed("Go ahead?", default=True):
         raise click.Abort()
-    with domain_errors():
+    with domain_errors(), _file_errors("init"):
         report = install(paths, launcher, prompt_memory=prompt_memory)
         report.changes += install_agents(agents, launcher)
     _render(report)
@@ -139,7 +141,7 @@ def uninstall_command(yes: bool, purge: bool) -> None:
     if not yes and not agreed(question, default=False):
         raise click.Abort()
     if entries:
-        with domain_errors():
+        with domain_errors(), _file_errors("uninstall"):
             report = uninstall(paths)
             report.changes += uninstall_agents(agent_files())
         _render(report)
@@ -155,6 +157,21 @@ def uninstall_command(yes: bool, purge: bool) -> None:
         if left:
             raise click.ClickException("could not delete: " + ", ".join(left))
         click.echo(f"Deleted the memory: {counted(len(doomed), 'item')}, {freed}.")
+
+
+@contextmanager
+def _file_errors(command: str) -> Iterator[None]:
+    """A file init or uninstall cannot write (a read-only ~/.claude, a home owned by another user)
+    is named with the cause, not shown as a traceback; what was written before it stays, and running
+    the command again finishes the job."""
+    try:
+        yield
+    except OSError as exc:
+        where = exc.filename or "a file"
+        raise click.ClickException(
+            f"Cannot write {where}: {exc.strerror or exc}. Make it writable for you (or run as its owner), "
+            f"then run `causantic {command}` again; running it again is safe."
+        ) from exc
 
 
 def _purge_plan() -> list[tuple[Path, int, str]]:
