@@ -74,7 +74,7 @@ def test_after_a_compaction_the_agent_is_told_where_its_sessions_earlier_turns_a
     context = context_of(compacted.stdout)
     assert "Where work stopped (session 7a378dd6" in context  # the briefing, as on startup
     note = context.split("\n\n")[-1]
-    assert note.startswith("This session before the compaction: ") and "chunk" in note
+    assert note.startswith("This session before the compaction is in memory: ") and "chunk" in note
     assert "reconstruct tool (project 'acme-shop', session '4005b823')" in note
     assert "before the compaction" in read_status()["session-start"]["outcome"]
     started, _ = run_hook("session-start", start_payload(LAST_SESSION, source="startup"))

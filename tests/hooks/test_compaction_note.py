@@ -1,0 +1,26 @@
+"""The note a compacted session's briefing ends with: where its own turns from before are."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from transcript_files import write_session
+
+from causantic.facade import Memory
+from causantic.hooks.briefing import compacted_note
+
+SHOP = "/home/dev/shop"
+SESSION = "5e55104e-0000-4000-8000-000000000001"
+
+
+def test_the_compaction_note_of_a_one_chunk_session_is_grammatical(causantic_home: Path, tmp_path: Path) -> None:
+    write_session(tmp_path / "projects", SHOP, SESSION, [("fix the cart total", "Fixed: deleted products skipped.")])
+    with Memory(causantic_home) as memory:
+        memory.ingest([tmp_path / "projects"], embed=False)
+        assert memory.sessions(SHOP).sessions[0].chunks == 1
+        note = compacted_note(memory, SHOP, SESSION)
+    assert note == (
+        "This session before the compaction is in memory: 1 chunk, up to 2026-11-02 09:00 UTC. The causantic "
+        "reconstruct tool (project 'shop', session '5e55104e') gives it back in full; recall finds the part "
+        "you need."
+    )
