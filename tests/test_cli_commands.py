@@ -388,6 +388,20 @@ def test_a_forget_that_matches_nothing_says_so_in_words(run: CliRunner) -> None:
     assert text.exit_code == 0 and text.stdout.strip() == "Nothing in 'acme-shop' matches: nothing would be deleted."
 
 
+def test_a_forget_by_query_that_reaches_nothing_says_how_close_the_nearest_chunk_came(run: CliRunner) -> None:
+    """The default --threshold (0.6) is strict: a query that search answers well can match nothing
+    here, and 'Nothing matches' alone left the user guessing whether the query or the threshold was wrong."""
+    said = invoke(run, "forget", "acme-shop", "--query", "rate limiting").stdout.strip()
+    head, _, hint = said.partition(" nothing would be deleted. ")
+    assert head == "Nothing in 'acme-shop' matches:", said
+    nearest = re.fullmatch(
+        r"The query's closest chunk there is (0\.\d\d) similar: --threshold \1 would take it\.", hint
+    )
+    assert nearest is not None, said
+    taken = invoke(run, "forget", "acme-shop", "--query", "rate limiting", "--threshold", nearest[1])
+    assert taken.stdout.startswith("1 chunk in 1 session of 'acme-shop' would be deleted."), taken.stdout
+
+
 def test_forget_by_query_is_refused_while_no_vectors_are_stored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

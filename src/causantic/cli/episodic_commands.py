@@ -306,7 +306,7 @@ def _print_forget(result: ForgetResult) -> None:
     scope = "the whole project " if result.whole_project else ""
     where = f"in {counted(result.sessions, 'session')} of {scope}{result.project!r}"
     if not (result.count or result.deleted):  # not "0 chunks in 0 sessions of … deleted"
-        head = nothing_to_forget(result.project, result.dry_run)
+        head = nothing_to_forget(result, "--threshold {}")
     elif result.dry_run:
         head = f"{chunks_forgotten(result, result.count)} {where} would be deleted."
     else:
