@@ -145,7 +145,7 @@ def test_after_clear_the_briefing_says_where_the_cleared_session_stopped(
     # Once the cleared session is in memory, the next clear has nothing to wait for.
     again, _ = run_hook("session-start", {**payload, "session_id": "0b9b4a6e-1111-4aaa-8bbb-00000000000d"})
     assert f"Where work stopped (session {LAST_SESSION[:8]}" in context_of(again.stdout)
-    assert read_status()["session-start"]["outcome"] == f"briefing of {len(context_of(again.stdout))} characters"
+    assert read_status()["session-start"]["outcome"] == f"briefing of {len(context_of(again.stdout)):,} characters"
 
 
 def test_a_project_memory_has_never_seen_gets_no_output_at_all(acme_memory: Path, tmp_path: Path) -> None:

@@ -1,9 +1,13 @@
-"""The note a compacted session's briefing ends with: where its own turns from before are."""
+"""What the session-start hook says, in-process: the note a compacted session's briefing ends with
+(where its own turns from before are), and how the hook's status words a briefing."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
+from hook_payloads import ACME
 from transcript_files import write_session
 
 from causantic.facade import Memory
@@ -24,3 +28,17 @@ def test_the_compaction_note_of_a_one_chunk_session_is_grammatical(causantic_hom
         "reconstruct tool (project 'shop', session '5e55104e') gives it back in full; recall finds the part "
         "you need."
     )
+
+
+def test_hook_status_counts_a_briefings_characters_with_separators(
+    acme_memory: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """'briefing of 1281 characters' beside '2,307 tokens' everywhere else."""
+    from causantic.hooks.event import HookEvent
+    from causantic.hooks.runner import session_start
+
+    event = HookEvent("SessionStart", "0b9b4a6e-1111-4aaa-8bbb-000000000009", "/nowhere/x.jsonl", ACME, "startup")
+    outcome, project = session_start("session-start", event, 0.0)
+    given = json.loads(capsys.readouterr().out)["hookSpecificOutput"]["additionalContext"]
+    assert project == "acme-shop" and len(given) >= 1_000  # else the test shows nothing
+    assert outcome == f"briefing of {len(given):,} characters"
