@@ -313,6 +313,27 @@ def test_a_new_projects_folder_gets_a_plain_answer_where_a_misspelt_name_gets_an
     assert typo.exit_code == 1 and "No project named 'shpo' in memory: did you mean shop?" in typo.output
 
 
+def test_project_dot_names_the_project_of_the_folder_the_command_runs_in(
+    user_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--project .` failed with "No project named '.'", where the help says the current working
+    directory works; so did `..` and `src` typed from inside the project."""
+    shop = tmp_path / "work" / "shop"
+    (shop / "src").mkdir(parents=True)
+    write_session(tmp_path / "sessions", str(shop), "5b1f0c2e-0000-4000-8000-00000000000d", TURNS)
+    CliRunner().invoke(cli, ["ingest", str(tmp_path / "sessions"), "--no-embed"], catch_exceptions=False)
+    monkeypatch.chdir(shop / "src")
+    for args in (["search", "--project", ".", "invoice"], ["list-sessions", ".."], ["reconstruct", "."]):
+        done = CliRunner().invoke(cli, args, catch_exceptions=False)
+        assert done.exit_code == 0 and "shop" in done.stdout and "No project" not in done.output, (args, done.output)
+    monkeypatch.chdir(shop)
+    done = CliRunner().invoke(cli, ["list-sessions", "src"], catch_exceptions=False)
+    assert done.exit_code == 0 and "shop: 1 of 1 session" in done.stdout, done.output
+    monkeypatch.chdir(tmp_path)
+    new = CliRunner().invoke(cli, ["search", "--project", ".", "invoice"], catch_exceptions=False)
+    assert new.stdout.startswith(f"Nothing in memory for {tmp_path} yet"), new.output
+
+
 def test_stats_counts_the_files_an_upgrade_cleared_the_marks_of_as_the_next_ingest_reads_them(
     user_home: Path, causantic_home: Path
 ) -> None:

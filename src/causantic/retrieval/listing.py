@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol, TypeVar
 
 from causantic.errors import NoMemoryYet, ProjectNotFound
+from causantic.files import absolute
 from causantic.retrieval.options import SESSIONS_LISTED
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import Project, TopicTotals
@@ -88,6 +89,7 @@ def resolve_project(store: MemoryStoreProtocol, name: str, *, emptied: bool = Fa
     if not matches:
         from causantic.transcripts.projects import canonical_project_path
 
+        name = _typed_folder(name)
         for path in _folder_and_parents(canonical_project_path(name)):
             project = store.project_by_path(path)
             if project is not None and (emptied or store.holds_chunks(project.id)):
@@ -112,6 +114,15 @@ def resolve_project(store: MemoryStoreProtocol, name: str, *, emptied: bool = Fa
         names = ", ".join(f"{p.name} ({p.path})" for p in matches)
         raise ProjectNotFound(f"{name!r} matches several projects: {names}. Pass the full name or path.")
     return matches[0]
+
+
+def _typed_folder(name: str) -> str:
+    """A folder named relative to where the command runs ('.', '..', './src', 'src', '~/app') as its
+    absolute path, which projects are recorded by; any other name as it is. Called only once no
+    project goes by ``name``, so a project named like a folder here is still found by its name."""
+    if not name.startswith(("~", "./", "../")) and name not in (".", "..") and not os.path.isdir(name):
+        return name
+    return name if os.path.isabs(name) else str(absolute(name))
 
 
 def _is_folder(name: str) -> bool:
