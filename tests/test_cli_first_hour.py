@@ -59,6 +59,27 @@ def test_init_ingests_the_codex_sessions_it_registers_the_server_for(user_home: 
     assert stats["sources"]["codex"] == {"sessions": 1, "chunks": 1}
 
 
+def test_uninstall_asks_about_every_agents_file_in_one_list(user_home: Path) -> None:
+    """It asked 'Remove the causantic MCP server from … and its hooks from …, the server from
+    ~/.codex/config.toml?': the last file tacked on after a comma."""
+    (user_home / ".codex").mkdir()
+    (user_home / ".gemini").mkdir()
+    CliRunner().invoke(cli, ["init", "--yes", "--no-ingest", "--no-check"], catch_exceptions=False)
+    asked = CliRunner().invoke(cli, ["uninstall"], input="n\n").output
+    claude, codex, gemini = user_home / ".claude", user_home / ".codex", user_home / ".gemini"
+    assert (
+        f"Remove the causantic MCP server from {user_home / '.claude.json'} and its hooks from "
+        f"{claude / 'settings.json'}, and the same server from {codex / 'config.toml'} and "
+        f"{gemini / 'settings.json'}? [y/N]"
+    ) in asked, asked
+    (user_home / ".claude.json").unlink()
+    (claude / "settings.json").unlink()
+    asked = CliRunner().invoke(cli, ["uninstall"], input="n\n").output
+    assert (
+        f"Remove the causantic MCP server from {codex / 'config.toml'} and {gemini / 'settings.json'}? [y/N]" in asked
+    )
+
+
 def _command_paths(command: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     if not isinstance(command, click.Group):
         return [path]

@@ -20,6 +20,7 @@ from causantic.integration.entries import HOOKS, PROMPT_MEMORY_HOOKS, SERVER_NAM
 from causantic.integration.install import MANIFEST, Report, install, registered, uninstall
 from causantic.retrieval.format import byte_size, counted
 from causantic.sources import SOURCE_NAMES
+from causantic.wording import listed
 
 if TYPE_CHECKING:
     from causantic.config import Config
@@ -101,7 +102,7 @@ def init_command(yes: bool, no_ingest: bool, no_check: bool, prompt_memory: bool
         for check in run_checks(launcher, Path.cwd()):
             click.echo(f"  {'✓' if check.ok else '✗'} {check.name}: {check.detail}")
     names = [SOURCE_NAMES[a.agent] for a in agents]
-    others = " and ".join(filter(None, (", ".join(names[:-1]), names[-1]))) if names else ""
+    others = listed(names)
     click.echo(
         "Restart Claude Code so it loads the server and the hooks (/mcp and /hooks list them)"
         + (f"; restart {others} too." if others else ".")
@@ -126,8 +127,12 @@ def uninstall_command(yes: bool, purge: bool) -> None:
     with domain_errors():
         claude = registered(paths)
         others = registered_agents(agent_files())
-    entries = [f"the causantic MCP server from {paths.claude_json} and its hooks from {paths.settings}"] * claude
-    entries += [f"the server from {a.path}" for a in others]
+    files = listed([str(a.path) for a in others])
+    if claude:
+        entries = [f"the causantic MCP server from {paths.claude_json} and its hooks from {paths.settings}"]
+        entries += [f"the same server from {files}"] if others else []
+    else:
+        entries = [f"the causantic MCP server from {files}"] if others else []
     doomed = _purge_plan() if purge else []
     if not entries and not doomed:  # a second run, or init never ran: nothing to ask about
         click.echo(nothing)
@@ -137,7 +142,7 @@ def uninstall_command(yes: bool, purge: bool) -> None:
     if not entries:
         question = f"Delete {memory}?"
     else:
-        question = f"Remove {', '.join(entries)}{f', then delete {memory}' if doomed else ''}?"
+        question = f"Remove {', and '.join(entries)}{f', then delete {memory}' if doomed else ''}?"
     if not yes and not agreed(question, default=False):
         raise click.Abort()
     if entries:
