@@ -253,6 +253,16 @@ def test_reconstruct_for_an_agent_that_never_worked_in_the_project_says_so(run: 
     assert "Explore" in invoke(run, "reconstruct", "acme-shop", "--agent", "Explore").stdout
 
 
+def test_a_timeline_ends_with_how_to_read_one_session_or_all_of_them(run: CliRunner) -> None:
+    """Its last line read 'Of this page: add --full.', which says neither what --full gives nor of what."""
+    hints = invoke(run, "reconstruct", "acme-shop").stdout.splitlines()[-3:]
+    assert hints == [
+        "The text of one session (ID from the second column):",
+        "  causantic reconstruct acme-shop --session ID",
+        "The text of every session above: add --full.",
+    ]
+
+
 def test_a_timeline_in_a_narrow_terminal_keeps_each_session_within_its_width(
     run: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -210,7 +210,7 @@ def reconstruct_command(
         # ('… causantic reconstruct Demo ⏎ --session ID'), where it can no longer be copied.
         console.print(Text("The text of one session (ID from the second column):", style="dim"))
         console.print(Text(f"  causantic reconstruct {project} --session ID", style="dim"), soft_wrap=True)
-        console.print(Text("Of this page: add --full.", style="dim"))
+        console.print(Text("The text of every session above: add --full.", style="dim"))
 
 
 @click.command("forget", short_help="Delete chosen memories of a project.")
