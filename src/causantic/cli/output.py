@@ -113,7 +113,8 @@ def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[
     fixed = sum(w + 3 for i, w in enumerate(widths) if i != flex)  # content, padding and a rule each
     room = console.width - fixed - 2  # what the flex column's text gets, its own padding taken off
     if any(headers) and room < FLEX_MIN_WIDTH and widths[flex] > room:
-        if len(columns) > 2 and fixed - 1 <= console.width:  # the last column has no rule after it
+        one_line = not any("\n" in cell for row in cells for i, cell in enumerate(row) if i != flex)
+        if len(columns) > 2 and fixed - 1 <= console.width and one_line:  # the last column has no rule after it
             _flex_below(title, columns, cells, flex)
         else:
             _records(title, headers, cells)
@@ -139,8 +140,9 @@ def _grid(title: str | None, columns: Sequence[tuple[str, str]], cells: Sequence
 def _flex_below(
     title: str | None, columns: Sequence[tuple[str, str]], cells: Sequence[Sequence[str]], flex: int
 ) -> None:
-    """The table without its widest column, one line a row, each row followed by that column's
-    value on lines of its own, indented (as reconstruct puts a title below its session)."""
+    """The table without its widest column, one line a row (no other cell wraps or holds a line
+    break), each row followed by that column's value on lines of its own, indented (as reconstruct
+    puts a title below its session)."""
     import textwrap
 
     console = _console()
@@ -152,8 +154,7 @@ def _flex_below(
     head = len(lines) - len(rows)  # the title, the header and its rule
     out = lines[:head]
     for text, row in zip(lines[head:], cells, strict=True):
-        below = textwrap.wrap(row[flex], console.width - 4, break_on_hyphens=False) or [""]
-        out += [text, *(f"    {part}" for part in below if part)]
+        out += [text, *(f"    {part}" for part in textwrap.wrap(row[flex], console.width - 4, break_on_hyphens=False))]
     click.echo("\n".join(out), color=console.is_terminal)
 
 
