@@ -80,6 +80,20 @@ def test_uninstall_asks_about_every_agents_file_in_one_list(user_home: Path) -> 
     )
 
 
+def test_without_the_topics_extra_an_empty_topic_list_says_what_to_install_not_to_cluster(
+    user_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default install leaves scikit-learn out: `clusters` said topics appear after `causantic
+    cluster` or a batch ingest, and neither makes any without it (cluster then names the package)."""
+    import causantic.cluster
+
+    write_session(tmp_path / "sessions", "/work/shop", "5b1f0c2e-0000-4000-8000-00000000000e", TURNS)
+    CliRunner().invoke(cli, ["ingest", str(tmp_path / "sessions"), "--no-embed"], catch_exceptions=False)
+    monkeypatch.setattr(causantic.cluster, "topics_available", lambda: False)  # as without the extra
+    said = CliRunner().invoke(cli, ["clusters"], catch_exceptions=False).stdout.strip()
+    assert said == f"No topics: {causantic.cluster.TOPICS_HINT} Then run `causantic cluster`."
+
+
 def _command_paths(command: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     if not isinstance(command, click.Group):
         return [path]

@@ -232,14 +232,18 @@ def in_no_topic_line(coverage: TopicCoverage) -> str:
 
 
 def no_topics_line(coverage: TopicCoverage, smallest: int, *, ingesting: bool = False) -> str:
-    """Why a topic list is empty: an ingest is still writing memory, never clustered, nothing to
-    cluster, or no group dense enough."""
+    """Why a topic list is empty: an ingest is still writing memory, never clustered (or scikit-learn,
+    which clusters, is not installed), nothing to cluster, or no group dense enough."""
     if ingesting:  # its chunks are not in any topic until it ends: "run cluster" now would miss them
         return (
             "No topics yet: an ingest is running. Topics appear when it ends (it clusters once enough "
             "new chunks are embedded), or run `causantic cluster` after it."
         )
     if not coverage.clustered:
+        from causantic import cluster  # light: what clusters loads numpy and scikit-learn on first use
+
+        if not cluster.topics_available():  # neither cluster nor an ingest makes any without it
+            return f"No topics: {cluster.TOPICS_HINT} Then run `causantic cluster`."
         return "No topics yet. They appear after `causantic cluster` (or a batch ingest with enough chunks)."
     if not coverage.chunks:
         return "No topics: memory holds no chunks yet. Run `causantic batch-ingest`, then `causantic cluster`."
