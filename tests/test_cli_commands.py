@@ -253,6 +253,16 @@ def test_reconstruct_for_an_agent_that_never_worked_in_the_project_says_so(run: 
     assert "Explore" in invoke(run, "reconstruct", "acme-shop", "--agent", "Explore").stdout
 
 
+def test_a_timeline_ends_with_how_to_read_one_session_or_all_of_them(run: CliRunner) -> None:
+    """Its last line read 'Of this page: add --full.', which says neither what --full gives nor of what."""
+    hints = invoke(run, "reconstruct", "acme-shop").stdout.splitlines()[-3:]
+    assert hints == [
+        "The text of one session (ID from the second column):",
+        "  causantic reconstruct acme-shop --session ID",
+        "The text of every session above: add --full.",
+    ]
+
+
 def test_a_timeline_in_a_narrow_terminal_keeps_each_session_within_its_width(
     run: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -386,6 +396,20 @@ def test_a_forget_that_matches_nothing_says_so_in_words(run: CliRunner) -> None:
     """Not '0 chunk(s) in 0 session(s) of 'acme-shop' would be deleted.'"""
     text = invoke(run, "forget", "acme-shop", "--before", "2000-01-01")
     assert text.exit_code == 0 and text.stdout.strip() == "Nothing in 'acme-shop' matches: nothing would be deleted."
+
+
+def test_a_forget_by_query_that_reaches_nothing_says_how_close_the_nearest_chunk_came(run: CliRunner) -> None:
+    """The default --threshold (0.6) is strict: a query that search answers well can match nothing
+    here, and 'Nothing matches' alone left the user guessing whether the query or the threshold was wrong."""
+    said = invoke(run, "forget", "acme-shop", "--query", "rate limiting").stdout.strip()
+    head, _, hint = said.partition(" nothing would be deleted. ")
+    assert head == "Nothing in 'acme-shop' matches:", said
+    nearest = re.fullmatch(
+        r"The query's closest chunk there is (0\.\d\d) similar: --threshold \1 would take it\.", hint
+    )
+    assert nearest is not None, said
+    taken = invoke(run, "forget", "acme-shop", "--query", "rate limiting", "--threshold", nearest[1])
+    assert taken.stdout.startswith("1 chunk in 1 session of 'acme-shop' would be deleted."), taken.stdout
 
 
 def test_forget_by_query_is_refused_while_no_vectors_are_stored(

@@ -59,6 +59,41 @@ def test_init_ingests_the_codex_sessions_it_registers_the_server_for(user_home: 
     assert stats["sources"]["codex"] == {"sessions": 1, "chunks": 1}
 
 
+def test_uninstall_asks_about_every_agents_file_in_one_list(user_home: Path) -> None:
+    """It asked 'Remove the causantic MCP server from … and its hooks from …, the server from
+    ~/.codex/config.toml?': the last file tacked on after a comma."""
+    (user_home / ".codex").mkdir()
+    (user_home / ".gemini").mkdir()
+    CliRunner().invoke(cli, ["init", "--yes", "--no-ingest", "--no-check"], catch_exceptions=False)
+    asked = CliRunner().invoke(cli, ["uninstall"], input="n\n").output
+    claude, codex, gemini = user_home / ".claude", user_home / ".codex", user_home / ".gemini"
+    assert (
+        f"Remove the causantic MCP server from {user_home / '.claude.json'} and its hooks from "
+        f"{claude / 'settings.json'}, and the same server from {codex / 'config.toml'} and "
+        f"{gemini / 'settings.json'}? [y/N]"
+    ) in asked, asked
+    (user_home / ".claude.json").unlink()
+    (claude / "settings.json").unlink()
+    asked = CliRunner().invoke(cli, ["uninstall"], input="n\n").output
+    assert (
+        f"Remove the causantic MCP server from {codex / 'config.toml'} and {gemini / 'settings.json'}? [y/N]" in asked
+    )
+
+
+def test_without_the_topics_extra_an_empty_topic_list_says_what_to_install_not_to_cluster(
+    user_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default install leaves scikit-learn out: `clusters` said topics appear after `causantic
+    cluster` or a batch ingest, and neither makes any without it (cluster then names the package)."""
+    import causantic.cluster
+
+    write_session(tmp_path / "sessions", "/work/shop", "5b1f0c2e-0000-4000-8000-00000000000e", TURNS)
+    CliRunner().invoke(cli, ["ingest", str(tmp_path / "sessions"), "--no-embed"], catch_exceptions=False)
+    monkeypatch.setattr(causantic.cluster, "topics_available", lambda: False)  # as without the extra
+    said = CliRunner().invoke(cli, ["clusters"], catch_exceptions=False).stdout.strip()
+    assert said == f"No topics: {causantic.cluster.TOPICS_HINT} Then run `causantic cluster`."
+
+
 def _command_paths(command: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     if not isinstance(command, click.Group):
         return [path]
@@ -311,6 +346,27 @@ def test_a_new_projects_folder_gets_a_plain_answer_where_a_misspelt_name_gets_an
     assert listed.exit_code == 0 and listed.stdout.strip() == f"Nothing in memory for /work/newapp/src {plain}"
     typo = CliRunner().invoke(cli, ["list-sessions", "shpo"], catch_exceptions=False)
     assert typo.exit_code == 1 and "No project named 'shpo' in memory: did you mean shop?" in typo.output
+
+
+def test_project_dot_names_the_project_of_the_folder_the_command_runs_in(
+    user_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--project .` failed with "No project named '.'", where the help says the current working
+    directory works; so did `..` and `src` typed from inside the project."""
+    shop = tmp_path / "work" / "shop"
+    (shop / "src").mkdir(parents=True)
+    write_session(tmp_path / "sessions", str(shop), "5b1f0c2e-0000-4000-8000-00000000000d", TURNS)
+    CliRunner().invoke(cli, ["ingest", str(tmp_path / "sessions"), "--no-embed"], catch_exceptions=False)
+    monkeypatch.chdir(shop / "src")
+    for args in (["search", "--project", ".", "invoice"], ["list-sessions", ".."], ["reconstruct", "."]):
+        done = CliRunner().invoke(cli, args, catch_exceptions=False)
+        assert done.exit_code == 0 and "shop" in done.stdout and "No project" not in done.output, (args, done.output)
+    monkeypatch.chdir(shop)
+    done = CliRunner().invoke(cli, ["list-sessions", "src"], catch_exceptions=False)
+    assert done.exit_code == 0 and "shop: 1 of 1 session" in done.stdout, done.output
+    monkeypatch.chdir(tmp_path)
+    new = CliRunner().invoke(cli, ["search", "--project", ".", "invoice"], catch_exceptions=False)
+    assert new.stdout.startswith(f"Nothing in memory for {tmp_path} yet"), new.output
 
 
 def test_stats_counts_the_files_an_upgrade_cleared_the_marks_of_as_the_next_ingest_reads_them(

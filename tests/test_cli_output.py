@@ -191,3 +191,45 @@ def test_the_ingest_summary_counts_edges_by_kind_with_separators(
     said = CliRunner().invoke(cli, ["ingest", "--no-embed", str(tmp_path / "sessions")], catch_exceptions=False).output
     edges = re.search(r"edges added +│ (.*)", said)
     assert edges and re.fullmatch(r"within-chain \d,\d{3}", edges.group(1)), said
+
+
+def test_list_projects_at_80_columns_keeps_a_row_per_project_with_its_path_below(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In the commonest terminal, 80 columns, list-projects printed every project as a block of six
+    'header  value' lines (the path column left under 16 columns): ten projects filled 70 lines. The
+    columns that fit stay a table, one line per project, and the widest value goes on the line below."""
+    monkeypatch.setattr(console, "width", 80)
+    columns = [("project", "left"), ("chunks", "right"), ("sessions", "right")]
+    columns += [("first (UTC)", "left"), ("last (UTC)", "left"), ("path", "left")]
+    rows = [
+        [
+            "example-project",
+            84,
+            1,
+            "2025-10-08 02:43",
+            "2025-10-08 17:01",
+            "/Users/me/GitHub/example-org/example-project",
+        ],
+        ["Demo", 92, 3, "2025-09-03 00:47", "2025-09-07 09:54", "/path/to/Demo"],
+    ]
+    table(None, columns, rows)
+    printed = capsys.readouterr().out.splitlines()
+    assert all(len(text) <= 80 for text in printed), printed
+    assert printed[0].split() == [
+        "project",
+        "┃",
+        "chunks",
+        "┃",
+        "sessions",
+        "┃",
+        "first",
+        "(UTC)",
+        "┃",
+        "last",
+        "(UTC)",
+    ]
+    assert printed[2].split()[:3] == ["example-project", "│", "84"] and printed[2].rstrip().endswith("2025-10-08 17:01")
+    assert printed[3] == "    /Users/me/GitHub/example-org/example-project"
+    assert printed[4].split()[:3] == ["Demo", "│", "92"] and printed[5] == "    /path/to/Demo"
+    assert len(printed) == 6

@@ -84,3 +84,16 @@ def test_a_memory_opened_on_a_home_uses_the_store_its_configuration_names_as_the
     cli_stats = CliRunner().invoke(cli, ["stats", "--json"])
     assert cli_stats.exit_code == 0, cli_stats.output
     assert chunks > 0 and json.loads(cli_stats.output)["chunks"] == chunks  # one store for both
+
+
+def test_project_names_for_the_dashboards_menus_are_in_alphabetical_order_whatever_the_case(
+    tmp_path: Path,
+) -> None:
+    """The dashboard's project menus listed 'Demo' before 'ai-music': capitals sorted first."""
+    from transcript_files import write_session
+
+    for n, folder in enumerate(("/work/ai-music", "/work/Demo", "/work/billing")):
+        write_session(tmp_path / "sessions", folder, f"5e55{n:04d}-0000-4000-8000-000000000000", [("hi", "hello")])
+    with Memory(tmp_path / "home") as memory:
+        memory.ingest([tmp_path / "sessions"], embed=False)
+        assert memory.project_names() == ["ai-music", "billing", "Demo"]

@@ -817,7 +817,7 @@ class Memory:
     def project_names(self) -> list[str]:
         from causantic.retrieval.browse import project_names
 
-        return sorted({name for s in self._every_store().values() for name in project_names(s.store)})
+        return sorted({name for s in self._every_store().values() for name in project_names(s.store)}, key=str.casefold)
 
     def timeline(self, project: str, *, offset: int = 0) -> Timeline:
         """A project's sessions, newest first (from ``offset``), with titles and their agent trees."""

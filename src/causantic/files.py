@@ -35,9 +35,13 @@ def secure_dir(path: Path) -> Path:
 
 
 def atomic_write(path: Path, text: str, mode: int = 0o600) -> None:
-    """Write beside the target, then rename over it: readers see the old file or the new one."""
+    """Write beside the target, then rename over it: readers see the old file or the new one. An
+    OSError names ``path``, the file the caller meant, not the temporary file beside it."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    except OSError as exc:
+        raise type(exc)(exc.errno, exc.strerror, str(path)) from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)

@@ -7,6 +7,7 @@ Words only; what is counted and when it is shown is each caller's.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 
@@ -14,6 +15,11 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     """'1 chunk', '2,310 chunks': a count with thousands separators and its noun in the right number
     (``plural`` where adding an s is wrong: 'match', 'matches')."""
     return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+def listed(items: Sequence[str]) -> str:
+    """'a', 'a and b', 'a, b and c': items in a sentence; '' for none."""
+    return " and ".join(filter(None, (", ".join(items[:-1]), items[-1]))) if items else ""
 
 
 def shortened(text: str, limit: int) -> str:

@@ -74,7 +74,7 @@ def test_after_a_compaction_the_agent_is_told_where_its_sessions_earlier_turns_a
     context = context_of(compacted.stdout)
     assert "Where work stopped (session 7a378dd6" in context  # the briefing, as on startup
     note = context.split("\n\n")[-1]
-    assert note.startswith("This session before the compaction: ") and "chunk" in note
+    assert note.startswith("This session before the compaction is in memory: ") and "chunk" in note
     assert "reconstruct tool (project 'acme-shop', session '4005b823')" in note
     assert "before the compaction" in read_status()["session-start"]["outcome"]
     started, _ = run_hook("session-start", start_payload(LAST_SESSION, source="startup"))
@@ -145,7 +145,7 @@ def test_after_clear_the_briefing_says_where_the_cleared_session_stopped(
     # Once the cleared session is in memory, the next clear has nothing to wait for.
     again, _ = run_hook("session-start", {**payload, "session_id": "0b9b4a6e-1111-4aaa-8bbb-00000000000d"})
     assert f"Where work stopped (session {LAST_SESSION[:8]}" in context_of(again.stdout)
-    assert read_status()["session-start"]["outcome"] == f"briefing of {len(context_of(again.stdout))} characters"
+    assert read_status()["session-start"]["outcome"] == f"briefing of {len(context_of(again.stdout)):,} characters"
 
 
 def test_a_project_memory_has_never_seen_gets_no_output_at_all(acme_memory: Path, tmp_path: Path) -> None:

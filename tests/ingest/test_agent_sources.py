@@ -4,6 +4,7 @@ one project per repository whichever agent worked in it, spawned Codex agents, t
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import signal
 import sqlite3
@@ -107,7 +108,7 @@ def test_claude_code_and_gemini_sessions_of_one_repository_share_its_project_in_
 
         # Which agent did what: reconstruct heads each session with it, so does the briefing.
         timeline = render_reconstruction(reconstruct(services.store, ReconstructRequest("test-dir"), 20_000))
-        assert sum("  Gemini CLI  [" in line for line in timeline.splitlines()) == 6
+        assert sum(bool(re.search(r"  Gemini CLI +\[", line)) for line in timeline.splitlines()) == 6
         replay = render_reconstruction(reconstruct(services.store, ReconstructRequest("test-dir", full=True), 20_000))
         headers = [line for line in replay.splitlines() if line.startswith("=== Session")]
         assert len(headers) == 7 and sum("· Gemini CLI (" in h for h in headers) == 6

@@ -401,3 +401,45 @@ def test_purge_previews_the_memory_it_deletes_then_deletes_exactly_that(home: Pa
     assert f"Deleted the memory: {len(listed)} items" in done.stdout
     assert not any((causantic_home / name).exists() for name in listed)
     assert sorted(p.name for p in causantic_home.iterdir()) == ["backups", "config.json", "http-token", "notes.txt"]
+
+
+def test_init_into_a_claude_folder_it_cannot_write_says_which_file_instead_of_a_traceback() -> None:
+    """A ~/.claude left read-only (made by another user, or by `sudo claude`): init names the file and
+    the cause, and changes nothing. Run as `nobody` when the tests run as root (root writes anywhere)."""
+    import pwd
+    import tempfile
+
+    user = pwd.getpwnam("nobody") if os.geteuid() == 0 else None
+    top = Path(tempfile.mkdtemp(prefix="causantic-readonly-"))
+    try:
+        top.chmod(0o755)
+        home, data = top / "home", top / "data"
+        (home / ".claude").mkdir(parents=True)
+        data.mkdir()
+        if user is not None:
+            for path in (home, home / ".claude", data):
+                os.chown(path, user.pw_uid, user.pw_gid)
+        (home / ".claude").chmod(0o555)
+        env = subprocess_env(HOME=str(home), CAUSANTIC_HOME=str(data))
+        as_user: dict[str, Any] = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []} if user else {}
+        probe = subprocess.run([sys.executable, "-c", "import causantic"], env=env, cwd=top, check=False, **as_user)
+        if probe.returncode != 0:
+            pytest.skip("`nobody` cannot run this checkout's Python")
+        done = subprocess.run(
+            [sys.executable, "-m", "causantic", "init", "--yes", "--no-ingest", "--no-check"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=top,
+            timeout=120,
+            check=False,
+            **as_user,
+        )
+        assert done.returncode == 1 and "Traceback" not in done.stderr
+        settings = home / ".claude" / "settings.json"
+        assert f"Cannot write {settings}: Permission denied." in done.stderr
+        assert "run `causantic init` again" in done.stderr
+        assert list((home / ".claude").iterdir()) == [] and not (home / ".claude.json").exists()
+    finally:
+        (top / "home" / ".claude").chmod(0o755)
+        shutil.rmtree(top)

@@ -20,7 +20,7 @@ CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "cla
 REAL = "daaain__claude-code-log/test/test_data/real_projects"
 SAMPLE = f"{REAL}/-Users-dain-workspace-claude-code-log-sample"  # 12 sessions with chunks
 SOUND = f"{REAL}/-Users-dain-workspace-JSSoundRecorder"  # prompts behind IDE wrappers
-LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d  [0-9a-f]{8}  Claude Code  \[[^\]]+\]  \d+ chunks?  \S")
+LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d  [0-9a-f]{8}  Claude Code +\[[^\]]+\] +\d+ chunks?  \S")
 
 
 @pytest.fixture
@@ -161,3 +161,30 @@ def test_agent_lines_mark_only_a_session_with_several_agents() -> None:
     alone, team = text.split("=== Session team")
     assert "--- Agent:" not in alone
     assert "--- Agent: main ---" in team and "--- Agent: Explore ---" in team
+
+
+def test_timeline_lines_keep_their_titles_in_one_column() -> None:
+    """'… Claude Code  [main]  3 chunks  Lately, …' over '… Claude Code  [main]  127 chunks  I see …':
+    each line was laid out alone, so titles started wherever a count, agent list or agent name ended."""
+    sessions = (
+        SessionSummary("67a8478e-0001", "2025-09-19T17:34:00Z", "2025-09-19T17:36:00Z", 3, 900, ("main",), "Lately"),
+        SessionSummary("0fae0449-0002", "2025-09-19T23:23:00Z", "2025-09-20T05:11:00Z", 127, 9, ("main",), "I see"),
+        SessionSummary(
+            "019a93b9-0003",
+            "2025-11-17T15:30:00Z",
+            "2025-11-17T15:38:00Z",
+            16,
+            900,
+            ("main", "Explore"),
+            "Codex",
+            "codex",
+        ),
+    )
+    for width in (None, 120):
+        text = render_reconstruction(
+            Reconstruction("proj", "timeline", "timeline", sessions, (), 20, 1, 1, 0, 0), width=width
+        )
+        lines = text.splitlines()[1:]
+        starts = {line.rindex(title) for line, title in zip(lines, ("Lately", "I see", "Codex"), strict=True)}
+        assert len(starts) == 1, text
+        assert "    3 chunks" in lines[0] and "  127 chunks" in lines[1]  # counts aligned on the right

@@ -210,7 +210,7 @@ def reconstruct_command(
         # ('… causantic reconstruct Demo ⏎ --session ID'), where it can no longer be copied.
         console.print(Text("The text of one session (ID from the second column):", style="dim"))
         console.print(Text(f"  causantic reconstruct {project} --session ID", style="dim"), soft_wrap=True)
-        console.print(Text("Of this page: add --full.", style="dim"))
+        console.print(Text("The text of every session above: add --full.", style="dim"))
 
 
 @click.command("forget", short_help="Delete chosen memories of a project.")
@@ -306,7 +306,7 @@ def _print_forget(result: ForgetResult) -> None:
     scope = "the whole project " if result.whole_project else ""
     where = f"in {counted(result.sessions, 'session')} of {scope}{result.project!r}"
     if not (result.count or result.deleted):  # not "0 chunks in 0 sessions of … deleted"
-        head = nothing_to_forget(result.project, result.dry_run)
+        head = nothing_to_forget(result, "--threshold {}")
     elif result.dry_run:
         head = f"{chunks_forgotten(result, result.count)} {where} would be deleted."
     else:

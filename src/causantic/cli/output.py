@@ -28,7 +28,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 # and truncate names at 80, so a pipe gets room for a whole row (a terminal keeps its own width, and
 # COLUMNS set by hand wins over both, as it does for rich and click).
 PIPE_WIDTH = 200
-FLEX_MIN_WIDTH = 16  # the one wrapping column of a table gets at least this; else rows print as blocks
+# The one wrapping column of a table gets at least this; where its values would wrap in less, they go
+# on lines below their rows (list-projects' paths at 80 and 100 columns took 3 to 5 lines each).
+FLEX_MIN_WIDTH = 30
 INTERRUPTED = 130  # the exit code of a command stopped by Ctrl-C, as a shell reports it (128 + SIGINT)
 STORE_LABELS = {"team": "team memory", "local": "local (unshared)"}  # team memory beside the local store
 # A progress line: what the bar leaves room for (name, count, elapsed time, a detail), its widths;
@@ -96,12 +98,12 @@ def _plain(value: Any) -> Any:
 def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]) -> None:
     """Print an aligned table; ``columns`` are (header, justify) pairs, blank headers for a list of
     name/value pairs. Only the widest column wraps: ids, counts and times stay whole on one line.
-    Where even that does not fit (a narrow terminal), each row is printed as a block of
+    Where it would wrap in under :data:`FLEX_MIN_WIDTH` columns, it leaves the table and each row's
+    value of it goes on indented lines below the row (list-projects' paths at 80 columns); where
+    even the other columns do not fit (a narrower terminal), each row is printed as a block of
     ``header  value`` lines (a long value wrapping under itself) instead of a table whose every
     cell is cut."""
     from rich.cells import cell_len
-    from rich.table import Table
-    from rich.text import Text
 
     console = _console()
     cells = [[_cell(cell) for cell in row] for row in rows]
@@ -109,16 +111,51 @@ def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[
     widths = [max([cell_len(h), *(cell_len(row[i]) for row in cells)]) for i, h in enumerate(headers)]
     flex = max(range(len(columns)), key=lambda i: widths[i])
     fixed = sum(w + 3 for i, w in enumerate(widths) if i != flex)  # content, padding and a rule each
-    if any(headers) and fixed + FLEX_MIN_WIDTH > console.width:
-        _records(title, headers, cells)
+    room = console.width - fixed - 2  # what the flex column's text gets, its own padding taken off
+    if any(headers) and room < FLEX_MIN_WIDTH and widths[flex] > room:
+        one_line = not any("\n" in cell for row in cells for i, cell in enumerate(row) if i != flex)
+        if len(columns) > 2 and fixed - 1 <= console.width and one_line:  # the last column has no rule after it
+            _flex_below(title, columns, cells, flex)
+        else:
+            _records(title, headers, cells)
         return
+    _print(_grid(title, columns, cells, flex))
+
+
+def _grid(title: str | None, columns: Sequence[tuple[str, str]], cells: Sequence[Sequence[str]], flex: int) -> Any:
+    """The rich table of ``cells``, the ``flex`` column the only one that wraps (-1: none does)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    headers = [header for header, _ in columns]
     heading = Text(title) if title else None  # a title names a project: text, not markup
     out = Table(title=heading, title_justify="left", show_edge=False, show_header=any(headers), header_style="bold")
     for i, (header, justify) in enumerate(columns):
         out.add_column(header, justify=justify, no_wrap=i != flex, overflow="fold")  # type: ignore[arg-type]
     for row in cells:
         out.add_row(*(Text(cell) for cell in row))  # stored text, not markup: "[trimmed]" stays
-    _print(out)
+    return out
+
+
+def _flex_below(
+    title: str | None, columns: Sequence[tuple[str, str]], cells: Sequence[Sequence[str]], flex: int
+) -> None:
+    """The table without its widest column, one line a row (no other cell wraps or holds a line
+    break), each row followed by that column's value on lines of its own, indented (as reconstruct
+    puts a title below its session)."""
+    import textwrap
+
+    console = _console()
+    kept = [column for i, column in enumerate(columns) if i != flex]
+    rows = [[cell for i, cell in enumerate(row) if i != flex] for row in cells]
+    with console.capture() as captured:
+        console.print(_grid(title, kept, rows, -1))
+    lines = [text.rstrip() for text in captured.get().splitlines()]
+    head = len(lines) - len(rows)  # the title, the header and its rule
+    out = lines[:head]
+    for text, row in zip(lines[head:], cells, strict=True):
+        out += [text, *(f"    {part}" for part in textwrap.wrap(row[flex], console.width - 4, break_on_hyphens=False))]
+    click.echo("\n".join(out), color=console.is_terminal)
 
 
 def _cell(value: Any) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +20,7 @@ from causantic.integration.entries import HOOKS, PROMPT_MEMORY_HOOKS, SERVER_NAM
 from causantic.integration.install import MANIFEST, Report, install, registered, uninstall
 from causantic.retrieval.format import byte_size, counted
 from causantic.sources import SOURCE_NAMES
+from causantic.wording import listed
 
 if TYPE_CHECKING:
     from causantic.config import Config
@@ -80,7 +83,7 @@ def init_command(yes: bool, no_ingest: bool, no_check: bool, prompt_memory: bool
         click.echo("With environment: " + ", ".join(f"{k}={v}" for k, v in sorted(launcher.env.items())))
     if not yes and not agreed("Go ahead?", default=True):
         raise click.Abort()
-    with domain_errors():
+    with domain_errors(), _file_errors("init"):
         report = install(paths, launcher, prompt_memory=prompt_memory)
         report.changes += install_agents(agents, launcher)
     _render(report)
@@ -99,7 +102,7 @@ def init_command(yes: bool, no_ingest: bool, no_check: bool, prompt_memory: bool
         for check in run_checks(launcher, Path.cwd()):
             click.echo(f"  {'✓' if check.ok else '✗'} {check.name}: {check.detail}")
     names = [SOURCE_NAMES[a.agent] for a in agents]
-    others = " and ".join(filter(None, (", ".join(names[:-1]), names[-1]))) if names else ""
+    others = listed(names)
     click.echo(
         "Restart Claude Code so it loads the server and the hooks (/mcp and /hooks list them)"
         + (f"; restart {others} too." if others else ".")
@@ -124,8 +127,12 @@ def uninstall_command(yes: bool, purge: bool) -> None:
     with domain_errors():
         claude = registered(paths)
         others = registered_agents(agent_files())
-    entries = [f"the causantic MCP server from {paths.claude_json} and its hooks from {paths.settings}"] * claude
-    entries += [f"the server from {a.path}" for a in others]
+    files = listed([str(a.path) for a in others])
+    if claude:
+        entries = [f"the causantic MCP server from {paths.claude_json} and its hooks from {paths.settings}"]
+        entries += [f"the same server from {files}"] if others else []
+    else:
+        entries = [f"the causantic MCP server from {files}"] if others else []
     doomed = _purge_plan() if purge else []
     if not entries and not doomed:  # a second run, or init never ran: nothing to ask about
         click.echo(nothing)
@@ -135,11 +142,11 @@ def uninstall_command(yes: bool, purge: bool) -> None:
     if not entries:
         question = f"Delete {memory}?"
     else:
-        question = f"Remove {', '.join(entries)}{f', then delete {memory}' if doomed else ''}?"
+        question = f"Remove {', and '.join(entries)}{f', then delete {memory}' if doomed else ''}?"
     if not yes and not agreed(question, default=False):
         raise click.Abort()
     if entries:
-        with domain_errors():
+        with domain_errors(), _file_errors("uninstall"):
             report = uninstall(paths)
             report.changes += uninstall_agents(agent_files())
         _render(report)
@@ -155,6 +162,21 @@ def uninstall_command(yes: bool, purge: bool) -> None:
         if left:
             raise click.ClickException("could not delete: " + ", ".join(left))
         click.echo(f"Deleted the memory: {counted(len(doomed), 'item')}, {freed}.")
+
+
+@contextmanager
+def _file_errors(command: str) -> Iterator[None]:
+    """A file init or uninstall cannot write (a read-only ~/.claude, a home owned by another user)
+    is named with the cause, not shown as a traceback; what was written before it stays, and running
+    the command again finishes the job."""
+    try:
+        yield
+    except OSError as exc:
+        where = exc.filename or "a file"
+        raise click.ClickException(
+            f"Cannot write {where}: {exc.strerror or exc}. Make it writable for you (or run as its owner), "
+            f"then run `causantic {command}` again; running it again is safe."
+        ) from exc
 
 
 def _purge_plan() -> list[tuple[Path, int, str]]:

@@ -438,7 +438,7 @@ def forget_preview(memory: Memory, derived: Derived, form: ForgetForm) -> dict[s
     return {
         **forget_form(memory, derived, form),
         "preview": result,
-        "nothing": nothing_to_forget(result.project),  # the CLI's sentence
+        "nothing": nothing_to_forget(result, "Similarity at least {}"),  # the CLI's sentence
         "others": others_note(result, ONLY_MINE),  # other members' chunks would refuse the deletion
         "too_many": result.count > FORGET_PREVIEW_MAX,
         "limit": FORGET_PREVIEW_MAX,

@@ -202,9 +202,9 @@ def compacted_note(memory: Memory, cwd: str, session_id: str) -> str | None:
     if own is None:
         return None
     return (
-        f"This session before the compaction: {counted(own.chunks, 'chunk')} up to {when_utc(own.ended_at)} "
-        f"are in memory. The causantic reconstruct tool (project {listing.project!r}, session "
-        f"{session_id[:8]!r}) gives them back in full; recall finds the part you need."
+        f"This session before the compaction is in memory: {counted(own.chunks, 'chunk')}, up to "
+        f"{when_utc(own.ended_at)}. The causantic reconstruct tool (project {listing.project!r}, session "
+        f"{session_id[:8]!r}) gives it back in full; recall finds the part you need."
     )
 
 

@@ -19,6 +19,7 @@ from causantic.hooks.event import HookEvent, HookProblem, parse_event, read_stdi
 from causantic.hooks.prompt_memory import user_prompt_submit
 from causantic.logs import log
 from causantic.runs import record
+from causantic.wording import counted
 
 HOOKS = ("session-start", "pre-compact", "session-end", "user-prompt-submit")
 WORKER = "ingest-worker"
@@ -67,7 +68,8 @@ def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str
     }
     sys.stdout.write(json.dumps(output) + "\n")  # ASCII: safe whatever the locale's encoding
     sys.stdout.flush()
-    outcome = f"briefing of {len(briefing.text)} characters" if briefing else "no briefing (no earlier session)"
+    said = counted(len(briefing.text), "character") if briefing else ""
+    outcome = f"briefing of {said}" if briefing else "no briefing (no earlier session)"
     outcome += ", and where this session's turns before the compaction are" if note else ""
     outcome += f", after {waited:.1f} s waiting for the cleared session's ingest" if waited is not None else ""
     return outcome, briefing.project if briefing else None

@@ -439,7 +439,7 @@ def forget(
         ]
     scope = "the whole project" if result.whole_project else "project"
     if not (result.count or result.deleted):
-        text = nothing_to_forget(result.project, result.dry_run)
+        text = nothing_to_forget(result, "threshold={}")
     elif result.dry_run:
         text = (
             f"Dry run: {chunks_forgotten(result, result.count)} in {counted(result.sessions, 'session')} would be "

@@ -24,6 +24,7 @@ matches have grown since, e.g. because the current session kept being ingested.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -33,7 +34,7 @@ from typing import TypeVar
 from causantic.errors import CausanticError
 from causantic.retrieval.format import byte_size, counted
 from causantic.retrieval.listing import SessionSummary, list_sessions, resolve_project
-from causantic.retrieval.options import FORGET_THRESHOLD, session_prefix
+from causantic.retrieval.options import FORGET_THRESHOLD, THRESHOLD, session_prefix
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import ChunkScope, StoredChunk
 
@@ -78,6 +79,9 @@ class ForgetResult:
     freed_bytes: int = 0  # a real run: how much smaller memory's files became
     free_bytes: int = 0  # a real run: free space left inside the file, given back by `causantic vacuum`
     size_bytes: int = 0  # a real run: memory's files after it
+    # A query that matched nothing: the similarity of the chunk in scope closest to it, so the answer
+    # can say what threshold would reach it (None when no chunk in scope has a vector).
+    nearest: float | None = None
 
 
 def space_note(result: ForgetResult | PruneResult) -> str | None:
@@ -95,9 +99,16 @@ def space_note(result: ForgetResult | PruneResult) -> str | None:
     return None
 
 
-def nothing_to_forget(project: str, dry_run: bool = True) -> str:
-    """What a preview, or a deletion, that matched nothing says, on the command line and to an agent alike."""
-    return f"Nothing in {project!r} matches: nothing {'would be' if dry_run else 'was'} deleted."
+def nothing_to_forget(result: ForgetResult, threshold: str = "threshold {}") -> str:
+    """What a preview, or a deletion, that matched nothing says, on the command line and to an agent
+    alike; after a query, how close its nearest chunk came and the ``threshold`` (as the interface
+    spells it) that would take it."""
+    said = f"Nothing in {result.project!r} matches: nothing {'would be' if result.dry_run else 'was'} deleted."
+    reach = math.floor(result.nearest * 100) / 100 if result.nearest is not None else 0.0
+    if reach < (THRESHOLD.low or 0.01):  # not even the lowest threshold would take it
+        return said
+    shown = f"{reach:.2f}"
+    return f"{said} The query's closest chunk there is {shown} similar: {threshold.format(shown)} would take it."
 
 
 def chunks_forgotten(result: ForgetResult, count: int) -> str:
@@ -172,10 +183,13 @@ def forget(
     )
     matches = list(store.chunks_in(scope))
     similarity: dict[str, float] = {}
+    nearest: float | None = None
     if request.query:
         vector = embed_query(request.query)  # type: ignore[operator]
         hits = vectors.search(vector, limit=max(vectors.count(), 1), project_ids=[project.id])
-        similarity = {h.chunk_id: h.similarity for h in hits if h.similarity >= request.threshold}
+        every = {h.chunk_id: h.similarity for h in hits}
+        nearest = max((every[c.id] for c in matches if c.id in every), default=None)
+        similarity = {chunk_id: s for chunk_id, s in every.items() if s >= request.threshold}
         matches = sorted((c for c in matches if c.id in similarity), key=lambda c: -similarity[c.id])
     if request.only_ids is not None:
         matches = [c for c in matches if c.id in request.only_ids]
@@ -196,6 +210,7 @@ def forget(
         tuple(sorted(others.items())),
         bool(theirs) and not store.protected_chunks(theirs),
         request.only_mine,
+        nearest=nearest if not matches else None,
     )
     if request.dry_run:
         return result

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol, TypeVar
 
 from causantic.errors import NoMemoryYet, ProjectNotFound
+from causantic.files import absolute
 from causantic.retrieval.options import SESSIONS_LISTED
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import Project, TopicTotals
@@ -89,6 +90,7 @@ def resolve_project(store: MemoryStoreProtocol, name: str, *, emptied: bool = Fa
     if not matches:
         from causantic.transcripts.projects import canonical_project_path
 
+        name = _typed_folder(name)
         for path in _folder_and_parents(canonical_project_path(name)):
             project = store.project_by_path(path)
             if project is not None and (emptied or store.holds_chunks(project.id)):
@@ -113,6 +115,15 @@ def resolve_project(store: MemoryStoreProtocol, name: str, *, emptied: bool = Fa
         names = ", ".join(f"{p.name} ({p.path})" for p in matches)
         raise ProjectNotFound(f"{name!r} matches several projects: {names}. Pass the full name or path.")
     return matches[0]
+
+
+def _typed_folder(name: str) -> str:
+    """A folder named relative to where the command runs ('.', '..', './src', 'src', '~/app') as its
+    absolute path, which projects are recorded by; any other name as it is. Called only once no
+    project goes by ``name``, so a project named like a folder here is still found by its name."""
+    if not name.startswith(("~", "./", "../")) and name not in (".", "..") and not os.path.isdir(name):
+        return name
+    return name if os.path.isabs(name) else str(absolute(name))
 
 
 def _is_folder(name: str) -> bool:
@@ -223,14 +234,18 @@ def in_no_topic_line(coverage: TopicCoverage) -> str:
 
 
 def no_topics_line(coverage: TopicCoverage, smallest: int, *, ingesting: bool = False) -> str:
-    """Why a topic list is empty: an ingest is still writing memory, never clustered, nothing to
-    cluster, or no group dense enough."""
+    """Why a topic list is empty: an ingest is still writing memory, never clustered (or scikit-learn,
+    which clusters, is not installed), nothing to cluster, or no group dense enough."""
     if ingesting:  # its chunks are not in any topic until it ends: "run cluster" now would miss them
         return (
             "No topics yet: an ingest is running. Topics appear when it ends (it clusters once enough "
             "new chunks are embedded), or run `causantic cluster` after it."
         )
     if not coverage.clustered:
+        from causantic import cluster  # light: what clusters loads numpy and scikit-learn on first use
+
+        if not cluster.topics_available():  # neither cluster nor an ingest makes any without it
+            return f"No topics: {cluster.TOPICS_HINT} Then run `causantic cluster`."
         return "No topics yet. They appear after `causantic cluster` (or a batch ingest with enough chunks)."
     if not coverage.chunks:
         return "No topics: memory holds no chunks yet. Run `causantic batch-ingest`, then `causantic cluster`."

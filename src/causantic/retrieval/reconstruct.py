@@ -18,7 +18,7 @@ says when the project's newest one started.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -282,14 +282,35 @@ def _previous_session(store: MemoryStoreProtocol, project_id: int, current: str 
 # ---- rendering ------------------------------------------------------------------------------------
 
 
-def timeline_line(session: SessionSummary, width: int | None = None) -> str:
-    """One session on one line: start, id, coding agent, agents, chunk count, title. Within ``width``
-    columns (a terminal's), the title is cut to fit, or, where less than :data:`TIMELINE_TITLE_MIN`
-    would be left of it, goes on a line of its own below (with the agents, if the first line has no
-    room for them): a terminal wrapping a long line mid-word made each session three ragged lines
-    at 80 columns."""
-    head = f"{when(session.started_at)}  {session.session_id[:8]}  {SOURCE_NAMES.get(session.source, session.source)}"
-    agents, chunks = f"[{', '.join(session.agents)}]", counted(session.chunks, "chunk")
+def timeline_columns(sessions: Sequence[SessionSummary]) -> tuple[int, int, int]:
+    """The widths of a page's coding-agent names, agent lists and chunk counts, so that
+    :func:`timeline_line` starts every title of the page in one column."""
+    cells = [_timeline_cells(s) for s in sessions]
+    return (
+        max((len(source) for source, _, _ in cells), default=0),
+        max((len(agents) for _, agents, _ in cells), default=0),
+        max((len(chunks) for _, _, chunks in cells), default=0),
+    )
+
+
+def _timeline_cells(session: SessionSummary) -> tuple[str, str, str]:
+    source = SOURCE_NAMES.get(session.source, session.source)
+    return source, f"[{', '.join(session.agents)}]", counted(session.chunks, "chunk")
+
+
+def timeline_line(
+    session: SessionSummary, width: int | None = None, columns: tuple[int, int, int] | None = None
+) -> str:
+    """One session on one line: start, id, coding agent, agents, chunk count, title; ``columns``
+    (:func:`timeline_columns` of its page) pads the middle three so the page's titles line up. Within
+    ``width`` columns (a terminal's), the title is cut to fit, or, where less than
+    :data:`TIMELINE_TITLE_MIN` would be left of it, goes on a line of its own below (with the agents,
+    if the first line has no room for them): a terminal wrapping a long line mid-word made each
+    session three ragged lines at 80 columns."""
+    source, agents, chunks = _timeline_cells(session)
+    if columns is not None:
+        source, agents, chunks = source.ljust(columns[0]), agents.ljust(columns[1]), chunks.rjust(columns[2])
+    head = f"{when(session.started_at)}  {session.session_id[:8]}  {source}"
     lead = f"{head}  {agents}  {chunks}"
     title = session.short_title(TIMELINE_TITLE_CHARS)
     if width is None or len(lead) + 2 + len(title) <= width:
@@ -336,7 +357,8 @@ def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={pag
             + page_hint.format(page=result.earlier_page)
         )
     if result.view == "timeline":
-        lines.extend(timeline_line(s, width) for s in result.sessions)
+        columns = timeline_columns(result.sessions)
+        lines.extend(timeline_line(s, width, columns) for s in result.sessions)
     else:
         lines.extend(_text_lines(result))
     if result.later:
