@@ -24,6 +24,7 @@ from causantic.cli.output import console
 from causantic.facade import Memory
 from causantic.ingest_runs import IngestProgress
 from causantic.retrieval import options
+from causantic.retrieval import output as output_models
 from causantic.retrieval.output import (
     EmbedOut,
     EpisodicOut,
@@ -317,7 +318,8 @@ def test_an_ingest_too_small_for_topics_says_when_they_will_form(
     monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "fresh"))
     report = as_model(invoke(CliRunner(), "ingest", str(EXAMPLES), "--json"), IngestOut)
     assert isinstance(report, IngestOut) and report.vectors_added
-    assert report.topics is not None and report.topics.startswith("none yet") and "causantic cluster" in report.topics
+    note = report.topics_note
+    assert note is not None and note.startswith("none yet") and "causantic cluster" in note
 
 
 def test_cluster_and_clusters_name_their_counts_alike(
@@ -330,9 +332,30 @@ def test_cluster_and_clusters_name_their_counts_alike(
     run = CliRunner()
     clustered = json.loads(invoke(run, "cluster", "--json").stdout)
     listed = json.loads(invoke(run, "clusters", "--json").stdout)
-    assert set(clustered) == {"topics", "chunks", "in_no_topic", "kept_identities", "seconds"}
-    assert clustered["topics"] == len(listed["topics"])
+    assert set(clustered) == {"topics_found", "chunks", "in_no_topic", "kept_identities", "seconds"}
+    assert clustered["topics_found"] == len(listed["topics"])
     assert (clustered["chunks"], clustered["in_no_topic"]) == (listed["chunks"], listed["in_no_topic"])
+
+
+def test_topics_is_a_list_of_topics_in_every_json_answer_that_holds_it(
+    store_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`topics` was a count in cluster --json, a list in clusters --json and a sentence in ingest --json:
+    a script reading one broke on the others. A count and a sentence now have names of their own."""
+    shutil.copytree(store_home, tmp_path / "home")
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CAUSANTIC_CLUSTERING_MIN_CLUSTER_SIZE", "2")  # the examples are few: topics of two
+    run = CliRunner()
+    answers = {args: json.loads(invoke(run, *args, "--json").stdout) for args in (("cluster",), ("clusters",))}
+    answers["ingest", str(EXAMPLES)] = json.loads(invoke(run, "ingest", str(EXAMPLES), "--json").stdout)
+    listed = answers["clusters",]["topics"]
+    assert isinstance(listed, list) and listed and all(isinstance(t["label"], str) for t in listed)
+    assert "topics" not in answers["cluster",] and answers["cluster",]["topics_found"] == len(listed)
+    ingested = answers["ingest", str(EXAMPLES)]
+    assert "topics" not in ingested and isinstance(ingested["topics_note"], str)
+    for model in vars(output_models).values():  # and so in every result model, not only these three
+        if isinstance(model, type) and issubclass(model, BaseModel) and "topics" in model.model_fields:
+            assert model.model_fields["topics"].annotation == list[output_models.TopicInfo], model
 
 
 def test_topics_and_embedding_have_json_shapes(run: CliRunner) -> None:

@@ -94,7 +94,7 @@ class IngestReport:
     project_ids: set[int] = field(default_factory=set)  # projects that got sessions in this run
     examples_removed: list[str] = field(default_factory=list)  # example projects dropped for real memory
     vectors_added: int | None = None  # None: embedding deferred
-    topics: str | None = None  # what topic maintenance did, when vectors were added
+    topics_note: str | None = None  # what topic maintenance did, in words, when vectors were added
     session_ids: set[str] = field(default_factory=set)  # the sessions counted in ``sessions``
     saved_ids: set[str] = field(default_factory=set)  # chunks a file of this run made as stored (see _not_older)
 
@@ -129,7 +129,7 @@ class IngestReport:
             "teammates": self.teammates,
             "errors": [{"path": p, "error": e} for p, e in self.errors],
             "vectors_added": self.vectors_added,
-            "topics": self.topics,
+            "topics_note": self.topics_note,
             "seconds": round(self.seconds, 3),
             "embed_seconds": round(self.embed_seconds, 3),
         }
@@ -156,8 +156,8 @@ def combined(first: IngestReport, second: IngestReport) -> IngestReport:
     if first.vectors_added is not None or second.vectors_added is not None:
         out.vectors_added = (first.vectors_added or 0) + (second.vectors_added or 0)
     # Each store forms its own topics: two unlabelled "none yet" clauses read as one store saying it twice.
-    labelled = (("local (unshared)", first.topics), ("team memory", second.topics))
-    out.topics = "; ".join(f"{where}: {t}" for where, t in labelled if t) or None
+    labelled = (("local (unshared)", first.topics_note), ("team memory", second.topics_note))
+    out.topics_note = "; ".join(f"{where}: {t}" for where, t in labelled if t) or None
     out.seconds = first.seconds + second.seconds
     out.embed_seconds = first.embed_seconds + second.embed_seconds
     return out

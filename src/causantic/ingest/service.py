@@ -129,7 +129,7 @@ def _ingest_paths(
         embed_started = time.perf_counter()
         report.vectors_added = embed_pending(services, on_progress=on_embed_progress)
         report.embed_seconds = time.perf_counter() - embed_started
-        report.topics = maintain_topics(
+        report.topics_note = maintain_topics(
             services.store, services.vectors, services.config.clustering, report.new_chunk_ids
         )
     # A reader elsewhere (an MCP server, the dashboard) kept the write-ahead log from being emptied
