@@ -544,7 +544,9 @@ class IngestOut(Out):
     errors: list[IngestError] = Field(description="Files or folders that could not be read at all.")
     vectors_added: int | None = Field(description="null: embedding deferred.")
     topics_note: str | None = Field(
-        description="What topic upkeep did, in words ('3 of 5 new chunks joined existing topics'); null: no vectors added."
+        description=(
+            "What topic upkeep did, in words ('3 of 5 new chunks joined existing topics'); null: no vectors added."
+        )
     )
     seconds: float
     embed_seconds: float
