@@ -337,6 +337,16 @@ def test_cluster_and_clusters_name_their_counts_alike(
     assert (clustered["chunks"], clustered["in_no_topic"]) == (listed["chunks"], listed["in_no_topic"])
 
 
+def test_search_recall_and_reconstruct_say_once_that_their_times_are_utc(run: CliRunner) -> None:
+    """Their headings gave times with no zone (tables said "(UTC)"): a reader in another zone took
+    them for local. Each says it once, in its first line, as the MCP tools' answers do."""
+    query = "invoice test rate limiting redirect login"
+    for args in (("search", query), ("recall", query), ("predict", query), ("reconstruct", "acme-shop", "--full")):
+        shown = invoke(run, *args).output
+        assert re.search(r" \d\d:\d\d", shown), args  # it gives times
+        assert shown.count("times in UTC") == 1 and "times in UTC" in shown.split("\n", 1)[0], args
+
+
 def test_topics_is_a_list_of_topics_in_every_json_answer_that_holds_it(
     store_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

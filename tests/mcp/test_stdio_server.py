@@ -224,7 +224,7 @@ def test_list_projects_names_every_ingested_project(served: McpProcess) -> None:
 
 def test_list_sessions_lists_newest_first_and_says_when_it_cut(served: McpProcess) -> None:
     body = ok(served, "list-sessions", {"project": "acme-shop", "limit": 2})
-    assert body.startswith("Sessions of acme-shop (2 of 3, newest first):")
+    assert body.startswith("Sessions of acme-shop (2 of 3, newest first; times in UTC):")
     starts = re.findall(r"^- \S+ \(claude-code, ([0-9-]+ [0-9:]+)", body, re.MULTILINE)
     assert len(starts) == 2 and starts == sorted(starts, reverse=True)
     assert "showing 2 of 3" in body

@@ -29,7 +29,7 @@ from causantic.live_session import current_session as current_session_now
 from causantic.mcp.app import AppContext
 from causantic.retrieval import options
 from causantic.retrieval.forget import chunks_forgotten, nothing_to_forget, others_note, preview_line, space_note
-from causantic.retrieval.format import counted, day_span, span
+from causantic.retrieval.format import TIMES_ZONE, counted, day_span, span
 from causantic.retrieval.listing import newest_note
 from causantic.retrieval.output import status_out
 from causantic.runs import PROMPT_HOOK, read_status
@@ -293,7 +293,8 @@ def list_sessions(
             f"{counted(x.chunks, 'chunk')}, {counted(x.tokens, 'token')}{_agents(x.agents)}): {x.short_title(120)}"
             for x in sessions
         ]
-        text = f"Sessions of {listing.project} ({len(sessions)} of {total}, newest first):\n" + "\n".join(lines)
+        head = f"Sessions of {listing.project} ({len(sessions)} of {total}, newest first; {TIMES_ZONE}):"
+        text = head + "\n" + "\n".join(lines)
         if total > len(sessions):
             text += f"\n(showing {len(sessions)} of {total} sessions; use from/to or limit to see others)"
     return _result(text)
