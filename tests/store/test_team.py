@@ -124,6 +124,7 @@ def test_status_lists_members_with_their_sessions_and_last_ingest(postgres_serve
     heading, *rows = human.splitlines()
     assert re.fullmatch(r"Team memory at .+ \(\d+(\.\d)? [KMG]?B\)", heading), heading  # whole, on one line
     assert any(" KB " in row for row in rows if row.startswith(" alice")), human  # a session's text, not "0.0" MB
+    assert "last ingest (UTC)" in rows[0], human  # its times are UTC, as list-projects' and list-sessions' say
 
 
 def test_a_push_with_nothing_new_sends_as_many_statements_for_one_file_as_for_all(
