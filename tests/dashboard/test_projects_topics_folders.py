@@ -120,6 +120,16 @@ def test_a_new_project_s_folder_gets_the_cli_s_answer_not_an_error_page(example_
         assert status == 200 and said in _said(part) and "<header" not in part, kind
 
 
+def test_a_new_folder_s_answer_links_the_projects_memory_holds(example_dashboard: Dashboard) -> None:
+    """'(known projects: acme-shop)' was a name to retype: it opens acme-shop's page."""
+    for asked in (
+        "/project?" + urlencode({"name": NEW_FOLDER}),
+        "/search?" + urlencode({"q": "deploy", "project": NEW_FOLDER}),
+    ):
+        status, _, page = http_request(example_dashboard, "GET", asked)
+        assert status == 200 and 'known projects: <a href="/project?name=acme-shop">acme-shop</a>)' in page, asked
+
+
 def test_a_misspelt_project_name_is_still_an_error_that_names_the_nearest(example_dashboard: Dashboard) -> None:
     status, _, page = http_request(example_dashboard, "GET", "/project?name=acme-shpo")
     assert status == 404
