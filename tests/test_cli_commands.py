@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner, Result
 from process_support import EXAMPLES
 from pydantic import BaseModel
+from transcript_files import write_session
 
 from causantic.cli import output
 from causantic.cli.main import cli
@@ -285,6 +286,38 @@ def test_tables_in_a_narrow_terminal_keep_every_value_whole(run: CliRunner, monk
         assert f"title        {s.title[:30]}" in shown
     assert "┃" not in invoke(run, "stats").stdout  # a name/value list has no empty header row
     assert "first (UTC)  2026-11-" in invoke(run, "list-projects").stdout  # not taken for local time
+
+
+# A project kept deep in a folder tree: its path alone is wider than a terminal.
+DEEP = "/home/dev/" + "/".join(f"clients-{n:02d}-northwind-traders-portal" for n in range(5)) + "/billing-api"
+
+
+@pytest.fixture(scope="module")
+def deep_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("deep")
+    write_session(root / "projects", DEEP, "dee90000-0000-4000-8000-000000000000", [("why 402", "a card")])
+    with Memory(root / "home") as memory:
+        assert memory.ingest([root / "projects"], embed=False).errors == []
+    return root / "home"
+
+
+@pytest.mark.parametrize("width", [60, 80, 120, None])
+def test_list_projects_keeps_a_long_path_on_one_line_ending_with_its_folder(
+    deep_home: Path, width: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The path column folded a long path into pieces at 100 columns, and at 200 when piped: piped,
+    it is whole; in a terminal, cut at its start ('…/billing-api'), never broken across lines."""
+    monkeypatch.setenv("CAUSANTIC_HOME", str(deep_home))
+    if width is not None:
+        monkeypatch.setattr(console, "width", width)
+    lines = invoke(CliRunner(), "list-projects").stdout.splitlines()
+    path = [line for line in lines if "portal" in line]  # words of the path alone: its line(s)
+    assert len(path) == 1 and path[0].rstrip().endswith("-portal/billing-api"), lines
+    if width is None:  # piped: the row whole, the path whole
+        assert DEEP in path[0]
+    else:
+        assert max(len(line) for line in lines) <= width and "…" in path[0], lines
+    assert lines[0].startswith("project") if width == 60 else "┃ chunks ┃" in lines[0], lines
 
 
 def test_columns_set_by_hand_sizes_piped_tables(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -122,6 +122,7 @@ def list_projects_command(as_json: bool) -> None:
     # Team memory: the sessions' count is followed by whose they are ("alice 3, bob 1"; your local ones: "local").
     team = any(p.members for p in projects)
     by_member = [("by member", "left")] if team else []
+    first = 4 if team else 3
     table(
         None,
         [("project", "left"), ("chunks", "right"), ("sessions", "right"), *by_member]
@@ -138,6 +139,10 @@ def list_projects_command(as_json: bool) -> None:
             )
             for p in projects
         ],
+        # A long path is cut at its start, its end naming the project's folder; in a narrower terminal
+        # the first-seen column goes first, then whose sessions they are.
+        keep_end={first + 2},
+        optional=[first, *([3] if team else [])],
     )
 
 

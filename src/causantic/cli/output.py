@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -29,6 +29,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 # COLUMNS set by hand wins over both, as it does for rich and click).
 PIPE_WIDTH = 200
 FLEX_MIN_WIDTH = 16  # the one wrapping column of a table gets at least this; else rows print as blocks
+KEEP_END_MIN = 20  # a path cut at its start keeps at least this much ('…/claude-code-tools/tests')
 INTERRUPTED = 130  # the exit code of a command stopped by Ctrl-C, as a shell reports it (128 + SIGINT)
 STORE_LABELS = {"team": "team memory", "local": "local (unshared)"}  # team memory beside the local store
 # A progress line: what the bar leaves room for (name, count, elapsed time, a detail), its widths;
@@ -93,32 +94,110 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]) -> None:
+def table(
+    title: str | None,
+    columns: Sequence[tuple[str, str]],
+    rows: Sequence[Sequence[Any]],
+    *,
+    keep_end: Collection[int] = (),
+    optional: Sequence[int] = (),
+) -> None:
     """Print an aligned table; ``columns`` are (header, justify) pairs, blank headers for a list of
-    name/value pairs. Only the widest column wraps: ids, counts and times stay whole on one line.
-    Where even that does not fit (a narrow terminal), each row is printed as a block of
-    ``header  value`` lines (a long value wrapping under itself) instead of a table whose every
-    cell is cut."""
+    name/value pairs. Piped (no terminal, no COLUMNS), each row prints whole on one line, however
+    wide: a file or a pager scrolls sideways, and grep finds a row, not half of one.
+
+    On a terminal only the widest column wraps: ids, counts and times stay whole on one line.
+    ``keep_end`` columns (paths) are never wrapped: a value too long for the room left is cut at its
+    start ('…/api/src', the end telling one path from another). ``optional`` columns are left out,
+    in that order, where the table does not fit with each ``keep_end`` column at least
+    :data:`KEEP_END_MIN` wide. Where even that does not fit (a narrow terminal), each row is printed
+    as a block of ``header  value`` lines (a long value wrapping under itself, a ``keep_end`` one cut)
+    instead of a table whose every cell is cut."""
     from rich.cells import cell_len
-    from rich.table import Table
-    from rich.text import Text
 
     console = _console()
     cells = [[_cell(cell) for cell in row] for row in rows]
     headers = [header for header, _ in columns]
     widths = [max([cell_len(h), *(cell_len(row[i]) for row in cells)]) for i, h in enumerate(headers)]
+    shown = list(range(len(columns)))
+    if _whole_rows(console):
+        _grid(title, columns, cells, shown, {}, None, sum(widths) + 3 * len(widths) - 1)
+        return
+    if keep_end or optional:
+        for dropped in range(len(optional) + 1):
+            shown = [i for i in range(len(columns)) if i not in optional[:dropped]]
+            room = console.width - sum(widths[i] for i in shown if i not in keep_end) - (3 * len(shown) - 1)
+            ends = [i for i in shown if i in keep_end]
+            cut = _shares([widths[i] for i in ends], room)
+            if cut is not None:
+                _grid(title, columns, cells, shown, dict(zip(ends, cut, strict=True)), None)
+                return
+        _records(title, headers, cells, keep_end)
+        return
     flex = max(range(len(columns)), key=lambda i: widths[i])
     fixed = sum(w + 3 for i, w in enumerate(widths) if i != flex)  # content, padding and a rule each
     if any(headers) and fixed + FLEX_MIN_WIDTH > console.width:
-        _records(title, headers, cells)
+        _records(title, headers, cells, keep_end)
         return
+    _grid(title, columns, cells, shown, {}, flex)
+
+
+def _whole_rows(console: Console) -> bool:
+    """Output to a pipe or a file with no width asked for (COLUMNS): rows print whole."""
+    return not console.is_terminal and console.width == PIPE_WIDTH and not os.environ.get("COLUMNS")
+
+
+def _shares(wanted: list[int], room: int) -> list[int] | None:
+    """Widths for the columns that are cut at their start, wanting ``wanted``, in ``room`` columns:
+    the widest gives way first, none below :data:`KEEP_END_MIN` (or its own width); None: no room."""
+    if sum(min(w, KEEP_END_MIN) for w in wanted) > room:
+        return None
+    given = list(wanted)
+    while sum(given) > room:
+        widest = max(range(len(given)), key=lambda i: given[i])
+        given[widest] -= 1
+    return given
+
+
+def end_kept(text: str, width: int) -> str:
+    """``text`` in ``width`` columns, cut at its start where longer: '…/tests/fixtures'. The cut falls
+    at a '/' where that costs at most a third of the room, so the path reads from a folder's name."""
+    from rich.cells import cell_len
+
+    if cell_len(text) <= width:
+        return text
+    tail = text
+    while cell_len(tail) > width - 1:
+        tail = tail[1:]
+    slash = tail.find("/", 1)
+    if 0 < slash <= width // 3:
+        tail = tail[slash:]
+    return "…" + tail
+
+
+def _grid(
+    title: str | None,
+    columns: Sequence[tuple[str, str]],
+    cells: Sequence[Sequence[str]],
+    shown: Sequence[int],
+    cut: dict[int, int],
+    flex: int | None,
+    whole: int | None = None,
+) -> None:
+    """The table of ``shown`` columns: ``cut`` ones cut at their start to their width, ``flex`` wrapping;
+    piped, ``whole``: the width of its widest row, which it is printed at."""
+    from rich.table import Table
+    from rich.text import Text
+
     heading = Text(title) if title else None  # a title names a project: text, not markup
+    headers = [columns[i][0] for i in shown]
     out = Table(title=heading, title_justify="left", show_edge=False, show_header=any(headers), header_style="bold")
-    for i, (header, justify) in enumerate(columns):
+    for i in shown:
+        header, justify = columns[i]
         out.add_column(header, justify=justify, no_wrap=i != flex, overflow="fold")  # type: ignore[arg-type]
-    for row in cells:
-        out.add_row(*(Text(cell) for cell in row))  # stored text, not markup: "[trimmed]" stays
-    _print(out)
+    for row in cells:  # stored text, not markup: "[trimmed]" stays
+        out.add_row(*(Text(end_kept(row[i], cut[i]) if i in cut else row[i]) for i in shown))
+    _print(out, whole)
 
 
 def _cell(value: Any) -> str:
@@ -127,35 +206,44 @@ def _cell(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
-def _records(title: str | None, headers: Sequence[str], cells: Sequence[Sequence[str]]) -> None:
+def _records(
+    title: str | None, headers: Sequence[str], cells: Sequence[Sequence[str]], keep_end: Collection[int] = ()
+) -> None:
     from rich.table import Table
     from rich.text import Text
 
     console = _console()
     if title:
         console.print(Text(title, style="italic"), soft_wrap=True)
+    label = max(len(h) for h in headers)
     for n, row in enumerate(cells):
         if n or title:
             console.print()
         # A grid, not "header  value" lines: a value longer than the line wraps under its own start,
         # so the headers stay a column of their own (and each block is as wide as the widest header).
         grid = Table.grid(padding=(0, 2))
-        grid.add_column(style="bold", no_wrap=True, min_width=max(len(h) for h in headers))
+        grid.add_column(style="bold", no_wrap=True, min_width=label)
         grid.add_column(overflow="fold")
-        for header, value in zip(headers, row, strict=True):
-            grid.add_row(header, Text(value))
+        for i, (header, value) in enumerate(zip(headers, row, strict=True)):
+            grid.add_row(header, Text(end_kept(value, console.width - label - 2) if i in keep_end else value))
         _print(grid)
 
 
-def _print(renderable: Any) -> None:
+def _print(renderable: Any, whole: int | None = None) -> None:
     """Print a table; piped, without the spaces that pad each line to the table's width (they would
-    land in files, diffs and grep matches)."""
+    land in files, diffs and grep matches), and ``whole`` columns wide (its widest row's width) where
+    that is wider than a pipe's."""
     console = _console()
     if console.is_terminal:
         console.print(renderable)
         return
-    with console.capture() as captured:
-        console.print(renderable)
+    width = console.width
+    console.width = max(width, whole or 0)
+    try:
+        with console.capture() as captured:
+            console.print(renderable)
+    finally:
+        console.width = width
     click.echo("\n".join(text.rstrip() for text in captured.get().splitlines()))
 
 
