@@ -380,6 +380,23 @@ def test_search_recall_and_reconstruct_say_once_that_their_times_are_utc(run: Cl
         assert shown.count("times in UTC") == 1 and "times in UTC" in shown.split("\n", 1)[0], args
 
 
+def test_headings_wrap_between_words_in_a_narrow_terminal(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At 60 columns a hit's heading ran on as one line that the terminal broke mid-word
+    ('… | Relevan' and 'ce: 21%]'); the chunks' own text still keeps its lines."""
+    monkeypatch.setenv("FORCE_COLOR", "1")  # as on a terminal: printed by rich
+    monkeypatch.setattr(console, "width", 60)
+    query = "invoice test rate limiting redirect login"
+    for command in ("search", "recall"):
+        shown = re.sub(r"\x1b\[[0-9;]*m", "", invoke(run, command, query).stdout)
+        heading = shown.split("\n\n", 1)[0]
+        assert all(len(line) <= 60 for line in heading.splitlines()) and "times in UTC" in heading, heading
+        headers = re.findall(r"^(?:\[Project: |\[\d+/\d+ \||== Episode ).*?(?:\]|==)$", shown, re.M | re.S)
+        assert headers and all(len(line) <= 60 for h in headers for line in h.splitlines()), headers
+        words = [word for h in headers for word in h.split()]
+        wanted = ("Relevance:", "Source:") if command == "search" else ("Episode", "best", "match")
+        assert all(w in words for w in wanted), words  # none broken in two
+
+
 def test_topics_is_a_list_of_topics_in_every_json_answer_that_holds_it(
     store_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -60,7 +60,9 @@ def _console(name: str = "console") -> Console:
 def line(text: str = "", style: str | None = None) -> None:
     """Print one line of text as it is (no markup, no emoji codes), in ``style`` on a terminal. Piped
     or redirected, it prints the text verbatim without loading rich (whose plain rendering would also
-    expand tabs)."""
+    expand tabs). A styled line is a heading: on a terminal it wraps between words ('[Project: api |
+    Date: …' broke as 'Relevan' and 'ce: 8%' at 60 columns); other text is left to the terminal, as
+    a chunk's code and tool output must keep their lines."""
     if not (sys.stdout.isatty() or os.environ.get("FORCE_COLOR")):
         click.echo(text)
         return
@@ -69,7 +71,7 @@ def line(text: str = "", style: str | None = None) -> None:
         return
     from rich.text import Text
 
-    _console().print(Text(text, style=style), soft_wrap=True)
+    _console().print(Text(text, style=style, overflow="fold"))
 
 
 def json_option(func: F) -> F:
