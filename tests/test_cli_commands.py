@@ -397,6 +397,20 @@ def test_headings_wrap_between_words_in_a_narrow_terminal(run: CliRunner, monkey
         assert all(w in words for w in wanted), words  # none broken in two
 
 
+def test_a_stats_warning_wraps_between_words_on_a_narrow_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its warnings and notes ran on as one line the terminal broke mid-word at 60 columns."""
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    assert invoke(CliRunner(), "ingest", str(EXAMPLES), "--no-embed").exit_code == 0
+    monkeypatch.setenv("FORCE_COLOR", "1")  # as on a terminal
+    monkeypatch.setenv("COLUMNS", "60")
+    monkeypatch.setattr(output, "_consoles", {})  # made anew, as in a new process
+    said = invoke(CliRunner(), "stats").stderr
+    assert said.startswith("Warning: 6 chunks have no vector") and "Run `causantic embed`." in said, said
+    assert all(len(line) <= 60 for line in said.splitlines()), said
+
+
 def test_topics_is_a_list_of_topics_in_every_json_answer_that_holds_it(
     store_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import textwrap
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
@@ -72,6 +73,15 @@ def line(text: str = "", style: str | None = None) -> None:
     from rich.text import Text
 
     _console().print(Text(text, style=style, overflow="fold"))
+
+
+def note(text: str) -> None:
+    """A warning or a note on stderr: on a terminal, wrapped between words to its width (a long note
+    broke mid-word at 60 columns, a command in it across two lines); redirected, one line as written."""
+    err = _console("err_console")
+    if err.is_terminal:
+        text = textwrap.fill(text, err.width, break_long_words=False, break_on_hyphens=False)
+    click.echo(text, err=True)
 
 
 def json_option(func: F) -> F:
