@@ -121,6 +121,8 @@ def test_an_unknown_project_s_known_names_are_links_to_those_projects(
         notice.find_element(By.LINK_TEXT, "billing").click()
         WebDriverWait(chrome, 10).until(ec.url_to_be(billing_dashboard.base + page_of_billing))
         assert "No project named" not in chrome.find_element(By.TAG_NAME, "main").text
+        # The unknown name's 404 or 400 is the browser log's only error (read here, not left to the next test).
+        assert [e for e in console_errors(chrome) if "nosuch" not in e] == []
 
 
 def test_at_400_px_each_setting_s_value_source_and_description_stay_in_sight(
