@@ -345,6 +345,15 @@ def test_a_forget_preview_keeps_each_chunk_on_one_line_of_a_narrow_terminal(
         assert any(line.endswith("…") for line in listed)  # a cut is marked
 
 
+def test_a_forget_preview_names_its_columns_once_its_times_utc(run: CliRunner) -> None:
+    """Its sessions and chunks were listed under times that did not say they were UTC."""
+    for args in (("forget", "acme-shop"), ("forget", "acme-shop", "--session", "4005b823")):
+        preview = invoke(run, *args).stdout.splitlines()
+        first = next(i for i, line in enumerate(preview) if line.startswith("  20"))
+        assert preview[first - 1].startswith("  start (UTC)  "), preview
+        assert sum("UTC" in line for line in preview) == 1, preview
+
+
 def test_an_ingest_too_small_for_topics_says_when_they_will_form(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
