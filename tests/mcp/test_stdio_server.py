@@ -232,7 +232,9 @@ def test_list_sessions_lists_newest_first_and_says_when_it_cut(served: McpProces
 
 def test_stats_counts_what_was_ingested(served: McpProcess) -> None:
     body = ok(served, "stats")
-    assert int(re.search(r"^- Chunks: (\d+)$", body, re.MULTILINE)[1]) > 100  # type: ignore[index]
+    chunks = re.search(r"^- Chunks: ([\d,]+)$", body, re.MULTILINE)[1]  # type: ignore[index]
+    count = int(chunks.replace(",", ""))
+    assert count > 100 and chunks == f"{count:,}"
     assert "- Projects: 4\n" in body and "- Edges: 0\n" not in body
     assert "codex" not in body  # no Codex session was ingested: no "codex 0 (0 chunks)"
 

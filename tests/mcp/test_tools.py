@@ -341,3 +341,18 @@ def test_every_answer_that_gives_times_says_once_that_they_are_utc(memory: Path)
         said = text(answer)
         assert re.search(r"\d\d:\d\d", said), said[:300]  # it gives times
         assert said.count("times in UTC") == 1 and "times in UTC" in said.split("\n", 1)[0], said[:300]
+
+
+def test_stats_writes_its_counts_as_the_lines_beside_them_do(causantic_home: Path, tmp_path: Path) -> None:
+    """'- Chunks: 1200' stood above '- claude-code: 1 session, 1,200 chunks'."""
+    from causantic.facade import Memory
+
+    turns = [(f"question {n} about the billing cron " * 20, f"answer {n} with its details " * 40) for n in range(600)]
+    write_session(tmp_path / "projects", "/work/billing", "aaaaaaaa-0000-4000-8000-000000000000", turns)
+    with Memory() as memory:
+        chunks = memory.ingest([tmp_path / "projects"], embed=False).chunks_added
+    assert chunks >= 1000  # else no count needs a separator
+    (stats,) = call_all(("stats", {}))
+    said = text(stats)
+    assert f"- Chunks: {chunks:,}\n" in said and f"1 session, {chunks:,} chunks" in said, said
+    assert re.search(r"^  - within-chain: \d{1,3},\d{3}$", said, re.MULTILINE), said
