@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner, Result
 from process_support import EXAMPLES
 from pydantic import BaseModel
+from transcript_files import write_session
 
 from causantic.cli import output
 from causantic.cli.main import cli
@@ -24,6 +25,7 @@ from causantic.cli.output import console
 from causantic.facade import Memory
 from causantic.ingest_runs import IngestProgress
 from causantic.retrieval import options
+from causantic.retrieval import output as output_models
 from causantic.retrieval.output import (
     EmbedOut,
     EpisodicOut,
@@ -296,6 +298,38 @@ def test_tables_in_a_narrow_terminal_keep_every_value_whole(run: CliRunner, monk
     assert "first (UTC)  2026-11-" in invoke(run, "list-projects").stdout  # not taken for local time
 
 
+# A project kept deep in a folder tree: its path alone is wider than a terminal.
+DEEP = "/home/dev/" + "/".join(f"clients-{n:02d}-northwind-traders-portal" for n in range(5)) + "/billing-api"
+
+
+@pytest.fixture(scope="module")
+def deep_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("deep")
+    write_session(root / "projects", DEEP, "dee90000-0000-4000-8000-000000000000", [("why 402", "a card")])
+    with Memory(root / "home") as memory:
+        assert memory.ingest([root / "projects"], embed=False).errors == []
+    return root / "home"
+
+
+@pytest.mark.parametrize("width", [60, 80, 120, None])
+def test_list_projects_keeps_a_long_path_on_one_line_ending_with_its_folder(
+    deep_home: Path, width: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The path column folded a long path into pieces at 100 columns, and at 200 when piped: piped,
+    it is whole; in a terminal, cut at its start ('…/billing-api'), never broken across lines."""
+    monkeypatch.setenv("CAUSANTIC_HOME", str(deep_home))
+    if width is not None:
+        monkeypatch.setattr(console, "width", width)
+    lines = invoke(CliRunner(), "list-projects").stdout.splitlines()
+    path = [line for line in lines if "portal" in line]  # words of the path alone: its line(s)
+    assert len(path) == 1 and path[0].rstrip().endswith("-portal/billing-api"), lines
+    if width is None:  # piped: the row whole, the path whole
+        assert DEEP in path[0]
+    else:
+        assert max(len(line) for line in lines) <= width and "…" in path[0], lines
+    assert lines[0].startswith("project") if width == 60 else "┃ chunks ┃" in lines[0], lines
+
+
 def test_columns_set_by_hand_sizes_piped_tables(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
     """`COLUMNS=60 causantic list-sessions … | less` printed rows 150 columns wide."""
     monkeypatch.setenv("COLUMNS", "60")
@@ -321,13 +355,23 @@ def test_a_forget_preview_keeps_each_chunk_on_one_line_of_a_narrow_terminal(
         assert any(line.endswith("…") for line in listed)  # a cut is marked
 
 
+def test_a_forget_preview_names_its_columns_once_its_times_utc(run: CliRunner) -> None:
+    """Its sessions and chunks were listed under times that did not say they were UTC."""
+    for args in (("forget", "acme-shop"), ("forget", "acme-shop", "--session", "4005b823")):
+        preview = invoke(run, *args).stdout.splitlines()
+        first = next(i for i, line in enumerate(preview) if line.startswith("  20"))
+        assert preview[first - 1].startswith("  start (UTC)  "), preview
+        assert sum("UTC" in line for line in preview) == 1, preview
+
+
 def test_an_ingest_too_small_for_topics_says_when_they_will_form(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "fresh"))
     report = as_model(invoke(CliRunner(), "ingest", str(EXAMPLES), "--json"), IngestOut)
     assert isinstance(report, IngestOut) and report.vectors_added
-    assert report.topics is not None and report.topics.startswith("none yet") and "causantic cluster" in report.topics
+    note = report.topics_note
+    assert note is not None and note.startswith("none yet") and "causantic cluster" in note
 
 
 def test_cluster_and_clusters_name_their_counts_alike(
@@ -340,9 +384,71 @@ def test_cluster_and_clusters_name_their_counts_alike(
     run = CliRunner()
     clustered = json.loads(invoke(run, "cluster", "--json").stdout)
     listed = json.loads(invoke(run, "clusters", "--json").stdout)
-    assert set(clustered) == {"topics", "chunks", "in_no_topic", "kept_identities", "seconds"}
-    assert clustered["topics"] == len(listed["topics"])
+    assert set(clustered) == {"topics_found", "chunks", "in_no_topic", "kept_identities", "seconds"}
+    assert clustered["topics_found"] == len(listed["topics"])
     assert (clustered["chunks"], clustered["in_no_topic"]) == (listed["chunks"], listed["in_no_topic"])
+
+
+def test_search_recall_and_reconstruct_say_once_that_their_times_are_utc(run: CliRunner) -> None:
+    """Their headings gave times with no zone (tables said "(UTC)"): a reader in another zone took
+    them for local. Each says it once, in its first line, as the MCP tools' answers do."""
+    query = "invoice test rate limiting redirect login"
+    for args in (("search", query), ("recall", query), ("predict", query), ("reconstruct", "acme-shop", "--full")):
+        shown = invoke(run, *args).output
+        assert re.search(r" \d\d:\d\d", shown), args  # it gives times
+        assert shown.count("times in UTC") == 1 and "times in UTC" in shown.split("\n", 1)[0], args
+
+
+def test_headings_wrap_between_words_in_a_narrow_terminal(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At 60 columns a hit's heading ran on as one line that the terminal broke mid-word
+    ('… | Relevan' and 'ce: 21%]'); the chunks' own text still keeps its lines."""
+    monkeypatch.setenv("FORCE_COLOR", "1")  # as on a terminal: printed by rich
+    monkeypatch.setattr(console, "width", 60)
+    query = "invoice test rate limiting redirect login"
+    for command in ("search", "recall"):
+        shown = re.sub(r"\x1b\[[0-9;]*m", "", invoke(run, command, query).stdout)
+        heading = shown.split("\n\n", 1)[0]
+        assert all(len(line) <= 60 for line in heading.splitlines()) and "times in UTC" in heading, heading
+        headers = re.findall(r"^(?:\[Project: |\[\d+/\d+ \||== Episode ).*?(?:\]|==)$", shown, re.M | re.S)
+        assert headers and all(len(line) <= 60 for h in headers for line in h.splitlines()), headers
+        words = [word for h in headers for word in h.split()]
+        wanted = ("Relevance:", "Source:") if command == "search" else ("Episode", "best", "match")
+        assert all(w in words for w in wanted), words  # none broken in two
+
+
+def test_a_stats_warning_wraps_between_words_on_a_narrow_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its warnings and notes ran on as one line the terminal broke mid-word at 60 columns."""
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    assert invoke(CliRunner(), "ingest", str(EXAMPLES), "--no-embed").exit_code == 0
+    monkeypatch.setenv("FORCE_COLOR", "1")  # as on a terminal
+    monkeypatch.setenv("COLUMNS", "60")
+    monkeypatch.setattr(output, "_consoles", {})  # made anew, as in a new process
+    said = invoke(CliRunner(), "stats").stderr
+    assert said.startswith("Warning: 6 chunks have no vector") and "Run `causantic embed`." in said, said
+    assert all(len(line) <= 60 for line in said.splitlines()), said
+
+
+def test_topics_is_a_list_of_topics_in_every_json_answer_that_holds_it(
+    store_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`topics` was a count in cluster --json, a list in clusters --json and a sentence in ingest --json:
+    a script reading one broke on the others. A count and a sentence now have names of their own."""
+    shutil.copytree(store_home, tmp_path / "home")
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CAUSANTIC_CLUSTERING_MIN_CLUSTER_SIZE", "2")  # the examples are few: topics of two
+    run = CliRunner()
+    answers = {args: json.loads(invoke(run, *args, "--json").stdout) for args in (("cluster",), ("clusters",))}
+    answers["ingest", str(EXAMPLES)] = json.loads(invoke(run, "ingest", str(EXAMPLES), "--json").stdout)
+    listed = answers["clusters",]["topics"]
+    assert isinstance(listed, list) and listed and all(isinstance(t["label"], str) for t in listed)
+    assert "topics" not in answers["cluster",] and answers["cluster",]["topics_found"] == len(listed)
+    ingested = answers["ingest", str(EXAMPLES)]
+    assert "topics" not in ingested and isinstance(ingested["topics_note"], str)
+    for model in vars(output_models).values():  # and so in every result model, not only these three
+        if isinstance(model, type) and issubclass(model, BaseModel) and "topics" in model.model_fields:
+            assert model.model_fields["topics"].annotation == list[output_models.TopicInfo], model
 
 
 def test_topics_and_embedding_have_json_shapes(run: CliRunner) -> None:

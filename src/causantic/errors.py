@@ -28,12 +28,16 @@ class TranscriptError(CausanticError):
 
 class ProjectNotFound(CausanticError):
     """A project name matched nothing, or matched several projects. ``meant``: the known names close
-    to a misspelt ``asked`` one, which the message offers ("did you mean …?"), for the dashboard's links."""
+    to a misspelt ``asked`` one, which the message offers ("did you mean …?"); ``known``: the names it
+    lists ("known: …"); both for the dashboard's links."""
 
-    def __init__(self, message: str, *, asked: str = "", meant: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, message: str, *, asked: str = "", meant: tuple[str, ...] = (), known: tuple[str, ...] = ()
+    ) -> None:
         super().__init__(message)
         self.asked = asked
         self.meant = meant
+        self.known = known
 
 
 class NoMemoryYet(ProjectNotFound):

@@ -147,4 +147,4 @@ def test_an_ingest_that_reclusters_says_how_many_chunks_are_in_no_topic(
     monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("CAUSANTIC_CLUSTERING_RECLUSTER_AFTER_NEW_CHUNKS", "10")
     report = json.loads(cli_stdout("batch-ingest", str(tmp_path / "projects"), "--json"))
-    assert report["topics"] == "reclustered: 2 topics over 16 of 18 chunks, 2 in no topic"
+    assert report["topics_note"] == "reclustered: 2 topics over 16 of 18 chunks, 2 in no topic"

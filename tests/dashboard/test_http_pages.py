@@ -129,7 +129,8 @@ def test_search_recall_and_predict_say_what_they_found_in_the_cli_s_words(
     """The page's summary is the CLI's heading, word for word, its notes apart: it said '1 relevant
     memory chunk · keyword-only · 128 tokens' and 'Recall: 1 step · 141 tokens · 1 episode: …'."""
     heading = causantic(example_dashboard.home, kind, "REDIS_URL").splitlines()[0]
-    said = heading.removeprefix("Found ").split(" — ")[0]
+    # The text says once that its times are UTC; the page says it beside each time.
+    said = heading.removeprefix("Found ").split(" — ")[0].replace("; times in UTC", "")
     _, _, page = http_request(example_dashboard, "GET", f"/search?kind={kind}&q=REDIS_URL")
     (summary,) = re.findall(r'<p class="summary">(.*?)</p>', page, re.S)
     assert page_text(html.unescape(summary)).startswith(said), (summary, heading)

@@ -35,6 +35,11 @@ def _said(page: str) -> str:
     return html.unescape(page_text(page))
 
 
+def _unlinked(page: str) -> str:
+    """A page with its links' tags gone, their words left where they stood."""
+    return re.sub(r"</?a\b[^>]*>", "", page)
+
+
 def _cli(dashboard: Dashboard, *args: str) -> str:
     """The CLI's answer as a page shows it: one line, commands without their backticks."""
     return " ".join(causantic(dashboard.home, *args).split()).replace("`", "")
@@ -107,24 +112,34 @@ def test_a_new_project_s_folder_gets_the_cli_s_answer_not_an_error_page(example_
     assert said.startswith(f"Nothing in memory for {NEW_FOLDER} yet: its sessions are remembered once ingested")
     status, _, page = http_request(example_dashboard, "GET", "/project?" + urlencode({"name": NEW_FOLDER}))
     assert status == 200, _said(page)
-    assert said in _said(page)
+    assert said in _said(_unlinked(page))  # the projects it names are links: read as their words
     assert "Something needs your attention" not in page and "No project named" not in page
     assert f"<h1>{NEW_FOLDER}</h1>" in page
     for kind in ("search", "recall", "predict"):
         query = "/search?" + urlencode({"kind": kind, "q": "deploy", "project": NEW_FOLDER})
         assert _cli(example_dashboard, kind, "deploy", "--project", NEW_FOLDER) == said
         status, _, page = http_request(example_dashboard, "GET", query)
-        assert status == 200 and said in _said(page), kind
+        assert status == 200 and said in _said(_unlinked(page)), kind
         assert f'<option value="{NEW_FOLDER}" selected>' in page, "the form keeps the folder it searched"
         status, _, part = http_request(example_dashboard, "GET", query, headers={"X-Partial": "results"})
-        assert status == 200 and said in _said(part) and "<header" not in part, kind
+        assert status == 200 and said in _said(_unlinked(part)) and "<header" not in part, kind
+
+
+def test_a_new_folder_s_answer_links_the_projects_memory_holds(example_dashboard: Dashboard) -> None:
+    """'(known projects: acme-shop)' was a name to retype: it opens acme-shop's page."""
+    for asked in (
+        "/project?" + urlencode({"name": NEW_FOLDER}),
+        "/search?" + urlencode({"q": "deploy", "project": NEW_FOLDER}),
+    ):
+        status, _, page = http_request(example_dashboard, "GET", asked)
+        assert status == 200 and 'known projects: <a href="/project?name=acme-shop">acme-shop</a>)' in page, asked
 
 
 def test_a_misspelt_project_name_is_still_an_error_that_names_the_nearest(example_dashboard: Dashboard) -> None:
     status, _, page = http_request(example_dashboard, "GET", "/project?name=acme-shpo")
     assert status == 404
-    unlinked = re.sub(r"</?a\b[^>]*>", "", page)  # the name is a link (the next test): read as its words
-    assert "No project named 'acme-shpo' in memory: did you mean acme-shop?" in _said(unlinked)
+    # The name is a link (the next test): read as its words.
+    assert "No project named 'acme-shpo' in memory: did you mean acme-shop?" in _said(_unlinked(page))
 
 
 def test_a_misspelt_project_name_s_nearest_names_are_links_to_the_page_asked_for(example_dashboard: Dashboard) -> None:

@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from causantic.dashboard.text import gist, highlight, sections, short_time, time_span
+from causantic.dashboard.text import gist, highlight, names_linked, project_href, sections, short_time, time_span
 from causantic.retrieval.browse import title_of
 from causantic.retrieval.relevance import marked_terms
 
@@ -83,3 +83,12 @@ def test_a_time_or_span_on_a_page_says_utc_and_a_date_only_when_it_changes() -> 
     assert time_span("2026-05-01T23:50:00Z", "2026-05-02T00:10:00Z") == "2026-05-01 23:50 – 2026-05-02 00:10 UTC"
     assert time_span("2026-05-01T10:20:30Z", "2026-05-01T11:05:00Z", with_date=False) == "10:20 – 11:05 UTC"
     assert time_span("2026-05-01T10:20:30Z", "2026-05-01T10:20:59Z") == "2026-05-01 10:20 UTC"
+
+
+def test_a_long_known_list_links_each_name_and_its_rest_to_the_projects_page() -> None:
+    said = "No project named 'x<y' in memory (known: a&b, c and 7 more; list-projects shows each with its path)."
+    shown = names_linked(said, (), ("a&b", "c"), project_href)
+    assert str(shown) == (
+        'No project named &#39;x&lt;y&#39; in memory (known: <a href="/project?name=a%26b">a&amp;b</a>, '
+        '<a href="/project?name=c">c</a> and <a href="/projects">7 more</a>; list-projects shows each with its path).'
+    )

@@ -273,7 +273,7 @@ def test_a_real_briefing_names_real_work_not_warm_up_greetings_or_ide_wrappers(r
 
 def test_recent_sessions_are_the_users_sessions_with_their_first_prompts(real_memory: Path) -> None:
     context = _briefing("/Users/dain/workspace/coderabbit-review-helper")
-    recent = context.split("Recent sessions:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    recent = context.split("Recent sessions (times in UTC):\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert len(recent) == 2
     assert recent[0].endswith(
         "How can I make this possible to install as a library with `uv` so I can run from any directory?"
@@ -337,7 +337,7 @@ def test_a_long_run_on_one_prompt_says_what_it_was_asked_and_names_the_project_f
 def test_recent_sessions_fit_five_sessions_in_the_budget(real_memory: Path) -> None:
     """Titles of 160 characters left room for 4 of claude-code-log's sessions in the 500-token budget."""
     context = _briefing("/Users/dain/workspace/claude-code-log")
-    recent = context.split("Recent sessions:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    recent = context.split("Recent sessions (times in UTC):\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert len(recent) == 5 and "12 sessions stored" in context
     assert len(context) / 3.5 <= 500
 
@@ -345,7 +345,7 @@ def test_recent_sessions_fit_five_sessions_in_the_budget(real_memory: Path) -> N
 def test_the_request_where_work_stopped_is_not_quoted_again_among_recent_sessions(real_memory: Path) -> None:
     """A one-request session's title is its last request: the same 100 characters twice, every session."""
     context = _briefing("/Users/dain/workspace/claude-code-log")
-    recent = context.split("Recent sessions:\n", 1)[1].splitlines()
+    recent = context.split("Recent sessions (times in UTC):\n", 1)[1].splitlines()
     assert recent[0] == "- 2025-07-20 18:30 · 12a546d1 · Claude Code · 23 chunks: (where work stopped, above)"
     assert context.count("We've just done a big refactoring") == 1
     other = _briefing("/Users/dain/workspace/coderabbit-review-helper")  # its last request is not its first

@@ -105,7 +105,7 @@ def test_servers_and_parallel_ingests_share_one_store_with_no_error_and_no_dupli
             rounds += 1
             assert rounds < 2000, "ingests did not finish"
         for server in servers:  # every server sees the finished store
-            assert f"- Chunks: {len(chunk_rows(reference / 'memory.db'))}\n" in text(server.call("stats"))
+            assert f"- Chunks: {len(chunk_rows(reference / 'memory.db')):,}\n" in text(server.call("stats"))
             finished: Any = server.call(*FILTERED)
             assert not finished.is_error and hit_headers(text(finished)), text(finished)
 

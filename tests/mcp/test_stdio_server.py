@@ -224,7 +224,7 @@ def test_list_projects_names_every_ingested_project(served: McpProcess) -> None:
 
 def test_list_sessions_lists_newest_first_and_says_when_it_cut(served: McpProcess) -> None:
     body = ok(served, "list-sessions", {"project": "acme-shop", "limit": 2})
-    assert body.startswith("Sessions of acme-shop (2 of 3, newest first):")
+    assert body.startswith("Sessions of acme-shop (2 of 3, newest first; times in UTC):")
     starts = re.findall(r"^- \S+ \(claude-code, ([0-9-]+ [0-9:]+)", body, re.MULTILINE)
     assert len(starts) == 2 and starts == sorted(starts, reverse=True)
     assert "showing 2 of 3" in body
@@ -232,7 +232,9 @@ def test_list_sessions_lists_newest_first_and_says_when_it_cut(served: McpProces
 
 def test_stats_counts_what_was_ingested(served: McpProcess) -> None:
     body = ok(served, "stats")
-    assert int(re.search(r"^- Chunks: (\d+)$", body, re.MULTILINE)[1]) > 100  # type: ignore[index]
+    chunks = re.search(r"^- Chunks: ([\d,]+)$", body, re.MULTILINE)[1]  # type: ignore[index]
+    count = int(chunks.replace(",", ""))
+    assert count > 100 and chunks == f"{count:,}"
     assert "- Projects: 4\n" in body and "- Edges: 0\n" not in body
     assert "codex" not in body  # no Codex session was ingested: no "codex 0 (0 chunks)"
 

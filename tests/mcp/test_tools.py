@@ -3,6 +3,7 @@ their own setup, and one run with real vectors."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ def test_forget_deletes_a_session_only_when_dry_run_is_false(memory: Path) -> No
     assert refused.is_error and "needs expected_count" in text(refused)
     assert text(deleted).startswith("Deleted 2 chunks")
     assert all(h["Session"] != "4005b823" for h in hit_headers(text(search)))
-    assert "(2 of 2, newest first)" in text(listing) and "4005b823" not in text(listing)
+    assert "(2 of 2, newest first; times in UTC)" in text(listing) and "4005b823" not in text(listing)
 
 
 def test_reconstruct_by_time_range_and_by_session(memory: Path) -> None:
@@ -211,7 +212,7 @@ def test_a_folder_inside_a_project_names_it_even_when_it_is_not_on_this_machine(
     )
     assert not search.is_error, text(search)
     assert {h["Project"] for h in hit_headers(text(search))} == {"acme-shop"}
-    assert text(sessions).startswith("Sessions of acme-shop (3 of 3, newest first)")
+    assert text(sessions).startswith("Sessions of acme-shop (3 of 3, newest first; times in UTC)")
 
 
 def test_a_new_project_under_home_is_not_taken_for_sessions_run_in_home(
@@ -323,3 +324,35 @@ def test_an_argument_a_tool_does_not_take_is_refused_naming_the_nearest(memory: 
     )
     assert days.is_error and "days is not an argument of reconstruct (did you mean days_back?)" in text(days)
     assert renamed.is_error and "(keep_oldest=true is its keep_newest=false)" in text(renamed)
+
+
+def test_every_answer_that_gives_times_says_once_that_they_are_utc(memory: Path) -> None:
+    """Search's and recall's headings gave '2026-11-03 10:12' with no zone: a reader in another zone
+    took stored UTC times for local ones. Each answer now says it once, not beside every time."""
+    answers = call_all(
+        ("search", {"query": "REDIS_URL rate limiting"}),
+        ("recall", {"query": "REDIS_URL rate limiting"}),
+        ("predict", {"context": "REDIS_URL rate limiting"}),
+        ("reconstruct", {"project": "acme-shop"}),
+        ("reconstruct", {"project": "acme-shop", "full": True}),
+        ("list-sessions", {"project": "acme-shop"}),
+    )
+    for answer in answers:
+        said = text(answer)
+        assert re.search(r"\d\d:\d\d", said), said[:300]  # it gives times
+        assert said.count("times in UTC") == 1 and "times in UTC" in said.split("\n", 1)[0], said[:300]
+
+
+def test_stats_writes_its_counts_as_the_lines_beside_them_do(causantic_home: Path, tmp_path: Path) -> None:
+    """'- Chunks: 1200' stood above '- claude-code: 1 session, 1,200 chunks'."""
+    from causantic.facade import Memory
+
+    turns = [(f"question {n} about the billing cron " * 20, f"answer {n} with its details " * 40) for n in range(600)]
+    write_session(tmp_path / "projects", "/work/billing", "aaaaaaaa-0000-4000-8000-000000000000", turns)
+    with Memory() as memory:
+        chunks = memory.ingest([tmp_path / "projects"], embed=False).chunks_added
+    assert chunks >= 1000  # else no count needs a separator
+    (stats,) = call_all(("stats", {}))
+    said = text(stats)
+    assert f"- Chunks: {chunks:,}\n" in said and f"1 session, {chunks:,} chunks" in said, said
+    assert re.search(r"^  - within-chain: \d{1,3},\d{3}$", said, re.MULTILINE), said

@@ -130,7 +130,7 @@ def test_the_cut_answer_costs_fewer_tokens_and_json_keeps_the_stored_text(
     with Memory(home, overrides={"episodes.resultLines": "0", "episodes.similarLines": "0"}) as memory:
         whole = memory.recall(QUERY)
     assert cut.chunks == whole.chunks and cut.tokens < whole.tokens
-    assert f", {cut.tokens:,} tokens):" in _recall(home, monkeypatch).split("\n", 1)[0]
+    assert f", {cut.tokens:,} tokens; times in UTC):" in _recall(home, monkeypatch).split("\n", 1)[0]
     page = "\n\n".join(step.text for step in story_of(cut).steps)  # the dashboard's story
     assert TESTS_PASS not in page and "\n… 10 more lines like this" in page
     scripted = json.loads(_recall(home, monkeypatch, "--json"))

@@ -35,7 +35,7 @@ def store_home() -> Path:
 def test_reconstruct_defaults_to_one_line_per_session_oldest_first_with_titles(store_home: Path) -> None:
     out = cli_output("reconstruct", "claude-code-log")
     lines = out.splitlines()
-    assert lines[0] == "claude-code-log: 12 sessions, oldest first"
+    assert lines[0] == "claude-code-log: 12 sessions, oldest first; times in UTC"
     sessions = [line for line in lines if LINE.match(line)]
     assert len(sessions) == 12
     assert sessions == sorted(sessions)  # oldest first, the newest last
@@ -46,7 +46,7 @@ def test_reconstruct_defaults_to_one_line_per_session_oldest_first_with_titles(s
 
 def test_a_timeline_page_says_how_many_sessions_lie_beyond_it_and_how_to_see_them(store_home: Path) -> None:
     first = cli_output("reconstruct", "claude-code-log", "--limit", "5").splitlines()
-    assert first[0] == "claude-code-log: 5 sessions, oldest first (page 1 of 3)"
+    assert first[0] == "claude-code-log: 5 sessions, oldest first (page 1 of 3); times in UTC"
     assert first[1] == "… 7 earlier sessions not shown; use --page 2"
     last = cli_output("reconstruct", "claude-code-log", "--limit", "5", "--page", "3")
     assert "… 10 later sessions not shown; use --page 2" in last

@@ -63,8 +63,8 @@ def test_a_found_story_is_not_padded_with_other_projects_weak_matches(home: Path
     assert text.startswith("Recall: the story behind it, 2 episodes in time order")
     assert "3 sessions of other projects left out" in text.splitlines()[0]
     # The dashboard's story says the text's heading, then the note as a sentence of its own (not
-    # 'in time order. weakly related …').
-    heading = text.splitlines()[0].split(" — ")[0]
+    # 'in time order. weakly related …'); its times say UTC beside them, not in the heading.
+    heading = text.splitlines()[0].split(" — ")[0].replace("; times in UTC", "")
     assert story_of(answer).how == (
         f"{heading}. Weakly related matches in 3 sessions of other projects left out (search lists them)."
     )

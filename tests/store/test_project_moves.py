@@ -20,7 +20,7 @@ from causantic.cli.main import cli
 from causantic.config import Config
 from causantic.errors import CausanticError
 from causantic.ingest.service import ingest_paths
-from causantic.retrieval.regroup import move_summary
+from causantic.retrieval.regroup import merge_preview, move_summary
 from causantic.services import open_services
 
 TEMPLATE = "git@github.com:acme/starter-template.git"
@@ -140,3 +140,23 @@ def test_a_moves_preview_lists_its_sessions_in_aligned_columns(tmp_path: Path) -
     (long,) = [line for line in shown.output.splitlines() if "12 chunks" in line]
     (short,) = [line for line in shown.output.splitlines() if " 1 chunk " in line]
     assert long.index("the upload retry") == short.index("the cart total")
+
+
+def test_a_merge_preview_counts_what_it_may_not_move_without_reading_the_project_s_chunks(
+    backend_config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The preview read every chunk of the project leaving (text and all) to count the other members'
+    chunks among them: seconds on a large project, for a count the store gives at once."""
+    old = git_checkout(tmp_path / "old-api", "git@github.com:acme/old-api.git")
+    new = git_checkout(tmp_path / "api", "git@github.com:acme/api.git")
+    with Memory(config=backend_config) as memory:
+        for n, cwd in ((1, old), (2, old), (3, new)):
+            _ingest(memory, _session(tmp_path, cwd, n, f"the upload retry, take {n}"))
+    with open_services(backend_config) as services:
+
+        def read_whole(*_: object, **__: object) -> None:
+            raise AssertionError("a preview read the project's chunks")
+
+        monkeypatch.setattr(services.store, "chunks_in", read_whole)
+        preview = merge_preview(services.store, "old-api", "api", None)
+    assert (len(preview.session_ids), preview.chunks, preview.others) == (2, 2, ())

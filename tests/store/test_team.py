@@ -92,9 +92,9 @@ def test_list_projects_with_team_memory_unreachable_says_so_beside_local_memory(
 
 def test_an_ingest_into_both_stores_says_which_store_each_topics_note_is_about() -> None:
     none_yet = "none yet: they form after 200 new embedded chunks (40 so far) or with `causantic cluster`"
-    report = combined(IngestReport(topics=none_yet), IngestReport(topics=none_yet.replace("40", "24")))
-    assert report.topics == f"local (unshared): {none_yet}; team memory: {none_yet.replace('40', '24')}"
-    assert combined(IngestReport(), IngestReport(topics="reclustered")).topics == "team memory: reclustered"
+    report = combined(IngestReport(topics_note=none_yet), IngestReport(topics_note=none_yet.replace("40", "24")))
+    assert report.topics_note == f"local (unshared): {none_yet}; team memory: {none_yet.replace('40', '24')}"
+    assert combined(IngestReport(), IngestReport(topics_note="reclustered")).topics_note == "team memory: reclustered"
 
 
 def test_status_lists_members_with_their_sessions_and_last_ingest(postgres_server: Any) -> None:
@@ -124,6 +124,7 @@ def test_status_lists_members_with_their_sessions_and_last_ingest(postgres_serve
     heading, *rows = human.splitlines()
     assert re.fullmatch(r"Team memory at .+ \(\d+(\.\d)? [KMG]?B\)", heading), heading  # whole, on one line
     assert any(" KB " in row for row in rows if row.startswith(" alice")), human  # a session's text, not "0.0" MB
+    assert "last ingest (UTC)" in rows[0], human  # its times are UTC, as list-projects' and list-sessions' say
 
 
 def test_a_push_with_nothing_new_sends_as_many_statements_for_one_file_as_for_all(

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 PREVIEW_TITLE_CHARS, PREVIEW_CHUNK_CHARS, PREVIEW_MIN_CHARS = 70, 80, 20
 PRUNE_PROJECTS_SHOWN = 15  # a prune preview's projects, most chunks first
 PREVIEW_SESSIONS = 10  # a merge's or split's preview: its sessions, newest first
+TIME_HEADER = f"{'start (UTC)':<16}"  # a preview's time column, as wide as its times ('2026-11-02 09:00')
 
 
 def _print_episodes(answer: EpisodeAnswer) -> None:
@@ -323,9 +324,12 @@ def _print_forget(result: ForgetResult) -> None:
         if result.sessions > shown:
             console.print(f"  … and {counted(result.sessions - shown, 'more session')}", markup=False)
         return
-    for chunk, similarity in result.preview:
-        score = f"[{similarity * 100:.0f}%] " if similarity is not None else ""
-        lead = f"  {score}{when(chunk.start_time)}  "
+    scores = [f"[{similarity * 100:.0f}%] " if similarity is not None else "" for _, similarity in result.preview]
+    score_width = max(map(len, scores), default=0)
+    if result.preview:  # its columns named once: the times are UTC
+        _print_header(f"  {'match' if score_width else '':<{score_width}}{TIME_HEADER}  chunk")
+    for (chunk, _), score in zip(result.preview, scores, strict=True):
+        lead = f"  {score:<{score_width}}{when(chunk.start_time)}  "
         console.print(_fitted(lead, preview_line(chunk, PREVIEW_CHUNK_CHARS + 1), PREVIEW_CHUNK_CHARS))
     if result.count > len(result.preview):
         console.print(f"  … and {result.count - len(result.preview)} more", markup=False)
@@ -441,11 +445,19 @@ def _print_session_rows(rows: list[tuple[str, str, int, str]]) -> None:
     other agents' sessions are not all 8 characters, nor counts all '1 chunk'."""
     ids = [session_id[:8] for _, session_id, _, _ in rows]
     counts = [counted(chunks, "chunk") for _, _, chunks, _ in rows]
-    id_width = max(map(len, ids), default=0)
-    count_width = max(map(len, counts), default=0)
+    id_width = max(map(len, ["session", *ids]))
+    count_width = max(map(len, ["size", *counts]))
+    if rows:  # its columns named once: the times are UTC
+        _print_header(f"  {TIME_HEADER}  {'session':<{id_width}}  {'size':>{count_width}}  title")
     for (started, _, _, title), short_id, count in zip(rows, ids, counts, strict=True):
         lead = f"  {when(started)}  {short_id:<{id_width}}  {count:>{count_width}}  "
         output.console.print(_fitted(lead, title, PREVIEW_TITLE_CHARS))
+
+
+def _print_header(text: str) -> None:
+    from rich.text import Text
+
+    output.console.print(Text(text, style="dim"), soft_wrap=True)
 
 
 def _fitted(lead: str, text: str, most: int) -> Text:

@@ -286,7 +286,7 @@ def _summary_table(report: IngestOut) -> None:
         ("sub-agents skipped", _by_kind(report.skipped_subagents)),
         ("damaged lines skipped", _by_kind(report.skipped_lines.by_reason)),
         ("vectors added", _vectors_added(report)),
-        ("topics", report.topics or "-"),
+        ("topics", report.topics_note or "-"),
         (
             "time",
             f"{report.seconds:.1f} s"

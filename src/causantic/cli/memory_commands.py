@@ -8,7 +8,7 @@ from datetime import datetime
 import click
 
 from causantic.cli.options import days_back_option, defaulted_int_option, time_range_options
-from causantic.cli.output import STORE_LABELS, domain_errors, emit_json, json_option, table, working
+from causantic.cli.output import STORE_LABELS, domain_errors, emit_json, json_option, note, table, working
 from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
@@ -65,28 +65,23 @@ def stats_command(as_json: bool) -> None:
     for run in result.ingests_running:  # the figures above may change under it
         click.echo(run.summary)
     if result.team_unreachable:
-        click.echo(f"Warning: these are local memory's figures only. {result.team_unreachable}", err=True)
+        note(f"Warning: these are local memory's figures only. {result.team_unreachable}")
     if result.vector_error:
-        click.echo(f"Warning: the vector index cannot be read ({result.vector_error}).", err=True)
+        note(f"Warning: the vector index cannot be read ({result.vector_error}).")
     if n := result.chunks_without_vectors:
-        click.echo(
+        note(
             f"Warning: {counted(n, 'chunk')} {'has' if n == 1 else 'have'} no vector, so vector search cannot find "
-            f"{'it' if n == 1 else 'them'}. Run `causantic embed`.",
-            err=True,
+            f"{'it' if n == 1 else 'them'}. Run `causantic embed`."
         )
     if result.free_bytes:
-        click.echo(
+        note(
             f"Note: {byte_size(result.free_bytes)} of the database is free space left by forgotten memory, reused by "
-            "later ingests; `causantic vacuum` gives it back to the disk.",
-            err=True,
+            "later ingests; `causantic vacuum` gives it back to the disk."
         )
     if reread := Reread(result.files_under_older_rules, tuple(result.older_rules_elsewhere.items())):
-        click.echo(f"Note: {reread_note(reread)}", err=True)
+        note(f"Note: {reread_note(reread)}")
     if result.vector_index == "missing":
-        click.echo(
-            "Warning: the ANN index file is missing; search scans every vector until `causantic embed` rebuilds it.",
-            err=True,
-        )
+        note("Warning: the ANN index file is missing; search scans every vector until `causantic embed` rebuilds it.")
 
 
 def _counts(*counts: tuple[str, int]) -> str:
@@ -110,7 +105,7 @@ def list_projects_command(as_json: bool) -> None:
         projects = memory.projects()
         unreachable = memory.team_unreachable
     if unreachable:  # else shared projects vanish from the list unexplained ("No projects in memory yet")
-        click.echo(f"Warning: local memory's projects only. {unreachable}", err=True)
+        note(f"Warning: local memory's projects only. {unreachable}")
     if as_json:
         from causantic.retrieval.output import projects_out  # pydantic: only for JSON
 
@@ -122,6 +117,7 @@ def list_projects_command(as_json: bool) -> None:
     # Team memory: the sessions' count is followed by whose they are ("alice 3, bob 1"; your local ones: "local").
     team = any(p.members for p in projects)
     by_member = [("by member", "left")] if team else []
+    first = 4 if team else 3
     table(
         None,
         [("project", "left"), ("chunks", "right"), ("sessions", "right"), *by_member]
@@ -138,6 +134,10 @@ def list_projects_command(as_json: bool) -> None:
             )
             for p in projects
         ],
+        # A long path is cut at its start, its end naming the project's folder; in a narrower terminal
+        # the first-seen column goes first, then whose sessions they are.
+        keep_end={first + 2},
+        optional=[first, *([3] if team else [])],
     )
 
 

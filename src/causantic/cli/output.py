@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+import textwrap
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -29,8 +30,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 # COLUMNS set by hand wins over both, as it does for rich and click).
 PIPE_WIDTH = 200
 # The one wrapping column of a table gets at least this; where its values would wrap in less, they go
-# on lines below their rows (list-projects' paths at 80 and 100 columns took 3 to 5 lines each).
+# on lines below their rows (list-sessions' titles at 80 columns took 3 to 5 lines each).
 FLEX_MIN_WIDTH = 30
+KEEP_END_MIN = 20  # a path cut at its start keeps at least this much ('…/claude-code-tools/tests')
 INTERRUPTED = 130  # the exit code of a command stopped by Ctrl-C, as a shell reports it (128 + SIGINT)
 STORE_LABELS = {"team": "team memory", "local": "local (unshared)"}  # team memory beside the local store
 # A progress line: what the bar leaves room for (name, count, elapsed time, a detail), its widths;
@@ -61,7 +63,9 @@ def _console(name: str = "console") -> Console:
 def line(text: str = "", style: str | None = None) -> None:
     """Print one line of text as it is (no markup, no emoji codes), in ``style`` on a terminal. Piped
     or redirected, it prints the text verbatim without loading rich (whose plain rendering would also
-    expand tabs)."""
+    expand tabs). A styled line is a heading: on a terminal it wraps between words ('[Project: api |
+    Date: …' broke as 'Relevan' and 'ce: 8%' at 60 columns); other text is left to the terminal, as
+    a chunk's code and tool output must keep their lines."""
     if not (sys.stdout.isatty() or os.environ.get("FORCE_COLOR")):
         click.echo(text)
         return
@@ -70,7 +74,16 @@ def line(text: str = "", style: str | None = None) -> None:
         return
     from rich.text import Text
 
-    _console().print(Text(text, style=style), soft_wrap=True)
+    _console().print(Text(text, style=style, overflow="fold"))
+
+
+def note(text: str) -> None:
+    """A warning or a note on stderr: on a terminal, wrapped between words to its width (a long note
+    broke mid-word at 60 columns, a command in it across two lines); redirected, one line as written."""
+    err = _console("err_console")
+    if err.is_terminal:
+        text = textwrap.fill(text, err.width, break_long_words=False, break_on_hyphens=False)
+    click.echo(text, err=True)
 
 
 def json_option(func: F) -> F:
@@ -95,20 +108,48 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]) -> None:
+def table(
+    title: str | None,
+    columns: Sequence[tuple[str, str]],
+    rows: Sequence[Sequence[Any]],
+    *,
+    keep_end: Collection[int] = (),
+    optional: Sequence[int] = (),
+) -> None:
     """Print an aligned table; ``columns`` are (header, justify) pairs, blank headers for a list of
-    name/value pairs. Only the widest column wraps: ids, counts and times stay whole on one line.
-    Where it would wrap in under :data:`FLEX_MIN_WIDTH` columns, it leaves the table and each row's
-    value of it goes on indented lines below the row (list-projects' paths at 80 columns); where
-    even the other columns do not fit (a narrower terminal), each row is printed as a block of
-    ``header  value`` lines (a long value wrapping under itself) instead of a table whose every
-    cell is cut."""
+    name/value pairs. Piped (no terminal, no COLUMNS), each row prints whole on one line, however
+    wide: a file or a pager scrolls sideways, and grep finds a row, not half of one.
+
+    On a terminal only the widest column wraps: ids, counts and times stay whole on one line. Where
+    it would wrap in under :data:`FLEX_MIN_WIDTH` columns, it leaves the table and each row's value
+    of it goes on indented lines below the row (list-sessions' titles at 80 columns).
+    ``keep_end`` columns (paths) are never wrapped: a value too long for the room left is cut at its
+    start ('…/api/src', the end telling one path from another). ``optional`` columns are left out,
+    in that order, where the table does not fit with each ``keep_end`` column at least
+    :data:`KEEP_END_MIN` wide. Where even that does not fit (a narrow terminal), each row is printed
+    as a block of ``header  value`` lines (a long value wrapping under itself, a ``keep_end`` one cut)
+    instead of a table whose every cell is cut."""
     from rich.cells import cell_len
 
     console = _console()
     cells = [[_cell(cell) for cell in row] for row in rows]
     headers = [header for header, _ in columns]
     widths = [max([cell_len(h), *(cell_len(row[i]) for row in cells)]) for i, h in enumerate(headers)]
+    shown = list(range(len(columns)))
+    if _whole_rows(console):
+        _print(_grid(title, columns, cells, shown, {}, None), sum(widths) + 3 * len(widths) - 1)
+        return
+    if keep_end or optional:
+        for dropped in range(len(optional) + 1):
+            shown = [i for i in range(len(columns)) if i not in optional[:dropped]]
+            room = console.width - sum(widths[i] for i in shown if i not in keep_end) - (3 * len(shown) - 1)
+            ends = [i for i in shown if i in keep_end]
+            cut = _shares([widths[i] for i in ends], room)
+            if cut is not None:
+                _print(_grid(title, columns, cells, shown, dict(zip(ends, cut, strict=True)), None))
+                return
+        _records(title, headers, cells, keep_end)
+        return
     flex = max(range(len(columns)), key=lambda i: widths[i])
     fixed = sum(w + 3 for i, w in enumerate(widths) if i != flex)  # content, padding and a rule each
     room = console.width - fixed - 2  # what the flex column's text gets, its own padding taken off
@@ -117,23 +158,65 @@ def table(title: str | None, columns: Sequence[tuple[str, str]], rows: Sequence[
         if len(columns) > 2 and fixed - 1 <= console.width and one_line:  # the last column has no rule after it
             _flex_below(title, columns, cells, flex)
         else:
-            _records(title, headers, cells)
+            _records(title, headers, cells, keep_end)
         return
-    _print(_grid(title, columns, cells, flex))
+    _print(_grid(title, columns, cells, shown, {}, flex))
 
 
-def _grid(title: str | None, columns: Sequence[tuple[str, str]], cells: Sequence[Sequence[str]], flex: int) -> Any:
-    """The rich table of ``cells``, the ``flex`` column the only one that wraps (-1: none does)."""
+def _whole_rows(console: Console) -> bool:
+    """Output to a pipe or a file with no width asked for (COLUMNS): rows print whole."""
+    return not console.is_terminal and console.width == PIPE_WIDTH and not os.environ.get("COLUMNS")
+
+
+def _shares(wanted: list[int], room: int) -> list[int] | None:
+    """Widths for the columns that are cut at their start, wanting ``wanted``, in ``room`` columns:
+    the widest gives way first, none below :data:`KEEP_END_MIN` (or its own width); None: no room."""
+    if sum(min(w, KEEP_END_MIN) for w in wanted) > room:
+        return None
+    given = list(wanted)
+    while sum(given) > room:
+        widest = max(range(len(given)), key=lambda i: given[i])
+        given[widest] -= 1
+    return given
+
+
+def end_kept(text: str, width: int) -> str:
+    """``text`` in ``width`` columns, cut at its start where longer: '…/tests/fixtures'. The cut falls
+    at a '/' where that costs at most a third of the room, so the path reads from a folder's name."""
+    from rich.cells import cell_len
+
+    if cell_len(text) <= width:
+        return text
+    tail = text
+    while cell_len(tail) > width - 1:
+        tail = tail[1:]
+    slash = tail.find("/", 1)
+    if 0 < slash <= width // 3:
+        tail = tail[slash:]
+    return "…" + tail
+
+
+def _grid(
+    title: str | None,
+    columns: Sequence[tuple[str, str]],
+    cells: Sequence[Sequence[str]],
+    shown: Sequence[int],
+    cut: dict[int, int],
+    flex: int | None,
+) -> Any:
+    """The rich table of ``shown`` columns: ``cut`` ones cut at their start to their width, ``flex``
+    the only one that wraps (None: none does)."""
     from rich.table import Table
     from rich.text import Text
 
-    headers = [header for header, _ in columns]
     heading = Text(title) if title else None  # a title names a project: text, not markup
+    headers = [columns[i][0] for i in shown]
     out = Table(title=heading, title_justify="left", show_edge=False, show_header=any(headers), header_style="bold")
-    for i, (header, justify) in enumerate(columns):
+    for i in shown:
+        header, justify = columns[i]
         out.add_column(header, justify=justify, no_wrap=i != flex, overflow="fold")  # type: ignore[arg-type]
-    for row in cells:
-        out.add_row(*(Text(cell) for cell in row))  # stored text, not markup: "[trimmed]" stays
+    for row in cells:  # stored text, not markup: "[trimmed]" stays
+        out.add_row(*(Text(end_kept(row[i], cut[i]) if i in cut else row[i]) for i in shown))
     return out
 
 
@@ -143,15 +226,12 @@ def _flex_below(
     """The table without its widest column, one line a row (no other cell wraps or holds a line
     break), each row followed by that column's value on lines of its own, indented (as reconstruct
     puts a title below its session)."""
-    import textwrap
-
     console = _console()
-    kept = [column for i, column in enumerate(columns) if i != flex]
-    rows = [[cell for i, cell in enumerate(row) if i != flex] for row in cells]
+    shown = [i for i in range(len(columns)) if i != flex]
     with console.capture() as captured:
-        console.print(_grid(title, kept, rows, -1))
+        console.print(_grid(title, columns, cells, shown, {}, None))
     lines = [text.rstrip() for text in captured.get().splitlines()]
-    head = len(lines) - len(rows)  # the title, the header and its rule
+    head = len(lines) - len(cells)  # the title, the header and its rule
     out = lines[:head]
     for text, row in zip(lines[head:], cells, strict=True):
         out += [text, *(f"    {part}" for part in textwrap.wrap(row[flex], console.width - 4, break_on_hyphens=False))]
@@ -164,35 +244,44 @@ def _cell(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
-def _records(title: str | None, headers: Sequence[str], cells: Sequence[Sequence[str]]) -> None:
+def _records(
+    title: str | None, headers: Sequence[str], cells: Sequence[Sequence[str]], keep_end: Collection[int] = ()
+) -> None:
     from rich.table import Table
     from rich.text import Text
 
     console = _console()
     if title:
         console.print(Text(title, style="italic"), soft_wrap=True)
+    label = max(len(h) for h in headers)
     for n, row in enumerate(cells):
         if n or title:
             console.print()
         # A grid, not "header  value" lines: a value longer than the line wraps under its own start,
         # so the headers stay a column of their own (and each block is as wide as the widest header).
         grid = Table.grid(padding=(0, 2))
-        grid.add_column(style="bold", no_wrap=True, min_width=max(len(h) for h in headers))
+        grid.add_column(style="bold", no_wrap=True, min_width=label)
         grid.add_column(overflow="fold")
-        for header, value in zip(headers, row, strict=True):
-            grid.add_row(header, Text(value))
+        for i, (header, value) in enumerate(zip(headers, row, strict=True)):
+            grid.add_row(header, Text(end_kept(value, console.width - label - 2) if i in keep_end else value))
         _print(grid)
 
 
-def _print(renderable: Any) -> None:
+def _print(renderable: Any, whole: int | None = None) -> None:
     """Print a table; piped, without the spaces that pad each line to the table's width (they would
-    land in files, diffs and grep matches)."""
+    land in files, diffs and grep matches), and ``whole`` columns wide (its widest row's width) where
+    that is wider than a pipe's."""
     console = _console()
     if console.is_terminal:
         console.print(renderable)
         return
-    with console.capture() as captured:
-        console.print(renderable)
+    width = console.width
+    console.width = max(width, whole or 0)
+    try:
+        with console.capture() as captured:
+            console.print(renderable)
+    finally:
+        console.width = width
     click.echo("\n".join(text.rstrip() for text in captured.get().splitlines()))
 
 

@@ -91,7 +91,8 @@ def status_command(as_json: bool) -> None:
         return
     table(
         None,
-        [("member", "left"), ("sessions", "right"), ("chunks", "right"), ("text", "right"), ("last ingest", "left")],
+        [("member", "left"), ("sessions", "right"), ("chunks", "right"), ("text", "right")]
+        + [("last ingest (UTC)", "left")],  # stored times are UTC
         [(m.user, m.sessions, m.chunks, byte_size(m.text_bytes), when(m.last_ingest, "-")) for m in found.members],
     )
 

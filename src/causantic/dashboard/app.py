@@ -222,18 +222,19 @@ async def _forget_form(request: Request) -> pages.ForgetForm:
 
 
 def _offered(request: Request, exc: CausanticError) -> str | Markup:
-    """The error's message; a misspelt project's nearest names in it link to this address with each
-    in its place (a page read by GET: a form's POST is not a link)."""
-    if not isinstance(exc, ProjectNotFound) or not exc.meant or request.method != "GET":
+    """The error's message; an unknown project's names in it (the nearest, and the known ones it
+    lists) link to this address with each in its place, or, where that is no link (a form's POST),
+    to each project's page."""
+    if not isinstance(exc, ProjectNotFound) or not (exc.meant or exc.known):
         return str(exc)
     asked = request.query_params.multi_items()
-    if not any(value == exc.asked for _, value in asked):
-        return str(exc)
-    links = [
-        (name, f"{request.url.path}?" + urlencode([(k, name if v == exc.asked else v) for k, v in asked]))
-        for name in exc.meant
-    ]
-    return text.guesses_linked(str(exc), links)
+    href = text.project_href
+    if request.method == "GET" and any(value == exc.asked for _, value in asked):
+
+        def href(name: str) -> str:
+            return f"{request.url.path}?" + urlencode([(k, name if v == exc.asked else v) for k, v in asked])
+
+    return text.names_linked(str(exc), exc.meant, exc.known, href)
 
 
 def _render(

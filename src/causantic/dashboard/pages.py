@@ -17,7 +17,7 @@ from markupsafe import Markup, escape
 from causantic.config import db_path, described_settings, load_config, vector_path
 from causantic.dashboard.map_labels import VIEWBOX, MapLabel, layouts, short_label
 from causantic.dashboard.story import story_of
-from causantic.dashboard.text import short_time
+from causantic.dashboard.text import names_linked, project_href, short_time
 from causantic.errors import CausanticError, NoMemoryYet
 from causantic.facade import Memory
 from causantic.home import is_team_memory
@@ -179,6 +179,11 @@ def projects(memory: Memory, derived: Derived) -> dict[str, Any]:
     return {"projects": found, "team": any(p.members for p in found), "unreachable": memory.team_unreachable}
 
 
+def _known_linked(exc: NoMemoryYet) -> Markup:
+    """A new folder's answer, the projects it names each a link to its page."""
+    return names_linked(str(exc), (), exc.known, project_href)
+
+
 def sessions(memory: Memory, derived: Derived, project: str, page_text: str = "") -> dict[str, Any]:
     """A page of a project's timeline: page 1 the newest sessions, 2 the ones before them, …"""
     page = _page(page_text)
@@ -186,7 +191,7 @@ def sessions(memory: Memory, derived: Derived, project: str, page_text: str = ""
     try:
         found = derived.get(memory, ("timeline", project, page), lambda: memory.timeline(project, offset=offset))
     except NoMemoryYet as exc:  # a new project's folder: an answer, as the CLI prints it and the MCP tools give it
-        return {"timeline": None, "folder": project, "nothing_yet": str(exc)}
+        return {"timeline": None, "folder": project, "nothing_yet": _known_linked(exc)}
     pages = max(1, -(-found.total // TIMELINE_PAGE))
     if page > pages:
         raise CausanticError(
@@ -284,7 +289,7 @@ def search(memory: Memory, derived: Derived, form: SearchForm) -> dict[str, Any]
     try:
         return _answer(memory, form, context)
     except NoMemoryYet as exc:  # a new project's folder as the filter: an answer, as the CLI and MCP tools give it
-        return {**context, "nothing_yet": str(exc)}
+        return {**context, "nothing_yet": _known_linked(exc)}
 
 
 def _answer(memory: Memory, form: SearchForm, context: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,9 @@ escaped first.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 from markupsafe import Markup, escape
 
@@ -99,12 +101,38 @@ def commands(message: str) -> Markup:
     return Markup(_BACKTICKED.sub(lambda m: f"<code>{m.group(1)}</code>", str(escape(message))))
 
 
-def guesses_linked(message: str, links: list[tuple[str, str]]) -> Markup:
-    """``message`` escaped, the names it offers ("did you mean A or B?") each a link: ``links`` holds
-    (name, address) in the message's order. A message worded otherwise is left as it is."""
-    said = " or ".join(str(escape(name)) for name, _ in links)
-    linked = " or ".join(f'<a href="{escape(href)}">{escape(name)}</a>' for name, href in links)
-    return Markup(str(escape(message)).replace(f"did you mean {said}?", f"did you mean {linked}?", 1))
+def project_href(name: str) -> str:
+    """A project's page."""
+    return "/project?" + urlencode({"name": name})
+
+
+def names_linked(message: str, meant: Sequence[str], known: Sequence[str], href: Callable[[str], str]) -> Markup:
+    """``message`` escaped (an unknown project's), the project names it offers each a link to
+    ``href(name)``: those it guesses ("did you mean A or B?", ``meant``) and those it lists ("known: A,
+    B and 5 more", ``known``, whose "5 more" opens the Projects page). Words to retype, they were. A
+    message worded otherwise is left as it is."""
+
+    def said(names: Sequence[str], joint: str) -> str:
+        return joint.join(str(escape(name)) for name in names)
+
+    def linked(names: Sequence[str], joint: str) -> str:
+        return joint.join(f'<a href="{escape(href(name))}">{escape(name)}</a>' for name in names)
+
+    out = str(escape(message))
+    if meant:
+        out = out.replace(f"did you mean {said(meant, ' or ')}?", f"did you mean {linked(meant, ' or ')}?", 1)
+    if known:
+        listed = re.compile(r"(known(?: projects)?: )" + re.escape(said(known, ", ")) + r"( and (\d+) more\b)?")
+        out = listed.sub(
+            lambda m: (
+                m.group(1)
+                + linked(known, ", ")
+                + (f' and <a href="/projects">{m.group(3)} more</a>' if m.group(2) else "")
+            ),
+            out,
+            count=1,
+        )
+    return Markup(out)
 
 
 def gist(content: str, limit: int = 140) -> str:

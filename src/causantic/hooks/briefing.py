@@ -31,7 +31,7 @@ from causantic.errors import ProjectNotFound
 from causantic.files import atomic_write, prune_older_than, secure_dir
 from causantic.hooks.chunk_text import sections
 from causantic.ingest.tokens import approx_tokens
-from causantic.retrieval.format import counted, when, when_utc
+from causantic.retrieval.format import TIMES_ZONE, counted, when, when_utc
 from causantic.sources import SOURCE_NAMES
 from causantic.transcripts import BRIEFING_OPENING
 from causantic.wording import shortened
@@ -181,7 +181,7 @@ def build_briefing(memory: Memory, cwd: str, *, exclude_session: str | None, bud
             stopped,
         ),
         ("Open threads from that session:", open_threads),
-        ("Recent sessions:", recent),
+        (f"Recent sessions ({TIMES_ZONE}):", recent),
     ]
     return Briefing(listing.project, _fit(header, titled, budget))
 

@@ -95,7 +95,7 @@ class IngestReport:
     examples_removed: list[str] = field(default_factory=list)  # example projects dropped for real memory
     vectors_added: int | None = None  # None: embedding deferred
     vectors_elsewhere: int = 0  # new chunks of this run that another process embedded at the same time
-    topics: str | None = None  # what topic maintenance did, when vectors were added
+    topics_note: str | None = None  # what topic maintenance did, in words, when vectors were added
     session_ids: set[str] = field(default_factory=set)  # the sessions counted in ``sessions``
     saved_ids: set[str] = field(default_factory=set)  # chunks a file of this run made as stored (see _not_older)
 
@@ -131,7 +131,7 @@ class IngestReport:
             "errors": [{"path": p, "error": e} for p, e in self.errors],
             "vectors_added": self.vectors_added,
             "vectors_elsewhere": self.vectors_elsewhere,
-            "topics": self.topics,
+            "topics_note": self.topics_note,
             "seconds": round(self.seconds, 3),
             "embed_seconds": round(self.embed_seconds, 3),
         }
@@ -159,8 +159,8 @@ def combined(first: IngestReport, second: IngestReport) -> IngestReport:
         out.vectors_added = (first.vectors_added or 0) + (second.vectors_added or 0)
     out.vectors_elsewhere = first.vectors_elsewhere + second.vectors_elsewhere
     # Each store forms its own topics: two unlabelled "none yet" clauses read as one store saying it twice.
-    labelled = (("local (unshared)", first.topics), ("team memory", second.topics))
-    out.topics = "; ".join(f"{where}: {t}" for where, t in labelled if t) or None
+    labelled = (("local (unshared)", first.topics_note), ("team memory", second.topics_note))
+    out.topics_note = "; ".join(f"{where}: {t}" for where, t in labelled if t) or None
     out.seconds = first.seconds + second.seconds
     out.embed_seconds = first.embed_seconds + second.embed_seconds
     return out

@@ -135,7 +135,7 @@ def _ingest_paths(
         # have taken this run's chunks with its own: they have vectors this run did not write.
         report.vectors_elsewhere = len(set(report.new_chunk_ids) - written)
         report.embed_seconds = time.perf_counter() - embed_started
-        report.topics = maintain_topics(
+        report.topics_note = maintain_topics(
             services.store, services.vectors, services.config.clustering, report.new_chunk_ids
         )
     # A reader elsewhere (an MCP server, the dashboard) kept the write-ahead log from being emptied

@@ -29,7 +29,7 @@ from causantic.live_session import current_session as current_session_now
 from causantic.mcp.app import AppContext
 from causantic.retrieval import options
 from causantic.retrieval.forget import chunks_forgotten, nothing_to_forget, others_note, preview_line, space_note
-from causantic.retrieval.format import counted, day_span, span
+from causantic.retrieval.format import TIMES_ZONE, counted, day_span, span
 from causantic.retrieval.listing import newest_note
 from causantic.retrieval.output import status_out
 from causantic.runs import PROMPT_HOOK, read_status
@@ -294,7 +294,8 @@ def list_sessions(
             f"{x.short_title(120)}"
             for x in sessions
         ]
-        text = f"Sessions of {listing.project} ({len(sessions)} of {total}, newest first):\n" + "\n".join(lines)
+        head = f"Sessions of {listing.project} ({len(sessions)} of {total}, newest first; {TIMES_ZONE}):"
+        text = head + "\n" + "\n".join(lines)
         if total > len(sessions):
             text += f"\n(showing {len(sessions)} of {total} sessions; use from/to or limit to see others)"
     return _result(text)
@@ -303,23 +304,25 @@ def list_sessions(
 def stats(ctx: Context) -> CallToolResult:
     """Memory statistics: chunks, vectors, edges by type, sessions, projects, agents, clusters."""
     output = _app(ctx).call("stats", lambda m: m.stats())
-    vectors = output.vectors if output.vectors is not None else f"unavailable ({output.vector_error})"
+    # Counts with thousands separators, as the lines beside them ('167 sessions, 3,063 chunks') say them.
+    vectors = f"{output.vectors:,}" if output.vectors is not None else f"unavailable ({output.vector_error})"
+    edges = "".join(f"\n  - {k}: {v:,}" for k, v in sorted(output.edges.by_type.items()))
     lines = [
         f"Causantic v{output.version}",
         "",
         "Memory Statistics:",
-        f"- Chunks: {output.chunks}",
+        f"- Chunks: {output.chunks:,}",
         f"- Vectors: {vectors}",
-        f"- Edges: {output.edges.total}" + "".join(f"\n  - {k}: {v}" for k, v in sorted(output.edges.by_type.items())),
-        f"- Sessions: {output.sessions}"
+        f"- Edges: {output.edges.total:,}" + edges,
+        f"- Sessions: {output.sessions:,}"
         + "".join(
             f"\n  - {k}: {counted(v.sessions, 'session')}, {counted(v.chunks, 'chunk')}"
             for k, v in output.sources.items()
             if v.sessions  # an agent never ingested is no news
         ),
-        f"- Projects: {output.projects}",
-        f"- Agents besides main: {output.agents}",
-        f"- Clusters: {output.clusters}",
+        f"- Projects: {output.projects:,}",
+        f"- Agents besides main: {output.agents:,}",
+        f"- Clusters: {output.clusters:,}",
         f"- Keyword index: {output.keyword_index}",
     ]
     if output.members:  # team memory: who contributed what

@@ -35,6 +35,9 @@ NOTHING_RELEVANT = "Nothing relevant in memory"
 # "Relevance floor"). Wording, not selection: what is shown is still relevance.floor's choice.
 WEAK_RELEVANCE = 0.10
 WEAK_MARK = "weakly related"
+# Said once in a text answer's heading: the times in it (stored times are UTC) are not the reader's own
+# zone. Beside each time it cost ten hits' answer ten tokens; the dashboard says ' UTC' by its times.
+TIMES_ZONE = "times in UTC"
 TOOL_RUN_MIN = 3  # consecutive calls of one tool folded into one line from this many on
 # Calls whose line is what was said, not a listing: a sub-agent's task, a message to a teammate.
 _NEVER_FOLDED = SPAWN_TOOLS | {"SendMessage"}
@@ -358,13 +361,16 @@ def hits_summary(shown_relevance: list[float], aside: str = "") -> str:
 
 
 def search_heading(result: SearchResult) -> str:
-    head = "Found " + search_summary(result)
+    """'Found 10 relevant memory chunks (3,650 tokens, hybrid; times in UTC)', then any notes."""
+    head = "Found " + search_summary(result, zone=True)
     return head + (f" — {'; '.join(result.notes)}" if result.notes else "")
 
 
-def search_summary(result: SearchResult) -> str:
-    """'10 relevant memory chunks (3,650 tokens, hybrid)': the heading's count, as the dashboard says it too."""
-    return hits_summary(result.shown_relevance, f"{counted(result.tokens, 'token')}, {result.mode}")
+def search_summary(result: SearchResult, *, zone: bool = False) -> str:
+    """'10 relevant memory chunks (3,650 tokens, hybrid)': the heading's count, as the dashboard says it
+    too; ``zone``: the text's, which says the hits' times are UTC (:data:`TIMES_ZONE`)."""
+    aside = f"{counted(result.tokens, 'token')}, {result.mode}" + (f"; {TIMES_ZONE}" if zone else "")
+    return hits_summary(result.shown_relevance, aside)
 
 
 def render_search(result: SearchResult) -> str:
@@ -376,18 +382,21 @@ def render_search(result: SearchResult) -> str:
 
 
 def episodes_heading(answer: EpisodeAnswer) -> str:
-    return episodes_headline(answer) + (f" — {'; '.join(answer.notes)}" if answer.notes else "")
+    return episodes_headline(answer, zone=True) + (f" — {'; '.join(answer.notes)}" if answer.notes else "")
 
 
-def episodes_headline(answer: EpisodeAnswer) -> str:
+def episodes_headline(answer: EpisodeAnswer, *, zone: bool = False) -> str:
     """'Recall: the story behind it, 3 episodes, best first (7 chunks, 2,361 tokens)': the
-    text's heading without its notes (the dashboard tells them as a sentence of their own)."""
+    text's heading without its notes (the dashboard tells them as a sentence of their own, and its
+    episodes' times say ' UTC'); ``zone``: the text's, which says its times are UTC once
+    (:data:`TIMES_ZONE`)."""
     what = "the story behind it" if answer.kind == "recall" else "what came next"
     weak = all(is_weak(e.relevance) for e in answer.episodes)  # then no match reaches the weak line
     noun = f"{WEAK_MARK} episode" if weak else "episode"
     head = (
         f"{answer.kind.capitalize()}: {what}, {counted(len(answer.episodes), noun)}{_order_said(answer)} "
-        f"({counted(len(answer.chunks), 'chunk')}, {counted(answer.tokens, 'token')})"
+        f"({counted(len(answer.chunks), 'chunk')}, {counted(answer.tokens, 'token')}"
+        + (f"; {TIMES_ZONE})" if zone else ")")
     )
     if answer.mode == "chain":
         head += " — chain walk"

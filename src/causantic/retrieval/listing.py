@@ -101,7 +101,11 @@ def resolve_project(store: MemoryStoreProtocol, name: str, *, emptied: bool = Fa
         listed = ", ".join(known[:KNOWN_SHOWN]) + more
         if _is_folder(name):  # an agent's cwd in a project not ingested yet: nothing went wrong
             held = f"known projects: {listed}" if known else "memory is empty: run `causantic batch-ingest`"
-            raise NoMemoryYet(f"Nothing in memory for {name} yet: its sessions are remembered once ingested ({held}).")
+            raise NoMemoryYet(
+                f"Nothing in memory for {name} yet: its sessions are remembered once ingested ({held}).",
+                asked=name,
+                known=tuple(known[:KNOWN_SHOWN]),
+            )
         if not known:
             raise ProjectNotFound(f"No project named {name!r}: memory is empty (run `causantic batch-ingest` first).")
         meant = difflib.get_close_matches(name, known, n=3)
@@ -110,6 +114,7 @@ def resolve_project(store: MemoryStoreProtocol, name: str, *, emptied: bool = Fa
             f"No project named {name!r} in memory{guess} (known: {listed}; list-projects shows each with its path).",
             asked=name,
             meant=tuple(meant),
+            known=tuple(known[:KNOWN_SHOWN]),
         )
     if len(matches) > 1:
         names = ", ".join(f"{p.name} ({p.path})" for p in matches)

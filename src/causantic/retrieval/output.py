@@ -438,9 +438,9 @@ class EmbedOut(Out):
 
 
 class ClusterOut(Out):
-    """A clustering run, its counts named as ``clusters --json`` names them."""
+    """A clustering run, its counts named as ``clusters --json`` names them (``topics`` is a list there)."""
 
-    topics: int = Field(description="Topics found.")
+    topics_found: int = Field(description="Topics found.")
     chunks: int = Field(description="Embedded chunks grouped.")
     in_no_topic: int = Field(description="Of those, the chunks in no topic (HDBSCAN's noise).")
     kept_identities: int = Field(description="Topics that kept their id from the run before.")
@@ -449,7 +449,7 @@ class ClusterOut(Out):
 
 def cluster_out(report: ClusterReport) -> ClusterOut:
     return ClusterOut(
-        topics=report.clusters,
+        topics_found=report.clusters,
         chunks=report.clustered_chunks + report.noise_chunks,
         in_no_topic=report.noise_chunks,
         kept_identities=report.kept_identities,
@@ -555,7 +555,11 @@ class IngestOut(Out):
         description="New chunks of this run that another ingest running at the same time embedded (not counted in "
         "vectors_added): in team memory, another member's.",
     )
-    topics: str | None
+    topics_note: str | None = Field(
+        description=(
+            "What topic upkeep did, in words ('3 of 5 new chunks joined existing topics'); null: no vectors added."
+        )
+    )
     seconds: float
     embed_seconds: float
 

@@ -24,7 +24,7 @@ from datetime import datetime
 
 from causantic.errors import CausanticError
 from causantic.ingest.tokens import approx_tokens
-from causantic.retrieval.format import counted, shown_content, span, when
+from causantic.retrieval.format import TIMES_ZONE, counted, shown_content, span, when
 from causantic.retrieval.listing import SessionSummary, list_sessions, newest_note, resolve_project
 from causantic.retrieval.options import TIMELINE_SESSIONS
 from causantic.sources import SOURCE_NAMES
@@ -340,11 +340,11 @@ def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={pag
         else (f" (page {result.page})" if result.page > 1 else "")
     )
     if result.view == "timeline":
-        lines = [f"{result.project}: {counted(len(result.sessions), 'session')}, oldest first{of}"]
+        lines = [f"{result.project}: {counted(len(result.sessions), 'session')}, oldest first{of}; {TIMES_ZONE}"]
     else:
         lines = [
             f"{result.project}: {counted(len(result.chunks), 'chunk')} from "
-            f"{counted(len(result.sessions), 'session')}, {counted(result.tokens, 'token')}{of}"
+            f"{counted(len(result.sessions), 'session')}, {counted(result.tokens, 'token')}{of}; {TIMES_ZONE}"
         ]
     if unsure:
         lines.append(

@@ -629,6 +629,11 @@ class SqlStore(ABC):
         server's row-level security decides)."""
         return set()
 
+    def protected_counts(self, session_ids: Sequence[str]) -> dict[str, int]:
+        """Of these sessions' chunks, those this member may not change, counted by the member they are
+        of: none in local memory (team memory: the server's row-level security decides)."""
+        return {}
+
     def drop_superseded(self, session_id: str, ids: Sequence[str]) -> int:
         """Delete chunks that ingest no longer produces, with their edges, keyword-index rows and vector
         marks (cascades), and the session row if nothing is left. Unlike ``delete_chunks`` nothing is

@@ -181,6 +181,7 @@ class MemoryStoreProtocol(Protocol):
     ) -> list[EdgeRecord]: ...
     def delete_chunks(self, ids: Sequence[str], *, remember: bool = True) -> int: ...  # its own transaction
     def protected_chunks(self, ids: Sequence[str]) -> set[str]: ...  # those this member may not delete
+    def protected_counts(self, session_ids: Sequence[str]) -> dict[str, int]: ...  # of them, by member
 
     # ---- chunks -------------------------------------------------------------------------------
     def get_chunks(self, ids: Sequence[str]) -> dict[str, StoredChunk]: ...

@@ -451,6 +451,18 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             )
         }
 
+    def protected_counts(self, session_ids: Sequence[str]) -> dict[str, int]:
+        """:meth:`protected_chunks` of these sessions, counted by member on the server (a merge's
+        preview loaded the whole project's chunks to count them)."""
+        if not session_ids:
+            return {}
+        rows = self._rows(
+            "SELECT member, COUNT(*) FROM chunks WHERE session_id = ANY(?) AND NOT causantic_may_change(owner_role)"
+            " GROUP BY member",
+            (list(session_ids),),
+        )
+        return {str(r[0]): int(r[1]) for r in rows}
+
     def delete_chunks(self, ids: Sequence[str], *, remember: bool = True) -> int:
         """Remove chunks (edges, vectors, memberships cascade), remembering them as forgotten.
 
