@@ -26,7 +26,7 @@ Each is one JSON-lines file per session, told apart by its first line (:func:`so
   entries off it are branches the user went back from (``/tree``), kept as rewound branches
   (:mod:`rewinds`).
 
-Damaged lines are skipped and counted (:func:`~causantic.transcripts.reader.decode_lines`), unknown
+Damaged lines are skipped and counted (:func:`~causantic.transcripts.reader.read_records`), unknown
 records counted, never fatal. Kiro and OpenCode keep their sessions in databases and are not read.
 """
 
@@ -59,11 +59,10 @@ from causantic.transcripts.reader import (
     as_array,
     as_object,
     as_str,
-    decode_lines,
     line_uuid,
     parse_blocks,
     parse_time,
-    read_bytes,
+    read_records,
 )
 
 __all__ = ["OTHER_SOURCES", "read_other", "session_folder", "source_of_line"]
@@ -98,10 +97,9 @@ def read_other(path: Path, source: Source) -> tuple[Transcript | None, SkipRepor
 
     Raises :class:`TranscriptError` only when the file cannot be read at all.
     """
-    data = read_bytes(path)
     report = SkipReport()
     builder = _Builder(report)
-    records = decode_lines(data, report)
+    records = read_records(path, report)
     if source == "pi":
         records = _pi_marked(records)
     add = {"copilot": builder.copilot, "cursor": builder.cursor, "droid": builder.droid, "pi": builder.pi}[source]
