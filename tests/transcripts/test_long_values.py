@@ -137,11 +137,12 @@ def test_a_long_value_elsewhere_is_decoded_whole(tmp_path: Path, small_limits: N
 
 
 @pytest.mark.parametrize("as_blocks", [False, True])
-def test_a_long_tool_output_stays_in_its_file_and_its_copy_keeps_its_head(
+def test_a_long_tool_output_stays_in_its_file_and_its_copy_is_not_held(
     tmp_path: Path, small_limits: None, as_blocks: bool
 ) -> None:
     # A Bash output of many megabytes, which Claude Code writes twice: in the tool_result and in
-    # toolUseResult.stdout. Neither is held whole: the result reads back from the file.
+    # toolUseResult.stdout. Neither is held: the result reads back from the file, and of the copy
+    # only what sub-agent and team linking read is kept (here nothing).
     long = "".join(f"line {n} 😀\n" for n in range(1000))
     content: object = [{"type": "text", "text": long}] if as_blocks else long
     result = {"type": "tool_result", "tool_use_id": "c1", "content": content, "is_error": True}
@@ -155,7 +156,7 @@ def test_a_long_tool_output_stays_in_its_file_and_its_copy_keeps_its_head(
     assert (block.tool_use_id, block.is_error) == ("c1", True)
     assert block.text == long[:300] and block.tail == long[-longvalue.TAIL_CHARS :]
     assert "".join(block.long.windows()) == block.whole() == long
-    assert message.tool_use_result == {"stdout": long[:300], "stderr": ""} and report.total == 0
+    assert message.tool_use_result == {} and report.total == 0
 
 
 def test_a_damaged_long_line_is_skipped_and_counted(tmp_path: Path, small_limits: None) -> None:

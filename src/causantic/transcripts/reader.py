@@ -35,6 +35,7 @@ import io
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -164,7 +165,7 @@ def read_file(
     Raises :class:`TranscriptError` only when the file cannot be read at all.
     """
     report = SkipReport()
-    records = read_records(path, report, _claude_long_values)
+    records = read_records(path, report, _claude_long_values, _kept)
     if not records and report.total and not _damaged_json_lines(read_bytes(path)):
         # Not one line is a JSON object (a text file, an indented JSON document): a file in another
         # format, not a damaged transcript, so its lines are not counted as damaged ones.
@@ -214,7 +215,10 @@ def read_bytes(path: Path) -> bytes:
 
 
 def read_records(
-    path: Path, report: SkipReport, long_values: LongRule | None = None
+    path: Path,
+    report: SkipReport,
+    long_values: LongRule | None = None,
+    shape: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> list[tuple[int, int, dict[str, Any]]]:
     """(line number, index on the line, record) for every JSON object of the file at ``path``, read a
     line at a time (see :func:`decode_lines`): the file's bytes are never held whole.
@@ -223,11 +227,13 @@ def read_records(
     ingest, and a line being written then (cut by that end) is its truncated last line.
     ``long_values``: how the file's format puts a string value of many megabytes back into its record
     (see :mod:`longvalue`); with it, a long line is read in pieces and such values stay in the file,
-    without it a long line is read whole. Raises :class:`TranscriptError` when the file cannot be read.
+    without it a long line is read whole. ``shape``: what of each record to keep, applied as it is
+    read (a record's parts nothing reads are not held while the rest of the file is read). Raises
+    :class:`TranscriptError` when the file cannot be read.
     """
     try:
         with path.open("rb") as handle:
-            return _decode(handle, os.fstat(handle.fileno()).st_size, report, path, long_values)
+            return _decode(handle, os.fstat(handle.fileno()).st_size, report, path, long_values, shape)
     except OSError as e:
         raise TranscriptError(
             f"Cannot read transcript file {path}: {e.strerror or e}. Check that it exists and is readable."
@@ -246,7 +252,12 @@ def decode_lines(data: bytes, report: SkipReport) -> list[tuple[int, int, dict[s
 
 
 def _decode(
-    handle: BinaryIO, size: int, report: SkipReport, path: Path | None, long_values: LongRule | None
+    handle: BinaryIO,
+    size: int,
+    report: SkipReport,
+    path: Path | None,
+    long_values: LongRule | None,
+    shape: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> list[tuple[int, int, dict[str, Any]]]:
     """The records of ``handle``'s first ``size`` bytes, a line at a time (:func:`decode_lines`); a
     line of :data:`LONG_LINE_BYTES` or more is read on in pieces, and with ``long_values`` its long
@@ -257,6 +268,11 @@ def _decode(
     loads = orjson.loads
     out: list[tuple[int, int, dict[str, Any]]] = []
     append = out.append
+    if shape is not None:
+
+        def append(item: tuple[int, int, dict[str, Any]]) -> None:
+            out.append((item[0], item[1], shape(item[2])))
+
     line_no = 0
     while offset < size:
         start = offset
@@ -301,7 +317,7 @@ def _decode(
         try:
             value = loads(line)
         except orjson.JSONDecodeError:
-            _slow_line(memoryview(line)[: len(line) - ended], line_no, not ended, out, report)
+            _slow_line(memoryview(line)[: len(line) - ended], line_no, not ended, append, report)
             continue
         if type(value) is dict:
             append((line_no, 0, cast("dict[str, Any]", value)))
@@ -380,6 +396,28 @@ def _claude_long_values(record: dict[str, Any], holes: Placeholders) -> dict[str
     return cast("dict[str, Any]", holes.put_back(record))
 
 
+# What ingest reads of a message's ``toolUseResult`` (:mod:`causantic.ingest.subagents` and
+# :mod:`causantic.ingest.teams`); the rest (a copy of the output, a whole edited file) is not kept.
+_LINKING_KEYS = ("agentId", "name", "runId", "transcriptDir", "isAsync", "status", "routing")
+# What the assembler reads of a record that is neither a message nor an agent's progress.
+_OTHER_KEYS = ("type", "isSidechain", *_CLAUDE_CODE_KEYS)
+
+
+def _kept(record: dict[str, Any]) -> dict[str, Any]:
+    """What :class:`_Assembler` reads of a record, kept while the rest of the file is read: half of a
+    session's records is often Claude Code's copies of outputs and files, and snapshots."""
+    kind = record.get("type")
+    if kind == "user" or kind == "assistant":
+        result = record.get("toolUseResult")
+        if result is not None:
+            linking = {k: result[k] for k in _LINKING_KEYS if k in result} if type(result) is dict else None
+            record["toolUseResult"] = linking
+        return record
+    if kind == "progress":
+        return record
+    return {key: record[key] for key in _OTHER_KEYS if key in record}
+
+
 def _only_text_part(content: Any) -> dict[str, Any] | None:
     """The one block of a tool result's content list when it is all the result's text (a text
     block, whatever its type says, as :func:`_flatten_result` reads it), else None."""
@@ -391,7 +429,11 @@ def _only_text_part(content: Any) -> dict[str, Any] | None:
 
 
 def _slow_line(
-    raw: memoryview, line_no: int, is_last: bool, out: list[tuple[int, int, dict[str, Any]]], report: SkipReport
+    raw: memoryview,
+    line_no: int,
+    is_last: bool,
+    append: Callable[[tuple[int, int, dict[str, Any]]], None],
+    report: SkipReport,
 ) -> None:
     """A line orjson refused: decode it (a stray invalid byte costs that character, not the record)
     and keep what the standard library can read of it."""
@@ -400,10 +442,10 @@ def _slow_line(
     except UnicodeDecodeError as e:
         cut_text = _before_cut_character(bytes(raw), e)
         if cut_text is not None:  # the line was cut inside a character: a cut record, not an encoding problem
-            _recover_line(cut_text, line_no, is_last, out, report, cut=True)
+            _recover_line(cut_text, line_no, is_last, append, report, cut=True)
             return
         text = str(raw, "utf-8", errors="replace")
-    _recover_line(text, line_no, is_last, out, report)
+    _recover_line(text, line_no, is_last, append, report)
 
 
 def _before_cut_character(raw: bytes, error: UnicodeDecodeError) -> str | None:
@@ -420,7 +462,7 @@ def _recover_line(
     text: str,
     line_no: int,
     is_last: bool,
-    out: list[tuple[int, int, dict[str, Any]]],
+    append: Callable[[tuple[int, int, dict[str, Any]]], None],
     report: SkipReport,
     *,
     cut: bool = False,
@@ -445,7 +487,7 @@ def _recover_line(
             report.add(SkipReason.TRUNCATED_LAST_LINE if is_last else SkipReason.INVALID_JSON)
             return
         if type(value) is dict:
-            out.append((line_no, sub, cast("dict[str, Any]", value)))
+            append((line_no, sub, cast("dict[str, Any]", value)))
             sub += 1
         else:
             report.add(SkipReason.NOT_AN_OBJECT)
