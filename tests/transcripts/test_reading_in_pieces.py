@@ -6,6 +6,7 @@ lines are skipped and counted."""
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +150,37 @@ def test_damaged_lines_among_long_ones_are_skipped_and_counted(tmp_path: Path, s
     transcripts, report = read_file(path)
     assert [m.uuid for t in transcripts for m in t.messages] == ["u3"]
     assert dict(report.counts) == {"invalid json": 3}
+
+
+def test_a_session_file_is_read_without_holding_its_bytes_or_claude_codes_copies(tmp_path: Path) -> None:
+    # 200 files read by the Read tool: Claude Code writes each one twice on its result's line (the
+    # tool_result and toolUseResult.file.content), and linking reads neither copy.
+    source = "def handler(event):\n    return {'status': 200, 'body': event['body'].upper()}  # naïve ✓\n" * 250
+    lines = []
+    for n in range(200):
+        call = {"type": "tool_use", "id": f"c{n}", "name": "Read", "input": {"file_path": f"/work/app/m{n}.py"}}
+        copy = {"type": "text", "file": {"filePath": f"/work/app/m{n}.py", "content": source, "numLines": 500}}
+        result = {**_record("", f"r{n}"), "toolUseResult": copy}
+        result["message"] = {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": f"c{n}", "content": source}],
+        }
+        lines += [
+            {**_record("", f"a{n}"), "type": "assistant", "message": {"role": "assistant", "content": [call]}},
+            result,
+        ]
+    path = tmp_path / "s-read.jsonl"
+    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+    size = path.stat().st_size
+    read_file(path)  # imports and caches: not counted
+    tracemalloc.start()
+    try:
+        [transcript], report = read_file(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(transcript.messages) == 400 and report.total == 0
+    # Read whole, the file's bytes and both copies of every output were held: 2.9x the file at the
+    # peak; read a line at a time, both copies: 1.9x. Now one copy, as the transcript keeps it: 1.0x
+    # (the text, with a ✓, at two bytes a character).
+    assert peak < 1.5 * size, f"peak {peak / 1e6:.1f} MB for a {size / 1e6:.1f} MB file"
