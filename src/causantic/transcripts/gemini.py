@@ -23,6 +23,10 @@ is not the conversation and is ignored). A sub-agent's session is ``chats/<paren
 id>.jsonl`` (header ``kind: "subagent"``): it joins its parent's session (:mod:`discovery`), and the
 parent's call that ran it (``invoke_agent``) names it in its record's ``agentId``.
 
+A tool output of many megabytes stays in the file, as a Claude Code one does (:mod:`longvalue`; a
+session document is read in pieces like a long line), and so does ``resultDisplay`` when it is the
+result; beside a response it keeps its head.
+
 Gemini CLI records no working directory, only ``projectHash`` = sha256 of it. Newer versions name
 the project folder instead and keep its path in ``<folder>/.project_root``, which is read when present.
 Otherwise the session's own text often names the folder: a tool call's absolute path, or an error

@@ -31,7 +31,6 @@ file order, not timestamp order (timestamps are not monotonic in resumed session
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -74,7 +73,6 @@ __all__ = [
     "as_array",
     "as_object",
     "as_str",
-    "decode_lines",
     "parse_time",
     "read_bytes",
     "read_file",
@@ -221,7 +219,12 @@ def read_records(
     shape: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> list[tuple[int, int, dict[str, Any]]]:
     """(line number, index on the line, record) for every JSON object of the file at ``path``, read a
-    line at a time (see :func:`decode_lines`): the file's bytes are never held whole.
+    line at a time: the file's bytes are never held whole.
+
+    The fast path hands each line's bytes to ``orjson.loads`` (about 3× ``json.loads`` on the corpus:
+    ``benchmarks/json_parse.py``). A line it refuses (damaged, two records run together, invalid
+    UTF-8, or JSON orjson is stricter about, such as NaN or huge integers) takes the slow path,
+    which decodes the text itself and keeps every complete value the standard library reads.
 
     The file is read as it stood when opened: lines appended while it is read wait for the next
     ingest, and a line being written then (cut by that end) is its truncated last line.
@@ -240,26 +243,15 @@ def read_records(
         ) from e
 
 
-def decode_lines(data: bytes, report: SkipReport) -> list[tuple[int, int, dict[str, Any]]]:
-    """(line number, index on the line, record) for every JSON object in `data`.
-
-    The fast path hands each line's bytes to ``orjson.loads`` (about 3× ``json.loads`` on the corpus:
-    ``benchmarks/json_parse.py``). A line it refuses (damaged, two records run together, invalid
-    UTF-8, or JSON orjson is stricter about, such as NaN or huge integers) takes the slow path,
-    which decodes the text itself and keeps every complete value the standard library reads.
-    """
-    return _decode(io.BytesIO(data), len(data), report, None, None)
-
-
 def _decode(
     handle: BinaryIO,
     size: int,
     report: SkipReport,
-    path: Path | None,
+    path: Path,
     long_values: LongRule | None,
-    shape: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    shape: Callable[[dict[str, Any]], dict[str, Any]] | None,
 ) -> list[tuple[int, int, dict[str, Any]]]:
-    """The records of ``handle``'s first ``size`` bytes, a line at a time (:func:`decode_lines`); a
+    """The records of ``handle``'s first ``size`` bytes, a line at a time (:func:`read_records`); a
     line of :data:`LONG_LINE_BYTES` or more is read on in pieces, and with ``long_values`` its long
     string values stay in the file at ``path``."""
     offset = len(_BOM) if handle.read(len(_BOM)) == _BOM else 0
@@ -283,7 +275,7 @@ def _decode(
         line_no += 1
         ended = line[-1] == _NEWLINE
         if not ended and len(line) >= limit:  # a long line: read on in pieces
-            scanner = LineScanner(path, start) if path is not None and long_values is not None else None
+            scanner = LineScanner(path, start) if long_values is not None else None
             pieces = [line]
             while not ended and offset < size:
                 if scanner is not None:
