@@ -16,6 +16,8 @@ from causantic.ingest.plan import PlanSettings, plan_group
 from causantic.ingest.service import ingest_paths
 from causantic.services import open_services
 from causantic.transcripts import discover, longvalue
+from causantic.transcripts.codex import read_rollout
+from causantic.transcripts.model import ToolResult
 
 ENTIRE = "codex/blackgirlbytes__entire-token-costs-benchmark-tests/a7/1156299398/0/full.jsonl"  # Codex 0.142
 SHELL = "gemini/computermode__test-repo/72/9ac91fce19/0/full.jsonl"  # Gemini CLI: run_shell_command
@@ -82,7 +84,13 @@ def test_a_huge_codex_command_output_is_stored_as_when_decoded_whole(
     # A failed command's 3 MB output after Codex's header; an older Codex's JSON-wrapped output
     # (decoded whole); an output all blank.
     wrapped = json.dumps({"output": _log(1.5), "metadata": {"exit_code": 0}}, ensure_ascii=False)
-    path = _rollout(agents_corpus, tmp_path / "codex", [HEADER + _log(3), wrapped, " " * 2_200_000])
+    log = _log(3)
+    path = _rollout(agents_corpus, tmp_path / "codex", [HEADER + log, wrapped, " " * 2_200_000])
+    transcript, _, _ = read_rollout(path)
+    assert transcript is not None
+    results = [b for m in transcript.messages for b in m.blocks if isinstance(b, ToolResult) and b.long]
+    assert len(results) == 1 and results[0].is_error  # only the first stays in the file; it failed
+    assert results[0].whole() == log and log.startswith(results[0].text)  # read back without its header
     lazy = _stored(path)
     assert _stored_decoded_whole(path, tmp_path / "whole", monkeypatch) == lazy
     first = "[Error:exec_command] 2026-11-25 08:00:01 INFO worker 7 took job quokka-0"
