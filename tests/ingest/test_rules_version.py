@@ -312,8 +312,8 @@ def test_gemini_json_lines_sessions_read_under_older_rules_end_as_a_fresh_ingest
     for name in ("e6/b2f769a273", "79/d52455f160"):
         _as_gemini_json_lines(agents_corpus / "gemini/computermode__test-repo" / name / "0/full.jsonl", chats)
 
-    def every_version(data: bytes, report: Any) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any], None]]]:
-        records = [(n, record) for n, _, record in gemini.decode_lines(data, report)]
+    def every_version(path: Path, report: Any) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any], None]]]:
+        records = [(n, record) for n, _, record in gemini.read_records(path, report)]
         return records[0][1], [(n, r, None) for n, r in records if "type" in r]
 
     with monkeypatch.context() as before:  # an older release: every version of a reply read as a reply

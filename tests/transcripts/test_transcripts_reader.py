@@ -303,7 +303,7 @@ def test_content_blocks_of_every_kind_are_typed_and_unknown_ones_dropped(tmp_pat
                     is_error=True,
                 )
             ],
-            toolUseResult={"filePath": "/a.py"},
+            toolUseResult={"filePath": "/a.py", "agentId": "a1", "file": {"content": "the file read, again"}},
         ),
     ]
     [transcript], _ = read_file(write(tmp_path / "a.jsonl", jsonl(*records)))
@@ -311,7 +311,7 @@ def test_content_blocks_of_every_kind_are_typed_and_unknown_ones_dropped(tmp_pat
     assert prompt.blocks == (TextBlock("look"), TextBlock("[image]"))
     assert answer.blocks == (ThinkingBlock("hmm"), ToolCall("t1", "Read", {"file_path": "/a.py"}))
     assert result.blocks == (ToolResult("t1", "line 1\n[image]\n[tool: WebSearch]", is_error=True),)
-    assert result.tool_use_result == {"filePath": "/a.py"}
+    assert result.tool_use_result == {"agentId": "a1"}  # what linking reads of it; not its copy of the output
 
 
 def test_a_message_left_without_blocks_is_counted_as_empty(tmp_path: Path) -> None:

@@ -141,7 +141,7 @@ def cleaned_long_text(
 
     ``source`` is the text, or a text left in its transcript file, read a window at a time; either
     way only a few windows of it are held at once, and the result is held as UTF-8."""
-    length = source.chars if isinstance(source, LongText) else len(source)
+    length = source.length if isinstance(source, LongText) else len(source)
     if length < 2 * window or (injected and not opens_plainly(_head(source))):
         return _whole(source, redact, injected)
 

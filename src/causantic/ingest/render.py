@@ -166,10 +166,10 @@ def _result_head(block: ToolResult, chars: int, tool: str) -> str:
         lead = len(block.text) - len(block.text.lstrip())
         end = without_trailing_reminders(block.tail).rstrip()
         if (
-            lead + chars <= len(block.text) < block.long.chars - len(block.tail)
+            lead + chars <= len(block.text) < block.long.length - len(block.tail)
             and end
             and not end.endswith("</system-reminder>")
-            and block.long.chars - len(block.tail) + len(end) - lead >= chars
+            and block.long.length - len(block.tail) + len(end) - lead >= chars
         ):
             return block.text[lead : lead + chars]
     body = without_trailing_reminders(block.whole()).strip()

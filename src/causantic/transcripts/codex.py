@@ -26,7 +26,9 @@ earlier prompt to edit it: Esc Esc) takes its last ``num_turns`` turns out of th
 does: they are kept as a rewound branch (:mod:`rewinds`). Several ``session_meta`` records in one
 file (a resumed or forked thread) keep the first one's identity; a user's fork (``/fork``) names the
 thread it copied in ``forked_from_id`` (:mod:`discovery` leaves the copy out). Damaged lines are
-counted by :func:`decode_lines`.
+counted by :func:`~causantic.transcripts.reader.read_records`. A command output of many megabytes
+stays in the file (:mod:`longvalue`), like a Claude Code one, when it is plain text; JSON text (the
+older ``{"output", "metadata"}`` form) and an agent's answer are decoded whole.
 
 Spawned agents: a ``spawn_agent`` call's output (``{"agent_id": …}``) or a
 ``collab_agent_spawn_end`` event names the new thread; the result message then carries
@@ -41,8 +43,9 @@ import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from causantic.transcripts.longvalue import LongValue, Placeholders
 from causantic.transcripts.model import (
     Block,
     Message,
@@ -58,11 +61,10 @@ from causantic.transcripts.reader import (
     as_array,
     as_object,
     as_str,
-    decode_lines,
     line_uuid,
     loads,
     parse_time,
-    read_bytes,
+    read_records,
 )
 
 __all__ = ["SPAWN_TOOL", "RolloutMeta", "call_arguments", "is_rollout_head", "peek_rollout_meta", "read_rollout"]
@@ -138,10 +140,9 @@ def read_rollout(
 
     Raises :class:`TranscriptError` only when the file cannot be read at all.
     """
-    data = read_bytes(path)
     report = SkipReport()
     builder = _Builder(agent_id, report)
-    for index, (line_no, sub, record) in enumerate(decode_lines(data, report)):
+    for index, (line_no, sub, record) in enumerate(read_records(path, report, _long_values)):
         builder.add(record, line_no, sub, first=index == 0)
     meta = builder.meta or RolloutMeta()
     if not builder.messages:
@@ -269,11 +270,19 @@ class _Builder:
             call_id = next((c.id for c in reversed(self.open_calls) if c.name == name), f"{uuid}-call")
         self.open_calls = [c for c in self.open_calls if c.id != call_id]
         raw = next((item[k] for k in ("output", "result", "tools") if k in item), None)
+        tool = self.call_names.get(call_id)
+        if isinstance(raw, LongValue):
+            long = _long_output(call_id, raw) if tool not in (SPAWN_TOOL, "wait_agent") else None
+            if long is not None:
+                failed = long.is_error or item.get("success") is False
+                self._append(uuid, "user", when, line_no, (replace(long, is_error=failed),))
+                return
+            raw = "".join(raw.text.windows())
         text, failed = _output_text(raw)
         spawned = None
-        if self.call_names.get(call_id) == SPAWN_TOOL:
+        if tool == SPAWN_TOOL:
             spawned = self.spawned.get(call_id) or _spawned_thread(text)
-        if self.call_names.get(call_id) in (SPAWN_TOOL, "wait_agent"):
+        if tool in (SPAWN_TOOL, "wait_agent"):
             text = _agents_said(text) or text
         result = {"agentId": spawned, "isAsync": True} if spawned else None
         failed = failed or item.get("success") is False
@@ -384,6 +393,33 @@ def call_arguments(raw: Any, key: str) -> dict[str, Any]:
         return obj if obj is not None else {key: raw}
     obj = as_object(raw)
     return obj if obj is not None else ({} if raw is None else {key: raw})
+
+
+def _long_values(record: dict[str, Any], holes: Placeholders) -> dict[str, Any]:
+    """A rollout record's long values put back (see :mod:`longvalue`): a tool's output stays in the
+    file; events (which repeat what items say, and are read only for spawn links and rollbacks) keep
+    their heads; any other long value is decoded whole."""
+    payload = as_object(record.get("payload"))
+    kind = record.get("type")
+    item = payload if kind in _ENVELOPES else record if payload is None else None
+    if item is not None and item.get("type") in _OUTPUTS:
+        next((key for key in ("output", "result", "tools") if key in item and holes.lazy(item, key)), None)
+    if kind in _IGNORED and payload is not None:
+        record["payload"] = holes.put_back(payload, "head")
+    return cast("dict[str, Any]", holes.put_back(record))
+
+
+def _long_output(call_id: str, output: LongValue) -> ToolResult | None:
+    """The result of a command output of many megabytes left in its file, without the header Codex
+    writes before it (as :func:`_command_output` reads it); None when it is to be decoded whole:
+    JSON text (read by :func:`_output_text`), or a header the output's head cannot tell apart."""
+    if output.blank or output.head.startswith("{"):
+        return None
+    text, failed = _command_output(output.head)
+    if not output.head.endswith(text):  # a running command's note in place of a blank output
+        return None
+    skip = len(output.head) - len(text)
+    return ToolResult(call_id, text, failed, replace(output.text, skip=skip), output.tail)
 
 
 def _output_text(raw: Any) -> tuple[str, bool]:

@@ -23,6 +23,10 @@ is not the conversation and is ignored). A sub-agent's session is ``chats/<paren
 id>.jsonl`` (header ``kind: "subagent"``): it joins its parent's session (:mod:`discovery`), and the
 parent's call that ran it (``invoke_agent``) names it in its record's ``agentId``.
 
+A tool output of many megabytes stays in the file, as a Claude Code one does (:mod:`longvalue`; a
+session document is read in pieces like a long line), and so does ``resultDisplay`` when it is the
+result; beside a response it keeps its head.
+
 Gemini CLI records no working directory, only ``projectHash`` = sha256 of it. Newer versions name
 the project folder instead and keep its path in ``<folder>/.project_root``, which is read when present.
 Otherwise the session's own text often names the folder: a tool call's absolute path, or an error
@@ -34,12 +38,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from causantic.errors import TranscriptError
+from causantic.transcripts.longvalue import WINDOW_BYTES, LineScanner, LongValue, Placeholders
 from causantic.transcripts.model import (
     Block,
     Message,
@@ -55,10 +62,10 @@ from causantic.transcripts.reader import (
     as_array,
     as_object,
     as_str,
-    decode_lines,
     loads,
     parse_time,
     read_bytes,
+    read_records,
 )
 
 __all__ = ["GeminiHeader", "GeminiSession", "looks_like_gemini", "peek_gemini_header", "read_gemini"]
@@ -120,9 +127,8 @@ def read_gemini(
 
     Raises :class:`TranscriptError` only when the file cannot be read at all.
     """
-    data = read_bytes(path)
     report = SkipReport()
-    header, records = _records(data, report)
+    header, records = _records(path, report)
     own_id = as_str(header.get("sessionId")) or path.stem
     session_id = session_id or own_id
     project_hash = as_str(header.get("projectHash")) or None
@@ -139,33 +145,98 @@ def read_gemini(
     return GeminiSession(transcript, session_id, project_hash, cwd), report
 
 
-def _records(data: bytes, report: SkipReport) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any], str | None]]]:
+def _records(path: Path, report: SkipReport) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any], str | None]]]:
     """(session header, [(position, message record, the rewound branch it is on or None)]) from a
-    document or from JSON lines, in the order of their first lines."""
+    document or from JSON lines, in the order of their first lines. Neither is held whole: a string
+    value of many megabytes (a tool's output) stays in the file (see :func:`_long_values`)."""
+    if _first_line_is_a_record(path):
+        lines = read_records(path, report, _long_values)
+        if len(lines) == 1 and not report.total and isinstance(lines[0][2].get("messages"), list):
+            return _of_document(lines[0][2], report)  # a document written on one line
+        return _of_lines(lines, report)
+    document = _document(path)
+    if document is None:  # a long value cut or damaged: read whole, the ordinary way
+        kept, values = read_bytes(path), dict[str, LongValue]()
+    else:
+        kept, values = document
     try:
-        document: Any = loads(data)
+        parsed: Any = loads(kept)
     except (ValueError, RecursionError) as error:
-        text = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+        text = kept.lstrip(b"\xef\xbb\xbf \t\r\n")
         if text.startswith(b"{") and text[1:].lstrip(b" \t\r").startswith(b"\n"):
             # A pretty-printed document caught while Gemini CLI rewrites it: one cut document, not
             # a hundred damaged lines; the next ingest reads it whole.
             cut = isinstance(error, json.JSONDecodeError) and "\n" not in error.doc[error.pos :].rstrip()
             report.add(SkipReason.TRUNCATED_LAST_LINE if cut else SkipReason.INVALID_JSON)
             return {}, []
-        document = None
-    whole = as_object(document)
+        parsed = None
+    whole = as_object(parsed)
     if whole is not None and isinstance(whole.get("messages"), list):
-        items = whole["messages"]
-        records: list[tuple[int, dict[str, Any], str | None]] = [
-            (i, obj, None) for i, value in enumerate(items, 1) if (obj := as_object(value)) is not None
-        ]
-        if len(records) < len(items):
-            report.add(SkipReason.NOT_AN_OBJECT, len(items) - len(records))
-        return whole, records
+        holes = Placeholders(values)
+        try:
+            whole = _long_values(whole, holes)
+        except ValueError:
+            holes.used.clear()
+        if holes.complete:
+            return _of_document(whole, report)
+        whole = as_object(loads(read_bytes(path)))  # a string of it looks like a placeholder: read whole
+        if whole is not None and isinstance(whole.get("messages"), list):
+            return _of_document(whole, report)
+    return _of_lines(read_records(path, report, _long_values), report)
+
+
+def _first_line_is_a_record(path: Path) -> bool:
+    """Whether the file's first line is a whole JSON object: JSON lines (or a document written on
+    one line); a pretty-printed document opens with a line holding only its brace."""
+    try:
+        with path.open("rb") as f:
+            line = f.readline(_HEADER_BYTES)
+    except OSError:
+        return False
+    try:
+        return type(loads(line)) is dict
+    except (ValueError, RecursionError):
+        return False
+
+
+def _document(path: Path) -> tuple[bytes, dict[str, LongValue]] | None:
+    """A session document's bytes, each string value of many megabytes in it left in the file (a
+    placeholder in its place, see :class:`LineScanner`), read a piece at a time; None when such a
+    value is cut or damaged."""
+    scanner = LineScanner(path, 0)
+    try:
+        with path.open("rb") as handle:
+            left = os.fstat(handle.fileno()).st_size  # as the file stood when opened
+            while left > 0 and (piece := handle.read(min(WINDOW_BYTES, left))):
+                scanner.feed(piece)
+                left -= len(piece)
+    except OSError as e:
+        raise TranscriptError(
+            f"Cannot read transcript file {path}: {e.strerror or e}. Check that it exists and is readable."
+        ) from e
+    return scanner.finish()
+
+
+def _of_document(
+    whole: dict[str, Any], report: SkipReport
+) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any], str | None]]]:
+    items = whole["messages"]
+    records: list[tuple[int, dict[str, Any], str | None]] = [
+        (i, obj, None) for i, value in enumerate(items, 1) if (obj := as_object(value)) is not None
+    ]
+    if len(records) < len(items):
+        report.add(SkipReason.NOT_AN_OBJECT, len(items) - len(records))
+    return whole, records
+
+
+def _of_lines(
+    lines: list[tuple[int, int, dict[str, Any]]], report: SkipReport
+) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any], str | None]]]:
+    """A JSON-lines session replayed as Gemini CLI replays it (see the module docstring)."""
     header: dict[str, Any] = {}
     latest: dict[str, tuple[int, dict[str, Any]]] = {}  # message id → (its first line, its last version)
     rewound: list[tuple[int, dict[str, Any], str | None]] = []  # what a $rewindTo went back past
-    for line_no, _, record in decode_lines(data, report):
+    for line_no, _, record in lines:
         rewind, update = record.get("$rewindTo"), as_object(record.get("$set"))
         if isinstance(rewind, str):  # as Gemini CLI replays it: an unknown id rewinds to the start
             ids = list(latest)
@@ -238,9 +309,12 @@ def _messages(
             continue
         call_id = as_str(call.get("id")) or f"{uuid}-call-{len(results)}"
         blocks.append(ToolCall(call_id, as_str(call.get("name")), as_object(call.get("args")) or {}))
-        results.append(
-            (ToolResult(call_id, _result_text(call), call.get("status") == "error"), as_str(call.get("agentId")))
-        )
+        output, failed = _result_text(call), call.get("status") == "error"
+        if isinstance(output, LongValue):  # an output of many megabytes, left in the file
+            result = ToolResult(call_id, output.head, failed, output.text, output.tail)
+        else:
+            result = ToolResult(call_id, output, failed)
+        results.append((result, as_str(call.get("agentId"))))
     if not blocks:
         report.add(SkipReason.EMPTY_MESSAGE)
         return []
@@ -273,23 +347,63 @@ def _thought(thought: dict[str, Any]) -> str:
     return f"{subject}: {description}" if subject and description else subject or description
 
 
-def _result_text(call: dict[str, Any]) -> str:
-    parts: list[str] = []
+def _result_text(call: dict[str, Any]) -> str | LongValue:
+    """A call's result: the text of its responses (each one's output, error or content, else the
+    response as JSON), else its ``resultDisplay``; one text of many megabytes left in the file is
+    returned as such (:func:`_long_values`)."""
+    parts: list[str | LongValue] = []
+    for response in _responses(call):
+        key = _response_key(response)
+        parts.append(response[key] if key is not None else json.dumps(response, ensure_ascii=False))
+    if not parts and isinstance(call.get("resultDisplay"), str | LongValue):
+        parts.append(call["resultDisplay"])
+    if len(parts) == 1 and isinstance(parts[0], LongValue):
+        return parts[0]
+    return "\n".join(p if isinstance(p, str) else "".join(p.text.windows()) for p in parts)
+
+
+def _responses(call: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The ``functionResponse.response`` objects of a call's result."""
     for value in as_array(call.get("result")) or []:
         item = as_object(value) or {}
         response = as_object((as_object(item.get("functionResponse")) or {}).get("response"))
-        if response is None:
-            continue
-        for key in ("output", "error", "content"):
-            text = response.get(key)
-            if isinstance(text, str) and text:
-                parts.append(text)
-                break
-        else:
-            parts.append(json.dumps(response, ensure_ascii=False))
-    if not parts and isinstance(call.get("resultDisplay"), str):
-        parts.append(call["resultDisplay"])
-    return "\n".join(parts)
+        if response is not None:
+            yield response
+
+
+def _response_key(response: dict[str, Any]) -> str | None:
+    """The key of a response's text: its output, error or content, the first that is a non-empty string."""
+    return next(
+        (
+            k
+            for k in ("output", "error", "content")
+            if isinstance(v := response.get(k), LongValue) or (isinstance(v, str) and v)
+        ),
+        None,
+    )
+
+
+def _long_values(record: dict[str, Any], holes: Placeholders) -> dict[str, Any]:
+    """A session's (or a message record's) long values put back (see :mod:`longvalue`): a tool's
+    output stays in the file, and so does its ``resultDisplay`` when it is the result (no response
+    holds text); a ``resultDisplay`` beside a response keeps its head (it repeats the output, and is
+    read only for the folders it names); any other long value is decoded whole."""
+    messages = as_array(record.get("messages"))
+    for value in messages if messages is not None else [record]:
+        for call_value in as_array((as_object(value) or {}).get("toolCalls")) or []:
+            call = as_object(call_value)
+            if call is None:
+                continue
+            responses = list(_responses(call))
+            for response in responses:
+                key = _response_key(response)
+                if key is not None:
+                    holes.lazy(response, key)
+            if responses:
+                call["resultDisplay"] = holes.put_back(call.get("resultDisplay"), "head")
+            else:
+                holes.lazy(call, "resultDisplay")
+    return cast("dict[str, Any]", holes.put_back(record))
 
 
 def _folder_of_hash(project_hash: str, records: Iterator[dict[str, Any]]) -> str | None:
@@ -322,6 +436,8 @@ def _strings(value: Any) -> Iterator[str]:
         item = stack.pop()
         if isinstance(item, str):
             yield item
+        elif isinstance(item, LongValue):  # a long output, a window at a time
+            yield from item.text.windows()
         elif isinstance(item, dict):
             stack.extend(reversed(list(item.values())))
         elif isinstance(item, list):

@@ -2,21 +2,24 @@
 
 Parsing a 50 MB pasted line whole gives one Python string of 50 million characters, stored at four
 bytes a character as soon as it holds one emoji: 200 MB for what the file holds in 50. Here a line
-longer than :data:`LONG_LINE_BYTES` is parsed without its long string values: each value longer than
-:data:`LONG_VALUE_BYTES` is found in the raw bytes, replaced by a short placeholder, and the rest of
-the record is parsed as usual. The value itself becomes a :class:`LongText`: where it lies in the
-file, how many characters it has, and a checksum; :meth:`LongText.windows` reads and decodes it
-again, window by window, when it is rendered. Each window is its own string, four bytes a character
-only if it holds an astral character itself, and is dropped once used.
+longer than :data:`LONG_LINE_BYTES` is read in pieces (:class:`LineScanner`) and parsed without its
+long string values: each value longer than :data:`LONG_VALUE_BYTES` is checked and counted window by
+window as its bytes go past, a short placeholder takes its place, and the rest of the record is
+parsed as usual. Neither the line nor the value is ever held whole. The value becomes a
+:class:`LongText`: where it lies in the file, how many characters it has, and a checksum;
+:meth:`LongText.windows` reads and decodes it again, window by window, when it is rendered. Each
+window is its own string, four bytes a character only if it holds an astral character itself, and
+is dropped once used. A JSON document (a Gemini CLI session) is read the same way, as one line.
 
 Windows are cut only between whole escapes and whole UTF-8 characters, and never between the two
 halves of a surrogate pair (``\\ud83d\\ude00``), so the windows joined are exactly the value
 ``json.loads`` gives. While the line is read, every window is decoded once (a damaged value makes the
 line fall back to the ordinary path, which counts it as broken), and its characters are counted.
 
-What this module leaves to others: which values may stay in the file (the reader keeps message text
-and tool results that way; any other long value is decoded whole, or cut to its head where only that
-is read), and how a long text is cleaned and chunked (:mod:`causantic.ingest.longtext`).
+What this module leaves to others: which values may stay in the file (each format's reader says, with
+a :data:`LongRule`: message text and tool outputs; any other long value is decoded whole, or cut to
+its head where only that is read), and how a long text is cleaned and chunked
+(:mod:`causantic.ingest.longtext`).
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ from __future__ import annotations
 import json
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal, cast
 
 import orjson
 
@@ -49,8 +53,9 @@ class LongText:
     """A long JSON string value of a transcript line, where its escaped bytes lie in the file.
 
     ``start``/``end`` delimit the value's content (between its quotes); ``chars`` is the length
-    of the decoded text, ``crc`` a checksum of the bytes, so a file rewritten since it was read is
-    noticed instead of ingested as something else.
+    of the decoded value, ``crc`` a checksum of the bytes, so a file rewritten since it was read is
+    noticed instead of ingested as something else. The text is the value without its first ``skip``
+    characters (a header its reader leaves out, as Codex's before a command's output).
     """
 
     path: Path
@@ -58,9 +63,15 @@ class LongText:
     end: int
     chars: int
     crc: int
+    skip: int = 0
+
+    @property
+    def length(self) -> int:
+        """The text's length in characters."""
+        return self.chars - self.skip
 
     def windows(self, window: int | None = None) -> Iterator[str]:
-        """The decoded text, in order, a window of about ``window`` (:data:`WINDOW_BYTES`) bytes at a time.
+        """The text, in order, a window of about ``window`` (:data:`WINDOW_BYTES`) bytes at a time.
 
         Raises :class:`TranscriptError` when the file no longer holds the value it held."""
         crc, chars, carry, position = 0, 0, b"", self.start
@@ -79,7 +90,8 @@ class LongText:
                     crc = zlib.crc32(raw, crc)
                     text = decode_window(raw)
                     chars += len(text)
-                    yield text
+                    if chars > self.skip:
+                        yield text[max(0, self.skip - chars + len(text)) :]
         except (OSError, ValueError) as e:
             raise self._changed() from e
         if crc != self.crc or chars != self.chars:
@@ -116,7 +128,7 @@ def replace_lone_surrogates(text: str) -> str:
     return _LONE_SURROGATE.sub("\ufffd", text)
 
 
-def safe_cut(raw: bytes | memoryview, start: int, target: int) -> int:
+def safe_cut(raw: bytes | bytearray | memoryview, start: int, target: int) -> int:
     """The last place at or before ``target`` (and after ``start``) where ``raw[start:]``, string
     content beginning at an escape boundary, may be cut: not inside an escape, a UTF-8 character or
     a surrogate pair; ``start`` when there is none (valid content always has one when
@@ -136,24 +148,11 @@ def safe_cut(raw: bytes | memoryview, start: int, target: int) -> int:
     return q
 
 
-def _opens_escape(raw: bytes | memoryview, start: int, b: int) -> bool:
+def _opens_escape(raw: bytes | bytearray | memoryview, start: int, b: int) -> bool:
     """Whether the backslash at ``b`` opens an escape (an odd run of backslashes ends there; the
     run cannot reach before ``start``, an escape boundary)."""
     run = bytes(raw[start : b + 1])
     return (len(run) - len(run.rstrip(b"\\"))) % 2 == 1
-
-
-def raw_windows(raw: memoryview, window: int | None = None) -> Iterator[memoryview]:
-    """``raw`` (string content) in windows of about ``window`` (:data:`WINDOW_BYTES`) bytes, each
-    cut by :func:`safe_cut`."""
-    window = window or WINDOW_BYTES
-    start, end = 0, len(raw)
-    while start < end:
-        cut = end if end - start <= window else safe_cut(raw, start, start + window)
-        if cut <= start:  # no place to cut: not valid content (a run of stray bytes), which decoding reports
-            cut = start + window
-        yield raw[start:cut]
-        start = cut
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,42 +169,194 @@ def parse_long_line(data: bytes, start: int, end: int, path: Path) -> tuple[obje
     """The line ``data[start:end]`` of file ``path`` parsed with each long string value replaced by a
     placeholder string: (value, placeholder → what it stands for). None when the line holds no long
     value or is not valid (the ordinary path then reads it, and counts it when broken)."""
-    found = [m.span() for m in _STRING.finditer(data, start, end) if m.end() - m.start() > LONG_VALUE_BYTES]
-    if not found:
+    scanner = LineScanner(path, start)
+    scanner.feed(data[start:end])
+    scanned = scanner.finish()
+    if scanned is None or not scanned[1]:
         return None
-    marker = "\x00causantic-long-value-"  # NUL: no transcript text holds it; the reader checks each is used once
-    view = memoryview(data)
-    pieces: list[bytes] = []
-    values: dict[str, LongValue] = {}
-    previous = start
-    for n, (a, b) in enumerate(found):
-        value = _checked(view[a + 1 : b - 1], path, a + 1)
-        if value is None:
-            return None
-        key = f"{marker}{n}"
-        values[key] = value
-        pieces += (data[previous:a], orjson.dumps(key))
-        previous = b
-    pieces.append(data[previous:end])
     try:
-        return orjson.loads(b"".join(pieces)), values
+        return orjson.loads(scanned[0]), scanned[1]
     except orjson.JSONDecodeError:
         return None
 
 
-def _checked(raw: memoryview, path: Path, start: int) -> LongValue | None:
-    """Decode every window of ``raw`` once: what the value is, None when it is not valid string content."""
-    crc, chars, head, tail, blank = 0, 0, "", "", True
-    try:
-        for piece in raw_windows(raw):
-            crc = zlib.crc32(piece, crc)
+# The rest of a JSON string's content from where it stands: up to its closing quote, or to a
+# backslash ending the piece (an escape the next piece completes), or to the piece's end.
+_CONTENT = re.compile(rb'[^"\\]*+(?:\\.[^"\\]*+)*+', re.DOTALL)
+_QUOTE = 0x22
+
+
+class LineScanner:
+    """One line (or a whole JSON document) read a piece at a time, in order, holding only what is
+    not a long string value: each string value longer than :data:`LONG_VALUE_BYTES` (in the file) is
+    checked and counted window by window as its bytes go past and left in the file (a
+    :class:`LongValue`), and a placeholder stands for it in the bytes kept.
+
+    JSON strings hold no raw newline, so where a line ends does not depend on strings: the reader
+    splits lines and feeds a long one here. Memory: the bytes kept, a window, and a long value's
+    head and tail."""
+
+    def __init__(self, path: Path, offset: int) -> None:
+        self.path = path
+        self.position = offset  # where in the file the next byte fed lies
+        self.kept = bytearray()
+        self.values: dict[str, LongValue] = {}
+        self.in_string = False
+        self.short: bytearray | None = None  # the open string's content while it is short
+        self.check: _Check | None = None  # the open string's check once it is long
+        self.opened = 0  # where the open string's content starts in the file
+        self.carry = b""  # a backslash that ended the last piece, inside a string
+        self.broken = False  # a long value that is no valid string content
+
+    def feed(self, piece: bytes) -> None:
+        """The line's next bytes."""
+        if self.broken:
+            return
+        data = self.carry + piece if self.carry else piece
+        base = self.position - len(self.carry)
+        self.position += len(piece)
+        self.carry = b""
+        i, n = 0, len(data)
+        while i < n:
+            if not self.in_string:
+                j = data.find(b'"', i)
+                if j < 0:
+                    self.kept += data[i:]
+                    return
+                self.kept += data[i:j]
+                self.in_string, self.short, self.check, self.opened = True, bytearray(), None, base + j + 1
+                i = j + 1
+                continue
+            match = _CONTENT.match(data, i)
+            k = match.end() if match else i
+            self._content(data[i:k])
+            if k < n and data[k] == _QUOTE:
+                self._close(base + k)
+                i = k + 1
+            else:  # the piece ends inside the string, perhaps right after a backslash
+                self.carry = data[k:]
+                return
+
+    def _content(self, raw: bytes) -> None:
+        if self.short is not None:
+            self.short += raw
+            if len(self.short) + 2 > LONG_VALUE_BYTES:  # the token, quotes and all, is a long value
+                self.check = _Check()
+                self.check.feed(self.short)
+                self.short = None
+        elif self.check is not None:
+            self.check.feed(raw)
+        if self.check is not None and self.check.broken:
+            self.broken = True
+
+    def _close(self, end: int) -> None:
+        if self.short is not None:
+            self.kept += b'"' + self.short + b'"'
+        elif self.check is not None:
+            value = self.check.finish(self.path, self.opened, end)
+            if value is None:
+                self.broken = True
+                return
+            key = f"{_MARKER}{len(self.values)}"
+            self.values[key] = value
+            self.kept += orjson.dumps(key)
+        self.in_string, self.short, self.check = False, None, None
+
+    def finish(self) -> tuple[bytes, dict[str, LongValue]] | None:
+        """(the bytes kept, placeholder → long value): without long values, the line itself. None when
+        a long value is no valid string content or is left open (a line cut inside it): only the
+        line read whole can say what it holds."""
+        if self.broken or self.check is not None:
+            return None
+        if self.short is not None:  # a short string left open: the line, as it is, is damaged
+            self.kept += b'"' + self.short + self.carry
+        return bytes(self.kept), self.values
+
+
+_MARKER = "\x00causantic-long-value-"  # NUL: no transcript text holds it; the reader checks each is used once
+
+
+class _Check:
+    """A long value's content checked window by window as it is read: its checksum, its length in
+    characters, its head and tail, whether it is blank."""
+
+    def __init__(self) -> None:
+        self.crc, self.chars, self.head, self.tail, self.blank = 0, 0, "", "", True
+        self.pending = bytearray()
+        self.broken = False
+
+    def feed(self, raw: bytes | bytearray) -> None:
+        self.pending += raw
+        window = WINDOW_BYTES
+        while len(self.pending) > window and not self.broken:
+            cut = safe_cut(self.pending, 0, window)
+            if cut <= 0:  # no place to cut: not valid content (a run of stray bytes), which decoding reports
+                cut = window
+            self._window(bytes(self.pending[:cut]))
+            del self.pending[:cut]
+
+    def _window(self, piece: bytes) -> None:
+        try:
             text = decode_window(piece)
-            chars += len(text)
-            if len(head) < HEAD_CHARS:
-                head += text[: HEAD_CHARS - len(head)]
-            tail = (tail + text[-TAIL_CHARS:])[-TAIL_CHARS:]
-            blank = blank and (not text or text.isspace())
-            del text  # not held while the next window is decoded (up to 4 bytes a character)
-    except ValueError:
-        return None
-    return LongValue(LongText(path, start, start + len(raw), chars, crc), head, blank, tail)
+        except ValueError:
+            self.broken = True
+            return
+        self.crc = zlib.crc32(piece, self.crc)
+        self.chars += len(text)
+        if len(self.head) < HEAD_CHARS:
+            self.head += text[: HEAD_CHARS - len(self.head)]
+        self.tail = (self.tail + text[-TAIL_CHARS:])[-TAIL_CHARS:]
+        self.blank = self.blank and (not text or text.isspace())
+
+    def finish(self, path: Path, start: int, end: int) -> LongValue | None:
+        if self.pending:
+            self._window(bytes(self.pending))
+            self.pending.clear()
+        if self.broken:
+            return None
+        return LongValue(LongText(path, start, end, self.chars, self.crc), self.head, self.blank, self.tail)
+
+
+class Placeholders:
+    """The long values of a line, put back into its parsed record where its format's reader says:
+    as the :class:`LongValue` where the reader keeps such a text in the file, as its head where only
+    that is read, else as the whole string. Each placeholder must be put back exactly once (a string
+    of the record that looks like one makes the line go the ordinary way)."""
+
+    def __init__(self, values: dict[str, LongValue]) -> None:
+        self.values = values
+        self.used: set[str] = set()
+
+    def put_back(self, value: Any, keep: Literal["whole", "lazy", "head"] = "whole") -> Any:
+        """``value`` with every placeholder in it put back: as the LongValue (``keep`` "lazy", for
+        the value itself), as its head ("head", inside too), else as the whole string. ValueError
+        for a placeholder seen twice."""
+        if type(value) is str and value in self.values:
+            if value in self.used:
+                raise ValueError("a placeholder twice")
+            self.used.add(value)
+            long = self.values[value]
+            return long if keep == "lazy" else long.head if keep == "head" else "".join(long.text.windows())
+        inner: Literal["whole", "head"] = "head" if keep == "head" else "whole"
+        if type(value) is dict:
+            return {k: self.put_back(v, inner) for k, v in cast("dict[str, Any]", value).items()}
+        if type(value) is list:
+            return [self.put_back(v, inner) for v in value]
+        return value
+
+    def lazy(self, container: dict[str, Any], key: str) -> bool:
+        """Put ``container[key]`` back as its LongValue when it is a placeholder; whether it was."""
+        value = container.get(key)
+        if type(value) is str and value in self.values:
+            container[key] = self.put_back(value, "lazy")
+            return True
+        return False
+
+    @property
+    def complete(self) -> bool:
+        """Whether every placeholder was put back."""
+        return len(self.used) == len(self.values)
+
+
+# How a format's reader puts a line's long values back into its record (see :class:`Placeholders`).
+LongRule = Callable[[dict[str, Any], Placeholders], dict[str, Any]]

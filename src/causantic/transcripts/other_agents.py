@@ -45,7 +45,7 @@ Each is one JSON-lines file per session, told apart by its first line (:func:`so
   ``forkFrom``): :func:`peek_pi_header` reads that link, and :mod:`discovery` leaves the copy out
   when it reads the fork with its parent.
 
-Damaged lines are skipped and counted (:func:`~causantic.transcripts.reader.decode_lines`), unknown
+Damaged lines are skipped and counted (:func:`~causantic.transcripts.reader.read_records`), unknown
 records counted, never fatal. Kiro and OpenCode keep their sessions in databases and are not read.
 """
 
@@ -79,11 +79,11 @@ from causantic.transcripts.reader import (
     as_array,
     as_object,
     as_str,
-    decode_lines,
     line_uuid,
     parse_blocks,
     parse_time,
     read_bytes,
+    read_records,
 )
 
 __all__ = [
@@ -224,11 +224,10 @@ def read_other(path: Path, source: Source) -> tuple[Transcript | None, list[Tran
 
     Raises :class:`TranscriptError` only when the file cannot be read at all.
     """
-    data = read_bytes(path)
     report = SkipReport()
     builder = _Builder(report)
-    text = source == "cursor" and path.suffix == ".txt"
-    records = cursor_text_records(data) if text else decode_lines(data, report)
+    text = source == "cursor" and path.suffix == ".txt"  # a text transcript: small, read whole
+    records = cursor_text_records(read_bytes(path)) if text else read_records(path, report)
     if source == "pi":
         records = _pi_marked(records)
     add = {"copilot": builder.copilot, "cursor": builder.cursor, "droid": builder.droid, "pi": builder.pi}[source]

@@ -32,19 +32,28 @@ file order, not timestamp order (timestamps are not monotonic in resumed session
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, BinaryIO, cast
 
 import orjson
 
 from causantic.errors import TranscriptError
 from causantic.transcripts._system_text import is_injected
-from causantic.transcripts.longvalue import LONG_LINE_BYTES, LongValue, parse_long_line, replace_lone_surrogates
+from causantic.transcripts.longvalue import (
+    LONG_LINE_BYTES,
+    WINDOW_BYTES,
+    LineScanner,
+    LongRule,
+    LongValue,
+    Placeholders,
+    replace_lone_surrogates,
+)
 from causantic.transcripts.model import (
     AgentProgress,
     Block,
@@ -64,10 +73,10 @@ __all__ = [
     "as_array",
     "as_object",
     "as_str",
-    "decode_lines",
     "parse_time",
     "read_bytes",
     "read_file",
+    "read_records",
 ]
 
 
@@ -100,6 +109,7 @@ BROKEN_LINE_REASONS = frozenset(
 )
 
 _BOM = b"\xef\xbb\xbf"
+_NEWLINE = 0x0A
 _WHITESPACE = re.compile(r"[ \t\r\n]*")
 _BLANK_BYTES = re.compile(rb"[ \t\n\r\x0b\x0c]*")  # what bytes.isspace() accepts
 _OBJECT_LINE = re.compile(rb"^(?:\xef\xbb\xbf)?[ \t]*\{", re.MULTILINE)  # a line that starts a JSON object
@@ -152,15 +162,13 @@ def read_file(
 
     Raises :class:`TranscriptError` only when the file cannot be read at all.
     """
-    data = read_bytes(path)
     report = SkipReport()
-    records = decode_lines(data, report, long_values_of=path)
-    if not records and report.total and not _damaged_json_lines(data):
+    records = read_records(path, report, _claude_long_values, _kept)
+    if not records and report.total and not _damaged_json_lines(read_bytes(path)):
         # Not one line is a JSON object (a text file, an indented JSON document): a file in another
         # format, not a damaged transcript, so its lines are not counted as damaged ones.
         report.counts.clear()
         _note_other_format(report, path)
-    del data  # a long message's text stays in the file (see longvalue): only the records are held
     return _Assembler(path, agent_id, session_id, report, known_agents).run(records), report
 
 
@@ -204,40 +212,104 @@ def read_bytes(path: Path) -> bytes:
 # --- lines → records ------------------------------------------------------------------------------
 
 
-def decode_lines(
-    data: bytes, report: SkipReport, long_values_of: Path | None = None
+def read_records(
+    path: Path,
+    report: SkipReport,
+    long_values: LongRule | None = None,
+    shape: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> list[tuple[int, int, dict[str, Any]]]:
-    """(line number, index on the line, record) for every JSON object in `data`.
+    """(line number, index on the line, record) for every JSON object of the file at ``path``, read a
+    line at a time: the file's bytes are never held whole.
 
     The fast path hands each line's bytes to ``orjson.loads`` (about 3× ``json.loads`` on the corpus:
     ``benchmarks/json_parse.py``). A line it refuses (damaged, two records run together, invalid
     UTF-8, or JSON orjson is stricter about, such as NaN or huge integers) takes the slow path,
     which decodes the text itself and keeps every complete value the standard library reads.
 
-    ``long_values_of``: the file `data` was read from; a message text of many megabytes on a long
-    line then stays in it as a :class:`LongValue` (see :mod:`longvalue`), decoded when rendered.
+    The file is read as it stood when opened: lines appended while it is read wait for the next
+    ingest, and a line being written then (cut by that end) is its truncated last line.
+    ``long_values``: how the file's format puts a string value of many megabytes back into its record
+    (see :mod:`longvalue`); with it, a long line is read in pieces and such values stay in the file,
+    without it a long line is read whole. ``shape``: what of each record to keep, applied as it is
+    read (a record's parts nothing reads are not held while the rest of the file is read). Raises
+    :class:`TranscriptError` when the file cannot be read.
     """
-    first = len(_BOM) if data.startswith(_BOM) else 0
-    view = memoryview(data)
-    last_line_no = data.count(b"\n", first) + 1  # counting the empty "line" after a final newline
+    try:
+        with path.open("rb") as handle:
+            return _decode(handle, os.fstat(handle.fileno()).st_size, report, path, long_values, shape)
+    except OSError as e:
+        raise TranscriptError(
+            f"Cannot read transcript file {path}: {e.strerror or e}. Check that it exists and is readable."
+        ) from e
+
+
+def _decode(
+    handle: BinaryIO,
+    size: int,
+    report: SkipReport,
+    path: Path,
+    long_values: LongRule | None,
+    shape: Callable[[dict[str, Any]], dict[str, Any]] | None,
+) -> list[tuple[int, int, dict[str, Any]]]:
+    """The records of ``handle``'s first ``size`` bytes, a line at a time (:func:`read_records`); a
+    line of :data:`LONG_LINE_BYTES` or more is read on in pieces, and with ``long_values`` its long
+    string values stay in the file at ``path``."""
+    offset = len(_BOM) if handle.read(len(_BOM)) == _BOM else 0
+    handle.seek(offset)
+    limit = LONG_LINE_BYTES
     loads = orjson.loads
     out: list[tuple[int, int, dict[str, Any]]] = []
     append = out.append
-    # Lines are decoded straight from the file's bytes through a memoryview: splitting the bytes
-    # first would hold a second copy of a huge line (a pasted bundle) while it is parsed.
-    for line_no, (start, end) in enumerate(_line_spans(data, first), 1):
-        if start == end or _BLANK_BYTES.fullmatch(data, start, end):
+    if shape is not None:
+
+        def append(item: tuple[int, int, dict[str, Any]]) -> None:
+            out.append((item[0], item[1], shape(item[2])))
+
+    line_no = 0
+    while offset < size:
+        start = offset
+        line = handle.readline(min(limit, size - offset))
+        if not line:  # the file is shorter than it was when opened
+            break
+        offset += len(line)
+        line_no += 1
+        ended = line[-1] == _NEWLINE
+        if not ended and len(line) >= limit:  # a long line: read on in pieces
+            scanner = LineScanner(path, start) if long_values is not None else None
+            pieces = [line]
+            while not ended and offset < size:
+                if scanner is not None:
+                    scanner.feed(pieces.pop())
+                piece = handle.readline(min(WINDOW_BYTES, size - offset))
+                if not piece:
+                    break
+                offset += len(piece)
+                ended = piece[-1] == _NEWLINE
+                pieces.append(piece)
+            line = b"".join(pieces)  # the whole line, or (read by the scanner) its last piece
+            del pieces
+            if scanner is not None:
+                scanner.feed(line)
+                scanned = scanner.finish()
+                del scanner
+                record = None
+                if scanned is not None and scanned[1] and long_values is not None:
+                    record = _long_line_record(scanned[0], scanned[1], long_values)
+                if record is not None:
+                    append((line_no, 0, record))
+                    continue
+                if scanned is not None and not scanned[1]:  # no long value in it: what was kept is the line
+                    line = scanned[0]
+                else:  # read it again whole: only the ordinary path can say what it holds
+                    handle.seek(start)
+                    line = handle.read(offset - start)
+                    handle.seek(offset)
+        if _BLANK_BYTES.fullmatch(line):
             continue
-        raw = view[start:end]
-        if long_values_of is not None and end - start >= LONG_LINE_BYTES:
-            record = _long_line_record(data, start, end, long_values_of)
-            if record is not None:
-                append((line_no, 0, record))
-                continue
         try:
-            value = loads(raw)
+            value = loads(line)
         except orjson.JSONDecodeError:
-            _slow_line(raw, line_no, line_no == last_line_no, out, report)
+            _slow_line(memoryview(line)[: len(line) - ended], line_no, not ended, append, report)
             continue
         if type(value) is dict:
             append((line_no, 0, cast("dict[str, Any]", value)))
@@ -275,59 +347,67 @@ def _replaced(value: Any) -> Any:
     return value
 
 
-def _long_line_record(data: bytes, start: int, end: int, path: Path) -> dict[str, Any] | None:
-    """The record of a long line, its message texts and tool outputs of many megabytes left in the
-    file; None when the line holds none, or is no valid JSON object (the ordinary path then reads it,
-    and counts it when broken).
-
-    The record's ``toolUseResult`` (Claude Code's copy of the output, its ``stdout`` or file
-    ``content``) keeps only the head of such a value: sub-agent and team linking read its short
-    fields (an agent id, a sender), and nothing reads its copy of the output."""
-    parsed = parse_long_line(data, start, end, path)
-    if parsed is None or type(parsed[0]) is not dict:
-        return None
-    record, values = cast("dict[str, Any]", parsed[0]), parsed[1]
-    used: set[str] = set()
-
-    def restore(value: Any, keep: Literal["whole", "lazy", "head"] = "whole") -> Any:
-        """``value`` with every placeholder put back: as the LongValue where it may stay in the file
-        (``keep`` "lazy"), as its head ("head", inside too), else as the whole string."""
-        if type(value) is str and value in values:
-            if value in used:
-                raise ValueError("a placeholder twice")
-            used.add(value)
-            long = values[value]
-            return long if keep == "lazy" else long.head if keep == "head" else "".join(long.text.windows())
-        inner: Literal["whole", "head"] = "head" if keep == "head" else "whole"
-        if type(value) is dict:
-            return {k: restore(v, inner) for k, v in cast("dict[str, Any]", value).items()}
-        if type(value) is list:
-            return [restore(v, inner) for v in value]
-        return value
-
-    message = as_object(record.get("message"))
+def _long_line_record(kept: bytes, values: dict[str, LongValue], long_values: LongRule) -> dict[str, Any] | None:
+    """The record of a long line from what :class:`LineScanner` kept of it, its long values put back
+    by the format's rule; None when it is no valid JSON object, or the rule did not put back every
+    long value once (the ordinary path then reads the line, and counts it when broken)."""
     try:
-        if message is not None and record.get("type") in ("user", "assistant"):
-            content = message.get("content")
-            if type(content) is str:
-                message["content"] = restore(content, "lazy")
-            elif (items := as_array(content)) is not None:
-                for item in items:
-                    block = as_object(item)
-                    if block is not None and block.get("type") == "text":
-                        block["text"] = restore(block.get("text"), "lazy")
-                    elif block is not None and block.get("type") == "tool_result":
-                        output = block.get("content")
-                        if type(output) is str:
-                            block["content"] = restore(output, "lazy")
-                        elif (part := _only_text_part(output)) is not None:
-                            part["text"] = restore(part["text"], "lazy")
-        if "toolUseResult" in record:
-            record["toolUseResult"] = restore(record["toolUseResult"], "head")
-        record = restore(record)
+        parsed = orjson.loads(kept)
+    except orjson.JSONDecodeError:
+        return None
+    if type(parsed) is not dict:
+        return None
+    holes = Placeholders(values)
+    try:
+        record = long_values(cast("dict[str, Any]", parsed), holes)
     except ValueError:
         return None
-    return record if len(used) == len(values) else None
+    return record if holes.complete else None
+
+
+def _claude_long_values(record: dict[str, Any], holes: Placeholders) -> dict[str, Any]:
+    """A Claude Code record's long values put back: its message texts and tool outputs stay in the
+    file; the record's ``toolUseResult`` (Claude Code's copy of the output, its ``stdout`` or file
+    ``content``) keeps only the head of such a value: sub-agent and team linking read its short
+    fields (an agent id, a sender), and nothing reads its copy of the output; any other is whole."""
+    message = as_object(record.get("message"))
+    if message is not None and record.get("type") in ("user", "assistant"):
+        content = message.get("content")
+        if type(content) is str:
+            holes.lazy(message, "content")
+        elif (items := as_array(content)) is not None:
+            for item in items:
+                block = as_object(item)
+                if block is not None and block.get("type") == "text":
+                    holes.lazy(block, "text")
+                elif block is not None and block.get("type") == "tool_result":
+                    if not holes.lazy(block, "content") and (part := _only_text_part(block.get("content"))):
+                        holes.lazy(part, "text")
+    if "toolUseResult" in record:
+        record["toolUseResult"] = holes.put_back(record["toolUseResult"], "head")
+    return cast("dict[str, Any]", holes.put_back(record))
+
+
+# What ingest reads of a message's ``toolUseResult`` (:mod:`causantic.ingest.subagents` and
+# :mod:`causantic.ingest.teams`); the rest (a copy of the output, a whole edited file) is not kept.
+_LINKING_KEYS = ("agentId", "name", "runId", "transcriptDir", "isAsync", "status", "routing")
+# What the assembler reads of a record that is neither a message nor an agent's progress.
+_OTHER_KEYS = ("type", "isSidechain", *_CLAUDE_CODE_KEYS)
+
+
+def _kept(record: dict[str, Any]) -> dict[str, Any]:
+    """What :class:`_Assembler` reads of a record, kept while the rest of the file is read: half of a
+    session's records is often Claude Code's copies of outputs and files, and snapshots."""
+    kind = record.get("type")
+    if kind == "user" or kind == "assistant":
+        result = record.get("toolUseResult")
+        if result is not None:
+            linking = {k: result[k] for k in _LINKING_KEYS if k in result} if type(result) is dict else None
+            record["toolUseResult"] = linking
+        return record
+    if kind == "progress":
+        return record
+    return {key: record[key] for key in _OTHER_KEYS if key in record}
 
 
 def _only_text_part(content: Any) -> dict[str, Any] | None:
@@ -341,7 +421,11 @@ def _only_text_part(content: Any) -> dict[str, Any] | None:
 
 
 def _slow_line(
-    raw: memoryview, line_no: int, is_last: bool, out: list[tuple[int, int, dict[str, Any]]], report: SkipReport
+    raw: memoryview,
+    line_no: int,
+    is_last: bool,
+    append: Callable[[tuple[int, int, dict[str, Any]]], None],
+    report: SkipReport,
 ) -> None:
     """A line orjson refused: decode it (a stray invalid byte costs that character, not the record)
     and keep what the standard library can read of it."""
@@ -350,21 +434,10 @@ def _slow_line(
     except UnicodeDecodeError as e:
         cut_text = _before_cut_character(bytes(raw), e)
         if cut_text is not None:  # the line was cut inside a character: a cut record, not an encoding problem
-            _recover_line(cut_text, line_no, is_last, out, report, cut=True)
+            _recover_line(cut_text, line_no, is_last, append, report, cut=True)
             return
         text = str(raw, "utf-8", errors="replace")
-    _recover_line(text, line_no, is_last, out, report)
-
-
-def _line_spans(data: bytes, start: int) -> Iterator[tuple[int, int]]:
-    """(start, end) of every line of ``data[start:]``, as ``bytes.split(b"\\n")`` would cut it."""
-    while True:
-        stop = data.find(b"\n", start)
-        if stop < 0:
-            yield start, len(data)
-            return
-        yield start, stop
-        start = stop + 1
+    _recover_line(text, line_no, is_last, append, report)
 
 
 def _before_cut_character(raw: bytes, error: UnicodeDecodeError) -> str | None:
@@ -381,7 +454,7 @@ def _recover_line(
     text: str,
     line_no: int,
     is_last: bool,
-    out: list[tuple[int, int, dict[str, Any]]],
+    append: Callable[[tuple[int, int, dict[str, Any]]], None],
     report: SkipReport,
     *,
     cut: bool = False,
@@ -406,7 +479,7 @@ def _recover_line(
             report.add(SkipReason.TRUNCATED_LAST_LINE if is_last else SkipReason.INVALID_JSON)
             return
         if type(value) is dict:
-            out.append((line_no, sub, cast("dict[str, Any]", value)))
+            append((line_no, sub, cast("dict[str, Any]", value)))
             sub += 1
         else:
             report.add(SkipReason.NOT_AN_OBJECT)
