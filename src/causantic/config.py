@@ -310,8 +310,15 @@ class RetrievalConfig(_Section):
         ),
     )
     work_tools: tuple[str, ...] = Field(
-        ("Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch", "write_file", "replace"),
-        description="Tool calls that change files (Claude Code, Codex, Gemini CLI), for workEvidence.",
+        (
+            *("Edit", "MultiEdit", "Write", "NotebookEdit"),  # Claude Code, Cursor's Write
+            *("apply_patch", "write_file", "replace"),  # Codex, Gemini CLI
+            *("Create", "ApplyPatch", "create", "edit", "write"),  # Factory Droid, Copilot CLI, Pi
+        ),
+        description=(
+            "Tool calls that change files (Claude Code, Cursor, Codex, Gemini CLI, Factory Droid, "
+            "Copilot CLI, Pi), for workEvidence."
+        ),
     )
     here_boost: float = Field(
         0.5,

@@ -27,6 +27,11 @@ def test_a_chunk_edits_files_when_it_calls_an_editing_tool_of_any_agent() -> Non
         "[Tool:apply_patch] *** Begin Patch",  # Codex
         "[Tool:write_file] uploader/client.py",  # Gemini CLI
         "[Tool:replace] uploader/client.py",
+        "[Tool:Create] uploader/backoff.py",  # Factory Droid
+        "[Tool:ApplyPatch] *** Begin Patch",
+        "[Tool:create] uploader/backoff.py",  # Copilot CLI
+        "[Tool:edit] uploader/client.py",  # Copilot CLI, Pi
+        "[Tool:write] uploader/backoff.py",  # Pi
     ):
         assert edits_files(_chunk(f"[Assistant]\nI'll change it.\n\n{call}"), TOOLS), call
 
