@@ -13,6 +13,7 @@ import pytest
 from postgres_server import BACKENDS, backend_settings, require_postgres, start_server
 from shared_data import require_shared
 
+from causantic.cli import output
 from causantic.config import Config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -20,15 +21,37 @@ SHARED = (REPO / ".." / "shared").resolve()
 CORPUS = SHARED / "corpus" / "claude-code"
 
 
+# What the shell running the tests says about itself, which the product reads: the terminal's size
+# (the CLI wraps to COLUMNS when it is set; CI sets none, a developer's shell may) and colour wishes,
+# and where the coding agents keep their sessions when it is not in HOME.
+MACHINE_SETTINGS = (
+    "COLUMNS",
+    "LINES",
+    "FORCE_COLOR",
+    "NO_COLOR",
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "COPILOT_HOME",
+    "PI_CODING_AGENT_DIR",
+)
+
+
 @pytest.fixture(autouse=True)
 def causantic_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point the data directory at a fresh temporary folder and clear config from the environment."""
+    """Point the data directory at a fresh temporary folder, HOME at an empty one (no test reads the
+    ~/.claude, ~/.codex, … of whoever runs it), and clear config and terminal settings from the
+    environment."""
     home = tmp_path / "causantic-home"
     monkeypatch.setenv("CAUSANTIC_HOME", str(home))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    user_home = tmp_path / "user-home"
+    user_home.mkdir()
+    monkeypatch.setenv("HOME", str(user_home))
     for name in list(os.environ):
-        if name.startswith("CAUSANTIC_") and name != "CAUSANTIC_HOME":
+        if (name.startswith("CAUSANTIC_") and name != "CAUSANTIC_HOME") or name in MACHINE_SETTINGS:
             monkeypatch.delenv(name)
+    # The CLI's consoles are made once per process, at the width of the moment: made anew per test.
+    monkeypatch.setattr(output, "_consoles", {})
     monkeypatch.chdir(tmp_path)
     return home
 
