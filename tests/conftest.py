@@ -42,20 +42,32 @@ MACHINE_SETTINGS = (
 )
 
 
+def _machine_free(env: pytest.MonkeyPatch, user_home: Path) -> None:
+    """HOME at an empty folder (no test reads the ~/.claude, ~/.codex, … of whoever runs it), the
+    model hub offline, and no Causantic setting nor any of MACHINE_SETTINGS from the environment."""
+    user_home.mkdir(exist_ok=True)
+    env.setenv("HOME", str(user_home))
+    env.setenv("HF_HUB_OFFLINE", "1")
+    for name in list(os.environ):
+        if name.startswith("CAUSANTIC_") or name in MACHINE_SETTINGS:
+            env.delenv(name)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def machine_free_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The same for the module- and session-wide fixtures (stores ingested once for a module), which
+    start before any test's own: they read the runner's CAUSANTIC_CHUNKING_MAX_TOKENS, say."""
+    with pytest.MonkeyPatch.context() as env:
+        _machine_free(env, tmp_path_factory.mktemp("user-home"))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def causantic_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point the data directory at a fresh temporary folder, HOME at an empty one (no test reads the
-    ~/.claude, ~/.codex, … of whoever runs it), and clear config and terminal settings from the
-    environment."""
+    """Point the data directory at a fresh temporary folder, and HOME at another (:func:`_machine_free`)."""
+    _machine_free(monkeypatch, tmp_path / "user-home")
     home = tmp_path / "causantic-home"
     monkeypatch.setenv("CAUSANTIC_HOME", str(home))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    user_home = tmp_path / "user-home"
-    user_home.mkdir()
-    monkeypatch.setenv("HOME", str(user_home))
-    for name in list(os.environ):
-        if (name.startswith("CAUSANTIC_") and name != "CAUSANTIC_HOME") or name in MACHINE_SETTINGS:
-            monkeypatch.delenv(name)
     # The CLI's consoles are made once per process, at the width of the moment: made anew per test.
     monkeypatch.setattr(output, "_consoles", {})
     monkeypatch.chdir(tmp_path)
