@@ -20,7 +20,6 @@ from pydantic import BaseModel
 
 from causantic.cli import output
 from causantic.cli.main import cli
-from causantic.cli.output import console
 from causantic.facade import Memory
 from causantic.ingest_runs import IngestProgress
 from causantic.retrieval import options
@@ -261,7 +260,7 @@ def test_a_timeline_in_a_narrow_terminal_keeps_each_session_within_its_width(
     timeline = as_model(invoke(run, "reconstruct", "acme-shop", "--json"), ReconstructOutput)
     assert isinstance(timeline, ReconstructOutput)
     for width in (60, 100):
-        monkeypatch.setattr(console, "width", width)
+        monkeypatch.setattr(output.console, "width", width)
         lines = invoke(run, "reconstruct", "acme-shop").stdout.splitlines()
         hint = next(i for i, line in enumerate(lines) if line.startswith("The text of one session"))
         assert all(len(line) <= width for line in lines), lines
@@ -276,7 +275,7 @@ def test_tables_in_a_narrow_terminal_keep_every_value_whole(run: CliRunner, monk
     times are UTC, as stored, and say so (a 'start' column read as local time)."""
     listing = as_model(invoke(run, "list-sessions", "acme-shop", "--json"), SessionsOut)
     assert isinstance(listing, SessionsOut)
-    monkeypatch.setattr(console, "width", 60)
+    monkeypatch.setattr(output.console, "width", 60)
     shown = invoke(run, "list-sessions", "acme-shop").stdout
     for s in listing.sessions:
         assert f"session      {s.session_id[:8]}" in shown
@@ -303,7 +302,7 @@ def test_an_empty_time_range_says_it_is_the_range_that_holds_no_session(run: Cli
 def test_a_forget_preview_keeps_each_chunk_on_one_line_of_a_narrow_terminal(
     run: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(console, "width", 60)
+    monkeypatch.setattr(output.console, "width", 60)
     for args in (("forget", "acme-shop"), ("forget", "acme-shop", "--before", "2027-01-01")):
         preview = invoke(run, *args).stdout.splitlines()
         listed = [line for line in preview if line.startswith("  20")]  # "  <date>  <session or chunk>"
