@@ -139,7 +139,7 @@ def running_text(run: IngestRun, now: datetime | None = None) -> str:
 
 def lock_holder(home: Path) -> str:
     """What most likely holds memory's write lock when this process waits for it, in words: the
-    oldest other ingest running on ``home`` ("the ingest started by a Claude Code hook at 08:14
+    oldest other ingest running on ``home`` ("the ingest started by a Claude Code hook at 08:14 UTC
     (pid 4242)"), else "another Causantic process" (SQLite does not say which process holds it,
     and only ingests record that they run)."""
     runs = [run for run in running_ingests(home) if run["pid"] != os.getpid()]
@@ -148,7 +148,9 @@ def lock_holder(home: Path) -> str:
     first = runs[0]
     by = f" by {first['by']}" if first["by"] else ""
     try:
-        at = " at " + datetime.fromisoformat(first["started"].replace("Z", "+00:00")).astimezone().strftime("%H:%M")
+        at = " at " + datetime.fromisoformat(first["started"].replace("Z", "+00:00")).astimezone(UTC).strftime(
+            "%H:%M UTC"
+        )
     except ValueError:
         at = ""
     more = f" (or one of {counted(len(runs) - 1, 'other ingest')})" if len(runs) > 1 else ""
