@@ -293,6 +293,16 @@ def test_columns_set_by_hand_sizes_piped_tables(run: CliRunner, monkeypatch: pyt
     assert "session  " in shown and max(len(line) for line in shown.splitlines()) <= 60
 
 
+@pytest.mark.parametrize("columns", ["0", "wide"])
+def test_columns_that_is_no_width_is_ignored(run: CliRunner, monkeypatch: pytest.MonkeyPatch, columns: str) -> None:
+    """`COLUMNS=0 causantic list-sessions … | cat` (a container that exports the size of a terminal it
+    does not know) printed blank lines: rich took 0 for the width."""
+    monkeypatch.setenv("COLUMNS", columns)
+    shown = invoke(run, "list-sessions", "acme-shop").stdout
+    assert "4005b823" in shown and "Let's add rate limiting" in shown
+    assert "claude-code            │ 3 sessions, 6 chunks" in invoke(run, "stats").stdout
+
+
 def test_an_empty_time_range_says_it_is_the_range_that_holds_no_session(run: CliRunner) -> None:
     shown = invoke(run, "list-sessions", "acme-shop", "--from", "2030-01-01").stdout
     assert "No sessions found for project 'acme-shop' in that time range" in shown
