@@ -10,25 +10,66 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 from postgres_server import BACKENDS, backend_settings, require_postgres, start_server
 from shared_data import require_shared
 
+from causantic.cli import output
 from causantic.config import Config
+
+# Property tests judge answers, not speed: on a loaded machine (CI shares two cores) an example past
+# Hypothesis's 200 ms deadline, or slow to generate, failed a test whose answers were all right.
+settings.register_profile("causantic", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("causantic")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = (REPO / ".." / "shared").resolve()
 CORPUS = SHARED / "corpus" / "claude-code"
 
 
+# What the shell running the tests says about itself, which the product reads: the terminal's size
+# (the CLI wraps to COLUMNS when it is set; CI sets none, a developer's shell may) and colour wishes,
+# and where the coding agents keep their sessions when it is not in HOME.
+MACHINE_SETTINGS = (
+    "COLUMNS",
+    "LINES",
+    "FORCE_COLOR",
+    "NO_COLOR",
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "COPILOT_HOME",
+    "PI_CODING_AGENT_DIR",
+)
+
+
+def _machine_free(env: pytest.MonkeyPatch, user_home: Path) -> None:
+    """HOME at an empty folder (no test reads the ~/.claude, ~/.codex, … of whoever runs it), the
+    model hub offline, and no Causantic setting nor any of MACHINE_SETTINGS from the environment."""
+    user_home.mkdir(exist_ok=True)
+    env.setenv("HOME", str(user_home))
+    env.setenv("HF_HUB_OFFLINE", "1")
+    for name in list(os.environ):
+        if name.startswith("CAUSANTIC_") or name in MACHINE_SETTINGS:
+            env.delenv(name)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def machine_free_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The same for the module- and session-wide fixtures (stores ingested once for a module), which
+    start before any test's own: they read the runner's CAUSANTIC_CHUNKING_MAX_TOKENS, say."""
+    with pytest.MonkeyPatch.context() as env:
+        _machine_free(env, tmp_path_factory.mktemp("user-home"))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def causantic_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point the data directory at a fresh temporary folder and clear config from the environment."""
+    """Point the data directory at a fresh temporary folder, and HOME at another (:func:`_machine_free`)."""
+    _machine_free(monkeypatch, tmp_path / "user-home")
     home = tmp_path / "causantic-home"
     monkeypatch.setenv("CAUSANTIC_HOME", str(home))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    for name in list(os.environ):
-        if name.startswith("CAUSANTIC_") and name != "CAUSANTIC_HOME":
-            monkeypatch.delenv(name)
+    # The CLI's consoles are made once per process, at the width of the moment: made anew per test.
+    monkeypatch.setattr(output, "_consoles", {})
     monkeypatch.chdir(tmp_path)
     return home
 

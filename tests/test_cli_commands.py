@@ -21,7 +21,6 @@ from transcript_files import write_session
 
 from causantic.cli import output
 from causantic.cli.main import cli
-from causantic.cli.output import console
 from causantic.facade import Memory
 from causantic.ingest_runs import IngestProgress
 from causantic.retrieval import options
@@ -273,7 +272,7 @@ def test_a_timeline_in_a_narrow_terminal_keeps_each_session_within_its_width(
     timeline = as_model(invoke(run, "reconstruct", "acme-shop", "--json"), ReconstructOutput)
     assert isinstance(timeline, ReconstructOutput)
     for width in (60, 100):
-        monkeypatch.setattr(console, "width", width)
+        monkeypatch.setattr(output.console, "width", width)
         lines = invoke(run, "reconstruct", "acme-shop").stdout.splitlines()
         hint = next(i for i, line in enumerate(lines) if line.startswith("The text of one session"))
         assert all(len(line) <= width for line in lines), lines
@@ -288,7 +287,7 @@ def test_tables_in_a_narrow_terminal_keep_every_value_whole(run: CliRunner, monk
     times are UTC, as stored, and say so (a 'start' column read as local time)."""
     listing = as_model(invoke(run, "list-sessions", "acme-shop", "--json"), SessionsOut)
     assert isinstance(listing, SessionsOut)
-    monkeypatch.setattr(console, "width", 60)
+    monkeypatch.setattr(output.console, "width", 60)
     shown = invoke(run, "list-sessions", "acme-shop").stdout
     for s in listing.sessions:
         assert f"session      {s.session_id[:8]}" in shown
@@ -319,7 +318,7 @@ def test_list_projects_keeps_a_long_path_on_one_line_ending_with_its_folder(
     it is whole; in a terminal, cut at its start ('…/billing-api'), never broken across lines."""
     monkeypatch.setenv("CAUSANTIC_HOME", str(deep_home))
     if width is not None:
-        monkeypatch.setattr(console, "width", width)
+        monkeypatch.setattr(output.console, "width", width)
     lines = invoke(CliRunner(), "list-projects").stdout.splitlines()
     path = [line for line in lines if "portal" in line]  # words of the path alone: its line(s)
     assert len(path) == 1 and path[0].rstrip().endswith("-portal/billing-api"), lines
@@ -338,6 +337,16 @@ def test_columns_set_by_hand_sizes_piped_tables(run: CliRunner, monkeypatch: pyt
     assert "session  " in shown and max(len(line) for line in shown.splitlines()) <= 60
 
 
+@pytest.mark.parametrize("columns", ["0", "wide"])
+def test_columns_that_is_no_width_is_ignored(run: CliRunner, monkeypatch: pytest.MonkeyPatch, columns: str) -> None:
+    """`COLUMNS=0 causantic list-sessions … | cat` (a container that exports the size of a terminal it
+    does not know) printed blank lines: rich took 0 for the width."""
+    monkeypatch.setenv("COLUMNS", columns)
+    shown = invoke(run, "list-sessions", "acme-shop").stdout
+    assert "4005b823" in shown and "Let's add rate limiting" in shown
+    assert "claude-code            │ 3 sessions, 6 chunks" in invoke(run, "stats").stdout
+
+
 def test_an_empty_time_range_says_it_is_the_range_that_holds_no_session(run: CliRunner) -> None:
     shown = invoke(run, "list-sessions", "acme-shop", "--from", "2030-01-01").stdout
     assert "No sessions found for project 'acme-shop' in that time range" in shown
@@ -347,7 +356,7 @@ def test_an_empty_time_range_says_it_is_the_range_that_holds_no_session(run: Cli
 def test_a_forget_preview_keeps_each_chunk_on_one_line_of_a_narrow_terminal(
     run: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(console, "width", 60)
+    monkeypatch.setattr(output.console, "width", 60)
     for args in (("forget", "acme-shop"), ("forget", "acme-shop", "--before", "2027-01-01")):
         preview = invoke(run, *args).stdout.splitlines()
         listed = [line for line in preview if line.startswith("  20")]  # "  <date>  <session or chunk>"
@@ -403,7 +412,7 @@ def test_headings_wrap_between_words_in_a_narrow_terminal(run: CliRunner, monkey
     """At 60 columns a hit's heading ran on as one line that the terminal broke mid-word
     ('… | Relevan' and 'ce: 21%]'); the chunks' own text still keeps its lines."""
     monkeypatch.setenv("FORCE_COLOR", "1")  # as on a terminal: printed by rich
-    monkeypatch.setattr(console, "width", 60)
+    monkeypatch.setattr(output.console, "width", 60)
     query = "invoice test rate limiting redirect login"
     for command in ("search", "recall"):
         shown = re.sub(r"\x1b\[[0-9;]*m", "", invoke(run, command, query).stdout)

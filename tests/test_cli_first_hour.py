@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from process_support import EXAMPLES
 from transcript_files import write_codex_rollout, write_session
 
+from causantic.cli import output
 from causantic.cli.main import cli
-from causantic.cli.output import console
 
 TURNS = [("why does the invoice export time out", "The export query scans every invoice; I added an index.")]
 
@@ -128,7 +128,7 @@ def test_config_says_where_each_value_was_set_as_the_dashboard_does(
     causantic_home.mkdir()
     (causantic_home / "config.json").write_text('{"episodes": {"maxTokens": 1500}}')
     monkeypatch.setenv("CAUSANTIC_RETRIEVAL_MMR_LAMBDA", "0.5")
-    monkeypatch.setattr(console, "width", 400)  # a table, not blocks, beside this test's long path
+    monkeypatch.setattr(output.console, "width", 400)  # a table, not blocks, beside this test's long path
     shown = CliRunner().invoke(cli, ["config"], catch_exceptions=False)
     rows = {
         line.split("│")[0].strip(): [cell.strip() for cell in line.split("│")[1:4]]

@@ -22,13 +22,25 @@ LEGACY = {"lancedb", "pyarrow"}
 
 
 @pytest.fixture(scope="module")
-def store_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def user_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The HOME of every command here: the configuration cache's key holds it, so one for all (each
+    test has a HOME of its own otherwise)."""
+    return tmp_path_factory.mktemp("user-home")
+
+
+@pytest.fixture(autouse=True)
+def _cached_under_one_home(user_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(user_home))
+
+
+@pytest.fixture(scope="module")
+def store_home(tmp_path_factory: pytest.TempPathFactory, user_home: Path) -> Path:
     home = tmp_path_factory.mktemp("home")
-    loaded = cli_imports(home, "batch-ingest", str(EXAMPLES))
+    loaded = cli_imports(home, "batch-ingest", str(EXAMPLES), HOME=str(user_home))
     # Ingest embeds (the runtime) but needs no server, no clustering of 6 chunks, no legacy store.
     assert RUNTIME <= loaded and not loaded & (SERVERS | CLUSTERING | LEGACY)
     # The first read validates the configuration in full (pydantic) and caches it for the rest.
-    assert "pydantic" in cli_imports(home, "list-projects")
+    assert "pydantic" in cli_imports(home, "list-projects", HOME=str(user_home))
     return home
 
 

@@ -9,9 +9,10 @@ import pytest
 from click.testing import CliRunner
 from transcript_files import write_session
 
+from causantic.cli import output
 from causantic.cli.ingest_commands import ingest_detail
 from causantic.cli.main import cli
-from causantic.cli.output import console, line, progress_bars, table
+from causantic.cli.output import line, progress_bars, table
 from causantic.retrieval.format import counted
 
 
@@ -22,14 +23,14 @@ def test_progress_lines_keep_their_counts_whole_in_a_narrow_terminal(
 ) -> None:
     """At 60 columns the count and the elapsed time used to show as "5…" and "0…"; at 40 the
     embedding line read 'Embedding chunks ━━━━━━ 316/3… … 0:00:04'."""
-    monkeypatch.setattr(console, "width", width)
+    monkeypatch.setattr(output.console, "width", width)
     progress = progress_bars(detail=detail)
     task = progress.add_task("Ingesting files", total=54, detail="3.6/3.6 MB · 2.4 MB/s · 198 chunks")
     progress.update(task, completed=54)
     embed = progress.add_task("Embedding chunks", total=316, detail="56.0 chunks/s")
     progress.update(embed, completed=256)
-    with console.capture() as captured:
-        console.print(progress.make_tasks_table(progress.tasks))
+    with output.console.capture() as captured:
+        output.console.print(progress.make_tasks_table(progress.tasks))
     ingesting, embedding = captured.get().rstrip("\n").splitlines()
     assert "Ingesting files" in ingesting and " 54/54 " in ingesting and ingesting.endswith("0:00:00")
     assert "Embedding chunks" in embedding and " 256/316 " in embedding and embedding.endswith("0:00:00")
@@ -43,13 +44,13 @@ def test_the_ingest_line_of_an_80_column_terminal_shows_the_chunk_count_and_the_
     """'Ingesting files ━━━━━━━━━━━━━━ 42/42 4.5 MB/4.5 MB · 4.4 MB/s · 316 chu… 0:00:01': the cut fell
     on the chunk count, the one figure that says what the ingest found; then, at 80 and 100 columns,
     on the rate ('316 chunks · 4.5 MB/4.5 MB ·…')."""
-    monkeypatch.setattr(console, "width", width)
+    monkeypatch.setattr(output.console, "width", width)
     progress = progress_bars(detail=True)
     detail = ingest_detail(316, 4_500_000, 4_500_000, 1.02)
     task = progress.add_task("Ingesting files", total=42, detail=detail)
     progress.update(task, completed=42)
-    with console.capture() as captured:
-        console.print(progress.make_tasks_table(progress.tasks))
+    with output.console.capture() as captured:
+        output.console.print(progress.make_tasks_table(progress.tasks))
     shown = captured.get().rstrip("\n")
     assert " 42/42 " in shown and "316 chunks · 4.4 MB/s · " in shown and len(shown) <= width
 
@@ -57,7 +58,7 @@ def test_the_ingest_line_of_an_80_column_terminal_shows_the_chunk_count_and_the_
 def test_text_on_a_terminal_keeps_what_looks_like_an_emoji_code(monkeypatch: pytest.MonkeyPatch) -> None:
     """A chunk's code read ``arr[1💯2]`` on a terminal: rich turned ``:100:`` into an emoji."""
     monkeypatch.setenv("FORCE_COLOR", "1")  # as on a terminal: printed by rich
-    with console.capture() as captured:
+    with output.console.capture() as captured:
         line("step = arr[1:100:2]  # :x: marks a failure")
     assert "step = arr[1:100:2]  # :x: marks a failure" in captured.get()
 
@@ -199,7 +200,7 @@ def test_list_projects_at_80_columns_keeps_a_row_per_project_with_its_path_below
     """In the commonest terminal, 80 columns, list-projects printed every project as a block of six
     'header  value' lines (the path column left under 16 columns): ten projects filled 70 lines. The
     columns that fit stay a table, one line per project, and the widest value goes on the line below."""
-    monkeypatch.setattr(console, "width", 80)
+    monkeypatch.setattr(output.console, "width", 80)
     columns = [("project", "left"), ("chunks", "right"), ("sessions", "right")]
     columns += [("first (UTC)", "left"), ("last (UTC)", "left"), ("path", "left")]
     rows = [

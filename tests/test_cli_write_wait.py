@@ -174,7 +174,7 @@ def test_a_command_waiting_for_another_command_names_it(
         waiting = start("ingest", "--no-embed", str(memory))
         line = waiting_line(waiting)
         assert re.fullmatch(
-            rf"causantic: waiting for the `causantic {command[0]}` started at \d\d:\d\d \(pid {holder.pid}\) "
+            rf"causantic: waiting for the `causantic {command[0]}` started at \d\d:\d\d UTC \(pid {holder.pid}\) "
             r"to finish writing memory \(at most 20 s\); Ctrl-C to stop\.",
             line,
         ), line
@@ -255,7 +255,7 @@ def settling_behind(home: Path, *args: str) -> Iterator[tuple[subprocess.Popen[s
 
 
 UPKEEP_WAIT = (
-    rf"causantic: waiting for the ingest started by {HOOK} at \d\d:\d\d \(pid (\d+)\) to finish writing memory, "
+    rf"causantic: waiting for the ingest started by {HOOK} at \d\d:\d\d UTC \(pid (\d+)\) to finish writing memory, "
     r"to give free space back to the disk \(at most 20 s\); Ctrl-C skips that \(a later write does it\)\."
 )
 

@@ -162,7 +162,7 @@ def record_writer(home: Path, by: str, started: float) -> None:
 def lock_holder(home: Path) -> str:
     """What most likely holds memory's write lock when this process waits for it, in words: of the
     other processes that write memory on ``home`` now, the oldest ("the ingest started by Claude
-    Code's session-end hook at 08:14 (pid 4242)", "the `causantic vacuum` started at 10:02 (pid
+    Code's session-end hook at 08:14 UTC (pid 4242)", "the `causantic vacuum` started at 10:02 (pid
     4250)"); else "another Causantic process" (SQLite does not say which process holds it, and only
     named processes record that they write: :func:`causantic.write_waits.named`)."""
     me = os.getpid()
@@ -181,7 +181,7 @@ def lock_holder(home: Path) -> str:
         return "another Causantic process"
     started, pid, words, _ = runs[0]
     try:
-        at = " at " + datetime.fromisoformat(started.replace("Z", "+00:00")).astimezone().strftime("%H:%M")
+        at = " at " + datetime.fromisoformat(started.replace("Z", "+00:00")).astimezone(UTC).strftime("%H:%M UTC")
     except ValueError:
         at = ""
     others, kind = len(runs) - 1, "ingest" if all(ingest for *_, ingest in runs[1:]) else "writer"

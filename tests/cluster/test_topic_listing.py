@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from causantic.cli import output
 from causantic.cli.main import cli
-from causantic.cli.output import console
 
 pytestmark = pytest.mark.slow  # embeds and clusters real sessions
 
@@ -79,7 +79,7 @@ def test_on_a_60_column_terminal_each_topic_is_a_block_whose_names_wrap_under_th
     topics_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     topics = json.loads(_clusters(topics_home, monkeypatch, "--json"))["topics"]
-    monkeypatch.setattr(console, "width", 60)
+    monkeypatch.setattr(output.console, "width", 60)
     lines = [ln.rstrip() for ln in _clusters(topics_home, monkeypatch).splitlines()]
     assert all(len(ln) <= 60 for ln in lines)
     starts = [i for i, ln in enumerate(lines) if ln.startswith("projects  ")]

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from dashboard_support import (
     BROWSER_HINT,
-    CORPUS,
     EXAMPLES,
     KFISCHER,
     RANDLEE,
@@ -76,10 +75,8 @@ def _chromium(*, javascript: bool) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def corpus_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def corpus_home(tmp_path_factory: pytest.TempPathFactory, corpus_dir: Path) -> Path:
     """A store ingested from real transcripts (with vectors and topics), and one real hook run."""
-    if not CORPUS.is_dir():
-        pytest.skip(f"the shared corpus is missing at {CORPUS}; CI provides ../shared beside the repo")
     home = tmp_path_factory.mktemp("dashboard") / "home"
     causantic(home, "ingest", str(SNIFFLY), str(KFISCHER), str(RANDLEE))
     causantic(home, "cluster")

@@ -25,7 +25,6 @@ from causantic.config import PromptMemoryConfig
 from causantic.mcp.server import build_server
 from causantic.runs import read_status
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "claude-code"
 PROJECT = "/Users/dain/workspace/JSSoundRecorder"  # the cwd its sessions record (need not exist here)
 PAST_SESSION = "7acd37a8-2745-4b58-a8a9-46164b22ad9e"  # the session that set up Vite
 # The in-process path (no warm process left behind by each test); the warm one has its own tests.
@@ -34,11 +33,9 @@ ABOUT_VITE = "How did we set up the Vite dev server so it works cross-platform?"
 
 
 @pytest.fixture
-def sound_memory(causantic_home: Path) -> Path:
+def sound_memory(causantic_home: Path, corpus_dir: Path) -> Path:
     """This test's home with two real projects of the corpus ingested (no vectors)."""
-    folder = CORPUS / REAL_PROJECTS
-    if not folder.is_dir():
-        pytest.skip(f"the shared corpus is not at {CORPUS} (needs ../shared beside the repository)")
+    folder = corpus_dir / REAL_PROJECTS
     from causantic.ingest.service import ingest_paths
     from causantic.services import open_services
 

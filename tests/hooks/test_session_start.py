@@ -412,3 +412,29 @@ def test_a_resumed_conversation_gets_the_briefing_when_its_copy_went_at_compacti
         payload["transcript_path"] = str(transcript)
         resumed, _ = run_hook("session-start", payload)
         assert resumed.stdout == startup.stdout, transcript
+
+
+def test_a_folder_named_in_accented_letters_gets_its_briefing_whatever_the_locales_encoding(tmp_path: Path) -> None:
+    """Claude Code sends the event as UTF-8 JSON; the hook read it in the locale's encoding, and under a
+    non-UTF-8 one (LANG=C with Python's UTF-8 mode off, or a Windows code page) the folder café-shop
+    became caf\\udcc3\\udca9-shop, a project memory did not know: no briefing at all."""
+    from transcript_files import write_session
+
+    from causantic.facade import Memory
+
+    cwd = "/home/dev/café-shop"
+    write_session(
+        tmp_path / "t", cwd, "0cafe000-0000-4000-8000-000000000001", [("Why is the crème total off?", "Floats.")]
+    )
+    with Memory() as memory:
+        assert memory.ingest([tmp_path / "t"], embed=False).errors == []
+    event = start_payload("0cafe000-0000-4000-8000-000000000002", cwd=cwd)
+    done = subprocess.run(
+        [sys.executable, "-m", "causantic.hooks", "session-start"],
+        input=json.dumps(event, ensure_ascii=False).encode("utf-8"),
+        capture_output=True,
+        env=subprocess_env(LC_ALL="C", LANG="C", PYTHONUTF8="0"),
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Memory of earlier coding-agent sessions in this project (café-shop" in context_of(done.stdout.decode())

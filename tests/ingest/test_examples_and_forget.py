@@ -26,7 +26,6 @@ from causantic.retrieval.forget import ForgetRequest, delete_previewed, forget
 from causantic.services import open_services
 from causantic.store.records import ChunkScope
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "claude-code"
 SOUND = "daaain__claude-code-log/test/test_data/real_projects/-Users-dain-workspace-JSSoundRecorder"
 REPO = Path(__file__).resolve().parents[2]
 
@@ -47,14 +46,12 @@ def _projects() -> set[str]:
 
 @pytest.mark.slow
 def test_the_quick_start_says_the_examples_are_not_memory_and_real_sessions_replace_them(
-    no_sessions_here: Path,
+    no_sessions_here: Path, corpus_dir: Path
 ) -> None:
-    if not CORPUS.is_dir():
-        pytest.skip(f"the shared corpus is absent ({CORPUS})")
     out = cli_output("batch-ingest", "--no-embed")
     assert "bundled example sessions (project acme-shop)" in out and "removes them" in out
     assert _projects() == {"acme-shop"}
-    out = cli_output("batch-ingest", str(CORPUS / SOUND), "--no-embed")
+    out = cli_output("batch-ingest", str(corpus_dir / SOUND), "--no-embed")
     assert "Removed the bundled example sessions (acme-shop)" in out
     assert _projects() == {"JSSoundRecorder"}
     search = cli_output("search", "Safari login redirect loop", "--mode", "keyword", "--json")
@@ -90,10 +87,10 @@ def test_an_ingest_killed_before_it_removed_the_examples_leaves_that_to_the_next
     assert _projects() == {"shop"}
 
 
-def test_the_examples_are_never_added_to_a_store_that_holds_real_sessions(no_sessions_here: Path) -> None:
-    if not CORPUS.is_dir():
-        pytest.skip(f"the shared corpus is absent ({CORPUS})")
-    cli_output("batch-ingest", str(CORPUS / SOUND), "--no-embed")
+def test_the_examples_are_never_added_to_a_store_that_holds_real_sessions(
+    no_sessions_here: Path, corpus_dir: Path
+) -> None:
+    cli_output("batch-ingest", str(corpus_dir / SOUND), "--no-embed")
     out = cli_output("batch-ingest", "--no-embed")
     assert "Memory already holds real sessions, so the bundled example sessions are not added" in out
     assert _projects() == {"JSSoundRecorder"}
@@ -189,11 +186,9 @@ def test_in_a_terminal_forget_asks_before_deleting_a_whole_project(
     assert ("6 chunks of 'acme-shop' deleted." in out) == (answer == "y")
 
 
-def test_examples_copied_elsewhere_are_ordinary_sessions(tmp_path: Path) -> None:
+def test_examples_copied_elsewhere_are_ordinary_sessions(tmp_path: Path, corpus_dir: Path) -> None:
     """Only the quick start marks examples: a user ingesting a folder gets what they asked for."""
-    if not CORPUS.is_dir():
-        pytest.skip(f"the shared corpus is absent ({CORPUS})")
     shutil.copytree(SESSIONS_DIR, tmp_path / "mine")
     cli_output("batch-ingest", str(tmp_path / "mine"), "--no-embed")
-    cli_output("batch-ingest", str(CORPUS / SOUND), "--no-embed")
+    cli_output("batch-ingest", str(corpus_dir / SOUND), "--no-embed")
     assert _projects() == {"acme-shop", "JSSoundRecorder"}

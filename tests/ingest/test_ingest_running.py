@@ -187,3 +187,32 @@ def test_a_wait_names_the_oldest_writer_running_and_counts_the_others(causantic_
         finally:
             vacuum.kill()
             hook.kill()
+
+
+def test_the_ingest_a_writer_waits_for_is_named_with_its_start_in_utc(causantic_home: Path) -> None:
+    """A command waiting for the write lock said "the ingest started by a Claude Code hook at 22:14":
+    the machine's local time, unmarked, where every other time Causantic prints is UTC and says so."""
+    holder = os.getppid()  # a live process other than this one, as the ingest holding the lock is
+    run = {
+        "pid": holder,
+        "by": "a Claude Code hook",
+        "processStart": ingest_runs.process_start(holder),
+        "started": "2026-11-25T08:14:05Z",
+        "source": "/work/shop",
+        "phase": "reading",
+        "filesDone": 1,
+        "filesTotal": 2,
+        "chunks": 3,
+        "embedded": 0,
+        "embedTotal": 0,
+    }
+    (causantic_home / RUN_DIR).mkdir(parents=True)
+    (causantic_home / RUN_DIR / f"ingest-{holder}.json").write_text(json.dumps(run))
+    try:
+        with pytest.MonkeyPatch.context() as zone:
+            zone.setenv("TZ", "Pacific/Kiritimati")  # UTC+14
+            time.tzset()
+            named = ingest_runs.lock_holder(causantic_home)
+    finally:
+        time.tzset()  # the runner's own zone again
+    assert named == f"the ingest started by a Claude Code hook at 08:14 UTC (pid {holder})"

@@ -18,7 +18,6 @@ from causantic.store.memory import MemoryStore
 from causantic.store.records import ChunkRecord
 from causantic.transcripts import BRIEFING_OPENING, MEMORY_BLOCK_END, MEMORY_BLOCK_START
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "claude-code"
 REAL = "daaain__claude-code-log/test/test_data/real_projects"
 SOUND = f"{REAL}/-Users-dain-workspace-JSSoundRecorder"  # 8 reply-only warm-ups, IDE wrappers
 SOUND_SESSION = "7acd37a8-2745-4b58-a8a9-46164b22ad9e"
@@ -26,10 +25,8 @@ CODERABBIT = f"{REAL}/-Users-dain-workspace-coderabbit-review-helper"
 
 
 @pytest.fixture
-def corpus() -> Path:
-    if not CORPUS.is_dir():
-        pytest.skip(f"the shared corpus is absent ({CORPUS})")
-    return CORPUS
+def corpus(corpus_dir: Path) -> Path:
+    return corpus_dir
 
 
 @pytest.fixture

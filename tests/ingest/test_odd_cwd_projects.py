@@ -11,7 +11,7 @@ from transcript_files import write_session
 
 from causantic.facade import Memory
 
-HOME = os.path.expanduser("~")
+HOME = "/home/dana"  # the home folder while the sessions are read, whoever runs the tests (some have HOME=/)
 CWDS = [
     "/",
     "/srv/app/",
@@ -32,7 +32,8 @@ def projects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("odd-cwds")
     for i, cwd in enumerate(CWDS):
         write_session(root / "projects" / f"p{i}", cwd, f"0dd0{i:04d}-0000-4000-8000-000000000000", [("hi", "ok")])
-    with Memory(root / "home") as memory:
+    with pytest.MonkeyPatch.context() as env, Memory(root / "home") as memory:
+        env.setenv("HOME", HOME)
         report = memory.ingest([root / "projects"], embed=False)
         assert report.errors == []
         return {p.path: p.name for p in memory.projects()}

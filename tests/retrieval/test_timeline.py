@@ -16,7 +16,6 @@ from causantic.retrieval.reconstruct import Reconstruction, render_reconstructio
 from causantic.services import open_services
 from causantic.store.records import StoredChunk
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "claude-code"
 REAL = "daaain__claude-code-log/test/test_data/real_projects"
 SAMPLE = f"{REAL}/-Users-dain-workspace-claude-code-log-sample"  # 12 sessions with chunks
 SOUND = f"{REAL}/-Users-dain-workspace-JSSoundRecorder"  # prompts behind IDE wrappers
@@ -24,12 +23,10 @@ LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d  [0-9a-f]{8}  Claude Code +\[[^\]
 
 
 @pytest.fixture
-def store_home() -> Path:
-    if not CORPUS.is_dir():
-        pytest.skip(f"the shared corpus is absent ({CORPUS})")
+def store_home(corpus_dir: Path) -> Path:
     with open_services(Config()) as services:
-        ingest_paths(services, [CORPUS / SAMPLE, CORPUS / SOUND], embed=False, workers=1)
-    return CORPUS
+        ingest_paths(services, [corpus_dir / SAMPLE, corpus_dir / SOUND], embed=False, workers=1)
+    return corpus_dir
 
 
 def test_reconstruct_defaults_to_one_line_per_session_oldest_first_with_titles(store_home: Path) -> None:

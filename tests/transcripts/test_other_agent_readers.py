@@ -92,6 +92,20 @@ def test_a_cursor_checkpoint_copy_is_the_session_its_metadata_names_wherever_it_
     assert len(ids) == 2 and all(i.startswith("full-") for i in ids)
 
 
+def test_a_session_file_named_without_an_id_keeps_its_id_when_the_agents_folder_moves(
+    agents_corpus: Path, tmp_path: Path
+) -> None:
+    """Its id hashed the whole path: a ~/.cursor moved (a new machine, a restored backup) made every
+    such session a second, new one on the next ingest."""
+    checkpoint = agents_corpus / "cursor" / ENTIRE / "f5/5b1d3b434a/0"
+    copies = [tmp_path / where / "f5/5b1d3b434a/0" for where in ("home/.cursor", "backup/old-cursor")]
+    for copy in copies:
+        copy.mkdir(parents=True)
+        (copy / "full.jsonl").write_bytes((checkpoint / "full.jsonl").read_bytes())
+    [moved] = {_one(copy / "full.jsonl").session_id for copy in copies}
+    assert moved.startswith("full-")
+
+
 def test_cursor_transcripts_in_their_folder_have_the_project_folder_for_a_project(tmp_path: Path) -> None:
     folder = tmp_path / ".cursor" / "projects" / "Users-dev-shop" / "agent-transcripts"
     folder.mkdir(parents=True)

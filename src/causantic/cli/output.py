@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import textwrap
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -52,11 +53,16 @@ def _console(name: str = "console") -> Console:
     if not _consoles:
         from rich.console import Console
 
+        columns = os.environ.get("COLUMNS", "")
+        by_hand = columns.isdigit() and int(columns) > 0
+        # COLUMNS that is no width (0, as a container exports the size of a terminal it does not know,
+        # or a word) is ignored: rich took 0 and printed every line empty. shutil asks the terminal.
+        terminal = shutil.get_terminal_size().columns if columns and not by_hand else None
+        piped = None if sys.stdout.isatty() or by_hand else PIPE_WIDTH
         # No emoji codes: stored text is shown as written, and code holds them by chance
         # (arr[1:100:2] would read arr[1💯2]).
-        width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else PIPE_WIDTH
-        _consoles["console"] = Console(highlight=False, emoji=False, width=width)
-        _consoles["err_console"] = Console(stderr=True, highlight=False, emoji=False)
+        _consoles["console"] = Console(highlight=False, emoji=False, width=piped or terminal)
+        _consoles["err_console"] = Console(stderr=True, highlight=False, emoji=False, width=terminal)
     return _consoles[name]
 
 

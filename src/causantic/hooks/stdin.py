@@ -10,7 +10,7 @@ STDIN_TIMEOUT_S = 2.0
 
 
 def read_stdin(timeout: float = STDIN_TIMEOUT_S) -> str:
-    """All of stdin, or "" when it is a terminal or stays silent for ``timeout`` seconds."""
+    """All of stdin, as UTF-8, or "" when it is a terminal or stays silent for ``timeout`` seconds."""
     stream = sys.stdin
     if stream is None or stream.closed:
         return ""
@@ -23,6 +23,9 @@ def read_stdin(timeout: float = STDIN_TIMEOUT_S) -> str:
             ready, _, _ = select.select([stream], [], [], timeout)
             if not ready:
                 return ""
-        return stream.read()
+        # The event is JSON, so UTF-8 whatever the locale says: read in a non-UTF-8 locale's encoding
+        # (LANG=C with Python's UTF-8 mode off, a Windows code page), a folder named café lost its é.
+        binary = getattr(stream, "buffer", None)
+        return stream.read() if binary is None else binary.read().decode("utf-8", errors="replace")
     except (OSError, ValueError, UnicodeDecodeError):
         return ""

@@ -251,17 +251,25 @@ def read_other(path: Path, source: Source) -> tuple[Transcript | None, list[Tran
     return transcript, subagents, report
 
 
+# The parts of a session file's path, counted from its end, whose hash names a session whose file
+# name is no id (:func:`_stem_id`).
+ID_PATH_PARTS = 4
+
+
 def _stem_id(path: Path) -> str:
     """A session id from the file name: Pi's ``<time>_<id>``, a Cursor or Droid ``<id>``. An Entire
     checkpoint's ``full.jsonl`` takes the id its ``metadata.json`` records, so the same session
     read from the agent's folder and from a checkpoint is one session, wherever the copy lives.
-    Any other name that is no id is made unique by its path."""
+    Any other name that is no id is made unique by the end of its path, its last
+    :data:`ID_PATH_PARTS` parts (a checkpoint's shard, id and number): not the whole path, which
+    changes when the agent's folder moves (a new machine, a restored backup) and with it the id."""
     stem = path.stem.rsplit("_", 1)[-1]
     if re.fullmatch(r"[0-9a-fA-F-]{16,}", stem):
         return stem
     if recorded := _checkpoint_session_id(path.with_name("metadata.json")):
         return recorded
-    return f"{path.stem}-{hashlib.sha1(str(path).encode()).hexdigest()[:12]}"
+    tail = "/".join(path.parts[-ID_PATH_PARTS:])
+    return f"{path.stem}-{hashlib.sha1(tail.encode()).hexdigest()[:12]}"
 
 
 def _checkpoint_session_id(metadata: Path) -> str:
