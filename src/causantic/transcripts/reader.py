@@ -223,8 +223,10 @@ def read_records(
 
     The fast path hands each line's bytes to ``orjson.loads`` (about 3× ``json.loads`` on the corpus:
     ``benchmarks/json_parse.py``). A line it refuses (damaged, two records run together, invalid
-    UTF-8, or JSON orjson is stricter about, such as NaN or huge integers) takes the slow path,
-    which decodes the text itself and keeps every complete value the standard library reads.
+    UTF-8, or JSON orjson is stricter about, such as NaN) takes the slow path, which decodes the
+    text itself and keeps every complete value the standard library reads. orjson reads an integer
+    beyond 64 bits as a float (its digits past the 17th lost); transcripts hold such numbers only
+    inside tool input, where they are rare, so the fast path is kept for every line.
 
     The file is read as it stood when opened: lines appended while it is read wait for the next
     ingest, and a line being written then (cut by that end) is its truncated last line.
