@@ -221,12 +221,12 @@ class EpisodeBuilder:
             elif lead:  # the best episode of a predict: what followed its match, then how its turn began
                 began = story_of_turn(hit.chunk, lead, (), [], chunks)[::-1]  # the request first
                 began = began or self._opening(hit.chunk, lead, [], search, chunks, scores, orders)
-                began = [cid for cid in began if cid not in ids]
-                if began and hit.chunk.session_id not in orders:  # the budget may leave a gap before the match
-                    orders[hit.chunk.session_id] = self.store.session_chunk_ids(hit.chunk.session_id)
-                after = ids[1 : 1 + cfg.story_chunks]
-                ids = [hit.chunk.id, *after, *began, *ids[1 + len(after) :]]
-                leading = len(after) + len(began)
+                if began := [cid for cid in began if cid not in ids]:  # the match is not its turn's request
+                    if hit.chunk.session_id not in orders:  # the budget may leave a gap before the match
+                        orders[hit.chunk.session_id] = self.store.session_chunk_ids(hit.chunk.session_id)
+                    after = ids[1 : 1 + cfg.story_chunks]
+                    ids = [hit.chunk.id, *after, *began, *ids[1 + len(after) :]]
+                    leading = len(after) + len(began)
             joined = next((owner[i] for i in ids if i in owner), None)
             if joined is None:
                 episodes.append([])
