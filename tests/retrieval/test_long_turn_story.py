@@ -81,6 +81,8 @@ def test_predict_tells_what_followed_the_match_after_what_the_work_was_for(home:
     assert places == sorted(places)
     assert STEPS[8] not in text  # the steps between the turn's opening and the fix are counted, not told
     assert approx_tokens(text) <= 2_500
+    (episode,) = episodic_out(QUERY, answer).episodes  # scripts read the count beside the chunk it comes before
+    assert int(gap.group(1)) in episode.left_out_within
 
 
 def test_with_predict_request_off_predict_tells_from_the_match_on(home: Path) -> None:
