@@ -39,6 +39,7 @@ Retrievers (``SearchRequest`` fields; everything else is the product default con
   (answers each of whose episodes tells its chunks in time order) and ``median_tokens``.
 - ``recall_chain``: the same with ``episodes.mode`` ``chain``, the seeds' single best chain by median
   similarity (the baseline the episodes replace), plus ``fallback_rate`` and ``chain_length_median``.
+- ``predict``: the product's ``predict`` (what followed the best search hits), scored as ``recall``.
 - ``search_same_budget``: the hybrid search given, per question, the token budget that question's
   recall answer used (``limit=200`` so tokens, not the hit count, bind).
 
@@ -110,7 +111,7 @@ RANKED_RETRIEVERS = (
     "hybrid_no_cluster_expansion",
     "hybrid_cluster_expansion",
 )
-EPISODIC_RETRIEVERS = ("recall", "recall_chain", "search_same_budget")
+EPISODIC_RETRIEVERS = ("recall", "recall_chain", "predict", "search_same_budget")
 ALL_RETRIEVERS = RANKED_RETRIEVERS + EPISODIC_RETRIEVERS
 NEEDS_VECTORS = frozenset(ALL_RETRIEVERS) - {"bm25"}
 EXPECTED_MODE = {
@@ -123,6 +124,7 @@ EXPECTED_MODE = {
     "hybrid_cluster_expansion": "hybrid",
     "recall": "hybrid",
     "recall_chain": "hybrid",
+    "predict": "hybrid",
     "search_same_budget": "hybrid",
 }
 
@@ -810,11 +812,12 @@ class Runner:
         from causantic.retrieval.search import SearchRequest
 
         recall_tokens = 0
-        for name, mode in (("recall", "episodes"), ("recall_chain", "chain")):
+        for name, mode in (("recall", "episodes"), ("recall_chain", "chain"), ("predict", "episodes")):
             if name not in retrievers and not (name == "recall" and "search_same_budget" in retrievers):
                 continue
             started = time.perf_counter()
-            answer = episodes.recall(SearchRequest(question.question), mode)
+            ask = episodes.predict if name == "predict" else episodes.recall
+            answer = ask(SearchRequest(question.question), mode)
             elapsed = time.perf_counter() - started
             chunks = answer.chunks
             times = [c.start_time for c in chunks]
@@ -832,7 +835,7 @@ class Runner:
                     "chain_length": len(chunks) if chain else None,
                     "fallback_reason": None if chain else (answer.notes[0] if answer.notes else "none"),
                 }
-            else:
+            elif name == "recall":
                 recall_tokens = answer.tokens
             if name in retrievers:
                 seconds[name] += elapsed
@@ -989,7 +992,7 @@ def render_episodic(summaries: dict[str, dict[str, Any]], extras: dict[str, Any]
         a, b = summaries["recall"]["answer_recall"], summaries["search_same_budget"]["answer_recall"]
         ratio = f" (ratio {a / b:.2f})" if b else ""
         lines.append(f"recall − search_same_budget: {a - b:+.1f} points of answer recall at equal token budgets{ratio}")
-    for name in ("recall", "recall_chain"):
+    for name in ("recall", "recall_chain", "predict"):
         if name in summaries:
             s = summaries[name]
             lines.append(
@@ -1024,7 +1027,7 @@ def build_report(
         summary = summarize([(o.question, o.score) for o in mine])
         summary["modes"] = dict(Counter(o.mode for o in mine))
         summary["query_seconds"] = round(sum(o.seconds for o in mine), 2)
-        if name in ("recall", "recall_chain"):
+        if name in ("recall", "recall_chain", "predict"):
             for key in ("chronological", "episodes_chronological"):
                 summary[f"{key}_share"] = (
                     round(100 * sum(1 for o in mine if o.extra.get(key)) / len(mine), 2) if mine else 0.0
@@ -1066,6 +1069,7 @@ def build_report(
             "ranked": {"limit": SEARCH_LIMIT, "max_tokens": SEARCH_MAX_TOKENS},
             "recall": "SearchRequest(question) with product defaults (episodes.mode episodes)",
             "recall_chain": "SearchRequest(question), episodes.mode chain",
+            "predict": "SearchRequest(question) with product defaults, predict",
             "search_same_budget": {"limit": SAME_BUDGET_LIMIT, "max_tokens": "that question's recall tokens"},
         },
         "config": runner.config.model_dump(by_alias=True, mode="json"),

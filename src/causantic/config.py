@@ -645,6 +645,18 @@ class EpisodesConfig(_Section):
             "among the whole corpus), LoCoMo's evidence unchanged; 1 and 2 left it at 67%."
         ),
     )
+    predict_request: bool = Field(
+        True,
+        description=(
+            "Predict's best episode tells, after what followed its match, how the match's turn began: back to "
+            "the request that opened it when the walk back (contextChunks) reaches it, else the turn's first "
+            "storyOpening chunks and how many it leaves out; the budget gives what followed the match first. "
+            "Told in time order, the episode reads: what the work was for, the match, what came next. Off: "
+            "predict tells from the match on. On the coding dev set predict's answers that tell the right "
+            "session's story went from 56% to 70% (52% to 70% among the whole corpus, 59% to 81% asked from the "
+            "project), the chunks told after the best match unchanged (81 and 80 over 27 answers)."
+        ),
+    )
     side_share: float = Field(
         0.35,
         ge=0,

@@ -1,6 +1,7 @@
 """A fix found deep in a long turn, beyond the walk back from the match, is still told from the
 request that opened the turn: the request and how the work began, then how many chunks were left
-out, then the match's neighbourhood and how it ended (episodes.storyOpening)."""
+out, then the match's neighbourhood and how it ended (episodes.storyOpening); predict's answer too,
+after what followed the match (episodes.predictRequest)."""
 
 from __future__ import annotations
 
@@ -66,3 +67,25 @@ def test_with_story_opening_0_the_long_turn_is_told_from_the_walk_back_alone(hom
     with Memory(home, overrides={"episodes.storyOpening": "0"}) as memory:
         text = render_episodes(memory.recall(QUERY))
     assert FIX in text and not re.search(r"… \d+ chunks left out …", text)
+
+
+def test_predict_tells_what_followed_the_match_after_what_the_work_was_for(home: Path) -> None:
+    # Before episodes.predictRequest predict told from the fix on: what came next, but not the
+    # request the work answered.
+    with Memory(home) as memory:
+        answer = memory.predict(QUERY)
+    text = render_episodes(answer)
+    gap = re.search(r"… (\d+) chunks left out …", text)
+    assert gap is not None, text
+    places = [text.index(part) for part in (REQUEST, gap.group(0), FIX, OUTCOME)]
+    assert places == sorted(places)
+    assert STEPS[8] not in text  # the steps between the turn's opening and the fix are counted, not told
+    assert approx_tokens(text) <= 2_500
+    (episode,) = episodic_out(QUERY, answer).episodes  # scripts read the count beside the chunk it comes before
+    assert int(gap.group(1)) in episode.left_out_within
+
+
+def test_with_predict_request_off_predict_tells_from_the_match_on(home: Path) -> None:
+    with Memory(home, overrides={"episodes.predictRequest": "false"}) as memory:
+        text = render_episodes(memory.predict(QUERY))
+    assert FIX in text and OUTCOME in text and not re.search(r"… \d+ chunks left out …", text)

@@ -16,7 +16,8 @@ comes from search (seed 001's lesson):
    request that opened it and on to the turn's end, what was tried, the fix and how it ended; a
    match deeper in a long turn than the walk reaches tells the turn's first chunks, then how many it
    leaves out, then the match's neighbourhood (``episodes.storyOpening``, :func:`elided_story`,
-   :attr:`Episode.gaps`);
+   :attr:`Episode.gaps`); predict's best episode tells, after what followed its match, how the
+   match's turn began, the same way (``episodes.predictRequest``): what the work was for;
 4. episodes come from at most ``episodes.maxEpisodes`` sessions, the best-ranked ones; episodes
    that overlap are merged; a hit already told by an earlier episode anchors no new one; beside a
    relevant hit, a weakly related one (under 10%, as search labels it) of another project anchors
@@ -200,6 +201,7 @@ class EpisodeBuilder:
         owner: dict[str, int] = {}
         sessions: set[str] = set()  # sessions with an episode: at most maxEpisodes of them
         orders: dict[str, list[str]] = {}  # a long turn's session, told from its request: its chunk order
+        leading = cfg.story_chunks  # the best episode's context chunks the budget gives first (:meth:`_fit`)
         for hit in anchors:  # best first
             if hit.chunk.id in owner:
                 continue  # already told by an earlier episode
@@ -207,13 +209,24 @@ class EpisodeBuilder:
                 continue
             sessions.add(hit.chunk.session_id)
             walk = self._walk(hit.chunk, kind)
-            turn = self._walk(hit.chunk, "predict") if kind == "recall" and not episodes and cfg.story_turn else []
-            self._score_context([cid for cid in walk + turn if cid not in chunks], search, chunks, scores)
+            best = not episodes
+            turn = self._walk(hit.chunk, "predict") if kind == "recall" and best and cfg.story_turn else []
+            lead = self._walk(hit.chunk, "recall") if kind == "predict" and best and cfg.predict_request else []
+            self._score_context([cid for cid in walk + turn + lead if cid not in chunks], search, chunks, scores)
             ids = [hit.chunk.id] + self._cut(kind, hit.relevance, walk, scores, chunks)
             if turn:  # the best episode of a recall: its match's turn, from the request to the outcome
                 story = story_of_turn(hit.chunk, walk, turn, ids[1:], chunks)
                 opening = self._opening(hit.chunk, walk, story, search, chunks, scores, orders)
                 ids = [hit.chunk.id] + list(dict.fromkeys(opening + story))
+            elif lead:  # the best episode of a predict: what followed its match, then how its turn began
+                began = story_of_turn(hit.chunk, lead, (), [], chunks)[::-1]  # the request first
+                began = began or self._opening(hit.chunk, lead, [], search, chunks, scores, orders)
+                if began := [cid for cid in began if cid not in ids]:  # the match is not its turn's request
+                    if hit.chunk.session_id not in orders:  # the budget may leave a gap before the match
+                        orders[hit.chunk.session_id] = self.store.session_chunk_ids(hit.chunk.session_id)
+                    after = ids[1 : 1 + cfg.story_chunks]
+                    ids = [hit.chunk.id, *after, *began, *ids[1 + len(after) :]]
+                    leading = len(after) + len(began)
             joined = next((owner[i] for i in ids if i in owner), None)
             if joined is None:
                 episodes.append([])
@@ -242,7 +255,8 @@ class EpisodeBuilder:
         room = budget - approx_tokens(episodes_heading(EpisodeAnswer(kind, "episodes", (), search, notes)) + ":\n\n")
 
         def fitted(room: int) -> EpisodeAnswer:
-            built = told_order(self._placed(self._fit(episodes, members, room, sides), orders), cfg.order, sides)
+            built = self._placed(self._fit(episodes, members, room, sides, leading), orders)
+            built = told_order(built, cfg.order, sides)
             return EpisodeAnswer(kind, "episodes", tuple(built), search, notes, left_out, cfg.order)
 
         return printed_within(fitted(room), budget, room, fitted)
@@ -363,12 +377,15 @@ class EpisodeBuilder:
         episodes: list[list[str]],
         members: dict[str, EpisodeChunk],
         budget: int,
-        sides: Collection[str] = (),
+        sides: Collection[str],
+        story: int,
     ) -> list[Episode]:
         """Spend the budget on each session's best hit first, then on the best episode's first
-        ``storyChunks`` of context (the answer tells at least one story, in the direction asked),
+        ``story`` chunks of context (``storyChunks``; predict's best episode's with
+        ``predictRequest`` also how its match's turn began: the answer tells at least one story),
         then on every other hit (best episode first), so the answer names the best distinct sessions
-        and each strong match, then on context, nearest first; a story is never left with a gap. The
+        and each strong match, then on context, nearest first; a story is never left with a gap (but
+        one between how predict's turn began and its match, which the answer counts). The
         episodes of ``sides`` (:func:`side_sessions`) get what is left after all that, in the same
         order: a side match fills room the story leaves, and never takes it. A chunk costs what it
         prints (:attr:`EpisodeChunk.tokens`: told, not as the store holds it, and its heading), and
@@ -396,7 +413,7 @@ class EpisodeBuilder:
                     picked.append(ids[0])
                     used += heading + cost[ids[0]]
             if tier is main and chosen and chosen[0]:  # the first episode holds the best hit
-                for cid in episodes[0][1 : 1 + self.config.story_chunks]:  # nearest first: no gap
+                for cid in episodes[0][1 : 1 + story]:  # nearest first: no gap
                     if used + cost[cid] > budget:
                         break
                     chosen[0].append(cid)
