@@ -174,6 +174,35 @@ def steady_label(previous: str, scored: Sequence[tuple[str, float]], *, terms: i
     return ", ".join(fresh)
 
 
+def distinct_labels(
+    names: Mapping[K, str],
+    scored: Mapping[K, Sequence[tuple[str, float]]],
+    order: Sequence[K],
+    *,
+    terms: int = DEFAULT_TERMS,
+) -> dict[K, str]:
+    """``names`` with no two topics under one label: going through topics in ``order`` (the largest
+    first), a topic whose label an earlier topic already bears is named by its best term and its
+    next best terms that are not in that label (``scored``: its terms, best first); it keeps the label
+    when it has no other terms. Two topics of one subject (the same session's chunks told twice, a
+    sub-agent's) get the same best terms, and were listed as two topics of one name: "enabled, maps,
+    telemetry" twice among 30 topics of five real projects (benchmarks/topics.py)."""
+    taken: set[str] = set()
+    out: dict[K, str] = {}
+    for key in order:
+        name = names[key]
+        if name in taken:
+            clash = set(name.split(", "))
+            best = [term for term, _ in scored[key][:1]]
+            others = [term for term, _ in scored[key][1:] if term not in clash]
+            fresh = ", ".join([*best, *others][:terms])
+            if others and fresh not in taken:
+                name = fresh
+        taken.add(name)
+        out[key] = name
+    return out
+
+
 @lru_cache(maxsize=1 << 16)
 def _terms_of(token: str) -> tuple[str, ...]:
     """The terms of one regex token (cached: tokens repeat a lot)."""
