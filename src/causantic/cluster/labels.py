@@ -8,9 +8,9 @@ common words less distinctive but get no label themselves.
 
 The tokeniser keeps code identifiers whole (``cluster_vectors``, ``minClusterSize``, ``config.py``)
 and drops what names nothing: stop words and agent filler, rendering markers (``[User]``,
-``[Tool:Bash]``), uuids, hex hashes, numbers and random-looking ids, the folders a path passes
-through that only say where code sits (``/tmp/``, ``~/projects/``, ``node_modules/``) and a word cut
-short by truncation. LLM-written names are not here.
+``[Tool:Bash]``), a long listing's permissions, owner and group, uuids, hex hashes, numbers and
+random-looking ids, the folders a path passes through that only say where code sits (``/tmp/``,
+``~/projects/``, ``node_modules/``) and a word cut short by truncation. LLM-written names are not here.
 """
 
 from __future__ import annotations
@@ -46,6 +46,9 @@ _LAYOUT_FOLDER = re.compile(
     r"\.venv|packages|pkg|internal|home|Users)(?=[/\\])",
     re.IGNORECASE,
 )
+# A long listing's line ("drwxr-xr-x  5 alex  staff  160 Sep  3 …"): its permissions, owner, group, size
+# and date name no topic; they labelled one "drwxr, staff, xr" among five real projects.
+_LISTING = re.compile(r"(?<!\S)[-dlcbps][-rwxsStT]{9}[@+.]?(?:\s+\d+\s+\S+\s+\S+(?:\s+\d+\s+[A-Z][a-z]{2}\s+\d+)?)?")
 # A word cut short where a long text was shortened ("This ma …[truncated]"): half a word names nothing.
 _CUT_WORD = re.compile(r"\S*\s?…\[truncated\]")
 _FILE_EXTENSIONS = frozenset(
@@ -80,6 +83,7 @@ def tokenize(text: str) -> list[str]:
     when they end in a file extension (``labels.py``); otherwise they split into their parts.
     """
     text = _CUT_WORD.sub(" ", text)
+    text = _LISTING.sub(" ", text)
     text = _MARKER.sub(" ", text)
     text = _UUID.sub(" ", text)
     text = _URL_SCHEME.sub(" ", text)
