@@ -4,7 +4,8 @@ Each cluster's member texts form one class. A term scores by how many of the clu
 (each text counts once, so one chunk repeating a word cannot name a cluster) times an inverse
 frequency over all classes, ``log(1 + average class size / term frequency across classes)``
 (c-TF-IDF as in BERTopic). Texts outside any cluster may be passed as a background class: they make
-common words less distinctive but get no label themselves.
+common words less distinctive but get no label themselves. :func:`steady_label` keeps a continuing
+topic's name while it still fits; :func:`distinct_labels` gives no two topics one name.
 
 The tokeniser keeps code identifiers whole (``cluster_vectors``, ``minClusterSize``, ``config.py``)
 and drops what names nothing: stop words and agent filler, rendering markers (``[User]``,
