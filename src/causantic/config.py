@@ -695,6 +695,26 @@ class ClusterExpansionConfig(_Section):
 
 class ClusteringConfig(_Section):
     min_cluster_size: int = Field(4, ge=2, description="HDBSCAN min_cluster_size (seed 002).")
+    min_samples: int = Field(
+        2,
+        ge=2,
+        description=(
+            "HDBSCAN min_samples: the neighbours (counting the chunk itself) a chunk needs near it to sit "
+            "in a dense part. Lower leaves fewer chunks in no topic: 4 (min_cluster_size, scikit-learn's "
+            "default) left 73% of the Claude Code corpus in none, 2 leaves 55% (benchmarks/topics.py)."
+        ),
+    )
+    max_topic_share: float = Field(
+        0.2,
+        gt=0,
+        le=1,
+        description=(
+            "Largest share of memory's embedded chunks one topic may hold (HDBSCAN max_cluster_size, "
+            "never under twice minClusterSize); a larger cluster gives way to the topics it splits into. "
+            'Without it one topic of 5 real projects held 97% of their chunks, labelled "app, project, '
+            'file" (benchmarks/topics.py). 1 turns the limit off.'
+        ),
+    )
     threshold: float = Field(
         0.09, gt=0, lt=1, description="Angular distance under which a new chunk joins a cluster (seed 001)."
     )

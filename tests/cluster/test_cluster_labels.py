@@ -4,7 +4,7 @@ import re
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
-from causantic.cluster import STEADY_TERMS, scored_terms, steady_label, tokenize
+from causantic.cluster import STEADY_TERMS, distinct_labels, scored_terms, steady_label, tokenize
 
 
 def cluster_terms(texts_by_cluster: Mapping[Hashable, Sequence[str]], **options: Any) -> dict[Hashable, list[str]]:
@@ -144,3 +144,37 @@ def test_a_label_names_no_folder_that_only_says_where_code_sits() -> None:
 
 def test_a_word_cut_short_by_truncation_is_no_term() -> None:
     assert tokenize("the telemetry note says This ma …[truncated]") == ["telemetry", "note", "says"]
+
+
+def test_a_long_listing_gives_its_file_names_but_not_its_permissions_owner_or_group() -> None:
+    listing = (
+        "[Result:Bash]\ntotal 24\ndrwxr-xr-x   5 alex  staff   160 Sep  3 10:00 todo-app\n"
+        "-rw-r--r--@  1 alex  staff  1204 Sep  3 10:00 README.md\n"
+    )
+    # A topic of five real projects was labelled "drwxr, staff, xr" (benchmarks/topics.py).
+    assert tokenize(listing) == ["total", "todo", "app", "README.md"]
+    assert tokenize("The staff rota and a drwxr typo") == ["staff", "rota", "drwxr", "typo"]
+
+
+def test_two_topics_with_one_best_label_are_told_apart_by_their_next_terms() -> None:
+    scored = {
+        "big": [("telemetry", 0.9), ("maps", 0.8), ("enabled", 0.7), ("opt-out", 0.2)],
+        "small": [("telemetry", 0.9), ("maps", 0.8), ("enabled", 0.7), ("sentry", 0.5), ("dsn", 0.4)],
+        "other": [("docker", 0.9), ("compose", 0.8), ("postgres", 0.7)],
+    }
+    names = {key: steady_label("", found) for key, found in scored.items()}
+    assert names["big"] == names["small"]  # what a user saw: two topics of one name in the list
+
+    named = distinct_labels(names, scored, ["big", "small", "other"])
+
+    assert named == {
+        "big": "telemetry, maps, enabled",  # the larger keeps its label
+        "small": "telemetry, sentry, dsn",
+        "other": "docker, compose, postgres",
+    }
+
+
+def test_a_topic_with_no_other_terms_keeps_the_label_it_shares() -> None:
+    scored = {1: [("enabled", 0.9), ("maps", 0.8)], 2: [("enabled", 0.9), ("maps", 0.8)]}
+    names = {key: steady_label("", found) for key, found in scored.items()}
+    assert distinct_labels(names, scored, [1, 2]) == {1: "enabled, maps", 2: "enabled, maps"}

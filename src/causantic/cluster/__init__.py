@@ -39,6 +39,7 @@ from causantic.cluster.geometry import (  # noqa: E402
 from causantic.cluster.identity import carry_over  # noqa: E402
 from causantic.cluster.labels import (  # noqa: E402
     STEADY_TERMS,
+    distinct_labels,
     scored_terms,
     steady_label,
     tokenize,
@@ -52,6 +53,7 @@ __all__ = [
     "assign_new",
     "carry_over",
     "centroids",
+    "distinct_labels",
     "cluster_vectors",
     "normalise",
     "scored_terms",

@@ -60,11 +60,14 @@ def cluster_vectors(
     min_cluster_size: int,
     *,
     min_samples: int | None = None,
+    max_cluster_size: int | None = None,
 ) -> NDArray[np.int64]:
     """HDBSCAN labels of L2-normalised vectors: ``0..k-1`` per cluster, ``-1`` for noise.
 
     ``min_samples`` (the density neighbourhood, counting the point itself) defaults to
-    ``min_cluster_size`` as in scikit-learn. Rows are normalised again, so nearly-unit input is fine.
+    ``min_cluster_size`` as in scikit-learn. ``max_cluster_size`` (None: no limit) is scikit-learn's:
+    excess-of-mass selection passes over a cluster larger than it for the clusters it splits into.
+    Rows are normalised again, so nearly-unit input is fine.
     Deterministic: the same vectors in the same order give the same labels.
     """
     import numpy as np
@@ -90,15 +93,21 @@ def cluster_vectors(
     # point itself) is the distance to the (min_samples - 1)-th neighbour, and scikit-learn, which
     # takes a row's min_samples-th entry, is told min_samples - 1.
     graph = _connect_components(graph, matrix, distances[:, samples - 2])
-    labels = _hdbscan(min_cluster_size, samples - 1).fit_predict(graph)
+    labels = _hdbscan(min_cluster_size, samples - 1, max_cluster_size).fit_predict(graph)
     return np.asarray(labels, dtype=np.int64)
 
 
-def _hdbscan(min_cluster_size: int, min_samples: int) -> HDBSCAN:
+def _hdbscan(min_cluster_size: int, min_samples: int, max_cluster_size: int | None) -> HDBSCAN:
     from sklearn.cluster import HDBSCAN
 
     # copy=False: the graph is ours and thrown away afterwards, so scikit-learn may reuse it.
-    return HDBSCAN(min_cluster_size=min_cluster_size, min_samples=min_samples, metric="precomputed", copy=False)
+    return HDBSCAN(
+        min_cluster_size=min_cluster_size,
+        min_samples=min_samples,
+        max_cluster_size=max_cluster_size,
+        metric="precomputed",
+        copy=False,
+    )
 
 
 def nearest_neighbours(matrix: NDArray[np.float32], k: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:

@@ -16,14 +16,20 @@ next ingest, which finds them after that number even though it adds no chunk its
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from causantic.config import ClusteringConfig
 from causantic.errors import CausanticError
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.wording import counted
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 _LABEL_SAMPLE = 60  # member texts per topic read for its label (nearest the centroid first)
 _META_LAST_COUNT = "clustered_vectors"
@@ -48,17 +54,7 @@ def recluster(
 ) -> ClusterReport:
     import numpy as np
 
-    from causantic.cluster import (
-        STEADY_TERMS,
-        TOPICS_HINT,
-        angular_distances,
-        carry_over,
-        centroids,
-        cluster_vectors,
-        scored_terms,
-        steady_label,
-        topics_available,
-    )
+    from causantic.cluster import TOPICS_HINT, carry_over, topics_available
 
     if not topics_available():
         raise CausanticError(TOPICS_HINT)
@@ -68,8 +64,65 @@ def recluster(
     seen = index.newest_seq()  # before the read: a vector written meanwhile is left for the next assignment
     ids, matrix = index.all_vectors()
     say(f"clustering {counted(len(ids), 'vector')}")
-    labels = cluster_vectors(matrix, config.min_cluster_size) if len(ids) else np.zeros(0, np.int64)
-    centres = centroids(matrix, labels) if len(ids) else {}
+    found = form_topics(store, ids, matrix, config, on_progress=say)
+    members, centres = found.members, found.centres
+    # The topics kept are read in the transaction that replaces them: another process's run (a second
+    # `causantic cluster`, another session's ingest) may have replaced them since HDBSCAN began, and a
+    # kept id it deleted failed this run on the foreign key. On team memory a read does not wait for
+    # another member's writer: the topics' lock does (store.lock_topics).
+    with store.atomic():
+        store.lock_topics(index.model_id, [cid for group in members.values() for cid, _ in group])
+        inherited = carry_over(
+            store.cluster_members(index.model_id), {label: {c for c, _ in group} for label, group in members.items()}
+        )
+        previous = {r.id: r.label for r in store.cluster_rows(index.model_id)}
+        names = topic_names(found, {label: previous.get(old, "") for label, old in inherited.items()})
+        rows = [
+            (inherited.get(label), names[label] or UNNAMED, centres[label].astype(np.float32).tobytes(), group)
+            for label, group in sorted(members.items())
+        ]
+        store.replace_clusters(index.model_id, rows)
+        store.set_meta(_META_LAST_COUNT, str(len(ids)))
+        store.set_meta(_META_SEEN, str(seen))
+    clustered = sum(len(g) for g in members.values())
+    return ClusterReport(len(rows), clustered, len(ids) - clustered, len(inherited), time.perf_counter() - started)
+
+
+@dataclass(frozen=True, slots=True)
+class FoundTopics:
+    """What one HDBSCAN run found, before it is stored: per cluster (``0..k-1``) its members, nearest
+    the centroid first, with their angular distances to it, its centroid, and its scored label terms
+    (best first)."""
+
+    members: dict[int, list[tuple[str, float]]]
+    centres: dict[int, NDArray[np.float32]]
+    scored: dict[int, list[tuple[str, float]]]
+
+
+def form_topics(
+    store: MemoryStoreProtocol,
+    ids: Sequence[str],
+    matrix: NDArray[np.float32],
+    config: ClusteringConfig,
+    on_progress: Callable[[str], None] | None = None,
+) -> FoundTopics:
+    """Cluster ``matrix`` (the vectors of chunks ``ids``) as ``config`` says and score each cluster's
+    label terms from its member texts in ``store``; writes nothing (``benchmarks/topics.py`` compares
+    settings with it)."""
+    import numpy as np
+
+    from causantic.cluster import STEADY_TERMS, angular_distances, centroids, cluster_vectors, scored_terms
+
+    say = on_progress or (lambda _msg: None)
+    if not len(ids):
+        return FoundTopics({}, {}, {})
+    labels = cluster_vectors(
+        matrix,
+        config.min_cluster_size,
+        min_samples=config.min_samples,
+        max_cluster_size=largest_topic(config, len(ids)),
+    )
+    centres = centroids(matrix, labels)
     members: dict[int, list[tuple[str, float]]] = {}
     for label, centre in centres.items():
         member_rows = np.flatnonzero(labels == label)
@@ -82,27 +135,27 @@ def recluster(
         {label: [texts[c] for c, _ in group[:_LABEL_SAMPLE] if c in texts] for label, group in members.items()},
         terms=STEADY_TERMS,
     )
-    # The topics kept are read in the transaction that replaces them: another process's run (a second
-    # `causantic cluster`, another session's ingest) may have replaced them since HDBSCAN began, and a
-    # kept id it deleted failed this run on the foreign key. On team memory a read does not wait for
-    # another member's writer: the topics' lock does (store.lock_topics).
-    with store.atomic():
-        store.lock_topics(index.model_id, [cid for group in members.values() for cid, _ in group])
-        inherited = carry_over(
-            store.cluster_members(index.model_id), {label: {c for c, _ in group} for label, group in members.items()}
-        )
-        # A continuing topic keeps its name while its terms still describe it (labels.steady_label).
-        previous = {r.id: r.label for r in store.cluster_rows(index.model_id)}
-        names = {label: steady_label(previous.get(inherited.get(label, -1), ""), scored[label]) for label in members}
-        rows = [
-            (inherited.get(label), names[label] or UNNAMED, centres[label].astype(np.float32).tobytes(), group)
-            for label, group in sorted(members.items())
-        ]
-        store.replace_clusters(index.model_id, rows)
-        store.set_meta(_META_LAST_COUNT, str(len(ids)))
-        store.set_meta(_META_SEEN, str(seen))
-    clustered = sum(len(g) for g in members.values())
-    return ClusterReport(len(rows), clustered, len(ids) - clustered, len(inherited), time.perf_counter() - started)
+    return FoundTopics(members, centres, scored)
+
+
+def topic_names(found: FoundTopics, previous: Mapping[int, str]) -> dict[int, str]:
+    """Each found topic's label: a continuing topic keeps its name (``previous``, by found topic) while
+    its terms still describe it (:func:`causantic.cluster.steady_label`); no two topics share a label
+    (:func:`causantic.cluster.distinct_labels`, the largest topic keeping its own)."""
+    from causantic.cluster import distinct_labels, steady_label
+
+    names = {label: steady_label(previous.get(label, ""), found.scored[label]) for label in found.members}
+    order = sorted(found.members, key=lambda label: (-len(found.members[label]), label))
+    return distinct_labels(names, found.scored, order)
+
+
+def largest_topic(config: ClusteringConfig, chunks: int) -> int | None:
+    """The most chunks one topic of a memory of ``chunks`` may hold (None: no limit), from
+    ``clustering.maxTopicShare``; never under twice ``minClusterSize``, so a small memory's topics can
+    still split in two."""
+    if config.max_topic_share >= 1:
+        return None
+    return max(2 * config.min_cluster_size, math.ceil(config.max_topic_share * chunks))
 
 
 def assign_new_chunks(
