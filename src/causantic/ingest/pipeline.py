@@ -649,6 +649,7 @@ def remove_chunks(
     many chunks were deleted.
     """
     projects = store.projects_of_chunks(ids)
+    vectors.mark_deleting()  # first: killed once the chunks are gone, their rows still leave the ANN file
     deleted = store.delete_chunks(ids, remember=remember)
     vectors.delete(ids)
     for project_id in projects:
