@@ -279,7 +279,7 @@ def test_a_member_whose_team_database_lacks_a_change_they_can_do_without_keeps_u
     assert "must be owner of table" not in _log_since(postgres_server, logged)
 
     team_init(url)  # the owner upgrades: the folder is recorded from then on, and nothing more is said
-    second = write_session(tmp_path / "t", "/work/shop", "00000002-0000-4000-8000-000000000002", [("retry", "ok")])
+    write_session(tmp_path / "t", "/work/shop", "00000002-0000-4000-8000-000000000002", [("retry", "ok")])
     done = runner.invoke(cli, ["ingest", "--no-embed", "--json", str(tmp_path / "t")], env=env)
     assert done.exit_code == 0 and "schema" not in done.output, done.output
     # The session ingested before has its folder too: its file, marked before the database recorded
