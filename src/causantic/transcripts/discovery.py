@@ -332,27 +332,31 @@ def _codex_tree(rollout: Path) -> Path | None:
 
 
 def stored_codex_forks(group: SessionFiles, stored: Iterable[str]) -> SessionFiles:
-    """``group`` (a Codex session), with the user forks of it among ``stored`` (the paths of files a
-    store holds) added to its forks: the rollouts of its sessions tree (``<sessions>/YYYY/MM/DD/``)
-    dated after it whose meta names it as the thread they forked. A fork ingested while its session
-    was nowhere kept the turns it copied; read again with the session, it drops that copy. Only
-    stored files are opened (their first line), not every later rollout of the tree; a fork of a
-    fork is found when its own parent is read."""
+    """``group`` (a Codex session), with the user forks of it (and of those forks) among ``stored``
+    (the paths of files a store holds) added to its forks: the rollouts of its sessions tree
+    (``<sessions>/YYYY/MM/DD/``) named after it whose meta names it, or one of them, as the thread
+    they forked. A fork ingested while its session was nowhere kept the turns it copied; read again
+    with the session, it drops that copy. Only stored files are opened (their first line), not every
+    later rollout of the tree."""
     main = group.main
     tree = _codex_tree(main) if group.source == "codex" and main is not None else None
     if main is None or tree is None:
         return group
     known = {main, *group.forks}
-    forks = [
-        path
+    later = {
+        path: meta
         for path in map(Path, stored)
         if path.name.startswith("rollout-")
-        and path.name > main.name  # named by when it started: a fork starts after its session
-        and _codex_tree(path) == tree
+        and path.name > main.name  # named by when it started: a fork starts after what it forked
         and path not in known
-        and (meta := peek_rollout_meta(path)).forked_from == group.session_id
+        and _codex_tree(path) == tree
+        and (meta := peek_rollout_meta(path)).forked_from
         and meta.parent_thread_id is None
-    ]
+    }
+    threads, forks = {group.session_id}, set[Path]()
+    while found := {p for p, meta in later.items() if p not in forks and meta.forked_from in threads}:
+        forks |= found
+        threads |= {thread for p in found if (thread := later[p].thread_id)}
     return replace(group, forks=tuple(sorted({*group.forks, *forks}))) if forks else group
 
 
