@@ -87,6 +87,45 @@ def cli_imports(home: Path, *args: str, stdin: str | None = None, **env: str) ->
     return set(json.loads(line.removeprefix("IMPORTS ")))
 
 
+# `causantic ARGS` (argv: a folder, then ARGS), as a user runs it, except that its first write after
+# the test creates <folder>/armed takes memory's write lock, writes its pid to <folder>/holding and
+# holds the lock until <folder>/go exists: a server's stdout is its channel (MCP, the dashboard's
+# URL), so the test and the process talk through files (:func:`appeared`).
+WRITE_HELD_WHEN_ARMED = """
+import os, sys, time
+from pathlib import Path
+import causantic.store.sqlite as sqlite_util
+
+folder = Path(sys.argv[1])
+real = sqlite_util.run_waiting
+
+def run_waiting(conn, statement, **options):
+    armed = folder / "armed"
+    if armed.exists():
+        armed.unlink()
+        real(conn, "BEGIN IMMEDIATE")
+        (folder / "holding").write_text(str(os.getpid()))
+        while not (folder / "go").exists():
+            time.sleep(0.05)
+        conn.execute("ROLLBACK")
+    real(conn, statement, **options)
+
+sqlite_util.run_waiting = run_waiting
+from causantic.cli.main import main
+sys.argv = ["causantic", *sys.argv[2:]]
+main()
+"""
+
+
+def appeared(path: Path, timeout_s: float = 60) -> str:
+    """The text of the file at ``path`` once a process has written it (written whole: see above)."""
+    deadline = time.monotonic() + timeout_s
+    while not path.exists() or not path.read_text():
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.05)
+    return path.read_text()
+
+
 def causantic(
     *args: str,
     input: str | None = None,

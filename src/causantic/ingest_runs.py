@@ -13,18 +13,21 @@ does its work.
 
 Beside them, ``<home>/run/writer-<pid>.json`` records any other named process that writes memory (a
 ``causantic forget``, a hook; :func:`causantic.write_waits.holding`) from its first write until it
-exits, so that a process waiting for memory's write lock can say what most likely holds it
-(:func:`lock_holder`).
+exits, and ``writer-<pid>-<n>.json`` one write of a server (the MCP server's or the dashboard's
+forget; :func:`writing`) while it runs, so that a process waiting for memory's write lock can say
+what most likely holds it (:func:`lock_holder`).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import itertools
 import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -146,6 +149,31 @@ def record_writer(home: Path, by: str, started: float) -> None:
     """Record this process as a writer of memory on ``home`` (``<home>/run/writer-<pid>.json``) until
     it exits: :func:`lock_holder` names it to a process that waits for its writes. Never raises."""
     path = home / RUN_DIR / f"writer-{os.getpid()}.json"
+    if _write_writer(path, by, started):
+        atexit.register(_unlink, path)
+
+
+@contextlib.contextmanager
+def writing(home: Path, by: str) -> Iterator[None]:
+    """Record one write of a long-lived process (a server's forget: "the MCP server's forget") as a
+    writer of memory on ``home`` while the block runs (``<home>/run/writer-<pid>-<n>.json``), so a
+    process waiting for it names it ("the MCP server's forget started at 10:02 UTC (pid 4242)"); a
+    server is not recorded for its whole life, as a command is (:func:`record_writer`), since it
+    mostly reads. Never raises for its record."""
+    path = home / RUN_DIR / f"writer-{os.getpid()}-{next(_writes)}.json"
+    written = _write_writer(path, by, time.time())
+    try:
+        yield
+    finally:
+        if written:
+            _unlink(path)
+
+
+_writes = itertools.count(1)  # this process's recorded writes (:func:`writing`), each its own file
+
+
+def _write_writer(path: Path, by: str, started: float) -> bool:
+    """Write a writer's record at ``path``; False when it cannot (logged)."""
     run = WriterRun(pid=os.getpid(), by=by, processStart=process_start(os.getpid()), started=_iso(started))
     try:
         secure_dir(path.parent)
@@ -155,8 +183,8 @@ def record_writer(home: Path, by: str, started: float) -> None:
         from causantic.logs import log
 
         log("cannot record this process as a writer of memory", error=exc)
-        return
-    atexit.register(_unlink, path)
+        return False
+    return True
 
 
 def lock_holder(home: Path) -> str:
@@ -168,14 +196,17 @@ def lock_holder(home: Path) -> str:
     me = os.getpid()
     ingests = [run for run in running_ingests(home) if run["pid"] != me]
     seen = {run["pid"] for run in ingests} | {me}  # an ingest's process is named once, as the ingest
-    writers = [run for run in running_writers(home) if run["pid"] not in seen]
+    writers: dict[int, WriterRun] = {}  # a server's writes at once are one process: its oldest names it
+    for run in sorted(running_writers(home), key=lambda r: r["started"]):
+        if run["pid"] not in seen:
+            writers.setdefault(run["pid"], run)
     # (started, pid, what it is in words, whether an ingest) of each, oldest first
     runs = sorted(
         [
             (run["started"], run["pid"], "the ingest started" + (f" by {run['by']}" if run["by"] else ""), True)
             for run in ingests
         ]
-        + [(run["started"], run["pid"], f"{_the(run['by'])} started", False) for run in writers]
+        + [(run["started"], run["pid"], f"{_the(run['by'])} started", False) for run in writers.values()]
     )
     if not runs:
         return "another Causantic process"

@@ -10,7 +10,9 @@ writes wait as before, silently (a hook's output would reach the agent's context
 What is recorded: a process that says what it is (:func:`named`: each CLI command, each hook) is
 recorded as a writer the first time it takes the write lock (:func:`holding`), so that a process
 waiting for it can name it ("the `causantic forget` started at 10:02 UTC (pid 4242)"). A process that
-only reads never takes the lock and is never named as its holder.
+only reads never takes the lock and is never named as its holder. A server (the MCP server, the
+dashboard), which mostly reads, names each forget of its own while it runs instead
+(:func:`causantic.ingest_runs.writing`: "the MCP server's forget started at 10:02 UTC (pid 4242)").
 """
 
 from __future__ import annotations

@@ -90,9 +90,10 @@ class Dashboard:
             self.process.stdout.close()
 
 
-def start_dashboard(home: Path) -> Dashboard:
+def start_dashboard(home: Path, command: tuple[str, ...] = ("-m", "causantic", "dashboard")) -> Dashboard:
+    """``causantic dashboard`` on ``home`` (``command``: Python's arguments that start it)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "causantic", "dashboard"],
+        [sys.executable, *command],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

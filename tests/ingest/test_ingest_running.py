@@ -179,10 +179,20 @@ def test_a_wait_names_the_oldest_writer_running_and_counts_the_others(causantic_
             records.append((2**22 + 1, "`causantic forget`", "2026-11-25T09:00:00Z"))  # no such process
             for pid, by, started in records:
                 (run / f"writer-{pid}.json").write_text(json.dumps({"pid": pid, "by": by, "started": started}))
+            # A server's two forgets at once (ingest_runs.writing) are one process writing: not "2 others".
+            for n in (1, 2):
+                (run / f"writer-{hook.pid}-{n}.json").write_text(
+                    json.dumps(
+                        {"pid": hook.pid, "by": "the MCP server's forget", "started": f"2026-11-25T10:0{n + 2}:30Z"}
+                    )
+                )
             holder = ingest_runs.lock_holder(causantic_home)
             assert holder.startswith("the `causantic vacuum` started at "), holder
             assert holder.endswith(f"(pid {vacuum.pid}) (or one other writer)"), holder
             (run / f"writer-{vacuum.pid}.json").unlink()
+            assert ingest_runs.lock_holder(causantic_home).startswith("the MCP server's forget started at ")
+            for n in (1, 2):
+                (run / f"writer-{hook.pid}-{n}.json").unlink()
             assert ingest_runs.lock_holder(causantic_home).startswith(f"{HOOK} started at ")
         finally:
             vacuum.kill()

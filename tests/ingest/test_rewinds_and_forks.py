@@ -174,6 +174,38 @@ def test_a_codex_fork_ingested_by_its_file_alone_is_read_with_the_session_it_for
         assert (again.chunks_added, again.chunks_removed, again.chunks_updated) == (0, 0, 0)
 
 
+def test_a_codex_session_found_only_after_its_fork_was_stored_is_read_with_the_fork(tmp_path: Path) -> None:
+    # The fork was ingested while the session it forked was nowhere (copied over later): it kept the
+    # copied turns. That session's file, ingested by itself once it is there, is read with the fork
+    # the store holds in its sessions tree (where it stayed until the fork's file changed).
+    sessions = tmp_path / "codex"
+    parent = write_codex_rollout(
+        sessions,
+        "/srv/shop",
+        "019e-parent",
+        [("why does the cart total drift", "Float rounding."), ("use cents", "Done.")],
+    )
+    fork = _fork_of(sessions, parent, "019e-fork", "019e-parent", 2, [("try banker's rounding instead", "Switched.")])
+    # and a fork of that fork, copying its three turns
+    second = _fork_of(sessions, fork, "019e-fork-2", "019e-fork", 3, [("try decimal instead", "Switched to Decimal.")])
+    away = Path(shutil.move(parent, tmp_path / parent.name))
+    with open_services(Config()) as services:
+        _ingest(services, second)  # read with the fork it forked, where Codex keeps it
+        assert len(_chunks(services, "019e-fork")) == 3
+        shutil.move(away, parent)
+        later = _ingest(services, parent)
+        assert later.chunks_removed == 2 and later.files == 3  # the session, and its forks read again
+        assert [c.content.splitlines()[1] for c in _chunks(services, "019e-fork")] == ["try banker's rounding instead"]
+        assert [c.content.splitlines()[1] for c in _chunks(services, "019e-fork-2")] == ["try decimal instead"]
+        everything = list(services.store.chunks_in(ChunkScope()))
+        assert sum("use cents" in c.content for c in everything) == 1
+        # one into the fork (from the session), one out of it (to its own fork)
+        assert [e.reference_type for e in services.store.session_edges("019e-fork")].count("forked-from") == 2
+        assert [e.reference_type for e in services.store.session_edges("019e-fork-2")].count("forked-from") == 1
+        again = _ingest(services, sessions)
+        assert (again.chunks_added, again.chunks_removed, again.chunks_updated) == (0, 0, 0)
+
+
 PI_PARENT = "019e1111-0000-7000-8000-00000000aaaa"
 PI_FORK = "019e1111-0000-7000-8000-00000000bbbb"
 PI_TURNS = [

@@ -5,7 +5,8 @@ temporary file left.
 
 Real processes on real files: ``causantic embed`` (nothing to embed: it brings the index up to date,
 as after an ingest) or ``causantic forget`` (which takes the forgotten rows out of the index file)
-kills itself with SIGKILL at one point of the index's writing each run. The store
+kills itself with SIGKILL at one point of the index's writing each run (a forget also just after its
+chunk deletion commits, before anything else of it runs). The store
 holds 10,500 chunks in three projects (the index is built from 10,000 vectors), with random unit
 vectors written through the store's API instead of the embedding model: the index's files, build
 and reads are the same whatever computed the vectors, and each stored vector is its own nearest
@@ -41,7 +42,7 @@ FORGOTTEN = {f"c{i}" for i in range(FIRST + 1, FIRST + ADDED, PROJECTS)}
 # `causantic ARGS`, killed (SIGKILL, nothing of Python's shutdown runs) when it reaches POINT:
 # "training" (the index trained in memory, nothing written), or the rename of a temporary file it
 # wrote in full: "scopes" (the scope map), "index" (the faiss file), "sidecar" (the JSON naming the
-# rows the index holds).
+# rows the index holds); or "deleted": a forget's chunk deletion committed, nothing after it run.
 KILLED_AT = """
 import os, signal, sys
 import faiss
@@ -54,6 +55,16 @@ def die(*_):
 
 if point == "training":
     faiss.IndexIVFScalarQuantizer.train = die
+if point == "deleted":
+    from causantic.store.memory import MemoryStore
+
+    delete_chunks = MemoryStore.delete_chunks
+
+    def deleted(self, *args, **kwargs):
+        delete_chunks(self, *args, **kwargs)
+        die()
+
+    MemoryStore.delete_chunks = deleted
 real_replace = os.replace
 
 def replace(src, dst, *args, **kwargs):
@@ -170,6 +181,7 @@ def _as_built_whole(home: Path, total: int) -> None:
         ("grown", "scopes"),
         ("grown", "index"),
         ("grown", "sidecar"),
+        ("indexed", "deleted"),
         ("indexed", "index"),
         ("indexed", "scopes"),
         ("indexed", "sidecar"),
@@ -178,7 +190,8 @@ def _as_built_whole(home: Path, total: int) -> None:
 def test_an_index_write_killed_midway_answers_correctly_and_the_next_run_repairs_it(
     tmp_path: Path, stores: dict[str, Path], store: str, point: str
 ) -> None:
-    """'indexed': a forget of 833 chunks, killed while it takes their rows out of the index file."""
+    """'indexed': a forget of 833 chunks, killed once their deletion is committed or while it takes
+    their rows out of the index file."""
     home = tmp_path / "home"
     shutil.copytree(stores[store], home)
     forgotten = FORGOTTEN if store == "indexed" else set()

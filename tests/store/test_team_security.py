@@ -53,6 +53,17 @@ def _services(stack: ExitStack, url: str, user: str) -> Services:
     return stack.enter_context(open_services(_config(url, user)))
 
 
+def _log_size(server: Any) -> int:
+    return int(server.log.stat().st_size)  # pgserver's server log (pgdata/log)
+
+
+def _log_since(server: Any, size: int) -> str:
+    """What the server logged since it had ``size`` bytes (tests run one at a time)."""
+    with open(server.log, "rb") as log:
+        log.seek(size)
+        return log.read().decode(errors="replace")
+
+
 def _chunks_of(url: str, member: str) -> list[str]:
     with psycopg.connect(url) as conn:
         return [r[0] for r in conn.execute("SELECT id FROM chunks WHERE member = %s ORDER BY id", (member,))]
@@ -199,7 +210,7 @@ def test_a_member_on_a_newer_version_is_told_the_owner_must_upgrade_the_schema(
     dave = psycopg.conninfo.make_conninfo(url, user="dave")
     upgrade = (
         r"lacks schema changes 3 and 6 this causantic needs, and only the role that owns its tables \(\w+\) may make"
-        r" them \(must be owner of table chunks\)\. Ask them to run `causantic team init`"
+        r" them \(must be owner of table \w+\)\. Ask them to run `causantic team init`"
     )
     with pytest.raises(StoreError, match=upgrade), ExitStack() as stack:
         _services(stack, dave, "dave")
@@ -246,6 +257,7 @@ def test_a_member_whose_team_database_lacks_a_change_they_can_do_without_keeps_u
     }
     first = write_session(tmp_path / "t", "/work/shop", "00000001-0000-4000-8000-000000000001", [("retry", "ok")])
     runner = CliRunner()
+    logged = _log_size(postgres_server)
     done = runner.invoke(cli, ["ingest", "--no-embed", str(first)], env=env)
     assert done.exit_code == 0, done.output
     said = " ".join(done.output.split())
@@ -263,15 +275,23 @@ def test_a_member_whose_team_database_lacks_a_change_they_can_do_without_keeps_u
         f"until the role that owns its tables ({owner}) runs" in runner.invoke(cli, ["team", "status"], env=env).output
     )
 
+    # Each open saw the role may not migrate without trying: no ALTER refused in the server's log.
+    assert "must be owner of table" not in _log_since(postgres_server, logged)
+
     team_init(url)  # the owner upgrades: the folder is recorded from then on, and nothing more is said
-    second = write_session(tmp_path / "t", "/work/shop", "00000002-0000-4000-8000-000000000002", [("retry", "ok")])
-    done = runner.invoke(cli, ["ingest", "--no-embed", str(second)], env=env)
+    write_session(tmp_path / "t", "/work/shop", "00000002-0000-4000-8000-000000000002", [("retry", "ok")])
+    done = runner.invoke(cli, ["ingest", "--no-embed", "--json", str(tmp_path / "t")], env=env)
     assert done.exit_code == 0 and "schema" not in done.output, done.output
+    # The session ingested before has its folder too: its file, marked before the database recorded
+    # folders, was read once more (it kept no folder until its file changed or `batch-ingest --force`).
+    assert json.loads(done.output)["files"] == 2
     with psycopg.connect(url) as conn:
         assert dict(conn.execute("SELECT left(id, 8), cwd FROM sessions").fetchall()) == {
-            "00000001": None,
+            "00000001": "/work/shop",
             "00000002": "/work/shop",
         }
+    again = runner.invoke(cli, ["ingest", "--no-embed", "--json", str(tmp_path / "t")], env=env)
+    assert json.loads(again.output)["files_unchanged"] == 2  # once: both are marked now
     assert json.loads(runner.invoke(cli, ["team", "status", "--json"], env=env).output)["schema_note"] is None
 
 

@@ -44,7 +44,7 @@ from causantic.store.features import PARALLEL_FEATURE_CHARS
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkKey, ChunkRecord, Project, stand_in_project
 from causantic.transcripts import BROKEN_LINE_REASONS
-from causantic.transcripts.discovery import SessionFiles, discover
+from causantic.transcripts.discovery import SessionFiles, discover, stored_codex_forks
 from causantic.transcripts.rewinds import REWOUND_PREFIX
 from causantic.wording import counted
 
@@ -197,6 +197,7 @@ def ingest(
         report.notes.append(_linked_outside_note(linked_outside))
     todo: list[SessionFiles] = []
     stale: dict[str, int] = {}  # by a group's first file: its files unchanged but read under older rules
+    stored: list[str] | None = None  # the paths of the files the store holds, read once when needed
     for group in groups:
         paths = group_paths(group)
         read_under = [None if force else _read_under(store, p) for p in paths]
@@ -205,6 +206,10 @@ def ingest(
         elif not force and any(all(_current(_read_under(other, p)) for p in paths) for other in marked_elsewhere):
             continue
         else:
+            if group.source == "codex":  # its forks stored before it was found drop their copy of its turns
+                stored = list(store.file_rules()) if stored is None else stored
+                group = stored_codex_forks(group, stored)
+                paths = group_paths(group)
             todo.append(group)
             stale[str(paths[0])] = sum(1 for v in read_under if v is not None and v < rules.VERSION)
         report.files += len(paths)
@@ -649,6 +654,7 @@ def remove_chunks(
     many chunks were deleted.
     """
     projects = store.projects_of_chunks(ids)
+    vectors.mark_deleting()  # first: killed once the chunks are gone, their rows still leave the ANN file
     deleted = store.delete_chunks(ids, remember=remember)
     vectors.delete(ids)
     for project_id in projects:

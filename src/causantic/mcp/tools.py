@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
@@ -25,6 +26,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from causantic.facade import Memory
+from causantic.ingest_runs import writing
 from causantic.live_session import current_session as current_session_now
 from causantic.mcp.app import AppContext
 from causantic.retrieval import options
@@ -38,6 +40,7 @@ from causantic.wording import ago
 
 if TYPE_CHECKING:
     from causantic.retrieval.episodes import EpisodeAnswer
+    from causantic.retrieval.forget import ForgetResult
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -411,22 +414,25 @@ def forget(
             "This server has shown no preview of this forget, so it cannot tell which chunks the user "
             "confirmed: preview it first (dry_run=true) with the same arguments."
         )
-    result = app.call(
-        "forget",
-        lambda m: m.forget(
-            project,
-            before=before,
-            after=after,
-            session_id=session,
-            query=query,
-            threshold=threshold,
-            whole_project=whole_project,
-            only_mine=only_mine,
-            dry_run=dry_run,
-            expected=expected_count,
-            only_ids=None if dry_run else previewed,
-        ),
-    )
+
+    def run(m: Memory) -> ForgetResult:
+        # Named to a process that waits for this deletion ("the MCP server's forget started at 10:02 UTC").
+        with nullcontext() if dry_run else writing(m.home, "the MCP server's forget"):
+            return m.forget(
+                project,
+                before=before,
+                after=after,
+                session_id=session,
+                query=query,
+                threshold=threshold,
+                whole_project=whole_project,
+                only_mine=only_mine,
+                dry_run=dry_run,
+                expected=expected_count,
+                only_ids=None if dry_run else previewed,
+            )
+
+    result = app.call("forget", run)
     if result.dry_run:
         app.forget_previews[asked] = frozenset(result.ids)
     else:

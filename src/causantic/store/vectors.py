@@ -263,12 +263,18 @@ class VectorIndex(VectorReads):
             )
         self._health.clear()
 
-    def delete(self, chunk_ids: Iterable[str]) -> int:
-        """Delete these chunks' vectors; with an ANN index file, mark it as holding deleted rows until
-        :meth:`drop_deleted_from_ann` takes them out (killed before, the next :meth:`ensure_ann_index` does)."""
-        removed = 0
+    def mark_deleting(self) -> None:
+        """With an ANN index file, mark it as holding deleted rows until :meth:`drop_deleted_from_ann`
+        takes them out (killed before, the next :meth:`ensure_ann_index` does). Called before chunks
+        are deleted (their vectors go with them): a process killed right after the deletion commits
+        leaves the mark."""
         if self._sidecar.exists():
             self._deleted_marker.touch(mode=0o600)
+
+    def delete(self, chunk_ids: Iterable[str]) -> int:
+        """Delete these chunks' vectors (marked first: :meth:`mark_deleting`)."""
+        removed = 0
+        self.mark_deleting()
         with self._lock, sqlite_util.atomic(self.conn):
             for batch in common.batches(list(chunk_ids)):
                 marks = ",".join("?" * len(batch))

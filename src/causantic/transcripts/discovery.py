@@ -41,6 +41,7 @@ import json
 import os
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
@@ -316,11 +317,47 @@ def _add_forked_sessions(codex: dict[Path, RolloutMeta], pi: dict[Path, PiHeader
 def _codex_rollout(fork: Path, thread: str) -> Path | None:
     """The rollout of `thread` in the Codex sessions tree `fork` lies in (``<sessions>/YYYY/MM/DD/``),
     if there is one; None also when `fork` lies elsewhere (there is nowhere known to look)."""
-    day = fork.parent
+    tree = _codex_tree(fork)
+    if tree is None:
+        return None
+    return next(iter(sorted(tree.glob(f"[0-9]*/[0-9]*/[0-9]*/rollout-*-{glob.escape(thread)}.jsonl"))), None)
+
+
+def _codex_tree(rollout: Path) -> Path | None:
+    """The Codex sessions tree a rollout lies in (``<sessions>/YYYY/MM/DD/``); None elsewhere."""
+    day = rollout.parent
     if not all(p.name.isdigit() for p in (day, day.parent, day.parent.parent)):
         return None
-    tree = day.parent.parent.parent
-    return next(iter(sorted(tree.glob(f"[0-9]*/[0-9]*/[0-9]*/rollout-*-{glob.escape(thread)}.jsonl"))), None)
+    return day.parent.parent.parent
+
+
+def stored_codex_forks(group: SessionFiles, stored: Iterable[str]) -> SessionFiles:
+    """``group`` (a Codex session), with the user forks of it (and of those forks) among ``stored``
+    (the paths of files a store holds) added to its forks: the rollouts of its sessions tree
+    (``<sessions>/YYYY/MM/DD/``) named after it whose meta names it, or one of them, as the thread
+    they forked. A fork ingested while its session was nowhere kept the turns it copied; read again
+    with the session, it drops that copy. Only stored files are opened (their first line), not every
+    later rollout of the tree."""
+    main = group.main
+    tree = _codex_tree(main) if group.source == "codex" and main is not None else None
+    if main is None or tree is None:
+        return group
+    known = {main, *group.forks}
+    later = {
+        path: meta
+        for path in map(Path, stored)
+        if path.name.startswith("rollout-")
+        and path.name > main.name  # named by when it started: a fork starts after what it forked
+        and path not in known
+        and _codex_tree(path) == tree
+        and (meta := peek_rollout_meta(path)).forked_from
+        and meta.parent_thread_id is None
+    }
+    threads, forks = {group.session_id}, set[Path]()
+    while found := {p for p, meta in later.items() if p not in forks and meta.forked_from in threads}:
+        forks |= found
+        threads |= {thread for p in found if (thread := later[p].thread_id)}
+    return replace(group, forks=tuple(sorted({*group.forks, *forks}))) if forks else group
 
 
 def _pi_sessions(headers: dict[Path, PiHeader]) -> list[SessionFiles]:

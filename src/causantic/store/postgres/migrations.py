@@ -351,7 +351,9 @@ def m007_rules_version(conn: Any) -> None:
 
 def m008_session_folders(conn: Any) -> None:
     """Each session records the folder it was recorded in, as in SQLite's m013
-    (:func:`causantic.store.migrations.m013_session_folders`)."""
+    (:func:`causantic.store.migrations.m013_session_folders`). Sessions stored before get theirs
+    from their member's next ingest, which reads again the files marked before this ran
+    (:meth:`causantic.store.postgres.store.PostgresStore.unchanged_file_rules`)."""
     conn.execute("ALTER TABLE sessions ADD COLUMN IF NOT EXISTS cwd TEXT")
 
 
@@ -427,6 +429,15 @@ def tables_owner(conn: Any) -> str | None:
     return str(row[0]) if row else None
 
 
+def may_migrate(conn: Any) -> bool:
+    """Whether this connection's role may change the team's tables: it owns them, is in the role that
+    does, or is a superuser (True before `team init` made them: the server then says what it may do)."""
+    row = conn.execute(
+        "SELECT pg_has_role(current_user, relowner, 'USAGE') FROM pg_class WHERE oid = to_regclass('sessions')"
+    ).fetchone()
+    return row is None or bool(row[0])
+
+
 def migrate(conn: Any) -> int:
     """Apply pending migrations; return the schema version now in force."""
     # Members cannot create tables: an up-to-date schema is recognised without running any DDL. Every
@@ -434,6 +445,12 @@ def migrate(conn: Any) -> int:
     # lacked it) still runs.
     if not missing_versions(conn):
         return len(MIGRATIONS)
+    if not may_migrate(conn):
+        # Refused as the server would refuse the first ALTER, without sending it: a member's every
+        # open tried it until the owner upgraded, each an ERROR line in the server's log.
+        import psycopg
+
+        raise psycopg.errors.InsufficientPrivilege("must be owner of table sessions")
     with _locked(conn):
         # Created only where missing: even IF NOT EXISTS needs the right to create tables, and a
         # member refused it was told "permission denied for schema public", not the change they lack.

@@ -238,7 +238,18 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         (a thousand files at 5 ms each). Writing marks drops the copy; a copy another process of this
         member has outdated since can only make a file look changed, and reading it again is harmless."""
         if self._file_marks is None:
-            rows = self._rows("SELECT path, size, mtime_ns, rules_version FROM files WHERE member = ?", (self.member,))
+            # A mark written before the database recorded sessions' folders (m008: a member ingested
+            # while the owner had not applied it yet) is no mark once it does: its file is read once
+            # more, which gives its session the folder it was recorded in (split-project reads it).
+            since = (
+                " AND ingested_at::timestamptz >= COALESCE((SELECT applied_at::timestamptz FROM schema_migrations"
+                f" WHERE version = {_FOLDERS}), '-infinity')"
+                if self.records_folders
+                else ""
+            )
+            rows = self._rows(
+                f"SELECT path, size, mtime_ns, rules_version FROM files WHERE member = ?{since}", (self.member,)
+            )
             self._file_marks = {r[0]: (r[1], r[2], r[3]) for r in rows}
         mark = self._file_marks.get(path)
         return int(mark[2]) if mark is not None and mark[:2] == (size, mtime_ns) else None

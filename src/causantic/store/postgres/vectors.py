@@ -129,6 +129,9 @@ class PgVectorIndex(VectorReads):
             )
         self._health.clear()
 
+    def mark_deleting(self) -> None:
+        """Nothing to mark: no index file is kept outside the database."""
+
     def delete(self, chunk_ids: Iterable[str]) -> int:
         with self._lock:
             removed = self.conn.execute(

@@ -1,0 +1,70 @@
+"""A command waiting for the dashboard's forget names it ("the dashboard's forget started at 10:02 UTC
+(pid 4242)"), where it said "another Causantic process".
+
+Real processes: ``causantic dashboard`` over HTTP, its forget holding memory's write lock until the
+test lets it go on, and ``causantic ingest`` run beside it as a user would.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+from dashboard_support import EXAMPLES, _env, causantic, csrf_of, http_request, page_text, start_dashboard
+from process_support import WRITE_HELD_WHEN_ARMED, appeared
+from transcript_files import write_session
+
+pytestmark = pytest.mark.slow
+
+
+def test_an_ingest_waiting_for_the_dashboards_forget_names_it(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    causantic(home, "batch-ingest", str(EXAMPLES), "--no-embed")
+    new = write_session(tmp_path / "projects" / "-work-shop", "/work/shop", "s-new", [("Cache carts?", "Redis.")])
+    signals = tmp_path / "signals"
+    signals.mkdir()
+    dashboard = start_dashboard(home, ("-c", WRITE_HELD_WHEN_ARMED, str(signals), "dashboard"))
+    try:
+        form = {"csrf": csrf_of(dashboard), "project": "acme-shop"}
+
+        def post(path: str, **fields: str | list[str]) -> str:
+            body = urlencode({**form, **fields}, doseq=True)
+            return http_request(dashboard, "POST", path, headers={"Origin": dashboard.base}, body=body)[2]
+
+        ids = re.findall(r'name="id" value="([^"]+)"', post("/forget/preview"))
+        assert len(ids) == 6
+        (signals / "armed").touch()
+        confirmed: list[str] = []
+        confirming = threading.Thread(target=lambda: confirmed.append(post("/forget/confirm", id=ids)))
+        confirming.start()
+        pid = int(appeared(signals / "holding"))
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "causantic", "ingest", "--no-embed", str(new.parent)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**_env(home), "CAUSANTIC_STORAGE_BUSY_TIMEOUT_MS": "20000"},
+        )
+        assert waiting.stderr is not None
+        line = next((line for line in waiting.stderr if "waiting" in line), "").strip()
+        (signals / "go").touch()
+        confirming.join(timeout=60)
+        out, err = waiting.communicate(timeout=60)
+        # The dashboard runs on; its forget's record went with the forget.
+        assert not list((home / "run").glob("writer-*.json"))
+    finally:
+        (signals / "go").touch()
+        dashboard.stop()
+    assert re.fullmatch(
+        rf"causantic: waiting for the dashboard's forget started at \d\d:\d\d UTC \(pid {pid}\) "
+        r"to finish writing memory \(at most 20 s\); Ctrl-C to stop\.",
+        line,
+    ), line
+    assert "Deleted 6 chunks" in page_text(confirmed[0])
+    assert waiting.returncode == 0, err
+    assert "1 of 1" in out  # it went on to read the new session

@@ -1,0 +1,59 @@
+"""A command waiting for the MCP server's forget names it ("the MCP server's forget started at 10:02 UTC
+(pid 4242)"), where it said "another Causantic process": a server records that it writes for one
+write at a time, as long as that write runs, not for its whole life as a command does.
+
+Real processes: ``causantic serve`` spoken to by the SDK's stdio client, its forget holding memory's
+write lock until the test lets it go on, and ``causantic ingest`` run beside it as a user would.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from process_support import WRITE_HELD_WHEN_ARMED, McpProcess, appeared, causantic, subprocess_env
+from transcript_files import write_session
+
+from causantic.examples import SESSIONS_DIR
+
+pytestmark = pytest.mark.slow
+
+
+def test_an_ingest_waiting_for_the_mcp_servers_forget_names_it(causantic_home: Path, tmp_path: Path) -> None:
+    assert causantic("ingest", "--no-embed", str(SESSIONS_DIR)).returncode == 0
+    new = write_session(tmp_path / "projects" / "-work-shop", "/work/shop", "s-new", [("Cache carts?", "Redis.")])
+    signals = tmp_path / "signals"
+    signals.mkdir()
+    with McpProcess(args=["-c", WRITE_HELD_WHEN_ARMED, str(signals), "serve", "--no-warm"]) as served:
+        preview = served.call("forget", {"project": "acme-shop"})
+        assert preview.content[0].text.startswith("Dry run: 6 chunks in 3 sessions")
+        (signals / "armed").touch()
+        forgetting = served.portal.start_task_soon(
+            served.client.call_tool, "forget", {"project": "acme-shop", "dry_run": False, "expected_count": 6}
+        )
+        pid = int(appeared(signals / "holding"))
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "causantic", "ingest", "--no-embed", str(new.parent)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=subprocess_env(CAUSANTIC_STORAGE_BUSY_TIMEOUT_MS="20000"),
+        )
+        assert waiting.stderr is not None
+        line = next((line for line in waiting.stderr if "waiting" in line), "").strip()
+        (signals / "go").touch()
+        forgotten = forgetting.result(timeout=60)
+        out, err = waiting.communicate(timeout=60)
+        # The server runs on; its forget's record went with the forget.
+        assert not list((causantic_home / "run").glob("writer-*.json"))
+    assert re.fullmatch(
+        rf"causantic: waiting for the MCP server's forget started at \d\d:\d\d UTC \(pid {pid}\) "
+        r"to finish writing memory \(at most 20 s\); Ctrl-C to stop\.",
+        line,
+    ), line
+    assert forgotten.content[0].text.startswith("Deleted 6 chunks from the whole project 'acme-shop'")
+    assert waiting.returncode == 0, err
+    assert "1 of 1" in out  # it went on to read the new session
