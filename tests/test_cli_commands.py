@@ -642,6 +642,16 @@ def test_reindex_run_from_a_script_names_the_model_and_says_to_add_yes(run: CliR
     assert "add --yes to go ahead without asking" in result.output
 
 
+def test_reindex_answered_no_says_nothing_was_re_embedded_and_exits_0(run: CliRunner, store_home: Path) -> None:
+    """A no printed click's 'Aborted!' and exited 1, as if the command had failed; forget says
+    'Nothing was deleted.' and exits 0."""
+    vectors = {p.name: p.stat().st_mtime_ns for p in (store_home / "vectors").iterdir()}
+    result = run.invoke(cli, ["reindex"], input="n\n", catch_exceptions=False)
+    assert result.exit_code == 0 and result.output.endswith("Nothing was re-embedded.\n")
+    assert "Aborted!" not in result.output
+    assert {p.name: p.stat().st_mtime_ns for p in (store_home / "vectors").iterdir()} == vectors
+
+
 def test_reindex_json_without_yes_re_embeds_nothing_and_says_to_add_yes(run: CliRunner, store_home: Path) -> None:
     """`reindex --json` re-embedded every chunk without asking, where `forget --json` only previews."""
     vectors = {p.name: p.stat().st_mtime_ns for p in (store_home / "vectors").iterdir()}

@@ -13,7 +13,7 @@ import textwrap
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -380,6 +380,13 @@ def agreed(question: str, *, default: bool) -> bool:
         raise click.ClickException(
             "no answer on stdin (not a terminal): add --yes to go ahead without asking."
         ) from None
+
+
+def said_no(unchanged: str) -> NoReturn:
+    """A question answered no: say what stayed as it was and exit 0, as forget's declined preview does.
+    click's Abort printed 'Aborted!' and exited 1, which read as a failure where it was a choice."""
+    click.echo(unchanged)
+    raise click.exceptions.Exit(0)
 
 
 @contextmanager
