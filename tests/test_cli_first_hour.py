@@ -303,7 +303,11 @@ def test_a_file_that_is_no_transcript_is_named_as_one_in_no_format_not_as_damage
     assert shown.exit_code == 0, shown.output
     said = " ".join(shown.output.split())
     assert "note: 1 file in no format Causantic reads (it reads the sessions of Claude Code, Codex CLI, " in said
-    assert said.endswith(f"so nothing of it is in memory: {notes}") and "damaged lines skipped │ 0" in said
+    assert said.endswith(f"so nothing of it is in memory: {notes}")
+    # The note leads: no 12-row summary of zeros above it (files read 1 of 1, sessions 0, chunks 0, ...).
+    assert said.startswith("note: 1 file in no format") and "│" not in said and "Ingest summary" not in said
+    as_json = json.loads(cli_stdout("ingest", str(notes), "--no-embed", "--force", "--json"))
+    assert (as_json["files"], as_json["sessions"], as_json["chunks_added"]) == (1, 0, 0) and as_json["notes"]
     # A transcript with a broken line is still one: its line is counted as damaged, nothing noted.
     session = write_session(tmp_path / "sessions", "/work/billing", "5b1f0c2e-0000-4000-8000-000000000006", TURNS)
     session.write_text(session.read_text() + '{"type": "user", "mess\n')
