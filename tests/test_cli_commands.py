@@ -78,6 +78,25 @@ def test_stats_reads_as_a_table_and_its_json_validates(run: CliRunner) -> None:
     # Only Claude Code sessions are stored: the table names no other agent, --json lists each at 0.
     assert "claude-code" in text.stdout and "codex" not in text.stdout and "gemini" not in text.stdout
     assert stats.sources["codex"].sessions == 0 and stats.sources["gemini"].sessions == 0
+    # The agents besides main are named, not only counted ('agents (besides main) │ 1' said not which).
+    assert stats.agents == 1 and stats.agent_names == ["Explore"]
+    assert re.search(r"^ agents \(besides main\) +│ 1: Explore$", text.stdout, re.MULTILINE), text.stdout
+
+
+def test_many_agents_are_named_up_to_eight_then_counted() -> None:
+    from causantic.wording import with_names
+
+    names = [f"agent-{n:02}" for n in range(19)]
+    assert with_names(names) == "19: " + ", ".join(names[:8]) + " and 11 more"
+    assert (with_names(names[:2]), with_names([])) == ("2: agent-00, agent-01", "0")
+
+
+def test_the_agents_two_stores_name_are_joined_once() -> None:
+    """Team memory beside the local store: each names its sub-agents; together each name once, sorted."""
+    from causantic.retrieval.listing import combined_counts
+
+    both = combined_counts({"agent_names": ["Plan", "reviewer"]}, {"agent_names": ["Explore", "Plan"]})
+    assert both["agent_names"] == ["Explore", "Plan", "reviewer"]
 
 
 def test_stats_says_an_ingest_is_running_while_one_does(run: CliRunner, store_home: Path) -> None:

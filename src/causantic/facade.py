@@ -933,6 +933,7 @@ class Memory:
             sessions=counts["sessions"],
             projects=len(projects_detail) if len(stores) > 1 else counts["projects"],  # a project both hold: once
             agents=counts["agents"],
+            agent_names=counts["agent_names"],
             clusters=counts["clusters"],
             skipped_lines=counts["skipped_lines"],
             keyword_index=counts["keyword_index"],

@@ -343,6 +343,18 @@ def test_every_answer_that_gives_times_says_once_that_they_are_utc(memory: Path)
         assert said.count("times in UTC") == 1 and "times in UTC" in said.split("\n", 1)[0], said[:300]
 
 
+def test_stats_names_the_agents_besides_main(causantic_home: Path) -> None:
+    """'- Agents besides main: 1' said not which agent (the example sessions have an Explore sub-agent)."""
+    from process_support import EXAMPLES
+
+    from causantic.facade import Memory
+
+    with Memory() as memory:
+        memory.ingest([EXAMPLES], embed=False)
+    (stats,) = call_all(("stats", {}))
+    assert "- Agents besides main: 1: Explore\n" in text(stats), text(stats)
+
+
 def test_stats_writes_its_counts_as_the_lines_beside_them_do(causantic_home: Path, tmp_path: Path) -> None:
     """'- Chunks: 1200' stood above '- claude-code: 1 session, 1,200 chunks'."""
     from causantic.facade import Memory

@@ -34,7 +34,7 @@ from causantic.retrieval.listing import newest_note
 from causantic.retrieval.output import status_out
 from causantic.runs import PROMPT_HOOK, read_status
 from causantic.sources import Source
-from causantic.wording import ago
+from causantic.wording import ago, with_names
 
 if TYPE_CHECKING:
     from causantic.retrieval.episodes import EpisodeAnswer
@@ -321,7 +321,7 @@ def stats(ctx: Context) -> CallToolResult:
             if v.sessions  # an agent never ingested is no news
         ),
         f"- Projects: {output.projects:,}",
-        f"- Agents besides main: {output.agents:,}",
+        f"- Agents besides main: {with_names(output.agent_names)}",
         f"- Clusters: {output.clusters:,}",
         f"- Keyword index: {output.keyword_index}",
     ]

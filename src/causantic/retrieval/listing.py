@@ -271,8 +271,8 @@ def stats(store: MemoryStoreProtocol) -> dict[str, object]:
 
 def combined_counts(first: dict[str, object], second: dict[str, object]) -> dict[str, object]:
     """Two stores' :func:`stats` as one (team memory and the local store beside it): numbers add up,
-    nested counts (edge kinds, coding agents) add up key by key, and a text that differs (the keyword
-    index) keeps both, in the order given."""
+    nested counts (edge kinds, coding agents) add up key by key, lists of names join (sorted, each
+    once), and a text that differs (the keyword index) keeps both, in the order given."""
     out: dict[str, object] = dict(first)
     for key, value in second.items():
         mine = out.get(key)
@@ -280,6 +280,8 @@ def combined_counts(first: dict[str, object], second: dict[str, object]) -> dict
             out[key] = combined_counts(mine, value)
         elif isinstance(mine, int) and isinstance(value, int):
             out[key] = mine + value
+        elif isinstance(mine, list) and isinstance(value, list):
+            out[key] = sorted({*mine, *value})
         elif key not in out:
             out[key] = value
         elif mine != value:

@@ -296,6 +296,9 @@ class StatsOut(Out):
     sessions: int
     projects: int
     agents: int = Field(description="Agents besides main (sub-agents, teammates).")
+    agent_names: list[str] = Field(
+        default_factory=list, description="Those agents' names, alphabetically (e.g. Explore, general-purpose)."
+    )
     clusters: int
     skipped_lines: int = Field(description="Damaged transcript lines skipped at ingest.")
     keyword_index: str
