@@ -94,6 +94,29 @@ def test_without_the_topics_extra_an_empty_topic_list_says_what_to_install_not_t
     assert said == f"No topics: {causantic.cluster.TOPICS_HINT} Then run `causantic cluster`."
 
 
+def test_without_the_topics_extra_ingest_leaves_it_unsaid_and_stats_says_what_to_install(
+    user_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every ingest's summary ended 'topics │ off (needs scikit-learn: `pip install scikit-learn`)';
+    `stats` said nothing of it. The ingest's --json keeps saying it, with the command that works."""
+    import causantic.cluster
+
+    monkeypatch.setattr(causantic.cluster, "topics_available", lambda: False)  # as without the extra
+    monkeypatch.setenv("CAUSANTIC_EMBEDDING_EAGER", "true")  # topics are maintained after embedding
+    write_session(tmp_path / "one", "/work/shop", "5b1f0c2e-0000-4000-8000-00000000000f", TURNS)
+    summary = CliRunner().invoke(cli, ["ingest", str(tmp_path / "one")], catch_exceptions=False).output
+    assert "chunks added" in summary and "topics" not in summary and "scikit-learn" not in summary
+    write_session(tmp_path / "two", "/work/shop", "5b1f0c2e-0000-4000-8000-000000000010", TURNS)
+    as_json = json.loads(cli_stdout("ingest", str(tmp_path / "two"), "--json"))
+    assert as_json["topics_note"] == "off (needs scikit-learn: `pip install 'causantic[topics]'`)"
+    shown = CliRunner().invoke(cli, ["stats"], catch_exceptions=False)
+    assert f"Note: {causantic.cluster.TOPICS_HINT}" in " ".join(shown.output.split())
+    assert "`pip install 'causantic[topics]'`" in causantic.cluster.TOPICS_HINT  # not '.[topics]': a clone's only
+    assert json.loads(cli_stdout("stats", "--json"))["topics_off"] == causantic.cluster.TOPICS_HINT
+    monkeypatch.setattr(causantic.cluster, "topics_available", lambda: True)
+    assert json.loads(cli_stdout("stats", "--json"))["topics_off"] is None
+
+
 def _command_paths(command: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     if not isinstance(command, click.Group):
         return [path]

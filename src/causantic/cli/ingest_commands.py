@@ -24,6 +24,7 @@ from causantic.config import agent_folders, load_config
 from causantic.facade import Memory
 from causantic.integration.claude_files import claude_paths
 from causantic.retrieval.format import byte_size, counted
+from causantic.retrieval.listing import topics_off
 from causantic.retrieval.output import IngestOut
 
 if TYPE_CHECKING:
@@ -298,7 +299,9 @@ def _summary_table(report: IngestOut) -> None:
         ("sub-agents skipped", _by_kind(report.skipped_subagents)),
         ("damaged lines skipped", _by_kind(report.skipped_lines.by_reason)),
         ("vectors added", _vectors_added(report)),
-        ("topics", report.topics_note or "-"),
+        # Without scikit-learn every ingest would repeat what to install: `stats`, `clusters` and
+        # `cluster` say it (--json keeps topics_note).
+        *([] if topics_off() else [("topics", report.topics_note or "-")]),
         (
             "time",
             f"{report.seconds:.1f} s"

@@ -74,6 +74,8 @@ def stats_command(as_json: bool) -> None:
             f"Warning: {counted(n, 'chunk')} {'has' if n == 1 else 'have'} no vector, so vector search cannot find "
             f"{'it' if n == 1 else 'them'}. Run `causantic embed`."
         )
+    if result.topics_off and not result.clusters:
+        note(f"Note: {result.topics_off}")
     if result.free_bytes:
         note(
             f"Note: {byte_size(result.free_bytes)} of the database is free space left by forgotten memory, reused by "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import click
@@ -101,8 +102,12 @@ def clusters_command(project: str | None, as_json: bool) -> None:
 
 
 def _say(sentence: str) -> None:
-    """A sentence wrapped between words to the terminal (60 columns included); whole when piped."""
-    console.print(sentence, markup=False, highlight=False)
+    """A sentence wrapped between words to the terminal (60 columns included); whole when piped (rich
+    wrapped it at its 200 columns for a pipe, cutting the command at the end of the no-topics line)."""
+    if console.is_terminal or os.environ.get("COLUMNS"):
+        console.print(sentence, markup=False, highlight=False)
+    else:
+        click.echo(sentence)
 
 
 COMMANDS = [cluster_command, clusters_command]

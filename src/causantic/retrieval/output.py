@@ -300,6 +300,9 @@ class StatsOut(Out):
         default_factory=list, description="Those agents' names, alphabetically (e.g. Explore, general-purpose)."
     )
     clusters: int
+    topics_off: str | None = Field(
+        None, description="Why topics are off (scikit-learn, an optional extra, is not installed) and what to install."
+    )
     skipped_lines: int = Field(description="Damaged transcript lines skipped at ingest.")
     keyword_index: str
     sources: dict[str, SourceCounts] = Field(description="Sessions and chunks per coding agent.")
