@@ -73,6 +73,7 @@ def clusters_command(project: str | None, as_json: bool) -> None:
         return
     # Beside team memory each store numbers its own topics: the memory column says where each lives.
     stores = any(t.store for t in topics)
+    projects = 6 if stores else 5
     table(
         None,
         [
@@ -80,8 +81,8 @@ def clusters_command(project: str | None, as_json: bool) -> None:
             ("topic", "left"),
             *([("memory", "left")] if stores else []),
             ("chunks", "right"),
-            ("first", "left"),
-            ("last", "left"),
+            ("first (UTC)", "left"),  # stored times are UTC, as list-projects says
+            ("last (UTC)", "left"),
             ("projects", "left"),
         ],
         # Days, not minutes: a topic spans days or months, and the room goes to the project names.
@@ -97,6 +98,8 @@ def clusters_command(project: str | None, as_json: bool) -> None:
             )
             for t in topics
         ],
+        # Where the row does not fit, the projects go on lines below it, and a long label wraps.
+        below=projects,
     )
     _say(in_no_topic_line(coverage))
 
