@@ -77,6 +77,25 @@ def test_stats_reads_as_a_table_and_its_json_validates(run: CliRunner) -> None:
     # Only Claude Code sessions are stored: the table names no other agent, --json lists each at 0.
     assert "claude-code" in text.stdout and "codex" not in text.stdout and "gemini" not in text.stdout
     assert stats.sources["codex"].sessions == 0 and stats.sources["gemini"].sessions == 0
+    # The agents besides main are named, not only counted ('agents (besides main) │ 1' said not which).
+    assert stats.agents == 1 and stats.agent_names == ["Explore"]
+    assert re.search(r"^ agents \(besides main\) +│ 1: Explore$", text.stdout, re.MULTILINE), text.stdout
+
+
+def test_many_agents_are_named_up_to_eight_then_counted() -> None:
+    from causantic.wording import with_names
+
+    names = [f"agent-{n:02}" for n in range(19)]
+    assert with_names(names) == "19: " + ", ".join(names[:8]) + " and 11 more"
+    assert (with_names(names[:2]), with_names([])) == ("2: agent-00, agent-01", "0")
+
+
+def test_the_agents_two_stores_name_are_joined_once() -> None:
+    """Team memory beside the local store: each names its sub-agents; together each name once, sorted."""
+    from causantic.retrieval.listing import combined_counts
+
+    both = combined_counts({"agent_names": ["Plan", "reviewer"]}, {"agent_names": ["Explore", "Plan"]})
+    assert both["agent_names"] == ["Explore", "Plan", "reviewer"]
 
 
 def test_stats_says_an_ingest_is_running_while_one_does(run: CliRunner, store_home: Path) -> None:
@@ -649,6 +668,16 @@ def test_reindex_run_from_a_script_names_the_model_and_says_to_add_yes(run: CliR
     assert result.exit_code == 1
     assert "Re-embed every chunk with all-minilm-l6-v2?" in result.output
     assert "add --yes to go ahead without asking" in result.output
+
+
+def test_reindex_answered_no_says_nothing_was_re_embedded_and_exits_0(run: CliRunner, store_home: Path) -> None:
+    """A no printed click's 'Aborted!' and exited 1, as if the command had failed; forget says
+    'Nothing was deleted.' and exits 0."""
+    vectors = {p.name: p.stat().st_mtime_ns for p in (store_home / "vectors").iterdir()}
+    result = run.invoke(cli, ["reindex"], input="n\n", catch_exceptions=False)
+    assert result.exit_code == 0 and result.output.endswith("Nothing was re-embedded.\n")
+    assert "Aborted!" not in result.output
+    assert {p.name: p.stat().st_mtime_ns for p in (store_home / "vectors").iterdir()} == vectors
 
 
 def test_reindex_json_without_yes_re_embeds_nothing_and_says_to_add_yes(run: CliRunner, store_home: Path) -> None:

@@ -94,6 +94,29 @@ def test_without_the_topics_extra_an_empty_topic_list_says_what_to_install_not_t
     assert said == f"No topics: {causantic.cluster.TOPICS_HINT} Then run `causantic cluster`."
 
 
+def test_without_the_topics_extra_ingest_leaves_it_unsaid_and_stats_says_what_to_install(
+    user_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every ingest's summary ended 'topics │ off (needs scikit-learn: `pip install scikit-learn`)';
+    `stats` said nothing of it. The ingest's --json keeps saying it, with the command that works."""
+    import causantic.cluster
+
+    monkeypatch.setattr(causantic.cluster, "topics_available", lambda: False)  # as without the extra
+    monkeypatch.setenv("CAUSANTIC_EMBEDDING_EAGER", "true")  # topics are maintained after embedding
+    write_session(tmp_path / "one", "/work/shop", "5b1f0c2e-0000-4000-8000-00000000000f", TURNS)
+    summary = CliRunner().invoke(cli, ["ingest", str(tmp_path / "one")], catch_exceptions=False).output
+    assert "chunks added" in summary and "topics" not in summary and "scikit-learn" not in summary
+    write_session(tmp_path / "two", "/work/shop", "5b1f0c2e-0000-4000-8000-000000000010", TURNS)
+    as_json = json.loads(cli_stdout("ingest", str(tmp_path / "two"), "--json"))
+    assert as_json["topics_note"] == "off (needs scikit-learn: `pip install 'causantic[topics]'`)"
+    shown = CliRunner().invoke(cli, ["stats"], catch_exceptions=False)
+    assert f"Note: {causantic.cluster.TOPICS_HINT}" in " ".join(shown.output.split())
+    assert "`pip install 'causantic[topics]'`" in causantic.cluster.TOPICS_HINT  # not '.[topics]': a clone's only
+    assert json.loads(cli_stdout("stats", "--json"))["topics_off"] == causantic.cluster.TOPICS_HINT
+    monkeypatch.setattr(causantic.cluster, "topics_available", lambda: True)
+    assert json.loads(cli_stdout("stats", "--json"))["topics_off"] is None
+
+
 def _command_paths(command: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     if not isinstance(command, click.Group):
         return [path]
@@ -303,7 +326,11 @@ def test_a_file_that_is_no_transcript_is_named_as_one_in_no_format_not_as_damage
     assert shown.exit_code == 0, shown.output
     said = " ".join(shown.output.split())
     assert "note: 1 file in no format Causantic reads (it reads the sessions of Claude Code, Codex CLI, " in said
-    assert said.endswith(f"so nothing of it is in memory: {notes}") and "damaged lines skipped │ 0" in said
+    assert said.endswith(f"so nothing of it is in memory: {notes}")
+    # The note leads: no 12-row summary of zeros above it (files read 1 of 1, sessions 0, chunks 0, ...).
+    assert said.startswith("note: 1 file in no format") and "│" not in said and "Ingest summary" not in said
+    as_json = json.loads(cli_stdout("ingest", str(notes), "--no-embed", "--force", "--json"))
+    assert (as_json["files"], as_json["sessions"], as_json["chunks_added"]) == (1, 0, 0) and as_json["notes"]
     # A transcript with a broken line is still one: its line is counted as damaged, nothing noted.
     session = write_session(tmp_path / "sessions", "/work/billing", "5b1f0c2e-0000-4000-8000-000000000006", TURNS)
     session.write_text(session.read_text() + '{"type": "user", "mess\n')

@@ -234,3 +234,77 @@ def test_list_projects_at_80_columns_keeps_a_row_per_project_with_its_path_below
     assert printed[3] == "    /Users/me/GitHub/example-org/example-project"
     assert printed[4].split()[:3] == ["Demo", "│", "92"] and printed[5] == "    /path/to/Demo"
     assert len(printed) == 6
+
+
+# Topics as a real memory lists them (the coding benchmark's store): keyword labels up to 67
+# characters, and up to six projects each.
+TOPICS = [
+    (15, "hook_type, msg, invoked", 39, ("3",)),
+    (83, "annotation, defmodule, transcripts", 30, tuple(f"spotter-{s}" for s in ("dov", "gqc", "0zw", "4te", "a0y"))),
+    (7, "opentelemetry_exporter, opentelemetry_bandit, opentelemetry_phoenix", 12, ("spotter-4te",)),
+    (72, "danieldemmel, progress, todos", 28, ("danieldemmel.me-next", "devenv/cli", "workspace/cli", "Demo")),
+]
+
+
+def _clusters_shown(monkeypatch: pytest.MonkeyPatch, width: int | None) -> list[str]:
+    from causantic.facade import Memory
+    from causantic.retrieval.listing import TopicCoverage, TopicSummary
+
+    topics = [
+        TopicSummary(n, label, size, "2026-02-11T09:00:00Z", "2026-02-12T18:30:00Z", projects)
+        for n, label, size, projects in TOPICS
+    ]
+    monkeypatch.setattr(Memory, "topics", lambda self, project=None: topics)
+    monkeypatch.setattr(Memory, "topic_coverage", lambda self, project=None: TopicCoverage(200, 109, clustered=True))
+    monkeypatch.setattr(Memory, "ingests_running", lambda self: [])
+    if width is not None:  # a terminal this wide (else piped: no width asked for)
+        monkeypatch.setattr(console, "width", width)
+        monkeypatch.setattr(type(console), "is_terminal", property(lambda self: True))
+    shown = CliRunner().invoke(cli, ["clusters"], catch_exceptions=False)
+    assert shown.exit_code == 0, shown.output
+    return shown.stdout.splitlines()
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_clusters_in_a_terminal_read_as_a_table_with_each_topics_projects_below_it(
+    monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    """At 80 columns (and 120, with a long label) `causantic clusters` printed each topic as a block of
+    six 'header  value' lines: the projects column left the others no room."""
+    printed = _clusters_shown(monkeypatch, width)
+    assert all(len(text) <= width for text in printed), printed
+    assert printed[0].split() == ["id", "┃", "topic", "┃", "chunks", "┃", "first", "(UTC)", "┃", "last", "(UTC)"]
+    assert printed[2].split() == [
+        "15",
+        "│",
+        "hook_type,",
+        "msg,",
+        "invoked",
+        "│",
+        "39",
+        "│",
+        "2026-02-11",
+        "│",
+        "2026-02-12",
+    ]
+    assert printed[3] == "    3"  # its projects, below its row
+    assert printed[5] == "    spotter-dov, spotter-gqc, spotter-0zw, spotter-4te, spotter-a0y"
+    label = [text for text in printed if text.startswith("  7 │")]
+    assert len(label) == 1 and "opentelemetry_exporter" in label[0] and "12" in label[0]
+    at = printed.index(label[0])
+    if width == 80:  # the long label wraps in its column, between words; the dates stay whole
+        assert [text.split()[:2] for text in printed[at + 1 : at + 3]] == [
+            ["│", "opentelemetry_bandit,"],
+            ["│", "opentelemetry_phoenix"],
+        ]
+        assert "2026" not in printed[at + 1] + printed[at + 2] and printed[at + 3] == "    spotter-4te"
+    else:
+        assert printed[at + 1] == "    spotter-4te"
+    assert printed[-1] == "91 of 200 chunks (46%) belong to no topic."
+
+
+def test_clusters_piped_print_each_topic_whole_on_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    printed = _clusters_shown(monkeypatch, None)
+    assert printed[0].split()[-2:] == ["┃", "projects"]
+    assert printed[3].split("│")[-1].strip() == "spotter-dov, spotter-gqc, spotter-0zw, spotter-4te, spotter-a0y"
+    assert len([text for text in printed if "│" in text]) == len(TOPICS)

@@ -884,7 +884,7 @@ class Memory:
         """Counts of what memory holds. A vector index that cannot be read does not hide the
         rest: its figures are null and ``vector_error`` says why (the CLI and MCP alike); unreachable
         team memory leaves the local store's figures, and ``team_unreachable`` says why."""
-        from causantic.retrieval.listing import combined_counts, stats, without_sessions
+        from causantic.retrieval.listing import combined_counts, stats, topics_off, without_sessions
         from causantic.retrieval.output import EdgeCounts, SourceCounts, StatsOut, StoreShare, project_out
 
         stores = self._every_store()
@@ -933,7 +933,9 @@ class Memory:
             sessions=counts["sessions"],
             projects=len(projects_detail) if len(stores) > 1 else counts["projects"],  # a project both hold: once
             agents=counts["agents"],
+            agent_names=counts["agent_names"],
             clusters=counts["clusters"],
+            topics_off=topics_off(),
             skipped_lines=counts["skipped_lines"],
             keyword_index=counts["keyword_index"],
             sources={k: SourceCounts(**v) for k, v in counts["sources"].items()},

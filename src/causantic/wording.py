@@ -22,6 +22,15 @@ def listed(items: Sequence[str]) -> str:
     return " and ".join(filter(None, (", ".join(items[:-1]), items[-1]))) if items else ""
 
 
+def with_names(names: Sequence[str], most: int = 8) -> str:
+    """'2: Explore, Plan', '19: Bash, Explore, … and 11 more': how many, then the first ``most`` of
+    them by name (a count alone left the reader guessing which); '0' for none."""
+    if not names:
+        return "0"
+    more = f" and {len(names) - most:,} more" if len(names) > most else ""
+    return f"{len(names):,}: {', '.join(names[:most])}{more}"
+
+
 def shortened(text: str, limit: int) -> str:
     """``text`` as it is when it fits in ``limit`` characters, else cut to ``limit`` with an ellipsis
     as the last one (spaces before the cut dropped)."""

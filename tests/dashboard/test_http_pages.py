@@ -173,6 +173,7 @@ def test_the_overview_counts_each_coding_agent_s_sessions_and_chunks_as_stats_do
     _, _, page = http_request(example_dashboard, "GET", "/")
     said = f"Coding agents Claude Code: {n['sessions']:,} sessions, {n['chunks']:,} chunks Agents besides main"
     assert said in page_text(page)
+    assert "Agents besides main 1 (Explore) " in page_text(page)  # named, as `causantic stats` names them
 
 
 def test_the_overview_of_one_edge_kind_shows_no_empty_brackets(empty_dashboard: Dashboard) -> None:

@@ -40,6 +40,28 @@ def sessions(tmp_path: Path, project: Path) -> Path:
     return relocated_examples(tmp_path / "user", project)
 
 
+@pytest.mark.parametrize("hook", ["session-start", "user-prompt-submit", "pre-compact", "session-end"])
+def test_a_hook_run_by_hand_with_nothing_on_stdin_says_so_and_leaves_its_status(
+    causantic_home: Path, tmp_path: Path, hook: str
+) -> None:
+    """`echo '' | causantic hook session-end` was recorded as the hook failing ('no transcript_path on
+    stdin'), a warning on the dashboard's overview until Claude Code next ran it; Claude Code always
+    sends JSON, so an empty stdin is a person trying the command."""
+    from causantic.runs import record
+
+    record(hook, success=True, started=0.0, outcome="Claude Code's last run")
+    before = read_status()[hook]
+    for stdin in ("\n", ""):
+        done, _ = run_hook(hook, stdin, cwd=tmp_path)
+        assert (done.returncode, done.stdout) == (0, "")
+        said = done.stderr
+        assert said.startswith(f"causantic hook {hook}: nothing on stdin, so nothing was done"), said
+        assert "Claude Code runs this hook with its event as JSON on stdin" in said
+        assert read_status()[hook] == before
+    lines = (causantic_home / "logs" / "hooks.log").read_text().splitlines()
+    assert len(lines) == 2 and all(f"] {hook}: nothing on stdin (run by hand)" in line for line in lines), lines
+
+
 @pytest.mark.slow  # the worker embeds with the real model
 @pytest.mark.parametrize(("hook", "event"), [("pre-compact", "PreCompact"), ("session-end", "SessionEnd")])
 def test_the_hook_returns_at_once_and_a_detached_worker_ingests_the_session(

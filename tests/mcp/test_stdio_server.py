@@ -219,7 +219,7 @@ def test_list_projects_names_every_ingested_project(served: McpProcess) -> None:
     body = ok(served, "list-projects")
     names = {line[2:].split(" (")[0] for line in body.splitlines()[1:]}
     assert {"acme-shop", "JSSoundRecorder", "worktrees", "project"} <= names
-    assert body.startswith("Projects in memory:")
+    assert body.startswith("Projects in memory (dates in UTC):")
 
 
 def test_list_sessions_lists_newest_first_and_says_when_it_cut(served: McpProcess) -> None:

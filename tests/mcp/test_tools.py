@@ -343,6 +343,35 @@ def test_every_answer_that_gives_times_says_once_that_they_are_utc(memory: Path)
         assert said.count("times in UTC") == 1 and "times in UTC" in said.split("\n", 1)[0], said[:300]
 
 
+def test_every_answer_that_gives_dates_alone_says_once_that_they_are_utc(memory: Path) -> None:
+    """list-projects, stats' projects and forget's preview gave '2026-11-03' with no zone, where
+    answers with times say 'times in UTC': a day in UTC is not always the reader's day."""
+    answers = call_all(
+        ("list-projects", {}),
+        ("stats", {}),
+        ("forget", {"project": "acme-shop", "before": "2030-01-01", "dry_run": True}),
+        ("forget", {"project": "acme-shop", "dry_run": True}),
+    )
+    for answer in answers:
+        said = text(answer)
+        day = re.search(r"[( ]\d{4}-\d\d-\d\d[,)]", said)
+        assert day, said[:300]  # it gives dates
+        assert said.count("dates in UTC") == 1, said[:300]
+        assert said.index("dates in UTC") < day.start(), said[:300]  # said above the dates, not after them
+
+
+def test_stats_names_the_agents_besides_main(causantic_home: Path) -> None:
+    """'- Agents besides main: 1' said not which agent (the example sessions have an Explore sub-agent)."""
+    from process_support import EXAMPLES
+
+    from causantic.facade import Memory
+
+    with Memory() as memory:
+        memory.ingest([EXAMPLES], embed=False)
+    (stats,) = call_all(("stats", {}))
+    assert "- Agents besides main: 1: Explore\n" in text(stats), text(stats)
+
+
 def test_stats_writes_its_counts_as_the_lines_beside_them_do(causantic_home: Path, tmp_path: Path) -> None:
     """'- Chunks: 1200' stood above '- claude-code: 1 session, 1,200 chunks'."""
     from causantic.facade import Memory

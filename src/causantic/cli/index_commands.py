@@ -17,6 +17,7 @@ from causantic.cli.output import (
     interrupted_says,
     json_option,
     progress_bars,
+    said_no,
     table,
 )
 from causantic.config import described_settings, load_config
@@ -74,7 +75,7 @@ def reindex_command(yes: bool, as_json: bool) -> None:
         if as_json:  # a script reads the answer and cannot be asked: as forget --json only previews
             raise click.UsageError(f"--json asks nothing: add --yes to re-embed every chunk with {model}.")
         if not agreed(f"Re-embed every chunk with {model}?", default=False):
-            raise click.Abort()
+            said_no("Nothing was re-embedded.")
     with interrupted_says(EMBED_RESUME_NOTE), domain_errors(), Memory() as memory:
         result = memory.reindex() if as_json else _run_with_bar("Re-embedding chunks", memory.reindex)
     if as_json:

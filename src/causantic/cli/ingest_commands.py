@@ -24,6 +24,7 @@ from causantic.config import agent_folders, load_config
 from causantic.facade import Memory
 from causantic.integration.claude_files import claude_paths
 from causantic.retrieval.format import byte_size, counted
+from causantic.retrieval.listing import topics_off
 from causantic.retrieval.output import IngestOut
 
 if TYPE_CHECKING:
@@ -189,8 +190,8 @@ def _by_kind(counts: dict[str, int]) -> str:
     return ", ".join(f"{kind} {n:,}" for kind, n in sorted(counts.items()) if n) or "0"
 
 
-def _nothing_new(report: IngestOut) -> bool:
-    """Every file was read before and is unchanged: the summary would be a table of zeros."""
+def _changed_nothing(report: IngestOut) -> bool:
+    """No session read and nothing stored or waiting: the summary would be a table of zeros."""
     changed = (
         report.chunks_added
         or report.chunks_updated
@@ -198,22 +199,34 @@ def _nothing_new(report: IngestOut) -> bool:
         or report.chunks_removed
         or report.vectors_added
     )
-    return bool(report.files) and report.files_unchanged == report.files and not (changed or report.files_waiting)
+    return not (changed or report.sessions or report.files_waiting)
+
+
+def _nothing_new(report: IngestOut) -> bool:
+    """Every file was read before and is unchanged."""
+    return bool(report.files) and report.files_unchanged == report.files and _changed_nothing(report)
 
 
 def render_report(report: IngestOut, paths: list[Path]) -> None:
     from rich.text import Text
 
+    unchanged = ""
     if not (report.files or report.files_waiting or report.errors):  # a table of zeros would not say why
         where = ", ".join(map(str, paths))
         line(f"No transcripts in {where}: no Claude Code, Codex CLI or Gemini CLI session files.")
     elif _nothing_new(report):
         files = counted(report.files, "file")
         line(f"Nothing new: {files}, all unchanged since the last ingest ({report.seconds:.1f} s).")
-    else:
+    elif not (_changed_nothing(report) and report.notes):
         _summary_table(report)
+    elif report.files_unchanged:  # the notes say why nothing was read (a file in no format read): no zeros
+        unchanged = (
+            f"Nothing new in the other {counted(report.files_unchanged, 'file')}: unchanged since the last ingest."
+        )
     for note in report.notes:
         line(f"note: {note}", style="yellow")
+    if unchanged:
+        line(unchanged)
     for failed in report.errors:
         # A path cut in two cannot be copied; the path and the error are shown as written, not as markup.
         console.print(Text.assemble(("error", "red"), f" {failed.path}: {failed.error}"), soft_wrap=True)
@@ -286,7 +299,9 @@ def _summary_table(report: IngestOut) -> None:
         ("sub-agents skipped", _by_kind(report.skipped_subagents)),
         ("damaged lines skipped", _by_kind(report.skipped_lines.by_reason)),
         ("vectors added", _vectors_added(report)),
-        ("topics", report.topics_note or "-"),
+        # Without scikit-learn every ingest would repeat what to install: `stats`, `clusters` and
+        # `cluster` say it (--json keeps topics_note).
+        *([] if topics_off() else [("topics", report.topics_note or "-")]),
         (
             "time",
             f"{report.seconds:.1f} s"

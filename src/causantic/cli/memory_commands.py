@@ -13,6 +13,7 @@ from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.format import Reread, byte_size, counted, reread_note, when
+from causantic.wording import with_names
 
 LIST_TITLE_CHARS = 80
 
@@ -48,7 +49,7 @@ def stats_command(as_json: bool) -> None:
         # Team memory: who contributed what (`causantic team status` adds text sizes and last ingests).
         *([("members", len(result.members))] if result.members else []),
         *((f"  {who}", _counts(("session", c.sessions), ("chunk", c.chunks))) for who, c in result.members.items()),
-        ("agents (besides main)", result.agents),
+        ("agents (besides main)", with_names(result.agent_names)),
         ("clusters", result.clusters),
         ("skipped transcript lines", result.skipped_lines),
         ("keyword index", result.keyword_index),
@@ -73,6 +74,8 @@ def stats_command(as_json: bool) -> None:
             f"Warning: {counted(n, 'chunk')} {'has' if n == 1 else 'have'} no vector, so vector search cannot find "
             f"{'it' if n == 1 else 'them'}. Run `causantic embed`."
         )
+    if result.topics_off and not result.clusters:
+        note(f"Note: {result.topics_off}")
     if result.free_bytes:
         note(
             f"Note: {byte_size(result.free_bytes)} of the database is free space left by forgotten memory, reused by "

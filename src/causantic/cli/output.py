@@ -14,7 +14,7 @@ import textwrap
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -121,14 +121,17 @@ def table(
     *,
     keep_end: Collection[int] = (),
     optional: Sequence[int] = (),
+    below: int | None = None,
 ) -> None:
     """Print an aligned table; ``columns`` are (header, justify) pairs, blank headers for a list of
     name/value pairs. Piped (no terminal, no COLUMNS), each row prints whole on one line, however
     wide: a file or a pager scrolls sideways, and grep finds a row, not half of one.
 
-    On a terminal only the widest column wraps: ids, counts and times stay whole on one line. Where
-    it would wrap in under :data:`FLEX_MIN_WIDTH` columns, it leaves the table and each row's value
-    of it goes on indented lines below the row (list-sessions' titles at 80 columns).
+    On a terminal only the widest column (or ``below``) wraps: ids, counts and times stay whole on one
+    line. Where it would wrap in under :data:`FLEX_MIN_WIDTH` columns, it leaves the table and each
+    row's value of it goes on indented lines below the row (list-sessions' titles at 80 columns);
+    where the rest is still too wide, its widest column wraps, when it keeps that much room (topics'
+    labels beside their dates, their projects below).
     ``keep_end`` columns (paths) are never wrapped: a value too long for the room left is cut at its
     start ('…/api/src', the end telling one path from another). ``optional`` columns are left out,
     in that order, where the table does not fit with each ``keep_end`` column at least
@@ -156,13 +159,17 @@ def table(
                 return
         _records(title, headers, cells, keep_end)
         return
-    flex = max(range(len(columns)), key=lambda i: widths[i])
+    flex = below if below is not None else max(range(len(columns)), key=lambda i: widths[i])
     fixed = sum(w + 3 for i, w in enumerate(widths) if i != flex)  # content, padding and a rule each
     room = console.width - fixed - 2  # what the flex column's text gets, its own padding taken off
     if any(headers) and room < FLEX_MIN_WIDTH and widths[flex] > room:
         one_line = not any("\n" in cell for row in cells for i, cell in enumerate(row) if i != flex)
-        if len(columns) > 2 and fixed - 1 <= console.width and one_line:  # the last column has no rule after it
-            _flex_below(title, columns, cells, flex)
+        rest = [i for i in range(len(columns)) if i != flex]
+        wraps = max(rest, key=lambda i: widths[i])
+        # What the rest's widest column gets when it wraps (the last column has no rule after it).
+        wrap_room = console.width - (fixed - widths[wraps]) + 1
+        if len(columns) > 2 and one_line and (fixed - 1 <= console.width or wrap_room >= FLEX_MIN_WIDTH):
+            _flex_below(title, columns, cells, flex, {} if fixed - 1 <= console.width else {wraps: wrap_room})
         else:
             _records(title, headers, cells, keep_end)
         return
@@ -227,20 +234,34 @@ def _grid(
 
 
 def _flex_below(
-    title: str | None, columns: Sequence[tuple[str, str]], cells: Sequence[Sequence[str]], flex: int
+    title: str | None,
+    columns: Sequence[tuple[str, str]],
+    cells: Sequence[Sequence[str]],
+    flex: int,
+    wrapped: dict[int, int],
 ) -> None:
-    """The table without its widest column, one line a row (no other cell wraps or holds a line
-    break), each row followed by that column's value on lines of its own, indented (as reconstruct
-    puts a title below its session)."""
+    """The table without its ``flex`` column, one line a row (no other cell holds a line break; a
+    ``wrapped`` column's value is wrapped between words to its width), each row followed by the flex
+    column's value on lines of its own, indented (as reconstruct puts a title below its session)."""
     console = _console()
     shown = [i for i in range(len(columns)) if i != flex]
+    parts = [
+        [
+            textwrap.wrap(cell, wrapped[i], break_on_hyphens=False) or [""] if i in wrapped else [cell]
+            for i, cell in enumerate(row)
+        ]
+        for row in cells
+    ]
     with console.capture() as captured:
-        console.print(_grid(title, columns, cells, shown, {}, None))
+        console.print(_grid(title, columns, [["\n".join(p) for p in row] for row in parts], shown, {}, None))
     lines = [text.rstrip() for text in captured.get().splitlines()]
-    head = len(lines) - len(cells)  # the title, the header and its rule
+    heights = [max(len(p) for p in row) for row in parts]
+    head = len(lines) - sum(heights)  # the title, the header and its rule
     out = lines[:head]
-    for text, row in zip(lines[head:], cells, strict=True):
-        out += [text, *(f"    {part}" for part in textwrap.wrap(row[flex], console.width - 4, break_on_hyphens=False))]
+    for row, height in zip(cells, heights, strict=True):
+        out += lines[head : head + height]
+        head += height
+        out += [f"    {part}" for part in textwrap.wrap(row[flex], console.width - 4, break_on_hyphens=False)]
     click.echo("\n".join(out), color=console.is_terminal)
 
 
@@ -386,6 +407,13 @@ def agreed(question: str, *, default: bool) -> bool:
         raise click.ClickException(
             "no answer on stdin (not a terminal): add --yes to go ahead without asking."
         ) from None
+
+
+def said_no(unchanged: str) -> NoReturn:
+    """A question answered no: say what stayed as it was and exit 0, as forget's declined preview does.
+    click's Abort printed 'Aborted!' and exited 1, which read as a failure where it was a choice."""
+    click.echo(unchanged)
+    raise click.exceptions.Exit(0)
 
 
 @contextmanager

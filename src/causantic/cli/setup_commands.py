@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from causantic.cli.ingest_commands import WORKERS, ingest_paths
-from causantic.cli.output import agreed, domain_errors
+from causantic.cli.output import agreed, domain_errors, said_no
 from causantic.config import agent_folders, causantic_home, load_config
 from causantic.integration.agents import MANIFEST as AGENTS_MANIFEST
 from causantic.integration.agents import agent_files, install_agents, registered_agents, uninstall_agents
@@ -82,7 +82,7 @@ def init_command(yes: bool, no_ingest: bool, no_check: bool, prompt_memory: bool
     if launcher.env:
         click.echo("With environment: " + ", ".join(f"{k}={v}" for k, v in sorted(launcher.env.items())))
     if not yes and not agreed("Go ahead?", default=True):
-        raise click.Abort()
+        said_no("Nothing was changed.")
     with domain_errors(), _file_errors("init"):
         report = install(paths, launcher, prompt_memory=prompt_memory)
         report.changes += install_agents(agents, launcher)
@@ -144,7 +144,7 @@ def uninstall_command(yes: bool, purge: bool) -> None:
     else:
         question = f"Remove {', and '.join(entries)}{f', then delete {memory}' if doomed else ''}?"
     if not yes and not agreed(question, default=False):
-        raise click.Abort()
+        said_no("Nothing was changed." if entries else "Nothing was deleted.")
     if entries:
         with domain_errors(), _file_errors("uninstall"):
             report = uninstall(paths)

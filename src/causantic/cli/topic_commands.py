@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import click
@@ -72,6 +73,7 @@ def clusters_command(project: str | None, as_json: bool) -> None:
         return
     # Beside team memory each store numbers its own topics: the memory column says where each lives.
     stores = any(t.store for t in topics)
+    projects = 6 if stores else 5
     table(
         None,
         [
@@ -79,8 +81,8 @@ def clusters_command(project: str | None, as_json: bool) -> None:
             ("topic", "left"),
             *([("memory", "left")] if stores else []),
             ("chunks", "right"),
-            ("first", "left"),
-            ("last", "left"),
+            ("first (UTC)", "left"),  # stored times are UTC, as list-projects says
+            ("last (UTC)", "left"),
             ("projects", "left"),
         ],
         # Days, not minutes: a topic spans days or months, and the room goes to the project names.
@@ -96,13 +98,19 @@ def clusters_command(project: str | None, as_json: bool) -> None:
             )
             for t in topics
         ],
+        # Where the row does not fit, the projects go on lines below it, and a long label wraps.
+        below=projects,
     )
     _say(in_no_topic_line(coverage))
 
 
 def _say(sentence: str) -> None:
-    """A sentence wrapped between words to the terminal (60 columns included); whole when piped."""
-    console.print(sentence, markup=False, highlight=False)
+    """A sentence wrapped between words to the terminal (60 columns included); whole when piped (rich
+    wrapped it at its 200 columns for a pipe, cutting the command at the end of the no-topics line)."""
+    if console.is_terminal or os.environ.get("COLUMNS"):
+        console.print(sentence, markup=False, highlight=False)
+    else:
+        click.echo(sentence)
 
 
 COMMANDS = [cluster_command, clusters_command]

@@ -17,9 +17,12 @@ scikit-learn (with scipy, 190 MB) is the optional ``topics`` extra, so a default
 
 import importlib.util
 
+# The extra by the project's name works however Causantic was installed: from a package, or from a
+# clone (pip finds causantic installed and adds what the extra needs); '.[topics]' only in a clone.
+TOPICS_INSTALL = "pip install 'causantic[topics]'"
 TOPICS_HINT = (
     "Topics need scikit-learn, which the default install leaves out (with scipy, 190 MB): "
-    "`pip install scikit-learn`, or install the causantic topics extra."
+    f"add it with `{TOPICS_INSTALL}` in the environment Causantic is installed in."
 )
 
 
@@ -49,6 +52,7 @@ __all__ = [
     "NOISE",
     "STEADY_TERMS",
     "TOPICS_HINT",
+    "TOPICS_INSTALL",
     "angular_distances",
     "assign_new",
     "carry_over",

@@ -95,6 +95,26 @@ def ingest_hook(name: str, event: HookEvent, started: float) -> tuple[str, str |
     return None
 
 
+# What each hook wants from its event, for a person who runs it by hand with nothing on stdin.
+BY_HAND = {
+    "session-start": "to see this folder's briefing: echo '{\"cwd\": \"'$PWD'\"}' | causantic hook session-start",
+    "pre-compact": "its transcript_path is the session to ingest (`causantic ingest FILE` ingests one by hand)",
+    "session-end": "its transcript_path is the session to ingest (`causantic ingest FILE` ingests one by hand)",
+    "user-prompt-submit": "its prompt and cwd say what to look for (`causantic recall TEXT` does it by hand)",
+}
+
+
+def _run_by_hand(name: str) -> None:
+    """Nothing on stdin: Claude Code always sends its event, so a person is trying the hook. Say so on
+    stderr and record nothing: a 'failed' run (no transcript_path) stayed on the dashboard's overview
+    until Claude Code next ran the hook."""
+    log(f"{name}: nothing on stdin (run by hand); did nothing, recorded nothing")
+    sys.stderr.write(
+        f"causantic hook {name}: nothing on stdin, so nothing was done (`causantic hook status` still shows "
+        f"Claude Code's last run). Claude Code runs this hook with its event as JSON on stdin; {BY_HAND[name]}.\n"
+    )
+
+
 # A handler returns (outcome, project) to record, or None when it recorded its run itself.
 HANDLERS: dict[str, Callable[[str, HookEvent, float], tuple[str, str | None] | None]] = {
     "session-start": session_start,
@@ -110,7 +130,11 @@ def run_hook(name: str, stdin_text: str | None = None) -> int:
     write_waits.named(f"Claude Code's {name} hook")  # named to a command that waits for its writes
     event = HookEvent()
     try:
-        event = parse_event(read_stdin() if stdin_text is None else stdin_text)
+        text = read_stdin() if stdin_text is None else stdin_text
+        if not text.strip():
+            _run_by_hand(name)
+            return 0
+        event = parse_event(text)
         if not event.parsed and HANDLERS[name] is not ingest_hook:  # which logs it, with why it did nothing
             log(f"{name}: stdin held no JSON object; running with an empty event")
         done = HANDLERS[name](name, event, started)

@@ -40,7 +40,7 @@ serving = False  # True inside the server: the handler then neither starts anoth
 def client() -> int:
     """The hook's entry: the warm process's answer if it gives one, else the in-process hook."""
     text = read_stdin()
-    answer = _ask(text)
+    answer = _ask(text) if text.strip() else None  # nothing on stdin: a person trying it (run_hook says so)
     if answer is not None:
         sys.stdout.write(answer)
         sys.stdout.flush()

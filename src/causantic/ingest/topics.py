@@ -205,10 +205,10 @@ def maintain_topics(
     store: MemoryStoreProtocol, index: VectorIndexProtocol, config: ClusteringConfig, new_chunk_ids: Sequence[str]
 ) -> str:
     """After an ingest: a full recluster once enough new vectors arrived, else cheap assignment."""
-    from causantic.cluster import topics_available
+    from causantic.cluster import TOPICS_INSTALL, topics_available
 
-    if not topics_available():
-        return "off (needs scikit-learn: `pip install scikit-learn`)"
+    if not topics_available():  # the CLI's summary leaves this out: `stats`, `clusters` and `cluster` say it
+        return f"off (needs scikit-learn: `{TOPICS_INSTALL}`)"
     total = index.count()
     last = int(store.meta_value(_META_LAST_COUNT) or 0)
     threshold = config.recluster_after_new_chunks

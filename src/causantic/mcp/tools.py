@@ -31,12 +31,12 @@ from causantic.live_session import current_session as current_session_now
 from causantic.mcp.app import AppContext
 from causantic.retrieval import options
 from causantic.retrieval.forget import chunks_forgotten, nothing_to_forget, others_note, preview_line, space_note
-from causantic.retrieval.format import TIMES_ZONE, counted, day_span, span
+from causantic.retrieval.format import DATES_ZONE, TIMES_ZONE, counted, day_span, span
 from causantic.retrieval.listing import newest_note
 from causantic.retrieval.output import status_out
 from causantic.runs import PROMPT_HOOK, read_status
 from causantic.sources import Source
-from causantic.wording import ago
+from causantic.wording import ago, with_names
 
 if TYPE_CHECKING:
     from causantic.retrieval.episodes import EpisodeAnswer
@@ -261,7 +261,7 @@ def list_projects(ctx: Context) -> CallToolResult:
     if not projects:
         text = "No projects in memory yet (run `causantic batch-ingest`)."
     else:
-        text = "Projects in memory:\n" + "\n".join(
+        text = f"Projects in memory ({DATES_ZONE}):\n" + "\n".join(
             f"- {p.name} ({counted(p.chunks, 'chunk')}, {counted(p.sessions, 'session')}, "
             f"{day_span(p.first_seen, p.last_seen)}) {p.path}"
             for p in projects
@@ -324,7 +324,7 @@ def stats(ctx: Context) -> CallToolResult:
             if v.sessions  # an agent never ingested is no news
         ),
         f"- Projects: {output.projects:,}",
-        f"- Agents besides main: {output.agents:,}",
+        f"- Agents besides main: {with_names(output.agent_names)}",
         f"- Clusters: {output.clusters:,}",
         f"- Keyword index: {output.keyword_index}",
     ]
@@ -340,7 +340,7 @@ def stats(ctx: Context) -> CallToolResult:
         lines.append(f"- Not yet embedded: {counted(n, 'chunk')} (keyword search finds them; vector search not yet)")
     lines += [f"- {run.summary}" for run in output.ingests_running]  # the figures may change under it
     if output.projects_detail:
-        lines += ["", "Projects:"] + [
+        lines += ["", f"Projects ({DATES_ZONE}):"] + [
             f"- {p.name}: {counted(p.chunks, 'chunk')} ({day_span(p.first_seen, p.last_seen)})"
             for p in output.projects_detail
         ]
@@ -446,6 +446,7 @@ def forget(
             f"  - {x.session_id[:8]} ({_day(x.started_at)}, {counted(x.chunks, 'chunk')}): {x.short_title(80)}"
             for x in result.session_summaries
         ]
+    listed = f"{'Sessions' if result.whole_project else 'Chunks'} ({DATES_ZONE}):"  # said once, above the dates
     scope = "the whole project" if result.whole_project else "project"
     if not (result.count or result.deleted):
         text = nothing_to_forget(result, "threshold={}")
@@ -454,7 +455,7 @@ def forget(
             f"Dry run: {chunks_forgotten(result, result.count)} in {counted(result.sessions, 'session')} would be "
             f"deleted from {scope} {result.project!r}."
             + (f" {note}" if (note := others_note(result, "only_mine=true")) else "")
-            + ("\n" + "\n".join(lines) if lines else "")
+            + ("\n" + "\n".join([listed, *lines]) if lines else "")
             + f"\nAfter the user confirms, call again with dry_run=false and expected_count={result.count}."
         )
     else:
@@ -462,7 +463,7 @@ def forget(
             f"Deleted {chunks_forgotten(result, result.deleted)} from {scope} {result.project!r}."
             + (f" {note}" if (note := others_note(result, "only_mine=true")) else "")
             + (f" {note}" if (note := space_note(result)) else "")
-            + ("\n" + "\n".join(lines[:3]) if lines else "")
+            + ("\n" + "\n".join([listed, *lines[:3]]) if lines else "")
         )
     return _result(text)
 

@@ -38,6 +38,7 @@ WEAK_MARK = "weakly related"
 # Said once in a text answer's heading: the times in it (stored times are UTC) are not the reader's own
 # zone. Beside each time it cost ten hits' answer ten tokens; the dashboard says ' UTC' by its times.
 TIMES_ZONE = "times in UTC"
+DATES_ZONE = "dates in UTC"  # the same, for an answer that gives days alone (a project's, a topic's span)
 TOOL_RUN_MIN = 3  # consecutive calls of one tool folded into one line from this many on
 # Calls whose line is what was said, not a listing: a sub-agent's task, a message to a teammate.
 _NEVER_FOLDED = SPAWN_TOOLS | {"SendMessage"}

@@ -238,6 +238,14 @@ def in_no_topic_line(coverage: TopicCoverage) -> str:
     return f"{coverage.in_no_topic:,} of {counted(coverage.chunks, 'chunk')}{share} belong to no topic."
 
 
+def topics_off() -> str | None:
+    """Why topics are off and what to install (scikit-learn, which clusters, is an optional extra), or
+    None when they are on: `stats`, `clusters` and `cluster` say it, not every ingest's summary."""
+    from causantic import cluster  # light: what clusters loads numpy and scikit-learn on first use
+
+    return None if cluster.topics_available() else cluster.TOPICS_HINT
+
+
 def no_topics_line(coverage: TopicCoverage, smallest: int, *, ingesting: bool = False) -> str:
     """Why a topic list is empty: an ingest is still writing memory, never clustered (or scikit-learn,
     which clusters, is not installed), nothing to cluster, or no group dense enough."""
@@ -247,10 +255,8 @@ def no_topics_line(coverage: TopicCoverage, smallest: int, *, ingesting: bool = 
             "new chunks are embedded), or run `causantic cluster` after it."
         )
     if not coverage.clustered:
-        from causantic import cluster  # light: what clusters loads numpy and scikit-learn on first use
-
-        if not cluster.topics_available():  # neither cluster nor an ingest makes any without it
-            return f"No topics: {cluster.TOPICS_HINT} Then run `causantic cluster`."
+        if hint := topics_off():  # neither cluster nor an ingest makes any without it
+            return f"No topics: {hint} Then run `causantic cluster`."
         return "No topics yet. They appear after `causantic cluster` (or a batch ingest with enough chunks)."
     if not coverage.chunks:
         return "No topics: memory holds no chunks yet. Run `causantic batch-ingest`, then `causantic cluster`."
@@ -271,8 +277,8 @@ def stats(store: MemoryStoreProtocol) -> dict[str, object]:
 
 def combined_counts(first: dict[str, object], second: dict[str, object]) -> dict[str, object]:
     """Two stores' :func:`stats` as one (team memory and the local store beside it): numbers add up,
-    nested counts (edge kinds, coding agents) add up key by key, and a text that differs (the keyword
-    index) keeps both, in the order given."""
+    nested counts (edge kinds, coding agents) add up key by key, lists of names join (sorted, each
+    once), and a text that differs (the keyword index) keeps both, in the order given."""
     out: dict[str, object] = dict(first)
     for key, value in second.items():
         mine = out.get(key)
@@ -280,6 +286,8 @@ def combined_counts(first: dict[str, object], second: dict[str, object]) -> dict
             out[key] = combined_counts(mine, value)
         elif isinstance(mine, int) and isinstance(value, int):
             out[key] = mine + value
+        elif isinstance(mine, list) and isinstance(value, list):
+            out[key] = sorted({*mine, *value})
         elif key not in out:
             out[key] = value
         elif mine != value:

@@ -296,7 +296,13 @@ class StatsOut(Out):
     sessions: int
     projects: int
     agents: int = Field(description="Agents besides main (sub-agents, teammates).")
+    agent_names: list[str] = Field(
+        default_factory=list, description="Those agents' names, alphabetically (e.g. Explore, general-purpose)."
+    )
     clusters: int
+    topics_off: str | None = Field(
+        None, description="Why topics are off (scikit-learn, an optional extra, is not installed) and what to install."
+    )
     skipped_lines: int = Field(description="Damaged transcript lines skipped at ingest.")
     keyword_index: str
     sources: dict[str, SourceCounts] = Field(description="Sessions and chunks per coding agent.")

@@ -597,7 +597,8 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
             "projects": one(  # one index probe per project, not a walk over every chunk
                 "SELECT COUNT(*) FROM projects p WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.project_id = p.id)"
             ).fetchone()[0],
-            "agents": len(self.sub_agents()),
+            "agents": len(agents := self.sub_agents()),
+            "agent_names": agents,
             "clusters": one("SELECT COUNT(*) FROM clusters WHERE size > 0").fetchone()[0],  # not emptied by forget
             "files": one("SELECT COUNT(*) FROM files").fetchone()[0],
             "skipped_lines": one("SELECT COALESCE(SUM(skipped_lines), 0) FROM files").fetchone()[0],

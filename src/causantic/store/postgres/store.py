@@ -689,7 +689,8 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
             "edges": {"total": sum(by_type.values()), "by_type": by_type},
             "sessions": self._value("SELECT COUNT(*) FROM sessions"),
             "projects": self._value("SELECT COUNT(*) FROM projects WHERE id IN (SELECT project_id FROM chunks)"),
-            "agents": len(self.sub_agents()),
+            "agents": len(agents := self.sub_agents()),
+            "agent_names": agents,
             "clusters": self._value("SELECT COUNT(*) FROM clusters WHERE size > 0"),  # not emptied by forget
             "files": self._value("SELECT COUNT(*) FROM files"),
             "skipped_lines": self._value("SELECT COALESCE(SUM(skipped_lines), 0) FROM files"),
