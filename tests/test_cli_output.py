@@ -258,8 +258,8 @@ def _clusters_shown(monkeypatch: pytest.MonkeyPatch, width: int | None) -> list[
     monkeypatch.setattr(Memory, "topic_coverage", lambda self, project=None: TopicCoverage(200, 109, clustered=True))
     monkeypatch.setattr(Memory, "ingests_running", lambda self: [])
     if width is not None:  # a terminal this wide (else piped: no width asked for)
-        monkeypatch.setattr(console, "width", width)
-        monkeypatch.setattr(type(console), "is_terminal", property(lambda self: True))
+        monkeypatch.setattr(output.console, "width", width)
+        monkeypatch.setattr(type(output.console), "is_terminal", property(lambda self: True))
     shown = CliRunner().invoke(cli, ["clusters"], catch_exceptions=False)
     assert shown.exit_code == 0, shown.output
     return shown.stdout.splitlines()
