@@ -81,6 +81,18 @@ def test_a_rewound_turn_stored_on_the_main_line_by_older_rules_moves_off_it(corp
     assert [c.agent for c in chunks if ABANDONED in c.content] == ["rewound"]
 
 
+def _shop_session_and_fork(sessions: Path) -> tuple[Path, Path]:
+    """A two-turn Codex session on the cart total and a fork of it that tries another rounding."""
+    parent = write_codex_rollout(
+        sessions,
+        "/srv/shop",
+        "019e-parent",
+        [("why does the cart total drift", "Float rounding."), ("use cents", "Done.")],
+    )
+    fork = _fork_of(sessions, parent, "019e-fork", "019e-parent", 2, [("try banker's rounding instead", "Switched.")])
+    return parent, fork
+
+
 def _fork_of(
     sessions: Path, parent: Path, thread: str, parent_thread: str, copied: int, turns: list[tuple[str, str]]
 ) -> Path:
@@ -132,13 +144,7 @@ def test_a_codex_fork_read_alone_keeps_its_copy_until_the_session_it_forked_is_t
     # the copied turns are kept in the fork, so what was said there can still be found. Once the
     # session's file is where Codex keeps it, the fork is read with it and keeps only its own turns.
     sessions = tmp_path / "codex"
-    parent = write_codex_rollout(
-        sessions,
-        "/srv/shop",
-        "019e-parent",
-        [("why does the cart total drift", "Float rounding."), ("use cents", "Done.")],
-    )
-    fork = _fork_of(sessions, parent, "019e-fork", "019e-parent", 2, [("try banker's rounding instead", "Switched.")])
+    parent, fork = _shop_session_and_fork(sessions)
     away = Path(shutil.move(parent, tmp_path / parent.name))
     with open_services(Config()) as services:
         _ingest(services, fork)
@@ -155,13 +161,7 @@ def test_a_codex_fork_ingested_by_its_file_alone_is_read_with_the_session_it_for
     # A fork's file ingested by itself (``causantic ingest <rollout>``), in either order with the
     # file of the session it forked: each turn is kept once, the fork's own turns in the fork.
     sessions = tmp_path / "codex"
-    parent = write_codex_rollout(
-        sessions,
-        "/srv/shop",
-        "019e-parent",
-        [("why does the cart total drift", "Float rounding."), ("use cents", "Done.")],
-    )
-    fork = _fork_of(sessions, parent, "019e-fork", "019e-parent", 2, [("try banker's rounding instead", "Switched.")])
+    parent, fork = _shop_session_and_fork(sessions)
     order = [fork, parent] if first == "fork" else [parent, fork]
     with open_services(Config()) as services:
         for path in order:
@@ -179,13 +179,7 @@ def test_a_codex_session_found_only_after_its_fork_was_stored_is_read_with_the_f
     # copied turns. That session's file, ingested by itself once it is there, is read with the fork
     # the store holds in its sessions tree (where it stayed until the fork's file changed).
     sessions = tmp_path / "codex"
-    parent = write_codex_rollout(
-        sessions,
-        "/srv/shop",
-        "019e-parent",
-        [("why does the cart total drift", "Float rounding."), ("use cents", "Done.")],
-    )
-    fork = _fork_of(sessions, parent, "019e-fork", "019e-parent", 2, [("try banker's rounding instead", "Switched.")])
+    parent, fork = _shop_session_and_fork(sessions)
     # and a fork of that fork, copying its three turns
     second = _fork_of(sessions, fork, "019e-fork-2", "019e-fork", 3, [("try decimal instead", "Switched to Decimal.")])
     away = Path(shutil.move(parent, tmp_path / parent.name))
