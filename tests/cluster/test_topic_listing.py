@@ -72,7 +72,7 @@ def test_piped_the_table_is_aligned_and_names_are_apart(topics_home: Path, monke
     # Every column rule at the same place on every row: one line a topic, no row folded.
     rules = {tuple(m.start() for m in re.finditer("[┃│╇]", ln)) for ln in lines if "━" not in ln}
     assert len(rules) == 1 and len(lines) == len(topics) + 2
-    assert re.search(r"│ \d{4}-\d\d-\d\d │ \d{4}-\d\d-\d\d │", lines[2]), "first and last as days"
+    assert re.search(r"│ \d{4}-\d\d-\d\d +│ \d{4}-\d\d-\d\d +│", lines[2]), "first and last as days"
 
 
 def test_on_a_60_column_terminal_each_topic_is_a_block_whose_names_wrap_under_themselves(

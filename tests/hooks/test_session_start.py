@@ -168,10 +168,11 @@ def test_a_smaller_budget_gives_a_shorter_briefing(acme_memory: Path) -> None:
     assert "Where work stopped" in context  # the most useful part is kept first
 
 
-@pytest.mark.parametrize("stdin", ["", "not json at all", "[1, 2, 3]", '{"session_id": 42, "cwd": null}', "{"])
+@pytest.mark.parametrize("stdin", ["not json at all", "[1, 2, 3]", '{"session_id": 42, "cwd": null}', "{"])
 def test_malformed_stdin_fails_open(acme_memory: Path, tmp_path: Path, stdin: str) -> None:
     done, _ = run_hook("session-start", stdin, cwd=tmp_path)
     assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+    # Empty stdin is a person trying the hook by hand, and is told so (test_ingest_hooks.py).
 
 
 def test_a_damaged_store_fails_open_and_the_failure_is_logged_and_recorded(causantic_home: Path) -> None:

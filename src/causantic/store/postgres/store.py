@@ -240,10 +240,12 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         if self._file_marks is None:
             # A mark written before the database recorded sessions' folders (m008: a member ingested
             # while the owner had not applied it yet) is no mark once it does: its file is read once
-            # more, which gives its session the folder it was recorded in (split-project reads it).
+            # more, which gives its session the folder it was recorded in (split-project reads it). A
+            # mark whose time is not one ('') is kept: casting it would fail every member's ingest.
             since = (
-                " AND ingested_at::timestamptz >= COALESCE((SELECT applied_at::timestamptz FROM schema_migrations"
-                f" WHERE version = {_FOLDERS}), '-infinity')"
+                r" AND CASE WHEN ingested_at ~ '^\d{4}-\d\d-\d\d' THEN ingested_at::timestamptz >= COALESCE(("
+                f"SELECT applied_at::timestamptz FROM schema_migrations WHERE version = {_FOLDERS}), '-infinity')"
+                " ELSE TRUE END"
                 if self.records_folders
                 else ""
             )
