@@ -192,7 +192,8 @@ def main() -> None:
         for setting, r in results[name].items():
             print(
                 f"  {setting:17} {r['topics']:>6} {r['largest_share']:>8.1%} {r['in_none_share']:>8.1%} "
-                f"{r['distinct_labels']:>9.1%} {r['path_words']:>11.1%} {r['project_purity']:>8.1%} {r['session_purity']:>8.1%} "
+                f"{r['distinct_labels']:>9.1%} {r['path_words']:>11.1%} "
+                f"{r['project_purity']:>8.1%} {r['session_purity']:>8.1%} "
                 f"{str(r['same_label_undivided']) + ' -> ' + str(r['same_label']):>10}"
             )
         for setting, r in results[name].items():

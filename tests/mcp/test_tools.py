@@ -390,9 +390,9 @@ def test_stats_writes_its_counts_as_the_lines_beside_them_do(causantic_home: Pat
 def test_stats_says_topics_are_off_as_the_cli_does(causantic_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without scikit-learn (the optional topics extra) the CLI's stats said what to install, and the MCP
     stats only 'Clusters: 0': an agent could not tell a user why their memory has no topics."""
-    import causantic.cluster
     from process_support import EXAMPLES
 
+    import causantic.cluster
     from causantic.facade import Memory
 
     with Memory() as memory:

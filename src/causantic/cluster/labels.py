@@ -180,7 +180,9 @@ def scored_terms(
     marked = vectorizer.get_feature_names_out()
     plain = np.array([term.removeprefix(_PATH_MARK) for term in marked.tolist()], dtype=object)
     vocabulary, column = np.unique(plain, return_inverse=True)
-    merge = sp.csr_matrix((np.ones(len(marked)), (np.arange(len(marked)), column)), shape=(len(marked), len(vocabulary)))
+    merge = sp.csr_matrix(
+        (np.ones(len(marked)), (np.arange(len(marked)), column)), shape=(len(marked), len(vocabulary))
+    )
     doc_terms = (marked_terms @ merge).sign().tocsr()
     prose_column = np.array([not term.startswith(_PATH_MARK) for term in marked.tolist()], dtype=float)
     prose_terms = (marked_terms @ sp.diags(prose_column) @ merge).sign().tocsr()

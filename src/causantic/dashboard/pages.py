@@ -350,7 +350,14 @@ def topics(memory: Memory, derived: Derived, page_text: str = "") -> dict[str, A
             )
         first = (page - 1) * TOPICS_PAGE
         listed = found["topics"][first : first + TOPICS_PAGE]
-        return {**found, "listed": listed, "page": page, "pages": pages, "first": first + 1, "last": first + len(listed)}
+        return {
+            **found,
+            "listed": listed,
+            "page": page,
+            "pages": pages,
+            "first": first + 1,
+            "last": first + len(listed),
+        }
     # Why there are none, as `causantic clusters` says it; whether an ingest runs is read every time.
     smallest = memory.config.clustering.min_cluster_size
     return {**found, "no_topics": no_topics_line(found["coverage"], smallest, ingesting=bool(memory.ingests_running()))}
