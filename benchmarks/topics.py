@@ -13,13 +13,16 @@ corpus).
 Each memory's vectors are clustered and labelled by :func:`causantic.ingest.topics.form_topics` (what
 ``causantic cluster`` runs, without storing) under :data:`BEFORE` (the settings before
 ``clustering.minSamples`` and ``clustering.maxTopicShare``: scikit-learn's ``min_samples`` default,
-no size limit) and under the configured settings (with ``--set`` overrides), in the same run. Per
-memory and setting:
+no size limit), under the configured settings (with ``--set`` overrides), and under those with words
+met only in paths scoring as prose words do (*paths as prose*: labels as they were before
+:data:`causantic.cluster.labels.PATH_ONLY_SHARE`), in the same run. Per memory and setting:
 
 - *topics*, *largest*: how many topics, and the share of all embedded chunks in the largest one;
 - *in none*: the share of chunks in no topic;
 - *distinct labels*: the share of label words that appear in one topic's label only (words every
   topic shares tell none apart);
+- *path words*: the share of label words that none of the topic's texts uses outside a path's folders
+  or a branch name (``alex`` of ``.worktrees/alex/ent-108-add-ai-summaries/``);
 - *same label*: topics whose label another topic bears too, with fresh labels alone
   (:func:`causantic.cluster.steady_label`) -> as stored (:func:`causantic.cluster.distinct_labels`);
 - *project purity*, *session purity*: the share of topic members in their topic's commonest project
@@ -86,17 +89,19 @@ def build_small(work: Path, name: str, projects: tuple[str, ...]) -> Path:
     return home
 
 
-def measure(home: Path, settings: dict[str, Any]) -> dict[str, Any]:
+def measure(home: Path, settings: dict[str, Any], *, paths_as_prose: bool = False) -> dict[str, Any]:
     """The figures of one memory clustered under ``settings`` (nothing is written)."""
-    from causantic import Memory
+    from causantic.cluster import labels as label_terms
     from causantic.cluster import steady_label
-    from causantic.ingest.topics import form_topics, topic_names
+    from causantic.ingest.topics import topic_names
 
-    with Memory(home, overrides=settings) as memory:
-        services = memory._services  # the benchmark reads the store's parts, as causantic cluster does
-        ids, matrix = services.vectors.all_vectors()
-        found = form_topics(services.store, ids, matrix, memory.config.clustering)
-        chunks = services.store.get_chunks(ids)
+    path_only_share = label_terms.PATH_ONLY_SHARE
+    if paths_as_prose:
+        label_terms.PATH_ONLY_SHARE = 1.0
+    try:
+        found, ids, chunks = _found_topics(home, settings)
+    finally:
+        label_terms.PATH_ONLY_SHARE = path_only_share
     total = len(ids)
     names = topic_names(found, {})
     labels = {topic: name.split(", ") for topic, name in names.items()}
@@ -112,6 +117,11 @@ def measure(home: Path, settings: dict[str, Any]) -> dict[str, Any]:
             held += Counter(getattr(chunks[cid], key) for cid, _ in group).most_common(1)[0][1]
         return held / clustered if clustered else 0.0
 
+    path_words = 0
+    for topic, label in labels.items():
+        prose = {term for cid, _ in found.members[topic] for term in label_terms._marked_terms(chunks[cid].content)}
+        path_words += sum(bool(word) and word not in prose for word in label)
+
     largest = sorted(sizes, key=lambda topic: -sizes[topic])[:SHOWN]
     return {
         "chunks": total,
@@ -119,6 +129,7 @@ def measure(home: Path, settings: dict[str, Any]) -> dict[str, Any]:
         "topics": len(sizes),
         "largest_share": max(sizes.values()) / total if sizes else 0.0,
         "in_none_share": (total - clustered) / total if total else 0.0,
+        "path_words": path_words / len(label_words) if label_words else 0.0,
         "same_label_undivided": sum(n for n in undivided.values() if n > 1),
         "same_label": sum(n for n in Counter(names.values()).values() if n > 1),
         "distinct_labels": sum(words[w] == 1 for w in label_words) / len(label_words) if label_words else 0.0,
@@ -134,6 +145,20 @@ def measure(home: Path, settings: dict[str, Any]) -> dict[str, Any]:
             for t in largest
         ],
     }
+
+
+def _found_topics(home: Path, settings: dict[str, Any]) -> tuple[Any, list[str], dict[str, Any]]:
+    """The topics ``causantic cluster`` would form in ``home`` under ``settings``, the embedded chunks'
+    ids and the chunks."""
+    from causantic import Memory
+    from causantic.ingest.topics import form_topics
+
+    with Memory(home, overrides=settings) as memory:
+        services = memory._services  # the benchmark reads the store's parts, as causantic cluster does
+        ids, matrix = services.vectors.all_vectors()
+        found = form_topics(services.store, ids, matrix, memory.config.clustering)
+        chunks = services.store.get_chunks(ids)
+    return found, list(ids), chunks
 
 
 def main() -> None:
@@ -158,15 +183,17 @@ def main() -> None:
         results[name] = {
             "before": measure(home, BEFORE),
             "minSamples 2 only": measure(home, SAMPLES_ONLY),
+            "paths as prose": measure(home, after, paths_as_prose=True),
             "after": measure(home, after),
         }
         first = results[name]["before"]
         print(f"\n{name}: {first['chunks']:,} chunks of {first['projects']} projects")
-        print(" " * 20 + "topics  largest  in none  distinct  project  session same label")
+        print(" " * 20 + "topics  largest  in none  distinct  path words  project  session same label")
         for setting, r in results[name].items():
             print(
                 f"  {setting:17} {r['topics']:>6} {r['largest_share']:>8.1%} {r['in_none_share']:>8.1%} "
-                f"{r['distinct_labels']:>9.1%} {r['project_purity']:>8.1%} {r['session_purity']:>8.1%} "
+                f"{r['distinct_labels']:>9.1%} {r['path_words']:>11.1%} "
+                f"{r['project_purity']:>8.1%} {r['session_purity']:>8.1%} "
                 f"{str(r['same_label_undivided']) + ' -> ' + str(r['same_label']):>10}"
             )
         for setting, r in results[name].items():
@@ -175,6 +202,7 @@ def main() -> None:
                 print(f"    {topic['chunks']:>5}  {topic['label']}  ({counted(topic['projects'], 'project')})")
     print(f"\nbefore: {BEFORE}; minSamples 2 only: {SAMPLES_ONLY}")
     print(f"after: the configured settings{' with ' + str(after) if after else ''}")
+    print("paths as prose: after, with words met only in paths' folders or branch names scoring as prose words")
     print("same label: topics whose label another topic bears, without -> with labels.distinct_labels")
     if args.json:
         args.json.write_text(json.dumps({"before_settings": BEFORE, "after_settings": after, "memories": results}))

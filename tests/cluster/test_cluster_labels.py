@@ -178,3 +178,25 @@ def test_a_topic_with_no_other_terms_keeps_the_label_it_shares() -> None:
     scored = {1: [("enabled", 0.9), ("maps", 0.8)], 2: [("enabled", 0.9), ("maps", 0.8)]}
     names = {key: steady_label("", found) for key, found in scored.items()}
     assert distinct_labels(names, scored, [1, 2]) == {1: "enabled, maps", 2: "enabled, maps"}
+
+
+def test_folders_and_branch_names_in_paths_name_no_topic_when_the_prose_can() -> None:
+    """Every tool call of a worktree's session names its folders and branch: a real topic was labelled
+    'alex, ent, summaries' from '.worktrees/alex/ent-108-add-ai-summaries/' (benchmarks/topics.py)."""
+    root = "/Users/alex/workspace/cli/.worktrees/alex/ent-108-add-ai-summaries/cmd/entire/cli"
+    summaries = [
+        f"[Tool:Read] {root}/summarize.go\n[Result:Read] func Summarize(transcript) builds the prompt for Claude",
+        f"[Tool:Edit] {root}/summarize.go\n[Assistant] The summarize prompt now trims the transcript first",
+        f"[Tool:Bash] cd {root} && go test ./...\n[Result:Bash] ok; the prompt and the transcript trim pass",
+        "[User] on alex/ent-108-add-ai-summaries the prompt is too long for a big transcript",
+    ]
+    other = ["[User]\nThe docker compose stack fails: postgres is unhealthy"] * 3
+    terms = cluster_labels({"summaries": summaries, "docker": other})["summaries"].split(", ")
+    assert not {"alex", "worktrees", "ent", "add", "ai", "summaries", "cmd", "entire", "cli"} & set(terms), terms
+    assert {"prompt", "transcript"} <= set(terms), terms
+
+
+def test_a_topic_named_only_in_paths_still_gets_their_words() -> None:
+    listing = [f"[Result:Bash] ./spotter_web/live/page_{n}/ and ./spotter_web/live/" for n in range(3)]
+    other = ["[User]\nThe docker compose stack fails: postgres is unhealthy"] * 3
+    assert cluster_labels({"spotter": listing, "docker": other})["spotter"] == "live, spotter_web"

@@ -169,6 +169,33 @@ def test_beside_a_long_topic_list_the_map_keeps_its_size_and_stays_in_sight(
         )
 
 
+def test_a_long_topic_list_comes_in_pages_and_its_smallest_topics_are_on_the_last(
+    many_topics_dashboard: Dashboard, chrome: Any
+) -> None:
+    """A real memory's 193 topics: 150 rows made the page 10,000 px long at 380 px, and its 43 smallest
+    topics were in no row ("43 smaller topics are not listed"). Here 24 topics, 20 to a page."""
+    open_page(chrome, many_topics_dashboard, "/topics")
+    seen: list[str] = []
+    with window_size(chrome, 380, 900):
+        for page in (1, 2):
+            body = chrome.find_element(By.TAG_NAME, "body").text
+            rows = chrome.find_elements(By.CSS_SELECTOR, ".card.list tbody td.label a")
+            seen += [row.text for row in rows]
+            assert "24 topics" in body and f"page {page} of 2" in body, body
+            assert "not listed" not in body
+            fits_sideways(chrome, f"the topics page {page} at 380 px")
+            if page == 1:
+                assert len(rows) == 20 and "Topics 1–20, largest first." in body, body
+                chrome.find_element(By.LINK_TEXT, "Smaller topics →").click()
+            else:
+                assert len(rows) == 4 and "Topics 21–24, largest first." in body, body
+                assert chrome.find_elements(By.LINK_TEXT, "← Larger topics")
+        assert len(set(seen)) == 24, seen  # every topic has its row, once
+        assert len(chrome.find_elements(By.CSS_SELECTOR, "svg.topicmap circle")) >= 24 * 4  # the whole map
+        chrome.get(many_topics_dashboard.base + "/topics?page=3")
+        assert "Page 3 is past the last: memory has 24 topics, 2 pages of 20." in chrome.page_source
+
+
 @pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
 @pytest.mark.parametrize("width", [1280, 400])
 def test_the_map_s_labels_are_readable_inside_the_map_and_apart(
@@ -223,7 +250,7 @@ def test_a_keyboard_reaches_the_topic_list_right_after_the_header_and_the_map_s_
     for width in (1280, 380):
         with window_size(chrome, width, 1000):
             chrome.get(many_topics_dashboard.base + "/topics")
-            listed = len(chrome.find_elements(By.CSS_SELECTOR, ".card.list table a"))
+            listed = len(chrome.find_elements(By.CSS_SELECTOR, ".card.list a"))  # its topics and its pager
             labels = [a for a in chrome.find_elements(By.CSS_SELECTOR, "svg.topicmap a.lbl") if a.is_displayed()]
             assert listed >= 20 and labels, (listed, len(labels))
             map_box, list_box = (chrome.find_element(By.CSS_SELECTOR, f".card.{c}").rect for c in ("map", "list"))

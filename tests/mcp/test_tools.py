@@ -385,3 +385,21 @@ def test_stats_writes_its_counts_as_the_lines_beside_them_do(causantic_home: Pat
     said = text(stats)
     assert f"- Chunks: {chunks:,}\n" in said and f"1 session, {chunks:,} chunks" in said, said
     assert re.search(r"^  - within-chain: \d{1,3},\d{3}$", said, re.MULTILINE), said
+
+
+def test_stats_says_topics_are_off_as_the_cli_does(causantic_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without scikit-learn (the optional topics extra) the CLI's stats said what to install, and the MCP
+    stats only 'Clusters: 0': an agent could not tell a user why their memory has no topics."""
+    from process_support import EXAMPLES
+
+    import causantic.cluster
+    from causantic.facade import Memory
+
+    with Memory() as memory:
+        memory.ingest([EXAMPLES], embed=False)
+    monkeypatch.setattr(causantic.cluster, "topics_available", lambda: False)  # as without the extra
+    (off,) = call_all(("stats", {}))
+    assert f"\n\nNote: {causantic.cluster.TOPICS_HINT}" in text(off), text(off)
+    monkeypatch.setattr(causantic.cluster, "topics_available", lambda: True)
+    (on,) = call_all(("stats", {}))
+    assert "scikit-learn" not in text(on)

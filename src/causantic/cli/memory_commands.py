@@ -13,6 +13,7 @@ from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.format import Reread, byte_size, counted, reread_note, when
+from causantic.retrieval.listing import topics_off_note
 from causantic.wording import with_names
 
 LIST_TITLE_CHARS = 80
@@ -74,8 +75,8 @@ def stats_command(as_json: bool) -> None:
             f"Warning: {counted(n, 'chunk')} {'has' if n == 1 else 'have'} no vector, so vector search cannot find "
             f"{'it' if n == 1 else 'them'}. Run `causantic embed`."
         )
-    if result.topics_off and not result.clusters:
-        note(f"Note: {result.topics_off}")
+    if off := topics_off_note(result.topics_off, result.clusters):
+        note(off)
     if result.free_bytes:
         note(
             f"Note: {byte_size(result.free_bytes)} of the database is free space left by forgotten memory, reused by "

@@ -11,7 +11,10 @@ The tokeniser keeps code identifiers whole (``cluster_vectors``, ``minClusterSiz
 and drops what names nothing: stop words and agent filler, rendering markers (``[User]``,
 ``[Tool:Bash]``), a long listing's permissions, owner and group, uuids, hex hashes, numbers and
 random-looking ids, the folders a path passes through that only say where code sits (``/tmp/``,
-``~/projects/``, ``node_modules/``) and a word cut short by truncation. LLM-written names are not here.
+``~/projects/``, ``node_modules/``) and a word cut short by truncation. A text that uses a word only
+inside a path's folders or a branch name (``.worktrees/alex/ent-108-add-ai-summaries/``) counts
+:data:`PATH_ONLY_SHARE` of a text for it: the texts' prose or a file name (``ShareLinksPage.tsx``)
+names the topic when it can. LLM-written names are not here.
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ K = TypeVar("K", bound=Hashable)
 DEFAULT_TERMS = 3
 STEADY_SHARE = 0.5  # a continuing topic keeps its label while its terms score this share of a fresh label's
 STEADY_TERMS = 20  # the terms scored to judge whether a continuing topic's label still fits it
+# A text that uses a word only in a path's folders or a branch name counts this share of a text for
+# it: "alex, ent, summaries" named a topic from ".worktrees/alex/ent-108-add-ai-summaries/" in
+# every tool call's path, while its prose said "summarize, explain" (docs/measurements.md).
+PATH_ONLY_SHARE = 0.1
 
 _MARKER = re.compile(r"\[[A-Za-z][\w -]{0,30}(?::[^\]\n]{0,80})?\](?!\()")
 _UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
@@ -52,6 +59,15 @@ _LAYOUT_FOLDER = re.compile(
 _LISTING = re.compile(r"(?<!\S)[-dlcbps][-rwxsStT]{9}[@+.]?(?:\s+\d+\s+\S+\s+\S+(?:\s+\d+\s+[A-Z][a-z]{2}\s+\d+)?)?")
 # A word cut short where a long text was shortened ("This ma …[truncated]"): half a word names nothing.
 _CUT_WORD = re.compile(r"\S*\s?…\[truncated\]")
+# A run of path characters with a separator in it: a path, a branch ("alex/ent-108-add-ai-summaries"),
+# a web address's path, or prose ("and/or"); :func:`_folder_spans` tells which.
+_SLASHED = re.compile(r"[\w.@~+-]*(?:[/\\][\w.@~+-]*)+")
+_SEPARATOR = re.compile(r"[/\\]")
+# A branch's slug in a path: three hyphenated words or more ("feature/add-dark-mode"); anywhere, a
+# ticket key and words ("ent-108-add-ai-summaries").
+_BRANCH_SLUG = re.compile(r"[\w.]+-[\w.]+-[\w.-]+")
+_TICKET_BRANCH = re.compile(r"(?<![\w.-])[A-Za-z]+-[0-9]+(?:-[A-Za-z0-9]+)+(?![\w-])")
+_PATH_MARK = "/"  # prefixes a term met in a path's folders or a branch (never starts a real term)
 _FILE_EXTENSIONS = frozenset(
     "py pyi ipynb js mjs cjs jsx ts tsx json jsonl toml yaml yml md rst txt csv tsv ini cfg conf env "
     "lock sql db sh bash zsh fish ps1 rs go java kt kts swift c h cc cpp hpp cs rb php lua ex exs erl "
@@ -83,6 +99,12 @@ def tokenize(text: str) -> list[str]:
     Plain words are lower-cased; identifiers keep their spelling. Dotted names are kept whole only
     when they end in a file extension (``labels.py``); otherwise they split into their parts.
     """
+    return [term.removeprefix(_PATH_MARK) for term in _marked_terms(text)]
+
+
+def _marked_terms(text: str) -> list[str]:
+    """:func:`tokenize`'s terms, those met in a path's folders or a branch name marked with
+    :data:`_PATH_MARK` in front."""
     text = _CUT_WORD.sub(" ", text)
     text = _LISTING.sub(" ", text)
     text = _MARKER.sub(" ", text)
@@ -90,10 +112,36 @@ def tokenize(text: str) -> list[str]:
     text = _URL_SCHEME.sub(" ", text)
     text = _HOME.sub(" ", text)
     text = _LAYOUT_FOLDER.sub(" ", text)
+    spans = _folder_spans(text)
     out: list[str] = []
-    for token in _TOKEN.findall(text):
-        out += _terms_of(token)
+    span = 0
+    for match in _TOKEN.finditer(text):
+        start = match.start()
+        while span < len(spans) and spans[span][1] <= start:
+            span += 1
+        terms = _terms_of(match.group())
+        if span < len(spans) and spans[span][0] <= start:
+            terms = tuple(_PATH_MARK + term for term in terms)
+        out += terms
     return out
+
+
+def _folder_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` names folders or a branch, in order: a path's folders (its file name stays
+    outside), or all of a branch name. A run with one separator and no file name or slug ("and/or",
+    "input/output") is prose."""
+    spans: list[tuple[int, int]] = []
+    for match in _SLASHED.finditer(text):
+        run = match.group()
+        segments = _SEPARATOR.split(run)
+        last = segments[-1]
+        if _is_file_name(last):
+            spans.append((match.start(), match.end() - len(last)))
+        elif run[0] in "/\\~." or len(segments) > 2 or not last or any(map(_BRANCH_SLUG.fullmatch, segments)):
+            spans.append(match.span())
+    # a bare branch name: "git checkout ent-108-add-ai-summaries"
+    spans += [match.span() for match in _TICKET_BRANCH.finditer(text)]
+    return sorted(spans)
 
 
 def scored_terms(
@@ -122,18 +170,29 @@ def scored_terms(
     if not keys or not docs:
         return result
 
-    vectorizer = CountVectorizer(tokenizer=tokenize, lowercase=False, token_pattern=None, binary=True)
+    vectorizer = CountVectorizer(tokenizer=_marked_terms, lowercase=False, token_pattern=None, binary=True)
     try:
-        doc_terms = vectorizer.fit_transform(docs)
+        marked_terms = vectorizer.fit_transform(docs)
     except ValueError:  # Trigger: no text has a single term. Outcome: no cluster gets a label.
         return result
-    vocabulary = vectorizer.get_feature_names_out()
+    # Each term met in prose ("cli") and in paths ("/cli") is one column of the texts' terms; its prose
+    # column alone says which clusters use it outside paths.
+    marked = vectorizer.get_feature_names_out()
+    plain = np.array([term.removeprefix(_PATH_MARK) for term in marked.tolist()], dtype=object)
+    vocabulary, column = np.unique(plain, return_inverse=True)
+    merge = sp.csr_matrix(
+        (np.ones(len(marked)), (np.arange(len(marked)), column)), shape=(len(marked), len(vocabulary))
+    )
+    doc_terms = (marked_terms @ merge).sign().tocsr()
+    prose_column = np.array([not term.startswith(_PATH_MARK) for term in marked.tolist()], dtype=float)
+    prose_terms = (marked_terms @ sp.diags(prose_column) @ merge).sign().tocsr()
 
     # Class-by-term counts (how many of a class's texts use each term), kept sparse: thousands of
     # clusters times a vocabulary of 100,000 terms would not fit in memory as a dense matrix.
     rows = np.asarray(owner)
     membership = sp.csr_matrix((np.ones(len(owner)), (rows, np.arange(len(owner)))), shape=(len(keys) + 1, len(docs)))
     counts = (membership @ doc_terms).tocsr()
+    prose_counts = (membership @ prose_terms).tocsr()
     class_sizes = np.asarray(counts.sum(axis=1)).ravel()
     average_size = class_sizes[class_sizes > 0].mean()
     idf = np.log1p(average_size / np.maximum(np.asarray(counts.sum(axis=0)).ravel(), 1.0))
@@ -142,7 +201,10 @@ def scored_terms(
     for index, key in enumerate(keys):
         row = slice(counts.indptr[index], counts.indptr[index + 1])
         term_ids, used = counts.indices[row], counts.data[row]
-        scores = used / max(class_sizes[index], 1.0) * idf[term_ids]
+        # A text that uses the term only in paths counts PATH_ONLY_SHARE of a text.
+        used_in_prose = prose_counts[index, term_ids].toarray().ravel()
+        weighted = used_in_prose + PATH_ONLY_SHARE * (used - used_in_prose)
+        scores = weighted / max(class_sizes[index], 1.0) * idf[term_ids]
         # A term must recur in two of the cluster's texts (when it has two) to name it.
         eligible = np.flatnonzero(used >= min(2, n_docs[index]))
         # Best score first; ties in alphabetical order, so labels do not depend on dict order.

@@ -141,7 +141,8 @@ def create_app(secrets: Secrets, opener: Opener = Memory) -> ASGIApp:
         return await page("search", "search.html", lambda s: pages.search(s, derived, form))(request)
 
     async def topics(request: Request) -> Response:
-        return await page("topics", "topics.html", lambda s: pages.topics(s, derived))(request)
+        number = request.query_params.get("page", "")
+        return await page("topics", "topics.html", lambda s: pages.topics(s, derived, number))(request)
 
     async def topic(request: Request) -> Response:
         topic_id = request.path_params["topic_id"]

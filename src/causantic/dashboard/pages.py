@@ -34,7 +34,9 @@ from causantic.runs import PROMPT_HOOK, HookRun, read_status
 FORGET_PREVIEW_MAX = 500  # the most chunks one confirmation may delete: all of them are listed
 STALE_INGEST_DAYS = 7
 SEARCH_KINDS = ("search", "recall", "predict")
-TOPICS_LISTED = 150  # the largest topics get a row; every topic is on the map
+# Topics listed per page, largest first (every topic is on the map): 150 rows made a real memory's
+# page (193 topics) 10,000 px long at 380 px, and its 43 smallest topics were in no row.
+TOPICS_PAGE = 20
 MAP_LABELS = 40  # the largest topics are candidates for a label on the map (those that do not overlap)
 MAP_WIDTH, MAP_HEIGHT, MAP_COLOURS = 600, 400, 12  # the topic map's points' span and palette (style.css)
 ONLY_MINE = "“Only my chunks”"  # the forget page's switch, as the others note names it
@@ -202,12 +204,13 @@ def sessions(memory: Memory, derived: Derived, project: str, page_text: str = ""
     return {"timeline": found, "page": page, "pages": pages, "first": offset + 1, "last": offset + len(found.sessions)}
 
 
-def _page(text: str) -> int:
-    """A page number from the address ('' is the first), or a CausanticError saying what one is."""
+def _page(text: str, pages: str = "the newest sessions, 2 the ones before them") -> int:
+    """A page number from the address ('' is the first), or a CausanticError saying what one is
+    (``pages``: what page 1 and 2 hold)."""
     if not text:
         return 1
     if not text.isdigit() or int(text) < 1:
-        raise CausanticError(f"Page {text!r} is not a page number: 1 is the newest sessions, 2 the ones before them.")
+        raise CausanticError(f"Page {text!r} is not a page number: 1 is {pages}.")
     return int(text)
 
 
@@ -333,10 +336,28 @@ def _through(day: datetime | None, text: str) -> datetime | None:
     return day + timedelta(days=1) if day is not None and len(text) == len("2026-05-01") else day
 
 
-def topics(memory: Memory, derived: Derived) -> dict[str, Any]:
+def topics(memory: Memory, derived: Derived, page_text: str = "") -> dict[str, Any]:
+    """The topics page: a page of :data:`TOPICS_PAGE` topics of the list (1 the largest), the map of all."""
+    page = _page(page_text, "the largest topics, 2 the next ones")
     found = derived.get(memory, "topics", lambda: _topics(memory))
     if found["topics"]:
-        return found
+        total = len(found["topics"])
+        pages = -(-total // TOPICS_PAGE)
+        if page > pages:
+            raise CausanticError(
+                f"Page {page} is past the last: memory has {counted(total, 'topic')}, "
+                f"{counted(pages, 'page')} of {TOPICS_PAGE}."
+            )
+        first = (page - 1) * TOPICS_PAGE
+        listed = found["topics"][first : first + TOPICS_PAGE]
+        return {
+            **found,
+            "listed": listed,
+            "page": page,
+            "pages": pages,
+            "first": first + 1,
+            "last": first + len(listed),
+        }
     # Why there are none, as `causantic clusters` says it; whether an ingest runs is read every time.
     smallest = memory.config.clustering.min_cluster_size
     return {**found, "no_topics": no_topics_line(found["coverage"], smallest, ingesting=bool(memory.ingests_running()))}
@@ -381,7 +402,6 @@ def _topics(memory: Memory) -> dict[str, Any]:
         "label_layouts": layouts(named),
         "viewbox": " ".join(f"{v:g}" for v in VIEWBOX),
         "colour": colour,
-        "listed": TOPICS_LISTED,
         "stores": stores,
         "left_out": in_no_topic_line(coverage),
         "coverage": coverage,

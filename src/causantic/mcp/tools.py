@@ -32,7 +32,7 @@ from causantic.mcp.app import AppContext
 from causantic.retrieval import options
 from causantic.retrieval.forget import chunks_forgotten, nothing_to_forget, others_note, preview_line, space_note
 from causantic.retrieval.format import DATES_ZONE, TIMES_ZONE, counted, day_span, span
-from causantic.retrieval.listing import newest_note
+from causantic.retrieval.listing import newest_note, topics_off_note
 from causantic.retrieval.output import status_out
 from causantic.runs import PROMPT_HOOK, read_status
 from causantic.sources import Source
@@ -339,6 +339,8 @@ def stats(ctx: Context) -> CallToolResult:
     if n := output.chunks_without_vectors:
         lines.append(f"- Not yet embedded: {counted(n, 'chunk')} (keyword search finds them; vector search not yet)")
     lines += [f"- {run.summary}" for run in output.ingests_running]  # the figures may change under it
+    if off := topics_off_note(output.topics_off, output.clusters):
+        lines += ["", off]
     if output.projects_detail:
         lines += ["", f"Projects ({DATES_ZONE}):"] + [
             f"- {p.name}: {counted(p.chunks, 'chunk')} ({day_span(p.first_seen, p.last_seen)})"

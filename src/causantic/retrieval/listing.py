@@ -246,6 +246,12 @@ def topics_off() -> str | None:
     return None if cluster.topics_available() else cluster.TOPICS_HINT
 
 
+def topics_off_note(topics_off: str | None, clusters: int) -> str | None:
+    """What `stats` (CLI and MCP) says when topics are off (``topics_off``: :func:`topics_off`) and
+    memory has none: a memory clustered where scikit-learn was installed keeps its topics."""
+    return f"Note: {topics_off}" if topics_off and not clusters else None
+
+
 def no_topics_line(coverage: TopicCoverage, smallest: int, *, ingesting: bool = False) -> str:
     """Why a topic list is empty: an ingest is still writing memory, never clustered (or scikit-learn,
     which clusters, is not installed), nothing to cluster, or no group dense enough."""
