@@ -19,9 +19,10 @@ Each is one JSON-lines file per session, told apart by its first line (:func:`so
   ``<external_links>`` pages and ``<attached_files>`` Cursor adds are left out); a reply's text
   that is one bold line (``**Planning the fix**``) is a reasoning summary, kept as thinking. With
   no times recorded, every message takes the file's modification time, and the folder's name stands
-  for the project (:func:`folder_project`). Before the JSON lines (until early 2026) Cursor wrote the same transcripts as text,
-  ``<id>.txt`` (a real one: Lorlah/Return-It ``.cursor/previous-session.md`` at 16fbf5d3): blocks
-  opened by a line ``user:`` or ``assistant:``; a prompt in ``<user_query>``; in a reply,
+  for the project (:func:`folder_project`). Before the JSON lines (until early 2026) Cursor wrote
+  the same transcripts as text, ``<id>.txt`` (a real one: Lorlah/Return-It
+  ``.cursor/previous-session.md`` at 16fbf5d3): blocks opened by a line ``user:`` or
+  ``assistant:``; a prompt in ``<user_query>``; in a reply,
   ``[Thinking] …``, the reply's words, ``[Tool call] <name>`` with its arguments on the lines below
   (``  key: value``, a long value running on over unindented lines) and ``[Tool result] <name>``
   (with no output in the files seen). :func:`cursor_text_records` reads them into the records of
