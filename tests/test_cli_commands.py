@@ -607,6 +607,25 @@ def test_ingest_json_reports_in_its_shape(tmp_path: Path, monkeypatch: pytest.Mo
     assert "Ingest summary" not in unchanged  # not a table of zeros
 
 
+def test_ingest_says_how_many_records_it_kept_with_a_value_nested_too_deep_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool payload nested 2,000 levels deep is cut, not the line skipped: the summary says so."""
+    monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "fresh"))
+    path = write_session(tmp_path / "sessions", "/work/shop", "5e0c7a1d-2b3f-4c5d-8e9f-0a1b2c3d4e5f", [("q", "a")])
+    deep = b'{"a":' * 2_000 + b"1" + b"}" * 2_000
+    path.write_bytes(
+        path.read_bytes().replace(b'"type": "assistant"', b'"toolUseResult": ' + deep + b', "type": "assistant"')
+    )
+    text = invoke(CliRunner(), "ingest", str(tmp_path / "sessions"), "--no-embed")
+    assert "1 record kept with a value nested deeper than 256 levels cut" in text.stdout
+    again = as_model(
+        invoke(CliRunner(), "ingest", str(tmp_path / "sessions"), "--no-embed", "--force", "--json"), IngestOut
+    )
+    assert isinstance(again, IngestOut) and again.ignored_records == {"value nested too deep, cut": 1}
+    assert (again.sessions, again.skipped_lines.total) == (1, 0)
+
+
 def test_stats_report_an_unusable_vector_index_and_the_rest(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
     """One behaviour for the CLI and MCP (both call Memory.stats): the counts, and why vectors are missing."""
     monkeypatch.setenv("CAUSANTIC_EMBEDDING_MODEL", "no-such-model")

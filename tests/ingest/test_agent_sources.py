@@ -631,3 +631,46 @@ def test_copilot_sessions_are_looked_for_under_copilot_home(monkeypatch: pytest.
     assert tmp_path / "copilot" / "session-state" in agent_folder_paths(Config())
     monkeypatch.delenv("COPILOT_HOME")
     assert Path.home() / ".copilot" / "session-state" in agent_folder_paths(Config())
+
+
+def _cursor_session(projects: Path, workspace: str, session: str, prompt: str) -> None:
+    folder = projects / workspace / "agent-transcripts"
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [
+        {"role": "user", "message": {"content": [{"type": "text", "text": f"<user_query>\n{prompt}\n</user_query>"}]}},
+        {"role": "assistant", "message": {"content": [{"type": "text", "text": f"Done: {prompt}."}]}},
+    ]
+    (folder / f"{session}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def test_a_cursor_workspace_stays_one_project_when_its_cursor_folder_moves(tmp_path: Path) -> None:
+    """Cursor records no cwd: the workspace's folder under ~/.cursor/projects stood for the project
+    by its whole path, so the same ~/.cursor read from a new machine or a restored backup made a
+    second project of every workspace (named apart by a longer path)."""
+    first, second = "0f7a2b8e-9a41-4d5c-8e2f-3c1d5b6a7e80", "1e8b3c9f-ab52-4e6d-9f30-4d2e6c7b8f91"
+    before, after = tmp_path / "alice" / ".cursor" / "projects", tmp_path / "backup" / "cursor" / "projects"
+    _cursor_session(before, "Users-dev-shop", first, "fix the cart total")
+    _cursor_session(before, "Users-dev-blog", "2f9c4dae-bc63-4f7e-a041-5e3f7d8c9fa2", "add an RSS feed")
+    for session, prompt in ((first, "fix the cart total"), (second, "add a coupon field")):
+        _cursor_session(after, "Users-dev-shop", session, prompt)
+    with open_services(Config()) as services:
+        _ingest(services, before)
+        _ingest(services, after)
+        projects = {name: sorted(s for *_, s in found) for name, found in _sessions_by_project(services).items()}
+    assert projects == {
+        "Users-dev-shop": sorted([first, second]),
+        "Users-dev-blog": ["2f9c4dae-bc63-4f7e-a041-5e3f7d8c9fa2"],
+    }
+
+
+def test_a_cursor_workspaces_project_stored_at_its_folders_path_keeps_its_new_sessions(tmp_path: Path) -> None:
+    """A store made before Cursor workspaces were keyed by their folder's name holds the project at
+    the folder's whole path: a new session of that workspace joins it, not a second project."""
+    projects = tmp_path / ".cursor" / "projects"
+    _cursor_session(projects, "Users-dev-shop", "0f7a2b8e-9a41-4d5c-8e2f-3c1d5b6a7e80", "fix the cart total")
+    folder = str(projects / "Users-dev-shop")
+    with open_services(Config()) as services:
+        services.store.resolve_project(folder, folder)  # as an older release made it
+        _ingest(services, projects)
+        assert list(_sessions_by_project(services)) == ["Users-dev-shop"]
+        assert [r[0] for r in services.store.conn.execute("SELECT path FROM projects")] == [folder]

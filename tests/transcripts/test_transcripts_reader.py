@@ -6,12 +6,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from transcript_records import assistant, jsonl, line, text, tool_result, tool_use, user, write
 
 from causantic.errors import TranscriptError
-from causantic.transcripts import SkipReason, assemble_turns, read_file
+from causantic.transcripts import SkipReason, assemble_turns, read_file, reader
 from causantic.transcripts.model import TextBlock, ThinkingBlock, ToolCall, ToolResult
+from causantic.transcripts.reader import DEEP_VALUE, MAX_DEPTH
 
 # --- the whole corpus --------------------------------------------------------------------------------
 
@@ -232,6 +234,56 @@ def test_an_invalid_utf8_byte_loses_only_that_character(tmp_path: Path) -> None:
     [transcript], report = read_file(write(tmp_path / "a.jsonl", data))
     assert [m.blocks[0].text for m in transcript.messages] == [f"message {i} caf\ufffd" for i in range(20)]
     assert report.total == 0
+
+
+def _nested(levels: int) -> bytes:
+    return b'{"a":' * levels + b"1" + b"}" * levels
+
+
+class _DepthLimitedOrjson:
+    """orjson as 3.9.15 on reads: refusing JSON nested deeper than 1024 levels (whatever is installed)."""
+
+    JSONDecodeError = orjson.JSONDecodeError
+
+    @staticmethod
+    def loads(data: bytes | str) -> Any:
+        if (b'{"a":' if isinstance(data, bytes) else '{"a":') * 1025 in data:
+            raise orjson.JSONDecodeError("Recursion limit reached", "", 0)
+        return orjson.loads(data)
+
+
+@pytest.mark.parametrize("orjson_reads", ["as-installed", "to-1024-levels"])
+@pytest.mark.parametrize("stray", [b"", b"\xe9"], ids=["as-written", "with-a-byte-orjson-refuses"])
+def test_a_tool_payload_nested_2000_levels_deep_keeps_its_message_with_the_deep_value_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, orjson_reads: str, stray: bytes
+) -> None:
+    """orjson 3.9.15 on refuses JSON nested deeper than 1024 levels, and the standard library's
+    fallback then ran out of recursion: the tool result was skipped as a damaged line where an older
+    orjson kept it whole. Every version now keeps the message, its payload cut below a set depth,
+    and counts the cut (also when a stray byte sends the line down the slow path on every version)."""
+    if orjson_reads == "to-1024-levels":
+        monkeypatch.setattr(reader, "orjson", _DepthLimitedOrjson)
+    deep_input = line(assistant([tool_use("t1", "mcp__db__schema", table="orders", filter="DEEP")]))
+    result = user([tool_result("t1", [text("orders: 3 columns")])], toolUseResult="DEEP")
+    data = (
+        jsonl(user("what does the orders table hold?"))
+        + deep_input.replace(b'"DEEP"', _nested(2_000))
+        + b"\n"
+        + line(result).replace(b'"DEEP"', _nested(2_000)).replace(b"3 columns", b"3 columns" + stray)
+        + b"\n"
+        + jsonl(assistant([text("It holds id, total and placed_at.")]))
+    )
+    [transcript], report = read_file(write(tmp_path / "deep.jsonl", data))
+    blocks = [b for m in transcript.messages for b in m.blocks]
+    [call] = [b for b in blocks if isinstance(b, ToolCall)]
+    [kept] = [b for b in blocks if isinstance(b, ToolResult)]
+    assert kept.text.startswith("orders: 3 columns") and call.input["table"] == "orders"
+    assert [m.role for m in transcript.messages] == ["user", "assistant", "user", "assistant"]
+    cut, levels = call.input["filter"], 5  # above it: the record, message, content, block and input
+    while isinstance(cut, dict):
+        cut, levels = cut["a"], levels + 1
+    assert (cut, levels) == (DEEP_VALUE, MAX_DEPTH)
+    assert dict(report.counts) == {SkipReason.DEEP_VALUE: 2}
 
 
 def test_a_cut_last_line_is_a_truncated_line_not_a_broken_one(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from causantic.integration.claude_files import claude_paths
 from causantic.retrieval.format import byte_size, counted
 from causantic.retrieval.listing import topics_off
 from causantic.retrieval.output import IngestOut
+from causantic.transcripts.reader import MAX_DEPTH, SkipReason
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -298,6 +299,11 @@ def _summary_table(report: IngestOut) -> None:
         ("sub-agents linked", f"{report.linked_subagents:,} of {report.subagent_streams:,}"),
         ("sub-agents skipped", _by_kind(report.skipped_subagents)),
         ("damaged lines skipped", _by_kind(report.skipped_lines.by_reason)),
+        *(
+            [("values cut", f"{counted(cut, 'record')} kept with a value nested deeper than {MAX_DEPTH} levels cut")]
+            if (cut := report.ignored_records.get(SkipReason.DEEP_VALUE, 0))
+            else []
+        ),
         ("vectors added", _vectors_added(report)),
         # Without scikit-learn every ingest would repeat what to install: `stats`, `clusters` and
         # `cluster` say it (--json keeps topics_note).

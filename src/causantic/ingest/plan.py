@@ -36,7 +36,7 @@ from causantic.store.records import ChunkRecord, EdgeRecord, FileMark, stand_in_
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, read_session
 from causantic.transcripts.model import SessionTranscripts
-from causantic.transcripts.other_agents import session_folder
+from causantic.transcripts.other_agents import folder_project, session_folder
 from causantic.transcripts.projects import canonical_project_path, repository_key
 
 # Edges that join an agent's stream to another agent's: a sub-agent counts as linked when it has one.
@@ -270,8 +270,10 @@ def _where(session: SessionTranscripts) -> tuple[str, str]:
         return session.cwd, canonical_project_path(session.cwd)
     if session.project_hash:  # Gemini CLI: until a project matches the hash, the hash stands for it
         return f"gemini:{session.project_hash}", stand_in_project(session.project_hash)
-    folder = str(session_folder(session.files[0], session.source))
-    return folder, folder
+    # The folder, recorded as the cwd, stays an alias of the project: a store made before Cursor's
+    # workspaces were keyed by their folder's name keeps adding its sessions to the project it has.
+    first = session.files[0]
+    return str(session_folder(first, session.source)), folder_project(first, session.source)
 
 
 def _agent_edges(

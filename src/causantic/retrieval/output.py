@@ -548,7 +548,10 @@ class IngestOut(Out):
     chunks_removed: int
     edges_added: EdgeCounts
     skipped_lines: SkippedLines = Field(description="Damaged lines skipped, by reason.")
-    ignored_records: dict[str, int] = Field(description="Record kinds left out by design.")
+    ignored_records: dict[str, int] = Field(
+        description="Record kinds left out by design, and records kept with a value nested too deep cut"
+        " ('value nested too deep, cut')."
+    )
     examples_removed: list[str]
     subagent_streams: int
     linked_subagents: int

@@ -69,6 +69,8 @@ from causantic.transcripts.rewinds import mark_claude_rewinds
 
 __all__ = [
     "BROKEN_LINE_REASONS",
+    "DEEP_VALUE",
+    "MAX_DEPTH",
     "SkipReason",
     "as_array",
     "as_object",
@@ -94,6 +96,7 @@ class SkipReason(StrEnum):
     UNKNOWN_RECORD = "unknown record type"  # Codex/Gemini record kinds no reader knows yet: skipped
     INVALID_AGENT_META = "invalid agent meta file"  # an agent-<id>.meta.json that is not a JSON object
     OTHER_FORMAT = "file in another format"  # JSON lines, none of them a Claude Code record: once per file
+    DEEP_VALUE = "value nested too deep, cut"  # a record kept with its values below MAX_DEPTH cut
 
 
 # Reasons that mean a damaged line rather than an ignored kind of record. A malformed message is
@@ -114,6 +117,15 @@ _WHITESPACE = re.compile(r"[ \t\r\n]*")
 _BLANK_BYTES = re.compile(rb"[ \t\n\r\x0b\x0c]*")  # what bytes.isspace() accepts
 _OBJECT_LINE = re.compile(rb"^(?:\xef\xbb\xbf)?[ \t]*\{", re.MULTILINE)  # a line that starts a JSON object
 _DECODER = json.JSONDecoder()
+# The levels of nesting a record keeps (itself the first): a container deeper is cut, replaced by
+# DEEP_VALUE. orjson 3.9.15 on refuses JSON nested deeper than 1024 levels and older versions read
+# it; the standard library reads about 1000 levels and writes fewer (a tool input rendered as JSON).
+# So that every version reads a line alike and what is kept can be written again, every record is
+# cut here: nested that deep, a value is a tool's payload, never words anyone wrote.
+MAX_DEPTH = 256
+DEEP_VALUE = f"[nested deeper than {MAX_DEPTH} levels: cut]"
+_DEEP_JSON = json.dumps(DEEP_VALUE)
+_JSON_STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')  # a string, or a bracket
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # \ud83d: half of a pair, or a lone one
 _SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 _MAIN, _AGENT = "main", "agent"  # stream kinds: streams are keyed by (kind, session or agent id)
@@ -296,7 +308,7 @@ def _decode(
                 del scanner
                 record = None
                 if scanned is not None and scanned[1] and long_values is not None:
-                    record = _long_line_record(scanned[0], scanned[1], long_values)
+                    record = _long_line_record(scanned[0], scanned[1], long_values, report)
                 if record is not None:
                     append((line_no, 0, record))
                     continue
@@ -314,10 +326,83 @@ def _decode(
             _slow_line(memoryview(line)[: len(line) - ended], line_no, not ended, append, report)
             continue
         if type(value) is dict:
+            # _within_depth, written out: its call cost more than the count (a tenth of reading the line)
+            if len(line) - len(line.translate(None, b"[{")) > MAX_DEPTH and _cut_deep(cast("dict[str, Any]", value)):
+                report.add(SkipReason.DEEP_VALUE)
             append((line_no, 0, cast("dict[str, Any]", value)))
         else:
             report.add(SkipReason.NOT_AN_OBJECT)
     return out
+
+
+def _within_depth(record: dict[str, Any], source: bytes | str, report: SkipReport) -> dict[str, Any]:
+    """`record`, decoded from `source`, with each container nested deeper than :data:`MAX_DEPTH`
+    replaced by :data:`DEEP_VALUE`, counted once when there was one. Only a source holding more
+    brackets than that is walked: counting them costs a fraction of reading the line."""
+    if isinstance(source, bytes):  # its length less that without them: about twice as fast as two counts
+        brackets = len(source) - len(source.translate(None, b"[{"))
+    else:
+        brackets = source.count("[") + source.count("{")
+    if brackets > MAX_DEPTH and _cut_deep(record):
+        report.add(SkipReason.DEEP_VALUE)
+    return record
+
+
+def _cut_deep(record: dict[str, Any]) -> bool:
+    """Replace, in place, each container of `record` nested deeper than :data:`MAX_DEPTH` (the record
+    itself is the first level) by :data:`DEEP_VALUE`; whether one was. A walk, not a recursion."""
+    cut = False
+    stack: list[tuple[Any, int]] = [(record, 1)]
+    while stack:
+        node, depth = stack.pop()
+        for key, child in node.items() if type(node) is dict else enumerate(node):
+            if type(child) is dict or type(child) is list:
+                if depth >= MAX_DEPTH:
+                    node[key] = DEEP_VALUE  # a value replaced, no key added: the walk goes on
+                    cut = True
+                else:
+                    stack.append((child, depth + 1))
+    return cut
+
+
+def _read_value(text: str, start: int) -> tuple[Any, int, bool]:
+    """The JSON value at `start` of `text`, the index after it, and whether it was read cut
+    (:func:`_cut_text`): nested deeper than the standard library reads. Raises ValueError."""
+    try:
+        value, stop = _DECODER.raw_decode(text, start)
+        return value, stop, False
+    except RecursionError:
+        cut = _cut_text(text, start)
+        if cut is None:
+            raise ValueError("a value nested too deep that does not end on its line") from None
+        return _DECODER.decode(cut[0]), cut[1], True
+
+
+def _cut_text(text: str, start: int) -> tuple[str, int] | None:
+    """The JSON text of the container opening at `start` in `text` with each container nested in it
+    deeper than :data:`MAX_DEPTH` replaced by :data:`DEEP_VALUE`, and the index after its end (what
+    :func:`_cut_deep` makes of a value the standard library reads without running out of recursion);
+    None when it does not end on the line."""
+    parts: list[str] = []
+    depth, kept = 0, start
+    for token in _JSON_STRUCTURE.finditer(text, start):
+        mark = token.group()
+        if mark[0] == '"':
+            if depth == 0:  # a string, not a container, opens the value
+                return None
+        elif mark in "[{":
+            depth += 1
+            if depth == MAX_DEPTH + 1:
+                parts.append(text[kept : token.start()])
+        else:
+            depth -= 1
+            if depth == MAX_DEPTH:
+                parts.append(_DEEP_JSON)
+                kept = token.end()
+            elif depth <= 0:
+                parts.append(text[kept : token.end()])
+                return ("".join(parts), token.end()) if depth == 0 else None
+    return None
 
 
 def loads(text: str | bytes) -> Any:
@@ -349,7 +434,9 @@ def _replaced(value: Any) -> Any:
     return value
 
 
-def _long_line_record(kept: bytes, values: dict[str, LongValue], long_values: LongRule) -> dict[str, Any] | None:
+def _long_line_record(
+    kept: bytes, values: dict[str, LongValue], long_values: LongRule, report: SkipReport
+) -> dict[str, Any] | None:
     """The record of a long line from what :class:`LineScanner` kept of it, its long values put back
     by the format's rule; None when it is no valid JSON object, or the rule did not put back every
     long value once (the ordinary path then reads the line, and counts it when broken)."""
@@ -359,12 +446,16 @@ def _long_line_record(kept: bytes, values: dict[str, LongValue], long_values: Lo
         return None
     if type(parsed) is not dict:
         return None
+    cut = SkipReport()  # counted once the record is kept: else the ordinary path reads and counts it
     holes = Placeholders(values)
     try:
-        record = long_values(cast("dict[str, Any]", parsed), holes)
+        record = long_values(_within_depth(cast("dict[str, Any]", parsed), kept, cut), holes)
     except ValueError:
         return None
-    return record if holes.complete else None
+    if not holes.complete:
+        return None
+    report.merge(cut)
+    return record
 
 
 def _claude_long_values(record: dict[str, Any], holes: Placeholders) -> dict[str, Any]:
@@ -475,13 +566,17 @@ def _recover_line(
         try:
             if index >= end:
                 raise ValueError("the line ends inside a character")
-            value, stop = _DECODER.raw_decode(text, index)
-            value, index = without_lone_surrogates(value, text[index:stop]), stop
-        except (ValueError, RecursionError):
+            value, stop, deep = _read_value(text, index)
+        except ValueError:
             report.add(SkipReason.TRUNCATED_LAST_LINE if is_last else SkipReason.INVALID_JSON)
             return
+        source, index = text[index:stop], stop
         if type(value) is dict:
-            append((line_no, sub, cast("dict[str, Any]", value)))
+            if deep:
+                report.add(SkipReason.DEEP_VALUE)
+            else:  # cut before its strings are walked for lone surrogates, a recursion
+                value = _within_depth(cast("dict[str, Any]", value), source, report)
+            append((line_no, sub, without_lone_surrogates(value, source)))
             sub += 1
         else:
             report.add(SkipReason.NOT_AN_OBJECT)
