@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -21,6 +22,12 @@ from causantic.config import Config
 # Hypothesis's 200 ms deadline, or slow to generate, failed a test whose answers were all right.
 settings.register_profile("causantic", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("causantic")
+
+# Started in the background by a shell without job control (`pytest &` in a script), the test run
+# ignores SIGINT, and every command a test starts inherits that: the Ctrl-C tests then saw commands
+# run on to the end (8 failures in a plain clone's run). A terminal's Ctrl-C is what they test.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = (REPO / ".." / "shared").resolve()
