@@ -11,7 +11,7 @@ from typing import Any
 
 _RRF = {"retrieval.fusion": "rrf", "retrieval.vectorWeight": "1.0", "retrieval.fusionKeepTop": "0"}
 
-VARIANTS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
+VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "default": ({}, {}),
     # the ranking before issue 19 (convex fusion alone), to compare today's default against
     "before19": (
@@ -240,3 +240,12 @@ VARIANTS["no_work"] = ({"retrieval.workEvidence": "0"}, {})
 VARIANTS.update(
     {f"work{round(100 * w)}": ({"retrieval.workEvidence": str(w)}, {}) for w in (0.05, 0.1, 0.15, 0.25, 0.5)}
 )
+# talk after the work began counts less (retrieval.talkPenalty, 0.25 since 25 November 2026): a later part
+# of a turn that calls no tool (the agent's report, summary or explanation), or a chunk of an agent that
+# retells the conversation (retrieval.retellingAgents: Claude Code's compaction); no_talk: the default
+# before; talk25_parts: later parts only (a compaction summary's opening chunk not counted)
+VARIANTS["no_talk"] = ({"retrieval.talkPenalty": "0"}, {})
+VARIANTS.update(
+    {f"talk{round(100 * w)}": ({"retrieval.talkPenalty": str(w)}, {}) for w in (0.1, 0.15, 0.25, 0.35, 0.5)}
+)
+VARIANTS["talk25_parts"] = ({"retrieval.talkPenalty": "0.25", "retrieval.retellingAgents": ()}, {})

@@ -320,6 +320,24 @@ class RetrievalConfig(_Section):
             "Copilot CLI, Pi), for workEvidence."
         ),
     )
+    talk_penalty: float = Field(
+        0.25,
+        ge=0,
+        le=1,
+        description=(
+            "Demotes by this factor a chunk that talks about work rather than asks for it or does it: a "
+            "later part of a turn that calls no tool (the agent's report, summary or explanation after "
+            "it began working), or a chunk of a retellingAgent (Claude Code's compaction summary). The "
+            "request that opened the turn and the chunks that act are the work. 0.25: the mined commits' "
+            "piece of work +21 -7 queries (p = 0.01), the coding dev set +1 -0 (project) and +3 -0 "
+            "(distractors), LoCoMo unchanged (a chat turn is one chunk). benchmarks/coding.py and "
+            "locomo.py, variants talk*; docs/measurements.md. 0: off."
+        ),
+    )
+    retelling_agents: tuple[str, ...] = Field(
+        ("compaction",),
+        description="Agents whose every chunk retells work done before it, for talkPenalty.",
+    )
     here_boost: float = Field(
         0.5,
         ge=0,

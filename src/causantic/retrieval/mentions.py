@@ -16,7 +16,11 @@ transcripts (no tool sections) always score 0, so their ranking is unchanged.
 
 The other side of the same question: a chunk that calls an editing tool (``[Tool:Edit] path``,
 ``[Tool:apply_patch]``) is where files were changed, the work itself rather than talk about it
-(:func:`edits_files`; ``retrieval.workEvidence``).
+(:func:`edits_files`; ``retrieval.workEvidence``). And a chunk that only talks after the work began
+(:func:`retells`; ``retrieval.talkPenalty``): a later part of a turn that calls no tool (the agent's
+report, its summary, its explanation of what it did), or a chunk of an agent that retells the
+conversation (Claude Code's compaction summary). It names the work again in the words of the
+request; the chunk that asked for it and the chunks that acted on it are the work.
 """
 
 from __future__ import annotations
@@ -64,3 +68,17 @@ def edits_files(chunk: StoredChunk, tools: tuple[str, ...]) -> bool:
 def _tool_call(tools: tuple[str, ...]) -> re.Pattern[str]:
     names = "|".join(map(re.escape, tools))
     return re.compile(rf"^\[Tool:(?:{names})\]", re.MULTILINE)
+
+
+def retells(chunk: StoredChunk, agents: tuple[str, ...]) -> bool:
+    """Whether the chunk talks about work rather than asks for it or does it: a later part of a turn
+    (``part`` > 0: the request and the agent's first response opened the turn in part 0) that calls
+    no tool, or any chunk of one of ``agents`` (``retrieval.retellingAgents``: Claude Code's compaction,
+    whose summary retells the conversation before it). Chat turns fit in one chunk (LoCoMo's do), so
+    they are never counted; a long reply without tool calls is, in its later parts."""
+    if chunk.agent in agents:
+        return True
+    return chunk.part > 0 and ("[Tool:" not in chunk.content or _ANY_TOOL_CALL.search(chunk.content) is None)
+
+
+_ANY_TOOL_CALL = re.compile(r"^\[Tool:", re.MULTILINE)

@@ -30,7 +30,7 @@ from causantic.retrieval.blas import use_one_blas_thread
 from causantic.retrieval.feedback import feedback_factors
 from causantic.retrieval.format import counted, over_budget_note
 from causantic.retrieval.listing import resolve_project
-from causantic.retrieval.mentions import edits_files, listing_share, own_stem_words
+from causantic.retrieval.mentions import edits_files, listing_share, own_stem_words, retells
 from causantic.retrieval.ranking import (
     blend_fusion,
     convex_fusion,
@@ -542,11 +542,12 @@ class Searcher:
         # Recent work counts a little more; a chunk that is mostly payload (SVG, base64, a JSON dump)
         # a little less, so it stays findable by its words but never leads when prose says the same;
         # a chunk whose match is only in tool output (a git log listing the commit) less than the
-        # chunk where the work was done; and a chunk that changes files (an Edit call) a little more
-        # than talk about the change.
+        # chunk where the work was done; a chunk that changes files (an Edit call) a little more
+        # than talk about the change; and talk after the work began (a turn's report, a compaction
+        # summary) less than the request that opened the turn and the chunks that act on it.
         # Each weighing multiplies the scores; the candidates are rebuilt once, at the end (a
         # dataclass copy per candidate per weighing cost ~4% of a search).
-        tools = cfg.work_tools
+        tools, retelling = cfg.work_tools, cfg.retelling_agents
         scores = [
             c.score
             * recency_factor(
@@ -555,6 +556,7 @@ class Searcher:
             * (1.0 - 0.5 * chunk_bulk(chunks[c.chunk_id]))
             * (1.0 - cfg.mention_penalty * mentions.get(c.chunk_id, 0.0))
             * (1.0 + cfg.work_evidence if cfg.work_evidence and edits_files(chunks[c.chunk_id], tools) else 1.0)
+            * (1.0 - cfg.talk_penalty if cfg.talk_penalty and retells(chunks[c.chunk_id], retelling) else 1.0)
             for c in fused
         ]
         sessions = [chunks[c.chunk_id].session_id for c in fused]
