@@ -74,8 +74,9 @@ def retells(chunk: StoredChunk, agents: tuple[str, ...]) -> bool:
     """Whether the chunk talks about work rather than asks for it or does it: a later part of a turn
     (``part`` > 0: the request and the agent's first response opened the turn in part 0) that calls
     no tool, or any chunk of one of ``agents`` (``retrieval.retellingAgents``: Claude Code's compaction,
-    whose summary retells the conversation before it). Chat turns fit in one chunk (LoCoMo's do), so
-    they are never counted; a long reply without tool calls is, in its later parts."""
+    whose summary retells the conversation before it). A chat turn that fits in one chunk (LoCoMo's
+    all do) is never counted; a long reply without tool calls is, in its later parts, and so is the
+    tail of a request too long for one chunk (the chunk does not say whose words it continues)."""
     if chunk.agent in agents:
         return True
     return chunk.part > 0 and ("[Tool:" not in chunk.content or _ANY_TOOL_CALL.search(chunk.content) is None)
