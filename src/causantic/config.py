@@ -616,6 +616,16 @@ class EpisodesConfig(_Section):
             "set recall's answers that tell a story went from 44% to 59%, LoCoMo's evidence unchanged."
         ),
     )
+    whole_session_alone: bool = Field(
+        True,
+        description=(
+            "When an answer tells the best match's session whole (every chunk of it: a short session that did "
+            "one thing), side sessions (sideShare) are left out and the heading counts them, rather than filling "
+            "the rest of the budget: the story is all there. Off: side matches fill what the story leaves. On the "
+            "coding dev set the share of recall's tokens spent on the right session went from 62% to 70% "
+            "(predict 63% to 71%; dev022's answer from 1,862 tokens to 122), LoCoMo's evidence unchanged."
+        ),
+    )
     result_lines: int = Field(
         6,
         ge=0,

@@ -2,7 +2,8 @@
 each episode says how well it matches: when episodes were told in time order, without a figure a
 weak match from another project read first, as if it began the story (on the whole Claude Code corpus,
 "how did we restore the StepCount guard" opened with a TODO app's types at 4%). A weak match of the
-story's own project is still told, marked: it may hold more of the story (LoCoMo's conversations)."""
+story's own project is still told, marked: it may hold more of the story (LoCoMo's conversations),
+unless the story's session is told whole (tests/retrieval/test_whole_session.py)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "/work/billing",
         FIX,
         [
+            ("good morning", "Morning."),  # not of the story: the session is not told whole (wholeSessionAlone)
             ("the nightly deploy of the billing service fails with a migration lock timeout", "I'll read the runner."),
             ("what did you find", "The runner held the migration lock while old pods drained; now it waits."),
             ("ship it", "Merged; the nightly deploy passed."),

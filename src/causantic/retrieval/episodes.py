@@ -28,7 +28,9 @@ comes from search (seed 001's lesson):
    (``episodes.sideShare``, :func:`side_sessions`) get only what the others leave; two episodes of
    one session that touch (nothing of the session between them) are told as one; of two episodes
    of one session told one after the other, the later says how many of the session's chunks lie
-   between them (:attr:`Episode.span`);
+   between them (:attr:`Episode.span`); when the best match's session is told whole (a short
+   session that did one thing), side sessions get nothing (``episodes.wholeSessionAlone``) and the
+   heading counts them;
 6. the answer tells each episode's chunks in time order, and the episodes session by session, the
    best-ranked match's session first, asked from a project (``retrieval.hereBoost``) that
    project's best relevant one (:func:`asker_first`), side sessions last, a session's episodes from
@@ -236,6 +238,13 @@ class EpisodeBuilder:
                     owner[cid] = joined
                     episodes[joined].append(cid)
         sides = side_sessions(anchors, cfg.side_share)
+        # The best match's session, when it is short enough to be told whole, is the whole story: side
+        # matches then leave the rest of the budget unspent (episodes.wholeSessionAlone).
+        side_told = {chunks[ids[0]].session_id for ids in episodes} & sides
+        whole: list[str] = []
+        if side_told and cfg.whole_session_alone:
+            first = chunks[episodes[0][0]].session_id
+            whole = orders.get(first) or self.store.session_chunk_ids(first)
         told = self._teller(search)
         members = {
             cid: EpisodeChunk(chunks[cid], scores.get(cid), cid in hits, told(chunks[cid]))
@@ -255,9 +264,11 @@ class EpisodeBuilder:
         room = budget - approx_tokens(episodes_heading(EpisodeAnswer(kind, "episodes", (), search, notes)) + ":\n\n")
 
         def fitted(room: int) -> EpisodeAnswer:
-            built = self._placed(self._fit(episodes, members, room, sides, leading), orders)
+            built = self._placed(self._fit(episodes, members, room, sides, leading, whole), orders)
             built = told_order(built, cfg.order, sides)
-            return EpisodeAnswer(kind, "episodes", tuple(built), search, notes, left_out, cfg.order)
+            alone = bool(whole) and set(whole) <= {c.chunk.id for e in built for c in e.chunks}
+            said = notes + ((whole_session_note(len(side_told)),) if alone else ())
+            return EpisodeAnswer(kind, "episodes", tuple(built), search, said, left_out, cfg.order)
 
         return printed_within(fitted(room), budget, room, fitted)
 
@@ -379,6 +390,7 @@ class EpisodeBuilder:
         budget: int,
         sides: Collection[str],
         story: int,
+        whole: Collection[str] = (),
     ) -> list[Episode]:
         """Spend the budget on each session's best hit first, then on the best episode's first
         ``story`` chunks of context (``storyChunks``; predict's best episode's with
@@ -387,9 +399,10 @@ class EpisodeBuilder:
         and each strong match, then on context, nearest first; a story is never left with a gap (but
         one between how predict's turn began and its match, which the answer counts). The
         episodes of ``sides`` (:func:`side_sessions`) get what is left after all that, in the same
-        order: a side match fills room the story leaves, and never takes it. A chunk costs what it
-        prints (:attr:`EpisodeChunk.tokens`: told, not as the store holds it, and its heading), and
-        an episode's first chunk its heading too."""
+        order: a side match fills room the story leaves, and never takes it, and none does once
+        every chunk of ``whole`` (the best match's session, ``episodes.wholeSessionAlone``) is told.
+        A chunk costs what it prints (:attr:`EpisodeChunk.tokens`: told, not as the store holds it,
+        and its heading), and an episode's first chunk its heading too."""
         cost = {cid: member.tokens for cid, member in members.items()}
         hits = {cid for cid, member in members.items() if member.is_hit}
         chunks = {cid: member.chunk for cid, member in members.items()}
@@ -399,6 +412,8 @@ class EpisodeBuilder:
         main = [n for n, ids in enumerate(episodes) if chunks[ids[0]].session_id not in sides]
         aside = [n for n, ids in enumerate(episodes) if chunks[ids[0]].session_id in sides]
         for tier in (main, aside):
+            if tier is aside and whole and not set(whole).difference(*chosen):
+                break  # the best match's session told whole: the story is all there
             for n in tier:  # the anchor of each session's first episode
                 ids, picked = episodes[n], chosen[n]
                 session = chunks[ids[0]].session_id
@@ -646,7 +661,12 @@ def side_sessions(anchors: Sequence[Hit], share: float) -> set[str]:
 
 
 WEAK_LEFT_OUT = "weakly related matches in {} of other projects left out (search lists them)"
+WHOLE_SESSION = "weaker matches in {} left out (the story's session told whole)"
 
 
 def weak_left_out_note(sessions: int) -> str:
     return WEAK_LEFT_OUT.format(counted(sessions, "session"))
+
+
+def whole_session_note(sessions: int) -> str:
+    return WHOLE_SESSION.format(counted(sessions, "other session"))
