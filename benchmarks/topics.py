@@ -13,12 +13,14 @@ corpus).
 Each memory's vectors are clustered and labelled by :func:`causantic.ingest.topics.form_topics` (what
 ``causantic cluster`` runs, without storing) under :data:`BEFORE` (the settings before
 ``clustering.minSamples`` and ``clustering.maxTopicShare``: scikit-learn's ``min_samples`` default,
-no size limit), under the configured settings (with ``--set`` overrides), and under those with words
+no size limit, no noise joined), under the configured settings (with ``--set`` overrides), under those
+with HDBSCAN's noise left in no topic (*no join*: ``clustering.joinNeighbours`` 0), and under those with words
 met only in paths scoring as prose words do (*paths as prose*: labels as they were before
 :data:`causantic.cluster.labels.PATH_ONLY_SHARE`), in the same run. Per memory and setting:
 
 - *topics*, *largest*: how many topics, and the share of all embedded chunks in the largest one;
 - *in none*: the share of chunks in no topic;
+- *cohesion*: the mean cosine between two members of one topic (over all topics' pairs of members);
 - *distinct labels*: the share of label words that appear in one topic's label only (words every
   topic shares tell none apart);
 - *path words*: the share of label words that none of the topic's texts uses outside a path's folders
@@ -63,8 +65,10 @@ SMALL_MEMORIES = {
         "blackgirlbytes__entire-token-costs-benchmark-tests",
     ),
 }
-BEFORE = {"clustering.minSamples": 4, "clustering.maxTopicShare": 1.0}
-SAMPLES_ONLY = {"clustering.minSamples": 2, "clustering.maxTopicShare": 1.0}  # no size limit: one topic swallows
+BEFORE = {"clustering.minSamples": 4, "clustering.maxTopicShare": 1.0, "clustering.joinNeighbours": 0}
+# no size limit: one topic swallows
+SAMPLES_ONLY = {"clustering.minSamples": 2, "clustering.maxTopicShare": 1.0, "clustering.joinNeighbours": 0}
+NO_JOIN = {"clustering.joinNeighbours": 0}  # HDBSCAN's noise left in no topic
 SHOWN = 5  # largest topics printed per memory and setting
 
 
@@ -99,7 +103,7 @@ def measure(home: Path, settings: dict[str, Any], *, paths_as_prose: bool = Fals
     if paths_as_prose:
         label_terms.PATH_ONLY_SHARE = 1.0
     try:
-        found, ids, chunks = _found_topics(home, settings)
+        found, ids, chunks, matrix = _found_topics(home, settings)
     finally:
         label_terms.PATH_ONLY_SHARE = path_only_share
     total = len(ids)
@@ -117,6 +121,20 @@ def measure(home: Path, settings: dict[str, Any], *, paths_as_prose: bool = Fals
             held += Counter(getattr(chunks[cid], key) for cid, _ in group).most_common(1)[0][1]
         return held / clustered if clustered else 0.0
 
+    def cohesion() -> float:
+        """The mean cosine between two members of one topic, over all topics' pairs of members."""
+        import numpy as np
+
+        from causantic.cluster import normalise
+
+        total, pairs = 0.0, 0
+        for group in found.members.values():
+            unit = normalise(np.stack([matrix[cid] for cid, _ in group]))
+            summed = unit.sum(axis=0)
+            total += float(summed @ summed) - len(group)  # sum over ordered pairs of distinct members
+            pairs += len(group) * (len(group) - 1)
+        return total / pairs if pairs else 0.0
+
     path_words = 0
     for topic, label in labels.items():
         prose = {term for cid, _ in found.members[topic] for term in label_terms._marked_terms(chunks[cid].content)}
@@ -133,6 +151,7 @@ def measure(home: Path, settings: dict[str, Any], *, paths_as_prose: bool = Fals
         "same_label_undivided": sum(n for n in undivided.values() if n > 1),
         "same_label": sum(n for n in Counter(names.values()).values() if n > 1),
         "distinct_labels": sum(words[w] == 1 for w in label_words) / len(label_words) if label_words else 0.0,
+        "cohesion": cohesion(),
         "project_purity": purity("project"),
         "session_purity": purity("session_id"),
         "largest_topics": [
@@ -147,9 +166,9 @@ def measure(home: Path, settings: dict[str, Any], *, paths_as_prose: bool = Fals
     }
 
 
-def _found_topics(home: Path, settings: dict[str, Any]) -> tuple[Any, list[str], dict[str, Any]]:
+def _found_topics(home: Path, settings: dict[str, Any]) -> tuple[Any, list[str], dict[str, Any], Any]:
     """The topics ``causantic cluster`` would form in ``home`` under ``settings``, the embedded chunks'
-    ids and the chunks."""
+    ids, the chunks and their vectors (by id)."""
     from causantic import Memory
     from causantic.ingest.topics import form_topics
 
@@ -158,7 +177,7 @@ def _found_topics(home: Path, settings: dict[str, Any]) -> tuple[Any, list[str],
         ids, matrix = services.vectors.all_vectors()
         found = form_topics(services.store, ids, matrix, memory.config.clustering)
         chunks = services.store.get_chunks(ids)
-    return found, list(ids), chunks
+    return found, list(ids), chunks, dict(zip(ids, matrix, strict=True))
 
 
 def main() -> None:
@@ -183,16 +202,17 @@ def main() -> None:
         results[name] = {
             "before": measure(home, BEFORE),
             "minSamples 2 only": measure(home, SAMPLES_ONLY),
+            "no join": measure(home, {**after, **NO_JOIN}),
             "paths as prose": measure(home, after, paths_as_prose=True),
             "after": measure(home, after),
         }
         first = results[name]["before"]
         print(f"\n{name}: {first['chunks']:,} chunks of {first['projects']} projects")
-        print(" " * 20 + "topics  largest  in none  distinct  path words  project  session same label")
+        print(" " * 20 + "topics  largest  in none  cohesion  distinct  path words  project  session same label")
         for setting, r in results[name].items():
             print(
                 f"  {setting:17} {r['topics']:>6} {r['largest_share']:>8.1%} {r['in_none_share']:>8.1%} "
-                f"{r['distinct_labels']:>9.1%} {r['path_words']:>11.1%} "
+                f"{r['cohesion']:>9.3f} {r['distinct_labels']:>9.1%} {r['path_words']:>11.1%} "
                 f"{r['project_purity']:>8.1%} {r['session_purity']:>8.1%} "
                 f"{str(r['same_label_undivided']) + ' -> ' + str(r['same_label']):>10}"
             )
@@ -200,9 +220,10 @@ def main() -> None:
             print(f"  {setting}, largest topics:")
             for topic in r["largest_topics"]:
                 print(f"    {topic['chunks']:>5}  {topic['label']}  ({counted(topic['projects'], 'project')})")
-    print(f"\nbefore: {BEFORE}; minSamples 2 only: {SAMPLES_ONLY}")
+    print(f"\nbefore: {BEFORE}; minSamples 2 only: {SAMPLES_ONLY}; no join: after with {NO_JOIN}")
     print(f"after: the configured settings{' with ' + str(after) if after else ''}")
     print("paths as prose: after, with words met only in paths' folders or branch names scoring as prose words")
+    print("cohesion: the mean cosine between two members of one topic")
     print("same label: topics whose label another topic bears, without -> with labels.distinct_labels")
     if args.json:
         args.json.write_text(json.dumps({"before_settings": BEFORE, "after_settings": after, "memories": results}))

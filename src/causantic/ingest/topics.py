@@ -121,6 +121,7 @@ def form_topics(
         config.min_cluster_size,
         min_samples=config.min_samples,
         max_cluster_size=largest_topic(config, len(ids)),
+        join_neighbours=config.join_neighbours,
     )
     centres = centroids(matrix, labels)
     members: dict[int, list[tuple[str, float]]] = {}
