@@ -76,3 +76,15 @@ def test_topics_of_five_real_projects_bear_labels_that_tell_them_apart(corpus_di
     assert sum(n == 1 for n in words.values()) >= 0.9 * len(words)
     assert max(words.values()) <= 2
     assert not words.keys() & {"drwxr", "xr", "staff"}  # a long listing's columns
+
+
+def test_labels_of_five_real_projects_name_what_the_work_was_about_not_the_shell_it_ran_in(
+    corpus_dir: Path,
+) -> None:
+    """Every command of one project's sessions began with a `cd` into a worktree, and its largest topic
+    was labelled "cd, git, branch"; Claude Code's edit and to-do acknowledgements gave "updated"."""
+    _, listed = _topics_of(corpus_dir, FIVE_B)
+
+    words = {word for topic in listed["topics"] for word in topic["label"].split(", ")}
+    assert not words & {"cd", "git", "ls", "la", "cat", "grep", "head", "tail", "npm", "python3"}, words
+    assert not words & {"updated", "edited", "snippet", "todos", "modified"}, words
