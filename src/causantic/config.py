@@ -722,7 +722,7 @@ class ClusteringConfig(_Section):
         description=(
             "A chunk HDBSCAN leaves in no topic joins the topic that more than half of its this many "
             "nearest chunks belong to (never past maxTopicShare); 0 turns it off. On 5 real projects "
-            "it put 48% -> 33% of chunks in no topic (benchmarks/topics.py)."
+            "it left 35% of their chunks in no topic, not 48% (benchmarks/topics.py)."
         ),
     )
     threshold: float = Field(
