@@ -59,8 +59,11 @@ def test_no_topic_of_five_real_projects_swallows_a_project(corpus_dir: Path) -> 
     assert len(topics) >= 8  # each project's subjects, not one topic per project
     # Topics mean one thing: nearly all of them lie inside one project.
     assert sum(len(topic["projects"]) == 1 for topic in topics) >= 0.8 * len(topics)
-    # Most chunks are in a topic (48% were in none when HDBSCAN's noise stayed there).
+    # Most chunks are in a topic (48% were in none when HDBSCAN's noise stayed there), as the list says.
     assert listed["in_no_topic"] <= 0.4 * chunks
+    left_out = listed["in_no_topic"]
+    shown = causantic("clusters").stdout.splitlines()[-1]
+    assert shown == f"{left_out} of {chunks} chunks ({left_out / chunks:.0%}) belong to no topic.", shown
 
 
 def test_topics_of_five_real_projects_bear_labels_that_tell_them_apart(corpus_dir: Path) -> None:
