@@ -135,3 +135,30 @@ def test_two_groups_that_pick_the_same_bridge_get_it_once_at_its_true_length() -
     assert bridges.nnz == 4
     for row, col, value in zip(bridges.row, bridges.col, bridges.data, strict=True):
         assert value == pytest.approx(float(np.linalg.norm(vectors[row] - vectors[col])), rel=1e-6)
+
+
+def test_a_noise_vector_joins_the_cluster_most_of_its_neighbours_are_in() -> None:
+    # Rows 0-3 are cluster 0, rows 4-7 cluster 1; rows 8-11 are noise with five neighbours each.
+    labels = np.array([0, 0, 0, 0, 1, 1, 1, 1, -1, -1, -1, -1])
+    neighbours = np.array(
+        [[1, 2, 3, 4, 5]] * 8
+        + [
+            [0, 1, 2, 4, 5],  # three of five in cluster 0: joins it
+            [4, 0, 1, 10, 11],  # two and two: joins neither
+            [8, 9, 0, 1, 11],  # its neighbours are mostly noise, one of them just joined: stays out
+            [9, 10, 4, 5, 6],  # three in cluster 1: joins it
+        ]
+    )
+    distances = np.tile(np.linspace(0.1, 0.5, 5), (12, 1))
+    joined = density.join_noise(labels, neighbours, distances)
+    assert joined[8:].tolist() == [0, -1, -1, 1]
+    assert labels[8:].tolist() == [-1] * 4  # the input is left as it was
+    # A cluster at its size limit takes no more.
+    assert density.join_noise(labels, neighbours, distances, max_cluster_size=4)[8:].tolist() == [-1] * 4
+
+
+def test_a_cluster_near_its_size_limit_takes_the_best_voted_noise_first() -> None:
+    labels = np.array([0, 0, 0, -1, -1])
+    neighbours = np.array([[1, 2, 3]] * 3 + [[0, 1, 4], [0, 1, 2]])
+    distances = np.tile([0.1, 0.2, 0.3], (5, 1))
+    assert density.join_noise(labels, neighbours, distances, max_cluster_size=4).tolist() == [0, 0, 0, -1, 0]

@@ -143,7 +143,7 @@ def test_a_label_names_no_folder_that_only_says_where_code_sits() -> None:
 
 
 def test_a_word_cut_short_by_truncation_is_no_term() -> None:
-    assert tokenize("the telemetry note says This ma …[truncated]") == ["telemetry", "note", "says"]
+    assert tokenize("the telemetry note shows This ma …[truncated]") == ["telemetry", "note", "shows"]
 
 
 def test_a_long_listing_gives_its_file_names_but_not_its_permissions_owner_or_group() -> None:
@@ -200,3 +200,50 @@ def test_a_topic_named_only_in_paths_still_gets_their_words() -> None:
     listing = [f"[Result:Bash] ./spotter_web/live/page_{n}/ and ./spotter_web/live/" for n in range(3)]
     other = ["[User]\nThe docker compose stack fails: postgres is unhealthy"] * 3
     assert cluster_labels({"spotter": listing, "docker": other})["spotter"] == "live, spotter_web"
+
+
+def test_a_shell_command_s_programs_and_options_name_no_topic_when_the_prose_can() -> None:
+    """Every command of a real session began with a `cd` into its worktree, and its topic (HTML export
+    work) was labelled 'cd, develop, worktree' among the whole corpus's topics, 'cd, git, branch'
+    among five projects' (benchmarks/topics.py)."""
+    tree = "/Users/randlee/Documents/github/claude-history-worktrees/feature/phase10-html-quality"
+    export = [
+        f"[Tool:Bash] cd {tree} && git log --oneline -5\n[Result:Bash] c8017b3 add collapse controls to the export",
+        f"[Tool:Bash] cd {tree}/src && go test ./pkg/export/... 2>&1 | tail -3\n[Result:Bash] ok  export (cached)",
+        f"[Tool:Bash] cd {tree} && git status --short | head\n[Assistant] The export's collapse headers are in.",
+        f"[Tool:Bash] cd {tree} && ls -la && grep -n collapse export.go\n[Result:Bash] 12: collapse headers",
+    ]
+    other = ["[User]\nThe docker compose stack fails: postgres is unhealthy"] * 3
+    terms = cluster_labels({"export": export, "docker": other})["export"].split(", ")
+    assert not {"cd", "git", "ls", "la", "grep", "tail", "head", "oneline", "short"} & set(terms), terms
+    assert {"export", "collapse"} <= set(terms), terms
+
+
+def test_a_command_s_arguments_still_name_a_topic() -> None:
+    runs = [
+        "[Tool:Bash] uv run pytest tests/test_billing.py -x\n[Result:Bash] 1 failed",
+        "[Tool:Bash] uv run pytest tests/test_billing.py -k rounding\n[Result:Bash] 1 failed",
+        "[Tool:Bash] uv run pytest tests/test_billing.py --lf\n[Result:Bash] 1 passed",
+    ]
+    other = ["[User]\nThe docker compose stack fails: postgres is unhealthy"] * 3
+    terms = cluster_terms({"billing": runs, "docker": other}, terms=4)["billing"]
+    assert {"pytest", "test_billing.py"} <= set(terms), terms
+    assert "uv" not in terms, terms  # the program: every text uses it, as often as pytest
+
+
+def test_the_status_lines_of_the_agent_s_own_tools_name_no_topic() -> None:
+    """Claude Code answers every edit in the same words; they labelled topics 'knip, step, edited' and
+    'v2.md, updated, say' among five real projects' (benchmarks/topics.py)."""
+    edit = (
+        "[Tool:Edit] /repo/src/{name}\n[Result:Edit] The file /repo/src/{name} has been updated. Here's the "
+        "result of running `cat -n` on a snippet of the edited file:\n   12→const retries = backoff(limit)"
+    )
+    edits = [edit.format(name=f"{name}.ts") for name in ("queue", "worker", "retry")]
+    todos = [
+        "[Result:TodoWrite] Todos have been modified successfully. Ensure that you continue to use the todo list "
+        "to track your progress. Please proceed with the current tasks if applicable\n[Assistant] backoff next"
+    ] * 2
+    other = ["[User]\nThe docker compose stack fails: postgres is unhealthy"] * 3
+    terms = cluster_labels({"retries": edits + todos, "docker": other})["retries"].split(", ")
+    assert not {"updated", "edited", "snippet", "running", "todos", "track", "progress", "modified"} & set(terms)
+    assert "backoff" in terms, terms

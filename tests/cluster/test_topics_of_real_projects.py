@@ -3,7 +3,9 @@
 
 Before ``clustering.maxTopicShare`` one topic held 116 of 279 chunks (42%: one project's every
 session), and with ``min_samples`` 2 alone one held 414 of 425, labelled "app, project, file"; two
-topics of one memory were both called "enabled, maps, telemetry" (benchmarks/topics.py).
+topics of one memory were both called "enabled, maps, telemetry" (benchmarks/topics.py). With the
+size limit alone 48% of five-b's chunks were in no topic: HDBSCAN's noise, many of them chunks whose
+nearest chunks are nearly all in one topic (``clustering.joinNeighbours``).
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ FIVE_B = (
 )
 
 
-def _topics_of(corpus_dir: Path, projects: tuple[str, ...]) -> tuple[int, list[dict[str, Any]]]:
-    """(embedded chunks, topics as ``causantic clusters --json`` lists them) of a memory of ``projects``."""
+def _topics_of(corpus_dir: Path, projects: tuple[str, ...]) -> tuple[int, dict[str, Any]]:
+    """(embedded chunks, ``causantic clusters --json``: its topics, chunks in no topic) of a memory of
+    ``projects``."""
     done = causantic("ingest", *(str(corpus_dir / project) for project in projects), timeout=900)
     assert done.returncode == 0, done.stderr
     clustered = causantic("cluster", "--json", timeout=300)
@@ -43,11 +46,12 @@ def _topics_of(corpus_dir: Path, projects: tuple[str, ...]) -> tuple[int, list[d
     chunks = json.loads(clustered.stdout)["chunks"]
     listed = causantic("clusters", "--json")
     assert listed.returncode == 0, listed.stderr
-    return chunks, json.loads(listed.stdout)["topics"]
+    return chunks, json.loads(listed.stdout)
 
 
 def test_no_topic_of_five_real_projects_swallows_a_project(corpus_dir: Path) -> None:
-    chunks, topics = _topics_of(corpus_dir, FIVE_B)
+    chunks, listed = _topics_of(corpus_dir, FIVE_B)
+    topics = listed["topics"]
 
     largest = max(topic["size"] for topic in topics)
     assert chunks > 200
@@ -55,10 +59,16 @@ def test_no_topic_of_five_real_projects_swallows_a_project(corpus_dir: Path) -> 
     assert len(topics) >= 8  # each project's subjects, not one topic per project
     # Topics mean one thing: nearly all of them lie inside one project.
     assert sum(len(topic["projects"]) == 1 for topic in topics) >= 0.8 * len(topics)
+    # Most chunks are in a topic (48% were in none when HDBSCAN's noise stayed there), as the list says.
+    assert listed["in_no_topic"] <= 0.4 * chunks
+    left_out = listed["in_no_topic"]
+    shown = causantic("clusters").stdout.splitlines()[-1]
+    assert shown == f"{left_out} of {chunks} chunks ({left_out / chunks:.0%}) belong to no topic.", shown
 
 
 def test_topics_of_five_real_projects_bear_labels_that_tell_them_apart(corpus_dir: Path) -> None:
-    chunks, topics = _topics_of(corpus_dir, FIVE_A)
+    chunks, listed = _topics_of(corpus_dir, FIVE_A)
+    topics = listed["topics"]
 
     labels = [topic["label"] for topic in topics]
     twice = [label for label, n in Counter(labels).items() if n > 1]
@@ -69,3 +79,15 @@ def test_topics_of_five_real_projects_bear_labels_that_tell_them_apart(corpus_di
     assert sum(n == 1 for n in words.values()) >= 0.9 * len(words)
     assert max(words.values()) <= 2
     assert not words.keys() & {"drwxr", "xr", "staff"}  # a long listing's columns
+
+
+def test_labels_of_five_real_projects_name_what_the_work_was_about_not_the_shell_it_ran_in(
+    corpus_dir: Path,
+) -> None:
+    """Every command of one project's sessions began with a `cd` into a worktree, and its largest topic
+    was labelled "cd, git, branch"; Claude Code's edit and to-do acknowledgements gave "updated"."""
+    _, listed = _topics_of(corpus_dir, FIVE_B)
+
+    words = {word for topic in listed["topics"] for word in topic["label"].split(", ")}
+    assert not words & {"cd", "git", "ls", "la", "cat", "grep", "head", "tail", "npm", "python3"}, words
+    assert not words & {"updated", "edited", "snippet", "todos", "modified"}, words

@@ -181,3 +181,26 @@ def test_a_phone_wide_window_scrolls_no_page_sideways(corpus_dashboard: Dashboar
             for link in chrome.find_elements(By.CSS_SELECTOR, "header nav a"):
                 right = chrome.execute_script("return arguments[0].getBoundingClientRect().right", link)
                 assert right <= window, f"{link.text} is out of sight on {path}"
+
+
+SHELL_WORDS = {"cd", "git", "ls", "la", "cat", "grep", "head", "tail", "updated", "edited", "snippet"}
+
+
+def test_the_topics_page_of_real_projects_names_what_they_were_about_and_leaves_few_chunks_out(
+    corpus_dashboard: Dashboard, chrome: Any
+) -> None:
+    """Three real projects: one of them ran every command after a `cd` into a worktree, and its topics
+    were named "cd, git, branch"; half of the chunks were in no topic (HDBSCAN's noise)."""
+    open_page(chrome, corpus_dashboard, "/topics")
+    body = chrome.find_element(By.TAG_NAME, "body").text
+    left_out = re.search(r"of [\d,]+ chunks \((\d+)%\) belong to no topic", body)
+    assert left_out and int(left_out.group(1)) <= 40, body[:2000]
+    rows = chrome.find_elements(By.CSS_SELECTOR, "section.list td.label a")
+    labels = [row.text for row in rows]
+    assert len(labels) >= 5
+    words = {word for label in labels for word in label.split(", ")}
+    assert not words & SHELL_WORDS, labels
+    # The largest topic's own page bears the same label and lists its chunks.
+    rows[0].click()
+    assert _text(chrome, "h1") == labels[0]
+    assert len(chrome.find_elements(By.CSS_SELECTOR, "ol.hits li.hit")) >= 5

@@ -4,7 +4,8 @@ Pure algorithms over numpy arrays and texts; reading vectors and writing cluster
 business, and wiring the two together is the ingest and maintenance code's.
 
 - ``density``: :func:`cluster_vectors`, scikit-learn's HDBSCAN fed a sparse neighbour graph so that
-  tens of thousands of vectors cluster in seconds.
+  tens of thousands of vectors cluster in seconds, and ``join_noise``: a vector HDBSCAN left as noise
+  joins the cluster most of its nearest vectors are in.
 - ``geometry``: angular distance, :func:`centroids`, and :func:`assign_new` for the vectors that
   arrive between two full reclusters (nearest centroid, under a threshold, else noise).
 - ``identity``: :func:`carry_over`, which new cluster continues which old one (majority, one-to-one).

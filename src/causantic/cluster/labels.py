@@ -12,9 +12,12 @@ and drops what names nothing: stop words and agent filler, rendering markers (``
 ``[Tool:Bash]``), a long listing's permissions, owner and group, uuids, hex hashes, numbers and
 random-looking ids, the folders a path passes through that only say where code sits (``/tmp/``,
 ``~/projects/``, ``node_modules/``) and a word cut short by truncation. A text that uses a word only
-inside a path's folders or a branch name (``.worktrees/alex/ent-108-add-ai-summaries/``) counts
-:data:`PATH_ONLY_SHARE` of a text for it: the texts' prose or a file name (``ShareLinksPage.tsx``)
-names the topic when it can. LLM-written names are not here.
+inside a path's folders or a branch name (``.worktrees/alex/ent-108-add-ai-summaries/``), or only as
+a shell command's program or option (``cd``, ``git``, ``-la``), counts :data:`PATH_ONLY_SHARE` of a
+text for it: the texts' prose or a file name (``ShareLinksPage.tsx``) names the topic when it can. The
+status line Claude Code's own tools answer with ("The file … has been updated. Here's the result of
+running `cat -n` on a snippet of the edited file:", "Todos have been modified successfully…") is no
+text of the topic's. LLM-written names are not here.
 """
 
 from __future__ import annotations
@@ -67,7 +70,29 @@ _SEPARATOR = re.compile(r"[/\\]")
 # ticket key and words ("ent-108-add-ai-summaries").
 _BRANCH_SLUG = re.compile(r"[\w.]+-[\w.]+-[\w.-]+")
 _TICKET_BRANCH = re.compile(r"(?<![\w.-])[A-Za-z]+-[0-9]+(?:-[A-Za-z0-9]+)+(?![\w-])")
-_PATH_MARK = "/"  # prefixes a term met in a path's folders or a branch (never starts a real term)
+_PATH_MARK = "/"  # prefixes a term met in a path's folders, a branch or a command's program (never starts a real term)
+# A shell tool's call line (Claude Code's Bash, Codex CLI's shell and exec_command, Gemini CLI's
+# run_shell_command, Cursor's run_terminal_cmd): its programs and options say how, not what ("cd,
+# develop, worktree" named a topic of one project's HTML export, every command a `cd` into a worktree).
+_COMMAND_LINE = re.compile(
+    r"^\[Tool:(?:Bash|shell|local_shell|exec_command|shell_command|run_shell_command|run_terminal_cmd)\] ?(.*)$",
+    re.MULTILINE,
+)
+# Where a command line names a program: its start, after a separator, a pipe or a substitution's
+# opening, and after a program that runs another (`sudo`, `xargs`), past variable assignments
+# (`FOO=1 make`). A subshell's bare "(" is left out: "fix(export)" in a commit message is no program.
+_PROGRAM = re.compile(
+    r"(?:^|&&|\|\||[;|`]|\$\(|(?<=sudo )|(?<=env )|(?<=time )|(?<=exec )|(?<=nohup )|(?<=xargs )|(?<=command ))"
+    r"\s*(?:[A-Za-z_]\w*=\S*\s+)*(?P<program>[A-Za-z_./~][\w./~+-]*)"
+)
+_OPTION = re.compile(r"(?<!\S)--?[A-Za-z][\w-]*")
+# The first line of a result of Claude Code's own editing and bookkeeping tools, and Glob's and Grep's
+# empty or counting answers: the same words in every session, whatever it was about.
+_STATUS_LINE = re.compile(
+    r"^\[(?:Result|Error):(?:Edit|MultiEdit|Write|NotebookEdit|TodoWrite|TaskUpdate|TaskCreate)\][^\n]*"
+    r"|^\[Result:(?:Glob|Grep)\] (?:No files found|No matches found|Found \d+ files?)\b",
+    re.MULTILINE,
+)
 _FILE_EXTENSIONS = frozenset(
     "py pyi ipynb js mjs cjs jsx ts tsx json jsonl toml yaml yml md rst txt csv tsv ini cfg conf env "
     "lock sql db sh bash zsh fish ps1 rs go java kt kts swift c h cc cpp hpp cs rb php lua ex exs erl "
@@ -83,7 +108,8 @@ _EXTRA_STOP_WORDS = frozenset(
     yeah thanks thank please need needs want wants like just now going look looks looking check
     checking also make makes making use uses using used got get gets getting good great right know
     think way thing things here there let's ready done actually really maybe probably instead
-    user assistant thinking tool result results truncated redacted
+    user assistant thinking tool result results truncated redacted eof
+    did does doing say says said various
     successfully ensure proceed applicable continue
     http https www com org io html
     true false none null nil undefined self cls this def return returns import from const var
@@ -103,8 +129,10 @@ def tokenize(text: str) -> list[str]:
 
 
 def _marked_terms(text: str) -> list[str]:
-    """:func:`tokenize`'s terms, those met in a path's folders or a branch name marked with
-    :data:`_PATH_MARK` in front."""
+    """:func:`tokenize`'s terms, those met in a path's folders, a branch name or as a command's program
+    or option marked with :data:`_PATH_MARK` in front (a command's after the others)."""
+    text = _STATUS_LINE.sub(" ", text)
+    text, commands = _without_programs(text)
     text = _CUT_WORD.sub(" ", text)
     text = _LISTING.sub(" ", text)
     text = _MARKER.sub(" ", text)
@@ -123,7 +151,29 @@ def _marked_terms(text: str) -> list[str]:
         if span < len(spans) and spans[span][0] <= start:
             terms = tuple(_PATH_MARK + term for term in terms)
         out += terms
-    return out
+    return out + [_PATH_MARK + term for word in commands for term in _terms_of(word)]
+
+
+def _without_programs(text: str) -> tuple[str, list[str]]:
+    """``text`` without the programs and options its shell command lines name, and those words."""
+    words: list[str] = []
+
+    def blank(option: re.Match[str]) -> str:
+        words.append(option.group().lstrip("-"))
+        return " " * len(option.group())
+
+    def command(line: re.Match[str]) -> str:
+        found = _OPTION.sub(blank, line.group(1))
+        # Each program's name: the last part of a path (`./node_modules/.bin/vitest` is vitest).
+        ends = [m.span("program") for m in _PROGRAM.finditer(found)]
+        for start, end in reversed(ends):
+            program = found[start:end]
+            name = program.rstrip("/").rsplit("/", 1)[-1]
+            words.append(name)
+            found = found[:start] + " " * len(program) + found[end:]
+        return line.group()[: line.start(1) - line.start()] + found
+
+    return _COMMAND_LINE.sub(command, text), words
 
 
 def _folder_spans(text: str) -> list[tuple[int, int]]:

@@ -1,6 +1,7 @@
 """Keeping topic clusters current: full reclusters and the cheap assignment in between.
 
-- :func:`recluster` runs HDBSCAN over every vector of the active model, keeps each continuing
+- :func:`recluster` runs HDBSCAN over every vector of the active model (a chunk it leaves as noise
+  joins the topic most of its nearest chunks are in: ``clustering.joinNeighbours``), keeps each continuing
   topic's id (a new cluster inherits an old one when most of its members came from it), labels
   topics offline by their distinctive terms, and stores memberships with each member's angular
   distance to its centroid.
@@ -121,6 +122,7 @@ def form_topics(
         config.min_cluster_size,
         min_samples=config.min_samples,
         max_cluster_size=largest_topic(config, len(ids)),
+        join_neighbours=config.join_neighbours,
     )
     centres = centroids(matrix, labels)
     members: dict[int, list[tuple[str, float]]] = {}
