@@ -70,6 +70,9 @@ def token_ceiling(environ: Mapping[str, str]) -> int:
 
 CEILING = token_ceiling(os.environ)  # the server's environment is fixed at spawn
 MaxTokens = Annotated[int | None, Field(ge=options.MAX_TOKENS.low, le=CEILING, description=options.MAX_TOKENS.help)]
+EpisodeMaxTokens = Annotated[
+    int | None, Field(ge=options.MAX_TOKENS.low, le=CEILING, description=options.EPISODE_MAX_TOKENS.help)
+]
 From = Annotated[
     datetime | None,
     Field(
@@ -151,7 +154,7 @@ def recall(
     ],
     project: OptionalProject = None,
     agent: Agent = None,
-    max_tokens: MaxTokens = None,
+    max_tokens: EpisodeMaxTokens = None,
 ) -> CallToolResult:
     """Tell the story behind something, in order: how and why it was done, and what led up to it.
 
@@ -169,7 +172,7 @@ def predict(
     context: Annotated[str, Field(description=("What is being worked on now, in a sentence or two."))],
     project: OptionalProject = None,
     agent: Agent = None,
-    max_tokens: MaxTokens = None,
+    max_tokens: EpisodeMaxTokens = None,
 ) -> CallToolResult:
     """What came next after work like the current one: the turns that followed the best matches,
     the best match's first (of this project's sessions, when one matches).
