@@ -140,3 +140,25 @@ def test_an_answer_told_only_from_another_project_does_not_say_the_askers_matche
     for answer in answers:
         assert {e.chunks[0].chunk.project for e in answer.episodes} == {"blog"}, answer.kind
         assert note not in render_episodes(answer).splitlines()[0], answer.kind
+
+
+def test_an_answer_kept_to_a_project_that_holds_nothing_relevant_names_the_projects_that_do(
+    projects: tuple[Path, Path, Path],
+) -> None:
+    """Kept to the working directory's project (as an agent passes it), a question about another
+    project's work got weakly related matches or nothing, and no word that another project held it."""
+    home, shop, blog = projects
+    query = "how did we add the RSS feed"
+    with Memory(home) as memory:
+        kept = [
+            render_search(memory.search(query, project=str(shop))),
+            render_episodes(memory.recall(query, project=str(shop))),
+            render_episodes(memory.predict(query, project="shop")),
+        ]
+        there = render_episodes(memory.recall(query, project=str(blog)))
+    for answer in kept:
+        heading = answer.splitlines()[0]
+        assert re.search(
+            r"relevant matches in other projects: blog \(\d\d%\); ask without project to see them", heading
+        )
+    assert "other projects" not in there.splitlines()[0]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from typing import TYPE_CHECKING
@@ -35,6 +35,7 @@ NOTHING_RELEVANT = "Nothing relevant in memory"
 # "Relevance floor"). Wording, not selection: what is shown is still relevance.floor's choice.
 WEAK_RELEVANCE = 0.10
 WEAK_MARK = "weakly related"
+ELSEWHERE_NAMED = 3  # other projects a note of relevant matches elsewhere names (elsewhere_note)
 # Said once in a text answer's heading: the times in it (stored times are UTC) are not the reader's own
 # zone. Beside each time it cost ten hits' answer ten tokens; the dashboard says ' UTC' by its times.
 TIMES_ZONE = "times in UTC"
@@ -342,6 +343,22 @@ def over_budget_note(matches: int, smallest: int, budget: int) -> str:
 
 def nothing_relevant(notes: list[str] | tuple[str, ...]) -> str:
     return f"{NOTHING_RELEVANT}" + (f" ({'; '.join(notes)})" if notes else "") + "."
+
+
+def elsewhere_note(asked: str, projects: Sequence[str], shown_relevance: Sequence[float]) -> str | None:
+    """'relevant matches in other projects: blog (65%), docs (12%); ask without project to see
+    them', of an answer kept to the project ``asked`` that holds nothing relevant; ``projects`` and
+    ``shown_relevance`` are an unfiltered search's hits'. None when no other project's hit is relevant."""
+    best: dict[str, float] = {}
+    for project, shown in zip(projects, shown_relevance, strict=True):
+        if project != asked and not is_weak(shown):
+            best[project] = max(best.get(project, 0.0), shown)
+    if not best:
+        return None
+    ranked = sorted(best.items(), key=lambda item: -item[1])[:ELSEWHERE_NAMED]
+    listed = ", ".join(f"{project} ({relevance_percent(shown)}%)" for project, shown in ranked)
+    more = f" and {len(best) - len(ranked)} more" if len(best) > len(ranked) else ""
+    return f"relevant matches in other projects: {listed}{more}; ask without project to see them"
 
 
 def hits_summary(shown_relevance: list[float], aside: str = "") -> str:
