@@ -315,7 +315,12 @@ def _fit(header: str, titled: list[tuple[str, list[str]]], budget: int) -> str:
 
 
 def _line(text: str, limit: int) -> str:
-    return shortened(" ".join(text.split()), limit)
+    """``text`` on one line within ``limit``. A backslash ending a line is how a prompt typed in a
+    terminal breaks its line (Claude Code keeps it): on one line it read "equal depths.\\ \\ diff"."""
+    return shortened(" ".join(_CONTINUED.sub("\n", text).split()), limit)
+
+
+_CONTINUED = re.compile(r"\\[ \t]*\n")
 
 
 def _unescape(json_text: str) -> str:
