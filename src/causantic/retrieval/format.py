@@ -77,6 +77,19 @@ def when_utc(iso_text: str | None, missing: str = "?") -> str:
     return f"{when(iso_text)} UTC" if iso_text else missing
 
 
+# A time-ordered UUID (version 7, as Codex CLI names its threads): its first 48 bits are the
+# millisecond it was made, so its first 8 characters change only every 65 seconds.
+_TIME_ORDERED_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+
+
+def short_session(session_id: str) -> str:
+    """How answers name a session: the first 8 characters of its id (reconstruct, forget and
+    list-sessions take them as a prefix); of a time-ordered UUID the first 13, its whole millisecond
+    ('019a085e-52e1'): two Codex sessions started within a minute both read '019a085e', and
+    reconstruct refused that prefix as two sessions'."""
+    return session_id[:13] if _TIME_ORDERED_UUID.fullmatch(session_id) else session_id[:8]
+
+
 @dataclass(frozen=True, slots=True)
 class Reread:
     """The transcript files the next ingest reads again (ingested under older ingest rules, or
@@ -166,7 +179,7 @@ def chunk_header(
     else:
         parts += [
             f"Project: {chunk.project}",
-            f"Session: {chunk.session_id[:8]}",
+            f"Session: {short_session(chunk.session_id)}",
             f"Date: {when(chunk.start_time)}",
             f"Source: {chunk.source}",
         ]
@@ -449,7 +462,7 @@ def titled(episode: Episode, index: int, count: int, one_place: bool, zone: str 
     """:func:`episode_title` of an episode told ``index``-th of ``count``; the episodes' assembly
     charges its budget what this prints."""
     first, last = episode.chunks[0].chunk, episode.chunks[-1].chunk
-    sessions = list(dict.fromkeys(c.chunk.session_id[:8] for c in episode.chunks))
+    sessions = list(dict.fromkeys(short_session(c.chunk.session_id) for c in episode.chunks))
     if one_place:
         sessions[0] += f" ({SOURCE_NAMES.get(first.source, first.source)})"
     return (
