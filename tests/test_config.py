@@ -33,7 +33,7 @@ def test_the_defaults_help_names_are_the_configured_defaults() -> None:
     assert options.RESULTS == config.retrieval.default_limit and f"(default {options.RESULTS})" in options.LIMIT.help
     assert options.ANSWER_TOKENS == config.tokens.mcp_max_response
     assert options.EPISODE_TOKENS == config.episodes.max_tokens
-    assert "default 10000; recall and predict 2500" in options.MAX_TOKENS.help
+    assert "(default 10000)" in options.MAX_TOKENS.help and "(default 2500)" in options.EPISODE_MAX_TOKENS.help
 
 
 def test_the_last_source_wins_key_by_key(causantic_home: Path, tmp_path: Path) -> None:

@@ -417,6 +417,7 @@ class Memory:
         sessions (claude-code, codex or gemini), ``user`` one team member's (team memory); times
         without a zone are UTC. ``here``, the asker's working directory, ranks its project's
         matches higher (``retrieval.hereBoost``) without keeping to it as ``project`` does."""
+        from causantic.retrieval.format import is_weak
         from causantic.retrieval.search import SearchRequest
 
         since, until = _window(since, until, days_back)
@@ -434,6 +435,9 @@ class Memory:
             here=here,
         )
         result = self._from_both(lambda s, r: s.searcher.search(r), request, self._fuse_search)
+        if project is not None and all(is_weak(r) for r in result.shown_relevance):
+            wider = {"agent": agent, "source": source, "user": user, "since": since, "until": until, "mode": mode}
+            result = replace(result, notes=[*result.notes, *self._elsewhere(query, project, **wider)])
         if user is not None and self._team is None and user != (me := member_name(self.config)):
             # not "no matching chunks": no local chunk can be another member's
             note = (
@@ -465,7 +469,8 @@ class Memory:
         from causantic.retrieval.search import SearchRequest
 
         request = SearchRequest(checked_query(query), project=project, agent=agent, max_tokens=max_tokens, here=here)
-        return self._from_both(lambda s, r: s.episodes.recall(r, mode), request, self._fuse_episodes)
+        answer = self._from_both(lambda s, r: s.episodes.recall(r, mode), request, self._fuse_episodes)
+        return self._episodes_elsewhere(answer, query, project, agent)
 
     def predict(
         self,
@@ -483,7 +488,32 @@ class Memory:
         request = SearchRequest(
             checked_query(context, "context"), project=project, agent=agent, max_tokens=max_tokens, here=here
         )
-        return self._from_both(lambda s, r: s.episodes.predict(r, mode), request, self._fuse_episodes)
+        answer = self._from_both(lambda s, r: s.episodes.predict(r, mode), request, self._fuse_episodes)
+        return self._episodes_elsewhere(answer, context, project, agent)
+
+    def _episodes_elsewhere(
+        self, answer: EpisodeAnswer, query: str, project: str | None, agent: str | None
+    ) -> EpisodeAnswer:
+        """``answer`` with :meth:`_elsewhere`'s note when it keeps to a project and tells nothing relevant."""
+        from causantic.retrieval.format import is_weak
+
+        if project is None or not all(is_weak(e.relevance) for e in answer.episodes):
+            return answer
+        return replace(answer, notes=(*answer.notes, *self._elsewhere(query, project, agent=agent)))
+
+    def _elsewhere(self, query: str, project: str, **filters: Any) -> list[str]:
+        """Asked of one project, which holds nothing relevant: the other projects that do, each with
+        its best match's relevance (:func:`~causantic.retrieval.format.elsewhere_note`). Asked with
+        the working directory as project about another project's fix, recall told three weakly
+        related episodes of its own and never said that another project held the fix at 65%. The
+        other projects are searched with the answer's other ``filters``."""
+        from causantic.retrieval.format import elsewhere_note
+        from causantic.retrieval.listing import resolve_project
+
+        asked = self._where_project_lives(lambda s: resolve_project(s.store, project)).name
+        wider = self.search(query, **filters)
+        note = elsewhere_note(asked, [h.chunk.project for h in wider.hits], wider.shown_relevance)
+        return [note] if note else []
 
     def reconstruct(
         self,

@@ -42,3 +42,23 @@ def test_hook_status_counts_a_briefings_characters_with_separators(
     given = json.loads(capsys.readouterr().out)["hookSpecificOutput"]["additionalContext"]
     assert project == "acme-shop" and len(given) >= 1_000  # else the test shows nothing
     assert outcome == f"briefing of {len(given):,} characters"
+
+
+def test_a_request_typed_over_several_lines_is_briefed_without_its_line_break_backslashes(
+    causantic_home: Path, tmp_path: Path
+) -> None:
+    """A prompt typed in the terminal breaks its lines with a backslash, which Claude Code keeps; on
+    the briefing's one line they read "equal depths.\\ \\ diff --git …"."""
+    from causantic.hooks.briefing import build_briefing
+
+    prompt = "combine the logic: take the latest if there are equal depths.\\\n\\\ndiff --git a/renderer.py"
+    write_session(tmp_path / "projects", SHOP, SESSION, [(prompt, "Combined: least nested first, then latest.")])
+    with Memory(causantic_home) as memory:
+        memory.ingest([tmp_path / "projects"], embed=False)
+        briefing = build_briefing(memory, SHOP, exclude_session=None, budget=2_000)
+    assert briefing is not None
+    request = next(line for line in briefing.text.splitlines() if line.startswith("- Last request: "))
+    assert (
+        request
+        == "- Last request: combine the logic: take the latest if there are equal depths. diff --git a/renderer.py"
+    )

@@ -403,3 +403,21 @@ def test_stats_says_topics_are_off_as_the_cli_does(causantic_home: Path, monkeyp
     monkeypatch.setattr(causantic.cluster, "topics_available", lambda: True)
     (on,) = call_all(("stats", {}))
     assert "scikit-learn" not in text(on)
+
+
+def test_each_answering_tool_names_its_own_default_budget() -> None:
+    """recall's max_tokens said "default 10000; recall and predict 2500": the agent reading recall's
+    schema had to work out which of the two was recall's."""
+
+    async def listed() -> dict[str, str]:
+        async with Client(build_server(warm=False), mode="legacy") as client:
+            tools = (await client.list_tools()).tools
+        fields = {t.name: t.input_schema["properties"] for t in tools}
+        return {name: field["max_tokens"]["description"] for name, field in fields.items() if "max_tokens" in field}
+
+    assert {name: re.findall(r"default \d+", help) for name, help in anyio.run(listed).items()} == {
+        "search": ["default 10000"],
+        "reconstruct": ["default 10000"],
+        "recall": ["default 2500"],
+        "predict": ["default 2500"],
+    }

@@ -18,7 +18,7 @@ from transcript_files import write_session
 
 from causantic import Memory
 from causantic.mcp.server import build_server
-from causantic.retrieval.format import render_search
+from causantic.retrieval.format import render_episodes, render_search
 
 QUERY = "how did we fix the flaky login test"
 # Two projects fixed a flaky login test; the blog's session words it a little closer to the question.
@@ -108,3 +108,57 @@ def test_the_mcp_server_asks_from_the_folder_it_was_started_in(
 
     assert anyio.run(first, shop) == "shop-login"[:8]  # the text names a session by its first 8 characters
     assert anyio.run(first, None) == "blog-login"[:8]
+
+
+def test_an_answer_told_only_from_another_project_does_not_say_the_askers_matches_were_placed_first(
+    tmp_path: Path,
+) -> None:
+    """Search places the shop's weak match above the blog's higher-scoring one and says so; recall,
+    whose story is all the blog's, said it too, over an answer holding nothing of the shop."""
+    shop, blog, sessions = tmp_path / "shop", tmp_path / "blog", tmp_path / "sessions"
+    shop.mkdir()
+    blog.mkdir()
+    orders = [
+        ("the orders feed on the admin page is slow", "I added an index on orders.created; the feed loads in 80 ms.")
+    ]
+    write_session(sessions, str(shop), "shop-orders", orders)
+    write_session(sessions, str(shop), "shop-login", SHOP_FIX[:1], day=2)
+    write_session(sessions, str(blog), "blog-feed", BLOG_FEED, day=3)
+    draft = [
+        (
+            "draft a post about our deploy pipeline",
+            "Drafted posts/deploy-pipeline.md; it joins the feed at the next deploy.",
+        )
+    ]
+    write_session(sessions, str(blog), "blog-draft", draft, day=4)
+    query, note = "how is the feed built", "asked from shop: its own matches placed above"
+    with Memory(tmp_path / "home") as memory:
+        memory.ingest([sessions])
+        found = memory.search(query, here=str(shop))
+        answers = [memory.recall(query, here=str(shop)), memory.predict(query, here=str(shop))]
+    assert any(n.startswith(note) for n in found.notes)  # the search's list holds the shop's match
+    for answer in answers:
+        assert {e.chunks[0].chunk.project for e in answer.episodes} == {"blog"}, answer.kind
+        assert note not in render_episodes(answer).splitlines()[0], answer.kind
+
+
+def test_an_answer_kept_to_a_project_that_holds_nothing_relevant_names_the_projects_that_do(
+    projects: tuple[Path, Path, Path],
+) -> None:
+    """Kept to the working directory's project (as an agent passes it), a question about another
+    project's work got weakly related matches or nothing, and no word that another project held it."""
+    home, shop, blog = projects
+    query = "how did we add the RSS feed"
+    with Memory(home) as memory:
+        kept = [
+            render_search(memory.search(query, project=str(shop))),
+            render_episodes(memory.recall(query, project=str(shop))),
+            render_episodes(memory.predict(query, project="shop")),
+        ]
+        there = render_episodes(memory.recall(query, project=str(blog)))
+    for answer in kept:
+        heading = answer.splitlines()[0]
+        assert re.search(
+            r"relevant matches in other projects: blog \(\d\d%\); ask without project to see them", heading
+        )
+    assert "other projects" not in there.splitlines()[0]

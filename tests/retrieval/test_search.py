@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from causantic.errors import InvalidQuery, ProjectNotFound
@@ -72,6 +74,21 @@ def test_a_source_memory_holds_no_session_of_is_named_in_the_notes(examples: Ser
     assert not gemini.hits and gemini.notes == ["memory holds no gemini sessions"]
     claude = examples.searcher.search(SearchRequest("billing date today", source="claude-code"))
     assert claude.hits and not any("memory holds no" in n for n in claude.notes)
+
+
+def test_a_time_range_holding_no_chunk_says_so_and_when_memory_ends(examples: Services) -> None:
+    """ "no matching chunks" read as if nothing in memory were about the question, when the range
+    asked (the last 30 days, of a memory of older sessions) held no chunk at all."""
+    later = datetime(2030, 1, 1, tzinfo=UTC)
+    newest = "its newest is from 2026-11-04 10:33 UTC"  # the example sessions' last chunk
+    everywhere = examples.searcher.search(SearchRequest("redirect", since=later))
+    assert everywhere.notes == [f"memory holds no chunk from the requested time range; {newest}"]
+    in_project = examples.searcher.search(SearchRequest("redirect", project="acme-shop", since=later))
+    assert in_project.notes == [f"'acme-shop' holds no chunk from the requested time range; {newest}"]
+    before = examples.searcher.search(SearchRequest("redirect", until=datetime(2020, 1, 1, tzinfo=UTC)))
+    assert before.notes[0].startswith("memory holds no chunk from the requested time range")
+    unmatched = examples.searcher.search(SearchRequest("zzqx", mode="keyword", since=datetime(2026, 1, 1, tzinfo=UTC)))
+    assert unmatched.notes == ["no matching chunks in the requested time range"]
 
 
 def test_results_are_ranked_and_labelled(examples: Services) -> None:

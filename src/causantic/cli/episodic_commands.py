@@ -47,6 +47,7 @@ from causantic.retrieval.format import (
     left_out_before,
     left_out_within,
     nothing_relevant,
+    short_session,
     when,
     when_utc,
 )
@@ -443,7 +444,7 @@ def _print_move(move: ProjectMove) -> None:
 def _print_session_rows(rows: list[tuple[str, str, int, str]]) -> None:
     """A preview's sessions (start, id, chunks, title), one line each, in aligned columns: ids of
     other agents' sessions are not all 8 characters, nor counts all '1 chunk'."""
-    ids = [session_id[:8] for _, session_id, _, _ in rows]
+    ids = [short_session(session_id) for _, session_id, _, _ in rows]
     counts = [counted(chunks, "chunk") for _, _, chunks, _ in rows]
     id_width = max(map(len, ["session", *ids]))
     count_width = max(map(len, ["size", *counts]))

@@ -12,7 +12,7 @@ from causantic.cli.output import STORE_LABELS, domain_errors, emit_json, json_op
 from causantic.config_cache import read_config
 from causantic.facade import Memory
 from causantic.retrieval import options
-from causantic.retrieval.format import Reread, byte_size, counted, reread_note, when
+from causantic.retrieval.format import Reread, byte_size, counted, reread_note, short_session, when
 from causantic.retrieval.listing import topics_off_note
 from causantic.wording import with_names
 
@@ -186,7 +186,7 @@ def list_sessions_command(
         ],
         [
             (
-                s.session_id[:8],
+                short_session(s.session_id),
                 s.source,
                 when(s.started_at),
                 s.chunks,

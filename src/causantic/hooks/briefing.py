@@ -31,7 +31,7 @@ from causantic.errors import ProjectNotFound
 from causantic.files import atomic_write, prune_older_than, secure_dir
 from causantic.hooks.chunk_text import sections
 from causantic.ingest.tokens import approx_tokens
-from causantic.retrieval.format import TIMES_ZONE, counted, when, when_utc
+from causantic.retrieval.format import TIMES_ZONE, counted, short_session, when, when_utc
 from causantic.sources import SOURCE_NAMES
 from causantic.transcripts import BRIEFING_OPENING
 from causantic.wording import shortened
@@ -164,7 +164,7 @@ def build_briefing(memory: Memory, cwd: str, *, exclude_session: str | None, bud
     # The session where work stopped is not named twice by the same prompt (a one-request session's is).
     quoted = stopped[0].split(": ", 1)[1] if stopped and stopped[0].startswith(("- Last", "- Opening")) else ""
     recent = [
-        f"- {when(s.started_at)} · {s.session_id[:8]} · {SOURCE_NAMES.get(s.source, s.source)} · "
+        f"- {when(s.started_at)} · {short_session(s.session_id)} · {SOURCE_NAMES.get(s.source, s.source)} · "
         f"{counted(s.chunks, 'chunk')}: "
         + (
             "(where work stopped, above)"
@@ -176,8 +176,8 @@ def build_briefing(memory: Memory, cwd: str, *, exclude_session: str | None, bud
     header = f"{BRIEFING_OPENING} ({listing.project}; {counted(listing.total, 'session')} stored), from Causantic."
     titled = [
         (
-            f"Where work stopped (session {latest.session_id[:8]}, {SOURCE_NAMES.get(latest.source, latest.source)}, "
-            f"{when_utc(latest.ended_at)}):",
+            f"Where work stopped (session {short_session(latest.session_id)}, "
+            f"{SOURCE_NAMES.get(latest.source, latest.source)}, {when_utc(latest.ended_at)}):",
             stopped,
         ),
         ("Open threads from that session:", open_threads),
@@ -204,7 +204,7 @@ def compacted_note(memory: Memory, cwd: str, session_id: str) -> str | None:
     return (
         f"This session before the compaction is in memory: {counted(own.chunks, 'chunk')}, up to "
         f"{when_utc(own.ended_at)}. The causantic reconstruct tool (project {listing.project!r}, session "
-        f"{session_id[:8]!r}) gives it back in full; recall finds the part you need."
+        f"{short_session(session_id)!r}) gives it back in full; recall finds the part you need."
     )
 
 
@@ -315,7 +315,12 @@ def _fit(header: str, titled: list[tuple[str, list[str]]], budget: int) -> str:
 
 
 def _line(text: str, limit: int) -> str:
-    return shortened(" ".join(text.split()), limit)
+    """``text`` on one line within ``limit``. A backslash ending a line is how a prompt typed in a
+    terminal breaks its line (Claude Code keeps it): on one line it read "equal depths.\\ \\ diff"."""
+    return shortened(" ".join(_CONTINUED.sub("\n", text).split()), limit)
+
+
+_CONTINUED = re.compile(r"\\[ \t]*\n")
 
 
 def _unescape(json_text: str) -> str:

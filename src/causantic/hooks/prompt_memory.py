@@ -29,7 +29,7 @@ from causantic.hooks.chunk_text import sections
 from causantic.hooks.event import HookEvent
 from causantic.ingest.tokens import CHARS_PER_TOKEN
 from causantic.prompt_services import open_prompt_index
-from causantic.retrieval.format import counted
+from causantic.retrieval.format import counted, short_session
 from causantic.retrieval.moments import Moment, MomentsRelevance, MomentsRequest, prompt_moments
 from causantic.runs import PROMPT_HOOK, InjectedMoment, record
 from causantic.transcripts._system_text import prompt_text_of
@@ -141,7 +141,7 @@ def render(moments: list[Moment], max_tokens: int) -> tuple[str, int]:
         where = f"other project {c.project}" if m.other_project else f"project {c.project}"
         head = (
             f"{i}. {c.start_time[:16].replace('T', ' ')} UTC · {where} · session "
-            f"{c.session_id[:8]} · relevance {round(m.relevance * 100)}%"
+            f"{short_session(c.session_id)} · relevance {round(m.relevance * 100)}%"
         )
         entries.append((head, excerpt(c.content)))
     for count in range(len(entries), 0, -1):

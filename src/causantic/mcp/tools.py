@@ -31,7 +31,7 @@ from causantic.live_session import current_session as current_session_now
 from causantic.mcp.app import AppContext
 from causantic.retrieval import options
 from causantic.retrieval.forget import chunks_forgotten, nothing_to_forget, others_note, preview_line, space_note
-from causantic.retrieval.format import DATES_ZONE, TIMES_ZONE, counted, day_span, span
+from causantic.retrieval.format import DATES_ZONE, TIMES_ZONE, counted, day_span, short_session, span
 from causantic.retrieval.listing import newest_note, topics_off_note
 from causantic.retrieval.output import status_out
 from causantic.runs import PROMPT_HOOK, read_status
@@ -70,6 +70,9 @@ def token_ceiling(environ: Mapping[str, str]) -> int:
 
 CEILING = token_ceiling(os.environ)  # the server's environment is fixed at spawn
 MaxTokens = Annotated[int | None, Field(ge=options.MAX_TOKENS.low, le=CEILING, description=options.MAX_TOKENS.help)]
+EpisodeMaxTokens = Annotated[
+    int | None, Field(ge=options.MAX_TOKENS.low, le=CEILING, description=options.EPISODE_MAX_TOKENS.help)
+]
 From = Annotated[
     datetime | None,
     Field(
@@ -151,7 +154,7 @@ def recall(
     ],
     project: OptionalProject = None,
     agent: Agent = None,
-    max_tokens: MaxTokens = None,
+    max_tokens: EpisodeMaxTokens = None,
 ) -> CallToolResult:
     """Tell the story behind something, in order: how and why it was done, and what led up to it.
 
@@ -169,7 +172,7 @@ def predict(
     context: Annotated[str, Field(description=("What is being worked on now, in a sentence or two."))],
     project: OptionalProject = None,
     agent: Agent = None,
-    max_tokens: MaxTokens = None,
+    max_tokens: EpisodeMaxTokens = None,
 ) -> CallToolResult:
     """What came next after work like the current one: the turns that followed the best matches,
     the best match's first (of this project's sessions, when one matches).
@@ -445,7 +448,8 @@ def forget(
     ]
     if result.whole_project:  # a project is best recognised by its sessions
         lines = [
-            f"  - {x.session_id[:8]} ({_day(x.started_at)}, {counted(x.chunks, 'chunk')}): {x.short_title(80)}"
+            f"  - {short_session(x.session_id)} ({_day(x.started_at)}, {counted(x.chunks, 'chunk')}): "
+            f"{x.short_title(80)}"
             for x in result.session_summaries
         ]
     listed = f"{'Sessions' if result.whole_project else 'Chunks'} ({DATES_ZONE}):"  # said once, above the dates
@@ -489,7 +493,7 @@ def hook_status(ctx: Context) -> CallToolResult:
         line = f"- {name}: last ran {ago(run.last_run, now)} ({'success' if run.success else 'FAILED'}"
         line += f", {run.duration_ms} ms)" if run.duration_ms is not None else ")"
         line += f" for {run.project}" if run.project else ""
-        line += f", session {run.session_id[:8]}" if run.session_id else ""
+        line += f", session {short_session(run.session_id)}" if run.session_id else ""
         said = run.error or (added_text(status[name]) if name == PROMPT_HOOK else run.outcome)
         line += f" — {said}" if said else ""
         lines.append(line)

@@ -61,7 +61,7 @@ from causantic.retrieval.format import (
     titled,
     told_content,
 )
-from causantic.retrieval.search import Hit, Searcher, SearchRequest, SearchResult
+from causantic.retrieval.search import Hit, Searcher, SearchRequest, SearchResult, is_here_note
 from causantic.store.features import word_stems
 from causantic.store.fts import identifier_terms
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
@@ -267,7 +267,8 @@ class EpisodeBuilder:
             built = self._placed(self._fit(episodes, members, room, sides, leading, whole), orders)
             built = told_order(built, cfg.order, sides)
             alone = bool(whole) and set(whole) <= {c.chunk.id for e in built for c in e.chunks}
-            said = notes + ((whole_session_note(len(side_told)),) if alone else ())
+            said = here_said(notes, built, lambda e: is_own(search, e.chunks[0].chunk))
+            said += (whole_session_note(len(side_told)),) if alone else ()
             return EpisodeAnswer(kind, "episodes", tuple(built), search, said, left_out, cfg.order)
 
         return printed_within(fitted(room), budget, room, fitted)
@@ -658,6 +659,25 @@ def side_sessions(anchors: Sequence[Hit], share: float) -> set[str]:
         return set()
     bar = share * max(best.values())
     return {session for session, relevance in best.items() if relevance < bar} - {anchors[0].chunk.session_id}
+
+
+def is_own(search: SearchResult, chunk: StoredChunk) -> bool:
+    """Whether ``chunk`` is of the asker's project (``search.here_project``; fused from two stores,
+    whose project ids differ: one of ``search.here_chunks``)."""
+    if search.here_chunks is not None:
+        return chunk.id in search.here_chunks
+    return search.here_project is not None and chunk.project_id == search.here_project
+
+
+def here_said(notes: tuple[str, ...], episodes: Iterable[Episode], own: Callable[[Episode], bool]) -> tuple[str, ...]:
+    """``notes`` without search's "asked from …: its own matches placed above …" note
+    (:func:`~causantic.retrieval.search.here_note`) when no episode told is of the asker's project
+    (``own``): the note explains why that project's matches lead, and beside an answer holding none
+    of them it reads as if they were there (asked from one project about another's fix, the answer
+    was all the other's, under that note)."""
+    if any(own(e) for e in episodes):
+        return notes
+    return tuple(n for n in notes if not is_here_note(n))
 
 
 WEAK_LEFT_OUT = "weakly related matches in {} of other projects left out (search lists them)"

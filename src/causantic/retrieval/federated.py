@@ -26,6 +26,7 @@ from causantic.retrieval.episodes import (
     EpisodeAnswer,
     Order,
     heading_cost,
+    here_said,
     printed_within,
     relevant_projects,
     side_sessions,
@@ -182,9 +183,8 @@ def fused_episodes(
 
     def answer_of(kept: list[Episode]) -> EpisodeAnswer:
         episodes = tuple(told_order(kept, order, sides))
-        return EpisodeAnswer(
-            first.kind, first.mode, episodes, search, (*notes, *dict.fromkeys(extra)), left_out, order=order
-        )
+        said = here_said((*notes, *dict.fromkeys(extra)), episodes, lambda e: _episode_key(e) in here)
+        return EpisodeAnswer(first.kind, first.mode, episodes, search, said, left_out, order=order)
 
     # As one store's answer: what the pieces' costs leave uncounted (the heading, "Local (not shared)"
     # on the member's own chunks) is measured on the answer as printed.

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from typing import TYPE_CHECKING
@@ -35,6 +35,7 @@ NOTHING_RELEVANT = "Nothing relevant in memory"
 # "Relevance floor"). Wording, not selection: what is shown is still relevance.floor's choice.
 WEAK_RELEVANCE = 0.10
 WEAK_MARK = "weakly related"
+ELSEWHERE_NAMED = 3  # other projects a note of relevant matches elsewhere names (elsewhere_note)
 # Said once in a text answer's heading: the times in it (stored times are UTC) are not the reader's own
 # zone. Beside each time it cost ten hits' answer ten tokens; the dashboard says ' UTC' by its times.
 TIMES_ZONE = "times in UTC"
@@ -74,6 +75,19 @@ def when_utc(iso_text: str | None, missing: str = "?") -> str:
     """'2026-05-01T10:20:30.000000Z' -> '2026-05-01 10:20 UTC': :func:`when` saying its zone, where a
     time stands alone (stored times are UTC, and a reader elsewhere must not take them for local)."""
     return f"{when(iso_text)} UTC" if iso_text else missing
+
+
+# A time-ordered UUID (version 7, as Codex CLI names its threads): its first 48 bits are the
+# millisecond it was made, so its first 8 characters change only every 65 seconds.
+_TIME_ORDERED_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+
+
+def short_session(session_id: str) -> str:
+    """How answers name a session: the first 8 characters of its id (reconstruct, forget and
+    list-sessions take them as a prefix); of a time-ordered UUID the first 13, its whole millisecond
+    ('019a085e-52e1'): two Codex sessions started within a minute both read '019a085e', and
+    reconstruct refused that prefix as two sessions'."""
+    return session_id[:13] if _TIME_ORDERED_UUID.fullmatch(session_id) else session_id[:8]
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +179,7 @@ def chunk_header(
     else:
         parts += [
             f"Project: {chunk.project}",
-            f"Session: {chunk.session_id[:8]}",
+            f"Session: {short_session(chunk.session_id)}",
             f"Date: {when(chunk.start_time)}",
             f"Source: {chunk.source}",
         ]
@@ -344,6 +358,22 @@ def nothing_relevant(notes: list[str] | tuple[str, ...]) -> str:
     return f"{NOTHING_RELEVANT}" + (f" ({'; '.join(notes)})" if notes else "") + "."
 
 
+def elsewhere_note(asked: str, projects: Sequence[str], shown_relevance: Sequence[float]) -> str | None:
+    """'relevant matches in other projects: blog (65%), docs (12%); ask without project to see
+    them', of an answer kept to the project ``asked`` that holds nothing relevant; ``projects`` and
+    ``shown_relevance`` are an unfiltered search's hits'. None when no other project's hit is relevant."""
+    best: dict[str, float] = {}
+    for project, shown in zip(projects, shown_relevance, strict=True):
+        if project != asked and not is_weak(shown):
+            best[project] = max(best.get(project, 0.0), shown)
+    if not best:
+        return None
+    ranked = sorted(best.items(), key=lambda item: -item[1])[:ELSEWHERE_NAMED]
+    listed = ", ".join(f"{project} ({relevance_percent(shown)}%)" for project, shown in ranked)
+    more = f" and {len(best) - len(ranked)} more" if len(best) > len(ranked) else ""
+    return f"relevant matches in other projects: {listed}{more}; ask without project to see them"
+
+
 def hits_summary(shown_relevance: list[float], aside: str = "") -> str:
     """How many hits, and how many of them are only weakly related: '8 memory chunks (``aside``), 5
     relevant and 3 weakly related (relevance under 10%)'. The CLI, the MCP text and the dashboard
@@ -432,7 +462,7 @@ def titled(episode: Episode, index: int, count: int, one_place: bool, zone: str 
     """:func:`episode_title` of an episode told ``index``-th of ``count``; the episodes' assembly
     charges its budget what this prints."""
     first, last = episode.chunks[0].chunk, episode.chunks[-1].chunk
-    sessions = list(dict.fromkeys(c.chunk.session_id[:8] for c in episode.chunks))
+    sessions = list(dict.fromkeys(short_session(c.chunk.session_id) for c in episode.chunks))
     if one_place:
         sessions[0] += f" ({SOURCE_NAMES.get(first.source, first.source)})"
     return (

@@ -31,7 +31,9 @@ FORGET_THRESHOLD = 0.6  # the cosine similarity forget's query match must reach
 # The command line gives the value configured now instead (causantic.cli.options.ConfiguredOption).
 ANSWER_TOKENS, EPISODE_TOKENS, RESULTS = 10_000, 2_500, 10
 BUDGET, MOST_RESULTS = "Token budget of the answer", "Most results"
-MAX_TOKENS = Option(f"{BUDGET} (default {ANSWER_TOKENS}; recall and predict {EPISODE_TOKENS}).", 100, 100_000)
+MAX_TOKENS = Option(f"{BUDGET} (default {ANSWER_TOKENS}).", 100, 100_000)
+# recall and predict: each tool says its own default (recall's said "default 10000; recall and predict 2500").
+EPISODE_MAX_TOKENS = Option(f"{BUDGET} (default {EPISODE_TOKENS}).", MAX_TOKENS.low, MAX_TOKENS.high)
 # An MCP answer's ceiling: Claude Code puts a tool result over 50,000 characters in a file, handing the model
 # a path and a preview; 12,000 tokens (3.5 characters each) rendered some 42,400 characters, headings included.
 MCP_MAX_TOKENS = 12_000

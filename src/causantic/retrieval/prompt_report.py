@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from causantic.retrieval.format import counted, when_utc
+from causantic.retrieval.format import counted, short_session, when_utc
 from causantic.runs import PROMPT_HOOK, HookRun, InjectedMoment
 
 PROMPTS_HEADING = "Recent prompts (newest first): memory added or not, and why"
@@ -52,7 +52,7 @@ def explain_prompt(run: HookRun) -> list[PromptLine]:
     for i, m in enumerate(injected, 1):
         scope = "other project " if m.get("otherProject") else ""
         text = (
-            f"{i}. {scope}{m['project']}, session {m['sessionId'][:8]} ({m['date'][:10]}): relevance "
+            f"{i}. {scope}{m['project']}, session {short_session(m['sessionId'])} ({m['date'][:10]}): relevance "
             f"{m['relevance']:.0%}, covers {m['coverage']:.0%} of the prompt's words"
         )
         lines.append(PromptLine(text, 2, m))

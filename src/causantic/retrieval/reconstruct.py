@@ -24,7 +24,7 @@ from datetime import datetime
 
 from causantic.errors import CausanticError
 from causantic.ingest.tokens import approx_tokens
-from causantic.retrieval.format import TIMES_ZONE, counted, shown_content, span, when
+from causantic.retrieval.format import TIMES_ZONE, counted, short_session, shown_content, span, when
 from causantic.retrieval.listing import SessionSummary, list_sessions, newest_note, resolve_project
 from causantic.retrieval.options import TIMELINE_SESSIONS
 from causantic.sources import SOURCE_NAMES
@@ -282,35 +282,37 @@ def _previous_session(store: MemoryStoreProtocol, project_id: int, current: str 
 # ---- rendering ------------------------------------------------------------------------------------
 
 
-def timeline_columns(sessions: Sequence[SessionSummary]) -> tuple[int, int, int]:
-    """The widths of a page's coding-agent names, agent lists and chunk counts, so that
-    :func:`timeline_line` starts every title of the page in one column."""
+def timeline_columns(sessions: Sequence[SessionSummary]) -> tuple[int, int, int, int]:
+    """The widths of a page's session ids (:func:`short_session`), coding-agent names, agent lists
+    and chunk counts, so that :func:`timeline_line` starts every title of the page in one column."""
     cells = [_timeline_cells(s) for s in sessions]
     return (
-        max((len(source) for source, _, _ in cells), default=0),
-        max((len(agents) for _, agents, _ in cells), default=0),
-        max((len(chunks) for _, _, chunks in cells), default=0),
+        max((len(short) for short, _, _, _ in cells), default=0),
+        max((len(source) for _, source, _, _ in cells), default=0),
+        max((len(agents) for _, _, agents, _ in cells), default=0),
+        max((len(chunks) for _, _, _, chunks in cells), default=0),
     )
 
 
-def _timeline_cells(session: SessionSummary) -> tuple[str, str, str]:
+def _timeline_cells(session: SessionSummary) -> tuple[str, str, str, str]:
     source = SOURCE_NAMES.get(session.source, session.source)
-    return source, f"[{', '.join(session.agents)}]", counted(session.chunks, "chunk")
+    return short_session(session.session_id), source, f"[{', '.join(session.agents)}]", counted(session.chunks, "chunk")
 
 
 def timeline_line(
-    session: SessionSummary, width: int | None = None, columns: tuple[int, int, int] | None = None
+    session: SessionSummary, width: int | None = None, columns: tuple[int, int, int, int] | None = None
 ) -> str:
     """One session on one line: start, id, coding agent, agents, chunk count, title; ``columns``
-    (:func:`timeline_columns` of its page) pads the middle three so the page's titles line up. Within
+    (:func:`timeline_columns` of its page) pads the middle four so the page's titles line up. Within
     ``width`` columns (a terminal's), the title is cut to fit, or, where less than
     :data:`TIMELINE_TITLE_MIN` would be left of it, goes on a line of its own below (with the agents,
     if the first line has no room for them): a terminal wrapping a long line mid-word made each
     session three ragged lines at 80 columns."""
-    source, agents, chunks = _timeline_cells(session)
+    short, source, agents, chunks = _timeline_cells(session)
     if columns is not None:
-        source, agents, chunks = source.ljust(columns[0]), agents.ljust(columns[1]), chunks.rjust(columns[2])
-    head = f"{when(session.started_at)}  {session.session_id[:8]}  {source}"
+        short, source = short.ljust(columns[0]), source.ljust(columns[1])
+        agents, chunks = agents.ljust(columns[2]), chunks.rjust(columns[3])
+    head = f"{when(session.started_at)}  {short}  {source}"
     lead = f"{head}  {agents}  {chunks}"
     title = session.short_title(TIMELINE_TITLE_CHARS)
     if width is None or len(lead) + 2 + len(title) <= width:
@@ -381,7 +383,7 @@ def _text_lines(result: Reconstruction) -> list[str]:
             multi_agent = len({c.agent for c in bounds}) > 1
             part = " (only part of this session is on this page)" if session in result.split else ""
             lines.append(
-                f"\n=== Session {session[:8]} · {SOURCE_NAMES.get(chunk.source, chunk.source)} "
+                f"\n=== Session {short_session(session)} · {SOURCE_NAMES.get(chunk.source, chunk.source)} "
                 f"({span(bounds[0].start_time, bounds[-1].end_time)}){part} ==="
             )
             title = titles.get(session, "")

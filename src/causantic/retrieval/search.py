@@ -28,7 +28,7 @@ from causantic.errors import ProjectNotFound, checked_query
 from causantic.ingest.tokens import approx_tokens
 from causantic.retrieval.blas import use_one_blas_thread
 from causantic.retrieval.feedback import feedback_factors
-from causantic.retrieval.format import counted, over_budget_note
+from causantic.retrieval.format import counted, over_budget_note, when_utc
 from causantic.retrieval.listing import resolve_project
 from causantic.retrieval.mentions import edits_files, listing_share, own_stem_words, retells
 from causantic.retrieval.ranking import (
@@ -326,6 +326,8 @@ class Searcher:
             notes.append(f"no chunk in memory is by an agent named {request.agent!r}; 'main' names the main sessions")
         elif not hits and request.source and not self.store.source_counts().get(request.source, {}).get("chunks"):
             notes.append(f"memory holds no {request.source} sessions")
+        elif not fused and (request.since or request.until):
+            notes.append(self._range_note(scope, request))
         elif not fused:
             notes.append("no matching chunks")
         elif below and not hits:
@@ -355,6 +357,21 @@ class Searcher:
             coverage = profile.coverage_of(chunk_stems(chunk) if stems is None else stems)
         absent = query_absent_share(profile, self.relevance)
         return relevance(cosine, coverage, chunk_bulk(chunk), absent, self.relevance), cosine, coverage
+
+    def _range_note(self, scope: SearchScope, request: SearchRequest) -> str:
+        """Why a search in a time range found nothing: no match in it, or no chunk at all there (the
+        last days asked of a memory of older sessions: "no matching chunks" read as if nothing in
+        memory were about the question), and then when the newest chunk is from, as reconstruct says."""
+        covered = ChunkScope(project_ids=scope.project_ids, since=request.since, until=request.until)
+        if self.store.count_chunks(covered):
+            return "no matching chunks in the requested time range"
+        ids = set(scope.project_ids or ())
+        projects = [p for p in self.store.project_summaries() if not ids or p.id in ids]
+        holder = f"{projects[0].name!r}" if ids and projects else "memory"
+        newest = max((p.last_seen for p in projects), default=None)
+        return f"{holder} holds no chunk from the requested time range" + (
+            f"; its newest is from {when_utc(newest)}" if newest else ""
+        )
 
     def scope(self, request: SearchRequest) -> SearchScope:
         project_ids = (resolve_project(self.store, request.project).id,) if request.project else None
