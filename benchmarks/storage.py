@@ -157,7 +157,8 @@ def _mcp_server(run: Run) -> subprocess.Popen[str]:
 def _largest_projects(run: Run, n: int) -> list[dict[str, Any]]:
     listing = json.loads(run.causantic("list-projects", "--json"))
     projects = listing if isinstance(listing, list) else listing["projects"]
-    return sorted(projects, key=lambda p: (-p["chunks"], p["name"]))[:n]
+    # chunk_count: this release; chunks: a release before the JSON keys said counts (a --src tree)
+    return sorted(projects, key=lambda p: (-p.get("chunk_count", p.get("chunks", 0)), p["name"]))[:n]
 
 
 def measure(run: Run, corpus: Path, forget: int, embed: bool, vacuum_src: Path | None) -> None:
