@@ -564,10 +564,10 @@ def test_a_session_kept_locally_then_uploaded_is_counted_once_among_the_chunks_i
         listed = json.loads(CliRunner().invoke(cli, ["clusters", "--json", *scope], env=env).output)
         assert (listed["chunk_count"], listed["in_no_topic"]) == (chunks, 0), project
     said = CliRunner().invoke(cli, ["clusters"], env=env, terminal_width=140).output
-    assert f"0 of {stats['chunks']} chunks (0%) belong to no topic." in said
+    assert f"0 of {stats['chunk_count']} chunks (0%) belong to no topic." in said
     with _dashboard(tmp_path / "carol", _settings(url, "carol", ["shop"])) as (client, token):
         page = client.get("/topics", params={"token": token}).text
-    assert f"0 of {stats['chunks']} chunks (0%) belong to no topic." in html.unescape(page)
+    assert f"0 of {stats['chunk_count']} chunks (0%) belong to no topic." in html.unescape(page)
 
 
 def test_a_session_held_by_both_stores_counts_its_edges_agents_and_vectors_once(
