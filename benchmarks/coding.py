@@ -319,7 +319,7 @@ def build_store(home: Path, folders: Sequence[Path], log: Callable[[str], None])
         report = memory.ingest(folders)
         stats = memory.stats()
     log(
-        f"store {home}: {stats.chunks} chunks, {stats.vectors} vectors, {stats.sessions} sessions "
+        f"store {home}: {stats.chunk_count} chunks, {stats.vector_count} vectors, {stats.session_count} sessions "
         f"({report.chunks_added} new, {time.perf_counter() - started:.0f} s)"
     )
 

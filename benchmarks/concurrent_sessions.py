@@ -436,8 +436,8 @@ def scenario(root: Path, servers: int, embed: bool) -> dict[str, Any]:
     got, want = rows(home / "memory.db"), rows(reference / "memory.db")
     stats = json.loads(causantic("stats", "--json", env=env))
     return {
-        "vectors": (stats["vectors"], stats["chunks"]),
-        "topics": stats["clusters"],
+        "vectors": (stats["vector_count"], stats["chunk_count"]),
+        "topics": stats["topic_count"],
         "db_mb": (home / "memory.db").stat().st_size / 2**20,
         "idle": idle,
         "busy": busy,

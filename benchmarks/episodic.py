@@ -71,7 +71,7 @@ def main() -> int:
         report = memory.ingest([args.path], workers=2)
         stats = memory.stats()
         print(
-            f"store            {home} ({stats.chunks} chunks, {stats.vectors} vectors; ingest "
+            f"store            {home} ({stats.chunk_count} chunks, {stats.vector_count} vectors; ingest "
             f"{time.perf_counter() - started:.0f} s, {report.chunks_added} new)",
             file=sys.stderr,
         )

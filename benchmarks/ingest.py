@@ -136,7 +136,7 @@ def run_ingest(path: Path, workers: int) -> dict[str, object]:
 
     with Memory(config=Config()) as memory:
         report = memory.ingest([path], embed=False, workers=workers)
-        chunks = memory.stats().chunks
+        chunks = memory.stats().chunk_count
     return {"report": report, "chunks_total": chunks}
 
 
@@ -300,7 +300,7 @@ def one_line_run(folder: Path) -> dict[str, float]:
             report = memory.ingest([folder], embed=False, workers=1)
             cpu = _cpu_seconds() - cpu
             peak = _peak_rss_mb()
-            found = memory.stats().chunks
+            found = memory.stats().chunk_count
     return {
         "megabytes": size / 1e6,
         "seconds": report.seconds,

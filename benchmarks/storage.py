@@ -157,7 +157,12 @@ def _mcp_server(run: Run) -> subprocess.Popen[str]:
 def _largest_projects(run: Run, n: int) -> list[dict[str, Any]]:
     listing = json.loads(run.causantic("list-projects", "--json"))
     projects = listing if isinstance(listing, list) else listing["projects"]
-    return sorted(projects, key=lambda p: (-p["chunks"], p["name"]))[:n]
+    return sorted(projects, key=lambda p: (-_chunk_count(p), p["name"]))[:n]
+
+
+def _chunk_count(project: dict[str, Any]) -> int:
+    """A listed project's chunks: chunk_count, or chunks from a release before the JSON keys said counts."""
+    return int(project.get("chunk_count", project.get("chunks", 0)))
 
 
 def measure(run: Run, corpus: Path, forget: int, embed: bool, vacuum_src: Path | None) -> None:
@@ -208,7 +213,7 @@ def forget_and_vacuum(run: Run, forget: int, vacuum_src: Path | None) -> None:
     *largest, next_one = _largest_projects(run, forget + 1)
     for project in largest:
         run.causantic("forget", project["name"], "--yes")
-        run.record(f"forget {project['name'][:28]} ({project['chunks']})")
+        run.record(f"forget {project['name'][:28]} ({_chunk_count(project)})")
     before = next_one["last_seen"] if "last_seen" in next_one else None
     if before:
         run.causantic("forget", next_one["name"], "--before", before[:19], "--yes")

@@ -71,14 +71,14 @@ def test_stats_reads_as_a_table_and_its_json_validates(run: CliRunner) -> None:
     assert "chunks" in text.stdout and "acme" not in text.stdout.lower()
     stats = as_model(invoke(run, "stats", "--json"), StatsOut)
     assert isinstance(stats, StatsOut)
-    assert stats.chunks > 0 and stats.vectors == stats.chunks and stats.chunks_without_vectors == 0
-    assert stats.projects == 1 and [p.name for p in stats.projects_detail] == ["acme-shop"]
-    assert stats.vector_error is None and f"{stats.chunks}" in text.stdout
+    assert stats.chunk_count > 0 and stats.vector_count == stats.chunk_count and stats.chunks_without_vectors == 0
+    assert stats.project_count == 1 and [p.name for p in stats.projects] == ["acme-shop"]
+    assert stats.vector_error is None and f"{stats.chunk_count}" in text.stdout
     # Only Claude Code sessions are stored: the table names no other agent, --json lists each at 0.
     assert "claude-code" in text.stdout and "codex" not in text.stdout and "gemini" not in text.stdout
-    assert stats.sources["codex"].sessions == 0 and stats.sources["gemini"].sessions == 0
+    assert stats.sources["codex"].session_count == 0 and stats.sources["gemini"].session_count == 0
     # The agents besides main are named, not only counted ('agents (besides main) │ 1' said not which).
-    assert stats.agents == 1 and stats.agent_names == ["Explore"]
+    assert stats.agent_count == 1 and stats.agents == ["Explore"]
     assert re.search(r"^ agents \(besides main\) +│ 1: Explore$", text.stdout, re.MULTILINE), text.stdout
 
 
@@ -104,7 +104,7 @@ def test_stats_says_an_ingest_is_running_while_one_does(run: CliRunner, store_ho
         text = invoke(run, "stats")
         stats = as_model(invoke(run, "stats", "--json"), StatsOut)
     assert isinstance(stats, StatsOut)
-    assert [(r.files_done, r.files_total, r.source) for r in stats.ingests_running] == [(0, 3, str(EXAMPLES))]
+    assert [(r.files_done, r.files_total, r.path) for r in stats.ingests_running] == [(0, 3, str(EXAMPLES))]
     line = stats.ingests_running[0].summary
     assert line.startswith("Ingest running: 0 of 3 files, 0 chunks so far, started just now") and line in text.stdout
     assert "Ingest running" not in invoke(run, "stats").stdout
@@ -412,9 +412,9 @@ def test_cluster_and_clusters_name_their_counts_alike(
     run = CliRunner()
     clustered = json.loads(invoke(run, "cluster", "--json").stdout)
     listed = json.loads(invoke(run, "clusters", "--json").stdout)
-    assert set(clustered) == {"topics_found", "chunks", "in_no_topic", "kept_identities", "seconds"}
+    assert set(clustered) == {"topics_found", "chunk_count", "in_no_topic", "kept_identities", "seconds"}
     assert clustered["topics_found"] == len(listed["topics"])
-    assert (clustered["chunks"], clustered["in_no_topic"]) == (listed["chunks"], listed["in_no_topic"])
+    assert (clustered["chunk_count"], clustered["in_no_topic"]) == (listed["chunk_count"], listed["in_no_topic"])
 
 
 def test_search_recall_and_reconstruct_say_once_that_their_times_are_utc(run: CliRunner) -> None:
@@ -483,7 +483,7 @@ def test_topics_and_embedding_have_json_shapes(run: CliRunner) -> None:
     topics = as_model(invoke(run, "clusters", "--json"), TopicsOut)
     assert isinstance(topics, TopicsOut)
     embedded = as_model(invoke(run, "embed", "--json"), EmbedOut)
-    assert isinstance(embedded, EmbedOut) and embedded.vectors_added == 0 and embedded.vectors > 0
+    assert isinstance(embedded, EmbedOut) and embedded.vectors_added == 0 and embedded.vector_count > 0
 
 
 def test_forget_previews_without_deleting(run: CliRunner) -> None:
@@ -492,21 +492,21 @@ def test_forget_previews_without_deleting(run: CliRunner) -> None:
     assert isinstance(before, StatsOut) and isinstance(sessions, SessionsOut)
     target = sessions.sessions[0]
     text = invoke(run, "forget", "acme-shop", "--session", target.session_id[:8])
-    assert text.exit_code == 0 and f"{target.chunks} chunks in 1 session of 'acme-shop' would be deleted" in (
+    assert text.exit_code == 0 and f"{target.chunk_count} chunks in 1 session of 'acme-shop' would be deleted" in (
         text.stdout
     )
     assert "Nothing was deleted" in text.stdout  # no terminal to confirm in
     preview = as_model(invoke(run, "forget", "acme-shop", "--session", target.session_id[:8], "--json"), ForgetOut)
-    assert isinstance(preview, ForgetOut) and preview.dry_run and preview.count == target.chunks
-    assert preview.deleted == 0 and len(preview.preview) == min(5, target.chunks)
+    assert isinstance(preview, ForgetOut) and preview.dry_run and preview.chunk_count == target.chunk_count
+    assert preview.deleted == 0 and len(preview.preview_chunks) == min(5, target.chunk_count)
     # A previewed chunk has a search hit's shape (it had four fields of its own: id, date, similarity, first_line).
     hit = json.loads(invoke(run, "search", "rate limiting", "--json").stdout)["hits"][0]
     previewed = json.loads(invoke(run, "forget", "acme-shop", "--session", target.session_id[:8], "--json").stdout)
-    assert set(previewed["preview"][0]) == set(hit) | {"similarity"}
-    assert {c["session_id"] for c in previewed["preview"]} == {target.session_id}
-    assert all(c["content"] and c["project"] == "acme-shop" for c in previewed["preview"])
+    assert set(previewed["preview_chunks"][0]) == set(hit) | {"similarity"}
+    assert {c["session_id"] for c in previewed["preview_chunks"]} == {target.session_id}
+    assert all(c["content"] and c["project"] == "acme-shop" for c in previewed["preview_chunks"])
     after = as_model(invoke(run, "stats", "--json"), StatsOut)
-    assert isinstance(after, StatsOut) and after.chunks == before.chunks
+    assert isinstance(after, StatsOut) and after.chunk_count == before.chunk_count
 
 
 def test_a_whole_project_forget_preview_starts_every_title_in_one_column(
@@ -623,15 +623,15 @@ def test_ingest_says_how_many_records_it_kept_with_a_value_nested_too_deep_cut(
         invoke(CliRunner(), "ingest", str(tmp_path / "sessions"), "--no-embed", "--force", "--json"), IngestOut
     )
     assert isinstance(again, IngestOut) and again.ignored_records == {"value nested too deep, cut": 1}
-    assert (again.sessions, again.skipped_lines.total) == (1, 0)
+    assert (again.session_count, again.skipped_lines.total) == (1, 0)
 
 
 def test_stats_report_an_unusable_vector_index_and_the_rest(run: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
     """One behaviour for the CLI and MCP (both call Memory.stats): the counts, and why vectors are missing."""
     monkeypatch.setenv("CAUSANTIC_EMBEDDING_MODEL", "no-such-model")
     stats = as_model(invoke(run, "stats", "--json"), StatsOut)
-    assert isinstance(stats, StatsOut) and stats.chunks > 0 and stats.projects == 1
-    assert stats.vectors is None and stats.vector_error and "no-such-model" in stats.vector_error
+    assert isinstance(stats, StatsOut) and stats.chunk_count > 0 and stats.project_count == 1
+    assert stats.vector_count is None and stats.vector_error and "no-such-model" in stats.vector_error
     text = invoke(run, "stats")
     assert text.exit_code == 0 and "unavailable" in text.stdout
     assert "the vector index cannot be read (Unknown embedding model 'no-such-model'" in text.stderr
@@ -708,4 +708,4 @@ def test_reindex_json_without_yes_re_embeds_nothing_and_says_to_add_yes(run: Cli
     assert {p.name: p.stat().st_mtime_ns for p in (store_home / "vectors").iterdir()} == vectors
     # scripts that pass --yes go on as before
     done = as_model(invoke(run, "reindex", "--json", "--yes"), EmbedOut)
-    assert isinstance(done, EmbedOut) and done.vectors_added == done.vectors > 0
+    assert isinstance(done, EmbedOut) and done.vectors_added == done.vector_count > 0

@@ -45,7 +45,7 @@ def test_batch_ingest_reads_claude_codes_sessions_where_claude_config_dir_puts_t
     shown = CliRunner().invoke(cli, ["batch-ingest", "--json"], catch_exceptions=False)
     assert shown.exit_code == 0, shown.output
     report = json.loads(shown.stdout)
-    assert report["sessions"] == 1 and report["chunks_added"] == 1 and "bundled example" not in shown.output
+    assert report["session_count"] == 1 and report["chunks_added"] == 1 and "bundled example" not in shown.output
 
 
 def test_init_ingests_the_codex_sessions_it_registers_the_server_for(user_home: Path) -> None:
@@ -56,7 +56,7 @@ def test_init_ingests_the_codex_sessions_it_registers_the_server_for(user_home: 
     assert shown.exit_code == 0, shown.output
     assert "Ingest summary" in shown.output and "registered with Codex CLI in" in shown.output
     stats = json.loads(CliRunner().invoke(cli, ["stats", "--json"], catch_exceptions=False).stdout)
-    assert stats["sources"]["codex"] == {"sessions": 1, "chunks": 1}
+    assert stats["sources"]["codex"] == {"session_count": 1, "chunk_count": 1}
 
 
 def test_uninstall_asks_about_every_agents_file_in_one_list(user_home: Path) -> None:
@@ -161,8 +161,8 @@ def test_config_says_where_each_value_was_set_as_the_dashboard_does(
     assert rows["episodes.maxTokens"] == ["1500", "2500", str(causantic_home / "config.json")]
     assert rows["chunking.maxTokens"] == ["400", "400", ""]
     keys = json.loads(CliRunner().invoke(cli, ["config", "--json"], catch_exceptions=False).stdout)
-    assert keys["retrieval.mmrLambda"]["source"] == "environment variable CAUSANTIC_RETRIEVAL_MMR_LAMBDA"
-    assert keys["chunking.maxTokens"]["source"] == "default"
+    assert keys["retrieval.mmrLambda"]["set_in"] == "environment variable CAUSANTIC_RETRIEVAL_MMR_LAMBDA"
+    assert keys["chunking.maxTokens"]["set_in"] == "default"
 
 
 def test_a_refused_setting_names_the_variable_or_file_that_set_it(
@@ -330,7 +330,7 @@ def test_a_file_that_is_no_transcript_is_named_as_one_in_no_format_not_as_damage
     # The note leads: no 12-row summary of zeros above it (files read 1 of 1, sessions 0, chunks 0, ...).
     assert said.startswith("note: 1 file in no format") and "│" not in said and "Ingest summary" not in said
     as_json = json.loads(cli_stdout("ingest", str(notes), "--no-embed", "--force", "--json"))
-    assert (as_json["files"], as_json["sessions"], as_json["chunks_added"]) == (1, 0, 0) and as_json["notes"]
+    assert (as_json["files"], as_json["session_count"], as_json["chunks_added"]) == (1, 0, 0) and as_json["notes"]
     # A transcript with a broken line is still one: its line is counted as damaged, nothing noted.
     session = write_session(tmp_path / "sessions", "/work/billing", "5b1f0c2e-0000-4000-8000-000000000006", TURNS)
     session.write_text(session.read_text() + '{"type": "user", "mess\n')

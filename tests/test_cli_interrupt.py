@@ -68,7 +68,7 @@ def test_ctrl_c_during_a_batch_ingest_says_what_is_kept_and_the_next_run_complet
     stats = subprocess.run(
         [sys.executable, "-m", "causantic", "stats", "--json"], capture_output=True, text=True, env=subprocess_env()
     )
-    assert json.loads(stats.stdout)["sessions"] == SESSIONS
+    assert json.loads(stats.stdout)["session_count"] == SESSIONS
 
 
 @pytest.mark.parametrize("command", ["embed", "reindex"])

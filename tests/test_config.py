@@ -100,7 +100,7 @@ def test_a_config_file_of_the_earlier_implementation_never_stops_a_command(
     )
     assert run.returncode == 0, run.stderr
     assert "causantic: warning:" in run.stderr and "'semanticIndex.enabled'" in run.stderr
-    assert json.loads(run.stdout)["chunks"] == 0
+    assert json.loads(run.stdout)["chunk_count"] == 0
 
 
 def test_broken_json_says_which_file(tmp_path: Path) -> None:

@@ -44,18 +44,18 @@ def test_forget_by_query_needs_vectors_and_forget_of_an_unknown_project_says_so(
         with pytest.raises(ProjectNotFound):
             memory.forget("no-such-project", before=datetime(2026, 1, 1))
         preview = memory.forget("acme-shop")
-        assert preview.dry_run and preview.whole_project and preview.count == memory.stats().chunks
-        assert memory.stats().chunks == preview.count  # a preview deletes nothing
+        assert preview.dry_run and preview.whole_project and preview.count == memory.stats().chunk_count
+        assert memory.stats().chunk_count == preview.count  # a preview deletes nothing
 
 
 def test_results_are_frozen_and_name_their_project(memory: Memory) -> None:
     with memory:
         stats = memory.stats()
         with pytest.raises(ValidationError):
-            stats.chunks = 0  # type: ignore[misc]
+            stats.chunk_count = 0  # type: ignore[misc]
         listing = memory.sessions("/home/dev/acme-shop")  # by path as well as by name
         assert (listing.project, listing.project_path) == ("acme-shop", "/home/dev/acme-shop")
-        assert listing.total == len(listing.sessions) == stats.sessions
+        assert listing.total == len(listing.sessions) == stats.session_count
 
 
 def test_a_memory_opened_on_another_home_reads_that_homes_configuration(tmp_path: Path, causantic_home: Path) -> None:
@@ -79,11 +79,11 @@ def test_a_memory_opened_on_a_home_uses_the_store_its_configuration_names_as_the
     (causantic_home / "config.json").write_text('{"storage": {"dbPath": "stores/work.db"}}', encoding="utf-8")
     with Memory(causantic_home) as memory:
         memory.ingest([EXAMPLES], embed=False)
-        chunks = memory.stats().chunks
+        chunks = memory.stats().chunk_count
     assert (tmp_path / "stores" / "work.db").is_file() and not (causantic_home / "memory.db").exists()
     cli_stats = CliRunner().invoke(cli, ["stats", "--json"])
     assert cli_stats.exit_code == 0, cli_stats.output
-    assert chunks > 0 and json.loads(cli_stats.output)["chunks"] == chunks  # one store for both
+    assert chunks > 0 and json.loads(cli_stats.output)["chunk_count"] == chunks  # one store for both
 
 
 def test_project_names_for_the_dashboards_menus_are_in_alphabetical_order_whatever_the_case(

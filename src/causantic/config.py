@@ -778,6 +778,17 @@ class HooksConfig(_Section):
     claude_md: bool = Field(False, description="Maintain a memory block in the project's existing CLAUDE.md.")
 
 
+class DashboardConfig(_Section):
+    # 150 rows made a real memory's topics page (193 topics) 10,000 px long at 380 px, and its 43
+    # smallest topics were in no row: the list comes in pages.
+    topics_page: int = Field(
+        20,
+        ge=1,
+        le=1_000,
+        description="Topics per page of the dashboard's topic list, largest first (the map draws all).",
+    )
+
+
 class SourcesConfig(_Section):
     codex_sessions: str | None = Field(
         None, description="Codex CLI rollouts batch-ingest reads; default $CODEX_HOME/sessions or ~/.codex/sessions."
@@ -878,6 +889,7 @@ class Config(_Section):
     traversal: TraversalConfig = TraversalConfig()
     tokens: TokensConfig = TokensConfig()
     hooks: HooksConfig = HooksConfig()
+    dashboard: DashboardConfig = DashboardConfig()
     sources: SourcesConfig = SourcesConfig()
     prompt_memory: PromptMemoryConfig = PromptMemoryConfig()
 

@@ -234,7 +234,7 @@ class Memory:
 
         vectors = self._services.vectors
         count = sum(s.vectors.count() for s in self._every_store().values())
-        return EmbedOut(model=vectors.model_id, vectors_added=added, vectors=count)
+        return EmbedOut(model=vectors.model_id, vectors_added=added, vector_count=count)
 
     def recluster(self, on_progress: Callable[[str], None] | None = None) -> ClusterReport:
         """Group every embedded chunk into topics (a full HDBSCAN run; continuing topics keep their ids)."""
@@ -915,7 +915,7 @@ class Memory:
         rest: its figures are null and ``vector_error`` says why (the CLI and MCP alike); unreachable
         team memory leaves the local store's figures, and ``team_unreachable`` says why."""
         from causantic.retrieval.listing import combined_counts, stats, topics_off, without_sessions
-        from causantic.retrieval.output import EdgeCounts, SourceCounts, StatsOut, StoreShare, project_out
+        from causantic.retrieval.output import EdgeCounts, StatsOut, StoreShare, project_out, source_counts
 
         stores = self._every_store()
         unreachable = self.team_unreachable
@@ -942,40 +942,40 @@ class Memory:
         ann = "error" if errors else next((h.ann for h in read if h.ann not in ("ready", "not needed")), read[0].ann)
         shares = {
             name: StoreShare(
-                chunks=part["chunks"],
-                sessions=part["sessions"],
-                projects=part["projects"],
-                vectors=None if found is None else found.vectors,
+                chunk_count=part["chunks"],
+                session_count=part["sessions"],
+                project_count=part["projects"],
+                vector_count=None if found is None else found.vectors,
             )
             for (name, part), found in zip(each.items(), health.values(), strict=True)
         }
-        projects_detail = [project_out(p) for p in self.projects()]
+        projects = [project_out(p) for p in self.projects()]
         return StatsOut(
             version=__version__,
-            chunks=counts["chunks"],
-            vectors=None if errors else sum(h.vectors for h in read) - (twice.vectors if twice else 0),
+            chunk_count=counts["chunks"],
+            vector_count=None if errors else sum(h.vectors for h in read) - (twice.vectors if twice else 0),
             chunks_without_vectors=None
             if errors
             else sum(h.missing for h in read) - (twice.chunks - twice.vectors if twice else 0),
             vector_index=ann,
             vector_error="; ".join(errors) or None,
             edges=EdgeCounts(**counts["edges"]),
-            sessions=counts["sessions"],
-            projects=len(projects_detail) if len(stores) > 1 else counts["projects"],  # a project both hold: once
-            agents=counts["agents"],
-            agent_names=counts["agent_names"],
-            clusters=counts["clusters"],
+            session_count=counts["sessions"],
+            project_count=len(projects) if len(stores) > 1 else counts["projects"],  # a project both hold: once
+            agent_count=counts["agents"],
+            agents=counts["agent_names"],
+            topic_count=counts["clusters"],
             topics_off=topics_off(),
-            skipped_lines=counts["skipped_lines"],
+            skipped_line_count=counts["skipped_lines"],
             keyword_index=counts["keyword_index"],
-            sources={k: SourceCounts(**v) for k, v in counts["sources"].items()},
-            members={k: SourceCounts(**v) for k, v in counts.get("members", {}).items()},
+            sources={k: source_counts(v) for k, v in counts["sources"].items()},
+            members={k: source_counts(v) for k, v in counts.get("members", {}).items()},
             sqlite_bytes=counts["sqlite_bytes"],
             journal_bytes=counts["journal_bytes"],
             free_bytes=counts["free_bytes"],
             vector_bytes=vector_bytes,
             vector_file_bytes=vector_file_bytes,
-            projects_detail=projects_detail,
+            projects=projects,
             stores=shares if len(stores) > 1 else {},
             team_unreachable=unreachable,
             ingests_running=self.ingests_running(),

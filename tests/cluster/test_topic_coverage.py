@@ -40,11 +40,11 @@ def test_the_topic_list_says_how_many_chunks_belong_to_no_topic(
     clustered_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CAUSANTIC_HOME", str(clustered_home))
-    chunks = json.loads(cli_stdout("stats", "--json"))["chunks"]
+    chunks = json.loads(cli_stdout("stats", "--json"))["chunk_count"]
     listed = json.loads(cli_stdout("clusters", "--json"))
     in_topics = sum(t["size"] for t in listed["topics"])
     assert listed["topics"] and 0 < in_topics < chunks, "the test sessions should leave some chunks out"
-    assert listed["chunks"] == chunks and listed["in_no_topic"] == chunks - in_topics
+    assert listed["chunk_count"] == chunks and listed["in_no_topic"] == chunks - in_topics
     left_out = chunks - in_topics
     assert cli_stdout("clusters").splitlines()[-1] == (
         f"{left_out} of {chunks} chunks ({left_out / chunks:.0%}) belong to no topic."
@@ -55,9 +55,9 @@ def test_a_project_topic_list_counts_that_project_s_chunks_only(
     clustered_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CAUSANTIC_HOME", str(clustered_home))
-    projects = {p["name"]: p["chunks"] for p in json.loads(cli_stdout("list-projects", "--json"))["projects"]}
+    projects = {p["name"]: p["chunk_count"] for p in json.loads(cli_stdout("list-projects", "--json"))["projects"]}
     listed = json.loads(cli_stdout("clusters", "--project", "accounts", "--json"))
-    assert listed["chunks"] == projects["accounts"] < sum(projects.values())
+    assert listed["chunk_count"] == projects["accounts"] < sum(projects.values())
     assert listed["in_no_topic"] == projects["accounts"] - sum(t["size"] for t in listed["topics"])
     assert all(t["projects"] == ["accounts"] for t in listed["topics"])
 
@@ -131,9 +131,9 @@ def test_a_forgotten_project_s_topics_leave_the_counts_and_the_topics_page(
     monkeypatch.setenv("CAUSANTIC_HOME", str(tmp_path / "home"))
     cli_stdout("batch-ingest", str(tmp_path / "projects"))
     cli_stdout("cluster")
-    assert json.loads(cli_stdout("stats", "--json"))["clusters"] == 2
+    assert json.loads(cli_stdout("stats", "--json"))["topic_count"] == 2
     cli_stdout("forget", "accounts", "--yes")
-    assert json.loads(cli_stdout("stats", "--json"))["clusters"] == 1
+    assert json.loads(cli_stdout("stats", "--json"))["topic_count"] == 1
     status, page = _topics_page(tmp_path / "home")
     assert status == 200 and "<h2>1 topic</h2>" in page  # one, said in the singular
     assert "logout" not in page and '<td class="num">0</td>' not in page

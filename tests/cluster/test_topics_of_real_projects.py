@@ -43,7 +43,7 @@ def _topics_of(corpus_dir: Path, projects: tuple[str, ...]) -> tuple[int, dict[s
     assert done.returncode == 0, done.stderr
     clustered = causantic("cluster", "--json", timeout=300)
     assert clustered.returncode == 0, clustered.stderr
-    chunks = json.loads(clustered.stdout)["chunks"]
+    chunks = json.loads(clustered.stdout)["chunk_count"]
     listed = causantic("clusters", "--json")
     assert listed.returncode == 0, listed.stderr
     return chunks, json.loads(listed.stdout)

@@ -48,6 +48,6 @@ def test_on_disk_counts_the_vectors_once_as_part_of_the_database(causantic_home:
         memory.ingest([EXAMPLES])
         stats = memory.stats()
         view = pages.overview(memory, pages.Derived())
-    assert stats.vectors and stats.vector_bytes and stats.vector_file_bytes == 0  # too few vectors for an ANN file
+    assert stats.vector_count and stats.vector_bytes and stats.vector_file_bytes == 0  # too few vectors for an ANN file
     assert stats.vector_bytes < stats.sqlite_bytes
     assert view["disk"] == view["o"].counts["sqlite_bytes"] == stats.sqlite_bytes

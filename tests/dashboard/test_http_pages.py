@@ -171,7 +171,9 @@ def test_the_overview_counts_each_coding_agent_s_sessions_and_chunks_as_stats_do
     sources = json.loads(causantic(example_dashboard.home, "stats", "--json"))["sources"]
     n = sources["claude-code"]
     _, _, page = http_request(example_dashboard, "GET", "/")
-    said = f"Coding agents Claude Code: {n['sessions']:,} sessions, {n['chunks']:,} chunks Agents besides main"
+    said = (
+        f"Coding agents Claude Code: {n['session_count']:,} sessions, {n['chunk_count']:,} chunks Agents besides main"
+    )
     assert said in page_text(page)
     assert "Agents besides main 1 (Explore) " in page_text(page)  # named, as `causantic stats` names them
 

@@ -59,7 +59,7 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
 
 def test_the_projects_page_counts_each_project_s_chunks_as_list_projects_does(example_dashboard: Dashboard) -> None:
     listed = json.loads(causantic(example_dashboard.home, "list-projects", "--json"))["projects"]
-    assert [(p["name"], p["chunks"], p["sessions"]) for p in listed] == [("acme-shop", 6, 3)]
+    assert [(p["name"], p["chunk_count"], p["session_count"]) for p in listed] == [("acme-shop", 6, 3)]
     status, _, page = http_request(example_dashboard, "GET", "/projects")
     assert status == 200
     assert re.search(r"<th[^>]*>chunks</th>\s*<th[^>]*>sessions</th>", page), "the columns of list-projects"

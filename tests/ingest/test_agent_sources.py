@@ -207,8 +207,8 @@ def test_claude_code_and_codex_sessions_of_one_repository_link_and_search_narrow
     assert hits and {h["source"] for h in hits} == {"codex"}
     done = causantic("stats", "--json", env=subprocess_env(CAUSANTIC_HOME=str(causantic_home)), cwd=tmp_path)
     sources = json.loads(done.stdout)["sources"]
-    assert sources["codex"]["sessions"] == 1 and sources["claude-code"]["sessions"] == 1
-    assert sources["gemini"] == {"sessions": 0, "chunks": 0}
+    assert sources["codex"]["session_count"] == 1 and sources["claude-code"]["session_count"] == 1
+    assert sources["gemini"] == {"session_count": 0, "chunk_count": 0}
 
 
 def test_a_spawned_codex_agent_is_linked_to_the_call_that_started_it(agents_corpus: Path, tmp_path: Path) -> None:
@@ -599,11 +599,11 @@ def test_a_gemini_json_lines_session_and_its_sub_agent_ingest_once_each_and_link
     # Read alone first (an ingest of that one file), the sub-agent is a session of its own; read with
     # its parent, it is a stream of the parent's session, and is kept there only.
     done = CliRunner().invoke(cli, ["ingest", str(alone), "--no-embed", "--json"])
-    assert done.exit_code == 0 and json.loads(done.output)["sessions"] == 1, done.output
+    assert done.exit_code == 0 and json.loads(done.output)["session_count"] == 1, done.output
     done = CliRunner().invoke(cli, ["ingest", str(tmp_path / "gemini"), "--no-embed", "--json"])
     assert done.exit_code == 0, done.output
     summary = json.loads(done.output)
-    assert (summary["sessions"], summary["subagent_streams"], summary["linked_subagents"]) == (1, 1, 1)
+    assert (summary["session_count"], summary["subagent_streams"], summary["linked_subagents"]) == (1, 1, 1)
     with open_services(Config()) as services:
         chunks = services.store.conn.execute(
             "SELECT agent, session_id, content FROM chunks ORDER BY start_time, agent"

@@ -50,10 +50,10 @@ def test_an_ingest_shows_its_counts_while_it_runs_and_nothing_after(
         assert report.files == 3 and report.chunks_added >= 3
         assert len(seen) == 3
         for files_done, chunks, running in seen:
-            assert [(r.pid, r.files_total, r.files_done, r.chunks) for r in running] == [
+            assert [(r.pid, r.files_total, r.files_done, r.chunk_count) for r in running] == [
                 (os.getpid(), 3, files_done, chunks)
             ]
-            assert running[0].source == str(folder)
+            assert running[0].path == str(folder)
             assert running[0].summary.startswith(f"Ingest running: {files_done} of 3 files, {chunks} chunk")
         assert memory.ingests_running() == []
         assert memory.stats().ingests_running == []

@@ -56,6 +56,6 @@ def test_links_inside_are_read_once_links_outside_are_named_and_a_broken_link_is
     assert note.endswith("To read one, pass its target: causantic batch-ingest TARGET")
 
     stats = json.loads(CliRunner().invoke(cli, ["stats", "--json"]).stdout)
-    assert (stats["sessions"], stats["chunks"]) == (3, 6)
+    assert (stats["session_count"], stats["chunk_count"]) == (3, 6)
     scripted = json.loads(CliRunner().invoke(cli, ["batch-ingest", str(projects), "--no-embed", "--json"]).stdout)
     assert any("skipped 2 linked folders" in n for n in scripted["notes"])

@@ -395,7 +395,7 @@ def test_purge_previews_the_memory_it_deletes_then_deletes_exactly_that(home: Pa
     preview, question = asked.stdout.split("Remove the causantic MCP server")
     listed = {line.split()[0].rstrip("/") for line in preview.splitlines() if line.startswith("  ")}
     assert {"memory.db", "cache"} <= listed
-    assert f"memory: {stats['chunks']} chunks of {stats['sessions']} sessions" in preview
+    assert f"memory: {stats['chunk_count']} chunks of {stats['session_count']} sessions" in preview
     assert "It keeps in" in preview and "config.json" in preview and "http-token" in preview
     assert "notes.txt" in preview and "backups/" in preview
     assert "integration.json" not in preview  # init's record of what it added: uninstall removes it

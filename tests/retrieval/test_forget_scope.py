@@ -69,7 +69,7 @@ def test_cli_forget_of_a_wildcard_session_deletes_nothing(session: str) -> None:
     result = _forget("acme-shop", "--session", session, "--yes", "--json")
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
-    assert (out["count"], out["deleted"], out["whole_project"]) == (0, 0, False)
+    assert (out["chunk_count"], out["deleted"], out["whole_project"]) == (0, 0, False)
     assert _left() == 6
 
 

@@ -59,7 +59,7 @@ def test_prune_with_yes_deletes_only_older_memory_for_good(tmp_path: Path, causa
 
     out = json.loads(done.output)
     assert out["deleted"] == 12
-    assert {p["project"]: p["chunks"] for p in out["projects"]} == {"shop": 6, "blog": 6}
+    assert {p["project"]: p["chunk_count"] for p in out["projects"]} == {"shop": 6, "blog": 6}
     with Memory(causantic_home) as memory:
         assert _chunks(memory) == {"shop": 6}  # the newer sessions
         memory.ingest([folder], embed=False, force=True)

@@ -64,7 +64,7 @@ def projects_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with Memory(home) as memory:
         report = memory.ingest(folders)
         stats = memory.stats()
-        assert report.errors == [] and stats.chunks > 1000
+        assert report.errors == [] and stats.chunk_count > 1000
     return home
 
 

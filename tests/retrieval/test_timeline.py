@@ -60,10 +60,10 @@ def test_the_text_of_one_session_is_paged_from_the_end_and_never_cut_without_say
     session = "326189cf"  # 8 chunks
     first = cli_output("reconstruct", "claude-code-log", "--session", session, "--max-tokens", "1500", "--json")
     page1 = json.loads(first)
-    assert page1["view"] == "text" and page1["earlier"] > 0 and page1["later"] == 0
+    assert page1["view"] == "text" and page1["earlier_count"] > 0 and page1["later_count"] == 0
     assert page1["split_sessions"] == [page1["sessions"][0]["session_id"]]
     text = cli_output("reconstruct", "claude-code-log", "--session", session, "--max-tokens", "1500")
-    assert f"… {page1['earlier']} earlier chunks not shown; use --page 2" in text
+    assert f"… {page1['earlier_count']} earlier chunks not shown; use --page 2" in text
     assert "(only part of this session is on this page)" in text
     seen = [c["id"] for c in page1["chunks"]]
     page = 2
@@ -82,7 +82,7 @@ def test_the_text_of_one_session_is_paged_from_the_end_and_never_cut_without_say
             )
         )
         seen = [c["id"] for c in data["chunks"]] + seen
-        if not data["earlier"]:
+        if not data["earlier_count"]:
             break
         page += 1
     full = json.loads(

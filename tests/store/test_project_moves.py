@@ -114,13 +114,13 @@ def test_split_project_previews_until_told_yes(tmp_path: Path) -> None:
     assert "00000002  1 chunk  the rss feed" in shown.output
     assert shown.output.splitlines()[-1] == "Nothing was moved. Add --yes to move."
     done = json.loads(runner.invoke(cli, ["split-project", str(blog), "--yes", "--json"]).output)
-    assert (done["dry_run"], done["target"], done["session_ids"]) == (
+    assert (done["dry_run"], done["into_project"], done["session_ids"]) == (
         False,
         "blog",
         ["00000002-0000-4000-8000-000000000002"],
     )
     listed = json.loads(runner.invoke(cli, ["list-projects", "--json"]).output)["projects"]
-    assert sorted((p["name"], p["sessions"]) for p in listed) == [("blog", 1), ("shop", 1)]
+    assert sorted((p["name"], p["session_count"]) for p in listed) == [("blog", 1), ("shop", 1)]
     again = runner.invoke(cli, ["split-project", str(shop)])
     assert again.exit_code != 0 and f"{shop} is where 'shop' itself lives" in again.output
 

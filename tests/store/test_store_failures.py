@@ -94,7 +94,7 @@ def test_a_full_disk_stops_ingest_with_one_sentence_and_a_consistent_store(
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     stats = causantic("stats", "--json")
     assert stats.returncode == 0, stats.stderr
-    assert json.loads(stats.stdout)["chunks"] == json.loads(before.stdout)["chunks"]
+    assert json.loads(stats.stdout)["chunk_count"] == json.loads(before.stdout)["chunk_count"]
     again = causantic("ingest", "--no-embed", str(big))
     assert again.returncode == 0, again.stderr
 

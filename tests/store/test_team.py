@@ -41,7 +41,7 @@ def test_init_creates_the_schema_and_never_prints_the_url(postgres_server: Any) 
     assert "causantic_member" in result.output
     assert url not in result.output
     again = json.loads(_run("team", "init", url, "--json").output)
-    assert again["schema_version"] >= 1 and again["pgvector"]
+    assert again["schema_version"] >= 1 and again["pgvector_version"]
     # Nobody has ingested yet: one sentence says so, under no table of headings.
     empty = _run("team", "status", env={"CAUSANTIC_STORAGE_POSTGRES_URL": url}).output.splitlines()
     assert empty[1:] == ["No member has ingested anything yet."], empty
@@ -115,7 +115,7 @@ def test_status_lists_members_with_their_sessions_and_last_ingest(postgres_serve
     members = {m["user"]: m for m in json.loads(result.output)["members"]}
     # Bob read every example, including alice's sessions: each chunk is stored once, under its first reader.
     assert set(members) == {"alice", "bob"}
-    assert members["alice"]["sessions"] >= 1 and members["alice"]["last_ingest"]
+    assert members["alice"]["session_count"] >= 1 and members["alice"]["last_ingest"]
     assert members["bob"]["last_ingest"] >= members["alice"]["last_ingest"]
     human = _run("team", "status", env=env).output
     assert "alice" in human and "bob" in human and url not in human

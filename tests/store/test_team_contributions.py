@@ -110,7 +110,7 @@ def test_stats_says_what_each_member_contributed(team_config: Config, tmp_path: 
     at = rows.index("members │ 2")
     assert rows[at + 1 : at + 3] == ["alice │ 1 session, 1 chunk", "bob │ 3 sessions, 3 chunks"]
     members = json.loads(runner.invoke(cli, ["stats", "--json"], env=env).output)["members"]
-    assert members == {"alice": {"sessions": 1, "chunks": 1}, "bob": {"sessions": 3, "chunks": 3}}
+    assert members == {"alice": {"session_count": 1, "chunk_count": 1}, "bob": {"session_count": 3, "chunk_count": 3}}
 
 
 def test_a_members_stats_walks_no_transcript_folder_while_the_team_holds_sessions_of_others(

@@ -319,7 +319,7 @@ def test_embedding_covers_both_stores_so_vector_search_finds_local_and_team_chun
     with Memory(tmp_path / "alice", overrides=_settings(url, share=["shop"])) as memory:
         report = memory.ingest([transcripts], embed=False)
         embedded = memory.embed_pending()  # what the session-end hook runs after its ingest
-        assert embedded.vectors_added == report.chunks_added == embedded.vectors
+        assert embedded.vectors_added == report.chunks_added == embedded.vector_count
         result = memory.search("cookie problem after signing in on Safari, and my notes about it", mode="vector")
     assert result.mode == "vector-only"
     assert {h.chunk.session_id for h in result.hits} == {SHOP_SESSION, DIARY_SESSION}
@@ -392,14 +392,16 @@ def test_stats_and_the_dashboard_overview_count_local_projects_beside_team_memor
     (team_chunks,) = _team_rows(url, "SELECT COUNT(*) FROM chunks")[0]
     assert set(stats.stores) == {"team", "local"}
     local = stats.stores["local"]
-    assert (stats.stores["team"].chunks, stats.stores["team"].sessions) == (team_chunks, 1)
-    assert (local.sessions, local.projects) == (1, 1) and local.chunks > 0
+    assert (stats.stores["team"].chunk_count, stats.stores["team"].session_count) == (team_chunks, 1)
+    assert (local.session_count, local.project_count) == (1, 1) and local.chunk_count > 0
     # The totals are all of memory, the unshared diary included, as search answers from both.
-    assert stats.chunks == team_chunks + local.chunks and stats.sessions == 2 and stats.projects == 2
-    assert {p.path for p in stats.projects_detail} == {SHOP, DIARY}
-    assert view.counts["chunks"] == stats.chunks and view.counts["projects"] == 2
+    assert (
+        stats.chunk_count == team_chunks + local.chunk_count and stats.session_count == 2 and stats.project_count == 2
+    )
+    assert {p.path for p in stats.projects} == {SHOP, DIARY}
+    assert view.counts["chunks"] == stats.chunk_count and view.counts["projects"] == 2
     assert {p.path for p in view.projects} == {SHOP, DIARY}
-    assert view.store_chunks == {"team": team_chunks, "local": local.chunks}
+    assert view.store_chunks == {"team": team_chunks, "local": local.chunk_count}
     assert names == ["diary", "shop"]  # the dashboard's choice of project (search, forget)
     env = _cli_env(tmp_path / "alice", url)
     text = CliRunner().invoke(cli, ["stats"], env=env, terminal_width=80)
@@ -424,7 +426,7 @@ def test_stats_and_the_dashboard_overview_count_local_projects_beside_team_memor
     assert page.status_code == 200 and "diary" in page.text and "shop" in page.text
     assert timeline.status_code == 200 and DIARY_SESSION[:8] in timeline.text
     assert session.status_code == 200 and "Keep these notes to myself" in session.text
-    assert f"your local memory (projects not shared) {local.chunks}" in page.text
+    assert f"your local memory (projects not shared) {local.chunk_count}" in page.text
 
 
 def test_stats_with_team_memory_down_shows_local_figures_and_says_why_in_one_note(
@@ -444,7 +446,7 @@ def test_stats_with_team_memory_down_shows_local_figures_and_says_why_in_one_not
     assert text.exit_code == 0 and "Traceback" not in text.output
     # Local figures, and one note: what (team memory unavailable), where (the server, never the
     # password), how long it waited (the configured key) and what to do.
-    assert f"chunks │ {kept.chunks} " in " ".join(text.output.split())
+    assert f"chunks │ {kept.chunk_count} " in " ".join(text.output.split())
     notes = [line for line in text.output.splitlines() if "Cannot reach the team memory" in line]
     assert len(notes) == 1
     (note,) = notes
@@ -454,7 +456,7 @@ def test_stats_with_team_memory_down_shows_local_figures_and_says_why_in_one_not
     out = CliRunner().invoke(cli, ["stats", "--json"], env=env)
     assert out.exit_code == 0, out.output
     figures = json.loads(out.output)
-    assert figures["chunks"] == kept.chunks and figures["sessions"] == 1
+    assert figures["chunk_count"] == kept.chunk_count and figures["session_count"] == 1
     assert figures["team_unreachable"].startswith("Cannot reach the team memory at PostgreSQL 127.0.0.1")
 
 
@@ -474,25 +476,28 @@ def test_a_session_kept_locally_then_uploaded_is_counted_once_in_stats_and_the_o
     with Memory(tmp_path / "carol", overrides=_settings(url, "carol")) as memory:  # nothing shared yet: all local
         memory.ingest([transcripts], embed=False)
         before = memory.stats()
-    assert before.sessions == 2 and before.stores["local"].sessions == 2
+    assert before.session_count == 2 and before.stores["local"].session_count == 2
     with Memory(tmp_path / "carol", overrides=_settings(url, "carol", ["shop"])) as memory:
         memory.ingest([transcripts], embed=False, force=True)  # the shop is uploaded; the local copy stays
         stats = memory.stats()
         view = memory.overview()
     (team_chunks,) = _team_rows(url, "SELECT COUNT(*) FROM chunks")[0]
-    diary_chunks = before.projects_detail[[p.path for p in before.projects_detail].index(DIARY)].chunks
-    assert stats.stores["local"].sessions == 2 and stats.stores["team"].sessions == 1  # what each store holds
+    diary_chunks = before.projects[[p.path for p in before.projects].index(DIARY)].chunk_count
+    assert stats.stores["local"].session_count == 2 and stats.stores["team"].session_count == 1  # what each store holds
     # All of memory: two sessions, the shop's chunks once (team memory's copy) and the diary's.
-    assert stats.sessions == 2 and stats.projects == 2
-    assert stats.chunks == team_chunks + diary_chunks
-    assert (stats.sources["claude-code"].sessions, stats.sources["claude-code"].chunks) == (2, stats.chunks)
-    assert (view.counts["sessions"], view.counts["chunks"]) == (2, stats.chunks)
+    assert stats.session_count == 2 and stats.project_count == 2
+    assert stats.chunk_count == team_chunks + diary_chunks
+    assert (stats.sources["claude-code"].session_count, stats.sources["claude-code"].chunk_count) == (
+        2,
+        stats.chunk_count,
+    )
+    assert (view.counts["sessions"], view.counts["chunks"]) == (2, stats.chunk_count)
     text = CliRunner().invoke(
         cli,
         ["stats", "--json"],
         env=_cli_env(tmp_path / "carol", url, user="carol"),
     )
-    assert json.loads(text.output)["sessions"] == 2
+    assert json.loads(text.output)["session_count"] == 2
 
 
 def test_topics_of_both_stores_are_listed_labelled_by_where_they_live_in_the_cli_and_the_dashboard(
@@ -520,7 +525,9 @@ def test_topics_of_both_stores_are_listed_labelled_by_where_they_live_in_the_cli
     listed = everything["topics"]
     # Both stores' chunks are counted, those in a topic and those in none.
     stats = json.loads(CliRunner().invoke(cli, ["stats", "--json"], env=env).output)
-    assert everything["chunks"] == stats["chunks"] == everything["in_no_topic"] + sum(t["size"] for t in listed)
+    assert (
+        everything["chunk_count"] == stats["chunk_count"] == everything["in_no_topic"] + sum(t["size"] for t in listed)
+    )
     assert {(t["label"], t["store"]) for t in listed} == {
         ("safari cookie redirect", "team"),
         ("private redirect notes", "local"),
@@ -552,15 +559,15 @@ def test_a_session_kept_locally_then_uploaded_is_counted_once_among_the_chunks_i
     env = _cli_env(tmp_path / "carol", url, user="carol")
     stats = json.loads(CliRunner().invoke(cli, ["stats", "--json"], env=env).output)
     (team_chunks,) = _team_rows(url, "SELECT COUNT(*) FROM chunks")[0]
-    for project, chunks in ((None, stats["chunks"]), ("shop", team_chunks)):
+    for project, chunks in ((None, stats["chunk_count"]), ("shop", team_chunks)):
         scope = ["--project", project] if project else []
         listed = json.loads(CliRunner().invoke(cli, ["clusters", "--json", *scope], env=env).output)
-        assert (listed["chunks"], listed["in_no_topic"]) == (chunks, 0), project
+        assert (listed["chunk_count"], listed["in_no_topic"]) == (chunks, 0), project
     said = CliRunner().invoke(cli, ["clusters"], env=env, terminal_width=140).output
-    assert f"0 of {stats['chunks']} chunks (0%) belong to no topic." in said
+    assert f"0 of {stats['chunk_count']} chunks (0%) belong to no topic." in said
     with _dashboard(tmp_path / "carol", _settings(url, "carol", ["shop"])) as (client, token):
         page = client.get("/topics", params={"token": token}).text
-    assert f"0 of {stats['chunks']} chunks (0%) belong to no topic." in html.unescape(page)
+    assert f"0 of {stats['chunk_count']} chunks (0%) belong to no topic." in html.unescape(page)
 
 
 def test_a_session_held_by_both_stores_counts_its_edges_agents_and_vectors_once(
@@ -573,18 +580,22 @@ def test_a_session_held_by_both_stores_counts_its_edges_agents_and_vectors_once(
     with Memory(tmp_path / "carol", overrides=_settings(url, "carol")) as memory:  # nothing shared yet: all local
         memory.ingest([folder])
         alone = memory.stats()
-    assert alone.agents >= 2 and alone.edges.total > 0 and alone.vectors == alone.chunks
+    assert alone.agent_count >= 2 and alone.edges.total > 0 and alone.vector_count == alone.chunk_count
     with Memory(tmp_path / "carol", overrides=_settings(url, "carol", ["docs-team"])) as memory:
         memory.ingest([folder], force=True)  # the team session is uploaded; the local copy stays
         stats = memory.stats()
         view = memory.overview()
-    assert stats.stores["local"].sessions == 2 and stats.stores["team"].sessions == 1
+    assert stats.stores["local"].session_count == 2 and stats.stores["team"].session_count == 1
     # Memory holds what it held before the upload: every figure counts the session once.
-    assert (stats.sessions, stats.chunks, stats.agents) == (alone.sessions, alone.chunks, alone.agents)
+    assert (stats.session_count, stats.chunk_count, stats.agent_count) == (
+        alone.session_count,
+        alone.chunk_count,
+        alone.agent_count,
+    )
     assert stats.edges == alone.edges
-    assert (stats.vectors, stats.chunks_without_vectors) == (alone.vectors, 0)
+    assert (stats.vector_count, stats.chunks_without_vectors) == (alone.vector_count, 0)
     assert view.counts["edges"] == {"total": alone.edges.total, "by_type": alone.edges.by_type}
-    assert (view.counts["agents"], view.vectors, view.without_vectors) == (alone.agents, alone.vectors, 0)
+    assert (view.counts["agents"], view.vectors, view.without_vectors) == (alone.agent_count, alone.vector_count, 0)
 
 
 def test_the_dashboard_topic_map_draws_both_stores_topics_each_linking_to_its_own(

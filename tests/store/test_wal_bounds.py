@@ -97,7 +97,7 @@ def test_the_log_is_empty_after_an_ingest_while_another_process_stays_connected(
     finally:
         reader.close()
     with Memory(causantic_home) as memory:
-        assert memory.stats().sessions == 12
+        assert memory.stats().session_count == 12
 
 
 @pytest.mark.slow

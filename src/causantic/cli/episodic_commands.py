@@ -6,7 +6,6 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -420,7 +419,9 @@ def split_project_command(folder: str, project: str | None, yes: bool, as_json: 
 def _move(memory: Memory, move: ProjectMove, as_json: bool) -> None:
     """Print a merge's or split's preview (or what it did), then move it once confirmed."""
     if as_json:
-        emit_json({**asdict(move), "summary": move_summary(move), "notes": move_notes(move)})
+        from causantic.retrieval.output import move_out  # pydantic: only for JSON
+
+        emit_json(move_out(move))
         return
     _print_move(move)
     question = f"Move these {counted(len(move.session_ids), 'session')}?"

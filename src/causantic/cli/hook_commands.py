@@ -102,7 +102,7 @@ def _warn_about_vectors() -> None:
         stats = memory.stats()
     if n := stats.chunks_without_vectors:
         click.echo(
-            f"Warning: {n:,} of {counted(stats.chunks, 'chunk')} {'has' if n == 1 else 'have'} no vector; vector "
+            f"Warning: {n:,} of {counted(stats.chunk_count, 'chunk')} {'has' if n == 1 else 'have'} no vector; vector "
             f"search cannot find {'it' if n == 1 else 'them'}. Run `causantic embed`.",
             err=True,
         )

@@ -56,7 +56,7 @@ def embed_command(as_json: bool) -> None:
         emit_json(result)
     else:
         console.print(
-            f"Embedded {counted(result.vectors_added, 'chunk')}; {counted(result.vectors, 'vector')} in the index."
+            f"Embedded {counted(result.vectors_added, 'chunk')}; {counted(result.vector_count, 'vector')} in the index."
         )
 
 
@@ -98,7 +98,7 @@ def config_command(as_json: bool) -> None:
     if as_json:
         emit_json(
             {
-                s.key: {"value": s.value, "default": s.default, "source": s.source, "description": s.description}
+                s.key: {"value": s.value, "default": s.default, "set_in": s.source, "description": s.description}
                 for s in settings
             }
         )
@@ -133,24 +133,25 @@ def models_command(as_json: bool) -> None:
     Example: causantic models
     """
     from causantic.embedding.models import MODELS, is_available
+    from causantic.retrieval.output import ModelInfo, ModelsOut
 
     rows = [
-        {
-            "id": spec.id,
-            "dims": spec.dims,
-            "source": spec.hf_repo,
-            "status": "ready" if is_available(spec.id) else "not on this machine",
-            "note": spec.note,
-        }
+        ModelInfo(
+            id=spec.id,
+            dims=spec.dims,
+            repository=spec.hf_repo,
+            status="ready" if is_available(spec.id) else "not on this machine",
+            note=spec.note,
+        )
         for spec in MODELS.values()
     ]
     if as_json:  # an object naming its list, as list-projects ("projects") and clusters ("topics")
-        emit_json({"models": rows})
+        emit_json(ModelsOut(models=rows))
         return
     table(
         None,
         [("model", "left"), ("dims", "right"), ("status", "left"), ("note", "left")],
-        [(r["id"], r["dims"], r["status"], r["note"]) for r in rows],
+        [(r.id, r.dims, r.status, r.note) for r in rows],
     )
 
 

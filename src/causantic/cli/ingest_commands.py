@@ -200,7 +200,7 @@ def _changed_nothing(report: IngestOut) -> bool:
         or report.chunks_removed
         or report.vectors_added
     )
-    return not (changed or report.sessions or report.files_waiting)
+    return not (changed or report.session_count or report.files_waiting)
 
 
 def _nothing_new(report: IngestOut) -> bool:
@@ -277,7 +277,7 @@ def _summary_table(report: IngestOut) -> None:
         ),
         *([("waiting for team memory", counted(report.files_waiting, "file"))] if report.files_waiting else []),
         ("transcript data", byte_size(report.bytes_read)),
-        ("sessions", report.sessions),
+        ("sessions", report.session_count),
         ("chunks added", report.chunks_added),
         ("chunks updated", report.chunks_updated),
         *(

@@ -32,27 +32,33 @@ def stats_command(as_json: bool) -> None:
         emit_json(result)
         return
     rows = [
-        ("chunks", result.chunks),
+        ("chunks", result.chunk_count),
         *(
-            (f"  {STORE_LABELS[name]}", _counts(("chunk", s.chunks), ("session", s.sessions), ("project", s.projects)))
+            (
+                f"  {STORE_LABELS[name]}",
+                _counts(("chunk", s.chunk_count), ("session", s.session_count), ("project", s.project_count)),
+            )
             for name, s in result.stores.items()
         ),
-        ("vectors", result.vectors if result.vectors is not None else "unavailable"),
+        ("vectors", result.vector_count if result.vector_count is not None else "unavailable"),
         ("edges", result.edges.total),
         *((f"  {kind}", count) for kind, count in sorted(result.edges.by_type.items())),
-        ("sessions", result.sessions),
+        ("sessions", result.session_count),
         *(
-            (f"  {source}", _counts(("session", c.sessions), ("chunk", c.chunks)))
+            (f"  {source}", _counts(("session", c.session_count), ("chunk", c.chunk_count)))
             for source, c in result.sources.items()
-            if c.sessions  # an agent never ingested is no news; --json keeps every source
+            if c.session_count  # an agent never ingested is no news; --json keeps every source
         ),
-        ("projects", result.projects),
+        ("projects", result.project_count),
         # Team memory: who contributed what (`causantic team status` adds text sizes and last ingests).
         *([("members", len(result.members))] if result.members else []),
-        *((f"  {who}", _counts(("session", c.sessions), ("chunk", c.chunks))) for who, c in result.members.items()),
-        ("agents (besides main)", with_names(result.agent_names)),
-        ("clusters", result.clusters),
-        ("skipped transcript lines", result.skipped_lines),
+        *(
+            (f"  {who}", _counts(("session", c.session_count), ("chunk", c.chunk_count)))
+            for who, c in result.members.items()
+        ),
+        ("agents (besides main)", with_names(result.agents)),
+        ("clusters", result.topic_count),
+        ("skipped transcript lines", result.skipped_line_count),
         ("keyword index", result.keyword_index),
         # The SQLite file's size, or with team memory the PostgreSQL database's (plus the local file's).
         ("database size", byte_size(result.sqlite_bytes)),
@@ -75,7 +81,7 @@ def stats_command(as_json: bool) -> None:
             f"Warning: {counted(n, 'chunk')} {'has' if n == 1 else 'have'} no vector, so vector search cannot find "
             f"{'it' if n == 1 else 'them'}. Run `causantic embed`."
         )
-    if off := topics_off_note(result.topics_off, result.clusters):
+    if off := topics_off_note(result.topics_off, result.topic_count):
         note(off)
     if result.free_bytes:
         note(

@@ -228,8 +228,8 @@ def _memory_counts(config: Config) -> str:
             stats = memory.stats()
     except (CausanticError, OSError) as exc:
         return f"memory (cannot count it: {exc})"
-    projects = counted(stats.projects, "project")
-    return f"memory: {counted(stats.chunks, 'chunk')} of {counted(stats.sessions, 'session')} in {projects}"
+    projects = counted(stats.project_count, "project")
+    return f"memory: {counted(stats.chunk_count, 'chunk')} of {counted(stats.session_count, 'session')} in {projects}"
 
 
 def _bytes(path: Path) -> int:

@@ -31,13 +31,15 @@ def init_command(url: str | None, as_json: bool) -> None:
     with domain_errors():
         found = team_init(url)
     if as_json:
+        from causantic.retrieval.output import TeamInitOut  # pydantic: only for JSON
+
         emit_json(
-            {
-                "server": found.server,
-                "version": found.version,
-                "pgvector": found.pgvector_installed,
-                "schema_version": found.schema_version,
-            }
+            TeamInitOut(
+                server=found.server,
+                server_version=found.version,
+                pgvector_version=found.pgvector_installed,
+                schema_version=found.schema_version,
+            )
         )
         return
     click.echo(f"Team memory is ready at {found.server}.")
@@ -62,24 +64,27 @@ def status_command(as_json: bool) -> None:
     with domain_errors():
         found = team_status()
     if as_json:
+        from causantic.retrieval.output import TeamMemberOut, TeamStatusOut  # pydantic: only for JSON
+
+        members = [
+            TeamMemberOut(
+                user=m.user,
+                session_count=m.sessions,
+                chunk_count=m.chunks,
+                text_bytes=m.text_bytes,
+                last_ingest=m.last_ingest,
+            )
+            for m in found.members
+        ]
         emit_json(
-            {
-                "server": found.server,
-                "schema_version": found.schema_version,
-                "database_bytes": found.database_bytes,
-                "schema_missing": list(found.schema_missing),
-                "schema_note": found.schema_note,
-                "members": [
-                    {
-                        "user": m.user,
-                        "sessions": m.sessions,
-                        "chunks": m.chunks,
-                        "text_bytes": m.text_bytes,
-                        "last_ingest": m.last_ingest,
-                    }
-                    for m in found.members
-                ],
-            }
+            TeamStatusOut(
+                server=found.server,
+                schema_version=found.schema_version,
+                database_bytes=found.database_bytes,
+                schema_missing=list(found.schema_missing),
+                schema_note=found.schema_note,
+                members=members,
+            )
         )
         return
     # A line of its own: as a table's title it would wrap at the width of the table's few columns.

@@ -34,9 +34,6 @@ from causantic.runs import PROMPT_HOOK, HookRun, read_status
 FORGET_PREVIEW_MAX = 500  # the most chunks one confirmation may delete: all of them are listed
 STALE_INGEST_DAYS = 7
 SEARCH_KINDS = ("search", "recall", "predict")
-# Topics listed per page, largest first (every topic is on the map): 150 rows made a real memory's
-# page (193 topics) 10,000 px long at 380 px, and its 43 smallest topics were in no row.
-TOPICS_PAGE = 20
 MAP_LABELS = 40  # the largest topics are candidates for a label on the map (those that do not overlap)
 MAP_WIDTH, MAP_HEIGHT, MAP_COLOURS = 600, 400, 12  # the topic map's points' span and palette (style.css)
 ONLY_MINE = "“Only my chunks”"  # the forget page's switch, as the others note names it
@@ -337,19 +334,20 @@ def _through(day: datetime | None, text: str) -> datetime | None:
 
 
 def topics(memory: Memory, derived: Derived, page_text: str = "") -> dict[str, Any]:
-    """The topics page: a page of :data:`TOPICS_PAGE` topics of the list (1 the largest), the map of all."""
+    """The topics page: a page of ``dashboard.topicsPage`` topics of the list (1 the largest), the map of all."""
     page = _page(page_text, "the largest topics, 2 the next ones")
+    size = memory.config.dashboard.topics_page
     found = derived.get(memory, "topics", lambda: _topics(memory))
     if found["topics"]:
         total = len(found["topics"])
-        pages = -(-total // TOPICS_PAGE)
+        pages = -(-total // size)
         if page > pages:
             raise CausanticError(
                 f"Page {page} is past the last: memory has {counted(total, 'topic')}, "
-                f"{counted(pages, 'page')} of {TOPICS_PAGE}."
+                f"{counted(pages, 'page')} of {size}."
             )
-        first = (page - 1) * TOPICS_PAGE
-        listed = found["topics"][first : first + TOPICS_PAGE]
+        first = (page - 1) * size
+        listed = found["topics"][first : first + size]
         return {
             **found,
             "listed": listed,

@@ -115,7 +115,7 @@ class IngestReport:
             "files_waiting": self.files_waiting,
             "notes": self.notes,
             "bytes_read": self.bytes_read,
-            "sessions": self.sessions,
+            "session_count": self.sessions,
             "chunks_added": self.chunks_added,
             "chunks_updated": self.chunks_updated,
             "chunks_renumbered": self.chunks_renumbered,

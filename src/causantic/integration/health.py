@@ -38,7 +38,7 @@ def _store() -> Check:
     try:
         with Memory() as memory:
             stats = memory.stats()
-        held = f"{counted(stats.chunks, 'chunk')} in {counted(stats.projects, 'project')}"
+        held = f"{counted(stats.chunk_count, 'chunk')} in {counted(stats.project_count, 'project')}"
         return Check("memory store", True, f"{held}; keyword index {stats.keyword_index}")
     except Exception as exc:
         return Check("memory store", False, f"{type(exc).__name__}: {exc}")

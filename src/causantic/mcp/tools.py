@@ -311,43 +311,45 @@ def stats(ctx: Context) -> CallToolResult:
     """Memory statistics: chunks, vectors, edges by type, sessions, projects, agents, clusters."""
     output = _app(ctx).call("stats", lambda m: m.stats())
     # Counts with thousands separators, as the lines beside them ('167 sessions, 3,063 chunks') say them.
-    vectors = f"{output.vectors:,}" if output.vectors is not None else f"unavailable ({output.vector_error})"
+    vectors = f"{output.vector_count:,}" if output.vector_count is not None else f"unavailable ({output.vector_error})"
     edges = "".join(f"\n  - {k}: {v:,}" for k, v in sorted(output.edges.by_type.items()))
     lines = [
         f"Causantic v{output.version}",
         "",
         "Memory Statistics:",
-        f"- Chunks: {output.chunks:,}",
+        f"- Chunks: {output.chunk_count:,}",
         f"- Vectors: {vectors}",
         f"- Edges: {output.edges.total:,}" + edges,
-        f"- Sessions: {output.sessions:,}"
+        f"- Sessions: {output.session_count:,}"
         + "".join(
-            f"\n  - {k}: {counted(v.sessions, 'session')}, {counted(v.chunks, 'chunk')}"
+            f"\n  - {k}: {counted(v.session_count, 'session')}, {counted(v.chunk_count, 'chunk')}"
             for k, v in output.sources.items()
-            if v.sessions  # an agent never ingested is no news
+            if v.session_count  # an agent never ingested is no news
         ),
-        f"- Projects: {output.projects:,}",
-        f"- Agents besides main: {with_names(output.agent_names)}",
-        f"- Clusters: {output.clusters:,}",
+        f"- Projects: {output.project_count:,}",
+        f"- Agents besides main: {with_names(output.agents)}",
+        f"- Clusters: {output.topic_count:,}",
         f"- Keyword index: {output.keyword_index}",
     ]
     if output.members:  # team memory: who contributed what
         lines.insert(
             -2,
             "- Sessions by member: "
-            + ", ".join(f"{k} {v.sessions} ({counted(v.chunks, 'chunk')})" for k, v in output.members.items()),
+            + ", ".join(
+                f"{k} {v.session_count} ({counted(v.chunk_count, 'chunk')})" for k, v in output.members.items()
+            ),
         )
     if output.team_unreachable:
         lines[2:2] = [f"Team memory unavailable, local memory's figures only: {output.team_unreachable}", ""]
     if n := output.chunks_without_vectors:
         lines.append(f"- Not yet embedded: {counted(n, 'chunk')} (keyword search finds them; vector search not yet)")
     lines += [f"- {run.summary}" for run in output.ingests_running]  # the figures may change under it
-    if off := topics_off_note(output.topics_off, output.clusters):
+    if off := topics_off_note(output.topics_off, output.topic_count):
         lines += ["", off]
-    if output.projects_detail:
+    if output.projects:
         lines += ["", f"Projects ({DATES_ZONE}):"] + [
-            f"- {p.name}: {counted(p.chunks, 'chunk')} ({day_span(p.first_seen, p.last_seen)})"
-            for p in output.projects_detail
+            f"- {p.name}: {counted(p.chunk_count, 'chunk')} ({day_span(p.first_seen, p.last_seen)})"
+            for p in output.projects
         ]
     return _result("\n".join(lines))
 

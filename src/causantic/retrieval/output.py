@@ -1,13 +1,20 @@
 """One JSON shape per answer of the ``Memory`` facade, printed by ``--json`` (the MCP tools answer in
-text): search, recall/predict, reconstruct, projects, sessions, topics, stats, forget, embedding and
-clustering runs.
+text): search, recall/predict, reconstruct, projects, sessions, topics, stats, forget, prune, project
+moves, team status, embedding and clustering runs.
 
 Frozen pydantic models (so a script can validate ``causantic … --json`` against them) built from
 the retrieval results. A chunk carries its whole stored text (``content``) and a short ``preview``.
+
+One naming rule holds across every model: a plural noun (``sessions``, ``chunks``, ``projects``,
+``topics``, ``agents``, ``members``) is those things, a list (or an object of them keyed by name),
+never a number; a number of them says so, ``<noun>_count`` (``session_count``, ``chunk_count``), or
+is a participle (``chunks_added``, ``topics_found``). ``tests/test_json_shapes.py`` walks every
+model and every command's ``--json`` answer and fails when a key is one kind here and another there.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,6 +25,7 @@ from causantic.retrieval.forget import ForgetResult, PruneResult
 from causantic.retrieval.format import WEAK_RELEVANCE, chunks_left_out, weak_count
 from causantic.retrieval.listing import ProjectSummary, SessionList, SessionSummary, TopicCoverage, TopicSummary
 from causantic.retrieval.reconstruct import Reconstruction
+from causantic.retrieval.regroup import ProjectMove, move_notes, move_summary
 from causantic.retrieval.search import SearchResult
 from causantic.store.records import StoredChunk, iso
 
@@ -69,7 +77,7 @@ class SessionInfo(Out):
     source: str = Field(description="The coding agent of the session: claude-code, codex or gemini.")
     started_at: str
     ended_at: str
-    chunks: int
+    chunk_count: int
     tokens: int
     agents: list[str]
     title: str = Field(description="The session's first real prompt (or a fallback when none was recorded).")
@@ -84,8 +92,8 @@ class ReconstructOutput(Out):
     view: str = Field(description="'timeline' (one entry per session, no chunks) or 'text' (the chunks).")
     page: int = Field(description="1 is the part nearest the kept end (the newest, unless keep_oldest).")
     pages: int | None = Field(description="How many pages there are, when known.")
-    earlier: int = Field(description="Sessions (timeline) or chunks (text) older than this page, not shown.")
-    later: int = Field(description="Sessions or chunks newer than this page, not shown.")
+    earlier_count: int = Field(description="Sessions (timeline) or chunks (text) older than this page, not shown.")
+    later_count: int = Field(description="Sessions or chunks newer than this page, not shown.")
     tokens: int
     truncated: bool
     split_sessions: list[str] = Field(description="Text view: sessions only partly on this page.")
@@ -187,7 +195,17 @@ def episodic_out(query: str, answer: EpisodeAnswer) -> EpisodicOut:
 
 
 def session_out(session: SessionSummary) -> SessionInfo:
-    return SessionInfo.model_validate(session, from_attributes=True)
+    return SessionInfo(
+        session_id=session.session_id,
+        source=session.source,
+        started_at=session.started_at,
+        ended_at=session.ended_at,
+        chunk_count=session.chunks,
+        tokens=session.tokens,
+        agents=list(session.agents),
+        title=session.title,
+        members=list(session.members),
+    )
 
 
 def reconstruction_out(result: Reconstruction) -> ReconstructOutput:
@@ -197,8 +215,8 @@ def reconstruction_out(result: Reconstruction) -> ReconstructOutput:
         view=result.view,
         page=result.page,
         pages=result.pages,
-        earlier=result.earlier,
-        later=result.later,
+        earlier_count=result.earlier,
+        later_count=result.later,
         tokens=result.tokens,
         truncated=result.truncated,
         split_sessions=list(result.split),
@@ -210,8 +228,8 @@ def reconstruction_out(result: Reconstruction) -> ReconstructOutput:
 class ProjectInfo(Out):
     name: str
     path: str
-    chunks: int
-    sessions: int
+    chunk_count: int
+    session_count: int
     first_seen: str
     last_seen: str
     members: dict[str, int] = Field(
@@ -247,7 +265,7 @@ class TopicInfo(Out):
 
 class TopicsOut(Out):
     topics: list[TopicInfo]
-    chunks: int = Field(description="Chunks in memory (in the project, when one was named).")
+    chunk_count: int = Field(description="Chunks in memory (in the project, when one was named).")
     in_no_topic: int = Field(
         description="Of those, the chunks in no topic: HDBSCAN leaves what fits no dense group as noise."
     )
@@ -259,15 +277,20 @@ class EdgeCounts(Out):
 
 
 class SourceCounts(Out):
-    sessions: int
-    chunks: int
+    session_count: int
+    chunk_count: int
+
+
+def source_counts(counts: Mapping[str, int]) -> SourceCounts:
+    """A coding agent's or a member's part of memory, from the store's ``{"sessions", "chunks"}``."""
+    return SourceCounts(session_count=counts["sessions"], chunk_count=counts["chunks"])
 
 
 class StoreShare(Out):
-    chunks: int
-    sessions: int
-    projects: int
-    vectors: int | None = Field(description="Chunks with a vector of the configured model; null when unreadable.")
+    chunk_count: int
+    session_count: int
+    project_count: int
+    vector_count: int | None = Field(description="Chunks with a vector of the configured model; null when unreadable.")
 
 
 class IngestRunningOut(Out):
@@ -275,11 +298,11 @@ class IngestRunningOut(Out):
 
     pid: int
     started: str = Field(description="ISO 8601 UTC.")
-    source: str = Field(description="What it reads: a folder or file (the first, when several).")
+    path: str = Field(description="What it reads: a folder or file (the first, when several).")
     phase: str = Field(description="finding files, reading or embedding.")
     files_done: int
     files_total: int | None = Field(description="Null until the files to read are known.")
-    chunks: int = Field(description="Chunks written so far.")
+    chunk_count: int = Field(description="Chunks written so far.")
     embedded: int = Field(description="Embedding phase: new chunks embedded so far, of embed_total.")
     embed_total: int
     summary: str = Field(description="The line `causantic stats` and the dashboard show.")
@@ -287,23 +310,23 @@ class IngestRunningOut(Out):
 
 class StatsOut(Out):
     version: str
-    chunks: int = Field(description="In all of memory: with team memory, its chunks and your local ones.")
-    vectors: int | None = Field(description="Chunks with a vector of the configured model; null when unreadable.")
+    chunk_count: int = Field(description="In all of memory: with team memory, its chunks and your local ones.")
+    vector_count: int | None = Field(description="Chunks with a vector of the configured model; null when unreadable.")
     chunks_without_vectors: int | None = Field(description="Chunks vector search cannot find yet (run embed).")
     vector_index: str = Field(description="ANN index: not needed, ready, missing, unavailable, or error.")
     vector_error: str | None = Field(None, description="Why the vector figures are missing, when they are.")
     edges: EdgeCounts
-    sessions: int
-    projects: int
-    agents: int = Field(description="Agents besides main (sub-agents, teammates).")
-    agent_names: list[str] = Field(
+    session_count: int
+    project_count: int
+    agent_count: int = Field(description="Agents besides main (sub-agents, teammates).")
+    agents: list[str] = Field(
         default_factory=list, description="Those agents' names, alphabetically (e.g. Explore, general-purpose)."
     )
-    clusters: int
+    topic_count: int = Field(description="Topics (`causantic clusters --json` lists them).")
     topics_off: str | None = Field(
         None, description="Why topics are off (scikit-learn, an optional extra, is not installed) and what to install."
     )
-    skipped_lines: int = Field(description="Damaged transcript lines skipped at ingest.")
+    skipped_line_count: int = Field(description="Damaged transcript lines skipped at ingest.")
     keyword_index: str
     sources: dict[str, SourceCounts] = Field(description="Sessions and chunks per coding agent.")
     members: dict[str, SourceCounts] = Field(
@@ -324,7 +347,7 @@ class StatsOut(Out):
     vector_file_bytes: int | None = Field(
         None, description="Of vector_bytes, the ANN index files beside the database (not in sqlite_bytes)."
     )
-    projects_detail: list[ProjectInfo]
+    projects: list[ProjectInfo] = Field(description="Each project, as `causantic list-projects --json` lists them.")
     stores: dict[str, StoreShare] = Field(
         default_factory=dict,
         description=(
@@ -368,11 +391,11 @@ class ForgetOut(Out):
     project: str
     dry_run: bool
     whole_project: bool = Field(description="True when no filter narrowed it: the whole project.")
-    sessions: int = Field(description="Sessions the matched chunks belong to.")
+    session_count: int = Field(description="Sessions the matched chunks belong to.")
     preview_sessions: list[SessionInfo] = Field(description="Whole project: its newest sessions, by title.")
-    count: int = Field(description="Chunks matched by the filters.")
+    chunk_count: int = Field(description="Chunks matched by the filters.")
     deleted: int
-    preview: list[ForgetHit] = Field(
+    preview_chunks: list[ForgetHit] = Field(
         description="The first matches (most similar first with a query), shaped as search hits."
     )
     other_members: dict[str, int] = Field(
@@ -397,15 +420,15 @@ class ForgetOut(Out):
 
 class PruneProject(Out):
     project: str
-    chunks: int
-    sessions: int
+    chunk_count: int
+    session_count: int
 
 
 class PruneOut(Out):
     before: str = Field(description="Chunks before this time (UTC), in every project.")
     dry_run: bool
-    count: int = Field(description="Chunks matched.")
-    sessions: int = Field(description="Sessions the matched chunks belong to.")
+    chunk_count: int = Field(description="Chunks matched.")
+    session_count: int = Field(description="Sessions the matched chunks belong to.")
     deleted: int
     projects: list[PruneProject] = Field(description="The matches by project, most chunks first.")
     freed_bytes: int = Field(0, description="A real run: how many bytes smaller memory's files became.")
@@ -417,10 +440,12 @@ def prune_out(result: PruneResult) -> PruneOut:
     return PruneOut(
         before=iso(result.before),
         dry_run=result.dry_run,
-        count=result.count,
-        sessions=result.sessions,
+        chunk_count=result.count,
+        session_count=result.sessions,
         deleted=result.deleted,
-        projects=[PruneProject(project=p.project, chunks=p.chunks, sessions=p.sessions) for p in result.projects],
+        projects=[
+            PruneProject(project=p.project, chunk_count=p.chunks, session_count=p.sessions) for p in result.projects
+        ],
         freed_bytes=result.freed_bytes,
         size_bytes=result.size_bytes,
         free_bytes=result.free_bytes,
@@ -440,14 +465,28 @@ class VacuumOut(Out):
 class EmbedOut(Out):
     model: str
     vectors_added: int
-    vectors: int = Field(description="Vectors of the model in the index now.")
+    vector_count: int = Field(description="Vectors of the model in the index now.")
+
+
+class ModelInfo(Out):
+    id: str
+    dims: int
+    repository: str = Field(description="Where its files are downloaded from (a Hugging Face repository).")
+    status: str = Field(description="ready, or not on this machine.")
+    note: str
+
+
+class ModelsOut(Out):
+    """``causantic models --json``: the embedding models Causantic knows."""
+
+    models: list[ModelInfo]
 
 
 class ClusterOut(Out):
     """A clustering run, its counts named as ``clusters --json`` names them (``topics`` is a list there)."""
 
     topics_found: int = Field(description="Topics found.")
-    chunks: int = Field(description="Embedded chunks grouped.")
+    chunk_count: int = Field(description="Embedded chunks grouped.")
     in_no_topic: int = Field(description="Of those, the chunks in no topic (HDBSCAN's noise).")
     kept_identities: int = Field(description="Topics that kept their id from the run before.")
     seconds: float
@@ -456,19 +495,102 @@ class ClusterOut(Out):
 def cluster_out(report: ClusterReport) -> ClusterOut:
     return ClusterOut(
         topics_found=report.clusters,
-        chunks=report.clustered_chunks + report.noise_chunks,
+        chunk_count=report.clustered_chunks + report.noise_chunks,
         in_no_topic=report.noise_chunks,
         kept_identities=report.kept_identities,
         seconds=report.seconds,
     )
 
 
+class ProjectMoveOut(Out):
+    """A merge-projects or split-project: its preview, or what it moved."""
+
+    action: str = Field(description="merge or split.")
+    from_project: str = Field(description="The project the sessions leave, by name.")
+    from_path: str
+    into_project: str = Field(description="The project they join (a split: the one it makes, named as it will be).")
+    into_path: str
+    session_ids: list[str] = Field(description="Every session that moves, by id.")
+    sessions: list[SessionInfo] = Field(description="Those holding chunks, newest first.")
+    chunk_count: int = Field(description="The chunks that move.")
+    aliases: list[str] = Field(description="The folders (and repositories) that move with them: later sessions follow.")
+    left: int = Field(description="Sessions that stay in the source (it is deleted when none does).")
+    unrecorded: int = Field(description="A split: sessions of the source whose folder is not recorded.")
+    other_members: dict[str, int] = Field(
+        description="Team memory: other members' chunks this member may not move, by member (then nothing moves)."
+    )
+    dry_run: bool
+    summary: str = Field(description="What moves (or moved), in words, as the command prints it.")
+    notes: list[str]
+
+
+def move_out(move: ProjectMove) -> ProjectMoveOut:
+    return ProjectMoveOut(
+        action=move.action,
+        from_project=move.source,
+        from_path=move.source_path,
+        into_project=move.target,
+        into_path=move.target_path,
+        session_ids=list(move.session_ids),
+        sessions=[
+            SessionInfo(
+                session_id=s.session_id,
+                source=s.source,
+                started_at=s.started,
+                ended_at=s.ended,
+                chunk_count=s.chunks,
+                tokens=s.tokens,
+                agents=list(s.agents),
+                title=s.title or "",
+                members=list(s.members),
+            )
+            for s in move.sessions
+        ],
+        chunk_count=move.chunks,
+        aliases=list(move.aliases),
+        left=move.left,
+        unrecorded=move.unrecorded,
+        other_members=dict(move.others),
+        dry_run=move.dry_run,
+        summary=move_summary(move),
+        notes=move_notes(move),
+    )
+
+
+class TeamInitOut(Out):
+    """``causantic team init --json``: the server checked, and the schema made or upgraded there."""
+
+    server: str
+    server_version: str = Field(description="PostgreSQL's version.")
+    pgvector_version: str | None = Field(description="The vector extension's version in the database.")
+    schema_version: int
+
+
+class TeamMemberOut(Out):
+    user: str
+    session_count: int
+    chunk_count: int
+    text_bytes: int
+    last_ingest: str | None = Field(description="ISO 8601 UTC; null when the member never ingested.")
+
+
+class TeamStatusOut(Out):
+    """``causantic team status --json``: who shares the team memory."""
+
+    server: str
+    schema_version: int
+    database_bytes: int
+    schema_missing: list[int] = Field(description="Migrations of this release the database lacks.")
+    schema_note: str | None = Field(description="What members go without until the tables' owner applies them.")
+    members: list[TeamMemberOut]
+
+
 def project_out(p: ProjectSummary) -> ProjectInfo:
     return ProjectInfo(
         name=p.name,
         path=p.path,
-        chunks=p.chunks,
-        sessions=p.sessions,
+        chunk_count=p.chunks,
+        session_count=p.sessions,
         first_seen=p.first_seen,
         last_seen=p.last_seen,
         members=dict(p.members),
@@ -488,7 +610,7 @@ def sessions_out(listing: SessionList) -> SessionsOut:
 def topics_out(topics: list[TopicSummary], coverage: TopicCoverage) -> TopicsOut:
     return TopicsOut(
         topics=[TopicInfo.model_validate(t, from_attributes=True) for t in topics],
-        chunks=coverage.chunks,
+        chunk_count=coverage.chunks,
         in_no_topic=coverage.in_no_topic,
     )
 
@@ -498,11 +620,11 @@ def forget_out(result: ForgetResult) -> ForgetOut:
         project=result.project,
         dry_run=result.dry_run,
         whole_project=result.whole_project,
-        sessions=result.sessions,
+        session_count=result.sessions,
         preview_sessions=[session_out(x) for x in result.session_summaries],
-        count=result.count,
+        chunk_count=result.count,
         deleted=result.deleted,
-        preview=[ForgetHit(**dict(chunk_out(c, None)), similarity=sim) for c, sim in result.preview],
+        preview_chunks=[ForgetHit(**dict(chunk_out(c, None)), similarity=sim) for c, sim in result.preview],
         other_members=dict(result.others),
         other_members_deletable=result.others_deletable,
         only_mine=result.only_mine,
@@ -539,7 +661,7 @@ class IngestOut(Out):
         "what a member goes without until the team database is upgraded.",
     )
     bytes_read: int
-    sessions: int
+    session_count: int
     chunks_added: int
     chunks_updated: int = Field(description="Stored chunks whose text changed: embedded again.")
     chunks_renumbered: int = Field(
@@ -600,7 +722,7 @@ class HookRunInfo(Out):
     injected: list[InjectedMomentInfo] = Field(
         default_factory=list, description="user-prompt-submit: the past moments added to the last prompt, and why."
     )
-    earlier: list[HookRunInfo] = Field(
+    earlier_runs: list[HookRunInfo] = Field(
         default_factory=list, description="user-prompt-submit: its runs on the prompts before, newest first."
     )
 
@@ -615,11 +737,11 @@ def ingest_running_out(run: IngestRun) -> IngestRunningOut:
     return IngestRunningOut(
         pid=run["pid"],
         started=run["started"],
-        source=run["source"],
+        path=run["source"],
         phase=run["phase"],
         files_done=run["filesDone"],
         files_total=run["filesTotal"],
-        chunks=run["chunks"],
+        chunk_count=run["chunks"],
         embedded=run["embedded"],
         embed_total=run["embedTotal"],
         summary=running_text(run),
@@ -653,5 +775,5 @@ def _run_info(r: HookRun) -> HookRunInfo:
             )
             for m in r.get("injected", [])
         ],
-        earlier=[_run_info(e) for e in r.get("earlier", [])],
+        earlier_runs=[_run_info(e) for e in r.get("earlier", [])],
     )
