@@ -146,6 +146,17 @@ def schema_refused(conn: Any, url: str, exc: BaseException) -> StoreError | None
     )
 
 
+def migrated(conn: Any, url: str) -> tuple[int, ...]:
+    """Bring the schema up to date on ``conn`` where this role may; return the migrations it lacks
+    and works without (:func:`schema_gap`). Every connection a member opens (the store's, the vector
+    index's) comes through here, so none fails where another works: a StoreError says what to do."""
+    try:
+        migrate(conn)
+    except psycopg_module().Error as exc:
+        return schema_gap(conn, url, exc)
+    return ()
+
+
 def schema_gap(conn: Any, url: str, exc: BaseException) -> tuple[int, ...]:
     """The migrations a member's connection was refused (``exc``) and can do without
     (:data:`~causantic.store.postgres.migrations.WORKS_WITHOUT`): the store opens without them. Any

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from causantic.store.base import pyformat
 from causantic.store.postgres import keyword
 from causantic.store.postgres.connection import connect, failure, psycopg_module
-from causantic.store.postgres.migrations import migrate
+from causantic.store.postgres.team import migrated
 from causantic.store.records import VectorHealth, VectorMatch, VectorRecord
 from causantic.store.sqlite import raising_store_errors
 from causantic.store.vectors import (
@@ -61,7 +61,11 @@ class PgVectorIndex(VectorReads):
             from pgvector.psycopg import register_vector
 
             conn = connect(self.url, connect_timeout=self.connect_timeout)
-            migrate(conn)
+            try:
+                migrated(conn, self.url)  # a change members do without leaves vectors as they were
+            except BaseException:
+                conn.close()
+                raise
             register_vector(conn)
             self._conn = conn
             self.ensure_ann_index()
