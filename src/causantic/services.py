@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from causantic.errors import ConfigError, StoreError
+from causantic.errors import ConfigError, StoreError, TeamDownReason, TeamUnavailable
 from causantic.home import causantic_home, db_path, is_team_memory, vector_path
 from causantic.store.memory import MemoryStore
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
@@ -132,6 +132,19 @@ def open_store(config: Config) -> MemoryStoreProtocol:
     return MemoryStore(db_path(config), busy_timeout_ms=config.storage.busy_timeout_ms)
 
 
+@dataclass(frozen=True, slots=True)
+class TeamDown:
+    """Why team memory is not answering: ``reason`` (:class:`~causantic.errors.TeamUnavailable`'s,
+    or ``error`` for any other failure) and the sentence saying which server, why and what to do."""
+
+    reason: TeamDownReason
+    message: str
+
+    @classmethod
+    def of(cls, exc: StoreError) -> TeamDown:
+        return cls(exc.reason if isinstance(exc, TeamUnavailable) else "error", str(exc))
+
+
 RETRY_SECONDS = 30.0  # how soon a long-lived process (the MCP server) asks unreachable team memory again
 
 
@@ -148,7 +161,7 @@ class TeamAndLocal:
         self.home = home
         self._embedder = embedder
         self.team: Services | None = None
-        self.team_down: str | None = None
+        self.team_down: TeamDown | None = None
         self._retry_at = 0.0
         self.local: Services | None = None  # None: every project is shared, and nothing is local
         self._open_team()
@@ -171,7 +184,7 @@ class TeamAndLocal:
         if self.team is not None:
             with suppress(StoreError):  # its connection is gone already
                 self.team.close()
-        self.team, self.team_down = None, str(exc)
+        self.team, self.team_down = None, TeamDown.of(exc)
         self._retry_at = time.monotonic() + RETRY_SECONDS
 
     def reconnect(self) -> None:
@@ -190,7 +203,7 @@ class TeamAndLocal:
             self.team = Services(self.config, open_store(self.config), home=self.home, _embedder=embedder)
             self.team_down = None
         except StoreError as exc:
-            self.team_down = str(exc)
+            self.team_down = TeamDown.of(exc)
             self._retry_at = time.monotonic() + RETRY_SECONDS
 
     def _open_local(self) -> Services:

@@ -30,6 +30,7 @@ from causantic.retrieval.listing import in_no_topic_line, no_topics_line
 from causantic.retrieval.options import FORGET_THRESHOLD
 from causantic.retrieval.prompt_report import PROMPTS_HEADING, added_text, explain_prompt, recent_prompts
 from causantic.runs import PROMPT_HOOK, HookRun, read_status
+from causantic.wording import sentence
 
 FORGET_PREVIEW_MAX = 500  # the most chunks one confirmation may delete: all of them are listed
 STALE_INGEST_DAYS = 7
@@ -122,8 +123,10 @@ def _warnings(
     from causantic.embedding import is_available
 
     out: list[Health] = []
-    if unreachable := memory.team_unreachable:  # the figures are the local store's alone, as `causantic stats` warns
-        out.append(Health("warn", f"These are local memory's figures only. {unreachable}"))
+    if unavailable := memory.team_unavailable:  # the figures are the local store's alone, as `causantic stats` warns
+        out.append(Health("warn", f"These are local memory's figures only. {unavailable.message}"))
+    if gap := memory.team_schema_note:  # what this member goes without, as `causantic stats` notes it
+        out.append(Health("warn", sentence(gap)))
     if not view.counts["chunks"]:  # not "run batch-ingest" while one is finding the files to read
         empty = (
             "Memory is empty so far: the ingest running now is reading your sessions."
@@ -179,7 +182,8 @@ def projects(memory: Memory, derived: Derived) -> dict[str, Any]:
     call: team memory's projects say whose sessions they hold)."""
     found = derived.get(memory, "projects", memory.projects)
     # Team memory not answering: its projects are missing, as `causantic list-projects` warns.
-    return {"projects": found, "team": any(p.members for p in found), "unreachable": memory.team_unreachable}
+    down = memory.team_unavailable
+    return {"projects": found, "team": any(p.members for p in found), "unavailable": down and down.message}
 
 
 def _known_linked(exc: NoMemoryYet) -> Markup:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from causantic.errors import TeamDownReason
 from causantic.ingest_runs import IngestRun, running_text
 from causantic.retrieval.episodes import EpisodeAnswer
 from causantic.retrieval.forget import ForgetResult, PruneResult
@@ -285,6 +286,19 @@ class IngestRunningOut(Out):
     summary: str = Field(description="The line `causantic stats` and the dashboard show.")
 
 
+class TeamUnavailableOut(Out):
+    """Why team memory is not answering, for scripts (``reason``) and people (``message``)."""
+
+    reason: TeamDownReason = Field(
+        description=(
+            "unreachable: the server does not answer (down, out of reach, a timeout); refused: it answered but "
+            "refused the login or holds no such database; schema: no team memory there yet, no pgvector, or "
+            "schema changes this release needs that only the tables' owner may make; error: anything else."
+        )
+    )
+    message: str = Field(description="Which server, why, and what to do (never the URL or its password).")
+
+
 class StatsOut(Out):
     version: str
     chunks: int = Field(description="In all of memory: with team memory, its chunks and your local ones.")
@@ -332,11 +346,18 @@ class StatsOut(Out):
             "'local' (this machine's SQLite), as search's `store` names them; empty with one store."
         ),
     )
-    team_unreachable: str | None = Field(
+    team_unavailable: TeamUnavailableOut | None = Field(
         None,
         description=(
-            "Team memory (storage.backend postgres) could not be reached: why, which server and what to do. "
-            "The figures are then this machine's local memory only."
+            "Team memory (storage.backend postgres) is configured but not answering; the figures are then "
+            "this machine's local memory only. Null while it answers."
+        ),
+    )
+    team_schema_note: str | None = Field(
+        None,
+        description=(
+            "Team memory answers, but lacks schema changes of this release that members work without: what "
+            "goes without them, and which role runs `causantic team init` to end it (as `team status` says)."
         ),
     )
     ingests_running: list[IngestRunningOut] = Field(

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
-from causantic.errors import StoreError
+from causantic.errors import StoreError, TeamUnavailable
 from causantic.store.postgres.connection import (
     MIN_PGVECTOR,
     MIN_SERVER_VERSION,
@@ -110,39 +110,44 @@ def init(url: str, *, connect_timeout: int | None = None) -> ServerCheck:
         return _check(conn, url)
 
 
-def schema_refused(conn: Any, url: str, exc: BaseException) -> StoreError | None:
+def schema_refused(conn: Any, url: str, exc: BaseException) -> TeamUnavailable | None:
     """Why creating or upgrading the schema on ``conn`` failed, as what to do and whom to ask; None
     for a failure of another kind. For `team init` and a member's first connect alike: a server
     without pgvector, a role that may not create its extension, a member's role that may not migrate."""
     found = _check(conn, url)
     if found.missing:
-        return StoreError(f"The team database at {found.server} is not ready: " + " ".join(found.missing))
+        return TeamUnavailable(
+            f"The team database at {found.server} is not ready: " + " ".join(found.missing), "schema"
+        )
     if not isinstance(exc, psycopg_module().errors.InsufficientPrivilege):
         return None
     # The primary message alone: the rest (HINT, CONTEXT, the statement with a caret) is lines of SQL.
     reason = exc.diag.message_primary or str(exc).strip().splitlines()[0]
     database = psycopg_module().conninfo.conninfo_to_dict(url.strip()).get("dbname") or "this database"
     if 'extension "vector"' in reason:
-        return StoreError(
+        return TeamUnavailable(
             f"The team database at {found.server} needs the vector extension (pgvector {found.pgvector_available} "
             f"is on the server), and only a superuser may create it ({reason}). Ask the server's admin to run "
             f"`CREATE EXTENSION vector;` in database {database} (a managed service: as its admin role), then run "
             "`causantic team init` again as the database's owner with CREATEROLE (it creates the roles "
-            "causantic_member and causantic_admin), or as a superuser."
+            "causantic_member and causantic_admin), or as a superuser.",
+            "schema",
         )
     if found.schema_version:
         missing = missing_versions(conn)
-        return StoreError(
+        return TeamUnavailable(
             f"The team database at {found.server} lacks schema {_changes(missing)} this causantic needs, and only"
             f" {_owner(conn)} may make {'it' if len(missing) == 1 else 'them'} ({reason}). Ask them to run"
-            " `causantic team init` (it upgrades the schema), then connect again."
+            " `causantic team init` (it upgrades the schema), then connect again.",
+            "schema",
         )
-    return StoreError(
+    return TeamUnavailable(
         f"The team database at {found.server} holds no team memory yet, and the role in the URL may not create "
         f"it ({reason}). `causantic team init` creates the roles causantic_member and causantic_admin "
         "(CREATEROLE), and the vector extension unless a superuser already ran `CREATE EXTENSION vector` in this "
         "database. Run it once as a superuser (a managed service: its admin role), or as the database owner with "
-        "CREATEROLE after that; members then connect with their own roles."
+        "CREATEROLE after that; members then connect with their own roles.",
+        "schema",
     )
 
 
