@@ -903,6 +903,7 @@ class Memory:
             TeamUnavailableOut,
             project_out,
         )
+        from causantic.retrieval.search import MISSING_ANN_FILE
 
         stores = self._every_store()
         unavailable = self.team_unavailable
@@ -945,6 +946,7 @@ class Memory:
             if errors
             else sum(h.missing for h in read) - (twice.chunks - twice.vectors if twice else 0),
             vector_index=ann,
+            vector_index_note=next((h.ann_note or MISSING_ANN_FILE for h in read if h.ann == "missing"), None),
             vector_error="; ".join(errors) or None,
             edges=EdgeCounts(**counts["edges"]),
             sessions=counts["sessions"],

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -253,10 +253,16 @@ def open_services(config: Config | None = None) -> Iterator[Services]:
 def team_init(url: str | None = None) -> ServerCheck:
     """Check a team database (``url``, else storage.postgresUrl) and create or upgrade its schema."""
     from causantic.config import load_config
+    from causantic.embedding.models import get_spec
     from causantic.store.postgres import team
+    from causantic.store.postgres.vectors import index_models
 
     config = load_config()
-    return team.init(url or postgres_url(config), connect_timeout=config.team.connect_timeout_seconds)
+    url = url or postgres_url(config)
+    timeout = config.team.connect_timeout_seconds
+    found = team.init(url, connect_timeout=timeout)
+    spec = get_spec(config.embedding.model)
+    return replace(found, ann_indexes_made=tuple(index_models(url, (spec.id, spec.dims), connect_timeout=timeout)))
 
 
 def team_members(config: Config) -> list[str]:

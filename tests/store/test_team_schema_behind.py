@@ -13,13 +13,15 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 from mcp import Client
-from postgres_server import new_database
+from postgres_server import drop_ann_indexes, new_database
 from starlette.testclient import TestClient
 from transcript_files import write_session
 
 from causantic.cli.main import cli
+from causantic.config import Config
 from causantic.dashboard.app import create_app
 from causantic.dashboard.security import Secrets
+from causantic.embedding.models import get_spec
 from causantic.facade import Memory
 from causantic.mcp.server import build_server
 from causantic.services import team_init
@@ -127,3 +129,31 @@ def test_stats_json_says_why_team_memory_is_unavailable_as_a_reason_and_a_messag
     down = json.loads(CliRunner().invoke(cli, ["stats", "--json"], env=missing).output)["team_unavailable"]
     assert down["reason"] == "refused" and "refused the connection" in down["message"]
     assert "Cannot reach" not in down["message"]  # it answered: "does not exist"
+
+
+def test_team_init_makes_the_vector_index_a_members_role_may_not_and_stats_says_while_it_is_missing(
+    behind: dict[str, str], postgres_server: Any, tmp_path: Path
+) -> None:
+    """Only the tables' owner may index them, and only the owner's own embedding made the HNSW index:
+    a team whose owner administers the database and never ingests searched every vector exactly,
+    while stats said "ANN index: ready". `team init` makes it now, and stats tells when it is missing."""
+    url = psycopg.conninfo.make_conninfo(behind["CAUSANTIC_STORAGE_POSTGRES_URL"], user=None)
+    owner = psycopg.conninfo.make_conninfo(
+        url, user=psycopg.conninfo.conninfo_to_dict(postgres_server.get_uri())["user"]
+    )
+    with psycopg.connect(owner, autocommit=True) as conn:
+        drop_ann_indexes(conn)  # as a database set up by the release before, whose owner never embedded
+    runner = CliRunner()
+    figures = json.loads(runner.invoke(cli, ["stats", "--json"], env=behind).output)
+    assert figures["vector_index"] == "missing"
+    assert "vector search scans every vector until the role that owns its tables" in figures["vector_index_note"]
+    assert "runs `causantic team init`" in figures["vector_index_note"]
+
+    model = get_spec(Config().embedding.model).id
+    done = runner.invoke(cli, ["team", "init", owner, "--json"], env={"CAUSANTIC_HOME": str(tmp_path / "owner")})
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output)["ann_indexes_made"] == [model]
+    figures = json.loads(runner.invoke(cli, ["stats", "--json"], env=behind).output)
+    assert figures["vector_index"] == "ready" and figures["vector_index_note"] is None
+    again = runner.invoke(cli, ["team", "init", owner, "--json"], env={"CAUSANTIC_HOME": str(tmp_path / "owner")})
+    assert json.loads(again.output)["ann_indexes_made"] == []

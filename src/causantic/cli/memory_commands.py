@@ -86,8 +86,8 @@ def stats_command(as_json: bool) -> None:
         )
     if reread := Reread(result.files_under_older_rules, tuple(result.older_rules_elsewhere.items())):
         note(f"Note: {reread_note(reread)}")
-    if result.vector_index == "missing":
-        note("Warning: the ANN index file is missing; search scans every vector until `causantic embed` rebuilds it.")
+    if result.vector_index_note:
+        note(f"Warning: {sentence(result.vector_index_note)}")
 
 
 def _counts(*counts: tuple[str, int]) -> str:

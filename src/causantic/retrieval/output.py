@@ -306,6 +306,9 @@ class StatsOut(Out):
     chunks_without_vectors: int | None = Field(description="Chunks vector search cannot find yet (run embed).")
     vector_index: str = Field(description="ANN index: not needed, ready, missing, unavailable, or error.")
     vector_error: str | None = Field(None, description="Why the vector figures are missing, when they are.")
+    vector_index_note: str | None = Field(
+        None, description="vector_index missing: what search does meanwhile, and what makes the index."
+    )
     edges: EdgeCounts
     sessions: int
     projects: int

@@ -27,6 +27,7 @@ class ServerCheck:
     pgvector_available: str | None  # version the server can install, None when it has none
     pgvector_installed: str | None  # version installed in this database
     schema_version: int  # migrations applied (0 before init)
+    ann_indexes_made: tuple[str, ...] = ()  # models whose HNSW index `team init` made (services.team_init)
 
     @property
     def missing(self) -> list[str]:
@@ -137,7 +138,7 @@ def schema_refused(conn: Any, url: str, exc: BaseException) -> TeamUnavailable |
         missing = missing_versions(conn)
         return TeamUnavailable(
             f"The team database at {found.server} lacks schema {_changes(missing)} this causantic needs, and only"
-            f" {_owner(conn)} may make {'it' if len(missing) == 1 else 'them'} ({reason}). Ask them to run"
+            f" {owner_named(conn)} may make {'it' if len(missing) == 1 else 'them'} ({reason}). Ask them to run"
             " `causantic team init` (it upgrades the schema), then connect again.",
             "schema",
         )
@@ -176,10 +177,11 @@ def gap_note(conn: Any, url: str, missing: Sequence[int]) -> str:
     """What a member goes without while the team database lacks ``missing`` (see :func:`schema_gap`;
     local memory alone, for a migration members cannot do without), and who runs what to end it."""
     lacks = f"team memory at {describe(url)} lacks schema {_changes(missing)} of this causantic"
+    owner = owner_named(conn)
     if not all(v in WORKS_WITHOUT for v in missing):
-        return f"{lacks}, so members on it answer from local memory until {_owner(conn)} runs `causantic team init`"
+        return f"{lacks}, so members on it answer from local memory until {owner} runs `causantic team init`"
     without = "; and ".join(WORKS_WITHOUT[v] for v in missing)
-    return f"{lacks} (members may not change its tables), so {without} until {_owner(conn)} runs `causantic team init`"
+    return f"{lacks} (members may not change its tables), so {without} until {owner} runs `causantic team init`"
 
 
 def _changes(missing: Sequence[int]) -> str:
@@ -188,7 +190,7 @@ def _changes(missing: Sequence[int]) -> str:
     return f"change {numbers[0]}" if len(numbers) == 1 else f"changes {', '.join(numbers[:-1])} and {numbers[-1]}"
 
 
-def _owner(conn: Any) -> str:
+def owner_named(conn: Any) -> str:
     """Who may migrate the team's tables, by role name."""
     owner = tables_owner(conn)
     return f"the role that owns its tables ({owner})" if owner else "the role that owns its tables"
