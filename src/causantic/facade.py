@@ -178,8 +178,7 @@ class Memory:
 
         ``as_examples``: the bundled example sessions, kept apart from real memory (see
         :func:`causantic.ingest.service.ingest_paths`)."""
-        from causantic.config import shares_project
-        from causantic.ingest.service import ingest_paths, ingest_routed
+        from causantic.ingest.service import ingest_paths, ingest_routed, shared_projects
         from causantic.retrieval.output import ingest_out
 
         options: dict[str, Any] = {
@@ -202,7 +201,7 @@ class Memory:
         report = ingest_routed(
             team.main if up is None else (team.local if share.share_projects != "all" else None),
             up if share.share_projects else None,
-            lambda path: shares_project(share, path),
+            shared_projects(share, up.store if up is not None else None),
             targets,
             team.team_down.message if share.share_projects and team.team_down else None,
             **options,
