@@ -120,3 +120,12 @@ def test_a_project_shared_after_its_sessions_were_kept_locally_counts_each_file_
     assert (uploaded["files"], uploaded["sessions"]) == (1, 1)
     again = _ingest(shared, folder)
     assert (again["files"], again["files_unchanged"]) == (1, 1)
+
+
+def test_stats_beside_team_memory_names_each_stores_keyword_index(url: str, tmp_path: Path) -> None:
+    """It said "keyword index │ on (PostgreSQL full-text search); on": the second "on" was the local store's."""
+    write_session(tmp_path / "b", DIARY, "d1a20000-0000-4000-8000-000000000002", [("my notes", "kept to myself")])
+    bob = _env(tmp_path, url, "bob", "shop")
+    _ingest(bob, tmp_path / "b")
+    figures = json.loads(CliRunner().invoke(cli, ["stats", "--json"], env=bob).output)
+    assert figures["keyword_index"] == "on (PostgreSQL full-text search); on (SQLite FTS5)"
