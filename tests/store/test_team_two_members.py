@@ -14,11 +14,16 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 from postgres_server import new_database
+from starlette.testclient import TestClient
 from transcript_files import git_checkout, write_session
 
 from causantic.cli.main import cli
+from causantic.dashboard.app import create_app
+from causantic.dashboard.security import Secrets
+from causantic.facade import Memory
 
 DIARY = "/home/bob/diary"  # bob's private project: never shared
+FIX_ASKED, FIX = "why does the cart total drift", "the cart total drifted: rounding per line, now rounded once"
 
 
 @pytest.fixture
@@ -129,3 +134,23 @@ def test_stats_beside_team_memory_names_each_stores_keyword_index(url: str, tmp_
     _ingest(bob, tmp_path / "b")
     figures = json.loads(CliRunner().invoke(cli, ["stats", "--json"], env=bob).output)
     assert figures["keyword_index"] == "on (PostgreSQL full-text search); on (SQLite FTS5)"
+
+
+def test_the_dashboards_answers_say_whose_each_chunk_is_as_the_cli_does(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CLI says 'User: bob' and 'Local (not shared)'; the dashboard's search and recall said neither."""
+    write_session(tmp_path / "b", "/home/bob/shop", "b0000000-0000-4000-8000-000000000001", [(FIX_ASKED, FIX)])
+    _ingest(_env(tmp_path, url, "bob", "shop"), tmp_path / "b")
+    alice = _env(tmp_path, url, "alice", "shop")
+    write_session(tmp_path / "a", "/home/alice/notes", "a0000000-0000-4000-8000-000000000001", [(FIX_ASKED, "noted")])
+    _ingest(alice, tmp_path / "a")
+    for name, value in alice.items():
+        monkeypatch.setenv(name, value)
+    secrets = Secrets(port=8766)
+    with TestClient(create_app(secrets, opener=Memory), base_url="http://127.0.0.1:8766") as client:
+        client.get("/", params={"token": secrets.token})
+        for kind in ("search", "recall"):
+            page = client.get("/search", params={"q": FIX_ASKED, "kind": kind, "mode": "keyword"}).text
+            assert '<span class="member" title="the team member whose session it is">bob</span>' in page, kind
+            assert '<span class="member muted">local (not shared)</span>' in page, kind

@@ -25,7 +25,7 @@ from causantic.ingest_runs import writing
 from causantic.retrieval import browse
 from causantic.retrieval.browse import TIMELINE_PAGE
 from causantic.retrieval.forget import ForgetResult, nothing_to_forget, others_note, space_note
-from causantic.retrieval.format import Reread, counted, reread_note, search_summary
+from causantic.retrieval.format import Reread, counted, mixes_stores, reread_note, search_summary
 from causantic.retrieval.listing import in_no_topic_line, no_topics_line
 from causantic.retrieval.options import FORGET_THRESHOLD
 from causantic.retrieval.prompt_report import PROMPTS_HEADING, added_text, explain_prompt, recent_prompts
@@ -315,13 +315,15 @@ def _answer(memory: Memory, form: SearchForm, context: dict[str, Any]) -> dict[s
         )
         context["shown"] = result.shown_relevance  # what people read: never rising down the list
         context["summary"] = search_summary(result)  # the CLI's and the MCP tool's words, weak hits counted apart
+        context["mixed"] = mixes_stores([h.chunk for h in result.hits])  # local chunks marked, as the CLI's
     else:
         if form.since or form.until:  # recall and predict take no dates: say so rather than ignore them
             context["undated"] = f"From and To filter search only: {form.kind} looked at every date."
         if form.member.strip():  # nor members
             context["anyone"] = f"Member filters search only: {form.kind} looked at every member's memory."
         ask = memory.recall if form.kind == "recall" else memory.predict
-        context["story"] = story_of(ask(form.q, project=project, agent=agent))
+        context["story"] = story = story_of(ask(form.q, project=project, agent=agent))
+        context["mixed"] = mixes_stores([step.chunk for step in story.steps])
     return context
 
 
