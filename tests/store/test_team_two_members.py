@@ -154,3 +154,15 @@ def test_the_dashboards_answers_say_whose_each_chunk_is_as_the_cli_does(
             page = client.get("/search", params={"q": FIX_ASKED, "kind": kind, "mode": "keyword"}).text
             assert '<span class="member" title="the team member whose session it is">bob</span>' in page, kind
             assert '<span class="member muted">local (not shared)</span>' in page, kind
+
+
+def test_an_ingest_into_both_stores_says_how_many_chunks_each_embeds(url: str, tmp_path: Path) -> None:
+    """It said "embedding 1 chunk" (the local store's) and then embedded 2: team memory's went unsaid."""
+    bob = _env(tmp_path, url, "bob", "shop")
+    write_session(tmp_path / "b", "/home/bob/shop", "b0000000-0000-4000-8000-000000000001", [(FIX_ASKED, FIX)])
+    _bobs_diary(tmp_path / "b")
+    done = CliRunner().invoke(cli, ["ingest", str(tmp_path / "b")], env=bob)
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.output.split())
+    assert "embedding 1 chunk for vector search" in said and "Embedding 1 more chunk for vector search." in said
+    assert "vectors added │ 2" in said
