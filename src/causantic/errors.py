@@ -4,6 +4,11 @@ Every message says what went wrong and what to do next; interfaces (CLI, MCP, ho
 into their own error shapes and nothing else.
 """
 
+from typing import Literal
+
+# Why team memory is not answering (TeamUnavailable); "error" is any other failure of it.
+TeamDownReason = Literal["unreachable", "refused", "schema", "error"]
+
 
 class CausanticError(Exception):
     """Base class: an expected failure with a message a user can act on."""
@@ -20,6 +25,17 @@ class ConfigWarning(UserWarning):
 
 class StoreError(CausanticError):
     """The memory store cannot be opened, read or written."""
+
+
+class TeamUnavailable(StoreError):
+    """Team memory cannot answer, and why (``reason``): ``unreachable`` (no answer: the server is down,
+    out of reach, or stopped answering), ``refused`` (it answered but refused the login, or holds no
+    such database), ``schema`` (no team memory there yet, no pgvector, or schema changes this release
+    needs that only the tables' owner may make). Any other StoreError from team memory is an ``error``."""
+
+    def __init__(self, message: str, reason: TeamDownReason) -> None:
+        super().__init__(message)
+        self.reason: TeamDownReason = reason
 
 
 class TranscriptError(CausanticError):

@@ -33,7 +33,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
@@ -44,7 +44,7 @@ from causantic.errors import CausanticError, InvalidQuery, ProjectNotFound, Stor
 from causantic.files import absolute
 from causantic.home import causantic_home, is_team_memory
 from causantic.retrieval.options import FORGET_THRESHOLD, SESSIONS_LISTED, TIMELINE_SESSIONS
-from causantic.services import Services, TeamAndLocal, member_name, open_store, team_members
+from causantic.services import Services, TeamAndLocal, TeamDown, member_name, open_store, team_members
 from causantic.services import team_init as team_init  # team memory's set-up and status, for the CLI
 from causantic.services import team_status as team_status
 
@@ -178,8 +178,7 @@ class Memory:
 
         ``as_examples``: the bundled example sessions, kept apart from real memory (see
         :func:`causantic.ingest.service.ingest_paths`)."""
-        from causantic.config import shares_project
-        from causantic.ingest.service import ingest_paths, ingest_routed
+        from causantic.ingest.service import ingest_paths, ingest_routed, shared_projects
         from causantic.retrieval.output import ingest_out
 
         options: dict[str, Any] = {
@@ -202,9 +201,9 @@ class Memory:
         report = ingest_routed(
             team.main if up is None else (team.local if share.share_projects != "all" else None),
             up if share.share_projects else None,
-            lambda path: shares_project(share, path),
+            shared_projects(share, up.store if up is not None else None),
             targets,
-            team.team_down if share.share_projects else None,
+            team.team_down.message if share.share_projects and team.team_down else None,
             **options,
         )
         return ingest_out(report)
@@ -583,7 +582,8 @@ class Memory:
             if local is not None:
                 return run(local)
             if team is not None and team.team is None:
-                raise type(exc)(f"{exc} Team memory is unreachable, and shared projects live there.") from exc
+                down = "unreachable" if team.team_down and team.team_down.reason == "unreachable" else "unavailable"
+                raise type(exc)(f"{exc} Team memory is {down}, and shared projects live there.") from exc
             raise
         except StoreError as down:
             if team is None or team.team is None or not when_down:
@@ -622,7 +622,7 @@ class Memory:
             except StoreError as exc:
                 team.lost(exc)
         if team.team is None:
-            why = (team.team_down or "").rstrip(".")
+            why = (team.team_down.message if team.team_down else "").rstrip(".")
             notes.append(f"team memory unavailable: {why}; answering from local memory only")
         local = team.local if team.team is not None else team.main
         # Another member's rows while team memory is down: the local store has none, and says so.
@@ -690,11 +690,18 @@ class Memory:
             return []
 
     @property
-    def team_unreachable(self) -> str | None:
-        """Why team memory is not answering, when it is configured and not (listings then hold local
-        memory alone), else None."""
+    def team_unavailable(self) -> TeamDown | None:
+        """Why team memory is not answering (unreachable, refusing this login, its schema behind),
+        when it is configured and not (listings then hold local memory alone), else None."""
         team = self._team
         return team.team_down if team is not None and team.team is None else None
+
+    @property
+    def team_schema_note(self) -> str | None:
+        """What this member goes without while team memory lacks schema changes they can do without
+        (it answers all the same), and who runs what to end it; else None."""
+        team = self._team
+        return team.team.store.schema_note if team is not None and team.team is not None else None
 
     def projects(self) -> list[ProjectSummary]:
         """Projects holding memory, most recently active first (team memory's and your local ones)."""
@@ -913,12 +920,22 @@ class Memory:
     def stats(self) -> StatsOut:
         """Counts of what memory holds. A vector index that cannot be read does not hide the
         rest: its figures are null and ``vector_error`` says why (the CLI and MCP alike); unreachable
-        team memory leaves the local store's figures, and ``team_unreachable`` says why."""
+        team memory leaves the local store's figures, and ``team_unavailable`` says why; a team
+        database behind this release that members work without says what they go without
+        (``team_schema_note``)."""
         from causantic.retrieval.listing import combined_counts, stats, topics_off, without_sessions
-        from causantic.retrieval.output import EdgeCounts, StatsOut, StoreShare, project_out, source_counts
+        from causantic.retrieval.output import (
+            EdgeCounts,
+            StatsOut,
+            StoreShare,
+            TeamUnavailableOut,
+            project_out,
+            source_counts,
+        )
+        from causantic.retrieval.search import MISSING_ANN_FILE
 
         stores = self._every_store()
-        unreachable = self.team_unreachable
+        unavailable = self.team_unavailable
         reread = self.files_to_reread()
         each = {name: stats(services.store) for name, services in stores.items()}
         twice = _held_twice(stores)
@@ -958,6 +975,7 @@ class Memory:
             if errors
             else sum(h.missing for h in read) - (twice.chunks - twice.vectors if twice else 0),
             vector_index=ann,
+            vector_index_note=next((h.ann_note or MISSING_ANN_FILE for h in read if h.ann == "missing"), None),
             vector_error="; ".join(errors) or None,
             edges=EdgeCounts(**counts["edges"]),
             session_count=counts["sessions"],
@@ -977,7 +995,8 @@ class Memory:
             vector_file_bytes=vector_file_bytes,
             projects=projects,
             stores=shares if len(stores) > 1 else {},
-            team_unreachable=unreachable,
+            team_unavailable=None if unavailable is None else TeamUnavailableOut(**asdict(unavailable)),
+            team_schema_note=self.team_schema_note,
             ingests_running=self.ingests_running(),
             files_under_older_rules=reread.files,
             older_rules_elsewhere=dict(reread.elsewhere),

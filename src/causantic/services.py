@@ -11,11 +11,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from causantic.errors import ConfigError, StoreError
+from causantic.errors import ConfigError, StoreError, TeamDownReason, TeamUnavailable
 from causantic.home import causantic_home, db_path, is_team_memory, vector_path
 from causantic.store.memory import MemoryStore
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
@@ -132,6 +132,19 @@ def open_store(config: Config) -> MemoryStoreProtocol:
     return MemoryStore(db_path(config), busy_timeout_ms=config.storage.busy_timeout_ms)
 
 
+@dataclass(frozen=True, slots=True)
+class TeamDown:
+    """Why team memory is not answering: ``reason`` (:class:`~causantic.errors.TeamUnavailable`'s,
+    or ``error`` for any other failure) and the sentence saying which server, why and what to do."""
+
+    reason: TeamDownReason
+    message: str
+
+    @classmethod
+    def of(cls, exc: StoreError) -> TeamDown:
+        return cls(exc.reason if isinstance(exc, TeamUnavailable) else "error", str(exc))
+
+
 RETRY_SECONDS = 30.0  # how soon a long-lived process (the MCP server) asks unreachable team memory again
 
 
@@ -148,7 +161,7 @@ class TeamAndLocal:
         self.home = home
         self._embedder = embedder
         self.team: Services | None = None
-        self.team_down: str | None = None
+        self.team_down: TeamDown | None = None
         self._retry_at = 0.0
         self.local: Services | None = None  # None: every project is shared, and nothing is local
         self._open_team()
@@ -171,7 +184,7 @@ class TeamAndLocal:
         if self.team is not None:
             with suppress(StoreError):  # its connection is gone already
                 self.team.close()
-        self.team, self.team_down = None, str(exc)
+        self.team, self.team_down = None, TeamDown.of(exc)
         self._retry_at = time.monotonic() + RETRY_SECONDS
 
     def reconnect(self) -> None:
@@ -190,7 +203,7 @@ class TeamAndLocal:
             self.team = Services(self.config, open_store(self.config), home=self.home, _embedder=embedder)
             self.team_down = None
         except StoreError as exc:
-            self.team_down = str(exc)
+            self.team_down = TeamDown.of(exc)
             self._retry_at = time.monotonic() + RETRY_SECONDS
 
     def _open_local(self) -> Services:
@@ -240,10 +253,16 @@ def open_services(config: Config | None = None) -> Iterator[Services]:
 def team_init(url: str | None = None) -> ServerCheck:
     """Check a team database (``url``, else storage.postgresUrl) and create or upgrade its schema."""
     from causantic.config import load_config
+    from causantic.embedding.models import get_spec
     from causantic.store.postgres import team
+    from causantic.store.postgres.vectors import index_models
 
     config = load_config()
-    return team.init(url or postgres_url(config), connect_timeout=config.team.connect_timeout_seconds)
+    url = url or postgres_url(config)
+    timeout = config.team.connect_timeout_seconds
+    found = team.init(url, connect_timeout=timeout)
+    spec = get_spec(config.embedding.model)
+    return replace(found, ann_indexes_made=tuple(index_models(url, (spec.id, spec.dims), connect_timeout=timeout)))
 
 
 def team_members(config: Config) -> list[str]:

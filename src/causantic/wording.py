@@ -31,6 +31,12 @@ def with_names(names: Sequence[str], most: int = 8) -> str:
     return f"{len(names):,}: {', '.join(names[:most])}{more}"
 
 
+def sentence(clause: str) -> str:
+    """A clause said after a dash or 'note:' ('team memory at … lacks …') as a sentence of its own:
+    its first letter a capital, a full stop at its end."""
+    return f"{clause[:1].upper()}{clause[1:]}{'' if clause.endswith('.') else '.'}"
+
+
 def shortened(text: str, limit: int) -> str:
     """``text`` as it is when it fits in ``limit`` characters, else cut to ``limit`` with an ellipsis
     as the last one (spaces before the cut dropped)."""

@@ -457,7 +457,8 @@ def test_stats_with_team_memory_down_shows_local_figures_and_says_why_in_one_not
     assert out.exit_code == 0, out.output
     figures = json.loads(out.output)
     assert figures["chunk_count"] == kept.chunk_count and figures["session_count"] == 1
-    assert figures["team_unreachable"].startswith("Cannot reach the team memory at PostgreSQL 127.0.0.1")
+    assert figures["team_unavailable"]["reason"] == "unreachable"
+    assert figures["team_unavailable"]["message"].startswith("Cannot reach the team memory at PostgreSQL 127.0.0.1")
 
 
 def test_stats_says_nothing_of_team_memory_while_it_answers(
@@ -466,7 +467,7 @@ def test_stats_says_nothing_of_team_memory_while_it_answers(
     url = new_database(postgres_server)
     with Memory(tmp_path / "alice", overrides=_settings(url, share=["shop"])) as memory:
         memory.ingest([transcripts], embed=False)
-        assert memory.stats().team_unreachable is None
+        assert memory.stats().team_unavailable is None
 
 
 def test_a_session_kept_locally_then_uploaded_is_counted_once_in_stats_and_the_overview(

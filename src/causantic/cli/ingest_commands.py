@@ -179,7 +179,12 @@ def _embed_progress(progress: Progress) -> Callable[[int, int], None]:
                 "search (interrupting is safe: `causantic embed` resumes)."  # one chunk read 'embedding 1 of them'
             )
             state["task"] = progress.add_task("Embedding chunks", total=total, detail="")
-            state["started"] = time.perf_counter()
+            state["started"], state["before"] = time.perf_counter(), 0
+        elif done == 0:  # a second store's embedding starts (team memory beside the local store): one bar
+            state["before"] += state["total"]
+            line(f"Embedding {counted(total, 'more chunk')} for vector search.")
+        state["total"] = total
+        done, total = state["before"] + done, state["before"] + total
         detail = chunk_rate(done, total, time.perf_counter() - state["started"])
         progress.update(state["task"], completed=done, total=total, detail=detail)
 

@@ -14,7 +14,7 @@ from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.format import Reread, byte_size, counted, reread_note, short_session, when
 from causantic.retrieval.listing import topics_off_note
-from causantic.wording import with_names
+from causantic.wording import sentence, with_names
 
 LIST_TITLE_CHARS = 80
 
@@ -72,8 +72,10 @@ def stats_command(as_json: bool) -> None:
     table("Memory", [("", "left"), ("", "left")], rows)
     for run in result.ingests_running:  # the figures above may change under it
         click.echo(run.summary)
-    if result.team_unreachable:
-        note(f"Warning: these are local memory's figures only. {result.team_unreachable}")
+    if result.team_unavailable:
+        note(f"Warning: these are local memory's figures only. {result.team_unavailable.message}")
+    if result.team_schema_note:
+        note(f"Note: {sentence(result.team_schema_note)}")
     if result.vector_error:
         note(f"Warning: the vector index cannot be read ({result.vector_error}).")
     if n := result.chunks_without_vectors:
@@ -90,8 +92,8 @@ def stats_command(as_json: bool) -> None:
         )
     if reread := Reread(result.files_under_older_rules, tuple(result.older_rules_elsewhere.items())):
         note(f"Note: {reread_note(reread)}")
-    if result.vector_index == "missing":
-        note("Warning: the ANN index file is missing; search scans every vector until `causantic embed` rebuilds it.")
+    if result.vector_index_note:
+        note(f"Warning: {sentence(result.vector_index_note)}")
 
 
 def _counts(*counts: tuple[str, int]) -> str:
@@ -113,9 +115,9 @@ def list_projects_command(as_json: bool) -> None:
     """
     with domain_errors(), Memory(config=read_config()) as memory:
         projects = memory.projects()
-        unreachable = memory.team_unreachable
-    if unreachable:  # else shared projects vanish from the list unexplained ("No projects in memory yet")
-        note(f"Warning: local memory's projects only. {unreachable}")
+        unavailable = memory.team_unavailable
+    if unavailable:  # else shared projects vanish from the list unexplained ("No projects in memory yet")
+        note(f"Warning: local memory's projects only. {unavailable.message}")
     if as_json:
         from causantic.retrieval.output import projects_out  # pydantic: only for JSON
 

@@ -39,6 +39,7 @@ def init_command(url: str | None, as_json: bool) -> None:
                 server_version=found.version,
                 pgvector_version=found.pgvector_installed,
                 schema_version=found.schema_version,
+                ann_indexes_made=list(found.ann_indexes_made),
             )
         )
         return
@@ -46,6 +47,8 @@ def init_command(url: str | None, as_json: bool) -> None:
     click.echo(
         f"  PostgreSQL {found.version}, pgvector {found.pgvector_installed}, schema version {found.schema_version}"
     )
+    if found.ann_indexes_made:
+        click.echo(f"  Vector index (HNSW) made for {', '.join(found.ann_indexes_made)}")
     click.echo(
         "Grant causantic_member to each member's login role (causantic_admin to whoever may forget anyone's "
         "memory). Each member sets storage.backend to postgres, storage.postgresUrl to this database with their "

@@ -25,11 +25,12 @@ from causantic.ingest_runs import writing
 from causantic.retrieval import browse
 from causantic.retrieval.browse import TIMELINE_PAGE
 from causantic.retrieval.forget import ForgetResult, nothing_to_forget, others_note, space_note
-from causantic.retrieval.format import Reread, counted, reread_note, search_summary
+from causantic.retrieval.format import Reread, counted, mixes_stores, reread_note, search_summary
 from causantic.retrieval.listing import in_no_topic_line, no_topics_line
 from causantic.retrieval.options import FORGET_THRESHOLD
 from causantic.retrieval.prompt_report import PROMPTS_HEADING, added_text, explain_prompt, recent_prompts
 from causantic.runs import PROMPT_HOOK, HookRun, read_status
+from causantic.wording import sentence
 
 FORGET_PREVIEW_MAX = 500  # the most chunks one confirmation may delete: all of them are listed
 STALE_INGEST_DAYS = 7
@@ -119,8 +120,10 @@ def _warnings(
     from causantic.embedding import is_available
 
     out: list[Health] = []
-    if unreachable := memory.team_unreachable:  # the figures are the local store's alone, as `causantic stats` warns
-        out.append(Health("warn", f"These are local memory's figures only. {unreachable}"))
+    if unavailable := memory.team_unavailable:  # the figures are the local store's alone, as `causantic stats` warns
+        out.append(Health("warn", f"These are local memory's figures only. {unavailable.message}"))
+    if gap := memory.team_schema_note:  # what this member goes without, as `causantic stats` notes it
+        out.append(Health("warn", sentence(gap)))
     if not view.counts["chunks"]:  # not "run batch-ingest" while one is finding the files to read
         empty = (
             "Memory is empty so far: the ingest running now is reading your sessions."
@@ -176,7 +179,8 @@ def projects(memory: Memory, derived: Derived) -> dict[str, Any]:
     call: team memory's projects say whose sessions they hold)."""
     found = derived.get(memory, "projects", memory.projects)
     # Team memory not answering: its projects are missing, as `causantic list-projects` warns.
-    return {"projects": found, "team": any(p.members for p in found), "unreachable": memory.team_unreachable}
+    down = memory.team_unavailable
+    return {"projects": found, "team": any(p.members for p in found), "unavailable": down and down.message}
 
 
 def _known_linked(exc: NoMemoryYet) -> Markup:
@@ -308,13 +312,15 @@ def _answer(memory: Memory, form: SearchForm, context: dict[str, Any]) -> dict[s
         )
         context["shown"] = result.shown_relevance  # what people read: never rising down the list
         context["summary"] = search_summary(result)  # the CLI's and the MCP tool's words, weak hits counted apart
+        context["mixed"] = mixes_stores([h.chunk for h in result.hits])  # local chunks marked, as the CLI's
     else:
         if form.since or form.until:  # recall and predict take no dates: say so rather than ignore them
             context["undated"] = f"From and To filter search only: {form.kind} looked at every date."
         if form.member.strip():  # nor members
             context["anyone"] = f"Member filters search only: {form.kind} looked at every member's memory."
         ask = memory.recall if form.kind == "recall" else memory.predict
-        context["story"] = story_of(ask(form.q, project=project, agent=agent))
+        context["story"] = story = story_of(ask(form.q, project=project, agent=agent))
+        context["mixed"] = mixes_stores([step.chunk for step in story.steps])
     return context
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from causantic.retrieval.format import episode_title, episodes_headline, left_out_before, left_out_within
+from causantic.wording import sentence
 
 if TYPE_CHECKING:
     from causantic.facade import StoredChunk
@@ -58,6 +59,5 @@ def story_of(answer: EpisodeAnswer) -> Story:
     # best first (7 chunks, 2,361 tokens)'); it said '7 steps' and the episodes' count apart.
     how = episodes_headline(answer) + "."
     if answer.notes:  # clauses the text tells after a dash: here a sentence of their own
-        said = "; ".join(answer.notes)
-        how += f" {said[:1].upper()}{said[1:]}{'' if said.endswith('.') else '.'}"
+        how += " " + sentence("; ".join(answer.notes))
     return Story(steps, how, answer.nothing_relevant, tuple(answer.notes))

@@ -73,6 +73,10 @@ class IngestReport:
     # Files of projects another store takes (team memory: shared or not), left for that store's run;
     # what a team-memory ingest reports here is only what waits for team memory to answer again.
     files_waiting: int = 0
+    # The paths behind files_unchanged and files_waiting: two stores' runs over the same files
+    # (team memory and the local store) count a file both hold, or both leave, once (combined).
+    unchanged_paths: set[str] = field(default_factory=set, repr=False)
+    waiting_paths: set[str] = field(default_factory=set, repr=False)
     notes: list[str] = field(default_factory=list)  # what people should know (team memory unavailable)
     bytes_read: int = 0
     sessions: int = 0  # distinct sessions written (a session's records can lie in several files)
@@ -143,10 +147,18 @@ def combined(first: IngestReport, second: IngestReport) -> IngestReport:
     out = IngestReport()
     for name in ("files", "files_unchanged", "files_rules_changed", "bytes_read", "sessions"):
         setattr(out, name, getattr(first, name) + getattr(second, name))
+    # A file both stores hold as it is (a shared project's session kept locally, then uploaded) is
+    # one file, unchanged; a file one store left for the other is the other's, and waits only when
+    # both left it (neither store takes its project yet).
+    held = first.unchanged_paths & second.unchanged_paths
+    out.unchanged_paths = first.unchanged_paths | second.unchanged_paths
+    out.files -= len(held)
+    out.files_unchanged -= len(held)
+    out.waiting_paths = first.waiting_paths & second.waiting_paths
     for name in ("chunks_added", "chunks_updated", "chunks_renumbered"):
         setattr(out, name, getattr(first, name) + getattr(second, name))
     out.chunks_removed = first.chunks_removed + second.chunks_removed
-    out.files_waiting = second.files_waiting
+    out.files_waiting = len(out.waiting_paths)
     for name in ("edges_added", "skipped_lines", "skipped_subagents"):
         setattr(out, name, getattr(first, name) + getattr(second, name))
     for name in ("subagent_streams", "linked_subagents", "teammates"):
@@ -203,6 +215,7 @@ def ingest(
         read_under = [None if force else _read_under(store, p) for p in paths]
         if not force and all(map(_current, read_under)):
             report.files_unchanged += len(paths)
+            report.unchanged_paths.update(map(str, paths))
         elif not force and any(all(_current(_read_under(other, p)) for p in paths) for other in marked_elsewhere):
             continue
         else:
@@ -235,6 +248,7 @@ def ingest(
                 if isinstance(outcome, _Waiting):
                     report.files -= len(group_paths(group))
                     report.files_waiting += len(group_paths(group))
+                    report.waiting_paths.update(map(str, group_paths(group)))
                 elif outcome is not None:
                     report.errors.append((str(group_paths(group)[0]), _error_text(outcome)))
                 else:
@@ -276,7 +290,15 @@ class _Waiting(Exception):
 
 def _waits(plan: GroupPlan, keep: Callable[[str], bool] | None) -> bool:
     """Whether a planned group holds a session of a project this store does not take (yet)."""
-    return keep is not None and not all(keep(s.project_path) for s in plan.sessions if s.chunks)
+    if keep is None:
+        return False
+    # The sessions with chunks say whose the group is; a group with none (sub-agents' warm-ups and
+    # stubs, a session cut short) by all of its sessions, and one with no session at all (an empty
+    # file) is no shared project's (''). Under `--force`, or once ingest's rules changed, each store
+    # reads every file, and team memory marked the files of such groups of projects nobody shared:
+    # their paths, which name the project's folder, readable by every member.
+    deciding = [s.project_path for s in plan.sessions if s.chunks] or [s.project_path for s in plan.sessions]
+    return not all(keep(path) for path in deciding or [""])
 
 
 def _has_large_file(group: SessionFiles) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -9,7 +10,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from causantic.config import Config
+from causantic.config import Config, TeamConfig, shares_project
 from causantic.errors import StoreError
 from causantic.ingest.indexing import embedding_text, sync_vectors
 from causantic.ingest.pipeline import IngestReport, ProgressCallback, combined, ingest, remove_chunks
@@ -18,6 +19,7 @@ from causantic.ingest.topics import maintain_topics
 from causantic.ingest_runs import IngestProgress
 from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.records import Project
+from causantic.transcripts.projects import repository_key
 from causantic.wording import counted
 
 if TYPE_CHECKING:
@@ -211,6 +213,28 @@ def _ingest_routed(
             + (f", and {waiting} (the next run uploads {'it' if n == 1 else 'them'})" if n else "")
         )
     return report
+
+
+def shared_projects(team: TeamConfig, store: MemoryStoreProtocol | None) -> Callable[[str], bool]:
+    """Whether ``team.shareProjects`` names a project, by its canonical path: by its own name or path
+    (:func:`~causantic.config.shares_project`), or as the project of team memory (``store``) that
+    this clone of a repository joins. A member's clone at ``~/src/shop-clone`` of the repository
+    team memory holds as ``shop`` is ``shop`` there (clones of one repository are one project), so
+    naming ``shop`` shares it: it stayed local, silently, and nobody else saw its sessions. Another
+    repository of that folder name (a fork, a personal copy) joins no such project and stays local."""
+
+    @functools.cache
+    def shared(path: str) -> bool:
+        if shares_project(team, path):
+            return True
+        repository = repository_key(path) if store is not None and path else None  # '': no project
+        try:
+            joined = store.project_by_path(repository) if store is not None and repository else None
+        except StoreError:  # team memory stopped answering: its shared projects wait anyway
+            return False
+        return joined is not None and shares_project(team, joined.path)
+
+    return shared
 
 
 def _kept_locally_note(

@@ -36,7 +36,7 @@ from causantic.retrieval.listing import newest_note, topics_off_note
 from causantic.retrieval.output import status_out
 from causantic.runs import PROMPT_HOOK, read_status
 from causantic.sources import Source
-from causantic.wording import ago, with_names
+from causantic.wording import ago, sentence, with_names
 
 if TYPE_CHECKING:
     from causantic.retrieval.episodes import EpisodeAnswer
@@ -339,8 +339,10 @@ def stats(ctx: Context) -> CallToolResult:
                 f"{k} {v.session_count} ({counted(v.chunk_count, 'chunk')})" for k, v in output.members.items()
             ),
         )
-    if output.team_unreachable:
-        lines[2:2] = [f"Team memory unavailable, local memory's figures only: {output.team_unreachable}", ""]
+    if output.team_unavailable:
+        lines[2:2] = [f"Team memory unavailable, local memory's figures only: {output.team_unavailable.message}", ""]
+    if output.team_schema_note:
+        lines += ["", f"Note: {sentence(output.team_schema_note)}"]
     if n := output.chunks_without_vectors:
         lines.append(f"- Not yet embedded: {counted(n, 'chunk')} (keyword search finds them; vector search not yet)")
     lines += [f"- {run.summary}" for run in output.ingests_running]  # the figures may change under it

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from causantic.errors import TeamDownReason
 from causantic.ingest_runs import IngestRun, running_text
 from causantic.retrieval.episodes import EpisodeAnswer
 from causantic.retrieval.forget import ForgetResult, PruneResult
@@ -308,6 +309,19 @@ class IngestRunningOut(Out):
     summary: str = Field(description="The line `causantic stats` and the dashboard show.")
 
 
+class TeamUnavailableOut(Out):
+    """Why team memory is not answering, for scripts (``reason``) and people (``message``)."""
+
+    reason: TeamDownReason = Field(
+        description=(
+            "unreachable: the server does not answer (down, out of reach, a timeout); refused: it answered but "
+            "refused the login or holds no such database; schema: no team memory there yet, no pgvector, or "
+            "schema changes this release needs that only the tables' owner may make; error: anything else."
+        )
+    )
+    message: str = Field(description="Which server, why, and what to do (never the URL or its password).")
+
+
 class StatsOut(Out):
     version: str
     chunk_count: int = Field(description="In all of memory: with team memory, its chunks and your local ones.")
@@ -315,6 +329,9 @@ class StatsOut(Out):
     chunks_without_vectors: int | None = Field(description="Chunks vector search cannot find yet (run embed).")
     vector_index: str = Field(description="ANN index: not needed, ready, missing, unavailable, or error.")
     vector_error: str | None = Field(None, description="Why the vector figures are missing, when they are.")
+    vector_index_note: str | None = Field(
+        None, description="vector_index missing: what search does meanwhile, and what makes the index."
+    )
     edges: EdgeCounts
     session_count: int
     project_count: int
@@ -355,11 +372,18 @@ class StatsOut(Out):
             "'local' (this machine's SQLite), as search's `store` names them; empty with one store."
         ),
     )
-    team_unreachable: str | None = Field(
+    team_unavailable: TeamUnavailableOut | None = Field(
         None,
         description=(
-            "Team memory (storage.backend postgres) could not be reached: why, which server and what to do. "
-            "The figures are then this machine's local memory only."
+            "Team memory (storage.backend postgres) is configured but not answering; the figures are then "
+            "this machine's local memory only. Null while it answers."
+        ),
+    )
+    team_schema_note: str | None = Field(
+        None,
+        description=(
+            "Team memory answers, but lacks schema changes of this release that members work without: what "
+            "goes without them, and which role runs `causantic team init` to end it (as `team status` says)."
         ),
     )
     ingests_running: list[IngestRunningOut] = Field(
@@ -564,6 +588,7 @@ class TeamInitOut(Out):
     server_version: str = Field(description="PostgreSQL's version.")
     pgvector_version: str | None = Field(description="The vector extension's version in the database.")
     schema_version: int
+    ann_indexes_made: list[str] = Field(description="The models whose vector index (HNSW) this run made.")
 
 
 class TeamMemberOut(Out):

@@ -675,6 +675,11 @@ class Searcher:
         return hits, used, below, notes
 
 
+MISSING_ANN_FILE = (
+    "the vector index file is missing: vector search scans every vector until `causantic embed` rebuilds it"
+)
+
+
 def vector_health_notes(health: VectorHealth) -> list[str]:
     """What a search result should say about vectors it could not use."""
     notes = []
@@ -685,9 +690,7 @@ def vector_health_notes(health: VectorHealth) -> list[str]:
             "cannot find them (a running ingest is embedding them, or run `causantic embed`)"
         )
     if health.ann == "missing":
-        notes.append(
-            "the vector index file is missing: vector search scans every vector until `causantic embed` rebuilds it"
-        )
+        notes.append(health.ann_note or MISSING_ANN_FILE)
     return notes
 
 

@@ -603,7 +603,8 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
             "files": one("SELECT COUNT(*) FROM files").fetchone()[0],
             "skipped_lines": one("SELECT COALESCE(SUM(skipped_lines), 0) FROM files").fetchone()[0],
             "sources": self.source_counts(),
-            "keyword_index": "on" if self.fts_enabled else "off (SQLite has no FTS5)",
+            # Each store names its engine: beside team memory's, stats joins both ("…; on" said nothing).
+            "keyword_index": "on (SQLite FTS5)" if self.fts_enabled else "off (SQLite has no FTS5)",
         }
 
     def sub_agents(self) -> list[str]:

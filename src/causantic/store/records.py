@@ -277,6 +277,7 @@ class VectorHealth:
     chunks: int
     vectors: int  # chunks with a vector of this model
     ann: str  # "not needed", "ready", "missing" (search scans exactly), "unavailable" (no faiss)
+    ann_note: str | None = None  # "missing": why, and what makes it (else the SQLite index file's words)
 
     @property
     def missing(self) -> int:

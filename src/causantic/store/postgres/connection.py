@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from causantic.errors import StoreError
+from causantic.errors import StoreError, TeamDownReason, TeamUnavailable
 
 if TYPE_CHECKING:
     import psycopg
@@ -71,30 +71,34 @@ def connect(url: str, *, connect_timeout: int | None = None) -> psycopg.Connecti
             else ""
         )
         reason = _without_url(exc, url)
-        raise StoreError(
-            f"Cannot reach the team memory at {describe(url)}: {reason}{silent}. {_advice(reason, url)}"
-        ) from exc
+        kind, advice = _advice(reason, url)
+        head = (
+            "Cannot reach the team memory at {}"
+            if kind == "unreachable"
+            else "The team memory at {} refused the connection"
+        )
+        raise TeamUnavailable(f"{head.format(describe(url))}: {reason}{silent}. {advice}", kind) from exc
     return conn
 
 
-def _advice(reason: str, url: str) -> str:
+def _advice(reason: str, url: str) -> tuple[TeamDownReason, str]:
     """What to do about a connection that failed, told by libpq's message (it gives no error code
     for them): a server that answered but has no such database, or refused the login, needs
-    something else done than one out of reach."""
+    something else done than one out of reach (:class:`TeamUnavailable`'s reason, then the advice)."""
     if 'database "' in reason and "does not exist" in reason:
         name = psycopg_module().conninfo.conninfo_to_dict(url).get("dbname")
-        return (
+        return "refused", (
             f"The server answered, but holds no database {name}: check its name in storage.postgresUrl, or have "
             f"it created (`createdb {name}`, by a role allowed to), then run `causantic team init`."
         )
     refused = ("password authentication failed", "no pg_hba.conf entry", "is not permitted to log in")
     if any(words in reason for words in refused) or ('role "' in reason and "does not exist" in reason):
-        return (
+        return "refused", (
             "The server answered, but refused the login: check the user and password in storage.postgresUrl (or "
             "~/.pgpass). Each member logs in with a role of their own that the team's admin created and granted "
             "causantic_member."
         )
-    return (
+    return "unreachable", (
         "Check that the server is up and reachable from here, and the user and password in storage.postgresUrl; "
         "`causantic team status` tries again."
     )
@@ -114,9 +118,10 @@ def failure(exc: BaseException, url: object) -> StoreError:
             "Nothing of it was kept; run the command again."
         )
     if isinstance(exc, psycopg.OperationalError):
-        return StoreError(
+        return TeamUnavailable(
             f"The team memory at {describe(text)} stopped answering ({_without_url(exc, text)}). Nothing "
-            "half-written is kept: the server rolls back the open transaction, and the next run completes it."
+            "half-written is kept: the server rolls back the open transaction, and the next run completes it.",
+            "unreachable",
         )
     return StoreError(f"The team memory at {describe(text)} failed: {_without_url(exc, text)}")
 

@@ -24,8 +24,8 @@ from causantic.store.base import SqlStore, is_read, pyformat
 from causantic.store.features import opening_stems, text_columns
 from causantic.store.postgres import keyword
 from causantic.store.postgres.connection import connect, describe, failure, psycopg_module
-from causantic.store.postgres.migrations import MIGRATIONS, fill_text_features, m008_session_folders, migrate
-from causantic.store.postgres.team import gap_note, schema_gap
+from causantic.store.postgres.migrations import MIGRATIONS, fill_text_features, m008_session_folders
+from causantic.store.postgres.team import gap_note, migrated
 from causantic.store.records import (
     STAND_IN_HEX,
     STAND_IN_PREFIX,
@@ -80,17 +80,15 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         # that costs them, said by ingest and `team status` until the tables' owner runs `team init`.
         self.schema_gap: tuple[int, ...] = ()
         self.schema_note: str | None = None
+        # A member upgraded causantic before the database was (only the tables' owner may
+        # migrate), no one ran `team init` yet, or the server lacks pgvector: what to do, not a traceback.
         try:
-            migrate(self.conn)
-        except psycopg_module().Error as exc:
-            # A member upgraded causantic before the database was (only the tables' owner may
-            # migrate), no one ran `team init` yet, or the server lacks pgvector: what to do, not a traceback.
-            try:
-                self.schema_gap = schema_gap(self.conn, url, exc)
+            self.schema_gap = migrated(self.conn, url)
+            if self.schema_gap:
                 self.schema_note = gap_note(self.conn, url, self.schema_gap)
-            except BaseException:
-                self.conn.close()
-                raise
+        except BaseException:
+            self.conn.close()
+            raise
         self._counted = threading.local()  # see keyword_document_counts
         self._file_marks: dict[str, tuple[int, int, int]] | None = None  # see unchanged_file_rules
         self._connect_timeout = connect_timeout

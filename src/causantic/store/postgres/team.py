@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
-from causantic.errors import StoreError
+from causantic.errors import StoreError, TeamUnavailable
 from causantic.store.postgres.connection import (
     MIN_PGVECTOR,
     MIN_SERVER_VERSION,
@@ -27,6 +27,7 @@ class ServerCheck:
     pgvector_available: str | None  # version the server can install, None when it has none
     pgvector_installed: str | None  # version installed in this database
     schema_version: int  # migrations applied (0 before init)
+    ann_indexes_made: tuple[str, ...] = ()  # models whose HNSW index `team init` made (services.team_init)
 
     @property
     def missing(self) -> list[str]:
@@ -110,40 +111,56 @@ def init(url: str, *, connect_timeout: int | None = None) -> ServerCheck:
         return _check(conn, url)
 
 
-def schema_refused(conn: Any, url: str, exc: BaseException) -> StoreError | None:
+def schema_refused(conn: Any, url: str, exc: BaseException) -> TeamUnavailable | None:
     """Why creating or upgrading the schema on ``conn`` failed, as what to do and whom to ask; None
     for a failure of another kind. For `team init` and a member's first connect alike: a server
     without pgvector, a role that may not create its extension, a member's role that may not migrate."""
     found = _check(conn, url)
     if found.missing:
-        return StoreError(f"The team database at {found.server} is not ready: " + " ".join(found.missing))
+        return TeamUnavailable(
+            f"The team database at {found.server} is not ready: " + " ".join(found.missing), "schema"
+        )
     if not isinstance(exc, psycopg_module().errors.InsufficientPrivilege):
         return None
     # The primary message alone: the rest (HINT, CONTEXT, the statement with a caret) is lines of SQL.
     reason = exc.diag.message_primary or str(exc).strip().splitlines()[0]
     database = psycopg_module().conninfo.conninfo_to_dict(url.strip()).get("dbname") or "this database"
     if 'extension "vector"' in reason:
-        return StoreError(
+        return TeamUnavailable(
             f"The team database at {found.server} needs the vector extension (pgvector {found.pgvector_available} "
             f"is on the server), and only a superuser may create it ({reason}). Ask the server's admin to run "
             f"`CREATE EXTENSION vector;` in database {database} (a managed service: as its admin role), then run "
             "`causantic team init` again as the database's owner with CREATEROLE (it creates the roles "
-            "causantic_member and causantic_admin), or as a superuser."
+            "causantic_member and causantic_admin), or as a superuser.",
+            "schema",
         )
     if found.schema_version:
         missing = missing_versions(conn)
-        return StoreError(
+        return TeamUnavailable(
             f"The team database at {found.server} lacks schema {_changes(missing)} this causantic needs, and only"
-            f" {_owner(conn)} may make {'it' if len(missing) == 1 else 'them'} ({reason}). Ask them to run"
-            " `causantic team init` (it upgrades the schema), then connect again."
+            f" {owner_named(conn)} may make {'it' if len(missing) == 1 else 'them'} ({reason}). Ask them to run"
+            " `causantic team init` (it upgrades the schema), then connect again.",
+            "schema",
         )
-    return StoreError(
+    return TeamUnavailable(
         f"The team database at {found.server} holds no team memory yet, and the role in the URL may not create "
         f"it ({reason}). `causantic team init` creates the roles causantic_member and causantic_admin "
         "(CREATEROLE), and the vector extension unless a superuser already ran `CREATE EXTENSION vector` in this "
         "database. Run it once as a superuser (a managed service: its admin role), or as the database owner with "
-        "CREATEROLE after that; members then connect with their own roles."
+        "CREATEROLE after that; members then connect with their own roles.",
+        "schema",
     )
+
+
+def migrated(conn: Any, url: str) -> tuple[int, ...]:
+    """Bring the schema up to date on ``conn`` where this role may; return the migrations it lacks
+    and works without (:func:`schema_gap`). Every connection a member opens (the store's, the vector
+    index's) comes through here, so none fails where another works: a StoreError says what to do."""
+    try:
+        migrate(conn)
+    except psycopg_module().Error as exc:
+        return schema_gap(conn, url, exc)
+    return ()
 
 
 def schema_gap(conn: Any, url: str, exc: BaseException) -> tuple[int, ...]:
@@ -160,10 +177,11 @@ def gap_note(conn: Any, url: str, missing: Sequence[int]) -> str:
     """What a member goes without while the team database lacks ``missing`` (see :func:`schema_gap`;
     local memory alone, for a migration members cannot do without), and who runs what to end it."""
     lacks = f"team memory at {describe(url)} lacks schema {_changes(missing)} of this causantic"
+    owner = owner_named(conn)
     if not all(v in WORKS_WITHOUT for v in missing):
-        return f"{lacks}, so members on it answer from local memory until {_owner(conn)} runs `causantic team init`"
+        return f"{lacks}, so members on it answer from local memory until {owner} runs `causantic team init`"
     without = "; and ".join(WORKS_WITHOUT[v] for v in missing)
-    return f"{lacks} (members may not change its tables), so {without} until {_owner(conn)} runs `causantic team init`"
+    return f"{lacks} (members may not change its tables), so {without} until {owner} runs `causantic team init`"
 
 
 def _changes(missing: Sequence[int]) -> str:
@@ -172,7 +190,7 @@ def _changes(missing: Sequence[int]) -> str:
     return f"change {numbers[0]}" if len(numbers) == 1 else f"changes {', '.join(numbers[:-1])} and {numbers[-1]}"
 
 
-def _owner(conn: Any) -> str:
+def owner_named(conn: Any) -> str:
     """Who may migrate the team's tables, by role name."""
     owner = tables_owner(conn)
     return f"the role that owns its tables ({owner})" if owner else "the role that owns its tables"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from causantic.store.base import pyformat
 from causantic.store.postgres import keyword
 from causantic.store.postgres.connection import connect, failure, psycopg_module
-from causantic.store.postgres.migrations import migrate
+from causantic.store.postgres.team import migrated, owner_named
 from causantic.store.records import VectorHealth, VectorMatch, VectorRecord
 from causantic.store.sqlite import raising_store_errors
 from causantic.store.vectors import (
@@ -61,7 +61,11 @@ class PgVectorIndex(VectorReads):
             from pgvector.psycopg import register_vector
 
             conn = connect(self.url, connect_timeout=self.connect_timeout)
-            migrate(conn)
+            try:
+                migrated(conn, self.url)  # a change members do without leaves vectors as they were
+            except BaseException:
+                conn.close()
+                raise
             register_vector(conn)
             self._conn = conn
             self.ensure_ann_index()
@@ -150,7 +154,19 @@ class PgVectorIndex(VectorReads):
     def _measure_health(self) -> VectorHealth:
         with self._lock:
             chunks = int(self._value("SELECT COUNT(*) FROM chunks"))
-            return VectorHealth(chunks, self.count(), "ready")  # HNSW is kept by the server on each write
+            vectors = self.count()
+            if self.has_ann_index():  # the server keeps it current on each write
+                return VectorHealth(chunks, vectors, "ready")
+            if not vectors:
+                return VectorHealth(chunks, vectors, "not needed")
+            # Only the tables' owner may index them: a member's embedding cannot make it.
+            return VectorHealth(
+                chunks,
+                vectors,
+                "missing",
+                f"the team database has no vector index (HNSW) for {self.model_id}: vector search scans every vector"
+                f" until {owner_named(self.conn)} runs `causantic team init`",
+            )
 
     def all_vectors(self) -> tuple[list[str], np.ndarray]:
         with self._lock:
@@ -289,6 +305,11 @@ class PgVectorIndex(VectorReads):
             )
             return True
 
+    def has_ann_index(self) -> bool:
+        """Whether this model's HNSW index exists (a member's role may not make it: see :func:`index_models`)."""
+        with self._lock:
+            return self._value("SELECT to_regclass(%s)", (self._index_name,)) is not None
+
     # ---- helpers ------------------------------------------------------------------------------
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> Any:
@@ -338,3 +359,32 @@ def _vector_scope(project_ids: Sequence[int] | None, agent: str | None, member: 
         clause += f" AND EXISTS (SELECT 1 FROM chunks c WHERE c.id = v.chunk_id{chunk_clause})"
         params += chunk_params
     return clause, params
+
+
+def index_models(url: str, configured: tuple[str, int], *, connect_timeout: int | None = None) -> list[str]:
+    """Create the HNSW index of the ``configured`` model (id, dimensions) and of every model with
+    vectors in the team database, where missing; the models indexed now. For `causantic team init`,
+    run by the tables' owner: only a table's owner may index it, so the vectors members embed were
+    searched by an exact scan of every vector until the owner's own embedding run made the index
+    (an owner who only administers the database never made it)."""
+    with connect(url, connect_timeout=connect_timeout) as conn:
+        models = {str(row[0]) for row in conn.execute("SELECT model FROM vectors GROUP BY model")}
+        had = {str(row[0]) for row in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'vectors'")}
+        dims = {model: _dims(conn, model) for model in models}
+    dims.setdefault(*configured)
+    made: list[str] = []
+    for model, size in sorted(dims.items()):
+        index = PgVectorIndex(url, model, size, connect_timeout=connect_timeout)
+        try:
+            index.ensure_ann_index()  # (opening it may have made it already)
+            if index._index_name not in had and index.has_ann_index():
+                made.append(model)
+        finally:
+            index.close()
+    return made
+
+
+def _dims(conn: Any, model: str) -> int:
+    """How many dimensions ``model``'s stored vectors have."""
+    row = conn.execute("SELECT vector_dims(embedding) FROM vectors WHERE model = %s LIMIT 1", (model,)).fetchone()
+    return int(row[0])
