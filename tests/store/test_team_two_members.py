@@ -122,7 +122,7 @@ def test_a_project_shared_after_its_sessions_were_kept_locally_counts_each_file_
     _ingest(_env(tmp_path, url, "bob", "nothing-yet"), folder)
     shared = _env(tmp_path, url, "bob", "shop")
     uploaded = _ingest(shared, folder, "--force")
-    assert (uploaded["files"], uploaded["sessions"]) == (1, 1)
+    assert (uploaded["files"], uploaded["session_count"]) == (1, 1)
     again = _ingest(shared, folder)
     assert (again["files"], again["files_unchanged"]) == (1, 1)
 
