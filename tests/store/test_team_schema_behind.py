@@ -69,7 +69,7 @@ def test_a_member_on_a_database_lacking_a_change_they_do_without_searches_team_m
     assert [hit["store"] for hit in answer["hits"]] == ["team"]
     assert "must be owner" not in found.output
     stats = json.loads(runner.invoke(cli, ["stats", "--json"], env=behind).output)
-    assert stats["vectors"] == 1 and stats["vector_error"] is None
+    assert stats["vector_count"] == 1 and stats["vector_error"] is None
 
 
 def test_what_a_member_goes_without_is_told_once_by_stats_mcp_stats_and_the_dashboard(
