@@ -22,7 +22,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
 from causantic.errors import CausanticError, StoreError, TranscriptError
@@ -45,6 +45,7 @@ from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkKey, ChunkRecord, Project, stand_in_project
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, discover, stored_codex_forks
+from causantic.transcripts.projects import is_folder_key
 from causantic.transcripts.rewinds import REWOUND_PREFIX
 from causantic.wording import counted
 
@@ -488,7 +489,18 @@ def session_project(store: MemoryStoreProtocol, head: SessionHead) -> Project:
     A session belongs to one project, whichever of its files names another cwd (a copy of a few of
     its lines edited elsewhere, a resumed part started in another folder): otherwise the chunks of
     the later file land in a second project, which the overview counts and the project list, made
-    from sessions, does not."""
+    from sessions, does not.
+
+    A session without cwd keyed by its folder's name (:func:`~causantic.transcripts.projects.folder_project`)
+    first gives that key to the projects an older release keyed by the folder's whole path: the one at
+    its folder here, and the one it is stored in when that was its folder at another place (a moved
+    ``~/.claude``); the second of two such projects is merged into the first."""
+    if head.project_path != head.cwd and is_folder_key(head.project_path):
+        stored = store.session_project(head.session_id)
+        name = PurePath(head.project_path).name
+        older = [head.cwd, *([stored.path] if stored is not None and PurePath(stored.path).name == name else [])]
+        for path in dict.fromkeys(older):
+            store.rekey_project(path, head.project_path)
     stored = store.session_project(head.session_id)
     if stored is not None:
         return stored

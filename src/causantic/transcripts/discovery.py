@@ -58,9 +58,9 @@ from causantic.transcripts.other_agents import (
     is_cursor_text,
     peek_pi_header,
     read_other,
-    session_folder,
     source_of_line,
 )
+from causantic.transcripts.projects import session_folder
 from causantic.transcripts.reader import SkipReason, read_file
 from causantic.transcripts.rewinds import split_rewound
 
