@@ -405,3 +405,29 @@ def test_a_pi_session_found_only_after_its_fork_was_stored_is_read_with_the_fork
         assert sum("store the discount in cents" in c.content for c in everything) == 1
         again = _ingest(services, sessions)
         assert (again.chunks_added, again.chunks_removed, again.chunks_updated) == (0, 0, 0)
+
+
+@pytest.mark.parametrize("order", ["session-first", "fork-first", "one-run"])
+def test_a_codex_fork_in_another_sessions_tree_than_its_session_keeps_only_its_own_turns(
+    tmp_path: Path, order: str
+) -> None:
+    # The session was ingested from one sessions tree (this machine's ~/.codex/sessions) and its fork
+    # from another (a copy of another machine's, a backup): in either order, or both at once, the
+    # fork is read with the session the store holds (its file still where it was ingested from) and
+    # keeps only its own turns; the copied ones were stored twice.
+    parent, fork = _shop_session_and_fork(tmp_path / "codex")
+    elsewhere = tmp_path / "backup" / "sessions" / fork.relative_to(tmp_path / "codex")
+    elsewhere.parent.mkdir(parents=True)
+    fork = Path(shutil.move(fork, elsewhere))
+    with open_services(Config()) as services:
+        if order == "one-run":
+            _ingest(services, tmp_path / "codex", tmp_path / "backup")
+        else:
+            for tree in (tmp_path / "codex", tmp_path / "backup")[:: 1 if order == "session-first" else -1]:
+                _ingest(services, tree)
+        assert [c.content.splitlines()[1] for c in _chunks(services, "019e-fork")] == ["try banker's rounding instead"]
+        everything = list(services.store.chunks_in(ChunkScope()))
+        assert sum("use cents" in c.content for c in everything) == 1
+        assert [e.reference_type for e in services.store.session_edges("019e-fork")].count("forked-from") == 1
+        again = _ingest(services, tmp_path / "codex", tmp_path / "backup")
+        assert (again.chunks_added, again.chunks_removed, again.chunks_updated) == (0, 0, 0)

@@ -44,7 +44,13 @@ from causantic.store.features import PARALLEL_FEATURE_CHARS
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkKey, ChunkRecord, Project, stand_in_project
 from causantic.transcripts import BROKEN_LINE_REASONS
-from causantic.transcripts.discovery import SessionFiles, discover, stored_codex_forks
+from causantic.transcripts.discovery import (
+    SessionFiles,
+    discover,
+    join_codex_forks,
+    stored_codex_forks,
+    stored_codex_parent,
+)
 from causantic.transcripts.projects import is_folder_key
 from causantic.transcripts.rewinds import REWOUND_PREFIX
 from causantic.wording import counted
@@ -209,7 +215,8 @@ def ingest(
         else:
             if group.source == "codex":  # its forks stored before it was found drop their copy of its turns
                 stored = list(store.file_rules()) if stored is None else stored
-                group = stored_codex_forks(group, stored)
+                # and a fork of a session stored from elsewhere is read with it, dropping its copy
+                group = stored_codex_forks(stored_codex_parent(group, stored), stored)
                 paths = group_paths(group)
             todo.append(group)
             stale[str(paths[0])] = sum(1 for v in read_under if v is not None and v < rules.VERSION)
@@ -709,7 +716,7 @@ def _discover_all(
                 )
     # Gemini sessions go last: one that names its project only by a hash of its cwd is matched
     # against the projects known, so the other agents' sessions of this run must be there first.
-    return sorted(groups, key=lambda g: g.source == "gemini")
+    return sorted(join_codex_forks(groups), key=lambda g: g.source == "gemini")
 
 
 def unmarked_files_of_held_sessions(

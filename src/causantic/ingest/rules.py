@@ -48,7 +48,10 @@ History (what each version changed, so a release note can say why memory was re-
   restored backup, a team member's home) made a second project of every such folder, and a
   sub-agent's file read without its session's file a project of its own; the project an older
   release made at the folder's whole path takes the key when its sessions are read again (two such
-  projects of one folder merged), Cursor's too.
+  projects of one folder merged), Cursor's too; a Codex fork whose session's rollout lies in another
+  sessions tree than its own (a copy of another machine's, a backup), found in the same run or
+  ingested before from there, read with that session, without its copy of the session's turns
+  (before: stored twice, once in each session).
 """
 
 from __future__ import annotations
