@@ -1,7 +1,8 @@
 """Peak memory of ``causantic ingest`` on a session holding one huge tool output, and on a big file
 of normal lines, before and after; with ``--corpus``, the normal corpus's ingest time and its store.
 
-Usage: python benchmarks/ingest_memory.py [--kinds claude codex gemini] [--sizes 5 50] [--many 200]
+Usage: python benchmarks/ingest_memory.py [--kinds claude codex gemini damaged cut norecord codexjson]
+       [--sizes 5 50] [--many 200]
        python benchmarks/ingest_memory.py --corpus [--rounds 3]
        [--base COMMIT]
 
@@ -18,6 +19,17 @@ logs have):
 - ``gemini``: a real Gemini CLI session of the corpus (``run_shell_command`` of ``echo``; one JSON
   document, pretty-printed as Gemini CLI writes it) with that output blown up (``Output: `` log
   ``Process Group PGID``), its ``resultDisplay`` holding the log again, as Gemini CLI writes it.
+
+Damaged and unusual files, of the same sizes:
+
+- ``damaged``: the ``claude`` session with its result's line damaged after the output (``false``
+  written ``fals``): the line is dropped and counted, the rest of the session kept;
+- ``cut``: the ``claude`` session cut inside its result's output, as a file being written is (its
+  truncated last line);
+- ``norecord``: a file of that many megabytes holding no record: JSON lines each cut short (a
+  damaged file, nothing stored);
+- ``codexjson``: the ``codex`` rollout with its output in the older JSON form
+  (``{"output": …, "metadata": {"exit_code": 0}}`` as a string).
 
 ``--many MB`` adds a Claude Code file of about that many megabytes of normal lines: the corpus's
 Claude Code sessions' messages one after another, in one session (uuids made unique per copy).
@@ -137,6 +149,57 @@ def write_gemini(folder: Path, megabytes: float) -> Path:
     return path
 
 
+def write_damaged(folder: Path, megabytes: float) -> Path:
+    """The ``claude`` session with its result's line made invalid JSON after the output."""
+    path = write_claude(folder, megabytes)
+    lines = path.read_bytes().split(b"\n")
+    lines[2] = lines[2].replace(b'"is_error": false', b'"is_error": fals')
+    path.write_bytes(b"\n".join(lines))
+    return path
+
+
+def write_cut(folder: Path, megabytes: float) -> Path:
+    """The ``claude`` session cut halfway through its result's output (a file being written)."""
+    path = write_claude(folder, megabytes)
+    lines = path.read_bytes().split(b"\n")
+    path.write_bytes(b"\n".join(lines[:2]) + b"\n" + lines[2][: len(lines[2]) // 4])
+    return path
+
+
+def write_norecord(folder: Path, megabytes: float) -> Path:
+    """A file of ``megabytes`` MB of JSON lines each cut short: no record at all."""
+    path = folder / "-work-broken" / f"broken-{megabytes:g}mb.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    size, n = 0, 0
+    with path.open("w") as handle:
+        while size < megabytes * 1e6:
+            line = f'{{"type": "user", "uuid": "u-{n}", "message": {{"content": "{LOG.format(n=n).strip()}\n'
+            handle.write(line)
+            size += len(line.encode())
+            n += 1
+    return path
+
+
+def write_codexjson(folder: Path, megabytes: float) -> Path:
+    """The ``codex`` rollout with its command output in the older JSON form."""
+    path = folder / "codex" / f"rollout-2026-06-23T07-21-00-{megabytes:g}mb.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    blown = False
+    with CODEX_ROLLOUT.open("rb") as source, path.open("w") as handle:
+        for n, line in enumerate(source):
+            if n == 40:
+                break
+            record = json.loads(line)
+            payload = record.get("payload") or {}
+            if not blown and payload.get("type") == "function_call_output":
+                wrapped = {"output": log_text(megabytes), "metadata": {"exit_code": 0, "duration_seconds": 0.2}}
+                payload["output"] = json.dumps(wrapped, ensure_ascii=False)
+                blown = True
+            handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+    assert blown, "no command output in the first 40 records"
+    return path
+
+
 def write_many(folder: Path, megabytes: float) -> Path:
     """A Claude Code file of about ``megabytes`` MB of normal lines: the messages of the corpus's
     Claude Code sessions (not sub-agent files), one copy after another, all in one session."""
@@ -179,7 +242,14 @@ WRITERS: dict[str, Callable[[Path, float], Path]] = {
     "codex": write_codex,
     "gemini": write_gemini,
     "many": write_many,
+    "damaged": write_damaged,
+    "cut": write_cut,
+    "norecord": write_norecord,
+    "codexjson": write_codexjson,
 }
+# The session of one line each kind is measured against (what a process holds for any ingest).
+FLOORS = {"many": "claude", "damaged": "claude", "cut": "claude", "norecord": "claude", "codexjson": "codex"}
+KINDS = ["claude", "codex", "gemini", "damaged", "cut", "norecord", "codexjson"]
 
 
 def written(kind: str, folder: Path, megabytes: float) -> Path:
@@ -216,7 +286,7 @@ def ingest(source: Path, transcript: Path, home: Path) -> tuple[float, float, di
     if process.returncode != 0:
         raise SystemExit(f"ingest failed ({source}): {err.decode()[-2000:]}")
     report = json.loads(out)
-    if report.get("chunks_added", 1) == 0:
+    if report.get("chunks_added", 1) == 0 and "broken-" not in transcript.name:
         raise SystemExit(f"ingest stored nothing ({source})")
     return usage.ru_maxrss * 1024 / 1e6, seconds, report  # kilobytes on Linux
 
@@ -234,7 +304,7 @@ def memory_table(sources: dict[str, Path], folder: Path, kinds: list[str], sizes
     print(f"{'session':<8} {'output':>8} {'file':>8}  " + "  ".join(f"{name:>26}" for name in names) + "  this/base")
     print(f"{'':<8} {'':>8} {'':>8}  " + "  ".join(f"{'peak MB  ×file  added MB':>26}" for _ in names))
     for kind, size in cases:
-        floor_kind = "claude" if kind == "many" else kind
+        floor_kind = FLOORS.get(kind, kind)
         if floor_kind not in floors:
             small = written(floor_kind, folder / "floor", 0.0001)
             floors[floor_kind] = {name: peak_mb(src, small) for name, src in sources.items()}
@@ -297,9 +367,7 @@ def corpus_table(sources: dict[str, Path], folder: Path, rounds: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--kinds", nargs="+", choices=["claude", "codex", "gemini"], default=["claude", "codex", "gemini"]
-    )
+    parser.add_argument("--kinds", nargs="+", choices=KINDS, default=KINDS[:3], help="(default: the first three)")
     parser.add_argument("--sizes", type=float, nargs="+", default=[5.0, 50.0], help="tool output sizes, MB")
     parser.add_argument(
         "--many", type=float, default=200.0, help="MB of normal Claude Code lines in one file (0: none)"

@@ -13,8 +13,10 @@ is dropped once used. A JSON document (a Gemini CLI session) is read the same wa
 
 Windows are cut only between whole escapes and whole UTF-8 characters, and never between the two
 halves of a surrogate pair (``\\ud83d\\ude00``), so the windows joined are exactly the value
-``json.loads`` gives. While the line is read, every window is decoded once (a damaged value makes the
-line fall back to the ordinary path, which counts it as broken), and its characters are counted.
+``json.loads`` gives. While the line is read, every window is decoded once, and its characters are
+counted; a damaged value ends what is kept of the line at its opening quote
+(:meth:`LineScanner.before_damage`: the reader keeps the whole records before it and counts the
+broken one), and a byte that is no UTF-8 reads as U+FFFD, as in a line decoded whole.
 
 What this module leaves to others: which values may stay in the file (each format's reader says, with
 a :data:`LongRule`: message text and tool outputs; any other long value is decoded whole, or cut to
@@ -64,6 +66,7 @@ class LongText:
     chars: int
     crc: int
     skip: int = 0
+    lenient: bool = False  # it holds a byte that is no UTF-8, read as U+FFFD (:func:`decode_window`)
 
     @property
     def length(self) -> int:
@@ -88,7 +91,7 @@ class LongText:
                     cut = len(block) if position >= self.end else safe_cut(block, 0, len(block) - 1)
                     raw, carry = block[:cut], block[cut:]
                     crc = zlib.crc32(raw, crc)
-                    text = decode_window(raw)
+                    text = decode_window(raw, self.lenient)
                     chars += len(text)
                     if chars > self.skip:
                         yield text[max(0, self.skip - chars + len(text)) :]
@@ -103,15 +106,16 @@ class LongText:
         )
 
 
-def decode_window(raw: bytes | memoryview) -> str:
+def decode_window(raw: bytes | memoryview, lenient: bool = False) -> str:
     """The text of a run of JSON string content (no quotes around it), as the reader decodes a line:
     orjson first, the standard library for what orjson refuses (a lone surrogate); ValueError when
-    it is not valid string content."""
+    it is not valid string content. ``lenient``: a byte that is no UTF-8 reads as U+FFFD, as the
+    reader decodes a line holding one (a stray byte costs its character, not the record)."""
     quoted = b'"' + bytes(raw) + b'"'
     try:
         value = orjson.loads(quoted)
     except orjson.JSONDecodeError:
-        value = json.loads(quoted.decode("utf-8"))
+        value = json.loads(quoted.decode("utf-8", "replace" if lenient else "strict"))
         if type(value) is str:
             value = replace_lone_surrogates(value)
     if type(value) is not str:  # unreachable for valid content; a guard against "a" "b" tricks
@@ -272,6 +276,13 @@ class LineScanner:
             self.kept += b'"' + self.short + self.carry
         return bytes(self.kept), self.values
 
+    def before_damage(self) -> tuple[bytes, dict[str, LongValue]]:
+        """When :meth:`finish` found the line damaged inside a long value (no valid string content,
+        or cut inside it): the bytes kept up to that value's opening quote, with the long values
+        before it. The record holding the value is damaged; the records before it on the line are
+        whole, and read from these bytes without the line ever being held whole."""
+        return bytes(self.kept), self.values
+
 
 _MARKER = "\x00causantic-long-value-"  # NUL: no transcript text holds it; the reader checks each is used once
 
@@ -284,6 +295,7 @@ class _Check:
         self.crc, self.chars, self.head, self.tail, self.blank = 0, 0, "", "", True
         self.pending = bytearray()
         self.broken = False
+        self.lenient = False  # a window held a byte that is no UTF-8
 
     def feed(self, raw: bytes | bytearray) -> None:
         self.pending += raw
@@ -297,7 +309,11 @@ class _Check:
 
     def _window(self, piece: bytes) -> None:
         try:
-            text = decode_window(piece)
+            text = decode_window(piece, self.lenient)
+        except UnicodeDecodeError:  # a stray byte: read as U+FFFD, this window and the next ones
+            self.lenient = True
+            self._window(piece)
+            return
         except ValueError:
             self.broken = True
             return
@@ -314,7 +330,8 @@ class _Check:
             self.pending.clear()
         if self.broken:
             return None
-        return LongValue(LongText(path, start, end, self.chars, self.crc), self.head, self.blank, self.tail)
+        text = LongText(path, start, end, self.chars, self.crc, lenient=self.lenient)
+        return LongValue(text, self.head, self.blank, self.tail)
 
 
 class Placeholders:
