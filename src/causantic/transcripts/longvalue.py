@@ -67,16 +67,27 @@ class LongText:
     crc: int
     skip: int = 0
     lenient: bool = False  # it holds a byte that is no UTF-8, read as U+FFFD (:func:`decode_window`)
+    # When not -1: the text is a JSON string's content held in the value, from its first ``skip``
+    # characters on (an output Codex wrapped in JSON: ``{"output": "<the text>", "metadata": …}``),
+    # decoded (:func:`string_windows`); this many characters long.
+    inner: int = -1
 
     @property
     def length(self) -> int:
         """The text's length in characters."""
-        return self.chars - self.skip
+        return self.inner if self.inner >= 0 else self.chars - self.skip
 
     def windows(self, window: int | None = None) -> Iterator[str]:
         """The text, in order, a window of about ``window`` (:data:`WINDOW_BYTES`) bytes at a time.
 
         Raises :class:`TranscriptError` when the file no longer holds the value it held."""
+        source = self._value_windows(window)
+        if self.inner < 0:
+            return source
+        return _checked_string(string_windows(source), self)
+
+    def _value_windows(self, window: int | None) -> Iterator[str]:
+        """The value's text after its first ``skip`` characters, a window at a time."""
         crc, chars, carry, position = 0, 0, b"", self.start
         try:
             with self.path.open("rb") as handle:
@@ -104,6 +115,54 @@ class LongText:
         return TranscriptError(
             f"{self.path} changed while it was read (a long message is no longer where it was). Ingest it again."
         )
+
+
+def _checked_string(windows: Iterator[str], text: LongText) -> Iterator[str]:
+    """``windows`` (an inner string's, :func:`string_windows`), which must be ``text.inner`` characters
+    long; :class:`TranscriptError` when the file no longer holds them (or holds no such string)."""
+    chars = 0
+    try:
+        for piece in windows:
+            chars += len(piece)
+            yield piece
+    except ValueError as e:
+        raise text._changed() from e
+    if chars != text.inner:
+        raise text._changed()
+
+
+def string_windows(source: Iterator[str], rest: list[str] | None = None) -> Iterator[str]:
+    """The content of a JSON string, decoded window by window from ``source``: the text of its
+    escaped content, in pieces, from after its opening quote (an output Codex wrapped in JSON, as
+    ``{"output": "<text>", …}``, is such a string inside the value). What follows its closing quote
+    (up to :data:`TAIL_CHARS` characters) is appended to ``rest``; ``source`` is read to its end (a
+    :class:`LongText` checks the file as it goes). ValueError when the content is no valid string
+    content or the string is never closed."""
+    carry, closed, kept = b"", False, 0
+    for text in source:
+        if closed:
+            if rest is not None and kept < TAIL_CHARS:
+                rest.append(text[: TAIL_CHARS - kept])
+                kept += len(rest[-1])
+            continue
+        data = carry + text.encode("utf-8")
+        match = _CONTENT.match(data)
+        end = match.end() if match else 0
+        if end < len(data) and data[end] == _QUOTE:
+            closed = True
+            if end:
+                yield decode_window(data[:end])
+            after = data[end + 1 :].decode("utf-8")
+            if rest is not None:
+                rest.append(after[:TAIL_CHARS])
+                kept = len(rest[-1])
+            continue
+        cut = safe_cut(data, 0, len(data) - 1) if len(data) > 16 else 0
+        carry = data[cut:]
+        if cut:
+            yield decode_window(data[:cut])
+    if not closed:
+        raise ValueError("the string is never closed")
 
 
 def decode_window(raw: bytes | memoryview, lenient: bool = False) -> str:
