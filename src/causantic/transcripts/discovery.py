@@ -354,7 +354,8 @@ def join_codex_forks(groups: list[SessionFiles]) -> list[SessionFiles]:
     moved: set[int] = set()
     for n, group in enumerate(groups):
         top = root(n)
-        if top != n and groups[top].forked_from not in by_thread and group.main is not None:  # no loop
+        # (not a loop of forks; nor a fork with spawned agents: a fork's are not read in its session's group)
+        if top != n and groups[top].forked_from not in by_thread and group.main is not None and not group.subagents:
             out[top] = replace(out[top], forks=tuple(sorted({*out[top].forks, group.main, *group.forks})))
             moved.add(n)
     return [g for n, g in enumerate(out) if n not in moved]
@@ -364,10 +365,11 @@ def stored_codex_parent(group: SessionFiles, stored: Iterable[str]) -> SessionFi
     """``group`` (a Codex session whose file forked a thread not found with it: ``forked_from``) read
     as a fork of that thread's session, when ``stored`` (the paths of files a store holds) holds its
     rollout and it is still there: the session was ingested from another place (another sessions
-    tree, a copy from another machine) than its fork, whose copy of its turns then goes. Up a chain
-    of forks when the session found forked another one in turn."""
-    if group.source != "codex" or not group.forked_from or group.main is None:
-        return group
+    tree, a copy from another machine) than its fork, whose copy of its turns then goes; with the
+    agents it spawned among ``stored`` (their first lines read), so their links stay. Up a chain of
+    forks when the session found forked another one in turn (but for one that spawned agents)."""
+    if group.source != "codex" or not group.forked_from or group.main is None or group.subagents:
+        return group  # a fork's spawned agents are not read in its session's group: kept as it is
     rollouts = sorted(p for p in map(Path, stored) if p.name.startswith("rollout-") and p.suffix == ".jsonl")
     seen = {group.session_id}
     while group.forked_from and group.forked_from not in seen and group.main is not None:
@@ -377,9 +379,10 @@ def stored_codex_parent(group: SessionFiles, stored: Iterable[str]) -> SessionFi
         meta = peek_rollout_meta(parent) if parent is not None else None
         if parent is None or meta is None or meta.thread_id != group.forked_from:
             break
-        forks = tuple(sorted({group.main, *group.forks}))
-        above = meta.forked_from or "" if meta.parent_thread_id is None else ""
-        group = SessionFiles(group.forked_from, parent, (), parent.parent, "codex", forks, above)
+        thread, forks = group.forked_from, tuple(sorted({group.main, *group.forks}))
+        spawned = tuple(p for p in rollouts if p.name > parent.name and peek_rollout_meta(p).parent_thread_id == thread)
+        above = meta.forked_from or "" if meta.parent_thread_id is None and not spawned else ""
+        group = SessionFiles(thread, parent, spawned, parent.parent, "codex", forks, above)
     return group
 
 
