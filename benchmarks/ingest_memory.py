@@ -28,6 +28,8 @@ Damaged and unusual files, of the same sizes:
   truncated last line);
 - ``norecord``: a file of that many megabytes holding no record: JSON lines each cut short (a
   damaged file, nothing stored);
+- ``geminicut``: the ``gemini`` session cut three quarters into its output (caught while Gemini CLI
+  rewrites it: nothing stored);
 - ``codexjson``: the ``codex`` rollout with its output in the older JSON form
   (``{"output": …, "metadata": {"exit_code": 0}}`` as a string).
 
@@ -166,6 +168,16 @@ def write_cut(folder: Path, megabytes: float) -> Path:
     return path
 
 
+def write_geminicut(folder: Path, megabytes: float) -> Path:
+    """The ``gemini`` session cut three quarters into its output, as a document being rewritten."""
+    whole = write_gemini(folder, megabytes)
+    data = whole.read_bytes()
+    whole.unlink()
+    path = whole.with_name(f"session-2026-03-17T22-22-cut-{megabytes:g}mb.json")  # nothing stored: -cut-
+    path.write_bytes(data[: data.index(b"quokka-0 ") + int(megabytes * 750_000)])
+    return path
+
+
 def write_norecord(folder: Path, megabytes: float) -> Path:
     """A file of ``megabytes`` MB of JSON lines each cut short: no record at all."""
     path = folder / "-work-broken" / f"broken-{megabytes:g}mb.jsonl"
@@ -245,11 +257,13 @@ WRITERS: dict[str, Callable[[Path, float], Path]] = {
     "damaged": write_damaged,
     "cut": write_cut,
     "norecord": write_norecord,
+    "geminicut": write_geminicut,
     "codexjson": write_codexjson,
 }
 # The session of one line each kind is measured against (what a process holds for any ingest).
 FLOORS = {"many": "claude", "damaged": "claude", "cut": "claude", "norecord": "claude", "codexjson": "codex"}
-KINDS = ["claude", "codex", "gemini", "damaged", "cut", "norecord", "codexjson"]
+FLOORS["geminicut"] = "gemini"
+KINDS = ["claude", "codex", "gemini", "damaged", "cut", "norecord", "geminicut", "codexjson"]
 
 
 def written(kind: str, folder: Path, megabytes: float) -> Path:
@@ -286,7 +300,7 @@ def ingest(source: Path, transcript: Path, home: Path) -> tuple[float, float, di
     if process.returncode != 0:
         raise SystemExit(f"ingest failed ({source}): {err.decode()[-2000:]}")
     report = json.loads(out)
-    if report.get("chunks_added", 1) == 0 and "broken-" not in transcript.name:
+    if report.get("chunks_added", 1) == 0 and not any(k in transcript.name for k in ("broken-", "-cut-")):
         raise SystemExit(f"ingest stored nothing ({source})")
     return usage.ru_maxrss * 1024 / 1e6, seconds, report  # kilobytes on Linux
 

@@ -17,6 +17,7 @@ from causantic.ingest.service import ingest_paths
 from causantic.services import open_services
 from causantic.transcripts import discover, longvalue
 from causantic.transcripts.codex import read_rollout
+from causantic.transcripts.gemini import read_gemini
 from causantic.transcripts.model import ToolResult
 
 ENTIRE = "codex/blackgirlbytes__entire-token-costs-benchmark-tests/a7/1156299398/0/full.jsonl"  # Codex 0.142
@@ -145,3 +146,32 @@ def test_a_huge_output_is_read_without_holding_it_or_its_file(agents_corpus: Pat
     # itself: neither the output nor the file is held.
     growth = _peak(big) - _peak(small)
     assert growth < grown, f"the peak grew by {growth / 1e6:.1f} MB for a file {grown / 1e6:.1f} MB larger"
+
+
+def test_a_gemini_document_cut_inside_a_huge_output_counts_once_without_being_held(
+    agents_corpus: Path, tmp_path: Path
+) -> None:
+    # Caught while Gemini CLI rewrites it, in the middle of an output of megabytes: one cut document,
+    # as when it is cut elsewhere, told from the bytes before that output. It was read whole and
+    # parsed (the peak grew by 13.6x what the file grew); now it grows by less than the file.
+    def cut(megabytes: float) -> Path:
+        path = _gemini(agents_corpus, tmp_path / f"{megabytes:g}", _log(megabytes), lines=False)
+        data = path.read_bytes()
+        path.write_bytes(data[: data.index(b"quokka-1000 ") + int(megabytes * 750_000)])  # 3/4 of it
+        return path
+
+    small, big = cut(4), cut(12)
+    read_gemini(small)  # imports and caches: not counted
+    peaks = []
+    for path in (small, big):
+        tracemalloc.start()
+        try:
+            session, report = read_gemini(path)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+        assert session.transcript is None and dict(report.counts) == {"truncated last line": 1}
+    grown = big.stat().st_size - small.stat().st_size
+    assert peaks[1] - peaks[0] < grown, (
+        f"the peak grew by {(peaks[1] - peaks[0]) / 1e6:.1f} MB, the file {grown / 1e6:.1f}"
+    )
