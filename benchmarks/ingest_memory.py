@@ -44,11 +44,12 @@ process holds for any ingest (imports, the store), so the table shows the peak, 
 file's size, and what the file added to that baseline; the last column is this branch's peak over
 the base's.
 
-``--corpus`` ingests each source folder of ``../shared/corpus`` (Claude Code, Codex, Gemini) with
+``--corpus`` ingests each source folder of ``../shared/corpus`` (Claude Code, Codex, Gemini, Cursor and
+the other agents') with
 both sources, alternately, ``--rounds`` times each, and prints the best wall seconds of each (the
 whole process: start-up, reading, chunking, the store), their ratio and the peaks; then it compares
 the two stores row by row: every chunk (all columns but ``created_at``), edge (but ``id`` and
-``created_at``), session and file checkpoint (but ``ingested_at``).
+``created_at``), session, file checkpoint (but ``ingested_at``) and project (its path and name).
 """
 
 from __future__ import annotations
@@ -345,6 +346,7 @@ def _rows(database: Path) -> dict[str, list[tuple[object, ...]]]:
         " ORDER BY 1, 2, 4",
         "sessions": "SELECT * FROM sessions ORDER BY id",
         "files": "SELECT path, size, mtime_ns, skipped_lines FROM files ORDER BY path",
+        "projects": "SELECT path, name FROM projects ORDER BY path",
     }
     with sqlite3.connect(database) as conn:
         chunk_columns = [row[1] for row in conn.execute("PRAGMA table_xinfo(chunks)")]
@@ -358,7 +360,7 @@ def corpus_table(sources: dict[str, Path], folder: Path, rounds: int) -> None:
     names = list(sources)
     print(f"{'corpus':<12} {'MB':>6}  " + "  ".join(f"{name + ' s':>14} {'peak MB':>8}" for name in names))
     print(f"{'':<12} {'':>6}  " + "  ".join(f"{'(best)':>14} {'':>8}" for _ in names) + "  this/base s   stores")
-    for source in ("claude-code", "codex", "gemini"):
+    for source in ("claude-code", "codex", "gemini", "cursor", "other-agents"):
         corpus = CORPUS / source
         mb = sum(p.stat().st_size for p in corpus.rglob("*") if p.is_file()) / 1e6
         best: dict[str, tuple[float, float]] = {}
@@ -372,7 +374,7 @@ def corpus_table(sources: dict[str, Path], folder: Path, rounds: int) -> None:
                 stores[name] = home / "memory.db"
         rows = [_rows(stores[name]) for name in names]
         differ = [table for table in rows[0] if rows[0][table] != rows[1][table]]
-        counted = ", ".join(f"{len(rows[0][t]):,} {t}" for t in ("chunks", "edges"))
+        counted = ", ".join(f"{len(rows[0][t]):,} {t if len(rows[0][t]) != 1 else t[:-1]}" for t in ("chunks", "edges"))
         said = f"same ({counted})" if not differ else f"DIFFER in {', '.join(differ)}"
         cells = "  ".join(f"{best[name][0]:>14.2f} {best[name][1]:>8.0f}" for name in names)
         print(f"{source:<12} {mb:>6.1f}  {cells}  {best[names[1]][0] / best[names[0]][0]:>11.3f}   {said}")
