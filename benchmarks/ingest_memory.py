@@ -1,7 +1,8 @@
 """Peak memory of ``causantic ingest`` on a session holding one huge tool output, and on a big file
 of normal lines, before and after; with ``--corpus``, the normal corpus's ingest time and its store.
 
-Usage: python benchmarks/ingest_memory.py [--kinds claude codex gemini] [--sizes 5 50] [--many 200]
+Usage: python benchmarks/ingest_memory.py [--kinds claude codex gemini damaged cut norecord codexjson]
+       [--sizes 5 50] [--many 200]
        python benchmarks/ingest_memory.py --corpus [--rounds 3]
        [--base COMMIT]
 
@@ -19,6 +20,19 @@ logs have):
   document, pretty-printed as Gemini CLI writes it) with that output blown up (``Output: `` log
   ``Process Group PGID``), its ``resultDisplay`` holding the log again, as Gemini CLI writes it.
 
+Damaged and unusual files, of the same sizes:
+
+- ``damaged``: the ``claude`` session with its result's line damaged after the output (``false``
+  written ``fals``): the line is dropped and counted, the rest of the session kept;
+- ``cut``: the ``claude`` session cut inside its result's output, as a file being written is (its
+  truncated last line);
+- ``norecord``: a file of that many megabytes holding no record: JSON lines each cut short (a
+  damaged file, nothing stored);
+- ``geminicut``: the ``gemini`` session cut three quarters into its output (caught while Gemini CLI
+  rewrites it: nothing stored);
+- ``codexjson``: the ``codex`` rollout with its output in the older JSON form
+  (``{"output": …, "metadata": {"exit_code": 0}}`` as a string).
+
 ``--many MB`` adds a Claude Code file of about that many megabytes of normal lines: the corpus's
 Claude Code sessions' messages one after another, in one session (uuids made unique per copy).
 
@@ -30,11 +44,12 @@ process holds for any ingest (imports, the store), so the table shows the peak, 
 file's size, and what the file added to that baseline; the last column is this branch's peak over
 the base's.
 
-``--corpus`` ingests each source folder of ``../shared/corpus`` (Claude Code, Codex, Gemini) with
+``--corpus`` ingests each source folder of ``../shared/corpus`` (Claude Code, Codex, Gemini, Cursor and
+the other agents') with
 both sources, alternately, ``--rounds`` times each, and prints the best wall seconds of each (the
 whole process: start-up, reading, chunking, the store), their ratio and the peaks; then it compares
 the two stores row by row: every chunk (all columns but ``created_at``), edge (but ``id`` and
-``created_at``), session and file checkpoint (but ``ingested_at``).
+``created_at``), session, file checkpoint (but ``ingested_at``) and project (its path and name).
 """
 
 from __future__ import annotations
@@ -137,6 +152,67 @@ def write_gemini(folder: Path, megabytes: float) -> Path:
     return path
 
 
+def write_damaged(folder: Path, megabytes: float) -> Path:
+    """The ``claude`` session with its result's line made invalid JSON after the output."""
+    path = write_claude(folder, megabytes)
+    lines = path.read_bytes().split(b"\n")
+    lines[2] = lines[2].replace(b'"is_error": false', b'"is_error": fals')
+    path.write_bytes(b"\n".join(lines))
+    return path
+
+
+def write_cut(folder: Path, megabytes: float) -> Path:
+    """The ``claude`` session cut halfway through its result's output (a file being written)."""
+    path = write_claude(folder, megabytes)
+    lines = path.read_bytes().split(b"\n")
+    path.write_bytes(b"\n".join(lines[:2]) + b"\n" + lines[2][: len(lines[2]) // 4])
+    return path
+
+
+def write_geminicut(folder: Path, megabytes: float) -> Path:
+    """The ``gemini`` session cut three quarters into its output, as a document being rewritten."""
+    whole = write_gemini(folder, megabytes)
+    data = whole.read_bytes()
+    whole.unlink()
+    path = whole.with_name(f"session-2026-03-17T22-22-cut-{megabytes:g}mb.json")  # nothing stored: -cut-
+    path.write_bytes(data[: data.index(b"quokka-0 ") + int(megabytes * 750_000)])
+    return path
+
+
+def write_norecord(folder: Path, megabytes: float) -> Path:
+    """A file of ``megabytes`` MB of JSON lines each cut short: no record at all."""
+    path = folder / "-work-broken" / f"broken-{megabytes:g}mb.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    size, n = 0, 0
+    with path.open("w") as handle:
+        while size < megabytes * 1e6:
+            line = f'{{"type": "user", "uuid": "u-{n}", "message": {{"content": "{LOG.format(n=n).strip()}\n'
+            handle.write(line)
+            size += len(line.encode())
+            n += 1
+    return path
+
+
+def write_codexjson(folder: Path, megabytes: float) -> Path:
+    """The ``codex`` rollout with its command output in the older JSON form."""
+    path = folder / "codex" / f"rollout-2026-06-23T07-21-00-{megabytes:g}mb.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    blown = False
+    with CODEX_ROLLOUT.open("rb") as source, path.open("w") as handle:
+        for n, line in enumerate(source):
+            if n == 40:
+                break
+            record = json.loads(line)
+            payload = record.get("payload") or {}
+            if not blown and payload.get("type") == "function_call_output":
+                wrapped = {"output": log_text(megabytes), "metadata": {"exit_code": 0, "duration_seconds": 0.2}}
+                payload["output"] = json.dumps(wrapped, ensure_ascii=False)
+                blown = True
+            handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+    assert blown, "no command output in the first 40 records"
+    return path
+
+
 def write_many(folder: Path, megabytes: float) -> Path:
     """A Claude Code file of about ``megabytes`` MB of normal lines: the messages of the corpus's
     Claude Code sessions (not sub-agent files), one copy after another, all in one session."""
@@ -179,7 +255,16 @@ WRITERS: dict[str, Callable[[Path, float], Path]] = {
     "codex": write_codex,
     "gemini": write_gemini,
     "many": write_many,
+    "damaged": write_damaged,
+    "cut": write_cut,
+    "norecord": write_norecord,
+    "geminicut": write_geminicut,
+    "codexjson": write_codexjson,
 }
+# The session of one line each kind is measured against (what a process holds for any ingest).
+FLOORS = {"many": "claude", "damaged": "claude", "cut": "claude", "norecord": "claude", "codexjson": "codex"}
+FLOORS["geminicut"] = "gemini"
+KINDS = ["claude", "codex", "gemini", "damaged", "cut", "norecord", "geminicut", "codexjson"]
 
 
 def written(kind: str, folder: Path, megabytes: float) -> Path:
@@ -216,7 +301,7 @@ def ingest(source: Path, transcript: Path, home: Path) -> tuple[float, float, di
     if process.returncode != 0:
         raise SystemExit(f"ingest failed ({source}): {err.decode()[-2000:]}")
     report = json.loads(out)
-    if report.get("chunks_added", 1) == 0:
+    if report.get("chunks_added", 1) == 0 and not any(k in transcript.name for k in ("broken-", "-cut-")):
         raise SystemExit(f"ingest stored nothing ({source})")
     return usage.ru_maxrss * 1024 / 1e6, seconds, report  # kilobytes on Linux
 
@@ -234,7 +319,7 @@ def memory_table(sources: dict[str, Path], folder: Path, kinds: list[str], sizes
     print(f"{'session':<8} {'output':>8} {'file':>8}  " + "  ".join(f"{name:>26}" for name in names) + "  this/base")
     print(f"{'':<8} {'':>8} {'':>8}  " + "  ".join(f"{'peak MB  ×file  added MB':>26}" for _ in names))
     for kind, size in cases:
-        floor_kind = "claude" if kind == "many" else kind
+        floor_kind = FLOORS.get(kind, kind)
         if floor_kind not in floors:
             small = written(floor_kind, folder / "floor", 0.0001)
             floors[floor_kind] = {name: peak_mb(src, small) for name, src in sources.items()}
@@ -261,6 +346,7 @@ def _rows(database: Path) -> dict[str, list[tuple[object, ...]]]:
         " ORDER BY 1, 2, 4",
         "sessions": "SELECT * FROM sessions ORDER BY id",
         "files": "SELECT path, size, mtime_ns, skipped_lines FROM files ORDER BY path",
+        "projects": "SELECT path, name FROM projects ORDER BY path",
     }
     with sqlite3.connect(database) as conn:
         chunk_columns = [row[1] for row in conn.execute("PRAGMA table_xinfo(chunks)")]
@@ -274,7 +360,7 @@ def corpus_table(sources: dict[str, Path], folder: Path, rounds: int) -> None:
     names = list(sources)
     print(f"{'corpus':<12} {'MB':>6}  " + "  ".join(f"{name + ' s':>14} {'peak MB':>8}" for name in names))
     print(f"{'':<12} {'':>6}  " + "  ".join(f"{'(best)':>14} {'':>8}" for _ in names) + "  this/base s   stores")
-    for source in ("claude-code", "codex", "gemini"):
+    for source in ("claude-code", "codex", "gemini", "cursor", "other-agents"):
         corpus = CORPUS / source
         mb = sum(p.stat().st_size for p in corpus.rglob("*") if p.is_file()) / 1e6
         best: dict[str, tuple[float, float]] = {}
@@ -288,7 +374,7 @@ def corpus_table(sources: dict[str, Path], folder: Path, rounds: int) -> None:
                 stores[name] = home / "memory.db"
         rows = [_rows(stores[name]) for name in names]
         differ = [table for table in rows[0] if rows[0][table] != rows[1][table]]
-        counted = ", ".join(f"{len(rows[0][t]):,} {t}" for t in ("chunks", "edges"))
+        counted = ", ".join(f"{len(rows[0][t]):,} {t if len(rows[0][t]) != 1 else t[:-1]}" for t in ("chunks", "edges"))
         said = f"same ({counted})" if not differ else f"DIFFER in {', '.join(differ)}"
         cells = "  ".join(f"{best[name][0]:>14.2f} {best[name][1]:>8.0f}" for name in names)
         print(f"{source:<12} {mb:>6.1f}  {cells}  {best[names[1]][0] / best[names[0]][0]:>11.3f}   {said}")
@@ -297,9 +383,7 @@ def corpus_table(sources: dict[str, Path], folder: Path, rounds: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--kinds", nargs="+", choices=["claude", "codex", "gemini"], default=["claude", "codex", "gemini"]
-    )
+    parser.add_argument("--kinds", nargs="+", choices=KINDS, default=KINDS[:3], help="(default: the first three)")
     parser.add_argument("--sizes", type=float, nargs="+", default=[5.0, 50.0], help="tool output sizes, MB")
     parser.add_argument(
         "--many", type=float, default=200.0, help="MB of normal Claude Code lines in one file (0: none)"

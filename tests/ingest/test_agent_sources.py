@@ -665,7 +665,8 @@ def test_a_cursor_workspace_stays_one_project_when_its_cursor_folder_moves(tmp_p
 
 def test_a_cursor_workspaces_project_stored_at_its_folders_path_keeps_its_new_sessions(tmp_path: Path) -> None:
     """A store made before Cursor workspaces were keyed by their folder's name holds the project at
-    the folder's whole path: a new session of that workspace joins it, not a second project."""
+    the folder's whole path: a new session of that workspace joins it, not a second project, and
+    the project takes the folder's key (so a moved ~/.cursor joins it too)."""
     projects = tmp_path / ".cursor" / "projects"
     _cursor_session(projects, "Users-dev-shop", "0f7a2b8e-9a41-4d5c-8e2f-3c1d5b6a7e80", "fix the cart total")
     folder = str(projects / "Users-dev-shop")
@@ -673,4 +674,6 @@ def test_a_cursor_workspaces_project_stored_at_its_folders_path_keeps_its_new_se
         services.store.resolve_project(folder, folder)  # as an older release made it
         _ingest(services, projects)
         assert list(_sessions_by_project(services)) == ["Users-dev-shop"]
-        assert [r[0] for r in services.store.conn.execute("SELECT path FROM projects")] == [folder]
+        assert [r[0] for r in services.store.conn.execute("SELECT path FROM projects")] == [
+            "~/.cursor/projects/Users-dev-shop"
+        ]

@@ -17,6 +17,7 @@ from causantic.ingest.service import ingest_paths
 from causantic.services import open_services
 from causantic.transcripts import discover, longvalue
 from causantic.transcripts.codex import read_rollout
+from causantic.transcripts.gemini import read_gemini
 from causantic.transcripts.model import ToolResult
 
 ENTIRE = "codex/blackgirlbytes__entire-token-costs-benchmark-tests/a7/1156299398/0/full.jsonl"  # Codex 0.142
@@ -82,20 +83,23 @@ def test_a_huge_codex_command_output_is_stored_as_when_decoded_whole(
     agents_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A failed command's 3 MB output after Codex's header; an older Codex's JSON-wrapped output
-    # (decoded whole); an output all blank.
-    wrapped = json.dumps({"output": _log(1.5), "metadata": {"exit_code": 0}}, ensure_ascii=False)
+    # (its text read from inside the JSON, its exit code from what follows it); an output all blank.
+    older = _log(2.5)
+    wrapped = json.dumps({"output": older, "metadata": {"exit_code": 2, "duration_seconds": 0.4}}, ensure_ascii=False)
     log = _log(3)
     path = _rollout(agents_corpus, tmp_path / "codex", [HEADER + log, wrapped, " " * 2_200_000])
     transcript, _, _ = read_rollout(path)
     assert transcript is not None
     results = [b for m in transcript.messages for b in m.blocks if isinstance(b, ToolResult) and b.long]
-    assert len(results) == 1 and results[0].is_error  # only the first stays in the file; it failed
+    assert len(results) == 2 and all(r.is_error for r in results)  # the blank one decoded; both failed
     assert results[0].whole() == log and log.startswith(results[0].text)  # read back without its header
+    assert results[1].whole() == older and older.startswith(results[1].text) and older.endswith(results[1].tail)
+    assert results[1].long is not None and results[1].long.length == len(older)
     lazy = _stored(path)
     assert _stored_decoded_whole(path, tmp_path / "whole", monkeypatch) == lazy
     first = "[Error:exec_command] 2026-11-25 08:00:01 INFO worker 7 took job quokka-0"
     assert any(first in c and "…[truncated]" in c and "Chunk ID" not in c for *_, c in lazy)
-    assert any("[Result:exec_command] 2026-11-25 08:00:01" in c for *_, c in lazy)  # the wrapped output
+    assert sum(c.count("[Error:exec_command] 2026-11-25 08:00:01") for *_, c in lazy) == 2  # and the wrapped one
 
 
 @pytest.mark.parametrize("lines", [False, True], ids=["document", "json-lines"])
@@ -121,12 +125,15 @@ def _peak(path: Path) -> int:
     return peak
 
 
-@pytest.mark.parametrize("kind", ["codex", "gemini-document", "gemini-json-lines"])
+@pytest.mark.parametrize("kind", ["codex", "codex-json", "gemini-document", "gemini-json-lines"])
 def test_a_huge_output_is_read_without_holding_it_or_its_file(agents_corpus: Path, tmp_path: Path, kind: str) -> None:
     def session(megabytes: float) -> Path:
         folder = tmp_path / f"{megabytes:g}"
         if kind == "codex":
             return _rollout(agents_corpus, folder, [HEADER + _log(megabytes)])
+        if kind == "codex-json":  # an older version's output, wrapped in JSON
+            wrapped = {"output": _log(megabytes), "metadata": {"exit_code": 0, "duration_seconds": 0.4}}
+            return _rollout(agents_corpus, folder, [json.dumps(wrapped, ensure_ascii=False)])
         return _gemini(agents_corpus, folder, _log(megabytes), lines=kind == "gemini-json-lines")
 
     small, big = session(2), session(8)
@@ -134,7 +141,37 @@ def test_a_huge_output_is_read_without_holding_it_or_its_file(agents_corpus: Pat
     grown = big.stat().st_size - small.stat().st_size
     # What a few windows of the output cost stays the same whatever its size (how much depends on the
     # orjson release); decoded whole, text holding an emoji is held at four bytes a character, and
-    # the peak grew by 9x (a Gemini document, the output written twice) to 13x (Codex) what the
-    # file grew. Now it grows by less than the file itself: neither the output nor the file is held.
+    # the peak grew by 9x (a Gemini document, the output written twice) to 13x (Codex; an older
+    # Codex's output wrapped in JSON: 7.6x) what the file grew. Now it grows by less than the file
+    # itself: neither the output nor the file is held.
     growth = _peak(big) - _peak(small)
     assert growth < grown, f"the peak grew by {growth / 1e6:.1f} MB for a file {grown / 1e6:.1f} MB larger"
+
+
+def test_a_gemini_document_cut_inside_a_huge_output_counts_once_without_being_held(
+    agents_corpus: Path, tmp_path: Path
+) -> None:
+    # Caught while Gemini CLI rewrites it, in the middle of an output of megabytes: one cut document,
+    # as when it is cut elsewhere, told from the bytes before that output. It was read whole and
+    # parsed (the peak grew by 13.6x what the file grew); now it grows by less than the file.
+    def cut(megabytes: float) -> Path:
+        path = _gemini(agents_corpus, tmp_path / f"{megabytes:g}", _log(megabytes), lines=False)
+        data = path.read_bytes()
+        path.write_bytes(data[: data.index(b"quokka-1000 ") + int(megabytes * 750_000)])  # 3/4 of it
+        return path
+
+    small, big = cut(4), cut(12)
+    read_gemini(small)  # imports and caches: not counted
+    peaks = []
+    for path in (small, big):
+        tracemalloc.start()
+        try:
+            session, report = read_gemini(path)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+        assert session.transcript is None and dict(report.counts) == {"truncated last line": 1}
+    grown = big.stat().st_size - small.stat().st_size
+    assert peaks[1] - peaks[0] < grown, (
+        f"the peak grew by {(peaks[1] - peaks[0]) / 1e6:.1f} MB, the file {grown / 1e6:.1f}"
+    )

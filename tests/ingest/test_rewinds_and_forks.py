@@ -405,3 +405,59 @@ def test_a_pi_session_found_only_after_its_fork_was_stored_is_read_with_the_fork
         assert sum("store the discount in cents" in c.content for c in everything) == 1
         again = _ingest(services, sessions)
         assert (again.chunks_added, again.chunks_removed, again.chunks_updated) == (0, 0, 0)
+
+
+@pytest.mark.parametrize("order", ["session-first", "fork-first", "one-run"])
+def test_a_codex_fork_in_another_sessions_tree_than_its_session_keeps_only_its_own_turns(
+    tmp_path: Path, order: str
+) -> None:
+    # The session was ingested from one sessions tree (this machine's ~/.codex/sessions) and its fork
+    # from another (a copy of another machine's, a backup): in either order, or both at once, the
+    # fork is read with the session the store holds (its file still where it was ingested from) and
+    # keeps only its own turns; the copied ones were stored twice.
+    parent, fork = _shop_session_and_fork(tmp_path / "codex")
+    elsewhere = tmp_path / "backup" / "sessions" / fork.relative_to(tmp_path / "codex")
+    elsewhere.parent.mkdir(parents=True)
+    fork = Path(shutil.move(fork, elsewhere))
+    with open_services(Config()) as services:
+        if order == "one-run":
+            _ingest(services, tmp_path / "codex", tmp_path / "backup")
+        else:
+            for tree in (tmp_path / "codex", tmp_path / "backup")[:: 1 if order == "session-first" else -1]:
+                _ingest(services, tree)
+        assert [c.content.splitlines()[1] for c in _chunks(services, "019e-fork")] == ["try banker's rounding instead"]
+        everything = list(services.store.chunks_in(ChunkScope()))
+        assert sum("use cents" in c.content for c in everything) == 1
+        assert [e.reference_type for e in services.store.session_edges("019e-fork")].count("forked-from") == 1
+        again = _ingest(services, tmp_path / "codex", tmp_path / "backup")
+        assert (again.chunks_added, again.chunks_removed, again.chunks_updated) == (0, 0, 0)
+
+
+def _agent_links(services: Services, session_id: str) -> list[tuple[str, str, str]]:
+    """The session's edges to and from its agents' streams: (type, source, target)."""
+    edges = services.store.session_edges(session_id)
+    return sorted((e.reference_type, e.source, e.target) for e in edges if e.reference_type in ("brief", "debrief"))
+
+
+def test_a_codex_session_read_again_for_its_fork_from_elsewhere_keeps_its_spawned_agents_links(
+    tmp_path: Path,
+) -> None:
+    # The session spawned an agent (its rollout beside it, in this machine's tree); its fork was copied
+    # from another machine. Read again with the fork, the session brings the agent's rollout too: read
+    # without it, its links to the agent's stream went (the session's edges are written anew).
+    parent, fork = _shop_session_and_fork(tmp_path / "codex")
+    child = write_codex_rollout(tmp_path / "own", "/srv/shop", "019e-child", [("find the rounding", "In discount.")])
+    records = [json.loads(line) for line in child.read_text().splitlines()]
+    records[0]["payload"]["parent_thread_id"] = "019e-parent"
+    spawned = parent.parent / "rollout-2026-11-02T09-00-30-019e-child.jsonl"
+    spawned.write_text("".join(json.dumps(r) + "\n" for r in records))
+    elsewhere = tmp_path / "backup" / "sessions" / fork.relative_to(tmp_path / "codex")
+    elsewhere.parent.mkdir(parents=True)
+    shutil.move(fork, elsewhere)
+    with open_services(Config()) as services:
+        _ingest(services, tmp_path / "codex")
+        links = _agent_links(services, "019e-parent")
+        assert [kind for kind, *_ in links] == ["brief", "debrief"]
+        _ingest(services, tmp_path / "backup")
+        assert [c.content.splitlines()[1] for c in _chunks(services, "019e-fork")] == ["try banker's rounding instead"]
+        assert _agent_links(services, "019e-parent") == links

@@ -76,6 +76,21 @@ def test_windows_joined_are_the_value_orjson_or_json_gives(text: str, window: in
         assert (value.head, value.text.chars, value.blank) == (oracle, len(oracle), not oracle.strip())
 
 
+@settings(max_examples=300, deadline=None)
+@given(TEXTS, st.integers(min_value=1, max_value=40), st.booleans())
+def test_a_string_inside_a_value_read_in_pieces_is_what_json_loads_reads(text: str, piece: int, ascii: bool) -> None:
+    # An older Codex's output: JSON text ``{"output": "<text>", "metadata": …}`` held in a value, read
+    # from the value's windows (cut anywhere, as they are decoded) without the whole held.
+    if not ascii and any("\ud800" <= c <= "\udfff" for c in text):  # no UTF-8 text holds a lone surrogate
+        ascii = True
+    wrapped = json.dumps({"output": text, "metadata": {"exit_code": 1}}, ensure_ascii=ascii)
+    inner = wrapped[len('{"output": "') :]
+    rest: list[str] = []
+    windows = longvalue.string_windows(iter([inner[n : n + piece] for n in range(0, len(inner), piece)]), rest)
+    assert "".join(windows) == replace_lone_surrogates(json.loads(wrapped)["output"])
+    assert "".join(rest) == ', "metadata": {"exit_code": 1}}'
+
+
 @pytest.mark.parametrize("bad", [b'abc"def', b"abc\\qdef", b"abc\\u12", b"abc\x01def", b"abc\xffdef", b"tail\\"])
 def test_damaged_content_is_refused(bad: bytes) -> None:
     with pytest.raises(ValueError):

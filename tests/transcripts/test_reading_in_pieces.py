@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from causantic.transcripts import longvalue, reader
 from causantic.transcripts.longvalue import Placeholders
-from causantic.transcripts.model import SkipReport, TextBlock
+from causantic.transcripts.model import SkipReport, TextBlock, Transcript
 from causantic.transcripts.reader import read_file, read_records
 
 SPECIAL = st.sampled_from(["\\", '"', "\n", "\t", "\x00", "/", "é", "中", "😀", "\ud83d", "\ude00", "a b"])
@@ -184,3 +184,75 @@ def test_a_session_file_is_read_without_holding_its_bytes_or_claude_codes_copies
     # peak; read a line at a time, both copies: 1.9x. Now one copy, as the transcript keeps it: 1.0x
     # (the text, with a ✓, at two bytes a character).
     assert peak < 1.5 * size, f"peak {peak / 1e6:.1f} MB for a {size / 1e6:.1f} MB file"
+
+
+def _read_peak(path: Path) -> tuple[list[Transcript], SkipReport, int]:
+    """What :func:`read_file` reads of ``path``, and the most memory it held at once (bytes)."""
+    read_file(path)  # imports and caches: not counted
+    tracemalloc.start()
+    try:
+        transcripts, report = read_file(path)
+        return transcripts, report, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_damaged_long_lines_are_read_without_being_held_whole(tmp_path: Path) -> None:
+    # Lines of megabytes: two records written on one line (Claude Code 2.1.7-2.1.12 did), a record
+    # damaged after its long text, and a last line cut inside it (a file being written). They read
+    # as the ordinary path reads them, whole records kept, damaged ones counted, long texts left in
+    # the file, holding no more than one good line of that text does: the lines were read again
+    # whole and decoded, four bytes a character with an emoji in them (2.8x one good line's peak).
+    long = "worker 7 took job quokka in 12ms ✓ 😀\n" * 100_000  # 4.1 MB of UTF-8
+
+    def line(text: str, uuid: str) -> bytes:
+        return _encoded(_record(text, uuid), ascii_only=False)
+
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(line(long, "u0"))
+    *_, one_line = _read_peak(good)
+    run_together = line(long, "u1")[:-1] + line("and then", "u2")
+    damaged = line(long, "u3").replace(b': "2026', b': X"2026', 1)  # an invalid token, after the text
+    path = tmp_path / "s.jsonl"
+    cut = line(long, "u5")[:3_000_000]  # a line of megabytes still (the ordinary path reads a shorter one)
+    path.write_bytes(run_together + damaged + line("after", "u4") + cut)
+    [transcript], report, peak = _read_peak(path)
+    assert [m.uuid for m in transcript.messages] == ["u1", "u2", "u4"]
+    assert dict(report.counts) == {"invalid json": 1, "truncated last line": 1}
+    block = transcript.messages[0].blocks[0]
+    assert isinstance(block, TextBlock) and block.long is not None and "".join(block.long.windows()) == long
+    assert peak < 1.2 * one_line, f"peak {peak / 1e6:.1f} MB, one good line's {one_line / 1e6:.1f} MB"
+
+
+def test_a_stray_byte_in_a_long_text_costs_its_character_not_the_record(tmp_path: Path) -> None:
+    # As the ordinary path decodes a line holding a byte that is no UTF-8: that byte reads as U+FFFD.
+    long = "naïve ✓ " * 400_000
+    line = _encoded(_record(long, "u1"), ascii_only=False)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(line.replace("✓".encode(), b"\xff", 1))
+    [transcript], report = read_file(path)
+    block = transcript.messages[0].blocks[0]
+    assert isinstance(block, TextBlock) and block.long is not None and report.total == 0
+    assert "".join(block.long.windows()) == long.replace("✓", "\ufffd", 1)
+
+
+def test_a_file_with_no_record_is_told_damaged_or_another_format_without_being_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Megabytes of JSON lines all cut short hold no record: damaged lines, told apart from a JSON
+    # document by their first line, the file read a piece at a time. It was read whole, its lines
+    # listed and the whole parsed (2.3x the file at the peak). A document whose lines start objects
+    # (objects over lines, most opening one) is read whole, as before: it is valid JSON, another format.
+    cut = b'{"type": "user", "uuid": "u", "message": {"content": "worker 7 took job quokka ' + "✓".encode() + b"\n"
+    monkeypatch.setattr(reader, "_DOCUMENT_PROBE", 1 << 16, raising=False)  # of a megabyte: keeps the file small
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_bytes(cut * 20_000)
+    transcripts, report, peak = _read_peak(damaged)
+    assert transcripts == [] and dict(report.counts) == {"invalid json": 20_000}
+    assert peak < 0.25 * damaged.stat().st_size, f"peak {peak / 1e6:.1f} MB for {damaged.stat().st_size / 1e6:.1f} MB"
+    array = tmp_path / "array.jsonl"
+    entry = b'{"n": %d, "inner":\n{"text": "worker 7 took job quokka", "more":\n1}}'
+    array.write_bytes(b"[" + b",\n".join(entry % n for n in range(2_000)) + b"]\n")
+    assert array.stat().st_size > 1 << 16  # past what is parsed alone
+    transcripts, report, _ = _read_peak(array)
+    assert transcripts == [] and (dict(report.counts), report.other_format) == ({"file in another format": 1}, [array])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from causantic.transcripts import canonical_project_path, project_key_for_folder
+from causantic.transcripts import canonical_project_path, folder_project
 from causantic.transcripts.projects import repository_key
 
 
@@ -136,9 +136,15 @@ def test_resolution_is_cached_per_cwd(tmp_path: Path) -> None:
     assert canonical_project_path.cache_info().hits == 1
 
 
-def test_the_folder_fallback_key_is_the_encoded_folder_name_unchanged() -> None:
-    assert project_key_for_folder("-Users-x-proj") == "-Users-x-proj"
-    assert project_key_for_folder("/home/u/.claude/projects/-Users-x-my-proj/") == "-Users-x-my-proj"
+def test_a_session_without_cwd_is_keyed_by_its_agents_folder_name_wherever_that_folder_lives() -> None:
+    for home in ("/home/u/.claude", "/Volumes/backup/claude"):
+        for file in ("s1.jsonl", "s1/subagents/agent-a1.jsonl", "s1/subagents/workflows/wf/agent-a2.jsonl"):
+            path = Path(home, "projects", "-Users-x-my-proj", file)
+            assert folder_project(path, "claude-code") == "~/.claude/projects/-Users-x-my-proj"
+    cursor = Path("/home/u/.cursor/projects/Users-x-my-proj/agent-transcripts/c1/c1.jsonl")
+    assert folder_project(cursor, "cursor") == "~/.cursor/projects/Users-x-my-proj"
+    # Elsewhere the folder's name says nothing of the workspace: its path stands for the project.
+    assert folder_project(Path("/data/fixtures/session.jsonl"), "claude-code") == str(Path("/data/fixtures"))
 
 
 @pytest.mark.parametrize(

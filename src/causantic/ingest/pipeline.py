@@ -22,7 +22,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
 from causantic.errors import CausanticError, StoreError, TranscriptError
@@ -44,7 +44,14 @@ from causantic.store.features import PARALLEL_FEATURE_CHARS
 from causantic.store.protocol import MemoryStoreProtocol
 from causantic.store.records import ChunkKey, ChunkRecord, Project, stand_in_project
 from causantic.transcripts import BROKEN_LINE_REASONS
-from causantic.transcripts.discovery import SessionFiles, discover, stored_codex_forks
+from causantic.transcripts.discovery import (
+    SessionFiles,
+    discover,
+    join_codex_forks,
+    stored_codex_forks,
+    stored_codex_parent,
+)
+from causantic.transcripts.projects import is_folder_key
 from causantic.transcripts.rewinds import REWOUND_PREFIX
 from causantic.wording import counted
 
@@ -221,7 +228,8 @@ def ingest(
         else:
             if group.source == "codex":  # its forks stored before it was found drop their copy of its turns
                 stored = list(store.file_rules()) if stored is None else stored
-                group = stored_codex_forks(group, stored)
+                # and a fork of a session stored from elsewhere is read with it, dropping its copy
+                group = stored_codex_forks(stored_codex_parent(group, stored), stored)
                 paths = group_paths(group)
             todo.append(group)
             stale[str(paths[0])] = sum(1 for v in read_under if v is not None and v < rules.VERSION)
@@ -510,7 +518,18 @@ def session_project(store: MemoryStoreProtocol, head: SessionHead) -> Project:
     A session belongs to one project, whichever of its files names another cwd (a copy of a few of
     its lines edited elsewhere, a resumed part started in another folder): otherwise the chunks of
     the later file land in a second project, which the overview counts and the project list, made
-    from sessions, does not."""
+    from sessions, does not.
+
+    A session without cwd keyed by its folder's name (:func:`~causantic.transcripts.projects.folder_project`)
+    first gives that key to the projects an older release keyed by the folder's whole path: the one at
+    its folder here, and the one it is stored in when that was its folder at another place (a moved
+    ``~/.claude``); the second of two such projects is merged into the first."""
+    if head.project_path != head.cwd and is_folder_key(head.project_path):
+        stored = store.session_project(head.session_id)
+        name = PurePath(head.project_path).name
+        older = [head.cwd, *([stored.path] if stored is not None and PurePath(stored.path).name == name else [])]
+        for path in dict.fromkeys(older):
+            store.rekey_project(path, head.project_path)
     stored = store.session_project(head.session_id)
     if stored is not None:
         return stored
@@ -719,7 +738,7 @@ def _discover_all(
                 )
     # Gemini sessions go last: one that names its project only by a hash of its cwd is matched
     # against the projects known, so the other agents' sessions of this run must be there first.
-    return sorted(groups, key=lambda g: g.source == "gemini")
+    return sorted(join_codex_forks(groups), key=lambda g: g.source == "gemini")
 
 
 def unmarked_files_of_held_sessions(

@@ -36,8 +36,7 @@ from causantic.store.records import ChunkRecord, EdgeRecord, FileMark, stand_in_
 from causantic.transcripts import BROKEN_LINE_REASONS
 from causantic.transcripts.discovery import SessionFiles, read_session
 from causantic.transcripts.model import SessionTranscripts
-from causantic.transcripts.other_agents import folder_project, session_folder
-from causantic.transcripts.projects import canonical_project_path, repository_key
+from causantic.transcripts.projects import canonical_project_path, folder_project, repository_key, session_folder
 
 # Edges that join an agent's stream to another agent's: a sub-agent counts as linked when it has one.
 LINK_TYPES = frozenset({"brief", "debrief", "team-spawn", "team-report", "peer-message"})
@@ -270,8 +269,8 @@ def _where(session: SessionTranscripts) -> tuple[str, str]:
         return session.cwd, canonical_project_path(session.cwd)
     if session.project_hash:  # Gemini CLI: until a project matches the hash, the hash stands for it
         return f"gemini:{session.project_hash}", stand_in_project(session.project_hash)
-    # The folder, recorded as the cwd, stays an alias of the project: a store made before Cursor's
-    # workspaces were keyed by their folder's name keeps adding its sessions to the project it has.
+    # The folder is recorded as the cwd: a project an older release made at it takes the folder's
+    # key when this session is written (:func:`causantic.ingest.pipeline.session_project`).
     first = session.files[0]
     return str(session_folder(first, session.source)), folder_project(first, session.source)
 

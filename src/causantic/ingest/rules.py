@@ -42,6 +42,16 @@ History (what each version changed, so a release note can say why memory was re-
   ``parentToolCallId``) kept as a sub-agent stream linked to the ``task`` call that ran it (before:
   told on the main line as the main agent's), and that call rendered as a spawn (``explore: <what>
   — <prompt>``); Cursor's older text transcripts (``agent-transcripts/<id>.txt``) read.
+- 6 (25 November 2026): a Claude Code session none of whose records names a cwd filed under its
+  folder's name (``~/.claude/projects/-Users-dev-shop``) wherever ``~/.claude`` lives, as Cursor's
+  workspaces are: by the folder's whole path, a moved or copied ``~/.claude`` (a new machine, a
+  restored backup, a team member's home) made a second project of every such folder, and a
+  sub-agent's file read without its session's file a project of its own; the project an older
+  release made at the folder's whole path takes the key when its sessions are read again (two such
+  projects of one folder merged), Cursor's too; a Codex fork whose session's rollout lies in another
+  sessions tree than its own (a copy of another machine's, a backup), found in the same run or
+  ingested before from there, read with that session, without its copy of the session's turns
+  (before: stored twice, once in each session).
 """
 
 from __future__ import annotations
@@ -52,4 +62,4 @@ from __future__ import annotations
 # against 0.9-1.4 s when every file is skipped), embedding only the chunks whose text changed (137
 # of 3,064 from the release before VERSION 1). A change that only affects how stored chunks are
 # searched or shown needs no bump.
-VERSION = 5
+VERSION = 6

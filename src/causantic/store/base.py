@@ -261,6 +261,25 @@ class SqlStore(ABC):
         self.mark_relink(into.id)
         return moved
 
+    def rekey_project(self, path: str, key: str) -> None:
+        """Give the project at ``path`` the path ``key``, or merge it into the project at ``key``
+        when there is one (:meth:`absorb_project`); nothing when no project is at ``path``.
+
+        For the project of sessions without cwd that an older release keyed by their folder's whole
+        path, now keyed by the folder's name (:func:`causantic.transcripts.projects.folder_project`).
+        Its cwds stay recorded, so a later session in that folder still finds it. Call inside
+        :meth:`atomic`; the projects were locked with the ingest's group (``lock_ingest_projects``:
+        the one at ``path`` is the session's, or the one its folder is recorded for)."""
+        old = self._project_by_path(path)
+        if old is None or path == key:
+            return
+        into = self._project_by_path(key)
+        if into is not None:
+            self.absorb_project(path, into)
+        else:
+            self._query("UPDATE projects SET path = ? WHERE id = ?", (key, old.id))
+        self._name_family(common.path_parts(key)[-1])  # a family one shorter, or named by another path
+
     def session_folders(self, project_id: int) -> dict[str, str | None]:
         """Each session of the project by id, with the folder it was recorded in (None: ingested
         before folders were recorded, SQLite m013 / PostgreSQL m008, and not read again since)."""

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
         without_trailing_reminders,
     )
     from causantic.transcripts.discovery import SessionFiles, discover, read_session
-    from causantic.transcripts.projects import canonical_project_path, project_key_for_folder
+    from causantic.transcripts.projects import canonical_project_path, folder_project
     from causantic.transcripts.reader import BROKEN_LINE_REASONS, SkipReason, read_file
     from causantic.transcripts.turns import assemble_turns, prompt_of
 
@@ -64,7 +64,7 @@ _HOME = {
     "discover": "discovery",
     "read_session": "discovery",
     "canonical_project_path": "projects",
-    "project_key_for_folder": "projects",
+    "folder_project": "projects",
     "BROKEN_LINE_REASONS": "reader",
     "SkipReason": "reader",
     "read_file": "reader",
@@ -85,10 +85,10 @@ __all__ = [
     "assemble_turns",
     "canonical_project_path",
     "discover",
+    "folder_project",
     "injected_elements_removed",
     "opens_plainly",
     "opens_unclosed_element",
-    "project_key_for_folder",
     "prompt_of",
     "read_file",
     "read_session",

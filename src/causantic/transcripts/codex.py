@@ -27,8 +27,9 @@ does: they are kept as a rewound branch (:mod:`rewinds`). Several ``session_meta
 file (a resumed or forked thread) keep the first one's identity; a user's fork (``/fork``) names the
 thread it copied in ``forked_from_id`` (:mod:`discovery` leaves the copy out). Damaged lines are
 counted by :func:`~causantic.transcripts.reader.read_records`. A command output of many megabytes
-stays in the file (:mod:`longvalue`), like a Claude Code one, when it is plain text; JSON text (the
-older ``{"output", "metadata"}`` form) and an agent's answer are decoded whole.
+stays in the file (:mod:`longvalue`), like a Claude Code one, when it is plain text or the older
+``{"output", "metadata"}`` JSON form (its text read from inside the value); other JSON text and an
+agent's answer are decoded whole.
 
 Spawned agents: a ``spawn_agent`` call's output (``{"agent_id": …}``) or a
 ``collab_agent_spawn_end`` event names the new thread; the result message then carries
@@ -45,7 +46,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
-from causantic.transcripts.longvalue import LongValue, Placeholders
+from causantic.transcripts.longvalue import HEAD_CHARS, TAIL_CHARS, LongValue, Placeholders, string_windows
 from causantic.transcripts.model import (
     Block,
     Message,
@@ -411,15 +412,50 @@ def _long_values(record: dict[str, Any], holes: Placeholders) -> dict[str, Any]:
 
 def _long_output(call_id: str, output: LongValue) -> ToolResult | None:
     """The result of a command output of many megabytes left in its file, without the header Codex
-    writes before it (as :func:`_command_output` reads it); None when it is to be decoded whole:
-    JSON text (read by :func:`_output_text`), or a header the output's head cannot tell apart."""
-    if output.blank or output.head.startswith("{"):
+    writes before it (as :func:`_command_output` reads it), or (older versions) the text its JSON
+    wraps (:func:`_long_wrapped_output`); None when it is to be decoded whole: other JSON text (read
+    by :func:`_output_text`), or a header the output's head cannot tell apart."""
+    if output.blank:
         return None
+    if output.head.startswith("{"):
+        return _long_wrapped_output(call_id, output)
     text, failed = _command_output(output.head)
     if not output.head.endswith(text):  # a running command's note in place of a blank output
         return None
     skip = len(output.head) - len(text)
     return ToolResult(call_id, text, failed, replace(output.text, skip=skip), output.tail)
+
+
+_WRAPPED = re.compile(r'\{\s*"output"\s*:\s*"')  # how an older version's JSON output opens
+
+
+def _long_wrapped_output(call_id: str, output: LongValue) -> ToolResult | None:
+    """An older version's command output of many megabytes, JSON text ``{"output": "<text>",
+    "metadata": {"exit_code": …}}``, left in its file: the text read a window at a time from inside
+    the value (:func:`~causantic.transcripts.longvalue.string_windows`), once here for its length,
+    head and tail, and what follows it for the exit code; as :func:`_output_text` reads it decoded
+    whole. None for any other JSON (decoded whole)."""
+    opened = _WRAPPED.match(output.head)
+    if opened is None:
+        return None
+    source = replace(output.text, skip=opened.end())
+    rest: list[str] = []
+    head, tail, chars = "", "", 0
+    try:
+        for window in string_windows(source.windows(), rest):
+            chars += len(window)
+            if len(head) < HEAD_CHARS:
+                head += window[: HEAD_CHARS - len(head)]
+            tail = (tail + window[-TAIL_CHARS:])[-TAIL_CHARS:]
+        wrapper: Any = loads('{"output":""' + "".join(rest))
+    except (ValueError, RecursionError):
+        return None
+    obj = as_object(wrapper)
+    if obj is None or obj.get("output") != "":  # another "output" after it: the last one counts
+        return None
+    code = (as_object(obj.get("metadata")) or {}).get("exit_code")
+    failed = isinstance(code, int) and code != 0
+    return ToolResult(call_id, head, failed, replace(source, inner=chars), tail)
 
 
 def _output_text(raw: Any) -> tuple[str, bool]:

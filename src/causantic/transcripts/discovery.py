@@ -20,7 +20,9 @@ Other agents' files are told apart by their first bytes (:func:`source_of`), whe
 - a user's fork of a Codex or Pi session is read with the session it forked, less the copy of that
   session's turns it opens with; when that session's file is not among those found, it is looked
   for where the agent keeps it (a Pi fork's header names it; a Codex rollout lies in the same
-  ``YYYY/MM/DD`` tree), and read too when found: else the fork keeps its copy;
+  ``YYYY/MM/DD`` tree), and read too when found, as is a Codex session's rollout found from another
+  target or held by the store (:func:`join_codex_forks`, :func:`stored_codex_parent`): else the
+  fork keeps its copy;
 - a Gemini CLI session (:mod:`gemini`): ``*.jsonl`` like the others, or ``session-*.json`` in a
   ``chats`` folder (where Gemini CLI writes them); a sub-agent's file in ``chats/<parent id>/`` joins
   its parent's session when the parent's file is found.
@@ -58,13 +60,13 @@ from causantic.transcripts.other_agents import (
     is_cursor_text,
     peek_pi_header,
     read_other,
-    session_folder,
     source_of_line,
 )
+from causantic.transcripts.projects import session_folder
 from causantic.transcripts.reader import SkipReason, read_file
 from causantic.transcripts.rewinds import split_rewound
 
-__all__ = ["SessionFiles", "discover", "read_session", "source_of"]
+__all__ = ["SessionFiles", "discover", "join_codex_forks", "read_session", "source_of", "stored_codex_parent"]
 
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.IGNORECASE)
 _PEEK_MAX_LINES = 200
@@ -84,6 +86,9 @@ class SessionFiles:
     folder: Path  # the folder holding the session: a project folder under ~/.claude/projects
     source: Source = "claude-code"
     forks: tuple[Path, ...] = ()  # Codex CLI: user forks of this session (and of its forks), read with it
+    # Codex CLI: the thread this session's file forked when that thread's file was not found with it
+    # (:func:`join_codex_forks`, :func:`stored_codex_parent` read the two together once it is).
+    forked_from: str = ""
 
 
 def discover(
@@ -261,6 +266,7 @@ def _other_sessions(files: list[tuple[Path, Source]]) -> list[SessionFiles]:
                     path.parent,
                     "codex",
                     tuple(sorted(forks.get(path, ()))),
+                    forked_from.get(path) or "",
                 )
             )
     for source in ("copilot", "cursor", "droid"):
@@ -331,16 +337,64 @@ def _codex_tree(rollout: Path) -> Path | None:
     return day.parent.parent.parent
 
 
+def join_codex_forks(groups: list[SessionFiles]) -> list[SessionFiles]:
+    """``groups`` with each Codex session whose file forked the session of another of them read in
+    that one's group, as one of its forks (and so on up a chain of forks): the two were found apart,
+    from two targets (two sessions trees: one copied from another machine, a backup)."""
+    by_thread = {g.session_id: n for n, g in enumerate(groups) if g.source == "codex"}
+
+    def root(n: int) -> int:
+        seen = {n}
+        while (up := by_thread.get(groups[n].forked_from)) is not None and up not in seen:
+            seen.add(up)
+            n = up
+        return n
+
+    out = list(groups)
+    moved: set[int] = set()
+    for n, group in enumerate(groups):
+        top = root(n)
+        # (not a loop of forks; nor a fork with spawned agents: a fork's are not read in its session's group)
+        if top != n and groups[top].forked_from not in by_thread and group.main is not None and not group.subagents:
+            out[top] = replace(out[top], forks=tuple(sorted({*out[top].forks, group.main, *group.forks})))
+            moved.add(n)
+    return [g for n, g in enumerate(out) if n not in moved]
+
+
+def stored_codex_parent(group: SessionFiles, stored: Iterable[str]) -> SessionFiles:
+    """``group`` (a Codex session whose file forked a thread not found with it: ``forked_from``) read
+    as a fork of that thread's session, when ``stored`` (the paths of files a store holds) holds its
+    rollout and it is still there: the session was ingested from another place (another sessions
+    tree, a copy from another machine) than its fork, whose copy of its turns then goes; with the
+    agents it spawned among ``stored`` (their first lines read), so their links stay. Up a chain of
+    forks when the session found forked another one in turn (but for one that spawned agents)."""
+    if group.source != "codex" or not group.forked_from or group.main is None or group.subagents:
+        return group  # a fork's spawned agents are not read in its session's group: kept as it is
+    rollouts = sorted(p for p in map(Path, stored) if p.name.startswith("rollout-") and p.suffix == ".jsonl")
+    seen = {group.session_id}
+    while group.forked_from and group.forked_from not in seen and group.main is not None:
+        seen.add(group.forked_from)
+        named = f"-{group.forked_from}.jsonl"
+        parent = next((p for p in rollouts if p.name.endswith(named) and p.is_file()), None)
+        meta = peek_rollout_meta(parent) if parent is not None else None
+        if parent is None or meta is None or meta.thread_id != group.forked_from:
+            break
+        thread, forks = group.forked_from, tuple(sorted({group.main, *group.forks}))
+        spawned = tuple(p for p in rollouts if p.name > parent.name and peek_rollout_meta(p).parent_thread_id == thread)
+        above = meta.forked_from or "" if meta.parent_thread_id is None and not spawned else ""
+        group = SessionFiles(thread, parent, spawned, parent.parent, "codex", forks, above)
+    return group
+
+
 def stored_codex_forks(group: SessionFiles, stored: Iterable[str]) -> SessionFiles:
     """``group`` (a Codex session), with the user forks of it (and of those forks) among ``stored``
-    (the paths of files a store holds) added to its forks: the rollouts of its sessions tree
-    (``<sessions>/YYYY/MM/DD/``) named after it whose meta names it, or one of them, as the thread
-    they forked. A fork ingested while its session was nowhere kept the turns it copied; read again
-    with the session, it drops that copy. Only stored files are opened (their first line), not every
-    later rollout of the tree."""
+    (the paths of files a store holds) added to its forks: the rollouts named after it, in any
+    sessions tree (a fork may have been stored from a copy of another machine's), whose meta names
+    it, or one of them, as the thread they forked. A fork ingested while its session was nowhere
+    kept the turns it copied; read again with the session, it drops that copy. Only stored files
+    are opened (their first line), not every later rollout of the tree."""
     main = group.main
-    tree = _codex_tree(main) if group.source == "codex" and main is not None else None
-    if main is None or tree is None:
+    if group.source != "codex" or main is None or not main.name.startswith("rollout-"):
         return group
     known = {main, *group.forks}
     later = {
@@ -349,7 +403,6 @@ def stored_codex_forks(group: SessionFiles, stored: Iterable[str]) -> SessionFil
         if path.name.startswith("rollout-")
         and path.name > main.name  # named by when it started: a fork starts after what it forked
         and path not in known
-        and _codex_tree(path) == tree
         and (meta := peek_rollout_meta(path)).forked_from
         and meta.parent_thread_id is None
     }

@@ -154,12 +154,10 @@ def _records(path: Path, report: SkipReport) -> tuple[dict[str, Any], list[tuple
         if len(lines) == 1 and not report.total and isinstance(lines[0][2].get("messages"), list):
             return _of_document(lines[0][2], report)  # a document written on one line
         return _of_lines(lines, report)
-    document = _document(path)
-    if document is None:  # a long value cut or damaged: read whole, the ordinary way
-        kept, values = read_bytes(path), dict[str, LongValue]()
-    else:
-        kept, values = document
+    kept, values, damage = _document(path)
     try:
+        if damage:  # a long value cut short or damaged: no valid document, and its bytes not held
+            raise ValueError(damage)
         parsed: Any = loads(kept)
     except (ValueError, RecursionError) as error:
         text = kept.lstrip(b"\xef\xbb\xbf \t\r\n")
@@ -167,7 +165,7 @@ def _records(path: Path, report: SkipReport) -> tuple[dict[str, Any], list[tuple
             # A pretty-printed document caught while Gemini CLI rewrites it: one cut document, not
             # a hundred damaged lines; the next ingest reads it whole.
             cut = isinstance(error, json.JSONDecodeError) and "\n" not in error.doc[error.pos :].rstrip()
-            report.add(SkipReason.TRUNCATED_LAST_LINE if cut else SkipReason.INVALID_JSON)
+            report.add(SkipReason.TRUNCATED_LAST_LINE if cut or damage == "cut" else SkipReason.INVALID_JSON)
             return {}, []
         parsed = None
     whole = as_object(parsed)
@@ -199,10 +197,11 @@ def _first_line_is_a_record(path: Path) -> bool:
         return False
 
 
-def _document(path: Path) -> tuple[bytes, dict[str, LongValue]] | None:
+def _document(path: Path) -> tuple[bytes, dict[str, LongValue], str]:
     """A session document's bytes, each string value of many megabytes in it left in the file (a
-    placeholder in its place, see :class:`LineScanner`), read a piece at a time; None when such a
-    value is cut or damaged."""
+    placeholder in its place, see :class:`LineScanner`), read a piece at a time, and ``""``; when such
+    a value is cut short by the file's end (``"cut"``: a document being rewritten) or damaged
+    (``"damaged"``), the bytes before it."""
     scanner = LineScanner(path, 0)
     try:
         with path.open("rb") as handle:
@@ -214,7 +213,10 @@ def _document(path: Path) -> tuple[bytes, dict[str, LongValue]] | None:
         raise TranscriptError(
             f"Cannot read transcript file {path}: {e.strerror or e}. Check that it exists and is readable."
         ) from e
-    return scanner.finish()
+    scanned = scanner.finish()
+    if scanned is not None:
+        return *scanned, ""
+    return *scanner.before_damage(), "damaged" if scanner.broken else "cut"
 
 
 def _of_document(

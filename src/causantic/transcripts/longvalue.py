@@ -13,8 +13,10 @@ is dropped once used. A JSON document (a Gemini CLI session) is read the same wa
 
 Windows are cut only between whole escapes and whole UTF-8 characters, and never between the two
 halves of a surrogate pair (``\\ud83d\\ude00``), so the windows joined are exactly the value
-``json.loads`` gives. While the line is read, every window is decoded once (a damaged value makes the
-line fall back to the ordinary path, which counts it as broken), and its characters are counted.
+``json.loads`` gives. While the line is read, every window is decoded once, and its characters are
+counted; a damaged value ends what is kept of the line at its opening quote
+(:meth:`LineScanner.before_damage`: the reader keeps the whole records before it and counts the
+broken one), and a byte that is no UTF-8 reads as U+FFFD, as in a line decoded whole.
 
 What this module leaves to others: which values may stay in the file (each format's reader says, with
 a :data:`LongRule`: message text and tool outputs; any other long value is decoded whole, or cut to
@@ -64,16 +66,28 @@ class LongText:
     chars: int
     crc: int
     skip: int = 0
+    lenient: bool = False  # it holds a byte that is no UTF-8, read as U+FFFD (:func:`decode_window`)
+    # When not -1: the text is a JSON string's content held in the value, from its first ``skip``
+    # characters on (an output Codex wrapped in JSON: ``{"output": "<the text>", "metadata": …}``),
+    # decoded (:func:`string_windows`); this many characters long.
+    inner: int = -1
 
     @property
     def length(self) -> int:
         """The text's length in characters."""
-        return self.chars - self.skip
+        return self.inner if self.inner >= 0 else self.chars - self.skip
 
     def windows(self, window: int | None = None) -> Iterator[str]:
         """The text, in order, a window of about ``window`` (:data:`WINDOW_BYTES`) bytes at a time.
 
         Raises :class:`TranscriptError` when the file no longer holds the value it held."""
+        source = self._value_windows(window)
+        if self.inner < 0:
+            return source
+        return _checked_string(string_windows(source), self)
+
+    def _value_windows(self, window: int | None) -> Iterator[str]:
+        """The value's text after its first ``skip`` characters, a window at a time."""
         crc, chars, carry, position = 0, 0, b"", self.start
         try:
             with self.path.open("rb") as handle:
@@ -88,7 +102,7 @@ class LongText:
                     cut = len(block) if position >= self.end else safe_cut(block, 0, len(block) - 1)
                     raw, carry = block[:cut], block[cut:]
                     crc = zlib.crc32(raw, crc)
-                    text = decode_window(raw)
+                    text = decode_window(raw, self.lenient)
                     chars += len(text)
                     if chars > self.skip:
                         yield text[max(0, self.skip - chars + len(text)) :]
@@ -103,15 +117,64 @@ class LongText:
         )
 
 
-def decode_window(raw: bytes | memoryview) -> str:
+def _checked_string(windows: Iterator[str], text: LongText) -> Iterator[str]:
+    """``windows`` (an inner string's, :func:`string_windows`), which must be ``text.inner`` characters
+    long; :class:`TranscriptError` when the file no longer holds them (or holds no such string)."""
+    chars = 0
+    try:
+        for piece in windows:
+            chars += len(piece)
+            yield piece
+    except ValueError as e:
+        raise text._changed() from e
+    if chars != text.inner:
+        raise text._changed()
+
+
+def string_windows(source: Iterator[str], rest: list[str] | None = None) -> Iterator[str]:
+    """The content of a JSON string, decoded window by window from ``source``: the text of its
+    escaped content, in pieces, from after its opening quote (an output Codex wrapped in JSON, as
+    ``{"output": "<text>", …}``, is such a string inside the value). What follows its closing quote
+    (up to :data:`TAIL_CHARS` characters) is appended to ``rest``; ``source`` is read to its end (a
+    :class:`LongText` checks the file as it goes). ValueError when the content is no valid string
+    content or the string is never closed."""
+    carry, closed, kept = b"", False, 0
+    for text in source:
+        if closed:
+            if rest is not None and kept < TAIL_CHARS:
+                rest.append(text[: TAIL_CHARS - kept])
+                kept += len(rest[-1])
+            continue
+        data = carry + text.encode("utf-8")
+        match = _CONTENT.match(data)
+        end = match.end() if match else 0
+        if end < len(data) and data[end] == _QUOTE:
+            closed = True
+            if end:
+                yield decode_window(data[:end])
+            after = data[end + 1 :].decode("utf-8")
+            if rest is not None:
+                rest.append(after[:TAIL_CHARS])
+                kept = len(rest[-1])
+            continue
+        cut = safe_cut(data, 0, len(data) - 1) if len(data) > 16 else 0
+        carry = data[cut:]
+        if cut:
+            yield decode_window(data[:cut])
+    if not closed:
+        raise ValueError("the string is never closed")
+
+
+def decode_window(raw: bytes | memoryview, lenient: bool = False) -> str:
     """The text of a run of JSON string content (no quotes around it), as the reader decodes a line:
     orjson first, the standard library for what orjson refuses (a lone surrogate); ValueError when
-    it is not valid string content."""
+    it is not valid string content. ``lenient``: a byte that is no UTF-8 reads as U+FFFD, as the
+    reader decodes a line holding one (a stray byte costs its character, not the record)."""
     quoted = b'"' + bytes(raw) + b'"'
     try:
         value = orjson.loads(quoted)
     except orjson.JSONDecodeError:
-        value = json.loads(quoted.decode("utf-8"))
+        value = json.loads(quoted.decode("utf-8", "replace" if lenient else "strict"))
         if type(value) is str:
             value = replace_lone_surrogates(value)
     if type(value) is not str:  # unreachable for valid content; a guard against "a" "b" tricks
@@ -272,6 +335,13 @@ class LineScanner:
             self.kept += b'"' + self.short + self.carry
         return bytes(self.kept), self.values
 
+    def before_damage(self) -> tuple[bytes, dict[str, LongValue]]:
+        """When :meth:`finish` found the line damaged inside a long value (no valid string content,
+        or cut inside it): the bytes kept up to that value's opening quote, with the long values
+        before it. The record holding the value is damaged; the records before it on the line are
+        whole, and read from these bytes without the line ever being held whole."""
+        return bytes(self.kept), self.values
+
 
 _MARKER = "\x00causantic-long-value-"  # NUL: no transcript text holds it; the reader checks each is used once
 
@@ -284,6 +354,7 @@ class _Check:
         self.crc, self.chars, self.head, self.tail, self.blank = 0, 0, "", "", True
         self.pending = bytearray()
         self.broken = False
+        self.lenient = False  # a window held a byte that is no UTF-8
 
     def feed(self, raw: bytes | bytearray) -> None:
         self.pending += raw
@@ -297,7 +368,11 @@ class _Check:
 
     def _window(self, piece: bytes) -> None:
         try:
-            text = decode_window(piece)
+            text = decode_window(piece, self.lenient)
+        except UnicodeDecodeError:  # a stray byte: read as U+FFFD, this window and the next ones
+            self.lenient = True
+            self._window(piece)
+            return
         except ValueError:
             self.broken = True
             return
@@ -314,7 +389,8 @@ class _Check:
             self.pending.clear()
         if self.broken:
             return None
-        return LongValue(LongText(path, start, end, self.chars, self.crc), self.head, self.blank, self.tail)
+        text = LongText(path, start, end, self.chars, self.crc, lenient=self.lenient)
+        return LongValue(text, self.head, self.blank, self.tail)
 
 
 class Placeholders:

@@ -19,8 +19,8 @@ Each is one JSON-lines file per session, told apart by its first line (:func:`so
   ``<external_links>`` pages and ``<attached_files>`` Cursor adds are left out); a reply's text
   that is one bold line (``**Planning the fix**``) is a reasoning summary, kept as thinking. With
   no times recorded, every message takes the file's modification time, and the folder's name stands
-  for the project (:func:`folder_project`). Before the JSON lines (until early 2026) Cursor wrote
-  the same transcripts as text, ``<id>.txt`` (a real one: Lorlah/Return-It
+  for the project (:func:`causantic.transcripts.projects.folder_project`). Before the JSON lines
+  (until early 2026) Cursor wrote the same transcripts as text, ``<id>.txt`` (a real one: Lorlah/Return-It
   ``.cursor/previous-session.md`` at 16fbf5d3): blocks opened by a line ``user:`` or
   ``assistant:``; a prompt in ``<user_query>``; in a reply,
   ``[Thinking] …``, the reply's words, ``[Tool call] <name>`` with its arguments on the lines below
@@ -91,11 +91,9 @@ __all__ = [
     "OTHER_SOURCES",
     "PiHeader",
     "cursor_text_records",
-    "folder_project",
     "is_cursor_text",
     "peek_pi_header",
     "read_other",
-    "session_folder",
     "source_of_line",
 ]
 
@@ -117,33 +115,6 @@ _SUMMARY_HEADER = re.compile(r"\*\*[^*\n]{1,200}\*\*")
 def source_of_line(line: bytes) -> Source | None:
     """The agent whose session file opens with `line` (its first bytes), among :data:`OTHER_SOURCES`."""
     return next((source for pattern, source in _FIRST_LINES if pattern.match(line)), None)
-
-
-# What stands for a Cursor workspace's project (:func:`folder_project`), followed by its folder's name.
-CURSOR_PROJECTS = "~/.cursor/projects/"
-
-
-def folder_project(path: Path, source: Source) -> str:
-    """The project of a session none of whose records names a cwd (`path`: its file): its folder's
-    path (:func:`session_folder`), but for a Cursor transcript in its workspace's folder
-    (``<folder>/agent-transcripts/…``) ``~/.cursor/projects/<folder name>`` wherever ``~/.cursor``
-    is. The folder's name encodes the workspace's path (``Users-dev-shop``); where ``~/.cursor``
-    lives does not (a new machine, a restored backup, another user name), and keyed by its whole path
-    a moved ``~/.cursor`` made a second project of every workspace. The key is no absolute path, so
-    it joins no project named by a cwd."""
-    folder = session_folder(path, source)
-    if source == "cursor" and any(p.name == "agent-transcripts" for p in path.parents):
-        return CURSOR_PROJECTS + folder.name
-    return str(folder)
-
-
-def session_folder(path: Path, source: Source) -> Path:
-    """The folder that stands for a session's project when none of its records names one: a Cursor
-    transcript's project folder (``<folder>/agent-transcripts/[<id>/]<id>.jsonl``), else the file's
-    folder."""
-    if source == "cursor":
-        return next((p.parent for p in path.parents if p.name == "agent-transcripts"), path.parent)
-    return path.parent
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,13 @@ resolved through git; it is normalised and, as the one heuristic, a Claude Code 
 trailing separator, ``.`` and ``..`` steps, and for a Windows path (``C:\\…``, ``c:/…``,
 ``\\\\server\\share\\…``, from a transcript made on Windows) forward slashes and the drive letter's
 case. Display names and collisions between same-named projects are the store's concern.
+
+A session none of whose records names a ``cwd`` (Cursor's agent transcripts; a Claude Code session
+holding only summaries or snapshots) is filed under the folder its agent keeps it in
+(:func:`folder_project`), by that folder's name where the name is what the agent made of the
+workspace's path (``~/.claude/projects/-Users-dev-shop``, ``~/.cursor/projects/Users-dev-shop``):
+where the agent's folder lives (a new machine, a restored backup, a team member's home) is no part
+of the key.
 """
 
 from __future__ import annotations
@@ -20,8 +27,24 @@ import ntpath
 import os
 import re
 from functools import lru_cache
+from pathlib import Path
 
-__all__ = ["canonical_project_path", "project_key_for_folder", "repository_key"]
+from causantic.sources import Source
+
+__all__ = [
+    "CLAUDE_PROJECTS",
+    "CURSOR_PROJECTS",
+    "canonical_project_path",
+    "folder_project",
+    "is_folder_key",
+    "repository_key",
+    "session_folder",
+]
+
+# What stands for the project of a session without cwd (:func:`folder_project`), followed by the
+# name of the folder its agent keeps it in: Claude Code's ``projects/<folder>``, Cursor's workspace.
+CLAUDE_PROJECTS = "~/.claude/projects/"
+CURSOR_PROJECTS = "~/.cursor/projects/"
 
 _CLAUDE_WORKTREES = ("/.claude/worktrees/", "\\.claude\\worktrees\\")
 _WINDOWS_PATH = re.compile(r"[A-Za-z]:[\\/]|\\\\")  # a drive's folder, or a UNC share
@@ -86,15 +109,39 @@ def _repository(url: str) -> str | None:
     return f"git:{found.group(1)}/{path}".lower() if path else None  # hosts compare their paths in any case
 
 
-def project_key_for_folder(encoded_dir_name: str) -> str:
-    """Opaque project key for a session without any ``cwd``: its folder name under
-    ``~/.claude/projects`` (e.g. ``"-Users-x-proj"``), never decoded (hyphens make it ambiguous).
+def session_folder(path: Path, source: Source) -> Path:
+    """The folder that stands for a session's project when none of its records names one: a Cursor
+    transcript's project folder (``<folder>/agent-transcripts/[<id>/]<id>.jsonl``), a Claude Code
+    sub-agent's session folder (``<folder>/<session>/subagents/…/agent-<id>.jsonl``, read without
+    its session's file), else the file's folder."""
+    mark = "agent-transcripts" if source == "cursor" else "subagents" if source == "claude-code" else ""
+    above = next((p.parent for p in path.parents if mark and p.name == mark), None)
+    if above is None:
+        return path.parent
+    return above if source == "cursor" else above.parent
 
-    A path is accepted too; its last component is used. Keys cannot collide with canonical paths,
-    which are absolute.
-    """
-    name = encoded_dir_name.rstrip("/\\")
-    return name.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
+
+def folder_project(path: Path, source: Source) -> str:
+    """The project of a session none of whose records names a cwd (`path`: its file): its folder's
+    path (:func:`session_folder`), but the folder's name where the agent named the folder after the
+    workspace's path: ``~/.claude/projects/<name>`` for a Claude Code session in
+    ``<anywhere>/projects/<name>/``, ``~/.cursor/projects/<name>`` for a Cursor transcript in its
+    workspace's folder (``<name>/agent-transcripts/…``), wherever ``~/.claude`` or ``~/.cursor``
+    is. The name encodes the workspace's path (``-Users-dev-shop``); where the agent's folder lives
+    does not (a new machine, a restored backup, another user name), and keyed by its whole path
+    a moved ``~/.claude`` or ``~/.cursor`` made a second project of every workspace. The key is no
+    absolute path, so it joins no project named by a cwd (:func:`is_folder_key`)."""
+    folder = session_folder(path, source)
+    if source == "cursor" and any(p.name == "agent-transcripts" for p in path.parents):
+        return CURSOR_PROJECTS + folder.name
+    if source == "claude-code" and folder.parent.name == "projects":
+        return CLAUDE_PROJECTS + folder.name
+    return str(folder)
+
+
+def is_folder_key(project_path: str) -> bool:
+    """Whether a project path is a folder's key (:func:`folder_project`), not an absolute path."""
+    return project_path.startswith((CLAUDE_PROJECTS, CURSOR_PROJECTS))
 
 
 def _normalise(cwd: str) -> str:

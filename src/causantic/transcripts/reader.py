@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO, Literal, cast
 
 import orjson
 
@@ -176,7 +176,7 @@ def read_file(
     """
     report = SkipReport()
     records = read_records(path, report, _claude_long_values, _kept)
-    if not records and report.total and not _damaged_json_lines(read_bytes(path)):
+    if not records and report.total and not _damaged_json_lines(path):
         # Not one line is a JSON object (a text file, an indented JSON document): a file in another
         # format, not a damaged transcript, so its lines are not counted as damaged ones.
         report.counts.clear()
@@ -184,19 +184,58 @@ def read_file(
     return _Assembler(path, agent_id, session_id, report, known_agents).run(records), report
 
 
-def _damaged_json_lines(data: bytes) -> bool:
+def _damaged_json_lines(path: Path) -> bool:
     """Whether a file none of whose lines is a JSON object is still JSON lines, each one damaged: most
     of its lines start an object (records cut short, a session half written), and the whole file is
     not one JSON document written over several lines. A README or notes file quoting a JSON snippet
-    or two is text, not 300 damaged lines."""
-    starts = len(_OBJECT_LINE.findall(data))
-    if not starts or 2 * starts < sum(1 for text in data.splitlines() if text.strip()):
+    or two is text, not 300 damaged lines. Read a piece at a time (a file of gigabytes with no record
+    in it is no reason to hold it), but for a document whose first megabyte of lines is valid JSON
+    so far (:func:`_one_document`)."""
+    starts = filled = 0
+    with path.open("rb") as handle:
+        new_line, blank = True, True
+        while piece := handle.readline(WINDOW_BYTES):
+            if new_line:
+                starts += _OBJECT_LINE.match(piece) is not None
+                blank = True
+            blank = blank and not piece.strip()
+            new_line = piece.endswith(b"\n")
+            filled += new_line and not blank
+        filled += not new_line and not blank
+    if not starts or 2 * starts < filled:
         return False
+    return not _one_document(path)
+
+
+_DOCUMENT_PROBE = 1 << 20  # the bytes of a file parsed to tell a JSON document from damaged JSON lines
+
+
+def _one_document(path: Path) -> bool:
+    """Whether the file at ``path`` is one JSON document. Its first :data:`_DOCUMENT_PROBE` bytes (up to
+    the last line's end in them, else a whole character) are parsed first: an error before their end
+    settles it without the rest (damaged JSON lines fail in their first line); only a file valid
+    that far is read whole."""
+    with path.open("rb") as handle:
+        head = handle.read(_DOCUMENT_PROBE + 1)
+    if len(head) > _DOCUMENT_PROBE:
+        end = head.rfind(b"\n", 0, _DOCUMENT_PROBE) + 1
+        if end == 0:  # one long line: cut before an unfinished UTF-8 character
+            end = _DOCUMENT_PROBE
+            while end and 0x80 <= head[end - 1] < 0xC0:
+                end -= 1
+            end -= end > 0 and head[end - 1] >= 0xC0
+        start = len(_BOM) if head.startswith(_BOM) else 0
+        try:
+            orjson.loads(memoryview(head)[start:end])
+        except orjson.JSONDecodeError as e:
+            if e.pos < end - start - 16:  # not where the cut ended a value early: the document is not valid
+                return False
+        head = read_bytes(path)
     try:
-        orjson.loads(data.removeprefix(_BOM))
+        orjson.loads(head.removeprefix(_BOM))
     except orjson.JSONDecodeError:
-        return True
-    return False
+        return False
+    return True
 
 
 def _note_other_format(report: SkipReport, path: Path) -> None:
@@ -244,9 +283,10 @@ def read_records(
     ingest, and a line being written then (cut by that end) is its truncated last line.
     ``long_values``: how the file's format puts a string value of many megabytes back into its record
     (see :mod:`longvalue`); with it, a long line is read in pieces and such values stay in the file,
-    without it a long line is read whole. ``shape``: what of each record to keep, applied as it is
-    read (a record's parts nothing reads are not held while the rest of the file is read). Raises
-    :class:`TranscriptError` when the file cannot be read.
+    even when the line is damaged (:func:`_damaged_long_line`); without it a long line is read whole.
+    ``shape``: what of each record to keep, applied as it is read (a record's parts nothing reads
+    are not held while the rest of the file is read). Raises :class:`TranscriptError` when the file
+    cannot be read.
     """
     try:
         with path.open("rb") as handle:
@@ -302,22 +342,17 @@ def _decode(
                 pieces.append(piece)
             line = b"".join(pieces)  # the whole line, or (read by the scanner) its last piece
             del pieces
-            if scanner is not None:
+            if scanner is not None and long_values is not None:
                 scanner.feed(line)
-                scanned = scanner.finish()
+                rest = _scanned_line(scanner, line_no, not ended, long_values, append, report)
                 del scanner
-                record = None
-                if scanned is not None and scanned[1] and long_values is not None:
-                    record = _long_line_record(scanned[0], scanned[1], long_values, report)
-                if record is not None:
-                    append((line_no, 0, record))
+                if rest is None:
                     continue
-                if scanned is not None and not scanned[1]:  # no long value in it: what was kept is the line
-                    line = scanned[0]
-                else:  # read it again whole: only the ordinary path can say what it holds
+                if not rest:  # read it again whole: only the ordinary path can say what it holds
                     handle.seek(start)
-                    line = handle.read(offset - start)
+                    rest = handle.read(offset - start)
                     handle.seek(offset)
+                line = rest
         if _BLANK_BYTES.fullmatch(line):
             continue
         try:
@@ -434,12 +469,41 @@ def _replaced(value: Any) -> Any:
     return value
 
 
+def _scanned_line(
+    scanner: LineScanner,
+    line_no: int,
+    is_last: bool,
+    long_values: LongRule,
+    append: Callable[[tuple[int, int, dict[str, Any]]], None],
+    report: SkipReport,
+) -> bytes | None:
+    """Read the records of a long line :class:`LineScanner` was fed, its long values left in the
+    file: None when that is done (the line's record kept, or a damaged line's whole records, read by
+    :func:`_damaged_long_line`); else the bytes the ordinary path reads: the line itself when it
+    holds no long value, or none when only the line read whole can tell (a string of its record
+    looks like a placeholder)."""
+    scanned = scanner.finish()
+    if scanned is not None and not scanned[1]:  # no long value in it: what was kept is the line
+        return scanned[0]
+    cut = scanned is None  # damaged inside a long value
+    kept, values = scanner.before_damage() if scanned is None else scanned
+    record = None if cut else _long_line_record(kept, values, long_values, report)
+    if record is False:
+        return b""
+    if record is not None:
+        append((line_no, 0, record))
+    else:
+        _damaged_long_line(kept, values, line_no, is_last, cut, long_values, append, report)
+    return None
+
+
 def _long_line_record(
     kept: bytes, values: dict[str, LongValue], long_values: LongRule, report: SkipReport
-) -> dict[str, Any] | None:
+) -> dict[str, Any] | Literal[False] | None:
     """The record of a long line from what :class:`LineScanner` kept of it, its long values put back
-    by the format's rule; None when it is no valid JSON object, or the rule did not put back every
-    long value once (the ordinary path then reads the line, and counts it when broken)."""
+    by the format's rule; None when it is no valid JSON object (:func:`_damaged_long_line` reads
+    it), False when the rule did not put back every long value once (a string of the record looks
+    like a placeholder: the ordinary path then reads the line whole)."""
     try:
         parsed = orjson.loads(kept)
     except orjson.JSONDecodeError:
@@ -451,11 +515,40 @@ def _long_line_record(
     try:
         record = long_values(_within_depth(cast("dict[str, Any]", parsed), kept, cut), holes)
     except ValueError:
-        return None
+        return False
     if not holes.complete:
-        return None
+        return False
     report.merge(cut)
     return record
+
+
+def _damaged_long_line(
+    kept: bytes,
+    values: dict[str, LongValue],
+    line_no: int,
+    is_last: bool,
+    cut: bool,
+    long_values: LongRule,
+    append: Callable[[tuple[int, int, dict[str, Any]]], None],
+    report: SkipReport,
+) -> None:
+    """A long line that is not one valid record (two records run together, a damaged byte, a line cut
+    short), read as the ordinary path reads such a line (:func:`_slow_line`), from what
+    :class:`LineScanner` kept of it: its long values stay in the file, placeholders in their place,
+    put back into each whole record by the format's rule. ``cut``: the line is damaged inside a long
+    value (``kept`` ends at its opening quote), so the record holding it is counted as broken."""
+    holes = Placeholders(values)
+
+    def put_back(item: tuple[int, int, dict[str, Any]]) -> None:
+        try:
+            append((item[0], item[1], long_values(item[2], holes)))
+        except ValueError:  # a placeholder twice: a record no transcript writes
+            report.add(SkipReason.INVALID_JSON)
+
+    if cut:
+        _recover_line(str(kept, "utf-8", errors="replace"), line_no, is_last, put_back, report, cut=True)
+    else:
+        _slow_line(memoryview(kept), line_no, is_last, put_back, report)
 
 
 def _claude_long_values(record: dict[str, Any], holes: Placeholders) -> dict[str, Any]:
