@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -281,3 +282,47 @@ def test_ctrl_c_skips_the_upkeep_and_the_forget_reports_what_it_deleted(causanti
     assert command.returncode == 0, err
     assert "6 chunks in 3 sessions of the whole project 'acme-shop' deleted." in out
     assert "Interrupted" not in err and "Traceback" not in err
+
+
+LOG_WAIT = (
+    r"causantic: waiting for another Causantic process to finish reading or writing memory, to give its log's "
+    r"space back to the disk \(at most 2 s\); Ctrl-C skips that \(a later write does it\)\."
+)
+
+
+@contextmanager
+def reader_on_an_old_snapshot(home: Path) -> Iterator[None]:
+    """A process reading memory through a command's write (a search of the MCP server, the dashboard):
+    the log's checkpoint after the write waits for it, up to 2 s."""
+    reader = sqlite3.connect(f"file:{home / 'memory.db'}?mode=ro", uri=True, isolation_level=None)
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT COUNT(*) FROM chunks").fetchone()
+        yield
+    finally:
+        reader.close()
+
+
+def test_emptying_the_log_behind_a_reader_says_what_it_waits_for(causantic_home: Path, memory: Path) -> None:
+    """The forget's deletion was done, then it sat silent for 2 s: the only wait the CLI did not tell."""
+    with reader_on_an_old_snapshot(causantic_home):
+        command = start("forget", "acme-shop", "--yes")
+        line = waiting_line(command)
+        out, err = command.communicate(timeout=60)
+    assert re.fullmatch(LOG_WAIT, line), line
+    assert command.returncode == 0, err
+    assert "6 chunks in 3 sessions of the whole project 'acme-shop' deleted." in out
+
+
+def test_ctrl_c_while_a_vacuums_log_waits_for_a_reader_skips_that_and_the_vacuum_reports(
+    causantic_home: Path, memory: Path
+) -> None:
+    """The rebuilt file is committed before its log's checkpoint: Ctrl-C there is not an interrupted vacuum."""
+    with reader_on_an_old_snapshot(causantic_home):
+        command = start("vacuum")
+        assert re.fullmatch(LOG_WAIT, waiting_line(command))
+        command.send_signal(signal.SIGINT)
+        out, err = command.communicate(timeout=10)
+    assert command.returncode == 0, err
+    assert "Interrupted" not in err and "Traceback" not in err
+    assert out.startswith("memory.db: "), err  # the vacuum's report: the size before and after

@@ -23,10 +23,14 @@ from collections.abc import Callable
 NOTICE_AFTER_MS = 1_000
 """How long a write waits for another process's lock before the listener hears of it."""
 
-Listener = Callable[[str, float, bool], None]
+OWN, SPACE, LOG = "own", "space", "log"
+"""What a wait is for: the command's own write; upkeep after it that gives free pages back to the
+disk; upkeep that cuts the write-ahead log back, which waits for readers on older snapshots too (a
+log checkpoint). Ctrl-C skips upkeep (:func:`causantic.store.sqlite.upkeep`), not the command's own write."""
+
+Listener = Callable[[str, float, str], None]
 """Called once per wait with what holds the lock, in words, the seconds the write waits at most, and
-whether the write is upkeep that Ctrl-C skips (giving free space back after a write) rather than the
-command's own work."""
+what the wait is for (:data:`OWN`, :data:`SPACE` or :data:`LOG`)."""
 
 _listener: Listener | None = None
 _name: str | None = None
@@ -70,14 +74,14 @@ def holding() -> None:
     record_writer(causantic_home(), _name, _named_at)
 
 
-def waiting(timeout_ms: int, *, upkeep: bool = False) -> str:
+def waiting(timeout_ms: int, *, why: str = OWN) -> str:
     """A write has waited :data:`NOTICE_AFTER_MS` and waits on, up to ``timeout_ms`` in all: tell the
-    listener; what holds the lock, in words (for the error if the wait times out). ``upkeep``: the
-    write gives free space back after the command's own (Ctrl-C skips it)."""
+    listener; what holds the lock, in words (for the error if the wait times out). ``why``: what the
+    wait is for (:data:`OWN`, :data:`SPACE`, :data:`LOG`)."""
     from causantic.home import causantic_home
     from causantic.ingest_runs import lock_holder
 
     holder = lock_holder(causantic_home())
     if _listener is not None:
-        _listener(holder, timeout_ms / 1000, upkeep)
+        _listener(holder, timeout_ms / 1000, why)
     return holder
