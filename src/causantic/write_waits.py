@@ -11,14 +11,16 @@ What is recorded: a process that says what it is (:func:`named`: each CLI comman
 recorded as a writer the first time it takes the write lock (:func:`holding`), so that a process
 waiting for it can name it ("the `causantic forget` started at 10:02 UTC (pid 4242)"). A process that
 only reads never takes the lock and is never named as its holder. A server (the MCP server, the
-dashboard), which mostly reads, names each forget of its own while it runs instead
-(:func:`causantic.ingest_runs.writing`: "the MCP server's forget started at 10:02 UTC (pid 4242)").
+dashboard), which mostly reads, says what it is with :func:`serving` instead, and each of its writes
+is recorded while it runs (:func:`write`: "the MCP server's forget started at 10:02 UTC (pid 4242)",
+"the dashboard's upgrade of memory's database", "the MCP server's clean-up of memory's log").
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 NOTICE_AFTER_MS = 1_000
 """How long a write waits for another process's lock before the listener hears of it."""
@@ -34,6 +36,7 @@ what the wait is for (:data:`OWN`, :data:`SPACE` or :data:`LOG`)."""
 
 _listener: Listener | None = None
 _name: str | None = None
+_server: str | None = None  # what this process serves as (serving), while it does
 _named_at = 0.0  # when named: the process's start, near enough (a CLI command names itself first)
 _recorded = False
 
@@ -59,6 +62,36 @@ def named(words: str) -> None:
 def name() -> str | None:
     """What this process said it is (:func:`named`); None when it said nothing (a program using the API)."""
     return _name
+
+
+@contextmanager
+def serving(words: str) -> Iterator[None]:
+    """While the block runs, this process is a server that keeps memory open and mostly reads ("the
+    MCP server", "the dashboard"): never recorded as a writer for its life, as a command is
+    (:func:`holding`), since a process waiting for the lock would name it while it only reads; each of
+    its writes is recorded while it runs instead (:func:`write`)."""
+    global _server
+    before, _server = _server, words
+    try:
+        yield
+    finally:
+        _server = before
+
+
+@contextmanager
+def write(what: str) -> Iterator[None]:
+    """One write of this process while the block runs ("forget", "upgrade of memory's database"): in a
+    server (:func:`serving`), recorded as "<server>'s <what>" (:func:`causantic.ingest_runs.writing`)
+    so that a process waiting for it names it ("the MCP server's forget started at 10:02 UTC (pid
+    4242)"); elsewhere nothing, as a named command records itself at its first write (:func:`holding`)."""
+    if _server is None:
+        yield
+        return
+    from causantic.home import causantic_home
+    from causantic.ingest_runs import writing
+
+    with writing(causantic_home(), f"{_server}'s {what}"):
+        yield
 
 
 def holding() -> None:

@@ -367,8 +367,10 @@ def checkpoint_if_quiet(conn: sqlite3.Connection, path: Path, seen: LogMark | No
         return None
     if mark != seen:  # written since the last look: writers may be mid-batch, look again later
         return mark
-    if checkpoint(conn, wait_ms=0):
-        return None
+    # Copying a large log holds the write lock: named to a command that waits for it meanwhile.
+    with write_waits.write("clean-up of memory's log"):
+        if checkpoint(conn, wait_ms=0):
+            return None
     return mark
 
 
