@@ -19,6 +19,7 @@ from process_support import causantic, run_hook, subprocess_env, wait_for, worke
 from transcript_files import write_session
 
 from causantic.ingest_runs import running_ingests
+from causantic.runs import read_status
 
 pytestmark = pytest.mark.slow
 
@@ -146,7 +147,7 @@ def test_session_end_hooks_beside_a_batch_ingest_of_the_same_folder_store_each_c
 ) -> None:
     """A batch ingest (two parsing processes) of a folder while Claude Code's session-end hooks ingest
     sessions of it (each in its own background worker): memory ends as one ingest alone leaves it."""
-    projects = _sessions(tmp_path / "projects", "/work/shop", "aaaa", SESSIONS)
+    projects = _sessions(tmp_path / "user" / ".claude" / "projects", "/work/shop", "aaaa", SESSIONS)
     reference = tmp_path / "reference"
     done = causantic("ingest", "--no-embed", str(projects), env=subprocess_env(CAUSANTIC_HOME=str(reference)))
     assert done.returncode == 0, done.stderr
@@ -160,6 +161,8 @@ def test_session_end_hooks_beside_a_batch_ingest_of_the_same_folder_store_each_c
         assert hooked.returncode == 0 and hooked.stdout == ""
     _finished(batch)
     wait_for(lambda: not worker_pids(str(projects)), timeout=300, interval=0.2)
+    last = read_status()["session-end"]  # the last hook's worker ingested (its session's folder: all of it)
+    assert last["success"] and last["outcome"].startswith("ingested "), last
 
     for sql in (
         "SELECT id, content_hash FROM chunks ORDER BY id",
