@@ -326,3 +326,38 @@ def test_ctrl_c_while_a_vacuums_log_waits_for_a_reader_skips_that_and_the_vacuum
     assert command.returncode == 0, err
     assert "Interrupted" not in err and "Traceback" not in err
     assert out.startswith("memory.db: "), err  # the vacuum's report: the size before and after
+
+
+def test_a_lock_holder_killed_with_sigkill_lets_the_waiting_command_finish_and_is_named_no_more(
+    causantic_home: Path, memory: Path
+) -> None:
+    """kill -9 (a crash, the OOM killer) of a forget holding memory's write lock: the system lets the
+    lock go and the ingest waiting for it goes on; the record a killed forget leaves (no exit handler
+    ran) names it to no later wait; the forget run again completes, nothing of the killed ones kept."""
+    with lock_held(causantic_home, command=("forget", "acme-shop", "--yes")) as holder:
+        waiting = start("ingest", "--no-embed", str(memory))
+        assert "the `causantic forget` started at" in waiting_line(waiting)
+        holder.kill()
+        holder.wait(timeout=30)
+        out, err = waiting.communicate(timeout=60)
+    assert holder.returncode == -signal.SIGKILL
+    assert waiting.returncode == 0, err
+    assert "1 of 1" in out  # the new session, stored once the lock was free
+
+    with lock_held(causantic_home, command=("forget", "acme-shop", "--yes")) as holder:
+        holder.kill()
+        holder.wait(timeout=30)
+    assert (causantic_home / "run" / f"writer-{holder.pid}.json").exists()  # left behind
+    with lock_held(causantic_home) as other:  # a process that records nothing
+        again = start("forget", "acme-shop", "--yes")
+        line = waiting_line(again)
+        release(other)
+        out, err = again.communicate(timeout=60)
+    assert line.startswith("causantic: waiting for another Causantic process to finish writing memory"), line
+    assert again.returncode == 0, err
+    assert "6 chunks in 3 sessions of the whole project 'acme-shop' deleted." in out, out
+    assert not (causantic_home / "run" / f"writer-{holder.pid}.json").exists()  # removed by the next writer
+    with sqlite3.connect(causantic_home / "memory.db") as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] > 0  # the new session's, kept
+    conn.close()
