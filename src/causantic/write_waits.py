@@ -25,14 +25,18 @@ from contextlib import contextmanager
 NOTICE_AFTER_MS = 1_000
 """How long a write waits for another process's lock before the listener hears of it."""
 
-OWN, SPACE, LOG = "own", "space", "log"
+OWN, SPACE, LOG, EMBED, UNINDEX = "own", "space", "log", "embed", "unindex"
 """What a wait is for: the command's own write; upkeep after it that gives free pages back to the
 disk; upkeep that cuts the write-ahead log back, which waits for readers on older snapshots too (a
-log checkpoint). Ctrl-C skips upkeep (:func:`causantic.store.sqlite.upkeep`), not the command's own write."""
+log checkpoint); embedding, which waits for another process's embedding with no time limit (the
+vector index's lock, ``store/vectors.py``); upkeep after a forget that takes its chunks out of the
+ANN index file, under that lock. Ctrl-C skips upkeep (:func:`causantic.store.sqlite.upkeep`), not
+the command's own write."""
 
 Listener = Callable[[str, float, str], None]
 """Called once per wait with what holds the lock, in words, the seconds the write waits at most, and
-what the wait is for (:data:`OWN`, :data:`SPACE` or :data:`LOG`)."""
+what the wait is for (:data:`OWN`, :data:`SPACE`, :data:`LOG`, :data:`EMBED` or :data:`UNINDEX`);
+the embedding lock's waits have no limit (0 s)."""
 
 _listener: Listener | None = None
 _name: str | None = None

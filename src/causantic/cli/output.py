@@ -369,6 +369,16 @@ def say_write_waits() -> None:
             write_waits.SPACE: "writing memory, to give free space back to the disk",
             write_waits.LOG: "reading or writing memory, to give its log's space back to the disk",
         }
+        if why == write_waits.EMBED:  # no limit: it waits for all of the other's embedding
+            click.echo(f"causantic: waiting for {holder} to finish embedding; Ctrl-C to stop.", err=True)
+            return
+        if why == write_waits.UNINDEX:
+            click.echo(
+                f"causantic: waiting for {holder} to finish embedding, to take the forgotten chunks out of the "
+                "vector index's file; Ctrl-C skips that (the next ingest does it).",
+                err=True,
+            )
+            return
         if why in upkeep:
             click.echo(
                 f"causantic: waiting for {holder} to finish {upkeep[why]} (at most {timeout_s:g} s); Ctrl-C skips "
