@@ -40,7 +40,7 @@ the embedding lock's waits have no limit (0 s)."""
 
 _listener: Listener | None = None
 _name: str | None = None
-_server: str | None = None  # what this process serves as (serving), while it does
+_serving: list[str] = []  # what this process serves as (serving), once per block running
 _named_at = 0.0  # when named: the process's start, near enough (a CLI command names itself first)
 _recorded = False
 
@@ -74,12 +74,11 @@ def serving(words: str) -> Iterator[None]:
     MCP server", "the dashboard"): never recorded as a writer for its life, as a command is
     (:func:`holding`), since a process waiting for the lock would name it while it only reads; each of
     its writes is recorded while it runs instead (:func:`write`)."""
-    global _server
-    before, _server = _server, words
+    _serving.append(words)
     try:
         yield
     finally:
-        _server = before
+        _serving.remove(words)  # blocks may end in any order (an SDK entering the lifespan per HTTP session)
 
 
 @contextmanager
@@ -88,13 +87,13 @@ def write(what: str) -> Iterator[None]:
     server (:func:`serving`), recorded as "<server>'s <what>" (:func:`causantic.ingest_runs.writing`)
     so that a process waiting for it names it ("the MCP server's forget started at 10:02 UTC (pid
     4242)"); elsewhere nothing, as a named command records itself at its first write (:func:`holding`)."""
-    if _server is None:
+    if not _serving:
         yield
         return
     from causantic.home import causantic_home
     from causantic.ingest_runs import writing
 
-    with writing(causantic_home(), f"{_server}'s {what}"):
+    with writing(causantic_home(), f"{_serving[-1]}'s {what}"):
         yield
 
 
