@@ -88,7 +88,8 @@ def cli_imports(home: Path, *args: str, stdin: str | None = None, **env: str) ->
 
 
 # `causantic ARGS` (argv: a folder, then ARGS), as a user runs it, except that its first write after
-# the test creates <folder>/armed takes memory's write lock, writes its pid to <folder>/holding and
+# the test creates <folder>/armed (a statement that takes the write lock, or a checkpoint of the log,
+# which holds it while it copies) takes memory's write lock, writes its pid to <folder>/holding and
 # holds the lock until <folder>/go exists: a server's stdout is its channel (MCP, the dashboard's
 # URL), so the test and the process talk through files (:func:`appeared`).
 WRITE_HELD_WHEN_ARMED = """
@@ -97,9 +98,9 @@ from pathlib import Path
 import causantic.store.sqlite as sqlite_util
 
 folder = Path(sys.argv[1])
-real = sqlite_util.run_waiting
+real, real_checkpoint = sqlite_util.run_waiting, sqlite_util.checkpoint
 
-def run_waiting(conn, statement, **options):
+def held_when_armed(conn):
     armed = folder / "armed"
     if armed.exists():
         armed.unlink()
@@ -108,9 +109,16 @@ def run_waiting(conn, statement, **options):
         while not (folder / "go").exists():
             time.sleep(0.05)
         conn.execute("ROLLBACK")
+
+def run_waiting(conn, statement, **options):
+    held_when_armed(conn)
     real(conn, statement, **options)
 
-sqlite_util.run_waiting = run_waiting
+def checkpoint(conn, *args, **options):
+    held_when_armed(conn)
+    return real_checkpoint(conn, *args, **options)
+
+sqlite_util.run_waiting, sqlite_util.checkpoint = run_waiting, checkpoint
 from causantic.cli.main import main
 sys.argv = ["causantic", *sys.argv[2:]]
 main()

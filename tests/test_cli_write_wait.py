@@ -9,10 +9,13 @@ until the test tells it to let go; ``causantic`` runs beside it as a user would.
 from __future__ import annotations
 
 import json
+import queue
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,6 +53,7 @@ HOOK = "Claude Code's session-end hook"
 # store's own way, recorded as the command records it) it holds it until the test says "go on".
 COMMAND_HOLDING = """
 import sys
+import threading
 import causantic.store.sqlite as sqlite_util
 
 real = sqlite_util.run_waiting
@@ -88,6 +92,7 @@ def memory(causantic_home: Path, tmp_path: Path) -> Path:
 # test says "go on": another process can take the lock between the command's write and its upkeep.
 SETTLING_WHEN_TOLD = """
 import sys
+import threading
 import causantic.store.sqlite as sqlite_util
 
 real = sqlite_util.settle
@@ -278,6 +283,172 @@ def test_ctrl_c_skips_the_upkeep_and_the_forget_reports_what_it_deleted(causanti
         command.send_signal(signal.SIGINT)
         # The lock is still held: the forget ends because it was asked to, and says what it did.
         out, err = command.communicate(timeout=10)
+    assert command.returncode == 0, err
+    assert "6 chunks in 3 sessions of the whole project 'acme-shop' deleted." in out
+    assert "Interrupted" not in err and "Traceback" not in err
+
+
+LOG_WAIT = (
+    r"causantic: waiting for another Causantic process to finish reading or writing memory, to give its log's "
+    r"space back to the disk \(at most 2 s\); Ctrl-C skips that \(a later write does it\)\."
+)
+
+
+@contextmanager
+def reader_on_an_old_snapshot(home: Path) -> Iterator[None]:
+    """A process reading memory through a command's write (a search of the MCP server, the dashboard):
+    the log's checkpoint after the write waits for it, up to 2 s."""
+    reader = sqlite3.connect(f"file:{home / 'memory.db'}?mode=ro", uri=True, isolation_level=None)
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT COUNT(*) FROM chunks").fetchone()
+        yield
+    finally:
+        reader.close()
+
+
+def test_emptying_the_log_behind_a_reader_says_what_it_waits_for(causantic_home: Path, memory: Path) -> None:
+    """The forget's deletion was done, then it sat silent for 2 s: the only wait the CLI did not tell."""
+    with reader_on_an_old_snapshot(causantic_home):
+        command = start("forget", "acme-shop", "--yes")
+        line = waiting_line(command)
+        out, err = command.communicate(timeout=60)
+    assert re.fullmatch(LOG_WAIT, line), line
+    assert command.returncode == 0, err
+    assert "6 chunks in 3 sessions of the whole project 'acme-shop' deleted." in out
+
+
+def test_ctrl_c_while_a_vacuums_log_waits_for_a_reader_skips_that_and_the_vacuum_reports(
+    causantic_home: Path, memory: Path
+) -> None:
+    """The rebuilt file is committed before its log's checkpoint: Ctrl-C there is not an interrupted vacuum."""
+    with reader_on_an_old_snapshot(causantic_home):
+        command = start("vacuum")
+        assert re.fullmatch(LOG_WAIT, waiting_line(command))
+        command.send_signal(signal.SIGINT)
+        out, err = command.communicate(timeout=10)
+    assert command.returncode == 0, err
+    assert "Interrupted" not in err and "Traceback" not in err
+    assert out.startswith("memory.db: "), err  # the vacuum's report: the size before and after
+
+
+def test_a_lock_holder_killed_with_sigkill_lets_the_waiting_command_finish_and_is_named_no_more(
+    causantic_home: Path, memory: Path
+) -> None:
+    """kill -9 (a crash, the OOM killer) of a forget holding memory's write lock: the system lets the
+    lock go and the ingest waiting for it goes on; the record a killed forget leaves (no exit handler
+    ran) names it to no later wait; the forget run again completes, nothing of the killed ones kept."""
+    with lock_held(causantic_home, command=("forget", "acme-shop", "--yes")) as holder:
+        waiting = start("ingest", "--no-embed", str(memory))
+        assert "the `causantic forget` started at" in waiting_line(waiting)
+        holder.kill()
+        holder.wait(timeout=30)
+        out, err = waiting.communicate(timeout=60)
+    assert holder.returncode == -signal.SIGKILL
+    assert waiting.returncode == 0, err
+    assert "1 of 1" in out  # the new session, stored once the lock was free
+
+    with lock_held(causantic_home, command=("forget", "acme-shop", "--yes")) as holder:
+        holder.kill()
+        holder.wait(timeout=30)
+    assert (causantic_home / "run" / f"writer-{holder.pid}.json").exists()  # left behind
+    with lock_held(causantic_home) as other:  # a process that records nothing
+        again = start("forget", "acme-shop", "--yes")
+        line = waiting_line(again)
+        release(other)
+        out, err = again.communicate(timeout=60)
+    assert line.startswith("causantic: waiting for another Causantic process to finish writing memory"), line
+    assert again.returncode == 0, err
+    assert "6 chunks in 3 sessions of the whole project 'acme-shop' deleted." in out, out
+    assert not (causantic_home / "run" / f"writer-{holder.pid}.json").exists()  # removed by the next writer
+    with sqlite3.connect(causantic_home / "memory.db") as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] > 0  # the new session's, kept
+    conn.close()
+
+
+# A hook's ingest embedding: its run recorded as the hook's worker records it, holding the vector
+# index's embedding lock (held for all of an ingest's embedding) until the test says "go on".
+EMBEDDING = """
+import sys
+import threading
+from pathlib import Path
+from causantic.files import file_lock
+from causantic.ingest_runs import IngestProgress
+from causantic.write_waits import named
+
+home = Path(sys.argv[1])
+named(sys.argv[2])
+[lock] = (home / "vectors").glob(".*.write.lock")
+with IngestProgress(home, [home]) as run, file_lock(lock):
+    run.embedding(0, 5000)
+    print("holding", flush=True)
+    sys.stdin.readline()
+"""
+
+
+@contextmanager
+def embedding(home: Path) -> Iterator[subprocess.Popen[str]]:
+    """A hook's ingest holding the embedding lock until :func:`release` (memory's vectors exist)."""
+    assert causantic("embed").returncode == 0  # the examples' vectors: the lock's file is made
+    with subprocess.Popen(
+        [sys.executable, "-c", EMBEDDING, str(home), HOOK],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(),
+    ) as holder:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        try:
+            yield holder
+        finally:
+            release(holder)
+
+
+def first_line_within(command: subprocess.Popen[str], seconds: float = 20) -> str:
+    """The first line the command prints on stderr, or '' when it prints none in ``seconds`` (a wait
+    with no limit would make :func:`waiting_line` wait with it)."""
+    lines: queue.Queue[str] = queue.Queue()
+    assert command.stderr is not None
+    stderr = command.stderr
+    threading.Thread(target=lambda: lines.put(stderr.readline()), daemon=True).start()
+    try:
+        return lines.get(timeout=seconds).strip()
+    except queue.Empty:
+        return ""
+
+
+def test_an_ingest_waiting_for_a_hooks_embedding_says_whose_and_then_embeds(causantic_home: Path, memory: Path) -> None:
+    """The embedding lock has no time limit: the ingest sat silent through all of the hook's embedding."""
+    with embedding(causantic_home) as holder:
+        command = start("ingest", str(memory))
+        line = first_line_within(command)
+        release(holder)
+        out, err = command.communicate(timeout=120)
+    assert re.fullmatch(
+        rf"causantic: waiting for the ingest started by {HOOK} at \d\d:\d\d UTC \(pid {holder.pid}\) to finish "
+        r"embedding; Ctrl-C to stop\.",
+        line,
+    ), line
+    assert command.returncode == 0, err
+    assert re.search(r"vectors added +│ 1\b", out), out
+
+
+def test_a_forget_waiting_for_an_embedding_says_so_and_ctrl_c_leaves_the_index_file_to_the_next_ingest(
+    causantic_home: Path, memory: Path
+) -> None:
+    """After its deletion the forget waited, silent and with no limit, to take the chunks out of the
+    ANN index's file: the hook's embedding holds that file's lock."""
+    with embedding(causantic_home):
+        command = start("forget", "acme-shop", "--yes")
+        line = first_line_within(command)
+        command.send_signal(signal.SIGINT)
+        out, err = command.communicate(timeout=30)  # the lock is still held: Ctrl-C ended the wait
+    assert re.fullmatch(
+        rf"causantic: waiting for the ingest started by {HOOK} at \d\d:\d\d UTC \(pid \d+\) to finish embedding, "
+        r"to take the forgotten chunks out of the vector index's file; Ctrl-C skips that \(the next ingest does it\)\.",
+        line,
+    ), line
     assert command.returncode == 0, err
     assert "6 chunks in 3 sessions of the whole project 'acme-shop' deleted." in out
     assert "Interrupted" not in err and "Traceback" not in err

@@ -386,7 +386,9 @@ class Memory:
         def run(s: Services) -> ProjectMove:
             member = self._member_of(s)
             preview = preview_of(s, member)
-            return preview if dry_run or not preview.session_ids else apply_move(s.store, preview, member)
+            if dry_run or not preview.session_ids:
+                return preview
+            return apply_move(s.store, preview, member, as_previewed=False)  # no one saw it: what is there now
 
         return self._where_project_lives(run, when_down=False)
 

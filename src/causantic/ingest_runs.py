@@ -14,8 +14,8 @@ does its work.
 Beside them, ``<home>/run/writer-<pid>.json`` records any other named process that writes memory (a
 ``causantic forget``, a hook; :func:`causantic.write_waits.holding`) from its first write until it
 exits, and ``writer-<pid>-<n>.json`` one write of a server (the MCP server's or the dashboard's
-forget; :func:`writing`) while it runs, so that a process waiting for memory's write lock can say
-what most likely holds it (:func:`lock_holder`).
+forget, upgrade of memory's database or clean-up of its log; :func:`writing`) while it runs, so
+that a process waiting for memory's write lock can say what most likely holds it (:func:`lock_holder`).
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ def record_writer(home: Path, by: str, started: float) -> None:
 
 @contextlib.contextmanager
 def writing(home: Path, by: str) -> Iterator[None]:
-    """Record one write of a long-lived process (a server's forget: "the MCP server's forget") as a
+    """Record one write of a long-lived process (a server's, :func:`causantic.write_waits.write`) as a
     writer of memory on ``home`` while the block runs (``<home>/run/writer-<pid>-<n>.json``), so a
     process waiting for it names it ("the MCP server's forget started at 10:02 UTC (pid 4242)"); a
     server is not recorded for its whole life, as a command is (:func:`record_writer`), since it

@@ -99,6 +99,16 @@ def test_saving_a_session_twice_stores_every_chunk_once(services: Services) -> N
     assert services.store.counts()["sessions"] == 1
 
 
+def test_a_session_whose_chunks_were_all_forgotten_stays_gone_when_its_transcript_is_read_again(
+    services: Services,
+) -> None:
+    """An ingest reading a forgotten session's transcript again (`--force`, or beside the forget) brought
+    its row back without a chunk: `stats` said 'sessions 3, chunks 0' after forgetting the project."""
+    remove_chunks(services.store, services.vectors, list(_saved(services)))
+    _saved(services)
+    assert (services.store.counts()["sessions"], services.store.counts()["chunks"]) == (0, 0)
+
+
 def test_a_topic_whose_chunks_were_all_forgotten_leaves_the_topic_count(services: Services) -> None:
     """On PostgreSQL `stats` went on counting it, sized 0, until the next clustering."""
     ids = list(_saved(services))

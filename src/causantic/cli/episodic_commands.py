@@ -386,12 +386,13 @@ def _print_prune(result: PruneResult) -> None:
 @click.command("merge-projects", short_help="Merge one project into another (previewed).")
 @click.argument("source")
 @click.argument("into")
-@click.option("--yes", is_flag=True, help="Move what the preview shows, without asking.")
+@click.option("--yes", is_flag=True, help="Move without asking: what the preview shows when it runs.")
 @json_option
 def merge_projects_command(source: str, into: str, yes: bool, as_json: bool) -> None:
     """Move every session of project SOURCE into project INTO; SOURCE's folders join INTO, and SOURCE
     goes. For clones of one repository that memory keeps as two projects (recorded before clones
-    were joined). Previews first; moves only with --yes or when you confirm, never more than previewed.
+    were joined). Previews first; moves only when you confirm, never more than previewed, or with
+    --yes (what SOURCE holds then, sessions an ingest adds meanwhile too).
 
     Example: causantic merge-projects api-service api
     """
@@ -402,13 +403,13 @@ def merge_projects_command(source: str, into: str, yes: bool, as_json: bool) -> 
 @click.command("split-project", short_help="Move a folder's sessions into a project of their own.")
 @click.argument("folder", type=click.Path(file_okay=False))
 @click.option("--project", help="The project the folder's sessions joined, when the folder alone does not name it.")
-@click.option("--yes", is_flag=True, help="Move what the preview shows, without asking.")
+@click.option("--yes", is_flag=True, help="Move without asking: what the preview shows when it runs.")
 @json_option
 def split_project_command(folder: str, project: str | None, yes: bool, as_json: bool) -> None:
     """Move the sessions recorded in FOLDER (or below it) out of their project into one of their own;
     later sessions there join it. For two projects from one template that kept its git remote
-    (origin), which memory joins as clones of one repository. Previews first; moves only with --yes
-    or when you confirm, never more than previewed.
+    (origin), which memory joins as clones of one repository. Previews first; moves only when you
+    confirm, never more than previewed, or with --yes (what FOLDER holds then).
 
     Example: causantic split-project ~/code/blog
     """

@@ -111,8 +111,8 @@ class LazyGroup(click.Group):
         """An unknown command names the ones meant: 'serch' → search, 'list' → list-projects, list-sessions.
         A known one, unless it is in :data:`UNTOLD_WAITS`, will say when a write waits for another
         process, and is named to a process that waits for its writes ("the `causantic forget` started
-        at 10:02"). A hook names itself (Claude Code's session-end hook); a server names only its
-        forgets, while each runs."""
+        at 10:02"). A hook names itself (Claude Code's session-end hook); a server names each of its
+        writes while it runs (``write_waits.serving``)."""
         try:
             name, command, rest = super().resolve_command(ctx, args)
         except click.UsageError as exc:

@@ -363,11 +363,26 @@ def say_write_waits() -> None:
     do (:mod:`causantic.write_waits`); a command that waits no longer looks frozen."""
     from causantic import write_waits
 
-    def told(holder: str, timeout_s: float, upkeep: bool) -> None:
-        if upkeep:  # the command's own write is done: Ctrl-C skips the rest (causantic.store.sqlite.settle)
+    def told(holder: str, timeout_s: float, why: str) -> None:
+        # Upkeep: the command's own write is done, and Ctrl-C skips the rest (causantic.store.sqlite.upkeep).
+        upkeep = {
+            write_waits.SPACE: "writing memory, to give free space back to the disk",
+            write_waits.LOG: "reading or writing memory, to give its log's space back to the disk",
+        }
+        if why == write_waits.EMBED:  # no limit: it waits for all of the other's embedding
+            click.echo(f"causantic: waiting for {holder} to finish embedding; Ctrl-C to stop.", err=True)
+            return
+        if why == write_waits.UNINDEX:
             click.echo(
-                f"causantic: waiting for {holder} to finish writing memory, to give free space back to the disk "
-                f"(at most {timeout_s:g} s); Ctrl-C skips that (a later write does it).",
+                f"causantic: waiting for {holder} to finish embedding, to take the forgotten chunks out of the "
+                "vector index's file; Ctrl-C skips that (the next ingest does it).",
+                err=True,
+            )
+            return
+        if why in upkeep:
+            click.echo(
+                f"causantic: waiting for {holder} to finish {upkeep[why]} (at most {timeout_s:g} s); Ctrl-C skips "
+                "that (a later write does it).",
                 err=True,
             )
             return

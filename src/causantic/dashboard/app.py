@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from causantic import __version__
+from causantic import __version__, write_waits
 from causantic.dashboard import map_labels, pages, text
 from causantic.dashboard.security import ASGIApp, Guard, Secrets
 from causantic.errors import CausanticError, ProjectNotFound
@@ -69,7 +69,9 @@ def create_app(secrets: Secrets, opener: Opener = Memory) -> ASGIApp:
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        with opener() as memory, memory.tidied_while_open():
+        # Each of its writes (an upgrade of memory's database at opening, a forget, the log's idle
+        # clean-up) is named to a process that waits for it: "the dashboard's forget started at 10:02 UTC".
+        with write_waits.serving("the dashboard"), opener() as memory, memory.tidied_while_open():
             held["memory"] = memory
             yield
             held.clear()

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from markupsafe import Markup, escape
 
+from causantic import write_waits
 from causantic.config import db_path, described_settings, load_config, vector_path
 from causantic.dashboard.map_labels import VIEWBOX, MapLabel, layouts, short_label
 from causantic.dashboard.story import story_of
@@ -21,7 +22,6 @@ from causantic.dashboard.text import names_linked, project_href, short_time
 from causantic.errors import CausanticError, NoMemoryYet
 from causantic.facade import Memory
 from causantic.home import is_team_memory
-from causantic.ingest_runs import writing
 from causantic.retrieval import browse
 from causantic.retrieval.browse import TIMELINE_PAGE
 from causantic.retrieval.forget import ForgetResult, nothing_to_forget, others_note, space_note
@@ -481,7 +481,7 @@ def forget_confirm(memory: Memory, derived: Derived, form: ForgetForm, shown: fr
         raise CausanticError("Nothing was previewed: preview first, then confirm.")
     if len(shown) > FORGET_PREVIEW_MAX:
         raise CausanticError(f"At most {FORGET_PREVIEW_MAX} chunks can be deleted at once here.")
-    with writing(memory.home, "the dashboard's forget"):  # named to a process that waits for it
+    with write_waits.write("forget"):  # named to a process that waits for it ("the dashboard's forget started at …")
         result = form.run(memory, dry_run=False, only_ids=shown)
     return {**forget_form(memory, derived, form), "done": result, "space": space_note(result)}
 

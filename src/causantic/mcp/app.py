@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from causantic import write_waits
 from causantic.errors import CausanticError, StoreError
 from causantic.facade import Memory
 from causantic.logs import log, log_path
@@ -73,5 +74,7 @@ class AppContext:
 
 @asynccontextmanager
 async def lifespan(_server: Any, here: str | None = None) -> AsyncIterator[AppContext]:
-    with Memory() as memory, memory.tidied_while_open():
+    # Its writes (an upgrade of memory's database at opening, a forget, the log's idle clean-up) are
+    # each named to a process that waits for them: "the MCP server's forget started at 10:02 UTC".
+    with write_waits.serving("the MCP server"), Memory() as memory, memory.tidied_while_open():
         yield AppContext(memory, here=here)

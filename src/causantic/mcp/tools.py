@@ -25,8 +25,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from causantic import write_waits
 from causantic.facade import Memory
-from causantic.ingest_runs import writing
 from causantic.live_session import current_session as current_session_now
 from causantic.mcp.app import AppContext
 from causantic.retrieval import options
@@ -426,7 +426,7 @@ def forget(
 
     def run(m: Memory) -> ForgetResult:
         # Named to a process that waits for this deletion ("the MCP server's forget started at 10:02 UTC").
-        with nullcontext() if dry_run else writing(m.home, "the MCP server's forget"):
+        with nullcontext() if dry_run else write_waits.write("forget"):
             return m.forget(
                 project,
                 before=before,

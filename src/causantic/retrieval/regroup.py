@@ -12,7 +12,8 @@ kept. Two cases that rule cannot settle alone:
   of that folder's name (another member's ``blog``: :meth:`~causantic.store.base.SqlStore.clone_key`).
 
 Both preview first (the default) and move only what the preview listed: the sessions are named by id,
-and when they have changed since (a chunk added, a session gone) nothing is moved. In team memory the
+and when they have changed since (a chunk added, a session gone) nothing is moved. With ``--yes`` no
+one saw the preview, and what moves is what the project holds once the move holds its locks. In team memory the
 server decides who may move a chunk as who may forget it (row-level security): another member's
 chunks are moved only by them, by an admin, or by a member sharing their login.
 """
@@ -89,9 +90,14 @@ def split_preview(store: MemoryStoreProtocol, folder: str, project: str | None, 
     return _preview(store, "split", holder, name, folder, ids, aliases, unrecorded, member)
 
 
-def apply_move(store: MemoryStoreProtocol, preview: ProjectMove, member: str | None) -> ProjectMove:
+def apply_move(
+    store: MemoryStoreProtocol, preview: ProjectMove, member: str | None, *, as_previewed: bool = True
+) -> ProjectMove:
     """Move exactly what ``preview`` listed, in one transaction; nothing when the same question
-    (the same projects, the same folder) has another answer now."""
+    (the same projects, the same folder) has another answer now. Not ``as_previewed`` (``--yes``: no
+    one saw the preview), what the answer is once the move holds the locks, which no ingest changes
+    meanwhile: an ingest of the project writing while the move waited for memory's lock made every
+    ``merge-projects --yes`` fail ('memory changed since … preview again')."""
     with store.atomic():
         # Held before the answer is read again, so no ingest adds to it meanwhile: the folder names'
         # locks first, then the projects', as every writer takes them.
@@ -102,7 +108,7 @@ def apply_move(store: MemoryStoreProtocol, preview: ProjectMove, member: str | N
             now = merge_preview(store, preview.source_path, preview.target_path, member)
         else:
             now = split_preview(store, preview.target_path, preview.source_path, member)
-        if (now.session_ids, now.chunks) != (preview.session_ids, preview.chunks):
+        if as_previewed and (now.session_ids, now.chunks) != (preview.session_ids, preview.chunks):
             previewed = _what(len(preview.session_ids), preview.chunks)
             raise CausanticError(
                 f"{_what(len(now.session_ids), now.chunks)} of {preview.source!r} match now, not the {previewed} "
@@ -110,6 +116,8 @@ def apply_move(store: MemoryStoreProtocol, preview: ProjectMove, member: str | N
             )
         if now.others:
             raise CausanticError(f"{move_summary(now)} Nothing was moved.")
+        if not now.session_ids:
+            return now
         source = store.project_by_path(now.source_path)
         assert source is not None  # the preview just found it
         into = store.project_by_path(now.target_path) if now.action == "merge" else None

@@ -269,8 +269,11 @@ class MemoryStore(SqlStore, AbstractContextManager["MemoryStore"]):
         with the session's edges and file marks. When several files hold parts of one session (a
         resumed session), the title of the part that starts first wins.
         """
+        kept = self._without_forgotten(chunks)
+        if chunks and not kept:  # all forgotten: the session stays gone (its row came back, empty)
+            return common.saved_chunks([], [], {})
         self._save_session_row(project, session_id, chunks, team_name, source, title, cwd)
-        chunks = self._without_forgotten(chunks)
+        chunks = kept
         existing = self._existing_hashes([c.id for c in chunks])
         new, changed = common.new_and_changed(chunks, existing)
         now = common.now()

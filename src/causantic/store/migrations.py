@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any
 
+from causantic import write_waits
 from causantic.store.features import feature_values
 from causantic.store.sqlite import atomic, fts5_available
 
@@ -494,10 +495,15 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
 
 
 def migrate(conn: sqlite3.Connection) -> int:
-    """Apply pending migrations; return the schema version now in force."""
+    """Apply pending migrations; return the schema version now in force. A server that applies them
+    (the first process to open memory after an upgrade of Causantic is often the MCP server) is named
+    to a process that waits for it: "the MCP server's upgrade of memory's database" (:func:`write_waits.write`)."""
     conn.execute(SCHEMA_MIGRATIONS_TABLE)
     done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-    return run_pending(conn, MIGRATIONS, done, lambda: atomic(conn), "?")
+    if all(version in done for version in range(1, len(MIGRATIONS) + 1)):
+        return len(MIGRATIONS)
+    with write_waits.write(f"{'upgrade' if done else 'creation'} of memory's database"):
+        return run_pending(conn, MIGRATIONS, done, lambda: atomic(conn), "?")
 
 
 # The bookkeeping both backends share (PostgreSQL's runner: causantic.store.postgres.migrations).

@@ -179,7 +179,7 @@ def run_waiting(conn: sqlite3.Connection, statement: str) -> None:
                 if left_ms <= 0:
                     raise LockHeld(str(exc), holder or "", timeout / 1000) from exc
             if holder is None:
-                holder = write_waits.waiting(timeout, upkeep=_upkeep.get())
+                holder = write_waits.waiting(timeout, why=write_waits.SPACE if _upkeep.get() else write_waits.OWN)
             conn.execute(f"PRAGMA busy_timeout = {min(left_ms, WAIT_SLICE_MS)}")
     finally:
         conn.execute(f"PRAGMA busy_timeout = {timeout}")
@@ -320,11 +320,26 @@ def checkpoint(conn: sqlite3.Connection, wait_ms: int = CHECKPOINT_WAIT_MS) -> b
     """Copy the write-ahead log into the database and truncate it; whether it is now empty. Readers
     on older snapshots (and another writer) are waited for at most ``wait_ms``; then what they allow
     is copied, as ``PASSIVE`` does, and the log is cut back when a later checkpoint empties it
-    (``journal_size_limit``)."""
+    (``journal_size_limit``).
+
+    Trigger: a reader on an older snapshot (a search of the MCP server, the dashboard, another command)
+    or another writer, when a command's write is done. Why: the command sat silent for up to
+    :data:`CHECKPOINT_WAIT_MS` after its work, the only wait the CLI did not tell. Outcome: where
+    someone listens, a wait past :data:`~causantic.write_waits.NOTICE_AFTER_MS` is told as upkeep
+    (:data:`~causantic.write_waits.LOG`) and the rest runs in slices Ctrl-C can stop (inside
+    :func:`upkeep`, Ctrl-C skips it); otherwise it is one call, as before."""
     timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
-    conn.execute(f"PRAGMA busy_timeout = {min(timeout, wait_ms)}")
+    wait = min(timeout, wait_ms)
+    tell = write_waits.listening() and wait > write_waits.NOTICE_AFTER_MS
+    deadline = time.monotonic() + wait / 1000
+    conn.execute(f"PRAGMA busy_timeout = {min(wait, write_waits.NOTICE_AFTER_MS) if tell else wait}")
     try:
         busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        if busy and tell:
+            write_waits.waiting(wait, why=write_waits.LOG)
+            while busy and (left_ms := math.ceil((deadline - time.monotonic()) * 1000)) > 0:
+                conn.execute(f"PRAGMA busy_timeout = {min(left_ms, WAIT_SLICE_MS)}")
+                busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
     finally:
         conn.execute(f"PRAGMA busy_timeout = {timeout}")
     return not busy
@@ -352,8 +367,10 @@ def checkpoint_if_quiet(conn: sqlite3.Connection, path: Path, seen: LogMark | No
         return None
     if mark != seen:  # written since the last look: writers may be mid-batch, look again later
         return mark
-    if checkpoint(conn, wait_ms=0):
-        return None
+    # Copying a large log holds the write lock: named to a command that waits for it meanwhile.
+    with write_waits.write("clean-up of memory's log"):
+        if checkpoint(conn, wait_ms=0):
+            return None
     return mark
 
 
@@ -365,7 +382,8 @@ def vacuum(conn: sqlite3.Connection, path: Path) -> tuple[StoreSpace, StoreSpace
     before = space(conn, path)
     conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # applies at the VACUUM
     run_waiting(conn, "VACUUM")
-    checkpoint(conn)
+    with upkeep(conn):  # the rebuilt file is committed: Ctrl-C while the log waits for readers skips the rest
+        checkpoint(conn)
     return before, space(conn, path)
 
 

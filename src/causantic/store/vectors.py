@@ -41,11 +41,13 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, suppress
+from contextlib import AbstractContextManager, ExitStack, contextmanager, suppress
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from causantic import write_waits
 from causantic.files import file_lock
 from causantic.store import common
 from causantic.store import sqlite as sqlite_util
@@ -79,6 +81,12 @@ HEALTH_TTL_S = 30.0
 # vector: CROSS JOIN keeps SQLite from scanning every vector of the model instead (seconds at 1M rows).
 _SCOPED_FROM = "chunks c CROSS JOIN vectors v ON v.chunk_id = c.id AND v.model = ?"
 _BUILD_BATCH = 50_000
+_lock_waits_for: ContextVar[str] = ContextVar("causantic_vector_lock_wait", default=write_waits.EMBED)
+"""What a wait for the embedding lock is for (:data:`causantic.write_waits.EMBED`, or ``UNINDEX``)."""
+
+
+class UpkeepSkipped(Exception):
+    """Ctrl-C while upkeep waited for the embedding lock: the upkeep is left for a later write."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,8 +241,28 @@ class VectorIndex(VectorReads):
 
     @contextmanager
     def _write_lock(self) -> Iterator[None]:
+        """The embedding lock, waiting for another process that holds it (as long as it embeds).
+
+        Trigger: another process embeds (a hook's or a batch ingest) when this one would embed, or
+        take a forget's vectors out of the ANN index file. Why: the wait has no limit, and the CLI
+        sat silent through all of another ingest's embedding (a forget, after its deletion was done).
+        Outcome: where someone listens, a wait past :data:`~causantic.write_waits.NOTICE_AFTER_MS` is
+        told, with what most likely holds the lock; inside :meth:`drop_deleted_from_ann` as upkeep
+        that Ctrl-C skips (:class:`UpkeepSkipped`: the file stays marked, the next index write takes
+        the rows out)."""
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with file_lock(self.folder / f".{self.table_name}.write.lock"):
+        path = self.folder / f".{self.table_name}.write.lock"
+        with ExitStack() as held:
+            telling = write_waits.listening()
+            if not held.enter_context(file_lock(path, write_waits.NOTICE_AFTER_MS / 1000 if telling else None)):
+                why = _lock_waits_for.get()
+                try:  # Ctrl-C may come while the wait is being told
+                    write_waits.waiting(0, why=why)
+                    held.enter_context(file_lock(path))
+                except KeyboardInterrupt:
+                    if why != write_waits.UNINDEX:
+                        raise
+                    raise UpkeepSkipped from None
             # Lance creates its files with the process umask (0644 by default); vectors and
             # chunk ids are as private as the text. The umask is process-wide, so it is set
             # only while this write lock is held.
@@ -386,11 +414,17 @@ class VectorIndex(VectorReads):
             import faiss  # noqa: F401
         except ImportError:
             return 0
-        with self.writing():
-            dropped = self._drop_deleted()
-            with suppress(FileNotFoundError):
-                self._deleted_marker.unlink()
-            return dropped
+        waits_for = _lock_waits_for.set(write_waits.UNINDEX)  # a forget's upkeep: Ctrl-C skips the wait
+        try:
+            with self.writing():
+                dropped = self._drop_deleted()
+                with suppress(FileNotFoundError):
+                    self._deleted_marker.unlink()
+                return dropped
+        except UpkeepSkipped:
+            return 0  # still marked (mark_deleting): the next ensure_ann_index takes the rows out
+        finally:
+            _lock_waits_for.reset(waits_for)
 
     def _drop_deleted(self) -> int:
         import faiss

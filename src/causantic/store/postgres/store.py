@@ -295,8 +295,11 @@ class PostgresStore(SqlStore, AbstractContextManager["PostgresStore"]):
         second member saving the same session waits until this transaction ends, then sees these
         chunks as existing."""
         self.lock_projects([project.id])
+        kept = self._without_forgotten(chunks)
+        if chunks and not kept:  # all forgotten: the session stays gone (its row came back, empty)
+            return common.saved_chunks([], [], {})
         self._save_session_row(project, session_id, chunks, team_name, source, title, cwd, {"member": self.member})
-        chunks = self._without_forgotten(chunks)
+        chunks = kept
         existing = self._existing_hashes([c.id for c in chunks])
         # Another member's copy of a chunk is theirs to update (row-level security would refuse it).
         others = self.protected_chunks([c.id for c in chunks if c.id in existing])
