@@ -372,6 +372,48 @@ def test_an_empty_time_range_says_it_is_the_range_that_holds_no_session(run: Cli
     assert "; its newest session started 2026-11-04 10:30 UTC (drop --from/--to/--days-back" in shown
 
 
+def test_search_takes_the_mcp_tools_time_range_with_its_meaning_and_its_refusals(run: CliRunner) -> None:
+    """The search tool took from/to/days_back; `causantic search` had no such options ("No such
+    option '--from'"), so a person could not narrow a search to last week as an agent could."""
+    import anyio
+    from mcp import Client
+
+    from causantic.mcp.server import build_server
+
+    query = "invoice test rate limiting redirect login"  # words of each of the three sessions
+
+    def days(*args: str) -> list[str]:
+        found = as_model(invoke(run, "search", query, "--json", *args), SearchOut)
+        assert isinstance(found, SearchOut)
+        return sorted({h.date[:10] for h in found.hits})
+
+    assert days() == ["2026-11-02", "2026-11-03", "2026-11-04"]
+    assert days("--from", "2026-11-04") == ["2026-11-04"]
+    assert days("--to", "2026-11-03") == ["2026-11-02"]  # the end is exclusive
+    assert days("--from", "2026-11-03T00:00+00:00", "--to", "2026-11-04") == ["2026-11-03"]
+    assert days("--days-back", "3650") == days()
+    assert "memory holds no chunk from the requested time range" in invoke(run, "search", query, "--days-back", "1").stdout
+
+    refusals = [("2026-11-01", None, 3), ("2026-11-04", "2026-11-02", None)]
+
+    async def ask() -> list[str]:
+        async with Client(build_server(warm=False), mode="legacy") as client:
+            said = []
+            for start, end, back in refusals:
+                arguments = {"query": query, "from": start, "to": end, "days_back": back}
+                answer = await client.call_tool("search", {k: v for k, v in arguments.items() if v is not None})
+                assert answer.is_error
+                said.append(answer.content[0].text)
+            return said
+
+    for (start, end, back), tool_said in zip(refusals, anyio.run(ask), strict=True):
+        args = ["--from", start, *(["--to", end] if end else []), *(["--days-back", str(back)] if back else [])]
+        refused = invoke(run, "search", query, *args)
+        assert refused.exit_code == 1 and refused.stdout == ""
+        message = refused.output.removeprefix("Error: ").strip()
+        assert message and message in tool_said, (message, tool_said)
+
+
 def test_a_forget_preview_keeps_each_chunk_on_one_line_of_a_narrow_terminal(
     run: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
