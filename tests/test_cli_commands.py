@@ -392,7 +392,8 @@ def test_search_takes_the_mcp_tools_time_range_with_its_meaning_and_its_refusals
     assert days("--to", "2026-11-03") == ["2026-11-02"]  # the end is exclusive
     assert days("--from", "2026-11-03T00:00+00:00", "--to", "2026-11-04") == ["2026-11-03"]
     assert days("--days-back", "3650") == days()
-    assert "memory holds no chunk from the requested time range" in invoke(run, "search", query, "--days-back", "1").stdout
+    last_day = invoke(run, "search", query, "--days-back", "1").stdout
+    assert "memory holds no chunk from the requested time range" in last_day
 
     refusals = [("2026-11-01", None, 3), ("2026-11-04", "2026-11-02", None)]
 
