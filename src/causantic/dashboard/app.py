@@ -36,6 +36,7 @@ from causantic.retrieval import options
 from causantic.retrieval.browse import SessionNotFound, TopicNotFound
 from causantic.retrieval.forget import chunks_forgotten
 from causantic.retrieval.format import WEAK_MARK, byte_size, counted, is_weak
+from causantic.retrieval.listing import known_folder
 from causantic.retrieval.relevance import marked_terms
 from causantic.sources import SOURCE_NAMES
 from causantic.wording import ago
@@ -277,6 +278,7 @@ def _templates(secrets: Secrets) -> Environment:
         as_json=_as_json,
         counted=counted,
         weak=is_weak,
+        folder=known_folder,  # none for a Gemini project known by its folder's hash alone
     )
     return env
 
