@@ -202,6 +202,30 @@ def test_reconstruct_timeline_and_text(run: CliRunner) -> None:
     assert "=== Session 2a2ee33e · Claude Code (2026-11-02 09:15 – 09:20) ===" in full  # the day said once
 
 
+def test_a_reconstruct_page_over_its_budget_says_so_as_the_tool_does(run: CliRunner) -> None:
+    """With max_tokens=100 reconstruct gave a page of 123 tokens (one chunk larger than the budget,
+    shown whole) and said nothing of the budget, where search says when its matches exceed it."""
+    import anyio
+    from mcp import Client
+
+    from causantic.mcp.server import build_server
+
+    low = int(options.MAX_TOKENS.low or 0)
+    said = "this chunk is larger than it, and is shown whole on a page of its own"
+    shown = invoke(run, "reconstruct", "acme-shop", "--full", "--max-tokens", str(low)).stdout
+    head = shown.split("\n", 2)
+    tokens = int(re.findall(r"(\d+) tokens", head[0])[0])
+    assert tokens > low and head[1] == f"(Over the {low}-token budget: {said}.)", head
+    assert said not in invoke(run, "reconstruct", "acme-shop", "--full").stdout  # within its budget: no word
+
+    async def ask() -> str:
+        async with Client(build_server(warm=False), mode="legacy") as client:
+            answer = await client.call_tool("reconstruct", {"project": "acme-shop", "full": True, "max_tokens": low})
+            return str(answer.content[0].text)
+
+    assert f"(Over the {low}-token budget: {said}.)" in anyio.run(ask)
+
+
 def test_previous_session_by_a_prefix_of_the_current_session_shows_the_one_before(run: CliRunner) -> None:
     timeline = as_model(invoke(run, "reconstruct", "acme-shop", "--json"), ReconstructOutput)
     assert isinstance(timeline, ReconstructOutput)
