@@ -165,6 +165,35 @@ def test_user_on_a_local_memory_says_it_filters_team_memory(run: CliRunner, monk
     assert mine.hits and [h.id for h in mine.hits] == [h.id for h in everyone.hits]
 
 
+def test_the_user_option_says_what_it_does_in_local_memory_and_does_that(
+    run: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The search tool's user parameter read "Team memory: only what this member ingested … Local memory
+    is all this machine's member's.": nothing said what passing it does to a local, single-user memory."""
+    import anyio
+    from mcp import Client
+
+    from causantic.mcp.server import build_server
+
+    monkeypatch.setenv("CAUSANTIC_TEAM_USER", "alice")  # this machine's member (team.user)
+    query = "rate limiting"
+
+    async def ask() -> tuple[str, str, str, str]:
+        async with Client(build_server(warm=False), mode="legacy") as client:
+            [tool] = [t for t in (await client.list_tools()).tools if t.name == "search"]
+            said = [await client.call_tool("search", {"query": query, **who}) for who in ({}, {"user": "alice"})]
+            other = await client.call_tool("search", {"query": query, "user": "bob"})
+            texts = [str(r.content[0].text) for r in (*said, other)]
+            return tool.input_schema["properties"]["user"]["description"], texts[0], texts[1], texts[2]
+
+    described, everyone, theirs, another = anyio.run(ask)
+    meaning = "In local, single-user memory every chunk is this machine's user's: their name keeps everything"
+    assert meaning in described and "any other name finds nothing; omit it there." in described
+    assert meaning in " ".join(invoke(run, "search", "--help").stdout.split())  # the CLI's --user says it too
+    assert theirs == everyone and "Found " in everyone  # their name keeps everything
+    assert another.startswith("Nothing relevant in memory")  # any other name finds nothing
+
+
 @pytest.mark.parametrize("command", ["recall", "predict"])
 def test_episodic_answers_in_time_order(run: CliRunner, command: str) -> None:
     text = invoke(run, command, "rate limiting")
