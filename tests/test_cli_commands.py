@@ -165,6 +165,35 @@ def test_user_on_a_local_memory_says_it_filters_team_memory(run: CliRunner, monk
     assert mine.hits and [h.id for h in mine.hits] == [h.id for h in everyone.hits]
 
 
+def test_the_user_option_says_what_it_does_in_local_memory_and_does_that(
+    run: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The search tool's user parameter read "Team memory: only what this member ingested … Local memory
+    is all this machine's member's.": nothing said what passing it does to a local, single-user memory."""
+    import anyio
+    from mcp import Client
+
+    from causantic.mcp.server import build_server
+
+    monkeypatch.setenv("CAUSANTIC_TEAM_USER", "alice")  # this machine's member (team.user)
+    query = "rate limiting"
+
+    async def ask() -> tuple[str, str, str, str]:
+        async with Client(build_server(warm=False), mode="legacy") as client:
+            [tool] = [t for t in (await client.list_tools()).tools if t.name == "search"]
+            said = [await client.call_tool("search", {"query": query, **who}) for who in ({}, {"user": "alice"})]
+            other = await client.call_tool("search", {"query": query, "user": "bob"})
+            texts = [str(r.content[0].text) for r in (*said, other)]
+            return tool.input_schema["properties"]["user"]["description"], texts[0], texts[1], texts[2]
+
+    described, everyone, theirs, another = anyio.run(ask)
+    meaning = "In local, single-user memory every chunk is this machine's user's: their name keeps everything"
+    assert meaning in described and "any other name finds nothing; omit it there." in described
+    assert meaning in " ".join(invoke(run, "search", "--help").stdout.split())  # the CLI's --user says it too
+    assert theirs == everyone and "Found " in everyone  # their name keeps everything
+    assert another.startswith("Nothing relevant in memory")  # any other name finds nothing
+
+
 @pytest.mark.parametrize("command", ["recall", "predict"])
 def test_episodic_answers_in_time_order(run: CliRunner, command: str) -> None:
     text = invoke(run, command, "rate limiting")
@@ -200,6 +229,30 @@ def test_reconstruct_timeline_and_text(run: CliRunner) -> None:
     assert {c.session_id for c in text.chunks} == {first} and all(c.content for c in text.chunks)
     full = invoke(run, "reconstruct", "acme-shop", "--full").stdout
     assert "=== Session 2a2ee33e · Claude Code (2026-11-02 09:15 – 09:20) ===" in full  # the day said once
+
+
+def test_a_reconstruct_page_over_its_budget_says_so_as_the_tool_does(run: CliRunner) -> None:
+    """With max_tokens=100 reconstruct gave a page of 123 tokens (one chunk larger than the budget,
+    shown whole) and said nothing of the budget, where search says when its matches exceed it."""
+    import anyio
+    from mcp import Client
+
+    from causantic.mcp.server import build_server
+
+    low = int(options.MAX_TOKENS.low or 0)
+    said = "this chunk is larger than it, and is shown whole on a page of its own"
+    shown = invoke(run, "reconstruct", "acme-shop", "--full", "--max-tokens", str(low)).stdout
+    head = shown.split("\n", 2)
+    tokens = int(re.findall(r"(\d+) tokens", head[0])[0])
+    assert tokens > low and head[1] == f"(Over the {low}-token budget: {said}.)", head
+    assert said not in invoke(run, "reconstruct", "acme-shop", "--full").stdout  # within its budget: no word
+
+    async def ask() -> str:
+        async with Client(build_server(warm=False), mode="legacy") as client:
+            answer = await client.call_tool("reconstruct", {"project": "acme-shop", "full": True, "max_tokens": low})
+            return str(answer.content[0].text)
+
+    assert f"(Over the {low}-token budget: {said}.)" in anyio.run(ask)
 
 
 def test_previous_session_by_a_prefix_of_the_current_session_shows_the_one_before(run: CliRunner) -> None:
@@ -370,6 +423,49 @@ def test_an_empty_time_range_says_it_is_the_range_that_holds_no_session(run: Cli
     shown = invoke(run, "list-sessions", "acme-shop", "--from", "2030-01-01").stdout
     assert "No sessions found for project 'acme-shop' in that time range" in shown
     assert "; its newest session started 2026-11-04 10:30 UTC (drop --from/--to/--days-back" in shown
+
+
+def test_search_takes_the_mcp_tools_time_range_with_its_meaning_and_its_refusals(run: CliRunner) -> None:
+    """The search tool took from/to/days_back; `causantic search` had no such options ("No such
+    option '--from'"), so a person could not narrow a search to last week as an agent could."""
+    import anyio
+    from mcp import Client
+
+    from causantic.mcp.server import build_server
+
+    query = "invoice test rate limiting redirect login"  # words of each of the three sessions
+
+    def days(*args: str) -> list[str]:
+        found = as_model(invoke(run, "search", query, "--json", *args), SearchOut)
+        assert isinstance(found, SearchOut)
+        return sorted({h.date[:10] for h in found.hits})
+
+    assert days() == ["2026-11-02", "2026-11-03", "2026-11-04"]
+    assert days("--from", "2026-11-04") == ["2026-11-04"]
+    assert days("--to", "2026-11-03") == ["2026-11-02"]  # the end is exclusive
+    assert days("--from", "2026-11-03T00:00+00:00", "--to", "2026-11-04") == ["2026-11-03"]
+    assert days("--days-back", "3650") == days()
+    last_day = invoke(run, "search", query, "--days-back", "1").stdout
+    assert "memory holds no chunk from the requested time range" in last_day
+
+    refusals = [("2026-11-01", None, 3), ("2026-11-04", "2026-11-02", None)]
+
+    async def ask() -> list[str]:
+        async with Client(build_server(warm=False), mode="legacy") as client:
+            said = []
+            for start, end, back in refusals:
+                arguments = {"query": query, "from": start, "to": end, "days_back": back}
+                answer = await client.call_tool("search", {k: v for k, v in arguments.items() if v is not None})
+                assert answer.is_error
+                said.append(answer.content[0].text)
+            return said
+
+    for (start, end, back), tool_said in zip(refusals, anyio.run(ask), strict=True):
+        args = ["--from", start, *(["--to", end] if end else []), *(["--days-back", str(back)] if back else [])]
+        refused = invoke(run, "search", query, *args)
+        assert refused.exit_code == 1 and refused.stdout == ""
+        message = refused.output.removeprefix("Error: ").strip()
+        assert message and message in tool_said, (message, tool_said)
 
 
 def test_a_forget_preview_keeps_each_chunk_on_one_line_of_a_narrow_terminal(

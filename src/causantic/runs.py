@@ -23,6 +23,11 @@ from causantic.home import causantic_home
 STATUS_FILE = "hook-status.json"
 PROMPT_HOOK = "user-prompt-submit"  # the prompt-memory hook: its runs say what memory it added (`injected`)
 EARLIER_PROMPTS = 4  # the prompt hook's runs before its last one kept too: "why not on that prompt?" comes late
+# The session id `causantic init`'s health check sends its trial session-start under (a time follows
+# it). Its run is recorded as the health check's, with no session: `hook status` named it "session
+# causanti" after init, as if Claude Code had started a session of that name.
+HEALTH_CHECK_SESSION = "causantic-health-check-"
+HEALTH_CHECK_OUTCOME = "causantic init's health check"
 
 
 class InjectedMoment(TypedDict):

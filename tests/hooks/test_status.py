@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 from click.testing import CliRunner
 from mcp import Client
-from process_support import subprocess_env
+from process_support import EXAMPLES, subprocess_env
 
 from causantic.cli.main import cli
 from causantic.mcp.server import build_server
@@ -100,3 +100,35 @@ def test_the_mcp_hook_status_says_how_long_ago_in_the_dashboards_words(causantic
     text = anyio.run(ask).content[0].text
     assert "- session-start: last ran 2 days ago (success" in text
     assert "- pre-compact: last ran just now (success" in text
+
+
+def test_the_health_check_after_init_is_named_as_such_not_as_a_session_of_claude_codes(
+    causantic_home: Path, tmp_path: Path, capsys: Any
+) -> None:
+    """Right after `causantic init`, hook status read "session causanti — no memory of this project":
+    init's own trial run of the hook (session id causantic-health-check-…) passed for a session of
+    Claude Code's. It is named as the health check, with no session, in every place that shows it."""
+    from causantic.facade import Memory
+    from causantic.hooks.runner import run_hook
+    from causantic.live_session import current_session
+
+    with Memory() as memory:  # a memory, but none of the folder init ran in
+        memory.ingest([EXAMPLES], embed=False)
+    payload = {"session_id": "causantic-health-check-1764000000", "cwd": str(tmp_path), "source": "startup"}
+    assert run_hook("session-start", json.dumps({**payload, "hook_event_name": "SessionStart"})) == 0
+    assert capsys.readouterr().out == ""  # no briefing: nothing of this folder in memory
+
+    run = read_status()["session-start"]
+    assert run["outcome"] == "causantic init's health check: no memory of this project"
+    assert "sessionId" not in run
+    shown = CliRunner().invoke(cli, ["hook", "status"], env={"COLUMNS": "200"}, catch_exceptions=False).output
+    assert "causantic init's health check: no memory of this project" in shown
+
+    async def ask() -> Any:
+        async with Client(build_server(warm=False), mode="legacy") as client:
+            return await client.call_tool("hook-status", {})
+
+    told = anyio.run(ask).content[0].text
+    assert "session causanti" not in told and "causantic init's health check: no memory of this project" in told
+    # nor is it taken for the session an agent is in ("where did I leave off?")
+    assert current_session({}, 0.0) is None

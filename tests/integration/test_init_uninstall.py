@@ -312,6 +312,10 @@ def test_full_init_ingests_the_existing_sessions_and_passes_its_health_check(hom
     assert all(line.startswith("  ✓ ") for line in checks), done.stdout
     assert "✓ MCP server: answered tools/list with 9 tools" in done.stdout
     assert "✓ session-start hook: ran in" in done.stdout
+    # Hook status names that trial run as init's health check, not as a session of Claude Code's
+    # ("session causanti — no memory of this project").
+    [start] = [r for r in run(home, "hook", "status", COLUMNS="200").stdout.splitlines() if "session-start" in r]
+    assert "causantic init's health check: " in start, start
 
 
 @pytest.mark.parametrize(

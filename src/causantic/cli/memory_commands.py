@@ -142,7 +142,7 @@ def list_projects_command(as_json: bool) -> None:
                 *([", ".join(f"{member} {n}" for member, n in p.members) or "local"] if team else []),
                 when(p.first_seen),
                 when(p.last_seen),
-                p.path,
+                p.folder or "—",  # a Gemini project known by its folder's hash alone: no folder to show
             )
             for p in projects
         ],

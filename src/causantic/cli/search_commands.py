@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import os
+from datetime import datetime
 
 import click
 
 from causantic.cli.options import (
     agent_option,
     configured_option,
+    days_back_option,
     int_range,
     max_tokens_option,
     project_option,
     source_option,
     text_argument,
+    time_range_options,
 )
 from causantic.cli.output import domain_errors, emit_json, json_option, line
 from causantic.config_cache import read_config
@@ -39,6 +42,8 @@ from causantic.sources import Source
 @click.option("--user", help=options.USER.help)
 @configured_option("--limit", "retrieval.defaultLimit", type=int_range(options.LIMIT), help=f"{options.MOST_RESULTS}.")
 @max_tokens_option("tokens.mcpMaxResponse")
+@time_range_options
+@days_back_option
 @configured_option(
     "--mode",
     "retrieval.primary",
@@ -55,6 +60,9 @@ def search_command(
     user: str | None,
     limit: int | None,
     max_tokens: int | None,
+    since: datetime | None,
+    until: datetime | None,
+    days_back: float | None,
     mode: Mode | None,
     as_json: bool,
 ) -> None:
@@ -62,7 +70,7 @@ def search_command(
 
     Quotes are optional; a query that starts with "-" goes after "--": causantic search -- "--search-all flag"
 
-    Example: causantic search "how did we fix the login redirect" --project myapp --source codex
+    Example: causantic search "how did we fix the login redirect" --project myapp --source codex --days-back 7
     """
     with domain_errors(), Memory(config=read_config()) as memory:
         result = memory.search(
@@ -71,6 +79,9 @@ def search_command(
             agent=agent,
             source=source,
             user=user,
+            since=since,
+            until=until,
+            days_back=days_back,
             limit=limit,
             max_tokens=max_tokens,
             mode=mode,

@@ -35,7 +35,8 @@ from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.browse import SessionNotFound, TopicNotFound
 from causantic.retrieval.forget import chunks_forgotten
-from causantic.retrieval.format import WEAK_MARK, byte_size, counted, is_weak
+from causantic.retrieval.format import WEAK_MARK, byte_size, counted, is_weak, short_session
+from causantic.retrieval.listing import known_folder
 from causantic.retrieval.relevance import marked_terms
 from causantic.sources import SOURCE_NAMES
 from causantic.wording import ago
@@ -279,6 +280,8 @@ def _templates(secrets: Secrets) -> Environment:
         as_json=_as_json,
         counted=counted,
         weak=is_weak,
+        folder=known_folder,  # none for a Gemini project known by its folder's hash alone
+        short_session=short_session,  # as the answers name a session: 13 characters of a Codex id
     )
     return env
 

@@ -18,7 +18,7 @@ from causantic import write_waits
 from causantic.hooks.event import HookEvent, HookProblem, parse_event, read_stdin
 from causantic.hooks.prompt_memory import user_prompt_submit
 from causantic.logs import log
-from causantic.runs import record
+from causantic.runs import HEALTH_CHECK_OUTCOME, HEALTH_CHECK_SESSION, record
 from causantic.wording import counted
 
 HOOKS = ("session-start", "pre-compact", "session-end", "user-prompt-submit")
@@ -40,7 +40,8 @@ def session_start(name: str, event: HookEvent, started: float) -> tuple[str, str
     )
     from causantic.live_session import note_session
 
-    note_session(event.session_id)  # the MCP server's id is stale after /clear; this one is not
+    if not _health_check(event):  # init's trial run is no session an agent is in
+        note_session(event.session_id)  # the MCP server's id is stale after /clear; this one is not
     folder = Path(event.working_dir)
     # The cached configuration, as the CLI's read commands take it: validating it (pydantic) would
     # cost this hook, which Claude Code waits for, more than building the briefing.
@@ -140,17 +141,24 @@ def run_hook(name: str, stdin_text: str | None = None) -> int:
         done = HANDLERS[name](name, event, started)
         if done is not None:
             outcome, project = done
+            trial = _health_check(event)
             record(
                 name,
                 success=True,
                 started=started,
-                outcome=outcome,
+                outcome=f"{HEALTH_CHECK_OUTCOME}: {outcome}" if trial else outcome,
                 project=project,
-                session_id=event.session_id,
+                session_id=None if trial else event.session_id,
             )
     except BaseException as exc:  # fail open: no error may reach Claude Code
-        _record_failure(name, name, started, event.session_id, exc)
+        _record_failure(name, name, started, None if _health_check(event) else event.session_id, exc)
     return 0
+
+
+def _health_check(event: HookEvent) -> bool:
+    """Whether ``event`` is `causantic init`'s trial run (:data:`~causantic.runs.HEALTH_CHECK_SESSION`),
+    not a session of Claude Code's."""
+    return event.session_id.startswith(HEALTH_CHECK_SESSION)
 
 
 def run_worker(hook: str, event_json: str) -> int:

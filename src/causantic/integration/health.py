@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from causantic.integration.entries import Launcher
+from causantic.runs import HEALTH_CHECK_SESSION
 from causantic.wording import counted
 
 MCP_TIMEOUT_S = 60.0
@@ -95,7 +96,7 @@ def _mcp_server(launcher: Launcher) -> Check:
 def _session_start_hook(launcher: Launcher, cwd: Path) -> Check:
     payload = json.dumps(
         {
-            "session_id": f"causantic-health-check-{int(time.time())}",
+            "session_id": f"{HEALTH_CHECK_SESSION}{int(time.time())}",
             "cwd": str(cwd),
             "hook_event_name": "SessionStart",
             "source": "startup",

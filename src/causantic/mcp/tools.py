@@ -266,7 +266,7 @@ def list_projects(ctx: Context) -> CallToolResult:
     else:
         text = f"Projects in memory ({DATES_ZONE}):\n" + "\n".join(
             f"- {p.name} ({counted(p.chunks, 'chunk')}, {counted(p.sessions, 'session')}, "
-            f"{day_span(p.first_seen, p.last_seen)}) {p.path}"
+            f"{day_span(p.first_seen, p.last_seen)})" + (f" {p.folder}" if p.folder else "")
             for p in projects
         )
     return _result(text)

@@ -16,7 +16,7 @@ from causantic.errors import NoMemoryYet, ProjectNotFound
 from causantic.files import absolute
 from causantic.retrieval.options import SESSIONS_LISTED
 from causantic.store.protocol import MemoryStoreProtocol
-from causantic.store.records import Project, TopicTotals
+from causantic.store.records import STAND_IN_PREFIX, Project, TopicTotals
 from causantic.transcripts import without_injected
 from causantic.wording import counted, shortened
 
@@ -34,6 +34,18 @@ class ProjectSummary:
     first_seen: str
     last_seen: str
     members: tuple[tuple[str, int], ...] = ()  # team memory: (member, sessions they ingested into it), by name
+
+    @property
+    def folder(self) -> str | None:
+        """Its folder (:func:`known_folder`)."""
+        return known_folder(self.path)
+
+
+def known_folder(path: str) -> str | None:
+    """A project's folder from its stored ``path``; None for a project known only by the hash of its
+    folder (Gemini CLI's ``projectHash``, until a session names the folder), whose stored path is its
+    name ('gemini:f27a15ed61c0409f'): list-projects showed that name again as its path."""
+    return None if path.startswith(STAND_IN_PREFIX) else path
 
 
 @dataclass(frozen=True, slots=True)

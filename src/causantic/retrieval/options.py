@@ -48,7 +48,8 @@ AGENT = Option("Only chunks written by this agent: 'main' or a sub-agent / teamm
 SOURCE = Option("Only sessions of this coding agent: claude-code, codex, gemini, copilot, cursor, droid or pi.")
 USER = Option(
     "Team memory: only what this member ingested (their team.user or login name). "
-    "Local memory is all this machine's member's."
+    "In local, single-user memory every chunk is this machine's user's: their name keeps everything, "
+    "any other name finds nothing; omit it there."
 )
 SINCE = Option("Start of a time range, e.g. 2026-03-01 or 2026-03-01T09:00; UTC when no offset.")
 UNTIL = Option("End of a time range (exclusive); UTC when no offset.")

@@ -12,8 +12,9 @@ Two views:
 Which sessions or chunks: ``session_id`` (one session), ``previous_session`` (the one before
 ``current_session_id``), a time range (``since``/``until``), else the whole project (``until`` may
 end it). A budget never cuts silently: the result says how many sessions or chunks lie beyond the
-page on either side, and a session split across pages is marked; a range that holds no session
-says when the project's newest one started.
+page on either side, a session split across pages is marked, and a chunk larger than the whole
+budget is shown whole on a page of its own, which says so; a range that holds no session says when
+the project's newest one started.
 """
 
 from __future__ import annotations
@@ -71,6 +72,12 @@ class Reconstruction:
     split: tuple[str, ...] = ()  # text view: sessions only partly on this page
     newest: SessionSummary | None = None  # a range that held no session: the project's newest one
     current_known: bool = True  # previous-session: the current session was named (else: the newest)
+    budget: int = 0  # the page's token budget (text view): a chunk larger than it stands alone, over it
+
+    @property
+    def over_budget(self) -> bool:
+        """A text page of one chunk larger than the whole budget (shown whole, said so)."""
+        return self.view == "text" and 0 < self.budget < self.tokens
 
     @property
     def truncated(self) -> bool:
@@ -208,6 +215,7 @@ def _text(
         earlier_page,
         later_page,
         split,
+        budget=budget,
     )
 
 
@@ -348,6 +356,10 @@ def render_reconstruction(result: Reconstruction, *, page_hint: str = "page={pag
             f"{result.project}: {counted(len(result.chunks), 'chunk')} from "
             f"{counted(len(result.sessions), 'session')}, {counted(result.tokens, 'token')}{of}; {TIMES_ZONE}"
         ]
+    if result.over_budget:
+        # Cut, the chunk would lose what it is about; left out, the page would be empty: shown, and said.
+        budget = f"{result.budget:,}-token budget"
+        lines.append(f"(Over the {budget}: this chunk is larger than it, and is shown whole on a page of its own.)")
     if unsure:
         lines.append(
             "(The current session's id was not given, so this is the newest session in memory; if it is the "
