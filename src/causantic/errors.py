@@ -65,6 +65,18 @@ class ModelUnavailable(CausanticError):
     """The configured embedding model cannot be loaded on this machine."""
 
 
+def raise_if_interrupted(exc: ImportError) -> None:
+    """Raise KeyboardInterrupt when ``exc`` is a Ctrl-C that arrived while an extension module
+    (numpy, onnxruntime, faiss) was initialising: Python reports that as ``ImportError('initialization
+    failed')`` caused by the KeyboardInterrupt, and without this the user who pressed Ctrl-C while the
+    model loaded was told to install packages they have (exit 1, not 130)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            raise KeyboardInterrupt from exc
+        seen = seen.__cause__ or seen.__context__
+
+
 def store_failure(exc: BaseException, where: object) -> StoreError:
     """An SQLite error as one sentence: what went wrong, where, and what to do about it.
 

@@ -270,7 +270,7 @@ def test_team_memory_and_local_memory_each_re_read_their_files_when_the_rules_ch
         # The shop goes to team memory (new there), as `--force` would send it: the local copy is older.
         online = memory.ingest([folder], embed=False)
         assert (online.files_rules_changed, online.files_unchanged, online.files_waiting) == (0, 1, 0)
-        assert online.sessions == 1 and not any("kept in local memory only" in n for n in online.notes)
+        assert online.session_count == 1 and not any("kept in local memory only" in n for n in online.notes)
         again = memory.ingest([folder], embed=False)
         assert (again.files_rules_changed, again.files_unchanged) == (0, 2)
         # The shop's local mark is older, but team memory holds it under today's rules: nothing to read.

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from causantic.embedding.models import DEFAULT_MODEL, ModelFiles, ModelSpec, get_spec, locate, verify_file
-from causantic.errors import ModelUnavailable
+from causantic.errors import ModelUnavailable, raise_if_interrupted
 
 if TYPE_CHECKING:
     import numpy as np
@@ -214,6 +214,7 @@ class Embedder:
                 try:
                     from tokenizers import Tokenizer
                 except ImportError as exc:
+                    raise_if_interrupted(exc)
                     raise ModelUnavailable(f"Embedding needs the tokenizers package: {_INSTALL_HINT}.") from exc
                 verify_file(self.files.tokenizer, self.files.tokenizer_sha256)
                 try:
@@ -242,6 +243,7 @@ class Embedder:
             import numpy  # noqa: F401  (fail here, with the install hint, rather than mid-batch)
             import onnxruntime as ort
         except ImportError as exc:
+            raise_if_interrupted(exc)
             raise ModelUnavailable(f"Embedding needs onnxruntime and numpy: {_INSTALL_HINT}.") from exc
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL

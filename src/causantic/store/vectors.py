@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from causantic import write_waits
+from causantic.errors import raise_if_interrupted
 from causantic.files import file_lock
 from causantic.store import common
 from causantic.store import sqlite as sqlite_util
@@ -382,7 +383,8 @@ class VectorIndex(VectorReads):
         """Build, extend or retrain the ANN index when the table needs one; True when it was written."""
         try:
             import faiss  # noqa: F401
-        except ImportError:
+        except ImportError as exc:
+            raise_if_interrupted(exc)
             return False
         with self.writing():
             if self._deleted_marker.exists():  # a forget killed before its rows left the index file
@@ -412,7 +414,8 @@ class VectorIndex(VectorReads):
         file no longer holds (all of them when too few rows are left to keep an index)."""
         try:
             import faiss  # noqa: F401
-        except ImportError:
+        except ImportError as exc:
+            raise_if_interrupted(exc)
             return 0
         waits_for = _lock_waits_for.set(write_waits.UNINDEX)  # a forget's upkeep: Ctrl-C skips the wait
         try:
@@ -466,7 +469,8 @@ class VectorIndex(VectorReads):
     def _ann_state(self) -> str:
         try:
             import faiss  # noqa: F401
-        except ImportError:
+        except ImportError as exc:
+            raise_if_interrupted(exc)
             return "unavailable"
         return "ready" if self._current_ann() is not None else "missing"
 

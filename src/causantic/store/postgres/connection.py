@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from causantic.errors import StoreError, TeamDownReason, TeamUnavailable
+from causantic.errors import StoreError, TeamDownReason, TeamUnavailable, raise_if_interrupted
 
 if TYPE_CHECKING:
     import psycopg
@@ -27,6 +27,7 @@ def psycopg_module() -> Any:
     try:
         import psycopg
     except ImportError as exc:
+        raise_if_interrupted(exc)
         raise StoreError(f"storage.backend is 'postgres' but psycopg is not installed. {INSTALL_HINT}") from exc
     return psycopg
 
