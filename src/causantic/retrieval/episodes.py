@@ -20,9 +20,10 @@ comes from search (seed 001's lesson):
    match's turn began, the same way (``episodes.predictRequest``): what the work was for;
 4. episodes come from at most ``episodes.maxEpisodes`` sessions, the best-ranked ones; episodes
    that overlap are merged; a hit already told by an earlier episode anchors no new one; beside a
-   relevant hit, a weakly related one (under 10%, as search labels it) of another project anchors
-   none (``episodes.weakAnchors``): in time order it would read as part of the story, and on the
-   whole Claude Code corpus such episodes took half of recall's budget;
+   relevant hit, a weakly related one (under 10% by its own figure, the one search shows) of
+   another project than the story's anchors none (``episodes.weakAnchors``, :func:`weak_aside`):
+   in time order it would read as part of the story, and on the whole Claude Code corpus such
+   episodes took half of recall's budget; a match says the figure search shows for it;
 5. the token budget goes to each session's best hit first, then to the other hits, then to
    context nearest first; sessions whose best match is far weaker than the best one
    (``episodes.sideShare``, :func:`side_sessions`) get only what the others leave; two episodes of
@@ -43,7 +44,7 @@ benchmarks can compare both.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import takewhile
 from typing import TYPE_CHECKING, Literal
@@ -196,7 +197,8 @@ class EpisodeBuilder:
         hits = {h.chunk.id: h for h in search.hits}
         scores = {cid: h.relevance for cid, h in hits.items()}
         chunks = {cid: h.chunk for cid, h in hits.items()}
-        anchors, left_out = self._anchors(search)
+        shown = shown_figures(search)
+        anchors, left_out = self._anchors(search, shown)
         if cfg.order == "best":
             anchors = asker_first(anchors, search.here_project, cfg.side_share, cfg.max_episodes)
         episodes: list[list[str]] = []  # chunk ids, anchor first then context outward
@@ -246,8 +248,8 @@ class EpisodeBuilder:
             first = chunks[episodes[0][0]].session_id
             whole = orders.get(first) or self.store.session_chunk_ids(first)
         told = self._teller(search)
-        members = {
-            cid: EpisodeChunk(chunks[cid], scores.get(cid), cid in hits, told(chunks[cid]))
+        members = {  # a match says the figure search shows for it: one figure per chunk
+            cid: EpisodeChunk(chunks[cid], shown.get(cid, scores.get(cid)), cid in hits, told(chunks[cid]))
             for ids in episodes
             for cid in ids
         }
@@ -291,13 +293,13 @@ class EpisodeBuilder:
 
         return told
 
-    def _anchors(self, search: SearchResult) -> tuple[list[Hit], int]:
+    def _anchors(self, search: SearchResult, shown: Mapping[str, float]) -> tuple[list[Hit], int]:
         """The hits that may anchor an episode, best first, and how many sessions' weak matches were
-        passed over (:func:`weak_aside`)."""
+        passed over (:func:`weak_aside`), each judged by the figure search shows for it (``shown``)."""
         if self.config.weak_anchors:
             return list(search.hits), 0
-        projects = relevant_projects(search.hits)
-        anchors = [h for h in search.hits if not weak_aside(h.chunk.project, h.relevance, projects)]
+        projects = story_projects(search.hits, shown, lambda h: is_own(search, h.chunk))
+        anchors = [h for h in search.hits if not weak_aside(h.chunk.project, shown[h.chunk.id], projects)]
         told = {h.chunk.session_id for h in anchors}
         return anchors, len({h.chunk.session_id for h in search.hits} - told)
 
@@ -633,17 +635,30 @@ def gaps_in(episode: Episode, order: Sequence[str]) -> tuple[int, ...]:
     return gaps if any(gaps) else ()
 
 
-def relevant_projects(hits: Iterable[Hit]) -> set[str]:
-    """The projects of the hits that are not weakly related (:func:`weak_aside`)."""
-    return {h.chunk.project for h in hits if not is_weak(h.relevance)}
+def shown_figures(search: SearchResult) -> dict[str, float]:
+    """Each hit's relevance as search shows it (:attr:`SearchResult.shown_relevance`), by chunk id:
+    the figure an episode's match says and is judged weak by, so a chunk reads the same in search,
+    recall and predict (one read 16% in search and 13% in recall)."""
+    return {h.chunk.id: shown for h, shown in zip(search.hits, search.shown_relevance, strict=True)}
 
 
-def weak_aside(project: str, relevance: float, relevant: set[str]) -> bool:
+def story_projects(hits: Sequence[Hit], shown: Mapping[str, float], own: Callable[[Hit], bool]) -> set[str]:
+    """The projects whose weakly related matches may still carry the story (:func:`weak_aside`): the
+    best-ranked relevant hit's (``hits`` best-ranked first, ``shown`` their figures), and the asker's
+    (``own``) when one of its hits is relevant; none when no hit is."""
+    relevant = [h for h in hits if not is_weak(shown.get(h.chunk.id, h.relevance))]
+    return {h.chunk.project for n, h in enumerate(relevant) if n == 0 or own(h)}
+
+
+def weak_aside(project: str, relevance: float, story: set[str]) -> bool:
     """Whether a hit (or an episode it anchors) is a weakly related match beside the story
-    (``weakAnchors`` off): weak, of another project than every relevant hit's (``relevant``, none:
-    no story to stand beside). One of a relevant hit's own project may carry more of its story (a
-    conversation's earlier sessions: on LoCoMo, leaving those out too lost 7 points of evidence)."""
-    return bool(relevant) and project not in relevant and is_weak(relevance)
+    (``weakAnchors`` off): weak by its own figure, of another project than the story's (``story``,
+    :func:`story_projects`; none: no story to stand beside). Another project's relevant match does
+    not make that project's weak ones part of the story: a 5% Codex episode was told beside a
+    relevant story because another of its project's hits read 10%. One of the story's own project
+    may carry more of it (a conversation's earlier sessions: on LoCoMo, leaving those out too lost 7
+    points of evidence)."""
+    return bool(story) and project not in story and is_weak(relevance)
 
 
 def side_sessions(anchors: Sequence[Hit], share: float) -> set[str]:

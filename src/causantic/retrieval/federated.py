@@ -27,9 +27,11 @@ from causantic.retrieval.episodes import (
     Order,
     heading_cost,
     here_said,
+    is_own,
     printed_within,
-    relevant_projects,
+    shown_figures,
     side_sessions,
+    story_projects,
     told_order,
     weak_aside,
     weak_left_out_note,
@@ -159,9 +161,11 @@ def fused_episodes(
     left_out = 0
     if not weak_anchors:
         hits = [h for a in answers.values() for h in a.search.hits]
-        projects = relevant_projects(hits)
+        shown = {cid: r for a in answers.values() for cid, r in shown_figures(a.search).items()}
+        # The fused search's best-ranked relevant hit is the story's; the asker's project is each store's own.
+        projects = story_projects([*search.hits, *hits], shown, lambda h: is_own(search, h.chunk))
         fused = [e for e in fused if not weak_aside(e.chunks[0].chunk.project, e.relevance, projects)]
-        told = {h.chunk.session_id for h in hits if not weak_aside(h.chunk.project, h.relevance, projects)}
+        told = {h.chunk.session_id for h in hits if not weak_aside(h.chunk.project, shown[h.chunk.id], projects)}
         left_out = len({h.chunk.session_id for h in hits} - told)
     # The best-ranked hit of both stores (the fused search's first) anchors the story; every hit weighs.
     sides = side_sessions([*search.hits[:1], *(h for a in answers.values() for h in a.search.hits)], side_share)
