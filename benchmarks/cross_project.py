@@ -11,6 +11,8 @@ other project would ask it. Reported:
 - asked from the folder: the answers saying "asked from X: its own matches placed above other
   projects' higher-scoring ones", and how many of them tell no episode of X (the note then reads as
   if X's matches were there);
+- asked from the folder, the episodes whose best match search (asked the same way) lists too, and
+  how many of them print another figure for it than search does;
 - kept to the project: the answers with nothing relevant (every episode weakly related, or none),
   how many of them name the project that holds the answer, and the tokens their episodes print
   (``episodes.elsewhereTokens``; ``--set KEY=VALUE`` overrides a configuration key).
@@ -41,6 +43,7 @@ def main() -> int:
 
     from causantic import Memory
     from causantic.retrieval.format import is_weak
+    from causantic.retrieval.format import relevance_percent as percent
 
     overrides = dict(item.split("=", 1) for item in args.set)
     with tempfile.TemporaryDirectory(prefix="causantic-cross-") as home, Memory(home, overrides=overrides) as memory:
@@ -54,10 +57,18 @@ def main() -> int:
         ]
         asked = noted = noted_without_own = weak = weak_named = 0
         weak_tokens: list[int] = []
+        compared = differ = 0  # episodes whose best match search lists too, and those it prints another figure for
         for owner, question in questions:
             for other in (p for p in projects if p.name != owner):
                 asked += 1
                 here = memory.recall(question, here=other.path)
+                listed = memory.search(question, here=other.path)
+                printed = {h.chunk.id: percent(r) for h, r in zip(listed.hits, listed.shown_relevance, strict=True)}
+                for episode in here.episodes:
+                    best = max((c for c in episode.chunks if c.is_hit), key=lambda c: c.relevance or 0.0)
+                    if best.chunk.id in printed:
+                        compared += 1
+                        differ += printed[best.chunk.id] != percent(episode.relevance)
                 if any(n.startswith(f"asked from {other.name}:") for n in here.notes):
                     noted += 1
                     noted_without_own += not any(e.chunks[0].chunk.project == other.name for e in here.episodes)
@@ -75,6 +86,7 @@ def main() -> int:
     print(
         f"kept to the project: nothing relevant in {weak} answers, {weak_named} naming the project holding the answer"
     )
+    print(f"asked from the folder: {compared} episodes' best matches search lists too, {differ} with another figure")
     if weak_tokens:
         print(
             f"  their episodes: {sum(weak_tokens):,} tokens in all, median {statistics.median(weak_tokens):,.0f}, "
