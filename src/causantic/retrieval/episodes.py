@@ -730,7 +730,7 @@ def shortened(answer: EpisodeAnswer, budget: int) -> EpisodeAnswer:
     first = answer.episodes[0]
     room = budget - heading_cost(first.chunks, 0, 1, first.relevance)
     cut = cut_episode(first, room) if budget > 0 else None
-    return replace(answer, episodes=(replace(cut, span=None),) if cut is not None else ())
+    return replace(answer, episodes=(cut,) if cut is not None else ())
 
 
 WEAK_LEFT_OUT = "weakly related matches in {} of other projects left out (search lists them)"
