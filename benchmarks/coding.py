@@ -32,6 +32,7 @@ Scored, per query, with the product's default settings unless a variant says oth
   walk) beside them. ``--here`` asks recall and predict from the folder of the project whose
   session made the commit, as the CLI (its cwd) and the MCP server (its start folder) ask, and
   ``--here FOLDER`` from another project's (a project memory knows that made none of the commits);
+  ``--kept`` keeps them to that project (``project=``), as an agent passing its folder does;
 - ``search_variants``: the same search metrics for other settings (``benchmarks/_variants.py``, names
   shared with ``benchmarks/locomo.py --variants``), each with a paired sign test against ``default`` on
   the per-query reciprocal rank (wins / losses / two-sided p), so noise is not read as gain, and each
@@ -334,6 +335,7 @@ def run(
     timing_rounds: int = 3,
     work: WorkUnits | None = None,
     here: str | None = None,
+    kept_to_project: bool = False,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from causantic import Memory
 
@@ -373,14 +375,17 @@ def run(
     timings = time_variants(home, queries, variants, overrides, timing_rounds) if timing_rounds else {}
     episodic: dict[str, dict[str, Any]] = {}
     with Memory(home, overrides=overrides) as memory:
-        folders = project_folders(memory, queries) if here == "own" else dict.fromkeys((q.id for q in queries), here)
+        own = here == "own" or kept_to_project
+        folders = project_folders(memory, queries) if own else dict.fromkeys((q.id for q in queries), here)
+        # --kept: asked with the project as filter (project=), as an agent passing its working directory
+        asked = {q.id: {"project" if kept_to_project else "here": folders.get(q.id)} for q in queries}
         for kind in episodic_kinds:
             held, tokens, told, stories, shares, firsts, leads = [], [], [], [], [], [], []
             for q in queries:
                 if kind == "recall_chain":
-                    answer = memory.recall(q.text, mode="chain", here=folders.get(q.id))
+                    answer = memory.recall(q.text, mode="chain", **asked[q.id])
                 else:
-                    answer = getattr(memory, kind)(q.text, here=folders.get(q.id))
+                    answer = getattr(memory, kind)(q.text, **asked[q.id])
                 sessions = distinct([c.session_id for c in answer.chunks if c.id not in q.ignored])
                 held.append(bool(q.relevant & set(sessions)))
                 tokens.append(answer.tokens)
@@ -404,6 +409,7 @@ def run(
                         "first_relevant": firsts[-1],
                         "lead_on_relevant": round(leads[-1], 3),
                         "relevant": sorted(q.relevant),
+                        "notes": list(answer.notes),
                     }
                 )
             episodic[kind] = {
@@ -510,6 +516,7 @@ def render(result: dict[str, Any]) -> str:
     lines += [
         "",
         *([f"Recall and predict asked from {asked_from(result['here'])} (--here):"] if result.get("here") else []),
+        *(["Recall and predict kept to the project that made the commit (--kept):"] if result.get("kept") else []),
         f"{'answer':<14}{'holds relevant':>15}{'tells story':>12}{'relevant story':>15}{'on relevant':>12}"
         f"{'first relevant':>15}{f'first {LEAD_TOKENS} on rel.':>19}{'median tokens':>14}{'max tokens':>11}",
     ]
@@ -589,6 +596,12 @@ def main() -> int:
         "does, or from FOLDER (another project's: what leading with the asker's project costs)",
     )
     parser.add_argument(
+        "--kept",
+        action="store_true",
+        help="ask recall and predict kept to the project whose session made the commit (project=), as an agent "
+        "passing its working directory does",
+    )
+    parser.add_argument(
         "--timing-rounds", type=int, default=3, help="rounds of timed searches per variant (0: no timing)"
     )
     parser.add_argument("--json", dest="json_out", type=Path)
@@ -626,8 +639,11 @@ def main() -> int:
     else:
         queries = load_queries(args.queries)
     kinds = () if args.search_only else ("recall", "predict", "recall_chain")
-    result, details = run(home, queries, variants, overrides, log, kinds, args.timing_rounds, work, args.here)
+    result, details = run(
+        home, queries, variants, overrides, log, kinds, args.timing_rounds, work, args.here, args.kept
+    )
     result["here"] = args.here
+    result["kept"] = args.kept
     if mined:
         result["mined"] = mined
     print(render(result))

@@ -698,6 +698,17 @@ class EpisodesConfig(_Section):
             "59%, LoCoMo -0.4 points)."
         ),
     )
+    elsewhere_tokens: int = Field(
+        300,
+        ge=0,
+        description=(
+            "An answer kept to a project (project=) that holds nothing relevant, while other projects do (the "
+            "answer names them: 'relevant matches in other projects: …; ask without project to see them'), tells "
+            "at most this many tokens of episodes: its best weak match and the chunks nearest it. 0: the note "
+            "alone. None of those weak episodes held the answer (benchmarks/cross_project.py: 134 answers; the "
+            "coding dev set kept to its project among distractors: 6), and they took a median of 1,460 tokens."
+        ),
+    )
     weak_anchors: bool = Field(
         False,
         description=(

@@ -495,12 +495,17 @@ class Memory:
     def _episodes_elsewhere(
         self, answer: EpisodeAnswer, query: str, project: str | None, agent: str | None
     ) -> EpisodeAnswer:
-        """``answer`` with :meth:`_elsewhere`'s note when it keeps to a project and tells nothing relevant."""
+        """``answer`` with :meth:`_elsewhere`'s note when it keeps to a project and tells nothing relevant,
+        its episodes then cut to ``episodes.elsewhereTokens`` (:func:`~causantic.retrieval.episodes.shortened`)."""
+        from causantic.retrieval.episodes import shortened
         from causantic.retrieval.format import is_weak
 
         if project is None or not all(is_weak(e.relevance) for e in answer.episodes):
             return answer
-        return replace(answer, notes=(*answer.notes, *self._elsewhere(query, project, agent=agent)))
+        note = self._elsewhere(query, project, agent=agent)
+        if note:  # the relevant answer is elsewhere: the weak episodes here are not worth their tokens
+            answer = shortened(answer, self.config.episodes.elsewhere_tokens)
+        return replace(answer, notes=(*answer.notes, *note))
 
     def _elsewhere(self, query: str, project: str, **filters: Any) -> list[str]:
         """Asked of one project, which holds nothing relevant: the other projects that do, each with

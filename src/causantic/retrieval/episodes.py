@@ -20,9 +20,10 @@ comes from search (seed 001's lesson):
    match's turn began, the same way (``episodes.predictRequest``): what the work was for;
 4. episodes come from at most ``episodes.maxEpisodes`` sessions, the best-ranked ones; episodes
    that overlap are merged; a hit already told by an earlier episode anchors no new one; beside a
-   relevant hit, a weakly related one (under 10%, as search labels it) of another project anchors
-   none (``episodes.weakAnchors``): in time order it would read as part of the story, and on the
-   whole Claude Code corpus such episodes took half of recall's budget;
+   relevant hit, a weakly related one (under 10% by its own score) of another project than the
+   story's anchors none (``episodes.weakAnchors``, :func:`weak_aside`):
+   in time order it would read as part of the story, and on the whole Claude Code corpus such
+   episodes took half of recall's budget; a match says the figure search shows for it;
 5. the token budget goes to each session's best hit first, then to the other hits, then to
    context nearest first; sessions whose best match is far weaker than the best one
    (``episodes.sideShare``, :func:`side_sessions`) get only what the others leave; two episodes of
@@ -196,6 +197,7 @@ class EpisodeBuilder:
         hits = {h.chunk.id: h for h in search.hits}
         scores = {cid: h.relevance for cid, h in hits.items()}
         chunks = {cid: h.chunk for cid, h in hits.items()}
+        shown = shown_figures(search)
         anchors, left_out = self._anchors(search)
         if cfg.order == "best":
             anchors = asker_first(anchors, search.here_project, cfg.side_share, cfg.max_episodes)
@@ -246,8 +248,8 @@ class EpisodeBuilder:
             first = chunks[episodes[0][0]].session_id
             whole = orders.get(first) or self.store.session_chunk_ids(first)
         told = self._teller(search)
-        members = {
-            cid: EpisodeChunk(chunks[cid], scores.get(cid), cid in hits, told(chunks[cid]))
+        members = {  # a match says the figure search shows for it: one figure per chunk
+            cid: EpisodeChunk(chunks[cid], shown.get(cid, scores.get(cid)), cid in hits, told(chunks[cid]))
             for ids in episodes
             for cid in ids
         }
@@ -293,10 +295,10 @@ class EpisodeBuilder:
 
     def _anchors(self, search: SearchResult) -> tuple[list[Hit], int]:
         """The hits that may anchor an episode, best first, and how many sessions' weak matches were
-        passed over (:func:`weak_aside`)."""
+        passed over (:func:`weak_aside`), each judged by its own score."""
         if self.config.weak_anchors:
             return list(search.hits), 0
-        projects = relevant_projects(search.hits)
+        projects = story_projects(search.hits, lambda h: is_own(search, h.chunk))
         anchors = [h for h in search.hits if not weak_aside(h.chunk.project, h.relevance, projects)]
         told = {h.chunk.session_id for h in anchors}
         return anchors, len({h.chunk.session_id for h in search.hits} - told)
@@ -520,6 +522,29 @@ class EpisodeBuilder:
         return EpisodeAnswer(kind, "chain", hits, result.search, notes, order="best")
 
 
+def cut_episode(episode: Episode, room: int) -> Episode | None:
+    """The episode's matches, then the chunks nearest them, while they fit ``room``, in time order;
+    None when not even one fits. Its span goes (its ends may have moved): no gap line is counted
+    from it; the chunks left out within it (:attr:`Episode.gaps`) are counted again."""
+    chunks = episode.chunks
+    hits = [i for i, c in enumerate(chunks) if c.is_hit] or [0]
+    keep: list[int] = []
+    used = 0
+    for i in sorted(range(len(chunks)), key=lambda i: (not chunks[i].is_hit, min(abs(i - h) for h in hits))):
+        cost = chunks[i].tokens
+        if used + cost <= room:
+            keep.append(i)
+            used += cost
+    if not keep:
+        return None
+    kept = sorted(keep)
+    gaps: tuple[int, ...] = ()
+    if episode.gaps:  # where each chunk stands in its session, counting what was left out before it
+        places = [sum(episode.gaps[: i + 1]) + i for i in kept]
+        gaps = tuple(0 if n == 0 else places[n] - places[n - 1] - 1 for n in range(len(places)))
+    return replace(episode, chunks=tuple(chunks[i] for i in kept), span=None, gaps=gaps if any(gaps) else ())
+
+
 def told_order(episodes: Iterable[Episode], order: Order, sides: Collection[str] = ()) -> list[Episode]:
     """The episodes as the answer tells them (``episodes.order``). best: session by session, the
     session of the best-ranked match first (:attr:`Episode.rank`: search's order, the asker's
@@ -633,17 +658,33 @@ def gaps_in(episode: Episode, order: Sequence[str]) -> tuple[int, ...]:
     return gaps if any(gaps) else ()
 
 
-def relevant_projects(hits: Iterable[Hit]) -> set[str]:
-    """The projects of the hits that are not weakly related (:func:`weak_aside`)."""
-    return {h.chunk.project for h in hits if not is_weak(h.relevance)}
+def shown_figures(search: SearchResult) -> dict[str, float]:
+    """Each hit's relevance as search shows it (:attr:`SearchResult.shown_relevance`), by chunk id:
+    the figure an episode's match says (and is marked weakly related by), so a chunk reads the same
+    in search, recall and predict (one read 19% in search and 6% in recall). Which weak matches an
+    answer leaves out is still judged on each match's own score (:func:`weak_aside`): search's
+    figures never rise down its list, and a 9% match ranked above a 10% one read 10% there; judged
+    on that figure, it led the coding dev set's dev005 instead of the right session."""
+    return {h.chunk.id: shown for h, shown in zip(search.hits, search.shown_relevance, strict=True)}
 
 
-def weak_aside(project: str, relevance: float, relevant: set[str]) -> bool:
+def story_projects(hits: Sequence[Hit], own: Callable[[Hit], bool]) -> set[str]:
+    """The projects whose weakly related matches may still carry the story (:func:`weak_aside`): the
+    best-ranked relevant hit's (``hits`` best-ranked first, each judged by its own score), and the
+    asker's (``own``) when one of its hits is relevant; none when no hit is."""
+    relevant = [h for h in hits if not is_weak(h.relevance)]
+    return {h.chunk.project for n, h in enumerate(relevant) if n == 0 or own(h)}
+
+
+def weak_aside(project: str, relevance: float, story: set[str]) -> bool:
     """Whether a hit (or an episode it anchors) is a weakly related match beside the story
-    (``weakAnchors`` off): weak, of another project than every relevant hit's (``relevant``, none:
-    no story to stand beside). One of a relevant hit's own project may carry more of its story (a
-    conversation's earlier sessions: on LoCoMo, leaving those out too lost 7 points of evidence)."""
-    return bool(relevant) and project not in relevant and is_weak(relevance)
+    (``weakAnchors`` off): weak by its own score, of another project than the story's (``story``,
+    :func:`story_projects`; none: no story to stand beside). Another project's relevant match does
+    not make that project's weak ones part of the story: a 5% Codex episode was told beside a
+    relevant story because another of its project's hits read 10%. One of the story's own project
+    may carry more of it (a conversation's earlier sessions: on LoCoMo, leaving those out too lost 7
+    points of evidence)."""
+    return bool(story) and project not in story and is_weak(relevance)
 
 
 def side_sessions(anchors: Sequence[Hit], share: float) -> set[str]:
@@ -678,6 +719,18 @@ def here_said(notes: tuple[str, ...], episodes: Iterable[Episode], own: Callable
     if any(own(e) for e in episodes):
         return notes
     return tuple(n for n in notes if not is_here_note(n))
+
+
+def shortened(answer: EpisodeAnswer, budget: int) -> EpisodeAnswer:
+    """``answer`` told in at most ``budget`` tokens of episodes: its first episode cut to its
+    matches and the chunks nearest them (:func:`cut_episode`), none when 0 or when not one chunk
+    fits (the answer then says its notes alone); its notes kept (``episodes.elsewhereTokens``)."""
+    if not answer.episodes:
+        return answer
+    first = answer.episodes[0]
+    room = budget - heading_cost(first.chunks, 0, 1, first.relevance)
+    cut = cut_episode(first, room) if budget > 0 else None
+    return replace(answer, episodes=(cut,) if cut is not None else ())
 
 
 WEAK_LEFT_OUT = "weakly related matches in {} of other projects left out (search lists them)"

@@ -25,11 +25,13 @@ from causantic.retrieval.episodes import (
     Episode,
     EpisodeAnswer,
     Order,
+    cut_episode,
     heading_cost,
     here_said,
+    is_own,
     printed_within,
-    relevant_projects,
     side_sessions,
+    story_projects,
     told_order,
     weak_aside,
     weak_left_out_note,
@@ -159,8 +161,10 @@ def fused_episodes(
     left_out = 0
     if not weak_anchors:
         hits = [h for a in answers.values() for h in a.search.hits]
-        projects = relevant_projects(hits)
-        fused = [e for e in fused if not weak_aside(e.chunks[0].chunk.project, e.relevance, projects)]
+        # The fused search's best-ranked relevant hit is the story's; the asker's project is each store's own.
+        projects = story_projects([*search.hits, *hits], lambda h: is_own(search, h.chunk))
+        scores = {h.chunk.id: h.relevance for h in hits}  # an episode's figure is search's; judged by its own score
+        fused = [e for e in fused if not weak_aside(e.chunks[0].chunk.project, _own_score(e, scores), projects)]
         told = {h.chunk.session_id for h in hits if not weak_aside(h.chunk.project, h.relevance, projects)}
         left_out = len({h.chunk.session_id for h in hits} - told)
     # The best-ranked hit of both stores (the fused search's first) anchors the story; every hit weighs.
@@ -211,7 +215,7 @@ def _packed(ranked: list[Item], cost: Callable[[Item], int], max_tokens: int, mo
 
 def _fitted(ranked: list[Episode], max_tokens: int, most: int) -> list[Episode]:
     """The best-ranked episodes within ``max_tokens``, at most ``most``: one larger than the room
-    left is cut to its matches and the context nearest them (:func:`_cut`), not passed over. Each
+    left is cut to its matches and the context nearest them (:func:`cut_episode`), not passed over. Each
     store fitted its answer to the whole budget, so a store's first episode, two that touch told as
     one, could fill it and leave the other store's story out."""
     kept: list[Episode] = []
@@ -219,7 +223,7 @@ def _fitted(ranked: list[Episode], max_tokens: int, most: int) -> list[Episode]:
     for episode in ranked:
         heading = heading_cost(episode.chunks, most - 1, most, episode.relevance)
         room = max_tokens - used - heading
-        fitting = episode if episode.tokens <= room else _cut(episode, room)
+        fitting = episode if episode.tokens <= room else cut_episode(episode, room)
         if fitting is None:
             continue
         kept.append(fitting)
@@ -227,29 +231,6 @@ def _fitted(ranked: list[Episode], max_tokens: int, most: int) -> list[Episode]:
         if len(kept) >= most:
             break
     return kept
-
-
-def _cut(episode: Episode, room: int) -> Episode | None:
-    """The episode's matches, then the chunks nearest them, while they fit ``room``, in time order;
-    None when not even one fits. Its span goes (its ends may have moved): no gap line is counted
-    from it; the chunks left out within it (:attr:`Episode.gaps`) are counted again."""
-    chunks = episode.chunks
-    hits = [i for i, c in enumerate(chunks) if c.is_hit] or [0]
-    keep: list[int] = []
-    used = 0
-    for i in sorted(range(len(chunks)), key=lambda i: (not chunks[i].is_hit, min(abs(i - h) for h in hits))):
-        cost = chunks[i].tokens
-        if used + cost <= room:
-            keep.append(i)
-            used += cost
-    if not keep:
-        return None
-    kept = sorted(keep)
-    gaps: tuple[int, ...] = ()
-    if episode.gaps:  # where each chunk stands in its session, counting what was left out before it
-        places = [sum(episode.gaps[: i + 1]) + i for i in kept]
-        gaps = tuple(0 if n == 0 else places[n] - places[n - 1] - 1 for n in range(len(places)))
-    return replace(episode, chunks=tuple(chunks[i] for i in kept), span=None, gaps=gaps if any(gaps) else ())
 
 
 def _here_chunks(results: Iterable[SearchResult]) -> set[str]:
@@ -262,6 +243,11 @@ def _here_chunks(results: Iterable[SearchResult]) -> set[str]:
         for h in r.hits
         if h.chunk.project_id == r.here_project
     }
+
+
+def _own_score(episode: Episode, scores: Mapping[str, float]) -> float:
+    """The best own score (``scores``, by chunk id) of the episode's matches."""
+    return max((scores.get(c.chunk.id, c.relevance or 0.0) for c in episode.chunks if c.is_hit), default=0.0)
 
 
 def _episode_key(episode: Episode) -> str:
