@@ -420,7 +420,7 @@ def main() -> None:
             for topic in r["largest_topics"]:
                 print(f"    {topic['chunks']:>5}  {topic['label']}  ({counted(topic['projects'], 'project')})")
         quantile, moved[name] = held_out(home, after, projects=name in SMALL_MEMORIES)
-        print(f"  new chunks between reclusters (configured: the vote, joinQuantile {quantile}):")
+        print(f"  new chunks between reclusters (configured: the nearest topic, joinQuantile {quantile}):")
         for way, rules in moved[name].items():
             held = rules["held out"]
             print(

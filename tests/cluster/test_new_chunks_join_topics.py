@@ -21,7 +21,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.shared]
 
 HISTORY = "randlee__claude-history/docs/examples"  # two sessions of one project about one tool
 OTHERS = ("ai4curation__ai-blame", "kfischer-okarin__scripts-and-tools", "computermode__test-repo")
-UNRELATED = "chiphuyen__sniffly"  # a new project: a Claude Code usage dashboard
+# A new project near the old ones in kind (another viewer of Claude Code's history), about other work:
+# joining within the farthest member's distance (joinQuantile 1) put 2 of its 92 chunks in old topics.
+UNRELATED = "d-kimuson__claude-code-viewer"
 JOINED = re.compile(r"^([\d,]+) of ([\d,]+) new chunks? joined existing topics$")
 
 
@@ -61,14 +63,15 @@ def test_a_new_session_joins_its_project_s_topics_and_a_new_project_joins_none(
     before = {topic["id"]: topic for topic in _topics(env)}
     assert any("claude-history" in topic["projects"] for topic in before.values())
 
-    # The project's next session, about the same tool: some of its chunks join its topics at once.
+    # The project's next session, about the same tool: some of its chunks join its topics at once (6 of
+    # 77; seed 001's 0.09 alone joined none).
     joined, new = _ingest(env, corpus_dir / HISTORY / "claude-history-simple")
     grown = {t["id"]: t["size"] - before[t["id"]]["size"] for t in _topics(env) if t["size"] > before[t["id"]]["size"]}
     assert joined >= 3 and sum(grown.values()) == joined, (joined, new, grown)
     assert all("claude-history" in before[topic]["projects"] for topic in grown)
-    assert joined <= new // 2  # the rest wait in no topic for the next full run
 
-    # A new project about something else: none of its chunks joins an old project's topic.
+    # A new project: none of its chunks joins an old project's topic (they wait for the next full run).
     joined, new = _ingest(env, corpus_dir / UNRELATED)
     assert new > 20 and joined == 0, (joined, new)
-    assert not any("sniffly" in " ".join(topic["projects"]) for topic in _topics(env))
+    named = {project for topic in before.values() for project in topic["projects"]}
+    assert {project for topic in _topics(env) for project in topic["projects"]} == named
