@@ -170,7 +170,7 @@ def assign_new_chunks(
 ) -> int:
     """Join chunks to their nearest existing topic when they lie within ``config.threshold`` of its
     centroid (seed 001) or no farther from it than ``config.join_quantile`` of the topic's own members
-    (a bar fixed for all topics joined nearly none: real topics' spreads differ); return how many joined.
+    (a bar fixed for all topics joined none: real topics' spreads differ); return how many joined.
 
     The topics are read in the transaction that joins chunks to them: a full run in another process
     between the two replaced them, and the chunks then joined a deleted topic (a foreign key failure
