@@ -38,6 +38,22 @@ the same run. Per memory and setting:
 - *project purity*, *session purity*: the share of topic members in their topic's commonest project
   (session), a weak proxy for topics that mean one thing (a topic may rightly span projects);
 - the largest topics with their labels, as ``causantic clusters`` would name them.
+
+New chunks between full reclusters (:func:`held_out`): some of memory's chunks are held out, the rest
+clustered as ``causantic cluster`` would, and the held-out ones assigned to those topics as an ingest
+between two full runs does (:func:`causantic.cluster.assign_new`) under each rule of :data:`RULES`;
+a full recluster of all chunks is what they are compared with. Held out, each time fewer chunks than
+``clustering.reclusterAfterNewChunks`` (with more an ingest reclusters): the *newest sessions*, *random
+sessions* (drawn with a fixed seed) and, in the small memories, *new projects* (each project in turn,
+summed). Per rule:
+
+- *in none*: the share of held-out chunks that joined no topic (they wait for the next full run);
+- *agree*: the share placed as the full recluster places them: joined the topic whose members the
+  recluster puts them with (the recluster topic holding most of its members), or left in none when the
+  recluster puts them with no old topic's members (in none, or in a topic of new chunks);
+- *right joins*: the share of joined chunks that joined that topic;
+- *other project*: the share of held-out chunks that joined a topic holding no chunk of their project
+(the corpus's worktrees of one repository are different projects: ``spotter-a0y``, ``spotter-0rt``).
 """
 
 from __future__ import annotations
@@ -93,6 +109,20 @@ SHELL_AND_TOOL_WORDS = frozenset(
 # The prose of a chunk: what the user and the agent wrote, up to the next tool call or result.
 SAID = re.compile(r"^\[(?:User|Assistant)\]\n?((?:(?!\[(?:Tool|Result|Error|Assistant|User)[:\]])[^\n]*\n?)*)", re.M)
 COMMON = 0.1  # a label word that this share of memory's chunks use or more names no topic apart
+# How a held-out chunk may join a topic (besides seed 001's 0.09, which every rule keeps): per rule, the
+# quantile of a topic's members' distances to its centre a chunk must be within (None: the configured
+# clustering.joinQuantile; 0: none, seed 001 alone; above 1: no bar) and whether the topic is the one its
+# nearest chunks vote for (clustering.joinNeighbours' vote; held-out chunks are among the neighbours, as
+# they are in the index, and do not vote) or else its nearest centroid.
+RULES: dict[str, tuple[float | None, bool]] = {
+    "seed (0.09 alone)": (0.0, False),
+    "vote alone": (1.01, True),
+    "vote, quantile 0.6": (0.6, True),
+    "nearest, quantile 0.5": (0.5, False),
+    "configured": (None, False),
+    "nearest, quantile 0.75": (0.75, False),
+    "nearest, quantile 1": (1.0, False),
+}
 
 
 def build_small(work: Path, name: str, projects: tuple[str, ...]) -> Path:
@@ -226,6 +256,122 @@ def _found_topics(home: Path, settings: dict[str, Any]) -> tuple[Any, list[str],
     return found, list(ids), chunks, dict(zip(ids, matrix, strict=True))
 
 
+def held_out(
+    home: Path, settings: dict[str, Any], *, projects: bool
+) -> tuple[float, dict[str, dict[str, dict[str, float]]]]:
+    """Per way of holding chunks out and per rule of :data:`RULES`: where held-out chunks go between two
+    full reclusters against where a full recluster puts them (nothing is written); with the configured
+    ``clustering.joinQuantile``."""
+    import random
+
+    import numpy as np
+
+    from causantic import Memory
+    from causantic.cluster import NOISE, assign_new, join_bars, normalise
+    from causantic.cluster.density import majority_votes, nearest_neighbours
+    from causantic.ingest.topics import form_topics
+
+    with Memory(home, overrides=settings) as memory:
+        services, config = memory._services, memory.config.clustering
+        ids, matrix = services.vectors.all_vectors()
+        ids = list(ids)
+        chunks = services.store.get_chunks(ids)
+        full = form_topics(services.store, ids, matrix, config)
+        pos = {cid: n for n, cid in enumerate(ids)}
+        full_of = {cid: topic for topic, group in full.members.items() for cid, _ in group}
+        started: dict[str, str] = {}
+        for cid in ids:
+            session = chunks[cid].session_id
+            started[session] = min(started.get(session, chunks[cid].start_time), chunks[cid].start_time)
+        sessions = sorted(started, key=lambda s: (started[s], s))
+        size = Counter(chunks[cid].session_id for cid in ids)
+        # An ingest assigns new chunks only while fewer than reclusterAfterNewChunks arrived since the
+        # last full run (more, and it reclusters): held out are sessions up to that many chunks.
+        limit = (config.recluster_after_new_chunks or len(ids)) - 1
+
+        def sessions_up_to_limit(order: list[str]) -> set[str]:
+            chosen: set[str] = set()
+            total = 0
+            for session in order:
+                if total + size[session] <= limit:
+                    chosen.add(session)
+                    total += size[session]
+            return chosen
+
+        newest = sessions_up_to_limit(sessions[::-1])
+        drawn = sessions_up_to_limit(random.Random(1).sample(sessions, len(sessions)))
+        ways: dict[str, list[set[str]]] = {
+            "newest sessions": [{c for c in ids if chunks[c].session_id in newest}],
+            "random sessions": [{c for c in ids if chunks[c].session_id in drawn}],
+        }
+        if projects:
+            by_project: dict[str, set[str]] = {}
+            for cid in ids:
+                by_project.setdefault(chunks[cid].project, set()).add(cid)
+            ways["new projects"] = [held for held in by_project.values() if len(held) <= limit]
+        out: dict[str, dict[str, dict[str, float]]] = {}
+        for way, helds in ways.items():
+            tally: dict[str, Counter[str]] = {rule: Counter() for rule in RULES}
+            held_total = with_old = 0
+            for held in helds:
+                keep = [n for n, cid in enumerate(ids) if cid not in held]
+                new = [n for n, cid in enumerate(ids) if cid in held]
+                base = form_topics(services.store, [ids[n] for n in keep], matrix[keep], config)
+                successor = {  # the recluster topic holding most of an old topic's members
+                    topic: Counter(full_of[c] for c, _ in group if c in full_of).most_common(1)[0][0]
+                    for topic, group in base.members.items()
+                    if any(c in full_of for c, _ in group)
+                }
+                followed = set(successor.values())
+                expected = [full_of.get(ids[n], -1) in followed for n in new]
+                held_total += len(new)
+                with_old += sum(expected)
+                topics = sorted(base.centres)
+                rows = np.full(len(ids), NOISE, dtype=np.int64)  # kept rows by topic, then held-out rows
+                order = keep + new
+                where = {n: i for i, n in enumerate(order)}
+                for n, topic in enumerate(topics):
+                    rows[[where[pos[c]] for c, _ in base.members[topic]]] = n
+                neighbours, _ = nearest_neighbours(normalise(matrix[order]), config.join_neighbours or 5)
+                voted = [topics[v] if v != NOISE else NOISE for v in majority_votes(rows, neighbours[len(keep) :])]
+                spread = {t: [d for _, d in group] for t, group in base.members.items()}
+                held_projects = {t: {chunks[c].project for c, _ in group} for t, group in base.members.items()}
+                for rule, (quantile, vote) in RULES.items():
+                    quantile = config.join_quantile if quantile is None else quantile
+                    bars = (
+                        dict.fromkeys(spread, 1.0) if quantile > 1 else join_bars(spread, quantile) if quantile else {}
+                    )
+                    if vote:  # the voted topic, when the chunk lies within its bar
+                        placed = [
+                            int(assign_new(matrix[n][None, :], {v: base.centres[v]}, config.threshold, bars)[0])
+                            if v != NOISE
+                            else NOISE
+                            for n, v in zip(new, voted, strict=True)
+                        ]
+                    else:
+                        placed = assign_new(matrix[new], base.centres, config.threshold, bars).tolist()
+                    counts = tally[rule]
+                    for n, topic, should in zip(new, placed, expected, strict=True):
+                        right = topic >= 0 and successor.get(topic) == full_of.get(ids[n], -1)
+                        counts["joined"] += topic >= 0
+                        counts["right"] += right
+                        counts["agree"] += right or (topic < 0 and not should)
+                        counts["other project"] += topic >= 0 and chunks[ids[n]].project not in held_projects[topic]
+            out[way] = {
+                "held out": {"chunks": held_total, "recluster with old topics": with_old / max(held_total, 1)},
+                **{
+                    rule: {
+                        "in none": 1 - c["joined"] / max(held_total, 1),
+                        "agree": c["agree"] / max(held_total, 1),
+                        "right joins": c["right"] / max(c["joined"], 1),
+                        "other project": c["other project"] / max(held_total, 1),
+                    }
+                    for rule, c in tally.items()
+                },
+            }
+    return config.join_quantile, out
+
+
 def main() -> None:
     from causantic.wording import counted
 
@@ -244,6 +390,7 @@ def main() -> None:
     homes.update({home.name: home for home in args.large})
 
     results: dict[str, dict[str, Any]] = {}
+    moved: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
     for name, home in homes.items():
         results[name] = {
             "before": measure(home, BEFORE),
@@ -272,6 +419,21 @@ def main() -> None:
             print(f"  {setting}, largest topics:")
             for topic in r["largest_topics"]:
                 print(f"    {topic['chunks']:>5}  {topic['label']}  ({counted(topic['projects'], 'project')})")
+        quantile, moved[name] = held_out(home, after, projects=name in SMALL_MEMORIES)
+        print(f"  new chunks between reclusters (configured: the nearest topic, joinQuantile {quantile}):")
+        for way, rules in moved[name].items():
+            held = rules["held out"]
+            print(
+                f"    {way}: {counted(int(held['chunks']), 'chunk')}, a full recluster puts "
+                f"{held['recluster with old topics']:.1%} with old topics' members"
+            )
+            print(" " * 30 + "in none    agree  right joins  other project")
+            for rule, r in rules.items():
+                if rule != "held out":
+                    print(
+                        f"      {rule:22} {r['in none']:>8.1%} {r['agree']:>8.1%} {r['right joins']:>12.1%} "
+                        f"{r['other project']:>14.1%}"
+                    )
     print(f"\nbefore: {BEFORE}; minSamples 2 only: {SAMPLES_ONLY}; no join: after with {NO_JOIN}")
     print(f"after: the configured settings{' with ' + str(after) if after else ''}")
     print("paths as prose: after, with words met only in paths' folders or branch names scoring as prose words")
@@ -281,7 +443,9 @@ def main() -> None:
     print("said words: label words the user or the agent wrote in the topic's chunks")
     print("same label: topics whose label another topic bears, without -> with labels.distinct_labels")
     if args.json:
-        args.json.write_text(json.dumps({"before_settings": BEFORE, "after_settings": after, "memories": results}))
+        args.json.write_text(
+            json.dumps({"before_settings": BEFORE, "after_settings": after, "memories": results, "new_chunks": moved})
+        )
 
 
 if __name__ == "__main__":

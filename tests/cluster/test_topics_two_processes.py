@@ -71,7 +71,9 @@ def test_an_ingest_joining_topics_that_another_process_replaces_meanwhile_neithe
         old_topic = ids[-1]
 
         racing = _OtherRunAfterReading(store)
-        joined = assign_new_chunks(racing, services.vectors, [chunk], threshold=0.09)  # used to raise StoreError
+        joined = assign_new_chunks(
+            racing, services.vectors, [chunk], services.config.clustering
+        )  # used to raise StoreError
 
         assert racing.other is not None
         out, err = racing.other.communicate(timeout=300)

@@ -155,7 +155,7 @@ def test_another_members_recluster_committing_between_an_ingests_read_and_write_
         with _beside(bob, lambda: recluster(bob.store, other, bob.config.clustering), failures) as start:
             racing = _OtherStepAfterReading(alice.store, start)
             try:
-                joined = assign_new_chunks(racing, alice.vectors, [new], alice.config.clustering.threshold)
+                joined = assign_new_chunks(racing, alice.vectors, [new], alice.config.clustering)
             except BaseException as exc:  # noqa: BLE001 - reported below
                 failures.append(exc)
         assert failures == [], [f"{type(e).__name__}: {e}" for e in failures]
@@ -175,7 +175,7 @@ def test_an_ingest_beside_another_members_uncommitted_recluster_joins_the_topics
     with _two_members(team_config, tmp_path) as (alice, bob, new, old, first):
 
         def ingest() -> None:
-            joined.append(assign_new_chunks(alice.store, alice.vectors, [new], alice.config.clustering.threshold))
+            joined.append(assign_new_chunks(alice.store, alice.vectors, [new], alice.config.clustering))
 
         with _beside(alice, ingest, failures) as start:
             with bob.store.atomic():

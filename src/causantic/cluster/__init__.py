@@ -7,7 +7,8 @@ business, and wiring the two together is the ingest and maintenance code's.
   tens of thousands of vectors cluster in seconds, and ``join_noise``: a vector HDBSCAN left as noise
   joins the cluster most of its nearest vectors are in.
 - ``geometry``: angular distance, :func:`centroids`, and :func:`assign_new` for the vectors that
-  arrive between two full reclusters (nearest centroid, under a threshold, else noise).
+  arrive between two full reclusters (nearest centroid, within a bar from that cluster's own spread:
+  :func:`join_bars`; else noise).
 - ``identity``: :func:`carry_over`, which new cluster continues which old one (majority, one-to-one).
 - ``labels``: offline labels, a few distinctive terms per cluster by class-based TF-IDF.
 
@@ -38,6 +39,7 @@ from causantic.cluster.geometry import (  # noqa: E402
     angular_distances,
     assign_new,
     centroids,
+    join_bars,
     normalise,
 )
 from causantic.cluster.identity import carry_over  # noqa: E402
@@ -60,6 +62,7 @@ __all__ = [
     "centroids",
     "distinct_labels",
     "cluster_vectors",
+    "join_bars",
     "normalise",
     "scored_terms",
     "steady_label",

@@ -125,23 +125,35 @@ def join_noise(
     noise = np.flatnonzero(labels == NOISE)
     if not noise.size or not neighbours.shape[1]:
         return labels
-    voters = labels[neighbours[noise]]
+    voted = majority_votes(labels, neighbours[noise])
     joined = labels.copy()
     candidates: list[tuple[int, float, int, int]] = []
-    for row, votes, near in zip(noise.tolist(), voters, distances[noise], strict=True):
-        held = votes[votes != NOISE]
-        if not held.size:
-            continue
-        counts = np.bincount(held)
-        cluster = int(counts.argmax())
-        if 2 * counts[cluster] > neighbours.shape[1]:
-            candidates.append((-int(counts[cluster]), float(near[votes == cluster].min()), row, cluster))
+    for row, cluster, votes, near in zip(
+        noise.tolist(), voted.tolist(), labels[neighbours[noise]], distances[noise], strict=True
+    ):
+        if cluster != NOISE:
+            candidates.append((-int((votes == cluster).sum()), float(near[votes == cluster].min()), row, cluster))
     sizes = np.bincount(labels[labels != NOISE], minlength=int(labels.max()) + 1)
     for _, _, row, cluster in sorted(candidates):
         if max_cluster_size is None or sizes[cluster] < max_cluster_size:
             joined[row] = cluster
             sizes[cluster] += 1
     return joined
+
+
+def majority_votes(labels: NDArray[np.int64], neighbours: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Per row of ``neighbours`` (indices into ``labels``): the cluster that more than half of them
+    belong to, else noise (-1). Neighbours in no cluster count against every cluster."""
+    import numpy as np
+
+    out = np.full(neighbours.shape[0], NOISE, dtype=np.int64)
+    for row, votes in enumerate(labels[neighbours]):
+        held = votes[votes != NOISE]
+        if held.size:
+            counts = np.bincount(held)
+            if 2 * counts.max() > neighbours.shape[1]:
+                out[row] = int(counts.argmax())
+    return out
 
 
 def _hdbscan(min_cluster_size: int, min_samples: int, max_cluster_size: int | None) -> HDBSCAN:

@@ -1,4 +1,4 @@
-"""Angles between unit vectors: distances, cluster centroids and threshold assignment.
+"""Angles between unit vectors: distances, cluster centroids and the assignment of new vectors.
 
 Vectors are rows of an ``(n, dims)`` array of L2-normalised embeddings. Angular distance is
 ``arccos(cos) / pi``: 0 for the same direction, 0.5 for orthogonal, 1 for opposite. Euclidean
@@ -10,7 +10,7 @@ Pure functions over arrays; which vectors belong to which chunk is the caller's 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -60,12 +60,14 @@ def assign_new(
     vectors: ArrayLike,
     centroids: Mapping[int, ArrayLike],
     threshold: float,
+    bars: Mapping[int, float] | None = None,
 ) -> NDArray[np.int64]:
     """Each vector's nearest cluster when its angular distance to that centroid is under
-    ``threshold``, else noise (-1).
+    ``threshold`` (seed 001) or no more than that cluster's bar in ``bars`` (:func:`join_bars`), else
+    noise (-1).
 
     One cluster at most per vector, and centroids do not move: this is the cheap step between two
-    full reclusters (seed 001: without a threshold, clusters grow without bound and mix topics).
+    full reclusters (seed 001: without a bar, clusters grow without bound and mix topics).
     """
     import numpy as np
 
@@ -77,9 +79,24 @@ def assign_new(
     keys = np.fromiter(centroids.keys(), dtype=np.int64, count=len(centroids))
     distances = angular_distances(matrix, np.stack([np.asarray(c) for c in centroids.values()]))
     nearest = distances.argmin(axis=1)
-    close = distances[np.arange(matrix.shape[0]), nearest] < threshold
+    own = np.array([(bars or {}).get(int(k), -1.0) for k in keys])  # -1: no bar of its own
+    distance = distances[np.arange(matrix.shape[0]), nearest]
+    close = (distance < threshold) | (distance <= own[nearest])
     labels[close] = keys[nearest[close]]
     return labels
+
+
+def join_bars(member_distances: Mapping[int, Sequence[float]], quantile: float) -> dict[int, float]:
+    """Each cluster's bar for a new vector: the ``quantile`` of its members' angular distances to its
+    centroid (a cluster without members has none). A loose topic takes a newcomer as far out as its own
+    members lie, a tight one only close in; a vector joined within a bar does not raise it."""
+    import numpy as np
+
+    return {
+        cluster: float(np.quantile(np.asarray(distances, dtype=np.float64), quantile))
+        for cluster, distances in member_distances.items()
+        if len(distances)
+    }
 
 
 def principal_components(matrix: NDArray[np.float32], dims: int) -> NDArray[np.float32]:

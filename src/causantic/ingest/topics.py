@@ -6,7 +6,8 @@
   topics offline by their distinctive terms, and stores memberships with each member's angular
   distance to its centroid.
 - :func:`assign_new_chunks` puts chunks embedded since the last full run into the nearest topic
-  when they are within ``clustering.threshold`` of its centroid (seed 001), else leaves them noise.
+  when they lie as near its centroid as most of its own members do (``clustering.joinQuantile``) or
+  within ``clustering.threshold`` of it (seed 001), else leaves them noise for the next full run.
 - :func:`maintain_topics` decides which of the two an ingest needs.
 
 Which vectors the topics have seen is kept as the number of the newest vector the last full run or
@@ -164,10 +165,12 @@ def assign_new_chunks(
     store: MemoryStoreProtocol,
     index: VectorIndexProtocol,
     chunk_ids: Sequence[str],
-    threshold: float,
+    config: ClusteringConfig,
     seen: int | None = None,
 ) -> int:
-    """Join chunks to existing topics within ``threshold`` of a centroid; return how many joined.
+    """Join chunks to their nearest existing topic when they lie within ``config.threshold`` of its
+    centroid (seed 001) or no farther from it than ``config.join_quantile`` of the topic's own members
+    (a bar fixed for all topics joined none: real topics' spreads differ); return how many joined.
 
     The topics are read in the transaction that joins chunks to them: a full run in another process
     between the two replaced them, and the chunks then joined a deleted topic (a foreign key failure
@@ -178,7 +181,7 @@ def assign_new_chunks(
     ``chunk_ids`` or already in a topic), recorded with the memberships."""
     import numpy as np
 
-    from causantic.cluster import angular_distances, assign_new
+    from causantic.cluster import angular_distances, assign_new, join_bars
 
     if not chunk_ids:
         return 0
@@ -193,7 +196,8 @@ def assign_new_chunks(
         if not clusters or matrix is None:
             return 0
         centres = {r.id: np.frombuffer(r.centroid, dtype=np.float32) for r in clusters}
-        labels = assign_new(matrix, centres, threshold)
+        bars = join_bars(store.cluster_distances(index.model_id), config.join_quantile) if config.join_quantile else {}
+        labels = assign_new(matrix, centres, config.threshold, bars)
         joined = []
         for chunk_id, label, row in zip(ids, labels, matrix, strict=True):
             if label >= 0:
@@ -242,5 +246,5 @@ def maintain_topics(
         left = [c for c in left if c not in held]
     if not new_chunk_ids and not left:  # not "0 new chunks joined existing topics", which reads as if some were new
         return "unchanged: no new chunks"
-    joined = assign_new_chunks(store, index, [*new_chunk_ids, *left], config.threshold, seen=now)
+    joined = assign_new_chunks(store, index, [*new_chunk_ids, *left], config, seen=now)
     return f"{joined:,} of {counted(len(new_chunk_ids) + len(left), 'new chunk')} joined existing topics"

@@ -807,6 +807,17 @@ class SqlStore(ABC):
             members.setdefault(cluster_id, set()).add(chunk_id)
         return members
 
+    def cluster_distances(self, model: str) -> dict[int, list[float]]:
+        """Each topic's members' angular distances to its centroid (the spread new chunks are held to)."""
+        spread: dict[int, list[float]] = {}
+        for cluster_id, distance in self._rows(
+            "SELECT m.cluster_id, m.distance FROM chunk_clusters m JOIN clusters c ON c.id = m.cluster_id"
+            " WHERE c.model = ?",
+            (model,),
+        ):
+            spread.setdefault(cluster_id, []).append(distance)
+        return spread
+
     def cluster_rows(self, model: str) -> list[ClusterRecord]:
         """The stored topics of ``model`` with their centroids, by id."""
         return [
