@@ -249,9 +249,11 @@ class Searcher:
                 )
                 keyword_hits = self._term_feedback(fused, read_ahead, keyword_hits, profile, scope, pool, request.user)
                 fused = self._fuse(vector_hits, keyword_hits)
+            # What ranks: keyword search ranks by words alone, its vector only scores (_candidates).
+            ranking_vector = None if mode == "keyword-only" else query_vector
             if request.expand if request.expand is not None else self.expansion.enabled:
                 for expander in self.expanders:
-                    fused = expander.expand(fused, scope, query_vector)
+                    fused = expander.expand(fused, scope, ranking_vector)
             vectors = {m.chunk_id: m.vector for m in vector_matches}
             missing = [c.chunk_id for c in fused if c.chunk_id not in vectors] if query_vector is not None else []
             fetched = helper.submit(self._vectors().vectors, missing) if missing else None
@@ -311,7 +313,7 @@ class Searcher:
             chunks,
             vectors,
             request,
-            query_vector,
+            ranking_vector,
             profile,
             openings,
             stems,
@@ -449,6 +451,19 @@ class Searcher:
             return hits, profile
 
         keyword = helper.submit(keyword_side)
+        if mode == "keyword-only":
+            # Asked for keyword search of a memory that has vectors: the hits are scored with their
+            # real cosines and the query's nearest chunk, as in hybrid, so the floor is the same
+            # honest one; scored with an assumed cosine (relevance.missingCosine) every keyword hit
+            # read 2-5% and cleared it. The vector is used to score, never to rank.
+            vectors = self._vectors()
+            vector = self._embed_query(query) if vectors.has_vectors() else None
+            nearest = (
+                max((m.similarity for m in vectors.search(vector, limit=1)), default=None)
+                if vector is not None
+                else None
+            )
+            return vector, [], nearest, _ReadAhead({}, {}, {}, frozenset()), *keyword.result()
         if mode not in ("hybrid", "vector-only"):
             return None, [], None, _ReadAhead({}, {}, {}, frozenset()), *keyword.result()
         vector = self._embed_query(query)
