@@ -48,6 +48,7 @@ from causantic.retrieval.relevance import (
     chunk_bulk,
     chunk_stems,
     clears_floor,
+    informative,
     profile_query,
     query_absent_share,
     relevance,
@@ -66,6 +67,8 @@ HEADER_TOKENS = 30  # the per-hit header line, in approximate tokens
 SOURCE_POOL_FACTOR = 4  # candidate pool widening under a source filter
 # Said instead of "no vectors yet … no matching chunks" to someone who searches before any ingest.
 EMPTY_MEMORY = "memory is empty: run `causantic batch-ingest` first"
+# Said of a query without a word to search by (relevance.informative) instead of searching it.
+UNINFORMATIVE = "{!r} holds no word to search by, only stop words or single letters: name what you are after"
 
 
 def hit_cost(chunk: StoredChunk) -> int:
@@ -224,6 +227,8 @@ class Searcher:
 
     def search(self, request: SearchRequest) -> SearchResult:
         checked_query(request.query)
+        if not informative(request.query):
+            return SearchResult([], "none", [], 0, 0, [UNINFORMATIVE.format(" ".join(request.query.split()))])
         use_one_blas_thread()
         cfg = self.config
         scope = self.scope(request)
