@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # annotations only: the CLI's small commands import this modu
 NOTHING_RELEVANT = "Nothing relevant in memory"
 # A hit that cleared relevance.floor but reads under this is listed as weakly related, not as
 # relevant: below it, off-topic questions' hits are as strong (2-8% on the whole Claude Code corpus,
-# the reason relevance.farFloor is 0.1), while a right hit's median reads 23% (docs/measurements.md,
+# the reason relevance.farFloor is 0.1), while a right hit's median reads 20% (docs/measurements.md,
 # "Relevance floor"). Wording, not selection: what is shown is still relevance.floor's choice.
 WEAK_RELEVANCE = 0.10
 WEAK_MARK = "weakly related"
