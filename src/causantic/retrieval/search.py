@@ -12,8 +12,11 @@ score in [0, 1]; hits below ``relevance.floor`` are left out (and weak ones of a
 near chunk in memory: :func:`~causantic.retrieval.relevance.clears_floor`), and a search whose every
 candidate falls below it answers ``nothing_relevant``. The order stays the fused, diversified ranking (it
 recalled more on LoCoMo than ordering by the calibrated score: 80.5 against 78.3 evidence turns in
-25); what people read is :attr:`SearchResult.shown_relevance`, the calibrated scores made monotone
-along that order.
+25; reordering only the hits shown, T@5 64.2 against 60.5, and coding dev R@5 92.6 against 81.5);
+what people read is :attr:`SearchResult.shown_relevance`, each hit's calibrated score capped by the
+hits ranked above it, so figure and order agree. Keyword mode ranks by words alone but scores like
+hybrid (real cosines, the query's nearest chunk) when memory has vectors, so its floor is the same;
+a query without a word to search by (:func:`~causantic.retrieval.relevance.informative`) is told so.
 """
 
 from __future__ import annotations
