@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/relevance_floor.py [--work DIR] [--large HOME [--large-only]] [--json OUT] [--fit]
+    python benchmarks/relevance_floor.py [--work DIR] [--large HOME [--large-only]] [--json OUT] [--fit] [--keyword]
         [--split FOLDS [--seed N]] [--set key=value ...]
 
 Stores, built through the product's real ingestion (``--work DIR`` keeps them for reruns): the coding
@@ -52,6 +52,8 @@ it keeps the same hits (how the defaults were made from main's: ``--rescale --se
 dealt into folds (:func:`folds_of`, ``--seed``), and each setting of a grid (``relevance.nearestCosine`` on
 the development stores; ``relevance.largeNearestCosine`` and two gates on a large store) is chosen on all
 folds but one and counted on that one (:func:`held_out`), beside the configured rule.
+``--keyword`` also asks every development question in keyword mode (``mode="keyword"``) and prints
+that mode's false answers and answerable questions lost (:func:`keyword_floor`).
 Goals: no ordinary hit at "100%", false answers ≤ 5%, answerable lost ≤ 2%.
 """
 
@@ -453,6 +455,42 @@ def observe(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) 
                         result.profile.memory.least_known() if result.profile is not None else 0,
                     )
                 )
+    return out
+
+
+def keyword_floor(work: Path, all_trials: Sequence[Trial], overrides: dict[str, str]) -> dict[str, float]:
+    """The floor in keyword mode (``mode="keyword"``, CLI ``--mode keyword``): unanswerable questions
+    answered (and the tokens those answers told), answerable ones that lose every relevant hit the
+    floorless keyword search had in its top ten."""
+    from causantic import Memory
+
+    by_store: dict[str, list[Trial]] = {}
+    for t in all_trials:
+        by_store.setdefault(t.store, []).append(t)
+    answered = unanswerable = lost = had = told = 0
+    for store, group in by_store.items():
+        with (
+            Memory(work / store, overrides=overrides) as memory,
+            Memory(work / store, overrides={**overrides, "relevance.floor": "0"}) as bare,
+        ):
+            for t in group:
+                result = memory.search(t.query, limit=LIMIT, mode="keyword")
+                if not t.answerable:
+                    unanswerable += 1
+                    answered += bool(result.hits)
+                    told += result.tokens
+                elif any(t.is_relevant(h.chunk) for h in bare.search(t.query, limit=LIMIT, mode="keyword").hits):
+                    had += 1
+                    lost += not any(t.is_relevant(h.chunk) for h in result.hits)
+    out = {
+        "false_answer_rate": round(100 * answered / max(unanswerable, 1), 2),
+        "false_answer_tokens": told,
+        "answerable_lost_rate": round(100 * lost / max(had, 1), 2),
+    }
+    print(
+        f"keyword mode: unanswerable answered {answered}/{unanswerable} ({out['false_answer_rate']}%, "
+        f"{told:,} tokens), answerable lost {lost}/{had} ({out['answerable_lost_rate']}%)"
+    )
     return out
 
 
@@ -931,6 +969,11 @@ def main() -> int:
     parser.add_argument("--json", dest="json_out", type=Path)
     parser.add_argument("--fit", action="store_true", help="refit the relevance model and print it")
     parser.add_argument(
+        "--keyword",
+        action="store_true",
+        help="also ask every question in keyword mode (mode=keyword) and print its floor's outcomes",
+    )
+    parser.add_argument(
         "--rescale", action="store_true", help="keep the configured model's direction, refit its scale only"
     )
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
@@ -992,6 +1035,8 @@ def main() -> int:
 
     work = args.work or Path(tempfile.mkdtemp(prefix="causantic-floor-"))
     all_trials = trials(work, log)
+    if args.keyword:
+        print(json.dumps({"keyword": keyword_floor(work, all_trials, overrides)}))
 
     config = load_config().with_overrides(overrides).relevance
     floor = float(overrides.get("relevance.floor", config.floor))

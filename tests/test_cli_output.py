@@ -134,7 +134,9 @@ def test_token_counts_in_headings_have_separators(tmp_path: Path, monkeypatch: p
     runner = CliRunner()
     assert runner.invoke(cli, ["ingest", str(SESSIONS_DIR)], catch_exceptions=False).exit_code == 0
     query = "invoice test rate limiting redirect login"  # matches all three example sessions
-    commands = (["search", query], ["recall", query], ["predict", query], ["reconstruct", "acme-shop", "--full"])
+    # search is not among them: its weak hits take a line each, and on the examples its answer tells
+    # fewer than 1,000 tokens (its heading counts through the same wording.counted).
+    commands = (["recall", query], ["predict", query], ["reconstruct", "acme-shop", "--full"])
     heads = [runner.invoke(cli, command, catch_exceptions=False).output.splitlines()[0] for command in commands]
     counts = [re.search(r"([\d,]+) tokens", head) for head in heads]
     assert all(counts), heads

@@ -421,3 +421,28 @@ def test_each_answering_tool_names_its_own_default_budget() -> None:
         "recall": ["default 2500"],
         "predict": ["default 2500"],
     }
+
+
+def test_the_search_tools_description_gives_the_measured_figures() -> None:
+    """The description said a right hit "usually reads 5-60%, an off-topic one under 1%" yet called
+    anything under 10% weakly related: the agent reading it could not tell what a 7% hit is. Its
+    figures are the ones docs/measurements.md records (benchmarks/relevance_floor.py)."""
+    from causantic.retrieval.format import WEAK_RELEVANCE
+
+    async def described() -> str:
+        async with Client(build_server(warm=False), mode="legacy") as client:
+            tools = (await client.list_tools()).tools
+        return " ".join(next(t.description for t in tools if t.name == "search").split())
+
+    said = anyio.run(described)
+    measured = " ".join((Path(__file__).resolve().parents[2] / "docs" / "measurements.md").read_text("utf-8").split())
+    recorded = re.search(
+        r"a right hit's median figure is (\d+)% \(p10[–-]p90 (\d+)[–-](\d+)%; an off-topic hit that still shows "
+        r"reads (\d+)[–-](\d+)%\)",
+        measured,
+    )
+    assert recorded is not None
+    median, low, high, off_low, off_high = recorded.groups()
+    assert f"a right hit usually reads {low}-{high}%, median {median}%" in said, said
+    assert f"an off-topic one that still shows {off_low}-{off_high}%" in said, said
+    assert f'Under {WEAK_RELEVANCE:.0%} is marked "weakly related"' in said, said

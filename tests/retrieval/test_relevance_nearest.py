@@ -137,3 +137,25 @@ def test_a_project_filter_never_hides_what_the_whole_memory_shows(
 def test_an_everyday_question_asked_of_one_project_is_told_nothing_relevant(projects_home: Path, query: str) -> None:
     with Memory(projects_home) as memory:
         assert memory.search(query, project=NARROWED[1]).nothing_relevant
+
+
+@pytest.mark.parametrize("query", (*EVERYDAY, *OTHER_STACKS, "ValueError: too many values to unpack"))
+def test_keyword_search_has_the_same_floor_as_hybrid(projects_home: Path, query: str) -> None:
+    # Keyword mode once scored its hits with an assumed cosine: every one read 2-5% and cleared the
+    # floor, so a question hybrid told "nothing relevant" got ten weak chunks (3,000 tokens and more).
+    with Memory(projects_home) as memory:
+        hybrid = memory.search(query)
+        keyword = memory.search(query, mode="keyword")
+    assert hybrid.nothing_relevant
+    assert keyword.mode == "keyword-only" and keyword.nothing_relevant, [h.relevance for h in keyword.hits]
+
+
+@pytest.mark.parametrize(("query", "project"), REAL)
+def test_keyword_search_keeps_a_real_answer_and_its_order(projects_home: Path, query: str, project: str) -> None:
+    with Memory(projects_home) as memory:
+        keyword = memory.search(query, mode="keyword")
+    with Memory(projects_home, overrides={"relevance.floor": "0"}) as memory:  # the floor decides what shows,
+        unscored = memory.search(query, mode="keyword", limit=50, max_tokens=200_000)  # not the order
+    assert keyword.hits and project in keyword.hits[0].chunk.project
+    shown = [h.chunk.id for h in keyword.hits]
+    assert shown == [h.chunk.id for h in unscored.hits if h.chunk.id in set(shown)]

@@ -29,12 +29,24 @@ def test_an_exact_identifier_is_found_by_keyword(examples: Services) -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ['foo-bar "x', "AND", "NEAR(", "日本語 ünïcode", "src/auth/session.ts", "OR NOT (", "'; DROP TABLE chunks; --"],
+    ['foo-bar "x', "AND NEAR(", "日本語 ünïcode", "src/auth/session.ts", "OR NOT (words", "'; DROP TABLE chunks; --"],
 )
 def test_hostile_queries_are_searched_as_words(examples: Services, query: str) -> None:
     result = examples.searcher.search(SearchRequest(query, floor=0.0))
     # FTS5 syntax in the query is searched as words: the keyword side answers (maybe with nothing)
     assert result.mode == "hybrid" and "keyword index unavailable" not in " ".join(result.notes)
+
+
+@pytest.mark.parametrize("query", ["x", "what is it", "AND", "OR NOT (", "a b c"])
+def test_a_query_without_a_word_to_search_by_is_told_so(examples: Services, query: str) -> None:
+    # Searched, any chunk came near it by chance: "x" led recall with a match at 20% over 2,352 tokens.
+    for floor in (None, 0.0):
+        result = examples.searcher.search(SearchRequest(query, floor=floor))
+        assert result.nothing_relevant and result.tokens == 0
+        assert result.notes == [f"{query!r} holds no word to search by, only stop words or single letters: "
+                                "name what you are after"]  # fmt: skip
+    episodes = examples.episodes.recall(SearchRequest(query))
+    assert episodes.nothing_relevant and "no word to search by" in " ".join(episodes.notes)
 
 
 @pytest.mark.parametrize("query", ["*", "'; --", ""])

@@ -25,7 +25,7 @@ from causantic.retrieval.format import hits_summary, is_weak, relevance_percent
 
 WEAK_RELEVANCE = 0.10  # format.WEAK_RELEVANCE, as the headings below word it
 MIXED = "Found 4 memory chunks ("
-MIXED_TAIL = "), 2 relevant and 2 weakly related (relevance under 10%)"
+MIXED_TAIL = "), 2 relevant and 2 weakly related (relevance under 10%, in one line each)"
 ALL_WEAK = "Found 2 weakly related memory chunks ("
 ALL_WEAK_TAIL = "), none reaching 10% relevance"
 
@@ -54,7 +54,11 @@ def _check_text(text: str) -> None:
     assert heading.startswith(MIXED) and MIXED_TAIL in heading, heading
     headers = _headers(text)
     assert len(headers) == 4
-    assert [h.endswith("| weakly related]") for h in headers] == [False, False, True, True], headers
+    assert ["| weakly related] " in h for h in headers] == [False, False, True, True], headers
+    # Beside relevant hits, a weak one costs a line (its header and the start of its text), not its whole
+    # text: the last two lines of the answer are the two weak hits.
+    assert text.rstrip("\n").splitlines()[-2:] == headers[2:]
+    assert all(len(h) < 400 for h in headers[2:])
 
 
 def test_the_cli_lists_weak_hits_apart_from_relevant_ones(home: Path) -> None:
@@ -66,6 +70,8 @@ def test_the_cli_lists_weak_hits_apart_from_relevant_ones(home: Path) -> None:
 
     out = json.loads(run.invoke(cli, ["search", "invoice test", "--json"], catch_exceptions=False).stdout)
     assert (out["weak"], out["weak_below"]) == (2, WEAK_RELEVANCE)
+    told = int(mixed.stdout.split(MIXED, 1)[1].split(" token", 1)[0].replace(",", ""))
+    assert told < out["tokens"], (told, out["tokens"])  # the heading counts what the text tells; --json all of it
     assert [h["relevance"] < WEAK_RELEVANCE for h in out["hits"]] == [False, False, True, True]
 
 

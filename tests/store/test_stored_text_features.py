@@ -320,7 +320,12 @@ def test_rows_written_without_features_score_the_same_and_reindex_fills_them(ser
 
     reindex(services)
     assert all(c.features is not None for c in store.get_chunks([f"c{i}" for i in range(11)]).values())
-    assert _answers(services) == before
+    # Reindexing embedded the chunks too, and keyword search scores with their cosines when there are
+    # vectors: the filled features score as the text they were split from, vectors or not.
+    filled = _answers(services)
+    with store.atomic():
+        store.conn.execute("UPDATE chunks SET stems = NULL, own_stems = NULL, bulk = NULL")
+    assert _answers(services) == filled
 
 
 def test_a_text_rewritten_without_its_features_is_scored_from_the_new_text(services: Services) -> None:

@@ -24,9 +24,11 @@ from causantic.facade import Memory
 from causantic.retrieval import options
 from causantic.retrieval.format import (
     hit_header,
+    in_one_line,
     is_weak,
     mixes_stores,
     nothing_relevant,
+    one_line,
     search_heading,
     shown_content,
 )
@@ -97,10 +99,17 @@ def search_command(
         return
     line(search_heading(result) + ":", "bold")
     mixed = mixes_stores([h.chunk for h in result.hits])
-    for hit, shown in zip(result.hits, result.shown_relevance, strict=True):
-        line()
-        line(hit_header(hit, shown, mixed=mixed), "dim cyan" if is_weak(shown) else "cyan")
-        line(shown_content(hit.chunk.content))
+    was_brief = False
+    for hit, shown, brief in zip(result.hits, result.shown_relevance, in_one_line(result.shown_relevance), strict=True):
+        if brief:  # weakly related beside a relevant hit: one line each, one after the other
+            if not was_brief:
+                line()
+            line(one_line(hit, shown, mixed=mixed), "dim cyan")
+        else:
+            line()
+            line(hit_header(hit, shown, mixed=mixed), "dim cyan" if is_weak(shown) else "cyan")
+            line(shown_content(hit.chunk.content))
+        was_brief = brief
 
 
 COMMANDS = [search_command]

@@ -118,10 +118,12 @@ def search(
     Use for discovery, when you do not know where or when something happened: "have we dealt with
     flaky CI before?", "where did we touch the billing webhook?". Returns the best-matching chunks,
     most relevant first, each headed by project, session, date and relevance: the chance that it is
-    what you are after (a right hit usually reads 5-60%, an off-topic one under 1%; under 10% is
-    marked "weakly related"). Says plainly when nothing in memory is relevant. For how/why something
-    was done use recall; for what happened when (yesterday, the last session) reconstruct; for what
-    usually comes next predict.
+    what you are after (a right hit usually reads 4-56%, median 20%; an off-topic one that still
+    shows 1-4%). Under 10% is marked "weakly related" (a quarter of right hits read that low, so
+    check them when nothing better comes) and, beside a relevant hit, listed in one line each. Says
+    plainly when nothing in memory is relevant or the query holds no word to search by. For how/why
+    something was done use recall; for what happened when (yesterday, the last session) reconstruct;
+    for what usually comes next predict.
     """
     from causantic.retrieval.format import render_search
 

@@ -31,10 +31,11 @@ if TYPE_CHECKING:  # annotations only: the CLI's small commands import this modu
 NOTHING_RELEVANT = "Nothing relevant in memory"
 # A hit that cleared relevance.floor but reads under this is listed as weakly related, not as
 # relevant: below it, off-topic questions' hits are as strong (2-8% on the whole Claude Code corpus,
-# the reason relevance.farFloor is 0.1), while a right hit's median reads 23% (docs/measurements.md,
+# the reason relevance.farFloor is 0.1), while a right hit's median reads 20% (docs/measurements.md,
 # "Relevance floor"). Wording, not selection: what is shown is still relevance.floor's choice.
 WEAK_RELEVANCE = 0.10
 WEAK_MARK = "weakly related"
+ONE_LINE_CHARS = 160  # a weak hit listed in one line beside relevant ones: its header and this much of its text
 ELSEWHERE_NAMED = 3  # other projects a note of relevant matches elsewhere names (elsewhere_note)
 # Said once in a text answer's heading: the times in it (stored times are UTC) are not the reader's own
 # zone. Beside each time it cost ten hits' answer ten tokens; the dashboard says ' UTC' by its times.
@@ -374,10 +375,11 @@ def elsewhere_note(asked: str, projects: Sequence[str], shown_relevance: Sequenc
     return f"relevant matches in other projects: {listed}{more}; ask without project to see them"
 
 
-def hits_summary(shown_relevance: list[float], aside: str = "") -> str:
+def hits_summary(shown_relevance: list[float], aside: str = "", *, lines: bool = False) -> str:
     """How many hits, and how many of them are only weakly related: '8 memory chunks (``aside``), 5
     relevant and 3 weakly related (relevance under 10%)'. The CLI, the MCP text and the dashboard
-    all say this; the weak hits are the last ones (shown relevance never rises down the list)."""
+    all say this; the weak hits are the last ones (shown relevance never rises down the list).
+    ``lines``: the weak ones beside relevant ones are listed in one line each (:func:`in_one_line`)."""
     weak = weak_count(shown_relevance)
     strong = len(shown_relevance) - weak
     bracket = f" ({aside})" if aside else ""
@@ -387,29 +389,69 @@ def hits_summary(shown_relevance: list[float], aside: str = "") -> str:
         return f"{counted(weak, WEAK_MARK + ' memory chunk')}{bracket}, none reaching {WEAK_RELEVANCE:.0%} relevance"
     return (
         f"{counted(len(shown_relevance), 'memory chunk')}{bracket}, {strong} relevant and {weak} {WEAK_MARK} "
-        f"(relevance under {WEAK_RELEVANCE:.0%})"
+        f"(relevance under {WEAK_RELEVANCE:.0%}{', in one line each' if lines else ''})"
+    )
+
+
+def in_one_line(shown_relevance: Sequence[float]) -> list[bool]:
+    """Which hits a text answer lists in one line each: the weakly related ones of an answer that
+    also holds a relevant one. Told whole they cost as much as the relevant one (an agent's search
+    read 1 relevant hit and 4 at 4%, ~1,400 tokens); alone, weak hits are all there is and are told
+    whole, marked weakly related."""
+    weak = [is_weak(r) for r in shown_relevance]
+    return weak if not all(weak) else [False] * len(weak)
+
+
+def one_line(hit: Hit, shown_relevance: float, *, mixed: bool = False) -> str:
+    """A weak hit in one line: its header and the start of its text (:data:`ONE_LINE_CHARS`)."""
+    text = " ".join(shown_content(hit.chunk.content).split())
+    if len(text) > ONE_LINE_CHARS:
+        text = text[: ONE_LINE_CHARS - 1].rstrip() + "…"
+    return f"{hit_header(hit, shown_relevance, mixed=mixed)} {text}"
+
+
+def shown_tokens(result: SearchResult) -> int:
+    """What a text answer's hits cost as told: whole, or in one line (:func:`in_one_line`)."""
+    from causantic.ingest.tokens import approx_tokens
+    from causantic.retrieval.search import hit_cost
+
+    mixed = mixes_stores([h.chunk for h in result.hits])
+    return sum(
+        approx_tokens(one_line(h, r, mixed=mixed)) if brief else hit_cost(h.chunk)
+        for h, r, brief in zip(result.hits, result.shown_relevance, in_one_line(result.shown_relevance), strict=True)
     )
 
 
 def search_heading(result: SearchResult) -> str:
-    """'Found 10 relevant memory chunks (3,650 tokens, hybrid; times in UTC)', then any notes."""
-    head = "Found " + search_summary(result, zone=True)
+    """'Found 10 relevant memory chunks (3,650 tokens, hybrid; times in UTC)', then any notes: the
+    text answer's, whose weak hits beside relevant ones take one line each (:func:`in_one_line`)."""
+    head = "Found " + search_summary(result, zone=True, lines=True)
     return head + (f" — {'; '.join(result.notes)}" if result.notes else "")
 
 
-def search_summary(result: SearchResult, *, zone: bool = False) -> str:
+def search_summary(result: SearchResult, *, zone: bool = False, lines: bool = False) -> str:
     """'10 relevant memory chunks (3,650 tokens, hybrid)': the heading's count, as the dashboard says it
-    too; ``zone``: the text's, which says the hits' times are UTC (:data:`TIMES_ZONE`)."""
-    aside = f"{counted(result.tokens, 'token')}, {result.mode}" + (f"; {TIMES_ZONE}" if zone else "")
-    return hits_summary(result.shown_relevance, aside)
+    too; ``zone``: the text's, which says the hits' times are UTC (:data:`TIMES_ZONE`); ``lines``: the
+    text's, whose weak hits beside relevant ones take one line each, and count so."""
+    tokens = shown_tokens(result) if lines else result.tokens
+    aside = f"{counted(tokens, 'token')}, {result.mode}" + (f"; {TIMES_ZONE}" if zone else "")
+    return hits_summary(result.shown_relevance, aside, lines=lines and any(in_one_line(result.shown_relevance)))
 
 
 def render_search(result: SearchResult) -> str:
+    """The text answer: each hit whole, or in one line (:func:`in_one_line`), in ranked order; the
+    lines of consecutive weak hits together, parts apart by '---'."""
     if result.nothing_relevant:
         return nothing_relevant(result.notes)
-    hits = zip(result.hits, result.shown_relevance, strict=True)
     mixed = mixes_stores([h.chunk for h in result.hits])
-    return search_heading(result) + ":\n\n" + "\n\n---\n\n".join(render_hit(h, r, mixed=mixed) for h, r in hits)
+    told = zip(result.hits, result.shown_relevance, in_one_line(result.shown_relevance), strict=True)
+    parts: list[str] = []
+    for brief, run in groupby(told, key=lambda item: item[2]):
+        if brief:
+            parts.append("\n".join(one_line(h, r, mixed=mixed) for h, r, _ in run))
+        else:
+            parts += [render_hit(h, r, mixed=mixed) for h, r, _ in run]
+    return search_heading(result) + ":\n\n" + "\n\n---\n\n".join(parts)
 
 
 def episodes_heading(answer: EpisodeAnswer) -> str:

@@ -163,6 +163,13 @@ def marked_terms(query: str) -> list[str]:
     return sorted({t.lower() for t in query_terms(query)}, key=lambda t: (-len(t), t))
 
 
+def informative(query: str) -> bool:
+    """Whether the query holds a word to search by: a term of two characters or more that is not a
+    stop word. "x", "what is it" or "why" hold none, and any chunk came near them by chance (recall
+    "x" led with a match at 20% over 2,352 tokens); no question of the development sets lacks one."""
+    return any(len(term) > 1 for term in query_terms(query))
+
+
 def profile_query(
     store: TermCounts, query: str, *, project_ids: Sequence[int] | None, agent: str | None, most_counted: int
 ) -> QueryProfile:

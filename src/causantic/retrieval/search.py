@@ -12,8 +12,11 @@ score in [0, 1]; hits below ``relevance.floor`` are left out (and weak ones of a
 near chunk in memory: :func:`~causantic.retrieval.relevance.clears_floor`), and a search whose every
 candidate falls below it answers ``nothing_relevant``. The order stays the fused, diversified ranking (it
 recalled more on LoCoMo than ordering by the calibrated score: 80.5 against 78.3 evidence turns in
-25); what people read is :attr:`SearchResult.shown_relevance`, the calibrated scores made monotone
-along that order.
+25; reordering only the hits shown, T@5 64.2 against 60.5, and coding dev R@5 92.6 against 81.5);
+what people read is :attr:`SearchResult.shown_relevance`, each hit's calibrated score capped by the
+hits ranked above it, so figure and order agree. Keyword mode ranks by words alone but scores like
+hybrid (real cosines, the query's nearest chunk) when memory has vectors, so its floor is the same;
+a query without a word to search by (:func:`~causantic.retrieval.relevance.informative`) is told so.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from causantic.retrieval.relevance import (
     chunk_bulk,
     chunk_stems,
     clears_floor,
+    informative,
     profile_query,
     query_absent_share,
     relevance,
@@ -66,6 +70,8 @@ HEADER_TOKENS = 30  # the per-hit header line, in approximate tokens
 SOURCE_POOL_FACTOR = 4  # candidate pool widening under a source filter
 # Said instead of "no vectors yet … no matching chunks" to someone who searches before any ingest.
 EMPTY_MEMORY = "memory is empty: run `causantic batch-ingest` first"
+# Said of a query without a word to search by (relevance.informative) instead of searching it.
+UNINFORMATIVE = "{!r} holds no word to search by, only stop words or single letters: name what you are after"
 
 
 def hit_cost(chunk: StoredChunk) -> int:
@@ -224,6 +230,8 @@ class Searcher:
 
     def search(self, request: SearchRequest) -> SearchResult:
         checked_query(request.query)
+        if not informative(request.query):
+            return SearchResult([], "none", [], 0, 0, [UNINFORMATIVE.format(" ".join(request.query.split()))])
         use_one_blas_thread()
         cfg = self.config
         scope = self.scope(request)
@@ -249,9 +257,11 @@ class Searcher:
                 )
                 keyword_hits = self._term_feedback(fused, read_ahead, keyword_hits, profile, scope, pool, request.user)
                 fused = self._fuse(vector_hits, keyword_hits)
+            # What ranks: keyword search ranks by words alone, its vector only scores (_candidates).
+            ranking_vector = None if mode == "keyword-only" else query_vector
             if request.expand if request.expand is not None else self.expansion.enabled:
                 for expander in self.expanders:
-                    fused = expander.expand(fused, scope, query_vector)
+                    fused = expander.expand(fused, scope, ranking_vector)
             vectors = {m.chunk_id: m.vector for m in vector_matches}
             missing = [c.chunk_id for c in fused if c.chunk_id not in vectors] if query_vector is not None else []
             fetched = helper.submit(self._vectors().vectors, missing) if missing else None
@@ -311,7 +321,7 @@ class Searcher:
             chunks,
             vectors,
             request,
-            query_vector,
+            ranking_vector,
             profile,
             openings,
             stems,
@@ -449,6 +459,19 @@ class Searcher:
             return hits, profile
 
         keyword = helper.submit(keyword_side)
+        if mode == "keyword-only":
+            # Asked for keyword search of a memory that has vectors: the hits are scored with their
+            # real cosines and the query's nearest chunk, as in hybrid, so the floor is the same
+            # honest one; scored with an assumed cosine (relevance.missingCosine) every keyword hit
+            # read 2-5% and cleared it. The vector is used to score, never to rank.
+            vectors = self._vectors()
+            vector = self._embed_query(query) if vectors.has_vectors() else None
+            nearest = (
+                max((m.similarity for m in vectors.search(vector, limit=1)), default=None)
+                if vector is not None
+                else None
+            )
+            return vector, [], nearest, _ReadAhead({}, {}, {}, frozenset()), *keyword.result()
         if mode not in ("hybrid", "vector-only"):
             return None, [], None, _ReadAhead({}, {}, {}, frozenset()), *keyword.result()
         vector = self._embed_query(query)
