@@ -389,6 +389,9 @@ def test_codex_tool_calls_read_as_the_commands_and_files_they_touched_not_as_jso
         "[Tool:update_plan] Design the app structure and decide on file layout (HTML, CSS, JS). (in progress);"
         in pomodoro
     )
+    # The plan whole, to its last step; its acknowledgement ("Plan updated") and empty outputs are not kept.
+    assert "Test the timer workflow and adjust for polish. (pending)" in pomodoro
+    assert "[Result:update_plan]" not in pomodoro and "[Result:shell]\n" not in pomodoro
 
 
 def test_gemini_tool_calls_read_as_the_folder_listed_and_the_question_asked(agents_corpus: Path) -> None:
