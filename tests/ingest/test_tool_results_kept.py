@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 from transcript_files import write_tool_session
 
+from causantic import Memory
 from causantic.config import Config, load_config
 from causantic.ingest.service import ingest_paths
+from causantic.retrieval.format import render_episodes
 from causantic.services import open_services
 
 BANNER = (
@@ -141,3 +143,22 @@ def test_a_real_plan_is_stored_whole_and_its_approval_without_the_copy(corpus_di
     assert "- Want Hatchling (recommended) or keep setuptools?" in contents  # the first plan's last line
     assert "- All dependencies and metadata ✓" in contents  # the approved one's
     assert "[Result:ExitPlanMode] User has approved your plan.\n" in contents and '{"plan"' not in contents
+
+
+def test_a_recall_answer_tells_how_a_long_passing_run_ended(tmp_path: Path) -> None:
+    # An episode cuts a result to its head and the lines naming the query; the stored end of a
+    # command's output is told too: it is how the run ended.
+    passing = BANNER + PROGRESS + "======================== 120 passed in 12.31s ========================"
+    path = write_tool_session(
+        tmp_path / "projects",
+        "/work/app",
+        "5e55a0a1-0000-4000-8000-000000000002",
+        "make refunds round half up and run the billing tests",
+        [("Bash", {"command": "pytest tests/test_billing.py"}, passing, False)],
+    )
+    with Memory(tmp_path / "home") as memory:
+        memory.ingest([path])
+        told = render_episodes(memory.recall("make refunds round half up in billing"))
+    assert "collected 120 items" in told  # the head, cut as before
+    assert "\n[… 92 lines left out]\ntests/test_module_097.py" in told  # the stored end, whole:
+    assert "[ 99%]\n======================== 120 passed in 12.31s" in told

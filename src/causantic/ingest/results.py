@@ -23,6 +23,7 @@ from causantic.ingest.redact import REDACT_MARGIN, head_of, redact_head, tail_of
 from causantic.sources import SPAWN_TOOLS
 from causantic.transcripts import without_trailing_reminders
 from causantic.transcripts.model import ToolResult
+from causantic.wording import counted, stored_gap
 
 # Tools whose result is a command's output, which ends with how the command ended: Claude Code's Bash
 # (and BashOutput, TaskOutput: a background command's output read later), Codex CLI's shell,
@@ -71,12 +72,8 @@ def kept_result(block: ToolResult, tool: str, *, head: int, tail: int, redact: C
     shown = head_of(redact(start[: head + REDACT_MARGIN]), head).rstrip()
     last = tail_of(redact(end[-(tail + REDACT_MARGIN) :]), tail)
     lines = newlines() + 1 - (shown.count("\n") + 1) - (last.count("\n") + 1)
-    left_out = (
-        f"{lines:,} line{'s' if lines != 1 else ''}"
-        if lines > 0
-        else f"{max(length - len(shown) - len(last), 1):,} characters"
-    )
-    return f"{shown}\n[… {left_out} left out]\n{last}"
+    left_out = counted(lines, "line") if lines > 0 else counted(max(length - len(shown) - len(last), 1), "character")
+    return f"{shown}\n{stored_gap(left_out)}\n{last}"
 
 
 def _body(block: ToolResult, chars: int, tail: int, tool: str) -> tuple[str, str, int, Callable[[], int]]:
