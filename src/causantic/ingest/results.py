@@ -62,7 +62,7 @@ def kept_result(block: ToolResult, tool: str, *, head: int, tail: int, redact: C
     """The text ``block`` (a result of ``tool``) is kept by, redacted; empty when it says nothing
     worth keeping. ``head`` 0 keeps all of it; ``tail`` counts only for :data:`COMMAND_TOOLS`."""
     tail = tail if tool in COMMAND_TOOLS and head > 0 else 0
-    start, end, length, newlines = _body(block, head + REDACT_MARGIN + 1, tail + REDACT_MARGIN, tool)
+    start, end, length, newlines = _body(block, head + REDACT_MARGIN + 1, tail + REDACT_MARGIN if tail else 0, tool)
     if not block.is_error and _ACKNOWLEDGEMENT.fullmatch(start):
         return ""
     if tool == "ExitPlanMode" and start.startswith(_PLAN_APPROVED):
