@@ -67,13 +67,21 @@ def write_session(
     return path
 
 
-def write_codex_rollout(sessions: Path, cwd: str, thread: str, texts: list[tuple[str, str]]) -> Path:
+def write_codex_rollout(
+    sessions: Path, cwd: str, thread: str, texts: list[tuple[str, str]], moves: dict[int, str] | None = None
+) -> Path:
     """A Codex CLI rollout of (prompt, answer) turns in ``cwd``, where Codex keeps it
-    (``<sessions>/YYYY/MM/DD/rollout-<time>-<thread>.jsonl``)."""
+    (``<sessions>/YYYY/MM/DD/rollout-<time>-<thread>.jsonl``); ``moves``: the folder a turn's
+    ``turn_context`` names from that turn on, by turn number (as :func:`write_session`'s)."""
     records: list[dict[str, Any]] = [
         {"timestamp": "2026-11-02T09:00:00Z", "type": "session_meta", "payload": {"id": thread, "cwd": cwd}}
     ]
     for n, (prompt, answer) in enumerate(texts):
+        if moves:
+            cwd = moves.get(n, cwd)
+            records.append(
+                {"timestamp": f"2026-11-02T09:{n % 60:02d}:00Z", "type": "turn_context", "payload": {"cwd": cwd}}
+            )
         for kind, role, body in (("input_text", "user", prompt), ("output_text", "assistant", answer)):
             records.append(
                 {

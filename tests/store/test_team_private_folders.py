@@ -15,7 +15,7 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 from postgres_server import new_database
-from transcript_files import write_session
+from transcript_files import write_codex_rollout, write_session
 
 from causantic import Memory
 from causantic.cli.main import cli
@@ -107,3 +107,17 @@ def test_a_file_with_a_shared_and_a_private_session_is_kept_locally_not_left_wai
         assert found == {SHOP_ONLY: "local", DIARY_ONLY: "local"}
         assert memory.ingest([folder], embed=False).files_unchanged == 1
     assert _team_text(url) == []
+
+
+def test_a_codex_thread_whose_later_turn_runs_in_a_private_folder_stays_local(
+    postgres_server: Any, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    codex = tmp_path / "codex"
+    turns = [("fix the shop checkout rounding", "Rounded to cents."), ("draft " + PRIVATE, "Drafted it.")]
+    write_codex_rollout(codex, SHOP, "019a0000-0000-7000-8000-000000000001", turns, moves={1: DIARY})
+    write_codex_rollout(codex, SHOP, "019a0000-0000-7000-8000-000000000002", [("shop tax lines", "Added them.")])
+    with Memory(tmp_path / "alice", overrides=_settings(url)) as memory:
+        report = memory.ingest([codex], embed=False)
+        assert report.session_count == 2 and report.files_waiting == 0, report
+    assert {session for session, _ in _team_text(url)} == {"019a0000-0000-7000-8000-000000000002"}
