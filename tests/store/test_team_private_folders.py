@@ -15,7 +15,7 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 from postgres_server import new_database
-from transcript_files import write_codex_rollout, write_session
+from transcript_files import git_checkout, write_codex_rollout, write_session
 
 from causantic import Memory
 from causantic.cli.main import cli
@@ -121,3 +121,23 @@ def test_a_codex_thread_whose_later_turn_runs_in_a_private_folder_stays_local(
         report = memory.ingest([codex], embed=False)
         assert report.session_count == 2 and report.files_waiting == 0, report
     assert {session for session, _ in _team_text(url)} == {"019a0000-0000-7000-8000-000000000002"}
+
+
+def test_a_folder_inside_the_shared_repo_is_shared_and_a_repository_nested_in_it_is_not(
+    postgres_server: Any, tmp_path: Path
+) -> None:
+    url = new_database(postgres_server)
+    shop = git_checkout(tmp_path / "code" / "shop", "git@example.com:acme/shop.git")
+    (shop / "src").mkdir()
+    secret = git_checkout(shop / "vendor" / "secret", "git@example.com:me/secret.git")
+    folder = tmp_path / "projects"
+    inside, nested = "c0de0000-0000-4000-8000-000000000004", "c0de0000-0000-4000-8000-000000000005"
+    turns = [("shop checkout rounding", "Rounded it."), ("now in the source folder", "Edited cart.py there.")]
+    write_session(folder, str(shop), inside, turns, moves={1: str(shop / "src")})
+    gone = [("shop checkout tax", "Added tax."), ("the folder since deleted", "Tidied it.")]
+    write_session(folder, str(shop), SHOP_ONLY, gone, moves={1: str(shop / "old-scripts")})
+    write_session(folder, str(shop), nested, [("shop", "ok"), (PRIVATE, "Drafted it.")], moves={1: str(secret)})
+    with Memory(tmp_path / "alice", overrides=_settings(url)) as memory:
+        report = memory.ingest([folder], embed=False)
+        assert report.session_count == 3 and report.files_waiting == 0, report
+    assert {session for session, _ in _team_text(url)} == {inside, SHOP_ONLY}

@@ -271,7 +271,7 @@ def _head(session: SessionTranscripts) -> SessionHead:
     joined = () if session.source == "claude-code" else tuple(s.agent_id for s in session.subagents if s.agent_id)
     repository = repository_key(project_path) if session.cwd and project_path else None
     later = (c for t in (session.main, *session.subagents) if t is not None for c in (t.cwd, *t.later_cwds) if c)
-    also_in = tuple(dict.fromkeys(p for p in map(canonical_project_path, later) if p and p != project_path))
+    also_in = tuple(dict.fromkeys(p for c in later if (p := _elsewhere(c, project_path))))
     return SessionHead(
         session.session_id,
         cwd,
@@ -282,6 +282,17 @@ def _head(session: SessionTranscripts) -> SessionHead:
         repository=repository,
         also_in=also_in,
     )
+
+
+def _elsewhere(cwd: str, project_path: str) -> str | None:
+    """The project of a folder a session also worked in, when it is not the session's own: a folder
+    inside the project (``src/``, or one no longer on this machine) is the project, unless it is a
+    repository of its own (a nested checkout is another project, shared only if it is named)."""
+    other = canonical_project_path(cwd)
+    if not other or other == project_path:
+        return None
+    inside = other.startswith(project_path.rstrip("/") + "/")
+    return None if inside and not os.path.exists(os.path.join(other, ".git")) else other
 
 
 def _where(session: SessionTranscripts) -> tuple[str, str]:
