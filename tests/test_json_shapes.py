@@ -61,6 +61,7 @@ JSON_RUNS: dict[str, list[str]] = {
     "reindex": ["reindex", "--yes"],
     "search": ["search", "rate limiting"],
     "split-project": ["split-project", "{blog}"],
+    "team leave": ["team", "leave"],
     "stats": ["stats"],
     "vacuum": ["vacuum"],
 }

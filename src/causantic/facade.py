@@ -49,6 +49,7 @@ from causantic.services import Services, TeamAndLocal, TeamDown, member_name, op
 from causantic.services import TeamJoin as TeamJoin
 from causantic.services import team_init as team_init  # team memory's set-up and status, for the CLI
 from causantic.services import team_join as team_join
+from causantic.services import team_leave as team_leave
 from causantic.services import team_status as team_status
 
 if TYPE_CHECKING:

@@ -296,7 +296,7 @@ def team_join(url: str, share: tuple[str, ...] | None = None, user: str | None =
     then point the user's config.json at it: storage.backend postgres, storage.postgresUrl ``url``,
     and ``user`` (team.user) and ``share`` (team.shareProjects: names, paths or ``("all",)``) when
     given. Nothing is written when the check fails."""
-    from causantic.config import load_config, user_config_file, write_user_settings
+    from causantic.config import load_config
     from causantic.store.postgres import team
 
     url = url.strip()
@@ -307,24 +307,48 @@ def team_join(url: str, share: tuple[str, ...] | None = None, user: str | None =
         settings["team.user"] = user
     if share is not None:
         settings["team.shareProjects"] = "all" if share == ("all",) else list(share)
-    changes = write_user_settings(settings)
-    sources: dict[str, str] = {}
-    config = load_config(sources=sources)
-    file = user_config_file()
-    overridden = tuple((key, sources[key]) for key in settings if sources.get(key, str(file)) != str(file))
+    written = _write_settings(settings)
+    config = written.config
     shared, kept, unmatched = _share_preview(config)
     return TeamJoin(
         check,
         member_name(config),
         config.team.user is not None,
-        file,
-        tuple(changes),
-        overridden,
+        written.file,
+        written.changes,
+        written.overridden,
         config.team.share_projects == "all",
         shared,
         kept,
         unmatched,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsWritten:
+    """Keys a command wrote to the user's config.json (`team join`, `team leave`)."""
+
+    file: Path
+    changes: tuple[SettingChange, ...]  # the keys whose value changed
+    overridden: tuple[tuple[str, str], ...]  # (key, where set): a value that wins over config.json's
+    config: Config  # the configuration in force now
+
+
+def _write_settings(settings: dict[str, object]) -> SettingsWritten:
+    from causantic.config import load_config, user_config_file, write_user_settings
+
+    changes = write_user_settings(settings)
+    sources: dict[str, str] = {}
+    config = load_config(sources=sources)
+    file = user_config_file()
+    overridden = tuple((key, sources[key]) for key in settings if sources.get(key, str(file)) != str(file))
+    return SettingsWritten(file, tuple(changes), overridden, config)
+
+
+def team_leave() -> SettingsWritten:
+    """Point this member back at local memory alone (storage.backend sqlite in config.json); the
+    URL and the shared projects stay in the file, and what was shared stays in team memory."""
+    return _write_settings({"storage.backend": "sqlite"})
 
 
 def _share_preview(config: Config) -> tuple[tuple[ProjectShare, ...], tuple[ProjectShare, ...], tuple[str, ...]]:

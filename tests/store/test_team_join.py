@@ -97,6 +97,16 @@ def test_join_checks_the_server_writes_the_members_settings_and_says_what_the_ne
     assert answer["changes"] == [] and answer["members"] == ["alice"] and answer["user"] == "alice"
     assert [(p["name"], p["local_only_count"]) for p in answer["shared"]] == [("shop", 0)]
     assert [p["name"] for p in answer["kept_local"]] == ["diary"] and answer["unmatched"] == []
+    # Leaving: local memory alone at once; the team's settings stay for a later join.
+    left = _run(home, "team", "leave")
+    assert left.exit_code == 0, left.output
+    assert 'storage.backend "postgres" -> "sqlite"' in _said(left)
+    assert "Causantic now answers from your local memory alone." in _said(left)
+    kept = json.loads(home.joinpath("config.json").read_text(encoding="utf-8"))
+    assert kept["storage"] == {"backend": "sqlite", "postgresUrl": url} and kept["team"]["shareProjects"] == ["shop"]
+    found = json.loads(_run(home, "search", "checkout rounding", "--mode", "keyword", "--json").output)
+    assert {hit["store"] for hit in found["hits"]} == {"local"}
+    assert json.loads(_run(home, "team", "leave", "--json").output)["changes"] == []
 
 
 def test_join_names_a_project_not_ingested_yet_and_says_when_nothing_is_shared(team: str, tmp_path: Path) -> None:

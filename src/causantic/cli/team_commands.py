@@ -8,15 +8,18 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from causantic.cli.output import domain_errors, emit_json, json_option, note, table
-from causantic.facade import team_init, team_join, team_status
+from causantic.facade import team_init, team_join, team_leave, team_status
 from causantic.retrieval.format import byte_size, when
 from causantic.wording import counted
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from causantic.config import SettingChange
     from causantic.facade import ProjectShare, TeamJoin
 
 
-@click.group("team", short_help="Team memory on PostgreSQL: set up, join, status.")
+@click.group("team", short_help="Team memory on PostgreSQL: set up, join, leave, status.")
 def team_command() -> None:
     """Team memory on PostgreSQL + pgvector: set up the database, see who shares what.
 
@@ -89,7 +92,6 @@ def join_command(url: str, share: tuple[str, ...], user: str | None, as_json: bo
     if as_json:
         from causantic.retrieval.output import (  # pydantic: only for JSON
             ProjectShareOut,
-            SettingChangeOut,
             SettingOverrideOut,
             TeamJoinOut,
         )
@@ -109,10 +111,7 @@ def join_command(url: str, share: tuple[str, ...], user: str | None, as_json: bo
                 schema_note=joined.check.schema_note,
                 members=list(joined.check.members),
                 config_file=str(joined.config_file),
-                changes=[
-                    SettingChangeOut(key=c.key, before=_spelled(c.before), after=_spelled(c.after) or "null")
-                    for c in joined.changes
-                ],
+                changes=_changes_out(joined.changes),
                 overridden=[SettingOverrideOut(key=k, set_in=where) for k, where in joined.overridden],
                 share_all=joined.share_all,
                 shared=shares(joined.shared),
@@ -122,6 +121,55 @@ def join_command(url: str, share: tuple[str, ...], user: str | None, as_json: bo
         )
         return
     _say_joined(joined)
+
+
+@team_command.command("leave", short_help="Use local memory alone again.")
+@json_option
+def leave_command(as_json: bool) -> None:
+    """Leave team memory: set storage.backend back to sqlite in your config.json, so Causantic uses
+    your local memory alone at once. The team's URL and team.shareProjects stay in the file (for
+    `causantic team join` to use again), and what you shared stays in team memory.
+
+    Example: causantic team leave
+    """
+    with domain_errors():
+        left = team_leave()
+    if as_json:
+        from causantic.retrieval.output import SettingOverrideOut, TeamLeaveOut  # pydantic: only for JSON
+
+        emit_json(
+            TeamLeaveOut(
+                config_file=str(left.file),
+                changes=_changes_out(left.changes),
+                overridden=[SettingOverrideOut(key=k, set_in=where) for k, where in left.overridden],
+            )
+        )
+        return
+    if not left.changes:
+        click.echo(f"{left.file} already says storage.backend sqlite: Causantic uses your local memory alone.")
+    else:
+        _say_changes(left.file, left.changes)
+        click.echo(
+            "Causantic now answers from your local memory alone. What you shared stays in team memory: "
+            "`causantic batch-ingest --force` reads those projects' transcripts into your local memory, and "
+            "`causantic forget PROJECT`, run after joining again, takes your rows of a project out of team memory."
+        )
+    for key, where in left.overridden:
+        note(f"note: {key} is also set in {where}, which wins over config.json: change or unset it there.")
+
+
+def _changes_out(changes: tuple[SettingChange, ...]) -> list[Any]:
+    from causantic.retrieval.output import SettingChangeOut  # pydantic: only for JSON
+
+    return [SettingChangeOut(key=c.key, before=_spelled(c.before), after=_spelled(c.after) or "null") for c in changes]
+
+
+def _say_changes(file: Path, changes: tuple[SettingChange, ...]) -> None:
+    """Each key written to ``file`` whose value changed: before -> after, as config.json spells them."""
+    click.echo(f"Wrote {file}:")
+    width = max(len(c.key) for c in changes)
+    for c in changes:
+        click.echo(f"  {c.key:<{width}}  {_spelled(c.before) or '(not set)'} -> {_spelled(c.after)}")
 
 
 def _spelled(value: Any) -> str | None:
@@ -140,10 +188,7 @@ def _say_joined(joined: TeamJoin) -> None:
     if check.schema_note:
         note(f"note: {check.schema_note}")
     if joined.changes:
-        click.echo(f"Wrote {joined.config_file}:")
-        width = max(len(c.key) for c in joined.changes)
-        for c in joined.changes:
-            click.echo(f"  {c.key:<{width}}  {_spelled(c.before) or '(not set)'} -> {_spelled(c.after)}")
+        _say_changes(joined.config_file, joined.changes)
     else:
         click.echo(f"{joined.config_file} already says so: nothing changed.")
     for key, where in joined.overridden:

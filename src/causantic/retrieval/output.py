@@ -630,6 +630,14 @@ class TeamJoinOut(Out):
     unmatched: list[str] = Field(description="team.shareProjects names no project of local memory answers to yet.")
 
 
+class TeamLeaveOut(Out):
+    """``causantic team leave --json``: storage.backend set back to sqlite in config.json."""
+
+    config_file: str
+    changes: list[SettingChangeOut] = Field(description="The keys written whose value changed.")
+    overridden: list[SettingOverrideOut]
+
+
 class TeamMemberOut(Out):
     user: str
     session_count: int
