@@ -61,10 +61,11 @@ JSON_RUNS: dict[str, list[str]] = {
     "reindex": ["reindex", "--yes"],
     "search": ["search", "rate limiting"],
     "split-project": ["split-project", "{blog}"],
+    "team leave": ["team", "leave"],
     "stats": ["stats"],
     "vacuum": ["vacuum"],
 }
-NEEDS_TEAM = {"team init", "team status"}  # a PostgreSQL server: their models are walked below instead
+NEEDS_TEAM = {"team init", "team join", "team status"}  # a PostgreSQL server: their models are walked below instead
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "json.md"
 DOC_ROW = re.compile(r"^\| `causantic ([a-z -]+) --json` \| (?:`(\w+)`|\(none\)) \| (.+) \|$", re.MULTILINE)
 

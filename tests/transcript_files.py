@@ -25,11 +25,22 @@ GAP_TURNS = [
 ]
 
 
-def write_session(folder: Path, cwd: str, session_id: str, texts: list[tuple[str, str]], day: int = 2) -> Path:
-    """A Claude Code transcript of (prompt, answer) turns in ``cwd``."""
+def write_session(
+    folder: Path,
+    cwd: str,
+    session_id: str,
+    texts: list[tuple[str, str]],
+    day: int = 2,
+    moves: dict[int, str] | None = None,
+) -> Path:
+    """A Claude Code transcript of (prompt, answer) turns in ``cwd``; ``moves``: the folder its
+    records name from that turn on (the agent ran `cd` into it), by turn number. Its file lies in
+    the folder of the session's first ``cwd``, as Claude Code keeps it."""
     lines = []
     parent = None
+    first = cwd
     for n, (prompt, answer) in enumerate(texts):
+        cwd = (moves or {}).get(n, cwd)
         stamp = f"2026-11-{day:02d}T09:{n % 60:02d}:00.000Z"
         for kind, body in (("user", prompt), ("assistant", answer)):
             uuid = f"{session_id[:8]}-0000-4000-8000-{2 * n + (kind == 'assistant'):012d}"
@@ -50,7 +61,7 @@ def write_session(folder: Path, cwd: str, session_id: str, texts: list[tuple[str
                 }
             )
             parent = uuid
-    path = folder / cwd.strip("/").replace("/", "-") / f"{session_id}.jsonl"
+    path = folder / first.strip("/").replace("/", "-") / f"{session_id}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return path
@@ -87,13 +98,21 @@ def write_tool_session(
     return path
 
 
-def write_codex_rollout(sessions: Path, cwd: str, thread: str, texts: list[tuple[str, str]]) -> Path:
+def write_codex_rollout(
+    sessions: Path, cwd: str, thread: str, texts: list[tuple[str, str]], moves: dict[int, str] | None = None
+) -> Path:
     """A Codex CLI rollout of (prompt, answer) turns in ``cwd``, where Codex keeps it
-    (``<sessions>/YYYY/MM/DD/rollout-<time>-<thread>.jsonl``)."""
+    (``<sessions>/YYYY/MM/DD/rollout-<time>-<thread>.jsonl``); ``moves``: the folder a turn's
+    ``turn_context`` names from that turn on, by turn number (as :func:`write_session`'s)."""
     records: list[dict[str, Any]] = [
         {"timestamp": "2026-11-02T09:00:00Z", "type": "session_meta", "payload": {"id": thread, "cwd": cwd}}
     ]
     for n, (prompt, answer) in enumerate(texts):
+        if moves:
+            cwd = moves.get(n, cwd)
+            records.append(
+                {"timestamp": f"2026-11-02T09:{n % 60:02d}:00Z", "type": "turn_context", "payload": {"cwd": cwd}}
+            )
         for kind, role, body in (("input_text", "user", prompt), ("output_text", "assistant", answer)):
             records.append(
                 {

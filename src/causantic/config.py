@@ -1052,6 +1052,53 @@ def load_config(
     return _validate(data, "configuration", sources)
 
 
+@dataclass(frozen=True, slots=True)
+class SettingChange:
+    """One key a command wrote to the user's config.json: as that file spells it before and after
+    (None: not set there); a secret (storage.postgresUrl) shows as asterisks."""
+
+    key: str
+    before: Any
+    after: Any
+
+
+SECRET_KEYS = frozenset({"storage.postgresUrl"})
+MASK = "**********"  # as pydantic shows a secret
+
+
+def user_config_file(home: Path | None = None) -> Path:
+    """The user's config.json: in ``home`` (default :func:`causantic_home`), read by :func:`load_config`."""
+    return (home or causantic_home()) / "config.json"
+
+
+def write_user_settings(settings: dict[str, Any], home: Path | None = None) -> list[SettingChange]:
+    """Set dotted keys in the user's config.json (made, owner-only, when missing), keeping every other
+    key as it was; the result is validated as :func:`load_config` would before anything is written.
+    Returns the keys whose value changed."""
+    from causantic.files import atomic_write, secure_dir
+
+    path = user_config_file(home)
+    data = _read_json(path) if path.is_file() else {}
+    merged: dict[str, Any] = Config().model_dump(by_alias=True)
+    _merge(merged, data, str(path))
+    changes: list[SettingChange] = []
+    for dotted, value in settings.items():
+        _set_dotted(merged, dotted, value, "this command")
+        section, _, key = dotted.partition(".")
+        before = data.get(section, {}).get(key) if isinstance(data.get(section), dict) else None
+        if before != value:
+            hide = dotted in SECRET_KEYS
+            changes.append(
+                SettingChange(dotted, MASK if hide and before else before, MASK if hide and value else value)
+            )
+        data.setdefault(section, {})[key] = value
+    _validate(merged, str(path))
+    if changes:
+        secure_dir(path.parent)
+        atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return changes
+
+
 def config_keys() -> dict[str, tuple[Any, str]]:
     """Every dotted key with its default and description, for `causantic config show` and the docs."""
     out: dict[str, tuple[Any, str]] = {}

@@ -44,8 +44,12 @@ from causantic.errors import CausanticError, InvalidQuery, ProjectNotFound, Stor
 from causantic.files import absolute
 from causantic.home import causantic_home, is_team_memory
 from causantic.retrieval.options import FORGET_THRESHOLD, SESSIONS_LISTED, TIMELINE_SESSIONS
+from causantic.services import ProjectShare as ProjectShare  # what `team join` says, for the CLI
 from causantic.services import Services, TeamAndLocal, TeamDown, member_name, open_store, team_members
+from causantic.services import TeamJoin as TeamJoin
 from causantic.services import team_init as team_init  # team memory's set-up and status, for the CLI
+from causantic.services import team_join as team_join
+from causantic.services import team_leave as team_leave
 from causantic.services import team_status as team_status
 
 if TYPE_CHECKING:

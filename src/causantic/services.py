@@ -22,12 +22,12 @@ from causantic.store.protocol import MemoryStoreProtocol, VectorIndexProtocol
 from causantic.store.vectors import VectorIndex
 
 if TYPE_CHECKING:
-    from causantic.config import Config
+    from causantic.config import Config, SettingChange
     from causantic.embedding import Embedder
     from causantic.retrieval.chains import ChainWalker
     from causantic.retrieval.episodes import EpisodeBuilder
     from causantic.retrieval.search import Searcher
-    from causantic.store.postgres.team import ServerCheck, TeamStatus
+    from causantic.store.postgres.team import JoinCheck, ServerCheck, TeamStatus
 
 
 @dataclass(slots=True)
@@ -263,6 +263,123 @@ def team_init(url: str | None = None) -> ServerCheck:
     found = team.init(url, connect_timeout=timeout)
     spec = get_spec(config.embedding.model)
     return replace(found, ann_indexes_made=tuple(index_models(url, (spec.id, spec.dims), connect_timeout=timeout)))
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectShare:
+    """A project of the member's local memory, as `causantic team join` says where it will go."""
+
+    name: str
+    path: str
+    sessions: int  # in local memory
+    local_only: int  # of those, the sessions team memory lacks (shared: `batch-ingest --force` uploads them)
+
+
+@dataclass(frozen=True, slots=True)
+class TeamJoin:
+    """What `causantic team join` found and wrote, and what the next ingest will share."""
+
+    check: JoinCheck
+    user: str  # the name on this member's rows (team.user, else the login name)
+    user_set: bool  # team.user names it (else it is the login name)
+    config_file: Path
+    changes: tuple[SettingChange, ...]  # the keys it wrote whose value changed
+    overridden: tuple[tuple[str, str], ...]  # (key, where set): a value that wins over config.json's
+    share_all: bool
+    shared: tuple[ProjectShare, ...]  # local memory's projects the next ingest shares
+    kept_local: tuple[ProjectShare, ...]  # and those that stay local
+    unmatched: tuple[str, ...]  # names in team.shareProjects no project of local memory answers to (yet)
+
+
+def team_join(url: str, share: tuple[str, ...] | None = None, user: str | None = None) -> TeamJoin:
+    """Check team memory at ``url`` as this member (:func:`~causantic.store.postgres.team.join_check`),
+    then point the user's config.json at it: storage.backend postgres, storage.postgresUrl ``url``,
+    and ``user`` (team.user) and ``share`` (team.shareProjects: names, paths or ``("all",)``) when
+    given. Nothing is written when the check fails."""
+    from causantic.config import load_config
+    from causantic.store.postgres import team
+
+    url = url.strip()
+    config = load_config()
+    check = team.join_check(url, connect_timeout=config.team.connect_timeout_seconds)
+    settings: dict[str, object] = {"storage.backend": "postgres", "storage.postgresUrl": url}
+    if user is not None:
+        settings["team.user"] = user
+    if share is not None:
+        settings["team.shareProjects"] = "all" if share == ("all",) else list(share)
+    written = _write_settings(settings)
+    config = written.config
+    shared, kept, unmatched = _share_preview(config)
+    return TeamJoin(
+        check,
+        member_name(config),
+        config.team.user is not None,
+        written.file,
+        written.changes,
+        written.overridden,
+        config.team.share_projects == "all",
+        shared,
+        kept,
+        unmatched,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsWritten:
+    """Keys a command wrote to the user's config.json (`team join`, `team leave`)."""
+
+    file: Path
+    changes: tuple[SettingChange, ...]  # the keys whose value changed
+    overridden: tuple[tuple[str, str], ...]  # (key, where set): a value that wins over config.json's
+    config: Config  # the configuration in force now
+
+
+def _write_settings(settings: dict[str, object]) -> SettingsWritten:
+    from causantic.config import load_config, user_config_file, write_user_settings
+
+    changes = write_user_settings(settings)
+    sources: dict[str, str] = {}
+    config = load_config(sources=sources)
+    file = user_config_file()
+    overridden = tuple((key, sources[key]) for key in settings if sources.get(key, str(file)) != str(file))
+    return SettingsWritten(file, tuple(changes), overridden, config)
+
+
+def team_leave() -> SettingsWritten:
+    """Point this member back at local memory alone (storage.backend sqlite in config.json); the
+    URL and the shared projects stay in the file, and what was shared stays in team memory."""
+    return _write_settings({"storage.backend": "sqlite"})
+
+
+def _share_preview(config: Config) -> tuple[tuple[ProjectShare, ...], tuple[ProjectShare, ...], tuple[str, ...]]:
+    """Local memory's projects the next ingest shares and those it keeps local, and the names of
+    team.shareProjects that name none of them: decided as ingest decides (a clone of a repository
+    team memory holds joins its name there)."""
+    from causantic.config import TeamConfig, shares_project
+    from causantic.ingest.service import shared_projects
+    from causantic.store.postgres.store import PostgresStore
+
+    named = () if config.team.share_projects == "all" else config.team.share_projects
+    if not db_path(config).exists():
+        return (), (), tuple(named)
+    team = PostgresStore(
+        postgres_url(config), member=member_name(config), connect_timeout=config.team.connect_timeout_seconds
+    )
+    local = MemoryStore(db_path(config), busy_timeout_ms=config.storage.busy_timeout_ms)
+    try:
+        shared = shared_projects(config.team, team)
+        out: dict[bool, list[ProjectShare]] = {True: [], False: []}
+        for p in local.project_summaries():
+            sessions = [s.session_id for s in local.session_summaries(p.id)]
+            goes = shared(p.path)
+            missing = len(set(sessions) - set(team.session_sizes(sessions))) if goes else len(sessions)
+            out[goes].append(ProjectShare(p.name, p.path, p.sessions, missing))
+        seen = [p.path for p in out[True]]
+        unmatched = tuple(n for n in named if not any(shares_project(TeamConfig(share_projects=(n,)), q) for q in seen))
+    finally:
+        local.close()
+        team.close()
+    return tuple(out[True]), tuple(out[False]), unmatched
 
 
 def team_members(config: Config) -> list[str]:

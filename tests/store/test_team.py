@@ -37,7 +37,8 @@ def test_init_creates_the_schema_and_never_prints_the_url(postgres_server: Any) 
     assert result.exit_code == 0, result.output
     assert "Team memory is ready" in result.output and "pgvector 0." in result.output
     # What each member does next includes sharing something: by default nothing is shared.
-    assert "team.shareProjects" in result.output and "GRANT" not in result.output
+    assert "`causantic team join URL --share PROJECT`" in " ".join(result.output.split())
+    assert "GRANT" not in result.output
     assert "causantic_member" in result.output
     assert url not in result.output
     again = json.loads(_run("team", "init", url, "--json").output)

@@ -54,3 +54,16 @@ def test_init_and_a_member_s_first_commands_say_to_install_pgvector_not_a_traceb
     assert "4 files of shared projects wait for it" in ingest.output
     for result in (init, search, ingest):
         assert "Traceback" not in result.output and "HINT" not in result.output
+
+
+@pytest.mark.slow
+def test_team_join_on_a_server_without_pgvector_says_to_install_it_and_writes_nothing(
+    server_without_pgvector: Any, tmp_path: Path
+) -> None:
+    home = tmp_path / "alice"
+    joined = CliRunner().invoke(
+        cli, ["team", "join", server_without_pgvector.get_uri(), "--share", "shop"], env={"CAUSANTIC_HOME": str(home)}
+    )
+    assert joined.exit_code == 1, joined.output
+    assert "has no pgvector (the vector extension): its admin installs it" in " ".join(joined.output.split())
+    assert not (home / "config.json").exists()

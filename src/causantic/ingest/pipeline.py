@@ -109,6 +109,9 @@ class IngestReport:
     topics_note: str | None = None  # what topic maintenance did, in words, when vectors were added
     session_ids: set[str] = field(default_factory=set)  # the sessions counted in ``sessions``
     saved_ids: set[str] = field(default_factory=set)  # chunks a file of this run made as stored (see _not_older)
+    # Sessions of shared projects the local store took (team memory): each also worked in, or shares
+    # its file with a session of, a folder not shared (Route). By session id: its project's name.
+    kept_local: dict[str, str] = field(default_factory=dict)
 
     def _broken(self) -> Counter[str]:
         return Counter({k: v for k, v in self.skipped_lines.items() if k in BROKEN_LINE_REASONS})
@@ -174,6 +177,7 @@ def combined(first: IngestReport, second: IngestReport) -> IngestReport:
     out.notes = list(dict.fromkeys(first.notes + second.notes))  # a file neither store keeps: told once
     out.other_format = list(dict.fromkeys(first.other_format + second.other_format))
     out.examples_removed = first.examples_removed + second.examples_removed
+    out.kept_local = first.kept_local | second.kept_local
     if first.vectors_added is not None or second.vectors_added is not None:
         out.vectors_added = (first.vectors_added or 0) + (second.vectors_added or 0)
     out.vectors_elsewhere = first.vectors_elsewhere + second.vectors_elsewhere
@@ -197,15 +201,15 @@ def ingest(
     force: bool = False,
     on_progress: ProgressCallback | None = None,
     on_discovered: Callable[[int, int], None] | None = None,
-    keep: Callable[[str], bool] | None = None,
+    route: Route | None = None,
     marked_elsewhere: Sequence[MemoryStoreProtocol] = (),
 ) -> IngestReport:
     """Ingest transcript files and folders; returns what changed.
 
-    ``keep`` (team memory): whether this store takes a project, by its canonical path; a session
-    group of a project it does not take is neither written nor marked (``files_waiting``), so the
-    store that does take it reads it on its own run. Files marked in one of ``marked_elsewhere``
-    (that store has them) are skipped without a word."""
+    ``route`` (team memory): which session groups this store takes (:class:`Route`); a group it
+    does not take is neither written nor marked (``files_waiting``), so the store that does take it
+    reads it on its own run. Files marked in one of ``marked_elsewhere`` (that store has them) are
+    skipped without a word."""
     started = time.perf_counter()
     report = IngestReport()
     unreadable: list[tuple[str, str]] = []
@@ -246,13 +250,13 @@ def ingest(
                 files_done += len(group_paths(group))
                 outcome: BaseException | None = None
                 if planned is None:  # planned here, its chunks saved as they are made
-                    outcome = _plan_and_write(store, group, settings, report, keep)
+                    outcome = _plan_and_write(store, group, settings, report, route)
                 elif isinstance(planned, BaseException):
                     outcome = planned
-                elif _waits(planned, keep):
+                elif _waits(planned, route):
                     outcome = _Waiting()
                 else:
-                    write_plan(store, planned, report)
+                    write_plan(store, planned, report, route=route)
                 if isinstance(outcome, _Waiting):
                     report.files -= len(group_paths(group))
                     report.files_waiting += len(group_paths(group))
@@ -296,17 +300,42 @@ class _Waiting(Exception):
     """A group of a project this store does not take (team memory), found while it was written."""
 
 
-def _waits(plan: GroupPlan, keep: Callable[[str], bool] | None) -> bool:
-    """Whether a planned group holds a session of a project this store does not take (yet)."""
-    if keep is None:
-        return False
-    # The sessions with chunks say whose the group is; a group with none (sub-agents' warm-ups and
-    # stubs, a session cut short) by all of its sessions, and one with no session at all (an empty
-    # file) is no shared project's (''). Under `--force`, or once ingest's rules changed, each store
-    # reads every file, and team memory marked the files of such groups of projects nobody shared:
-    # their paths, which name the project's folder, readable by every member.
-    deciding = [s.project_path for s in plan.sessions if s.chunks] or [s.project_path for s in plan.sessions]
-    return not all(keep(path) for path in deciding or [""])
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Which session groups a store takes, in team memory: team memory those whose sessions worked
+    only in shared projects (``shared``, by canonical path), the local store every other. A session
+    that moved from a shared project into an unshared folder, or a file holding sessions of both,
+    stays local whole: nothing recorded in an unshared folder is sent to the server."""
+
+    shared: Callable[[str], bool]
+    team: bool  # this store is team memory
+
+    def takes(self, projects: Iterable[str]) -> bool:
+        """Whether this store takes a group whose sessions worked in ``projects``."""
+        everywhere = all(self.shared(p) for p in projects)
+        return everywhere if self.team else not everywhere
+
+    def refuses(self, projects: Iterable[str]) -> bool:
+        """Whether a group with a session that worked in ``projects`` is not this store's, whatever
+        its other sessions: said before any chunk of it is saved."""
+        return self.team and not self.takes(projects)
+
+
+def _deciding(plan: GroupPlan) -> list[str]:
+    """The projects that say whose a planned group is: its sessions' with chunks; a group with none
+    (sub-agents' warm-ups and stubs, a session cut short) by all of its sessions, and one with no
+    session at all (an empty file) is no shared project's ('')."""
+    sessions = [s for s in plan.sessions if s.chunks] or plan.sessions
+    return [p for s in sessions for p in s.head.projects] or [""]
+
+
+def _waits(plan: GroupPlan, route: Route | None) -> bool:
+    """Whether a planned group is one this store does not take (yet).
+
+    Under `--force`, or once ingest's rules changed, each store reads every file, and team memory
+    marked the files of such groups of projects nobody shared: their paths, which name the
+    project's folder, readable by every member."""
+    return route is not None and not route.takes(_deciding(plan))
 
 
 def _has_large_file(group: SessionFiles) -> bool:
@@ -320,7 +349,7 @@ def _plan_and_write(
     group: SessionFiles,
     settings: PlanSettings,
     report: IngestReport,
-    keep: Callable[[str], bool] | None,
+    route: Route | None,
 ) -> _Waiting | Exception | None:
     """Plan a group here, saving its chunks as they are made, and write the rest of it, all in one
     transaction (a failure or a kill anywhere leaves the store as before the group); None when it
@@ -330,11 +359,11 @@ def _plan_and_write(
         _large_blocks_returned()
     try:
         with store.atomic():
-            writer = _ChunkWriter(store, keep, report.saved_ids)
+            writer = _ChunkWriter(store, route, report.saved_ids)
             plan = plan_group(group, settings, writer)
-            if _waits(plan, keep):
+            if _waits(plan, route):
                 raise _Waiting
-            write_plan(store, plan, report, writer)
+            write_plan(store, plan, report, writer, route)
     except StoreError:
         raise
     except _Waiting as waiting:
@@ -373,9 +402,9 @@ class _ChunkWriter:
     a batch of :data:`STREAM_BATCH_CHARS` of text at a time, inside the group's transaction; the
     last batch of each session is saved with the rest of it by :func:`write_plan`."""
 
-    def __init__(self, store: MemoryStoreProtocol, keep: Callable[[str], bool] | None, saved: set[str]) -> None:
+    def __init__(self, store: MemoryStoreProtocol, route: Route | None, saved: set[str]) -> None:
         self._store = store
-        self._keep = keep
+        self._route = route
         self._saved = saved  # chunks other groups of this run saved (IngestReport.saved_ids)
         self._heads: dict[str, SessionHead] = {}
         self._pending: dict[str, list[ChunkRecord]] = {}
@@ -422,7 +451,7 @@ class _ChunkWriter:
     def _project(self, head: SessionHead) -> Project:
         project = self._projects.get(head.session_id)
         if project is None:
-            if self._keep is not None and not self._keep(head.project_path):
+            if self._route is not None and self._route.refuses(head.projects):
                 raise _Waiting
             project = session_project(self._store, head)
             self._projects[head.session_id] = project
@@ -442,12 +471,16 @@ class _ChunkWriter:
 
 
 def write_plan(
-    store: MemoryStoreProtocol, plan: GroupPlan, report: IngestReport, writer: _ChunkWriter | None = None
+    store: MemoryStoreProtocol,
+    plan: GroupPlan,
+    report: IngestReport,
+    writer: _ChunkWriter | None = None,
+    route: Route | None = None,
 ) -> None:
     """Save one group in one transaction, flagging its projects for cross-session relinking.
 
     ``writer`` saved the chunks of the sessions planned with it (``written``) as they were made:
-    only their last batch is saved here."""
+    only their last batch is saved here. ``route``: the store's, in team memory (see :class:`Route`)."""
     with store.atomic():
         if writer is None:  # else locked when planning began (_ChunkWriter.begin)
             lock_group(store, [s.head for s in plan.sessions])
@@ -473,6 +506,8 @@ def write_plan(
                     store.absorb_project(path, project)
             report.project_ids.add(project.id)
             store.mark_relink(project.id)
+            if route is not None and not route.team and any(map(route.shared, session.head.projects)):
+                report.kept_local[session.session_id] = project.name
             fresh = _not_older(
                 saved.rest(session.session_id) if saved is not None else session.chunks, stored, report.saved_ids
             )

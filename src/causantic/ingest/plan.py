@@ -87,6 +87,14 @@ class SessionHead:
     # The repository the project path is a checkout of (transcripts.projects.repository_key), when this
     # machine has it: another member's clone of it at another path is the same project.
     repository: str | None = None
+    # The other projects the session worked in (a `cd` from one into another mid-session), by their
+    # canonical paths: stored under ``project_path``, and shared with the team only if all of them are.
+    also_in: tuple[str, ...] = ()
+
+    @property
+    def projects(self) -> tuple[str, ...]:
+        """Every project the session worked in, its own first."""
+        return (self.project_path, *self.also_in)
 
 
 class ChunkSink(Protocol):
@@ -126,6 +134,7 @@ class SessionPlan:
     written: bool = False  # its chunks went to a ChunkSink as they were made; ``chunks`` hold no text
     joined: tuple[str, ...] = ()  # see SessionHead.joined
     repository: str | None = None  # see SessionHead.repository
+    also_in: tuple[str, ...] = ()  # see SessionHead.also_in
 
     @property
     def head(self) -> SessionHead:
@@ -137,6 +146,7 @@ class SessionPlan:
             self.source,
             joined=self.joined,
             repository=self.repository,
+            also_in=self.also_in,
         )
 
 
@@ -216,6 +226,7 @@ def plan_session(
         cwd=head.cwd,
         project_path=head.project_path,
         repository=head.repository,
+        also_in=head.also_in,
         chunks=tuple(r for s in streams for r in s.records),
         edges=tuple(edges),
         subagent_streams=len(sub_streams),
@@ -259,9 +270,29 @@ def _head(session: SessionTranscripts) -> SessionHead:
     cwd_hash = session.project_hash if not session.cwd else None  # Gemini CLI: matched when written
     joined = () if session.source == "claude-code" else tuple(s.agent_id for s in session.subagents if s.agent_id)
     repository = repository_key(project_path) if session.cwd and project_path else None
+    later = (c for t in (session.main, *session.subagents) if t is not None for c in (t.cwd, *t.later_cwds) if c)
+    also_in = tuple(dict.fromkeys(p for c in later if (p := _elsewhere(c, project_path))))
     return SessionHead(
-        session.session_id, cwd, project_path, cwd_hash, session.source, joined=joined, repository=repository
+        session.session_id,
+        cwd,
+        project_path,
+        cwd_hash,
+        session.source,
+        joined=joined,
+        repository=repository,
+        also_in=also_in,
     )
+
+
+def _elsewhere(cwd: str, project_path: str) -> str | None:
+    """The project of a folder a session also worked in, when it is not the session's own: a folder
+    inside the project (``src/``, or one no longer on this machine) is the project, unless it is a
+    repository of its own (a nested checkout is another project, shared only if it is named)."""
+    other = canonical_project_path(cwd)
+    if not other or other == project_path:
+        return None
+    inside = other.startswith(project_path.rstrip("/") + "/")
+    return None if inside and not os.path.exists(os.path.join(other, ".git")) else other
 
 
 def _where(session: SessionTranscripts) -> tuple[str, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from causantic.config import Config, TeamConfig, shares_project
 from causantic.errors import StoreError
 from causantic.ingest.indexing import embedding_text, sync_vectors
-from causantic.ingest.pipeline import IngestReport, ProgressCallback, combined, ingest, remove_chunks
+from causantic.ingest.pipeline import IngestReport, ProgressCallback, Route, combined, ingest, remove_chunks
 from causantic.ingest.plan import PlanSettings
 from causantic.ingest.topics import maintain_topics
 from causantic.ingest_runs import IngestProgress
@@ -51,7 +52,7 @@ def ingest_paths(
     on_discovered: Callable[[int, int], None] | None = None,
     on_embed_progress: Callable[[int, int], None] | None = None,
     as_examples: bool = False,
-    keep: Callable[[str], bool] | None = None,
+    route: Route | None = None,
     marked_elsewhere: Sequence[MemoryStoreProtocol] = (),
     status: IngestProgress | None = None,
 ) -> IngestReport:
@@ -64,7 +65,7 @@ def ingest_paths(
     sessions). Their projects are recorded as examples, and the first ingest that finds sessions of
     any other project in memory removes them, so examples never mix with real memory.
 
-    ``keep`` and ``marked_elsewhere``: this store takes only some projects (team memory, see
+    ``route`` and ``marked_elsewhere``: this store takes only some sessions (team memory, see
     :func:`ingest_routed` and :func:`causantic.ingest.pipeline.ingest`).
 
     ``status``: the running command's status, when this ingest is one part of it (team memory's).
@@ -81,7 +82,7 @@ def ingest_paths(
             on_discovered=_both(progress.discovered, on_discovered),
             on_embed_progress=_both(progress.embedding, on_embed_progress),
             as_examples=as_examples,
-            keep=keep,
+            route=route,
             marked_elsewhere=marked_elsewhere,
         )
 
@@ -97,7 +98,7 @@ def _ingest_paths(
     on_discovered: Callable[[int, int], None],
     on_embed_progress: Callable[[int, int], None],
     as_examples: bool,
-    keep: Callable[[str], bool] | None,
+    route: Route | None,
     marked_elsewhere: Sequence[MemoryStoreProtocol],
 ) -> IngestReport:
     started = time.perf_counter()
@@ -109,7 +110,7 @@ def _ingest_paths(
         force=force,
         on_progress=on_progress,
         on_discovered=on_discovered,
-        keep=keep,
+        route=route,
         marked_elsewhere=marked_elsewhere,
     )
     if services.store.schema_note:
@@ -166,7 +167,8 @@ def ingest_routed(
     team_down: str | None = None,
     **options: Any,
 ) -> IngestReport:
-    """Team memory: sessions of shared projects into ``team``, the others into ``local``.
+    """Team memory: sessions of shared projects into ``team``, the others into ``local`` (a session
+    that also worked in an unshared folder, or shares its file with one that did, is local: Route).
 
     ``local`` is None when every project is shared; ``team`` is None when no project is, or when
     team memory cannot be reached (``team_down`` says why). The local part runs first, so it is
@@ -190,11 +192,12 @@ def _ingest_routed(
     report: IngestReport | None = None
     if local is not None:
         others = [team.store] if team is not None else []
-        report = ingest_paths(local, paths, keep=lambda path: not shared(path), marked_elsewhere=others, **options)
+        report = ingest_paths(local, paths, route=Route(shared, team=False), marked_elsewhere=others, **options)
+        report.notes.extend(_kept_local_note(local.store, report.kept_local))
     if team is not None:
         others = [local.store] if local is not None else []
         try:
-            uploaded = ingest_paths(team, paths, keep=shared, marked_elsewhere=others, **options)
+            uploaded = ingest_paths(team, paths, route=Route(shared, team=True), marked_elsewhere=others, **options)
         except StoreError as exc:
             if report is None:
                 raise
@@ -237,6 +240,25 @@ def shared_projects(team: TeamConfig, store: MemoryStoreProtocol | None) -> Call
     return shared
 
 
+KEPT_LOCAL_KEY = "kept_local_sessions"  # meta: JSON list of the ids of IngestReport.kept_local's sessions
+
+
+def _kept_local_note(local: MemoryStoreProtocol, kept: dict[str, str]) -> list[str]:
+    """Sessions of shared projects kept local because they also worked in a folder not shared (or
+    share their file with a session that did): say so, and remember them, so that the next runs do
+    not send the member to `--force` to upload what it would keep local again."""
+    if not kept:
+        return []
+    raw = local.meta_value(KEPT_LOCAL_KEY)
+    local.set_meta(KEPT_LOCAL_KEY, json.dumps(sorted(set(json.loads(raw) if raw else []) | set(kept))))
+    by_project = Counter(kept.values())
+    names = ", ".join(f"{name} ({counted(n, 'session')})" for name, n in sorted(by_project.items()))
+    return [
+        f"kept in local memory only, as {'it' if len(kept) == 1 else 'they'} also worked in a folder not shared "
+        f"(or {'shares its file' if len(kept) == 1 else 'share their files'} with a session that did): {names}"
+    ]
+
+
 def _kept_locally_note(
     local: MemoryStoreProtocol, team: MemoryStoreProtocol, shared: Callable[[str], bool]
 ) -> list[str]:
@@ -246,10 +268,12 @@ def _kept_locally_note(
     projects = [p for p in local.projects_by_id(local.projects_with_chunks()) if shared(p.path)]
     if not projects:
         return []
+    raw = local.meta_value(KEPT_LOCAL_KEY)
+    private = set(json.loads(raw) if raw else [])  # kept local by the folders they worked in: no --force uploads them
     local_only = {
         p.name: missing
         for p in projects
-        if (sessions := [s.session_id for s in local.session_summaries(p.id)])
+        if (sessions := [s.session_id for s in local.session_summaries(p.id) if s.session_id not in private])
         and (missing := len(set(sessions) - set(team.session_sizes(sessions))))
     }
     if not local_only:

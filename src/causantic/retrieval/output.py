@@ -591,6 +591,53 @@ class TeamInitOut(Out):
     ann_indexes_made: list[str] = Field(description="The models whose vector index (HNSW) this run made.")
 
 
+class SettingChangeOut(Out):
+    key: str
+    before: str | None = Field(description="As config.json spelled it (JSON text); null: not set there.")
+    after: str = Field(description="As config.json spells it now (JSON text); a password's URL as asterisks.")
+
+
+class SettingOverrideOut(Out):
+    key: str
+    set_in: str = Field(description="The environment variable or project file whose value wins over config.json.")
+
+
+class ProjectShareOut(Out):
+    name: str
+    path: str
+    session_count: int = Field(description="Sessions in your local memory.")
+    local_only_count: int = Field(
+        description="Of them, those team memory lacks (a shared project's: `batch-ingest --force` uploads them)."
+    )
+
+
+class TeamJoinOut(Out):
+    """``causantic team join --json``: the server checked as this member, the settings written, and
+    where the next ingest puts each project of local memory."""
+
+    server: str
+    role: str = Field(description="The login role the URL names.")
+    user: str = Field(description="The name on your rows (team.user, else your login name).")
+    schema_version: int
+    schema_note: str | None = Field(description="What members go without until the tables' owner upgrades.")
+    members: list[str] = Field(description="Members with rows in team memory, by name.")
+    config_file: str
+    changes: list[SettingChangeOut] = Field(description="The keys written whose value changed.")
+    overridden: list[SettingOverrideOut]
+    share_all: bool
+    shared: list[ProjectShareOut] = Field(description="Projects of local memory the next ingest shares.")
+    kept_local: list[ProjectShareOut] = Field(description="Projects of local memory that stay local.")
+    unmatched: list[str] = Field(description="team.shareProjects names no project of local memory answers to yet.")
+
+
+class TeamLeaveOut(Out):
+    """``causantic team leave --json``: storage.backend set back to sqlite in config.json."""
+
+    config_file: str
+    changes: list[SettingChangeOut] = Field(description="The keys written whose value changed.")
+    overridden: list[SettingOverrideOut]
+
+
 class TeamMemberOut(Out):
     user: str
     session_count: int

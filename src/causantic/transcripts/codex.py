@@ -153,8 +153,9 @@ def read_rollout(
         session_id=session_id or meta.thread_id or path.stem,
         agent_id=agent_id,
         messages=tuple(builder.finished(session_id or meta.thread_id or path.stem)),
-        cwd=meta.cwd or builder.context_cwd,
+        cwd=(cwd := meta.cwd or builder.context_cwd),
         source="codex",
+        later_cwds=tuple(c for c in builder.context_cwds if c != cwd),
     )
     return transcript, meta, report
 
@@ -168,6 +169,7 @@ class _Builder:
     report: SkipReport
     meta: RolloutMeta | None = None
     context_cwd: str | None = None
+    context_cwds: list[str] = field(default_factory=list[str])  # every turn's cwd, in order (Transcript.later_cwds)
     messages: list[Message] = field(default_factory=list[Message])
     call_names: dict[str, str] = field(default_factory=dict[str, str])  # call id → tool name
     open_calls: list[ToolCall] = field(default_factory=list[ToolCall])  # calls without a result yet
@@ -199,9 +201,12 @@ class _Builder:
     def _event(self, kind: object, payload: dict[str, Any] | None) -> None:
         if payload is None:
             return
-        if kind == "turn_context" and self.context_cwd is None:
+        if kind == "turn_context":
             cwd = payload.get("cwd")
-            self.context_cwd = cwd if isinstance(cwd, str) and cwd.startswith("/") else None
+            if isinstance(cwd, str) and cwd.startswith("/") and cwd not in self.context_cwds:
+                self.context_cwds.append(cwd)
+            if self.context_cwd is None:
+                self.context_cwd = cwd if isinstance(cwd, str) and cwd.startswith("/") else None
         elif kind == "event_msg" and payload.get("type") == "collab_agent_spawn_end":
             call, thread = as_str(payload.get("call_id")), as_str(payload.get("new_thread_id"))
             if call and thread:

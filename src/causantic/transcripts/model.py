@@ -111,6 +111,9 @@ class Transcript:
     messages: tuple[Message, ...]
     cwd: str | None = None
     progress: tuple[AgentProgress, ...] = ()
+    # Every other folder its records name, in the order first named (a `cd` into another project
+    # mid-session): team memory shares a session only when each of its folders is shared.
+    later_cwds: tuple[str, ...] = ()
     meta: AgentMeta | None = None  # from the sub-agent's .meta.json companion, when there is one
     source: Source = "claude-code"
 

@@ -704,6 +704,7 @@ class _Stream:
     agent_id: str | None
     first_line: int
     cwd: str | None = None
+    later_cwds: list[str] = field(default_factory=list[str])  # Transcript.later_cwds
     pending: list[_Pending] = field(default_factory=list[_Pending])
     by_message_id: dict[str, _Pending] = field(default_factory=dict[str, _Pending])
     uuids: set[str] = field(default_factory=set[str])
@@ -786,6 +787,7 @@ class _Assembler:
                         messages=built,
                         cwd=stream.cwd,
                         progress=tuple(stream.progress),
+                        later_cwds=tuple(stream.later_cwds),
                     )
                 )
         return transcripts
@@ -852,10 +854,12 @@ class _Assembler:
             stream.uuids.add(uuid)
         else:
             uuid = line_uuid(line_no, sub)
-        if stream.cwd is None:
-            cwd = rec.get("cwd")
-            if isinstance(cwd, str) and cwd:
+        cwd = rec.get("cwd")
+        if isinstance(cwd, str) and cwd:
+            if stream.cwd is None:
                 stream.cwd = cwd
+            elif cwd != stream.cwd and cwd not in stream.later_cwds:
+                stream.later_cwds.append(cwd)
         message = rec["message"]
         role = rec["type"]
         blocks = parse_blocks(message["content"])

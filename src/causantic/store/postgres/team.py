@@ -16,7 +16,14 @@ from causantic.store.postgres.connection import (
     failure,
     psycopg_module,
 )
-from causantic.store.postgres.migrations import WORKS_WITHOUT, migrate, missing_versions, schema_version, tables_owner
+from causantic.store.postgres.migrations import (
+    MIGRATIONS,
+    WORKS_WITHOUT,
+    migrate,
+    missing_versions,
+    schema_version,
+    tables_owner,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +225,57 @@ def status(url: str, *, connect_timeout: int | None = None) -> TeamStatus:
             missing,
             gap_note(conn, url, missing) if missing else None,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class JoinCheck:
+    """What `causantic team join` found on the server, connected as the member will be."""
+
+    server: str  # host/database, never the URL
+    role: str  # the login role the URL names (the server's current_user)
+    schema_version: int
+    members: tuple[str, ...]  # the members with rows there, by name
+    schema_note: str | None = None  # schema changes this member goes without (gap_note)
+
+
+@_one_sentence
+def join_check(url: str, *, connect_timeout: int | None = None) -> JoinCheck:
+    """Check team memory at ``url`` as a member's every command will open it: reachable, its login
+    accepted, pgvector there, the schema made (`team init`), neither behind this release in a way
+    members cannot do without nor ahead of it, and the role granted a member's rights. A
+    TeamUnavailable says which of these failed and who does what about it."""
+    with connect(url, connect_timeout=connect_timeout) as conn:
+        role = str(_scalar(conn, "SELECT current_user"))
+        # Before anything reads the tables: a role not granted causantic_member was told "permission
+        # denied for table schema_migrations".
+        granted = "SELECT to_regclass('chunks') IS NULL OR has_table_privilege('chunks', 'SELECT, INSERT')"
+        if not _scalar(conn, granted):
+            raise TeamUnavailable(
+                f"The team memory at {describe(url)} let role {role} log in but not read or write its tables: the "
+                f"team's admin runs `GRANT causantic_member TO {role};` there, then join again.",
+                "refused",
+            )
+        found = _check(conn, url)
+        if found.missing:
+            raise TeamUnavailable(
+                f"The team database at {found.server} is not ready: " + " ".join(found.missing), "schema"
+            )
+        if found.schema_version == 0:
+            raise TeamUnavailable(
+                f"{found.server} holds no team memory yet: whoever set up the server runs `causantic team init` "
+                "there first (a superuser, or the database's owner with CREATEROLE), then grants you causantic_member.",
+                "schema",
+            )
+        if found.schema_version > len(MIGRATIONS):
+            raise TeamUnavailable(
+                f"The team database at {found.server} has schema version {found.schema_version}, newer than this "
+                f"causantic knows ({len(MIGRATIONS)}): a newer release ran `causantic team init` there. Upgrade "
+                "causantic (`pip install -U 'causantic[postgres]'`), then join again.",
+                "schema",
+            )
+        gap = migrated(conn, url)
+        names = tuple(r[0] for r in conn.execute("SELECT DISTINCT member FROM chunks ORDER BY member"))
+        return JoinCheck(found.server, role, schema_version(conn), names, gap_note(conn, url, gap) if gap else None)
 
 
 @_one_sentence
