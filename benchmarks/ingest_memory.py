@@ -119,8 +119,9 @@ def write_claude(folder: Path, megabytes: float) -> Path:
     return path
 
 
-def write_codex(folder: Path, megabytes: float) -> Path:
-    """The corpus rollout's first 40 records, its first command output ``megabytes`` MB of log lines."""
+def write_codex(folder: Path, megabytes: float, older_json: bool = False) -> Path:
+    """The corpus rollout's first 40 records, its first command output ``megabytes`` MB of log lines
+    (``older_json``: in the older Codex's JSON form, the text inside ``{"output": …, "metadata": …}``)."""
     path = folder / "codex" / f"rollout-2026-06-23T07-21-00-{megabytes:g}mb.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     blown = False
@@ -131,7 +132,11 @@ def write_codex(folder: Path, megabytes: float) -> Path:
             record = json.loads(line)
             payload = record.get("payload") or {}
             if not blown and payload.get("type") == "function_call_output":
-                payload["output"] = CODEX_HEADER + log_text(megabytes)
+                if older_json:
+                    wrapped = {"output": log_text(megabytes), "metadata": {"exit_code": 0, "duration_seconds": 0.2}}
+                    payload["output"] = json.dumps(wrapped, ensure_ascii=False)
+                else:
+                    payload["output"] = CODEX_HEADER + log_text(megabytes)
                 blown = True
             handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
     assert blown, "no command output in the first 40 records"
@@ -195,22 +200,7 @@ def write_norecord(folder: Path, megabytes: float) -> Path:
 
 def write_codexjson(folder: Path, megabytes: float) -> Path:
     """The ``codex`` rollout with its command output in the older JSON form."""
-    path = folder / "codex" / f"rollout-2026-06-23T07-21-00-{megabytes:g}mb.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    blown = False
-    with CODEX_ROLLOUT.open("rb") as source, path.open("w") as handle:
-        for n, line in enumerate(source):
-            if n == 40:
-                break
-            record = json.loads(line)
-            payload = record.get("payload") or {}
-            if not blown and payload.get("type") == "function_call_output":
-                wrapped = {"output": log_text(megabytes), "metadata": {"exit_code": 0, "duration_seconds": 0.2}}
-                payload["output"] = json.dumps(wrapped, ensure_ascii=False)
-                blown = True
-            handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
-    assert blown, "no command output in the first 40 records"
-    return path
+    return write_codex(folder, megabytes, older_json=True)
 
 
 def write_many(folder: Path, megabytes: float) -> Path:
