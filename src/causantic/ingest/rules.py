@@ -51,10 +51,7 @@ History (what each version changed, so a release note can say why memory was re-
   projects of one folder merged), Cursor's too; a Codex fork whose session's rollout lies in another
   sessions tree than its own (a copy of another machine's, a backup), found in the same run or
   ingested before from there, read with that session, without its copy of the session's turns
-  (before: stored twice, once in each session); a long command output keeps its last lines after
-  ``[… N lines left out]`` (``chunking.toolResultTailChars``: how a test run or build ended), plans
-  (ExitPlanMode, Codex ``update_plan``) stored whole as their text, and empty outputs and fixed
-  acknowledgements ("Plan updated", an edit's "has been updated successfully") no longer stored.
+  (before: stored twice, once in each session).
 """
 
 from __future__ import annotations
