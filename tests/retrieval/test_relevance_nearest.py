@@ -109,12 +109,7 @@ def test_a_real_question_keeps_its_answer(projects_home: Path, query: str, proje
     assert result.hits and project in result.hits[0].chunk.project
 
 
-def test_a_vague_request_in_the_projects_words_finds_its_session(
-    projects_home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Its nearest chunk is at the bar (0.31-0.33 as chunking changes): held to a bar above it, the
-    # request must find its session through memory's own vocabulary (relevance.knownChunks).
-    monkeypatch.setenv("CAUSANTIC_RELEVANCE_NEAREST_COSINE", "0.34")
+def test_a_vague_request_in_the_projects_words_finds_its_session(projects_home: Path) -> None:
     with Memory(projects_home) as memory:
         result = memory.search(VAGUE)
     sessions = list(dict.fromkeys(h.chunk.session_id for h in result.hits))

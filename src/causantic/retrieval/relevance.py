@@ -256,14 +256,11 @@ def clears_floor(
 
     Without vectors (``nearest`` None), in a memory of fewer than ``relevance.nearestMinChunks``
     chunks (a store of a few sessions may hold nothing close to a question it still answers in
-    part) and with no floor (0 shows everything) the relevance decides alone; in such a small
-    memory a hit holding none of the query's words is still held to the query's nearest chunk:
-    answering "in part" needs a word in common, and without one the vector's guess is all there is
-    ("zxqv" drew a 2.5% hit from 34 chunks).
+    part) and with no floor (0 shows everything) the relevance decides alone.
     """
     if score < floor:
         return False
-    if floor <= 0 or nearest is None or (scope_chunks < config.nearest_min_chunks and coverage > 0):
+    if floor <= 0 or nearest is None or scope_chunks < config.nearest_min_chunks:
         return True
     near = config.large_nearest_cosine if scope_chunks >= config.large_min_chunks else config.nearest_cosine
     if nearest >= near or coverage >= config.coverage_alone or score >= config.far_floor:
