@@ -67,37 +67,6 @@ def write_session(
     return path
 
 
-def write_tool_session(
-    folder: Path, cwd: str, session_id: str, prompt: str, calls: list[tuple[str, dict[str, Any], str, bool]]
-) -> Path:
-    """A Claude Code transcript of one turn: ``prompt``, then each (tool, input, output, is_error)
-    as a tool call and its result, then a closing answer."""
-    records: list[dict[str, Any]] = []
-
-    def record(kind: str, content: Any) -> None:
-        n = len(records)
-        uuid = f"{session_id[:8]}-0000-4000-8000-{n:012d}"
-        message: dict[str, Any] = {"role": kind, "content": content}
-        if kind == "assistant":
-            message["id"] = f"msg_{n}"
-        parent = records[-1]["uuid"] if records else None
-        stamp = f"2026-11-02T09:{n % 60:02d}:00.000Z"
-        records.append(
-            {"parentUuid": parent, "isSidechain": False, "type": kind, "cwd": cwd, "sessionId": session_id}
-            | {"uuid": uuid, "timestamp": stamp, "message": message}
-        )
-
-    record("user", prompt)
-    for i, (tool, given, output, failed) in enumerate(calls):
-        record("assistant", [{"type": "tool_use", "id": f"toolu_{i}", "name": tool, "input": given}])
-        record("user", [{"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": output, "is_error": failed}])
-    record("assistant", [{"type": "text", "text": "Done."}])
-    path = folder / cwd.strip("/").replace("/", "-") / f"{session_id}.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return path
-
-
 def write_codex_rollout(
     sessions: Path, cwd: str, thread: str, texts: list[tuple[str, str]], moves: dict[int, str] | None = None
 ) -> Path:

@@ -106,20 +106,7 @@ class ChunkingConfig(_Section):
             "two windows of the default embedding model, so no text is invisible to vector search."
         ),
     )
-    tool_result_max_chars: int = Field(
-        600, ge=0, description="A tool result longer than this keeps its first this many characters (0: all of it)."
-    )
-    tool_result_tail_chars: int = Field(
-        300,
-        ge=0,
-        le=10_000,
-        description=(
-            "A command's output cut at toolResultMaxChars also keeps its last lines, up to this many "
-            "characters, after a line saying how many were left out: where a run says how it ended "
-            "(pytest's counts, the error). 300 kept the last such line of 184 of the 212 long outputs of "
-            "../shared/corpus that print one (the head alone: 35); 0 keeps the head only."
-        ),
-    )
+    tool_result_max_chars: int = Field(600, ge=0, description="Tool results longer than this are truncated.")
     tool_input_max_chars: int = Field(200, ge=0, description="Rendered tool-call summary length cap.")
     long_line_chars: int = Field(
         20_000,

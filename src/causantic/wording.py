@@ -7,18 +7,8 @@ Words only; what is counted and when it is shown is each caller's.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
-
-# The line ingest puts between the head of a command's output and the last lines it keeps of it:
-# ``[… 95 lines left out]`` (``[… 5,000 characters left out]`` when the cut is within one line).
-STORED_GAP = re.compile(r"\[… [\d,]+ (?:lines?|characters) left out\]")
-
-
-def stored_gap(left_out: str) -> str:
-    """The line standing for the middle of an output ingest left out: ``left_out`` is what was."""
-    return f"[… {left_out} left out]"
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:

@@ -126,7 +126,7 @@ def test_search_narrows_to_one_coding_agent_and_stats_count_each(memory: Path, a
     codex_hits, gemini_hits = hit_headers(text(codex)), hit_headers(text(gemini))
     assert codex_hits and {h["Source"] for h in codex_hits} == {"codex"}
     assert gemini_hits and {h["Source"] for h in gemini_hits} == {"gemini"}
-    assert "  - codex: 11 sessions, 285 chunks\n  - gemini: 11 sessions, 22 chunks" in text(stats)
+    assert "  - codex: 11 sessions, 243 chunks\n  - gemini: 11 sessions, 21 chunks" in text(stats)
     assert "  - claude-code: " in text(stats)
 
 

@@ -68,14 +68,13 @@ def test_a_sub_agent_started_again_later_is_told_where_it_was_started_again(
         for chunk in view.main.chunks
         for run in view.main.spawned.get(chunk.id, [])
     ]
-    # Four 'dev' runs were one 55-chunk stream (57 since command outputs keep their last lines) hung
-    # at 23:51, the 01:17 run's chunks among them.
+    # Four 'dev' runs were one 55-chunk stream hung at 23:51, the 01:17 run's chunks among them.
     assert [(agent, n) for _, agent, _, n in started] == [
-        ("dev", 13),
         ("dev", 12),
-        ("reviewer", 13),
-        ("dev", 22),
+        ("dev", 11),
         ("reviewer", 11),
+        ("dev", 22),
+        ("reviewer", 9),
         ("dev", 10),
     ]
     assert all(call <= first for call, _, first, _ in started)  # each hangs on a chunk before its own first

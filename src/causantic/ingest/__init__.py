@@ -1,7 +1,6 @@
 """Ingestion: typed transcripts into chunks and causal edges in the stores.
 
 - ``render``: a turn's messages as compact text sections (thinking left out, tool calls as one line).
-- ``results``: what of a tool result is kept (its head, a command's last lines; nothing of an empty one).
 - ``redact``: secrets replaced before any text is stored or indexed.
 - ``chunker``: turn-based, code-block-aware packing of sections into chunks.
 - ``tokens``: approximate token counts (a leaf module, cheap to import).

@@ -59,7 +59,6 @@ class PlanSettings:
                 tool_result_max_chars=config.chunking.tool_result_max_chars,
                 tool_input_max_chars=config.chunking.tool_input_max_chars,
                 redactor=redactor_from(config.redaction),
-                tool_result_tail_chars=config.chunking.tool_result_tail_chars,
             ),
             gating=make_gating(g.time_gap_minutes, g.topic_shift_gating, g.topic_shift_patterns),
         )

@@ -510,29 +510,8 @@ def truncate(text: str, limit: int, *, cut: bool = False) -> str:
     """
     if limit <= 0 or len(text) <= limit:
         return text + " …[truncated]" if cut else text
-    return head_of(text, limit).rstrip() + " …[truncated]"
-
-
-def head_of(text: str, limit: int) -> str:
-    """The first ``limit`` characters of ``text``, or a few more: a ``[REDACTED:…]`` placeholder
-    that the cut would split is kept whole."""
     end = limit
     for match in PLACEHOLDER.finditer(text, max(0, limit - 40), limit + 40):
         if match.start() < end < match.end():
             end = match.end()
-    return text[:end]
-
-
-def tail_of(text: str, limit: int) -> str:
-    """The last lines of ``text`` that fit in ``limit`` characters; of a last line longer than that,
-    its last ``limit`` characters (a ``[REDACTED:…]`` placeholder the cut would split kept whole)."""
-    if len(text) <= limit:
-        return text
-    start = len(text) - limit
-    line = text.find("\n", start)
-    if line != -1 and line + 1 < len(text):
-        return text[line + 1 :]
-    for match in PLACEHOLDER.finditer(text, max(0, start - 40), start + 40):
-        if match.start() < start < match.end():
-            start = match.start()
-    return text[start:]
+    return text[:end].rstrip() + " …[truncated]"

@@ -1,8 +1,7 @@
 """A turn's messages as compact text sections, in the order they happened.
 
 What gets indexed is what a person would want to find again: the prompt, the assistant's words,
-one line per tool call (``[Tool:Bash] pytest -q``; a plan whole) and what of each tool result
-:mod:`results` keeps (its head; a command's last lines too; nothing of an empty one). Text the
+one line per tool call (``[Tool:Bash] pytest -q``) and the head of each tool result. Text the
 harness injected into a user message (IDE wrappers, system reminders, command caveats, Causantic's
 own briefing) and the reminders Claude Code appends to tool results are left out; Claude Code's
 instruction to its compaction agent reads as one line, which opens the summary's first section (a
@@ -14,6 +13,7 @@ they often restate the prompt); the chunk only records that the turn had them.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,10 +21,9 @@ from datetime import datetime
 from typing import cast
 
 from causantic.ingest.longtext import WindowedText, cleaned_long_text
-from causantic.ingest.redact import redact_head
-from causantic.ingest.results import kept_result
+from causantic.ingest.redact import REDACT_MARGIN, redact_head
 from causantic.sources import SPAWN_TOOLS
-from causantic.transcripts import COMPACTION_LINE, without_injected
+from causantic.transcripts import COMPACTION_LINE, without_injected, without_trailing_reminders
 from causantic.transcripts.model import TextBlock, ThinkingBlock, ToolCall, ToolResult, Turn
 
 # The input field that says most about a call, per tool; others fall back to compact JSON.
@@ -46,6 +45,13 @@ _SUMMARY_FIELDS = (
     "recipient",
 )
 
+
+# Claude Code adds to a sub-agent's result the id to resume it by and, at the end, its usage figures
+# ("agentId: a2898e3 (for resuming to continue this agent's work if needed)", "<usage>total_tokens:
+# 76365 …</usage>"): noise to a reader, and indexed tokens no one searches for. Sub-agent linking reads
+# the id from the transcript (:mod:`causantic.ingest.subagents`), not from this rendering.
+_AGENT_ID_LINE = re.compile(r"^agentId: [\w-]+(?: \(.*\))?$\n?", re.MULTILINE)
+_USAGE_TAIL = re.compile(r"<usage>[^<]*</usage>\s*\Z")
 
 PROMPT_HEAD_CHARS = 2_000
 HUGE_TEXT_CHARS = 1 << 20  # a text this long is cleaned in windows and labelled in a section of its own
@@ -79,12 +85,7 @@ class RenderedTurn:
 
 
 def render_turn(
-    turn: Turn,
-    *,
-    tool_result_max_chars: int,
-    tool_result_tail_chars: int,
-    tool_input_max_chars: int,
-    redact: Callable[[str], str],
+    turn: Turn, *, tool_result_max_chars: int, tool_input_max_chars: int, redact: Callable[[str], str]
 ) -> RenderedTurn:
     sections: list[Section] = []
     tool_names: dict[str, str] = {}
@@ -135,10 +136,8 @@ def render_turn(
             elif isinstance(block, ToolResult):
                 name = tool_names.get(block.tool_use_id, "tool")
                 label = "Error" if block.is_error else "Result"
-                body = kept_result(block, name, head=tool_result_max_chars, tail=tool_result_tail_chars, redact=redact)
-                if not body and not block.is_error and name not in SPAWN_TOOLS:
-                    continue  # an empty output, an acknowledgement: nothing the call line does not say
-                text = f"[{label}:{name}] {body}".rstrip()
+                body = _result_head(block, tool_result_max_chars + REDACT_MARGIN + 1, name)
+                text = f"[{label}:{name}] {redact_head(body, tool_result_max_chars, redact)}".rstrip()
                 result_id = block.tool_use_id
                 speaker = "Tool"
             if text:
@@ -156,9 +155,31 @@ def render_turn(
     return RenderedTurn(turn.index, prompt, tuple(sections), has_thinking, tool_uses, anchor)
 
 
+def _result_head(block: ToolResult, chars: int, tool: str) -> str:
+    """The text a tool result is kept by: without the reminders Claude Code appends, nor a sub-agent
+    result's id and usage lines, stripped; of an output left in its file (:class:`ToolResult`
+    ``long``), its first ``chars`` characters only, as many as :func:`redact_head` reads, found from
+    its head and tail without decoding the rest. When those cannot tell (reminders reaching past the
+    tail, an output all blank, a sub-agent's result), the output is decoded whole, as one in the line
+    is."""
+    if block.long is not None and tool not in SPAWN_TOOLS and chars > REDACT_MARGIN + 1:
+        lead = len(block.text) - len(block.text.lstrip())
+        end = without_trailing_reminders(block.tail).rstrip()
+        if (
+            lead + chars <= len(block.text) < block.long.length - len(block.tail)
+            and end
+            and not end.endswith("</system-reminder>")
+            and block.long.length - len(block.tail) + len(end) - lead >= chars
+        ):
+            return block.text[lead : lead + chars]
+    body = without_trailing_reminders(block.whole()).strip()
+    if tool in SPAWN_TOOLS:
+        body = _AGENT_ID_LINE.sub("", _USAGE_TAIL.sub("", body)).strip()
+    return body
+
+
 def _summarise(call: ToolCall, limit: int, redact: Callable[[str], str]) -> str:
-    """One line saying what the call did, redacted in full before it is cut to ``limit``; a plan
-    (ExitPlanMode, Codex CLI's update_plan) is kept whole."""
+    """One line saying what the call did, redacted in full before it is cut to ``limit``."""
     data = call.input if isinstance(call.input, dict) else {}
     if call.name in SPAWN_TOOLS:
         kind = (
@@ -178,13 +199,9 @@ def _summarise(call: ToolCall, limit: int, redact: Callable[[str], str]) -> str:
         # The list as words: its JSON spent the line on keys, ids and each item's second wording
         # (activeForm), so a cut line showed one item; these words are what a search should find.
         return redact_head(" ".join(todos.split()), limit, redact)
-    # A plan is what "what did we decide" asks for: kept whole (the chunker splits a long one), Claude
-    # Code's as the markdown it was written in, not as its JSON cut at the line's length.
-    if call.name == "ExitPlanMode" and (plan := _text(data.get("plan"))):
-        return redact(plan)
-    if call.name == "update_plan" and (steps := _todos(data.get("plan"), "step")):  # Codex CLI's plan: its steps
+    if call.name == "update_plan" and (steps := _todos(data.get("plan"), "step")):  # Codex CLI's to-do list
         explanation = _text(data.get("explanation"))
-        return redact(" ".join((f"{explanation} — {steps}" if explanation else steps).split()))
+        return redact_head(" ".join((f"{explanation} — {steps}" if explanation else steps).split()), limit, redact)
     if (patch := _patch_files(data.get("input"))) is not None:  # Codex CLI's apply_patch: the files it changed
         return redact_head(patch, limit, redact)
     if (argv := _argv(data.get("command"))) is not None:  # Codex CLI's shell: ["bash", "-lc", "git status"]

@@ -31,7 +31,6 @@ class RenderSettings:
     max_tokens: int
     long_line_chars: int
     tool_result_max_chars: int
-    tool_result_tail_chars: int
     tool_input_max_chars: int
     redactor: Redactor
 
@@ -159,7 +158,6 @@ def plan_stream(
             tool_result_max_chars=settings.tool_result_max_chars,
             tool_input_max_chars=settings.tool_input_max_chars,
             redact=settings.redactor,
-            tool_result_tail_chars=settings.tool_result_tail_chars,
         )
         prompts[turn.turn_index] = turn.prompt
         anchors[turn.turn_index] = turn.anchor

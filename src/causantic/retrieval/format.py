@@ -21,7 +21,6 @@ from itertools import groupby
 from typing import TYPE_CHECKING
 
 from causantic.sources import SOURCE_NAMES, SPAWN_TOOLS
-from causantic.wording import STORED_GAP
 from causantic.wording import counted as counted  # where the interfaces' renderers find it beside the rest
 
 if TYPE_CHECKING:  # annotations only: the CLI's small commands import this module for when()
@@ -279,8 +278,7 @@ def _result_told(lines: list[str], holds_query: Callable[[str], bool], head: int
     many words, numbers aside, as a test runner's ``ok  pkg  (cached)`` lines) that come ``similar``
     or more times are told by the first of them (a package named like the query is no more of the
     story than the others); of the other lines the first ``head`` are kept (0: all), then up to
-    ``head`` more that hold a query word, and the last lines ingest kept of a long command's output
-    (after :data:`~causantic.wording.STORED_GAP`). Each gap says what it left out: '… 10 more lines like
+    ``head`` more that hold a query word. Each gap says what it left out: '… 10 more lines like
     this' when they are all like the line above it, else '… 12 lines left out'. A gap of one line
     shows the line: its marker would cost as much."""
     shapes = [_shape(line) for line in lines]
@@ -293,9 +291,6 @@ def _result_told(lines: list[str], holds_query: Callable[[str], bool], head: int
         asked = [i for i, line in enumerate(lines) if not alike[i] and i not in kept and holds_query(line)]
         kept.update(asked[:head])
         keep = [i in kept for i in range(len(lines))]
-    # The last lines ingest kept of a long command's output, after its gap line: how the run ended.
-    gap = next((i for i, line in enumerate(lines) if STORED_GAP.fullmatch(line)), len(lines))
-    keep[gap:] = [True] * (len(lines) - gap)
     out: list[str] = []
     i = 0
     while i < len(lines):
