@@ -174,11 +174,9 @@ def test_forget_previews_then_removes_exactly_the_matches(tmp_path: Path) -> Non
             )
 
 
-def test_shown_relevance_never_reads_above_a_hit_ranked_higher_nor_above_its_own() -> None:
-    # A hit ranked below a weaker one reads that one's figure; the one above keeps its own (the
-    # least-squares fit once showed both at their mean, the weaker one above its own score).
-    assert non_increasing([0.9, 0.5, 0.7, 0.2]) == pytest.approx([0.9, 0.5, 0.5, 0.2])
-    assert non_increasing([0.049, 0.166]) == pytest.approx([0.049, 0.049])
+def test_shown_relevance_moves_each_score_as_little_as_possible() -> None:
+    assert non_increasing([0.9, 0.5, 0.7, 0.2]) == pytest.approx([0.9, 0.6, 0.6, 0.2])
+    assert non_increasing([0.3, 0.8]) == pytest.approx([0.55, 0.55])
     assert non_increasing([]) == []
 
 
