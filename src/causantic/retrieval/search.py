@@ -14,8 +14,9 @@ candidate falls below it answers ``nothing_relevant``. The order stays the fused
 recalled more on LoCoMo than ordering by the calibrated score: 80.5 against 78.3 evidence turns in
 25; reordering only the hits shown, T@5 64.2 against 60.5, and coding dev R@5 92.6 against 81.5);
 what people read is :attr:`SearchResult.shown_relevance`, the calibrated scores fitted to that order
-(pooled where a lower-ranked hit scores higher), so figure and order agree. Keyword mode ranks by words alone but scores like
-hybrid (real cosines, the query's nearest chunk) when memory has vectors, so its floor is the same;
+(pooled where a lower-ranked hit scores higher), so figure and order agree. Keyword mode ranks by
+words alone but scores like hybrid (real cosines, the query's nearest chunk) when memory has
+vectors, so its floor is the same;
 a query without a word to search by (:func:`~causantic.retrieval.relevance.informative`) is told so.
 """
 
