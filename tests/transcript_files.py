@@ -67,6 +67,26 @@ def write_session(
     return path
 
 
+def write_messages(path: Path, session_id: str, cwd: str, messages: list[tuple[str, object]]) -> Path:
+    """A Claude Code transcript at ``path`` of (role, content) messages in ``cwd``, each content as
+    Claude Code records it (a prompt's text, or blocks: text, tool calls, tool results), a minute apart."""
+    records = [
+        {
+            "parentUuid": f"{session_id}-{i - 1}" if i else None,
+            "isSidechain": False,
+            "type": role,
+            "message": {"role": role, "content": content},
+            "uuid": f"{session_id}-{i}",
+            "sessionId": session_id,
+            "cwd": cwd,
+            "timestamp": f"2026-03-02T10:{i:02d}:00.000Z",
+        }
+        for i, (role, content) in enumerate(messages)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
 def write_codex_rollout(
     sessions: Path, cwd: str, thread: str, texts: list[tuple[str, str]], moves: dict[int, str] | None = None
 ) -> Path:

@@ -3,8 +3,9 @@ report that retells it at the end of the turn or a compaction summary (retrieval
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from transcript_files import write_messages
 
 from causantic import Memory
 from causantic.config import RetrievalConfig
@@ -40,19 +41,6 @@ def test_every_chunk_of_a_compaction_summary_retells() -> None:
     opening = "[User]\n[Compaction of the conversation above]\n\n[Assistant]\n1. Added upload retries"
     assert retells(_chunk(opening, part=0, agent="compaction"), AGENTS)
     assert not retells(_chunk(opening, part=0, agent="compaction"), ())
-
-
-def _record(session: str, i: int, role: str, content: object) -> dict[str, object]:
-    return {
-        "parentUuid": f"{session}-{i - 1}" if i else None,
-        "isSidechain": False,
-        "type": role,
-        "message": {"role": role, "content": content},
-        "uuid": f"{session}-{i}",
-        "sessionId": session,
-        "cwd": "/work/uploader",
-        "timestamp": f"2026-03-02T10:{i:02d}:00.000Z",
-    }
 
 
 def _sessions(folder: Path) -> Path:
@@ -94,8 +82,7 @@ def _sessions(folder: Path) -> Path:
         )
     ]
     for name, turns in [("work", work), *((f"other{n}", t) for n, t in enumerate(others))]:
-        lines = [json.dumps(_record(name, i, role, content)) for i, (role, content) in enumerate(turns)]
-        (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        write_messages(folder / f"{name}.jsonl", name, "/work/uploader", turns)
     return folder
 
 

@@ -3,8 +3,9 @@ change (retrieval.workEvidence)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from transcript_files import write_messages
 
 from causantic import Memory
 from causantic.config import RetrievalConfig
@@ -48,19 +49,6 @@ def test_reading_running_or_talking_about_an_edit_is_not_editing() -> None:
         assert not edits_files(_chunk(text), TOOLS), text
 
 
-def _record(session: str, i: int, role: str, content: object) -> dict[str, object]:
-    return {
-        "parentUuid": f"{session}-{i - 1}" if i else None,
-        "isSidechain": False,
-        "type": role,
-        "message": {"role": role, "content": content},
-        "uuid": f"{session}-{i}",
-        "sessionId": session,
-        "cwd": "/work/uploader",
-        "timestamp": f"2026-03-02T10:{i:02d}:00.000Z",
-    }
-
-
 def _sessions(folder: Path) -> Path:
     """Session "talk" weighs how uploads could retry and changes nothing; "work" makes the change."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -93,8 +81,7 @@ def _sessions(folder: Path) -> Path:
     ]
     named = [("talk", talk), ("work", work), *((f"other{n}", t) for n, t in enumerate(others))]
     for name, turns in named:
-        lines = [json.dumps(_record(name, i, role, content)) for i, (role, content) in enumerate(turns)]
-        (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        write_messages(folder / f"{name}.jsonl", name, "/work/uploader", turns)
     return folder
 
 
