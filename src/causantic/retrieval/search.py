@@ -16,8 +16,8 @@ recalled more on LoCoMo than ordering by the calibrated score: 80.5 against 78.3
 what people read is :attr:`SearchResult.shown_relevance`, the calibrated scores fitted to that order
 (pooled where a lower-ranked hit scores higher), so figure and order agree. Keyword mode ranks by
 words alone but scores like hybrid (real cosines, the query's nearest chunk) when memory has
-vectors, so its floor is the same;
-a query without a word to search by (:func:`~causantic.retrieval.relevance.informative`) is told so.
+vectors, so its floor is the same; a query without a word to search by
+(:func:`~causantic.retrieval.relevance.informative`) is told so.
 """
 
 from __future__ import annotations
