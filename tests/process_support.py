@@ -125,6 +125,21 @@ main()
 """
 
 
+def ingest_waiting(folder: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+    """`causantic ingest --no-embed FOLDER` started while another process holds memory's write lock,
+    and the first line it prints that says it is waiting ('' when it ends without one), read as it
+    prints it: the process runs on, for the test to let the holder go and then read how it ended."""
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "causantic", "ingest", "--no-embed", str(folder)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert waiting.stderr is not None
+    return waiting, next((line for line in waiting.stderr if "waiting" in line), "").strip()
+
+
 def appeared(path: Path, timeout_s: float = 60) -> str:
     """The text of the file at ``path`` once a process has written it (written whole: see above)."""
     deadline = time.monotonic() + timeout_s

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
 from dashboard_support import EXAMPLES, _env, causantic, csrf_of, http_request, page_text, start_dashboard
-from process_support import WRITE_HELD_WHEN_ARMED, appeared
+from process_support import WRITE_HELD_WHEN_ARMED, appeared, ingest_waiting
 from transcript_files import write_session
 
 pytestmark = pytest.mark.slow
@@ -45,15 +43,7 @@ def test_an_ingest_waiting_for_the_dashboards_forget_names_it(tmp_path: Path) ->
         confirming = threading.Thread(target=lambda: confirmed.append(post("/forget/confirm", id=ids)))
         confirming.start()
         pid = int(appeared(signals / "holding"))
-        waiting = subprocess.Popen(
-            [sys.executable, "-m", "causantic", "ingest", "--no-embed", str(new.parent)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**_env(home), "CAUSANTIC_STORAGE_BUSY_TIMEOUT_MS": "20000"},
-        )
-        assert waiting.stderr is not None
-        line = next((line for line in waiting.stderr if "waiting" in line), "").strip()
+        waiting, line = ingest_waiting(new.parent, {**_env(home), "CAUSANTIC_STORAGE_BUSY_TIMEOUT_MS": "20000"})
         (signals / "go").touch()
         confirming.join(timeout=60)
         out, err = waiting.communicate(timeout=60)
@@ -87,15 +77,7 @@ def test_an_ingest_waiting_for_the_dashboards_upgrade_of_memory_names_it(tmp_pat
     dashboard = start_dashboard(home, ("-c", WRITE_HELD_WHEN_ARMED, str(signals), "dashboard"))
     try:
         pid = int(appeared(signals / "holding"))
-        waiting = subprocess.Popen(
-            [sys.executable, "-m", "causantic", "ingest", "--no-embed", str(new.parent)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**_env(home), "CAUSANTIC_STORAGE_BUSY_TIMEOUT_MS": "20000"},
-        )
-        assert waiting.stderr is not None
-        line = next((line for line in waiting.stderr if "waiting" in line), "").strip()
+        waiting, line = ingest_waiting(new.parent, {**_env(home), "CAUSANTIC_STORAGE_BUSY_TIMEOUT_MS": "20000"})
         (signals / "go").touch()
         out, err = waiting.communicate(timeout=60)
         status, _, projects = http_request(dashboard, "GET", "/projects")

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from process_support import WRITE_HELD_WHEN_ARMED, McpProcess, appeared, causantic, subprocess_env
+from process_support import WRITE_HELD_WHEN_ARMED, McpProcess, appeared, causantic, ingest_waiting, subprocess_env
 from transcript_files import write_session
 
 from causantic.examples import SESSIONS_DIR
@@ -37,15 +35,7 @@ def test_an_ingest_waiting_for_the_mcp_servers_forget_names_it(causantic_home: P
             served.client.call_tool, "forget", {"project": "acme-shop", "dry_run": False, "expected_count": 6}
         )
         pid = int(appeared(signals / "holding"))
-        waiting = subprocess.Popen(
-            [sys.executable, "-m", "causantic", "ingest", "--no-embed", str(new.parent)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=subprocess_env(CAUSANTIC_STORAGE_BUSY_TIMEOUT_MS="20000"),
-        )
-        assert waiting.stderr is not None
-        line = next((line for line in waiting.stderr if "waiting" in line), "").strip()
+        waiting, line = ingest_waiting(new.parent, subprocess_env(CAUSANTIC_STORAGE_BUSY_TIMEOUT_MS="20000"))
         (signals / "go").touch()
         forgotten = forgetting.result(timeout=60)
         out, err = waiting.communicate(timeout=60)
@@ -85,15 +75,7 @@ def test_an_ingest_waiting_for_the_mcp_servers_clean_up_of_the_log_names_it(
         (signals / "armed").touch()
         reader.execute("COMMIT")
         pid = int(appeared(signals / "holding"))  # the idle server's checkpoint of the log
-        waiting = subprocess.Popen(
-            [sys.executable, "-m", "causantic", "ingest", "--no-embed", str(second)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=subprocess_env(CAUSANTIC_STORAGE_BUSY_TIMEOUT_MS="20000"),
-        )
-        assert waiting.stderr is not None
-        line = next((line for line in waiting.stderr if "waiting" in line), "").strip()
+        waiting, line = ingest_waiting(second, subprocess_env(CAUSANTIC_STORAGE_BUSY_TIMEOUT_MS="20000"))
         (signals / "go").touch()
         out, err = waiting.communicate(timeout=60)
         assert not list((causantic_home / "run").glob("writer-*.json"))
